@@ -1,0 +1,46 @@
+"""glasswork: glass-box models built by optimization, with certificates of how good they are.
+
+The public API is small and lives here; everything a plugin author needs is re-exported.
+Importing ``glasswork`` stays fast: no solver, DuckDB or Textual module is imported until used.
+"""
+
+from glasswork._version import __version__
+from glasswork.data import DataError, DataSpec, Problem, load_problem
+from glasswork.events import Event, EventSink
+from glasswork.hookspecs import hookimpl
+from glasswork.result import Certificate, Classifier, Model, Result, Status
+from glasswork.solver import Limits, SolveContext, Solver, StopReason
+from glasswork.spec import LoadedSpec, SolverSpec, SpecError, StrictModel, load_spec
+
+__all__ = [
+    "Certificate",
+    "Classifier",
+    "DataError",
+    "DataSpec",
+    "Event",
+    "EventSink",
+    "Limits",
+    "LoadedSpec",
+    "Model",
+    "Problem",
+    "Result",
+    "SolveContext",
+    "Solver",
+    "SolverSpec",
+    "SpecError",
+    "Status",
+    "StopReason",
+    "StrictModel",
+    "__version__",
+    "hookimpl",
+    "load_problem",
+    "load_spec",
+    "run",
+]
+
+
+def run(spec_path: str, **kwargs: object) -> "glasswork.runner.RunOutcome":  # noqa: F821
+    """Load, validate and run one spec file; the programmatic ``glasswork run``."""
+    from glasswork.runner import Runner
+
+    return Runner(**kwargs).run(load_spec(spec_path))  # type: ignore[arg-type]

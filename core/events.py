@@ -1,0 +1,151 @@
+"""Events a solver emits while it searches, and the sinks that receive them.
+
+A solver never talks to a progress bar, a database or a terminal UI: it calls ``ctx.emit`` (or the
+``progress`` / ``incumbent`` / ``log`` helpers) from its worker thread, the runner queues the
+events and delivers them, on the runner's thread, to every sink through the one ``EventSink``
+interface. A sink that raises is detached and reported; it never stops the search.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+from glasswork.result import _jsonable
+
+if TYPE_CHECKING:
+    from glasswork.result import Model
+    from glasswork.runner import RunInfo, RunOutcome
+
+EventKind = Literal["progress", "incumbent", "log"]
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One observation of a running search.
+
+    ``progress`` carries the bounds and counters; ``incumbent`` a newly found best model;
+    ``log`` a message. ``counters`` holds solver-specific figures (queue size, cuts, log10 of the
+    remaining search space, a histogram, ...) under names the monitor can show as they are.
+    """
+
+    kind: EventKind
+    elapsed: float
+    objective: float | None = None
+    lower_bound: float | None = None
+    nodes: int | None = None
+    counters: dict[str, Any] = field(default_factory=dict)
+    message: str | None = None
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    model: Model | None = None
+
+    @property
+    def gap(self) -> float | None:
+        """Relative gap, with the same convention as ``Certificate.gap``."""
+        if self.objective is None or self.lower_bound is None:
+            return None
+        if not (math.isfinite(self.objective) and math.isfinite(self.lower_bound)):
+            return None
+        return max(0.0, self.objective - self.lower_bound) / max(abs(self.objective), 1e-10)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (the events file and the run store keep this form)."""
+        out: dict[str, Any] = {"kind": self.kind, "elapsed": round(self.elapsed, 6)}
+        for name in ("objective", "lower_bound", "nodes", "message"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = _jsonable(value)
+        if self.gap is not None:
+            out["gap"] = self.gap
+        if self.kind == "log":
+            out["level"] = self.level
+        if self.counters:
+            out["counters"] = _jsonable(self.counters)
+        if self.model is not None:
+            out["model"] = self.model.to_dict()
+            out["model_text"] = self.model.to_text()
+        return out
+
+
+@runtime_checkable
+class EventSink(Protocol):
+    """Anything that follows a run: progress bar, events file, run store, terminal UI.
+
+    The runner calls ``on_start`` once, ``on_event`` for every event in order, and
+    ``on_finish`` exactly once, also when the run fails (then ``outcome`` is ``None`` and
+    ``error`` says why).
+    """
+
+    def on_start(self, run: RunInfo) -> None: ...
+
+    def on_event(self, event: Event) -> None: ...
+
+    def on_finish(
+        self, run: RunInfo, outcome: RunOutcome | None, error: BaseException | None
+    ) -> None: ...
+
+
+class CollectingSink:
+    """Keeps every event in memory; for tests, notebooks and the contract suite."""
+
+    def __init__(self) -> None:
+        self.run: RunInfo | None = None
+        self.events: list[Event] = []
+        self.outcome: RunOutcome | None = None
+        self.error: BaseException | None = None
+        self.finished = False
+
+    def on_start(self, run: RunInfo) -> None:
+        self.run = run
+
+    def on_event(self, event: Event) -> None:
+        self.events.append(event)
+
+    def on_finish(
+        self, run: RunInfo, outcome: RunOutcome | None, error: BaseException | None
+    ) -> None:
+        self.outcome, self.error, self.finished = outcome, error, True
+
+    def of_kind(self, kind: EventKind) -> list[Event]:
+        return [e for e in self.events if e.kind == kind]
+
+
+class JsonLinesSink:
+    """Appends every event to a JSON-lines file, flushed per line, so another process can tail it.
+
+    The first line describes the run and the last one its end, so a follower knows both what it
+    is watching and when to stop.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._fh: IO[str] | None = None
+
+    def _write(self, record: dict[str, Any]) -> None:
+        if self._fh is not None:
+            self._fh.write(json.dumps(record, allow_nan=False) + "\n")
+            self._fh.flush()
+
+    def on_start(self, run: RunInfo) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = self.path.open("a", encoding="utf-8")
+        self._write({"kind": "start", **run.to_dict()})
+
+    def on_event(self, event: Event) -> None:
+        self._write(event.to_dict())
+
+    def on_finish(
+        self, run: RunInfo, outcome: RunOutcome | None, error: BaseException | None
+    ) -> None:
+        record: dict[str, Any] = {"kind": "finish", "run_id": run.run_id}
+        if outcome is not None:
+            record["result"] = outcome.to_dict()
+        if error is not None:
+            record["error"] = f"{type(error).__name__}: {error}"
+        self._write(record)
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None

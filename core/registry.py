@@ -1,0 +1,228 @@
+"""The plugin registry: finds solver plugins, loads each on its own, and reports what failed.
+
+Built-in solvers are the sub-packages of ``glasswork.plugins``; third-party solvers come from
+the ``glasswork`` entry-point group. Both register through the hooks in ``glasswork.hookspecs``.
+A plugin that fails to import, to register, or that registers something malformed is recorded
+with its error and skipped: the others keep working and ``glasswork plugins`` shows the error.
+``GLASSWORK_DISABLE_PLUGINS=name,...`` turns plugins off by name.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+import traceback
+import typing
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any
+
+import pluggy
+
+from glasswork import hookspecs
+from glasswork._version import __version__
+from glasswork.hookspecs import PROJECT
+from glasswork.solver import Solver
+from glasswork.spec import SolverSpec
+
+ENTRY_POINT_GROUP = "glasswork"
+DISABLE_ENV = "GLASSWORK_DISABLE_PLUGINS"
+
+
+@dataclass
+class PluginInfo:
+    """What ``glasswork plugins`` lists for one plugin."""
+
+    name: str
+    origin: str  # "builtin", or the distribution that provides the entry point
+    version: str
+    module: str
+    solvers: list[str] = field(default_factory=list)
+    error: str | None = None
+    disabled: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.disabled
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "origin": self.origin,
+            "version": self.version,
+            "module": self.module,
+            "solvers": list(self.solvers),
+            "status": "disabled" if self.disabled else ("error" if self.error else "ok"),
+            "error": self.error,
+        }
+
+
+class Registry:
+    """Solver plugins, discovered once; ``solvers`` maps usable solver names to classes."""
+
+    def __init__(
+        self,
+        *,
+        builtins: bool = True,
+        entry_points: bool = True,
+        disabled: Iterable[str] | None = None,
+        extra: Iterable[tuple[str, object]] = (),
+    ) -> None:
+        if disabled is None:
+            disabled = [n.strip() for n in os.environ.get(DISABLE_ENV, "").split(",")]
+        self.disabled = {n for n in disabled if n}
+        self.pm = pluggy.PluginManager(PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+        self.plugins: dict[str, PluginInfo] = {}
+        self.solvers: dict[str, type[Solver]] = {}
+        self._owners: dict[str, list[str]] = {}
+
+        if builtins:
+            self._load_builtins()
+        if entry_points:
+            self._load_entry_points()
+        for name, obj in extra:
+            self.add(obj, name=name, origin="explicit", version="0")
+        self._collect_solvers()
+
+    # -- loading ----------------------------------------------------------------------------
+
+    def _load_builtins(self) -> None:
+        package = importlib.import_module("glasswork.plugins")
+        for mod in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+            if mod.name.startswith("_"):
+                continue
+            module_name = f"glasswork.plugins.{mod.name}"
+            info = PluginInfo(mod.name, "builtin", __version__, module_name)
+            self._load(info, lambda n=module_name: importlib.import_module(n))
+
+    def _load_entry_points(self) -> None:
+        for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+            dist = getattr(ep, "dist", None)
+            info = PluginInfo(
+                ep.name,
+                dist.name if dist is not None else "unknown distribution",
+                dist.version if dist is not None else "unknown",
+                ep.value,
+            )
+            if info.name in self.plugins:
+                info.error = f"the plugin name {info.name!r} is already taken by {self.plugins[info.name].origin}"
+                self.plugins[f"{info.name} ({info.origin})"] = info
+                continue
+            self._load(info, ep.load)
+
+    def add(self, obj: object, *, name: str, origin: str = "explicit", version: str = "0") -> PluginInfo:
+        """Register an already imported plugin object (tests and notebooks)."""
+        info = PluginInfo(name, origin, version, getattr(obj, "__name__", type(obj).__name__))
+        self._load(info, lambda: obj)
+        return info
+
+    def _load(self, info: PluginInfo, load: Callable[[], object]) -> None:
+        self.plugins[info.name] = info
+        if info.name in self.disabled:
+            info.disabled = True
+            return
+        try:
+            obj = load()
+            self.pm.register(obj, name=info.name)
+        except Exception as exc:  # a broken plugin must never take the others down
+            info.error = _describe(exc)
+
+    def _collect_solvers(self) -> None:
+        """Call each plugin's ``register_solvers`` on its own, so one failure stays local."""
+        for impl in self.pm.hook.register_solvers.get_hookimpls():
+            info = self.plugins.get(impl.plugin_name)
+            if info is None or info.error is not None:
+                continue
+            found: list[type[Solver]] = []
+            try:
+                impl.function(register=found.append)
+                for cls in found:
+                    _check_solver_class(cls)
+            except Exception as exc:
+                info.error = _describe(exc)
+                continue
+            for cls in found:
+                info.solvers.append(cls.name)
+                self._owners.setdefault(cls.name, []).append(info.name)
+                self.solvers[cls.name] = cls
+        for name, owners in self._owners.items():
+            if len(owners) > 1:
+                del self.solvers[name]
+                for owner in owners:
+                    others = ", ".join(o for o in owners if o != owner)
+                    self.plugins[owner].error = (
+                        f"solver {name!r} is also registered by plugin {others}; uninstall one "
+                        f"or set {DISABLE_ENV}={owner}"
+                    )
+
+    # -- queries ----------------------------------------------------------------------------
+
+    def solver(self, name: str) -> type[Solver]:
+        try:
+            return self.solvers[name]
+        except KeyError:
+            raise KeyError(self.explain_unknown(name)) from None
+
+    def explain_unknown(self, name: str) -> str:
+        """Why ``name`` is not usable, and what to do about it."""
+        owners = self._owners.get(name, [])
+        if len(owners) > 1:
+            return (f"solver {name!r} is registered by more than one plugin ({', '.join(owners)}); "
+                    f"uninstall one or disable it with {DISABLE_ENV}")
+        for info in self.plugins.values():
+            if info.name == name and info.disabled:
+                return f"solver {name!r} is disabled by {DISABLE_ENV}"
+            if info.name == name and info.error:
+                return f"the plugin providing {name!r} failed to load: {info.error.splitlines()[-1]}"
+        installed = ", ".join(sorted(self.solvers)) or "none"
+        message = f"unknown solver {name!r}; installed solvers: {installed}"
+        broken = [i.name for i in self.plugins.values() if i.error]
+        if broken:
+            message += f" (plugins that failed to load: {', '.join(broken)}; see 'glasswork plugins')"
+        return message
+
+    def register_commands(self, cli: Any) -> list[str]:
+        """Let plugins add CLI commands; returns the errors of those that failed."""
+        errors = []
+        for impl in self.pm.hook.register_commands.get_hookimpls():
+            try:
+                impl.function(cli=cli)
+            except Exception as exc:
+                errors.append(f"{impl.plugin_name}: {_describe(exc)}")
+        return errors
+
+
+def _check_solver_class(cls: Any) -> None:
+    if not (isinstance(cls, type) and issubclass(cls, Solver)):
+        raise TypeError(f"{cls!r} is not a subclass of glasswork.Solver")
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"{cls.__name__} has no 'name'")
+    model = getattr(cls, "spec_model", None)
+    if not (isinstance(model, type) and issubclass(model, SolverSpec)):
+        raise TypeError(f"{cls.__name__}.spec_model must be a glasswork.SolverSpec subclass")
+    tag = typing.get_args(model.model_fields["solver"].annotation)
+    if tag != (name,):
+        raise TypeError(
+            f"{model.__name__}.solver must be Literal[{name!r}] to match {cls.__name__}.name"
+        )
+
+
+def _describe(exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+_default: Registry | None = None
+
+
+def get_registry(refresh: bool = False) -> Registry:
+    """The process-wide registry, built on first use."""
+    global _default
+    if _default is None or refresh:
+        _default = Registry()
+    return _default

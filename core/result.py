@@ -1,0 +1,184 @@
+"""What a solver hands back: a glass-box model, a certificate of how good it is, metrics and stats.
+
+The certificate is the product's promise, so its invariants are enforced here rather than trusted
+to each solver: ``optimal`` needs a lower bound that meets the objective, and no lower bound may
+exceed the objective it bounds.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, computed_field, model_validator
+
+
+class Status(str, Enum):
+    """How a search ended. Only ``optimal`` is a proof; every other status comes with a gap."""
+
+    OPTIMAL = "optimal"
+    STOPPED_TIME = "stopped_time"
+    STOPPED_NODES = "stopped_nodes"
+    STOPPED_MEMORY = "stopped_memory"
+    CANCELLED = "cancelled"
+    HEURISTIC = "heuristic"
+
+    def __str__(self) -> str:  # so f-strings and click print "optimal", not "Status.OPTIMAL"
+        return self.value
+
+
+class CertificateError(ValueError):
+    """A solver produced a certificate that contradicts itself (a solver bug, never user error)."""
+
+
+class Certificate(BaseModel):
+    """Status, best objective, proven lower bound and the gap between them (minimisation).
+
+    ``gap`` is relative, ``(objective - lower_bound) / max(|objective|, 1e-10)``, the convention
+    of MIP solvers; ``abs_gap`` is the plain difference. Both are ``None`` when no bound is known.
+    ``tolerance`` is the relative gap under which the solver declares a proof (0 for
+    combinatorial searches that exhaust their queue, a MIP gap tolerance for MIP backends).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    status: Status
+    objective: float | None
+    lower_bound: float | None = None
+    tolerance: float = 1e-9
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def abs_gap(self) -> float | None:
+        if self.objective is None or self.lower_bound is None:
+            return None
+        return max(0.0, self.objective - self.lower_bound)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def gap(self) -> float | None:
+        if self.abs_gap is None or self.objective is None:
+            return None
+        return self.abs_gap / max(abs(self.objective), 1e-10)
+
+    @property
+    def proven(self) -> bool:
+        return self.status is Status.OPTIMAL
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Certificate:
+        for name in ("objective", "lower_bound"):
+            value = getattr(self, name)
+            if value is not None and math.isnan(value):
+                raise CertificateError(f"certificate {name} is NaN")
+        slack = 1e-9 * max(1.0, abs(self.objective or 0.0))
+        if (
+            self.objective is not None
+            and self.lower_bound is not None
+            and self.lower_bound > self.objective + slack
+        ):
+            raise CertificateError(
+                f"lower bound {self.lower_bound!r} exceeds the objective {self.objective!r}"
+            )
+        if self.status is Status.OPTIMAL:
+            if self.objective is None or self.lower_bound is None:
+                raise CertificateError("an 'optimal' certificate needs an objective and a lower bound")
+            assert self.gap is not None
+            if self.gap > self.tolerance + 1e-12:
+                raise CertificateError(
+                    f"'optimal' claimed with a gap of {self.gap:.3g} above the tolerance "
+                    f"{self.tolerance:.3g}"
+                )
+        return self
+
+
+Task = Literal["binary", "multiclass", "regression"]
+
+
+class Model(ABC):
+    """A glass-box model: it predicts, and it can be read as text and stored as JSON.
+
+    Subclasses set ``kind`` (``"rule_list"``, ``"score_card"``, ...) and ``task``. Classifiers
+    also implement ``predict_proba`` (columns in the order of ``classes``).
+    """
+
+    kind: ClassVar[str]
+    task: Task
+
+    @abstractmethod
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Predicted labels (classification) or values (regression), one per row of ``X``."""
+
+    @abstractmethod
+    def to_text(self) -> str:
+        """The model as a person reads it, e.g. ``if age<=25 then yes else no``."""
+
+    @abstractmethod
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict; it includes ``kind`` so stored models can be told apart."""
+
+    @property
+    def size(self) -> int:
+        """Model size for summaries (rules, non-zero points, ...); 0 when it has no notion of one."""
+        return 0
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+
+class Classifier(Model):
+    """A model over discrete labels that also gives class probabilities."""
+
+    classes: np.ndarray
+
+    @abstractmethod
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        """``(n, len(classes))`` probabilities, rows summing to one."""
+
+
+@dataclass
+class Result:
+    """What ``Solver.solve`` returns.
+
+    ``metrics`` holds quality figures (the runner adds train/test accuracy, AUC, log loss or R²);
+    ``stats`` holds search figures (nodes, cuts, queue peak, time to incumbent, ...).
+    """
+
+    model: Model
+    certificate: Certificate
+    metrics: dict[str, float] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        cert = self.certificate.model_dump(mode="json")
+        return {
+            "status": cert["status"],
+            "objective": cert["objective"],
+            "lower_bound": cert["lower_bound"],
+            "gap": cert["gap"],
+            "model": self.model.to_dict(),
+            "model_text": self.model.to_text(),
+            "metrics": _jsonable(self.metrics),
+            "stats": _jsonable(self.stats),
+        }
+
+
+def _jsonable(value: Any) -> Any:
+    """Turn numpy scalars and arrays (and non-finite floats) into plain JSON values."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return _jsonable(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Enum):
+        return value.value
+    return value

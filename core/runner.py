@@ -1,0 +1,283 @@
+"""The runner: spec in, certified result out, with events streamed to sinks on the way.
+
+It resolves the data, builds the solver, and calls ``solve`` on a worker thread while the calling
+thread pumps events to the sinks and watches the limits. That split is what lets a Ctrl-C land
+while a compiled search holds no GIL: the first interrupt raises the stop flag and the solver
+returns its best model with status ``cancelled``; a second one abandons the run.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from glasswork import metrics
+from glasswork.data import DataError, Problem, load_problem
+from glasswork.events import Event, EventSink
+from glasswork.registry import Registry, get_registry
+from glasswork.result import Result, Status
+from glasswork.solver import Limits, SolveContext, Solver, StopReason, peak_memory, resident_memory
+from glasswork.spec import LoadedSpec, SolverSpec
+
+POLL_SECONDS = 0.05
+WATCHDOG_GRACE_SECONDS = 10.0
+
+
+class SolverFailure(RuntimeError):
+    """The solver raised, or returned something that is not a valid ``Result`` (exit status 1)."""
+
+
+class RunAborted(KeyboardInterrupt):
+    """A second Ctrl-C: the run is abandoned without waiting for the solver."""
+
+
+@dataclass
+class RunInfo:
+    """Who and what a run is; sinks receive it first."""
+
+    run_id: str
+    name: str
+    solver: str
+    solver_version: str
+    spec_hash: str
+    spec: dict[str, Any]
+    spec_path: str | None
+    data_fingerprint: str
+    n_train: int
+    n_test: int
+    n_features: int
+    started_at: str
+    host: str = field(default_factory=socket.gethostname)
+    pid: int = field(default_factory=os.getpid)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass
+class RunOutcome:
+    """A finished run: its identity, the solver's result, and how long and how big it was."""
+
+    info: RunInfo
+    result: Result
+    elapsed: float
+    peak_memory: int
+    problem: Problem | None = None
+
+    @property
+    def status(self) -> Status:
+        return self.result.certificate.status
+
+    def to_dict(self) -> dict[str, Any]:
+        """The machine-readable result document (``glasswork run --json``)."""
+        doc = self.result.to_dict()
+        return {
+            "run_id": self.info.run_id,
+            "name": self.info.name,
+            "solver": self.info.solver,
+            "solver_version": self.info.solver_version,
+            "status": doc["status"],
+            "objective": doc["objective"],
+            "lower_bound": doc["lower_bound"],
+            "gap": doc["gap"],
+            "model": doc["model"],
+            "model_text": doc["model_text"],
+            "metrics": doc["metrics"],
+            "stats": {**doc["stats"], "elapsed": round(self.elapsed, 6), "peak_memory": self.peak_memory},
+            "spec_hash": self.info.spec_hash,
+            "data_fingerprint": self.info.data_fingerprint,
+        }
+
+
+class Runner:
+    """Runs specs. Sinks are fixed per runner; ``run`` may be called many times."""
+
+    def __init__(self, registry: Registry | None = None, sinks: Sequence[EventSink] = ()) -> None:
+        self.registry = registry or get_registry()
+        self.sinks = list(sinks)
+        self.sink_errors: list[str] = []
+
+    def run(
+        self,
+        loaded: LoadedSpec | SolverSpec,
+        *,
+        problem: Problem | None = None,
+        run_id: str | None = None,
+    ) -> RunOutcome:
+        """Solve one spec. Raises ``DataError`` (bad data), ``SolverFailure`` or ``RunAborted``."""
+        if isinstance(loaded, SolverSpec):
+            loaded = LoadedSpec(loaded, None)
+        spec = loaded.spec
+        solver_cls = self.registry.solver(spec.solver)
+        if problem is None:
+            problem = load_problem(spec.data, loaded.base_dir)
+        _check_task(solver_cls, problem)
+        solver = solver_cls(spec)
+        info = RunInfo(
+            run_id=run_id or uuid.uuid4().hex,
+            name=spec.name,
+            solver=solver_cls.name,
+            solver_version=solver_cls.version,
+            spec_hash=spec.spec_hash(),
+            spec=spec.resolved(),
+            spec_path=None if loaded.path is None else str(loaded.path),
+            data_fingerprint=problem.fingerprint(),
+            n_train=problem.n_samples,
+            n_test=0 if problem.y_test is None else int(problem.y_test.shape[0]),
+            n_features=problem.n_features,
+            started_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        )
+        limits = Limits(
+            time=spec.limits.time,
+            nodes=spec.limits.nodes,
+            memory=None if spec.limits.memory is None else int(spec.limits.memory),
+        )
+        events: queue.SimpleQueue[Event] = queue.SimpleQueue()
+        ctx = SolveContext(limits, events.put)
+        active = self._start_sinks(info)
+        try:
+            result, elapsed = self._solve_in_worker(solver, problem, ctx, events, active)
+            outcome = RunOutcome(info, result, elapsed, peak_memory(), problem)
+            self._add_metrics(outcome, problem)
+        except BaseException as exc:
+            self._finish_sinks(active, info, None, exc)
+            raise
+        self._finish_sinks(active, info, outcome, None)
+        return outcome
+
+    # -- the solve ----------------------------------------------------------------------------
+
+    def _solve_in_worker(
+        self,
+        solver: Solver,
+        problem: Problem,
+        ctx: SolveContext,
+        events: queue.SimpleQueue[Event],
+        sinks: list[EventSink],
+    ) -> tuple[Result, float]:
+        box: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                box["result"] = solver.solve(problem, ctx)
+            except BaseException as exc:  # reported on the runner's thread
+                box["error"] = exc
+
+        worker = threading.Thread(target=work, name=f"glasswork-{solver.name}", daemon=True)
+        started = time.monotonic()
+        worker.start()
+        interrupts = 0
+        stop_asked_at: float | None = None
+        warned = False
+        while True:
+            try:
+                worker.join(POLL_SECONDS)
+                self._pump(events, sinks)
+                if not worker.is_alive():
+                    break
+                self._watch_limits(ctx)
+                if ctx.stop_reason is not StopReason.NONE:
+                    stop_asked_at = stop_asked_at or time.monotonic()
+                    if not warned and time.monotonic() - stop_asked_at > WATCHDOG_GRACE_SECONDS:
+                        warned = True
+                        self._deliver(sinks, Event("log", ctx.elapsed(), level="warning", message=(
+                            f"solver {solver.name!r} has not stopped {WATCHDOG_GRACE_SECONDS:.0f} s "
+                            "after being asked to; press Ctrl-C again to abandon the run")))
+            except KeyboardInterrupt:
+                interrupts += 1
+                if interrupts > 1:
+                    raise RunAborted("run abandoned by a second interrupt") from None
+                ctx.request_stop(StopReason.CANCEL)
+                self._deliver(sinks, Event("log", ctx.elapsed(), level="warning", message=(
+                    "interrupted: stopping the search and keeping the best model so far "
+                    "(press Ctrl-C again to abandon it)")))
+        elapsed = time.monotonic() - started
+        self._pump(events, sinks)
+        if "error" in box:
+            exc = box["error"]
+            raise SolverFailure(f"solver {solver.name!r} failed: {type(exc).__name__}: {exc}") from exc
+        result = box.get("result")
+        if not isinstance(result, Result):
+            raise SolverFailure(
+                f"solver {solver.name!r} returned {type(result).__name__}, not a glasswork.Result"
+            )
+        return result, elapsed
+
+    @staticmethod
+    def _watch_limits(ctx: SolveContext) -> None:
+        """Backstop for solvers that poll only the flag: raise it at the deadline or memory cap."""
+        if ctx.stop_reason is not StopReason.NONE:
+            return
+        if ctx.deadline is not None and time.monotonic() >= ctx.deadline:
+            ctx.request_stop(StopReason.TIME)
+        elif ctx.limits.memory is not None and resident_memory() >= ctx.limits.memory:
+            ctx.request_stop(StopReason.MEMORY)
+
+    # -- metrics ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _add_metrics(outcome: RunOutcome, problem: Problem) -> None:
+        model = outcome.result.model
+        computed = metrics.evaluate(model, problem.X, problem.y, "train_")
+        if problem.X_test is not None and problem.y_test is not None:
+            computed.update(metrics.evaluate(model, problem.X_test, problem.y_test, "test_"))
+        outcome.result.metrics = {**computed, **outcome.result.metrics}
+
+    # -- sinks --------------------------------------------------------------------------------
+
+    def _start_sinks(self, info: RunInfo) -> list[EventSink]:
+        active = []
+        for sink in self.sinks:
+            try:
+                sink.on_start(info)
+                active.append(sink)
+            except Exception as exc:
+                self.sink_errors.append(f"{type(sink).__name__}.on_start: {exc}")
+        return active
+
+    def _pump(self, events: queue.SimpleQueue[Event], sinks: list[EventSink]) -> None:
+        while True:
+            try:
+                event = events.get_nowait()
+            except queue.Empty:
+                return
+            self._deliver(sinks, event)
+
+    def _deliver(self, sinks: list[EventSink], event: Event) -> None:
+        for sink in list(sinks):
+            try:
+                sink.on_event(event)
+            except Exception as exc:
+                sinks.remove(sink)
+                self.sink_errors.append(f"{type(sink).__name__}.on_event: {exc} (sink detached)")
+
+    def _finish_sinks(
+        self,
+        sinks: Iterable[EventSink],
+        info: RunInfo,
+        outcome: RunOutcome | None,
+        error: BaseException | None,
+    ) -> None:
+        for sink in sinks:
+            try:
+                sink.on_finish(info, outcome, error)
+            except Exception as exc:
+                self.sink_errors.append(f"{type(sink).__name__}.on_finish: {exc}")
+
+
+def _check_task(solver_cls: type[Solver], problem: Problem) -> None:
+    if problem.task not in solver_cls.tasks:
+        raise DataError(
+            f"solver {solver_cls.name!r} handles {', '.join(sorted(solver_cls.tasks))} targets, "
+            f"but the data's target is {problem.task}",
+            hint="set data.task, data.positive, or choose another target",
+        )
+

@@ -1,0 +1,209 @@
+"""The solver contract: what a plugin implements, and the context the runner hands it.
+
+A solver is a class with a ``name``, a ``spec_model`` (a ``SolverSpec`` subclass whose
+``solver`` field is ``Literal[name]``) and a ``solve(problem, ctx)`` method returning a
+``Result``. The runner calls ``solve`` on a worker thread; compiled searches release the GIL and
+poll ``ctx.stop_flag``, a one-byte buffer, so a Ctrl-C or a time limit reaches them without
+Python being involved in their inner loop.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from glasswork.events import Event
+from glasswork.result import Result, Status, Task
+
+if TYPE_CHECKING:
+    from glasswork.data import Problem
+    from glasswork.result import Model
+    from glasswork.spec import SolverSpec
+
+
+class StopReason(IntEnum):
+    """Values of ``ctx.stop_flag[0]``; the first reason set wins."""
+
+    NONE = 0
+    CANCEL = 1
+    TIME = 2
+    MEMORY = 3
+    NODES = 4
+
+    @property
+    def status(self) -> Status:
+        return _STOP_STATUS[self]
+
+
+_STOP_STATUS = {
+    StopReason.CANCEL: Status.CANCELLED,
+    StopReason.TIME: Status.STOPPED_TIME,
+    StopReason.MEMORY: Status.STOPPED_MEMORY,
+    StopReason.NODES: Status.STOPPED_NODES,
+}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits for one solve; ``None`` means unlimited."""
+
+    time: float | None = None  # wall seconds
+    nodes: int | None = None  # search nodes (whatever the solver counts as one)
+    memory: int | None = None  # bytes of resident memory for the whole process
+
+
+def resident_memory() -> int:
+    """Current resident set size of this process in bytes (peak RSS where /proc is missing)."""
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024
+
+
+def peak_memory() -> int:
+    """Peak resident set size of this process in bytes."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
+class SolveContext:
+    """The runner's side of a solve: limits, the stop flag, and the event channel.
+
+    ``emit`` is thread-safe and cheap (it enqueues); call it every few milliseconds of work at
+    most. ``check(nodes)`` is the one-stop poll for Python-level loops: it returns the status to
+    stop with, or ``None`` to go on.
+    """
+
+    def __init__(
+        self,
+        limits: Limits | None = None,
+        emit: Callable[[Event], None] | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.limits = limits or Limits()
+        self._emit = emit or (lambda event: None)
+        self._clock = clock
+        self.started = clock()
+        self.deadline = None if self.limits.time is None else self.started + self.limits.time
+        self.stop_flag = np.zeros(1, dtype=np.uint8)
+        self._lock = threading.Lock()
+
+    # -- stopping ---------------------------------------------------------------------------
+
+    def request_stop(self, reason: StopReason) -> None:
+        """Ask the search to stop; the first reason given is the one reported."""
+        with self._lock:
+            if self.stop_flag[0] == StopReason.NONE:
+                self.stop_flag[0] = int(reason)
+
+    @property
+    def stop_reason(self) -> StopReason:
+        return StopReason(int(self.stop_flag[0]))
+
+    @property
+    def cancelled(self) -> bool:
+        return self.stop_reason is StopReason.CANCEL
+
+    def elapsed(self) -> float:
+        return self._clock() - self.started
+
+    def check(self, nodes: int | None = None) -> Status | None:
+        """Poll cancel, time, node and memory limits; the status to stop with, or ``None``."""
+        if self.stop_flag[0] == StopReason.NONE:
+            if self.deadline is not None and self._clock() >= self.deadline:
+                self.request_stop(StopReason.TIME)
+            elif self.limits.nodes is not None and nodes is not None and nodes >= self.limits.nodes:
+                self.request_stop(StopReason.NODES)
+            elif self.limits.memory is not None and resident_memory() >= self.limits.memory:
+                self.request_stop(StopReason.MEMORY)
+        reason = self.stop_reason
+        return None if reason is StopReason.NONE else reason.status
+
+    # -- events -----------------------------------------------------------------------------
+
+    def emit(self, event: Event) -> None:
+        self._emit(event)
+
+    def progress(
+        self,
+        *,
+        objective: float | None = None,
+        lower_bound: float | None = None,
+        nodes: int | None = None,
+        **counters: Any,
+    ) -> None:
+        self._emit(
+            Event(
+                "progress",
+                self.elapsed(),
+                objective=objective,
+                lower_bound=lower_bound,
+                nodes=nodes,
+                counters=counters,
+            )
+        )
+
+    def incumbent(
+        self,
+        objective: float,
+        model: Model | None = None,
+        *,
+        lower_bound: float | None = None,
+        nodes: int | None = None,
+    ) -> None:
+        self._emit(
+            Event(
+                "incumbent",
+                self.elapsed(),
+                objective=objective,
+                lower_bound=lower_bound,
+                nodes=nodes,
+                model=model,
+            )
+        )
+
+    def log(self, message: str, level: str = "info") -> None:
+        self._emit(Event("log", self.elapsed(), message=message, level=level))  # type: ignore[arg-type]
+
+
+class Solver(ABC):
+    """Base class of every solver plugin, built-in or third-party.
+
+    Subclasses set the class attributes and implement ``solve``. The runner builds the solver
+    with its validated spec (``self.spec``), so ``solve`` reads options from there.
+    """
+
+    name: ClassVar[str]
+    spec_model: ClassVar[type[SolverSpec]]
+    version: ClassVar[str] = "0.0.0"
+    description: ClassVar[str] = ""
+    tasks: ClassVar[frozenset[Task]] = frozenset({"binary"})
+
+    def __init__(self, spec: SolverSpec) -> None:
+        self.spec = spec
+
+    @abstractmethod
+    def solve(self, problem: Problem, ctx: SolveContext) -> Result:
+        """Search, honouring ``ctx``'s limits and stop flag, and return the best model found."""
+
+    @classmethod
+    def describe(cls) -> dict[str, Any]:
+        return {
+            "name": cls.name,
+            "version": cls.version,
+            "description": cls.description,
+            "tasks": sorted(cls.tasks),
+        }

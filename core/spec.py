@@ -1,0 +1,359 @@
+"""Problem specs: the Pydantic models, the YAML/JSON loader that keeps line numbers, and the schema.
+
+A spec file holds one problem: ``name``, ``data``, ``solver``, ``objective``, ``constraints``,
+``search``, ``limits`` and ``store``. ``solver`` is the discriminator: each solver plugin brings
+a ``SolverSpec`` subclass, and the union of those models is built at run time from the
+registry, so a third-party solver gets validation, error messages and JSON Schema for free.
+
+Every error comes out as ``FILE:LINE:COL: field.path: message``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import typing
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Union
+
+from pydantic import (
+    BaseModel,
+    ByteSize,
+    ConfigDict,
+    Field,
+    PositiveFloat,
+    PositiveInt,
+    TypeAdapter,
+    ValidationError,
+)
+
+from glasswork.data import DataSpec
+
+if TYPE_CHECKING:
+    from glasswork.registry import Registry
+
+TOP_LEVEL_KEYS = ("name", "data", "solver", "objective", "constraints", "search", "limits", "store")
+
+
+class StrictModel(BaseModel):
+    """Base of every spec section: unknown keys are errors, not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class LimitsSpec(StrictModel):
+    """Resource limits. A run stopped by one still finishes, with status ``stopped_*`` and a gap."""
+
+    time: PositiveFloat | None = Field(None, description="Wall-clock seconds.")
+    nodes: PositiveInt | None = Field(None, description="Search nodes (as the solver counts them).")
+    memory: ByteSize | None = Field(
+        None, description="Resident memory of the process, e.g. 4GB, 512MiB or a number of bytes."
+    )
+
+
+class StoreSpec(StrictModel):
+    """Where the run history goes (the DuckDB run store)."""
+
+    enabled: bool = Field(True, description="Record this run in the run store.")
+    path: str | None = Field(None, description="Database file; default glasswork.duckdb here.")
+
+
+class SolverSpec(StrictModel):
+    """Base of every solver's spec model.
+
+    A plugin subclasses it, narrows ``solver`` to ``Literal["its-name"]`` and replaces
+    ``objective``, ``constraints`` and ``search`` with its own ``StrictModel`` sections.
+    """
+
+    name: str = Field(min_length=1, description="A name for this problem, shown in run lists.")
+    data: DataSpec
+    solver: str
+    objective: StrictModel = Field(default_factory=StrictModel)
+    constraints: StrictModel = Field(default_factory=StrictModel)
+    search: StrictModel = Field(default_factory=StrictModel)
+    limits: LimitsSpec = Field(default_factory=LimitsSpec)
+    store: StoreSpec = Field(default_factory=StoreSpec)
+
+    def resolved(self) -> dict[str, Any]:
+        """The spec with every default filled in, as plain JSON values."""
+        return self.model_dump(mode="json")
+
+    def spec_hash(self) -> str:
+        """A stable hash of the resolved spec (key order and formatting do not matter)."""
+        canonical = json.dumps(self.resolved(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+# -- errors --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SpecIssue:
+    """One problem in a spec file, located as precisely as the file allows."""
+
+    file: str
+    line: int
+    column: int
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}:{self.column}"
+        return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "column": self.column,
+                "path": self.path, "message": self.message}
+
+
+class SpecError(Exception):
+    """A spec that cannot be used; carries every issue found, not just the first."""
+
+    def __init__(self, issues: Sequence[SpecIssue]) -> None:
+        self.issues = list(issues)
+        super().__init__("\n".join(map(str, self.issues)))
+
+
+@dataclass(frozen=True)
+class LoadedSpec:
+    """A validated spec together with the file it came from (data paths resolve against it)."""
+
+    spec: SolverSpec
+    path: Path | None
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent if self.path is not None else Path.cwd()
+
+
+# -- reading files with positions ----------------------------------------------------------------
+
+
+class _Positions:
+    """Maps a field path to the (line, column) of its key and of its value, 1-based."""
+
+    def __init__(self, root: Any) -> None:
+        self.root = root
+
+    def locate(self, loc: Sequence[int | str], *, key: bool = False) -> tuple[int, int]:
+        node = self.root
+        pos = _node_start(node) or (1, 1)
+        for i, part in enumerate(loc):
+            last = i == len(loc) - 1
+            lc = getattr(node, "lc", None)
+            if isinstance(node, dict) and part in node and lc is not None:
+                try:
+                    line, col = lc.key(part) if (key and last) else lc.value(part)
+                    pos = (line + 1, col + 1)
+                except (KeyError, TypeError):
+                    pass
+                node = node[part]
+            elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+                if lc is not None:
+                    try:
+                        line, col = lc.item(part)
+                        pos = (line + 1, col + 1)
+                    except (KeyError, TypeError):
+                        pass
+                node = node[part]
+            else:
+                break
+        return pos
+
+
+def _node_start(node: Any) -> tuple[int, int] | None:
+    lc = getattr(node, "lc", None)
+    if lc is None or lc.line is None:
+        return None
+    return lc.line + 1, lc.col + 1
+
+
+def _plain(node: Any) -> Any:
+    """ruamel's commented containers and scalar subclasses as plain Python values."""
+    if isinstance(node, dict):
+        return {(_plain(k) if not isinstance(k, str) else str(k)): _plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_plain(v) for v in node]
+    if isinstance(node, bool) or node is None:
+        return node
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    if isinstance(node, str):
+        return str(node)
+    return node
+
+
+def read_spec_document(path: Path) -> tuple[dict[str, Any], _Positions]:
+    """Parse a YAML or JSON spec file; syntax errors become a ``SpecError`` with a position."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    file = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError([SpecIssue(file, 1, 1, "", "file not found")]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError([SpecIssue(file, 1, 1, "", f"cannot read the file: {exc}")]) from None
+
+    if path.suffix.lower() == ".json":
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SpecError([SpecIssue(file, exc.lineno, exc.colno, "", f"invalid JSON: {exc.msg}")]) from None
+
+    yaml = YAML(typ="rt")
+    try:
+        document = yaml.load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+        what = " ".join(p for p in (exc.context, exc.problem) if p)
+        raise SpecError([SpecIssue(file, line, col, "", f"invalid YAML: {what}")]) from None
+    except YAMLError as exc:
+        raise SpecError([SpecIssue(file, 1, 1, "", f"invalid YAML: {exc}")]) from None
+
+    if not isinstance(document, dict):
+        kind = "an empty file" if document is None else f"a {type(document).__name__}"
+        raise SpecError([SpecIssue(
+            file, 1, 1, "",
+            f"a spec must be a mapping with the keys {', '.join(TOP_LEVEL_KEYS)}; found {kind}",
+        )])
+    return _plain(document), _Positions(document)
+
+
+# -- validation ----------------------------------------------------------------------------------
+
+
+def spec_union(models: Sequence[type[SolverSpec]]) -> Any:
+    """The discriminated union of solver spec models, tagged by ``solver``."""
+    if len(models) == 1:
+        return models[0]
+    return Annotated[Union[tuple(models)], Field(discriminator="solver")]  # noqa: UP007
+
+
+def validate_spec(
+    document: dict[str, Any],
+    registry: Registry,
+    *,
+    file: str = "<spec>",
+    positions: _Positions | None = None,
+) -> SolverSpec:
+    """Validate a parsed document against the registered solvers' models."""
+    positions = positions or _Positions(None)
+
+    def issue(loc: Sequence[int | str], message: str, *, key: bool = False) -> SpecIssue:
+        line, col = positions.locate(loc, key=key)
+        return SpecIssue(file, line, col, ".".join(str(p) for p in loc), message)
+
+    solver = document.get("solver")
+    if "solver" not in document:
+        raise SpecError([issue([], f"missing key 'solver'; installed solvers: {_names(registry.solvers)}")])
+    if not isinstance(solver, str):
+        raise SpecError([issue(["solver"], f"must be a solver name (a string); installed: {_names(registry.solvers)}")])
+    if solver not in registry.solvers:
+        raise SpecError([issue(["solver"], registry.explain_unknown(solver))])
+
+    models = [cls.spec_model for cls in registry.solvers.values()]
+    adapter: TypeAdapter[Any] = TypeAdapter(spec_union(models))
+    try:
+        return adapter.validate_python(document)
+    except ValidationError as exc:
+        single = len(models) == 1
+        issues = []
+        for err in exc.errors(include_url=False):
+            loc = list(err["loc"])
+            if not single and loc and loc[0] == solver:
+                loc = loc[1:]  # the union's tag is not part of the user's path
+            issues.append(_explain(err, loc, registry.solvers[solver].spec_model, issue))
+        raise SpecError(issues) from None
+
+
+def _explain(err: Any, loc: list[Any], model: type[BaseModel], issue: Any) -> SpecIssue:
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        allowed = _allowed_keys(model, loc[:-1])
+        bad = str(loc[-1])
+        message = f"unknown key {bad!r}"
+        close = difflib.get_close_matches(bad, allowed, n=1)
+        if close:
+            message += f"; did you mean {close[0]!r}?"
+        if allowed:
+            message += f" Allowed keys here: {', '.join(allowed)}"
+        return issue(loc, message, key=True)
+    if kind == "missing":
+        return issue(loc, "required key is missing")
+    message = err["msg"]
+    if kind.startswith("value_error") and message.startswith("Value error, "):
+        message = message[len("Value error, "):]
+    value = err.get("input")
+    if kind not in ("missing",) and not isinstance(value, (dict, list)) and "input" in err:
+        message += f" (got {value!r})"
+    return issue(loc, message)
+
+
+def _allowed_keys(model: type[BaseModel], loc: Sequence[Any]) -> list[str]:
+    """The field names of the model found at ``loc`` (best effort through optionals and lists)."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            current = _inner_model(current, list_item=True)
+            continue
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return []
+        field = current.model_fields.get(str(part))
+        if field is None:
+            return []
+        current = _inner_model(field.annotation)
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return list(current.model_fields)
+    return []
+
+
+def _inner_model(annotation: Any, *, list_item: bool = False) -> Any:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _inner_model(arg)
+        if isinstance(found, type) and issubclass(found, BaseModel):
+            return found
+    return annotation
+
+
+def _names(names: Iterable[str]) -> str:
+    listed = sorted(names)
+    return ", ".join(listed) if listed else "none (see 'glasswork plugins')"
+
+
+def load_spec(path: str | Path, registry: Registry | None = None) -> LoadedSpec:
+    """Read and validate one spec file. Raises ``SpecError`` listing every problem found."""
+    from glasswork.registry import get_registry
+
+    registry = registry or get_registry()
+    path = Path(path)
+    document, positions = read_spec_document(path)
+    spec = validate_spec(document, registry, file=str(path), positions=positions)
+    return LoadedSpec(spec=spec, path=path.resolve())
+
+
+def json_schema(registry: Registry | None = None) -> dict[str, Any]:
+    """JSON Schema of a spec file for every installed solver (for editor completion)."""
+    from glasswork.registry import get_registry
+
+    registry = registry or get_registry()
+    models = [registry.solvers[name].spec_model for name in sorted(registry.solvers)]
+    if not models:
+        schema: dict[str, Any] = {"type": "object", "description": "No solver plugin is installed."}
+    else:
+        schema = TypeAdapter(spec_union(models)).json_schema()
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "glasswork problem spec",
+        "description": "One optimization problem: data, solver, objective, constraints, search, limits, store.",
+        **schema,
+    }

@@ -1,0 +1,117 @@
+# cython: language_level=3
+"""Word-level bit-vector primitives shared by the rule solvers.
+
+A bit vector over N samples is ``ceil(N / 64)`` ``uint64`` words, sample ``i`` at bit ``i % 64`` of
+word ``i // 64``. Bits past N are always zero, so a popcount never needs a mask; only a negation
+does (use ``tail_mask``). Every function is inline, ``nogil`` and allocation-free, so that a search
+loop can ``cimport`` them and run with the GIL released.
+"""
+
+from libc.stdint cimport uint64_t, int64_t
+
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    static inline int gw_popcount64(unsigned long long x) { return (int)__popcnt64(x); }
+    #else
+    static inline int gw_popcount64(unsigned long long x) { return __builtin_popcountll(x); }
+    #endif
+    """
+    int gw_popcount64(uint64_t x) noexcept nogil
+
+
+cdef inline Py_ssize_t words_for(Py_ssize_t n_bits) noexcept nogil:
+    return (n_bits + 63) >> 6
+
+
+cdef inline uint64_t tail_mask(Py_ssize_t n_bits) noexcept nogil:
+    """The mask of valid bits in the last word of an ``n_bits`` vector."""
+    cdef int r = n_bits & 63
+    if r == 0:
+        return <uint64_t>0xFFFFFFFFFFFFFFFF
+    return (<uint64_t>1 << r) - 1
+
+
+cdef inline int64_t popcount(const uint64_t* a, Py_ssize_t n) noexcept nogil:
+    cdef int64_t c = 0
+    cdef Py_ssize_t i
+    for i in range(n):
+        c += gw_popcount64(a[i])
+    return c
+
+
+cdef inline int64_t and_popcount(const uint64_t* a, const uint64_t* b, Py_ssize_t n) noexcept nogil:
+    """|a & b|"""
+    cdef int64_t c = 0
+    cdef Py_ssize_t i
+    for i in range(n):
+        c += gw_popcount64(a[i] & b[i])
+    return c
+
+
+cdef inline int64_t andnot_popcount(const uint64_t* a, const uint64_t* b, Py_ssize_t n) noexcept nogil:
+    """|a & ~b|"""
+    cdef int64_t c = 0
+    cdef Py_ssize_t i
+    for i in range(n):
+        c += gw_popcount64(a[i] & ~b[i])
+    return c
+
+
+cdef inline int64_t and3_popcount(const uint64_t* a, const uint64_t* b, const uint64_t* c3,
+                                  Py_ssize_t n) noexcept nogil:
+    """|a & b & c|"""
+    cdef int64_t c = 0
+    cdef Py_ssize_t i
+    for i in range(n):
+        c += gw_popcount64(a[i] & b[i] & c3[i])
+    return c
+
+
+cdef inline int64_t andnot_and_popcount(const uint64_t* a, const uint64_t* b, const uint64_t* c3,
+                                        Py_ssize_t n) noexcept nogil:
+    """|a & ~b & c|"""
+    cdef int64_t c = 0
+    cdef Py_ssize_t i
+    for i in range(n):
+        c += gw_popcount64(a[i] & ~b[i] & c3[i])
+    return c
+
+
+cdef inline void and_into(uint64_t* out, const uint64_t* a, const uint64_t* b, Py_ssize_t n) noexcept nogil:
+    """out = a & b (out may alias a or b)"""
+    cdef Py_ssize_t i
+    for i in range(n):
+        out[i] = a[i] & b[i]
+
+
+cdef inline void andnot_into(uint64_t* out, const uint64_t* a, const uint64_t* b, Py_ssize_t n) noexcept nogil:
+    """out = a & ~b (out may alias a or b); tail bits stay zero because a's are."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        out[i] = a[i] & ~b[i]
+
+
+cdef inline void or_into(uint64_t* out, const uint64_t* a, const uint64_t* b, Py_ssize_t n) noexcept nogil:
+    """out = a | b (out may alias a or b)"""
+    cdef Py_ssize_t i
+    for i in range(n):
+        out[i] = a[i] | b[i]
+
+
+cdef inline void not_into(uint64_t* out, const uint64_t* a, Py_ssize_t n_bits) noexcept nogil:
+    """out = ~a over ``n_bits`` bits, tail cleared."""
+    cdef Py_ssize_t i, n = words_for(n_bits)
+    for i in range(n):
+        out[i] = ~a[i]
+    if n > 0:
+        out[n - 1] &= tail_mask(n_bits)
+
+
+cdef inline bint equal(const uint64_t* a, const uint64_t* b, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):
+        if a[i] != b[i]:
+            return False
+    return True
