@@ -4,7 +4,9 @@ Built-in solvers are the sub-packages of ``glasswork.plugins``; third-party solv
 the ``glasswork`` entry-point group. Both register through the hooks in ``glasswork.hookspecs``.
 A plugin that fails to import, to register, or that registers something malformed is recorded
 with its error and skipped: the others keep working and ``glasswork plugins`` shows the error.
-``GLASSWORK_DISABLE_PLUGINS=name,...`` turns plugins off by name.
+``GLASSWORK_DISABLE_PLUGINS=name,...`` turns plugins off by name, and
+``GLASSWORK_PLUGIN_MODULES=pkg.module,...`` loads plugin modules by import path, which is handy
+while writing a plugin that is not packaged yet.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from glasswork.spec import SolverSpec
 
 ENTRY_POINT_GROUP = "glasswork"
 DISABLE_ENV = "GLASSWORK_DISABLE_PLUGINS"
+MODULES_ENV = "GLASSWORK_PLUGIN_MODULES"
 
 
 @dataclass
@@ -83,6 +86,7 @@ class Registry:
             self._load_builtins()
         if entry_points:
             self._load_entry_points()
+            self._load_env_modules()
         for name, obj in extra:
             self.add(obj, name=name, origin="explicit", version="0")
         self._collect_solvers()
@@ -112,6 +116,13 @@ class Registry:
                 self.plugins[f"{info.name} ({info.origin})"] = info
                 continue
             self._load(info, ep.load)
+
+    def _load_env_modules(self) -> None:
+        for module_name in (m.strip() for m in os.environ.get(MODULES_ENV, "").split(",")):
+            if not module_name:
+                continue
+            info = PluginInfo(module_name, f"${MODULES_ENV}", "-", module_name)
+            self._load(info, lambda n=module_name: importlib.import_module(n))
 
     def add(self, obj: object, *, name: str, origin: str = "explicit", version: str = "0") -> PluginInfo:
         """Register an already imported plugin object (tests and notebooks)."""

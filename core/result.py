@@ -31,7 +31,7 @@ class Status(str, Enum):
         return self.value
 
 
-class CertificateError(ValueError):
+class CertificateError(Exception):
     """A solver produced a certificate that contradicts itself (a solver bug, never user error)."""
 
 

@@ -71,6 +71,7 @@ class RunOutcome:
     elapsed: float
     peak_memory: int
     problem: Problem | None = None
+    interrupted: bool = False  # a Ctrl-C (or SIGTERM) arrived while the solver ran
 
     @property
     def status(self) -> Status:
@@ -145,7 +146,8 @@ class Runner:
         active = self._start_sinks(info)
         try:
             result, elapsed = self._solve_in_worker(solver, problem, ctx, events, active)
-            outcome = RunOutcome(info, result, elapsed, peak_memory(), problem)
+            outcome = RunOutcome(info, result, elapsed, peak_memory(), problem,
+                                 interrupted=ctx.stop_reason is StopReason.CANCEL)
             self._add_metrics(outcome, problem)
         except BaseException as exc:
             self._finish_sinks(active, info, None, exc)
@@ -164,12 +166,15 @@ class Runner:
         sinks: list[EventSink],
     ) -> tuple[Result, float]:
         box: dict[str, Any] = {}
+        done = threading.Event()
 
         def work() -> None:
             try:
                 box["result"] = solver.solve(problem, ctx)
             except BaseException as exc:  # reported on the runner's thread
                 box["error"] = exc
+            finally:
+                done.set()
 
         worker = threading.Thread(target=work, name=f"glasswork-{solver.name}", daemon=True)
         started = time.monotonic()
@@ -179,9 +184,11 @@ class Runner:
         warned = False
         while True:
             try:
-                worker.join(POLL_SECONDS)
+                # An Event, not Thread.join: on CPython 3.11 an interrupt inside join() can make
+                # is_alive() report False for a thread that is still running.
+                finished = done.wait(POLL_SECONDS)
                 self._pump(events, sinks)
-                if not worker.is_alive():
+                if finished:
                     break
                 self._watch_limits(ctx)
                 if ctx.stop_reason is not StopReason.NONE:

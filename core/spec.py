@@ -352,8 +352,8 @@ def json_schema(registry: Registry | None = None) -> dict[str, Any]:
     else:
         schema = TypeAdapter(spec_union(models)).json_schema()
     return {
+        **schema,
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "glasswork problem spec",
         "description": "One optimization problem: data, solver, objective, constraints, search, limits, store.",
-        **schema,
     }

@@ -1,0 +1,176 @@
+"""The command line: exit codes, messages, --json documents, and signals on a real process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import write
+from glasswork import __version__
+from glasswork.cli import cli
+
+SPEC = """\
+name: cli
+solver: toy
+data:
+  source: sklearn:breast_cancer
+  binarize: {thresholds: 2}
+"""
+
+RESULT_KEYS = {"solver", "status", "objective", "lower_bound", "gap", "model", "metrics", "stats", "run_id"}
+
+
+@pytest.fixture
+def invoke(toy_env):
+    runner = CliRunner()
+
+    def call(*args: str):
+        return runner.invoke(cli, list(args), catch_exceptions=False)
+
+    return call
+
+
+def test_version(invoke):
+    result = invoke("--version")
+    assert result.exit_code == 0 and __version__ in result.output
+
+
+def test_validate_ok_and_invalid(invoke, tmp_path):
+    ok = write(tmp_path / "ok.yaml", SPEC)
+    bad = write(tmp_path / "bad.yaml", SPEC + "objective: {regularization: -1}\n")
+    result = invoke("validate", str(ok))
+    assert result.exit_code == 0 and "ok (toy, 'cli')" in result.output
+    result = invoke("validate", str(ok), str(bad))
+    assert result.exit_code == 2
+    assert f"{bad}:6:29: objective.regularization: Input should be greater than or equal to 0" in result.output
+    assert "1 of 2 spec(s) invalid" in result.output
+
+
+def test_validate_json(invoke, tmp_path):
+    bad = write(tmp_path / "bad.yaml", SPEC.replace("solver: toy", "solver: nope"))
+    result = invoke("validate", "--json", str(bad))
+    assert result.exit_code == 2
+    [entry] = json.loads(result.stdout)
+    assert entry["valid"] is False and entry["issues"][0]["line"] == 2
+
+
+def test_run_prints_model_certificate_and_metrics(invoke, tmp_path):
+    result = invoke("run", "-q", str(write(tmp_path / "s.yaml", SPEC)))
+    assert result.exit_code == 0, result.output
+    for heading in ("Model", "Certificate", "Metrics", "Search"):
+        assert heading in result.stdout
+    assert "optimal" in result.stdout and "train_accuracy" in result.stdout
+
+
+def test_run_json_document(invoke, tmp_path):
+    result = invoke("run", "--json", "-q", str(write(tmp_path / "s.yaml", SPEC)))
+    assert result.exit_code == 0
+    doc = json.loads(result.stdout)
+    assert RESULT_KEYS <= set(doc)
+    assert doc["solver"] == "toy" and doc["status"] == "optimal" and doc["gap"] == 0.0
+    assert doc["model"]["kind"] == "stump" and doc["metrics"]["test_accuracy"] > 0.5
+
+
+def test_run_with_override(invoke, tmp_path):
+    path = str(write(tmp_path / "s.yaml", SPEC))
+    base = json.loads(invoke("run", "--json", "-q", path).stdout)["objective"]
+    more = json.loads(invoke("run", "--json", "-q", path, "--set", "objective.regularization=0.01").stdout)
+    assert more["objective"] == pytest.approx(base + 0.01)
+    bad = invoke("run", "-q", path, "--set", "objective.regularization=lots")
+    assert bad.exit_code == 2 and "objective.regularization" in bad.output
+
+
+def test_invalid_spec_runs_nothing_and_writes_nothing(invoke, tmp_path):
+    events = tmp_path / "events.jsonl"
+    result = invoke("run", str(write(tmp_path / "s.yaml", SPEC + "limits: {time: 0}\n")), "--events", str(events))
+    assert result.exit_code == 2
+    assert "limits.time" in result.output and "nothing was run" in result.output
+    assert not events.exists()
+
+
+def test_invalid_spec_with_json_gives_an_error_document(invoke, tmp_path):
+    result = invoke("run", "--json", str(write(tmp_path / "s.yaml", SPEC + "colour: red\n")))
+    assert result.exit_code == 2
+    doc = json.loads(result.stdout)
+    assert doc["issues"][0]["path"] == "colour"
+
+
+def test_data_error_exits_2(invoke, tmp_path):
+    spec = SPEC.replace("sklearn:breast_cancer", "missing.csv\n  target: y")
+    result = invoke("run", "-q", str(write(tmp_path / "s.yaml", spec)))
+    assert result.exit_code == 2
+    assert "data error" in result.output and "missing.csv" in result.output
+
+
+def test_solver_failure_exits_1(invoke, tmp_path):
+    result = invoke("run", "-q", str(write(tmp_path / "s.yaml", SPEC + "search: {behaviour: raise}\n")))
+    assert result.exit_code == 1
+    assert "toy solver asked to fail" in result.output and "--debug" in result.output
+
+
+def test_stopped_at_a_limit_is_exit_0_with_a_gap(invoke, tmp_path):
+    spec = SPEC + "search: {behaviour: endless}\nlimits: {nodes: 3}\n"
+    result = invoke("run", "--json", "-q", str(write(tmp_path / "s.yaml", spec)))
+    assert result.exit_code == 0
+    doc = json.loads(result.stdout)
+    assert doc["status"] == "stopped_nodes" and doc["gap"] > 0
+
+
+def test_schema_to_file(invoke, tmp_path):
+    out = tmp_path / "schema.json"
+    assert invoke("schema", "-o", str(out)).exit_code == 0
+    schema = json.loads(out.read_text())
+    assert "ToySearch" in json.dumps(schema) and schema["title"] == "glasswork problem spec"
+
+
+def test_plugins_json_shows_origin_version_and_errors(invoke, monkeypatch):
+    from glasswork.registry import get_registry
+
+    monkeypatch.setenv("GLASSWORK_PLUGIN_MODULES", "toy_plugin,no_such_plugin_module")
+    get_registry(refresh=True)
+    result = invoke("plugins", "--json")
+    assert result.exit_code == 0
+    rows = {row["name"]: row for row in json.loads(result.stdout)}
+    assert rows["toy_plugin"]["solvers"] == ["toy"] and rows["toy_plugin"]["status"] == "ok"
+    assert rows["no_such_plugin_module"]["status"] == "error"
+    assert "ModuleNotFoundError" in rows["no_such_plugin_module"]["error"]
+    human = invoke("plugins")
+    assert "toy_plugin" in human.stdout and "error" in human.stdout
+
+
+def _wait_for_events(path: Path, proc: subprocess.Popen, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and '"progress"' in path.read_text():
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"process ended early: {proc.communicate()}")
+        time.sleep(0.05)
+    raise AssertionError("no progress event arrived")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_cancels_a_real_run_and_keeps_the_model(toy_env, tmp_path, sig):
+    spec = write(tmp_path / "s.yaml", SPEC + "search: {behaviour: endless}\n")
+    events = tmp_path / "events.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "glasswork", "run", "--json", "-q", str(spec), "--events", str(events)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=toy_env,
+    )
+    _wait_for_events(events, proc)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    doc = json.loads(out)
+    assert doc["status"] == "cancelled" and doc["model"]["kind"] == "stump"
+    assert "interrupted" in err
+    last = json.loads(events.read_text().splitlines()[-1])
+    assert last["kind"] == "finish" and last["result"]["status"] == "cancelled"

@@ -1,0 +1,133 @@
+"""The runner: limits, cancellation, failures and sinks, with a real (tiny, exact) solver."""
+
+from __future__ import annotations
+
+import _thread
+import json
+import threading
+import time
+
+import pytest
+
+from glasswork.data import DataError
+from glasswork.events import CollectingSink, JsonLinesSink
+from glasswork.result import Status
+from glasswork.runner import RunAborted, Runner, SolverFailure
+from glasswork.spec import validate_spec
+
+
+def spec(registry, **sections):
+    doc = {"name": "t", "solver": "toy",
+           "data": {"source": "sklearn:breast_cancer", "binarize": {"thresholds": 2}}}
+    doc.update(sections)
+    return validate_spec(doc, registry)
+
+
+def test_exact_run_is_optimal_with_metrics_and_events(toy_registry):
+    sink = CollectingSink()
+    outcome = Runner(toy_registry, [sink]).run(spec(toy_registry))
+    cert = outcome.result.certificate
+    assert cert.status is Status.OPTIMAL and cert.gap == 0.0
+    metrics = outcome.result.metrics
+    assert {"train_accuracy", "train_auc", "test_accuracy", "test_log_loss"} <= set(metrics)
+    # objective = training error of the stump (no regularization) = 1 - train accuracy
+    assert cert.objective == pytest.approx(1 - metrics["train_accuracy"])
+    assert sink.run is not None and sink.finished and sink.outcome is outcome
+    assert sink.of_kind("incumbent") and sink.of_kind("progress")
+    assert outcome.info.n_train + outcome.info.n_test == 569
+    assert len(outcome.info.data_fingerprint) == 64
+
+
+@pytest.mark.parametrize(
+    "limits, status",
+    [({"time": 0.3}, Status.STOPPED_TIME), ({"nodes": 5}, Status.STOPPED_NODES),
+     ({"memory": 1}, Status.STOPPED_MEMORY)],
+)
+def test_limits_stop_the_search_with_a_gap(toy_registry, limits, status):
+    started = time.monotonic()
+    outcome = Runner(toy_registry).run(spec(toy_registry, search={"behaviour": "endless"}, limits=limits))
+    cert = outcome.result.certificate
+    assert cert.status is status
+    assert cert.gap is not None and cert.gap > 0
+    assert time.monotonic() - started < 5
+
+
+def test_time_limit_backstop_reaches_a_solver_that_only_polls_the_flag(toy_registry):
+    """The runner raises the flag itself at the deadline."""
+    outcome = Runner(toy_registry).run(
+        spec(toy_registry, search={"behaviour": "ignore_stop", "step_seconds": 0.5}, limits={"time": 0.2}))
+    assert outcome.result.certificate.status is Status.STOPPED_TIME
+
+
+class InterruptingSink(CollectingSink):
+    """Sends SIGINT to the main thread once the search is running (the first progress event);
+    the second interrupt, if asked for, comes from a thread while the runner waits."""
+
+    def __init__(self, times: int = 1) -> None:
+        super().__init__()
+        self.times = times
+
+    def on_event(self, event):
+        super().on_event(event)
+        if self.times and event.kind in ("progress", "incumbent"):
+            self.times -= 1
+            if self.times:
+                threading.Timer(0.3, _thread.interrupt_main).start()
+            _thread.interrupt_main()
+
+
+def test_ctrl_c_cancels_and_keeps_the_best_model(toy_registry):
+    sink = InterruptingSink()
+    outcome = Runner(toy_registry, [sink]).run(spec(toy_registry, search={"behaviour": "endless"}))
+    assert outcome.interrupted
+    assert outcome.result.certificate.status is Status.CANCELLED
+    assert outcome.result.certificate.lower_bound == 0.0
+    assert outcome.result.model.size == 1
+    assert any("interrupted" in (e.message or "") for e in sink.of_kind("log"))
+
+
+def test_second_ctrl_c_abandons_the_run(toy_registry):
+    sink = InterruptingSink(times=2)
+    with pytest.raises(RunAborted):
+        Runner(toy_registry, [sink]).run(spec(toy_registry, search={"behaviour": "ignore_stop", "step_seconds": 1.0}))
+    assert sink.finished and isinstance(sink.error, RunAborted)
+    time.sleep(1.0)  # let the abandoned worker finish before the next test
+
+
+def test_solver_exception_is_a_solver_failure(toy_registry):
+    sink = CollectingSink()
+    with pytest.raises(SolverFailure, match="toy solver asked to fail"):
+        Runner(toy_registry, [sink]).run(spec(toy_registry, search={"behaviour": "raise"}))
+    assert sink.finished and sink.outcome is None
+
+
+def test_a_non_result_is_a_solver_failure(toy_registry):
+    with pytest.raises(SolverFailure, match="not a glasswork.Result"):
+        Runner(toy_registry).run(spec(toy_registry, search={"behaviour": "bad_result"}))
+
+
+def test_a_failing_sink_is_detached_not_fatal(toy_registry):
+    class Broken(CollectingSink):
+        def on_event(self, event):
+            raise OSError("disk full")
+
+    good = CollectingSink()
+    runner = Runner(toy_registry, [Broken(), good])
+    outcome = runner.run(spec(toy_registry))
+    assert outcome.result.certificate.status is Status.OPTIMAL
+    assert good.events and any("disk full" in e for e in runner.sink_errors)
+
+
+def test_events_file_has_start_events_and_finish(toy_registry, tmp_path):
+    path = tmp_path / "run.events.jsonl"
+    outcome = Runner(toy_registry, [JsonLinesSink(path)]).run(spec(toy_registry))
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert records[0]["kind"] == "start" and records[0]["run_id"] == outcome.info.run_id
+    assert records[-1]["kind"] == "finish" and records[-1]["result"]["status"] == "optimal"
+    assert {"incumbent", "progress"} <= {r["kind"] for r in records[1:-1]}
+
+
+def test_task_mismatch_is_a_data_error(toy_registry):
+    s = validate_spec({"name": "t", "solver": "toy", "data": {"source": "sklearn:iris"}}, toy_registry)
+    with pytest.raises(DataError, match="handles binary targets, but the data's target is multiclass"):
+        Runner(toy_registry).run(s)

@@ -1,0 +1,140 @@
+"""A tiny but real solver used by the core tests: the exactly best one-rule list.
+
+``if x_j == v then a else b`` is enumerated over every feature j, value v and labels a, b, so its
+certificate is a true proof. ``search.behaviour`` makes it misbehave on purpose, to test the
+runner: ``endless`` keeps searching until stopped, ``raise`` fails, ``bad_result`` returns
+something that is not a Result, ``ignore_stop`` never looks at the stop flag for a while.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from glasswork import (
+    Certificate,
+    Classifier,
+    Problem,
+    Result,
+    SolveContext,
+    Solver,
+    SolverSpec,
+    Status,
+    StrictModel,
+    hookimpl,
+)
+
+
+class ToyObjective(StrictModel):
+    regularization: float = Field(0.0, ge=0.0, le=1.0, description="Cost of the rule.")
+
+
+class ToySearch(StrictModel):
+    behaviour: Literal["exact", "endless", "raise", "bad_result", "ignore_stop"] = "exact"
+    step_seconds: float = Field(0.005, gt=0, le=1, description="Sleep per step when endless.")
+
+
+class ToySpec(SolverSpec):
+    solver: Literal["toy"]
+    objective: ToyObjective = Field(default_factory=ToyObjective)
+    search: ToySearch = Field(default_factory=ToySearch)
+
+
+class Stump(Classifier):
+    kind = "stump"
+
+    def __init__(self, feature: int | None, name: str, then: int, other: int, classes: np.ndarray,
+                 proba_then: np.ndarray, proba_other: np.ndarray) -> None:
+        self.feature, self.name, self.then, self.other = feature, name, then, other
+        self.classes, self.task = classes, "binary"
+        self.proba_then, self.proba_other = proba_then, proba_other
+
+    def _fires(self, X: np.ndarray) -> np.ndarray:
+        if self.feature is None:
+            return np.zeros(X.shape[0], dtype=bool)
+        return X[:, self.feature] == 1
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        return np.where(self._fires(X), self.then, self.other)
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        return np.where(self._fires(X)[:, None], self.proba_then, self.proba_other)
+
+    def to_text(self) -> str:
+        if self.feature is None:
+            return f"predict {self.classes[self.other]}"
+        return f"if {self.name} then {self.classes[self.then]}\nelse {self.classes[self.other]}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "feature": self.feature, "name": self.name,
+                "then": self.then, "else": self.other}
+
+    @property
+    def size(self) -> int:
+        return 0 if self.feature is None else 1
+
+
+def _mix(y: np.ndarray) -> np.ndarray:
+    counts = np.bincount(y, minlength=2).astype(float)
+    return counts / counts.sum() if counts.sum() else np.full(2, 0.5)
+
+
+def best_stump(problem: Problem, regularization: float) -> tuple[Stump, float]:
+    X, y, n = problem.X, problem.y, problem.n_samples
+    majority = int(np.bincount(y, minlength=2).argmax())
+    best = Stump(None, "", majority, majority, problem.classes, _mix(y), _mix(y))
+    best_obj = float(np.mean(y != majority))
+    for j in range(problem.n_features):
+        fires = X[:, j] == 1
+        for then in (0, 1):
+            for other in (0, 1):
+                pred = np.where(fires, then, other)
+                obj = float(np.mean(pred != y)) + regularization
+                if obj < best_obj - 1e-12:
+                    best_obj = obj
+                    best = Stump(j, problem.feature_names[j], then, other, problem.classes,
+                                 _mix(y[fires]), _mix(y[~fires]))
+    return best, best_obj
+
+
+class ToySolver(Solver):
+    name = "toy"
+    version = "1.0"
+    spec_model = ToySpec
+    description = "Exactly best one-rule list (test fixture)."
+
+    def solve(self, problem: Problem, ctx: SolveContext) -> Result:
+        spec: ToySpec = self.spec  # type: ignore[assignment]
+        behaviour = spec.search.behaviour
+        if behaviour == "raise":
+            raise RuntimeError("toy solver asked to fail")
+        if behaviour == "bad_result":
+            return "not a result"  # type: ignore[return-value]
+        model, objective = best_stump(problem, spec.objective.regularization)
+        ctx.incumbent(objective, model, nodes=problem.n_features)
+        if behaviour == "exact":
+            status = ctx.check(problem.n_features) or Status.OPTIMAL
+            lower = objective if status is Status.OPTIMAL else 0.0
+            ctx.progress(objective=objective, lower_bound=lower, nodes=problem.n_features)
+            return Result(model, Certificate(status=status, objective=objective, lower_bound=lower),
+                          stats={"nodes": problem.n_features})
+        nodes = 0
+        if behaviour == "ignore_stop":
+            time.sleep(spec.search.step_seconds)
+        while True:
+            nodes += 1
+            status = ctx.check(nodes)
+            if status is not None:
+                break
+            ctx.progress(objective=objective, lower_bound=0.0, nodes=nodes, queue=nodes % 7)
+            time.sleep(spec.search.step_seconds)
+        return Result(model, Certificate(status=status, objective=objective, lower_bound=0.0),
+                      stats={"nodes": nodes})
+
+
+@hookimpl
+def register_solvers(register: Any) -> None:
+    register(ToySolver)
