@@ -1,11 +1,7 @@
-"""Build glue that pyproject.toml cannot express: the folder-to-package map and the Cython kernels.
+"""Build glue that pyproject.toml cannot express: the Cython kernels.
 
-The design card fixes the top-level folders (``core``, ``plugins``, ``cython_ext``, ``tui``,
-``specs``); they are installed as the one import package ``glasswork`` so that no generic
-top-level name such as ``core`` lands in site-packages.
-
-Every ``cython_ext/*.pyx`` becomes ``glasswork.cython_ext.<name>``, compiled as C++17 with
-global directives for speed. Set ``GLASSWORK_DEBUG=1`` to turn bounds, wrap-around and
+The folder-to-package map lives in pyproject.toml. Every ``cython_ext/*.pyx`` becomes
+``glasswork.cython_ext.<name>``, compiled as C++17 with global directives for speed. Set ``GLASSWORK_DEBUG=1`` to turn bounds, wrap-around and
 initialisation checks back on (and build with ``-O0 -g``) when hunting a memory error.
 Set ``GLASSWORK_EXT=name[,name]`` to build only some kernels while developing one of them.
 """
@@ -22,28 +18,6 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 HERE = Path(__file__).parent.resolve()
-
-PACKAGE_DIRS = {
-    "glasswork": "core",
-    "glasswork.plugins": "plugins",
-    "glasswork.cython_ext": "cython_ext",
-    "glasswork.tui": "tui",
-    "glasswork.specs": "specs",
-}
-
-
-def _packages() -> list[str]:
-    """Every folder with an ``__init__.py`` below a mapped root, as a dotted package name."""
-    found: list[str] = []
-    for package, folder in PACKAGE_DIRS.items():
-        root = HERE / folder
-        for init in sorted(root.rglob("__init__.py")):
-            rel = init.parent.relative_to(root)
-            if "__pycache__" in rel.parts or any(p.startswith(".") for p in rel.parts):
-                continue
-            found.append(".".join([package, *rel.parts]) if rel.parts else package)
-    return found
-
 
 DEBUG = os.environ.get("GLASSWORK_DEBUG", "") not in ("", "0")
 ONLY = {n for n in os.environ.get("GLASSWORK_EXT", "").split(",") if n}
@@ -90,10 +64,4 @@ def _extensions() -> list[Extension]:
     )
 
 
-setup(
-    package_dir=PACKAGE_DIRS,
-    packages=_packages(),
-    package_data={"glasswork.specs": ["*.yaml", "*.json"], "glasswork.cython_ext": ["*.pxd", "*.pyx"]},
-    ext_modules=_extensions(),
-    zip_safe=False,
-)
+setup(ext_modules=_extensions())

@@ -204,11 +204,18 @@ def validate(specs: tuple[str, ...], as_json: bool) -> None:
 @cli.command()
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the schema to this file instead of stdout.")
-def schema(output: Path | None) -> None:
-    """Print the JSON Schema of spec files for every installed solver (editor completion)."""
+@click.option("--builtin-only", is_flag=True,
+              help="Only the built-in solvers (how the copy in specs/ is generated).")
+def schema(output: Path | None, builtin_only: bool) -> None:
+    """Print the JSON Schema of spec files for every installed solver (editor completion).
+
+    Point your editor at it, e.g. with `# yaml-language-server: $schema=glasswork.schema.json`.
+    """
+    from glasswork.registry import Registry
     from glasswork.spec import json_schema
 
-    text = json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
+    registry = Registry(entry_points=False, disabled=()) if builtin_only else None
+    text = json.dumps(json_schema(registry), indent=2, sort_keys=True) + "\n"
     if output is None:
         click.echo(text, nl=False)
     else:

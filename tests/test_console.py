@@ -1,0 +1,63 @@
+"""Console output: the printed result, record tables, and the live progress line."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from glasswork.console import ProgressSink, fmt_bytes, render_outcome
+from glasswork.events import Event
+from glasswork.runner import Runner
+from glasswork.spec import validate_spec
+
+
+def console(terminal: bool) -> tuple[Console, io.StringIO]:
+    buffer = io.StringIO()
+    return Console(file=buffer, force_terminal=terminal, width=120, color_system=None), buffer
+
+
+def run_toy(registry, sinks=(), **search):
+    spec = validate_spec({"name": "c", "solver": "toy", "search": search,
+                          "data": {"source": "sklearn:breast_cancer", "binarize": {"thresholds": 2}}},
+                         registry)
+    return Runner(registry, list(sinks)).run(spec)
+
+
+def test_render_outcome_shows_every_section_and_record_tables(toy_registry):
+    outcome = run_toy(toy_registry)
+    outcome.result.stats["pool"] = [{"loss": 0.5, "size": 3, "model": "a"}, {"loss": 0.6, "size": 2, "model": "b"}]
+    out, buffer = console(False)
+    render_outcome(outcome, out)
+    text = buffer.getvalue()
+    for piece in ("Model", "if ", "Certificate", "optimal", "lower bound", "Metrics", "test_auc",
+                  "Search", "peak memory", "Pool", "loss"):
+        assert piece in text, piece
+
+
+def test_progress_line_appears_only_on_a_terminal_for_long_runs(toy_registry):
+    out, buffer = console(True)
+    sink = ProgressSink(out, delay=0.0)
+    sink.on_start(type("Info", (), {"solver": "toy"})())  # minimal RunInfo stand-in
+    sink.on_event(Event("progress", 0.1, objective=0.25, lower_bound=0.2, nodes=1234))
+    sink.on_finish(None, None, None)
+    assert "best 0.25" in buffer.getvalue() and "nodes 1,234" in buffer.getvalue()
+    assert "gap 20.00%" in buffer.getvalue()
+
+    quiet, quiet_buffer = console(False)
+    sink = ProgressSink(quiet, delay=0.0)
+    sink.on_start(type("Info", (), {"solver": "toy"})())
+    sink.on_event(Event("progress", 0.1, objective=0.25, lower_bound=0.2, nodes=1))
+    sink.on_finish(None, None, None)
+    assert quiet_buffer.getvalue() == ""
+
+
+def test_warnings_are_printed_even_off_terminal():
+    out, buffer = console(False)
+    sink = ProgressSink(out)
+    sink.on_event(Event("log", 0.0, message="interrupted: stopping", level="warning"))
+    assert "interrupted: stopping" in buffer.getvalue()
+
+
+def test_fmt_bytes():
+    assert fmt_bytes(512) == "512 B" and fmt_bytes(3 * 1024**2) == "3.0 MiB"

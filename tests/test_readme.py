@@ -1,0 +1,34 @@
+"""README.md opens with the two commands CI runs, word for word."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+REPO = Path(__file__).parent.parent
+
+
+def readme_commands() -> list[str]:
+    text = (REPO / "README.md").read_text()
+    block = re.search(r"```bash\n(.*?)```", text, re.S)
+    assert block, "README.md must open with a bash block"
+    assert text.index(block.group(0)) < text.index("## "), "the commands come before any section"
+    return [line for line in block.group(1).splitlines() if line.strip()]
+
+
+def test_readme_opens_with_install_and_test_commands():
+    install, tests = readme_commands()
+    assert install.startswith('pip install -e ".[test]"') and "glasswork run specs/" in install
+    assert "pytest" in tests
+
+
+def test_ci_runs_the_readme_commands_verbatim():
+    ci = (REPO / ".ci" / "run").read_text().splitlines()
+    for command in readme_commands():
+        assert command in ci, f"{command!r} is in the README but not in .ci/run"
+
+
+def test_the_readme_example_spec_exists():
+    install, _ = readme_commands()
+    spec = re.search(r"glasswork run (\S+)", install).group(1)
+    assert (REPO / spec).is_file()
