@@ -57,9 +57,20 @@ class RunInfo:
     started_at: str
     host: str = field(default_factory=socket.gethostname)
     pid: int = field(default_factory=os.getpid)
+    split: dict[str, list[int]] | None = field(default=None, repr=False)
+    sweep_id: str | None = None
+    sweep_point: dict[str, Any] | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+    def to_dict(self, *, full: bool = False) -> dict[str, Any]:
+        """JSON-ready; the split's row indices (long) only with ``full``."""
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        if not full:
+            out.pop("split")
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunInfo:
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
 
 @dataclass
@@ -134,7 +145,8 @@ class Runner:
             n_train=problem.n_samples,
             n_test=0 if problem.y_test is None else int(problem.y_test.shape[0]),
             n_features=problem.n_features,
-            started_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            started_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+            split=_split_of(problem),
         )
         limits = Limits(
             time=spec.limits.time,
@@ -210,6 +222,8 @@ class Runner:
         self._pump(events, sinks)
         if "error" in box:
             exc = box["error"]
+            if isinstance(exc, DataError):  # the solver found the data unusable: the user's to fix
+                raise exc
             raise SolverFailure(f"solver {solver.name!r} failed: {type(exc).__name__}: {exc}") from exc
         result = box.get("result")
         if not isinstance(result, Result):
@@ -278,6 +292,13 @@ class Runner:
                 sink.on_finish(info, outcome, error)
             except Exception as exc:
                 self.sink_errors.append(f"{type(sink).__name__}.on_finish: {exc}")
+
+
+def _split_of(problem: Problem) -> dict[str, list[int]] | None:
+    """The row indices of the training and test parts, kept so a run can be reproduced."""
+    split = {name: getattr(problem, name).tolist() for name in ("train_index", "test_index")
+             if getattr(problem, name, None) is not None}
+    return split or None
 
 
 def _check_task(solver_cls: type[Solver], problem: Problem) -> None:

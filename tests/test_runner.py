@@ -131,3 +131,14 @@ def test_task_mismatch_is_a_data_error(toy_registry):
     s = validate_spec({"name": "t", "solver": "toy", "data": {"source": "sklearn:iris"}}, toy_registry)
     with pytest.raises(DataError, match="handles binary targets, but the data's target is multiclass"):
         Runner(toy_registry).run(s)
+
+
+def test_a_data_error_raised_by_the_solver_stays_a_data_error(toy_registry, monkeypatch):
+    import toy_plugin
+
+    def refuse(problem, regularization):
+        raise DataError("features must be 0/1", hint="add a binarize: section")
+
+    monkeypatch.setattr(toy_plugin, "best_stump", refuse)
+    with pytest.raises(DataError, match="features must be 0/1"):
+        Runner(toy_registry).run(spec(toy_registry))

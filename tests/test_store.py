@@ -1,0 +1,304 @@
+"""The run store, always against a real DuckDB file: recording, the runs commands, recovery
+after kill -9, a database locked by another process, and schema migrations."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from conftest import write
+from glasswork.cli import cli
+from glasswork.store import MIGRATIONS, SCHEMA_VERSION, RunStore, StoreError, StoreLocked
+
+SPEC = """\
+name: stored
+solver: toy
+data:
+  source: sklearn:breast_cancer
+  binarize: {thresholds: 2}
+"""
+
+
+@pytest.fixture
+def invoke(toy_env, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+
+    def call(*args: str):
+        return runner.invoke(cli, list(args), catch_exceptions=False)
+
+    return call
+
+
+def run_json(invoke, *args: str) -> dict:
+    result = invoke("run", "--json", "-q", *args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_run_is_recorded_with_everything(invoke, tmp_path):
+    doc = run_json(invoke, str(write(tmp_path / "s.yaml", SPEC)))
+    store = RunStore(tmp_path / "glasswork.duckdb")
+    [row] = store.list_runs()
+    assert row.run_id == doc["run_id"] and row.state == "finished" and row.status == "optimal"
+    assert row.objective == pytest.approx(doc["objective"]) and row.spec_hash and row.data_fingerprint
+    details = store.details(row.run_id)
+    assert details["metrics"]["train_accuracy"] == pytest.approx(doc["metrics"]["train_accuracy"])
+    assert details["models"][0]["kind"] == "stump" and details["models"][0]["text"].startswith("if ")
+    assert len(details["split"]["train_index"]) == row.n_train and len(details["split"]["test_index"]) == row.n_test
+    assert details["spec"]["objective"]["regularization"] == 0.0  # the resolved spec, defaults filled
+    kinds = [e["kind"] for e in store.events(row.run_id)]
+    assert "incumbent" in kinds and "progress" in kinds
+    assert not list(store.events_dir.glob("*.jsonl")), "the live log is removed once recorded"
+
+
+def test_stopped_and_failed_states(invoke, tmp_path):
+    stopped = run_json(invoke, str(write(tmp_path / "a.yaml", SPEC + "search: {behaviour: endless}\nlimits: {nodes: 4}\n")))
+    failed = invoke("run", "-q", str(write(tmp_path / "b.yaml", SPEC + "search: {behaviour: raise}\n")))
+    assert failed.exit_code == 1
+    store = RunStore(tmp_path / "glasswork.duckdb")
+    states = {r.run_id: (r.state, r.error) for r in store.list_runs()}
+    assert states[stopped["run_id"]][0] == "stopped"
+    [(state, error)] = [v for k, v in states.items() if k != stopped["run_id"]]
+    assert state == "failed" and "toy solver asked to fail" in error
+    progress = [e for e in store.events(stopped["run_id"]) if e["kind"] == "progress"]
+    assert [e["nodes"] for e in progress] == [1, 2, 3]
+    assert progress[0]["queue"] == 1 and progress[0]["counters"] == {"queue": 1}
+
+
+def test_where_the_store_goes(invoke, tmp_path, monkeypatch):
+    spec = write(tmp_path / "s.yaml", SPEC)
+    assert run_json(invoke, str(spec), "--no-store")["run_id"] is None
+    off = write(tmp_path / "off.yaml", SPEC + "store: {enabled: false}\n")
+    run_json(invoke, str(off))
+    assert not (tmp_path / "glasswork.duckdb").exists()
+    run_json(invoke, str(spec), "--db", str(tmp_path / "explicit.duckdb"))
+    monkeypatch.setenv("GLASSWORK_DB", str(tmp_path / "env.duckdb"))
+    run_json(invoke, str(spec))
+    monkeypatch.delenv("GLASSWORK_DB")
+    (tmp_path / "sub").mkdir()
+    run_json(invoke, str(write(tmp_path / "sub" / "p.yaml", SPEC + "store: {path: here.duckdb}\n")))
+    for name in ("explicit.duckdb", "env.duckdb", "sub/here.duckdb"):
+        assert len(RunStore(tmp_path / name).list_runs()) == 1, name
+
+
+def test_runs_commands(invoke, tmp_path):
+    spec = str(write(tmp_path / "s.yaml", SPEC))
+    first = run_json(invoke, spec)["run_id"]
+    second = run_json(invoke, spec, "--set", "objective.regularization=0.05")["run_id"]
+
+    listed = json.loads(invoke("runs", "list", "--json").stdout)
+    assert [r["run_id"] for r in listed] == [second, first]
+    assert json.loads(invoke("runs", "list", "--json", "--state", "failed").stdout) == []
+    assert "stored" in invoke("runs", "list").stdout
+
+    shown = json.loads(invoke("runs", "show", "latest", "--json").stdout)
+    assert shown["run_id"] == second and shown["metrics"] and shown["models"]
+    human = invoke("runs", "show", first[:6]).stdout
+    assert "Certificate" in human and "Model" in human and "regularization" in human
+
+    compared = json.loads(invoke("runs", "compare", first[:8], second[:8], "--json").stdout)
+    fields = {row["field"]: row["values"] for row in compared["rows"]}
+    assert fields["spec.objective.regularization"] == [0.0, 0.05]
+    assert "spec.name" not in fields  # only the differing keys
+    assert fields["objective"][1] == pytest.approx(fields["objective"][0] + 0.05)
+
+    exported = json.loads(invoke("runs", "export", first, second, "--format", "json").stdout)
+    assert [d["run_id"] for d in exported] == [first, second] and exported[0]["events"]
+    for fmt in ("csv", "parquet"):
+        assert invoke("runs", "export", "latest", "--format", fmt, "-o", str(tmp_path / "out")).exit_code == 0
+        con = duckdb.connect()
+        events = con.execute(f"SELECT count(*) FROM '{tmp_path / ('out.events.' + fmt)}'").fetchone()[0]
+        runs = con.execute(f"SELECT run_id FROM '{tmp_path / ('out.runs.' + fmt)}'").fetchall()
+        assert events >= 2 and runs == [(second,)]
+
+    assert invoke("runs", "delete", first, "--yes").exit_code == 0
+    assert [r["run_id"] for r in json.loads(invoke("runs", "list", "--json").stdout)] == [second]
+
+
+def test_run_references(invoke, tmp_path):
+    store = RunStore(tmp_path / "glasswork.duckdb")
+    missing = invoke("runs", "show", "latest")
+    assert missing.exit_code == 2 and "no run store" in missing.output
+    spec = str(write(tmp_path / "s.yaml", SPEC))
+    ids = [run_json(invoke, spec)["run_id"] for _ in range(3)]
+    assert store.resolve(["latest"]) == [ids[-1]]
+    bad = invoke("runs", "show", "zzzz")
+    assert bad.exit_code == 2 and "no run with an id starting 'zzzz'" in bad.output
+    with pytest.raises(StoreError, match="matches 3 runs"):
+        store.resolve([""])
+
+
+def _child_env(toy_env: dict, **extra: str) -> dict:
+    env = dict(toy_env)
+    env.update(extra)
+    return env
+
+
+@pytest.mark.slow
+def test_kill_9_leaves_a_consistent_store_and_the_run_marked_failed(toy_env, tmp_path):
+    db = tmp_path / "glasswork.duckdb"
+    spec = write(tmp_path / "s.yaml", SPEC + "search: {behaviour: endless, step_seconds: 0.002}\n")
+    proc = subprocess.Popen([sys.executable, "-m", "glasswork", "run", "-q", "--db", str(db), str(spec)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_child_env(toy_env))
+    store = RunStore(db)
+    deadline = time.monotonic() + 60
+    seen = 0
+    while time.monotonic() < deadline and seen < 50:
+        time.sleep(0.3)
+        if db.exists():
+            try:
+                runs = store.list_runs()
+                seen = len(store.events(runs[0].run_id)) if runs else 0
+            except StoreError:
+                continue
+    assert seen >= 50, proc.stderr.read() if proc.poll() is not None else "no events recorded"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    store = RunStore(db).open()  # opening recovers
+    [run] = store.list_runs()
+    assert run.state == "failed" and "killed or crashed" in run.error
+    assert len(store.events(run.run_id)) >= seen  # nothing already written is lost
+    assert not list(store.events_dir.glob("*.jsonl"))
+
+
+@pytest.mark.slow
+def test_a_locked_store_is_waited_for_then_reported(toy_env, tmp_path):
+    db = tmp_path / "glasswork.duckdb"
+    RunStore(db).open()
+    hold = "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('held', flush=True); time.sleep(float(sys.argv[2]))"
+    spec = str(write(tmp_path / "s.yaml", SPEC))
+    env = _child_env(toy_env, GLASSWORK_DB_LOCK_TIMEOUT="1")
+
+    holder = subprocess.Popen([sys.executable, "-c", hold, str(db), "30"], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    blocked = subprocess.run([sys.executable, "-m", "glasswork", "run", "-q", "--db", str(db), spec],
+                             capture_output=True, text=True, env=env, timeout=60)
+    holder.kill()
+    holder.wait()
+    assert blocked.returncode == 1
+    assert "is locked by process" in blocked.stderr and "--no-store" in blocked.stderr
+    assert "nothing was run" in blocked.stderr
+    assert RunStore(db).list_runs() == []  # the file is intact and holds no half-run
+
+    holder = subprocess.Popen([sys.executable, "-c", hold, str(db), "1.5"], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    waited = subprocess.run([sys.executable, "-m", "glasswork", "run", "-q", "--db", str(db), spec],
+                            capture_output=True, text=True, env=_child_env(toy_env, GLASSWORK_DB_LOCK_TIMEOUT="20"),
+                            timeout=60)
+    holder.wait()
+    assert waited.returncode == 0, waited.stderr
+    assert [r.state for r in RunStore(db).list_runs()] == ["finished"]
+
+
+def test_lock_timeout_raises_store_locked(tmp_path):
+    db = tmp_path / "x.duckdb"
+    RunStore(db).open()
+    code = "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('held', flush=True); time.sleep(20)"
+    holder = subprocess.Popen([sys.executable, "-c", code, str(db)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        with pytest.raises(StoreLocked, match=f"locked by process {holder.pid}"):
+            RunStore(db, lock_timeout=0.5).open()
+        assert time.monotonic() - started < 5
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_run_whose_database_stayed_locked_is_imported_from_its_log(tmp_path, toy_registry):
+    """The log is the write-ahead record: recovery turns it into a complete run."""
+    from glasswork.runner import Runner
+    from glasswork.spec import validate_spec
+    from glasswork.store import StoreSink
+
+    db = tmp_path / "glasswork.duckdb"
+    store = RunStore(db).open()
+    spec = validate_spec({"name": "locked", "solver": "toy",
+                          "data": {"source": "sklearn:breast_cancer", "binarize": {"thresholds": 2}}}, toy_registry)
+    sink = StoreSink(store)
+    original = store.connect
+
+    def always_locked(*args, **kwargs):
+        raise StoreLocked("locked for the test")
+
+    store.connect = always_locked  # type: ignore[method-assign]
+    outcome = Runner(toy_registry, [sink]).run(spec)
+    assert any("will be imported" in w for w in sink.warnings)
+    log = store.log_path(outcome.info.run_id)
+    assert log.exists()
+    # pretend the writer is gone: another pid on this host that no longer exists
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    records[0]["pid"] = 2**22 + 12345
+    log.write_text("".join(json.dumps(r) + "\n" for r in records) + '{"kind": "torn')  # plus a torn line
+    store.connect = original  # type: ignore[method-assign]
+    reopened = RunStore(db).open()
+    [row] = reopened.list_runs()
+    assert row.run_id == outcome.info.run_id and row.state == "finished" and row.status == "optimal"
+    assert len(reopened.events(row.run_id)) == len(records) - 2  # minus start and finish lines
+    assert reopened.details(row.run_id)["models"][0]["kind"] == "stump"
+    assert not log.exists()
+
+
+def test_an_older_schema_is_migrated(tmp_path):
+    db = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(db))
+    for statement in MIGRATIONS[0]:
+        con.execute(statement)
+    con.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    con.execute("INSERT INTO runs (run_id, name, solver, state, started_at) VALUES ('abc', 'old', 'toy', 'finished', now()::TIMESTAMP)")
+    con.close()
+    store = RunStore(db).open()
+    [row] = store.list_runs()
+    assert row.run_id == "abc" and row.sweep_id is None
+    con = duckdb.connect(str(db))
+    assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+    con.close()
+
+
+def test_a_newer_schema_is_refused(tmp_path):
+    db = tmp_path / "new.duckdb"
+    RunStore(db).open()
+    con = duckdb.connect(str(db))
+    con.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    con.close()
+    with pytest.raises(StoreError, match="schema version 99, newer than this glasswork understands"):
+        RunStore(db).open()
+
+
+def test_a_foreign_duckdb_file_is_refused(tmp_path):
+    db = tmp_path / "other.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t (x INT)")
+    con.close()
+    with pytest.raises(StoreError, match="not a glasswork run store"):
+        RunStore(db).open()
+
+
+def test_thousands_of_events_are_batched(tmp_path):
+    from glasswork.events import Event
+    from glasswork.runner import RunInfo
+    from glasswork.store import StoreSink
+
+    store = RunStore(tmp_path / "glasswork.duckdb").open()
+    info = RunInfo(run_id="batch", name="b", solver="toy", solver_version="1", spec_hash="h", spec={},
+                   spec_path=None, data_fingerprint="f", n_train=1, n_test=0, n_features=1,
+                   started_at="2026-01-01T00:00:00+00:00")
+    sink = StoreSink(store, flush_seconds=0.05)
+    sink.on_start(info)
+    for i in range(5000):
+        sink.on_event(Event("progress", i * 1e-3, objective=1.0, lower_bound=0.5, nodes=i, counters={"queue": i}))
+    sink.on_finish(info, None, RuntimeError("stop"))
+    events = store.events("batch")
+    assert len(events) == 5000 and events[-1]["nodes"] == 4999 and events[-1]["gap"] == pytest.approx(0.5)
+    assert store.get_run("batch").state == "failed"
