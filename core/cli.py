@@ -21,11 +21,32 @@ from glasswork._version import __version__
 EXIT_OK, EXIT_SOLVER, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
+# Commands whose module is imported only when they are used (Textual is heavy to import).
+LAZY_COMMANDS = {
+    "monitor": "glasswork.tui.commands:monitor",
+    "tui": "glasswork.tui.commands:tui",
+}
+
+
 class _Group(click.Group):
     """Loads plugin-contributed commands only when a name is not a built-in one, so that
     ``glasswork --version`` and the built-in commands never pay for importing every plugin."""
 
     _plugins_loaded = False
+
+    def _lazy(self, name: str) -> click.Command | None:
+        target = LAZY_COMMANDS.get(name)
+        if target is None or name in self.commands:
+            return self.commands.get(name)
+        module_name, attr = target.split(":")
+        try:
+            import importlib
+
+            command = getattr(importlib.import_module(module_name), attr)
+        except ImportError as exc:
+            raise click.ClickException(f"'glasswork {name}' is not available: {exc}") from None
+        self.add_command(command, name)
+        return command
 
     def _load_plugin_commands(self) -> None:
         if not self._plugins_loaded:
@@ -36,7 +57,7 @@ class _Group(click.Group):
                 click.echo(f"warning: plugin command failed to load: {error}", err=True)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        command = super().get_command(ctx, cmd_name)
+        command = super().get_command(ctx, cmd_name) or self._lazy(cmd_name)
         if command is None:
             self._load_plugin_commands()
             command = super().get_command(ctx, cmd_name)
@@ -44,7 +65,7 @@ class _Group(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         self._load_plugin_commands()
-        return super().list_commands(ctx)
+        return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS))
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -116,6 +116,18 @@ class Runner:
         self.registry = registry or get_registry()
         self.sinks = list(sinks)
         self.sink_errors: list[str] = []
+        self._ctx: SolveContext | None = None
+        self._cancel_requested = False
+
+    def cancel(self) -> None:
+        """Stop the current solve as Ctrl-C would (safe from any thread, e.g. a UI's).
+
+        The solver returns its best model with status ``cancelled``; a cancel that arrives
+        before the search starts takes effect as soon as it does.
+        """
+        self._cancel_requested = True
+        if self._ctx is not None:
+            self._ctx.request_stop(StopReason.CANCEL)
 
     def run(
         self,
@@ -155,6 +167,9 @@ class Runner:
         )
         events: queue.SimpleQueue[Event] = queue.SimpleQueue()
         ctx = SolveContext(limits, events.put)
+        self._ctx = ctx
+        if self._cancel_requested:
+            ctx.request_stop(StopReason.CANCEL)
         active = self._start_sinks(info)
         try:
             result, elapsed = self._solve_in_worker(solver, problem, ctx, events, active)
@@ -164,6 +179,8 @@ class Runner:
         except BaseException as exc:
             self._finish_sinks(active, info, None, exc)
             raise
+        finally:
+            self._ctx = None
         self._finish_sinks(active, info, outcome, None)
         return outcome
 

@@ -142,3 +142,17 @@ def test_a_data_error_raised_by_the_solver_stays_a_data_error(toy_registry, monk
     monkeypatch.setattr(toy_plugin, "best_stump", refuse)
     with pytest.raises(DataError, match="features must be 0/1"):
         Runner(toy_registry).run(spec(toy_registry))
+
+
+def test_cancel_from_another_thread(toy_registry):
+    runner = Runner(toy_registry)
+
+    class CancelOnProgress(CollectingSink):
+        def on_event(self, event):
+            super().on_event(event)
+            if event.kind == "progress" and len(self.events) > 3:
+                threading.Thread(target=runner.cancel).start()
+
+    runner.sinks.append(CancelOnProgress())
+    outcome = runner.run(spec(toy_registry, search={"behaviour": "endless"}))
+    assert outcome.result.certificate.status is Status.CANCELLED and outcome.interrupted

@@ -302,3 +302,21 @@ def test_thousands_of_events_are_batched(tmp_path):
     events = store.events("batch")
     assert len(events) == 5000 and events[-1]["nodes"] == 4999 and events[-1]["gap"] == pytest.approx(0.5)
     assert store.get_run("batch").state == "failed"
+
+
+def test_the_documented_queries_run(invoke, tmp_path):
+    """docs/run-store.md's SQL runs against a real store and answers what it says."""
+    import re
+
+    spec = str(write(tmp_path / "s.yaml", SPEC))
+    optimal = run_json(invoke, spec)
+    stopped = run_json(invoke, str(write(tmp_path / "e.yaml", SPEC + "search: {behaviour: endless}\nlimits: {nodes: 3}\n")))
+    doc = (Path(__file__).parent.parent / "docs" / "run-store.md").read_text()
+    best, trajectory, open_gap = re.findall(r"```sql\n(.*?)```", doc, re.S)
+    con = duckdb.connect(str(tmp_path / "glasswork.duckdb"))
+    [(solver, best_objective, count)] = con.execute(best).fetchall()
+    assert solver == "toy" and count == 2 and best_objective == pytest.approx(min(optimal["objective"], stopped["objective"]))
+    rows = con.execute(trajectory).fetchall()
+    assert [r[4] for r in rows] == [1, 2]  # nodes of the latest run's progress events (stopped at 3)
+    assert [r[0] for r in con.execute(open_gap).fetchall()] == [stopped["run_id"]]
+    con.close()
