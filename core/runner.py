@@ -103,7 +103,8 @@ class RunOutcome:
             "model": doc["model"],
             "model_text": doc["model_text"],
             "metrics": doc["metrics"],
-            "stats": {**doc["stats"], "elapsed": round(self.elapsed, 6), "peak_memory": self.peak_memory},
+            "stats": {**doc["stats"], "elapsed": round(self.elapsed, 6), "peak_memory": self.peak_memory,
+                      "model_size": self.result.model.size},
             "spec_hash": self.info.spec_hash,
             "data_fingerprint": self.info.data_fingerprint,
         }

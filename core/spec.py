@@ -17,7 +17,7 @@ import typing
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import (
     BaseModel,
@@ -28,6 +28,7 @@ from pydantic import (
     PositiveInt,
     TypeAdapter,
     ValidationError,
+    model_validator,
 )
 
 from glasswork.data import DataSpec
@@ -35,7 +36,7 @@ from glasswork.data import DataSpec
 if TYPE_CHECKING:
     from glasswork.registry import Registry
 
-TOP_LEVEL_KEYS = ("name", "data", "solver", "objective", "constraints", "search", "limits", "store")
+TOP_LEVEL_KEYS = ("name", "data", "solver", "objective", "constraints", "search", "limits", "store", "sweep")
 
 
 class StrictModel(BaseModel):
@@ -61,6 +62,41 @@ class StoreSpec(StrictModel):
     path: str | None = Field(None, description="Database file; default glasswork.duckdb here.")
 
 
+class SweepSpec(StrictModel):
+    """Many runs of one spec: a grid or a list of points over its fields, optionally cross-validated.
+
+    ``grid: {objective.regularization: [0.02, 0.01]}`` runs every combination of the listed
+    values; ``points`` lists combinations explicitly; both may be given. ``folds: K`` runs each
+    point on K seeded folds (the data's split becomes ``kfold``). ``glasswork sweep SPEC`` runs it.
+    """
+
+    grid: dict[str, list[Any]] = Field(
+        default_factory=dict, description="Dotted field path -> values; every combination is a point."
+    )
+    points: list[dict[str, Any]] = Field(
+        default_factory=list, description="Explicit points, each a mapping of dotted field paths to values."
+    )
+    folds: int | None = Field(None, ge=2, le=100, description="Cross-validate every point on this many folds.")
+    metric: str | None = Field(
+        None, description="What picks the best point: a metric such as test_auc, or objective "
+        "(default: test_accuracy or test_r2 when there is test data, else objective).",
+    )
+    goal: Literal["min", "max"] | None = Field(
+        None, description="Whether the metric is better low or high (inferred from its name when omitted)."
+    )
+
+    @model_validator(mode="after")
+    def _something_to_sweep(self) -> SweepSpec:
+        for path, values in self.grid.items():
+            if not values:
+                raise ValueError(f"grid entry {path!r} has no values")
+            if path.split(".")[0] in ("sweep", "name", "solver"):
+                raise ValueError(f"{path!r} cannot be swept")
+        if not self.grid and not self.points and self.folds is None:
+            raise ValueError("a sweep needs a grid, points or folds")
+        return self
+
+
 class SolverSpec(StrictModel):
     """Base of every solver's spec model.
 
@@ -76,6 +112,7 @@ class SolverSpec(StrictModel):
     search: StrictModel = Field(default_factory=StrictModel)
     limits: LimitsSpec = Field(default_factory=LimitsSpec)
     store: StoreSpec = Field(default_factory=StoreSpec)
+    sweep: SweepSpec | None = Field(None, description="Run a grid of variants of this spec (glasswork sweep).")
 
     def resolved(self) -> dict[str, Any]:
         """The spec with every default filled in, as plain JSON values."""

@@ -389,6 +389,23 @@ class RunStore:
             return run_host == host and pid is not None
         return _now() - _utc(heartbeat) < timedelta(seconds=STALE_SECONDS)
 
+    def record(self, records: list[dict[str, Any]]) -> None:
+        """Record a whole run at once from its log records (start, events..., finish).
+
+        Sweeps use it: their workers never open the database, they send the records back.
+        """
+        with self.connect(timeout=FINAL_LOCK_TIMEOUT) as con:
+            self._import_log(con, records)
+
+    def sweep_points(self, sweep_id: str, states: Sequence[str] = ("finished", "stopped")) -> dict[str, str]:
+        """``{point key: run_id}`` of a sweep's runs in the given states (to resume a sweep)."""
+        with self.connect() as con:
+            rows = con.execute(
+                f"SELECT sweep_point, run_id FROM runs WHERE sweep_id = ? AND state IN "
+                f"({', '.join('?' for _ in states)}) ORDER BY started_at",
+                [sweep_id, *states]).fetchall()
+        return {json.loads(point)["key"]: run_id for point, run_id in rows if point}
+
     def _import_log(self, con: duckdb.DuckDBPyConnection, records: list[dict[str, Any]]) -> None:
         from glasswork.runner import RunInfo
 
@@ -411,8 +428,11 @@ class RunStore:
     # -- reading ------------------------------------------------------------------------------
 
     def list_runs(self, *, solver: str | None = None, state: str | None = None, name: str | None = None,
-                  limit: int | None = 50) -> list[RunRow]:
+                  sweep: str | None = None, limit: int | None = 50) -> list[RunRow]:
         where, params = [], []
+        if sweep:
+            where.append("starts_with(sweep_id, ?)")
+            params.append(sweep)
         for column, value in (("solver", solver), ("state", state)):
             if value:
                 where.append(f"{column} = ?")

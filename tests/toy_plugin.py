@@ -3,11 +3,14 @@
 ``if x_j == v then a else b`` is enumerated over every feature j, value v and labels a, b, so its
 certificate is a true proof. ``search.behaviour`` makes it misbehave on purpose, to test the
 runner: ``endless`` keeps searching until stopped, ``raise`` fails, ``bad_result`` returns
-something that is not a Result, ``ignore_stop`` never looks at the stop flag for a while.
+something that is not a Result, ``ignore_stop`` never looks at the stop flag for a while, ``die``
+kills its own process (a worker lost mid-task).
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from typing import Any, Literal
 
@@ -33,7 +36,7 @@ class ToyObjective(StrictModel):
 
 
 class ToySearch(StrictModel):
-    behaviour: Literal["exact", "endless", "raise", "bad_result", "ignore_stop"] = "exact"
+    behaviour: Literal["exact", "endless", "raise", "bad_result", "ignore_stop", "die"] = "exact"
     step_seconds: float = Field(0.005, gt=0, le=1, description="Sleep per step when endless.")
 
 
@@ -111,6 +114,8 @@ class ToySolver(Solver):
         behaviour = spec.search.behaviour
         if behaviour == "raise":
             raise RuntimeError("toy solver asked to fail")
+        if behaviour == "die":
+            os.kill(os.getpid(), signal.SIGKILL)
         if behaviour == "bad_result":
             return "not a result"  # type: ignore[return-value]
         model, objective = best_stump(problem, spec.objective.regularization)

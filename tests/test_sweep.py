@@ -1,0 +1,224 @@
+"""Sweeps: expansion and validation, local and Dask execution with the same numbers, resuming,
+and every fault (a task that raises, a worker that dies, a cluster that goes away, Ctrl-C)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import write
+from glasswork import sweep as sweeps
+from glasswork.spec import SpecError, read_spec_document
+from glasswork.store import RunStore
+
+BASE = """\
+name: path
+solver: toy
+data:
+  source: sklearn:breast_cancer
+  binarize: {thresholds: 2}
+"""
+
+
+def plan(tmp_path: Path, registry, text: str) -> sweeps.Sweep:
+    path = write(tmp_path / "sweep.yaml", text)
+    document, positions = read_spec_document(path)
+    return sweeps.expand(document, registry, file=str(path), positions=positions, path=path)
+
+
+def test_grid_times_folds(tmp_path, toy_registry):
+    p = plan(tmp_path, toy_registry, BASE + "sweep:\n  grid:\n    objective.regularization: [0.0, 0.01, 0.1]\n  folds: 4\n")
+    assert len(p.points) == 12
+    assert {pt.fold for pt in p.points} == {0, 1, 2, 3}
+    first = p.points[0].document
+    assert first["objective"]["regularization"] == 0.0 and "sweep" not in first
+    assert first["data"]["split"] == {"kind": "kfold", "folds": 4, "fold": 0}
+    assert p.metric == "test_accuracy" and p.maximise
+    assert len({pt.key for pt in p.points}) == 12
+
+
+def test_points_and_grid_combine(tmp_path, toy_registry):
+    p = plan(tmp_path, toy_registry, BASE + "sweep:\n  grid: {objective.regularization: [0.0, 0.1]}\n"
+                                            "  points:\n    - {search.behaviour: exact, objective.regularization: 0.5}\n")
+    assert [pt.coords for pt in p.points] == [
+        {"objective.regularization": 0.0}, {"objective.regularization": 0.1},
+        {"search.behaviour": "exact", "objective.regularization": 0.5}]
+
+
+def test_an_invalid_point_is_reported_with_its_coordinates(tmp_path, toy_registry):
+    text = BASE + "sweep:\n  grid:\n    objective.regularization: [0.1, -1, 2]\n  folds: 2\n"
+    with pytest.raises(SpecError) as info:
+        plan(tmp_path, toy_registry, text)
+    messages = [str(i) for i in info.value.issues]
+    assert len(messages) == 4  # two bad values x two folds
+    assert all(":8:37: objective.regularization: at sweep point (objective.regularization=-1" in m for m in messages[:2])
+    assert all(":8:41: objective.regularization: at sweep point (objective.regularization=2" in m for m in messages[2:])
+    assert any("objective.regularization=-1, fold 1" in m for m in messages)
+
+
+def test_sweep_section_is_validated(tmp_path, toy_registry):
+    with pytest.raises(SpecError, match="has no values"):
+        plan(tmp_path, toy_registry, BASE + "sweep:\n  grid: {objective.regularization: []}\n")
+    with pytest.raises(SpecError, match="needs a grid, points or folds"):
+        plan(tmp_path, toy_registry, BASE + "sweep: {}\n")
+    with pytest.raises(SpecError, match="unknown key 'regularisation'"):
+        plan(tmp_path, toy_registry, BASE + "sweep:\n  grid: {objective.regularisation: [0.1]}\n")
+
+
+def _objectives(store: RunStore, sweep_id: str) -> dict[str, float]:
+    rows = store.list_runs(sweep=sweep_id, limit=None)
+    return {json.dumps(store.details(r.run_id)["spec"]["objective"]) + str(store.details(r.run_id)["spec"]["data"]["split"]): r.objective
+            for r in rows}
+
+
+@pytest.fixture
+def local(toy_env):
+    executor = sweeps.LocalExecutor(jobs=2)
+    yield executor
+    executor.close()
+
+
+def test_local_sweep_records_summarises_and_resumes(tmp_path, toy_env, toy_registry, local):
+    p = plan(tmp_path, toy_registry, BASE + "sweep:\n  grid: {objective.regularization: [0.0, 0.05]}\n  folds: 3\n")
+    store = RunStore(tmp_path / "glasswork.duckdb").open()
+    report = sweeps.run_sweep(p, local, store=store)
+    assert len(report.outcomes) == 6 and not report.failed and not report.interrupted
+    runs = store.list_runs(sweep=p.sweep_id, limit=None)
+    assert len(runs) == 6 and {r.state for r in runs} == {"finished"}
+    rows = sweeps.summarise(report, store)
+    assert [r.coords for r in rows] == [{"objective.regularization": 0.0}, {"objective.regularization": 0.05}]
+    objectives = sorted(r.objective for r in runs if store.details(r.run_id)["spec"]["objective"]["regularization"] == 0.05)
+    mean, sd = rows[1].values["objective"]
+    assert mean == pytest.approx(sum(objectives) / 3)
+    assert rows[0].statuses == {"optimal": 3} and rows[0].values["model_size"] == (1.0, 0.0)
+    assert sum(r.best for r in rows) == 1
+
+    again = sweeps.run_sweep(p, local, store=store)
+    assert again.outcomes == [] and len(again.resumed) == 6
+    assert [r.values for r in sweeps.summarise(again, store)] == [r.values for r in rows]
+    assert len(store.list_runs(sweep=p.sweep_id, limit=None)) == 6
+
+
+FAULTS = BASE + "sweep:\n  grid: {search.behaviour: [exact, raise, die]}\n"
+
+
+def test_local_faults_are_recorded_and_the_rest_finish(tmp_path, toy_env, toy_registry, local):
+    p = plan(tmp_path, toy_registry, FAULTS)
+    store = RunStore(tmp_path / "glasswork.duckdb").open()
+    report = sweeps.run_sweep(p, local, store=store)
+    by_behaviour = {o.point.coords["search.behaviour"]: o for o in report.outcomes}
+    assert by_behaviour["exact"].result["status"] == "optimal"
+    assert "toy solver asked to fail" in by_behaviour["raise"].error
+    assert "worker process died" in by_behaviour["die"].error
+    states = sorted((r.state, r.error or "") for r in store.list_runs(sweep=p.sweep_id, limit=None))
+    assert [s for s, _ in states] == ["failed", "failed", "finished"]
+
+
+@pytest.fixture
+def dask_local(toy_env):
+    import dask
+    import distributed  # noqa: F401  (loads its config, so the set below restores cleanly)
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        executor = sweeps.DaskExecutor("local", workers=2)
+    yield executor
+    executor.close()
+
+
+@pytest.mark.slow
+def test_dask_gives_the_same_numbers_as_local(tmp_path, toy_env, toy_registry, local, dask_local):
+    text = BASE + "sweep:\n  grid: {objective.regularization: [0.0, 0.02]}\n  folds: 2\n"
+    p = plan(tmp_path, toy_registry, text)
+    here = {o.point.key: o.result["objective"] for o in sweeps.run_sweep(p, local).outcomes}
+    there = {o.point.key: o.result["objective"] for o in sweeps.run_sweep(p, dask_local).outcomes}
+    assert here == there and len(here) == 4
+
+
+@pytest.mark.slow
+def test_dask_faults_are_recorded_and_the_rest_finish(tmp_path, toy_env, toy_registry, dask_local):
+    p = plan(tmp_path, toy_registry, FAULTS)
+    store = RunStore(tmp_path / "glasswork.duckdb").open()
+    report = sweeps.run_sweep(p, dask_local, store=store)
+    by_behaviour = {o.point.coords["search.behaviour"]: o for o in report.outcomes}
+    assert by_behaviour["exact"].result["status"] == "optimal"
+    assert "toy solver asked to fail" in by_behaviour["raise"].error
+    assert "worker process died" in by_behaviour["die"].error
+    assert len(store.list_runs(sweep=p.sweep_id, limit=None)) == 3
+
+
+@pytest.mark.slow
+def test_a_cluster_that_goes_away(tmp_path, toy_env, toy_registry, dask_local):
+    text = BASE + "limits: {time: 60}\nsweep:\n  grid: {search.behaviour: [exact, endless, endless]}\n"
+    p = plan(tmp_path, toy_registry, text.replace("[exact, endless, endless]", "[exact, endless]"))
+    p.points.append(sweeps.SweepPoint(2, {"search.behaviour": "endless", "copy": 2}, None, p.points[1].document))
+    store = RunStore(tmp_path / "glasswork.duckdb").open()
+
+    def pull_the_plug(outcome):
+        if outcome.result is not None:
+            dask_local._cluster.close(timeout=10)
+
+    report = sweeps.run_sweep(p, dask_local, store=store, on_outcome=pull_the_plug)
+    assert [o.result["status"] for o in report.outcomes if o.result] == ["optimal"]
+    lost = [o for o in report.outcomes if o.result is None]
+    assert len(lost) == 2 and all("went away" in o.error or "died" in o.error for o in lost)
+    runs = store.list_runs(sweep=p.sweep_id, limit=None)
+    assert sorted(r.state for r in runs) == ["failed", "failed", "finished"]
+
+
+@pytest.mark.slow
+def test_ctrl_c_cancels_points_in_flight_and_the_sweep_resumes(toy_env, tmp_path):
+    text = BASE + "sweep:\n  grid: {search.behaviour: [exact, endless, endless]}\n"
+    spec = write(tmp_path / "sweep.yaml", text)
+    db = tmp_path / "glasswork.duckdb"
+    command = [sys.executable, "-m", "glasswork", "sweep", str(spec), "-j", "3", "--db", str(db)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=toy_env)
+    first = proc.stderr.readline()  # the exact point: workers are up and the endless ones running
+    assert "[1/3]" in first, first + proc.stderr.read()
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    store = RunStore(db)
+    assert sorted(r.status for r in store.list_runs()) == ["cancelled", "cancelled", "optimal"]
+    resumed = subprocess.run(command + ["--dry-run"], capture_output=True, text=True, env=toy_env)
+    assert resumed.returncode == 0 and "3 point(s)" in resumed.stderr
+
+
+def test_cli_sweep_writes_summary_and_plot(tmp_path, toy_env, monkeypatch):
+    from click.testing import CliRunner
+
+    from glasswork.cli import cli
+
+    monkeypatch.chdir(tmp_path)
+    spec = write(tmp_path / "sweep.yaml", BASE + "sweep:\n  grid: {objective.regularization: [0.0, 0.01, 0.1]}\n  folds: 2\n")
+    result = CliRunner().invoke(cli, ["sweep", str(spec), "-j", "2", "--summary", "s.csv", "--plot", "p.png", "--json"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert len(doc["summary"]) == 3 and doc["failed"] == [] and doc["metric"] == "test_accuracy"
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    header = (tmp_path / "s.csv").read_text().splitlines()[0]
+    assert "objective.regularization" in header and "test_accuracy_mean" in header and "best" in header
+    listed = CliRunner().invoke(cli, ["runs", "list", "--sweep", doc["sweep_id"][:6], "--json"])
+    assert len(json.loads(listed.stdout)) == 6
+
+
+def test_cli_sweep_exit_codes(tmp_path, toy_env, monkeypatch):
+    from click.testing import CliRunner
+
+    from glasswork.cli import cli
+
+    monkeypatch.chdir(tmp_path)
+    bad = write(tmp_path / "bad.yaml", BASE + "sweep:\n  grid: {objective.regularization: [-1]}\n")
+    result = CliRunner().invoke(cli, ["sweep", str(bad)])
+    assert result.exit_code == 2 and "at sweep point (objective.regularization=-1)" in result.output
+    failing = write(tmp_path / "f.yaml", BASE + "sweep:\n  grid: {search.behaviour: [exact, raise]}\n")
+    result = CliRunner().invoke(cli, ["sweep", str(failing), "-j", "1", "--no-store"])
+    assert result.exit_code == 1 and "failed: search.behaviour=raise" in result.output
