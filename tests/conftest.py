@@ -50,7 +50,3 @@ def tiny_csv(tmp_path: Path) -> Path:
     path.write_text("\n".join(lines) + "\n")
     return path
 
-
-def write(path: Path, text: str) -> Path:
-    path.write_text(text)
-    return path

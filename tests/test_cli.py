@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import write
+from spec_files import write
 from glasswork import __version__
 from glasswork.cli import cli
 

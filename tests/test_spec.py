@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write
+from spec_files import write
 from glasswork.spec import SpecError, json_schema, load_spec
 
 VALID = """\

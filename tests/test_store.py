@@ -15,7 +15,7 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from conftest import write
+from spec_files import write
 from glasswork.cli import cli
 from glasswork.store import MIGRATIONS, SCHEMA_VERSION, RunStore, StoreError, StoreLocked
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write
+from spec_files import write
 from glasswork import sweep as sweeps
 from glasswork.spec import SpecError, read_spec_document
 from glasswork.store import RunStore
