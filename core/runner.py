@@ -312,10 +312,14 @@ class Runner:
                 self.sink_errors.append(f"{type(sink).__name__}.on_finish: {exc}")
 
 
-def _split_of(problem: Problem) -> dict[str, list[int]] | None:
-    """The row indices of the training and test parts, kept so a run can be reproduced."""
-    split = {name: getattr(problem, name).tolist() for name in ("train_index", "test_index")
-             if getattr(problem, name, None) is not None}
+def _split_of(problem: Problem) -> dict[str, Any] | None:
+    """The row indices of the training and test parts (and, for k-fold, every row's fold and the
+    fold held out), kept so a run can be reproduced exactly."""
+    split: dict[str, Any] = {name: getattr(problem, name).tolist()
+                             for name in ("train_index", "test_index", "folds")
+                             if getattr(problem, name, None) is not None}
+    if getattr(problem, "fold", None) is not None:
+        split["fold"] = int(problem.fold)  # type: ignore[attr-defined]
     return split or None
 
 

@@ -1,4 +1,8 @@
-"""Resolve a ``DataSpec`` into a ``Problem``: read, select, encode the target, split, binarize."""
+"""Resolve a ``DataSpec`` into a ``Problem``: read, select, check, encode the target, split, binarize.
+
+Every bad input raises ``DataError`` naming the file, column, row or value, and the fix (the CLI
+turns it into exit status 2 before anything is written).
+"""
 
 from __future__ import annotations
 
@@ -7,177 +11,326 @@ from typing import Any
 
 import numpy as np
 
+from glasswork.data.binarize import Binarizer, binarize
 from glasswork.data.problem import DataError, Problem
-from glasswork.data.spec import BinarizeSpec, DataSpec
+from glasswork.data.sources import SKLEARN_TARGET, Table, read_table
+from glasswork.data.spec import DataSpec, SplitSpec
 
-SKLEARN_SETS = ("breast_cancer", "iris", "wine", "diabetes")
+__all__ = ["binarize", "load_problem", "split_indices"]
 
 
 def load_problem(spec: DataSpec, base_dir: str | Path = ".") -> Problem:
     """Build the ``Problem`` a spec's ``data:`` section describes; raises ``DataError``."""
-    names, X, y_raw, weights = _read(spec, Path(base_dir))
-    if X.shape[0] == 0:
-        raise DataError("the data set is empty after filtering", file=spec.source,
-                        hint="check 'columns', 'drop' and the file's contents")
-    task, y, classes = _encode_target(spec, y_raw)
+    base_dir = Path(base_dir)
+    if spec.source.lower().endswith(".out"):
+        from glasswork.data.corels_format import load_corels
+
+        return load_corels(spec, base_dir)
+
+    table = read_table(spec.source, base_dir, spec.where)
+    target = spec.target or SKLEARN_TARGET
+    features = _select(spec, table, target)
+    used = [*features, target] + ([spec.weights] if spec.weights else [])
+    table = _missing(spec, table, used)
+    _not_empty(spec, table, features)
+
+    test = None
+    if spec.test is not None:
+        test = read_table(spec.test, base_dir, spec.where)
+        absent = [c for c in used if c not in test.columns]
+        if absent:
+            raise DataError(f"the test file lacks column(s) {', '.join(map(repr, absent))}",
+                            file=test.origin, hint="train and test files need the same columns")
+        test = _missing(spec, test, used)
+        if test.n_rows == 0:
+            raise DataError("the test file has no rows", file=test.origin,
+                            hint="check the file and the 'where' filter")
+        for c in features:  # a numeric training column must be numeric in the test file too
+            if table.columns[c].dtype.kind in "biuf" and test.columns[c].dtype.kind not in "biuf":
+                test.columns[c] = _numeric(test, c)
+
+    task, y, classes = _encode_target(spec, table, target)
+    weights = _weights(spec, table)
+    train, held, folds = split_indices(spec.split, y, task)
+
     if spec.binarize is not None:
-        names, X = binarize(X, names, spec.binarize)
-    rows = np.arange(X.shape[0])
+        _check_text_columns(spec, table, features)
+        fitted = Binarizer(spec.binarize).fit({c: table.columns[c][train] for c in features}, features)
+        names, X = fitted.transform({c: table.columns[c] for c in features})
+        if not names:
+            raise DataError("binarization produced no features (every column is constant)",
+                            file=table.origin, hint="check 'columns', 'drop' and 'where'")
+    else:
+        names, X = features, _numeric_matrix(table, features)
+
     problem = Problem(
         name=spec.source,
-        X=X,
-        y=y,
-        feature_names=names,
+        X=X[train],
+        y=y[train],
+        feature_names=list(names),
         task=task,
         classes=classes,
-        sample_weight=weights,
+        sample_weight=None if weights is None else weights[train],
+        train_index=train,
+        test_index=held,
+        folds=folds,
+        fold=spec.split.fold if spec.split.kind == "kfold" else None,
         source=spec.source,
     )
-    if spec.split.kind == "holdout":
-        from sklearn.model_selection import train_test_split
-
-        stratify = y if (spec.split.stratify and task != "regression") else None
-        train, test = train_test_split(
-            rows, test_size=spec.split.test_size, random_state=spec.split.seed, stratify=stratify
-        )
-        train, test = np.sort(train), np.sort(test)
-        problem.X, problem.y = X[train], y[train]
-        problem.X_test, problem.y_test = X[test], y[test]
-        problem.train_index, problem.test_index = train, test
-        if weights is not None:
-            problem.sample_weight = weights[train]
-    else:
-        problem.train_index = rows
+    if held is not None:
+        problem.X_test, problem.y_test = X[held], y[held]
+    if test is not None:
+        problem.X_test = (fitted.transform({c: test.columns[c] for c in features})[1]
+                          if spec.binarize is not None else _numeric_matrix(test, features))
+        problem.y_test = _encode_test_target(spec, test, target, task, classes)
+    if spec.binarize is not None:
+        problem.extras["binarizer"] = fitted
     return problem
 
 
-def _read(spec: DataSpec, base_dir: Path) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray | None]:
-    if spec.source.startswith("sklearn:"):
-        return _read_sklearn(spec)
-    path = Path(spec.source)
-    if not path.is_absolute():
-        path = base_dir / path
-    if not path.exists():
-        raise DataError(f"data file not found: {path}", file=spec.source,
-                        hint="paths are relative to the spec file's folder")
-    import duckdb
+def split_indices(
+    split: SplitSpec, y: np.ndarray, task: str
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """``(train, test, folds)`` row indices for a split; seeded, so the same spec gives the same rows.
 
-    try:
-        con = duckdb.connect()
-        reader = "read_parquet" if path.suffix.lower() == ".parquet" else "read_csv_auto"
-        rel = con.execute(f"SELECT * FROM {reader}($path)", {"path": str(path)})
-        columns = [d[0] for d in rel.description]
-        table = rel.fetchnumpy()
-    except duckdb.Error as exc:
-        raise DataError(f"cannot read {path}: {exc}", file=path) from exc
-    if spec.target not in columns:
-        raise DataError(f"target column {spec.target!r} is not in the file", file=path,
-                        hint=f"columns are: {', '.join(columns)}")
-    features = [c for c in (spec.columns or columns) if c != spec.target and c != spec.weights]
-    missing = [c for c in features + spec.drop if c not in columns]
-    if missing:
-        raise DataError(f"unknown column(s) {', '.join(map(repr, missing))}", file=path,
-                        hint=f"columns are: {', '.join(columns)}")
-    features = [c for c in features if c not in spec.drop]
-    matrix = np.empty((len(table[spec.target]), len(features)), dtype=np.float64)
-    for j, c in enumerate(features):
-        col = np.asarray(table[c])
+    ``folds`` (k-fold only) gives every row's fold, so any fold can be rebuilt.
+    """
+    n = y.shape[0]
+    rows = np.arange(n)
+    if split.kind == "none":
+        return rows, None, None
+    stratify = split.stratify and task != "regression"
+    if stratify:
+        labels, counts = np.unique(y, return_counts=True)
+        need = split.folds if split.kind == "kfold" else 2
+        if counts.min() < need:
+            small = labels[counts.argmin()]
+            raise DataError(
+                f"the smallest class (label code {small}) has only {counts.min()} sample(s), too few to stratify "
+                f"{'into ' + str(split.folds) + ' folds' if split.kind == 'kfold' else 'a holdout'}",
+                hint="lower 'folds', or set split: {stratify: false}",
+            )
+    if split.kind == "holdout":
+        from sklearn.model_selection import train_test_split
+
+        n_test = int(np.ceil(split.test_size * n))
+        if n_test < 1 or n - n_test < 1:
+            raise DataError(f"a test_size of {split.test_size} leaves an empty part of {n} rows",
+                            hint="use more data or a different test_size")
         try:
-            matrix[:, j] = np.asarray(col, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise DataError("non-numeric value in a feature column", file=path, column=c,
-                            hint="encode it as numbers or list it under 'drop'") from exc
-        bad = np.flatnonzero(np.isnan(matrix[:, j]))
+            train, test = train_test_split(rows, test_size=split.test_size, random_state=split.seed,
+                                           stratify=y if stratify else None)
+        except ValueError as exc:
+            raise DataError(f"cannot split the data: {exc}",
+                            hint="set split: {stratify: false} or change test_size") from exc
+        return np.sort(train), np.sort(test), None
+    if n < split.folds:
+        raise DataError(f"{n} rows cannot form {split.folds} folds", hint="lower 'folds'")
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    splitter: Any = (StratifiedKFold if stratify else KFold)(
+        n_splits=split.folds, shuffle=True, random_state=split.seed
+    )
+    folds = np.empty(n, dtype=np.int64)
+    for k, (_, test) in enumerate(splitter.split(rows, y if stratify else None)):
+        folds[test] = k
+    return rows[folds != split.fold], rows[folds == split.fold], folds
+
+
+def _select(spec: DataSpec, table: Table, target: str) -> list[str]:
+    names = table.names
+    listing = f"columns are: {', '.join(names)}"
+    if target not in table.columns:
+        raise DataError(f"target column {target!r} is not in the data", file=table.origin,
+                        hint=f"set 'target' to one of: {', '.join(names)}")
+    if spec.weights is not None and spec.weights not in table.columns:
+        raise DataError(f"weights column {spec.weights!r} is not in the data", file=table.origin,
+                        hint=listing)
+    wanted = spec.columns if spec.columns is not None else names
+    missing = [c for c in [*wanted, *spec.drop] if c not in table.columns]
+    if missing:
+        raise DataError(f"unknown column(s) {', '.join(map(repr, missing))}", file=table.origin,
+                        hint=listing)
+    if spec.columns is not None and target in spec.columns:
+        raise DataError(f"the target {target!r} is listed under 'columns'", file=table.origin,
+                        hint="a model cannot use its own target as a feature; remove it")
+    return [c for c in wanted if c not in (target, spec.weights) and c not in spec.drop]
+
+
+def _missing(spec: DataSpec, table: Table, used: list[str]) -> Table:
+    bad = np.zeros(table.n_rows, dtype=bool)
+    for c in used:
+        bad |= table.missing[c]
+    if not bad.any():
+        return table
+    if spec.missing == "drop":
+        return table.take(~bad)
+    for c in used:  # name the first missing cell, column by column
+        hits = np.flatnonzero(table.missing[c])
+        if hits.size:
+            what = "target" if c == (spec.target or SKLEARN_TARGET) else "feature"
+            raise DataError(
+                f"missing value (empty or NaN) in the {what}",
+                **table.where(c, int(hits[0])),
+                hint=f"{int(hits.size)} row(s) affected: fill them, or set 'missing: drop' "
+                "to leave those rows out",
+            )
+    return table  # unreachable: some column had a missing cell
+
+
+def _not_empty(spec: DataSpec, table: Table, features: list[str]) -> None:
+    if table.n_rows == 0:
+        hint = "the 'where' filter keeps no row" if spec.where else "the file has no data rows"
+        if spec.missing == "drop":
+            hint += " (or every row has a missing value and 'missing: drop' removed it)"
+        raise DataError("the data set is empty after filtering", file=table.origin, hint=hint)
+    if not features:
+        raise DataError("no feature columns are left", file=table.origin,
+                        hint="check 'columns' and 'drop'")
+
+
+def _numeric(table: Table, name: str) -> np.ndarray:
+    """A column as float64, or a DataError naming the first value that is not a number."""
+    col = table.columns[name]
+    if col.dtype.kind in "biuf":
+        return col.astype(np.float64)
+    out = np.empty(col.shape[0], dtype=np.float64)
+    for i, v in enumerate(col.tolist()):
+        try:
+            out[i] = float(v)
+        except (TypeError, ValueError):
+            raise DataError(
+                f"value {v!r} is not a number", **table.where(name, i),
+                hint="fix the value, 'drop' the column, or add 'binarize:' to one-hot encode text",
+            ) from None
+    return out
+
+
+def _check_text_columns(spec: DataSpec, table: Table, features: list[str]) -> None:
+    """A text column whose values are mostly numbers has a typo, not categories: name it."""
+    listed = set(spec.binarize.categorical) if spec.binarize is not None else set()
+    for c in features:
+        col = table.columns[c]
+        if col.dtype.kind != "O" or c in listed:
+            continue
+        bad = []
+        for i, v in enumerate(col.tolist()):
+            try:
+                float(v)
+            except (TypeError, ValueError):
+                bad.append(i)
+                if len(bad) * 2 > len(col):
+                    break
+        if bad and len(bad) * 2 <= len(col):
+            raise DataError(
+                f"value {col[bad[0]]!r} is not a number, in a column of numbers",
+                **table.where(c, bad[0]),
+                hint=f"{len(bad)} such row(s): fix them, or list {c!r} under "
+                "binarize.categorical to one-hot encode its values",
+            )
+
+
+def _numeric_matrix(table: Table, features: list[str]) -> np.ndarray:
+    X = np.empty((table.n_rows, len(features)), dtype=np.float64)
+    for j, c in enumerate(features):
+        X[:, j] = _numeric(table, c)
+        bad = np.flatnonzero(~np.isfinite(X[:, j]))
         if bad.size:
-            raise DataError("missing value (NaN) in a feature", file=path, column=c,
-                            row=int(bad[0]) + 1, hint="fill or drop those rows")
-    weights = None
-    if spec.weights is not None:
-        if spec.weights not in columns:
-            raise DataError(f"weights column {spec.weights!r} is not in the file", file=path)
-        weights = np.asarray(table[spec.weights], dtype=np.float64)
-    return features, matrix, np.asarray(table[spec.target]), weights
+            raise DataError(f"value {float(X[bad[0], j])!r} is not a finite number",
+                            **table.where(c, int(bad[0])), hint="fix or drop those rows")
+    return X
 
 
-def _read_sklearn(spec: DataSpec) -> tuple[list[str], np.ndarray, np.ndarray, None]:
-    name = spec.source.split(":", 1)[1]
-    if name not in SKLEARN_SETS:
-        raise DataError(f"unknown scikit-learn data set {name!r}",
-                        hint=f"choose one of: {', '.join('sklearn:' + n for n in SKLEARN_SETS)}")
-    from sklearn import datasets
-
-    bunch: Any = getattr(datasets, f"load_{name}")()
-    names = [str(n).replace(" ", "_") for n in bunch.feature_names]
-    X = np.asarray(bunch.data, dtype=np.float64)
-    if spec.columns is not None or spec.drop:
-        keep = [n for n in (spec.columns or names) if n not in spec.drop]
-        unknown = [n for n in keep if n not in names]
-        if unknown:
-            raise DataError(f"unknown column(s) {', '.join(map(repr, unknown))}",
-                            file=spec.source, hint=f"columns are: {', '.join(names)}")
-        idx = [names.index(n) for n in keep]
-        X, names = X[:, idx], keep
-    y: np.ndarray = np.asarray(bunch.target)
-    if name != "diabetes" and hasattr(bunch, "target_names"):
-        y = np.asarray(bunch.target_names)[y]
-    return names, X, y, None
+def _weights(spec: DataSpec, table: Table) -> np.ndarray | None:
+    if spec.weights is None:
+        return None
+    w = _numeric(table, spec.weights)
+    bad = np.flatnonzero(~np.isfinite(w) | (w < 0))
+    if bad.size:
+        raise DataError(f"weight {float(w[bad[0]])!r} is not a finite non-negative number",
+                        **table.where(spec.weights, int(bad[0])), hint="weights must be >= 0")
+    if not (w > 0).any():
+        raise DataError("every weight is zero", file=table.origin, column=spec.weights,
+                        hint="give at least one sample a positive weight")
+    return w
 
 
-def _encode_target(spec: DataSpec, y_raw: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray | None]:
-    values = np.unique(y_raw)
-    if values.size < 2:
-        raise DataError(f"the target {spec.target or spec.source!r} is constant ({values!r})",
-                        hint="a model needs at least two distinct target values")
-    task = spec.task
-    if task is None:
-        numeric = np.issubdtype(y_raw.dtype, np.floating) and not np.all(np.mod(y_raw, 1) == 0)
-        task = "regression" if numeric or (np.issubdtype(y_raw.dtype, np.number) and values.size > 20) \
-            else ("binary" if values.size == 2 or spec.positive is not None else "multiclass")
+def _encode_target(spec: DataSpec, table: Table, target: str) -> tuple[Any, np.ndarray, np.ndarray | None]:
+    y_raw = table.columns[target]
+    values = _unique(y_raw)
+    if len(values) < 2:
+        shown = values[0] if len(values) else None
+        raise DataError(f"the target is constant (every row is {shown!r})", file=table.origin,
+                        column=target, hint="a model needs at least two distinct target values; "
+                        "check 'target' and 'where'")
+    task = spec.task or _infer_task(spec, y_raw, values)
+    if task == "regression" and spec.positive is not None:
+        raise DataError("'positive' applies to classification, but the task is regression",
+                        column=target, hint="remove 'positive' or set task: binary")
     if task == "regression":
-        return task, np.asarray(y_raw, dtype=np.float64), None
-    if task == "binary":
-        if spec.positive is not None:
-            pos = np.asarray([spec.positive]).astype(y_raw.dtype) if y_raw.dtype.kind != "O" \
-                else np.asarray([spec.positive], dtype=object)
-            if pos[0] not in values:
-                raise DataError(f"positive label {spec.positive!r} does not occur in the target",
-                                hint=f"labels are: {', '.join(map(str, values))}")
-            neg = [v for v in values if v != pos[0]]
-            classes = np.asarray([neg[0] if len(neg) == 1 else "other", pos[0]], dtype=object)
-            return task, (y_raw == pos[0]).astype(np.int64), classes
-        if values.size != 2:
-            raise DataError(f"a binary task needs two labels, the target has {values.size}",
-                            hint="set 'positive' to the label to predict, or 'task: multiclass'")
-    return task, np.searchsorted(values, y_raw).astype(np.int64), values
+        return task, _numeric(table, target), None
+    if spec.positive is not None:
+        pos = _find_label(values, spec.positive)
+        if pos is None:
+            raise DataError(f"positive label {spec.positive!r} does not occur in the target",
+                            file=table.origin, column=target,
+                            hint=f"labels are: {', '.join(map(str, values))}")
+        if task == "multiclass":
+            raise DataError("'positive' makes the task binary, but task is multiclass",
+                            column=target, hint="remove 'positive' or set task: binary")
+        others = [v for v in values if v != pos]
+        neg = others[0] if len(others) == 1 else f"not-{pos}"
+        y = np.asarray([v == pos for v in y_raw.tolist()], dtype=np.int64)
+        return "binary", y, np.asarray([neg, pos], dtype=object)
+    if task == "binary" and len(values) != 2:
+        raise DataError(
+            f"a binary task needs two labels, the target has {len(values)}: "
+            f"{', '.join(map(str, values[:10]))}{' ...' if len(values) > 10 else ''}",
+            file=table.origin, column=target,
+            hint="set 'positive' to the label to predict (the rest become negative), "
+            "or set 'task: multiclass'",
+        )
+    index = {v: i for i, v in enumerate(values)}
+    y = np.asarray([index[v] for v in y_raw.tolist()], dtype=np.int64)
+    return task, y, np.asarray(values, dtype=object)
 
 
-def binarize(X: np.ndarray, names: list[str], spec: BinarizeSpec) -> tuple[list[str], np.ndarray]:
-    """Threshold features ``name<=t`` at quantiles; 0/1 columns are kept as they are."""
-    out_cols: list[np.ndarray] = []
-    out_names: list[str] = []
-    for j, name in enumerate(names):
-        col = X[:, j]
-        values = np.unique(col)
-        if values.size <= 2 and np.isin(values, (0, 1)).all():
-            cols = [(col == 1, name)]
-        else:
-            qs = np.linspace(0, 1, spec.thresholds + 2)[1:-1]
-            cuts = np.unique(np.quantile(col, qs, method="lower"))
-            cuts = cuts[cuts < values[-1]]
-            cols = [(col <= t, f"{name}<={_fmt(t)}") for t in cuts]
-        for bits, label in cols:
-            out_cols.append(bits)
-            out_names.append(label)
-            if spec.negations:
-                out_cols.append(~bits)
-                out_names.append(_negate(label))
-    matrix = np.column_stack(out_cols).astype(np.uint8) if out_cols else np.zeros((X.shape[0], 0), np.uint8)
-    return out_names, matrix
+def _encode_test_target(spec: DataSpec, test: Table, target: str, task: str,
+                        classes: np.ndarray | None) -> np.ndarray:
+    if task == "regression" or classes is None:
+        return _numeric(test, target)
+    y_raw = test.columns[target].tolist()
+    if spec.positive is not None:
+        pos = classes[1]
+        return np.asarray([v == pos for v in y_raw], dtype=np.int64)
+    index = {v: i for i, v in enumerate(classes.tolist())}
+    for i, v in enumerate(y_raw):
+        if v not in index:
+            raise DataError(f"test label {v!r} does not occur in the training data",
+                            **test.where(target, i),
+                            hint=f"training labels are: {', '.join(map(str, classes))}")
+    return np.asarray([index[v] for v in y_raw], dtype=np.int64)
 
 
-def _fmt(value: float) -> str:
-    return f"{value:.4g}"
+def _unique(values: np.ndarray) -> list:
+    """Distinct values, sorted (text and numbers both), as Python scalars."""
+    distinct = set(values.tolist())
+    try:
+        return sorted(distinct)
+    except TypeError:
+        return sorted(distinct, key=str)
 
 
-def _negate(label: str) -> str:
-    return label.replace("<=", ">", 1) if "<=" in label else f"not {label}"
+def _infer_task(spec: DataSpec, y_raw: np.ndarray, values: list) -> str:
+    if y_raw.dtype.kind == "f" and not np.all(np.mod(y_raw, 1) == 0):
+        return "regression"
+    if y_raw.dtype.kind in "iuf" and len(values) > 20:
+        return "regression"
+    return "binary" if len(values) == 2 or spec.positive is not None else "multiclass"
+
+
+def _find_label(values: list, positive: object) -> object | None:
+    for v in values:
+        if v == positive or str(v) == str(positive):
+            return v
+    return None

@@ -56,6 +56,10 @@ class Problem:
     ``y`` is encoded: ``0..K-1`` indices into ``classes`` for classification, floats for
     regression. ``X`` holds the features the spec asked for (0/1 when binarized). ``extras``
     carries solver-specific inputs the data layer prepares, such as the CORELS minority vector.
+
+    The split is kept so a run can be reproduced: ``train_index`` / ``test_index`` are row
+    indices into the loaded data (after any ``where`` filter); for k-fold, ``folds`` gives every
+    row's fold and ``fold`` the one held out.
     """
 
     name: str
@@ -71,6 +75,8 @@ class Problem:
     test_index: np.ndarray | None = None
     source: str = ""
     extras: dict[str, Any] = field(default_factory=dict)
+    folds: np.ndarray | None = None
+    fold: int | None = None
 
     def __post_init__(self) -> None:
         if self.X.ndim != 2:

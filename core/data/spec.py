@@ -1,4 +1,8 @@
-"""The ``data:`` section of a problem spec."""
+"""The ``data:`` section of a problem spec.
+
+Every field carries a ``description`` and its range: the JSON Schema editors use is generated
+from these models.
+"""
 
 from __future__ import annotations
 
@@ -12,49 +16,140 @@ class _Strict(BaseModel):
 
 
 class SplitSpec(_Strict):
-    """How to hold out test data. ``kind: none`` trains on everything."""
+    """How to hold out test data: ``none``, a seeded ``holdout`` or one fold of a seeded ``kfold``.
 
-    kind: Literal["none", "holdout"] = "holdout"
-    test_size: float = Field(0.2, gt=0.0, lt=1.0, description="Fraction of rows held out for testing.")
+    The split is reproducible from the seed, and the row indices (and, for k-fold, every row's
+    fold) are kept on the ``Problem``.
+    """
+
+    kind: Literal["none", "holdout", "kfold"] = Field(
+        "holdout", description="none: train on every row; holdout: one train/test split; "
+        "kfold: train on all folds but one, test on fold 'fold'."
+    )
+    test_size: float = Field(
+        0.2, gt=0.0, lt=1.0, description="Fraction of rows held out for testing (holdout)."
+    )
+    folds: int = Field(5, ge=2, le=1000, description="Number of folds (kfold).")
+    fold: int = Field(0, ge=0, le=999, description="The fold used as the test set (kfold), from 0.")
     seed: int = Field(0, ge=0, description="Seed of the shuffle, so the split can be reproduced.")
-    stratify: bool = Field(True, description="Keep class proportions equal in both parts.")
+    stratify: bool = Field(
+        True, description="Keep class proportions equal across parts (classification only)."
+    )
+
+    @model_validator(mode="after")
+    def _fold_in_range(self) -> SplitSpec:
+        if self.kind == "kfold" and self.fold >= self.folds:
+            raise ValueError(f"fold must be below folds ({self.folds}), got {self.fold}")
+        return self
 
 
 class BinarizeSpec(_Strict):
-    """Turn numeric columns into 0/1 threshold features ``x<=t`` (categorical: one-hot)."""
+    """Turn columns into 0/1 features, fitted on the training rows and applied to the test rows.
+
+    Text columns (and those listed in ``categorical``) are one-hot encoded as ``col:value``;
+    numeric columns become thresholds ``col<=t``; columns holding only 0 and 1 are kept as they are.
+    """
 
     thresholds: int = Field(
-        4, ge=1, le=255, description="Thresholds per numeric column, taken at quantiles."
+        4, ge=1, le=1024, description="Maximum number of thresholds per numeric column."
     )
-    negations: bool = Field(False, description="Also emit the negation of every feature.")
+    method: Literal["quantile", "uniform", "all"] = Field(
+        "quantile",
+        description="Where thresholds go: quantile: at evenly spaced quantiles of the column; "
+        "uniform: an equal-width grid between its minimum and maximum; all: at every distinct "
+        "value when there are at most 'thresholds' of them (else at quantiles).",
+    )
+    grid: dict[str, list[float]] = Field(
+        default_factory=dict,
+        description="Fixed thresholds for named numeric columns (overrides 'method' for them).",
+    )
+    categorical: list[str] = Field(
+        default_factory=list, description="Numeric columns to one-hot encode instead of threshold."
+    )
+    category_order: Literal["appearance", "sorted"] = Field(
+        "appearance",
+        description="Order of one-hot columns: by first appearance in the data (as the CORELS "
+        "files are) or sorted by value.",
+    )
+    collapse_binary: bool = Field(
+        False,
+        description="A categorical column with exactly two values gives one feature (the second "
+        "value) instead of two.",
+    )
+    negations: bool = Field(
+        False, description="Also emit the negation of every feature (col:not-v, col>t)."
+    )
 
 
 class DataSpec(_Strict):
     """Where the data comes from and how it is shaped for the solver.
 
-    ``source`` is a file path (CSV or Parquet, relative to the spec file), or
-    ``sklearn:NAME`` for a data set shipped with scikit-learn (``breast_cancer``, ``iris``,
-    ``wine``, ``diabetes``).
+    ``source`` (and ``test``) is one of: a CSV or Parquet file; a CORELS ``.out`` file (its
+    ``.label`` and ``.minor`` files are found next to it); ``sklearn:NAME`` for a data set shipped
+    with scikit-learn (``breast_cancer``, ``iris``, ``wine``, ``diabetes``). File paths are relative
+    to the spec file's folder; ``data:REL`` is relative to the folder named by the environment
+    variable ``GLASSWORK_DATA``, and ``${VAR}`` in a path is replaced by that variable.
     """
 
-    source: str = Field(min_length=1, description="File path, or sklearn:NAME.")
-    target: str | None = Field(None, description="Target column (required for files).")
+    source: str = Field(
+        min_length=1,
+        description="CSV/Parquet/CORELS .out file, data:REL (under $GLASSWORK_DATA) or sklearn:NAME.",
+    )
+    test: str | None = Field(
+        None,
+        min_length=1,
+        description="A separate test file of the same kind as 'source' (replaces the split).",
+    )
+    target: str | None = Field(
+        None, description="The column to predict (required for CSV and Parquet files)."
+    )
     positive: str | int | float | bool | None = Field(
-        None, description="The positive label for binary classification."
+        None,
+        description="The positive label for binary classification; other labels become negative.",
     )
     task: Literal["binary", "multiclass", "regression"] | None = Field(
         None, description="Inferred from the target when omitted."
     )
-    columns: list[str] | None = Field(None, description="Feature columns to keep (default: all).")
+    columns: list[str] | None = Field(
+        None, description="Feature columns to keep, in this order (default: all but the target)."
+    )
     drop: list[str] = Field(default_factory=list, description="Feature columns to leave out.")
-    weights: str | None = Field(None, description="Column of per-sample weights.")
-    split: SplitSpec = Field(default_factory=SplitSpec)
+    weights: str | None = Field(
+        None, description="Column of non-negative per-sample weights (not used as a feature)."
+    )
+    where: str | None = Field(
+        None,
+        min_length=1,
+        description="Row filter for CSV/Parquet files, an SQL condition run by DuckDB "
+        "(e.g. \"age >= 18 AND sex = 'Male'\").",
+    )
+    missing: Literal["error", "drop"] = Field(
+        "error",
+        description="What a missing value in a used column does: error names it; drop removes "
+        "the row.",
+    )
+    split: SplitSpec = Field(
+        default_factory=SplitSpec,
+        description="How to hold out test data (defaults to kind: none when 'test' is given).",
+    )
     binarize: BinarizeSpec | None = Field(
         None, description="Binarize features (rule solvers need 0/1 features)."
     )
 
     @model_validator(mode="after")
-    def _target_for_files(self) -> DataSpec:
-        if not self.source.startswith("sklearn:") and self.target is None:
-            raise ValueError("a file source needs 'target': the name of the column to predict")
+    def _check(self) -> DataSpec:
+        if self.target is None and not _is_labelled_source(self.source):
+            raise ValueError("a CSV or Parquet source needs 'target': the name of the column to predict")
+        if self.test is not None:
+            if "split" not in self.model_fields_set:
+                self.split = SplitSpec(kind="none")
+            elif self.split.kind != "none":
+                raise ValueError("give either 'test' (a separate test file) or a split, not both")
+            if self.source.startswith("sklearn:"):
+                raise ValueError("'test' needs a file source; sklearn data sets use 'split'")
         return self
+
+
+def _is_labelled_source(source: str) -> bool:
+    """Sources that carry their own labels, so need no 'target'."""
+    return source.startswith("sklearn:") or source.lower().endswith(".out")

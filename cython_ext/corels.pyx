@@ -1,0 +1,1061 @@
+# cython: language_level=3
+"""CORELS branch-and-bound over pre-mined antecedents (Angelino et al., JMLR 2018).
+
+The search state lives in C++ containers owned by one ``Search`` object: a node pool (the prefix
+trie, parent pointers only, with reference counts for prune-up), a binary heap (the queue) and a
+symmetry-aware hash map. No Python object is created per node. ``Search.run`` releases the GIL and
+works for a slice of wall time, so the caller can emit progress and check limits between slices.
+
+Data are *units* rather than samples: the caller may merge samples with identical antecedent
+signatures into one unit (an equivalence class of the equivalent-points bound) carrying per-class
+counts. Counts are stored bit-sliced ("planes": plane j of a count holds bit j of every unit's
+count), so a count over a set of units is ``sum_j 2^j * popcount(set & plane_j)``. With one unit per
+sample every count is 0/1 and there is one plane per quantity.
+
+All objective arithmetic is in weighted count units (objective * total weight); prefix errors are
+accumulated separately from ``depth * lambda`` so equal prefixes give bit-identical bounds.
+"""
+
+from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t, uint16_t, uint8_t
+from libc.math cimport floor, INFINITY
+from libc.stdlib cimport malloc, free
+from libcpp.vector cimport vector
+from libcpp.unordered_map cimport unordered_map
+from cython.operator cimport dereference as deref, preincrement as inc
+from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+
+from bitops cimport gw_popcount64
+
+cdef extern from "corels_kernels.h" nogil:
+    void gw_masked_sum3(const int32_t* mask, const int32_t* a, const int32_t* b, const int32_t* c,
+                        int n, int64_t* out)
+
+import numpy as np
+
+cdef enum:
+    P_BFS = 0
+    P_DFS = 1
+    P_CURIOSITY = 2
+    P_LOWER_BOUND = 3
+    P_OBJECTIVE = 4
+    MAP_NONE = 0
+    MAP_PREFIX = 1
+    MAP_CAPTURED = 2
+    F_DELETED = 1
+    MAX_CLASSES = 64
+    PAGE_BITS = 16
+    PAGE_MASK = 65535
+
+POLICIES = {"bfs": P_BFS, "dfs": P_DFS, "curiosity": P_CURIOSITY,
+            "lower_bound": P_LOWER_BOUND, "objective": P_OBJECTIVE}
+MAPS = {"none": MAP_NONE, "prefix": MAP_PREFIX, "captured": MAP_CAPTURED}
+
+cdef enum:
+    R_DONE = 0
+    R_SLICE = 1
+    R_STOPPED = 2
+    R_NODE_LIMIT = 3
+    R_OUT_OF_MEMORY = 4
+
+# return codes of Search.run
+DONE = R_DONE
+SLICE = R_SLICE
+STOPPED = R_STOPPED
+NODE_LIMIT = R_NODE_LIMIT
+OUT_OF_MEMORY = R_OUT_OF_MEMORY
+
+
+cdef struct Node:
+    uint64_t uid        # 0 when the slot is free; map entries use it to detect slot reuse
+    double err          # weighted errors of the prefix rules (count units)
+    double lb           # err + depth * lam + b0  (hierarchical + equivalent-points bound)
+    int32_t parent
+    uint32_t refs       # 1 while queued + number of live children
+    uint16_t ant        # last antecedent
+    uint8_t depth
+    uint8_t flags
+
+
+cdef struct QEntry:
+    double key
+    int32_t tie         # insertion order (FIFO ties; DFS negates it); wraps harmlessly after 2^31
+    int32_t node
+
+
+cdef struct MapEntry:
+    double lb
+    uint64_t uid
+    int32_t node
+    uint32_t off        # arena[off] = length, arena[off + 1 ...] the representative's ids
+
+
+cdef inline double now() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return <double>ts.tv_sec + 1e-9 * <double>ts.tv_nsec
+
+
+cdef inline uint64_t splitmix(uint64_t x) noexcept nogil:
+    x += <uint64_t>0x9E3779B97F4A7C15
+    x = (x ^ (x >> 30)) * <uint64_t>0xBF58476D1CE4E5B9
+    x = (x ^ (x >> 27)) * <uint64_t>0x94D049BB133111EB
+    return x ^ (x >> 31)
+
+
+cdef inline bint q_less(const QEntry& a, const QEntry& b) noexcept nogil:
+    if a.key < b.key:
+        return True
+    if a.key > b.key:
+        return False
+    return a.tie < b.tie
+
+
+cdef class Search:
+    """One CORELS search; see the module docstring for the data layout.
+
+    Parameters are arrays over ``n_units`` bits packed in ``W`` words:
+    ``caps`` (M, W) antecedent vectors; ``lplanes`` (P, W) label count planes with
+    ``lclass``/``lshift`` (class -1 = total count, k >= 1 = class k; class 0 is the rest);
+    ``zplanes`` (Q, W) planes of the equivalent-points minority counts, same convention;
+    ``weights`` per class; ``lam`` the regularisation per rule (as a fraction of total weight).
+    """
+
+    cdef int M, W, C, P, Q, PT, QT, policy, map_kind, max_len
+    cdef bint length_capped
+    cdef bint do_support, do_accurate, do_lookahead, do_eqpts, do_length, do_gc
+    cdef double lam, total, lamW
+    cdef vector[uint64_t] caps, lplanes, zplanes, mask
+    cdef vector[int32_t] lclass, lshift, zclass, zshift
+    cdef double weights[MAX_CLASSES]
+    cdef bint uniform
+    # dense kernel (binary, few units): 0/-1 masks per antecedent and per-unit counts
+    cdef bint dense
+    cdef int UP
+    cdef vector[int32_t] dmask, ut, u1, uzt, wt, w1, wz
+    # search state
+    cdef vector[Node*] pages       # node pool in fixed pages: no reallocation, no doubling
+    cdef int64_t n_slots
+    cdef vector[int32_t] free_nodes
+    cdef vector[QEntry] heap
+    cdef unordered_map[uint64_t, MapEntry] pmap
+    cdef vector[uint16_t] arena
+    cdef vector[uint64_t] ant_hash
+    cdef uint64_t next_uid
+    cdef int64_t seq
+    cdef int64_t live_nodes
+    # per-expansion scratch
+    cdef vector[uint64_t] u, v, f, tmp
+    cdef vector[uint16_t] path, child_ids
+    cdef vector[uint8_t] in_prefix
+    cdef vector[int64_t] acc
+    # incumbent
+    cdef double best
+    cdef vector[uint16_t] best_path
+    cdef double best_time
+    cdef int64_t best_evals
+    cdef bint improved
+    cdef public bint out_of_memory
+    cdef double oom_bound
+    cdef double start_time
+    cdef size_t gc_threshold
+    # counters
+    cdef public int64_t n_evaluated, n_expanded, n_inserted, n_popped_pruned, n_gc_runs
+    cdef public int64_t n_pruned_support, n_pruned_accurate, n_pruned_bound, n_pruned_lookahead
+    cdef public int64_t n_pruned_length, n_pruned_map, n_map_replaced, n_map_collisions
+    cdef public int64_t max_queue, max_trie, max_depth_evaluated, n_improvements
+
+    def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
+                 const int32_t[::1] lclass, const int32_t[::1] lshift,
+                 const uint64_t[:, ::1] zplanes, const int32_t[::1] zclass,
+                 const int32_t[::1] zshift, const double[::1] weights, int n_units,
+                 double regularization, str policy="lower_bound", str symmetry_map="prefix",
+                 int max_prefix_length=255, bint support=True, bint accurate_support=True,
+                 bint lookahead=True, bint equivalent_points=True, bint length_bound=True,
+                 bint garbage_collection=True, str kernel="auto"):
+        cdef int i, k
+        self.M = caps.shape[0]
+        self.W = caps.shape[1] if self.M > 0 else (n_units + 63) // 64
+        if self.W == 0:
+            self.W = 1
+        self.C = weights.shape[0]
+        if self.C < 2 or self.C > MAX_CLASSES:
+            raise ValueError(f"between 2 and {MAX_CLASSES} classes are supported, got {self.C}")
+        if self.M > 65535:
+            raise ValueError("at most 65535 antecedents are supported")
+        if policy not in POLICIES:
+            raise ValueError(f"unknown policy {policy!r}; choose one of {sorted(POLICIES)}")
+        if symmetry_map not in MAPS:
+            raise ValueError(f"unknown symmetry map {symmetry_map!r}; choose one of {sorted(MAPS)}")
+        if regularization < 0:
+            raise ValueError("regularization must be >= 0")
+        if lplanes.shape[1] != self.W or zplanes.shape[1] != self.W and zplanes.shape[0] > 0:
+            raise ValueError("planes must have the same number of words as the antecedents")
+        self.P = lplanes.shape[0]
+        self.Q = zplanes.shape[0]
+        self.policy = POLICIES[policy]
+        self.map_kind = MAPS[symmetry_map]
+        self.max_len = max(0, min(max_prefix_length, self.M, 255))
+        self.length_capped = self.max_len < self.M
+        self.do_support = support
+        self.do_accurate = accurate_support
+        self.do_lookahead = lookahead
+        self.do_eqpts = equivalent_points and self.Q > 0
+        self.do_length = length_bound
+        self.do_gc = garbage_collection
+        self.uniform = True
+        for k in range(self.C):
+            self.weights[k] = weights[k]
+            if weights[k] < 0:
+                raise ValueError("class weights must be >= 0")
+            if weights[k] != 1.0:
+                self.uniform = False
+        # copy data, planes interleaved word-major: plane p of word i at [i * P + p]; planes are
+        # ordered by class (total first) so the binary kernel sums them with two accumulators
+        lorder = np.argsort(np.asarray(lclass), kind="stable").astype(np.intp)
+        zorder = np.argsort(np.asarray(zclass), kind="stable").astype(np.intp)
+        self.caps.resize(<size_t>self.M * self.W)
+        for k in range(self.M):
+            for i in range(self.W):
+                self.caps[<size_t>k * self.W + i] = caps[k, i]
+        self.lplanes.resize(<size_t>self.W * max(self.P, 1))
+        for i in range(self.W):
+            for k in range(self.P):
+                self.lplanes[<size_t>i * self.P + k] = lplanes[lorder[k], i]
+        self.zplanes.resize(<size_t>self.W * max(self.Q, 1))
+        for i in range(self.W):
+            for k in range(self.Q):
+                self.zplanes[<size_t>i * self.Q + k] = zplanes[zorder[k], i]
+        for k in range(self.P):
+            if lclass[k] < -1 or lclass[k] == 0 or lclass[k] >= self.C:
+                raise ValueError("label plane classes must be -1 (total) or 1..C-1")
+            self.lclass.push_back(lclass[lorder[k]])
+            self.lshift.push_back(lshift[lorder[k]])
+        for k in range(self.Q):
+            if zclass[k] < -1 or zclass[k] == 0 or zclass[k] >= self.C:
+                raise ValueError("minority plane classes must be -1 (total) or 1..C-1")
+            self.zclass.push_back(zclass[zorder[k]])
+            self.zshift.push_back(zshift[zorder[k]])
+        self.PT = 0
+        while self.PT < self.P and self.lclass[self.PT] < 0:
+            self.PT += 1
+        self.QT = 0
+        while self.QT < self.Q and self.zclass[self.QT] < 0:
+            self.QT += 1
+        self.mask.assign(self.W, 0)
+        for i in range(n_units):
+            self.mask[i >> 6] |= (<uint64_t>1) << (i & 63)
+        self.u.assign(self.W, 0)
+        self.v.assign(self.W, 0)
+        self.f.assign(self.W, 0)
+        self.tmp.assign(self.W, 0)
+        self.in_prefix.assign(max(self.M, 1), 0)
+        self.path.assign(256, 0)
+        self.child_ids.assign(257, 0)
+        self.acc.assign(max(self.P, self.Q) + 1, 0)
+        for k in range(self.M):
+            self.ant_hash.push_back(splitmix(<uint64_t>k * 7919 + 12345))
+        self.lam = regularization
+        self.oom_bound = INFINITY
+        self._init_dense(kernel, n_units)
+        self._init_search()
+
+    cdef void _init_dense(self, str kernel, int n_units) except *:
+        """Choose the kernel: dense masks for two classes and few units, else bit-sliced."""
+        cdef int i, p, s
+        cdef int64_t big = 0
+        if kernel not in ("auto", "dense", "bitsliced"):
+            raise ValueError(f"unknown kernel {kernel!r}; choose auto, dense or bitsliced")
+        self.UP = ((n_units + 15) // 16) * 16
+        eligible = (self.C == 2 and self.QT == self.Q
+                    and <int64_t>self.M * self.UP <= 16 * 1024 * 1024)
+        self.dense = eligible and (kernel == "dense" or (kernel == "auto" and n_units <= 4096))
+        if not self.dense:
+            return
+        self.ut.assign(self.UP, 0)
+        self.u1.assign(self.UP, 0)
+        self.uzt.assign(self.UP, 0)
+        for i in range(n_units):
+            for p in range(self.P):
+                if (self.lplanes[<size_t>(i >> 6) * self.P + p] >> (i & 63)) & 1:
+                    if self.lclass[p] < 0:
+                        self.ut[i] += 1 << self.lshift[p]
+                    else:
+                        self.u1[i] += 1 << self.lshift[p]
+            for p in range(self.Q):
+                if (self.zplanes[<size_t>(i >> 6) * self.Q + p] >> (i & 63)) & 1:
+                    self.uzt[i] += 1 << self.zshift[p]
+            big += self.ut[i]
+        if big >= (<int64_t>1 << 31):
+            self.dense = False
+            return
+        self.dmask.assign(<size_t>self.M * self.UP, 0)
+        for s in range(self.M):
+            for i in range(n_units):
+                if (self.caps[<size_t>s * self.W + (i >> 6)] >> (i & 63)) & 1:
+                    self.dmask[<size_t>s * self.UP + i] = -1
+        self.wt.assign(self.UP, 0)
+        self.w1.assign(self.UP, 0)
+        self.wz.assign(self.UP, 0)
+
+    @property
+    def kernel(self):
+        return "dense" if self.dense else "bitsliced"
+
+    # ---------------------------------------------------------------------------- counting
+
+    cdef void _class_counts(self, const uint64_t* vec, double* cnt) noexcept nogil:
+        """Per-class counts (unweighted, exact integers in doubles) of the units in ``vec``."""
+        cdef int i, p, k
+        cdef int64_t* acc = &self.acc[0]
+        cdef uint64_t t
+        cdef const uint64_t* lp = &self.lplanes[0]
+        if self.C == 2:
+            self._binary_counts(vec, NULL, NULL, lp, self.P, self.PT, &self.lshift[0], cnt)
+            return
+        for p in range(self.P):
+            acc[p] = 0
+        for i in range(self.W):
+            t = vec[i]
+            if t == 0:
+                continue
+            for p in range(self.P):
+                acc[p] += gw_popcount64(t & lp[i * self.P + p])
+        self._fold(acc, self.P, &self.lclass[0], &self.lshift[0], cnt)
+
+    cdef void _minority_counts(self, const uint64_t* vec, double* cnt) noexcept nogil:
+        cdef int i, p
+        cdef int64_t* acc = &self.acc[0]
+        cdef uint64_t t
+        cdef const uint64_t* zp = &self.zplanes[0]
+        if self.C == 2:
+            self._binary_counts(vec, NULL, NULL, zp, self.Q, self.QT, &self.zshift[0], cnt)
+            return
+        for p in range(self.Q):
+            acc[p] = 0
+        for i in range(self.W):
+            t = vec[i]
+            if t == 0:
+                continue
+            for p in range(self.Q):
+                acc[p] += gw_popcount64(t & zp[i * self.Q + p])
+        self._fold(acc, self.Q, &self.zclass[0], &self.zshift[0], cnt)
+
+    cdef inline bint _binary_counts(self, const uint64_t* u, const uint64_t* cap, uint64_t* v,
+                                    const uint64_t* planes, int P, int PT, const int32_t* sh,
+                                    double* cnt) noexcept nogil:
+        """Two-class counts of ``v = u & cap`` (``cap`` NULL: of ``u``), written to ``v``.
+
+        Planes ``[0, PT)`` hold the total count, ``[PT, P)`` class 1; two register accumulators.
+        """
+        cdef int i, p
+        cdef uint64_t t
+        cdef int64_t tot = 0, c1 = 0
+        cdef const uint64_t* base
+        cdef bint any_bits = False
+        for i in range(self.W):
+            t = u[i] & cap[i] if cap != NULL else u[i]
+            if v != NULL:
+                v[i] = t
+            if t == 0:
+                continue
+            any_bits = True
+            base = planes + i * P
+            for p in range(PT):
+                tot += (<int64_t>gw_popcount64(t & base[p])) << sh[p]
+            for p in range(PT, P):
+                c1 += (<int64_t>gw_popcount64(t & base[p])) << sh[p]
+        cnt[0] = <double>(tot - c1)
+        cnt[1] = <double>c1
+        return any_bits
+
+    cdef inline void _fold(self, const int64_t* acc, int n, const int32_t* cls, const int32_t* sh,
+                           double* cnt) noexcept nogil:
+        cdef int p, k
+        cdef double total = 0
+        for k in range(self.C):
+            cnt[k] = 0
+        for p in range(n):
+            if cls[p] < 0:
+                total += <double>(acc[p] << sh[p])
+            else:
+                cnt[cls[p]] += <double>(acc[p] << sh[p])
+        cnt[0] = total
+        for k in range(1, self.C):
+            cnt[0] -= cnt[k]
+
+    cdef inline double _weighted(self, const double* cnt, double* correct, int* label) noexcept nogil:
+        """Total weight of ``cnt`` and, in ``correct``, the weight of its majority class."""
+        cdef int k
+        cdef double tot = 0, best = -1, w
+        for k in range(self.C):
+            w = self.weights[k] * cnt[k]
+            tot += w
+            if w >= best:      # ties go to the higher class (1 for binary), as Algorithm 5
+                best = w
+                label[0] = k
+        correct[0] = best
+        return tot
+
+    cdef inline double _weighted_sum(self, const double* cnt) noexcept nogil:
+        cdef int k
+        cdef double tot = 0
+        for k in range(self.C):
+            tot += self.weights[k] * cnt[k]
+        return tot
+
+    # ---------------------------------------------------------------------------- nodes, heap
+
+    cdef inline Node* _nd(self, int32_t idx) noexcept nogil:
+        return &self.pages[idx >> PAGE_BITS][idx & PAGE_MASK]
+
+    cdef void _free_pages(self) noexcept:
+        cdef size_t i
+        for i in range(self.pages.size()):
+            free(self.pages[i])
+        self.pages.clear()
+        self.n_slots = 0
+
+    def __dealloc__(self):
+        self._free_pages()
+
+    cdef int32_t _new_node(self, int32_t parent, uint16_t ant, uint8_t depth, double err,
+                           double lb) noexcept nogil:
+        cdef int32_t idx
+        cdef Node nd
+        nd.uid = self.next_uid
+        self.next_uid += 1
+        nd.err = err
+        nd.lb = lb
+        nd.parent = parent
+        nd.refs = 1
+        nd.ant = ant
+        nd.depth = depth
+        nd.flags = 0
+        if self.free_nodes.size() > 0:
+            idx = self.free_nodes.back()
+            self.free_nodes.pop_back()
+        else:
+            if (self.n_slots & PAGE_MASK) == 0:
+                self.pages.push_back(<Node*>malloc(sizeof(Node) << PAGE_BITS))
+                if self.pages.back() == NULL:
+                    self.pages.pop_back()
+                    return -1
+            idx = <int32_t>self.n_slots
+            self.n_slots += 1
+        self._nd(idx)[0] = nd
+        if parent >= 0:
+            self._nd(parent).refs += 1
+        self.live_nodes += 1
+        if self.live_nodes > self.max_trie:
+            self.max_trie = self.live_nodes
+        return idx
+
+    cdef void _release(self, int32_t idx) noexcept nogil:
+        """Drop one reference; free the node and prune up through childless ancestors."""
+        cdef int32_t parent
+        while idx >= 0:
+            self._nd(idx).refs -= 1
+            if self._nd(idx).refs > 0:
+                return
+            parent = self._nd(idx).parent
+            self._nd(idx).uid = 0
+            self.free_nodes.push_back(idx)
+            self.live_nodes -= 1
+            idx = parent
+
+    cdef bint _dead(self, int32_t idx) noexcept nogil:
+        """True when the node or an ancestor was deleted by the symmetry map."""
+        while idx >= 0:
+            if self._nd(idx).flags & F_DELETED:
+                return True
+            idx = self._nd(idx).parent
+        return False
+
+    cdef void _push(self, double key, int32_t node) noexcept nogil:
+        cdef QEntry e
+        cdef size_t i, parent
+        e.key = key
+        e.node = node
+        self.seq += 1
+        e.tie = <int32_t>(self.seq & 0x7FFFFFFF)
+        if self.policy == P_DFS:
+            e.tie = -e.tie
+        self.heap.push_back(e)
+        i = self.heap.size() - 1
+        while i > 0:
+            parent = (i - 1) >> 1
+            if not q_less(e, self.heap[parent]):
+                break
+            self.heap[i] = self.heap[parent]
+            i = parent
+        self.heap[i] = e
+        self.n_inserted += 1
+        if <int64_t>self.heap.size() > self.max_queue:
+            self.max_queue = self.heap.size()
+
+    cdef void _sift_down(self, size_t i) noexcept nogil:
+        cdef size_t n = self.heap.size(), c
+        cdef QEntry e = self.heap[i]
+        while True:
+            c = 2 * i + 1
+            if c >= n:
+                break
+            if c + 1 < n and q_less(self.heap[c + 1], self.heap[c]):
+                c += 1
+            if not q_less(self.heap[c], e):
+                break
+            self.heap[i] = self.heap[c]
+            i = c
+        self.heap[i] = e
+
+    cdef QEntry _pop(self) noexcept nogil:
+        cdef QEntry top = self.heap[0]
+        self.heap[0] = self.heap.back()
+        self.heap.pop_back()
+        if self.heap.size() > 1:
+            self._sift_down(0)
+        return top
+
+    cdef inline bint _hopeless(self, double lb, int depth) noexcept nogil:
+        """True when no strict extension of a prefix with this bound and length can beat R^c."""
+        if self.do_lookahead:
+            if lb + self.lamW >= self.best:
+                return True
+        elif lb >= self.best:
+            return True
+        if self.do_length and (depth + 1) * self.lamW >= self.best:
+            return True
+        return depth >= self.max_len
+
+    cdef void _gc(self) noexcept nogil:
+        """Drop queue entries that are deleted or can no longer lead to a better list."""
+        cdef size_t i, j = 0, n = self.heap.size()
+        cdef QEntry e
+        cdef int32_t idx
+        for i in range(n):
+            e = self.heap[i]
+            idx = e.node
+            if self._dead(idx) or self._hopeless(self._nd(idx).lb, self._nd(idx).depth):
+                self._release(idx)
+            else:
+                self.heap[j] = e
+                j += 1
+        self.heap.resize(j)
+        if j > 1:
+            i = (j - 2) // 2 + 1
+            while i > 0:
+                i -= 1
+                self._sift_down(i)
+        self.gc_threshold = max(<size_t>65536, 2 * j)
+        self.n_gc_runs += 1
+
+    # ---------------------------------------------------------------------------- map
+
+    cdef uint64_t _vector_hash(self, const uint64_t* vec) noexcept nogil:
+        cdef uint64_t h = <uint64_t>0x243F6A8885A308D3
+        cdef int i
+        for i in range(self.W):
+            h = splitmix(h ^ vec[i])
+        return h
+
+    cdef MapEntry* _map_admit(self, uint64_t key, int n_ids, double lb, int* verdict) noexcept nogil:
+        """Algorithm 6. verdict: 0 reject, 1 new entry, 2 better than the entry, 3 unverifiable.
+
+        ``child_ids[:n_ids]`` holds the child prefix (in order). For the prefix map the entry
+        stores the sorted set; for the captured map any representative prefix.
+        """
+        cdef unordered_map[uint64_t, MapEntry].iterator it = self.pmap.find(key)
+        cdef MapEntry* e
+        cdef int i, j, length
+        cdef uint16_t a
+        if it == self.pmap.end():
+            verdict[0] = 1
+            e = &self.pmap[key]
+            e.off = 0
+            e.node = -1
+            return e
+        e = &deref(it).second
+        # verify the key really denotes the same class
+        length = self.arena[e.off]
+        if self.map_kind == MAP_PREFIX:
+            if length != n_ids:
+                verdict[0] = 3
+                return NULL
+            for i in range(n_ids):   # every stored id must be in the child prefix
+                a = self.arena[e.off + 1 + i]
+                if a >= self.M or (self.in_prefix[a] == 0 and a != self.child_ids[n_ids - 1]):
+                    verdict[0] = 3
+                    return NULL
+        else:
+            for i in range(self.W):
+                self.tmp[i] = self.mask[i]
+            for i in range(length):
+                a = self.arena[e.off + 1 + i]
+                for j in range(self.W):
+                    self.tmp[j] &= ~self.caps[<size_t>a * self.W + j]
+            for i in range(self.W):
+                if self.tmp[i] != self.f[i]:
+                    verdict[0] = 3
+                    return NULL
+        # Theorem 15 maps each extension of one prefix to an extension of the other of the same
+        # added length; under a length cap below M that needs the kept prefix to be no longer
+        if lb < e.lb:
+            if self.length_capped and n_ids > length:
+                verdict[0] = 3
+                return NULL
+            verdict[0] = 2
+            return e
+        if self.length_capped and length > n_ids:
+            verdict[0] = 3
+            return NULL
+        verdict[0] = 0
+        return NULL
+
+    cdef void _map_store(self, MapEntry* e, int verdict, int n_ids, double lb, int32_t node) noexcept nogil:
+        cdef int i, j
+        cdef size_t base
+        cdef uint16_t tmp
+        cdef int32_t old
+        if verdict == 2:
+            old = e.node
+            if old >= 0 and old < self.n_slots and self._nd(old).uid == e.uid:
+                self._nd(old).flags |= F_DELETED
+            self.n_map_replaced += 1
+        e.lb = lb
+        e.node = node
+        e.uid = self._nd(node).uid
+        if self.map_kind == MAP_PREFIX and verdict == 2:
+            return   # same set, the stored sorted ids are still right
+        if verdict == 1 or <int>self.arena[e.off] < n_ids:
+            e.off = <uint32_t>self.arena.size()
+            self.arena.push_back(<uint16_t>n_ids)
+            for i in range(n_ids):
+                self.arena.push_back(self.child_ids[i])
+        else:
+            self.arena[e.off] = <uint16_t>n_ids
+            for i in range(n_ids):
+                self.arena[e.off + 1 + i] = self.child_ids[i]
+        if self.map_kind == MAP_PREFIX:   # keep the stored set sorted (insertion sort, tiny)
+            base = e.off + 1
+            for i in range(1, n_ids):
+                j = i
+                while j > 0 and self.arena[base + j - 1] > self.arena[base + j]:
+                    tmp = self.arena[base + j]
+                    self.arena[base + j] = self.arena[base + j - 1]
+                    self.arena[base + j - 1] = tmp
+                    j -= 1
+
+    # ---------------------------------------------------------------------------- search
+
+    cdef void _init_search(self):
+        cdef double cnt[MAX_CLASSES]
+        cdef double zc[MAX_CLASSES]
+        cdef double correct, b0 = 0
+        cdef int label
+        cdef int32_t root
+        self._free_pages()
+        self.free_nodes.clear()
+        self.heap.clear()
+        self.pmap.clear()
+        self.arena.clear()
+        self.next_uid = 1
+        self.seq = 0
+        self.live_nodes = 0
+        self.best_path.clear()
+        self.gc_threshold = 65536
+        self._class_counts(&self.mask[0], cnt)
+        self.total = self._weighted(cnt, &correct, &label)
+        self.lamW = self.lam * self.total
+        self.best = self.total - correct      # the empty list: default = majority
+        self.best_time = now()
+        self.start_time = self.best_time
+        self.best_evals = 0
+        if self.do_eqpts:
+            self._minority_counts(&self.mask[0], zc)
+            b0 = self._weighted_sum(zc)
+        root = self._new_node(-1, 0, 0, 0.0, b0)
+        if root < 0:
+            raise MemoryError("cannot allocate the search's node pool")
+        if self._hopeless(b0, 0):
+            self._release(root)
+        else:
+            self._push(0.0, root)
+
+    cdef int _expand(self, int32_t ni) noexcept nogil:
+        """Algorithm 5: score every child of the prefix at ``ni``; insert the promising ones."""
+        cdef int depth = self._nd(ni).depth, k, i, p, s, label, flabel, verdict
+        cdef int32_t cur = ni, child
+        cdef double perr = self._nd(ni).err
+        cdef double ucnt[MAX_CLASSES]
+        cdef double uz[MAX_CLASSES]
+        cdef double cnt[MAX_CLASSES]
+        cdef double fc[MAX_CLASSES]
+        cdef double zc[MAX_CLASSES]
+        cdef double wv, correct, err, b, R, fw, fcorrect, b0, lb, key, ucap
+        cdef uint64_t t, phash = 0, key_h
+        cdef uint64_t* u = &self.u[0]
+        cdef uint64_t* v = &self.v[0]
+        cdef uint64_t* f = &self.f[0]
+        cdef const uint64_t* capv
+        cdef const uint64_t* lp = &self.lplanes[0]
+        cdef int64_t* acc = &self.acc[0]
+        cdef int P = self.P, W = self.W
+        cdef MapEntry* me
+        cdef bint any_bits
+        cdef int64_t sums[3]
+        cdef int32_t m
+        # the prefix, leaf to root; a deleted ancestor kills the whole subtree
+        k = depth
+        while cur >= 0 and k > 0:
+            if self._nd(cur).flags & F_DELETED:
+                return -1
+            k -= 1
+            self.path[k] = self._nd(cur).ant
+            cur = self._nd(cur).parent
+        if cur >= 0 and self._nd(cur).flags & F_DELETED:
+            return -1
+        for i in range(W):
+            u[i] = self.mask[i]
+        for k in range(depth):
+            s = self.path[k]
+            self.in_prefix[s] = 1
+            phash += self.ant_hash[s]
+            self.child_ids[k] = s
+            for i in range(W):
+                u[i] &= ~self.caps[<size_t>s * W + i]
+        self._class_counts(u, ucnt)
+        if self.do_eqpts:
+            self._minority_counts(u, uz)
+        if self.dense:
+            for i in range(self.UP):
+                m = -<int32_t>((u[i >> 6] >> (i & 63)) & 1) if i < W * 64 else 0
+                self.wt[i] = self.ut[i] & m
+                self.w1[i] = self.u1[i] & m
+                self.wz[i] = self.uzt[i] & m
+        self.n_expanded += 1
+        if depth + 1 > self.max_depth_evaluated:
+            self.max_depth_evaluated = depth + 1
+        for s in range(self.M):
+            if self.in_prefix[s]:
+                continue
+            self.n_evaluated += 1
+            capv = &self.caps[<size_t>s * W]
+            if self.dense:
+                gw_masked_sum3(&self.dmask[<size_t>s * self.UP], &self.wt[0], &self.w1[0],
+                               &self.wz[0], self.UP, sums)
+                cnt[0] = <double>(sums[0] - sums[1])
+                cnt[1] = <double>sums[1]
+                any_bits = sums[0] > 0
+            elif self.C == 2:
+                any_bits = self._binary_counts(u, capv, v, lp, P, self.PT, &self.lshift[0], cnt)
+            else:
+                for p in range(P):
+                    acc[p] = 0
+                any_bits = False
+                for i in range(W):
+                    t = u[i] & capv[i]
+                    v[i] = t
+                    if t == 0:
+                        continue
+                    any_bits = True
+                    for p in range(P):
+                        acc[p] += gw_popcount64(t & lp[i * P + p])
+                if any_bits:
+                    self._fold(acc, P, &self.lclass[0], &self.lshift[0], cnt)
+                else:
+                    for k in range(self.C):
+                        cnt[k] = 0
+            wv = self._weighted(cnt, &correct, &label)
+            if self.do_support and wv < self.lamW:            # Theorem 10
+                self.n_pruned_support += 1
+                continue
+            if self.do_accurate and correct < self.lamW:      # Theorem 11
+                self.n_pruned_accurate += 1
+                continue
+            err = perr + (wv - correct)
+            b = err + (depth + 1) * self.lamW
+            if b >= self.best:                                # Theorem 1
+                self.n_pruned_bound += 1
+                continue
+            for k in range(self.C):
+                fc[k] = ucnt[k] - cnt[k]
+            fw = self._weighted(fc, &fcorrect, &flabel)
+            R = b + (fw - fcorrect)
+            if R < self.best:                                 # score before any lookahead
+                self.best = R
+                self.best_path.assign(self.child_ids.begin(), self.child_ids.begin() + depth)
+                self.best_path.push_back(s)
+                self.best_time = now()
+                self.best_evals = self.n_evaluated
+                self.improved = True
+                self.n_improvements += 1
+            b0 = 0
+            if self.do_eqpts:                                 # Theorem 20
+                if self.dense:
+                    zc[0] = uz[0] - <double>sums[2]
+                    zc[1] = uz[1]
+                    b0 = self._weighted_sum(zc)
+                elif any_bits:
+                    self._minority_counts(v, zc)
+                    for k in range(self.C):
+                        zc[k] = uz[k] - zc[k]
+                    b0 = self._weighted_sum(zc)
+                else:
+                    b0 = self._weighted_sum(uz)
+            lb = b + b0
+            if lb + (self.lamW if self.do_lookahead else 0.0) >= self.best:   # Lemma 2 + Thm 20
+                self.n_pruned_lookahead += 1
+                continue
+            if depth + 1 >= self.max_len or (
+                    self.do_length and (depth + 2) * self.lamW >= self.best):  # Theorem 6
+                self.n_pruned_length += 1
+                continue
+            self.child_ids[depth] = s
+            verdict = 1
+            me = NULL
+            if self.map_kind != MAP_NONE:
+                if self.map_kind == MAP_PREFIX:
+                    key_h = phash + self.ant_hash[s]
+                else:
+                    for i in range(W):
+                        f[i] = u[i] & ~capv[i]
+                    key_h = self._vector_hash(f)
+                me = self._map_admit(key_h, depth + 1, lb, &verdict)
+                if verdict == 0:
+                    self.n_pruned_map += 1
+                    continue
+                if verdict == 3:
+                    self.n_map_collisions += 1
+            child = self._new_node(ni, <uint16_t>s, <uint8_t>(depth + 1), err, lb)
+            if child < 0:          # out of memory: the search can no longer certify
+                self.out_of_memory = True
+                # the rest of this parent's children stay unexplored: bound them by the parent
+                self.oom_bound = min(self.oom_bound, self._nd(ni).lb + self.lamW)
+                if me != NULL and verdict == 1:
+                    self.pmap.erase(key_h)
+                break
+            if me != NULL:
+                self._map_store(me, verdict, depth + 1, lb, child)
+            if self.policy == P_LOWER_BOUND:
+                key = lb
+            elif self.policy == P_OBJECTIVE:
+                key = R
+            elif self.policy == P_BFS:
+                key = depth + 1
+            elif self.policy == P_DFS:
+                key = -(depth + 1)
+            else:
+                ucap = self.total - fw
+                key = b * self.total / ucap if ucap > 0 else INFINITY
+            self._push(key, child)
+        for k in range(depth):
+            self.in_prefix[self.path[k]] = 0
+        return 0
+
+    cdef int _run(self, double seconds, const uint8_t* stop, int64_t max_evals) noexcept nogil:
+        cdef double t_end = now() + seconds
+        cdef QEntry e
+        cdef int32_t idx
+        while self.heap.size() > 0:
+            if stop[0] != 0:
+                return R_STOPPED
+            if max_evals >= 0 and self.n_evaluated >= max_evals:
+                return R_NODE_LIMIT
+            if self.out_of_memory:
+                return R_OUT_OF_MEMORY
+            e = self._pop()
+            idx = e.node
+            if (self._nd(idx).flags & F_DELETED) or self._hopeless(self._nd(idx).lb,
+                                                                   self._nd(idx).depth):
+                self.n_popped_pruned += 1
+                self._release(idx)
+                continue
+            self.improved = False
+            if self._expand(idx) < 0:
+                self.n_popped_pruned += 1
+            self._release(idx)
+            if self.improved:
+                if self.do_gc:
+                    self._gc()
+            elif self.heap.size() > self.gc_threshold and self.do_gc:
+                self._gc()
+            if now() >= t_end:
+                return R_SLICE
+        return R_OUT_OF_MEMORY if self.out_of_memory else R_DONE
+
+    # ---------------------------------------------------------------------------- Python API
+
+    def run(self, double seconds, const uint8_t[::1] stop_flag, int64_t max_evaluations=-1):
+        """Search for about ``seconds`` of wall time.
+
+        Returns DONE (queue exhausted: certified), SLICE (time slice over), STOPPED (stop flag),
+        NODE_LIMIT or OUT_OF_MEMORY (a node could not be allocated; the run cannot certify).
+        """
+        cdef int code
+        cdef const uint8_t* stop = &stop_flag[0]
+        with nogil:
+            code = self._run(seconds, stop, max_evaluations)
+        return code
+
+    @property
+    def total_weight(self):
+        return self.total
+
+    @property
+    def objective(self):
+        """Best objective found, as a fraction of the total weight (+ lambda per rule)."""
+        return self.best / self.total if self.total > 0 else 0.0
+
+    @property
+    def best_prefix(self):
+        return [int(self.best_path[i]) for i in range(self.best_path.size())]
+
+    @property
+    def time_to_best(self):
+        return self.best_time - self.start_time
+
+    @property
+    def evaluations_to_best(self):
+        return self.best_evals
+
+    @property
+    def queue_size(self):
+        return self.heap.size()
+
+    @property
+    def trie_size(self):
+        return self.live_nodes
+
+    @property
+    def map_size(self):
+        return self.pmap.size()
+
+    @property
+    def done(self):
+        """True when the queue is exhausted by the search (the optimum is certified)."""
+        return self.heap.size() == 0 and not self.out_of_memory
+
+    def memory_bytes(self):
+        """Bytes held by the search containers (capacity, an estimate for the hash map)."""
+        return int(self.pages.size() * (sizeof(Node) << PAGE_BITS) + self.heap.capacity() * sizeof(QEntry)
+                   + self.free_nodes.capacity() * 4 + self.arena.capacity() * 2
+                   + self.pmap.size() * (sizeof(MapEntry) + 32) + self.pmap.bucket_count() * 8)
+
+    def lower_bound(self):
+        """Proven lower bound on the optimum: R^c, or less while live prefixes remain queued.
+
+        Every list not yet scored strictly extends a queued prefix, so its objective is at least
+        that prefix's bound plus lambda (Lemma 2 with Theorem 20).
+        """
+        cdef double lo = min(self.best, self.oom_bound)
+        cdef size_t i
+        cdef int32_t idx
+        cdef double x
+        with nogil:
+            for i in range(self.heap.size()):
+                idx = self.heap[i].node
+                if self._nd(idx).flags & F_DELETED:
+                    continue
+                x = self._nd(idx).lb + self.lamW
+                if x < lo:
+                    lo = x
+        return lo / self.total if self.total > 0 else 0.0
+
+    def queue_summary(self):
+        """Histogram of live queue prefix lengths, and Theorem 7's ``(length, f)`` histogram.
+
+        ``f = min(floor((R^c - b) / lambda), M - length)`` bounds how many more rules a queued
+        prefix may still receive (Theorem 6).
+        """
+        cdef size_t i
+        cdef int32_t idx
+        cdef int L, fval
+        cdef double bpure, x
+        cdef vector[int64_t] hist
+        cdef unordered_map[int64_t, int64_t] pairs
+        cdef unordered_map[int64_t, int64_t].iterator it
+        hist.assign(256, 0)
+        with nogil:
+            for i in range(self.heap.size()):
+                idx = self.heap[i].node
+                if self._nd(idx).flags & F_DELETED:
+                    continue
+                L = self._nd(idx).depth
+                hist[L] += 1
+                bpure = self._nd(idx).err + L * self.lamW
+                if self.lamW > 0:
+                    x = floor((self.best - bpure) / self.lamW)
+                    if x < 0:
+                        x = 0
+                    if x > self.M - L:
+                        x = self.M - L
+                    fval = <int>x
+                else:
+                    fval = self.M - L
+                pairs[<int64_t>L * 65536 + fval] += 1
+        lengths = {L: int(hist[L]) for L in range(256) if hist[L] > 0}
+        out = {}
+        it = pairs.begin()
+        while it != pairs.end():
+            out[(int(deref(it).first // 65536), int(deref(it).first % 65536))] = int(deref(it).second)
+            inc(it)
+        return lengths, out
+
+    def evaluate(self, prefix):
+        """Score one prefix from scratch with the search's own kernels (for checks and tests).
+
+        Returns objective, b (prefix errors + lambda * K), b0 (equivalent-points bound on the
+        default's errors), the rule labels and the default label, as fractions of total weight.
+        """
+        cdef double cnt[MAX_CLASSES]
+        cdef double correct, err = 0, wv, b0 = 0
+        cdef int label, i, s
+        cdef vector[uint64_t] uu = self.mask
+        cdef vector[uint64_t] vv
+        vv.assign(self.W, 0)
+        labels = []
+        seen = set()
+        for s in prefix:
+            if s < 0 or s >= self.M or s in seen:
+                raise ValueError(f"bad or repeated antecedent {s}")
+            seen.add(s)
+            for i in range(self.W):
+                vv[i] = uu[i] & self.caps[<size_t>s * self.W + i]
+                uu[i] &= ~self.caps[<size_t>s * self.W + i]
+            self._class_counts(&vv[0], cnt)
+            wv = self._weighted(cnt, &correct, &label)
+            err += wv - correct
+            labels.append(label)
+        self._class_counts(&uu[0], cnt)
+        wv = self._weighted(cnt, &correct, &label)
+        if self.Q > 0:
+            self._minority_counts(&uu[0], cnt)
+            b0 = self._weighted_sum(cnt)
+        b = err + len(labels) * self.lamW
+        return {"objective": (b + wv - correct) / self.total, "b": b / self.total,
+                "b0": b0 / self.total, "rule_labels": labels, "default": label,
+                "captured": (self.total - wv) / self.total}
+
+    def counters(self):
+        return {
+            "evaluated": self.n_evaluated,
+            "expanded": self.n_expanded,
+            "inserted": self.n_inserted,
+            "popped_pruned": self.n_popped_pruned,
+            "pruned_support": self.n_pruned_support,
+            "pruned_accurate_support": self.n_pruned_accurate,
+            "pruned_bound": self.n_pruned_bound,
+            "pruned_lookahead": self.n_pruned_lookahead,
+            "pruned_length": self.n_pruned_length,
+            "pruned_map": self.n_pruned_map,
+            "map_replaced": self.n_map_replaced,
+            "map_bypassed": self.n_map_collisions,   # hash collisions and length-capped pairs
+            "gc_runs": self.n_gc_runs,
+            "improvements": self.n_improvements,
+            "max_queue": self.max_queue,
+            "max_trie": self.max_trie,
+            "max_depth_evaluated": self.max_depth_evaluated,
+            "queue": self.heap.size(),
+            "trie": self.live_nodes,
+            "map": self.pmap.size(),
+        }

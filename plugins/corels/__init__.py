@@ -1,0 +1,13 @@
+"""CORELS, the built-in certifiably optimal rule list solver (search compiled in ``cython_ext/corels``)."""
+
+from glasswork import hookimpl
+from glasswork.plugins.corels.model import Rule, RuleList
+from glasswork.plugins.corels.solver import CorelsSolver
+from glasswork.plugins.corels.spec import CorelsSpec
+
+__all__ = ["CorelsSolver", "CorelsSpec", "Rule", "RuleList"]
+
+
+@hookimpl
+def register_solvers(register):  # type: ignore[no-untyped-def]
+    register(CorelsSolver)

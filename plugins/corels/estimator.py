@@ -1,0 +1,118 @@
+"""``RuleListClassifier``: CORELS as a scikit-learn estimator.
+
+Numeric or text columns are binarized on the training rows (thresholds at quantiles, one-hot for
+text), antecedents are mined from the 0/1 features, and the rule list is certified (or stopped at
+``time_limit`` / ``max_nodes`` with its gap, see ``certificate_``). Integer ``sample_weight`` act as
+repetitions of the samples, exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from glasswork.data import Problem
+from glasswork.plugins.corels.solver import run_corels
+from glasswork.plugins.corels.spec import CorelsConstraints, CorelsObjective, CorelsSearch
+from glasswork.solver import Limits, SolveContext
+
+
+class RuleListClassifier(ClassifierMixin, BaseEstimator):
+    """A certifiably optimal rule list (CORELS) over binarized features.
+
+    Parameters mirror the ``corels`` spec: ``regularization`` (lambda per rule), ``max_card``,
+    ``min_support`` and ``negations`` for mining, ``max_prefix_length``, ``policy``,
+    ``symmetry_map``; ``thresholds`` per numeric column for binarizing; ``time_limit`` (seconds)
+    and ``max_nodes`` (prefix evaluations) stop the search early with an honest certificate.
+    """
+
+    def __init__(self, regularization: float = 0.01, *, max_card: int = 1,
+                 min_support: float | None = None, negations: bool = True,
+                 max_prefix_length: int | None = None, policy: str = "lower_bound",
+                 symmetry_map: str = "prefix", thresholds: int = 4,
+                 class_weight: dict | None = None, time_limit: float | None = 60.0,
+                 max_nodes: int | None = None) -> None:
+        self.regularization = regularization
+        self.max_card = max_card
+        self.min_support = min_support
+        self.negations = negations
+        self.max_prefix_length = max_prefix_length
+        self.policy = policy
+        self.symmetry_map = symmetry_map
+        self.thresholds = thresholds
+        self.class_weight = class_weight
+        self.time_limit = time_limit
+        self.max_nodes = max_nodes
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> RuleListClassifier:
+        from glasswork.data.binarize import Binarizer
+        from glasswork.data.spec import BinarizeSpec
+
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, y_enc = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(f"RuleListClassifier needs samples of at least 2 classes; got 1 class "
+                             f"({self.classes_[0]!r})")
+        if sample_weight is not None:
+            # integer weights are repetitions: expand, so binarizing and mining see them too
+            w = np.asarray(sample_weight, dtype=np.float64)
+            if w.shape != (X.shape[0],):
+                raise ValueError(f"sample_weight has shape {w.shape}, expected ({X.shape[0]},)")
+            if np.any(w < 0) or np.any(w != np.round(w)):
+                raise ValueError("RuleListClassifier takes non-negative integer sample weights")
+            if w.sum() <= 0:
+                raise ValueError("sample_weight sums to zero: there is nothing to fit")
+            X = np.repeat(X, w.astype(np.int64), axis=0)
+            y_enc = np.repeat(y_enc, w.astype(np.int64))
+            if len(np.unique(y_enc)) < 2:
+                raise ValueError("the samples with positive weight are of 1 class only")
+        names = [f"x{j}" for j in range(X.shape[1])]
+        columns = {n: X[:, j] for j, n in enumerate(names)}
+        self.binarizer_ = Binarizer(BinarizeSpec(thresholds=self.thresholds, negations=False))
+        self.binarizer_.fit(columns, names)
+        feature_names, B = self.binarizer_.transform(columns)
+        cw = None
+        if self.class_weight is not None:
+            cw = [float(self.class_weight.get(c, 1.0)) for c in self.classes_]
+        problem = Problem(
+            name="estimator", X=B, y=y_enc.astype(np.int64), feature_names=list(feature_names),
+            task="binary" if len(self.classes_) == 2 else "multiclass",
+            classes=np.asarray(self.classes_),
+        )
+        ctx = SolveContext(Limits(time=self.time_limit, nodes=self.max_nodes))
+        result = run_corels(
+            problem,
+            CorelsObjective(regularization=self.regularization, class_weights=cw),
+            CorelsConstraints(max_prefix_length=self.max_prefix_length, max_card=self.max_card,
+                              min_support=self.min_support, negations=self.negations),
+            CorelsSearch(policy=self.policy, symmetry_map=self.symmetry_map),
+            ctx,
+        )
+        self.rule_list_ = result.model
+        self.certificate_ = result.certificate
+        self.stats_ = result.stats
+        self.feature_names_binarized_ = list(feature_names)
+        return self
+
+    def _binary(self, X: Any) -> np.ndarray:
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        columns = {f"x{j}": X[:, j] for j in range(X.shape[1])}
+        return self.binarizer_.transform(columns)[1]
+
+    def predict(self, X: Any) -> np.ndarray:
+        check_is_fitted(self)
+        return self.classes_[self.rule_list_.predict(self._binary(X))]
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        check_is_fitted(self)
+        return self.rule_list_.predict_proba(self._binary(X))
+
+    def to_text(self) -> str:
+        check_is_fitted(self)
+        return self.rule_list_.to_text()

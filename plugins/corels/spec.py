@@ -1,0 +1,81 @@
+"""The ``corels`` spec: objective, constraints and search options, each with its range."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, PositiveFloat
+
+from glasswork.spec import SolverSpec, StrictModel
+
+Bound = Literal["support", "accurate_support", "lookahead", "equivalent_points", "length_bound",
+                "garbage_collection"]
+
+
+class CorelsObjective(StrictModel):
+    """R(d) = weighted misclassification / total weight + regularization * (number of rules)."""
+
+    regularization: float = Field(
+        0.01, ge=0.0, le=1.0,
+        description="Penalty per rule (lambda): one more rule must cut the training error by more "
+        "than this fraction of the data.",
+    )
+    class_weights: dict[str, PositiveFloat] | list[PositiveFloat] | None = Field(
+        None,
+        description="Weight of each class in the misclassification loss, by class label or as a "
+        "list in class order; every bound stays valid for the weighted loss.",
+    )
+
+
+class CorelsConstraints(StrictModel):
+    """Limits on the list and, when antecedents are mined from 0/1 features, on the mining."""
+
+    max_prefix_length: int | None = Field(
+        None, ge=0, le=255,
+        description="Most rules before the default rule; by default only the bounds limit it.",
+    )
+    max_card: int = Field(
+        2, ge=1, le=3, description="Most items per mined antecedent (ignored for .out data)."
+    )
+    min_support: float | None = Field(
+        None, ge=0.0, le=0.5,
+        description="Mined antecedents keep support in [min_support, 1 - min_support]; by default "
+        "the regularization, which loses no optimal list (Theorems 10 and 21). Ignored for .out data.",
+    )
+    negations: bool = Field(
+        True, description="Also mine negated features (ignored for .out data)."
+    )
+
+
+class CorelsSearch(StrictModel):
+    """How the branch-and-bound explores prefixes; every choice certifies the same optimum."""
+
+    policy: Literal["bfs", "dfs", "curiosity", "lower_bound", "objective"] = Field(
+        "lower_bound", description="Queue order: breadth-first, depth-first, curiosity, lower "
+        "bound or objective (best-first).",
+    )
+    symmetry_map: Literal["none", "prefix", "captured"] = Field(
+        "prefix", description="Symmetry-aware map: none; prefix: keep the best ordering of each "
+        "antecedent set (Corollary 16); captured: the best prefix of each captured set (Theorem 15).",
+    )
+    ablation: list[Bound] = Field(
+        default_factory=list,
+        description="Bounds to switch off, for experiments: support, accurate_support, lookahead, "
+        "equivalent_points, length_bound, garbage_collection. The optimum is unchanged.",
+    )
+    compress: bool = Field(
+        True, description="Merge samples with identical antecedent signatures before searching "
+        "(lossless; turn off only to measure its effect).",
+    )
+    progress_interval: PositiveFloat = Field(
+        0.25, le=60.0, description="Seconds between progress reports."
+    )
+
+
+class CorelsSpec(SolverSpec):
+    """A CORELS problem: certifiably optimal rule lists over pre-mined or mined antecedents."""
+
+    solver: Literal["corels"]
+    objective: CorelsObjective = Field(default_factory=CorelsObjective)
+    constraints: CorelsConstraints = Field(default_factory=CorelsConstraints)
+    search: CorelsSearch = Field(default_factory=CorelsSearch)

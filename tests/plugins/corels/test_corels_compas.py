@@ -1,0 +1,75 @@
+"""COMPAS certification at lambda = 0.015: objective 0.37797 and the two-rule list, every way."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from corels_reference import compas  # noqa: F401  (a fixture)
+
+from glasswork.cython_ext import corels as ccorels
+from glasswork.plugins.corels import engine
+
+EXPECTED_RULES = {"sex:Male,juvenile-crimes:>0", "priors:>3"}
+
+
+@pytest.fixture(scope="module")
+def units(compas):
+    return engine.prepare(compas.antecedents.bits, compas.y, 2)
+
+
+def test_minority_matches_the_minor_file(compas, units) -> None:
+    """Our equivalence classes reproduce the reference .minor vector (up to ties, same count)."""
+    assert compas.minority is not None
+    assert int(units.minority.sum()) == int(compas.minority.sum())
+    counts = units.counts[units.unit_of_sample]
+    majority = (2 * counts[:, 1] >= counts.sum(axis=1)).astype(int)  # ties: higher label
+    tie = 2 * counts[:, 1] == counts.sum(axis=1)
+    mine = compas.y != majority
+    assert np.array_equal(mine[~tie], compas.minority[~tie])
+
+
+@pytest.mark.parametrize("smap", engine.SYMMETRY_MAPS)
+@pytest.mark.parametrize("policy", engine.POLICIES)
+def test_certified_optimum(compas, units, policy: str, smap: str) -> None:
+    s = engine.make_search(units, 0.015, policy=policy, symmetry_map=smap)
+    assert engine.run_to_end(s, time_limit=60) == ccorels.DONE
+    assert round(s.objective, 5) == 0.37797
+    assert s.lower_bound() == pytest.approx(s.objective, abs=1e-12)
+    names = [compas.antecedents.names[i] for i in s.best_prefix]
+    assert set(names) == EXPECTED_RULES and len(names) == 2
+    ev = s.evaluate(s.best_prefix)
+    assert ev["rule_labels"] == [1, 1] and ev["default"] == 0
+    assert compas.label_names[1].endswith("Yes")
+
+
+def test_kernels_agree_on_compas(compas, units) -> None:
+    runs = []
+    for kernel in ("dense", "bitsliced"):
+        s = engine.make_search(units, 0.015, kernel=kernel)
+        assert s.kernel == kernel
+        assert engine.run_to_end(s, time_limit=60) == ccorels.DONE
+        runs.append((s.objective, s.counters()["evaluated"], s.best_prefix))
+    assert runs[0] == runs[1]
+
+
+def test_uncompressed_search_agrees(compas) -> None:
+    units = engine.prepare(compas.antecedents.bits, compas.y, 2, compress=False)
+    s = engine.make_search(units, 0.015)
+    assert engine.run_to_end(s, time_limit=60) == ccorels.DONE
+    assert round(s.objective, 5) == 0.37797
+
+
+def test_objective_recomputed_from_the_samples(compas) -> None:
+    units = engine.prepare(compas.antecedents.bits, compas.y, 2)
+    s = engine.make_search(units, 0.015)
+    engine.run_to_end(s)
+    X = compas.antecedents.matrix().astype(bool)
+    y = compas.y
+    open_ = np.ones(len(y), bool)
+    errors = 0
+    for j in s.best_prefix:
+        cap = open_ & X[:, j]
+        errors += int((y[cap] != 1).sum())
+        open_ &= ~cap
+    errors += int((y[open_] != 0).sum())
+    assert errors / len(y) + 0.015 * 2 == pytest.approx(s.objective, abs=1e-12)

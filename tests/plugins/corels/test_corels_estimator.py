@@ -1,0 +1,44 @@
+"""RuleListClassifier: scikit-learn's estimator checks and a real data set."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from glasswork import Status
+from glasswork.plugins.corels.estimator import RuleListClassifier
+
+
+@parametrize_with_checks([RuleListClassifier(time_limit=10)])
+def test_sklearn_estimator_checks(estimator, check) -> None:
+    check(estimator)
+
+
+def test_breast_cancer_rule_list_is_certified_and_accurate() -> None:
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.model_selection import train_test_split
+
+    X, y = load_breast_cancer(return_X_y=True)
+    labels = np.where(y == 1, "benign", "malignant")
+    Xtr, Xte, ytr, yte = train_test_split(X, labels, test_size=0.3, random_state=0, stratify=labels)
+    clf = RuleListClassifier(regularization=0.01, thresholds=3).fit(Xtr, ytr)
+    assert clf.certificate_.status is Status.OPTIMAL
+    assert set(clf.predict(Xte)) <= {"benign", "malignant"}
+    assert clf.score(Xte, yte) > 0.85
+    assert clf.predict_proba(Xte).shape == (len(yte), 2)
+    assert "if ({" in clf.to_text()
+    assert clf.get_params(deep=True)["regularization"] == 0.01
+
+
+def test_integer_weights_equal_repetition() -> None:
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 3))
+    y = (X[:, 0] + 0.3 * rng.normal(size=80) > 0).astype(int)
+    w = rng.integers(0, 3, size=80)
+    a = RuleListClassifier(regularization=0.02).fit(X, y, sample_weight=w)
+    b = RuleListClassifier(regularization=0.02).fit(np.repeat(X, w, axis=0), np.repeat(y, w))
+    assert a.certificate_.objective == pytest.approx(b.certificate_.objective)
+    assert np.array_equal(a.predict(X), b.predict(X))
+    with pytest.raises(ValueError, match="integer"):
+        RuleListClassifier().fit(X, y, sample_weight=np.full(80, 0.5))
