@@ -31,12 +31,16 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--set-regularization", type=float, default=0.01,
                         help="objective.regularization for the run (CORELS: 0.01 gives a search of seconds)")
+    parser.add_argument("--progress-interval", type=float, default=0.002,
+                        help="search.progress_interval: seconds between progress events (thousands per run)")
     args = parser.parse_args()
 
     loaded = load_spec(args.spec)
     spec = loaded.spec.model_copy(deep=True)
     if hasattr(spec.objective, "regularization"):
         spec.objective.regularization = args.set_regularization
+    if hasattr(spec.search, "progress_interval"):
+        spec.search.progress_interval = args.progress_interval
     loaded = type(loaded)(spec, loaded.path)
     problem = load_problem(spec.data, loaded.base_dir)  # once, so both sides time the search alone
 
@@ -55,13 +59,15 @@ def main() -> None:
         recorded = len(store.events(store.list_runs(limit=1)[0].run_id))
 
     base, with_store = statistics.median(times["no store"]), statistics.median(times["store"])
+    fastest = min(times["store"]) / min(times["no store"])
     print(f"spec: {args.spec} (regularization {args.set_regularization})")
     print(f"status {outcome.status}, objective {outcome.result.certificate.objective:.5f}, "
           f"{events:,} events per run ({recorded:,} recorded)")
     for mode, values in times.items():
         print(f"  {mode:<9} median {statistics.median(values):.3f} s  runs: "
               + ", ".join(f"{v:.3f}" for v in values))
-    print(f"overhead of recording: {100 * (with_store / base - 1):+.2f} % (goal: under 2 %)")
+    print(f"overhead of recording: {100 * (with_store / base - 1):+.2f} % by medians, "
+          f"{100 * (fastest - 1):+.2f} % by the fastest runs (goal: under 2 %)")
 
 
 if __name__ == "__main__":

@@ -608,10 +608,6 @@ class StoreSink:
         self._log = self.store.log_path(run.run_id).open("a", encoding="utf-8")
         self._write_log({"kind": "start", **run.to_dict(full=True)})
         self._info = run
-        try:
-            self._flush(timeout=2.0)  # the run shows up in 'runs list' at once, unless locked
-        except StoreError:
-            pass  # the flusher (or recovery, from the log) records it later
         self._stop.clear()
         self._thread = threading.Thread(target=self._flusher, name="glasswork-store", daemon=True)
         self._thread.start()
@@ -623,7 +619,8 @@ class StoreSink:
             self._pending.append((self._seq, record))
             self._seq += 1
 
-    def _flush(self, timeout: float | None = None) -> None:
+    def _flush(self, timeout: float | None = None, finish: dict[str, Any] | None = None) -> None:
+        """Write what is pending (and, at the end, the run's result) in one connection."""
         with self._lock:
             batch, self._pending = self._pending, []
         try:
@@ -632,6 +629,8 @@ class StoreSink:
                     self.store.begin(self._info, con)
                     self._begun = True
                 self.store.append_events(con, self._info.run_id, batch)
+                if finish is not None:
+                    self.store.finish(con, self._info.run_id, finish["result"], finish.get("error"))
         except BaseException:
             with self._lock:
                 self._pending = batch + self._pending  # try again next time; the log has them
@@ -639,6 +638,12 @@ class StoreSink:
 
     def _flusher(self) -> None:
         last = time.monotonic()
+        try:
+            self._flush(timeout=self.flush_seconds)  # at once: the run shows in 'runs list'
+        except StoreError:
+            pass  # locked for now: the next round, or the final flush, retries
+        except Exception as exc:
+            self.warnings.append(f"run store: {exc}")
         while not self._stop.wait(self.flush_seconds):
             with self._lock:
                 idle = not self._pending
@@ -663,9 +668,7 @@ class StoreSink:
         self._write_log(finish)
         self._log.close()
         try:
-            self._flush(timeout=FINAL_LOCK_TIMEOUT)
-            with self.store.connect(timeout=FINAL_LOCK_TIMEOUT) as con:
-                self.store.finish(con, run.run_id, result, finish.get("error"))
+            self._flush(timeout=FINAL_LOCK_TIMEOUT, finish=finish)
         except StoreError as exc:
             self.warnings.append(
                 f"{exc}. The run is safe in {self.store.log_path(run.run_id)} and will be imported "
