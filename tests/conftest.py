@@ -14,6 +14,9 @@ REPO = TESTS.parent
 sys.path.insert(0, str(TESTS))  # so "toy_plugin" imports, here and in subprocesses via PYTHONPATH
 
 SHARED_DATA = Path(os.environ.get("GLASSWORK_DATA", REPO.parent / "shared" / "datasets"))
+if SHARED_DATA.is_dir():
+    # example specs name their data as data:REL; worker processes inherit the variable too
+    os.environ.setdefault("GLASSWORK_DATA", str(SHARED_DATA))
 
 
 @pytest.fixture

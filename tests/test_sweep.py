@@ -4,6 +4,7 @@ and every fault (a task that raises, a worker that dies, a cluster that goes awa
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -222,3 +223,51 @@ def test_cli_sweep_exit_codes(tmp_path, toy_env, monkeypatch):
     failing = write(tmp_path / "f.yaml", BASE + "sweep:\n  grid: {search.behaviour: [exact, raise]}\n")
     result = CliRunner().invoke(cli, ["sweep", str(failing), "-j", "1", "--no-store"])
     assert result.exit_code == 1 and "failed: search.behaviour=raise" in result.output
+
+
+SPECS = Path(__file__).parent.parent / "specs"
+SWEEP_SPECS = sorted(p for p in SPECS.glob("*.yaml") if "sweep:" in p.read_text())
+
+
+@pytest.mark.parametrize("path", SWEEP_SPECS, ids=lambda p: p.name)
+def test_example_sweeps_expand(path):
+    from glasswork.registry import Registry
+
+    document, positions = read_spec_document(path)
+    p = sweeps.expand(document, Registry(entry_points=False, disabled=()), file=str(path), positions=positions)
+    assert len(p.points) >= 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", SWEEP_SPECS, ids=lambda p: p.name)
+def test_example_sweeps_give_the_same_numbers_locally_and_on_dask(path, tmp_path):
+    """The issue's acceptance check, cut down to two grid values and two folds to stay fast."""
+    import dask
+    import distributed  # noqa: F401
+
+    from glasswork.registry import Registry
+
+    if "data:" in path.read_text() and not os.environ.get("GLASSWORK_DATA"):
+        pytest.skip("GLASSWORK_DATA is not set and ../shared/datasets is absent")
+    document, positions = read_spec_document(path)
+    grid = document["sweep"].get("grid", {})
+    document["sweep"]["grid"] = {k: list(v)[:2] for k, v in grid.items()}
+    if document["sweep"].get("folds"):
+        document["sweep"]["folds"] = 2
+    p = sweeps.expand(document, Registry(entry_points=False, disabled=()), file=str(path), positions=positions, path=path)
+    local = sweeps.LocalExecutor(jobs=2)
+    try:
+        here = {o.point.key: o.result for o in sweeps.run_sweep(p, local).outcomes}
+    finally:
+        local.close()
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        remote = sweeps.DaskExecutor("local", workers=2)
+    try:
+        there = {o.point.key: o.result for o in sweeps.run_sweep(p, remote).outcomes}
+    finally:
+        remote.close()
+    assert None not in here.values() and None not in there.values()
+    assert {k: (r["status"], r["objective"], r["model_size"] if "model_size" in r else r["stats"]["model_size"])
+            for k, r in here.items()} == \
+           {k: (r["status"], r["objective"], r["model_size"] if "model_size" in r else r["stats"]["model_size"])
+            for k, r in there.items()}
