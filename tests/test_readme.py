@@ -32,3 +32,15 @@ def test_the_readme_example_spec_exists():
     install, _ = readme_commands()
     spec = re.search(r"glasswork run (\S+)", install).group(1)
     assert (REPO / spec).is_file()
+
+
+def test_the_readme_spec_example_validates():
+    from ruamel.yaml import YAML
+
+    from glasswork.registry import Registry
+    from glasswork.spec import validate_spec
+
+    text = (REPO / "README.md").read_text()
+    example = re.search(r"```yaml\n(name:.*?)```", text, re.S).group(1)
+    spec = validate_spec(YAML(typ="safe").load(example), Registry(entry_points=False, disabled=()))
+    assert spec.solver == "corels"
