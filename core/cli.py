@@ -92,21 +92,14 @@ def _apply_overrides(document: dict[str, Any], overrides: tuple[str, ...]) -> No
     """``--set objective.regularization=0.01`` style edits, values parsed as YAML scalars."""
     from ruamel.yaml import YAML
 
-    from glasswork.spec import SpecError, SpecIssue
+    from glasswork.spec import SpecError, SpecIssue, set_path
 
     yaml = YAML(typ="safe")
     for item in overrides:
         path, sep, raw = item.partition("=")
         if not sep or not path.strip():
             raise SpecError([SpecIssue("--set", 1, 1, "", f"expected PATH=VALUE, got {item!r}")])
-        keys = path.strip().split(".")
-        node = document
-        for key in keys[:-1]:
-            child = node.get(key)
-            if not isinstance(child, dict):
-                child = node[key] = {}
-            node = child
-        node[keys[-1]] = yaml.load(raw) if raw.strip() else None
+        set_path(document, path.strip(), yaml.load(raw) if raw.strip() else None)
 
 
 def _load(spec_path: str, overrides: tuple[str, ...] = ()) -> Any:

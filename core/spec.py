@@ -267,6 +267,18 @@ def read_spec_document(path: Path) -> tuple[dict[str, Any], _Positions]:
 # -- validation ----------------------------------------------------------------------------------
 
 
+def set_path(document: dict[str, Any], path: str, value: Any) -> None:
+    """Set ``a.b.c`` in a spec document, creating the sections on the way (``--set`` and sweeps)."""
+    keys = path.split(".")
+    node = document
+    for key in keys[:-1]:
+        child = node.get(key)
+        if not isinstance(child, dict):
+            child = node[key] = {}
+        node = child
+    node[keys[-1]] = value
+
+
 def spec_union(models: Sequence[type[SolverSpec]]) -> Any:
     """The discriminated union of solver spec models, tagged by ``solver``."""
     if len(models) == 1:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from glasswork.registry import Registry, get_registry
-from glasswork.spec import LoadedSpec, SpecError, SpecIssue, SweepSpec, _Positions, validate_spec
+from glasswork.spec import LoadedSpec, SpecError, SpecIssue, SweepSpec, _Positions, set_path, validate_spec
 
 MAXIMISE = ("accuracy", "auc", "r2", "stability")
 
@@ -88,17 +88,6 @@ class Sweep:
 # -- expansion -----------------------------------------------------------------------------------
 
 
-def _set_path(document: dict[str, Any], path: str, value: Any) -> None:
-    keys = path.split(".")
-    node = document
-    for key in keys[:-1]:
-        child = node.get(key)
-        if not isinstance(child, dict):
-            child = node[key] = {}
-        node = child
-    node[keys[-1]] = copy.deepcopy(value)
-
-
 def expand(
     document: dict[str, Any],
     registry: Registry,
@@ -137,7 +126,7 @@ def expand(
         for fold in folds:
             doc = copy.deepcopy(template)
             for key, value in coords.items():
-                _set_path(doc, key, value)
+                set_path(doc, key, copy.deepcopy(value))
             if fold is not None:
                 split = dict(doc.get("data", {}).get("split") or {})
                 split.update(kind="kfold", folds=sweep_spec.folds, fold=fold)
