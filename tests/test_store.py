@@ -4,7 +4,6 @@ after kill -9, a database locked by another process, and schema migrations."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys

@@ -86,7 +86,7 @@ def _mix(y: np.ndarray) -> np.ndarray:
 
 
 def best_stump(problem: Problem, regularization: float) -> tuple[Stump, float]:
-    X, y, n = problem.X, problem.y, problem.n_samples
+    X, y = problem.X, problem.y
     majority = int(np.bincount(y, minlength=2).argmax())
     best = Stump(None, "", majority, majority, problem.classes, _mix(y), _mix(y))
     best_obj = float(np.mean(y != majority))
