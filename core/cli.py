@@ -442,10 +442,6 @@ def _resolve(store: Any, refs: tuple[str, ...]) -> list[str]:
         _fail(str(exc), EXIT_INVALID)
 
 
-def _when(value: Any) -> str:
-    return "-" if value is None else value.astimezone().strftime("%Y-%m-%d %H:%M:%S")
-
-
 @runs.command("list")
 @DB_OPTION
 @click.option("--solver", help="Only runs of this solver.")
@@ -463,6 +459,8 @@ def runs_list(db: str | None, solver: str | None, state: str | None, name: str |
 
     from glasswork.console import fmt_number
 
+    from glasswork.console import fmt_when
+
     rows = _store(db).list_runs(solver=solver, state=state, name=name, sweep=sweep_id, limit=limit)
     if as_json:
         click.echo(json.dumps([r.to_dict() for r in rows], indent=2, default=str))
@@ -478,7 +476,7 @@ def runs_list(db: str | None, solver: str | None, state: str | None, name: str |
     for r in rows:
         # status is the certificate's; runs without one (running, failed) show their state
         cells = [r.run_id[:8], r.name, r.solver, r.status or r.state, fmt_number(r.objective, 5),
-                 "-" if r.gap is None else f"{r.gap:.2%}", _when(r.started_at)[5:16],
+                 "-" if r.gap is None else f"{r.gap:.2%}", fmt_when(r.started_at)[5:16],
                  "-" if r.elapsed is None else f"{r.elapsed:.1f}s"]
         if with_sweep:
             cells.insert(2, (r.sweep_id or "-")[:8])
@@ -495,7 +493,7 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
     from rich.console import Console
     from ruamel.yaml import YAML
 
-    from glasswork.console import fmt_number
+    from glasswork.console import fmt_number, fmt_when
 
     store = _store(db)
     [run_id] = _resolve(store, (run_ref,))
@@ -505,7 +503,7 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
         return
     console = Console()
     console.print(f"[bold]run {doc['run_id']}[/bold]  {doc['name']}  solver {doc['solver']} {doc['solver_version']}")
-    console.print(f"state {doc['state']}  started {_when(store.get_run(run_id).started_at)}  "
+    console.print(f"state {doc['state']}  started {fmt_when(store.get_run(run_id).started_at)}  "
                   f"host {doc['host']} pid {doc['pid']}  events {doc['n_events']:,}")
     if doc["error"]:
         console.print(f"[red]error[/red]: {doc['error']}")
@@ -529,15 +527,6 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
     console.print(buffer.getvalue(), markup=False, highlight=False)
 
 
-def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for key, inner in value.items():
-            out.update(_flatten(inner, f"{prefix}{key}."))
-        return out
-    return {prefix[:-1]: value}
-
-
 @runs.command("compare")
 @click.argument("run_refs", metavar="RUN RUN...", nargs=-1, required=True)
 @DB_OPTION
@@ -548,12 +537,13 @@ def runs_compare(run_refs: tuple[str, ...], db: str | None, as_json: bool) -> No
     from rich.table import Table
 
     from glasswork.console import fmt_number
+    from glasswork.spec import flatten
 
     if len(run_refs) < 2:
         _fail("compare needs at least two runs", EXIT_INVALID)
     store = _store(db)
     docs = [store.details(r) for r in _resolve(store, run_refs)]
-    specs = [_flatten(d["spec"]) for d in docs]
+    specs = [flatten(d["spec"]) for d in docs]
     keys = sorted({k for s in specs for k in s})
     differing = [k for k in keys if len({json.dumps(s.get(k), sort_keys=True) for s in specs}) > 1]
     rows: list[tuple[str, list[Any]]] = [(f"spec.{k}", [s.get(k) for s in specs]) for k in differing]

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 
 def fmt_number(value: Any, digits: int = 6) -> str:
+    """Numbers for people: ``-`` for missing or NaN, thousands separated, ``digits`` figures."""
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -28,10 +29,19 @@ def fmt_number(value: Any, digits: int = 6) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
-        if not math.isfinite(value):
-            return str(value)
+        if math.isnan(value):
+            return "-"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
         return f"{value:.{digits}g}"
     return str(value)
+
+
+def fmt_when(value: Any, *, seconds: bool = True) -> str:
+    """A stored UTC time in the local time zone."""
+    if value is None:
+        return "-"
+    return value.astimezone().strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
 
 
 def fmt_bytes(n: int) -> str:

@@ -279,6 +279,16 @@ def set_path(document: dict[str, Any], path: str, value: Any) -> None:
     node[keys[-1]] = value
 
 
+def flatten(document: Any, prefix: str = "") -> dict[str, Any]:
+    """A nested spec as ``{"objective.regularization": 0.01, ...}`` (for comparing specs)."""
+    if isinstance(document, dict):
+        out: dict[str, Any] = {}
+        for key, inner in document.items():
+            out.update(flatten(inner, f"{prefix}{key}."))
+        return out
+    return {prefix[:-1]: document}
+
+
 def spec_union(models: Sequence[type[SolverSpec]]) -> Any:
     """The discriminated union of solver spec models, tagged by ``solver``."""
     if len(models) == 1:

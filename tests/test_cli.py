@@ -28,7 +28,8 @@ RESULT_KEYS = {"solver", "status", "objective", "lower_bound", "gap", "model", "
 
 
 @pytest.fixture
-def invoke(toy_env):
+def invoke(toy_env, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # runs are recorded in ./glasswork.duckdb
     runner = CliRunner()
 
     def call(*args: str):
@@ -162,7 +163,7 @@ def test_signal_cancels_a_real_run_and_keeps_the_model(toy_env, tmp_path, sig):
     events = tmp_path / "events.jsonl"
     proc = subprocess.Popen(
         [sys.executable, "-m", "glasswork", "run", "--json", "-q", str(spec), "--events", str(events)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=toy_env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=toy_env, cwd=tmp_path,
     )
     _wait_for_events(events, proc)
     proc.send_signal(sig)

@@ -1,0 +1,28 @@
+"""Built-in ``fasterrisk`` solver: sparse integer risk score cards (Liu et al., NeurIPS 2022).
+
+``FasterRiskSolver`` is the plugin, ``ScoreCard`` its model, and ``RiskScoreClassifier`` (imported
+lazily, it pulls in scikit-learn's estimator machinery) the scikit-learn estimator.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from glasswork import hookimpl
+from glasswork.plugins.fasterrisk.card import ScoreCard
+from glasswork.plugins.fasterrisk.solver import FasterRiskSolver, FasterRiskSpec
+
+__all__ = ["FasterRiskSolver", "FasterRiskSpec", "RiskScoreClassifier", "ScoreCard"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RiskScoreClassifier":
+        from glasswork.plugins.fasterrisk.estimator import RiskScoreClassifier
+
+        return RiskScoreClassifier
+    raise AttributeError(name)
+
+
+@hookimpl
+def register_solvers(register: Any) -> None:
+    register(FasterRiskSolver)

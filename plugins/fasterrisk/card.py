@@ -1,0 +1,238 @@
+"""The risk score card: integer points, a hidden intercept and multiplier, a score -> risk table.
+
+Risk of a row is ``sigmoid((score + intercept) / multiplier)`` with ``score = sum points * x``.
+The card shows only the points and the table; the intercept and multiplier are internal (after
+gcd reduction they may be fractional).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from functools import reduce
+from typing import Any
+
+import numpy as np
+
+from glasswork import Classifier
+
+
+def sigmoid(t: np.ndarray | float) -> np.ndarray:
+    t = np.asarray(t, dtype=np.float64)
+    return np.exp(-np.logaddexp(0.0, -t))
+
+
+class ScoreCard(Classifier):
+    """A FasterRisk model; ``predict`` returns encoded labels (1 = ``classes[1]``)."""
+
+    kind = "score_card"
+    task = "binary"
+
+    def __init__(
+        self,
+        *,
+        features: Sequence[str],
+        columns: Sequence[int],
+        points: Sequence[int],
+        intercept: float,
+        multiplier: float,
+        classes: Sequence[Any] | np.ndarray | None = None,
+        binary: Sequence[bool] | None = None,
+        scores: Sequence[float] | None = None,
+        loss: float | None = None,
+        reduced_by: int = 1,
+    ) -> None:
+        if not (len(features) == len(columns) == len(points)):
+            raise ValueError("features, columns and points must have the same length")
+        if multiplier <= 0:
+            raise ValueError("the multiplier must be positive")
+        self.features = [str(f) for f in features]
+        self.columns = [int(c) for c in columns]
+        self.points = [int(p) for p in points]
+        self.intercept = float(intercept)
+        self.multiplier = float(multiplier)
+        self.classes = np.asarray(classes if classes is not None else [0, 1], dtype=object)
+        self.binary = [True] * len(self.columns) if binary is None else [bool(b) for b in binary]
+        self.loss = loss
+        self.reduced_by = int(reduced_by)
+        self.scores = sorted(set(float(s) for s in scores)) if scores is not None else self._subset_sums()
+
+    # -- construction --------------------------------------------------------------------------
+
+    @classmethod
+    def from_solution(
+        cls,
+        X: np.ndarray,
+        feature_names: Sequence[str],
+        columns: Sequence[int],
+        points: Sequence[int],
+        intercept: float,
+        multiplier: float,
+        *,
+        classes: Sequence[Any] | np.ndarray | None = None,
+        loss: float | None = None,
+        reduce_points: bool = True,
+    ) -> ScoreCard:
+        """Build a card from a rounded solution; ``X`` (training) decides the scores shown."""
+        columns = [int(c) for c in columns]
+        points = [int(p) for p in points]
+        g = 1
+        if reduce_points and points:
+            g = reduce(math.gcd, (abs(p) for p in points))
+            if g > 1:
+                points = [p // g for p in points]
+                intercept, multiplier = intercept / g, multiplier / g
+            g = max(g, 1)
+        sub = np.asarray(X, dtype=np.float64)[:, columns]
+        binary = [bool(np.isin(sub[:, k], (0.0, 1.0)).all()) for k in range(len(columns))]
+        scores = None
+        if not (all(binary) and len(columns) <= 10):
+            observed = sub @ np.asarray(points, dtype=np.float64) if columns else np.zeros(len(sub))
+            qs = np.quantile(observed, np.linspace(0, 1, 20), method="closest_observation")
+            scores = np.unique(qs).tolist()
+        return cls(features=[feature_names[c] for c in columns], columns=columns, points=points,
+                   intercept=intercept, multiplier=multiplier, classes=classes, binary=binary,
+                   scores=scores, loss=loss, reduced_by=g)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ScoreCard:
+        return cls(features=data["features"], columns=data["columns"], points=data["points"],
+                   intercept=data["intercept"], multiplier=data["multiplier"],
+                   classes=data.get("classes"), binary=data.get("binary"),
+                   scores=[row["score"] for row in data.get("table", [])] or None,
+                   loss=data.get("loss"), reduced_by=data.get("reduced_by", 1))
+
+    def _subset_sums(self) -> list[float]:
+        if len(self.points) > 10:
+            return []
+        sums = {0.0}
+        for r in range(1, len(self.points) + 1):
+            for combo in itertools.combinations(self.points, r):
+                sums.add(float(sum(combo)))
+        return sorted(sums)
+
+    # -- prediction ----------------------------------------------------------------------------
+
+    def score(self, X: np.ndarray) -> np.ndarray:
+        """Total points of each row."""
+        X = np.asarray(X, dtype=np.float64)
+        if not self.columns:
+            return np.zeros(X.shape[0])
+        return X[:, self.columns] @ np.asarray(self.points, dtype=np.float64)
+
+    def risk(self, score: np.ndarray | float) -> np.ndarray:
+        """P(positive) for a score: sigmoid((score + intercept) / multiplier)."""
+        return sigmoid((np.asarray(score, dtype=np.float64) + self.intercept) / self.multiplier)
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        p = self.risk(self.score(X))
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """1 where (score + intercept) / multiplier > 0, else 0."""
+        return (self.score(X) + self.intercept > 0).astype(np.int64)
+
+    def logistic_loss(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
+        """Summed logistic loss on encoded labels (0/1) or -1/+1 labels."""
+        y = np.asarray(y, dtype=np.float64)
+        signs = np.where(y > 0, 1.0, -1.0)
+        margin = signs * (self.score(X) + self.intercept) / self.multiplier
+        losses = np.logaddexp(0.0, -margin)
+        return float(losses.sum() if sample_weight is None else losses @ sample_weight)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    @property
+    def size(self) -> int:
+        return sum(1 for p in self.points if p != 0)
+
+    def table(self) -> list[tuple[float, float]]:
+        """(score, risk) rows for the scores the card shows."""
+        return [(s, float(self.risk(s))) for s in self.scores]
+
+    def to_text(self) -> str:
+        """The paper's card: one row per feature, the SCORE line, then the score -> risk table."""
+        if not self.features:
+            lines = ["(no features: every row gets the same risk)"]
+        else:
+            width = max(len(self._label(k)) for k in range(len(self.features)))
+            lines = []
+            for k in range(len(self.features)):
+                unit = "point " if abs(self.points[k]) == 1 else "points"
+                lead = "  " if k == 0 else "+ "
+                lines.append(f"{k + 1:>2}. {self._label(k):<{width}}  {self.points[k]:>3} {unit} | {lead}...")
+            lines.append(f"    {'SCORE':<{width}}  {'':>3} {'':6} | = ...")
+        rows = self.table()
+        if rows:
+            lines.append("")
+            for start in range(0, len(rows), 10):
+                chunk = rows[start: start + 10]
+                cells = [(_fmt_score(s), _fmt_risk(r)) for s, r in chunk]
+                wide = [max(len(a), len(b)) for a, b in cells]
+                lines.append("SCORE | " + " | ".join(a.rjust(w) for (a, _), w in zip(cells, wide)))
+                lines.append("RISK  | " + " | ".join(b.rjust(w) for (_, b), w in zip(cells, wide)))
+        return "\n".join(lines)
+
+    def _label(self, k: int) -> str:
+        return self.features[k] if self.binary[k] else f"{self.features[k]} x"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "features": list(self.features),
+            "columns": list(self.columns),
+            "points": list(self.points),
+            "intercept": self.intercept,
+            "multiplier": self.multiplier,
+            "classes": [c.item() if hasattr(c, "item") else c for c in self.classes],
+            "binary": list(self.binary),
+            "loss": self.loss,
+            "reduced_by": self.reduced_by,
+            "table": [{"score": s, "risk": r} for s, r in self.table()],
+        }
+
+    def summary(self) -> str:
+        """One line: ``NoHS -4, HSDiploma -2, ...``."""
+        return ", ".join(f"{f} {p:+d}" for f, p in zip(self.features, self.points))
+
+
+def reliability(y: np.ndarray, proba: np.ndarray, bins: int = 5) -> list[dict[str, float]]:
+    """Uniform-bin reliability table (sklearn's calibration_curve defaults: 5 uniform bins)."""
+    y = np.asarray(y, dtype=np.float64)
+    proba = np.asarray(proba, dtype=np.float64)
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    which = np.clip(np.searchsorted(edges[1:-1], proba, side="right"), 0, bins - 1)
+    out = []
+    for b in range(bins):
+        mask = which == b
+        count = int(mask.sum())
+        if count == 0:
+            continue
+        out.append({"bin_low": float(edges[b]), "bin_high": float(edges[b + 1]), "count": count,
+                    "mean_predicted": float(proba[mask].mean()), "observed": float(y[mask].mean())})
+    return out
+
+
+def expected_calibration_error(table: list[dict[str, float]]) -> float:
+    total = sum(row["count"] for row in table)
+    if total == 0:
+        return float("nan")
+    return float(sum(row["count"] * abs(row["mean_predicted"] - row["observed"]) for row in table) / total)
+
+
+def _fmt_score(s: float) -> str:
+    return str(int(s)) if float(s).is_integer() else f"{s:.4g}"
+
+
+def _fmt_risk(r: float) -> str:
+    """One decimal, two near 0% and 100%, and bounds beyond two decimals."""
+    pct = 100.0 * r
+    if pct < 0.005:
+        return "<0.01%"
+    if pct >= 99.995:
+        return ">99.99%"
+    text = f"{pct:.1f}%"
+    if text in ("0.0%", "100.0%"):
+        text = f"{pct:.2f}%"
+    return text

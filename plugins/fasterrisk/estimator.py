@@ -1,0 +1,107 @@
+"""``RiskScoreClassifier``: FasterRisk as a scikit-learn estimator (binary targets only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+
+from glasswork.plugins.fasterrisk.card import ScoreCard
+from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Settings
+
+try:  # scikit-learn >= 1.6
+    from sklearn.utils.validation import validate_data as _validate_data
+except ImportError:  # pragma: no cover - older scikit-learn
+    def _validate_data(est: Any, X: Any, y: Any = "no_validation", **kw: Any) -> Any:
+        return est._validate_data(X, y, **kw)
+
+
+class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
+    """A sparse integer risk score card fitted by FasterRisk.
+
+    ``k`` non-zero points in ``[lower, upper]``; the other arguments are the ``search:`` knobs
+    of the spec (``None`` takes them from ``defaults``). After ``fit``: ``card_`` (the best
+    ``ScoreCard``), ``pool_`` (all cards, best first) and ``classes_``.
+    """
+
+    def __init__(
+        self,
+        k: int = 5,
+        lower: int = -5,
+        upper: int = 5,
+        defaults: str = "paper",
+        beam_width: int | None = None,
+        pool_gap: float | None = None,
+        swap_attempts: int | None = None,
+        multipliers: int | None = None,
+        pool_size: int | None = None,
+        reduce_points: bool = True,
+        feature_names: list[str] | None = None,
+    ) -> None:
+        self.k = k
+        self.lower = lower
+        self.upper = upper
+        self.defaults = defaults
+        self.beam_width = beam_width
+        self.pool_gap = pool_gap
+        self.swap_attempts = swap_attempts
+        self.multipliers = multipliers
+        self.pool_size = pool_size
+        self.reduce_points = reduce_points
+        self.feature_names = feature_names
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def _more_tags(self) -> dict[str, Any]:  # scikit-learn < 1.6
+        return {"binary_only": True}
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> RiskScoreClassifier:
+        X, y = _validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_ = np.unique(y)
+        if self.classes_.size != 2 or type_of_target(y) != "binary":
+            raise ValueError("Only binary classification is supported: RiskScoreClassifier got "
+                             f"{self.classes_.size} class(es)")
+        if not (isinstance(self.k, (int, np.integer)) and self.k >= 1):
+            raise ValueError(f"k must be a positive integer, got {self.k!r}")
+        if not self.lower <= 0 <= self.upper:
+            raise ValueError("need lower <= 0 <= upper")
+        weights = _check_sample_weight(sample_weight, X)
+        signs = np.where(y == self.classes_[1], 1.0, -1.0)
+        settings = Settings.preset(
+            self.defaults, k=int(self.k), beam_width=self.beam_width, pool_gap=self.pool_gap,
+            swap_attempts=self.swap_attempts, multipliers=self.multipliers,
+            pool_size=self.pool_size, reduce_points=self.reduce_points)
+        cons = Constraints.box(X.shape[1], int(self.lower), int(self.upper))
+        names = list(self.feature_names) if self.feature_names is not None else [
+            str(n) for n in getattr(self, "feature_names_in_", [f"x{j}" for j in range(X.shape[1])])]
+        integer, _ = Engine(X, signs, weights, settings, cons).run()
+        self.pool_ = [
+            ScoreCard.from_solution(X, names, m.features, m.points, m.intercept, m.multiplier,
+                                    classes=self.classes_, loss=m.loss,
+                                    reduce_points=settings.reduce_points)
+            for m in integer
+        ]
+        self.card_ = self.pool_[0]
+        return self
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """(score + intercept) / multiplier: the log-odds of ``classes_[1]``."""
+        check_is_fitted(self, "card_")
+        X = _validate_data(self, X, reset=False, dtype=np.float64)
+        return (self.card_.score(X) + self.card_.intercept) / self.card_.multiplier
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        d = self.decision_function(X)
+        p = np.exp(-np.logaddexp(0.0, -d))
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "card_")
+        return self.classes_[(self.decision_function(X) > 0).astype(np.int64)]

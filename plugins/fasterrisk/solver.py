@@ -1,0 +1,201 @@
+"""The ``fasterrisk`` solver: spec -> engine -> a pool of score cards, best first."""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from glasswork import (
+    Certificate,
+    DataError,
+    Problem,
+    Result,
+    SolveContext,
+    Solver,
+    SolverSpec,
+    Status,
+)
+from glasswork.plugins.fasterrisk.card import ScoreCard, expected_calibration_error, reliability
+from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Settings
+from glasswork.plugins.fasterrisk.spec import (
+    FasterRiskConstraints,
+    FasterRiskObjective,
+    FasterRiskSearch,
+)
+
+
+class FasterRiskSpec(SolverSpec):
+    """A FasterRisk problem: sparse integer risk scores for a binary target."""
+
+    solver: Literal["fasterrisk"]
+    objective: FasterRiskObjective = Field(default_factory=FasterRiskObjective)
+    constraints: FasterRiskConstraints = Field(default_factory=FasterRiskConstraints)
+    search: FasterRiskSearch = Field(default_factory=FasterRiskSearch)
+
+
+def settings_from_spec(spec: FasterRiskSpec) -> Settings:
+    s = spec.search
+    return Settings.preset(
+        s.defaults,
+        k=spec.constraints.sparsity,
+        beam_width=s.beam_width,
+        pool_gap=s.pool_gap,
+        swap_attempts=s.swap_attempts,
+        multipliers=s.multipliers,
+        pool_size=s.pool_size,
+        screening=s.screening,
+        multiplier_early_stop=s.multiplier_early_stop,
+        reduce_points=s.reduce_points,
+        finetune=s.finetune,
+        threads=s.threads,
+    )
+
+
+def _match(patterns: list[str], names: list[str], what: str) -> list[int]:
+    found: list[int] = []
+    for pattern in patterns:
+        hits = [j for j, n in enumerate(names) if n == pattern or fnmatch.fnmatchcase(n, pattern)]
+        if not hits:
+            raise DataError(f"constraints.{what}: no feature matches {pattern!r}",
+                            hint=f"features are: {', '.join(names[:30])}{' ...' if len(names) > 30 else ''}")
+        found.extend(h for h in hits if h not in found)
+    return found
+
+
+def constraints_from_spec(spec: FasterRiskConstraints, names: list[str]) -> Constraints:
+    """Resolve feature names and patterns against the problem's columns."""
+    p = len(names)
+    bounds = spec.coefficient_bounds
+    cons = Constraints.box(p)
+    if isinstance(bounds, tuple):
+        cons.lower[:], cons.upper[:] = bounds
+    elif isinstance(bounds, list):
+        if len(bounds) != p:
+            raise DataError(f"constraints.coefficient_bounds lists {len(bounds)} pairs for {p} features",
+                            hint="give one pair per feature, one pair for all, or a map by name")
+        for j, (lo, hi) in enumerate(bounds):
+            cons.lower[j], cons.upper[j] = lo, hi
+    else:
+        for pattern, (lo, hi) in bounds.items():
+            for j in _match([pattern], names, "coefficient_bounds"):
+                cons.lower[j], cons.upper[j] = lo, hi
+    for g, group in enumerate(spec.groups):
+        members = _match([group] if isinstance(group, str) else list(group), names, "groups")
+        for j in members:
+            if cons.group_of[j] >= 0:
+                raise DataError(f"feature {names[j]!r} is in two groups",
+                                hint="each feature may belong to one group at most")
+            cons.group_of[j] = g
+    cons.include = _match(spec.include, names, "include")
+    cons.exclude = _match(spec.exclude, names, "exclude")
+    clash = set(cons.include) & set(cons.exclude)
+    if clash:
+        raise DataError(f"features both included and excluded: {', '.join(names[j] for j in sorted(clash))}")
+    groups_used = [cons.group_of[j] for j in cons.include if cons.group_of[j] >= 0]
+    if len(groups_used) != len(set(groups_used)):
+        raise DataError("constraints.include forces two features of the same group")
+    if len(cons.include) > spec.sparsity:
+        raise DataError(f"{len(cons.include)} included features exceed sparsity {spec.sparsity}")
+    return cons
+
+
+def row_weights(problem: Problem, objective: FasterRiskObjective) -> np.ndarray | None:
+    """Sample weights times class weights (None when all are one)."""
+    weights = None if problem.sample_weight is None else np.asarray(problem.sample_weight, float).copy()
+    cw = objective.class_weight
+    if cw is None:
+        return weights
+    y = np.asarray(problem.y)
+    if weights is None:
+        weights = np.ones(y.size)
+    if cw == "balanced":
+        counts = np.bincount(y, minlength=2).astype(float)
+        factor = y.size / (2.0 * np.maximum(counts, 1.0))
+    else:
+        classes = [str(c) for c in (problem.classes if problem.classes is not None else [0, 1])]
+        given = {str(k): v for k, v in cw.items()}
+        unknown = set(given) - set(classes)
+        if unknown:
+            raise DataError(f"objective.class_weight names unknown classes {sorted(unknown)}",
+                            hint=f"classes are: {', '.join(classes)}")
+        factor = np.array([given.get(c, 1.0) for c in classes])
+    return weights * factor[y]
+
+
+class FasterRiskSolver(Solver):
+    """Sparse integer risk scores by beam search, a diverse pool and star-ray rounding."""
+
+    name = "fasterrisk"
+    version = "0.1.0"
+    description = "FasterRisk (NeurIPS 2022): sparse integer risk score cards with multipliers."
+    spec_model = FasterRiskSpec
+    tasks = frozenset({"binary"})
+
+    def solve(self, problem: Problem, ctx: SolveContext) -> Result:
+        spec: FasterRiskSpec = self.spec  # type: ignore[assignment]
+        settings = settings_from_spec(spec)
+        cons = constraints_from_spec(spec.constraints, list(problem.feature_names))
+        weights = row_weights(problem, spec.objective)
+
+        def progress(**kw: Any) -> None:
+            ctx.progress(objective=kw.pop("objective", None), nodes=kw.pop("nodes", None), **kw)
+
+        engine = Engine(problem.X, problem.y, weights, settings, cons, stop_flag=ctx.stop_flag,
+                        check=lambda nodes: ctx.check(nodes) is not None, progress=progress)
+        ctx.log(f"fasterrisk: {engine.n} distinct rows of {problem.n_samples}, "
+                f"{problem.n_features} features, k={settings.k}")
+        integer, stats = engine.run()
+        cards = [
+            ScoreCard.from_solution(problem.X, problem.feature_names, m.features, m.points,
+                                    m.intercept, m.multiplier, classes=problem.classes,
+                                    loss=m.loss, reduce_points=settings.reduce_points)
+            for m in integer
+        ]
+        best = cards[0]
+        ctx.incumbent(best.loss or 0.0, best, nodes=engine.nodes)
+        stopped = ctx.stop_reason
+        status = Status.HEURISTIC if stopped.value == 0 else stopped.status
+
+        stats["pool"] = [self._record(rank, card, problem) for rank, card in enumerate(cards, 1)]
+        stats["defaults"] = spec.search.defaults
+        metrics: dict[str, float] = {"train_logistic_loss_sum": float(best.loss or 0.0)}
+        calibration: dict[str, Any] = {}
+        for part, X, y in (("train", problem.X, problem.y), ("test", problem.X_test, problem.y_test)):
+            if X is None or y is None or len(y) == 0:
+                continue
+            table = reliability(y, best.predict_proba(X)[:, 1])
+            calibration[part] = table
+            metrics[f"{part}_ece"] = expected_calibration_error(table)
+        stats["reliability"] = calibration
+        ctx.progress(objective=best.loss, nodes=engine.nodes, phase="done", pool_size=len(cards))
+        return Result(best, Certificate(status=status, objective=best.loss, lower_bound=None),
+                      metrics=metrics, stats=stats)
+
+    @staticmethod
+    def _record(rank: int, card: ScoreCard, problem: Problem) -> dict[str, Any]:
+        """A row for the pool table: scalars (shown by ``glasswork run``) and, nested, the card's
+        train/test accuracy, AUC, log loss, Brier score, reliability tables and the card itself."""
+        from glasswork import metrics as m
+
+        row: dict[str, Any] = {"rank": rank, "loss": card.loss, "size": card.size,
+                               "multiplier": card.multiplier}
+        figures: dict[str, float] = {}
+        tables: dict[str, Any] = {}
+        for part, X, y in (("train", problem.X, problem.y), ("test", problem.X_test, problem.y_test)):
+            if X is None or y is None or len(y) == 0:
+                continue
+            proba = card.predict_proba(X)
+            row[f"{part}_auc"] = m.roc_auc(y, proba[:, 1])
+            figures[f"{part}_accuracy"] = m.accuracy(y, card.predict(X))
+            figures[f"{part}_auc"] = row[f"{part}_auc"]
+            figures[f"{part}_log_loss"] = m.log_loss(y, proba)
+            figures[f"{part}_brier"] = m.brier(y, proba[:, 1])
+            tables[part] = reliability(y, proba[:, 1])
+        row["points"] = card.summary()
+        row["metrics"] = figures
+        row["card"] = card.to_dict()
+        row["reliability"] = tables
+        return row

@@ -1,0 +1,35 @@
+"""``RiskScoreClassifier`` passes scikit-learn's estimator checks and agrees with the engine."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from glasswork.plugins.fasterrisk import RiskScoreClassifier
+
+
+@parametrize_with_checks([RiskScoreClassifier(k=3)])
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def test_fit_predict_on_string_labels():
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, (400, 8)).astype(float)
+    y = np.where(X[:, 2] + X[:, 5] - X[:, 0] + rng.normal(0, 0.5, 400) > 0.5, "sick", "well")
+    clf = RiskScoreClassifier(k=3, feature_names=[f"f{j}" for j in range(8)]).fit(X, y)
+    assert list(clf.classes_) == ["sick", "well"]
+    assert set(clf.predict(X)) <= {"sick", "well"}
+    assert clf.score(X, y) > 0.7
+    assert clf.card_.size <= 3 and len(clf.pool_) >= 1
+    proba = clf.predict_proba(X)
+    assert np.allclose(proba.sum(axis=1), 1)
+    assert np.array_equal(clf.predict(X), clf.classes_[(proba[:, 1] > 0.5).astype(int)])
+    assert "f" in clf.card_.to_text()
+
+
+def test_multiclass_is_refused():
+    X = np.eye(6)
+    with pytest.raises(ValueError, match="Only binary"):
+        RiskScoreClassifier().fit(X, [0, 1, 2, 0, 1, 2])

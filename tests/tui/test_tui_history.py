@@ -1,0 +1,186 @@
+"""The history screens driven by a pilot: the run table and its filters, a run's model and bound
+trajectory, comparing two runs, launching a spec into the live monitor, help and errors."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from tui_fixtures import (CORELS_ID, CORELS_ID_2, MOSS_ID, history_db, plain, toy_spec, utc,  # noqa: F401
+                          wait_for)
+
+from glasswork.tui.app import GlassworkApp
+from glasswork.tui.history import CompareScreen, HistoryScreen, ModelScreen, RunScreen
+from glasswork.tui.monitor import MonitorScreen
+from glasswork.tui.widgets import ErrorScreen, HelpScreen
+
+SIZE = (130, 40)
+
+
+async def loaded(pilot, n: int | None = None) -> HistoryScreen:
+    screen = pilot.app.screen
+    assert isinstance(screen, HistoryScreen)
+    await pilot.app.workers.wait_for_complete()
+    await wait_for(pilot, lambda: screen.rows and (n is None or len(screen.rows) == n))
+    return screen
+
+
+async def type_path(pilot, path: str) -> None:
+    """Open the launch prompt and submit a path (set at once: typing it key by key is slow)."""
+    from textual.widgets import Input
+
+    await pilot.press("l")
+    pilot.app.screen.query_one(Input).value = path
+    await pilot.press("enter")
+
+
+def row_of(screen: HistoryScreen, run_id: str) -> int:
+    return [r.run_id for r in screen.rows].index(run_id)
+
+
+def test_table_filters_and_help(history_db: Path) -> None:
+    app = GlassworkApp(db=str(history_db))
+
+    async def drive() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await loaded(pilot, 5)
+            assert [r.solver for r in screen.rows].count("corels") == 3
+            assert screen.rows[0].state == "failed"  # newest first
+            await pilot.click("#f-solver")
+            await pilot.press(*"corels", "enter")
+            await wait_for(pilot, lambda: len(screen.rows) == 3)
+            screen.query_one("#f-state").value = "stopped"
+            await wait_for(pilot, lambda: len(screen.rows) == 1)
+            assert screen.rows[0].run_id == CORELS_ID_2
+            screen.query_one("#f-state").clear()
+            screen.query_one("#f-solver").value = ""
+            await pilot.press("slash", *"risk", "enter")
+            await wait_for(pilot, lambda: len(screen.rows) == 1 and screen.rows[0].solver == "fasterrisk")
+            await pilot.press("question_mark")
+            assert isinstance(app.screen, HelpScreen)
+            keys = plain(app.screen.query_one("#help-body"))
+            for phrase in ("open run", "mark", "compare marked", "launch spec", "filter", "quit"):
+                assert phrase in keys
+            await pilot.press("escape")
+            assert app.screen is screen
+
+    asyncio.run(drive())
+
+
+def test_open_a_run_its_model_and_frontier(history_db: Path) -> None:
+    app = GlassworkApp(db=str(history_db))
+
+    async def drive() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await loaded(pilot, 5)
+            for _ in range(row_of(screen, MOSS_ID)):
+                await pilot.press("down")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, RunScreen))
+            run = app.screen
+            assert run.details["run_id"] == MOSS_ID and len(run.state.objective) == 5  # 4 points + the certificate
+            summary = plain(run.query_one("#summary"))
+            assert "optimal" in summary and "train_accuracy" in summary
+            assert "rm > 6.9" in plain(run.query_one("#model"))
+            await pilot.press("question_mark")
+            assert "full model" in plain(app.screen.query_one("#help-body"))
+            await pilot.press("escape", "m")
+            assert isinstance(app.screen, ModelScreen)
+            assert "optimal" in plain(app.screen.query_one("#frontier-table"))
+            await pilot.press("t")
+            assert plain(app.screen.query_one("#model")).startswith("start at 22.5")
+            await pilot.press("escape", "escape")
+            assert app.screen is screen
+
+    asyncio.run(drive())
+
+
+def test_mark_two_runs_and_compare(history_db: Path) -> None:
+    app = GlassworkApp(db=str(history_db))
+
+    async def drive() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await loaded(pilot, 5)
+            await pilot.press("c")  # nothing marked yet: a notice, no screen
+            assert app.screen is screen
+            first, second = row_of(screen, CORELS_ID), row_of(screen, CORELS_ID_2)
+            for _ in range(second):
+                await pilot.press("down")
+            await pilot.press("space")
+            for _ in range(first - second):
+                await pilot.press("down")
+            await pilot.press("space")
+            assert set(screen.marked) == {CORELS_ID, CORELS_ID_2}
+            assert "marked" in plain(screen.query_one("#status"))
+            await pilot.press("c")
+            await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen))
+            fields = plain(app.screen.query_one("#fields Static"))
+            assert "spec.objective.regularization" in fields and "0.005" in fields
+            assert "stopped_time" in fields and "optimal" in fields
+
+    asyncio.run(drive())
+
+
+def test_launch_a_spec_from_disk_into_the_monitor(toy_env, tiny_csv: Path, tmp_path: Path) -> None:
+    db = tmp_path / "runs.duckdb"
+    spec = toy_spec(tmp_path, tiny_csv)
+    app = GlassworkApp(db=str(db))
+
+    async def drive() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            history = app.screen
+            await app.workers.wait_for_complete()
+            await wait_for(pilot, lambda: "no run store" in plain(history.query_one("#status")))
+            await type_path(pilot, str(spec))
+            await wait_for(pilot, lambda: isinstance(app.screen, MonitorScreen))
+            monitor = app.screen
+            await wait_for(pilot, lambda: (monitor.state.nodes or 0) > 3)
+            await pilot.press("c")
+            await wait_for(pilot, lambda: monitor.state.finished)
+            assert monitor.state.status == "cancelled"
+            await pilot.press("escape")
+            assert app.screen is history
+            await wait_for(pilot, lambda: len(history.rows) == 1)
+            assert history.rows[0].state == "cancelled"
+
+    asyncio.run(drive())
+
+
+def test_bad_specs_are_readable_errors(toy_env, tiny_csv: Path, tmp_path: Path) -> None:
+    bad = toy_spec(tmp_path, tiny_csv, extra="objective:\n  regularization: 7\n")
+    app = GlassworkApp(db=str(tmp_path / "runs.duckdb"))
+
+    async def drive() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await type_path(pilot, str(bad))
+            assert isinstance(app.screen, ErrorScreen)
+            assert plain(app.screen.query_one("#error-title")) == "Invalid spec"
+            message = plain(app.screen.query_one("#error-message"))
+            assert "objective.regularization" in message and "nothing was run" in message
+            await pilot.press("escape")
+            await type_path(pilot, str(tmp_path / "missing.yaml"))
+            assert plain(app.screen.query_one("#error-title")) == "No such spec file"
+
+    asyncio.run(drive())
+
+
+def test_watch_a_recorded_run(history_db: Path) -> None:
+    """``w`` on a run that has ended shows it in the monitor, read back from the store."""
+    app = GlassworkApp(db=str(history_db))
+
+    async def drive() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await loaded(pilot, 5)
+            for _ in range(row_of(screen, MOSS_ID)):
+                await pilot.press("down")
+            await pilot.press("w")
+            assert isinstance(app.screen, MonitorScreen)
+            monitor = app.screen
+            await wait_for(pilot, lambda: monitor.state.finished)
+            assert monitor.state.status == "optimal" and len(monitor.state.frontier) == 4
+            assert monitor.query_one("#frontier").display  # the MOSS panel
+            await pilot.press("c")  # not live: nothing to cancel, and no crash
+            await pilot.press("escape")
+            assert app.screen is screen
+
+    asyncio.run(drive())

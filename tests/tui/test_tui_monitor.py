@@ -1,0 +1,251 @@
+"""The live monitor driven by a pilot: a real run launched in the app, live updates, cancelling,
+readable failures, and following a run that another process owns."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tui_fixtures import error_shown, plain, toy_spec, wait_for
+
+from glasswork.tui.app import GlassworkApp
+from glasswork.tui.history import load_spec_or_error
+from glasswork.tui.monitor import FollowedRun, MonitorScreen, OwnedRun
+from glasswork.tui.widgets import HelpScreen
+
+SIZE = (120, 40)
+
+
+def text_of(app: GlassworkApp, selector: str) -> str:
+    return plain(app.screen.query_one(selector))
+
+
+def test_launch_live_updates_and_cancel(toy_env, tiny_csv: Path, tmp_path: Path) -> None:
+    from glasswork.store import RunStore
+
+    db = tmp_path / "runs.duckdb"
+    loaded = load_spec_or_error(str(toy_spec(tmp_path, tiny_csv)))
+    app = GlassworkApp(source=OwnedRun(loaded, db=str(db)))
+
+    async def drive() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = app.screen
+            assert isinstance(screen, MonitorScreen)
+            await wait_for(pilot, lambda: (screen.state.nodes or 0) > 3)
+            first = screen.state.nodes
+            await wait_for(pilot, lambda: screen.state.nodes > first + 3)  # updates keep arriving
+            assert "running" in text_of(app, "#header") and "toy" in text_of(app, "#header")
+            assert "nodes" in text_of(app, "#counters") and "queue" in text_of(app, "#counters")
+            assert "if a then" in text_of(app, "#model")  # the incumbent stump
+            await pilot.press("question_mark")
+            assert isinstance(app.screen, HelpScreen)
+            help_text = text_of(app, "#help-body")
+            assert "cancel run" in help_text and "full model" in help_text
+            await pilot.press("escape")
+            await pilot.press("ctrl+c")  # what a terminal user presses first; c does the same
+            await wait_for(pilot, lambda: screen.state.finished)
+            assert screen.state.status == "cancelled"
+            assert "cancelled" in text_of(app, "#header")
+            await pilot.press("m")
+            assert "if a then" in text_of(app, "#model")
+            await pilot.press("escape")
+            await pilot.press("q")
+
+    asyncio.run(drive())
+    assert app.return_code == 0
+    [row] = RunStore(db).list_runs()
+    assert row.state == "cancelled" and row.solver == "toy"
+    assert not RunStore(db).log_path(row.run_id).exists()
+
+
+def test_quit_while_running_cancels_first(toy_env, tiny_csv: Path, tmp_path: Path) -> None:
+    from glasswork.store import RunStore
+
+    db = tmp_path / "runs.duckdb"
+    app = GlassworkApp(source=OwnedRun(load_spec_or_error(str(toy_spec(tmp_path, tiny_csv))), db=str(db)))
+
+    async def drive() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: (app.screen.state.nodes or 0) > 2)
+            await pilot.press("q")
+            deadline = time.monotonic() + 20
+            while app.is_running and app.return_code is None:  # the app leaves once the run stopped
+                assert time.monotonic() < deadline, "the app did not exit"
+                await asyncio.sleep(0.05)
+
+    asyncio.run(drive())
+    assert [r.state for r in RunStore(db).list_runs()] == ["cancelled"]
+
+
+@pytest.mark.parametrize("behaviour, title, phrase, code", [
+    ("raise", "The run failed", "toy solver asked to fail", 1),
+    ("exact", "Bad data", "data error", 2),
+])
+def test_failures_are_readable_messages(toy_env, tiny_csv: Path, tmp_path: Path, behaviour: str, title: str,
+                                        phrase: str, code: int) -> None:
+    spec = toy_spec(tmp_path, tiny_csv, behaviour)
+    if title == "Bad data":
+        spec.write_text(spec.read_text().replace("target: label", "target: no_such_column"))
+    app = GlassworkApp(source=OwnedRun(load_spec_or_error(str(spec)), no_store=True))
+
+    async def drive() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: error_shown(app))
+            assert text_of(app, "#error-title") == title
+            message = text_of(app, "#error-message")
+            assert phrase in message and "Traceback" not in message
+            await pilot.press("escape")
+            assert "failed" in text_of(app, "#header")
+            await pilot.press("q")
+
+    asyncio.run(drive())
+    assert app.return_code == code
+
+
+def test_locked_store_is_a_readable_message(toy_env, tiny_csv: Path, tmp_path: Path, monkeypatch) -> None:
+    from glasswork import store as store_module
+
+    db = tmp_path / "runs.duckdb"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import duckdb, sys, time; con = duckdb.connect(sys.argv[1]); print('ok', flush=True); time.sleep(30)"),
+        str(db)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ok"
+        monkeypatch.setattr(store_module, "LOCK_TIMEOUT", 0.3)
+        monkeypatch.setattr(store_module.RunStore.__init__, "__kwdefaults__", {"lock_timeout": 0.3})
+        source = OwnedRun(load_spec_or_error(str(toy_spec(tmp_path, tiny_csv))), db=str(db))
+        app = GlassworkApp(source=source)
+
+        async def drive() -> None:
+            async with app.run_test(size=SIZE) as pilot:
+                await wait_for(pilot, lambda: error_shown(app))
+                message = text_of(app, "#error-message")
+                assert "is locked by process" in message and "nothing was run" in message
+                await pilot.press("escape", "q")
+
+        asyncio.run(drive())
+        assert app.return_code == 1
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def _start_owner(tmp_path: Path, spec: Path, db: Path, env: dict[str, str]) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "glasswork", "run", str(spec), "--db", str(db), "-q"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for_log(db: Path, proc: subprocess.Popen, timeout: float = 20.0) -> str:
+    events = db.with_name(db.name + ".events")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        logs = list(events.glob("*.jsonl")) if events.is_dir() else []
+        if logs and logs[0].stat().st_size > 0:
+            return logs[0].stem
+        assert proc.poll() is None, proc.stderr.read()
+        time.sleep(0.05)
+    raise AssertionError("the owner process never started its run")
+
+
+def test_attach_follows_another_process_and_cancels_it(toy_env, tiny_csv: Path, tmp_path: Path) -> None:
+    from glasswork.store import RunStore
+
+    db = tmp_path / "runs.duckdb"
+    proc = _start_owner(tmp_path, toy_spec(tmp_path, tiny_csv), db, toy_env)
+    try:
+        run_id = _wait_for_log(db, proc)
+        store = RunStore(db)
+        app = GlassworkApp(source=FollowedRun(store, run_id))
+
+        async def drive() -> None:
+            async with app.run_test(size=SIZE) as pilot:
+                screen = app.screen
+                await wait_for(pilot, lambda: (screen.state.nodes or 0) > 3, timeout=20)
+                first = screen.state.nodes
+                await wait_for(pilot, lambda: screen.state.nodes > first, timeout=20)
+                assert screen.state.run_id == run_id and "following another process" in text_of(app, "#header")
+                await pilot.press("c")  # asks the owner to stop, as Ctrl-C would
+                await wait_for(pilot, lambda: screen.state.finished, timeout=30)
+                assert screen.state.status == "cancelled"
+                assert screen.source.follower.vanished or screen.source.follower.finished
+                await pilot.press("q")
+
+        asyncio.run(drive())
+        assert proc.wait(timeout=30) == 130  # the owner reports an interrupted run
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    [row] = RunStore(db).list_runs()
+    assert row.state == "cancelled"
+
+
+@pytest.mark.slow
+def test_attach_after_the_log_is_gone_reads_duckdb(toy_env, tiny_csv: Path, tmp_path: Path) -> None:
+    """A follower that starts mid-run and sees the log vanish finishes from the store."""
+    from glasswork.store import RunStore
+
+    db = tmp_path / "runs.duckdb"
+    spec = toy_spec(tmp_path, tiny_csv, extra="limits:\n  time: 1.5\n")
+    proc = _start_owner(tmp_path, spec, db, toy_env)
+    try:
+        run_id = _wait_for_log(db, proc)
+        app = GlassworkApp(source=FollowedRun(RunStore(db), run_id))
+
+        async def drive() -> None:
+            async with app.run_test(size=SIZE) as pilot:
+                screen = app.screen
+                await wait_for(pilot, lambda: screen.state.finished, timeout=30)
+                assert screen.state.status == "stopped_time"
+                assert screen.state.model_text and "if a then" in screen.state.model_text
+                assert len(screen.state.objective) > 3
+
+        asyncio.run(drive())
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    # and once it is over, following it shows the stored run at once
+    app = GlassworkApp(source=FollowedRun(RunStore(db), run_id))
+
+    async def again() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.screen.state.finished)
+            assert app.screen.state.status == "stopped_time" and len(app.screen.state.objective) > 3
+
+    asyncio.run(again())
+
+
+@pytest.mark.slow
+def test_attach_to_a_run_whose_process_dies(toy_env, tiny_csv: Path, tmp_path: Path) -> None:
+    """kill -9 of the owner: the follower notices, and the store's recovery marks the run failed."""
+    from glasswork.store import RunStore
+
+    db = tmp_path / "runs.duckdb"
+    proc = _start_owner(tmp_path, toy_spec(tmp_path, tiny_csv), db, toy_env)
+    try:
+        run_id = _wait_for_log(db, proc)
+        app = GlassworkApp(source=FollowedRun(RunStore(db), run_id))
+
+        async def drive() -> None:
+            async with app.run_test(size=SIZE) as pilot:
+                screen = app.screen
+                await wait_for(pilot, lambda: (screen.state.nodes or 0) > 3, timeout=20)
+                proc.kill()
+                proc.wait()
+                await wait_for(pilot, lambda: screen.state.finished, timeout=20)
+                assert screen.state.status == "failed" and "killed or crashed" in screen.state.error
+                assert "failed" in text_of(app, "#header")
+
+        asyncio.run(drive())
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert RunStore(db).list_runs()[0].state == "failed"

@@ -1,0 +1,142 @@
+"""Snapshots of every screen, from fixed runs (no clocks, fixed size), so a layout change shows up
+as a picture to review. Update them with ``pytest tests/tui --snapshot-update`` after checking."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tui_fixtures import (CORELS_ID, CORELS_ID_2, FASTERRISK_ID, MOSS_ID, corels_records,  # noqa: F401
+                          fasterrisk_records, history_db, moss_records, utc, wait_for)
+
+from glasswork.tui.app import GlassworkApp
+from glasswork.tui.history import CompareScreen, ModelScreen, RunScreen
+from glasswork.tui.widgets import ErrorScreen, HelpScreen
+
+SIZE = (130, 42)
+
+
+class Replay:
+    """A finished recording played into the monitor in one go."""
+
+    owned = False
+    exit_code = 0
+    title = "replay"
+
+    def __init__(self, records: list[dict[str, Any]]) -> None:
+        self.records = list(records)
+        self.done = False
+
+    def poll(self) -> list[dict[str, Any]]:
+        out, self.records = self.records, []
+        self.done = True
+        return out
+
+    def cancel(self) -> str:
+        return "not live"
+
+
+def monitor_app(records: list[dict[str, Any]]) -> GlassworkApp:
+    return GlassworkApp(source=Replay(records))
+
+
+async def replayed(pilot) -> None:
+    await wait_for(pilot, lambda: pilot.app.screen.source.done)
+    await pilot.pause(0.3)
+
+
+@pytest.mark.parametrize("name, records", [
+    ("corels_running", corels_records()),
+    ("corels_finished", corels_records(finished=True)),
+    ("fasterrisk", fasterrisk_records()),
+    ("moss", moss_records()),
+])
+def test_monitor(snap_compare, name: str, records: list[dict[str, Any]]) -> None:
+    assert snap_compare(monitor_app(records), terminal_size=SIZE, run_before=replayed)
+
+
+def test_monitor_help(snap_compare) -> None:
+    async def run_before(pilot) -> None:
+        await replayed(pilot)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, HelpScreen))
+
+    assert snap_compare(monitor_app(corels_records()), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.fixture
+def history_app(history_db: Path, monkeypatch: pytest.MonkeyPatch) -> GlassworkApp:
+    monkeypatch.chdir(history_db.parent)  # the status line shows the store's path: keep it short
+    return GlassworkApp(db=history_db.name)
+
+
+async def rows_loaded(pilot) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await wait_for(pilot, lambda: len(pilot.app.screen.rows) == 5)
+    await pilot.pause(0.1)
+
+
+async def open_row(pilot, run_id: str) -> None:
+    await rows_loaded(pilot)
+    for _ in range([r.run_id for r in pilot.app.screen.rows].index(run_id)):
+        await pilot.press("down")
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, RunScreen))
+    await pilot.pause(0.2)
+
+
+def test_history(snap_compare, history_app: GlassworkApp) -> None:
+    assert snap_compare(history_app, terminal_size=SIZE, run_before=rows_loaded)
+
+
+def test_history_help(snap_compare, history_app: GlassworkApp) -> None:
+    async def run_before(pilot) -> None:
+        await rows_loaded(pilot)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, HelpScreen))
+
+    assert snap_compare(history_app, terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("run_id", [CORELS_ID, FASTERRISK_ID])
+def test_run(snap_compare, history_app: GlassworkApp, run_id: str) -> None:
+    assert snap_compare(history_app, terminal_size=SIZE, run_before=lambda pilot: open_row(pilot, run_id))
+
+
+def test_model_with_frontier(snap_compare, history_app: GlassworkApp) -> None:
+    async def run_before(pilot) -> None:
+        await open_row(pilot, MOSS_ID)
+        await pilot.press("m")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ModelScreen))
+        await pilot.pause(0.2)
+
+    assert snap_compare(history_app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_compare(snap_compare, history_app: GlassworkApp) -> None:
+    async def run_before(pilot) -> None:
+        await rows_loaded(pilot)
+        ids = [r.run_id for r in pilot.app.screen.rows]
+        for _ in range(ids.index(CORELS_ID_2)):
+            await pilot.press("down")
+        await pilot.press("space", "down", "space", "c")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, CompareScreen))
+        await pilot.pause(0.2)
+
+    assert snap_compare(history_app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_error(snap_compare, history_app: GlassworkApp) -> None:
+    async def run_before(pilot) -> None:
+        from textual.widgets import Input
+
+        await rows_loaded(pilot)
+        await pilot.press("l")
+        pilot.app.screen.query_one(Input).value = "missing.yaml"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ErrorScreen))
+        await pilot.pause(0.1)
+
+    assert snap_compare(history_app, terminal_size=SIZE, run_before=run_before)

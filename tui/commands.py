@@ -1,0 +1,72 @@
+"""``glasswork monitor`` and ``glasswork tui`` (imported lazily by the CLI)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from glasswork.cli import DB_OPTION, EXIT_INVALID, EXIT_SOLVER, _fail, _load, _print_spec_error
+
+
+@click.command()
+@click.argument("target", metavar="SPEC|RUN")
+@DB_OPTION
+@click.option("--no-store", is_flag=True, help="Do not record this run in the run store (SPEC only).")
+@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE",
+              help="Override a spec field, e.g. --set limits.time=60 (repeatable; SPEC only).")
+def monitor(target: str, db: str | None, no_store: bool, overrides: tuple[str, ...]) -> None:
+    """Watch a run live: run SPEC here, or follow RUN (an id prefix or 'latest') that another
+    process runs. Keys: c cancels (the best model is kept), m shows the model, q closes, ? helps.
+    """
+    from glasswork.spec import SpecError
+    from glasswork.store import RunStore, StoreError, StoreLocked, default_db_path
+    from glasswork.tui.app import GlassworkApp
+    from glasswork.tui.monitor import FollowedRun, OwnedRun
+
+    source: OwnedRun | FollowedRun
+    if Path(target).is_file():
+        try:
+            loaded = _load(target, overrides)
+        except SpecError as exc:
+            _print_spec_error(exc)
+            _fail(f"{target}: invalid spec ({len(exc.issues)} error(s)); nothing was run.", EXIT_INVALID)
+        if not no_store and (db is not None or loaded.spec.store.enabled):
+            try:
+                RunStore(default_db_path(db, loaded.spec.store.path, loaded.base_dir)).open()
+            except StoreError as exc:
+                _fail(f"{target}: {exc}; nothing was run.", EXIT_SOLVER)
+        source = OwnedRun(loaded, db=db, no_store=no_store)
+    else:
+        if overrides or no_store:
+            _fail(f"{target}: --set and --no-store apply to a spec file, and there is no such file", EXIT_INVALID)
+        path = default_db_path(db)
+        if not path.exists():
+            _fail(f"{target}: not a spec file, and there is no run store at {path} to find a run in",
+                  EXIT_INVALID)
+        store = RunStore(path)
+        try:
+            [run_id] = store.resolve([target])
+        except StoreLocked as exc:
+            _fail(str(exc), EXIT_SOLVER)
+        except StoreError as exc:
+            _fail(str(exc), EXIT_INVALID)
+        source = FollowedRun(store, run_id)
+    app = GlassworkApp(db=db, source=source)
+    app.run()
+    sys.exit(app.return_code or 0)
+
+
+@click.command()
+@DB_OPTION
+def tui(db: str | None) -> None:
+    """Browse recorded runs: filter, open a run's model and bounds, compare two, launch a spec.
+
+    Press ? on any screen for its keys.
+    """
+    from glasswork.tui.app import GlassworkApp
+
+    app = GlassworkApp(db=db)
+    app.run()
+    sys.exit(app.return_code or 0)

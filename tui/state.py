@@ -1,0 +1,321 @@
+"""What the monitor knows about a run, built from the same JSON records whatever their source.
+
+An owned run (launched in the app), a followed events file and a run read back from DuckDB all
+produce ``{"kind": ...}`` dicts: ``start`` (the run's identity), ``progress`` / ``incumbent`` /
+``log`` (``Event.to_dict()``) and ``finish`` (the result or the error). ``RunState`` folds them
+into series and figures; ``LogFollower`` reads an events file incrementally. Neither imports
+Textual, so both are tested without a terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+RATE_WINDOW = 2.0  # seconds of elapsed time over which counter rates are measured
+MAX_POINTS = 20_000  # per series; older points are thinned beyond this
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+@dataclass
+class Series:
+    """A time series of (elapsed, value) that thins itself so it never grows without bound."""
+
+    xs: list[float] = field(default_factory=list)
+    ys: list[float] = field(default_factory=list)
+
+    def add(self, x: float, y: float | None) -> None:
+        if y is None:
+            return
+        if self.xs and x == self.xs[-1]:
+            self.ys[-1] = y
+            return
+        self.xs.append(x)
+        self.ys.append(y)
+        if len(self.xs) > MAX_POINTS:  # keep every other old point, the last ones as they are
+            half = MAX_POINTS // 2
+            self.xs[:half] = self.xs[:half:2]
+            self.ys[:half] = self.ys[:half:2]
+
+    def sampled(self, limit: int = 400) -> tuple[list[float], list[float]]:
+        """At most ``limit`` points for drawing, always including the last one."""
+        n = len(self.xs)
+        if n <= limit:
+            return list(self.xs), list(self.ys)
+        step = n / limit
+        idx = sorted({int(i * step) for i in range(limit)} | {n - 1})
+        return [self.xs[i] for i in idx], [self.ys[i] for i in idx]
+
+    def __len__(self) -> int:
+        return len(self.xs)
+
+
+@dataclass
+class RunState:
+    """Everything the live monitor shows, folded from records in arrival order."""
+
+    info: dict[str, Any] = field(default_factory=dict)
+    objective: Series = field(default_factory=Series)
+    lower_bound: Series = field(default_factory=Series)
+    log10_remaining: Series = field(default_factory=Series)
+    counters: dict[str, Any] = field(default_factory=dict)
+    rates: dict[str, float] = field(default_factory=dict)
+    nodes: int | None = None
+    elapsed: float = 0.0
+    first_gap: float | None = None
+    gap: float | None = None
+    model: dict[str, Any] | None = None
+    model_text: str | None = None
+    frontier: list[tuple[float, float, float | None]] = field(default_factory=list)  # (h1, h2, lb)
+    best_loss_by_size: dict[int, float] = field(default_factory=dict)
+    queue_lengths: dict[int, int] = field(default_factory=dict)
+    messages: deque[tuple[float, str, str]] = field(default_factory=lambda: deque(maxlen=200))
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    finished: bool = False
+    n_records: int = 0
+    _history: deque[tuple[float, dict[str, float]]] = field(default_factory=lambda: deque(maxlen=4096))
+
+    # -- identity -----------------------------------------------------------------------------
+
+    @property
+    def run_id(self) -> str:
+        return str(self.info.get("run_id") or "")
+
+    @property
+    def name(self) -> str:
+        return str(self.info.get("name") or "")
+
+    @property
+    def solver(self) -> str:
+        return str(self.info.get("solver") or "")
+
+    @property
+    def status(self) -> str:
+        """``running`` until the finish record; then the certificate's status or ``failed``."""
+        if not self.finished:
+            return "running"
+        if self.result is None:
+            return "failed"
+        return str(self.result.get("status"))
+
+    @property
+    def best_objective(self) -> float | None:
+        if self.result is not None and _number(self.result.get("objective")) is not None:
+            return float(self.result["objective"])
+        return self.objective.ys[-1] if self.objective.ys else None
+
+    @property
+    def best_lower_bound(self) -> float | None:
+        if self.result is not None:
+            return _number(self.result.get("lower_bound"))
+        return self.lower_bound.ys[-1] if self.lower_bound.ys else None
+
+    @property
+    def gap_closed(self) -> float | None:
+        """Share of the first observed gap that has been closed since (1.0 once proven optimal)."""
+        if self.gap is None:
+            return None
+        if self.gap < 5e-5:  # shown as 0.00%: the bar agrees with the number
+            return 1.0
+        if not self.first_gap:
+            return 1.0 if self.gap == 0 else None
+        return max(0.0, min(1.0, 1.0 - self.gap / self.first_gap))
+
+    # -- folding ------------------------------------------------------------------------------
+
+    def feed(self, records: list[dict[str, Any]] | dict[str, Any]) -> None:
+        for record in [records] if isinstance(records, dict) else records:
+            self._feed_one(record)
+
+    def _feed_one(self, r: dict[str, Any]) -> None:
+        self.n_records += 1
+        kind = r.get("kind")
+        if kind == "start":
+            self.info = {k: v for k, v in r.items() if k not in ("kind", "split")}
+            return
+        if kind == "finish":
+            self._finish(r)
+            return
+        t = _number(r.get("elapsed")) or 0.0
+        self.elapsed = max(self.elapsed, t)
+        if kind == "log":
+            self.messages.append((t, str(r.get("level") or "info"), str(r.get("message") or "")))
+            return
+        obj, lb = _number(r.get("objective")), _number(r.get("lower_bound"))
+        self.objective.add(t, obj)
+        if lb is not None:
+            # the bound is only ever certified upwards; a solver may report a weaker one later
+            self.lower_bound.add(t, lb)
+        if obj is not None and lb is not None:
+            gap = max(0.0, obj - lb) / max(abs(obj), 1e-10)
+            self.gap = gap
+            if self.first_gap is None and gap > 0:
+                self.first_gap = gap
+        counters = dict(r.get("counters") or {})
+        nodes = r.get("nodes")
+        if nodes is not None:
+            self.nodes = int(nodes)
+        self._solver_panels(t, obj, lb, counters)
+        if counters:
+            self.counters.update(counters)
+        self._rates(t, counters)
+        if kind == "incumbent" and r.get("model") is not None:
+            self.model = r["model"]
+            self.model_text = r.get("model_text")
+
+    def _solver_panels(self, t: float, obj: float | None, lb: float | None, counters: dict[str, Any]) -> None:
+        if _number(counters.get("log10_remaining")) is not None:
+            self.log10_remaining.add(t, float(counters["log10_remaining"]))
+        lengths = counters.get("queue_lengths")
+        if isinstance(lengths, dict):
+            self.queue_lengths = {int(k): int(v) for k, v in lengths.items()}
+        by_size = counters.get("best_loss_by_size")
+        if isinstance(by_size, dict):
+            self.best_loss_by_size = {int(k): float(v) for k, v in by_size.items() if _number(v) is not None}
+        h1 = _number(counters.get("h1"))
+        if h1 is not None and obj is not None:
+            point = (h1, obj, lb)
+            if not self.frontier or self.frontier[-1] != point:
+                self.frontier.append(point)
+
+    def _rates(self, t: float, counters: dict[str, Any]) -> None:
+        figures = {k: float(v) for k, v in counters.items() if _number(v) is not None}
+        if self.nodes is not None:
+            figures["nodes"] = float(self.nodes)
+        if not figures:
+            return
+        self._history.append((t, figures))
+        while len(self._history) > 2 and t - self._history[1][0] >= RATE_WINDOW:
+            self._history.popleft()
+        t0, old = self._history[0]
+        if t - t0 <= 0:
+            return
+        self.rates = {k: (v - old[k]) / (t - t0) for k, v in figures.items() if k in old}
+
+    def _finish(self, r: dict[str, Any]) -> None:
+        self.finished = True
+        result = r.get("result")
+        if result:
+            self.result = result
+            if result.get("model") is not None:
+                self.model = result["model"]
+                self.model_text = result.get("model_text")
+            obj, lb = _number(result.get("objective")), _number(result.get("lower_bound"))
+            stats = result.get("stats") or {}
+            t = _number(stats.get("elapsed")) or self.elapsed
+            self.elapsed = max(self.elapsed, t)
+            if obj is not None and (not self.objective.ys or self.objective.ys[-1] != obj):
+                self.objective.add(t, obj)
+            if lb is not None and (not self.lower_bound.ys or self.lower_bound.ys[-1] != lb):
+                self.lower_bound.add(t, lb)
+            if _number(result.get("gap")) is not None:
+                self.gap = float(result["gap"])
+            if isinstance(stats.get("frontier"), list):
+                self.frontier = [(float(p["h1"]), float(p["h2"]), _number(p.get("lower_bound")))
+                                 for p in stats["frontier"] if _number(p.get("h1")) is not None]
+        else:
+            self.error = str(r.get("error") or "the run failed without a result")
+
+    # -- the store's form ---------------------------------------------------------------------
+
+    @classmethod
+    def from_store(cls, details: dict[str, Any], events: list[dict[str, Any]]) -> RunState:
+        """A run read back from DuckDB (``RunStore.details`` and ``RunStore.events``)."""
+        state = cls()
+        state.feed(start_record(details))
+        state.feed([event_record(e) for e in events])
+        state.feed(finish_record(details))
+        return state
+
+
+def start_record(details: dict[str, Any]) -> dict[str, Any]:
+    keys = ("run_id", "name", "solver", "solver_version", "spec_hash", "spec", "host", "pid",
+            "n_train", "n_test", "n_features", "started_at")
+    return {"kind": "start", **{k: details.get(k) for k in keys}}
+
+
+def event_record(row: dict[str, Any]) -> dict[str, Any]:
+    """A row of the ``events`` table back in ``Event.to_dict()`` form."""
+    out: dict[str, Any] = {"kind": row.get("kind"), "elapsed": row.get("elapsed")}
+    for key in ("objective", "lower_bound", "nodes", "message"):
+        value = row.get(key)
+        if value is not None and not (isinstance(value, float) and math.isnan(value)):
+            out[key] = value
+    if row.get("counters"):
+        out["counters"] = row["counters"]
+    return out
+
+
+def finish_record(details: dict[str, Any]) -> dict[str, Any] | list[dict[str, Any]]:
+    """The finish record of a stored run, or nothing while it is still running."""
+    if details.get("state") == "running":
+        return []
+    if details.get("status") is None:
+        return {"kind": "finish", "run_id": details.get("run_id"), "result": None,
+                "error": details.get("error") or "the run failed"}
+    model = next(iter(details.get("models") or []), None)
+    result = {
+        "status": details["status"], "objective": details.get("objective"),
+        "lower_bound": details.get("lower_bound"), "gap": details.get("gap"),
+        "model": None if model is None else model.get("model"),
+        "model_text": None if model is None else model.get("text"),
+        "metrics": details.get("metrics") or {},
+        "stats": {**(details.get("stats") or {}), "elapsed": details.get("elapsed")},
+    }
+    return {"kind": "finish", "run_id": details.get("run_id"), "result": result}
+
+
+class LogFollower:
+    """Reads the complete lines appended to an events file since the last call.
+
+    A torn last line (a write in progress) is kept back until it is complete. ``vanished`` turns
+    true once the file existed and is gone: the owner recorded the run and removed its log, so
+    the rest is in DuckDB.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._offset = 0
+        self._partial = b""
+        self.seen = False
+        self.vanished = False
+        self.finished = False
+
+    def poll(self) -> list[dict[str, Any]]:
+        try:
+            with self.path.open("rb") as fh:
+                fh.seek(self._offset)
+                chunk = fh.read()
+        except FileNotFoundError:
+            if self.seen:
+                self.vanished = True
+            return []
+        self.seen = True
+        self._offset += len(chunk)
+        data = self._partial + chunk
+        lines = data.split(b"\n")
+        self._partial = lines.pop()  # b"" when the data ended with a newline
+        records = []
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a corrupt line (never a torn one: those lack their newline)
+            if isinstance(record, dict):
+                records.append(record)
+                if record.get("kind") == "finish":
+                    self.finished = True
+        return records
