@@ -4,6 +4,10 @@ The public API is small and lives here; everything a plugin author needs is re-e
 Importing ``glasswork`` stays fast: no solver, DuckDB or Textual module is imported until used.
 """
 
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from glasswork._version import __version__
 from glasswork.data import DataError, DataSpec, Problem, load_problem
 from glasswork.events import Event, EventSink
@@ -11,6 +15,9 @@ from glasswork.hookspecs import hookimpl
 from glasswork.result import Certificate, Classifier, Model, Result, Status
 from glasswork.solver import Limits, SolveContext, Solver, StopReason
 from glasswork.spec import LoadedSpec, SolverSpec, SpecError, StrictModel, load_spec
+
+if TYPE_CHECKING:
+    from glasswork.runner import RunOutcome
 
 __all__ = [
     "Certificate",
@@ -39,8 +46,8 @@ __all__ = [
 ]
 
 
-def run(spec_path: str, **kwargs: object) -> "glasswork.runner.RunOutcome":  # noqa: F821
-    """Load, validate and run one spec file; the programmatic ``glasswork run``."""
+def run(spec_path: str | Path, *, sinks: Sequence[EventSink] = ()) -> RunOutcome:
+    """Load, validate and run one spec file: ``glasswork run`` from Python (nothing is stored)."""
     from glasswork.runner import Runner
 
-    return Runner(**kwargs).run(load_spec(spec_path))  # type: ignore[arg-type]
+    return Runner(sinks=sinks).run(load_spec(spec_path))

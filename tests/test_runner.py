@@ -156,3 +156,13 @@ def test_cancel_from_another_thread(toy_registry):
     runner.sinks.append(CancelOnProgress())
     outcome = runner.run(spec(toy_registry, search={"behaviour": "endless"}))
     assert outcome.result.certificate.status is Status.CANCELLED and outcome.interrupted
+
+
+def test_the_programmatic_run(tmp_path, toy_env):
+    import glasswork
+
+    path = tmp_path / "s.yaml"
+    path.write_text("name: api\nsolver: toy\ndata: {source: sklearn:breast_cancer, binarize: {thresholds: 2}}\n")
+    sink = CollectingSink()
+    outcome = glasswork.run(path, sinks=[sink])
+    assert outcome.status is Status.OPTIMAL and sink.finished
