@@ -4,6 +4,8 @@ The public API is small and lives here; everything a plugin author needs is re-e
 Importing ``glasswork`` stays fast: no solver, DuckDB or Textual module is imported until used.
 """
 
+from __future__ import annotations
+
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
