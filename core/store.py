@@ -180,6 +180,40 @@ class RunRow:
         return out
 
 
+@dataclass
+class SweepRow:
+    """A sweep as the store sees it: what its recorded runs add up to."""
+
+    sweep_id: str
+    name: str
+    solver: str
+    states: dict[str, int]
+    total: int
+    best_objective: float | None
+    started_at: datetime
+    last_at: datetime
+
+    @property
+    def runs(self) -> int:
+        return sum(self.states.values())
+
+    @property
+    def done(self) -> int:
+        """Points that ended with a result (finished or stopped at a limit)."""
+        return self.states.get("finished", 0) + self.states.get("stopped", 0)
+
+    @property
+    def active(self) -> bool:
+        """Still filling in: points missing and a run recorded in the last minute."""
+        recent = datetime.now(timezone.utc) - self.last_at < timedelta(seconds=STALE_SECONDS)
+        return self.done < self.total and recent
+
+    def progress(self) -> str:
+        text = f"{self.done}/{self.total} done"
+        failed = self.states.get("failed", 0) + self.states.get("cancelled", 0)
+        return text + (f", {failed} failed or cancelled" if failed else "")
+
+
 _RUN_COLUMNS = ("run_id, name, solver, solver_version, state, status, objective, lower_bound, gap, "
                 "started_at, ended_at, elapsed, spec, spec_hash, data_fingerprint, host, pid, "
                 "peak_memory, stats, error, n_train, n_test, n_features, sweep_id")
@@ -448,6 +482,31 @@ class RunStore:
             sql += f" LIMIT {int(limit)}"
         with self.connect() as con:
             return [_row(r) for r in con.execute(sql, params).fetchall()]
+
+    def sweeps(self, *, solver: str | None = None, name: str | None = None) -> list[SweepRow]:
+        """One row per sweep: its points done out of its total, their states and its best objective."""
+        where, params = ["sweep_id IS NOT NULL"], []
+        if solver:
+            where.append("solver = ?")
+            params.append(solver)
+        if name:
+            where.append("name ILIKE ?")
+            params.append(f"%{name}%")
+        with self.connect() as con:
+            rows = con.execute(
+                "SELECT sweep_id, any_value(name), any_value(solver), list(state), "
+                "max(CAST(json_extract(sweep_point, '$.total') AS BIGINT)), min(objective), "
+                "min(started_at), max(coalesce(ended_at, heartbeat_at, started_at)) "
+                f"FROM runs WHERE {' AND '.join(where)} GROUP BY sweep_id ORDER BY min(started_at) DESC",
+                params).fetchall()
+        out = []
+        for sweep_id, sweep_name, sweep_solver, states, total, best, started, last in rows:
+            counts: dict[str, int] = {}
+            for state in states:
+                counts[state] = counts.get(state, 0) + 1
+            out.append(SweepRow(sweep_id, sweep_name, sweep_solver, counts, total or len(states), best,
+                                started.replace(tzinfo=timezone.utc), last.replace(tzinfo=timezone.utc)))
+        return out
 
     def resolve(self, refs: Sequence[str]) -> list[str]:
         """Run ids for ``latest`` or unique id prefixes; a clear error otherwise."""

@@ -484,7 +484,7 @@ def _record(sweep: Sweep, outcome: PointOutcome, store: Any) -> None:
                     "error": outcome.error or "the point did not run"}]
         outcome.records = records
     records[0]["sweep_id"] = sweep.sweep_id
-    records[0]["sweep_point"] = outcome.point.to_dict()
+    records[0]["sweep_point"] = {**outcome.point.to_dict(), "total": len(sweep.points)}
     records[0]["spec_path"] = None if sweep.loaded.path is None else str(sweep.loaded.path)
     if store is not None:
         store.record(records)

@@ -25,6 +25,7 @@ from textual.widgets import DataTable, Footer, Input, Select, Static
 
 from glasswork.console import fmt_when
 from glasswork.spec import flatten
+from glasswork.store import SweepRow
 from glasswork.tui.state import RunState
 from glasswork.tui.views import fmt, fmt_pct, frontier_table, model_view
 from glasswork.tui.widgets import Chart, ErrorScreen, draw_bounds
@@ -222,6 +223,10 @@ class LaunchScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
+def _row_key(row: SweepRow) -> str:
+    return f"sweep:{row.sweep_id}"
+
+
 class HistoryScreen(Screen[None]):
     """Every recorded run, newest first."""
 
@@ -232,6 +237,7 @@ class HistoryScreen(Screen[None]):
         Binding("c", "compare", "compare marked"),
         Binding("w", "watch", "watch live"),
         Binding("l", "launch", "launch spec"),
+        Binding("g", "group", "group sweeps"),
         Binding("r", "reload", "reload"),
         Binding("slash", "filter", "filter", key_display="/"),
         Binding("q", "app.quit", "quit"),
@@ -253,6 +259,8 @@ class HistoryScreen(Screen[None]):
         self.store = RunStore(default_db_path(db))
         self.rows: list[Any] = []
         self.marked: list[str] = []
+        self.grouped = False  # sweeps as one row each
+        self.sweep: str | None = None  # showing the runs of this sweep
         self._recovered = False
         self._gw_shown = False
 
@@ -275,7 +283,8 @@ class HistoryScreen(Screen[None]):
 
     def _auto_reload(self) -> None:
         """Keep live runs' figures fresh while this screen is the one shown."""
-        if self.is_current and any(r.state == "running" for r in self.rows):
+        live = any(getattr(r, "state", None) == "running" or getattr(r, "active", False) for r in self.rows)
+        if self.is_current and (live or self.grouped):
             self.action_reload()
 
     def on_screen_resume(self) -> None:
@@ -294,10 +303,17 @@ class HistoryScreen(Screen[None]):
         }
 
     def action_reload(self) -> None:
-        self._load(**self._filters())
+        self._load(**self._filters(), grouped=self.grouped, sweep=self.sweep)
+
+    def action_group(self) -> None:
+        """Toggle sweeps shown as one row each (their progress, live); from a sweep's runs, back."""
+        self.grouped = not self.grouped or self.sweep is not None
+        self.sweep = None
+        self.action_reload()
 
     @work(thread=True, exclusive=True, group="history", exit_on_error=False)
-    def _load(self, solver: str | None, state: str | None, name: str | None) -> None:
+    def _load(self, solver: str | None, state: str | None, name: str | None, grouped: bool = False,
+              sweep: str | None = None) -> None:
         from glasswork.store import StoreError
 
         if not self.store.path.exists():
@@ -308,11 +324,17 @@ class HistoryScreen(Screen[None]):
             if not self._recovered:
                 self.store.open()  # imports the logs of runs whose process died
                 self._recovered = True
-            rows = self.store.list_runs(solver=solver, state=state, name=name, limit=LIST_LIMIT)
+            rows: list[Any] = self.store.list_runs(solver=solver, state=state, name=name, sweep=sweep,
+                                                   limit=LIST_LIMIT)
+            if grouped:
+                groups = self.store.sweeps(solver=solver, name=name)
+                rows = sorted([r for r in rows if not r.sweep_id] + groups,
+                              key=lambda r: r.started_at, reverse=True)
         except StoreError as exc:
             self.app.call_from_thread(self._error, "Cannot read the run store", str(exc))
             return
-        self.app.call_from_thread(self._show_rows, rows, None)
+        note = f"runs of sweep {sweep[:12]}: g goes back to the sweeps" if sweep else None
+        self.app.call_from_thread(self._show_rows, rows, note)
 
     def _error(self, title: str, message: str) -> None:
         self.query_one("#status", Static).update(Text(message, style="red"))
@@ -324,6 +346,11 @@ class HistoryScreen(Screen[None]):
         cursor = table.cursor_row
         table.clear()
         for r in rows:
+            if isinstance(r, SweepRow):
+                table.add_row("", Text(f"sweep {r.sweep_id[:6]}", style="bold"), r.name, r.solver,
+                              Text(r.progress(), style="cyan" if r.active else ""), fmt(r.best_objective, 6),
+                              "-", fmt_when(r.started_at, seconds=False), "-", key=_row_key(r))
+                continue
             table.add_row(
                 "*" if r.run_id in self.marked else "", r.run_id[:8], r.name, r.solver, r.status or r.state,
                 fmt(r.objective, 6), fmt_pct(r.gap), fmt_when(r.started_at, seconds=False),
@@ -333,7 +360,9 @@ class HistoryScreen(Screen[None]):
         self._status(note)
 
     def _status(self, note: str | None = None) -> None:
-        text = note or f"{len(self.rows)} run(s) in {self.store.path}"
+        sweeps = sum(isinstance(r, SweepRow) for r in self.rows)
+        text = note or (f"{len(self.rows) - sweeps} run(s)" + (f" and {sweeps} sweep(s)" if sweeps else "")
+                        + f" in {self.store.path}")
         if self.marked:
             text += f"  marked: {', '.join(m[:8] for m in self.marked)}"
         self.query_one("#status", Static).update(text)
@@ -349,13 +378,23 @@ class HistoryScreen(Screen[None]):
 
     # -- a row --------------------------------------------------------------------------------
 
-    def _current(self) -> str | None:
+    def _current_row(self) -> Any:
         table = self.query_one(DataTable)
         if not self.rows or table.cursor_row < 0 or table.cursor_row >= len(self.rows):
             return None
-        return self.rows[table.cursor_row].run_id
+        return self.rows[table.cursor_row]
+
+    def _current(self) -> str | None:
+        """The run under the cursor (None on a sweep row)."""
+        row = self._current_row()
+        return None if row is None or isinstance(row, SweepRow) else row.run_id
 
     def action_open(self) -> None:
+        row = self._current_row()
+        if isinstance(row, SweepRow):  # a sweep opens as the list of its runs
+            self.sweep, self.grouped = row.sweep_id, False
+            self.action_reload()
+            return
         run_id = self._current()
         if run_id is None:
             self.notify("no run selected")
@@ -377,7 +416,8 @@ class HistoryScreen(Screen[None]):
             self.marked = self.marked[-2:]
         table = self.query_one(DataTable)
         for r in self.rows:
-            table.update_cell(r.run_id, "mark", "*" if r.run_id in self.marked else "")
+            if not isinstance(r, SweepRow):
+                table.update_cell(r.run_id, "mark", "*" if r.run_id in self.marked else "")
         self._status()
 
     def action_compare(self) -> None:

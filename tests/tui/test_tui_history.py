@@ -184,3 +184,40 @@ def test_watch_a_recorded_run(history_db: Path) -> None:
             assert app.screen is screen
 
     asyncio.run(drive())
+
+
+def test_sweeps_group_into_one_row_with_their_progress(history_db: Path) -> None:
+    """g shows each sweep as one row (points done of its total); opening it lists its runs."""
+    from tui_fixtures import RULE_LIST, RULE_LIST_TEXT, _info, _result
+
+    from glasswork.store import RunStore
+
+    store = RunStore(history_db)
+    for i, status in enumerate(["optimal", "stopped_time"]):
+        info = _info(f"sw{i:030d}", "lambda path", "corels", 20 + i)
+        start = {"kind": "start", **info.to_dict(full=True), "sweep_id": "feedc0ffee123456",
+                 "sweep_point": {"key": f"k{i}", "coords": {"objective.regularization": 0.01 * (i + 1)},
+                                 "fold": None, "total": 3}}
+        result = _result(status, 0.35 + i / 100, 0.35, RULE_LIST, RULE_LIST_TEXT, 1.0)
+        store.record([start, {"kind": "finish", "run_id": info.run_id, "result": result}])
+    app = GlassworkApp(db=str(history_db))
+
+    async def drive() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await loaded(pilot, 7)  # five runs plus the sweep's two
+            await pilot.press("g")
+            await wait_for(pilot, lambda: len(screen.rows) == 6)
+            sweep = [r for r in screen.rows if getattr(r, "sweep_id", None) == "feedc0ffee123456"
+                     and not hasattr(r, "run_id")]
+            assert len(sweep) == 1 and sweep[0].progress() == "2/3 done" and sweep[0].best_objective == 0.35
+            table = screen.query_one("DataTable")
+            table.move_cursor(row=screen.rows.index(sweep[0]))
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: len(screen.rows) == 2)
+            assert {r.run_id for r in screen.rows} == {"sw" + "0" * 30, "sw" + "0" * 29 + "1"}
+            assert "runs of sweep feedc0ffee12" in plain(screen.query_one("#status"))
+            await pilot.press("g")
+            await wait_for(pilot, lambda: len(screen.rows) == 6)
+            await pilot.press("q")
+
+    asyncio.run(drive())
