@@ -1,0 +1,380 @@
+"""Algorithm 1 (outer approximation) with a persistent HiGHS master, and the EPM sweep (spec §3-4).
+
+The master ``min nu s.t. stab'z >= eps, 1'z <= k, nu >= cuts`` lives in one ``highspy.Highs``
+object for the whole sweep: a new epsilon changes one row bound, a new cut is one added row, and
+the incumbent is handed back as a MIP start. Every cut is a global under-estimator of the convex
+H2, so cuts stay valid for every epsilon and in any order (spec §4.2). The master objective is
+scaled by ``1 / H2(0)`` so its values lie in [0, 1] whatever the scale of y.
+
+The lower bound of an epsilon is the master's proven dual bound (valid even when the master is
+interrupted); a point is ``optimal`` only once ``UB - LB <= tol * UB``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from glasswork.result import Status
+
+from .loss import Evaluation, H2Oracle
+
+StopCheck = Callable[[int], "Status | None"]
+Progress = Callable[[dict[str, Any]], None]
+
+_TINY = 1e-12  # cut coefficients below this (in scaled units) are dropped, the cut loosened
+
+
+class InfeasibleEpsilon(ValueError):
+    """No rule set of at most k rules reaches the requested stability."""
+
+
+@dataclass
+class Point:
+    """One solved epsilon: the best rule set found, its bounds and how the search went."""
+
+    epsilon: float
+    support: tuple[int, ...]
+    h1: float
+    h2: float
+    lower_bound: float
+    status: Status
+    iterations: int = 0
+    cuts_added: int = 0
+    seconds: float = 0.0
+    master_seconds: float = 0.0
+    weights: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+
+    @property
+    def gap(self) -> float:
+        return max(0.0, self.h2 - self.lower_bound) / max(abs(self.h2), 1e-10)
+
+
+class Master:
+    """The persistent master MILP: column 0 is nu, columns 1..m are z."""
+
+    def __init__(
+        self,
+        stab: np.ndarray,
+        k: int,
+        scale: float,
+        *,
+        mip_rel_gap: float = 1e-7,
+        threads: int = 1,
+        stop_flag: np.ndarray | None = None,
+    ) -> None:
+        import highspy
+
+        self.m = int(stab.size)
+        self.scale = float(scale)
+        h = highspy.Highs()
+        h.silent()
+        for name, value in (
+            ("mip_rel_gap", mip_rel_gap),
+            ("mip_abs_gap", 0.0),
+            ("small_matrix_value", _TINY),
+            ("primal_feasibility_tolerance", 1e-9),
+            ("mip_feasibility_tolerance", 1e-9),
+            ("threads", threads),
+            ("random_seed", 0),
+            # the master is tiny; HiGHS's sub-MIP heuristics cost more than they save here
+            ("mip_heuristic_run_rins", False),
+            ("mip_heuristic_run_rens", False),
+            ("mip_heuristic_run_root_reduced_cost", False),
+            ("mip_heuristic_run_zi_round", False),
+            ("mip_heuristic_run_shifting", False),
+        ):
+            h.setOptionValue(name, value)
+        inf = highspy.kHighsInf
+        h.addVar(0.0, inf)  # nu >= 0 (H2 >= 0) keeps the first master bounded
+        h.changeColCost(0, 1.0)
+        for _ in range(self.m):
+            h.addVar(0.0, 1.0)
+        idx = np.arange(1, self.m + 1, dtype=np.int32)
+        h.changeColsIntegrality(self.m, idx, np.full(self.m, highspy.HighsVarType.kInteger))
+        h.addRow(-inf, inf, self.m, idx, np.asarray(stab, dtype=np.float64))  # row 0: stability
+        h.addRow(-inf, float(k), self.m, idx, np.ones(self.m))  # row 1: cardinality
+        self.h = h
+        self.cuts = 0
+        self._stop_flag = stop_flag
+        if stop_flag is not None:
+            flag = stop_flag
+
+            def interrupt(event: Any) -> None:
+                if flag[0]:
+                    event.interrupt()
+
+            h.cbMipInterrupt.subscribe(interrupt)
+
+    def set_threshold(self, lower: float) -> None:
+        import highspy
+
+        self.h.changeRowBounds(0, float(lower), highspy.kHighsInf)
+
+    def add_cut(self, ev: Evaluation) -> None:
+        """``nu >= H2(zj) + g'(z - zj)``; as a row: ``nu - g'z/s >= (H2(zj) - g'zj)/s``."""
+        import highspy
+
+        a = -ev.grad / self.scale  # >= 0
+        rhs = (ev.value - float(ev.grad[list(ev.support)].sum())) / self.scale
+        small = a < _TINY
+        rhs -= float(a[small].sum())  # dropping a_i z_i with z_i <= 1: loosen by a_i, stay valid
+        keep = np.flatnonzero(~small)
+        idx = np.concatenate([[0], keep + 1]).astype(np.int32)
+        val = np.concatenate([[1.0], a[keep]])
+        self.h.addRow(rhs, highspy.kHighsInf, idx.size, idx, val)
+        self.cuts += 1
+
+    def _fix_by_reduced_cost(self, start: tuple[int, ...] | None, start_value: float | None) -> np.ndarray:
+        """Fix to 0 every z_i whose LP reduced cost proves it cannot beat the incumbent.
+
+        With LP bound L and reduced cost d_i, any master solution with z_i = 1 costs at least
+        L + d_i; when that exceeds H2(incumbent) >= master optimum, no optimal master solution
+        uses i, so fixing it keeps the master optimum and its dual bound valid. HiGHS does the
+        same at its root, but only after a presolve that costs far more on these dense rows.
+        """
+        import highspy
+
+        if start is None or start_value is None or self.m < 64:
+            return np.zeros(0, dtype=np.int32)
+        h = self.h
+        cols = np.arange(1, self.m + 1, dtype=np.int32)
+        h.changeColsIntegrality(self.m, cols, np.full(self.m, highspy.HighsVarType.kContinuous))
+        try:
+            h.run()
+            ok = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+            if ok:
+                L = float(h.getInfo().objective_function_value)
+                d = np.asarray(h.getSolution().col_dual)[1:]
+        finally:
+            h.changeColsIntegrality(self.m, cols, np.full(self.m, highspy.HighsVarType.kInteger))
+        if not ok:
+            return np.zeros(0, dtype=np.int32)
+        ub = start_value / self.scale
+        mask = L + d > ub + 1e-6  # margin for the LP's dual feasibility tolerance
+        mask[list(start)] = False
+        fixed = (np.flatnonzero(mask) + 1).astype(np.int32)
+        if fixed.size:
+            h.changeColsBounds(fixed.size, fixed, np.zeros(fixed.size), np.zeros(fixed.size))
+        return fixed
+
+    def solve(
+        self, start: tuple[int, ...] | None, start_value: float | None, time_limit: float | None
+    ) -> tuple[str, float, tuple[int, ...] | None]:
+        """Solve; returns (state, dual bound in H2 units, support or None)."""
+        import highspy
+
+        h = self.h
+        h.setOptionValue("time_limit", float(time_limit) if time_limit is not None else highspy.kHighsInf)
+        fixed = self._fix_by_reduced_cost(start, start_value)
+        if start is not None and start_value is not None:
+            idx = np.concatenate([[0], np.asarray(start, dtype=np.int64) + 1]).astype(np.int32)
+            val = np.concatenate([[start_value / self.scale * (1 + 1e-9) + 1e-12], np.ones(len(start))])
+            zero = np.setdiff1d(np.arange(1, self.m + 1), idx[1:]).astype(np.int32)
+            idx = np.concatenate([idx, zero]).astype(np.int32)
+            val = np.concatenate([val, np.zeros(zero.size)])
+            h.setSolution(int(idx.size), idx, val)
+        h.run()
+        status = h.getModelStatus()
+        MS = highspy.HighsModelStatus
+        info = h.getInfo()
+        bound = float(info.mip_dual_bound)
+        support: tuple[int, ...] | None = None
+        if info.primal_solution_status == 2:  # feasible
+            x = np.asarray(h.getSolution().col_value)
+            support = tuple(int(i) for i in np.flatnonzero(x[1:] > 0.5))
+        if fixed.size:  # read everything first: changing the model resets HiGHS's status
+            h.changeColsBounds(fixed.size, fixed, np.zeros(fixed.size), np.ones(fixed.size))
+        if status == MS.kInfeasible:
+            return "infeasible", math.inf, None
+        if status == MS.kOptimal:
+            state = "optimal"
+        elif status == MS.kTimeLimit:
+            state = "time"
+        elif status == MS.kInterrupt:
+            state = "interrupted"
+        else:
+            state = h.modelStatusToString(status)
+        if not math.isfinite(bound):
+            bound = 0.0
+        return state, max(bound, 0.0) * self.scale, support
+
+
+class CuttingPlane:
+    """Algorithm 1 over a shared cut pool; ``sweep`` runs the EPM or the naive sweep.
+
+    ``stab`` are the stability weights in the units of the thresholds: integer tree counts when
+    Pi is a multiple of 1/B (so the stability row is exact), or Pi itself.
+    """
+
+    def __init__(
+        self,
+        oracle: H2Oracle,
+        stab: np.ndarray,
+        k: int,
+        *,
+        pi_scale: float = 1.0,
+        tol: float = 1e-6,
+        mip_rel_gap: float = 1e-7,
+        max_iterations: int = 100_000,
+        stop: StopCheck | None = None,
+        deadline: float | None = None,
+        stop_flag: np.ndarray | None = None,
+        progress: Progress | None = None,
+        threads: int = 1,
+    ) -> None:
+        self.oracle = oracle
+        self.stab = np.asarray(stab, dtype=np.float64)
+        self.k = int(k)
+        self.pi_scale = float(pi_scale)
+        self.tol = float(tol)
+        self.max_iterations = max_iterations
+        self.stop = stop
+        self.deadline = deadline
+        self.progress = progress
+        self.master = Master(
+            self.stab, self.k, max(oracle.h0, 1e-300),
+            mip_rel_gap=mip_rel_gap, threads=threads, stop_flag=stop_flag,
+        )
+        self.pool: set[tuple[int, ...]] = set()
+        self.total_iterations = 0
+        self.stopped: Status | None = None
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def max_threshold(self) -> float:
+        return float(np.sort(self.stab)[::-1][: self.k].sum())
+
+    def feasible(self, support: tuple[int, ...], threshold: float) -> bool:
+        return len(support) <= self.k and float(self.stab[list(support)].sum()) >= threshold - 1e-9 * max(
+            1.0, abs(threshold)
+        )
+
+    def _cut(self, ev: Evaluation) -> bool:
+        if ev.support in self.pool:
+            return False
+        self.pool.add(ev.support)
+        self.master.add_cut(ev)
+        return True
+
+    def _check(self) -> Status | None:
+        if self.stop is not None:
+            s = self.stop(self.master.cuts)
+            if s is not None:
+                self.stopped = s
+                return s
+        return None
+
+    # -- one epsilon -----------------------------------------------------------------------
+
+    def solve(self, threshold: float, warm: tuple[int, ...] | None = None) -> Point:
+        """Solve (9) at ``stab'z >= threshold``; raises ``InfeasibleEpsilon`` above eps_max."""
+        t0 = time.perf_counter()
+        top = self.max_threshold()
+        if threshold > top + 1e-9 * max(1.0, abs(top)):
+            raise InfeasibleEpsilon(
+                f"stability {threshold / self.pi_scale:.6g} exceeds eps_max = {top / self.pi_scale:.6g}, "
+                f"the sum of the {self.k} largest Pi"
+            )
+        if warm is None or not self.feasible(warm, threshold):
+            order = np.argsort(-self.stab, kind="stable")
+            warm = tuple(sorted(int(i) for i in order[: self.k]))
+        best = self.oracle(warm)
+        self._cut(best)
+        lb = 0.0
+        self.master.set_threshold(threshold - 1e-9 * max(1.0, abs(threshold)))
+        iterations = cuts = 0
+        master_seconds = 0.0
+        status: Status | None = None
+        while True:
+            stop = self._check()
+            if stop is not None:
+                status = stop
+                break
+            if iterations >= self.max_iterations:
+                status = Status.STOPPED_NODES
+                break
+            remaining = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+            tm = time.perf_counter()
+            state, bound, z = self.master.solve(best.support, best.value, remaining)
+            master_seconds += time.perf_counter() - tm
+            iterations += 1
+            self.total_iterations += 1
+            if state == "infeasible":  # cannot happen: the warm start is feasible
+                raise RuntimeError("master reported infeasible although a feasible start exists")
+            lb = max(lb, min(bound, best.value))
+            if z is not None and self.feasible(z, threshold):
+                ev = self.oracle(z)
+                if ev.value < best.value:
+                    best = ev
+                added = self._cut(ev)
+            else:
+                added = False
+            lb = min(lb, best.value)
+            if self.progress is not None:
+                self.progress({"epsilon": threshold / self.pi_scale, "upper": best.value, "lower": lb,
+                               "iterations": iterations, "cuts": self.master.cuts})
+            if best.value - lb <= self.tol * abs(best.value):
+                status = Status.OPTIMAL
+                break
+            if state != "optimal":
+                status = self._check() or Status.STOPPED_TIME
+                break
+            if added:
+                cuts += 1
+            else:
+                # The master returned a point already cut, so its value meets H2 there up to the
+                # master's own gap; one exact re-solve settles it, else report the gap honestly.
+                self.master.h.setOptionValue("mip_rel_gap", 0.0)
+                state, bound, _ = self.master.solve(best.support, best.value, remaining)
+                self.master.h.setOptionValue("mip_rel_gap", 1e-7)
+                lb = max(lb, min(bound, best.value))
+                status = Status.OPTIMAL if best.value - lb <= self.tol * abs(best.value) else Status.HEURISTIC
+                break
+        return Point(
+            epsilon=threshold / self.pi_scale,
+            support=best.support,
+            h1=float(self.stab[list(best.support)].sum()) / self.pi_scale,
+            h2=best.value,
+            lower_bound=lb,
+            status=status,
+            iterations=iterations,
+            cuts_added=cuts,
+            seconds=time.perf_counter() - t0,
+            master_seconds=master_seconds,
+            weights=best.weights,
+        )
+
+    # -- frontier ---------------------------------------------------------------------------
+
+    def sweep(
+        self, thresholds: list[float] | np.ndarray, on_point: Callable[[Point], None] | None = None
+    ) -> list[Point]:
+        """EPM: descending thresholds, one cut pool, each solution warm-starts the next."""
+        points: list[Point] = []
+        warm: tuple[int, ...] | None = None
+        for thr in sorted(thresholds, reverse=True):
+            p = self.solve(float(thr), warm)
+            points.append(p)
+            if on_point is not None:
+                on_point(p)
+            if p.status is not Status.OPTIMAL and self.stopped is not None:
+                break
+            warm = p.support
+        return points
+
+
+def naive_sweep(
+    M: np.ndarray, y: np.ndarray, gamma: float, stab: np.ndarray, k: int, thresholds: list[float] | np.ndarray,
+    **kwargs: Any,
+) -> list[Point]:
+    """Each epsilon from scratch: a fresh master and oracle, warm start at the top-k set."""
+    out = []
+    for thr in sorted(thresholds, reverse=True):
+        cp = CuttingPlane(H2Oracle(M, y, gamma), stab, k, **kwargs)
+        out.append(cp.solve(float(thr)))
+    return out

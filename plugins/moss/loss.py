@@ -1,0 +1,192 @@
+"""The ridge loss H2(z) and its gradient, evaluated with one small k x k solve (spec §2).
+
+For binary z with support kappa, ``H2 = 1/2 y' r`` with ``r = y - M_k w``,
+``w = (I/gamma + M_k' M_k)^-1 M_k' y``, and ``dH2/dz_i = -(gamma/2) (M_i' r)^2`` for every i.
+For fractional z the same value is the perspective relaxation (``w_i^2 / z_i`` penalty), which the
+dense form ``h2_dense`` computes and the tests compare against.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """H2 at one binary point: value, gradient, ridge weights on the support, residual."""
+
+    support: tuple[int, ...]
+    value: float
+    grad: np.ndarray
+    weights: np.ndarray
+    residual: np.ndarray
+
+
+class H2Oracle:
+    """Evaluates H2 on binary supports, memoised (the Pareto sweep revisits supports often)."""
+
+    def __init__(self, M: np.ndarray, y: np.ndarray, gamma: float) -> None:
+        self.M = np.asfortranarray(M, dtype=np.float64)
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        self.gamma = float(gamma)
+        self.MTy = self.M.T @ self.y
+        self.h0 = 0.5 * float(self.y @ self.y)
+        self._memo: dict[tuple[int, ...], Evaluation] = {}
+        self.evaluations = 0
+
+    def weights(self, support: tuple[int, ...] | list[int]) -> np.ndarray:
+        kappa = list(support)
+        if not kappa:
+            return np.zeros(0)
+        Mk = self.M[:, kappa]
+        G = Mk.T @ Mk
+        G[np.diag_indices_from(G)] += 1.0 / self.gamma
+        return cho_solve(cho_factor(G, lower=True, check_finite=False), self.MTy[kappa], check_finite=False)
+
+    def __call__(self, support: tuple[int, ...] | list[int] | np.ndarray) -> Evaluation:
+        key = tuple(sorted(int(i) for i in support))
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        self.evaluations += 1
+        w = self.weights(key)
+        r = self.y - self.M[:, list(key)] @ w if key else self.y.copy()
+        value = 0.5 * float(self.y @ r)
+        c = self.M.T @ r
+        ev = Evaluation(key, value, -0.5 * self.gamma * c * c, w, r)
+        self._memo[key] = ev
+        return ev
+
+    def value(self, support: tuple[int, ...] | list[int] | np.ndarray) -> float:
+        return self(support).value
+
+
+def h2_dense(M: np.ndarray, y: np.ndarray, gamma: float, z: np.ndarray) -> float:
+    """``1/2 y' (I + gamma sum z_i M_i M_i')^-1 y`` by a dense n x n solve (eq. 8; for tests)."""
+    A = np.eye(M.shape[0]) + gamma * (M * z[None, :]) @ M.T
+    return 0.5 * float(y @ np.linalg.solve(A, y))
+
+
+def h2_grad_dense(M: np.ndarray, y: np.ndarray, gamma: float, z: np.ndarray) -> np.ndarray:
+    """Gradient of eq. 8 at a fractional z: ``-(gamma/2) (M' alpha)^2``, ``alpha = A(z)^-1 y``."""
+    A = np.eye(M.shape[0]) + gamma * (M * z[None, :]) @ M.T
+    alpha = np.linalg.solve(A, y)
+    c = M.T @ alpha
+    return -0.5 * gamma * c * c
+
+
+def epsilon_grid(pi: np.ndarray, k: int, points: int | None = None, tol: float = 1e-12) -> np.ndarray:
+    """The descending window sums of the sorted Pi (spec §4.1), deduplicated, first ``points``."""
+    p = np.sort(np.asarray(pi, dtype=np.float64))[::-1]
+    k = min(k, p.size)
+    if k == 0:
+        return np.zeros(1)
+    c = np.concatenate([[0.0], np.cumsum(p)])
+    sums = c[k:] - c[:-k]
+    out: list[float] = []
+    for s in sums:
+        if not out or out[-1] - s > tol:
+            out.append(float(s))
+        if points is not None and len(out) >= points:
+            break
+    return np.asarray(out)
+
+
+def top_k(pi: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k largest Pi (stable: ties by index); optimal for Problem (3)."""
+    order = np.argsort(-np.asarray(pi), kind="stable")
+    return np.sort(order[:k])
+
+
+class LogisticOracle:
+    """The classification variant (spec §1.7): ridge-regularised logistic loss as a function of z.
+
+    ``H(z) = min_w sum_i log(1 + exp(-y_i (b0 + M_k w)_i)) + ||w||^2 / (2 gamma)`` with labels
+    ``y in {-1, +1}`` and a fixed offset ``b0`` (the log-odds of the base rate, so an unbalanced
+    target needs no penalised intercept). By Fenchel duality ``H(z) = max_a b0 sum(a) -
+    sum l*(y_i, a_i) - (gamma/2) sum_j z_j (M_j'a)^2``, a maximum of functions affine in z: convex,
+    with gradient ``-(gamma/2) (M'a*)^2`` (Danskin), ``a*_i = -y_i / (1 + exp(y_i u_i))`` at the
+    primal optimum. The same interface as ``H2Oracle``, so Algorithm 1 runs unchanged.
+    """
+
+    def __init__(self, M: np.ndarray, y: np.ndarray, gamma: float, offset: float = 0.0) -> None:
+        self.M = np.asfortranarray(M, dtype=np.float64)
+        self.y = np.asarray(y, dtype=np.float64)
+        if not np.all(np.isin(self.y, (-1.0, 1.0))):
+            raise ValueError("LogisticOracle needs labels in {-1, +1}")
+        self.gamma = float(gamma)
+        self.offset = float(offset)
+        self.h0 = float(np.logaddexp(0.0, -self.y * self.offset).sum())
+        self._memo: dict[tuple[int, ...], Evaluation] = {}
+        self.evaluations = 0
+
+    def fit(self, support: tuple[int, ...] | list[int]) -> np.ndarray:
+        """Newton's method with backtracking on the k-dimensional ridge-logistic problem."""
+        kappa = list(support)
+        Mk = self.M[:, kappa]
+        w = np.zeros(len(kappa))
+        f = self._f(Mk, w)
+        for _ in range(100):
+            u = self.offset + Mk @ w
+            a = -self.y * _sigmoid(-self.y * u)  # dl/du
+            g = Mk.T @ a + w / self.gamma
+            s = _sigmoid(u)
+            H = (Mk * (s * (1 - s))[:, None]).T @ Mk
+            H[np.diag_indices_from(H)] += 1.0 / self.gamma
+            step = np.linalg.solve(H, g)
+            dec = float(g @ step)
+            if dec <= 1e-14 * max(1.0, abs(f)):
+                break
+            t = 1.0
+            while True:
+                cand = w - t * step
+                fc = self._f(Mk, cand)
+                if fc <= f - 0.25 * t * dec or t < 1e-10:
+                    break
+                t *= 0.5
+            w, f = cand, fc
+        return w
+
+    def _f(self, Mk: np.ndarray, w: np.ndarray) -> float:
+        u = self.offset + Mk @ w
+        return float(np.logaddexp(0.0, -self.y * u).sum()) + 0.5 / self.gamma * float(w @ w)
+
+    def __call__(self, support: tuple[int, ...] | list[int] | np.ndarray) -> Evaluation:
+        key = tuple(sorted(int(i) for i in support))
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        self.evaluations += 1
+        w = self.fit(key) if key else np.zeros(0)
+        Mk = self.M[:, list(key)]
+        value = self._f(Mk, w)
+        u = self.offset + Mk @ w
+        a = -self.y * _sigmoid(-self.y * u)
+        c = self.M.T @ a
+        ev = Evaluation(key, value, -0.5 * self.gamma * c * c, w, a)
+        self._memo[key] = ev
+        return ev
+
+    def value(self, support: tuple[int, ...] | list[int] | np.ndarray) -> float:
+        return self(support).value
+
+
+def logistic_relaxed(M: np.ndarray, y: np.ndarray, gamma: float, z: np.ndarray, offset: float = 0.0) -> float:
+    """The perspective relaxation ``min_w sum l + sum w_j^2 / (2 gamma z_j)`` at fractional z (tests)."""
+    from scipy.optimize import minimize
+
+    def fun(w: np.ndarray) -> tuple[float, np.ndarray]:
+        u = offset + M @ w
+        a = -y * _sigmoid(-y * u)
+        return (float(np.logaddexp(0.0, -y * u).sum()) + 0.5 / gamma * float(np.sum(w * w / z)),
+                M.T @ a + w / (gamma * z))
+
+    res = minimize(fun, np.zeros(M.shape[1]), jac=True, method="L-BFGS-B", options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10000})
+    return float(res.fun)
+
+
+def _sigmoid(v: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * v))

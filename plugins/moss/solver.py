@@ -1,0 +1,289 @@
+"""The ``moss`` solver: candidate rules, then one epsilon or the frontier by the chosen policy."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+from glasswork.result import Certificate, Result, Status
+from glasswork.solver import SolveContext, Solver
+
+from .cutting_plane import CuttingPlane, InfeasibleEpsilon, Point
+from .loss import H2Oracle, LogisticOracle, epsilon_grid
+from .models import Frontier, FrontierRow, RuleSet, RuleSetClassifier, knee
+from .rules import RulePool, build_pool
+from .spec import MossSpec
+
+_STATUS_ORDER = [Status.OPTIMAL, Status.HEURISTIC, Status.STOPPED_NODES, Status.STOPPED_TIME,
+                 Status.STOPPED_MEMORY, Status.CANCELLED]
+
+
+def worst_status(statuses: list[Status]) -> Status:
+    return max(statuses, key=_STATUS_ORDER.index) if statuses else Status.OPTIMAL
+
+
+class MossSolver(Solver):
+    name = "moss"
+    version = "0.1.0"
+    description = "MOSS: stable rule sets on the accuracy / stability Pareto frontier (Liu & Mazumder, KDD 2025)."
+    tasks = frozenset({"regression", "binary"})
+    spec_model = MossSpec
+
+    spec: MossSpec
+
+    def solve(self, problem: Any, ctx: SolveContext) -> Result:
+        spec = self.spec
+        cand = spec.objective.candidates
+        t0 = time.perf_counter()
+        self._binary = problem.task == "binary"
+        self._classes = problem.classes
+        if self._binary:
+            if spec.search.policy != "cutting_plane":
+                raise ValueError("the classification variant runs with search.policy: cutting_plane only")
+            target = np.where(np.asarray(problem.y) == 1, 1.0, -1.0)  # labels -1 / +1
+            y_scale = 1.0
+        else:
+            y_scale = float(np.std(problem.y)) if spec.objective.standardize else 1.0
+            y_scale = y_scale if y_scale > 0 else 1.0
+            target = problem.y / y_scale
+        self._y_scale = y_scale
+        pool = build_pool(
+            problem.X, target, list(problem.feature_names),
+            trees=cand.trees, depth=cand.depth, max_features=cand.max_features,
+            quantiles=cand.quantiles, seed=cand.seed, rules_from=cand.rules_from,
+            max_rules_pool=cand.max_candidates, encoding=spec.objective.encoding,
+            grid_X=problem.extras.get("moss_grid_X"),
+        )
+        pool_seconds = time.perf_counter() - t0
+        if pool.m == 0:
+            raise ValueError("the forest produced no usable rule (every rule is empty or covers all rows)")
+        ctx.log(f"{pool.m} candidate rules from {cand.trees} trees in {pool_seconds:.2f} s "
+                f"(encoding {pool.encoding})")
+        if self._binary:
+            rate = float(np.clip(np.mean(target > 0), 1e-6, 1 - 1e-6))
+            yc = target
+            oracle: Any = LogisticOracle(pool.M, target, spec.objective.gamma, offset=float(np.log(rate / (1 - rate))))
+        else:
+            yc = target - pool.y_mean
+            oracle = H2Oracle(pool.M, yc, spec.objective.gamma)
+        k = min(spec.constraints.max_rules, pool.m)
+        counts = pool.counts.astype(np.float64)
+        B = float(pool.n_trees)
+        eps_max = float(np.sort(counts)[::-1][:k].sum()) / B
+        stats: dict[str, Any] = {
+            "candidates": pool.m, "trees": pool.n_trees, "encoding": pool.encoding,
+            "pool_seconds": round(pool_seconds, 4), "eps_max": eps_max, "k": k,
+            "gamma": spec.objective.gamma, "policy": spec.search.policy,
+            "h2_zero": oracle.h0, "y_scale": y_scale, "refit": spec.objective.refit,
+        }
+        if spec.constraints.frontier is not None:
+            return self._frontier(pool, oracle, counts, k, ctx, stats)
+        if spec.constraints.min_stability is not None:
+            eps = spec.constraints.min_stability
+            threshold = float(math.ceil(eps * B - 1e-9))
+        else:
+            rank = spec.constraints.stability_rank or 3
+            grid = epsilon_grid(counts, k)
+            if rank > grid.size:
+                raise ValueError(f"stability_rank {rank} exceeds the {grid.size} values of the epsilon grid")
+            threshold = float(grid[rank - 1])
+            stats["stability_rank"] = rank
+        stats["epsilon"] = threshold / B
+        if threshold > eps_max * B + 1e-9:
+            raise InfeasibleEpsilon(
+                f"min_stability {threshold / B:.6g} is above eps_max = {eps_max:.6g} (the {k} most "
+                f"frequent rules); no rule set reaches it. Lower constraints.min_stability."
+            )
+        policy = spec.search.policy
+        if policy == "cutting_plane":
+            cp = self._cutting_plane(oracle, counts, k, B, ctx)
+            p = cp.solve(threshold)
+            stats.update(iterations=p.iterations, cuts=cp.master.cuts, master_seconds=round(p.master_seconds, 4),
+                         h2_evaluations=oracle.evaluations)
+            return self._result(pool, oracle, p, stats, tolerance=spec.search.tolerance)
+        if policy == "mio":
+            return self._mio(pool, oracle, yc, threshold / B, k, ctx, stats)
+        return self._heuristic(pool, oracle, yc, threshold, k, ctx, stats)
+
+    # -- policies ---------------------------------------------------------------------------
+
+    def _cutting_plane(self, oracle: H2Oracle, counts: np.ndarray, k: int, B: float, ctx: SolveContext) -> CuttingPlane:
+        search = self.spec.search
+        last = [0.0]
+
+        def progress(info: dict[str, Any]) -> None:
+            now = time.monotonic()
+            if now - last[0] >= 0.05:
+                last[0] = now
+                ctx.progress(objective=info["upper"], lower_bound=info["lower"], nodes=info["cuts"],
+                             epsilon=info["epsilon"], iterations=info["iterations"], cuts=info["cuts"])
+
+        return CuttingPlane(
+            oracle, counts, k, pi_scale=B, tol=search.tolerance, mip_rel_gap=min(1e-7, search.tolerance / 10),
+            stop=lambda cuts: ctx.check(cuts), deadline=ctx.deadline, stop_flag=ctx.stop_flag,
+            progress=progress, threads=search.threads,
+        )
+
+    def _mio(self, pool: RulePool, oracle: H2Oracle, yc: np.ndarray, eps: float, k: int,
+             ctx: SolveContext, stats: dict[str, Any]) -> Result:
+        from .mio import choose_backend, solve_mio
+
+        search = self.spec.search
+        solver, warning = choose_backend(search.backend, search.formulation, search.fallback)
+        if warning:
+            ctx.log(warning, level="warning")
+        remaining = None if ctx.deadline is None else max(1.0, ctx.deadline - time.monotonic())
+        r = solve_mio(pool.M, yc, pool.pi, k, self.spec.objective.gamma, eps, formulation=search.formulation,
+                      solver=solver, time_limit=remaining, mip_gap=search.mip_gap)
+        stats.update(backend=r.solver, formulation=r.formulation, mio_seconds=round(r.seconds, 4))
+        status = r.status
+        if status is Status.STOPPED_TIME and ctx.stop_reason.value:
+            status = ctx.stop_reason.status
+        ev = oracle(r.support)
+        p = Point(eps, r.support, float(pool.pi[list(r.support)].sum()), ev.value,
+                  r.lower_bound if r.lower_bound is not None else 0.0, status, seconds=r.seconds, weights=ev.weights)
+        return self._result(pool, oracle, p, stats, tolerance=search.mip_gap,
+                            lower_known=r.lower_bound is not None)
+
+    def _heuristic(self, pool: RulePool, oracle: H2Oracle, yc: np.ndarray, threshold: float, k: int,
+                   ctx: SolveContext, stats: dict[str, Any]) -> Result:
+        from .heuristic import moss_l
+
+        counts = pool.counts.astype(np.float64)
+        weight = self.spec.search.stability_weight
+        support: tuple[int, ...] | None = None
+        tried = 0
+        for factor in (1.0, 2.0, 4.0, 8.0, 16.0, 64.0):  # raise the stability reward until eps is met
+            s, solves = moss_l(pool.M, yc, pool.pi, k, self.spec.objective.gamma, weight * factor,
+                               should_stop=lambda: ctx.check() is not None)
+            tried += solves
+            if counts[list(s)].sum() >= threshold - 1e-9 and s:
+                support = s
+                break
+            if ctx.check() is not None:
+                break
+        if support is None:  # the k most stable rules always meet any feasible epsilon
+            support = tuple(int(i) for i in np.sort(np.argsort(-counts, kind="stable")[:k]))
+            ctx.log("coordinate descent did not reach min_stability; returning the k most stable rules")
+        ev = oracle(support)
+        stats.update(cd_solves=tried)
+        p = Point(threshold / pool.n_trees, support, float(counts[list(support)].sum()) / pool.n_trees,
+                  ev.value, 0.0, Status.HEURISTIC, weights=ev.weights)
+        return self._result(pool, oracle, p, stats, tolerance=self.spec.search.tolerance, lower_known=False)
+
+    # -- frontier ---------------------------------------------------------------------------
+
+    def _frontier(self, pool: RulePool, oracle: H2Oracle, counts: np.ndarray, k: int, ctx: SolveContext,
+                  stats: dict[str, Any]) -> Result:
+        fspec = self.spec.constraints.frontier
+        assert fspec is not None
+        search = self.spec.search
+        B = float(pool.n_trees)
+        grid = epsilon_grid(counts, k, fspec.points)
+        stats["grid"] = (grid / B).tolist()
+        points: list[Point] = []
+        t0 = time.perf_counter()
+
+        def on_point(p: Point) -> None:
+            points.append(p)
+            ctx.log(f"frontier point {len(points)}/{grid.size}: eps={p.epsilon:.4g} H1={p.h1:.4g} "
+                    f"H2={p.h2:.6g} LB={p.lower_bound:.6g} {p.status} ({p.iterations} master solves)")
+            ctx.progress(objective=p.h2, lower_bound=p.lower_bound, nodes=len(points),
+                         frontier_points=len(points), epsilon=p.epsilon, h1=p.h1, cuts=p.cuts_added)
+            ctx.incumbent(p.h2, self._rule_set(pool, oracle, p), lower_bound=p.lower_bound, nodes=len(points))
+
+        if search.policy == "mio":
+            from .mio import choose_backend, solve_mio
+
+            solver, warning = choose_backend(search.backend, search.formulation, search.fallback)
+            if warning:
+                ctx.log(warning, level="warning")
+            yc = oracle.y
+            for thr in grid:
+                if ctx.check(len(points)) is not None:
+                    break
+                remaining = None if ctx.deadline is None else max(1.0, ctx.deadline - time.monotonic())
+                r = solve_mio(pool.M, yc, pool.pi, k, self.spec.objective.gamma, thr / B,
+                              formulation=search.formulation, solver=solver, time_limit=remaining,
+                              mip_gap=search.mip_gap)
+                ev = oracle(r.support)
+                on_point(Point(thr / B, r.support, float(counts[list(r.support)].sum()) / B, ev.value,
+                               r.lower_bound if r.lower_bound is not None else 0.0, r.status,
+                               seconds=r.seconds, weights=ev.weights))
+                if r.status is not Status.OPTIMAL:
+                    break
+            tolerance = search.mip_gap
+        elif search.epm:
+            cp = self._cutting_plane(oracle, counts, k, B, ctx)
+            cp.sweep(grid, on_point)
+            stats.update(cuts=cp.master.cuts, iterations=cp.total_iterations, h2_evaluations=oracle.evaluations)
+            tolerance = search.tolerance
+        else:
+            for thr in grid:
+                fresh = (LogisticOracle(oracle.M, oracle.y, oracle.gamma, oracle.offset) if self._binary
+                         else H2Oracle(oracle.M, oracle.y, oracle.gamma))
+                cp = self._cutting_plane(fresh, counts, k, B, ctx)
+                p = cp.solve(float(thr))
+                on_point(p)
+                if p.status is not Status.OPTIMAL and cp.stopped is not None:
+                    break
+            tolerance = search.tolerance
+        stats["frontier_seconds"] = round(time.perf_counter() - t0, 4)
+        if not points:
+            raise RuntimeError("the search stopped before the first frontier point")
+        h1 = np.asarray([p.h1 for p in points])
+        h2 = np.asarray([p.h2 for p in points])
+        if fspec.choose == "knee":
+            chosen = knee(h1, h2)
+        else:
+            chosen = min(int(fspec.choose), len(points)) - 1
+        frontier = Frontier(
+            rows=[FrontierRow(p.epsilon, p.h1, p.h2, p.lower_bound, p.gap, str(p.status),
+                              [pool.rules[i].text for i in p.support],
+                              [float(w) for w in self._rule_set(pool, oracle, p).weights],
+                              p.iterations, p.cuts_added, round(p.seconds, 4)) for p in points],
+            chosen=chosen, requested=int(grid.size),
+        )
+        stats["frontier"] = frontier.to_dict()
+        stats["chosen_point"] = chosen + 1
+        status = worst_status([p.status for p in points])
+        if len(points) < grid.size and status is Status.OPTIMAL:
+            status = ctx.stop_reason.status if ctx.stop_reason.value else Status.STOPPED_NODES
+        if status is Status.OPTIMAL:
+            cert_point = points[chosen]
+        else:  # the certificate reports the point with the widest gap
+            cert_point = max(points, key=lambda p: p.gap)
+            stats["certificate_point"] = points.index(cert_point) + 1
+        model = self._rule_set(pool, oracle, points[chosen])
+        cert = Certificate(status=status, objective=cert_point.h2, lower_bound=cert_point.lower_bound,
+                           tolerance=tolerance)
+        return Result(model, cert, metrics={"h1": points[chosen].h1, "h2": points[chosen].h2}, stats=stats)
+
+    # -- results ----------------------------------------------------------------------------
+
+    def _rule_set(self, pool: RulePool, oracle: H2Oracle, p: Point) -> RuleSet:
+        """The chosen rules with refitted weights, back in the units of y."""
+        idx = list(p.support)
+        if getattr(self, "_binary", False):
+            w = oracle(p.support).weights
+            return RuleSetClassifier([pool.rules[i] for i in idx], w, pool.inside[idx], pool.outside[idx],
+                                     pool.pi[idx], oracle.offset, encoding=pool.encoding, h1=p.h1, h2=p.h2,
+                                     epsilon=p.epsilon, classes=self._classes)
+        if self.spec.objective.refit == "ridge" or not idx:
+            w = oracle(p.support).weights
+        else:
+            w = np.linalg.lstsq(pool.M[:, idx], oracle.y, rcond=None)[0]
+        s = getattr(self, "_y_scale", 1.0)
+        return RuleSet([pool.rules[i] for i in idx], w, pool.inside[idx] * s, pool.outside[idx] * s,
+                       pool.pi[idx], pool.y_mean * s, encoding=pool.encoding, h1=p.h1, h2=p.h2,
+                       epsilon=p.epsilon)
+
+    def _result(self, pool: RulePool, oracle: H2Oracle, p: Point, stats: dict[str, Any], *,
+                tolerance: float, lower_known: bool = True) -> Result:
+        model = self._rule_set(pool, oracle, p)
+        cert = Certificate(status=p.status, objective=p.h2,
+                           lower_bound=p.lower_bound if lower_known else None, tolerance=tolerance)
+        stats.setdefault("seconds", round(p.seconds, 4))
+        return Result(model, cert, metrics={"h1": p.h1, "h2": p.h2}, stats=stats)

@@ -1,0 +1,68 @@
+"""The cvxpy MIO models agree with the cutting plane and brute force; MOSEK licence handling."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from glasswork.plugins.moss.cutting_plane import CuttingPlane, InfeasibleEpsilon
+from glasswork.plugins.moss.loss import H2Oracle, epsilon_grid
+from glasswork.plugins.moss.mio import (
+    BackendUnavailable,
+    choose_backend,
+    mosek_licence,
+    solve_mio,
+)
+from glasswork.result import Status
+from moss_helpers import brute_force, instance
+
+pytest.importorskip("cvxpy")
+pytest.importorskip("pyscipopt")
+GAMMA = 0.3
+HAS_MOSEK, MOSEK_WHY = mosek_licence()
+
+
+@pytest.mark.parametrize("formulation", ["perspective", "bigm"])
+def test_scip_equals_cutting_plane_and_brute_force(formulation):
+    M, y, counts = instance(n=30, m=12, seed=11)
+    k = 3
+    pi = counts / 50.0
+    cp = CuttingPlane(H2Oracle(M, y, GAMMA), counts.astype(float), k, pi_scale=50)
+    for thr in epsilon_grid(counts, k)[[1, 4]]:
+        p = cp.solve(float(thr))
+        r = solve_mio(M, y, pi, k, GAMMA, thr / 50, formulation=formulation, solver="SCIP")
+        exact, support = brute_force(M, y, counts.astype(float), k, float(thr), GAMMA)
+        assert r.status is Status.OPTIMAL
+        assert r.objective == pytest.approx(exact, rel=1e-6)
+        assert p.h2 == pytest.approx(exact, rel=1e-6)
+        assert r.lower_bound is not None and r.lower_bound <= exact * (1 + 1e-9)
+        assert r.support == support == p.support
+
+
+def test_mio_reports_infeasible_above_eps_max():
+    M, y, counts = instance(n=20, m=8, seed=12)
+    pi = counts / 50.0
+    eps_max = np.sort(pi)[::-1][:2].sum()
+    with pytest.raises(InfeasibleEpsilon):
+        solve_mio(M, y, pi, 2, GAMMA, eps_max + 1e-6, formulation="bigm", solver="SCIP")
+
+
+def test_backend_choice_without_mosek_licence(monkeypatch):
+    from glasswork.plugins.moss import mio
+
+    monkeypatch.setattr(mio, "mosek_licence", lambda: (False, "no usable MOSEK licence (test)"))
+    assert choose_backend("auto", "perspective", False) == ("SCIP", None)
+    with pytest.raises(BackendUnavailable) as err:
+        choose_backend("mosek", "perspective", False)
+    text = str(err.value)
+    assert "mosek.lic" in text and "scip: ok" in text and "search.fallback: true" in text
+    solver, warning = choose_backend("mosek", "perspective", True)
+    assert solver == "SCIP" and "Using 'scip' instead" in warning
+
+
+@pytest.mark.skipif(not HAS_MOSEK, reason=f"MOSEK licence missing: {MOSEK_WHY}")
+def test_mosek_perspective_equals_brute_force():
+    M, y, counts = instance(n=30, m=12, seed=13)
+    pi = counts / 50.0
+    thr = float(epsilon_grid(counts, 3)[3])
+    r = solve_mio(M, y, pi, 3, GAMMA, thr / 50, formulation="perspective", solver="MOSEK")
+    assert r.objective == pytest.approx(brute_force(M, y, counts.astype(float), 3, thr, GAMMA)[0], rel=1e-6)

@@ -1,0 +1,154 @@
+"""The moss solver end to end: the plugin contract, specs, policies, models and the frontier."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from glasswork.data import load_problem
+from glasswork.plugins.moss import MossSolver
+from glasswork.plugins.moss.evaluate import (
+    cross_validate,
+    dsc,
+    empirical_stability,
+    jaccard,
+    ochiai,
+    pog,
+)
+from glasswork.plugins.moss.mio import mosek_licence
+from glasswork.registry import get_registry
+from glasswork.result import Status
+from glasswork.runner import Runner
+from glasswork.solver import SolveContext
+from glasswork.spec import validate_spec
+from glasswork.testing import SolverContract
+
+
+def document(**sections):
+    doc = {
+        "name": "moss-test",
+        "solver": "moss",
+        "data": {"source": "sklearn:diabetes", "split": {"kind": "holdout", "test_size": 0.25, "seed": 0}},
+        "objective": {"gamma": 0.001, "candidates": {"trees": 60, "depth": 2, "seed": 0, "max_candidates": 80}},
+        "constraints": {"max_rules": 4},
+    }
+    for key, value in sections.items():
+        doc[key] = {**doc.get(key, {}), **value} if isinstance(value, dict) else value
+    return doc
+
+
+def solve(doc):
+    spec = validate_spec(doc, get_registry())
+    problem = load_problem(spec.data)
+    return MossSolver(spec).solve(problem, SolveContext()), problem, spec
+
+
+class TestMossContract(SolverContract):
+    solver_class = MossSolver
+
+    def spec_document(self):
+        return document()
+
+
+def test_default_is_the_third_grid_value_and_optimal():
+    result, problem, _ = solve(document())
+    assert result.certificate.status is Status.OPTIMAL
+    assert result.stats["stability_rank"] == 3
+    model = result.model
+    assert 1 <= model.size <= 4
+    assert model.h1 >= result.stats["epsilon"] - 1e-12
+    pred = model.predict(problem.X)
+    assert pred.shape == (problem.n_samples,) and np.isfinite(pred).all()
+    text = model.to_text()
+    assert "start at" in text and (" <= " in text or " > " in text)
+    assert model.to_dict()["kind"] == "rule_set"
+
+
+def test_ridge_refit_predicts_the_optimised_fit():
+    result, problem, _ = solve(document(objective={"refit": "ridge"}))
+    s = result.stats["y_scale"]
+    fitted = result.model.predict(problem.X)
+    r = problem.y / s - fitted / s  # the ridge residual of H2, in standardised units
+    w = result.model.weights
+    h2 = 0.5 * r @ r + 0.5 / result.stats["gamma"] * w @ w
+    assert h2 == pytest.approx(result.certificate.objective, rel=1e-8)
+
+
+def test_min_stability_above_eps_max_is_an_error():
+    with pytest.raises(ValueError, match="eps_max"):
+        solve(document(constraints={"max_rules": 4, "min_stability": 50.0}))
+
+
+def test_frontier_rows_certificates_and_choice():
+    result, _, _ = solve(document(constraints={"max_rules": 4, "frontier": {"points": 6, "choose": 2}}))
+    rows = result.stats["frontier"]
+    assert len(rows) == 6 and rows[1]["chosen"]
+    assert all(r["status"] == "optimal" and r["lower_bound"] <= r["h2"] + 1e-9 for r in rows)
+    assert all(b["h2"] <= a["h2"] + 1e-9 for a, b in itertools.pairwise(rows))
+    assert result.certificate.status is Status.OPTIMAL
+    assert result.model.h2 == pytest.approx(rows[1]["h2"])
+
+
+def test_frontier_epm_equals_naive():
+    epm, _, _ = solve(document(constraints={"max_rules": 4, "frontier": {"points": 5}}))
+    naive, _, _ = solve(document(constraints={"max_rules": 4, "frontier": {"points": 5}}, search={"epm": False}))
+    np.testing.assert_allclose([r["h2"] for r in epm.stats["frontier"]],
+                               [r["h2"] for r in naive.stats["frontier"]], rtol=1e-6)
+
+
+def test_heuristic_policy_is_labelled_heuristic():
+    result, _, _ = solve(document(search={"policy": "heuristic"}))
+    assert result.certificate.status is Status.HEURISTIC
+    assert result.certificate.lower_bound is None
+    assert result.model.h1 >= result.stats["epsilon"] - 1e-12
+
+
+def test_mio_policy_agrees_with_the_cutting_plane():
+    doc = document(constraints={"max_rules": 2}, objective={"candidates": {"trees": 30, "max_candidates": 20}})
+    cp, _, _ = solve(doc)
+    mio, _, _ = solve({**doc, "search": {"policy": "mio", "backend": "scip", "formulation": "bigm"}})
+    assert mio.certificate.status is Status.OPTIMAL
+    assert mio.certificate.objective == pytest.approx(cp.certificate.objective, rel=1e-4)
+
+
+@pytest.mark.skipif(mosek_licence()[0], reason="a MOSEK licence is present, so there is no error to show")
+def test_mio_asking_for_mosek_without_licence_says_how_to_fix_it():
+    with pytest.raises(Exception, match="mosek.lic"):
+        solve(document(search={"policy": "mio", "backend": "mosek"}))
+
+
+def test_spec_rejects_two_targets_and_heuristic_frontier():
+    with pytest.raises(Exception, match="only one"):
+        validate_spec(document(constraints={"min_stability": 0.1, "frontier": {"points": 3}}), get_registry())
+    with pytest.raises(Exception, match="heuristic"):
+        validate_spec(document(constraints={"frontier": {"points": 3}}, search={"policy": "heuristic"}),
+                      get_registry())
+
+
+def test_runner_prints_frontier_records():
+    spec = validate_spec(document(constraints={"max_rules": 3, "frontier": {"points": 3}}), get_registry())
+    outcome = Runner().run(spec)
+    assert "test_r2" in outcome.result.metrics
+    assert isinstance(outcome.result.stats["frontier"], list)
+
+
+def test_similarity_measures():
+    a = set(range(15))
+    b = set(range(6)) | set(range(100, 109))  # 6 of 15 shared
+    c = set(range(9)) | set(range(100, 106))  # 9 of 15 shared: DSC = 0.6
+    assert dsc(a, a) == 1 and dsc({1}, {2}) == 0
+    assert dsc(a, c) == pytest.approx(0.6)
+    assert empirical_stability([a] * 10) == 1
+    assert jaccard(a, b) <= dsc(a, b)
+    assert ochiai(a, c) == pytest.approx(dsc(a, c))
+    assert pog(a, c) == pytest.approx(9 / 15)
+
+
+@pytest.mark.slow
+def test_cross_validation_reports_r2_and_stability():
+    spec = validate_spec(document(), get_registry())
+    problem = load_problem(spec.data)
+    cv = cross_validate(spec, problem, folds=3)
+    out = cv.to_dict()
+    assert len(out["test_r2"]) == 3 and 0 <= out["empirical_stability"] <= 1
