@@ -165,6 +165,12 @@ def run(spec: str, as_json: bool, overrides: tuple[str, ...], events_file: Path 
         _fail(f"{spec}: invalid spec ({len(exc.issues)} error(s)); nothing was run.", EXIT_INVALID,
               as_json=as_json, extra={"issues": [i.to_dict() for i in exc.issues]})
 
+    runner = Runner()
+    try:
+        problem = runner.prepare(loaded)  # before the store opens: bad data writes nothing
+    except DataError as exc:
+        _fail(f"{spec}: data error: {exc}", EXIT_INVALID, as_json=as_json)
+
     sinks: list[Any] = []
     store_sink = None
     if not no_store and (db is not None or loaded.spec.store.enabled):
@@ -179,10 +185,10 @@ def run(spec: str, as_json: bool, overrides: tuple[str, ...], events_file: Path 
         sinks.append(ProgressSink())
     if events_file is not None:
         sinks.append(JsonLinesSink(events_file))
-    runner = Runner(sinks=sinks)
+    runner.sinks.extend(sinks)
     previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     try:
-        outcome = runner.run(loaded)
+        outcome = runner.run(loaded, problem=problem)
     except DataError as exc:
         _fail(f"{spec}: data error: {exc}", EXIT_INVALID, as_json=as_json)
     except SolverFailure as exc:

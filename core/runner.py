@@ -143,7 +143,7 @@ class Runner:
         spec = loaded.spec
         solver_cls = self.registry.solver(spec.solver)
         if problem is None:
-            problem = load_problem(spec.data, loaded.base_dir)
+            problem = self.prepare(loaded)
         _check_task(solver_cls, problem)
         solver = solver_cls(spec)
         info = RunInfo(
@@ -184,6 +184,15 @@ class Runner:
             self._ctx = None
         self._finish_sinks(active, info, outcome, None)
         return outcome
+
+    def prepare(self, loaded: LoadedSpec) -> Problem:
+        """Load the spec's data and check the solver can take it; raises ``DataError``.
+
+        The CLI calls this before opening the run store, so bad data writes nothing.
+        """
+        problem = load_problem(loaded.spec.data, loaded.base_dir)
+        _check_task(self.registry.solver(loaded.spec.solver), problem)
+        return problem
 
     # -- the solve ----------------------------------------------------------------------------
 

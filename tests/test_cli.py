@@ -103,11 +103,12 @@ def test_invalid_spec_with_json_gives_an_error_document(invoke, tmp_path):
     assert doc["issues"][0]["path"] == "colour"
 
 
-def test_data_error_exits_2(invoke, tmp_path):
+def test_data_error_exits_2_and_writes_nothing(invoke, tmp_path):
     spec = SPEC.replace("sklearn:breast_cancer", "missing.csv\n  target: y")
     result = invoke("run", "-q", str(write(tmp_path / "s.yaml", spec)))
     assert result.exit_code == 2
     assert "data error" in result.output and "missing.csv" in result.output
+    assert list(tmp_path.iterdir()) == [tmp_path / "s.yaml"]  # no run store was created
 
 
 def test_solver_failure_exits_1(invoke, tmp_path):
