@@ -84,6 +84,7 @@ class OwnedRun:
         store_sink = None
         try:
             spec = self.loaded.spec
+            problem = Runner().prepare(self.loaded)  # before the store opens: bad data writes nothing
             if not self.no_store and (self.db is not None or spec.store.enabled):
                 store = RunStore(default_db_path(self.db, spec.store.path, self.loaded.base_dir))
                 store.open()
@@ -93,7 +94,7 @@ class OwnedRun:
             self.runner = Runner(sinks=sinks)
             if self.cancel_requested:
                 self.runner.cancel()  # asked before the runner existed: stops as soon as it starts
-            self.runner.run(self.loaded)
+            self.runner.run(self.loaded, problem=problem)
         except StoreError as exc:
             self._fail("The run store cannot be used", f"{exc}; nothing was run.", 1)
         except DataError as exc:
