@@ -408,6 +408,16 @@ class MonitorScreen(Screen[None]):
             table.add_row("(none yet)", "", "")
         return table
 
+    def _bars(self, selector: str, values: dict[int, float], title: str, xlabel: str, color: str) -> None:
+        """A bar chart of a per-size figure, shown once the solver reports it."""
+        if not values:
+            return
+        chart = self.query_one(selector, Chart)
+        chart.display = True
+        keys = sorted(values)
+        chart.draw(lambda plt: (plt.bar([str(k) for k in keys], [values[k] for k in keys], color=color),
+                                plt.title(title), plt.xlabel(xlabel)))
+
     def _panels(self) -> None:
         s = self.state
         if len(s.log10_remaining):
@@ -415,20 +425,8 @@ class MonitorScreen(Screen[None]):
             chart.display = True
             chart.draw(lambda plt: (plt.plot(*s.log10_remaining.sampled(), marker="braille", color="magenta"),
                                     plt.title("log10 remaining space"), plt.xlabel("seconds")))
-        if s.queue_lengths:
-            chart = self.query_one("#lengths", Chart)
-            chart.display = True
-            keys = sorted(s.queue_lengths)
-            chart.draw(lambda plt: (plt.bar([str(k) for k in keys], [s.queue_lengths[k] for k in keys],
-                                            color="blue"),
-                                    plt.title("queue by prefix length"), plt.xlabel("prefix length")))
-        if s.best_loss_by_size:
-            chart = self.query_one("#by-size", Chart)
-            chart.display = True
-            keys = sorted(s.best_loss_by_size)
-            chart.draw(lambda plt: (plt.bar([str(k) for k in keys], [s.best_loss_by_size[k] for k in keys],
-                                            color="green"),
-                                    plt.title("best loss by support size"), plt.xlabel("support size")))
+        self._bars("#lengths", s.queue_lengths, "queue by prefix length", "prefix length", "blue")
+        self._bars("#by-size", s.best_loss_by_size, "best loss by support size", "support size", "green")
         if s.frontier:
             chart = self.query_one("#frontier", Chart)
             chart.display = True

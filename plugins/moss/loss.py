@@ -8,6 +8,7 @@ dense form ``h2_dense`` computes and the tests compare against.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,8 +26,33 @@ class Evaluation:
     residual: np.ndarray
 
 
-class H2Oracle:
-    """Evaluates H2 on binary supports, memoised (the Pareto sweep revisits supports often)."""
+class _MemoisedOracle(ABC):
+    """A loss on binary supports, memoised: the Pareto sweep revisits supports often.
+
+    Subclasses set ``_memo`` and ``evaluations`` in ``__init__`` and implement ``_evaluate``.
+    """
+
+    _memo: dict[tuple[int, ...], Evaluation]
+    evaluations: int
+
+    @abstractmethod
+    def _evaluate(self, key: tuple[int, ...]) -> Evaluation:
+        """The loss, its gradient in z, weights and residual on one support (not memoised)."""
+
+    def __call__(self, support: tuple[int, ...] | list[int] | np.ndarray) -> Evaluation:
+        key = tuple(sorted(int(i) for i in support))
+        hit = self._memo.get(key)
+        if hit is None:
+            self.evaluations += 1
+            hit = self._memo[key] = self._evaluate(key)
+        return hit
+
+    def value(self, support: tuple[int, ...] | list[int] | np.ndarray) -> float:
+        return self(support).value
+
+
+class H2Oracle(_MemoisedOracle):
+    """Evaluates H2 on binary supports."""
 
     def __init__(self, M: np.ndarray, y: np.ndarray, gamma: float) -> None:
         self.M = np.asfortranarray(M, dtype=np.float64)
@@ -46,22 +72,11 @@ class H2Oracle:
         G[np.diag_indices_from(G)] += 1.0 / self.gamma
         return cho_solve(cho_factor(G, lower=True, check_finite=False), self.MTy[kappa], check_finite=False)
 
-    def __call__(self, support: tuple[int, ...] | list[int] | np.ndarray) -> Evaluation:
-        key = tuple(sorted(int(i) for i in support))
-        hit = self._memo.get(key)
-        if hit is not None:
-            return hit
-        self.evaluations += 1
+    def _evaluate(self, key: tuple[int, ...]) -> Evaluation:
         w = self.weights(key)
         r = self.y - self.M[:, list(key)] @ w if key else self.y.copy()
-        value = 0.5 * float(self.y @ r)
         c = self.M.T @ r
-        ev = Evaluation(key, value, -0.5 * self.gamma * c * c, w, r)
-        self._memo[key] = ev
-        return ev
-
-    def value(self, support: tuple[int, ...] | list[int] | np.ndarray) -> float:
-        return self(support).value
+        return Evaluation(key, 0.5 * float(self.y @ r), -0.5 * self.gamma * c * c, w, r)
 
 
 def h2_dense(M: np.ndarray, y: np.ndarray, gamma: float, z: np.ndarray) -> float:
@@ -101,7 +116,7 @@ def top_k(pi: np.ndarray, k: int) -> np.ndarray:
     return np.sort(order[:k])
 
 
-class LogisticOracle:
+class LogisticOracle(_MemoisedOracle):
     """The classification variant (spec §1.7): ridge-regularised logistic loss as a function of z.
 
     ``H(z) = min_w sum_i log(1 + exp(-y_i (b0 + M_k w)_i)) + ||w||^2 / (2 gamma)`` with labels
@@ -154,24 +169,13 @@ class LogisticOracle:
         u = self.offset + Mk @ w
         return float(np.logaddexp(0.0, -self.y * u).sum()) + 0.5 / self.gamma * float(w @ w)
 
-    def __call__(self, support: tuple[int, ...] | list[int] | np.ndarray) -> Evaluation:
-        key = tuple(sorted(int(i) for i in support))
-        hit = self._memo.get(key)
-        if hit is not None:
-            return hit
-        self.evaluations += 1
+    def _evaluate(self, key: tuple[int, ...]) -> Evaluation:
         w = self.fit(key) if key else np.zeros(0)
         Mk = self.M[:, list(key)]
-        value = self._f(Mk, w)
         u = self.offset + Mk @ w
         a = -self.y * _sigmoid(-self.y * u)
         c = self.M.T @ a
-        ev = Evaluation(key, value, -0.5 * self.gamma * c * c, w, a)
-        self._memo[key] = ev
-        return ev
-
-    def value(self, support: tuple[int, ...] | list[int] | np.ndarray) -> float:
-        return self(support).value
+        return Evaluation(key, self._f(Mk, w), -0.5 * self.gamma * c * c, w, a)
 
 
 def logistic_relaxed(M: np.ndarray, y: np.ndarray, gamma: float, z: np.ndarray, offset: float = 0.0) -> float:
