@@ -22,6 +22,7 @@ import numpy as np
 from glasswork.result import Status
 
 from .loss import Evaluation, H2Oracle
+from .relaxation import Bound, PerspectiveRelaxation
 
 StopCheck = Callable[[int], "Status | None"]
 Progress = Callable[[dict[str, Any]], None]
@@ -100,6 +101,7 @@ class Master:
         h.addRow(-inf, float(k), self.m, idx, np.ones(self.m))  # row 1: cardinality
         self.h = h
         self.cuts = 0
+        self.fixed = np.zeros(0, dtype=np.int32)  # columns (1-based) fixed for the current threshold
         self._stop_flag = stop_flag
         if stop_flag is not None:
             flag = stop_flag
@@ -117,10 +119,14 @@ class Master:
 
     def add_cut(self, ev: Evaluation) -> None:
         """``nu >= H2(zj) + g'(z - zj)``; as a row: ``nu - g'z/s >= (H2(zj) - g'zj)/s``."""
+        self.add_linear_cut(ev.value - float(ev.grad[list(ev.support)].sum()), -ev.grad)
+
+    def add_linear_cut(self, const: float, coef: np.ndarray) -> None:
+        """``nu >= const - coef'z`` with ``coef >= 0`` (in H2 units)."""
         import highspy
 
-        a = -ev.grad / self.scale  # >= 0
-        rhs = (ev.value - float(ev.grad[list(ev.support)].sum())) / self.scale
+        a = np.maximum(coef, 0.0) / self.scale
+        rhs = const / self.scale
         small = a < _TINY
         rhs -= float(a[small].sum())  # dropping a_i z_i with z_i <= 1: loosen by a_i, stay valid
         keep = np.flatnonzero(~small)
@@ -128,6 +134,21 @@ class Master:
         val = np.concatenate([[1.0], a[keep]])
         self.h.addRow(rhs, highspy.kHighsInf, idx.size, idx, val)
         self.cuts += 1
+
+    def fix(self, out: np.ndarray, into: np.ndarray) -> None:
+        """Fix rules (0-based) out of or into every solution, for the current threshold only."""
+        for idx, value in ((out, 0.0), (into, 1.0)):
+            if idx.size:
+                cols = (np.asarray(idx) + 1).astype(np.int32)
+                self.h.changeColsBounds(cols.size, cols, np.full(cols.size, value), np.full(cols.size, value))
+        self.fixed = np.union1d(self.fixed, np.concatenate([out, into]).astype(np.int32) + 1).astype(np.int32)
+
+    def unfix(self) -> None:
+        """Free every rule again (a new threshold starts from the whole candidate set)."""
+        if self.fixed.size:
+            n = self.fixed.size
+            self.h.changeColsBounds(n, self.fixed, np.zeros(n), np.ones(n))
+        self.fixed = np.zeros(0, dtype=np.int32)
 
     def _fix_by_reduced_cost(self, start: tuple[int, ...] | None, start_value: float | None) -> np.ndarray:
         """Fix to 0 every z_i whose LP reduced cost proves it cannot beat the incumbent.
@@ -157,6 +178,7 @@ class Master:
         ub = start_value / self.scale
         mask = L + d > ub + 1e-6  # margin for the LP's dual feasibility tolerance
         mask[list(start)] = False
+        mask[self.fixed - 1] = False  # already fixed for this threshold: leave their bounds alone
         fixed = (np.flatnonzero(mask) + 1).astype(np.int32)
         if fixed.size:
             h.changeColsBounds(fixed.size, fixed, np.zeros(fixed.size), np.zeros(fixed.size))
@@ -204,11 +226,133 @@ class Master:
         return state, max(bound, 0.0) * self.scale, support
 
 
-class CuttingPlane:
-    """Algorithm 1 over a shared cut pool; ``sweep`` runs the EPM or the naive sweep.
+class EpsilonSolver:
+    """What every exact MOSS search shares: the threshold checks, warm starts and the EPM sweep.
 
     ``stab`` are the stability weights in the units of the thresholds: integer tree counts when
-    Pi is a multiple of 1/B (so the stability row is exact), or Pi itself.
+    Pi is a multiple of 1/B (so the stability row is exact), or Pi itself. Subclasses implement
+    ``solve(threshold, warm) -> Point``.
+    """
+
+    def __init__(self, oracle: H2Oracle, stab: np.ndarray, k: int, *, pi_scale: float, tol: float,
+                 stop: StopCheck | None, deadline: float | None, progress: Progress | None) -> None:
+        self.oracle = oracle
+        self.stab = np.asarray(stab, dtype=np.float64)
+        self.k = int(k)
+        self.pi_scale = float(pi_scale)
+        self.tol = float(tol)
+        self.stop = stop
+        self.deadline = deadline
+        self.progress = progress
+        self.total_iterations = 0
+        self.stopped: Status | None = None
+
+    def solve(self, threshold: float, warm: tuple[int, ...] | None = None) -> Point:
+        raise NotImplementedError
+
+    def _work(self) -> int:
+        """What the run's node limit counts."""
+        return self.total_iterations
+
+    def _check(self) -> Status | None:
+        """The run's stop check (cancel, time, nodes, memory); remembers why it stopped."""
+        if self.stop is not None:
+            s = self.stop(self._work())
+            if s is not None:
+                self.stopped = s
+                return s
+        return None
+
+    def max_threshold(self) -> float:
+        return float(np.sort(self.stab)[::-1][: self.k].sum())
+
+    def feasible(self, support: tuple[int, ...], threshold: float) -> bool:
+        return len(support) <= self.k and float(self.stab[list(support)].sum()) >= threshold - 1e-9 * max(
+            1.0, abs(threshold)
+        )
+
+    def _start(self, threshold: float, warm: tuple[int, ...] | None) -> Evaluation:
+        """Refuse thresholds above eps_max; the incumbent to start from (feasible by construction)."""
+        top = self.max_threshold()
+        if threshold > top + 1e-9 * max(1.0, abs(top)):
+            raise InfeasibleEpsilon(
+                f"stability {threshold / self.pi_scale:.6g} exceeds eps_max = {top / self.pi_scale:.6g}, "
+                f"the sum of the {self.k} largest Pi"
+            )
+        if warm is None or not self.feasible(warm, threshold):
+            order = np.argsort(-self.stab, kind="stable")
+            warm = tuple(sorted(int(i) for i in order[: self.k]))
+        return self.oracle(warm)
+
+    def _roundings(self, z: np.ndarray, w: np.ndarray, threshold: float) -> list[tuple[int, ...]]:
+        """Rule sets read off a relaxation: its k largest z, repaired to meet the threshold."""
+        order = np.lexsort((-np.abs(w), -z))
+        chosen = [int(i) for i in order[: self.k] if z[i] > 0]
+        if not chosen:
+            return []
+        if not self.feasible(tuple(chosen), threshold):  # swap the least stable for the most stable
+            rest = [int(i) for i in np.argsort(-self.stab, kind="stable") if int(i) not in chosen]
+            chosen.sort(key=lambda i: self.stab[i])
+            while rest and not self.feasible(tuple(chosen), threshold):
+                if len(chosen) >= self.k:
+                    chosen.pop(0)
+                chosen.append(rest.pop(0))
+            if not self.feasible(tuple(chosen), threshold):
+                return []
+        return [tuple(sorted(chosen))]
+
+    def _local_search(self, best: Evaluation, threshold: float, candidates: np.ndarray,
+                      budget: int = 3000) -> Evaluation:
+        """Swap one rule of the incumbent for one of ``candidates`` while that lowers H2.
+
+        A good incumbent early is what makes the relaxation's fixings bite, so this runs once
+        per threshold on the candidates the relaxation favours; ``budget`` caps the evaluations.
+        """
+        spent = 0
+        improved = True
+        while improved and spent < budget:
+            improved = False
+            members = set(best.support)
+            for i in candidates:
+                i = int(i)
+                if i in members:
+                    continue
+                for j in best.support:
+                    trial = tuple(sorted((members - {j}) | {i}))
+                    if not self.feasible(trial, threshold):
+                        continue
+                    ev = self.oracle(trial)
+                    spent += 1
+                    if ev.value < best.value * (1 - 1e-12):
+                        best, improved = ev, True
+                        break
+                if improved or spent >= budget:
+                    break
+        return best
+
+    def sweep(
+        self, thresholds: list[float] | np.ndarray, on_point: Callable[[Point], None] | None = None
+    ) -> list[Point]:
+        """EPM: descending thresholds, each solution warm-starts the next (and cuts are shared)."""
+        points: list[Point] = []
+        warm: tuple[int, ...] | None = None
+        for thr in sorted(thresholds, reverse=True):
+            p = self.solve(float(thr), warm)
+            points.append(p)
+            if on_point is not None:
+                on_point(p)
+            if p.status is not Status.OPTIMAL and self.stopped is not None:
+                break
+            warm = p.support
+        return points
+
+
+class CuttingPlane(EpsilonSolver):
+    """Algorithm 1 over a shared cut pool; ``sweep`` runs the EPM.
+
+    Before the master's first solve at a threshold, the perspective relaxation (when the oracle
+    works in Gram space) bounds the optimum, adds its dual point as a cut and fixes the rules it
+    rules out, so the master starts from the relaxation's bound over a few dozen columns.
     """
 
     def __init__(
@@ -226,33 +370,24 @@ class CuttingPlane:
         stop_flag: np.ndarray | None = None,
         progress: Progress | None = None,
         threads: int = 1,
+        relaxation: bool = True,
     ) -> None:
-        self.oracle = oracle
-        self.stab = np.asarray(stab, dtype=np.float64)
-        self.k = int(k)
-        self.pi_scale = float(pi_scale)
-        self.tol = float(tol)
+        super().__init__(oracle, stab, k, pi_scale=pi_scale, tol=tol, stop=stop, deadline=deadline,
+                         progress=progress)
         self.max_iterations = max_iterations
-        self.stop = stop
-        self.deadline = deadline
-        self.progress = progress
         self.master = Master(
             self.stab, self.k, max(oracle.h0, 1e-300),
             mip_rel_gap=mip_rel_gap, threads=threads, stop_flag=stop_flag,
         )
         self.pool: set[tuple[int, ...]] = set()
-        self.total_iterations = 0
-        self.stopped: Status | None = None
+        gram = getattr(oracle, "gram", None)
+        self.relaxation = (PerspectiveRelaxation(gram, oracle.gamma, self.stab, self.k)
+                           if relaxation and gram is not None else None)
+        self._bound: Bound | None = None  # the last unfixed relaxation, the next threshold's warm start
+        self._state = np.zeros(self.stab.size, dtype=np.int8)  # this threshold's fixings
+        self._state_bound: Bound | None = None  # the relaxation under those fixings
 
     # -- helpers ----------------------------------------------------------------------------
-
-    def max_threshold(self) -> float:
-        return float(np.sort(self.stab)[::-1][: self.k].sum())
-
-    def feasible(self, support: tuple[int, ...], threshold: float) -> bool:
-        return len(support) <= self.k and float(self.stab[list(support)].sum()) >= threshold - 1e-9 * max(
-            1.0, abs(threshold)
-        )
 
     def _cut(self, ev: Evaluation) -> bool:
         if ev.support in self.pool:
@@ -261,36 +396,28 @@ class CuttingPlane:
         self.master.add_cut(ev)
         return True
 
-    def _check(self) -> Status | None:
-        if self.stop is not None:
-            s = self.stop(self.master.cuts)
-            if s is not None:
-                self.stopped = s
-                return s
-        return None
+    def _work(self) -> int:
+        return self.master.cuts
 
     # -- one epsilon -----------------------------------------------------------------------
 
     def solve(self, threshold: float, warm: tuple[int, ...] | None = None) -> Point:
         """Solve (9) at ``stab'z >= threshold``; raises ``InfeasibleEpsilon`` above eps_max."""
         t0 = time.perf_counter()
-        top = self.max_threshold()
-        if threshold > top + 1e-9 * max(1.0, abs(top)):
-            raise InfeasibleEpsilon(
-                f"stability {threshold / self.pi_scale:.6g} exceeds eps_max = {top / self.pi_scale:.6g}, "
-                f"the sum of the {self.k} largest Pi"
-            )
-        if warm is None or not self.feasible(warm, threshold):
-            order = np.argsort(-self.stab, kind="stable")
-            warm = tuple(sorted(int(i) for i in order[: self.k]))
-        best = self.oracle(warm)
+        best = self._start(threshold, warm)
         self._cut(best)
-        lb = 0.0
         self.master.set_threshold(threshold - 1e-9 * max(1.0, abs(threshold)))
+        self.master.unfix()
         iterations = cuts = 0
         master_seconds = 0.0
         status: Status | None = None
-        while True:
+        lb = 0.0
+        presolve = self._presolve(threshold, best) if self.relaxation is not None else None
+        if presolve is not None:
+            best, lb = presolve
+            if best.value - lb <= self.tol * abs(best.value):
+                status = Status.OPTIMAL
+        while status is None:
             stop = self._check()
             if stop is not None:
                 status = stop
@@ -307,13 +434,13 @@ class CuttingPlane:
             if state == "infeasible":  # cannot happen: the warm start is feasible
                 raise RuntimeError("master reported infeasible although a feasible start exists")
             lb = max(lb, min(bound, best.value))
+            added = False
             if z is not None and self.feasible(z, threshold):
                 ev = self.oracle(z)
                 if ev.value < best.value:
                     best = ev
+                    self._fix_more(best.value)
                 added = self._cut(ev)
-            else:
-                added = False
             lb = min(lb, best.value)
             if self.progress is not None:
                 self.progress({"epsilon": threshold / self.pi_scale, "upper": best.value, "lower": lb,
@@ -335,6 +462,8 @@ class CuttingPlane:
                 lb = max(lb, min(bound, best.value))
                 status = Status.OPTIMAL if best.value - lb <= self.tol * abs(best.value) else Status.HEURISTIC
                 break
+        self.master.unfix()
+        self._state_bound = None
         return Point(
             epsilon=threshold / self.pi_scale,
             support=best.support,
@@ -349,23 +478,53 @@ class CuttingPlane:
             weights=best.weights,
         )
 
-    # -- frontier ---------------------------------------------------------------------------
+    # -- the perspective relaxation ----------------------------------------------------------
 
-    def sweep(
-        self, thresholds: list[float] | np.ndarray, on_point: Callable[[Point], None] | None = None
-    ) -> list[Point]:
-        """EPM: descending thresholds, one cut pool, each solution warm-starts the next."""
-        points: list[Point] = []
-        warm: tuple[int, ...] | None = None
-        for thr in sorted(thresholds, reverse=True):
-            p = self.solve(float(thr), warm)
-            points.append(p)
-            if on_point is not None:
-                on_point(p)
-            if p.status is not Status.OPTIMAL and self.stopped is not None:
+    def _presolve(self, threshold: float, best: Evaluation) -> tuple[Evaluation, float]:
+        """Bound the threshold's optimum by the perspective relaxation and fix what it rules out.
+
+        Adds the relaxation's dual point as a cut (so the master starts at the relaxation's
+        bound), tries the relaxation's rounding as an incumbent, then fixes every rule whose
+        own bound exceeds the incumbent and re-solves with those fixings while that fixes more.
+        Returns the incumbent and the lower bound proven so far.
+        """
+        relax = self.relaxation
+        assert relax is not None
+        state = np.zeros(self.stab.size, dtype=np.int8)
+        bound = relax.solve(threshold, state, self._bound)
+        self._bound = bound
+        self.master.add_linear_cut(*relax.cut(bound))
+        for candidate in self._roundings(bound.z, bound.w, threshold):
+            ev = self.oracle(candidate)
+            self._cut(ev)
+            if ev.value < best.value:
+                best = ev
+        lb = min(bound.value, best.value)
+        for _ in range(4):
+            out, into = relax.fixings(bound, state, self._cutoff(best.value))
+            if not out.size and not into.size:
                 break
-            warm = p.support
-        return points
+            state[out], state[into] = -1, 1
+            bound = relax.solve(threshold, state, bound)
+            lb = max(lb, min(bound.value, best.value))
+            if bound.value >= best.value:
+                break
+        self._state, self._state_bound = state, bound
+        self.master.fix(np.flatnonzero(state < 0), np.flatnonzero(state > 0))
+        return best, lb
+
+    def _fix_more(self, upper: float) -> None:
+        """A better incumbent lowers the cutoff: fix what the last relaxation now rules out."""
+        if self.relaxation is None or self._state_bound is None:
+            return
+        out, into = self.relaxation.fixings(self._state_bound, self._state, self._cutoff(upper))
+        if out.size or into.size:
+            self._state[out], self._state[into] = -1, 1
+            self.master.fix(out, into)
+
+    def _cutoff(self, upper: float) -> float:
+        """Fix a rule only when its bound beats the incumbent by more than rounding can explain."""
+        return upper + 1e-10 * max(abs(upper), self.oracle.h0)
 
 
 def naive_sweep(

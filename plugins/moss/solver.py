@@ -10,6 +10,7 @@ import numpy as np
 from glasswork.result import Certificate, Result, Status
 from glasswork.solver import SolveContext, Solver
 
+from .branch_and_bound import BranchAndBound
 from .cutting_plane import CuttingPlane, InfeasibleEpsilon, Point
 from .loss import H2Oracle, LogisticOracle, epsilon_grid
 from .models import Frontier, FrontierRow, RuleSet, RuleSetClassifier, knee
@@ -39,8 +40,11 @@ class MossSolver(Solver):
         t0 = time.perf_counter()
         self._binary = problem.task == "binary"
         self._classes = problem.classes
+        self._policy = spec.search.policy
         if self._binary:
-            if spec.search.policy != "cutting_plane":
+            if self._policy == "branch_and_bound" and "policy" not in spec.search.model_fields_set:
+                self._policy = "cutting_plane"  # the default policy; the logistic loss has no Gram form
+            if self._policy != "cutting_plane":
                 raise ValueError("the classification variant runs with search.policy: cutting_plane only")
             target = np.where(np.asarray(problem.y) == 1, 1.0, -1.0)  # labels -1 / +1
             y_scale = 1.0
@@ -75,7 +79,7 @@ class MossSolver(Solver):
         stats: dict[str, Any] = {
             "candidates": pool.m, "trees": pool.n_trees, "encoding": pool.encoding,
             "pool_seconds": round(pool_seconds, 4), "eps_max": eps_max, "k": k,
-            "gamma": spec.objective.gamma, "policy": spec.search.policy,
+            "gamma": spec.objective.gamma, "policy": self._policy,
             "h2_zero": oracle.h0, "y_scale": y_scale, "refit": spec.objective.refit,
         }
         if spec.constraints.frontier is not None:
@@ -96,12 +100,11 @@ class MossSolver(Solver):
                 f"min_stability {threshold / B:.6g} is above eps_max = {eps_max:.6g} (the {k} most "
                 f"frequent rules); no rule set reaches it. Lower constraints.min_stability."
             )
-        policy = spec.search.policy
-        if policy == "cutting_plane":
-            cp = self._cutting_plane(oracle, counts, k, B, ctx)
-            p = cp.solve(threshold)
-            stats.update(iterations=p.iterations, cuts=cp.master.cuts, master_seconds=round(p.master_seconds, 4),
-                         h2_evaluations=oracle.evaluations)
+        policy = self._policy
+        if policy in ("cutting_plane", "branch_and_bound"):
+            exact = self._exact(oracle, counts, k, B, ctx)
+            p = exact.solve(threshold)
+            stats.update(self._search_stats(exact, p), h2_evaluations=oracle.evaluations)
             return self._result(pool, oracle, p, stats, tolerance=spec.search.tolerance)
         if policy == "mio":
             return self._mio(pool, oracle, yc, threshold / B, k, ctx, stats)
@@ -109,22 +112,38 @@ class MossSolver(Solver):
 
     # -- policies ---------------------------------------------------------------------------
 
-    def _cutting_plane(self, oracle: H2Oracle, counts: np.ndarray, k: int, B: float, ctx: SolveContext) -> CuttingPlane:
+    def _exact(self, oracle: H2Oracle, counts: np.ndarray, k: int, B: float,
+               ctx: SolveContext) -> CuttingPlane | BranchAndBound:
+        """The exact search the policy names, wired to the run's limits, stop flag and progress."""
         search = self.spec.search
         last = [0.0]
+        work = "cuts" if self._policy == "cutting_plane" else "iterations"
 
         def progress(info: dict[str, Any]) -> None:
             now = time.monotonic()
             if now - last[0] >= 0.05:
                 last[0] = now
-                ctx.progress(objective=info["upper"], lower_bound=info["lower"], nodes=info["cuts"],
-                             epsilon=info["epsilon"], iterations=info["iterations"], cuts=info["cuts"])
+                extra = {"cuts": info["cuts"]} if "cuts" in info else {"open_nodes": info["open"]}
+                ctx.progress(objective=info["upper"], lower_bound=info["lower"], nodes=info[work],
+                             epsilon=info["epsilon"], iterations=info["iterations"], **extra)
 
+        if self._policy == "branch_and_bound":
+            return BranchAndBound(oracle, counts, k, pi_scale=B, tol=search.tolerance,
+                                  stop=lambda nodes: ctx.check(nodes), deadline=ctx.deadline, progress=progress)
         return CuttingPlane(
             oracle, counts, k, pi_scale=B, tol=search.tolerance, mip_rel_gap=min(1e-7, search.tolerance / 10),
             stop=lambda cuts: ctx.check(cuts), deadline=ctx.deadline, stop_flag=ctx.stop_flag,
             progress=progress, threads=search.threads,
         )
+
+    @staticmethod
+    def _search_stats(exact: CuttingPlane | BranchAndBound, p: Point | None = None) -> dict[str, Any]:
+        if isinstance(exact, BranchAndBound):
+            return {"nodes": exact.total_iterations}
+        out: dict[str, Any] = {"iterations": exact.total_iterations, "cuts": exact.master.cuts}
+        if p is not None:
+            out["master_seconds"] = round(p.master_seconds, 4)
+        return out
 
     def _mio(self, pool: RulePool, oracle: H2Oracle, yc: np.ndarray, eps: float, k: int,
              ctx: SolveContext, stats: dict[str, Any]) -> Result:
@@ -216,15 +235,15 @@ class MossSolver(Solver):
                     break
             tolerance = search.mip_gap
         elif search.epm:
-            cp = self._cutting_plane(oracle, counts, k, B, ctx)
-            cp.sweep(grid, on_point)
-            stats.update(cuts=cp.master.cuts, iterations=cp.total_iterations, h2_evaluations=oracle.evaluations)
+            exact = self._exact(oracle, counts, k, B, ctx)
+            exact.sweep(grid, on_point)
+            stats.update(self._search_stats(exact), h2_evaluations=oracle.evaluations)
             tolerance = search.tolerance
         else:
             for thr in grid:
                 fresh = (LogisticOracle(oracle.M, oracle.y, oracle.gamma, oracle.offset) if self._binary
                          else H2Oracle(oracle.M, oracle.y, oracle.gamma))
-                cp = self._cutting_plane(fresh, counts, k, B, ctx)
+                cp = self._exact(fresh, counts, k, B, ctx)
                 p = cp.solve(float(thr))
                 on_point(p)
                 if p.status is not Status.OPTIMAL and cp.stopped is not None:

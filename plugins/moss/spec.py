@@ -71,15 +71,18 @@ class MossConstraints(StrictModel):
 class MossSearch(StrictModel):
     """Which algorithm solves the problem and with what tolerances."""
 
-    policy: Literal["cutting_plane", "mio", "heuristic"] = Field(
-        "cutting_plane",
-        description="cutting_plane: outer approximation with a HiGHS master; mio: exact model via cvxpy; "
+    policy: Literal["branch_and_bound", "cutting_plane", "mio", "heuristic"] = Field(
+        "branch_and_bound",
+        description="branch_and_bound: perspective-relaxation branch and bound (exact, fastest); "
+        "cutting_plane: the paper's outer approximation with a HiGHS master; mio: exact model via cvxpy; "
         "heuristic: coordinate descent (MOSS-L).",
     )
     tolerance: float = Field(
         1e-6, gt=0.0, lt=1.0, description="Relative gap under which a point is declared optimal."
     )
-    epm: bool = Field(True, description="Frontier: share cuts and warm starts across epsilons (EPM).")
+    epm: bool = Field(
+        True, description="Frontier: share cuts and warm starts across epsilons (EPM); false solves each from scratch."
+    )
     threads: int = Field(1, ge=1, le=64, description="Threads of the HiGHS master.")
     backend: Literal["auto", "mosek", "scip"] = Field(
         "auto", description="mio: MOSEK when licensed (auto), or SCIP."
@@ -104,6 +107,6 @@ class MossSpec(SolverSpec):
     def _policy_fits(self) -> MossSpec:
         if self.search.policy == "heuristic" and self.constraints.frontier is not None:
             raise ValueError("the heuristic policy does not compute frontiers; use cutting_plane or mio")
-        if self.search.tolerance < 1e-9 and self.search.policy == "cutting_plane":
+        if self.search.tolerance < 1e-9 and self.search.policy in ("cutting_plane", "branch_and_bound"):
             raise ValueError("search.tolerance below 1e-9 is beneath the master's numerical accuracy")
         return self

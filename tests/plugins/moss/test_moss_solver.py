@@ -152,3 +152,31 @@ def test_cross_validation_reports_r2_and_stability():
     cv = cross_validate(spec, problem, folds=3)
     out = cv.to_dict()
     assert len(out["test_r2"]) == 3 and 0 <= out["empirical_stability"] <= 1
+
+
+def test_branch_and_bound_is_the_default_and_agrees_with_the_cutting_plane():
+    bb, _, spec = solve(document())
+    cp, _, _ = solve(document(search={"policy": "cutting_plane"}))
+    assert spec.search.policy == "branch_and_bound" and bb.stats["policy"] == "branch_and_bound"
+    assert "nodes" in bb.stats and "cuts" in cp.stats
+    assert bb.certificate.status is cp.certificate.status is Status.OPTIMAL
+    assert bb.certificate.objective == pytest.approx(cp.certificate.objective, rel=1e-6)
+    assert bb.certificate.lower_bound <= bb.certificate.objective
+
+
+def test_branch_and_bound_frontier_equals_the_cutting_plane_frontier():
+    doc = document(constraints={"frontier": {"points": 5}})
+    bb, _, _ = solve(doc)
+    cp, _, _ = solve({**doc, "search": {"policy": "cutting_plane"}})
+    h2 = [[row["h2"] for row in r.stats["frontier"]] for r in (bb, cp)]
+    np.testing.assert_allclose(h2[0], h2[1], rtol=1e-6)
+    assert all(row["status"] == "optimal" for row in bb.stats["frontier"])
+
+
+def test_classification_defaults_to_the_cutting_plane_and_refuses_branch_and_bound():
+    doc = {**document(), "data": {"source": "sklearn:breast_cancer"}}
+    doc["objective"] = {"gamma": 0.01, "candidates": {"trees": 30, "depth": 2, "seed": 0, "max_candidates": 40}}
+    result, _, _ = solve(doc)
+    assert result.stats["policy"] == "cutting_plane"
+    with pytest.raises(ValueError, match="cutting_plane only"):
+        solve({**doc, "search": {"policy": "branch_and_bound"}})
