@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import site
 import subprocess
 import sys
 from pathlib import Path
@@ -92,6 +93,13 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     proc = subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(env.root)],
                           capture_output=True, text=True, timeout=300)
     _check(proc, "python -m venv")
+    # --system-site-packages reaches the base interpreter's packages, not those of the venv the
+    # suite runs in (where glasswork is installed, editable or not): chain that venv's site
+    # folders in with addsitedir, so their own .pth files (an editable finder) run too.
+    purelib = env.run("-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])").stdout.strip()
+    chained = [p for p in site.getsitepackages() if Path(p).is_dir()]
+    (Path(purelib) / "_glasswork_suite.pth").write_text(
+        "".join(f"import site; site.addsitedir({p!r})\n" for p in chained), encoding="utf-8")
     _check(env.run("-c", "import glasswork"), "importing glasswork in the venv")
     pip = ["-m", "pip", "install", "--no-deps", "--disable-pip-version-check", "--no-cache-dir"]
     if env.run("-c", "import setuptools").returncode == 0:
