@@ -13,7 +13,7 @@ import numpy as np
 
 from glasswork.data.binarize import Binarizer, binarize
 from glasswork.data.problem import DataError, Problem
-from glasswork.data.sources import SKLEARN_TARGET, Table, read_table
+from glasswork.data.sources import Table, read_table
 from glasswork.data.spec import DataSpec, SplitSpec
 
 __all__ = ["binarize", "load_problem", "split_indices"]
@@ -28,10 +28,13 @@ def load_problem(spec: DataSpec, base_dir: str | Path = ".") -> Problem:
         return load_corels(spec, base_dir)
 
     table = read_table(spec.source, base_dir, spec.where)
-    target = spec.target or SKLEARN_TARGET
+    target = spec.target or table.target
+    if target is None:
+        raise DataError("the data set names no single default target", file=table.origin,
+                        hint=f"set 'target' to one of: {', '.join(table.names)}")
     features = _select(spec, table, target)
     used = [*features, target] + ([spec.weights] if spec.weights else [])
-    table = _missing(spec, table, used)
+    table = _missing(spec, table, used, target)
     _not_empty(spec, table, features)
 
     test = None
@@ -41,7 +44,7 @@ def load_problem(spec: DataSpec, base_dir: str | Path = ".") -> Problem:
         if absent:
             raise DataError(f"the test file lacks column(s) {', '.join(map(repr, absent))}",
                             file=test.origin, hint="train and test files need the same columns")
-        test = _missing(spec, test, used)
+        test = _missing(spec, test, used, target)
         if test.n_rows == 0:
             raise DataError("the test file has no rows", file=test.origin,
                             hint="check the file and the 'where' filter")
@@ -157,7 +160,7 @@ def _select(spec: DataSpec, table: Table, target: str) -> list[str]:
     return [c for c in wanted if c not in (target, spec.weights) and c not in spec.drop]
 
 
-def _missing(spec: DataSpec, table: Table, used: list[str]) -> Table:
+def _missing(spec: DataSpec, table: Table, used: list[str], target: str) -> Table:
     bad = np.zeros(table.n_rows, dtype=bool)
     for c in used:
         bad |= table.missing[c]
@@ -168,7 +171,7 @@ def _missing(spec: DataSpec, table: Table, used: list[str]) -> Table:
     for c in used:  # name the first missing cell, column by column
         hits = np.flatnonzero(table.missing[c])
         if hits.size:
-            what = "target" if c == (spec.target or SKLEARN_TARGET) else "feature"
+            what = "target" if c == target else "feature"
             raise DataError(
                 f"missing value (empty or NaN) in the {what}",
                 **table.where(c, int(hits[0])),

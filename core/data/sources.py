@@ -1,5 +1,6 @@
 """Where data come from: path resolution (spec folder, ``data:`` / ``$GLASSWORK_DATA``, ``${VAR}``)
-and reading CSV / Parquet files (through DuckDB) and scikit-learn's bundled data sets into columns.
+and reading CSV / Parquet files (through DuckDB), scikit-learn's bundled data sets and OpenML data
+sets (downloaded once into a cache) into columns.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ DATA_PREFIX = "data:"
 SKLEARN_PREFIX = "sklearn:"
 SKLEARN_SETS = ("breast_cancer", "iris", "wine", "diabetes")
 SKLEARN_TARGET = "target"
+OPENML_PREFIX = "openml:"
+OPENML_CACHE_ENV = "GLASSWORK_OPENML_CACHE"
 ROW_COLUMN = "__gw_row"
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -29,7 +32,9 @@ class Table:
     """Columns read from a source, with each row's number in the file (1-based) for messages.
 
     ``columns`` holds plain numpy arrays (text as object arrays); ``missing`` marks NULL/NaN
-    cells per column. ``header_lines`` turns a row number into a file line (CSV: 1).
+    cells per column. ``header_lines`` turns a row number into a file line (CSV: 1). ``target``
+    is the column the source itself labels as the target (scikit-learn, OpenML), used when the
+    spec names none.
     """
 
     origin: str
@@ -38,6 +43,7 @@ class Table:
     missing: dict[str, np.ndarray]
     rows: np.ndarray
     header_lines: int = 0
+    target: str | None = None
 
     @property
     def n_rows(self) -> int:
@@ -51,6 +57,7 @@ class Table:
             {k: v[keep] for k, v in self.missing.items()},
             self.rows[keep],
             self.header_lines,
+            self.target,
         )
 
     def where(self, name: str, index: int) -> dict[str, Any]:
@@ -100,12 +107,12 @@ def _expand_vars(source: str) -> str:
 
 
 def read_table(source: str, base_dir: Path, where: str | None = None) -> Table:
-    """Read a CSV/Parquet file or a scikit-learn data set into a ``Table``."""
-    if source.startswith(SKLEARN_PREFIX):
+    """Read a CSV/Parquet file, a scikit-learn or an OpenML data set into a ``Table``."""
+    if source.startswith((SKLEARN_PREFIX, OPENML_PREFIX)):
         if where is not None:
             raise DataError("'where' filters only CSV and Parquet files", file=source,
                             hint="remove 'where' or export the data set to a CSV file")
-        return _read_sklearn(source)
+        return _read_sklearn(source) if source.startswith(SKLEARN_PREFIX) else _read_openml(source)
     return read_file(resolve_path(source, base_dir), source, where)
 
 
@@ -168,4 +175,73 @@ def _read_sklearn(source: str) -> Table:
     columns = {n: X[:, j] for j, n in enumerate(names)}
     columns[SKLEARN_TARGET] = y
     missing = {n: np.zeros(len(y), bool) for n in columns}
-    return Table(source, [*names, SKLEARN_TARGET], columns, missing, np.arange(1, len(y) + 1))
+    return Table(source, [*names, SKLEARN_TARGET], columns, missing, np.arange(1, len(y) + 1),
+                 target=SKLEARN_TARGET)
+
+
+def _read_openml(source: str) -> Table:
+    """An OpenML data set by id: every usable column (target included), nominal ones as text.
+
+    Nominal columns come back as their category labels, like a CSV's text columns, so the same
+    path handles them (one-hot under ``binarize:``). The target is the data set's default target
+    when it names exactly one column.
+    """
+    text = source[len(OPENML_PREFIX):]
+    if not text.isdigit() or int(text) < 1:
+        raise DataError(f"{source!r} does not name an OpenML data set", file=source,
+                        hint="write openml:ID with the data set's numeric id, e.g. openml:1027")
+    bunch = _fetch_openml(int(text), source)
+    data: Any = bunch.data
+    X = np.asarray(data.toarray() if hasattr(data, "toarray") else data, dtype=np.float64)
+    categories: dict[str, list[str]] = bunch.categories or {}
+    names = [str(n) for n in bunch.feature_names]
+    columns: dict[str, np.ndarray] = {}
+    missing: dict[str, np.ndarray] = {}
+    for j, name in enumerate(names):
+        col, gap = X[:, j], np.isnan(X[:, j])
+        if name in categories:  # ordinal codes back to labels; a missing cell becomes None
+            labels = np.empty(len(categories[name]) + 1, dtype=object)
+            labels[:-1] = categories[name]
+            col = labels[np.where(gap, len(categories[name]), col).astype(np.int64)]
+        columns[name] = col
+        missing[name] = gap
+    default = str((bunch.details or {}).get("default_target_attribute") or "")
+    targets = [t for t in default.split(",") if t in columns]
+    return Table(source, names, columns, missing, np.arange(1, X.shape[0] + 1),
+                 target=targets[0] if len(targets) == 1 else None)
+
+
+def _fetch_openml(data_id: int, source: str) -> Any:
+    """scikit-learn's ``fetch_openml`` with its failures turned into ``DataError``.
+
+    The ARFF parser is pure Python (the pandas one would make pandas a dependency); the cache is
+    ``$GLASSWORK_OPENML_CACHE`` or scikit-learn's data home, so a pre-filled cache works offline.
+    """
+    import warnings
+    from urllib.error import HTTPError, URLError
+
+    from sklearn.datasets import fetch_openml, get_data_home
+    from sklearn.datasets._openml import OpenMLError
+
+    home = os.environ.get(OPENML_CACHE_ENV) or None
+    cache = Path(get_data_home(home)) / "openml"
+    offline = (f"connect to the network once to cache it in {cache}, or copy that folder from a "
+               f"machine that has it ({OPENML_CACHE_ENV}=DIR keeps the cache in DIR/openml)")
+    try:
+        with warnings.catch_warnings():  # the retries' own warnings; the error below says it all
+            warnings.filterwarnings("ignore", message="A network error occurred")
+            return fetch_openml(data_id=data_id, data_home=home, target_column=None,
+                                as_frame=False, parser="liac-arff")
+    except OpenMLError as exc:  # OpenML's "no such data set" (HTTP 412)
+        raise DataError(f"OpenML has no data set with id {data_id} ({exc})", file=source,
+                        hint="check the id on https://www.openml.org/search?type=data") from None
+    except HTTPError as exc:
+        raise DataError(f"cannot download OpenML data set {data_id}: the server answered "
+                        f"HTTP {exc.code} {exc.reason}", file=source, hint=offline) from None
+    except (URLError, TimeoutError, ConnectionError) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        raise DataError(f"cannot download OpenML data set {data_id} and it is not cached: {reason}",
+                        file=source, hint=offline) from None
+    except (OSError, ValueError, KeyError) as exc:  # corrupt cache, STRING columns, bad metadata
+        raise DataError(f"cannot load OpenML data set {data_id}: {exc}", file=source,
+                        hint=f"check its cached files under {cache}, or delete them") from None

@@ -6,9 +6,12 @@ from these models.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+_OPENML = re.compile(r"openml:[1-9][0-9]*")
 
 
 class _Strict(BaseModel):
@@ -86,14 +89,18 @@ class DataSpec(_Strict):
 
     ``source`` (and ``test``) is one of: a CSV or Parquet file; a CORELS ``.out`` file (its
     ``.label`` and ``.minor`` files are found next to it); ``sklearn:NAME`` for a data set shipped
-    with scikit-learn (``breast_cancer``, ``iris``, ``wine``, ``diabetes``). File paths are relative
-    to the spec file's folder; ``data:REL`` is relative to the folder named by the environment
-    variable ``GLASSWORK_DATA``, and ``${VAR}`` in a path is replaced by that variable.
+    with scikit-learn (``breast_cancer``, ``iris``, ``wine``, ``diabetes``); ``openml:ID`` for an
+    OpenML data set, downloaded once into ``$GLASSWORK_OPENML_CACHE`` (default: scikit-learn's data
+    folder). File paths are relative to the spec file's folder; ``data:REL`` is relative to the
+    folder named by the environment variable ``GLASSWORK_DATA``, and ``${VAR}`` in a path is
+    replaced by that variable.
     """
 
     source: str = Field(
         min_length=1,
-        description="CSV/Parquet/CORELS .out file, data:REL (under $GLASSWORK_DATA) or sklearn:NAME.",
+        description="CSV/Parquet/CORELS .out file, data:REL (under $GLASSWORK_DATA), sklearn:NAME, "
+        "or openml:ID (an OpenML data set by numeric id, cached in $GLASSWORK_OPENML_CACHE; "
+        "'target' defaults to its default target).",
     )
     test: str | None = Field(
         None,
@@ -101,7 +108,8 @@ class DataSpec(_Strict):
         description="A separate test file of the same kind as 'source' (replaces the split).",
     )
     target: str | None = Field(
-        None, description="The column to predict (required for CSV and Parquet files)."
+        None, description="The column to predict (required for CSV and Parquet files; "
+        "defaults to the data set's target for sklearn: and openml: sources)."
     )
     positive: str | int | float | bool | None = Field(
         None,
@@ -136,6 +144,15 @@ class DataSpec(_Strict):
         None, description="Binarize features (rule solvers need 0/1 features)."
     )
 
+    @field_validator("source", "test")
+    @classmethod
+    def _openml_id(cls, value: str | None) -> str | None:
+        """Catch a malformed OpenML id here, with its field path, rather than at download time."""
+        if value is not None and value.startswith("openml:") and not _OPENML.fullmatch(value):
+            raise ValueError("an OpenML source is openml:ID with the data set's numeric id, "
+                             "e.g. openml:1027")
+        return value
+
     @model_validator(mode="after")
     def _check(self) -> DataSpec:
         if self.target is None and not _is_labelled_source(self.source):
@@ -145,11 +162,12 @@ class DataSpec(_Strict):
                 self.split = SplitSpec(kind="none")
             elif self.split.kind != "none":
                 raise ValueError("give either 'test' (a separate test file) or a split, not both")
-            if self.source.startswith("sklearn:"):
-                raise ValueError("'test' needs a file source; sklearn data sets use 'split'")
+            if self.source.startswith(("sklearn:", "openml:")):
+                raise ValueError("'test' needs a file source; sklearn and OpenML data sets use "
+                                 "'split'")
         return self
 
 
 def _is_labelled_source(source: str) -> bool:
     """Sources that carry their own labels, so need no 'target'."""
-    return source.startswith("sklearn:") or source.lower().endswith(".out")
+    return source.startswith(("sklearn:", "openml:")) or source.lower().endswith(".out")

@@ -21,13 +21,11 @@ the cutting plane a master problem of a few dozen columns. ``alpha`` itself is a
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
-from glasswork.cython_ext.moss import perspective_bound
+from glasswork.cython_ext.moss import MultiplierSearch
 
 from .loss import Gram
 
@@ -45,19 +43,6 @@ class Bound:
     mu: float
     z: np.ndarray  # the relaxation's z for these multipliers
     evaluations: int = 0
-
-
-class _Reached(Exception):
-    """The bound reached its target: stop searching the multipliers."""
-
-
-class Trial(NamedTuple):
-    """One evaluation inside the multiplier search: the bound and the relaxation's row activities."""
-
-    value: float
-    tau: float
-    zsum: float
-    zstab: float
 
 
 class PerspectiveRelaxation:
@@ -114,33 +99,11 @@ class PerspectiveRelaxation:
             w, g = np.zeros(self.m), -self.b.copy()
             s0 = np.sort(0.5 * self.gamma * self.b * self.b)[::-1]
             tau0, mu0 = float(s0[min(self.k, s0.size - 1)]) + 1e-12, 0.0
-        best: list[Bound] = []
-        count = [0]
-        z = np.empty(self.m)
-
-        def at(tau: float, mu: float) -> Trial:
-            value, zsum, zstab = perspective_bound(self.G, self.b, self.yy, self.gamma, self.stab, self.k,
-                                                   tau, mu, threshold, state, w, g, z)
-            count[0] += 1
-            if not best or value > best[0].value:
-                best[:] = [Bound(value, w.copy(), g.copy(), tau, mu, z.copy())]
-                if value >= target:
-                    raise _Reached
-            return Trial(value, tau, zsum, zstab)
-
-        def tau_for(mu: float, tau_start: float) -> Bound:
-            return _root(lambda t: at(t, mu), lambda tr: tr.zsum - self.k, tau_start, tol=1e-4 * self.k)
-
-        try:
-            if warm is not None:
-                at(tau0, mu0)  # the parent's multipliers often prune a child at once
-            inner = tau_for(mu0, tau0)
-            if mu0 > 0.0 or inner.zstab < threshold:
-                _maximise_mu(tau_for, inner, mu0, self.stab, threshold, effort)
-        except _Reached:
-            pass
-        result = best[0]
-        result.evaluations = count[0]
+        search = MultiplierSearch(self.G, self.b, self.yy, self.gamma, self.stab, self.k, threshold, state,
+                                  w, g, target)
+        search.run(tau0, mu0, warm is not None, effort)
+        result = Bound(search.best_value, search.best_w, search.best_g, search.best_tau, search.best_mu,
+                       search.best_z, search.evaluations)
         result.value = self.value(result, threshold, state)
         return result
 
@@ -160,109 +123,3 @@ class PerspectiveRelaxation:
         """The cut ``nu >= const - coef'z`` that the dual point alpha = y - Mw gives (valid everywhere)."""
         const = 0.5 * self.yy - 0.5 * float(bound.w @ (bound.g + self.b))
         return const, 0.5 * self.gamma * bound.g * bound.g
-
-
-def _maximise_mu(tau_for: Callable[[float, float], Trial], first: Trial, mu0: float, stab: np.ndarray,
-                 threshold: float, iterations: int = 18) -> None:
-    """Maximise the concave ``p(mu) = max_tau D`` by bracketing, then golden section.
-
-    The inner search on tau is inexact where the relaxation's z jumps, so the slack of the
-    stability row is only a hint of the slope; golden section needs values only, which stay valid.
-    """
-    tau_now = [first.tau]
-
-    def p(mu: float) -> Trial:
-        tr = tau_for(mu, tau_now[0])
-        tau_now[0] = tr.tau
-        return tr
-
-    def rising(tr: Trial) -> bool:
-        return threshold - tr.zstab > 0
-
-    mu = mu0 if mu0 > 0.0 else first.tau / max(float(stab.max()), 1e-300)
-    here = p(mu)
-    if rising(here):
-        lo, hi = mu, mu * 4.0
-        for _ in range(40):
-            if not rising(p(hi)):
-                break
-            lo, hi = hi, hi * 4.0
-    else:
-        lo, hi = mu / 4.0, mu
-        for _ in range(40):
-            if lo < 1e-12 * mu:
-                lo = 0.0
-                break
-            if rising(p(lo)):
-                break
-            lo, hi = lo / 4.0, lo
-    ratio = (math.sqrt(5.0) - 1.0) / 2.0
-    a, b = lo, hi
-    x1, x2 = b - ratio * (b - a), a + ratio * (b - a)
-    f1, f2 = p(x1).value, p(x2).value
-    for _ in range(iterations):
-        if f1 >= f2:
-            b, x2, f2 = x2, x1, f1
-            x1 = b - ratio * (b - a)
-            f1 = p(x1).value
-        else:
-            a, x1, f1 = x1, x2, f2
-            x2 = a + ratio * (b - a)
-            f2 = p(x2).value
-
-
-def _root(fn: Callable[[float], Trial], slack: Callable[[Trial], float], start: float, *,
-          tol: float, rel: float = 1e-4, limit: int = 60) -> Trial:
-    """Find x >= 0 with ``|slack(fn(x))| <= tol``, for a slack that falls as x grows.
-
-    Brackets by factors of 4 from ``start``, then runs the Illinois variant of regula falsi in
-    log x (multipliers span many orders of magnitude); falls back to x = 0 when the slack stays
-    non-positive all the way down. Exactness is not needed, as every x gives a valid bound, and
-    the dual function is flat at its maximum. Returns the last evaluation.
-    """
-    x = max(start, 1e-300)
-    val = fn(x)
-    sl = slack(val)
-    if abs(sl) <= tol:
-        return val
-    lo, hi = (x, sl), (x, sl)
-    step = 4.0 if sl > 0 else 0.25
-    for _ in range(limit):
-        x *= step
-        if step < 1 and x < 1e-12 * start:
-            val = fn(0.0)
-            return val
-        val = fn(x)
-        sl = slack(val)
-        if abs(sl) <= tol:
-            return val
-        if (sl > 0) == (step > 1):
-            lo, hi = ((x, sl), hi) if sl > 0 else (lo, (x, sl))
-            continue
-        lo, hi = ((lo if step > 1 else (x, sl)), ((x, sl) if step > 1 else hi))
-        break
-    else:
-        return val
-    (a, fa), (b, fb) = (math.log(lo[0]), lo[1]), (math.log(hi[0]), hi[1])  # fa > 0 > fb
-    side = 0
-    for _ in range(limit):
-        if b - a <= rel:
-            break
-        u = (a * fb - b * fa) / (fb - fa)
-        if not a < u < b:
-            u = 0.5 * (a + b)
-        val = fn(math.exp(u))
-        sl = slack(val)
-        if abs(sl) <= tol:
-            break
-        if sl > 0:
-            a, fa = u, sl
-            if side == 1:
-                fb *= 0.5
-            side = 1
-        else:
-            b, fb = u, sl
-            if side == -1:
-                fa *= 0.5
-            side = -1
-    return val
