@@ -28,7 +28,6 @@ from .cutting_plane import EpsilonSolver, Point, Progress, StopCheck
 from .loss import Evaluation, Gram, H2Oracle
 from .relaxation import FREE, IN, OUT, Bound, PerspectiveRelaxation
 
-
 NODE_EFFORT = 5  # golden-section steps on mu at a node: warm from the parent, a few suffice
 
 
@@ -140,7 +139,9 @@ class BranchAndBound(EpsilonSolver):
                                       effort=NODE_EFFORT)
                     if bound.value < self._cutoff(best.value):
                         best = self._improve(best, bound, threshold, keep)
-            j = self._branching_rule(bound, node_state, threshold) if bound.value < self._cutoff(best.value) else -1
+            j = -1
+            if bound.value < self._cutoff(best.value):
+                j, best = self._branching_rule(bound, node_state, threshold, best)
             if j < 0:  # pruned, solved, or a leaf (every rule fixed: the rules forced in are its one set)
                 leaf = tuple(int(i) for i in keep[node_state == IN])
                 if (node_state == FREE).any() or bound.value >= self._cutoff(best.value):
@@ -164,8 +165,10 @@ class BranchAndBound(EpsilonSolver):
         closed = best.value - lower <= self.tol * abs(best.value) * (1 + 1e-9)
         return best, lower, Status.OPTIMAL if closed else Status.HEURISTIC, nodes
 
-    def _branching_rule(self, bound: Bound, state: np.ndarray, threshold: float) -> int:
-        """The free rule to branch on: the most fractional one; -1 once the node is solved.
+    def _branching_rule(self, bound: Bound, state: np.ndarray, threshold: float,
+                        best: Evaluation) -> tuple[int, Evaluation]:
+        """The free rule to branch on (the most fractional one), or -1 once the node is solved;
+        and the incumbent, improved by the node's rule set when its relaxation is integral.
 
         An integral relaxation solves its node only when its rule set meets the stability row
         (a Lagrangian relaxation may violate the row it prices) and its H2 meets the bound;
@@ -173,20 +176,22 @@ class BranchAndBound(EpsilonSolver):
         """
         free = state == FREE
         if not free.any():
-            return -1
+            return -1, best
         frac = np.where(free, np.minimum(bound.z, 1.0 - bound.z), -1.0)
         j = int(np.argmax(frac))
         if frac[j] > 1e-6:
-            return j
+            return j, best
         support = tuple(int(self._keep[i]) for i in np.flatnonzero((state == IN) | (free & (bound.z > 0.5))))
         if support and self.feasible(support, threshold):
-            if self.oracle(support).value <= bound.value * (1 + self.tol) + 1e-12 * self.oracle.h0:
-                return -1
+            ev = self.oracle(support)
+            best = ev if ev.value < best.value else best
+            if ev.value <= bound.value * (1 + self.tol) + 1e-12 * self.oracle.h0:
+                return -1, best
         chosen = np.flatnonzero(free & (bound.z > 0.5))
         if chosen.size:
-            return int(chosen[np.argmax(np.abs(bound.w[chosen]))])
+            return int(chosen[np.argmax(np.abs(bound.w[chosen]))]), best
         candidates = np.flatnonzero(free)
-        return int(candidates[np.argmax(self.stab[self._keep[candidates]])])
+        return int(candidates[np.argmax(self.stab[self._keep[candidates]])]), best
 
     def _improve(self, best: Evaluation, bound: Bound, threshold: float, keep: np.ndarray) -> Evaluation:
         """Round the relaxation to a rule set; keep it if it is feasible and better."""
