@@ -123,15 +123,18 @@ def solve_mio(
     w = cp.Variable(m)
     z = cp.Variable(m, boolean=True)
     u = cp.Variable(n)  # residual: n extra variables instead of the m x m Gram matrix
-    cons = [u == y - M @ w, pi @ z >= epsilon - 1e-9 * max(1.0, abs(epsilon)), cp.sum(z) <= k]
+    U = math.sqrt(gamma) * float(np.linalg.norm(y))  # |w_i| <= U for any optimal w (spec §2.6)
+    cons = [u == y - M @ w, pi @ z >= epsilon - 1e-9 * max(1.0, abs(epsilon)), cp.sum(z) <= k,
+            w <= U * z, w >= -U * z]
     if formulation == "perspective":
         s = cp.Variable(m, nonneg=True)
-        # w_i^2 <= s_i z_i as a rotated cone: ||(2 w_i, s_i - z_i)|| <= s_i + z_i
+        # w_i^2 <= s_i z_i as a rotated cone: ||(2 w_i, s_i - z_i)|| <= s_i + z_i. The big-M rows
+        # above are valid here too and close a leak: a solver that checks the cone with an
+        # absolute tolerance (SCIP: 1e-9) lets an unselected rule keep |w_i| ~ 1e-5, and spread
+        # over hundreds of rules that ends "optimal" below H2 of the chosen rules.
         cons.append(cp.SOC(s + z, cp.vstack([2 * w, s - z]), axis=0))
         obj = 0.5 * cp.sum_squares(u) + (0.5 / gamma) * cp.sum(s)
     else:
-        U = math.sqrt(gamma) * float(np.linalg.norm(y))
-        cons += [w <= U * z, w >= -U * z]
         obj = 0.5 * cp.sum_squares(u) + (0.5 / gamma) * cp.sum_squares(w)
     prob = cp.Problem(cp.Minimize(obj), cons)
     opts: dict[str, object] = {}
@@ -165,8 +168,10 @@ def solve_mio(
         raise RuntimeError(f"{solver} returned no solution (status {prob.status})")
     support = tuple(int(i) for i in np.flatnonzero(z.value > 0.5))
     value = H2Oracle(M, y, gamma).value(support)
-    finished = prob.status in ("optimal", "optimal_inaccurate")
+    finished = prob.status in ("optimal", "optimal_inaccurate") and not _hit_limit(prob, solver)
     bound = _dual_bound(prob, solver)
+    if bound is not None and not math.isfinite(bound):
+        bound = None
     if bound is None and finished and prob.value is not None:
         bound = float(prob.value)  # the backend's own claim of optimality (MOSEK)
     if bound is not None:
@@ -188,6 +193,18 @@ def _no_solution(M: np.ndarray, y: np.ndarray, pi: np.ndarray, k: int, gamma: fl
     support = tuple(int(i) for i in top_k(pi, k))
     return MioResult(support, H2Oracle(M, y, gamma).value(support), None, Status.STOPPED_TIME, seconds,
                      solver, formulation)
+
+
+def _hit_limit(prob: object, solver: str) -> bool:
+    """Whether the backend stopped at a limit: cvxpy reports SCIP's time limit as "optimal_inaccurate"."""
+    extra = getattr(getattr(prob, "solver_stats", None), "extra_stats", None)
+    try:
+        if solver == "SCIP" and isinstance(extra, dict) and "model" in extra:
+            return str(extra["model"].getStatus()) in ("timelimit", "nodelimit", "memlimit", "userinterrupt",
+                                                       "gaplimit_not_reached", "stallnodelimit")
+    except Exception:  # noqa: BLE001 - an unreadable status is judged by the bound instead
+        return False
+    return False
 
 
 def _dual_bound(prob: object, solver: str) -> float | None:
