@@ -55,11 +55,16 @@ class PerspectiveRelaxation:
         self.k = int(k)
         self.m = self.b.size
 
-    def value(self, bound: Bound, threshold: float, state: np.ndarray) -> float:
-        """D recomputed from scratch at the bound's (w, tau, mu): the gradient the coordinate
-        descent keeps by rank-one updates is replaced by ``G w - b``, so rounding cannot build up."""
+    def certify(self, bound: Bound, threshold: float, state: np.ndarray) -> None:
+        """Recompute the bound's gradient as ``G w - b`` (the coordinate descent keeps it by
+        rank-one updates) and D from it, so that rounding cannot build up in what is reported."""
         live = state != OUT
-        g = np.where(live, self.G @ bound.w - self.b, bound.g)
+        bound.g = np.where(live, self.G @ bound.w - self.b, bound.g)
+        bound.value = self.value(bound, threshold, state)
+
+    def value(self, bound: Bound, threshold: float, state: np.ndarray) -> float:
+        """D at the bound's (w, tau, mu) and gradient, for the given fixings."""
+        g = bound.g
         s = 0.5 * self.gamma * g * g
         lam = bound.tau - bound.mu * self.stab
         free, forced = state == FREE, state == IN
@@ -104,7 +109,7 @@ class PerspectiveRelaxation:
         search.run(tau0, mu0, warm is not None, effort)
         result = Bound(search.best_value, search.best_w, search.best_g, search.best_tau, search.best_mu,
                        search.best_z, search.evaluations)
-        result.value = self.value(result, threshold, state)
+        self.certify(result, threshold, state)
         return result
 
     # -- what the bound rules out -------------------------------------------------------------
