@@ -18,7 +18,7 @@ The loop runs without the GIL and creates no Python object.
 
 import numpy as np
 cimport numpy as cnp
-from libc.math cimport sqrt, fabs, copysign, log, exp, fmax, INFINITY
+from libc.math cimport sqrt, fabs, copysign, log, exp, fmax, fmin, INFINITY
 
 cnp.import_array()
 
@@ -160,6 +160,47 @@ def perspective_cd(const double[:, ::1] G, const double[::1] b, double gamma,
     return sweeps
 
 
+cdef double _dual(const double[::1] b, double yy, double gamma, const double[::1] stab, int k,
+                  double tau, double mu, double threshold, const signed char[::1] state,
+                  const double[::1] w, const double[::1] g, double[::1] z,
+                  double* zsum, double* zstab) noexcept nogil:
+    """The dual bound D at (w, tau, mu) with ``g = G w - b`` (see ``relaxation.py``); fills the
+    relaxation's z (1 in, 0 out, ``min(1, |w| / sqrt(2 gamma lam))`` free) and its row activities."""
+    cdef Py_ssize_t i, m = b.shape[0]
+    cdef double lam_i, s, zi, wg = 0.0, terms = 0.0
+    zsum[0] = 0.0
+    zstab[0] = 0.0
+    for i in range(m):
+        wg += w[i] * (g[i] + b[i])
+        s = 0.5 * gamma * g[i] * g[i]
+        lam_i = tau - mu * stab[i]
+        if state[i] > 0:
+            terms += lam_i - s
+            zi = 1.0
+        elif state[i] < 0:
+            zi = 0.0
+        else:
+            if s > lam_i:
+                terms -= s - lam_i
+            zi = 1.0 if lam_i <= 0.0 else fmin(1.0, fabs(w[i]) / sqrt(2.0 * gamma * lam_i))
+        z[i] = zi
+        zsum[0] += zi
+        zstab[0] += zi * stab[i]
+    return 0.5 * yy - 0.5 * wg + terms - tau * k + mu * threshold
+
+
+def dual_bound(const double[::1] b, double yy, double gamma, const double[::1] stab, int k,
+               double tau, double mu, double threshold, const signed char[::1] state,
+               const double[::1] w, const double[::1] g):
+    """D at (w, tau, mu) for a given gradient ``g = G w - b`` (entries of rules forced out unused)."""
+    cdef Py_ssize_t m = b.shape[0]
+    cdef double zsum, zstab
+    if stab.shape[0] != m or state.shape[0] != m or w.shape[0] != m or g.shape[0] != m:
+        raise ValueError("dual_bound: b, stab, state, w and g must agree in length")
+    cdef double[::1] z = np.empty(m)
+    return _dual(b, yy, gamma, stab, k, tau, mu, threshold, state, w, g, z, &zsum, &zstab)
+
+
 cdef struct Trial:
     double value
     double tau
@@ -218,35 +259,14 @@ cdef class MultiplierSearch:
     cdef Trial at(self, double tau, double mu) noexcept nogil:
         """The bound at (tau, mu), after minimising the Lagrangian over w from the current w."""
         cdef Py_ssize_t i, m = self.G.shape[0]
-        cdef double lam_i, s, wg = 0.0, terms = 0.0, zsum = 0.0, zstab = 0.0, zi
         cdef Trial t
         for i in range(m):
             self.lam[i] = tau - mu * self.stab[i]
         _cd(self.G, self.b, self.gamma, self.lam, self.state, self.w, self.g, 1e-13, 0.5 * self.yy, 100000,
             self.active, self.live, self.member)
-        for i in range(m):
-            wg += self.w[i] * (self.g[i] + self.b[i])
-            s = 0.5 * self.gamma * self.g[i] * self.g[i]
-            lam_i = self.lam[i]
-            if self.state[i] > 0:
-                terms += lam_i - s
-                zi = 1.0
-            elif self.state[i] < 0:
-                zi = 0.0
-            else:
-                if s > lam_i:
-                    terms -= s - lam_i
-                if lam_i <= 0.0:
-                    zi = 1.0
-                else:
-                    zi = fabs(self.w[i]) / sqrt(2.0 * self.gamma * lam_i)
-                    if zi > 1.0:
-                        zi = 1.0
-            self.z[i] = zi
-            zsum += zi
-            zstab += zi * self.stab[i]
-        t.value = 0.5 * self.yy - 0.5 * wg + terms - tau * self.k + mu * self.threshold
-        t.tau, t.zsum, t.zstab = tau, zsum, zstab
+        t.value = _dual(self.b, self.yy, self.gamma, self.stab, self.k, tau, mu, self.threshold, self.state,
+                        self.w, self.g, self.z, &t.zsum, &t.zstab)
+        t.tau = tau
         self.evaluations += 1
         if t.value > self.best_value:
             self.best_value, self.best_tau, self.best_mu = t.value, tau, mu
@@ -323,9 +343,6 @@ cdef class MultiplierSearch:
 
     def run(self, double tau0, double mu0, bint warm, int effort):
         """The whole search; returns nothing, the best bound is in the ``best_*`` attributes."""
-        cdef Trial first, t
-        cdef double mu, lo, hi, x1, x2, f1, f2, ratio = (sqrt(5.0) - 1.0) / 2.0, tau_now
-        cdef int it
         with nogil:
             self._run(tau0, mu0, warm, effort)
 

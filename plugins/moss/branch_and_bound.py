@@ -58,14 +58,6 @@ class BranchAndBound(EpsilonSolver):
         self._keep = np.arange(self.stab.size)  # full rule number of each sub-problem rule
         self.last_sub_size = self.stab.size  # rules left to the last search (for benchmarks)
 
-    def _check(self) -> Status | None:
-        if super()._check() is not None:
-            return self.stopped
-        if self.deadline is not None and time.monotonic() >= self.deadline:
-            self.stopped = Status.STOPPED_TIME
-            return self.stopped
-        return None
-
     def _cutoff(self, upper: float) -> float:
         """A node is pruned once its bound is within the optimality tolerance of the incumbent."""
         return upper - self.tol * abs(upper)

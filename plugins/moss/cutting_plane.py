@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -226,7 +227,7 @@ class Master:
         return state, max(bound, 0.0) * self.scale, support
 
 
-class EpsilonSolver:
+class EpsilonSolver(ABC):
     """What every exact MOSS search shares: the threshold checks, warm starts and the EPM sweep.
 
     ``stab`` are the stability weights in the units of the thresholds: integer tree counts when
@@ -247,20 +248,24 @@ class EpsilonSolver:
         self.total_iterations = 0
         self.stopped: Status | None = None
 
+    @abstractmethod
     def solve(self, threshold: float, warm: tuple[int, ...] | None = None) -> Point:
-        raise NotImplementedError
+        """Solve (9) at ``stab'z >= threshold``, warm-started from a feasible rule set if given."""
 
     def _work(self) -> int:
         """What the run's node limit counts."""
         return self.total_iterations
 
     def _check(self) -> Status | None:
-        """The run's stop check (cancel, time, nodes, memory); remembers why it stopped."""
+        """The run's stop check (cancel, time, nodes, memory) and the deadline; remembers why it stopped."""
         if self.stop is not None:
             s = self.stop(self._work())
             if s is not None:
                 self.stopped = s
                 return s
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            self.stopped = Status.STOPPED_TIME
+            return self.stopped
         return None
 
     def max_threshold(self) -> float:

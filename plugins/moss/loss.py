@@ -67,9 +67,9 @@ class H2Oracle(_MemoisedOracle):
         self.M = np.asfortranarray(M, dtype=np.float64)
         self.y = np.ascontiguousarray(y, dtype=np.float64)
         self.gamma = float(gamma)
-        self.MTy = self.M.T @ self.y
-        self.h0 = 0.5 * float(self.y @ self.y)
         self.gram: Gram | None = Gram.of(self.M, self.y) if self.M.shape[1] <= self.GRAM_MAX else None
+        self.MTy = self.gram.b if self.gram is not None else self.M.T @ self.y
+        self.h0 = 0.5 * float(self.y @ self.y)
         self._memo: dict[tuple[int, ...], Evaluation] = {}
         self.evaluations = 0
 

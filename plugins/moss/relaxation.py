@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from glasswork.cython_ext.moss import MultiplierSearch
+from glasswork.cython_ext.moss import MultiplierSearch, dual_bound
 
 from .loss import Gram
 
@@ -42,7 +42,6 @@ class Bound:
     tau: float
     mu: float
     z: np.ndarray  # the relaxation's z for these multipliers
-    evaluations: int = 0
 
 
 class PerspectiveRelaxation:
@@ -64,14 +63,8 @@ class PerspectiveRelaxation:
 
     def value(self, bound: Bound, threshold: float, state: np.ndarray) -> float:
         """D at the bound's (w, tau, mu) and gradient, for the given fixings."""
-        g = bound.g
-        s = 0.5 * self.gamma * g * g
-        lam = bound.tau - bound.mu * self.stab
-        free, forced = state == FREE, state == IN
-        return (0.5 * self.yy - 0.5 * float(bound.w @ (g + self.b))
-                + float(np.sum(lam[forced] - s[forced]))
-                - float(np.sum(np.maximum(s[free] - lam[free], 0.0)))
-                - bound.tau * self.k + bound.mu * threshold)
+        return dual_bound(self.b, self.yy, self.gamma, self.stab, self.k, bound.tau, bound.mu, threshold,
+                          np.ascontiguousarray(state, dtype=np.int8), bound.w, bound.g)
 
     def feasible(self, threshold: float, state: np.ndarray) -> bool:
         """Whether the fixings leave room for a rule set that reaches the threshold."""
@@ -108,7 +101,7 @@ class PerspectiveRelaxation:
                                   w, g, target)
         search.run(tau0, mu0, warm is not None, effort)
         result = Bound(search.best_value, search.best_w, search.best_g, search.best_tau, search.best_mu,
-                       search.best_z, search.evaluations)
+                       search.best_z)
         self.certify(result, threshold, state)
         return result
 
