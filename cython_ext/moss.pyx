@@ -19,6 +19,10 @@ The loop runs without the GIL and creates no Python object.
 import numpy as np
 cimport numpy as cnp
 from libc.math cimport sqrt, fabs, copysign, log, exp, fmax, fmin, INFINITY
+from libcpp.pair cimport pair
+from libcpp.queue cimport priority_queue
+from libcpp.vector cimport vector
+from scipy.linalg.cython_lapack cimport dposv
 
 cnp.import_array()
 
@@ -256,6 +260,15 @@ cdef class MultiplierSearch:
         self.evaluations = 0
         self.reached = False
 
+    cdef void _reset(self, double target) noexcept nogil:
+        """Forget the last search; the caller has written the new w, g (and fixings) in place."""
+        self.best_value = -INFINITY
+        self.best_tau = 0.0
+        self.best_mu = 0.0
+        self.evaluations = 0
+        self.reached = False
+        self.target = target
+
     cdef Trial at(self, double tau, double mu) noexcept nogil:
         """The bound at (tau, mu), after minimising the Lagrangian over w from the current w."""
         cdef Py_ssize_t i, m = self.G.shape[0]
@@ -408,3 +421,499 @@ cdef double _max(const double[::1] v) noexcept nogil:
         if v[i] > out:
             out = v[i]
     return out
+
+
+# -- the branch-and-bound node loop ------------------------------------------------------------
+
+ctypedef long long Order
+ctypedef pair[double, Order] Key  # (-bound, -insertion order): the queue's top is the smallest bound
+ctypedef pair[Key, Py_ssize_t] HeapEntry  # and the node's slot in the pool
+
+cdef enum:
+    _FREE = 0
+    _IN = 1
+    _OUT = -1
+
+
+cdef class NodeSearch:
+    """Best-first branch and bound below a root, on the rules the root left free (the sub-problem).
+
+    Open nodes live in a slot pool of flat C++ vectors (fixings, and the parent's ``w``, ``g``,
+    ``tau``, ``mu`` to warm-start from) under a priority queue keyed by the parent's bound, ties in
+    insertion order; a node is solved with the one ``MultiplierSearch`` of the search, whose work
+    arrays are reused. ``run`` processes nodes without the GIL and creates no Python object per
+    node; it returns to the caller every ``budget`` nodes for its stop checks and progress events.
+
+    Incumbents (roundings of a node's relaxation, and the rule set of an integral node) are rule
+    sets of the whole problem, in full rule numbers: H2 is one LAPACK ``dposv`` on the full Gram
+    matrix. The search reports the best found and the smallest bound of a node it closed within
+    the tolerance of the incumbent (``floor``), so the caller can report an honest lower bound.
+    """
+
+    cdef MultiplierSearch ms
+    cdef const double[:, ::1] G, fullG
+    cdef const double[::1] b, fullb, stab, fullstab
+    cdef const Py_ssize_t[::1] keep
+    cdef Py_ssize_t[::1] by_stab, full_by_stab  # sub / full rule numbers, most stable first
+    cdef signed char[::1] state, child
+    cdef double[::1] w, g, bw, bg, bz, scratch, A, rhs
+    cdef Py_ssize_t[::1] chosen, rest, support, nonzero
+    cdef unsigned char[::1] taken
+    cdef Py_ssize_t m, mf
+    cdef int k, effort
+    cdef double yy, gamma, threshold, tol, h0, slack
+    cdef vector[signed char] pool_state
+    cdef vector[double] pool_w, pool_g, pool_tau, pool_mu
+    cdef vector[Py_ssize_t] free_slots
+    cdef priority_queue[HeapEntry] heap
+    cdef long long order
+    cdef public long long nodes
+    cdef public double best_value, floor
+    cdef public bint improved
+    cdef vector[Py_ssize_t] best
+    cdef double value, tau, mu  # the bound of the node being processed
+
+    def __init__(self, const double[:, ::1] G, const double[::1] b, double yy, double gamma,
+                 const double[::1] stab, int k, double threshold, double tol,
+                 const signed char[::1] state, const double[::1] w, const double[::1] g, double tau,
+                 double mu, double value, const double[:, ::1] fullG, const double[::1] fullb,
+                 const double[::1] fullstab, const Py_ssize_t[::1] keep, double best_value,
+                 best_support, int effort):
+        cdef Py_ssize_t m = G.shape[0], mf = fullG.shape[0], i, slot
+        if (b.shape[0] != m or stab.shape[0] != m or state.shape[0] != m or w.shape[0] != m
+                or g.shape[0] != m or keep.shape[0] != m or fullb.shape[0] != mf or fullstab.shape[0] != mf):
+            raise ValueError("NodeSearch: the sub-problem's and the full problem's arrays must agree in length")
+        self.G, self.b, self.stab, self.fullG, self.fullb, self.fullstab, self.keep = G, b, stab, fullG, fullb, fullstab, keep
+        self.m, self.mf, self.k, self.effort = m, mf, k, effort
+        self.yy, self.gamma, self.threshold, self.tol = yy, gamma, threshold, tol
+        self.h0 = 0.5 * yy
+        self.slack = 1e-9 * fmax(1.0, fabs(threshold))
+        self.by_stab = np.argsort(-np.asarray(stab), kind="stable").astype(np.intp)
+        self.full_by_stab = np.argsort(-np.asarray(fullstab), kind="stable").astype(np.intp)
+        self.state = np.zeros(m, dtype=np.int8)
+        self.child = np.zeros(m, dtype=np.int8)
+        self.w = np.zeros(m)
+        self.g = np.zeros(m)
+        self.scratch = np.zeros(m)
+        self.A = np.zeros(k * k if k > 0 else 1)
+        self.rhs = np.zeros(max(k, 1))
+        self.chosen = np.zeros(mf + 1, dtype=np.intp)
+        self.rest = np.zeros(mf + 1, dtype=np.intp)
+        self.support = np.zeros(mf + 1, dtype=np.intp)
+        self.nonzero = np.zeros(m + 1, dtype=np.intp)
+        self.taken = np.zeros(mf, dtype=np.uint8)
+        self.ms = MultiplierSearch(G, b, yy, gamma, stab, k, threshold, self.state, self.w, self.g, INFINITY)
+        self.bw, self.bg, self.bz = self.ms.best_w, self.ms.best_g, self.ms.best_z
+        self.best_value = best_value
+        for i in best_support:
+            self.best.push_back(i)
+        self.improved = False
+        self.floor = best_value
+        self.nodes = 0
+        self.order = 0
+        for i in range(m):
+            self.bw[i] = w[i]
+            self.bg[i] = g[i]
+        self.tau, self.mu, self.value = tau, mu, value
+        slot = self._slot()
+        for i in range(m):
+            self.pool_state[slot * m + i] = state[i]
+        self._store(slot)
+        self.heap.push(HeapEntry(Key(-value, -self.order), slot))
+        self.order += 1
+
+    # -- what the caller reads between runs ---------------------------------------------------
+
+    @property
+    def open(self) -> int:
+        return self.heap.size()
+
+    @property
+    def best_support(self) -> tuple:
+        return tuple(sorted(int(i) for i in self.best))
+
+    def lower(self) -> float:
+        """The smallest bound of any open node, of a node closed near the incumbent, and the incumbent."""
+        low = fmin(self.floor, self.best_value)
+        if not self.heap.empty():
+            low = fmin(low, -self.heap.top().first.first)
+        return low
+
+    def run(self, long long budget) -> bool:
+        """Process up to ``budget`` nodes; True once the search is over (no open node can improve)."""
+        cdef bint done
+        with nogil:
+            done = self._run(budget)
+        return done
+
+    # -- the loop -----------------------------------------------------------------------------
+
+    cdef inline double _cutoff(self) noexcept nogil:
+        return self.best_value - self.tol * fabs(self.best_value)
+
+    cdef bint _run(self, long long budget) noexcept nogil:
+        cdef Py_ssize_t slot, i, j, t, m = self.m
+        cdef long long done_here = 0
+        cdef signed char v
+        cdef bint changed, any_free
+        cdef double leaf
+        while not self.heap.empty() and -self.heap.top().first.first < self._cutoff():
+            if done_here >= budget:
+                return False
+            slot = self.heap.top().second
+            self.heap.pop()
+            done_here += 1
+            self.nodes += 1
+            for i in range(m):  # load the node: its fixings, and its parent's bound as the warm start
+                self.state[i] = self.pool_state[slot * m + i]
+                self.w[i] = self.pool_w[slot * m + i]
+                self.g[i] = self.pool_g[slot * m + i]
+            self.free_slots.push_back(slot)
+            self._solve(fmax(self.pool_tau[slot], 1e-12), self.pool_mu[slot])
+            if self.value < self._cutoff():
+                self._round()
+                changed = self._fix()
+                if changed:
+                    if not self._feasible(self.state):
+                        continue  # no rule set is left below this node
+                    for i in range(m):
+                        self.w[i] = self.bw[i]
+                        self.g[i] = self.bg[i]
+                    self._solve(fmax(self.tau, 1e-12), self.mu)
+                    if self.value < self._cutoff():
+                        self._round()
+            j = -1
+            if self.value < self._cutoff():
+                j = self._branching_rule()
+            if j < 0:  # pruned, solved, or a leaf (every rule fixed: the rules forced in are its one set)
+                any_free = False
+                for i in range(m):
+                    if self.state[i] == _FREE:
+                        any_free = True
+                        break
+                if any_free or self.value >= self._cutoff():
+                    self.floor = fmin(self.floor, self.value)
+                else:
+                    leaf = self._forced_in_value()
+                    if leaf < INFINITY:
+                        self.floor = fmin(self.floor, leaf)
+                continue
+            for t in range(2):
+                v = _IN if t == 0 else _OUT
+                for i in range(m):
+                    self.child[i] = self.state[i]
+                self.child[j] = v
+                if self._feasible(self.child):
+                    slot = self._slot()
+                    for i in range(m):
+                        self.pool_state[slot * m + i] = self.child[i]
+                    self._store(slot)
+                    self.heap.push(HeapEntry(Key(-self.value, -self.order), slot))
+                    self.order += 1
+        return True
+
+    cdef Py_ssize_t _slot(self) noexcept nogil:
+        """A free slot of the pool, growing it when none is free."""
+        cdef Py_ssize_t slot
+        if not self.free_slots.empty():
+            slot = self.free_slots.back()
+            self.free_slots.pop_back()
+            return slot
+        slot = self.pool_tau.size()
+        self.pool_tau.push_back(0.0)
+        self.pool_mu.push_back(0.0)
+        self.pool_state.resize((slot + 1) * self.m)
+        self.pool_w.resize((slot + 1) * self.m)
+        self.pool_g.resize((slot + 1) * self.m)
+        return slot
+
+    cdef void _store(self, Py_ssize_t slot) noexcept nogil:
+        """Keep the current bound (w, g, tau, mu) in ``slot`` as its node's warm start."""
+        cdef Py_ssize_t i, m = self.m
+        for i in range(m):
+            self.pool_w[slot * m + i] = self.bw[i]
+            self.pool_g[slot * m + i] = self.bg[i]
+        self.pool_tau[slot] = self.tau
+        self.pool_mu[slot] = self.mu
+
+    cdef void _solve(self, double tau0, double mu0) noexcept nogil:
+        """The node's bound from the warm start in ``w``, ``g``; then recomputed from ``G w - b``
+        (the coordinate descent keeps ``g`` by rank-one updates) so rounding cannot build up."""
+        cdef Py_ssize_t i, t, nnz = 0, m = self.m
+        cdef double acc, zsum, zstab
+        if not self._feasible(self.state):
+            self.value = INFINITY
+            return
+        self.ms._reset(self._cutoff())
+        self.ms._run(tau0, mu0, True, self.effort)
+        for i in range(m):
+            if self.bw[i] != 0.0:
+                self.nonzero[nnz] = i
+                nnz += 1
+        for i in range(m):
+            if self.state[i] != _OUT:
+                acc = -self.b[i]
+                for t in range(nnz):
+                    acc = acc + self.G[i, self.nonzero[t]] * self.bw[self.nonzero[t]]
+                self.bg[i] = acc
+        self.tau, self.mu = self.ms.best_tau, self.ms.best_mu
+        self.value = _dual(self.b, self.yy, self.gamma, self.stab, self.k, self.tau, self.mu, self.threshold,
+                           self.state, self.bw, self.bg, self.scratch, &zsum, &zstab)
+
+    cdef bint _feasible(self, const signed char[::1] s) noexcept nogil:
+        """Whether the fixings ``s`` leave room for a rule set that reaches the threshold."""
+        cdef Py_ssize_t i, t, forced = 0
+        cdef double total = 0.0
+        for i in range(self.m):
+            if s[i] == _IN:
+                forced += 1
+                total += self.stab[i]
+        if forced > self.k:
+            return False
+        for t in range(self.m):
+            if forced >= self.k:
+                break
+            i = self.by_stab[t]
+            if s[i] == _FREE:
+                total += self.stab[i]
+                forced += 1
+        return total >= self.threshold - self.slack
+
+    cdef bint _fix(self) noexcept nogil:
+        """Fix every free rule whose forced-in (resp. out) bound exceeds the incumbent; any fixed?
+
+        The incumbent itself, not the pruning cutoff below it: what is fixed away leaves no
+        trace in ``floor``, so it must hold no rule set better than the incumbent.
+        """
+        cdef Py_ssize_t i
+        cdef double r, cutoff = self.best_value
+        cdef bint changed = False
+        for i in range(self.m):
+            if self.state[i] != _FREE:
+                continue
+            r = (self.tau - self.mu * self.stab[i]) - 0.5 * self.gamma * self.bg[i] * self.bg[i]
+            if self.value - r > cutoff:  # cannot be left out: in (this wins when both hold)
+                self.state[i] = _IN
+                changed = True
+            elif self.value + r > cutoff:
+                self.state[i] = _OUT
+                changed = True
+        return changed
+
+    cdef int _branching_rule(self) noexcept nogil:
+        """The free rule to branch on (the most fractional one), or -1 once the node is solved.
+
+        An integral relaxation solves its node only when its rule set meets the stability row
+        (a Lagrangian relaxation may violate the row it prices) and its H2 meets the bound;
+        the rule set also competes for the incumbent. Otherwise a chosen rule, else the most
+        stable free rule, is split.
+        """
+        cdef Py_ssize_t i, j = -1, n = 0
+        cdef double f, frac = -1.0, h, big
+        cdef bint any_free = False
+        for i in range(self.m):
+            if self.state[i] == _FREE:
+                any_free = True
+                f = fmin(self.bz[i], 1.0 - self.bz[i])
+                if f > frac:
+                    frac, j = f, i
+        if not any_free:
+            return -1
+        if frac > 1e-6:
+            return <int>j
+        for i in range(self.m):
+            if self.state[i] == _IN or (self.state[i] == _FREE and self.bz[i] > 0.5):
+                self.support[n] = self.keep[i]
+                n += 1
+        if n > 0:
+            h = self._offer(n)
+            if h < INFINITY and h <= self.value * (1.0 + self.tol) + 1e-12 * self.h0:
+                return -1
+        j, big = -1, -1.0
+        for i in range(self.m):
+            if self.state[i] == _FREE and self.bz[i] > 0.5 and fabs(self.bw[i]) > big:
+                j, big = i, fabs(self.bw[i])
+        if j >= 0:
+            return <int>j
+        for i in range(self.m):
+            if self.state[i] == _FREE and (j < 0 or self.stab[i] > self.stab[j]):
+                j = i
+        return <int>j
+
+    cdef double _forced_in_value(self) noexcept nogil:
+        """H2 of a leaf's rule set (the rules forced in), offered as an incumbent; inf if infeasible."""
+        cdef Py_ssize_t i, n = 0
+        for i in range(self.m):
+            if self.state[i] == _IN:
+                self.support[n] = self.keep[i]
+                n += 1
+        return self._offer(n) if n > 0 else INFINITY
+
+    cdef void _round(self) noexcept nogil:
+        """The relaxation's k largest z (ties by |w|, then rule number), repaired by swapping the
+        least stable chosen rule for the most stable rule left until the threshold is met."""
+        cdef Py_ssize_t i, t, n = 0, n_rest = 0, head = 0, best_i
+        cdef double total = 0.0
+        for t in range(self.k):
+            best_i = -1
+            for i in range(self.m):
+                if self.bz[i] > 0.0 and self.taken[self.keep[i]] == 0 and (
+                        best_i < 0 or self.bz[i] > self.bz[best_i]
+                        or (self.bz[i] == self.bz[best_i] and fabs(self.bw[i]) > fabs(self.bw[best_i]))):
+                    best_i = i
+            if best_i < 0:
+                break
+            self.chosen[n] = self.keep[best_i]
+            self.taken[self.keep[best_i]] = 1
+            total += self.fullstab[self.keep[best_i]]
+            n += 1
+        if n == 0:
+            return
+        if total < self.threshold - self.slack:
+            for t in range(self.mf):  # the rules left, most stable first
+                i = self.full_by_stab[t]
+                if self.taken[i] == 0:
+                    self.rest[n_rest] = i
+                    n_rest += 1
+            _sort_by_key(self.chosen, n, self.fullstab)  # least stable first (stable: keeps z order on ties)
+            t = 0
+            while t < n_rest and total < self.threshold - self.slack:
+                if n - head >= self.k:
+                    total -= self.fullstab[self.chosen[head]]
+                    head += 1
+                self.chosen[n] = self.rest[t]
+                total += self.fullstab[self.rest[t]]
+                n += 1
+                t += 1
+        for i in range(n):
+            self.taken[self.chosen[i]] = 0
+        if total < self.threshold - self.slack:
+            return
+        for i in range(head, n):
+            self.support[i - head] = self.chosen[i]
+        self._offer(n - head)
+
+    cdef double _offer(self, Py_ssize_t n) noexcept nogil:
+        """H2 of the rule set in ``support[:n]`` if it is feasible (else inf); kept if it beats the incumbent."""
+        cdef Py_ssize_t i
+        cdef double total = 0.0, h
+        if n > self.k:
+            return INFINITY
+        for i in range(n):
+            total += self.fullstab[self.support[i]]
+        if total < self.threshold - self.slack:
+            return INFINITY
+        _sort_indices(self.support, n)
+        h = _h2(self.fullG, self.fullb, self.yy, self.gamma, self.support, n, self.A, self.rhs)
+        if h < self.best_value:
+            self.best_value = h
+            self.improved = True
+            self.best.clear()
+            for i in range(n):
+                self.best.push_back(self.support[i])
+        return h
+
+
+cdef double _h2(const double[:, ::1] G, const double[::1] b, double yy, double gamma,
+                const Py_ssize_t[::1] support, Py_ssize_t n, double[::1] A, double[::1] rhs) noexcept nogil:
+    """H2 of the rule set ``support[:n]`` in Gram space: ``1/2 (y'y - b_S' w)`` with
+    ``(I/gamma + G_SS) w = b_S``, by one LAPACK ``dposv`` (A and rhs hold at least n^2 and n);
+    inf if the factorisation fails, which I/gamma + G_SS (positive definite) never should."""
+    cdef Py_ssize_t i, j
+    cdef int nn = <int>n, one = 1, info = 0
+    cdef double h = 0.0
+    cdef char lower = b'L'
+    if n == 0:
+        return 0.5 * yy
+    for i in range(n):  # column-major; symmetric
+        for j in range(n):
+            A[j * n + i] = G[support[i], support[j]]
+        A[i * n + i] += 1.0 / gamma
+        rhs[i] = b[support[i]]
+    dposv(&lower, &nn, &one, &A[0], &nn, &rhs[0], &nn, &info)
+    if info != 0:
+        return INFINITY
+    for i in range(n):
+        h += b[support[i]] * rhs[i]
+    return 0.5 * (yy - h)
+
+
+def h2(const double[:, ::1] G, const double[::1] b, double yy, double gamma, support) -> float:
+    """H2 of one rule set in Gram space (the compiled evaluation the searches use)."""
+    cdef Py_ssize_t[::1] s = np.asarray(sorted(support), dtype=np.intp)
+    cdef Py_ssize_t n = s.shape[0]
+    cdef double[::1] A = np.empty(max(n * n, 1)), rhs = np.empty(max(n, 1))
+    if n and (s[0] < 0 or s[n - 1] >= G.shape[0]):
+        raise IndexError("h2: a rule number is out of range")
+    return _h2(G, b, yy, gamma, s, n, A, rhs)
+
+
+def local_search(const double[:, ::1] G, const double[::1] b, double yy, double gamma,
+                 const double[::1] stab, int k, double threshold, support, double value,
+                 const Py_ssize_t[::1] candidates, int budget):
+    """Swap one rule of ``support`` for one of ``candidates`` while that lowers H2 (first
+    improvement, candidates in the given order, members in rule order); at most ``budget``
+    evaluations. Returns the final rule set and its H2. Compiled, without the GIL."""
+    cdef Py_ssize_t n = len(support), c, t, i, j, out, spent = 0
+    cdef Py_ssize_t[::1] cur = np.asarray(sorted(support), dtype=np.intp)
+    cdef Py_ssize_t[::1] trial = np.empty(max(n, 1), dtype=np.intp)
+    cdef double[::1] A = np.empty(max(n * n, 1)), rhs = np.empty(max(n, 1))
+    cdef double slack = 1e-9 * fmax(1.0, fabs(threshold)), total, h, current = value
+    cdef bint improved = True, member
+    if n == 0 or n > k:
+        return tuple(int(i) for i in cur[:n]), value
+    with nogil:
+        while improved and spent < budget:
+            improved = False
+            for c in range(candidates.shape[0]):
+                i = candidates[c]
+                member = False
+                for t in range(n):
+                    if cur[t] == i:
+                        member = True
+                        break
+                if member:
+                    continue
+                for out in range(n):
+                    total = 0.0
+                    for t in range(n):  # the trial: cur with cur[out] replaced by i
+                        trial[t] = i if t == out else cur[t]
+                        total += stab[trial[t]]
+                    if total < threshold - slack:
+                        continue
+                    _sort_indices(trial, n)
+                    h = _h2(G, b, yy, gamma, trial, n, A, rhs)
+                    spent += 1
+                    if h < current * (1.0 - 1e-12):
+                        current = h
+                        for t in range(n):
+                            cur[t] = trial[t]
+                        improved = True
+                        break
+                if improved or spent >= budget:
+                    break
+    return tuple(int(i) for i in cur[:n]), current
+
+
+cdef void _sort_indices(Py_ssize_t[::1] a, Py_ssize_t n) noexcept nogil:
+    """Insertion sort of a[:n] (a rule set: at most k entries)."""
+    cdef Py_ssize_t i, j, x
+    for i in range(1, n):
+        x = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > x:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = x
+
+
+cdef void _sort_by_key(Py_ssize_t[::1] a, Py_ssize_t n, const double[::1] key) noexcept nogil:
+    """Stable insertion sort of a[:n] by ascending key[a[i]]."""
+    cdef Py_ssize_t i, j, x
+    for i in range(1, n):
+        x = a[i]
+        j = i - 1
+        while j >= 0 and key[a[j]] > key[x]:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = x

@@ -17,18 +17,18 @@ any open node, so a search stopped at a limit reports an honest gap.
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import time
 
 import numpy as np
+from glasswork.cython_ext.moss import NodeSearch
 from glasswork.result import Status
 
 from .cutting_plane import EpsilonSolver, Point, Progress, StopCheck
-from .loss import Evaluation, Gram, H2Oracle
-from .relaxation import FREE, IN, OUT, Bound, PerspectiveRelaxation
+from .loss import Evaluation, H2Oracle
+from .relaxation import IN, OUT, Bound, PerspectiveRelaxation
 
 NODE_EFFORT = 5  # golden-section steps on mu at a node: warm from the parent, a few suffice
+CHECK_EVERY = 8  # nodes between the run's stop checks
 
 
 class BranchAndBound(EpsilonSolver):
@@ -55,7 +55,6 @@ class BranchAndBound(EpsilonSolver):
         self.max_nodes = int(max_nodes)  # total_iterations counts nodes, over every threshold
         self.root = PerspectiveRelaxation(oracle.gram, oracle.gamma, self.stab, self.k)
         self._root_bound: Bound | None = None  # the last unfixed root relaxation: the next warm start
-        self._keep = np.arange(self.stab.size)  # full rule number of each sub-problem rule
         self.last_sub_size = self.stab.size  # rules left to the last search (for benchmarks)
 
     def _cutoff(self, upper: float) -> float:
@@ -99,91 +98,44 @@ class BranchAndBound(EpsilonSolver):
 
     def _search(self, threshold: float, state: np.ndarray, root: Bound,
                 best: Evaluation) -> tuple[Evaluation, float, Status, int]:
-        """Best-first search on the rules the root left free; returns (incumbent, bound, status, nodes)."""
+        """Best-first search on the rules the root left free; returns (incumbent, bound, status, nodes).
+
+        The node loop is compiled (``NodeSearch``): this drives it a few nodes at a time, for
+        the run's stop checks and the progress events.
+        """
         keep = np.flatnonzero(state != OUT)  # the sub-problem's rule i is rule keep[i]
-        self._keep, self.last_sub_size = keep, keep.size
+        self.last_sub_size = keep.size
         G = np.ascontiguousarray(self.root.G[np.ix_(keep, keep)])
-        sub = PerspectiveRelaxation(Gram(G, self.root.b[keep].copy(), self.root.yy), self.oracle.gamma,
-                                    self.stab[keep], self.k)
-        first = Bound(root.value, root.w[keep].copy(), root.g[keep].copy(), root.tau, root.mu, root.z[keep].copy())
-        order = itertools.count()
-        heap: list[tuple[float, int, np.ndarray, Bound]] = [(root.value, next(order), state[keep].copy(), first)]
-        nodes = 0
+        search = NodeSearch(
+            G, np.ascontiguousarray(self.root.b[keep]), self.root.yy, self.oracle.gamma,
+            np.ascontiguousarray(self.stab[keep]), self.k, threshold, self.tol,
+            np.ascontiguousarray(state[keep], dtype=np.int8), np.ascontiguousarray(root.w[keep]),
+            np.ascontiguousarray(root.g[keep]), root.tau, root.mu, root.value,
+            self.root.G, self.root.b, self.stab, keep.astype(np.intp), best.value, best.support, NODE_EFFORT,
+        )
         last = time.monotonic()
-        floor = best.value  # the smallest bound of any node closed within the tolerance of the incumbent
-        while heap and heap[0][0] < self._cutoff(best.value):
-            stop = self._check() if nodes % 8 == 0 else None
-            if stop is not None or nodes >= self.max_nodes:
-                return best, min(heap[0][0], floor, best.value), stop or Status.STOPPED_NODES, nodes
-            _, _, node_state, parent = heapq.heappop(heap)
-            nodes += 1
-            self.total_iterations += 1
-            bound = sub.solve(threshold, node_state, parent, target=self._cutoff(best.value), effort=NODE_EFFORT)
-            if bound.value < self._cutoff(best.value):
-                best = self._improve(best, bound, threshold, keep)
-                out, into = sub.fixings(bound, node_state, best.value)
-                if out.size or into.size:
-                    node_state = node_state.copy()
-                    node_state[out], node_state[into] = OUT, IN
-                    if not sub.feasible(threshold, node_state):
-                        continue
-                    bound = sub.solve(threshold, node_state, bound, target=self._cutoff(best.value),
-                                      effort=NODE_EFFORT)
-                    if bound.value < self._cutoff(best.value):
-                        best = self._improve(best, bound, threshold, keep)
-            j = -1
-            if bound.value < self._cutoff(best.value):
-                j, best = self._branching_rule(bound, node_state, threshold, best)
-            if j < 0:  # pruned, solved, or a leaf (every rule fixed: the rules forced in are its one set)
-                leaf = tuple(int(i) for i in keep[node_state == IN])
-                if (node_state == FREE).any() or bound.value >= self._cutoff(best.value):
-                    floor = min(floor, bound.value)
-                elif leaf and self.feasible(leaf, threshold):
-                    ev = self.oracle(leaf)
-                    best = ev if ev.value < best.value else best
-                    floor = min(floor, ev.value)
-                continue
-            for value in (IN, OUT):
-                child = node_state.copy()
-                child[j] = value
-                if sub.feasible(threshold, child):
-                    heapq.heappush(heap, (bound.value, next(order), child, bound))
+        status: Status | None = None
+        while True:
+            stop = self._check()
+            if stop is not None or search.nodes >= self.max_nodes:
+                status = stop or Status.STOPPED_NODES
+                break
+            before = search.nodes
+            done = search.run(min(CHECK_EVERY, self.max_nodes - search.nodes))
+            self.total_iterations += search.nodes - before
+            if done:
+                break
             if self.progress is not None and time.monotonic() - last >= 0.05:
                 last = time.monotonic()
-                self.progress({"epsilon": threshold / self.pi_scale, "upper": best.value,
-                               "lower": min(heap[0][0], floor, best.value) if heap else min(floor, best.value),
-                               "iterations": nodes, "open": len(heap)})
-        lower = min(heap[0][0], floor, best.value) if heap else min(floor, best.value)
-        closed = best.value - lower <= self.tol * abs(best.value) * (1 + 1e-9)
-        return best, lower, Status.OPTIMAL if closed else Status.HEURISTIC, nodes
-
-    def _branching_rule(self, bound: Bound, state: np.ndarray, threshold: float,
-                        best: Evaluation) -> tuple[int, Evaluation]:
-        """The free rule to branch on (the most fractional one), or -1 once the node is solved;
-        and the incumbent, improved by the node's rule set when its relaxation is integral.
-
-        An integral relaxation solves its node only when its rule set meets the stability row
-        (a Lagrangian relaxation may violate the row it prices) and its H2 meets the bound;
-        otherwise a chosen rule, else the most stable free rule, is split.
-        """
-        free = state == FREE
-        if not free.any():
-            return -1, best
-        frac = np.where(free, np.minimum(bound.z, 1.0 - bound.z), -1.0)
-        j = int(np.argmax(frac))
-        if frac[j] > 1e-6:
-            return j, best
-        support = tuple(int(self._keep[i]) for i in np.flatnonzero((state == IN) | (free & (bound.z > 0.5))))
-        if support and self.feasible(support, threshold):
-            ev = self.oracle(support)
-            best = ev if ev.value < best.value else best
-            if ev.value <= bound.value * (1 + self.tol) + 1e-12 * self.oracle.h0:
-                return -1, best
-        chosen = np.flatnonzero(free & (bound.z > 0.5))
-        if chosen.size:
-            return int(chosen[np.argmax(np.abs(bound.w[chosen]))]), best
-        candidates = np.flatnonzero(free)
-        return int(candidates[np.argmax(self.stab[self._keep[candidates]])]), best
+                self.progress({"epsilon": threshold / self.pi_scale, "upper": search.best_value,
+                               "lower": search.lower(), "iterations": search.nodes, "open": search.open})
+        if search.improved:
+            best = self.oracle(search.best_support)
+        lower = min(search.lower(), best.value)
+        if status is None:
+            closed = best.value - lower <= self.tol * abs(best.value) * (1 + 1e-9)
+            status = Status.OPTIMAL if closed else Status.HEURISTIC
+        return best, lower, status, int(search.nodes)
 
     def _improve(self, best: Evaluation, bound: Bound, threshold: float, keep: np.ndarray) -> Evaluation:
         """Round the relaxation to a rule set; keep it if it is feasible and better."""

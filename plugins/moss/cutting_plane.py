@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from glasswork.cython_ext.moss import local_search
 from glasswork.result import Status
 
 from .loss import Evaluation, H2Oracle
@@ -315,7 +316,13 @@ class EpsilonSolver(ABC):
 
         A good incumbent early is what makes the relaxation's fixings bite, so this runs once
         per threshold on the candidates the relaxation favours; ``budget`` caps the evaluations.
+        In Gram space the search is compiled (the same moves in the same order).
         """
+        gram = getattr(self.oracle, "gram", None)
+        if gram is not None and best.support:
+            support, _ = local_search(gram.G, gram.b, gram.yy, self.oracle.gamma, self.stab, self.k, threshold,
+                                      best.support, best.value, np.asarray(candidates, dtype=np.intp), budget)
+            return self.oracle(support) if support != best.support else best
         spent = 0
         improved = True
         while improved and spent < budget:
@@ -509,7 +516,9 @@ class CuttingPlane(EpsilonSolver):
                 best = ev
         lb = min(bound.value, best.value)
         for _ in range(4):
-            out, into = relax.fixings(bound, state, self._cutoff(best.value))
+            # the incumbent, not the pruning cutoff below it: the master's bound must stay valid
+            # over the rules fixed away, so they may hold no rule set better than the incumbent
+            out, into = relax.fixings(bound, state, best.value)
             if not out.size and not into.size:
                 break
             state[out], state[into] = -1, 1
@@ -525,7 +534,7 @@ class CuttingPlane(EpsilonSolver):
         """A better incumbent lowers the cutoff: fix what the last relaxation now rules out."""
         if self.relaxation is None or self._state_bound is None:
             return
-        out, into = self.relaxation.fixings(self._state_bound, self._state, self._cutoff(upper))
+        out, into = self.relaxation.fixings(self._state_bound, self._state, upper)
         if out.size or into.size:
             self._state[out], self._state[into] = -1, 1
             self.master.fix(out, into)

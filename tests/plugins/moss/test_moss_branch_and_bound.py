@@ -212,3 +212,68 @@ def test_optimal_is_earned_on_the_benchmark_shape():
         assert a.status is b.status is Status.OPTIMAL
         assert a.h2 == pytest.approx(b.h2, rel=1e-6)
         assert a.h2 - a.lower_bound <= 1e-6 * a.h2
+
+
+# -- the compiled search pieces -----------------------------------------------------------------
+
+def test_compiled_h2_equals_the_oracle():
+    from glasswork.cython_ext.moss import h2
+
+    M, y, _ = instance(n=50, m=20, seed=4)
+    oracle = H2Oracle(M, y, 0.7)
+    rng = np.random.default_rng(4)
+    for size in (0, 1, 3, 7):
+        s = tuple(sorted(rng.choice(20, size=size, replace=False).tolist()))
+        assert h2(oracle.gram.G, oracle.gram.b, oracle.gram.yy, 0.7, s) == pytest.approx(oracle.value(s), rel=1e-12)
+    with pytest.raises(IndexError):
+        h2(oracle.gram.G, oracle.gram.b, oracle.gram.yy, 0.7, (3, 20))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_compiled_local_search_makes_the_same_moves_as_the_python_one(seed):
+    """In Gram space the swap search is compiled; without Gram space the Python loop runs.
+    Both take the first improving swap in the same order, so they end at the same rule set."""
+    M, y, counts = instance(n=40, m=18, seed=seed)
+    k, gamma = 4, 0.4
+    stab = counts.astype(float)
+    thr = float(epsilon_grid(counts, k)[4])
+    compiled = BranchAndBound(H2Oracle(M, y, gamma), stab, k)
+    plain_oracle = H2Oracle(M, y, gamma)
+    plain = BranchAndBound(H2Oracle(M, y, gamma), stab, k)
+    plain_oracle.gram = None  # the sample-space oracle: the Python loop
+    plain.oracle = plain_oracle
+    start = compiled._start(thr, None)
+    candidates = np.random.default_rng(seed).permutation(18)
+    for budget in (3, 3000):
+        a = compiled._local_search(start, thr, candidates, budget)
+        b = plain._local_search(plain_oracle(start.support), thr, candidates, budget)
+        assert a.support == b.support
+        assert a.value == pytest.approx(b.value, rel=1e-10)
+        assert compiled.feasible(a.support, thr)
+    # at the end of an unlimited search no single swap with a candidate improves
+    members = set(a.support)
+    for i in set(candidates.tolist()) - members:
+        for j in a.support:
+            trial = tuple(sorted(members - {j} | {i}))
+            if compiled.feasible(trial, thr):
+                assert plain_oracle.value(trial) >= a.value * (1 - 1e-12)
+
+
+def test_node_search_counts_nodes_and_reports_a_valid_bound_when_stopped_at_a_node_limit():
+    """Stopped by the node limit mid-search: the status says so, and the lower bound (the least
+    bound of the open nodes) still lies below the true optimum."""
+    M, y, counts = instance(n=40, m=16, seed=8)
+    k, gamma = 5, 50.0
+    stab = counts.astype(float)
+    for thr in epsilon_grid(counts, k)[3:9]:
+        full = BranchAndBound(H2Oracle(M, y, gamma), stab, k).solve(float(thr))
+        if full.iterations < 3:
+            continue
+        bb = BranchAndBound(H2Oracle(M, y, gamma), stab, k, max_nodes=2)
+        p = bb.solve(float(thr))
+        exact = brute_force(M, y, stab, k, float(thr), gamma)[0]
+        assert p.status is Status.STOPPED_NODES and p.iterations == 2
+        assert p.lower_bound <= exact * (1 + 1e-9) <= p.h2 * (1 + 2e-9)
+        break
+    else:
+        pytest.fail("no threshold needed a search of three nodes or more")
