@@ -532,6 +532,7 @@ cdef class NodeSearch:
     def best_support(self) -> tuple:
         return tuple(sorted(int(i) for i in self.best))
 
+    @property
     def lower(self) -> float:
         """The smallest bound of any open node, of a node closed near the incumbent, and the incumbent."""
         low = fmin(self.floor, self.best_value)

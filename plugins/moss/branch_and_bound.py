@@ -128,10 +128,10 @@ class BranchAndBound(EpsilonSolver):
             if self.progress is not None and time.monotonic() - last >= 0.05:
                 last = time.monotonic()
                 self.progress({"epsilon": threshold / self.pi_scale, "upper": search.best_value,
-                               "lower": search.lower(), "iterations": search.nodes, "open": search.open})
+                               "lower": search.lower, "iterations": search.nodes, "open": search.open})
         if search.improved:
             best = self.oracle(search.best_support)
-        lower = min(search.lower(), best.value)
+        lower = min(search.lower, best.value)
         if status is None:
             closed = best.value - lower <= self.tol * abs(best.value) * (1 + 1e-9)
             status = Status.OPTIMAL if closed else Status.HEURISTIC
