@@ -112,3 +112,14 @@ def test_medium_instance_uses_reduced_cost_fixing_and_stays_exact():
     plain = plain_cp.sweep(grid)
     np.testing.assert_allclose([p.h2 for p in fast], [p.h2 for p in plain], rtol=1e-6)
     assert all(p.status is Status.OPTIMAL for p in fast)
+
+
+def test_the_master_prints_nothing_on_standard_output(capfd):
+    """``glasswork run --json`` writes its document to stdout: HiGHS must stay silent there, at
+    the C level too. (highspy 1.16.0 prints its banner when a model is made: one reason for the
+    ``highspy<1.16`` pin.)"""
+    M, y, counts = instance(n=30, m=10, seed=1)
+    capfd.readouterr()
+    cp = CuttingPlane(H2Oracle(M, y, 0.5), counts.astype(float), 3, pi_scale=50, relaxation=False)
+    cp.sweep(epsilon_grid(counts, 3, points=3))
+    assert capfd.readouterr().out == ""
