@@ -211,8 +211,8 @@ cdef class Search:
                 self.uniform = False
         # copy data, planes interleaved word-major: plane p of word i at [i * P + p]; planes are
         # ordered by class (total first) so the binary kernel sums them with two accumulators
-        lorder = np.argsort(np.asarray(lclass), kind="stable").astype(np.intp)
-        zorder = np.argsort(np.asarray(zclass), kind="stable").astype(np.intp)
+        cdef Py_ssize_t[::1] lorder = np.argsort(np.asarray(lclass), kind="stable").astype(np.intp)
+        cdef Py_ssize_t[::1] zorder = np.argsort(np.asarray(zclass), kind="stable").astype(np.intp)
         self.caps.resize(<size_t>self.M * self.W)
         for k in range(self.M):
             for i in range(self.W):
@@ -387,6 +387,7 @@ cdef class Search:
         """Total weight of ``cnt`` and, in ``correct``, the weight of its majority class."""
         cdef int k
         cdef double tot = 0, best = -1, w
+        label[0] = 0
         for k in range(self.C):
             w = self.weights[k] * cnt[k]
             tot += w
