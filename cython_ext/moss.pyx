@@ -483,6 +483,8 @@ cdef class NodeSearch:
         if (b.shape[0] != m or stab.shape[0] != m or state.shape[0] != m or w.shape[0] != m
                 or g.shape[0] != m or keep.shape[0] != m or fullb.shape[0] != mf or fullstab.shape[0] != mf):
             raise ValueError("NodeSearch: the sub-problem's and the full problem's arrays must agree in length")
+        if m and (np.min(keep) < 0 or np.max(keep) >= mf) or any(not 0 <= i < mf for i in best_support):
+            raise IndexError("NodeSearch: a rule number is out of range")
         self.G, self.b, self.stab, self.fullG, self.fullb, self.fullstab, self.keep = G, b, stab, fullG, fullb, fullstab, keep
         self.m, self.mf, self.k, self.effort = m, mf, k, effort
         self.yy, self.gamma, self.threshold, self.tol = yy, gamma, threshold, tol
@@ -863,6 +865,11 @@ def local_search(const double[:, ::1] G, const double[::1] b, double yy, double 
     cdef bint improved = True, member
     if n == 0 or n > k:
         return tuple(int(i) for i in cur[:n]), value
+    if cur[0] < 0 or cur[n - 1] >= G.shape[0] or (candidates.shape[0] and (
+            np.min(candidates) < 0 or np.max(candidates) >= G.shape[0])):
+        raise IndexError("local_search: a rule number is out of range")
+    if b.shape[0] != G.shape[0] or stab.shape[0] != G.shape[0]:
+        raise ValueError("local_search: G, b and stab must agree in length")
     with nogil:
         while improved and spent < budget:
             improved = False

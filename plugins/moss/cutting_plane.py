@@ -84,7 +84,7 @@ class Master:
             ("mip_feasibility_tolerance", 1e-9),
             ("threads", threads),
             ("random_seed", 0),
-            # a restart re-presolves a model that is mostly dense cut rows: it cost 20 % here, and
+            # a restart re-presolves a model that is mostly dense cut rows: a third slower here, and
             # in highspy 1.16.0 its presolve (strengthenInequalities) looped without end
             ("mip_allow_restart", False),
             # the master is tiny; HiGHS's sub-MIP heuristics cost more than they save here

@@ -277,3 +277,15 @@ def test_node_search_counts_nodes_and_reports_a_valid_bound_when_stopped_at_a_no
         break
     else:
         pytest.fail("no threshold needed a search of three nodes or more")
+
+
+def test_compiled_entry_points_refuse_rule_numbers_out_of_range():
+    from glasswork.cython_ext.moss import local_search
+
+    M, y, counts = instance(n=30, m=10, seed=2)
+    g = H2Oracle(M, y, 0.5).gram
+    stab = counts.astype(float)
+    with pytest.raises(IndexError):
+        local_search(g.G, g.b, g.yy, 0.5, stab, 3, 0.0, (0, 1, 2), 1.0, np.array([3, 10], dtype=np.intp), 10)
+    with pytest.raises(IndexError):
+        local_search(g.G, g.b, g.yy, 0.5, stab, 3, 0.0, (0, 1, 12), 1.0, np.array([3], dtype=np.intp), 10)
