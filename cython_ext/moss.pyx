@@ -193,18 +193,6 @@ cdef double _dual(const double[::1] b, double yy, double gamma, const double[::1
     return 0.5 * yy - 0.5 * wg + terms - tau * k + mu * threshold
 
 
-def dual_bound(const double[::1] b, double yy, double gamma, const double[::1] stab, int k,
-               double tau, double mu, double threshold, const signed char[::1] state,
-               const double[::1] w, const double[::1] g):
-    """D at (w, tau, mu) for a given gradient ``g = G w - b`` (entries of rules forced out unused)."""
-    cdef Py_ssize_t m = b.shape[0]
-    cdef double zsum, zstab
-    if stab.shape[0] != m or state.shape[0] != m or w.shape[0] != m or g.shape[0] != m:
-        raise ValueError("dual_bound: b, stab, state, w and g must agree in length")
-    cdef double[::1] z = np.empty(m)
-    return _dual(b, yy, gamma, stab, k, tau, mu, threshold, state, w, g, z, &zsum, &zstab)
-
-
 cdef struct Trial:
     double value
     double tau
@@ -360,6 +348,30 @@ cdef class MultiplierSearch:
             self._run(tau0, mu0, warm, effort)
 
     cdef void _run(self, double tau0, double mu0, bint warm, int effort) noexcept nogil:
+        """The search, then the best bound certified."""
+        self._search(tau0, mu0, warm, effort)
+        self._certify()
+
+    cdef void _certify(self) noexcept nogil:
+        """Recompute the best gradient as ``G w - b`` (the coordinate descent keeps it by rank-one
+        updates) and D from it, so rounding cannot build up in what is reported. Entries of rules
+        forced out stay as they were; ``best_z`` is the search's."""
+        cdef Py_ssize_t i, t, nnz = 0, m = self.G.shape[0]
+        cdef double acc, zsum, zstab
+        for i in range(m):  # the support of w, in the (now free) active-set buffer
+            if self.bw[i] != 0.0:
+                self.active[nnz] = i
+                nnz += 1
+        for i in range(m):
+            if self.state[i] >= 0:
+                acc = -self.b[i]
+                for t in range(nnz):
+                    acc = acc + self.G[i, self.active[t]] * self.bw[self.active[t]]
+                self.bg[i] = acc
+        self.best_value = _dual(self.b, self.yy, self.gamma, self.stab, self.k, self.best_tau, self.best_mu,
+                                self.threshold, self.state, self.bw, self.bg, self.z, &zsum, &zstab)
+
+    cdef void _search(self, double tau0, double mu0, bint warm, int effort) noexcept nogil:
         cdef Trial first, t
         cdef double mu, lo, hi, x1, x2, f1, f2, ratio = (sqrt(5.0) - 1.0) / 2.0, tau_now
         cdef int it
@@ -456,8 +468,8 @@ cdef class NodeSearch:
     cdef const Py_ssize_t[::1] keep
     cdef Py_ssize_t[::1] by_stab, full_by_stab  # sub / full rule numbers, most stable first
     cdef signed char[::1] state, child
-    cdef double[::1] w, g, bw, bg, bz, scratch, A, rhs
-    cdef Py_ssize_t[::1] chosen, rest, support, nonzero
+    cdef double[::1] w, g, bw, bg, bz, A, rhs
+    cdef Py_ssize_t[::1] chosen, rest, support
     cdef unsigned char[::1] taken
     cdef Py_ssize_t m, mf
     cdef int k, effort
@@ -496,13 +508,11 @@ cdef class NodeSearch:
         self.child = np.zeros(m, dtype=np.int8)
         self.w = np.zeros(m)
         self.g = np.zeros(m)
-        self.scratch = np.zeros(m)
         self.A = np.zeros(k * k if k > 0 else 1)
         self.rhs = np.zeros(max(k, 1))
         self.chosen = np.zeros(mf + 1, dtype=np.intp)
         self.rest = np.zeros(mf + 1, dtype=np.intp)
         self.support = np.zeros(mf + 1, dtype=np.intp)
-        self.nonzero = np.zeros(m + 1, dtype=np.intp)
         self.taken = np.zeros(mf, dtype=np.uint8)
         self.ms = MultiplierSearch(G, b, yy, gamma, stab, k, threshold, self.state, self.w, self.g, INFINITY)
         self.bw, self.bg, self.bz = self.ms.best_w, self.ms.best_g, self.ms.best_z
@@ -640,28 +650,13 @@ cdef class NodeSearch:
         self.pool_mu[slot] = self.mu
 
     cdef void _solve(self, double tau0, double mu0) noexcept nogil:
-        """The node's bound from the warm start in ``w``, ``g``; then recomputed from ``G w - b``
-        (the coordinate descent keeps ``g`` by rank-one updates) so rounding cannot build up."""
-        cdef Py_ssize_t i, t, nnz = 0, m = self.m
-        cdef double acc, zsum, zstab
+        """The node's (certified) bound, from the warm start in ``w``, ``g``."""
         if not self._feasible(self.state):
             self.value = INFINITY
             return
         self.ms._reset(self._cutoff())
         self.ms._run(tau0, mu0, True, self.effort)
-        for i in range(m):
-            if self.bw[i] != 0.0:
-                self.nonzero[nnz] = i
-                nnz += 1
-        for i in range(m):
-            if self.state[i] != _OUT:
-                acc = -self.b[i]
-                for t in range(nnz):
-                    acc = acc + self.G[i, self.nonzero[t]] * self.bw[self.nonzero[t]]
-                self.bg[i] = acc
-        self.tau, self.mu = self.ms.best_tau, self.ms.best_mu
-        self.value = _dual(self.b, self.yy, self.gamma, self.stab, self.k, self.tau, self.mu, self.threshold,
-                           self.state, self.bw, self.bg, self.scratch, &zsum, &zstab)
+        self.value, self.tau, self.mu = self.ms.best_value, self.ms.best_tau, self.ms.best_mu
 
     cdef bint _feasible(self, const signed char[::1] s) noexcept nogil:
         """Whether the fixings ``s`` leave room for a rule set that reaches the threshold."""
@@ -753,48 +748,11 @@ cdef class NodeSearch:
         return self._offer(n) if n > 0 else INFINITY
 
     cdef void _round(self) noexcept nogil:
-        """The relaxation's k largest z (ties by |w|, then rule number), repaired by swapping the
-        least stable chosen rule for the most stable rule left until the threshold is met."""
-        cdef Py_ssize_t i, t, n = 0, n_rest = 0, head = 0, best_i
-        cdef double total = 0.0
-        for t in range(self.k):
-            best_i = -1
-            for i in range(self.m):
-                if self.bz[i] > 0.0 and self.taken[self.keep[i]] == 0 and (
-                        best_i < 0 or self.bz[i] > self.bz[best_i]
-                        or (self.bz[i] == self.bz[best_i] and fabs(self.bw[i]) > fabs(self.bw[best_i]))):
-                    best_i = i
-            if best_i < 0:
-                break
-            self.chosen[n] = self.keep[best_i]
-            self.taken[self.keep[best_i]] = 1
-            total += self.fullstab[self.keep[best_i]]
-            n += 1
-        if n == 0:
-            return
-        if total < self.threshold - self.slack:
-            for t in range(self.mf):  # the rules left, most stable first
-                i = self.full_by_stab[t]
-                if self.taken[i] == 0:
-                    self.rest[n_rest] = i
-                    n_rest += 1
-            _sort_by_key(self.chosen, n, self.fullstab)  # least stable first (stable: keeps z order on ties)
-            t = 0
-            while t < n_rest and total < self.threshold - self.slack:
-                if n - head >= self.k:
-                    total -= self.fullstab[self.chosen[head]]
-                    head += 1
-                self.chosen[n] = self.rest[t]
-                total += self.fullstab[self.rest[t]]
-                n += 1
-                t += 1
-        for i in range(n):
-            self.taken[self.chosen[i]] = 0
-        if total < self.threshold - self.slack:
-            return
-        for i in range(head, n):
-            self.support[i - head] = self.chosen[i]
-        self._offer(n - head)
+        """Offer the rounding of the node's relaxation as an incumbent."""
+        cdef Py_ssize_t n = _rounding(self.bz, self.bw, self.keep, self.fullstab, self.full_by_stab, self.k,
+                                      self.threshold - self.slack, self.chosen, self.rest, self.taken, self.support)
+        if n > 0:
+            self._offer(n)
 
     cdef double _offer(self, Py_ssize_t n) noexcept nogil:
         """H2 of the rule set in ``support[:n]`` if it is feasible (else inf); kept if it beats the incumbent."""
@@ -815,6 +773,72 @@ cdef class NodeSearch:
             for i in range(n):
                 self.best.push_back(self.support[i])
         return h
+
+
+cdef Py_ssize_t _rounding(const double[::1] z, const double[::1] w, const Py_ssize_t[::1] keep,
+                          const double[::1] stab, const Py_ssize_t[::1] by_stab, int k, double floor,
+                          Py_ssize_t[::1] chosen, Py_ssize_t[::1] rest, unsigned char[::1] taken,
+                          Py_ssize_t[::1] out) noexcept nogil:
+    """A rule set read off a relaxation ``z``, ``w`` over the rules ``keep``: its k largest z (ties
+    by |w|, then rule number), repaired by swapping the least stable chosen rule for the most
+    stable rule left until ``stab`` sums to ``floor``. Writes it to ``out`` and returns its size,
+    or 0 if there is none. ``by_stab`` lists every rule, most stable first; ``chosen`` and
+    ``rest`` hold one entry per rule (plus one), ``taken`` one per rule, all zero on entry and exit."""
+    cdef Py_ssize_t i, t, n = 0, n_rest = 0, head = 0, pick, m = keep.shape[0]
+    cdef double total = 0.0
+    for t in range(k):
+        pick = -1
+        for i in range(m):
+            if z[i] > 0.0 and taken[keep[i]] == 0 and (
+                    pick < 0 or z[i] > z[pick] or (z[i] == z[pick] and fabs(w[i]) > fabs(w[pick]))):
+                pick = i
+        if pick < 0:
+            break
+        chosen[n] = keep[pick]
+        taken[keep[pick]] = 1
+        total += stab[keep[pick]]
+        n += 1
+    if n == 0:
+        return 0
+    if total < floor:
+        for t in range(by_stab.shape[0]):  # the rules left, most stable first
+            i = by_stab[t]
+            if taken[i] == 0:
+                rest[n_rest] = i
+                n_rest += 1
+        _sort_by_key(chosen, n, stab)  # least stable first (stable: keeps the z order on ties)
+        t = 0
+        while t < n_rest and total < floor:
+            if n - head >= k:
+                total -= stab[chosen[head]]
+                head += 1
+            chosen[n] = rest[t]
+            total += stab[rest[t]]
+            n += 1
+            t += 1
+    for i in range(n):
+        taken[chosen[i]] = 0
+    if total < floor:
+        return 0
+    for i in range(head, n):
+        out[i - head] = chosen[i]
+    return n - head
+
+
+def rounding(const double[::1] z, const double[::1] w, const double[::1] stab, int k, double threshold):
+    """The rule set read off a relaxation (see ``_rounding``), sorted; None if none meets the threshold."""
+    cdef Py_ssize_t m = stab.shape[0], n
+    if z.shape[0] != m or w.shape[0] != m:
+        raise ValueError("rounding: z, w and stab must agree in length")
+    cdef Py_ssize_t[::1] keep = np.arange(m, dtype=np.intp)
+    cdef Py_ssize_t[::1] by_stab = np.argsort(-np.asarray(stab), kind="stable").astype(np.intp)
+    cdef Py_ssize_t[::1] chosen = np.empty(m + 1, dtype=np.intp), rest = np.empty(m + 1, dtype=np.intp)
+    cdef Py_ssize_t[::1] out = np.empty(m + 1, dtype=np.intp)
+    cdef unsigned char[::1] taken = np.zeros(max(m, 1), dtype=np.uint8)
+    with nogil:
+        n = _rounding(z, w, keep, stab, by_stab, k, threshold - 1e-9 * fmax(1.0, fabs(threshold)),
+                      chosen, rest, taken, out)
+    return tuple(sorted(int(i) for i in out[:n])) if n > 0 else None
 
 
 cdef double _h2(const double[:, ::1] G, const double[::1] b, double yy, double gamma,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from glasswork.cython_ext.moss import NodeSearch
+from glasswork.cython_ext.moss import NodeSearch, local_search
 from glasswork.result import Status
 
 from .cutting_plane import EpsilonSolver, Point, Progress, StopCheck
@@ -68,7 +68,7 @@ class BranchAndBound(EpsilonSolver):
         state = np.zeros(self.stab.size, dtype=np.int8)
         bound = self.root.solve(threshold, state, self._root_bound)
         self._root_bound = bound
-        best = self._improve(best, bound, threshold, np.arange(self.stab.size))
+        best = self._improve(best, bound, threshold)
         reduced = (bound.tau - bound.mu * self.stab) - 0.5 * self.oracle.gamma * bound.g * bound.g
         best = self._local_search(best, threshold, np.argsort(reduced, kind="stable")[: 2 * self.k + 10])
         for _ in range(4):  # fix what the root rules out, re-solve with those fixings
@@ -137,12 +137,25 @@ class BranchAndBound(EpsilonSolver):
             status = Status.OPTIMAL if closed else Status.HEURISTIC
         return best, lower, status, int(search.nodes)
 
-    def _improve(self, best: Evaluation, bound: Bound, threshold: float, keep: np.ndarray) -> Evaluation:
+    def _improve(self, best: Evaluation, bound: Bound, threshold: float) -> Evaluation:
         """Round the relaxation to a rule set; keep it if it is feasible and better."""
-        z, w = np.zeros(self.stab.size), np.zeros(self.stab.size)
-        z[keep], w[keep] = bound.z, bound.w
-        for candidate in self._roundings(z, w, threshold):
+        candidate = self._rounding(bound.z, bound.w, threshold)
+        if candidate is not None:
             ev = self.oracle(candidate)
             if ev.value < best.value:
-                best = ev
+                return ev
         return best
+
+    def _local_search(self, best: Evaluation, threshold: float, candidates: np.ndarray,
+                      budget: int = 3000) -> Evaluation:
+        """Swap one rule of the incumbent for one of ``candidates`` while that lowers H2 (compiled).
+
+        A good incumbent early is what makes the relaxation's fixings bite, so this runs once
+        per threshold on the candidates the relaxation favours; ``budget`` caps the evaluations.
+        """
+        if not best.support:
+            return best
+        gram = self.oracle.gram
+        support, _ = local_search(gram.G, gram.b, gram.yy, self.oracle.gamma, self.stab, self.k, threshold,
+                                  best.support, best.value, np.asarray(candidates, dtype=np.intp), budget)
+        return self.oracle(support) if support != best.support else best

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from glasswork.cython_ext.moss import local_search
+from glasswork.cython_ext.moss import rounding
 from glasswork.result import Status
 
 from .loss import Evaluation, H2Oracle
@@ -293,57 +293,11 @@ class EpsilonSolver(ABC):
             warm = tuple(sorted(int(i) for i in order[: self.k]))
         return self.oracle(warm)
 
-    def _roundings(self, z: np.ndarray, w: np.ndarray, threshold: float) -> list[tuple[int, ...]]:
-        """Rule sets read off a relaxation: its k largest z, repaired to meet the threshold."""
-        order = np.lexsort((-np.abs(w), -z))
-        chosen = [int(i) for i in order[: self.k] if z[i] > 0]
-        if not chosen:
-            return []
-        if not self.feasible(tuple(chosen), threshold):  # swap the least stable for the most stable
-            rest = [int(i) for i in np.argsort(-self.stab, kind="stable") if int(i) not in chosen]
-            chosen.sort(key=lambda i: self.stab[i])
-            while rest and not self.feasible(tuple(chosen), threshold):
-                if len(chosen) >= self.k:
-                    chosen.pop(0)
-                chosen.append(rest.pop(0))
-            if not self.feasible(tuple(chosen), threshold):
-                return []
-        return [tuple(sorted(chosen))]
-
-    def _local_search(self, best: Evaluation, threshold: float, candidates: np.ndarray,
-                      budget: int = 3000) -> Evaluation:
-        """Swap one rule of the incumbent for one of ``candidates`` while that lowers H2.
-
-        A good incumbent early is what makes the relaxation's fixings bite, so this runs once
-        per threshold on the candidates the relaxation favours; ``budget`` caps the evaluations.
-        In Gram space the search is compiled (the same moves in the same order).
-        """
-        gram = getattr(self.oracle, "gram", None)
-        if gram is not None and best.support:
-            support, _ = local_search(gram.G, gram.b, gram.yy, self.oracle.gamma, self.stab, self.k, threshold,
-                                      best.support, best.value, np.asarray(candidates, dtype=np.intp), budget)
-            return self.oracle(support) if support != best.support else best
-        spent = 0
-        improved = True
-        while improved and spent < budget:
-            improved = False
-            members = set(best.support)
-            for i in candidates:
-                i = int(i)
-                if i in members:
-                    continue
-                for j in best.support:
-                    trial = tuple(sorted((members - {j}) | {i}))
-                    if not self.feasible(trial, threshold):
-                        continue
-                    ev = self.oracle(trial)
-                    spent += 1
-                    if ev.value < best.value * (1 - 1e-12):
-                        best, improved = ev, True
-                        break
-                if improved or spent >= budget:
-                    break
-        return best
+    def _rounding(self, z: np.ndarray, w: np.ndarray, threshold: float) -> tuple[int, ...] | None:
+        """The rule set read off a relaxation: its k largest z, repaired to meet the threshold
+        (compiled, the same rounding the branch-and-bound nodes use); None if there is none."""
+        return rounding(np.ascontiguousarray(z, dtype=np.float64), np.ascontiguousarray(w, dtype=np.float64),
+                        self.stab, self.k, threshold)
 
     def sweep(
         self, thresholds: list[float] | np.ndarray, on_point: Callable[[Point], None] | None = None
@@ -509,7 +463,8 @@ class CuttingPlane(EpsilonSolver):
         bound = relax.solve(threshold, state, self._bound)
         self._bound = bound
         self.master.add_linear_cut(*relax.cut(bound))
-        for candidate in self._roundings(bound.z, bound.w, threshold):
+        candidate = self._rounding(bound.z, bound.w, threshold)
+        if candidate is not None:
             ev = self.oracle(candidate)
             self._cut(ev)
             if ev.value < best.value:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from glasswork.cython_ext.moss import MultiplierSearch, dual_bound
+from glasswork.cython_ext.moss import MultiplierSearch
 
 from .loss import Gram
 
@@ -53,18 +53,6 @@ class PerspectiveRelaxation:
         self.stab = np.asarray(stab, dtype=np.float64)
         self.k = int(k)
         self.m = self.b.size
-
-    def certify(self, bound: Bound, threshold: float, state: np.ndarray) -> None:
-        """Recompute the bound's gradient as ``G w - b`` (the coordinate descent keeps it by
-        rank-one updates) and D from it, so that rounding cannot build up in what is reported."""
-        live = state != OUT
-        bound.g = np.where(live, self.G @ bound.w - self.b, bound.g)
-        bound.value = self.value(bound, threshold, state)
-
-    def value(self, bound: Bound, threshold: float, state: np.ndarray) -> float:
-        """D at the bound's (w, tau, mu) and gradient, for the given fixings."""
-        return dual_bound(self.b, self.yy, self.gamma, self.stab, self.k, bound.tau, bound.mu, threshold,
-                          np.ascontiguousarray(state, dtype=np.int8), bound.w, bound.g)
 
     def feasible(self, threshold: float, state: np.ndarray) -> bool:
         """Whether the fixings leave room for a rule set that reaches the threshold."""
@@ -99,11 +87,9 @@ class PerspectiveRelaxation:
             tau0, mu0 = float(s0[min(self.k, s0.size - 1)]) + 1e-12, 0.0
         search = MultiplierSearch(self.G, self.b, self.yy, self.gamma, self.stab, self.k, threshold, state,
                                   w, g, target)
-        search.run(tau0, mu0, warm is not None, effort)
-        result = Bound(search.best_value, search.best_w, search.best_g, search.best_tau, search.best_mu,
-                       search.best_z)
-        self.certify(result, threshold, state)
-        return result
+        search.run(tau0, mu0, warm is not None, effort)  # ends by certifying the best bound from G w - b
+        return Bound(search.best_value, search.best_w, search.best_g, search.best_tau, search.best_mu,
+                     search.best_z)
 
     # -- what the bound rules out -------------------------------------------------------------
 

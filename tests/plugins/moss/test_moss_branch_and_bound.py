@@ -229,34 +229,88 @@ def test_compiled_h2_equals_the_oracle():
         h2(oracle.gram.G, oracle.gram.b, oracle.gram.yy, 0.7, (3, 20))
 
 
+def _first_improvement_swaps(oracle, stab, k, threshold, support, candidates, budget):
+    """Reference for the compiled local search: first improving swap, candidates in the given
+    order, members in rule order, at most ``budget`` evaluations."""
+    best, value, spent, improved = tuple(support), oracle.value(support), 0, True
+    while improved and spent < budget:
+        improved = False
+        for i in (int(c) for c in candidates):
+            if i in best:
+                continue
+            for j in best:
+                trial = tuple(sorted(set(best) - {j} | {i}))
+                if len(trial) > k or stab[list(trial)].sum() < threshold - 1e-9 * max(1.0, abs(threshold)):
+                    continue
+                spent += 1
+                if oracle.value(trial) < value * (1 - 1e-12):
+                    best, value, improved = trial, oracle.value(trial), True
+                    break
+            if improved or spent >= budget:
+                break
+    return best, value
+
+
 @pytest.mark.parametrize("seed", range(4))
-def test_compiled_local_search_makes_the_same_moves_as_the_python_one(seed):
-    """In Gram space the swap search is compiled; without Gram space the Python loop runs.
-    Both take the first improving swap in the same order, so they end at the same rule set."""
+def test_compiled_local_search_makes_the_same_moves_as_the_reference(seed):
+    """The compiled swap search takes the first improving swap in the same order as a plain
+    Python reference, so both end at the same rule set, under a tight and a loose budget."""
     M, y, counts = instance(n=40, m=18, seed=seed)
     k, gamma = 4, 0.4
     stab = counts.astype(float)
     thr = float(epsilon_grid(counts, k)[4])
-    compiled = BranchAndBound(H2Oracle(M, y, gamma), stab, k)
-    plain_oracle = H2Oracle(M, y, gamma)
-    plain = BranchAndBound(H2Oracle(M, y, gamma), stab, k)
-    plain_oracle.gram = None  # the sample-space oracle: the Python loop
-    plain.oracle = plain_oracle
-    start = compiled._start(thr, None)
+    bb = BranchAndBound(H2Oracle(M, y, gamma), stab, k)
+    reference = H2Oracle(M, y, gamma)
+    start = bb._start(thr, None)
     candidates = np.random.default_rng(seed).permutation(18)
     for budget in (3, 3000):
-        a = compiled._local_search(start, thr, candidates, budget)
-        b = plain._local_search(plain_oracle(start.support), thr, candidates, budget)
-        assert a.support == b.support
-        assert a.value == pytest.approx(b.value, rel=1e-10)
-        assert compiled.feasible(a.support, thr)
+        a = bb._local_search(start, thr, candidates, budget)
+        support, value = _first_improvement_swaps(reference, stab, k, thr, start.support, candidates, budget)
+        assert a.support == support
+        assert a.value == pytest.approx(value, rel=1e-10)
+        assert bb.feasible(a.support, thr)
     # at the end of an unlimited search no single swap with a candidate improves
     members = set(a.support)
     for i in set(candidates.tolist()) - members:
         for j in a.support:
             trial = tuple(sorted(members - {j} | {i}))
-            if compiled.feasible(trial, thr):
-                assert plain_oracle.value(trial) >= a.value * (1 - 1e-12)
+            if bb.feasible(trial, thr):
+                assert reference.value(trial) >= a.value * (1 - 1e-12)
+
+
+def _round_reference(z, w, stab, k, threshold):
+    """Reference for the compiled rounding: k largest z (ties by |w|, then index), then the least
+    stable chosen rule swapped for the most stable rule left until the threshold is met."""
+    floor = threshold - 1e-9 * max(1.0, abs(threshold))
+    order = np.lexsort((-np.abs(w), -z))
+    chosen = [int(i) for i in order[:k] if z[i] > 0]
+    if not chosen:
+        return None
+    if stab[chosen].sum() < floor:
+        rest = [int(i) for i in np.argsort(-stab, kind="stable") if int(i) not in chosen]
+        chosen.sort(key=lambda i: stab[i])
+        while rest and stab[chosen].sum() < floor:
+            if len(chosen) >= k:
+                chosen.pop(0)
+            chosen.append(rest.pop(0))
+        if stab[chosen].sum() < floor:
+            return None
+    return tuple(sorted(chosen))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_compiled_rounding_equals_the_reference(seed):
+    from glasswork.cython_ext.moss import rounding
+
+    rng = np.random.default_rng(seed)
+    m, k = 25, 5
+    stab = rng.integers(1, 40, size=m).astype(float)
+    z = np.where(rng.uniform(size=m) < 0.4, rng.choice([0.25, 0.5, 1.0], size=m), 0.0)  # ties in z
+    w = rng.normal(size=m)
+    sums = np.sort(stab)[::-1]
+    for threshold in (0.0, float(sums[:k].sum()) * 0.8, float(sums[:k].sum()), float(sums[:k].sum()) + 1):
+        assert rounding(z, w, stab, k, threshold) == _round_reference(z, w, stab, k, threshold)
+    assert rounding(np.zeros(m), w, stab, k, 0.0) is None
 
 
 def test_node_search_counts_nodes_and_reports_a_valid_bound_when_stopped_at_a_node_limit():
