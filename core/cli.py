@@ -500,6 +500,7 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
     from ruamel.yaml import YAML
 
     from glasswork.console import fmt_number, fmt_when
+    from glasswork.display import model_view
 
     store = _store(db)
     [run_id] = _resolve(store, (run_ref,))
@@ -522,7 +523,7 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
             console.print(f"  {key:<16} {fmt_number(value)}")
     for model in doc["models"]:
         console.print(f"\n[bold]Model[/bold] ({model['kind']})")
-        console.print(model["text"] or "", markup=False)
+        console.print(model_view(model["model"], model["text"]))
     console.print("\n[bold]Spec[/bold]")
     yaml = YAML()
     yaml.default_flow_style = False

@@ -135,6 +135,8 @@ def _records_table(title: str, records: list[dict[str, Any]], limit: int = 50) -
 
 def render_outcome(outcome: RunOutcome, console: Console) -> None:
     """Print the model, the certificate, the metrics and the search stats."""
+    from glasswork.display import model_view
+
     info, result = outcome.info, outcome.result
     cert = result.certificate
     console.print(
@@ -143,7 +145,8 @@ def render_outcome(outcome: RunOutcome, console: Console) -> None:
     )
     console.print()
     console.print("[bold]Model[/bold]")
-    console.print(Text(result.model.to_text()), soft_wrap=True)
+    # the model as its plugin draws it (the render_model hook), else its own text
+    console.print(model_view(result.model.to_dict(), result.model.to_text()))
     console.print()
 
     certificate = Table.grid(padding=(0, 2))

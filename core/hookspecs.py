@@ -6,7 +6,12 @@ after the hooks below. Third-party plugins are found through the ``glasswork`` e
     [project.entry-points.glasswork]
     my_solver = "my_package.plugin"
 
-The built-in solvers register through exactly the same hooks. See ``docs/plugins.md``.
+The built-in solvers register through exactly the same hooks, and everything the command line
+and the terminal UI show of a solver (its model, its monitor panels, its sweep defaults) comes
+through them, so a third-party solver is shown exactly as a built-in one. A hook implementation
+may take any subset of a hook's arguments, by name. A decorated function whose name matches no
+hook below is the plugin's load error (``glasswork plugins`` shows it), never silently ignored.
+See ``docs/plugins.md``.
 """
 
 from __future__ import annotations
@@ -17,6 +22,9 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from glasswork.display import Panel
     from glasswork.solver import Solver
 
 PROJECT = "glasswork"
@@ -41,4 +49,39 @@ def register_commands(cli: Any) -> None:
     """Add commands to the ``glasswork`` command line.
 
     ``cli`` is the root ``click.Group``; decorate new commands with ``@cli.command()``.
+    """
+
+
+@hookspec(firstresult=True)
+def render_model(model: dict[str, Any], compact: bool, stats: dict[str, Any]) -> RenderableType | None:
+    """Render a model as rich text for ``glasswork run``, ``runs show`` and the terminal UI.
+
+    ``model`` is the model's ``to_dict()`` form, as the run store keeps it: look at
+    ``model["kind"]`` and return ``None`` for kinds that are not yours, so the next plugin (and
+    finally the model's own text) gets its turn. ``compact`` asks for a view that fits the
+    monitor's model box (drop detail columns); ``stats`` is the result's ``stats`` (empty while
+    a search runs), for figures a full view may show beside the model. Return any Rich
+    renderable; ``glasswork.display.model_table`` gives the house table style. A renderer that
+    raises is reported in the view and the model's text is shown instead.
+    """
+
+
+@hookspec
+def monitor_panels(solver: str) -> list[Panel] | None:
+    """The monitor panels of ``solver``'s runs: charts fed by the counters its events carry.
+
+    Return new ``glasswork.display.Panel`` instances (``SeriesPanel``, ``BarsPanel``,
+    ``ScatterPanel``) on every call, in the order they are to appear, or ``None`` when
+    ``solver`` is not yours. Each panel appears in ``glasswork monitor`` once the run has
+    reported what it draws, and in the history's model screen when the final result holds it.
+    """
+
+
+@hookspec(firstresult=True)
+def sweep_defaults(solver: str) -> dict[str, Any] | None:
+    """Defaults for sweeps over ``solver``'s specs, or ``None`` when ``solver`` is not yours.
+
+    Recognised keys: ``metric``, the metric that picks the best point when the data have a test
+    part and the spec names none (``test_accuracy`` otherwise), and ``goal`` (``max`` or
+    ``min``; otherwise inferred from the metric's name).
     """

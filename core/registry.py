@@ -11,15 +11,16 @@ while writing a plugin that is not packaged yet.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import pkgutil
 import traceback
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -28,6 +29,9 @@ from glasswork._version import __version__
 from glasswork.hookspecs import PROJECT
 from glasswork.solver import Solver
 from glasswork.spec import SolverSpec
+
+if TYPE_CHECKING:
+    from glasswork.display import Panel
 
 ENTRY_POINT_GROUP = "glasswork"
 DISABLE_ENV = "GLASSWORK_DISABLE_PLUGINS"
@@ -43,6 +47,7 @@ class PluginInfo:
     version: str
     module: str
     solvers: list[str] = field(default_factory=list)
+    hooks: list[str] = field(default_factory=list)
     error: str | None = None
     disabled: bool = False
 
@@ -57,6 +62,7 @@ class PluginInfo:
             "version": self.version,
             "module": self.module,
             "solvers": list(self.solvers),
+            "hooks": list(self.hooks),
             "status": "disabled" if self.disabled else ("error" if self.error else "ok"),
             "error": self.error,
         }
@@ -140,22 +146,46 @@ class Registry:
             self.pm.register(obj, name=info.name)
         except Exception as exc:  # a broken plugin must never take the others down
             info.error = _describe(exc)
+            return
+        callers = self.pm.get_hookcallers(obj) or []
+        unknown = sorted(c.name for c in callers if c.spec is None)
+        if unknown:
+            # a misspelled hook would otherwise load as "ok" and do nothing, silently
+            self.pm.unregister(obj)
+            info.error = "; ".join(_unknown_hook(name) for name in unknown)
+            return
+        info.hooks = sorted(c.name for c in callers)
+
+    def _each(self, hook: str, **kwargs: Any) -> Iterator[tuple[PluginInfo, Any]]:
+        """Call ``hook`` once per working plugin, through pluggy's hook caller (so its tracing
+        and monitoring see every call), keeping each plugin's failure its own."""
+        caller = getattr(self.pm.hook, hook)
+        names = [impl.plugin_name for impl in caller.get_hookimpls()]
+        for name in names:
+            info = self.plugins.get(name)
+            if info is None or not info.ok:
+                continue
+            others = [self.pm.get_plugin(n) for n in names if n != name]
+            only = self.pm.subset_hook_caller(hook, remove_plugins=[o for o in others if o is not None])
+            try:
+                yield info, only(**kwargs)
+            except Exception as exc:
+                yield info, exc
 
     def _collect_solvers(self) -> None:
         """Call each plugin's ``register_solvers`` on its own, so one failure stays local."""
-        for impl in self.pm.hook.register_solvers.get_hookimpls():
-            info = self.plugins.get(impl.plugin_name)
-            if info is None or info.error is not None:
-                continue
-            found: list[type[Solver]] = []
+        found: list[type[Solver]] = []
+        for info, outcome in self._each("register_solvers", register=found.append):
+            registered, found[:] = list(found), []
             try:
-                impl.function(register=found.append)
-                for cls in found:
+                if isinstance(outcome, Exception):
+                    raise outcome
+                for cls in registered:
                     _check_solver_class(cls)
             except Exception as exc:
                 info.error = _describe(exc)
                 continue
-            for cls in found:
+            for cls in registered:
                 info.solvers.append(cls.name)
                 self._owners.setdefault(cls.name, []).append(info.name)
                 self.solvers[cls.name] = cls
@@ -197,13 +227,38 @@ class Registry:
 
     def register_commands(self, cli: Any) -> list[str]:
         """Let plugins add CLI commands; returns the errors of those that failed."""
-        errors = []
-        for impl in self.pm.hook.register_commands.get_hookimpls():
-            try:
-                impl.function(cli=cli)
-            except Exception as exc:
-                errors.append(f"{impl.plugin_name}: {_describe(exc)}")
-        return errors
+        return [f"{info.name}: {_describe(outcome)}"
+                for info, outcome in self._each("register_commands", cli=cli) if isinstance(outcome, Exception)]
+
+    def monitor_panels(self, solver: str) -> list[Panel]:
+        """Fresh monitor panels for a run of ``solver`` (none when no plugin describes any).
+
+        A plugin whose hook fails or returns something else than panels contributes nothing:
+        the monitor still shows the bounds, the gap and the counters.
+        """
+        from glasswork.display import Panel
+
+        panels: list[Panel] = []
+        for _info, outcome in self._each("monitor_panels", solver=solver):
+            for described in outcome if isinstance(outcome, list) else []:  # one result per plugin
+                if isinstance(described, list):
+                    panels.extend(p for p in described if isinstance(p, Panel))
+        return panels
+
+    def sweep_defaults(self, solver: str) -> dict[str, Any]:
+        """What the plugin of ``solver`` sets as sweep defaults (``metric``, ``goal``)."""
+        try:
+            defaults = self.pm.hook.sweep_defaults(solver=solver)
+        except Exception:  # a broken hook leaves the general defaults in force
+            return {}
+        return dict(defaults) if isinstance(defaults, dict) else {}
+
+
+def _unknown_hook(name: str) -> str:
+    known = sorted(n for n in dir(hookspecs) if isinstance(getattr(getattr(hookspecs, n), "glasswork_spec", None), dict))
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"did you mean {close[0]!r}?" if close else f"the hooks are {', '.join(known)}"
+    return f"hook implementation {name!r} matches no glasswork hook ({hint})"
 
 
 def _check_solver_class(cls: Any) -> None:

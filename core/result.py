@@ -102,7 +102,7 @@ Task = Literal["binary", "multiclass", "regression"]
 class Model(ABC):
     """A glass-box model: it predicts, and it can be read as text and stored as JSON.
 
-    Subclasses set ``kind`` (``"rule_list"``, ``"score_card"``, ...) and ``task``. Classifiers
+    Subclasses set ``kind`` (a name the plugin's ``render_model`` hook recognises) and ``task``. Classifiers
     also implement ``predict_proba`` (columns in the order of ``classes``).
     """
 

@@ -63,6 +63,7 @@ class Sweep:
     loaded: LoadedSpec
     spec: SweepSpec
     points: list[SweepPoint]
+    defaults: dict[str, Any] = field(default_factory=dict)  # the solver's sweep_defaults hook
 
     @property
     def sweep_id(self) -> str:
@@ -76,12 +77,14 @@ class Sweep:
             or self.loaded.spec.data.test is not None
         if not has_test:
             return "objective"
-        return "test_accuracy" if self.loaded.spec.solver != "moss" else "test_r2"
+        return str(self.defaults.get("metric") or "test_accuracy")
 
     @property
     def maximise(self) -> bool:
         if self.spec.goal is not None:
             return self.spec.goal == "max"
+        if self.defaults.get("goal") in ("max", "min") and not self.spec.metric:
+            return self.defaults["goal"] == "max"
         return any(word in self.metric for word in MAXIMISE)
 
 
@@ -144,7 +147,7 @@ def expand(
             points.append(point)
     if issues:
         raise SpecError(issues)
-    return Sweep(LoadedSpec(base, path), sweep_spec, points)
+    return Sweep(LoadedSpec(base, path), sweep_spec, points, registry.sweep_defaults(base.solver))
 
 
 # -- what a worker does ----------------------------------------------------------------------------

@@ -147,6 +147,20 @@ def test_plugins_json_shows_origin_version_and_errors(invoke, monkeypatch):
     assert "toy_plugin" in human.stdout and "error" in human.stdout
 
 
+def test_plugins_shows_a_misspelled_hook(invoke, monkeypatch, tmp_path):
+    from glasswork.registry import get_registry
+
+    (tmp_path / "typo_plugin.py").write_text(
+        "from glasswork import hookimpl\n\n@hookimpl\ndef monitor_panel(solver):\n    return []\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("GLASSWORK_PLUGIN_MODULES", "typo_plugin")
+    get_registry(refresh=True)
+    rows = {row["name"]: row for row in json.loads(invoke("plugins", "--json").stdout)}
+    assert rows["typo_plugin"]["status"] == "error"
+    assert "did you mean 'monitor_panels'" in rows["typo_plugin"]["error"]
+    assert "monitor_panel" in invoke("plugins").stdout
+
+
 def _wait_for_events(path: Path, proc: subprocess.Popen, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

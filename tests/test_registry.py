@@ -100,3 +100,61 @@ def test_builtin_plugins_load_cleanly():
     for info in reg.plugins.values():
         assert info.origin == "builtin"
         assert info.error is None, f"{info.name}: {info.error}"
+
+
+class _Misspelled:
+    """A plugin whose model view is misspelled: it must not load as "ok" and do nothing."""
+
+    @staticmethod
+    @hookimpl
+    def render_modle(model: dict) -> None:
+        return None
+
+
+def test_a_misspelled_hook_implementation_is_the_plugins_load_error():
+    reg = registry(("typo", _Misspelled), ("toy", toy_plugin))
+    error = reg.plugins["typo"].error
+    assert error is not None and "'render_modle' matches no glasswork hook" in error
+    assert "did you mean 'render_model'" in error
+    assert reg.plugins["typo"].to_dict()["status"] == "error"
+    assert reg.pm.get_plugin("typo") is None  # unregistered: none of its hooks is ever called
+    assert reg.plugins["toy"].ok and "toy" in reg.solvers
+
+
+def test_hooks_are_called_through_pluggys_hook_caller():
+    """Tracing (pluggy's add_hookcall_monitoring) sees every hook call, per plugin."""
+    from glasswork.display import model_view
+
+    reg = Registry(builtins=True, entry_points=False, disabled=())
+    seen: list[tuple[str, list[str]]] = []
+    undo = reg.pm.add_hookcall_monitoring(
+        lambda name, impls, kwargs: seen.append((name, [i.plugin_name for i in impls])), lambda *a: None)
+    try:
+        panels = reg.monitor_panels("corels")
+        reg.sweep_defaults("moss")
+        model_view({"kind": "rule_list", "rules": [], "default": {"prediction": 1}}, registry=reg)
+    finally:
+        undo()
+    assert [p.title for p in panels] == ["log10 remaining space", "queue by prefix length"]
+    names = [name for name, _ in seen]
+    assert names.count("monitor_panels") == 3  # once per plugin, each on its own
+    assert ("monitor_panels", ["corels"]) in seen
+    assert {"sweep_defaults", "render_model"} <= set(names)
+
+
+def test_each_plugin_lists_the_hooks_it_implements():
+    reg = Registry(builtins=True, entry_points=False, disabled=())
+    for name in ("corels", "fasterrisk", "moss"):
+        assert {"register_solvers", "render_model", "monitor_panels"} <= set(reg.plugins[name].hooks)
+    assert reg.sweep_defaults("moss") == {"metric": "test_r2"} and reg.sweep_defaults("corels") == {}
+
+
+def test_a_failing_panels_hook_stays_local():
+    class _BadPanels:
+        @staticmethod
+        @hookimpl
+        def monitor_panels(solver: str) -> list:
+            raise RuntimeError("no panels today")
+
+    reg = registry(("bad", _BadPanels), ("toy", toy_plugin))
+    assert reg.monitor_panels("toy") == []  # toy describes none; bad's failure is not the monitor's

@@ -27,8 +27,8 @@ from glasswork.console import fmt_when
 from glasswork.spec import flatten
 from glasswork.store import SweepRow
 from glasswork.tui.state import RunState
-from glasswork.tui.views import fmt, fmt_pct, frontier_table, model_view
-from glasswork.tui.widgets import Chart, ErrorScreen, draw_bounds
+from glasswork.tui.views import fmt, fmt_pct, model_view
+from glasswork.tui.widgets import Chart, ErrorScreen, PanelChart, draw_bounds
 
 STATES = ("running", "finished", "stopped", "cancelled", "failed")
 LIST_LIMIT = 500
@@ -54,7 +54,8 @@ def _summary(doc: dict[str, Any]) -> Table:
 
 
 class ModelScreen(Screen[None]):
-    """A model on its own: its structured view (or text), and a frontier when the run made one."""
+    """A model on its own: its plugin's full view (or its text), and the solver's panels that the
+    final result feeds (a frontier of solutions, say)."""
 
     BINDINGS = [
         Binding("t", "toggle_text", "structured / text"),
@@ -63,35 +64,44 @@ class ModelScreen(Screen[None]):
     ]
     DEFAULT_CSS = """
     ModelScreen #title { height: 1; padding: 0 1; background: $boost; text-style: bold; }
-    ModelScreen #frontier-plot { height: 16; }
+    ModelScreen PanelChart { height: 16; }
     ModelScreen VerticalScroll { padding: 0 1; }
     """
 
     def __init__(self, title: str, model: dict[str, Any] | None, text: str | None,
-                 frontier: list[dict[str, Any]] | None = None) -> None:
+                 stats: dict[str, Any] | None = None, solver: str | None = None) -> None:
         super().__init__()
-        self.model_title, self.model, self.text, self.frontier = title, model, text, frontier
+        self.model_title, self.model, self.text = title, model, text
+        self.stats = stats or {}
+        self.panels = []
+        if solver and self.stats:
+            from glasswork.registry import get_registry
+
+            self.panels = get_registry().monitor_panels(solver)
+            for panel in self.panels:
+                try:
+                    panel.feed({"kind": "finish", "result": {"stats": self.stats}})
+                except Exception:  # a plugin's panel that cannot read this result is left out
+                    panel.title = ""
+            self.panels = [p for p in self.panels if p.title and p.has_data]
         self.as_text = False
 
     def compose(self) -> ComposeResult:
         yield Static(self.model_title, id="title", markup=False)
         with VerticalScroll():
-            if self.frontier:
-                yield Chart(id="frontier-plot")
-                yield Static(frontier_table(self.frontier), id="frontier-table")
+            for panel in self.panels:
+                yield PanelChart(panel)
             yield Static(id="model")
         yield Footer()
 
     def on_mount(self) -> None:
         self._show()
-        if self.frontier:
-            points = self.frontier
-            self.query_one("#frontier-plot", Chart).draw(lambda plt: (
-                plt.scatter([p["h1"] for p in points], [p["h2"] for p in points], color="orange"),
-                plt.title("frontier: loss H2 by stability H1"), plt.xlabel("H1")))
+        for chart in self.query(PanelChart):
+            chart.update_panel()
 
     def _show(self) -> None:
-        body = Text(self.text or "(no text)") if self.as_text else model_view(self.model, self.text)
+        body = Text(self.text or "(no text)") if self.as_text else model_view(self.model, self.text,
+                                                                              stats=self.stats)
         self.query_one("#model", Static).update(body)
 
     def action_toggle_text(self) -> None:
@@ -135,10 +145,9 @@ class RunScreen(Screen[None]):
             "bound trajectory"))
 
     def action_model(self) -> None:
-        frontier = (self.details.get("stats") or {}).get("frontier")
         self.app.push_screen(ModelScreen(f"{self.details['name']} ({self.details['run_id'][:12]})",
                                          self.state.model, self.state.model_text,
-                                         frontier if isinstance(frontier, list) else None))
+                                         self.details.get("stats") or {}, self.details.get("solver")))
 
 
 class CompareScreen(Screen[None]):

@@ -28,7 +28,7 @@ from textual.widgets import Footer, RichLog, Static
 
 from glasswork.tui.state import LogFollower, RunState, event_record, finish_record, start_record
 from glasswork.tui.views import fmt, fmt_rate, model_view
-from glasswork.tui.widgets import Chart, ErrorScreen, draw_bounds, gap_bar
+from glasswork.tui.widgets import Chart, ErrorScreen, PanelChart, draw_bounds, gap_bar
 
 POLL_SECONDS = 0.25
 OWNER_CHECK_SECONDS = 3.0  # a followed run silent this long: check that its process still lives
@@ -259,7 +259,7 @@ class MonitorScreen(Screen[None]):
     MonitorScreen #counters { height: 1fr; }
     MonitorScreen #bottom { height: 3fr; }
     MonitorScreen #panels { width: 1fr; }
-    MonitorScreen #panels Chart { width: 1fr; }
+    MonitorScreen #panels PanelChart { width: 1fr; }
     MonitorScreen #model-box { width: 1fr; border-left: solid $primary-darken-2; padding: 0 1; }
     MonitorScreen #log { height: 5; border-top: solid $primary-darken-2; }
     """
@@ -275,6 +275,7 @@ class MonitorScreen(Screen[None]):
         self._gw_failed = False
         self._gw_left = False
         self._gw_timer: Any = None
+        self._gw_panels: list[Any] = []
 
     def compose(self) -> ComposeResult:
         yield Static(id="header")
@@ -284,19 +285,13 @@ class MonitorScreen(Screen[None]):
                 yield Static(id="gap")
                 yield Static(id="counters")
         with Horizontal(id="bottom"):
-            with Horizontal(id="panels"):
-                yield Chart(id="remaining")
-                yield Chart(id="lengths")
-                yield Chart(id="by-size")
-                yield Chart(id="frontier")
+            yield Horizontal(id="panels")  # the solver's panels, mounted once its name is known
             with VerticalScroll(id="model-box"):
                 yield Static(id="model")
         yield RichLog(id="log", wrap=True, markup=False, max_lines=500)
         yield Footer()
 
     def on_mount(self) -> None:
-        for panel in ("remaining", "lengths", "by-size", "frontier"):
-            self.query_one(f"#{panel}").display = False
         if isinstance(self.source, OwnedRun):
             self._run_owned()
         self.refresh_view()
@@ -408,31 +403,20 @@ class MonitorScreen(Screen[None]):
             table.add_row("(none yet)", "", "")
         return table
 
-    def _bars(self, selector: str, values: dict[int, float], title: str, xlabel: str, color: str) -> None:
-        """A bar chart of a per-size figure, shown once the solver reports it."""
-        if not values:
-            return
-        chart = self.query_one(selector, Chart)
-        chart.display = True
-        keys = sorted(values)
-        chart.draw(lambda plt: (plt.bar([str(k) for k in keys], [values[k] for k in keys], color=color),
-                                plt.title(title), plt.xlabel(xlabel)))
-
     def _panels(self) -> None:
-        s = self.state
-        if len(s.log10_remaining):
-            chart = self.query_one("#remaining", Chart)
-            chart.display = True
-            chart.draw(lambda plt: (plt.plot(*s.log10_remaining.sampled(), marker="braille", color="magenta"),
-                                    plt.title("log10 remaining space"), plt.xlabel("seconds")))
-        self._bars("#lengths", s.queue_lengths, "queue by prefix length", "prefix length", "blue")
-        self._bars("#by-size", s.best_loss_by_size, "best loss by support size", "support size", "green")
-        if s.frontier:
-            chart = self.query_one("#frontier", Chart)
-            chart.display = True
-            chart.draw(lambda plt: (plt.scatter([p[0] for p in s.frontier], [p[1] for p in s.frontier],
-                                                color="orange", marker="dot"),
-                                    plt.title("frontier: loss H2 by stability H1"), plt.xlabel("H1")))
+        """Mount the solver's panels when its run starts; draw those that have data."""
+        box = self.query_one("#panels", Horizontal)
+        if self.state.panels is not self._gw_panels:
+            self._gw_panels = self.state.panels
+            box.remove_children()
+            box.mount(*(PanelChart(panel) for panel in self.state.panels))
+            self.call_after_refresh(self._draw_panels)  # once mounted
+            return
+        self._draw_panels()
+
+    def _draw_panels(self) -> None:
+        for chart in self.query_one("#panels", Horizontal).query(PanelChart):
+            chart.update_panel()
 
     def on_unmount(self) -> None:
         # An owned search never outlives its screen (nor keeps the app from exiting).
@@ -451,8 +435,8 @@ class MonitorScreen(Screen[None]):
         from glasswork.tui.history import ModelScreen
 
         s = self.state
-        frontier = (s.result or {}).get("stats", {}).get("frontier") if s.result else None
-        self.app.push_screen(ModelScreen(f"{s.name} ({s.status})", s.model, s.model_text, frontier))
+        stats = (s.result or {}).get("stats") or {}
+        self.app.push_screen(ModelScreen(f"{s.name} ({s.status})", s.model, s.model_text, stats, s.solver))
 
     def action_close(self) -> None:
         if self.source.owned and not self.state.finished and not self.source.done:

@@ -3,8 +3,9 @@
 An owned run (launched in the app), a followed events file and a run read back from DuckDB all
 produce ``{"kind": ...}`` dicts: ``start`` (the run's identity), ``progress`` / ``incumbent`` /
 ``log`` (``Event.to_dict()``) and ``finish`` (the result or the error). ``RunState`` folds them
-into series and figures; ``LogFollower`` reads an events file incrementally. Neither imports
-Textual, so both are tested without a terminal.
+into series and figures and feeds the solver's monitor panels (from its plugin's hook);
+``LogFollower`` reads an events file incrementally. Neither imports Textual, so both are tested
+without a terminal.
 """
 
 from __future__ import annotations
@@ -14,10 +15,15 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from glasswork.display import Series
+
+if TYPE_CHECKING:
+    from glasswork.display import Panel
+    from glasswork.registry import Registry
 
 RATE_WINDOW = 2.0  # seconds of elapsed time over which counter rates are measured
-MAX_POINTS = 20_000  # per series; older points are thinned beyond this
 
 
 def _number(value: Any) -> float | None:
@@ -28,46 +34,12 @@ def _number(value: Any) -> float | None:
 
 
 @dataclass
-class Series:
-    """A time series of (elapsed, value) that thins itself so it never grows without bound."""
-
-    xs: list[float] = field(default_factory=list)
-    ys: list[float] = field(default_factory=list)
-
-    def add(self, x: float, y: float | None) -> None:
-        if y is None:
-            return
-        if self.xs and x == self.xs[-1]:
-            self.ys[-1] = y
-            return
-        self.xs.append(x)
-        self.ys.append(y)
-        if len(self.xs) > MAX_POINTS:  # keep every other old point, the last ones as they are
-            half = MAX_POINTS // 2
-            self.xs[:half] = self.xs[:half:2]
-            self.ys[:half] = self.ys[:half:2]
-
-    def sampled(self, limit: int = 400) -> tuple[list[float], list[float]]:
-        """At most ``limit`` points for drawing, always including the last one."""
-        n = len(self.xs)
-        if n <= limit:
-            return list(self.xs), list(self.ys)
-        step = n / limit
-        idx = sorted({int(i * step) for i in range(limit)} | {n - 1})
-        return [self.xs[i] for i in idx], [self.ys[i] for i in idx]
-
-    def __len__(self) -> int:
-        return len(self.xs)
-
-
-@dataclass
 class RunState:
     """Everything the live monitor shows, folded from records in arrival order."""
 
     info: dict[str, Any] = field(default_factory=dict)
     objective: Series = field(default_factory=Series)
     lower_bound: Series = field(default_factory=Series)
-    log10_remaining: Series = field(default_factory=Series)
     counters: dict[str, Any] = field(default_factory=dict)
     rates: dict[str, float] = field(default_factory=dict)
     nodes: int | None = None
@@ -76,14 +48,13 @@ class RunState:
     gap: float | None = None
     model: dict[str, Any] | None = None
     model_text: str | None = None
-    frontier: list[tuple[float, float, float | None]] = field(default_factory=list)  # (h1, h2, lb)
-    best_loss_by_size: dict[int, float] = field(default_factory=dict)
-    queue_lengths: dict[int, int] = field(default_factory=dict)
+    panels: list[Panel] = field(default_factory=list)  # the solver's, from its monitor_panels hook
     messages: deque[tuple[float, str, str]] = field(default_factory=lambda: deque(maxlen=200))
     result: dict[str, Any] | None = None
     error: str | None = None
     finished: bool = False
     n_records: int = 0
+    registry: Registry | None = field(default=None, repr=False)  # None: the process-wide one
     _history: deque[tuple[float, dict[str, float]]] = field(default_factory=lambda: deque(maxlen=4096))
 
     # -- identity -----------------------------------------------------------------------------
@@ -143,9 +114,11 @@ class RunState:
         kind = r.get("kind")
         if kind == "start":
             self.info = {k: v for k, v in r.items() if k not in ("kind", "split")}
+            self.panels = self._registry().monitor_panels(self.solver)
             return
         if kind == "finish":
             self._finish(r)
+            self._feed_panels(r)
             return
         t = _number(r.get("elapsed")) or 0.0
         self.elapsed = max(self.elapsed, t)
@@ -166,7 +139,7 @@ class RunState:
         nodes = r.get("nodes")
         if nodes is not None:
             self.nodes = int(nodes)
-        self._solver_panels(t, obj, lb, counters)
+        self._feed_panels(r)
         if counters:
             self.counters.update(counters)
         self._rates(t, counters)
@@ -174,20 +147,20 @@ class RunState:
             self.model = r["model"]
             self.model_text = r.get("model_text")
 
-    def _solver_panels(self, t: float, obj: float | None, lb: float | None, counters: dict[str, Any]) -> None:
-        if _number(counters.get("log10_remaining")) is not None:
-            self.log10_remaining.add(t, float(counters["log10_remaining"]))
-        lengths = counters.get("queue_lengths")
-        if isinstance(lengths, dict):
-            self.queue_lengths = {int(k): int(v) for k, v in lengths.items()}
-        by_size = counters.get("best_loss_by_size")
-        if isinstance(by_size, dict):
-            self.best_loss_by_size = {int(k): float(v) for k, v in by_size.items() if _number(v) is not None}
-        h1 = _number(counters.get("h1"))
-        if h1 is not None and obj is not None:
-            point = (h1, obj, lb)
-            if not self.frontier or self.frontier[-1] != point:
-                self.frontier.append(point)
+    def _registry(self) -> Registry:
+        if self.registry is None:
+            from glasswork.registry import get_registry
+
+            self.registry = get_registry()
+        return self.registry
+
+    def _feed_panels(self, record: dict[str, Any]) -> None:
+        for panel in list(self.panels):
+            try:
+                panel.feed(record)
+            except Exception as exc:  # a plugin's panel must never take the monitor down
+                self.panels.remove(panel)
+                self.messages.append((self.elapsed, "warning", f"panel {panel.title!r} removed: {exc}"))
 
     def _rates(self, t: float, counters: dict[str, Any]) -> None:
         figures = {k: float(v) for k, v in counters.items() if _number(v) is not None}
@@ -221,9 +194,6 @@ class RunState:
                 self.lower_bound.add(t, lb)
             if _number(result.get("gap")) is not None:
                 self.gap = float(result["gap"])
-            if isinstance(stats.get("frontier"), list):
-                self.frontier = [(float(p["h1"]), float(p["h2"]), _number(p.get("lower_bound")))
-                                 for p in stats["frontier"] if _number(p.get("h1")) is not None]
         else:
             self.error = str(r.get("error") or "the run failed without a result")
 

@@ -13,6 +13,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
+from glasswork.display import BarsPanel, Panel, ScatterPanel, SeriesPanel
 from glasswork.tui.views import fmt_pct
 
 
@@ -26,6 +27,34 @@ class Chart(PlotextPlot):
         plt.clear_figure()
         paint(plt)
         self.refresh()
+
+
+class PanelChart(Chart):
+    """One of a solver's monitor panels (``glasswork.display``), hidden until it has data."""
+
+    def __init__(self, panel: Panel, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.panel = panel
+        self.display = False
+
+    def update_panel(self) -> None:
+        if self.panel.has_data:
+            self.display = True
+            self.draw(lambda plt: draw_panel(plt, self.panel))
+
+
+def draw_panel(plt: Any, panel: Panel) -> None:
+    """Draw a panel by its type: a line over time, bars, or a scatter of points."""
+    if isinstance(panel, SeriesPanel):
+        plt.plot(*panel.series.sampled(), marker="braille", color=panel.color)
+    elif isinstance(panel, BarsPanel):
+        labels, heights = panel.bars()
+        plt.bar(labels, heights, color=panel.color)
+    elif isinstance(panel, ScatterPanel):
+        plt.scatter([p[0] for p in panel.points], [p[1] for p in panel.points], color=panel.color, marker="dot")
+    plt.title(panel.title)
+    if panel.xlabel:
+        plt.xlabel(panel.xlabel)
 
 
 def draw_bounds(plt: Any, series: Iterable[tuple[str, Any, str]], title: str) -> None:

@@ -1,6 +1,7 @@
 """CORELS, the built-in certifiably optimal rule list solver (search compiled in ``cython_ext/corels``)."""
 
 from glasswork import hookimpl
+from glasswork.plugins.corels.views import monitor_panels, render_model  # noqa: F401  (hook implementations)
 from glasswork.plugins.corels.model import Rule, RuleList
 from glasswork.plugins.corels.solver import CorelsSolver
 from glasswork.plugins.corels.spec import CorelsSpec

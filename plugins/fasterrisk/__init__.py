@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from glasswork import hookimpl
+from glasswork.plugins.fasterrisk.views import monitor_panels, render_model  # noqa: F401  (hook implementations)
 from glasswork.plugins.fasterrisk.card import ScoreCard
 from glasswork.plugins.fasterrisk.solver import FasterRiskSolver, FasterRiskSpec
 

@@ -7,6 +7,7 @@ through cvxpy (MOSEK or SCIP), or approximately by coordinate descent (MOSS-L).
 """
 
 from glasswork import hookimpl
+from glasswork.plugins.moss.views import monitor_panels, render_model, sweep_defaults  # noqa: F401  (hook implementations)
 
 from .solver import MossSolver
 

@@ -12,7 +12,7 @@ from tui_fixtures import (CORELS_ID, CORELS_ID_2, MOSS_ID, history_db, plain, to
 from glasswork.tui.app import GlassworkApp
 from glasswork.tui.history import CompareScreen, HistoryScreen, ModelScreen, RunScreen
 from glasswork.tui.monitor import MonitorScreen
-from glasswork.tui.widgets import ErrorScreen, HelpScreen
+from glasswork.tui.widgets import ErrorScreen, HelpScreen, PanelChart
 
 SIZE = (130, 40)
 
@@ -86,7 +86,8 @@ def test_open_a_run_its_model_and_frontier(history_db: Path) -> None:
             assert "full model" in plain(app.screen.query_one("#help-body"))
             await pilot.press("escape", "m")
             assert isinstance(app.screen, ModelScreen)
-            assert "optimal" in plain(app.screen.query_one("#frontier-table"))
+            assert "optimal" in plain(app.screen.query_one("#model"))  # the frontier, through the moss view
+            assert [c.panel.title for c in app.screen.query(PanelChart)] == ["frontier: loss H2 by stability H1"]
             await pilot.press("t")
             assert plain(app.screen.query_one("#model")).startswith("start at 22.5")
             await pilot.press("escape", "escape")
@@ -177,8 +178,9 @@ def test_watch_a_recorded_run(history_db: Path) -> None:
             assert isinstance(app.screen, MonitorScreen)
             monitor = app.screen
             await wait_for(pilot, lambda: monitor.state.finished)
-            assert monitor.state.status == "optimal" and len(monitor.state.frontier) == 4
-            assert monitor.query_one("#frontier").display  # the MOSS panel
+            [frontier] = monitor.query(PanelChart)  # the MOSS panel, from its plugin's hook
+            assert monitor.state.status == "optimal" and len(frontier.panel.points) == 4
+            await wait_for(pilot, lambda: frontier.display)
             await pilot.press("c")  # not live: nothing to cancel, and no crash
             await pilot.press("escape")
             assert app.screen is screen

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tui_fixtures import (CORELS_ID, CORELS_ID_2, FASTERRISK_ID, MOSS_ID, corels_records,  # noqa: F401
-                          fasterrisk_records, history_db, moss_records, utc, wait_for)
+                          fasterrisk_records, history_db, moss_records, plain, utc, wait_for)
 
 from glasswork.tui.app import GlassworkApp
 from glasswork.tui.history import CompareScreen, ModelScreen, RunScreen
@@ -140,3 +140,51 @@ def test_error(snap_compare, history_app: GlassworkApp) -> None:
         await pilot.pause(0.1)
 
     assert snap_compare(history_app, terminal_size=SIZE, run_before=run_before)
+
+
+GREEDY_SPEC = {
+    "name": "breast-cancer-greedy", "solver": "greedy",
+    "data": {"source": "sklearn:breast_cancer", "binarize": {"thresholds": 3}},
+    "objective": {"regularization": 0.001}, "constraints": {"max_rules": 6},
+}
+
+
+@pytest.fixture
+def greedy_records(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A real run of the example third-party plugin (loaded as an uninstalled plugin module),
+    recorded with its clocks fixed so that the picture is the same every time."""
+    from glasswork.events import CollectingSink
+    from glasswork.registry import get_registry
+    from glasswork.runner import Runner
+    from glasswork.spec import validate_spec
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "examples" / "glasswork-greedy" / "src"))
+    monkeypatch.setenv("GLASSWORK_PLUGIN_MODULES", "glasswork_greedy.plugin")
+    registry = get_registry(refresh=True)
+    assert registry.plugins["glasswork_greedy.plugin"].ok
+    sink = CollectingSink()
+    outcome = Runner(registry, [sink]).run(validate_spec(GREEDY_SPEC, registry))
+    run_id = "9eedd00000000000000000000000000a"
+    start = {"kind": "start", "run_id": run_id, "name": GREEDY_SPEC["name"], "solver": "greedy",
+             "solver_version": "0.1.0"}
+    events = [{**e.to_dict(), "elapsed": 0.05 * (i + 1)} for i, e in enumerate(sink.events)]
+    result = outcome.to_dict()
+    result["stats"].update(elapsed=0.05 * (len(events) + 1), peak_memory=0)
+    yield [start, *events, {"kind": "finish", "run_id": run_id, "result": result}]
+    monkeypatch.delenv("GLASSWORK_PLUGIN_MODULES")
+    get_registry(refresh=True)
+
+
+def test_a_third_party_solver_in_the_monitor(snap_compare, greedy_records: list[dict[str, Any]]) -> None:
+    """The example plugin's decision list and its panel, through the same hooks as built-in ones."""
+    from glasswork.tui.widgets import PanelChart
+
+    async def run_before(pilot) -> None:
+        await replayed(pilot)
+        [chart] = pilot.app.screen.query(PanelChart)
+        await wait_for(pilot, lambda: chart.display)
+        assert chart.panel.title == "training error by list length" and len(chart.panel.points) >= 3
+        shown = plain(pilot.app.screen.query_one("#model"))
+        assert "captured" in shown and "if worst_radius<=18.49 then benign" in shown  # the plugin's view
+
+    assert snap_compare(monitor_app(greedy_records), terminal_size=SIZE, run_before=run_before)

@@ -41,8 +41,9 @@ def test_state_folds_a_corels_run() -> None:
     assert state.gap is not None and state.gap < state.first_gap
     assert 0 < state.gap_closed <= 1
     assert state.model == RULE_LIST
-    assert state.queue_lengths[3] == 200 + 30 * 11
-    assert len(state.log10_remaining) == 12
+    panels = {p.title: p for p in state.panels}  # from the corels plugin's monitor_panels hook
+    assert panels["queue by prefix length"].values["3"] == 200 + 30 * 11
+    assert len(panels["log10 remaining space"].series) == 12
     assert state.rates["nodes"] > 0 and state.rates["queue"] == 80.0  # 40 per 0.5 s
     assert state.messages[0][2].startswith("corels:")
 
@@ -61,12 +62,14 @@ def test_state_finish_and_failure() -> None:
 def test_state_solver_panels() -> None:
     fr = RunState()
     fr.feed(fasterrisk_records())
-    assert fr.best_loss_by_size == {0: 1400.0, 1: 1100.0, 2: 950.0, 3: 870.0, 4: 830.0, 5: 812.5}
+    [by_size] = fr.panels
+    assert by_size.bars() == (["0", "1", "2", "3", "4", "5"], [1400.0, 1100.0, 950.0, 870.0, 830.0, 812.5])
     assert fr.model == SCORE_CARD and fr.lower_bound.ys == [] and fr.gap is None
     moss = RunState()
     moss.feed(moss_records())
-    assert [p[0] for p in moss.frontier] == [p["h1"] for p in FRONTIER]
-    assert [p[1] for p in moss.frontier] == [p["h2"] for p in FRONTIER]
+    [frontier] = moss.panels
+    assert [p[0] for p in frontier.points] == [p["h1"] for p in FRONTIER]
+    assert [p[1] for p in frontier.points] == [p["h2"] for p in FRONTIER]
 
 
 def test_state_from_store(history_db: Path) -> None:
@@ -75,7 +78,7 @@ def test_state_from_store(history_db: Path) -> None:
     store = RunStore(history_db)
     state = RunState.from_store(store.details(MOSS_ID), store.events(MOSS_ID))
     assert state.status == "optimal" and state.model == RULE_SET
-    assert len(state.frontier) == len(FRONTIER)
+    assert len(state.panels[0].points) == len(FRONTIER)
     failed = RunState.from_store(store.details(FAILED_ID), [])
     assert failed.status == "failed" and "toy solver asked to fail" in failed.error
 
@@ -87,7 +90,7 @@ def test_event_record_drops_missing_values() -> None:
 
 
 def test_series_thins_itself() -> None:
-    from glasswork.tui import state as module
+    from glasswork import display as module
 
     series = module.Series()
     for i in range(module.MAX_POINTS + 10):

@@ -1,6 +1,8 @@
 """The module glasswork loads through the entry point.
 
 ``pyproject.toml`` declares ``[project.entry-points.glasswork] greedy = "glasswork_greedy.plugin"``.
+It registers the solver, and shows its model and a monitor panel through the same hooks as the
+built-in solvers (``glasswork_greedy.views``).
 """
 
 from __future__ import annotations
@@ -9,6 +11,9 @@ from collections.abc import Callable
 
 from glasswork import Solver, hookimpl
 from glasswork_greedy.solver import GreedySolver
+from glasswork_greedy.views import monitor_panels, render_model
+
+__all__ = ["monitor_panels", "register_solvers", "render_model"]
 
 
 @hookimpl

@@ -1,0 +1,48 @@
+"""What a FasterRisk run shows: the score card with its risk table, and the best loss per size."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from glasswork import hookimpl
+from glasswork.console import fmt_number as fmt
+from glasswork.display import BarsPanel, Panel, model_table
+
+
+def score_card_view(model: dict[str, Any]) -> RenderableType:
+    """The points per feature, then the score-to-risk table, as the card is printed on paper."""
+    card = model_table()
+    card.add_column("#", justify="right", style="dim")
+    card.add_column("feature")
+    card.add_column("points", justify="right")
+    features = model.get("features") or []
+    binary = model.get("binary") or [True] * len(features)
+    for i, (feature, points) in enumerate(zip(features, model.get("points") or [])):
+        name = feature if (i >= len(binary) or binary[i]) else f"{feature} x"
+        card.add_row(str(i + 1), name, f"{points:+d}" if isinstance(points, int) else fmt(points))
+    card.add_row("", Text("SCORE", style="bold"), Text("= sum", style="dim"))
+    risks = model_table("risk by score")
+    risks.add_column("score", justify="right")
+    risks.add_column("risk", justify="right")
+    for row in model.get("table") or []:
+        risk = row.get("risk")
+        risks.add_row(fmt(row.get("score"), 4), "-" if risk is None else f"{100 * risk:.1f}%")
+    classes = model.get("classes") or []
+    note = Text(f"risk = P({classes[1]})" if len(classes) > 1 else "", style="dim")
+    return Group(card, risks, note)
+
+
+@hookimpl
+def render_model(model: dict[str, Any]) -> RenderableType | None:
+    return score_card_view(model) if model.get("kind") == "score_card" else None
+
+
+@hookimpl
+def monitor_panels(solver: str) -> list[Panel] | None:
+    if solver != "fasterrisk":
+        return None
+    return [BarsPanel("best loss by support size", counter="best_loss_by_size", xlabel="support size",
+                      color="green")]
