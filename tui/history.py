@@ -1,5 +1,6 @@
-"""The run history: the DuckDB run table with filters, a run's model and bound trajectory,
-side-by-side comparison of two runs, and launching a spec file into the live monitor.
+"""The history screen: the DuckDB run table with filters and sweeps grouped, from which a run
+opens (``run_screen``), two runs are compared (``compare_screen``) and a spec file is launched
+into the live monitor.
 
 Every read opens the database only for the moment it runs (``RunStore`` does), on a thread
 worker, so a run writing to the same file is never blocked for long and the screen never freezes
@@ -8,206 +9,27 @@ while it waits for the lock.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from rich import box
-from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, Select, Static
 
 from glasswork.console import fmt_when
-from glasswork.spec import flatten
 from glasswork.store import SweepRow
-from glasswork.tui.state import RunState
-from glasswork.tui.views import fmt, fmt_pct, model_view
-from glasswork.tui.widgets import Chart, ErrorScreen, PanelChart, draw_bounds
+from glasswork.tui.compare_screen import CompareScreen
+from glasswork.tui.run_screen import RunScreen
+from glasswork.tui.views import fmt, fmt_pct
+from glasswork.tui.widgets import ErrorScreen
 
 STATES = ("running", "finished", "stopped", "cancelled", "failed")
 LIST_LIMIT = 500
 AUTO_RELOAD_SECONDS = 5.0
-
-
-
-
-def _summary(doc: dict[str, Any]) -> Table:
-    table = Table(box=None, show_header=False, pad_edge=False, expand=False)
-    table.add_column(style="bold")
-    table.add_column()
-    table.add_row("run", f"{doc['run_id']}  {doc['name']}")
-    table.add_row("solver", f"{doc['solver']} {doc.get('solver_version') or ''}")
-    table.add_row("state", str(doc["state"]) + (f"  ({doc['error']})" if doc.get("error") else ""))
-    table.add_row("certificate", f"{doc.get('status') or '-'}  objective {fmt(doc.get('objective'), 8)}  "
-                                 f"lower bound {fmt(doc.get('lower_bound'), 8)}  gap {fmt_pct(doc.get('gap'))}")
-    table.add_row("elapsed", "-" if doc.get("elapsed") is None else f"{doc['elapsed']:.2f} s")
-    metrics = doc.get("metrics") or {}
-    if metrics:
-        table.add_row("metrics", "  ".join(f"{k} {fmt(v, 5)}" for k, v in metrics.items()))
-    return table
-
-
-class ModelScreen(Screen[None]):
-    """A model on its own: its plugin's full view (or its text), and the solver's panels that the
-    final result feeds (a frontier of solutions, say)."""
-
-    BINDINGS = [
-        Binding("t", "toggle_text", "structured / text"),
-        Binding("escape,q", "app.pop_screen", "back"),
-        Binding("question_mark", "app.help", "help", key_display="?"),
-    ]
-    DEFAULT_CSS = """
-    ModelScreen #title { height: 1; padding: 0 1; background: $boost; text-style: bold; }
-    ModelScreen PanelChart { height: 16; }
-    ModelScreen VerticalScroll { padding: 0 1; }
-    """
-
-    def __init__(self, title: str, model: dict[str, Any] | None, text: str | None,
-                 stats: dict[str, Any] | None = None, solver: str | None = None) -> None:
-        super().__init__()
-        self.model_title, self.model, self.text = title, model, text
-        self.stats = stats or {}
-        self.panels = []
-        if solver and self.stats:
-            from glasswork.registry import get_registry
-
-            self.panels = get_registry().monitor_panels(solver)
-            for panel in self.panels:
-                try:
-                    panel.feed({"kind": "finish", "result": {"stats": self.stats}})
-                except Exception:  # a plugin's panel that cannot read this result is left out
-                    panel.title = ""
-            self.panels = [p for p in self.panels if p.title and p.has_data]
-        self.as_text = False
-
-    def compose(self) -> ComposeResult:
-        yield Static(self.model_title, id="title", markup=False)
-        with VerticalScroll():
-            for panel in self.panels:
-                yield PanelChart(panel)
-            yield Static(id="model")
-        yield Footer()
-
-    def on_mount(self) -> None:
-        self._show()
-        for chart in self.query(PanelChart):
-            chart.update_panel()
-
-    def _show(self) -> None:
-        body = Text(self.text or "(no text)") if self.as_text else model_view(self.model, self.text,
-                                                                              stats=self.stats)
-        self.query_one("#model", Static).update(body)
-
-    def action_toggle_text(self) -> None:
-        self.as_text = not self.as_text
-        self._show()
-
-
-class RunScreen(Screen[None]):
-    """One recorded run: its certificate and metrics, model, and bound trajectory."""
-
-    BINDINGS = [
-        Binding("m", "model", "full model"),
-        Binding("escape,q", "app.pop_screen", "back"),
-        Binding("question_mark", "app.help", "help", key_display="?"),
-    ]
-    DEFAULT_CSS = """
-    RunScreen #summary { height: auto; padding: 0 1; background: $boost; }
-    RunScreen #trajectory { width: 1fr; }
-    RunScreen #model-box { width: 1fr; padding: 0 1; border-left: solid $primary-darken-2; }
-    """
-
-    def __init__(self, details: dict[str, Any], events: list[dict[str, Any]]) -> None:
-        super().__init__()
-        self.details = details
-        self.state = RunState.from_store(details, events)
-
-    def compose(self) -> ComposeResult:
-        yield Static(_summary(self.details), id="summary")
-        with Horizontal():
-            yield Chart(id="trajectory")
-            with VerticalScroll(id="model-box"):
-                yield Static(Group(Text("model", style="bold"),
-                                   model_view(self.state.model, self.state.model_text, compact=True)),
-                             id="model")
-        yield Footer()
-
-    def on_mount(self) -> None:
-        s = self.state
-        self.query_one("#trajectory", Chart).draw(lambda plt: draw_bounds(
-            plt, [("objective", s.objective, "orange"), ("lower bound", s.lower_bound, "cyan")],
-            "bound trajectory"))
-
-    def action_model(self) -> None:
-        self.app.push_screen(ModelScreen(f"{self.details['name']} ({self.details['run_id'][:12]})",
-                                         self.state.model, self.state.model_text,
-                                         self.details.get("stats") or {}, self.details.get("solver")))
-
-
-class CompareScreen(Screen[None]):
-    """Two runs side by side: the spec keys that differ, certificates, metrics, models, bounds."""
-
-    BINDINGS = [
-        Binding("escape,q", "app.pop_screen", "back"),
-        Binding("question_mark", "app.help", "help", key_display="?"),
-    ]
-    DEFAULT_CSS = """
-    CompareScreen #top { height: 1fr; }
-    CompareScreen #fields { width: 1fr; padding: 0 1; }
-    CompareScreen #trajectories { width: 1fr; }
-    CompareScreen #both { height: 1fr; border-top: solid $primary-darken-2; }
-    CompareScreen .side { width: 1fr; padding: 0 1; }
-    CompareScreen #side-1 { border-left: solid $primary-darken-2; }
-    """
-
-    def __init__(self, docs: list[dict[str, Any]], events: list[list[dict[str, Any]]]) -> None:
-        super().__init__()
-        self.docs = docs
-        self.states = [RunState.from_store(d, e) for d, e in zip(docs, events)]
-
-    def _fields(self) -> Table:
-        specs = [flatten(d["spec"]) for d in self.docs]
-        keys = sorted({k for s in specs for k in s})
-        differing = [k for k in keys if len({json.dumps(s.get(k), sort_keys=True, default=str) for s in specs}) > 1]
-        table = Table(title="comparison", title_justify="left", expand=False, box=box.SIMPLE_HEAD)
-        table.add_column("field")
-        for d in self.docs:
-            table.add_column(f"{d['run_id'][:8]} {d['name']}", justify="right")
-        for key in differing:
-            table.add_row(f"spec.{key}", *(fmt(s.get(key)) for s in specs))
-        for key in ("solver", "state", "status", "objective", "lower_bound", "gap", "elapsed"):
-            values = [d.get(key) for d in self.docs]
-            table.add_row(key, *(fmt_pct(v) if key == "gap" else fmt(v, 8) for v in values))
-        for key in sorted({m for d in self.docs for m in d["metrics"]}):
-            table.add_row(key, *(fmt(d["metrics"].get(key), 6) for d in self.docs))
-        if not differing:
-            table.caption = "(the specs are identical)"
-        return table
-
-    def compose(self) -> ComposeResult:
-        with Horizontal(id="top"):
-            with VerticalScroll(id="fields"):
-                yield Static(self._fields())
-            yield Chart(id="trajectories")
-        with Horizontal(id="both"):
-            for i, (doc, state) in enumerate(zip(self.docs, self.states)):
-                with VerticalScroll(classes="side", id=f"side-{i}"):
-                    yield Static(Group(Text(f"{doc['run_id'][:8]} {doc['name']}", style="bold"),
-                                       model_view(state.model, state.model_text, compact=True)))
-        yield Footer()
-
-    def on_mount(self) -> None:
-        a, b = self.states
-        self.query_one("#trajectories", Chart).draw(lambda plt: draw_bounds(plt, [
-            (f"{a.run_id[:8]} objective", a.objective, "orange"), (f"{a.run_id[:8]} bound", a.lower_bound, "red"),
-            (f"{b.run_id[:8]} objective", b.objective, "cyan"), (f"{b.run_id[:8]} bound", b.lower_bound, "blue"),
-        ], "bound trajectories"))
 
 
 class LaunchScreen(ModalScreen[str | None]):

@@ -432,7 +432,7 @@ class MonitorScreen(Screen[None]):
         self.notify(self.source.cancel())
 
     def action_model(self) -> None:
-        from glasswork.tui.history import ModelScreen
+        from glasswork.tui.model_screen import ModelScreen
 
         s = self.state
         stats = (s.result or {}).get("stats") or {}

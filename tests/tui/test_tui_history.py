@@ -10,7 +10,10 @@ from tui_fixtures import (CORELS_ID, CORELS_ID_2, MOSS_ID, history_db, plain, to
                           wait_for)
 
 from glasswork.tui.app import GlassworkApp
-from glasswork.tui.history import CompareScreen, HistoryScreen, ModelScreen, RunScreen
+from glasswork.tui.compare_screen import CompareScreen
+from glasswork.tui.history import HistoryScreen
+from glasswork.tui.model_screen import ModelScreen
+from glasswork.tui.run_screen import RunScreen
 from glasswork.tui.monitor import MonitorScreen
 from glasswork.tui.widgets import ErrorScreen, HelpScreen, PanelChart
 

@@ -12,7 +12,9 @@ from tui_fixtures import (CORELS_ID, CORELS_ID_2, FASTERRISK_ID, MOSS_ID, corels
                           fasterrisk_records, history_db, moss_records, plain, utc, wait_for)
 
 from glasswork.tui.app import GlassworkApp
-from glasswork.tui.history import CompareScreen, ModelScreen, RunScreen
+from glasswork.tui.compare_screen import CompareScreen
+from glasswork.tui.model_screen import ModelScreen
+from glasswork.tui.run_screen import RunScreen
 from glasswork.tui.widgets import ErrorScreen, HelpScreen
 
 SIZE = (130, 42)
