@@ -48,8 +48,14 @@ __all__ = [
 ]
 
 
-def run(spec_path: str | Path, *, sinks: Sequence[EventSink] = ()) -> RunOutcome:
-    """Load, validate and run one spec file: ``glasswork run`` from Python (nothing is stored)."""
-    from glasswork.runner import Runner
+def run(spec_path: str | Path, *, sinks: Sequence[EventSink] = (), overrides: Sequence[str] = (),
+        db: str | Path | None = None) -> RunOutcome:
+    """Load, validate and run one spec file: ``glasswork run`` from Python.
 
-    return Runner(sinks=sinks).run(load_spec(spec_path))
+    Nothing is stored unless ``db`` names a run store. ``overrides`` are ``--set`` edits
+    (``"objective.regularization=0.01"``). Raises ``SpecError``, ``DataError``, ``StoreError``
+    or ``SolverFailure``.
+    """
+    from glasswork.launch import Launch
+
+    return Launch.from_file(spec_path, overrides, db=db, no_store=db is None).run(sinks)

@@ -81,39 +81,16 @@ def cli() -> None:
 # -- helpers -------------------------------------------------------------------------------------
 
 
-def _fail(message: str, code: int, *, as_json: bool = False, extra: dict[str, Any] | None = None) -> NoReturn:
+def fail(message: str, code: int, *, as_json: bool = False, extra: dict[str, Any] | None = None) -> NoReturn:
+    """End a command: the message on stderr (and as a JSON document with ``--json``), exit ``code``."""
     if as_json:
         click.echo(json.dumps({"error": message, **(extra or {})}, indent=2))
     click.echo(message, err=True)
     sys.exit(code)
 
 
-def _apply_overrides(document: dict[str, Any], overrides: tuple[str, ...]) -> None:
-    """``--set objective.regularization=0.01`` style edits, values parsed as YAML scalars."""
-    from ruamel.yaml import YAML
-
-    from glasswork.spec import SpecError, SpecIssue, set_path
-
-    yaml = YAML(typ="safe")
-    for item in overrides:
-        path, sep, raw = item.partition("=")
-        if not sep or not path.strip():
-            raise SpecError([SpecIssue("--set", 1, 1, "", f"expected PATH=VALUE, got {item!r}")])
-        set_path(document, path.strip(), yaml.load(raw) if raw.strip() else None)
-
-
-def _load(spec_path: str, overrides: tuple[str, ...] = ()) -> Any:
-    from glasswork.registry import get_registry
-    from glasswork.spec import LoadedSpec, read_spec_document, validate_spec
-
-    path = Path(spec_path)
-    document, positions = read_spec_document(path)
-    _apply_overrides(document, overrides)
-    spec = validate_spec(document, get_registry(), file=spec_path, positions=positions)
-    return LoadedSpec(spec=spec, path=path.resolve())
-
-
-def _print_spec_error(error: Any) -> None:
+def print_spec_error(error: Any) -> None:
+    """Every issue of a ``SpecError``, one ``FILE:LINE:COL: field: message`` line each."""
     for issue in error.issues:
         click.echo(str(issue), err=True)
 
@@ -154,61 +131,53 @@ def run(spec: str, as_json: bool, overrides: tuple[str, ...], events_file: Path 
     from glasswork.console import ProgressSink, render_outcome
     from glasswork.data import DataError
     from glasswork.events import JsonLinesSink
-    from glasswork.runner import RunAborted, Runner, SolverFailure
+    from glasswork.launch import Launch
+    from glasswork.runner import RunAborted, SolverFailure
     from glasswork.spec import SpecError
-    from glasswork.store import RunStore, StoreError, StoreSink, default_db_path
+    from glasswork.store import StoreError
 
     try:
-        loaded = _load(spec, overrides)
+        launch = Launch.from_file(spec, overrides, db=db, no_store=no_store)
     except SpecError as exc:
-        _print_spec_error(exc)
-        _fail(f"{spec}: invalid spec ({len(exc.issues)} error(s)); nothing was run.", EXIT_INVALID,
-              as_json=as_json, extra={"issues": [i.to_dict() for i in exc.issues]})
-
-    runner = Runner()
+        print_spec_error(exc)
+        fail(f"{spec}: invalid spec ({len(exc.issues)} error(s)); nothing was run.", EXIT_INVALID,
+             as_json=as_json, extra={"issues": [i.to_dict() for i in exc.issues]})
     try:
-        problem = runner.prepare(loaded)  # before the store opens: bad data writes nothing
+        launch.prepare()  # before the store opens: bad data writes nothing
+        launch.open_store()
     except DataError as exc:
-        _fail(f"{spec}: data error: {exc}", EXIT_INVALID, as_json=as_json)
+        fail(f"{spec}: data error: {exc}", EXIT_INVALID, as_json=as_json)
+    except StoreError as exc:
+        fail(f"{spec}: {exc}; nothing was run.", EXIT_SOLVER, as_json=as_json)
 
     sinks: list[Any] = []
-    store_sink = None
-    if not no_store and (db is not None or loaded.spec.store.enabled):
-        store = RunStore(default_db_path(db, loaded.spec.store.path, loaded.base_dir))
-        try:
-            store.open()
-        except StoreError as exc:
-            _fail(f"{spec}: {exc}; nothing was run.", EXIT_SOLVER, as_json=as_json)
-        store_sink = StoreSink(store)
-        sinks.append(store_sink)
     if not quiet:
         sinks.append(ProgressSink())
     if events_file is not None:
         sinks.append(JsonLinesSink(events_file))
-    runner.sinks.extend(sinks)
     previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     try:
-        outcome = runner.run(loaded, problem=problem)
+        outcome = launch.run(sinks)
     except DataError as exc:
-        _fail(f"{spec}: data error: {exc}", EXIT_INVALID, as_json=as_json)
+        fail(f"{spec}: data error: {exc}", EXIT_INVALID, as_json=as_json)
     except SolverFailure as exc:
         if debug and exc.__cause__ is not None:
             traceback.print_exception(exc.__cause__, file=sys.stderr)
         hint = "" if debug else " (run with --debug for the traceback)"
-        _fail(f"{spec}: {exc}{hint}", EXIT_SOLVER, as_json=as_json)
+        fail(f"{spec}: {exc}{hint}", EXIT_SOLVER, as_json=as_json)
     except RunAborted:
-        _fail(f"{spec}: run abandoned by a second interrupt; no result.", EXIT_INTERRUPTED, as_json=as_json)
+        fail(f"{spec}: run abandoned by a second interrupt; no result.", EXIT_INTERRUPTED, as_json=as_json)
     except KeyboardInterrupt:
-        _fail(f"{spec}: interrupted before the search started; nothing was run.", EXIT_INTERRUPTED,
-              as_json=as_json)
+        fail(f"{spec}: interrupted before the search started; nothing was run.", EXIT_INTERRUPTED,
+             as_json=as_json)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
-    for problem in runner.sink_errors + (store_sink.warnings if store_sink else []):
-        click.echo(f"warning: {problem}", err=True)
+    for warning in launch.warnings:
+        click.echo(f"warning: {warning}", err=True)
     if as_json:
         document = outcome.to_dict()
-        if store_sink is None:
+        if launch.store is None:
             document["run_id"] = None  # nothing to look it up in
         click.echo(json.dumps(document, indent=2, allow_nan=False))
     else:
@@ -223,15 +192,15 @@ def run(spec: str, as_json: bool, overrides: tuple[str, ...], events_file: Path 
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 def validate(specs: tuple[str, ...], as_json: bool) -> None:
     """Check spec files without running them; exit 2 if any is invalid."""
-    from glasswork.spec import SpecError
+    from glasswork.spec import SpecError, load_spec
 
     report = []
     for spec in specs:
         try:
-            loaded = _load(spec)
+            loaded = load_spec(spec)
         except SpecError as exc:
             if not as_json:
-                _print_spec_error(exc)
+                print_spec_error(exc)
             report.append({"file": spec, "valid": False, "issues": [i.to_dict() for i in exc.issues]})
         else:
             if not as_json:
@@ -322,18 +291,18 @@ def sweep(spec: str, executor: str, scheduler: str | None, jobs: int | None, ove
 
     from glasswork.console import fmt_number
     from glasswork.registry import get_registry
-    from glasswork.spec import SpecError, read_spec_document
+    from glasswork.spec import SpecError, apply_overrides, read_spec_document
     from glasswork.store import RunStore, StoreError, default_db_path
     from glasswork import sweep as sweeps
 
     path = Path(spec)
     try:
         document, positions = read_spec_document(path)
-        _apply_overrides(document, overrides)
+        apply_overrides(document, overrides)
         plan = sweeps.expand(document, get_registry(), file=spec, positions=positions, path=path.resolve())
     except SpecError as exc:
-        _print_spec_error(exc)
-        _fail(f"{spec}: invalid sweep ({len(exc.issues)} error(s)); nothing was run.", EXIT_INVALID, as_json=as_json,
+        print_spec_error(exc)
+        fail(f"{spec}: invalid sweep ({len(exc.issues)} error(s)); nothing was run.", EXIT_INVALID, as_json=as_json,
               extra={"issues": [i.to_dict() for i in exc.issues]})
     if dry_run:
         for point in plan.points:
@@ -346,11 +315,11 @@ def sweep(spec: str, executor: str, scheduler: str | None, jobs: int | None, ove
         try:
             store = RunStore(default_db_path(db, plan.loaded.spec.store.path, plan.loaded.base_dir)).open()
         except StoreError as exc:
-            _fail(f"{spec}: {exc}; nothing was run.", EXIT_SOLVER, as_json=as_json)
+            fail(f"{spec}: {exc}; nothing was run.", EXIT_SOLVER, as_json=as_json)
     try:
         pool = sweeps.make_executor(executor, jobs=jobs, scheduler=scheduler)
     except Exception as exc:
-        _fail(f"{spec}: cannot start the {executor} executor: {exc}", EXIT_SOLVER, as_json=as_json)
+        fail(f"{spec}: cannot start the {executor} executor: {exc}", EXIT_SOLVER, as_json=as_json)
 
     total = len(plan.points)
     done = [0]
@@ -368,7 +337,7 @@ def sweep(spec: str, executor: str, scheduler: str | None, jobs: int | None, ove
     try:
         report = sweeps.run_sweep(plan, pool, store=store, restart=restart, on_outcome=progress)
     except KeyboardInterrupt:
-        _fail(f"{spec}: sweep abandoned by a second interrupt; finished points are stored, "
+        fail(f"{spec}: sweep abandoned by a second interrupt; finished points are stored, "
               "run it again to resume.", EXIT_INTERRUPTED, as_json=as_json)
     finally:
         pool.close()
@@ -432,11 +401,11 @@ def _store(db: str | None) -> Any:
 
     path = default_db_path(db)
     if not path.exists():
-        _fail(f"no run store at {path} (run a spec first, or point --db / $GLASSWORK_DB at one)", EXIT_INVALID)
+        fail(f"no run store at {path} (run a spec first, or point --db / $GLASSWORK_DB at one)", EXIT_INVALID)
     try:
         return RunStore(path).open()
     except StoreError as exc:
-        _fail(str(exc), EXIT_SOLVER)
+        fail(str(exc), EXIT_SOLVER)
 
 
 def _resolve(store: Any, refs: tuple[str, ...]) -> list[str]:
@@ -445,7 +414,7 @@ def _resolve(store: Any, refs: tuple[str, ...]) -> list[str]:
     try:
         return store.resolve(refs)
     except StoreError as exc:
-        _fail(str(exc), EXIT_INVALID)
+        fail(str(exc), EXIT_INVALID)
 
 
 @runs.command("list")
@@ -547,7 +516,7 @@ def runs_compare(run_refs: tuple[str, ...], db: str | None, as_json: bool) -> No
     from glasswork.spec import flatten
 
     if len(run_refs) < 2:
-        _fail("compare needs at least two runs", EXIT_INVALID)
+        fail("compare needs at least two runs", EXIT_INVALID)
     store = _store(db)
     docs = [store.details(r) for r in _resolve(store, run_refs)]
     specs = [flatten(d["spec"]) for d in docs]
@@ -600,7 +569,7 @@ def runs_export(run_refs: tuple[str, ...], db: str | None, fmt: str, output: Pat
             click.echo(f"wrote {output}", err=True)
         return
     if output is None:
-        _fail(f"--format {fmt} needs -o PREFIX", EXIT_INVALID)
+        fail(f"--format {fmt} needs -o PREFIX", EXIT_INVALID)
     for table, path in store.export(run_ids, output, fmt):
         click.echo(f"wrote {path} ({table})", err=True)
 

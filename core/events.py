@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+from glasswork.record import RecordSink
 from glasswork.result import _jsonable
 
 if TYPE_CHECKING:
     from glasswork.result import Model
-    from glasswork.runner import RunInfo, RunOutcome
+    from glasswork.record import RunInfo
+    from glasswork.runner import RunOutcome
 
 EventKind = Literal["progress", "incumbent", "log"]
 
@@ -113,14 +115,16 @@ class CollectingSink:
         return [e for e in self.events if e.kind == kind]
 
 
-class JsonLinesSink:
-    """Appends every event to a JSON-lines file, flushed per line, so another process can tail it.
+class JsonLinesSink(RecordSink):
+    """Appends every record of a run to a JSON-lines file, flushed per line, so another process
+    can tail it.
 
     The first line describes the run and the last one its end, so a follower knows both what it
     is watching and when to stop.
     """
 
     def __init__(self, path: str | Path) -> None:
+        super().__init__(self._write)
         self.path = Path(path)
         self._fh: IO[str] | None = None
 
@@ -132,20 +136,12 @@ class JsonLinesSink:
     def on_start(self, run: RunInfo) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fh = self.path.open("a", encoding="utf-8")
-        self._write({"kind": "start", **run.to_dict()})
-
-    def on_event(self, event: Event) -> None:
-        self._write(event.to_dict())
+        super().on_start(run)
 
     def on_finish(
         self, run: RunInfo, outcome: RunOutcome | None, error: BaseException | None
     ) -> None:
-        record: dict[str, Any] = {"kind": "finish", "run_id": run.run_id}
-        if outcome is not None:
-            record["result"] = outcome.to_dict()
-        if error is not None:
-            record["error"] = f"{type(error).__name__}: {error}"
-        self._write(record)
+        super().on_finish(run, outcome, error)
         if self._fh is not None:
             self._fh.close()
             self._fh = None

@@ -8,20 +8,19 @@ returns its best model with status ``cancelled``; a second one abandons the run.
 
 from __future__ import annotations
 
-import os
 import queue
-import socket
 import threading
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 from glasswork import metrics
 from glasswork.data import DataError, Problem, load_problem
 from glasswork.events import Event, EventSink
+from glasswork.record import RunInfo
 from glasswork.registry import Registry, get_registry
 from glasswork.result import Result, Status
 from glasswork.solver import Limits, SolveContext, Solver, StopReason, peak_memory, resident_memory
@@ -37,40 +36,6 @@ class SolverFailure(RuntimeError):
 
 class RunAborted(KeyboardInterrupt):
     """A second Ctrl-C: the run is abandoned without waiting for the solver."""
-
-
-@dataclass
-class RunInfo:
-    """Who and what a run is; sinks receive it first."""
-
-    run_id: str
-    name: str
-    solver: str
-    solver_version: str
-    spec_hash: str
-    spec: dict[str, Any]
-    spec_path: str | None
-    data_fingerprint: str
-    n_train: int
-    n_test: int
-    n_features: int
-    started_at: str
-    host: str = field(default_factory=socket.gethostname)
-    pid: int = field(default_factory=os.getpid)
-    split: dict[str, list[int]] | None = field(default=None, repr=False)
-    sweep_id: str | None = None
-    sweep_point: dict[str, Any] | None = None
-
-    def to_dict(self, *, full: bool = False) -> dict[str, Any]:
-        """JSON-ready; the split's row indices (long) only with ``full``."""
-        out = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        if not full:
-            out.pop("split")
-        return out
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RunInfo:
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
 
 @dataclass

@@ -389,15 +389,32 @@ def _names(names: Iterable[str]) -> str:
     return ", ".join(listed) if listed else "none (see 'glasswork plugins')"
 
 
-def load_spec(path: str | Path, registry: Registry | None = None) -> LoadedSpec:
-    """Read and validate one spec file. Raises ``SpecError`` listing every problem found."""
+def load_spec(path: str | Path, registry: Registry | None = None, *,
+              overrides: Sequence[str] = ()) -> LoadedSpec:
+    """Read and validate one spec file, with ``--set PATH=VALUE`` overrides applied first.
+
+    Raises ``SpecError`` listing every problem found.
+    """
     from glasswork.registry import get_registry
 
     registry = registry or get_registry()
     path = Path(path)
     document, positions = read_spec_document(path)
+    apply_overrides(document, overrides)
     spec = validate_spec(document, registry, file=str(path), positions=positions)
     return LoadedSpec(spec=spec, path=path.resolve())
+
+
+def apply_overrides(document: dict[str, Any], overrides: Sequence[str]) -> None:
+    """``objective.regularization=0.01`` style edits (``--set``), values parsed as YAML scalars."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="safe")
+    for item in overrides:
+        path, sep, raw = item.partition("=")
+        if not sep or not path.strip():
+            raise SpecError([SpecIssue("--set", 1, 1, "", f"expected PATH=VALUE, got {item!r}")])
+        set_path(document, path.strip(), yaml.load(raw) if raw.strip() else None)
 
 
 def json_schema(registry: Registry | None = None) -> dict[str, Any]:

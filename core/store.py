@@ -31,12 +31,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from glasswork.events import Event
+from glasswork.record import RunInfo, finish_record, start_record
 from glasswork.result import Status
 
 if TYPE_CHECKING:
     import duckdb
 
-    from glasswork.runner import RunInfo, RunOutcome
+    from glasswork.runner import RunOutcome
 
 DEFAULT_DB = "glasswork.duckdb"
 DB_ENV = "GLASSWORK_DB"
@@ -441,8 +442,6 @@ class RunStore:
         return {json.loads(point)["key"]: run_id for point, run_id in rows if point}
 
     def _import_log(self, con: duckdb.DuckDBPyConnection, records: list[dict[str, Any]]) -> None:
-        from glasswork.runner import RunInfo
-
         start = records[0]
         info = RunInfo.from_dict(start)
         have = con.execute("SELECT coalesce(max(seq), -1) FROM events WHERE run_id = ?", [info.run_id]).fetchone()[0]
@@ -665,7 +664,7 @@ class StoreSink:
         self._run_id = run.run_id
         self.store.events_dir.mkdir(parents=True, exist_ok=True)
         self._log = self.store.log_path(run.run_id).open("a", encoding="utf-8")
-        self._write_log({"kind": "start", **run.to_dict(full=True)})
+        self._write_log(start_record(run, full=True))
         self._info = run
         self._stop.clear()
         self._thread = threading.Thread(target=self._flusher, name="glasswork-store", daemon=True)
@@ -720,10 +719,7 @@ class StoreSink:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        result = None if outcome is None else outcome.to_dict()
-        finish: dict[str, Any] = {"kind": "finish", "run_id": run.run_id, "result": result}
-        if error is not None:
-            finish["error"] = f"{type(error).__name__}: {error}"
+        finish = dict(finish_record(run.run_id, outcome, error))
         self._write_log(finish)
         self._log.close()
         try:

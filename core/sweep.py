@@ -26,6 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
+from glasswork.record import RunInfo, finish_record, start_record
 from glasswork.registry import Registry, get_registry
 from glasswork.spec import LoadedSpec, SpecError, SpecIssue, SweepSpec, _Positions, set_path, validate_spec
 
@@ -174,20 +175,22 @@ def run_point(document: dict[str, Any], base_dir: str, cancel: Any = None) -> li
     stopped as by Ctrl-C and its best model comes back with status ``cancelled``.
     """
     from glasswork.data import DataError
-    from glasswork.events import CollectingSink
-    from glasswork.runner import Runner, SolverFailure
+    from glasswork.launch import Launch
+    from glasswork.record import RecordSink
+    from glasswork.runner import SolverFailure
 
     registry = get_registry()
     spec = validate_spec(document, registry)
-    sink = CollectingSink()
-    runner = Runner(registry, [sink])
+    # workers never open the database: the owner records what they send back
+    launch = Launch(LoadedSpec(spec, Path(base_dir) / "spec"), no_store=True, registry=registry)
+    records: list[dict[str, Any]] = []
     stop = threading.Event()
 
     def watch() -> None:
         while not stop.wait(0.2):
             try:
                 if cancel is not None and cancel.is_set():
-                    runner.cancel()
+                    launch.cancel()
                     return
             except Exception:  # the owner (and its flag) went away: finish on our own
                 return
@@ -196,20 +199,15 @@ def run_point(document: dict[str, Any], base_dir: str, cancel: Any = None) -> li
     watcher.start()
     error = None
     try:
-        runner.run(LoadedSpec(spec, Path(base_dir) / "spec"))
+        launch.run([RecordSink(records.append, full=True)])
     except (DataError, SolverFailure) as exc:
         error = str(exc)
     finally:
         stop.set()
-    if sink.run is None:  # failed before the run began (e.g. unreadable data)
-        return [{"kind": "finish", "error": error or "the run did not start"}]
-    records = [{"kind": "start", **sink.run.to_dict(full=True)}]
-    records += [e.to_dict() for e in sink.events]
-    finish: dict[str, Any] = {"kind": "finish", "run_id": sink.run.run_id,
-                              "result": None if sink.outcome is None else sink.outcome.to_dict()}
-    if error is not None or sink.error is not None:
-        finish["error"] = error or f"{type(sink.error).__name__}: {sink.error}"
-    records.append(finish)
+    if not records:  # failed before the run began (e.g. unreadable data)
+        return [dict(finish_record(None, None, error or "the run did not start"))]
+    if error is not None and records[-1].get("kind") == "finish":
+        records[-1]["error"] = error  # the message the user acts on, not the exception's repr
     return records
 
 
@@ -250,7 +248,7 @@ def as_completed_futures(futures: dict[Future[Any], Any]) -> Iterator[Future[Any
 
 
 def _failed(point: SweepPoint, message: str) -> PointOutcome:
-    return PointOutcome(point, [{"kind": "finish", "error": message}], message)
+    return PointOutcome(point, [dict(finish_record(None, None, message))], message)
 
 
 def _outcome(point: SweepPoint, records: list[dict[str, Any]]) -> PointOutcome:
@@ -473,8 +471,6 @@ def _record(sweep: Sweep, outcome: PointOutcome, store: Any) -> None:
     """Store one point's run, tagged with the sweep; a run that never began gets a minimal row."""
     records = outcome.records
     if not records or records[0].get("kind") != "start":
-        from glasswork.runner import RunInfo
-
         spec = sweep.loaded.spec
         info = RunInfo(
             run_id=uuid.uuid4().hex, name=spec.name, solver=spec.solver, solver_version="",
@@ -482,9 +478,8 @@ def _record(sweep: Sweep, outcome: PointOutcome, store: Any) -> None:
             else str(sweep.loaded.path), data_fingerprint="", n_train=0, n_test=0, n_features=0,
             started_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"), pid=0,
         )
-        records = [{"kind": "start", **info.to_dict(full=True)},
-                   {"kind": "finish", "run_id": info.run_id, "result": None,
-                    "error": outcome.error or "the point did not run"}]
+        records = [start_record(info, full=True),
+                   dict(finish_record(info.run_id, None, outcome.error or "the point did not run"))]
         outcome.records = records
     records[0]["sweep_id"] = sweep.sweep_id
     records[0]["sweep_point"] = {**outcome.point.to_dict(), "total": len(sweep.points)}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from glasswork.cli import DB_OPTION, EXIT_INVALID, EXIT_SOLVER, _fail, _load, _print_spec_error
+from glasswork.cli import DB_OPTION, EXIT_INVALID, EXIT_SOLVER, fail, print_spec_error
 
 
 @click.command()
@@ -20,38 +20,38 @@ def monitor(target: str, db: str | None, no_store: bool, overrides: tuple[str, .
     """Watch a run live: run SPEC here, or follow RUN (an id prefix or 'latest') that another
     process runs. Keys: c cancels (the best model is kept), m shows the model, q closes, ? helps.
     """
+    from glasswork.launch import Launch
     from glasswork.spec import SpecError
     from glasswork.store import RunStore, StoreError, StoreLocked, default_db_path
     from glasswork.tui.app import GlassworkApp
-    from glasswork.tui.monitor import FollowedRun, OwnedRun
+    from glasswork.tui.sources import FollowedRun, OwnedRun
 
     source: OwnedRun | FollowedRun
     if Path(target).is_file():
         try:
-            loaded = _load(target, overrides)
+            launch = Launch.from_file(target, overrides, db=db, no_store=no_store)
         except SpecError as exc:
-            _print_spec_error(exc)
-            _fail(f"{target}: invalid spec ({len(exc.issues)} error(s)); nothing was run.", EXIT_INVALID)
-        if not no_store and (db is not None or loaded.spec.store.enabled):
-            try:
-                RunStore(default_db_path(db, loaded.spec.store.path, loaded.base_dir)).open()
-            except StoreError as exc:
-                _fail(f"{target}: {exc}; nothing was run.", EXIT_SOLVER)
-        source = OwnedRun(loaded, db=db, no_store=no_store)
+            print_spec_error(exc)
+            fail(f"{target}: invalid spec ({len(exc.issues)} error(s)); nothing was run.", EXIT_INVALID)
+        try:
+            launch.open_store()  # a store that cannot be used stops us before the UI starts
+        except StoreError as exc:
+            fail(f"{target}: {exc}; nothing was run.", EXIT_SOLVER)
+        source = OwnedRun(launch)  # the data are loaded in the UI, which shows a data error
     else:
         if overrides or no_store:
-            _fail(f"{target}: --set and --no-store apply to a spec file, and there is no such file", EXIT_INVALID)
+            fail(f"{target}: --set and --no-store apply to a spec file, and there is no such file", EXIT_INVALID)
         path = default_db_path(db)
         if not path.exists():
-            _fail(f"{target}: not a spec file, and there is no run store at {path} to find a run in",
+            fail(f"{target}: not a spec file, and there is no run store at {path} to find a run in",
                   EXIT_INVALID)
         store = RunStore(path)
         try:
             [run_id] = store.resolve([target])
         except StoreLocked as exc:
-            _fail(str(exc), EXIT_SOLVER)
+            fail(str(exc), EXIT_SOLVER)
         except StoreError as exc:
-            _fail(str(exc), EXIT_INVALID)
+            fail(str(exc), EXIT_INVALID)
         source = FollowedRun(store, run_id)
     app = GlassworkApp(db=db, source=source)
     app.run()

@@ -9,7 +9,6 @@ while it waits for the lock.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -271,7 +270,8 @@ class HistoryScreen(Screen[None]):
         self.app.call_from_thread(self.app.push_screen, screen)
 
     def action_watch(self) -> None:
-        from glasswork.tui.monitor import FollowedRun, MonitorScreen
+        from glasswork.tui.monitor import MonitorScreen
+        from glasswork.tui.sources import FollowedRun
 
         run_id = self._current()
         if run_id is None:
@@ -285,32 +285,13 @@ class HistoryScreen(Screen[None]):
 
     def launch(self, spec_path: str | None) -> None:
         """Validate a spec file and run it in the live monitor (errors shown, not raised)."""
-        from glasswork.tui.monitor import MonitorScreen, OwnedRun
+        from glasswork.tui.monitor import MonitorScreen
+        from glasswork.tui.sources import OwnedRun, load_spec_or_error
 
         if not spec_path:
             return
-        loaded = load_spec_or_error(spec_path)
-        if isinstance(loaded, tuple):
-            self.app.push_screen(ErrorScreen(*loaded))
+        launch = load_spec_or_error(spec_path, db=str(self.store.path), follow_spec_store=True)
+        if isinstance(launch, tuple):
+            self.app.push_screen(ErrorScreen(*launch))
             return
-        # recorded in the store this screen shows, unless the spec turns recording off
-        self.app.push_screen(MonitorScreen(OwnedRun(loaded, db=str(self.store.path),
-                                                    no_store=not loaded.spec.store.enabled)))
-
-
-def load_spec_or_error(spec_path: str, overrides: tuple[str, ...] = ()) -> Any:
-    """The loaded spec, or ``(title, message)`` saying readably why it cannot run."""
-    from glasswork.cli import _load
-    from glasswork.spec import SpecError
-
-    path = Path(spec_path).expanduser()
-    if not path.is_file():
-        return ("No such spec file", f"{spec_path}: not a file")
-    try:
-        return _load(str(path), overrides)
-    except SpecError as exc:
-        lines = [str(issue) for issue in exc.issues]
-        return ("Invalid spec", "\n".join(lines) + f"\n\n{spec_path}: invalid spec "
-                f"({len(exc.issues)} error(s)); nothing was run.")
-    except Exception as exc:
-        return ("Cannot read the spec", f"{spec_path}: {type(exc).__name__}: {exc}")
+        self.app.push_screen(MonitorScreen(OwnedRun(launch)))

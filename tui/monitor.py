@@ -1,19 +1,14 @@
 """The live monitor: one run's bounds, gap, counters, solver panels and incumbent model.
 
-The records come from a *source*: ``OwnedRun`` runs a spec in this process (the runner blocks a
-Textual thread worker while the solver searches without the GIL in its own thread) and
-``FollowedRun`` tails the events file of a run another process owns, then reads the rest from
-DuckDB once the owner has recorded it and removed the file. The screen drains its source a few
-times a second, so however fast a solver emits events the interface stays responsive.
+The records come from a *source* (``glasswork.tui.sources``): ``OwnedRun`` runs a spec in this
+process (the run path blocks a Textual thread worker while the solver searches without the GIL
+in its own thread) and ``FollowedRun`` follows a run another process owns. The screen drains its
+source a few times a second, so however fast a solver emits events the interface stays
+responsive.
 """
 
 from __future__ import annotations
 
-import os
-import queue
-import signal
-import socket
-import time
 from typing import Any
 
 from rich.console import Group
@@ -26,218 +21,13 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, RichLog, Static
 
-from glasswork.tui.state import LogFollower, RunState, event_record, finish_record, start_record
+from glasswork.tui.sources import FollowedRun, OwnedRun
+from glasswork.tui.state import RunState
 from glasswork.tui.views import fmt, fmt_rate, model_view
 from glasswork.tui.widgets import Chart, ErrorScreen, PanelChart, draw_bounds, gap_bar
 
 POLL_SECONDS = 0.25
-OWNER_CHECK_SECONDS = 3.0  # a followed run silent this long: check that its process still lives
 SHOWN_COUNTERS = 12
-
-
-class QueueSink:
-    """An event sink that hands records to the UI thread through a queue (never blocks the run)."""
-
-    def __init__(self, records: queue.SimpleQueue[dict[str, Any]]) -> None:
-        self.records = records
-
-    def on_start(self, run: Any) -> None:
-        self.records.put({"kind": "start", **run.to_dict()})
-
-    def on_event(self, event: Any) -> None:
-        self.records.put(event.to_dict())
-
-    def on_finish(self, run: Any, outcome: Any, error: BaseException | None) -> None:
-        record: dict[str, Any] = {"kind": "finish", "run_id": run.run_id,
-                                  "result": None if outcome is None else outcome.to_dict()}
-        if error is not None:
-            record["error"] = f"{type(error).__name__}: {error}"
-        self.records.put(record)
-
-
-class OwnedRun:
-    """A spec run by this process; the monitor owns it and can cancel it."""
-
-    owned = True
-
-    def __init__(self, loaded: Any, *, db: str | None = None, no_store: bool = False) -> None:
-        self.loaded = loaded
-        self.db = db
-        self.no_store = no_store
-        self.records: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
-        self.runner: Any = None
-        self.exit_code = 0
-        self.done = False
-        self.cancel_requested = False
-
-    @property
-    def title(self) -> str:
-        return str(self.loaded.path or self.loaded.spec.name)
-
-    def run(self) -> None:
-        """Blocks until the run ends; call it from a thread worker. Never raises."""
-        from glasswork.data import DataError
-        from glasswork.runner import RunAborted, Runner, SolverFailure
-        from glasswork.store import RunStore, StoreError, StoreSink, default_db_path
-
-        sinks: list[Any] = []
-        store_sink = None
-        try:
-            spec = self.loaded.spec
-            problem = Runner().prepare(self.loaded)  # before the store opens: bad data writes nothing
-            if not self.no_store and (self.db is not None or spec.store.enabled):
-                store = RunStore(default_db_path(self.db, spec.store.path, self.loaded.base_dir))
-                store.open()
-                store_sink = StoreSink(store)
-                sinks.append(store_sink)  # first: the run is recorded before the UI hears it ended
-            sinks.append(QueueSink(self.records))
-            self.runner = Runner(sinks=sinks)
-            if self.cancel_requested:
-                self.runner.cancel()  # asked before the runner existed: stops as soon as it starts
-            self.runner.run(self.loaded, problem=problem)
-        except StoreError as exc:
-            self._fail("The run store cannot be used", f"{exc}; nothing was run.", 1)
-        except DataError as exc:
-            self._fail("Bad data", f"{self.title}: data error: {exc}", 2)
-        except SolverFailure as exc:
-            self._fail("The run failed", f"{self.title}: {exc}", 1)
-        except RunAborted:
-            self._fail("Run abandoned", f"{self.title}: run abandoned; no result.", 130)
-        except Exception as exc:  # shown, not raised: the UI must survive any failure
-            self._fail("The run failed", f"{self.title}: {type(exc).__name__}: {exc}", 1)
-        finally:
-            for problem in (self.runner.sink_errors if self.runner else []) + (
-                    store_sink.warnings if store_sink else []):
-                self.records.put({"kind": "log", "elapsed": 0.0, "level": "warning", "message": problem})
-            self.done = True
-
-    def _fail(self, title: str, message: str, code: int) -> None:
-        self.exit_code = code
-        self.records.put({"kind": "failed", "title": title, "message": message})
-
-    def cancel(self) -> str:
-        self.cancel_requested = True
-        if self.runner is not None:
-            self.runner.cancel()
-        return "cancelling: the solver keeps its best model (status cancelled)"
-
-    def poll(self) -> list[dict[str, Any]]:
-        out = []
-        while True:
-            try:
-                out.append(self.records.get_nowait())
-            except queue.Empty:
-                return out
-
-
-class FollowedRun:
-    """A run another process owns, followed through its events file and then its DuckDB rows."""
-
-    owned = False
-
-    def __init__(self, store: Any, run_id: str) -> None:
-        self.store = store
-        self.run_id = run_id
-        self.follower = LogFollower(store.log_path(run_id))
-        self.exit_code = 0
-        self.done = False
-        self.n_events = 0  # events read from the log (their seq are 0 .. n_events - 1)
-        self.info: dict[str, Any] = {}
-        self.pending: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
-        self.need_store = not self.follower.path.exists()
-        self.store_reading = False
-        self.recover = False
-        self._last_data = time.monotonic()
-
-    @property
-    def title(self) -> str:
-        return f"run {self.run_id[:12]}"
-
-    def poll(self) -> list[dict[str, Any]]:
-        out = []
-        while True:
-            try:
-                out.append(self.pending.get_nowait())
-            except queue.Empty:
-                break
-        if self.done or self.need_store:
-            return out
-        records = self.follower.poll()
-        for record in records:
-            kind = record.get("kind")
-            if kind == "start":
-                self.info = record
-            elif kind != "finish":
-                self.n_events += 1
-        out.extend(records)
-        now = time.monotonic()
-        if records:
-            self._last_data = now
-        if self.follower.finished:
-            self.done = True
-        elif self.follower.vanished:
-            self.need_store = True
-        elif now - self._last_data > OWNER_CHECK_SECONDS:
-            self._last_data = now
-            if not self._owner_alive():
-                self.need_store = self.recover = True  # opening the store imports its log
-        return out
-
-    def _owner_alive(self) -> bool:
-        pid, host = self.info.get("pid"), self.info.get("host")
-        if pid is None or host != socket.gethostname():
-            return True  # cannot tell from here: keep following
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            return False
-        except OSError:
-            return True
-        return True
-
-    def read_store(self) -> None:
-        """The rest of the run from DuckDB (blocks on the lock; call from a thread worker)."""
-        from glasswork.store import StoreError
-
-        try:
-            if self.recover:
-                self.store.open()  # the owner died: recovery records its run as failed
-            details = self.store.details(self.run_id)
-            events = self.store.events(self.run_id)
-        except StoreError as exc:
-            self.pending.put({"kind": "failed", "title": "Cannot read the run store", "message": str(exc)})
-            self.done = True
-            return
-        if not self.info:
-            self.pending.put(start_record(details))
-        for row in events:
-            if row.get("seq", 0) >= self.n_events:
-                self.pending.put(event_record(row))
-        self.n_events = max(self.n_events, len(events))
-        finish = finish_record(details)
-        if finish:
-            self.pending.put(finish)  # type: ignore[arg-type]
-            self.done = True
-        elif self.follower.path.exists():
-            self.need_store = False  # the log (re)appeared: follow it again
-        else:
-            self.pending.put({"kind": "log", "elapsed": 0.0, "level": "warning", "message": (
-                f"run {self.run_id[:12]} is marked running but has no events file here "
-                "(another machine?); showing what the store holds")})
-            self.done = True
-
-    def cancel(self) -> str:
-        """Ask the owner process to stop, as Ctrl-C in its terminal would."""
-        pid, host = self.info.get("pid"), self.info.get("host")
-        if self.done or pid is None:
-            return "the run is not live"
-        if host != socket.gethostname():
-            return f"the run belongs to a process on {host}; cancel it there"
-        try:
-            os.kill(int(pid), signal.SIGINT)
-        except OSError as exc:
-            return f"cannot signal process {pid}: {exc}"
-        return f"asked process {pid} to stop (it keeps its best model, status cancelled)"
 
 
 class MonitorScreen(Screen[None]):

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glasswork.display import Series
+from glasswork.record import stored_run
 
 if TYPE_CHECKING:
     from glasswork.display import Panel
@@ -203,47 +204,8 @@ class RunState:
     def from_store(cls, details: dict[str, Any], events: list[dict[str, Any]]) -> RunState:
         """A run read back from DuckDB (``RunStore.details`` and ``RunStore.events``)."""
         state = cls()
-        state.feed(start_record(details))
-        state.feed([event_record(e) for e in events])
-        state.feed(finish_record(details))
+        state.feed(stored_run(details, events).records())
         return state
-
-
-def start_record(details: dict[str, Any]) -> dict[str, Any]:
-    keys = ("run_id", "name", "solver", "solver_version", "spec_hash", "spec", "host", "pid",
-            "n_train", "n_test", "n_features", "started_at")
-    return {"kind": "start", **{k: details.get(k) for k in keys}}
-
-
-def event_record(row: dict[str, Any]) -> dict[str, Any]:
-    """A row of the ``events`` table back in ``Event.to_dict()`` form."""
-    out: dict[str, Any] = {"kind": row.get("kind"), "elapsed": row.get("elapsed")}
-    for key in ("objective", "lower_bound", "nodes", "message"):
-        value = row.get(key)
-        if value is not None and not (isinstance(value, float) and math.isnan(value)):
-            out[key] = value
-    if row.get("counters"):
-        out["counters"] = row["counters"]
-    return out
-
-
-def finish_record(details: dict[str, Any]) -> dict[str, Any] | list[dict[str, Any]]:
-    """The finish record of a stored run, or nothing while it is still running."""
-    if details.get("state") == "running":
-        return []
-    if details.get("status") is None:
-        return {"kind": "finish", "run_id": details.get("run_id"), "result": None,
-                "error": details.get("error") or "the run failed"}
-    model = next(iter(details.get("models") or []), None)
-    result = {
-        "status": details["status"], "objective": details.get("objective"),
-        "lower_bound": details.get("lower_bound"), "gap": details.get("gap"),
-        "model": None if model is None else model.get("model"),
-        "model_text": None if model is None else model.get("text"),
-        "metrics": details.get("metrics") or {},
-        "stats": {**(details.get("stats") or {}), "elapsed": details.get("elapsed")},
-    }
-    return {"kind": "finish", "run_id": details.get("run_id"), "result": result}
 
 
 class LogFollower:

@@ -14,8 +14,8 @@ import pytest
 from tui_fixtures import error_shown, plain, toy_spec, wait_for
 
 from glasswork.tui.app import GlassworkApp
-from glasswork.tui.history import load_spec_or_error
-from glasswork.tui.monitor import FollowedRun, MonitorScreen, OwnedRun
+from glasswork.tui.monitor import MonitorScreen
+from glasswork.tui.sources import FollowedRun, OwnedRun, load_spec_or_error
 from glasswork.tui.widgets import HelpScreen
 
 SIZE = (120, 40)
@@ -29,8 +29,8 @@ def test_launch_live_updates_and_cancel(toy_env, tiny_csv: Path, tmp_path: Path)
     from glasswork.store import RunStore
 
     db = tmp_path / "runs.duckdb"
-    loaded = load_spec_or_error(str(toy_spec(tmp_path, tiny_csv)))
-    app = GlassworkApp(source=OwnedRun(loaded, db=str(db)))
+    launch = load_spec_or_error(str(toy_spec(tmp_path, tiny_csv)), db=str(db))
+    app = GlassworkApp(source=OwnedRun(launch))
 
     async def drive() -> None:
         async with app.run_test(size=SIZE) as pilot:
@@ -67,7 +67,7 @@ def test_quit_while_running_cancels_first(toy_env, tiny_csv: Path, tmp_path: Pat
     from glasswork.store import RunStore
 
     db = tmp_path / "runs.duckdb"
-    app = GlassworkApp(source=OwnedRun(load_spec_or_error(str(toy_spec(tmp_path, tiny_csv))), db=str(db)))
+    app = GlassworkApp(source=OwnedRun(load_spec_or_error(str(toy_spec(tmp_path, tiny_csv)), db=str(db))))
 
     async def drive() -> None:
         async with app.run_test(size=SIZE) as pilot:
@@ -91,7 +91,7 @@ def test_failures_are_readable_messages(toy_env, tiny_csv: Path, tmp_path: Path,
     spec = toy_spec(tmp_path, tiny_csv, behaviour)
     if title == "Bad data":
         spec.write_text(spec.read_text().replace("target: label", "target: no_such_column"))
-    app = GlassworkApp(source=OwnedRun(load_spec_or_error(str(spec)), no_store=True))
+    app = GlassworkApp(source=OwnedRun(load_spec_or_error(str(spec), no_store=True)))
 
     async def drive() -> None:
         async with app.run_test(size=SIZE) as pilot:
@@ -118,7 +118,7 @@ def test_locked_store_is_a_readable_message(toy_env, tiny_csv: Path, tmp_path: P
         assert holder.stdout.readline().strip() == "ok"
         monkeypatch.setattr(store_module, "LOCK_TIMEOUT", 0.3)
         monkeypatch.setattr(store_module.RunStore.__init__, "__kwdefaults__", {"lock_timeout": 0.3})
-        source = OwnedRun(load_spec_or_error(str(toy_spec(tmp_path, tiny_csv))), db=str(db))
+        source = OwnedRun(load_spec_or_error(str(toy_spec(tmp_path, tiny_csv)), db=str(db)))
         app = GlassworkApp(source=source)
 
         async def drive() -> None:

@@ -12,7 +12,8 @@ from rich.console import Console
 from tui_fixtures import (FAILED_ID, FRONTIER, MOSS_ID, RULE_LIST, RULE_SET, SCORE_CARD, corels_records, fasterrisk_records,
                           history_db, moss_records, utc)  # noqa: F401  (pytest fixtures)
 
-from glasswork.tui.state import LogFollower, RunState, event_record
+from glasswork.record import event_of_stored as event_record
+from glasswork.tui.state import LogFollower, RunState
 from glasswork.tui.views import fmt, fmt_rate, model_view
 
 

@@ -1,0 +1,214 @@
+"""Where the monitor's records come from: a spec this process runs (``OwnedRun``, through the
+shared run path ``glasswork.launch``), or a run another process owns (``FollowedRun``: its events
+file, then its rows in DuckDB once the owner has recorded it and removed the file).
+
+Neither imports Textual: the monitor screen drains a source a few times a second.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import socket
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from glasswork.record import RecordSink, event_of_stored, finish_of_stored, start_of_stored
+from glasswork.tui.state import LogFollower
+
+if TYPE_CHECKING:
+    from glasswork.launch import Launch
+
+OWNER_CHECK_SECONDS = 3.0  # a followed run silent this long: check that its process still lives
+
+
+class OwnedRun:
+    """A spec run by this process through the shared run path; the monitor owns it and can
+    cancel it."""
+
+    owned = True
+
+    def __init__(self, launch: Launch) -> None:
+        self.launch = launch
+        self.records: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
+        self.exit_code = 0
+        self.done = False
+
+    @property
+    def title(self) -> str:
+        return str(self.launch.loaded.path or self.launch.loaded.spec.name)
+
+    def run(self) -> None:
+        """Blocks until the run ends; call it from a thread worker. Never raises."""
+        from glasswork.data import DataError
+        from glasswork.runner import RunAborted, SolverFailure
+        from glasswork.store import StoreError
+
+        try:
+            self.launch.run([RecordSink(self.records.put)])  # after the store's sink: recorded first
+        except StoreError as exc:
+            self._fail("The run store cannot be used", f"{exc}; nothing was run.", 1)
+        except DataError as exc:
+            self._fail("Bad data", f"{self.title}: data error: {exc}", 2)
+        except SolverFailure as exc:
+            self._fail("The run failed", f"{self.title}: {exc}", 1)
+        except RunAborted:
+            self._fail("Run abandoned", f"{self.title}: run abandoned; no result.", 130)
+        except Exception as exc:  # shown, not raised: the UI must survive any failure
+            self._fail("The run failed", f"{self.title}: {type(exc).__name__}: {exc}", 1)
+        finally:
+            for warning in self.launch.warnings:
+                self.records.put({"kind": "log", "elapsed": 0.0, "level": "warning", "message": warning})
+            self.done = True
+
+    def _fail(self, title: str, message: str, code: int) -> None:
+        self.exit_code = code
+        self.records.put({"kind": "failed", "title": title, "message": message})
+
+    def cancel(self) -> str:
+        self.launch.cancel()  # also before the search starts: it stops as soon as it does
+        return "cancelling: the solver keeps its best model (status cancelled)"
+
+    def poll(self) -> list[dict[str, Any]]:
+        out = []
+        while True:
+            try:
+                out.append(self.records.get_nowait())
+            except queue.Empty:
+                return out
+
+
+class FollowedRun:
+    """A run another process owns, followed through its events file and then its DuckDB rows."""
+
+    owned = False
+
+    def __init__(self, store: Any, run_id: str) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.follower = LogFollower(store.log_path(run_id))
+        self.exit_code = 0
+        self.done = False
+        self.n_events = 0  # events read from the log (their seq are 0 .. n_events - 1)
+        self.info: dict[str, Any] = {}
+        self.pending: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
+        self.need_store = not self.follower.path.exists()
+        self.store_reading = False
+        self.recover = False
+        self._last_data = time.monotonic()
+
+    @property
+    def title(self) -> str:
+        return f"run {self.run_id[:12]}"
+
+    def poll(self) -> list[dict[str, Any]]:
+        out = []
+        while True:
+            try:
+                out.append(self.pending.get_nowait())
+            except queue.Empty:
+                break
+        if self.done or self.need_store:
+            return out
+        records = self.follower.poll()
+        for record in records:
+            kind = record.get("kind")
+            if kind == "start":
+                self.info = record
+            elif kind != "finish":
+                self.n_events += 1
+        out.extend(records)
+        now = time.monotonic()
+        if records:
+            self._last_data = now
+        if self.follower.finished:
+            self.done = True
+        elif self.follower.vanished:
+            self.need_store = True
+        elif now - self._last_data > OWNER_CHECK_SECONDS:
+            self._last_data = now
+            if not self._owner_alive():
+                self.need_store = self.recover = True  # opening the store imports its log
+        return out
+
+    def _owner_alive(self) -> bool:
+        pid, host = self.info.get("pid"), self.info.get("host")
+        if pid is None or host != socket.gethostname():
+            return True  # cannot tell from here: keep following
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return False
+        except OSError:
+            return True
+        return True
+
+    def read_store(self) -> None:
+        """The rest of the run from DuckDB (blocks on the lock; call from a thread worker)."""
+        from glasswork.store import StoreError
+
+        try:
+            if self.recover:
+                self.store.open()  # the owner died: recovery records its run as failed
+            details = self.store.details(self.run_id)
+            events = self.store.events(self.run_id)
+        except StoreError as exc:
+            self.pending.put({"kind": "failed", "title": "Cannot read the run store", "message": str(exc)})
+            self.done = True
+            return
+        if not self.info:
+            self.pending.put(start_of_stored(details))
+        for row in events:
+            if row.get("seq", 0) >= self.n_events:
+                self.pending.put(event_of_stored(row))
+        self.n_events = max(self.n_events, len(events))
+        finish = finish_of_stored(details)
+        if finish:
+            self.pending.put(finish)
+            self.done = True
+        elif self.follower.path.exists():
+            self.need_store = False  # the log (re)appeared: follow it again
+        else:
+            self.pending.put({"kind": "log", "elapsed": 0.0, "level": "warning", "message": (
+                f"run {self.run_id[:12]} is marked running but has no events file here "
+                "(another machine?); showing what the store holds")})
+            self.done = True
+
+    def cancel(self) -> str:
+        """Ask the owner process to stop, as Ctrl-C in its terminal would."""
+        pid, host = self.info.get("pid"), self.info.get("host")
+        if self.done or pid is None:
+            return "the run is not live"
+        if host != socket.gethostname():
+            return f"the run belongs to a process on {host}; cancel it there"
+        try:
+            os.kill(int(pid), signal.SIGINT)
+        except OSError as exc:
+            return f"cannot signal process {pid}: {exc}"
+        return f"asked process {pid} to stop (it keeps its best model, status cancelled)"
+
+
+def load_spec_or_error(spec_path: str, overrides: tuple[str, ...] = (), *, db: str | None = None,
+                       no_store: bool = False, follow_spec_store: bool = False) -> Launch | tuple[str, str]:
+    """The spec file ready to run (a ``Launch``), or ``(title, message)`` saying readably why it
+    cannot run. With ``follow_spec_store`` the run goes to ``db`` unless the spec turns recording
+    off (the history records launched specs in the store it shows)."""
+    from glasswork.launch import Launch
+    from glasswork.spec import SpecError
+
+    path = Path(spec_path).expanduser()
+    if not path.is_file():
+        return ("No such spec file", f"{spec_path}: not a file")
+    try:
+        launch = Launch.from_file(path, overrides, db=db, no_store=no_store)
+    except SpecError as exc:
+        lines = [str(issue) for issue in exc.issues]
+        return ("Invalid spec", "\n".join(lines) + f"\n\n{spec_path}: invalid spec "
+                f"({len(exc.issues)} error(s)); nothing was run.")
+    except Exception as exc:
+        return ("Cannot read the spec", f"{spec_path}: {type(exc).__name__}: {exc}")
+    if follow_spec_store and not launch.loaded.spec.store.enabled:
+        launch.no_store = True
+    return launch
