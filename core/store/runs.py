@@ -1,0 +1,341 @@
+"""The run store's tables as runs: recording one (start, event batches, end) and the queries that
+``glasswork runs`` and the terminal UI read (list, sweeps, resolve, details, events, export,
+delete)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from glasswork.result import Status
+from glasswork.store.schema import (EVENT_COLUMNS, STALE_SECONDS, STATE_OF_STATUS, Database, StoreError, _finite,
+                                    _json, _now, _one, _sql_string, _utc)
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from glasswork.record import RunInfo
+
+
+@dataclass
+class RunRow:
+    """A run as the store holds it (one row of ``runs`` with its JSON columns decoded)."""
+
+    run_id: str
+    name: str
+    solver: str
+    solver_version: str
+    state: str
+    status: str | None
+    objective: float | None
+    lower_bound: float | None
+    gap: float | None
+    started_at: datetime | None
+    ended_at: datetime | None
+    elapsed: float | None
+    spec: dict[str, Any]
+    spec_hash: str
+    data_fingerprint: str
+    host: str
+    pid: int
+    peak_memory: int | None
+    stats: dict[str, Any]
+    error: str | None
+    n_train: int | None
+    n_test: int | None
+    n_features: int | None
+    sweep_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dict(self.__dict__)
+        for key in ("started_at", "ended_at"):
+            if out[key] is not None:
+                out[key] = out[key].isoformat()
+        return out
+
+
+@dataclass
+class SweepRow:
+    """A sweep as the store sees it: what its recorded runs add up to."""
+
+    sweep_id: str
+    name: str
+    solver: str
+    states: dict[str, int]
+    total: int
+    best_objective: float | None
+    started_at: datetime
+    last_at: datetime
+
+    @property
+    def runs(self) -> int:
+        return sum(self.states.values())
+
+    @property
+    def done(self) -> int:
+        """Points that ended with a result (finished or stopped at a limit)."""
+        return self.states.get("finished", 0) + self.states.get("stopped", 0)
+
+    @property
+    def active(self) -> bool:
+        """Still filling in: points missing and a run recorded in the last minute."""
+        recent = datetime.now(timezone.utc) - self.last_at < timedelta(seconds=STALE_SECONDS)
+        return self.done < self.total and recent
+
+    def progress(self) -> str:
+        text = f"{self.done}/{self.total} done"
+        failed = self.states.get("failed", 0) + self.states.get("cancelled", 0)
+        return text + (f", {failed} failed or cancelled" if failed else "")
+
+
+_RUN_COLUMNS = ("run_id, name, solver, solver_version, state, status, objective, lower_bound, gap, "
+                "started_at, ended_at, elapsed, spec, spec_hash, data_fingerprint, host, pid, "
+                "peak_memory, stats, error, n_train, n_test, n_features, sweep_id")
+
+
+def _row(values: Sequence[Any]) -> RunRow:
+    names = [c.strip() for c in _RUN_COLUMNS.split(",")]
+    data = dict(zip(names, values))
+    for key in ("started_at", "ended_at"):
+        if data[key] is not None:
+            data[key] = data[key].replace(tzinfo=timezone.utc)
+    data["spec"] = json.loads(data["spec"]) if data["spec"] else {}
+    data["stats"] = json.loads(data["stats"]) if data["stats"] else {}
+    return RunRow(**data)
+
+
+class RunTables(Database):
+    """Writing runs (the owner process only) and reading them (anyone)."""
+
+    # -- writing (the owner process only) ------------------------------------------------------
+
+    def begin(self, info: RunInfo, con: duckdb.DuckDBPyConnection | None = None) -> None:
+        if con is None:
+            with self.connect() as con:
+                return self.begin(info, con)
+        started = _utc(info.started_at)
+        con.execute(
+            "INSERT OR REPLACE INTO runs (run_id, name, solver, solver_version, spec_hash, spec, "
+            "spec_path, data_fingerprint, split, n_train, n_test, n_features, host, pid, started_at, "
+            "heartbeat_at, state, sweep_id, sweep_point) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "'running', ?, ?)",
+            [info.run_id, info.name, info.solver, info.solver_version, info.spec_hash,
+             _json(info.spec), info.spec_path, info.data_fingerprint, _json(info.split),
+             info.n_train, info.n_test, info.n_features, info.host, info.pid, started, _now(),
+             info.sweep_id, _json(info.sweep_point)],
+        )
+
+    def append_events(self, con: duckdb.DuckDBPyConnection, run_id: str,
+                      records: Sequence[tuple[int, dict[str, Any]]]) -> None:
+        """Insert ``(seq, event dict)`` records in one statement (a columnar batch)."""
+        if records:
+            con.register("glasswork_event_batch", _event_columns(run_id, records))
+            try:
+                con.execute(f"INSERT INTO events SELECT {', '.join(EVENT_COLUMNS)} FROM glasswork_event_batch")
+            finally:
+                con.unregister("glasswork_event_batch")
+        con.execute("UPDATE runs SET heartbeat_at = ? WHERE run_id = ?", [_now(), run_id])
+
+    def finish(self, con: duckdb.DuckDBPyConnection, run_id: str, result: dict[str, Any] | None,
+               error: str | None, ended_at: datetime | None = None) -> None:
+        """Record the end of a run: its certificate, model, metrics (or why it failed)."""
+        ended_at = ended_at or _now()
+        con.execute("DELETE FROM artifacts WHERE run_id = ?", [run_id])
+        con.execute("DELETE FROM metrics WHERE run_id = ?", [run_id])
+        if result is None:
+            con.execute("UPDATE runs SET state = 'failed', error = ?, ended_at = ? WHERE run_id = ?",
+                        [error, ended_at, run_id])
+            return
+        state = STATE_OF_STATUS[Status(result["status"])]
+        stats = result.get("stats", {})
+        con.execute(
+            "UPDATE runs SET state = ?, status = ?, objective = ?, lower_bound = ?, gap = ?, "
+            "elapsed = ?, peak_memory = ?, stats = ?, ended_at = ?, error = NULL WHERE run_id = ?",
+            [state, result["status"], _finite(result.get("objective")), _finite(result.get("lower_bound")),
+             _finite(result.get("gap")), stats.get("elapsed"), stats.get("peak_memory"),
+             _json(stats), ended_at, run_id],
+        )
+        con.execute("INSERT INTO artifacts VALUES (?, 'model', ?, ?, ?)",
+                    [run_id, result["model"].get("kind"), _json(result["model"]), result.get("model_text")])
+        metrics = [(run_id, k, _finite(v)) for k, v in result.get("metrics", {}).items()
+                   if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if metrics:
+            con.register("glasswork_metric_batch", {
+                "run_id": np.array([m[0] for m in metrics], dtype=object),
+                "name": np.array([m[1] for m in metrics], dtype=object),
+                "value": np.array([np.nan if m[2] is None else m[2] for m in metrics], dtype=np.float64),
+            })
+            try:
+                con.execute("INSERT INTO metrics SELECT run_id, name, value FROM glasswork_metric_batch")
+            finally:
+                con.unregister("glasswork_metric_batch")
+
+    def sweep_points(self, sweep_id: str, states: Sequence[str] = ("finished", "stopped")) -> dict[str, str]:
+        """``{point key: run_id}`` of a sweep's runs in the given states (to resume a sweep)."""
+        with self.connect() as con:
+            rows = con.execute(
+                f"SELECT sweep_point, run_id FROM runs WHERE sweep_id = ? AND state IN "
+                f"({', '.join('?' for _ in states)}) ORDER BY started_at",
+                [sweep_id, *states]).fetchall()
+        return {json.loads(point)["key"]: run_id for point, run_id in rows if point}
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def list_runs(self, *, solver: str | None = None, state: str | None = None, name: str | None = None,
+                  sweep: str | None = None, limit: int | None = 50) -> list[RunRow]:
+        where, params = [], []
+        if sweep:
+            where.append("starts_with(sweep_id, ?)")
+            params.append(sweep)
+        for column, value in (("solver", solver), ("state", state)):
+            if value:
+                where.append(f"{column} = ?")
+                params.append(value)
+        if name:
+            where.append("name ILIKE ?")
+            params.append(f"%{name}%")
+        sql = f"SELECT {_RUN_COLUMNS} FROM runs"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY started_at DESC, run_id"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        with self.connect() as con:
+            return [_row(r) for r in con.execute(sql, params).fetchall()]
+
+    def sweeps(self, *, solver: str | None = None, name: str | None = None) -> list[SweepRow]:
+        """One row per sweep: its points done out of its total, their states and its best objective."""
+        where, params = ["sweep_id IS NOT NULL"], []
+        if solver:
+            where.append("solver = ?")
+            params.append(solver)
+        if name:
+            where.append("name ILIKE ?")
+            params.append(f"%{name}%")
+        with self.connect() as con:
+            rows = con.execute(
+                "SELECT sweep_id, any_value(name), any_value(solver), list(state), "
+                "max(CAST(json_extract(sweep_point, '$.total') AS BIGINT)), min(objective), "
+                "min(started_at), max(coalesce(ended_at, heartbeat_at, started_at)) "
+                f"FROM runs WHERE {' AND '.join(where)} GROUP BY sweep_id ORDER BY min(started_at) DESC",
+                params).fetchall()
+        out = []
+        for sweep_id, sweep_name, sweep_solver, states, total, best, started, last in rows:
+            counts: dict[str, int] = {}
+            for state in states:
+                counts[state] = counts.get(state, 0) + 1
+            out.append(SweepRow(sweep_id, sweep_name, sweep_solver, counts, total or len(states), best,
+                                started.replace(tzinfo=timezone.utc), last.replace(tzinfo=timezone.utc)))
+        return out
+
+    def resolve(self, refs: Sequence[str]) -> list[str]:
+        """Run ids for ``latest`` or unique id prefixes; a clear error otherwise."""
+        out = []
+        with self.connect() as con:
+            for ref in refs:
+                if ref == "latest":
+                    row = _one(con, "SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1")
+                    if row is None:
+                        raise StoreError(f"no runs recorded in {self.path} yet")
+                    out.append(row[0])
+                    continue
+                matches = [r[0] for r in con.execute(
+                    "SELECT run_id FROM runs WHERE starts_with(run_id, ?) ORDER BY run_id", [ref]).fetchall()]
+                if not matches:
+                    raise StoreError(f"no run with an id starting {ref!r} in {self.path} (see 'glasswork runs list')")
+                if len(matches) > 1:
+                    raise StoreError(f"{ref!r} matches {len(matches)} runs ({', '.join(m[:12] for m in matches[:5])}"
+                                     f"{', ...' if len(matches) > 5 else ''}); give more of the id")
+                out.append(matches[0])
+        return out
+
+    def get_run(self, run_id: str) -> RunRow:
+        with self.connect() as con:
+            row = _one(con, f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ?", [run_id])
+        if row is None:
+            raise StoreError(f"no run {run_id!r} in {self.path}")
+        return _row(row)
+
+    def details(self, run_id: str) -> dict[str, Any]:
+        """Everything ``runs show`` prints: the run, its model, metrics and split."""
+        run = self.get_run(run_id)
+        with self.connect() as con:
+            artifacts = con.execute("SELECT name, kind, body, text FROM artifacts WHERE run_id = ?", [run_id]).fetchall()
+            metrics = dict(con.execute("SELECT name, value FROM metrics WHERE run_id = ? ORDER BY name", [run_id]).fetchall())
+            split = _one(con, "SELECT split FROM runs WHERE run_id = ?", [run_id])[0]
+            n_events = _one(con, "SELECT count(*) FROM events WHERE run_id = ?", [run_id])[0]
+        doc = run.to_dict()
+        doc["metrics"] = metrics
+        doc["models"] = [{"name": n, "kind": k, "model": json.loads(b) if b else None, "text": t}
+                         for n, k, b, t in artifacts]
+        doc["split"] = json.loads(split) if split else None
+        doc["n_events"] = n_events
+        return doc
+
+    def events(self, run_id: str) -> list[dict[str, Any]]:
+        with self.connect() as con:
+            rows = con.execute(f"SELECT {', '.join(EVENT_COLUMNS)} FROM events WHERE run_id = ? ORDER BY seq",
+                               [run_id]).fetchall()
+        out = []
+        for row in rows:
+            record = dict(zip(EVENT_COLUMNS, row))
+            record["counters"] = json.loads(record["counters"]) if record["counters"] else {}
+            out.append(record)
+        return out
+
+    def export(self, run_ids: Sequence[str], prefix: Path, fmt: str) -> list[tuple[str, Path]]:
+        """Write the runs and their events as ``PREFIX.runs.EXT`` and ``PREFIX.events.EXT``."""
+        options = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
+        written = []
+        with self.connect() as con:
+            con.register("glasswork_export_ids", {"run_id": np.array(list(run_ids), dtype=object)})
+            try:
+                for table, order in (("runs", "started_at"), ("events", "run_id, seq")):
+                    path = prefix.with_name(f"{prefix.name}.{table}.{fmt}")
+                    con.execute(
+                        f"COPY (SELECT * FROM {table} WHERE run_id IN (SELECT run_id FROM glasswork_export_ids) "
+                        f"ORDER BY {order}) TO '{_sql_string(path)}' ({options})"
+                    )
+                    written.append((table, path))
+            finally:
+                con.unregister("glasswork_export_ids")
+        return written
+
+    def delete(self, run_ids: Sequence[str]) -> int:
+        with self.connect() as con:
+            con.execute("BEGIN TRANSACTION")
+            for table in ("events", "artifacts", "metrics", "runs"):
+                con.executemany(f"DELETE FROM {table} WHERE run_id = ?", [[r] for r in run_ids])
+            con.execute("COMMIT")
+        for run_id in run_ids:
+            self.log_path(run_id).unlink(missing_ok=True)
+        return len(run_ids)
+
+
+def _event_columns(run_id: str, records: Sequence[tuple[int, dict[str, Any]]]) -> dict[str, np.ndarray]:
+    def floats(key: str) -> np.ndarray:
+        return np.array([np.nan if r.get(key) is None else float(r[key]) for _, r in records], dtype=np.float64)
+
+    def ints(key: str, source: str | None = None) -> np.ndarray:
+        values = [r.get(key) if source is None else r.get("counters", {}).get(source) for _, r in records]
+        return np.array([None if v is None else int(v) for v in values], dtype=object)
+
+    return {
+        "run_id": np.array([run_id] * len(records), dtype=object),
+        "seq": np.array([seq for seq, _ in records], dtype=np.int64),
+        "kind": np.array([r.get("kind") for _, r in records], dtype=object),
+        "elapsed": floats("elapsed"),
+        "objective": floats("objective"),
+        "lower_bound": floats("lower_bound"),
+        "gap": floats("gap"),
+        "nodes": ints("nodes"),
+        "queue": ints("queue", "queue"),
+        "counters": np.array([_json(r["counters"]) if r.get("counters") else None for _, r in records], dtype=object),
+        "message": np.array([r.get("message") for _, r in records], dtype=object),
+    }
