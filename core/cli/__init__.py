@@ -1,0 +1,125 @@
+"""The ``glasswork`` command line: the root group, the helpers every command shares, and ``main``.
+
+The commands live by concept: ``commands`` (run, validate, schema, plugins), ``sweeps`` (sweep)
+and ``runs`` (the run history); ``monitor`` and ``tui`` are imported from ``glasswork.tui`` only
+when used, and plugins add theirs through the ``register_commands`` hook.
+
+Exit status: 0 for a finished run (also one stopped at a limit), 1 for a solver failure, 2 for an
+invalid spec or bad data (nothing runs, nothing is written), 130 when interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from typing import Any, NoReturn
+
+import click
+
+from glasswork._version import __version__
+
+EXIT_OK, EXIT_SOLVER, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+# Commands whose module is imported only when they are used (Textual is heavy to import).
+LAZY_COMMANDS = {
+    "monitor": "glasswork.tui.commands:monitor",
+    "tui": "glasswork.tui.commands:tui",
+}
+
+
+class _Group(click.Group):
+    """Loads plugin-contributed commands only when a name is not a built-in one, so that
+    ``glasswork --version`` and the built-in commands never pay for importing every plugin."""
+
+    _plugins_loaded = False
+
+    def _lazy(self, name: str) -> click.Command | None:
+        target = LAZY_COMMANDS.get(name)
+        if target is None or name in self.commands:
+            return self.commands.get(name)
+        module_name, attr = target.split(":")
+        try:
+            import importlib
+
+            command = getattr(importlib.import_module(module_name), attr)
+        except ImportError as exc:
+            raise click.ClickException(f"'glasswork {name}' is not available: {exc}") from None
+        self.add_command(command, name)
+        return command
+
+    def _load_plugin_commands(self) -> None:
+        if not self._plugins_loaded:
+            self._plugins_loaded = True
+            from glasswork.registry import get_registry
+
+            for error in get_registry().register_commands(self):
+                click.echo(f"warning: plugin command failed to load: {error}", err=True)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name) or self._lazy(cmd_name)
+        if command is None:
+            self._load_plugin_commands()
+            command = super().get_command(ctx, cmd_name)
+        return command
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._load_plugin_commands()
+        return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS))
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="glasswork")
+def cli() -> None:
+    """glasswork: glass-box models built by optimization, with certificates of how good they are.
+
+    Write a problem spec (YAML or JSON), check it with `glasswork validate`, run it with
+    `glasswork run`. `glasswork plugins` lists the installed solvers.
+    """
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+
+def fail(message: str, code: int, *, as_json: bool = False, extra: dict[str, Any] | None = None) -> NoReturn:
+    """End a command: the message on stderr (and as a JSON document with ``--json``), exit ``code``."""
+    if as_json:
+        click.echo(json.dumps({"error": message, **(extra or {})}, indent=2))
+    click.echo(message, err=True)
+    sys.exit(code)
+
+
+def print_spec_error(error: Any) -> None:
+    """Every issue of a ``SpecError``, one ``FILE:LINE:COL: field: message`` line each."""
+    for issue in error.issues:
+        click.echo(str(issue), err=True)
+
+
+def _raise_keyboard_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+DB_OPTION = click.option(
+    "--db", type=click.Path(dir_okay=False, path_type=str), default=None,
+    help="Run store file (default: $GLASSWORK_DB, else ./glasswork.duckdb).",
+)
+
+
+def main() -> None:
+    """Console-script entry point: an unexpected error is a message and exit 1, not a traceback."""
+    try:
+        cli(standalone_mode=True)
+    except SystemExit:
+        raise
+    except Exception as exc:  # a bug of ours or a plugin's; say so plainly
+        if os.environ.get("GLASSWORK_TRACEBACK"):
+            traceback.print_exc()
+        click.echo(f"glasswork: internal error: {type(exc).__name__}: {exc}\n"
+                   "Set GLASSWORK_TRACEBACK=1 for the traceback, and please report it.", err=True)
+        sys.exit(EXIT_SOLVER)
+
+
+# the command modules register themselves on ``cli`` when imported
+from glasswork.cli import commands, runs, sweeps  # noqa: E402,F401

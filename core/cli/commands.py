@@ -1,0 +1,170 @@
+"""``glasswork run``, ``validate``, ``schema`` and ``plugins``: the commands on spec files and on
+the installed solvers."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import click
+
+from glasswork.cli import (DB_OPTION, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_SOLVER, _raise_keyboard_interrupt, cli,
+                           fail, print_spec_error)
+
+
+@cli.command()
+@click.argument("spec", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON result document on stdout.")
+@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE",
+              help="Override a spec field, e.g. --set objective.regularization=0.01 (repeatable).")
+@click.option("--events", "events_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also append every event to this JSON-lines file, for following the run live.")
+@click.option("-q", "--quiet", is_flag=True, help="No live progress line on stderr.")
+@click.option("--debug", is_flag=True, help="Print the full traceback when the solver fails.")
+@DB_OPTION
+@click.option("--no-store", is_flag=True, help="Do not record this run in the run store.")
+def run(spec: str, as_json: bool, overrides: tuple[str, ...], events_file: Path | None,
+        quiet: bool, debug: bool, db: str | None, no_store: bool) -> None:
+    """Run the problem described by SPEC and print the model, its certificate and metrics.
+
+    The run is recorded in the run store (./glasswork.duckdb, or --db, $GLASSWORK_DB, or the
+    spec's store.path) unless --no-store or the spec's store.enabled is false.
+    """
+    from rich.console import Console
+
+    from glasswork.console import ProgressSink, render_outcome
+    from glasswork.data import DataError
+    from glasswork.events import JsonLinesSink
+    from glasswork.launch import Launch
+    from glasswork.runner import RunAborted, SolverFailure
+    from glasswork.spec import SpecError
+    from glasswork.store import StoreError
+
+    try:
+        launch = Launch.from_file(spec, overrides, db=db, no_store=no_store)
+    except SpecError as exc:
+        print_spec_error(exc)
+        fail(f"{spec}: invalid spec ({len(exc.issues)} error(s)); nothing was run.", EXIT_INVALID,
+             as_json=as_json, extra={"issues": [i.to_dict() for i in exc.issues]})
+    try:
+        launch.prepare()  # before the store opens: bad data writes nothing
+        launch.open_store()
+    except DataError as exc:
+        fail(f"{spec}: data error: {exc}", EXIT_INVALID, as_json=as_json)
+    except StoreError as exc:
+        fail(f"{spec}: {exc}; nothing was run.", EXIT_SOLVER, as_json=as_json)
+
+    sinks: list[Any] = []
+    if not quiet:
+        sinks.append(ProgressSink())
+    if events_file is not None:
+        sinks.append(JsonLinesSink(events_file))
+    previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    try:
+        outcome = launch.run(sinks)
+    except DataError as exc:
+        fail(f"{spec}: data error: {exc}", EXIT_INVALID, as_json=as_json)
+    except SolverFailure as exc:
+        if debug and exc.__cause__ is not None:
+            traceback.print_exception(exc.__cause__, file=sys.stderr)
+        hint = "" if debug else " (run with --debug for the traceback)"
+        fail(f"{spec}: {exc}{hint}", EXIT_SOLVER, as_json=as_json)
+    except RunAborted:
+        fail(f"{spec}: run abandoned by a second interrupt; no result.", EXIT_INTERRUPTED, as_json=as_json)
+    except KeyboardInterrupt:
+        fail(f"{spec}: interrupted before the search started; nothing was run.", EXIT_INTERRUPTED,
+             as_json=as_json)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+    for warning in launch.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if as_json:
+        document = outcome.to_dict()
+        if launch.store is None:
+            document["run_id"] = None  # nothing to look it up in
+        click.echo(json.dumps(document, indent=2, allow_nan=False))
+    else:
+        render_outcome(outcome, Console(soft_wrap=False))
+    if outcome.interrupted:
+        click.echo(f"{spec}: interrupted; status {outcome.status}.", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+
+
+@cli.command()
+@click.argument("specs", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=str))
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+def validate(specs: tuple[str, ...], as_json: bool) -> None:
+    """Check spec files without running them; exit 2 if any is invalid."""
+    from glasswork.spec import SpecError, load_spec
+
+    report = []
+    for spec in specs:
+        try:
+            loaded = load_spec(spec)
+        except SpecError as exc:
+            if not as_json:
+                print_spec_error(exc)
+            report.append({"file": spec, "valid": False, "issues": [i.to_dict() for i in exc.issues]})
+        else:
+            if not as_json:
+                click.echo(f"{spec}: ok ({loaded.spec.solver}, {loaded.spec.name!r})")
+            report.append({"file": spec, "valid": True, "solver": loaded.spec.solver,
+                           "name": loaded.spec.name, "spec_hash": loaded.spec.spec_hash()})
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+    invalid = sum(not r["valid"] for r in report)
+    if invalid:
+        if not as_json:
+            click.echo(f"{invalid} of {len(report)} spec(s) invalid.", err=True)
+        sys.exit(EXIT_INVALID)
+
+
+@cli.command()
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the schema to this file instead of stdout.")
+@click.option("--builtin-only", is_flag=True,
+              help="Only the built-in solvers (how the copy in specs/ is generated).")
+def schema(output: Path | None, builtin_only: bool) -> None:
+    """Print the JSON Schema of spec files for every installed solver (editor completion).
+
+    Point your editor at it, e.g. with `# yaml-language-server: $schema=glasswork.schema.json`.
+    """
+    from glasswork.registry import Registry
+    from glasswork.spec import json_schema
+
+    registry = Registry(entry_points=False, disabled=()) if builtin_only else None
+    text = json.dumps(json_schema(registry), indent=2, sort_keys=True) + "\n"
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+        click.echo(f"wrote {output}", err=True)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the plugin list as JSON.")
+def plugins(as_json: bool) -> None:
+    """List solver plugins with their version, origin, solvers and any load error."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from glasswork.registry import get_registry
+
+    registry = get_registry()
+    rows = [info.to_dict() for info in registry.plugins.values()]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    table = Table(title="glasswork plugins", title_justify="left")
+    for column in ("name", "version", "origin", "solvers", "status"):
+        table.add_column(column)
+    for row in rows:
+        status = {"ok": "[green]ok[/green]", "disabled": "[dim]disabled[/dim]"}.get(
+            row["status"], f"[red]error[/red]: {row['error']}")
+        table.add_row(row["name"], row["version"], row["origin"], ", ".join(row["solvers"]) or "-", status)
+    Console().print(table)

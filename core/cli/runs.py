@@ -1,0 +1,207 @@
+"""``glasswork runs``: browse, compare, export and delete recorded runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from glasswork.cli import DB_OPTION, EXIT_INVALID, EXIT_SOLVER, cli, fail
+
+
+@cli.group()
+def runs() -> None:
+    """Browse, compare, export and delete recorded runs (RUN is an id prefix or 'latest')."""
+
+
+def _store(db: str | None) -> Any:
+    from glasswork.store import RunStore, StoreError, default_db_path
+
+    path = default_db_path(db)
+    if not path.exists():
+        fail(f"no run store at {path} (run a spec first, or point --db / $GLASSWORK_DB at one)", EXIT_INVALID)
+    try:
+        return RunStore(path).open()
+    except StoreError as exc:
+        fail(str(exc), EXIT_SOLVER)
+
+
+def _resolve(store: Any, refs: tuple[str, ...]) -> list[str]:
+    from glasswork.store import StoreError
+
+    try:
+        return store.resolve(refs)
+    except StoreError as exc:
+        fail(str(exc), EXIT_INVALID)
+
+
+@runs.command("list")
+@DB_OPTION
+@click.option("--solver", help="Only runs of this solver.")
+@click.option("--state", type=click.Choice(["running", "finished", "stopped", "cancelled", "failed"]))
+@click.option("--name", help="Only runs whose spec name contains this text.")
+@click.option("--sweep", "sweep_id", help="Only the runs of this sweep (an id prefix).")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON.")
+def runs_list(db: str | None, solver: str | None, state: str | None, name: str | None, sweep_id: str | None,
+              limit: int, as_json: bool) -> None:
+    """List recorded runs, newest first (with the sweep each belongs to)."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    from glasswork.console import fmt_number
+
+    from glasswork.console import fmt_when
+
+    rows = _store(db).list_runs(solver=solver, state=state, name=name, sweep=sweep_id, limit=limit)
+    if as_json:
+        click.echo(json.dumps([r.to_dict() for r in rows], indent=2, default=str))
+        return
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
+    with_sweep = any(r.sweep_id for r in rows)
+    columns = ["run", "name", "solver", "status", "objective", "gap", "started", "elapsed"]
+    if with_sweep:
+        columns.insert(2, "sweep")
+    for column in columns:
+        table.add_column(column, justify="right" if column in ("objective", "gap", "elapsed") else "left",
+                         no_wrap=column != "name", min_width=12 if column == "name" else None)
+    for r in rows:
+        # status is the certificate's; runs without one (running, failed) show their state
+        cells = [r.run_id[:8], r.name, r.solver, r.status or r.state, fmt_number(r.objective, 5),
+                 "-" if r.gap is None else f"{r.gap:.2%}", fmt_when(r.started_at)[5:16],
+                 "-" if r.elapsed is None else f"{r.elapsed:.1f}s"]
+        if with_sweep:
+            cells.insert(2, (r.sweep_id or "-")[:8])
+        table.add_row(*cells)
+    Console().print(table)
+
+
+@runs.command("show")
+@click.argument("run_ref", metavar="RUN")
+@DB_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
+def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
+    """Show a run's spec, certificate, metrics and model."""
+    from rich.console import Console
+    from ruamel.yaml import YAML
+
+    from glasswork.console import fmt_number, fmt_when
+    from glasswork.display import model_view
+
+    store = _store(db)
+    [run_id] = _resolve(store, (run_ref,))
+    doc = store.details(run_id)
+    if as_json:
+        click.echo(json.dumps(doc, indent=2, default=str))
+        return
+    console = Console()
+    console.print(f"[bold]run {doc['run_id']}[/bold]  {doc['name']}  solver {doc['solver']} {doc['solver_version']}")
+    console.print(f"state {doc['state']}  started {fmt_when(store.get_run(run_id).started_at)}  "
+                  f"host {doc['host']} pid {doc['pid']}  events {doc['n_events']:,}")
+    if doc["error"]:
+        console.print(f"[red]error[/red]: {doc['error']}")
+    console.print("\n[bold]Certificate[/bold]")
+    for key in ("status", "objective", "lower_bound", "gap"):
+        console.print(f"  {key:<12} {fmt_number(doc[key], 10)}")
+    if doc["metrics"]:
+        console.print("\n[bold]Metrics[/bold]")
+        for key, value in doc["metrics"].items():
+            console.print(f"  {key:<16} {fmt_number(value)}")
+    for model in doc["models"]:
+        console.print(f"\n[bold]Model[/bold] ({model['kind']})")
+        console.print(model_view(model["model"], model["text"]))
+    console.print("\n[bold]Spec[/bold]")
+    yaml = YAML()
+    yaml.default_flow_style = False
+    import io
+
+    buffer = io.StringIO()
+    yaml.dump(doc["spec"], buffer)
+    console.print(buffer.getvalue(), markup=False, highlight=False)
+
+
+@runs.command("compare")
+@click.argument("run_refs", metavar="RUN RUN...", nargs=-1, required=True)
+@DB_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def runs_compare(run_refs: tuple[str, ...], db: str | None, as_json: bool) -> None:
+    """Line up runs: the spec keys that differ, certificates, metrics and timings."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from glasswork.console import fmt_number
+    from glasswork.spec import flatten
+
+    if len(run_refs) < 2:
+        fail("compare needs at least two runs", EXIT_INVALID)
+    store = _store(db)
+    docs = [store.details(r) for r in _resolve(store, run_refs)]
+    specs = [flatten(d["spec"]) for d in docs]
+    keys = sorted({k for s in specs for k in s})
+    differing = [k for k in keys if len({json.dumps(s.get(k), sort_keys=True) for s in specs}) > 1]
+    rows: list[tuple[str, list[Any]]] = [(f"spec.{k}", [s.get(k) for s in specs]) for k in differing]
+    for key in ("solver", "status", "objective", "lower_bound", "gap", "elapsed", "peak_memory"):
+        rows.append((key, [d.get(key) for d in docs]))
+    for key in sorted({m for d in docs for m in d["metrics"]}):
+        rows.append((key, [d["metrics"].get(key) for d in docs]))
+    for key in ("nodes",):
+        rows.append((key, [d["stats"].get(key) for d in docs]))
+    if as_json:
+        click.echo(json.dumps({"runs": [d["run_id"] for d in docs],
+                               "rows": [{"field": k, "values": v} for k, v in rows]}, indent=2, default=str))
+        return
+    table = Table(title_justify="left")
+    table.add_column("field")
+    for d in docs:
+        table.add_column(f"{d['run_id'][:12]}\n{d['name']}", justify="right")
+    for key, values in rows:
+        table.add_row(key, *(fmt_number(v) if not isinstance(v, (dict, list)) else json.dumps(v) for v in values))
+    Console().print(table)
+    if not differing:
+        click.echo("(the specs are identical)")
+
+
+@runs.command("export")
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@DB_OPTION
+@click.option("--format", "fmt", type=click.Choice(["json", "csv", "parquet"]), default="json", show_default=True)
+@click.option("-o", "--output", type=click.Path(path_type=Path),
+              help="File (json) or file prefix (csv, parquet: PREFIX.runs.EXT and PREFIX.events.EXT). "
+                   "JSON goes to stdout when omitted.")
+def runs_export(run_refs: tuple[str, ...], db: str | None, fmt: str, output: Path | None) -> None:
+    """Export runs with their event series, as JSON, CSV or Parquet."""
+    store = _store(db)
+    run_ids = _resolve(store, run_refs)
+    if fmt == "json":
+        docs = []
+        for run_id in run_ids:
+            doc = store.details(run_id)
+            doc["events"] = store.events(run_id)
+            docs.append(doc)
+        text = json.dumps(docs, indent=2, default=str)
+        if output is None:
+            click.echo(text)
+        else:
+            output.write_text(text + "\n", encoding="utf-8")
+            click.echo(f"wrote {output}", err=True)
+        return
+    if output is None:
+        fail(f"--format {fmt} needs -o PREFIX", EXIT_INVALID)
+    for table, path in store.export(run_ids, output, fmt):
+        click.echo(f"wrote {path} ({table})", err=True)
+
+
+@runs.command("delete")
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@DB_OPTION
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+def runs_delete(run_refs: tuple[str, ...], db: str | None, yes: bool) -> None:
+    """Delete runs and everything recorded with them."""
+    store = _store(db)
+    run_ids = _resolve(store, run_refs)
+    if not yes:
+        click.confirm(f"Delete {len(run_ids)} run(s) ({', '.join(r[:12] for r in run_ids)})?", abort=True)
+    click.echo(f"deleted {store.delete(run_ids)} run(s)")

@@ -1,0 +1,80 @@
+"""What a sweep worker does: run one point through the shared run path and send its records
+back (workers never open the database; the owner records what they return)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from glasswork.record import finish_record
+from glasswork.registry import get_registry
+from glasswork.spec import LoadedSpec, validate_spec
+from glasswork.sweep.plan import SweepPoint
+
+
+@dataclass
+class PointOutcome:
+    """What comes back from a worker: the run's records, ready to be stored and summarised."""
+
+    point: SweepPoint
+    records: list[dict[str, Any]]
+    error: str | None = None
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        last = self.records[-1] if self.records else {}
+        return last.get("result") if last.get("kind") == "finish" else None
+
+
+def run_point(document: dict[str, Any], base_dir: str, cancel: Any = None) -> list[dict[str, Any]]:
+    """Run one point in a worker process; returns the run's records (start, events, finish).
+
+    ``cancel`` is a cross-process flag (``is_set()``): when the owner sets it, the solver is
+    stopped as by Ctrl-C and its best model comes back with status ``cancelled``.
+    """
+    from glasswork.data import DataError
+    from glasswork.launch import Launch
+    from glasswork.record import RecordSink
+    from glasswork.runner import SolverFailure
+
+    registry = get_registry()
+    spec = validate_spec(document, registry)
+    # workers never open the database: the owner records what they send back
+    launch = Launch(LoadedSpec(spec, Path(base_dir) / "spec"), no_store=True, registry=registry)
+    records: list[dict[str, Any]] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(0.2):
+            try:
+                if cancel is not None and cancel.is_set():
+                    launch.cancel()
+                    return
+            except Exception:  # the owner (and its flag) went away: finish on our own
+                return
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    error = None
+    try:
+        launch.run([RecordSink(records.append, full=True)])
+    except (DataError, SolverFailure) as exc:
+        error = str(exc)
+    finally:
+        stop.set()
+    if not records:  # failed before the run began (e.g. unreadable data)
+        return [dict(finish_record(None, None, error or "the run did not start"))]
+    if error is not None and records[-1].get("kind") == "finish":
+        records[-1]["error"] = error  # the message the user acts on, not the exception's repr
+    return records
+
+
+def _failed(point: SweepPoint, message: str) -> PointOutcome:
+    return PointOutcome(point, [dict(finish_record(None, None, message))], message)
+
+
+def _outcome(point: SweepPoint, records: list[dict[str, Any]]) -> PointOutcome:
+    finish = records[-1] if records else {}
+    return PointOutcome(point, records, finish.get("error") if finish.get("result") is None else None)
