@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import fnmatch
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-from pydantic import Field
-
 from glasswork import (
     Certificate,
     DataError,
@@ -15,25 +13,11 @@ from glasswork import (
     Result,
     SolveContext,
     Solver,
-    SolverSpec,
     Status,
 )
-from glasswork.plugins.fasterrisk.card import ScoreCard, expected_calibration_error, reliability
+from glasswork.plugins.fasterrisk.model import ScoreCard, expected_calibration_error, reliability
 from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Settings
-from glasswork.plugins.fasterrisk.spec import (
-    FasterRiskConstraints,
-    FasterRiskObjective,
-    FasterRiskSearch,
-)
-
-
-class FasterRiskSpec(SolverSpec):
-    """A FasterRisk problem: sparse integer risk scores for a binary target."""
-
-    solver: Literal["fasterrisk"]
-    objective: FasterRiskObjective = Field(default_factory=FasterRiskObjective)
-    constraints: FasterRiskConstraints = Field(default_factory=FasterRiskConstraints)
-    search: FasterRiskSearch = Field(default_factory=FasterRiskSearch)
+from glasswork.plugins.fasterrisk.spec import FasterRiskConstraints, FasterRiskObjective, FasterRiskSpec
 
 
 def settings_from_spec(spec: FasterRiskSpec) -> Settings:

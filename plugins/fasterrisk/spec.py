@@ -117,3 +117,12 @@ class FasterRiskSearch(StrictModel):
     reduce_points: bool = Field(
         True, description="Divide points by their gcd (risks unchanged; Appendix G)."
     )
+
+
+class FasterRiskSpec(SolverSpec):
+    """A FasterRisk problem: sparse integer risk scores for a binary target."""
+
+    solver: Literal["fasterrisk"]
+    objective: FasterRiskObjective = Field(default_factory=FasterRiskObjective)
+    constraints: FasterRiskConstraints = Field(default_factory=FasterRiskConstraints)
+    search: FasterRiskSearch = Field(default_factory=FasterRiskSearch)

@@ -497,15 +497,3 @@ class CuttingPlane(EpsilonSolver):
     def _cutoff(self, upper: float) -> float:
         """Fix a rule only when its bound beats the incumbent by more than rounding can explain."""
         return upper + 1e-10 * max(abs(upper), self.oracle.h0)
-
-
-def naive_sweep(
-    M: np.ndarray, y: np.ndarray, gamma: float, stab: np.ndarray, k: int, thresholds: list[float] | np.ndarray,
-    **kwargs: Any,
-) -> list[Point]:
-    """Each epsilon from scratch: a fresh master and oracle, warm start at the top-k set."""
-    out = []
-    for thr in sorted(thresholds, reverse=True):
-        cp = CuttingPlane(H2Oracle(M, y, gamma), stab, k, **kwargs)
-        out.append(cp.solve(float(thr)))
-    return out

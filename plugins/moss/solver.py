@@ -13,7 +13,7 @@ from glasswork.solver import SolveContext, Solver
 from .branch_and_bound import BranchAndBound
 from .cutting_plane import CuttingPlane, InfeasibleEpsilon, Point
 from .loss import H2Oracle, LogisticOracle, epsilon_grid
-from .models import Frontier, FrontierRow, RuleSet, RuleSetClassifier, knee
+from .model import Frontier, FrontierRow, RuleSet, RuleSetClassifier, knee
 from .rules import RulePool, build_pool
 from .spec import MossSpec
 

@@ -10,9 +10,9 @@ from fasterrisk_data import read_csv
 
 from glasswork import Problem
 from glasswork.metrics import roc_auc
-from glasswork.plugins.fasterrisk.card import ScoreCard
+from glasswork.plugins.fasterrisk.model import ScoreCard
 from glasswork.plugins.fasterrisk.engine import Engine, Settings
-from glasswork.plugins.fasterrisk.solver import FasterRiskSpec
+from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
 from glasswork.runner import Runner
 
 TUTORIAL_CARD = {"Age_22_to_29": -2, "HSDiploma": -2, "NoHS": -4, "Married": 4, "AnyCapitalGains": 3}

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from glasswork.plugins.fasterrisk.card import ScoreCard, reliability, expected_calibration_error
+from glasswork.plugins.fasterrisk.model import ScoreCard, reliability, expected_calibration_error
 from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Settings, multiplier_grid
 
 

@@ -15,7 +15,8 @@ from glasswork.runner import Runner
 from glasswork.spec import load_spec, validate_spec
 from glasswork.testing import SolverContract
 from glasswork.plugins.fasterrisk import FasterRiskSolver, ScoreCard
-from glasswork.plugins.fasterrisk.solver import FasterRiskSpec, constraints_from_spec, row_weights
+from glasswork.plugins.fasterrisk.solver import constraints_from_spec, row_weights
+from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
 
 SPECS = Path(__file__).resolve().parents[3] / "specs"
 

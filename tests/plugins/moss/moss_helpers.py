@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 
@@ -27,3 +29,19 @@ def brute_force(M: np.ndarray, y: np.ndarray, stab: np.ndarray, k: int, threshol
             if stab[list(s)].sum() >= threshold - 1e-9:
                 best = min(best, (oracle.value(s), s))
     return best
+
+
+def naive_sweep(
+    M: np.ndarray, y: np.ndarray, gamma: float, stab: np.ndarray, k: int, thresholds: list[float] | np.ndarray,
+    **kwargs: Any,
+) -> list[Any]:
+    """Each epsilon from scratch: a fresh master and oracle, warm start at the top-k set (the
+    reference the EPM is compared with)."""
+    from glasswork.plugins.moss.cutting_plane import CuttingPlane
+    from glasswork.plugins.moss.loss import H2Oracle
+
+    out = []
+    for thr in sorted(thresholds, reverse=True):
+        cp = CuttingPlane(H2Oracle(M, y, gamma), stab, k, **kwargs)
+        out.append(cp.solve(float(thr)))
+    return out

@@ -15,7 +15,7 @@ import statistics
 from pathlib import Path
 
 import pytest
-from glasswork.plugins.moss.evaluate import (
+from paper_protocol import (
     STABILITY_SE_DEFINITION,
     CrossValidation,
     MeanSE,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from glasswork.data import load_problem
 from glasswork.plugins.moss import MossSolver
-from glasswork.plugins.moss.evaluate import (
+from paper_protocol import (
     cross_validate,
     dsc,
     empirical_stability,

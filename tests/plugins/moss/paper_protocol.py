@@ -1,4 +1,6 @@
-"""Out-of-sample evaluation as the paper defines it: k-fold test R^2 and empirical stability.
+"""The paper's evaluation protocol (test code: the replication tests use it, the product does not).
+
+Out-of-sample evaluation as the paper defines it: k-fold test R^2 and empirical stability.
 
 Empirical stability is the mean pairwise Dice-Sorensen coefficient between the rule sets learned
 on the folds (spec §1.1; the paper's eq. 2 normalisation is a typo for this mean). Rules are
