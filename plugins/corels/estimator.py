@@ -71,7 +71,7 @@ class RuleListClassifier(ClassifierMixin, BaseEstimator):
             y_enc = np.repeat(y_enc, w.astype(np.int64))
             if len(np.unique(y_enc)) < 2:
                 raise ValueError("the samples with positive weight are of 1 class only")
-        names = [f"x{j}" for j in range(X.shape[1])]
+        names = self._column_names(X.shape[1])
         columns = {n: X[:, j] for j, n in enumerate(names)}
         self.binarizer_ = Binarizer(BinarizeSpec(thresholds=self.thresholds, negations=False))
         self.binarizer_.fit(columns, names)
@@ -102,8 +102,12 @@ class RuleListClassifier(ClassifierMixin, BaseEstimator):
     def _binary(self, X: Any) -> np.ndarray:
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        columns = {f"x{j}": X[:, j] for j in range(X.shape[1])}
+        columns = {n: X[:, j] for j, n in enumerate(self._column_names(X.shape[1]))}
         return self.binarizer_.transform(columns)[1]
+
+    def _column_names(self, n: int) -> list[str]:
+        """A DataFrame's column names (``feature_names_in_``), so rules read ``age>30``, not ``x0>30``."""
+        return [str(c) for c in getattr(self, "feature_names_in_", [f"x{j}" for j in range(n)])]
 
     def predict(self, X: Any) -> np.ndarray:
         check_is_fitted(self)

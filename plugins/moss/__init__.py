@@ -1,20 +1,37 @@
 """MOSS: stable rule sets on the accuracy / stability Pareto frontier (Liu & Mazumder, KDD 2025).
 
 Candidate rules come from a random forest on quantile-binned features; the ridge loss H2 is
-minimised over at most k rules subject to a stability floor H1 = Pi'z >= epsilon, exactly by an
-outer-approximation (cutting-plane) method with a persistent HiGHS master, by the MIO models
-through cvxpy (MOSEK or SCIP), or approximately by coordinate descent (MOSS-L).
+minimised over at most k rules subject to a stability floor H1 = Pi'z >= epsilon, exactly by a
+perspective branch and bound or an outer-approximation (cutting-plane) method with a persistent
+HiGHS master, by the MIO models through cvxpy (MOSEK or SCIP), or approximately by coordinate
+descent (MOSS-L).
+
+``MossSolver`` is the plugin, ``RuleSet`` its model, and ``RuleSetRegressor`` /
+``RuleSetClassifier`` (imported lazily: scikit-learn's estimator machinery) the estimators.
 """
 
-from glasswork import hookimpl
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from glasswork import Solver, hookimpl
+from glasswork.plugins.moss.model import Frontier, RuleSet
+from glasswork.plugins.moss.solver import MossSolver
+from glasswork.plugins.moss.spec import MossSpec
 from glasswork.plugins.moss.views import monitor_panels, render_model, sweep_defaults  # noqa: F401  (hook implementations)
 
-from .solver import MossSolver
+__all__ = ["Frontier", "MossSolver", "MossSpec", "RuleSet", "RuleSetClassifier", "RuleSetRegressor"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("RuleSetRegressor", "RuleSetClassifier"):
+        from glasswork.plugins.moss import estimator
+
+        return getattr(estimator, name)
+    raise AttributeError(name)
 
 
 @hookimpl
-def register_solvers(register):  # type: ignore[no-untyped-def]
+def register_solvers(register: Callable[[type[Solver]], None]) -> None:
     register(MossSolver)
-
-
-__all__ = ["MossSolver"]

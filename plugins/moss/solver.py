@@ -7,11 +7,12 @@ import time
 from typing import Any
 
 import numpy as np
+from glasswork.data import DataError
 from glasswork.result import Certificate, Result, Status
 from glasswork.solver import SolveContext, Solver
 
 from .branch_and_bound import BranchAndBound
-from .cutting_plane import CuttingPlane, InfeasibleEpsilon, Point
+from .cutting_plane import CuttingPlane, Point
 from .loss import H2Oracle, LogisticOracle, epsilon_grid
 from .model import Frontier, FrontierRow, RuleSet, RuleSetClassifier, knee
 from .rules import RulePool, build_pool
@@ -45,7 +46,9 @@ class MossSolver(Solver):
             if self._policy == "branch_and_bound" and "policy" not in spec.search.model_fields_set:
                 self._policy = "cutting_plane"  # the default policy; the logistic loss has no Gram form
             if self._policy != "cutting_plane":
-                raise ValueError("the classification variant runs with search.policy: cutting_plane only")
+                raise DataError(f"search.policy {self._policy!r} does not handle a binary target: the "
+                                "classification variant runs with the cutting plane only",
+                                hint="set search.policy: cutting_plane (or leave it out)")
             target = np.where(np.asarray(problem.y) == 1, 1.0, -1.0)  # labels -1 / +1
             y_scale = 1.0
         else:
@@ -62,7 +65,8 @@ class MossSolver(Solver):
         )
         pool_seconds = time.perf_counter() - t0
         if pool.m == 0:
-            raise ValueError("the forest produced no usable rule (every rule is empty or covers all rows)")
+            raise DataError("the forest produced no usable rule (every rule is empty or covers all rows)",
+                            hint="give more rows, or raise objective.candidates.trees or .depth")
         ctx.log(f"{pool.m} candidate rules from {cand.trees} trees in {pool_seconds:.2f} s "
                 f"(encoding {pool.encoding})")
         if self._binary:
@@ -88,21 +92,25 @@ class MossSolver(Solver):
             eps = spec.constraints.min_stability
             threshold = float(math.ceil(eps * B - 1e-9))
         else:
-            rank = spec.constraints.stability_rank or 3
             grid = epsilon_grid(counts, k)
+            # the default third-largest grid value; a grid this short (tiny data) takes its last
+            rank = spec.constraints.stability_rank or min(3, grid.size)
             if rank > grid.size:
-                raise ValueError(f"stability_rank {rank} exceeds the {grid.size} values of the epsilon grid")
+                raise DataError(f"constraints.stability_rank {rank} exceeds the {grid.size} values of the "
+                                "epsilon grid of this data's rules",
+                                hint=f"choose a rank from 1 to {grid.size}, or set constraints.min_stability")
             threshold = float(grid[rank - 1])
             stats["stability_rank"] = rank
         stats["epsilon"] = threshold / B
         if threshold > eps_max * B + 1e-9:
-            raise InfeasibleEpsilon(
-                f"min_stability {threshold / B:.6g} is above eps_max = {eps_max:.6g} (the {k} most "
-                f"frequent rules); no rule set reaches it. Lower constraints.min_stability."
-            )
+            raise DataError(
+                f"constraints.min_stability {threshold / B:.6g} is above eps_max = {eps_max:.6g} (the {k} "
+                "most frequent rules of this data); no rule set reaches it",
+                hint=f"lower constraints.min_stability to at most {eps_max:.6g}")
         policy = self._policy
         if policy in ("cutting_plane", "branch_and_bound"):
             exact = self._exact(oracle, counts, k, B, ctx)
+            stats["policy"] = self._policy  # after a fallback, the policy that ran
             p = exact.solve(threshold)
             stats.update(self._search_stats(exact, p), h2_evaluations=oracle.evaluations)
             return self._result(pool, oracle, p, stats, tolerance=spec.search.tolerance)
@@ -116,6 +124,15 @@ class MossSolver(Solver):
                ctx: SolveContext) -> CuttingPlane | BranchAndBound:
         """The exact search the policy names, wired to the run's limits, stop flag and progress."""
         search = self.spec.search
+        if self._policy == "branch_and_bound" and getattr(oracle, "gram", None) is None:
+            # the perspective relaxation lives in Gram space, kept for at most GRAM_MAX candidates
+            if "policy" in search.model_fields_set:
+                raise DataError(
+                    f"search.policy branch_and_bound needs at most {H2Oracle.GRAM_MAX} candidate rules; "
+                    f"this data gives {oracle.M.shape[1]}",
+                    hint="set search.policy: cutting_plane, or lower objective.candidates.max_candidates")
+            self._policy = "cutting_plane"
+            ctx.log(f"more than {H2Oracle.GRAM_MAX} candidates: the cutting plane runs instead of branch and bound")
         last = [0.0]
         work = "cuts" if self._policy == "cutting_plane" else "iterations"
 

@@ -42,3 +42,16 @@ def test_integer_weights_equal_repetition() -> None:
     assert np.array_equal(a.predict(X), b.predict(X))
     with pytest.raises(ValueError, match="integer"):
         RuleListClassifier().fit(X, y, sample_weight=np.full(80, 0.5))
+
+
+def test_dataframe_column_names_name_the_rules() -> None:
+    pytest.importorskip("pandas")
+    from sklearn.datasets import load_breast_cancer
+
+    bunch = load_breast_cancer(as_frame=True)
+    clf = RuleListClassifier(regularization=0.02, time_limit=30).fit(bunch.data, bunch.target)
+    assert list(clf.feature_names_in_) == list(bunch.data.columns)
+    text = clf.to_text()
+    assert "worst" in text and "x2" not in text
+    assert np.array_equal(clf.predict(bunch.data), clf.predict(bunch.data.to_numpy()))
+

@@ -33,3 +33,13 @@ def test_multiclass_is_refused():
     X = np.eye(6)
     with pytest.raises(ValueError, match="Only binary"):
         RiskScoreClassifier().fit(X, [0, 1, 2, 0, 1, 2])
+
+
+def test_dataframe_column_names_name_the_card():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(rng.integers(0, 2, (300, 4)).astype(float), columns=["age<30", "smoker", "bmi>30", "male"])
+    y = (X["smoker"] + X["bmi>30"] + rng.normal(0, 0.3, 300) > 0.8).astype(int)
+    clf = RiskScoreClassifier(k=2).fit(X, y)
+    assert list(clf.feature_names_in_) == list(X.columns)
+    assert "smoker" in clf.card_.to_text() and "x1" not in clf.card_.to_text()

@@ -6,7 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
-from glasswork.data import load_problem
+from glasswork.data import DataError, load_problem
 from glasswork.plugins.moss import MossSolver
 from paper_protocol import (
     cross_validate,
@@ -76,7 +76,7 @@ def test_ridge_refit_predicts_the_optimised_fit():
 
 
 def test_min_stability_above_eps_max_is_an_error():
-    with pytest.raises(ValueError, match="eps_max"):
+    with pytest.raises(DataError, match="eps_max"):
         solve(document(constraints={"max_rules": 4, "min_stability": 50.0}))
 
 
@@ -178,5 +178,22 @@ def test_classification_defaults_to_the_cutting_plane_and_refuses_branch_and_bou
     doc["objective"] = {"gamma": 0.01, "candidates": {"trees": 30, "depth": 2, "seed": 0, "max_candidates": 40}}
     result, _, _ = solve(doc)
     assert result.stats["policy"] == "cutting_plane"
-    with pytest.raises(ValueError, match="cutting_plane only"):
+    with pytest.raises(DataError, match="cutting plane only"):
         solve({**doc, "search": {"policy": "branch_and_bound"}})
+
+
+def test_a_too_small_data_set_is_a_data_error_through_the_cli(tmp_path):
+    """Six rows cannot carry the asked stability rank: exit 2 with the fix, not "solver failed"."""
+    from click.testing import CliRunner
+
+    from glasswork.cli import cli
+
+    rng = np.random.default_rng(0)
+    rows = ["a,b,y"] + [f"{rng.normal():.3f},{rng.normal():.3f},{rng.normal():.3f}" for _ in range(6)]
+    (tmp_path / "six.csv").write_text("\n".join(rows) + "\n")
+    (tmp_path / "six.yaml").write_text(
+        "name: six rows\ndata: {source: six.csv, target: y}\nsolver: moss\n"
+        "objective: {candidates: {trees: 20}}\nconstraints: {max_rules: 3, stability_rank: 40}\n")
+    result = CliRunner().invoke(cli, ["run", str(tmp_path / "six.yaml"), "--no-store", "-q"])
+    assert result.exit_code == 2, result.output
+    assert "stability_rank 40 exceeds" in result.output and "choose a rank from 1 to" in result.output
