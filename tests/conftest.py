@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytest_plugins = ["pytester"]  # the contract suite's own tests drive pytest
+
 TESTS = Path(__file__).parent
 REPO = TESTS.parent
 sys.path.insert(0, str(TESTS))  # so "toy_plugin" imports, here and in subprocesses via PYTHONPATH

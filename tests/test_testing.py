@@ -40,3 +40,102 @@ def test_the_contract_catches_a_solver_that_ignores_cancel():
         _Contract().test_cancel_returns_promptly_with_status_cancelled()
     with pytest.raises(AssertionError):
         _Contract().test_time_limit_reports_stopped_time()
+
+
+# -- the hooks ---------------------------------------------------------------------------------------
+
+
+class _ToyViews:
+    """The toy plugin with display hooks, well or badly behaved as the test asks."""
+
+    register_solvers = staticmethod(toy_plugin.register_solvers)
+
+    def __init__(self, counter: str = "queue", render_fails: bool = False) -> None:
+        from glasswork import hookimpl
+        from glasswork.display import SeriesPanel
+
+        def render_model(model: dict[str, Any]) -> Any:
+            if render_fails:
+                raise KeyError("rules")
+            return "stump view" if model.get("kind") == "stump" else None
+
+        def monitor_panels(solver: str) -> Any:
+            return [SeriesPanel("steps", counter=counter)] if solver == "toy" else None
+
+        self.render_model = hookimpl(render_model)
+        self.monitor_panels = hookimpl(monitor_panels)
+
+
+def _contract_with(plugin_object: object) -> SolverContract:
+    class _WithHooks(TestToySolverKeepsTheContract):
+        plugin = plugin_object
+
+    return _WithHooks()
+
+
+def test_the_contract_passes_a_plugin_with_well_behaved_hooks():
+    contract = _contract_with(_ToyViews(counter="nodes"))
+    contract.test_registers_through_the_hook()
+    contract.test_model_renders_through_the_hooks()
+    contract.test_monitor_panels_are_fed_by_the_solvers_counters()
+
+
+def test_the_contract_catches_a_panel_on_a_counter_never_reported():
+    with pytest.raises(AssertionError, match="names queue_sizee"):
+        _contract_with(_ToyViews(counter="queue_sizee")).test_monitor_panels_are_fed_by_the_solvers_counters()
+
+
+def test_the_contract_catches_a_failing_model_view():
+    with pytest.raises(AssertionError, match="models failed"):
+        _contract_with(_ToyViews(render_fails=True)).test_model_renders_through_the_hooks()
+
+
+def test_the_contract_catches_a_misspelled_hook():
+    from glasswork import hookimpl
+
+    class _Typo:
+        register_solvers = staticmethod(toy_plugin.register_solvers)
+
+        @staticmethod
+        @hookimpl
+        def monitor_panel(solver: str) -> None:
+            return None
+
+    with pytest.raises(AssertionError, match="matches no glasswork hook"):
+        _contract_with(_Typo).test_registers_through_the_hook()
+
+
+# -- the pytest plugin -------------------------------------------------------------------------------
+
+
+def test_a_plugin_authors_suite_gets_the_fixtures_with_no_import(pytester, monkeypatch):
+    """The pytest11 entry point: a fresh test file uses glasswork's fixtures as they are."""
+    from pathlib import Path
+
+    monkeypatch.setenv("PYTHONPATH", str(Path(toy_plugin.__file__).parent))
+    pytester.makepyfile(test_author="""
+        import toy_plugin
+
+        def test_run_and_store(glasswork_registry, glasswork_run, glasswork_store, tmp_path):
+            registry = glasswork_registry(toy=toy_plugin)
+            assert registry.plugins["toy"].ok
+            (tmp_path / "d.csv").write_text("a,label\\n" + "".join(f"{i % 2},{i % 2}\\n" for i in range(20)))
+            outcome, records = glasswork_run(
+                {"name": "t", "solver": "toy", "data": {"source": str(tmp_path / "d.csv"), "target": "label"}},
+                registry=registry, db=glasswork_store.path)
+            assert outcome.status == "optimal"
+            assert [r["kind"] for r in records][0] == "start" and records[-1]["kind"] == "finish"
+            assert glasswork_store.list_runs()[0].run_id == outcome.info.run_id
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
+def test_the_pytest_plugin_is_cheap_to_import():
+    import subprocess
+    import sys
+
+    heavy = ("duckdb", "textual", "sklearn", "scipy", "glasswork.testing.contract", "glasswork.runner")
+    code = f"import sys, glasswork.testing.plugin; print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"  # what loading it adds to every pytest run: nothing heavy

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from glasswork.testing import SolverContract
-from glasswork_greedy import GreedySolver
+from glasswork_greedy import GreedySolver, plugin
 
 
 class TestGreedyContract(SolverContract):
     solver_class = GreedySolver
+    plugin = plugin  # the entry point's module: its display hooks are checked too
 
     def spec_document(self) -> dict[str, Any]:
         return {

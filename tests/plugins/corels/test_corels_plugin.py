@@ -9,10 +9,12 @@ import pytest
 from corels_reference import COMPAS, SHARED, brute_force
 
 from glasswork import Limits, Problem, SolveContext, Status
+from glasswork.plugins import corels as corels_plugin
 from glasswork.plugins.corels import CorelsSolver, CorelsSpec, RuleList
 from glasswork.registry import get_registry
 from glasswork.runner import Runner
 from glasswork.spec import SpecError, validate_spec
+from glasswork.testing import SolverContract
 
 
 def _spec(**sections) -> CorelsSpec:
@@ -205,3 +207,17 @@ def test_runner_on_compas_out_files(monkeypatch) -> None:
     assert "then ({recidivate-within-two-years:Yes})" in text
     assert 0.6 < res.metrics["test_accuracy"] < 0.75
     assert 0.6 < res.metrics["train_accuracy"] < 0.7
+
+
+class TestCorelsContract(SolverContract):
+    """The plugin contract, hooks included, on the built-in CORELS plugin."""
+
+    solver_class = CorelsSolver
+    plugin = corels_plugin
+
+    def spec_document(self) -> dict:
+        return {"name": "contract", "solver": "corels",
+                "data": {"source": "sklearn:breast_cancer", "binarize": {"thresholds": 2}},
+                "objective": {"regularization": 0.03}, "constraints": {"max_card": 1, "negations": True},
+                "search": {"policy": "lower_bound", "symmetry_map": "prefix"}}
+

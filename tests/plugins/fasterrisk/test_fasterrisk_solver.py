@@ -14,6 +14,7 @@ from glasswork.registry import get_registry
 from glasswork.runner import Runner
 from glasswork.spec import load_spec, validate_spec
 from glasswork.testing import SolverContract
+from glasswork.plugins import fasterrisk as fasterrisk_plugin
 from glasswork.plugins.fasterrisk import FasterRiskSolver, ScoreCard
 from glasswork.plugins.fasterrisk.solver import constraints_from_spec, row_weights
 from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
@@ -23,6 +24,7 @@ SPECS = Path(__file__).resolve().parents[3] / "specs"
 
 class TestFasterRiskContract(SolverContract):
     solver_class = FasterRiskSolver
+    plugin = fasterrisk_plugin
 
     def spec_document(self) -> dict:
         return {

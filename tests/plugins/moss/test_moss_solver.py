@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 import pytest
 from glasswork.data import DataError, load_problem
+from glasswork.plugins import moss as moss_plugin
 from glasswork.plugins.moss import MossSolver
 from paper_protocol import (
     cross_validate,
@@ -46,9 +47,13 @@ def solve(doc):
 
 class TestMossContract(SolverContract):
     solver_class = MossSolver
+    plugin = moss_plugin
 
     def spec_document(self):
         return document()
+
+    def panels_spec_document(self):
+        return document(constraints={"frontier": {"points": 4}})  # the panel draws the frontier
 
 
 def test_default_is_the_third_grid_value_and_optimal():

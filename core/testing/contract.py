@@ -20,11 +20,18 @@ are well formed, the spec rejects unknown keys and yields a JSON Schema, a solve
 ``Result`` whose model predicts and renders, the certificate is honest, and the solver honours
 the stop flag for cancellation and time limits. Override ``problem`` to supply a ``Problem``
 directly, and set ``deterministic = False`` if two solves may differ.
+
+Set ``plugin`` to the module (or object) your entry point names, and the contract also checks
+what the plugin shows through its hooks: it loads without error (a misspelled hook is one), its
+``render_model`` draws the solver's models and leaves other kinds alone, its ``monitor_panels``
+are fresh ``Panel`` instances fed by counters the solver really reports, and its
+``sweep_defaults`` are well formed.
 """
 
 from __future__ import annotations
 
 import copy
+import io
 import json
 import time
 import typing
@@ -45,9 +52,10 @@ STOP_LATENCY = 5.0
 
 
 class _RegistryOf(Registry):
-    """A registry holding exactly one solver class, whatever else is installed."""
+    """A registry holding exactly the plugin under test (or only its solver class), whatever
+    else is installed."""
 
-    def __init__(self, solver_class: type[Solver]) -> None:
+    def __init__(self, solver_class: type[Solver], plugin: object | None = None) -> None:
         from glasswork import hookimpl
 
         class _Plugin:
@@ -56,13 +64,16 @@ class _RegistryOf(Registry):
             def register_solvers(register: Any) -> None:
                 register(solver_class)
 
-        super().__init__(builtins=False, entry_points=False, disabled=(), extra=[("contract", _Plugin)])
+        extra = [("contract", plugin if plugin is not None else _Plugin)]
+        super().__init__(builtins=False, entry_points=False, disabled=(), extra=extra)
 
 
 class SolverContract:
     """Subclass in a test module; see the module docstring."""
 
     solver_class: ClassVar[type[Solver]]
+    #: the module or object the plugin's entry point names; set it to check the display hooks
+    plugin: ClassVar[object | None] = None
     deterministic: ClassVar[bool] = True
 
     # -- what the plugin author provides -----------------------------------------------------
@@ -71,6 +82,11 @@ class SolverContract:
         """A small, valid spec document for this solver (as it would be read from YAML)."""
         raise AssertionError("SolverContract subclasses must define spec_document()")
 
+    def panels_spec_document(self) -> dict[str, Any]:
+        """A spec whose solve reports what the monitor panels draw (by default ``spec_document``;
+        a solver whose panels show, say, a frontier returns a spec that computes one)."""
+        return self.spec_document()
+
     def problem(self, spec: SolverSpec) -> Problem:
         """The problem to solve; by default the spec's own ``data:`` section, loaded."""
         return load_problem(spec.data)
@@ -78,14 +94,18 @@ class SolverContract:
     # -- helpers ------------------------------------------------------------------------------
 
     def _registry(self) -> Registry:
-        return _RegistryOf(self.solver_class)
+        return _RegistryOf(self.solver_class, self.plugin)
+
+    def _implements(self, hook: str) -> bool:
+        return self.plugin is not None and hook in self._registry().plugins["contract"].hooks
 
     def _spec(self, document: dict[str, Any] | None = None) -> SolverSpec:
         return validate_spec(document or self.spec_document(), self._registry())
 
-    def _solve(self, stop: StopReason | None = None) -> tuple[Result, list[Event], Problem]:
+    def _solve(self, stop: StopReason | None = None,
+               document: dict[str, Any] | None = None) -> tuple[Result, list[Event], Problem]:
         """Solve the spec's problem directly; ``stop`` raises the stop flag before the solve."""
-        spec = self._spec()
+        spec = self._spec(document)
         problem = self.problem(spec)
         events: list[Event] = []
         ctx = SolveContext(Limits(), events.append)
@@ -107,8 +127,9 @@ class SolverContract:
 
     def test_registers_through_the_hook(self) -> None:
         registry = self._registry()
+        errors = {name: info.error for name, info in registry.plugins.items() if info.error}
+        assert not errors, f"the plugin does not load cleanly: {errors}"
         assert registry.solvers == {self.solver_class.name: self.solver_class}
-        assert all(info.error is None for info in registry.plugins.values())
 
     def test_spec_document_validates_and_round_trips(self) -> None:
         spec = self._spec()
@@ -209,3 +230,72 @@ class SolverContract:
         assert outcome.info.solver == self.solver_class.name
         assert outcome.result.metrics, "the runner attaches train metrics"
         json.dumps(outcome.to_dict(), allow_nan=False)
+
+    # -- what the plugin shows (hooks) ---------------------------------------------------------
+
+    def test_model_renders_through_the_hooks(self) -> None:
+        from glasswork.display import model_view
+
+        result, _, _ = self._solve()
+        registry = self._registry()
+        doc, text = result.model.to_dict(), result.model.to_text()
+        for compact in (True, False):
+            shown = _render(model_view(doc, text, compact=compact, stats=result.stats, registry=registry))
+            assert shown.strip(), "the model renders to nothing"
+            assert "models failed" not in shown, shown
+        if self._implements("render_model"):
+            assert registry.pm.hook.render_model(model={"kind": "__no_such_kind__"}, compact=False,
+                                                 stats={}) is None, \
+                "render_model must return None for model kinds that are not the plugin's own"
+
+    def test_monitor_panels_are_fed_by_the_solvers_counters(self) -> None:
+        from glasswork.display import Panel
+
+        if not self._implements("monitor_panels"):
+            return
+        registry = self._registry()
+        name = self.solver_class.name
+        panels = registry.monitor_panels(name)
+        assert panels, f"monitor_panels({name!r}) describes no panel"
+        assert all(isinstance(p, Panel) for p in panels)
+        again = registry.monitor_panels(name)
+        assert all(a is not b for a, b in zip(panels, again)), "monitor_panels must return new panels per call"
+        assert registry.monitor_panels("__another_solver__") == [], "panels for a solver that is not the plugin's"
+        result, events, _ = self._solve(document=self.panels_spec_document())
+        reported = {"objective", "lower_bound", "nodes", "gap", "elapsed"}
+        for event in events:
+            reported.update(event.counters)
+        for panel in panels:
+            missing = _unreported(panel, reported, result.stats)
+            assert not missing, (f"panel {panel.title!r} names {', '.join(sorted(missing))}, which no event "
+                                 f"of a whole solve reports (the solver reports {', '.join(sorted(reported))})")
+
+    def test_sweep_defaults_are_well_formed(self) -> None:
+        if not self._implements("sweep_defaults"):
+            return
+        registry = self._registry()
+        defaults = registry.sweep_defaults(self.solver_class.name)
+        assert set(defaults) <= {"metric", "goal"}, defaults
+        assert defaults.get("goal") in (None, "max", "min")
+        assert registry.sweep_defaults("__another_solver__") == {}
+
+
+def _unreported(panel: Any, reported: set[str], stats: dict[str, Any]) -> set[str]:
+    """The figures a panel draws that the solver never reports (a misspelled counter, say)."""
+    from glasswork.display import BarsPanel, ScatterPanel, SeriesPanel
+
+    if isinstance(panel, (SeriesPanel, BarsPanel)):
+        return {panel.counter} - reported
+    if isinstance(panel, ScatterPanel):
+        if panel.result_points and isinstance(stats.get(panel.result_points), list):
+            return set()
+        return {panel.x, panel.y} - reported
+    return set() if panel.has_data else {f"the figures of {type(panel).__name__}"}
+
+
+def _render(renderable: Any) -> str:
+    from rich.console import Console
+
+    console = Console(width=120, record=True, file=io.StringIO())
+    console.print(renderable)
+    return console.export_text()
