@@ -8,6 +8,10 @@ scaled by ``1 / H2(0)`` so its values lie in [0, 1] whatever the scale of y.
 
 The lower bound of an epsilon is the master's proven dual bound (valid even when the master is
 interrupted); a point is ``optimal`` only once ``UB - LB <= tol * UB``.
+
+The master, the EPM loop and the shared ``EpsilonSolver`` base (which branch and bound extends)
+stay in one module of about 500 lines: they are one algorithm whose parts share the master's
+state, and the base's stop and deadline checks serve both policies.
 """
 
 from __future__ import annotations
