@@ -145,7 +145,7 @@ def cross_validate(spec: Any, problem: Any, folds: int = 10, seed: int = 0) -> C
     from glasswork.solver import SolveContext
     from sklearn.model_selection import KFold
 
-    from .solver import MossSolver
+    from glasswork.plugins.moss.solver import MossSolver
 
     scores: list[float] = []
     sets: list[set[Any]] = []
