@@ -1,64 +1,83 @@
-"""Model quality figures the runner attaches to every result (train and, when held out, test)."""
+"""Model quality figures the runner attaches to every result (train and, when held out, test).
+
+Computed with ``sklearn.metrics`` and the rows' weights (``data.weights``), so a weighted problem
+is scored as it was fitted: a row of weight 2 counts as two rows.
+"""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from glasswork.result import Classifier, Model
 
 
-def accuracy(y: np.ndarray, pred: np.ndarray) -> float:
-    return float(np.mean(y == pred)) if y.size else float("nan")
+def accuracy(y: np.ndarray, pred: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
+    from sklearn.metrics import accuracy_score
+
+    return float(accuracy_score(y, pred, sample_weight=sample_weight)) if np.size(y) else float("nan")
 
 
-def roc_auc(y: np.ndarray, score: np.ndarray) -> float:
-    """Area under the ROC curve by the rank statistic (ties count half); NaN with one class."""
+def roc_auc(y: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
+    """Area under the ROC curve (ties count half); NaN when only one class is present."""
+    from sklearn.metrics import roc_auc_score
+
     y = np.asarray(y).astype(bool)
-    n_pos = int(y.sum())
-    n_neg = y.size - n_pos
-    if n_pos == 0 or n_neg == 0:
+    if y.all() or not y.any():
         return float("nan")
-    order = np.argsort(score, kind="mergesort")
-    ranks = np.empty(score.size, dtype=np.float64)
-    sorted_scores = score[order]
-    # average ranks over tied scores
-    _, first, counts = np.unique(sorted_scores, return_index=True, return_counts=True)
-    avg = first + (counts - 1) / 2.0 + 1.0
-    ranks[order] = np.repeat(avg, counts)
-    return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+    return float(roc_auc_score(y, score, sample_weight=sample_weight))
 
 
-def log_loss(y: np.ndarray, proba: np.ndarray, eps: float = 1e-15) -> float:
-    """Mean negative log-likelihood of encoded labels ``y`` under ``(n, K)`` probabilities."""
-    p = np.clip(proba[np.arange(y.size), y.astype(np.int64)], eps, 1.0)
-    return float(-np.mean(np.log(p)))
+def log_loss(y: np.ndarray, proba: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
+    """Mean negative log-likelihood of encoded labels ``y`` (``0..K-1``) under ``(n, K)`` probabilities."""
+    from sklearn.metrics import log_loss as sk_log_loss
+
+    proba = np.asarray(proba, dtype=np.float64)
+    return float(sk_log_loss(np.asarray(y, dtype=np.int64), proba, sample_weight=sample_weight,
+                             labels=list(range(proba.shape[1]))))
 
 
-def brier(y: np.ndarray, p_positive: np.ndarray) -> float:
-    return float(np.mean((p_positive - y) ** 2))
+def brier(y: np.ndarray, p_positive: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
+    from sklearn.metrics import brier_score_loss
+
+    return float(brier_score_loss(np.asarray(y, dtype=np.int64), p_positive, sample_weight=sample_weight,
+                                  pos_label=1))
 
 
-def r2(y: np.ndarray, pred: np.ndarray) -> float:
-    ss_tot = float(np.sum((y - y.mean()) ** 2))
-    ss_res = float(np.sum((y - pred) ** 2))
-    return 1.0 - ss_res / ss_tot if ss_tot > 0 else float("nan")
+def r2(y: np.ndarray, pred: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
+    """R²; NaN for a constant target (sklearn would report a perfect or a meaningless figure)."""
+    from sklearn.metrics import r2_score
+
+    y = np.asarray(y, dtype=np.float64)
+    if y.size < 2 or np.all(y == y[0]):
+        return float("nan")
+    return float(r2_score(y, pred, sample_weight=sample_weight))
 
 
-def evaluate(model: Model, X: np.ndarray, y: np.ndarray, prefix: str) -> dict[str, float]:
+def rmse(y: np.ndarray, pred: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
+    from sklearn.metrics import mean_squared_error
+
+    return math.sqrt(float(mean_squared_error(y, pred, sample_weight=sample_weight)))
+
+
+def evaluate(model: Model, X: np.ndarray, y: np.ndarray, prefix: str,
+             sample_weight: np.ndarray | None = None) -> dict[str, float]:
     """The standard figures for ``model`` on ``(X, y)``, keys prefixed (``train_``, ``test_``)."""
     out: dict[str, float] = {}
-    if y.size == 0:
-        return out
+    if y.size == 0 or (sample_weight is not None and not np.any(np.asarray(sample_weight) > 0)):
+        return out  # no rows, or none that counts: no figure to report
+    w = sample_weight
     pred = np.asarray(model.predict(X))
     if model.task == "regression":
-        out[f"{prefix}r2"] = r2(y, pred.astype(np.float64))
-        out[f"{prefix}rmse"] = float(np.sqrt(np.mean((y - pred) ** 2)))
+        out[f"{prefix}r2"] = r2(y, pred.astype(np.float64), w)
+        out[f"{prefix}rmse"] = rmse(y, pred.astype(np.float64), w)
         return out
-    out[f"{prefix}accuracy"] = accuracy(y, pred)
+    out[f"{prefix}accuracy"] = accuracy(y, pred, w)
     if isinstance(model, Classifier):
         proba = np.asarray(model.predict_proba(X), dtype=np.float64)
-        out[f"{prefix}log_loss"] = log_loss(y, proba)
+        out[f"{prefix}log_loss"] = log_loss(y, proba, w)
         if proba.shape[1] == 2:
-            out[f"{prefix}auc"] = roc_auc(y, proba[:, 1])
-            out[f"{prefix}brier"] = brier(y, proba[:, 1])
+            out[f"{prefix}auc"] = roc_auc(y, proba[:, 1], w)
+            out[f"{prefix}brier"] = brier(y, proba[:, 1], w)
     return out

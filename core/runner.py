@@ -239,9 +239,10 @@ class Runner:
     @staticmethod
     def _add_metrics(outcome: RunOutcome, problem: Problem) -> None:
         model = outcome.result.model
-        computed = metrics.evaluate(model, problem.X, problem.y, "train_")
+        computed = metrics.evaluate(model, problem.X, problem.y, "train_", problem.sample_weight)
         if problem.X_test is not None and problem.y_test is not None:
-            computed.update(metrics.evaluate(model, problem.X_test, problem.y_test, "test_"))
+            computed.update(metrics.evaluate(model, problem.X_test, problem.y_test, "test_",
+                                             problem.test_sample_weight))
         outcome.result.metrics = {**computed, **outcome.result.metrics}
 
     # -- sinks --------------------------------------------------------------------------------

@@ -82,10 +82,12 @@ def load_problem(spec: DataSpec, base_dir: str | Path = ".") -> Problem:
     )
     if held is not None:
         problem.X_test, problem.y_test = X[held], y[held]
+        problem.test_sample_weight = None if weights is None else weights[held]
     if test is not None:
         problem.X_test = (fitted.transform({c: test.columns[c] for c in features})[1]
                           if spec.binarize is not None else _numeric_matrix(test, features))
         problem.y_test = _encode_test_target(spec, test, target, task, classes)
+        problem.test_sample_weight = None if spec.weights is None else _weights(spec, test)
     if spec.binarize is not None:
         problem.extras["binarizer"] = fitted
     return problem

@@ -69,6 +69,7 @@ class Problem:
     task: Task
     classes: np.ndarray | None = None
     sample_weight: np.ndarray | None = None
+    test_sample_weight: np.ndarray | None = None  # the test rows' weights: metrics only, never the fit
     X_test: np.ndarray | None = None
     y_test: np.ndarray | None = None
     train_index: np.ndarray | None = None

@@ -168,15 +168,17 @@ class FasterRiskSolver(Solver):
                                "multiplier": card.multiplier}
         figures: dict[str, float] = {}
         tables: dict[str, Any] = {}
-        for part, X, y in (("train", problem.X, problem.y), ("test", problem.X_test, problem.y_test)):
+        parts = (("train", problem.X, problem.y, problem.sample_weight),
+                 ("test", problem.X_test, problem.y_test, problem.test_sample_weight))
+        for part, X, y, w in parts:
             if X is None or y is None or len(y) == 0:
                 continue
             proba = card.predict_proba(X)
-            row[f"{part}_auc"] = m.roc_auc(y, proba[:, 1])
-            figures[f"{part}_accuracy"] = m.accuracy(y, card.predict(X))
+            row[f"{part}_auc"] = m.roc_auc(y, proba[:, 1], w)
+            figures[f"{part}_accuracy"] = m.accuracy(y, card.predict(X), w)
             figures[f"{part}_auc"] = row[f"{part}_auc"]
-            figures[f"{part}_log_loss"] = m.log_loss(y, proba)
-            figures[f"{part}_brier"] = m.brier(y, proba[:, 1])
+            figures[f"{part}_log_loss"] = m.log_loss(y, proba, w)
+            figures[f"{part}_brier"] = m.brier(y, proba[:, 1], w)
             tables[part] = reliability(y, proba[:, 1])
         row["points"] = card.summary()
         row["metrics"] = figures
