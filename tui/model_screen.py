@@ -12,6 +12,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from glasswork.display import Panel
 from glasswork.tui.views import model_view
 from glasswork.tui.widgets import PanelChart
 
@@ -36,17 +37,17 @@ class ModelScreen(Screen[None]):
         super().__init__()
         self.model_title, self.model, self.text = title, model, text
         self.stats = stats or {}
-        self.panels = []
+        self.panels: list[Panel] = []
         if solver and self.stats:
             from glasswork.registry import get_registry
 
-            self.panels = get_registry().monitor_panels(solver)
-            for panel in self.panels:
+            for panel in get_registry().monitor_panels(solver):
                 try:
                     panel.feed({"kind": "finish", "result": {"stats": self.stats}})
                 except Exception:  # a plugin's panel that cannot read this result is left out
-                    panel.title = ""
-            self.panels = [p for p in self.panels if p.title and p.has_data]
+                    continue
+                if panel.has_data:
+                    self.panels.append(panel)
         self.as_text = False
 
     def compose(self) -> ComposeResult:
