@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 MAX_POINTS = 20_000  # per panel series; older points are thinned beyond this
 
 
-def _number(value: Any) -> float | None:
+def finite(value: Any) -> float | None:
+    """A record's figure as a float, or ``None`` when it is missing, not a number, or infinite."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     value = float(value)
@@ -104,8 +105,8 @@ def _counters(record: dict[str, Any]) -> dict[str, Any]:
 def _figure(record: dict[str, Any], name: str) -> float | None:
     """A named figure of an event: ``objective``, ``lower_bound``, ``nodes``, ``gap``, or a counter."""
     if name in ("objective", "lower_bound", "nodes", "gap", "elapsed"):
-        return _number(record.get(name))
-    return _number(_counters(record).get(name))
+        return finite(record.get(name))
+    return finite(_counters(record).get(name))
 
 
 @dataclass
@@ -149,7 +150,7 @@ class SeriesPanel(Panel):
 
     def feed(self, record: dict[str, Any]) -> None:
         if record.get("kind") in ("progress", "incumbent"):
-            x = _number(record.get("elapsed"))
+            x = finite(record.get("elapsed"))
             if x is not None:
                 self.series.add(x, _figure(record, self.counter))
 
@@ -168,7 +169,7 @@ class BarsPanel(Panel):
     def feed(self, record: dict[str, Any]) -> None:
         value = _counters(record).get(self.counter)
         if isinstance(value, dict):
-            self.values = {str(k): float(v) for k, v in value.items() if _number(v) is not None}
+            self.values = {str(k): float(v) for k, v in value.items() if finite(v) is not None}
 
     @property
     def has_data(self) -> bool:
@@ -216,12 +217,10 @@ class ScatterPanel(Panel):
         if not isinstance(rows, list):
             return
         x_key, y_key = self.result_x or self.x, self.result_y or self.y
-        points = [(_number(r.get(x_key)), _number(r.get(y_key))) for r in rows if isinstance(r, dict)]
+        points = [(finite(r.get(x_key)), finite(r.get(y_key))) for r in rows if isinstance(r, dict)]
         self.points = [(x, y) for x, y in points if x is not None and y is not None]
 
     @property
     def has_data(self) -> bool:
         return bool(self.points)
 
-
-PANEL_TYPES = (SeriesPanel, BarsPanel, ScatterPanel)

@@ -56,7 +56,7 @@ class Launch:
         return cls(loaded, db=db, no_store=no_store, registry=registry)
 
     @property
-    def records(self) -> bool:
+    def recorded(self) -> bool:
         """Whether this run is recorded in a run store."""
         return not self.no_store and (self.db is not None or self.loaded.spec.store.enabled)
 
@@ -71,7 +71,7 @@ class Launch:
         if not self._store_checked:
             from glasswork.store import RunStore, default_db_path
 
-            if self.records:
+            if self.recorded:
                 spec = self.loaded.spec
                 self.store = RunStore(default_db_path(self.db, spec.store.path, self.loaded.base_dir)).open()
             self._store_checked = True

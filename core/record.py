@@ -14,13 +14,11 @@ import os
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from glasswork.events import Event
     from glasswork.runner import RunOutcome
-
-RecordKind = Literal["start", "progress", "incumbent", "log", "finish"]
 
 
 @dataclass
@@ -57,16 +55,7 @@ class RunInfo:
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
 
-class FinishRecord(TypedDict, total=False):
-    """The last record of a run: ``result`` (``RunOutcome.to_dict()``) or ``None`` and ``error``."""
-
-    kind: Literal["finish"]
-    run_id: str | None
-    result: dict[str, Any] | None
-    error: str
-
-
-Record = dict[str, Any]
+Record = dict[str, Any]  # one record; ``kind`` says which
 
 
 def error_text(error: BaseException | str) -> str:
@@ -80,10 +69,11 @@ def start_record(info: RunInfo, *, full: bool = False) -> Record:
 
 
 def finish_record(run_id: str | None, outcome: RunOutcome | None,
-                  error: BaseException | str | None = None) -> FinishRecord:
-    """The last record of a run: its result document, or ``None`` and why it failed."""
-    record: FinishRecord = {"kind": "finish", "run_id": run_id,
-                            "result": None if outcome is None else outcome.to_dict()}
+                  error: BaseException | str | None = None) -> Record:
+    """The last record of a run: ``run_id``, ``result`` (``RunOutcome.to_dict()``, or ``None``
+    when the run failed) and, when something went wrong, ``error``."""
+    record: Record = {"kind": "finish", "run_id": run_id,
+                      "result": None if outcome is None else outcome.to_dict()}
     if error is not None:
         record["error"] = error_text(error)
     return record
@@ -107,7 +97,7 @@ class RecordSink:
         self.emit(event.to_dict())
 
     def on_finish(self, run: RunInfo, outcome: RunOutcome | None, error: BaseException | None) -> None:
-        self.emit(dict(finish_record(run.run_id, outcome, error)))
+        self.emit(finish_record(run.run_id, outcome, error))
 
 
 @dataclass

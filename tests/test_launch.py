@@ -47,7 +47,7 @@ def test_a_launch_records_the_same_run_every_consumer_sees(tmp_path, tiny_csv, t
 def test_overrides_apply_before_validation(tmp_path, tiny_csv, toy_registry):
     spec = toy_spec(tmp_path, tiny_csv)
     launch = Launch.from_file(spec, ["objective.regularization=0.25"], registry=toy_registry, no_store=True)
-    assert launch.loaded.spec.objective.regularization == 0.25 and not launch.records
+    assert launch.loaded.spec.objective.regularization == 0.25 and not launch.recorded
     with pytest.raises(SpecError) as info:
         Launch.from_file(spec, ["objective.regularization=-1"], registry=toy_registry)
     assert info.value.issues[0].path == "objective.regularization"
@@ -67,9 +67,9 @@ def test_bad_data_writes_nothing(tmp_path, toy_registry):
 
 def test_a_spec_can_turn_recording_off_unless_a_store_is_named(tmp_path, tiny_csv, toy_registry):
     spec = toy_spec(tmp_path, tiny_csv, extra="store:\n  enabled: false\n")
-    assert not Launch.from_file(spec, registry=toy_registry).records
-    assert Launch.from_file(spec, registry=toy_registry, db=tmp_path / "x.duckdb").records
-    assert not Launch.from_file(spec, registry=toy_registry, db=tmp_path / "x.duckdb", no_store=True).records
+    assert not Launch.from_file(spec, registry=toy_registry).recorded
+    assert Launch.from_file(spec, registry=toy_registry, db=tmp_path / "x.duckdb").recorded
+    assert not Launch.from_file(spec, registry=toy_registry, db=tmp_path / "x.duckdb", no_store=True).recorded
 
 
 def test_a_cancel_before_the_run_stops_it_as_soon_as_it_starts(tmp_path, tiny_csv, toy_registry):

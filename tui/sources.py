@@ -72,12 +72,7 @@ class OwnedRun:
         return "cancelling: the solver keeps its best model (status cancelled)"
 
     def poll(self) -> list[dict[str, Any]]:
-        out = []
-        while True:
-            try:
-                out.append(self.records.get_nowait())
-            except queue.Empty:
-                return out
+        return _drain(self.records)
 
 
 class FollowedRun:
@@ -104,12 +99,7 @@ class FollowedRun:
         return f"run {self.run_id[:12]}"
 
     def poll(self) -> list[dict[str, Any]]:
-        out = []
-        while True:
-            try:
-                out.append(self.pending.get_nowait())
-            except queue.Empty:
-                break
+        out = _drain(self.pending)
         if self.done or self.need_store:
             return out
         records = self.follower.poll()
@@ -188,6 +178,16 @@ class FollowedRun:
         except OSError as exc:
             return f"cannot signal process {pid}: {exc}"
         return f"asked process {pid} to stop (it keeps its best model, status cancelled)"
+
+
+def _drain(records: queue.SimpleQueue[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Everything queued so far, without waiting."""
+    out = []
+    while True:
+        try:
+            out.append(records.get_nowait())
+        except queue.Empty:
+            return out
 
 
 def load_spec_or_error(spec_path: str, overrides: tuple[str, ...] = (), *, db: str | None = None,

@@ -11,13 +11,12 @@ without a terminal.
 from __future__ import annotations
 
 import json
-import math
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from glasswork.display import Series
+from glasswork.display import Series, finite
 from glasswork.record import stored_run
 
 if TYPE_CHECKING:
@@ -25,13 +24,6 @@ if TYPE_CHECKING:
     from glasswork.registry import Registry
 
 RATE_WINDOW = 2.0  # seconds of elapsed time over which counter rates are measured
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
 
 
 @dataclass
@@ -83,14 +75,14 @@ class RunState:
 
     @property
     def best_objective(self) -> float | None:
-        if self.result is not None and _number(self.result.get("objective")) is not None:
+        if self.result is not None and finite(self.result.get("objective")) is not None:
             return float(self.result["objective"])
         return self.objective.ys[-1] if self.objective.ys else None
 
     @property
     def best_lower_bound(self) -> float | None:
         if self.result is not None:
-            return _number(self.result.get("lower_bound"))
+            return finite(self.result.get("lower_bound"))
         return self.lower_bound.ys[-1] if self.lower_bound.ys else None
 
     @property
@@ -121,12 +113,12 @@ class RunState:
             self._finish(r)
             self._feed_panels(r)
             return
-        t = _number(r.get("elapsed")) or 0.0
+        t = finite(r.get("elapsed")) or 0.0
         self.elapsed = max(self.elapsed, t)
         if kind == "log":
             self.messages.append((t, str(r.get("level") or "info"), str(r.get("message") or "")))
             return
-        obj, lb = _number(r.get("objective")), _number(r.get("lower_bound"))
+        obj, lb = finite(r.get("objective")), finite(r.get("lower_bound"))
         self.objective.add(t, obj)
         if lb is not None:
             # the bound is only ever certified upwards; a solver may report a weaker one later
@@ -164,7 +156,7 @@ class RunState:
                 self.messages.append((self.elapsed, "warning", f"panel {panel.title!r} removed: {exc}"))
 
     def _rates(self, t: float, counters: dict[str, Any]) -> None:
-        figures = {k: float(v) for k, v in counters.items() if _number(v) is not None}
+        figures = {k: float(v) for k, v in counters.items() if finite(v) is not None}
         if self.nodes is not None:
             figures["nodes"] = float(self.nodes)
         if not figures:
@@ -185,15 +177,15 @@ class RunState:
             if result.get("model") is not None:
                 self.model = result["model"]
                 self.model_text = result.get("model_text")
-            obj, lb = _number(result.get("objective")), _number(result.get("lower_bound"))
+            obj, lb = finite(result.get("objective")), finite(result.get("lower_bound"))
             stats = result.get("stats") or {}
-            t = _number(stats.get("elapsed")) or self.elapsed
+            t = finite(stats.get("elapsed")) or self.elapsed
             self.elapsed = max(self.elapsed, t)
             if obj is not None and (not self.objective.ys or self.objective.ys[-1] != obj):
                 self.objective.add(t, obj)
             if lb is not None and (not self.lower_bound.ys or self.lower_bound.ys[-1] != lb):
                 self.lower_bound.add(t, lb)
-            if _number(result.get("gap")) is not None:
+            if finite(result.get("gap")) is not None:
                 self.gap = float(result["gap"])
         else:
             self.error = str(r.get("error") or "the run failed without a result")

@@ -102,7 +102,7 @@ class StoreSink:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        finish = dict(finish_record(run.run_id, outcome, error))
+        finish = finish_record(run.run_id, outcome, error)
         self._write_log(finish)
         self._log.close()
         try:

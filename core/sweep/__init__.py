@@ -110,7 +110,7 @@ def _record(sweep: Sweep, outcome: PointOutcome, store: Any) -> None:
             started_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"), pid=0,
         )
         records = [start_record(info, full=True),
-                   dict(finish_record(info.run_id, None, outcome.error or "the point did not run"))]
+                   finish_record(info.run_id, None, outcome.error or "the point did not run")]
         outcome.records = records
     records[0]["sweep_id"] = sweep.sweep_id
     records[0]["sweep_point"] = {**outcome.point.to_dict(), "total": len(sweep.points)}

@@ -65,14 +65,14 @@ def run_point(document: dict[str, Any], base_dir: str, cancel: Any = None) -> li
     finally:
         stop.set()
     if not records:  # failed before the run began (e.g. unreadable data)
-        return [dict(finish_record(None, None, error or "the run did not start"))]
+        return [finish_record(None, None, error or "the run did not start")]
     if error is not None and records[-1].get("kind") == "finish":
         records[-1]["error"] = error  # the message the user acts on, not the exception's repr
     return records
 
 
 def _failed(point: SweepPoint, message: str) -> PointOutcome:
-    return PointOutcome(point, [dict(finish_record(None, None, message))], message)
+    return PointOutcome(point, [finish_record(None, None, message)], message)
 
 
 def _outcome(point: SweepPoint, records: list[dict[str, Any]]) -> PointOutcome:

@@ -96,8 +96,8 @@ class SolverContract:
     def _registry(self) -> Registry:
         return _RegistryOf(self.solver_class, self.plugin)
 
-    def _implements(self, hook: str) -> bool:
-        return self.plugin is not None and hook in self._registry().plugins["contract"].hooks
+    def _implements(self, registry: Registry, hook: str) -> bool:
+        return self.plugin is not None and hook in registry.plugins["contract"].hooks
 
     def _spec(self, document: dict[str, Any] | None = None) -> SolverSpec:
         return validate_spec(document or self.spec_document(), self._registry())
@@ -243,7 +243,7 @@ class SolverContract:
             shown = _render(model_view(doc, text, compact=compact, stats=result.stats, registry=registry))
             assert shown.strip(), "the model renders to nothing"
             assert "models failed" not in shown, shown
-        if self._implements("render_model"):
+        if self._implements(registry, "render_model"):
             assert registry.pm.hook.render_model(model={"kind": "__no_such_kind__"}, compact=False,
                                                  stats={}) is None, \
                 "render_model must return None for model kinds that are not the plugin's own"
@@ -251,9 +251,9 @@ class SolverContract:
     def test_monitor_panels_are_fed_by_the_solvers_counters(self) -> None:
         from glasswork.display import Panel
 
-        if not self._implements("monitor_panels"):
-            return
         registry = self._registry()
+        if not self._implements(registry, "monitor_panels"):
+            return
         name = self.solver_class.name
         panels = registry.monitor_panels(name)
         assert panels, f"monitor_panels({name!r}) describes no panel"
@@ -271,9 +271,9 @@ class SolverContract:
                                  f"of a whole solve reports (the solver reports {', '.join(sorted(reported))})")
 
     def test_sweep_defaults_are_well_formed(self) -> None:
-        if not self._implements("sweep_defaults"):
-            return
         registry = self._registry()
+        if not self._implements(registry, "sweep_defaults"):
+            return
         defaults = registry.sweep_defaults(self.solver_class.name)
         assert set(defaults) <= {"metric", "goal"}, defaults
         assert defaults.get("goal") in (None, "max", "min")
