@@ -139,7 +139,7 @@ def test_plugins_json_shows_origin_version_and_errors(invoke, monkeypatch):
     get_registry(refresh=True)
     result = invoke("plugins", "--json")
     assert result.exit_code == 0
-    rows = {row["name"]: row for row in json.loads(result.stdout)}
+    rows = {row["name"]: row for row in json.loads(result.stdout)["plugins"]}
     assert rows["toy_plugin"]["solvers"] == ["toy"] and rows["toy_plugin"]["status"] == "ok"
     assert rows["no_such_plugin_module"]["status"] == "error"
     assert "ModuleNotFoundError" in rows["no_such_plugin_module"]["error"]
@@ -155,7 +155,7 @@ def test_plugins_shows_a_misspelled_hook(invoke, monkeypatch, tmp_path):
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("GLASSWORK_PLUGIN_MODULES", "typo_plugin")
     get_registry(refresh=True)
-    rows = {row["name"]: row for row in json.loads(invoke("plugins", "--json").stdout)}
+    rows = {row["name"]: row for row in json.loads(invoke("plugins", "--json").stdout)["plugins"]}
     assert rows["typo_plugin"]["status"] == "error"
     assert "did you mean 'monitor_panels'" in rows["typo_plugin"]["error"]
     assert "monitor_panel" in invoke("plugins").stdout

@@ -147,18 +147,23 @@ def schema(output: Path | None, builtin_only: bool) -> None:
 
 
 @cli.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the plugin list as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the plugins and backends as JSON.")
 def plugins(as_json: bool) -> None:
-    """List solver plugins with their version, origin, solvers and any load error."""
+    """List solver plugins with their version, origin, solvers and any load error, and which
+    optional backends (glasswork's extras) are installed."""
     from rich.console import Console
     from rich.table import Table
 
+    from rich.markup import escape
+
+    from glasswork.extras import report
     from glasswork.registry import get_registry
 
     registry = get_registry()
     rows = [info.to_dict() for info in registry.plugins.values()]
+    backends = report()
     if as_json:
-        click.echo(json.dumps(rows, indent=2))
+        click.echo(json.dumps({"plugins": rows, "backends": backends}, indent=2))
         return
     table = Table(title="glasswork plugins", title_justify="left")
     for column in ("name", "version", "origin", "solvers", "status"):
@@ -167,4 +172,13 @@ def plugins(as_json: bool) -> None:
         status = {"ok": "[green]ok[/green]", "disabled": "[dim]disabled[/dim]"}.get(
             row["status"], f"[red]error[/red]: {row['error']}")
         table.add_row(row["name"], row["version"], row["origin"], ", ".join(row["solvers"]) or "-", status)
-    Console().print(table)
+    extras = Table(title="optional backends", title_justify="left")
+    for column in ("extra", "for", "status"):
+        extras.add_column(column)
+    for backend in backends:
+        status = "[green]installed[/green]" if backend["available"] else \
+            f"[yellow]missing[/yellow] {', '.join(backend['missing'])}: {escape(backend['install'])}"
+        extras.add_row(backend["extra"], backend["purpose"], status)
+    console = Console()
+    console.print(table)
+    console.print(extras)

@@ -44,6 +44,15 @@ def sweep(spec: str, executor: str, scheduler: str | None, jobs: int | None, ove
     from glasswork.spec import SpecError, apply_overrides, read_spec_document
     from glasswork.store import RunStore, StoreError, default_db_path
     from glasswork import sweep as sweeps
+    from glasswork.extras import MissingExtra, require
+
+    try:  # a backend that is not installed stops the sweep before anything runs
+        if executor == "dask" or executor.startswith("dask:"):
+            require("dask", f"--executor {executor}")
+        if plot_file is not None:
+            require("plot", "--plot")
+    except MissingExtra as exc:
+        fail(f"{spec}: {exc}; nothing was run.", EXIT_INVALID, as_json=as_json)
 
     path = Path(spec)
     try:

@@ -11,6 +11,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
 
+from glasswork.extras import require
 from glasswork.sweep.plan import SweepPoint
 from glasswork.sweep.workers import PointOutcome, _failed, _outcome, run_point
 
@@ -125,6 +126,7 @@ class DaskExecutor:
     name = "dask"
 
     def __init__(self, address: str | None = None, *, workers: int | None = None) -> None:
+        require("dask", "the dask executor")
         from distributed import Client, Event, LocalCluster
 
         self._cluster = None

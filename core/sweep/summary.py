@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from glasswork.extras import require
+
 if TYPE_CHECKING:
     from glasswork.sweep import SweepReport
 
@@ -115,6 +117,7 @@ def write_summary(rows: Sequence[SummaryRow], path: Path) -> None:
 
 def plot_path(report: SweepReport, rows: Sequence[SummaryRow], path: Path) -> None:
     """The regularization path: the chosen metric and the model size against the swept value."""
+    require("plot", "--plot")
     import matplotlib
 
     matplotlib.use("Agg")

@@ -17,9 +17,13 @@ state, and the base's stop and deadline checks serve both policies.
 from __future__ import annotations
 
 import math
+import os
+import sys
+import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +38,41 @@ StopCheck = Callable[[int], "Status | None"]
 Progress = Callable[[dict[str, Any]], None]
 
 _TINY = 1e-12  # cut coefficients below this (in scaled units) are dropped, the cut loosened
+
+
+_silence_lock = threading.Lock()
+_silence_depth = 0
+_saved_stdout = -1
+
+
+@contextmanager
+def _stdout_silenced() -> Iterator[None]:
+    """Point file descriptor 1 at /dev/null while native code runs that may print on it.
+
+    ``glasswork run --json`` writes its document to stdout, so C-level chatter there corrupts
+    it; Python's ``sys.stdout`` cannot catch a ``printf``. The window is kept to the model's
+    construction: other threads' writes to fd 1 in it are lost too, which is harmless for the
+    terminal UI (Textual draws on stderr and captures Python's stdout). Nested and concurrent
+    uses share one redirection (counted), so the last to leave restores the real stdout.
+    """
+    global _silence_depth, _saved_stdout
+    with _silence_lock:
+        if _silence_depth == 0:
+            sys.stdout.flush()
+            _saved_stdout = os.dup(1)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.close(devnull)
+        _silence_depth += 1
+    try:
+        yield
+    finally:
+        with _silence_lock:
+            _silence_depth -= 1
+            if _silence_depth == 0:
+                os.dup2(_saved_stdout, 1)
+                os.close(_saved_stdout)
+                _saved_stdout = -1
 
 
 class InfeasibleEpsilon(ValueError):
@@ -78,8 +117,9 @@ class Master:
 
         self.m = int(stab.size)
         self.scale = float(scale)
-        h = highspy.Highs()
-        h.silent()
+        with _stdout_silenced():  # highspy >= 1.16 prints a banner on fd 1 when the first model is made
+            h = highspy.Highs()
+        h.silent()  # output_flag off before any solve: HiGHS's solves print nothing after this
         for name, value in (
             ("mip_rel_gap", mip_rel_gap),
             ("mip_abs_gap", 0.0),
@@ -88,8 +128,8 @@ class Master:
             ("mip_feasibility_tolerance", 1e-9),
             ("threads", threads),
             ("random_seed", 0),
-            # a restart re-presolves a model that is mostly dense cut rows: a third slower here, and
-            # in highspy 1.16.0 its presolve (strengthenInequalities) looped without end
+            # a restart re-presolves a model that is mostly dense cut rows: a third slower here (a loop
+            # seen once in highspy 1.16.0's presolve no longer reproduces, restarts on or off)
             ("mip_allow_restart", False),
             # the master is tiny; HiGHS's sub-MIP heuristics cost more than they save here
             ("mip_heuristic_run_rins", False),

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+from glasswork.extras import EXTRAS, installed, require
 from glasswork.result import Status
 
 Backend = Literal["auto", "mosek", "scip"]
@@ -32,12 +33,22 @@ class BackendUnavailable(RuntimeError):
     """The requested MIO backend cannot run and the spec does not allow a fallback."""
 
 
+def require_installed(backend: Backend, fallback: bool) -> None:
+    """Raise ``MissingExtra`` (checked when the spec is read, before anything runs) unless the
+    packages the ``mio`` policy will need are installed; a licence is checked when it solves."""
+    require("mio", "search.policy mio", ["cvxpy"])
+    if backend == "mosek" and not (fallback and installed("pyscipopt")):
+        require("mosek", "search.backend mosek")
+    elif backend == "scip" or not installed("mosek"):
+        require("mio", f"search.policy mio with search.backend {backend}", ["pyscipopt"])
+
+
 def mosek_licence() -> tuple[bool, str]:
     """Whether a MOSEK licence can be checked out, and why not."""
     try:
         import mosek
     except ImportError:
-        return False, "the mosek package is not installed (pip install mosek)"
+        return False, f"the mosek package is not installed ({EXTRAS['mosek'].install})"
     try:
         with mosek.Env() as env:
             env.checkoutlicense(mosek.feature.pton)
@@ -58,7 +69,7 @@ def available_backends() -> dict[str, str]:
 
         out["scip"] = "ok"
     except ImportError:
-        out["scip"] = "the pyscipopt package is not installed (pip install pyscipopt)"
+        out["scip"] = f"the pyscipopt package is not installed ({EXTRAS['mio'].install})"
     return out
 
 

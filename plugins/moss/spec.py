@@ -96,6 +96,15 @@ class MossSearch(StrictModel):
         1.0, ge=0.0, description="heuristic: lam2 = stability_weight * lam1 / mean(Pi)."
     )
 
+    @model_validator(mode="after")
+    def _backend_installed(self) -> MossSearch:
+        """The mio policy's packages are an extra: a missing one is reported before anything runs."""
+        if self.policy == "mio":
+            from .mio import require_installed
+
+            require_installed(self.backend, self.fallback)  # MissingExtra is a ValueError
+        return self
+
 
 class MossSpec(SolverSpec):
     solver: Literal["moss"]

@@ -121,7 +121,7 @@ def test_the_plugin_is_installed_in_the_venv_only(venv: Venv) -> None:
 def test_plugins_lists_greedy_with_its_origin_and_version(venv: Venv) -> None:
     proc = venv.glasswork("plugins", "--json")
     _check(proc, "glasswork plugins --json")
-    rows = {row["name"]: row for row in json.loads(proc.stdout)}
+    rows = {row["name"]: row for row in json.loads(proc.stdout)["plugins"]}
     assert "greedy" in rows, rows
     greedy = rows["greedy"]
     assert greedy["origin"] == "glasswork-greedy"
@@ -245,7 +245,7 @@ def test_the_plugin_can_be_disabled(venv: Venv) -> None:
     proc = venv.glasswork("validate", str(spec), env=off)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "disabled" in proc.stderr
-    rows = {row["name"]: row for row in json.loads(venv.glasswork("plugins", "--json", env=off).stdout)}
+    rows = {row["name"]: row for row in json.loads(venv.glasswork("plugins", "--json", env=off).stdout)["plugins"]}
     assert rows["greedy"]["status"] == "disabled"
 
 
