@@ -197,28 +197,37 @@ class ScoreCard(Classifier):
         return ", ".join(f"{f} {p:+d}" for f, p in zip(self.features, self.points))
 
 
-def reliability(y: np.ndarray, proba: np.ndarray, bins: int = 5) -> list[dict[str, float]]:
-    """Uniform-bin reliability table (sklearn's calibration_curve defaults: 5 uniform bins)."""
+def reliability(y: np.ndarray, proba: np.ndarray, bins: int = 5,
+                sample_weight: np.ndarray | None = None) -> list[dict[str, float]]:
+    """Uniform-bin reliability table, weighted by the rows' weights.
+
+    The bins are ``sklearn.calibration.calibration_curve``'s (``n_bins`` uniform bins, a
+    probability on an inner edge goes to the lower bin), and with unit weights the table equals
+    its output (a test checks it). It is computed here because ``calibration_curve`` takes no
+    ``sample_weight`` (none up to scikit-learn 1.9, the newest checked): a weighted row counts
+    for its weight in ``mean_predicted``, ``observed`` and ``weight``; ``count`` stays rows.
+    """
     y = np.asarray(y, dtype=np.float64)
     proba = np.asarray(proba, dtype=np.float64)
+    w = np.ones_like(proba) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     edges = np.linspace(0.0, 1.0, bins + 1)
-    which = np.clip(np.searchsorted(edges[1:-1], proba, side="right"), 0, bins - 1)
-    out = []
-    for b in range(bins):
-        mask = which == b
-        count = int(mask.sum())
-        if count == 0:
-            continue
-        out.append({"bin_low": float(edges[b]), "bin_high": float(edges[b + 1]), "count": count,
-                    "mean_predicted": float(proba[mask].mean()), "observed": float(y[mask].mean())})
-    return out
+    which = np.searchsorted(edges[1:-1], proba)
+    count = np.bincount(which, minlength=bins)
+    weight = np.bincount(which, weights=w, minlength=bins)
+    predicted = np.bincount(which, weights=w * proba, minlength=bins)
+    observed = np.bincount(which, weights=w * y, minlength=bins)
+    return [{"bin_low": float(edges[b]), "bin_high": float(edges[b + 1]), "count": int(count[b]),
+             "weight": float(weight[b]), "mean_predicted": float(predicted[b] / weight[b]),
+             "observed": float(observed[b] / weight[b])}
+            for b in range(bins) if weight[b] > 0]
 
 
 def expected_calibration_error(table: list[dict[str, float]]) -> float:
-    total = sum(row["count"] for row in table)
+    """The bins' gaps between predicted and observed risk, averaged by their (weighted) size."""
+    total = sum(row["weight"] for row in table)
     if total == 0:
         return float("nan")
-    return float(sum(row["count"] * abs(row["mean_predicted"] - row["observed"]) for row in table) / total)
+    return float(sum(row["weight"] * abs(row["mean_predicted"] - row["observed"]) for row in table) / total)
 
 
 def _fmt_score(s: float) -> str:

@@ -147,10 +147,11 @@ class FasterRiskSolver(Solver):
         stats["defaults"] = spec.search.defaults
         metrics: dict[str, float] = {"train_logistic_loss_sum": float(best.loss or 0.0)}
         calibration: dict[str, Any] = {}
-        for part, X, y in (("train", problem.X, problem.y), ("test", problem.X_test, problem.y_test)):
+        for part, X, y, w in (("train", problem.X, problem.y, problem.sample_weight),
+                              ("test", problem.X_test, problem.y_test, problem.test_sample_weight)):
             if X is None or y is None or len(y) == 0:
                 continue
-            table = reliability(y, best.predict_proba(X)[:, 1])
+            table = reliability(y, best.predict_proba(X)[:, 1], sample_weight=w)
             calibration[part] = table
             metrics[f"{part}_ece"] = expected_calibration_error(table)
         stats["reliability"] = calibration
@@ -179,7 +180,7 @@ class FasterRiskSolver(Solver):
             figures[f"{part}_auc"] = row[f"{part}_auc"]
             figures[f"{part}_log_loss"] = m.log_loss(y, proba, w)
             figures[f"{part}_brier"] = m.brier(y, proba[:, 1], w)
-            tables[part] = reliability(y, proba[:, 1])
+            tables[part] = reliability(y, proba[:, 1], sample_weight=w)
         row["points"] = card.summary()
         row["metrics"] = figures
         row["card"] = card.to_dict()

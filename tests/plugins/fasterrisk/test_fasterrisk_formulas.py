@@ -159,3 +159,25 @@ def test_reliability_table_and_ece():
     assert sum(r["count"] for r in table) == 6
     assert [r["observed"] for r in table] == [0.0, 0.5, 1.0]
     assert expected_calibration_error(table) == pytest.approx((2 * 0.125 + 0 + 2 * 0.075) / 6)
+
+
+def test_reliability_equals_calibration_curve_and_honours_weights():
+    """Unit weights: sklearn's calibration_curve, bin for bin (edges included); integer weights:
+    the table of the rows repeated that many times."""
+    from sklearn.calibration import calibration_curve
+
+    rng = np.random.default_rng(3)
+    p = np.concatenate([rng.uniform(size=200), [0.2, 0.4, 0.6, 0.8, 0.0, 1.0]])
+    y = (rng.uniform(size=p.size) < p).astype(int)
+    table = reliability(y, p, bins=5)
+    observed, predicted = calibration_curve(y, p, n_bins=5)
+    np.testing.assert_allclose([r["observed"] for r in table], observed)
+    np.testing.assert_allclose([r["mean_predicted"] for r in table], predicted)
+    w = rng.integers(0, 4, size=p.size)
+    weighted = reliability(y, p, bins=5, sample_weight=w)
+    repeated = reliability(np.repeat(y, w), np.repeat(p, w), bins=5)
+    for a, b in zip(weighted, repeated, strict=True):
+        assert a["weight"] == b["count"]
+        assert a["observed"] == pytest.approx(b["observed"])
+        assert a["mean_predicted"] == pytest.approx(b["mean_predicted"])
+    assert expected_calibration_error(weighted) == pytest.approx(expected_calibration_error(repeated))
