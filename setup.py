@@ -4,6 +4,7 @@ The folder-to-package map lives in pyproject.toml. Every ``cython_ext/*.pyx`` be
 ``glasswork.cython_ext.<name>``, compiled as C++17 with global directives for speed. Set ``GLASSWORK_DEBUG=1`` to turn bounds, wrap-around and
 initialisation checks back on (and build with ``-O0 -g``) when hunting a memory error.
 Set ``GLASSWORK_EXT=name[,name]`` to build only some kernels while developing one of them.
+Release builds on Linux are linked with ``-s`` (no symbols or debug information in the wheel).
 """
 
 from __future__ import annotations
@@ -32,10 +33,14 @@ DIRECTIVES = {
     "embedsignature": True,
 }
 
+LINK_ARGS: list[str] = []
 if sys.platform == "win32":
     COMPILE_ARGS = ["/std:c++17"] + (["/Od", "/Zi"] if DEBUG else ["/O2"])
 else:
     COMPILE_ARGS = ["-std=c++17"] + (["-O0", "-g"] if DEBUG else ["-O3"])
+    if not DEBUG and sys.platform.startswith("linux"):
+        # Python's own CFLAGS carry -g: unstripped, the kernels weigh about 10 MB, stripped 0.5 MB
+        LINK_ARGS.append("-s")
     if platform.machine().lower() in ("x86_64", "amd64"):
         # POPCNT has been in every x86-64 CPU since 2008; without the flag GCC emits a table lookup.
         COMPILE_ARGS.append("-mpopcnt")
@@ -53,6 +58,7 @@ def _extensions() -> list[Extension]:
                 language="c++",
                 include_dirs=[numpy.get_include(), "cython_ext"],
                 extra_compile_args=COMPILE_ARGS,
+                extra_link_args=LINK_ARGS,
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
             )
         )

@@ -36,11 +36,11 @@ class BackendUnavailable(RuntimeError):
 def require_installed(backend: Backend, fallback: bool) -> None:
     """Raise ``MissingExtra`` (checked when the spec is read, before anything runs) unless the
     packages the ``mio`` policy will need are installed; a licence is checked when it solves."""
-    require("mio", "search.policy mio", ["cvxpy"])
     if backend == "mosek" and not (fallback and installed("pyscipopt")):
-        require("mosek", "search.backend mosek")
-    elif backend == "scip" or not installed("mosek"):
-        require("mio", f"search.policy mio with search.backend {backend}", ["pyscipopt"])
+        require("mosek", "search.backend mosek", ["cvxpy", "mosek"])
+    else:  # SCIP, unless auto finds MOSEK (whose licence is checked when it solves)
+        scip = backend == "scip" or not installed("mosek")
+        require("mio", "search.policy mio", ["cvxpy", "pyscipopt"] if scip else ["cvxpy"])
 
 
 def mosek_licence() -> tuple[bool, str]:
