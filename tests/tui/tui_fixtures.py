@@ -210,7 +210,7 @@ def plain(widget: Any, width: int = 200) -> str:
     """The text a Static shows (its Rich renderable rendered without styles)."""
     from rich.console import Console
 
-    content = widget.content
+    content = widget.content if hasattr(widget, "content") else widget.renderable  # Textual < 6
     if isinstance(content, str):
         return content
     console = Console(width=width, record=True, file=io.StringIO())
