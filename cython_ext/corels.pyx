@@ -19,8 +19,10 @@ accumulated separately from ``depth * lambda`` so equal prefixes give bit-identi
 from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t, uint16_t, uint8_t
 from libc.math cimport floor, INFINITY
 from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy
 from libcpp.vector cimport vector
 from libcpp.unordered_map cimport unordered_map
+from libcpp.map cimport map as ordered_map
 from cython.operator cimport dereference as deref, preincrement as inc
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
@@ -42,6 +44,7 @@ cdef enum:
     MAP_PREFIX = 1
     MAP_CAPTURED = 2
     F_DELETED = 1
+    F_QUEUED = 2
     MAX_CLASSES = 64
     PAGE_BITS = 16
     PAGE_MASK = 65535
@@ -139,6 +142,12 @@ cdef class Search:
     cdef vector[QEntry] heap
     cdef unordered_map[uint64_t, MapEntry] pmap
     cdef vector[uint16_t] arena
+    # progress figures kept as entries enter and leave the live queue (queued, not deleted), so a
+    # report costs O(distinct bounds), never O(queue): bound -> count, depth -> count, and per
+    # depth prefix error -> count (Theorem 7's histogram needs f, which moves with R^c)
+    cdef ordered_map[double, int64_t] live_lb
+    cdef vector[int64_t] live_depth
+    cdef vector[unordered_map[uint64_t, int64_t]] live_err
     cdef vector[uint64_t] ant_hash
     cdef uint64_t next_uid
     cdef int64_t seq
@@ -472,6 +481,41 @@ cdef class Search:
             idx = self._nd(idx).parent
         return False
 
+    cdef void _live_add(self, int32_t idx) noexcept nogil:
+        """Count a node entering the live queue in the progress figures."""
+        cdef Node* nd = self._nd(idx)
+        cdef uint64_t ebits
+        memcpy(&ebits, &nd.err, 8)
+        nd.flags |= F_QUEUED
+        self.live_lb[nd.lb] += 1
+        self.live_depth[nd.depth] += 1
+        self.live_err[nd.depth][ebits] += 1
+
+    cdef void _live_remove(self, int32_t idx) noexcept nogil:
+        """Leaving the queue (or deleted while queued): uncount a node once."""
+        cdef Node* nd = self._nd(idx)
+        cdef uint64_t ebits
+        cdef ordered_map[double, int64_t].iterator it
+        cdef unordered_map[uint64_t, int64_t].iterator jt
+        cdef int64_t* count
+        if (nd.flags & F_QUEUED) == 0:
+            return
+        nd.flags &= ~F_QUEUED
+        if nd.flags & F_DELETED:
+            return                      # uncounted when it was deleted
+        it = self.live_lb.find(nd.lb)
+        count = &deref(it).second       # (deref(it).second -= 1 would change a copy)
+        count[0] -= 1
+        if count[0] == 0:
+            self.live_lb.erase(it)
+        self.live_depth[nd.depth] -= 1
+        memcpy(&ebits, &nd.err, 8)
+        jt = self.live_err[nd.depth].find(ebits)
+        count = &deref(jt).second
+        count[0] -= 1
+        if count[0] == 0:
+            self.live_err[nd.depth].erase(jt)
+
     cdef void _push(self, double key, int32_t node) noexcept nogil:
         cdef QEntry e
         cdef size_t i, parent
@@ -490,6 +534,7 @@ cdef class Search:
             self.heap[i] = self.heap[parent]
             i = parent
         self.heap[i] = e
+        self._live_add(node)
         self.n_inserted += 1
         if <int64_t>self.heap.size() > self.max_queue:
             self.max_queue = self.heap.size()
@@ -511,6 +556,7 @@ cdef class Search:
 
     cdef QEntry _pop(self) noexcept nogil:
         cdef QEntry top = self.heap[0]
+        self._live_remove(top.node)
         self.heap[0] = self.heap.back()
         self.heap.pop_back()
         if self.heap.size() > 1:
@@ -537,6 +583,7 @@ cdef class Search:
             e = self.heap[i]
             idx = e.node
             if self._dead(idx) or self._hopeless(self._nd(idx).lb, self._nd(idx).depth):
+                self._live_remove(idx)
                 self._release(idx)
             else:
                 self.heap[j] = e
@@ -620,6 +667,7 @@ cdef class Search:
         if verdict == 2:
             old = e.node
             if old >= 0 and old < self.n_slots and self._nd(old).uid == e.uid:
+                self._live_remove(old)
                 self._nd(old).flags |= F_DELETED
             self.n_map_replaced += 1
         e.lb = lb
@@ -659,6 +707,10 @@ cdef class Search:
         self.heap.clear()
         self.pmap.clear()
         self.arena.clear()
+        self.live_lb.clear()
+        self.live_depth.assign(256, 0)
+        self.live_err.clear()
+        self.live_err.resize(256)
         self.next_uid = 1
         self.seq = 0
         self.live_nodes = 0
@@ -946,61 +998,77 @@ cdef class Search:
         """Proven lower bound on the optimum: R^c, or less while live prefixes remain queued.
 
         Every list not yet scored strictly extends a queued prefix, so its objective is at least
-        that prefix's bound plus lambda (Lemma 2 with Theorem 20).
+        that prefix's bound plus lambda (Lemma 2 with Theorem 20). The smallest live bound is kept
+        as entries come and go, so this costs O(1) at any queue size.
         """
         cdef double lo = min(self.best, self.oom_bound)
-        cdef size_t i
-        cdef int32_t idx
-        cdef double x
-        with nogil:
-            for i in range(self.heap.size()):
-                idx = self.heap[i].node
-                if self._nd(idx).flags & F_DELETED:
-                    continue
-                x = self._nd(idx).lb + self.lamW
-                if x < lo:
-                    lo = x
+        if self.live_lb.size() > 0:
+            lo = min(lo, deref(self.live_lb.begin()).first + self.lamW)
         return lo / self.total if self.total > 0 else 0.0
 
     def queue_summary(self):
         """Histogram of live queue prefix lengths, and Theorem 7's ``(length, f)`` histogram.
 
         ``f = min(floor((R^c - b) / lambda), M - length)`` bounds how many more rules a queued
-        prefix may still receive (Theorem 6).
+        prefix may still receive (Theorem 6). Built from the live counts by (length, prefix
+        error), so the cost grows with the number of distinct errors, not with the queue.
         """
+        cdef int L
+        cdef double err
+        cdef int64_t cnt
+        cdef unordered_map[int64_t, int64_t] pairs
+        cdef unordered_map[uint64_t, int64_t].iterator it
+        cdef unordered_map[int64_t, int64_t].iterator pt
+        with nogil:
+            for L in range(256):
+                if self.live_depth[L] == 0:
+                    continue
+                it = self.live_err[L].begin()
+                while it != self.live_err[L].end():
+                    memcpy(&err, &deref(it).first, 8)
+                    pairs[<int64_t>L * 65536 + self._theorem7_f(err, L)] += deref(it).second
+                    inc(it)
+        lengths = {L: int(self.live_depth[L]) for L in range(256) if self.live_depth[L] > 0}
+        out = {}
+        pt = pairs.begin()
+        while pt != pairs.end():
+            out[(int(deref(pt).first // 65536), int(deref(pt).first % 65536))] = int(deref(pt).second)
+            inc(pt)
+        return lengths, out
+
+    cdef inline int _theorem7_f(self, double err, int L) noexcept nogil:
+        cdef double x
+        if self.lamW <= 0:
+            return self.M - L
+        x = floor((self.best - (err + L * self.lamW)) / self.lamW)
+        if x < 0:
+            x = 0
+        if x > self.M - L:
+            x = self.M - L
+        return <int>x
+
+    def scan_queue(self):
+        """The progress figures recomputed by a full scan of the heap (an audit, O(queue)).
+
+        Returns ``(lower_bound, lengths, pairs)`` as ``lower_bound()`` and ``queue_summary()``
+        give them; the tests check that the incremental figures always equal these.
+        """
+        cdef double lo = min(self.best, self.oom_bound)
         cdef size_t i
         cdef int32_t idx
-        cdef int L, fval
-        cdef double bpure, x
-        cdef vector[int64_t] hist
-        cdef unordered_map[int64_t, int64_t] pairs
-        cdef unordered_map[int64_t, int64_t].iterator it
-        hist.assign(256, 0)
-        with nogil:
-            for i in range(self.heap.size()):
-                idx = self.heap[i].node
-                if self._nd(idx).flags & F_DELETED:
-                    continue
-                L = self._nd(idx).depth
-                hist[L] += 1
-                bpure = self._nd(idx).err + L * self.lamW
-                if self.lamW > 0:
-                    x = floor((self.best - bpure) / self.lamW)
-                    if x < 0:
-                        x = 0
-                    if x > self.M - L:
-                        x = self.M - L
-                    fval = <int>x
-                else:
-                    fval = self.M - L
-                pairs[<int64_t>L * 65536 + fval] += 1
-        lengths = {L: int(hist[L]) for L in range(256) if hist[L] > 0}
-        out = {}
-        it = pairs.begin()
-        while it != pairs.end():
-            out[(int(deref(it).first // 65536), int(deref(it).first % 65536))] = int(deref(it).second)
-            inc(it)
-        return lengths, out
+        cdef int L
+        lengths = {}
+        pairs = {}
+        for i in range(self.heap.size()):
+            idx = self.heap[i].node
+            if self._nd(idx).flags & F_DELETED:
+                continue
+            lo = min(lo, self._nd(idx).lb + self.lamW)
+            L = self._nd(idx).depth
+            lengths[L] = lengths.get(L, 0) + 1
+            key = (L, self._theorem7_f(self._nd(idx).err, L))
+            pairs[key] = pairs.get(key, 0) + 1
+        return (lo / self.total if self.total > 0 else 0.0), lengths, pairs
 
     def evaluate(self, prefix):
         """Score one prefix from scratch with the search's own kernels (for checks and tests).
