@@ -18,7 +18,8 @@ accumulated separately from ``depth * lambda`` so equal prefixes give bit-identi
 
 from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t, uint16_t, uint8_t
 from libc.math cimport floor, INFINITY
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, calloc, free
+from posix.stdlib cimport posix_memalign
 from libc.string cimport memcpy
 from libcpp.vector cimport vector
 from libcpp.unordered_map cimport unordered_map
@@ -48,6 +49,9 @@ cdef enum:
     MAX_CLASSES = 64
     PAGE_BITS = 16
     PAGE_MASK = 65535
+    ARENA_BITS = 16
+    HEAP_BITS = 14
+    HEAP_MASK = 16383
 
 POLICIES = {"bfs": P_BFS, "dfs": P_DFS, "curiosity": P_CURIOSITY,
             "lower_bound": P_LOWER_BOUND, "objective": P_OBJECTIVE}
@@ -68,12 +72,12 @@ NODE_LIMIT = R_NODE_LIMIT
 OUT_OF_MEMORY = R_OUT_OF_MEMORY
 
 
-cdef struct Node:
-    uint64_t uid        # 0 when the slot is free; map entries use it to detect slot reuse
+cdef struct Node:       # 32 bytes, no padding
     double err          # weighted errors of the prefix rules (count units)
     double lb           # err + depth * lam + b0  (hierarchical + equivalent-points bound)
-    int32_t parent
+    int32_t parent      # while the slot is free: the next free slot (an intrusive free list)
     uint32_t refs       # 1 while queued + number of live children
+    uint32_t gen        # incarnation of the slot; map entries compare it to detect slot reuse
     uint16_t ant        # last antecedent
     uint8_t depth
     uint8_t flags
@@ -85,11 +89,12 @@ cdef struct QEntry:
     int32_t node
 
 
-cdef struct MapEntry:
+cdef struct MapEntry:   # one slot of the open-addressing map, 24 bytes
     double lb
-    uint64_t uid
+    uint32_t tag        # high half of the 64-bit key (the low half picks the home slot)
+    uint32_t off        # arena: length at off, the representative's ids after; 0 = empty slot
     int32_t node
-    uint32_t off        # arena[off] = length, arena[off + 1 ...] the representative's ids
+    uint32_t gen        # the node's incarnation when stored
 
 
 cdef inline double now() noexcept nogil:
@@ -138,10 +143,16 @@ cdef class Search:
     # search state
     cdef vector[Node*] pages       # node pool in fixed pages: no reallocation, no doubling
     cdef int64_t n_slots
-    cdef vector[int32_t] free_nodes
-    cdef vector[QEntry] heap
-    cdef unordered_map[uint64_t, MapEntry] pmap
-    cdef vector[uint16_t] arena
+    cdef int32_t free_head         # first free slot, -1 when none
+    cdef int64_t n_free
+    cdef vector[QEntry*] hpages    # the queue: see _hq
+    cdef size_t hn
+    # symmetry map: linear probing over 24-byte slots (no allocation per entry), the verifying
+    # representative prefixes in a paged arena (entries never straddle a page; nothing moves)
+    cdef MapEntry* mtab
+    cdef size_t mcap, mcount
+    cdef vector[uint16_t*] apages
+    cdef uint32_t atop
     # progress figures kept as entries enter and leave the live queue (queued, not deleted), so a
     # report costs O(distinct bounds), never O(queue): bound -> count, depth -> count, and per
     # depth prefix error -> count (Theorem 7's histogram needs f, which moves with R^c)
@@ -149,7 +160,6 @@ cdef class Search:
     cdef vector[int64_t] live_depth
     cdef vector[unordered_map[uint64_t, int64_t]] live_err
     cdef vector[uint64_t] ant_hash
-    cdef uint64_t next_uid
     cdef int64_t seq
     cdef int64_t live_nodes
     # per-expansion scratch
@@ -427,13 +437,16 @@ cdef class Search:
 
     def __dealloc__(self):
         self._free_pages()
+        self._map_free()
+        self._hresize(0)
+        while self.hpages.size() > 0:
+            free(self.hpages.back())
+            self.hpages.pop_back()
 
     cdef int32_t _new_node(self, int32_t parent, uint16_t ant, uint8_t depth, double err,
                            double lb) noexcept nogil:
         cdef int32_t idx
         cdef Node nd
-        nd.uid = self.next_uid
-        self.next_uid += 1
         nd.err = err
         nd.lb = lb
         nd.parent = parent
@@ -441,10 +454,13 @@ cdef class Search:
         nd.ant = ant
         nd.depth = depth
         nd.flags = 0
-        if self.free_nodes.size() > 0:
-            idx = self.free_nodes.back()
-            self.free_nodes.pop_back()
+        if self.free_head >= 0:
+            idx = self.free_head
+            self.free_head = self._nd(idx).parent
+            self.n_free -= 1
+            nd.gen = self._nd(idx).gen
         else:
+            nd.gen = 0
             if (self.n_slots & PAGE_MASK) == 0:
                 self.pages.push_back(<Node*>malloc(sizeof(Node) << PAGE_BITS))
                 if self.pages.back() == NULL:
@@ -468,9 +484,16 @@ cdef class Search:
             if self._nd(idx).refs > 0:
                 return
             parent = self._nd(idx).parent
-            self._nd(idx).uid = 0
-            self.free_nodes.push_back(idx)
             self.live_nodes -= 1
+            # a new incarnation; a slot whose counter would wrap is retired, so a map entry's
+            # (node, gen) can never match a later occupant of its slot
+            if self._nd(idx).gen == <uint32_t>0xFFFFFFFF:
+                idx = parent
+                continue
+            self._nd(idx).gen += 1
+            self._nd(idx).parent = self.free_head
+            self.free_head = idx
+            self.n_free += 1
             idx = parent
 
     cdef bint _dead(self, int32_t idx) noexcept nogil:
@@ -516,50 +539,78 @@ cdef class Search:
         if count[0] == 0:
             self.live_err[nd.depth].erase(jt)
 
-    cdef void _push(self, double key, int32_t node) noexcept nogil:
+    # The queue is a 4-ary heap in fixed pages of 64-byte-aligned entries. Entry i sits at slot
+    # i + 3, so the four children of an entry (4i+1 .. 4i+4, slots 4(i+1) .. 4(i+1)+3) share one
+    # cache line: a sift-down touches one line per level, and the height is half a binary heap's.
+    # Pages never move (no doubling, no copy spike) and are returned as the queue shrinks.
+
+    cdef inline QEntry* _hq(self, size_t i) noexcept nogil:
+        i += 3
+        return &self.hpages[i >> HEAP_BITS][i & HEAP_MASK]
+
+    cdef void _hresize(self, size_t n) noexcept nogil:
+        """Shrink to ``n`` entries, keeping one spare page."""
+        self.hn = n
+        while self.hpages.size() > ((n + 3) >> HEAP_BITS) + 2:
+            free(self.hpages.back())
+            self.hpages.pop_back()
+
+    cdef bint _push(self, double key, int32_t node) noexcept nogil:
+        """Queue ``node``; False when no memory is left for the queue."""
         cdef QEntry e
         cdef size_t i, parent
+        cdef void* page
+        if ((self.hn + 3) >> HEAP_BITS) >= self.hpages.size():
+            if posix_memalign(&page, 64, sizeof(QEntry) << HEAP_BITS) != 0:
+                return False
+            self.hpages.push_back(<QEntry*>page)
         e.key = key
         e.node = node
         self.seq += 1
         e.tie = <int32_t>(self.seq & 0x7FFFFFFF)
         if self.policy == P_DFS:
             e.tie = -e.tie
-        self.heap.push_back(e)
-        i = self.heap.size() - 1
+        i = self.hn
+        self.hn += 1
         while i > 0:
-            parent = (i - 1) >> 1
-            if not q_less(e, self.heap[parent]):
+            parent = (i - 1) >> 2
+            if not q_less(e, self._hq(parent)[0]):
                 break
-            self.heap[i] = self.heap[parent]
+            self._hq(i)[0] = self._hq(parent)[0]
             i = parent
-        self.heap[i] = e
+        self._hq(i)[0] = e
         self._live_add(node)
         self.n_inserted += 1
-        if <int64_t>self.heap.size() > self.max_queue:
-            self.max_queue = self.heap.size()
+        if <int64_t>self.hn > self.max_queue:
+            self.max_queue = self.hn
+        return True
 
     cdef void _sift_down(self, size_t i) noexcept nogil:
-        cdef size_t n = self.heap.size(), c
-        cdef QEntry e = self.heap[i]
+        cdef size_t n = self.hn, c, k, j, last
+        cdef QEntry e = self._hq(i)[0]
+        cdef QEntry* kids
         while True:
-            c = 2 * i + 1
+            c = 4 * i + 1
             if c >= n:
                 break
-            if c + 1 < n and q_less(self.heap[c + 1], self.heap[c]):
-                c += 1
-            if not q_less(self.heap[c], e):
+            kids = self._hq(c)          # the four children are contiguous (one cache line)
+            last = min(<size_t>4, n - c)
+            k = 0
+            for j in range(1, last):
+                if q_less(kids[j], kids[k]):
+                    k = j
+            if not q_less(kids[k], e):
                 break
-            self.heap[i] = self.heap[c]
-            i = c
-        self.heap[i] = e
+            self._hq(i)[0] = kids[k]
+            i = c + k
+        self._hq(i)[0] = e
 
     cdef QEntry _pop(self) noexcept nogil:
-        cdef QEntry top = self.heap[0]
+        cdef QEntry top = self._hq(0)[0]
         self._live_remove(top.node)
-        self.heap[0] = self.heap.back()
-        self.heap.pop_back()
-        if self.heap.size() > 1:
+        self._hq(0)[0] = self._hq(self.hn - 1)[0]
+        self._hresize(self.hn - 1)
+        if self.hn > 1:
             self._sift_down(0)
         return top
 
@@ -576,21 +627,21 @@ cdef class Search:
 
     cdef void _gc(self) noexcept nogil:
         """Drop queue entries that are deleted or can no longer lead to a better list."""
-        cdef size_t i, j = 0, n = self.heap.size()
+        cdef size_t i, j = 0, n = self.hn
         cdef QEntry e
         cdef int32_t idx
         for i in range(n):
-            e = self.heap[i]
+            e = self._hq(i)[0]
             idx = e.node
             if self._dead(idx) or self._hopeless(self._nd(idx).lb, self._nd(idx).depth):
                 self._live_remove(idx)
                 self._release(idx)
             else:
-                self.heap[j] = e
+                self._hq(j)[0] = e
                 j += 1
-        self.heap.resize(j)
+        self._hresize(j)
         if j > 1:
-            i = (j - 2) // 2 + 1
+            i = (j - 2) // 4 + 1
             while i > 0:
                 i -= 1
                 self._sift_down(i)
@@ -606,45 +657,121 @@ cdef class Search:
             h = splitmix(h ^ vec[i])
         return h
 
+    cdef inline uint16_t* _ar(self, uint32_t off) noexcept nogil:
+        return &self.apages[off >> ARENA_BITS][off & PAGE_MASK]
+
+    cdef uint32_t _arena_put(self, int n_ids) noexcept nogil:
+        """Room for a length and ``n_ids`` ids; 0 when out of memory."""
+        cdef uint32_t off = self.atop
+        cdef uint16_t* page
+        if (off & PAGE_MASK) + n_ids + 1 > PAGE_MASK + 1:
+            off = ((off >> ARENA_BITS) + 1) << ARENA_BITS
+        if (off >> ARENA_BITS) >= self.apages.size():
+            if (off >> ARENA_BITS) >= 65535:
+                return 0
+            page = <uint16_t*>malloc(2 << ARENA_BITS)
+            if page == NULL:
+                return 0
+            self.apages.push_back(page)
+        self.atop = off + n_ids + 1
+        return off
+
+    cdef void _map_free(self) noexcept nogil:
+        free(self.mtab)
+        self.mtab = NULL
+        self.mcap = 0
+        self.mcount = 0
+        while self.apages.size() > 0:
+            free(self.apages.back())
+            self.apages.pop_back()
+        self.atop = 1        # offset 0 marks an empty slot
+
+    cdef uint64_t _entry_key(self, const MapEntry* e) noexcept nogil:
+        """The full 64-bit key of a stored entry, recomputed from its representative."""
+        cdef uint16_t* ids = self._ar(e.off)
+        cdef int i, j
+        cdef uint64_t h = 0
+        if self.map_kind == MAP_PREFIX:
+            for i in range(ids[0]):
+                h += self.ant_hash[ids[1 + i]]
+            return h
+        for j in range(self.W):
+            self.tmp[j] = self.mask[j]
+        for i in range(ids[0]):
+            for j in range(self.W):
+                self.tmp[j] &= ~self.caps[<size_t>ids[1 + i] * self.W + j]
+        return self._vector_hash(&self.tmp[0])
+
+    cdef bint _map_grow(self) noexcept nogil:
+        """Double the table (or create it); False when out of memory."""
+        cdef size_t cap = 1024 if self.mcap == 0 else 2 * self.mcap, i, pos
+        cdef MapEntry* t = <MapEntry*>calloc(cap, sizeof(MapEntry))
+        cdef MapEntry* old = self.mtab
+        if t == NULL:
+            return False
+        for i in range(self.mcap):
+            if old[i].off == 0:
+                continue
+            pos = self._entry_key(&old[i]) & (cap - 1)
+            while t[pos].off != 0:
+                pos = (pos + 1) & (cap - 1)
+            t[pos] = old[i]
+        free(old)
+        self.mtab = t
+        self.mcap = cap
+        return True
+
+    cdef bint _same_class(self, const MapEntry* e, int n_ids) noexcept nogil:
+        """True when the entry's representative has the child's antecedent set (prefix map) or
+        leaves the same samples uncaptured (captured map); ``f`` holds the child's uncaptured."""
+        cdef uint16_t* ids = self._ar(e.off)
+        cdef int length = ids[0], i, j
+        cdef uint16_t a
+        if self.map_kind == MAP_PREFIX:
+            if length != n_ids:
+                return False
+            for i in range(n_ids):   # every stored id must be in the child prefix
+                a = ids[1 + i]
+                if a >= self.M or (self.in_prefix[a] == 0 and a != self.child_ids[n_ids - 1]):
+                    return False
+            return True
+        for i in range(self.W):
+            self.tmp[i] = self.mask[i]
+        for i in range(length):
+            a = ids[1 + i]
+            for j in range(self.W):
+                self.tmp[j] &= ~self.caps[<size_t>a * self.W + j]
+        for i in range(self.W):
+            if self.tmp[i] != self.f[i]:
+                return False
+        return True
+
     cdef MapEntry* _map_admit(self, uint64_t key, int n_ids, double lb, int* verdict) noexcept nogil:
         """Algorithm 6. verdict: 0 reject, 1 new entry, 2 better than the entry, 3 unverifiable.
 
         ``child_ids[:n_ids]`` holds the child prefix (in order). For the prefix map the entry
-        stores the sorted set; for the captured map any representative prefix.
+        stores the sorted set; for the captured map any representative prefix. Keys that share a
+        tag are told apart by the representative, so a hash collision never prunes. A new entry
+        is an empty slot, filled only by ``_map_store``.
         """
-        cdef unordered_map[uint64_t, MapEntry].iterator it = self.pmap.find(key)
         cdef MapEntry* e
-        cdef int i, j, length
-        cdef uint16_t a
-        if it == self.pmap.end():
-            verdict[0] = 1
-            e = &self.pmap[key]
-            e.off = 0
-            e.node = -1
-            return e
-        e = &deref(it).second
-        # verify the key really denotes the same class
-        length = self.arena[e.off]
-        if self.map_kind == MAP_PREFIX:
-            if length != n_ids:
-                verdict[0] = 3
-                return NULL
-            for i in range(n_ids):   # every stored id must be in the child prefix
-                a = self.arena[e.off + 1 + i]
-                if a >= self.M or (self.in_prefix[a] == 0 and a != self.child_ids[n_ids - 1]):
-                    verdict[0] = 3
-                    return NULL
-        else:
-            for i in range(self.W):
-                self.tmp[i] = self.mask[i]
-            for i in range(length):
-                a = self.arena[e.off + 1 + i]
-                for j in range(self.W):
-                    self.tmp[j] &= ~self.caps[<size_t>a * self.W + j]
-            for i in range(self.W):
-                if self.tmp[i] != self.f[i]:
-                    verdict[0] = 3
-                    return NULL
+        cdef size_t pos
+        cdef uint32_t tag = <uint32_t>(key >> 32)
+        cdef int length
+        if 4 * (self.mcount + 1) > 3 * self.mcap and not self._map_grow():
+            verdict[0] = 3               # no memory for the map: insert unchecked (sound)
+            return NULL
+        pos = key & (self.mcap - 1)
+        while True:
+            e = &self.mtab[pos]
+            if e.off == 0:
+                verdict[0] = 1
+                e.tag = tag
+                return e
+            if e.tag == tag and self._same_class(e, n_ids):
+                break
+            pos = (pos + 1) & (self.mcap - 1)
+        length = self._ar(e.off)[0]
         # Theorem 15 maps each extension of one prefix to an extension of the other of the same
         # added length; under a length cap below M that needs the kept prefix to be no longer
         if lb < e.lb:
@@ -659,40 +786,46 @@ cdef class Search:
         verdict[0] = 0
         return NULL
 
-    cdef void _map_store(self, MapEntry* e, int verdict, int n_ids, double lb, int32_t node) noexcept nogil:
+    cdef bint _map_store(self, MapEntry* e, int verdict, int n_ids, double lb, int32_t node) noexcept nogil:
+        """Record ``node`` in the entry ``_map_admit`` returned; False when out of memory."""
         cdef int i, j
-        cdef size_t base
+        cdef uint16_t* ids
         cdef uint16_t tmp
+        cdef uint32_t off
         cdef int32_t old
+        if verdict == 1 or (self.map_kind != MAP_PREFIX and self._ar(e.off)[0] < n_ids):
+            off = self._arena_put(n_ids)
+            if off == 0:
+                return False
+        else:
+            off = e.off
         if verdict == 2:
             old = e.node
-            if old >= 0 and old < self.n_slots and self._nd(old).uid == e.uid:
+            if old >= 0 and old < self.n_slots and self._nd(old).gen == e.gen:
                 self._live_remove(old)
                 self._nd(old).flags |= F_DELETED
             self.n_map_replaced += 1
+        elif verdict == 1:
+            self.mcount += 1
         e.lb = lb
         e.node = node
-        e.uid = self._nd(node).uid
+        e.gen = self._nd(node).gen
         if self.map_kind == MAP_PREFIX and verdict == 2:
-            return   # same set, the stored sorted ids are still right
-        if verdict == 1 or <int>self.arena[e.off] < n_ids:
-            e.off = <uint32_t>self.arena.size()
-            self.arena.push_back(<uint16_t>n_ids)
-            for i in range(n_ids):
-                self.arena.push_back(self.child_ids[i])
-        else:
-            self.arena[e.off] = <uint16_t>n_ids
-            for i in range(n_ids):
-                self.arena[e.off + 1 + i] = self.child_ids[i]
+            return True   # same set, the stored sorted ids are still right
+        e.off = off
+        ids = self._ar(off)
+        ids[0] = <uint16_t>n_ids
+        for i in range(n_ids):
+            ids[1 + i] = self.child_ids[i]
         if self.map_kind == MAP_PREFIX:   # keep the stored set sorted (insertion sort, tiny)
-            base = e.off + 1
             for i in range(1, n_ids):
                 j = i
-                while j > 0 and self.arena[base + j - 1] > self.arena[base + j]:
-                    tmp = self.arena[base + j]
-                    self.arena[base + j] = self.arena[base + j - 1]
-                    self.arena[base + j - 1] = tmp
+                while j > 0 and ids[j] > ids[j + 1]:
+                    tmp = ids[j + 1]
+                    ids[j + 1] = ids[j]
+                    ids[j] = tmp
                     j -= 1
+        return True
 
     # ---------------------------------------------------------------------------- search
 
@@ -703,15 +836,14 @@ cdef class Search:
         cdef int label
         cdef int32_t root
         self._free_pages()
-        self.free_nodes.clear()
-        self.heap.clear()
-        self.pmap.clear()
-        self.arena.clear()
+        self.free_head = -1
+        self.n_free = 0
+        self._hresize(0)
+        self._map_free()
         self.live_lb.clear()
         self.live_depth.assign(256, 0)
         self.live_err.clear()
         self.live_err.resize(256)
-        self.next_uid = 1
         self.seq = 0
         self.live_nodes = 0
         self.best_path.clear()
@@ -732,7 +864,8 @@ cdef class Search:
         if self._hopeless(b0, 0):
             self._release(root)
         else:
-            self._push(0.0, root)
+            if not self._push(0.0, root):
+                raise MemoryError("cannot allocate the search's queue")
 
     cdef int _expand(self, int32_t ni) noexcept nogil:
         """Algorithm 5: score every child of the prefix at ``ni``; insert the promising ones."""
@@ -884,10 +1017,8 @@ cdef class Search:
                 self.out_of_memory = True
                 # the rest of this parent's children stay unexplored: bound them by the parent
                 self.oom_bound = min(self.oom_bound, self._nd(ni).lb + self.lamW)
-                if me != NULL and verdict == 1:
-                    self.pmap.erase(key_h)
-                break
-            if me != NULL:
+                break             # (a new map slot stays empty until _map_store fills it)
+            if me != NULL:        # no arena memory: the child goes in unrecorded, which is sound
                 self._map_store(me, verdict, depth + 1, lb, child)
             if self.policy == P_LOWER_BOUND:
                 key = lb
@@ -900,7 +1031,11 @@ cdef class Search:
             else:
                 ucap = self.total - fw
                 key = b * self.total / ucap if ucap > 0 else INFINITY
-            self._push(key, child)
+            if not self._push(key, child):   # out of memory: as above
+                self.out_of_memory = True
+                self.oom_bound = min(self.oom_bound, self._nd(ni).lb + self.lamW)
+                self._release(child)
+                break
         for k in range(depth):
             self.in_prefix[self.path[k]] = 0
         return 0
@@ -909,7 +1044,7 @@ cdef class Search:
         cdef double t_end = now() + seconds
         cdef QEntry e
         cdef int32_t idx
-        while self.heap.size() > 0:
+        while self.hn > 0:
             if stop[0] != 0:
                 return R_STOPPED
             if max_evals >= 0 and self.n_evaluated >= max_evals:
@@ -930,7 +1065,7 @@ cdef class Search:
             if self.improved:
                 if self.do_gc:
                     self._gc()
-            elif self.heap.size() > self.gc_threshold and self.do_gc:
+            elif self.hn > self.gc_threshold and self.do_gc:
                 self._gc()
             if now() >= t_end:
                 return R_SLICE
@@ -973,7 +1108,7 @@ cdef class Search:
 
     @property
     def queue_size(self):
-        return self.heap.size()
+        return self.hn
 
     @property
     def trie_size(self):
@@ -981,18 +1116,17 @@ cdef class Search:
 
     @property
     def map_size(self):
-        return self.pmap.size()
+        return self.mcount
 
     @property
     def done(self):
         """True when the queue is exhausted by the search (the optimum is certified)."""
-        return self.heap.size() == 0 and not self.out_of_memory
+        return self.hn == 0 and not self.out_of_memory
 
     def memory_bytes(self):
         """Bytes held by the search containers (capacity, an estimate for the hash map)."""
-        return int(self.pages.size() * (sizeof(Node) << PAGE_BITS) + self.heap.capacity() * sizeof(QEntry)
-                   + self.free_nodes.capacity() * 4 + self.arena.capacity() * 2
-                   + self.pmap.size() * (sizeof(MapEntry) + 32) + self.pmap.bucket_count() * 8)
+        return int(self.pages.size() * (sizeof(Node) << PAGE_BITS) + self.hpages.size() * (sizeof(QEntry) << HEAP_BITS)
+                   + self.apages.size() * (2 << ARENA_BITS) + self.mcap * sizeof(MapEntry))
 
     def lower_bound(self):
         """Proven lower bound on the optimum: R^c, or less while live prefixes remain queued.
@@ -1059,8 +1193,8 @@ cdef class Search:
         cdef int L
         lengths = {}
         pairs = {}
-        for i in range(self.heap.size()):
-            idx = self.heap[i].node
+        for i in range(self.hn):
+            idx = self._hq(i).node
             if self._nd(idx).flags & F_DELETED:
                 continue
             lo = min(lo, self._nd(idx).lb + self.lamW)
@@ -1124,7 +1258,7 @@ cdef class Search:
             "max_queue": self.max_queue,
             "max_trie": self.max_trie,
             "max_depth_evaluated": self.max_depth_evaluated,
-            "queue": self.heap.size(),
+            "queue": self.hn,
             "trie": self.live_nodes,
-            "map": self.pmap.size(),
+            "map": self.mcount,
         }

@@ -194,8 +194,6 @@ def log10_remaining(pairs: dict[tuple[int, int], int], M: int) -> float:
     Each pair contributes ``count * sum_{k<=f} P(M - length, k)``; the partial sums are shared by
     every pair of one length (a cumulative log-sum-exp), so a report costs O(pairs + max f).
     """
-    from scipy.special import gammaln
-
     if not pairs:
         return float("-inf")
     by_length: dict[int, list[tuple[int, int]]] = {}
@@ -205,7 +203,8 @@ def log10_remaining(pairs: dict[tuple[int, int], int], M: int) -> float:
     for L, fc in by_length.items():
         m = M - L
         f = np.array([x for x, _ in fc])
+        ln_fact = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, m + 1, dtype=float)))))
         k = np.arange(int(f.max()) + 1)
-        cum = np.logaddexp.accumulate(gammaln(m + 1) - gammaln(m - k + 1))   # ln sum_{j<=k} P(m, j)
+        cum = np.logaddexp.accumulate(ln_fact[m] - ln_fact[m - k])   # ln sum_{j<=k} P(m, j)
         logs.append(cum[f] + np.log(np.array([c for _, c in fc], dtype=float)))
     return float(np.logaddexp.reduce(np.concatenate(logs)) / np.log(10.0))
