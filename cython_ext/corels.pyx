@@ -32,6 +32,8 @@ from bitops cimport gw_popcount64
 cdef extern from "corels_kernels.h" nogil:
     void gw_masked_sum3(const int32_t* mask, const int32_t* a, const int32_t* b, const int32_t* c,
                         int n, int64_t* out)
+    void* gw_big_alloc(size_t nbytes)
+    void gw_big_free(void* p, size_t nbytes)
 
 import numpy as np
 
@@ -49,6 +51,7 @@ cdef enum:
     MAX_CLASSES = 64
     PAGE_BITS = 16
     PAGE_MASK = 65535
+    CHUNK_PAGES = 32
     ARENA_BITS = 16
     HEAP_BITS = 14
     HEAP_MASK = 16383
@@ -89,10 +92,13 @@ cdef struct QEntry:
     int32_t node
 
 
-cdef struct MapEntry:   # one slot of the open-addressing map, 24 bytes
+cdef struct MapEntry:   # one slot of the open-addressing map, 8 bytes
+    uint32_t tag        # high half of the 64-bit key; its low bits pick the home slot
+    uint32_t off        # the entry's record in the arena (see _map_store); 0 = empty slot
+
+
+cdef struct MapRecord:  # stored after the representative's ids in the arena (unaligned)
     double lb
-    uint32_t tag        # high half of the 64-bit key (the low half picks the home slot)
-    uint32_t off        # arena: length at off, the representative's ids after; 0 = empty slot
     int32_t node
     uint32_t gen        # the node's incarnation when stored
 
@@ -142,13 +148,14 @@ cdef class Search:
     cdef vector[int32_t] dmask, ut, u1, uzt, wt, w1, wz
     # search state
     cdef vector[Node*] pages       # node pool in fixed pages: no reallocation, no doubling
+    cdef vector[char*] chunks      # the pages come CHUNK_PAGES at a time (huge-page friendly)
     cdef int64_t n_slots
     cdef int32_t free_head         # first free slot, -1 when none
     cdef int64_t n_free
     cdef vector[QEntry*] hpages    # the queue: see _hq
     cdef size_t hn
-    # symmetry map: linear probing over 24-byte slots (no allocation per entry), the verifying
-    # representative prefixes in a paged arena (entries never straddle a page; nothing moves)
+    # symmetry map: linear probing over 8-byte slots (no allocation per entry); the records
+    # (representative prefix, bound, node) in a paged arena (never straddling a page, never moved)
     cdef MapEntry* mtab
     cdef size_t mcap, mcount
     cdef vector[uint16_t*] apages
@@ -430,8 +437,9 @@ cdef class Search:
 
     cdef void _free_pages(self) noexcept:
         cdef size_t i
-        for i in range(self.pages.size()):
-            free(self.pages[i])
+        for i in range(self.chunks.size()):
+            gw_big_free(self.chunks[i], CHUNK_PAGES * (sizeof(Node) << PAGE_BITS))
+        self.chunks.clear()
         self.pages.clear()
         self.n_slots = 0
 
@@ -447,6 +455,7 @@ cdef class Search:
                            double lb) noexcept nogil:
         cdef int32_t idx
         cdef Node nd
+        cdef char* chunk
         nd.err = err
         nd.lb = lb
         nd.parent = parent
@@ -462,10 +471,13 @@ cdef class Search:
         else:
             nd.gen = 0
             if (self.n_slots & PAGE_MASK) == 0:
-                self.pages.push_back(<Node*>malloc(sizeof(Node) << PAGE_BITS))
-                if self.pages.back() == NULL:
-                    self.pages.pop_back()
-                    return -1
+                if self.pages.size() % CHUNK_PAGES == 0:
+                    chunk = <char*>gw_big_alloc(CHUNK_PAGES * (sizeof(Node) << PAGE_BITS))
+                    if chunk == NULL:
+                        return -1
+                    self.chunks.push_back(chunk)
+                self.pages.push_back(<Node*>(self.chunks.back() + (self.pages.size() % CHUNK_PAGES)
+                                              * (sizeof(Node) << PAGE_BITS)))
             idx = <int32_t>self.n_slots
             self.n_slots += 1
         self._nd(idx)[0] = nd
@@ -661,23 +673,24 @@ cdef class Search:
         return &self.apages[off >> ARENA_BITS][off & PAGE_MASK]
 
     cdef uint32_t _arena_put(self, int n_ids) noexcept nogil:
-        """Room for a length and ``n_ids`` ids; 0 when out of memory."""
-        cdef uint32_t off = self.atop
+        """Room for a record of ``n_ids`` ids; 0 when out of memory (or past 2^32 - 2^16)."""
+        cdef uint64_t off = self.atop
         cdef uint16_t* page
-        if (off & PAGE_MASK) + n_ids + 1 > PAGE_MASK + 1:
+        cdef uint64_t need = n_ids + 1 + sizeof(MapRecord) // 2
+        if (off & PAGE_MASK) + need > PAGE_MASK + 1:
             off = ((off >> ARENA_BITS) + 1) << ARENA_BITS
+        if (off >> ARENA_BITS) >= 65535:
+            return 0
         if (off >> ARENA_BITS) >= self.apages.size():
-            if (off >> ARENA_BITS) >= 65535:
-                return 0
             page = <uint16_t*>malloc(2 << ARENA_BITS)
             if page == NULL:
                 return 0
             self.apages.push_back(page)
-        self.atop = off + n_ids + 1
-        return off
+        self.atop = <uint32_t>(off + need)
+        return <uint32_t>off
 
     cdef void _map_free(self) noexcept nogil:
-        free(self.mtab)
+        gw_big_free(self.mtab, self.mcap * sizeof(MapEntry))
         self.mtab = NULL
         self.mcap = 0
         self.mcount = 0
@@ -686,40 +699,33 @@ cdef class Search:
             self.apages.pop_back()
         self.atop = 1        # offset 0 marks an empty slot
 
-    cdef uint64_t _entry_key(self, const MapEntry* e) noexcept nogil:
-        """The full 64-bit key of a stored entry, recomputed from its representative."""
-        cdef uint16_t* ids = self._ar(e.off)
-        cdef int i, j
-        cdef uint64_t h = 0
-        if self.map_kind == MAP_PREFIX:
-            for i in range(ids[0]):
-                h += self.ant_hash[ids[1 + i]]
-            return h
-        for j in range(self.W):
-            self.tmp[j] = self.mask[j]
-        for i in range(ids[0]):
-            for j in range(self.W):
-                self.tmp[j] &= ~self.caps[<size_t>ids[1 + i] * self.W + j]
-        return self._vector_hash(&self.tmp[0])
-
     cdef bint _map_grow(self) noexcept nogil:
-        """Double the table (or create it); False when out of memory."""
+        """Double the table (or create it); False when out of memory. The home slot comes from
+        the tag, so moving entries reads nothing but the table."""
         cdef size_t cap = 1024 if self.mcap == 0 else 2 * self.mcap, i, pos
-        cdef MapEntry* t = <MapEntry*>calloc(cap, sizeof(MapEntry))
+        cdef MapEntry* t = <MapEntry*>gw_big_alloc(cap * sizeof(MapEntry))
         cdef MapEntry* old = self.mtab
         if t == NULL:
             return False
         for i in range(self.mcap):
             if old[i].off == 0:
                 continue
-            pos = self._entry_key(&old[i]) & (cap - 1)
+            pos = old[i].tag & (cap - 1)
             while t[pos].off != 0:
                 pos = (pos + 1) & (cap - 1)
             t[pos] = old[i]
-        free(old)
+        gw_big_free(old, self.mcap * sizeof(MapEntry))
         self.mtab = t
         self.mcap = cap
         return True
+
+    cdef inline void _record(self, uint32_t off, MapRecord* rec) noexcept nogil:
+        cdef uint16_t* ids = self._ar(off)
+        memcpy(rec, ids + 1 + ids[0], sizeof(MapRecord))
+
+    cdef inline void _set_record(self, uint32_t off, const MapRecord* rec) noexcept nogil:
+        cdef uint16_t* ids = self._ar(off)
+        memcpy(ids + 1 + ids[0], rec, sizeof(MapRecord))
 
     cdef bint _same_class(self, const MapEntry* e, int n_ids) noexcept nogil:
         """True when the entry's representative has the child's antecedent set (prefix map) or
@@ -758,10 +764,14 @@ cdef class Search:
         cdef size_t pos
         cdef uint32_t tag = <uint32_t>(key >> 32)
         cdef int length
-        if 4 * (self.mcount + 1) > 3 * self.mcap and not self._map_grow():
+        cdef MapRecord rec
+        if (self.mcap >> 32) == 0 and 4 * (self.mcount + 1) > 3 * self.mcap and not self._map_grow():
             verdict[0] = 3               # no memory for the map: insert unchecked (sound)
             return NULL
-        pos = key & (self.mcap - 1)
+        if 8 * (self.mcount + 1) > 7 * self.mcap:
+            verdict[0] = 3               # a full table of 2^32 slots: insert unchecked (sound)
+            return NULL
+        pos = tag & (self.mcap - 1)
         while True:
             e = &self.mtab[pos]
             if e.off == 0:
@@ -772,9 +782,10 @@ cdef class Search:
                 break
             pos = (pos + 1) & (self.mcap - 1)
         length = self._ar(e.off)[0]
+        self._record(e.off, &rec)
         # Theorem 15 maps each extension of one prefix to an extension of the other of the same
         # added length; under a length cap below M that needs the kept prefix to be no longer
-        if lb < e.lb:
+        if lb < rec.lb:
             if self.length_capped and n_ids > length:
                 verdict[0] = 3
                 return NULL
@@ -787,31 +798,35 @@ cdef class Search:
         return NULL
 
     cdef bint _map_store(self, MapEntry* e, int verdict, int n_ids, double lb, int32_t node) noexcept nogil:
-        """Record ``node`` in the entry ``_map_admit`` returned; False when out of memory."""
+        """Record ``node`` in the entry ``_map_admit`` returned; False when out of memory.
+
+        A record is the length, the ids (sorted for the prefix map), then a ``MapRecord``.
+        """
         cdef int i, j
         cdef uint16_t* ids
         cdef uint16_t tmp
         cdef uint32_t off
-        cdef int32_t old
-        if verdict == 1 or (self.map_kind != MAP_PREFIX and self._ar(e.off)[0] < n_ids):
+        cdef MapRecord rec
+        if verdict == 2:
+            self._record(e.off, &rec)
+            if rec.node >= 0 and rec.node < self.n_slots and self._nd(rec.node).gen == rec.gen:
+                self._live_remove(rec.node)
+                self._nd(rec.node).flags |= F_DELETED
+            self.n_map_replaced += 1
+        rec.lb = lb
+        rec.node = node
+        rec.gen = self._nd(node).gen
+        if verdict == 2 and (self.map_kind == MAP_PREFIX or self._ar(e.off)[0] >= n_ids):
+            off = e.off       # same set, or a representative no shorter: rewrite in place
+        else:
             off = self._arena_put(n_ids)
             if off == 0:
                 return False
-        else:
-            off = e.off
-        if verdict == 2:
-            old = e.node
-            if old >= 0 and old < self.n_slots and self._nd(old).gen == e.gen:
-                self._live_remove(old)
-                self._nd(old).flags |= F_DELETED
-            self.n_map_replaced += 1
-        elif verdict == 1:
-            self.mcount += 1
-        e.lb = lb
-        e.node = node
-        e.gen = self._nd(node).gen
+            if verdict == 1:
+                self.mcount += 1
         if self.map_kind == MAP_PREFIX and verdict == 2:
-            return True   # same set, the stored sorted ids are still right
+            self._set_record(off, &rec)   # same set: the stored sorted ids are still right
+            return True
         e.off = off
         ids = self._ar(off)
         ids[0] = <uint16_t>n_ids
@@ -825,6 +840,7 @@ cdef class Search:
                     ids[j + 1] = ids[j]
                     ids[j] = tmp
                     j -= 1
+        self._set_record(off, &rec)
         return True
 
     # ---------------------------------------------------------------------------- search
