@@ -34,6 +34,7 @@ cdef extern from "corels_kernels.h" nogil:
                         int n, int64_t* out)
     void* gw_big_alloc(size_t nbytes)
     void gw_big_free(void* p, size_t nbytes)
+    void gw_prefetch(const void* p)
 
 import numpy as np
 
@@ -95,6 +96,14 @@ cdef struct QEntry:
 cdef struct MapEntry:   # one slot of the open-addressing map, 8 bytes
     uint32_t tag        # high half of the 64-bit key; its low bits pick the home slot
     uint32_t off        # the entry's record in the arena (see _map_store); 0 = empty slot
+
+
+cdef struct Candidate:  # a child that passed every bound, waiting for the map and the queue
+    double err
+    double lb
+    double key          # its queue key
+    uint64_t map_key
+    int32_t ant
 
 
 cdef struct MapRecord:  # stored after the representative's ids in the arena (unaligned)
@@ -173,6 +182,7 @@ cdef class Search:
     cdef vector[uint64_t] u, v, f, tmp
     cdef vector[uint16_t] path, child_ids
     cdef vector[uint8_t] in_prefix
+    cdef vector[Candidate] cands
     cdef vector[int64_t] acc
     # incumbent
     cdef double best
@@ -275,6 +285,7 @@ cdef class Search:
         self.f.assign(self.W, 0)
         self.tmp.assign(self.W, 0)
         self.in_prefix.assign(max(self.M, 1), 0)
+        self.cands.resize(max(self.M, 1))
         self.path.assign(256, 0)
         self.child_ids.assign(257, 0)
         self.acc.assign(max(self.P, self.Q) + 1, 0)
@@ -906,6 +917,8 @@ cdef class Search:
         cdef bint any_bits
         cdef int64_t sums[3]
         cdef int32_t m
+        cdef int c, n_cands = 0
+        cdef Candidate* cand
         # the prefix, leaf to root; a deleted ancestor kills the whole subtree
         k = depth
         while cur >= 0 and k > 0:
@@ -1012,30 +1025,8 @@ cdef class Search:
                     self.do_length and (depth + 2) * self.lamW >= self.best):  # Theorem 6
                 self.n_pruned_length += 1
                 continue
-            self.child_ids[depth] = s
-            verdict = 1
-            me = NULL
-            if self.map_kind != MAP_NONE:
-                if self.map_kind == MAP_PREFIX:
-                    key_h = phash + self.ant_hash[s]
-                else:
-                    for i in range(W):
-                        f[i] = u[i] & ~capv[i]
-                    key_h = self._vector_hash(f)
-                me = self._map_admit(key_h, depth + 1, lb, &verdict)
-                if verdict == 0:
-                    self.n_pruned_map += 1
-                    continue
-                if verdict == 3:
-                    self.n_map_collisions += 1
-            child = self._new_node(ni, <uint16_t>s, <uint8_t>(depth + 1), err, lb)
-            if child < 0:          # out of memory: the search can no longer certify
-                self.out_of_memory = True
-                # the rest of this parent's children stay unexplored: bound them by the parent
-                self.oom_bound = min(self.oom_bound, self._nd(ni).lb + self.lamW)
-                break             # (a new map slot stays empty until _map_store fills it)
-            if me != NULL:        # no arena memory: the child goes in unrecorded, which is sound
-                self._map_store(me, verdict, depth + 1, lb, child)
+            # a survivor: queue it in the second pass, once its map slot (and the record there)
+            # have been prefetched, so the probes' cache misses overlap the scoring
             if self.policy == P_LOWER_BOUND:
                 key = lb
             elif self.policy == P_OBJECTIVE:
@@ -1047,7 +1038,61 @@ cdef class Search:
             else:
                 ucap = self.total - fw
                 key = b * self.total / ucap if ucap > 0 else INFINITY
-            if not self._push(key, child):   # out of memory: as above
+            key_h = 0
+            if self.map_kind == MAP_PREFIX:
+                key_h = phash + self.ant_hash[s]
+            elif self.map_kind == MAP_CAPTURED:
+                for i in range(W):
+                    f[i] = u[i] & ~capv[i]
+                key_h = self._vector_hash(f)
+            if self.mcap > 0:
+                gw_prefetch(&self.mtab[(key_h >> 32) & (self.mcap - 1)])
+            cand = &self.cands[n_cands]
+            n_cands += 1
+            cand.ant = s
+            cand.err = err
+            cand.lb = lb
+            cand.key = key
+            cand.map_key = key_h
+        if self.mcap > 0:
+            for c in range(n_cands):
+                me = &self.mtab[(self.cands[c].map_key >> 32) & (self.mcap - 1)]
+                if me.off != 0 and me.tag == <uint32_t>(self.cands[c].map_key >> 32):
+                    gw_prefetch(self._ar(me.off))
+        for c in range(n_cands):
+            cand = &self.cands[c]
+            s = cand.ant
+            lb = cand.lb
+            # R^c may have improved since this child was scored: the same tests as on pop
+            if lb + (self.lamW if self.do_lookahead else 0.0) >= self.best:
+                self.n_pruned_lookahead += 1
+                continue
+            if self.do_length and (depth + 2) * self.lamW >= self.best:
+                self.n_pruned_length += 1
+                continue
+            self.child_ids[depth] = s
+            verdict = 1
+            me = NULL
+            if self.map_kind != MAP_NONE:
+                if self.map_kind == MAP_CAPTURED:
+                    capv = &self.caps[<size_t>s * W]
+                    for i in range(W):
+                        f[i] = u[i] & ~capv[i]
+                me = self._map_admit(cand.map_key, depth + 1, lb, &verdict)
+                if verdict == 0:
+                    self.n_pruned_map += 1
+                    continue
+                if verdict == 3:
+                    self.n_map_collisions += 1
+            child = self._new_node(ni, <uint16_t>s, <uint8_t>(depth + 1), cand.err, lb)
+            if child < 0:          # out of memory: the search can no longer certify
+                self.out_of_memory = True
+                # the rest of this parent's children stay unexplored: bound them by the parent
+                self.oom_bound = min(self.oom_bound, self._nd(ni).lb + self.lamW)
+                break             # (a new map slot stays empty until _map_store fills it)
+            if me != NULL:        # no arena memory: the child goes in unrecorded, which is sound
+                self._map_store(me, verdict, depth + 1, lb, child)
+            if not self._push(cand.key, child):   # out of memory: as above
                 self.out_of_memory = True
                 self.oom_bound = min(self.oom_bound, self._nd(ni).lb + self.lamW)
                 self._release(child)

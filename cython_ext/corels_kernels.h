@@ -63,4 +63,12 @@ static void gw_big_free(void* p, size_t bytes) {
 #endif
 }
 
+static inline void gw_prefetch(const void* p) {
+#if defined(__GNUC__)
+    __builtin_prefetch(p);
+#else
+    (void)p;
+#endif
+}
+
 #endif
