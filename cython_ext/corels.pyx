@@ -18,9 +18,12 @@ accumulated separately from ``depth * lambda`` so equal prefixes give bit-identi
 
 from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t, uint16_t, uint8_t
 from libc.math cimport floor, INFINITY
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, calloc, free
+from posix.stdlib cimport posix_memalign
+from libc.string cimport memcpy
 from libcpp.vector cimport vector
 from libcpp.unordered_map cimport unordered_map
+from libcpp.map cimport map as ordered_map
 from cython.operator cimport dereference as deref, preincrement as inc
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
@@ -29,6 +32,9 @@ from bitops cimport gw_popcount64
 cdef extern from "corels_kernels.h" nogil:
     void gw_masked_sum3(const int32_t* mask, const int32_t* a, const int32_t* b, const int32_t* c,
                         int n, int64_t* out)
+    void* gw_big_alloc(size_t nbytes)
+    void gw_big_free(void* p, size_t nbytes)
+    void gw_prefetch(const void* p)
 
 import numpy as np
 
@@ -42,9 +48,14 @@ cdef enum:
     MAP_PREFIX = 1
     MAP_CAPTURED = 2
     F_DELETED = 1
+    F_QUEUED = 2
     MAX_CLASSES = 64
     PAGE_BITS = 16
     PAGE_MASK = 65535
+    CHUNK_PAGES = 32
+    ARENA_BITS = 16
+    HEAP_BITS = 14
+    HEAP_MASK = 16383
 
 POLICIES = {"bfs": P_BFS, "dfs": P_DFS, "curiosity": P_CURIOSITY,
             "lower_bound": P_LOWER_BOUND, "objective": P_OBJECTIVE}
@@ -65,12 +76,12 @@ NODE_LIMIT = R_NODE_LIMIT
 OUT_OF_MEMORY = R_OUT_OF_MEMORY
 
 
-cdef struct Node:
-    uint64_t uid        # 0 when the slot is free; map entries use it to detect slot reuse
+cdef struct Node:       # 32 bytes, no padding
     double err          # weighted errors of the prefix rules (count units)
     double lb           # err + depth * lam + b0  (hierarchical + equivalent-points bound)
-    int32_t parent
+    int32_t parent      # while the slot is free: the next free slot (an intrusive free list)
     uint32_t refs       # 1 while queued + number of live children
+    uint32_t gen        # incarnation of the slot; map entries compare it to detect slot reuse
     uint16_t ant        # last antecedent
     uint8_t depth
     uint8_t flags
@@ -82,11 +93,23 @@ cdef struct QEntry:
     int32_t node
 
 
-cdef struct MapEntry:
+cdef struct MapEntry:   # one slot of the open-addressing map, 8 bytes
+    uint32_t tag        # high half of the 64-bit key; its low bits pick the home slot
+    uint32_t off        # the entry's record in the arena (see _map_store); 0 = empty slot
+
+
+cdef struct Candidate:  # a child that passed every bound, waiting for the map and the queue
+    double err
     double lb
-    uint64_t uid
+    double key          # its queue key
+    uint64_t map_key
+    int32_t ant
+
+
+cdef struct MapRecord:  # stored after the representative's ids in the arena (unaligned)
+    double lb
     int32_t node
-    uint32_t off        # arena[off] = length, arena[off + 1 ...] the representative's ids
+    uint32_t gen        # the node's incarnation when stored
 
 
 cdef inline double now() noexcept nogil:
@@ -134,19 +157,32 @@ cdef class Search:
     cdef vector[int32_t] dmask, ut, u1, uzt, wt, w1, wz
     # search state
     cdef vector[Node*] pages       # node pool in fixed pages: no reallocation, no doubling
+    cdef vector[char*] chunks      # the pages come CHUNK_PAGES at a time (huge-page friendly)
     cdef int64_t n_slots
-    cdef vector[int32_t] free_nodes
-    cdef vector[QEntry] heap
-    cdef unordered_map[uint64_t, MapEntry] pmap
-    cdef vector[uint16_t] arena
+    cdef int32_t free_head         # first free slot, -1 when none
+    cdef int64_t n_free
+    cdef vector[QEntry*] hpages    # the queue: see _hq
+    cdef size_t hn
+    # symmetry map: linear probing over 8-byte slots (no allocation per entry); the records
+    # (representative prefix, bound, node) in a paged arena (never straddling a page, never moved)
+    cdef MapEntry* mtab
+    cdef size_t mcap, mcount
+    cdef vector[uint16_t*] apages
+    cdef uint32_t atop
+    # progress figures kept as entries enter and leave the live queue (queued, not deleted), so a
+    # report costs O(distinct bounds), never O(queue): bound -> count, depth -> count, and per
+    # depth prefix error -> count (Theorem 7's histogram needs f, which moves with R^c)
+    cdef ordered_map[double, int64_t] live_lb
+    cdef vector[int64_t] live_depth
+    cdef vector[unordered_map[uint64_t, int64_t]] live_err
     cdef vector[uint64_t] ant_hash
-    cdef uint64_t next_uid
     cdef int64_t seq
     cdef int64_t live_nodes
     # per-expansion scratch
     cdef vector[uint64_t] u, v, f, tmp
     cdef vector[uint16_t] path, child_ids
     cdef vector[uint8_t] in_prefix
+    cdef vector[Candidate] cands
     cdef vector[int64_t] acc
     # incumbent
     cdef double best
@@ -249,6 +285,7 @@ cdef class Search:
         self.f.assign(self.W, 0)
         self.tmp.assign(self.W, 0)
         self.in_prefix.assign(max(self.M, 1), 0)
+        self.cands.resize(max(self.M, 1))
         self.path.assign(256, 0)
         self.child_ids.assign(257, 0)
         self.acc.assign(max(self.P, self.Q) + 1, 0)
@@ -411,20 +448,25 @@ cdef class Search:
 
     cdef void _free_pages(self) noexcept:
         cdef size_t i
-        for i in range(self.pages.size()):
-            free(self.pages[i])
+        for i in range(self.chunks.size()):
+            gw_big_free(self.chunks[i], CHUNK_PAGES * (sizeof(Node) << PAGE_BITS))
+        self.chunks.clear()
         self.pages.clear()
         self.n_slots = 0
 
     def __dealloc__(self):
         self._free_pages()
+        self._map_free()
+        self._hresize(0)
+        while self.hpages.size() > 0:
+            free(self.hpages.back())
+            self.hpages.pop_back()
 
     cdef int32_t _new_node(self, int32_t parent, uint16_t ant, uint8_t depth, double err,
                            double lb) noexcept nogil:
         cdef int32_t idx
         cdef Node nd
-        nd.uid = self.next_uid
-        self.next_uid += 1
+        cdef char* chunk
         nd.err = err
         nd.lb = lb
         nd.parent = parent
@@ -432,15 +474,21 @@ cdef class Search:
         nd.ant = ant
         nd.depth = depth
         nd.flags = 0
-        if self.free_nodes.size() > 0:
-            idx = self.free_nodes.back()
-            self.free_nodes.pop_back()
+        if self.free_head >= 0:
+            idx = self.free_head
+            self.free_head = self._nd(idx).parent
+            self.n_free -= 1
+            nd.gen = self._nd(idx).gen
         else:
+            nd.gen = 0
             if (self.n_slots & PAGE_MASK) == 0:
-                self.pages.push_back(<Node*>malloc(sizeof(Node) << PAGE_BITS))
-                if self.pages.back() == NULL:
-                    self.pages.pop_back()
-                    return -1
+                if self.pages.size() % CHUNK_PAGES == 0:
+                    chunk = <char*>gw_big_alloc(CHUNK_PAGES * (sizeof(Node) << PAGE_BITS))
+                    if chunk == NULL:
+                        return -1
+                    self.chunks.push_back(chunk)
+                self.pages.push_back(<Node*>(self.chunks.back() + (self.pages.size() % CHUNK_PAGES)
+                                              * (sizeof(Node) << PAGE_BITS)))
             idx = <int32_t>self.n_slots
             self.n_slots += 1
         self._nd(idx)[0] = nd
@@ -459,9 +507,16 @@ cdef class Search:
             if self._nd(idx).refs > 0:
                 return
             parent = self._nd(idx).parent
-            self._nd(idx).uid = 0
-            self.free_nodes.push_back(idx)
             self.live_nodes -= 1
+            # a new incarnation; a slot whose counter would wrap is retired, so a map entry's
+            # (node, gen) can never match a later occupant of its slot
+            if self._nd(idx).gen == <uint32_t>0xFFFFFFFF:
+                idx = parent
+                continue
+            self._nd(idx).gen += 1
+            self._nd(idx).parent = self.free_head
+            self.free_head = idx
+            self.n_free += 1
             idx = parent
 
     cdef bint _dead(self, int32_t idx) noexcept nogil:
@@ -472,48 +527,113 @@ cdef class Search:
             idx = self._nd(idx).parent
         return False
 
-    cdef void _push(self, double key, int32_t node) noexcept nogil:
+    cdef void _live_add(self, int32_t idx) noexcept nogil:
+        """Count a node entering the live queue in the progress figures."""
+        cdef Node* nd = self._nd(idx)
+        cdef uint64_t ebits
+        memcpy(&ebits, &nd.err, 8)
+        nd.flags |= F_QUEUED
+        self.live_lb[nd.lb] += 1
+        self.live_depth[nd.depth] += 1
+        self.live_err[nd.depth][ebits] += 1
+
+    cdef void _live_remove(self, int32_t idx) noexcept nogil:
+        """Leaving the queue (or deleted while queued): uncount a node once."""
+        cdef Node* nd = self._nd(idx)
+        cdef uint64_t ebits
+        cdef ordered_map[double, int64_t].iterator it
+        cdef unordered_map[uint64_t, int64_t].iterator jt
+        cdef int64_t* count
+        if (nd.flags & F_QUEUED) == 0:
+            return
+        nd.flags &= ~F_QUEUED
+        if nd.flags & F_DELETED:
+            return                      # uncounted when it was deleted
+        it = self.live_lb.find(nd.lb)
+        count = &deref(it).second       # (deref(it).second -= 1 would change a copy)
+        count[0] -= 1
+        if count[0] == 0:
+            self.live_lb.erase(it)
+        self.live_depth[nd.depth] -= 1
+        memcpy(&ebits, &nd.err, 8)
+        jt = self.live_err[nd.depth].find(ebits)
+        count = &deref(jt).second
+        count[0] -= 1
+        if count[0] == 0:
+            self.live_err[nd.depth].erase(jt)
+
+    # The queue is a 4-ary heap in fixed pages of 64-byte-aligned entries. Entry i sits at slot
+    # i + 3, so the four children of an entry (4i+1 .. 4i+4, slots 4(i+1) .. 4(i+1)+3) share one
+    # cache line: a sift-down touches one line per level, and the height is half a binary heap's.
+    # Pages never move (no doubling, no copy spike) and are returned as the queue shrinks.
+
+    cdef inline QEntry* _hq(self, size_t i) noexcept nogil:
+        i += 3
+        return &self.hpages[i >> HEAP_BITS][i & HEAP_MASK]
+
+    cdef void _hresize(self, size_t n) noexcept nogil:
+        """Shrink to ``n`` entries, keeping one spare page."""
+        self.hn = n
+        while self.hpages.size() > ((n + 3) >> HEAP_BITS) + 2:
+            free(self.hpages.back())
+            self.hpages.pop_back()
+
+    cdef bint _push(self, double key, int32_t node) noexcept nogil:
+        """Queue ``node``; False when no memory is left for the queue."""
         cdef QEntry e
         cdef size_t i, parent
+        cdef void* page
+        if ((self.hn + 3) >> HEAP_BITS) >= self.hpages.size():
+            if posix_memalign(&page, 64, sizeof(QEntry) << HEAP_BITS) != 0:
+                return False
+            self.hpages.push_back(<QEntry*>page)
         e.key = key
         e.node = node
         self.seq += 1
         e.tie = <int32_t>(self.seq & 0x7FFFFFFF)
         if self.policy == P_DFS:
             e.tie = -e.tie
-        self.heap.push_back(e)
-        i = self.heap.size() - 1
+        i = self.hn
+        self.hn += 1
         while i > 0:
-            parent = (i - 1) >> 1
-            if not q_less(e, self.heap[parent]):
+            parent = (i - 1) >> 2
+            if not q_less(e, self._hq(parent)[0]):
                 break
-            self.heap[i] = self.heap[parent]
+            self._hq(i)[0] = self._hq(parent)[0]
             i = parent
-        self.heap[i] = e
+        self._hq(i)[0] = e
+        self._live_add(node)
         self.n_inserted += 1
-        if <int64_t>self.heap.size() > self.max_queue:
-            self.max_queue = self.heap.size()
+        if <int64_t>self.hn > self.max_queue:
+            self.max_queue = self.hn
+        return True
 
     cdef void _sift_down(self, size_t i) noexcept nogil:
-        cdef size_t n = self.heap.size(), c
-        cdef QEntry e = self.heap[i]
+        cdef size_t n = self.hn, c, k, j, last
+        cdef QEntry e = self._hq(i)[0]
+        cdef QEntry* kids
         while True:
-            c = 2 * i + 1
+            c = 4 * i + 1
             if c >= n:
                 break
-            if c + 1 < n and q_less(self.heap[c + 1], self.heap[c]):
-                c += 1
-            if not q_less(self.heap[c], e):
+            kids = self._hq(c)          # the four children are contiguous (one cache line)
+            last = min(<size_t>4, n - c)
+            k = 0
+            for j in range(1, last):
+                if q_less(kids[j], kids[k]):
+                    k = j
+            if not q_less(kids[k], e):
                 break
-            self.heap[i] = self.heap[c]
-            i = c
-        self.heap[i] = e
+            self._hq(i)[0] = kids[k]
+            i = c + k
+        self._hq(i)[0] = e
 
     cdef QEntry _pop(self) noexcept nogil:
-        cdef QEntry top = self.heap[0]
-        self.heap[0] = self.heap.back()
-        self.heap.pop_back()
-        if self.heap.size() > 1:
+        cdef QEntry top = self._hq(0)[0]
+        self._live_remove(top.node)
+        self._hq(0)[0] = self._hq(self.hn - 1)[0]
+        self._hresize(self.hn - 1)
+        if self.hn > 1:
             self._sift_down(0)
         return top
 
@@ -530,20 +650,21 @@ cdef class Search:
 
     cdef void _gc(self) noexcept nogil:
         """Drop queue entries that are deleted or can no longer lead to a better list."""
-        cdef size_t i, j = 0, n = self.heap.size()
+        cdef size_t i, j = 0, n = self.hn
         cdef QEntry e
         cdef int32_t idx
         for i in range(n):
-            e = self.heap[i]
+            e = self._hq(i)[0]
             idx = e.node
             if self._dead(idx) or self._hopeless(self._nd(idx).lb, self._nd(idx).depth):
+                self._live_remove(idx)
                 self._release(idx)
             else:
-                self.heap[j] = e
+                self._hq(j)[0] = e
                 j += 1
-        self.heap.resize(j)
+        self._hresize(j)
         if j > 1:
-            i = (j - 2) // 2 + 1
+            i = (j - 2) // 4 + 1
             while i > 0:
                 i -= 1
                 self._sift_down(i)
@@ -559,48 +680,123 @@ cdef class Search:
             h = splitmix(h ^ vec[i])
         return h
 
+    cdef inline uint16_t* _ar(self, uint32_t off) noexcept nogil:
+        return &self.apages[off >> ARENA_BITS][off & PAGE_MASK]
+
+    cdef uint32_t _arena_put(self, int n_ids) noexcept nogil:
+        """Room for a record of ``n_ids`` ids; 0 when out of memory (or past 2^32 - 2^16)."""
+        cdef uint64_t off = self.atop
+        cdef uint16_t* page
+        cdef uint64_t need = n_ids + 1 + sizeof(MapRecord) // 2
+        if (off & PAGE_MASK) + need > PAGE_MASK + 1:
+            off = ((off >> ARENA_BITS) + 1) << ARENA_BITS
+        if (off >> ARENA_BITS) >= 65535:
+            return 0
+        if (off >> ARENA_BITS) >= self.apages.size():
+            page = <uint16_t*>malloc(2 << ARENA_BITS)
+            if page == NULL:
+                return 0
+            self.apages.push_back(page)
+        self.atop = <uint32_t>(off + need)
+        return <uint32_t>off
+
+    cdef void _map_free(self) noexcept nogil:
+        gw_big_free(self.mtab, self.mcap * sizeof(MapEntry))
+        self.mtab = NULL
+        self.mcap = 0
+        self.mcount = 0
+        while self.apages.size() > 0:
+            free(self.apages.back())
+            self.apages.pop_back()
+        self.atop = 1        # offset 0 marks an empty slot
+
+    cdef bint _map_grow(self) noexcept nogil:
+        """Double the table (or create it); False when out of memory. The home slot comes from
+        the tag, so moving entries reads nothing but the table."""
+        cdef size_t cap = 1024 if self.mcap == 0 else 2 * self.mcap, i, pos
+        cdef MapEntry* t = <MapEntry*>gw_big_alloc(cap * sizeof(MapEntry))
+        cdef MapEntry* old = self.mtab
+        if t == NULL:
+            return False
+        for i in range(self.mcap):
+            if old[i].off == 0:
+                continue
+            pos = old[i].tag & (cap - 1)
+            while t[pos].off != 0:
+                pos = (pos + 1) & (cap - 1)
+            t[pos] = old[i]
+        gw_big_free(old, self.mcap * sizeof(MapEntry))
+        self.mtab = t
+        self.mcap = cap
+        return True
+
+    cdef inline void _record(self, uint32_t off, MapRecord* rec) noexcept nogil:
+        cdef uint16_t* ids = self._ar(off)
+        memcpy(rec, ids + 1 + ids[0], sizeof(MapRecord))
+
+    cdef inline void _set_record(self, uint32_t off, const MapRecord* rec) noexcept nogil:
+        cdef uint16_t* ids = self._ar(off)
+        memcpy(ids + 1 + ids[0], rec, sizeof(MapRecord))
+
+    cdef bint _same_class(self, const MapEntry* e, int n_ids) noexcept nogil:
+        """True when the entry's representative has the child's antecedent set (prefix map) or
+        leaves the same samples uncaptured (captured map); ``f`` holds the child's uncaptured."""
+        cdef uint16_t* ids = self._ar(e.off)
+        cdef int length = ids[0], i, j
+        cdef uint16_t a
+        if self.map_kind == MAP_PREFIX:
+            if length != n_ids:
+                return False
+            for i in range(n_ids):   # every stored id must be in the child prefix
+                a = ids[1 + i]
+                if a >= self.M or (self.in_prefix[a] == 0 and a != self.child_ids[n_ids - 1]):
+                    return False
+            return True
+        for i in range(self.W):
+            self.tmp[i] = self.mask[i]
+        for i in range(length):
+            a = ids[1 + i]
+            for j in range(self.W):
+                self.tmp[j] &= ~self.caps[<size_t>a * self.W + j]
+        for i in range(self.W):
+            if self.tmp[i] != self.f[i]:
+                return False
+        return True
+
     cdef MapEntry* _map_admit(self, uint64_t key, int n_ids, double lb, int* verdict) noexcept nogil:
         """Algorithm 6. verdict: 0 reject, 1 new entry, 2 better than the entry, 3 unverifiable.
 
         ``child_ids[:n_ids]`` holds the child prefix (in order). For the prefix map the entry
-        stores the sorted set; for the captured map any representative prefix.
+        stores the sorted set; for the captured map any representative prefix. Keys that share a
+        tag are told apart by the representative, so a hash collision never prunes. A new entry
+        is an empty slot, filled only by ``_map_store``.
         """
-        cdef unordered_map[uint64_t, MapEntry].iterator it = self.pmap.find(key)
         cdef MapEntry* e
-        cdef int i, j, length
-        cdef uint16_t a
-        if it == self.pmap.end():
-            verdict[0] = 1
-            e = &self.pmap[key]
-            e.off = 0
-            e.node = -1
-            return e
-        e = &deref(it).second
-        # verify the key really denotes the same class
-        length = self.arena[e.off]
-        if self.map_kind == MAP_PREFIX:
-            if length != n_ids:
-                verdict[0] = 3
-                return NULL
-            for i in range(n_ids):   # every stored id must be in the child prefix
-                a = self.arena[e.off + 1 + i]
-                if a >= self.M or (self.in_prefix[a] == 0 and a != self.child_ids[n_ids - 1]):
-                    verdict[0] = 3
-                    return NULL
-        else:
-            for i in range(self.W):
-                self.tmp[i] = self.mask[i]
-            for i in range(length):
-                a = self.arena[e.off + 1 + i]
-                for j in range(self.W):
-                    self.tmp[j] &= ~self.caps[<size_t>a * self.W + j]
-            for i in range(self.W):
-                if self.tmp[i] != self.f[i]:
-                    verdict[0] = 3
-                    return NULL
+        cdef size_t pos
+        cdef uint32_t tag = <uint32_t>(key >> 32)
+        cdef int length
+        cdef MapRecord rec
+        if (self.mcap >> 32) == 0 and 4 * (self.mcount + 1) > 3 * self.mcap and not self._map_grow():
+            verdict[0] = 3               # no memory for the map: insert unchecked (sound)
+            return NULL
+        if 8 * (self.mcount + 1) > 7 * self.mcap:
+            verdict[0] = 3               # a full table of 2^32 slots: insert unchecked (sound)
+            return NULL
+        pos = tag & (self.mcap - 1)
+        while True:
+            e = &self.mtab[pos]
+            if e.off == 0:
+                verdict[0] = 1
+                e.tag = tag
+                return e
+            if e.tag == tag and self._same_class(e, n_ids):
+                break
+            pos = (pos + 1) & (self.mcap - 1)
+        length = self._ar(e.off)[0]
+        self._record(e.off, &rec)
         # Theorem 15 maps each extension of one prefix to an extension of the other of the same
         # added length; under a length cap below M that needs the kept prefix to be no longer
-        if lb < e.lb:
+        if lb < rec.lb:
             if self.length_capped and n_ids > length:
                 verdict[0] = 3
                 return NULL
@@ -612,39 +808,51 @@ cdef class Search:
         verdict[0] = 0
         return NULL
 
-    cdef void _map_store(self, MapEntry* e, int verdict, int n_ids, double lb, int32_t node) noexcept nogil:
+    cdef bint _map_store(self, MapEntry* e, int verdict, int n_ids, double lb, int32_t node) noexcept nogil:
+        """Record ``node`` in the entry ``_map_admit`` returned; False when out of memory.
+
+        A record is the length, the ids (sorted for the prefix map), then a ``MapRecord``.
+        """
         cdef int i, j
-        cdef size_t base
+        cdef uint16_t* ids
         cdef uint16_t tmp
-        cdef int32_t old
+        cdef uint32_t off
+        cdef MapRecord rec
         if verdict == 2:
-            old = e.node
-            if old >= 0 and old < self.n_slots and self._nd(old).uid == e.uid:
-                self._nd(old).flags |= F_DELETED
+            self._record(e.off, &rec)
+            if rec.node >= 0 and rec.node < self.n_slots and self._nd(rec.node).gen == rec.gen:
+                self._live_remove(rec.node)
+                self._nd(rec.node).flags |= F_DELETED
             self.n_map_replaced += 1
-        e.lb = lb
-        e.node = node
-        e.uid = self._nd(node).uid
-        if self.map_kind == MAP_PREFIX and verdict == 2:
-            return   # same set, the stored sorted ids are still right
-        if verdict == 1 or <int>self.arena[e.off] < n_ids:
-            e.off = <uint32_t>self.arena.size()
-            self.arena.push_back(<uint16_t>n_ids)
-            for i in range(n_ids):
-                self.arena.push_back(self.child_ids[i])
+        rec.lb = lb
+        rec.node = node
+        rec.gen = self._nd(node).gen
+        if verdict == 2 and (self.map_kind == MAP_PREFIX or self._ar(e.off)[0] >= n_ids):
+            off = e.off       # same set, or a representative no shorter: rewrite in place
         else:
-            self.arena[e.off] = <uint16_t>n_ids
-            for i in range(n_ids):
-                self.arena[e.off + 1 + i] = self.child_ids[i]
+            off = self._arena_put(n_ids)
+            if off == 0:
+                return False
+            if verdict == 1:
+                self.mcount += 1
+        if self.map_kind == MAP_PREFIX and verdict == 2:
+            self._set_record(off, &rec)   # same set: the stored sorted ids are still right
+            return True
+        e.off = off
+        ids = self._ar(off)
+        ids[0] = <uint16_t>n_ids
+        for i in range(n_ids):
+            ids[1 + i] = self.child_ids[i]
         if self.map_kind == MAP_PREFIX:   # keep the stored set sorted (insertion sort, tiny)
-            base = e.off + 1
             for i in range(1, n_ids):
                 j = i
-                while j > 0 and self.arena[base + j - 1] > self.arena[base + j]:
-                    tmp = self.arena[base + j]
-                    self.arena[base + j] = self.arena[base + j - 1]
-                    self.arena[base + j - 1] = tmp
+                while j > 0 and ids[j] > ids[j + 1]:
+                    tmp = ids[j + 1]
+                    ids[j + 1] = ids[j]
+                    ids[j] = tmp
                     j -= 1
+        self._set_record(off, &rec)
+        return True
 
     # ---------------------------------------------------------------------------- search
 
@@ -655,11 +863,14 @@ cdef class Search:
         cdef int label
         cdef int32_t root
         self._free_pages()
-        self.free_nodes.clear()
-        self.heap.clear()
-        self.pmap.clear()
-        self.arena.clear()
-        self.next_uid = 1
+        self.free_head = -1
+        self.n_free = 0
+        self._hresize(0)
+        self._map_free()
+        self.live_lb.clear()
+        self.live_depth.assign(256, 0)
+        self.live_err.clear()
+        self.live_err.resize(256)
         self.seq = 0
         self.live_nodes = 0
         self.best_path.clear()
@@ -680,7 +891,8 @@ cdef class Search:
         if self._hopeless(b0, 0):
             self._release(root)
         else:
-            self._push(0.0, root)
+            if not self._push(0.0, root):
+                raise MemoryError("cannot allocate the search's queue")
 
     cdef int _expand(self, int32_t ni) noexcept nogil:
         """Algorithm 5: score every child of the prefix at ``ni``; insert the promising ones."""
@@ -705,6 +917,8 @@ cdef class Search:
         cdef bint any_bits
         cdef int64_t sums[3]
         cdef int32_t m
+        cdef int c, n_cands = 0
+        cdef Candidate* cand
         # the prefix, leaf to root; a deleted ancestor kills the whole subtree
         k = depth
         while cur >= 0 and k > 0:
@@ -811,32 +1025,8 @@ cdef class Search:
                     self.do_length and (depth + 2) * self.lamW >= self.best):  # Theorem 6
                 self.n_pruned_length += 1
                 continue
-            self.child_ids[depth] = s
-            verdict = 1
-            me = NULL
-            if self.map_kind != MAP_NONE:
-                if self.map_kind == MAP_PREFIX:
-                    key_h = phash + self.ant_hash[s]
-                else:
-                    for i in range(W):
-                        f[i] = u[i] & ~capv[i]
-                    key_h = self._vector_hash(f)
-                me = self._map_admit(key_h, depth + 1, lb, &verdict)
-                if verdict == 0:
-                    self.n_pruned_map += 1
-                    continue
-                if verdict == 3:
-                    self.n_map_collisions += 1
-            child = self._new_node(ni, <uint16_t>s, <uint8_t>(depth + 1), err, lb)
-            if child < 0:          # out of memory: the search can no longer certify
-                self.out_of_memory = True
-                # the rest of this parent's children stay unexplored: bound them by the parent
-                self.oom_bound = min(self.oom_bound, self._nd(ni).lb + self.lamW)
-                if me != NULL and verdict == 1:
-                    self.pmap.erase(key_h)
-                break
-            if me != NULL:
-                self._map_store(me, verdict, depth + 1, lb, child)
+            # a survivor: queue it in the second pass, once its map slot (and the record there)
+            # have been prefetched, so the probes' cache misses overlap the scoring
             if self.policy == P_LOWER_BOUND:
                 key = lb
             elif self.policy == P_OBJECTIVE:
@@ -848,7 +1038,65 @@ cdef class Search:
             else:
                 ucap = self.total - fw
                 key = b * self.total / ucap if ucap > 0 else INFINITY
-            self._push(key, child)
+            key_h = 0
+            if self.map_kind == MAP_PREFIX:
+                key_h = phash + self.ant_hash[s]
+            elif self.map_kind == MAP_CAPTURED:
+                for i in range(W):
+                    f[i] = u[i] & ~capv[i]
+                key_h = self._vector_hash(f)
+            if self.mcap > 0:
+                gw_prefetch(&self.mtab[(key_h >> 32) & (self.mcap - 1)])
+            cand = &self.cands[n_cands]
+            n_cands += 1
+            cand.ant = s
+            cand.err = err
+            cand.lb = lb
+            cand.key = key
+            cand.map_key = key_h
+        if self.mcap > 0:
+            for c in range(n_cands):
+                me = &self.mtab[(self.cands[c].map_key >> 32) & (self.mcap - 1)]
+                if me.off != 0 and me.tag == <uint32_t>(self.cands[c].map_key >> 32):
+                    gw_prefetch(self._ar(me.off))
+        for c in range(n_cands):
+            cand = &self.cands[c]
+            s = cand.ant
+            lb = cand.lb
+            # R^c may have improved since this child was scored: the same tests as on pop
+            if lb + (self.lamW if self.do_lookahead else 0.0) >= self.best:
+                self.n_pruned_lookahead += 1
+                continue
+            if self.do_length and (depth + 2) * self.lamW >= self.best:
+                self.n_pruned_length += 1
+                continue
+            self.child_ids[depth] = s
+            verdict = 1
+            me = NULL
+            if self.map_kind != MAP_NONE:
+                if self.map_kind == MAP_CAPTURED:
+                    capv = &self.caps[<size_t>s * W]
+                    for i in range(W):
+                        f[i] = u[i] & ~capv[i]
+                me = self._map_admit(cand.map_key, depth + 1, lb, &verdict)
+                if verdict == 0:
+                    self.n_pruned_map += 1
+                    continue
+                if verdict == 3:
+                    self.n_map_collisions += 1
+            child = self._new_node(ni, <uint16_t>s, <uint8_t>(depth + 1), cand.err, lb)
+            if child < 0:          # out of memory: the search can no longer certify
+                self.out_of_memory = True
+                # the rest of this parent's children stay unexplored: bound them by the parent
+                self.oom_bound = min(self.oom_bound, self._nd(ni).lb + self.lamW)
+                break             # (a new map slot stays empty until _map_store fills it)
+            if me != NULL:        # no arena memory: the child goes in unrecorded, which is sound
+                self._map_store(me, verdict, depth + 1, lb, child)
+            if not self._push(cand.key, child):   # out of memory: as above
+                self.out_of_memory = True
+                self.oom_bound = min(self.oom_bound, self._nd(ni).lb + self.lamW)
+                self._release(child)
+                break
         for k in range(depth):
             self.in_prefix[self.path[k]] = 0
         return 0
@@ -857,7 +1105,7 @@ cdef class Search:
         cdef double t_end = now() + seconds
         cdef QEntry e
         cdef int32_t idx
-        while self.heap.size() > 0:
+        while self.hn > 0:
             if stop[0] != 0:
                 return R_STOPPED
             if max_evals >= 0 and self.n_evaluated >= max_evals:
@@ -878,7 +1126,7 @@ cdef class Search:
             if self.improved:
                 if self.do_gc:
                     self._gc()
-            elif self.heap.size() > self.gc_threshold and self.do_gc:
+            elif self.hn > self.gc_threshold and self.do_gc:
                 self._gc()
             if now() >= t_end:
                 return R_SLICE
@@ -921,7 +1169,7 @@ cdef class Search:
 
     @property
     def queue_size(self):
-        return self.heap.size()
+        return self.hn
 
     @property
     def trie_size(self):
@@ -929,78 +1177,93 @@ cdef class Search:
 
     @property
     def map_size(self):
-        return self.pmap.size()
+        return self.mcount
 
     @property
     def done(self):
         """True when the queue is exhausted by the search (the optimum is certified)."""
-        return self.heap.size() == 0 and not self.out_of_memory
+        return self.hn == 0 and not self.out_of_memory
 
     def memory_bytes(self):
         """Bytes held by the search containers (capacity, an estimate for the hash map)."""
-        return int(self.pages.size() * (sizeof(Node) << PAGE_BITS) + self.heap.capacity() * sizeof(QEntry)
-                   + self.free_nodes.capacity() * 4 + self.arena.capacity() * 2
-                   + self.pmap.size() * (sizeof(MapEntry) + 32) + self.pmap.bucket_count() * 8)
+        return int(self.pages.size() * (sizeof(Node) << PAGE_BITS) + self.hpages.size() * (sizeof(QEntry) << HEAP_BITS)
+                   + self.apages.size() * (2 << ARENA_BITS) + self.mcap * sizeof(MapEntry))
 
     def lower_bound(self):
         """Proven lower bound on the optimum: R^c, or less while live prefixes remain queued.
 
         Every list not yet scored strictly extends a queued prefix, so its objective is at least
-        that prefix's bound plus lambda (Lemma 2 with Theorem 20).
+        that prefix's bound plus lambda (Lemma 2 with Theorem 20). The smallest live bound is kept
+        as entries come and go, so this costs O(1) at any queue size.
         """
         cdef double lo = min(self.best, self.oom_bound)
-        cdef size_t i
-        cdef int32_t idx
-        cdef double x
-        with nogil:
-            for i in range(self.heap.size()):
-                idx = self.heap[i].node
-                if self._nd(idx).flags & F_DELETED:
-                    continue
-                x = self._nd(idx).lb + self.lamW
-                if x < lo:
-                    lo = x
+        if self.live_lb.size() > 0:
+            lo = min(lo, deref(self.live_lb.begin()).first + self.lamW)
         return lo / self.total if self.total > 0 else 0.0
 
     def queue_summary(self):
         """Histogram of live queue prefix lengths, and Theorem 7's ``(length, f)`` histogram.
 
         ``f = min(floor((R^c - b) / lambda), M - length)`` bounds how many more rules a queued
-        prefix may still receive (Theorem 6).
+        prefix may still receive (Theorem 6). Built from the live counts by (length, prefix
+        error), so the cost grows with the number of distinct errors, not with the queue.
         """
+        cdef int L
+        cdef double err
+        cdef int64_t cnt
+        cdef unordered_map[int64_t, int64_t] pairs
+        cdef unordered_map[uint64_t, int64_t].iterator it
+        cdef unordered_map[int64_t, int64_t].iterator pt
+        with nogil:
+            for L in range(256):
+                if self.live_depth[L] == 0:
+                    continue
+                it = self.live_err[L].begin()
+                while it != self.live_err[L].end():
+                    memcpy(&err, &deref(it).first, 8)
+                    pairs[<int64_t>L * 65536 + self._theorem7_f(err, L)] += deref(it).second
+                    inc(it)
+        lengths = {L: int(self.live_depth[L]) for L in range(256) if self.live_depth[L] > 0}
+        out = {}
+        pt = pairs.begin()
+        while pt != pairs.end():
+            out[(int(deref(pt).first // 65536), int(deref(pt).first % 65536))] = int(deref(pt).second)
+            inc(pt)
+        return lengths, out
+
+    cdef inline int _theorem7_f(self, double err, int L) noexcept nogil:
+        cdef double x
+        if self.lamW <= 0:
+            return self.M - L
+        x = floor((self.best - (err + L * self.lamW)) / self.lamW)
+        if x < 0:
+            x = 0
+        if x > self.M - L:
+            x = self.M - L
+        return <int>x
+
+    def scan_queue(self):
+        """The progress figures recomputed by a full scan of the heap (an audit, O(queue)).
+
+        Returns ``(lower_bound, lengths, pairs)`` as ``lower_bound()`` and ``queue_summary()``
+        give them; the tests check that the incremental figures always equal these.
+        """
+        cdef double lo = min(self.best, self.oom_bound)
         cdef size_t i
         cdef int32_t idx
-        cdef int L, fval
-        cdef double bpure, x
-        cdef vector[int64_t] hist
-        cdef unordered_map[int64_t, int64_t] pairs
-        cdef unordered_map[int64_t, int64_t].iterator it
-        hist.assign(256, 0)
-        with nogil:
-            for i in range(self.heap.size()):
-                idx = self.heap[i].node
-                if self._nd(idx).flags & F_DELETED:
-                    continue
-                L = self._nd(idx).depth
-                hist[L] += 1
-                bpure = self._nd(idx).err + L * self.lamW
-                if self.lamW > 0:
-                    x = floor((self.best - bpure) / self.lamW)
-                    if x < 0:
-                        x = 0
-                    if x > self.M - L:
-                        x = self.M - L
-                    fval = <int>x
-                else:
-                    fval = self.M - L
-                pairs[<int64_t>L * 65536 + fval] += 1
-        lengths = {L: int(hist[L]) for L in range(256) if hist[L] > 0}
-        out = {}
-        it = pairs.begin()
-        while it != pairs.end():
-            out[(int(deref(it).first // 65536), int(deref(it).first % 65536))] = int(deref(it).second)
-            inc(it)
-        return lengths, out
+        cdef int L
+        lengths = {}
+        pairs = {}
+        for i in range(self.hn):
+            idx = self._hq(i).node
+            if self._nd(idx).flags & F_DELETED:
+                continue
+            lo = min(lo, self._nd(idx).lb + self.lamW)
+            L = self._nd(idx).depth
+            lengths[L] = lengths.get(L, 0) + 1
+            key = (L, self._theorem7_f(self._nd(idx).err, L))
+            pairs[key] = pairs.get(key, 0) + 1
+        return (lo / self.total if self.total > 0 else 0.0), lengths, pairs
 
     def evaluate(self, prefix):
         """Score one prefix from scratch with the search's own kernels (for checks and tests).
@@ -1056,7 +1319,7 @@ cdef class Search:
             "max_queue": self.max_queue,
             "max_trie": self.max_trie,
             "max_depth_evaluated": self.max_depth_evaluated,
-            "queue": self.heap.size(),
+            "queue": self.hn,
             "trie": self.live_nodes,
-            "map": self.pmap.size(),
+            "map": self.mcount,
         }

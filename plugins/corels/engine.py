@@ -189,18 +189,22 @@ def run_to_end(search: Any, *, time_limit: float | None = None, slice_seconds: f
 
 
 def log10_remaining(pairs: dict[tuple[int, int], int], M: int) -> float:
-    """log10 of Theorem 7's bound on prefixes still to evaluate, from ``(length, f)`` counts."""
-    from math import lgamma, log, log10
+    """log10 of Theorem 7's bound on prefixes still to evaluate, from ``(length, f)`` counts.
 
-    logs: list[float] = []
-    ln10 = log(10.0)
-    for (L, f), count in pairs.items():
-        m = M - L
-        terms = [(lgamma(m + 1) - lgamma(m - k + 1)) / ln10 for k in range(f + 1)]
-        top = max(terms)
-        inner = top + log10(sum(10 ** (t - top) for t in terms))
-        logs.append(inner + log10(count))
-    if not logs:
+    Each pair contributes ``count * sum_{k<=f} P(M - length, k)``; the partial sums are shared by
+    every pair of one length (a cumulative log-sum-exp), so a report costs O(pairs + max f).
+    """
+    if not pairs:
         return float("-inf")
-    top = max(logs)
-    return top + log10(sum(10 ** (t - top) for t in logs))
+    by_length: dict[int, list[tuple[int, int]]] = {}
+    for (L, f), count in pairs.items():
+        by_length.setdefault(L, []).append((f, count))
+    logs: list[np.ndarray] = []
+    for L, fc in by_length.items():
+        m = M - L
+        f = np.array([x for x, _ in fc])
+        ln_fact = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, m + 1, dtype=float)))))
+        k = np.arange(int(f.max()) + 1)
+        cum = np.logaddexp.accumulate(ln_fact[m] - ln_fact[m - k])   # ln sum_{j<=k} P(m, j)
+        logs.append(cum[f] + np.log(np.array([c for _, c in fc], dtype=float)))
+    return float(np.logaddexp.reduce(np.concatenate(logs)) / np.log(10.0))

@@ -139,6 +139,22 @@ def test_node_limit_reports_a_gap() -> None:
     assert res.stats["nodes"] >= 200
 
 
+def test_memory_limit_returns_the_incumbent_with_a_valid_bound() -> None:
+    """A memory stop (limit below the process's resident size) keeps LB <= R* <= R^c."""
+    rng = np.random.default_rng(12)
+    X = (rng.random((800, 14)) < 0.35).astype(np.uint8)
+    y = (((X[:, 0] & X[:, 1]) | X[:, 2]).astype(np.int64) ^ (rng.random(800) < 0.3)).astype(np.int64)
+    opts = {"objective": {"regularization": 0.002}, "constraints": {"max_card": 1}}
+    full = _solve(_problem(X, y), **opts)
+    assert full.certificate.status is Status.OPTIMAL
+    res = _solve(_problem(X, y), limits=Limits(memory=1), **opts)
+    assert res.certificate.status is Status.STOPPED_MEMORY
+    assert res.certificate.lower_bound <= full.certificate.objective + 1e-12
+    assert res.certificate.objective >= full.certificate.objective - 1e-12
+    assert res.certificate.lower_bound < res.certificate.objective
+    assert res.model is not None
+
+
 def test_cancel_flag_stops_with_cancelled_status() -> None:
     X, y = _random(7, n=400, p=10)
     ctx = SolveContext(Limits())
