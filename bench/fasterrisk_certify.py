@@ -74,7 +74,13 @@ def main() -> None:
             from glasswork.plugins.fasterrisk.exact import solve_exact
 
             t0 = time.perf_counter()
-            res = solve_exact(X, y, None, cons, k, cards=cards, time_limit=args.exact_time)
+            starts = []
+            for c in cards:
+                w = np.zeros(X.shape[1])
+                w[c.features] = c.points
+                starts.append(w)
+            res = solve_exact(X, y, None, cons, k, starts=starts, lower_bound=report.lower_bound,
+                              time_limit=args.exact_time)
             exact = (f"{res.status} {time.perf_counter() - t0:.2f} s gap {100 * res.gap:.2f} %"
                      if res.gap is not None else f"{res.status} {time.perf_counter() - t0:.2f} s")
         print(f"{name:<13}{f'{X.shape[0]}x{X.shape[1]}':>12}{card:>12.3f}{beam:>8.2f}{bound_wall:>9.2f}"
