@@ -22,10 +22,6 @@ from libc.math cimport exp, log, fabs, sqrt
 
 cnp.import_array()
 
-cdef enum:
-    MAXQ = 72
-
-
 cdef inline double _entropy(double a) noexcept nogil:
     """Binary entropy -a log a - (1 - a) log(1 - a), 0 at the ends."""
     cdef double out = 0.0
@@ -58,17 +54,18 @@ def dual_bound(const double[:, ::1] A, const double[::1] s, const double[::1] z,
     if s.shape[0] != n or z.shape[0] != n or sign.shape[0] != q or role.shape[0] != q \
             or active.shape[0] != q:
         raise ValueError("shape mismatch")
-    if q > MAXQ:
-        raise ValueError(f"at most {MAXQ} coordinates")
     a_arr = np.empty(n)
     cdef double[::1] a = a_arr
-    cdef Py_ssize_t idx[MAXQ]
-    cdef double H[MAXQ * MAXQ]
-    cdef double L[MAXQ * MAXQ]
-    cdef double res[MAXQ]
-    cdef double lam[MAXQ]
-    cdef double viol[MAXQ]
-    cdef double g[MAXQ]
+    idx_arr = np.zeros(q, dtype=np.intp)
+    work_arr = np.zeros(2 * q * q + 4 * q)
+    cdef Py_ssize_t[::1] idx = idx_arr
+    cdef double[::1] work = work_arr
+    cdef double* H = &work[0]
+    cdef double* L = H + q * q
+    cdef double* res = L + q * q
+    cdef double* lam = res + q
+    cdef double* viol = lam + q
+    cdef double* g = viol + q
     cdef double h, t, acc, ent = 0.0, pen = 0.0, ridge, trace
     cdef bint ok
     cdef int tries, picked

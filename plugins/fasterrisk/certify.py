@@ -32,7 +32,6 @@ from glasswork.cython_ext import riskcert
 from glasswork.plugins.fasterrisk.engine import Constraints, _merge_rows
 
 MAX_LOGIT = 1.0e4  # the bound covers every model whose |coefficient| on the logit scale is below this
-MAX_FEATURES = 63  # the compiled Newton fit handles at most 64 coordinates (intercept included)
 
 
 @dataclass
@@ -185,8 +184,6 @@ class SupportSearch:
             if bound < cutoff():
                 heapq.heappush(heap, _Node(bound, -len(inc), next(counter), inc, fr, warm))
 
-        if len(free) + len(include) > MAX_FEATURES:
-            return BoundReport(0.0, best_ub, best_support, 0, 0, False, 0.0, "too many features")
         push(include, free, {}, None)
         while heap:
             reason = stop() if stop is not None else None

@@ -197,6 +197,9 @@ class FasterRiskSolver(Solver):
             upper = min([float(stats["best_continuous_loss"]), *(c.loss for c in cards if c.loss is not None)])
             lower, stats["certificate"] = certify_cards(problem, weights, cons, settings.k, cards,
                                                         upper, spec.search.certify_time, ctx)
+            found = stats["certificate"]
+            stats.update({"bound_seconds": found.get("seconds"), "bound_nodes": found.get("nodes"),
+                          "bound_closed": found.get("complete")})
         stopped = ctx.stop_reason
         status = Status.HEURISTIC if stopped is StopReason.NONE else stopped.status
         if spec.search.policy == "exact":
