@@ -71,7 +71,7 @@ def main() -> None:
         gap = (card - report.lower_bound) / card
         exact = "-"
         if not args.no_exact:
-            from glasswork.plugins.fasterrisk.exact import solve_exact
+            from glasswork.plugins.fasterrisk.exact import solve_lattice
 
             t0 = time.perf_counter()
             starts = []
@@ -79,7 +79,7 @@ def main() -> None:
                 w = np.zeros(X.shape[1])
                 w[c.features] = c.points
                 starts.append(w)
-            res = solve_exact(X, y, None, cons, k, starts=starts, lower_bound=report.lower_bound,
+            res = solve_lattice(X, y, None, cons, k, starts=starts,
                               time_limit=args.exact_time)
             exact = (f"{res.status} {time.perf_counter() - t0:.2f} s gap {100 * res.gap:.2f} %"
                      if res.gap is not None else f"{res.status} {time.perf_counter() - t0:.2f} s")

@@ -40,19 +40,20 @@ cdef inline double _sigma_neg(double z) noexcept nogil:
 
 
 def dual_bound(const double[:, ::1] A, const double[::1] s, const double[::1] z,
-               const signed char[::1] sign, const signed char[::1] role,
-               const unsigned char[::1] active, double R, int budget):
+               const double[::1] lo, const double[::1] hi, const signed char[::1] role,
+               const unsigned char[::1] active, int budget):
     """A lower bound on the loss of every model the coordinates of ``A`` allow.
 
-    ``z`` are the margins ``A^T b`` of any primal point. Per coordinate: ``sign`` 0 (free), +1
-    (coefficient >= 0) or -1 (<= 0); ``role`` 0 (intercept or forced-in: always counted), 1 (free
-    to join, at most ``budget`` of them non-zero); ``active`` 1 where the dual point is corrected
-    to make the gradient vanish (the fit's non-zero coordinates). Every coefficient is bounded
-    by ``R`` in size. Returns ``(bound, entropy, penalty)``.
+    ``z`` are the margins ``A^T b`` of any primal point. Per coordinate: the coefficient lies in
+    ``[lo, hi]`` (finite); ``role`` 0 (intercept or forced-in: always counted), 1 (free to join:
+    zero, or in its box for at most ``budget`` of them); ``active`` 1 where the dual point is
+    corrected to make the gradient vanish (the fit's coordinates strictly inside their box).
+    The bound charges each coordinate ``max(lo g, hi g)`` (``min -b g`` over the box) and, for
+    the free ones, the ``budget`` largest positive charges. Returns ``(bound, entropy, penalty)``.
     """
     cdef Py_ssize_t q = A.shape[0], n = A.shape[1], i, c, d, m = 0, r
-    if s.shape[0] != n or z.shape[0] != n or sign.shape[0] != q or role.shape[0] != q \
-            or active.shape[0] != q:
+    if s.shape[0] != n or z.shape[0] != n or lo.shape[0] != q or hi.shape[0] != q \
+            or role.shape[0] != q or active.shape[0] != q:
         raise ValueError("shape mismatch")
     a_arr = np.empty(n)
     cdef double[::1] a = a_arr
@@ -125,14 +126,13 @@ def dual_bound(const double[:, ::1] A, const double[::1] s, const double[::1] z,
                 if t != 0.0:
                     g[c] += s[i] * a[i] * t
         for c in range(q):
-            if sign[c] > 0:
-                viol[c] = g[c] if g[c] > 0.0 else 0.0
-            elif sign[c] < 0:
-                viol[c] = -g[c] if g[c] < 0.0 else 0.0
-            else:
-                viol[c] = fabs(g[c])
+            viol[c] = lo[c] * g[c]
+            if hi[c] * g[c] > viol[c]:
+                viol[c] = hi[c] * g[c]
             if role[c] == 0:
-                pen += R * viol[c]
+                pen += viol[c]
+            elif viol[c] < 0.0:
+                viol[c] = 0.0  # a free coordinate may stay at zero
         # the budget: the largest violations among the free coordinates, a partial selection
         for picked in range(budget):
             r = -1
@@ -141,7 +141,7 @@ def dual_bound(const double[:, ::1] A, const double[::1] s, const double[::1] z,
                     r = c
             if r < 0:
                 break
-            pen += R * viol[r]
+            pen += viol[r]
             viol[r] = -1.0
     return ent - pen, ent, pen
 

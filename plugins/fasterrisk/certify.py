@@ -89,6 +89,18 @@ class SupportSearch:
         self.signs = feature_signs(cons)
         self.scale = np.sqrt(np.maximum((self.A[1:] ** 2) @ self.s / self.s.sum(), 1e-300))
         self.nodes = 0
+        # the coefficients the bound covers: any size up to MAX_LOGIT with the box's sign
+        self.f_lo = np.where((self.signs == 0) | (self.signs == -1), -MAX_LOGIT, 0.0)
+        self.f_hi = np.where((self.signs == 0) | (self.signs == 1), MAX_LOGIT, 0.0)
+        self.b_box = (-MAX_LOGIT, MAX_LOGIT)
+        self.leaf: Callable[[tuple[int, ...]], tuple[float, float]] | None = None
+
+    def within_box(self, intercept: tuple[float, float]) -> SupportSearch:
+        """Bound §1.3 instead: coefficients in the box itself and the intercept in ``intercept``."""
+        self.f_lo = np.asarray(self.cons.lower, dtype=np.float64).copy()
+        self.f_hi = np.asarray(self.cons.upper, dtype=np.float64).copy()
+        self.b_box = (float(intercept[0]), float(intercept[1]))
+        return self
 
     # -- one node ------------------------------------------------------------------------------
 
@@ -108,16 +120,16 @@ class SupportSearch:
         weights = np.ascontiguousarray(weights, dtype=np.float64)
         warm = warm or {}
         w = np.array([warm.get(-1, 0.0), *(warm.get(f, 0.0) for f in feats)])
-        sign = np.array([0, *(self.signs[f] for f in feats)], dtype=np.int8)
-        lo = np.where(sign > 0, 0.0, -np.inf)
-        hi = np.where(sign < 0, 0.0, np.inf)
+        idx = np.asarray(feats, dtype=np.int64)
+        lo = np.concatenate([[self.b_box[0]], self.f_lo[idx]])
+        hi = np.concatenate([[self.b_box[1]], self.f_hi[idx]])
         w = np.clip(w, lo, hi)
         loss = float(kernels.finetune_newton(sub, weights, w, lo, hi, 0.0, 100, 1e-13))
         z = w @ sub
         role = np.array([0, *([0] * len(include)), *([1] * len(free))], dtype=np.int8)
-        active = ((sign == 0) | (w != 0.0)).astype(np.uint8)
-        bound, _, _ = riskcert.dual_bound(sub, weights, np.ascontiguousarray(z), sign, role, active,
-                                          MAX_LOGIT, self.k - len(include))
+        active = ((w > lo) & (w < hi)).astype(np.uint8)
+        bound, _, _ = riskcert.dual_bound(sub, weights, np.ascontiguousarray(z), lo, hi, role, active,
+                                          self.k - len(include))
         self.nodes += 1
         coefs = {-1: float(w[0]), **{f: float(v) for f, v in zip(feats, w[1:])}}
         return min(float(bound), loss), loss, coefs
@@ -174,6 +186,12 @@ class SupportSearch:
         def push(inc: tuple[int, ...], fr: tuple[int, ...], warm: dict[int, float], bound: float | None) -> None:
             nonlocal best_ub, best_support, floor
             leaf = self._is_leaf(inc, fr)
+            if leaf and self.leaf is not None:  # e.g. the best integer card on this support
+                low, loss = self.leaf(tuple(sorted((*inc, *fr))))
+                floor = min(floor, low)
+                if loss < best_ub:
+                    best_ub, best_support = loss, tuple(sorted((*inc, *fr)))
+                return
             if bound is None:
                 bound, loss, warm = self.evaluate(inc, fr, warm)
                 if leaf:

@@ -1,31 +1,36 @@
-"""``search.policy: exact``: the best risk score of §1.3, proven, by a lattice cutting plane.
+"""``search.policy: exact``: the best risk score of §1.3, proven, by branch and bound.
 
 The problem: integer points ``w_j`` in ``[lb_j, ub_j]``, at most k non-zero, an integer
-intercept, minimising the logistic loss ``L`` (a weighted sum over rows), multiplier 1. ``L`` is
-convex, so every tangent ``L(v) + grad L(v) . (w - v)`` lies below it. The master problem
+intercept, minimising the logistic loss (a weighted sum over rows), multiplier 1. Two nested
+searches share one kind of bound, the Fenchel dual value of ``cython_ext/riskcert.pyx`` at a
+box-constrained real fit (valid however far the fit got):
 
-    min eta  s.t.  eta >= tangents so far,  lb_j z_j <= w_j <= ub_j z_j,  sum z <= k,
-                   at most one z per group, include/exclude fixed, w and w0 integer, z binary
+1. over supports, ``certify.SupportSearch`` bounded by the box itself (the convex hull of the
+   k-sparse box is a real restriction here, unlike for multiplier cards), pruning every support
+   whose relaxation cannot beat the best card known;
+2. on each surviving support, ``LatticeLeaf``: branch and bound over the integer box of the
+   intercept and points (split the most fractional coordinate), with rounded fits as cards.
 
-is a MILP on HiGHS whose dual bound is a lower bound on the true optimum (the tangents
-under-estimate ``L``). Each round adds the tangent at the master's integer solution, whose true
-loss is an upper bound; the loop ends when the two meet. It starts from tangents at FasterRisk's
-cards (their points with the best integer intercept), takes their losses as the incumbent, and
-``eta >= `` the support search's bound (``certify``), which holds for §1.3 cards too. The
-intercept box comes from the data: for any points, the best intercept lies where neither class's
-rows are all pushed past ``log(W+/W-)`` (see ``intercept_range``).
+It starts from FasterRisk's cards (their points with the best integer intercept). The
+intercept box comes from the data (``intercept_range``): for any points, the best intercept lies
+where neither class's rows are all pushed past ``log(W+/W-)``. The status is ``optimal`` only
+when both trees are closed or pruned; stopped early, the smallest open bound is reported.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from glasswork.cython_ext import fasterrisk as kernels
+from glasswork.cython_ext import riskcert
+from glasswork.plugins.fasterrisk.certify import SupportSearch
 from glasswork.plugins.fasterrisk.engine import Constraints, _merge_rows
 
 
@@ -33,15 +38,14 @@ from glasswork.plugins.fasterrisk.engine import Constraints, _merge_rows
 class ExactResult:
     """The best card found (integer points, integer intercept) and what is proven about it."""
 
-    status: str  # "optimal", "time", "cancel", "iterations"
+    status: str  # "optimal", or why it stopped: "time", "nodes", "cancel"
     objective: float
     lower_bound: float
     points: np.ndarray  # (p,) integers
     intercept: int
-    iterations: int
-    cuts: int
+    support_nodes: int
+    lattice_nodes: int
     seconds: float
-    history: list[tuple[float, float, float]] = field(default_factory=list)  # (s, ub, lb)
 
     @property
     def gap(self) -> float:
@@ -59,28 +63,6 @@ class LogisticLoss:
         s = np.ones(len(y)) if s is None else np.asarray(s, dtype=np.float64)
         rows, self.y, self.s = _merge_rows(X, y, s)
         self.X = X[rows]
-        self.A = np.vstack([self.y, (self.X * self.y[:, None]).T])  # label-signed, row 0 intercept
-
-    def value_grad(self, v: np.ndarray) -> tuple[float, np.ndarray]:
-        z = v @ self.A
-        loss = float(self.s @ np.logaddexp(0.0, -z))
-        grad = -(self.A @ (self.s / (1.0 + np.exp(np.clip(z, -700, 700)))))
-        return loss, grad
-
-    def box_fit(self, v: np.ndarray, cons: Constraints) -> np.ndarray:
-        """The real-valued fit on ``v``'s support within the box (a point near the support's best
-        integer card: the tangent there is tight where it matters)."""
-        from glasswork.cython_ext import fasterrisk as kernels
-
-        cols = np.array([0, *(np.flatnonzero(v[1:]) + 1)], dtype=np.int64)
-        sub = np.ascontiguousarray(self.A[cols])
-        w = np.ascontiguousarray(v[cols], dtype=np.float64)
-        lo = np.concatenate([[-np.inf], cons.lower[cols[1:] - 1]]).astype(np.float64)
-        hi = np.concatenate([[np.inf], cons.upper[cols[1:] - 1]]).astype(np.float64)
-        kernels.finetune_newton(sub, np.ascontiguousarray(self.s), w, lo, hi, 0.0, 50, 1e-12)
-        out = np.zeros_like(v, dtype=np.float64)
-        out[cols] = w
-        return out
 
     def best_intercept(self, w: np.ndarray, lo: int, hi: int) -> tuple[int, float]:
         """The best integer intercept for points ``w`` (convex in it: a short ternary search)."""
@@ -96,6 +78,82 @@ class LogisticLoss:
                 a = m1
         best = min(range(a, c + 1), key=loss)
         return best, loss(best)
+
+
+class LatticeLeaf:
+    """The best integer card on one support: branch and bound over the box lattice.
+
+    Each node is a box of integer bounds on (intercept, points); its bound is the Fenchel dual
+    value (``riskcert.dual_bound``) at the box-constrained real fit, valid however far the fit
+    got. A fit that lands on integers is a card; otherwise the most fractional coordinate is split
+    into ``<= floor`` and ``>= ceil``. The rows are merged on the support's columns first (for
+    5 binary features at most 64 distinct rows), so a node costs microseconds.
+    """
+
+    def __init__(self, search: SupportSearch, b_range: tuple[int, int]) -> None:
+        self.search = search  # its merged rows and design are shared
+        self.b_range = b_range
+        self.nodes = 0
+        self.best: tuple[float, np.ndarray, tuple[int, ...]] = (math.inf, np.zeros(0), ())
+
+    def solve(self, support: tuple[int, ...], cutoff: float, node_limit: int = 200000) -> tuple[float, float]:
+        """``(proven lower bound, best loss found)`` on ``support``; the best card is kept in
+        ``self.best`` when it beats ``cutoff``."""
+        S = self.search
+        cols = np.array([0, *(f + 1 for f in support)], dtype=np.int64)
+        rows, weights = S._rows(cols)
+        sub = np.ascontiguousarray(S.A[np.ix_(cols, rows)])
+        weights = np.ascontiguousarray(weights, dtype=np.float64)
+        q = cols.size
+        lo0 = np.array([self.b_range[0], *(S.cons.lower[f] for f in support)], dtype=np.float64)
+        hi0 = np.array([self.b_range[1], *(S.cons.upper[f] for f in support)], dtype=np.float64)
+        role = np.zeros(q, dtype=np.int8)
+        forced = [t for t, f in enumerate(support) if f in S.cons.include]
+        best_loss, best_v = math.inf, None
+        floor = math.inf
+        heap: list[tuple[float, int, np.ndarray, np.ndarray, np.ndarray]] = []
+        order = 0
+
+        def visit(lo: np.ndarray, hi: np.ndarray, warm: np.ndarray) -> None:
+            nonlocal best_loss, best_v, order, floor
+            self.nodes += 1
+            w = np.clip(warm, lo, hi)
+            loss = float(kernels.finetune_newton(sub, weights, w, lo, hi, 0.0, 100, 1e-13))
+            z = np.ascontiguousarray(w @ sub)
+            active = ((w > lo) & (w < hi)).astype(np.uint8)
+            bound = min(float(riskcert.dual_bound(sub, weights, z, lo, hi, role, active, 0)[0]), loss)
+            limit = min(best_loss, cutoff)
+            if bound >= limit - 1e-9 * max(1.0, abs(limit)):
+                floor = min(floor, bound)  # pruned: nothing here beats what is known
+                return
+            r = np.rint(w)
+            rloss = float(weights @ np.logaddexp(0.0, -(r @ sub)))
+            if rloss < best_loss and all(r[1 + t] != 0 for t in forced):
+                best_loss, best_v = rloss, r  # the rounded fit is a card (an integer box holds it)
+            frac = np.abs(w - r)
+            if frac.max() <= 1e-7:
+                floor = min(floor, bound)
+                return
+            order += 1
+            heapq.heappush(heap, (bound, order, lo, hi, w))
+
+        visit(lo0, hi0, np.zeros(q))
+        while heap and self.nodes < node_limit:
+            bound, _, lo, hi, w = heapq.heappop(heap)
+            if bound >= min(best_loss, cutoff) - 1e-9 * max(1.0, abs(min(best_loss, cutoff))):
+                floor = min(floor, bound)
+                continue
+            j = int(np.argmax(np.abs(w - np.rint(w)) * (hi > lo)))
+            down_hi = hi.copy()
+            down_hi[j] = math.floor(w[j])
+            up_lo = lo.copy()
+            up_lo[j] = math.ceil(w[j])
+            visit(lo, down_hi, w)
+            visit(up_lo, hi, w)
+        lower = min([floor, best_loss, *(node[0] for node in heap)])
+        if best_v is not None and best_loss < self.best[0]:
+            self.best = (best_loss, best_v, support)
+        return lower, best_loss
 
 
 def intercept_range(X: np.ndarray, y: np.ndarray, s: np.ndarray | None, cons: Constraints,
@@ -120,164 +178,51 @@ def intercept_range(X: np.ndarray, y: np.ndarray, s: np.ndarray | None, cons: Co
     return int(math.floor(-smax - shift)) - 1, int(math.ceil(-smin + shift)) + 1
 
 
-class Master:
-    """The master MILP on HiGHS: columns eta, w0, w_1..w_p, z_1..z_p. Writes nothing to stdout."""
-
-    def __init__(self, cons: Constraints, k: int, b_range: tuple[int, int], eta_floor: float,
-                 stop_flag: np.ndarray | None) -> None:
-        import highspy
-
-        p = cons.lower.size
-        self.p = p
-        h = highspy.Highs()
-        h.silent()
-        for name, value in (("mip_rel_gap", 1e-9), ("mip_abs_gap", 1e-9), ("threads", 1),
-                            ("random_seed", 0), ("mip_feasibility_tolerance", 1e-9),
-                            ("primal_feasibility_tolerance", 1e-9)):
-            h.setOptionValue(name, value)
-        inf = highspy.kHighsInf
-        h.addVar(max(eta_floor, 0.0), inf)  # eta >= the certificate's bound (and L >= 0)
-        h.changeColCost(0, 1.0)
-        h.addVar(float(b_range[0]), float(b_range[1]))
-        banned = set(cons.exclude)
-        for j in range(p):
-            lo, hi = (0.0, 0.0) if j in banned else (float(cons.lower[j]), float(cons.upper[j]))
-            h.addVar(lo, hi)
-        for j in range(p):
-            forced = j in cons.include
-            h.addVar(1.0 if forced else 0.0, 0.0 if j in banned else 1.0)
-        ints = np.arange(1, 2 + 2 * p, dtype=np.int32)
-        h.changeColsIntegrality(ints.size, ints, np.full(ints.size, highspy.HighsVarType.kInteger))
-        for j in range(p):  # lb z <= w <= ub z
-            wj, zj = 2 + j, 2 + p + j
-            h.addRow(-inf, 0.0, 2, np.array([wj, zj], dtype=np.int32), np.array([1.0, -float(cons.upper[j])]))
-            h.addRow(0.0, inf, 2, np.array([wj, zj], dtype=np.int32), np.array([1.0, -float(cons.lower[j])]))
-        zs = np.arange(2 + p, 2 + 2 * p, dtype=np.int32)
-        h.addRow(-inf, float(k), p, zs, np.ones(p))
-        for g in sorted({int(g) for g in cons.group_of if g >= 0}):
-            members = np.flatnonzero(np.asarray(cons.group_of) == g).astype(np.int32) + 2 + p
-            h.addRow(-inf, 1.0, members.size, members, np.ones(members.size))
-        self.h = h
-        self.cuts = 0
-        if stop_flag is not None:
-            flag = stop_flag
-
-            def interrupt(event: Any) -> None:
-                if flag[0]:
-                    event.interrupt()
-
-            h.cbMipInterrupt.subscribe(interrupt)
-
-    def add_cut(self, v: np.ndarray, loss: float, grad: np.ndarray) -> None:
-        """eta >= loss + grad . (x - v) over x = (w0, w), i.e. eta - grad . x >= loss - grad . v."""
-        import highspy
-
-        idx = np.arange(0, 2 + self.p, dtype=np.int32)
-        vals = np.concatenate([[1.0], -grad])
-        self.h.addRow(float(loss - grad @ v), highspy.kHighsInf, idx.size, idx, vals)
-        self.cuts += 1
-
-    def set_incumbent(self, v: np.ndarray, loss: float) -> None:
-        z = (np.abs(v[1:]) > 0.5).astype(float)
-        val = np.concatenate([[loss], v, z])
-        self.h.setSolution(int(val.size), np.arange(val.size, dtype=np.int32), val)
-
-    def solve(self, time_limit: float) -> tuple[str, float, np.ndarray | None]:
-        """Run HiGHS: (state, dual bound on eta, the (w0, w) of its best solution or None)."""
-        import highspy
-
-        h = self.h
-        h.setOptionValue("time_limit", max(time_limit, 1e-3))
-        h.run()
-        status = h.getModelStatus()
-        MS = highspy.HighsModelStatus
-        info = h.getInfo()
-        bound = float(info.mip_dual_bound)
-        x = None
-        if info.primal_solution_status == 2:
-            x = np.rint(np.asarray(h.getSolution().col_value)[1: 2 + self.p])
-        if status == MS.kInfeasible:
-            return "infeasible", math.inf, None
-        state = {MS.kOptimal: "optimal", MS.kTimeLimit: "time", MS.kInterrupt: "cancel"}.get(status, "other")
-        return state, bound if math.isfinite(bound) else -math.inf, x
-
-
 def solve_exact(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None, cons: Constraints,
-                k: int, *, starts: Sequence[np.ndarray] = (), lower_bound: float = 0.0,
-                time_limit: float | None = None, tolerance: float = 1e-6,
-                max_iterations: int = 100000, stop_flag: np.ndarray | None = None,
-                report: Callable[[float, float, int], None] | None = None) -> ExactResult:
-    """The lattice cutting plane until the gap closes (relative ``tolerance``) or a limit hits.
-
-    ``starts`` are integer point vectors (p,) to begin from, FasterRisk's cards;
-    ``lower_bound`` a proven bound (the support search's).
-    """
+                  k: int, *, starts: Sequence[np.ndarray] = (), time_limit: float | None = None,
+                  node_limit: int | None = None, stop: Callable[[], str | None] | None = None,
+                  report: Callable[[Any], None] | None = None, tolerance: float = 1e-6) -> ExactResult:
+    """§1.3 by branch and bound: supports (the certificate's search, bounded by the box), then
+    the lattice of each surviving support (``LatticeLeaf``). Proven when the tree closes."""
     started = time.monotonic()
     p = X.shape[1]
+    b_range = intercept_range(X, y, sample_weight, cons, k)
+    search = SupportSearch(X, y, sample_weight, cons, k).within_box(b_range)
+    leaf = LatticeLeaf(search, b_range)
     loss_fn = LogisticLoss(X, y, sample_weight)
-    b_lo, b_hi = intercept_range(X, y, sample_weight, cons, k)
-    master = Master(cons, k, (b_lo, b_hi), lower_bound, stop_flag)
-
-    best_v, best_loss = np.zeros(p + 1), math.inf
-    first = [np.zeros(p)]
-    for w in starts:
+    best_loss, best_v = math.inf, np.zeros(p + 1)
+    for w in [np.zeros(p), *starts]:
         w = np.asarray(w, dtype=np.float64)
-        if w.shape == (p,) and np.count_nonzero(w) <= k and np.all(w >= cons.lower) and np.all(w <= cons.upper) \
-                and not any(w[j] for j in cons.exclude) and all(w[j] for j in cons.include):
-            first.append(w)
-    for w in first:
-        b, loss = loss_fn.best_intercept(w, b_lo, b_hi)
-        v = np.concatenate([[b], w])
-        master.add_cut(v, *loss_fn.value_grad(v))
-        polished = loss_fn.box_fit(v, cons)
-        master.add_cut(polished, *loss_fn.value_grad(polished))
-        feasible = all(w[j] != 0 for j in cons.include) and _groups_ok(w, cons)
-        if feasible and loss < best_loss:
-            best_v, best_loss = v, loss
-    lower = max(lower_bound, 0.0)
-    history: list[tuple[float, float, float]] = []
-    status, it = "iterations", 0
-    for it in range(1, max_iterations + 1):
-        elapsed = time.monotonic() - started
-        if stop_flag is not None and stop_flag[0]:
-            status = "cancel"
-            break
-        if time_limit is not None and elapsed >= time_limit:
-            status = "time"
-            break
-        if best_loss - lower <= tolerance * max(abs(best_loss), 1e-10):
-            status = "optimal"
-            break
-        if math.isfinite(best_loss):
-            master.set_incumbent(best_v, best_loss)
-        state, bound, x = master.solve(math.inf if time_limit is None else time_limit - elapsed)
-        if state == "infeasible":  # no solution below eta's floor: the incumbent is optimal
-            lower = best_loss
-            status = "optimal"
-            break
-        lower = max(lower, min(bound, best_loss))
-        if x is not None:
-            loss, grad = loss_fn.value_grad(x)
-            if loss < best_loss:
-                best_v, best_loss = x, loss
-            master.add_cut(x, loss, grad)
-            polished = loss_fn.box_fit(x, cons)
-            master.add_cut(polished, *loss_fn.value_grad(polished))
-        history.append((time.monotonic() - started, best_loss, lower))
-        if report is not None:
-            report(best_loss, lower, master.cuts)
-        if state in ("time", "cancel"):
-            status = state
-            break
-        if x is None:
-            status = state
-            break
-    else:
-        it = max_iterations
-    if best_loss - lower <= tolerance * max(abs(best_loss), 1e-10):
-        status = "optimal"
-    return ExactResult(status, best_loss, min(lower, best_loss), best_v[1:].astype(np.int64),
-                       int(best_v[0]), it, master.cuts, time.monotonic() - started, history)
+        if w.shape != (p,) or np.count_nonzero(w) > k or np.any(w < cons.lower) or np.any(w > cons.upper) \
+                or any(w[j] for j in cons.exclude) or not all(w[j] for j in cons.include) \
+                or not _groups_ok(w, cons):
+            continue
+        b, loss = loss_fn.best_intercept(w, *b_range)
+        if loss < best_loss:
+            best_loss, best_v = loss, np.concatenate([[b], w])
+    cutoff = [best_loss]
+
+    def on_leaf(support: tuple[int, ...]) -> tuple[float, float]:
+        low, loss = leaf.solve(support, cutoff[0])
+        cutoff[0] = min(cutoff[0], loss)
+        return low, loss
+
+    search.leaf = on_leaf
+    found = search.run(upper_bound=best_loss, time_limit=time_limit, node_limit=node_limit, stop=stop,
+                       report=report, tolerance=tolerance * 1e-3)
+    if leaf.best[0] < best_loss:
+        loss, v, support = leaf.best
+        best_loss = loss
+        best_v = np.zeros(p + 1)
+        best_v[0] = v[0]
+        best_v[1 + np.asarray(support, dtype=np.int64)] = v[1:]
+    lower = min(found.lower_bound, best_loss)
+    closed = best_loss - lower <= tolerance * max(abs(best_loss), 1e-10)
+    status = "optimal" if closed else (found.stopped or "nodes")
+    return ExactResult(status, best_loss, lower, np.rint(best_v[1:]).astype(np.int64), int(round(best_v[0])),
+                       found.nodes, leaf.nodes, time.monotonic() - started)
+
+
 
 
 def _groups_ok(w: np.ndarray, cons: Constraints) -> bool:

@@ -203,7 +203,7 @@ class FasterRiskSolver(Solver):
         stopped = ctx.stop_reason
         status = Status.HEURISTIC if stopped is StopReason.NONE else stopped.status
         if spec.search.policy == "exact":
-            return self._exact(problem, ctx, cons, weights, settings.k, cards, lower, stats)
+            return self._exact(problem, ctx, cons, weights, settings.k, cards, stats)
         tolerance = 1e-6
         if lower is not None and stopped is StopReason.NONE and best.loss is not None and \
                 best.loss - lower <= tolerance * max(abs(best.loss), 1e-10):
@@ -228,37 +228,42 @@ class FasterRiskSolver(Solver):
                       metrics=metrics, stats=stats)
 
     def _exact(self, problem: Problem, ctx: SolveContext, cons: Constraints, weights: np.ndarray | None,
-               k: int, cards: list[ScoreCard], lower: float | None, stats: dict[str, Any]) -> Result:
-        """§1.3 proven: the lattice cutting plane seeded with the beam's cards and bound."""
+               k: int, cards: list[ScoreCard], stats: dict[str, Any]) -> Result:
+        """§1.3 proven (``exact.solve_exact``), starting from the beam's cards."""
         from glasswork.plugins.fasterrisk.exact import solve_exact
 
-        def report(upper: float, bound: float, cuts: int) -> None:
-            ctx.progress(objective=upper, lower_bound=bound, nodes=cuts, phase="exact", cuts=cuts)
+        def report(state: Any) -> None:
+            ctx.progress(objective=state.upper_bound, lower_bound=state.lower_bound, nodes=state.nodes,
+                         phase="exact", open_nodes=state.open_nodes)
+
+        def stop() -> str | None:
+            return None if ctx.check() is None else ctx.stop_reason.name.lower()
 
         starts = []
         for c in cards:  # each card's points before the gcd reduction (they are in the box)
             w = np.zeros(problem.n_features)
             w[c.columns] = np.asarray(c.points) * c.reduced_by
             starts.append(w)
-        left = None if ctx.deadline is None else max(0.0, ctx.limits.time - ctx.elapsed())
-        res = solve_exact(problem.X, problem.y, weights, cons, k, starts=starts,
-                          lower_bound=lower or 0.0, time_limit=left, stop_flag=ctx.stop_flag,
-                          report=report)
+        res = solve_exact(problem.X, problem.y, weights, cons, k, starts=starts, stop=stop, report=report)
         cols = np.flatnonzero(res.points)
         card = ScoreCard.from_solution(problem.X, problem.feature_names, cols, res.points[cols],
                                        float(res.intercept), 1.0, classes=problem.classes,
                                        loss=res.objective, reduce_points=False)
         card.certified_gap, card.certified_k = res.gap, k
         ctx.incumbent(res.objective, card, lower_bound=res.lower_bound)
-        status = Status.OPTIMAL if res.status == "optimal" else (
-            ctx.stop_reason.status if ctx.stop_reason is not StopReason.NONE else Status.STOPPED_TIME)
-        stats["exact"] = {"status": res.status, "iterations": res.iterations, "cuts": res.cuts,
-                          "seconds": res.seconds, "lower_bound": res.lower_bound}
+        if res.status == "optimal":
+            status = Status.OPTIMAL
+        elif ctx.stop_reason is not StopReason.NONE:
+            status = ctx.stop_reason.status
+        else:
+            status = Status.STOPPED_NODES
+        stats["exact"] = {"status": res.status, "support_nodes": res.support_nodes,
+                          "lattice_nodes": res.lattice_nodes, "seconds": res.seconds,
+                          "lower_bound": res.lower_bound}
         stats["pool"] = [self._record(rank, c, problem) for rank, c in enumerate([card, *cards], 1)]
-        metrics = {"train_logistic_loss_sum": res.objective}
         cert = Certificate(status=status, objective=res.objective, lower_bound=res.lower_bound,
                            tolerance=1e-6)
-        return Result(card, cert, metrics=metrics, stats=stats)
+        return Result(card, cert, metrics={"train_logistic_loss_sum": res.objective}, stats=stats)
 
     @staticmethod
     def _record(rank: int, card: ScoreCard, problem: Problem) -> dict[str, Any]:

@@ -148,10 +148,38 @@ def test_exact_policy_stopped_early_keeps_a_valid_bound() -> None:
     X, y, s = instance(77, p, n=40)
     cons = Constraints.box(p, -3, 3)
     truth = best_integer_card(X, y, s, cons, k, range(-30, 31))
-    for iterations in (1, 2, 4):
-        res = solve_exact(X, y, s, cons, k, max_iterations=iterations)
+    for nodes in (1, 2, 4):
+        res = solve_exact(X, y, s, cons, k, node_limit=nodes)
         assert res.lower_bound <= truth + 1e-9 <= res.objective + 2e-9
-        assert res.status in ("iterations", "optimal")
+        assert res.status in ("nodes", "optimal")
+    cancelled = solve_exact(X, y, s, cons, k, stop=lambda: "cancel")
+    assert cancelled.lower_bound <= truth + 1e-9 and cancelled.status in ("cancel", "optimal")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_exact_policy_with_monotone_forced_and_grouped_features(seed: int) -> None:
+    from glasswork.plugins.fasterrisk.exact import solve_exact
+
+    p, k = 5, 2
+    X, y, s = instance(300 + seed, p, n=40)
+    cons = Constraints.box(p, -2, 2)
+    cons.lower[1] = 0
+    cons.group_of[2] = cons.group_of[3] = 0
+    cons.include = [4]
+    best = np.inf
+    for support in itertools.combinations(range(p), k):  # brute force with the side constraints
+        if 4 not in support or {2, 3} <= set(support):
+            continue
+        ranges = [range(int(cons.lower[j]), int(cons.upper[j]) + 1) for j in support]
+        for points in itertools.product(*ranges):
+            if points[support.index(4)] == 0:
+                continue
+            score = X[:, list(support)] @ np.array(points, dtype=float)
+            for b in range(-30, 31):
+                best = min(best, float(s @ np.logaddexp(0.0, -y * (score + b))))
+    res = solve_exact(X, y, s, cons, k)
+    assert res.status == "optimal" and res.objective == pytest.approx(best, rel=1e-9)
+    assert res.points[4] != 0 and res.points[1] >= 0 and not (res.points[2] and res.points[3])
 
 
 def test_exact_policy_agrees_with_scip() -> None:
