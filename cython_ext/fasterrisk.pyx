@@ -607,15 +607,16 @@ def finetune_newton(const double[:, ::1] A, const double[::1] s, double[::1] w,
     cdef Py_ssize_t q = A.shape[0], n = A.shape[1], i, j, k
     if w.shape[0] != q or s.shape[0] != n or lo.shape[0] != q or hi.shape[0] != q:
         raise ValueError("shape mismatch")
-    if q > MAXQ:
-        raise ValueError(f"at most {MAXQ} coordinates")
     z_arr = np.zeros(n)
     zd_arr = np.zeros(n)
     cdef double[::1] z = z_arr, zd = zd_arr
-    cdef double g[MAXQ]
-    cdef double H[MAXQ * MAXQ]
-    cdef double d[MAXQ]
-    cdef double Hd[MAXQ]
+    # any number of coordinates (the certificate's relaxations fit every feature at once)
+    work_arr = np.zeros(q * q + 3 * q)
+    cdef double[::1] work = work_arr
+    cdef double* H = &work[0]
+    cdef double* g = H + q * q
+    cdef double* d = g + q
+    cdef double* Hd = d + q
     cdef double loss, trial, t, gd, p, h, change, new, step, ridge, damp, wt
     cdef int it, sweep, halvings
     cdef bint accepted

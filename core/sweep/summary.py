@@ -38,7 +38,7 @@ class SummaryRow:
 
 
 def summarise(report: SweepReport, store: Any = None) -> list[SummaryRow]:
-    """Mean and sd across folds of objective, metrics and model size, per grid point.
+    """Mean and sd across folds of objective, proven gap, metrics and model size, per grid point.
 
     Points resumed from the store are read back from it, so a resumed sweep's summary covers
     every point, not just the ones run this time.
@@ -56,8 +56,8 @@ def summarise(report: SweepReport, store: Any = None) -> list[SummaryRow]:
             if point is None:
                 continue
             doc = store.details(run_id)
-            result = {"status": doc["status"], "objective": doc["objective"], "metrics": doc["metrics"],
-                      "stats": doc["stats"]}
+            result = {"status": doc["status"], "objective": doc["objective"], "gap": doc.get("gap"),
+                      "metrics": doc["metrics"], "stats": doc["stats"]}
             group = json.dumps(point.coords, sort_keys=True, default=str)
             coords_of[group] = point.coords
             results.setdefault(group, []).append(result)
@@ -70,7 +70,7 @@ def summarise(report: SweepReport, store: Any = None) -> list[SummaryRow]:
                 statuses["failed"] = statuses.get("failed", 0) + 1
                 continue
             statuses[result["status"]] = statuses.get(result["status"], 0) + 1
-            values = {"objective": result.get("objective"),
+            values = {"objective": result.get("objective"), "gap": result.get("gap"),
                       "model_size": (result.get("stats") or {}).get("model_size"),
                       **(result.get("metrics") or {})}
             for name, value in values.items():

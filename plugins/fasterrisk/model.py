@@ -42,6 +42,8 @@ class ScoreCard(Classifier):
         scores: Sequence[float] | None = None,
         loss: float | None = None,
         reduced_by: int = 1,
+        certified_gap: float | None = None,
+        certified_k: int | None = None,
     ) -> None:
         if not (len(features) == len(columns) == len(points)):
             raise ValueError("features, columns and points must have the same length")
@@ -56,6 +58,10 @@ class ScoreCard(Classifier):
         self.binary = [True] * len(self.columns) if binary is None else [bool(b) for b in binary]
         self.loss = loss
         self.reduced_by = int(reduced_by)
+        # proven: no k-feature logistic model (integer points or not) has a loss below
+        # loss * (1 - certified_gap); None when no bound was computed
+        self.certified_gap = certified_gap
+        self.certified_k = certified_k
         self.scores = sorted(set(float(s) for s in scores)) if scores is not None else self._subset_sums()
 
     # -- construction --------------------------------------------------------------------------
@@ -101,7 +107,8 @@ class ScoreCard(Classifier):
                    intercept=data["intercept"], multiplier=data["multiplier"],
                    classes=data.get("classes"), binary=data.get("binary"),
                    scores=[row["score"] for row in data.get("table", [])] or None,
-                   loss=data.get("loss"), reduced_by=data.get("reduced_by", 1))
+                   loss=data.get("loss"), reduced_by=data.get("reduced_by", 1),
+                   certified_gap=data.get("certified_gap"), certified_k=data.get("certified_k"))
 
     def _subset_sums(self) -> list[float]:
         if len(self.points) > 10:
@@ -172,7 +179,16 @@ class ScoreCard(Classifier):
                 wide = [max(len(a), len(b)) for a, b in cells]
                 lines.append("SCORE | " + " | ".join(a.rjust(w) for (a, _), w in zip(cells, wide)))
                 lines.append("RISK  | " + " | ".join(b.rjust(w) for (_, b), w in zip(cells, wide)))
+        if self.certified_gap is not None:
+            lines.append("")
+            lines.append(self.certified_line())
         return "\n".join(lines)
+
+    def certified_line(self) -> str:
+        """The certificate in words: how far the card's loss can be from the best possible."""
+        k = self.certified_k if self.certified_k is not None else "k"
+        return (f"within {_fmt_gap(self.certified_gap)} % of the best {k}-feature logistic model "
+                f"(training loss, proven bound)")
 
     def _label(self, k: int) -> str:
         return self.features[k] if self.binary[k] else f"{self.features[k]} x"
@@ -189,6 +205,8 @@ class ScoreCard(Classifier):
             "binary": list(self.binary),
             "loss": self.loss,
             "reduced_by": self.reduced_by,
+            "certified_gap": self.certified_gap,
+            "certified_k": self.certified_k,
             "table": [{"score": s, "risk": r} for s, r in self.table()],
         }
 
@@ -228,6 +246,11 @@ def expected_calibration_error(table: list[dict[str, float]]) -> float:
     if total == 0:
         return float("nan")
     return float(sum(row["weight"] * abs(row["mean_predicted"] - row["observed"]) for row in table) / total)
+
+
+def _fmt_gap(gap: float | None) -> str:
+    pct = 100.0 * (gap or 0.0)
+    return f"{pct:.2f}" if pct >= 0.01 or pct == 0 else f"{pct:.1g}"
 
 
 def _fmt_score(s: float) -> str:

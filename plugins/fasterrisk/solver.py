@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import math
 from typing import Any
 
 import numpy as np
@@ -14,8 +15,10 @@ from glasswork import (
     SolveContext,
     Solver,
     Status,
+    StopReason,
 )
 from glasswork.plugins.fasterrisk.model import ScoreCard, expected_calibration_error, reliability
+from glasswork.plugins.fasterrisk.certify import MAX_LOGIT, SupportSearch
 from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Settings
 from glasswork.plugins.fasterrisk.spec import FasterRiskConstraints, FasterRiskObjective, FasterRiskSpec
 
@@ -109,6 +112,55 @@ def row_weights(problem: Problem, objective: FasterRiskObjective) -> np.ndarray 
     return weights * factor[y]
 
 
+def certify_cards(problem: Problem, weights: np.ndarray | None, cons: Constraints, k: int,
+                  cards: list[ScoreCard], upper: float, budget: float,
+                  ctx: SolveContext) -> tuple[float | None, dict[str, Any]]:
+    """The lower bound of ``certify.SupportSearch`` for these cards, and what the search did.
+
+    Every card is a k-feature logistic model ``(points / m, intercept / m)``; the bound covers
+    models whose coefficients stay below ``MAX_LOGIT``, so a card beyond that (none that
+    FasterRisk makes) gets no bound rather than a wrong one. Each card learns its gap.
+    """
+    def too_large(card: ScoreCard) -> bool:
+        size = max([abs(card.intercept), *(abs(p) for p in card.points)]) / card.multiplier
+        return size > MAX_LOGIT
+
+    if any(too_large(c) for c in cards):
+        return None, {"skipped": f"a card's coefficients exceed {MAX_LOGIT:g} on the logit scale"}
+    budget = budget if ctx.deadline is None else max(0.0, min(budget, ctx.deadline - ctx.started - ctx.elapsed()))
+    best = cards[0].loss
+
+    def stop() -> str | None:
+        return None if ctx.check() is None else ctx.stop_reason.name.lower()
+
+    def report(state: Any) -> None:
+        ctx.progress(objective=best, lower_bound=min(state.lower_bound, best or math.inf),
+                     nodes=state.nodes, phase="certify", bound_nodes=state.nodes,
+                     open_nodes=state.open_nodes)
+
+    search = SupportSearch(problem.X, problem.y, weights, cons, k)
+    found = search.run(upper_bound=upper, time_limit=budget, stop=stop, report=report)
+    lower = found.lower_bound
+    for card in cards:
+        if card.loss is not None:
+            card.certified_gap = max(0.0, card.loss - lower) / max(abs(card.loss), 1e-10)
+            card.certified_k = k
+    names = list(problem.feature_names)
+    ctx.progress(objective=best, lower_bound=min(lower, best or math.inf), nodes=found.nodes,
+                 phase="certified", bound_nodes=found.nodes, open_nodes=found.open_nodes)
+    return lower, {
+        "lower_bound": lower,
+        "best_real_loss": found.upper_bound,
+        "best_real_support": [names[j] for j in found.best_support],
+        "complete": found.complete,
+        "stopped": found.stopped,
+        "seconds": found.seconds,
+        "nodes": found.nodes,
+        "open_nodes": found.open_nodes,
+        "max_logit": MAX_LOGIT,
+    }
+
+
 class FasterRiskSolver(Solver):
     """Sparse integer risk scores by beam search, a diverse pool and star-ray rounding."""
 
@@ -140,8 +192,22 @@ class FasterRiskSolver(Solver):
         ]
         best = cards[0]
         ctx.incumbent(best.loss or 0.0, best, nodes=engine.nodes)
+        lower = None
+        if spec.search.certify:
+            upper = min([float(stats["best_continuous_loss"]), *(c.loss for c in cards if c.loss is not None)])
+            lower, stats["certificate"] = certify_cards(problem, weights, cons, settings.k, cards,
+                                                        upper, spec.search.certify_time, ctx)
+            found = stats["certificate"]
+            stats.update({"bound_seconds": found.get("seconds"), "bound_nodes": found.get("nodes"),
+                          "bound_closed": found.get("complete")})
         stopped = ctx.stop_reason
-        status = Status.HEURISTIC if stopped.value == 0 else stopped.status
+        status = Status.HEURISTIC if stopped is StopReason.NONE else stopped.status
+        if spec.search.policy == "exact":
+            return self._exact(problem, ctx, cons, weights, settings.k, cards, stats)
+        tolerance = 1e-6
+        if lower is not None and stopped is StopReason.NONE and best.loss is not None and \
+                best.loss - lower <= tolerance * max(abs(best.loss), 1e-10):
+            status = Status.OPTIMAL  # no k-feature model, integer or not, does better
 
         stats["pool"] = [self._record(rank, card, problem) for rank, card in enumerate(cards, 1)]
         stats["defaults"] = spec.search.defaults
@@ -156,8 +222,49 @@ class FasterRiskSolver(Solver):
             metrics[f"{part}_ece"] = expected_calibration_error(table)
         stats["reliability"] = calibration
         ctx.progress(objective=best.loss, nodes=engine.nodes, phase="done", pool_size=len(cards))
-        return Result(best, Certificate(status=status, objective=best.loss, lower_bound=None),
+        cert = Certificate(status=status, objective=best.loss,
+                           lower_bound=None if lower is None else min(lower, best.loss or 0.0),
+                           tolerance=tolerance)
+        return Result(best, cert,
                       metrics=metrics, stats=stats)
+
+    def _exact(self, problem: Problem, ctx: SolveContext, cons: Constraints, weights: np.ndarray | None,
+               k: int, cards: list[ScoreCard], stats: dict[str, Any]) -> Result:
+        """§1.3 proven (``exact.solve_exact``), starting from the beam's cards."""
+        from glasswork.plugins.fasterrisk.exact import solve_exact
+
+        def report(state: Any) -> None:
+            ctx.progress(objective=state.upper_bound, lower_bound=state.lower_bound, nodes=state.nodes,
+                         phase="exact", open_nodes=state.open_nodes)
+
+        def stop() -> str | None:
+            return None if ctx.check() is None else ctx.stop_reason.name.lower()
+
+        starts = []
+        for c in cards:  # each card's points before the gcd reduction (they are in the box)
+            w = np.zeros(problem.n_features)
+            w[c.columns] = np.asarray(c.points) * c.reduced_by
+            starts.append(w)
+        res = solve_exact(problem.X, problem.y, weights, cons, k, starts=starts, stop=stop, report=report)
+        cols = np.flatnonzero(res.points)
+        card = ScoreCard.from_solution(problem.X, problem.feature_names, cols, res.points[cols],
+                                       float(res.intercept), 1.0, classes=problem.classes,
+                                       loss=res.objective, reduce_points=False)
+        card.certified_gap, card.certified_k = res.gap, k
+        ctx.incumbent(res.objective, card, lower_bound=res.lower_bound)
+        if res.status == "optimal":
+            status = Status.OPTIMAL
+        elif ctx.stop_reason is not StopReason.NONE:
+            status = ctx.stop_reason.status
+        else:
+            status = Status.STOPPED_NODES
+        stats["exact"] = {"status": res.status, "support_nodes": res.support_nodes,
+                          "lattice_nodes": res.lattice_nodes, "seconds": res.seconds,
+                          "lower_bound": res.lower_bound}
+        stats["pool"] = [self._record(rank, c, problem) for rank, c in enumerate([card, *cards], 1)]
+        cert = Certificate(status=status, objective=res.objective, lower_bound=res.lower_bound,
+                           tolerance=1e-6)
+        return Result(card, cert, metrics={"train_logistic_loss_sum": res.objective}, stats=stats)
 
     @staticmethod
     def _record(rank: int, card: ScoreCard, problem: Problem) -> dict[str, Any]:
@@ -166,7 +273,7 @@ class FasterRiskSolver(Solver):
         from glasswork import metrics as m
 
         row: dict[str, Any] = {"rank": rank, "loss": card.loss, "size": card.size,
-                               "multiplier": card.multiplier}
+                               "multiplier": card.multiplier, "gap": card.certified_gap}
         figures: dict[str, float] = {}
         tables: dict[str, Any] = {}
         parts = (("train", problem.X, problem.y, problem.sample_weight),

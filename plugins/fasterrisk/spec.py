@@ -86,7 +86,19 @@ class FasterRiskSearch(StrictModel):
     scaled columns with a 1e-8 ridge, multiplier early stop at 0.1%, de-duplication by support).
     """
 
-    policy: Literal["beam"] = Field("beam", description="The search policy (sparse beam search).")
+    policy: Literal["beam", "exact"] = Field(
+        "beam", description="beam: FasterRisk's sparse beam search (fast, heuristic). exact: prove the "
+        "best card with integer points and intercept (multiplier 1) by a lattice cutting plane on HiGHS, "
+        "seeded with the beam search's cards.",
+    )
+    certify: bool = Field(
+        True, description="Prove a lower bound on the loss of every card: the best k-feature "
+        "logistic model with real coefficients (branch and bound over supports).",
+    )
+    certify_time: float = Field(
+        5.0, gt=0, description="Seconds the lower-bound search may take (within limits.time); "
+        "when it stops early the bound it proved so far is reported.",
+    )
     defaults: Literal["paper", "reference"] = Field(
         "paper", description="Which defaults fill the knobs left unset: the paper's or the code's."
     )

@@ -32,7 +32,13 @@ def score_card_view(model: dict[str, Any]) -> RenderableType:
         risks.add_row(fmt(row.get("score"), 4), "-" if risk is None else f"{100 * risk:.1f}%")
     classes = model.get("classes") or []
     note = Text(f"risk = P({classes[1]})" if len(classes) > 1 else "", style="dim")
-    return Group(card, risks, note)
+    gap = model.get("certified_gap")
+    if gap is None:
+        return Group(card, risks, note)
+    k = model.get("certified_k") or "k"
+    proof = Text(f"within {100 * gap:.2f} % of the best {k}-feature logistic model "
+                 "(training loss, proven bound)", style="bold green")
+    return Group(card, risks, note, proof)
 
 
 @hookimpl
