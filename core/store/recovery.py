@@ -175,6 +175,13 @@ class Recovery(RunTables):
                     report["ok"] = False
                     report["tables"][table] = None
                     report["problems"].append(f"table {table} unreadable: {str(exc).splitlines()[0]}")
+            for index, probe in (("meta's key index", "SELECT * FROM meta WHERE key = 'schema_version'"),
+                                 ("runs' id index", "SELECT * FROM runs WHERE run_id = (SELECT max(run_id) FROM runs)")):
+                try:  # point lookups read the primary-key indexes, which full scans never touch
+                    con.execute(probe).fetchall()
+                except duckdb.Error as exc:
+                    report["ok"] = False
+                    report["problems"].append(f"{index} unreadable: {str(exc).splitlines()[0]}")
             if report["ok"]:
                 report["problems"].extend(_inconsistencies(con))
         finally:
