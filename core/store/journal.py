@@ -136,5 +136,11 @@ class StoreSink:
             else:
                 self.warnings.append(f"{exc}. This run's result is printed but NOT recorded (neither its "
                                      "log nor the database could be written); the store keeps what it had")
+                log = self.store.log_path(run.run_id)
+                try:
+                    if log.stat().st_size == 0 or not log.read_bytes().split(b"\n", 1)[0].endswith(b"}"):
+                        log.unlink()  # not even its start line: nothing to recover, nothing to keep
+                except OSError:
+                    pass
             return
         self.store.log_path(run.run_id).unlink(missing_ok=True)
