@@ -21,7 +21,7 @@ import json
 import typing
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import (
@@ -33,6 +33,7 @@ from pydantic import (
     PositiveInt,
     TypeAdapter,
     ValidationError,
+    field_validator,
     model_validator,
 )
 
@@ -68,10 +69,29 @@ class LimitsSpec(StrictModel):
 
 
 class StoreSpec(StrictModel):
-    """Where the run history goes (the DuckDB run store)."""
+    """Where the run history goes (the DuckDB run store).
+
+    A spec is data from anyone, so the file it names stays inside the spec's own folder: a
+    relative ``.duckdb`` path without ``..``. Any other place is the user's choice, made with
+    ``--db`` or ``$GLASSWORK_DB`` (docs/security.md).
+    """
 
     enabled: bool = Field(True, description="Record this run in the run store.")
-    path: str | None = Field(None, description="Database file; default glasswork.duckdb here.")
+    path: str | None = Field(
+        None, description="Database file inside the spec's folder (a relative .duckdb path without '..'); "
+        "default glasswork.duckdb here. Use --db or $GLASSWORK_DB for any other place.")
+
+    @field_validator("path")
+    @classmethod
+    def _inside_the_spec_folder(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        path = PurePosixPath(value.replace("\\", "/"))
+        if (path.is_absolute() or value.startswith("~") or "$" in value or ".." in path.parts
+                or ":" in value or path.suffix.lower() not in (".duckdb", ".db")):
+            raise ValueError("a spec may only name a .duckdb file inside its own folder (e.g. runs/history.duckdb); "
+                             "choose any other place with --db PATH or $GLASSWORK_DB")
+        return value
 
 
 class SweepSpec(StrictModel):

@@ -84,11 +84,14 @@ def resolve_path(source: str, base_dir: Path) -> Path:
             path = base_dir / path
     if not path.exists():
         hint = "relative paths start at the spec file's folder"
-        if text.startswith(DATA_PREFIX) or source != text:
+        if text.startswith(DATA_PREFIX):
             hint = f"{DATA_ENV}={os.environ.get(DATA_ENV)!r}; check the folder and the file name"
+        if source != text:  # never echo what ${VAR} expanded to: a shared spec could read secrets so
+            raise DataError(f"data file not found: {source} (after expanding its ${{...}} variables)",
+                            file=source, hint="check the variables it uses and the file name")
         raise DataError(f"data file not found: {path}", file=source, hint=hint)
     if path.is_dir():
-        raise DataError(f"{path} is a folder, not a data file", file=source,
+        raise DataError(f"{path if source == text else source} is a folder, not a data file", file=source,
                         hint="name a .csv, .parquet or .out file")
     return path
 
