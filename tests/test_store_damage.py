@@ -7,30 +7,22 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import duckdb
 import pytest
 from click.testing import CliRunner
 
 from processes import running
+from robustness.harness import damage, fill, tmpfs
+from test_store import SPEC
 from spec_files import write
 from glasswork.cli import cli
 from glasswork.store import RunStore, StoreDamaged
 
-SPEC = """\
-name: stored
-solver: toy
-data:
-  source: sklearn:breast_cancer
-  binarize: {thresholds: 2}
-"""
-BLOCK, HEADER = 262144, 12288
 
 
 def digest(path: Path) -> str:
@@ -46,17 +38,7 @@ def damaged_store(toy_env, tmp_path, monkeypatch):
     spec = write(tmp_path / "s.yaml", SPEC)
     for _ in range(2):
         assert CliRunner().invoke(cli, ["run", "-q", "--db", str(db), str(spec)]).exit_code == 0
-    con = duckdb.connect(str(db))
-    run_id = con.execute("SELECT run_id FROM runs LIMIT 1").fetchall()[0][0]
-    first = con.execute("SELECT max(seq) + 1 FROM events WHERE run_id = ?", [run_id]).fetchall()[0][0]
-    con.execute("INSERT INTO events SELECT ?, ? + i, 'progress', i, 1.0, 0.5, 0.5, i, 0, NULL, "
-                "repeat('x', 40) FROM range(150000) t(i)", [run_id, first])
-    con.close()
-    data = bytearray(db.read_bytes())
-    assert len(data) > HEADER + 3 * BLOCK
-    for offset in range(HEADER + 2 * BLOCK, HEADER + 2 * BLOCK + 4096):
-        data[offset] ^= 0x5A
-    db.write_bytes(bytes(data))
+    damage(db)
     return db
 
 
@@ -130,29 +112,10 @@ def test_a_killed_run_keeps_its_last_incumbent_bound_gap_and_model(toy_env, tmp_
 @pytest.fixture
 def small_disk(tmp_path):
     """A 3 MiB tmpfs (needs root and mount); skipped where that is not allowed."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    if shutil.which("mount") is None or os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)], capture_output=True)
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode().strip()}")
-    try:
+    with tmpfs(tmp_path / "disk") as mount:
+        if mount is None:
+            pytest.skip("mounting a tmpfs needs root")
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
-
-
-def fill(folder: Path) -> Path:
-    filler = folder / "filler"
-    with filler.open("wb") as fh:
-        try:
-            while True:
-                fh.write(b"\0" * 65536)
-                fh.flush()
-        except OSError:
-            pass
-    return filler
 
 
 def test_a_full_disk_ends_the_run_with_a_message_the_result_and_a_readable_store(small_disk, toy_env, tmp_path):

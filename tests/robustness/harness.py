@@ -20,6 +20,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,17 +105,9 @@ def write_spec(folder: Path, tag: str, behaviour: str = "endless", step: float =
 
 def _records(path: Path) -> list[dict[str, Any]]:
     """The complete lines of a JSON-lines file (a torn last line from a kill is not an event)."""
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
-        if not line.endswith("\n"):
-            break
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            break
-    return out
+    from glasswork.store.recovery import _read_log
+
+    return _read_log(path) if path.exists() else []
 
 
 def audit(db: Path, events_files: list[Path], tally: Tally) -> None:
@@ -258,6 +252,24 @@ def held_store(work: Path, tally: Tally) -> None:
         audit(db, [events] if expect == 0 else [], tally)
 
 
+def damage(db: Path) -> None:
+    """Pad a store with one run's own events (so it spans several 256 KiB blocks), then
+    overwrite the start of its third block with garbage, as a bad sector or a stray write would."""
+    import duckdb
+
+    con = duckdb.connect(str(db))
+    run_id = con.execute("SELECT run_id FROM runs LIMIT 1").fetchall()[0][0]
+    first = con.execute("SELECT max(seq) + 1 FROM events WHERE run_id = ?", [run_id]).fetchall()[0][0]
+    con.execute("INSERT INTO events SELECT ?, ? + i, 'progress', i, 1.0, 0.5, 0.5, i, 0, NULL, repeat('x', 40) "
+                "FROM range(150000) t(i)", [run_id, first])
+    con.close()
+    data = bytearray(db.read_bytes())
+    start_at = 12288 + 2 * 262144  # DuckDB: three 4 KiB headers, then 256 KiB blocks
+    assert len(data) > start_at + 262144
+    data[start_at:start_at + 4096] = bytes(b ^ 0x5A for b in data[start_at:start_at + 4096])
+    db.write_bytes(bytes(data))
+
+
 def damaged_store(work: Path, tally: Tally) -> None:
     """A block overwritten with garbage: every command names the file and the way out, nothing
     writes to it, and salvage recovers the runs."""
@@ -271,18 +283,7 @@ def damaged_store(work: Path, tally: Tally) -> None:
     for _ in range(2):
         subprocess.run([sys.executable, "-m", "glasswork", "run", "-q", "--db", str(db), str(spec)],
                        capture_output=True, env=env, timeout=120, check=True)
-    import duckdb
-
-    con = duckdb.connect(str(db))
-    run_id = con.execute("SELECT run_id FROM runs LIMIT 1").fetchall()[0][0]
-    first = con.execute("SELECT max(seq) + 1 FROM events WHERE run_id = ?", [run_id]).fetchall()[0][0]
-    con.execute("INSERT INTO events SELECT ?, ? + i, 'progress', i, 1.0, 0.5, 0.5, i, 0, NULL, repeat('x', 40) "
-                "FROM range(150000) t(i)", [run_id, first])
-    con.close()
-    data = bytearray(db.read_bytes())
-    start_at = 12288 + 2 * 262144
-    data[start_at:start_at + 4096] = bytes(b ^ 0x5A for b in data[start_at:start_at + 4096])
-    db.write_bytes(bytes(data))
+    damage(db)
     before = hashlib.sha256(db.read_bytes()).hexdigest()
     for args in (["runs", "list", "--db", str(db)], ["run", "-q", "--db", str(db), str(spec)]):
         proc = subprocess.run([sys.executable, "-m", "glasswork", *args], capture_output=True, text=True, env=env,
@@ -300,26 +301,43 @@ def damaged_store(work: Path, tally: Tally) -> None:
     audit(rescued, [], tally)
 
 
+@contextmanager
+def tmpfs(folder: Path, size: str = "3m") -> Iterator[Path | None]:
+    """A small tmpfs mounted at ``folder`` (None where mounting is not allowed: not root)."""
+    folder.mkdir(exist_ok=True)
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+                                           capture_output=True).returncode != 0:
+        yield None
+        return
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+def fill(folder: Path) -> Path:
+    """Write zeros into ``folder/filler`` until the disk is full."""
+    filler = folder / "filler"
+    with filler.open("wb") as fh:
+        try:
+            while True:
+                fh.write(b"\0" * 65536)
+                fh.flush()
+        except OSError:
+            pass
+    return filler
+
+
 def full_disk(work: Path, tally: Tally) -> bool:
     """The store on a 3 MiB tmpfs filled to the last byte (needs root; skipped otherwise)."""
     from glasswork.store import RunStore
 
-    mount = work / "disk"
-    mount.mkdir(exist_ok=True)
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)],
-                                           capture_output=True).returncode != 0:
-        return False
-    try:
+    with tmpfs(work / "disk") as mount:
+        if mount is None:
+            return False
         db = mount / "full.duckdb"
         RunStore(db).open()
-        filler = mount / "filler"
-        with filler.open("wb") as fh:
-            try:
-                while True:
-                    fh.write(b"\0" * 65536)
-                    fh.flush()
-            except OSError:
-                pass
+        filler = fill(mount)
         spec = write_spec(work, "full", "endless", time_limit=1.5)
         proc = subprocess.run([sys.executable, "-m", "glasswork", "run", "--json", "-q", "--db", str(db), str(spec)],
                               capture_output=True, text=True, env=child_env(), timeout=120)
@@ -332,8 +350,6 @@ def full_disk(work: Path, tally: Tally) -> bool:
         filler.unlink()
         tally.count("full disk")
         audit(db, [], tally)
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
     return True
 
 
