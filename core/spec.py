@@ -15,12 +15,13 @@ position bookkeeping; split, each half would import the other's internals.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import json
 import typing
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import (
@@ -32,6 +33,7 @@ from pydantic import (
     PositiveInt,
     TypeAdapter,
     ValidationError,
+    field_validator,
     model_validator,
 )
 
@@ -39,6 +41,13 @@ from glasswork.data import DataSpec
 
 if TYPE_CHECKING:
     from glasswork.registry import Registry
+
+# A spec is data from anyone: bounded before it is parsed (size) and while it is unfolded (nodes,
+# depth), so a hostile file (an alias bomb, a device, a huge document) is refused in well under a
+# second instead of hanging a sweep or a service that validates uploads. docs/security.md.
+MAX_SPEC_BYTES = 64 * 1024
+MAX_SPEC_NODES = 100_000
+MAX_SPEC_DEPTH = 64
 
 TOP_LEVEL_KEYS = ("name", "data", "solver", "objective", "constraints", "search", "limits", "store", "sweep")
 
@@ -60,10 +69,29 @@ class LimitsSpec(StrictModel):
 
 
 class StoreSpec(StrictModel):
-    """Where the run history goes (the DuckDB run store)."""
+    """Where the run history goes (the DuckDB run store).
+
+    A spec is data from anyone, so the file it names stays inside the spec's own folder: a
+    relative ``.duckdb`` path without ``..``. Any other place is the user's choice, made with
+    ``--db`` or ``$GLASSWORK_DB`` (docs/security.md).
+    """
 
     enabled: bool = Field(True, description="Record this run in the run store.")
-    path: str | None = Field(None, description="Database file; default glasswork.duckdb here.")
+    path: str | None = Field(
+        None, description="Database file inside the spec's folder (a relative .duckdb path without '..'); "
+        "default glasswork.duckdb here. Use --db or $GLASSWORK_DB for any other place.")
+
+    @field_validator("path")
+    @classmethod
+    def _inside_the_spec_folder(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        path = PurePosixPath(value.replace("\\", "/"))
+        if (path.is_absolute() or value.startswith("~") or "$" in value or ".." in path.parts
+                or ":" in value or path.suffix.lower() not in (".duckdb", ".db")):
+            raise ValueError("a spec may only name a .duckdb file inside its own folder (e.g. runs/history.duckdb); "
+                             "choose any other place with --db PATH or $GLASSWORK_DB")
+        return value
 
 
 class SweepSpec(StrictModel):
@@ -212,12 +240,27 @@ def _node_start(node: Any) -> tuple[int, int] | None:
     return lc.line + 1, lc.col + 1
 
 
-def _plain(node: Any) -> Any:
-    """ruamel's commented containers and scalar subclasses as plain Python values."""
+class _TooBig(Exception):
+    """The document unfolds (through aliases) into more nodes, or deeper, than a spec may."""
+
+
+def _plain(node: Any, budget: list[int] | None = None, depth: int = 0) -> Any:
+    """ruamel's commented containers and scalar subclasses as plain Python values.
+
+    Aliases are unfolded here, so ``budget`` (nodes left) and ``depth`` bound the work: an alias
+    bomb or a self-referencing alias raises ``_TooBig`` instead of eating time and memory.
+    """
+    budget = [MAX_SPEC_NODES] if budget is None else budget
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooBig(f"it unfolds into more than {MAX_SPEC_NODES:,} values (YAML aliases?)")
+    if depth > MAX_SPEC_DEPTH:
+        raise _TooBig(f"it nests deeper than {MAX_SPEC_DEPTH} levels")
     if isinstance(node, dict):
-        return {(_plain(k) if not isinstance(k, str) else str(k)): _plain(v) for k, v in node.items()}
+        return {(_plain(k, budget, depth + 1) if not isinstance(k, str) else str(k)): _plain(v, budget, depth + 1)
+                for k, v in node.items()}
     if isinstance(node, list):
-        return [_plain(v) for v in node]
+        return [_plain(v, budget, depth + 1) for v in node]
     if isinstance(node, bool) or node is None:
         return node
     if isinstance(node, int):
@@ -229,24 +272,71 @@ def _plain(node: Any) -> Any:
     return node
 
 
+def _flow_depth(text: str) -> int:
+    """How deep ``[`` and ``{`` nest, counted over the raw text (quotes not understood, so it can
+    only over-count, and a real spec never comes near the limit)."""
+    depth = deepest = 0
+    for char in text:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(0, depth - 1)
+    return deepest
+
+
+def _read_bounded(path: Path) -> str:
+    """The file's text, refusing folders, devices and files over ``MAX_SPEC_BYTES`` unread."""
+    import stat
+
+    file = str(path)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise SpecError([SpecIssue(file, 1, 1, "", "file not found")]) from None
+    except OSError as exc:
+        raise SpecError([SpecIssue(file, 1, 1, "", f"cannot read the file: {exc}")]) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise SpecError([SpecIssue(file, 1, 1, "", "this is a folder, not a spec file; name a .yaml or "
+                                   ".json file (glasswork validate DIR/*.yaml checks every spec in it)")])
+    if not stat.S_ISREG(info.st_mode):
+        raise SpecError([SpecIssue(file, 1, 1, "", "not a regular file (a device, pipe or socket); "
+                                   "a spec is a .yaml or .json file")])
+    if info.st_size > MAX_SPEC_BYTES:
+        raise SpecError([SpecIssue(file, 1, 1, "", f"the file is {info.st_size:,} bytes; a spec may be at "
+                                   f"most {MAX_SPEC_BYTES:,} bytes (is this really a spec?)")])
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(MAX_SPEC_BYTES + 1)
+    except OSError as exc:
+        raise SpecError([SpecIssue(file, 1, 1, "", f"cannot read the file: {exc}")]) from None
+    if len(data) > MAX_SPEC_BYTES:  # it grew since stat
+        raise SpecError([SpecIssue(file, 1, 1, "", f"a spec may be at most {MAX_SPEC_BYTES:,} bytes")])
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise SpecError([SpecIssue(file, line, 1, "", f"cannot read the file: not UTF-8 text ({exc.reason} "
+                                   f"at byte {exc.start})")]) from None
+
+
 def read_spec_document(path: Path) -> tuple[dict[str, Any], _Positions]:
     """Parse a YAML or JSON spec file; syntax errors become a ``SpecError`` with a position."""
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     file = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError([SpecIssue(file, 1, 1, "", "file not found")]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError([SpecIssue(file, 1, 1, "", f"cannot read the file: {exc}")]) from None
+    text = _read_bounded(path)
+    if _flow_depth(text) > MAX_SPEC_DEPTH:  # the YAML parser takes seconds to fail on these
+        raise SpecError([SpecIssue(file, 1, 1, "", f"refused: it nests deeper than {MAX_SPEC_DEPTH} levels")])
 
     if path.suffix.lower() == ".json":
         try:
             json.loads(text)
         except json.JSONDecodeError as exc:
             raise SpecError([SpecIssue(file, exc.lineno, exc.colno, "", f"invalid JSON: {exc.msg}")]) from None
+        except RecursionError:
+            raise SpecError([SpecIssue(file, 1, 1, "", f"it nests deeper than {MAX_SPEC_DEPTH} levels")]) from None
 
     yaml = YAML(typ="rt")
     try:
@@ -258,6 +348,10 @@ def read_spec_document(path: Path) -> tuple[dict[str, Any], _Positions]:
         raise SpecError([SpecIssue(file, line, col, "", f"invalid YAML: {what}")]) from None
     except YAMLError as exc:
         raise SpecError([SpecIssue(file, 1, 1, "", f"invalid YAML: {exc}")]) from None
+    except RecursionError:
+        raise SpecError([SpecIssue(file, 1, 1, "", f"it nests deeper than {MAX_SPEC_DEPTH} levels")]) from None
+    except Exception as exc:  # noqa: BLE001 - ruamel fails on some garbage with plain Python errors
+        raise SpecError([SpecIssue(file, 1, 1, "", f"invalid YAML: {type(exc).__name__}: {exc}")]) from None
 
     if not isinstance(document, dict):
         kind = "an empty file" if document is None else f"a {type(document).__name__}"
@@ -265,7 +359,12 @@ def read_spec_document(path: Path) -> tuple[dict[str, Any], _Positions]:
             file, 1, 1, "",
             f"a spec must be a mapping with the keys {', '.join(TOP_LEVEL_KEYS)}; found {kind}",
         )])
-    return _plain(document), _Positions(document)
+    try:
+        plain = _plain(document)
+    except (_TooBig, RecursionError) as exc:
+        reason = str(exc) if isinstance(exc, _TooBig) else f"it nests deeper than {MAX_SPEC_DEPTH} levels"
+        raise SpecError([SpecIssue(file, 1, 1, "", f"refused: {reason}; a spec is small data")]) from None
+    return plain, _Positions(document)
 
 
 # -- validation ----------------------------------------------------------------------------------
@@ -300,6 +399,12 @@ def spec_union(models: Sequence[type[SolverSpec]]) -> Any:
     return Annotated[Union[tuple(models)], Field(discriminator="solver")]  # noqa: UP007
 
 
+@functools.lru_cache(maxsize=16)
+def _adapter(models: tuple[type[SolverSpec], ...]) -> TypeAdapter[Any]:
+    """Building the union's validator costs far more than using it: once per set of solvers."""
+    return TypeAdapter(spec_union(models))
+
+
 def validate_spec(
     document: dict[str, Any],
     registry: Registry,
@@ -323,7 +428,7 @@ def validate_spec(
         raise SpecError([issue(["solver"], registry.explain_unknown(solver))])
 
     models = [cls.spec_model for cls in registry.solvers.values()]
-    adapter: TypeAdapter[Any] = TypeAdapter(spec_union(models))
+    adapter = _adapter(tuple(models))
     try:
         return adapter.validate_python(document)
     except ValidationError as exc:

@@ -21,6 +21,24 @@ if SHARED_DATA.is_dir():
     os.environ.setdefault("GLASSWORK_DATA", str(SHARED_DATA))
 
 
+@pytest.fixture(autouse=True)
+def _sigint_raises_keyboard_interrupt():
+    """Ctrl-C tests need SIGINT to raise KeyboardInterrupt: when pytest starts with SIGINT
+    ignored (nohup, a background job), ``_thread.interrupt_main`` would do nothing and the test
+    would wait for an interrupt that never comes. Restored after each test."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 @pytest.fixture
 def toy_env(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """Load the toy plugin through GLASSWORK_PLUGIN_MODULES, for this process and subprocesses."""

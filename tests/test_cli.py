@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from processes import running
 from spec_files import write
 from glasswork import __version__
 from glasswork.cli import cli
@@ -176,13 +177,13 @@ def _wait_for_events(path: Path, proc: subprocess.Popen, timeout: float = 30.0) 
 def test_signal_cancels_a_real_run_and_keeps_the_model(toy_env, tmp_path, sig):
     spec = write(tmp_path / "s.yaml", SPEC + "search: {behaviour: endless}\n")
     events = tmp_path / "events.jsonl"
-    proc = subprocess.Popen(
+    with running(
         [sys.executable, "-m", "glasswork", "run", "--json", "-q", str(spec), "--events", str(events)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=toy_env, cwd=tmp_path,
-    )
-    _wait_for_events(events, proc)
-    proc.send_signal(sig)
-    out, err = proc.communicate(timeout=30)
+    ) as proc:
+        _wait_for_events(events, proc)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     doc = json.loads(out)
     assert doc["status"] == "cancelled" and doc["model"]["kind"] == "stump"

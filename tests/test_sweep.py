@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from processes import running
 from spec_files import write
 from glasswork import sweep as sweeps
 from glasswork.spec import SpecError, read_spec_document
@@ -178,12 +179,12 @@ def test_ctrl_c_cancels_points_in_flight_and_the_sweep_resumes(toy_env, tmp_path
     spec = write(tmp_path / "sweep.yaml", text)
     db = tmp_path / "glasswork.duckdb"
     command = [sys.executable, "-m", "glasswork", "sweep", str(spec), "-j", "3", "--db", str(db)]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=toy_env)
-    first = proc.stderr.readline()  # the exact point: workers are up and the endless ones running
-    assert "[1/3]" in first, first + proc.stderr.read()
-    time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    with running(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=toy_env) as proc:
+        first = proc.stderr.readline()  # the exact point: workers are up and the endless ones running
+        assert "[1/3]" in first, first + proc.stderr.read()
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "interrupted" in err
     store = RunStore(db)

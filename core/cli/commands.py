@@ -4,9 +4,12 @@ the installed solvers."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +20,7 @@ from glasswork.cli import (DB_OPTION, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_SOLVE
 
 
 @cli.command()
-@click.argument("spec", type=click.Path(dir_okay=False, path_type=str))
+@click.argument("spec", type=click.Path(path_type=str))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON result document on stdout.")
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE",
               help="Override a spec field, e.g. --set objective.regularization=0.01 (repeatable).")
@@ -65,7 +68,8 @@ def run(spec: str, as_json: bool, overrides: tuple[str, ...], events_file: Path 
         sinks.append(JsonLinesSink(events_file))
     previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     try:
-        outcome = launch.run(sinks)
+        with _stdout_kept_for_json(as_json):
+            outcome = launch.run(sinks)
     except DataError as exc:
         fail(f"{spec}: data error: {exc}", EXIT_INVALID, as_json=as_json)
     except SolverFailure as exc:
@@ -95,8 +99,34 @@ def run(spec: str, as_json: bool, overrides: tuple[str, ...], events_file: Path 
         sys.exit(EXIT_INTERRUPTED)
 
 
+@contextmanager
+def _stdout_kept_for_json(as_json: bool) -> Iterator[None]:
+    """With ``--json``, stdout is the result document alone: whatever a solver prints while it
+    runs (Python ``print`` or C code writing to file descriptor 1) goes to stderr instead."""
+    if not as_json:
+        yield
+        return
+    sys.stdout.flush()
+    try:
+        real_stdout = sys.stdout.fileno() == 1
+    except (AttributeError, OSError, ValueError):  # a test runner's in-memory stream
+        real_stdout = False
+    saved = os.dup(1) if real_stdout else None
+    if saved is not None:
+        os.dup2(2, 1)
+    python_stdout, sys.stdout = sys.stdout, sys.stderr
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        sys.stdout = python_stdout
+        if saved is not None:
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
 @cli.command()
-@click.argument("specs", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=str))
+@click.argument("specs", nargs=-1, required=True, type=click.Path(path_type=str))
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 def validate(specs: tuple[str, ...], as_json: bool) -> None:
     """Check spec files without running them; exit 2 if any is invalid."""

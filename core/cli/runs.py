@@ -103,7 +103,9 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
                   f"host {doc['host']} pid {doc['pid']}  events {doc['n_events']:,}")
     if doc["error"]:
         console.print(f"[red]error[/red]: {doc['error']}")
-    console.print("\n[bold]Certificate[/bold]")
+    uncertified = doc["state"] == "failed" and doc["objective"] is not None
+    console.print("\n[bold]Certificate[/bold]" + (
+        " [dim](not certified: the last incumbent and bound its events recorded)[/dim]" if uncertified else ""))
     for key in ("status", "objective", "lower_bound", "gap"):
         console.print(f"  {key:<12} {fmt_number(doc[key], 10)}")
     if doc["metrics"]:
@@ -205,3 +207,44 @@ def runs_delete(run_refs: tuple[str, ...], db: str | None, yes: bool) -> None:
     if not yes:
         click.confirm(f"Delete {len(run_ids)} run(s) ({', '.join(r[:12] for r in run_ids)})?", abort=True)
     click.echo(f"deleted {store.delete(run_ids)} run(s)")
+
+
+@runs.command("check")
+@DB_OPTION
+@click.option("--salvage", "salvage_to", type=click.Path(dir_okay=False, path_type=Path),
+              help="Copy every readable run into a new store at this path.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def runs_check(db: str | None, salvage_to: Path | None, as_json: bool) -> None:
+    """Read the whole store without writing to it: damaged tables, inconsistent runs, runs
+    waiting to be recovered. Exit 0 when it is sound, 1 when not."""
+    from glasswork.store import RunStore, StoreError, default_db_path
+
+    path = default_db_path(db)
+    if not path.exists():
+        fail(f"no run store at {path} (point --db / $GLASSWORK_DB at one)", EXIT_INVALID)
+    store = RunStore(path)
+    report = store.check()
+    if salvage_to is not None:
+        try:
+            report["salvaged"] = {"file": str(salvage_to), "rows": store.salvage(salvage_to)}
+        except StoreError as exc:
+            fail(str(exc), EXIT_SOLVER, as_json=as_json)
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+    else:
+        click.echo(f"{path}: {'sound' if report['ok'] else 'NOT sound'}")
+        for table, rows in report["tables"].items():
+            click.echo(f"  {table:<10} {'unreadable' if rows is None else f'{rows:,} rows'}")
+        for problem in report["problems"]:
+            click.echo(f"  problem: {problem}")
+        if report["pending_logs"]:
+            click.echo(f"  {len(report['pending_logs'])} run log(s) waiting to be recovered (any command "
+                       "that opens the store imports them)")
+        if "salvaged" in report:
+            rows = ", ".join(f"{k} {v:,}" for k, v in report["salvaged"]["rows"].items())
+            click.echo(f"salvaged into {salvage_to}: {rows}")
+        elif not report["ok"]:
+            click.echo(f"Copy what is readable with: glasswork runs check --db {path} --salvage NEW.duckdb",
+                       err=True)
+    if not report["ok"]:
+        raise SystemExit(EXIT_SOLVER)

@@ -13,7 +13,7 @@ from glasswork.cli import DB_OPTION, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_SOLVER
 
 
 @cli.command()
-@click.argument("spec", type=click.Path(dir_okay=False, path_type=str))
+@click.argument("spec", type=click.Path(path_type=str))
 @click.option("--executor", default="local", show_default=True, metavar="local|dask|dask:local|dask:ADDRESS",
               help="Where the points run: a local process pool, or a dask.distributed cluster.")
 @click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler address (with --executor dask).")

@@ -113,7 +113,8 @@ def split_indices(
             raise DataError(
                 f"the smallest class (label code {small}) has only {counts.min()} sample(s), too few to stratify "
                 f"{'into ' + str(split.folds) + ' folds' if split.kind == 'kfold' else 'a holdout'}",
-                hint="lower 'folds', or set split: {stratify: false}",
+                hint=("lower 'folds', or set split: {stratify: false}" if split.kind == "kfold"
+                      else "lower 'test_size', use more rows, or set split: {stratify: false}"),
             )
     if split.kind == "holdout":
         from sklearn.model_selection import train_test_split

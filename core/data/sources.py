@@ -84,11 +84,14 @@ def resolve_path(source: str, base_dir: Path) -> Path:
             path = base_dir / path
     if not path.exists():
         hint = "relative paths start at the spec file's folder"
-        if text.startswith(DATA_PREFIX) or source != text:
+        if text.startswith(DATA_PREFIX):
             hint = f"{DATA_ENV}={os.environ.get(DATA_ENV)!r}; check the folder and the file name"
+        if source != text:  # never echo what ${VAR} expanded to: a shared spec could read secrets so
+            raise DataError(f"data file not found: {source} (after expanding its ${{...}} variables)",
+                            file=source, hint="check the variables it uses and the file name")
         raise DataError(f"data file not found: {path}", file=source, hint=hint)
     if path.is_dir():
-        raise DataError(f"{path} is a folder, not a data file", file=source,
+        raise DataError(f"{path if source == text else source} is a folder, not a data file", file=source,
                         hint="name a .csv, .parquet or .out file")
     return path
 
@@ -120,19 +123,26 @@ def read_file(path: Path, label: str, where: str | None = None) -> Table:
     """Read a CSV or Parquet file through DuckDB, keeping file row numbers."""
     import duckdb
 
+    from glasswork.data.sandbox import SANDBOX_CONFIG, UnsafeFilter, filter_rows
+
     parquet = path.suffix.lower() in (".parquet", ".pq")
     reader = "read_parquet($path)" if parquet else "read_csv_auto($path, sample_size=-1)"
     sql = f"SELECT row_number() OVER () AS {ROW_COLUMN}, * FROM {reader}"
-    if where is not None:
-        sql = f"SELECT * FROM ({sql}) WHERE {where}"
-    con = duckdb.connect()
+    con = duckdb.connect(config=SANDBOX_CONFIG)
     try:
-        rel = con.execute(sql, {"path": str(path)})
+        if where is None:
+            rel = con.execute(sql, {"path": str(path)})
+        else:
+            rel = filter_rows(con, sql, {"path": str(path)}, where)
         names = [d[0] for d in rel.description][1:]
         raw = rel.fetchnumpy()
+    except UnsafeFilter as exc:
+        raise DataError(f"the 'where' filter {where!r} is refused: {exc}", file=path,
+                        hint="write a condition over the file's columns, e.g. \"age >= 18\"") from None
     except duckdb.Error as exc:
         first = str(exc).strip().splitlines()[0]
-        if where is not None and ("Binder" in type(exc).__name__ or "Parser" in type(exc).__name__):
+        if where is not None and ("Binder" in type(exc).__name__ or "Parser" in type(exc).__name__
+                                  or "Permission" in type(exc).__name__):
             raise DataError(f"the 'where' filter {where!r} failed: {first}", file=path,
                             hint="write an SQL condition over the file's columns") from exc
         raise DataError(f"cannot read the file: {first}", file=path,

@@ -128,8 +128,10 @@ class DataSpec(_Strict):
     where: str | None = Field(
         None,
         min_length=1,
-        description="Row filter for CSV/Parquet files, an SQL condition run by DuckDB "
-        "(e.g. \"age >= 18 AND sex = 'Male'\").",
+        max_length=4096,
+        description="Row filter for CSV/Parquet files: one SQL condition over the file's columns "
+        "(e.g. \"age >= 18 AND sex = 'Male'\"), checked and run in a DuckDB sandbox that can "
+        "see only the file's rows (no subqueries, no file, network or environment access).",
     )
     missing: Literal["error", "drop"] = Field(
         "error",
@@ -151,6 +153,16 @@ class DataSpec(_Strict):
         if value is not None and value.startswith("openml:") and not _OPENML.fullmatch(value):
             raise ValueError("an OpenML source is openml:ID with the data set's numeric id, "
                              "e.g. openml:1027")
+        return value
+
+    @field_validator("where")
+    @classmethod
+    def _safe_where(cls, value: str | None) -> str | None:
+        """A filter is data, not code: refuse at validation anything beyond a row condition."""
+        if value is not None:
+            from glasswork.data.sandbox import check_where
+
+            check_where(value)  # UnsafeFilter is a ValueError: reported at data.where
         return value
 
     @model_validator(mode="after")

@@ -19,12 +19,13 @@ from glasswork.store.recovery import Recovery
 from glasswork.store.runs import RunRow, SweepRow
 from glasswork.store.schema import (DB_ENV, DEFAULT_DB, EVENT_COLUMNS, FINAL_LOCK_TIMEOUT, FLUSH_SECONDS,
                                     HEARTBEAT_SECONDS, LOCK_TIMEOUT, MIGRATIONS, SCHEMA_VERSION, STALE_SECONDS,
-                                    STATE_OF_STATUS, STATES, StoreError, StoreLocked, default_db_path)
+                                    STATE_OF_STATUS, STATES, StoreDamaged, StoreError, StoreLocked,
+                                    default_db_path)
 
 __all__ = [
     "DB_ENV", "DEFAULT_DB", "EVENT_COLUMNS", "FINAL_LOCK_TIMEOUT", "FLUSH_SECONDS", "HEARTBEAT_SECONDS",
     "LOCK_TIMEOUT", "MIGRATIONS", "SCHEMA_VERSION", "STALE_SECONDS", "STATES", "STATE_OF_STATUS",
-    "RunRow", "RunStore", "StoreError", "StoreLocked", "StoreSink", "SweepRow", "default_db_path",
+    "RunRow", "RunStore", "StoreDamaged", "StoreError", "StoreLocked", "StoreSink", "SweepRow", "default_db_path",
 ]
 
 

@@ -8,6 +8,7 @@ is in, the log is removed; if the database stayed locked, the log stays for reco
 
 from __future__ import annotations
 
+import errno
 import json
 import threading
 import time
@@ -38,17 +39,33 @@ class StoreSink:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._begun = False
+        self._log_error: OSError | None = None
 
     def _write_log(self, record: dict[str, Any]) -> None:
-        self._log.write(json.dumps(record, allow_nan=False, default=str) + "\n")
-        self._log.flush()
+        """Append one line; a full disk (or any write error) is reported once, never raised: the
+        search goes on, its events still go to DuckDB if it can take them, the result is printed."""
+        if self._log_error is not None:
+            return
+        try:
+            self._log.write(json.dumps(record, allow_nan=False, default=str) + "\n")
+            self._log.flush()
+        except OSError as exc:
+            self._log_error = exc
+            self.warnings.append(
+                f"cannot write the run log {self.store.log_path(self._info.run_id)}: {exc}"
+                + (" (the disk is full; free some space)" if exc.errno == errno.ENOSPC else "")
+                + "; events from here on are kept only if the database can take them")
+
+    def _warn(self, text: str) -> None:
+        if text not in self.warnings:  # a store that keeps failing says so once
+            self.warnings.append(text)
 
     def on_start(self, run: RunInfo) -> None:
         self._run_id = run.run_id
+        self._info = run
         self.store.events_dir.mkdir(parents=True, exist_ok=True)
         self._log = self.store.log_path(run.run_id).open("a", encoding="utf-8")
         self._write_log(start_record(run, full=True))
-        self._info = run
         self._stop.clear()
         self._thread = threading.Thread(target=self._flusher, name="glasswork-store", daemon=True)
         self._thread.start()
@@ -84,7 +101,7 @@ class StoreSink:
         except StoreError:
             pass  # locked for now: the next round, or the final flush, retries
         except Exception as exc:
-            self.warnings.append(f"run store: {exc}")
+            self._warn(f"run store: {exc}")
         while not self._stop.wait(self.flush_seconds):
             with self._lock:
                 idle = not self._pending
@@ -96,7 +113,7 @@ class StoreSink:
             except StoreError:
                 continue  # locked for now: the next round, or the final flush, retries
             except Exception as exc:  # never take the search down with us
-                self.warnings.append(f"run store: {exc}")
+                self._warn(f"run store: {exc}")
 
     def on_finish(self, run: RunInfo, outcome: RunOutcome | None, error: BaseException | None) -> None:
         self._stop.set()
@@ -104,13 +121,26 @@ class StoreSink:
             self._thread.join()
         finish = finish_record(run.run_id, outcome, error)
         self._write_log(finish)
-        self._log.close()
+        try:
+            self._log.close()
+        except OSError as exc:  # the last buffered bytes could not be written (full disk)
+            self._log_error = self._log_error or exc
         try:
             self._flush(timeout=FINAL_LOCK_TIMEOUT, finish=finish)
         except StoreError as exc:
-            self.warnings.append(
-                f"{exc}. The run is safe in {self.store.log_path(run.run_id)} and will be imported "
-                "the next time the store is opened."
-            )
+            if self._log_error is None:
+                self.warnings.append(
+                    f"{exc}. The run is safe in {self.store.log_path(run.run_id)} and will be imported "
+                    "the next time the store is opened."
+                )
+            else:
+                self.warnings.append(f"{exc}. This run's result is printed but NOT recorded (neither its "
+                                     "log nor the database could be written); the store keeps what it had")
+                log = self.store.log_path(run.run_id)
+                try:
+                    if log.stat().st_size == 0 or not log.read_bytes().split(b"\n", 1)[0].endswith(b"}"):
+                        log.unlink()  # not even its start line: nothing to recover, nothing to keep
+                except OSError:
+                    pass
             return
         self.store.log_path(run.run_id).unlink(missing_ok=True)

@@ -81,6 +81,34 @@ class StoreLocked(StoreError):
     """Another process held the database for longer than we were willing to wait."""
 
 
+class StoreDamaged(StoreError):
+    """The file is a damaged DuckDB database: it is left untouched, the message says the way out."""
+
+
+# What DuckDB says when a file's blocks, checksums or catalog cannot be trusted.
+_DAMAGE_MARKERS = ("corrupt", "checksum", "invalidated", "serializ", "internal error", "not a valid duckdb",
+                   "unable to read", "failed to read", "could not read", "deserializ", "invalid block",
+                   "magic bytes", "truncated")
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether a DuckDB error means the file itself is damaged (not locked, not our query)."""
+    text = f"{type(exc).__name__} {exc}".lower()
+    return any(marker in text for marker in _DAMAGE_MARKERS)
+
+
+def damaged(path: Path, exc: BaseException) -> StoreDamaged:
+    """The message for a damaged store: the file, what is wrong, and the ways out."""
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return StoreDamaged(
+        f"the run store {path} is damaged ({first}). It is left exactly as it is: nothing is written "
+        f"to a damaged store. Record elsewhere with --db OTHER.duckdb, or not at all with --no-store; "
+        f"'glasswork runs check --db {path}' lists what is still readable, and "
+        f"'glasswork runs check --db {path} --salvage NEW.duckdb' copies it into a new store "
+        f"(then 'glasswork runs export --db NEW.duckdb ...')"
+    )
+
+
 def default_db_path(explicit: str | Path | None = None, spec_store_path: str | None = None,
                     base_dir: Path | None = None) -> Path:
     """``--db`` beats ``GLASSWORK_DB`` beats the spec's ``store.path`` beats ``./glasswork.duckdb``."""
@@ -115,6 +143,11 @@ def _finite(value: Any) -> float | None:
 
 def _json(value: Any) -> str | None:
     return None if value is None else json.dumps(value, allow_nan=False, default=str)
+
+
+def _disk_full(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return "no space left" in text or "disk is full" in text or "errno 28" in text
 
 
 def _one(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] = ()) -> Any:
@@ -158,6 +191,8 @@ class Database:
                 break
             except duckdb.IOException as exc:
                 if "lock" not in str(exc).lower():
+                    if is_damage(exc):
+                        raise damaged(self.path, exc) from exc
                     raise StoreError(f"cannot open the run store {self.path}: {exc}") from exc
                 if time.monotonic() >= deadline:
                     holder = re.search(r"\(PID (\d+)\)", str(exc))
@@ -170,14 +205,26 @@ class Database:
                 time.sleep(delay)
                 delay = min(delay * 2, 0.5)
             except duckdb.Error as exc:
+                if is_damage(exc):
+                    raise damaged(self.path, exc) from exc
                 raise StoreError(f"cannot open the run store {self.path}: {exc}") from exc
         try:
             if not self._ready:
                 self._migrate(con)
                 self._ready = True
             yield con
+        except duckdb.Error as exc:
+            if is_damage(exc):
+                raise damaged(self.path, exc) from exc
+            if _disk_full(exc):
+                raise StoreError(f"the disk holding the run store {self.path} is full ({exc}); "
+                                 "free some space, or record elsewhere with --db") from exc
+            raise
         finally:
-            con.close()
+            try:
+                con.close()
+            except duckdb.Error:
+                pass  # closing an invalidated database: the error above says why
 
     # -- schema -------------------------------------------------------------------------------
 

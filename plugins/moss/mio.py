@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+from glasswork.data import DataError
 from glasswork.extras import EXTRAS, installed, require
 from glasswork.result import Status
 
@@ -29,8 +30,9 @@ LICENCE_HELP = (
 )
 
 
-class BackendUnavailable(RuntimeError):
-    """The requested MIO backend cannot run and the spec does not allow a fallback."""
+class BackendUnavailable(DataError):
+    """The requested MIO backend cannot run and the spec does not allow a fallback: the user's to
+    fix (a licence, another backend, search.fallback), so exit status 2 like any spec mistake."""
 
 
 def require_installed(backend: Backend, fallback: bool) -> None:

@@ -1,0 +1,103 @@
+"""``data.where`` is data, not code (issue 17): every escape from the file's rows is refused at
+validation with exit 2 naming the field, and the connection that runs the filter is locked down
+on its own, so an escape the checker missed would still fail."""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from glasswork.cli import cli
+from glasswork.data import DataError, DataSpec, load_problem
+from glasswork.data import sandbox
+from glasswork.data.sources import read_file
+
+ESCAPES = {
+    "read_csv": "1=1 AND (SELECT count(*) FROM read_csv('/etc/passwd', header=false, sep=':')) > 0",
+    "read_csv in FROM-first": "(FROM read_csv('/etc/passwd')) IS NOT NULL",
+    "read_text": "length(read_text('/etc/passwd')) > 0",
+    "read_text subquery": "a IN (SELECT length(content) FROM read_text('/etc/passwd'))",
+    "read_blob": "(SELECT count(*) FROM read_blob('/etc/hostname')) > 0",
+    "glob": "a IN (SELECT 1 FROM glob('/*'))",
+    "getenv": "getenv('HOME') IS NOT NULL",
+    "current_setting": "current_setting('home_directory') <> ''",
+    "getvariable": "getvariable('x') IS NULL",
+    "ATTACH": "1=1; ATTACH '/tmp/gw_attack.duckdb' AS x",
+    "INSTALL": "1=1; INSTALL httpfs",
+    "LOAD": "1=1; LOAD httpfs",
+    "COPY": "1=1; COPY (SELECT 42) TO '/tmp/gw_attack.csv'",
+    "second statement": "1=1; SELECT 1",
+    "UNION": "1=1 UNION ALL SELECT * FROM read_csv('/etc/passwd')",
+    "ORDER BY": "1=1 ORDER BY 1",
+    "LIMIT": "1=1 LIMIT 1",
+    "EXISTS": "EXISTS (SELECT 1 FROM duckdb_settings())",
+    "catalog function": "(SELECT count(*) FROM duckdb_tables()) = 0",
+    "parameter": "a = $1",
+    "other table": "other.a = 1",
+    "https": "(SELECT count(*) FROM read_csv('https://example.com/x.csv')) > 0",
+    "nextval": "nextval('s') > 0",
+    "unbalanced": "a = 1) OR (1=1",
+}
+
+
+@pytest.fixture
+def csv(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("a,b,label\n1,0,1\n0,1,0\n1,1,1\n0,0,0\n")
+    return path
+
+
+@pytest.mark.parametrize("name", sorted(ESCAPES))
+def test_every_escape_is_refused_by_the_checker(name):
+    with pytest.raises(sandbox.UnsafeFilter):
+        sandbox.check_where(ESCAPES[name])
+
+
+@pytest.mark.parametrize("name", ["read_csv", "read_text", "glob", "getenv", "ATTACH", "INSTALL", "COPY"])
+def test_validate_refuses_the_spec_with_exit_2_naming_the_field(name, tmp_path, csv, toy_env):
+    spec = tmp_path / "s.yaml"
+    spec.write_text(f"name: x\nsolver: toy\ndata:\n  source: {csv.name}\n  target: label\n"
+                    f"  where: {json.dumps(ESCAPES[name])}\n")
+    result = CliRunner().invoke(cli, ["validate", str(spec)])
+    assert result.exit_code == 2, result.output
+    assert "data.where" in result.stderr and ":6:" in result.stderr
+    run = CliRunner().invoke(cli, ["run", "--no-store", str(spec)])
+    assert run.exit_code == 2 and "data.where" in run.stderr and "nothing was run" in run.stderr
+    assert not (tmp_path / "gw_attack.csv").exists()
+
+
+def test_plain_conditions_still_filter(csv):
+    for where, rows in [("a = 1", [1, 3]), ("a = 1 AND b = 1", [3]), ("label IN (0) OR b > 0", [2, 3, 4]),
+                        ("lower(CAST(a AS VARCHAR)) = '0'", [2, 4]), ("a = 1 -- why", [1, 3])]:
+        table = read_file(csv, "d.csv", where)
+        assert table.rows.tolist() == rows, where
+
+
+def test_the_connection_is_locked_even_if_the_checker_let_something_through(csv, monkeypatch):
+    """The second wall on its own: with the checker switched off, the escapes still fail."""
+    monkeypatch.setattr(sandbox, "check_where", lambda text: text)
+    for name in ("read_csv", "read_text", "glob", "https"):
+        with pytest.raises(DataError, match="where"):
+            read_file(csv, "d.csv", ESCAPES[name])
+    con = duckdb.connect(config=sandbox.SANDBOX_CONFIG)
+    sandbox.filter_rows(con, "SELECT 1 AS __gw_row", {}, "TRUE")
+    for statement in ("SET enable_external_access = true", "SET lock_configuration = false",
+                      "ATTACH '/tmp/gw_attack.duckdb' AS x", "INSTALL httpfs", "LOAD httpfs",
+                      "COPY (SELECT 1) TO '/tmp/gw_attack.csv'"):
+        with pytest.raises(duckdb.Error):
+            con.execute(statement)
+    con.close()
+
+
+def test_a_missing_column_is_a_data_error_naming_the_filter(csv, tmp_path):
+    spec = DataSpec(source=str(csv), target="label", where="nosuch = 1")
+    with pytest.raises(DataError, match="'where' filter 'nosuch = 1' failed"):
+        load_problem(spec, tmp_path)
+
+
+def test_an_overlong_filter_is_refused():
+    with pytest.raises(sandbox.UnsafeFilter, match="characters"):
+        sandbox.check_where("a = 1 OR " * 1000 + "a = 2")

@@ -1,0 +1,140 @@
+"""A store that explains itself and keeps what it has (issue 17): a damaged file is named with
+the way out and never written to; a killed run keeps its last incumbent, bound, gap and model; a
+full disk ends the run with a message, the result printed and the store readable."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from processes import running
+from robustness.harness import damage, fill, tmpfs
+from test_store import SPEC
+from spec_files import write
+from glasswork.cli import cli
+from glasswork.store import RunStore, StoreDamaged
+
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def damaged_store(toy_env, tmp_path, monkeypatch):
+    """A real store (two toy runs, padded with their own events to span blocks) with one block
+    overwritten by garbage, as a bad sector or a stray write would leave it."""
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "glasswork.duckdb"
+    spec = write(tmp_path / "s.yaml", SPEC)
+    for _ in range(2):
+        assert CliRunner().invoke(cli, ["run", "-q", "--db", str(db), str(spec)]).exit_code == 0
+    damage(db)
+    return db
+
+
+def test_a_damaged_store_is_named_with_the_way_out_and_never_written(damaged_store, tmp_path):
+    before = digest(damaged_store)
+    for args in (["runs", "list", "--db", str(damaged_store)],
+                 ["run", "-q", "--db", str(damaged_store), str(tmp_path / "s.yaml")]):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 1, result.output
+        message = result.stderr
+        assert "internal error" not in message
+        assert str(damaged_store) in message and "is damaged" in message and "checksum" in message
+        for way_out in ("--db", "--no-store", "glasswork runs check", "--salvage"):
+            assert way_out in message
+    assert "nothing was run" in message
+    assert digest(damaged_store) == before, "a damaged store is never written to"
+    assert not (damaged_store.parent / (damaged_store.name + ".events")).exists() or not list(
+        (damaged_store.parent / (damaged_store.name + ".events")).glob("*.jsonl"))
+
+
+def test_runs_check_reports_the_damage_and_salvage_copies_what_is_readable(damaged_store, tmp_path):
+    before = digest(damaged_store)
+    check = CliRunner().invoke(cli, ["runs", "check", "--db", str(damaged_store), "--json"])
+    assert check.exit_code == 1
+    report = json.loads(check.stdout)
+    assert not report["ok"] and any("checksum" in p for p in report["problems"])
+    rescued = tmp_path / "rescued.duckdb"
+    salvage = CliRunner().invoke(cli, ["runs", "check", "--db", str(damaged_store), "--salvage", str(rescued)])
+    assert "salvaged into" in salvage.stdout, salvage.output
+    assert digest(damaged_store) == before
+    runs = RunStore(rescued).list_runs()
+    assert len(runs) == 2 and all(r.state == "finished" for r in runs)
+    exported = CliRunner().invoke(cli, ["runs", "export", "--db", str(rescued), runs[0].run_id])
+    assert exported.exit_code == 0 and json.loads(exported.stdout)[0]["models"]
+    assert CliRunner().invoke(cli, ["runs", "check", "--db", str(rescued)]).exit_code == 0
+
+
+def test_a_sound_store_checks_clean(toy_env, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    spec = write(tmp_path / "s.yaml", SPEC)
+    assert CliRunner().invoke(cli, ["run", "-q", str(spec)]).exit_code == 0
+    result = CliRunner().invoke(cli, ["runs", "check"])
+    assert result.exit_code == 0 and "sound" in result.stdout and "NOT" not in result.stdout
+
+
+def test_a_killed_run_keeps_its_last_incumbent_bound_gap_and_model(toy_env, tmp_path):
+    db = tmp_path / "glasswork.duckdb"
+    spec = write(tmp_path / "s.yaml", SPEC + "search: {behaviour: endless, step_seconds: 0.01}\n")
+    events = tmp_path / "events.jsonl"
+    with running([sys.executable, "-m", "glasswork", "run", "-q", "--db", str(db), str(spec), "--events",
+                  str(events)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=toy_env) as proc:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (not events.exists() or events.read_text().count('"progress"') < 5):
+            assert proc.poll() is None, proc.stderr.read()
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    store = RunStore(db).open()
+    [run] = store.list_runs()
+    last = [json.loads(line) for line in events.read_text().splitlines() if '"progress"' in line][-1]
+    assert run.state == "failed" and run.status is None
+    assert run.objective == pytest.approx(last["objective"]) and run.lower_bound == 0.0
+    assert run.gap == pytest.approx(1.0)
+    [model] = store.details(run.run_id)["models"]
+    assert model["kind"] == "stump" and model["text"].startswith("if ")
+    shown = CliRunner().invoke(cli, ["runs", "show", "latest", "--db", str(db)])
+    assert "state failed" in shown.stdout and "not certified" in shown.stdout
+    assert f"{run.objective:.6f}"[:6] in shown.stdout and "Model" in shown.stdout
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 3 MiB tmpfs (needs root and mount); skipped where that is not allowed."""
+    with tmpfs(tmp_path / "disk") as mount:
+        if mount is None:
+            pytest.skip("mounting a tmpfs needs root")
+        yield mount
+
+
+def test_a_full_disk_ends_the_run_with_a_message_the_result_and_a_readable_store(small_disk, toy_env, tmp_path):
+    db = small_disk / "glasswork.duckdb"
+    spec = write(tmp_path / "s.yaml", SPEC + "search: {behaviour: endless, step_seconds: 0.002}\nlimits: {time: 2}\n")
+    RunStore(db).open()
+    filler = fill(small_disk)
+    proc = subprocess.run([sys.executable, "-m", "glasswork", "run", "--json", "-q", "--db", str(db), str(spec)],
+                          capture_output=True, text=True, env=toy_env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["status"] == "stopped_time"  # the result is printed
+    assert "No space left on device" in proc.stderr or "disk" in proc.stderr
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+    check = subprocess.run([sys.executable, "-m", "glasswork", "runs", "check", "--db", str(db), "--json"],
+                           capture_output=True, text=True, env=toy_env, timeout=60)
+    assert json.loads(check.stdout)["tables"]["runs"] is not None, check.stdout  # readable while still full
+    filler.unlink()
+    listed = subprocess.run([sys.executable, "-m", "glasswork", "runs", "list", "--db", str(db), "--json"],
+                            capture_output=True, text=True, env=toy_env, timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    assert subprocess.run([sys.executable, "-m", "glasswork", "runs", "check", "--db", str(db)],
+                          capture_output=True, text=True, env=toy_env, timeout=60).returncode == 0
