@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 PALETTE = ("#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377", "#bbbbbb")
 W, H = 360, 240  # chart size in px
-L, R, T, B = 48, 12, 12, 36  # margins
+L, R, T, B = 48, 28, 12, 36  # margins
 
 
 def esc(value: Any) -> str:
@@ -35,7 +35,8 @@ def esc(value: Any) -> str:
 
 
 def _fmt(v: float) -> str:
-    return f"{v:.4g}"
+    """A tick label short enough for the margin: ``11,810``, ``0.25``, ``1e-05``."""
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
 
 
 # -- charts -----------------------------------------------------------------------------------------
@@ -245,6 +246,13 @@ figcaption,.note,.dim{color:#666;font-size:12px}svg text{font-size:10px;fill:#44
 pre{background:#f6f6f6;padding:8px;overflow:auto;font-size:12px}"""
 
 
+def _without_nulls(value: Any) -> Any:
+    """The spec without its unset (null) fields: what a person would write to reproduce it."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None and v != [] and v != {}}
+    return value
+
+
 def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]],
                  registry: Registry | None = None) -> str:
     """The HTML card of a stored run (``RunStore.details`` and ``RunStore.events``)."""
@@ -275,7 +283,7 @@ def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]],
     buffer = io.StringIO()
     yaml = YAML()
     yaml.default_flow_style = False
-    yaml.dump(details.get("spec") or {}, buffer)
+    yaml.dump(_without_nulls(details.get("spec") or {}), buffer)
     title = f"{details.get('name')}: {model.get('kind', 'model').replace('_', ' ')}"
     parts = [
         f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{esc(title)}</title>"
@@ -287,8 +295,8 @@ def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]],
         f"<h2>Model</h2>{drawing}",
         f"<h2>Metrics</h2><table><tr><th></th><th>train</th><th>test</th></tr>{rows}</table>" if rows else "",
         _curves(details, registry),
-        f"<h2>Search</h2><figure>{trajectory}<figcaption>best objective and lower bound during the search"
-        f"</figcaption></figure>" if trajectory else "<h2>Search</h2><p class=note>No bound was reported during "
+        f"<h2>Search</h2><figure>{trajectory}<figcaption>the best objective found (and the lower bound, when the solver "
+        f"proves one) as the search went on</figcaption></figure>" if trajectory else "<h2>Search</h2><p class=note>No bound was reported during "
         "the search.</p>",
         f"<h2>Reproduce</h2><p>spec hash <code>{esc(details.get('spec_hash'))}</code><br>data fingerprint "
         f"<code>{esc(details.get('data_fingerprint'))}</code></p><pre>{esc(buffer.getvalue())}</pre>",

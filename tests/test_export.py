@@ -21,33 +21,7 @@ from glasswork.registry import get_registry
 from glasswork.store import RunStore
 from glasswork.testing.exports import expected, raw_columns, run_python, run_sql
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("GLASSWORK_DATA", ROOT.parent / "shared" / "datasets"))
-
-# (spec, overrides): every solver's example spec, made quick where the example is long
-CASES = {
-    "corels_compas": ("corels_compas.yaml", ()),
-    "corels_breast_cancer": ("corels_breast_cancer.yaml", ("objective.regularization=0.03",)),
-    "fasterrisk_adult": ("fasterrisk_adult.yaml", ()),
-    "fasterrisk_breast_cancer": ("fasterrisk_breast_cancer.yaml", ()),
-    "moss_diabetes": ("moss_diabetes_frontier.yaml", ("objective.candidates.trees=50", "constraints.frontier.points=3",
-                                                      "constraints.max_rules=4")),
-}
-
-
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[object, dict, Launch]]:
-    if not (DATA / "corels").is_dir():
-        pytest.skip(f"the shared data sets are not at {DATA} (set GLASSWORK_DATA)")
-    os.environ["GLASSWORK_DATA"] = str(DATA)
-    db = tmp_path_factory.mktemp("export") / "runs.duckdb"
-    out = {}
-    for case, (spec, overrides) in CASES.items():
-        launch = Launch.from_file(ROOT / "specs" / spec, list(overrides), db=db)
-        outcome = launch.run([])
-        details = RunStore(db).open().details(outcome.info.run_id)
-        out[case] = (outcome, details, launch)
-    return out
+from export_fixtures import CASES, ROOT, runs  # noqa: F401  (the module-scoped fixture)
 
 
 def _test_part(outcome: object, launch: Launch) -> tuple[dict[str, np.ndarray], np.ndarray]:
