@@ -244,7 +244,7 @@ class ModelDocument(BaseModel):
     model_config = ConfigDict(extra="forbid", title="glasswork model document")
     format: Literal["glasswork.model"] = Field(DOCUMENT, description="Always 'glasswork.model'.")
     version: Literal[1] = Field(DOCUMENT_VERSION, description="The document's schema version.")
-    kind: str = Field(description="The model's kind ('rule_list', 'score_card', ...): whose plugin reads it.")
+    kind: str = Field(description="The model's kind (its to_dict()['kind']): the plugin that reads it.")
     model: dict[str, Any] = Field(description="The model as its plugin's to_dict() writes it; 'kind' inside.")
     inputs: ModelInputs | None = Field(
         None, description="How each column of the model's matrix comes from the raw columns; null "
