@@ -385,10 +385,11 @@ def sql_select(request: ExportRequest, outputs: list[tuple[str, str]]) -> str:
     return f"{request.header('--')}\nSELECT *,\n{body}\nFROM {sql_name(request.table)}\n"
 
 
-def sql_case(branches: list[tuple[str, str]], default: str, indent: str = "    ") -> str:
-    """``CASE WHEN c THEN v ... ELSE d END`` over ``(condition, value)`` branches."""
+def sql_case(branches: list[tuple[str, str]], default: str, indent: str = "    ", subject: str = "") -> str:
+    """``CASE WHEN c THEN v ... ELSE d END`` over ``(condition, value)`` branches; with ``subject``
+    the simple form ``CASE subject WHEN value THEN ...``."""
     whens = "".join(f"\n{indent}WHEN {c} THEN {v}" for c, v in branches)
-    return f"CASE{whens}\n{indent}ELSE {default}\n  END"
+    return f"CASE{' ' + subject if subject else ''}{whens}\n{indent}ELSE {default}\n  END"
 
 
 def markdown_table(header: list[str], rows: list[list[Any]]) -> str:

@@ -37,10 +37,10 @@ def _sql(card: ScoreCard, request: ExportRequest) -> str:
     negative, positive = (c.item() if hasattr(c, "item") else c for c in card.classes)
 
     def risk(k: int) -> str:
-        rows = [(f"{score} = {sql_literal(int(s) if float(s).is_integer() else s)}",
-                 sql_literal(r if k == 1 else 1.0 - r)) for s, r in table]
+        rows = [(sql_literal(int(s) if float(s).is_integer() else s), sql_literal(r if k == 1 else 1.0 - r))
+                for s, r in table]
         default = formula if k == 1 else f"1.0e0 - {formula}"
-        return sql_case(rows, default) if rows else default
+        return sql_case(rows, default, subject=score) if rows else default
 
     outputs = [("prediction", sql_case([(f"{margin} > 0", sql_literal(positive))], sql_literal(negative))),
                (f"p_{negative}", risk(0)), (f"p_{positive}", risk(1))]
