@@ -231,7 +231,9 @@ class ExportRequest:
         if self.run.get("spec_hash"):
             lines.append(f"spec {self.run['spec_hash'][:16]}, data {str(self.run.get('data_fingerprint'))[:16]}")
         if self.inputs is not None:
-            lines.append(f"Reads the raw columns of {self.inputs.source}: {', '.join(self.inputs.columns)}")
+            where = (f"the columns the antecedents of {self.inputs.source} name" if self.inputs.source.endswith(".out")
+                     else f"the raw columns of {self.inputs.source}")
+            lines.append(f"Reads {where}: {', '.join(self.inputs.columns)}")
         return "\n".join(f"{comment} {line}" for line in lines)
 
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 PALETTE = ("#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377", "#bbbbbb")
 W, H = 360, 240  # chart size in px
-L, R, T, B = 48, 28, 12, 36  # margins
+L, R, T, B = 56, 28, 12, 36  # margins
 
 
 def esc(value: Any) -> str:
