@@ -195,3 +195,36 @@ def test_cli_export_of_a_run_recorded_without_inputs_exits_2(runs: dict, tmp_pat
     assert "does not record how its features come from the raw columns" in result.output
     result = CliRunner().invoke(cli, ["export", "latest", "--format", "markdown", "--db", str(store.path)])
     assert result.exit_code == 0 and "sex:Male" in result.output
+
+
+@pytest.mark.parametrize("options", [{}, {"negations": True}, {"collapse_binary": True, "negations": True},
+                                     {"method": "uniform", "thresholds": 3, "categorical": ["n"]},
+                                     {"grid": {"x": [0.1, 0.35]}, "category_order": "sorted"}])
+def test_binarizer_conditions_compute_what_transform_computes(options: dict) -> None:
+    from glasswork.data.binarize import Binarizer
+    from glasswork.data.spec import BinarizeSpec
+    from glasswork.export import Condition, Feature
+
+    rng = np.random.default_rng(3)
+    columns = {"x": rng.normal(size=200).round(2), "n": rng.integers(0, 4, size=200),
+               "b": rng.integers(0, 2, size=200), "s": np.asarray(rng.choice(["a", "b'q"], size=200), dtype=object),
+               "t": np.asarray(rng.choice(["u", "v", "w"], size=200), dtype=object)}
+    fitted = Binarizer(BinarizeSpec(**options)).fit({k: v[:150] for k, v in columns.items()}, list(columns))
+    names, X = fitted.transform(columns)
+    conditions = fitted.conditions()
+    assert [c[0] for c in conditions] == names
+    inputs = ModelInputs(source="synthetic", features=[
+        Feature(name=n, all=[Condition(column=c, op=op, value=v.item() if hasattr(v, "item") else v)])
+        for n, c, op, v in conditions])
+    assert np.array_equal(inputs.matrix(columns), X)
+    rows = [{k: (v.item() if hasattr(v, "item") else v) for k, v in zip(columns, values)}
+            for values in zip(*columns.values())]
+    for j in range(len(names)):  # the python and SQL expressions agree with the matrix too
+        test = eval(compile(f"lambda row: {inputs.python_test(j)}", "<test>", "eval"))
+        assert [int(test(r)) for r in rows] == X[:, j].tolist(), names[j]
+    import duckdb
+
+    con = duckdb.connect()
+    con.register("data", {k: np.asarray(v) for k, v in columns.items()})
+    sql = ", ".join(f"CASE WHEN {inputs.sql_test(j)} THEN 1 ELSE 0 END" for j in range(len(names)))
+    assert np.array_equal(np.asarray(con.execute(f"SELECT {sql} FROM data").fetchall()), X)

@@ -25,7 +25,8 @@ Set ``plugin`` to the module (or object) your entry point names, and the contrac
 what the plugin shows through its hooks: it loads without error (a misspelled hook is one), its
 ``render_model`` draws the solver's models and leaves other kinds alone, its ``monitor_panels``
 are fresh ``Panel`` instances fed by counters the solver really reports, and its
-``sweep_defaults`` are well formed.
+``sweep_defaults`` are well formed, and (with ``export_model``) its Python and SQL exports and its
+json document read back predict exactly what its model predicts on the raw training rows.
 """
 
 from __future__ import annotations
