@@ -6,7 +6,6 @@ json document's schema, and the CLI commands."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np

@@ -74,3 +74,14 @@ def test_the_card_renders_in_a_headless_browser(runs: dict, tmp_path: Path) -> N
     ink = int((pixels.sum(axis=2) < 600).sum())
     blue = int(((pixels[:, :, 2] > 150) & (pixels[:, :, 0] < 100)).sum())
     assert ink > 20_000 and blue > 500, (ink, blue)
+
+
+def test_a_model_no_plugin_draws_still_gets_a_card() -> None:
+    details = {"run_id": "9" * 32, "name": "odd", "solver": "elsewhere", "status": "stopped_time",
+               "objective": 2.0, "lower_bound": 1.5, "gap": 0.25, "metrics": {"train_accuracy": 0.7},
+               "spec": {"name": "odd"}, "data_fingerprint": "f" * 64, "spec_hash": "h",
+               "models": [{"model": {"kind": "mystery_tree"}, "text": "if x then <y>"}]}
+    card = build_report(details, [{"kind": "progress", "elapsed": 1.0, "objective": 2.0, "lower_bound": 1.5}])
+    assert "<pre>if x then &lt;y&gt;</pre>" in card  # the model's own text, escaped
+    assert "At most 25 % worse than the best possible" in card
+    assert "could not be loaded again" in card and "<svg" in card  # no data, yet the trajectory

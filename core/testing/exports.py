@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from glasswork.data import DataSpec, Problem
-from glasswork.export import ExportRequest, ModelInputs, export_model, load_model, model_schema
+from glasswork.export import ExportRequest, ModelInputs, export_model, load_model
 from glasswork.registry import Registry
 
 PROBA_TOLERANCE = 1e-12
@@ -129,4 +129,4 @@ def check_exports(model: Any, inputs: ModelInputs, columns: dict[str, np.ndarray
     return checked
 
 
-__all__ = ["PROBA_TOLERANCE", "check_exports", "expected", "model_schema", "raw_columns", "run_python", "run_sql"]
+__all__ = ["PROBA_TOLERANCE", "check_exports", "expected", "raw_columns", "run_python", "run_sql"]
