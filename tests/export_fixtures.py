@@ -4,6 +4,7 @@ the export and report tests."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,17 +27,18 @@ CASES = {
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[object, dict, Launch]]:
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tuple[object, dict, Launch]]]:
     if not (DATA / "corels").is_dir():
         pytest.skip(f"the shared data sets are not at {DATA} (set GLASSWORK_DATA)")
-    os.environ["GLASSWORK_DATA"] = str(DATA)
-    db = tmp_path_factory.mktemp("export") / "runs.duckdb"
-    out = {}
-    for case, (spec, overrides) in CASES.items():
-        launch = Launch.from_file(ROOT / "specs" / spec, list(overrides), db=db)
-        outcome = launch.run([])
-        details = RunStore(db).open().details(outcome.info.run_id)
-        out[case] = (outcome, details, launch)
-    return out
+    with pytest.MonkeyPatch.context() as patch:  # the module's tests reload data: keep it set for them
+        patch.setenv("GLASSWORK_DATA", str(DATA))
+        db = tmp_path_factory.mktemp("export") / "runs.duckdb"
+        out = {}
+        for case, (spec, overrides) in CASES.items():
+            launch = Launch.from_file(ROOT / "specs" / spec, list(overrides), db=db)
+            outcome = launch.run([])
+            details = RunStore(db).open().details(outcome.info.run_id)
+            out[case] = (outcome, details, launch)
+        yield out
 
 
