@@ -19,6 +19,7 @@ from glasswork.solver import Limits, SolveContext, Solver, StopReason
 from glasswork.spec import LoadedSpec, SolverSpec, SpecError, StrictModel, load_spec
 
 if TYPE_CHECKING:
+    from glasswork.export import LoadedModel
     from glasswork.runner import RunOutcome
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "StrictModel",
     "__version__",
     "hookimpl",
+    "load_model",
     "load_problem",
     "load_spec",
     "run",
@@ -59,3 +61,12 @@ def run(spec_path: str | Path, *, sinks: Sequence[EventSink] = (), overrides: Se
     from glasswork.launch import Launch
 
     return Launch.from_file(spec_path, overrides, db=db, no_store=db is None).run(sinks)
+
+
+def load_model(source: str | Path | dict) -> LoadedModel:
+    """Read an exported model (``glasswork export --format json``) back: ``.predict(table)`` and
+    ``.predict_proba(table)`` on the raw columns, ``.model`` the plugin's model object. Raises
+    ``glasswork.export.ExportError`` for a file that is not a model document this version reads."""
+    from glasswork.export import load_model as load
+
+    return load(source)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
 
     from glasswork.display import Panel
+    from glasswork.export import ExportRequest, ModelInputs
     from glasswork.solver import Solver
 
 PROJECT = "glasswork"
@@ -84,4 +85,38 @@ def sweep_defaults(solver: str) -> dict[str, Any] | None:
     Recognised keys: ``metric``, the metric that picks the best point when the data have a test
     part and the spec names none (``test_accuracy`` otherwise), and ``goal`` (``max`` or
     ``min``; otherwise inferred from the metric's name).
+    """
+
+
+@hookspec(firstresult=True)
+def export_model(model: dict[str, Any], format: str, request: ExportRequest) -> str | None:
+    """Write a model as the text of ``format`` for ``glasswork export``, ``glasswork report`` and the TUI.
+
+    ``model`` is the model's ``to_dict()`` form; return ``None`` for kinds that are not yours
+    and for formats you do not write, so the next plugin gets its turn (when none answers, the
+    tool says the plugin has no exporter). Formats: ``python`` (a self-contained module, no
+    glasswork import, with ``predict(row)`` returning the label or value and, for classifiers,
+    ``predict_proba(row)`` returning the class probabilities in ``classes`` order, for a row
+    given as a mapping of raw column names to values), ``sql`` (a query, one ``CASE``
+    expression per output column: ``prediction`` and one ``p_<class>`` per class, over the raw
+    table ``request.table``), ``markdown`` (the model as a table) and ``html`` (the model drawn
+    for the report: an HTML fragment, inline SVG allowed, no script). ``request.inputs``
+    (``glasswork.export.ModelInputs``) turns the model's feature columns into expressions over
+    the raw columns; ``request.need_inputs()`` raises the clear error when the run lacks them.
+    ``glasswork.export`` has helpers (``sql_select``, ``sql_case``, ``markdown_table``,
+    ``python_module``); the contract checks exported predictions equal the model's. Raise
+    ``glasswork.export.ExportError`` for a model that cannot be written in that format.
+    """
+
+
+@hookspec(firstresult=True)
+def load_model(model: dict[str, Any], inputs: ModelInputs | None) -> Any | None:
+    """Rebuild a model object from its ``to_dict()`` form, or ``None`` for kinds that are not yours.
+
+    ``inputs`` (``None`` for runs recorded before they were kept) names the columns of the
+    training matrix, for models that refer to features by name.
+
+    ``glasswork.load_model`` reads an exported json document back through it, and the report
+    uses it to draw the ROC curve and the calibration of a stored model. The object predicts
+    from the training matrix as the solver's model does (``predict``, ``predict_proba``).
     """

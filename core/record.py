@@ -42,12 +42,15 @@ class RunInfo:
     split: dict[str, list[int]] | None = field(default=None, repr=False)
     sweep_id: str | None = None
     sweep_point: dict[str, Any] | None = None
+    # how the model's feature columns come from the raw columns (glasswork.export.ModelInputs)
+    inputs: dict[str, Any] | None = field(default=None, repr=False)
 
     def to_dict(self, *, full: bool = False) -> dict[str, Any]:
-        """JSON-ready; the split's row indices (long) only with ``full``."""
+        """JSON-ready; the split's row indices and the inputs (long) only with ``full``."""
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}
         if not full:
             out.pop("split")
+            out.pop("inputs")
         return out
 
     @classmethod

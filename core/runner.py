@@ -125,6 +125,7 @@ class Runner:
             n_features=problem.n_features,
             started_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
             split=_split_of(problem),
+            inputs=_inputs_of(problem),
         )
         limits = Limits(
             time=spec.limits.time,
@@ -306,3 +307,14 @@ def _check_task(solver_cls: type[Solver], problem: Problem) -> None:
             hint="set data.task, data.positive, or choose another target",
         )
 
+
+
+def _inputs_of(problem: Problem) -> dict[str, Any] | None:
+    """How the problem's feature columns come from the raw columns (kept for ``glasswork export``);
+    ``None`` when the data layer cannot say (a problem built by hand with unknown binarization)."""
+    from glasswork.export import ExportError, ModelInputs
+
+    try:
+        return ModelInputs.of_problem(problem).model_dump(mode="json")
+    except (ExportError, ValueError):
+        return None

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -40,6 +42,8 @@ class RunScreen(Screen[None]):
 
     BINDINGS = [
         Binding("m", "model", "full model"),
+        Binding("e", "export", "export model"),
+        Binding("r", "report", "write report"),
         Binding("escape,q", "app.pop_screen", "back"),
         Binding("question_mark", "app.help", "help", key_display="?"),
     ]
@@ -49,10 +53,13 @@ class RunScreen(Screen[None]):
     RunScreen #model-box { width: 1fr; padding: 0 1; border-left: solid $primary-darken-2; }
     """
 
-    def __init__(self, details: dict[str, Any], events: list[dict[str, Any]]) -> None:
+    def __init__(self, details: dict[str, Any], events: list[dict[str, Any]], folder: Path | None = None) -> None:
         super().__init__()
         self.details = details
+        self.events = events
+        self.folder = folder  # where exports and reports go (default: the working folder)
         self.state = RunState.from_store(details, events)
+        self.written: list[Path] = []
 
     def compose(self) -> ComposeResult:
         yield Static(_summary(self.details), id="summary")
@@ -74,3 +81,41 @@ class RunScreen(Screen[None]):
         self.app.push_screen(ModelScreen(f"{self.details['name']} ({self.details['run_id'][:12]})",
                                          self.state.model, self.state.model_text,
                                          self.details.get("stats") or {}, self.details.get("solver")))
+
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
+    def action_export(self) -> None:
+        """Write the model in every format its run allows, next to each other; say where."""
+        from glasswork.export import FORMATS, ExportError, default_path, export_run
+
+        folder = self.folder or Path.cwd()
+        written, skipped = [], []
+        for fmt in FORMATS:
+            try:
+                text = export_run(self.details, fmt)
+            except ExportError as exc:
+                skipped.append(f"{fmt}: {exc}")
+                continue
+            path = default_path(self.details, fmt, folder)
+            path.write_text(text, encoding="utf-8")
+            written.append(path)
+        self.written += written
+        message = ("exported to " + ", ".join(str(p) for p in written)) if written else "nothing exported"
+        if skipped:
+            message += "\n" + "\n".join(skipped)
+        self.app.call_from_thread(self.notify, message, title="export",
+                                  severity="warning" if skipped else "information", timeout=12)
+
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
+    def action_report(self) -> None:
+        """Write the run's HTML model card; say where."""
+        from glasswork.export import ExportError, default_path
+        from glasswork.report import build_report
+
+        path = default_path(self.details, "html", self.folder or Path.cwd())
+        try:
+            path.write_text(build_report(self.details, self.events), encoding="utf-8")
+        except (ExportError, OSError) as exc:
+            self.app.call_from_thread(self.notify, f"no report: {exc}", title="report", severity="error")
+            return
+        self.written.append(path)
+        self.app.call_from_thread(self.notify, f"report written to {path}", title="report", timeout=12)

@@ -122,4 +122,4 @@ def main() -> None:
 
 
 # the command modules register themselves on ``cli`` when imported
-from glasswork.cli import commands, runs, sweeps  # noqa: E402,F401
+from glasswork.cli import commands, models, runs, sweeps  # noqa: E402,F401

@@ -30,8 +30,11 @@ from glasswork.cli import (DB_OPTION, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_SOLVE
 @click.option("--debug", is_flag=True, help="Print the full traceback when the solver fails.")
 @DB_OPTION
 @click.option("--no-store", is_flag=True, help="Do not record this run in the run store.")
+@click.option("--export", "exports", multiple=True, metavar="FORMAT[:FILE]",
+              help="Then export the model (python, sql, json, markdown, or html: the report), to FILE or "
+                   "<name>-<run id>.<ext> (repeatable; needs the run store).")
 def run(spec: str, as_json: bool, overrides: tuple[str, ...], events_file: Path | None,
-        quiet: bool, debug: bool, db: str | None, no_store: bool) -> None:
+        quiet: bool, debug: bool, db: str | None, no_store: bool, exports: tuple[str, ...]) -> None:
     """Run the problem described by SPEC and print the model, its certificate and metrics.
 
     The run is recorded in the run store (./glasswork.duckdb, or --db, $GLASSWORK_DB, or the
@@ -94,6 +97,7 @@ def run(spec: str, as_json: bool, overrides: tuple[str, ...], events_file: Path 
         click.echo(json.dumps(document, indent=2, allow_nan=False))
     else:
         render_outcome(outcome, Console(soft_wrap=False))
+    _export_after_run(launch, outcome, exports)
     if outcome.interrupted:
         click.echo(f"{spec}: interrupted; status {outcome.status}.", err=True)
         sys.exit(EXIT_INTERRUPTED)
@@ -123,6 +127,28 @@ def _stdout_kept_for_json(as_json: bool) -> Iterator[None]:
         if saved is not None:
             os.dup2(saved, 1)
             os.close(saved)
+
+
+def _export_after_run(launch: Any, outcome: Any, exports: tuple[str, ...]) -> None:
+    """``run --export FORMAT[:FILE]``: write the recorded run's model in each format asked."""
+    if not exports:
+        return
+    from glasswork.export import SUFFIX, ExportError, write_export
+    from glasswork.report import write_report
+
+    if launch.store is None:
+        fail("--export needs the run store (drop --no-store); the run itself is done.", EXIT_INVALID)
+    run_id = outcome.to_dict()["run_id"]
+    for item in exports:
+        fmt, _, path = item.partition(":")
+        if fmt not in SUFFIX:
+            fail(f"--export {item}: unknown format {fmt!r} (python, sql, json, markdown, html)", EXIT_INVALID)
+        try:
+            written = (write_report(launch.store, run_id, path or None) if fmt == "html"
+                       else write_export(launch.store, run_id, fmt, path or None))
+        except ExportError as exc:
+            fail(f"--export {item}: {exc}", EXIT_INVALID)
+        click.echo(f"wrote {written} ({fmt})", err=True)
 
 
 @cli.command()

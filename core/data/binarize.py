@@ -90,6 +90,26 @@ class Binarizer:
         return names, np.ascontiguousarray(np.column_stack(cols).astype(np.uint8))
 
 
+    def conditions(self) -> list[tuple[str, str, str, object]]:
+        """Each feature ``transform`` makes, as ``(name, column, op, value)`` in its order, so a
+        model can be written over the raw columns (``glasswork.export``); ``op`` is ``==``,
+        ``!=``, ``<=`` or ``>`` (thresholds compare the column as float64)."""
+        out: list[tuple[str, str, str, object]] = []
+        for enc in self.encodings:
+            if enc.kind == "binary":
+                plain = [(enc.column, "==", 1)]
+            elif enc.kind == "onehot":
+                cats = enc.values[1:] if self.spec.collapse_binary and len(enc.values) == 2 else enc.values
+                plain = [(f"{enc.column}:{_fmt(v)}", "==", v) for v in cats]
+            else:
+                plain = [(f"{enc.column}<={_fmt(t)}", "<=", float(t)) for t in enc.values]
+            out.extend((label, enc.column, op, value) for label, op, value in plain)
+            if self.spec.negations:
+                out.extend((negate_name(label), enc.column, "!=" if op == "==" else ">", value)
+                           for label, op, value in plain)
+        return out
+
+
 def binarize(X: np.ndarray, names: list[str], spec: BinarizeSpec) -> tuple[list[str], np.ndarray]:
     """Fit and apply a binarization to a numeric matrix in one step."""
     X = np.asarray(X)

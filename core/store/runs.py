@@ -123,12 +123,12 @@ class RunTables(Database):
         con.execute(
             "INSERT OR REPLACE INTO runs (run_id, name, solver, solver_version, spec_hash, spec, "
             "spec_path, data_fingerprint, split, n_train, n_test, n_features, host, pid, started_at, "
-            "heartbeat_at, state, sweep_id, sweep_point) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-            "'running', ?, ?)",
+            "heartbeat_at, state, sweep_id, sweep_point, inputs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "?, 'running', ?, ?, ?)",
             [info.run_id, info.name, info.solver, info.solver_version, info.spec_hash,
              _json(info.spec), info.spec_path, info.data_fingerprint, _json(info.split),
              info.n_train, info.n_test, info.n_features, info.host, info.pid, started, _now(),
-             info.sweep_id, _json(info.sweep_point)],
+             info.sweep_id, _json(info.sweep_point), _json(info.inputs)],
         )
 
     def append_events(self, con: duckdb.DuckDBPyConnection, run_id: str,
@@ -268,13 +268,15 @@ class RunTables(Database):
         with self.connect() as con:
             artifacts = con.execute("SELECT name, kind, body, text FROM artifacts WHERE run_id = ?", [run_id]).fetchall()
             metrics = dict(con.execute("SELECT name, value FROM metrics WHERE run_id = ? ORDER BY name", [run_id]).fetchall())
-            split = _one(con, "SELECT split FROM runs WHERE run_id = ?", [run_id])[0]
+            split, inputs, spec_path = _one(con, "SELECT split, inputs, spec_path FROM runs WHERE run_id = ?", [run_id])
             n_events = _one(con, "SELECT count(*) FROM events WHERE run_id = ?", [run_id])[0]
         doc = run.to_dict()
         doc["metrics"] = metrics
         doc["models"] = [{"name": n, "kind": k, "model": json.loads(b) if b else None, "text": t}
                          for n, k, b, t in artifacts]
         doc["split"] = json.loads(split) if split else None
+        doc["inputs"] = json.loads(inputs) if inputs else None  # None: recorded before inputs were kept
+        doc["spec_path"] = spec_path
         doc["n_events"] = n_events
         return doc
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 DEFAULT_DB = "glasswork.duckdb"
 DB_ENV = "GLASSWORK_DB"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 FLUSH_SECONDS = 1.0
 HEARTBEAT_SECONDS = 10.0
 STALE_SECONDS = 60.0
@@ -65,6 +65,10 @@ MIGRATIONS: list[list[str]] = [
         # Sweeps (many runs of one spec over a grid) group their runs.
         "ALTER TABLE runs ADD COLUMN sweep_id VARCHAR",
         "ALTER TABLE runs ADD COLUMN sweep_point JSON",
+    ],
+    [
+        # How the model's features come from the raw columns (glasswork.export); NULL for older runs.
+        "ALTER TABLE runs ADD COLUMN inputs JSON",
     ],
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION

@@ -25,7 +25,8 @@ Set ``plugin`` to the module (or object) your entry point names, and the contrac
 what the plugin shows through its hooks: it loads without error (a misspelled hook is one), its
 ``render_model`` draws the solver's models and leaves other kinds alone, its ``monitor_panels``
 are fresh ``Panel`` instances fed by counters the solver really reports, and its
-``sweep_defaults`` are well formed.
+``sweep_defaults`` are well formed, and (with ``export_model``) its Python and SQL exports and its
+json document read back predict exactly what its model predicts on the raw training rows.
 """
 
 from __future__ import annotations
@@ -269,6 +270,40 @@ class SolverContract:
             missing = _unreported(panel, reported, result.stats)
             assert not missing, (f"panel {panel.title!r} names {', '.join(sorted(missing))}, which no event "
                                  f"of a whole solve reports (the solver reports {', '.join(sorted(reported))})")
+
+    def test_exports_reproduce_the_model(self) -> None:
+        """A plugin with ``export_model``: its Python and SQL (DuckDB, SQLite) over the raw training
+        columns, and its json document read back through ``load_model``, predict what the model
+        predicts (labels exactly, probabilities within 1e-12); markdown and html are text, and
+        other kinds are left alone."""
+        from glasswork.export import ExportRequest, ModelInputs
+        from glasswork.testing.exports import check_exports, raw_columns
+
+        registry = self._registry()
+        if not self._implements(registry, "export_model"):
+            return
+        result, _, problem = self._solve()
+        doc = result.model.to_dict()
+        inputs = ModelInputs.of_problem(problem)
+        request = ExportRequest("markdown", inputs, run={"run_id": "contract"})
+        hook = registry.pm.hook.export_model
+        for fmt in ("markdown", "html"):
+            text = hook(model=doc, format=fmt, request=request)
+            assert text is None or (isinstance(text, str) and text.strip()), f"{fmt} export is not text"
+        assert hook(model={"kind": "__another_kind__"}, format="python", request=request) is None
+        formats = tuple(f for f in ("python", "sql") if hook(model=doc, format=f, request=ExportRequest(f, inputs)))
+        if self._implements(registry, "load_model"):
+            formats += ("json",)
+        assert formats, "export_model writes neither python nor sql, and the plugin has no load_model"
+        try:
+            columns = raw_columns(self._spec().data, problem, "train")
+        except Exception as exc:  # a hand-made problem (``problem`` overridden) has no raw table
+            import pytest
+
+            pytest.skip(f"the problem's raw columns cannot be read again ({exc}); override problem() "
+                        "only when the spec's data section cannot describe it")
+        checked = check_exports(result.model, inputs, columns, problem.X, registry, formats)
+        assert checked and all(n == problem.n_samples for n in checked.values()), checked
 
     def test_sweep_defaults_are_well_formed(self) -> None:
         registry = self._registry()

@@ -2,6 +2,7 @@
 
 from glasswork import hookimpl
 from glasswork.plugins.corels.views import monitor_panels, render_model  # noqa: F401  (hook implementations)
+from glasswork.plugins.corels.export import export_model, load_model  # noqa: F401  (hook implementations)
 from glasswork.plugins.corels.model import Rule, RuleList
 from glasswork.plugins.corels.solver import CorelsSolver
 from glasswork.plugins.corels.spec import CorelsSpec

@@ -10,6 +10,7 @@ from typing import Any
 
 from glasswork import hookimpl
 from glasswork.plugins.fasterrisk.views import monitor_panels, render_model  # noqa: F401  (hook implementations)
+from glasswork.plugins.fasterrisk.export import export_model, load_model  # noqa: F401  (hook implementations)
 from glasswork.plugins.fasterrisk.model import ScoreCard
 from glasswork.plugins.fasterrisk.solver import FasterRiskSolver
 from glasswork.plugins.fasterrisk.spec import FasterRiskSpec

@@ -20,6 +20,7 @@ from glasswork.plugins.moss.model import Frontier, RuleSet
 from glasswork.plugins.moss.solver import MossSolver
 from glasswork.plugins.moss.spec import MossSpec
 from glasswork.plugins.moss.views import monitor_panels, render_model, sweep_defaults  # noqa: F401  (hook implementations)
+from glasswork.plugins.moss.export import export_model, load_model  # noqa: F401  (hook implementations)
 
 __all__ = ["Frontier", "MossSolver", "MossSpec", "RuleSet", "RuleSetClassifier", "RuleSetRegressor"]
 

@@ -11,9 +11,10 @@ from collections.abc import Callable
 
 from glasswork import Solver, hookimpl
 from glasswork_greedy.solver import GreedySolver
+from glasswork_greedy.export import export_model, load_model
 from glasswork_greedy.views import monitor_panels, render_model
 
-__all__ = ["monitor_panels", "register_solvers", "render_model"]
+__all__ = ["export_model", "load_model", "monitor_panels", "register_solvers", "render_model"]
 
 
 @hookimpl

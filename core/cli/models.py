@@ -1,0 +1,58 @@
+"""``glasswork export`` and ``glasswork report``: a recorded run's model as code, SQL, a document,
+a table, or a model card people can read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from glasswork.cli import DB_OPTION, EXIT_INVALID, cli, fail
+from glasswork.cli.runs import _resolve, _store
+FORMATS = ("python", "sql", "json", "markdown")  # glasswork.export.FORMATS, without importing it
+
+
+@cli.command("export")
+@click.argument("run_ref", metavar="RUN")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), required=True,
+              help="python: a self-contained module with predict(row) and predict_proba(row); sql: a "
+                   "query with one CASE expression per output over the raw table; json: the "
+                   "glasswork.model document (glasswork.load_model reads it); markdown: a table.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write to this file (default: stdout).")
+@click.option("--table", default="data", show_default=True, help="The raw table the SQL reads.")
+@DB_OPTION
+def export(run_ref: str, fmt: str, output: Path | None, table: str, db: str | None) -> None:
+    """Export the model of RUN (an id prefix or 'latest') to run outside glasswork."""
+    from glasswork.export import ExportError, export_run
+
+    store = _store(db)
+    [run_id] = _resolve(store, (run_ref,))
+    try:
+        text = export_run(store.details(run_id), fmt, table=table)
+    except ExportError as exc:
+        fail(f"cannot export run {run_id[:12]}: {exc}", EXIT_INVALID)
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    output.write_text(text, encoding="utf-8")
+    click.echo(f"wrote {output} ({fmt})", err=True)
+
+
+@cli.command("report")
+@click.argument("run_ref", metavar="RUN")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="The HTML file (default: <name>-<run id>.html).")
+@DB_OPTION
+def report(run_ref: str, output: Path | None, db: str | None) -> None:
+    """Write the model card of RUN: one self-contained HTML file (no network, no script)."""
+    from glasswork.export import ExportError
+    from glasswork.report import write_report
+
+    store = _store(db)
+    [run_id] = _resolve(store, (run_ref,))
+    try:
+        path = write_report(store, run_id, output)
+    except ExportError as exc:
+        fail(f"cannot report run {run_id[:12]}: {exc}", EXIT_INVALID)
+    click.echo(f"wrote {path} ({path.stat().st_size:,} bytes)", err=True)

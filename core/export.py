@@ -1,0 +1,466 @@
+"""Models leave the workbench: a model's inputs over the raw columns, and the export formats.
+
+A solver's model reads the columns of the ``Problem`` it was trained on, which are often made
+by the data layer: thresholds (``age<=25``), one-hot encodings (``sex:Male``), CORELS
+antecedents (``sex:Male,priors:>3``). ``ModelInputs`` records how each of those columns comes
+from the raw table, as conditions on raw columns, so a model can be written as Python or SQL
+that runs on the table the model was trained from. The run store keeps it with every run.
+
+Formats: ``python``, ``sql`` and ``markdown`` come from the model's plugin through the
+``export_model`` hook (also ``html``, the report's drawing of the model); ``json`` is the
+versioned ``glasswork.model`` document (its JSON Schema is ``specs/glasswork.model.schema.json``)
+that ``load_model`` reads back through the plugin's ``load_model`` hook.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from glasswork._version import __version__
+
+if TYPE_CHECKING:
+    from glasswork.data import Problem
+    from glasswork.registry import Registry
+
+FORMATS = ("python", "sql", "json", "markdown")
+DOCUMENT = "glasswork.model"
+DOCUMENT_VERSION = 1
+Op = Literal["==", "!=", "<=", ">"]
+
+
+class ExportError(ValueError):
+    """A model that cannot be exported as asked; the message says why and what to do."""
+
+
+# -- the inputs of a model -------------------------------------------------------------------------
+
+
+class Condition(BaseModel):
+    """``column op value`` on a raw column; ``<=`` and ``>`` compare the column as float64."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    column: str = Field(description="The raw column.")
+    op: Op = Field(description="==, != (equality with the value), <=, > (numeric threshold).")
+    value: str | int | float | bool = Field(description="The category, or the threshold.")
+
+    def holds(self, values: np.ndarray) -> np.ndarray:
+        if self.op in ("<=", ">"):
+            numbers = np.asarray(values, dtype=np.float64)
+            return numbers <= self.value if self.op == "<=" else numbers > self.value
+        equal = np.asarray(values == self.value, dtype=bool)
+        return equal if self.op == "==" else ~equal
+
+    def sql(self) -> str:
+        op = {"==": "=", "!=": "<>"}.get(self.op, self.op)
+        column = sql_name(self.column)
+        if self.op in ("<=", ">"):
+            return f"CAST({column} AS DOUBLE PRECISION) {op} {sql_literal(float(self.value))}"
+        return f"{column} {op} {sql_literal(self.value)}"
+
+    def python(self, row: str = "row") -> str:
+        column = f"{row}[{self.column!r}]"
+        if self.op in ("<=", ">"):
+            return f"float({column}) {self.op} {float(self.value)!r}"
+        return f"{column} {self.op} {self.value!r}"
+
+
+class Feature(BaseModel):
+    """One column of the model's matrix: a raw column as it is (``column``), or 1 where every
+    condition holds and 0 elsewhere (``all``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str
+    column: str | None = Field(None, description="A raw numeric column used as it is.")
+    all: list[Condition] | None = Field(None, description="1 where all these conditions hold, else 0.")
+
+
+class ModelInputs(BaseModel):
+    """How every column of the training matrix is computed from the raw table."""
+
+    model_config = ConfigDict(extra="forbid")
+    source: str = Field(description="The data source the raw columns come from.")
+    features: list[Feature]
+
+    @classmethod
+    def of_problem(cls, problem: Problem) -> ModelInputs:
+        """The inputs of a problem from the data layer: its binarizer, its CORELS antecedents,
+        or (neither) its raw numeric columns."""
+        binarizer = problem.extras.get("binarizer")
+        if binarizer is not None:
+            made = {name: Feature(name=name, all=[Condition(column=c, op=op, value=_plain(v))])
+                    for name, c, op, v in binarizer.conditions()}
+            missing = [n for n in problem.feature_names if n not in made]
+            if missing:
+                raise ExportError(f"the binarizer does not describe feature(s) {', '.join(missing[:5])}")
+            features = [made[n] for n in problem.feature_names]
+        elif problem.source.lower().endswith(".out"):
+            features = [Feature(name=n, all=[_item(i) for i in n.split(",")]) for n in problem.feature_names]
+        else:
+            features = [Feature(name=n, column=n) for n in problem.feature_names]
+        return cls(source=problem.source, features=features)
+
+    def index(self, name: str) -> int:
+        for j, feature in enumerate(self.features):
+            if feature.name == name:
+                return j
+        raise ExportError(f"the model uses feature {name!r}, which its inputs do not describe")
+
+    @property
+    def columns(self) -> list[str]:
+        """The raw columns the features read, in first-use order."""
+        seen: dict[str, None] = {}
+        for f in self.features:
+            for c in [f.column] if f.column else [c.column for c in f.all or []]:
+                seen.setdefault(c, None)
+        return list(seen)
+
+    # -- expressions of one feature (``test``: the feature equals ``value``) ----------------------
+
+    def sql_value(self, j: int) -> str:
+        f = self.features[j]
+        return sql_name(f.column) if f.column else f"(CASE WHEN {self.sql_test(j)} THEN 1 ELSE 0 END)"
+
+    def sql_test(self, j: int, value: float = 1) -> str:
+        f = self.features[j]
+        if f.column:
+            return f"{sql_name(f.column)} = {sql_literal(value)}"
+        text = " AND ".join(c.sql() for c in f.all or []) or "1 = 1"
+        text = f"({text})"
+        return text if value == 1 else (f"NOT {text}" if value == 0 else "1 = 0")
+
+    def python_value(self, j: int, row: str = "row") -> str:
+        f = self.features[j]
+        return f"float({row}[{f.column!r}])" if f.column else f"(1.0 if {self.python_test(j, row=row)} else 0.0)"
+
+    def python_test(self, j: int, value: float = 1, row: str = "row") -> str:
+        f = self.features[j]
+        if f.column:
+            return f"float({row}[{f.column!r}]) == {float(value)!r}"
+        text = "(" + (" and ".join(c.python(row) for c in f.all or []) or "True") + ")"
+        return text if value == 1 else (f"(not {text})" if value == 0 else "False")
+
+    def matrix(self, columns: Mapping[str, Any]) -> np.ndarray:
+        """The model's feature matrix computed from raw columns (a mapping name -> values)."""
+        absent = [c for c in self.columns if c not in columns]
+        if absent:
+            raise ExportError(f"the raw data lack column(s) {', '.join(map(repr, absent))}")
+        n = len(np.asarray(columns[self.columns[0]])) if self.columns else 0
+        X = np.empty((n, len(self.features)), dtype=np.float64)
+        for j, f in enumerate(self.features):
+            if f.column:
+                X[:, j] = np.asarray(columns[f.column], dtype=np.float64)
+            else:
+                hit = np.ones(n, dtype=bool)
+                for c in f.all or []:
+                    hit &= c.holds(np.asarray(columns[c.column]))
+                X[:, j] = hit
+        return X
+
+
+def _item(text: str) -> Condition:
+    """A CORELS item ``attribute:value`` (``attribute:not-value``) as a condition on a raw column."""
+    column, sep, value = text.strip("{}").partition(":")
+    if not sep:
+        return Condition(column=column, op="==", value=1)
+    if value.startswith("not-"):
+        return Condition(column=column, op="!=", value=value[4:])
+    return Condition(column=column, op="==", value=value)
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+# -- literals --------------------------------------------------------------------------------------
+
+
+def sql_name(name: str) -> str:
+    """An ANSI quoted identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def sql_literal(value: Any) -> str:
+    """An ANSI literal; a float is written so DuckDB and SQLite read back the same double."""
+    if isinstance(value, (bool, np.bool_)):
+        return "1" if value else "0"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(value):
+            raise ExportError(f"{value!r} has no SQL literal")
+        text = repr(float(value))
+        return text if "e" in text else f"{text}e0"  # exponent form: DOUBLE, never DECIMAL
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+# -- what an exporter is given ---------------------------------------------------------------------
+
+
+@dataclass
+class ExportRequest:
+    """What the ``export_model`` hook receives besides the model: its inputs (``None`` for runs
+    recorded before inputs were kept), the table name the SQL reads, and the run it comes from."""
+
+    format: str
+    inputs: ModelInputs | None = None
+    table: str = "data"
+    run: dict[str, Any] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)  # the result's stats (the report's drawings)
+
+    def need_inputs(self) -> ModelInputs:
+        """The inputs, or the error saying the run does not have them."""
+        if self.inputs is None:
+            raise ExportError(
+                f"run {str(self.run.get('run_id', '?'))[:12]} does not record how its features come from the raw "
+                f"columns (it was recorded before glasswork kept a model's inputs), so it cannot be exported as "
+                f"{self.format}; run its spec again, or export it as json or markdown")
+        return self.inputs
+
+    def header(self, comment: str) -> str:
+        """A comment block naming the run, for the top of an exported file."""
+        lines = [f"Exported by glasswork {__version__} from run {self.run.get('run_id', '?')}"
+                 f" ({self.run.get('name', '?')}, solver {self.run.get('solver', '?')})."]
+        if self.run.get("spec_hash"):
+            lines.append(f"spec {self.run['spec_hash'][:16]}, data {str(self.run.get('data_fingerprint'))[:16]}")
+        if self.inputs is not None:
+            where = (f"the columns the antecedents of {self.inputs.source} name" if self.inputs.source.endswith(".out")
+                     else f"the raw columns of {self.inputs.source}")
+            lines.append(f"Reads {where}: {', '.join(self.inputs.columns)}")
+        return "\n".join(f"{comment} {line}" for line in lines)
+
+
+# -- the json document ------------------------------------------------------------------------------
+
+
+class ModelDocument(BaseModel):
+    """A model as ``glasswork export --format json`` writes it (the ``glasswork.model`` schema)."""
+
+    model_config = ConfigDict(extra="forbid", title="glasswork model document")
+    format: Literal["glasswork.model"] = Field(DOCUMENT, description="Always 'glasswork.model'.")
+    version: Literal[1] = Field(DOCUMENT_VERSION, description="The document's schema version.")
+    kind: str = Field(description="The model's kind (its to_dict()['kind']): the plugin that reads it.")
+    model: dict[str, Any] = Field(description="The model as its plugin's to_dict() writes it; 'kind' inside.")
+    inputs: ModelInputs | None = Field(
+        None, description="How each column of the model's matrix comes from the raw columns; null "
+        "for runs recorded before glasswork kept it.")
+    run: dict[str, Any] = Field(default_factory=dict, description="run_id, name, solver, solver_version, "
+                                "spec_hash, data_fingerprint, spec: where the model comes from.")
+    certificate: dict[str, Any] = Field(default_factory=dict,
+                                        description="status, objective, lower_bound, gap.")
+    metrics: dict[str, Any] = Field(default_factory=dict, description="Training and test metrics.")
+
+
+def model_schema() -> dict[str, Any]:
+    """The JSON Schema of the model document (``specs/glasswork.model.schema.json``)."""
+    schema = ModelDocument.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return schema
+
+
+def run_summary(details: dict[str, Any]) -> dict[str, Any]:
+    """Where a model comes from, from a stored run (``RunStore.details``)."""
+    keys = ("run_id", "name", "solver", "solver_version", "spec_hash", "data_fingerprint", "spec")
+    return {k: details.get(k) for k in keys}
+
+
+def document(details: dict[str, Any]) -> ModelDocument:
+    """The json document of a stored run's model."""
+    model = _model_of(details)
+    inputs = details.get("inputs")
+    return ModelDocument(
+        kind=str(model.get("kind")), model=model,
+        inputs=None if inputs is None else ModelInputs.model_validate(inputs),
+        run=run_summary(details),
+        certificate={k: details.get(k) for k in ("status", "objective", "lower_bound", "gap")},
+        metrics=details.get("metrics") or {})
+
+
+def _model_of(details: dict[str, Any]) -> dict[str, Any]:
+    model = next((m.get("model") for m in details.get("models") or [] if m.get("model")), None)
+    if model is None:
+        raise ExportError(f"run {str(details.get('run_id'))[:12]} has no model "
+                          f"(state {details.get('state')}{': ' + details['error'] if details.get('error') else ''})")
+    return model
+
+
+def export_run(details: dict[str, Any], fmt: str, *, table: str = "data",
+               registry: Registry | None = None) -> str:
+    """The text of a stored run's model in ``fmt`` (``FORMATS``, or ``html``: the report's drawing)."""
+    if fmt == "json":
+        return document(details).model_dump_json(indent=2) + "\n"
+    doc = document(details)
+    request = ExportRequest(fmt, doc.inputs, table, doc.run, details.get("stats") or {})
+    return export_model(doc.model, request, registry)
+
+
+def export_model(model: dict[str, Any], request: ExportRequest, registry: Registry | None = None) -> str:
+    """Ask the plugins for ``model`` in ``request.format``; an ``ExportError`` when none has it."""
+    registry = registry or _registry()
+    text = registry.pm.hook.export_model(model=model, format=request.format, request=request)
+    if text is None:
+        kind = model.get("kind")
+        raise ExportError(f"no installed plugin exports {kind!r} models as {request.format} (the plugin of "
+                          f"{kind!r} models has no exporter for it; see 'glasswork plugins')")
+    if not isinstance(text, str):
+        raise ExportError(f"the exporter of {model.get('kind')!r} models returned {type(text).__name__}, not text")
+    return text
+
+
+# -- reading a model back ----------------------------------------------------------------------------
+
+
+@dataclass
+class LoadedModel:
+    """A model read back from its json document: the plugin's model object and its inputs.
+
+    ``model`` predicts from the training matrix (``model.predict(X)``); ``predict`` and
+    ``predict_proba`` take the raw columns (a mapping ``name -> values``, such as a DataFrame).
+    """
+
+    model: Any
+    inputs: ModelInputs | None
+    document: ModelDocument
+
+    def matrix(self, columns: Mapping[str, Any]) -> np.ndarray:
+        if self.inputs is None:
+            raise ExportError("this document has no inputs: give the model its feature matrix (.model.predict)")
+        return self.inputs.matrix(columns)
+
+    def predict(self, columns: Mapping[str, Any]) -> np.ndarray:
+        """Class labels (classifiers) or values (regression), from raw columns."""
+        encoded = self.model.predict(self.matrix(columns))
+        classes = getattr(self.model, "classes", None)
+        return encoded if classes is None or getattr(self.model, "task", "") == "regression" else \
+            np.asarray(classes)[encoded]
+
+    def predict_proba(self, columns: Mapping[str, Any]) -> np.ndarray:
+        return self.model.predict_proba(self.matrix(columns))
+
+
+def load_model(source: str | Path | dict[str, Any], registry: Registry | None = None) -> LoadedModel:
+    """Read a ``glasswork.model`` json document (a path, or the parsed document) back into a model."""
+    if isinstance(source, dict):
+        data, where = source, "the document"
+    else:
+        where = str(source)
+        try:
+            data = json.loads(Path(source).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ExportError(f"{where}: cannot read a model document: {exc}") from exc
+    if isinstance(data, dict) and data.get("format") == DOCUMENT and data.get("version") != DOCUMENT_VERSION:
+        raise ExportError(f"{where}: model document version {data.get('version')!r}; this glasswork reads "
+                          f"version {DOCUMENT_VERSION} (upgrade glasswork)")
+    try:
+        doc = ModelDocument.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        path = ".".join(str(p) for p in first["loc"]) or "(top)"
+        raise ExportError(f"{where}: not a glasswork model document: {path}: {first['msg']}") from None
+    registry = registry or _registry()
+    model = registry.pm.hook.load_model(model=doc.model, inputs=doc.inputs)
+    if model is None:
+        raise ExportError(f"{where}: no installed plugin reads {doc.kind!r} models "
+                          f"(install the plugin that made it; see 'glasswork plugins')")
+    return LoadedModel(model, doc.inputs, doc)
+
+
+def _registry() -> Registry:
+    from glasswork.registry import get_registry
+
+    return get_registry()
+
+
+# -- helpers exporters share -------------------------------------------------------------------------
+
+
+def sql_select(request: ExportRequest, outputs: list[tuple[str, str]]) -> str:
+    """``SELECT *, <expr> AS <name>, ... FROM <table>``: every output one CASE expression."""
+    body = ",\n".join(f"  {expr} AS {sql_name(name)}" for name, expr in outputs)
+    return f"{request.header('--')}\nSELECT *,\n{body}\nFROM {sql_name(request.table)}\n"
+
+
+def sql_case(branches: list[tuple[str, str]], default: str, indent: str = "    ", subject: str = "") -> str:
+    """``CASE WHEN c THEN v ... ELSE d END`` over ``(condition, value)`` branches; with ``subject``
+    the simple form ``CASE subject WHEN value THEN ...``."""
+    whens = "".join(f"\n{indent}WHEN {c} THEN {v}" for c, v in branches)
+    return f"CASE{' ' + subject if subject else ''}{whens}\n{indent}ELSE {default}\n  END"
+
+
+def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
+    """A GitHub-flavoured Markdown table (pipes in cells escaped)."""
+    def cell(v: Any) -> str:
+        return str(v).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(map(cell, header)) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(map(cell, r)) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def python_module(request: ExportRequest, doc: str, body: str) -> str:
+    """A self-contained Python module: header, docstring, the exporter's code (no glasswork import)."""
+    imports = "import math\n\n" if "math." in body else ""
+    return f'{request.header("#")}\n"""{doc}"""\n\n{imports}{body.strip()}\n'
+
+
+def decision_list_python(request: ExportRequest, doc: str, tests: list[str], labels: list[Any],
+                         probas: list[list[float]], classes: list[Any]) -> str:
+    """An ordered list of rules as Python: the first rule whose test (a Python expression over
+    ``row``) holds decides; ``labels`` and ``probas`` have one entry per rule and the default."""
+    branches = "".join(f"    if {t}:\n        return {i}\n" for i, t in enumerate(tests))
+    body = f"""CLASSES = {classes!r}
+LABELS = {labels!r}
+PROBA = {probas!r}
+
+
+def rule_of(row):
+    \"\"\"The index of the rule that decides ``row`` (len(LABELS) - 1: the default).\"\"\"
+{branches}    return {len(tests)}
+
+
+def predict(row):
+    \"\"\"The predicted label of ``row``, a mapping of raw column names to values.\"\"\"
+    return LABELS[rule_of(row)]
+
+
+def predict_proba(row):
+    \"\"\"The class probabilities of ``row`` (in CLASSES order): the training class mix of its rule.\"\"\"
+    return list(PROBA[rule_of(row)])
+"""
+    return python_module(request, doc, body)
+
+
+def decision_list_sql(request: ExportRequest, tests: list[str], labels: list[Any],
+                      probas: list[list[float]], classes: list[Any]) -> str:
+    """An ordered list of rules as SQL: ``prediction`` and ``p_<class>``, each one CASE expression."""
+    outputs = [("prediction", sql_case([(t, sql_literal(v)) for t, v in zip(tests, labels)], sql_literal(labels[-1])))]
+    for k, c in enumerate(classes):
+        outputs.append((f"p_{c}", sql_case([(t, sql_literal(float(p[k]))) for t, p in zip(tests, probas)],
+                                           sql_literal(float(probas[-1][k])))))
+    return sql_select(request, outputs)
+
+
+SUFFIX = {"python": ".py", "sql": ".sql", "json": ".json", "markdown": ".md", "html": ".html"}
+
+
+def default_path(details: dict[str, Any], fmt: str, folder: str | Path = ".") -> Path:
+    """``<name>-<run id>.<ext>`` in ``folder``: where a run's export goes when no file is named."""
+    name = "".join(c if c.isalnum() or c in "-_" else "-" for c in str(details.get("name") or "model")).strip("-")
+    return Path(folder) / f"{name or 'model'}-{str(details.get('run_id'))[:8]}{SUFFIX[fmt]}"
+
+
+def write_export(store: Any, run_id: str, fmt: str, path: str | Path | None = None, *,
+                 table: str = "data", registry: Registry | None = None) -> Path:
+    """Export a stored run's model to ``path`` (default: ``default_path``); returns the path."""
+    details = store.details(run_id)
+    text = export_run(details, fmt, table=table, registry=registry)
+    out = Path(path) if path is not None else default_path(details, fmt)
+    out.write_text(text, encoding="utf-8")
+    return out

@@ -1,0 +1,316 @@
+"""The model card: one self-contained HTML file that shows a run's model to people.
+
+No network and no script: the charts are inline SVG drawn here (``line_chart``,
+``scatter_chart``, ``stacked_bar``), which plugins also use to draw their models in the
+``export_model`` hook's ``html`` format. The card holds the model as people draw it (from its
+plugin), the certificate in plain words, training and test metrics, the calibration and ROC
+curves (the data are loaded again from the stored spec and checked against the run's data
+fingerprint), the search's bound trajectory (from the run's events) and the spec and data
+fingerprint that reproduce it.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from glasswork._version import __version__
+
+if TYPE_CHECKING:
+    from glasswork.registry import Registry
+
+PALETTE = ("#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377", "#bbbbbb")
+W, H = 360, 240  # chart size in px
+L, R, T, B = 56, 28, 12, 36  # margins
+
+
+def esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _fmt(v: float) -> str:
+    """A tick label short enough for the margin: ``11,810``, ``0.25``, ``1e-05``."""
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
+
+
+# -- charts -----------------------------------------------------------------------------------------
+
+
+def stacked_bar(counts: Sequence[float], fraction: float = 1.0, width: int = 160, height: int = 12) -> str:
+    """A bar ``fraction`` of ``width`` long, split in the colours of the classes by ``counts``."""
+    total = float(sum(counts))
+    out, x = [], 0.0
+    for k, c in enumerate(counts):
+        w = 0.0 if total <= 0 else width * max(fraction, 0.0) * c / total
+        if w > 0:
+            out.append(f'<rect x="{x:.1f}" width="{w:.1f}" height="{height}" fill="{PALETTE[k % len(PALETTE)]}">'
+                       f"<title>{c:g}</title></rect>")
+        x += w
+    return f'<svg width="{width}" height="{height}" role="img">{"".join(out)}</svg>'
+
+
+def class_legend(classes: Sequence[Any]) -> str:
+    """Coloured squares naming the classes, in ``stacked_bar``'s colours."""
+    return " ".join(f'<span class=key style="background:{PALETTE[k % len(PALETTE)]}"></span>{esc(c)}'
+                    for k, c in enumerate(classes))
+
+
+class _Axes:
+    """Linear maps from data to the chart's pixels, with the frame and ticks."""
+
+    def __init__(self, xs: Sequence[float], ys: Sequence[float], xlim: tuple[float, float] | None,
+                 ylim: tuple[float, float] | None) -> None:
+        self.x0, self.x1 = xlim or _limits(xs)
+        self.y0, self.y1 = ylim or _limits(ys)
+
+    def px(self, x: float) -> float:
+        return L + (x - self.x0) / (self.x1 - self.x0) * (W - L - R)
+
+    def py(self, y: float) -> float:
+        return H - B - (y - self.y0) / (self.y1 - self.y0) * (H - T - B)
+
+    def frame(self, xlabel: str, ylabel: str) -> str:
+        parts = [f'<rect x="{L}" y="{T}" width="{W - L - R}" height="{H - T - B}" fill="none" stroke="#999"/>']
+        for k in range(5):
+            x = self.x0 + k * (self.x1 - self.x0) / 4
+            y = self.y0 + k * (self.y1 - self.y0) / 4
+            parts.append(f'<text x="{self.px(x):.1f}" y="{H - B + 14}" text-anchor="middle">{_fmt(x)}</text>')
+            parts.append(f'<text x="{L - 4}" y="{self.py(y) + 4:.1f}" text-anchor="end">{_fmt(y)}</text>')
+        parts.append(f'<text x="{(L + W - R) / 2}" y="{H - 4}" text-anchor="middle">{esc(xlabel)}</text>')
+        parts.append(f'<text x="12" y="{(T + H - B) / 2}" text-anchor="middle" '
+                     f'transform="rotate(-90 12 {(T + H - B) / 2})">{esc(ylabel)}</text>')
+        return "".join(parts)
+
+
+def _limits(values: Sequence[float]) -> tuple[float, float]:
+    finite = [v for v in values if v is not None and math.isfinite(v)]
+    if not finite:
+        return 0.0, 1.0
+    lo, hi = min(finite), max(finite)
+    if hi - lo < 1e-12:
+        return lo - 0.5, hi + 0.5
+    pad = 0.04 * (hi - lo)
+    return lo - pad, hi + pad
+
+
+def _svg(body: str, title: str) -> str:
+    return (f'<svg class=chart viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img">'
+            f"<title>{esc(title)}</title>{body}</svg>")
+
+
+def line_chart(series: Sequence[tuple[str, Sequence[float], Sequence[float]]], *, xlabel: str, ylabel: str,
+               xlim: tuple[float, float] | None = None, ylim: tuple[float, float] | None = None,
+               dots: bool = False, diagonal: bool = False, step: bool = False) -> str:
+    """Lines ``(label, xs, ys)`` on shared axes (``step``: held until the next point, as bounds are)."""
+    xs = [x for _, sx, _ in series for x in sx]
+    ys = [y for _, _, sy in series for y in sy]
+    ax = _Axes(xs, ys, xlim, ylim)
+    parts = [ax.frame(xlabel, ylabel)]
+    if diagonal:
+        parts.append(f'<line x1="{ax.px(ax.x0):.1f}" y1="{ax.py(ax.y0):.1f}" x2="{ax.px(ax.x1):.1f}" '
+                     f'y2="{ax.py(ax.y1):.1f}" stroke="#bbb" stroke-dasharray="4 3"/>')
+    for k, (label, sx, sy) in enumerate(series):
+        color = PALETTE[k % len(PALETTE)]
+        points = [(x, y) for x, y in zip(sx, sy) if y is not None and math.isfinite(y)]
+        if step:
+            points = [p for i, (x, y) in enumerate(points) for p in ([(x, points[i - 1][1])] if i else []) + [(x, y)]]
+        path = " ".join(f"{ax.px(x):.1f},{ax.py(y):.1f}" for x, y in points)
+        parts.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"/>')
+        if dots:
+            parts += [f'<circle cx="{ax.px(x):.1f}" cy="{ax.py(y):.1f}" r="3" fill="{color}"/>' for x, y in points]
+        if len(series) > 1:
+            parts.append(f'<text x="{L + 8}" y="{T + 14 + 14 * k}" fill="{color}">{esc(label)}</text>')
+    return _svg("".join(parts), f"{ylabel} by {xlabel}")
+
+
+def scatter_chart(points: Sequence[tuple[float, float]], ringed: Sequence[tuple[float, float]] = (), *,
+                  xlabel: str, ylabel: str) -> str:
+    """Points, the ``ringed`` ones circled (a model's place among others)."""
+    ax = _Axes([p[0] for p in points], [p[1] for p in points], None, None)
+    parts = [ax.frame(xlabel, ylabel)]
+    parts += [f'<circle cx="{ax.px(x):.1f}" cy="{ax.py(y):.1f}" r="3" fill="{PALETTE[0]}"/>' for x, y in points]
+    parts += [f'<circle cx="{ax.px(x):.1f}" cy="{ax.py(y):.1f}" r="7" fill="none" stroke="{PALETTE[1]}" '
+              f'stroke-width="2"/>' for x, y in ringed]
+    return _svg("".join(parts), f"{ylabel} by {xlabel}")
+
+
+# -- what the card says ----------------------------------------------------------------------------------
+
+
+def certificate_words(details: dict[str, Any]) -> str:
+    """The certificate in plain words."""
+    status, objective, bound, gap = (details.get(k) for k in ("status", "objective", "lower_bound", "gap"))
+    figures = f"objective {_num(objective)}, lower bound {_num(bound)}"
+    if status == "optimal":
+        return (f"<b>Proven optimal.</b> No model of this kind scores better on the training objective "
+                f"({figures}).")
+    if gap is not None and math.isfinite(gap):
+        return (f"<b>At most {100 * gap:.3g} % worse than the best possible</b> on the training objective: the "
+                f"search stopped ({esc(status)}) before closing the gap ({figures}).")
+    return (f"<b>No guarantee.</b> The search ended with status {esc(status)} and proved no bound "
+            f"(objective {_num(objective)}).")
+
+
+def _num(v: Any) -> str:
+    return "-" if v is None else f"{v:.6g}" if isinstance(v, float) else esc(v)
+
+
+def bound_trajectory(events: Sequence[dict[str, Any]]) -> str | None:
+    """The best objective and the lower bound against elapsed seconds, from the run's events."""
+    best: list[tuple[float, float]] = []
+    lower: list[tuple[float, float]] = []
+    for e in events:
+        t = e.get("elapsed")
+        if t is None or not math.isfinite(t):
+            continue
+        for key, out in (("objective", best), ("lower_bound", lower)):
+            v = e.get(key)
+            if v is not None and math.isfinite(v):
+                out.append((t, v))
+    if not best and not lower:
+        return None
+    series = [(name, [p[0] for p in pts], [p[1] for p in pts]) for name, pts in
+              (("best objective", best), ("lower bound", lower)) if pts]
+    return line_chart(series, xlabel="seconds", ylabel="objective", step=True)
+
+
+def roc_chart(y: np.ndarray, score: np.ndarray) -> str:
+    from sklearn.metrics import roc_auc_score, roc_curve
+
+    fpr, tpr, _ = roc_curve(y, score)
+    auc = roc_auc_score(y, score)
+    return line_chart([(f"AUC {auc:.3f}", fpr.tolist(), tpr.tolist())], xlabel="false positive rate",
+                      ylabel="true positive rate", xlim=(0, 1), ylim=(0, 1), diagonal=True)
+
+
+def calibration_chart(y: np.ndarray, score: np.ndarray, bins: int = 10) -> str:
+    """Observed positive rate against mean predicted risk, in bins of predicted risk."""
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    which = np.clip(np.searchsorted(edges[1:-1], score, side="right"), 0, bins - 1)
+    xs, ys = [], []
+    for b in range(bins):
+        mask = which == b
+        if mask.any():
+            xs.append(float(score[mask].mean()))
+            ys.append(float(y[mask].mean()))
+    return line_chart([("observed", xs, ys)], xlabel="predicted risk", ylabel="observed rate",
+                      xlim=(0, 1), ylim=(0, 1), dots=True, diagonal=True)
+
+
+def _curves(details: dict[str, Any], registry: Registry) -> str:
+    """ROC and calibration on the test part (else training), from the data loaded again."""
+    from glasswork.data import DataSpec, load_problem
+    from glasswork.export import ModelInputs
+
+    try:
+        spec = DataSpec.model_validate(details["spec"]["data"])
+        base = Path(details["spec_path"]).parent if details.get("spec_path") else Path(".")
+        problem = load_problem(spec, base)
+    except Exception as exc:  # data moved or unreadable: the card says so, the rest still stands
+        return f"<p class=note>The data could not be loaded again ({esc(exc)}), so no ROC or calibration curve.</p>"
+    if problem.fingerprint() != details.get("data_fingerprint"):
+        return ("<p class=note>The data differ from those the run used (fingerprint mismatch), so no ROC or "
+                "calibration curve.</p>")
+    inputs = details.get("inputs")
+    model_dict = next(m["model"] for m in details["models"] if m.get("model"))
+    model = registry.pm.hook.load_model(model=model_dict,
+                                        inputs=None if inputs is None else ModelInputs.model_validate(inputs))
+    part, X, y = ("test", problem.X_test, problem.y_test) if problem.has_test else ("training", problem.X, problem.y)
+    if model is None or not hasattr(model, "predict_proba") or problem.task != "binary":
+        if model is not None and problem.task == "regression":
+            pred = np.asarray(model.predict(X), dtype=np.float64)
+            pts = list(zip(pred.tolist(), np.asarray(y, dtype=np.float64).tolist()))
+            return (f"<h2>Predictions ({part} data)</h2><figure>"
+                    f"{scatter_chart(pts, xlabel='predicted', ylabel='observed')}</figure>")
+        return "<p class=note>ROC and calibration are drawn for binary classifiers only.</p>"
+    score = np.asarray(model.predict_proba(X))[:, 1]
+    return (f"<h2>ROC and calibration ({part} data, {len(y):,} rows)</h2><div class=row>"
+            f"<figure>{roc_chart(np.asarray(y), score)}<figcaption>ROC curve</figcaption></figure>"
+            f"<figure>{calibration_chart(np.asarray(y), score)}<figcaption>calibration (10 bins)</figcaption>"
+            f"</figure></div>")
+
+
+STYLE = """body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;max-width:900px;color:#222}
+h1{font-size:22px;margin:0}h2{font-size:16px;margin:20px 0 6px;border-bottom:1px solid #ddd}
+table{border-collapse:collapse}td,th{padding:2px 8px;text-align:left;vertical-align:middle}
+td.n{text-align:right}.model tr:nth-child(even){background:#f6f6f6}.risk td{text-align:right}
+.row{display:flex;gap:16px;flex-wrap:wrap;align-items:flex-start}figure{margin:0}
+figcaption,.note,.dim{color:#666;font-size:12px}svg text{font-size:10px;fill:#444}
+.key{display:inline-block;width:10px;height:10px;margin:0 3px 0 8px}
+pre{background:#f6f6f6;padding:8px;overflow:auto;font-size:12px}"""
+
+
+def _without_nulls(value: Any) -> Any:
+    """The spec without its unset (null) fields: what a person would write to reproduce it."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None and v != [] and v != {}}
+    return value
+
+
+def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]],
+                 registry: Registry | None = None) -> str:
+    """The HTML card of a stored run (``RunStore.details`` and ``RunStore.events``)."""
+    from ruamel.yaml import YAML
+
+    from glasswork.export import ExportError, export_run
+
+    if registry is None:
+        from glasswork.registry import get_registry
+
+        registry = get_registry()
+    model = next((m for m in details.get("models") or [] if m.get("model")), None)
+    if model is None:
+        raise ExportError(f"run {details.get('run_id', '?')[:12]} has no model to report "
+                          f"(state {details.get('state')})")
+    try:
+        drawing = export_run(details, "html", registry=registry)
+    except ExportError:  # a plugin without a drawing: its table, else the model's text
+        try:
+            drawing = f"<pre>{esc(export_run(details, 'markdown', registry=registry))}</pre>"
+        except ExportError:
+            drawing = f"<pre>{esc(model.get('text') or '')}</pre>"
+    metrics = details.get("metrics") or {}
+    names = sorted({k.split("_", 1)[1] for k in metrics if k.startswith(("train_", "test_"))})
+    rows = "".join(f"<tr><td>{esc(n)}</td><td class=n>{_num(metrics.get('train_' + n))}</td>"
+                   f"<td class=n>{_num(metrics.get('test_' + n))}</td></tr>" for n in names)
+    trajectory = bound_trajectory(events)
+    buffer = io.StringIO()
+    yaml = YAML()
+    yaml.default_flow_style = False
+    yaml.dump(_without_nulls(details.get("spec") or {}), buffer)
+    title = f"{details.get('name')}: {model.get('kind', 'model').replace('_', ' ')}"
+    parts = [
+        f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{esc(title)}</title>"
+        f"<style>{STYLE}</style></head><body>",
+        f"<h1>{esc(title)}</h1><p class=dim>run {esc(details.get('run_id'))} · solver {esc(details.get('solver'))} "
+        f"{esc(details.get('solver_version'))} · {esc(str(details.get('started_at'))[:19])} · "
+        f"{details.get('n_train')} training rows, {details.get('n_test')} test rows</p>",
+        f"<h2>Certificate</h2><p>{certificate_words(details)}</p>",
+        f"<h2>Model</h2>{drawing}",
+        f"<h2>Metrics</h2><table><tr><th></th><th>train</th><th>test</th></tr>{rows}</table>" if rows else "",
+        _curves(details, registry),
+        f"<h2>Search</h2><figure>{trajectory}<figcaption>the best objective found (and the lower bound, when the solver "
+        f"proves one) as the search went on</figcaption></figure>" if trajectory else "<h2>Search</h2><p class=note>No bound was reported during "
+        "the search.</p>",
+        f"<h2>Reproduce</h2><p>spec hash <code>{esc(details.get('spec_hash'))}</code><br>data fingerprint "
+        f"<code>{esc(details.get('data_fingerprint'))}</code></p><pre>{esc(buffer.getvalue())}</pre>",
+        f"<p class=dim>glasswork {esc(__version__)}</p></body></html>\n",
+    ]
+    return "".join(parts)
+
+
+def write_report(store: Any, run_id: str, path: str | Path | None = None,
+                 registry: Registry | None = None) -> Path:
+    """Write the HTML card of a stored run to ``path`` (default ``<name>-<run id>.html``)."""
+    from glasswork.export import default_path
+
+    details = store.details(run_id)
+    out = Path(path) if path is not None else default_path(details, "html")
+    out.write_text(build_report(details, store.events(run_id), registry), encoding="utf-8")
+    return out

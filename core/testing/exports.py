@@ -1,0 +1,132 @@
+"""Checking an exported model against the model itself, on the raw rows it was trained from.
+
+The contract (``SolverContract``) and glasswork's own tests use these: run the exported Python
+in a fresh namespace, the exported SQL in DuckDB and in SQLite, and the json document through
+``glasswork.load_model``, each on the raw table, and compare with the model's own predictions
+on the feature matrix: labels bit for bit, probabilities within ``PROBA_TOLERANCE``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from glasswork.data import DataSpec, Problem
+from glasswork.export import ExportRequest, ModelInputs, export_model, load_model
+from glasswork.registry import Registry
+
+PROBA_TOLERANCE = 1e-12
+ROW = "_glasswork_row"
+
+
+def raw_columns(data: DataSpec, problem: Problem, part: str = "test", base_dir: str | Path = ".") -> dict[str, np.ndarray]:
+    """The raw columns of the ``train`` or ``test`` rows of ``problem``, read again from its source.
+
+    A separate test file is read as it is. A CORELS ``.out`` source has no raw columns; its
+    ``.csv`` companion (the categorical table the antecedents were mined from, as the CORELS
+    repository ships it) is read instead.
+    """
+    from glasswork.data.sources import read_table
+
+    separate = part == "test" and data.test is not None
+    source = data.test if separate else data.source
+    if source.lower().endswith(".out"):
+        source = source[:-4] + ".csv"
+    columns = dict(read_table(source, Path(base_dir), data.where).columns)
+    rows = None if separate else (problem.train_index if part == "train" else problem.test_index)
+    return columns if rows is None else {k: v[rows] for k, v in columns.items()}
+
+
+def expected(model: Any, X: np.ndarray) -> tuple[list[Any], np.ndarray | None]:
+    """The model's labels (class values, or numbers for regression) and probabilities on ``X``."""
+    encoded = np.asarray(model.predict(X))
+    if getattr(model, "task", "") == "regression":
+        return encoded.tolist(), None
+    labels = np.asarray(model.classes, dtype=object)[encoded].tolist()
+    return [v.item() if hasattr(v, "item") else v for v in labels], np.asarray(model.predict_proba(X), dtype=np.float64)
+
+
+def _rows(columns: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+    names = list(columns)
+    plain = {k: [v.item() if hasattr(v, "item") else v for v in columns[k].tolist()] for k in names}
+    n = len(plain[names[0]]) if names else 0
+    return [{k: plain[k][i] for k in names} for i in range(n)]
+
+
+def run_python(text: str, columns: dict[str, np.ndarray]) -> tuple[list[Any], np.ndarray | None]:
+    namespace: dict[str, Any] = {"__name__": "exported_model"}
+    exec(compile(text, "<exported model>", "exec"), namespace)  # the exported module, as a user runs it
+    rows = _rows(columns)
+    labels = [namespace["predict"](row) for row in rows]
+    proba = namespace.get("predict_proba")
+    return labels, None if proba is None else np.asarray([proba(row) for row in rows], dtype=np.float64)
+
+
+def run_sql(text: str, columns: dict[str, np.ndarray], engine: str, classes: list[Any] | None
+            ) -> tuple[list[Any], np.ndarray | None]:
+    """Run the exported query on the raw rows in ``duckdb`` or ``sqlite`` (table ``data``)."""
+    rows = _rows(columns)
+    names = list(columns)
+    outputs = ["prediction"] + [f"p_{c}" for c in classes or []]
+    select = ", ".join(f'"{o}"' for o in outputs)
+    query = f"SELECT {select} FROM ({text.rstrip().rstrip(';')}) AS exported ORDER BY \"{ROW}\""
+    if engine == "duckdb":
+        import duckdb
+
+        con = duckdb.connect()
+        con.register("raw", {**{k: np.asarray(columns[k]) for k in names}, ROW: np.arange(len(rows))})
+        con.execute("CREATE TABLE data AS SELECT * FROM raw")
+    else:
+        con = sqlite3.connect(":memory:")
+        con.execute("CREATE TABLE data (" + ", ".join(f'"{k}"' for k in [*names, ROW]) + ")")
+        con.executemany(f"INSERT INTO data VALUES ({', '.join('?' for _ in range(len(names) + 1))})",
+                        [[row[k] for k in names] + [i] for i, row in enumerate(rows)])
+    result = con.execute(query).fetchall()
+    con.close()
+    labels = [r[0] for r in result]
+    return labels, (np.asarray([r[1:] for r in result], dtype=np.float64) if classes else None)
+
+
+def check_exports(model: Any, inputs: ModelInputs, columns: dict[str, np.ndarray], X: np.ndarray,
+                  registry: Registry, formats: tuple[str, ...] = ("python", "sql", "json")) -> dict[str, int]:
+    """Export ``model`` in each format, predict the raw ``columns`` and compare with the model on
+    ``X`` (the same rows as its matrix); raises ``AssertionError`` naming the first difference.
+    Returns the number of rows checked per format."""
+    want_labels, want_proba = expected(model, X)
+    doc = model.to_dict()
+    classes = None if want_proba is None else [v.item() if hasattr(v, "item") else v for v in model.classes]
+    request = ExportRequest("python", inputs, "data", {"run_id": "contract", "name": "contract"})
+    checked = {}
+    for fmt in formats:
+        results: list[tuple[str, tuple[list[Any], np.ndarray | None]]] = []
+        if fmt == "python":
+            request.format = fmt
+            results.append((fmt, run_python(export_model(doc, request, registry), columns)))
+        elif fmt == "sql":
+            request.format = fmt
+            text = export_model(doc, request, registry)
+            results += [(f"sql/{e}", run_sql(text, columns, e, classes)) for e in ("duckdb", "sqlite")]
+        elif fmt == "json":
+            document = {"format": "glasswork.model", "version": 1, "kind": doc["kind"], "model": doc,
+                        "inputs": inputs.model_dump(mode="json")}
+            loaded = load_model(document, registry)
+            got = loaded.predict(columns)
+            labels = [v.item() if hasattr(v, "item") else v for v in np.asarray(got, dtype=object).tolist()]
+            results.append((fmt, (labels, None if want_proba is None else np.asarray(loaded.predict_proba(columns)))))
+        for name, (labels, proba) in results:
+            assert len(labels) == len(want_labels), f"{name}: {len(labels)} predictions for {len(want_labels)} rows"
+            bad = [i for i, (a, b) in enumerate(zip(labels, want_labels)) if a != b or type(a) is not type(b)
+                   and not (isinstance(a, (int, float)) and isinstance(b, (int, float)))]
+            assert not bad, f"{name}: row {bad[0]} predicts {labels[bad[0]]!r}, the model {want_labels[bad[0]]!r}"
+            if want_proba is not None:
+                assert proba is not None, f"{name}: no probabilities"
+                worst = float(np.max(np.abs(proba - want_proba))) if proba.size else 0.0
+                assert worst <= PROBA_TOLERANCE, f"{name}: probabilities differ by up to {worst:.3g}"
+            checked[name] = len(labels)
+    return checked
+
+
+__all__ = ["PROBA_TOLERANCE", "check_exports", "expected", "raw_columns", "run_python", "run_sql"]

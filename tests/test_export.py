@@ -1,0 +1,253 @@
+"""Every built-in solver's model exported to python, sql (DuckDB and SQLite), json and markdown,
+from the run store, and checked on the raw test rows against the model itself: labels bit for
+bit, probabilities within 1e-12. Also: old runs without inputs, a kind no plugin exports, the
+json document's schema, and the CLI commands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from glasswork.cli import cli
+from glasswork.export import (DOCUMENT_VERSION, ExportError, ModelInputs, export_run, load_model, model_schema,
+                              sql_literal)
+from glasswork.launch import Launch
+from glasswork.registry import get_registry
+from glasswork.store import RunStore
+from glasswork.testing.exports import expected, raw_columns, run_python, run_sql
+
+from export_fixtures import CASES, ROOT, runs  # noqa: F401  (the module-scoped fixture)
+
+
+def _test_part(outcome: object, launch: Launch) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    problem = outcome.problem  # type: ignore[attr-defined]
+    data = launch.loaded.spec.data
+    return raw_columns(data, problem, "test", launch.loaded.base_dir), problem.X_test
+
+
+def _same(got: tuple[list, np.ndarray | None], want: tuple[list, np.ndarray | None], what: str) -> None:
+    labels, proba = got
+    want_labels, want_proba = want
+    assert labels == want_labels, f"{what}: labels differ"
+    assert all(type(a) is type(b) or isinstance(a, (int, float)) and isinstance(b, (int, float))
+               for a, b in zip(labels, want_labels))
+    if want_proba is not None:
+        assert proba is not None and proba.shape == want_proba.shape
+        assert np.max(np.abs(proba - want_proba)) <= 1e-12, what
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("fmt", ["python", "sql", "json", "markdown"])
+def test_export_reproduces_the_model_on_the_raw_test_rows(runs: dict, case: str, fmt: str, tmp_path: Path) -> None:
+    outcome, details, launch = runs[case]
+    model = outcome.result.model
+    columns, X_test = _test_part(outcome, launch)
+    want = expected(model, X_test)
+    assert len(want[0]) == details["n_test"] > 0
+    text = export_run(details, fmt)
+    if fmt == "python":
+        assert "glasswork" not in text.split('"""', 2)[2]  # self-contained: no glasswork import
+        _same(run_python(text, columns), want, "python")
+    elif fmt == "sql":
+        classes = None if want[1] is None else [c.item() if hasattr(c, "item") else c for c in model.classes]
+        for engine in ("duckdb", "sqlite"):
+            _same(run_sql(text, columns, engine, classes), want, f"sql/{engine}")
+    elif fmt == "json":
+        import glasswork
+
+        path = tmp_path / "model.json"
+        path.write_text(text)
+        loaded = glasswork.load_model(path)
+        assert loaded.document.run["run_id"] == details["run_id"]
+        labels = [v.item() if hasattr(v, "item") else v for v in np.asarray(loaded.predict(columns), dtype=object)]
+        proba = None if want[1] is None else np.asarray(loaded.predict_proba(columns))
+        _same((labels, proba), want, "json")
+    else:
+        lines = text.strip().splitlines()
+        assert lines[0].startswith("| #") and set(lines[1]) <= {"|", "-"}
+        names = ([r.get("antecedent") or r.get("text") for r in details["models"][0]["model"].get("rules", [])]
+                 or details["models"][0]["model"].get("features"))
+        assert names and all(str(n) in text for n in names)
+
+
+def test_the_compas_rule_list_reads_raw_categories(runs: dict) -> None:
+    text = export_run(runs["corels_compas"][1], "sql")
+    assert '"sex" = \'Male\'' in text and '"priors" = \'>3\'' in text and text.count("CASE") == 3
+
+
+def test_thresholds_and_negations_are_written_over_raw_columns(runs: dict) -> None:
+    details = runs["corels_breast_cancer"][1]
+    inputs = ModelInputs.model_validate(details["inputs"])
+    ops = {c.op for f in inputs.features for c in f.all or []}
+    assert ops == {"<="}  # thresholds (CORELS mines their negations as items of value 0)
+    assert set(inputs.columns) <= set(raw_columns(runs["corels_breast_cancer"][2].loaded.spec.data,
+                                                  runs["corels_breast_cancer"][0].problem, "train"))
+
+
+def test_inputs_agree_with_the_binarizer_on_every_row(runs: dict) -> None:
+    for case in ("corels_breast_cancer", "fasterrisk_breast_cancer"):
+        outcome, details, launch = runs[case]
+        inputs = ModelInputs.model_validate(details["inputs"])
+        columns, X_test = _test_part(outcome, launch)
+        assert np.array_equal(inputs.matrix(columns), X_test)
+
+
+def test_a_run_without_inputs_says_what_is_missing(runs: dict) -> None:
+    details = dict(runs["corels_compas"][1], inputs=None)
+    for fmt in ("python", "sql"):
+        with pytest.raises(ExportError, match="recorded before glasswork kept a model's inputs"):
+            export_run(details, fmt)
+    assert export_run(details, "markdown").startswith("| #")  # what needs no inputs still works
+    assert json.loads(export_run(details, "json"))["inputs"] is None
+
+
+def test_a_kind_no_plugin_exports_is_named() -> None:
+    details = {"run_id": "x" * 32, "name": "n", "models": [{"model": {"kind": "mystery_tree"}}]}
+    with pytest.raises(ExportError, match="no installed plugin exports 'mystery_tree' models as sql"):
+        export_run(details, "sql")
+    with pytest.raises(ExportError, match="no installed plugin reads 'mystery_tree'"):
+        load_model({"format": "glasswork.model", "version": 1, "kind": "mystery_tree", "model": {"kind": "mystery_tree"}})
+
+
+def test_load_model_rejects_other_documents(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "glasswork.model", "version": 99, "kind": "rule_list", "model": {}}')
+    with pytest.raises(ExportError, match="version 99"):
+        load_model(bad)
+    bad.write_text('{"kind": 3}')
+    with pytest.raises(ExportError, match="not a glasswork model document"):
+        load_model(bad)
+    with pytest.raises(ExportError, match="cannot read"):
+        load_model(tmp_path / "absent.json")
+
+
+def test_the_published_model_schema_is_current() -> None:
+    published = json.loads((ROOT / "specs" / "glasswork.model.schema.json").read_text())
+    assert published == json.loads(json.dumps(model_schema()))
+    assert published["properties"]["version"]["const"] == DOCUMENT_VERSION
+
+
+def test_sql_literals_read_back_as_the_same_double() -> None:
+    import sqlite3
+
+    import duckdb
+
+    values = [0.1, 1 / 3, 25.0, -1e-300, 123456789.123456789, 2.0 ** 60]
+    for v in values:
+        text = sql_literal(v)
+        assert duckdb.connect().execute(f"SELECT {text}").fetchone()[0] == v
+        assert sqlite3.connect(":memory:").execute(f"SELECT {text}").fetchone()[0] == v
+    assert sql_literal("O'Neil") == "'O''Neil'"
+
+
+def test_cli_export_and_report(runs: dict, tmp_path: Path) -> None:
+    db = Path(runs["corels_compas"][2].store.path)
+    run_id = runs["corels_compas"][1]["run_id"]
+    cli_runner = CliRunner()
+    result = cli_runner.invoke(cli, ["export", run_id[:10], "--format", "sql", "--db", str(db), "--table", "compas"])
+    assert result.exit_code == 0, result.output
+    assert 'FROM "compas"' in result.output
+    out = tmp_path / "m.py"
+    result = cli_runner.invoke(cli, ["export", run_id, "--format", "python", "-o", str(out), "--db", str(db)])
+    assert result.exit_code == 0 and "def predict_proba" in out.read_text()
+    result = cli_runner.invoke(cli, ["export", "nope", "--format", "python", "--db", str(db)])
+    assert result.exit_code == 2 and "no run with an id starting 'nope'" in result.output
+    card = tmp_path / "card.html"
+    result = cli_runner.invoke(cli, ["report", run_id, "-o", str(card), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "Proven optimal" in card.read_text()
+
+
+def test_cli_export_of_an_unexportable_kind_exits_2(tmp_path: Path) -> None:
+    from glasswork.record import RunInfo
+
+    store = RunStore(tmp_path / "s.duckdb").open()
+    info = RunInfo("f" * 32, "odd", "mystery", "1", "h", {}, None, "fp", 1, 0, 1, "2026-01-01T00:00:00+00:00")
+    store.begin(info)
+    with store.connect() as con:
+        store.finish(con, info.run_id, {"status": "heuristic", "objective": 1.0, "model": {"kind": "mystery_tree"},
+                                        "stats": {}, "metrics": {}}, None)
+    result = CliRunner().invoke(cli, ["export", "latest", "--format", "sql", "--db", str(store.path)])
+    assert result.exit_code == 2
+    assert "no installed plugin exports 'mystery_tree' models as sql" in result.output
+    assert "inputs" not in store.details(info.run_id) or store.details(info.run_id)["inputs"] is None
+    assert get_registry() is not None
+
+
+def test_cli_export_of_a_run_recorded_without_inputs_exits_2(runs: dict, tmp_path: Path) -> None:
+    from glasswork.record import RunInfo
+
+    details = runs["corels_compas"][1]
+    store = RunStore(tmp_path / "old.duckdb").open()
+    info = RunInfo("e" * 32, "old", "corels", "1", "h", {}, None, "fp", 1, 0, 1, "2026-01-01T00:00:00+00:00")
+    assert info.inputs is None  # as every run recorded before schema version 3
+    store.begin(info)
+    with store.connect() as con:
+        store.finish(con, info.run_id, {"status": "optimal", "objective": 0.3, "lower_bound": 0.3,
+                                        "model": details["models"][0]["model"], "stats": {}, "metrics": {}}, None)
+    result = CliRunner().invoke(cli, ["export", "latest", "--format", "sql", "--db", str(store.path)])
+    assert result.exit_code == 2
+    assert "does not record how its features come from the raw columns" in result.output
+    result = CliRunner().invoke(cli, ["export", "latest", "--format", "markdown", "--db", str(store.path)])
+    assert result.exit_code == 0 and "sex:Male" in result.output
+
+
+@pytest.mark.parametrize("options", [{}, {"negations": True}, {"collapse_binary": True, "negations": True},
+                                     {"method": "uniform", "thresholds": 3, "categorical": ["n"]},
+                                     {"grid": {"x": [0.1, 0.35]}, "category_order": "sorted"}])
+def test_binarizer_conditions_compute_what_transform_computes(options: dict) -> None:
+    from glasswork.data.binarize import Binarizer
+    from glasswork.data.spec import BinarizeSpec
+    from glasswork.export import Condition, Feature
+
+    rng = np.random.default_rng(3)
+    columns = {"x": rng.normal(size=200).round(2), "n": rng.integers(0, 4, size=200),
+               "b": rng.integers(0, 2, size=200), "s": np.asarray(rng.choice(["a", "b'q"], size=200), dtype=object),
+               "t": np.asarray(rng.choice(["u", "v", "w"], size=200), dtype=object)}
+    fitted = Binarizer(BinarizeSpec(**options)).fit({k: v[:150] for k, v in columns.items()}, list(columns))
+    names, X = fitted.transform(columns)
+    conditions = fitted.conditions()
+    assert [c[0] for c in conditions] == names
+    inputs = ModelInputs(source="synthetic", features=[
+        Feature(name=n, all=[Condition(column=c, op=op, value=v.item() if hasattr(v, "item") else v)])
+        for n, c, op, v in conditions])
+    assert np.array_equal(inputs.matrix(columns), X)
+    rows = [{k: (v.item() if hasattr(v, "item") else v) for k, v in zip(columns, values)}
+            for values in zip(*columns.values())]
+    for j in range(len(names)):  # the python and SQL expressions agree with the matrix too
+        test = eval(compile(f"lambda row: {inputs.python_test(j)}", "<test>", "eval"))
+        assert [int(test(r)) for r in rows] == X[:, j].tolist(), names[j]
+    import duckdb
+
+    con = duckdb.connect()
+    con.register("data", {k: np.asarray(v) for k, v in columns.items()})
+    sql = ", ".join(f"CASE WHEN {inputs.sql_test(j)} THEN 1 ELSE 0 END" for j in range(len(names)))
+    assert np.array_equal(np.asarray(con.execute(f"SELECT {sql} FROM data").fetchall()), X)
+
+
+def test_a_version_2_store_upgrades_and_its_runs_say_inputs_are_missing(runs: dict, tmp_path: Path) -> None:
+    import duckdb
+
+    from glasswork.store import MIGRATIONS
+
+    path = tmp_path / "v2.duckdb"
+    con = duckdb.connect(str(path))
+    for step in MIGRATIONS[:2]:  # the store as glasswork wrote it before inputs were kept
+        for statement in step:
+            con.execute(statement)
+    con.execute("INSERT INTO meta VALUES ('schema_version', '2')")
+    model = runs["corels_compas"][1]["models"][0]["model"]
+    con.execute("INSERT INTO runs (run_id, name, solver, spec, state, status, objective, lower_bound, started_at) "
+                "VALUES ('abc123', 'old', 'corels', '{}', 'finished', 'optimal', 0.3, 0.3, now())")
+    con.execute("INSERT INTO artifacts VALUES ('abc123', 'model', 'rule_list', ?, 'text')", [json.dumps(model)])
+    con.close()
+    store = RunStore(path).open()
+    details = store.details("abc123")
+    assert details["inputs"] is None
+    with pytest.raises(ExportError, match="cannot be exported as sql; run its spec again"):
+        export_run(details, "sql")
+    assert "sex:Male" in export_run(details, "markdown")

@@ -1,0 +1,87 @@
+"""The model card: what it says for each solver, that it is self-contained and small, and a
+screenshot of it in a real headless browser (Chromium from the system packages)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from export_fixtures import runs  # noqa: F401  (the module-scoped fixture)
+from glasswork.report import build_report, certificate_words
+from glasswork.store import RunStore
+
+MAX_BYTES = 60_000
+CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
+
+
+def _card(runs: dict, case: str) -> str:
+    outcome, details, launch = runs[case]
+    return build_report(details, RunStore(launch.store.path).open().events(details["run_id"]))
+
+
+@pytest.mark.parametrize("case", ["corels_compas", "corels_breast_cancer", "fasterrisk_adult",
+                                  "fasterrisk_breast_cancer", "moss_diabetes"])
+def test_the_card_is_self_contained_and_small(runs: dict, case: str) -> None:
+    card = _card(runs, case)
+    assert card.startswith("<!doctype html>") and card.rstrip().endswith("</html>")
+    assert len(card.encode()) < MAX_BYTES
+    assert "<script" not in card and not re.search(r"(src|href)=\"?(https?:)?//", card)
+    assert "<svg" in card and "Reproduce" in card and runs[case][1]["data_fingerprint"] in card
+
+
+def test_the_rule_list_card_shows_rules_captures_and_the_proof(runs: dict) -> None:
+    card = _card(runs, "corels_compas")
+    assert "<b>Proven optimal.</b>" in card
+    assert "sex:Male,juvenile-crimes:&gt;0" in card and "790" in card  # the rule and its capture
+    assert "ROC curve" in card and "calibration" in card and "lower bound" in card
+
+
+def test_the_score_card_shows_points_and_the_risk_curve(runs: dict) -> None:
+    card = _card(runs, "fasterrisk_adult")
+    assert "+4 points" in card and "Married" in card and "P(1) by score" in card
+    assert "No guarantee" in card  # FasterRisk proves no bound: the card says so
+
+
+def test_the_rule_set_card_places_it_on_the_frontier(runs: dict) -> None:
+    card = _card(runs, "moss_diabetes")
+    assert "loss H2 by stability H1" in card and "Predictions (test data)" in card
+
+
+def test_certificate_words_for_a_gap() -> None:
+    words = certificate_words({"status": "stopped_time", "objective": 1.0, "lower_bound": 0.9, "gap": 0.1})
+    assert "At most 10 % worse than the best possible" in words
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (Debian: apt-get install -y chromium)")
+def test_the_card_renders_in_a_headless_browser(runs: dict, tmp_path: Path) -> None:
+    from PIL import Image
+
+    page = tmp_path / "card.html"
+    page.write_text(_card(runs, "fasterrisk_adult"), encoding="utf-8")
+    shot = tmp_path / "card.png"
+    subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1000,1600",
+                    f"--screenshot={shot}", page.as_uri()], check=True, capture_output=True, timeout=120)
+    image = Image.open(shot).convert("RGB")
+    assert image.size == (1000, 1600)
+    # the drawing is there: the charts' blue lines and the text make many non-white pixels
+    pixels = np.asarray(image, dtype=np.int64)
+    ink = int((pixels.sum(axis=2) < 600).sum())
+    blue = int(((pixels[:, :, 2] > 150) & (pixels[:, :, 0] < 100)).sum())
+    assert ink > 20_000 and blue > 500, (ink, blue)
+
+
+def test_a_model_no_plugin_draws_still_gets_a_card() -> None:
+    details = {"run_id": "9" * 32, "name": "odd", "solver": "elsewhere", "status": "stopped_time",
+               "objective": 2.0, "lower_bound": 1.5, "gap": 0.25, "metrics": {"train_accuracy": 0.7},
+               "spec": {"name": "odd"}, "data_fingerprint": "f" * 64, "spec_hash": "h",
+               "models": [{"model": {"kind": "mystery_tree"}, "text": "if x then <y>"}]}
+    card = build_report(details, [{"kind": "progress", "elapsed": 1.0, "objective": 2.0, "lower_bound": 1.5}])
+    assert "<pre>if x then &lt;y&gt;</pre>" in card  # the model's own text, escaped
+    assert "At most 25 % worse than the best possible" in card
+    assert "could not be loaded again" in card and "<svg" in card  # no data, yet the trajectory
