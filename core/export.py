@@ -224,8 +224,8 @@ class ExportRequest:
                 f"{self.format}; run its spec again, or export it as json or markdown")
         return self.inputs
 
-    def header(self, comment: str) -> str:
-        """A comment block naming the run, for the top of an exported file."""
+    def header(self, comment: str, body: str = "") -> str:
+        """A comment block naming the run and the raw columns ``body`` reads, for the top of a file."""
         lines = [f"Exported by glasswork {__version__} from run {self.run.get('run_id', '?')}"
                  f" ({self.run.get('name', '?')}, solver {self.run.get('solver', '?')})."]
         if self.run.get("spec_hash"):
@@ -233,7 +233,8 @@ class ExportRequest:
         if self.inputs is not None:
             where = (f"the columns the antecedents of {self.inputs.source} name" if self.inputs.source.endswith(".out")
                      else f"the raw columns of {self.inputs.source}")
-            lines.append(f"Reads {where}: {', '.join(self.inputs.columns)}")
+            used = [c for c in self.inputs.columns if sql_name(c) in body or repr(c) in body] if body else []
+            lines.append(f"Reads {where}: {', '.join(used or self.inputs.columns)}")
         return "\n".join(f"{comment} {line}" for line in lines)
 
 
@@ -384,7 +385,7 @@ def _registry() -> Registry:
 def sql_select(request: ExportRequest, outputs: list[tuple[str, str]]) -> str:
     """``SELECT *, <expr> AS <name>, ... FROM <table>``: every output one CASE expression."""
     body = ",\n".join(f"  {expr} AS {sql_name(name)}" for name, expr in outputs)
-    return f"{request.header('--')}\nSELECT *,\n{body}\nFROM {sql_name(request.table)}\n"
+    return f"{request.header('--', body)}\nSELECT *,\n{body}\nFROM {sql_name(request.table)}\n"
 
 
 def sql_case(branches: list[tuple[str, str]], default: str, indent: str = "    ", subject: str = "") -> str:
@@ -407,7 +408,7 @@ def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
 def python_module(request: ExportRequest, doc: str, body: str) -> str:
     """A self-contained Python module: header, docstring, the exporter's code (no glasswork import)."""
     imports = "import math\n\n" if "math." in body else ""
-    return f'{request.header("#")}\n"""{doc}"""\n\n{imports}{body.strip()}\n'
+    return f'{request.header("#", body)}\n"""{doc}"""\n\n{imports}{body.strip()}\n'
 
 
 def decision_list_python(request: ExportRequest, doc: str, tests: list[str], labels: list[Any],

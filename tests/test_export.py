@@ -251,3 +251,17 @@ def test_a_version_2_store_upgrades_and_its_runs_say_inputs_are_missing(runs: di
     with pytest.raises(ExportError, match="cannot be exported as sql; run its spec again"):
         export_run(details, "sql")
     assert "sex:Male" in export_run(details, "markdown")
+
+
+def test_run_export_writes_after_the_run(runs: dict, tmp_path: Path) -> None:
+    spec = str(ROOT / "specs" / "corels_compas.yaml")
+    sql, card = tmp_path / "m.sql", tmp_path / "card.html"
+    result = CliRunner().invoke(cli, ["run", spec, "-q", "--db", str(tmp_path / "r.duckdb"),
+                                      "--export", f"sql:{sql}", "--export", f"html:{card}"])
+    assert result.exit_code == 0, result.output
+    assert f"wrote {sql} (sql)" in result.output and "CASE" in sql.read_text()
+    assert "Proven optimal" in card.read_text()
+    result = CliRunner().invoke(cli, ["run", spec, "-q", "--db", str(tmp_path / "r.duckdb"), "--export", "pdf"])
+    assert result.exit_code == 2 and "unknown format 'pdf'" in result.output and "nothing was run" in result.output
+    result = CliRunner().invoke(cli, ["run", spec, "-q", "--no-store", "--export", "sql"])
+    assert result.exit_code == 2 and "--export needs the run store" in result.output

@@ -50,6 +50,12 @@ def run(spec: str, as_json: bool, overrides: tuple[str, ...], events_file: Path 
     from glasswork.spec import SpecError
     from glasswork.store import StoreError
 
+    for item in exports:  # a typo in --export is caught before the run, not after it
+        if item.partition(":")[0] not in ("python", "sql", "json", "markdown", "html"):
+            fail(f"--export {item}: unknown format {item.partition(':')[0]!r} (python, sql, json, markdown, "
+                 "html); nothing was run.", EXIT_INVALID, as_json=as_json)
+    if exports and no_store:
+        fail("--export needs the run store (drop --no-store); nothing was run.", EXIT_INVALID, as_json=as_json)
     try:
         launch = Launch.from_file(spec, overrides, db=db, no_store=no_store)
     except SpecError as exc:
@@ -133,16 +139,14 @@ def _export_after_run(launch: Any, outcome: Any, exports: tuple[str, ...]) -> No
     """``run --export FORMAT[:FILE]``: write the recorded run's model in each format asked."""
     if not exports:
         return
-    from glasswork.export import SUFFIX, ExportError, write_export
+    from glasswork.export import ExportError, write_export
     from glasswork.report import write_report
 
-    if launch.store is None:
-        fail("--export needs the run store (drop --no-store); the run itself is done.", EXIT_INVALID)
+    if launch.store is None:  # the spec's store.enabled is false
+        fail("--export needs the run store (the spec disables it); the run itself is done.", EXIT_INVALID)
     run_id = outcome.to_dict()["run_id"]
     for item in exports:
         fmt, _, path = item.partition(":")
-        if fmt not in SUFFIX:
-            fail(f"--export {item}: unknown format {fmt!r} (python, sql, json, markdown, html)", EXIT_INVALID)
         try:
             written = (write_report(launch.store, run_id, path or None) if fmt == "html"
                        else write_export(launch.store, run_id, fmt, path or None))

@@ -1,6 +1,6 @@
--- Exported by glasswork 0.1.0 from run f91fec073d844981804df39c838ed44a (corels-compas, solver corels).
+-- Exported by glasswork 0.1.0 from run b52db1fe5b414d4b90d3e1e048e7e8f4 (corels-compas, solver corels).
 -- spec 55c9b7c7ad657171, data 23a14ef8bd9c7f9a
--- Reads the columns the antecedents of data:corels/compas_train.out name: sex, age, juvenile-felonies, juvenile-misdemeanors, juvenile-crimes, priors, current-charge-degree
+-- Reads the columns the antecedents of data:corels/compas_train.out name: sex, juvenile-crimes, priors
 SELECT *,
   CASE
     WHEN ("sex" = 'Male' AND "juvenile-crimes" = '>0') THEN 'Yes'
