@@ -101,3 +101,10 @@ def test_a_missing_column_is_a_data_error_naming_the_filter(csv, tmp_path):
 def test_an_overlong_filter_is_refused():
     with pytest.raises(sandbox.UnsafeFilter, match="characters"):
         sandbox.check_where("a = 1 OR " * 1000 + "a = 2")
+
+
+@pytest.mark.parametrize("condition", ["d > current_date - 30", "year(d) = 2020 AND strftime(d, '%Y') = '2020'",
+                                       "regexp_matches(s, '^a') OR s ILIKE 'b%'", "list_contains([1, 2], a)",
+                                       "CASE WHEN a > 1 THEN b ELSE 0 END = 1", "a::INTEGER BETWEEN 1 AND 3"])
+def test_ordinary_conditions_pass_the_checker(condition):
+    assert sandbox.check_where(condition)
