@@ -151,8 +151,10 @@ def certificate_words(details: dict[str, Any]) -> str:
         return (f"<b>Proven optimal.</b> No model of this kind scores better on the training objective "
                 f"({figures}).")
     if gap is not None and math.isfinite(gap):
-        return (f"<b>At most {100 * gap:.3g} % worse than the best possible</b> on the training objective: the "
-                f"search stopped ({esc(status)}) before closing the gap ({figures}).")
+        how = ("a heuristic found this model and a proven lower bound measures it"
+               if status == "heuristic" else f"the search stopped ({esc(status)}) before closing the gap")
+        return (f"<b>At most {100 * gap:.3g} % worse than the best possible</b> on the training objective: "
+                f"{how} ({figures}).")
     return (f"<b>No guarantee.</b> The search ended with status {esc(status)} and proved no bound "
             f"(objective {_num(objective)}).")
 
