@@ -1,10 +1,12 @@
 # cython: language_level=3
 """CORELS branch-and-bound over pre-mined antecedents (Angelino et al., JMLR 2018).
 
-The search state lives in C++ containers owned by one ``Search`` object: a node pool (the prefix
-trie, parent pointers only, with reference counts for prune-up), a binary heap (the queue) and a
-symmetry-aware hash map. No Python object is created per node. ``Search.run`` releases the GIL and
-works for a slice of wall time, so the caller can emit progress and check limits between slices.
+The search state lives in fixed pages owned by one ``Search`` object, indexed by 32-bit integers:
+a node pool (the prefix trie, parent pointers only, with reference counts for prune-up), a 4-ary
+heap (the queue), a symmetry-aware open-addressing map, and counts of the live queue that make a
+progress report cheap at any queue size. No Python object is created per node. ``Search.run``
+releases the GIL and works for a slice of wall time, so the caller can emit progress and check
+limits between slices.
 
 Data are *units* rather than samples: the caller may merge samples with identical antecedent
 signatures into one unit (an equivalence class of the equivalent-points bound) carrying per-class
