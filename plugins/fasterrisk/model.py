@@ -219,11 +219,12 @@ def reliability(y: np.ndarray, proba: np.ndarray, bins: int = 5,
                 sample_weight: np.ndarray | None = None) -> list[dict[str, float]]:
     """Uniform-bin reliability table, weighted by the rows' weights.
 
-    The bins are ``sklearn.calibration.calibration_curve``'s (``n_bins`` uniform bins, a
-    probability on an inner edge goes to the lower bin), and with unit weights the table equals
-    its output (a test checks it). It is computed here because ``calibration_curve`` takes no
-    ``sample_weight`` (none up to scikit-learn 1.9, the newest checked): a weighted row counts
-    for its weight in ``mean_predicted``, ``observed`` and ``weight``; ``count`` stays rows.
+    The bins are ``sklearn.calibration.calibration_curve``'s (``n_bins`` uniform bins; a
+    probability on an inner edge goes to the lower bin, as in scikit-learn 1.9), and with unit
+    weights the table equals its output (a test checks it). It is computed here because
+    ``calibration_curve`` takes no ``sample_weight`` (none from 1.7 to 1.9, the versions checked):
+    a weighted row counts for its weight in ``mean_predicted``, ``observed`` and ``weight``;
+    ``count`` stays rows.
     """
     y = np.asarray(y, dtype=np.float64)
     proba = np.asarray(proba, dtype=np.float64)
