@@ -243,3 +243,24 @@ def test_runner_reports_the_bound_and_the_exact_optimum() -> None:
     assert exact.certificate.status.value == "optimal"
     assert exact.certificate.objective == pytest.approx(truth, rel=1e-6)
     assert exact.model.multiplier == 1.0 and exact.stats["exact"]["status"] == "optimal"
+
+
+def test_progress_events_carry_the_rising_bound() -> None:
+    """The monitor plots objective and lower bound from progress events: the certificate's are there."""
+    from glasswork import Problem
+    from glasswork.events import CollectingSink
+    from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
+    from glasswork.runner import Runner
+
+    X, y, _ = instance(8, 8, n=200)
+    problem = Problem(name="t", X=X, y=(y > 0).astype(np.int64), feature_names=[f"x{j}" for j in range(8)],
+                      task="binary", classes=np.array([0, 1], dtype=object))
+    spec = FasterRiskSpec.model_validate({
+        "name": "t", "solver": "fasterrisk", "store": {"enabled": False},
+        "data": {"source": "in-memory", "target": "y"}, "constraints": {"sparsity": 3}})
+    sink = CollectingSink()
+    result = Runner(sinks=[sink]).run(spec, problem=problem).result
+    bounds = [e.lower_bound for e in sink.events if e.kind == "progress" and e.lower_bound is not None]
+    assert bounds and bounds[-1] == pytest.approx(result.certificate.lower_bound)
+    done = [e.counters for e in sink.events if e.kind == "progress" and e.counters.get("phase") == "certified"]
+    assert done and done[-1]["bound_nodes"] == result.stats["certificate"]["nodes"]
