@@ -144,7 +144,7 @@ def certify_cards(problem: Problem, weights: np.ndarray | None, cons: Constraint
     for card in cards:
         if card.loss is not None:
             card.certified_gap = max(0.0, card.loss - lower) / max(abs(card.loss), 1e-10)
-            card.certified_k = k
+            card.certified_against = f"best {k}-feature logistic model"
     names = list(problem.feature_names)
     ctx.progress(objective=best, lower_bound=min(lower, best or math.inf), nodes=found.nodes,
                  phase="certified", bound_nodes=found.nodes, open_nodes=found.open_nodes)
@@ -249,7 +249,8 @@ class FasterRiskSolver(Solver):
         card = ScoreCard.from_solution(problem.X, problem.feature_names, cols, res.points[cols],
                                        float(res.intercept), 1.0, classes=problem.classes,
                                        loss=res.objective, reduce_points=False)
-        card.certified_gap, card.certified_k = res.gap, k
+        card.certified_gap = res.gap
+        card.certified_against = f"best {k}-feature card with integer points and intercept"
         ctx.incumbent(res.objective, card, lower_bound=res.lower_bound)
         if res.status == "optimal":
             status = Status.OPTIMAL

@@ -243,6 +243,9 @@ def test_runner_reports_the_bound_and_the_exact_optimum() -> None:
     assert exact.certificate.status.value == "optimal"
     assert exact.certificate.objective == pytest.approx(truth, rel=1e-6)
     assert exact.model.multiplier == 1.0 and exact.stats["exact"]["status"] == "optimal"
+    # the exact card's line names what it is proven against: integer cards, not logistic models
+    assert "within 0.00 % of the best 2-feature card with integer points" in exact.model.to_text()
+    assert "of the best 2-feature logistic model" in beam.model.to_text()
 
 
 def test_progress_events_carry_the_rising_bound() -> None:
