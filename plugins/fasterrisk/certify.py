@@ -32,6 +32,9 @@ from glasswork.cython_ext import riskcert
 from glasswork.plugins.fasterrisk.engine import Constraints, _merge_rows
 
 MAX_LOGIT = 1.0e4  # the bound covers every model whose |coefficient| on the logit scale is below this
+# the root relaxation fits every allowed feature at once, in one uninterruptible compiled Newton
+# solve whose cost grows with the square of their number: beyond this many the search is not run
+MAX_FEATURES = 100
 
 
 @dataclass

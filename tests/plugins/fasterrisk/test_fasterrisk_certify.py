@@ -267,3 +267,19 @@ def test_progress_events_carry_the_rising_bound() -> None:
     assert bounds and bounds[-1] == pytest.approx(result.certificate.lower_bound)
     done = [e.counters for e in sink.events if e.kind == "progress" and e.counters.get("phase") == "certified"]
     assert done and done[-1]["bound_nodes"] == result.stats["certificate"]["nodes"]
+
+
+def test_too_many_features_skip_the_bound_and_refuse_exact() -> None:
+    """Beyond MAX_FEATURES the root fit would not be interruptible: no bound, and exact says why."""
+    from glasswork import DataError
+    from glasswork.plugins.fasterrisk.certify import MAX_FEATURES
+
+    p = MAX_FEATURES + 1
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 2, size=(120, p)).astype(float)
+    y = np.where(X[:, 0] + rng.random(120) > 1.0, 1.0, -1.0)
+    result = _run(X, y)
+    assert result.certificate.lower_bound is None and "skipped" in result.stats["certificate"]
+    assert result.model.certified_gap is None and "within" not in result.model.to_text()
+    with pytest.raises(DataError, match="exact handles at most"):
+        _run(X, y, policy="exact")
