@@ -238,8 +238,3 @@ class SupportSearch:
         return BoundReport(lb, best_ub, best_support, self.nodes, len(heap), not heap and stopped is None,
                            time.monotonic() - started, stopped, history)
 
-
-def certify_bound(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None, cons: Constraints,
-                  k: int, **run: object) -> BoundReport:
-    """One call: build the search and run it (keyword arguments go to ``SupportSearch.run``)."""
-    return SupportSearch(X, y, sample_weight, cons, k).run(**run)  # type: ignore[arg-type]
