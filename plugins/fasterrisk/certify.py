@@ -32,6 +32,9 @@ from glasswork.cython_ext import riskcert
 from glasswork.plugins.fasterrisk.engine import Constraints, _merge_rows
 
 MAX_LOGIT = 1.0e4  # the bound covers every model whose |coefficient| on the logit scale is below this
+# the root relaxation fits every allowed feature at once, in one uninterruptible compiled Newton
+# solve whose cost grows with the square of their number: beyond this many the search is not run
+MAX_FEATURES = 100
 
 
 @dataclass
@@ -235,8 +238,3 @@ class SupportSearch:
         return BoundReport(lb, best_ub, best_support, self.nodes, len(heap), not heap and stopped is None,
                            time.monotonic() - started, stopped, history)
 
-
-def certify_bound(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None, cons: Constraints,
-                  k: int, **run: object) -> BoundReport:
-    """One call: build the search and run it (keyword arguments go to ``SupportSearch.run``)."""
-    return SupportSearch(X, y, sample_weight, cons, k).run(**run)  # type: ignore[arg-type]

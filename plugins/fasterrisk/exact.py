@@ -96,9 +96,11 @@ class LatticeLeaf:
         self.nodes = 0
         self.best: tuple[float, np.ndarray, tuple[int, ...]] = (math.inf, np.zeros(0), ())
 
-    def solve(self, support: tuple[int, ...], cutoff: float, node_limit: int = 200000) -> tuple[float, float]:
+    def solve(self, support: tuple[int, ...], cutoff: float, node_limit: int = 200000,
+              stop: Callable[[], bool] | None = None) -> tuple[float, float]:
         """``(proven lower bound, best loss found)`` on ``support``; the best card is kept in
-        ``self.best`` when it beats ``cutoff``."""
+        ``self.best`` when it beats ``cutoff``. ``stop()`` (polled every 64 nodes) ends it early;
+        the bound returned then covers the open nodes."""
         S = self.search
         cols = np.array([0, *(f + 1 for f in support)], dtype=np.int64)
         rows, weights = S._rows(cols)
@@ -138,7 +140,11 @@ class LatticeLeaf:
             heapq.heappush(heap, (bound, order, lo, hi, w))
 
         visit(lo0, hi0, np.zeros(q))
-        while heap and self.nodes < node_limit:
+        count = 0
+        while heap and count < node_limit:
+            count += 1
+            if stop is not None and count % 64 == 0 and stop():
+                break
             bound, _, lo, hi, w = heapq.heappop(heap)
             if bound >= min(best_loss, cutoff) - 1e-9 * max(1.0, abs(min(best_loss, cutoff))):
                 floor = min(floor, bound)
@@ -202,8 +208,13 @@ def solve_exact(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None, 
             best_loss, best_v = loss, np.concatenate([[b], w])
     cutoff = [best_loss]
 
+    deadline = None if time_limit is None else started + time_limit
+
+    def halt() -> bool:
+        return (stop is not None and stop() is not None) or (deadline is not None and time.monotonic() >= deadline)
+
     def on_leaf(support: tuple[int, ...]) -> tuple[float, float]:
-        low, loss = leaf.solve(support, cutoff[0])
+        low, loss = leaf.solve(support, cutoff[0], stop=halt)
         cutoff[0] = min(cutoff[0], loss)
         return low, loss
 

@@ -43,7 +43,7 @@ class ScoreCard(Classifier):
         loss: float | None = None,
         reduced_by: int = 1,
         certified_gap: float | None = None,
-        certified_k: int | None = None,
+        certified_against: str | None = None,
     ) -> None:
         if not (len(features) == len(columns) == len(points)):
             raise ValueError("features, columns and points must have the same length")
@@ -61,7 +61,7 @@ class ScoreCard(Classifier):
         # proven: no k-feature logistic model (integer points or not) has a loss below
         # loss * (1 - certified_gap); None when no bound was computed
         self.certified_gap = certified_gap
-        self.certified_k = certified_k
+        self.certified_against = certified_against  # what the gap is measured against
         self.scores = sorted(set(float(s) for s in scores)) if scores is not None else self._subset_sums()
 
     # -- construction --------------------------------------------------------------------------
@@ -108,7 +108,7 @@ class ScoreCard(Classifier):
                    classes=data.get("classes"), binary=data.get("binary"),
                    scores=[row["score"] for row in data.get("table", [])] or None,
                    loss=data.get("loss"), reduced_by=data.get("reduced_by", 1),
-                   certified_gap=data.get("certified_gap"), certified_k=data.get("certified_k"))
+                   certified_gap=data.get("certified_gap"), certified_against=data.get("certified_against"))
 
     def _subset_sums(self) -> list[float]:
         if len(self.points) > 10:
@@ -186,8 +186,7 @@ class ScoreCard(Classifier):
 
     def certified_line(self) -> str:
         """The certificate in words: how far the card's loss can be from the best possible."""
-        k = self.certified_k if self.certified_k is not None else "k"
-        return (f"within {_fmt_gap(self.certified_gap)} % of the best {k}-feature logistic model "
+        return (f"within {_fmt_gap(self.certified_gap)} % of the {self.certified_against or 'best model'} "
                 f"(training loss, proven bound)")
 
     def _label(self, k: int) -> str:
@@ -206,7 +205,7 @@ class ScoreCard(Classifier):
             "loss": self.loss,
             "reduced_by": self.reduced_by,
             "certified_gap": self.certified_gap,
-            "certified_k": self.certified_k,
+            "certified_against": self.certified_against,
             "table": [{"score": s, "risk": r} for s, r in self.table()],
         }
 
@@ -250,8 +249,11 @@ def expected_calibration_error(table: list[dict[str, float]]) -> float:
 
 
 def _fmt_gap(gap: float | None) -> str:
+    """Two decimals; "0.00" within the 1e-6 tolerance of a proof, "< 0.01" just above it."""
     pct = 100.0 * (gap or 0.0)
-    return f"{pct:.2f}" if pct >= 0.01 or pct == 0 else f"{pct:.1g}"
+    if pct < 1e-4:
+        return "0.00"
+    return f"{pct:.2f}" if pct >= 0.01 else "< 0.01"
 
 
 def _fmt_score(s: float) -> str:

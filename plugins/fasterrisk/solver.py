@@ -18,7 +18,7 @@ from glasswork import (
     StopReason,
 )
 from glasswork.plugins.fasterrisk.model import ScoreCard, expected_calibration_error, reliability
-from glasswork.plugins.fasterrisk.certify import MAX_LOGIT, SupportSearch
+from glasswork.plugins.fasterrisk.certify import MAX_FEATURES, MAX_LOGIT, SupportSearch
 from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Settings
 from glasswork.plugins.fasterrisk.spec import FasterRiskConstraints, FasterRiskObjective, FasterRiskSpec
 
@@ -127,6 +127,12 @@ def certify_cards(problem: Problem, weights: np.ndarray | None, cons: Constraint
 
     if any(too_large(c) for c in cards):
         return None, {"skipped": f"a card's coefficients exceed {MAX_LOGIT:g} on the logit scale"}
+    if ctx.stop_reason is not StopReason.NONE:
+        return None, {"skipped": f"the run was stopped ({ctx.stop_reason.name.lower()})"}
+    allowed = problem.n_features - len(cons.exclude)
+    if allowed > MAX_FEATURES:
+        ctx.log(f"fasterrisk: no lower bound: {allowed} features, the bound handles {MAX_FEATURES}")
+        return None, {"skipped": f"{allowed} features: the bound's search handles at most {MAX_FEATURES}"}
     budget = budget if ctx.deadline is None else max(0.0, min(budget, ctx.deadline - ctx.started - ctx.elapsed()))
     best = cards[0].loss
 
@@ -144,7 +150,7 @@ def certify_cards(problem: Problem, weights: np.ndarray | None, cons: Constraint
     for card in cards:
         if card.loss is not None:
             card.certified_gap = max(0.0, card.loss - lower) / max(abs(card.loss), 1e-10)
-            card.certified_k = k
+            card.certified_against = f"best {k}-feature logistic model"
     names = list(problem.feature_names)
     ctx.progress(objective=best, lower_bound=min(lower, best or math.inf), nodes=found.nodes,
                  phase="certified", bound_nodes=found.nodes, open_nodes=found.open_nodes)
@@ -175,6 +181,11 @@ class FasterRiskSolver(Solver):
         settings = settings_from_spec(spec)
         cons = constraints_from_spec(spec.constraints, list(problem.feature_names))
         weights = row_weights(problem, spec.objective)
+        allowed = problem.n_features - len(cons.exclude)
+        if spec.search.policy == "exact" and allowed > MAX_FEATURES:
+            raise DataError(f"search.policy: exact handles at most {MAX_FEATURES} features, this problem "
+                            f"allows {allowed}",
+                            hint="exclude features (constraints.exclude), bin more coarsely, or use policy: beam")
 
         def progress(**kw: Any) -> None:
             ctx.progress(objective=kw.pop("objective", None), nodes=kw.pop("nodes", None), **kw)
@@ -250,7 +261,8 @@ class FasterRiskSolver(Solver):
         card = ScoreCard.from_solution(problem.X, problem.feature_names, cols, res.points[cols],
                                        float(res.intercept), 1.0, classes=problem.classes,
                                        loss=res.objective, reduce_points=False)
-        card.certified_gap, card.certified_k = res.gap, k
+        card.certified_gap = res.gap
+        card.certified_against = f"best {k}-feature card with integer points and intercept"
         ctx.incumbent(res.objective, card, lower_bound=res.lower_bound)
         if res.status == "optimal":
             status = Status.OPTIMAL

@@ -88,8 +88,8 @@ class FasterRiskSearch(StrictModel):
 
     policy: Literal["beam", "exact"] = Field(
         "beam", description="beam: FasterRisk's sparse beam search (fast, heuristic). exact: prove the "
-        "best card with integer points and intercept (multiplier 1) by a lattice cutting plane on HiGHS, "
-        "seeded with the beam search's cards.",
+        "best card with integer points and intercept (multiplier 1) by branch and bound over supports "
+        "and the integer lattice, seeded with the beam search's cards.",
     )
     certify: bool = Field(
         True, description="Prove a lower bound on the loss of every card: the best k-feature "

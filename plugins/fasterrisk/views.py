@@ -35,9 +35,9 @@ def score_card_view(model: dict[str, Any]) -> RenderableType:
     gap = model.get("certified_gap")
     if gap is None:
         return Group(card, risks, note)
-    k = model.get("certified_k") or "k"
-    proof = Text(f"within {100 * gap:.2f} % of the best {k}-feature logistic model "
-                 "(training loss, proven bound)", style="bold green")
+    against = model.get("certified_against") or "best model"
+    proof = Text(f"within {100 * gap:.2f} % of the {against} (training loss, proven bound)",
+                 style="bold green")
     return Group(card, risks, note, proof)
 
 

@@ -243,3 +243,43 @@ def test_runner_reports_the_bound_and_the_exact_optimum() -> None:
     assert exact.certificate.status.value == "optimal"
     assert exact.certificate.objective == pytest.approx(truth, rel=1e-6)
     assert exact.model.multiplier == 1.0 and exact.stats["exact"]["status"] == "optimal"
+    # the exact card's line names what it is proven against: integer cards, not logistic models
+    assert "within 0.00 % of the best 2-feature card with integer points" in exact.model.to_text()
+    assert "of the best 2-feature logistic model" in beam.model.to_text()
+
+
+def test_progress_events_carry_the_rising_bound() -> None:
+    """The monitor plots objective and lower bound from progress events: the certificate's are there."""
+    from glasswork import Problem
+    from glasswork.events import CollectingSink
+    from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
+    from glasswork.runner import Runner
+
+    X, y, _ = instance(8, 8, n=200)
+    problem = Problem(name="t", X=X, y=(y > 0).astype(np.int64), feature_names=[f"x{j}" for j in range(8)],
+                      task="binary", classes=np.array([0, 1], dtype=object))
+    spec = FasterRiskSpec.model_validate({
+        "name": "t", "solver": "fasterrisk", "store": {"enabled": False},
+        "data": {"source": "in-memory", "target": "y"}, "constraints": {"sparsity": 3}})
+    sink = CollectingSink()
+    result = Runner(sinks=[sink]).run(spec, problem=problem).result
+    bounds = [e.lower_bound for e in sink.events if e.kind == "progress" and e.lower_bound is not None]
+    assert bounds and bounds[-1] == pytest.approx(result.certificate.lower_bound)
+    done = [e.counters for e in sink.events if e.kind == "progress" and e.counters.get("phase") == "certified"]
+    assert done and done[-1]["bound_nodes"] == result.stats["certificate"]["nodes"]
+
+
+def test_too_many_features_skip_the_bound_and_refuse_exact() -> None:
+    """Beyond MAX_FEATURES the root fit would not be interruptible: no bound, and exact says why."""
+    from glasswork import DataError
+    from glasswork.plugins.fasterrisk.certify import MAX_FEATURES
+
+    p = MAX_FEATURES + 1
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 2, size=(120, p)).astype(float)
+    y = np.where(X[:, 0] + rng.random(120) > 1.0, 1.0, -1.0)
+    result = _run(X, y)
+    assert result.certificate.lower_bound is None and "skipped" in result.stats["certificate"]
+    assert result.model.certified_gap is None and "within" not in result.model.to_text()
+    with pytest.raises(DataError, match="exact handles at most"):
+        _run(X, y, policy="exact")

@@ -147,3 +147,21 @@ def test_mushroom_and_breastcancer_auc():
     sc = cards[0]
     assert roc_auc(y, X[:, sc.features] @ sc.points) >= 0.99
     assert np.all(np.abs(sc.points) <= 5)
+
+
+def test_certified_example_spec_closes_its_bound(monkeypatch):
+    """specs/fasterrisk_compas_certified.yaml: the support search closes, so the gap is exact."""
+    from fasterrisk_data import shared_data
+
+    from glasswork.spec import load_spec
+
+    if not (shared_data() / "corels" / "compas_train-binary.csv").exists():
+        pytest.skip("shared data set corels/compas_train-binary.csv absent")
+    monkeypatch.setenv("GLASSWORK_DATA", str(shared_data()))
+    spec = Path(__file__).resolve().parents[3] / "specs" / "fasterrisk_compas_certified.yaml"
+    result = Runner().run(load_spec(spec)).result
+    cert = result.certificate
+    assert result.stats["certificate"]["complete"] is True
+    assert cert.lower_bound == pytest.approx(result.stats["certificate"]["best_real_loss"], rel=1e-6)
+    assert 0.0 < cert.gap < 0.01 and cert.status.value == "heuristic"
+    assert "within" in result.model.to_text()
