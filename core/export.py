@@ -125,13 +125,16 @@ class ModelInputs(BaseModel):
     # -- expressions of one feature (``test``: the feature equals ``value``) ----------------------
 
     def sql_value(self, j: int) -> str:
+        """A raw column is read as float64, as ``matrix`` and the Python export read it (a CSV
+        imported by sqlite3 holds text, which would compare as text)."""
         f = self.features[j]
-        return sql_name(f.column) if f.column else f"(CASE WHEN {self.sql_test(j)} THEN 1 ELSE 0 END)"
+        return (f"CAST({sql_name(f.column)} AS DOUBLE PRECISION)" if f.column
+                else f"(CASE WHEN {self.sql_test(j)} THEN 1 ELSE 0 END)")
 
     def sql_test(self, j: int, value: float = 1) -> str:
         f = self.features[j]
         if f.column:
-            return f"{sql_name(f.column)} = {sql_literal(value)}"
+            return f"{self.sql_value(j)} = {sql_literal(float(value))}"
         text = " AND ".join(c.sql() for c in f.all or []) or "1 = 1"
         text = f"({text})"
         return text if value == 1 else (f"NOT {text}" if value == 0 else "1 = 0")
@@ -463,5 +466,14 @@ def write_export(store: Any, run_id: str, fmt: str, path: str | Path | None = No
     details = store.details(run_id)
     text = export_run(details, fmt, table=table, registry=registry)
     out = Path(path) if path is not None else default_path(details, fmt)
-    out.write_text(text, encoding="utf-8")
+    write_file(out, text)
     return out
+
+
+def write_file(path: Path, text: str) -> None:
+    """Write an export or report, making its folder; an ``ExportError`` saying why it cannot."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ExportError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -310,9 +310,9 @@ def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]],
 def write_report(store: Any, run_id: str, path: str | Path | None = None,
                  registry: Registry | None = None) -> Path:
     """Write the HTML card of a stored run to ``path`` (default ``<name>-<run id>.html``)."""
-    from glasswork.export import default_path
+    from glasswork.export import default_path, write_file
 
     details = store.details(run_id)
     out = Path(path) if path is not None else default_path(details, "html")
-    out.write_text(build_report(details, store.events(run_id), registry), encoding="utf-8")
+    write_file(out, build_report(details, store.events(run_id), registry))
     return out
