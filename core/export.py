@@ -51,23 +51,30 @@ class Condition(BaseModel):
     op: Op = Field(description="==, != (equality with the value), <=, > (numeric threshold).")
     value: str | int | float | bool = Field(description="The category, or the threshold.")
 
+    @property
+    def numeric(self) -> bool:
+        """Compared as float64: thresholds, and categories that are numbers (``n-visits:1``), so
+        a row read as text (csv.DictReader, a sqlite3 CSV import) is judged as the model was."""
+        return self.op in ("<=", ">") or (isinstance(self.value, (int, float)) and not isinstance(self.value, bool))
+
     def holds(self, values: np.ndarray) -> np.ndarray:
-        if self.op in ("<=", ">"):
+        if self.numeric:
             numbers = np.asarray(values, dtype=np.float64)
-            return numbers <= self.value if self.op == "<=" else numbers > self.value
+            value = float(self.value)
+            return {"<=": numbers <= value, ">": numbers > value, "==": numbers == value, "!=": numbers != value}[self.op]
         equal = np.asarray(values == self.value, dtype=bool)
         return equal if self.op == "==" else ~equal
 
     def sql(self) -> str:
         op = {"==": "=", "!=": "<>"}.get(self.op, self.op)
         column = sql_name(self.column)
-        if self.op in ("<=", ">"):
+        if self.numeric:
             return f"CAST({column} AS DOUBLE PRECISION) {op} {sql_literal(float(self.value))}"
         return f"{column} {op} {sql_literal(self.value)}"
 
     def python(self, row: str = "row") -> str:
         column = f"{row}[{self.column!r}]"
-        if self.op in ("<=", ">"):
+        if self.numeric:
             return f"float({column}) {self.op} {float(self.value)!r}"
         return f"{column} {self.op} {self.value!r}"
 

@@ -227,6 +227,20 @@ def test_binarizer_conditions_compute_what_transform_computes(options: dict) -> 
     con.register("data", {k: np.asarray(v) for k, v in columns.items()})
     sql = ", ".join(f"CASE WHEN {inputs.sql_test(j)} THEN 1 ELSE 0 END" for j in range(len(names)))
     assert np.array_equal(np.asarray(con.execute(f"SELECT {sql} FROM data").fetchall()), X)
+    # the same rows as text, as csv.DictReader and sqlite3's CSV import give them: numeric
+    # categories (n:1) and thresholds must still be judged as numbers
+    import sqlite3
+
+    text_rows = [{k: str(v) for k, v in r.items()} for r in rows]
+    for j in range(len(names)):
+        test = eval(compile(f"lambda row: {inputs.python_test(j)}", "<test>", "eval"))
+        assert [int(test(r)) for r in text_rows] == X[:, j].tolist(), f"python on text rows: {names[j]}"
+    lite = sqlite3.connect(":memory:")
+    lite.execute("CREATE TABLE data (" + ", ".join(f'"{k}" TEXT' for k in columns) + ")")
+    lite.executemany(f"INSERT INTO data VALUES ({', '.join('?' for _ in columns)})",
+                     [list(r.values()) for r in text_rows])
+    assert np.array_equal(np.asarray(lite.execute(f"SELECT {sql} FROM data").fetchall()), X), "sqlite on text"
+    assert np.array_equal(inputs.matrix({k: np.asarray([r[k] for r in text_rows]) for k in columns}), X)
 
 
 def test_a_version_2_store_upgrades_and_its_runs_say_inputs_are_missing(runs: dict, tmp_path: Path) -> None:
