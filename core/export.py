@@ -51,23 +51,30 @@ class Condition(BaseModel):
     op: Op = Field(description="==, != (equality with the value), <=, > (numeric threshold).")
     value: str | int | float | bool = Field(description="The category, or the threshold.")
 
+    @property
+    def numeric(self) -> bool:
+        """Compared as float64: thresholds, and categories that are numbers (``n-visits:1``), so
+        a row read as text (csv.DictReader, a sqlite3 CSV import) is judged as the model was."""
+        return self.op in ("<=", ">") or (isinstance(self.value, (int, float)) and not isinstance(self.value, bool))
+
     def holds(self, values: np.ndarray) -> np.ndarray:
-        if self.op in ("<=", ">"):
+        if self.numeric:
             numbers = np.asarray(values, dtype=np.float64)
-            return numbers <= self.value if self.op == "<=" else numbers > self.value
+            value = float(self.value)
+            return {"<=": numbers <= value, ">": numbers > value, "==": numbers == value, "!=": numbers != value}[self.op]
         equal = np.asarray(values == self.value, dtype=bool)
         return equal if self.op == "==" else ~equal
 
     def sql(self) -> str:
         op = {"==": "=", "!=": "<>"}.get(self.op, self.op)
         column = sql_name(self.column)
-        if self.op in ("<=", ">"):
+        if self.numeric:
             return f"CAST({column} AS DOUBLE PRECISION) {op} {sql_literal(float(self.value))}"
         return f"{column} {op} {sql_literal(self.value)}"
 
     def python(self, row: str = "row") -> str:
         column = f"{row}[{self.column!r}]"
-        if self.op in ("<=", ">"):
+        if self.numeric:
             return f"float({column}) {self.op} {float(self.value)!r}"
         return f"{column} {self.op} {self.value!r}"
 
@@ -125,13 +132,16 @@ class ModelInputs(BaseModel):
     # -- expressions of one feature (``test``: the feature equals ``value``) ----------------------
 
     def sql_value(self, j: int) -> str:
+        """A raw column is read as float64, as ``matrix`` and the Python export read it (a CSV
+        imported by sqlite3 holds text, which would compare as text)."""
         f = self.features[j]
-        return sql_name(f.column) if f.column else f"(CASE WHEN {self.sql_test(j)} THEN 1 ELSE 0 END)"
+        return (f"CAST({sql_name(f.column)} AS DOUBLE PRECISION)" if f.column
+                else f"(CASE WHEN {self.sql_test(j)} THEN 1 ELSE 0 END)")
 
     def sql_test(self, j: int, value: float = 1) -> str:
         f = self.features[j]
         if f.column:
-            return f"{sql_name(f.column)} = {sql_literal(value)}"
+            return f"{self.sql_value(j)} = {sql_literal(float(value))}"
         text = " AND ".join(c.sql() for c in f.all or []) or "1 = 1"
         text = f"({text})"
         return text if value == 1 else (f"NOT {text}" if value == 0 else "1 = 0")
@@ -463,5 +473,14 @@ def write_export(store: Any, run_id: str, fmt: str, path: str | Path | None = No
     details = store.details(run_id)
     text = export_run(details, fmt, table=table, registry=registry)
     out = Path(path) if path is not None else default_path(details, fmt)
-    out.write_text(text, encoding="utf-8")
+    write_file(out, text)
     return out
+
+
+def write_file(path: Path, text: str) -> None:
+    """Write an export or report, making its folder; an ``ExportError`` saying why it cannot."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ExportError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -150,11 +150,18 @@ def certificate_words(details: dict[str, Any]) -> str:
     if status == "optimal":
         return (f"<b>Proven optimal.</b> No model of this kind scores better on the training objective "
                 f"({figures}).")
-    if gap is not None and math.isfinite(gap):
+    if gap is not None and math.isfinite(gap) and objective is not None and bound is not None:
         how = ("a heuristic found this model and a proven lower bound measures it"
                if status == "heuristic" else f"the search stopped ({esc(status)}) before closing the gap")
-        return (f"<b>At most {100 * gap:.3g} % worse than the best possible</b> on the training objective: "
-                f"{how} ({figures}).")
+        if bound > 0:  # the best possible is >= bound, so objective / best - 1 <= objective / bound - 1
+            worse = max(0.0, objective - bound) / bound
+            return (f"<b>At most {100 * worse:.3g} % worse than the best possible</b> on the training objective: "
+                    f"{how} ({figures}).")
+        if objective > 0:
+            return (f"<b>No useful guarantee.</b> The lower bound proved so far ({_num(bound)}) is too weak to say "
+                    f"how far this model is from the best possible (status {esc(status)}, {figures}).")
+        return (f"<b>At most {max(0.0, objective - bound):.6g} worse than the best possible</b> in training "
+                f"objective units: {how} ({figures}).")
     return (f"<b>No guarantee.</b> The search ended with status {esc(status)} and proved no bound "
             f"(objective {_num(objective)}).")
 
@@ -242,6 +249,7 @@ STYLE = """body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;max-width:90
 h1{font-size:22px;margin:0}h2{font-size:16px;margin:20px 0 6px;border-bottom:1px solid #ddd}
 table{border-collapse:collapse}td,th{padding:2px 8px;text-align:left;vertical-align:middle}
 td.n{text-align:right}.model tr:nth-child(even){background:#f6f6f6}.risk td{text-align:right}
+.risk{display:block;overflow-x:auto;max-width:100%;font-size:12px}.risk td,.risk th{padding:2px 4px}
 .row{display:flex;gap:16px;flex-wrap:wrap;align-items:flex-start}figure{margin:0}
 figcaption,.note,.dim{color:#666;font-size:12px}svg text{font-size:10px;fill:#444}
 .key{display:inline-block;width:10px;height:10px;margin:0 3px 0 8px}
@@ -310,9 +318,9 @@ def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]],
 def write_report(store: Any, run_id: str, path: str | Path | None = None,
                  registry: Registry | None = None) -> Path:
     """Write the HTML card of a stored run to ``path`` (default ``<name>-<run id>.html``)."""
-    from glasswork.export import default_path
+    from glasswork.export import default_path, write_file
 
     details = store.details(run_id)
     out = Path(path) if path is not None else default_path(details, "html")
-    out.write_text(build_report(details, store.events(run_id), registry), encoding="utf-8")
+    write_file(out, build_report(details, store.events(run_id), registry))
     return out

@@ -517,13 +517,25 @@ def load_spec(path: str | Path, registry: Registry | None = None, *,
 def apply_overrides(document: dict[str, Any], overrides: Sequence[str]) -> None:
     """``objective.regularization=0.01`` style edits (``--set``), values parsed as YAML scalars."""
     from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
 
     yaml = YAML(typ="safe")
     for item in overrides:
         path, sep, raw = item.partition("=")
         if not sep or not path.strip():
             raise SpecError([SpecIssue("--set", 1, 1, "", f"expected PATH=VALUE, got {item!r}")])
-        set_path(document, path.strip(), yaml.load(raw) if raw.strip() else None)
+        try:
+            value = yaml.load(raw) if raw.strip() else None
+        except YAMLError as exc:
+            problem = str(getattr(exc, "problem", None) or exc).splitlines()[0]
+            name = path.strip()
+            quoted = "'" + raw.replace("'", "''") + "'"
+            shell = (name + "=" + quoted).replace("\\", "\\\\").replace('"', '\\"')
+            raise SpecError([SpecIssue("--set", 1, 1, name,
+                                       f"the value {raw!r} is not a YAML value ({problem}); to give it as text, "
+                                       f"quote it in YAML, so that the argument reads {name}={quoted} "
+                                       f'(in a shell: --set "{shell}")')]) from None
+        set_path(document, path.strip(), value)
 
 
 def json_schema(registry: Registry | None = None) -> dict[str, Any]:

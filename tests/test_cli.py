@@ -87,6 +87,12 @@ def test_run_with_override(invoke, tmp_path):
     assert more["objective"] == pytest.approx(base + 0.01)
     bad = invoke("run", "-q", path, "--set", "objective.regularization=lots")
     assert bad.exit_code == 2 and "objective.regularization" in bad.output
+    # a value YAML cannot read (a where-filter starting with a quoted column name) is a user error
+    # naming the field and the quoting that works, not an internal error
+    for value in ('"patient age" >= 30', "[1, 2", "{a"):
+        bad = invoke("run", "-q", path, "--set", f"data.where={value}")
+        assert bad.exit_code == 2 and isinstance(bad.exception, SystemExit), (value, bad.exception)
+        assert "data.where" in bad.output and "quote it" in bad.output and "nothing was run" in bad.output
 
 
 def test_invalid_spec_runs_nothing_and_writes_nothing(invoke, tmp_path):

@@ -18,7 +18,7 @@ from glasswork.export import (DOCUMENT_VERSION, ExportError, ModelInputs, export
 from glasswork.launch import Launch
 from glasswork.registry import get_registry
 from glasswork.store import RunStore
-from glasswork.testing.exports import expected, raw_columns, run_python, run_sql
+from glasswork.testing.exports import ROW, expected, raw_columns, run_python, run_sql
 
 from export_fixtures import CASES, ROOT, runs  # noqa: F401  (the module-scoped fixture)
 
@@ -227,6 +227,20 @@ def test_binarizer_conditions_compute_what_transform_computes(options: dict) -> 
     con.register("data", {k: np.asarray(v) for k, v in columns.items()})
     sql = ", ".join(f"CASE WHEN {inputs.sql_test(j)} THEN 1 ELSE 0 END" for j in range(len(names)))
     assert np.array_equal(np.asarray(con.execute(f"SELECT {sql} FROM data").fetchall()), X)
+    # the same rows as text, as csv.DictReader and sqlite3's CSV import give them: numeric
+    # categories (n:1) and thresholds must still be judged as numbers
+    import sqlite3
+
+    text_rows = [{k: str(v) for k, v in r.items()} for r in rows]
+    for j in range(len(names)):
+        test = eval(compile(f"lambda row: {inputs.python_test(j)}", "<test>", "eval"))
+        assert [int(test(r)) for r in text_rows] == X[:, j].tolist(), f"python on text rows: {names[j]}"
+    lite = sqlite3.connect(":memory:")
+    lite.execute("CREATE TABLE data (" + ", ".join(f'"{k}" TEXT' for k in columns) + ")")
+    lite.executemany(f"INSERT INTO data VALUES ({', '.join('?' for _ in columns)})",
+                     [list(r.values()) for r in text_rows])
+    assert np.array_equal(np.asarray(lite.execute(f"SELECT {sql} FROM data").fetchall()), X), "sqlite on text"
+    assert np.array_equal(inputs.matrix({k: np.asarray([r[k] for r in text_rows]) for k in columns}), X)
 
 
 def test_a_version_2_store_upgrades_and_its_runs_say_inputs_are_missing(runs: dict, tmp_path: Path) -> None:
@@ -265,3 +279,47 @@ def test_run_export_writes_after_the_run(runs: dict, tmp_path: Path) -> None:
     assert result.exit_code == 2 and "unknown format 'pdf'" in result.output and "nothing was run" in result.output
     result = CliRunner().invoke(cli, ["run", spec, "-q", "--no-store", "--export", "sql"])
     assert result.exit_code == 2 and "--export needs the run store" in result.output
+
+
+def test_export_and_report_into_a_missing_folder_make_it(runs: dict, tmp_path: Path) -> None:
+    db = Path(runs["corels_compas"][2].store.path)
+    sql, card = tmp_path / "new" / "deeper" / "m.sql", tmp_path / "cards" / "card.html"
+    result = CliRunner().invoke(cli, ["export", "latest", "--format", "sql", "-o", str(sql), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "CASE" in sql.read_text()
+    result = CliRunner().invoke(cli, ["report", "latest", "-o", str(card), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert card.read_text().startswith("<!doctype html>")
+
+
+def test_an_unwritable_output_is_a_clear_user_error(runs: dict, tmp_path: Path) -> None:
+    db = Path(runs["corels_compas"][2].store.path)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    for command in (["export", "latest", "--format", "json"], ["report", "latest"]):
+        result = CliRunner().invoke(cli, [*command, "-o", str(blocker / "out.txt"), "--db", str(db)])
+        assert result.exit_code == 2, result.output
+        assert f"cannot write {blocker / 'out.txt'}" in result.output and "internal error" not in result.output
+
+
+def test_sql_reads_numbers_stored_as_text(runs: dict) -> None:
+    """sqlite3's ``.import`` of a CSV makes every column TEXT: thresholds on raw numeric columns
+    must still compare numbers, not strings."""
+    import sqlite3
+
+    for case in ("moss_diabetes", "fasterrisk_adult"):
+        outcome, details, launch = runs[case]
+        columns, X_test = _test_part(outcome, launch)
+        want_labels, want_proba = expected(outcome.result.model, X_test)
+        names = list(columns)
+        con = sqlite3.connect(":memory:")
+        con.execute("CREATE TABLE data (" + ", ".join(f'"{k}" TEXT' for k in [*names, ROW]) + ")")
+        con.executemany(f"INSERT INTO data VALUES ({', '.join('?' for _ in range(len(names) + 1))})",
+                        [[repr(v.item() if hasattr(v, "item") else v) for v in row] + [str(i)]
+                         for i, row in enumerate(zip(*(columns[k] for k in names)))])
+        text = export_run(details, "sql").rstrip().rstrip(";")
+        got = [r[0] for r in con.execute(f'SELECT prediction FROM ({text}) ORDER BY CAST("{ROW}" AS INTEGER)')]
+        if want_proba is None:
+            assert np.max(np.abs(np.asarray(got, dtype=float) - np.asarray(want_labels, dtype=float))) <= 1e-9, case
+        else:
+            assert [str(g) for g in got] == [str(w) for w in want_labels], case

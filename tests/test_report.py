@@ -55,7 +55,13 @@ def test_the_rule_set_card_places_it_on_the_frontier(runs: dict) -> None:
 
 def test_certificate_words_for_a_gap() -> None:
     words = certificate_words({"status": "stopped_time", "objective": 1.0, "lower_bound": 0.9, "gap": 0.1})
-    assert "At most 10 % worse than the best possible" in words
+    assert "At most 11.1 % worse than the best possible" in words  # the best is >= 0.9: 1.0 / 0.9 - 1
+    # gap 0.5: the best may be as low as 1.0, so this model may be twice as bad (100 %), not 50 %
+    words = certificate_words({"status": "stopped_time", "objective": 2.0, "lower_bound": 1.0, "gap": 0.5})
+    assert "At most 100 % worse than the best possible" in words
+    # a trivial bound (0) on a positive objective bounds no ratio: say so, not "at most 100 % worse"
+    words = certificate_words({"status": "heuristic", "objective": 44.3, "lower_bound": 0.0, "gap": 1.0})
+    assert "No useful guarantee" in words and "% worse" not in words and "lower bound 0" in words
     assert "No guarantee" in certificate_words({"status": "heuristic", "objective": 1.0})
 
 
@@ -85,5 +91,5 @@ def test_a_model_no_plugin_draws_still_gets_a_card() -> None:
                "models": [{"model": {"kind": "mystery_tree"}, "text": "if x then <y>"}]}
     card = build_report(details, [{"kind": "progress", "elapsed": 1.0, "objective": 2.0, "lower_bound": 1.5}])
     assert "<pre>if x then &lt;y&gt;</pre>" in card  # the model's own text, escaped
-    assert "At most 25 % worse than the best possible" in card
+    assert "At most 33.3 % worse than the best possible" in card
     assert "could not be loaded again" in card and "<svg" in card  # no data, yet the trajectory

@@ -74,6 +74,8 @@ def test_runs_check_reports_the_damage_and_salvage_copies_what_is_readable(damag
     exported = CliRunner().invoke(cli, ["runs", "export", "--db", str(rescued), runs[0].run_id])
     assert exported.exit_code == 0 and json.loads(exported.stdout)[0]["models"]
     assert CliRunner().invoke(cli, ["runs", "check", "--db", str(rescued)]).exit_code == 0
+    again = CliRunner().invoke(cli, ["runs", "check", "--db", str(damaged_store), "--salvage", str(rescued)])
+    assert again.exit_code == 2 and "exists; salvage writes a new store" in again.stderr  # a user mistake
 
 
 def test_a_sound_store_checks_clean(toy_env, tmp_path, monkeypatch):
@@ -138,3 +140,25 @@ def test_a_full_disk_ends_the_run_with_a_message_the_result_and_a_readable_store
     assert listed.returncode == 0, listed.stderr
     assert subprocess.run([sys.executable, "-m", "glasswork", "runs", "check", "--db", str(db)],
                           capture_output=True, text=True, env=toy_env, timeout=60).returncode == 0
+
+
+def test_damage_met_after_the_store_opened_is_named_not_an_internal_error(toy_env, tmp_path, monkeypatch):
+    """A damaged block of events, artifacts or metrics is only read by ``runs show``, ``export``
+    or ``report``, after the store opened sound: the same message and way out, exit 1."""
+    import duckdb
+
+    from glasswork.store.schema import damaged
+
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "glasswork.duckdb"
+    assert CliRunner().invoke(cli, ["run", "-q", "--db", str(db), str(write(tmp_path / "s.yaml", SPEC))]).exit_code == 0
+
+    def broken(self, run_id):
+        raise damaged(self.path, duckdb.IOException("Corrupt database file: computed checksum 1 does not match "
+                                                    "stored checksum 2 in block at location 2371584"))
+
+    monkeypatch.setattr(RunStore, "details", broken)
+    for args in (["runs", "show", "latest"], ["export", "latest", "--format", "json"], ["report", "latest"]):
+        result = CliRunner().invoke(cli, [*args, "--db", str(db)])
+        assert result.exit_code == 1 and not isinstance(result.exception, StoreDamaged), (args, result.exception)
+        assert "is damaged" in result.stderr and "--salvage" in result.stderr, (args, result.output)

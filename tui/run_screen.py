@@ -85,18 +85,17 @@ class RunScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def action_export(self) -> None:
         """Write the model in every format its run allows, next to each other; say where."""
-        from glasswork.export import FORMATS, ExportError, default_path, export_run
+        from glasswork.export import FORMATS, ExportError, default_path, export_run, write_file
 
         folder = self.folder or Path.cwd()
         written, skipped = [], []
         for fmt in FORMATS:
+            path = default_path(self.details, fmt, folder)
             try:
-                text = export_run(self.details, fmt)
+                write_file(path, export_run(self.details, fmt))
             except ExportError as exc:
                 skipped.append(f"{fmt}: {exc}")
                 continue
-            path = default_path(self.details, fmt, folder)
-            path.write_text(text, encoding="utf-8")
             written.append(path)
         self.written += written
         message = ("exported to " + ", ".join(str(p) for p in written)) if written else "nothing exported"
@@ -108,13 +107,13 @@ class RunScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def action_report(self) -> None:
         """Write the run's HTML model card; say where."""
-        from glasswork.export import ExportError, default_path
+        from glasswork.export import ExportError, default_path, write_file
         from glasswork.report import build_report
 
         path = default_path(self.details, "html", self.folder or Path.cwd())
         try:
-            path.write_text(build_report(self.details, self.events), encoding="utf-8")
-        except (ExportError, OSError) as exc:
+            write_file(path, build_report(self.details, self.events))
+        except ExportError as exc:
             self.app.call_from_thread(self.notify, f"no report: {exc}", title="report", severity="error")
             return
         self.written.append(path)

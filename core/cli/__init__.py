@@ -69,6 +69,18 @@ class _Group(click.Group):
         self._load_plugin_commands()
         return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS))
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """A store found damaged (or locked) only after it opened, mid-command, ends the command
+        with the store's own message (the file and the way out), not as an internal error."""
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:
+            from glasswork.store import StoreError
+
+            if not isinstance(exc, StoreError):
+                raise
+            fail(str(exc), EXIT_SOLVER)
+
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="glasswork")

@@ -24,18 +24,19 @@ FORMATS = ("python", "sql", "json", "markdown")  # glasswork.export.FORMATS, wit
 @DB_OPTION
 def export(run_ref: str, fmt: str, output: Path | None, table: str, db: str | None) -> None:
     """Export the model of RUN (an id prefix or 'latest') to run outside glasswork."""
-    from glasswork.export import ExportError, export_run
+    from glasswork.export import ExportError, export_run, write_file
 
     store = _store(db)
     [run_id] = _resolve(store, (run_ref,))
     try:
         text = export_run(store.details(run_id), fmt, table=table)
+        if output is not None:
+            write_file(output, text)
     except ExportError as exc:
         fail(f"cannot export run {run_id[:12]}: {exc}", EXIT_INVALID)
     if output is None:
         click.echo(text, nl=False)
         return
-    output.write_text(text, encoding="utf-8")
     click.echo(f"wrote {output} ({fmt})", err=True)
 
 

@@ -222,6 +222,9 @@ def runs_check(db: str | None, salvage_to: Path | None, as_json: bool) -> None:
     path = default_db_path(db)
     if not path.exists():
         fail(f"no run store at {path} (point --db / $GLASSWORK_DB at one)", EXIT_INVALID)
+    if salvage_to is not None and salvage_to.exists():  # a user mistake: say so before reading anything
+        fail(f"{salvage_to} exists; salvage writes a new store, choose a new file name", EXIT_INVALID,
+             as_json=as_json)
     store = RunStore(path)
     report = store.check()
     if salvage_to is not None:

@@ -47,6 +47,11 @@ class UnsafeFilter(ValueError):
     """A ``where`` filter that is not a plain condition over the rows' columns."""
 
 
+class FilterFailed(ValueError):
+    """A checked filter that failed on the rows (a cast of a text value, a bad pattern): the
+    filter's fault, not the file's."""
+
+
 def _serialize(con: duckdb.DuckDBPyConnection, sql: str) -> dict[str, Any]:
     rows = con.execute("SELECT json_serialize_sql(?)", [sql]).fetchall()
     return json.loads(rows[0][0])
@@ -158,10 +163,17 @@ def filter_rows(con: duckdb.DuckDBPyConnection, select_rows: str, params: dict[s
     """Read the rows into memory, lock the connection down, then apply the checked filter.
 
     ``con`` must be a fresh connection made with ``SANDBOX_CONFIG``; it is unusable for files
-    afterwards (external access is off and the configuration locked).
+    afterwards (external access is off and the configuration locked). ``FilterFailed`` when the
+    filter fails on the rows.
     """
+    import duckdb
+
     condition = check_where(where)
     con.execute(f"CREATE TEMP TABLE {ROWS_TABLE} AS {select_rows}", params)
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
-    return con.execute(f"SELECT * FROM {ROWS_TABLE} WHERE {condition}")
+    try:  # run it to the end here, so what fails from now on is the filter's doing
+        con.execute(f"CREATE TEMP TABLE {ROWS_TABLE}_kept AS SELECT * FROM {ROWS_TABLE} WHERE {condition}")
+    except duckdb.Error as exc:
+        raise FilterFailed((str(exc).strip().splitlines() or [type(exc).__name__])[0]) from exc
+    return con.execute(f"SELECT * FROM {ROWS_TABLE}_kept")

@@ -123,7 +123,7 @@ def read_file(path: Path, label: str, where: str | None = None) -> Table:
     """Read a CSV or Parquet file through DuckDB, keeping file row numbers."""
     import duckdb
 
-    from glasswork.data.sandbox import SANDBOX_CONFIG, UnsafeFilter, filter_rows
+    from glasswork.data.sandbox import SANDBOX_CONFIG, FilterFailed, UnsafeFilter, filter_rows
 
     parquet = path.suffix.lower() in (".parquet", ".pq")
     reader = "read_parquet($path)" if parquet else "read_csv_auto($path, sample_size=-1)"
@@ -139,6 +139,9 @@ def read_file(path: Path, label: str, where: str | None = None) -> Table:
     except UnsafeFilter as exc:
         raise DataError(f"the 'where' filter {where!r} is refused: {exc}", file=path,
                         hint="write a condition over the file's columns, e.g. \"age >= 18\"") from None
+    except FilterFailed as exc:
+        raise DataError(f"the 'where' filter {where!r} failed: {exc}", file=path,
+                        hint="fix the condition (TRY_CAST gives NULL where a cast fails)") from None
     except duckdb.Error as exc:
         first = str(exc).strip().splitlines()[0]
         if where is not None and ("Binder" in type(exc).__name__ or "Parser" in type(exc).__name__

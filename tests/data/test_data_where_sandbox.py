@@ -108,3 +108,15 @@ def test_an_overlong_filter_is_refused():
                                        "CASE WHEN a > 1 THEN b ELSE 0 END = 1", "a::INTEGER BETWEEN 1 AND 3"])
 def test_ordinary_conditions_pass_the_checker(condition):
     assert sandbox.check_where(condition)
+
+
+@pytest.mark.parametrize("where", ["CAST(s AS INTEGER) > 1", "regexp_matches(s, '(')", "strptime(s, '%Y') IS NULL"])
+def test_a_filter_failing_on_the_rows_is_blamed_on_the_filter_not_the_file(where, tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("a,s\n1,apple\n2,pear\n")
+    with pytest.raises(DataError) as info:
+        read_file(path, "t.csv", where)
+    message = str(info.value)
+    assert f"the 'where' filter {where!r} failed: " in message
+    assert "cannot read the file" not in message and "well-formed" not in message
+    assert read_file(path, "t.csv", "TRY_CAST(s AS INTEGER) IS NULL AND a > 1").rows.tolist() == [2]
