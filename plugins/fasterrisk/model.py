@@ -186,8 +186,7 @@ class ScoreCard(Classifier):
 
     def certified_line(self) -> str:
         """The certificate in words: how far the card's loss can be from the best possible."""
-        return (f"within {_fmt_gap(self.certified_gap)} % of the {self.certified_against or 'best model'} "
-                f"(training loss, proven bound)")
+        return certified_words(self.certified_gap, self.certified_against)
 
     def _label(self, k: int) -> str:
         return self.features[k] if self.binary[k] else f"{self.features[k]} x"
@@ -248,9 +247,23 @@ def expected_calibration_error(table: list[dict[str, float]]) -> float:
     return float(sum(row["weight"] * abs(row["mean_predicted"] - row["observed"]) for row in table) / total)
 
 
-def _fmt_gap(gap: float | None) -> str:
+def certified_words(gap: float | None, against: str | None) -> str:
+    """A card's proven gap in words, as the share by which its training loss may exceed the best.
+
+    ``gap`` is the certificate's ``(loss - bound) / loss``; what a reader wants is how much worse
+    the card can be than the best model, ``(loss - bound) / bound``, which is the larger figure.
+    A bound of zero proves nothing useful, and the line says so rather than printing 100 %.
+    """
+    against = against or "best model"
+    gap = max(0.0, gap or 0.0)
+    if gap >= 1.0 - 1e-12:
+        return f"no useful bound yet against the {against} (the proven lower bound is 0)"
+    return f"training loss at most {_fmt_gap(gap / (1.0 - gap))} % above the {against} (proven bound)"
+
+
+def _fmt_gap(excess: float) -> str:
     """Two decimals; "0.00" within the 1e-6 tolerance of a proof, "< 0.01" just above it."""
-    pct = 100.0 * (gap or 0.0)
+    pct = 100.0 * excess
     if pct < 1e-4:
         return "0.00"
     return f"{pct:.2f}" if pct >= 0.01 else "< 0.01"

@@ -10,6 +10,7 @@ from rich.text import Text
 from glasswork import hookimpl
 from glasswork.console import fmt_number as fmt
 from glasswork.display import BarsPanel, Panel, model_table
+from glasswork.plugins.fasterrisk.model import certified_words
 
 
 def score_card_view(model: dict[str, Any]) -> RenderableType:
@@ -35,9 +36,7 @@ def score_card_view(model: dict[str, Any]) -> RenderableType:
     gap = model.get("certified_gap")
     if gap is None:
         return Group(card, risks, note)
-    against = model.get("certified_against") or "best model"
-    proof = Text(f"within {100 * gap:.2f} % of the {against} (training loss, proven bound)",
-                 style="bold green")
+    proof = Text(certified_words(gap, model.get("certified_against")), style="bold green")
     return Group(card, risks, note, proof)
 
 
