@@ -89,12 +89,12 @@ class RunScreen(Screen[None]):
 
         folder = self.folder or Path.cwd()
         written, skipped = [], []
-        for fmt in FORMATS:
-            path = default_path(self.details, fmt, folder)
+        for form in FORMATS:
+            path = default_path(self.details, form, folder)
             try:
-                write_file(path, export_run(self.details, fmt))
+                write_file(path, export_run(self.details, form))
             except ExportError as exc:
-                skipped.append(f"{fmt}: {exc}")
+                skipped.append(f"{form}: {exc}")
                 continue
             written.append(path)
         self.written += written
