@@ -235,17 +235,31 @@ class ExportRequest:
         return self.inputs
 
     def header(self, comment: str, body: str = "") -> str:
-        """A comment block naming the run and the raw columns ``body`` reads, for the top of a file."""
+        """A comment block naming the run, the rows it was trained on and the raw columns ``body``
+        reads, for the top of a file."""
         lines = [f"Exported by glasswork {__version__} from run {self.run.get('run_id', '?')}"
                  f" ({self.run.get('name', '?')}, solver {self.run.get('solver', '?')})."]
         if self.run.get("spec_hash"):
             lines.append(f"spec {self.run['spec_hash'][:16]}, data {str(self.run.get('data_fingerprint'))[:16]}")
+        where = trained_where(self.run)
+        if where is not None:  # a model of the filtered rows is not a model of the whole file
+            lines.append(f"Trained only on the rows where: {' '.join(where.split())}")
+        elif self.run.get("spec"):
+            lines.append("Trained on every row of its data (no data.where filter).")
         if self.inputs is not None:
-            where = (f"the columns the antecedents of {self.inputs.source} name" if self.inputs.source.endswith(".out")
+            reads = (f"the columns the antecedents of {self.inputs.source} name" if self.inputs.source.endswith(".out")
                      else f"the raw columns of {self.inputs.source}")
             used = [c for c in self.inputs.columns if sql_name(c) in body or repr(c) in body] if body else []
-            lines.append(f"Reads {where}: {', '.join(used or self.inputs.columns)}")
+            lines.append(f"Reads {reads}: {', '.join(used or self.inputs.columns)}")
         return "\n".join(f"{comment} {line}" for line in lines)
+
+
+def trained_where(run: Mapping[str, Any]) -> str | None:
+    """The ``data.where`` filter of the spec a run was made from; ``None`` when it had none."""
+    spec = run.get("spec")
+    data = spec.get("data") if isinstance(spec, Mapping) else None
+    where = data.get("where") if isinstance(data, Mapping) else None
+    return where if isinstance(where, str) and where.strip() else None
 
 
 # -- the json document ------------------------------------------------------------------------------
@@ -264,6 +278,9 @@ class ModelDocument(BaseModel):
         "for runs recorded before glasswork kept it.")
     run: dict[str, Any] = Field(default_factory=dict, description="run_id, name, solver, solver_version, "
                                 "spec_hash, data_fingerprint, spec: where the model comes from.")
+    where: str | None = Field(
+        None, description="The data.where filter that chose the rows the model was trained on (the spec's, "
+        "as written); null when it was trained on every row of its data.")
     certificate: dict[str, Any] = Field(default_factory=dict,
                                         description="status, objective, lower_bound, gap.")
     metrics: dict[str, Any] = Field(default_factory=dict, description="Training and test metrics.")
@@ -289,7 +306,7 @@ def document(details: dict[str, Any]) -> ModelDocument:
     return ModelDocument(
         kind=str(model.get("kind")), model=model,
         inputs=None if inputs is None else ModelInputs.model_validate(inputs),
-        run=run_summary(details),
+        run=run_summary(details), where=trained_where(details),
         certificate={k: details.get(k) for k in ("status", "objective", "lower_bound", "gap")},
         metrics=details.get("metrics") or {})
 

@@ -323,3 +323,41 @@ def test_sql_reads_numbers_stored_as_text(runs: dict) -> None:
             assert np.max(np.abs(np.asarray(got, dtype=float) - np.asarray(want_labels, dtype=float))) <= 1e-9, case
         else:
             assert [str(g) for g in got] == [str(w) for w in want_labels], case
+
+
+def _with_where(details: dict, where: str | None) -> dict:
+    spec = json.loads(json.dumps(details["spec"]))
+    spec["data"]["where"] = where
+    return dict(details, spec=spec)
+
+
+@pytest.mark.parametrize("case", ["corels_compas", "fasterrisk_adult", "moss_diabetes"])
+def test_every_export_names_the_where_filter_it_was_trained_under(runs: dict, case: str) -> None:
+    """A model of the filtered rows is not a model of the whole file: the header says which rows."""
+    details = _with_where(runs[case][1], "age >= 18 AND\n  sex = 'Male'")
+    for fmt, comment in (("python", "#"), ("sql", "--")):
+        text = export_run(details, fmt)
+        head = [line for line in text.splitlines() if line.startswith(comment)]
+        assert f"{comment} Trained only on the rows where: age >= 18 AND sex = 'Male'" in head, (fmt, head)
+    doc = json.loads(export_run(details, "json"))
+    assert doc["where"] == "age >= 18 AND\n  sex = 'Male'"
+    unfiltered = _with_where(runs[case][1], None)
+    assert "Trained on every row of its data (no data.where filter)." in export_run(unfiltered, "sql")
+    assert json.loads(export_run(unfiltered, "json"))["where"] is None
+
+
+def test_an_end_to_end_run_with_a_where_filter_exports_it(tmp_path: Path) -> None:
+    data = tmp_path / "d.csv"
+    data.write_text("a,b,label\n" + "".join(f"{i % 2},{(i // 2) % 2},{(i % 2) ^ (i % 3 == 0)}\n" for i in range(60)))
+    spec = tmp_path / "s.yaml"
+    spec.write_text("name: filtered\nsolver: corels\ndata:\n  source: d.csv\n  target: label\n"
+                    "  where: \"b = 1 OR a = ANY([0])\"\nobjective:\n  regularization: 0.01\n")
+    db = tmp_path / "runs.duckdb"
+    runner = CliRunner()
+    result = runner.invoke(cli, ["run", str(spec), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    run_id = RunStore(db).open().list_runs()[0].run_id
+    out = tmp_path / "m.sql"
+    result = runner.invoke(cli, ["export", run_id, "--format", "sql", "-o", str(out), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "-- Trained only on the rows where: b = 1 OR a = ANY([0])" in out.read_text()

@@ -8,7 +8,7 @@ from typing import Any
 from glasswork import hookimpl
 from glasswork.export import (ExportError, ExportRequest, ModelInputs, markdown_table, python_module,
                               sql_case, sql_literal, sql_select)
-from glasswork.plugins.fasterrisk.model import ScoreCard
+from glasswork.plugins.fasterrisk.model import ScoreCard, format_risk
 from glasswork.report import esc, line_chart
 
 
@@ -92,7 +92,7 @@ def score_card_markdown(model: dict[str, Any]) -> str:
     card = markdown_table(["#", "feature", "points"],
                           [[i + 1, f if b else f"{f} × value", f"{p:+d}"] for i, (f, p, b) in
                            enumerate(zip(model["features"], model["points"], _binary(model)))])
-    risk = markdown_table(["score", "risk"], [[_score(r["score"]), f"{100 * r['risk']:.1f}%"]
+    risk = markdown_table(["score", "risk"], [[_score(r["score"]), format_risk(r["risk"])]
                                               for r in model.get("table") or []])
     return f"{card}\nRisk of {model['classes'][1]} by score:\n\n{risk}"
 
@@ -113,7 +113,7 @@ def score_card_html(model: dict[str, Any]) -> str:
     rows += "<tr><th></th><th>SCORE</th><th></th><th>= …</th></tr>"
     table = model.get("table") or []
     scores = "".join(f"<td>{_score(r['score'])}</td>" for r in table)
-    risks = "".join(f"<td>{100 * r['risk']:.1f}%</td>" for r in table)
+    risks = "".join(f"<td>{esc(format_risk(r['risk']))}</td>" for r in table)
     curve = line_chart([("risk", [r["score"] for r in table], [r["risk"] for r in table])],
                        xlabel="score", ylabel=f"P({model['classes'][1]})", ylim=(0.0, 1.0), dots=True)
     return (f"<div class=row><table class=model>{rows}</table>{curve}</div>"
