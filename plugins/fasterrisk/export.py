@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from glasswork import hookimpl
-from glasswork.export import (ExportError, ExportRequest, ModelInputs, markdown_table, python_module,
+from glasswork.export import (NO_VALUE, ExportError, ExportRequest, ModelInputs, markdown_table, python_module,
                               sql_case, sql_literal, sql_select)
 from glasswork.plugins.fasterrisk.model import ScoreCard, format_risk
 from glasswork.report import esc, line_chart
@@ -44,7 +44,7 @@ def _sql(card: ScoreCard, request: ExportRequest) -> str:
 
     outputs = [("prediction", sql_case([(f"{margin} > 0", sql_literal(positive))], sql_literal(negative))),
                (f"p_{negative}", risk(0)), (f"p_{positive}", risk(1))]
-    return sql_select(request, outputs)
+    return sql_select(request, outputs, inputs.columns_of(card.features_used))
 
 
 def _python(card: ScoreCard, request: ExportRequest) -> str:
@@ -62,7 +62,7 @@ RISK = {table!r}  # score -> P({classes[1]}), every score a row can get
 
 def score(row):
     \"\"\"The card's total points for ``row``, a mapping of raw column names to values.\"\"\"
-    total = 0.0
+{NO_VALUE}    total = 0.0
 {chr(10).join(lines) if lines else '    pass'}
     return total
 
@@ -77,15 +77,16 @@ def _risk(total):
 
 def predict(row):
     \"\"\"{classes[1]!r} when the score plus the intercept is positive, else {classes[0]!r}.\"\"\"
-    return CLASSES[1] if score(row) + INTERCEPT > 0 else CLASSES[0]
+{NO_VALUE}    return CLASSES[1] if score(row) + INTERCEPT > 0 else CLASSES[0]
 
 
 def predict_proba(row):
     \"\"\"[P({classes[0]}), P({classes[1]})] for ``row``, from the card's score-to-risk table.\"\"\"
-    p = _risk(score(row))
+{NO_VALUE}    p = _risk(score(row))
     return [1.0 - p, p]
 """
-    return python_module(request, "A FasterRisk score card: add the points, read the risk.", body)
+    return python_module(request, "A FasterRisk score card: add the points, read the risk.", body,
+                         inputs.columns_of(card.features_used))
 
 
 def score_card_markdown(model: dict[str, Any]) -> str:

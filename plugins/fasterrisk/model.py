@@ -151,6 +151,11 @@ class ScoreCard(Classifier):
     # -- reading -------------------------------------------------------------------------------
 
     @property
+    def features_used(self) -> list[int]:
+        """The matrix columns on the card: a row missing one gets no prediction in exports."""
+        return sorted(set(self.columns))
+
+    @property
     def size(self) -> int:
         return sum(1 for p in self.points if p != 0)
 
