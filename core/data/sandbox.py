@@ -68,31 +68,26 @@ def _serialize(con: duckdb.DuckDBPyConnection, sql: str) -> dict[str, Any]:
     return json.loads(rows[0][0])
 
 
-@lru_cache(maxsize=1)
-def _scalar_functions() -> frozenset[str]:
+@lru_cache(maxsize=None)
+def _functions(condition: str) -> frozenset[str]:
+    """The built-in functions meeting ``condition`` on ``duckdb_functions()``, lower case."""
     import duckdb
 
     con = duckdb.connect(config=SANDBOX_CONFIG)
     try:
-        names = con.execute("SELECT DISTINCT function_name FROM duckdb_functions() "
-                            "WHERE function_type IN ('scalar', 'macro')").fetchall()
+        names = con.execute(f"SELECT DISTINCT function_name FROM duckdb_functions() WHERE {condition}").fetchall()
     finally:
         con.close()
     return frozenset(n[0].lower() for n in names)
 
 
-@lru_cache(maxsize=1)
+def _scalar_functions() -> frozenset[str]:
+    return _functions("function_type IN ('scalar', 'macro')")
+
+
 def _lambda_functions() -> frozenset[str]:
     """The functions that take a lambda (``list_transform``, ``list_filter``, ...)."""
-    import duckdb
-
-    con = duckdb.connect(config=SANDBOX_CONFIG)
-    try:
-        names = con.execute("SELECT DISTINCT function_name FROM duckdb_functions() "
-                            "WHERE list_contains(parameter_types, 'LAMBDA')").fetchall()
-    finally:
-        con.close()
-    return frozenset(n[0].lower() for n in names)
+    return _functions("list_contains(parameter_types, 'LAMBDA')")
 
 
 @lru_cache(maxsize=1)
