@@ -528,7 +528,14 @@ def missing(row):
     """The columns of READS that ``row`` has no value in: None, NaN, an empty text or no key.
     The model was trained on complete rows, so such a row gets no prediction (None), as the
     SQL export gives NULL."""
-    return [c for c in READS if _absent(row.get(c))]
+    return [c for c in READS if _absent(_value(row, c))]
+
+
+def _value(row, column):
+    try:
+        return row[column]
+    except (KeyError, IndexError):
+        return None
 
 
 def _absent(value):

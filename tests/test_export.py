@@ -403,3 +403,13 @@ def test_a_missing_value_gives_no_prediction_in_every_format(runs: dict, case: s
     row = {k: v[2] for k, v in columns.items()}
     del row[reads[0]]  # a key the row lacks is missing too
     assert module["predict"](row) is None and module["missing"](row) == [reads[0]]
+    import sqlite3  # a sqlite3.Row is read by name too, and a NULL in it is missing
+
+    con = sqlite3.connect(":memory:")
+    con.row_factory = sqlite3.Row
+    names = list(columns)
+    full = {k: v[2] for k, v in columns.items()}
+    full[reads[-1]] = None
+    values = [x.item() if hasattr(x, "item") else x for x in (full[k] for k in names)]
+    got = con.execute("SELECT " + ", ".join(f'? AS "{k}"' for k in names), values).fetchone()
+    assert module["predict"](got) is None and module["missing"](got) == [reads[-1]]
