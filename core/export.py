@@ -10,13 +10,20 @@ Formats: ``python``, ``sql`` and ``markdown`` come from the model's plugin throu
 ``export_model`` hook (also ``html``, the report's drawing of the model); ``json`` is the
 versioned ``glasswork.model`` document (its JSON Schema is ``specs/glasswork.model.schema.json``)
 that ``load_model`` reads back through the plugin's ``load_model`` hook.
+
+Missing values: a model is trained on complete rows (``data.missing`` is ``error`` or ``drop``),
+so a row with no value in a raw column the model reads gets no prediction, in every format
+alike: SQL gives NULL for the prediction and every probability (as SQL does for a NULL), the
+Python module's ``predict``, ``predict_proba`` and ``score`` return ``None``, and
+``LoadedModel.predict`` gives ``None`` (``predict_proba`` a row of NaN). Missing is SQL's NULL;
+in Python ``None``, a float NaN, an empty or blank text, or a key the row lacks.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -58,8 +65,9 @@ class Condition(BaseModel):
         return self.op in ("<=", ">") or (isinstance(self.value, (int, float)) and not isinstance(self.value, bool))
 
     def holds(self, values: np.ndarray) -> np.ndarray:
+        """Where the condition holds; a missing value gives False (``missing_values`` finds those rows)."""
         if self.numeric:
-            numbers = np.asarray(values, dtype=np.float64)
+            numbers = as_numbers(values)
             value = float(self.value)
             return {"<=": numbers <= value, ">": numbers > value, "==": numbers == value, "!=": numbers != value}[self.op]
         equal = np.asarray(values == self.value, dtype=bool)
@@ -123,11 +131,28 @@ class ModelInputs(BaseModel):
     @property
     def columns(self) -> list[str]:
         """The raw columns the features read, in first-use order."""
+        return self.columns_of(range(len(self.features)))
+
+    def columns_of(self, features: Iterable[int]) -> list[str]:
+        """The raw columns the features ``features`` (matrix column indices) read, in first-use order."""
         seen: dict[str, None] = {}
-        for f in self.features:
+        for j in sorted(set(int(j) for j in features)):
+            f = self.features[j]
             for c in [f.column] if f.column else [c.column for c in f.all or []]:
                 seen.setdefault(c, None)
         return list(seen)
+
+    def missing(self, columns: Mapping[str, Any], features: Iterable[int] | None = None) -> np.ndarray:
+        """Rows lacking a value in a raw column the features read (all features when ``None``)."""
+        reads = self.columns if features is None else self.columns_of(features)
+        absent = [c for c in reads if c not in columns]
+        if absent:
+            raise ExportError(f"the raw data lack column(s) {', '.join(map(repr, absent))}")
+        n = len(np.asarray(columns[reads[0]])) if reads else _length(columns)
+        out = np.zeros(n, dtype=bool)
+        for c in reads:
+            out |= missing_values(columns[c])
+        return out
 
     # -- expressions of one feature (``test``: the feature equals ``value``) ----------------------
 
@@ -166,13 +191,51 @@ class ModelInputs(BaseModel):
         X = np.empty((n, len(self.features)), dtype=np.float64)
         for j, f in enumerate(self.features):
             if f.column:
-                X[:, j] = np.asarray(columns[f.column], dtype=np.float64)
+                X[:, j] = as_numbers(columns[f.column])  # NaN where missing
             else:
                 hit = np.ones(n, dtype=bool)
                 for c in f.all or []:
                     hit &= c.holds(np.asarray(columns[c.column]))
                 X[:, j] = hit
         return X
+
+
+def _length(columns: Mapping[str, Any]) -> int:
+    return len(np.asarray(next(iter(columns.values())))) if columns else 0
+
+
+def missing_values(values: Any) -> np.ndarray:
+    """Where ``values`` has no value: masked, None, a float NaN, or an empty or blank text."""
+    mask = np.ma.getmaskarray(values) if np.ma.isMaskedArray(values) else None
+    data = np.asarray(np.ma.getdata(values) if mask is not None else values)
+    if data.dtype.kind == "f":
+        out = np.isnan(data)
+    elif data.dtype.kind in "OUS":
+        out = np.fromiter((_absent(v) for v in data.ravel()), dtype=bool, count=data.size).reshape(data.shape)
+    else:
+        out = np.zeros(data.shape, dtype=bool)
+    return out | mask if mask is not None else out
+
+
+def _absent(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, (float, np.floating)):
+        return bool(np.isnan(value))
+    if isinstance(value, (str, bytes)):
+        return not value.strip()
+    return False
+
+
+def as_numbers(values: Any) -> np.ndarray:
+    """``values`` as float64, NaN where a value is missing (a text column read from a CSV too)."""
+    missing = missing_values(values)
+    data = np.asarray(np.ma.getdata(values))
+    if not missing.any() and data.dtype.kind != "O":
+        return data.astype(np.float64)
+    out = np.full(data.shape, np.nan)
+    out[~missing] = np.asarray(data[~missing], dtype=np.float64)
+    return out
 
 
 def _item(text: str) -> Condition:
@@ -235,17 +298,31 @@ class ExportRequest:
         return self.inputs
 
     def header(self, comment: str, body: str = "") -> str:
-        """A comment block naming the run and the raw columns ``body`` reads, for the top of a file."""
+        """A comment block naming the run, the rows it was trained on and the raw columns ``body``
+        reads, for the top of a file."""
         lines = [f"Exported by glasswork {__version__} from run {self.run.get('run_id', '?')}"
                  f" ({self.run.get('name', '?')}, solver {self.run.get('solver', '?')})."]
         if self.run.get("spec_hash"):
             lines.append(f"spec {self.run['spec_hash'][:16]}, data {str(self.run.get('data_fingerprint'))[:16]}")
+        where = trained_where(self.run)
+        if where is not None:  # a model of the filtered rows is not a model of the whole file
+            lines.append(f"Trained only on the rows where: {' '.join(where.split())}")
+        elif self.run.get("spec"):
+            lines.append("Trained on every row of its data (no data.where filter).")
         if self.inputs is not None:
-            where = (f"the columns the antecedents of {self.inputs.source} name" if self.inputs.source.endswith(".out")
+            reads = (f"the columns the antecedents of {self.inputs.source} name" if self.inputs.source.endswith(".out")
                      else f"the raw columns of {self.inputs.source}")
             used = [c for c in self.inputs.columns if sql_name(c) in body or repr(c) in body] if body else []
-            lines.append(f"Reads {where}: {', '.join(used or self.inputs.columns)}")
+            lines.append(f"Reads {reads}: {', '.join(used or self.inputs.columns)}")
         return "\n".join(f"{comment} {line}" for line in lines)
+
+
+def trained_where(run: Mapping[str, Any]) -> str | None:
+    """The ``data.where`` filter of the spec a run was made from; ``None`` when it had none."""
+    spec = run.get("spec")
+    data = spec.get("data") if isinstance(spec, Mapping) else None
+    where = data.get("where") if isinstance(data, Mapping) else None
+    return where if isinstance(where, str) and where.strip() else None
 
 
 # -- the json document ------------------------------------------------------------------------------
@@ -264,6 +341,9 @@ class ModelDocument(BaseModel):
         "for runs recorded before glasswork kept it.")
     run: dict[str, Any] = Field(default_factory=dict, description="run_id, name, solver, solver_version, "
                                 "spec_hash, data_fingerprint, spec: where the model comes from.")
+    where: str | None = Field(
+        None, description="The data.where filter that chose the rows the model was trained on (the spec's, "
+        "as written); null when it was trained on every row of its data.")
     certificate: dict[str, Any] = Field(default_factory=dict,
                                         description="status, objective, lower_bound, gap.")
     metrics: dict[str, Any] = Field(default_factory=dict, description="Training and test metrics.")
@@ -289,7 +369,7 @@ def document(details: dict[str, Any]) -> ModelDocument:
     return ModelDocument(
         kind=str(model.get("kind")), model=model,
         inputs=None if inputs is None else ModelInputs.model_validate(inputs),
-        run=run_summary(details),
+        run=run_summary(details), where=trained_where(details),
         certificate={k: details.get(k) for k in ("status", "objective", "lower_bound", "gap")},
         metrics=details.get("metrics") or {})
 
@@ -345,15 +425,34 @@ class LoadedModel:
             raise ExportError("this document has no inputs: give the model its feature matrix (.model.predict)")
         return self.inputs.matrix(columns)
 
+    def missing(self, columns: Mapping[str, Any]) -> np.ndarray:
+        """Rows with no value in a raw column the model reads (its ``features_used``; every
+        feature of the inputs for a model that does not say): they get no prediction."""
+        if self.inputs is None:
+            raise ExportError("this document has no inputs: give the model its feature matrix (.model.predict)")
+        return self.inputs.missing(columns, getattr(self.model, "features_used", None))
+
     def predict(self, columns: Mapping[str, Any]) -> np.ndarray:
-        """Class labels (classifiers) or values (regression), from raw columns."""
-        encoded = self.model.predict(self.matrix(columns))
+        """Class labels (classifiers) or values (regression), from raw columns; ``None`` for a
+        row with a missing value in a column the model reads (as SQL gives NULL)."""
+        with np.errstate(invalid="ignore"):  # NaN in the rows judged missing below
+            encoded = self.model.predict(self.matrix(columns))
         classes = getattr(self.model, "classes", None)
-        return encoded if classes is None or getattr(self.model, "task", "") == "regression" else \
+        out = encoded if classes is None or getattr(self.model, "task", "") == "regression" else \
             np.asarray(classes)[encoded]
+        missing = self.missing(columns)
+        if not missing.any():
+            return out
+        out = np.asarray(out, dtype=object)
+        out[missing] = None
+        return out
 
     def predict_proba(self, columns: Mapping[str, Any]) -> np.ndarray:
-        return self.model.predict_proba(self.matrix(columns))
+        """Class probabilities; a row of NaN where ``predict`` gives ``None``."""
+        with np.errstate(invalid="ignore"):
+            proba = np.array(self.model.predict_proba(self.matrix(columns)), dtype=np.float64)
+        proba[self.missing(columns)] = np.nan
+        return proba
 
 
 def load_model(source: str | Path | dict[str, Any], registry: Registry | None = None) -> LoadedModel:
@@ -392,8 +491,12 @@ def _registry() -> Registry:
 # -- helpers exporters share -------------------------------------------------------------------------
 
 
-def sql_select(request: ExportRequest, outputs: list[tuple[str, str]]) -> str:
-    """``SELECT *, <expr> AS <name>, ... FROM <table>``: every output one CASE expression."""
+def sql_select(request: ExportRequest, outputs: list[tuple[str, str]], reads: list[str] | None = None) -> str:
+    """``SELECT *, <expr> AS <name>, ... FROM <table>``: every output one CASE expression; with
+    ``reads`` (the raw columns the model reads), NULL wherever one of them is NULL."""
+    if reads:
+        unknown = " OR ".join(f"{sql_name(c)} IS NULL" for c in reads)
+        outputs = [(name, f"CASE WHEN {unknown} THEN NULL ELSE {expr} END") for name, expr in outputs]
     body = ",\n".join(f"  {expr} AS {sql_name(name)}" for name, expr in outputs)
     return f"{request.header('--', body)}\nSELECT *,\n{body}\nFROM {sql_name(request.table)}\n"
 
@@ -415,16 +518,48 @@ def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def python_module(request: ExportRequest, doc: str, body: str) -> str:
-    """A self-contained Python module: header, docstring, the exporter's code (no glasswork import)."""
+# Prepended by ``python_module`` when given the columns a model reads; the exporter's functions
+# start with ``if missing(row): return None`` (``NO_VALUE``).
+MISSING_PYTHON = '''
+READS = {reads!r}  # the raw columns the model reads
+
+
+def missing(row):
+    """The columns of READS that ``row`` has no value in: None, NaN, an empty text or no key.
+    The model was trained on complete rows, so such a row gets no prediction (None), as the
+    SQL export gives NULL."""
+    return [c for c in READS if _absent(_value(row, c))]
+
+
+def _value(row, column):
+    try:
+        return row[column]
+    except (KeyError, IndexError):
+        return None
+
+
+def _absent(value):
+    return value is None or (isinstance(value, float) and value != value) or (
+        isinstance(value, str) and not value.strip())
+'''
+NO_VALUE = "    if missing(row):\n        return None\n"
+
+
+def python_module(request: ExportRequest, doc: str, body: str, reads: list[str] | None = None) -> str:
+    """A self-contained Python module: header, docstring, the exporter's code (no glasswork import);
+    with ``reads`` (the raw columns the model reads), ``READS`` and ``missing(row)`` first, for the
+    exporter's ``NO_VALUE`` guards."""
     imports = "import math\n\n" if "math." in body else ""
-    return f'{request.header("#", body)}\n"""{doc}"""\n\n{imports}{body.strip()}\n'
+    prelude = "" if reads is None else MISSING_PYTHON.format(reads=list(reads)).strip() + "\n\n\n"
+    return f'{request.header("#", body)}\n"""{doc}"""\n\n{imports}{prelude}{body.strip()}\n'
 
 
 def decision_list_python(request: ExportRequest, doc: str, tests: list[str], labels: list[Any],
-                         probas: list[list[float]], classes: list[Any]) -> str:
+                         probas: list[list[float]], classes: list[Any], reads: list[str] | None = None) -> str:
     """An ordered list of rules as Python: the first rule whose test (a Python expression over
-    ``row``) holds decides; ``labels`` and ``probas`` have one entry per rule and the default."""
+    ``row``) holds decides; ``labels`` and ``probas`` have one entry per rule and the default;
+    ``reads``: see ``python_module``."""
+    guard = NO_VALUE if reads is not None else ""
     branches = "".join(f"    if {t}:\n        return {i}\n" for i, t in enumerate(tests))
     body = f"""CLASSES = {classes!r}
 LABELS = {labels!r}
@@ -438,24 +573,24 @@ def rule_of(row):
 
 def predict(row):
     \"\"\"The predicted label of ``row``, a mapping of raw column names to values.\"\"\"
-    return LABELS[rule_of(row)]
+{guard}    return LABELS[rule_of(row)]
 
 
 def predict_proba(row):
     \"\"\"The class probabilities of ``row`` (in CLASSES order): the training class mix of its rule.\"\"\"
-    return list(PROBA[rule_of(row)])
+{guard}    return list(PROBA[rule_of(row)])
 """
-    return python_module(request, doc, body)
+    return python_module(request, doc, body, reads)
 
 
 def decision_list_sql(request: ExportRequest, tests: list[str], labels: list[Any],
-                      probas: list[list[float]], classes: list[Any]) -> str:
+                      probas: list[list[float]], classes: list[Any], reads: list[str] | None = None) -> str:
     """An ordered list of rules as SQL: ``prediction`` and ``p_<class>``, each one CASE expression."""
     outputs = [("prediction", sql_case([(t, sql_literal(v)) for t, v in zip(tests, labels)], sql_literal(labels[-1])))]
     for k, c in enumerate(classes):
         outputs.append((f"p_{c}", sql_case([(t, sql_literal(float(p[k]))) for t, p in zip(tests, probas)],
                                            sql_literal(float(probas[-1][k])))))
-    return sql_select(request, outputs)
+    return sql_select(request, outputs, reads)
 
 
 SUFFIX = {"python": ".py", "sql": ".sql", "json": ".json", "markdown": ".md", "html": ".html"}

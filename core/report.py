@@ -34,9 +34,34 @@ def esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _fmt(v: float) -> str:
-    """A tick label short enough for the margin: ``11,810``, ``0.25``, ``1e-05``."""
-    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
+def nice_step(span: float, most: int = 6) -> float:
+    """The smallest 1, 2 or 5 times a power of ten that cuts ``span`` into at most ``most`` steps."""
+    if not (span > 0 and math.isfinite(span)):
+        return 1.0
+    rough = span / max(1, most)
+    power = 10.0 ** math.floor(math.log10(rough))
+    for factor in (1.0, 2.0, 5.0, 10.0):
+        if factor * power >= rough * (1 - 1e-9):
+            return factor * power
+    return 10.0 * power
+
+
+def nice_ticks(lo: float, hi: float, most: int = 6) -> list[float]:
+    """Round tick values inside ``[lo, hi]`` (the 1-2-5 rule): 0, 0.2, 0.4, ... not 0.037, 0.283, ..."""
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+        return [lo] if math.isfinite(lo) else []
+    step = nice_step(hi - lo, most)
+    first, last = math.ceil(lo / step - 1e-9), math.floor(hi / step + 1e-9)
+    decimals = max(0, -math.floor(math.log10(step)))
+    return [round(k * step, decimals) + 0.0 for k in range(first, last + 1)]  # + 0.0: never "-0"
+
+
+def tick_label(v: float, step: float) -> str:
+    """A tick at a multiple of ``step``, with as many decimals as the step has and no more."""
+    decimals = max(0, -math.floor(math.log10(step))) if step > 0 else 3
+    if decimals > 4 or abs(v) >= 1e7:
+        return f"{v:.3g}"
+    return f"{v:,.{decimals}f}" if abs(v) >= 1000 else f"{v:.{decimals}f}"
 
 
 # -- charts -----------------------------------------------------------------------------------------
@@ -77,11 +102,11 @@ class _Axes:
 
     def frame(self, xlabel: str, ylabel: str) -> str:
         parts = [f'<rect x="{L}" y="{T}" width="{W - L - R}" height="{H - T - B}" fill="none" stroke="#999"/>']
-        for k in range(5):
-            x = self.x0 + k * (self.x1 - self.x0) / 4
-            y = self.y0 + k * (self.y1 - self.y0) / 4
-            parts.append(f'<text x="{self.px(x):.1f}" y="{H - B + 14}" text-anchor="middle">{_fmt(x)}</text>')
-            parts.append(f'<text x="{L - 4}" y="{self.py(y) + 4:.1f}" text-anchor="end">{_fmt(y)}</text>')
+        xstep, ystep = nice_step(self.x1 - self.x0), nice_step(self.y1 - self.y0)
+        for x in nice_ticks(self.x0, self.x1):
+            parts.append(f'<text x="{self.px(x):.1f}" y="{H - B + 14}" text-anchor="middle">{tick_label(x, xstep)}</text>')
+        for y in nice_ticks(self.y0, self.y1):
+            parts.append(f'<text x="{L - 4}" y="{self.py(y) + 4:.1f}" text-anchor="end">{tick_label(y, ystep)}</text>')
         parts.append(f'<text x="{(L + W - R) / 2}" y="{H - 4}" text-anchor="middle">{esc(xlabel)}</text>')
         parts.append(f'<text x="12" y="{(T + H - B) / 2}" text-anchor="middle" '
                      f'transform="rotate(-90 12 {(T + H - B) / 2})">{esc(ylabel)}</text>')

@@ -76,7 +76,7 @@ def test_export_reproduces_the_model_on_the_raw_test_rows(runs: dict, case: str,
 
 def test_the_compas_rule_list_reads_raw_categories(runs: dict) -> None:
     text = export_run(runs["corels_compas"][1], "sql")
-    assert '"sex" = \'Male\'' in text and '"priors" = \'>3\'' in text and text.count("CASE") == 3
+    assert '"sex" = \'Male\'' in text and '"priors" = \'>3\'' in text and text.count("CASE") == 6  # 3 outputs, each NULL on a NULL input
 
 
 def test_thresholds_and_negations_are_written_over_raw_columns(runs: dict) -> None:
@@ -323,3 +323,93 @@ def test_sql_reads_numbers_stored_as_text(runs: dict) -> None:
             assert np.max(np.abs(np.asarray(got, dtype=float) - np.asarray(want_labels, dtype=float))) <= 1e-9, case
         else:
             assert [str(g) for g in got] == [str(w) for w in want_labels], case
+
+
+def _with_where(details: dict, where: str | None) -> dict:
+    spec = json.loads(json.dumps(details["spec"]))
+    spec["data"]["where"] = where
+    return dict(details, spec=spec)
+
+
+@pytest.mark.parametrize("case", ["corels_compas", "fasterrisk_adult", "moss_diabetes"])
+def test_every_export_names_the_where_filter_it_was_trained_under(runs: dict, case: str) -> None:
+    """A model of the filtered rows is not a model of the whole file: the header says which rows."""
+    details = _with_where(runs[case][1], "age >= 18 AND\n  sex = 'Male'")
+    for fmt, comment in (("python", "#"), ("sql", "--")):
+        text = export_run(details, fmt)
+        head = [line for line in text.splitlines() if line.startswith(comment)]
+        assert f"{comment} Trained only on the rows where: age >= 18 AND sex = 'Male'" in head, (fmt, head)
+    doc = json.loads(export_run(details, "json"))
+    assert doc["where"] == "age >= 18 AND\n  sex = 'Male'"
+    unfiltered = _with_where(runs[case][1], None)
+    assert "Trained on every row of its data (no data.where filter)." in export_run(unfiltered, "sql")
+    assert json.loads(export_run(unfiltered, "json"))["where"] is None
+
+
+def test_an_end_to_end_run_with_a_where_filter_exports_it(tmp_path: Path) -> None:
+    data = tmp_path / "d.csv"
+    data.write_text("a,b,label\n" + "".join(f"{i % 2},{(i // 2) % 2},{(i % 2) ^ (i % 3 == 0)}\n" for i in range(60)))
+    spec = tmp_path / "s.yaml"
+    spec.write_text("name: filtered\nsolver: corels\ndata:\n  source: d.csv\n  target: label\n"
+                    "  where: \"b = 1 OR a = ANY([0])\"\nobjective:\n  regularization: 0.01\n")
+    db = tmp_path / "runs.duckdb"
+    runner = CliRunner()
+    result = runner.invoke(cli, ["run", str(spec), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    run_id = RunStore(db).open().list_runs()[0].run_id
+    out = tmp_path / "m.sql"
+    result = runner.invoke(cli, ["export", run_id, "--format", "sql", "-o", str(out), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "-- Trained only on the rows where: b = 1 OR a = ANY([0])" in out.read_text()
+
+
+def _read_columns(details: dict) -> list[str]:
+    """The raw columns the run's model reads, from its json document read back."""
+    loaded = load_model(json.loads(export_run(details, "json")))
+    return loaded.inputs.columns_of(loaded.model.features_used)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("blank", [None, float("nan"), ""])
+def test_a_missing_value_gives_no_prediction_in_every_format(runs: dict, case: str, blank: object) -> None:
+    """One documented behaviour: a row with no value in a column the model reads gets no
+    prediction: SQL NULL (DuckDB and SQLite), Python None, load_model None / NaN probabilities.
+    The other rows are untouched."""
+    outcome, details, launch = runs[case]
+    columns, X_test = _test_part(outcome, launch)
+    columns = {k: np.asarray(v, dtype=object) for k, v in columns.items()}
+    reads = _read_columns(details)
+    assert reads
+    want_labels, want_proba = expected(outcome.result.model, X_test)
+    hole = {0: reads[0], 1: reads[-1]}  # row 0 misses the first column the model reads, row 1 the last
+    for row, column in hole.items():
+        columns[column][row] = blank
+    classes = None if want_proba is None else [c.item() if hasattr(c, "item") else c for c in outcome.result.model.classes]
+    got = {"python": run_python(export_run(details, "python"), columns)}
+    if blank is None:  # a table's NULL; NaN and '' are Python's and pandas' ways of saying it
+        text = export_run(details, "sql")
+        got.update({f"sql/{e}": run_sql(text, columns, e, classes) for e in ("duckdb", "sqlite")})
+    loaded = load_model(json.loads(export_run(details, "json")))
+    got["json"] = (list(loaded.predict(columns)), None if classes is None else np.asarray(loaded.predict_proba(columns)))
+    for fmt, (labels, proba) in got.items():
+        assert labels[0] is None and labels[1] is None, (fmt, labels[:2])
+        assert [v == w or (isinstance(v, float) and abs(v - w) <= 1e-9) for v, w in zip(labels[2:], want_labels[2:])] \
+            == [True] * (len(labels) - 2), fmt
+        if classes is not None:
+            assert np.isnan(proba[:2]).all(), fmt
+            assert np.max(np.abs(proba[2:] - want_proba[2:])) <= 1e-12, fmt
+    module: dict = {}
+    exec(compile(export_run(details, "python"), "<m>", "exec"), module)
+    row = {k: v[2] for k, v in columns.items()}
+    del row[reads[0]]  # a key the row lacks is missing too
+    assert module["predict"](row) is None and module["missing"](row) == [reads[0]]
+    import sqlite3  # a sqlite3.Row is read by name too, and a NULL in it is missing
+
+    con = sqlite3.connect(":memory:")
+    con.row_factory = sqlite3.Row
+    names = list(columns)
+    full = {k: v[2] for k, v in columns.items()}
+    full[reads[-1]] = None
+    values = [x.item() if hasattr(x, "item") else x for x in (full[k] for k in names)]
+    got = con.execute("SELECT " + ", ".join(f'? AS "{k}"' for k in names), values).fetchone()
+    assert module["predict"](got) is None and module["missing"](got) == [reads[-1]]

@@ -93,3 +93,36 @@ def test_a_model_no_plugin_draws_still_gets_a_card() -> None:
     assert "<pre>if x then &lt;y&gt;</pre>" in card  # the model's own text, escaped
     assert "At most 33.3 % worse than the best possible" in card
     assert "could not be loaded again" in card and "<svg" in card  # no data, yet the trajectory
+
+
+def _tick_labels(svg: str) -> tuple[list[str], list[str]]:
+    """The x labels (under the frame, text-anchor middle) and y labels (left of it, anchor end)."""
+    xs = re.findall(r'<text x="[\d.]+" y="[\d.]+" text-anchor="middle">([^<]*)</text>', svg)
+    ys = re.findall(r'<text x="[\d.]+" y="[\d.]+" text-anchor="end">([^<]*)</text>', svg)
+    return xs[:-1], ys  # the last middle-anchored text is the x axis's name
+
+
+@pytest.mark.parametrize("lo, hi, ticks", [(0.0, 1.0, [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]),
+                                           (-3.56, 11.56, [0.0, 5.0, 10.0]),
+                                           (0.037, 0.913, [0.2, 0.4, 0.6, 0.8]),
+                                           (1234.0, 98765.0, [20000.0, 40000.0, 60000.0, 80000.0]),
+                                           (-0.0021, 0.0013, [-0.002, -0.001, 0.0, 0.001])])
+def test_nice_ticks_follow_the_1_2_5_rule(lo: float, hi: float, ticks: list[float]) -> None:
+    from glasswork.report import nice_ticks
+
+    assert nice_ticks(lo, hi) == pytest.approx(ticks)
+
+
+def test_chart_axes_have_round_ticks() -> None:
+    """The card's curves used to mark the frame's quarters: -3.56, 0.22, 4 ... instead of 0, 5, 10."""
+    from glasswork.report import line_chart, scatter_chart
+
+    svg = line_chart([("risk", [-3, 0, 5, 11], [0.03, 0.2, 0.7, 0.97])], xlabel="score", ylabel="P(yes)",
+                     ylim=(0.0, 1.0))
+    xs, ys = _tick_labels(svg)
+    assert xs == ["0", "5", "10"]
+    assert ys == ["0.0", "0.2", "0.4", "0.6", "0.8", "1.0"]
+    svg = scatter_chart([(0.5, 1234.5), (2.75, 11810.0), (4.0, 7000.0)], xlabel="stability", ylabel="loss")
+    xs, ys = _tick_labels(svg)
+    assert xs == ["0.5", "1.0", "1.5", "2.0", "2.5", "3.0", "3.5", "4.0"] or xs == ["1", "2", "3", "4"]
+    assert ys == ["2,000", "4,000", "6,000", "8,000", "10,000", "12,000"]

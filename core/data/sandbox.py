@@ -8,11 +8,16 @@ reach nothing but the rows already read:
   ``SELECT * FROM rows WHERE <expression>`` (no second statement, no ``UNION``, ``ORDER BY``,
   subquery, parameter or qualified name); every function it calls must be a built-in scalar
   function that does not look outside the rows (``getenv``, ``current_setting``, ``nextval``,
-  ``getvariable`` and the catalog functions are refused). What runs is DuckDB's re-rendering of
-  the checked expression, never the text as written.
-- run: the file is read into an in-memory table first; then external access is switched off
-  (no file, no network, no ``ATTACH``, no extension install or load), the configuration is
-  locked so the filter cannot switch it back on, and only then is the filter applied.
+  ``getvariable`` and the catalog functions are refused). ``x = ANY([1, 3])`` and
+  ``x <> ALL([1, 3])``, which DuckDB parses as a subquery over ``unnest`` of the list, are
+  allowed in exactly that shape (no ``FROM``). The old lambda arrow (``x -> x + 1``), which
+  DuckDB 2.0 parses but refuses when it runs, is refused here with what to write instead. What
+  runs is DuckDB's re-rendering of the checked expression, never the text as written.
+- run: the connection has a memory limit (``SANDBOX_MEMORY_LIMIT``) and a thread count
+  (``SANDBOX_THREADS``) of its own; the file is read into an in-memory table first; then
+  external access is switched off (no file, no network, no ``ATTACH``, no extension install or
+  load), the configuration is locked so the filter cannot switch any of it back, and only then
+  is the filter applied.
 """
 
 from __future__ import annotations
@@ -40,7 +45,13 @@ _REFUSED_PREFIXES = ("duckdb_", "pragma_", "pg_", "has_", "current_", "read_", "
 _CLOCK = frozenset({"current_date", "current_time", "current_timestamp", "current_localtime",
                     "current_localtimestamp"})  # the time of day is not a secret
 
-SANDBOX_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+# DuckDB's own default is 80 % of the machine's memory and one thread per core; a data file or a
+# filter (``repeat('x', 10^10)``) should not take the machine from the solver, or from the other
+# runs of a sweep. 4 GB holds data sets far larger than the solvers can search.
+SANDBOX_MEMORY_LIMIT = "4GB"
+SANDBOX_THREADS = 2
+SANDBOX_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
+                  "memory_limit": SANDBOX_MEMORY_LIMIT, "threads": SANDBOX_THREADS}
 
 
 class UnsafeFilter(ValueError):
@@ -57,17 +68,64 @@ def _serialize(con: duckdb.DuckDBPyConnection, sql: str) -> dict[str, Any]:
     return json.loads(rows[0][0])
 
 
-@lru_cache(maxsize=1)
-def _scalar_functions() -> frozenset[str]:
+@lru_cache(maxsize=None)
+def _functions(condition: str) -> frozenset[str]:
+    """The built-in functions meeting ``condition`` on ``duckdb_functions()``, lower case."""
     import duckdb
 
     con = duckdb.connect(config=SANDBOX_CONFIG)
     try:
-        names = con.execute("SELECT DISTINCT function_name FROM duckdb_functions() "
-                            "WHERE function_type IN ('scalar', 'macro')").fetchall()
+        names = con.execute(f"SELECT DISTINCT function_name FROM duckdb_functions() WHERE {condition}").fetchall()
     finally:
         con.close()
     return frozenset(n[0].lower() for n in names)
+
+
+def _scalar_functions() -> frozenset[str]:
+    return _functions("function_type IN ('scalar', 'macro')")
+
+
+def _lambda_functions() -> frozenset[str]:
+    """The functions that take a lambda (``list_transform``, ``list_filter``, ...)."""
+    return _functions("list_contains(parameter_types, 'LAMBDA')")
+
+
+@lru_cache(maxsize=1)
+def _list_subquery() -> dict[str, Any]:
+    """The subquery DuckDB makes of ``x = ANY([...])``: ``SELECT unnest(<list>)`` and nothing else."""
+    import duckdb
+
+    con = duckdb.connect(config=SANDBOX_CONFIG)
+    try:
+        where = _serialize(con, f"SELECT * FROM {ROWS_TABLE} WHERE 1 = ANY([1])")["statements"][0]["node"]["where_clause"]
+    finally:
+        con.close()
+    return _strip_locations(_list_argument(where["subquery"], None))
+
+
+def _list_argument(subquery: dict[str, Any], replacement: Any) -> Any:
+    """``subquery`` with the list inside ``unnest(...)`` replaced; ``None`` if it has another shape."""
+    try:
+        node = subquery["node"]
+        (item,) = node["select_list"]
+        (argument,) = item["arguments"]
+        if item.get("class") != "FUNCTION" or str(item.get("function_name")).lower() != "unnest":
+            return None
+    except (KeyError, TypeError, ValueError):
+        return None
+    shaped = dict(item, arguments=[dict(argument, expression=replacement)])
+    return dict(subquery, node=dict(node, select_list=[shaped]))
+
+
+def _list_of(value: dict[str, Any]) -> Any:
+    """The list of ``x = ANY(<list>)`` / ``x <> ALL(<list>)``; ``None`` for a real subquery."""
+    subquery = value.get("subquery")
+    if value.get("subquery_type") != "ANY" or not isinstance(subquery, dict):
+        return None
+    shaped = _list_argument(subquery, None)
+    if shaped is None or _strip_locations(shaped) != _list_subquery():
+        return None
+    return subquery["node"]["select_list"][0]["arguments"][0]["expression"]
 
 
 @lru_cache(maxsize=1)
@@ -140,8 +198,15 @@ def _check_expression(value: Any) -> None:
     if not isinstance(value, dict):
         return
     kind = value.get("class")
+    if kind == "SUBQUERY" and set(value) >= {"child", "subquery"}:
+        listed = _list_of(value)  # x = ANY([1, 3]): a subquery over the list only, no FROM
+        if listed is not None:
+            _check_expression(value["child"])
+            _check_expression(listed)
+            return
     if kind == "SUBQUERY" or "subquery" in value or "node" in value:
-        raise UnsafeFilter("subqueries are not allowed: the filter may only look at the file's own rows")
+        raise UnsafeFilter("subqueries are not allowed: the filter may only look at the file's own rows "
+                           "(ANY and ALL take a list: x = ANY([1, 3]))")
     if kind == "PARAMETER":
         raise UnsafeFilter("parameters ($1, ?) are not allowed")
     if kind == "COLUMN_REF" and len(value.get("column_names") or []) > 1:
@@ -154,6 +219,14 @@ def _check_expression(value: Any) -> None:
             raise UnsafeFilter(f"function {name}() is not allowed: it looks beyond the file's rows")
         if name not in _scalar_functions():
             raise UnsafeFilter(f"function {name}() is not allowed: only built-in scalar functions are")
+        if name in _lambda_functions():
+            for argument in value.get("arguments") or []:
+                lam = argument.get("expression") if isinstance(argument, dict) else None
+                if isinstance(lam, dict) and lam.get("class") == "LAMBDA" and lam.get("syntax_type") == "SINGLE_ARROW":
+                    raise UnsafeFilter(
+                        f"{name}() has a lambda written with the old arrow (x -> ...), which DuckDB 2.0 "
+                        f"no longer runs: write 'lambda x: ...' instead of 'x -> ...', e.g. "
+                        f"list_filter(l, lambda x: x > 1)")
     for item in value.values():
         _check_expression(item)
 

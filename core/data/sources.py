@@ -148,6 +148,10 @@ def read_file(path: Path, label: str, where: str | None = None) -> Table:
                                   or "Permission" in type(exc).__name__):
             raise DataError(f"the 'where' filter {where!r} failed: {first}", file=path,
                             hint="write an SQL condition over the file's columns") from exc
+        if isinstance(exc, duckdb.OutOfMemoryException):
+            raise DataError(f"cannot read the file: {first}", file=path,
+                            hint=f"the file does not fit in the {SANDBOX_CONFIG['memory_limit']} glasswork gives DuckDB "
+                            f"to read data; keep fewer rows or columns (data.columns, data.where)") from exc
         raise DataError(f"cannot read the file: {first}", file=path,
                         hint="check that it is a well-formed CSV or Parquet file") from exc
     finally:

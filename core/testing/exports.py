@@ -62,7 +62,11 @@ def run_python(text: str, columns: dict[str, np.ndarray]) -> tuple[list[Any], np
     rows = _rows(columns)
     labels = [namespace["predict"](row) for row in rows]
     proba = namespace.get("predict_proba")
-    return labels, None if proba is None else np.asarray([proba(row) for row in rows], dtype=np.float64)
+    if proba is None:
+        return labels, None
+    probas = [proba(row) for row in rows]  # None for a row with a missing value: a row of NaN here
+    width = max((len(p) for p in probas if p is not None), default=0)
+    return labels, np.asarray([[np.nan] * width if p is None else p for p in probas], dtype=np.float64)
 
 
 def run_sql(text: str, columns: dict[str, np.ndarray], engine: str, classes: list[Any] | None

@@ -66,11 +66,13 @@ def export_model(model: dict[str, Any], format: str, request: ExportRequest) -> 
     if format not in ("python", "sql"):
         return None
     rules, labels, probas, classes = _parts(model)
-    tests = _tests(rules, request.need_inputs(), sql=format == "sql")
+    inputs = request.need_inputs()
+    tests = _tests(rules, inputs, sql=format == "sql")
+    reads = inputs.columns_of(rules.features_used)
     if format == "sql":
-        return decision_list_sql(request, tests, labels, probas, classes)
+        return decision_list_sql(request, tests, labels, probas, classes, reads)
     return decision_list_python(request, "A CORELS rule list: the first rule that holds decides.",
-                                tests, labels, probas, classes)
+                                tests, labels, probas, classes, reads)
 
 
 @hookimpl

@@ -142,6 +142,11 @@ class RuleList(Classifier):
                    target=data.get("target"), label_names=data.get("label_names"))
 
     @property
+    def features_used(self) -> list[int]:
+        """The matrix columns the antecedents read: a row missing one gets no prediction in exports."""
+        return sorted({int(j) for rule in self.rules for j, _ in rule.items})
+
+    @property
     def size(self) -> int:
         """Rules including the default (the paper's model size)."""
         return len(self.rules) + 1

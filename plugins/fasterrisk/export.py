@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from glasswork import hookimpl
-from glasswork.export import (ExportError, ExportRequest, ModelInputs, markdown_table, python_module,
+from glasswork.export import (NO_VALUE, ExportError, ExportRequest, ModelInputs, markdown_table, python_module,
                               sql_case, sql_literal, sql_select)
-from glasswork.plugins.fasterrisk.model import ScoreCard
+from glasswork.plugins.fasterrisk.model import ScoreCard, format_risk
 from glasswork.report import esc, line_chart
 
 
@@ -44,7 +44,7 @@ def _sql(card: ScoreCard, request: ExportRequest) -> str:
 
     outputs = [("prediction", sql_case([(f"{margin} > 0", sql_literal(positive))], sql_literal(negative))),
                (f"p_{negative}", risk(0)), (f"p_{positive}", risk(1))]
-    return sql_select(request, outputs)
+    return sql_select(request, outputs, inputs.columns_of(card.features_used))
 
 
 def _python(card: ScoreCard, request: ExportRequest) -> str:
@@ -62,7 +62,7 @@ RISK = {table!r}  # score -> P({classes[1]}), every score a row can get
 
 def score(row):
     \"\"\"The card's total points for ``row``, a mapping of raw column names to values.\"\"\"
-    total = 0.0
+{NO_VALUE}    total = 0.0
 {chr(10).join(lines) if lines else '    pass'}
     return total
 
@@ -77,22 +77,23 @@ def _risk(total):
 
 def predict(row):
     \"\"\"{classes[1]!r} when the score plus the intercept is positive, else {classes[0]!r}.\"\"\"
-    return CLASSES[1] if score(row) + INTERCEPT > 0 else CLASSES[0]
+{NO_VALUE}    return CLASSES[1] if score(row) + INTERCEPT > 0 else CLASSES[0]
 
 
 def predict_proba(row):
     \"\"\"[P({classes[0]}), P({classes[1]})] for ``row``, from the card's score-to-risk table.\"\"\"
-    p = _risk(score(row))
+{NO_VALUE}    p = _risk(score(row))
     return [1.0 - p, p]
 """
-    return python_module(request, "A FasterRisk score card: add the points, read the risk.", body)
+    return python_module(request, "A FasterRisk score card: add the points, read the risk.", body,
+                         inputs.columns_of(card.features_used))
 
 
 def score_card_markdown(model: dict[str, Any]) -> str:
     card = markdown_table(["#", "feature", "points"],
                           [[i + 1, f if b else f"{f} × value", f"{p:+d}"] for i, (f, p, b) in
                            enumerate(zip(model["features"], model["points"], _binary(model)))])
-    risk = markdown_table(["score", "risk"], [[_score(r["score"]), f"{100 * r['risk']:.1f}%"]
+    risk = markdown_table(["score", "risk"], [[_score(r["score"]), format_risk(r["risk"])]
                                               for r in model.get("table") or []])
     return f"{card}\nRisk of {model['classes'][1]} by score:\n\n{risk}"
 
@@ -113,7 +114,7 @@ def score_card_html(model: dict[str, Any]) -> str:
     rows += "<tr><th></th><th>SCORE</th><th></th><th>= …</th></tr>"
     table = model.get("table") or []
     scores = "".join(f"<td>{_score(r['score'])}</td>" for r in table)
-    risks = "".join(f"<td>{100 * r['risk']:.1f}%</td>" for r in table)
+    risks = "".join(f"<td>{esc(format_risk(r['risk']))}</td>" for r in table)
     curve = line_chart([("risk", [r["score"] for r in table], [r["risk"] for r in table])],
                        xlabel="score", ylabel=f"P({model['classes'][1]})", ylim=(0.0, 1.0), dots=True)
     return (f"<div class=row><table class=model>{rows}</table>{curve}</div>"

@@ -151,6 +151,11 @@ class ScoreCard(Classifier):
     # -- reading -------------------------------------------------------------------------------
 
     @property
+    def features_used(self) -> list[int]:
+        """The matrix columns on the card: a row missing one gets no prediction in exports."""
+        return sorted(set(self.columns))
+
+    @property
     def size(self) -> int:
         return sum(1 for p in self.points if p != 0)
 
@@ -175,7 +180,7 @@ class ScoreCard(Classifier):
             lines.append("")
             for start in range(0, len(rows), 10):
                 chunk = rows[start: start + 10]
-                cells = [(_fmt_score(s), _fmt_risk(r)) for s, r in chunk]
+                cells = [(_fmt_score(s), format_risk(r)) for s, r in chunk]
                 wide = [max(len(a), len(b)) for a, b in cells]
                 lines.append("SCORE | " + " | ".join(a.rjust(w) for (a, _), w in zip(cells, wide)))
                 lines.append("RISK  | " + " | ".join(b.rjust(w) for (_, b), w in zip(cells, wide)))
@@ -273,8 +278,12 @@ def _fmt_score(s: float) -> str:
     return str(int(s)) if float(s).is_integer() else f"{s:.4g}"
 
 
-def _fmt_risk(r: float) -> str:
-    """One decimal, two near 0% and 100%, and bounds beyond two decimals."""
+def format_risk(r: float | None) -> str:
+    """A risk as a percentage: one decimal, two near 0 % and 100 %, and bounds beyond two decimals,
+    so a probability strictly between 0 and 1 never reads "0.0%" or "100.0%" (99.96 % is "99.96%",
+    99.996 % is ">99.99%"). Every place the card's risk table is shown uses it."""
+    if r is None or not math.isfinite(r):
+        return "-"
     pct = 100.0 * r
     if pct < 0.005:
         return "<0.01%"

@@ -10,7 +10,7 @@ from rich.text import Text
 from glasswork import hookimpl
 from glasswork.console import fmt_number as fmt
 from glasswork.display import BarsPanel, Panel, model_table
-from glasswork.plugins.fasterrisk.model import certified_words
+from glasswork.plugins.fasterrisk.model import certified_words, format_risk
 
 
 def score_card_view(model: dict[str, Any]) -> RenderableType:
@@ -30,7 +30,7 @@ def score_card_view(model: dict[str, Any]) -> RenderableType:
     risks.add_column("risk", justify="right")
     for row in model.get("table") or []:
         risk = row.get("risk")
-        risks.add_row(fmt(row.get("score"), 4), "-" if risk is None else f"{100 * risk:.1f}%")
+        risks.add_row(fmt(row.get("score"), 4), format_risk(risk))
     classes = model.get("classes") or []
     note = Text(f"risk = P({classes[1]})" if len(classes) > 1 else "", style="dim")
     gap = model.get("certified_gap")

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from glasswork import hookimpl
-from glasswork.export import (ExportError, ExportRequest, ModelInputs, markdown_table, python_module,
+from glasswork.export import (NO_VALUE, ExportError, ExportRequest, ModelInputs, markdown_table, python_module,
                               sql_case, sql_literal, sql_select)
 from glasswork.plugins.moss.model import RuleSet, RuleSetClassifier
 from glasswork.plugins.moss.rules import Grid, Rule
@@ -29,20 +29,26 @@ def _conditions(rule: dict[str, Any], inputs: ModelInputs, sql: bool) -> str:
     return " AND ".join(parts) if sql else " and ".join(parts)
 
 
+def _reads(model: dict[str, Any], inputs: ModelInputs) -> list[str]:
+    """The raw columns the rules' conditions read."""
+    return inputs.columns_of(inputs.index(c["feature"]) for rule in model["rules"] for c in rule["conditions"])
+
+
 def _sql(model: dict[str, Any], request: ExportRequest) -> str:
     inputs = request.need_inputs()
+    reads = _reads(model, inputs)
     total = sql_literal(float(model["intercept"]))
     for rule in model["rules"]:  # added left to right, as the model adds them
         inside, outside = sql_literal(float(rule["value_inside"])), sql_literal(float(rule["value_outside"]))
         total = f"({total} + (CASE WHEN {_conditions(rule, inputs, True)} THEN {inside} ELSE {outside} END))"
     if model.get("task") != "binary":
-        return sql_select(request, [("prediction", total)])
+        return sql_select(request, [("prediction", total)], reads)
     negative, positive = model["classes"]
     p = f"1.0e0 / (1.0e0 + EXP(-{total}))"
     return sql_select(request, [
         ("prediction", sql_case([(f"{total} > 0", sql_literal(positive))], sql_literal(negative))),
         (f"p_{negative}", sql_case([(f"{total} > 0", f"1.0e0 - {p}")], f"1.0e0 - {p}")),
-        (f"p_{positive}", sql_case([(f"{total} > 0", p)], p))])
+        (f"p_{positive}", sql_case([(f"{total} > 0", p)], p))], reads)
 
 
 def _python(model: dict[str, Any], request: ExportRequest) -> str:
@@ -54,7 +60,7 @@ def _python(model: dict[str, Any], request: ExportRequest) -> str:
 
 def score(row):
     \"\"\"The rule set's sum for ``row``, a mapping of raw column names to values.\"\"\"
-    total = INTERCEPT
+{NO_VALUE}    total = INTERCEPT
 {chr(10).join(lines)}
     return total
 """
@@ -66,17 +72,18 @@ CLASSES = {classes!r}
 
 
 def predict(row):
-    return CLASSES[1] if score(row) > 0 else CLASSES[0]
+{NO_VALUE}    return CLASSES[1] if score(row) > 0 else CLASSES[0]
 
 
 def predict_proba(row):
     \"\"\"[P({classes[0]}), P({classes[1]})]: the logistic of the score.\"\"\"
-    p = 0.5 * (1.0 + math.tanh(0.5 * score(row)))
+{NO_VALUE}    p = 0.5 * (1.0 + math.tanh(0.5 * score(row)))
     return [1.0 - p, p]
 """
     else:
         body += "\n\npredict = score\n"
-    return python_module(request, "A MOSS rule set: start at the intercept, add each rule's value.", body)
+    return python_module(request, "A MOSS rule set: start at the intercept, add each rule's value.", body,
+                         _reads(model, inputs))
 
 
 def rule_set_markdown(model: dict[str, Any]) -> str:

@@ -104,6 +104,14 @@ def choose_backend(backend: Backend, formulation: Formulation, fallback: bool) -
 
 @dataclass
 class MioResult:
+    """What the backend found and what it says about it.
+
+    ``backend_status`` is the backend's own word (SCIP's ``getStatus()``: ``optimal``,
+    ``timelimit``, ``gaplimit``, ...; cvxpy's status for other backends), so a caller can tell a
+    proof from a stop at a limit without timing the solve; ``status`` is glasswork's judgement,
+    which is never ``OPTIMAL`` unless the backend finished and its bound meets H2 within the gap.
+    """
+
     support: tuple[int, ...]
     objective: float
     lower_bound: float | None
@@ -111,6 +119,14 @@ class MioResult:
     seconds: float
     solver: str
     formulation: str
+    backend_status: str = "unknown"
+
+    @property
+    def gap(self) -> float | None:
+        """The relative gap ``(objective - lower_bound) / |objective|``; ``None`` without a bound."""
+        if self.lower_bound is None:
+            return None
+        return max(0.0, self.objective - self.lower_bound) / max(abs(self.objective), 1e-300)
 
 
 def solve_mio(
@@ -170,7 +186,8 @@ def solve_mio(
         seconds = time.perf_counter() - t0
         if z.value is None:
             if time_limit is not None and seconds >= 0.9 * time_limit:
-                return _no_solution(M, y, pi, k, gamma, seconds, solver, formulation)
+                return _no_solution(M, y, pi, k, gamma, seconds, solver, formulation,
+                                    _backend_status(prob, solver) or "no solution at the time limit")
             raise
     seconds = time.perf_counter() - t0
     if prob.status in ("infeasible", "infeasible_inaccurate"):
@@ -181,7 +198,8 @@ def solve_mio(
         raise RuntimeError(f"{solver} returned no solution (status {prob.status})")
     support = tuple(int(i) for i in np.flatnonzero(z.value > 0.5))
     value = H2Oracle(M, y, gamma).value(support)
-    finished = prob.status in ("optimal", "optimal_inaccurate") and not _hit_limit(prob, solver)
+    said = _backend_status(prob, solver)
+    finished = prob.status in ("optimal", "optimal_inaccurate") and said not in LIMIT_STATUSES
     bound = _dual_bound(prob, solver)
     if bound is not None and not math.isfinite(bound):
         bound = None
@@ -195,29 +213,34 @@ def solve_mio(
         status = Status.OPTIMAL
     else:  # the backend stopped "optimal" but its bound does not meet H2 within the tolerance
         status = Status.HEURISTIC
-    return MioResult(support, value, bound, status, seconds, solver, formulation)
+    return MioResult(support, value, bound, status, seconds, solver, formulation, said or str(prob.status))
 
 
 def _no_solution(M: np.ndarray, y: np.ndarray, pi: np.ndarray, k: int, gamma: float, seconds: float,
-                 solver: str, formulation: str) -> MioResult:
+                 solver: str, formulation: str, said: str) -> MioResult:
     """The backend hit its time limit without a solution: report the top-k set, which is feasible."""
     from .loss import H2Oracle, top_k
 
     support = tuple(int(i) for i in top_k(pi, k))
     return MioResult(support, H2Oracle(M, y, gamma).value(support), None, Status.STOPPED_TIME, seconds,
-                     solver, formulation)
+                     solver, formulation, said)
 
 
-def _hit_limit(prob: object, solver: str) -> bool:
-    """Whether the backend stopped at a limit: cvxpy reports SCIP's time limit as "optimal_inaccurate"."""
+# SCIP's statuses for a solve that a limit ended (cvxpy reports SCIP's time limit as "optimal_inaccurate")
+LIMIT_STATUSES = frozenset({"timelimit", "nodelimit", "totalnodelimit", "stallnodelimit", "memlimit",
+                            "userinterrupt", "sollimit", "bestsollimit", "restartlimit", "gaplimit_not_reached"})
+
+
+def _backend_status(prob: object, solver: str) -> str | None:
+    """SCIP's own status string (``optimal``, ``timelimit``, ...); ``None`` for other backends or
+    when it cannot be read (then the bound judges the solve)."""
     extra = getattr(getattr(prob, "solver_stats", None), "extra_stats", None)
     try:
         if solver == "SCIP" and isinstance(extra, dict) and "model" in extra:
-            return str(extra["model"].getStatus()) in ("timelimit", "nodelimit", "memlimit", "userinterrupt",
-                                                       "gaplimit_not_reached", "stallnodelimit")
+            return str(extra["model"].getStatus())
     except Exception:  # noqa: BLE001 - an unreadable status is judged by the bound instead
-        return False
-    return False
+        return None
+    return None
 
 
 def _dual_bound(prob: object, solver: str) -> float | None:

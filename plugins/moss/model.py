@@ -51,6 +51,11 @@ class RuleSet(Model):
         self.epsilon = epsilon
 
     @property
+    def features_used(self) -> list[int]:
+        """The matrix columns the rules' conditions read: a row missing one gets no prediction in exports."""
+        return sorted({int(j) for rule in self.rules for j, _, _ in rule.key})
+
+    @property
     def size(self) -> int:
         return len(self.rules)
 

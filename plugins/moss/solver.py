@@ -173,7 +173,8 @@ class MossSolver(Solver):
         remaining = None if ctx.deadline is None else max(1.0, ctx.deadline - time.monotonic())
         r = solve_mio(pool.M, yc, pool.pi, k, self.spec.objective.gamma, eps, formulation=search.formulation,
                       solver=solver, time_limit=remaining, mip_gap=search.mip_gap)
-        stats.update(backend=r.solver, formulation=r.formulation, mio_seconds=round(r.seconds, 4))
+        stats.update(backend=r.solver, formulation=r.formulation, mio_seconds=round(r.seconds, 4),
+                     backend_status=r.backend_status)  # the backend's own word: optimal, timelimit, ...
         status = r.status
         if status is Status.STOPPED_TIME and ctx.stop_reason.value:
             status = ctx.stop_reason.status

@@ -120,3 +120,73 @@ def test_a_filter_failing_on_the_rows_is_blamed_on_the_filter_not_the_file(where
     assert f"the 'where' filter {where!r} failed: " in message
     assert "cannot read the file" not in message and "well-formed" not in message
     assert read_file(path, "t.csv", "TRY_CAST(s AS INTEGER) IS NULL AND a > 1").rows.tolist() == [2]
+
+
+@pytest.mark.parametrize("where, rows", [("a = ANY([1, 3])", [1, 3]), ("b <> ALL([1])", [1, 4]),
+                                         ("a = ANY([0]) AND label = ANY([0, 5])", [2, 4]),
+                                         ("label = ANY(list_value(b, 1))", [1, 3, 4])])
+def test_any_and_all_over_a_list_are_plain_filters(csv, where, rows):
+    """DuckDB parses ``x = ANY([...])`` as a subquery over ``unnest`` of the list; it reads only the row."""
+    assert sandbox.check_where(where)
+    assert read_file(csv, "d.csv", where).rows.tolist() == rows
+
+
+@pytest.mark.parametrize("where", ["a = ANY(SELECT 1)", "a = ANY(SELECT unnest([1]) FROM read_csv('/etc/passwd'))",
+                                   "a > ANY(SELECT a FROM gw_rows)", "a = ALL(SELECT length(content) FROM read_text('/etc/passwd'))",
+                                   "a = ANY(SELECT unnest([1]) WHERE getenv('HOME') IS NOT NULL)",
+                                   "a = ANY([length(getenv('HOME'))])", "a = ANY(SELECT unnest(l) FROM gw_rows)"])
+def test_any_and_all_over_a_real_subquery_are_still_refused(where):
+    with pytest.raises(sandbox.UnsafeFilter):
+        sandbox.check_where(where)
+
+
+def test_the_old_lambda_arrow_is_refused_at_validation_saying_what_to_write(tmp_path, csv, toy_env):
+    """DuckDB 2.0 parses ``x -> x + 1`` but refuses it when it runs: validate must not pass it."""
+    with pytest.raises(sandbox.UnsafeFilter, match="lambda x: ..."):
+        sandbox.check_where("len(list_filter([a, b], x -> x > 0)) = 2")
+    assert sandbox.check_where("len(list_filter([a, b], lambda x: x > 0)) = 2")
+    assert read_file(csv, "d.csv", "len(list_filter([a, b], lambda x: x > 0)) = 2").rows.tolist() == [3]
+    spec = tmp_path / "s.yaml"
+    spec.write_text(f"name: x\nsolver: toy\ndata:\n  source: {csv.name}\n  target: label\n"
+                    f"  where: \"list_transform([a], x -> x + 1)[1] = 2\"\n")
+    result = CliRunner().invoke(cli, ["validate", str(spec)])
+    assert result.exit_code == 2, result.output
+    assert "data.where" in result.stderr and ":6:" in result.stderr and str(spec.name) in result.stderr
+    assert "lambda x: ..." in result.stderr and "DuckDB 2.0" in result.stderr
+
+
+def test_json_arrow_is_not_mistaken_for_a_lambda():
+    assert sandbox.check_where("(j -> '$.x')::INTEGER = 1")
+
+
+def test_the_sandboxed_connection_has_a_memory_limit_and_threads(csv):
+    con = duckdb.connect(config=sandbox.SANDBOX_CONFIG)
+    try:
+        limit, threads = con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchone()
+    finally:
+        con.close()
+    assert threads == sandbox.SANDBOX_THREADS
+    assert limit.replace(" ", "") in ("3.7GiB", "4.0GB", "4GB")  # DuckDB prints 4 GB as 3.7 GiB
+
+
+def test_the_filter_cannot_raise_the_memory_limit():
+    con = duckdb.connect(config=sandbox.SANDBOX_CONFIG)
+    try:
+        sandbox.filter_rows(con, "SELECT * FROM range(2) AS t(a)", {}, "a = 1")
+        assert con.execute("SELECT current_setting('threads')").fetchone()[0] == sandbox.SANDBOX_THREADS
+        for statement in ("SET memory_limit = '100GB'", "SET threads = 64"):
+            with pytest.raises(duckdb.Error):
+                con.execute(statement)
+    finally:
+        con.close()
+
+
+def test_a_file_past_the_memory_limit_is_a_clear_error_not_a_crash(tmp_path, monkeypatch):
+    """The limit is enforced (lowered to 1 MB here, so the test needs a small file, not 4 GB)."""
+    monkeypatch.setitem(sandbox.SANDBOX_CONFIG, "memory_limit", "1MB")
+    path = tmp_path / "big.csv"
+    path.write_text("a,b,label\n" + "".join(f"{i},{i % 13},{i % 2}\n" for i in range(300_000)))
+    with pytest.raises(DataError) as info:
+        read_file(path, "big.csv")
+    message = str(info.value)
+    assert "Out of Memory" in message and "1MB glasswork gives DuckDB" in message and "data.where" in message

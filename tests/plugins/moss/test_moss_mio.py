@@ -31,7 +31,8 @@ def test_scip_equals_cutting_plane_and_brute_force(formulation):
         p = cp.solve(float(thr))
         r = solve_mio(M, y, pi, k, GAMMA, thr / 50, formulation=formulation, solver="SCIP")
         exact, support = brute_force(M, y, counts.astype(float), k, float(thr), GAMMA)
-        assert r.status is Status.OPTIMAL
+        assert r.status is Status.OPTIMAL and r.backend_status in ("optimal", "gaplimit")  # SCIP's own word
+        assert r.gap is not None and r.gap <= 1e-4  # solve_mio's default mip_gap
         assert r.objective == pytest.approx(exact, rel=1e-6)
         assert p.h2 == pytest.approx(exact, rel=1e-6)
         assert r.lower_bound is not None and r.lower_bound <= exact * (1 + 1e-9)
