@@ -524,9 +524,10 @@ cdef class SupportTree:
                     self.card[c] = 0.0
                 for c in range(q):
                     self.card[self.lcols[c]] = r[c]
-        if frac <= 1e-7:
+        if frac <= 1e-7 and ok:
             self.lat_floor = min(self.lat_floor, bound)
             return
+        # open: fractional, or integral with a forced feature at 0 (then split it off zero)
         if self.lfree.size() > 0:
             slot = self.lfree.back()
             self.lfree.pop_back()
@@ -581,6 +582,25 @@ cdef class SupportTree:
                 frac = fabs(w[c] - rint(w[c])) if hi[c] > lo[c] else 0.0
                 if frac > best:
                     best, j = frac, c
+            if best <= 1e-7:
+                # an integral fit with a forced feature at 0: its cards lie at <= -1 or >= 1
+                j = -1
+                for c in range(1, q):
+                    if self.lforced[c] and lo[c] <= 0.0 and hi[c] >= 0.0 and rint(w[c]) == 0.0:
+                        j = c
+                        break
+                if j < 0:
+                    self.lat_floor = min(self.lat_floor, it.bound)
+                    continue
+                if lo[j] <= -1.0:
+                    memcpy(edge, hi, q * sizeof(double))
+                    edge[j] = -1.0
+                    self._lat_visit(lo, edge, w)
+                if hi[j] >= 1.0:
+                    memcpy(edge, lo, q * sizeof(double))
+                    edge[j] = 1.0
+                    self._lat_visit(edge, hi, w)
+                continue
             memcpy(edge, hi, q * sizeof(double))
             edge[j] = floor(w[j])
             self._lat_visit(lo, edge, w)
