@@ -17,7 +17,7 @@ without the GIL; long loops poll a one-byte stop flag.
 import numpy as np
 cimport numpy as cnp
 from libc.math cimport exp, log1p, fabs, floor, ceil, sqrt, INFINITY
-from libc.stdint cimport uint8_t, int64_t, uint64_t
+from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 from libcpp.unordered_map cimport unordered_map
@@ -615,13 +615,18 @@ def finetune_newton(const double[:, ::1] A, const double[::1] s, double[::1] w,
     zd_arr = np.zeros(max(n, 1))
     # any number of coordinates (the certificate's relaxations fit every feature at once)
     work_arr = np.zeros(q * q + 3 * q)
-    cdef double[::1] z = z_arr, zd = zd_arr, work = work_arr
+    nz_val_arr = np.empty(max(q * n, 1))
+    nz_col_arr = np.empty(max(q * n, 1), dtype=np.int32)
+    nz_ptr_arr = np.empty(n + 1, dtype=np.int64)
+    cdef double[::1] z = z_arr, zd = zd_arr, work = work_arr, nz_val = nz_val_arr
+    cdef int32_t[::1] nz_col = nz_col_arr
+    cdef int64_t[::1] nz_ptr = nz_ptr_arr
     cdef double loss
     cdef const double* a = &A[0, 0] if n > 0 else NULL
     cdef const double* sp = &s[0] if n > 0 else NULL
     with nogil:
         loss = newton_fit(a, q, n, sp, &w[0], &lo[0], &hi[0], lam2, max_iter, tol, &z[0], &zd[0],
-                          &work[0])
+                          &work[0], &nz_col[0], &nz_val[0], &nz_ptr[0])
     return loss
 
 

@@ -8,7 +8,7 @@ the margins are ``z = A^T w`` and the loss is ``sum_i s_i log(1 + exp(-z_i))``.
 """
 
 from libc.math cimport exp, log, log1p, fabs, sqrt
-from libc.stdint cimport uint8_t, int64_t, uint64_t
+from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
 
 
 cdef inline double lg_ell(double z) noexcept nogil:
@@ -40,11 +40,15 @@ cdef inline void lg_margins(const double* A, Py_ssize_t q, Py_ssize_t n, const d
 
 cdef inline double newton_fit(const double* A, Py_ssize_t q, Py_ssize_t n, const double* s, double* w,
                               const double* lo, const double* hi, double lam2, int max_iter, double tol,
-                              double* z, double* zd, double* work) noexcept nogil:
+                              double* z, double* zd, double* work, int32_t* nz_col, double* nz_val,
+                              int64_t* nz_ptr) noexcept nogil:
     """The box-constrained logistic fit by projected Newton; returns the final loss.
 
     ``w`` (in the box) is updated in place; ``z`` and ``zd`` are ``n`` doubles of scratch,
-    ``work`` ``q * q + 3 * q``. Each iteration builds the exact gradient and Hessian in one pass,
+    ``work`` ``q * q + 3 * q``; ``nz_col``/``nz_val`` (``q * n`` each) and ``nz_ptr`` (``n + 1``)
+    receive the non-zeros of ``A`` by row, so that the Hessian costs the pairs of non-zeros of a
+    row rather than ``q`` per non-zero (dummy columns are mostly zero). The sums are taken in the
+    same order as over the dense rows, so the result is the same to the last bit. Each iteration builds the exact gradient and Hessian in one pass,
     minimises the quadratic model over the box by coordinate descent, and backtracks on the true
     loss (Armijo); it stops when an iteration lowers the loss by less than ``tol`` relative.
     An optional ridge ``lam2 * ||w[1:]||^2`` is added (the intercept is never penalised).
@@ -56,7 +60,17 @@ cdef inline double newton_fit(const double* A, Py_ssize_t q, Py_ssize_t n, const
     cdef double* Hd = d + q
     cdef double loss, trial = 0.0, t, gd, p, h, change, new, step, ridge, damp, wt, aji
     cdef int it, sweep, halvings
+    cdef int64_t e, f, count = 0
     cdef bint accepted
+    for i in range(n):  # the non-zeros by row, coordinates ascending
+        nz_ptr[i] = count
+        for j in range(q):
+            aji = A[j * n + i]
+            if aji != 0.0:
+                nz_col[count] = <int32_t> j
+                nz_val[count] = aji
+                count += 1
+    nz_ptr[n] = count
     lg_margins(A, q, n, w, z)
     loss = 0.0
     for i in range(n):
@@ -74,13 +88,12 @@ cdef inline double newton_fit(const double* A, Py_ssize_t q, Py_ssize_t n, const
             p = 1.0 / (1.0 + exp(z[i]))          # sigma(-z)
             h = s[i] * p * (1.0 - p)
             p = s[i] * p
-            for j in range(q):
-                aji = A[j * n + i]
-                if aji == 0.0:
-                    continue
+            for e in range(nz_ptr[i], nz_ptr[i + 1]):
+                j = nz_col[e]
+                aji = nz_val[e]
                 g[j] -= p * aji
-                for k in range(j, q):
-                    H[j * q + k] += h * aji * A[k * n + i]
+                for f in range(e, nz_ptr[i + 1]):
+                    H[j * q + nz_col[f]] += h * aji * nz_val[f]
         damp = 0.0
         for j in range(q):
             for k in range(j + 1, q):
@@ -113,7 +126,12 @@ cdef inline double newton_fit(const double* A, Py_ssize_t q, Py_ssize_t n, const
             gd += g[j] * d[j]
         if gd >= 0.0:
             break
-        lg_margins(A, q, n, d, zd)
+        for i in range(n):
+            aji = 0.0
+            for e in range(nz_ptr[i], nz_ptr[i + 1]):
+                if d[nz_col[e]] != 0.0:
+                    aji += nz_val[e] * d[nz_col[e]]
+            zd[i] = aji
         t = 1.0
         accepted = False
         for halvings in range(40):

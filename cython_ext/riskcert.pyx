@@ -188,8 +188,9 @@ cdef class SupportTree:
     cdef int64_t n_nodes, n_lattice
     # scratch for one node
     cdef Py_ssize_t capacity
-    cdef vector[int64_t] cols, first, slot, keys, used
-    cdef vector[double] weight, sub, z, zd, dual_a, wv, lo, hi, rv, nwork, dwork
+    cdef vector[int64_t] cols, first, slot, keys, used, nz_ptr
+    cdef vector[int32_t] nz_col
+    cdef vector[double] weight, sub, z, zd, dual_a, wv, lo, hi, rv, nwork, dwork, nz_val
     cdef vector[Py_ssize_t] idx
     cdef vector[signed char] role
     cdef vector[unsigned char] active
@@ -243,6 +244,9 @@ cdef class SupportTree:
         self.zd.assign(n, 0.0)
         self.dual_a.assign(n, 0.0)
         self.sub.assign(P * n, 0.0)
+        self.nz_val.assign(P * n, 0.0)
+        self.nz_col.assign(P * n, 0)
+        self.nz_ptr.assign(n + 1, 0)
         self.cols.assign(P, 0)
         self.lcols.assign(P, 0)
         self.lforced.assign(P, 0)
@@ -315,7 +319,8 @@ cdef class SupportTree:
         for c in range(q):
             wv[c] = lg_clip(warm[cols[c]], lo[c], hi[c])
         loss = newton_fit(&self.sub[0], q, G, &self.weight[0], wv, lo, hi, 0.0, 100, 1e-13,
-                          &self.z[0], &self.zd[0], &self.nwork[0])
+                          &self.z[0], &self.zd[0], &self.nwork[0], &self.nz_col[0], &self.nz_val[0],
+                          &self.nz_ptr[0])
         lg_margins(&self.sub[0], q, G, wv, &self.z[0])
         for c in range(q):
             self.active[c] = lo[c] < wv[c] and wv[c] < hi[c]
@@ -492,7 +497,7 @@ cdef class SupportTree:
             wv[c] = lg_clip(warm[c], lo[c], hi[c])
             self.role[c] = 0
         loss = newton_fit(&self.lsub[0], q, G, &self.lweight[0], wv, lo, hi, 0.0, 100, 1e-13,
-                          z, &self.zd[0], &self.nwork[0])
+                          z, &self.zd[0], &self.nwork[0], &self.nz_col[0], &self.nz_val[0], &self.nz_ptr[0])
         lg_margins(&self.lsub[0], q, G, wv, z)
         for c in range(q):
             self.active[c] = lo[c] < wv[c] and wv[c] < hi[c]
