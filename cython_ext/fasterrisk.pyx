@@ -615,8 +615,9 @@ def finetune_newton(const double[:, ::1] A, const double[::1] s, double[::1] w,
     zd_arr = np.zeros(max(n, 1))
     # any number of coordinates (the certificate's relaxations fit every feature at once)
     work_arr = np.zeros(q * q + 3 * q)
-    nz_val_arr = np.empty(max(q * n, 1))
-    nz_col_arr = np.empty(max(q * n, 1), dtype=np.int32)
+    nnz = max(int(np.count_nonzero(np.asarray(A))), 1)
+    nz_val_arr = np.empty(nnz)
+    nz_col_arr = np.empty(nnz, dtype=np.int32)
     nz_ptr_arr = np.empty(n + 1, dtype=np.int64)
     cdef double[::1] z = z_arr, zd = zd_arr, work = work_arr, nz_val = nz_val_arr
     cdef int32_t[::1] nz_col = nz_col_arr

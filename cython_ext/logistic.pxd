@@ -45,7 +45,7 @@ cdef inline double newton_fit(const double* A, Py_ssize_t q, Py_ssize_t n, const
     """The box-constrained logistic fit by projected Newton; returns the final loss.
 
     ``w`` (in the box) is updated in place; ``z`` and ``zd`` are ``n`` doubles of scratch,
-    ``work`` ``q * q + 3 * q``; ``nz_col``/``nz_val`` (``q * n`` each) and ``nz_ptr`` (``n + 1``)
+    ``work`` ``q * q + 3 * q``; ``nz_col``/``nz_val`` (one entry per non-zero of ``A``) and ``nz_ptr`` (``n + 1``)
     receive the non-zeros of ``A`` by row, so that the Hessian costs the pairs of non-zeros of a
     row rather than ``q`` per non-zero (dummy columns are mostly zero). The sums are taken in the
     same order as over the dense rows, so the result is the same to the last bit. Each iteration builds the exact gradient and Hessian in one pass,

@@ -213,7 +213,7 @@ cdef class SupportTree:
                  const int[::1] nvals, double[::1] f_lo, double[::1] f_hi, double b_lo, double b_hi,
                  double[::1] scale, int[::1] group_of, uint8_t[::1] forced, int k,
                  double upper_bound=INFINITY, double tolerance=1e-9, bint lattice=False):
-        cdef Py_ssize_t P = A.shape[0], n = A.shape[1], p = P - 1, size
+        cdef Py_ssize_t P = A.shape[0], n = A.shape[1], p = P - 1, size, nnz
         if P < 1 or s.shape[0] != n or codes.shape[0] != P or codes.shape[1] != n or nvals.shape[0] != P \
                 or f_lo.shape[0] != p or f_hi.shape[0] != p or scale.shape[0] != p \
                 or group_of.shape[0] != p or forced.shape[0] != p:
@@ -244,8 +244,10 @@ cdef class SupportTree:
         self.zd.assign(n, 0.0)
         self.dual_a.assign(n, 0.0)
         self.sub.assign(P * n, 0.0)
-        self.nz_val.assign(P * n, 0.0)
-        self.nz_col.assign(P * n, 0)
+        # a node's sub-design takes rows and columns of A: it has at most A's non-zeros
+        nnz = max(int(np.count_nonzero(np.asarray(A))), 1)
+        self.nz_val.assign(nnz, 0.0)
+        self.nz_col.assign(nnz, 0)
         self.nz_ptr.assign(n + 1, 0)
         self.cols.assign(P, 0)
         self.lcols.assign(P, 0)
