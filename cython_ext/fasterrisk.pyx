@@ -600,7 +600,8 @@ def finetune_newton(const double[:, ::1] A, const double[::1] s, double[::1] w,
 
     Same problem as ``finetune`` (support fixed, box on features, free intercept), but each
     iteration builds the exact gradient and Hessian in one pass over the rows, minimises the
-    quadratic model over the box by coordinate descent (no data pass), and backtracks on the
+    quadratic model over the box (Cholesky when the Newton step stays inside, else coordinate
+    descent; no data pass), and backtracks on the
     true loss (Armijo). Quadratic-bound coordinate steps need hundreds of sweeps on correlated
     real-valued columns; this needs a handful of passes. Stops when an iteration lowers the
     loss by less than ``tol`` relative. ``w`` is updated in place. The loop is
@@ -614,7 +615,7 @@ def finetune_newton(const double[:, ::1] A, const double[::1] s, double[::1] w,
     z_arr = np.zeros(max(n, 1))
     zd_arr = np.zeros(max(n, 1))
     # any number of coordinates (the certificate's relaxations fit every feature at once)
-    work_arr = np.zeros(q * q + 3 * q)
+    work_arr = np.zeros(2 * q * q + 3 * q)
     nnz = max(int(np.count_nonzero(np.asarray(A))), 1)
     nz_val_arr = np.empty(nnz)
     nz_col_arr = np.empty(nnz, dtype=np.int32)

@@ -262,7 +262,7 @@ cdef class SupportTree:
         self.lnode.assign(3 * P, 0.0)
         self.llo.assign(P, 0.0)
         self.lhi.assign(P, 0.0)
-        self.nwork.assign(P * P + 3 * P, 0.0)
+        self.nwork.assign(2 * P * P + 3 * P, 0.0)
         self.dwork.assign(2 * P * P + 4 * P, 0.0)
         self.idx.assign(P, 0)
         self.role.assign(P, 0)
