@@ -17,11 +17,12 @@ without the GIL; long loops poll a one-byte stop flag.
 import numpy as np
 cimport numpy as cnp
 from libc.math cimport exp, log1p, fabs, floor, ceil, sqrt, INFINITY
-from libc.stdint cimport uint8_t, int64_t, uint64_t
+from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 from libcpp.unordered_map cimport unordered_map
 from cython.operator cimport dereference as deref
+from logistic cimport newton_fit, compress_into
 
 cnp.import_array()
 
@@ -599,117 +600,35 @@ def finetune_newton(const double[:, ::1] A, const double[::1] s, double[::1] w,
 
     Same problem as ``finetune`` (support fixed, box on features, free intercept), but each
     iteration builds the exact gradient and Hessian in one pass over the rows, minimises the
-    quadratic model over the box by coordinate descent (no data pass), and backtracks on the
+    quadratic model over the box (Cholesky when the Newton step stays inside, else coordinate
+    descent; no data pass), and backtracks on the
     true loss (Armijo). Quadratic-bound coordinate steps need hundreds of sweeps on correlated
     real-valued columns; this needs a handful of passes. Stops when an iteration lowers the
-    loss by less than ``tol`` relative. ``w`` is updated in place.
+    loss by less than ``tol`` relative. ``w`` is updated in place. The loop is
+    ``logistic.newton_fit``, which the certificate's branch and bound calls per node.
     """
-    cdef Py_ssize_t q = A.shape[0], n = A.shape[1], i, j, k
+    cdef Py_ssize_t q = A.shape[0], n = A.shape[1]
     if w.shape[0] != q or s.shape[0] != n or lo.shape[0] != q or hi.shape[0] != q:
         raise ValueError("shape mismatch")
-    z_arr = np.zeros(n)
-    zd_arr = np.zeros(n)
-    cdef double[::1] z = z_arr, zd = zd_arr
+    if q == 0:
+        return 0.0
+    z_arr = np.zeros(max(n, 1))
+    zd_arr = np.zeros(max(n, 1))
     # any number of coordinates (the certificate's relaxations fit every feature at once)
-    work_arr = np.zeros(q * q + 3 * q)
-    cdef double[::1] work = work_arr
-    cdef double* H = &work[0]
-    cdef double* g = H + q * q
-    cdef double* d = g + q
-    cdef double* Hd = d + q
-    cdef double loss, trial, t, gd, p, h, change, new, step, ridge, damp, wt
-    cdef int it, sweep, halvings
-    cdef bint accepted
+    work_arr = np.zeros(2 * q * q + 3 * q)
+    nnz = max(int(np.count_nonzero(np.asarray(A))), 1)
+    nz_val_arr = np.empty(nnz)
+    nz_col_arr = np.empty(nnz, dtype=np.int32)
+    nz_ptr_arr = np.empty(n + 1, dtype=np.int64)
+    cdef double[::1] z = z_arr, zd = zd_arr, work = work_arr, nz_val = nz_val_arr
+    cdef int32_t[::1] nz_col = nz_col_arr
+    cdef int64_t[::1] nz_ptr = nz_ptr_arr
+    cdef double loss
+    cdef const double* a = &A[0, 0] if n > 0 else NULL
+    cdef const double* sp = &s[0] if n > 0 else NULL
     with nogil:
-        for j in range(q):
-            if w[j] != 0.0:
-                for i in range(n):
-                    z[i] += A[j, i] * w[j]
-        loss = 0.0
-        for i in range(n):
-            loss += s[i] * _ell(z[i])
-        ridge = 0.0
-        for j in range(1, q):
-            ridge += w[j] * w[j]
-        loss += lam2 * ridge
-        for it in range(max_iter):
-            for j in range(q):
-                g[j] = 0.0
-                for k in range(q):
-                    H[j * q + k] = 0.0
-            for i in range(n):
-                p = 1.0 / (1.0 + exp(z[i]))          # sigma(-z)
-                h = s[i] * p * (1.0 - p)
-                p = s[i] * p
-                for j in range(q):
-                    if A[j, i] == 0.0:
-                        continue
-                    g[j] -= p * A[j, i]
-                    for k in range(j, q):
-                        H[j * q + k] += h * A[j, i] * A[k, i]
-            damp = 0.0
-            for j in range(q):
-                for k in range(j + 1, q):
-                    H[k * q + j] = H[j * q + k]
-                if j > 0:
-                    g[j] += 2.0 * lam2 * w[j]
-                    H[j * q + j] += 2.0 * lam2
-                damp += H[j * q + j]
-            damp = 1e-12 * damp / q + 1e-300
-            # the quadratic model over the box, by coordinate descent
-            for j in range(q):
-                d[j] = 0.0
-                Hd[j] = 0.0
-            for sweep in range(500):
-                change = 0.0
-                for j in range(q):
-                    h = H[j * q + j] + damp
-                    new = _clip(w[j] + d[j] - (g[j] + Hd[j]) / h, lo[j], hi[j]) - w[j]
-                    step = new - d[j]
-                    if step != 0.0:
-                        d[j] = new
-                        for k in range(q):
-                            Hd[k] += H[k * q + j] * step
-                        if fabs(step) > change:
-                            change = fabs(step)
-                if change <= 1e-13 * (1.0 + fabs(d[0])):
-                    break
-            gd = 0.0
-            for j in range(q):
-                gd += g[j] * d[j]
-            if gd >= 0.0:
-                break
-            for i in range(n):
-                zd[i] = 0.0
-            for j in range(q):
-                if d[j] != 0.0:
-                    for i in range(n):
-                        zd[i] += A[j, i] * d[j]
-            t = 1.0
-            accepted = False
-            for halvings in range(40):
-                trial = 0.0
-                for i in range(n):
-                    trial += s[i] * _ell(z[i] + t * zd[i])
-                ridge = 0.0
-                for j in range(1, q):
-                    wt = w[j] + t * d[j]
-                    ridge += wt * wt
-                trial += lam2 * ridge
-                if trial <= loss + 1e-4 * t * gd:
-                    accepted = True
-                    break
-                t *= 0.5
-            if not accepted:
-                break
-            for j in range(q):
-                w[j] = _clip(w[j] + t * d[j], lo[j], hi[j])
-            for i in range(n):
-                z[i] += t * zd[i]
-            change = loss - trial
-            loss = trial
-            if change <= tol * fabs(loss):
-                break
+        loss = newton_fit(a, q, n, sp, &w[0], &lo[0], &hi[0], lam2, max_iter, tol, &z[0], &zd[0],
+                          &work[0], &nz_col[0], &nz_val[0], &nz_ptr[0])
     return loss
 
 
@@ -940,9 +859,9 @@ def compress_rows(const uint8_t[:, ::1] codes, const long[::1] cols, const int[:
 
     The key of a row is its label bit and the x-codes of ``cols`` in mixed radix. Groups appear
     in order of their first row. Returns None when a column is not fully coded or the key could
-    overflow (the caller then keeps all rows).
+    overflow (the caller then keeps all rows). The loop is ``logistic.compress_into``.
     """
-    cdef Py_ssize_t m = cols.shape[0], n = codes.shape[1], i, k, g = 0, size, h
+    cdef Py_ssize_t m = cols.shape[0], n = codes.shape[1], k, g, size = 1
     cdef double span = 2.0
     for k in range(m):
         if nvals[cols[k]] <= 0:
@@ -950,38 +869,24 @@ def compress_rows(const uint8_t[:, ::1] codes, const long[::1] cols, const int[:
         span *= nvals[cols[k]]
     if span > 4.0e18:
         return None
-    first_arr = np.empty(n, dtype=np.int64)
-    weight_arr = np.zeros(n, dtype=np.float64)
-    cdef int64_t[::1] first = first_arr
-    cdef double[::1] weight = weight_arr
-    cdef bint dense = span <= 65536 or span <= 4.0 * n
-    size = <Py_ssize_t> span if dense else 1
-    if not dense:
+    if span <= 65536 or span <= 4.0 * n:
+        size = <Py_ssize_t> span
+    else:
         while size < 2 * n:
             size *= 2
+    first_arr = np.empty(max(n, 1), dtype=np.int64)
+    weight_arr = np.zeros(max(n, 1), dtype=np.float64)
+    used_arr = np.empty(max(n, 1), dtype=np.int64)
     slot_arr = np.full(size, -1, dtype=np.int64)
-    keys_arr = np.empty(0 if dense else size, dtype=np.int64)
-    cdef int64_t[::1] slot = slot_arr, keys = keys_arr
-    cdef int64_t key, mask = size - 1
-    cdef uint64_t mix
+    keys_arr = np.empty(size, dtype=np.int64)
+    cols64 = np.asarray(cols, dtype=np.int64)
+    cdef int64_t[::1] first = first_arr, slot = slot_arr, keys = keys_arr, used = used_arr, c64 = cols64
+    cdef double[::1] weight = weight_arr
+    if n == 0:
+        return first_arr[:0], weight_arr[:0]
     with nogil:
-        for i in range(n):
-            key = codes[0, i] & 1
-            for k in range(m):
-                key = key * nvals[cols[k]] + (codes[cols[k], i] >> 1)
-            if dense:
-                h = key
-            else:
-                mix = (<uint64_t> key) * 0x9E3779B97F4A7C15ULL
-                h = <Py_ssize_t> ((mix >> 17) & <uint64_t> mask)
-                while slot[h] >= 0 and keys[h] != key:
-                    h = (h + 1) & mask
-                keys[h] = key
-            if slot[h] < 0:
-                slot[h] = g
-                first[g] = i
-                g += 1
-            weight[slot[h]] += s[i]
+        g = compress_into(&codes[0, 0], n, &c64[0] if m > 0 else NULL, m, &nvals[0], &s[0], &first[0],
+                          &weight[0], &slot[0], &keys[0], &used[0], size)
     return first_arr[:g], weight_arr[:g]
 
 

@@ -1,5 +1,6 @@
 # cython: language_level=3
-"""Certificate kernels for risk scores: a Fenchel dual bound on the logistic loss.
+"""Certificate kernels for risk scores: a Fenchel dual bound on the logistic loss, and the two
+branch and bounds that use it (over supports, and over the integer lattice of one support).
 
 The logistic loss is ``L(b) = sum_i s_i log(1 + exp(-(A^T b)_i))`` with the label-signed design
 ``A[c, i] = y_i x_ic`` (coordinate 0 the intercept, ``A[0, i] = y_i``). Since
@@ -14,29 +15,27 @@ bounds the loss of every such model, whatever ``a`` is: a dual point from a half
 primal gives a weaker bound, never a wrong one. ``dual_bound`` takes the point
 ``a = sigma(-z)`` of a primal fit, moves it by one Hessian-weighted Newton step in the dual so
 that ``g_c(a) = 0`` on the fit's active coordinates, and evaluates the bound.
+
+``SupportTree`` is the compiled search behind ``plugins/fasterrisk/certify.py`` and
+``exact.py``. Nodes live in flat C++ vectors (include/free bitsets and warm-start coefficients
+in fixed-size slots, recycled through a free list; a binary heap of (bound, depth, order, slot));
+evaluating a node (row compression on its columns, the Newton fit, the dual bound) writes into
+scratch allocated once. ``run`` releases the GIL and returns after a time slice, so Python can
+report progress and honour limits; the bound it reports holds whenever it stops.
 """
 
 import numpy as np
 cimport numpy as cnp
-from libc.math cimport exp, log, fabs, sqrt
+from libc.math cimport fabs, floor, ceil, rint, INFINITY
+from libc.stdint cimport uint8_t, uint64_t, int64_t, int32_t
+from libc.string cimport memcpy, memset
+from libcpp.vector cimport vector
+from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+
+from bitops cimport gw_popcount64
+from logistic cimport newton_fit, dual_bound_at, compress_into, lg_clip, lg_ell, lg_margins
 
 cnp.import_array()
-
-cdef inline double _entropy(double a) noexcept nogil:
-    """Binary entropy -a log a - (1 - a) log(1 - a), 0 at the ends."""
-    cdef double out = 0.0
-    if a > 0.0 and a < 1.0:
-        out = -a * log(a) - (1.0 - a) * log(1.0 - a)
-    return out
-
-
-cdef inline double _sigma_neg(double z) noexcept nogil:
-    """sigma(-z) = 1 / (1 + exp(z)), stable for any z."""
-    cdef double e
-    if z > 0:
-        e = exp(-z)
-        return e / (1.0 + e)
-    return 1.0 / (1.0 + exp(z))
 
 
 def dual_bound(const double[:, ::1] A, const double[::1] s, const double[::1] z,
@@ -51,129 +50,690 @@ def dual_bound(const double[:, ::1] A, const double[::1] s, const double[::1] z,
     The bound charges each coordinate ``max(lo g, hi g)`` (``min -b g`` over the box) and, for
     the free ones, the ``budget`` largest positive charges. Returns ``(bound, entropy, penalty)``.
     """
-    cdef Py_ssize_t q = A.shape[0], n = A.shape[1], i, c, d, m = 0, r
+    cdef Py_ssize_t q = A.shape[0], n = A.shape[1]
     if s.shape[0] != n or z.shape[0] != n or lo.shape[0] != q or hi.shape[0] != q \
             or role.shape[0] != q or active.shape[0] != q:
         raise ValueError("shape mismatch")
+    if q == 0 or n == 0:
+        return 0.0, 0.0, 0.0
     a_arr = np.empty(n)
-    cdef double[::1] a = a_arr
     idx_arr = np.zeros(q, dtype=np.intp)
     work_arr = np.zeros(2 * q * q + 4 * q)
+    cdef double[::1] a = a_arr, work = work_arr
     cdef Py_ssize_t[::1] idx = idx_arr
-    cdef double[::1] work = work_arr
-    cdef double* H = &work[0]
-    cdef double* L = H + q * q
-    cdef double* res = L + q * q
-    cdef double* lam = res + q
-    cdef double* viol = lam + q
-    cdef double* g = viol + q
-    cdef double h, t, acc, ent = 0.0, pen = 0.0, ridge, trace
-    cdef bint ok
-    cdef int tries, picked
+    cdef double ent = 0.0, pen = 0.0, bound
     with nogil:
-        for c in range(q):
-            if active[c]:
-                idx[m] = c
-                m += 1
-        for i in range(n):
-            a[i] = _sigma_neg(z[i])
-        if m > 0:
-            # Newton step in the dual: (sum_i s_i a_i (1 - a_i) A_C A_C^T) lam = g_C(a)
-            for c in range(m):
-                res[c] = 0.0
-                for d in range(m):
-                    H[c * m + d] = 0.0
-            for i in range(n):
-                h = s[i] * a[i] * (1.0 - a[i])
-                for c in range(m):
-                    t = A[idx[c], i]
-                    if t == 0.0:
-                        continue
-                    res[c] += s[i] * a[i] * t
-                    for d in range(c, m):
-                        H[c * m + d] += h * t * A[idx[d], i]
-            trace = 0.0
-            for c in range(m):
-                for d in range(c + 1, m):
-                    H[d * m + c] = H[c * m + d]
-                trace += H[c * m + c]
-            ridge = 1e-14 * trace / m + 1e-300
-            ok = False
-            for tries in range(8):
-                ok = _cholesky(H, L, m, ridge)
-                if ok:
-                    break
-                ridge *= 1000.0
-            if ok:
-                _solve(L, m, res, lam)
-                for i in range(n):
-                    acc = 0.0
-                    for c in range(m):
-                        acc += A[idx[c], i] * lam[c]
-                    t = a[i] - a[i] * (1.0 - a[i]) * acc
-                    if t < 0.0:
-                        t = 0.0
-                    elif t > 1.0:
-                        t = 1.0
-                    a[i] = t
-        # the bound at the corrected point
-        for c in range(q):
-            g[c] = 0.0
-        for i in range(n):
-            ent += s[i] * _entropy(a[i])
-            for c in range(q):
-                t = A[c, i]
-                if t != 0.0:
-                    g[c] += s[i] * a[i] * t
-        for c in range(q):
-            viol[c] = lo[c] * g[c]
-            if hi[c] * g[c] > viol[c]:
-                viol[c] = hi[c] * g[c]
-            if role[c] == 0:
-                pen += viol[c]
-            elif viol[c] < 0.0:
-                viol[c] = 0.0  # a free coordinate may stay at zero
-        # the budget: the largest violations among the free coordinates, a partial selection
-        for picked in range(budget):
-            r = -1
-            for c in range(q):
-                if role[c] == 1 and viol[c] >= 0.0 and (r < 0 or viol[c] > viol[r]):
-                    r = c
-            if r < 0:
-                break
-            pen += viol[r]
-            viol[r] = -1.0
-    return ent - pen, ent, pen
+        bound = dual_bound_at(&A[0, 0], q, n, &s[0], &z[0], &lo[0], &hi[0], &role[0], &active[0], budget,
+                              &a[0], &idx[0], &work[0], &ent, &pen)
+    return bound, ent, pen
 
 
-cdef bint _cholesky(const double* H, double* L, Py_ssize_t m, double ridge) noexcept nogil:
-    cdef Py_ssize_t i, j, k
-    cdef double acc
-    for i in range(m):
-        for j in range(i + 1):
-            acc = H[i * m + j] + (ridge if i == j else 0.0)
-            for k in range(j):
-                acc -= L[i * m + k] * L[j * m + k]
-            if i == j:
-                if acc <= 0.0:
-                    return False
-                L[i * m + i] = sqrt(acc)
+# -- the branch and bounds -------------------------------------------------------------------------
+
+cdef enum:
+    R_DONE = 0        # every node closed or pruned: the bound is proven tight
+    R_SLICE = 1       # the time slice is over; call run again
+    R_STOPPED = 2     # the stop flag was set
+    R_NODES = 3       # the support-node limit was reached
+    LATTICE_NODE_LIMIT = 200000   # nodes per lattice; beyond it the leaf closes with its open bound
+
+DONE = R_DONE
+SLICE = R_SLICE
+STOPPED = R_STOPPED
+NODES = R_NODES
+
+
+cdef struct Item:  # an open node in a heap: the smallest (bound, depth_key, order) first
+    double bound
+    int32_t depth_key
+    int64_t order
+    int32_t slot
+
+
+cdef inline double now() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return <double>ts.tv_sec + 1e-9 * <double>ts.tv_nsec
+
+
+cdef inline bint item_less(const Item& a, const Item& b) noexcept nogil:
+    if a.bound != b.bound:
+        return a.bound < b.bound
+    if a.depth_key != b.depth_key:
+        return a.depth_key < b.depth_key
+    return a.order < b.order
+
+
+cdef void heap_push(vector[Item]& h, Item it) noexcept nogil:
+    h.push_back(it)
+    cdef Py_ssize_t i = h.size() - 1, parent
+    while i > 0:
+        parent = (i - 1) >> 1
+        if not item_less(it, h[parent]):
+            break
+        h[i] = h[parent]
+        i = parent
+    h[i] = it
+
+
+cdef Item heap_pop(vector[Item]& h) noexcept nogil:
+    cdef Item top = h[0]
+    cdef Item last = h.back()
+    h.pop_back()
+    cdef Py_ssize_t n = h.size(), i = 0, c
+    if n == 0:
+        return top
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and item_less(h[c + 1], h[c]):
+            c += 1
+        if not item_less(h[c], last):
+            break
+        h[i] = h[c]
+        i = c
+    h[i] = last
+    return top
+
+
+cdef inline bint has(const uint64_t* bits, Py_ssize_t f) noexcept nogil:
+    return (bits[f >> 6] >> (f & 63)) & 1
+
+
+cdef inline void put(uint64_t* bits, Py_ssize_t f) noexcept nogil:
+    bits[f >> 6] |= (<uint64_t> 1) << (f & 63)
+
+
+cdef inline void drop(uint64_t* bits, Py_ssize_t f) noexcept nogil:
+    bits[f >> 6] &= ~((<uint64_t> 1) << (f & 63))
+
+
+cdef class SupportTree:
+    """Best-first branch and bound over supports for the k-sparse logistic loss (see certify.py).
+
+    A node forces the features of ``include`` in and leaves those of ``free`` to join; its bound
+    is the dual bound at the box-constrained fit over all of them, with ``k - |include|`` of the
+    free ones counted. With ``lattice`` set, each leaf (a support that fits within k and the
+    groups) is solved over the integer lattice of its box instead (exact.py), one lattice at a
+    time, resumable across slices.
+    """
+
+    cdef Py_ssize_t p, P, n, W, k
+    cdef const double[:, ::1] A
+    cdef const double[::1] s
+    cdef const uint8_t[:, ::1] codes
+    cdef const int[::1] nvals
+    cdef double[::1] f_lo, f_hi, scale
+    cdef int[::1] group_of
+    cdef uint8_t[::1] forced
+    cdef double b_lo, b_hi, tolerance
+    cdef bint lattice, started
+    cdef object _keep
+    # the node pool: fixed-size slots, recycled
+    cdef vector[uint64_t] inc_bits, free_bits
+    cdef vector[double] warm
+    cdef vector[int32_t] free_slots
+    cdef vector[Item] heap
+    cdef int64_t order
+    # leaves waiting for their lattice, with a bound valid for them (their parent's)
+    cdef vector[uint64_t] leaf_bits
+    cdef vector[double] leaf_bound
+    cdef Py_ssize_t leaf_head
+    # what is known
+    cdef double best_ub, floor_
+    cdef vector[uint64_t] best_bits
+    cdef double card_loss
+    cdef vector[double] card  # intercept, then points by feature
+    cdef int64_t n_nodes, n_lattice
+    # scratch for one node
+    cdef Py_ssize_t capacity
+    cdef vector[int64_t] cols, first, slot, keys, used, nz_ptr
+    cdef vector[int32_t] nz_col
+    cdef vector[double] weight, sub, z, zd, dual_a, wv, lo, hi, rv, nwork, dwork, nz_val
+    cdef vector[Py_ssize_t] idx
+    cdef vector[signed char] role
+    cdef vector[unsigned char] active
+    cdef vector[uint64_t] bits_i, bits_f, bits_c, bits_o
+    cdef vector[double] warm_p, warm_q, warm_out
+    # the lattice in progress
+    cdef bint lat_active
+    cdef Py_ssize_t lq, lG
+    cdef vector[int64_t] lcols
+    cdef vector[uint8_t] lforced
+    cdef vector[double] lsub, lweight, larena, lnode, llo, lhi
+    cdef vector[int32_t] lfree
+    cdef vector[Item] lheap
+    cdef vector[uint64_t] lat_support
+    cdef double lat_best, lat_floor
+    cdef int64_t lat_count, lat_order
+    cdef double slice_end
+
+    def __init__(self, const double[:, ::1] A, const double[::1] s, const uint8_t[:, ::1] codes,
+                 const int[::1] nvals, double[::1] f_lo, double[::1] f_hi, double b_lo, double b_hi,
+                 double[::1] scale, int[::1] group_of, uint8_t[::1] forced, int k,
+                 double upper_bound=INFINITY, double tolerance=1e-9, bint lattice=False):
+        cdef Py_ssize_t P = A.shape[0], n = A.shape[1], p = P - 1, size, nnz
+        if P < 1 or s.shape[0] != n or codes.shape[0] != P or codes.shape[1] != n or nvals.shape[0] != P \
+                or f_lo.shape[0] != p or f_hi.shape[0] != p or scale.shape[0] != p \
+                or group_of.shape[0] != p or forced.shape[0] != p:
+            raise ValueError("shape mismatch")
+        if n == 0:
+            raise ValueError("no rows")
+        self._keep = (A, s, codes, nvals)
+        self.A, self.s, self.codes, self.nvals = A, s, codes, nvals
+        self.f_lo, self.f_hi, self.scale, self.group_of, self.forced = f_lo, f_hi, scale, group_of, forced
+        self.p, self.P, self.n, self.k = p, P, n, k
+        self.W = max((p + 63) >> 6, 1)
+        self.b_lo, self.b_hi, self.tolerance, self.lattice = b_lo, b_hi, tolerance, lattice
+        self.best_ub, self.floor_ = upper_bound, INFINITY
+        self.card_loss = INFINITY
+        self.card.assign(P, 0.0)
+        self.best_bits.assign(self.W, 0)
+        size = 65536
+        while size < 4 * n + 4:
+            size *= 2
+        self.capacity = size
+        self.slot.assign(size, -1)
+        self.keys.assign(size, 0)
+        self.first.assign(n, 0)
+        self.used.assign(n, 0)
+        self.weight.assign(n, 0.0)
+        self.lweight.assign(n, 0.0)
+        self.z.assign(n, 0.0)
+        self.zd.assign(n, 0.0)
+        self.dual_a.assign(n, 0.0)
+        self.sub.assign(P * n, 0.0)
+        # a node's sub-design takes rows and columns of A: it has at most A's non-zeros
+        nnz = max(int(np.count_nonzero(np.asarray(A))), 1)
+        self.nz_val.assign(nnz, 0.0)
+        self.nz_col.assign(nnz, 0)
+        self.nz_ptr.assign(n + 1, 0)
+        self.cols.assign(P, 0)
+        self.lcols.assign(P, 0)
+        self.lforced.assign(P, 0)
+        self.wv.assign(P, 0.0)
+        self.lo.assign(P, 0.0)
+        self.hi.assign(P, 0.0)
+        self.rv.assign(P, 0.0)
+        self.warm_p.assign(P, 0.0)
+        self.warm_q.assign(P, 0.0)
+        self.warm_out.assign(P, 0.0)
+        self.lnode.assign(3 * P, 0.0)
+        self.llo.assign(P, 0.0)
+        self.lhi.assign(P, 0.0)
+        self.nwork.assign(2 * P * P + 3 * P, 0.0)
+        self.dwork.assign(2 * P * P + 4 * P, 0.0)
+        self.idx.assign(P, 0)
+        self.role.assign(P, 0)
+        self.active.assign(P, 0)
+        self.bits_i.assign(self.W, 0)
+        self.bits_f.assign(self.W, 0)
+        self.bits_c.assign(self.W, 0)
+        self.bits_o.assign(self.W, 0)
+        self.lat_support.assign(self.W, 0)
+
+    # -- one node --------------------------------------------------------------------------------
+
+    cdef Py_ssize_t _design(self, const int64_t* cols, Py_ssize_t q, double* sub, double* weight) noexcept nogil:
+        """The node's rows (merged on its columns) and its sub-design ``q x G``; returns G."""
+        cdef Py_ssize_t g, r, c, n = self.n
+        cdef const double* row
+        g = compress_into(&self.codes[0, 0], n, cols, q, &self.nvals[0], &self.s[0], &self.first[0], weight,
+                          &self.slot[0], &self.keys[0], &self.used[0], self.capacity)
+        if g < 0:
+            g = n
+            for r in range(n):
+                self.first[r] = r
+                weight[r] = self.s[r]
+        for c in range(q):
+            row = &self.A[cols[c], 0]
+            for r in range(g):
+                sub[c * g + r] = row[self.first[r]]
+        return g
+
+    cdef double _evaluate(self, const uint64_t* inc, const uint64_t* fr, const double* warm,
+                          double* out, double* loss_out) noexcept nogil:
+        """Fit the node's relaxation and bound it; ``out`` gets the fit by feature (P entries)."""
+        cdef Py_ssize_t f, c, q = 1, n_inc = 0, G
+        cdef int64_t* cols = &self.cols[0]
+        cdef double* wv = &self.wv[0]
+        cdef double* lo = &self.lo[0]
+        cdef double* hi = &self.hi[0]
+        cdef double loss, bound, ent, pen
+        cols[0] = 0
+        for f in range(self.p):
+            if has(inc, f):
+                cols[q] = f + 1
+                q += 1
+                n_inc += 1
+        for f in range(self.p):
+            if has(fr, f):
+                cols[q] = f + 1
+                q += 1
+        G = self._design(cols, q, &self.sub[0], &self.weight[0])
+        lo[0], hi[0] = self.b_lo, self.b_hi
+        self.role[0] = 0
+        for c in range(1, q):
+            f = cols[c] - 1
+            lo[c], hi[c] = self.f_lo[f], self.f_hi[f]
+            self.role[c] = 0 if c <= n_inc else 1
+        for c in range(q):
+            wv[c] = lg_clip(warm[cols[c]], lo[c], hi[c])
+        loss = newton_fit(&self.sub[0], q, G, &self.weight[0], wv, lo, hi, 0.0, 100, 1e-13,
+                          &self.z[0], &self.zd[0], &self.nwork[0], &self.nz_col[0], &self.nz_val[0],
+                          &self.nz_ptr[0])
+        lg_margins(&self.sub[0], q, G, wv, &self.z[0])
+        for c in range(q):
+            self.active[c] = lo[c] < wv[c] and wv[c] < hi[c]
+        bound = dual_bound_at(&self.sub[0], q, G, &self.weight[0], &self.z[0], lo, hi, &self.role[0],
+                              &self.active[0], <int> (self.k - n_inc), &self.dual_a[0], &self.idx[0],
+                              &self.dwork[0], &ent, &pen)
+        self.n_nodes += 1
+        memset(out, 0, self.P * sizeof(double))
+        for c in range(q):
+            out[cols[c]] = wv[c]
+        loss_out[0] = loss
+        return bound if bound < loss else loss
+
+    # -- the support tree ------------------------------------------------------------------------
+
+    cdef bint _is_leaf(self, const uint64_t* inc, const uint64_t* fr) noexcept nogil:
+        """The node is one support: it fits within k, and no two free features share a group."""
+        cdef Py_ssize_t w, f, g, count = 0
+        for w in range(self.W):
+            count += gw_popcount64(inc[w]) + gw_popcount64(fr[w])
+        if count > self.k:
+            return False
+        for f in range(self.p):
+            if has(fr, f) and self.group_of[f] >= 0:
+                for g in range(f + 1, self.p):
+                    if has(fr, g) and self.group_of[g] == self.group_of[f]:
+                        return False
+        return True
+
+    cdef double _cutoff(self) noexcept nogil:
+        """Nodes bounded at or above this cannot hold a better model."""
+        if self.best_ub == INFINITY:
+            return INFINITY
+        return self.best_ub - self.tolerance * max(1.0, fabs(self.best_ub))
+
+    cdef void _push(self, const uint64_t* inc, const uint64_t* fr, const double* warm, double bound,
+                    bint known, double parent) noexcept nogil:
+        """Place a child: a leaf closes (or waits for its lattice), an inner node joins the heap."""
+        cdef Py_ssize_t w
+        cdef double loss = INFINITY
+        cdef int32_t slot
+        cdef int depth = 0
+        cdef bint leaf = self._is_leaf(inc, fr)
+        if leaf and self.lattice:
+            for w in range(self.W):
+                self.leaf_bits.push_back(inc[w] | fr[w])
+            self.leaf_bound.push_back(parent)
+            return
+        if not known:
+            bound = self._evaluate(inc, fr, warm, &self.warm_out[0], &loss)
+            warm = &self.warm_out[0]
+            if leaf:
+                self.floor_ = min(self.floor_, bound)
+                if loss < self.best_ub:
+                    self.best_ub = loss
+                    for w in range(self.W):
+                        self.best_bits[w] = inc[w] | fr[w]
+                return
+        if bound < self._cutoff():
+            if self.free_slots.size() > 0:
+                slot = self.free_slots.back()
+                self.free_slots.pop_back()
             else:
-                L[i * m + j] = acc / L[j * m + j]
-    return True
+                slot = <int32_t> (self.warm.size() // self.P)
+                self.warm.resize(self.warm.size() + self.P)
+                self.inc_bits.resize(self.inc_bits.size() + self.W)
+                self.free_bits.resize(self.free_bits.size() + self.W)
+            memcpy(&self.warm[slot * self.P], warm, self.P * sizeof(double))
+            memcpy(&self.inc_bits[slot * self.W], inc, self.W * sizeof(uint64_t))
+            memcpy(&self.free_bits[slot * self.W], fr, self.W * sizeof(uint64_t))
+            for w in range(self.W):
+                depth += gw_popcount64(inc[w])
+            heap_push(self.heap, Item(bound, -depth, self.order, slot))
+            self.order += 1
 
+    cdef void _branch(self) noexcept nogil:
+        """Pop the best node and split it on the free feature carrying the most weight."""
+        cdef Item it = heap_pop(self.heap)
+        cdef Py_ssize_t w, f, j = -1, n_inc = 0, W = self.W, P = self.P
+        cdef uint64_t* I = &self.bits_i[0]
+        cdef uint64_t* F = &self.bits_f[0]
+        cdef uint64_t* C = &self.bits_c[0]
+        cdef uint64_t* O = &self.bits_o[0]
+        cdef double* wp = &self.warm_p[0]
+        cdef double* wq = &self.warm_q[0]
+        cdef double val, best = -1.0
+        cdef int gj
+        cdef bint same, ok
+        self.free_slots.push_back(it.slot)
+        if it.bound >= self._cutoff():
+            return
+        memcpy(I, &self.inc_bits[it.slot * W], W * sizeof(uint64_t))
+        memcpy(F, &self.free_bits[it.slot * W], W * sizeof(uint64_t))
+        memcpy(wp, &self.warm[it.slot * P], P * sizeof(double))
+        for f in range(self.p):
+            if has(F, f):
+                val = fabs(wp[1 + f]) * self.scale[f]
+                if val > best:
+                    best, j = val, f
+        if j < 0:
+            return  # no free feature: cannot happen for an inner node
+        # the child that forces j in: its group mates leave, and a full support closes
+        memcpy(C, I, W * sizeof(uint64_t))
+        put(C, j)
+        memcpy(O, F, W * sizeof(uint64_t))
+        drop(O, j)
+        for w in range(W):
+            n_inc += gw_popcount64(C[w])
+        gj = self.group_of[j]
+        if n_inc >= self.k:
+            memset(F, 0, W * sizeof(uint64_t))
+        else:
+            memcpy(F, O, W * sizeof(uint64_t))
+            if gj >= 0:
+                for f in range(self.p):
+                    if self.group_of[f] == gj:
+                        drop(F, f)
+        same = True
+        for w in range(W):
+            if F[w] != O[w]:
+                same = False
+        if same and not self._is_leaf(C, F):  # forcing j in left the relaxation unchanged
+            self._push(C, F, wp, it.bound, True, it.bound)
+        else:
+            self._push(C, F, wp, 0.0, False, it.bound)
+        memcpy(wq, wp, P * sizeof(double))
+        wq[1 + j] = 0.0
+        self._push(I, O, wq, 0.0, False, it.bound)
 
-cdef void _solve(const double* L, Py_ssize_t m, const double* b, double* x) noexcept nogil:
-    """x = (L L^T)^{-1} b."""
-    cdef Py_ssize_t i, k
-    cdef double acc
-    for i in range(m):
-        acc = b[i]
-        for k in range(i):
-            acc -= L[i * m + k] * x[k]
-        x[i] = acc / L[i * m + i]
-    for i in range(m - 1, -1, -1):
-        acc = x[i]
-        for k in range(i + 1, m):
-            acc -= L[k * m + i] * x[k]
-        x[i] = acc / L[i * m + i]
+    # -- the lattice of one support --------------------------------------------------------------
+
+    cdef void _lat_start(self, const uint64_t* support) noexcept nogil:
+        cdef Py_ssize_t f, c, q = 1
+        cdef int64_t* cols = &self.lcols[0]
+        cols[0] = 0
+        self.lforced[0] = 0
+        for f in range(self.p):
+            if has(support, f):
+                cols[q] = f + 1
+                self.lforced[q] = self.forced[f]
+                q += 1
+        memcpy(&self.lat_support[0], support, self.W * sizeof(uint64_t))
+        self.lq = q
+        self.lsub.resize(q * self.n)
+        self.lG = self._design(cols, q, &self.lsub[0], &self.lweight[0])
+        self.lheap.clear()
+        self.lfree.clear()
+        self.larena.clear()
+        self.lat_best = INFINITY
+        self.lat_floor = INFINITY
+        self.lat_count = 0
+        self.lat_order = 0
+        self.lat_active = True
+        cdef double* lo = &self.llo[0]
+        cdef double* hi = &self.lhi[0]
+        lo[0], hi[0] = self.b_lo, self.b_hi
+        for c in range(1, q):
+            f = cols[c] - 1
+            lo[c], hi[c] = self.f_lo[f], self.f_hi[f]
+        memset(&self.warm_p[0], 0, q * sizeof(double))
+        self._lat_visit(lo, hi, &self.warm_p[0])
+
+    cdef void _lat_visit(self, const double* lo, const double* hi, const double* warm) noexcept nogil:
+        """Fit and bound one lattice box; keep its rounded fit as a card; queue it if still open."""
+        cdef Py_ssize_t c, q = self.lq, G = self.lG
+        cdef double* wv = &self.wv[0]
+        cdef double* r = &self.rv[0]
+        cdef double* z = &self.z[0]
+        cdef double loss, bound, ent, pen, limit, rloss = 0.0, frac = 0.0
+        cdef int32_t slot
+        cdef bint ok = True
+        self.n_lattice += 1
+        for c in range(q):
+            wv[c] = lg_clip(warm[c], lo[c], hi[c])
+            self.role[c] = 0
+        loss = newton_fit(&self.lsub[0], q, G, &self.lweight[0], wv, lo, hi, 0.0, 100, 1e-13,
+                          z, &self.zd[0], &self.nwork[0], &self.nz_col[0], &self.nz_val[0], &self.nz_ptr[0])
+        lg_margins(&self.lsub[0], q, G, wv, z)
+        for c in range(q):
+            self.active[c] = lo[c] < wv[c] and wv[c] < hi[c]
+        bound = dual_bound_at(&self.lsub[0], q, G, &self.lweight[0], z, lo, hi, &self.role[0],
+                              &self.active[0], 0, &self.dual_a[0], &self.idx[0], &self.dwork[0], &ent, &pen)
+        if loss < bound:
+            bound = loss
+        limit = min(self.lat_best, self.best_ub)
+        if bound >= limit - 1e-9 * max(1.0, fabs(limit)):
+            self.lat_floor = min(self.lat_floor, bound)  # pruned: nothing here beats what is known
+            return
+        for c in range(q):
+            r[c] = rint(wv[c])
+            if c > 0 and self.lforced[c] and r[c] == 0.0:
+                ok = False
+            if fabs(wv[c] - r[c]) > frac:
+                frac = fabs(wv[c] - r[c])
+        lg_margins(&self.lsub[0], q, G, r, &self.zd[0])
+        for c in range(G):
+            rloss += self.lweight[c] * lg_ell(self.zd[c])
+        if ok and rloss < self.lat_best:  # the rounded fit is a card (an integer box holds it)
+            self.lat_best = rloss
+            if rloss < self.best_ub:
+                self.best_ub = rloss
+                memcpy(&self.best_bits[0], &self.lat_support[0], self.W * sizeof(uint64_t))
+            if rloss < self.card_loss:
+                self.card_loss = rloss
+                for c in range(self.P):
+                    self.card[c] = 0.0
+                for c in range(q):
+                    self.card[self.lcols[c]] = r[c]
+        if frac <= 1e-7 and ok:
+            self.lat_floor = min(self.lat_floor, bound)
+            return
+        # open: fractional, or integral with a forced feature at 0 (then split it off zero)
+        if self.lfree.size() > 0:
+            slot = self.lfree.back()
+            self.lfree.pop_back()
+        else:
+            slot = <int32_t> (self.larena.size() // (3 * q))
+            self.larena.resize(self.larena.size() + 3 * q)
+        memcpy(&self.larena[3 * q * slot], lo, q * sizeof(double))
+        memcpy(&self.larena[3 * q * slot + q], hi, q * sizeof(double))
+        memcpy(&self.larena[3 * q * slot + 2 * q], wv, q * sizeof(double))
+        self.lat_order += 1
+        heap_push(self.lheap, Item(bound, 0, self.lat_order, slot))
+
+    cdef double _lat_open(self) noexcept nogil:
+        """The smallest bound over the lattice's open and closed boxes."""
+        cdef double low = self.lat_floor
+        if self.lheap.size() > 0 and self.lheap[0].bound < low:
+            low = self.lheap[0].bound
+        return low
+
+    cdef void _lat_finish(self) noexcept nogil:
+        self.floor_ = min(self.floor_, min(self._lat_open(), self.lat_best))
+        self.lheap.clear()
+        self.lat_active = False
+
+    cdef int _lat_step(self, const uint8_t* stop, Py_ssize_t* steps) noexcept nogil:
+        """Work on the current lattice; R_DONE when it is closed (or over its node budget)."""
+        cdef Py_ssize_t q = self.lq, c, j
+        cdef Item it
+        cdef double limit, frac, best
+        cdef double* node = &self.lnode[0]
+        cdef double* lo = node
+        cdef double* hi = node + q
+        cdef double* w = node + 2 * q
+        cdef double* edge = &self.llo[0]
+        while self.lheap.size() > 0 and self.lat_count < LATTICE_NODE_LIMIT:
+            if steps[0] > 0 and (self.lat_count & 15) == 0:
+                if stop[0]:
+                    return R_STOPPED
+                if now() >= self.slice_end:
+                    return R_SLICE
+            steps[0] += 1
+            self.lat_count += 1
+            it = heap_pop(self.lheap)
+            self.lfree.push_back(it.slot)
+            limit = min(self.lat_best, self.best_ub)
+            if it.bound >= limit - 1e-9 * max(1.0, fabs(limit)):
+                self.lat_floor = min(self.lat_floor, it.bound)
+                continue
+            memcpy(node, &self.larena[3 * q * it.slot], 3 * q * sizeof(double))
+            j, best = 0, -1.0
+            for c in range(q):  # the most fractional coordinate that can still move
+                frac = fabs(w[c] - rint(w[c])) if hi[c] > lo[c] else 0.0
+                if frac > best:
+                    best, j = frac, c
+            if best <= 1e-7:
+                # an integral fit with a forced feature at 0: its cards lie at <= -1 or >= 1
+                j = -1
+                for c in range(1, q):
+                    if self.lforced[c] and lo[c] <= 0.0 and hi[c] >= 0.0 and rint(w[c]) == 0.0:
+                        j = c
+                        break
+                if j < 0:
+                    self.lat_floor = min(self.lat_floor, it.bound)
+                    continue
+                if lo[j] <= -1.0:
+                    memcpy(edge, hi, q * sizeof(double))
+                    edge[j] = -1.0
+                    self._lat_visit(lo, edge, w)
+                if hi[j] >= 1.0:
+                    memcpy(edge, lo, q * sizeof(double))
+                    edge[j] = 1.0
+                    self._lat_visit(edge, hi, w)
+                continue
+            memcpy(edge, hi, q * sizeof(double))
+            edge[j] = floor(w[j])
+            self._lat_visit(lo, edge, w)
+            memcpy(edge, lo, q * sizeof(double))
+            edge[j] = ceil(w[j])
+            self._lat_visit(edge, hi, w)
+        self._lat_finish()
+        return R_DONE
+
+    # -- the loop --------------------------------------------------------------------------------
+
+    cdef int _run(self, double seconds, const uint8_t* stop, int64_t node_limit) noexcept nogil:
+        cdef Py_ssize_t steps = 0, w, W = self.W
+        cdef int code
+        cdef double bound
+        self.slice_end = now() + seconds
+        while True:
+            if self.lat_active:
+                code = self._lat_step(stop, &steps)
+                if code != R_DONE:
+                    return code
+                continue
+            if self.leaf_head < <Py_ssize_t> self.leaf_bound.size():
+                bound = self.leaf_bound[self.leaf_head]
+                if bound >= self._cutoff():
+                    self.floor_ = min(self.floor_, bound)
+                else:
+                    memcpy(&self.bits_c[0], &self.leaf_bits[self.leaf_head * W], W * sizeof(uint64_t))
+                    self._lat_start(&self.bits_c[0])
+                    if self.lheap.size() == 0:
+                        self._lat_finish()
+                self.leaf_head += 1
+                if self.leaf_head == <Py_ssize_t> self.leaf_bound.size():
+                    self.leaf_bits.clear()
+                    self.leaf_bound.clear()
+                    self.leaf_head = 0
+                continue
+            if self.heap.size() == 0:
+                return R_DONE
+            if node_limit >= 0 and self.n_nodes >= node_limit:
+                return R_NODES
+            if steps > 0:
+                if stop[0]:
+                    return R_STOPPED
+                if now() >= self.slice_end:
+                    return R_SLICE
+            steps += 1
+            self._branch()
+
+    # -- Python API ------------------------------------------------------------------------------
+
+    def start(self, const uint8_t[::1] include_mask, const uint8_t[::1] free_mask):
+        """Evaluate the root: ``include`` forced in, ``free`` allowed to join (masks by feature)."""
+        if include_mask.shape[0] != self.p or free_mask.shape[0] != self.p:
+            raise ValueError("shape mismatch")
+        if self.started:
+            raise RuntimeError("the search has already started")
+        self.started = True
+        cdef Py_ssize_t f
+        for f in range(self.W):
+            self.bits_i[f] = 0
+            self.bits_f[f] = 0
+        for f in range(self.p):
+            if include_mask[f]:
+                put(&self.bits_i[0], f)
+            elif free_mask[f]:
+                put(&self.bits_f[0], f)
+        memset(&self.warm_p[0], 0, self.P * sizeof(double))
+        with nogil:
+            self._push(&self.bits_i[0], &self.bits_f[0], &self.warm_p[0], 0.0, False, 0.0)
+
+    def run(self, double seconds, const uint8_t[::1] stop_flag, int64_t node_limit=-1):
+        """Search for about ``seconds`` (at least one step). Returns DONE, SLICE, STOPPED or NODES."""
+        if not self.started:
+            raise RuntimeError("call start first")
+        cdef int code
+        cdef const uint8_t* stop = &stop_flag[0]
+        with nogil:
+            code = self._run(seconds, stop, node_limit)
+        return code
+
+    @property
+    def finished(self):
+        """Every node closed or pruned, no leaf waiting: the bound is the optimum (up to tolerance)."""
+        return self.heap.size() == 0 and not self.lat_active and self.leaf_head >= <Py_ssize_t> self.leaf_bound.size()
+
+    @property
+    def lower_bound(self):
+        """The smallest bound over open nodes, waiting leaves, the lattice in progress, closed leaves
+        and the incumbent: a bound on the optimum wherever the search stopped."""
+        cdef double low = min(self.best_ub, self.floor_)
+        cdef Py_ssize_t i
+        if self.heap.size() > 0:
+            low = min(low, self.heap[0].bound)
+        for i in range(self.leaf_head, <Py_ssize_t> self.leaf_bound.size()):
+            low = min(low, self.leaf_bound[i])
+        if self.lat_active:
+            low = min(low, self._lat_open())
+        return low
+
+    @property
+    def upper_bound(self):
+        return self.best_ub
+
+    @property
+    def best_support(self):
+        return tuple(f for f in range(self.p) if has(&self.best_bits[0], f))
+
+    @property
+    def nodes(self):
+        """Support nodes evaluated (fits with a dual bound)."""
+        return self.n_nodes
+
+    @property
+    def lattice_nodes(self):
+        return self.n_lattice
+
+    @property
+    def open_nodes(self):
+        return <Py_ssize_t> self.heap.size() + <Py_ssize_t> self.leaf_bound.size() - self.leaf_head \
+            + (<Py_ssize_t> self.lheap.size() if self.lat_active else 0)
+
+    @property
+    def best_card(self):
+        """``(loss, coefficients)`` of the best integer card the lattices found (intercept first),
+        or ``(inf, None)``."""
+        if self.card_loss == INFINITY:
+            return INFINITY, None
+        return self.card_loss, np.array([self.card[c] for c in range(self.P)])

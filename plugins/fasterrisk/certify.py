@@ -14,15 +14,17 @@ loss of every model of the node whose coefficients (on the logit scale) are belo
 ``MAX_LOGIT`` in size, whatever the fit reached: a search stopped at any time still reports a
 valid bound, the smallest over the open nodes. A node whose bound reaches the best known
 k-sparse loss (FasterRisk's cards and continuous models, the leaves' fits) is pruned.
+
+The search itself is compiled (``riskcert.SupportTree``: nodes in flat C++ vectors, evaluated
+without the GIL and without allocating); this module prepares its data, runs it in slices of
+``SLICE_SECONDS`` so that the caller can report progress and stop it, and says what it proved.
 """
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,6 +37,8 @@ MAX_LOGIT = 1.0e4  # the bound covers every model whose |coefficient| on the log
 # the root relaxation fits every allowed feature at once, in one uninterruptible compiled Newton
 # solve whose cost grows with the square of their number: beyond this many the search is not run
 MAX_FEATURES = 100
+SLICE_SECONDS = 0.02  # the compiled search returns to Python this often (progress, stop, limits)
+REPORT_SECONDS = 0.2  # how often ``report`` hears about the state
 
 
 @dataclass
@@ -50,16 +54,6 @@ class BoundReport:
     seconds: float
     stopped: str | None = None  # why it stopped early: "time", "nodes", "cancel"
     history: list[tuple[float, float]] = field(default_factory=list)  # (seconds, lower bound)
-
-
-@dataclass(order=True)
-class _Node:
-    bound: float
-    depth_key: int  # deeper first among equal bounds
-    order: int
-    include: tuple[int, ...] = field(compare=False)
-    free: tuple[int, ...] = field(compare=False)
-    w: dict[int, float] = field(compare=False)  # warm start per feature, -1 the intercept
 
 
 def feature_signs(cons: Constraints) -> np.ndarray:
@@ -96,7 +90,7 @@ class SupportSearch:
         self.f_lo = np.where((self.signs == 0) | (self.signs == -1), -MAX_LOGIT, 0.0)
         self.f_hi = np.where((self.signs == 0) | (self.signs == 1), MAX_LOGIT, 0.0)
         self.b_box = (-MAX_LOGIT, MAX_LOGIT)
-        self.leaf: Callable[[tuple[int, ...]], tuple[float, float]] | None = None
+        self.tree: riskcert.SupportTree | None = None  # the compiled search of the last run
 
     def within_box(self, intercept: tuple[float, float]) -> SupportSearch:
         """Bound §1.3 instead: coefficients in the box itself and the intercept in ``intercept``."""
@@ -105,136 +99,62 @@ class SupportSearch:
         self.b_box = (float(intercept[0]), float(intercept[1]))
         return self
 
-    # -- one node ------------------------------------------------------------------------------
-
-    def _rows(self, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        grouped = kernels.compress_rows(self.codes, cols, self.nvals, self.s)
-        if grouped is None:
-            return np.arange(self.s.size), self.s
-        return grouped
-
-    def evaluate(self, include: Sequence[int], free: Sequence[int],
-                 warm: dict[int, float] | None = None) -> tuple[float, float, dict[int, float]]:
-        """Fit the node's relaxation and bound it: ``(bound, fitted loss, coefficients)``."""
-        feats = [*include, *free]
-        cols = np.array([0, *(f + 1 for f in feats)], dtype=np.int64)
-        rows, weights = self._rows(cols)
-        sub = np.ascontiguousarray(self.A[np.ix_(cols, rows)])
-        weights = np.ascontiguousarray(weights, dtype=np.float64)
-        warm = warm or {}
-        w = np.array([warm.get(-1, 0.0), *(warm.get(f, 0.0) for f in feats)])
-        idx = np.asarray(feats, dtype=np.int64)
-        lo = np.concatenate([[self.b_box[0]], self.f_lo[idx]])
-        hi = np.concatenate([[self.b_box[1]], self.f_hi[idx]])
-        w = np.clip(w, lo, hi)
-        loss = float(kernels.finetune_newton(sub, weights, w, lo, hi, 0.0, 100, 1e-13))
-        z = w @ sub
-        role = np.array([0, *([0] * len(include)), *([1] * len(free))], dtype=np.int8)
-        active = ((w > lo) & (w < hi)).astype(np.uint8)
-        bound, _, _ = riskcert.dual_bound(sub, weights, np.ascontiguousarray(z), lo, hi, role, active,
-                                          self.k - len(include))
-        self.nodes += 1
-        coefs = {-1: float(w[0]), **{f: float(v) for f, v in zip(feats, w[1:])}}
-        return min(float(bound), loss), loss, coefs
-
-    # -- the tree ------------------------------------------------------------------------------
-
-    def _is_leaf(self, include: Sequence[int], free: Sequence[int]) -> bool:
-        if len(include) + len(free) > self.k:
-            return False
-        groups = [self.cons.group_of[f] for f in free if self.cons.group_of[f] >= 0]
-        return len(groups) == len(set(groups))
-
-    def _join(self, include: tuple[int, ...], free: tuple[int, ...], j: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        """The child that forces ``j`` in: its group mates leave, and a full support closes."""
-        g = self.cons.group_of[j]
-        inc = tuple(sorted((*include, j)))
-        rest = () if len(inc) >= self.k else tuple(
-            f for f in free if f != j and (g < 0 or self.cons.group_of[f] != g))
-        return inc, rest
-
     def run(self, *, upper_bound: float = math.inf, time_limit: float | None = None,
             node_limit: int | None = None, stop: Callable[[], str | None] | None = None,
-            report: Callable[[BoundReport], None] | None = None, tolerance: float = 1e-9) -> BoundReport:
+            report: Callable[[BoundReport], None] | None = None, tolerance: float = 1e-9,
+            lattice: bool = False) -> BoundReport:
         """Search until the tree is exhausted or a limit hits; the bound holds either way.
 
         ``upper_bound`` is the best known loss of a k-sparse model (it prunes); ``stop()``
-        returns a reason to stop ("cancel", "time") or None; ``report`` gets the state now and then.
+        returns a reason to stop ("cancel", "time") or None; ``report`` gets the state now and
+        then. With ``lattice`` (the exact policy, after ``within_box``) each leaf is solved over
+        the integer lattice of its box and ``self.tree.best_card`` holds the best card found.
         """
         started = time.monotonic()
         cons = self.cons
-        include = tuple(sorted(int(f) for f in cons.include))
-        banned = set(int(f) for f in cons.exclude)
-        free = tuple(j for j in range(self.p)
-                     if j not in include and j not in banned and self.signs[j] != 2
-                     and (cons.group_of[j] < 0 or cons.group_of[j] not in
-                          {cons.group_of[i] for i in include}))
-        if len(include) >= self.k:
-            free = ()
-        best_ub, best_support = upper_bound, tuple(include)
-        floor = math.inf  # smallest bound of the leaves already closed
-        heap: list[_Node] = []
-        counter = itertools.count()
+        include = np.zeros(self.p, dtype=np.uint8)
+        include[[int(f) for f in cons.include]] = 1
+        banned = {int(f) for f in cons.exclude}
+        taken = {int(cons.group_of[f]) for f in cons.include if cons.group_of[f] >= 0}
+        free = np.zeros(self.p, dtype=np.uint8)
+        if int(include.sum()) < self.k:
+            for j in range(self.p):
+                if not include[j] and j not in banned and self.signs[j] != 2 and int(cons.group_of[j]) not in taken:
+                    free[j] = 1
+        tree = riskcert.SupportTree(
+            self.A, self.s, self.codes, np.ascontiguousarray(self.nvals, dtype=np.intc),
+            np.ascontiguousarray(self.f_lo, dtype=np.float64), np.ascontiguousarray(self.f_hi, dtype=np.float64),
+            float(self.b_box[0]), float(self.b_box[1]), np.ascontiguousarray(self.scale, dtype=np.float64),
+            np.ascontiguousarray(cons.group_of, dtype=np.intc), include.copy(), self.k,
+            upper_bound=upper_bound, tolerance=tolerance, lattice=lattice)
+        self.tree = tree
+        tree.start(include, free)
+        flag = np.zeros(1, dtype=np.uint8)
         history: list[tuple[float, float]] = []
         stopped: str | None = None
         last_report = started
-
-        def cutoff() -> float:
-            """Nodes bounded at or above this cannot hold a better model."""
-            return best_ub - tolerance * max(1.0, abs(best_ub)) if math.isfinite(best_ub) else math.inf
-
-        def lower() -> float:
-            return min(best_ub, floor, heap[0].bound if heap else math.inf)
-
-        def push(inc: tuple[int, ...], fr: tuple[int, ...], warm: dict[int, float], bound: float | None) -> None:
-            nonlocal best_ub, best_support, floor
-            leaf = self._is_leaf(inc, fr)
-            if leaf and self.leaf is not None:  # e.g. the best integer card on this support
-                low, loss = self.leaf(tuple(sorted((*inc, *fr))))
-                floor = min(floor, low)
-                if loss < best_ub:
-                    best_ub, best_support = loss, tuple(sorted((*inc, *fr)))
-                return
-            if bound is None:
-                bound, loss, warm = self.evaluate(inc, fr, warm)
-                if leaf:
-                    floor = min(floor, bound)
-                    if loss < best_ub:
-                        best_ub, best_support = loss, tuple(sorted((*inc, *fr)))
-                    return
-            if bound < cutoff():
-                heapq.heappush(heap, _Node(bound, -len(inc), next(counter), inc, fr, warm))
-
-        push(include, free, {}, None)
-        while heap:
+        while not tree.finished:
             reason = stop() if stop is not None else None
-            if reason is None and time_limit is not None and time.monotonic() - started >= time_limit:
+            elapsed = time.monotonic() - started
+            if reason is None and time_limit is not None and elapsed >= time_limit:
                 reason = "time"
-            if reason is None and node_limit is not None and self.nodes >= node_limit:
-                reason = "nodes"
             if reason is not None:
                 stopped = reason
                 break
-            node = heapq.heappop(heap)
-            if node.bound >= cutoff():
-                continue
-            # branch on the free feature carrying the most weight in the relaxation
-            j = max(node.free, key=lambda f: (abs(node.w.get(f, 0.0)) * self.scale[f], -f))
-            inc, fr = self._join(node.include, node.free, j)
-            out = tuple(f for f in node.free if f != j)
-            same = fr == out  # forcing j in left the relaxation unchanged: the bound carries over
-            push(inc, fr, node.w, node.bound if same and not self._is_leaf(inc, fr) else None)
-            warm = dict(node.w)
-            warm.pop(j, None)
-            push(node.include, out, warm, None)
+            seconds = SLICE_SECONDS if time_limit is None else max(0.0, min(SLICE_SECONDS, time_limit - elapsed))
+            if tree.run(seconds, flag, -1 if node_limit is None else int(node_limit)) == riskcert.NODES:
+                stopped = "nodes"
+                break
             now = time.monotonic()
-            if report is not None and now - last_report >= 0.2:
+            if report is not None and now - last_report >= REPORT_SECONDS:
                 last_report = now
-                history.append((now - started, lower()))
-                report(BoundReport(lower(), best_ub, best_support, self.nodes, len(heap), False,
-                                   now - started, None, history))
-        lb = max(0.0, lower())  # a logistic loss is never negative
+                history.append((now - started, tree.lower_bound))
+                report(BoundReport(tree.lower_bound, tree.upper_bound, tree.best_support, tree.nodes,
+                                   tree.open_nodes, False, now - started, None, history))
+        self.nodes = tree.nodes
+        lb = max(0.0, tree.lower_bound)  # a logistic loss is never negative
+        best_support = tree.best_support if math.isfinite(tree.upper_bound) and tree.upper_bound < upper_bound \
+            else tuple(sorted(int(f) for f in cons.include))
         history.append((time.monotonic() - started, lb))
-        return BoundReport(lb, best_ub, best_support, self.nodes, len(heap), not heap and stopped is None,
-                           time.monotonic() - started, stopped, history)
-
+        return BoundReport(lb, tree.upper_bound, best_support, tree.nodes, tree.open_nodes,
+                           tree.finished and stopped is None, time.monotonic() - started, stopped, history)

@@ -8,8 +8,14 @@ box-constrained real fit (valid however far the fit got):
 1. over supports, ``certify.SupportSearch`` bounded by the box itself (the convex hull of the
    k-sparse box is a real restriction here, unlike for multiplier cards), pruning every support
    whose relaxation cannot beat the best card known;
-2. on each surviving support, ``LatticeLeaf``: branch and bound over the integer box of the
-   intercept and points (split the most fractional coordinate), with rounded fits as cards.
+2. on each surviving support, a branch and bound over the integer box of the intercept and
+   points (split the most fractional coordinate), with rounded fits as cards. Each box's bound
+   is the dual value at its box-constrained fit, valid however far the fit got; the rows are
+   merged on the support's columns first (for 5 binary features at most 64 distinct rows).
+
+Both run compiled in one loop (``riskcert.SupportTree`` with ``lattice=True``): a leaf of the
+support tree starts its lattice without returning to Python, and a lattice in progress resumes
+across time slices.
 
 It starts from FasterRisk's cards (their points with the best integer intercept). The
 intercept box comes from the data (``intercept_range``): for any points, the best intercept lies
@@ -19,7 +25,6 @@ when both trees are closed or pruned; stopped early, the smallest open bound is 
 
 from __future__ import annotations
 
-import heapq
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -28,8 +33,6 @@ from typing import Any
 
 import numpy as np
 
-from glasswork.cython_ext import fasterrisk as kernels
-from glasswork.cython_ext import riskcert
 from glasswork.plugins.fasterrisk.certify import SupportSearch
 from glasswork.plugins.fasterrisk.engine import Constraints, _merge_rows
 
@@ -80,88 +83,6 @@ class LogisticLoss:
         return best, loss(best)
 
 
-class LatticeLeaf:
-    """The best integer card on one support: branch and bound over the box lattice.
-
-    Each node is a box of integer bounds on (intercept, points); its bound is the Fenchel dual
-    value (``riskcert.dual_bound``) at the box-constrained real fit, valid however far the fit
-    got. A fit that lands on integers is a card; otherwise the most fractional coordinate is split
-    into ``<= floor`` and ``>= ceil``. The rows are merged on the support's columns first (for
-    5 binary features at most 64 distinct rows), so a node costs microseconds.
-    """
-
-    def __init__(self, search: SupportSearch, b_range: tuple[int, int]) -> None:
-        self.search = search  # its merged rows and design are shared
-        self.b_range = b_range
-        self.nodes = 0
-        self.best: tuple[float, np.ndarray, tuple[int, ...]] = (math.inf, np.zeros(0), ())
-
-    def solve(self, support: tuple[int, ...], cutoff: float, node_limit: int = 200000,
-              stop: Callable[[], bool] | None = None) -> tuple[float, float]:
-        """``(proven lower bound, best loss found)`` on ``support``; the best card is kept in
-        ``self.best`` when it beats ``cutoff``. ``stop()`` (polled every 64 nodes) ends it early;
-        the bound returned then covers the open nodes."""
-        S = self.search
-        cols = np.array([0, *(f + 1 for f in support)], dtype=np.int64)
-        rows, weights = S._rows(cols)
-        sub = np.ascontiguousarray(S.A[np.ix_(cols, rows)])
-        weights = np.ascontiguousarray(weights, dtype=np.float64)
-        q = cols.size
-        lo0 = np.array([self.b_range[0], *(S.cons.lower[f] for f in support)], dtype=np.float64)
-        hi0 = np.array([self.b_range[1], *(S.cons.upper[f] for f in support)], dtype=np.float64)
-        role = np.zeros(q, dtype=np.int8)
-        forced = [t for t, f in enumerate(support) if f in S.cons.include]
-        best_loss, best_v = math.inf, None
-        floor = math.inf
-        heap: list[tuple[float, int, np.ndarray, np.ndarray, np.ndarray]] = []
-        order = 0
-
-        def visit(lo: np.ndarray, hi: np.ndarray, warm: np.ndarray) -> None:
-            nonlocal best_loss, best_v, order, floor
-            self.nodes += 1
-            w = np.clip(warm, lo, hi)
-            loss = float(kernels.finetune_newton(sub, weights, w, lo, hi, 0.0, 100, 1e-13))
-            z = np.ascontiguousarray(w @ sub)
-            active = ((w > lo) & (w < hi)).astype(np.uint8)
-            bound = min(float(riskcert.dual_bound(sub, weights, z, lo, hi, role, active, 0)[0]), loss)
-            limit = min(best_loss, cutoff)
-            if bound >= limit - 1e-9 * max(1.0, abs(limit)):
-                floor = min(floor, bound)  # pruned: nothing here beats what is known
-                return
-            r = np.rint(w)
-            rloss = float(weights @ np.logaddexp(0.0, -(r @ sub)))
-            if rloss < best_loss and all(r[1 + t] != 0 for t in forced):
-                best_loss, best_v = rloss, r  # the rounded fit is a card (an integer box holds it)
-            frac = np.abs(w - r)
-            if frac.max() <= 1e-7:
-                floor = min(floor, bound)
-                return
-            order += 1
-            heapq.heappush(heap, (bound, order, lo, hi, w))
-
-        visit(lo0, hi0, np.zeros(q))
-        count = 0
-        while heap and count < node_limit:
-            count += 1
-            if stop is not None and count % 64 == 0 and stop():
-                break
-            bound, _, lo, hi, w = heapq.heappop(heap)
-            if bound >= min(best_loss, cutoff) - 1e-9 * max(1.0, abs(min(best_loss, cutoff))):
-                floor = min(floor, bound)
-                continue
-            j = int(np.argmax(np.abs(w - np.rint(w)) * (hi > lo)))
-            down_hi = hi.copy()
-            down_hi[j] = math.floor(w[j])
-            up_lo = lo.copy()
-            up_lo[j] = math.ceil(w[j])
-            visit(lo, down_hi, w)
-            visit(up_lo, hi, w)
-        lower = min([floor, best_loss, *(node[0] for node in heap)])
-        if best_v is not None and best_loss < self.best[0]:
-            self.best = (best_loss, best_v, support)
-        return lower, best_loss
-
-
 def intercept_range(X: np.ndarray, y: np.ndarray, s: np.ndarray | None, cons: Constraints,
                     k: int) -> tuple[int, int]:
     """Integer intercepts that contain the optimum for EVERY feasible set of points.
@@ -189,12 +110,11 @@ def solve_exact(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None, 
                   node_limit: int | None = None, stop: Callable[[], str | None] | None = None,
                   report: Callable[[Any], None] | None = None, tolerance: float = 1e-6) -> ExactResult:
     """§1.3 by branch and bound: supports (the certificate's search, bounded by the box), then
-    the lattice of each surviving support (``LatticeLeaf``). Proven when the tree closes."""
+    the lattice of each surviving support. Proven when the tree closes."""
     started = time.monotonic()
     p = X.shape[1]
     b_range = intercept_range(X, y, sample_weight, cons, k)
     search = SupportSearch(X, y, sample_weight, cons, k).within_box(b_range)
-    leaf = LatticeLeaf(search, b_range)
     loss_fn = LogisticLoss(X, y, sample_weight)
     best_loss, best_v = math.inf, np.zeros(p + 1)
     for w in [np.zeros(p), *starts]:
@@ -206,34 +126,18 @@ def solve_exact(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None, 
         b, loss = loss_fn.best_intercept(w, *b_range)
         if loss < best_loss:
             best_loss, best_v = loss, np.concatenate([[b], w])
-    cutoff = [best_loss]
-
-    deadline = None if time_limit is None else started + time_limit
-
-    def halt() -> bool:
-        return (stop is not None and stop() is not None) or (deadline is not None and time.monotonic() >= deadline)
-
-    def on_leaf(support: tuple[int, ...]) -> tuple[float, float]:
-        low, loss = leaf.solve(support, cutoff[0], stop=halt)
-        cutoff[0] = min(cutoff[0], loss)
-        return low, loss
-
-    search.leaf = on_leaf
     found = search.run(upper_bound=best_loss, time_limit=time_limit, node_limit=node_limit, stop=stop,
-                       report=report, tolerance=tolerance * 1e-3)
-    if leaf.best[0] < best_loss:
-        loss, v, support = leaf.best
-        best_loss = loss
-        best_v = np.zeros(p + 1)
-        best_v[0] = v[0]
-        best_v[1 + np.asarray(support, dtype=np.int64)] = v[1:]
+                       report=report, tolerance=tolerance * 1e-3, lattice=True)
+    tree = search.tree
+    assert tree is not None
+    card_loss, card = tree.best_card
+    if card is not None and card_loss < best_loss:
+        best_loss, best_v = card_loss, card
     lower = min(found.lower_bound, best_loss)
     closed = best_loss - lower <= tolerance * max(abs(best_loss), 1e-10)
     status = "optimal" if closed else (found.stopped or "nodes")
     return ExactResult(status, best_loss, lower, np.rint(best_v[1:]).astype(np.int64), int(round(best_v[0])),
-                       found.nodes, leaf.nodes, time.monotonic() - started)
-
-
+                       found.nodes, tree.lattice_nodes, time.monotonic() - started)
 
 
 def _groups_ok(w: np.ndarray, cons: Constraints) -> bool:
