@@ -152,11 +152,13 @@ def make_search(
     max_prefix_length: int = 255,
     ablation: dict[str, bool] | None = None,
     kernel: str = "auto",
+    threads: int = 1,
 ) -> Any:
     """A ready ``Search``; ``ablation`` maps a bound name (see ``ABLATIONS``) to False to drop it.
 
     ``kernel``: ``dense`` (two classes, few units: masked sums over per-unit counts),
     ``bitsliced`` (popcounts over count planes) or ``auto`` (dense when it applies).
+    ``threads``: worker threads of one search (1: the single-threaded path).
     """
     ab = {name: True for name in ABLATIONS}
     for name, on in (ablation or {}).items():
@@ -171,7 +173,7 @@ def make_search(
         support=ab["support"], accurate_support=ab["accurate_support"],
         lookahead=ab["lookahead"], equivalent_points=ab["equivalent_points"],
         length_bound=ab["length_bound"], garbage_collection=ab["garbage_collection"],
-        kernel=kernel,
+        kernel=kernel, threads=int(threads),
     )
 
 
