@@ -10,6 +10,7 @@ antecedent set actually searched (a minority vector computed for a different set
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -141,6 +142,15 @@ def prepare(
     units.planes = {"lplanes": lp, "lclass": lc, "lshift": ls, "zplanes": zp, "zclass": zc,
                     "zshift": zs}
     return units
+
+
+def default_threads() -> int:
+    """All the cores this process may run on (its affinity mask; the CPU count where the system
+    has no affinity call)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 def make_search(
