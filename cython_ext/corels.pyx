@@ -50,7 +50,12 @@ cdef extern from "corels_threads.h" nogil:
     void gw_inc_unlock(gw_sync* s)
     void gw_wait(gw_sync* s, double seconds)
     void gw_notify_all(gw_sync* s)
-    int gw_run_threads(int n, gw_worker_fn fn, void* ctx)
+    ctypedef struct gw_pool:
+        pass
+    gw_pool* gw_pool_new(int n)
+    int gw_pool_size(gw_pool* p)
+    void gw_pool_run(gw_pool* p, gw_worker_fn fn, void* ctx)
+    void gw_pool_free(gw_pool* p)
 
 import numpy as np
 
@@ -135,6 +140,9 @@ cdef struct Scratch:    # one thread's working memory for an expansion (see Sear
     # counters of the scoring pass, added to the Search's under the lock (Search._merge)
     int64_t n_evaluated, n_expanded, n_pruned_support, n_pruned_accurate, n_pruned_bound
     int64_t n_pruned_lookahead, n_pruned_length
+    # threaded runs: seconds this thread spent scoring (no lock), waiting for the queue lock,
+    # holding it, and idle (queue empty while others were in flight)
+    double t_score, t_wait, t_locked, t_idle
 
 
 cdef struct MapRecord:  # stored after the representative's ids in the arena (unaligned)
@@ -220,11 +228,13 @@ cdef class Search:
     # threads: see _run_threads
     cdef int n_threads
     cdef gw_sync* sync
+    cdef gw_pool* pool             # the worker threads, parked between slices (made on first run)
     cdef double t_end
     cdef const uint8_t* stop_ptr
     cdef int64_t max_evals
     cdef int n_inflight, n_waiting
     cdef bint halt
+    cdef double t_score, t_wait, t_locked, t_idle, t_join
     # incumbent
     cdef double best
     cdef vector[uint16_t] best_path
@@ -515,6 +525,8 @@ cdef class Search:
         self._free_pages()
         free(self.pages)
         self.pages = NULL
+        gw_pool_free(self.pool)
+        self.pool = NULL
         gw_sync_free(self.sync)
         self.sync = NULL
         self._map_free()
@@ -1275,9 +1287,29 @@ cdef class Search:
         self.n_waiting = 0
         self.halt = False
         self.improved = False
+        cdef int t
+        cdef double t0
+        cdef Scratch* sc
         if self.hn > 0 and stop[0] == 0 and not self.out_of_memory and (
                 max_evals < 0 or self.n_evaluated < max_evals):
-            gw_run_threads(self.n_threads, _worker_entry, <void*>self)
+            t0 = now()
+            if self.pool == NULL:
+                self.pool = gw_pool_new(self.n_threads)
+            if self.pool == NULL:          # no memory even for the pool: run on this thread
+                _worker_entry(<void*>self, 0)
+            else:
+                gw_pool_run(self.pool, _worker_entry, <void*>self)
+            self.t_join += now() - t0
+            for t in range(self.n_threads):
+                sc = &self.scratch[t]
+                self.t_score += sc.t_score
+                self.t_wait += sc.t_wait
+                self.t_locked += sc.t_locked
+                self.t_idle += sc.t_idle
+                sc.t_score = 0
+                sc.t_wait = 0
+                sc.t_locked = 0
+                sc.t_idle = 0
         if self.do_gc and (self.improved or self.hn > self.gc_threshold):
             self._gc()
         if self.hn == 0:
@@ -1296,7 +1328,10 @@ cdef class Search:
         cdef QEntry e
         cdef int32_t idx
         cdef bint dead
+        cdef double t0 = now(), t1
         gw_lock(self.sync)
+        t1 = now()                               # t1: when this thread last took the lock
+        sc.t_wait += t1 - t0
         while not self.halt:
             if (self.stop_ptr[0] != 0 or self.out_of_memory or now() >= self.t_end
                     or (self.max_evals >= 0 and self.n_evaluated >= self.max_evals)):
@@ -1307,7 +1342,11 @@ cdef class Search:
                     self.halt = True             # certified: nothing queued, nothing in flight
                     break
                 self.n_waiting += 1              # another worker's children may come
+                t0 = now()
+                sc.t_locked += t0 - t1
                 gw_wait(self.sync, 0.0005)
+                t1 = now()
+                sc.t_idle += t1 - t0
                 self.n_waiting -= 1
                 continue
             e = self._take()
@@ -1319,9 +1358,16 @@ cdef class Search:
                 self._release(idx)
                 continue
             self.n_inflight += 1
+            t0 = now()
+            sc.t_locked += t0 - t1
             gw_unlock(self.sync)
             dead = self._score(idx, sc) < 0
+            t1 = now()
+            sc.t_score += t1 - t0
             gw_lock(self.sync)
+            t0 = now()
+            sc.t_wait += t0 - t1
+            t1 = t0
             if dead:
                 self.n_popped_pruned += 1
             else:
@@ -1334,6 +1380,7 @@ cdef class Search:
                 gw_notify_all(self.sync)
         if self.n_waiting > 0:
             gw_notify_all(self.sync)
+        sc.t_locked += now() - t1
         gw_unlock(self.sync)
 
     # ---------------------------------------------------------------------------- Python API
@@ -1357,6 +1404,15 @@ cdef class Search:
     def threads(self):
         """Worker threads one ``run`` slice uses (1: the single-threaded path)."""
         return self.n_threads
+
+    def thread_times(self):
+        """Where threaded slices spent their time, in thread-seconds summed over the workers:
+        scoring children without a lock, waiting for the queue lock, holding it (taking nodes,
+        admitting and queueing children, merging counters), idle (queue empty while another
+        expansion was in flight); ``slices`` is the wall time inside the workers' slices. All zero
+        on the single-threaded path."""
+        return {"score": self.t_score, "lock_wait": self.t_wait, "locked": self.t_locked,
+                "idle": self.t_idle, "slices": self.t_join}
 
     @property
     def total_weight(self):

@@ -40,23 +40,80 @@ static inline void gw_wait(gw_sync* s, double seconds) {
 
 static inline void gw_notify_all(gw_sync* s) { s->cv.notify_all(); }
 
-/* Run fn(ctx, 0..n-1) on n threads (the caller is thread 0) and join them all. If the system
- * refuses a thread, the search goes on with the ones it got; returns how many ran. */
-static int gw_run_threads(int n, gw_worker_fn fn, void* ctx) {
-    std::vector<std::thread> pool;
-    int started = 1;
-    try {
-        pool.reserve(n > 1 ? n - 1 : 0);
-        for (int t = 1; t < n; t++) {
-            pool.emplace_back(fn, ctx, t);
-            started++;
+/* A pool of n - 1 parked threads plus the caller, kept for the life of a search so that a slice
+ * of a few milliseconds does not pay for creating threads (on 64 cores that would cost more than
+ * the slice). gw_pool_run runs fn(ctx, 0..n-1), the caller as thread 0, and returns when all
+ * are done; between runs the threads sleep on a condition variable and use no CPU. If the system
+ * refuses a thread, the pool has fewer (every worker loop is correct for any count). */
+struct gw_pool {
+    std::mutex m;
+    std::condition_variable start, done;
+    std::vector<std::thread> threads;
+    unsigned long long generation = 0;
+    int running = 0;
+    bool quit = false;
+    gw_worker_fn fn = nullptr;
+    void* ctx = nullptr;
+};
+
+static void gw_pool_loop(gw_pool* p, int tid) {
+    unsigned long long seen = 0;
+    for (;;) {
+        gw_worker_fn fn;
+        void* ctx;
+        {
+            std::unique_lock<std::mutex> lk(p->m);
+            p->start.wait(lk, [&] { return p->quit || p->generation != seen; });
+            if (p->quit) return;
+            seen = p->generation;
+            fn = p->fn;
+            ctx = p->ctx;
         }
-    } catch (const std::exception&) {
-        /* fewer workers: every worker loop is correct for any count */
+        fn(ctx, tid);
+        {
+            std::lock_guard<std::mutex> lk(p->m);
+            if (--p->running == 0) p->done.notify_one();
+        }
     }
+}
+
+static gw_pool* gw_pool_new(int n) {
+    gw_pool* p = new (std::nothrow) gw_pool();
+    if (p == nullptr) return nullptr;
+    try {
+        p->threads.reserve(n > 1 ? n - 1 : 0);
+        for (int t = 1; t < n; t++) p->threads.emplace_back(gw_pool_loop, p, t);
+    } catch (const std::exception&) {
+        /* fewer workers */
+    }
+    return p;
+}
+
+static int gw_pool_size(gw_pool* p) { return 1 + (int)p->threads.size(); }
+
+static void gw_pool_run(gw_pool* p, gw_worker_fn fn, void* ctx) {
+    {
+        std::lock_guard<std::mutex> lk(p->m);
+        p->fn = fn;
+        p->ctx = ctx;
+        p->running = (int)p->threads.size();
+        p->generation++;
+    }
+    p->start.notify_all();
     fn(ctx, 0);
-    for (auto& th : pool) th.join();
-    return started;
+    std::unique_lock<std::mutex> lk(p->m);
+    p->done.wait(lk, [&] { return p->running == 0; });
+}
+
+static void gw_pool_free(gw_pool* p) {
+    if (p == nullptr) return;
+    {
+        std::lock_guard<std::mutex> lk(p->m);
+        p->quit = true;
+    }
+    p->start.notify_all();
+    for (auto& th : p->threads) th.join();
+    delete p;
 }
 
 #endif
