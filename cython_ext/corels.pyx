@@ -56,6 +56,8 @@ cdef extern from "corels_threads.h" nogil:
     int gw_pool_size(gw_pool* p)
     void gw_pool_run(gw_pool* p, gw_worker_fn fn, void* ctx)
     void gw_pool_free(gw_pool* p)
+    int gw_live_inc(ordered_map[double, int64_t]& lb, double key,
+                    unordered_map[uint64_t, int64_t]& err, uint64_t ekey)
 
 import numpy as np
 
@@ -345,6 +347,12 @@ cdef class Search:
         self.oom_bound = INFINITY
         self._init_dense(kernel, n_units)
         self._init_scratch()
+        # the page tables' full capacity up front (pointers only, untouched until used), so the
+        # search's noexcept code never grows a vector that could throw std::bad_alloc
+        self.chunks.reserve(MAX_PAGES // CHUNK_PAGES + 1)
+        self.hpages.reserve((<size_t>1 << (31 - HEAP_BITS)) + 4)
+        self.apages.reserve(65536)
+        self.best_path.reserve(256)
         self._init_search()
 
     cdef void _init_scratch(self) except *:
@@ -603,15 +611,17 @@ cdef class Search:
             idx = self._nd(idx).parent
         return False
 
-    cdef void _live_add(self, int32_t idx) noexcept nogil:
-        """Count a node entering the live queue in the progress figures."""
+    cdef bint _live_add(self, int32_t idx) noexcept nogil:
+        """Count a node entering the live queue in the progress figures; False (nothing
+        counted) when the counts cannot allocate."""
         cdef Node* nd = self._nd(idx)
         cdef uint64_t ebits
         memcpy(&ebits, &nd.err, 8)
+        if not gw_live_inc(self.live_lb, nd.lb, self.live_err[nd.depth], ebits):
+            return False
         nd.flags |= F_QUEUED
-        self.live_lb[nd.lb] += 1
         self.live_depth[nd.depth] += 1
-        self.live_err[nd.depth][ebits] += 1
+        return True
 
     cdef void _live_remove(self, int32_t idx) noexcept nogil:
         """Leaving the queue (or deleted while queued): uncount a node once."""
@@ -662,7 +672,9 @@ cdef class Search:
         if ((self.hn + 3) >> HEAP_BITS) >= self.hpages.size():
             if posix_memalign(&page, 64, sizeof(QEntry) << HEAP_BITS) != 0:
                 return False
-            self.hpages.push_back(<QEntry*>page)
+            self.hpages.push_back(<QEntry*>page)     # capacity reserved: never reallocates
+        if not self._live_add(node):     # counted before it enters the heap: all or nothing
+            return False
         e.key = key
         e.node = node
         self.seq += 1
@@ -678,7 +690,6 @@ cdef class Search:
             self._hq(i)[0] = self._hq(parent)[0]
             i = parent
         self._hq(i)[0] = e
-        self._live_add(node)
         self.n_inserted += 1
         if <int64_t>self.hn > self.max_queue:
             self.max_queue = self.hn
@@ -1328,6 +1339,7 @@ cdef class Search:
         cdef QEntry e
         cdef int32_t idx
         cdef bint dead
+        cdef int k
         cdef double t0 = now(), t1
         gw_lock(self.sync)
         t1 = now()                               # t1: when this thread last took the lock
@@ -1370,6 +1382,12 @@ cdef class Search:
             t1 = t0
             if dead:
                 self.n_popped_pruned += 1
+            elif self.out_of_memory:
+                # another worker could not allocate: queue nothing more (the containers' next
+                # allocation may fail), and bound this node's children by the node, as _admit does
+                self.oom_bound = min(self.oom_bound, self._nd(idx).lb + self.lamW)
+                for k in range(self._nd(idx).depth):
+                    sc.in_prefix[sc.path[k]] = 0
             else:
                 self._admit(idx, sc)
             self._merge(sc)

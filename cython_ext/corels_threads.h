@@ -11,6 +11,9 @@
 #define GW_CORELS_THREADS_H
 
 #include <chrono>
+#include <cstdint>
+#include <map>
+#include <unordered_map>
 #include <condition_variable>
 #include <mutex>
 #include <new>
@@ -39,6 +42,27 @@ static inline void gw_wait(gw_sync* s, double seconds) {
 }
 
 static inline void gw_notify_all(gw_sync* s) { s->cv.notify_all(); }
+
+/* Count a node in the live figures (bound -> count, prefix error bits -> count); 0 when the
+ * containers cannot allocate, and then neither count changed. The search's code is noexcept: a
+ * std::bad_alloc escaping it would abort the process instead of ending the search with
+ * `out_of_memory` and a valid bound. */
+static int gw_live_inc(std::map<double, int64_t>& lb, double key,
+                       std::unordered_map<uint64_t, int64_t>& err, uint64_t ekey) {
+    try {
+        int64_t& a = lb[key];
+        try {
+            err[ekey] += 1;
+        } catch (const std::bad_alloc&) {
+            if (a == 0) lb.erase(key);
+            return 0;
+        }
+        a += 1;
+        return 1;
+    } catch (const std::bad_alloc&) {
+        return 0;
+    }
+}
 
 /* A pool of n - 1 parked threads plus the caller, kept for the life of a search so that a slice
  * of a few milliseconds does not pay for creating threads (on 64 cores that would cost more than

@@ -8,6 +8,8 @@ progress figures must still equal a full scan of the queue after every slice.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 
@@ -182,3 +184,40 @@ def test_spec_threads_default_and_range() -> None:
     X, y = _medium(1)
     with pytest.raises(ValueError, match="threads"):
         engine.make_search(_units(X, y), 0.01, threads=0)
+
+
+_OOM_SCRIPT = """
+import resource, sys
+import numpy as np
+from glasswork.data.corels_format import read_corels
+from glasswork.plugins.corels import engine
+from glasswork.cython_ext import corels as cc
+base, threads, headroom = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+data = read_corels(base + ".out", base + ".label", base + ".minor")
+s = engine.make_search(engine.prepare(data.antecedents.bits, data.y, 2), 0.005, threads=threads)
+stop = np.zeros(1, np.uint8)
+s.run(0.001, stop, -1)          # the worker threads exist before the cap
+vm = int([x for x in open("/proc/self/status") if x.startswith("VmSize")][0].split()[1]) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (vm + headroom * 2**20, resource.RLIM_INFINITY))
+while (code := s.run(0.005, stop, -1)) == cc.SLICE:
+    pass
+print(code, s.objective, s.lower_bound())
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc: Linux")
+@pytest.mark.parametrize(("threads", "headroom_mb"), [(2, 10), (4, 30)])
+def test_allocation_failure_with_threads_keeps_a_valid_bound(compas, threads: int,
+                                                             headroom_mb: int) -> None:
+    """The node pool cannot grow (address space capped): every worker stops, the search reports
+    out_of_memory, and the incumbent and bound still bracket the known optimum."""
+    from corels_reference import COMPAS
+
+    out = subprocess.run([sys.executable, "-c", _OOM_SCRIPT, str(COMPAS), str(threads),
+                          str(headroom_mb)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    code, objective, bound = out.stdout.split()
+    assert int(code) == ccorels.OUT_OF_MEMORY
+    assert float(bound) <= COMPAS_OPTIMA[0.005] + 1e-5
+    assert float(objective) >= COMPAS_OPTIMA[0.005] - 1e-5
+    assert float(bound) < float(objective)
