@@ -56,6 +56,7 @@ cdef extern from "corels_threads.h" nogil:
     int gw_pool_size(gw_pool* p)
     void gw_pool_run(gw_pool* p, gw_worker_fn fn, void* ctx)
     void gw_pool_free(gw_pool* p)
+    bint gw_pool_stale(gw_pool* p)
     int gw_live_inc(ordered_map[double, int64_t]& lb, double key,
                     unordered_map[uint64_t, int64_t]& err, uint64_t ekey)
 
@@ -533,7 +534,8 @@ cdef class Search:
         self._free_pages()
         free(self.pages)
         self.pages = NULL
-        gw_pool_free(self.pool)
+        if not gw_pool_stale(self.pool):
+            gw_pool_free(self.pool)
         self.pool = NULL
         gw_sync_free(self.sync)
         self.sync = NULL
@@ -1304,6 +1306,8 @@ cdef class Search:
         if self.hn > 0 and stop[0] == 0 and not self.out_of_memory and (
                 max_evals < 0 or self.n_evaluated < max_evals):
             t0 = now()
+            if gw_pool_stale(self.pool):   # in a forked child: the pool's threads are gone
+                self.pool = NULL
             if self.pool == NULL:
                 self.pool = gw_pool_new(self.n_threads)
             if self.pool == NULL:          # no memory even for the pool: run on this thread

@@ -20,6 +20,9 @@
 #include <system_error>
 #include <thread>
 #include <vector>
+#if !defined(_WIN32)
+#include <unistd.h>
+#endif
 
 struct gw_sync {
     std::mutex queue;
@@ -78,7 +81,20 @@ struct gw_pool {
     bool quit = false;
     gw_worker_fn fn = nullptr;
     void* ctx = nullptr;
+    long pid = 0;
 };
+
+static long gw_pid(void) {
+#if defined(_WIN32)
+    return 0;
+#else
+    return (long)getpid();
+#endif
+}
+
+/* True in a child forked after the pool was made: its threads did not survive the fork, so the
+ * pool must be replaced (the old one is left alone: freeing it would join threads that are gone). */
+static int gw_pool_stale(gw_pool* p) { return p != nullptr && p->pid != gw_pid(); }
 
 static void gw_pool_loop(gw_pool* p, int tid) {
     unsigned long long seen = 0;
@@ -104,6 +120,7 @@ static void gw_pool_loop(gw_pool* p, int tid) {
 static gw_pool* gw_pool_new(int n) {
     gw_pool* p = new (std::nothrow) gw_pool();
     if (p == nullptr) return nullptr;
+    p->pid = gw_pid();
     try {
         p->threads.reserve(n > 1 ? n - 1 : 0);
         for (int t = 1; t < n; t++) p->threads.emplace_back(gw_pool_loop, p, t);

@@ -8,6 +8,7 @@ progress figures must still equal a full scan of the queue after every slice.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -170,6 +171,37 @@ def test_compas_known_optimum_at_0005_with_two_threads(compas) -> None:
     assert round(s.objective, 5) == COMPAS_OPTIMA[0.005]
     assert len(s.best_prefix) == 4
     assert s.lower_bound() == pytest.approx(s.objective, abs=1e-12)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_gets_its_own_workers() -> None:
+    """The worker pool does not survive fork(): a child that goes on with a search that already
+    ran threaded slices makes a new pool instead of waiting for threads that are gone."""
+    X, y = _medium(3)
+    s = engine.make_search(_units(X, y), 0.003, threads=2)
+    stop = np.zeros(1, np.uint8)
+    assert s.run(0.0002, stop, 200) in (ccorels.NODE_LIMIT, ccorels.SLICE)
+    one = engine.make_search(_units(X, y), 0.003)
+    engine.run_to_end(one)
+    pid = os.fork()
+    if pid == 0:                                   # the child: finish the search, report by code
+        ok = False
+        try:
+            ok = engine.run_to_end(s) == ccorels.DONE and abs(s.objective - one.objective) < 1e-12
+        finally:
+            os._exit(0 if ok else 1)
+    deadline = time.monotonic() + 60
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child hung waiting for the parent's worker threads")
+        time.sleep(0.02)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert engine.run_to_end(s) == ccorels.DONE      # and the parent's pool still works
 
 
 def test_spec_threads_default_and_range() -> None:
