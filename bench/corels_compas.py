@@ -168,7 +168,8 @@ def main() -> None:
         if busy > 0:
             print(f"  {r['threads_run']} threads, {busy:.2f} thread-s: scoring {tt['score'] / busy:.1%}, "
                   f"waiting for the lock {tt['lock_wait'] / busy:.1%}, holding it "
-                  f"{tt['locked'] / busy:.1%}, idle {tt['idle'] / busy:.1%}")
+                  f"{tt['locked'] / busy:.1%} (heap pops {tt['locked_take'] / busy:.1%}, admitting "
+                  f"children {tt['locked_admit'] / busy:.1%}), idle {tt['idle'] / busy:.1%}")
 
 
 if __name__ == "__main__":

@@ -146,6 +146,7 @@ cdef struct Scratch:    # one thread's working memory for an expansion (see Sear
     # threaded runs: seconds this thread spent scoring (no lock), waiting for the queue lock,
     # holding it, and idle (queue empty while others were in flight)
     double t_score, t_wait, t_locked, t_idle
+    double t_take, t_admit      # parts of t_locked: taking nodes off the heap; _admit
 
 
 cdef struct MapRecord:  # stored after the representative's ids in the arena (unaligned)
@@ -237,7 +238,7 @@ cdef class Search:
     cdef int64_t max_evals
     cdef int n_inflight, n_waiting
     cdef bint halt
-    cdef double t_score, t_wait, t_locked, t_idle, t_join
+    cdef double t_score, t_wait, t_locked, t_idle, t_join, t_take, t_admit
     # incumbent
     cdef double best
     cdef vector[uint16_t] best_path
@@ -1321,6 +1322,10 @@ cdef class Search:
                 self.t_wait += sc.t_wait
                 self.t_locked += sc.t_locked
                 self.t_idle += sc.t_idle
+                self.t_take += sc.t_take
+                self.t_admit += sc.t_admit
+                sc.t_take = 0
+                sc.t_admit = 0
                 sc.t_score = 0
                 sc.t_wait = 0
                 sc.t_locked = 0
@@ -1344,7 +1349,7 @@ cdef class Search:
         cdef int32_t idx
         cdef bint dead
         cdef int k
-        cdef double t0 = now(), t1
+        cdef double t0 = now(), t1, t2
         gw_lock(self.sync)
         t1 = now()                               # t1: when this thread last took the lock
         sc.t_wait += t1 - t0
@@ -1365,6 +1370,7 @@ cdef class Search:
                 sc.t_idle += t1 - t0
                 self.n_waiting -= 1
                 continue
+            t2 = now()
             e = self._take()
             idx = e.node
             if (self._nd(idx).flags & F_DELETED) or self._hopeless(self._nd(idx).lb,
@@ -1372,9 +1378,11 @@ cdef class Search:
                 self.n_popped_pruned += 1
                 self._live_remove(idx)
                 self._release(idx)
+                sc.t_take += now() - t2
                 continue
             self.n_inflight += 1
             t0 = now()
+            sc.t_take += t0 - t2
             sc.t_locked += t0 - t1
             gw_unlock(self.sync)
             dead = self._score(idx, sc) < 0
@@ -1394,6 +1402,7 @@ cdef class Search:
                     sc.in_prefix[sc.path[k]] = 0
             else:
                 self._admit(idx, sc)
+                sc.t_admit += now() - t1
             self._merge(sc)
             self._live_remove(idx)
             self._release(idx)
@@ -1431,10 +1440,13 @@ cdef class Search:
         """Where threaded slices spent their time, in thread-seconds summed over the workers:
         scoring children without a lock, waiting for the queue lock, holding it (taking nodes,
         admitting and queueing children, merging counters), idle (queue empty while another
-        expansion was in flight); ``slices`` is the wall time inside the workers' slices. All zero
+        expansion was in flight); ``slices`` is the wall time inside the workers' slices. Two
+        parts of ``locked``: ``locked_take`` (taking nodes off the heap, dropping dead or hopeless
+        ones) and ``locked_admit`` (the map, node allocation and heap pushes of ``_admit``). All zero
         on the single-threaded path."""
         return {"score": self.t_score, "lock_wait": self.t_wait, "locked": self.t_locked,
-                "idle": self.t_idle, "slices": self.t_join}
+                "idle": self.t_idle, "slices": self.t_join, "locked_take": self.t_take,
+                "locked_admit": self.t_admit}
 
     @property
     def total_weight(self):
