@@ -137,7 +137,10 @@ def test_stop_flag_stops_every_thread_mid_slice(compas) -> None:
 
     worker = threading.Thread(target=search)
     worker.start()
-    time.sleep(0.3)
+    started = time.perf_counter()
+    while s.n_evaluated == 0 and time.perf_counter() - started < 30:   # the workers are busy
+        time.sleep(0.01)
+    time.sleep(0.2)
     stop[0] = 1
     asked = time.perf_counter()
     worker.join(30)
