@@ -38,6 +38,9 @@ if sys.platform == "win32":
     COMPILE_ARGS = ["/std:c++17"] + (["/Od", "/Zi"] if DEBUG else ["/O2"])
 else:
     COMPILE_ARGS = ["-std=c++17"] + (["-O0", "-g"] if DEBUG else ["-O3"])
+    # the CORELS search runs on std::thread (cython_ext/corels_threads.h)
+    COMPILE_ARGS.append("-pthread")
+    LINK_ARGS.append("-pthread")
     if not DEBUG and sys.platform.startswith("linux"):
         # Python's own CFLAGS carry -g: unstripped, the kernels weigh about 10 MB, stripped 0.5 MB
         LINK_ARGS.append("-s")

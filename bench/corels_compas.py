@@ -9,10 +9,14 @@ resident memory, prefixes evaluated, evaluations per second, and the share of th
 time spent outside the compiled search (progress and checks). The rate over the run (evaluations
 per second and queue size, sampled every few seconds) follows the table.
 
-    python bench/corels_compas.py [--lambdas 0.015,0.01,0.005,0.0025] [--threads 1,2]
+    python bench/corels_compas.py [--lambdas 0.015,0.01,0.005,0.0025] [--threads 1 2]
                                   [--time-limit 120] [--progress 0.25]
 
 The machine is shared: wall times are noisy, CPU time and evaluations/s are the steadier figures.
+``cores`` is search CPU time over search wall time: the cores the run actually obtained (with two
+threads on a loaded machine it can stay near one, and then no wall-time speedup is possible), and
+the load average is printed with every row. With several threads the detail lines split the
+workers' time into scoring (no lock), waiting for the queue lock, holding it and idling.
 Reference C++ CORELS on the same machine class (PEER-FIGURES.md, lower bound policy, prefix map):
 0.015: 0.68 s, 5.4 MB; 0.01: 18.9 s, 49 MB; 0.005: 256 s, 606 MB.
 """
@@ -62,6 +66,7 @@ def child(lam: float, threads: int, time_limit: float, progress_every: float) ->
     sink = _Sink()
     samples = []
     outside = 0.0
+    load_before = os.getloadavg()[0]
     t3 = time.perf_counter()
     c3 = time.process_time()
     last_progress = -1.0
@@ -87,6 +92,7 @@ def child(lam: float, threads: int, time_limit: float, progress_every: float) ->
     t_search = time.perf_counter() - t3
     cpu_search = time.process_time() - c3
     samples.append((round(t_search, 1), search.n_evaluated, search.queue_size))
+    load_after = os.getloadavg()[0]
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     c = search.counters()
     print(json.dumps({
@@ -98,20 +104,22 @@ def child(lam: float, threads: int, time_limit: float, progress_every: float) ->
         "peak_rss": peak, "search_bytes": search.memory_bytes(),
         "evaluated": c["evaluated"], "inserted": c["inserted"], "max_queue": c["max_queue"],
         "max_trie": c["max_trie"], "map": c["map"], "max_depth": c["max_depth_evaluated"],
-        "samples": samples,
+        "samples": samples, "load": (load_before, load_after),
+        "thread_times": search.thread_times(), "threads_run": search.threads,
     }))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lambdas", default="0.015,0.01,0.005,0.0025")
-    ap.add_argument("--threads", default="1", help="comma-separated thread counts")
+    ap.add_argument("--threads", nargs="+", default=["1"],
+                    help="thread counts, e.g. --threads 1 2 (or 1,2)")
     ap.add_argument("--time-limit", type=float, default=300.0, help="search seconds per run")
     ap.add_argument("--progress", type=float, default=0.25, help="seconds between reports")
     ap.add_argument("--child", type=float, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child is not None:
-        child(args.child, int(args.threads), args.time_limit, args.progress)
+        child(args.child, int(args.threads[0]), args.time_limit, args.progress)
         return
     if not (DATA / "compas_train.out").exists():
         sys.exit(f"COMPAS files not found under {DATA}; set GLASSWORK_DATA")
@@ -120,10 +128,10 @@ def main() -> None:
           f"taken under load)")
     print(f"{'lambda':>7} {'thr':>3} {'cert':>5} {'objective':>10} {'bound':>10} {'wall s':>8} "
           f"{'cpu s':>8} {'peak MB':>8} {'evaluated':>14} {'eval/s':>11} {'outside':>8} "
-          f"{'C++ s':>7} {'C++ MB':>7}")
+          f"{'cores':>5} {'load':>9} {'C++ s':>7} {'C++ MB':>7}")
     rows = []
     for lam in [float(x) for x in args.lambdas.split(",")]:
-        for threads in [int(t) for t in args.threads.split(",")]:
+        for threads in [int(t) for arg in args.threads for t in arg.split(",") if t]:
             out = subprocess.run([sys.executable, __file__, "--child", str(lam), "--threads",
                                   str(threads), "--time-limit", str(args.time_limit),
                                   "--progress", str(args.progress)],
@@ -138,7 +146,9 @@ def main() -> None:
             print(f"{lam:>7} {threads:>3} {str(r['certified']):>5} {r['objective']:>10.6f} "
                   f"{r['lower_bound']:>10.6f} {r['search_s']:>8.2f} {r['search_cpu_s']:>8.2f} "
                   f"{r['peak_rss'] / 2**20:>8.1f} {r['evaluated']:>14,} {rate:>11,.0f} "
-                  f"{r['outside_s'] / max(r['search_s'], 1e-9):>8.2%} {peer_s:>7} {peer_mb:>7}",
+                  f"{r['outside_s'] / max(r['search_s'], 1e-9):>8.2%} "
+                  f"{r['search_cpu_s'] / max(r['search_s'], 1e-9):>5.2f} "
+                  f"{r['load'][0]:>4.1f}-{r['load'][1]:<4.1f} {peer_s:>7} {peer_mb:>7}",
                   flush=True)
     print()
     for r in rows:
@@ -153,6 +163,13 @@ def main() -> None:
                 parts.append(f"{t:.0f}s {(ev - prev[1]) / (t - prev[0]) / 1e6:.1f}M/s q={q:,}")
             prev = (t, ev, q)
         print("  rate over the run: " + "; ".join(parts))
+        tt = r["thread_times"]
+        busy = tt["score"] + tt["lock_wait"] + tt["locked"] + tt["idle"]
+        if busy > 0:
+            print(f"  {r['threads_run']} threads, {busy:.2f} thread-s: scoring {tt['score'] / busy:.1%}, "
+                  f"waiting for the lock {tt['lock_wait'] / busy:.1%}, holding it "
+                  f"{tt['locked'] / busy:.1%} (heap pops {tt['locked_take'] / busy:.1%}, admitting "
+                  f"children {tt['locked_admit'] / busy:.1%}), idle {tt['idle'] / busy:.1%}")
 
 
 if __name__ == "__main__":

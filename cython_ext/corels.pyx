@@ -38,6 +38,28 @@ cdef extern from "corels_kernels.h" nogil:
     void gw_big_free(void* p, size_t nbytes)
     void gw_prefetch(const void* p)
 
+cdef extern from "corels_threads.h" nogil:
+    ctypedef struct gw_sync:
+        pass
+    ctypedef void (*gw_worker_fn)(void* ctx, int tid) noexcept nogil
+    gw_sync* gw_sync_new()
+    void gw_sync_free(gw_sync* s)
+    void gw_lock(gw_sync* s)
+    void gw_unlock(gw_sync* s)
+    void gw_inc_lock(gw_sync* s)
+    void gw_inc_unlock(gw_sync* s)
+    void gw_wait(gw_sync* s, double seconds)
+    void gw_notify_all(gw_sync* s)
+    ctypedef struct gw_pool:
+        pass
+    gw_pool* gw_pool_new(int n)
+    int gw_pool_size(gw_pool* p)
+    void gw_pool_run(gw_pool* p, gw_worker_fn fn, void* ctx)
+    void gw_pool_free(gw_pool* p)
+    bint gw_pool_stale(gw_pool* p)
+    int gw_live_inc(ordered_map[double, int64_t]& lb, double key,
+                    unordered_map[uint64_t, int64_t]& err, uint64_t ekey)
+
 import numpy as np
 
 cdef enum:
@@ -58,6 +80,7 @@ cdef enum:
     ARENA_BITS = 16
     HEAP_BITS = 14
     HEAP_MASK = 16383
+    MAX_PAGES = 32768     # 2^31 node slots: indices stay positive int32
 
 POLICIES = {"bfs": P_BFS, "dfs": P_DFS, "curiosity": P_CURIOSITY,
             "lower_bound": P_LOWER_BOUND, "objective": P_OBJECTIVE}
@@ -108,6 +131,24 @@ cdef struct Candidate:  # a child that passed every bound, waiting for the map a
     int32_t ant
 
 
+cdef struct Scratch:    # one thread's working memory for an expansion (see Search._score)
+    vector[uint64_t] u, v, f, tmp
+    vector[uint16_t] path, child_ids
+    vector[uint8_t] in_prefix
+    vector[Candidate] cands
+    vector[int64_t] acc
+    vector[int32_t] wt, w1, wz    # dense kernel: per-unit counts masked by the uncaptured set
+    int n_cands
+    uint64_t phash
+    # counters of the scoring pass, added to the Search's under the lock (Search._merge)
+    int64_t n_evaluated, n_expanded, n_pruned_support, n_pruned_accurate, n_pruned_bound
+    int64_t n_pruned_lookahead, n_pruned_length
+    # threaded runs: seconds this thread spent scoring (no lock), waiting for the queue lock,
+    # holding it, and idle (queue empty while others were in flight)
+    double t_score, t_wait, t_locked, t_idle
+    double t_take, t_admit      # parts of t_locked: taking nodes off the heap; _admit
+
+
 cdef struct MapRecord:  # stored after the representative's ids in the arena (unaligned)
     double lb
     int32_t node
@@ -135,6 +176,10 @@ cdef inline bint q_less(const QEntry& a, const QEntry& b) noexcept nogil:
     return a.tie < b.tie
 
 
+cdef void _worker_entry(void* ctx, int tid) noexcept nogil:
+    (<Search>ctx)._worker(tid)
+
+
 cdef class Search:
     """One CORELS search; see the module docstring for the data layout.
 
@@ -156,9 +201,10 @@ cdef class Search:
     # dense kernel (binary, few units): 0/-1 masks per antecedent and per-unit counts
     cdef bint dense
     cdef int UP
-    cdef vector[int32_t] dmask, ut, u1, uzt, wt, w1, wz
+    cdef vector[int32_t] dmask, ut, u1, uzt
     # search state
-    cdef vector[Node*] pages       # node pool in fixed pages: no reallocation, no doubling
+    cdef Node** pages              # node pool in fixed pages (MAX_PAGES pointers, never moved:
+    cdef int64_t n_pages           # a worker reads nodes without the lock while pages are added)
     cdef vector[char*] chunks      # the pages come CHUNK_PAGES at a time (huge-page friendly)
     cdef int64_t n_slots
     cdef int32_t free_head         # first free slot, -1 when none
@@ -180,12 +226,19 @@ cdef class Search:
     cdef vector[uint64_t] ant_hash
     cdef int64_t seq
     cdef int64_t live_nodes
-    # per-expansion scratch
-    cdef vector[uint64_t] u, v, f, tmp
-    cdef vector[uint16_t] path, child_ids
-    cdef vector[uint8_t] in_prefix
-    cdef vector[Candidate] cands
+    # per-thread expansion scratch (index = worker id); acc also serves the serial callers
+    cdef vector[Scratch] scratch
     cdef vector[int64_t] acc
+    # threads: see _run_threads
+    cdef int n_threads
+    cdef gw_sync* sync
+    cdef gw_pool* pool             # the worker threads, parked between slices (made on first run)
+    cdef double t_end
+    cdef const uint8_t* stop_ptr
+    cdef int64_t max_evals
+    cdef int n_inflight, n_waiting
+    cdef bint halt
+    cdef double t_score, t_wait, t_locked, t_idle, t_join, t_take, t_admit
     # incumbent
     cdef double best
     cdef vector[uint16_t] best_path
@@ -209,8 +262,15 @@ cdef class Search:
                  double regularization, str policy="lower_bound", str symmetry_map="prefix",
                  int max_prefix_length=255, bint support=True, bint accurate_support=True,
                  bint lookahead=True, bint equivalent_points=True, bint length_bound=True,
-                 bint garbage_collection=True, str kernel="auto"):
+                 bint garbage_collection=True, str kernel="auto", int threads=1):
         cdef int i, k
+        if threads < 1 or threads > 1024:
+            raise ValueError(f"threads must be between 1 and 1024, got {threads}")
+        self.n_threads = threads
+        self.pages = <Node**>calloc(MAX_PAGES, sizeof(Node*))
+        self.sync = gw_sync_new()
+        if self.pages == NULL or self.sync == NULL:
+            raise MemoryError("cannot allocate the search's page table")
         self.M = caps.shape[0]
         self.W = caps.shape[1] if self.M > 0 else (n_units + 63) // 64
         if self.W == 0:
@@ -282,21 +342,41 @@ cdef class Search:
         self.mask.assign(self.W, 0)
         for i in range(n_units):
             self.mask[i >> 6] |= (<uint64_t>1) << (i & 63)
-        self.u.assign(self.W, 0)
-        self.v.assign(self.W, 0)
-        self.f.assign(self.W, 0)
-        self.tmp.assign(self.W, 0)
-        self.in_prefix.assign(max(self.M, 1), 0)
-        self.cands.resize(max(self.M, 1))
-        self.path.assign(256, 0)
-        self.child_ids.assign(257, 0)
         self.acc.assign(max(self.P, self.Q) + 1, 0)
         for k in range(self.M):
             self.ant_hash.push_back(splitmix(<uint64_t>k * 7919 + 12345))
         self.lam = regularization
         self.oom_bound = INFINITY
         self._init_dense(kernel, n_units)
+        self._init_scratch()
+        # the page tables' full capacity up front (pointers only, untouched until used), so the
+        # search's noexcept code never grows a vector that could throw std::bad_alloc
+        self.chunks.reserve(MAX_PAGES // CHUNK_PAGES + 1)
+        self.hpages.reserve((<size_t>1 << (31 - HEAP_BITS)) + 4)
+        self.apages.reserve(65536)
+        self.best_path.reserve(256)
         self._init_search()
+
+    cdef void _init_scratch(self) except *:
+        """One scratch per thread, sized once (their addresses never change during a run)."""
+        cdef int t
+        cdef Scratch* sc
+        self.scratch.resize(self.n_threads)
+        for t in range(self.n_threads):
+            sc = &self.scratch[t]
+            sc.u.assign(self.W, 0)
+            sc.v.assign(self.W, 0)
+            sc.f.assign(self.W, 0)
+            sc.tmp.assign(self.W, 0)
+            sc.in_prefix.assign(max(self.M, 1), 0)
+            sc.cands.resize(max(self.M, 1))
+            sc.path.assign(256, 0)
+            sc.child_ids.assign(257, 0)
+            sc.acc.assign(max(self.P, self.Q) + 1, 0)
+            if self.dense:
+                sc.wt.assign(self.UP, 0)
+                sc.w1.assign(self.UP, 0)
+                sc.wz.assign(self.UP, 0)
 
     cdef void _init_dense(self, str kernel, int n_units) except *:
         """Choose the kernel: dense masks for two classes and few units, else bit-sliced."""
@@ -332,9 +412,6 @@ cdef class Search:
             for i in range(n_units):
                 if (self.caps[<size_t>s * self.W + (i >> 6)] >> (i & 63)) & 1:
                     self.dmask[<size_t>s * self.UP + i] = -1
-        self.wt.assign(self.UP, 0)
-        self.w1.assign(self.UP, 0)
-        self.wz.assign(self.UP, 0)
 
     @property
     def kernel(self):
@@ -342,10 +419,9 @@ cdef class Search:
 
     # ---------------------------------------------------------------------------- counting
 
-    cdef void _class_counts(self, const uint64_t* vec, double* cnt) noexcept nogil:
+    cdef void _class_counts(self, const uint64_t* vec, double* cnt, int64_t* acc) noexcept nogil:
         """Per-class counts (unweighted, exact integers in doubles) of the units in ``vec``."""
         cdef int i, p, k
-        cdef int64_t* acc = &self.acc[0]
         cdef uint64_t t
         cdef const uint64_t* lp = &self.lplanes[0]
         if self.C == 2:
@@ -361,9 +437,8 @@ cdef class Search:
                 acc[p] += gw_popcount64(t & lp[i * self.P + p])
         self._fold(acc, self.P, &self.lclass[0], &self.lshift[0], cnt)
 
-    cdef void _minority_counts(self, const uint64_t* vec, double* cnt) noexcept nogil:
+    cdef void _minority_counts(self, const uint64_t* vec, double* cnt, int64_t* acc) noexcept nogil:
         cdef int i, p
-        cdef int64_t* acc = &self.acc[0]
         cdef uint64_t t
         cdef const uint64_t* zp = &self.zplanes[0]
         if self.C == 2:
@@ -453,11 +528,18 @@ cdef class Search:
         for i in range(self.chunks.size()):
             gw_big_free(self.chunks[i], CHUNK_PAGES * (sizeof(Node) << PAGE_BITS))
         self.chunks.clear()
-        self.pages.clear()
+        self.n_pages = 0
         self.n_slots = 0
 
     def __dealloc__(self):
         self._free_pages()
+        free(self.pages)
+        self.pages = NULL
+        if not gw_pool_stale(self.pool):
+            gw_pool_free(self.pool)
+        self.pool = NULL
+        gw_sync_free(self.sync)
+        self.sync = NULL
         self._map_free()
         self._hresize(0)
         while self.hpages.size() > 0:
@@ -484,13 +566,16 @@ cdef class Search:
         else:
             nd.gen = 0
             if (self.n_slots & PAGE_MASK) == 0:
-                if self.pages.size() % CHUNK_PAGES == 0:
+                if self.n_pages >= MAX_PAGES:
+                    return -1
+                if self.n_pages % CHUNK_PAGES == 0:
                     chunk = <char*>gw_big_alloc(CHUNK_PAGES * (sizeof(Node) << PAGE_BITS))
                     if chunk == NULL:
                         return -1
                     self.chunks.push_back(chunk)
-                self.pages.push_back(<Node*>(self.chunks.back() + (self.pages.size() % CHUNK_PAGES)
-                                              * (sizeof(Node) << PAGE_BITS)))
+                self.pages[self.n_pages] = <Node*>(self.chunks.back() + (self.n_pages % CHUNK_PAGES)
+                                                   * (sizeof(Node) << PAGE_BITS))
+                self.n_pages += 1
             idx = <int32_t>self.n_slots
             self.n_slots += 1
         self._nd(idx)[0] = nd
@@ -529,15 +614,17 @@ cdef class Search:
             idx = self._nd(idx).parent
         return False
 
-    cdef void _live_add(self, int32_t idx) noexcept nogil:
-        """Count a node entering the live queue in the progress figures."""
+    cdef bint _live_add(self, int32_t idx) noexcept nogil:
+        """Count a node entering the live queue in the progress figures; False (nothing
+        counted) when the counts cannot allocate."""
         cdef Node* nd = self._nd(idx)
         cdef uint64_t ebits
         memcpy(&ebits, &nd.err, 8)
+        if not gw_live_inc(self.live_lb, nd.lb, self.live_err[nd.depth], ebits):
+            return False
         nd.flags |= F_QUEUED
-        self.live_lb[nd.lb] += 1
         self.live_depth[nd.depth] += 1
-        self.live_err[nd.depth][ebits] += 1
+        return True
 
     cdef void _live_remove(self, int32_t idx) noexcept nogil:
         """Leaving the queue (or deleted while queued): uncount a node once."""
@@ -588,7 +675,9 @@ cdef class Search:
         if ((self.hn + 3) >> HEAP_BITS) >= self.hpages.size():
             if posix_memalign(&page, 64, sizeof(QEntry) << HEAP_BITS) != 0:
                 return False
-            self.hpages.push_back(<QEntry*>page)
+            self.hpages.push_back(<QEntry*>page)     # capacity reserved: never reallocates
+        if not self._live_add(node):     # counted before it enters the heap: all or nothing
+            return False
         e.key = key
         e.node = node
         self.seq += 1
@@ -604,7 +693,6 @@ cdef class Search:
             self._hq(i)[0] = self._hq(parent)[0]
             i = parent
         self._hq(i)[0] = e
-        self._live_add(node)
         self.n_inserted += 1
         if <int64_t>self.hn > self.max_queue:
             self.max_queue = self.hn
@@ -631,8 +719,15 @@ cdef class Search:
         self._hq(i)[0] = e
 
     cdef QEntry _pop(self) noexcept nogil:
-        cdef QEntry top = self._hq(0)[0]
+        """Take the best entry off the queue and out of the live figures."""
+        cdef QEntry top = self._take()
         self._live_remove(top.node)
+        return top
+
+    cdef QEntry _take(self) noexcept nogil:
+        """Take the best entry off the heap; it stays counted live (a threaded expansion in
+        flight keeps its bound in the figures until it ends)."""
+        cdef QEntry top = self._hq(0)[0]
         self._hq(0)[0] = self._hq(self.hn - 1)[0]
         self._hresize(self.hn - 1)
         if self.hn > 1:
@@ -740,7 +835,7 @@ cdef class Search:
         cdef uint16_t* ids = self._ar(off)
         memcpy(ids + 1 + ids[0], rec, sizeof(MapRecord))
 
-    cdef bint _same_class(self, const MapEntry* e, int n_ids) noexcept nogil:
+    cdef bint _same_class(self, const MapEntry* e, int n_ids, Scratch* sc) noexcept nogil:
         """True when the entry's representative has the child's antecedent set (prefix map) or
         leaves the same samples uncaptured (captured map); ``f`` holds the child's uncaptured."""
         cdef uint16_t* ids = self._ar(e.off)
@@ -751,24 +846,25 @@ cdef class Search:
                 return False
             for i in range(n_ids):   # every stored id must be in the child prefix
                 a = ids[1 + i]
-                if a >= self.M or (self.in_prefix[a] == 0 and a != self.child_ids[n_ids - 1]):
+                if a >= self.M or (sc.in_prefix[a] == 0 and a != sc.child_ids[n_ids - 1]):
                     return False
             return True
         for i in range(self.W):
-            self.tmp[i] = self.mask[i]
+            sc.tmp[i] = self.mask[i]
         for i in range(length):
             a = ids[1 + i]
             for j in range(self.W):
-                self.tmp[j] &= ~self.caps[<size_t>a * self.W + j]
+                sc.tmp[j] &= ~self.caps[<size_t>a * self.W + j]
         for i in range(self.W):
-            if self.tmp[i] != self.f[i]:
+            if sc.tmp[i] != sc.f[i]:
                 return False
         return True
 
-    cdef MapEntry* _map_admit(self, uint64_t key, int n_ids, double lb, int* verdict) noexcept nogil:
+    cdef MapEntry* _map_admit(self, uint64_t key, int n_ids, double lb, int* verdict,
+                              Scratch* sc) noexcept nogil:
         """Algorithm 6. verdict: 0 reject, 1 new entry, 2 better than the entry, 3 unverifiable.
 
-        ``child_ids[:n_ids]`` holds the child prefix (in order). For the prefix map the entry
+        ``sc.child_ids[:n_ids]`` holds the child prefix (in order). For the prefix map the entry
         stores the sorted set; for the captured map any representative prefix. Keys that share a
         tag are told apart by the representative, so a hash collision never prunes. A new entry
         is an empty slot, filled only by ``_map_store``.
@@ -791,7 +887,7 @@ cdef class Search:
                 verdict[0] = 1
                 e.tag = tag
                 return e
-            if e.tag == tag and self._same_class(e, n_ids):
+            if e.tag == tag and self._same_class(e, n_ids, sc):
                 break
             pos = (pos + 1) & (self.mcap - 1)
         length = self._ar(e.off)[0]
@@ -810,7 +906,8 @@ cdef class Search:
         verdict[0] = 0
         return NULL
 
-    cdef bint _map_store(self, MapEntry* e, int verdict, int n_ids, double lb, int32_t node) noexcept nogil:
+    cdef bint _map_store(self, MapEntry* e, int verdict, int n_ids, double lb, int32_t node,
+                         Scratch* sc) noexcept nogil:
         """Record ``node`` in the entry ``_map_admit`` returned; False when out of memory.
 
         A record is the length, the ids (sorted for the prefix map), then a ``MapRecord``.
@@ -844,7 +941,7 @@ cdef class Search:
         ids = self._ar(off)
         ids[0] = <uint16_t>n_ids
         for i in range(n_ids):
-            ids[1 + i] = self.child_ids[i]
+            ids[1 + i] = sc.child_ids[i]
         if self.map_kind == MAP_PREFIX:   # keep the stored set sorted (insertion sort, tiny)
             for i in range(1, n_ids):
                 j = i
@@ -877,7 +974,7 @@ cdef class Search:
         self.live_nodes = 0
         self.best_path.clear()
         self.gc_threshold = 65536
-        self._class_counts(&self.mask[0], cnt)
+        self._class_counts(&self.mask[0], cnt, &self.acc[0])
         self.total = self._weighted(cnt, &correct, &label)
         self.lamW = self.lam * self.total
         self.best = self.total - correct      # the empty list: default = majority
@@ -885,7 +982,7 @@ cdef class Search:
         self.start_time = self.best_time
         self.best_evals = 0
         if self.do_eqpts:
-            self._minority_counts(&self.mask[0], zc)
+            self._minority_counts(&self.mask[0], zc, &self.acc[0])
             b0 = self._weighted_sum(zc)
         root = self._new_node(-1, 0, 0, 0.0, b0)
         if root < 0:
@@ -896,8 +993,52 @@ cdef class Search:
             if not self._push(0.0, root):
                 raise MemoryError("cannot allocate the search's queue")
 
-    cdef int _expand(self, int32_t ni) noexcept nogil:
-        """Algorithm 5: score every child of the prefix at ``ni``; insert the promising ones."""
+    cdef int _expand(self, int32_t ni, Scratch* sc) noexcept nogil:
+        """Algorithm 5 on one thread: score every child of the prefix at ``ni``, then insert the
+        promising ones. -1 when the prefix lies under a node deleted by the symmetry map."""
+        if self._score(ni, sc) < 0:
+            return -1
+        self._admit(ni, sc)
+        self._merge(sc)
+        return 0
+
+    cdef void _merge(self, Scratch* sc) noexcept nogil:
+        """Add a scratch's counters to the search's (under the queue lock when threaded)."""
+        self.n_evaluated += sc.n_evaluated
+        self.n_expanded += sc.n_expanded
+        self.n_pruned_support += sc.n_pruned_support
+        self.n_pruned_accurate += sc.n_pruned_accurate
+        self.n_pruned_bound += sc.n_pruned_bound
+        self.n_pruned_lookahead += sc.n_pruned_lookahead
+        self.n_pruned_length += sc.n_pruned_length
+        sc.n_evaluated = 0
+        sc.n_expanded = 0
+        sc.n_pruned_support = 0
+        sc.n_pruned_accurate = 0
+        sc.n_pruned_bound = 0
+        sc.n_pruned_lookahead = 0
+        sc.n_pruned_length = 0
+
+    cdef void _improve(self, double R, int s, int depth, Scratch* sc) noexcept nogil:
+        """A child beat the incumbent when scored: record it under the incumbent's lock (another
+        thread may have found a better one since; a stale ``best`` elsewhere only prunes less)."""
+        gw_inc_lock(self.sync)
+        if R < self.best:
+            self.best = R
+            self.best_path.assign(sc.child_ids.begin(), sc.child_ids.begin() + depth)
+            self.best_path.push_back(s)
+            self.best_time = now()
+            self.best_evals = self.n_evaluated + sc.n_evaluated
+            self.improved = True
+            self.n_improvements += 1
+        gw_inc_unlock(self.sync)
+
+    cdef int _score(self, int32_t ni, Scratch* sc) noexcept nogil:
+        """First pass of an expansion: score every child of ``ni``; survivors go to ``sc.cands``.
+
+        Writes only the thread's scratch (and the incumbent, under its lock), so threads run it
+        without the queue lock; the node and its ancestors stay allocated while it is in flight.
+        """
         cdef int depth = self._nd(ni).depth, k, i, p, s, label, flabel, verdict
         cdef int32_t cur = ni, child
         cdef double perr = self._nd(ni).err
@@ -908,12 +1049,15 @@ cdef class Search:
         cdef double zc[MAX_CLASSES]
         cdef double wv, correct, err, b, R, fw, fcorrect, b0, lb, key, ucap
         cdef uint64_t t, phash = 0, key_h
-        cdef uint64_t* u = &self.u[0]
-        cdef uint64_t* v = &self.v[0]
-        cdef uint64_t* f = &self.f[0]
+        cdef uint64_t* u = &sc.u[0]
+        cdef uint64_t* v = &sc.v[0]
+        cdef uint64_t* f = &sc.f[0]
         cdef const uint64_t* capv
         cdef const uint64_t* lp = &self.lplanes[0]
-        cdef int64_t* acc = &self.acc[0]
+        cdef int64_t* acc = &sc.acc[0]
+        cdef uint16_t* path = &sc.path[0]
+        cdef uint16_t* child_ids = &sc.child_ids[0]
+        cdef uint8_t* in_prefix = &sc.in_prefix[0]
         cdef int P = self.P, W = self.W
         cdef MapEntry* me
         cdef bint any_bits
@@ -927,39 +1071,37 @@ cdef class Search:
             if self._nd(cur).flags & F_DELETED:
                 return -1
             k -= 1
-            self.path[k] = self._nd(cur).ant
+            path[k] = self._nd(cur).ant
             cur = self._nd(cur).parent
         if cur >= 0 and self._nd(cur).flags & F_DELETED:
             return -1
         for i in range(W):
             u[i] = self.mask[i]
         for k in range(depth):
-            s = self.path[k]
-            self.in_prefix[s] = 1
+            s = path[k]
+            in_prefix[s] = 1
             phash += self.ant_hash[s]
-            self.child_ids[k] = s
+            child_ids[k] = s
             for i in range(W):
                 u[i] &= ~self.caps[<size_t>s * W + i]
-        self._class_counts(u, ucnt)
+        self._class_counts(u, ucnt, acc)
         if self.do_eqpts:
-            self._minority_counts(u, uz)
+            self._minority_counts(u, uz, acc)
         if self.dense:
             for i in range(self.UP):
                 m = -<int32_t>((u[i >> 6] >> (i & 63)) & 1) if i < W * 64 else 0
-                self.wt[i] = self.ut[i] & m
-                self.w1[i] = self.u1[i] & m
-                self.wz[i] = self.uzt[i] & m
-        self.n_expanded += 1
-        if depth + 1 > self.max_depth_evaluated:
-            self.max_depth_evaluated = depth + 1
+                sc.wt[i] = self.ut[i] & m
+                sc.w1[i] = self.u1[i] & m
+                sc.wz[i] = self.uzt[i] & m
+        sc.n_expanded += 1
         for s in range(self.M):
-            if self.in_prefix[s]:
+            if in_prefix[s]:
                 continue
-            self.n_evaluated += 1
+            sc.n_evaluated += 1
             capv = &self.caps[<size_t>s * W]
             if self.dense:
-                gw_masked_sum3(&self.dmask[<size_t>s * self.UP], &self.wt[0], &self.w1[0],
-                               &self.wz[0], self.UP, sums)
+                gw_masked_sum3(&self.dmask[<size_t>s * self.UP], &sc.wt[0], &sc.w1[0],
+                               &sc.wz[0], self.UP, sums)
                 cnt[0] = <double>(sums[0] - sums[1])
                 cnt[1] = <double>sums[1]
                 any_bits = sums[0] > 0
@@ -984,28 +1126,22 @@ cdef class Search:
                         cnt[k] = 0
             wv = self._weighted(cnt, &correct, &label)
             if self.do_support and wv < self.lamW:            # Theorem 10
-                self.n_pruned_support += 1
+                sc.n_pruned_support += 1
                 continue
             if self.do_accurate and correct < self.lamW:      # Theorem 11
-                self.n_pruned_accurate += 1
+                sc.n_pruned_accurate += 1
                 continue
             err = perr + (wv - correct)
             b = err + (depth + 1) * self.lamW
             if b >= self.best:                                # Theorem 1
-                self.n_pruned_bound += 1
+                sc.n_pruned_bound += 1
                 continue
             for k in range(self.C):
                 fc[k] = ucnt[k] - cnt[k]
             fw = self._weighted(fc, &fcorrect, &flabel)
             R = b + (fw - fcorrect)
             if R < self.best:                                 # score before any lookahead
-                self.best = R
-                self.best_path.assign(self.child_ids.begin(), self.child_ids.begin() + depth)
-                self.best_path.push_back(s)
-                self.best_time = now()
-                self.best_evals = self.n_evaluated
-                self.improved = True
-                self.n_improvements += 1
+                self._improve(R, s, depth, sc)
             b0 = 0
             if self.do_eqpts:                                 # Theorem 20
                 if self.dense:
@@ -1013,7 +1149,7 @@ cdef class Search:
                     zc[1] = uz[1]
                     b0 = self._weighted_sum(zc)
                 elif any_bits:
-                    self._minority_counts(v, zc)
+                    self._minority_counts(v, zc, acc)
                     for k in range(self.C):
                         zc[k] = uz[k] - zc[k]
                     b0 = self._weighted_sum(zc)
@@ -1021,11 +1157,11 @@ cdef class Search:
                     b0 = self._weighted_sum(uz)
             lb = b + b0
             if lb + (self.lamW if self.do_lookahead else 0.0) >= self.best:   # Lemma 2 + Thm 20
-                self.n_pruned_lookahead += 1
+                sc.n_pruned_lookahead += 1
                 continue
             if depth + 1 >= self.max_len or (
                     self.do_length and (depth + 2) * self.lamW >= self.best):  # Theorem 6
-                self.n_pruned_length += 1
+                sc.n_pruned_length += 1
                 continue
             # a survivor: queue it in the second pass, once its map slot (and the record there)
             # have been prefetched, so the probes' cache misses overlap the scoring
@@ -1049,20 +1185,37 @@ cdef class Search:
                 key_h = self._vector_hash(f)
             if self.mcap > 0:
                 gw_prefetch(&self.mtab[(key_h >> 32) & (self.mcap - 1)])
-            cand = &self.cands[n_cands]
+            cand = &sc.cands[n_cands]
             n_cands += 1
             cand.ant = s
             cand.err = err
             cand.lb = lb
             cand.key = key
             cand.map_key = key_h
+        sc.n_cands = n_cands
+        return 0
+
+    cdef void _admit(self, int32_t ni, Scratch* sc) noexcept nogil:
+        """Second pass of an expansion (under the queue lock when threaded): re-check the
+        survivors in ``sc.cands`` against ``R^c``, pass them through the symmetry map, queue them."""
+        cdef int depth = self._nd(ni).depth, k, i, s, verdict, c
+        cdef int n_cands = sc.n_cands, W = self.W
+        cdef int32_t child
+        cdef double lb
+        cdef uint64_t* u = &sc.u[0]
+        cdef uint64_t* f = &sc.f[0]
+        cdef const uint64_t* capv
+        cdef MapEntry* me
+        cdef Candidate* cand
+        if depth + 1 > self.max_depth_evaluated:
+            self.max_depth_evaluated = depth + 1
         if self.mcap > 0:
             for c in range(n_cands):
-                me = &self.mtab[(self.cands[c].map_key >> 32) & (self.mcap - 1)]
-                if me.off != 0 and me.tag == <uint32_t>(self.cands[c].map_key >> 32):
+                me = &self.mtab[(sc.cands[c].map_key >> 32) & (self.mcap - 1)]
+                if me.off != 0 and me.tag == <uint32_t>(sc.cands[c].map_key >> 32):
                     gw_prefetch(self._ar(me.off))
         for c in range(n_cands):
-            cand = &self.cands[c]
+            cand = &sc.cands[c]
             s = cand.ant
             lb = cand.lb
             # R^c may have improved since this child was scored: the same tests as on pop
@@ -1072,7 +1225,7 @@ cdef class Search:
             if self.do_length and (depth + 2) * self.lamW >= self.best:
                 self.n_pruned_length += 1
                 continue
-            self.child_ids[depth] = s
+            sc.child_ids[depth] = s
             verdict = 1
             me = NULL
             if self.map_kind != MAP_NONE:
@@ -1080,7 +1233,7 @@ cdef class Search:
                     capv = &self.caps[<size_t>s * W]
                     for i in range(W):
                         f[i] = u[i] & ~capv[i]
-                me = self._map_admit(cand.map_key, depth + 1, lb, &verdict)
+                me = self._map_admit(cand.map_key, depth + 1, lb, &verdict, sc)
                 if verdict == 0:
                     self.n_pruned_map += 1
                     continue
@@ -1093,15 +1246,14 @@ cdef class Search:
                 self.oom_bound = min(self.oom_bound, self._nd(ni).lb + self.lamW)
                 break             # (a new map slot stays empty until _map_store fills it)
             if me != NULL:        # no arena memory: the child goes in unrecorded, which is sound
-                self._map_store(me, verdict, depth + 1, lb, child)
+                self._map_store(me, verdict, depth + 1, lb, child, sc)
             if not self._push(cand.key, child):   # out of memory: as above
                 self.out_of_memory = True
                 self.oom_bound = min(self.oom_bound, self._nd(ni).lb + self.lamW)
                 self._release(child)
                 break
         for k in range(depth):
-            self.in_prefix[self.path[k]] = 0
-        return 0
+            sc.in_prefix[sc.path[k]] = 0
 
     cdef int _run(self, double seconds, const uint8_t* stop, int64_t max_evals) noexcept nogil:
         cdef double t_end = now() + seconds
@@ -1122,7 +1274,7 @@ cdef class Search:
                 self._release(idx)
                 continue
             self.improved = False
-            if self._expand(idx) < 0:
+            if self._expand(idx, &self.scratch[0]) < 0:
                 self.n_popped_pruned += 1
             self._release(idx)
             if self.improved:
@@ -1133,6 +1285,134 @@ cdef class Search:
             if now() >= t_end:
                 return R_SLICE
         return R_OUT_OF_MEMORY if self.out_of_memory else R_DONE
+
+    # Threads. A worker holds the queue lock only to take a node and, after scoring its children
+    # alone (``_score``, the costly bit-vector work), to admit and queue the survivors
+    # (``_admit``). The node stays counted in the live figures while in flight, so the lower bound
+    # is valid whenever the lock is free; the search is done when the queue is empty and no
+    # expansion is in flight. Workers live for one slice: the caller joins them, then runs the
+    # garbage collection with no worker around, exactly as the single-threaded path would.
+
+    cdef int _run_threads(self, double seconds, const uint8_t* stop, int64_t max_evals) noexcept nogil:
+        self.t_end = now() + seconds
+        self.stop_ptr = stop
+        self.max_evals = max_evals
+        self.n_inflight = 0
+        self.n_waiting = 0
+        self.halt = False
+        self.improved = False
+        cdef int t
+        cdef double t0
+        cdef Scratch* sc
+        if self.hn > 0 and stop[0] == 0 and not self.out_of_memory and (
+                max_evals < 0 or self.n_evaluated < max_evals):
+            t0 = now()
+            if gw_pool_stale(self.pool):   # in a forked child: the pool's threads are gone
+                self.pool = NULL
+            if self.pool == NULL:
+                self.pool = gw_pool_new(self.n_threads)
+            if self.pool == NULL:          # no memory even for the pool: run on this thread
+                _worker_entry(<void*>self, 0)
+            else:
+                gw_pool_run(self.pool, _worker_entry, <void*>self)
+            self.t_join += now() - t0
+            for t in range(self.n_threads):
+                sc = &self.scratch[t]
+                self.t_score += sc.t_score
+                self.t_wait += sc.t_wait
+                self.t_locked += sc.t_locked
+                self.t_idle += sc.t_idle
+                self.t_take += sc.t_take
+                self.t_admit += sc.t_admit
+                sc.t_take = 0
+                sc.t_admit = 0
+                sc.t_score = 0
+                sc.t_wait = 0
+                sc.t_locked = 0
+                sc.t_idle = 0
+        if self.do_gc and (self.improved or self.hn > self.gc_threshold):
+            self._gc()
+        if self.hn == 0:
+            return R_OUT_OF_MEMORY if self.out_of_memory else R_DONE
+        if stop[0] != 0:
+            return R_STOPPED
+        if max_evals >= 0 and self.n_evaluated >= max_evals:
+            return R_NODE_LIMIT
+        if self.out_of_memory:
+            return R_OUT_OF_MEMORY
+        return R_SLICE
+
+    cdef void _worker(self, int tid) noexcept nogil:
+        """One thread's loop for a slice; see the comment above ``_run_threads``."""
+        cdef Scratch* sc = &self.scratch[tid]
+        cdef QEntry e
+        cdef int32_t idx
+        cdef bint dead
+        cdef int k
+        cdef double t0 = now(), t1, t2
+        gw_lock(self.sync)
+        t1 = now()                               # t1: when this thread last took the lock
+        sc.t_wait += t1 - t0
+        while not self.halt:
+            if (self.stop_ptr[0] != 0 or self.out_of_memory or now() >= self.t_end
+                    or (self.max_evals >= 0 and self.n_evaluated >= self.max_evals)):
+                self.halt = True
+                break
+            if self.hn == 0:
+                if self.n_inflight == 0:
+                    self.halt = True             # certified: nothing queued, nothing in flight
+                    break
+                self.n_waiting += 1              # another worker's children may come
+                t0 = now()
+                sc.t_locked += t0 - t1
+                gw_wait(self.sync, 0.0005)
+                t1 = now()
+                sc.t_idle += t1 - t0
+                self.n_waiting -= 1
+                continue
+            t2 = now()
+            e = self._take()
+            idx = e.node
+            if (self._nd(idx).flags & F_DELETED) or self._hopeless(self._nd(idx).lb,
+                                                                   self._nd(idx).depth):
+                self.n_popped_pruned += 1
+                self._live_remove(idx)
+                self._release(idx)
+                sc.t_take += now() - t2
+                continue
+            self.n_inflight += 1
+            t0 = now()
+            sc.t_take += t0 - t2
+            sc.t_locked += t0 - t1
+            gw_unlock(self.sync)
+            dead = self._score(idx, sc) < 0
+            t1 = now()
+            sc.t_score += t1 - t0
+            gw_lock(self.sync)
+            t0 = now()
+            sc.t_wait += t0 - t1
+            t1 = t0
+            if dead:
+                self.n_popped_pruned += 1
+            elif self.out_of_memory:
+                # another worker could not allocate: queue nothing more (the containers' next
+                # allocation may fail), and bound this node's children by the node, as _admit does
+                self.oom_bound = min(self.oom_bound, self._nd(idx).lb + self.lamW)
+                for k in range(self._nd(idx).depth):
+                    sc.in_prefix[sc.path[k]] = 0
+            else:
+                self._admit(idx, sc)
+                sc.t_admit += now() - t1
+            self._merge(sc)
+            self._live_remove(idx)
+            self._release(idx)
+            self.n_inflight -= 1
+            if self.n_waiting > 0:
+                gw_notify_all(self.sync)
+        if self.n_waiting > 0:
+            gw_notify_all(self.sync)
+        sc.t_locked += now() - t1
+        gw_unlock(self.sync)
 
     # ---------------------------------------------------------------------------- Python API
 
@@ -1145,8 +1425,28 @@ cdef class Search:
         cdef int code
         cdef const uint8_t* stop = &stop_flag[0]
         with nogil:
-            code = self._run(seconds, stop, max_evaluations)
+            if self.n_threads > 1:
+                code = self._run_threads(seconds, stop, max_evaluations)
+            else:
+                code = self._run(seconds, stop, max_evaluations)
         return code
+
+    @property
+    def threads(self):
+        """Worker threads one ``run`` slice uses (1: the single-threaded path)."""
+        return self.n_threads
+
+    def thread_times(self):
+        """Where threaded slices spent their time, in thread-seconds summed over the workers:
+        scoring children without a lock, waiting for the queue lock, holding it (taking nodes,
+        admitting and queueing children, merging counters), idle (queue empty while another
+        expansion was in flight); ``slices`` is the wall time inside the workers' slices. Two
+        parts of ``locked``: ``locked_take`` (taking nodes off the heap, dropping dead or hopeless
+        ones) and ``locked_admit`` (the map, node allocation and heap pushes of ``_admit``). All zero
+        on the single-threaded path."""
+        return {"score": self.t_score, "lock_wait": self.t_wait, "locked": self.t_locked,
+                "idle": self.t_idle, "slices": self.t_join, "locked_take": self.t_take,
+                "locked_admit": self.t_admit}
 
     @property
     def total_weight(self):
@@ -1188,7 +1488,7 @@ cdef class Search:
 
     def memory_bytes(self):
         """Bytes held by the search containers (capacity, an estimate for the hash map)."""
-        return int(self.pages.size() * (sizeof(Node) << PAGE_BITS) + self.hpages.size() * (sizeof(QEntry) << HEAP_BITS)
+        return int(self.n_pages * (sizeof(Node) << PAGE_BITS) + self.hpages.size() * (sizeof(QEntry) << HEAP_BITS)
                    + self.apages.size() * (2 << ARENA_BITS) + self.mcap * sizeof(MapEntry))
 
     def lower_bound(self):
@@ -1288,14 +1588,14 @@ cdef class Search:
             for i in range(self.W):
                 vv[i] = uu[i] & self.caps[<size_t>s * self.W + i]
                 uu[i] &= ~self.caps[<size_t>s * self.W + i]
-            self._class_counts(&vv[0], cnt)
+            self._class_counts(&vv[0], cnt, &self.acc[0])
             wv = self._weighted(cnt, &correct, &label)
             err += wv - correct
             labels.append(label)
-        self._class_counts(&uu[0], cnt)
+        self._class_counts(&uu[0], cnt, &self.acc[0])
         wv = self._weighted(cnt, &correct, &label)
         if self.Q > 0:
-            self._minority_counts(&uu[0], cnt)
+            self._minority_counts(&uu[0], cnt, &self.acc[0])
             b0 = self._weighted_sum(cnt)
         b = err + len(labels) * self.lamW
         return {"objective": (b + wv - correct) / self.total, "b": b / self.total,

@@ -10,6 +10,7 @@ antecedent set actually searched (a minority vector computed for a different set
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -143,6 +144,15 @@ def prepare(
     return units
 
 
+def default_threads() -> int:
+    """All the cores this process may run on (its affinity mask; the CPU count where the system
+    has no affinity call)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
 def make_search(
     units: Units,
     regularization: float,
@@ -152,11 +162,13 @@ def make_search(
     max_prefix_length: int = 255,
     ablation: dict[str, bool] | None = None,
     kernel: str = "auto",
+    threads: int = 1,
 ) -> Any:
     """A ready ``Search``; ``ablation`` maps a bound name (see ``ABLATIONS``) to False to drop it.
 
     ``kernel``: ``dense`` (two classes, few units: masked sums over per-unit counts),
     ``bitsliced`` (popcounts over count planes) or ``auto`` (dense when it applies).
+    ``threads``: worker threads of one search (1: the single-threaded path).
     """
     ab = {name: True for name in ABLATIONS}
     for name, on in (ablation or {}).items():
@@ -171,7 +183,7 @@ def make_search(
         support=ab["support"], accurate_support=ab["accurate_support"],
         lookahead=ab["lookahead"], equivalent_points=ab["equivalent_points"],
         length_bound=ab["length_bound"], garbage_collection=ab["garbage_collection"],
-        kernel=kernel,
+        kernel=kernel, threads=int(threads),
     )
 
 

@@ -59,10 +59,11 @@ def run_corels(problem: Problem, objective: CorelsObjective, constraints: Corels
     search = engine.make_search(
         units, lam, policy=search_opts.policy, symmetry_map=search_opts.symmetry_map,
         max_prefix_length=max_len, ablation={b: False for b in search_opts.ablation},
+        threads=engine.default_threads() if search_opts.threads is None else search_opts.threads,
     )
     prep_seconds = time.perf_counter() - t0
     ctx.log(f"corels: {len(names)} antecedents, {problem.n_samples} samples in "
-            f"{units.n_units} units, lambda={lam}")
+            f"{units.n_units} units, lambda={lam}, {search.threads} thread(s)")
 
     def build(prefix: list[int]) -> RuleList:
         return build_rule_list(prefix, names, bits, items, problem, weights, multiplicity)
@@ -115,6 +116,7 @@ def run_corels(problem: Problem, objective: CorelsObjective, constraints: Corels
         "evaluations_to_optimum": search.evaluations_to_best,
         "prepare_seconds": prep_seconds,
         "search_bytes": search.memory_bytes(),
+        "threads": search.threads,
     }
     metrics = {"regularized_objective": search.objective, "train_loss": loss,
                "rules": float(len(search.best_prefix))}

@@ -70,6 +70,12 @@ class CorelsSearch(StrictModel):
     progress_interval: PositiveFloat = Field(
         0.25, le=60.0, description="Seconds between progress reports."
     )
+    threads: int | None = Field(
+        None, ge=1, le=1024,
+        description="Threads of one search, sharing its queue, symmetry map, incumbent and bound; "
+        "by default all the cores the process may use. 1 runs the single-threaded path. The "
+        "optimum is the same for any count; among equally good lists another may be returned.",
+    )
 
 
 class CorelsSpec(SolverSpec):

@@ -42,24 +42,28 @@ ABLATION_SETS = [()] + [(b,) for b in engine.ABLATIONS] + [tuple(engine.ABLATION
 
 
 def _solve(case: dict, policy: str, smap: str, ablation: tuple, compress: bool,
-           kernel: str = "auto"):
+           kernel: str = "auto", threads: int = 1):
     units = engine.prepare(bitset.pack_columns(case["X"]), case["y"], case["C"],
                            class_weights=case["w"], multiplicity=case["mult"], compress=compress)
     search = engine.make_search(units, case["lam"], policy=policy, symmetry_map=smap,
                                 max_prefix_length=255 if case["max_len"] is None else case["max_len"],
-                                ablation={b: False for b in ablation}, kernel=kernel)
+                                ablation={b: False for b in ablation}, kernel=kernel,
+                                threads=threads)
     code = engine.run_to_end(search)
     return code, search
 
 
+@pytest.mark.parametrize("threads", [1, 2, 4], ids=lambda t: f"threads{t}")
 @pytest.mark.parametrize("ablation", ABLATION_SETS, ids=lambda a: "+".join(a) or "all-bounds")
 @pytest.mark.parametrize("smap", engine.SYMMETRY_MAPS)
 @pytest.mark.parametrize("policy", engine.POLICIES)
-def test_optimum_equals_enumeration(policy: str, smap: str, ablation: tuple) -> None:
+def test_optimum_equals_enumeration(policy: str, smap: str, ablation: tuple, threads: int) -> None:
+    """Also with several threads: the optimum is the same (the list may be another tie)."""
     for i, case in enumerate(POOL):
         compress = i % 2 == 0
         kernel = "bitsliced" if i % 4 < 2 else "auto"   # dense wherever it applies, else sliced
-        code, search = _solve(case, policy, smap, ablation, compress, kernel)
+        code, search = _solve(case, policy, smap, ablation, compress, kernel, threads)
+        assert search.threads == threads
         assert code == ccorels.DONE
         assert search.done and search.queue_size == 0
         assert search.objective == pytest.approx(case["ref"][0], abs=1e-9), (i, case["ref"])
