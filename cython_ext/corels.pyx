@@ -51,6 +51,7 @@ cdef enum:
     MAP_CAPTURED = 2
     F_DELETED = 1
     F_QUEUED = 2
+    F_REJECTS = 4       # the node has a Theorem 12 rejected set (see _rej_store)
     MAX_CLASSES = 64
     PAGE_BITS = 16
     PAGE_MASK = 65535
@@ -148,6 +149,7 @@ cdef class Search:
     cdef int M, W, C, P, Q, PT, QT, policy, map_kind, max_len
     cdef bint length_capped
     cdef bint do_support, do_accurate, do_lookahead, do_eqpts, do_length, do_gc
+    cdef bint do_similar, do_propagate
     cdef double lam, total, lamW
     cdef vector[uint64_t] caps, lplanes, zplanes, mask
     cdef vector[int32_t] lclass, lshift, zclass, zshift
@@ -201,6 +203,20 @@ cdef class Search:
     cdef public int64_t n_pruned_support, n_pruned_accurate, n_pruned_bound, n_pruned_lookahead
     cdef public int64_t n_pruned_length, n_pruned_map, n_map_replaced, n_map_collisions
     cdef public int64_t max_queue, max_trie, max_depth_evaluated, n_improvements
+    # ---- optional bounds of issue 13 item 5 (off by default; see docs/corels.md) ----
+    # Theorem 18, a child against its prefix without the parent's last rule: per-expansion
+    # scratch (per thread once the search is threaded)
+    cdef vector[uint64_t] sim_tmp, sim_up
+    cdef double sim_eps
+    # Theorem 12, rejection propagation: the antecedents rejected by Theorems 10/11 at an expanded
+    # node or any of its ancestors, kept while the node lives (it has live children). Shared
+    # search state: a threaded search must guard rej_slot / rej_pool / rej_free with a lock.
+    cdef unordered_map[int32_t, uint32_t] rej_slot
+    cdef vector[uint64_t] rej_pool
+    cdef vector[uint32_t] rej_free
+    cdef vector[uint64_t] rej_cur
+    cdef int RW
+    cdef public int64_t n_pruned_similar, n_skipped_rejected, max_reject_sets
 
     def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
                  const int32_t[::1] lclass, const int32_t[::1] lshift,
@@ -209,7 +225,8 @@ cdef class Search:
                  double regularization, str policy="lower_bound", str symmetry_map="prefix",
                  int max_prefix_length=255, bint support=True, bint accurate_support=True,
                  bint lookahead=True, bint equivalent_points=True, bint length_bound=True,
-                 bint garbage_collection=True, str kernel="auto"):
+                 bint garbage_collection=True, str kernel="auto", bint similar_support=False,
+                 bint rejection_propagation=False):
         cdef int i, k
         self.M = caps.shape[0]
         self.W = caps.shape[1] if self.M > 0 else (n_units + 63) // 64
@@ -240,6 +257,8 @@ cdef class Search:
         self.do_eqpts = equivalent_points and self.Q > 0
         self.do_length = length_bound
         self.do_gc = garbage_collection
+        self.do_similar = similar_support
+        self.do_propagate = rejection_propagation and (support or accurate_support)
         self.uniform = True
         for k in range(self.C):
             self.weights[k] = weights[k]
@@ -293,6 +312,10 @@ cdef class Search:
         self.acc.assign(max(self.P, self.Q) + 1, 0)
         for k in range(self.M):
             self.ant_hash.push_back(splitmix(<uint64_t>k * 7919 + 12345))
+        self.sim_tmp.assign(self.W, 0)
+        self.sim_up.assign(self.W, 0)
+        self.RW = (self.M + 63) // 64 if self.M > 0 else 1
+        self.rej_cur.assign(self.RW, 0)
         self.lam = regularization
         self.oom_bound = INFINITY
         self._init_dense(kernel, n_units)
@@ -510,6 +533,8 @@ cdef class Search:
                 return
             parent = self._nd(idx).parent
             self.live_nodes -= 1
+            if self._nd(idx).flags & F_REJECTS:      # Theorem 12 (issue 13.5): drop its set
+                self._rej_forget(idx)
             # a new incarnation; a slot whose counter would wrap is retired, so a map entry's
             # (node, gen) can never match a later occupant of its slot
             if self._nd(idx).gen == <uint32_t>0xFFFFFFFF:
@@ -873,6 +898,9 @@ cdef class Search:
         self.live_depth.assign(256, 0)
         self.live_err.clear()
         self.live_err.resize(256)
+        self.rej_slot.clear()
+        self.rej_pool.clear()
+        self.rej_free.clear()
         self.seq = 0
         self.live_nodes = 0
         self.best_path.clear()
@@ -880,6 +908,7 @@ cdef class Search:
         self._class_counts(&self.mask[0], cnt)
         self.total = self._weighted(cnt, &correct, &label)
         self.lamW = self.lam * self.total
+        self.sim_eps = 1e-9 * max(self.total, 1.0)
         self.best = self.total - correct      # the empty list: default = majority
         self.best_time = now()
         self.start_time = self.best_time
@@ -895,6 +924,95 @@ cdef class Search:
         else:
             if not self._push(0.0, root):
                 raise MemoryError("cannot allocate the search's queue")
+
+    # ------------------------------------------------ optional bounds (issue 13 item 5)
+
+    cdef bint _similar_dominated(self, int t, int sa, const uint64_t* uP, double gain) noexcept nogil:
+        """Theorem 18 between D = P+s+t (a child being queued) and d = P+t (docs/corels.md).
+
+        ``uP`` is what P leaves uncaptured, ``gain`` = b(D) - b(P) = err(s|P) + err(t|P+s) + lam.
+        With Omega the weight of the units P+t leaves uncaptured and D does not (uP & s & ~t),
+        every list D+T scores at least R(P+t+T) + b(D) - b(d) - Omega: the tail T, labelled as
+        best for D's uncaptured data, makes at most Omega more errors on d's. So when
+        b(D) - b(d) > Omega, no optimal list lies below D and it need not be queued. Strict, so
+        it never removes an optimum and composes with the map and every other bound; d is
+        shorter, so it holds under a length cap. (Between siblings the bound is vacuous:
+        err(s|P) - err(a|P) <= Omega always.) Uses only this expansion's scratch ``sim_tmp``.
+        """
+        cdef double cnt[MAX_CLASSES]
+        cdef double correct, wv, omega
+        cdef int label, i
+        cdef const uint64_t* tv = &self.caps[<size_t>t * self.W]
+        cdef const uint64_t* sv = &self.caps[<size_t>sa * self.W]
+        cdef uint64_t* x = &self.sim_tmp[0]
+        for i in range(self.W):
+            x[i] = uP[i] & tv[i]
+        self._class_counts(x, cnt)
+        wv = self._weighted(cnt, &correct, &label)
+        gain -= wv - correct                       # b(D) - b(d): d's rule t errs on its majority
+        if gain <= self.sim_eps:                   # Omega >= 0
+            return False
+        for i in range(self.W):
+            x[i] = uP[i] & sv[i] & ~tv[i]
+        self._class_counts(x, cnt)
+        omega = self._weighted_sum(cnt)
+        return gain - omega > self.sim_eps
+
+    cdef double _similar_setup(self, int32_t ni, int depth) noexcept nogil:
+        """What P (the prefix without its last rule) leaves uncaptured, into ``sim_up``; returns
+        err(s|P) + lam, the part of b(D) - b(P) the children of ``ni`` = P+s share."""
+        cdef int i, k
+        cdef uint64_t* up = &self.sim_up[0]
+        cdef const uint64_t* cv
+        for i in range(self.W):
+            up[i] = self.mask[i]
+        for k in range(depth - 1):
+            cv = &self.caps[<size_t>self.path[k] * self.W]
+            for i in range(self.W):
+                up[i] &= ~cv[i]
+        return self._nd(ni).err - self._nd(self._nd(ni).parent).err + self.lamW
+
+    cdef void _rej_load(self, int32_t parent) noexcept nogil:
+        """Theorem 12: start an expansion with the set rejected at its parent (or none)."""
+        cdef int i
+        cdef size_t base
+        if parent >= 0 and (self._nd(parent).flags & F_REJECTS):
+            base = <size_t>self.rej_slot[parent] * self.RW
+            for i in range(self.RW):
+                self.rej_cur[i] = self.rej_pool[base + i]
+        else:
+            for i in range(self.RW):
+                self.rej_cur[i] = 0
+
+    cdef void _rej_store(self, int32_t idx) noexcept nogil:
+        """Keep ``rej_cur`` for the children of ``idx`` (only when it rejects something)."""
+        cdef int i
+        cdef uint32_t slot
+        cdef bint any_bits = False
+        for i in range(self.RW):
+            if self.rej_cur[i] != 0:
+                any_bits = True
+        if not any_bits:
+            return
+        if self.rej_free.size() > 0:
+            slot = self.rej_free.back()
+            self.rej_free.pop_back()
+        else:
+            slot = <uint32_t>(self.rej_pool.size() // self.RW)
+            self.rej_pool.resize(self.rej_pool.size() + self.RW)   # (a failed growth aborts)
+        for i in range(self.RW):
+            self.rej_pool[<size_t>slot * self.RW + i] = self.rej_cur[i]
+        self.rej_slot[idx] = slot
+        self._nd(idx).flags |= F_REJECTS
+        if <int64_t>self.rej_slot.size() > self.max_reject_sets:
+            self.max_reject_sets = self.rej_slot.size()
+
+    cdef void _rej_forget(self, int32_t idx) noexcept nogil:
+        cdef unordered_map[int32_t, uint32_t].iterator it = self.rej_slot.find(idx)
+        self._nd(idx).flags &= ~F_REJECTS
+        if it != self.rej_slot.end():
+            self.rej_free.push_back(deref(it).second)
+            self.rej_slot.erase(it)
 
     cdef int _expand(self, int32_t ni) noexcept nogil:
         """Algorithm 5: score every child of the prefix at ``ni``; insert the promising ones."""
@@ -919,8 +1037,10 @@ cdef class Search:
         cdef bint any_bits
         cdef int64_t sums[3]
         cdef int32_t m
-        cdef int c, n_cands = 0
+        cdef int c, n_cands = 0, n_children = 0
+        cdef double sgain = 0
         cdef Candidate* cand
+        cdef uint64_t* rej = &self.rej_cur[0]
         # the prefix, leaf to root; a deleted ancestor kills the whole subtree
         k = depth
         while cur >= 0 and k > 0:
@@ -952,8 +1072,13 @@ cdef class Search:
         self.n_expanded += 1
         if depth + 1 > self.max_depth_evaluated:
             self.max_depth_evaluated = depth + 1
+        if self.do_propagate:                                 # Theorem 12 (issue 13.5)
+            self._rej_load(self._nd(ni).parent)
         for s in range(self.M):
             if self.in_prefix[s]:
+                continue
+            if self.do_propagate and (rej[s >> 6] >> (s & 63)) & 1:   # Theorem 12 (issue 13.5)
+                self.n_skipped_rejected += 1
                 continue
             self.n_evaluated += 1
             capv = &self.caps[<size_t>s * W]
@@ -985,9 +1110,13 @@ cdef class Search:
             wv = self._weighted(cnt, &correct, &label)
             if self.do_support and wv < self.lamW:            # Theorem 10
                 self.n_pruned_support += 1
+                if self.do_propagate:
+                    rej[s >> 6] |= (<uint64_t>1) << (s & 63)
                 continue
             if self.do_accurate and correct < self.lamW:      # Theorem 11
                 self.n_pruned_accurate += 1
+                if self.do_propagate:
+                    rej[s >> 6] |= (<uint64_t>1) << (s & 63)
                 continue
             err = perr + (wv - correct)
             b = err + (depth + 1) * self.lamW
@@ -1061,6 +1190,8 @@ cdef class Search:
                 me = &self.mtab[(self.cands[c].map_key >> 32) & (self.mcap - 1)]
                 if me.off != 0 and me.tag == <uint32_t>(self.cands[c].map_key >> 32):
                     gw_prefetch(self._ar(me.off))
+        if self.do_similar and depth >= 1 and n_cands > 0:   # Theorem 18 (issue 13.5)
+            sgain = self._similar_setup(ni, depth)
         for c in range(n_cands):
             cand = &self.cands[c]
             s = cand.ant
@@ -1071,6 +1202,10 @@ cdef class Search:
                 continue
             if self.do_length and (depth + 2) * self.lamW >= self.best:
                 self.n_pruned_length += 1
+                continue
+            if self.do_similar and depth >= 1 and self._similar_dominated(   # Theorem 18 (13.5)
+                    s, self.path[depth - 1], &self.sim_up[0], sgain + (cand.err - perr)):
+                self.n_pruned_similar += 1
                 continue
             self.child_ids[depth] = s
             verdict = 1
@@ -1099,6 +1234,9 @@ cdef class Search:
                 self.oom_bound = min(self.oom_bound, self._nd(ni).lb + self.lamW)
                 self._release(child)
                 break
+            n_children += 1
+        if self.do_propagate and n_children > 0:             # Theorem 12 (issue 13.5)
+            self._rej_store(ni)
         for k in range(depth):
             self.in_prefix[self.path[k]] = 0
         return 0
@@ -1324,4 +1462,7 @@ cdef class Search:
             "queue": self.hn,
             "trie": self.live_nodes,
             "map": self.mcount,
+            "pruned_similar_support": self.n_pruned_similar,
+            "skipped_rejected": self.n_skipped_rejected,
+            "max_reject_sets": self.max_reject_sets,
         }
