@@ -59,6 +59,7 @@ cdef enum:
     ARENA_BITS = 16
     HEAP_BITS = 14
     HEAP_MASK = 16383
+    SIM_WINDOW = 8      # Theorem 18 tries dropping each of the last SIM_WINDOW rules
 
 POLICIES = {"bfs": P_BFS, "dfs": P_DFS, "curiosity": P_CURIOSITY,
             "lower_bound": P_LOWER_BOUND, "objective": P_OBJECTIVE}
@@ -206,7 +207,9 @@ cdef class Search:
     # ---- optional bounds of issue 13 item 5 (off by default; see docs/corels.md) ----
     # Theorem 18, a child against its prefix without the parent's last rule: per-expansion
     # scratch (per thread once the search is threaded)
-    cdef vector[uint64_t] sim_tmp, sim_up
+    cdef vector[uint64_t] sim_tmp, sim_x, sim_ctx
+    cdef double sim_gain[SIM_WINDOW]
+    cdef double sim_perr[256]
     cdef double sim_eps
     # Theorem 12, rejection propagation: the antecedents rejected by Theorems 10/11 at an expanded
     # node or any of its ancestors, kept while the node lives (it has live children). Shared
@@ -313,7 +316,8 @@ cdef class Search:
         for k in range(self.M):
             self.ant_hash.push_back(splitmix(<uint64_t>k * 7919 + 12345))
         self.sim_tmp.assign(self.W, 0)
-        self.sim_up.assign(self.W, 0)
+        self.sim_x.assign(self.W, 0)
+        self.sim_ctx.assign(<size_t>SIM_WINDOW * self.W, 0)
         self.RW = (self.M + 63) // 64 if self.M > 0 else 1
         self.rej_cur.assign(self.RW, 0)
         self.lam = regularization
@@ -927,50 +931,87 @@ cdef class Search:
 
     # ------------------------------------------------ optional bounds (issue 13 item 5)
 
-    cdef bint _similar_dominated(self, int t, int sa, const uint64_t* uP, double gain) noexcept nogil:
-        """Theorem 18 between D = P+s+t (a child being queued) and d = P+t (docs/corels.md).
+    cdef int _similar_setup(self, int32_t ni, int depth) noexcept nogil:
+        """Prepare Theorem 18 for the children of ``ni`` = (p_0 .. p_{K-1}), K = ``depth``.
 
-        ``uP`` is what P leaves uncaptured, ``gain`` = b(D) - b(P) = err(s|P) + err(t|P+s) + lam.
-        With Omega the weight of the units P+t leaves uncaptured and D does not (uP & s & ~t),
-        every list D+T scores at least R(P+t+T) + b(D) - b(d) - Omega: the tail T, labelled as
-        best for D's uncaptured data, makes at most Omega more errors on d's. So when
-        b(D) - b(d) > Omega, no optimal list lies below D and it need not be queued. Strict, so
-        it never removes an optimum and composes with the map and every other bound; d is
-        shorter, so it holds under a length cap. (Between siblings the bound is vacuous:
-        err(s|P) - err(a|P) <= Omega always.) Uses only this expansion's scratch ``sim_tmp``.
+        For each of the last ``SIM_WINDOW`` rules p_j, d_j is the prefix without p_j. Stores, per
+        j, what d_j leaves uncaptured (``sim_ctx``) and the part of b(D) - b(d_j + t) that does
+        not depend on the child t: lam + sum_{i>=j} err(p_i | D) - sum_{i>j} err(p_i | d_j)
+        (``sim_gain``). Returns how many rules are tried.
         """
-        cdef double cnt[MAX_CLASSES]
-        cdef double correct, wv, omega
-        cdef int label, i
-        cdef const uint64_t* tv = &self.caps[<size_t>t * self.W]
-        cdef const uint64_t* sv = &self.caps[<size_t>sa * self.W]
-        cdef uint64_t* x = &self.sim_tmp[0]
-        for i in range(self.W):
-            x[i] = uP[i] & tv[i]
-        self._class_counts(x, cnt)
-        wv = self._weighted(cnt, &correct, &label)
-        gain -= wv - correct                       # b(D) - b(d): d's rule t errs on its majority
-        if gain <= self.sim_eps:                   # Omega >= 0
-            return False
-        for i in range(self.W):
-            x[i] = uP[i] & sv[i] & ~tv[i]
-        self._class_counts(x, cnt)
-        omega = self._weighted_sum(cnt)
-        return gain - omega > self.sim_eps
-
-    cdef double _similar_setup(self, int32_t ni, int depth) noexcept nogil:
-        """What P (the prefix without its last rule) leaves uncaptured, into ``sim_up``; returns
-        err(s|P) + lam, the part of b(D) - b(P) the children of ``ni`` = P+s share."""
-        cdef int i, k
-        cdef uint64_t* up = &self.sim_up[0]
+        cdef int i, j, k, label, n = min(depth, SIM_WINDOW), j0 = depth - n
+        cdef int32_t cur = ni
+        cdef uint64_t* x
         cdef const uint64_t* cv
-        for i in range(self.W):
+        cdef uint64_t* up = &self.sim_tmp[0]
+        cdef double cnt[MAX_CLASSES]
+        cdef double correct, wv, ej
+        # errors of the rules p_j .. p_{K-1} in D's context, from the node errors on the path
+        for k in range(depth, j0, -1):
+            self.sim_perr[k] = self._nd(cur).err
+            cur = self._nd(cur).parent
+        self.sim_perr[j0] = self._nd(cur).err
+        for i in range(self.W):          # what p_0 .. p_{j0-1} leave uncaptured
             up[i] = self.mask[i]
-        for k in range(depth - 1):
+        for k in range(j0):
             cv = &self.caps[<size_t>self.path[k] * self.W]
             for i in range(self.W):
                 up[i] &= ~cv[i]
-        return self._nd(ni).err - self._nd(self._nd(ni).parent).err + self.lamW
+        for j in range(j0, depth):
+            x = &self.sim_ctx[<size_t>(j - j0) * self.W]
+            for i in range(self.W):
+                x[i] = up[i]
+            ej = self.lamW + self.sim_perr[depth] - self.sim_perr[j]
+            for k in range(j + 1, depth):   # the later rules again, without p_j before them
+                cv = &self.caps[<size_t>self.path[k] * self.W]
+                for i in range(self.W):
+                    self.sim_x[i] = x[i] & cv[i]
+                    x[i] &= ~cv[i]
+                self._class_counts(&self.sim_x[0], cnt)
+                wv = self._weighted(cnt, &correct, &label)
+                ej -= wv - correct
+            self.sim_gain[j - j0] = ej
+            cv = &self.caps[<size_t>self.path[j] * self.W]
+            for i in range(self.W):
+                up[i] &= ~cv[i]
+        return n
+
+    cdef bint _similar_dominated(self, int t, int depth, int n, double et) noexcept nogil:
+        """Theorem 18 between D = (p_0 .. p_{K-1}, t), a child about to be queued, and d = D
+        without one of its last ``n`` rules p_j (docs/corels.md).
+
+        With Omega the weight of the units d leaves uncaptured and D does not (those p_j takes
+        first), every list D+T scores at least R(d+T) + b(D) - b(d) - Omega: the tail T,
+        labelled as best for D's uncaptured data, makes at most Omega more errors on d's. So
+        when b(D) - b(d) > Omega no optimal list lies below D, and it need not be queued. The
+        test is strict, so it never removes an optimum: it composes with the map and every other
+        bound; d is shorter, so it holds under a length cap. (Between two siblings the bound is
+        vacuous: err(s|P) - err(a|P) <= Omega always.) ``et`` = err(t | D's prefix). Reads
+        this expansion's scratch only (``sim_*``): per thread once the search is threaded.
+        """
+        cdef double cnt[MAX_CLASSES]
+        cdef double correct, wv, gain
+        cdef int label, i, j, j0 = depth - n
+        cdef const uint64_t* tv = &self.caps[<size_t>t * self.W]
+        cdef const uint64_t* pv
+        cdef const uint64_t* x
+        cdef uint64_t* y = &self.sim_x[0]
+        for j in range(depth - 1, j0 - 1, -1):
+            x = &self.sim_ctx[<size_t>(j - j0) * self.W]
+            for i in range(self.W):
+                y[i] = x[i] & tv[i]
+            self._class_counts(y, cnt)
+            wv = self._weighted(cnt, &correct, &label)
+            gain = self.sim_gain[j - j0] + et - (wv - correct)
+            if gain <= self.sim_eps:               # Omega >= 0
+                continue
+            pv = &self.caps[<size_t>self.path[j] * self.W]
+            for i in range(self.W):
+                y[i] = x[i] & pv[i] & ~tv[i]
+            self._class_counts(y, cnt)
+            if gain - self._weighted_sum(cnt) > self.sim_eps:
+                return True
+        return False
 
     cdef void _rej_load(self, int32_t parent) noexcept nogil:
         """Theorem 12: start an expansion with the set rejected at its parent (or none)."""
@@ -1038,7 +1079,7 @@ cdef class Search:
         cdef int64_t sums[3]
         cdef int32_t m
         cdef int c, n_cands = 0, n_children = 0
-        cdef double sgain = 0
+        cdef int n_sim = 0
         cdef Candidate* cand
         cdef uint64_t* rej = &self.rej_cur[0]
         # the prefix, leaf to root; a deleted ancestor kills the whole subtree
@@ -1191,7 +1232,7 @@ cdef class Search:
                 if me.off != 0 and me.tag == <uint32_t>(self.cands[c].map_key >> 32):
                     gw_prefetch(self._ar(me.off))
         if self.do_similar and depth >= 1 and n_cands > 0:   # Theorem 18 (issue 13.5)
-            sgain = self._similar_setup(ni, depth)
+            n_sim = self._similar_setup(ni, depth)
         for c in range(n_cands):
             cand = &self.cands[c]
             s = cand.ant
@@ -1203,8 +1244,7 @@ cdef class Search:
             if self.do_length and (depth + 2) * self.lamW >= self.best:
                 self.n_pruned_length += 1
                 continue
-            if self.do_similar and depth >= 1 and self._similar_dominated(   # Theorem 18 (13.5)
-                    s, self.path[depth - 1], &self.sim_up[0], sgain + (cand.err - perr)):
+            if n_sim > 0 and self._similar_dominated(s, depth, n_sim, cand.err - perr):  # Thm 18
                 self.n_pruned_similar += 1
                 continue
             self.child_ids[depth] = s

@@ -38,7 +38,14 @@ def _pool() -> list[dict]:
 
 POOL = _pool()
 
-ABLATION_SETS = [()] + [(b,) for b in engine.ABLATIONS] + [tuple(engine.ABLATIONS)]
+# a name from ABLATIONS switches a default bound off, one from OPTIONAL_BOUNDS switches an extra on
+ABLATION_SETS = ([()] + [(b,) for b in engine.ABLATIONS] + [tuple(engine.ABLATIONS)]
+                 + [(b,) for b in engine.OPTIONAL_BOUNDS] + [tuple(engine.OPTIONAL_BOUNDS)]
+                 + [tuple(engine.ABLATIONS) + tuple(engine.OPTIONAL_BOUNDS)])
+
+
+def _switches(names: tuple) -> dict[str, bool]:
+    return {b: b in engine.OPTIONAL_BOUNDS for b in names}
 
 
 def _solve(case: dict, policy: str, smap: str, ablation: tuple, compress: bool,
@@ -47,7 +54,7 @@ def _solve(case: dict, policy: str, smap: str, ablation: tuple, compress: bool,
                            class_weights=case["w"], multiplicity=case["mult"], compress=compress)
     search = engine.make_search(units, case["lam"], policy=policy, symmetry_map=smap,
                                 max_prefix_length=255 if case["max_len"] is None else case["max_len"],
-                                ablation={b: False for b in ablation}, kernel=kernel)
+                                ablation=_switches(ablation), kernel=kernel)
     code = engine.run_to_end(search)
     return code, search
 
@@ -147,3 +154,89 @@ def test_captured_map_respects_a_length_cap() -> None:
             assert engine.run_to_end(s) == ccorels.DONE
             assert s.objective == pytest.approx(ref[0], abs=1e-9)
             assert len(s.best_prefix) <= cap
+
+
+def _nested_instance(rng: np.random.Generator, n_classes: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """Random features plus conjunctions and disjunctions of them, nested as mined sets are.
+
+    Independent random columns almost never trigger Theorem 18 (it needs one rule to cover what
+    two others capture, nearly); nested columns, as COMPAS has, do.
+    """
+    n = int(rng.integers(40, 160))
+    m = int(rng.integers(3, 5))
+    X = (rng.random((n, m)) < rng.uniform(0.2, 0.6, size=m)).astype(np.uint8)
+    extra = []
+    for _ in range(int(rng.integers(2, 4))):
+        i, j = rng.choice(m, size=2, replace=False)
+        extra.append(X[:, i] & X[:, j] if rng.random() < 0.5 else X[:, i] | X[:, j])
+    X = np.column_stack([X] + extra).astype(np.uint8)
+    score = X[:, :m] @ rng.normal(size=m) + rng.normal(scale=0.8, size=n)
+    y = np.digitize(score, np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1]))
+    flip = rng.random(n) < 0.2
+    y[flip] = rng.integers(0, n_classes, size=int(flip.sum()))
+    return X, y.astype(np.int64)
+
+
+def _nested_pool() -> list[dict]:
+    rng = np.random.default_rng(20261124)
+    pool = []
+    for i in range(24):
+        kind = ("binary", "binary", "multiclass", "weighted", "max_len", "binary")[i % 6]
+        C = 3 if kind == "multiclass" else 2
+        X, y = _nested_instance(rng, C)
+        lam = float((0.0, 0.005, 0.01, 0.02)[i % 4])
+        w = rng.uniform(0.3, 3.0, size=C) if kind == "weighted" else None
+        max_len = 2 if kind == "max_len" else None
+        ref = brute_force(X, y, lam, C, weights=w, max_len=max_len)
+        pool.append(dict(X=X, y=y, C=C, lam=lam, w=w, mult=None, max_len=max_len, ref=ref))
+    return pool
+
+
+NESTED = _nested_pool()
+
+
+@pytest.mark.parametrize("on", [("similar_support",), engine.OPTIONAL_BOUNDS],
+                         ids=lambda a: "+".join(a))
+@pytest.mark.parametrize("smap", engine.SYMMETRY_MAPS)
+@pytest.mark.parametrize("policy", engine.POLICIES)
+def test_optional_bounds_on_nested_antecedents(policy: str, smap: str, on: tuple) -> None:
+    """Where Theorem 18 fires: its prunings happen and the optimum still equals enumeration."""
+    pruned = skipped = 0
+    for i, case in enumerate(NESTED):
+        code, search = _solve(case, policy, smap, on, i % 2 == 0, "bitsliced" if i % 4 < 2 else "auto")
+        assert code == ccorels.DONE
+        assert search.objective == pytest.approx(case["ref"][0], abs=1e-9), (i, case["ref"])
+        assert search.lower_bound() == pytest.approx(search.objective, abs=1e-12)
+        assert search.evaluate(search.best_prefix)["objective"] == pytest.approx(search.objective,
+                                                                                 abs=1e-9)
+        pruned += search.counters()["pruned_similar_support"]
+        skipped += search.counters()["skipped_rejected"]
+    assert pruned > 0
+    assert skipped > 0 or "rejection_propagation" not in on
+
+
+def test_optional_bounds_prune_and_keep_the_optimum() -> None:
+    """Theorems 18 and 12 cut work on an instance where they apply, never the optimum."""
+    rng = np.random.default_rng(7)
+    X = (rng.random((400, 10)) < 0.35).astype(np.uint8)
+    y = ((X[:, 0] | X[:, 1] & X[:, 2]) ^ (rng.random(400) < 0.2)).astype(np.int64)
+    X = np.column_stack([X, X[:, 0] & X[:, 3], X[:, 1] | X[:, 4], X[:, 2] & X[:, 5],
+                         X[:, 0] | X[:, 6]]).astype(np.uint8)
+    units = engine.prepare(bitset.pack_columns(X), y, 2)
+    runs = {}
+    for on in [(), ("similar_support",), ("rejection_propagation",), engine.OPTIONAL_BOUNDS]:
+        s = engine.make_search(units, 0.005, ablation=_switches(tuple(on)))
+        assert engine.run_to_end(s) == ccorels.DONE
+        runs[tuple(on)] = s
+    base = runs[()]
+    sim, rej = runs[("similar_support",)], runs[("rejection_propagation",)]
+    for s in runs.values():
+        assert s.objective == pytest.approx(base.objective, abs=1e-12)
+    assert base.counters()["pruned_similar_support"] == 0
+    assert sim.counters()["pruned_similar_support"] > 0
+    assert sim.counters()["inserted"] < base.counters()["inserted"]
+    assert sim.n_evaluated < base.n_evaluated
+    # Theorem 12 skips children an ancestor already rejected: same tree, fewer scorings
+    assert rej.counters()["skipped_rejected"] > 0
+    assert rej.counters()["inserted"] == base.counters()["inserted"]
+    assert rej.n_evaluated + rej.counters()["skipped_rejected"] == base.n_evaluated
