@@ -11,10 +11,11 @@ per second and queue size, sampled every few seconds) follows the table.
 
     python bench/corels_compas.py [--lambdas 0.015,0.01,0.005,0.0025] [--threads 1,2]
                                   [--time-limit 120] [--progress 0.25]
-                                  [--bounds none,similar_support+rejection_propagation]
+                                  [--bounds default,no-similar_support,rejection_propagation]
 
-``--bounds`` lists configurations of the optional bounds (engine.OPTIONAL_BOUNDS, issue 13 item 5)
-to compare, each a ``+``-joined set of names, ``none`` for the default search.
+``--bounds`` lists configurations to compare (issue 13 item 5): ``default``, or ``/``-joined
+switches, ``name`` to switch an optional bound on (engine.OPTIONAL_BOUNDS), ``no-name`` to switch
+a default one off (engine.ABLATIONS), e.g. ``no-similar_support/rejection_propagation``.
 
 The machine is shared: wall times are noisy, CPU time and evaluations/s are the steadier figures.
 Reference C++ CORELS on the same machine class (PEER-FIGURES.md, lower bound policy, prefix map):
@@ -45,7 +46,7 @@ class _Sink:
 
 
 def child(lam: float, threads: int, time_limit: float, progress_every: float,
-          bounds: str = "none") -> None:
+          bounds: str = "default") -> None:
     """One certification, measured from inside the process; prints one JSON line."""
     import resource
 
@@ -60,8 +61,9 @@ def child(lam: float, threads: int, time_limit: float, progress_every: float,
     data = read_corels(base + ".out", base + ".label", base + ".minor")
     units = engine.prepare(data.antecedents.bits, data.y, 2)
     kw: dict[str, Any] = {"threads": threads} if threads != 1 else {}
-    if bounds != "none":
-        kw["ablation"] = {name: True for name in bounds.split("+")}
+    if bounds != "default":
+        kw["ablation"] = {name.removeprefix("no-"): not name.startswith("no-")
+                          for name in bounds.split("/")}
     search = engine.make_search(units, lam, **kw)
     t_prep = time.perf_counter() - t1
     M = len(data.antecedents.names)
@@ -117,8 +119,9 @@ def main() -> None:
     ap.add_argument("--threads", default="1", help="comma-separated thread counts")
     ap.add_argument("--time-limit", type=float, default=300.0, help="search seconds per run")
     ap.add_argument("--progress", type=float, default=0.25, help="seconds between reports")
-    ap.add_argument("--bounds", default="none",
-                    help="comma-separated configurations of optional bounds, each +-joined names")
+    ap.add_argument("--bounds", default="default",
+                    help="comma-separated configurations: default, or /-joined switches "
+                    "(name: on, no-name: off)")
     ap.add_argument("--child", type=float, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child is not None:
@@ -148,7 +151,8 @@ def main() -> None:
             rows.append(r)
             peer_s, peer_mb = PEER.get(lam, (float("nan"), float("nan")))
             rate = r["evaluated"] / max(r["search_s"], 1e-9)
-            short = "+".join("".join(w[0] for w in b.split("_")) for b in bounds.split("+"))
+            short = "/".join(("-" if b.startswith("no-") else "") + "".join(
+                w[0] for w in b.removeprefix("no-").split("_")) for b in bounds.split("/"))
             print(f"{lam:>7} {threads:>3} {short:>14} {str(r['certified']):>5} {r['objective']:>10.6f} "
                   f"{r['lower_bound']:>10.6f} {r['search_s']:>8.2f} {r['search_cpu_s']:>8.2f} "
                   f"{r['peak_rss'] / 2**20:>8.1f} {r['evaluated']:>14,} {rate:>11,.0f} "

@@ -21,11 +21,12 @@ from glasswork.cython_ext import corels as _corels
 
 POLICIES = ("bfs", "dfs", "curiosity", "lower_bound", "objective")
 SYMMETRY_MAPS = ("none", "prefix", "captured")
+# bounds on by default, each can be switched off (similar_support: Theorem 18, see docs/corels.md)
 ABLATIONS = ("support", "accurate_support", "lookahead", "equivalent_points", "length_bound",
-             "garbage_collection")
-# Bounds the paper proves but its implementation left out (issue 13 item 5, docs/corels.md): off
-# unless asked for, because on COMPAS they do not pay (bench/corels_compas.py --bounds).
-OPTIONAL_BOUNDS = ("similar_support", "rejection_propagation")
+             "garbage_collection", "similar_support")
+# bounds off by default, each can be switched on: Theorem 12's propagation of rejected antecedents
+# saves scorings but not CPU time on COMPAS (docs/corels.md, bench/corels_compas.py --bounds)
+OPTIONAL_BOUNDS = ("rejection_propagation",)
 
 
 @dataclass

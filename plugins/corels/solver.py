@@ -58,7 +58,8 @@ def run_corels(problem: Problem, objective: CorelsObjective, constraints: Corels
     max_len = 255 if constraints.max_prefix_length is None else constraints.max_prefix_length
     search = engine.make_search(
         units, lam, policy=search_opts.policy, symmetry_map=search_opts.symmetry_map,
-        max_prefix_length=max_len, ablation={b: False for b in search_opts.ablation},
+        max_prefix_length=max_len,
+        ablation={b: False for b in search_opts.ablation} | {b: True for b in search_opts.bounds},
     )
     prep_seconds = time.perf_counter() - t0
     ctx.log(f"corels: {len(names)} antecedents, {problem.n_samples} samples in "

@@ -9,7 +9,8 @@ from pydantic import Field, PositiveFloat
 from glasswork.spec import SolverSpec, StrictModel
 
 Bound = Literal["support", "accurate_support", "lookahead", "equivalent_points", "length_bound",
-                "garbage_collection"]
+                "garbage_collection", "similar_support"]
+OptionalBound = Literal["rejection_propagation"]
 
 
 class CorelsObjective(StrictModel):
@@ -61,7 +62,13 @@ class CorelsSearch(StrictModel):
     ablation: list[Bound] = Field(
         default_factory=list,
         description="Bounds to switch off, for experiments: support, accurate_support, lookahead, "
-        "equivalent_points, length_bound, garbage_collection. The optimum is unchanged.",
+        "equivalent_points, length_bound, garbage_collection, similar_support. The optimum is "
+        "unchanged.",
+    )
+    bounds: list[OptionalBound] = Field(
+        default_factory=list,
+        description="Extra bounds to switch on, off by default because they do not pay on the "
+        "benchmark: rejection_propagation (Theorem 12). The optimum is unchanged.",
     )
     compress: bool = Field(
         True, description="Merge samples with identical antecedent signatures before searching "

@@ -195,11 +195,10 @@ def _nested_pool() -> list[dict]:
 NESTED = _nested_pool()
 
 
-@pytest.mark.parametrize("on", [("similar_support",), engine.OPTIONAL_BOUNDS],
-                         ids=lambda a: "+".join(a))
+@pytest.mark.parametrize("on", [(), engine.OPTIONAL_BOUNDS], ids=lambda a: "+".join(a) or "default")
 @pytest.mark.parametrize("smap", engine.SYMMETRY_MAPS)
 @pytest.mark.parametrize("policy", engine.POLICIES)
-def test_optional_bounds_on_nested_antecedents(policy: str, smap: str, on: tuple) -> None:
+def test_theorem_18_on_nested_antecedents(policy: str, smap: str, on: tuple) -> None:
     """Where Theorem 18 fires: its prunings happen and the optimum still equals enumeration."""
     pruned = skipped = 0
     for i, case in enumerate(NESTED):
@@ -224,12 +223,14 @@ def test_optional_bounds_prune_and_keep_the_optimum() -> None:
                          X[:, 0] | X[:, 6]]).astype(np.uint8)
     units = engine.prepare(bitset.pack_columns(X), y, 2)
     runs = {}
-    for on in [(), ("similar_support",), ("rejection_propagation",), engine.OPTIONAL_BOUNDS]:
-        s = engine.make_search(units, 0.005, ablation=_switches(tuple(on)))
+    configs = {"base": {"similar_support": False}, "sim": {},
+               "rej": {"similar_support": False, "rejection_propagation": True},
+               "both": {"rejection_propagation": True}}
+    for name, ablation in configs.items():
+        s = engine.make_search(units, 0.005, ablation=ablation)
         assert engine.run_to_end(s) == ccorels.DONE
-        runs[tuple(on)] = s
-    base = runs[()]
-    sim, rej = runs[("similar_support",)], runs[("rejection_propagation",)]
+        runs[name] = s
+    base, sim, rej = runs["base"], runs["sim"], runs["rej"]
     for s in runs.values():
         assert s.objective == pytest.approx(base.objective, abs=1e-12)
     assert base.counters()["pruned_similar_support"] == 0
