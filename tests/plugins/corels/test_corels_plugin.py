@@ -65,6 +65,26 @@ def test_spec_validation_messages() -> None:
         validate_spec({**base, "constraints": {"max_prefix_length": -2}}, reg)
     spec = validate_spec({**base, "search": {"symmetry_map": "captured", "ablation": ["lookahead"]}}, reg)
     assert spec.search.symmetry_map == "captured"
+    with pytest.raises(SpecError, match="bounds"):
+        validate_spec({**base, "search": {"bounds": ["similar_support"]}}, reg)   # on by default
+
+
+def test_search_switches_reach_the_search() -> None:
+    """``ablation`` switches Theorem 18 off, ``bounds`` switches Theorem 12 on; same optimum."""
+    X, y = _random(5, n=400, p=8)
+    X = np.column_stack([X, X[:, 0] & X[:, 3], X[:, 1] | X[:, 4], X[:, 2] & X[:, 5]])
+    runs = {name: _solve(_problem(X, y), objective={"regularization": 0.005}, search=search,
+                         constraints={"max_card": 1, "negations": False})
+            for name, search in {"default": {}, "off": {"ablation": ["similar_support"]},
+                                 "on": {"bounds": ["rejection_propagation"]}}.items()}
+    for res in runs.values():
+        assert res.certificate.status == Status.OPTIMAL
+        assert res.certificate.objective == pytest.approx(runs["off"].certificate.objective,
+                                                          abs=1e-12)
+    assert runs["default"].stats["pruned_similar_support"] > 0
+    assert runs["off"].stats["pruned_similar_support"] == 0
+    assert runs["default"].stats["skipped_rejected"] == 0
+    assert runs["on"].stats["skipped_rejected"] > 0
 
 
 def test_mined_rule_list_predicts_from_feature_columns() -> None:
