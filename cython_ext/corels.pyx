@@ -204,14 +204,14 @@ cdef class Search:
     cdef public int64_t n_pruned_support, n_pruned_accurate, n_pruned_bound, n_pruned_lookahead
     cdef public int64_t n_pruned_length, n_pruned_map, n_map_replaced, n_map_collisions
     cdef public int64_t max_queue, max_trie, max_depth_evaluated, n_improvements
-    # ---- optional bounds of issue 13 item 5 (off by default; see docs/corels.md) ----
-    # Theorem 18, a child against its prefix without the parent's last rule: per-expansion
-    # scratch (per thread once the search is threaded)
+    # ---- the bounds of issue 13 item 5 (docs/corels.md) ----
+    # Theorem 18 (on by default), a child against itself without one of its last rules:
+    # per-expansion scratch (per thread once the search is threaded)
     cdef vector[uint64_t] sim_tmp, sim_x, sim_ctx
     cdef double sim_gain[SIM_WINDOW]
     cdef double sim_perr[256]
     cdef double sim_eps
-    # Theorem 12, rejection propagation: the antecedents rejected by Theorems 10/11 at an expanded
+    # Theorem 12 (off by default), rejection propagation: the antecedents rejected by Theorems 10/11 at an expanded
     # node or any of its ancestors, kept while the node lives (it has live children). Shared
     # search state: a threaded search must guard rej_slot / rej_pool / rej_free with a lock.
     cdef unordered_map[int32_t, uint32_t] rej_slot
@@ -228,7 +228,7 @@ cdef class Search:
                  double regularization, str policy="lower_bound", str symmetry_map="prefix",
                  int max_prefix_length=255, bint support=True, bint accurate_support=True,
                  bint lookahead=True, bint equivalent_points=True, bint length_bound=True,
-                 bint garbage_collection=True, str kernel="auto", bint similar_support=False,
+                 bint garbage_collection=True, str kernel="auto", bint similar_support=True,
                  bint rejection_propagation=False):
         cdef int i, k
         self.M = caps.shape[0]
