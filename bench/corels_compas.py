@@ -11,6 +11,11 @@ per second and queue size, sampled every few seconds) follows the table.
 
     python bench/corels_compas.py [--lambdas 0.015,0.01,0.005,0.0025] [--threads 1 2]
                                   [--time-limit 120] [--progress 0.25]
+                                  [--bounds default,no-similar_support]
+
+``--bounds`` lists configurations to compare (issue 13 item 5): ``default``, or ``/``-joined
+switches ``no-name`` that switch a default bound off (engine.ABLATIONS), e.g.
+``no-similar_support/no-lookahead``.
 
 The machine is shared: wall times are noisy, CPU time and evaluations/s are the steadier figures.
 ``cores`` is search CPU time over search wall time: the cores the run actually obtained (with two
@@ -44,7 +49,8 @@ class _Sink:
         self.last = figures
 
 
-def child(lam: float, threads: int, time_limit: float, progress_every: float) -> None:
+def child(lam: float, threads: int, time_limit: float, progress_every: float,
+          bounds: str = "default") -> None:
     """One certification, measured from inside the process; prints one JSON line."""
     import resource
 
@@ -58,7 +64,10 @@ def child(lam: float, threads: int, time_limit: float, progress_every: float) ->
     t1 = time.perf_counter()
     data = read_corels(base + ".out", base + ".label", base + ".minor")
     units = engine.prepare(data.antecedents.bits, data.y, 2)
-    kw = {"threads": threads} if threads != 1 else {}
+    kw: dict[str, Any] = {"threads": threads} if threads != 1 else {}
+    if bounds != "default":
+        kw["ablation"] = {name.removeprefix("no-"): not name.startswith("no-")
+                          for name in bounds.split("/")}
     search = engine.make_search(units, lam, **kw)
     t_prep = time.perf_counter() - t1
     M = len(data.antecedents.names)
@@ -96,7 +105,7 @@ def child(lam: float, threads: int, time_limit: float, progress_every: float) ->
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     c = search.counters()
     print(json.dumps({
-        "lambda": lam, "threads": threads, "certified": code == 0, "objective": search.objective,
+        "lambda": lam, "threads": threads, "bounds": bounds, "certified": code == 0, "objective": search.objective,
         "lower_bound": search.objective if code == 0 else min(search.lower_bound(), search.objective),
         "rules": [data.antecedents.names[i] for i in search.best_prefix],
         "prepare_s": t_prep, "search_s": t_search, "search_cpu_s": cpu_search,
@@ -104,6 +113,7 @@ def child(lam: float, threads: int, time_limit: float, progress_every: float) ->
         "peak_rss": peak, "search_bytes": search.memory_bytes(),
         "evaluated": c["evaluated"], "inserted": c["inserted"], "max_queue": c["max_queue"],
         "max_trie": c["max_trie"], "map": c["map"], "max_depth": c["max_depth_evaluated"],
+        "pruned_similar": c.get("pruned_similar_support", 0),
         "samples": samples, "load": (load_before, load_after),
         "thread_times": search.thread_times(), "threads_run": search.threads,
     }))
@@ -116,43 +126,52 @@ def main() -> None:
                     help="thread counts, e.g. --threads 1 2 (or 1,2)")
     ap.add_argument("--time-limit", type=float, default=300.0, help="search seconds per run")
     ap.add_argument("--progress", type=float, default=0.25, help="seconds between reports")
+    ap.add_argument("--bounds", default="default",
+                    help="comma-separated configurations: default, or /-joined no-NAME switches "
+                    "(NAME from engine.ABLATIONS: that bound off)")
     ap.add_argument("--child", type=float, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child is not None:
-        child(args.child, int(args.threads[0]), args.time_limit, args.progress)
+        child(args.child, int(args.threads[0]), args.time_limit, args.progress, args.bounds)
         return
     if not (DATA / "compas_train.out").exists():
         sys.exit(f"COMPAS files not found under {DATA}; set GLASSWORK_DATA")
     print(f"CORELS on {DATA / 'compas_train'} (lower bound policy, prefix map, progress every "
           f"{args.progress} s, search limit {args.time_limit} s; shared 2-core machine: wall times "
           f"taken under load)")
-    print(f"{'lambda':>7} {'thr':>3} {'cert':>5} {'objective':>10} {'bound':>10} {'wall s':>8} "
+    print(f"{'lambda':>7} {'thr':>3} {'bounds':>14} {'cert':>5} {'objective':>10} {'bound':>10} {'wall s':>8} "
           f"{'cpu s':>8} {'peak MB':>8} {'evaluated':>14} {'eval/s':>11} {'outside':>8} "
-          f"{'cores':>5} {'load':>9} {'C++ s':>7} {'C++ MB':>7}")
+          f"{'cores':>5} {'load':>9} {'inserted':>12} {'C++ s':>7} {'C++ MB':>7}")
     rows = []
     for lam in [float(x) for x in args.lambdas.split(",")]:
-        for threads in [int(t) for arg in args.threads for t in arg.split(",") if t]:
+        for threads, bounds in [(int(t), b) for arg in args.threads for t in arg.split(",") if t
+                                for b in args.bounds.split(",")]:
             out = subprocess.run([sys.executable, __file__, "--child", str(lam), "--threads",
                                   str(threads), "--time-limit", str(args.time_limit),
-                                  "--progress", str(args.progress)],
+                                  "--progress", str(args.progress), "--bounds", bounds],
                                  capture_output=True, text=True)
             if out.returncode != 0:
-                print(f"{lam:>7} {threads:>3} failed: {out.stderr.strip().splitlines()[-1:]}")
+                print(f"{lam:>7} {threads:>3} {bounds} failed: "
+                      f"{out.stderr.strip().splitlines()[-1:]}")
                 continue
             r = json.loads(out.stdout.strip().splitlines()[-1])
             rows.append(r)
             peer_s, peer_mb = PEER.get(lam, (float("nan"), float("nan")))
             rate = r["evaluated"] / max(r["search_s"], 1e-9)
-            print(f"{lam:>7} {threads:>3} {str(r['certified']):>5} {r['objective']:>10.6f} "
+            short = "/".join(("-" if b.startswith("no-") else "") + "".join(
+                w[0] for w in b.removeprefix("no-").split("_")) for b in bounds.split("/"))
+            print(f"{lam:>7} {threads:>3} {short:>14} {str(r['certified']):>5} {r['objective']:>10.6f} "
                   f"{r['lower_bound']:>10.6f} {r['search_s']:>8.2f} {r['search_cpu_s']:>8.2f} "
                   f"{r['peak_rss'] / 2**20:>8.1f} {r['evaluated']:>14,} {rate:>11,.0f} "
                   f"{r['outside_s'] / max(r['search_s'], 1e-9):>8.2%} "
                   f"{r['search_cpu_s'] / max(r['search_s'], 1e-9):>5.2f} "
-                  f"{r['load'][0]:>4.1f}-{r['load'][1]:<4.1f} {peer_s:>7} {peer_mb:>7}",
+                  f"{r['load'][0]:>4.1f}-{r['load'][1]:<4.1f} {r['inserted']:>12,} "
+                  f"{peer_s:>7} {peer_mb:>7}",
                   flush=True)
     print()
     for r in rows:
-        print(f"lambda={r['lambda']} threads={r['threads']}: rules {r['rules']}; prepare "
+        print(f"lambda={r['lambda']} threads={r['threads']} bounds={r['bounds']} (pruned by "
+              f"Theorem 18: {r['pruned_similar']:,}): rules {r['rules']}; prepare "
               f"{r['prepare_s']:.2f} s; inserted {r['inserted']:,}, max queue {r['max_queue']:,}, "
               f"max trie {r['max_trie']:,}, map {r['map']:,}, search containers "
               f"{r['search_bytes'] / 2**20:.0f} MB, deepest prefix {r['max_depth']}")

@@ -81,6 +81,7 @@ cdef enum:
     HEAP_BITS = 14
     HEAP_MASK = 16383
     MAX_PAGES = 32768     # 2^31 node slots: indices stay positive int32
+    SIM_WINDOW = 8      # Theorem 18 tries dropping each of the last SIM_WINDOW rules
 
 POLICIES = {"bfs": P_BFS, "dfs": P_DFS, "curiosity": P_CURIOSITY,
             "lower_bound": P_LOWER_BOUND, "objective": P_OBJECTIVE}
@@ -142,7 +143,11 @@ cdef struct Scratch:    # one thread's working memory for an expansion (see Sear
     uint64_t phash
     # counters of the scoring pass, added to the Search's under the lock (Search._merge)
     int64_t n_evaluated, n_expanded, n_pruned_support, n_pruned_accurate, n_pruned_bound
-    int64_t n_pruned_lookahead, n_pruned_length
+    int64_t n_pruned_lookahead, n_pruned_length, n_pruned_similar
+    # Theorem 18 (Search._similar_setup): what each shorter prefix leaves uncaptured, and gains
+    vector[uint64_t] sim_tmp, sim_x, sim_ctx
+    double sim_gain[SIM_WINDOW]
+    double sim_perr[256]
     # threaded runs: seconds this thread spent scoring (no lock), waiting for the queue lock,
     # holding it, and idle (queue empty while others were in flight)
     double t_score, t_wait, t_locked, t_idle
@@ -193,6 +198,7 @@ cdef class Search:
     cdef int M, W, C, P, Q, PT, QT, policy, map_kind, max_len
     cdef bint length_capped
     cdef bint do_support, do_accurate, do_lookahead, do_eqpts, do_length, do_gc
+    cdef bint do_similar
     cdef double lam, total, lamW
     cdef vector[uint64_t] caps, lplanes, zplanes, mask
     cdef vector[int32_t] lclass, lshift, zclass, zshift
@@ -254,6 +260,10 @@ cdef class Search:
     cdef public int64_t n_pruned_support, n_pruned_accurate, n_pruned_bound, n_pruned_lookahead
     cdef public int64_t n_pruned_length, n_pruned_map, n_map_replaced, n_map_collisions
     cdef public int64_t max_queue, max_trie, max_depth_evaluated, n_improvements
+    # Theorem 18 (issue 13 item 5, on by default), a child against itself without one of its
+    # last rules: the tolerance of its strict test (its scratch is per thread, in Scratch)
+    cdef double sim_eps
+    cdef public int64_t n_pruned_similar
 
     def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
                  const int32_t[::1] lclass, const int32_t[::1] lshift,
@@ -262,7 +272,8 @@ cdef class Search:
                  double regularization, str policy="lower_bound", str symmetry_map="prefix",
                  int max_prefix_length=255, bint support=True, bint accurate_support=True,
                  bint lookahead=True, bint equivalent_points=True, bint length_bound=True,
-                 bint garbage_collection=True, str kernel="auto", int threads=1):
+                 bint garbage_collection=True, str kernel="auto", int threads=1,
+                 bint similar_support=True):
         cdef int i, k
         if threads < 1 or threads > 1024:
             raise ValueError(f"threads must be between 1 and 1024, got {threads}")
@@ -300,6 +311,7 @@ cdef class Search:
         self.do_eqpts = equivalent_points and self.Q > 0
         self.do_length = length_bound
         self.do_gc = garbage_collection
+        self.do_similar = similar_support
         self.uniform = True
         for k in range(self.C):
             self.weights[k] = weights[k]
@@ -373,6 +385,9 @@ cdef class Search:
             sc.path.assign(256, 0)
             sc.child_ids.assign(257, 0)
             sc.acc.assign(max(self.P, self.Q) + 1, 0)
+            sc.sim_tmp.assign(self.W, 0)
+            sc.sim_x.assign(self.W, 0)
+            sc.sim_ctx.assign(<size_t>SIM_WINDOW * self.W, 0)
             if self.dense:
                 sc.wt.assign(self.UP, 0)
                 sc.w1.assign(self.UP, 0)
@@ -977,6 +992,7 @@ cdef class Search:
         self._class_counts(&self.mask[0], cnt, &self.acc[0])
         self.total = self._weighted(cnt, &correct, &label)
         self.lamW = self.lam * self.total
+        self.sim_eps = 1e-9 * max(self.total, 1.0)
         self.best = self.total - correct      # the empty list: default = majority
         self.best_time = now()
         self.start_time = self.best_time
@@ -992,6 +1008,93 @@ cdef class Search:
         else:
             if not self._push(0.0, root):
                 raise MemoryError("cannot allocate the search's queue")
+
+    # ------------------------------------------------ optional bounds (issue 13 item 5)
+
+    cdef int _similar_setup(self, int32_t ni, int depth, Scratch* sc) noexcept nogil:
+        """Prepare Theorem 18 for the children of ``ni`` = (p_0 .. p_{K-1}), K = ``depth``.
+
+        For each of the last ``SIM_WINDOW`` rules p_j, d_j is the prefix without p_j. Stores, per
+        j, what d_j leaves uncaptured (``sc.sim_ctx``) and the part of b(D) - b(d_j + t) that does
+        not depend on the child t: lam + sum_{i>=j} err(p_i | D) - sum_{i>j} err(p_i | d_j)
+        (``sc.sim_gain``). Returns how many rules are tried.
+        """
+        cdef int i, j, k, label, n = min(depth, SIM_WINDOW), j0 = depth - n
+        cdef int32_t cur = ni
+        cdef uint64_t* x
+        cdef const uint64_t* cv
+        cdef uint64_t* up = &sc.sim_tmp[0]
+        cdef uint64_t* sx = &sc.sim_x[0]
+        cdef double* perr = &sc.sim_perr[0]
+        cdef double cnt[MAX_CLASSES]
+        cdef double correct, wv, ej
+        # errors of the rules p_j .. p_{K-1} in D's context, from the node errors on the path
+        for k in range(depth, j0, -1):
+            perr[k] = self._nd(cur).err
+            cur = self._nd(cur).parent
+        perr[j0] = self._nd(cur).err
+        for i in range(self.W):          # what p_0 .. p_{j0-1} leave uncaptured
+            up[i] = self.mask[i]
+        for k in range(j0):
+            cv = &self.caps[<size_t>sc.path[k] * self.W]
+            for i in range(self.W):
+                up[i] &= ~cv[i]
+        for j in range(j0, depth):
+            x = &sc.sim_ctx[<size_t>(j - j0) * self.W]
+            for i in range(self.W):
+                x[i] = up[i]
+            ej = self.lamW + perr[depth] - perr[j]
+            for k in range(j + 1, depth):   # the later rules again, without p_j before them
+                cv = &self.caps[<size_t>sc.path[k] * self.W]
+                for i in range(self.W):
+                    sx[i] = x[i] & cv[i]
+                    x[i] &= ~cv[i]
+                self._class_counts(sx, cnt, &sc.acc[0])
+                wv = self._weighted(cnt, &correct, &label)
+                ej -= wv - correct
+            sc.sim_gain[j - j0] = ej
+            cv = &self.caps[<size_t>sc.path[j] * self.W]
+            for i in range(self.W):
+                up[i] &= ~cv[i]
+        return n
+
+    cdef bint _similar_dominated(self, int t, int depth, int n, double et, Scratch* sc) noexcept nogil:
+        """Theorem 18 between D = (p_0 .. p_{K-1}, t), a child about to be queued, and d = D
+        without one of its last ``n`` rules p_j (docs/corels.md).
+
+        With Omega the weight of the units d leaves uncaptured and D does not (those p_j takes
+        first), every list D+T scores at least R(d+T) + b(D) - b(d) - Omega: the tail T,
+        labelled as best for D's uncaptured data, makes at most Omega more errors on d's. So
+        when b(D) - b(d) > Omega no optimal list lies below D, and it need not be queued. The
+        test is strict, so it never removes an optimum: it composes with the map and every other
+        bound; d is shorter, so it holds under a length cap. (Between two siblings the bound is
+        vacuous: err(s|P) - err(a|P) <= Omega always.) ``et`` = err(t | D's prefix). Reads
+        the thread's scratch only (``sc.sim_*``) and the expanding node's ancestors, which stay
+        allocated and unchanged while it is in flight: threads run it without a lock.
+        """
+        cdef double cnt[MAX_CLASSES]
+        cdef double correct, wv, gain
+        cdef int label, i, j, j0 = depth - n
+        cdef const uint64_t* tv = &self.caps[<size_t>t * self.W]
+        cdef const uint64_t* pv
+        cdef const uint64_t* x
+        cdef uint64_t* y = &sc.sim_x[0]
+        for j in range(depth - 1, j0 - 1, -1):
+            x = &sc.sim_ctx[<size_t>(j - j0) * self.W]
+            for i in range(self.W):
+                y[i] = x[i] & tv[i]
+            self._class_counts(y, cnt, &sc.acc[0])
+            wv = self._weighted(cnt, &correct, &label)
+            gain = sc.sim_gain[j - j0] + et - (wv - correct)
+            if gain <= self.sim_eps:               # Omega >= 0
+                continue
+            pv = &self.caps[<size_t>sc.path[j] * self.W]
+            for i in range(self.W):
+                y[i] = x[i] & pv[i] & ~tv[i]
+            self._class_counts(y, cnt, &sc.acc[0])
+            if gain - self._weighted_sum(cnt) > self.sim_eps:
+                return True
+        return False
 
     cdef int _expand(self, int32_t ni, Scratch* sc) noexcept nogil:
         """Algorithm 5 on one thread: score every child of the prefix at ``ni``, then insert the
@@ -1011,6 +1114,7 @@ cdef class Search:
         self.n_pruned_bound += sc.n_pruned_bound
         self.n_pruned_lookahead += sc.n_pruned_lookahead
         self.n_pruned_length += sc.n_pruned_length
+        self.n_pruned_similar += sc.n_pruned_similar
         sc.n_evaluated = 0
         sc.n_expanded = 0
         sc.n_pruned_support = 0
@@ -1018,6 +1122,7 @@ cdef class Search:
         sc.n_pruned_bound = 0
         sc.n_pruned_lookahead = 0
         sc.n_pruned_length = 0
+        sc.n_pruned_similar = 0
 
     cdef void _improve(self, double R, int s, int depth, Scratch* sc) noexcept nogil:
         """A child beat the incumbent when scored: record it under the incumbent's lock (another
@@ -1063,7 +1168,7 @@ cdef class Search:
         cdef bint any_bits
         cdef int64_t sums[3]
         cdef int32_t m
-        cdef int c, n_cands = 0
+        cdef int c, c2, n_cands = 0, n_sim
         cdef Candidate* cand
         # the prefix, leaf to root; a deleted ancestor kills the whole subtree
         k = depth
@@ -1192,6 +1297,18 @@ cdef class Search:
             cand.lb = lb
             cand.key = key
             cand.map_key = key_h
+        if self.do_similar and depth >= 1 and n_cands > 0:   # Theorem 18 (docs/corels.md)
+            n_sim = self._similar_setup(ni, depth, sc)
+            c2 = 0
+            for c in range(n_cands):
+                if self._similar_dominated(sc.cands[c].ant, depth, n_sim, sc.cands[c].err - perr, sc):
+                    sc.n_pruned_similar += 1
+                elif c2 < c:
+                    sc.cands[c2] = sc.cands[c]
+                    c2 += 1
+                else:
+                    c2 += 1
+            n_cands = c2
         sc.n_cands = n_cands
         return 0
 
@@ -1624,4 +1741,5 @@ cdef class Search:
             "queue": self.hn,
             "trie": self.live_nodes,
             "map": self.mcount,
+            "pruned_similar_support": self.n_pruned_similar,
         }

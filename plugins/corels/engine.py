@@ -22,8 +22,9 @@ from glasswork.cython_ext import corels as _corels
 
 POLICIES = ("bfs", "dfs", "curiosity", "lower_bound", "objective")
 SYMMETRY_MAPS = ("none", "prefix", "captured")
+# bounds on by default, each can be switched off (similar_support: Theorem 18, see docs/corels.md)
 ABLATIONS = ("support", "accurate_support", "lookahead", "equivalent_points", "length_bound",
-             "garbage_collection")
+             "garbage_collection", "similar_support")
 
 
 @dataclass
@@ -183,7 +184,7 @@ def make_search(
         support=ab["support"], accurate_support=ab["accurate_support"],
         lookahead=ab["lookahead"], equivalent_points=ab["equivalent_points"],
         length_bound=ab["length_bound"], garbage_collection=ab["garbage_collection"],
-        kernel=kernel, threads=int(threads),
+        similar_support=ab["similar_support"], kernel=kernel, threads=int(threads),
     )
 
 

@@ -9,7 +9,7 @@ from pydantic import Field, PositiveFloat
 from glasswork.spec import SolverSpec, StrictModel
 
 Bound = Literal["support", "accurate_support", "lookahead", "equivalent_points", "length_bound",
-                "garbage_collection"]
+                "garbage_collection", "similar_support"]
 
 
 class CorelsObjective(StrictModel):
@@ -61,7 +61,8 @@ class CorelsSearch(StrictModel):
     ablation: list[Bound] = Field(
         default_factory=list,
         description="Bounds to switch off, for experiments: support, accurate_support, lookahead, "
-        "equivalent_points, length_bound, garbage_collection. The optimum is unchanged.",
+        "equivalent_points, length_bound, garbage_collection, similar_support. The optimum is "
+        "unchanged.",
     )
     compress: bool = Field(
         True, description="Merge samples with identical antecedent signatures before searching "

@@ -73,3 +73,33 @@ def test_objective_recomputed_from_the_samples(compas) -> None:
         open_ &= ~cap
     errors += int((y[open_] != 0).sum())
     assert errors / len(y) + 0.015 * 2 == pytest.approx(s.objective, abs=1e-12)
+
+
+# certified by the search without Theorem 18 (docs/corels.md, benchmark table)
+KNOWN = {0.015: (0.37797, 2), 0.01: (0.36797, 2),
+         0.005: (0.34809, 4)}
+
+
+@pytest.mark.parametrize("lam", [0.015, 0.01, pytest.param(0.005, marks=pytest.mark.slow)])
+def test_known_optima_with_theorem_18(units, lam: float) -> None:
+    """Theorem 18 (on by default) keeps COMPAS's certified optima and cuts work."""
+    s = engine.make_search(units, lam)
+    assert engine.run_to_end(s, time_limit=300) == ccorels.DONE
+    objective, rules = KNOWN[lam]
+    assert round(s.objective, 5) == objective
+    assert len(s.best_prefix) == rules
+    assert s.lower_bound() == pytest.approx(s.objective, abs=1e-12)
+    if lam <= 0.01:
+        assert s.counters()["pruned_similar_support"] > 0
+
+
+def test_theorem_18_reduces_the_work_at_lambda_001(units) -> None:
+    runs = []
+    for on in (False, True):
+        s = engine.make_search(units, 0.01, ablation={"similar_support": on})
+        assert engine.run_to_end(s, time_limit=120) == ccorels.DONE
+        runs.append(s)
+    off, on_ = runs
+    assert on_.objective == off.objective
+    assert on_.counters()["inserted"] < off.counters()["inserted"]
+    assert on_.n_evaluated < off.n_evaluated
