@@ -203,8 +203,10 @@ def solve_mio(
     bound = _dual_bound(prob, solver)
     if bound is not None and not math.isfinite(bound):
         bound = None
-    if bound is None and finished and prob.value is not None:
-        bound = float(prob.value)  # the backend's own claim of optimality (MOSEK)
+    if bound is None and finished and prob.value is not None and prob.status == "optimal":
+        # the backend's own claim of optimality (MOSEK); never from "optimal_inaccurate", which
+        # cvxpy also uses for a solve a limit ended when the backend's status cannot be read
+        bound = float(prob.value)
     if bound is not None:
         bound = min(bound, value)
     if not finished:
