@@ -67,3 +67,28 @@ def test_mosek_perspective_equals_brute_force():
     thr = float(epsilon_grid(counts, 3)[3])
     r = solve_mio(M, y, pi, 3, GAMMA, thr / 50, formulation="perspective", solver="MOSEK")
     assert r.objective == pytest.approx(brute_force(M, y, counts.astype(float), 3, thr, GAMMA)[0], rel=1e-6)
+
+
+def test_an_unreadable_optimal_inaccurate_is_never_optimal(monkeypatch):
+    """cvxpy before 1.8 handed back neither SCIP's status nor its dual bound, and said
+    "optimal_inaccurate" for a gap-limit and for a time-limit solve alike: such a solve is not
+    a proof, so it is reported heuristic, with no bound, never optimal."""
+    import cvxpy as cp
+
+    from glasswork.plugins.moss import mio
+
+    solve = cp.Problem.solve
+
+    def inaccurate(self, *args, **kwargs):
+        out = solve(self, *args, **kwargs)
+        self._status = "optimal_inaccurate"
+        return out
+
+    monkeypatch.setattr(cp.Problem, "solve", inaccurate)
+    monkeypatch.setattr(mio, "_backend_status", lambda prob, solver: None)
+    monkeypatch.setattr(mio, "_dual_bound", lambda prob, solver: None)
+    M, y, counts = instance(n=30, m=12, seed=11)
+    thr = epsilon_grid(counts, 3)[1]
+    r = solve_mio(M, y, counts / 50.0, 3, GAMMA, thr / 50, solver="SCIP")
+    assert r.status is Status.HEURISTIC and r.lower_bound is None
+    assert r.backend_status == "optimal_inaccurate"
