@@ -77,7 +77,17 @@ def history_app(history_db: Path, monkeypatch: pytest.MonkeyPatch) -> GlassworkA
 async def rows_loaded(pilot) -> None:
     await pilot.app.workers.wait_for_complete()
     await wait_for(pilot, lambda: len(pilot.app.screen.rows) == 5)
+    # the table sizes its columns to the rows a little later: on a loaded machine a snapshot
+    # taken before that showed the run ids cut to the header's width ("dea")
+    from textual.widgets import DataTable
+
+    table = pilot.app.screen.query_one(DataTable)
+    await wait_for(pilot, lambda: any(str(c.label) == "run" and c.content_width >= 8
+                                      for c in table.columns.values()))
+    table.refresh()
+    await pilot.pause()  # until the messages it posted (the repaint) are processed
     await pilot.pause(0.1)
+    await pilot.pause()
 
 
 async def open_row(pilot, run_id: str) -> None:
