@@ -48,6 +48,29 @@ def brute_force(X: np.ndarray, y: np.ndarray, lam: float, n_classes: int = 2,
     return best[0], best[1]
 
 
+def audit_live_figures(search, rng: np.random.Generator, low: int, high: int) -> None:
+    """Run ``search`` to the end in node-limited slices of random size (``low`` to ``high`` more
+    evaluations each); after every slice the incrementally kept lower bound and histograms must
+    equal a full scan of the queue, and at the end the queue is empty and the bound is closed."""
+    from glasswork.cython_ext import corels as ccorels
+
+    stop = np.zeros(1, np.uint8)
+    budget = 0
+    compared = 0
+    while True:
+        budget += int(rng.integers(low, high))
+        code = search.run(10.0, stop, budget)
+        lb, lengths, pairs = search.scan_queue()
+        assert search.lower_bound() == lb
+        assert search.queue_summary() == (lengths, pairs)
+        compared += bool(lengths)
+        if code != ccorels.NODE_LIMIT:
+            break
+    assert code == ccorels.DONE
+    assert search.queue_summary() == ({}, {}) and search.lower_bound() == search.objective
+    assert compared > 0
+
+
 def random_instance(rng: np.random.Generator, n_classes: int = 2, max_m: int = 6
                     ) -> tuple[np.ndarray, np.ndarray]:
     n = int(rng.integers(8, 120))

@@ -6,7 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
-from corels_reference import brute_force, random_instance
+from corels_reference import audit_live_figures, brute_force, random_instance
 
 from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels as ccorels
@@ -258,18 +258,4 @@ def test_incremental_progress_figures_equal_a_full_scan(policy: str, smap: str) 
         ablation = {"garbage_collection": False} if trial == 3 else None
         s = _search(X, y.astype(np.int64), 0.002, policy=policy, symmetry_map=smap,
                     ablation=ablation)
-        stop = np.zeros(1, np.uint8)
-        budget = 0
-        compared = 0
-        while True:
-            budget += int(rng.integers(20, 400))
-            code = s.run(10.0, stop, budget)
-            lb, lengths, pairs = s.scan_queue()
-            assert s.lower_bound() == lb
-            assert s.queue_summary() == (lengths, pairs)
-            compared += bool(lengths)
-            if code != ccorels.NODE_LIMIT:
-                break
-        assert code == ccorels.DONE
-        assert s.queue_summary() == ({}, {}) and s.lower_bound() == s.objective
-        assert compared > 0
+        audit_live_figures(s, rng, 20, 400)

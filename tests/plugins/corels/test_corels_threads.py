@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 import pytest
-from corels_reference import compas  # noqa: F401  (a fixture)
+from corels_reference import audit_live_figures, compas  # noqa: F401  (compas: a fixture)
 
 from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels as ccorels
@@ -82,21 +82,7 @@ def test_live_figures_equal_a_full_scan_after_threaded_slices(policy: str, smap:
         ablation = {"garbage_collection": False} if trial == 1 else None
         s = engine.make_search(_units(X, y), 0.002, policy=policy, symmetry_map=smap,
                                ablation=ablation, threads=2)
-        stop = np.zeros(1, np.uint8)
-        budget = 0
-        compared = 0
-        while True:
-            budget += int(rng.integers(50, 600))
-            code = s.run(10.0, stop, budget)
-            lb, lengths, pairs = s.scan_queue()
-            assert s.lower_bound() == lb
-            assert s.queue_summary() == (lengths, pairs)
-            compared += bool(lengths)
-            if code != ccorels.NODE_LIMIT:
-                break
-        assert code == ccorels.DONE
-        assert s.queue_summary() == ({}, {}) and s.lower_bound() == s.objective
-        assert compared > 0
+        audit_live_figures(s, rng, 50, 600)
 
 
 def test_node_limit_and_time_slices_bracket_the_optimum() -> None:
