@@ -22,7 +22,7 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 from libcpp.unordered_map cimport unordered_map
 from cython.operator cimport dereference as deref
-from logistic cimport newton_fit, compress_into
+from logistic cimport newton_fit, compress_into, lg_ell as _ell, lg_clip as _clip
 
 cnp.import_array()
 
@@ -32,13 +32,6 @@ cdef enum:
     MAXQ = 64          # rounding works on at most this many coordinates (k + 1)
 
 cdef double BIG_STEP = 40.0   # beyond |A * delta| of this, refresh exp() per row instead
-
-
-cdef inline double _ell(double z) noexcept nogil:
-    """log(1 + exp(-z)), stable for any z."""
-    if z > 0:
-        return log1p(exp(-z))
-    return -z + log1p(exp(z))
 
 
 cdef inline double _ell_e(double e, double z) noexcept nogil:
@@ -62,14 +55,6 @@ cdef inline double _dot(const double* a, const double* b, Py_ssize_t n) noexcept
         a0 += a[i] * b[i]
         i += 1
     return (a0 + a1) + (a2 + a3)
-
-
-cdef inline double _clip(double v, double lo, double hi) noexcept nogil:
-    if v < lo:
-        return lo
-    if v > hi:
-        return hi
-    return v
 
 
 cdef int _encode(const double* col, const double* sign, Py_ssize_t n, uint8_t* codes,
