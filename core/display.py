@@ -60,14 +60,12 @@ def model_view(
             from glasswork.registry import get_registry
 
             registry = get_registry()
-        try:
-            view = registry.pm.hook.render_model(model=model, compact=compact, stats=stats or {})
-        except Exception as exc:
-            view = None
-            note = Text(f"(the view of {model.get('kind')!r} models failed: {type(exc).__name__}: {exc};"
+        answer = registry.render_model(model, compact=compact, stats=stats)
+        if answer.value is not None:
+            return answer.value
+        if answer.errors:
+            note = Text(f"(the view of {model.get('kind')!r} models failed: {answer.failure()};"
                         " showing the model's text)", style="dim")
-        if view is not None:
-            return view
     if text:
         return Group(note, Text(text)) if note is not None else Text(text)
     return Text("(no model yet)", style="dim")

@@ -395,9 +395,15 @@ def export_run(details: dict[str, Any], fmt: str, *, table: str = "data",
 def export_model(model: dict[str, Any], request: ExportRequest, registry: Registry | None = None) -> str:
     """Ask the plugins for ``model`` in ``request.format``; an ``ExportError`` when none has it."""
     registry = registry or _registry()
-    text = registry.pm.hook.export_model(model=model, format=request.format, request=request)
+    answer = registry.export_model(model, request.format, request)
+    text = answer.value
     if text is None:
         kind = model.get("kind")
+        if answer.errors:
+            first = answer.errors[0][1]
+            if isinstance(first, ExportError):  # the plugin's own word on why it cannot
+                raise first
+            raise ExportError(f"the exporter of {kind!r} models failed ({answer.failure()})")
         raise ExportError(f"no installed plugin exports {kind!r} models as {request.format} (the plugin of "
                           f"{kind!r} models has no exporter for it; see 'glasswork plugins')")
     if not isinstance(text, str):
@@ -475,8 +481,11 @@ def load_model(source: str | Path | dict[str, Any], registry: Registry | None = 
         path = ".".join(str(p) for p in first["loc"]) or "(top)"
         raise ExportError(f"{where}: not a glasswork model document: {path}: {first['msg']}") from None
     registry = registry or _registry()
-    model = registry.pm.hook.load_model(model=doc.model, inputs=doc.inputs)
+    answer = registry.load_model(doc.model, doc.inputs)
+    model = answer.value
     if model is None:
+        if answer.errors:
+            raise ExportError(f"{where}: the plugin could not read the {doc.kind!r} model ({answer.failure()})")
         raise ExportError(f"{where}: no installed plugin reads {doc.kind!r} models "
                           f"(install the plugin that made it; see 'glasswork plugins')")
     return LoadedModel(model, doc.inputs, doc)

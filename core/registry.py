@@ -32,6 +32,7 @@ from glasswork.spec import SolverSpec
 
 if TYPE_CHECKING:
     from glasswork.display import Panel
+    from glasswork.export import ExportRequest, ModelInputs
 
 ENTRY_POINT_GROUP = "glasswork"
 DISABLE_ENV = "GLASSWORK_DISABLE_PLUGINS"
@@ -156,11 +157,16 @@ class Registry:
             return
         info.hooks = sorted(c.name for c in callers)
 
-    def _each(self, hook: str, **kwargs: Any) -> Iterator[tuple[PluginInfo, Any]]:
+    def _each(self, hook: str, *, calling_order: bool = False,
+              **kwargs: Any) -> Iterator[tuple[PluginInfo, Any]]:
         """Call ``hook`` once per working plugin, through pluggy's hook caller (so its tracing
-        and monitoring see every call), keeping each plugin's failure its own."""
+        and monitoring see every call), keeping each plugin's failure its own. Plugins come in
+        registration order, or with ``calling_order`` in the order pluggy itself would call them
+        (the last registered first, ``tryfirst``/``trylast`` respected)."""
         caller = getattr(self.pm.hook, hook)
         names = [impl.plugin_name for impl in caller.get_hookimpls()]
+        if calling_order:
+            names.reverse()
         for name in names:
             info = self.plugins.get(name)
             if info is None or not info.ok:
@@ -246,12 +252,50 @@ class Registry:
         return panels
 
     def sweep_defaults(self, solver: str) -> dict[str, Any]:
-        """What the plugin of ``solver`` sets as sweep defaults (``metric``, ``goal``)."""
-        try:
-            defaults = self.pm.hook.sweep_defaults(solver=solver)
-        except Exception:  # a broken hook leaves the general defaults in force
-            return {}
-        return dict(defaults) if isinstance(defaults, dict) else {}
+        """What the plugin of ``solver`` sets as sweep defaults (``metric``, ``goal``); a broken
+        hook leaves the general defaults in force."""
+        answer = self.first("sweep_defaults", solver=solver)
+        return dict(answer.value) if isinstance(answer.value, dict) else {}
+
+    def render_model(self, model: dict[str, Any], *, compact: bool = False,
+                     stats: dict[str, Any] | None = None) -> HookAnswer:
+        """The first plugin's view of ``model`` (``render_model``); failures are in ``errors``."""
+        return self.first("render_model", model=model, compact=compact, stats=stats or {})
+
+    def export_model(self, model: dict[str, Any], format: str, request: ExportRequest) -> HookAnswer:
+        """The first plugin's ``format`` text of ``model`` (``export_model``)."""
+        return self.first("export_model", model=model, format=format, request=request)
+
+    def load_model(self, model: dict[str, Any], inputs: ModelInputs | None) -> HookAnswer:
+        """The first plugin's model object rebuilt from ``model`` (``load_model``)."""
+        return self.first("load_model", model=model, inputs=inputs)
+
+    def first(self, hook: str, **kwargs: Any) -> HookAnswer:
+        """A ``firstresult`` hook, one plugin at a time in pluggy's calling order: the first
+        answer that is not ``None`` wins, and a plugin that raises is passed over (its failure
+        is kept in the answer's ``errors``), so one broken plugin never hides another's answer."""
+        answer = HookAnswer()
+        for info, outcome in self._each(hook, calling_order=True, **kwargs):
+            if isinstance(outcome, Exception):
+                answer.errors.append((info.name, outcome))
+            elif outcome is not None:
+                answer.value, answer.plugin = outcome, info.name
+                break
+        return answer
+
+
+@dataclass
+class HookAnswer:
+    """What a ``firstresult`` hook gave: the winning ``value`` (``None`` when no plugin answered),
+    the ``plugin`` that gave it, and the ``errors`` of the plugins that raised on the way."""
+
+    value: Any = None
+    plugin: str | None = None
+    errors: list[tuple[str, Exception]] = field(default_factory=list)
+
+    def failure(self) -> str:
+        """The raised errors in one line, for a message (empty when none raised)."""
+        return "; ".join(f"plugin {name!r} failed: {type(exc).__name__}: {exc}" for name, exc in self.errors)
 
 
 def _unknown_hook(name: str) -> str:

@@ -253,8 +253,7 @@ def _curves(details: dict[str, Any], registry: Registry) -> str:
                 "calibration curve.</p>")
     inputs = details.get("inputs")
     model_dict = next(m["model"] for m in details["models"] if m.get("model"))
-    model = registry.pm.hook.load_model(model=model_dict,
-                                        inputs=None if inputs is None else ModelInputs.model_validate(inputs))
+    model = registry.load_model(model_dict, None if inputs is None else ModelInputs.model_validate(inputs)).value
     part, X, y = ("test", problem.X_test, problem.y_test) if problem.has_test else ("training", problem.X, problem.y)
     if model is None or not hasattr(model, "predict_proba") or problem.task != "binary":
         if model is not None and problem.task == "regression":

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 from typing import Any, Literal
 
 import pytest
+from rich.console import Console
 
 import toy_plugin
 from glasswork import SolverSpec, hookimpl
@@ -158,3 +160,136 @@ def test_a_failing_panels_hook_stays_local():
 
     reg = registry(("bad", _BadPanels), ("toy", toy_plugin))
     assert reg.monitor_panels("toy") == []  # toy describes none; bad's failure is not the monitor's
+
+
+class _Answers:
+    """A plugin that answers every firstresult hook for its own model kind."""
+
+    @staticmethod
+    @hookimpl
+    def render_model(model: dict[str, Any]) -> str | None:
+        return "drawn by answers" if model.get("kind") == "answers" else None
+
+    @staticmethod
+    @hookimpl
+    def export_model(model: dict[str, Any], format: str) -> str | None:
+        return f"# {format} by answers" if model.get("kind") == "answers" else None
+
+    @staticmethod
+    @hookimpl
+    def load_model(model: dict[str, Any]) -> object | None:
+        return ("loaded by answers", model["kind"]) if model.get("kind") == "answers" else None
+
+    @staticmethod
+    @hookimpl
+    def sweep_defaults(solver: str) -> dict[str, Any] | None:
+        return {"metric": "test_auc"} if solver == "answers" else None
+
+
+class _RaisesInEveryHook:
+    """Registered last, so pluggy would call it first: every hook raises."""
+
+    @staticmethod
+    @hookimpl
+    def register_commands(cli: Any) -> None:
+        raise RuntimeError("no commands today")
+
+    @staticmethod
+    @hookimpl
+    def render_model(model: dict[str, Any]) -> None:
+        raise RuntimeError("no view today")
+
+    @staticmethod
+    @hookimpl
+    def export_model(model: dict[str, Any]) -> None:
+        raise RuntimeError("no export today")
+
+    @staticmethod
+    @hookimpl
+    def load_model(model: dict[str, Any]) -> None:
+        raise RuntimeError("no model today")
+
+    @staticmethod
+    @hookimpl
+    def sweep_defaults(solver: str) -> None:
+        raise RuntimeError("no defaults today")
+
+    @staticmethod
+    @hookimpl
+    def monitor_panels(solver: str) -> None:
+        raise RuntimeError("no panels today")
+
+
+def test_a_plugin_raising_in_every_hook_leaves_the_others_answers():
+    """docs/plugins.md: every hook is called one plugin at a time, so a plugin whose hook raises
+    only loses its own contribution; the workbench's callers (model views, exports, load_model,
+    sweeps, the CLI) all go through the registry."""
+    import click
+
+    from glasswork.display import model_view
+    from glasswork.export import ExportRequest, export_model, load_model
+
+    reg = registry(("toy", toy_plugin), ("answers", _Answers), ("raises", _RaisesInEveryHook))
+    model = {"kind": "answers"}
+    assert reg.render_model(model).value == "drawn by answers"
+    assert model_view(model, registry=reg) == "drawn by answers"
+    assert export_model(model, ExportRequest("python", None), reg) == "# python by answers"
+    answer = reg.export_model(model, "sql", ExportRequest("sql", None))
+    assert (answer.value, answer.plugin) == ("# sql by answers", "answers")
+    assert [name for name, _ in answer.errors] == ["raises"]
+    document = {"format": "glasswork.model", "version": 1, "kind": "answers", "model": model}
+    assert load_model(document, reg).model == ("loaded by answers", "answers")
+    assert reg.sweep_defaults("answers") == {"metric": "test_auc"}
+    assert reg.monitor_panels("toy") == []
+    assert reg.register_commands(click.Group()) == [
+        "raises: RuntimeError: no commands today (" + __file__ + ":" + str(_line_of("no commands today")) + ")"]
+
+
+def _line_of(text: str) -> int:
+    return next(i for i, line in enumerate(open(__file__, encoding="utf-8"), 1) if text in line)
+
+
+def test_when_only_a_raising_plugin_could_answer_the_caller_says_so():
+    from glasswork.display import model_view
+    from glasswork.export import ExportError, ExportRequest, export_model, load_model
+
+    reg = registry(("toy", toy_plugin), ("raises", _RaisesInEveryHook))
+    console = Console(file=io.StringIO(), width=200)
+    console.print(model_view({"kind": "mystery"}, "the model's own text", registry=reg))
+    shown = console.file.getvalue()
+    assert "the model's own text" in shown and "no view today" in shown
+    with pytest.raises(ExportError, match="no export today"):
+        export_model({"kind": "mystery"}, ExportRequest("python", None), reg)
+    with pytest.raises(ExportError, match="no model today"):
+        load_model({"format": "glasswork.model", "version": 1, "kind": "mystery", "model": {"kind": "mystery"}}, reg)
+    assert reg.sweep_defaults("toy") == {}
+
+
+def test_firstresult_hooks_keep_pluggys_calling_order():
+    """The registry asks plugins in the order pluggy would (the last registered first), so the
+    answer is the one pluggy's own firstresult call would give."""
+    class _AlsoAnswers:
+        @staticmethod
+        @hookimpl
+        def render_model(model: dict[str, Any]) -> str:
+            return "drawn by also"
+
+    reg = registry(("answers", _Answers), ("also", _AlsoAnswers))
+    assert reg.render_model({"kind": "answers"}).value == reg.pm.hook.render_model(
+        model={"kind": "answers"}, compact=False, stats={}) == "drawn by also"
+
+
+def test_no_caller_outside_the_registry_calls_a_hook_directly():
+    """``registry.pm.hook.<name>(...)`` skips the one-plugin-at-a-time promise; only the
+    registry itself may call pluggy's hook caller."""
+    import re
+    from pathlib import Path
+
+    import glasswork
+
+    roots = [Path(glasswork.__file__).parent, Path(glasswork.__file__).parent.parent / "tui",
+             Path(glasswork.__file__).parent.parent / "plugins"]
+    offenders = [f"{path}:{number}" for root in roots for path in root.rglob("*.py") if path.name != "registry.py"
+                 for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+                 if re.search(r"\bpm\.hook\.\w+\(", line)]
+    assert not offenders, offenders
