@@ -40,5 +40,3 @@ class GlassworkApp(App[None]):
         name = type(self.screen).__name__.removesuffix("Screen").lower() or "screen"
         self.push_screen(HelpScreen(self.screen, name))
 
-    def show_error(self, title: str, message: str) -> None:
-        self.push_screen(ErrorScreen(title, message))

@@ -16,12 +16,6 @@ from glasswork.sweep.plan import SweepPoint
 from glasswork.sweep.workers import PointOutcome, _failed, _outcome, run_point
 
 
-class CancelToken(Protocol):
-    def set(self) -> None: ...
-
-    def is_set(self) -> bool: ...
-
-
 class Executor(Protocol):
     """Runs points and yields their outcomes as they complete."""
 

@@ -69,10 +69,6 @@ class RuleList(Classifier):
         labels = np.asarray([r.prediction for r in self.rules] + [self.default], dtype=np.int64)
         return labels[self._leaf_of(X)]
 
-    def predict_labels(self, X: np.ndarray) -> np.ndarray:
-        """Class names rather than codes."""
-        return self.classes[self.predict(X)]
-
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         table = np.asarray([self._proba(r.counts, r.prediction) for r in self.rules]
                            + [self._proba(self.default_counts, self.default)])

@@ -7,16 +7,10 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from glasswork.plugins.fasterrisk.model import ScoreCard
 from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Settings
-
-try:  # scikit-learn >= 1.6
-    from sklearn.utils.validation import validate_data as _validate_data
-except ImportError:  # pragma: no cover - older scikit-learn
-    def _validate_data(est: Any, X: Any, y: Any = "no_validation", **kw: Any) -> Any:
-        return est._validate_data(X, y, **kw)
 
 
 class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
@@ -58,11 +52,8 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
         tags.classifier_tags.multi_class = False
         return tags
 
-    def _more_tags(self) -> dict[str, Any]:  # scikit-learn < 1.6
-        return {"binary_only": True}
-
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> RiskScoreClassifier:
-        X, y = _validate_data(self, X, y, dtype=np.float64)
+        X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
         if self.classes_.size != 2 or type_of_target(y) != "binary":
@@ -94,7 +85,7 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
     def decision_function(self, X: Any) -> np.ndarray:
         """(score + intercept) / multiplier: the log-odds of ``classes_[1]``."""
         check_is_fitted(self, "card_")
-        X = _validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
         return (self.card_.score(X) + self.card_.intercept) / self.card_.multiplier
 
     def predict_proba(self, X: Any) -> np.ndarray:

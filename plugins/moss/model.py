@@ -59,10 +59,6 @@ class RuleSet(Model):
     def size(self) -> int:
         return len(self.rules)
 
-    @property
-    def texts(self) -> list[str]:
-        return [r.text for r in self.rules]
-
     def predict(self, X: np.ndarray) -> np.ndarray:
         X = np.asarray(X, dtype=np.float64)
         out = np.full(X.shape[0], self.intercept)
