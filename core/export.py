@@ -53,7 +53,10 @@ DOCUMENT = "glasswork.model"
 DOCUMENT_VERSION = 1
 Op = Literal["==", "!=", "<=", ">"]
 
-WHITESPACE = " \t\r\n"  # what a text is stripped of before it is judged blank, ``nan`` or a number
+# What a text is stripped of before it is judged blank, ``nan`` or a number: space, CR, tab, LF.
+# The SQL export writes them raw in one literal, in this order (no CR LF pair a line-ending
+# conversion could fold).
+WHITESPACE = " \r\t\n"
 NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)(e[+-]?[0-9]+)?")  # a decimal number, lowercased
 
 

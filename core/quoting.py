@@ -34,11 +34,11 @@ def _escape(char: str) -> str:
 def printable(value: Any, *, newlines: bool = False) -> str:
     """``value`` as text with every character that is not printable (control characters, ESC,
     line and paragraph separators, bidi and zero-width marks, NUL) written as an escape, so it
-    is one line (``newlines=True`` keeps ``\\n``) that shows what it holds and does nothing."""
+    is one line (``newlines=True`` keeps ``\\n`` and tabs) that shows what it holds and does nothing."""
     text = str(value)
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() or (newlines and c == "\n") else _escape(c) for c in text)
+    return "".join(c if c.isprintable() or (newlines and c in "\n\t") else _escape(c) for c in text)
 
 
 # -- Python ------------------------------------------------------------------------------------------

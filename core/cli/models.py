@@ -35,6 +35,15 @@ def export(run_ref: str, fmt: str, output: Path | None, table: str, db: str | No
     except ExportError as exc:
         fail(f"cannot export run {run_id[:12]}: {exc}", EXIT_INVALID)
     if output is None:
+        if click.get_text_stream("stdout").isatty():  # names and values are data: no control code reaches a terminal
+            from glasswork.quoting import printable
+
+            shown = printable(text, newlines=True)
+            click.echo(shown, nl=False)
+            if shown != text:
+                click.echo("(control characters in the model's names or values are shown escaped; "
+                           "write the exact text with -o FILE)", err=True)
+            return
         click.echo(text, nl=False)
         return
     click.echo(f"wrote {output} ({fmt})", err=True)
