@@ -27,6 +27,8 @@ class ExportError(ValueError):
 
 
 def _escape(char: str) -> str:
+    if char in "\n\r\t":
+        return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}[char]
     code = ord(char)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 

@@ -139,6 +139,20 @@ def _cell(value: Any) -> Any:
     return None if value is None or (not isinstance(value, (str, bytes)) and is_missing(value)) else value
 
 
+def _duck_column(values: np.ndarray) -> np.ndarray:
+    """A column as DuckDB should type it: kept when numpy typed it; an object column holding any text
+    becomes VARCHAR (numbers written as text, missing as NULL), else DOUBLE (NULL for missing)."""
+    values = np.asarray(values)
+    if values.dtype.kind != "O":
+        return values
+    cells = [_cell(v.item() if hasattr(v, "item") else v) for v in values.tolist()]
+    if any(isinstance(v, str) for v in cells):
+        return np.asarray([v if v is None or isinstance(v, str) else repr(v) for v in cells], dtype=object)
+    if all(v is None or isinstance(v, bool) for v in cells) and any(v is not None for v in cells):
+        return np.asarray(cells, dtype=object)
+    return np.asarray([np.nan if v is None else float(v) for v in cells], dtype=np.float64)
+
+
 def run_sql(text: str, columns: dict[str, np.ndarray], engine: str, classes: list[Any] | None
             ) -> tuple[list[Any], np.ndarray | None]:
     """Run the exported query on the raw rows in ``duckdb`` or ``sqlite`` (table ``data``, beside a
@@ -153,7 +167,7 @@ def run_sql(text: str, columns: dict[str, np.ndarray], engine: str, classes: lis
         import duckdb
 
         con = duckdb.connect()
-        con.register("raw", {**{k: np.asarray(columns[k]) for k in names}, ROW: np.arange(len(rows))})
+        con.register("raw", {**{k: _duck_column(columns[k]) for k in names}, ROW: np.arange(len(rows))})
         con.execute("CREATE TABLE data AS SELECT * FROM raw")
         con.unregister("raw")
     else:
