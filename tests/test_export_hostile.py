@@ -346,13 +346,17 @@ def test_runs_list_and_show_print_no_control_codes_or_markup(tmp_path: Path) -> 
 
 
 def test_markdown_export_escapes_html_and_markdown(tmp_path: Path) -> None:
-    table = _table()
-    table["col_cat"] = np.asarray(["<script>alert(1)</script>", "a|b", "*bold*"] * (N // 3), dtype=object)
-    _, details = _run(tmp_path, {"name": "md", "solver": "corels", "data": {"target": "col_label", "drop": ["col_y"],
-                                 "binarize": {"thresholds": 2}}, "objective": {"regularization": 0.001}}, table)
+    """Class labels and category values with HTML, pipes and emphasis show as text in the table."""
+    rng = np.random.default_rng(2)
+    cat = np.asarray(rng.choice(["<b>a</b>|b", "c_d"], N), dtype=object)
+    yes, no = "<script>alert(1)</script>", "*bold*|x"
+    label = np.where((cat == "c_d") ^ (rng.random(N) < 0.05), yes, no).astype(object)
+    _, details = _run(tmp_path, {"name": "md", "solver": "corels", "data": {"target": "label",
+                                 "binarize": {"thresholds": 2}}, "objective": {"regularization": 0.001}},
+                      {"cat": cat, "label": label})
     text = export_run(details, "markdown")
-    assert "<script>" not in text and "*bold*" not in text
-    assert all(line.count("|") - line.count("\\|") == line.count("|") - line.count("\\|") for line in text.splitlines())
+    assert "<script>" not in text and "<b>" not in text and "*bold*" not in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text and "\\*bold\\*\\|x" in text
     widths = {line.count("|") - line.count("\\|") for line in text.strip().splitlines()}
     assert len(widths) == 1  # no cell broke the table
 
