@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 from glasswork.cli import cli
 from glasswork.export import ExportError, ExportRequest, ModelInputs, export_model, export_run, is_missing, load_model
 from glasswork.launch import Launch
+from glasswork.quoting import printable
 from glasswork.registry import get_registry
 from glasswork.store import RunStore
 from glasswork.testing.exports import ROW, check_python, check_sql, expected, run_python, run_sql
@@ -446,3 +447,27 @@ def test_every_kind_of_missing_value_gives_no_prediction(solved: dict, blank: An
     assert load_model(document, registry).predict(columns)[0] is None
     frame = pd.DataFrame({k: pd.array(v.tolist(), dtype="object") for k, v in columns.items()})
     assert load_model(document, registry).predict(frame)[0] is None
+
+
+def test_export_to_a_terminal_shows_control_characters_escaped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
+    """SQL carries a label as written (a literal), ESC included: the exact text goes to a file or
+    a pipe, and a terminal sees the control codes escaped, with a note."""
+    import glasswork.cli.models as models
+
+    label = "yes\x1b[2J\u202e"
+    table = _table()
+    table["col_label"] = np.asarray([label if v == "cls_yes" else "no" for v in table["col_label"]], dtype=object)
+    db, details = _run(tmp_path, {"name": "tty", "solver": "corels", "data": {"target": "col_label",
+                           "drop": ["col_y"], "binarize": {"thresholds": 2}}}, table)
+    label = next(c for c in details["models"][0]["model"]["classes"] if c != "no")  # as the data layer read it
+    assert not label.isprintable()
+    piped = CliRunner().invoke(cli, ["export", "latest", "--format", "sql", "--db", str(db)])
+    assert piped.exit_code == 0 and f"'{label}'" in piped.output  # a pipe gets the exact query
+    monkeypatch.setattr(models, "_to_terminal", lambda: True)
+    for fmt in ("python", "sql", "json", "markdown"):
+        shown = CliRunner().invoke(cli, ["export", "latest", "--format", fmt, "--db", str(db)])
+        assert shown.exit_code == 0, shown.output
+        assert "\x1b" not in shown.output and "\u202e" not in shown.output, fmt
+    shown = CliRunner().invoke(cli, ["export", "latest", "--format", "sql", "--db", str(db)])
+    assert f"'{printable(label)}'" in shown.output and "shown escaped" in shown.output
