@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from glasswork.events import Event
+from glasswork.quoting import terminal_text
 
 if TYPE_CHECKING:
     from glasswork.runner import RunInfo, RunOutcome
@@ -35,6 +36,12 @@ def fmt_number(value: Any, digits: int = 6) -> str:
             return "inf" if value > 0 else "-inf"
         return f"{value:.{digits}g}"
     return str(value)
+
+
+def plain_text(value: Any, style: str = "", *, newlines: bool = False) -> Text:
+    """Data (a name, a label, a message) for a rich table or print: no markup is read in it and no
+    control character (ESC, carriage return, bidi mark) reaches the terminal."""
+    return Text(terminal_text(value, newlines=newlines), style=style)
 
 
 def fmt_when(value: Any, *, seconds: bool = True) -> str:
@@ -78,7 +85,7 @@ class ProgressSink:
     def on_event(self, event: Event) -> None:
         if event.kind == "log":
             if event.level in ("warning", "error"):
-                self.console.print(f"[yellow]{event.message}[/yellow]")
+                self.console.print(plain_text(event.message, "yellow", newlines=True))
             return
         if event.objective is not None:
             self._objective = event.objective
@@ -125,9 +132,9 @@ def _records_table(title: str, records: list[dict[str, Any]], limit: int = 50) -
     columns = [k for k, v in records[0].items() if isinstance(v, (int, float, str, bool)) or v is None]
     table = Table(title=title.replace("_", " ").capitalize(), title_justify="left", title_style="bold")
     for column in columns:
-        table.add_column(column, justify="right" if not isinstance(records[0][column], str) else "left")
+        table.add_column(plain_text(column), justify="right" if not isinstance(records[0][column], str) else "left")
     for record in records[:limit]:
-        table.add_row(*(fmt_number(record.get(c)) for c in columns))
+        table.add_row(*(plain_text(fmt_number(record.get(c))) for c in columns))
     if len(records) > limit:
         table.caption = f"{len(records) - limit} more not shown (see --json)"
     return table
@@ -139,10 +146,10 @@ def render_outcome(outcome: RunOutcome, console: Console) -> None:
 
     info, result = outcome.info, outcome.result
     cert = result.certificate
-    console.print(
-        f"[bold]{info.name}[/bold]  solver {info.solver} {info.solver_version}  "
-        f"train {info.n_train:,} rows, test {info.n_test:,} rows, {info.n_features:,} features"
-    )
+    console.print(Text.assemble(
+        plain_text(info.name, "bold"),
+        plain_text(f"  solver {info.solver} {info.solver_version}  "
+                   f"train {info.n_train:,} rows, test {info.n_test:,} rows, {info.n_features:,} features")))
     console.print()
     console.print("[bold]Model[/bold]")
     # the model as its plugin draws it (the render_model hook), else its own text
@@ -162,7 +169,7 @@ def render_outcome(outcome: RunOutcome, console: Console) -> None:
         table = Table.grid(padding=(0, 2))
         for key, value in sorted(result.metrics.items()):
             if isinstance(value, (int, float)):
-                table.add_row(key, fmt_number(value))
+                table.add_row(plain_text(key), fmt_number(value))
         console.print(Group(Text("Metrics", style="bold"), table))
         console.print()
 
@@ -171,7 +178,7 @@ def render_outcome(outcome: RunOutcome, console: Console) -> None:
     stats.add_row("peak memory", fmt_bytes(outcome.peak_memory))
     for key, value in sorted(result.stats.items()):
         if isinstance(value, (int, float, str, bool)):
-            stats.add_row(key, fmt_number(value))
+            stats.add_row(plain_text(key), plain_text(fmt_number(value)))
     console.print(Group(Text("Search", style="bold"), stats))
     for key, value in result.stats.items():
         if _is_records(value):

@@ -19,6 +19,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from glasswork.quoting import terminal_text
+
 if TYPE_CHECKING:
     from glasswork.registry import Registry
 
@@ -64,10 +66,11 @@ def model_view(
         if answer.value is not None:
             return answer.value
         if answer.errors:
-            note = Text(f"(the view of {model.get('kind')!r} models failed: {answer.failure()};"
-                        " showing the model's text)", style="dim")
-    if text:
-        return Group(note, Text(text)) if note is not None else Text(text)
+            note = Text(terminal_text(f"(the view of {model.get('kind')!r} models failed: {answer.failure()};"
+                                      " showing the model's text)"), style="dim")
+    if text:  # the model's own text: data, shown as it is written, never as markup or control codes
+        shown = Text(terminal_text(text, newlines=True))
+        return Group(note, shown) if note is not None else shown
     return Text("(no model yet)", style="dim")
 
 

@@ -11,18 +11,27 @@ Formats: ``python``, ``sql`` and ``markdown`` come from the model's plugin throu
 versioned ``glasswork.model`` document (its JSON Schema is ``specs/glasswork.model.schema.json``)
 that ``load_model`` reads back through the plugin's ``load_model`` hook.
 
-Missing values: a model is trained on complete rows (``data.missing`` is ``error`` or ``drop``),
-so a row with no value in a raw column the model reads gets no prediction, in every format
-alike: SQL gives NULL for the prediction and every probability (as SQL does for a NULL), the
-Python module's ``predict``, ``predict_proba`` and ``score`` return ``None``, and
-``LoadedModel.predict`` gives ``None`` (``predict_proba`` a row of NaN). Missing is SQL's NULL;
-in Python ``None``, a float NaN, an empty or blank text, or a key the row lacks.
+Missing values (one rule for every format and reader; docs/export.md, "Missing values"): a raw
+value is missing when it is None / SQL NULL, ``pd.NA`` / ``pd.NaT``, a float NaN of any width,
+or a text that, stripped of whitespace (space, tab, CR, LF), is empty or ``nan`` in any case. A
+column the model reads as a number also has no usable value when it holds no number: a text that
+is not a decimal number (``true`` / ``false`` read as 1 / 0), or an infinite number. A row with no
+usable value in a raw column the model reads gets no prediction, in every format alike: SQL gives
+NULL for the prediction and every probability, the Python module's ``predict``,
+``predict_proba`` and ``score`` return ``None``, and ``LoadedModel.predict`` gives ``None``
+(``predict_proba`` a row of NaN). Categories are compared as written (text): ``"003"`` is not 3,
+and ``load_model`` refuses a category column that holds numbers instead of misreading it.
+
+Generated code is built from quoted parts (``glasswork.quoting``): every name, label, value and
+path reaches Python through ``repr`` and SQL through quoted identifiers and literals, and comments
+carry data only as one printable line.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +41,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from glasswork._version import __version__
+from glasswork.quoting import (  # noqa: F401  (re-exported: exporters build their text with these)
+    ExportError, markdown_text, plain, printable, python_comment, python_literal, sql_comment, sql_literal, sql_name)
 
 if TYPE_CHECKING:
     from glasswork.data import Problem
@@ -42,9 +53,11 @@ DOCUMENT = "glasswork.model"
 DOCUMENT_VERSION = 1
 Op = Literal["==", "!=", "<=", ">"]
 
-
-class ExportError(ValueError):
-    """A model that cannot be exported as asked; the message says why and what to do."""
+# What a text is stripped of before it is judged blank, ``nan`` or a number: space, CR, tab, LF.
+# The SQL export writes them raw in one literal, in this order (no CR LF pair a line-ending
+# conversion could fold).
+WHITESPACE = " \r\t\n"
+NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)(e[+-]?[0-9]+)?")  # a decimal number, lowercased
 
 
 # -- the inputs of a model -------------------------------------------------------------------------
@@ -60,31 +73,32 @@ class Condition(BaseModel):
 
     @property
     def numeric(self) -> bool:
-        """Compared as float64: thresholds, and categories that are numbers (``n-visits:1``), so
-        a row read as text (csv.DictReader, a sqlite3 CSV import) is judged as the model was."""
-        return self.op in ("<=", ">") or (isinstance(self.value, (int, float)) and not isinstance(self.value, bool))
+        """Compared as a number: thresholds, and categories that are numbers (``n-visits:1``) or
+        booleans (a yes/no column: True is 1), so a row read as text (csv.DictReader, a sqlite3
+        CSV import: ``"1"``, ``"true"``) is judged as the model was. Other categories are text."""
+        return self.op in ("<=", ">") or isinstance(self.value, (int, float))
 
-    def holds(self, values: np.ndarray) -> np.ndarray:
+    def holds(self, values: Any) -> np.ndarray:
         """Where the condition holds; a missing value gives False (``missing_values`` finds those rows)."""
         if self.numeric:
             numbers = as_numbers(values)
             value = float(self.value)
-            return {"<=": numbers <= value, ">": numbers > value, "==": numbers == value, "!=": numbers != value}[self.op]
-        equal = np.asarray(values == self.value, dtype=bool)
+            with np.errstate(invalid="ignore"):
+                return {"<=": numbers <= value, ">": numbers > value, "==": numbers == value,
+                        "!=": numbers != value}[self.op]
+        equal = np.asarray(as_texts(self.column, values) == self.value, dtype=bool)
         return equal if self.op == "==" else ~equal
 
     def sql(self) -> str:
         op = {"==": "=", "!=": "<>"}.get(self.op, self.op)
-        column = sql_name(self.column)
         if self.numeric:
-            return f"CAST({column} AS DOUBLE PRECISION) {op} {sql_literal(float(self.value))}"
-        return f"{column} {op} {sql_literal(self.value)}"
+            return f"{sql_number(self.column)} {op} {sql_literal(float(self.value))}"
+        return f"{sql_text(self.column)} {op} {sql_literal(self.value)}"
 
     def python(self, row: str = "row") -> str:
-        column = f"{row}[{self.column!r}]"
         if self.numeric:
-            return f"float({column}) {self.op} {float(self.value)!r}"
-        return f"{column} {self.op} {self.value!r}"
+            return f"_num({row}, {python_literal(self.column)}) {self.op} {python_literal(float(self.value))}"
+        return f"_text({row}, {python_literal(self.column)}) {self.op} {python_literal(self.value)}"
 
 
 class Feature(BaseModel):
@@ -142,26 +156,46 @@ class ModelInputs(BaseModel):
                 seen.setdefault(c, None)
         return list(seen)
 
+    @property
+    def numeric_columns(self) -> list[str]:
+        """The raw columns read as numbers (a raw feature, a threshold, a number or boolean category)."""
+        out: dict[str, None] = {}
+        for f in self.features:
+            if f.column:
+                out.setdefault(f.column, None)
+            for c in f.all or []:
+                if c.numeric:
+                    out.setdefault(c.column, None)
+        return list(out)
+
     def missing(self, columns: Mapping[str, Any], features: Iterable[int] | None = None) -> np.ndarray:
-        """Rows lacking a value in a raw column the features read (all features when ``None``)."""
+        """Rows with no usable value in a raw column the features read (all features when ``None``):
+        missing, or no number in a column read as a number. A category column that holds numbers
+        (``"003"`` read as 3) is refused with an ``ExportError``, never misread."""
         reads = self.columns if features is None else self.columns_of(features)
         absent = [c for c in reads if c not in columns]
         if absent:
             raise ExportError(f"the raw data lack column(s) {', '.join(map(repr, absent))}")
         n = len(np.asarray(columns[reads[0]])) if reads else _length(columns)
         out = np.zeros(n, dtype=bool)
+        numeric = set(self.numeric_columns)
         for c in reads:
-            out |= missing_values(columns[c])
+            out |= np.isnan(as_numbers(columns[c])) if c in numeric else missing_values(columns[c])
+            if c in self._text_columns:
+                as_texts(c, columns[c])
         return out
+
+    @property
+    def _text_columns(self) -> set[str]:
+        return {c.column for f in self.features for c in f.all or [] if not c.numeric}
 
     # -- expressions of one feature (``test``: the feature equals ``value``) ----------------------
 
     def sql_value(self, j: int) -> str:
-        """A raw column is read as float64, as ``matrix`` and the Python export read it (a CSV
-        imported by sqlite3 holds text, which would compare as text)."""
+        """A raw column is read as a number (``sql_number``), as ``matrix`` and the Python export read
+        it (a CSV imported by sqlite3 holds text, which would compare as text)."""
         f = self.features[j]
-        return (f"CAST({sql_name(f.column)} AS DOUBLE PRECISION)" if f.column
-                else f"(CASE WHEN {self.sql_test(j)} THEN 1 ELSE 0 END)")
+        return sql_number(f.column) if f.column else f"(CASE WHEN {self.sql_test(j)} THEN 1 ELSE 0 END)"
 
     def sql_test(self, j: int, value: float = 1) -> str:
         f = self.features[j]
@@ -173,29 +207,34 @@ class ModelInputs(BaseModel):
 
     def python_value(self, j: int, row: str = "row") -> str:
         f = self.features[j]
-        return f"float({row}[{f.column!r}])" if f.column else f"(1.0 if {self.python_test(j, row=row)} else 0.0)"
+        return (f"_num({row}, {python_literal(f.column)})" if f.column
+                else f"(1.0 if {self.python_test(j, row=row)} else 0.0)")
 
     def python_test(self, j: int, value: float = 1, row: str = "row") -> str:
         f = self.features[j]
         if f.column:
-            return f"float({row}[{f.column!r}]) == {float(value)!r}"
+            return f"_num({row}, {python_literal(f.column)}) == {python_literal(float(value))}"
         text = "(" + (" and ".join(c.python(row) for c in f.all or []) or "True") + ")"
         return text if value == 1 else (f"(not {text})" if value == 0 else "False")
 
-    def matrix(self, columns: Mapping[str, Any]) -> np.ndarray:
-        """The model's feature matrix computed from raw columns (a mapping name -> values)."""
-        absent = [c for c in self.columns if c not in columns]
+    def matrix(self, columns: Mapping[str, Any], features: Iterable[int] | None = None) -> np.ndarray:
+        """The model's feature matrix computed from raw columns (a mapping name -> values); with
+        ``features``, only those columns (the others 0: the model does not read them)."""
+        wanted = range(len(self.features)) if features is None else sorted(set(int(j) for j in features))
+        reads = self.columns_of(wanted)
+        absent = [c for c in reads if c not in columns]
         if absent:
             raise ExportError(f"the raw data lack column(s) {', '.join(map(repr, absent))}")
-        n = len(np.asarray(columns[self.columns[0]])) if self.columns else 0
-        X = np.empty((n, len(self.features)), dtype=np.float64)
-        for j, f in enumerate(self.features):
+        n = len(np.asarray(columns[reads[0]])) if reads else _length(columns)
+        X = np.zeros((n, len(self.features)), dtype=np.float64)
+        for j in wanted:
+            f = self.features[j]
             if f.column:
                 X[:, j] = as_numbers(columns[f.column])  # NaN where missing
             else:
                 hit = np.ones(n, dtype=bool)
                 for c in f.all or []:
-                    hit &= c.holds(np.asarray(columns[c.column]))
+                    hit &= c.holds(columns[c.column])
                 X[:, j] = hit
         return X
 
@@ -204,38 +243,94 @@ def _length(columns: Mapping[str, Any]) -> int:
     return len(np.asarray(next(iter(columns.values())))) if columns else 0
 
 
+def _data(values: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    """The values as an array, and the mask of a masked array."""
+    if np.ma.isMaskedArray(values):
+        return np.asarray(np.ma.getdata(values)), np.ma.getmaskarray(values)
+    return np.asarray(values), None
+
+
 def missing_values(values: Any) -> np.ndarray:
-    """Where ``values`` has no value: masked, None, a float NaN, or an empty or blank text."""
-    mask = np.ma.getmaskarray(values) if np.ma.isMaskedArray(values) else None
-    data = np.asarray(np.ma.getdata(values) if mask is not None else values)
+    """Where ``values`` has no value (the rule of the module docstring): masked, None, ``pd.NA`` /
+    ``pd.NaT``, a float NaN of any width, or a text that is blank or ``nan`` once stripped."""
+    data, mask = _data(values)
     if data.dtype.kind == "f":
         out = np.isnan(data)
+    elif data.dtype.kind in "mM":
+        out = np.isnat(data)
     elif data.dtype.kind in "OUS":
-        out = np.fromiter((_absent(v) for v in data.ravel()), dtype=bool, count=data.size).reshape(data.shape)
+        out = np.fromiter((is_missing(v) for v in data.ravel()), dtype=bool, count=data.size).reshape(data.shape)
     else:
         out = np.zeros(data.shape, dtype=bool)
     return out | mask if mask is not None else out
 
 
-def _absent(value: Any) -> bool:
-    if value is None:
+def is_missing(value: Any) -> bool:
+    """One raw value has no value: None, ``pd.NA`` / ``pd.NaT``, a float NaN of any width, or a
+    text that is empty, blank or ``nan`` (any case) once stripped of whitespace."""
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):
         return True
-    if isinstance(value, (float, np.floating)):
-        return bool(np.isnan(value))
-    if isinstance(value, (str, bytes)):
-        return not value.strip()
-    return False
+    if isinstance(value, str):
+        return value.strip(WHITESPACE).lower() in ("", "nan")
+    if isinstance(value, bytes):
+        return value.strip(WHITESPACE.encode()).lower() in (b"", b"nan")
+    try:
+        return bool(value != value)  # a NaN of any width (float, numpy float16/32/64, Decimal)
+    except (TypeError, ValueError):
+        return False
+
+
+def number_of(value: Any) -> float | None:
+    """A raw value as the number a model reads, or ``None`` when it holds none: a bool is 1 / 0,
+    a finite number is itself; a text stripped of whitespace is ``true`` / ``false`` (any case)
+    or a decimal number (``NUMBER``); anything else (missing, other text, infinity) is no number."""
+    if is_missing(value):
+        return None
+    if isinstance(value, str):
+        text = value.strip(WHITESPACE).lower()
+        if text in ("true", "false"):
+            return 1.0 if text == "true" else 0.0
+        return float(text) if NUMBER.fullmatch(text) else None
+    if isinstance(value, (bytes, bytearray)):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
 
 
 def as_numbers(values: Any) -> np.ndarray:
-    """``values`` as float64, NaN where a value is missing (a text column read from a CSV too)."""
-    missing = missing_values(values)
-    data = np.asarray(np.ma.getdata(values))
-    if not missing.any() and data.dtype.kind != "O":
-        return data.astype(np.float64)
-    out = np.full(data.shape, np.nan)
-    out[~missing] = np.asarray(data[~missing], dtype=np.float64)
+    """``values`` as float64 (``number_of`` each), NaN where a value is missing or no number."""
+    data, mask = _data(values)
+    if data.dtype.kind in "biuf":
+        out = data.astype(np.float64)
+        out[~np.isfinite(out)] = np.nan
+    elif data.dtype.kind in "OUS":
+        out = np.fromiter((np.nan if (x := number_of(v)) is None else x for v in data.ravel()),
+                          dtype=np.float64, count=data.size).reshape(data.shape)
+    else:  # dates, times: no number
+        out = np.full(data.shape, np.nan)
+    if mask is not None:
+        out[mask] = np.nan
     return out
+
+
+def as_texts(column: str, values: Any) -> np.ndarray:
+    """A category column's values as they are written (text); a column that holds anything but
+    text where it has a value (numbers, booleans: ``"003"`` read as 3) is refused, naming it."""
+    data, mask = _data(values)
+    if data.dtype.kind == "U":
+        return data
+    absent = missing_values(values)
+    bad = next((v for v, a in zip(data.ravel().tolist(), absent.ravel().tolist()) if not a and not isinstance(v, str)),
+               None) if data.dtype.kind in "OSbiufcmM" else None
+    if bad is not None:
+        raise ExportError(
+            f"column {column!r} holds {printable(repr(bad))} ({type(bad).__name__}, {data.dtype}), but the model "
+            f"compares it as text (its categories are written as text, and '003' is not 3): read the column as "
+            f"text (pandas: dtype={{{column!r}: str}})")
+    return data.astype(object) if data.dtype.kind != "O" else data
 
 
 def _item(text: str) -> Condition:
@@ -248,30 +343,56 @@ def _item(text: str) -> Condition:
     return Condition(column=column, op="==", value=value)
 
 
-def _plain(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
+_plain = plain
 
 
-# -- literals --------------------------------------------------------------------------------------
+# -- raw values in SQL -------------------------------------------------------------------------------
 
 
-def sql_name(name: str) -> str:
-    """An ANSI quoted identifier."""
-    return '"' + name.replace('"', '""') + '"'
+def _sql_clean(column: str) -> str:
+    """The column's text, stripped of ``WHITESPACE`` and lowercased (every engine casts any type)."""
+    return f"LOWER(TRIM(CAST({sql_name(column)} AS VARCHAR), {sql_literal(WHITESPACE)}))"
 
 
-def sql_literal(value: Any) -> str:
-    """An ANSI literal; a float is written so DuckDB and SQLite read back the same double."""
-    if isinstance(value, (bool, np.bool_)):
-        return "1" if value else "0"
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        if not math.isfinite(value):
-            raise ExportError(f"{value!r} has no SQL literal")
-        text = repr(float(value))
-        return text if "e" in text else f"{text}e0"  # exponent form: DOUBLE, never DECIMAL
-    return "'" + str(value).replace("'", "''") + "'"
+def sql_text(column: str) -> str:
+    """A category column compared as the text it holds (``CAST AS VARCHAR``: a text literal never
+    makes an engine cast the column to a number, and "003" stays "003")."""
+    return f"CAST({sql_name(column)} AS VARCHAR)"
+
+
+def sql_number(column: str) -> str:
+    """A column read as a number: ``true`` / ``false`` text (a BOOLEAN's text) are 1 / 0, else the
+    column cast to DOUBLE PRECISION; ``sql_unusable`` guards it, so every cast succeeds."""
+    return (f"CASE {_sql_clean(column)} WHEN 'true' THEN 1.0e0 WHEN 'false' THEN 0.0e0 "
+            f"ELSE CAST({sql_name(column)} AS DOUBLE PRECISION) END")
+
+
+_DIGITS = "0123456789"
+
+
+def sql_unusable(column: str, numeric: bool) -> str:
+    """True where ``column`` has no usable value: NULL, a blank or ``nan`` text (a DuckDB NaN's text
+    too), and for a column read as a number, any text that is not ``true`` / ``false`` or a decimal
+    number (``NUMBER``, checked with functions DuckDB, SQLite and PostgreSQL share), so SQLite never
+    reads ``'abc'`` as 0."""
+    name, text = sql_name(column), _sql_clean(column)
+    if not numeric:
+        return f"({name} IS NULL OR {text} IN ('', 'nan'))"
+    rest = text
+    for d in _DIGITS:  # what is left once the digits are gone: the signs, the point, the exponent
+        rest = f"REPLACE({rest}, '{d}', '')"
+    shapes = ["", ".", "e", "e+", "e-", ".e", ".e+", ".e-"]
+    shapes = ", ".join(sql_literal(p + s) for p in ("", "+", "-") for s in shapes)
+    digit = "(" + ", ".join(f"'{d}'" for d in _DIGITS) + ")"
+    point_digit = "(" + ", ".join(f"'.{d}'" for d in _DIGITS) + ")"
+    number = (f"({rest} IN ({shapes})"  # the right characters, in the right order
+              f" AND (SUBSTR({text}, 1, 1) IN ('+', '-') OR SUBSTR({rest}, 1, 1) NOT IN ('+', '-'))"  # a sign first
+              f" AND (SUBSTR({text}, 1, 1) IN {digit} OR SUBSTR({text}, 1, 2) IN {point_digit}"  # a digit leads
+              f" OR SUBSTR({text}, 2, 1) IN {digit} AND SUBSTR({text}, 1, 1) IN ('+', '-')"
+              f" OR SUBSTR({text}, 2, 2) IN {point_digit} AND SUBSTR({text}, 1, 1) IN ('+', '-'))"
+              f" AND SUBSTR({text}, LENGTH({text}), 1) IN {digit[:-1]}, '.')"  # ends in a digit or point
+              f" AND ({rest} NOT LIKE '%e_' OR {text} LIKE '%e+%' OR {text} LIKE '%e-%'))")  # e's sign follows it
+    return f"({name} IS NULL OR NOT ({text} IN ('true', 'false') OR {number}))"
 
 
 # -- what an exporter is given ---------------------------------------------------------------------
@@ -299,11 +420,11 @@ class ExportRequest:
 
     def header(self, comment: str, body: str = "") -> str:
         """A comment block naming the run, the rows it was trained on and the raw columns ``body``
-        reads, for the top of a file."""
+        reads, for the top of a file; every line printable, so no name or path can end the comment."""
         lines = [f"Exported by glasswork {__version__} from run {self.run.get('run_id', '?')}"
                  f" ({self.run.get('name', '?')}, solver {self.run.get('solver', '?')})."]
         if self.run.get("spec_hash"):
-            lines.append(f"spec {self.run['spec_hash'][:16]}, data {str(self.run.get('data_fingerprint'))[:16]}")
+            lines.append(f"spec {str(self.run['spec_hash'])[:16]}, data {str(self.run.get('data_fingerprint'))[:16]}")
         where = trained_where(self.run)
         if where is not None:  # a model of the filtered rows is not a model of the whole file
             lines.append(f"Trained only on the rows where: {' '.join(where.split())}")
@@ -312,9 +433,13 @@ class ExportRequest:
         if self.inputs is not None:
             reads = (f"the columns the antecedents of {self.inputs.source} name" if self.inputs.source.endswith(".out")
                      else f"the raw columns of {self.inputs.source}")
-            used = [c for c in self.inputs.columns if sql_name(c) in body or repr(c) in body] if body else []
+            used = [c for c in self.inputs.columns if _mentions(body, c)] if body else []
             lines.append(f"Reads {reads}: {', '.join(used or self.inputs.columns)}")
-        return "\n".join(f"{comment} {line}" for line in lines)
+        return "\n".join(f"{comment} {printable(line)}" for line in lines)
+
+
+def _mentions(body: str, column: str) -> bool:
+    return repr(column) in body or ("\x00" not in column and sql_name(column) in body)
 
 
 def trained_where(run: Mapping[str, Any]) -> str | None:
@@ -427,12 +552,14 @@ class LoadedModel:
     document: ModelDocument
 
     def matrix(self, columns: Mapping[str, Any]) -> np.ndarray:
+        """The model's matrix from the raw columns (only the features it uses: a column it does not
+        read may be absent or of any type)."""
         if self.inputs is None:
             raise ExportError("this document has no inputs: give the model its feature matrix (.model.predict)")
-        return self.inputs.matrix(columns)
+        return self.inputs.matrix(columns, getattr(self.model, "features_used", None))
 
     def missing(self, columns: Mapping[str, Any]) -> np.ndarray:
-        """Rows with no value in a raw column the model reads (its ``features_used``; every
+        """Rows with no usable value in a raw column the model reads (its ``features_used``; every
         feature of the inputs for a model that does not say): they get no prediction."""
         if self.inputs is None:
             raise ExportError("this document has no inputs: give the model its feature matrix (.model.predict)")
@@ -501,10 +628,15 @@ def _registry() -> Registry:
 
 
 def sql_select(request: ExportRequest, outputs: list[tuple[str, str]], reads: list[str] | None = None) -> str:
-    """``SELECT *, <expr> AS <name>, ... FROM <table>``: every output one CASE expression; with
-    ``reads`` (the raw columns the model reads), NULL wherever one of them is NULL."""
+    """``SELECT *, <expr> AS <name>, ... FROM <table>``: every output one CASE expression, NULL
+    wherever a raw column in ``reads`` (default: every column of the inputs) has no usable value
+    (``sql_unusable``)."""
+    inputs = request.inputs
+    if reads is None and inputs is not None:
+        reads = inputs.columns
     if reads:
-        unknown = " OR ".join(f"{sql_name(c)} IS NULL" for c in reads)
+        numeric = set(inputs.numeric_columns) if inputs is not None else set()
+        unknown = " OR ".join(sql_unusable(c, c in numeric) for c in reads)
         outputs = [(name, f"CASE WHEN {unknown} THEN NULL ELSE {expr} END") for name, expr in outputs]
     body = ",\n".join(f"  {expr} AS {sql_name(name)}" for name, expr in outputs)
     return f"{request.header('--', body)}\nSELECT *,\n{body}\nFROM {sql_name(request.table)}\n"
@@ -518,26 +650,28 @@ def sql_case(branches: list[tuple[str, str]], default: str, indent: str = "    "
 
 
 def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
-    """A GitHub-flavoured Markdown table (pipes in cells escaped)."""
-    def cell(v: Any) -> str:
-        return str(v).replace("|", "\\|").replace("\n", " ")
-
-    lines = ["| " + " | ".join(map(cell, header)) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(map(cell, r)) + " |" for r in rows]
+    """A GitHub-flavoured Markdown table; every cell literal text (``markdown_text``: HTML and
+    Markdown-active characters escaped, one printable line)."""
+    lines = ["| " + " | ".join(map(markdown_text, header)) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(map(markdown_text, r)) + " |" for r in rows]
     return "\n".join(lines) + "\n"
 
 
-# Prepended by ``python_module`` when given the columns a model reads; the exporter's functions
-# start with ``if missing(row): return None`` (``NO_VALUE``).
+# Prepended by ``python_module``: the columns a model reads and how a raw value is read (the rule
+# of ``is_missing`` and ``number_of``, restated so the module needs no glasswork); the exporter's
+# functions start with ``if missing(row): return None`` (``NO_VALUE``).
 MISSING_PYTHON = '''
-READS = {reads!r}  # the raw columns the model reads
+READS = {reads}  # the raw columns the model reads
+NUMBERS = {numbers}  # those it reads as numbers
+WHITESPACE = {whitespace}
+_NUMBER = re.compile({pattern})
 
 
 def missing(row):
-    """The columns of READS that ``row`` has no value in: None, NaN, an empty text or no key.
-    The model was trained on complete rows, so such a row gets no prediction (None), as the
-    SQL export gives NULL."""
-    return [c for c in READS if _absent(_value(row, c))]
+    """The columns of READS that ``row`` has no usable value in: None, pd.NA, a NaN, an empty,
+    blank or 'nan' text, no key, or (a column of NUMBERS) no number. The model was trained on
+    complete rows, so such a row gets no prediction (None), as the SQL export gives NULL."""
+    return [c for c in READS if _absent(_value(row, c)) or (c in NUMBERS and _number(_value(row, c)) is None)]
 
 
 def _value(row, column):
@@ -548,19 +682,65 @@ def _value(row, column):
 
 
 def _absent(value):
-    return value is None or (isinstance(value, float) and value != value) or (
-        isinstance(value, str) and not value.strip())
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):
+        return True
+    if isinstance(value, str):
+        return value.strip(WHITESPACE).lower() in ("", "nan")
+    try:
+        return bool(value != value)  # a NaN of any width
+    except (TypeError, ValueError):
+        return False
+
+
+def _number(value):
+    """A bool as 1 / 0, a finite number, or a text that is true / false or a decimal number."""
+    if isinstance(value, str):
+        text = value.strip(WHITESPACE).lower()
+        if text in ("true", "false"):
+            return 1.0 if text == "true" else 0.0
+        return float(text) if _NUMBER.fullmatch(text) else None
+    if isinstance(value, (bytes, bytearray)) or _absent(value):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _num(row, column):
+    return _number(row[column])
+
+
+def _text(row, column):
+    """A category is compared as the text it is written as ('003' is not 3)."""
+    value = row[column]
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"column {{column!r}} holds {{value!r}} ({{type(value).__name__}}), not text: the model "
+                    f"compares its categories as text; read the column as text")
 '''
 NO_VALUE = "    if missing(row):\n        return None\n"
 
 
 def python_module(request: ExportRequest, doc: str, body: str, reads: list[str] | None = None) -> str:
-    """A self-contained Python module: header, docstring, the exporter's code (no glasswork import);
-    with ``reads`` (the raw columns the model reads), ``READS`` and ``missing(row)`` first, for the
+    """A self-contained Python module: header, docstring, ``READS`` and ``missing(row)`` and the
+    readers of raw values (``_num``, ``_text``), then the exporter's code (no glasswork import).
+    ``reads``: the raw columns the model reads (default: every column of the inputs), for the
     exporter's ``NO_VALUE`` guards."""
-    imports = "import math\n\n" if "math." in body else ""
-    prelude = "" if reads is None else MISSING_PYTHON.format(reads=list(reads)).strip() + "\n\n\n"
-    return f'{request.header("#", body)}\n"""{doc}"""\n\n{imports}{prelude}{body.strip()}\n'
+    prelude = python_prelude(request.need_inputs(), reads)
+    return f'{request.header("#", body)}\n"""{doc}"""\n\n{prelude}\n\n\n{body.strip()}\n'
+
+
+def python_prelude(inputs: ModelInputs, reads: list[str] | None = None) -> str:
+    """The imports, ``READS``, ``missing(row)`` and the raw-value readers (``_num``, ``_text``) the
+    expressions of ``ModelInputs.python_test`` / ``python_value`` call (every exported module starts
+    with them)."""
+    reads = inputs.columns if reads is None else list(reads)
+    numbers = [c for c in reads if c in set(inputs.numeric_columns)]
+    prelude = MISSING_PYTHON.format(reads=python_literal(reads), numbers=python_literal(numbers),
+                                    whitespace=python_literal(WHITESPACE), pattern=python_literal(NUMBER.pattern))
+    return f"import math\nimport re\n\n{prelude.strip()}"
 
 
 def decision_list_python(request: ExportRequest, doc: str, tests: list[str], labels: list[Any],
@@ -568,11 +748,10 @@ def decision_list_python(request: ExportRequest, doc: str, tests: list[str], lab
     """An ordered list of rules as Python: the first rule whose test (a Python expression over
     ``row``) holds decides; ``labels`` and ``probas`` have one entry per rule and the default;
     ``reads``: see ``python_module``."""
-    guard = NO_VALUE if reads is not None else ""
     branches = "".join(f"    if {t}:\n        return {i}\n" for i, t in enumerate(tests))
-    body = f"""CLASSES = {classes!r}
-LABELS = {labels!r}
-PROBA = {probas!r}
+    body = f"""CLASSES = {python_literal(list(classes))}
+LABELS = {python_literal(list(labels))}
+PROBA = {python_literal([[float(p) for p in row] for row in probas])}
 
 
 def rule_of(row):
@@ -582,12 +761,12 @@ def rule_of(row):
 
 def predict(row):
     \"\"\"The predicted label of ``row``, a mapping of raw column names to values.\"\"\"
-{guard}    return LABELS[rule_of(row)]
+{NO_VALUE}    return LABELS[rule_of(row)]
 
 
 def predict_proba(row):
     \"\"\"The class probabilities of ``row`` (in CLASSES order): the training class mix of its rule.\"\"\"
-{guard}    return list(PROBA[rule_of(row)])
+{NO_VALUE}    return list(PROBA[rule_of(row)])
 """
     return python_module(request, doc, body, reads)
 
@@ -597,8 +776,8 @@ def decision_list_sql(request: ExportRequest, tests: list[str], labels: list[Any
     """An ordered list of rules as SQL: ``prediction`` and ``p_<class>``, each one CASE expression."""
     outputs = [("prediction", sql_case([(t, sql_literal(v)) for t, v in zip(tests, labels)], sql_literal(labels[-1])))]
     for k, c in enumerate(classes):
-        outputs.append((f"p_{c}", sql_case([(t, sql_literal(float(p[k]))) for t, p in zip(tests, probas)],
-                                           sql_literal(float(probas[-1][k])))))
+        outputs.append((f"p_{plain(c)}", sql_case([(t, sql_literal(float(p[k]))) for t, p in zip(tests, probas)],
+                                                  sql_literal(float(probas[-1][k])))))
     return sql_select(request, outputs, reads)
 
 

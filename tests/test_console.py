@@ -61,3 +61,19 @@ def test_warnings_are_printed_even_off_terminal():
 
 def test_fmt_bytes():
     assert fmt_bytes(512) == "512 B" and fmt_bytes(3 * 1024**2) == "3.0 MiB"
+
+
+def test_names_and_messages_print_no_control_codes_and_no_markup(toy_registry):
+    """Data reaches the terminal as text: ESC, BEL, bidi marks escaped; ``[red]`` printed as written."""
+    outcome = run_toy(toy_registry)
+    outcome.info.name = "run\x1b[2J\x07 [red]x[/red] \u202e"
+    outcome.result.stats["pool"] = [{"model": "m\x1b[31m [bold]b[/bold]", "loss": 0.5}]
+    out, buffer = console(True)  # a terminal: styles are written, but never the data's own codes
+    render_outcome(outcome, out)
+    sink = ProgressSink(out)
+    sink.on_event(Event("log", 0.0, message="bad \x1b]0;title\x07 [blue]value[/blue]", level="warning"))
+    text = buffer.getvalue()
+    assert "\x07" not in text and "\u202e" not in text and "\x1b[2J" not in text and "\x1b[31m" not in text
+    assert "\x1b]0;" not in text
+    assert "[red]x[/red]" in text and "[bold]b[/bold]" in text and "[blue]value[/blue]" in text
+    assert "\\x1b[2J" in text and "\\u202e" in text  # shown escaped, so a reader sees what the name holds

@@ -14,8 +14,9 @@ from click.testing import CliRunner
 
 from glasswork.cli import cli
 from glasswork.export import (DOCUMENT_VERSION, ExportError, ModelInputs, export_run, load_model, model_schema,
-                              sql_literal)
+                              python_prelude, sql_literal)
 from glasswork.launch import Launch
+from glasswork.quoting import markdown_text
 from glasswork.registry import get_registry
 from glasswork.store import RunStore
 from glasswork.testing.exports import ROW, expected, raw_columns, run_python, run_sql
@@ -71,12 +72,13 @@ def test_export_reproduces_the_model_on_the_raw_test_rows(runs: dict, case: str,
         assert lines[0].startswith("| #") and set(lines[1]) <= {"|", "-"}
         names = ([r.get("antecedent") or r.get("text") for r in details["models"][0]["model"].get("rules", [])]
                  or details["models"][0]["model"].get("features"))
-        assert names and all(str(n) in text for n in names)
+        assert names and all(markdown_text(n) in text for n in names)  # each name as literal Markdown text
 
 
 def test_the_compas_rule_list_reads_raw_categories(runs: dict) -> None:
     text = export_run(runs["corels_compas"][1], "sql")
-    assert '"sex" = \'Male\'' in text and '"priors" = \'>3\'' in text and text.count("CASE") == 6  # 3 outputs, each NULL on a NULL input
+    assert 'CAST("sex" AS VARCHAR) = \'Male\'' in text and 'CAST("priors" AS VARCHAR) = \'>3\'' in text
+    assert text.count("CASE") == 6  # 3 outputs, each NULL on a NULL input
 
 
 def test_thresholds_and_negations_are_written_over_raw_columns(runs: dict) -> None:
@@ -218,8 +220,10 @@ def test_binarizer_conditions_compute_what_transform_computes(options: dict) -> 
     assert np.array_equal(inputs.matrix(columns), X)
     rows = [{k: (v.item() if hasattr(v, "item") else v) for k, v in zip(columns, values)}
             for values in zip(*columns.values())]
+    readers: dict = {}  # the module's raw-value readers, which the expressions call
+    exec(python_prelude(inputs), readers)
     for j in range(len(names)):  # the python and SQL expressions agree with the matrix too
-        test = eval(compile(f"lambda row: {inputs.python_test(j)}", "<test>", "eval"))
+        test = eval(compile(f"lambda row: {inputs.python_test(j)}", "<test>", "eval"), readers)
         assert [int(test(r)) for r in rows] == X[:, j].tolist(), names[j]
     import duckdb
 
@@ -233,7 +237,7 @@ def test_binarizer_conditions_compute_what_transform_computes(options: dict) -> 
 
     text_rows = [{k: str(v) for k, v in r.items()} for r in rows]
     for j in range(len(names)):
-        test = eval(compile(f"lambda row: {inputs.python_test(j)}", "<test>", "eval"))
+        test = eval(compile(f"lambda row: {inputs.python_test(j)}", "<test>", "eval"), readers)
         assert [int(test(r)) for r in text_rows] == X[:, j].tolist(), f"python on text rows: {names[j]}"
     lite = sqlite3.connect(":memory:")
     lite.execute("CREATE TABLE data (" + ", ".join(f'"{k}" TEXT' for k in columns) + ")")

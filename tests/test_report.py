@@ -3,6 +3,7 @@ screenshot of it in a real headless browser (Chromium from the system packages).
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -126,3 +127,17 @@ def test_chart_axes_have_round_ticks() -> None:
     xs, ys = _tick_labels(svg)
     assert xs == ["0.5", "1.0", "1.5", "2.0", "2.5", "3.0", "3.5", "4.0"] or xs == ["1", "2", "3", "4"]
     assert ys == ["2,000", "4,000", "6,000", "8,000", "10,000", "12,000"]
+
+
+def test_the_card_escapes_hostile_names(runs: dict) -> None:
+    """Names, labels and rule texts are data: in the card they show as text, never as markup."""
+    outcome, details, launch = runs["corels_compas"]
+    evil = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+    model = json.loads(json.dumps(details["models"][0]["model"]).replace('"Yes"', json.dumps(evil)))
+    model["rules"][0]["antecedent"] = evil
+    assert evil in model["classes"]
+    spec = dict(details["spec"], name=evil)
+    hostile = dict(details, name=evil, spec=spec, models=[dict(details["models"][0], model=model, text=evil)])
+    card = build_report(hostile, [])
+    assert "<script" not in card and "<img" not in card
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in card

@@ -16,6 +16,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from glasswork.console import plain_text
 from glasswork.spec import flatten
 from glasswork.tui.state import RunState
 from glasswork.tui.views import fmt, fmt_pct, model_view
@@ -70,7 +71,7 @@ class CompareScreen(Screen[None]):
         with Horizontal(id="both"):
             for i, (doc, state) in enumerate(zip(self.docs, self.states)):
                 with VerticalScroll(classes="side", id=f"side-{i}"):
-                    yield Static(Group(Text(f"{doc['run_id'][:8]} {doc['name']}", style="bold"),
+                    yield Static(Group(plain_text(f"{doc['run_id'][:8]} {doc['name']}", "bold"),
                                        model_view(state.model, state.model_text, compact=True)))
         yield Footer()
 

@@ -19,7 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, Select, Static
 
-from glasswork.console import fmt_when
+from glasswork.console import fmt_when, plain_text
 from glasswork.store import SweepRow
 from glasswork.tui.compare_screen import CompareScreen
 from glasswork.tui.run_screen import RunScreen
@@ -177,12 +177,13 @@ class HistoryScreen(Screen[None]):
         table.clear()
         for r in rows:
             if isinstance(r, SweepRow):
-                table.add_row("", Text(f"sweep {r.sweep_id[:6]}", style="bold"), r.name, r.solver,
+                table.add_row("", Text(f"sweep {r.sweep_id[:6]}", style="bold"), plain_text(r.name), plain_text(r.solver),
                               Text(r.progress(), style="cyan" if r.active else ""), fmt(r.best_objective, 6),
                               "-", fmt_when(r.started_at, seconds=False), "-", key=_row_key(r))
                 continue
             table.add_row(
-                "*" if r.run_id in self.marked else "", r.run_id[:8], r.name, r.solver, r.status or r.state,
+                "*" if r.run_id in self.marked else "", r.run_id[:8], plain_text(r.name), plain_text(r.solver),
+                plain_text(r.status or r.state),
                 fmt(r.objective, 6), fmt_pct(r.gap), fmt_when(r.started_at, seconds=False),
                 "-" if r.elapsed is None else f"{r.elapsed:.1f}s", key=r.run_id)
         if rows:

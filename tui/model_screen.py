@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from glasswork.console import plain_text
 from glasswork.display import Panel
 from glasswork.tui.views import model_view
 from glasswork.tui.widgets import PanelChart
@@ -64,7 +64,7 @@ class ModelScreen(Screen[None]):
             chart.update_panel()
 
     def _show(self) -> None:
-        body = Text(self.text or "(no text)") if self.as_text else model_view(self.model, self.text,
+        body = plain_text(self.text or "(no text)", newlines=True) if self.as_text else model_view(self.model, self.text,
                                                                               stats=self.stats)
         self.query_one("#model", Static).update(body)
 

@@ -21,6 +21,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, RichLog, Static
 
+from glasswork.console import plain_text
 from glasswork.tui.sources import FollowedRun, OwnedRun
 from glasswork.tui.state import RunState
 from glasswork.tui.views import fmt, fmt_rate, model_view
@@ -142,8 +143,8 @@ class MonitorScreen(Screen[None]):
         log = self.query_one("#log", RichLog)
         messages = list(s.messages)
         for t, level, message in messages[self._gw_shown_messages:] if len(messages) >= self._gw_shown_messages else messages:
-            log.write(Text(f"{t:8.2f}s {level:<7} {message}",
-                           style={"warning": "yellow", "error": "red"}.get(level, "")))
+            log.write(plain_text(f"{t:8.2f}s {level:<7} {message}", {"warning": "yellow", "error": "red"}.get(level, ""),
+                                 newlines=True))
         self._gw_shown_messages = len(messages)
 
     def _header(self) -> Text:

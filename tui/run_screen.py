@@ -15,6 +15,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from glasswork.console import plain_text
 from glasswork.tui.model_screen import ModelScreen
 from glasswork.tui.state import RunState
 from glasswork.tui.views import fmt, fmt_pct, model_view
@@ -25,9 +26,9 @@ def _summary(doc: dict[str, Any]) -> Table:
     table = Table(box=None, show_header=False, pad_edge=False, expand=False)
     table.add_column(style="bold")
     table.add_column()
-    table.add_row("run", f"{doc['run_id']}  {doc['name']}")
-    table.add_row("solver", f"{doc['solver']} {doc.get('solver_version') or ''}")
-    table.add_row("state", str(doc["state"]) + (f"  ({doc['error']})" if doc.get("error") else ""))
+    table.add_row("run", plain_text(f"{doc['run_id']}  {doc['name']}"))  # data: no markup, no control codes
+    table.add_row("solver", plain_text(f"{doc['solver']} {doc.get('solver_version') or ''}"))
+    table.add_row("state", plain_text(str(doc["state"]) + (f"  ({doc['error']})" if doc.get("error") else "")))
     table.add_row("certificate", f"{doc.get('status') or '-'}  objective {fmt(doc.get('objective'), 8)}  "
                                  f"lower bound {fmt(doc.get('lower_bound'), 8)}  gap {fmt_pct(doc.get('gap'))}")
     table.add_row("elapsed", "-" if doc.get("elapsed") is None else f"{doc['elapsed']:.2f} s")

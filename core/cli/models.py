@@ -3,6 +3,7 @@ a table, or a model card people can read."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -35,9 +36,24 @@ def export(run_ref: str, fmt: str, output: Path | None, table: str, db: str | No
     except ExportError as exc:
         fail(f"cannot export run {run_id[:12]}: {exc}", EXIT_INVALID)
     if output is None:
-        click.echo(text, nl=False)
+        if _to_terminal():  # names and values are data: no control code of theirs reaches a terminal
+            from glasswork.quoting import printable
+
+            shown = printable(text, newlines=True)
+            click.echo(shown, nl=False)
+            if shown != text:
+                click.echo("(control characters in the model's names or values are shown escaped; "
+                           "write the exact text with -o FILE)", err=True)
+            return
+        click.echo(text, nl=False, color=True)  # the exact text (click would strip ANSI codes from a label)
         return
     click.echo(f"wrote {output} ({fmt})", err=True)
+
+
+def _to_terminal() -> bool:
+    """Whether standard output is a terminal (an export printed there shows control codes escaped)."""
+    isatty = getattr(sys.stdout, "isatty", None)
+    return bool(isatty and isatty())
 
 
 @cli.command("report")

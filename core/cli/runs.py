@@ -52,9 +52,7 @@ def runs_list(db: str | None, solver: str | None, state: str | None, name: str |
     from rich.console import Console
     from rich.table import Table
 
-    from glasswork.console import fmt_number
-
-    from glasswork.console import fmt_when
+    from glasswork.console import fmt_number, fmt_when, plain_text
 
     rows = _store(db).list_runs(solver=solver, state=state, name=name, sweep=sweep_id, limit=limit)
     if as_json:
@@ -75,7 +73,7 @@ def runs_list(db: str | None, solver: str | None, state: str | None, name: str |
                  "-" if r.elapsed is None else f"{r.elapsed:.1f}s"]
         if with_sweep:
             cells.insert(2, (r.sweep_id or "-")[:8])
-        table.add_row(*cells)
+        table.add_row(*(plain_text(c) for c in cells))  # names are data: no markup, no control codes
     Console().print(table)
 
 
@@ -88,7 +86,9 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
     from rich.console import Console
     from ruamel.yaml import YAML
 
-    from glasswork.console import fmt_number, fmt_when
+    from rich.text import Text
+
+    from glasswork.console import fmt_number, fmt_when, plain_text
     from glasswork.display import model_view
 
     store = _store(db)
@@ -98,22 +98,24 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
         click.echo(json.dumps(doc, indent=2, default=str))
         return
     console = Console()
-    console.print(f"[bold]run {doc['run_id']}[/bold]  {doc['name']}  solver {doc['solver']} {doc['solver_version']}")
-    console.print(f"state {doc['state']}  started {fmt_when(store.get_run(run_id).started_at)}  "
-                  f"host {doc['host']} pid {doc['pid']}  events {doc['n_events']:,}")
+    # every value from the run is data: printed as Text (no markup read) with control codes escaped
+    console.print(Text.assemble(plain_text(f"run {doc['run_id']}", "bold"),
+                                plain_text(f"  {doc['name']}  solver {doc['solver']} {doc['solver_version']}")))
+    console.print(plain_text(f"state {doc['state']}  started {fmt_when(store.get_run(run_id).started_at)}  "
+                             f"host {doc['host']} pid {doc['pid']}  events {doc['n_events']:,}"))
     if doc["error"]:
-        console.print(f"[red]error[/red]: {doc['error']}")
+        console.print(Text.assemble(("error", "red"), plain_text(f": {doc['error']}", newlines=True)))
     uncertified = doc["state"] == "failed" and doc["objective"] is not None
     console.print("\n[bold]Certificate[/bold]" + (
         " [dim](not certified: the last incumbent and bound its events recorded)[/dim]" if uncertified else ""))
     for key in ("status", "objective", "lower_bound", "gap"):
-        console.print(f"  {key:<12} {fmt_number(doc[key], 10)}")
+        console.print(plain_text(f"  {key:<12} {fmt_number(doc[key], 10)}"))
     if doc["metrics"]:
         console.print("\n[bold]Metrics[/bold]")
         for key, value in doc["metrics"].items():
-            console.print(f"  {key:<16} {fmt_number(value)}")
+            console.print(plain_text(f"  {key:<16} {fmt_number(value)}"))
     for model in doc["models"]:
-        console.print(f"\n[bold]Model[/bold] ({model['kind']})")
+        console.print(Text.assemble("\n", ("Model", "bold"), plain_text(f" ({model['kind']})")))
         console.print(model_view(model["model"], model["text"]))
     console.print("\n[bold]Spec[/bold]")
     yaml = YAML()
@@ -122,7 +124,7 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
 
     buffer = io.StringIO()
     yaml.dump(doc["spec"], buffer)
-    console.print(buffer.getvalue(), markup=False, highlight=False)
+    console.print(plain_text(buffer.getvalue(), newlines=True), highlight=False)
 
 
 @runs.command("compare")
@@ -134,7 +136,7 @@ def runs_compare(run_refs: tuple[str, ...], db: str | None, as_json: bool) -> No
     from rich.console import Console
     from rich.table import Table
 
-    from glasswork.console import fmt_number
+    from glasswork.console import fmt_number, plain_text
     from glasswork.spec import flatten
 
     if len(run_refs) < 2:
@@ -158,9 +160,10 @@ def runs_compare(run_refs: tuple[str, ...], db: str | None, as_json: bool) -> No
     table = Table(title_justify="left")
     table.add_column("field")
     for d in docs:
-        table.add_column(f"{d['run_id'][:12]}\n{d['name']}", justify="right")
+        table.add_column(plain_text(f"{d['run_id'][:12]}\n{d['name']}", newlines=True), justify="right")
     for key, values in rows:
-        table.add_row(key, *(fmt_number(v) if not isinstance(v, (dict, list)) else json.dumps(v) for v in values))
+        table.add_row(plain_text(key), *(plain_text(fmt_number(v) if not isinstance(v, (dict, list)) else json.dumps(v))
+                                         for v in values))
     Console().print(table)
     if not differing:
         click.echo("(the specs are identical)")

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import RenderableType
-from rich.text import Text
 
 from glasswork import hookimpl
 from glasswork.console import fmt_number as fmt
+from glasswork.console import plain_text
 from glasswork.display import BarsPanel, Panel, SeriesPanel, model_table
 
 
@@ -32,7 +32,7 @@ def rule_list_view(model: dict[str, Any], compact: bool = False) -> RenderableTy
     table.add_column("p(pred)", justify="right")
     if not compact:
         for column in classes:
-            table.add_column(f"n {column}", justify="right", style="dim")
+            table.add_column(plain_text(f"n {column}"), justify="right", style="dim")
     rules = list(model.get("rules") or [])
     default = model.get("default") or {}
     rows = [(r, f"{'if' if i == 0 else 'else if'} ({{{r.get('antecedent')}}}) then ({{{label(r.get('prediction'))}}})")
@@ -47,7 +47,7 @@ def rule_list_view(model: dict[str, Any], compact: bool = False) -> RenderableTy
             p = counts[classes.index(prediction)] / captured
         number = str(i + 1) if i < len(rules) else ""
         cells = [] if compact else [fmt(c) for c in counts] + ["-"] * (len(classes) - len(counts))
-        table.add_row(number, Text(text), fmt(captured), _pct(p), *cells)
+        table.add_row(number, plain_text(text), fmt(captured), _pct(p), *cells)
     return table
 
 

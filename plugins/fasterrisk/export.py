@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from glasswork import hookimpl
-from glasswork.export import (NO_VALUE, ExportError, ExportRequest, ModelInputs, markdown_table, python_module,
-                              sql_case, sql_literal, sql_select)
+from glasswork.export import (NO_VALUE, ExportError, ExportRequest, ModelInputs, markdown_table, plain,
+                              python_comment, python_literal, python_module, sql_case, sql_literal, sql_select)
 from glasswork.plugins.fasterrisk.model import ScoreCard, format_risk
 from glasswork.report import esc, line_chart
 
@@ -29,12 +29,12 @@ def _sql(card: ScoreCard, request: ExportRequest) -> str:
     inputs = request.need_inputs()
     terms = []
     for j, p in zip(_columns(card, inputs), card.points):
-        terms.append(f"({p} * {inputs.sql_value(j)})")
+        terms.append(f"({sql_literal(int(p) if float(p).is_integer() else float(p))} * {inputs.sql_value(j)})")
     score = "(" + " + ".join(terms) + ")" if terms else "0"
     margin = f"({score} + {sql_literal(card.intercept)})"
     formula = f"1.0e0 / (1.0e0 + EXP(-({margin} / {sql_literal(card.multiplier)})))"
     table = _exact_table(card)
-    negative, positive = (c.item() if hasattr(c, "item") else c for c in card.classes)
+    negative, positive = (plain(c) for c in card.classes)
 
     def risk(k: int) -> str:
         rows = [(sql_literal(int(s) if float(s).is_integer() else s), sql_literal(r if k == 1 else 1.0 - r))
@@ -49,15 +49,15 @@ def _sql(card: ScoreCard, request: ExportRequest) -> str:
 
 def _python(card: ScoreCard, request: ExportRequest) -> str:
     inputs = request.need_inputs()
-    lines = [f"    total += {p} * {inputs.python_value(j)}  # {name}"
+    lines = [f"    total += {python_literal(plain(p))} * {inputs.python_value(j)}  {python_comment(name)}"
              for j, p, name in zip(_columns(card, inputs), card.points, card.features)]
-    table = {s: r for s, r in _exact_table(card)}
-    classes = [c.item() if hasattr(c, "item") else c for c in card.classes]
-    body = f"""CLASSES = {classes!r}
-POINTS = {dict(zip(card.features, card.points))!r}
-INTERCEPT = {card.intercept!r}
-MULTIPLIER = {card.multiplier!r}
-RISK = {table!r}  # score -> P({classes[1]}), every score a row can get
+    table = {float(s): float(r) for s, r in _exact_table(card)}
+    classes = [plain(c) for c in card.classes]
+    body = f"""CLASSES = {python_literal(classes)}
+POINTS = {python_literal(dict(zip(map(str, card.features), map(plain, card.points))))}
+INTERCEPT = {python_literal(float(card.intercept))}
+MULTIPLIER = {python_literal(float(card.multiplier))}
+RISK = {python_literal(table)}  # score -> P(CLASSES[1]), every score a row can get
 
 
 def score(row):
@@ -76,12 +76,12 @@ def _risk(total):
 
 
 def predict(row):
-    \"\"\"{classes[1]!r} when the score plus the intercept is positive, else {classes[0]!r}.\"\"\"
+    \"\"\"CLASSES[1] when the score plus the intercept is positive, else CLASSES[0].\"\"\"
 {NO_VALUE}    return CLASSES[1] if score(row) + INTERCEPT > 0 else CLASSES[0]
 
 
 def predict_proba(row):
-    \"\"\"[P({classes[0]}), P({classes[1]})] for ``row``, from the card's score-to-risk table.\"\"\"
+    \"\"\"[P(CLASSES[0]), P(CLASSES[1])] for ``row``, from the card's score-to-risk table.\"\"\"
 {NO_VALUE}    p = _risk(score(row))
     return [1.0 - p, p]
 """

@@ -9,6 +9,7 @@ from rich.text import Text
 
 from glasswork import hookimpl
 from glasswork.console import fmt_number as fmt
+from glasswork.console import plain_text
 from glasswork.display import BarsPanel, Panel, model_table
 from glasswork.plugins.fasterrisk.model import certified_words, format_risk
 
@@ -23,7 +24,7 @@ def score_card_view(model: dict[str, Any]) -> RenderableType:
     binary = model.get("binary") or [True] * len(features)
     for i, (feature, points) in enumerate(zip(features, model.get("points") or [])):
         name = feature if (i >= len(binary) or binary[i]) else f"{feature} x"
-        card.add_row(str(i + 1), name, f"{points:+d}" if isinstance(points, int) else fmt(points))
+        card.add_row(str(i + 1), plain_text(name), f"{points:+d}" if isinstance(points, int) else fmt(points))
     card.add_row("", Text("SCORE", style="bold"), Text("= sum", style="dim"))
     risks = model_table("risk by score")
     risks.add_column("score", justify="right")
@@ -32,11 +33,11 @@ def score_card_view(model: dict[str, Any]) -> RenderableType:
         risk = row.get("risk")
         risks.add_row(fmt(row.get("score"), 4), format_risk(risk))
     classes = model.get("classes") or []
-    note = Text(f"risk = P({classes[1]})" if len(classes) > 1 else "", style="dim")
+    note = plain_text(f"risk = P({classes[1]})" if len(classes) > 1 else "", "dim")
     gap = model.get("certified_gap")
     if gap is None:
         return Group(card, risks, note)
-    proof = Text(certified_words(gap, model.get("certified_against")), style="bold green")
+    proof = plain_text(certified_words(gap, model.get("certified_against")), "bold green")
     return Group(card, risks, note, proof)
 
 

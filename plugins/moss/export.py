@@ -8,10 +8,11 @@ from typing import Any
 import numpy as np
 
 from glasswork import hookimpl
-from glasswork.export import (NO_VALUE, ExportError, ExportRequest, ModelInputs, markdown_table, python_module,
-                              sql_case, sql_literal, sql_select)
+from glasswork.export import (NO_VALUE, ExportError, ExportRequest, ModelInputs, markdown_table, plain,
+                              python_comment, python_literal, python_module, sql_case, sql_literal, sql_select)
 from glasswork.plugins.moss.model import RuleSet, RuleSetClassifier
 from glasswork.plugins.moss.rules import Grid, Rule
+from glasswork.quoting import printable
 from glasswork.report import esc, scatter_chart
 
 
@@ -19,11 +20,12 @@ def _conditions(rule: dict[str, Any], inputs: ModelInputs, sql: bool) -> str:
     parts = []
     for c in rule["conditions"]:
         j = inputs.index(c["feature"])
+        op = c["op"]
+        if op not in ("<=", ">", "<", ">="):
+            raise ExportError(f"a rule's condition has the operator {printable(op)!r}, not one of <=, >, <, >=")
         value = inputs.sql_value(j) if sql else inputs.python_value(j)
-        if sql:
-            parts.append(f"{value} {c['op']} {sql_literal(float(c['threshold']))}")
-        else:
-            parts.append(f"{value} {c['op']} {float(c['threshold'])!r}")
+        threshold = float(c["threshold"])
+        parts.append(f"{value} {op} {sql_literal(threshold) if sql else python_literal(threshold)}")
     if not parts:
         return "1 = 1" if sql else "True"
     return " AND ".join(parts) if sql else " and ".join(parts)
@@ -53,9 +55,9 @@ def _sql(model: dict[str, Any], request: ExportRequest) -> str:
 
 def _python(model: dict[str, Any], request: ExportRequest) -> str:
     inputs = request.need_inputs()
-    lines = [f"    total += {float(r['value_inside'])!r} if {_conditions(r, inputs, False)} "
-             f"else {float(r['value_outside'])!r}  # {r['text']}" for r in model["rules"]]
-    body = f"""INTERCEPT = {float(model['intercept'])!r}
+    lines = [f"    total += {python_literal(float(r['value_inside']))} if {_conditions(r, inputs, False)} "
+             f"else {python_literal(float(r['value_outside']))}  {python_comment(r['text'])}" for r in model["rules"]]
+    body = f"""INTERCEPT = {python_literal(float(model['intercept']))}
 
 
 def score(row):
@@ -65,10 +67,10 @@ def score(row):
     return total
 """
     if model.get("task") == "binary":
-        classes = list(model["classes"])
+        classes = [plain(c) for c in model["classes"]]
         body += f"""
 
-CLASSES = {classes!r}
+CLASSES = {python_literal(classes)}
 
 
 def predict(row):
@@ -76,7 +78,7 @@ def predict(row):
 
 
 def predict_proba(row):
-    \"\"\"[P({classes[0]}), P({classes[1]})]: the logistic of the score.\"\"\"
+    \"\"\"[P(CLASSES[0]), P(CLASSES[1])]: the logistic of the score.\"\"\"
 {NO_VALUE}    p = 0.5 * (1.0 + math.tanh(0.5 * score(row)))
     return [1.0 - p, p]
 """

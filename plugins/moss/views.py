@@ -10,6 +10,7 @@ from rich.text import Text
 
 from glasswork import hookimpl
 from glasswork.console import fmt_number as fmt
+from glasswork.console import plain_text
 from glasswork.display import Panel, ScatterPanel, model_table
 
 
@@ -23,7 +24,7 @@ def rule_set_view(model: dict[str, Any]) -> RenderableType:
     table.add_column("Pi", justify="right")
     table.add_row("", Text("start at", style="bold"), fmt(model.get("intercept")), "", "")
     for i, rule in enumerate(model.get("rules") or []):
-        table.add_row(str(i + 1), Text(str(rule.get("text"))), fmt(rule.get("value_inside"), 4),
+        table.add_row(str(i + 1), plain_text(rule.get("text")), fmt(rule.get("value_inside"), 4),
                       fmt(rule.get("value_outside"), 4), fmt(rule.get("pi"), 3))
     tail = []
     for key, name in (("h1", "stability H1"), ("h2", "ridge loss H2"), ("epsilon", "epsilon")):
@@ -41,7 +42,7 @@ def frontier_view(points: list[dict[str, Any]]) -> RenderableType:
         mark = "*" if p.get("chosen") else ""
         table.add_row(f"{p.get('point', i + 1)}{mark}", fmt(p.get("epsilon"), 4), fmt(p.get("h1"), 4),
                       fmt(p.get("h2"), 6), fmt(p.get("lower_bound"), 6), fmt(p.get("gap"), 3),
-                      str(p.get("status", "")), str(len(p.get("rules") or [])))
+                      plain_text(p.get("status", "")), str(len(p.get("rules") or [])))
     return table
 
 
