@@ -8,8 +8,8 @@ target and a few missing values; a 20,000-row one with 25 numeric and text colum
 plain spec on them and on the shipped real data sets (COMPAS's CSV, FICO, Adult, scikit-learn's
 breast cancer): ``data`` with ``binarize: {thresholds: 3}``, ``solver: corels``, nothing else but
 the limits. Each run is its own ``glasswork run --json --no-store`` process; the peak resident
-memory is the child's ``ru_maxrss``. The size estimate the solver prints at run start is shown
-next to what happened.
+memory is the child's ``ru_maxrss``. The solver's rough time estimate and whether it
+warned at run start are shown next to what happened.
 """
 
 from __future__ import annotations
@@ -111,7 +111,8 @@ def run_case(name: str, data: dict, out: Path, time_limit: float, memory: str,
         return row
     stats = doc.get("stats") or {}
     row.update(status=doc.get("status"), gap=doc.get("gap"), antecedents=stats.get("antecedents"),
-               estimate=stats.get("estimate"))
+               estimate=stats.get("estimated_seconds"),
+               warned="unlikely to certify" in proc.stderr)
     return row
 
 
@@ -142,10 +143,12 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--one":
         _, _, case, data_json, out_dir, limit, mem, over = sys.argv
         r = run_case(case, json.loads(data_json), Path(out_dir), float(limit), mem, json.loads(over))
-        gap = r.get("gap")
+        gap, est = r.get("gap"), r.get("estimate")
         print(f"{r['case']:24s} {str(r.get('status')):16s} gap {'-' if gap is None else f'{gap:.1%}':>6s} "
               f"antecedents {r.get('antecedents')!s:>6s}  wall {r['wall']:6.1f} s  "
-              f"peak {r['peak_mb']:7.0f} MB  estimate: {r.get('estimate')}"
+              f"peak {r['peak_mb']:7.0f} MB  estimate "
+              f"{'-' if est is None else f'{est:.3g} s'}"
+              f"{'  (warned)' if r.get('warned') else ''}"
               + ("" if r.get("status") else f"\n    {r['stderr']}"))
         sys.exit(0)
     sys.exit(main())
