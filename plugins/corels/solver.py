@@ -253,6 +253,7 @@ def _majority(counts: np.ndarray, w: np.ndarray) -> int:
 EVALUATIONS_PER_SECOND = 10e6   # per thread, the compiled search while its queue grows (10-20 M/s)
 WHOLE_OVER_SECOND_LEVEL = 1000  # a whole search's evaluations over its second level's (700 on COMPAS at 0.01)
 LOG10_SETS_PER_SECOND = 23.5    # log10 C(M, depth) of a search taking about one second per thread
+REGULARIZATIONS_TO_SUGGEST = (0.015, 0.02, 0.025, 0.03, 0.04, 0.05)
 
 
 @dataclass(frozen=True)
@@ -284,6 +285,7 @@ class SearchEstimate:
     second_level: int
     log10_space: float
     threads: int
+    larger_regularizations: tuple[tuple[float, float], ...] = ()  # (lambda, rough seconds)
 
     @property
     def rough_seconds(self) -> float:
@@ -307,7 +309,9 @@ class SearchEstimate:
         if self.rough_seconds <= budget:
             return None
         fixes = ["constraints.max_card: 1"] if self.max_card is not None and self.max_card > 1 else []
-        fixes.append(f"a larger objective.regularization than {self.regularization:g}")
+        fits = [x for x, seconds in self.larger_regularizations if seconds <= budget]
+        fixes.append(f"objective.regularization: {fits[0]:g}" if fits
+                     else f"a larger objective.regularization than {self.regularization:g}")
         if self.max_card is not None:
             fixes.append("fewer binarize.thresholds")
         return (f"corels: unlikely to certify within {_duration(budget)} ({self.antecedents:,} antecedents, "
@@ -360,17 +364,6 @@ def estimate_search(problem: Problem, objective: CorelsObjective, constraints: C
     captured *= w
     total *= w
     W = float(total.sum())
-    empty = (W - float(total.max())) / W
-    one_rule = empty
-    first = 0
-    if M:
-        cap_weight = captured.sum(axis=1)
-        cap_right = captured.max(axis=1)
-        rest_right = (total[None, :] - captured).max(axis=1)
-        one_rule = min(empty, float(np.min(lam + (W - cap_right - rest_right) / W)))
-        viable = ((cap_weight >= lam * W) & (cap_right >= lam * W)
-                  & (2 * lam + (cap_weight - cap_right) / W < one_rule))
-        first = int(viable.sum())
     # Theorem 20: rows with identical antecedent vectors get one prediction, so every list errs on
     # the minority of each such group: b + b0 >= k * lambda + minority. With the lookahead
     # (b + b0 + lambda >= R^c, R^c <= one_rule) no prefix of length k >= x - 1 is expanded,
@@ -381,18 +374,34 @@ def estimate_search(problem: Problem, objective: CorelsObjective, constraints: C
     per_group *= w
     minority = float((per_group.sum(axis=1) - per_group.max(axis=1)).sum()) / W if n else 0.0
     cap = M if constraints.max_prefix_length is None else min(M, constraints.max_prefix_length)
-    max_length = min(cap, int(math.floor(one_rule / lam + 1e-12))) if lam > 0 else cap
-    depth = min(max_length, max(int(math.ceil((one_rule - minority) / lam - 1e-12)) - 1, 0)) if lam > 0 else cap
-    log10_space = _log10_binomial(M, depth)
     threads = engine.default_threads() if search_opts is None or search_opts.threads is None \
         else search_opts.threads
-    return SearchEstimate(antecedents=M, samples=n, regularization=lam,
-                          max_card=None if problem.extras.get("premined") else constraints.max_card,
-                          empty_list=empty, one_rule=one_rule, minority=minority, max_length=max_length,
-                          depth=depth,
-                          first_level=first, second_level=first * max(M - 1, 0),
-                          log10_space=log10_space, threads=threads)
 
+    def size(lam: float) -> SearchEstimate:
+        empty = (W - float(total.max())) / W
+        one_rule, first = empty, 0
+        if M:
+            cap_weight = captured.sum(axis=1)
+            cap_right = captured.max(axis=1)
+            rest_right = (total[None, :] - captured).max(axis=1)
+            one_rule = min(empty, float(np.min(lam + (W - cap_right - rest_right) / W)))
+            viable = ((cap_weight >= lam * W) & (cap_right >= lam * W)
+                      & (2 * lam + (cap_weight - cap_right) / W < one_rule))
+            first = int(viable.sum())
+        max_length = min(cap, int(math.floor(one_rule / lam + 1e-12))) if lam > 0 else cap
+        depth = min(max_length, max(int(math.ceil((one_rule - minority) / lam - 1e-12)) - 1, 0)) \
+            if lam > 0 else cap
+        return SearchEstimate(antecedents=M, samples=n, regularization=lam,
+                              max_card=None if problem.extras.get("premined") else constraints.max_card,
+                              empty_list=empty, one_rule=one_rule, minority=minority,
+                              max_length=max_length, depth=depth, first_level=first,
+                              second_level=first * max(M - 1, 0),
+                              log10_space=_log10_binomial(M, depth), threads=threads)
+
+    estimate = size(lam)
+    # larger penalties on the same antecedents (mining at a larger min_support only removes some)
+    larger = tuple((x, size(x).rough_seconds) for x in REGULARIZATIONS_TO_SUGGEST if x > lam)
+    return dataclasses.replace(estimate, larger_regularizations=larger)
 
 
 def _log10_binomial(m: int, k: int) -> float:

@@ -76,7 +76,7 @@ def test_the_estimate_bounds_what_it_says_it_bounds(seed: int) -> None:
     one_rule, _ = brute_force(X, y, lam, max_len=1)
     assert est.antecedents == p and est.second_level == est.first_level * (p - 1)
     assert est.one_rule == pytest.approx(one_rule)
-    assert len(prefix) <= est.max_length
+    assert len(prefix) <= est.max_length and len(prefix) <= max(est.depth, 1)
     # a one-rule prefix whose lower bound (plus the lookahead's lambda) is below R* is never pruned
     must = 0
     for j in range(p):
@@ -90,16 +90,20 @@ def test_the_estimate_bounds_what_it_says_it_bounds(seed: int) -> None:
 
 def test_the_warning_names_what_to_change() -> None:
     big = SearchEstimate(antecedents=14626, samples=426, regularization=0.01, max_card=2, empty_list=0.37,
-                         one_rule=0.07, max_length=7, first_level=8770, second_level=128_261_250,
+                         one_rule=0.07, minority=0.0, max_length=7, depth=7, first_level=8770, second_level=128_261_250,
                          log10_space=25.5, threads=2)
     line = big.warning(60)
     assert line is not None and "\n" not in line
     assert "max_card: 1" in line and "regularization" in line and "1 min" in line
     small = SearchEstimate(antecedents=180, samples=426, regularization=0.01, max_card=1, empty_list=0.37,
-                           one_rule=0.14, max_length=13, first_level=83, second_level=14_857,
+                           one_rule=0.14, minority=0.0, max_length=13, depth=13, first_level=83, second_level=14_857,
                            log10_space=19.4, threads=2)
     assert small.warning(60) is None
     assert small.warning(None) is None
+    deep = SearchEstimate(**{**small.__dict__, "depth": 33, "log10_space": 35.2,
+                             "larger_regularizations": ((0.015, 4000.0), (0.02, 0.9))})
+    assert "objective.regularization: 0.02" in deep.warning(60)
+    assert "objective.regularization: 0.015" in deep.warning(7200)
     premined = SearchEstimate(**{**big.__dict__, "max_card": None})  # a .out file: nothing to mine
     assert "max_card" not in premined.warning(60) and "regularization" in premined.warning(60)
 
