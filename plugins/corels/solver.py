@@ -252,7 +252,7 @@ def _majority(counts: np.ndarray, w: np.ndarray) -> int:
 # docs/corels.md, "Keeping a search small"). They size a warning, never a refusal.
 EVALUATIONS_PER_SECOND = 10e6   # per thread, the compiled search while its queue grows (10-20 M/s)
 WHOLE_OVER_SECOND_LEVEL = 1000  # a whole search's evaluations over its second level's (700 on COMPAS at 0.01)
-LOG10_SETS_PER_SECOND = 23.5    # log10 C(M, depth) of a search taking about one second per thread
+LOG10_SETS_PER_SECOND = 22.0    # log10 C(M, depth) of a search taking about one second per thread
 REGULARIZATIONS_TO_SUGGEST = (0.015, 0.02, 0.025, 0.03, 0.04, 0.05)
 
 
