@@ -46,6 +46,12 @@ class CorelsSolver(Solver):
         spec: CorelsSpec = self.spec  # type: ignore[assignment]
         return run_corels(problem, spec.objective, spec.constraints, spec.search, ctx)
 
+    def size_report(self, problem: Problem, time_limit: float | None) -> tuple[str, str | None]:
+        """The estimate of ``estimate_search``: its summary, and its warning for ``time_limit``."""
+        spec: CorelsSpec = self.spec  # type: ignore[assignment]
+        estimate = estimate_search(problem, spec.objective, spec.constraints, spec.search)
+        return estimate.summary(), estimate.warning(time_limit)
+
 
 def run_corels(problem: Problem, objective: CorelsObjective, constraints: CorelsConstraints,
                search_opts: CorelsSearch, ctx: SolveContext) -> Result:

@@ -119,3 +119,15 @@ def test_run_warns_on_stderr_and_still_runs(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "unlikely to certify within 1 s" in proc.stderr and "max_card: 1" in proc.stderr
     assert '"status": "stopped_time"' in proc.stdout
+
+
+def test_size_report_is_what_validate_can_show(tmp_path: Path) -> None:
+    """The solver-neutral entry (``Solver.size_report``) gives the run's summary and warning."""
+    from glasswork.plugins.corels import CorelsSolver
+
+    credit_csv(tmp_path / "credit.csv")
+    (tmp_path / "plain.yaml").write_text(PLAIN)
+    launch = Launch.from_file(tmp_path / "plain.yaml", no_store=True, overrides=["constraints.max_card=2"])
+    summary, warning = CorelsSolver(launch.loaded.spec).size_report(launch.prepare(), 20)
+    assert summary.startswith("corels size: ") and "two-rule prefixes" in summary
+    assert warning is not None and "max_card: 1" in warning
