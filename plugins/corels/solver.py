@@ -305,12 +305,13 @@ class SearchEstimate:
     def summary(self) -> str:
         """One line for the run's log and ``glasswork validate``."""
         return (f"corels size: {self.antecedents:,} antecedents, prefixes of at most {self.depth} rules "
-                f"(Theorems 1 and 20), {self.first_level:,} one-rule prefixes to expand, "
+                f"(Theorem 20 with the lookahead), {self.first_level:,} one-rule prefixes to expand, "
                 f"{self.second_level:,} two-rule prefixes to score, 10^{self.log10_space:.0f} antecedent sets "
                 f"of the deepest length; roughly {_duration(self.rough_seconds)} on {self.threads} thread(s)")
 
     def warning(self, time_limit: float | None) -> str | None:
-        """One line saying what to change, when the rough time is far beyond the time limit."""
+        """One line saying what to change, when the rough time is beyond the time limit (an hour
+        without one); ``None`` otherwise. Never a refusal: the run goes on."""
         budget = 3600.0 if time_limit is None else time_limit
         if self.rough_seconds <= budget:
             return None
@@ -342,8 +343,9 @@ def _duration(seconds: float) -> str:
 def estimate_search(problem: Problem, objective: CorelsObjective, constraints: CorelsConstraints,
                     search_opts: CorelsSearch | None = None,
                     mined: tuple[list[str], np.ndarray, Any] | None = None) -> SearchEstimate:
-    """Mine (or take ``mined``) and size the search: one popcount pass over the antecedents, a few
-    milliseconds next to any search. The run logs it at its start; ``glasswork validate`` can show it."""
+    """Mine (or take ``mined``) and size the search: one popcount pass over the antecedents and one
+    grouping of the rows by antecedent vector, as the search's own preparation does. The run logs
+    it at its start; ``glasswork validate`` can show it (``CorelsSolver.size_report``)."""
     lam = objective.regularization
     names, bits, _ = antecedents_for(problem, constraints, lam) if mined is None else mined
     bits = np.ascontiguousarray(bits, dtype=np.uint64)
