@@ -199,6 +199,12 @@ class Solver(ABC):
     def solve(self, problem: Problem, ctx: SolveContext) -> Result:
         """Search, honouring ``ctx``'s limits and stop flag, and return the best model found."""
 
+    def size_report(self, problem: Problem, time_limit: float | None) -> tuple[str, str | None] | None:
+        """How big the search on ``problem`` will be, before it runs: a one-line summary and a
+        one-line warning (or ``None``) when it looks hopeless within ``time_limit``; ``None`` when
+        the solver cannot tell. ``glasswork validate`` may show it; a run logs it as it starts."""
+        return None
+
     @classmethod
     def describe(cls) -> dict[str, Any]:
         return {

@@ -115,3 +115,42 @@ def test_the_solver_check_sees_a_name(tmp_path: Path, monkeypatch: pytest.Monkey
     (tmp_path / "tui" / "bad.py").write_text(
         '"""Prose may mention moss."""\nif solver == "moss":\n    view = rule_list(model)\n')
     assert sorted(m.split(": ", 1)[1] for m in solver_mentions("tui")) == ["'moss'", "'rule_list'"]
+
+
+# -- heavy libraries load when a feature needs them ----------------------------------------------
+
+HEAVY = ("sklearn", "scipy", "textual", "cvxpy", "matplotlib")
+REPORT_MODULES = ("import atexit, sys\n"
+                  "atexit.register(lambda: print(' '.join(sorted(m for m in sys.modules "
+                  "if m.split('.')[0] in {heavy!r})), file=open({out!r}, 'w')))\n")
+
+
+def _modules_loaded(tmp_path: Path, code: str) -> set[str]:
+    import subprocess
+    import sys
+
+    out = tmp_path / "modules.txt"
+    script = REPORT_MODULES.format(heavy=HEAVY, out=str(out)) + code
+    subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    return {m.split(".")[0] for m in out.read_text().split()}
+
+
+def test_importing_glasswork_loads_no_heavy_library(tmp_path: Path) -> None:
+    assert _modules_loaded(tmp_path, "import glasswork, glasswork.cli\n") == set()
+
+
+def test_glasswork_run_loads_no_heavy_library(tmp_path: Path) -> None:
+    """A CORELS run on a CSV without a split: no scikit-learn (metrics are NumPy), no scipy (MOSS's
+    kernels load it when MOSS runs), never Textual; the registry still loads every plugin."""
+    rows = ["a,b,y"] + [f"{i % 7},{'uvw'[i % 3]},{'yes' if (i % 7 > 3) != (i % 11 == 0) else 'no'}"
+                        for i in range(120)]
+    (tmp_path / "d.csv").write_text("\n".join(rows) + "\n")
+    (tmp_path / "s.yaml").write_text("name: t\ndata:\n  source: d.csv\n  target: y\n  binarize: {}\n"
+                                     "  split: {kind: none}\nsolver: corels\n")
+    loaded = _modules_loaded(tmp_path, "sys.argv = ['glasswork', 'run', 's.yaml', '--no-store', '--json']\n"
+                                       "from glasswork.cli import main\nmain()\n")
+    assert loaded == set()
+
+
+def test_the_heavy_import_check_sees_an_import(tmp_path: Path) -> None:
+    assert _modules_loaded(tmp_path, "import glasswork\nimport sklearn.metrics\n") >= {"sklearn", "scipy"}

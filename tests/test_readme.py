@@ -45,3 +45,19 @@ def test_the_readme_spec_example_validates():
     example = re.search(r"```yaml\n(name:.*?)```", text, re.S).group(1)
     spec = validate_spec(YAML(typ="safe").load(example), Registry(entry_points=False, disabled=()))
     assert spec.solver == "corels"
+
+
+def readme_spec_block() -> str:
+    text = (REPO / "README.md").read_text()
+    return re.search(r"```yaml\n(name:.*?)```", text, re.S).group(1)
+
+
+def test_the_readme_spec_example_certifies(tmp_path):
+    """The spec a newcomer copies first must finish with a certificate, not stop at its limits."""
+    from glasswork.launch import Launch
+
+    (tmp_path / "readme.yaml").write_text(readme_spec_block())
+    launch = Launch.from_file(tmp_path / "readme.yaml", no_store=True)
+    outcome = launch.run()
+    assert outcome.status.value == "optimal", (outcome.status, outcome.result.stats.get("antecedents"))
+    assert outcome.result.stats["antecedents"] < 1000  # a small search, not a lucky one

@@ -35,7 +35,10 @@ class CorelsConstraints(StrictModel):
         description="Most rules before the default rule; by default only the bounds limit it.",
     )
     max_card: int = Field(
-        2, ge=1, le=3, description="Most items per mined antecedent (ignored for .out data)."
+        1, ge=1, le=3,
+        description="Most items per mined antecedent (ignored for .out data). 1 keeps a search over "
+        "a binarized table to tens or hundreds of antecedents; 2 (pairs) often multiplies them by "
+        "50 to 100 and the search far more (docs/corels.md, 'Keeping a search small').",
     )
     min_support: float | None = Field(
         None, ge=0.0, le=0.5,

@@ -12,8 +12,6 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
-from scipy.linalg.lapack import dposv
 
 
 @dataclass(frozen=True)
@@ -83,6 +81,9 @@ class H2Oracle(_MemoisedOracle):
             Mk = self.M[:, kappa]
             G = Mk.T @ Mk
         G[np.diag_indices_from(G)] += 1.0 / self.gamma
+        from scipy.linalg import cho_factor, cho_solve  # here, not at import: a CORELS run loads this plugin too
+        from scipy.linalg.lapack import dposv
+
         _, w, info = dposv(G, self.MTy[kappa], lower=1)  # one LAPACK call: the wrappers cost more than the solve
         if info != 0:  # cannot happen for I/gamma + M'M with gamma > 0; fall back to a checked solve
             return cho_solve(cho_factor(G, lower=True), self.MTy[kappa])

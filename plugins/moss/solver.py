@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from glasswork.data import DataError
 from glasswork.result import Certificate, Result, Status
 from glasswork.solver import SolveContext, Solver
 
-from .branch_and_bound import BranchAndBound
-from .cutting_plane import CuttingPlane, Point
 from .loss import H2Oracle, LogisticOracle, epsilon_grid
 from .model import Frontier, FrontierRow, RuleSet, RuleSetClassifier, knee
 from .rules import RulePool, build_pool
 from .spec import MossSpec
+
+if TYPE_CHECKING:  # the searches import the compiled kernels, which load scipy: only when MOSS runs
+    from .branch_and_bound import BranchAndBound
+    from .cutting_plane import CuttingPlane, Point
 
 _STATUS_ORDER = [Status.OPTIMAL, Status.HEURISTIC, Status.STOPPED_NODES, Status.STOPPED_TIME,
                  Status.STOPPED_MEMORY, Status.CANCELLED]
@@ -123,6 +125,9 @@ class MossSolver(Solver):
     def _exact(self, oracle: H2Oracle, counts: np.ndarray, k: int, B: float,
                ctx: SolveContext) -> CuttingPlane | BranchAndBound:
         """The exact search the policy names, wired to the run's limits, stop flag and progress."""
+        from .branch_and_bound import BranchAndBound
+        from .cutting_plane import CuttingPlane
+
         search = self.spec.search
         if self._policy == "branch_and_bound" and getattr(oracle, "gram", None) is None:
             # the perspective relaxation lives in Gram space, kept for at most GRAM_MAX candidates
@@ -155,6 +160,8 @@ class MossSolver(Solver):
 
     @staticmethod
     def _search_stats(exact: CuttingPlane | BranchAndBound, p: Point | None = None) -> dict[str, Any]:
+        from .branch_and_bound import BranchAndBound
+
         if isinstance(exact, BranchAndBound):
             return {"nodes": exact.total_iterations}
         out: dict[str, Any] = {"iterations": exact.total_iterations, "cuts": exact.master.cuts}
@@ -164,6 +171,7 @@ class MossSolver(Solver):
 
     def _mio(self, pool: RulePool, oracle: H2Oracle, yc: np.ndarray, eps: float, k: int,
              ctx: SolveContext, stats: dict[str, Any]) -> Result:
+        from .cutting_plane import Point
         from .mio import choose_backend, solve_mio
 
         search = self.spec.search
@@ -186,6 +194,7 @@ class MossSolver(Solver):
 
     def _heuristic(self, pool: RulePool, oracle: H2Oracle, yc: np.ndarray, threshold: float, k: int,
                    ctx: SolveContext, stats: dict[str, Any]) -> Result:
+        from .cutting_plane import Point
         from .heuristic import moss_l
 
         counts = pool.counts.astype(np.float64)
@@ -214,6 +223,8 @@ class MossSolver(Solver):
 
     def _frontier(self, pool: RulePool, oracle: H2Oracle, counts: np.ndarray, k: int, ctx: SolveContext,
                   stats: dict[str, Any]) -> Result:
+        from .cutting_plane import Point
+
         fspec = self.spec.constraints.frontier
         assert fspec is not None
         search = self.spec.search

@@ -1,0 +1,156 @@
+"""What ``glasswork run`` costs beyond the search: start-up, data, store, metrics, output.
+
+    python bench/startup.py [--repeat 5] [--case readme|compas|all] [--store]
+
+Each repetition is a fresh ``glasswork run`` process (the real command, through ``glasswork.cli``)
+with timers wrapped around the steps of the run path: start-up (interpreter, imports, the
+registry loading the plugins, the spec read and validated: everything before the data load),
+data (``Launch.prepare``), store (opening it, and the store sink's work while the run starts and
+finishes), search (the solver's ``solve``: for CORELS the mining, the size estimate and the
+branch-and-bound), metrics (``Runner._add_metrics``), output (printing the result), and exit.
+Prints the median of each step over the repetitions, the overhead (everything but the search)
+and its ratio to the search, measured in the same runs.
+
+Cases: ``readme`` is ``specs/corels_breast_cancer.yaml`` (the README's first command) with
+``--no-store``; ``compas`` is ``specs/corels_compas.yaml`` at lambda 0.01 (needs $GLASSWORK_DATA,
+default ../shared/datasets). ``--store`` records the runs in a temporary DuckDB file instead.
+
+Measured on 2026-11-25, 5 runs each, on the shared 2-core machine under a very heavy load (load
+average 15 to 55), so read the CPU seconds: before (scikit-learn's metrics, MOSS's searches and
+scipy imported by every run) the overhead beyond the search was 2.6 CPU-s on the README example
+and 2.2 CPU-s on COMPAS at 0.01 (metrics 2.46 s wall there: the scikit-learn import); after, 2.0
+and 0.78 CPU-s (metrics 0.006 s). What is left on the README example is its data step (1.4
+CPU-s): ``sklearn:breast_cancer`` and the holdout split import scikit-learn (1.7 CPU-s for
+``import sklearn.datasets`` alone); COMPAS's ``.out`` files need none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+STEPS = ("startup", "data", "store", "search", "metrics", "output", "exit")
+
+
+def child(argv: list[str], out_file: str) -> None:
+    """Run the real command with timers around its steps; write the timings as JSON."""
+    t0 = time.perf_counter()
+    spent = {"data": 0.0, "store": 0.0, "search": 0.0, "metrics": 0.0, "output": 0.0}
+    cpu = dict.fromkeys(spent, 0.0)
+    marks: dict[str, float] = {}
+
+    def timed(owner: object, name: str, step: str) -> None:
+        original = getattr(owner, name)
+
+        def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
+            start, start_cpu = time.perf_counter(), time.process_time()
+            marks.setdefault("first_step", start)
+            marks.setdefault("first_step_cpu", start_cpu)
+            try:
+                return original(*args, **kwargs)
+            finally:
+                spent[step] += time.perf_counter() - start
+                cpu[step] += time.process_time() - start_cpu
+
+        is_static = isinstance(inspect.getattr_static(owner, name), staticmethod)
+        setattr(owner, name, staticmethod(wrapper) if is_static else wrapper)
+
+    from glasswork import console, launch, runner
+    from glasswork.cli import main
+    from glasswork.store import journal
+
+    t_imported = time.perf_counter()
+    timed(launch.Launch, "prepare", "data")
+    timed(launch.Launch, "open_store", "store")
+    timed(runner.Runner, "_add_metrics", "metrics")
+    for hook in ("on_start", "on_event", "on_finish"):
+        timed(journal.StoreSink, hook, "store")
+    timed(console, "render_outcome", "output")
+    original_solver = runner.Runner.run
+
+    def run_with_timed_solver(self, loaded, **kwargs):  # type: ignore[no-untyped-def]
+        solver_cls = self.registry.solver(loaded.spec.solver)
+        timed(solver_cls, "solve", "search")
+        return original_solver(self, loaded, **kwargs)
+
+    runner.Runner.run = run_with_timed_solver  # type: ignore[method-assign]
+    sys.argv = ["glasswork", *argv]
+    code = 0
+    try:
+        main()
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    t_end, cpu_end = time.perf_counter(), time.process_time()
+    Path(out_file).write_text(json.dumps({
+        "code": code, "in_process": t_end - t0, "imports": t_imported - t0,
+        "before_first_step": marks.get("first_step", t_end) - t0, **spent,
+        "cpu": {**cpu, "startup": marks.get("first_step_cpu", cpu_end), "all": cpu_end}}))
+
+
+def one_run(argv: list[str], env: dict[str, str]) -> dict[str, float]:
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as fh:
+        out = fh.name
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, __file__, "--child", out, *argv], env=env, cwd=REPO,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - start
+    data = json.loads(Path(out).read_text())
+    os.unlink(out)
+    if data["code"] != 0:
+        raise SystemExit(f"glasswork {' '.join(argv)} exited {data['code']}: {proc.stderr[-500:]}")
+    accounted = data["data"] + data["store"] + data["search"] + data["metrics"] + data["output"]
+    startup = wall - data["in_process"] + data["before_first_step"]  # interpreter + imports + spec
+    c = data["cpu"]
+    return {"total": wall, "startup": startup, "data": data["data"], "store": data["store"],
+            "search": data["search"], "metrics": data["metrics"], "output": data["output"],
+            "exit": wall - startup - accounted, "imports": data["imports"],
+            # CPU seconds of the process (all threads), less disturbed by a loaded machine
+            "cpu_overhead": c["all"] - c["search"], "cpu_search": c["search"], "cpu_startup": c["startup"],
+            "cpu_data": c["data"]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--case", choices=("readme", "compas", "all"), default="all")
+    parser.add_argument("--store", action="store_true", help="record the runs in a temporary run store")
+    args = parser.parse_args()
+    env = dict(os.environ)
+    env.setdefault("GLASSWORK_DATA", str(REPO.parent / "shared" / "datasets"))
+    tmp = tempfile.mkdtemp(prefix="glasswork-startup-")
+    store = ["--db", os.path.join(tmp, "runs.duckdb")] if args.store else ["--no-store"]
+    cases = {
+        "readme": ["run", "specs/corels_breast_cancer.yaml", "-q", *store],
+        "compas": ["run", "specs/corels_compas.yaml", "-q", "--set", "objective.regularization=0.01", *store],
+    }
+    print(f"median of {args.repeat} runs per case, seconds; load average {os.getloadavg()[0]:.1f}")
+    print(f"{'case':8s} " + " ".join(f"{s:>8s}" for s in (*STEPS, "total", "overhead")) + "  overhead/search")
+    for name, argv in cases.items():
+        if args.case not in ("all", name):
+            continue
+        one_run(argv, env)  # warm the file cache and the compiled modules
+        runs = [one_run(argv, env) for _ in range(args.repeat)]
+        med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+        overhead = statistics.median(r["total"] - r["search"] for r in runs)
+        print(f"{name:8s} " + " ".join(f"{med[s]:8.3f}" for s in (*STEPS, "total")) +
+              f" {overhead:8.3f}  {overhead / med['search']:.2f}", flush=True)
+        print(f"{'':8s} CPU seconds: overhead {med['cpu_overhead']:.3f} (start-up {med['cpu_startup']:.3f}, "
+              f"data {med['cpu_data']:.3f}), search {med['cpu_search']:.3f}; imports {med['imports']:.3f} s wall",
+              flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--child":
+        child(sys.argv[3:], sys.argv[2])
+        sys.exit(0)
+    sys.exit(main())
