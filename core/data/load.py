@@ -13,21 +13,27 @@ import numpy as np
 
 from glasswork.data.binarize import Binarizer, binarize
 from glasswork.data.problem import DataError, Problem
-from glasswork.data.sources import Table, read_table
+from glasswork.data.sources import Bounds, Table, read_table
 from glasswork.data.spec import DataSpec, SplitSpec
 
 __all__ = ["binarize", "load_problem", "split_indices"]
 
 
-def load_problem(spec: DataSpec, base_dir: str | Path = ".") -> Problem:
-    """Build the ``Problem`` a spec's ``data:`` section describes; raises ``DataError``."""
+def load_problem(spec: DataSpec, base_dir: str | Path = ".", *, time_limit: float | None = None,
+                 memory_limit: int | None = None) -> Problem:
+    """Build the ``Problem`` a spec's ``data:`` section describes; raises ``DataError``.
+
+    ``time_limit`` (seconds) and ``memory_limit`` (bytes), a run's ``limits``, bound reading and
+    filtering the files (``DataError`` past them); Ctrl-C stops it (``KeyboardInterrupt``).
+    """
     base_dir = Path(base_dir)
+    bounds = Bounds(time_limit, memory_limit)
     if spec.source.lower().endswith(".out"):
         from glasswork.data.corels_format import load_corels
 
         return load_corels(spec, base_dir)
 
-    table = read_table(spec.source, base_dir, spec.where)
+    table = read_table(spec.source, base_dir, spec.where, spec.types, bounds)
     target = spec.target or table.target
     if target is None:
         raise DataError("the data set names no single default target", file=table.origin,
@@ -39,7 +45,7 @@ def load_problem(spec: DataSpec, base_dir: str | Path = ".") -> Problem:
 
     test = None
     if spec.test is not None:
-        test = read_table(spec.test, base_dir, spec.where)
+        test = read_table(spec.test, base_dir, spec.where, spec.types, bounds)
         absent = [c for c in used if c not in test.columns]
         if absent:
             raise DataError(f"the test file lacks column(s) {', '.join(map(repr, absent))}",

@@ -133,10 +133,17 @@ class DataSpec(_Strict):
         "(e.g. \"age >= 18 AND sex = 'Male'\"), checked and run in a DuckDB sandbox that can "
         "see only the file's rows (no subqueries, no file, network or environment access).",
     )
+    types: dict[str, Literal["category", "numeric", "boolean"]] = Field(
+        default_factory=dict,
+        description="Override how named columns are read: category (text, even if it looks like "
+        "numbers: '003' stays '003'), numeric (numbers; '+5' and '007' read as 5 and 7), or "
+        "boolean (true/t/yes/y/1 and false/f/no/n/0, any case). Without an override a text "
+        "column is a number only when every value is a plain decimal number as written.",
+    )
     missing: Literal["error", "drop"] = Field(
         "error",
-        description="What a missing value in a used column does: error names it; drop removes "
-        "the row.",
+        description="What a missing value (empty, whitespace, 'NaN' text, NULL, NaN) in a used "
+        "column does: error names it; drop removes the row.",
     )
     split: SplitSpec = Field(
         default_factory=SplitSpec,
