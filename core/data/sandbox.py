@@ -80,7 +80,7 @@ _ALLOWED_FUNCTIONS = _OPERATORS | frozenset({
     "strptime", "time_bucket", "to_days", "to_hours", "to_microseconds", "to_milliseconds",
     "to_minutes", "to_months", "to_seconds", "to_timestamp", "to_weeks", "to_years", "today",
     "try_strptime", "week", "weekday", "weekofyear", "year", "yearweek", "current_date",
-    "current_time", "current_timestamp", "current_localtime", "current_localtimestamp", "now",
+    "current_localtime", "current_localtimestamp", "now",
     "get_current_time", "get_current_timestamp",
     # lists, structs, maps and JSON values held in the row (no constructor that takes a length)
     "array_contains", "array_distinct", "array_extract", "array_has", "array_has_all",
@@ -113,6 +113,7 @@ SANDBOX_THREADS = 2
 SANDBOX_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
                   "memory_limit": SANDBOX_MEMORY_LIMIT, "threads": SANDBOX_THREADS}
 _POLL = 0.05  # seconds between looks at the clock and the memory while DuckDB works
+_INTERRUPT_GRACE = 10.0  # seconds Ctrl-C waits for DuckDB to stop before giving up on it
 
 
 def sandbox_config(memory: int | None = None) -> dict[str, Any]:
@@ -135,31 +136,30 @@ def run_bounded(con: duckdb.DuckDBPyConnection, work: Callable[[], T], bounds: A
     from glasswork.solver import resident_memory
 
     box: dict[str, Any] = {}
+    done = threading.Event()  # not Thread.join: a join cut by Ctrl-C marks a live thread as ended (bpo-45274)
 
     def target() -> None:
         try:
             box["value"] = work()
         except BaseException as exc:  # handed to the caller's thread
             box["error"] = exc
+        finally:
+            done.set()
 
-    thread = threading.Thread(target=target, name="glasswork-data", daemon=True)
+    threading.Thread(target=target, name="glasswork-data", daemon=True).start()
     stop: str | None = None
-    thread.start()
     try:
-        while thread.is_alive():
-            thread.join(_POLL)
-            if not thread.is_alive():
-                break
+        while not done.wait(_POLL):
             if bounds.deadline is not None and time.monotonic() >= bounds.deadline:
                 stop = "time"
             elif bounds.memory is not None and resident_memory() >= bounds.memory:
                 stop = "memory"
             if stop:
                 con.interrupt()
-                thread.join()
+                done.wait()
     except KeyboardInterrupt:
         con.interrupt()
-        thread.join()
+        done.wait(_INTERRUPT_GRACE)  # DuckDB stops at its next check; a second Ctrl-C need not wait
         raise
     if stop == "time":
         raise DataError(f"{what} took longer than limits.time ({bounds.time:g} s) allows; stopped",
@@ -320,6 +320,8 @@ def check_where(text: str) -> str:
             if ";" in text:
                 raise UnsafeFilter("the filter must be one condition, not several statements (no ';')")
             message = str(parsed.get("error_message") or "it does not parse").splitlines()[0]
+            if "expression depth" in message:
+                raise UnsafeFilter(_TOO_DEEP)
             raise UnsafeFilter(f"not a valid SQL condition: {message}")
         statements = parsed.get("statements") or []
         if len(statements) != 1:

@@ -236,7 +236,10 @@ def read_file(path: Path, label: str, where: str | None = None, types: Mapping[s
         raise DataError(f"cannot read the file: {first}", file=shown,
                         hint="check that it is a well-formed CSV or Parquet file") from None
     finally:
-        con.close()
+        try:
+            con.close()
+        except duckdb.Error:  # still busy after Ctrl-C: DuckDB closes it when the work stops
+            pass
     columns: dict[str, np.ndarray] = {}
     missing: dict[str, np.ndarray] = {}
     for name in names:
