@@ -321,7 +321,8 @@ def _column_kinds(con: Any, raw_types: dict[str, str], types: dict[str, str], pa
     that is a number as written), ``boolean`` (override), or ``stored`` (Parquet's own type).
 
     A CSV is read as text; a column is a number only when every non-missing cell is a number as
-    written (``_NUMBER_OR_MISSING_RE``; integers that fit in 64 bits become BIGINT). BOOLEAN is never inferred.
+    written (``_NUMBER_OR_MISSING_RE``; integers that fit in 64 bits become BIGINT; a column with
+    no value at all is numeric, and entirely missing). BOOLEAN and dates are never inferred.
     """
     kinds: dict[str, str] = {}
     checks: list[str] = []
@@ -341,20 +342,21 @@ def _column_kinds(con: Any, raw_types: dict[str, str], types: dict[str, str], pa
         elif wanted == "boolean":
             kinds[name] = "text_boolean"
         else:
-            c = _ident(name)  # one regular expression per cell: string functions cost less
+            c = _ident(name)  # one regular expression per cell; the rest is cheap
             checks += [f"bool_and({c} IS NULL OR regexp_full_match({c}, {_lit(_NUMBER_OR_MISSING_RE)}))",
-                       f"bool_or(contains({c}, '.') OR contains({c}, 'e') OR contains({c}, 'E'))",
-                       f"bool_or(ascii(ltrim({c})) BETWEEN 45 AND 57 "  # starts with '-', '.' or a digit
-                       f"OR (ascii(ltrim({c})) NOT IN (0, 78, 110) AND NOT {_is_missing_sql(c)}))",
-                       f"bool_and({c} IS NULL OR length({c}) < 19 OR {_is_missing_sql(c)} "
-                       f"OR TRY_CAST({_stripped(c)} AS BIGINT) IS NOT NULL)"]
+                       f"bool_or(regexp_matches({c}, '[.eE]'))", f"max(length({c}))"]
             kinds[name] = "infer"
     inferred = [n for n, k in kinds.items() if k == "infer"]
     if inferred:
         answers = con.execute(f"SELECT {', '.join(checks)} FROM {RAW_TABLE}").fetchone()
         for j, name in enumerate(inferred):
-            number, fraction, present, fits = answers[4 * j: 4 * j + 4]
-            kinds[name] = ("double" if fraction or not fits else "integer") if (number and present) else "text"
+            number, fraction, longest = answers[3 * j: 3 * j + 3]
+            if number and not fraction and (longest or 0) >= 19:  # an integer past 64 bits is an id: text
+                c = _ident(name)
+                number = con.execute(
+                    f"SELECT bool_and({c} IS NULL OR {_is_missing_sql(c)} OR TRY_CAST({_stripped(c)} AS BIGINT) "
+                    f"IS NOT NULL) FROM {RAW_TABLE}").fetchone()[0]
+            kinds[name] = ("double" if fraction else "integer") if number else "text"
     return kinds
 
 
