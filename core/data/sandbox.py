@@ -6,9 +6,10 @@ reach nothing but the rows already read:
 
 - checked: it must parse as exactly one boolean expression standing alone in
   ``SELECT * FROM rows WHERE <expression>`` (no second statement, no ``UNION``, ``ORDER BY``,
-  subquery, parameter or qualified name); every function it calls must be a built-in scalar
-  function that does not look outside the rows (``getenv``, ``current_setting``, ``nextval``,
-  ``getvariable`` and the catalog functions are refused). ``x = ANY([1, 3])`` and
+  subquery, parameter or qualified name), nested at most ``MAX_WHERE_DEPTH`` deep; every
+  function it calls must be on an allow list of built-ins that read only their arguments and
+  allocate no more than them (no environment, catalog, sleep, ``range``/``repeat``-style
+  allocation, or macro beyond a few plain ones). ``x = ANY([1, 3])`` and
   ``x <> ALL([1, 3])``, which DuckDB parses as a subquery over ``unnest`` of the list, are
   allowed in exactly that shape (no ``FROM``). The old lambda arrow (``x -> x + 1``), which
   DuckDB 2.0 parses but refuses when it runs, is refused here with what to write instead. What
@@ -18,6 +19,9 @@ reach nothing but the rows already read:
   external access is switched off (no file, no network, no ``ATTACH``, no extension install or
   load), the configuration is locked so the filter cannot switch any of it back, and only then
   is the filter applied.
+- bounded: every DuckDB call runs through ``run_bounded``, which stops it with
+  ``interrupt()`` at the run's time or memory limit or on Ctrl-C (DuckDB itself does not see
+  Python's signals while it works).
 """
 
 from __future__ import annotations

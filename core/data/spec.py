@@ -113,7 +113,8 @@ class DataSpec(_Strict):
     )
     positive: str | int | float | bool | None = Field(
         None,
-        description="The positive label for binary classification; other labels become negative.",
+        description="The positive label for binary classification, as written in the target "
+        "column (e.g. yes, \"yes\" or 1); other labels become negative.",
     )
     task: Literal["binary", "multiclass", "regression"] | None = Field(
         None, description="Inferred from the target when omitted."
