@@ -13,7 +13,7 @@ import numpy as np
 
 from glasswork.data.binarize import Binarizer, binarize
 from glasswork.data.problem import DataError, Problem
-from glasswork.data.sources import Bounds, Table, read_table
+from glasswork.data.sources import Bounds, Table, hide_vars, read_table
 from glasswork.data.spec import DataSpec, SplitSpec
 
 __all__ = ["binarize", "load_problem", "split_indices"]
@@ -26,8 +26,14 @@ def load_problem(spec: DataSpec, base_dir: str | Path = ".", *, time_limit: floa
     ``time_limit`` (seconds) and ``memory_limit`` (bytes), a run's ``limits``, bound reading and
     filtering the files (``DataError`` past them); Ctrl-C stops it (``KeyboardInterrupt``).
     """
-    base_dir = Path(base_dir)
-    bounds = Bounds(time_limit, memory_limit)
+    try:
+        return _load(spec, Path(base_dir), Bounds(time_limit, memory_limit))
+    except DataError as exc:  # a ${VAR}'s value is never printed (docs/security.md)
+        hide_vars(exc, spec.source, spec.test)
+        raise
+
+
+def _load(spec: DataSpec, base_dir: Path, bounds: Bounds) -> Problem:
     if spec.source.lower().endswith(".out"):
         from glasswork.data.corels_format import load_corels
 

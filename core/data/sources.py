@@ -120,6 +120,22 @@ def shown_path(path: Path, source: str) -> str:
     return source if _VAR.search(source) else str(path)
 
 
+def hide_vars(error: DataError, *sources: str | None) -> DataError:
+    """``error`` with the value of every ``${VAR}`` the sources use put back as ``${VAR}`` (in its
+    message, file and hint), for errors raised with the expanded path (CORELS files, DuckDB's
+    own messages)."""
+    for source in sources:
+        for name in _VAR.findall(source or ""):
+            value = (os.environ.get(name) or "").rstrip("/")
+            if len(value) < 2:  # "" or "/" is no secret, and replacing it would garble the text
+                continue
+            for attr in ("message", "file", "hint"):
+                text = getattr(error, attr)
+                if text:
+                    setattr(error, attr, text.replace(value, "${" + name + "}"))
+    return error
+
+
 def _expand_vars(source: str) -> str:
     def sub(m: re.Match[str]) -> str:
         value = os.environ.get(m.group(1))
@@ -178,8 +194,9 @@ def read_file(path: Path, label: str, where: str | None = None, types: Mapping[s
               bounds: Bounds | None = None) -> Table:
     """Read a CSV or Parquet file through DuckDB, keeping file row numbers.
 
-    The file is read into a table first (a CSV as text: ``typed_columns`` decides each column's
-    type from what is written), then typed, then filtered; every step runs under ``bounds``.
+    The file is read into a table first (a CSV as text: each column's
+    type from what is written, ``_column_kinds``), then typed, then filtered; every step runs
+    under ``bounds``.
     """
     import duckdb
 
@@ -250,8 +267,8 @@ def read_file(path: Path, label: str, where: str | None = None, types: Mapping[s
             data = data.astype(str).astype(object)
         elif data.dtype.kind in "US":
             data = data.astype(object)
-        if data.dtype.kind in "fO":
-            mask = mask | missing_mask(data)
+        if data.dtype.kind == "f":  # text cells were made NULL by the same rule in SQL (_typed)
+            mask = mask | np.isnan(data)
         if data.dtype.kind == "O":
             data = np.where(mask, None, data).astype(object)
         columns[name] = data

@@ -152,6 +152,7 @@ SECRET_CASES = {
     "bad file": (b"a,y\n1,0\n\xff\xfe,1\n", {"target": "y"}, "cannot read the file"),
     "bad override": ("a,y\n1,0\nx,1\n", {"target": "y", "types": {"a": "numeric"}}, "data.types.a"),
     "folder": (None, {"target": "y"}, "is a folder"),
+    "corels counts": ({"d.out": "{a} 1 0 1\n", "d.label": "{y:0} 1 0\n{y:1} 0 1\n"}, {}, "samples here"),
 }
 
 
@@ -162,16 +163,21 @@ def test_data_errors_never_print_what_a_variable_expanded_to(tmp_path: Path, mon
     secret = tmp_path / "s3cr3t-value"
     secret.mkdir()
     monkeypatch.setenv("GW_SECRET_DIR", str(secret))
-    if text is None:
+    name = "d.csv"
+    if isinstance(text, dict):
+        for file_name, content in text.items():
+            (secret / file_name).write_text(content)
+        name = "d.out"
+    elif text is None:
         (secret / "d.csv").mkdir()
     elif isinstance(text, bytes):
         (secret / "d.csv").write_bytes(text)
     else:
         (secret / "d.csv").write_text(text)
     with pytest.raises(DataError, match=match) as err:
-        _load(tmp_path, source="${GW_SECRET_DIR}/d.csv", **fields)
+        _load(tmp_path, source="${GW_SECRET_DIR}/" + name, **fields)
     shown = f"{err.value} {err.value.file}"
-    assert "s3cr3t" not in shown and "${GW_SECRET_DIR}/d.csv" in shown
+    assert "s3cr3t" not in shown and "${GW_SECRET_DIR}/d." in shown
 
 
 def test_a_pipe_or_a_device_is_refused_not_read(tmp_path: Path) -> None:
