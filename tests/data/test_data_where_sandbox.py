@@ -303,3 +303,16 @@ def test_every_allowed_function_exists_in_this_duckdb():
     known = sandbox._scalar_functions() | sandbox._macros()
     assert sorted((sandbox._ALLOWED_FUNCTIONS | sandbox._ALLOWED_MACROS) - known) == []
     assert sandbox._ALLOWED_MACROS <= sandbox._macros()
+
+
+def test_a_filter_is_stopped_past_the_memory_limit(tmp_path):
+    """An allowed filter that is quadratic in a row's list (a lambda over a split text) is stopped
+    by the resident-memory watch, which DuckDB's own memory_limit does not cover."""
+    from glasswork.data.sources import Bounds
+    from glasswork.solver import resident_memory
+
+    path = tmp_path / "listy.csv"
+    path.write_text('s,y\n"' + ",".join(str(i) for i in range(2500)) + '",1\n"1,2",0\n')
+    where = "len(list_transform(string_split(s, ','), lambda x: string_split(s, ','))) > 0"
+    with pytest.raises(DataError, match="went past limits.memory"):
+        read_file(path, "listy.csv", where, bounds=Bounds(memory=resident_memory() + 40 * 2**20))
