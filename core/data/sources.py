@@ -436,6 +436,13 @@ def _check_overrides(con: Any, kinds: dict[str, str], types: dict[str, str], sho
                             line=row + header_lines if header_lines else None, column=name, row=row, hint=fix)
 
 
+def _as_written(value: Any) -> str:
+    """A number as text the way a CSV would hold it: ``3.0`` is ``"3"``, ``0.1`` is ``"0.1"``."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    return str(value)
+
+
 def _override_types(table: Table, types: dict[str, str]) -> Table:
     """``data.types`` on a source DuckDB does not read (scikit-learn, OpenML)."""
     for name, wanted in types.items():
@@ -446,7 +453,7 @@ def _override_types(table: Table, types: dict[str, str]) -> Table:
         values = col.tolist()
         if wanted == "category":
             out = np.empty(len(values), dtype=object)
-            out[:] = [None if g else (format(v, "g") if isinstance(v, float) else str(v)) for v, g in zip(values, gap)]
+            out[:] = [None if g else _as_written(v) for v, g in zip(values, gap)]
         elif wanted == "numeric":
             out = np.zeros(len(values), dtype=np.float64)
             for i, (v, g) in enumerate(zip(values, gap)):
@@ -461,7 +468,7 @@ def _override_types(table: Table, types: dict[str, str]) -> Table:
         else:
             out = np.zeros(len(values), dtype=bool)
             for i, (v, g) in enumerate(zip(values, gap)):
-                text = str(v).strip().lower() if not isinstance(v, float) else format(v, "g")
+                text = _as_written(v).strip().lower()
                 if g:
                     continue
                 if text not in _TRUE + _FALSE:

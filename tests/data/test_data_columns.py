@@ -214,3 +214,11 @@ def test_end_to_end_yes_no_target_through_the_cli(tmp_path):
                      tmp_path)
     assert p.classes.tolist() == ["no", "yes"] and p.n_samples + len(p.test_index) == 996
     assert {"smoker:yes", "code:003", "code:001"} <= set(p.feature_names)
+
+
+def test_types_override_a_scikit_learn_source():
+    p = load_problem(DataSpec(source="sklearn:iris", types={"sepal_length_(cm)": "category"}, binarize={},
+                              split={"kind": "none"}))
+    assert "sepal_length_(cm):5" in p.feature_names and "sepal_length_(cm):5.1" in p.feature_names
+    with pytest.raises(DataError, match="data.types names column 'nosuch'"):
+        load_problem(DataSpec(source="sklearn:iris", types={"nosuch": "numeric"}))
