@@ -156,7 +156,9 @@ class Runner:
 
         The CLI calls this before opening the run store, so bad data writes nothing.
         """
-        problem = load_problem(loaded.spec.data, loaded.base_dir)
+        limits = loaded.spec.limits  # reading and filtering the data stay inside the run's limits
+        problem = load_problem(loaded.spec.data, loaded.base_dir, time_limit=limits.time,
+                               memory_limit=None if limits.memory is None else int(limits.memory))
         _check_task(self.registry.solver(loaded.spec.solver), problem)
         return problem
 

@@ -69,6 +69,8 @@ def run(spec: str, as_json: bool, overrides: tuple[str, ...], events_file: Path 
         fail(f"{spec}: data error: {exc}", EXIT_INVALID, as_json=as_json)
     except StoreError as exc:
         fail(f"{spec}: {exc}; nothing was run.", EXIT_SOLVER, as_json=as_json)
+    except KeyboardInterrupt:
+        fail(f"{spec}: interrupted while reading the data; nothing was run.", EXIT_INTERRUPTED, as_json=as_json)
 
     sinks: list[Any] = []
     if not quiet:

@@ -234,6 +234,9 @@ def load_corels(spec: DataSpec, base_dir: Path) -> Problem:
         if getattr(spec, field_name) is not None:
             raise DataError(f"'{field_name}' does not apply to a CORELS .out source",
                             file=spec.source, hint=f"remove '{field_name}'")
+    if spec.types:
+        raise DataError("'types' does not apply to a CORELS .out source (its antecedents are 0/1)",
+                        file=spec.source, hint="remove 'types'")
     path = resolve_path(spec.source, base_dir)
     data = read_corels(path)
     if data.y is None:

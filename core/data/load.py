@@ -13,21 +13,33 @@ import numpy as np
 
 from glasswork.data.binarize import Binarizer, binarize
 from glasswork.data.problem import DataError, Problem
-from glasswork.data.sources import Table, read_table
+from glasswork.data.sources import Bounds, Table, hide_vars, read_table
 from glasswork.data.spec import DataSpec, SplitSpec
 
 __all__ = ["binarize", "load_problem", "split_indices"]
 
 
-def load_problem(spec: DataSpec, base_dir: str | Path = ".") -> Problem:
-    """Build the ``Problem`` a spec's ``data:`` section describes; raises ``DataError``."""
-    base_dir = Path(base_dir)
+def load_problem(spec: DataSpec, base_dir: str | Path = ".", *, time_limit: float | None = None,
+                 memory_limit: int | None = None) -> Problem:
+    """Build the ``Problem`` a spec's ``data:`` section describes; raises ``DataError``.
+
+    ``time_limit`` (seconds) and ``memory_limit`` (bytes), a run's ``limits``, bound reading and
+    filtering the files (``DataError`` past them); Ctrl-C stops it (``KeyboardInterrupt``).
+    """
+    try:
+        return _load(spec, Path(base_dir), Bounds(time_limit, memory_limit))
+    except DataError as exc:  # a ${VAR}'s value is never printed (docs/security.md)
+        hide_vars(exc, spec.source, spec.test)
+        raise
+
+
+def _load(spec: DataSpec, base_dir: Path, bounds: Bounds) -> Problem:
     if spec.source.lower().endswith(".out"):
         from glasswork.data.corels_format import load_corels
 
         return load_corels(spec, base_dir)
 
-    table = read_table(spec.source, base_dir, spec.where)
+    table = read_table(spec.source, base_dir, spec.where, spec.types, bounds)
     target = spec.target or table.target
     if target is None:
         raise DataError("the data set names no single default target", file=table.origin,
@@ -39,7 +51,7 @@ def load_problem(spec: DataSpec, base_dir: str | Path = ".") -> Problem:
 
     test = None
     if spec.test is not None:
-        test = read_table(spec.test, base_dir, spec.where)
+        test = read_table(spec.test, base_dir, spec.where, spec.types, bounds)
         absent = [c for c in used if c not in test.columns]
         if absent:
             raise DataError(f"the test file lacks column(s) {', '.join(map(repr, absent))}",
@@ -48,9 +60,11 @@ def load_problem(spec: DataSpec, base_dir: str | Path = ".") -> Problem:
         if test.n_rows == 0:
             raise DataError("the test file has no rows", file=test.origin,
                             hint="check the file and the 'where' filter")
-        for c in features:  # a numeric training column must be numeric in the test file too
+        for c in features:  # a column has the training file's type in the test file too
             if table.columns[c].dtype.kind in "biuf" and test.columns[c].dtype.kind not in "biuf":
                 test.columns[c] = _numeric(test, c)
+            elif table.columns[c].dtype.kind == "O" and test.columns[c].dtype.kind != "O":
+                test.columns[c] = _as_text(test.columns[c], test.missing[c])
 
     task, y, classes = _encode_target(spec, table, target)
     weights = _weights(spec, table)
@@ -236,10 +250,24 @@ def _check_text_columns(spec: DataSpec, table: Table, features: list[str]) -> No
             )
 
 
+def _as_text(col: np.ndarray, missing: np.ndarray) -> np.ndarray:
+    out = np.empty(col.shape[0], dtype=object)
+    out[:] = [None if gap else str(v) for v, gap in zip(col.tolist(), missing.tolist())]
+    return out
+
+
 def _numeric_matrix(table: Table, features: list[str]) -> np.ndarray:
     X = np.empty((table.n_rows, len(features)), dtype=np.float64)
     for j, c in enumerate(features):
         X[:, j] = _numeric(table, c)
+        if table.columns[c].dtype.kind == "O":  # every value parses, yet the column is text: codes
+            first = str(table.columns[c][0])
+            raise DataError(
+                f"column {c!r} holds codes written like numbers ({first!r}): text, not numbers",
+                **table.where(c, 0),
+                hint=f"a number with a leading zero or '+' is read as a code; set data.types: {{{c}: numeric}} "
+                "to read the column as numbers, or add 'binarize:' to one-hot encode it",
+            )
         bad = np.flatnonzero(~np.isfinite(X[:, j]))
         if bad.size:
             raise DataError(f"value {float(X[bad[0], j])!r} is not a finite number",
@@ -336,7 +364,13 @@ def _infer_task(spec: DataSpec, y_raw: np.ndarray, values: list) -> str:
 
 
 def _find_label(values: list, positive: object) -> object | None:
+    """The label ``positive`` names: equal, or with the same text (``positive: true`` in YAML is a
+    boolean, and also names a ``true`` / ``TRUE`` text label)."""
     for v in values:
         if v == positive or str(v) == str(positive):
             return v
+    if isinstance(positive, bool):
+        for v in values:
+            if isinstance(v, str) and v.strip().lower() == str(positive).lower():
+                return v
     return None

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+import stat
+from collections.abc import Mapping
+import time as _time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +71,11 @@ class Table:
 
 
 def resolve_path(source: str, base_dir: Path) -> Path:
-    """A file source as an existing path; ``DataError`` naming what is missing otherwise."""
+    """A file source as an existing regular file; ``DataError`` naming what is wrong otherwise.
+
+    A pipe, a device (``/dev/stdin``), a socket or a folder is refused before anything opens it:
+    reading one could wait forever.
+    """
     text = _expand_vars(source)
     if text.startswith(DATA_PREFIX):
         root = os.environ.get(DATA_ENV)
@@ -82,18 +89,51 @@ def resolve_path(source: str, base_dir: Path) -> Path:
         path = Path(text).expanduser()
         if not path.is_absolute():
             path = base_dir / path
-    if not path.exists():
+    shown = shown_path(path, source)
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError):
+        mode = None
+    if mode is None:
         hint = "relative paths start at the spec file's folder"
         if text.startswith(DATA_PREFIX):
             hint = f"{DATA_ENV}={os.environ.get(DATA_ENV)!r}; check the folder and the file name"
-        if source != text:  # never echo what ${VAR} expanded to: a shared spec could read secrets so
+        if source != text and _VAR.search(source):  # never echo what ${VAR} expanded to: a shared spec could read secrets so
             raise DataError(f"data file not found: {source} (after expanding its ${{...}} variables)",
                             file=source, hint="check the variables it uses and the file name")
         raise DataError(f"data file not found: {path}", file=source, hint=hint)
-    if path.is_dir():
-        raise DataError(f"{path if source == text else source} is a folder, not a data file", file=source,
+    if stat.S_ISDIR(mode):
+        raise DataError(f"{shown} is a folder, not a data file", file=source,
                         hint="name a .csv, .parquet or .out file")
+    if not stat.S_ISREG(mode):
+        kind = ("a pipe (FIFO)" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
+                else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
+                else "not a regular file")
+        raise DataError(f"{shown} is {kind}, not a data file", file=source,
+                        hint="save the data to a .csv or .parquet file and name that file")
     return path
+
+
+def shown_path(path: Path, source: str) -> str:
+    """How messages name a file: the spec's own text when it uses ``${VAR}`` (whose value must
+    never be printed: docs/security.md), the resolved path otherwise."""
+    return source if _VAR.search(source) else str(path)
+
+
+def hide_vars(error: DataError, *sources: str | None) -> DataError:
+    """``error`` with the value of every ``${VAR}`` the sources use put back as ``${VAR}`` (in its
+    message, file and hint), for errors raised with the expanded path (CORELS files, DuckDB's
+    own messages)."""
+    for source in sources:
+        for name in _VAR.findall(source or ""):
+            value = (os.environ.get(name) or "").rstrip("/")
+            if len(value) < 2:  # "" or "/" is no secret, and replacing it would garble the text
+                continue
+            for attr in ("message", "file", "hint"):
+                text = getattr(error, attr)
+                if text:
+                    setattr(error, attr, text.replace(value, "${" + name + "}"))
+    return error
 
 
 def _expand_vars(source: str) -> str:
@@ -109,71 +149,334 @@ def _expand_vars(source: str) -> str:
     return _VAR.sub(sub, source)
 
 
-def read_table(source: str, base_dir: Path, where: str | None = None) -> Table:
-    """Read a CSV/Parquet file, a scikit-learn or an OpenML data set into a ``Table``."""
+def is_missing(value: Any) -> bool:
+    """The one missing-value rule, for every reader: None / SQL NULL, ``pd.NA``, a float NaN of
+    any width, or a string that is empty or ``nan`` (any case) once stripped of whitespace."""
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return value.strip().lower() in ("", "nan")
+    if isinstance(value, (float, np.floating)):
+        return bool(np.isnan(value))
+    return type(value).__name__ == "NAType"  # pandas.NA, without importing pandas
+
+
+def missing_mask(col: np.ndarray) -> np.ndarray:
+    """``is_missing`` over a column (vectorised for float columns)."""
+    if col.dtype.kind == "f":
+        return np.isnan(col)
+    if col.dtype.kind == "O":
+        return np.fromiter((is_missing(v) for v in col.tolist()), dtype=bool, count=col.shape[0])
+    if col.dtype.kind in "US":
+        return missing_mask(col.astype(object))
+    return np.zeros(col.shape[0], dtype=bool)
+
+
+def read_table(source: str, base_dir: Path, where: str | None = None,
+               types: Mapping[str, str] | None = None, bounds: Bounds | None = None) -> Table:
+    """Read a CSV/Parquet file, a scikit-learn or an OpenML data set into a ``Table``.
+
+    ``types`` overrides the type of named columns (``category``, ``numeric``, ``boolean``);
+    ``bounds`` limits the time and memory reading and filtering may take (Ctrl-C always stops it).
+    """
     if source.startswith((SKLEARN_PREFIX, OPENML_PREFIX)):
         if where is not None:
             raise DataError("'where' filters only CSV and Parquet files", file=source,
                             hint="remove 'where' or export the data set to a CSV file")
-        return _read_sklearn(source) if source.startswith(SKLEARN_PREFIX) else _read_openml(source)
-    return read_file(resolve_path(source, base_dir), source, where)
+        table = _read_sklearn(source) if source.startswith(SKLEARN_PREFIX) else _read_openml(source)
+        for name, col in table.columns.items():  # the same missing-value rule as for files
+            table.missing[name] = table.missing[name] | missing_mask(col)
+        return _override_types(table, dict(types or {}))
+    return read_file(resolve_path(source, base_dir), source, where, types, bounds)
 
 
-def read_file(path: Path, label: str, where: str | None = None) -> Table:
-    """Read a CSV or Parquet file through DuckDB, keeping file row numbers."""
+def read_file(path: Path, label: str, where: str | None = None, types: Mapping[str, str] | None = None,
+              bounds: Bounds | None = None) -> Table:
+    """Read a CSV or Parquet file through DuckDB, keeping file row numbers.
+
+    The file is read into a table first (a CSV as text: each column's
+    type from what is written, ``_column_kinds``), then typed, then filtered; every step runs
+    under ``bounds``.
+    """
     import duckdb
 
-    from glasswork.data.sandbox import SANDBOX_CONFIG, FilterFailed, UnsafeFilter, filter_rows
+    from glasswork.data.sandbox import FilterFailed, UnsafeFilter, filter_rows, run_bounded, sandbox_config
 
+    bounds = bounds or Bounds()
+    shown = shown_path(path, label)
     parquet = path.suffix.lower() in (".parquet", ".pq")
-    reader = "read_parquet($path)" if parquet else "read_csv_auto($path, sample_size=-1)"
-    sql = f"SELECT row_number() OVER () AS {ROW_COLUMN}, * FROM {reader}"
-    con = duckdb.connect(config=SANDBOX_CONFIG)
+    reader = "read_parquet($path)" if parquet else "read_csv($path, sample_size=-1, all_varchar=true)"
+    config = sandbox_config(bounds.memory)
+    con = duckdb.connect(config=config)
+
+    def scrub(text: str) -> str:
+        return text.replace(str(path), shown) if shown != str(path) else text
+
     try:
+        run_bounded(con, lambda: con.execute(f"CREATE TEMP TABLE {RAW_TABLE} AS SELECT * FROM {reader}",
+                                             {"path": str(path)}), bounds, "reading the file")
+        described = con.execute(f"DESCRIBE {RAW_TABLE}").fetchall()
+        names = [str(r[0]) for r in described]
+        raw_types = {str(r[0]): str(r[1]) for r in described}
+        unknown = [c for c in (types or {}) if c not in raw_types]
+        if unknown:
+            raise DataError(f"data.types names column(s) {', '.join(map(repr, unknown))}, which the file lacks",
+                            file=shown, hint=f"fix data.types.{unknown[0]}; columns are: {', '.join(names)}")
+        row_column = _row_column(names)
+        kinds = run_bounded(con, lambda: _column_kinds(con, raw_types, dict(types or {}), parquet),
+                            bounds, "reading the file")
+        _check_overrides(con, kinds, dict(types or {}), shown, 0 if parquet else 1, bounds)
+        select = ", ".join([f"row_number() OVER () AS {_ident(row_column)}",
+                            *(f"{_typed(n, kinds[n])} AS {_ident(n)}" for n in names)])
+        select_rows = f"SELECT {select} FROM {RAW_TABLE}"
         if where is None:
-            rel = con.execute(sql, {"path": str(path)})
+            rel = run_bounded(con, lambda: con.execute(select_rows), bounds, "reading the file")
         else:
-            rel = filter_rows(con, sql, {"path": str(path)}, where)
-        names = [d[0] for d in rel.description][1:]
-        raw = rel.fetchnumpy()
+            rel = filter_rows(con, select_rows, {}, where, bounds)
+        raw = run_bounded(con, rel.fetchnumpy, bounds, "reading the file")
     except UnsafeFilter as exc:
-        raise DataError(f"the 'where' filter {where!r} is refused: {exc}", file=path,
+        raise DataError(f"the 'where' filter {where!r} is refused: {exc}", file=shown,
                         hint="write a condition over the file's columns, e.g. \"age >= 18\"") from None
     except FilterFailed as exc:
-        raise DataError(f"the 'where' filter {where!r} failed: {exc}", file=path,
+        raise DataError(f"the 'where' filter {where!r} failed: {scrub(str(exc))}", file=shown,
                         hint="fix the condition (TRY_CAST gives NULL where a cast fails)") from None
     except duckdb.Error as exc:
-        first = str(exc).strip().splitlines()[0]
+        first = scrub(str(exc).strip().splitlines()[0])
         if where is not None and ("Binder" in type(exc).__name__ or "Parser" in type(exc).__name__
                                   or "Permission" in type(exc).__name__):
-            raise DataError(f"the 'where' filter {where!r} failed: {first}", file=path,
-                            hint="write an SQL condition over the file's columns") from exc
+            raise DataError(f"the 'where' filter {where!r} failed: {first}", file=shown,
+                            hint="write an SQL condition over the file's columns") from None
         if isinstance(exc, duckdb.OutOfMemoryException):
-            raise DataError(f"cannot read the file: {first}", file=path,
-                            hint=f"the file does not fit in the {SANDBOX_CONFIG['memory_limit']} glasswork gives DuckDB "
-                            f"to read data; keep fewer rows or columns (data.columns, data.where)") from exc
-        raise DataError(f"cannot read the file: {first}", file=path,
-                        hint="check that it is a well-formed CSV or Parquet file") from exc
+            raise DataError(f"cannot read the file: {first}", file=shown,
+                            hint=f"the file does not fit in the {config['memory_limit']} glasswork gives DuckDB "
+                            f"to read data; keep fewer rows or columns (data.columns, data.where)") from None
+        raise DataError(f"cannot read the file: {first}", file=shown,
+                        hint="check that it is a well-formed CSV or Parquet file") from None
     finally:
-        con.close()
+        try:
+            con.close()
+        except duckdb.Error:  # still busy after Ctrl-C: DuckDB closes it when the work stops
+            pass
     columns: dict[str, np.ndarray] = {}
     missing: dict[str, np.ndarray] = {}
     for name in names:
         col = raw[name]
         mask = np.ma.getmaskarray(col) if np.ma.isMaskedArray(col) else np.zeros(len(col), bool)
         data = np.asarray(np.ma.getdata(col))
-        if data.dtype.kind in "mM":  # dates and times: treated as text categories
+        if data.dtype.kind in "mM":  # dates and times stored as such (Parquet): text categories
             data = data.astype(str).astype(object)
         elif data.dtype.kind in "US":
             data = data.astype(object)
-        if data.dtype.kind == "f":
+        if data.dtype.kind == "f":  # text cells were made NULL by the same rule in SQL (_typed)
             mask = mask | np.isnan(data)
-        elif data.dtype.kind == "O":
-            mask = mask | np.asarray([v is None for v in data], dtype=bool)
+        if data.dtype.kind == "O":
+            data = np.where(mask, None, data).astype(object)
         columns[name] = data
         missing[name] = mask
-    rows = np.asarray(raw[ROW_COLUMN], dtype=np.int64)
-    return Table(str(path), names, columns, missing, rows, header_lines=0 if parquet else 1)
+    rows = np.asarray(raw[row_column], dtype=np.int64)
+    return Table(shown, names, columns, missing, rows, header_lines=0 if parquet else 1)
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """How long (seconds, from when the bounds are made) and how much resident memory (bytes)
+    reading and filtering may take: a run's ``limits.time`` and ``limits.memory``. ``None``: no
+    bound beyond DuckDB's own (``sandbox.SANDBOX_MEMORY_LIMIT``); Ctrl-C stops it either way."""
+
+    time: float | None = None
+    memory: int | None = None
+    deadline: float | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        if self.time is not None:
+            object.__setattr__(self, "deadline", _time.monotonic() + self.time)
+
+
+RAW_TABLE = "gw_raw"
+TYPE_NAMES = ("category", "numeric", "boolean")
+
+# What a CSV cell must look like to be read as a number (the missing-value rule comes first):
+# plain decimal or scientific notation, optionally with whitespace around it. No leading '+',
+# no leading zeros (``01``, ``003`` are codes), no hex, no thousands separators, no inf.
+_WS = r"[\s\p{Z}\x{85}\x{0B}\x{1C}-\x{1F}]"  # exactly what Python's str.strip() removes
+_MISSING_RE = f"{_WS}*(?i:nan)?{_WS}*"
+_NUMBER_OR_MISSING_RE = f"{_WS}*(-?((0|[1-9][0-9]*)(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?|(?i:nan))?{_WS}*"
+# what a ``numeric`` override accepts on top: a leading '+' and leading zeros
+_LOOSE_NUMBER_RE = f"{_WS}*[-+]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?{_WS}*"
+_TRUE = ("true", "t", "yes", "y", "1")
+_FALSE = ("false", "f", "no", "n", "0")
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _lit(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _row_column(names: list[str]) -> str:
+    """The internal row-number column's name: ``__gw_row``, lengthened until no column of the
+    file has it (any text can be a CSV header, so no fixed name is safe)."""
+    taken = {n.lower() for n in names}
+    name = ROW_COLUMN
+    while name.lower() in taken:
+        name += "_"
+    return name
+
+
+def _is_missing_sql(column: str) -> str:
+    return f"({column} IS NULL OR regexp_full_match({column}, {_lit(_MISSING_RE)}))"
+
+
+def _stripped(column: str) -> str:
+    return f"regexp_replace({column}, {_lit('^' + _WS + '+|' + _WS + '+$')}, '', 'g')"
+
+
+def _column_kinds(con: Any, raw_types: dict[str, str], types: dict[str, str], parquet: bool) -> dict[str, str]:
+    """Each column's kind: ``text`` (VARCHAR read as written), ``integer`` / ``double`` (text
+    that is a number as written), ``boolean`` (override), or ``stored`` (Parquet's own type).
+
+    A CSV is read as text; a column is a number only when every non-missing cell is a number as
+    written (``_NUMBER_OR_MISSING_RE``; integers that fit in 64 bits become BIGINT; a column with
+    no value at all is numeric, and entirely missing). BOOLEAN and dates are never inferred.
+    """
+    kinds: dict[str, str] = {}
+    checks: list[str] = []
+    for name, sql_type in raw_types.items():
+        wanted = types.get(name)
+        if sql_type != "VARCHAR":  # a type the file stores (Parquet): kept unless overridden
+            if wanted is None or (wanted == "numeric" and _is_number_type(sql_type)) or (
+                    wanted == "boolean" and sql_type == "BOOLEAN"):
+                kinds[name] = "stored"
+            else:
+                kinds[name] = {"category": "to_text", "numeric": "to_double", "boolean": "to_boolean"}[wanted]
+            continue
+        if wanted == "category" or (parquet and wanted is None):
+            kinds[name] = "text"
+        elif wanted == "numeric":
+            kinds[name] = "loose_double"
+        elif wanted == "boolean":
+            kinds[name] = "text_boolean"
+        else:
+            c = _ident(name)  # one regular expression per cell; the rest is cheap
+            checks += [f"bool_and({c} IS NULL OR regexp_full_match({c}, {_lit(_NUMBER_OR_MISSING_RE)}))",
+                       f"bool_or(regexp_matches({c}, '[.eE]'))", f"max(length({c}))"]
+            kinds[name] = "infer"
+    inferred = [n for n, k in kinds.items() if k == "infer"]
+    if inferred:
+        answers = con.execute(f"SELECT {', '.join(checks)} FROM {RAW_TABLE}").fetchone()
+        for j, name in enumerate(inferred):
+            number, fraction, longest = answers[3 * j: 3 * j + 3]
+            if number and not fraction and (longest or 0) >= 19:  # an integer past 64 bits is an id: text
+                c = _ident(name)
+                number = con.execute(
+                    f"SELECT bool_and({c} IS NULL OR {_is_missing_sql(c)} OR TRY_CAST({_stripped(c)} AS BIGINT) "
+                    f"IS NOT NULL) FROM {RAW_TABLE}").fetchone()[0]
+            kinds[name] = ("double" if fraction else "integer") if number else "text"
+    return kinds
+
+
+def _is_number_type(sql_type: str) -> bool:
+    return sql_type.split("(")[0] in ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
+                                      "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE",
+                                      "DECIMAL")
+
+
+def _typed(name: str, kind: str) -> str:
+    """The SQL giving column ``name`` its kind; a missing text cell becomes NULL."""
+    c = _ident(name)
+    missing = _is_missing_sql(c)
+    if kind == "stored":
+        return c
+    if kind == "text":
+        return f"CASE WHEN {missing} THEN NULL ELSE {c} END"
+    if kind in ("integer", "double", "loose_double"):  # the plain cast first: most cells need no more
+        sql_type = "BIGINT" if kind == "integer" else "DOUBLE"
+        value = (f"COALESCE(TRY_CAST({c} AS {sql_type}), "
+                 f"CASE WHEN {missing} THEN NULL ELSE CAST({_stripped(c)} AS {sql_type}) END)")
+        return value if kind == "integer" else f"nullif({value}, 'NaN'::DOUBLE)"  # 'nan' text is missing
+    if kind == "text_boolean":
+        value = f"lower({_stripped(c)})"
+        return (f"CASE WHEN {missing} THEN NULL WHEN {value} IN ({', '.join(map(_lit, _TRUE))}) THEN TRUE "
+                f"ELSE FALSE END")
+    if kind == "to_text":
+        return f"CAST({c} AS VARCHAR)"
+    if kind == "to_double":
+        return f"CAST({c} AS DOUBLE)"
+    if kind == "to_boolean":
+        return f"CASE WHEN {c} IS NULL THEN NULL ELSE {c} <> 0 END"
+    raise AssertionError(kind)
+
+
+def _check_overrides(con: Any, kinds: dict[str, str], types: dict[str, str], shown: str, header_lines: int,
+                     bounds: Bounds) -> None:
+    """A ``numeric`` or ``boolean`` override on a column with other values: name the first one."""
+    from glasswork.data.sandbox import run_bounded
+
+    for name, kind in kinds.items():
+        v = "v"
+        if kind == "loose_double":
+            bad = f"NOT {_is_missing_sql(v)} AND NOT regexp_full_match(v, {_lit(_LOOSE_NUMBER_RE)})"
+            what, fix = "is not a number", "fix the value, or remove the override"
+        elif kind == "text_boolean":
+            bad = f"NOT {_is_missing_sql(v)} AND lower({_stripped(v)}) NOT IN ({', '.join(map(_lit, _TRUE + _FALSE))})"
+            what, fix = "is not a yes/no value", f"use one of {', '.join(_TRUE)} / {', '.join(_FALSE)}"
+        elif kind == "to_boolean":
+            bad = "v IS NOT NULL AND v NOT IN (0, 1)"
+            what, fix = "is not 0 or 1", "remove the override"
+        else:
+            continue
+        sql = (f"SELECT n, v FROM (SELECT row_number() OVER () AS n, {_ident(name)} AS v FROM {RAW_TABLE}) "
+               f"WHERE {bad} ORDER BY n LIMIT 1")
+        found = run_bounded(con, lambda sql=sql: con.execute(sql).fetchone(), bounds, "reading the file")
+        if found is not None:
+            row, value = int(found[0]), found[1]
+            raise DataError(f"value {value!r} {what}, but data.types.{name} is {types[name]}", file=shown,
+                            line=row + header_lines if header_lines else None, column=name, row=row, hint=fix)
+
+
+def _as_written(value: Any) -> str:
+    """A number as text the way a CSV would hold it: ``3.0`` is ``"3"``, ``0.1`` is ``"0.1"``."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    return str(value)
+
+
+def _override_types(table: Table, types: dict[str, str]) -> Table:
+    """``data.types`` on a source DuckDB does not read (scikit-learn, OpenML)."""
+    for name, wanted in types.items():
+        if name not in table.columns:
+            raise DataError(f"data.types names column {name!r}, which the data set lacks", file=table.origin,
+                            hint=f"fix data.types.{name}; columns are: {', '.join(table.names)}")
+        col, gap = table.columns[name], table.missing[name]
+        values = col.tolist()
+        if wanted == "category":
+            out = np.empty(len(values), dtype=object)
+            out[:] = [None if g else _as_written(v) for v, g in zip(values, gap)]
+        elif wanted == "numeric":
+            out = np.zeros(len(values), dtype=np.float64)
+            for i, (v, g) in enumerate(zip(values, gap)):
+                if g:
+                    out[i] = np.nan
+                    continue
+                try:
+                    out[i] = float(v)
+                except (TypeError, ValueError):
+                    raise DataError(f"value {v!r} is not a number, but data.types.{name} is numeric",
+                                    **table.where(name, i), hint="fix the value, or remove the override") from None
+        else:
+            out = np.zeros(len(values), dtype=bool)
+            for i, (v, g) in enumerate(zip(values, gap)):
+                text = _as_written(v).strip().lower()
+                if g:
+                    continue
+                if text not in _TRUE + _FALSE:
+                    raise DataError(f"value {v!r} is not a yes/no value, but data.types.{name} is boolean",
+                                    **table.where(name, i), hint=f"use one of {', '.join(_TRUE)} / {', '.join(_FALSE)}")
+                out[i] = text in _TRUE
+        table.columns[name] = out
+    return table
 
 
 def _read_sklearn(source: str) -> Table:

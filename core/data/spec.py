@@ -113,7 +113,8 @@ class DataSpec(_Strict):
     )
     positive: str | int | float | bool | None = Field(
         None,
-        description="The positive label for binary classification; other labels become negative.",
+        description="The positive label for binary classification, as written in the target "
+        "column (e.g. yes, \"yes\" or 1); other labels become negative.",
     )
     task: Literal["binary", "multiclass", "regression"] | None = Field(
         None, description="Inferred from the target when omitted."
@@ -133,10 +134,17 @@ class DataSpec(_Strict):
         "(e.g. \"age >= 18 AND sex = 'Male'\"), checked and run in a DuckDB sandbox that can "
         "see only the file's rows (no subqueries, no file, network or environment access).",
     )
+    types: dict[str, Literal["category", "numeric", "boolean"]] = Field(
+        default_factory=dict,
+        description="Override how named columns are read: category (text, even if it looks like "
+        "numbers: '003' stays '003'), numeric (numbers; '+5' and '007' read as 5 and 7), or "
+        "boolean (true/t/yes/y/1 and false/f/no/n/0, any case). Without an override a text "
+        "column is a number only when every value is a plain decimal number as written.",
+    )
     missing: Literal["error", "drop"] = Field(
         "error",
-        description="What a missing value in a used column does: error names it; drop removes "
-        "the row.",
+        description="What a missing value (empty, whitespace, 'NaN' text, NULL, NaN) in a used "
+        "column does: error names it; drop removes the row.",
     )
     split: SplitSpec = Field(
         default_factory=SplitSpec,

@@ -99,9 +99,10 @@ def raw_columns(data: DataSpec, problem: Problem, part: str = "test", base_dir: 
 
     separate = part == "test" and data.test is not None
     source = data.test if separate else data.source
-    if source.lower().endswith(".out"):
+    premined = source.lower().endswith(".out")
+    if premined:
         source = source[:-4] + ".csv"
-    columns = dict(read_table(source, Path(base_dir), data.where).columns)
+    columns = dict(read_table(source, Path(base_dir), data.where, None if premined else data.types).columns)
     rows = None if separate else (problem.train_index if part == "train" else problem.test_index)
     return columns if rows is None else {k: v[rows] for k, v in columns.items()}
 

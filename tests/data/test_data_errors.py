@@ -141,3 +141,56 @@ def test_vector_line_of_the_wrong_length(tmp_path: Path) -> None:
     _corels(tmp_path, "{a} 1 0 1 0\n{b} 1 0 1\n", "{y:0} 1 0 1 0\n{y:1} 0 1 0 1\n")
     err = _fails(tmp_path, "3 values on this line but 4 on line 1", source="p.out")
     assert err.line == 2 and f"p.out:2: " in str(err)
+
+
+SECRET_CASES = {
+    "bad column": ("a,y\n1,0\n2,1\n", {"target": "nosuch"}, "target column 'nosuch'"),
+    "bad label": ("a,y\n1,0\n2,1\n", {"target": "y", "positive": "cat"}, "positive label 'cat'"),
+    "bad filter": ("a,y\n1,0\n2,1\n", {"target": "y", "where": "nosuch = 1"}, "'where' filter"),
+    "bad value": ("a,y\n1,0\nabc,1\n3,0\n", {"target": "y"}, "is not a number"),
+    "missing value": ("a,y\n1,0\n,1\n", {"target": "y"}, "missing value"),
+    "bad file": (b"a,y\n1,0\n\xff\xfe,1\n", {"target": "y"}, "cannot read the file"),
+    "bad override": ("a,y\n1,0\nx,1\n", {"target": "y", "types": {"a": "numeric"}}, "data.types.a"),
+    "folder": (None, {"target": "y"}, "is a folder"),
+    "corels counts": ({"d.out": "{a} 1 0 1\n", "d.label": "{y:0} 1 0\n{y:1} 0 1\n"}, {}, "samples here"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SECRET_CASES))
+def test_data_errors_never_print_what_a_variable_expanded_to(tmp_path: Path, monkeypatch, case: str) -> None:
+    """docs/security.md: a ``${VAR}`` in a path is shown as written, never as its value."""
+    text, fields, match = SECRET_CASES[case]
+    secret = tmp_path / "s3cr3t-value"
+    secret.mkdir()
+    monkeypatch.setenv("GW_SECRET_DIR", str(secret))
+    name = "d.csv"
+    if isinstance(text, dict):
+        for file_name, content in text.items():
+            (secret / file_name).write_text(content)
+        name = "d.out"
+    elif text is None:
+        (secret / "d.csv").mkdir()
+    elif isinstance(text, bytes):
+        (secret / "d.csv").write_bytes(text)
+    else:
+        (secret / "d.csv").write_text(text)
+    with pytest.raises(DataError, match=match) as err:
+        _load(tmp_path, source="${GW_SECRET_DIR}/" + name, **fields)
+    shown = f"{err.value} {err.value.file}"
+    assert "s3cr3t" not in shown and "${GW_SECRET_DIR}/d." in shown
+
+
+def test_a_pipe_or_a_device_is_refused_not_read(tmp_path: Path) -> None:
+    """``data.source: /dev/stdin`` or a FIFO used to hang; now it is exit 2 before anything opens it."""
+    import os
+    import subprocess
+    import sys
+
+    os.mkfifo(tmp_path / "pipe.csv")
+    for source, kind in [(str(tmp_path / "pipe.csv"), "a pipe"), ("/dev/stdin", None), ("/dev/zero", "device")]:
+        spec = tmp_path / "s.yaml"
+        spec.write_text(f"name: x\nsolver: corels\ndata:\n  source: {source}\n  target: y\n  binarize: {{}}\n")
+        proc = subprocess.run([sys.executable, "-m", "glasswork", "run", "--no-store", str(spec)],
+                              capture_output=True, text=True, timeout=60, stdin=subprocess.PIPE)
+        assert proc.returncode == 2, proc.stderr
+        assert "not a data file" in proc.stderr and (kind is None or kind in proc.stderr)

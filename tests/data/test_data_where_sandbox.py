@@ -5,6 +5,7 @@ on its own, so an escape the checker missed would still fail."""
 from __future__ import annotations
 
 import json
+import os
 
 import duckdb
 import pytest
@@ -190,3 +191,141 @@ def test_a_file_past_the_memory_limit_is_a_clear_error_not_a_crash(tmp_path, mon
         read_file(path, "big.csv")
     message = str(info.value)
     assert "Out of Memory" in message and "1MB glasswork gives DuckDB" in message and "data.where" in message
+
+
+RUNAWAY = {
+    "sleep": "sleep_ms(100000) IS NULL",
+    "pg_sleep macro": "pg_sleep(100) IS NULL",
+    "range": "len(range(10000000000)) > 0",
+    "generate_series": "len(generate_series(1, 10000000000)) > 0",
+    "repeat": "length(repeat('x', 10000000000)) > 0",
+    "repeat a list": "len(repeat([1], 1000000000)) > 0",
+    "nested list_transform": "len(list_transform(range(100000), lambda x: range(100000))) > 0",
+    "list_resize": "len(list_resize([1], 10000000000)) > 0",
+    "array_resize": "len(array_resize([1], 10000000000)) > 0",
+    "lpad": "length(lpad('x', 2000000000, 'y')) > 0",
+    "rpad": "length(rpad('x', 2000000000, 'y')) > 0",
+    "printf width": "length(printf('%2000000000d', 1)) > 0",
+    "format width": "length(format('{:>2000000000}', 1)) > 0",
+    "bar": "length(bar(1, 0, 2, 1000000000)) > 0",
+    "to_base": "length(to_base(1, 2, 2000000000)) > 0",
+    "get_block_size macro": "get_block_size('memory') > 0",
+    "format_type macro": "format_type(1, 1) IS NULL",
+    "random": "random() < 0.5",
+    "error": "error('boom') IS NULL",
+}
+
+
+@pytest.mark.parametrize("name", sorted(RUNAWAY))
+def test_functions_that_sleep_allocate_without_bound_or_run_sql_are_refused(name):
+    with pytest.raises(sandbox.UnsafeFilter, match=r"function \w+\(\) is not allowed") as err:
+        sandbox.check_where(RUNAWAY[name])
+    assert "docs/security.md" in str(err.value)
+
+
+def test_sleep_is_refused_by_validate_with_exit_2_naming_the_function_and_line(tmp_path, csv, toy_env):
+    spec = tmp_path / "s.yaml"
+    spec.write_text(f"name: x\nsolver: toy\ndata:\n  source: {csv.name}\n  target: label\n"
+                    f"  where: {json.dumps(RUNAWAY['sleep'])}\n")
+    result = CliRunner().invoke(cli, ["validate", str(spec)])
+    assert result.exit_code == 2 and ":6:" in result.stderr and "sleep_ms()" in result.stderr
+
+
+@pytest.mark.parametrize("where", ["abs(" * 340 + "a" + ")" * 340, "[" * 200 + "1" + "]" * 200,
+                                   "(" * 100 + "a = 1" + ")" * 100, "- " * 1500 + "a = 1", "NOT " * 900 + "a = 1",
+                                   "a" + " + a" * 1000 + " > 0"])
+def test_deep_nesting_is_a_clean_refusal(where):
+    with pytest.raises(sandbox.UnsafeFilter, match="nest"):
+        sandbox.check_where(where)
+
+
+def test_moderate_nesting_still_passes():
+    assert sandbox.check_where("abs(" * 20 + "a" + ")" * 20 + " > 0")
+    assert sandbox.check_where(" OR ".join(f"a = {i}" for i in range(100)))
+
+
+def test_a_filter_is_stopped_at_the_time_limit(tmp_path):
+    """An allowed but slow filter (quadratic in a long text) stops at limits.time with exit 2's error."""
+    import time
+
+    from glasswork.data.sources import Bounds
+
+    path = tmp_path / "long.csv"
+    path.write_text("s,y\n" + "ab" * 200_000 + ",1\n" + "ba" * 200_000 + ",0\n")
+    start = time.monotonic()
+    with pytest.raises(DataError, match=r"took longer than limits.time \(0.5 s\)"):
+        read_file(path, "long.csv", "levenshtein(s, reverse(s)) > 0", bounds=Bounds(time=0.5))
+    assert time.monotonic() - start < 10
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="watches /proc for the loading thread")
+def test_ctrl_c_stops_a_running_filter_with_exit_130(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "long.csv").write_text("s,y\n" + ("ab" * 200_000 + ",1\n" + "ba" * 200_000 + ",0\n") * 5)
+    spec = tmp_path / "s.yaml"
+    spec.write_text("name: x\nsolver: corels\ndata:\n  source: long.csv\n  target: y\n  binarize: {}\n"
+                    "  where: \"levenshtein(s, reverse(s)) > 0\"\n")
+    proc = subprocess.Popen([sys.executable, "-m", "glasswork", "run", "--no-store", str(spec)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline, reading = time.monotonic() + 120, False  # wait until DuckDB opens the file (Linux)
+    while not reading and time.monotonic() < deadline and proc.poll() is None:
+        fds = f"/proc/{proc.pid}/fd"
+        try:
+            reading = any(os.readlink(f"{fds}/{fd}").endswith("long.csv") for fd in os.listdir(fds))
+        except OSError:
+            pass
+        time.sleep(0.002)
+    time.sleep(0.5)
+    assert reading and proc.poll() is None, proc.communicate()
+    os.kill(proc.pid, signal.SIGINT)
+    start = time.monotonic()
+    try:
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and "interrupted while reading the data" in err, err
+    assert time.monotonic() - start < 10
+
+
+def test_the_run_limits_bound_the_filter(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "long.csv").write_text("s,y\n" + "ab" * 200_000 + ",1\n" + "ba" * 200_000 + ",0\n")
+    spec = tmp_path / "s.yaml"
+    spec.write_text("name: x\nsolver: corels\ndata:\n  source: long.csv\n  target: y\n  binarize: {}\n"
+                    "  where: \"levenshtein(s, reverse(s)) > 0\"\nlimits: {time: 1}\n")
+    proc = subprocess.run([sys.executable, "-m", "glasswork", "run", "--no-store", str(spec)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "limits.time" in proc.stderr, proc.stderr
+
+
+def test_the_memory_limit_follows_limits_memory():
+    assert sandbox.sandbox_config(2**30)["memory_limit"] == "1024MiB"
+    assert sandbox.sandbox_config(None)["memory_limit"] == sandbox.SANDBOX_MEMORY_LIMIT
+    assert sandbox.sandbox_config(64 * 2**30)["memory_limit"] == sandbox.SANDBOX_MEMORY_LIMIT
+
+
+def test_every_allowed_function_exists_in_this_duckdb():
+    """The allow list names real DuckDB functions (a typo would silently refuse a good filter)."""
+    known = sandbox._scalar_functions() | sandbox._macros()
+    assert sorted((sandbox._ALLOWED_FUNCTIONS | sandbox._ALLOWED_MACROS) - known) == []
+    assert sandbox._ALLOWED_MACROS <= sandbox._macros()
+
+
+def test_a_filter_is_stopped_past_the_memory_limit(tmp_path):
+    """An allowed filter that is quadratic in a row's list (a lambda over a split text) is stopped
+    by the resident-memory watch, which DuckDB's own memory_limit does not cover."""
+    from glasswork.data.sources import Bounds
+    from glasswork.solver import resident_memory
+
+    path = tmp_path / "listy.csv"
+    path.write_text('s,y\n"' + ",".join(str(i) for i in range(2500)) + '",1\n"1,2",0\n')
+    where = "len(list_transform(string_split(s, ','), lambda x: string_split(s, ','))) > 0"
+    with pytest.raises(DataError, match="went past limits.memory"):
+        read_file(path, "listy.csv", where, bounds=Bounds(memory=resident_memory() + 40 * 2**20))
