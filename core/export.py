@@ -41,6 +41,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from glasswork._version import __version__
+from glasswork.values import NUMBER, WHITESPACE, is_missing, number_of
 from glasswork.quoting import (  # noqa: F401  (re-exported: exporters build their text with these)
     ExportError, markdown_text, plain, printable, python_comment, python_literal, sql_comment, sql_literal, sql_name)
 
@@ -53,11 +54,6 @@ DOCUMENT = "glasswork.model"
 DOCUMENT_VERSION = 1
 Op = Literal["==", "!=", "<=", ">"]
 
-# What a text is stripped of before it is judged blank, ``nan`` or a number: space, CR, tab, LF.
-# The SQL export writes them raw in one literal, in this order (no CR LF pair a line-ending
-# conversion could fold).
-WHITESPACE = " \r\t\n"
-NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)(e[+-]?[0-9]+)?")  # a decimal number, lowercased
 
 
 # -- the inputs of a model -------------------------------------------------------------------------
@@ -263,41 +259,6 @@ def missing_values(values: Any) -> np.ndarray:
     else:
         out = np.zeros(data.shape, dtype=bool)
     return out | mask if mask is not None else out
-
-
-def is_missing(value: Any) -> bool:
-    """One raw value has no value: None, ``pd.NA`` / ``pd.NaT``, a float NaN of any width, or a
-    text that is empty, blank or ``nan`` (any case) once stripped of whitespace."""
-    if value is None or type(value).__name__ in ("NAType", "NaTType"):
-        return True
-    if isinstance(value, str):
-        return value.strip(WHITESPACE).lower() in ("", "nan")
-    if isinstance(value, bytes):
-        return value.strip(WHITESPACE.encode()).lower() in (b"", b"nan")
-    try:
-        return bool(value != value)  # a NaN of any width (float, numpy float16/32/64, Decimal)
-    except (TypeError, ValueError):
-        return False
-
-
-def number_of(value: Any) -> float | None:
-    """A raw value as the number a model reads, or ``None`` when it holds none: a bool is 1 / 0,
-    a finite number is itself; a text stripped of whitespace is ``true`` / ``false`` (any case)
-    or a decimal number (``NUMBER``); anything else (missing, other text, infinity) is no number."""
-    if is_missing(value):
-        return None
-    if isinstance(value, str):
-        text = value.strip(WHITESPACE).lower()
-        if text in ("true", "false"):
-            return 1.0 if text == "true" else 0.0
-        return float(text) if NUMBER.fullmatch(text) else None
-    if isinstance(value, (bytes, bytearray)):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    return number if math.isfinite(number) else None
 
 
 def as_numbers(values: Any) -> np.ndarray:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from glasswork.data.problem import DataError
+from glasswork.values import WHITESPACE, is_missing
 
 DATA_ENV = "GLASSWORK_DATA"
 DATA_PREFIX = "data:"
@@ -147,18 +148,6 @@ def _expand_vars(source: str) -> str:
         return value.rstrip("/")
 
     return _VAR.sub(sub, source)
-
-
-def is_missing(value: Any) -> bool:
-    """The one missing-value rule, for every reader: None / SQL NULL, ``pd.NA``, a float NaN of
-    any width, or a string that is empty or ``nan`` (any case) once stripped of whitespace."""
-    if value is None:
-        return True
-    if isinstance(value, str):
-        return value.strip().lower() in ("", "nan")
-    if isinstance(value, (float, np.floating)):
-        return bool(np.isnan(value))
-    return type(value).__name__ == "NAType"  # pandas.NA, without importing pandas
 
 
 def missing_mask(col: np.ndarray) -> np.ndarray:
@@ -298,7 +287,7 @@ TYPE_NAMES = ("category", "numeric", "boolean")
 # What a CSV cell must look like to be read as a number (the missing-value rule comes first):
 # plain decimal or scientific notation, optionally with whitespace around it. No leading '+',
 # no leading zeros (``01``, ``003`` are codes), no hex, no thousands separators, no inf.
-_WS = r"[\s\p{Z}\x{85}\x{0B}\x{1C}-\x{1F}]"  # exactly what Python's str.strip() removes
+_WS = "[" + "".join(f"\\x{{{ord(c):02x}}}" for c in WHITESPACE) + "]"  # glasswork.values.WHITESPACE, as RE2
 _MISSING_RE = f"{_WS}*(?i:nan)?{_WS}*"
 _NUMBER_OR_MISSING_RE = f"{_WS}*(-?((0|[1-9][0-9]*)(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?|(?i:nan))?{_WS}*"
 # what a ``numeric`` override accepts on top: a leading '+' and leading zeros
@@ -468,7 +457,7 @@ def _override_types(table: Table, types: dict[str, str]) -> Table:
         else:
             out = np.zeros(len(values), dtype=bool)
             for i, (v, g) in enumerate(zip(values, gap)):
-                text = _as_written(v).strip().lower()
+                text = _as_written(v).strip(WHITESPACE).lower()
                 if g:
                     continue
                 if text not in _TRUE + _FALSE:

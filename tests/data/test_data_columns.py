@@ -51,7 +51,7 @@ def test_numbers_read_as_written_keep_their_values(tmp_path):
     assert table.columns["c"].tolist() == [1000.0, -0.5, 0.5] and table.columns["d"].tolist() == [1, -2, 30]
 
 
-MISSING_CELLS = ["", "  ", "\t", "\u00a0", "nan", "NaN", "NAN", " nan ", '""', '" NaN "']
+MISSING_CELLS = ["", "  ", "\t", "nan", "NaN", "NAN", " nan ", '""', '" NaN "', '" \r\t"']
 
 
 @pytest.mark.parametrize("cell", MISSING_CELLS)
@@ -73,23 +73,27 @@ def test_the_missing_rule_itself():
     import pandas as pd
 
     for value in [None, pd.NA, float("nan"), np.float16("nan"), np.float32("nan"), np.float64("nan"),
-                  "", " \t\n", "nan", "NaN", " NAN ", "\u3000nan\u00a0"]:
+                  "", " \t\n", "nan", "NaN", " NAN ", "\r\nnan\t"]:
         assert is_missing(value), repr(value)
-    for value in ["NA", "?", "0", 0, 0.0, False, "nan1", "n a n", np.inf]:
+    # outside the one whitespace set (space, CR, tab, LF) a cell is text as written
+    for value in ["NA", "?", "0", 0, 0.0, False, "nan1", "n a n", np.inf, "\u00a0", "\u3000nan"]:
         assert not is_missing(value), repr(value)
     column = np.array([1.0, np.nan], dtype=np.float32)
     assert missing_mask(column).tolist() == [False, True]
 
 
-def test_the_sql_whitespace_class_is_pythons(tmp_path):
-    """The CSV reader's 'blank' is exactly what ``str.strip()`` removes (every BMP character)."""
+def test_the_sql_whitespace_class_is_the_one_rule(tmp_path):
+    """The CSV reader's 'blank' is exactly ``glasswork.values.WHITESPACE`` (space, CR, tab, LF), the
+    set every export format tests for, over every BMP character."""
+    from glasswork.values import WHITESPACE
+
     from glasswork.data import sources
 
     con = duckdb.connect()
     blanks = [c for c in map(chr, range(1, 0x10000)) if not 0xD800 <= ord(c) < 0xE000
               and con.execute("SELECT regexp_full_match(?, ?)", [c, sources._MISSING_RE]).fetchone()[0]]
     con.close()
-    assert blanks == [c for c in map(chr, range(1, 0x10000)) if not 0xD800 <= ord(c) < 0xE000 and c.isspace()]
+    assert sorted(blanks) == sorted(WHITESPACE)
 
 
 def test_parquet_keeps_stored_types_and_the_same_missing_rule(tmp_path):
