@@ -105,9 +105,9 @@ def write_spec(folder: Path, tag: str, behaviour: str = "endless", step: float =
 
 def _records(path: Path) -> list[dict[str, Any]]:
     """The complete lines of a JSON-lines file (a torn last line from a kill is not an event)."""
-    from glasswork.store.recovery import _read_log
+    from glasswork.store import read_journal
 
-    return _read_log(path) if path.exists() else []
+    return read_journal(path)
 
 
 def audit(db: Path, events_files: list[Path], tally: Tally) -> None:
