@@ -239,6 +239,11 @@ class StoreFile:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fh = lock_path(self.path).open("a+")
         except OSError as exc:
+            blocker = next((p for p in (self.path.parent, *self.path.parent.parents) if p.exists()), None)
+            if blocker is not None and not blocker.is_dir():
+                raise StoreError(f"cannot use {self.path} as the run store: {blocker} is a file, not a folder "
+                                 "(Not a directory); point --db at a .duckdb file in a folder you can "
+                                 "write") from exc
             raise _unusable(self.path, exc) from exc
         try:
             deadline = time.monotonic() + timeout
