@@ -116,7 +116,7 @@ class Launch:
         problem = self.prepare()
         store = self.open_store()
         if store is not None:
-            self.store_sink = StoreSink(store)
+            self.store_sink = StoreSink(store, held_noted=bool(self._store_notes))
         self.runner.sinks = [*([self.store_sink] if self.store_sink else []), *sinks]
         return self.runner.run(self.loaded, problem=problem, run_id=run_id)
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from glasswork.record import RunInfo, finish_record, start_record
-from glasswork.store.schema import _now, try_lock
+from glasswork.store.schema import StoreLocked, _now, try_lock
 
 if TYPE_CHECKING:
     from glasswork.events import Event
@@ -165,8 +165,9 @@ class StoreSink:
     never slows or refuses it), then one attempt to fold ended journals into DuckDB; when
     another process holds the store, that process (or the next one to open it) folds it."""
 
-    def __init__(self, store: RunStore) -> None:
+    def __init__(self, store: RunStore, *, held_noted: bool = False) -> None:
         self.store = store
+        self.held_noted = held_noted  # the caller already said the store is held: say it once
         self.warnings: list[str] = []
         self.journal: Journal | None = None
 
@@ -205,6 +206,8 @@ class StoreSink:
         try:
             self.store.fold(wait=False)
         except Exception as exc:  # the journal is safe; whoever opens the store next folds it
+            if self.held_noted and isinstance(exc, StoreLocked):
+                return
             self.warnings.append(f"{exc}. The run is safe in {journal.path} and is recorded the next time "
                                  "the store is opened.")
 

@@ -287,6 +287,7 @@ class StoreFile:
         import duckdb
 
         delay = 0.02
+        started = time.monotonic()
         while True:
             try:
                 return duckdb.connect(str(self.path), **kwargs)
@@ -296,9 +297,11 @@ class StoreFile:
                 if time.monotonic() >= deadline:
                     holder = re.search(r"\(PID (\d+)\)", str(exc))
                     who = f"process {holder.group(1)}" if holder else "another process"
+                    waited = time.monotonic() - started
                     raise StoreLocked(
-                        f"the run store {self.path} is locked by {who}; waited {self.lock_timeout:.0f} s. "
-                        "Close the program holding it, or record elsewhere with --db PATH "
+                        f"the run store {self.path} is locked by {who}"
+                        + (f"; waited {waited:.0f} s. " if waited >= 1 else ". ")
+                        + "Close the program holding it, or record elsewhere with --db PATH "
                         "(or not at all with --no-store)") from exc
                 time.sleep(delay)
                 delay = min(delay * 2, 0.5)
