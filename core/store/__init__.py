@@ -12,14 +12,13 @@ read (live runs show as ``running``), so they see every run at once. docs/run-st
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glasswork.store import recovery, runs
-from glasswork.store.journal import JournalReader, StoreSink, pid_alive, read_journal, writer_alive
+from glasswork.store.journal import Journal, JournalReader, StoreSink, pid_alive, read_journal, writer_alive
 from glasswork.store.runs import RunRow, SweepRow
 from glasswork.store.schema import (DB_ENV, DEFAULT_DB, EVENT_COLUMNS, LOCK_TIMEOUT, MIGRATIONS, SCHEMA_VERSION,
                                     STALE_SECONDS, STATE_OF_STATUS, STATES, StoreDamaged, StoreError, StoreFile,
@@ -89,18 +88,16 @@ class RunStore:
     def record(self, records: list[dict[str, Any]]) -> None:
         """Record a whole run at once from its records (start, events..., finish): it becomes a
         journal, folded now if the store is free. Sweeps use it (their workers never open it)."""
-        import json
-        import uuid
-
-        run_id = records[0]["run_id"]
-        self.events_dir.mkdir(parents=True, exist_ok=True)
-        new = self.events_dir / f"{run_id}.{uuid.uuid4().hex[:8]}.part"
-        with new.open("w", encoding="utf-8") as fh:
-            for record in records:
-                fh.write(json.dumps(record, allow_nan=False, default=str) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(new, self.log_path(run_id))
+        journal = Journal(self.log_path(records[0]["run_id"]))
+        try:
+            journal.create(records[0])
+        except OSError as exc:
+            raise StoreError(f"cannot write {journal.path}: {exc}") from exc
+        for record in records[1:]:
+            journal.write(record)
+        journal.close()
+        if journal.error is not None:
+            raise StoreError(f"cannot write {journal.path}: {journal.error}")
         self.fold(wait=False)
 
     def delete(self, run_ids: Sequence[str]) -> int:
@@ -135,7 +132,9 @@ class RunStore:
                     self._merge(con, attached=version is not None)
                     yield con
                     return
-            self.open(wait=True)  # an older schema: migrate it, then read
+            if attempt == 0:
+                self.open(wait=True)  # an older schema: migrate it, then read
+        raise StoreError(f"the run store {self.path} could not be migrated to schema version {SCHEMA_VERSION}")
 
     def _merge(self, con: duckdb.DuckDBPyConnection, *, attached: bool) -> None:
         con.execute("CREATE SCHEMA pending")
@@ -201,7 +200,7 @@ class RunStore:
         import duckdb
 
         try:
-            with self.file._locked(shared=True, wait=True, timeout=self.lock_timeout):
+            with self.file.locked(shared=True, wait=True, timeout=self.lock_timeout):
                 try:
                     self.file.check_size()
                     con = duckdb.connect(str(self.path), read_only=True)

@@ -234,7 +234,7 @@ class StoreFile:
     # -- the lock -----------------------------------------------------------------------------
 
     @contextmanager
-    def _locked(self, *, shared: bool, wait: bool, timeout: float) -> Iterator[bool]:
+    def locked(self, *, shared: bool, wait: bool, timeout: float) -> Iterator[bool]:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fh = lock_path(self.path).open("a+")
@@ -313,7 +313,7 @@ class StoreFile:
         """The file opened for writing under the exclusive lock, its schema migrated. Without
         ``wait``, yields None at once when another glasswork process holds the lock."""
         timeout = self.lock_timeout if timeout is None else timeout
-        with self._locked(shared=False, wait=wait, timeout=timeout) as got:
+        with self.locked(shared=False, wait=wait, timeout=timeout) as got:
             if not got:
                 yield None
                 return
@@ -329,7 +329,7 @@ class StoreFile:
         under the shared lock."""
         import duckdb
 
-        with self._locked(shared=True, wait=True, timeout=self.lock_timeout):
+        with self.locked(shared=True, wait=True, timeout=self.lock_timeout):
             con = duckdb.connect()
             with _mapped(self.path, con):
                 if self.path.exists():

@@ -209,9 +209,10 @@ def kill_sweeps(work: Path, n: int, rng: random.Random, tally: Tally) -> None:
 READER = """\
 import json, sys, time
 from glasswork.store import RunStore, StoreError
-db, until, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+from pathlib import Path
+db, stop, out = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
 reads, errors = 0, []
-while time.time() < until:
+while not stop.exists():
     try:
         store = RunStore(db)
         rows = store.list_runs(limit=None)
@@ -252,8 +253,8 @@ def concurrent_runs(work: Path, n: int, tally: Tally, *, rng: random.Random | No
         spec = write_spec(work, f"csweep{i}", "exact", time_limit=1.0, sweep=True)
         sweep_procs.append(start(["sweep", str(spec), "-j", "2", "--db", str(db)], env, work,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
-    until = time.time() + 20.0
-    reader_procs = [subprocess.Popen([sys.executable, "-c", READER, str(db), str(until), str(work / f"reader{i}.json")],
+    stop = work / "readers.stop"  # the readers read until every run and sweep has ended
+    reader_procs = [subprocess.Popen([sys.executable, "-c", READER, str(db), str(stop), str(work / f"reader{i}.json")],
                                      env=env, cwd=work, start_new_session=True) for i in range(readers)]
     killed = set(rng.sample(range(n), kills)) if kills else set()
     for i in sorted(killed, key=lambda _: rng.random()):
@@ -284,8 +285,9 @@ def concurrent_runs(work: Path, n: int, tally: Tally, *, rng: random.Random | No
         if proc.returncode != 0 or any(word in err for word in REFUSALS):
             tally.refused += 1
             tally.problems.append(f"a concurrent sweep ended with {proc.returncode}: {err.strip()[-300:]}")
+    stop.touch()
     for i, proc in enumerate(reader_procs):
-        proc.wait(timeout=120)
+        proc.wait(timeout=300)
         doc = json.loads((work / f"reader{i}.json").read_text())
         tally.reads += doc["reads"]
         if doc["errors"]:
