@@ -59,21 +59,25 @@ class RunStore:
 
     def open(self, *, wait: bool = True) -> RunStore:
         """Check the store can be used (created or migrated, not damaged) and fold the journals of
-        runs that ended. Without ``wait`` it never waits: when another glasswork process holds the
-        store that process does the same, and a program outside glasswork holding the DuckDB file
-        raises ``StoreLocked`` at once. Raises ``StoreError``."""
-        self.fold(wait=wait, always=True)
+        runs that ended. It never waits for another glasswork process: one that holds the store
+        is doing the same. A program outside glasswork holding the DuckDB file is waited for up
+        to the lock timeout with ``wait``, else raises ``StoreLocked`` at once. Raises
+        ``StoreError``."""
+        self.fold(wait=False, always=True, outside_timeout=None if wait else 0.0)
         return self
 
-    def fold(self, *, wait: bool = False, always: bool = False) -> list[str]:
+    def fold(self, *, wait: bool = False, always: bool = False, outside_timeout: float | None = 0.0) -> list[str]:
         """Fold ended journals into DuckDB if this process can take the store's lock (``wait``:
         for up to the lock timeout); else leave them to the process that holds it. After letting
-        go, look again: a run that ended meanwhile may have left its journal to us."""
+        go, look again: a run that ended meanwhile may have left its journal to us.
+        ``outside_timeout``: how long to wait for a program outside glasswork holding the file
+        (None: the lock timeout)."""
         folded: list[str] = []
         tried: set[str] = set()
         while always or self._ended() - tried:
             always = False
-            with self.file.writing(wait=wait, timeout=None if wait else 0.0) as con:
+            outside = self.lock_timeout if outside_timeout is None else outside_timeout
+            with self.file.writing(wait=wait, timeout=None if wait else 0.0, outside_timeout=outside) as con:
                 if con is None:
                     break
                 pending = self._ended()
@@ -133,7 +137,7 @@ class RunStore:
                     yield con
                     return
             if attempt == 0:
-                self.open(wait=True)  # an older schema: migrate it, then read
+                self.fold(wait=True, always=True, outside_timeout=None)  # an older schema: migrate it, then read
         raise StoreError(f"the run store {self.path} could not be migrated to schema version {SCHEMA_VERSION}")
 
     def _merge(self, con: duckdb.DuckDBPyConnection, *, attached: bool) -> None:

@@ -15,6 +15,7 @@ import errno
 import json
 import math
 import os
+import random
 import re
 import time
 from collections.abc import Iterator, Sequence
@@ -247,23 +248,26 @@ class StoreFile:
             raise _unusable(self.path, exc) from exc
         try:
             deadline = time.monotonic() + timeout
-            delay = 0.005
+            seen = self._holder(fh)
             while not try_lock(fh, shared=shared):
                 if not wait:
                     yield False
                     return
-                if time.monotonic() >= deadline:
+                holder = self._holder(fh)
+                if holder != seen:  # another fold took its turn: the store is busy, not stuck
+                    seen, deadline = holder, time.monotonic() + timeout
+                elif time.monotonic() >= deadline:
+                    pid = holder.split()[0] if holder else ""
                     raise StoreLocked(
-                        f"the run store {self.path} is busy: {self._holder(fh)} has held {lock_path(self.path).name} "
-                        f"for over {timeout:.0f} s. Close the program holding it, or record elsewhere with "
-                        "--db PATH (or not at all with --no-store)")
-                time.sleep(delay)
-                delay = min(delay * 2, 0.1)
-            if not shared:  # who holds it, for the message above (best effort, never trusted)
+                        f"the run store {self.path} is busy: {'process ' + pid if pid.isdigit() else 'another process'} "
+                        f"has held {lock_path(self.path).name} for over {timeout:.0f} s. Close the program holding it, "
+                        "or record elsewhere with --db PATH (or not at all with --no-store)")
+                time.sleep(random.uniform(0.001, 0.01))  # short and jittered: folds take milliseconds
+            if not shared:  # who holds it and since when: waiters tell a busy store from a stuck one
                 try:
                     fh.seek(0)
                     fh.truncate()
-                    fh.write(str(os.getpid()))
+                    fh.write(f"{os.getpid()} {time.monotonic_ns()}")
                     fh.flush()
                 except OSError:
                     pass
@@ -273,12 +277,12 @@ class StoreFile:
 
     @staticmethod
     def _holder(fh: IO[Any]) -> str:
+        """What the last exclusive holder wrote: its pid and when it took the lock."""
         try:
             fh.seek(0)
-            pid = fh.read(20).strip()
+            return fh.read(64).strip()
         except OSError:
-            pid = ""
-        return f"process {pid}" if pid.isdigit() else "another process"
+            return ""
 
     # -- DuckDB -------------------------------------------------------------------------------
 
@@ -309,16 +313,18 @@ class StoreFile:
                 raise _unusable(self.path, exc) from exc
 
     @contextmanager
-    def writing(self, *, wait: bool = True, timeout: float | None = None) -> Iterator[duckdb.DuckDBPyConnection | None]:
+    def writing(self, *, wait: bool = True, timeout: float | None = None,
+                outside_timeout: float | None = None) -> Iterator[duckdb.DuckDBPyConnection | None]:
         """The file opened for writing under the exclusive lock, its schema migrated. Without
-        ``wait``, yields None at once when another glasswork process holds the lock."""
+        ``wait``, yields None at once when another glasswork process holds the lock.
+        ``outside_timeout`` bounds the wait for a program outside glasswork holding the file."""
         timeout = self.lock_timeout if timeout is None else timeout
         with self.locked(shared=False, wait=wait, timeout=timeout) as got:
             if not got:
                 yield None
                 return
             self.check_size()
-            con = self._open(time.monotonic() + timeout)
+            con = self._open(time.monotonic() + (timeout if outside_timeout is None else outside_timeout))
             with _mapped(self.path, con):
                 migrate(con, self.path)
                 yield con
