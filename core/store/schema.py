@@ -32,11 +32,8 @@ if TYPE_CHECKING:
 DEFAULT_DB = "glasswork.duckdb"
 DB_ENV = "GLASSWORK_DB"
 SCHEMA_VERSION = 3
-FLUSH_SECONDS = 1.0
-HEARTBEAT_SECONDS = 10.0
-STALE_SECONDS = 60.0
+STALE_SECONDS = 60.0  # a sweep with no run recorded for this long is no longer shown as active
 LOCK_TIMEOUT = float(os.environ.get("GLASSWORK_DB_LOCK_TIMEOUT", "30"))
-FINAL_LOCK_TIMEOUT = 60.0
 HEADER_BYTES = 12288  # DuckDB's file: three 4 KiB headers, then whole blocks
 BLOCK_BYTES = 262144  # DuckDB's default block size, which glasswork never changes
 
