@@ -4,6 +4,7 @@ after kill -9, a database locked by another process, and schema migrations."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -355,10 +356,13 @@ def test_folding_a_journal_twice_gives_the_same_rows(tmp_path):
 def test_a_journal_killed_before_its_start_line_is_dropped(tmp_path):
     store = RunStore(tmp_path / "glasswork.duckdb").open()
     store.events_dir.mkdir()
-    (store.events_dir / "x.abc.jsonl.new").write_text("")
+    fresh, stale = store.events_dir / "x.abc.jsonl.new", store.events_dir / "z.abc.jsonl.new"
+    fresh.write_text("")  # may be between its creation and its lock: left alone
+    stale.write_text("")
+    os.utime(stale, (time.time() - 120, time.time() - 120))
     store.log_path("y").write_text('{"kind": "sta')
     RunStore(store.path).open()
-    assert list(store.events_dir.iterdir()) == [] and store.list_runs() == []
+    assert list(store.events_dir.iterdir()) == [fresh] and store.list_runs() == []
 
 
 def test_the_documented_queries_run(invoke, tmp_path):

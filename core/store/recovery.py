@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from glasswork.store.journal import NEW_SUFFIX, SUFFIX, pid_alive, read_journal, writer_alive
 from glasswork.store.runs import close_silent_runs, write_run
-from glasswork.store.schema import StoreError, _one
+from glasswork.store.schema import StoreError, _now, _one
 
 if TYPE_CHECKING:
     import duckdb
@@ -53,7 +53,8 @@ def fold_journals(con: duckdb.DuckDBPyConnection, events_dir: Path) -> list[str]
     folded = []
     if events_dir.is_dir():
         for stray in events_dir.glob(f"*{NEW_SUFFIX}"):  # killed before its start line was written
-            if not writer_alive(stray):
+            made = modified(stray)  # (a fresh one may be between its creation and its lock)
+            if made is not None and (_now() - made).total_seconds() > 60 and not writer_alive(stray):
                 stray.unlink(missing_ok=True)
     for path in journals(events_dir):
         records = read_journal(path)
