@@ -47,6 +47,28 @@ class Launch:
         self.store: RunStore | None = None
         self.store_sink: StoreSink | None = None
         self._store_checked = False
+        self._store_notes: list[str] = []
+        if self.recorded and db is None:
+            self._check_spec_store_path()
+
+    def _check_spec_store_path(self) -> None:
+        """A spec's ``store.path`` that escapes its folder through a symbolic link is a mistake in
+        the spec (exit 2), found before anything runs."""
+        from glasswork.spec import SpecError, SpecIssue
+        from glasswork.store import StorePathError, default_db_path
+
+        value = self.loaded.spec.store.path
+        try:
+            default_db_path(None, value, self.loaded.base_dir)
+        except StorePathError as exc:
+            file = str(self.loaded.path or "<spec>")
+            line = 1
+            try:
+                lines = self.loaded.path.read_text(encoding="utf-8").splitlines() if self.loaded.path else []
+                line = next((i + 1 for i, text in enumerate(lines) if value and value in text), 1)
+            except OSError:
+                pass
+            raise SpecError([SpecIssue(file, line, 1, "store.path", str(exc))]) from None
 
     @classmethod
     def from_file(cls, path: str | Path, overrides: Sequence[str] = (), *, db: str | Path | None = None,
@@ -69,11 +91,17 @@ class Launch:
     def open_store(self) -> RunStore | None:
         """Open (migrate, recover) the run store this run is recorded in; raises ``StoreError``."""
         if not self._store_checked:
-            from glasswork.store import RunStore, default_db_path
+            from glasswork.store import RunStore, StoreLocked, default_db_path
 
             if self.recorded:
                 spec = self.loaded.spec
-                self.store = RunStore(default_db_path(self.db, spec.store.path, self.loaded.base_dir)).open()
+                store = RunStore(default_db_path(self.db, spec.store.path, self.loaded.base_dir))
+                try:
+                    store.open(wait=False)  # a run never waits for the store, nor is refused by a busy one
+                except StoreLocked as exc:  # a program outside glasswork holds the file: the journal keeps the run
+                    self._store_notes.append(f"{exc}. This run is kept in its journal and recorded the next time "
+                                             "the store is opened")
+                self.store = store
             self._store_checked = True
         return self.store
 
@@ -88,7 +116,7 @@ class Launch:
         problem = self.prepare()
         store = self.open_store()
         if store is not None:
-            self.store_sink = StoreSink(store)
+            self.store_sink = StoreSink(store, held_noted=bool(self._store_notes))
         self.runner.sinks = [*([self.store_sink] if self.store_sink else []), *sinks]
         return self.runner.run(self.loaded, problem=problem, run_id=run_id)
 
@@ -99,4 +127,4 @@ class Launch:
     @property
     def warnings(self) -> list[str]:
         """What went wrong on the side (a sink that failed, a store that stayed locked)."""
-        return [*self.runner.sink_errors, *(self.store_sink.warnings if self.store_sink else [])]
+        return [*self._store_notes, *self.runner.sink_errors, *(self.store_sink.warnings if self.store_sink else [])]

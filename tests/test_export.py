@@ -165,14 +165,12 @@ def test_cli_export_and_report(runs: dict, tmp_path: Path) -> None:
 
 
 def test_cli_export_of_an_unexportable_kind_exits_2(tmp_path: Path) -> None:
-    from glasswork.record import RunInfo
+    from glasswork.record import RunInfo, start_record
 
     store = RunStore(tmp_path / "s.duckdb").open()
     info = RunInfo("f" * 32, "odd", "mystery", "1", "h", {}, None, "fp", 1, 0, 1, "2026-01-01T00:00:00+00:00")
-    store.begin(info)
-    with store.connect() as con:
-        store.finish(con, info.run_id, {"status": "heuristic", "objective": 1.0, "model": {"kind": "mystery_tree"},
-                                        "stats": {}, "metrics": {}}, None)
+    store.record([start_record(info), {"kind": "finish", "run_id": info.run_id, "result": {
+        "status": "heuristic", "objective": 1.0, "model": {"kind": "mystery_tree"}, "stats": {}, "metrics": {}}}])
     result = CliRunner().invoke(cli, ["export", "latest", "--format", "sql", "--db", str(store.path)])
     assert result.exit_code == 2
     assert "no installed plugin exports 'mystery_tree' models as sql" in result.output
@@ -181,16 +179,15 @@ def test_cli_export_of_an_unexportable_kind_exits_2(tmp_path: Path) -> None:
 
 
 def test_cli_export_of_a_run_recorded_without_inputs_exits_2(runs: dict, tmp_path: Path) -> None:
-    from glasswork.record import RunInfo
+    from glasswork.record import RunInfo, start_record
 
     details = runs["corels_compas"][1]
     store = RunStore(tmp_path / "old.duckdb").open()
     info = RunInfo("e" * 32, "old", "corels", "1", "h", {}, None, "fp", 1, 0, 1, "2026-01-01T00:00:00+00:00")
     assert info.inputs is None  # as every run recorded before schema version 3
-    store.begin(info)
-    with store.connect() as con:
-        store.finish(con, info.run_id, {"status": "optimal", "objective": 0.3, "lower_bound": 0.3,
-                                        "model": details["models"][0]["model"], "stats": {}, "metrics": {}}, None)
+    store.record([start_record(info), {"kind": "finish", "run_id": info.run_id, "result": {
+        "status": "optimal", "objective": 0.3, "lower_bound": 0.3, "model": details["models"][0]["model"],
+        "stats": {}, "metrics": {}}}])
     result = CliRunner().invoke(cli, ["export", "latest", "--format", "sql", "--db", str(store.path)])
     assert result.exit_code == 2
     assert "does not record how its features come from the raw columns" in result.output

@@ -162,3 +162,74 @@ def test_damage_met_after_the_store_opened_is_named_not_an_internal_error(toy_en
         result = CliRunner().invoke(cli, [*args, "--db", str(db)])
         assert result.exit_code == 1 and not isinstance(result.exception, StoreDamaged), (args, result.exception)
         assert "is damaged" in result.stderr and "--salvage" in result.stderr, (args, result.output)
+
+
+# -- the store's smaller findings (issue 23): each a clear message, never a silent loss -------------
+
+
+def test_a_store_cut_at_an_odd_length_stops_the_run_and_is_not_written(toy_env, tmp_path, monkeypatch):
+    """DuckDB opens a file cut mid-block, writes past the cut and leaves blocks that fail their
+    checksum: the run said optimal and exited 0 while its result was lost."""
+    from glasswork.store.schema import BLOCK_BYTES
+
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "glasswork.duckdb"
+    spec = write(tmp_path / "s.yaml", SPEC)
+    assert CliRunner().invoke(cli, ["run", "-q", "--db", str(db), str(spec)]).exit_code == 0
+    size = db.stat().st_size
+    with db.open("r+b") as fh:
+        fh.truncate(size - BLOCK_BYTES - BLOCK_BYTES // 2 + 1)
+    before = digest(db)
+    proc = subprocess.run([sys.executable, "-m", "glasswork", "run", "--json", "-q", "--db", str(db), str(spec)],
+                          capture_output=True, text=True, env=toy_env, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert "is damaged" in proc.stderr and "truncated" in proc.stderr and "--salvage" in proc.stderr
+    assert "internal error" not in proc.stderr and digest(db) == before
+
+
+def test_a_db_path_under_a_regular_file_is_a_clear_store_error(toy_env, tmp_path, monkeypatch):
+    """``--db FILE/x.duckdb``: the store cannot be used as asked (exit 1, like an unwritable
+    folder), with what is wrong and the way out; nothing runs."""
+    monkeypatch.chdir(tmp_path)
+    spec = write(tmp_path / "s.yaml", SPEC)
+    result = CliRunner().invoke(cli, ["run", "-q", "--db", str(spec / "x.duckdb"), str(spec)])
+    assert result.exit_code == 1, (result.output, result.exception)
+    assert "Not a directory" in result.stderr and "--db" in result.stderr and "nothing was run" in result.stderr
+    assert "internal error" not in result.output.lower()
+
+
+def test_an_unreadable_schema_version_is_a_clear_store_error(toy_env, tmp_path, monkeypatch):
+    import duckdb
+
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "glasswork.duckdb"
+    RunStore(db).open()
+    con = duckdb.connect(str(db))
+    con.execute("UPDATE meta SET value = 'abc' WHERE key = 'schema_version'")
+    con.close()
+    for args in (["run", "-q", "--db", str(db), str(write(tmp_path / "s.yaml", SPEC))], ["runs", "list", "--db", str(db)]):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 1, (args, result.output, result.exception)
+        assert "unreadable schema version ('abc'" in result.stderr and "--salvage" in result.stderr
+        assert "internal error" not in result.output.lower()
+
+
+def test_a_spec_store_path_through_a_symlink_out_of_its_folder_is_refused(toy_env, tmp_path, monkeypatch):
+    """``store.path`` is relative to the spec and must stay in its folder once links are
+    followed (docs/security.md); ``--db`` through the same link is the user's choice."""
+    monkeypatch.chdir(tmp_path)
+    folder, outside = tmp_path / "specs", tmp_path / "elsewhere"
+    folder.mkdir()
+    outside.mkdir()
+    (folder / "runs").symlink_to(outside, target_is_directory=True)
+    spec = write(folder / "s.yaml", SPEC + "store: {path: runs/history.duckdb}\n")
+    for command in (["run", "-q"], ["sweep", "-j", "1"]):
+        document = spec if command[0] == "run" else write(
+            folder / "w.yaml", SPEC + "store: {path: runs/history.duckdb}\nsweep: {grid: {objective.regularization: [0.0]}}\n")
+        result = CliRunner().invoke(cli, [*command, str(document)])
+        assert result.exit_code == 2, (command, result.output, result.exception)
+        assert "store.path" in result.stderr and "outside the spec's folder" in result.stderr
+        assert "--db" in result.stderr and "internal error" not in result.output.lower()
+    assert list(outside.iterdir()) == []  # nothing written through the link
+    assert CliRunner().invoke(cli, ["run", "-q", "--db", str(folder / "runs" / "mine.duckdb"), str(spec)]).exit_code == 0
+    assert (outside / "mine.duckdb").exists()

@@ -124,16 +124,11 @@ class FollowedRun:
         return out
 
     def _owner_alive(self) -> bool:
-        pid, host = self.info.get("pid"), self.info.get("host")
-        if pid is None or host != socket.gethostname():
-            return True  # cannot tell from here: keep following
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            return False
-        except OSError:
-            return True
-        return True
+        """Its process still writes the journal (holds its lock), or it is not known to be gone."""
+        from glasswork.store import pid_alive, writer_alive
+
+        return writer_alive(self.follower.path) or (
+            not self.follower.path.exists() and pid_alive(self.info.get("pid"), self.info.get("host")))
 
     def read_store(self) -> None:
         """The rest of the run from DuckDB (blocks on the lock; call from a thread worker)."""

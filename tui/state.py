@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from glasswork.display import Series, finite
 from glasswork.record import stored_run
+from glasswork.store.journal import JournalReader
 
 if TYPE_CHECKING:
     from glasswork.display import Panel
@@ -200,46 +201,4 @@ class RunState:
         return state
 
 
-class LogFollower:
-    """Reads the complete lines appended to an events file since the last call.
-
-    A torn last line (a write in progress) is kept back until it is complete. ``vanished`` turns
-    true once the file existed and is gone: the owner recorded the run and removed its log, so
-    the rest is in DuckDB.
-    """
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self._offset = 0
-        self._partial = b""
-        self.seen = False
-        self.vanished = False
-        self.finished = False
-
-    def poll(self) -> list[dict[str, Any]]:
-        try:
-            with self.path.open("rb") as fh:
-                fh.seek(self._offset)
-                chunk = fh.read()
-        except FileNotFoundError:
-            if self.seen:
-                self.vanished = True
-            return []
-        self.seen = True
-        self._offset += len(chunk)
-        data = self._partial + chunk
-        lines = data.split(b"\n")
-        self._partial = lines.pop()  # b"" when the data ended with a newline
-        records = []
-        for line in lines:
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a corrupt line (never a torn one: those lack their newline)
-            if isinstance(record, dict):
-                records.append(record)
-                if record.get("kind") == "finish":
-                    self.finished = True
-        return records
+LogFollower = JournalReader  # the store's one reader of a run's journal (torn lines kept back)

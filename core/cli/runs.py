@@ -243,9 +243,11 @@ def runs_check(db: str | None, salvage_to: Path | None, as_json: bool) -> None:
             click.echo(f"  {table:<10} {'unreadable' if rows is None else f'{rows:,} rows'}")
         for problem in report["problems"]:
             click.echo(f"  problem: {problem}")
+        if report.get("live_logs"):
+            click.echo(f"  {len(report['live_logs'])} live run(s) writing their journal (folded when they end)")
         if report["pending_logs"]:
-            click.echo(f"  {len(report['pending_logs'])} run log(s) waiting to be recovered (any command "
-                       "that opens the store imports them)")
+            click.echo(f"  {len(report['pending_logs'])} journal(s) of ended runs waiting to be folded (any "
+                       "command that opens the store folds them)")
         if "salvaged" in report:
             rows = ", ".join(f"{k} {v:,}" for k, v in report["salvaged"]["rows"].items())
             click.echo(f"salvaged into {salvage_to}: {rows}")

@@ -42,7 +42,7 @@ def sweep(spec: str, executor: str, scheduler: str | None, jobs: int | None, ove
     from glasswork.console import fmt_number
     from glasswork.registry import get_registry
     from glasswork.spec import SpecError, apply_overrides, read_spec_document
-    from glasswork.store import RunStore, StoreError, default_db_path
+    from glasswork.store import RunStore, StoreError, StorePathError, default_db_path
     from glasswork import sweep as sweeps
     from glasswork.extras import MissingExtra, require
 
@@ -74,7 +74,8 @@ def sweep(spec: str, executor: str, scheduler: str | None, jobs: int | None, ove
         try:
             store = RunStore(default_db_path(db, plan.loaded.spec.store.path, plan.loaded.base_dir)).open()
         except StoreError as exc:
-            fail(f"{spec}: {exc}; nothing was run.", EXIT_SOLVER, as_json=as_json)
+            fail(f"{spec}: {exc}; nothing was run.", EXIT_INVALID if isinstance(exc, StorePathError) else EXIT_SOLVER,
+                 as_json=as_json)
     try:
         pool = sweeps.make_executor(executor, jobs=jobs, scheduler=scheduler)
     except Exception as exc:

@@ -1,40 +1,226 @@
-"""The run store: every run, its spec, bound trajectory, models and metrics, in one DuckDB file.
+"""The run store: every run, its spec, bound trajectory, models and metrics, in one DuckDB file
+that any number of processes share.
 
-Durability comes from two layers. While a run is live, its ``StoreSink`` appends every event to
-a JSON-lines file beside the database (``<db>.events/<run_id>.jsonl``): that file is the run's
-write-ahead log, and what other processes follow without touching DuckDB. A background thread
-copies events into DuckDB in batches and refreshes the run's heartbeat, opening the database
-only for the moment it writes, so several runs (and readers) share one file. When the run ends
-and its last batch is in the database, the log is removed.
-
-Whenever the store is opened it recovers: a log whose writer is gone (killed with SIGKILL,
-machine crash, a database that stayed locked) is imported, so its run becomes ``failed`` with
-every event it wrote, or ``finished`` if its final result reached the log.
+A live run writes only its journal, ``<db>.events/<run_id>.jsonl`` (``journal``): it never
+opens DuckDB, so a busy store never slows or refuses it. Journals of runs that ended are folded
+into DuckDB by whichever process takes the store's exclusive lock (``<db>.lock``, ``schema``)
+first; a process that finds it taken leaves its journal to the holder, which looks again before
+it lets go. Readers take the lock shared and merge the journals not folded yet into what they
+read (live runs show as ``running``), so they see every run at once. docs/run-store.md says why
+(the measurements) and how it stays consistent.
 """
 
 from __future__ import annotations
 
-from glasswork.store.journal import StoreSink
-from glasswork.store.recovery import Recovery
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from glasswork.store import recovery, runs
+from glasswork.store.journal import Journal, JournalReader, StoreSink, pid_alive, read_journal, writer_alive
 from glasswork.store.runs import RunRow, SweepRow
-from glasswork.store.schema import (DB_ENV, DEFAULT_DB, EVENT_COLUMNS, FINAL_LOCK_TIMEOUT, FLUSH_SECONDS,
-                                    HEARTBEAT_SECONDS, LOCK_TIMEOUT, MIGRATIONS, SCHEMA_VERSION, STALE_SECONDS,
-                                    STATE_OF_STATUS, STATES, StoreDamaged, StoreError, StoreLocked,
-                                    default_db_path)
+from glasswork.store.schema import (DB_ENV, DEFAULT_DB, EVENT_COLUMNS, LOCK_TIMEOUT, MIGRATIONS, SCHEMA_VERSION,
+                                    STALE_SECONDS, STATE_OF_STATUS, STATES, StoreDamaged, StoreError, StoreFile,
+                                    StoreLocked, StorePathError, default_db_path, schema_version)
+
+if TYPE_CHECKING:
+    import duckdb
 
 __all__ = [
-    "DB_ENV", "DEFAULT_DB", "EVENT_COLUMNS", "FINAL_LOCK_TIMEOUT", "FLUSH_SECONDS", "HEARTBEAT_SECONDS",
-    "LOCK_TIMEOUT", "MIGRATIONS", "SCHEMA_VERSION", "STALE_SECONDS", "STATES", "STATE_OF_STATUS",
-    "RunRow", "RunStore", "StoreDamaged", "StoreError", "StoreLocked", "StoreSink", "SweepRow", "default_db_path",
+    "DB_ENV", "DEFAULT_DB", "EVENT_COLUMNS", "LOCK_TIMEOUT", "MIGRATIONS", "SCHEMA_VERSION", "STALE_SECONDS",
+    "STATES", "STATE_OF_STATUS", "JournalReader", "RunRow", "RunStore", "StoreDamaged", "StoreError",
+    "StoreLocked", "StorePathError", "StoreSink", "SweepRow", "default_db_path", "pid_alive", "read_journal",
+    "writer_alive",
 ]
 
+_TABLES = ("runs", "events", "artifacts", "metrics")
 
-class RunStore(Recovery):
-    """A DuckDB run-history file (``schema``), its runs (``runs``) and their recovery
-    (``recovery``); a live run reaches it through ``StoreSink`` (``journal``)."""
 
-    def open(self) -> RunStore:
-        """Check the database is usable now (migrating and recovering it); raises ``StoreError``."""
-        with self.connect() as con:
-            self._recover(con)
+class RunStore:
+    """One run store: its file (``StoreFile``: the lock, DuckDB, the schema), its journals, and
+    the runs read from both (``runs``' queries) or written by folding (``recovery``)."""
+
+    def __init__(self, path: str | Path, *, lock_timeout: float | None = None) -> None:
+        self.path = Path(path)
+        self.lock_timeout = LOCK_TIMEOUT if lock_timeout is None else lock_timeout
+        self.file = StoreFile(self.path, self.lock_timeout)
+        self.events_dir = self.path.with_name(self.path.name + ".events")
+
+    def log_path(self, run_id: str) -> Path:
+        """The journal of a run (``<db>.events/<run_id>.jsonl``)."""
+        return self.events_dir / f"{run_id}.jsonl"
+
+    def live(self, run_id: str) -> bool:
+        """Whether a process is still writing this run's journal."""
+        return writer_alive(self.log_path(run_id))
+
+    # -- writing --------------------------------------------------------------------------------
+
+    def open(self, *, wait: bool = True) -> RunStore:
+        """Check the store can be used (created or migrated, not damaged) and fold the journals of
+        runs that ended. It never waits for another glasswork process: one that holds the store
+        is doing the same. A program outside glasswork holding the DuckDB file is waited for up
+        to the lock timeout with ``wait``, else raises ``StoreLocked`` at once. Raises
+        ``StoreError``."""
+        self.fold(wait=False, always=True, outside_timeout=None if wait else 0.0)
         return self
+
+    def fold(self, *, wait: bool = False, always: bool = False, outside_timeout: float | None = 0.0) -> list[str]:
+        """Fold ended journals into DuckDB if this process can take the store's lock (``wait``:
+        for up to the lock timeout); else leave them to the process that holds it. After letting
+        go, look again: a run that ended meanwhile may have left its journal to us.
+        ``outside_timeout``: how long to wait for a program outside glasswork holding the file
+        (None: the lock timeout)."""
+        folded: list[str] = []
+        tried: set[str] = set()
+        while always or self._ended() - tried:
+            always = False
+            outside = self.lock_timeout if outside_timeout is None else outside_timeout
+            with self.file.writing(wait=wait, timeout=None if wait else 0.0, outside_timeout=outside) as con:
+                if con is None:
+                    break
+                pending = self._ended()
+                folded += recovery.fold_journals(con, self.events_dir)
+                tried |= pending
+            wait = False
+        return folded
+
+    def _ended(self) -> set[str]:
+        return {p.name for p in recovery.journals(self.events_dir) if recovery.journal_ended(p)}
+
+    def record(self, records: list[dict[str, Any]]) -> None:
+        """Record a whole run at once from its records (start, events..., finish): it becomes a
+        journal, folded now if the store is free. Sweeps use it (their workers never open it)."""
+        journal = Journal(self.log_path(records[0]["run_id"]))
+        try:
+            journal.create(records[0])
+        except OSError as exc:
+            raise StoreError(f"cannot write {journal.path}: {exc}") from exc
+        for record in records[1:]:
+            journal.write(record)
+        journal.close()
+        if journal.error is not None:
+            raise StoreError(f"cannot write {journal.path}: {journal.error}")
+        self.fold(wait=False)
+
+    def delete(self, run_ids: Sequence[str]) -> int:
+        busy = [r for r in run_ids if self.live(r)]
+        if busy:
+            raise StoreError(f"run {busy[0][:12]} is still running; stop it first (Ctrl-C in its terminal, "
+                             "or c in 'glasswork monitor')")
+        with self.file.writing() as con:
+            assert con is not None
+            recovery.fold_journals(con, self.events_dir)
+            runs.delete(con, run_ids)
+        for run_id in run_ids:
+            self.log_path(run_id).unlink(missing_ok=True)
+        return len(run_ids)
+
+    # -- reading --------------------------------------------------------------------------------
+
+    @contextmanager
+    def reading(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection whose ``runs``, ``events``, ``artifacts`` and ``metrics`` are the store's
+        merged with the journals not folded yet (a live run reads as ``running``, one whose
+        process died as a fold would record it). Ended journals are folded first if the lock is
+        free. Never writes when it cannot take the lock."""
+        try:
+            self.fold(wait=False)
+        except StoreLocked:
+            pass  # a program outside glasswork holds the file: reading waits for it below
+        for attempt in range(2):
+            with self.file.reading() as con:
+                version = schema_version(con, self.path, "store") if self.path.exists() else None
+                if version is None or version == SCHEMA_VERSION:
+                    self._merge(con, attached=version is not None)
+                    yield con
+                    return
+            if attempt == 0:
+                self.fold(wait=True, always=True, outside_timeout=None)  # an older schema: migrate it, then read
+        raise StoreError(f"the run store {self.path} could not be migrated to schema version {SCHEMA_VERSION}")
+
+    def _merge(self, con: duckdb.DuckDBPyConnection, *, attached: bool) -> None:
+        con.execute("CREATE SCHEMA pending")
+        con.execute("USE memory.pending")
+        for step in MIGRATIONS:
+            for statement in step:
+                con.execute(statement)
+        for path in recovery.journals(self.events_dir):
+            records = read_journal(path)
+            if not records or records[0].get("kind") != "start" or not records[0].get("run_id"):
+                continue
+            live = not recovery.journal_ended(path, records)
+            runs.write_run(con, records, live=live, ended_at=recovery.modified(path))
+        con.execute("USE memory.main")
+        for table in _TABLES:
+            stored = (f"SELECT * FROM store.main.{table} WHERE run_id NOT IN (SELECT run_id FROM pending.runs) "
+                      "UNION ALL BY NAME " if attached else "")
+            con.execute(f"CREATE VIEW main.{table} AS {stored}SELECT * FROM pending.{table}")
+
+    def list_runs(self, *, solver: str | None = None, state: str | None = None, name: str | None = None,
+                  sweep: str | None = None, limit: int | None = 50) -> list[RunRow]:
+        with self.reading() as con:
+            return runs.list_runs(con, solver=solver, state=state, name=name, sweep=sweep, limit=limit)
+
+    def sweeps(self, *, solver: str | None = None, name: str | None = None) -> list[SweepRow]:
+        """One row per sweep: its points done out of its total, their states and its best objective."""
+        with self.reading() as con:
+            return runs.sweeps(con, solver=solver, name=name)
+
+    def sweep_points(self, sweep_id: str, states: Sequence[str] = ("finished", "stopped")) -> dict[str, str]:
+        """``{point key: run_id}`` of a sweep's runs in the given states (to resume a sweep)."""
+        with self.reading() as con:
+            return runs.sweep_points(con, sweep_id, states)
+
+    def resolve(self, refs: Sequence[str]) -> list[str]:
+        """Run ids for ``latest`` or unique id prefixes; a clear error otherwise."""
+        with self.reading() as con:
+            return runs.resolve(con, refs, self.path)
+
+    def get_run(self, run_id: str) -> RunRow:
+        with self.reading() as con:
+            return runs.get_run(con, run_id, self.path)
+
+    def details(self, run_id: str) -> dict[str, Any]:
+        """Everything ``runs show`` prints: the run, its model, metrics and split."""
+        with self.reading() as con:
+            return runs.details(con, run_id, self.path)
+
+    def events(self, run_id: str) -> list[dict[str, Any]]:
+        with self.reading() as con:
+            return runs.events(con, run_id)
+
+    def export(self, run_ids: Sequence[str], prefix: Path, fmt: str) -> list[tuple[str, Path]]:
+        """Write the runs and their events as ``PREFIX.runs.EXT`` and ``PREFIX.events.EXT``."""
+        with self.reading() as con:
+            return runs.export(con, run_ids, prefix, fmt)
+
+    # -- checking -------------------------------------------------------------------------------
+
+    def check(self) -> dict[str, Any]:
+        """Read every table to its last block, read-only (``glasswork runs check``); see
+        ``recovery.check``."""
+        import duckdb
+
+        try:
+            with self.file.locked(shared=True, wait=True, timeout=self.lock_timeout):
+                try:
+                    self.file.check_size()
+                    con = duckdb.connect(str(self.path), read_only=True)
+                except (duckdb.Error, StoreError) as exc:
+                    return recovery.check(self.path, None, exc, self.events_dir)
+                try:
+                    return recovery.check(self.path, con, None, self.events_dir)
+                finally:
+                    try:
+                        con.close()
+                    except duckdb.Error:
+                        pass
+        except StoreError as exc:
+            return recovery.check(self.path, None, exc, self.events_dir)
+
+    def salvage(self, target: Path) -> dict[str, int]:
+        """Copy every readable run of this (damaged) store, and its unfolded journals, into a new
+        store at ``target``. The damaged file is only read."""
+        return recovery.salvage(self.path, target, self.events_dir)

@@ -1,232 +1,164 @@
-"""Recovery: when the store is opened, the logs of runs whose writer is gone (killed with SIGKILL,
-machine crash, a database that stayed locked) are imported, so each such run becomes ``failed``
-with every event it wrote, or ``finished`` if its final result reached the log; ``running`` rows
-whose process is gone and whose heartbeat is stale are marked failed. Sweeps record their
-workers' runs through the same import.
+"""Folding, checking and salvaging: journals of ended runs become rows (``fold_journals``, under
+the store's exclusive lock), and a store is read whole without writing (``check``) or copied out
+of a damaged file (``salvage``).
+
+A journal is folded in one transaction that first deletes whatever the tables hold for its run,
+so folding the same journal twice, or again after a fold killed half-way, gives the same rows;
+it is deleted only after that transaction committed (DuckDB syncs its log at commit).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import socket
-from datetime import datetime, timedelta
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from glasswork.record import RunInfo
-from glasswork.store.schema import StoreError
-from glasswork.store.runs import RunTables
-from glasswork.store.schema import FINAL_LOCK_TIMEOUT, STALE_SECONDS, _finite, _json, _now, _one, _utc
+from glasswork.store.journal import NEW_SUFFIX, SUFFIX, pid_alive, read_journal, writer_alive
+from glasswork.store.runs import close_silent_runs, write_run
+from glasswork.store.schema import StoreError, _now, _one
 
 if TYPE_CHECKING:
     import duckdb
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+def journal_ended(path: Path, records: list[dict[str, Any]] | None = None) -> bool:
+    """Whether a journal's run is over: nobody holds its lock, and it either has its finish
+    record or its process is gone (a journal written by an older glasswork, which did not lock
+    it, is left alone while its process lives)."""
+    if writer_alive(path):
         return False
-    except PermissionError:
+    records = read_journal(path) if records is None else records
+    if not records or records[-1].get("kind") == "finish":
         return True
+    start = records[0]
+    pid = start.get("pid")
+    return not (isinstance(pid, int) and pid > 0 and pid_alive(pid, start.get("host")))
+
+
+def journals(events_dir: Path) -> list[Path]:
+    return sorted(events_dir.glob(f"*{SUFFIX}")) if events_dir.is_dir() else []
+
+
+def modified(path: Path) -> datetime | None:
+    try:
+        return datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).replace(tzinfo=None)
     except OSError:
-        return False
-    return True
+        return None
 
 
-def _read_log(path: Path) -> list[dict[str, Any]]:
-    """The complete lines of a run log (a torn last line from a crash is dropped)."""
-    records = []
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if not line.endswith("\n"):
-                break
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
-                break
-    return records
-
-
-class Recovery(RunTables):
-    """Brings runs whose process is gone back into the tables."""
-
-    # -- recovery -----------------------------------------------------------------------------
-
-    def _recover(self, con: duckdb.DuckDBPyConnection) -> list[str]:
-        """Import the logs of runs whose writer is gone; mark silent 'running' rows failed."""
-        recovered = []
-        host = socket.gethostname()
-        if self.events_dir.is_dir():
-            for log in sorted(self.events_dir.glob("*.jsonl")):
-                run_id = log.stem
-                state = _one(con, "SELECT state, host, pid, heartbeat_at FROM runs WHERE run_id = ?",
-                                    [run_id])
-                if state is not None and state[0] != "running":
-                    log.unlink(missing_ok=True)  # fully recorded; the owner died before tidying up
-                    continue
-                records = _read_log(log)
-                if not records or records[0].get("kind") != "start":
-                    continue
-                start = records[0]
-                if self._alive(start.get("host"), start.get("pid"), None if state is None else state[3], host):
-                    continue
-                self._import_log(con, records)
-                log.unlink(missing_ok=True)
-                recovered.append(run_id)
-        for run_id, run_host, pid, heartbeat in con.execute(
-            "SELECT run_id, host, pid, heartbeat_at FROM runs WHERE state = 'running'"
-        ).fetchall():
-            if not self._alive(run_host, pid, heartbeat, host):
-                con.execute(
-                    "UPDATE runs SET state = 'failed', ended_at = heartbeat_at, error = ? WHERE run_id = ?",
-                    ["the run's process ended without finishing (killed or crashed); "
-                     "the events it wrote before then are kept", run_id],
-                )
-                self._keep_best(con, run_id, [])
-                recovered.append(run_id)
-        return recovered
-
-    @staticmethod
-    def _alive(run_host: str | None, pid: int | None, heartbeat: datetime | None, host: str) -> bool:
-        if pid is not None and run_host == host:
-            if pid == os.getpid():
-                return True
-            if not _pid_alive(int(pid)):
-                return False
-        if heartbeat is None:
-            return run_host == host and pid is not None
-        return _now() - _utc(heartbeat) < timedelta(seconds=STALE_SECONDS)
-
-    def record(self, records: list[dict[str, Any]]) -> None:
-        """Record a whole run at once from its log records (start, events..., finish).
-
-        Sweeps use it: their workers never open the database, they send the records back.
-        """
-        with self.connect(timeout=FINAL_LOCK_TIMEOUT) as con:
-            self._import_log(con, records)
-
-    def _import_log(self, con: duckdb.DuckDBPyConnection, records: list[dict[str, Any]]) -> None:
-        start = records[0]
-        info = RunInfo.from_dict(start)
-        have = con.execute("SELECT coalesce(max(seq), -1) FROM events WHERE run_id = ?", [info.run_id]).fetchone()[0]
-        if _one(con, "SELECT count(*) FROM runs WHERE run_id = ?", [info.run_id])[0] == 0:
-            self.begin(info, con)
-        events = [(seq, r) for seq, r in enumerate(records[1:]) if r.get("kind") != "finish" and seq > have]
-        self.append_events(con, info.run_id, events)
-        finish = records[-1] if records[-1].get("kind") == "finish" else None
-        if finish is not None and finish.get("result") is not None:
-            self.finish(con, info.run_id, finish["result"], None)
-        else:
-            reason = (finish or {}).get("error") or (
-                "the run's process ended without finishing (killed or crashed); "
-                "the events it wrote before then are kept")
-            self.finish(con, info.run_id, None, reason)
-            self._keep_best(con, info.run_id, records[1:])
-
-    def _keep_best(self, con: duckdb.DuckDBPyConnection, run_id: str, records: list[dict[str, Any]]) -> None:
-        """A failed run keeps what its events last said: the incumbent's objective, the bound, the
-        gap, and (from the log, which holds models) the incumbent model. No status: it was not
-        certified, so ``runs show`` shows these figures with the failed state."""
-        objective = _one(con, "SELECT objective FROM events WHERE run_id = ? AND objective IS NOT NULL "
-                              "AND NOT isnan(objective) ORDER BY seq DESC LIMIT 1", [run_id])
-        bound = _one(con, "SELECT lower_bound FROM events WHERE run_id = ? AND lower_bound IS NOT NULL "
-                          "AND NOT isnan(lower_bound) ORDER BY seq DESC LIMIT 1", [run_id])
-        obj = _finite(objective[0]) if objective else None
-        low = _finite(bound[0]) if bound else None
-        gap = None if obj is None or low is None else max(0.0, obj - low) / max(abs(obj), 1e-10)
-        if obj is None and low is None:
-            return
-        con.execute("UPDATE runs SET objective = ?, lower_bound = ?, gap = ? WHERE run_id = ?",
-                    [obj, low, gap, run_id])
-        incumbent = next((r for r in reversed(records) if r.get("kind") == "incumbent" and r.get("model")), None)
-        if incumbent is not None:
-            con.execute("DELETE FROM artifacts WHERE run_id = ?", [run_id])
-            con.execute("INSERT INTO artifacts VALUES (?, 'model', ?, ?, ?)",
-                        [run_id, incumbent["model"].get("kind"), _json(incumbent["model"]),
-                         incumbent.get("model_text")])
-
-    # -- checking and salvaging a store --------------------------------------------------------
-
-    def check(self) -> dict[str, Any]:
-        """Read every table to its last block (read-only: nothing is written) and check the runs
-        against their events. Returns ``{"file", "ok", "tables", "problems", "pending_logs"}``."""
-        import duckdb
-
-        report: dict[str, Any] = {"file": str(self.path), "ok": True, "tables": {}, "problems": [],
-                                  "pending_logs": sorted(p.name for p in self.events_dir.glob("*.jsonl"))
-                                  if self.events_dir.is_dir() else []}
+def fold_journals(con: duckdb.DuckDBPyConnection, events_dir: Path) -> list[str]:
+    """Fold every ended journal into the tables (the caller holds the exclusive lock); close
+    ``running`` rows an older glasswork left behind. Returns the run ids recorded."""
+    folded = []
+    if events_dir.is_dir():
+        for stray in events_dir.glob(f"*{NEW_SUFFIX}"):  # killed before its start line was written
+            made = modified(stray)  # (a fresh one may be between its creation and its lock)
+            if made is not None and (_now() - made).total_seconds() > 60 and not writer_alive(stray):
+                stray.unlink(missing_ok=True)
+    for path in journals(events_dir):
+        records = read_journal(path)
+        if not journal_ended(path, records):
+            continue
+        if not records or records[0].get("kind") != "start" or not records[0].get("run_id"):
+            path.unlink(missing_ok=True)  # not even a start record: nothing was promised
+            continue
+        con.execute("BEGIN TRANSACTION")
         try:
-            con = duckdb.connect(str(self.path), read_only=True)
+            folded.append(write_run(con, records, ended_at=modified(path)))
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        path.unlink(missing_ok=True)
+    live = {p.stem for p in journals(events_dir)}
+    folded += close_silent_runs(con, lambda run_id, host, pid: run_id in live or pid_alive(pid, host))
+    return folded
+
+
+def check(path: Path, con: duckdb.DuckDBPyConnection | None, error: BaseException | None,
+          events_dir: Path) -> dict[str, Any]:
+    """Read every table to its last block through a read-only connection (nothing is written)
+    and check the runs against their events. Returns ``{"file", "ok", "tables", "problems",
+    "pending_logs", "live_logs"}``: journals waiting to be folded, and those of live runs."""
+    import duckdb
+
+    pending = journals(events_dir)
+    live = [p.name for p in pending if writer_alive(p)]
+    report: dict[str, Any] = {"file": str(path), "ok": True, "tables": {}, "problems": [],
+                              "pending_logs": [p.name for p in pending if p.name not in live], "live_logs": live}
+    if con is None:
+        report["ok"] = False
+        report["problems"].append(f"cannot open: {str(error).splitlines()[0] if str(error) else error!r}")
+        return report
+    for table in ("meta", "runs", "events", "artifacts", "metrics"):
+        try:
+            rows = 0
+            cursor = con.execute(f"SELECT * FROM {table}")
+            while batch := cursor.fetchmany(10_000):
+                rows += len(batch)
+            report["tables"][table] = rows
         except duckdb.Error as exc:
             report["ok"] = False
-            report["problems"].append(f"cannot open: {str(exc).splitlines()[0]}")
-            return report
-        try:
-            for table in ("meta", "runs", "events", "artifacts", "metrics"):
-                try:
-                    rows = 0
-                    cursor = con.execute(f"SELECT * FROM {table}")
-                    while batch := cursor.fetchmany(10_000):
-                        rows += len(batch)
-                    report["tables"][table] = rows
-                except duckdb.Error as exc:
-                    report["ok"] = False
-                    report["tables"][table] = None
-                    report["problems"].append(f"table {table} unreadable: {str(exc).splitlines()[0]}")
-            for index, probe in (("meta's key index", "SELECT * FROM meta WHERE key = 'schema_version'"),
-                                 ("runs' id index", "SELECT * FROM runs WHERE run_id = (SELECT max(run_id) FROM runs)")):
-                try:  # point lookups read the primary-key indexes, which full scans never touch
-                    con.execute(probe).fetchall()
-                except duckdb.Error as exc:
-                    report["ok"] = False
-                    report["problems"].append(f"{index} unreadable: {str(exc).splitlines()[0]}")
-            if report["ok"]:
-                report["problems"].extend(_inconsistencies(con))
-        finally:
-            try:
-                con.close()
-            except duckdb.Error:
-                pass
-        report["ok"] = not report["problems"]
-        return report
-
-    def salvage(self, target: Path) -> dict[str, int]:
-        """Copy every readable run of this (damaged) store into a new store at ``target``: whole
-        tables when they read, else run by run. The damaged file is only read."""
-        import duckdb
-
-        from glasswork.store import RunStore
-
-        if target.exists():
-            raise StoreError(f"{target} exists; salvage writes a new store, choose a new file name")
-        RunStore(target).open()
-        copied: dict[str, int] = {}
-        con = duckdb.connect(str(target))
-        try:
-            con.execute(f"ATTACH '{str(self.path).replace(chr(39), chr(39) * 2)}' AS damaged (READ_ONLY)")
-            run_ids = [r[0] for r in con.execute("SELECT run_id FROM damaged.runs").fetchall()]
-            for table in ("runs", "events", "artifacts", "metrics"):
-                columns = "run_id, seq" if table == "events" else "run_id"
-                try:
-                    con.execute(f"INSERT INTO {table} SELECT * FROM damaged.{table}")
-                    copied[table] = _one(con, f"SELECT count(*) FROM {table}")[0]
-                    continue
-                except duckdb.Error:
-                    con.execute(f"DELETE FROM {table}")
-                for run_id in run_ids:
-                    try:
-                        con.execute(f"INSERT INTO {table} SELECT * FROM damaged.{table} WHERE run_id = ? "
-                                    f"ORDER BY {columns}", [run_id])
-                    except duckdb.Error:
-                        continue
-                copied[table] = _one(con, f"SELECT count(*) FROM {table}")[0]
+            report["tables"][table] = None
+            report["problems"].append(f"table {table} unreadable: {str(exc).splitlines()[0]}")
+    for index, probe in (("meta's key index", "SELECT * FROM meta WHERE key = 'schema_version'"),
+                         ("runs' id index", "SELECT * FROM runs WHERE run_id = (SELECT max(run_id) FROM runs)")):
+        try:  # point lookups read the primary-key indexes, which full scans never touch
+            con.execute(probe).fetchall()
         except duckdb.Error as exc:
-            raise StoreError(f"cannot salvage {self.path}: {str(exc).splitlines()[0]}") from exc
-        finally:
-            con.close()
-        return copied
+            report["ok"] = False
+            report["problems"].append(f"{index} unreadable: {str(exc).splitlines()[0]}")
+    if report["ok"]:
+        report["problems"].extend(_inconsistencies(con))
+    report["ok"] = not report["problems"]
+    return report
+
+
+def salvage(source: Path, target: Path, events_dir: Path) -> dict[str, int]:
+    """Copy every readable run of a (damaged) store into a new store at ``target``: whole tables
+    when they read, else run by run; then the journals of ended runs that were never folded.
+    The damaged file is only read."""
+    import duckdb
+
+    from glasswork.store.schema import migrate
+
+    if target.exists():
+        raise StoreError(f"{target} exists; salvage writes a new store, choose a new file name")
+    copied: dict[str, int] = {}
+    target.parent.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(str(target))
+    try:
+        migrate(con, target)
+        con.execute(f"ATTACH '{str(source).replace(chr(39), chr(39) * 2)}' AS damaged (READ_ONLY)")
+        run_ids = [r[0] for r in con.execute("SELECT run_id FROM damaged.runs").fetchall()]
+        for table in ("runs", "events", "artifacts", "metrics"):
+            columns = "run_id, seq" if table == "events" else "run_id"
+            try:
+                con.execute(f"INSERT INTO {table} SELECT * FROM damaged.{table}")
+                copied[table] = _one(con, f"SELECT count(*) FROM {table}")[0]
+                continue
+            except duckdb.Error:
+                con.execute(f"DELETE FROM {table}")
+            for run_id in run_ids:
+                try:
+                    con.execute(f"INSERT INTO {table} SELECT * FROM damaged.{table} WHERE run_id = ? "
+                                f"ORDER BY {columns}", [run_id])
+                except duckdb.Error:
+                    continue
+            copied[table] = _one(con, f"SELECT count(*) FROM {table}")[0]
+        logs = 0
+        for path in journals(events_dir):
+            records = read_journal(path)
+            if records and records[0].get("kind") == "start" and journal_ended(path, records):
+                write_run(con, records, ended_at=modified(path))  # the journal stays: the source is untouched
+                logs += 1
+        copied["journals"] = logs
+    except duckdb.Error as exc:
+        raise StoreError(f"cannot salvage {source}: {str(exc).splitlines()[0]}") from exc
+    finally:
+        con.close()
+    return copied
 
 
 def _inconsistencies(con: duckdb.DuckDBPyConnection) -> list[str]:

@@ -1,11 +1,12 @@
-"""The run store's tables as runs: recording one (start, event batches, end) and the queries that
-``glasswork runs`` and the terminal UI read (list, sweeps, resolve, details, events, export,
-delete)."""
+"""The run store's tables as runs: a run's records written as its rows (``write_run``, the one
+path from the run record to the tables: folding a journal, merging a live one into a read,
+recording a sweep's point), and the queries ``glasswork runs`` and the terminal UI read (list,
+sweeps, resolve, details, events, export, delete), each a function of a connection."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -13,14 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from glasswork.record import RunInfo
 from glasswork.result import Status
-from glasswork.store.schema import (EVENT_COLUMNS, STALE_SECONDS, STATE_OF_STATUS, Database, StoreError, _finite,
-                                    _json, _now, _one, _sql_string, _utc)
+from glasswork.store.schema import (EVENT_COLUMNS, STALE_SECONDS, STATE_OF_STATUS, StoreError, _finite, _json, _now,
+                                    _one, _sql_string, _utc)
 
 if TYPE_CHECKING:
     import duckdb
-
-    from glasswork.record import RunInfo
 
 
 @dataclass
@@ -110,214 +110,244 @@ def _row(values: Sequence[Any]) -> RunRow:
     return RunRow(**data)
 
 
-class RunTables(Database):
-    """Writing runs (the owner process only) and reading them (anyone)."""
+# -- writing: a run's records become its rows -------------------------------------------------------
 
-    # -- writing (the owner process only) ------------------------------------------------------
+KILLED = ("the run's process ended without finishing (killed or crashed); "
+          "the events it wrote before then are kept")
 
-    def begin(self, info: RunInfo, con: duckdb.DuckDBPyConnection | None = None) -> None:
-        if con is None:
-            with self.connect() as con:
-                return self.begin(info, con)
-        started = _utc(info.started_at)
-        con.execute(
-            "INSERT OR REPLACE INTO runs (run_id, name, solver, solver_version, spec_hash, spec, "
-            "spec_path, data_fingerprint, split, n_train, n_test, n_features, host, pid, started_at, "
-            "heartbeat_at, state, sweep_id, sweep_point, inputs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-            "?, 'running', ?, ?, ?)",
-            [info.run_id, info.name, info.solver, info.solver_version, info.spec_hash,
-             _json(info.spec), info.spec_path, info.data_fingerprint, _json(info.split),
-             info.n_train, info.n_test, info.n_features, info.host, info.pid, started, _now(),
-             info.sweep_id, _json(info.sweep_point), _json(info.inputs)],
-        )
 
-    def append_events(self, con: duckdb.DuckDBPyConnection, run_id: str,
-                      records: Sequence[tuple[int, dict[str, Any]]]) -> None:
-        """Insert ``(seq, event dict)`` records in one statement (a columnar batch)."""
-        if records:
-            con.register("glasswork_event_batch", _event_columns(run_id, records))
-            try:
-                con.execute(f"INSERT INTO events SELECT {', '.join(EVENT_COLUMNS)} FROM glasswork_event_batch")
-            finally:
-                con.unregister("glasswork_event_batch")
-        con.execute("UPDATE runs SET heartbeat_at = ? WHERE run_id = ?", [_now(), run_id])
+def write_run(con: duckdb.DuckDBPyConnection, records: list[dict[str, Any]], *, live: bool = False,
+              ended_at: datetime | None = None) -> str:
+    """Replace whatever the tables hold for a run with what its records say (start, events,
+    finish), so writing the same records twice gives the same rows. A run without a finish
+    record is ``running`` when ``live``, else ``failed`` (its process ended without one) keeping
+    its last incumbent. Returns the run id."""
+    info = RunInfo.from_dict(records[0])
+    run_id = info.run_id
+    finish = records[-1] if len(records) > 1 and records[-1].get("kind") == "finish" else None
+    if finish is not None and finish.get("ended_at"):
+        ended_at = _utc(finish["ended_at"])  # when the run ended, whenever it is folded
+    for table in ("events", "artifacts", "metrics", "runs"):
+        con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+    con.execute(
+        "INSERT INTO runs (run_id, name, solver, solver_version, spec_hash, spec, "
+        "spec_path, data_fingerprint, split, n_train, n_test, n_features, host, pid, started_at, "
+        "heartbeat_at, state, sweep_id, sweep_point, inputs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?, 'running', ?, ?, ?)",
+        [run_id, info.name, info.solver, info.solver_version, info.spec_hash,
+         _json(info.spec), info.spec_path, info.data_fingerprint, _json(info.split),
+         info.n_train, info.n_test, info.n_features, info.host, info.pid, _utc(info.started_at),
+         ended_at or _now(), info.sweep_id, _json(info.sweep_point), _json(info.inputs)],
+    )
+    events = [(seq, r) for seq, r in enumerate(records[1:]) if r.get("kind") != "finish"]
+    if events:
+        con.register("glasswork_event_batch", _event_columns(run_id, events))
+        try:
+            con.execute(f"INSERT INTO events SELECT {', '.join(EVENT_COLUMNS)} FROM glasswork_event_batch")
+        finally:
+            con.unregister("glasswork_event_batch")
+    if finish is not None and finish.get("result") is not None:
+        _finish(con, run_id, finish["result"], ended_at or _now())
+    elif finish is not None or not live:
+        con.execute("UPDATE runs SET state = 'failed', error = ?, ended_at = ? WHERE run_id = ?",
+                    [(finish or {}).get("error") or KILLED, ended_at or _now(), run_id])
+        _keep_best(con, run_id, [r for _, r in events])
+    return run_id
 
-    def finish(self, con: duckdb.DuckDBPyConnection, run_id: str, result: dict[str, Any] | None,
-               error: str | None, ended_at: datetime | None = None) -> None:
-        """Record the end of a run: its certificate, model, metrics (or why it failed)."""
-        ended_at = ended_at or _now()
+
+def _finish(con: duckdb.DuckDBPyConnection, run_id: str, result: dict[str, Any], ended_at: datetime) -> None:
+    """The end of a run with a result: its certificate, model and metrics."""
+    state = STATE_OF_STATUS[Status(result["status"])]
+    stats = result.get("stats", {})
+    con.execute(
+        "UPDATE runs SET state = ?, status = ?, objective = ?, lower_bound = ?, gap = ?, "
+        "elapsed = ?, peak_memory = ?, stats = ?, ended_at = ?, error = NULL WHERE run_id = ?",
+        [state, result["status"], _finite(result.get("objective")), _finite(result.get("lower_bound")),
+         _finite(result.get("gap")), stats.get("elapsed"), stats.get("peak_memory"),
+         _json(stats), ended_at, run_id],
+    )
+    con.execute("INSERT INTO artifacts VALUES (?, 'model', ?, ?, ?)",
+                [run_id, result["model"].get("kind"), _json(result["model"]), result.get("model_text")])
+    metrics = [(run_id, k, _finite(v)) for k, v in result.get("metrics", {}).items()
+               if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if metrics:
+        con.register("glasswork_metric_batch", {
+            "run_id": np.array([m[0] for m in metrics], dtype=object),
+            "name": np.array([m[1] for m in metrics], dtype=object),
+            "value": np.array([np.nan if m[2] is None else m[2] for m in metrics], dtype=np.float64),
+        })
+        try:
+            con.execute("INSERT INTO metrics SELECT run_id, name, value FROM glasswork_metric_batch")
+        finally:
+            con.unregister("glasswork_metric_batch")
+
+
+def _keep_best(con: duckdb.DuckDBPyConnection, run_id: str, events: list[dict[str, Any]]) -> None:
+    """A failed run keeps what its events last said: the incumbent's objective, the bound, the
+    gap, and (the journal holds models) the incumbent model. No status: it was not certified, so
+    ``runs show`` shows these figures with the failed state."""
+    def last(key: str) -> float | None:
+        return next((_finite(r[key]) for r in reversed(events) if _finite(r.get(key)) is not None), None)
+
+    obj, low = last("objective"), last("lower_bound")
+    if obj is None and low is None:
+        return
+    gap = None if obj is None or low is None else max(0.0, obj - low) / max(abs(obj), 1e-10)
+    con.execute("UPDATE runs SET objective = ?, lower_bound = ?, gap = ? WHERE run_id = ?", [obj, low, gap, run_id])
+    incumbent = next((r for r in reversed(events) if r.get("kind") == "incumbent" and r.get("model")), None)
+    if incumbent is not None:
         con.execute("DELETE FROM artifacts WHERE run_id = ?", [run_id])
-        con.execute("DELETE FROM metrics WHERE run_id = ?", [run_id])
-        if result is None:
-            con.execute("UPDATE runs SET state = 'failed', error = ?, ended_at = ? WHERE run_id = ?",
-                        [error, ended_at, run_id])
-            return
-        state = STATE_OF_STATUS[Status(result["status"])]
-        stats = result.get("stats", {})
-        con.execute(
-            "UPDATE runs SET state = ?, status = ?, objective = ?, lower_bound = ?, gap = ?, "
-            "elapsed = ?, peak_memory = ?, stats = ?, ended_at = ?, error = NULL WHERE run_id = ?",
-            [state, result["status"], _finite(result.get("objective")), _finite(result.get("lower_bound")),
-             _finite(result.get("gap")), stats.get("elapsed"), stats.get("peak_memory"),
-             _json(stats), ended_at, run_id],
-        )
         con.execute("INSERT INTO artifacts VALUES (?, 'model', ?, ?, ?)",
-                    [run_id, result["model"].get("kind"), _json(result["model"]), result.get("model_text")])
-        metrics = [(run_id, k, _finite(v)) for k, v in result.get("metrics", {}).items()
-                   if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        if metrics:
-            con.register("glasswork_metric_batch", {
-                "run_id": np.array([m[0] for m in metrics], dtype=object),
-                "name": np.array([m[1] for m in metrics], dtype=object),
-                "value": np.array([np.nan if m[2] is None else m[2] for m in metrics], dtype=np.float64),
-            })
-            try:
-                con.execute("INSERT INTO metrics SELECT run_id, name, value FROM glasswork_metric_batch")
-            finally:
-                con.unregister("glasswork_metric_batch")
+                    [run_id, incumbent["model"].get("kind"), _json(incumbent["model"]), incumbent.get("model_text")])
 
-    def sweep_points(self, sweep_id: str, states: Sequence[str] = ("finished", "stopped")) -> dict[str, str]:
-        """``{point key: run_id}`` of a sweep's runs in the given states (to resume a sweep)."""
-        with self.connect() as con:
-            rows = con.execute(
-                f"SELECT sweep_point, run_id FROM runs WHERE sweep_id = ? AND state IN "
-                f"({', '.join('?' for _ in states)}) ORDER BY started_at",
-                [sweep_id, *states]).fetchall()
-        return {json.loads(point)["key"]: run_id for point, run_id in rows if point}
 
-    # -- reading ------------------------------------------------------------------------------
+def close_silent_runs(con: duckdb.DuckDBPyConnection, alive: Callable[[str, str | None, int | None], bool]) -> list[str]:
+    """``running`` rows left by glasswork before journals were folded (it wrote live rows): those
+    whose process is gone and that have no journal become ``failed``."""
+    closed = []
+    for run_id, host, pid in con.execute("SELECT run_id, host, pid FROM runs WHERE state = 'running'").fetchall():
+        if alive(run_id, host, pid):
+            continue
+        con.execute("UPDATE runs SET state = 'failed', ended_at = coalesce(heartbeat_at, started_at), error = ? "
+                    "WHERE run_id = ?", [KILLED, run_id])
+        events = [dict(zip(EVENT_COLUMNS, r)) for r in con.execute(
+            f"SELECT {', '.join(EVENT_COLUMNS)} FROM events WHERE run_id = ? ORDER BY seq", [run_id]).fetchall()]
+        _keep_best(con, run_id, events)
+        closed.append(run_id)
+    return closed
 
-    def list_runs(self, *, solver: str | None = None, state: str | None = None, name: str | None = None,
-                  sweep: str | None = None, limit: int | None = 50) -> list[RunRow]:
-        where, params = [], []
-        if sweep:
-            where.append("starts_with(sweep_id, ?)")
-            params.append(sweep)
-        for column, value in (("solver", solver), ("state", state)):
-            if value:
-                where.append(f"{column} = ?")
-                params.append(value)
-        if name:
-            where.append("name ILIKE ?")
-            params.append(f"%{name}%")
-        sql = f"SELECT {_RUN_COLUMNS} FROM runs"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY started_at DESC, run_id"
-        if limit:
-            sql += f" LIMIT {int(limit)}"
-        with self.connect() as con:
-            return [_row(r) for r in con.execute(sql, params).fetchall()]
 
-    def sweeps(self, *, solver: str | None = None, name: str | None = None) -> list[SweepRow]:
-        """One row per sweep: its points done out of its total, their states and its best objective."""
-        where, params = ["sweep_id IS NOT NULL"], []
-        if solver:
-            where.append("solver = ?")
-            params.append(solver)
-        if name:
-            where.append("name ILIKE ?")
-            params.append(f"%{name}%")
-        with self.connect() as con:
-            rows = con.execute(
-                "SELECT sweep_id, any_value(name), any_value(solver), list(state), "
-                "max(CAST(json_extract(sweep_point, '$.total') AS BIGINT)), min(objective), "
-                "min(started_at), max(coalesce(ended_at, heartbeat_at, started_at)) "
-                f"FROM runs WHERE {' AND '.join(where)} GROUP BY sweep_id ORDER BY min(started_at) DESC",
-                params).fetchall()
-        out = []
-        for sweep_id, sweep_name, sweep_solver, states, total, best, started, last in rows:
-            counts: dict[str, int] = {}
-            for state in states:
-                counts[state] = counts.get(state, 0) + 1
-            out.append(SweepRow(sweep_id, sweep_name, sweep_solver, counts, total or len(states), best,
-                                started.replace(tzinfo=timezone.utc), last.replace(tzinfo=timezone.utc)))
-        return out
+# -- reading (any connection whose runs, events, artifacts and metrics are the store's) -----------------
 
-    def resolve(self, refs: Sequence[str]) -> list[str]:
-        """Run ids for ``latest`` or unique id prefixes; a clear error otherwise."""
-        out = []
-        with self.connect() as con:
-            for ref in refs:
-                if ref == "latest":
-                    row = _one(con, "SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1")
-                    if row is None:
-                        raise StoreError(f"no runs recorded in {self.path} yet")
-                    out.append(row[0])
-                    continue
-                matches = [r[0] for r in con.execute(
-                    "SELECT run_id FROM runs WHERE starts_with(run_id, ?) ORDER BY run_id", [ref]).fetchall()]
-                if not matches:
-                    raise StoreError(f"no run with an id starting {ref!r} in {self.path} (see 'glasswork runs list')")
-                if len(matches) > 1:
-                    raise StoreError(f"{ref!r} matches {len(matches)} runs ({', '.join(m[:12] for m in matches[:5])}"
-                                     f"{', ...' if len(matches) > 5 else ''}); give more of the id")
-                out.append(matches[0])
-        return out
 
-    def get_run(self, run_id: str) -> RunRow:
-        with self.connect() as con:
-            row = _one(con, f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ?", [run_id])
-        if row is None:
-            raise StoreError(f"no run {run_id!r} in {self.path}")
-        return _row(row)
+def list_runs(con: duckdb.DuckDBPyConnection, *, solver: str | None = None, state: str | None = None,
+              name: str | None = None, sweep: str | None = None, limit: int | None = 50) -> list[RunRow]:
+    where, params = [], []
+    if sweep:
+        where.append("starts_with(sweep_id, ?)")
+        params.append(sweep)
+    for column, value in (("solver", solver), ("state", state)):
+        if value:
+            where.append(f"{column} = ?")
+            params.append(value)
+    if name:
+        where.append("name ILIKE ?")
+        params.append(f"%{name}%")
+    sql = f"SELECT {_RUN_COLUMNS} FROM runs"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += " ORDER BY started_at DESC, run_id"
+    if limit:
+        sql += f" LIMIT {int(limit)}"
+    return [_row(r) for r in con.execute(sql, params).fetchall()]
 
-    def details(self, run_id: str) -> dict[str, Any]:
-        """Everything ``runs show`` prints: the run, its model, metrics and split."""
-        run = self.get_run(run_id)
-        with self.connect() as con:
-            artifacts = con.execute("SELECT name, kind, body, text FROM artifacts WHERE run_id = ?", [run_id]).fetchall()
-            metrics = dict(con.execute("SELECT name, value FROM metrics WHERE run_id = ? ORDER BY name", [run_id]).fetchall())
-            split, inputs, spec_path = _one(con, "SELECT split, inputs, spec_path FROM runs WHERE run_id = ?", [run_id])
-            n_events = _one(con, "SELECT count(*) FROM events WHERE run_id = ?", [run_id])[0]
-        doc = run.to_dict()
-        doc["metrics"] = metrics
-        doc["models"] = [{"name": n, "kind": k, "model": json.loads(b) if b else None, "text": t}
-                         for n, k, b, t in artifacts]
-        doc["split"] = json.loads(split) if split else None
-        doc["inputs"] = json.loads(inputs) if inputs else None  # None: recorded before inputs were kept
-        doc["spec_path"] = spec_path
-        doc["n_events"] = n_events
-        return doc
 
-    def events(self, run_id: str) -> list[dict[str, Any]]:
-        with self.connect() as con:
-            rows = con.execute(f"SELECT {', '.join(EVENT_COLUMNS)} FROM events WHERE run_id = ? ORDER BY seq",
-                               [run_id]).fetchall()
-        out = []
-        for row in rows:
-            record = dict(zip(EVENT_COLUMNS, row))
-            record["counters"] = json.loads(record["counters"]) if record["counters"] else {}
-            out.append(record)
-        return out
+def sweep_points(con: duckdb.DuckDBPyConnection, sweep_id: str, states: Sequence[str]) -> dict[str, str]:
+    rows = con.execute(
+        f"SELECT sweep_point, run_id FROM runs WHERE sweep_id = ? AND state IN "
+        f"({', '.join('?' for _ in states)}) ORDER BY started_at", [sweep_id, *states]).fetchall()
+    return {json.loads(point)["key"]: run_id for point, run_id in rows if point}
 
-    def export(self, run_ids: Sequence[str], prefix: Path, fmt: str) -> list[tuple[str, Path]]:
-        """Write the runs and their events as ``PREFIX.runs.EXT`` and ``PREFIX.events.EXT``."""
-        options = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
-        written = []
-        with self.connect() as con:
-            con.register("glasswork_export_ids", {"run_id": np.array(list(run_ids), dtype=object)})
-            try:
-                for table, order in (("runs", "started_at"), ("events", "run_id, seq")):
-                    path = prefix.with_name(f"{prefix.name}.{table}.{fmt}")
-                    con.execute(
-                        f"COPY (SELECT * FROM {table} WHERE run_id IN (SELECT run_id FROM glasswork_export_ids) "
-                        f"ORDER BY {order}) TO '{_sql_string(path)}' ({options})"
-                    )
-                    written.append((table, path))
-            finally:
-                con.unregister("glasswork_export_ids")
-        return written
 
-    def delete(self, run_ids: Sequence[str]) -> int:
-        with self.connect() as con:
-            con.execute("BEGIN TRANSACTION")
-            for table in ("events", "artifacts", "metrics", "runs"):
-                con.executemany(f"DELETE FROM {table} WHERE run_id = ?", [[r] for r in run_ids])
-            con.execute("COMMIT")
-        for run_id in run_ids:
-            self.log_path(run_id).unlink(missing_ok=True)
-        return len(run_ids)
+def sweeps(con: duckdb.DuckDBPyConnection, *, solver: str | None = None, name: str | None = None) -> list[SweepRow]:
+    where, params = ["sweep_id IS NOT NULL"], []
+    if solver:
+        where.append("solver = ?")
+        params.append(solver)
+    if name:
+        where.append("name ILIKE ?")
+        params.append(f"%{name}%")
+    rows = con.execute(
+        "SELECT sweep_id, any_value(name), any_value(solver), list(state), "
+        "max(CAST(json_extract(sweep_point, '$.total') AS BIGINT)), min(objective), "
+        "min(started_at), max(coalesce(ended_at, heartbeat_at, started_at)) "
+        f"FROM runs WHERE {' AND '.join(where)} GROUP BY sweep_id ORDER BY min(started_at) DESC",
+        params).fetchall()
+    out = []
+    for sweep_id, sweep_name, sweep_solver, states, total, best, started, last in rows:
+        counts: dict[str, int] = {}
+        for state in states:
+            counts[state] = counts.get(state, 0) + 1
+        out.append(SweepRow(sweep_id, sweep_name, sweep_solver, counts, total or len(states), best,
+                            started.replace(tzinfo=timezone.utc), last.replace(tzinfo=timezone.utc)))
+    return out
+
+
+def resolve(con: duckdb.DuckDBPyConnection, refs: Sequence[str], where: Path) -> list[str]:
+    out = []
+    for ref in refs:
+        if ref == "latest":
+            row = _one(con, "SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1")
+            if row is None:
+                raise StoreError(f"no runs recorded in {where} yet")
+            out.append(row[0])
+            continue
+        matches = [r[0] for r in con.execute(
+            "SELECT run_id FROM runs WHERE starts_with(run_id, ?) ORDER BY run_id", [ref]).fetchall()]
+        if not matches:
+            raise StoreError(f"no run with an id starting {ref!r} in {where} (see 'glasswork runs list')")
+        if len(matches) > 1:
+            raise StoreError(f"{ref!r} matches {len(matches)} runs ({', '.join(m[:12] for m in matches[:5])}"
+                             f"{', ...' if len(matches) > 5 else ''}); give more of the id")
+        out.append(matches[0])
+    return out
+
+
+def get_run(con: duckdb.DuckDBPyConnection, run_id: str, where: Path) -> RunRow:
+    row = _one(con, f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ?", [run_id])
+    if row is None:
+        raise StoreError(f"no run {run_id!r} in {where}")
+    return _row(row)
+
+
+def details(con: duckdb.DuckDBPyConnection, run_id: str, where: Path) -> dict[str, Any]:
+    doc = get_run(con, run_id, where).to_dict()
+    artifacts = con.execute("SELECT name, kind, body, text FROM artifacts WHERE run_id = ?", [run_id]).fetchall()
+    doc["metrics"] = dict(con.execute("SELECT name, value FROM metrics WHERE run_id = ? ORDER BY name",
+                                      [run_id]).fetchall())
+    split, inputs, spec_path = _one(con, "SELECT split, inputs, spec_path FROM runs WHERE run_id = ?", [run_id])
+    doc["models"] = [{"name": n, "kind": k, "model": json.loads(b) if b else None, "text": t}
+                     for n, k, b, t in artifacts]
+    doc["split"] = json.loads(split) if split else None
+    doc["inputs"] = json.loads(inputs) if inputs else None  # None: recorded before inputs were kept
+    doc["spec_path"] = spec_path
+    doc["n_events"] = _one(con, "SELECT count(*) FROM events WHERE run_id = ?", [run_id])[0]
+    return doc
+
+
+def events(con: duckdb.DuckDBPyConnection, run_id: str) -> list[dict[str, Any]]:
+    rows = con.execute(f"SELECT {', '.join(EVENT_COLUMNS)} FROM events WHERE run_id = ? ORDER BY seq",
+                       [run_id]).fetchall()
+    out = []
+    for row in rows:
+        record = dict(zip(EVENT_COLUMNS, row))
+        record["counters"] = json.loads(record["counters"]) if record["counters"] else {}
+        out.append(record)
+    return out
+
+
+def export(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], prefix: Path, fmt: str) -> list[tuple[str, Path]]:
+    options = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
+    written = []
+    con.register("glasswork_export_ids", {"run_id": np.array(list(run_ids), dtype=object)})
+    try:
+        for table, order in (("runs", "started_at"), ("events", "run_id, seq")):
+            path = prefix.with_name(f"{prefix.name}.{table}.{fmt}")
+            con.execute(
+                f"COPY (SELECT * FROM {table} WHERE run_id IN (SELECT run_id FROM glasswork_export_ids) "
+                f"ORDER BY {order}) TO '{_sql_string(path)}' ({options})"
+            )
+            written.append((table, path))
+    finally:
+        con.unregister("glasswork_export_ids")
+    return written
+
+
+def delete(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> None:
+    con.execute("BEGIN TRANSACTION")
+    for table in ("events", "artifacts", "metrics", "runs"):
+        con.executemany(f"DELETE FROM {table} WHERE run_id = ?", [[r] for r in run_ids])
+    con.execute("COMMIT")
 
 
 def _event_columns(run_id: str, records: Sequence[tuple[int, dict[str, Any]]]) -> dict[str, np.ndarray]:

@@ -1,23 +1,28 @@
-"""The run store's file: where it is, how it is opened (waiting out another process's lock), and
-the schema with its migrations.
+"""The run store's file: where it is, the one lock every glasswork process takes before DuckDB
+touches it, and the schema with its migrations.
 
-Every method opens the database only for the moment it works, so several runs and readers
-share one file; a newer schema or a foreign DuckDB file is refused with a message, never
-overwritten.
+DuckDB is safe for one writing process at a time, and DuckDB 2.0's own file lock is not enough
+for that (bench/duckdb_multiprocess_repro.py: it reads the database headers before it takes its
+lock, so two processes that connect, write and close in turn lose commits). So a process that
+writes holds ``<db>.lock`` exclusively (``flock``), a process that reads holds it shared; the
+kernel releases it when the process dies, so a ``kill -9`` never wedges it. A newer schema or a
+foreign DuckDB file is refused with a message, never overwritten.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
+import random
 import re
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from glasswork.result import Status
 
@@ -27,11 +32,10 @@ if TYPE_CHECKING:
 DEFAULT_DB = "glasswork.duckdb"
 DB_ENV = "GLASSWORK_DB"
 SCHEMA_VERSION = 3
-FLUSH_SECONDS = 1.0
-HEARTBEAT_SECONDS = 10.0
-STALE_SECONDS = 60.0
-LOCK_TIMEOUT = float(os.environ.get("GLASSWORK_DB_LOCK_TIMEOUT", "10"))
-FINAL_LOCK_TIMEOUT = 60.0
+STALE_SECONDS = 60.0  # a sweep with no run recorded for this long is no longer shown as active
+LOCK_TIMEOUT = float(os.environ.get("GLASSWORK_DB_LOCK_TIMEOUT", "30"))
+HEADER_BYTES = 12288  # DuckDB's file: three 4 KiB headers, then whole blocks
+BLOCK_BYTES = 262144  # DuckDB's default block size, which glasswork never changes
 
 STATE_OF_STATUS = {
     Status.OPTIMAL: "finished",
@@ -113,16 +117,35 @@ def damaged(path: Path, exc: BaseException) -> StoreDamaged:
     )
 
 
+class StorePathError(StoreError):
+    """A spec's ``store.path`` that leads outside the spec's folder (through a symbolic link):
+    a mistake in the spec, so the command exits 2."""
+
+
 def default_db_path(explicit: str | Path | None = None, spec_store_path: str | None = None,
                     base_dir: Path | None = None) -> Path:
-    """``--db`` beats ``GLASSWORK_DB`` beats the spec's ``store.path`` beats ``./glasswork.duckdb``."""
+    """``--db`` beats ``GLASSWORK_DB`` beats the spec's ``store.path`` beats ``./glasswork.duckdb``.
+
+    ``--db`` and ``$GLASSWORK_DB`` are the user's own choice and may point anywhere; a spec's
+    ``store.path`` is data from anyone, so it must stay inside the spec's folder once symbolic
+    links are followed (``StorePathError`` otherwise; the spec's validator already refuses
+    ``..``, ``~``, ``$`` and absolute paths)."""
     if explicit:
         return Path(explicit)
     if os.environ.get(DB_ENV):
         return Path(os.environ[DB_ENV])
     if spec_store_path:
         path = Path(spec_store_path)
-        return path if path.is_absolute() or base_dir is None else base_dir / path
+        if path.is_absolute() or base_dir is None:
+            return path
+        folder = base_dir.resolve()
+        resolved = (folder / path).resolve()
+        if not resolved.is_relative_to(folder):
+            raise StorePathError(
+                f"store.path {spec_store_path!r} leads outside the spec's folder {folder} (to {resolved}) "
+                "through a symbolic link; a spec may only name a store inside its own folder. Choose any "
+                "other place with --db PATH or $GLASSWORK_DB")
+        return base_dir / path
     return Path(DEFAULT_DB)
 
 
@@ -165,95 +188,262 @@ def _sql_string(path: Path) -> str:
     return str(path).replace("'", "''")
 
 
-class Database:
-    """A DuckDB run-history file and its connections; the run store builds on it."""
+# -- the store's lock ---------------------------------------------------------------------------
 
-    def __init__(self, path: str | Path, *, lock_timeout: float = LOCK_TIMEOUT) -> None:
-        self.path = Path(path)
+try:
+    import fcntl
+except ImportError:  # Windows: msvcrt's byte lock, exclusive only (readers then take turns)
+    fcntl = None  # type: ignore[assignment]
+    import msvcrt
+
+
+def try_lock(fh: IO[Any], *, shared: bool = False) -> bool:
+    """Take an advisory lock on an open file without waiting; False when another process holds
+    it. The lock belongs to this open file and ends when it is closed or the process dies."""
+    try:
+        if fcntl is not None:
+            fcntl.flock(fh.fileno(), (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+        else:
+            fh.seek(0)
+            msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)
+    except (BlockingIOError, PermissionError):
+        return False
+    except OSError as exc:
+        if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EDEADLK):
+            return False
+        raise
+    return True
+
+
+def lock_path(path: Path) -> Path:
+    """The file every glasswork process locks before DuckDB opens ``path``."""
+    return path.with_name(path.name + ".lock")
+
+
+class StoreFile:
+    """The DuckDB file and its lock: ``writing`` (exclusive, the schema migrated) and ``reading``
+    (shared, read-only). DuckDB never sees two glasswork processes that could write at once."""
+
+    def __init__(self, path: Path, lock_timeout: float) -> None:
+        self.path = path
         self.lock_timeout = lock_timeout
-        self.events_dir = self.path.with_name(self.path.name + ".events")
-        self._ready = False
+        self._checked = False
 
-    def log_path(self, run_id: str) -> Path:
-        """The write-ahead log of a live run (``<db>.events/<run_id>.jsonl``)."""
-        return self.events_dir / f"{run_id}.jsonl"
-
-    # -- connections --------------------------------------------------------------------------
+    # -- the lock -----------------------------------------------------------------------------
 
     @contextmanager
-    def connect(self, *, timeout: float | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
-        """Open the database, waiting for another process's lock to clear, then prepare it."""
+    def locked(self, *, shared: bool, wait: bool, timeout: float) -> Iterator[bool]:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fh = lock_path(self.path).open("a+")
+        except OSError as exc:
+            blocker = next((p for p in (self.path.parent, *self.path.parent.parents) if p.exists()), None)
+            if blocker is not None and not blocker.is_dir():
+                raise StoreError(f"cannot use {self.path} as the run store: {blocker} is a file, not a folder "
+                                 "(Not a directory); point --db at a .duckdb file in a folder you can "
+                                 "write") from exc
+            raise _unusable(self.path, exc) from exc
+        try:
+            deadline = time.monotonic() + timeout
+            seen = self._holder(fh)
+            while not try_lock(fh, shared=shared):
+                if not wait:
+                    yield False
+                    return
+                holder = self._holder(fh)
+                if holder != seen:  # another fold took its turn: the store is busy, not stuck
+                    seen, deadline = holder, time.monotonic() + timeout
+                elif time.monotonic() >= deadline:
+                    pid = holder.split()[0] if holder else ""
+                    raise StoreLocked(
+                        f"the run store {self.path} is busy: {'process ' + pid if pid.isdigit() else 'another process'} "
+                        f"has held {lock_path(self.path).name} for over {timeout:.0f} s. Close the program holding it, "
+                        "or record elsewhere with --db PATH (or not at all with --no-store)")
+                time.sleep(random.uniform(0.001, 0.01))  # short and jittered: folds take milliseconds
+            if not shared:  # who holds it and since when: waiters tell a busy store from a stuck one
+                try:
+                    fh.seek(0)
+                    fh.truncate()
+                    fh.write(f"{os.getpid()} {time.monotonic_ns()}")
+                    fh.flush()
+                except OSError:
+                    pass
+            yield True
+        finally:
+            fh.close()
+
+    @staticmethod
+    def _holder(fh: IO[Any]) -> str:
+        """What the last exclusive holder wrote: its pid and when it took the lock."""
+        try:
+            fh.seek(0)
+            return fh.read(64).strip()
+        except OSError:
+            return ""
+
+    # -- DuckDB -------------------------------------------------------------------------------
+
+    def _open(self, deadline: float, **kwargs: Any) -> duckdb.DuckDBPyConnection:
+        """DuckDB's connection, waiting while a process outside glasswork holds the file."""
         import duckdb
 
-        timeout = self.lock_timeout if timeout is None else timeout
-        deadline = time.monotonic() + timeout
         delay = 0.02
+        started = time.monotonic()
         while True:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                con = duckdb.connect(str(self.path))
-                break
+                return duckdb.connect(str(self.path), **kwargs)
             except duckdb.IOException as exc:
                 if "lock" not in str(exc).lower():
-                    if is_damage(exc):
-                        raise damaged(self.path, exc) from exc
-                    raise StoreError(f"cannot open the run store {self.path}: {exc}") from exc
+                    raise _unusable(self.path, exc) from exc
                 if time.monotonic() >= deadline:
                     holder = re.search(r"\(PID (\d+)\)", str(exc))
                     who = f"process {holder.group(1)}" if holder else "another process"
+                    waited = time.monotonic() - started
                     raise StoreLocked(
-                        f"the run store {self.path} is locked by {who}; waited {timeout:.0f} s. "
-                        "Close the program holding it, or record elsewhere with --db PATH "
-                        "(or not at all with --no-store)"
-                    ) from exc
+                        f"the run store {self.path} is locked by {who}"
+                        + (f"; waited {waited:.0f} s. " if waited >= 1 else ". ")
+                        + "Close the program holding it, or record elsewhere with --db PATH "
+                        "(or not at all with --no-store)") from exc
                 time.sleep(delay)
                 delay = min(delay * 2, 0.5)
             except duckdb.Error as exc:
-                if is_damage(exc):
-                    raise damaged(self.path, exc) from exc
-                raise StoreError(f"cannot open the run store {self.path}: {exc}") from exc
+                raise _unusable(self.path, exc) from exc
+
+    @contextmanager
+    def writing(self, *, wait: bool = True, timeout: float | None = None,
+                outside_timeout: float | None = None) -> Iterator[duckdb.DuckDBPyConnection | None]:
+        """The file opened for writing under the exclusive lock, its schema migrated. Without
+        ``wait``, yields None at once when another glasswork process holds the lock.
+        ``outside_timeout`` bounds the wait for a program outside glasswork holding the file."""
+        timeout = self.lock_timeout if timeout is None else timeout
+        with self.locked(shared=False, wait=wait, timeout=timeout) as got:
+            if not got:
+                yield None
+                return
+            self.check_size()
+            con = self._open(time.monotonic() + (timeout if outside_timeout is None else outside_timeout))
+            with _mapped(self.path, con):
+                migrate(con, self.path)
+                yield con
+
+    @contextmanager
+    def reading(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """An in-memory connection with the file attached read-only as ``store`` (when it exists),
+        under the shared lock."""
+        import duckdb
+
+        with self.locked(shared=True, wait=True, timeout=self.lock_timeout):
+            con = duckdb.connect()
+            with _mapped(self.path, con):
+                if self.path.exists():
+                    self.check_size()
+                    deadline = time.monotonic() + self.lock_timeout
+                    delay = 0.02
+                    while True:
+                        try:
+                            con.execute(f"ATTACH '{_sql_string(self.path)}' AS store (READ_ONLY)")
+                            break
+                        except duckdb.IOException as exc:
+                            if "lock" not in str(exc).lower() or time.monotonic() >= deadline:
+                                raise
+                            time.sleep(delay)
+                            delay = min(delay * 2, 0.5)
+                yield con
+
+    def check_size(self) -> None:
+        """A file cut at an odd length (a copy that stopped, a bad truncate) is damage: DuckDB
+        would otherwise open it, write past the cut and leave blocks that fail their checksum,
+        losing the run it was recording. Its size must be the headers plus whole blocks."""
         try:
-            if not self._ready:
-                self._migrate(con)
-                self._ready = True
-            yield con
-        except duckdb.Error as exc:
-            if is_damage(exc):
-                raise damaged(self.path, exc) from exc
-            if _disk_full(exc):
-                raise StoreError(f"the disk holding the run store {self.path} is full ({exc}); "
-                                 "free some space, or record elsewhere with --db") from exc
-            raise
-        finally:
-            try:
-                con.close()
-            except duckdb.Error:
-                pass  # closing an invalidated database: the error above says why
-
-    # -- schema -------------------------------------------------------------------------------
-
-    def _migrate(self, con: duckdb.DuckDBPyConnection) -> None:
-        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-        version = 0
-        if "meta" in tables:
-            row = _one(con, "SELECT value FROM meta WHERE key = 'schema_version'")
-            version = int(row[0]) if row else 0
-        elif tables:
-            raise StoreError(f"{self.path} is a DuckDB file but not a glasswork run store; use another --db")
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"the run store {self.path} has schema version {version}, newer than this glasswork "
-                f"understands ({SCHEMA_VERSION}); upgrade glasswork, or use another --db"
-            )
-        if version == SCHEMA_VERSION:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
             return
-        con.execute("BEGIN TRANSACTION")
+        except OSError as exc:
+            raise _unusable(self.path, exc) from exc
+        if size and (size < HEADER_BYTES or (size - HEADER_BYTES) % BLOCK_BYTES):
+            raise damaged(self.path, RuntimeError(
+                f"the file is truncated: {size:,} bytes is not its headers plus whole "
+                f"{BLOCK_BYTES // 1024} KiB blocks"))
+
+
+def _unusable(path: Path, exc: BaseException) -> StoreError:
+    if is_damage(exc):
+        return damaged(path, exc)
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOTDIR, errno.EISDIR, errno.EACCES, errno.EROFS):
+        return StoreError(f"cannot use {path} as the run store: {exc.strerror} ({exc.filename}); "
+                          "point --db at a .duckdb file in a folder you can write")
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if "not a directory" in text.lower() or "is a directory" in text.lower():
+        return StoreError(f"cannot use {path} as the run store: {text}; point --db at a .duckdb file in a "
+                          "folder you can write")
+    return StoreError(f"cannot open the run store {path}: {text}")
+
+
+@contextmanager
+def _mapped(path: Path, con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """DuckDB's errors as the store's (damage, a full disk), and the connection closed."""
+    import duckdb
+
+    try:
+        yield
+    except duckdb.Error as exc:
+        if is_damage(exc):
+            raise damaged(path, exc) from exc
+        if _disk_full(exc):
+            raise StoreError(f"the disk holding the run store {path} is full ({exc}); "
+                             "free some space, or record elsewhere with --db") from exc
+        raise
+    finally:
         try:
-            for step in MIGRATIONS[version:]:
-                for statement in step:
-                    con.execute(statement)
-            con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
-            con.execute("COMMIT")
-        except Exception:
-            con.execute("ROLLBACK")
-            raise
+            con.close()
+        except duckdb.Error:
+            pass  # closing an invalidated database: the error above says why
+
+
+# -- schema ---------------------------------------------------------------------------------------
+
+
+def schema_version(con: duckdb.DuckDBPyConnection, path: Path, catalog: str = "") -> int:
+    """The file's schema version (0: empty); a foreign or unreadable one is a ``StoreError``."""
+    prefix = f"{catalog}." if catalog else ""
+    tables = {r[0] for r in con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_catalog = coalesce(?, current_database())",
+        [catalog or None]).fetchall()}
+    if "meta" not in tables:
+        if tables:
+            raise StoreError(f"{path} is a DuckDB file but not a glasswork run store; use another --db")
+        return 0
+    row = _one(con, f"SELECT value FROM {prefix}meta WHERE key = 'schema_version'")
+    if row is None:
+        return 0
+    try:
+        version = int(str(row[0]).strip())
+        if version < 0:
+            raise ValueError
+    except ValueError:
+        raise StoreError(
+            f"the run store {path} has an unreadable schema version ({str(row[0])[:40]!r} in its meta table), "
+            "so glasswork cannot tell what it holds and will not write to it; use another --db, or copy its "
+            f"runs out with 'glasswork runs check --db {path} --salvage NEW.duckdb'") from None
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"the run store {path} has schema version {version}, newer than this glasswork "
+            f"understands ({SCHEMA_VERSION}); upgrade glasswork, or use another --db")
+    return version
+
+
+def migrate(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Bring the schema to ``SCHEMA_VERSION`` in one transaction."""
+    version = schema_version(con, path)
+    if version == SCHEMA_VERSION:
+        return
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for step in MIGRATIONS[version:]:
+            for statement in step:
+                con.execute(statement)
+        con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise

@@ -27,11 +27,14 @@ def test_kill_9_during_runs_and_a_sweep_loses_nothing(tmp_path):
     assert tally.kills == 6 and tally.runs_checked >= 4 and tally.events_checked > 0
 
 
-def test_ten_concurrent_runs_on_one_store(tmp_path):
+def test_concurrent_runs_sweeps_readers_and_kills_on_one_store(tmp_path):
+    """Issue 23: 16 runs at once (3 killed with SIGKILL), a sweep and a reader on one store:
+    nobody waits on or is refused by the store, every run that exited 0 is stored with what it
+    printed, every event is there, the store is sound and no journal is left."""
     tally = harness.Tally()
-    harness.concurrent_runs(tmp_path, 10, tally)
+    harness.concurrent_runs(tmp_path, 16, tally, rng=random.Random(23), kills=3, sweeps=1, readers=1)
     passed(tally)
-    assert tally.runs_checked == 10
+    assert tally.refused == 0 and tally.kills == 3 and tally.runs_checked >= 13 and tally.reads > 0
 
 
 def test_a_held_store_and_a_damaged_store(tmp_path):

@@ -153,6 +153,7 @@ def utc(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def history_db(tmp_path: Path, utc: None) -> Path:
     """A run store holding five fixed runs: CORELS (two), FasterRisk, MOSS and a failed one."""
+    from glasswork.record import start_record
     from glasswork.store import RunStore
 
     path = tmp_path / "runs.duckdb"
@@ -172,13 +173,12 @@ def history_db(tmp_path: Path, utc: None) -> Path:
          moss_records()[1:]),
         (_info(FAILED_ID, "broken", "corels", 15), None, []),
     ]
-    with store.connect() as con:
-        for info, result, events in runs:
-            store.begin(info, con)
-            store.append_events(con, info.run_id, [(i, e) for i, e in enumerate(events)
-                                                   if e.get("kind") != "incumbent"])
-            store.finish(con, info.run_id, result, None if result else "RuntimeError: toy solver asked to fail",
-                         ended_at=ended)
+    for info, result, events in runs:
+        finish = {"kind": "finish", "run_id": info.run_id, "result": result, "ended_at": ended.isoformat()}
+        if result is None:
+            finish["error"] = "RuntimeError: toy solver asked to fail"
+        store.record([start_record(info, full=True), *[e for e in events if e.get("kind") not in ("incumbent", "start")],
+                      finish])
     return path
 
 
