@@ -18,6 +18,7 @@ import difflib
 import functools
 import hashlib
 import json
+import math
 import typing
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -48,6 +49,12 @@ if TYPE_CHECKING:
 MAX_SPEC_BYTES = 64 * 1024
 MAX_SPEC_NODES = 100_000
 MAX_SPEC_DEPTH = 64
+
+# A sweep runs every point it expands to, each a whole solve recorded in the run store: 10,000
+# runs are already hours of CPU at a second each and 10,000 spec documents held and validated
+# before the first runs (a few hundred MB at worst). A grid beyond that is a typo or a plan for
+# another tool, and is refused before anything is expanded.
+MAX_SWEEP_RUNS = 10_000
 
 TOP_LEVEL_KEYS = ("name", "data", "solver", "objective", "constraints", "search", "limits", "store", "sweep")
 
@@ -126,6 +133,16 @@ class SweepSpec(StrictModel):
                 raise ValueError(f"{path!r} cannot be swept")
         if not self.grid and not self.points and self.folds is None:
             raise ValueError("a sweep needs a grid, points or folds")
+        combos = math.prod(len(values) for values in self.grid.values()) if self.grid else 0
+        runs = max(combos + len(self.points), 1) * (self.folds or 1)
+        if runs > MAX_SWEEP_RUNS:
+            sizes = " x ".join(f"{path!r}: {len(values)}" for path, values in self.grid.items())
+            parts = [f"grid {sizes} = {combos:,} points"] if self.grid else []
+            parts += [f"{len(self.points):,} listed points"] if self.points else []
+            folds = f", x {self.folds} folds" if self.folds else ""
+            raise ValueError(f"this sweep would run {runs:,} times ({' + '.join(parts)}{folds}), over the "
+                             f"limit of {MAX_SWEEP_RUNS:,} runs per sweep; sweep fewer values, or split it "
+                             "into several sweeps")
         return self
 
 

@@ -71,9 +71,13 @@ class _Group(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         """A store found damaged (or locked) only after it opened, mid-command, ends the command
-        with the store's own message (the file and the way out), not as an internal error."""
+        with the store's own message (the file and the way out), not as an internal error; Ctrl-C
+        that no command handled itself ends it with one line and exit 130."""
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            name = ctx.invoked_subcommand or "the command"
+            fail(f"glasswork {name}: interrupted.", EXIT_INTERRUPTED)
         except Exception as exc:
             from glasswork.store import StoreError
 
@@ -120,17 +124,27 @@ DB_OPTION = click.option(
 
 
 def main() -> None:
-    """Console-script entry point: an unexpected error is a message and exit 1, not a traceback."""
+    """Console-script entry point: an unexpected error is a message and exit 1, not a traceback;
+    Ctrl-C anywhere is one line and exit 130 (click's own "Aborted!" would exit 1)."""
+    from glasswork import startup
+
+    startup.release()  # Ctrl-C raises KeyboardInterrupt from here on; the commands say where
     try:
-        cli(standalone_mode=True)
+        code = cli.main(standalone_mode=False)
     except SystemExit:
         raise
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        fail("glasswork: interrupted; nothing was run.", EXIT_INTERRUPTED)
+    except click.ClickException as exc:  # a usage error: click's message, click's exit status
+        exc.show()
+        sys.exit(exc.exit_code)
     except Exception as exc:  # a bug of ours or a plugin's; say so plainly
         if os.environ.get("GLASSWORK_TRACEBACK"):
             traceback.print_exc()
         click.echo(f"glasswork: internal error: {type(exc).__name__}: {exc}\n"
                    "Set GLASSWORK_TRACEBACK=1 for the traceback, and please report it.", err=True)
         sys.exit(EXIT_SOLVER)
+    sys.exit(code if isinstance(code, int) else EXIT_OK)
 
 
 # the command modules register themselves on ``cli`` when imported

@@ -63,6 +63,8 @@ def sweep(spec: str, executor: str, scheduler: str | None, jobs: int | None, ove
         print_spec_error(exc)
         fail(f"{spec}: invalid sweep ({len(exc.issues)} error(s)); nothing was run.", EXIT_INVALID, as_json=as_json,
               extra={"issues": [i.to_dict() for i in exc.issues]})
+    except KeyboardInterrupt:
+        fail(f"{spec}: interrupted while reading the sweep; nothing was run.", EXIT_INTERRUPTED, as_json=as_json)
     if dry_run:
         for point in plan.points:
             click.echo(f"{point.index:>4}  {point.label()}")
@@ -75,6 +77,9 @@ def sweep(spec: str, executor: str, scheduler: str | None, jobs: int | None, ove
             store = RunStore(default_db_path(db, plan.loaded.spec.store.path, plan.loaded.base_dir)).open()
         except StoreError as exc:
             fail(f"{spec}: {exc}; nothing was run.", EXIT_SOLVER, as_json=as_json)
+        except KeyboardInterrupt:
+            fail(f"{spec}: interrupted while opening the run store; nothing was run.", EXIT_INTERRUPTED,
+                 as_json=as_json)
     try:
         pool = sweeps.make_executor(executor, jobs=jobs, scheduler=scheduler)
     except Exception as exc:
