@@ -65,13 +65,23 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# Limits reach the compiled searches (64-bit node counters), setrlimit and the run store (DuckDB
+# BIGINT and DOUBLE): bounded far above any real run and far below where those overflow.
+MAX_LIMIT_SECONDS = 1e9  # about 31 years
+MAX_LIMIT_NODES = 10**15  # 3 years at 10 million nodes a second; int64 holds 9.2e18
+MAX_LIMIT_BYTES = 2**50  # 1 PiB
+
+
 class LimitsSpec(StrictModel):
     """Resource limits. A run stopped by one still finishes, with status ``stopped_*`` and a gap."""
 
-    time: PositiveFloat | None = Field(None, description="Wall-clock seconds.")
-    nodes: PositiveInt | None = Field(None, description="Search nodes (as the solver counts them).")
+    time: PositiveFloat | None = Field(None, le=MAX_LIMIT_SECONDS, description="Wall-clock seconds.")
+    nodes: PositiveInt | None = Field(
+        None, le=MAX_LIMIT_NODES, description="Search nodes (as the solver counts them), at most 10^15."
+    )
     memory: ByteSize | None = Field(
-        None, description="Resident memory of the process, e.g. 4GB, 512MiB or a number of bytes."
+        None, le=MAX_LIMIT_BYTES,
+        description="Resident memory of the process, e.g. 4GB, 512MiB or a number of bytes (at most 1PiB).",
     )
 
 
