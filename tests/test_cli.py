@@ -227,12 +227,29 @@ def _interrupted_cleanly(proc: subprocess.Popen, err: str) -> None:
         assert noise not in err, err
 
 
-@pytest.mark.parametrize("delay", [0.3, 0.8, 1.5])
+def _wait_for_numpy(proc: subprocess.Popen, timeout: float = 60.0) -> None:
+    """Until the child maps numpy's core, which ``import glasswork`` loads: glasswork's code is
+    running (earlier, a Ctrl-C lands in Python's own start-up, which no program can handle)."""
+    maps = Path(f"/proc/{proc.pid}/maps")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if "_multiarray_umath" in maps.read_text():
+                return
+        except OSError:
+            pass
+        time.sleep(0.005)
+    raise AssertionError("the child never imported numpy")
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc to see the child's imports")
+@pytest.mark.parametrize("delay", [0.0, 0.3, 1.0])
 def test_ctrl_c_at_any_moment_of_start_up_exits_130(delay, toy_env, tmp_path):
     """Whatever it hits (imports, the plugins, the spec, the data), one line and exit 130."""
     spec = write(tmp_path / "s.yaml", SPEC)
     with running([sys.executable, "-m", "glasswork", "run", "--no-store", "-q", str(spec)],
                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=toy_env, cwd=tmp_path) as proc:
+        _wait_for_numpy(proc)
         time.sleep(delay)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)

@@ -76,8 +76,7 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
-            name = ctx.invoked_subcommand or "the command"
-            fail(f"glasswork {name}: interrupted.", EXIT_INTERRUPTED)
+            interrupted(f"glasswork {ctx.invoked_subcommand or 'command'}: interrupted.")
         except Exception as exc:
             from glasswork.store import StoreError
 
@@ -107,6 +106,30 @@ def fail(message: str, code: int, *, as_json: bool = False, extra: dict[str, Any
     sys.exit(code)
 
 
+def interrupted(message: str, *, as_json: bool = False) -> NoReturn:
+    """End a command that Ctrl-C stopped before it changed anything: the message, exit 130.
+
+    The process ends with ``os._exit`` once the output is flushed (the command's own ``finally``
+    blocks have run by then): a KeyboardInterrupt that landed in code run through
+    ``PyRun_String`` (some compiled modules' import code) leaves CPython marked as "killed by
+    Ctrl-C", and its ordinary exit would then re-raise SIGINT on itself instead of exiting 130.
+    Run in-process (not as the ``glasswork`` command), it raises ``SystemExit(130)`` instead.
+    """
+    from glasswork import startup
+
+    if not startup.started_as_command():  # in-process (click's CliRunner, a host program)
+        fail(message, EXIT_INTERRUPTED, as_json=as_json)
+    if as_json:
+        click.echo(json.dumps({"error": message}, indent=2))
+    click.echo(message, err=True)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(EXIT_INTERRUPTED)
+
+
 def print_spec_error(error: Any) -> None:
     """Every issue of a ``SpecError``, one ``FILE:LINE:COL: field: message`` line each."""
     for issue in error.issues:
@@ -134,7 +157,7 @@ def main() -> None:
     except SystemExit:
         raise
     except (KeyboardInterrupt, click.exceptions.Abort):
-        fail("glasswork: interrupted; nothing was run.", EXIT_INTERRUPTED)
+        interrupted("glasswork: interrupted; nothing was run.")
     except click.ClickException as exc:  # a usage error: click's message, click's exit status
         exc.show()
         sys.exit(exc.exit_code)

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from glasswork.cli import (DB_OPTION, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_SOLVER, _raise_keyboard_interrupt, cli,
-                           fail, print_spec_error)
+                           fail, interrupted, print_spec_error)
 
 
 @cli.command()
@@ -72,7 +72,7 @@ def run(spec: str, as_json: bool, overrides: tuple[str, ...], events_file: Path 
     except StoreError as exc:
         fail(f"{spec}: {exc}; nothing was run.", EXIT_SOLVER, as_json=as_json)
     except KeyboardInterrupt:
-        fail(f"{spec}: interrupted while {stage}; nothing was run.", EXIT_INTERRUPTED, as_json=as_json)
+        interrupted(f"{spec}: interrupted while {stage}; nothing was run.", as_json=as_json)
 
     sinks: list[Any] = []
     if not quiet:
