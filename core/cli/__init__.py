@@ -110,9 +110,10 @@ def interrupted(message: str, *, as_json: bool = False) -> NoReturn:
     """End a command that Ctrl-C stopped before it changed anything: the message, exit 130.
 
     The process ends with ``os._exit`` once the output is flushed (the command's own ``finally``
-    blocks have run by then): a KeyboardInterrupt that landed in code run through
-    ``PyRun_String`` (some compiled modules' import code) leaves CPython marked as "killed by
-    Ctrl-C", and its ordinary exit would then re-raise SIGINT on itself instead of exiting 130.
+    blocks have run by then): with an ordinary exit, an interrupt that landed while the plugins
+    were imported sometimes left CPython re-raising SIGINT on itself at exit (status -2, seen about
+    one time in eight), presumably its "unhandled KeyboardInterrupt" mark set by import code run
+    through the C API, instead of exiting 130.
     Run in-process (not as the ``glasswork`` command), it raises ``SystemExit(130)`` instead.
     """
     from glasswork import startup
