@@ -3,9 +3,10 @@
 Importing glasswork and the libraries it stands on takes a second or more, before the command
 line's own handling exists. When this process is the command (the ``glasswork`` script or
 ``python -m glasswork``), the package's first import installs a SIGINT handler that ends the
-process at once: nothing has been read or written yet. ``glasswork.cli.main`` puts Python's own
-handler back (Ctrl-C raises ``KeyboardInterrupt``) as soon as the commands can say where they were
-interrupted. Importing glasswork as a library never touches the signal handlers.
+process at once (``os._exit``): nothing has been read or written yet. ``glasswork.cli.main``
+puts Python's own handler back (Ctrl-C raises ``KeyboardInterrupt``) as soon as the commands can
+say where they were interrupted. Importing glasswork as a library never touches the signal
+handlers.
 """
 
 from __future__ import annotations
@@ -31,8 +32,11 @@ def started_as_command() -> bool:
 
 
 def _interrupted_while_starting(signum: int, frame: Any) -> None:
+    """Exit at once: nothing is open yet, and an exception raised here could land in a compiled
+    module's import code, which turns anything into an ImportError with a traceback (numpy's
+    import of ``datetime`` did)."""
     os.write(2, b"glasswork: interrupted while starting; nothing was run.\n")
-    raise SystemExit(EXIT_INTERRUPTED)
+    os._exit(EXIT_INTERRUPTED)
 
 
 def guard() -> None:
