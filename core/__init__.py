@@ -6,6 +6,8 @@ Importing ``glasswork`` stays fast: no solver, DuckDB or Textual module is impor
 
 from __future__ import annotations
 
+# first: Ctrl-C while the command line imports is one line and exit 130 (glasswork.startup)
+from glasswork import startup as _startup  # noqa: F401, I001
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING

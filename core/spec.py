@@ -18,6 +18,7 @@ import difflib
 import functools
 import hashlib
 import json
+import math
 import typing
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -49,6 +50,12 @@ MAX_SPEC_BYTES = 64 * 1024
 MAX_SPEC_NODES = 100_000
 MAX_SPEC_DEPTH = 64
 
+# A sweep runs every point it expands to, each a whole solve recorded in the run store: 10,000
+# runs are already hours of CPU at a second each and 10,000 spec documents held and validated
+# before the first runs (a few hundred MB at worst). A grid beyond that is a typo or a plan for
+# another tool, and is refused before anything is expanded.
+MAX_SWEEP_RUNS = 10_000
+
 TOP_LEVEL_KEYS = ("name", "data", "solver", "objective", "constraints", "search", "limits", "store", "sweep")
 
 
@@ -58,13 +65,23 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# Limits reach the compiled searches (64-bit node counters), setrlimit and the run store (DuckDB
+# BIGINT and DOUBLE): bounded far above any real run and far below where those overflow.
+MAX_LIMIT_SECONDS = 1e9  # about 31 years
+MAX_LIMIT_NODES = 10**15  # 3 years at 10 million nodes a second; int64 holds 9.2e18
+MAX_LIMIT_BYTES = 2**50  # 1 PiB
+
+
 class LimitsSpec(StrictModel):
     """Resource limits. A run stopped by one still finishes, with status ``stopped_*`` and a gap."""
 
-    time: PositiveFloat | None = Field(None, description="Wall-clock seconds.")
-    nodes: PositiveInt | None = Field(None, description="Search nodes (as the solver counts them).")
+    time: PositiveFloat | None = Field(None, le=MAX_LIMIT_SECONDS, description="Wall-clock seconds.")
+    nodes: PositiveInt | None = Field(
+        None, le=MAX_LIMIT_NODES, description="Search nodes (as the solver counts them), at most 10^15."
+    )
     memory: ByteSize | None = Field(
-        None, description="Resident memory of the process, e.g. 4GB, 512MiB or a number of bytes."
+        None, le=MAX_LIMIT_BYTES,
+        description="Resident memory of the process, e.g. 4GB, 512MiB or a number of bytes (at most 1PiB).",
     )
 
 
@@ -126,6 +143,16 @@ class SweepSpec(StrictModel):
                 raise ValueError(f"{path!r} cannot be swept")
         if not self.grid and not self.points and self.folds is None:
             raise ValueError("a sweep needs a grid, points or folds")
+        combos = math.prod(len(values) for values in self.grid.values()) if self.grid else 0
+        runs = max(combos + len(self.points), 1) * (self.folds or 1)
+        if runs > MAX_SWEEP_RUNS:
+            sizes = " x ".join(f"{path!r}: {len(values)}" for path, values in self.grid.items())
+            parts = [f"grid {sizes} = {combos:,} points"] if self.grid else []
+            parts += [f"{len(self.points):,} listed points"] if self.points else []
+            folds = f", x {self.folds} folds" if self.folds else ""
+            raise ValueError(f"this sweep would run {runs:,} times ({' + '.join(parts)}{folds}), over the "
+                             f"limit of {MAX_SWEEP_RUNS:,} runs per sweep; sweep fewer values, or split it "
+                             "into several sweeps")
         return self
 
 

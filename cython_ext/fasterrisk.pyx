@@ -633,41 +633,86 @@ def logistic_loss(const double[:, ::1] A, const double[::1] s, const double[::1]
     return acc
 
 
-cdef void _row_lipschitz(const double[:, ::1] A, const double[::1] wc, double inv_m,
-                         bint plus_one, double* l) noexcept nogil:
-    """l_i = 1 / (1 + exp(sum_j Z_ij Gamma_ij)) with Z = A * inv_m (Algorithm 6, line 4)."""
+cdef void _row_lipschitz(const double[:, ::1] A, const double* g_lo, const double* g_hi,
+                         double inv_m, double* l) noexcept nogil:
+    """l_i = 1 / (1 + exp(sum_j Z_ij Gamma_ij)) with Z = A * inv_m (Algorithm 6, line 4).
+
+    Gamma_ij is the end of coordinate j's rounding box ``[g_lo_j, g_hi_j]`` that makes the
+    margin smallest: ``g_lo`` where Z_ij > 0, ``g_hi`` otherwise.
+    """
     cdef Py_ssize_t q = A.shape[0], n = A.shape[1], i, j
-    cdef double t, zij, gam
+    cdef double t, zij
     for i in range(n):
         t = 0.0
         for j in range(q):
             zij = A[j, i] * inv_m
-            if zij > 0:
-                gam = floor(wc[j])
-            elif plus_one:
-                gam = floor(wc[j]) + 1.0
-            else:
-                gam = ceil(wc[j])
-            t += zij * gam
+            t += zij * (g_lo[j] if zij > 0 else g_hi[j])
         l[i] = 1.0 / (1.0 + exp(t))
 
 
+cdef void _rounding_box(const double[::1] wc, bint plus_one, const uint8_t* forced,
+                        double* up_v, double* dn_v, bint* can_up, bint* can_dn, bint* todo,
+                        bint* subst, double* g_lo, double* g_hi) noexcept nogil:
+    """Each coordinate's two rounding targets and its box for the Lipschitz constants.
+
+    A free coordinate rounds to ``ceil`` or ``floor`` (Algorithm 6). A forced feature
+    (``forced[j]`` non-zero: bit 1 allows positive points, bit 2 negative ones) may not land on
+    0: a target of 0 is replaced by the nearest non-zero integer on that side (+1 or -1) when the
+    sign is allowed, and that side is closed otherwise; a forced coordinate at exactly 0 is
+    rounded too. The Lipschitz box ``[g_lo, g_hi]`` spans the point and both open targets.
+    """
+    cdef Py_ssize_t q = wc.shape[0], j
+    cdef double c, f
+    for j in range(q):
+        c = ceil(wc[j])
+        f = floor(wc[j])
+        up_v[j], dn_v[j] = c, f
+        can_up[j], can_dn[j] = True, True
+        subst[j] = False
+        todo[j] = c != f
+        g_lo[j] = f
+        g_hi[j] = f + 1.0 if plus_one else c
+        if forced == NULL or forced[j] == 0:
+            continue
+        if c == 0.0:
+            up_v[j] = 1.0
+            can_up[j] = (forced[j] & 1) != 0
+            subst[j] = True
+        if f == 0.0:
+            dn_v[j] = -1.0
+            can_dn[j] = (forced[j] & 2) != 0
+            subst[j] = True
+        todo[j] = (c != f or c == 0.0) and (can_up[j] or can_dn[j])
+        g_lo[j] = dn_v[j] if can_dn[j] else f
+        g_hi[j] = up_v[j] if can_up[j] else c
+
+
 cdef double _round(const double[:, ::1] A, const double[::1] s, const double[::1] wc,
-                   double inv_m, bint plus_one, bint shortcut, double* out, double* l,
-                   double* G) noexcept nogil:
+                   double inv_m, bint plus_one, bint shortcut, const uint8_t* forced,
+                   double* out, double* l, double* G) noexcept nogil:
     """AuxiliaryLossRounding on one scaled point; returns the final auxiliary loss U.
 
     Uses U(delta) = delta^T G delta with G_jr = sum_i s_i l_i^2 Z_ij Z_ir, kept as the running
     value and the vector b = G delta, so each greedy step costs O(q) after an O(n q^2) setup.
+    ``forced`` (NULL: none) marks the coordinates that may not round to 0 (``_rounding_box``);
+    the greedy choice between their two targets is the same as for any other coordinate.
     """
     cdef Py_ssize_t q = A.shape[0], n = A.shape[1], i, j, r, best_up, best_dn, pick
     cdef double b[MAXQ]
     cdef double delta_up[MAXQ]
     cdef double delta_dn[MAXQ]
+    cdef double up_v[MAXQ]
+    cdef double dn_v[MAXQ]
+    cdef double g_lo[MAXQ]
+    cdef double g_hi[MAXQ]
     cdef bint todo[MAXQ]
+    cdef bint can_up[MAXQ]
+    cdef bint can_dn[MAXQ]
+    cdef bint subst[MAXQ]
     cdef double u_cur = 0.0, up, dn, best_up_v, best_dn_v, d, expect, frac, lz
     cdef int left = 0
-    _row_lipschitz(A, wc, inv_m, plus_one, l)
+    _rounding_box(wc, plus_one, forced, up_v, dn_v, can_up, can_dn, todo, subst, g_lo, g_hi)
+    _row_lipschitz(A, g_lo, g_hi, inv_m, l)
     for j in range(q):
         for r in range(j, q):
             G[j * q + r] = 0.0
@@ -684,11 +729,10 @@ cdef double _round(const double[:, ::1] A, const double[::1] s, const double[::1
     for j in range(q):
         out[j] = wc[j]
         b[j] = 0.0
-        todo[j] = ceil(wc[j]) != floor(wc[j])
         if todo[j]:
             left += 1
-            delta_up[j] = ceil(wc[j]) - wc[j]
-            delta_dn[j] = floor(wc[j]) - wc[j]
+            delta_up[j] = up_v[j] - wc[j]
+            delta_dn[j] = dn_v[j] - wc[j]
     while left > 0:
         best_up = -1
         best_dn = -1
@@ -698,8 +742,8 @@ cdef double _round(const double[:, ::1] A, const double[::1] s, const double[::1
             if not todo[j]:
                 continue
             d = delta_up[j]
-            up = u_cur + 2.0 * d * b[j] + d * d * G[j * q + j]
-            if shortcut:
+            up = u_cur + 2.0 * d * b[j] + d * d * G[j * q + j] if can_up[j] else INFINITY
+            if shortcut and not subst[j]:
                 frac = -delta_dn[j]
                 expect = u_cur + G[j * q + j] * frac * (1.0 - frac)
                 if up <= expect:
@@ -709,9 +753,16 @@ cdef double _round(const double[:, ::1] A, const double[::1] s, const double[::1
             elif up < best_up_v:
                 best_up_v, best_up = up, j
             d = delta_dn[j]
-            dn = u_cur + 2.0 * d * b[j] + d * d * G[j * q + j]
+            dn = u_cur + 2.0 * d * b[j] + d * d * G[j * q + j] if can_dn[j] else INFINITY
             if dn < best_dn_v:
                 best_dn_v, best_dn = dn, j
+        if best_up < 0 and best_dn < 0:  # every value overflowed: take the first open target
+            for j in range(q):
+                if todo[j]:
+                    best_up, best_up_v = j, INFINITY
+                    break
+            if not can_up[best_up]:
+                best_dn, best_dn_v, best_up = best_up, INFINITY, -1
         if best_up >= 0 and best_up_v <= best_dn_v:
             pick, d, u_cur = best_up, delta_up[best_up], best_up_v
         else:
@@ -726,19 +777,25 @@ cdef double _round(const double[:, ::1] A, const double[::1] s, const double[::1
 
 
 def auxiliary_rounding(const double[:, ::1] A, const double[::1] s, const double[::1] wc,
-                       double inv_m=1.0, bint plus_one=False, bint shortcut=False):
+                       double inv_m=1.0, bint plus_one=False, bint shortcut=False,
+                       const uint8_t[::1] forced=None):
     """Round the scaled point ``wc`` (coordinate 0 the intercept) by Algorithm 6.
 
     ``A`` holds the support's label-signed columns of the unscaled data; the scaled data is
     ``A * inv_m``. Returns ``(w_plus, U)``, the integer point and its final auxiliary loss.
     ``plus_one`` uses the paper's ``floor + 1`` for Gamma (looser on integer inputs);
     ``shortcut`` evaluates "round down" only when "round up" exceeds the Bernoulli expectation.
+    ``forced`` (one byte per coordinate, 0 free; bit 1 allows positive points, bit 2 negative
+    ones) marks the features (``constraints.include``) that must keep non-zero points.
     """
     cdef Py_ssize_t q = A.shape[0], n = A.shape[1]
     if q > MAXQ:
         raise ValueError(f"at most {MAXQ} coordinates can be rounded")
-    if wc.shape[0] != q or s.shape[0] != n:
+    if wc.shape[0] != q or s.shape[0] != n or (forced is not None and forced.shape[0] != q):
         raise ValueError("shape mismatch")
+    cdef const uint8_t* fp = NULL
+    if forced is not None:
+        fp = &forced[0]
     out = np.empty(q)
     cdef double[::1] o = out
     cdef double u
@@ -749,7 +806,7 @@ def auxiliary_rounding(const double[:, ::1] A, const double[::1] s, const double
         free(G)
         raise MemoryError()
     with nogil:
-        u = _round(A, s, wc, inv_m, plus_one, shortcut, &o[0], l, G)
+        u = _round(A, s, wc, inv_m, plus_one, shortcut, fp, &o[0], l, G)
     free(l)
     free(G)
     return out, u
@@ -769,8 +826,13 @@ def rounding_bound(const double[:, ::1] A, const double[::1] s, const double[::1
     l_arr = np.empty(max(n, 1))
     cdef double[::1] l = l_arr
     cdef double acc = 0.0, total = 0.0, u, zij
+    g_arr = np.empty((2, max(q, 1)))
+    cdef double[:, ::1] g = g_arr
     with nogil:
-        _row_lipschitz(A, wc, inv_m, False, &l[0])
+        for j in range(q):
+            g[0, j] = floor(wc[j])
+            g[1, j] = ceil(wc[j])
+        _row_lipschitz(A, &g[0, 0], &g[1, 0], inv_m, &l[0])
         for i in range(n):
             total += s[i]
             for j in range(q):
@@ -782,21 +844,27 @@ def rounding_bound(const double[:, ::1] A, const double[::1] s, const double[::1
 
 def star_ray(const double[:, ::1] A, const double[::1] s, const double[::1] w,
              const double[::1] grid, double early_stop=-1.0, double reference_loss=0.0,
-             bint plus_one=False, bint shortcut=False, const uint8_t[::1] stop=None):
+             bint plus_one=False, bint shortcut=False, const uint8_t[::1] stop=None,
+             const uint8_t[::1] forced=None):
     """StarRaySearch over the multipliers in ``grid``, visited in order (Algorithm 3).
 
     ``w`` is the continuous point on the support (coordinate 0 the intercept). For each m the
     scaled point ``m w`` is rounded on the data scaled by ``1/m`` and scored by the loss of the
     integer card with multiplier m. The search ends early once the relative excess over
     ``reference_loss`` drops below ``early_stop`` (negative: never). Returns
-    ``(w_plus, m, loss, tried)`` for the best multiplier.
+    ``(w_plus, m, loss, tried)`` for the best multiplier. ``forced`` is as for
+    ``auxiliary_rounding``: every card of the ray keeps those features at non-zero points, so the
+    best multiplier is chosen among cards that honour ``constraints.include``.
     """
     cdef Py_ssize_t q = A.shape[0], n = A.shape[1], i, j, g
     cdef Py_ssize_t ng = grid.shape[0]
     if q > MAXQ:
         raise ValueError(f"at most {MAXQ} coordinates can be rounded")
-    if w.shape[0] != q or s.shape[0] != n:
+    if w.shape[0] != q or s.shape[0] != n or (forced is not None and forced.shape[0] != q):
         raise ValueError("shape mismatch")
+    cdef const uint8_t* fp = NULL
+    if forced is not None:
+        fp = &forced[0]
     best = np.zeros(q)
     cand = np.zeros(q)
     wc_arr = np.zeros(q)
@@ -819,7 +887,7 @@ def star_ray(const double[:, ::1] A, const double[::1] s, const double[::1] w,
                 # snap values a rounding error away from an integer onto it
                 if fabs(wc[j] - floor(wc[j] + 0.5)) < 1e-9:
                     wc[j] = floor(wc[j] + 0.5)
-            _round(A, s, wc, 1.0 / m, plus_one, shortcut, &cw[0], l, G)
+            _round(A, s, wc, 1.0 / m, plus_one, shortcut, fp, &cw[0], l, G)
             loss = 0.0
             for i in range(n):
                 zi = 0.0

@@ -196,3 +196,94 @@ def test_signal_cancels_a_real_run_and_keeps_the_model(toy_env, tmp_path, sig):
     assert "interrupted" in err
     last = json.loads(events.read_text().splitlines()[-1])
     assert last["kind"] == "finish" and last["result"]["status"] == "cancelled"
+
+
+# -- Ctrl-C before the search starts (issue 23, item 6): exit 130 and one line, wherever it lands --
+
+SLOW_START = """\
+import os, sys, time
+
+def _pause(stage):
+    sys.stderr.write(f"slow-start: {stage}\\n")
+    sys.stderr.flush()
+    time.sleep(60)
+
+STAGE = os.environ.get("SLOW_STAGE")
+if STAGE == "plugins":
+    _pause("plugins")
+elif STAGE == "data":
+    import glasswork.runner as _runner
+    _runner.load_problem = lambda *args, **kwargs: _pause("data")
+elif STAGE == "store":
+    from glasswork.store import RunStore
+    RunStore.open = lambda self: _pause("store")
+"""
+
+
+def _interrupted_cleanly(proc: subprocess.Popen, err: str) -> None:
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    for noise in ("Traceback", "internal error", "Aborted!", "KeyboardInterrupt"):
+        assert noise not in err, err
+
+
+def _wait_for_numpy(proc: subprocess.Popen, timeout: float = 60.0) -> None:
+    """Until the child maps numpy's core, which ``import glasswork`` loads: glasswork's code is
+    running (earlier, a Ctrl-C lands in Python's own start-up, which no program can handle)."""
+    maps = Path(f"/proc/{proc.pid}/maps")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if "_multiarray_umath" in maps.read_text():
+                return
+        except OSError:
+            pass
+        time.sleep(0.005)
+    raise AssertionError("the child never imported numpy")
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc to see the child's imports")
+@pytest.mark.parametrize("delay", [0.0, 0.3, 1.0])
+def test_ctrl_c_at_any_moment_of_start_up_exits_130(delay, toy_env, tmp_path):
+    """Whatever it hits (imports, the plugins, the spec, the data), one line and exit 130."""
+    spec = write(tmp_path / "s.yaml", SPEC)
+    with running([sys.executable, "-m", "glasswork", "run", "--no-store", "-q", str(spec)],
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=toy_env, cwd=tmp_path) as proc:
+        _wait_for_numpy(proc)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    if proc.returncode == 0:  # a fast machine finished the whole run first: nothing to check
+        pytest.skip(f"the run ended within {delay} s")
+    _interrupted_cleanly(proc, err)
+
+
+@pytest.mark.parametrize("stage,where", [("plugins", "reading the spec"), ("data", "loading the data"),
+                                         ("store", "opening the run store")])
+def test_ctrl_c_in_each_stage_says_where(stage, where, toy_env, tmp_path):
+    (tmp_path / "slow_start.py").write_text(SLOW_START)
+    env = {**toy_env, "SLOW_STAGE": stage, "GLASSWORK_PLUGIN_MODULES": "toy_plugin,slow_start",
+           "PYTHONPATH": f"{tmp_path}:{toy_env.get('PYTHONPATH', '')}"}
+    spec = write(tmp_path / "s.yaml", SPEC)
+    with running([sys.executable, "-m", "glasswork", "run", "-q", "--db", str(tmp_path / "g.duckdb"), str(spec)],
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path) as proc:
+        line = proc.stderr.readline()
+        assert line.strip() == f"slow-start: {stage}", line + proc.stderr.read()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    _interrupted_cleanly(proc, err)
+    assert f"interrupted while {where}; nothing was run" in err
+    assert not (tmp_path / "g.duckdb").exists() or stage == "store"
+
+
+def test_ctrl_c_while_a_plain_command_starts_is_not_click_s_aborted(toy_env, tmp_path):
+    (tmp_path / "slow_start.py").write_text(SLOW_START)
+    env = {**toy_env, "SLOW_STAGE": "plugins", "GLASSWORK_PLUGIN_MODULES": "toy_plugin,slow_start",
+           "PYTHONPATH": f"{tmp_path}:{toy_env.get('PYTHONPATH', '')}"}
+    with running([sys.executable, "-m", "glasswork", "plugins"], stdout=subprocess.PIPE,
+                 stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path) as proc:
+        assert proc.stderr.readline().strip() == "slow-start: plugins"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    _interrupted_cleanly(proc, err)
+    assert "glasswork plugins: interrupted" in err

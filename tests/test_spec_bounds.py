@@ -175,3 +175,103 @@ def test_fuzz_specs_around_a_valid_one(document, tmp_path_factory):
     with path.open("w", encoding="utf-8") as fh:
         YAML(typ="safe").dump(base, fh)
     _load(path)
+
+
+# -- integers that reach compiled code or the run store (issue 23, item 6) ------------------------
+
+INT64_MAX = 2**63 - 1
+
+
+def _integer_nodes(node, path: str = "", inherited: float | None = None):
+    """Every schema node that admits an integer, with where it is and its maximum (pydantic
+    writes the bound of a ``ByteSize`` as ``le`` on the enclosing union)."""
+    if isinstance(node, dict):
+        inherited = node.get("le", inherited)
+        if node.get("type") == "integer":
+            yield path, node, node.get("maximum", node.get("exclusiveMaximum", inherited))
+        for key, value in node.items():
+            yield from _integer_nodes(value, f"{path}.{key}" if path else key, inherited)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _integer_nodes(value, f"{path}[{i}]", inherited)
+
+
+def test_every_integer_of_the_solver_specs_and_limits_is_bounded_within_int64():
+    """The built-in solvers' sections, limits and sweep: each integer has a minimum and a maximum
+    inside int64 (the data section, glasswork.data.spec, is another module's and is not checked here)."""
+    import pydantic
+
+    from glasswork.data import spec as data_spec
+    from glasswork.spec import json_schema
+
+    data_models = {name for name, obj in vars(data_spec).items()
+                   if isinstance(obj, type) and issubclass(obj, pydantic.BaseModel)}
+    schema = json_schema(Registry(entry_points=False, disabled=()))
+    unbounded = []
+    for name, definition in schema["$defs"].items():
+        if name in data_models:
+            continue
+        for path, node, top in _integer_nodes(definition, name):
+            bottom = node.get("minimum", node.get("exclusiveMinimum"))
+            if top is None or bottom is None or top > INT64_MAX or bottom < -INT64_MAX - 1:
+                unbounded.append(path)
+    assert not unbounded, f"integers without a bound inside int64: {unbounded}"
+
+
+BUILTIN = Registry(entry_points=False, disabled=())
+HUGE = [
+    ("limits: {nodes: %d}" % 2**63, "limits.nodes"),
+    ("limits: {nodes: %d}" % 2**64, "limits.nodes"),
+    ("limits: {time: .inf}", "limits.time"),
+    ("limits: {memory: %d}" % 2**70, "limits.memory"),
+    ("sweep: {folds: %d}" % 2**63, "sweep.folds"),
+]
+
+
+@pytest.mark.parametrize("line,field", HUGE)
+def test_huge_limits_are_refused_with_the_field(line, field, tmp_path):
+    path = tmp_path / "huge.yaml"
+    path.write_text(VALID + line + "\n")
+    with pytest.raises(SpecError, match=field.replace(".", r"\.")):
+        load_spec(path, REGISTRY)
+
+
+@pytest.mark.parametrize("section,field,value", [
+    ("objective", "candidates.seed", 2**32), ("objective", "candidates.max_candidates", 2**63),
+    ("constraints", "stability_rank", 2**63), ("constraints", "frontier.choose", 0),
+    ("constraints", "frontier.choose", 2**63),
+])
+def test_huge_moss_integers_are_refused(section, field, value, tmp_path):
+    head, _, leaf = field.rpartition(".")
+    inner = {leaf: value}
+    for part in reversed(head.split(".") if head else []):
+        inner = {part: inner}
+    path = tmp_path / "moss.json"
+    path.write_text(json.dumps({"name": "m", "solver": "moss", "data": {"source": "sklearn:diabetes"},
+                                section: inner}))
+    with pytest.raises(SpecError, match=f"{section}.{head or leaf}"):
+        load_spec(path, BUILTIN)
+
+
+@pytest.mark.parametrize("section,value", [
+    ("search", {"pool_size": 2**63}), ("constraints", {"coefficient_bounds": [-(10**400), 5]}),
+    ("constraints", {"coefficient_bounds": {"a*": [0, 2**64]}}),
+])
+def test_huge_fasterrisk_integers_are_refused(section, value, tmp_path):
+    path = tmp_path / "fr.json"
+    path.write_text(json.dumps({"name": "f", "solver": "fasterrisk", "data": {"source": "sklearn:breast_cancer"},
+                                section: value}))
+    with pytest.raises(SpecError, match=section):
+        load_spec(path, BUILTIN)
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_limits_nodes_of_2_63_is_exit_2_on_the_command_line(command, tmp_path, toy_env):
+    spec = tmp_path / "nodes.yaml"
+    spec.write_text(VALID + "limits: {nodes: %d}\n" % 2**63)
+    args = [command, str(spec)] if command == "validate" else [command, "--no-store", str(spec)]
+    proc = subprocess.run([sys.executable, "-m", "glasswork", *args], capture_output=True, text=True,
+                          env=toy_env, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "limits.nodes" in proc.stderr and "Traceback" not in proc.stderr
+    assert "internal error" not in proc.stderr

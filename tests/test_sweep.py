@@ -73,6 +73,42 @@ def test_sweep_section_is_validated(tmp_path, toy_registry):
         plan(tmp_path, toy_registry, BASE + "sweep:\n  grid: {objective.regularisation: [0.1]}\n")
 
 
+def _explosive_grid(keys: int = 8, values: int = 10) -> str:
+    """8 keys x 10 values: 10^8 points, which used to pass validate and exhaust memory on --dry-run."""
+    lines = [f"    objective.k{i}: [{', '.join(str(v) for v in range(values))}]" for i in range(keys)]
+    return BASE + "sweep:\n  grid:\n" + "\n".join(lines) + "\n"
+
+
+def test_an_exploding_grid_is_refused_before_it_is_expanded(tmp_path, toy_registry):
+    import tracemalloc
+
+    tracemalloc.start()
+    started = time.monotonic()
+    with pytest.raises(SpecError) as caught:
+        plan(tmp_path, toy_registry, _explosive_grid())
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    message = str(caught.value)
+    assert "100,000,000" in message and "10,000" in message
+    assert "'objective.k0': 10 x" in message and "'objective.k7': 10" in message
+    assert time.monotonic() - started < 5 and peak < 50 * 2**20
+    # folds count: 2,000 points x 6 folds are 12,000 runs
+    values = ", ".join(f"{v / 10000}" for v in range(2000))
+    grid = BASE + f"sweep:\n  grid:\n    objective.regularization: [{values}]\n  folds: "
+    with pytest.raises(SpecError, match="12,000 times"):
+        plan(tmp_path, toy_registry, grid + "6\n")
+
+
+@pytest.mark.parametrize("command", [["validate"], ["sweep", "--dry-run"]])
+def test_the_command_line_refuses_an_exploding_grid_with_exit_2(command, tmp_path, toy_env):
+    spec = write(tmp_path / "sweep.yaml", _explosive_grid())
+    proc = subprocess.run([sys.executable, "-m", "glasswork", *command, str(spec)], capture_output=True,
+                          text=True, env=toy_env, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert "100,000,000" in proc.stderr and "objective.k7" in proc.stderr
+    assert "Traceback" not in proc.stderr and "MemoryError" not in proc.stderr
+
+
 def _objectives(store: RunStore, sweep_id: str) -> dict[str, float]:
     rows = store.list_runs(sweep=sweep_id, limit=None)
     return {json.dumps(store.details(r.run_id)["spec"]["objective"]) + str(store.details(r.run_id)["spec"]["data"]["split"]): r.objective

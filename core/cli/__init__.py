@@ -71,9 +71,12 @@ class _Group(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         """A store found damaged (or locked) only after it opened, mid-command, ends the command
-        with the store's own message (the file and the way out), not as an internal error."""
+        with the store's own message (the file and the way out), not as an internal error; Ctrl-C
+        that no command handled itself ends it with one line and exit 130."""
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            interrupted(f"glasswork {ctx.invoked_subcommand or 'command'}: interrupted.")
         except Exception as exc:
             from glasswork.store import StoreError
 
@@ -103,6 +106,31 @@ def fail(message: str, code: int, *, as_json: bool = False, extra: dict[str, Any
     sys.exit(code)
 
 
+def interrupted(message: str, *, as_json: bool = False) -> NoReturn:
+    """End a command that Ctrl-C stopped before it changed anything: the message, exit 130.
+
+    The process ends with ``os._exit`` once the output is flushed (the command's own ``finally``
+    blocks have run by then): with an ordinary exit, an interrupt that landed while the plugins
+    were imported sometimes left CPython re-raising SIGINT on itself at exit (status -2, seen about
+    one time in eight), presumably its "unhandled KeyboardInterrupt" mark set by import code run
+    through the C API, instead of exiting 130.
+    Run in-process (not as the ``glasswork`` command), it raises ``SystemExit(130)`` instead.
+    """
+    from glasswork import startup
+
+    if not startup.started_as_command():  # in-process (click's CliRunner, a host program)
+        fail(message, EXIT_INTERRUPTED, as_json=as_json)
+    if as_json:
+        click.echo(json.dumps({"error": message}, indent=2))
+    click.echo(message, err=True)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(EXIT_INTERRUPTED)
+
+
 def print_spec_error(error: Any) -> None:
     """Every issue of a ``SpecError``, one ``FILE:LINE:COL: field: message`` line each."""
     for issue in error.issues:
@@ -120,17 +148,27 @@ DB_OPTION = click.option(
 
 
 def main() -> None:
-    """Console-script entry point: an unexpected error is a message and exit 1, not a traceback."""
+    """Console-script entry point: an unexpected error is a message and exit 1, not a traceback;
+    Ctrl-C anywhere is one line and exit 130 (click's own "Aborted!" would exit 1)."""
+    from glasswork import startup
+
+    startup.release()  # Ctrl-C raises KeyboardInterrupt from here on; the commands say where
     try:
-        cli(standalone_mode=True)
+        code = cli.main(standalone_mode=False)
     except SystemExit:
         raise
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        interrupted("glasswork: interrupted; nothing was run.")
+    except click.ClickException as exc:  # a usage error: click's message, click's exit status
+        exc.show()
+        sys.exit(exc.exit_code)
     except Exception as exc:  # a bug of ours or a plugin's; say so plainly
         if os.environ.get("GLASSWORK_TRACEBACK"):
             traceback.print_exc()
         click.echo(f"glasswork: internal error: {type(exc).__name__}: {exc}\n"
                    "Set GLASSWORK_TRACEBACK=1 for the traceback, and please report it.", err=True)
         sys.exit(EXIT_SOLVER)
+    sys.exit(code if isinstance(code, int) else EXIT_OK)
 
 
 # the command modules register themselves on ``cli`` when imported

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from glasswork.cli import (DB_OPTION, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_SOLVER, _raise_keyboard_interrupt, cli,
-                           fail, print_spec_error)
+                           fail, interrupted, print_spec_error)
 
 
 @cli.command()
@@ -56,21 +56,23 @@ def run(spec: str, as_json: bool, overrides: tuple[str, ...], events_file: Path 
                  "html); nothing was run.", EXIT_INVALID, as_json=as_json)
     if exports and no_store:
         fail("--export needs the run store (drop --no-store); nothing was run.", EXIT_INVALID, as_json=as_json)
+    stage = "reading the spec"  # where a Ctrl-C before the search lands, for its message
     try:
         launch = Launch.from_file(spec, overrides, db=db, no_store=no_store)
+        stage = "loading the data"
+        launch.prepare()  # before the store opens: bad data writes nothing
+        stage = "opening the run store"
+        launch.open_store()
     except SpecError as exc:
         print_spec_error(exc)
         fail(f"{spec}: invalid spec ({len(exc.issues)} error(s)); nothing was run.", EXIT_INVALID,
              as_json=as_json, extra={"issues": [i.to_dict() for i in exc.issues]})
-    try:
-        launch.prepare()  # before the store opens: bad data writes nothing
-        launch.open_store()
     except DataError as exc:
         fail(f"{spec}: data error: {exc}", EXIT_INVALID, as_json=as_json)
     except StoreError as exc:
         fail(f"{spec}: {exc}; nothing was run.", EXIT_SOLVER, as_json=as_json)
     except KeyboardInterrupt:
-        fail(f"{spec}: interrupted while reading the data; nothing was run.", EXIT_INTERRUPTED, as_json=as_json)
+        interrupted(f"{spec}: interrupted while {stage}; nothing was run.", as_json=as_json)
 
     sinks: list[Any] = []
     if not quiet:

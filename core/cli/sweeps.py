@@ -9,7 +9,8 @@ from typing import Any
 
 import click
 
-from glasswork.cli import DB_OPTION, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_SOLVER, cli, fail, print_spec_error
+from glasswork.cli import (DB_OPTION, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_SOLVER, cli, fail, interrupted,
+                           print_spec_error)
 
 
 @cli.command()
@@ -63,6 +64,8 @@ def sweep(spec: str, executor: str, scheduler: str | None, jobs: int | None, ove
         print_spec_error(exc)
         fail(f"{spec}: invalid sweep ({len(exc.issues)} error(s)); nothing was run.", EXIT_INVALID, as_json=as_json,
               extra={"issues": [i.to_dict() for i in exc.issues]})
+    except KeyboardInterrupt:
+        interrupted(f"{spec}: interrupted while reading the sweep; nothing was run.", as_json=as_json)
     if dry_run:
         for point in plan.points:
             click.echo(f"{point.index:>4}  {point.label()}")
@@ -76,6 +79,8 @@ def sweep(spec: str, executor: str, scheduler: str | None, jobs: int | None, ove
         except StoreError as exc:
             fail(f"{spec}: {exc}; nothing was run.", EXIT_INVALID if isinstance(exc, StorePathError) else EXIT_SOLVER,
                  as_json=as_json)
+        except KeyboardInterrupt:
+            interrupted(f"{spec}: interrupted while opening the run store; nothing was run.", as_json=as_json)
     try:
         pool = sweeps.make_executor(executor, jobs=jobs, scheduler=scheduler)
     except Exception as exc:

@@ -8,6 +8,7 @@ import itertools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from glasswork.registry import Registry
@@ -91,22 +92,12 @@ def expand(
         line, col = positions.locate([])
         raise SpecError([SpecIssue(file, line, col, "sweep", "this spec has no 'sweep:' section to expand")])
     sweep_spec = base.sweep
-    grid_keys = list(sweep_spec.grid)
-    # each combination with, per swept path, where its value stands in the file
-    combos: list[tuple[dict[str, Any], dict[str, list[str | int]]]] = [
-        ({k: sweep_spec.grid[k][i] for k, i in zip(grid_keys, indices)},
-         {k: ["sweep", "grid", k, i] for k, i in zip(grid_keys, indices)})
-        for indices in itertools.product(*(range(len(sweep_spec.grid[k])) for k in grid_keys))
-    ] if grid_keys else []
-    combos += [(dict(p), {k: ["sweep", "points", i, k] for k in p}) for i, p in enumerate(sweep_spec.points)]
-    if not combos:
-        combos = [({}, {})]
     folds: list[int | None] = list(range(sweep_spec.folds)) if sweep_spec.folds else [None]
 
     template = {k: v for k, v in document.items() if k != "sweep"}
     points: list[SweepPoint] = []
     issues: list[SpecIssue] = []
-    for coords, where in combos:
+    for coords, where in _combinations(sweep_spec):
         for fold in folds:
             doc = copy.deepcopy(template)
             for key, value in coords.items():
@@ -129,3 +120,20 @@ def expand(
     if issues:
         raise SpecError(issues)
     return Sweep(LoadedSpec(base, path), sweep_spec, points, registry.sweep_defaults(base.solver))
+
+
+def _combinations(sweep_spec: SweepSpec) -> Iterator[tuple[dict[str, Any], dict[str, list[str | int]]]]:
+    """Each grid combination, then each listed point, with where each value stands in the file.
+
+    Lazy: the spec model has already refused a sweep of more than ``MAX_SWEEP_RUNS`` runs, and
+    nothing here holds more than the point being built.
+    """
+    grid_keys = list(sweep_spec.grid)
+    if grid_keys:
+        for indices in itertools.product(*(range(len(sweep_spec.grid[k])) for k in grid_keys)):
+            yield ({k: sweep_spec.grid[k][i] for k, i in zip(grid_keys, indices)},
+                   {k: ["sweep", "grid", k, i] for k, i in zip(grid_keys, indices)})
+    for i, p in enumerate(sweep_spec.points):
+        yield dict(p), {k: ["sweep", "points", i, k] for k in p}
+    if not grid_keys and not sweep_spec.points:
+        yield {}, {}

@@ -413,7 +413,10 @@ class Engine:
         return w, float(model.w[0] - self.mu @ w)
 
     def multiplier_grid(self, w: np.ndarray, w0: float) -> np.ndarray:
-        """Star-ray multipliers: 1..m_max, or 1 down to 0.5 when a coefficient is at its bound."""
+        """Star-ray multipliers: 1..m_max, or 1 down to 0.5 when a coefficient is at its bound.
+
+        ``w`` has one coefficient per feature (length p): ``m w_j`` must stay in feature j's box.
+        """
         st = self.settings
         m_max = math.inf
         for j in np.flatnonzero(w):
@@ -424,10 +427,20 @@ class Engine:
         return multiplier_grid(m_max, st.multipliers)
 
     def round_model(self, model: Continuous) -> IntegerModel:
-        """StarRaySearch over the multiplier grid for one continuous model."""
+        """StarRaySearch over the multiplier grid for one continuous model.
+
+        A forced feature (``constraints.include``) is rounded even where its continuous
+        coefficient is 0, and never to 0 points: the card's meaning of ``include`` is the exact
+        policy's (the feature is on the card), so every multiplier's card honours it.
+        """
         st = self.settings
         w, w0 = self.to_original(model)
-        feats = np.flatnonzero(np.abs(w) > 1e-9)
+        forced_set = set(self.cons.include)
+        feats = np.flatnonzero((np.abs(w) > 1e-9) | np.isin(np.arange(self.p), list(forced_set)))
+        forced = np.zeros(feats.size + 1, dtype=np.uint8)
+        for t, j in enumerate(feats.tolist(), 1):
+            if j in forced_set:
+                forced[t] = (1 if self.cons.upper[j] >= 1 else 0) | (2 if self.cons.lower[j] <= -1 else 0)
         cols = np.array([0, *(feats + 1)], dtype=np.int64)
         rows, weights = self._rows(cols)
         sub = np.empty((cols.size, rows.size))
@@ -436,11 +449,13 @@ class Engine:
         wq = np.concatenate([[w0], w[feats]])
         weights = np.ascontiguousarray(weights)
         cont = float(kernels.logistic_loss(sub, weights, wq, 1.0))
-        grid = self.multiplier_grid(w[feats] if feats.size else np.zeros(0), w0)
+        on_card = np.zeros(self.p)
+        on_card[feats] = w[feats]  # the grid reads each feature's own bounds: a full-length vector
+        grid = self.multiplier_grid(on_card, w0)
         early = -1.0 if st.multiplier_early_stop is None else st.multiplier_early_stop
         best, m, loss, tried = kernels.star_ray(
             sub, weights, wq, grid, early, cont, st.gamma_plus_one, st.rounding_shortcut,
-            self.stop_flag)
+            self.stop_flag, forced if forced_set else None)
         keep = best[1:] != 0
         return IntegerModel(feats[keep], best[1:][keep].astype(np.int64), float(best[0]),
                             float(m), float(loss), cont, int(tried))

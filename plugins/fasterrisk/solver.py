@@ -84,6 +84,11 @@ def constraints_from_spec(spec: FasterRiskConstraints, names: list[str]) -> Cons
     groups_used = [cons.group_of[j] for j in cons.include if cons.group_of[j] >= 0]
     if len(groups_used) != len(set(groups_used)):
         raise DataError("constraints.include forces two features of the same group")
+    pinned = [names[j] for j in cons.include if cons.lower[j] == 0 and cons.upper[j] == 0]
+    if pinned:  # a forced feature must have non-zero points, which its box forbids
+        raise DataError(f"constraints.include forces {', '.join(repr(n) for n in pinned)}, whose "
+                        "coefficient_bounds are [0, 0]: no card can use it",
+                        hint="widen its bounds or drop it from constraints.include")
     if len(cons.include) > spec.sparsity:
         raise DataError(f"{len(cons.include)} included features exceed sparsity {spec.sparsity}")
     return cons

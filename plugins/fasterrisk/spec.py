@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from glasswork import SolverSpec, StrictModel
 
-Pair = tuple[int, int]
+MAX_POINTS = 1_000_000  # points of one feature; the kernels hold them as doubles
+Points = Annotated[int, Field(ge=-MAX_POINTS, le=MAX_POINTS)]
+Pair = tuple[Points, Points]
 
 
 def _check_pair(pair: Pair) -> Pair:
@@ -111,7 +113,7 @@ class FasterRiskSearch(StrictModel):
     )
     multipliers: int | None = Field(None, ge=1, le=1000, description="N_m: multipliers per member (20).")
     pool_size: int | None = Field(
-        None, ge=1, description="Keep at most this many continuous pool members (reference: 50)."
+        None, ge=1, le=100_000, description="Keep at most this many continuous pool members (reference: 50)."
     )
     screening: Literal["loss", "gradient"] | None = Field(
         None, description="Rank new features by 1-D loss over all (paper) or by |gradient| (code)."

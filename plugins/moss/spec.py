@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from glasswork.spec import SolverSpec, StrictModel
 from pydantic import Field, model_validator
@@ -17,11 +17,13 @@ class CandidatesSpec(StrictModel):
         1.0 / 3.0, gt=0.0, le=1.0, description="Fraction of features tried at each split (mtry)."
     )
     quantiles: int = Field(10, ge=2, le=255, description="Quantile bins per feature; thresholds sit between them.")
-    seed: int = Field(0, ge=0, description="Seed of the forest.")
+    seed: int = Field(0, ge=0, le=2**32 - 1, description="Seed of the forest (scikit-learn takes 0 to 2^32 - 1).")
     rules_from: Literal["all_nodes", "leaves"] = Field(
         "all_nodes", description="Every non-root node is a rule (SIRUS), or the leaves only."
     )
-    max_candidates: int = Field(1000, ge=1, description="Keep at most this many rules, those with the largest Pi.")
+    max_candidates: int = Field(
+        1000, ge=1, le=1_000_000, description="Keep at most this many rules, those with the largest Pi."
+    )
 
 
 class MossObjective(StrictModel):
@@ -45,7 +47,7 @@ class FrontierSpec(StrictModel):
     """Solve the epsilon grid (descending window sums of the sorted Pi) instead of one epsilon."""
 
     points: int = Field(100, ge=1, le=100_000, description="How many grid values, from eps_max down.")
-    choose: Literal["knee"] | int = Field(
+    choose: Literal["knee"] | Annotated[int, Field(ge=1, le=100_000)] = Field(
         "knee", description="The rule set returned as the model: 'knee', or a 1-based point number."
     )
 
@@ -56,7 +58,7 @@ class MossConstraints(StrictModel):
     max_rules: int = Field(15, ge=1, le=1000, description="k, the largest number of rules.")
     min_stability: float | None = Field(None, ge=0.0, description="epsilon: lower bound on H1 = Pi'z.")
     stability_rank: int | None = Field(
-        None, ge=1, description="Use the j-th value of the epsilon grid (1 = eps_max; 3 = MOSS-eps-H, the default)."
+        None, ge=1, le=100_000, description="Use the j-th value of the epsilon grid (1 = eps_max; 3 = MOSS-eps-H, the default)."
     )
     frontier: FrontierSpec | None = Field(None, description="Compute the Pareto frontier.")
 

@@ -256,3 +256,22 @@ class TestCorelsContract(SolverContract):
                 "objective": {"regularization": 0.03}, "constraints": {"max_card": 1, "negations": True},
                 "search": {"policy": "lower_bound", "symmetry_map": "prefix"}}
 
+
+
+@pytest.mark.parametrize("policy", ["bfs", "dfs", "curiosity", "lower_bound", "objective"])
+def test_max_prefix_length_holds_on_every_policy_against_enumeration(policy: str) -> None:
+    """constraints.max_prefix_length through the solver (issue 23, item 4): every queue policy
+    returns a list no longer than the cap, whose objective is the enumerated optimum under it."""
+    from glasswork.data.rules import mine_antecedents
+
+    for seed in range(6):
+        X, y = _random(10 + seed, n=150, p=4)
+        lam = (0.0, 0.002, 0.01)[seed % 3]
+        cap = seed % 3  # 0: the default rule alone
+        ants = mine_antecedents(X, [f"f{j}" for j in range(4)], max_card=1, min_support=lam, negations=True)
+        ref = brute_force(ants.matrix(), y, lam, max_len=cap)
+        res = _solve(_problem(X, y), objective={"regularization": lam}, search={"policy": policy},
+                     constraints={"max_card": 1, "max_prefix_length": cap})
+        assert res.certificate.status is Status.OPTIMAL
+        assert len(res.model.rules) <= cap
+        assert res.certificate.objective == pytest.approx(ref[0], abs=1e-12)

@@ -269,3 +269,84 @@ def test_star_ray_scans_the_grid_and_keeps_the_best():
     _, _, _, tried = K.star_ray(A, s, w, grid, 10.0, cont)
     assert tried == 1
     assert math.isfinite(loss)
+
+
+# -- rounding with forced features (constraints.include): never 0 points -------------------------
+
+
+def _targets(v: float, allowed: int) -> list[float]:
+    """The two targets of a forced coordinate: floor and ceil, 0 replaced by -1 / +1 if allowed."""
+    up, dn = math.ceil(v), math.floor(v)
+    out = []
+    if up != 0 or allowed & 1:
+        out.append(float(up if up != 0 else 1))
+    if dn != 0 or allowed & 2:
+        out.append(float(dn if dn != 0 else -1))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_forced_coordinates_never_round_to_zero(seed):
+    A, s, wc, inv_m = _random_rounding_case(seed)
+    rng = np.random.default_rng(1000 + seed)
+    q = wc.size
+    forced = np.zeros(q, dtype=np.uint8)
+    for j in range(1, q):
+        if rng.random() < 0.6:
+            forced[j] = int(rng.choice([1, 2, 3]))
+            wc[j] = rng.uniform(-1, 1) if rng.random() < 0.7 else 0.0
+            if forced[j] == 1:
+                wc[j] = abs(wc[j])  # a monotone box [0, hi]: the point is >= 0
+            elif forced[j] == 2:
+                wc[j] = -abs(wc[j])
+    for plus_one, shortcut in ((False, False), (True, True)):
+        out, _ = K.auxiliary_rounding(A, s, wc, inv_m, plus_one, shortcut, forced)
+        for j in range(q):
+            if forced[j]:
+                assert out[j] != 0 and out[j] in _targets(wc[j], int(forced[j]))
+                assert (forced[j] & 1 or out[j] < 0) and (forced[j] & 2 or out[j] > 0)
+            else:
+                assert out[j] in (math.floor(wc[j]), math.ceil(wc[j]))
+    # no forced coordinate: exactly Algorithm 6
+    same, U0 = K.auxiliary_rounding(A, s, wc, inv_m, False, False, np.zeros(q, dtype=np.uint8))
+    plain, U1 = K.auxiliary_rounding(A, s, wc, inv_m, False, False)
+    assert np.array_equal(same, plain) and U0 == U1
+
+
+def test_forced_rounding_is_greedy_optimal_over_its_targets():
+    """One forced coordinate between -1 and 1: the choice is the argmin of U over {-1, +1}, with
+    the Lipschitz constants taken over the box the two targets span."""
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        X = rng.normal(size=(50, 1))
+        y = np.where(rng.random(50) < 0.5, 1.0, -1.0)
+        A = signed(X, y)
+        s = np.ones(50)
+        wc = np.array([1.0, rng.uniform(-1, 1)])
+        out, U = K.auxiliary_rounding(A, s, wc, 1.0, False, False, np.array([0, 3], dtype=np.uint8))
+        gam_lo, gam_hi = np.array([1.0, -1.0]), np.array([1.0, 1.0])
+        l = 1.0 / (1.0 + np.exp((A * np.where(A > 0, gam_lo[:, None], gam_hi[:, None])).sum(0)))
+        vals = {v: float(s @ (l * (A.T @ (np.array([1.0, v]) - wc))) ** 2) for v in (-1.0, 1.0)}
+        assert out[1] == min(vals, key=lambda v: (vals[v], -v))
+        assert U == pytest.approx(vals[out[1]], rel=1e-9)
+
+
+def test_star_ray_keeps_forced_features_on_every_card():
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 2, (200, 3)).astype(float)
+    y = np.where(X @ [1.0, -1.0, 0.0] + rng.normal(0, 1, 200) > 0, 1.0, -1.0)
+    A = signed(X, y)
+    s = np.ones(200)
+    w = np.array([-0.2, 1.3, -1.1, 0.0])  # the forced third feature has no weight at all
+    grid = np.linspace(1.0, 5 / 1.3, 8)
+    forced = np.array([0, 0, 0, 3], dtype=np.uint8)
+    best, m, loss, tried = K.star_ray(A, s, w, grid, forced=forced)
+    assert tried == 8 and best[3] in (-1.0, 1.0)
+    losses = []
+    for g in grid:  # the best over the grid of the forced roundings
+        out, _ = K.auxiliary_rounding(A, s, w * g, 1.0 / g, False, False, forced)
+        assert out[3] != 0
+        losses.append(K.logistic_loss(A, s, out, 1.0 / g))
+    assert loss == pytest.approx(min(losses)) and m == pytest.approx(grid[int(np.argmin(losses))])
+    unforced, *_ = K.star_ray(A, s, w, grid)
+    assert unforced[3] == 0
