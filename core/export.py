@@ -30,12 +30,10 @@ carry data only as one printable line.
 from __future__ import annotations
 
 import json
-import math
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -50,8 +48,8 @@ if TYPE_CHECKING:
     from glasswork.registry import Registry
 
 FORMATS = ("python", "sql", "json", "markdown")
-DOCUMENT = "glasswork.model"
-DOCUMENT_VERSION = 1
+DOCUMENT: Final = "glasswork.model"
+DOCUMENT_VERSION: Final = 1
 Op = Literal["==", "!=", "<=", ">"]
 
 
@@ -342,8 +340,8 @@ def sql_unusable(column: str, numeric: bool) -> str:
     rest = text
     for d in _DIGITS:  # what is left once the digits are gone: the signs, the point, the exponent
         rest = f"REPLACE({rest}, '{d}', '')"
-    shapes = ["", ".", "e", "e+", "e-", ".e", ".e+", ".e-"]
-    shapes = ", ".join(sql_literal(p + s) for p in ("", "+", "-") for s in shapes)
+    tails = ["", ".", "e", "e+", "e-", ".e", ".e+", ".e-"]
+    shapes = ", ".join(sql_literal(p + s) for p in ("", "+", "-") for s in tails)
     digit = "(" + ", ".join(f"'{d}'" for d in _DIGITS) + ")"
     point_digit = "(" + ", ".join(f"'.{d}'" for d in _DIGITS) + ")"
     number = (f"({rest} IN ({shapes})"  # the right characters, in the right order

@@ -12,6 +12,7 @@ while writing a plugin that is not packaged yet.
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 import os
 import pkgutil
@@ -107,7 +108,7 @@ class Registry:
                 continue
             module_name = f"glasswork.plugins.{mod.name}"
             info = PluginInfo(mod.name, "builtin", __version__, module_name)
-            self._load(info, lambda n=module_name: importlib.import_module(n))
+            self._load(info, functools.partial(importlib.import_module, module_name))
 
     def _load_entry_points(self) -> None:
         for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
@@ -129,7 +130,7 @@ class Registry:
             if not module_name:
                 continue
             info = PluginInfo(module_name, f"${MODULES_ENV}", "-", module_name)
-            self._load(info, lambda n=module_name: importlib.import_module(n))
+            self._load(info, functools.partial(importlib.import_module, module_name))
 
     def add(self, obj: object, *, name: str, origin: str = "explicit", version: str = "0") -> PluginInfo:
         """Register an already imported plugin object (tests and notebooks)."""

@@ -254,7 +254,9 @@ def _curves(details: dict[str, Any], registry: Registry) -> str:
     inputs = details.get("inputs")
     model_dict = next(m["model"] for m in details["models"] if m.get("model"))
     model = registry.load_model(model_dict, None if inputs is None else ModelInputs.model_validate(inputs)).value
-    part, X, y = ("test", problem.X_test, problem.y_test) if problem.has_test else ("training", problem.X, problem.y)
+    X, y = (problem.X_test, problem.y_test) if problem.has_test else (problem.X, problem.y)
+    part = "test" if problem.has_test else "training"
+    assert X is not None and y is not None  # has_test says the test part is there
     if model is None or not hasattr(model, "predict_proba") or problem.task != "binary":
         if model is not None and problem.task == "regression":
             pred = np.asarray(model.predict(X), dtype=np.float64)

@@ -296,8 +296,9 @@ def _split_of(problem: Problem) -> dict[str, Any] | None:
     split: dict[str, Any] = {name: getattr(problem, name).tolist()
                              for name in ("train_index", "test_index", "folds")
                              if getattr(problem, name, None) is not None}
-    if getattr(problem, "fold", None) is not None:
-        split["fold"] = int(problem.fold)  # type: ignore[attr-defined]
+    fold = getattr(problem, "fold", None)
+    if fold is not None:
+        split["fold"] = int(fold)
     return split or None
 
 

@@ -216,7 +216,7 @@ elif STAGE == "data":
     _runner.load_problem = lambda *args, **kwargs: _pause("data")
 elif STAGE == "store":
     from glasswork.store import RunStore
-    RunStore.open = lambda self: _pause("store")
+    RunStore.open = lambda self, *args, **kwargs: _pause("store")
 """
 
 

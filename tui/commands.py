@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from glasswork.cli import DB_OPTION, EXIT_INVALID, EXIT_SOLVER, fail, print_spec_error
+from glasswork.cli.app import DB_OPTION, EXIT_INVALID, EXIT_SOLVER, fail, print_spec_error
 
 
 @click.command()

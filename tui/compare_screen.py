@@ -9,7 +9,6 @@ from typing import Any
 from rich import box
 from rich.console import Group
 from rich.table import Table
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll

@@ -10,10 +10,8 @@ without a terminal.
 
 from __future__ import annotations
 
-import json
 from collections import deque
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glasswork.display import Series, finite

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from glasswork.cli import (DB_OPTION, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_SOLVER, _raise_keyboard_interrupt, cli,
+from glasswork.cli.app import (DB_OPTION, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_SOLVER, _raise_keyboard_interrupt, cli,
                            fail, interrupted, print_spec_error)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from glasswork.cli import DB_OPTION, EXIT_INVALID, cli, fail
+from glasswork.cli.app import DB_OPTION, EXIT_INVALID, cli, fail
 from glasswork.cli.runs import _resolve, _store
 FORMATS = ("python", "sql", "json", "markdown")  # glasswork.export.FORMATS, without importing it
 

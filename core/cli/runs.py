@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from glasswork.cli import DB_OPTION, EXIT_INVALID, EXIT_SOLVER, cli, fail
+from glasswork.cli.app import DB_OPTION, EXIT_INVALID, EXIT_SOLVER, cli, fail
 
 
 @cli.group()

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from glasswork.cli import (DB_OPTION, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_SOLVER, cli, fail, interrupted,
+from glasswork.cli.app import (DB_OPTION, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_SOLVER, cli, fail, interrupted,
                            print_spec_error)
 
 

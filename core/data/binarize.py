@@ -96,6 +96,7 @@ class Binarizer:
         ``!=``, ``<=`` or ``>`` (thresholds compare the column as float64)."""
         out: list[tuple[str, str, str, object]] = []
         for enc in self.encodings:
+            plain: list[tuple[str, str, object]]
             if enc.kind == "binary":
                 plain = [(enc.column, "==", 1)]
             elif enc.kind == "onehot":

@@ -13,6 +13,8 @@ for byte.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -268,7 +270,7 @@ def load_corels(spec: DataSpec, base_dir: Path) -> Problem:
         y = (y == pos).astype(np.int64)
         others = [c for i, c in enumerate(classes) if i != pos]
         classes = [others[0] if len(others) == 1 else f"not-{classes[pos]}", classes[pos]]
-    task = "binary" if len(classes) == 2 else "multiclass"
+    task: Literal["binary", "multiclass"] = "binary" if len(classes) == 2 else "multiclass"
     if spec.task == "binary" and task != "binary":
         raise DataError(f"a binary task needs two labels, the label file has {len(classes)}",
                         file=path.with_suffix(".label"),

@@ -114,7 +114,7 @@ MAX_WHERE_DEPTH = 64  # nesting of the filter's expression (brackets, and operat
 # runs of a sweep. 4 GB holds data sets far larger than the solvers can search.
 SANDBOX_MEMORY_LIMIT = "4GB"
 SANDBOX_THREADS = 2
-SANDBOX_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
+SANDBOX_CONFIG: dict[str, str | bool | int | float | list[str]] = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
                   "memory_limit": SANDBOX_MEMORY_LIMIT, "threads": SANDBOX_THREADS}
 _POLL = 0.05  # seconds between looks at the clock and the memory while DuckDB works
 _INTERRUPT_GRACE = 10.0  # seconds Ctrl-C waits for DuckDB to stop before giving up on it

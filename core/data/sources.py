@@ -5,6 +5,7 @@ sets (downloaded once into a cache) into columns.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -259,7 +260,8 @@ def read_file(path: Path, label: str, where: str | None = None, types: Mapping[s
         if data.dtype.kind == "f":  # text cells were made NULL by the same rule in SQL (_typed)
             mask = mask | np.isnan(data)
         if data.dtype.kind == "O":
-            data = np.where(mask, None, data).astype(object)
+            data = data.astype(object)  # a copy: the reader's array stays as read
+            data[mask] = None
         columns[name] = data
         missing[name] = mask
     rows = np.asarray(raw[row_column], dtype=np.int64)
@@ -294,6 +296,10 @@ _NUMBER_OR_MISSING_RE = f"{_WS}*(-?((0|[1-9][0-9]*)(\\.[0-9]*)?|\\.[0-9]+)([eE][
 _LOOSE_NUMBER_RE = f"{_WS}*[-+]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?{_WS}*"
 _TRUE = ("true", "t", "yes", "y", "1")
 _FALSE = ("false", "f", "no", "n", "0")
+
+
+def _first_row(con: Any, sql: str) -> Any:
+    return con.execute(sql).fetchone()
 
 
 def _ident(name: str) -> str:
@@ -418,7 +424,7 @@ def _check_overrides(con: Any, kinds: dict[str, str], types: dict[str, str], sho
             continue
         sql = (f"SELECT n, v FROM (SELECT row_number() OVER () AS n, {_ident(name)} AS v FROM {RAW_TABLE}) "
                f"WHERE {bad} ORDER BY n LIMIT 1")
-        found = run_bounded(con, lambda sql=sql: con.execute(sql).fetchone(), bounds, "reading the file")
+        found = run_bounded(con, functools.partial(_first_row, con, sql), bounds, "reading the file")
         if found is not None:
             row, value = int(found[0]), found[1]
             raise DataError(f"value {value!r} {what}, but data.types.{name} is {types[name]}", file=shown,

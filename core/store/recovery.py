@@ -9,7 +9,6 @@ it is deleted only after that transaction committed (DuckDB syncs its log at com
 
 from __future__ import annotations
 
-import os
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any

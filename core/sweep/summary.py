@@ -56,11 +56,11 @@ def summarise(report: SweepReport, store: Any = None) -> list[SummaryRow]:
             if point is None:
                 continue
             doc = store.details(run_id)
-            result = {"status": doc["status"], "objective": doc["objective"], "gap": doc.get("gap"),
+            stored = {"status": doc["status"], "objective": doc["objective"], "gap": doc.get("gap"),
                       "metrics": doc["metrics"], "stats": doc["stats"]}
             group = json.dumps(point.coords, sort_keys=True, default=str)
             coords_of[group] = point.coords
-            results.setdefault(group, []).append(result)
+            results.setdefault(group, []).append(stored)
     rows = []
     for group, items in results.items():
         statuses: dict[str, int] = {}
@@ -143,7 +143,7 @@ def plot_path(report: SweepReport, rows: Sequence[SummaryRow], path: Path) -> No
         if members and "model_size" in members[0].values:
             size_ax.plot(xs, [m.values["model_size"][0] for m in members], linestyle="--", marker="s",
                          color="tab:orange", alpha=0.7, label=f"model size {label}".strip())
-    if all(isinstance(r.coords.get(x_key), (int, float)) and r.coords.get(x_key) > 0 for r in rows):
+    if all(isinstance(x := r.coords.get(x_key), (int, float)) and x > 0 for r in rows):
         values = sorted({r.coords[x_key] for r in rows})
         if len(values) > 2 and values[-1] / values[0] >= 20:
             ax.set_xscale("log")

@@ -98,7 +98,7 @@ def raw_columns(data: DataSpec, problem: Problem, part: str = "test", base_dir: 
     from glasswork.data.sources import read_table
 
     separate = part == "test" and data.test is not None
-    source = data.test if separate else data.source
+    source = data.test if separate and data.test is not None else data.source
     premined = source.lower().endswith(".out")
     if premined:
         source = source[:-4] + ".csv"
@@ -164,6 +164,7 @@ def run_sql(text: str, columns: dict[str, np.ndarray], engine: str, classes: lis
     outputs = ["prediction"] + [f"p_{c}" for c in classes or []]
     select = ", ".join(sql_name(o) for o in outputs)
     query = f"SELECT {select} FROM ({text.rstrip().rstrip(';')}) AS exported ORDER BY {sql_name(ROW)}"
+    con: Any
     if engine == "duckdb":
         import duckdb
 

@@ -1,5 +1,7 @@
 """CORELS, the built-in certifiably optimal rule list solver (search compiled in ``cython_ext/corels``)."""
 
+from collections.abc import Callable
+
 from glasswork import hookimpl
 from glasswork.plugins.corels.views import monitor_panels, render_model  # noqa: F401  (hook implementations)
 from glasswork.plugins.corels.export import export_model, load_model  # noqa: F401  (hook implementations)
@@ -11,5 +13,5 @@ __all__ = ["CorelsSolver", "CorelsSpec", "Rule", "RuleList"]
 
 
 @hookimpl
-def register_solvers(register):  # type: ignore[no-untyped-def]
+def register_solvers(register: Callable[[type], None]) -> None:
     register(CorelsSolver)

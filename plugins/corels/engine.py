@@ -215,9 +215,9 @@ def log10_remaining(pairs: dict[tuple[int, int], int], M: int) -> float:
     logs: list[np.ndarray] = []
     for L, fc in by_length.items():
         m = M - L
-        f = np.array([x for x, _ in fc])
+        fs = np.array([x for x, _ in fc])
         ln_fact = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, m + 1, dtype=float)))))
-        k = np.arange(int(f.max()) + 1)
+        k = np.arange(int(fs.max()) + 1)
         cum = np.logaddexp.accumulate(ln_fact[m] - ln_fact[m - k])   # ln sum_{j<=k} P(m, j)
-        logs.append(cum[f] + np.log(np.array([c for _, c in fc], dtype=float)))
+        logs.append(cum[fs] + np.log(np.array([c for _, c in fc], dtype=float)))
     return float(np.logaddexp.reduce(np.concatenate(logs)) / np.log(10.0))

@@ -16,6 +16,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from glasswork.data import Problem
+from glasswork.plugins.corels.model import RuleList
 from glasswork.plugins.corels.solver import run_corels
 from glasswork.plugins.corels.spec import CorelsConstraints, CorelsObjective, CorelsSearch
 from glasswork.solver import Limits, SolveContext
@@ -93,6 +94,7 @@ class RuleListClassifier(ClassifierMixin, BaseEstimator):
             CorelsSearch(policy=self.policy, symmetry_map=self.symmetry_map),
             ctx,
         )
+        assert isinstance(result.model, RuleList)
         self.rule_list_ = result.model
         self.certificate_ = result.certificate
         self.stats_ = result.stats

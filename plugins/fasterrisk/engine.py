@@ -322,8 +322,8 @@ class Engine:
             w = parent.w.copy()
             w[j] += aj
             todo.append((w, support))
-        losses = self.finetune_batch(todo)
-        return [Continuous(w, support, loss) for (w, support), loss in zip(todo, losses)]
+        fitted = self.finetune_batch(todo)
+        return [Continuous(w, support, loss) for (w, support), loss in zip(todo, fitted)]
 
     def beam_search(self) -> tuple[Continuous, dict[int, float]]:
         """SparseBeamLR: grow supports one feature at a time, keeping the best B per size."""

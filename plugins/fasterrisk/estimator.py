@@ -10,7 +10,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from glasswork.plugins.fasterrisk.model import ScoreCard
-from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Settings
+from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Preset, Settings
 
 
 class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
@@ -26,7 +26,7 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
         k: int = 5,
         lower: int = -5,
         upper: int = 5,
-        defaults: str = "paper",
+        defaults: Preset = "paper",
         beam_width: int | None = None,
         pool_gap: float | None = None,
         swap_attempts: int | None = None,

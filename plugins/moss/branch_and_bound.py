@@ -24,7 +24,7 @@ from glasswork.cython_ext.moss import NodeSearch, local_search
 from glasswork.result import Status
 
 from .cutting_plane import EpsilonSolver, Point, Progress, StopCheck
-from .loss import Evaluation, H2Oracle
+from .loss import Evaluation, H2Oracle, Oracle
 from .relaxation import IN, OUT, Bound, PerspectiveRelaxation
 
 NODE_EFFORT = 5  # golden-section steps on mu at a node: warm from the parent, a few suffice
@@ -36,7 +36,7 @@ class BranchAndBound(EpsilonSolver):
 
     def __init__(
         self,
-        oracle: H2Oracle,
+        oracle: Oracle,
         stab: np.ndarray,
         k: int,
         *,
@@ -47,13 +47,14 @@ class BranchAndBound(EpsilonSolver):
         deadline: float | None = None,
         progress: Progress | None = None,
     ) -> None:
-        if getattr(oracle, "gram", None) is None:
+        gram = getattr(oracle, "gram", None)
+        if gram is None:
             raise ValueError("branch and bound needs the squared loss in Gram space (at most "
                              f"{H2Oracle.GRAM_MAX} candidates); use search.policy: cutting_plane")
         super().__init__(oracle, stab, k, pi_scale=pi_scale, tol=tol, stop=stop, deadline=deadline,
                          progress=progress)
         self.max_nodes = int(max_nodes)  # total_iterations counts nodes, over every threshold
-        self.root = PerspectiveRelaxation(oracle.gram, oracle.gamma, self.stab, self.k)
+        self.root = PerspectiveRelaxation(gram, oracle.gamma, self.stab, self.k)
         self._root_bound: Bound | None = None  # the last unfixed root relaxation: the next warm start
         self.last_sub_size = self.stab.size  # rules left to the last search (for benchmarks)
 
@@ -155,7 +156,8 @@ class BranchAndBound(EpsilonSolver):
         """
         if not best.support:
             return best
-        gram = self.oracle.gram
+        gram = getattr(self.oracle, "gram", None)
+        assert gram is not None  # __init__ refuses an oracle without one
         support, _ = local_search(gram.G, gram.b, gram.yy, self.oracle.gamma, self.stab, self.k, threshold,
                                   best.support, best.value, np.asarray(candidates, dtype=np.intp), budget)
         return self.oracle(support) if support != best.support else best

@@ -31,7 +31,7 @@ import numpy as np
 from glasswork.cython_ext.moss import rounding
 from glasswork.result import Status
 
-from .loss import Evaluation, H2Oracle
+from .loss import Evaluation, Oracle
 from .relaxation import Bound, PerspectiveRelaxation
 
 StopCheck = Callable[[int], "Status | None"]
@@ -283,7 +283,7 @@ class EpsilonSolver(ABC):
     ``solve(threshold, warm) -> Point``.
     """
 
-    def __init__(self, oracle: H2Oracle, stab: np.ndarray, k: int, *, pi_scale: float, tol: float,
+    def __init__(self, oracle: Oracle, stab: np.ndarray, k: int, *, pi_scale: float, tol: float,
                  stop: StopCheck | None, deadline: float | None, progress: Progress | None) -> None:
         self.oracle = oracle
         self.stab = np.asarray(stab, dtype=np.float64)
@@ -370,7 +370,7 @@ class CuttingPlane(EpsilonSolver):
 
     def __init__(
         self,
-        oracle: H2Oracle,
+        oracle: Oracle,
         stab: np.ndarray,
         k: int,
         *,

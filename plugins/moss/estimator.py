@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from glasswork.data import Problem
 from glasswork.plugins.moss.model import RuleSet
+from glasswork.plugins.moss.model import RuleSetClassifier as ClassifierRuleSet
 from glasswork.plugins.moss.solver import MossSolver
 from glasswork.plugins.moss.spec import MossSpec
 from glasswork.solver import Limits, SolveContext
@@ -69,6 +70,7 @@ class _RuleSetEstimator(BaseEstimator):
         problem = Problem(name=type(self).__name__, X=X, y=y, feature_names=self._names(X.shape[1]),
                           task=task, classes=classes)  # type: ignore[arg-type]
         result = MossSolver(self._spec()).solve(problem, SolveContext(Limits(time=self.time_limit)))
+        assert isinstance(result.model, RuleSet)
         self.model_ = result.model
         self.certificate_ = result.certificate
         self.stats_ = result.stats
@@ -124,7 +126,9 @@ class RuleSetClassifier(ClassifierMixin, _RuleSetEstimator):
 
     def predict_proba(self, X: Any) -> np.ndarray:
         X = self._X(X)
-        return np.asarray(self.model_.predict_proba(X), dtype=np.float64)
+        model = self.model_
+        assert isinstance(model, ClassifierRuleSet)  # fit on a binary target made it
+        return np.asarray(model.predict_proba(X), dtype=np.float64)
 
     def predict(self, X: Any) -> np.ndarray:
         X = self._X(X)

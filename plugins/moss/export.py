@@ -89,7 +89,7 @@ def predict_proba(row):
 
 
 def rule_set_markdown(model: dict[str, Any]) -> str:
-    rows = [["", "start at", f"{model['intercept']:.6g}", "", ""]]
+    rows: list[list[Any]] = [["", "start at", f"{model['intercept']:.6g}", "", ""]]
     rows += [[i + 1, r["text"], f"{r['value_inside']:+.4g}", f"{r['value_outside']:+.4g}", f"{r['pi']:.3f}"]
              for i, r in enumerate(model["rules"])]
     return markdown_table(["#", "rule", "inside", "outside", "Pi"], rows)
@@ -129,8 +129,9 @@ def rebuild(model: dict[str, Any], inputs: ModelInputs | None) -> RuleSet:
             lo_hi[0 if c["op"] == ">" else 1] = int(np.searchsorted(grid.thresholds[j], float(c["threshold"])))
         rules.append(Rule(tuple((j, lo, hi) for j, (lo, hi) in sorted(bounds.items())), grid))
     n = len(rules)
-    args = (rules, np.ones(n), [r["value_inside"] for r in model["rules"]],
-            [r["value_outside"] for r in model["rules"]], [r["pi"] for r in model["rules"]], model["intercept"])
+    column = {key: np.asarray([r[key] for r in model["rules"]], dtype=np.float64)
+              for key in ("value_inside", "value_outside", "pi")}
+    args = (rules, np.ones(n), column["value_inside"], column["value_outside"], column["pi"], float(model["intercept"]))
     kwargs = {"encoding": model.get("encoding", "sirus"), "h1": model.get("h1"), "h2": model.get("h2"),
               "epsilon": model.get("epsilon")}
     if model.get("task") == "binary":

@@ -213,6 +213,9 @@ class LogisticOracle(_MemoisedOracle):
         return Evaluation(key, self._f(Mk, w), -0.5 * self.gamma * c * c, w, a)
 
 
+Oracle = H2Oracle | LogisticOracle  # the loss of a rule set: squared (regression) or logistic (binary)
+
+
 def logistic_relaxed(M: np.ndarray, y: np.ndarray, gamma: float, z: np.ndarray, offset: float = 0.0) -> float:
     """The perspective relaxation ``min_w sum l + sum w_j^2 / (2 gamma z_j)`` at fractional z (tests)."""
     from scipy.optimize import minimize

@@ -258,7 +258,8 @@ def _dual_bound(prob: object, solver: str) -> float | None:
             import mosek
 
             task = extra if not isinstance(extra, dict) else extra.get("task")
-            return float(task.getdouinf(mosek.dinfitem.mio_obj_bound))
+            if task is not None:
+                return float(task.getdouinf(mosek.dinfitem.mio_obj_bound))
     except Exception:  # noqa: BLE001, S110 - an unreadable bound is reported as unknown
         pass
     return None

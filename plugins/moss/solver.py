@@ -11,7 +11,7 @@ from glasswork.data import DataError
 from glasswork.result import Certificate, Result, Status
 from glasswork.solver import SolveContext, Solver
 
-from .loss import H2Oracle, LogisticOracle, epsilon_grid
+from .loss import H2Oracle, LogisticOracle, Oracle, epsilon_grid
 from .model import Frontier, FrontierRow, RuleSet, RuleSetClassifier, knee
 from .rules import RulePool, build_pool
 from .spec import MossSpec
@@ -122,7 +122,7 @@ class MossSolver(Solver):
 
     # -- policies ---------------------------------------------------------------------------
 
-    def _exact(self, oracle: H2Oracle, counts: np.ndarray, k: int, B: float,
+    def _exact(self, oracle: Oracle, counts: np.ndarray, k: int, B: float,
                ctx: SolveContext) -> CuttingPlane | BranchAndBound:
         """The exact search the policy names, wired to the run's limits, stop flag and progress."""
         from .branch_and_bound import BranchAndBound
@@ -169,7 +169,7 @@ class MossSolver(Solver):
             out["master_seconds"] = round(p.master_seconds, 4)
         return out
 
-    def _mio(self, pool: RulePool, oracle: H2Oracle, yc: np.ndarray, eps: float, k: int,
+    def _mio(self, pool: RulePool, oracle: Oracle, yc: np.ndarray, eps: float, k: int,
              ctx: SolveContext, stats: dict[str, Any]) -> Result:
         from .cutting_plane import Point
         from .mio import choose_backend, solve_mio
@@ -192,7 +192,7 @@ class MossSolver(Solver):
         return self._result(pool, oracle, p, stats, tolerance=search.mip_gap,
                             lower_known=r.lower_bound is not None)
 
-    def _heuristic(self, pool: RulePool, oracle: H2Oracle, yc: np.ndarray, threshold: float, k: int,
+    def _heuristic(self, pool: RulePool, oracle: Oracle, yc: np.ndarray, threshold: float, k: int,
                    ctx: SolveContext, stats: dict[str, Any]) -> Result:
         from .cutting_plane import Point
         from .heuristic import moss_l
@@ -221,7 +221,7 @@ class MossSolver(Solver):
 
     # -- frontier ---------------------------------------------------------------------------
 
-    def _frontier(self, pool: RulePool, oracle: H2Oracle, counts: np.ndarray, k: int, ctx: SolveContext,
+    def _frontier(self, pool: RulePool, oracle: Oracle, counts: np.ndarray, k: int, ctx: SolveContext,
                   stats: dict[str, Any]) -> Result:
         from .cutting_plane import Point
 
@@ -270,8 +270,8 @@ class MossSolver(Solver):
             tolerance = search.tolerance
         else:
             for thr in grid:
-                fresh = (LogisticOracle(oracle.M, oracle.y, oracle.gamma, oracle.offset) if self._binary
-                         else H2Oracle(oracle.M, oracle.y, oracle.gamma))
+                fresh = (LogisticOracle(oracle.M, oracle.y, oracle.gamma, oracle.offset)
+                         if isinstance(oracle, LogisticOracle) else H2Oracle(oracle.M, oracle.y, oracle.gamma))
                 cp = self._exact(fresh, counts, k, B, ctx)
                 p = cp.solve(float(thr))
                 on_point(p)
@@ -311,10 +311,10 @@ class MossSolver(Solver):
 
     # -- results ----------------------------------------------------------------------------
 
-    def _rule_set(self, pool: RulePool, oracle: H2Oracle, p: Point) -> RuleSet:
+    def _rule_set(self, pool: RulePool, oracle: Oracle, p: Point) -> RuleSet:
         """The chosen rules with refitted weights, back in the units of y."""
         idx = list(p.support)
-        if getattr(self, "_binary", False):
+        if isinstance(oracle, LogisticOracle):  # the binary task's loss
             w = oracle(p.support).weights
             return RuleSetClassifier([pool.rules[i] for i in idx], w, pool.inside[idx], pool.outside[idx],
                                      pool.pi[idx], oracle.offset, encoding=pool.encoding, h1=p.h1, h2=p.h2,
@@ -328,7 +328,7 @@ class MossSolver(Solver):
                        pool.pi[idx], pool.y_mean * s, encoding=pool.encoding, h1=p.h1, h2=p.h2,
                        epsilon=p.epsilon)
 
-    def _result(self, pool: RulePool, oracle: H2Oracle, p: Point, stats: dict[str, Any], *,
+    def _result(self, pool: RulePool, oracle: Oracle, p: Point, stats: dict[str, Any], *,
                 tolerance: float, lower_known: bool = True) -> Result:
         model = self._rule_set(pool, oracle, p)
         cert = Certificate(status=p.status, objective=p.h2,

@@ -288,7 +288,7 @@ def test_ctrl_c_stops_a_running_filter_with_exit_130(tmp_path):
         _, err = proc.communicate(timeout=30)
     finally:
         proc.kill()
-    assert proc.returncode == 130 and "interrupted while reading the data" in err, err
+    assert proc.returncode == 130 and "interrupted while loading the data" in err, err
     assert time.monotonic() - start < 10
 
 

@@ -1,0 +1,144 @@
+"""The root group of the ``glasswork`` command line and the helpers every command shares: exit
+codes, ``fail``, ``interrupted``, ``print_spec_error``, ``DB_OPTION``.
+
+The command modules (``commands``, ``sweeps``, ``runs``, ``models``) and ``glasswork.tui.commands``
+import these from here, and ``glasswork.cli`` imports the command modules, so nothing imports
+back into a package that is still being imported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, NoReturn
+
+import click
+
+from glasswork._version import __version__
+
+EXIT_OK, EXIT_SOLVER, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+# Commands whose module is imported only when they are used (Textual is heavy to import).
+LAZY_COMMANDS = {
+    "monitor": "glasswork.tui.commands:monitor",
+    "tui": "glasswork.tui.commands:tui",
+}
+
+
+class _Group(click.Group):
+    """Loads plugin-contributed commands only when a name is not a built-in one, so that
+    ``glasswork --version`` and the built-in commands never pay for importing every plugin."""
+
+    _plugins_loaded = False
+
+    def _lazy(self, name: str) -> click.Command | None:
+        target = LAZY_COMMANDS.get(name)
+        if target is None or name in self.commands:
+            return self.commands.get(name)
+        module_name, attr = target.split(":")
+        try:
+            import importlib
+
+            command = getattr(importlib.import_module(module_name), attr)
+        except ImportError as exc:
+            raise click.ClickException(f"'glasswork {name}' is not available: {exc}") from None
+        self.add_command(command, name)
+        return command
+
+    def _load_plugin_commands(self) -> None:
+        if not self._plugins_loaded:
+            self._plugins_loaded = True
+            from glasswork.registry import get_registry
+
+            for error in get_registry().register_commands(self):
+                click.echo(f"warning: plugin command failed to load: {error}", err=True)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name) or self._lazy(cmd_name)
+        if command is None:
+            self._load_plugin_commands()
+            command = super().get_command(ctx, cmd_name)
+        return command
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._load_plugin_commands()
+        return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS))
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """A store found damaged (or locked) only after it opened, mid-command, ends the command
+        with the store's own message (the file and the way out), not as an internal error; Ctrl-C
+        that no command handled itself ends it with one line and exit 130."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            interrupted(f"glasswork {ctx.invoked_subcommand or 'command'}: interrupted.")
+        except Exception as exc:
+            from glasswork.store import StoreError
+
+            if not isinstance(exc, StoreError):
+                raise
+            fail(str(exc), EXIT_SOLVER)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="glasswork")
+def cli() -> None:
+    """glasswork: glass-box models built by optimization, with certificates of how good they are.
+
+    Write a problem spec (YAML or JSON), check it with `glasswork validate`, run it with
+    `glasswork run`. `glasswork plugins` lists the installed solvers.
+    """
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+
+def fail(message: str, code: int, *, as_json: bool = False, extra: dict[str, Any] | None = None) -> NoReturn:
+    """End a command: the message on stderr (and as a JSON document with ``--json``), exit ``code``."""
+    if as_json:
+        click.echo(json.dumps({"error": message, **(extra or {})}, indent=2))
+    click.echo(message, err=True)
+    sys.exit(code)
+
+
+def interrupted(message: str, *, as_json: bool = False) -> NoReturn:
+    """End a command that Ctrl-C stopped before it changed anything: the message, exit 130.
+
+    The process ends with ``os._exit`` once the output is flushed (the command's own ``finally``
+    blocks have run by then): with an ordinary exit, an interrupt that landed while the plugins
+    were imported sometimes left CPython re-raising SIGINT on itself at exit (status -2, seen about
+    one time in eight), presumably its "unhandled KeyboardInterrupt" mark set by import code run
+    through the C API, instead of exiting 130.
+    Run in-process (not as the ``glasswork`` command), it raises ``SystemExit(130)`` instead.
+    """
+    from glasswork import startup
+
+    if not startup.started_as_command():  # in-process (click's CliRunner, a host program)
+        fail(message, EXIT_INTERRUPTED, as_json=as_json)
+    if as_json:
+        click.echo(json.dumps({"error": message}, indent=2))
+    click.echo(message, err=True)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(EXIT_INTERRUPTED)
+
+
+def print_spec_error(error: Any) -> None:
+    """Every issue of a ``SpecError``, one ``FILE:LINE:COL: field: message`` line each."""
+    for issue in error.issues:
+        click.echo(str(issue), err=True)
+
+
+def _raise_keyboard_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+DB_OPTION = click.option(
+    "--db", type=click.Path(dir_okay=False, path_type=str), default=None,
+    help="Run store file (default: $GLASSWORK_DB, else ./glasswork.duckdb).",
+)
