@@ -49,8 +49,7 @@ class _Sink:
         self.last = figures
 
 
-def child(lam: float, threads: int, time_limit: float, progress_every: float,
-          bounds: str = "default") -> None:
+def child(lam: float, threads: int, time_limit: float, progress_every: float, bounds: str = "default") -> None:
     """One certification, measured from inside the process; prints one JSON line."""
     import resource
 
@@ -66,8 +65,7 @@ def child(lam: float, threads: int, time_limit: float, progress_every: float,
     units = engine.prepare(data.antecedents.bits, data.y, 2)
     kw: dict[str, Any] = {"threads": threads} if threads != 1 else {}
     if bounds != "default":
-        kw["ablation"] = {name.removeprefix("no-"): not name.startswith("no-")
-                          for name in bounds.split("/")}
+        kw["ablation"] = {name.removeprefix("no-"): not name.startswith("no-") for name in bounds.split("/")}
     search = engine.make_search(units, lam, **kw)
     t_prep = time.perf_counter() - t1
     M = len(data.antecedents.names)
@@ -84,10 +82,10 @@ def child(lam: float, threads: int, time_limit: float, progress_every: float,
     while True:
         code = search.run(solver.SLICE_SECONDS, stop, -1)
         ta = time.perf_counter()
-        if code != 1:   # SLICE
+        if code != 1:  # SLICE
             break
         elapsed = ta - t3
-        resident_memory()           # what ctx.check reads every slice under a memory limit
+        resident_memory()  # what ctx.check reads every slice under a memory limit
         if elapsed >= time_limit:
             code = None
             break
@@ -104,31 +102,51 @@ def child(lam: float, threads: int, time_limit: float, progress_every: float,
     load_after = os.getloadavg()[0]
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     c = search.counters()
-    print(json.dumps({
-        "lambda": lam, "threads": threads, "bounds": bounds, "certified": code == 0, "objective": search.objective,
-        "lower_bound": search.objective if code == 0 else min(search.lower_bound(), search.objective),
-        "rules": [data.antecedents.names[i] for i in search.best_prefix],
-        "prepare_s": t_prep, "search_s": t_search, "search_cpu_s": cpu_search,
-        "outside_s": outside, "time_to_optimum_s": search.time_to_best,
-        "peak_rss": peak, "search_bytes": search.memory_bytes(),
-        "evaluated": c["evaluated"], "inserted": c["inserted"], "max_queue": c["max_queue"],
-        "max_trie": c["max_trie"], "map": c["map"], "max_depth": c["max_depth_evaluated"],
-        "pruned_similar": c.get("pruned_similar_support", 0),
-        "samples": samples, "load": (load_before, load_after),
-        "thread_times": search.thread_times(), "threads_run": search.threads,
-    }))
+    print(
+        json.dumps(
+            {
+                "lambda": lam,
+                "threads": threads,
+                "bounds": bounds,
+                "certified": code == 0,
+                "objective": search.objective,
+                "lower_bound": search.objective if code == 0 else min(search.lower_bound(), search.objective),
+                "rules": [data.antecedents.names[i] for i in search.best_prefix],
+                "prepare_s": t_prep,
+                "search_s": t_search,
+                "search_cpu_s": cpu_search,
+                "outside_s": outside,
+                "time_to_optimum_s": search.time_to_best,
+                "peak_rss": peak,
+                "search_bytes": search.memory_bytes(),
+                "evaluated": c["evaluated"],
+                "inserted": c["inserted"],
+                "max_queue": c["max_queue"],
+                "max_trie": c["max_trie"],
+                "map": c["map"],
+                "max_depth": c["max_depth_evaluated"],
+                "pruned_similar": c.get("pruned_similar_support", 0),
+                "samples": samples,
+                "load": (load_before, load_after),
+                "thread_times": search.thread_times(),
+                "threads_run": search.threads,
+            }
+        )
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lambdas", default="0.015,0.01,0.005,0.0025")
-    ap.add_argument("--threads", nargs="+", default=["1"],
-                    help="thread counts, e.g. --threads 1 2 (or 1,2)")
+    ap.add_argument("--threads", nargs="+", default=["1"], help="thread counts, e.g. --threads 1 2 (or 1,2)")
     ap.add_argument("--time-limit", type=float, default=300.0, help="search seconds per run")
     ap.add_argument("--progress", type=float, default=0.25, help="seconds between reports")
-    ap.add_argument("--bounds", default="default",
-                    help="comma-separated configurations: default, or /-joined no-NAME switches "
-                    "(NAME from engine.ABLATIONS: that bound off)")
+    ap.add_argument(
+        "--bounds",
+        default="default",
+        help="comma-separated configurations: default, or /-joined no-NAME switches "
+        "(NAME from engine.ABLATIONS: that bound off)",
+    )
     ap.add_argument("--child", type=float, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child is not None:
@@ -136,45 +154,69 @@ def main() -> None:
         return
     if not (DATA / "compas_train.out").exists():
         sys.exit(f"COMPAS files not found under {DATA}; set GLASSWORK_DATA")
-    print(f"CORELS on {DATA / 'compas_train'} (lower bound policy, prefix map, progress every "
-          f"{args.progress} s, search limit {args.time_limit} s; shared 2-core machine: wall times "
-          f"taken under load)")
-    print(f"{'lambda':>7} {'thr':>3} {'bounds':>14} {'cert':>5} {'objective':>10} {'bound':>10} {'wall s':>8} "
-          f"{'cpu s':>8} {'peak MB':>8} {'evaluated':>14} {'eval/s':>11} {'outside':>8} "
-          f"{'cores':>5} {'load':>9} {'inserted':>12} {'C++ s':>7} {'C++ MB':>7}")
+    print(
+        f"CORELS on {DATA / 'compas_train'} (lower bound policy, prefix map, progress every "
+        f"{args.progress} s, search limit {args.time_limit} s; shared 2-core machine: wall times "
+        f"taken under load)"
+    )
+    print(
+        f"{'lambda':>7} {'thr':>3} {'bounds':>14} {'cert':>5} {'objective':>10} {'bound':>10} {'wall s':>8} "
+        f"{'cpu s':>8} {'peak MB':>8} {'evaluated':>14} {'eval/s':>11} {'outside':>8} "
+        f"{'cores':>5} {'load':>9} {'inserted':>12} {'C++ s':>7} {'C++ MB':>7}"
+    )
     rows = []
     for lam in [float(x) for x in args.lambdas.split(",")]:
-        for threads, bounds in [(int(t), b) for arg in args.threads for t in arg.split(",") if t
-                                for b in args.bounds.split(",")]:
-            out = subprocess.run([sys.executable, __file__, "--child", str(lam), "--threads",
-                                  str(threads), "--time-limit", str(args.time_limit),
-                                  "--progress", str(args.progress), "--bounds", bounds],
-                                 capture_output=True, text=True)
+        for threads, bounds in [
+            (int(t), b) for arg in args.threads for t in arg.split(",") if t for b in args.bounds.split(",")
+        ]:
+            out = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--child",
+                    str(lam),
+                    "--threads",
+                    str(threads),
+                    "--time-limit",
+                    str(args.time_limit),
+                    "--progress",
+                    str(args.progress),
+                    "--bounds",
+                    bounds,
+                ],
+                capture_output=True,
+                text=True,
+            )
             if out.returncode != 0:
-                print(f"{lam:>7} {threads:>3} {bounds} failed: "
-                      f"{out.stderr.strip().splitlines()[-1:]}")
+                print(f"{lam:>7} {threads:>3} {bounds} failed: {out.stderr.strip().splitlines()[-1:]}")
                 continue
             r = json.loads(out.stdout.strip().splitlines()[-1])
             rows.append(r)
             peer_s, peer_mb = PEER.get(lam, (float("nan"), float("nan")))
             rate = r["evaluated"] / max(r["search_s"], 1e-9)
-            short = "/".join(("-" if b.startswith("no-") else "") + "".join(
-                w[0] for w in b.removeprefix("no-").split("_")) for b in bounds.split("/"))
-            print(f"{lam:>7} {threads:>3} {short:>14} {str(r['certified']):>5} {r['objective']:>10.6f} "
-                  f"{r['lower_bound']:>10.6f} {r['search_s']:>8.2f} {r['search_cpu_s']:>8.2f} "
-                  f"{r['peak_rss'] / 2**20:>8.1f} {r['evaluated']:>14,} {rate:>11,.0f} "
-                  f"{r['outside_s'] / max(r['search_s'], 1e-9):>8.2%} "
-                  f"{r['search_cpu_s'] / max(r['search_s'], 1e-9):>5.2f} "
-                  f"{r['load'][0]:>4.1f}-{r['load'][1]:<4.1f} {r['inserted']:>12,} "
-                  f"{peer_s:>7} {peer_mb:>7}",
-                  flush=True)
+            short = "/".join(
+                ("-" if b.startswith("no-") else "") + "".join(w[0] for w in b.removeprefix("no-").split("_"))
+                for b in bounds.split("/")
+            )
+            print(
+                f"{lam:>7} {threads:>3} {short:>14} {str(r['certified']):>5} {r['objective']:>10.6f} "
+                f"{r['lower_bound']:>10.6f} {r['search_s']:>8.2f} {r['search_cpu_s']:>8.2f} "
+                f"{r['peak_rss'] / 2**20:>8.1f} {r['evaluated']:>14,} {rate:>11,.0f} "
+                f"{r['outside_s'] / max(r['search_s'], 1e-9):>8.2%} "
+                f"{r['search_cpu_s'] / max(r['search_s'], 1e-9):>5.2f} "
+                f"{r['load'][0]:>4.1f}-{r['load'][1]:<4.1f} {r['inserted']:>12,} "
+                f"{peer_s:>7} {peer_mb:>7}",
+                flush=True,
+            )
     print()
     for r in rows:
-        print(f"lambda={r['lambda']} threads={r['threads']} bounds={r['bounds']} (pruned by "
-              f"Theorem 18: {r['pruned_similar']:,}): rules {r['rules']}; prepare "
-              f"{r['prepare_s']:.2f} s; inserted {r['inserted']:,}, max queue {r['max_queue']:,}, "
-              f"max trie {r['max_trie']:,}, map {r['map']:,}, search containers "
-              f"{r['search_bytes'] / 2**20:.0f} MB, deepest prefix {r['max_depth']}")
+        print(
+            f"lambda={r['lambda']} threads={r['threads']} bounds={r['bounds']} (pruned by "
+            f"Theorem 18: {r['pruned_similar']:,}): rules {r['rules']}; prepare "
+            f"{r['prepare_s']:.2f} s; inserted {r['inserted']:,}, max queue {r['max_queue']:,}, "
+            f"max trie {r['max_trie']:,}, map {r['map']:,}, search containers "
+            f"{r['search_bytes'] / 2**20:.0f} MB, deepest prefix {r['max_depth']}"
+        )
         prev = (0.0, 0, 0)
         parts = []
         for t, ev, q in r["samples"]:
@@ -185,10 +227,12 @@ def main() -> None:
         tt = r["thread_times"]
         busy = tt["score"] + tt["lock_wait"] + tt["locked"] + tt["idle"]
         if busy > 0:
-            print(f"  {r['threads_run']} threads, {busy:.2f} thread-s: scoring {tt['score'] / busy:.1%}, "
-                  f"waiting for the lock {tt['lock_wait'] / busy:.1%}, holding it "
-                  f"{tt['locked'] / busy:.1%} (heap pops {tt['locked_take'] / busy:.1%}, admitting "
-                  f"children {tt['locked_admit'] / busy:.1%}), idle {tt['idle'] / busy:.1%}")
+            print(
+                f"  {r['threads_run']} threads, {busy:.2f} thread-s: scoring {tt['score'] / busy:.1%}, "
+                f"waiting for the lock {tt['lock_wait'] / busy:.1%}, holding it "
+                f"{tt['locked'] / busy:.1%} (heap pops {tt['locked_take'] / busy:.1%}, admitting "
+                f"children {tt['locked_admit'] / busy:.1%}), idle {tt['idle'] / busy:.1%}"
+            )
 
 
 if __name__ == "__main__":

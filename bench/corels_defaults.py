@@ -40,14 +40,30 @@ def credit_table(path: Path, n: int = 1200, seed: int = 0) -> None:
     purpose = rng.choice(["car", "home", "education", "business", "other"], n)
     housing = rng.choice(["own", "rent", "free"], n, p=[0.5, 0.4, 0.1])
     employment = rng.choice(["salaried", "self-employed", "unemployed"], n, p=[0.7, 0.2, 0.1])
-    score = (-2 + 3 * debt_ratio + 0.8 * (employment == "unemployed") - 0.01 * (age - 40)
-             + 0.5 * (housing == "rent") + 0.3 * (amount > 8000) - months_employed / 300)
+    score = (
+        -2
+        + 3 * debt_ratio
+        + 0.8 * (employment == "unemployed")
+        - 0.01 * (age - 40)
+        + 0.5 * (housing == "rent")
+        + 0.3 * (amount > 8000)
+        - months_employed / 300
+    )
     default = rng.random(n) < 1 / (1 + np.exp(-score))
     rows = ["age,income,debt_ratio,months_employed,accounts,amount,purpose,housing,employment,default"]
     for i in range(n):
-        cells = [str(age[i]), f"{income[i]:.0f}", f"{debt_ratio[i]}", str(months_employed[i]),
-                 str(accounts[i]), f"{amount[i]:.0f}", str(purpose[i]), str(housing[i]),
-                 str(employment[i]), "yes" if default[i] else "no"]
+        cells = [
+            str(age[i]),
+            f"{income[i]:.0f}",
+            f"{debt_ratio[i]}",
+            str(months_employed[i]),
+            str(accounts[i]),
+            f"{amount[i]:.0f}",
+            str(purpose[i]),
+            str(housing[i]),
+            str(employment[i]),
+            "yes" if default[i] else "no",
+        ]
         if i % 97 == 5:
             cells[1] = ""  # a few missing incomes
         rows.append(",".join(cells))
@@ -78,23 +94,36 @@ def cases(out: Path, datasets: Path) -> dict[str, dict]:
         "readme (breast cancer)": {"source": "sklearn:breast_cancer"},
         "credit 1200x9": {"source": str(credit), "target": "default", "missing": "drop"},
         "wide 20000x25": {"source": str(wide), "target": "y"},
-        "compas csv 6489x7": {"source": str(datasets / "corels" / "compas_train.csv"),
-                              "target": "recidivate-within-two-years"},
-        "fico 10459x23": {"source": str(datasets / "treefarms" / "fico" / "original.csv"),
-                          "target": "PoorRiskPerformance"},
-        "adult 26049x36": {"source": str(datasets / "fasterrisk-tutorial" / "adult_train_data.csv"),
-                           "target": "Over50K"},
+        "compas csv 6489x7": {
+            "source": str(datasets / "corels" / "compas_train.csv"),
+            "target": "recidivate-within-two-years",
+        },
+        "fico 10459x23": {
+            "source": str(datasets / "treefarms" / "fico" / "original.csv"),
+            "target": "PoorRiskPerformance",
+        },
+        "adult 26049x36": {
+            "source": str(datasets / "fasterrisk-tutorial" / "adult_train_data.csv"),
+            "target": "Over50K",
+        },
     }
     return {name: {**data, "binarize": {"thresholds": 3}} for name, data in table.items()}
 
 
-def run_case(name: str, data: dict, out: Path, time_limit: float, memory: str,
-             overrides: list[str]) -> dict:
-    spec = {"name": "plain", "data": data, "solver": "corels",
-            "limits": {"time": time_limit, "memory": memory}}
+def run_case(name: str, data: dict, out: Path, time_limit: float, memory: str, overrides: list[str]) -> dict:
+    spec = {"name": "plain", "data": data, "solver": "corels", "limits": {"time": time_limit, "memory": memory}}
     spec_path = out / f"{name.split()[0]}.json"
     spec_path.write_text(json.dumps(spec))
-    cmd = [sys.executable, "-c", "from glasswork.cli import main; main()", "run", str(spec_path), "--json", "--no-store", "-q"]
+    cmd = [
+        sys.executable,
+        "-c",
+        "from glasswork.cli import main; main()",
+        "run",
+        str(spec_path),
+        "--json",
+        "--no-store",
+        "-q",
+    ]
     for item in overrides:
         cmd += ["--set", item]
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -102,17 +131,25 @@ def run_case(name: str, data: dict, out: Path, time_limit: float, memory: str,
     proc = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    row = {"case": name, "wall": wall, "peak_mb": peak / 1024 if peak > before else float("nan"),
-           "stderr": proc.stderr.strip().splitlines()[-3:]}
+    row = {
+        "case": name,
+        "wall": wall,
+        "peak_mb": peak / 1024 if peak > before else float("nan"),
+        "stderr": proc.stderr.strip().splitlines()[-3:],
+    }
     try:
         doc = json.loads(proc.stdout)
     except json.JSONDecodeError:
         row["status"] = f"exit {proc.returncode}"
         return row
     stats = doc.get("stats") or {}
-    row.update(status=doc.get("status"), gap=doc.get("gap"), antecedents=stats.get("antecedents"),
-               estimate=stats.get("estimated_seconds"),
-               warned="unlikely to certify" in proc.stderr)
+    row.update(
+        status=doc.get("status"),
+        gap=doc.get("gap"),
+        antecedents=stats.get("antecedents"),
+        estimate=stats.get("estimated_seconds"),
+        warned="unlikely to certify" in proc.stderr,
+    )
     return row
 
 
@@ -132,9 +169,20 @@ def main() -> int:
             continue
         # peak RSS of children is cumulative: one process per case keeps it per case
         child = subprocess.run(
-            [sys.executable, __file__, "--one", name, json.dumps(data), str(args.out),
-             str(args.time_limit), args.memory, json.dumps(args.overrides)],
-            capture_output=True, text=True)
+            [
+                sys.executable,
+                __file__,
+                "--one",
+                name,
+                json.dumps(data),
+                str(args.out),
+                str(args.time_limit),
+                args.memory,
+                json.dumps(args.overrides),
+            ],
+            capture_output=True,
+            text=True,
+        )
         print(child.stdout.strip() or child.stderr.strip()[-500:], flush=True)
     return 0
 
@@ -144,11 +192,12 @@ if __name__ == "__main__":
         _, _, case, data_json, out_dir, limit, mem, over = sys.argv
         r = run_case(case, json.loads(data_json), Path(out_dir), float(limit), mem, json.loads(over))
         gap, est = r.get("gap"), r.get("estimate")
-        print(f"{r['case']:24s} {str(r.get('status')):16s} gap {'-' if gap is None else f'{gap:.1%}':>6s} "
-              f"antecedents {r.get('antecedents')!s:>6s}  wall {r['wall']:6.1f} s  "
-              f"peak {r['peak_mb']:7.0f} MB  estimate "
-              f"{'-' if est is None else f'{est:.3g} s'}"
-              f"{'  (warned)' if r.get('warned') else ''}"
-              + ("" if r.get("status") else f"\n    {r['stderr']}"))
+        print(
+            f"{r['case']:24s} {str(r.get('status')):16s} gap {'-' if gap is None else f'{gap:.1%}':>6s} "
+            f"antecedents {r.get('antecedents')!s:>6s}  wall {r['wall']:6.1f} s  "
+            f"peak {r['peak_mb']:7.0f} MB  estimate "
+            f"{'-' if est is None else f'{est:.3g} s'}"
+            f"{'  (warned)' if r.get('warned') else ''}" + ("" if r.get("status") else f"\n    {r['stderr']}")
+        )
         sys.exit(0)
     sys.exit(main())

@@ -49,9 +49,19 @@ def headless(overrides: list[str]) -> dict[str, Any]:
         raise SystemExit(f"glasswork run failed ({out.returncode}): {out.stderr[-2000:]}")
     doc = json.loads(out.stdout)
     stats = doc.get("stats", {})
-    return {"mode": "run", "status": doc.get("status"), "objective": doc.get("objective"),
-            "lower_bound": doc.get("lower_bound"), "gap": doc.get("gap"), "wall": wall, "cpu": cpu,
-            "evaluations": stats.get("nodes"), "search_s": stats.get("elapsed"), "updates": None, "panels": None}
+    return {
+        "mode": "run",
+        "status": doc.get("status"),
+        "objective": doc.get("objective"),
+        "lower_bound": doc.get("lower_bound"),
+        "gap": doc.get("gap"),
+        "wall": wall,
+        "cpu": cpu,
+        "evaluations": stats.get("nodes"),
+        "search_s": stats.get("elapsed"),
+        "updates": None,
+        "panels": None,
+    }
 
 
 def monitored(overrides: list[str]) -> dict[str, Any]:
@@ -84,10 +94,19 @@ def monitored(overrides: list[str]) -> dict[str, Any]:
     wall, cpu = time.perf_counter() - t0, _cpu() - c0
     result = seen.get("result") or {}
     stats = result.get("stats", {})
-    return {"mode": "monitor", "status": result.get("status"), "objective": result.get("objective"),
-            "lower_bound": result.get("lower_bound"), "gap": result.get("gap"), "wall": wall, "cpu": cpu,
-            "evaluations": stats.get("nodes"), "search_s": stats.get("elapsed"), "updates": seen["updates"],
-            "panels": sorted(seen["panels"])}
+    return {
+        "mode": "monitor",
+        "status": result.get("status"),
+        "objective": result.get("objective"),
+        "lower_bound": result.get("lower_bound"),
+        "gap": result.get("gap"),
+        "wall": wall,
+        "cpu": cpu,
+        "evaluations": stats.get("nodes"),
+        "search_s": stats.get("elapsed"),
+        "updates": seen["updates"],
+        "panels": sorted(seen["panels"]),
+    }
 
 
 def main() -> None:
@@ -107,8 +126,7 @@ def main() -> None:
         return
     rows = []
     for mode in ("run", "monitor"):
-        cmd = [sys.executable, __file__, "--child", mode, "--lam", str(args.lam),
-               "--time-limit", str(args.time_limit)]
+        cmd = [sys.executable, __file__, "--child", mode, "--lam", str(args.lam), "--time-limit", str(args.time_limit)]
         if args.threads is not None:
             cmd += ["--threads", str(args.threads)]
         with tempfile.TemporaryDirectory() as tmp:
@@ -119,20 +137,26 @@ def main() -> None:
             continue
         rows.append(json.loads(line[7:]))
     print(f"COMPAS, λ = {args.lam}, time limit {args.time_limit:g} s, load {os.getloadavg()[0]:.1f}")
-    print(f"{'mode':8} {'status':10} {'objective':>10} {'bound':>10} {'gap':>8} {'wall s':>7} "
-          f"{'CPU s':>7} {'search s':>8} {'evals':>12} {'evals/s':>10} updates  panels")
+    print(
+        f"{'mode':8} {'status':10} {'objective':>10} {'bound':>10} {'gap':>8} {'wall s':>7} "
+        f"{'CPU s':>7} {'search s':>8} {'evals':>12} {'evals/s':>10} updates  panels"
+    )
     for r in rows:
         ev = r["evaluations"] or 0
         search = r["search_s"] or r["wall"]
         rate = ev / search if search else 0.0
         gap = f"{100 * r['gap']:.3f}%" if isinstance(r["gap"], (int, float)) else "-"
-        print(f"{r['mode']:8} {str(r['status']):10} {r['objective'] or float('nan'):10.6f} "
-              f"{r['lower_bound'] or float('nan'):10.6f} {gap:>8} {r['wall']:7.1f} {r['cpu']:7.1f} "
-              f"{search:8.1f} {ev:12,d} {rate:10,.0f} {r['updates'] if r['updates'] is not None else '-':>7}  "
-              f"{', '.join(r['panels']) if r['panels'] else '-'}")
+        print(
+            f"{r['mode']:8} {str(r['status']):10} {r['objective'] or float('nan'):10.6f} "
+            f"{r['lower_bound'] or float('nan'):10.6f} {gap:>8} {r['wall']:7.1f} {r['cpu']:7.1f} "
+            f"{search:8.1f} {ev:12,d} {rate:10,.0f} {r['updates'] if r['updates'] is not None else '-':>7}  "
+            f"{', '.join(r['panels']) if r['panels'] else '-'}"
+        )
     if len(rows) == 2 and rows[0]["evaluations"] and rows[1]["evaluations"]:
+
         def rate(r: dict[str, Any]) -> float:
             return r["evaluations"] / (r["search_s"] or r["wall"])
+
         ratio = rate(rows[1]) / rate(rows[0])
         print(f"monitor / run evaluation rate: {ratio:.2f}")
 

@@ -23,7 +23,6 @@ import argparse
 import fcntl
 import json
 import multiprocessing
-import os
 import random
 import sys
 import tempfile
@@ -128,8 +127,10 @@ def main() -> None:
     deadline = time.time() + args.seconds
     started = time.monotonic()
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=worker, args=(path, i, args.rows, args.mode, deadline, str(folder / f"w{i}.json")))
-             for i in range(args.procs)]
+    procs = [
+        ctx.Process(target=worker, args=(path, i, args.rows, args.mode, deadline, str(folder / f"w{i}.json")))
+        for i in range(args.procs)
+    ]
     for proc in procs:
         proc.start()
     for proc in procs:
@@ -150,11 +151,21 @@ def main() -> None:
     missing = sorted(set(acknowledged) - stored)
     duplicated = len(keys) - len(stored)
     report = {
-        "duckdb": duckdb.__version__, "python": sys.version.split()[0], "mode": args.mode,
-        "procs": args.procs, "acknowledged": len(acknowledged), "stored": len(keys),
-        "missing": len(missing), "missing_sample": missing[:5], "duplicated": duplicated,
-        "lock_retries": retries, "writer_errors": len(errors), "writer_error_sample": sorted(set(errors))[:4],
-        "check_problems": problems, "seconds": round(time.monotonic() - started, 1), "file": path,
+        "duckdb": duckdb.__version__,
+        "python": sys.version.split()[0],
+        "mode": args.mode,
+        "procs": args.procs,
+        "acknowledged": len(acknowledged),
+        "stored": len(keys),
+        "missing": len(missing),
+        "missing_sample": missing[:5],
+        "duplicated": duplicated,
+        "lock_retries": retries,
+        "writer_errors": len(errors),
+        "writer_error_sample": sorted(set(errors))[:4],
+        "check_problems": problems,
+        "seconds": round(time.monotonic() - started, 1),
+        "file": path,
     }
     print(json.dumps(report))
     sys.exit(1 if missing or problems or duplicated else 0)

@@ -26,8 +26,12 @@ DATA = Path(os.environ.get("GLASSWORK_DATA", REPO.parent / "shared" / "datasets"
 
 # RiskSLIM with CPLEX, coefficients in [-5, 5], at most 5 non-zero (PEER-FIGURES.md; breastcancer
 # from the issue text, which quotes RiskSLIM's quick-start example)
-RISKSLIM = {"breastcancer": "certified in 0.23 s", "mammo": "certified in 5.2 s",
-            "compas": "certified in 3.3 s", "adult": "9.4 % gap at 60 s"}
+RISKSLIM = {
+    "breastcancer": "certified in 0.23 s",
+    "mammo": "certified in 5.2 s",
+    "compas": "certified in 3.3 s",
+    "adult": "9.4 % gap at 60 s",
+}
 
 
 def _csv(path: Path, label: str = "first") -> tuple[np.ndarray, np.ndarray]:
@@ -38,10 +42,12 @@ def _csv(path: Path, label: str = "first") -> tuple[np.ndarray, np.ndarray]:
 
 
 def datasets(names: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    files = {"breastcancer": (DATA / "risk-slim/breastcancer_data.csv", "first"),
-             "mammo": (DATA / "risk-slim/mammo_data.csv", "first"),
-             "adult": (DATA / "risk-slim/adult_data.csv", "first"),
-             "compas": (DATA / "corels/compas_train-binary.csv", "last")}
+    files = {
+        "breastcancer": (DATA / "risk-slim/breastcancer_data.csv", "first"),
+        "mammo": (DATA / "risk-slim/mammo_data.csv", "first"),
+        "adult": (DATA / "risk-slim/adult_data.csv", "first"),
+        "compas": (DATA / "corels/compas_train-binary.csv", "last"),
+    }
     return {name: _csv(*files[name]) for name in names}
 
 
@@ -56,8 +62,10 @@ def main() -> None:
     parser.add_argument("--no-exact", action="store_true")
     args = parser.parse_args()
     k = 5
-    header = (f"{'data':<13}{'n x p':>12}{'card loss':>12}{'beam s':>8}{'bound s':>9}{'cpu s':>7}{'nodes':>7}"
-              f"{'closed':>8}{'card gap':>10}  {'exact (m = 1)':<78}RiskSLIM+CPLEX (quoted)")
+    header = (
+        f"{'data':<13}{'n x p':>12}{'card loss':>12}{'beam s':>8}{'bound s':>9}{'cpu s':>7}{'nodes':>7}"
+        f"{'closed':>8}{'card gap':>10}  {'exact (m = 1)':<78}RiskSLIM+CPLEX (quoted)"
+    )
     print(header)
     for name, (X, y) in datasets(args.data).items():
         cons = Constraints.box(X.shape[1], -5, 5)
@@ -80,14 +88,18 @@ def main() -> None:
                 w = np.zeros(X.shape[1])
                 w[c.features] = c.points
                 starts.append(w)
-            res = solve_exact(X, y, None, cons, k, starts=starts,
-                              time_limit=args.exact_time)
-            exact = (f"{res.status} {time.perf_counter() - t0:.2f} s ({time.process_time() - c0:.2f} cpu) "
-                     f"gap {100 * res.gap:.2f} % loss {res.objective:.3f} "
-                     f"nodes {res.support_nodes}+{res.lattice_nodes}")
-        print(f"{name:<13}{f'{X.shape[0]}x{X.shape[1]}':>12}{card:>12.3f}{beam:>8.2f}{bound_wall:>9.2f}"
-              f"{bound_cpu:>7.2f}{report.nodes:>7}{'yes' if report.complete else 'no':>8}{100 * gap:>9.2f}%  {exact:<78}"
-              f"{RISKSLIM.get(name, '-')}", flush=True)
+            res = solve_exact(X, y, None, cons, k, starts=starts, time_limit=args.exact_time)
+            exact = (
+                f"{res.status} {time.perf_counter() - t0:.2f} s ({time.process_time() - c0:.2f} cpu) "
+                f"gap {100 * res.gap:.2f} % loss {res.objective:.3f} "
+                f"nodes {res.support_nodes}+{res.lattice_nodes}"
+            )
+        print(
+            f"{name:<13}{f'{X.shape[0]}x{X.shape[1]}':>12}{card:>12.3f}{beam:>8.2f}{bound_wall:>9.2f}"
+            f"{bound_cpu:>7.2f}{report.nodes:>7}{'yes' if report.complete else 'no':>8}{100 * gap:>9.2f}%  {exact:<78}"
+            f"{RISKSLIM.get(name, '-')}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

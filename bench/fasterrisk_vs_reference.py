@@ -105,8 +105,9 @@ def datasets() -> dict[str, tuple[np.ndarray, np.ndarray]]:
     return sets
 
 
-def run_reference(python: Path, name: str, X: np.ndarray, y: np.ndarray, ks: list[int],
-                  refresh: bool) -> dict[int, dict]:
+def run_reference(
+    python: Path, name: str, X: np.ndarray, y: np.ndarray, ks: list[int], refresh: bool
+) -> dict[int, dict]:
     """Reference results per k, from the cache when the same data and k were run before."""
     digest = hashlib.sha1(np.ascontiguousarray(X).tobytes() + np.ascontiguousarray(y).tobytes()).hexdigest()[:16]
     cache = json.loads(CACHE.read_text()) if CACHE.exists() else {}
@@ -116,8 +117,11 @@ def run_reference(python: Path, name: str, X: np.ndarray, y: np.ndarray, ks: lis
         with tempfile.TemporaryDirectory() as tmp:
             np.save(f"{tmp}/X.npy", X)
             np.save(f"{tmp}/y.npy", y)
-            proc = subprocess.run([str(python), "-c", DRIVER, f"{tmp}/X.npy", f"{tmp}/y.npy",
-                                   ",".join(map(str, todo))], capture_output=True, text=True)
+            proc = subprocess.run(
+                [str(python), "-c", DRIVER, f"{tmp}/X.npy", f"{tmp}/y.npy", ",".join(map(str, todo))],
+                capture_output=True,
+                text=True,
+            )
         if proc.returncode != 0:
             print(f"{name}: reference failed:\n{proc.stderr[-2000:]}")
         else:
@@ -152,8 +156,10 @@ def main() -> None:
     variants = [("code", "reference", {}), ("code+newton", "reference", {"finetune": "newton"})]
     if args.paper:
         variants.append(("paper", "paper", {}))
-    print("loss: training logistic loss (sum) of the best card; diff: relative to the reference; "
-          "ratio: our wall time / the reference's; cpu r: the same for process CPU time")
+    print(
+        "loss: training logistic loss (sum) of the best card; diff: relative to the reference; "
+        "ratio: our wall time / the reference's; cpu r: the same for process CPU time"
+    )
     header = f"{'data':<9}{'n':>6}{'p':>6}{'k':>4} {'ref loss':>11} {'ref s':>7}"
     for label, _, _ in variants:
         header += f" | {label + ' loss':>17} {'diff':>8} {'s':>6} {'ratio':>6} {'cpu r':>6}"
@@ -181,8 +187,10 @@ def main() -> None:
     if python is not None:
         print()
         for label, (diff, ratio) in worst.items():
-            print(f"{label:<12} worst loss difference {diff:+.4%} (goal <= +0.1%), "
-                  f"worst time ratio {ratio:.3f} (goal <= 0.2)")
+            print(
+                f"{label:<12} worst loss difference {diff:+.4%} (goal <= +0.1%), "
+                f"worst time ratio {ratio:.3f} (goal <= 0.2)"
+            )
 
 
 if __name__ == "__main__":

@@ -43,8 +43,17 @@ def instance(n: int, m: int, seed: int = 0):
     y = signal + rng.normal(scale=1.0, size=n)
     y = y / y.std()
     trees = max(1000, 2 * m)
-    pool = build_pool(X, y, [f"x{j}" for j in range(p)], trees=trees, depth=2, quantiles=10, seed=seed,
-                      max_rules_pool=m, encoding="sirus")
+    pool = build_pool(
+        X,
+        y,
+        [f"x{j}" for j in range(p)],
+        trees=trees,
+        depth=2,
+        quantiles=10,
+        seed=seed,
+        max_rules_pool=m,
+        encoding="sirus",
+    )
     return pool, y - pool.y_mean
 
 
@@ -60,8 +69,10 @@ def timed(solver: EpsilonSolver, threshold: float) -> tuple[float, Point]:
 
 def table1(rows: list[tuple[int, int]], args: argparse.Namespace) -> None:
     print(f"\nTable 1 shape: time per epsilon ({args.eps} ranks in 2..61, each from scratch) vs cvxpy + SCIP")
-    print(f"{'n':>6} {'m':>5} {'B&B mean':>9} {'B&B max':>8} {'nodes':>6} {'CP mean':>9} {'CP max':>8} {'CP iters':>8} "
-          f"{'status B&B/CP':>14} {'SCIP big-M':>11} {'SCIP persp.':>11}  speed-up B&B / CP")
+    print(
+        f"{'n':>6} {'m':>5} {'B&B mean':>9} {'B&B max':>8} {'nodes':>6} {'CP mean':>9} {'CP max':>8} {'CP iters':>8} "
+        f"{'status B&B/CP':>14} {'SCIP big-M':>11} {'SCIP persp.':>11}  speed-up B&B / CP"
+    )
     for n, m in rows:
         pool, yc = instance(n, m)
         counts = pool.counts.astype(float)
@@ -76,8 +87,13 @@ def table1(rows: list[tuple[int, int]], args: argparse.Namespace) -> None:
             bb_ok &= p.status is Status.OPTIMAL
             values.append(p.h2)
             if not args.no_cp:
-                cp = CuttingPlane(H2Oracle(pool.M, yc, GAMMA), counts, K, pi_scale=pool.n_trees,
-                                  deadline=time.monotonic() + args.cp_cap)
+                cp = CuttingPlane(
+                    H2Oracle(pool.M, yc, GAMMA),
+                    counts,
+                    K,
+                    pi_scale=pool.n_trees,
+                    deadline=time.monotonic() + args.cp_cap,
+                )
                 dt, q = timed(cp, float(thr))
                 cp_t.append(dt)
                 cp_it.append(q.iterations)
@@ -89,8 +105,18 @@ def table1(rows: list[tuple[int, int]], args: argparse.Namespace) -> None:
             for form in ("bigm", "perspective"):
                 spent, finished, agree = [], True, True
                 for thr, ref in list(zip(picks, values))[: args.scip_eps]:
-                    r = solve_mio(pool.M, yc, pool.pi, K, GAMMA, thr / pool.n_trees, formulation=form,
-                                  solver="SCIP", time_limit=args.cap, mip_gap=1e-6)
+                    r = solve_mio(
+                        pool.M,
+                        yc,
+                        pool.pi,
+                        K,
+                        GAMMA,
+                        thr / pool.n_trees,
+                        formulation=form,
+                        solver="SCIP",
+                        time_limit=args.cap,
+                        mip_gap=1e-6,
+                    )
                     spent.append(r.seconds)
                     finished &= r.status is Status.OPTIMAL
                     agree &= abs(ref - r.objective) <= 1e-4 * ref
@@ -112,9 +138,11 @@ def table1(rows: list[tuple[int, int]], args: argparse.Namespace) -> None:
                 speed += f" / {mark}{sec / float(np.mean(cp_t[: args.scip_eps])):,.0f}x"
         cp_cells = (fmt(float(np.mean(cp_t))), fmt(max(cp_t)), f"{np.mean(cp_it):.1f}") if cp_t else ("-", "-", "-")
         status = ("opt" if bb_ok else "gap") + "/" + (("opt" if cp_ok else "gap") if cp_t else "-")
-        print(f"{n:>6} {pool.m:>5} {fmt(float(np.mean(bb_t))):>9} {fmt(max(bb_t)):>8} {np.mean(bb_nodes):>6.0f} "
-              f"{cp_cells[0]:>9} {cp_cells[1]:>8} {cp_cells[2]:>8} {status:>14} {cells[0]:>11} {cells[1]:>11}  {speed}",
-              flush=True)
+        print(
+            f"{n:>6} {pool.m:>5} {fmt(float(np.mean(bb_t))):>9} {fmt(max(bb_t)):>8} {np.mean(bb_nodes):>6.0f} "
+            f"{cp_cells[0]:>9} {cp_cells[1]:>8} {cp_cells[2]:>8} {status:>14} {cells[0]:>11} {cells[1]:>11}  {speed}",
+            flush=True,
+        )
 
 
 def table2(points: int) -> None:
@@ -129,12 +157,17 @@ def table2(points: int) -> None:
             epm = make(H2Oracle(pool.M, yc, GAMMA), counts, K, pi_scale=pool.n_trees).sweep(grid)
             t_epm = time.perf_counter() - t0
             t0 = time.perf_counter()
-            naive = [make(H2Oracle(pool.M, yc, GAMMA), counts, K, pi_scale=pool.n_trees).solve(float(t))
-                     for t in sorted(grid, reverse=True)]
+            naive = [
+                make(H2Oracle(pool.M, yc, GAMMA), counts, K, pi_scale=pool.n_trees).solve(float(t))
+                for t in sorted(grid, reverse=True)
+            ]
             t_naive = time.perf_counter() - t0
             agree = np.allclose([p.h2 for p in epm], [p.h2 for p in naive], rtol=1e-6)
-            print(f"{n:>6} {pool.m:>5} {name:>16} {fmt(t_epm):>10} {fmt(t_naive):>10} {t_naive / t_epm:>6.1f}x "
-                  f"{agree!s:>6}", flush=True)
+            print(
+                f"{n:>6} {pool.m:>5} {name:>16} {fmt(t_epm):>10} {fmt(t_naive):>10} {t_naive / t_epm:>6.1f}x "
+                f"{agree!s:>6}",
+                flush=True,
+            )
 
 
 def master_time_by_epsilon(n: int = 1000, m: int = 500, k: int = 20) -> None:
@@ -173,8 +206,10 @@ def main() -> None:
     ap.add_argument("--no-frontier", action="store_true")
     ap.add_argument("--no-master", action="store_true", help="skip the master-time-by-epsilon table")
     args = ap.parse_args()
-    print(f"MOSS scaling benchmark: k = {K}, gamma = {GAMMA}, sirus encoding, y standardised; "
-          f"{platform.processor() or platform.machine()}, python {platform.python_version()}")
+    print(
+        f"MOSS scaling benchmark: k = {K}, gamma = {GAMMA}, sirus encoding, y standardised; "
+        f"{platform.processor() or platform.machine()}, python {platform.python_version()}"
+    )
     rows = TABLE1[:3] if args.quick else TABLE1
     if args.rows == "none":
         rows = []

@@ -90,18 +90,32 @@ def child(argv: list[str], out_file: str) -> None:
     except SystemExit as exc:
         code = int(exc.code or 0)
     t_end, cpu_end = time.perf_counter(), time.process_time()
-    Path(out_file).write_text(json.dumps({
-        "code": code, "in_process": t_end - t0, "imports": t_imported - t0,
-        "before_first_step": marks.get("first_step", t_end) - t0, **spent,
-        "cpu": {**cpu, "startup": marks.get("first_step_cpu", cpu_end), "all": cpu_end}}))
+    Path(out_file).write_text(
+        json.dumps(
+            {
+                "code": code,
+                "in_process": t_end - t0,
+                "imports": t_imported - t0,
+                "before_first_step": marks.get("first_step", t_end) - t0,
+                **spent,
+                "cpu": {**cpu, "startup": marks.get("first_step_cpu", cpu_end), "all": cpu_end},
+            }
+        )
+    )
 
 
 def one_run(argv: list[str], env: dict[str, str]) -> dict[str, float]:
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as fh:
         out = fh.name
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, __file__, "--child", out, *argv], env=env, cwd=REPO,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", out, *argv],
+        env=env,
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wall = time.perf_counter() - start
     data = json.loads(Path(out).read_text())
     os.unlink(out)
@@ -110,12 +124,22 @@ def one_run(argv: list[str], env: dict[str, str]) -> dict[str, float]:
     accounted = data["data"] + data["store"] + data["search"] + data["metrics"] + data["output"]
     startup = wall - data["in_process"] + data["before_first_step"]  # interpreter + imports + spec
     c = data["cpu"]
-    return {"total": wall, "startup": startup, "data": data["data"], "store": data["store"],
-            "search": data["search"], "metrics": data["metrics"], "output": data["output"],
-            "exit": wall - startup - accounted, "imports": data["imports"],
-            # CPU seconds of the process (all threads), less disturbed by a loaded machine
-            "cpu_overhead": c["all"] - c["search"], "cpu_search": c["search"], "cpu_startup": c["startup"],
-            "cpu_data": c["data"]}
+    return {
+        "total": wall,
+        "startup": startup,
+        "data": data["data"],
+        "store": data["store"],
+        "search": data["search"],
+        "metrics": data["metrics"],
+        "output": data["output"],
+        "exit": wall - startup - accounted,
+        "imports": data["imports"],
+        # CPU seconds of the process (all threads), less disturbed by a loaded machine
+        "cpu_overhead": c["all"] - c["search"],
+        "cpu_search": c["search"],
+        "cpu_startup": c["startup"],
+        "cpu_data": c["data"],
+    }
 
 
 def main() -> int:
@@ -141,11 +165,17 @@ def main() -> int:
         runs = [one_run(argv, env) for _ in range(args.repeat)]
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
         overhead = statistics.median(r["total"] - r["search"] for r in runs)
-        print(f"{name:8s} " + " ".join(f"{med[s]:8.3f}" for s in (*STEPS, "total")) +
-              f" {overhead:8.3f}  {overhead / med['search']:.2f}", flush=True)
-        print(f"{'':8s} CPU seconds: overhead {med['cpu_overhead']:.3f} (start-up {med['cpu_startup']:.3f}, "
-              f"data {med['cpu_data']:.3f}), search {med['cpu_search']:.3f}; imports {med['imports']:.3f} s wall",
-              flush=True)
+        print(
+            f"{name:8s} "
+            + " ".join(f"{med[s]:8.3f}" for s in (*STEPS, "total"))
+            + f" {overhead:8.3f}  {overhead / med['search']:.2f}",
+            flush=True,
+        )
+        print(
+            f"{'':8s} CPU seconds: overhead {med['cpu_overhead']:.3f} (start-up {med['cpu_startup']:.3f}, "
+            f"data {med['cpu_data']:.3f}), search {med['cpu_search']:.3f}; imports {med['imports']:.3f} s wall",
+            flush=True,
+        )
     return 0
 
 

@@ -29,10 +29,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("spec", nargs="?", default=str(DEFAULT_SPEC))
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--set-regularization", type=float, default=0.01,
-                        help="objective.regularization for the run (CORELS: 0.01 gives a search of seconds)")
-    parser.add_argument("--progress-interval", type=float, default=0.002,
-                        help="search.progress_interval: seconds between progress events (thousands per run)")
+    parser.add_argument(
+        "--set-regularization",
+        type=float,
+        default=0.01,
+        help="objective.regularization for the run (CORELS: 0.01 gives a search of seconds)",
+    )
+    parser.add_argument(
+        "--progress-interval",
+        type=float,
+        default=0.002,
+        help="search.progress_interval: seconds between progress events (thousands per run)",
+    )
     args = parser.parse_args()
 
     loaded = load_spec(args.spec)
@@ -61,13 +69,16 @@ def main() -> None:
     base, with_store = statistics.median(times["no store"]), statistics.median(times["store"])
     fastest = min(times["store"]) / min(times["no store"])
     print(f"spec: {args.spec} (regularization {args.set_regularization})")
-    print(f"status {outcome.status}, objective {outcome.result.certificate.objective:.5f}, "
-          f"{events:,} events per run ({recorded:,} recorded)")
+    print(
+        f"status {outcome.status}, objective {outcome.result.certificate.objective:.5f}, "
+        f"{events:,} events per run ({recorded:,} recorded)"
+    )
     for mode, values in times.items():
-        print(f"  {mode:<9} median {statistics.median(values):.3f} s  runs: "
-              + ", ".join(f"{v:.3f}" for v in values))
-    print(f"overhead of recording: {100 * (with_store / base - 1):+.2f} % by medians, "
-          f"{100 * (fastest - 1):+.2f} % by the fastest runs (goal: under 2 %)")
+        print(f"  {mode:<9} median {statistics.median(values):.3f} s  runs: " + ", ".join(f"{v:.3f}" for v in values))
+    print(
+        f"overhead of recording: {100 * (with_store / base - 1):+.2f} % by medians, "
+        f"{100 * (fastest - 1):+.2f} % by the fastest runs (goal: under 2 %)"
+    )
 
 
 if __name__ == "__main__":

@@ -41,10 +41,17 @@ def main() -> None:
         started = time.monotonic()
         load = os.getloadavg()
         only = args.only_concurrent
-        tally = harness.torture(Path(work), run_kills=0 if only else args.kills,
-                                sweep_kills=0 if only else args.sweep_kills, concurrent=args.concurrent,
-                                seed=args.seed, extras=not only, concurrent_kills=args.concurrent_kills,
-                                concurrent_sweeps=args.concurrent_sweeps, readers=args.readers)
+        tally = harness.torture(
+            Path(work),
+            run_kills=0 if only else args.kills,
+            sweep_kills=0 if only else args.sweep_kills,
+            concurrent=args.concurrent,
+            seed=args.seed,
+            extras=not only,
+            concurrent_kills=args.concurrent_kills,
+            concurrent_sweeps=args.concurrent_sweeps,
+            readers=args.readers,
+        )
         load = [round(max(a, b), 1) for a, b in zip(load, os.getloadavg())]
     tally.seconds = round(time.monotonic() - started, 1)
     if args.json:

@@ -52,8 +52,13 @@ __all__ = [
 ]
 
 
-def run(spec_path: str | Path, *, sinks: Sequence[EventSink] = (), overrides: Sequence[str] = (),
-        db: str | Path | None = None) -> RunOutcome:
+def run(
+    spec_path: str | Path,
+    *,
+    sinks: Sequence[EventSink] = (),
+    overrides: Sequence[str] = (),
+    db: str | Path | None = None,
+) -> RunOutcome:
     """Load, validate and run one spec file: ``glasswork run`` from Python.
 
     Nothing is stored unless ``db`` names a run store. ``overrides`` are ``--set`` edits

@@ -146,10 +146,15 @@ def render_outcome(outcome: RunOutcome, console: Console) -> None:
 
     info, result = outcome.info, outcome.result
     cert = result.certificate
-    console.print(Text.assemble(
-        plain_text(info.name, "bold"),
-        plain_text(f"  solver {info.solver} {info.solver_version}  "
-                   f"train {info.n_train:,} rows, test {info.n_test:,} rows, {info.n_features:,} features")))
+    console.print(
+        Text.assemble(
+            plain_text(info.name, "bold"),
+            plain_text(
+                f"  solver {info.solver} {info.solver_version}  "
+                f"train {info.n_train:,} rows, test {info.n_test:,} rows, {info.n_features:,} features"
+            ),
+        )
+    )
     console.print()
     console.print("[bold]Model[/bold]")
     # the model as its plugin draws it (the render_model hook), else its own text

@@ -66,8 +66,12 @@ def model_view(
         if answer.value is not None:
             return answer.value
         if answer.errors:
-            note = Text(terminal_text(f"(the view of {model.get('kind')!r} models failed: {answer.failure()};"
-                                      " showing the model's text)"), style="dim")
+            note = Text(
+                terminal_text(
+                    f"(the view of {model.get('kind')!r} models failed: {answer.failure()}; showing the model's text)"
+                ),
+                style="dim",
+            )
     if text:  # the model's own text: data, shown as it is written, never as markup or control codes
         shown = Text(terminal_text(text, newlines=True))
         return Group(note, shown) if note is not None else shown
@@ -178,6 +182,7 @@ class BarsPanel(Panel):
 
     def bars(self) -> tuple[list[str], list[float]]:
         """Labels and heights, numeric keys in numeric order."""
+
         def order(key: str) -> tuple[int, float | str]:
             try:
                 return (0, float(key))
@@ -224,4 +229,3 @@ class ScatterPanel(Panel):
     @property
     def has_data(self) -> bool:
         return bool(self.points)
-

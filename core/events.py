@@ -85,9 +85,7 @@ class EventSink(Protocol):
 
     def on_event(self, event: Event) -> None: ...
 
-    def on_finish(
-        self, run: RunInfo, outcome: RunOutcome | None, error: BaseException | None
-    ) -> None: ...
+    def on_finish(self, run: RunInfo, outcome: RunOutcome | None, error: BaseException | None) -> None: ...
 
 
 class CollectingSink:
@@ -106,9 +104,7 @@ class CollectingSink:
     def on_event(self, event: Event) -> None:
         self.events.append(event)
 
-    def on_finish(
-        self, run: RunInfo, outcome: RunOutcome | None, error: BaseException | None
-    ) -> None:
+    def on_finish(self, run: RunInfo, outcome: RunOutcome | None, error: BaseException | None) -> None:
         self.outcome, self.error, self.finished = outcome, error, True
 
     def of_kind(self, kind: EventKind) -> list[Event]:
@@ -138,9 +134,7 @@ class JsonLinesSink(RecordSink):
         self._fh = self.path.open("a", encoding="utf-8")
         super().on_start(run)
 
-    def on_finish(
-        self, run: RunInfo, outcome: RunOutcome | None, error: BaseException | None
-    ) -> None:
+    def on_finish(self, run: RunInfo, outcome: RunOutcome | None, error: BaseException | None) -> None:
         super().on_finish(run, outcome, error)
         if self._fh is not None:
             self._fh.close()

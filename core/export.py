@@ -41,7 +41,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from glasswork._version import __version__
 from glasswork.values import NUMBER, WHITESPACE, is_missing, number_of
 from glasswork.quoting import (  # noqa: F401  (re-exported: exporters build their text with these)
-    ExportError, markdown_text, plain, printable, python_comment, python_literal, sql_comment, sql_literal, sql_name)
+    ExportError,
+    markdown_text,
+    plain,
+    printable,
+    python_comment,
+    python_literal,
+    sql_comment,
+    sql_literal,
+    sql_name,
+)
 
 if TYPE_CHECKING:
     from glasswork.data import Problem
@@ -51,7 +60,6 @@ FORMATS = ("python", "sql", "json", "markdown")
 DOCUMENT: Final = "glasswork.model"
 DOCUMENT_VERSION: Final = 1
 Op = Literal["==", "!=", "<=", ">"]
-
 
 
 # -- the inputs of a model -------------------------------------------------------------------------
@@ -78,8 +86,9 @@ class Condition(BaseModel):
             numbers = as_numbers(values)
             value = float(self.value)
             with np.errstate(invalid="ignore"):
-                return {"<=": numbers <= value, ">": numbers > value, "==": numbers == value,
-                        "!=": numbers != value}[self.op]
+                return {"<=": numbers <= value, ">": numbers > value, "==": numbers == value, "!=": numbers != value}[
+                    self.op
+                ]
         equal = np.asarray(as_texts(self.column, values) == self.value, dtype=bool)
         return equal if self.op == "==" else ~equal
 
@@ -118,8 +127,10 @@ class ModelInputs(BaseModel):
         or (neither) its raw numeric columns."""
         binarizer = problem.extras.get("binarizer")
         if binarizer is not None:
-            made = {name: Feature(name=name, all=[Condition(column=c, op=op, value=_plain(v))])
-                    for name, c, op, v in binarizer.conditions()}
+            made = {
+                name: Feature(name=name, all=[Condition(column=c, op=op, value=_plain(v))])
+                for name, c, op, v in binarizer.conditions()
+            }
             missing = [n for n in problem.feature_names if n not in made]
             if missing:
                 raise ExportError(f"the binarizer does not describe feature(s) {', '.join(missing[:5])}")
@@ -201,8 +212,11 @@ class ModelInputs(BaseModel):
 
     def python_value(self, j: int, row: str = "row") -> str:
         f = self.features[j]
-        return (f"_num({row}, {python_literal(f.column)})" if f.column
-                else f"(1.0 if {self.python_test(j, row=row)} else 0.0)")
+        return (
+            f"_num({row}, {python_literal(f.column)})"
+            if f.column
+            else f"(1.0 if {self.python_test(j, row=row)} else 0.0)"
+        )
 
     def python_test(self, j: int, value: float = 1, row: str = "row") -> str:
         f = self.features[j]
@@ -266,8 +280,9 @@ def as_numbers(values: Any) -> np.ndarray:
         out = data.astype(np.float64)
         out[~np.isfinite(out)] = np.nan
     elif data.dtype.kind in "OUS":
-        out = np.fromiter((np.nan if (x := number_of(v)) is None else x for v in data.ravel()),
-                          dtype=np.float64, count=data.size).reshape(data.shape)
+        out = np.fromiter(
+            (np.nan if (x := number_of(v)) is None else x for v in data.ravel()), dtype=np.float64, count=data.size
+        ).reshape(data.shape)
     else:  # dates, times: no number
         out = np.full(data.shape, np.nan)
     if mask is not None:
@@ -282,13 +297,20 @@ def as_texts(column: str, values: Any) -> np.ndarray:
     if data.dtype.kind == "U":
         return data
     absent = missing_values(values)
-    bad = next((v for v, a in zip(data.ravel().tolist(), absent.ravel().tolist()) if not a and not isinstance(v, str)),
-               None) if data.dtype.kind in "OSbiufcmM" else None
+    bad = (
+        next(
+            (v for v, a in zip(data.ravel().tolist(), absent.ravel().tolist()) if not a and not isinstance(v, str)),
+            None,
+        )
+        if data.dtype.kind in "OSbiufcmM"
+        else None
+    )
     if bad is not None:
         raise ExportError(
             f"column {column!r} holds {printable(repr(bad))} ({type(bad).__name__}, {data.dtype}), but the model "
             f"compares it as text (its categories are written as text, and '003' is not 3): read the column as "
-            f"text (pandas: dtype={{{column!r}: str}})")
+            f"text (pandas: dtype={{{column!r}: str}})"
+        )
     return data.astype(object) if data.dtype.kind != "O" else data
 
 
@@ -322,8 +344,10 @@ def sql_text(column: str) -> str:
 def sql_number(column: str) -> str:
     """A column read as a number: ``true`` / ``false`` text (a BOOLEAN's text) are 1 / 0, else the
     column cast to DOUBLE PRECISION; ``sql_unusable`` guards it, so every cast succeeds."""
-    return (f"CASE {_sql_clean(column)} WHEN 'true' THEN 1.0e0 WHEN 'false' THEN 0.0e0 "
-            f"ELSE CAST({sql_name(column)} AS DOUBLE PRECISION) END")
+    return (
+        f"CASE {_sql_clean(column)} WHEN 'true' THEN 1.0e0 WHEN 'false' THEN 0.0e0 "
+        f"ELSE CAST({sql_name(column)} AS DOUBLE PRECISION) END"
+    )
 
 
 _DIGITS = "0123456789"
@@ -344,13 +368,15 @@ def sql_unusable(column: str, numeric: bool) -> str:
     shapes = ", ".join(sql_literal(p + s) for p in ("", "+", "-") for s in tails)
     digit = "(" + ", ".join(f"'{d}'" for d in _DIGITS) + ")"
     point_digit = "(" + ", ".join(f"'.{d}'" for d in _DIGITS) + ")"
-    number = (f"({rest} IN ({shapes})"  # the right characters, in the right order
-              f" AND (SUBSTR({text}, 1, 1) IN ('+', '-') OR SUBSTR({rest}, 1, 1) NOT IN ('+', '-'))"  # a sign first
-              f" AND (SUBSTR({text}, 1, 1) IN {digit} OR SUBSTR({text}, 1, 2) IN {point_digit}"  # a digit leads
-              f" OR SUBSTR({text}, 2, 1) IN {digit} AND SUBSTR({text}, 1, 1) IN ('+', '-')"
-              f" OR SUBSTR({text}, 2, 2) IN {point_digit} AND SUBSTR({text}, 1, 1) IN ('+', '-'))"
-              f" AND SUBSTR({text}, LENGTH({text}), 1) IN {digit[:-1]}, '.')"  # ends in a digit or point
-              f" AND ({rest} NOT LIKE '%e_' OR {text} LIKE '%e+%' OR {text} LIKE '%e-%'))")  # e's sign follows it
+    number = (
+        f"({rest} IN ({shapes})"  # the right characters, in the right order
+        f" AND (SUBSTR({text}, 1, 1) IN ('+', '-') OR SUBSTR({rest}, 1, 1) NOT IN ('+', '-'))"  # a sign first
+        f" AND (SUBSTR({text}, 1, 1) IN {digit} OR SUBSTR({text}, 1, 2) IN {point_digit}"  # a digit leads
+        f" OR SUBSTR({text}, 2, 1) IN {digit} AND SUBSTR({text}, 1, 1) IN ('+', '-')"
+        f" OR SUBSTR({text}, 2, 2) IN {point_digit} AND SUBSTR({text}, 1, 1) IN ('+', '-'))"
+        f" AND SUBSTR({text}, LENGTH({text}), 1) IN {digit[:-1]}, '.')"  # ends in a digit or point
+        f" AND ({rest} NOT LIKE '%e_' OR {text} LIKE '%e+%' OR {text} LIKE '%e-%'))"
+    )  # e's sign follows it
     return f"({name} IS NULL OR NOT ({text} IN ('true', 'false') OR {number}))"
 
 
@@ -374,14 +400,17 @@ class ExportRequest:
             raise ExportError(
                 f"run {str(self.run.get('run_id', '?'))[:12]} does not record how its features come from the raw "
                 f"columns (it was recorded before glasswork kept a model's inputs), so it cannot be exported as "
-                f"{self.format}; run its spec again, or export it as json or markdown")
+                f"{self.format}; run its spec again, or export it as json or markdown"
+            )
         return self.inputs
 
     def header(self, comment: str, body: str = "") -> str:
         """A comment block naming the run, the rows it was trained on and the raw columns ``body``
         reads, for the top of a file; every line printable, so no name or path can end the comment."""
-        lines = [f"Exported by glasswork {__version__} from run {self.run.get('run_id', '?')}"
-                 f" ({self.run.get('name', '?')}, solver {self.run.get('solver', '?')})."]
+        lines = [
+            f"Exported by glasswork {__version__} from run {self.run.get('run_id', '?')}"
+            f" ({self.run.get('name', '?')}, solver {self.run.get('solver', '?')})."
+        ]
         if self.run.get("spec_hash"):
             lines.append(f"spec {str(self.run['spec_hash'])[:16]}, data {str(self.run.get('data_fingerprint'))[:16]}")
         where = trained_where(self.run)
@@ -390,8 +419,11 @@ class ExportRequest:
         elif self.run.get("spec"):
             lines.append("Trained on every row of its data (no data.where filter).")
         if self.inputs is not None:
-            reads = (f"the columns the antecedents of {self.inputs.source} name" if self.inputs.source.endswith(".out")
-                     else f"the raw columns of {self.inputs.source}")
+            reads = (
+                f"the columns the antecedents of {self.inputs.source} name"
+                if self.inputs.source.endswith(".out")
+                else f"the raw columns of {self.inputs.source}"
+            )
             used = [c for c in self.inputs.columns if _mentions(body, c)] if body else []
             lines.append(f"Reads {reads}: {', '.join(used or self.inputs.columns)}")
         return "\n".join(f"{comment} {printable(line)}" for line in lines)
@@ -421,15 +453,21 @@ class ModelDocument(BaseModel):
     kind: str = Field(description="The model's kind (its to_dict()['kind']): the plugin that reads it.")
     model: dict[str, Any] = Field(description="The model as its plugin's to_dict() writes it; 'kind' inside.")
     inputs: ModelInputs | None = Field(
-        None, description="How each column of the model's matrix comes from the raw columns; null "
-        "for runs recorded before glasswork kept it.")
-    run: dict[str, Any] = Field(default_factory=dict, description="run_id, name, solver, solver_version, "
-                                "spec_hash, data_fingerprint, spec: where the model comes from.")
+        None,
+        description="How each column of the model's matrix comes from the raw columns; null "
+        "for runs recorded before glasswork kept it.",
+    )
+    run: dict[str, Any] = Field(
+        default_factory=dict,
+        description="run_id, name, solver, solver_version, "
+        "spec_hash, data_fingerprint, spec: where the model comes from.",
+    )
     where: str | None = Field(
-        None, description="The data.where filter that chose the rows the model was trained on (the spec's, "
-        "as written); null when it was trained on every row of its data.")
-    certificate: dict[str, Any] = Field(default_factory=dict,
-                                        description="status, objective, lower_bound, gap.")
+        None,
+        description="The data.where filter that chose the rows the model was trained on (the spec's, "
+        "as written); null when it was trained on every row of its data.",
+    )
+    certificate: dict[str, Any] = Field(default_factory=dict, description="status, objective, lower_bound, gap.")
     metrics: dict[str, Any] = Field(default_factory=dict, description="Training and test metrics.")
 
 
@@ -451,23 +489,27 @@ def document(details: dict[str, Any]) -> ModelDocument:
     model = _model_of(details)
     inputs = details.get("inputs")
     return ModelDocument(
-        kind=str(model.get("kind")), model=model,
+        kind=str(model.get("kind")),
+        model=model,
         inputs=None if inputs is None else ModelInputs.model_validate(inputs),
-        run=run_summary(details), where=trained_where(details),
+        run=run_summary(details),
+        where=trained_where(details),
         certificate={k: details.get(k) for k in ("status", "objective", "lower_bound", "gap")},
-        metrics=details.get("metrics") or {})
+        metrics=details.get("metrics") or {},
+    )
 
 
 def _model_of(details: dict[str, Any]) -> dict[str, Any]:
     model = next((m.get("model") for m in details.get("models") or [] if m.get("model")), None)
     if model is None:
-        raise ExportError(f"run {str(details.get('run_id'))[:12]} has no model "
-                          f"(state {details.get('state')}{': ' + details['error'] if details.get('error') else ''})")
+        raise ExportError(
+            f"run {str(details.get('run_id'))[:12]} has no model "
+            f"(state {details.get('state')}{': ' + details['error'] if details.get('error') else ''})"
+        )
     return model
 
 
-def export_run(details: dict[str, Any], fmt: str, *, table: str = "data",
-               registry: Registry | None = None) -> str:
+def export_run(details: dict[str, Any], fmt: str, *, table: str = "data", registry: Registry | None = None) -> str:
     """The text of a stored run's model in ``fmt`` (``FORMATS``, or ``html``: the report's drawing)."""
     if fmt == "json":
         return document(details).model_dump_json(indent=2) + "\n"
@@ -488,8 +530,10 @@ def export_model(model: dict[str, Any], request: ExportRequest, registry: Regist
             if isinstance(first, ExportError):  # the plugin's own word on why it cannot
                 raise first
             raise ExportError(f"the exporter of {kind!r} models failed ({answer.failure()})")
-        raise ExportError(f"no installed plugin exports {kind!r} models as {request.format} (the plugin of "
-                          f"{kind!r} models has no exporter for it; see 'glasswork plugins')")
+        raise ExportError(
+            f"no installed plugin exports {kind!r} models as {request.format} (the plugin of "
+            f"{kind!r} models has no exporter for it; see 'glasswork plugins')"
+        )
     if not isinstance(text, str):
         raise ExportError(f"the exporter of {model.get('kind')!r} models returned {type(text).__name__}, not text")
     return text
@@ -530,8 +574,11 @@ class LoadedModel:
         with np.errstate(invalid="ignore"):  # NaN in the rows judged missing below
             encoded = self.model.predict(self.matrix(columns))
         classes = getattr(self.model, "classes", None)
-        out = encoded if classes is None or getattr(self.model, "task", "") == "regression" else \
-            np.asarray(classes)[encoded]
+        out = (
+            encoded
+            if classes is None or getattr(self.model, "task", "") == "regression"
+            else np.asarray(classes)[encoded]
+        )
         missing = self.missing(columns)
         if not missing.any():
             return out
@@ -558,8 +605,10 @@ def load_model(source: str | Path | dict[str, Any], registry: Registry | None = 
         except (OSError, ValueError) as exc:
             raise ExportError(f"{where}: cannot read a model document: {exc}") from exc
     if isinstance(data, dict) and data.get("format") == DOCUMENT and data.get("version") != DOCUMENT_VERSION:
-        raise ExportError(f"{where}: model document version {data.get('version')!r}; this glasswork reads "
-                          f"version {DOCUMENT_VERSION} (upgrade glasswork)")
+        raise ExportError(
+            f"{where}: model document version {data.get('version')!r}; this glasswork reads "
+            f"version {DOCUMENT_VERSION} (upgrade glasswork)"
+        )
     try:
         doc = ModelDocument.model_validate(data)
     except ValidationError as exc:
@@ -572,8 +621,10 @@ def load_model(source: str | Path | dict[str, Any], registry: Registry | None = 
     if model is None:
         if answer.errors:
             raise ExportError(f"{where}: the plugin could not read the {doc.kind!r} model ({answer.failure()})")
-        raise ExportError(f"{where}: no installed plugin reads {doc.kind!r} models "
-                          f"(install the plugin that made it; see 'glasswork plugins')")
+        raise ExportError(
+            f"{where}: no installed plugin reads {doc.kind!r} models "
+            f"(install the plugin that made it; see 'glasswork plugins')"
+        )
     return LoadedModel(model, doc.inputs, doc)
 
 
@@ -697,13 +748,24 @@ def python_prelude(inputs: ModelInputs, reads: list[str] | None = None) -> str:
     with them)."""
     reads = inputs.columns if reads is None else list(reads)
     numbers = [c for c in reads if c in set(inputs.numeric_columns)]
-    prelude = MISSING_PYTHON.format(reads=python_literal(reads), numbers=python_literal(numbers),
-                                    whitespace=python_literal(WHITESPACE), pattern=python_literal(NUMBER.pattern))
+    prelude = MISSING_PYTHON.format(
+        reads=python_literal(reads),
+        numbers=python_literal(numbers),
+        whitespace=python_literal(WHITESPACE),
+        pattern=python_literal(NUMBER.pattern),
+    )
     return f"import math\nimport re\n\n{prelude.strip()}"
 
 
-def decision_list_python(request: ExportRequest, doc: str, tests: list[str], labels: list[Any],
-                         probas: list[list[float]], classes: list[Any], reads: list[str] | None = None) -> str:
+def decision_list_python(
+    request: ExportRequest,
+    doc: str,
+    tests: list[str],
+    labels: list[Any],
+    probas: list[list[float]],
+    classes: list[Any],
+    reads: list[str] | None = None,
+) -> str:
     """An ordered list of rules as Python: the first rule whose test (a Python expression over
     ``row``) holds decides; ``labels`` and ``probas`` have one entry per rule and the default;
     ``reads``: see ``python_module``."""
@@ -730,13 +792,25 @@ def predict_proba(row):
     return python_module(request, doc, body, reads)
 
 
-def decision_list_sql(request: ExportRequest, tests: list[str], labels: list[Any],
-                      probas: list[list[float]], classes: list[Any], reads: list[str] | None = None) -> str:
+def decision_list_sql(
+    request: ExportRequest,
+    tests: list[str],
+    labels: list[Any],
+    probas: list[list[float]],
+    classes: list[Any],
+    reads: list[str] | None = None,
+) -> str:
     """An ordered list of rules as SQL: ``prediction`` and ``p_<class>``, each one CASE expression."""
     outputs = [("prediction", sql_case([(t, sql_literal(v)) for t, v in zip(tests, labels)], sql_literal(labels[-1])))]
     for k, c in enumerate(classes):
-        outputs.append((f"p_{plain(c)}", sql_case([(t, sql_literal(float(p[k]))) for t, p in zip(tests, probas)],
-                                                  sql_literal(float(probas[-1][k])))))
+        outputs.append(
+            (
+                f"p_{plain(c)}",
+                sql_case(
+                    [(t, sql_literal(float(p[k]))) for t, p in zip(tests, probas)], sql_literal(float(probas[-1][k]))
+                ),
+            )
+        )
     return sql_select(request, outputs, reads)
 
 
@@ -749,8 +823,15 @@ def default_path(details: dict[str, Any], fmt: str, folder: str | Path = ".") ->
     return Path(folder) / f"{name or 'model'}-{str(details.get('run_id'))[:8]}{SUFFIX[fmt]}"
 
 
-def write_export(store: Any, run_id: str, fmt: str, path: str | Path | None = None, *,
-                 table: str = "data", registry: Registry | None = None) -> Path:
+def write_export(
+    store: Any,
+    run_id: str,
+    fmt: str,
+    path: str | Path | None = None,
+    *,
+    table: str = "data",
+    registry: Registry | None = None,
+) -> Path:
     """Export a stored run's model to ``path`` (default: ``default_path``); returns the path."""
     details = store.details(run_id)
     text = export_run(details, fmt, table=table, registry=registry)

@@ -29,12 +29,15 @@ class Extra:
         return f"pip install 'glasswork[{self.name}]'"
 
 
-EXTRAS: dict[str, Extra] = {extra.name: extra for extra in (
-    Extra("mio", ("cvxpy", "pyscipopt"), "exact MIO models through cvxpy and SCIP (search.policy: mio)"),
-    Extra("mosek", ("mosek",), "MOSEK as the MIO backend (search.backend: mosek; needs a licence)"),
-    Extra("dask", ("dask", "distributed"), "sweeps on a Dask cluster (glasswork sweep --executor dask)"),
-    Extra("plot", ("matplotlib",), "the regularization path as a PNG (glasswork sweep --plot)"),
-)}
+EXTRAS: dict[str, Extra] = {
+    extra.name: extra
+    for extra in (
+        Extra("mio", ("cvxpy", "pyscipopt"), "exact MIO models through cvxpy and SCIP (search.policy: mio)"),
+        Extra("mosek", ("mosek",), "MOSEK as the MIO backend (search.backend: mosek; needs a licence)"),
+        Extra("dask", ("dask", "distributed"), "sweeps on a Dask cluster (glasswork sweep --executor dask)"),
+        Extra("plot", ("matplotlib",), "the regularization path as a PNG (glasswork sweep --plot)"),
+    )
+}
 
 
 class MissingExtra(ValueError):
@@ -43,8 +46,7 @@ class MissingExtra(ValueError):
 
     def __init__(self, feature: str, extra: str, missing: Sequence[str]) -> None:
         self.feature, self.extra, self.missing = feature, extra, tuple(missing)
-        super().__init__(f"{feature} needs {' and '.join(self.missing)}, not installed here: "
-                         f"{EXTRAS[extra].install}")
+        super().__init__(f"{feature} needs {' and '.join(self.missing)}, not installed here: {EXTRAS[extra].install}")
 
 
 def installed(module: str) -> bool:
@@ -72,6 +74,14 @@ def report() -> list[dict[str, Any]]:
     rows = []
     for extra in EXTRAS.values():
         absent = missing(extra.name)
-        rows.append({"extra": extra.name, "modules": list(extra.modules), "purpose": extra.purpose,
-                     "available": not absent, "missing": absent, "install": extra.install})
+        rows.append(
+            {
+                "extra": extra.name,
+                "modules": list(extra.modules),
+                "purpose": extra.purpose,
+                "available": not absent,
+                "missing": absent,
+                "install": extra.install,
+            }
+        )
     return rows

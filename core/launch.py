@@ -33,8 +33,14 @@ class Launch:
     latter). ``cancel`` may be called from any thread at any time, also before ``run``.
     """
 
-    def __init__(self, loaded: LoadedSpec, *, db: str | Path | None = None, no_store: bool = False,
-                 registry: Registry | None = None) -> None:
+    def __init__(
+        self,
+        loaded: LoadedSpec,
+        *,
+        db: str | Path | None = None,
+        no_store: bool = False,
+        registry: Registry | None = None,
+    ) -> None:
         from glasswork.registry import get_registry
         from glasswork.runner import Runner
 
@@ -71,8 +77,15 @@ class Launch:
             raise SpecError([SpecIssue(file, line, 1, "store.path", str(exc))]) from None
 
     @classmethod
-    def from_file(cls, path: str | Path, overrides: Sequence[str] = (), *, db: str | Path | None = None,
-                  no_store: bool = False, registry: Registry | None = None) -> Launch:
+    def from_file(
+        cls,
+        path: str | Path,
+        overrides: Sequence[str] = (),
+        *,
+        db: str | Path | None = None,
+        no_store: bool = False,
+        registry: Registry | None = None,
+    ) -> Launch:
         """Read and validate a spec file with ``--set PATH=VALUE`` overrides; raises ``SpecError``."""
         loaded = load_spec(path, registry, overrides=overrides)
         return cls(loaded, db=db, no_store=no_store, registry=registry)
@@ -99,8 +112,9 @@ class Launch:
                 try:
                     store.open(wait=False)  # a run never waits for the store, nor is refused by a busy one
                 except StoreLocked as exc:  # a program outside glasswork holds the file: the journal keeps the run
-                    self._store_notes.append(f"{exc}. This run is kept in its journal and recorded the next time "
-                                             "the store is opened")
+                    self._store_notes.append(
+                        f"{exc}. This run is kept in its journal and recorded the next time the store is opened"
+                    )
                 self.store = store
             self._store_checked = True
         return self.store

@@ -81,8 +81,9 @@ def rmse(y: np.ndarray, pred: np.ndarray, sample_weight: np.ndarray | None = Non
     return math.sqrt(float(np.average(diff * diff, weights=_weights(sample_weight, diff.size))))
 
 
-def evaluate(model: Model, X: np.ndarray, y: np.ndarray, prefix: str,
-             sample_weight: np.ndarray | None = None) -> dict[str, float]:
+def evaluate(
+    model: Model, X: np.ndarray, y: np.ndarray, prefix: str, sample_weight: np.ndarray | None = None
+) -> dict[str, float]:
     """The standard figures for ``model`` on ``(X, y)``, keys prefixed (``train_``, ``test_``)."""
     out: dict[str, float] = {}
     if y.size == 0 or (sample_weight is not None and not np.any(np.asarray(sample_weight) > 0)):

@@ -80,8 +80,10 @@ def python_comment(text: Any) -> str:
 
 def _no_nul(text: str, what: str) -> str:
     if "\x00" in text:
-        raise ExportError(f"the {what} {printable(text)!r} holds a NUL character, which no SQL engine accepts in a "
-                          f"query; rename it (or export as python or json)")
+        raise ExportError(
+            f"the {what} {printable(text)!r} holds a NUL character, which no SQL engine accepts in a "
+            f"query; rename it (or export as python or json)"
+        )
     return text
 
 
@@ -134,5 +136,16 @@ def terminal_text(value: Any, *, newlines: bool = False) -> str:
     return printable(value, newlines=newlines)
 
 
-__all__ = ["ExportError", "html_text", "markdown_text", "plain", "printable", "python_comment", "python_literal",
-           "sql_comment", "sql_literal", "sql_name", "terminal_text"]
+__all__ = [
+    "ExportError",
+    "html_text",
+    "markdown_text",
+    "plain",
+    "printable",
+    "python_comment",
+    "python_literal",
+    "sql_comment",
+    "sql_literal",
+    "sql_name",
+    "terminal_text",
+]

@@ -71,12 +71,10 @@ def start_record(info: RunInfo, *, full: bool = False) -> Record:
     return {"kind": "start", **info.to_dict(full=full)}
 
 
-def finish_record(run_id: str | None, outcome: RunOutcome | None,
-                  error: BaseException | str | None = None) -> Record:
+def finish_record(run_id: str | None, outcome: RunOutcome | None, error: BaseException | str | None = None) -> Record:
     """The last record of a run: ``run_id``, ``result`` (``RunOutcome.to_dict()``, or ``None``
     when the run failed) and, when something went wrong, ``error``."""
-    record: Record = {"kind": "finish", "run_id": run_id,
-                      "result": None if outcome is None else outcome.to_dict()}
+    record: Record = {"kind": "finish", "run_id": run_id, "result": None if outcome is None else outcome.to_dict()}
     if error is not None:
         record["error"] = error_text(error)
     return record
@@ -139,8 +137,20 @@ class RunRecord:
 # -- a stored run back in record form ---------------------------------------------------------------
 
 
-START_KEYS = ("run_id", "name", "solver", "solver_version", "spec_hash", "spec", "host", "pid",
-              "n_train", "n_test", "n_features", "started_at")
+START_KEYS = (
+    "run_id",
+    "name",
+    "solver",
+    "solver_version",
+    "spec_hash",
+    "spec",
+    "host",
+    "pid",
+    "n_train",
+    "n_test",
+    "n_features",
+    "started_at",
+)
 
 
 def start_of_stored(details: dict[str, Any]) -> Record:
@@ -165,12 +175,18 @@ def finish_of_stored(details: dict[str, Any]) -> Record | None:
     if details.get("state") == "running":
         return None
     if details.get("status") is None:
-        return {"kind": "finish", "run_id": details.get("run_id"), "result": None,
-                "error": details.get("error") or "the run failed"}
+        return {
+            "kind": "finish",
+            "run_id": details.get("run_id"),
+            "result": None,
+            "error": details.get("error") or "the run failed",
+        }
     model = next(iter(details.get("models") or []), None)
     result = {
-        "status": details["status"], "objective": details.get("objective"),
-        "lower_bound": details.get("lower_bound"), "gap": details.get("gap"),
+        "status": details["status"],
+        "objective": details.get("objective"),
+        "lower_bound": details.get("lower_bound"),
+        "gap": details.get("gap"),
         "model": None if model is None else model.get("model"),
         "model_text": None if model is None else model.get("text"),
         "metrics": details.get("metrics") or {},

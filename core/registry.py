@@ -158,8 +158,7 @@ class Registry:
             return
         info.hooks = sorted(c.name for c in callers)
 
-    def _each(self, hook: str, *, calling_order: bool = False,
-              **kwargs: Any) -> Iterator[tuple[PluginInfo, Any]]:
+    def _each(self, hook: str, *, calling_order: bool = False, **kwargs: Any) -> Iterator[tuple[PluginInfo, Any]]:
         """Call ``hook`` once per working plugin, through pluggy's hook caller (so its tracing
         and monitoring see every call), keeping each plugin's failure its own. Plugins come in
         registration order, or with ``calling_order`` in the order pluggy itself would call them
@@ -218,8 +217,10 @@ class Registry:
         """Why ``name`` is not usable, and what to do about it."""
         owners = self._owners.get(name, [])
         if len(owners) > 1:
-            return (f"solver {name!r} is registered by more than one plugin ({', '.join(owners)}); "
-                    f"uninstall one or disable it with {DISABLE_ENV}")
+            return (
+                f"solver {name!r} is registered by more than one plugin ({', '.join(owners)}); "
+                f"uninstall one or disable it with {DISABLE_ENV}"
+            )
         for info in self.plugins.values():
             if info.name == name and info.disabled:
                 return f"solver {name!r} is disabled by {DISABLE_ENV}"
@@ -234,8 +235,11 @@ class Registry:
 
     def register_commands(self, cli: Any) -> list[str]:
         """Let plugins add CLI commands; returns the errors of those that failed."""
-        return [f"{info.name}: {_describe(outcome)}"
-                for info, outcome in self._each("register_commands", cli=cli) if isinstance(outcome, Exception)]
+        return [
+            f"{info.name}: {_describe(outcome)}"
+            for info, outcome in self._each("register_commands", cli=cli)
+            if isinstance(outcome, Exception)
+        ]
 
     def monitor_panels(self, solver: str) -> list[Panel]:
         """Fresh monitor panels for a run of ``solver`` (none when no plugin describes any).
@@ -258,8 +262,9 @@ class Registry:
         answer = self.first("sweep_defaults", solver=solver)
         return dict(answer.value) if isinstance(answer.value, dict) else {}
 
-    def render_model(self, model: dict[str, Any], *, compact: bool = False,
-                     stats: dict[str, Any] | None = None) -> HookAnswer:
+    def render_model(
+        self, model: dict[str, Any], *, compact: bool = False, stats: dict[str, Any] | None = None
+    ) -> HookAnswer:
         """The first plugin's view of ``model`` (``render_model``); failures are in ``errors``."""
         return self.first("render_model", model=model, compact=compact, stats=stats or {})
 
@@ -300,7 +305,9 @@ class HookAnswer:
 
 
 def _unknown_hook(name: str) -> str:
-    known = sorted(n for n in dir(hookspecs) if isinstance(getattr(getattr(hookspecs, n), "glasswork_spec", None), dict))
+    known = sorted(
+        n for n in dir(hookspecs) if isinstance(getattr(getattr(hookspecs, n), "glasswork_spec", None), dict)
+    )
     close = difflib.get_close_matches(name, known, n=1)
     hint = f"did you mean {close[0]!r}?" if close else f"the hooks are {', '.join(known)}"
     return f"hook implementation {name!r} matches no glasswork hook ({hint})"
@@ -317,9 +324,7 @@ def _check_solver_class(cls: Any) -> None:
         raise TypeError(f"{cls.__name__}.spec_model must be a glasswork.SolverSpec subclass")
     tag = typing.get_args(model.model_fields["solver"].annotation)
     if tag != (name,):
-        raise TypeError(
-            f"{model.__name__}.solver must be Literal[{name!r}] to match {cls.__name__}.name"
-        )
+        raise TypeError(f"{model.__name__}.solver must be Literal[{name!r}] to match {cls.__name__}.name")
 
 
 def _describe(exc: BaseException) -> str:

@@ -74,23 +74,31 @@ def stacked_bar(counts: Sequence[float], fraction: float = 1.0, width: int = 160
     for k, c in enumerate(counts):
         w = 0.0 if total <= 0 else width * max(fraction, 0.0) * c / total
         if w > 0:
-            out.append(f'<rect x="{x:.1f}" width="{w:.1f}" height="{height}" fill="{PALETTE[k % len(PALETTE)]}">'
-                       f"<title>{c:g}</title></rect>")
+            out.append(
+                f'<rect x="{x:.1f}" width="{w:.1f}" height="{height}" fill="{PALETTE[k % len(PALETTE)]}">'
+                f"<title>{c:g}</title></rect>"
+            )
         x += w
     return f'<svg width="{width}" height="{height}" role="img">{"".join(out)}</svg>'
 
 
 def class_legend(classes: Sequence[Any]) -> str:
     """Coloured squares naming the classes, in ``stacked_bar``'s colours."""
-    return " ".join(f'<span class=key style="background:{PALETTE[k % len(PALETTE)]}"></span>{esc(c)}'
-                    for k, c in enumerate(classes))
+    return " ".join(
+        f'<span class=key style="background:{PALETTE[k % len(PALETTE)]}"></span>{esc(c)}' for k, c in enumerate(classes)
+    )
 
 
 class _Axes:
     """Linear maps from data to the chart's pixels, with the frame and ticks."""
 
-    def __init__(self, xs: Sequence[float], ys: Sequence[float], xlim: tuple[float, float] | None,
-                 ylim: tuple[float, float] | None) -> None:
+    def __init__(
+        self,
+        xs: Sequence[float],
+        ys: Sequence[float],
+        xlim: tuple[float, float] | None,
+        ylim: tuple[float, float] | None,
+    ) -> None:
         self.x0, self.x1 = xlim or _limits(xs)
         self.y0, self.y1 = ylim or _limits(ys)
 
@@ -104,12 +112,16 @@ class _Axes:
         parts = [f'<rect x="{L}" y="{T}" width="{W - L - R}" height="{H - T - B}" fill="none" stroke="#999"/>']
         xstep, ystep = nice_step(self.x1 - self.x0), nice_step(self.y1 - self.y0)
         for x in nice_ticks(self.x0, self.x1):
-            parts.append(f'<text x="{self.px(x):.1f}" y="{H - B + 14}" text-anchor="middle">{tick_label(x, xstep)}</text>')
+            parts.append(
+                f'<text x="{self.px(x):.1f}" y="{H - B + 14}" text-anchor="middle">{tick_label(x, xstep)}</text>'
+            )
         for y in nice_ticks(self.y0, self.y1):
             parts.append(f'<text x="{L - 4}" y="{self.py(y) + 4:.1f}" text-anchor="end">{tick_label(y, ystep)}</text>')
         parts.append(f'<text x="{(L + W - R) / 2}" y="{H - 4}" text-anchor="middle">{esc(xlabel)}</text>')
-        parts.append(f'<text x="12" y="{(T + H - B) / 2}" text-anchor="middle" '
-                     f'transform="rotate(-90 12 {(T + H - B) / 2})">{esc(ylabel)}</text>')
+        parts.append(
+            f'<text x="12" y="{(T + H - B) / 2}" text-anchor="middle" '
+            f'transform="rotate(-90 12 {(T + H - B) / 2})">{esc(ylabel)}</text>'
+        )
         return "".join(parts)
 
 
@@ -125,21 +137,33 @@ def _limits(values: Sequence[float]) -> tuple[float, float]:
 
 
 def _svg(body: str, title: str) -> str:
-    return (f'<svg class=chart viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img">'
-            f"<title>{esc(title)}</title>{body}</svg>")
+    return (
+        f'<svg class=chart viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img">'
+        f"<title>{esc(title)}</title>{body}</svg>"
+    )
 
 
-def line_chart(series: Sequence[tuple[str, Sequence[float], Sequence[float]]], *, xlabel: str, ylabel: str,
-               xlim: tuple[float, float] | None = None, ylim: tuple[float, float] | None = None,
-               dots: bool = False, diagonal: bool = False, step: bool = False) -> str:
+def line_chart(
+    series: Sequence[tuple[str, Sequence[float], Sequence[float]]],
+    *,
+    xlabel: str,
+    ylabel: str,
+    xlim: tuple[float, float] | None = None,
+    ylim: tuple[float, float] | None = None,
+    dots: bool = False,
+    diagonal: bool = False,
+    step: bool = False,
+) -> str:
     """Lines ``(label, xs, ys)`` on shared axes (``step``: held until the next point, as bounds are)."""
     xs = [x for _, sx, _ in series for x in sx]
     ys = [y for _, _, sy in series for y in sy]
     ax = _Axes(xs, ys, xlim, ylim)
     parts = [ax.frame(xlabel, ylabel)]
     if diagonal:
-        parts.append(f'<line x1="{ax.px(ax.x0):.1f}" y1="{ax.py(ax.y0):.1f}" x2="{ax.px(ax.x1):.1f}" '
-                     f'y2="{ax.py(ax.y1):.1f}" stroke="#bbb" stroke-dasharray="4 3"/>')
+        parts.append(
+            f'<line x1="{ax.px(ax.x0):.1f}" y1="{ax.py(ax.y0):.1f}" x2="{ax.px(ax.x1):.1f}" '
+            f'y2="{ax.py(ax.y1):.1f}" stroke="#bbb" stroke-dasharray="4 3"/>'
+        )
     for k, (label, sx, sy) in enumerate(series):
         color = PALETTE[k % len(PALETTE)]
         points = [(x, y) for x, y in zip(sx, sy) if y is not None and math.isfinite(y)]
@@ -154,14 +178,17 @@ def line_chart(series: Sequence[tuple[str, Sequence[float], Sequence[float]]], *
     return _svg("".join(parts), f"{ylabel} by {xlabel}")
 
 
-def scatter_chart(points: Sequence[tuple[float, float]], ringed: Sequence[tuple[float, float]] = (), *,
-                  xlabel: str, ylabel: str) -> str:
+def scatter_chart(
+    points: Sequence[tuple[float, float]], ringed: Sequence[tuple[float, float]] = (), *, xlabel: str, ylabel: str
+) -> str:
     """Points, the ``ringed`` ones circled (a model's place among others)."""
     ax = _Axes([p[0] for p in points], [p[1] for p in points], None, None)
     parts = [ax.frame(xlabel, ylabel)]
     parts += [f'<circle cx="{ax.px(x):.1f}" cy="{ax.py(y):.1f}" r="3" fill="{PALETTE[0]}"/>' for x, y in points]
-    parts += [f'<circle cx="{ax.px(x):.1f}" cy="{ax.py(y):.1f}" r="7" fill="none" stroke="{PALETTE[1]}" '
-              f'stroke-width="2"/>' for x, y in ringed]
+    parts += [
+        f'<circle cx="{ax.px(x):.1f}" cy="{ax.py(y):.1f}" r="7" fill="none" stroke="{PALETTE[1]}" stroke-width="2"/>'
+        for x, y in ringed
+    ]
     return _svg("".join(parts), f"{ylabel} by {xlabel}")
 
 
@@ -173,22 +200,32 @@ def certificate_words(details: dict[str, Any]) -> str:
     status, objective, bound, gap = (details.get(k) for k in ("status", "objective", "lower_bound", "gap"))
     figures = f"objective {_num(objective)}, lower bound {_num(bound)}"
     if status == "optimal":
-        return (f"<b>Proven optimal.</b> No model of this kind scores better on the training objective "
-                f"({figures}).")
+        return f"<b>Proven optimal.</b> No model of this kind scores better on the training objective ({figures})."
     if gap is not None and math.isfinite(gap) and objective is not None and bound is not None:
-        how = ("a heuristic found this model and a proven lower bound measures it"
-               if status == "heuristic" else f"the search stopped ({esc(status)}) before closing the gap")
+        how = (
+            "a heuristic found this model and a proven lower bound measures it"
+            if status == "heuristic"
+            else f"the search stopped ({esc(status)}) before closing the gap"
+        )
         if bound > 0:  # the best possible is >= bound, so objective / best - 1 <= objective / bound - 1
             worse = max(0.0, objective - bound) / bound
-            return (f"<b>At most {100 * worse:.3g} % worse than the best possible</b> on the training objective: "
-                    f"{how} ({figures}).")
+            return (
+                f"<b>At most {100 * worse:.3g} % worse than the best possible</b> on the training objective: "
+                f"{how} ({figures})."
+            )
         if objective > 0:
-            return (f"<b>No useful guarantee.</b> The lower bound proved so far ({_num(bound)}) is too weak to say "
-                    f"how far this model is from the best possible (status {esc(status)}, {figures}).")
-        return (f"<b>At most {max(0.0, objective - bound):.6g} worse than the best possible</b> in training "
-                f"objective units: {how} ({figures}).")
-    return (f"<b>No guarantee.</b> The search ended with status {esc(status)} and proved no bound "
-            f"(objective {_num(objective)}).")
+            return (
+                f"<b>No useful guarantee.</b> The lower bound proved so far ({_num(bound)}) is too weak to say "
+                f"how far this model is from the best possible (status {esc(status)}, {figures})."
+            )
+        return (
+            f"<b>At most {max(0.0, objective - bound):.6g} worse than the best possible</b> in training "
+            f"objective units: {how} ({figures})."
+        )
+    return (
+        f"<b>No guarantee.</b> The search ended with status {esc(status)} and proved no bound "
+        f"(objective {_num(objective)})."
+    )
 
 
 def _num(v: Any) -> str:
@@ -209,8 +246,11 @@ def bound_trajectory(events: Sequence[dict[str, Any]]) -> str | None:
                 out.append((t, v))
     if not best and not lower:
         return None
-    series = [(name, [p[0] for p in pts], [p[1] for p in pts]) for name, pts in
-              (("best objective", best), ("lower bound", lower)) if pts]
+    series = [
+        (name, [p[0] for p in pts], [p[1] for p in pts])
+        for name, pts in (("best objective", best), ("lower bound", lower))
+        if pts
+    ]
     return line_chart(series, xlabel="seconds", ylabel="objective", step=True)
 
 
@@ -219,8 +259,14 @@ def roc_chart(y: np.ndarray, score: np.ndarray) -> str:
 
     fpr, tpr, _ = roc_curve(y, score)
     auc = roc_auc_score(y, score)
-    return line_chart([(f"AUC {auc:.3f}", fpr.tolist(), tpr.tolist())], xlabel="false positive rate",
-                      ylabel="true positive rate", xlim=(0, 1), ylim=(0, 1), diagonal=True)
+    return line_chart(
+        [(f"AUC {auc:.3f}", fpr.tolist(), tpr.tolist())],
+        xlabel="false positive rate",
+        ylabel="true positive rate",
+        xlim=(0, 1),
+        ylim=(0, 1),
+        diagonal=True,
+    )
 
 
 def calibration_chart(y: np.ndarray, score: np.ndarray, bins: int = 10) -> str:
@@ -233,8 +279,15 @@ def calibration_chart(y: np.ndarray, score: np.ndarray, bins: int = 10) -> str:
         if mask.any():
             xs.append(float(score[mask].mean()))
             ys.append(float(y[mask].mean()))
-    return line_chart([("observed", xs, ys)], xlabel="predicted risk", ylabel="observed rate",
-                      xlim=(0, 1), ylim=(0, 1), dots=True, diagonal=True)
+    return line_chart(
+        [("observed", xs, ys)],
+        xlabel="predicted risk",
+        ylabel="observed rate",
+        xlim=(0, 1),
+        ylim=(0, 1),
+        dots=True,
+        diagonal=True,
+    )
 
 
 def _curves(details: dict[str, Any], registry: Registry) -> str:
@@ -249,8 +302,10 @@ def _curves(details: dict[str, Any], registry: Registry) -> str:
     except Exception as exc:  # data moved or unreadable: the card says so, the rest still stands
         return f"<p class=note>The data could not be loaded again ({esc(exc)}), so no ROC or calibration curve.</p>"
     if problem.fingerprint() != details.get("data_fingerprint"):
-        return ("<p class=note>The data differ from those the run used (fingerprint mismatch), so no ROC or "
-                "calibration curve.</p>")
+        return (
+            "<p class=note>The data differ from those the run used (fingerprint mismatch), so no ROC or "
+            "calibration curve.</p>"
+        )
     inputs = details.get("inputs")
     model_dict = next(m["model"] for m in details["models"] if m.get("model"))
     model = registry.load_model(model_dict, None if inputs is None else ModelInputs.model_validate(inputs)).value
@@ -261,14 +316,18 @@ def _curves(details: dict[str, Any], registry: Registry) -> str:
         if model is not None and problem.task == "regression":
             pred = np.asarray(model.predict(X), dtype=np.float64)
             pts = list(zip(pred.tolist(), np.asarray(y, dtype=np.float64).tolist()))
-            return (f"<h2>Predictions ({part} data)</h2><figure>"
-                    f"{scatter_chart(pts, xlabel='predicted', ylabel='observed')}</figure>")
+            return (
+                f"<h2>Predictions ({part} data)</h2><figure>"
+                f"{scatter_chart(pts, xlabel='predicted', ylabel='observed')}</figure>"
+            )
         return "<p class=note>ROC and calibration are drawn for binary classifiers only.</p>"
     score = np.asarray(model.predict_proba(X))[:, 1]
-    return (f"<h2>ROC and calibration ({part} data, {len(y):,} rows)</h2><div class=row>"
-            f"<figure>{roc_chart(np.asarray(y), score)}<figcaption>ROC curve</figcaption></figure>"
-            f"<figure>{calibration_chart(np.asarray(y), score)}<figcaption>calibration (10 bins)</figcaption>"
-            f"</figure></div>")
+    return (
+        f"<h2>ROC and calibration ({part} data, {len(y):,} rows)</h2><div class=row>"
+        f"<figure>{roc_chart(np.asarray(y), score)}<figcaption>ROC curve</figcaption></figure>"
+        f"<figure>{calibration_chart(np.asarray(y), score)}<figcaption>calibration (10 bins)</figcaption>"
+        f"</figure></div>"
+    )
 
 
 STYLE = """body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;max-width:900px;color:#222}
@@ -289,8 +348,7 @@ def _without_nulls(value: Any) -> Any:
     return value
 
 
-def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]],
-                 registry: Registry | None = None) -> str:
+def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]], registry: Registry | None = None) -> str:
     """The HTML card of a stored run (``RunStore.details`` and ``RunStore.events``)."""
     from ruamel.yaml import YAML
 
@@ -302,8 +360,9 @@ def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]],
         registry = get_registry()
     model = next((m for m in details.get("models") or [] if m.get("model")), None)
     if model is None:
-        raise ExportError(f"run {details.get('run_id', '?')[:12]} has no model to report "
-                          f"(state {details.get('state')})")
+        raise ExportError(
+            f"run {details.get('run_id', '?')[:12]} has no model to report (state {details.get('state')})"
+        )
     try:
         drawing = export_run(details, "html", registry=registry)
     except ExportError:  # a plugin without a drawing: its table, else the model's text
@@ -313,8 +372,11 @@ def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]],
             drawing = f"<pre>{esc(model.get('text') or '')}</pre>"
     metrics = details.get("metrics") or {}
     names = sorted({k.split("_", 1)[1] for k in metrics if k.startswith(("train_", "test_"))})
-    rows = "".join(f"<tr><td>{esc(n)}</td><td class=n>{_num(metrics.get('train_' + n))}</td>"
-                   f"<td class=n>{_num(metrics.get('test_' + n))}</td></tr>" for n in names)
+    rows = "".join(
+        f"<tr><td>{esc(n)}</td><td class=n>{_num(metrics.get('train_' + n))}</td>"
+        f"<td class=n>{_num(metrics.get('test_' + n))}</td></tr>"
+        for n in names
+    )
     trajectory = bound_trajectory(events)
     buffer = io.StringIO()
     yaml = YAML()
@@ -331,9 +393,10 @@ def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]],
         f"<h2>Model</h2>{drawing}",
         f"<h2>Metrics</h2><table><tr><th></th><th>train</th><th>test</th></tr>{rows}</table>" if rows else "",
         _curves(details, registry),
-        f"<h2>Search</h2><figure>{trajectory}<figcaption>the best objective found (and the lower bound, when the solver "
-        f"proves one) as the search went on</figcaption></figure>" if trajectory else "<h2>Search</h2><p class=note>No bound was reported during "
-        "the search.</p>",
+        f"<h2>Search</h2><figure>{trajectory}<figcaption>the best objective found (and the lower bound, "
+        f"when the solver proves one) as the search went on</figcaption></figure>"
+        if trajectory
+        else "<h2>Search</h2><p class=note>No bound was reported during the search.</p>",
         f"<h2>Reproduce</h2><p>spec hash <code>{esc(details.get('spec_hash'))}</code><br>data fingerprint "
         f"<code>{esc(details.get('data_fingerprint'))}</code></p><pre>{esc(buffer.getvalue())}</pre>",
         f"<p class=dim>glasswork {esc(__version__)}</p></body></html>\n",
@@ -341,8 +404,7 @@ def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]],
     return "".join(parts)
 
 
-def write_report(store: Any, run_id: str, path: str | Path | None = None,
-                 registry: Registry | None = None) -> Path:
+def write_report(store: Any, run_id: str, path: str | Path | None = None, registry: Registry | None = None) -> Path:
     """Write the HTML card of a stored run to ``path`` (default ``<name>-<run id>.html``)."""
     from glasswork.export import default_path, write_file
 

@@ -76,22 +76,15 @@ class Certificate(BaseModel):
             if value is not None and math.isnan(value):
                 raise CertificateError(f"certificate {name} is NaN")
         slack = 1e-9 * max(1.0, abs(self.objective or 0.0))
-        if (
-            self.objective is not None
-            and self.lower_bound is not None
-            and self.lower_bound > self.objective + slack
-        ):
-            raise CertificateError(
-                f"lower bound {self.lower_bound!r} exceeds the objective {self.objective!r}"
-            )
+        if self.objective is not None and self.lower_bound is not None and self.lower_bound > self.objective + slack:
+            raise CertificateError(f"lower bound {self.lower_bound!r} exceeds the objective {self.objective!r}")
         if self.status is Status.OPTIMAL:
             if self.objective is None or self.lower_bound is None:
                 raise CertificateError("an 'optimal' certificate needs an objective and a lower bound")
             assert self.gap is not None
             if self.gap > self.tolerance + 1e-12:
                 raise CertificateError(
-                    f"'optimal' claimed with a gap of {self.gap:.3g} above the tolerance "
-                    f"{self.tolerance:.3g}"
+                    f"'optimal' claimed with a gap of {self.gap:.3g} above the tolerance {self.tolerance:.3g}"
                 )
         return self
 

@@ -68,8 +68,12 @@ class RunOutcome:
             "model": doc["model"],
             "model_text": doc["model_text"],
             "metrics": doc["metrics"],
-            "stats": {**doc["stats"], "elapsed": round(self.elapsed, 6), "peak_memory": self.peak_memory,
-                      "model_size": self.result.model.size},
+            "stats": {
+                **doc["stats"],
+                "elapsed": round(self.elapsed, 6),
+                "peak_memory": self.peak_memory,
+                "model_size": self.result.model.size,
+            },
             "spec_hash": self.info.spec_hash,
             "data_fingerprint": self.info.data_fingerprint,
         }
@@ -140,8 +144,9 @@ class Runner:
         active = self._start_sinks(info)
         try:
             result, elapsed = self._solve_in_worker(solver, problem, ctx, events, active)
-            outcome = RunOutcome(info, result, elapsed, peak_memory(), problem,
-                                 interrupted=ctx.stop_reason is StopReason.CANCEL)
+            outcome = RunOutcome(
+                info, result, elapsed, peak_memory(), problem, interrupted=ctx.stop_reason is StopReason.CANCEL
+            )
             self._add_metrics(outcome, problem)
         except BaseException as exc:
             self._finish_sinks(active, info, None, exc)
@@ -157,8 +162,12 @@ class Runner:
         The CLI calls this before opening the run store, so bad data writes nothing.
         """
         limits = loaded.spec.limits  # reading and filtering the data stay inside the run's limits
-        problem = load_problem(loaded.spec.data, loaded.base_dir, time_limit=limits.time,
-                               memory_limit=None if limits.memory is None else int(limits.memory))
+        problem = load_problem(
+            loaded.spec.data,
+            loaded.base_dir,
+            time_limit=limits.time,
+            memory_limit=None if limits.memory is None else int(limits.memory),
+        )
         _check_task(self.registry.solver(loaded.spec.solver), problem)
         return problem
 
@@ -202,17 +211,35 @@ class Runner:
                     stop_asked_at = stop_asked_at or time.monotonic()
                     if not warned and time.monotonic() - stop_asked_at > WATCHDOG_GRACE_SECONDS:
                         warned = True
-                        self._deliver(sinks, Event("log", ctx.elapsed(), level="warning", message=(
-                            f"solver {solver.name!r} has not stopped {WATCHDOG_GRACE_SECONDS:.0f} s "
-                            "after being asked to; press Ctrl-C again to abandon the run")))
+                        self._deliver(
+                            sinks,
+                            Event(
+                                "log",
+                                ctx.elapsed(),
+                                level="warning",
+                                message=(
+                                    f"solver {solver.name!r} has not stopped {WATCHDOG_GRACE_SECONDS:.0f} s "
+                                    "after being asked to; press Ctrl-C again to abandon the run"
+                                ),
+                            ),
+                        )
             except KeyboardInterrupt:
                 interrupts += 1
                 if interrupts > 1:
                     raise RunAborted("run abandoned by a second interrupt") from None
                 ctx.request_stop(StopReason.CANCEL)
-                self._deliver(sinks, Event("log", ctx.elapsed(), level="warning", message=(
-                    "interrupted: stopping the search and keeping the best model so far "
-                    "(press Ctrl-C again to abandon it)")))
+                self._deliver(
+                    sinks,
+                    Event(
+                        "log",
+                        ctx.elapsed(),
+                        level="warning",
+                        message=(
+                            "interrupted: stopping the search and keeping the best model so far "
+                            "(press Ctrl-C again to abandon it)"
+                        ),
+                    ),
+                )
         elapsed = time.monotonic() - started
         self._pump(events, sinks)
         if "error" in box:
@@ -222,9 +249,7 @@ class Runner:
             raise SolverFailure(f"solver {solver.name!r} failed: {type(exc).__name__}: {exc}") from exc
         result = box.get("result")
         if not isinstance(result, Result):
-            raise SolverFailure(
-                f"solver {solver.name!r} returned {type(result).__name__}, not a glasswork.Result"
-            )
+            raise SolverFailure(f"solver {solver.name!r} returned {type(result).__name__}, not a glasswork.Result")
         return result, elapsed
 
     @staticmethod
@@ -244,8 +269,9 @@ class Runner:
         model = outcome.result.model
         computed = metrics.evaluate(model, problem.X, problem.y, "train_", problem.sample_weight)
         if problem.X_test is not None and problem.y_test is not None:
-            computed.update(metrics.evaluate(model, problem.X_test, problem.y_test, "test_",
-                                             problem.test_sample_weight))
+            computed.update(
+                metrics.evaluate(model, problem.X_test, problem.y_test, "test_", problem.test_sample_weight)
+            )
         outcome.result.metrics = {**computed, **outcome.result.metrics}
 
     # -- sinks --------------------------------------------------------------------------------
@@ -293,9 +319,11 @@ class Runner:
 def _split_of(problem: Problem) -> dict[str, Any] | None:
     """The row indices of the training and test parts (and, for k-fold, every row's fold and the
     fold held out), kept so a run can be reproduced exactly."""
-    split: dict[str, Any] = {name: getattr(problem, name).tolist()
-                             for name in ("train_index", "test_index", "folds")
-                             if getattr(problem, name, None) is not None}
+    split: dict[str, Any] = {
+        name: getattr(problem, name).tolist()
+        for name in ("train_index", "test_index", "folds")
+        if getattr(problem, name, None) is not None
+    }
     fold = getattr(problem, "fold", None)
     if fold is not None:
         split["fold"] = int(fold)
@@ -309,7 +337,6 @@ def _check_task(solver_cls: type[Solver], problem: Problem) -> None:
             f"but the data's target is {problem.task}",
             hint="set data.task, data.positive, or choose another target",
         )
-
 
 
 def _inputs_of(problem: Problem) -> dict[str, Any] | None:

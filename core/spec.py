@@ -80,7 +80,8 @@ class LimitsSpec(StrictModel):
         None, le=MAX_LIMIT_NODES, description="Search nodes (as the solver counts them), at most 10^15."
     )
     memory: ByteSize | None = Field(
-        None, le=MAX_LIMIT_BYTES,
+        None,
+        le=MAX_LIMIT_BYTES,
         description="Resident memory of the process, e.g. 4GB, 512MiB or a number of bytes (at most 1PiB).",
     )
 
@@ -95,8 +96,10 @@ class StoreSpec(StrictModel):
 
     enabled: bool = Field(True, description="Record this run in the run store.")
     path: str | None = Field(
-        None, description="Database file inside the spec's folder (a relative .duckdb path without '..'); "
-        "default glasswork.duckdb here. Use --db or $GLASSWORK_DB for any other place.")
+        None,
+        description="Database file inside the spec's folder (a relative .duckdb path without '..'); "
+        "default glasswork.duckdb here. Use --db or $GLASSWORK_DB for any other place.",
+    )
 
     @field_validator("path")
     @classmethod
@@ -104,10 +107,18 @@ class StoreSpec(StrictModel):
         if value is None:
             return value
         path = PurePosixPath(value.replace("\\", "/"))
-        if (path.is_absolute() or value.startswith("~") or "$" in value or ".." in path.parts
-                or ":" in value or path.suffix.lower() not in (".duckdb", ".db")):
-            raise ValueError("a spec may only name a .duckdb file inside its own folder (e.g. runs/history.duckdb); "
-                             "choose any other place with --db PATH or $GLASSWORK_DB")
+        if (
+            path.is_absolute()
+            or value.startswith("~")
+            or "$" in value
+            or ".." in path.parts
+            or ":" in value
+            or path.suffix.lower() not in (".duckdb", ".db")
+        ):
+            raise ValueError(
+                "a spec may only name a .duckdb file inside its own folder (e.g. runs/history.duckdb); "
+                "choose any other place with --db PATH or $GLASSWORK_DB"
+            )
         return value
 
 
@@ -127,7 +138,8 @@ class SweepSpec(StrictModel):
     )
     folds: int | None = Field(None, ge=2, le=100, description="Cross-validate every point on this many folds.")
     metric: str | None = Field(
-        None, description="What picks the best point: a metric such as test_auc, or objective "
+        None,
+        description="What picks the best point: a metric such as test_auc, or objective "
         "(default: test_accuracy or test_r2 when there is test data, else objective).",
     )
     goal: Literal["min", "max"] | None = Field(
@@ -150,9 +162,11 @@ class SweepSpec(StrictModel):
             parts = [f"grid {sizes} = {combos:,} points"] if self.grid else []
             parts += [f"{len(self.points):,} listed points"] if self.points else []
             folds = f", x {self.folds} folds" if self.folds else ""
-            raise ValueError(f"this sweep would run {runs:,} times ({' + '.join(parts)}{folds}), over the "
-                             f"limit of {MAX_SWEEP_RUNS:,} runs per sweep; sweep fewer values, or split it "
-                             "into several sweeps")
+            raise ValueError(
+                f"this sweep would run {runs:,} times ({' + '.join(parts)}{folds}), over the "
+                f"limit of {MAX_SWEEP_RUNS:,} runs per sweep; sweep fewer values, or split it "
+                "into several sweeps"
+            )
         return self
 
 
@@ -201,8 +215,7 @@ class SpecIssue:
         return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "line": self.line, "column": self.column,
-                "path": self.path, "message": self.message}
+        return {"file": self.file, "line": self.line, "column": self.column, "path": self.path, "message": self.message}
 
 
 class SpecError(Exception):
@@ -284,8 +297,10 @@ def _plain(node: Any, budget: list[int] | None = None, depth: int = 0) -> Any:
     if depth > MAX_SPEC_DEPTH:
         raise _TooBig(f"it nests deeper than {MAX_SPEC_DEPTH} levels")
     if isinstance(node, dict):
-        return {(_plain(k, budget, depth + 1) if not isinstance(k, str) else str(k)): _plain(v, budget, depth + 1)
-                for k, v in node.items()}
+        return {
+            (_plain(k, budget, depth + 1) if not isinstance(k, str) else str(k)): _plain(v, budget, depth + 1)
+            for k, v in node.items()
+        }
     if isinstance(node, list):
         return [_plain(v, budget, depth + 1) for v in node]
     if isinstance(node, bool) or node is None:
@@ -324,14 +339,39 @@ def _read_bounded(path: Path) -> str:
     except OSError as exc:
         raise SpecError([SpecIssue(file, 1, 1, "", f"cannot read the file: {exc}")]) from None
     if stat.S_ISDIR(info.st_mode):
-        raise SpecError([SpecIssue(file, 1, 1, "", "this is a folder, not a spec file; name a .yaml or "
-                                   ".json file (glasswork validate DIR/*.yaml checks every spec in it)")])
+        raise SpecError(
+            [
+                SpecIssue(
+                    file,
+                    1,
+                    1,
+                    "",
+                    "this is a folder, not a spec file; name a .yaml or "
+                    ".json file (glasswork validate DIR/*.yaml checks every spec in it)",
+                )
+            ]
+        )
     if not stat.S_ISREG(info.st_mode):
-        raise SpecError([SpecIssue(file, 1, 1, "", "not a regular file (a device, pipe or socket); "
-                                   "a spec is a .yaml or .json file")])
+        raise SpecError(
+            [
+                SpecIssue(
+                    file, 1, 1, "", "not a regular file (a device, pipe or socket); a spec is a .yaml or .json file"
+                )
+            ]
+        )
     if info.st_size > MAX_SPEC_BYTES:
-        raise SpecError([SpecIssue(file, 1, 1, "", f"the file is {info.st_size:,} bytes; a spec may be at "
-                                   f"most {MAX_SPEC_BYTES:,} bytes (is this really a spec?)")])
+        raise SpecError(
+            [
+                SpecIssue(
+                    file,
+                    1,
+                    1,
+                    "",
+                    f"the file is {info.st_size:,} bytes; a spec may be at "
+                    f"most {MAX_SPEC_BYTES:,} bytes (is this really a spec?)",
+                )
+            ]
+        )
     try:
         with path.open("rb") as fh:
             data = fh.read(MAX_SPEC_BYTES + 1)
@@ -342,9 +382,10 @@ def _read_bounded(path: Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise SpecError([SpecIssue(file, line, 1, "", f"cannot read the file: not UTF-8 text ({exc.reason} "
-                                   f"at byte {exc.start})")]) from None
+        line = data[: exc.start].count(b"\n") + 1
+        raise SpecError(
+            [SpecIssue(file, line, 1, "", f"cannot read the file: not UTF-8 text ({exc.reason} at byte {exc.start})")]
+        ) from None
 
 
 def read_spec_document(path: Path) -> tuple[dict[str, Any], _Positions]:
@@ -382,10 +423,17 @@ def read_spec_document(path: Path) -> tuple[dict[str, Any], _Positions]:
 
     if not isinstance(document, dict):
         kind = "an empty file" if document is None else f"a {type(document).__name__}"
-        raise SpecError([SpecIssue(
-            file, 1, 1, "",
-            f"a spec must be a mapping with the keys {', '.join(TOP_LEVEL_KEYS)}; found {kind}",
-        )])
+        raise SpecError(
+            [
+                SpecIssue(
+                    file,
+                    1,
+                    1,
+                    "",
+                    f"a spec must be a mapping with the keys {', '.join(TOP_LEVEL_KEYS)}; found {kind}",
+                )
+            ]
+        )
     try:
         plain = _plain(document)
     except (_TooBig, RecursionError) as exc:
@@ -485,7 +533,7 @@ def _explain(err: Any, loc: list[Any], model: type[BaseModel], issue: Any) -> Sp
         return issue(loc, "required key is missing")
     message = err["msg"]
     if kind.startswith("value_error") and message.startswith("Value error, "):
-        message = message[len("Value error, "):]
+        message = message[len("Value error, ") :]
     value = err.get("input")
     if kind not in ("missing",) and not isinstance(value, (dict, list)) and "input" in err:
         message += f" (got {value!r})"
@@ -525,8 +573,7 @@ def _names(names: Iterable[str]) -> str:
     return ", ".join(listed) if listed else "none (see 'glasswork plugins')"
 
 
-def load_spec(path: str | Path, registry: Registry | None = None, *,
-              overrides: Sequence[str] = ()) -> LoadedSpec:
+def load_spec(path: str | Path, registry: Registry | None = None, *, overrides: Sequence[str] = ()) -> LoadedSpec:
     """Read and validate one spec file, with ``--set PATH=VALUE`` overrides applied first.
 
     Raises ``SpecError`` listing every problem found.
@@ -558,10 +605,19 @@ def apply_overrides(document: dict[str, Any], overrides: Sequence[str]) -> None:
             name = path.strip()
             quoted = "'" + raw.replace("'", "''") + "'"
             shell = (name + "=" + quoted).replace("\\", "\\\\").replace('"', '\\"')
-            raise SpecError([SpecIssue("--set", 1, 1, name,
-                                       f"the value {raw!r} is not a YAML value ({problem}); to give it as text, "
-                                       f"quote it in YAML, so that the argument reads {name}={quoted} "
-                                       f'(in a shell: --set "{shell}")')]) from None
+            raise SpecError(
+                [
+                    SpecIssue(
+                        "--set",
+                        1,
+                        1,
+                        name,
+                        f"the value {raw!r} is not a YAML value ({problem}); to give it as text, "
+                        f"quote it in YAML, so that the argument reads {name}={quoted} "
+                        f'(in a shell: --set "{shell}")',
+                    )
+                ]
+            ) from None
         set_path(document, path.strip(), value)
 
 

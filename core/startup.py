@@ -24,7 +24,7 @@ def started_as_command() -> bool:
     """Whether this process is ``glasswork ...`` or ``python -m glasswork ...``."""
     argv = list(getattr(sys, "orig_argv", ()))
     if "-m" in argv:
-        module = argv[argv.index("-m") + 1: argv.index("-m") + 2]
+        module = argv[argv.index("-m") + 1 : argv.index("-m") + 2]
         if module in (["glasswork"], ["glasswork.cli"]):
             return True
     script = os.path.basename(sys.argv[0]) if sys.argv else ""
@@ -49,8 +49,10 @@ def guard() -> None:
 
 def release() -> None:
     """From here on Ctrl-C raises ``KeyboardInterrupt``, which the commands turn into exit 130."""
-    if threading.current_thread() is threading.main_thread() \
-            and signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
+    if (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is _interrupted_while_starting
+    ):
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 

@@ -72,4 +72,3 @@ def tiny_csv(tmp_path: Path) -> Path:
     lines = ["a,b,label"] + [f"{i},{j},{k}" for i, j, k in zip(a, b, y)]
     path.write_text("\n".join(lines) + "\n")
     return path
-

@@ -21,8 +21,10 @@ CASES = {
     "corels_breast_cancer": ("corels_breast_cancer.yaml", ("objective.regularization=0.03",)),
     "fasterrisk_adult": ("fasterrisk_adult.yaml", ()),
     "fasterrisk_breast_cancer": ("fasterrisk_breast_cancer.yaml", ()),
-    "moss_diabetes": ("moss_diabetes_frontier.yaml", ("objective.candidates.trees=50", "constraints.frontier.points=3",
-                                                      "constraints.max_rules=4")),
+    "moss_diabetes": (
+        "moss_diabetes_frontier.yaml",
+        ("objective.candidates.trees=50", "constraints.frontier.points=3", "constraints.max_rules=4"),
+    ),
 }
 
 
@@ -40,5 +42,3 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tuple[o
             details = RunStore(db).open().details(outcome.info.run_id)
             out[case] = (outcome, details, launch)
         yield out
-
-

@@ -42,16 +42,22 @@ def imported(tree: ast.Module) -> Iterator[tuple[int, str]]:
 
 
 def violations(folder: str, forbidden: tuple[str, ...]) -> list[str]:
-    return [f"{path.relative_to(REPO)}:{line}: imports {name}"
-            for path, tree in modules(folder) for line, name in imported(tree)
-            if any(name == f or name.startswith(f + ".") for f in forbidden)]
+    return [
+        f"{path.relative_to(REPO)}:{line}: imports {name}"
+        for path, tree in modules(folder)
+        for line, name in imported(tree)
+        if any(name == f or name.startswith(f + ".") for f in forbidden)
+    ]
 
 
-@pytest.mark.parametrize("folder, forbidden", [
-    ("core", ("glasswork.plugins", "glasswork.tui", "textual", "textual_plotext")),
-    ("plugins", ("glasswork.tui", "textual", "textual_plotext")),
-    ("cython_ext", ("glasswork.plugins", "glasswork.tui", "textual")),
-])
+@pytest.mark.parametrize(
+    "folder, forbidden",
+    [
+        ("core", ("glasswork.plugins", "glasswork.tui", "textual", "textual_plotext")),
+        ("plugins", ("glasswork.tui", "textual", "textual_plotext")),
+        ("cython_ext", ("glasswork.plugins", "glasswork.tui", "textual")),
+    ],
+)
 def test_dependencies_point_one_way(folder: str, forbidden: tuple[str, ...]) -> None:
     assert violations(folder, forbidden) == []
 
@@ -61,7 +67,10 @@ def test_the_check_sees_a_forbidden_import(tmp_path: Path, monkeypatch: pytest.M
     (tmp_path / "core" / "bad.py").write_text("from glasswork.tui.app import GlassworkApp\nimport textual\n")
     monkeypatch.setitem(globals(), "REPO", tmp_path)
     assert sorted(v.split(": ", 1)[1] for v in violations("core", ("glasswork.tui", "textual"))) == [
-        "imports glasswork.tui.app", "imports glasswork.tui.app.GlassworkApp", "imports textual"]
+        "imports glasswork.tui.app",
+        "imports glasswork.tui.app.GlassworkApp",
+        "imports textual",
+    ]
 
 
 def _docstrings(tree: ast.Module) -> set[int]:
@@ -85,8 +94,12 @@ def solver_mentions(folder: str) -> list[str]:
         prose = _docstrings(tree)
         for node in ast.walk(tree):
             text = None
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose \
-                    and not re.search(r"\s", node.value.strip()):  # a name or key, not a sentence
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and id(node) not in prose
+                and not re.search(r"\s", node.value.strip())
+            ):  # a name or key, not a sentence
                 text = node.value
             elif isinstance(node, ast.Name):
                 text = node.id
@@ -113,16 +126,19 @@ def test_the_solver_check_sees_a_name(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setitem(globals(), "REPO", tmp_path)
     (tmp_path / "tui").mkdir()
     (tmp_path / "tui" / "bad.py").write_text(
-        '"""Prose may mention moss."""\nif solver == "moss":\n    view = rule_list(model)\n')
+        '"""Prose may mention moss."""\nif solver == "moss":\n    view = rule_list(model)\n'
+    )
     assert sorted(m.split(": ", 1)[1] for m in solver_mentions("tui")) == ["'moss'", "'rule_list'"]
 
 
 # -- heavy libraries load when a feature needs them ----------------------------------------------
 
 HEAVY = ("sklearn", "scipy", "textual", "cvxpy", "matplotlib")
-REPORT_MODULES = ("import atexit, sys\n"
-                  "atexit.register(lambda: print(' '.join(sorted(m for m in sys.modules "
-                  "if m.split('.')[0] in {heavy!r})), file=open({out!r}, 'w')))\n")
+REPORT_MODULES = (
+    "import atexit, sys\n"
+    "atexit.register(lambda: print(' '.join(sorted(m for m in sys.modules "
+    "if m.split('.')[0] in {heavy!r})), file=open({out!r}, 'w')))\n"
+)
 
 
 def _modules_loaded(tmp_path: Path, code: str) -> set[str]:
@@ -142,13 +158,15 @@ def test_importing_glasswork_loads_no_heavy_library(tmp_path: Path) -> None:
 def test_glasswork_run_loads_no_heavy_library(tmp_path: Path) -> None:
     """A CORELS run on a CSV without a split: no scikit-learn (metrics are NumPy), no scipy (MOSS's
     kernels load it when MOSS runs), never Textual; the registry still loads every plugin."""
-    rows = ["a,b,y"] + [f"{i % 7},{'uvw'[i % 3]},{'yes' if (i % 7 > 3) != (i % 11 == 0) else 'no'}"
-                        for i in range(120)]
+    rows = ["a,b,y"] + [f"{i % 7},{'uvw'[i % 3]},{'yes' if (i % 7 > 3) != (i % 11 == 0) else 'no'}" for i in range(120)]
     (tmp_path / "d.csv").write_text("\n".join(rows) + "\n")
-    (tmp_path / "s.yaml").write_text("name: t\ndata:\n  source: d.csv\n  target: y\n  binarize: {}\n"
-                                     "  split: {kind: none}\nsolver: corels\n")
-    loaded = _modules_loaded(tmp_path, "sys.argv = ['glasswork', 'run', 's.yaml', '--no-store', '--json']\n"
-                                       "from glasswork.cli import main\nmain()\n")
+    (tmp_path / "s.yaml").write_text(
+        "name: t\ndata:\n  source: d.csv\n  target: y\n  binarize: {}\n  split: {kind: none}\nsolver: corels\n"
+    )
+    loaded = _modules_loaded(
+        tmp_path,
+        "sys.argv = ['glasswork', 'run', 's.yaml', '--no-store', '--json']\nfrom glasswork.cli import main\nmain()\n",
+    )
     assert loaded == set()
 
 

@@ -158,7 +158,8 @@ def test_plugins_shows_a_misspelled_hook(invoke, monkeypatch, tmp_path):
     from glasswork.registry import get_registry
 
     (tmp_path / "typo_plugin.py").write_text(
-        "from glasswork import hookimpl\n\n@hookimpl\ndef monitor_panel(solver):\n    return []\n")
+        "from glasswork import hookimpl\n\n@hookimpl\ndef monitor_panel(solver):\n    return []\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("GLASSWORK_PLUGIN_MODULES", "typo_plugin")
     get_registry(refresh=True)
@@ -185,7 +186,11 @@ def test_signal_cancels_a_real_run_and_keeps_the_model(toy_env, tmp_path, sig):
     events = tmp_path / "events.jsonl"
     with running(
         [sys.executable, "-m", "glasswork", "run", "--json", "-q", str(spec), "--events", str(events)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=toy_env, cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=toy_env,
+        cwd=tmp_path,
     ) as proc:
         _wait_for_events(events, proc)
         proc.send_signal(sig)
@@ -247,8 +252,14 @@ def _wait_for_numpy(proc: subprocess.Popen, timeout: float = 60.0) -> None:
 def test_ctrl_c_at_any_moment_of_start_up_exits_130(delay, toy_env, tmp_path):
     """Whatever it hits (imports, the plugins, the spec, the data), one line and exit 130."""
     spec = write(tmp_path / "s.yaml", SPEC)
-    with running([sys.executable, "-m", "glasswork", "run", "--no-store", "-q", str(spec)],
-                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=toy_env, cwd=tmp_path) as proc:
+    with running(
+        [sys.executable, "-m", "glasswork", "run", "--no-store", "-q", str(spec)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=toy_env,
+        cwd=tmp_path,
+    ) as proc:
         _wait_for_numpy(proc)
         time.sleep(delay)
         proc.send_signal(signal.SIGINT)
@@ -258,15 +269,26 @@ def test_ctrl_c_at_any_moment_of_start_up_exits_130(delay, toy_env, tmp_path):
     _interrupted_cleanly(proc, err)
 
 
-@pytest.mark.parametrize("stage,where", [("plugins", "reading the spec"), ("data", "loading the data"),
-                                         ("store", "opening the run store")])
+@pytest.mark.parametrize(
+    "stage,where", [("plugins", "reading the spec"), ("data", "loading the data"), ("store", "opening the run store")]
+)
 def test_ctrl_c_in_each_stage_says_where(stage, where, toy_env, tmp_path):
     (tmp_path / "slow_start.py").write_text(SLOW_START)
-    env = {**toy_env, "SLOW_STAGE": stage, "GLASSWORK_PLUGIN_MODULES": "toy_plugin,slow_start",
-           "PYTHONPATH": f"{tmp_path}:{toy_env.get('PYTHONPATH', '')}"}
+    env = {
+        **toy_env,
+        "SLOW_STAGE": stage,
+        "GLASSWORK_PLUGIN_MODULES": "toy_plugin,slow_start",
+        "PYTHONPATH": f"{tmp_path}:{toy_env.get('PYTHONPATH', '')}",
+    }
     spec = write(tmp_path / "s.yaml", SPEC)
-    with running([sys.executable, "-m", "glasswork", "run", "-q", "--db", str(tmp_path / "g.duckdb"), str(spec)],
-                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path) as proc:
+    with running(
+        [sys.executable, "-m", "glasswork", "run", "-q", "--db", str(tmp_path / "g.duckdb"), str(spec)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    ) as proc:
         line = proc.stderr.readline()
         assert line.strip() == f"slow-start: {stage}", line + proc.stderr.read()
         proc.send_signal(signal.SIGINT)
@@ -278,10 +300,20 @@ def test_ctrl_c_in_each_stage_says_where(stage, where, toy_env, tmp_path):
 
 def test_ctrl_c_while_a_plain_command_starts_is_not_click_s_aborted(toy_env, tmp_path):
     (tmp_path / "slow_start.py").write_text(SLOW_START)
-    env = {**toy_env, "SLOW_STAGE": "plugins", "GLASSWORK_PLUGIN_MODULES": "toy_plugin,slow_start",
-           "PYTHONPATH": f"{tmp_path}:{toy_env.get('PYTHONPATH', '')}"}
-    with running([sys.executable, "-m", "glasswork", "plugins"], stdout=subprocess.PIPE,
-                 stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path) as proc:
+    env = {
+        **toy_env,
+        "SLOW_STAGE": "plugins",
+        "GLASSWORK_PLUGIN_MODULES": "toy_plugin,slow_start",
+        "PYTHONPATH": f"{tmp_path}:{toy_env.get('PYTHONPATH', '')}",
+    }
+    with running(
+        [sys.executable, "-m", "glasswork", "plugins"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    ) as proc:
         assert proc.stderr.readline().strip() == "slow-start: plugins"
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)

@@ -18,9 +18,15 @@ def console(terminal: bool) -> tuple[Console, io.StringIO]:
 
 
 def run_toy(registry, sinks=(), **search):
-    spec = validate_spec({"name": "c", "solver": "toy", "search": search,
-                          "data": {"source": "sklearn:breast_cancer", "binarize": {"thresholds": 2}}},
-                         registry)
+    spec = validate_spec(
+        {
+            "name": "c",
+            "solver": "toy",
+            "search": search,
+            "data": {"source": "sklearn:breast_cancer", "binarize": {"thresholds": 2}},
+        },
+        registry,
+    )
     return Runner(registry, list(sinks)).run(spec)
 
 
@@ -30,8 +36,19 @@ def test_render_outcome_shows_every_section_and_record_tables(toy_registry):
     out, buffer = console(False)
     render_outcome(outcome, out)
     text = buffer.getvalue()
-    for piece in ("Model", "if ", "Certificate", "optimal", "lower bound", "Metrics", "test_auc",
-                  "Search", "peak memory", "Pool", "loss"):
+    for piece in (
+        "Model",
+        "if ",
+        "Certificate",
+        "optimal",
+        "lower bound",
+        "Metrics",
+        "test_auc",
+        "Search",
+        "peak memory",
+        "Pool",
+        "loss",
+    ):
         assert piece in text, piece
 
 

@@ -69,13 +69,22 @@ def test_a_failing_view_falls_back_to_the_text_and_says_so() -> None:
 
 def test_builtin_views_render_their_own_kinds_only() -> None:
     registry = Registry(builtins=True, entry_points=False, disabled=())
-    rule_list = {"kind": "rule_list", "classes": ["no", "yes"], "target": "recid",
-                 "rules": [{"antecedent": "priors>3", "prediction": "yes", "class_counts": [10, 30], "captured": 40}],
-                 "default": {"prediction": "no", "class_counts": [50, 10], "captured": 60}}
+    rule_list = {
+        "kind": "rule_list",
+        "classes": ["no", "yes"],
+        "target": "recid",
+        "rules": [{"antecedent": "priors>3", "prediction": "yes", "class_counts": [10, 30], "captured": 40}],
+        "default": {"prediction": "no", "class_counts": [50, 10], "captured": 60},
+    }
     text = rendered(model_view(rule_list, "(text)", registry=registry))
     assert "if ({priors>3}) then ({recid:yes})" in text and "75.00%" in text and "(text)" not in text
-    card = {"kind": "score_card", "features": ["age<30"], "points": [2], "classes": [0, 1],
-            "table": [{"score": 0, "risk": 0.1}, {"score": 2, "risk": 0.4}]}
+    card = {
+        "kind": "score_card",
+        "features": ["age<30"],
+        "points": [2],
+        "classes": [0, 1],
+        "table": [{"score": 0, "risk": 0.1}, {"score": 2, "risk": 0.4}],
+    }
     assert "+2" in rendered(model_view(card, registry=registry))
     assert "mystery" in rendered(model_view({"kind": "mystery"}, "mystery", registry=registry))
 
@@ -83,14 +92,25 @@ def test_builtin_views_render_their_own_kinds_only() -> None:
 def test_views_print_names_as_text_without_control_codes() -> None:
     """A rule, a feature or a model's text holding ESC or markup is printed as it is written."""
     registry = Registry(builtins=True, entry_points=False, disabled=())
-    rule_list = {"kind": "rule_list", "classes": ["no", "[red]yes[/red]"], "target": "t\x1b[31m",
-                 "rules": [{"antecedent": "a\x1b[2Jb", "prediction": "[red]yes[/red]", "class_counts": [1, 3],
-                            "captured": 4}],
-                 "default": {"prediction": "no", "class_counts": [5, 1], "captured": 6}}
-    card = {"kind": "score_card", "features": ["[bold]age\x1b[0m"], "points": [2], "classes": ["a", "b\x07"],
-            "table": [{"score": 0, "risk": 0.1}]}
-    rule_set = {"kind": "rule_set", "intercept": 1.0, "rules": [{"text": "x\u202e <= 1 [i]", "value_inside": 1.0,
-                                                                 "value_outside": 0.0, "pi": 0.5}]}
+    rule_list = {
+        "kind": "rule_list",
+        "classes": ["no", "[red]yes[/red]"],
+        "target": "t\x1b[31m",
+        "rules": [{"antecedent": "a\x1b[2Jb", "prediction": "[red]yes[/red]", "class_counts": [1, 3], "captured": 4}],
+        "default": {"prediction": "no", "class_counts": [5, 1], "captured": 6},
+    }
+    card = {
+        "kind": "score_card",
+        "features": ["[bold]age\x1b[0m"],
+        "points": [2],
+        "classes": ["a", "b\x07"],
+        "table": [{"score": 0, "risk": 0.1}],
+    }
+    rule_set = {
+        "kind": "rule_set",
+        "intercept": 1.0,
+        "rules": [{"text": "x\u202e <= 1 [i]", "value_inside": 1.0, "value_outside": 0.0, "pi": 0.5}],
+    }
     shown = [rendered(model_view(m, registry=registry)) for m in (rule_list, card, rule_set)]
     shown.append(rendered(model_view({"kind": "mystery"}, "line 1\nline\x1b[2J 2 [red]", registry=registry)))
     for text in shown:

@@ -13,8 +13,16 @@ import pytest
 from click.testing import CliRunner
 
 from glasswork.cli import cli
-from glasswork.export import (DOCUMENT_VERSION, ExportError, ModelInputs, export_run, load_model, model_schema,
-                              python_prelude, sql_literal)
+from glasswork.export import (
+    DOCUMENT_VERSION,
+    ExportError,
+    ModelInputs,
+    export_run,
+    load_model,
+    model_schema,
+    python_prelude,
+    sql_literal,
+)
 from glasswork.launch import Launch
 from glasswork.quoting import markdown_text
 from glasswork.registry import get_registry
@@ -34,8 +42,10 @@ def _same(got: tuple[list, np.ndarray | None], want: tuple[list, np.ndarray | No
     labels, proba = got
     want_labels, want_proba = want
     assert labels == want_labels, f"{what}: labels differ"
-    assert all(type(a) is type(b) or isinstance(a, (int, float)) and isinstance(b, (int, float))
-               for a, b in zip(labels, want_labels))
+    assert all(
+        type(a) is type(b) or isinstance(a, (int, float)) and isinstance(b, (int, float))
+        for a, b in zip(labels, want_labels)
+    )
     if want_proba is not None:
         assert proba is not None and proba.shape == want_proba.shape
         assert np.max(np.abs(proba - want_proba)) <= 1e-12, what
@@ -70,14 +80,15 @@ def test_export_reproduces_the_model_on_the_raw_test_rows(runs: dict, case: str,
     else:
         lines = text.strip().splitlines()
         assert lines[0].startswith("| #") and set(lines[1]) <= {"|", "-"}
-        names = ([r.get("antecedent") or r.get("text") for r in details["models"][0]["model"].get("rules", [])]
-                 or details["models"][0]["model"].get("features"))
+        names = [
+            r.get("antecedent") or r.get("text") for r in details["models"][0]["model"].get("rules", [])
+        ] or details["models"][0]["model"].get("features")
         assert names and all(markdown_text(n) in text for n in names)  # each name as literal Markdown text
 
 
 def test_the_compas_rule_list_reads_raw_categories(runs: dict) -> None:
     text = export_run(runs["corels_compas"][1], "sql")
-    assert 'CAST("sex" AS VARCHAR) = \'Male\'' in text and 'CAST("priors" AS VARCHAR) = \'>3\'' in text
+    assert "CAST(\"sex\" AS VARCHAR) = 'Male'" in text and "CAST(\"priors\" AS VARCHAR) = '>3'" in text
     assert text.count("CASE") == 6  # 3 outputs, each NULL on a NULL input
 
 
@@ -86,8 +97,9 @@ def test_thresholds_and_negations_are_written_over_raw_columns(runs: dict) -> No
     inputs = ModelInputs.model_validate(details["inputs"])
     ops = {c.op for f in inputs.features for c in f.all or []}
     assert ops == {"<="}  # thresholds (CORELS mines their negations as items of value 0)
-    assert set(inputs.columns) <= set(raw_columns(runs["corels_breast_cancer"][2].loaded.spec.data,
-                                                  runs["corels_breast_cancer"][0].problem, "train"))
+    assert set(inputs.columns) <= set(
+        raw_columns(runs["corels_breast_cancer"][2].loaded.spec.data, runs["corels_breast_cancer"][0].problem, "train")
+    )
 
 
 def test_inputs_agree_with_the_binarizer_on_every_row(runs: dict) -> None:
@@ -112,7 +124,9 @@ def test_a_kind_no_plugin_exports_is_named() -> None:
     with pytest.raises(ExportError, match="no installed plugin exports 'mystery_tree' models as sql"):
         export_run(details, "sql")
     with pytest.raises(ExportError, match="no installed plugin reads 'mystery_tree'"):
-        load_model({"format": "glasswork.model", "version": 1, "kind": "mystery_tree", "model": {"kind": "mystery_tree"}})
+        load_model(
+            {"format": "glasswork.model", "version": 1, "kind": "mystery_tree", "model": {"kind": "mystery_tree"}}
+        )
 
 
 def test_load_model_rejects_other_documents(tmp_path: Path) -> None:
@@ -138,7 +152,7 @@ def test_sql_literals_read_back_as_the_same_double() -> None:
 
     import duckdb
 
-    values = [0.1, 1 / 3, 25.0, -1e-300, 123456789.123456789, 2.0 ** 60]
+    values = [0.1, 1 / 3, 25.0, -1e-300, 123456789.123456789, 2.0**60]
     for v in values:
         text = sql_literal(v)
         assert duckdb.connect().execute(f"SELECT {text}").fetchone()[0] == v
@@ -169,8 +183,22 @@ def test_cli_export_of_an_unexportable_kind_exits_2(tmp_path: Path) -> None:
 
     store = RunStore(tmp_path / "s.duckdb").open()
     info = RunInfo("f" * 32, "odd", "mystery", "1", "h", {}, None, "fp", 1, 0, 1, "2026-01-01T00:00:00+00:00")
-    store.record([start_record(info), {"kind": "finish", "run_id": info.run_id, "result": {
-        "status": "heuristic", "objective": 1.0, "model": {"kind": "mystery_tree"}, "stats": {}, "metrics": {}}}])
+    store.record(
+        [
+            start_record(info),
+            {
+                "kind": "finish",
+                "run_id": info.run_id,
+                "result": {
+                    "status": "heuristic",
+                    "objective": 1.0,
+                    "model": {"kind": "mystery_tree"},
+                    "stats": {},
+                    "metrics": {},
+                },
+            },
+        ]
+    )
     result = CliRunner().invoke(cli, ["export", "latest", "--format", "sql", "--db", str(store.path)])
     assert result.exit_code == 2
     assert "no installed plugin exports 'mystery_tree' models as sql" in result.output
@@ -185,9 +213,23 @@ def test_cli_export_of_a_run_recorded_without_inputs_exits_2(runs: dict, tmp_pat
     store = RunStore(tmp_path / "old.duckdb").open()
     info = RunInfo("e" * 32, "old", "corels", "1", "h", {}, None, "fp", 1, 0, 1, "2026-01-01T00:00:00+00:00")
     assert info.inputs is None  # as every run recorded before schema version 3
-    store.record([start_record(info), {"kind": "finish", "run_id": info.run_id, "result": {
-        "status": "optimal", "objective": 0.3, "lower_bound": 0.3, "model": details["models"][0]["model"],
-        "stats": {}, "metrics": {}}}])
+    store.record(
+        [
+            start_record(info),
+            {
+                "kind": "finish",
+                "run_id": info.run_id,
+                "result": {
+                    "status": "optimal",
+                    "objective": 0.3,
+                    "lower_bound": 0.3,
+                    "model": details["models"][0]["model"],
+                    "stats": {},
+                    "metrics": {},
+                },
+            },
+        ]
+    )
     result = CliRunner().invoke(cli, ["export", "latest", "--format", "sql", "--db", str(store.path)])
     assert result.exit_code == 2
     assert "does not record how its features come from the raw columns" in result.output
@@ -195,28 +237,45 @@ def test_cli_export_of_a_run_recorded_without_inputs_exits_2(runs: dict, tmp_pat
     assert result.exit_code == 0 and "sex:Male" in result.output
 
 
-@pytest.mark.parametrize("options", [{}, {"negations": True}, {"collapse_binary": True, "negations": True},
-                                     {"method": "uniform", "thresholds": 3, "categorical": ["n"]},
-                                     {"grid": {"x": [0.1, 0.35]}, "category_order": "sorted"}])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"negations": True},
+        {"collapse_binary": True, "negations": True},
+        {"method": "uniform", "thresholds": 3, "categorical": ["n"]},
+        {"grid": {"x": [0.1, 0.35]}, "category_order": "sorted"},
+    ],
+)
 def test_binarizer_conditions_compute_what_transform_computes(options: dict) -> None:
     from glasswork.data.binarize import Binarizer
     from glasswork.data.spec import BinarizeSpec
     from glasswork.export import Condition, Feature
 
     rng = np.random.default_rng(3)
-    columns = {"x": rng.normal(size=200).round(2), "n": rng.integers(0, 4, size=200),
-               "b": rng.integers(0, 2, size=200), "s": np.asarray(rng.choice(["a", "b'q"], size=200), dtype=object),
-               "t": np.asarray(rng.choice(["u", "v", "w"], size=200), dtype=object)}
+    columns = {
+        "x": rng.normal(size=200).round(2),
+        "n": rng.integers(0, 4, size=200),
+        "b": rng.integers(0, 2, size=200),
+        "s": np.asarray(rng.choice(["a", "b'q"], size=200), dtype=object),
+        "t": np.asarray(rng.choice(["u", "v", "w"], size=200), dtype=object),
+    }
     fitted = Binarizer(BinarizeSpec(**options)).fit({k: v[:150] for k, v in columns.items()}, list(columns))
     names, X = fitted.transform(columns)
     conditions = fitted.conditions()
     assert [c[0] for c in conditions] == names
-    inputs = ModelInputs(source="synthetic", features=[
-        Feature(name=n, all=[Condition(column=c, op=op, value=v.item() if hasattr(v, "item") else v)])
-        for n, c, op, v in conditions])
+    inputs = ModelInputs(
+        source="synthetic",
+        features=[
+            Feature(name=n, all=[Condition(column=c, op=op, value=v.item() if hasattr(v, "item") else v)])
+            for n, c, op, v in conditions
+        ],
+    )
     assert np.array_equal(inputs.matrix(columns), X)
-    rows = [{k: (v.item() if hasattr(v, "item") else v) for k, v in zip(columns, values)}
-            for values in zip(*columns.values())]
+    rows = [
+        {k: (v.item() if hasattr(v, "item") else v) for k, v in zip(columns, values)}
+        for values in zip(*columns.values())
+    ]
     readers: dict = {}  # the module's raw-value readers, which the expressions call
     exec(python_prelude(inputs), readers)
     for j in range(len(names)):  # the python and SQL expressions agree with the matrix too
@@ -238,8 +297,9 @@ def test_binarizer_conditions_compute_what_transform_computes(options: dict) -> 
         assert [int(test(r)) for r in text_rows] == X[:, j].tolist(), f"python on text rows: {names[j]}"
     lite = sqlite3.connect(":memory:")
     lite.execute("CREATE TABLE data (" + ", ".join(f'"{k}" TEXT' for k in columns) + ")")
-    lite.executemany(f"INSERT INTO data VALUES ({', '.join('?' for _ in columns)})",
-                     [list(r.values()) for r in text_rows])
+    lite.executemany(
+        f"INSERT INTO data VALUES ({', '.join('?' for _ in columns)})", [list(r.values()) for r in text_rows]
+    )
     assert np.array_equal(np.asarray(lite.execute(f"SELECT {sql} FROM data").fetchall()), X), "sqlite on text"
     assert np.array_equal(inputs.matrix({k: np.asarray([r[k] for r in text_rows]) for k in columns}), X)
 
@@ -256,8 +316,10 @@ def test_a_version_2_store_upgrades_and_its_runs_say_inputs_are_missing(runs: di
             con.execute(statement)
     con.execute("INSERT INTO meta VALUES ('schema_version', '2')")
     model = runs["corels_compas"][1]["models"][0]["model"]
-    con.execute("INSERT INTO runs (run_id, name, solver, spec, state, status, objective, lower_bound, started_at) "
-                "VALUES ('abc123', 'old', 'corels', '{}', 'finished', 'optimal', 0.3, 0.3, now())")
+    con.execute(
+        "INSERT INTO runs (run_id, name, solver, spec, state, status, objective, lower_bound, started_at) "
+        "VALUES ('abc123', 'old', 'corels', '{}', 'finished', 'optimal', 0.3, 0.3, now())"
+    )
     con.execute("INSERT INTO artifacts VALUES ('abc123', 'model', 'rule_list', ?, 'text')", [json.dumps(model)])
     con.close()
     store = RunStore(path).open()
@@ -271,8 +333,10 @@ def test_a_version_2_store_upgrades_and_its_runs_say_inputs_are_missing(runs: di
 def test_run_export_writes_after_the_run(runs: dict, tmp_path: Path) -> None:
     spec = str(ROOT / "specs" / "corels_compas.yaml")
     sql, card = tmp_path / "m.sql", tmp_path / "card.html"
-    result = CliRunner().invoke(cli, ["run", spec, "-q", "--db", str(tmp_path / "r.duckdb"),
-                                      "--export", f"sql:{sql}", "--export", f"html:{card}"])
+    result = CliRunner().invoke(
+        cli,
+        ["run", spec, "-q", "--db", str(tmp_path / "r.duckdb"), "--export", f"sql:{sql}", "--export", f"html:{card}"],
+    )
     assert result.exit_code == 0, result.output
     assert f"wrote {sql} (sql)" in result.output and "CASE" in sql.read_text()
     assert "Proven optimal" in card.read_text()
@@ -315,9 +379,13 @@ def test_sql_reads_numbers_stored_as_text(runs: dict) -> None:
         names = list(columns)
         con = sqlite3.connect(":memory:")
         con.execute("CREATE TABLE data (" + ", ".join(f'"{k}" TEXT' for k in [*names, ROW]) + ")")
-        con.executemany(f"INSERT INTO data VALUES ({', '.join('?' for _ in range(len(names) + 1))})",
-                        [[repr(v.item() if hasattr(v, "item") else v) for v in row] + [str(i)]
-                         for i, row in enumerate(zip(*(columns[k] for k in names)))])
+        con.executemany(
+            f"INSERT INTO data VALUES ({', '.join('?' for _ in range(len(names) + 1))})",
+            [
+                [repr(v.item() if hasattr(v, "item") else v) for v in row] + [str(i)]
+                for i, row in enumerate(zip(*(columns[k] for k in names)))
+            ],
+        )
         text = export_run(details, "sql").rstrip().rstrip(";")
         got = [r[0] for r in con.execute(f'SELECT prediction FROM ({text}) ORDER BY CAST("{ROW}" AS INTEGER)')]
         if want_proba is None:
@@ -351,8 +419,10 @@ def test_an_end_to_end_run_with_a_where_filter_exports_it(tmp_path: Path) -> Non
     data = tmp_path / "d.csv"
     data.write_text("a,b,label\n" + "".join(f"{i % 2},{(i // 2) % 2},{(i % 2) ^ (i % 3 == 0)}\n" for i in range(60)))
     spec = tmp_path / "s.yaml"
-    spec.write_text("name: filtered\nsolver: corels\ndata:\n  source: d.csv\n  target: label\n"
-                    "  where: \"b = 1 OR a = ANY([0])\"\nobjective:\n  regularization: 0.01\n")
+    spec.write_text(
+        "name: filtered\nsolver: corels\ndata:\n  source: d.csv\n  target: label\n"
+        '  where: "b = 1 OR a = ANY([0])"\nobjective:\n  regularization: 0.01\n'
+    )
     db = tmp_path / "runs.duckdb"
     runner = CliRunner()
     result = runner.invoke(cli, ["run", str(spec), "--db", str(db)])
@@ -385,17 +455,23 @@ def test_a_missing_value_gives_no_prediction_in_every_format(runs: dict, case: s
     hole = {0: reads[0], 1: reads[-1]}  # row 0 misses the first column the model reads, row 1 the last
     for row, column in hole.items():
         columns[column][row] = blank
-    classes = None if want_proba is None else [c.item() if hasattr(c, "item") else c for c in outcome.result.model.classes]
+    classes = (
+        None if want_proba is None else [c.item() if hasattr(c, "item") else c for c in outcome.result.model.classes]
+    )
     got = {"python": run_python(export_run(details, "python"), columns)}
     if blank is None:  # a table's NULL; NaN and '' are Python's and pandas' ways of saying it
         text = export_run(details, "sql")
         got.update({f"sql/{e}": run_sql(text, columns, e, classes) for e in ("duckdb", "sqlite")})
     loaded = load_model(json.loads(export_run(details, "json")))
-    got["json"] = (list(loaded.predict(columns)), None if classes is None else np.asarray(loaded.predict_proba(columns)))
+    got["json"] = (
+        list(loaded.predict(columns)),
+        None if classes is None else np.asarray(loaded.predict_proba(columns)),
+    )
     for fmt, (labels, proba) in got.items():
         assert labels[0] is None and labels[1] is None, (fmt, labels[:2])
-        assert [v == w or (isinstance(v, float) and abs(v - w) <= 1e-9) for v, w in zip(labels[2:], want_labels[2:])] \
-            == [True] * (len(labels) - 2), fmt
+        assert [
+            v == w or (isinstance(v, float) and abs(v - w) <= 1e-9) for v, w in zip(labels[2:], want_labels[2:])
+        ] == [True] * (len(labels) - 2), fmt
         if classes is not None:
             assert np.isnan(proba[:2]).all(), fmt
             assert np.max(np.abs(proba[2:] - want_proba[2:])) <= 1e-12, fmt

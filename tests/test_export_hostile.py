@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from glasswork.cli import cli
-from glasswork.export import ExportError, ExportRequest, ModelInputs, export_model, export_run, is_missing, load_model
+from glasswork.export import ExportError, ExportRequest, ModelInputs, export_model, export_run, load_model
 from glasswork.launch import Launch
 from glasswork.quoting import printable
 from glasswork.registry import get_registry
@@ -38,10 +38,44 @@ from glasswork.store import RunStore
 from glasswork.testing.exports import ROW, check_python, check_sql, expected, run_python, run_sql
 
 PWN = "gw_pwned"  # what an injected statement would set on builtins
-PIECES = ['"', "'", '"""', "'''", "\n", "\r", "\r\n", "\t", "*/", "/*", "--", "#", "\\", "\\n", "\x00", "\u202e",
-          "\u2028", "\x1b[31m", "\x1b]0;t\x07", ";", "[red]", "<script>", "|", "_", "*", "{", "}", "x", "é",
-          f"\nimport builtins; builtins.{PWN} = 1\n#", f"\n    import builtins; builtins.{PWN} = 1\n#",
-          "\nDROP TABLE glasswork_sentinel;\n--", "'); DROP TABLE data; --", '" || "', "%s", "{0}"]
+PIECES = [
+    '"',
+    "'",
+    '"""',
+    "'''",
+    "\n",
+    "\r",
+    "\r\n",
+    "\t",
+    "*/",
+    "/*",
+    "--",
+    "#",
+    "\\",
+    "\\n",
+    "\x00",
+    "\u202e",
+    "\u2028",
+    "\x1b[31m",
+    "\x1b]0;t\x07",
+    ";",
+    "[red]",
+    "<script>",
+    "|",
+    "_",
+    "*",
+    "{",
+    "}",
+    "x",
+    "é",
+    f"\nimport builtins; builtins.{PWN} = 1\n#",
+    f"\n    import builtins; builtins.{PWN} = 1\n#",
+    "\nDROP TABLE glasswork_sentinel;\n--",
+    "'); DROP TABLE data; --",
+    '" || "',
+    "%s",
+    "{0}",
+]
 hostile = st.lists(st.sampled_from(PIECES), min_size=1, max_size=5).map("".join)
 
 # the plain names the solvers see; each example renames every one of them
@@ -59,9 +93,14 @@ def _table() -> dict[str, np.ndarray]:
     cat = np.asarray(rng.choice(VALUES, N), dtype=object)
     flag = rng.random(N) < 0.5
     label = ((cat == "cv_p") & (num > 0.3)) ^ flag ^ (rng.random(N) < 0.1)
-    return {"col_num": num, "col_two": two, "col_cat": cat, "col_flag": flag,
-            "col_label": np.asarray(np.where(label, "cls_yes", "cls_no"), dtype=object),
-            "col_y": num * 3 + flag * 2 - two + rng.normal(0, 0.1, N)}
+    return {
+        "col_num": num,
+        "col_two": two,
+        "col_cat": cat,
+        "col_flag": flag,
+        "col_label": np.asarray(np.where(label, "cls_yes", "cls_no"), dtype=object),
+        "col_y": num * 3 + flag * 2 - two + rng.normal(0, 0.1, N),
+    }
 
 
 def _write_parquet(columns: dict[str, np.ndarray], path: Path) -> None:
@@ -74,13 +113,20 @@ def _write_parquet(columns: dict[str, np.ndarray], path: Path) -> None:
 
 
 SPECS = {
-    "corels": {"data": {"binarize": {"thresholds": 2}, "target": "col_label", "drop": ["col_y"]},
-               "objective": {"regularization": 0.01}, "constraints": {"max_card": 2}},
-    "fasterrisk": {"data": {"binarize": {"thresholds": 2}, "target": "col_label", "positive": "cls_yes",
-                            "drop": ["col_y"]},
-                   "constraints": {"sparsity": 3, "coefficient_bounds": [-5, 5]}},
-    "moss": {"data": {"target": "col_y", "columns": ["col_num", "col_two", "col_flag"]},
-             "objective": {"candidates": {"trees": 30, "depth": 2, "seed": 0}}, "constraints": {"max_rules": 3}},
+    "corels": {
+        "data": {"binarize": {"thresholds": 2}, "target": "col_label", "drop": ["col_y"]},
+        "objective": {"regularization": 0.01},
+        "constraints": {"max_card": 2},
+    },
+    "fasterrisk": {
+        "data": {"binarize": {"thresholds": 2}, "target": "col_label", "positive": "cls_yes", "drop": ["col_y"]},
+        "constraints": {"sparsity": 3, "coefficient_bounds": [-5, 5]},
+    },
+    "moss": {
+        "data": {"target": "col_y", "columns": ["col_num", "col_two", "col_flag"]},
+        "objective": {"candidates": {"trees": 30, "depth": 2, "seed": 0}},
+        "constraints": {"max_rules": 3},
+    },
 }
 
 
@@ -93,8 +139,13 @@ def solved(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Any, Mod
     _write_parquet(_table(), folder / "t.parquet")
     out = {}
     for solver, extra in SPECS.items():
-        spec = {"name": f"hostile-{solver}", "solver": solver, "limits": {"time": 20},
-                **extra, "data": {"source": "t.parquet", "split": {"kind": "none"}, **extra["data"]}}
+        spec = {
+            "name": f"hostile-{solver}",
+            "solver": solver,
+            "limits": {"time": 20},
+            **extra,
+            "data": {"source": "t.parquet", "split": {"kind": "none"}, **extra["data"]},
+        }
         path = folder / f"{solver}.yaml"
         with path.open("w") as f:
             YAML().dump(spec, f)
@@ -122,19 +173,29 @@ NOT_A_NUMBER = ["abc", float("inf"), "1e5e5", "--1", "0x10", "1_0"]
 
 
 def _flag_form(value: bool, form: str) -> Any:
-    return {"bool": value, "text": str(value), "lower": str(value).lower(), "int": int(value),
-            "float": float(value)}[form]
+    return {"bool": value, "text": str(value), "lower": str(value).lower(), "int": int(value), "float": float(value)}[
+        form
+    ]
 
 
-@settings(max_examples=25, derandomize=True, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(names=st.lists(hostile, min_size=len(TOKENS), max_size=len(TOKENS)),
-       flag_form=st.sampled_from(["bool", "text", "lower", "int", "float"]),
-       numbers_as_text=st.booleans(),
-       holes=st.lists(st.tuples(st.integers(0, 3), st.integers(0, len(MISSING) + len(NOT_A_NUMBER) - 1)),
-                      min_size=1, max_size=4))
-def test_hostile_names_stay_data_in_every_format(solved: dict, names: list[str], flag_form: str,
-                                                 numbers_as_text: bool, holes: list[tuple[int, int]]) -> None:
+@settings(
+    max_examples=25,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    names=st.lists(hostile, min_size=len(TOKENS), max_size=len(TOKENS)),
+    flag_form=st.sampled_from(["bool", "text", "lower", "int", "float"]),
+    numbers_as_text=st.booleans(),
+    holes=st.lists(
+        st.tuples(st.integers(0, 3), st.integers(0, len(MISSING) + len(NOT_A_NUMBER) - 1)), min_size=1, max_size=4
+    ),
+)
+def test_hostile_names_stay_data_in_every_format(
+    solved: dict, names: list[str], flag_form: str, numbers_as_text: bool, holes: list[tuple[int, int]]
+) -> None:
     names = [f"{n}{i}" for i, n in enumerate(names)]  # distinct, also to DuckDB (its names ignore case)
     assume(not any(n.casefold() in (ROW, "prediction") or n.casefold().startswith("p_") for n in names))
     assume(not any(t in n for n in names for t in TOKENS))
@@ -184,13 +245,19 @@ def test_hostile_names_stay_data_in_every_format(solved: dict, names: list[str],
                 got.update({f"sql/{e}": run_sql(sql, columns, e, classes) for e in ("duckdb", "sqlite")})
             else:
                 check_sql(sql)
-        document = {"format": "glasswork.model", "version": 1, "kind": doc["kind"], "model": doc,
-                    "inputs": hostile_inputs.model_dump(mode="json")}
+        document = {
+            "format": "glasswork.model",
+            "version": 1,
+            "kind": doc["kind"],
+            "model": doc,
+            "inputs": hostile_inputs.model_dump(mode="json"),
+        }
         loaded = load_model(json.loads(json.dumps(document)), registry)
         got["json"] = (list(loaded.predict(columns)), None if proba is None else loaded.predict_proba(columns))
         for fmt, (got_labels, got_proba) in got.items():
             assert [None if v is None else v for v in got_labels] == labels or (
-                want_proba is None and _close(got_labels, labels)), (solver, fmt)
+                want_proba is None and _close(got_labels, labels)
+            ), (solver, fmt)
             if proba is not None:
                 assert np.array_equal(np.isnan(got_proba), np.isnan(proba)), (solver, fmt)
                 assert np.nanmax(np.abs(got_proba - proba)) <= 1e-12, (solver, fmt)
@@ -198,15 +265,20 @@ def test_hostile_names_stay_data_in_every_format(solved: dict, names: list[str],
 
 
 def _close(got: list, want: list) -> bool:
-    return all((a is None and b is None) or (a is not None and b is not None and abs(a - b) <= 1e-9)
-               for a, b in zip(got, want)) and len(got) == len(want)
+    return all(
+        (a is None and b is None) or (a is not None and b is not None and abs(a - b) <= 1e-9) for a, b in zip(got, want)
+    ) and len(got) == len(want)
 
 
 # -- one test per finding ----------------------------------------------------------------------------
 
 
-def _run(tmp_path: Path, spec: dict, columns: dict[str, np.ndarray] | None = None, csv_text: str | None = None,
-         ) -> tuple[Path, dict]:
+def _run(
+    tmp_path: Path,
+    spec: dict,
+    columns: dict[str, np.ndarray] | None = None,
+    csv_text: str | None = None,
+) -> tuple[Path, dict]:
     """Run ``spec`` on a Parquet file of ``columns`` (or a CSV of ``csv_text``), recorded in a store."""
     from ruamel.yaml import YAML
 
@@ -233,9 +305,15 @@ def _exec_module(text: str) -> dict:
 
 def test_a_spec_name_cannot_run_code_through_the_python_export(tmp_path: Path) -> None:
     name = f"x\nimport builtins; builtins.{PWN} = 1\n#"
-    _, details = _run(tmp_path, {"name": name, "solver": "corels", "data": {"target": "col_label", "drop": ["col_y"],
-                                                                              "binarize": {"thresholds": 2}}},
-                      _table())
+    _, details = _run(
+        tmp_path,
+        {
+            "name": name,
+            "solver": "corels",
+            "data": {"target": "col_label", "drop": ["col_y"], "binarize": {"thresholds": 2}},
+        },
+        _table(),
+    )
     text = export_run(details, "python")
     try:
         check_python(text)
@@ -252,9 +330,17 @@ def test_a_column_name_cannot_run_code_through_the_python_export(tmp_path: Path)
     evil = f"n\nimport builtins; builtins.{PWN} = 1\n#"
     table = _table()
     table[evil] = table.pop("col_num")
-    _, details = _run(tmp_path, {"name": "cols", "solver": "moss", "data": {"target": "col_y",
-                      "columns": [evil, "col_two", "col_flag"]}, "objective": {"candidates": {"trees": 20}},
-                      "constraints": {"max_rules": 3}}, table)
+    _, details = _run(
+        tmp_path,
+        {
+            "name": "cols",
+            "solver": "moss",
+            "data": {"target": "col_y", "columns": [evil, "col_two", "col_flag"]},
+            "objective": {"candidates": {"trees": 20}},
+            "constraints": {"max_rules": 3},
+        },
+        table,
+    )
     assert evil in details["inputs"]["features"][0]["name"]
     text = export_run(details, "python")
     try:
@@ -282,10 +368,16 @@ def test_a_class_label_or_category_value_in_a_csv_cannot_run_code(tmp_path: Path
     buffer = tmp_path / "rows.csv"
     with buffer.open("w", newline="") as f:
         csv.writer(f).writerows([["cat", "flag", "label"], *rows])
-    _, details = _run(tmp_path, {"name": "labels", "solver": "fasterrisk",
-                                 "data": {"target": "label", "positive": label, "binarize": {"thresholds": 2}},
-                                 "constraints": {"sparsity": 2, "coefficient_bounds": [-5, 5]}},
-                      csv_text=buffer.read_text())
+    _, details = _run(
+        tmp_path,
+        {
+            "name": "labels",
+            "solver": "fasterrisk",
+            "data": {"target": "label", "positive": label, "binarize": {"thresholds": 2}},
+            "constraints": {"sparsity": 2, "coefficient_bounds": [-5, 5]},
+        },
+        csv_text=buffer.read_text(),
+    )
     card = details["models"][0]["model"]
     assert any(inside in f for f in card["features"]) and label in card["classes"]
     text = export_run(details, "python")
@@ -307,15 +399,21 @@ def test_a_name_cannot_drop_a_table_through_the_sql_export(tmp_path: Path) -> No
     table = _table()
     evil = 'c"\nDROP TABLE data;\n--'
     table[evil] = table.pop("col_cat")
-    _, details = _run(tmp_path, {"name": name, "solver": "corels", "data": {"target": "col_label", "drop": ["col_y"],
-                                                                              "binarize": {"thresholds": 2}}}, table)
+    _, details = _run(
+        tmp_path,
+        {
+            "name": name,
+            "solver": "corels",
+            "data": {"target": "col_label", "drop": ["col_y"], "binarize": {"thresholds": 2}},
+        },
+        table,
+    )
     sql = export_run(details, "sql")
     check_sql(sql)
     con = sqlite3.connect(tmp_path / "user.db")
     names = [evil if k == evil else k for k in table if k not in ("col_y",)]
     con.execute("CREATE TABLE data (" + ", ".join('"' + k.replace('"', '""') + '"' for k in names) + ")")
-    rows = [[(v.item() if hasattr(v, "item") else v) for v in values]
-            for values in zip(*(table[k] for k in names))]
+    rows = [[(v.item() if hasattr(v, "item") else v) for v in values] for values in zip(*(table[k] for k in names))]
     con.executemany(f"INSERT INTO data VALUES ({', '.join('?' for _ in names)})", rows)
     con.commit()
     con.executescript(sql.rstrip() + ";")  # what the sqlite3 shell does with the file
@@ -336,9 +434,15 @@ def test_sql_refuses_nul_in_a_name_with_a_clear_message() -> None:
 
 def test_runs_list_and_show_print_no_control_codes_or_markup(tmp_path: Path) -> None:
     name = "esc\x1b[2J\x1b]0;title\x07 [red]literal[/red] \u202eevil"
-    db, details = _run(tmp_path, {"name": name, "solver": "corels", "data": {"target": "col_label", "drop": ["col_y"],
-                                                                               "binarize": {"thresholds": 2}}},
-                       _table())
+    db, details = _run(
+        tmp_path,
+        {
+            "name": name,
+            "solver": "corels",
+            "data": {"target": "col_label", "drop": ["col_y"], "binarize": {"thresholds": 2}},
+        },
+        _table(),
+    )
     for command in (["runs", "list"], ["runs", "show", "latest"], ["runs", "compare", "latest", "latest"]):
         result = CliRunner().invoke(cli, [*command, "--db", str(db)], env={"COLUMNS": "200"})
         assert result.exit_code == 0, result.output
@@ -352,9 +456,16 @@ def test_markdown_export_escapes_html_and_markdown(tmp_path: Path) -> None:
     cat = np.asarray(rng.choice(["<b>a</b>|b", "c_d"], N), dtype=object)
     yes, no = "<script>alert(1)</script>", "*bold*|x"
     label = np.where((cat == "c_d") ^ (rng.random(N) < 0.05), yes, no).astype(object)
-    _, details = _run(tmp_path, {"name": "md", "solver": "corels", "data": {"target": "label",
-                                 "binarize": {"thresholds": 2}}, "objective": {"regularization": 0.001}},
-                      {"cat": cat, "label": label})
+    _, details = _run(
+        tmp_path,
+        {
+            "name": "md",
+            "solver": "corels",
+            "data": {"target": "label", "binarize": {"thresholds": 2}},
+            "objective": {"regularization": 0.001},
+        },
+        {"cat": cat, "label": label},
+    )
     text = export_run(details, "markdown")
     assert "<script>" not in text and "<b>" not in text and "*bold*" not in text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text and "\\*bold\\*\\|x" in text
@@ -366,9 +477,17 @@ def test_yes_no_and_missing_read_alike_in_every_reader(tmp_path: Path) -> None:
     """A BOOLEAN (Parquet) column read by a module from csv.DictReader text, by SQLite from text,
     by DuckDB from VARCHAR, and a blank / NaN text: what the model gives, or no prediction."""
     table = _table()
-    _, details = _run(tmp_path, {"name": "flags", "solver": "moss", "data": {"target": "col_y",
-                      "columns": ["col_num", "col_two", "col_flag"]}, "objective": {"candidates": {"trees": 30}},
-                      "constraints": {"max_rules": 3}}, table)
+    _, details = _run(
+        tmp_path,
+        {
+            "name": "flags",
+            "solver": "moss",
+            "data": {"target": "col_y", "columns": ["col_num", "col_two", "col_flag"]},
+            "objective": {"candidates": {"trees": 30}},
+            "constraints": {"max_rules": 3},
+        },
+        table,
+    )
     assert "col_flag" in ModelInputs.model_validate(details["inputs"]).columns
     loaded = load_model(json.loads(export_run(details, "json")))
     want = loaded.predict({k: table[k] for k in ("col_num", "col_two", "col_flag")})
@@ -377,9 +496,12 @@ def test_yes_no_and_missing_read_alike_in_every_reader(tmp_path: Path) -> None:
     with csv_path.open("w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["col_num", "col_two", "col_flag"])
-        writer.writerows([[repr(a), repr(b), str(c)] for a, b, c in zip(table["col_num"].tolist(),
-                                                                          table["col_two"].tolist(),
-                                                                          table["col_flag"].tolist())])
+        writer.writerows(
+            [
+                [repr(a), repr(b), str(c)]
+                for a, b, c in zip(table["col_num"].tolist(), table["col_two"].tolist(), table["col_flag"].tolist())
+            ]
+        )
         for bad in ("NaN", " ", "abc"):  # in a column the model reads: no prediction
             writer.writerow([bad if c == read else "1" for c in ("col_num", "col_two")] + ["True"])
     with csv_path.open(newline="") as f:
@@ -403,9 +525,16 @@ def test_load_model_refuses_a_category_pandas_read_as_numbers(tmp_path: Path) ->
     rng = np.random.default_rng(1)
     codes = np.asarray(rng.choice(["003", "010", "A7"], N), dtype=object)
     label = np.where((codes == "003") ^ (rng.random(N) < 0.05), "yes", "no").astype(object)
-    _, details = _run(tmp_path, {"name": "codes", "solver": "corels",
-                                 "data": {"target": "label", "binarize": {"categorical": ["code"]}},
-                                 "objective": {"regularization": 0.01}}, {"code": codes, "label": label})
+    _, details = _run(
+        tmp_path,
+        {
+            "name": "codes",
+            "solver": "corels",
+            "data": {"target": "label", "binarize": {"categorical": ["code"]}},
+            "objective": {"regularization": 0.01},
+        },
+        {"code": codes, "label": label},
+    )
     assert "code:003" in json.dumps(details["models"][0]["model"])
     path = tmp_path / "batch.csv"
     batch = codes[codes != "A7"]
@@ -442,15 +571,19 @@ def test_every_kind_of_missing_value_gives_no_prediction(solved: dict, blank: An
     for engine in ("duckdb", "sqlite"):
         labels, _ = run_sql(sql, columns, engine, [str(c) for c in model.classes])
         assert labels[0] is None and labels[1:] == expected(model, X)[0][1:], engine
-    document = {"format": "glasswork.model", "version": 1, "kind": doc["kind"], "model": doc,
-                "inputs": inputs.model_dump(mode="json")}
+    document = {
+        "format": "glasswork.model",
+        "version": 1,
+        "kind": doc["kind"],
+        "model": doc,
+        "inputs": inputs.model_dump(mode="json"),
+    }
     assert load_model(document, registry).predict(columns)[0] is None
     frame = pd.DataFrame({k: pd.array(v.tolist(), dtype="object") for k, v in columns.items()})
     assert load_model(document, registry).predict(frame)[0] is None
 
 
-def test_export_to_a_terminal_shows_control_characters_escaped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                                                               ) -> None:
+def test_export_to_a_terminal_shows_control_characters_escaped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """SQL carries a label as written (a literal), ESC included: the exact text goes to a file or
     a pipe, and a terminal sees the control codes escaped, with a note."""
     import glasswork.cli.models as models
@@ -458,8 +591,15 @@ def test_export_to_a_terminal_shows_control_characters_escaped(tmp_path: Path, m
     label = "yes\x1b[2J\u202e"
     table = _table()
     table["col_label"] = np.asarray([label if v == "cls_yes" else "no" for v in table["col_label"]], dtype=object)
-    db, details = _run(tmp_path, {"name": "tty", "solver": "corels", "data": {"target": "col_label",
-                           "drop": ["col_y"], "binarize": {"thresholds": 2}}}, table)
+    db, details = _run(
+        tmp_path,
+        {
+            "name": "tty",
+            "solver": "corels",
+            "data": {"target": "col_label", "drop": ["col_y"], "binarize": {"thresholds": 2}},
+        },
+        table,
+    )
     label = next(c for c in details["models"][0]["model"]["classes"] if c != "no")  # as the data layer read it
     assert not label.isprintable()
     piped = CliRunner().invoke(cli, ["export", "latest", "--format", "sql", "--db", str(db)])

@@ -72,8 +72,14 @@ def _requirement_names(requirements: list[str]) -> set[str]:
 def run_blocked(blocked: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GLASSWORK_")}
     env["COLUMNS"] = "200"  # tables unwrapped
-    return subprocess.run([sys.executable, "-c", BLOCKED_CLI, blocked, *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", BLOCKED_CLI, blocked, *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_every_extra_is_declared_and_all_and_test_pull_them():
@@ -98,11 +104,14 @@ def test_require_names_the_pip_command(monkeypatch):
     assert rows["dask"]["available"] is True
 
 
-@pytest.mark.parametrize(("backend", "blocked", "extra"), [
-    ("auto", "cvxpy,pyscipopt,mosek", "mio"),
-    ("scip", "pyscipopt", "mio"),
-    ("mosek", "mosek", "mosek"),
-])
+@pytest.mark.parametrize(
+    ("backend", "blocked", "extra"),
+    [
+        ("auto", "cvxpy,pyscipopt,mosek", "mio"),
+        ("scip", "pyscipopt", "mio"),
+        ("mosek", "mosek", "mosek"),
+    ],
+)
 def test_a_mio_policy_without_its_extra_stops_before_running(tmp_path, backend, blocked, extra):
     spec = tmp_path / "mio.yaml"
     spec.write_text(MOSS_SPEC % backend)
@@ -115,12 +124,21 @@ def test_a_mio_policy_without_its_extra_stops_before_running(tmp_path, backend, 
     assert not db.exists()
 
 
-@pytest.mark.parametrize(("option", "blocked", "message"), [
-    (("--executor", "dask:local"), "dask,distributed",
-     "--executor dask:local needs dask and distributed, not installed here: pip install 'glasswork[dask]'"),
-    (("--plot", "path.png"), "matplotlib",
-     "--plot needs matplotlib, not installed here: pip install 'glasswork[plot]'"),
-])
+@pytest.mark.parametrize(
+    ("option", "blocked", "message"),
+    [
+        (
+            ("--executor", "dask:local"),
+            "dask,distributed",
+            "--executor dask:local needs dask and distributed, not installed here: pip install 'glasswork[dask]'",
+        ),
+        (
+            ("--plot", "path.png"),
+            "matplotlib",
+            "--plot needs matplotlib, not installed here: pip install 'glasswork[plot]'",
+        ),
+    ],
+)
 def test_a_sweep_backend_without_its_extra_stops_before_running(tmp_path, option, blocked, message):
     spec = tmp_path / "sweep.yaml"
     spec.write_text(SWEEP_SPEC)

@@ -18,8 +18,10 @@ from glasswork.store import RunStore
 
 def toy_spec(folder: Path, data: Path, behaviour: str = "exact", extra: str = "") -> Path:
     path = folder / "toy.yaml"
-    path.write_text(f"name: toy run\ndata:\n  source: {data}\n  target: label\nsolver: toy\n"
-                    f"search:\n  behaviour: {behaviour}\n  step_seconds: 0.01\n{extra}")
+    path.write_text(
+        f"name: toy run\ndata:\n  source: {data}\n  target: label\nsolver: toy\n"
+        f"search:\n  behaviour: {behaviour}\n  step_seconds: 0.01\n{extra}"
+    )
     return path
 
 

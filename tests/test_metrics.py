@@ -44,7 +44,8 @@ def test_the_runner_scores_test_rows_with_their_weights(tmp_path, toy_registry) 
     (tmp_path / "d.csv").write_text("\n".join(lines) + "\n")
     (tmp_path / "s.yaml").write_text(
         "name: w\nsolver: toy\ndata:\n  source: d.csv\n  target: label\n  weights: w\n"
-        "  split: {kind: holdout, test_size: 0.5, seed: 0}\n")
+        "  split: {kind: holdout, test_size: 0.5, seed: 0}\n"
+    )
     launch = Launch.from_file(tmp_path / "s.yaml", registry=toy_registry, no_store=True)
     outcome = launch.run()
     problem = launch.problem
@@ -55,6 +56,7 @@ def test_the_runner_scores_test_rows_with_their_weights(tmp_path, toy_registry) 
 
 
 # -- the NumPy figures against scikit-learn's -------------------------------------------------
+
 
 def _cases(seed: int):
     """Random inputs with many ties, constant predictions, zero weights and single-class slices."""
@@ -86,7 +88,8 @@ def test_classification_figures_equal_scikit_learns(seed: int) -> None:
     assert metrics.accuracy(y, pred, w) == pytest.approx(sk.accuracy_score(y, pred, sample_weight=w))
     assert metrics.brier(y, p, w) == pytest.approx(sk.brier_score_loss(y, p, sample_weight=w, pos_label=1))
     assert metrics.log_loss(y, proba, w) == pytest.approx(
-        sk.log_loss(y, proba, sample_weight=w, labels=[0, 1]), rel=1e-9)
+        sk.log_loss(y, proba, sample_weight=w, labels=[0, 1]), rel=1e-9
+    )
     weighted = np.ones(len(y), bool) if w is None else w > 0
     if len(np.unique(y[weighted])) == 2:
         assert metrics.roc_auc(y, p, w) == pytest.approx(sk.roc_auc_score(y, p, sample_weight=w), abs=1e-12)
@@ -100,7 +103,8 @@ def test_log_loss_clips_certain_mistakes_as_scikit_learn_does() -> None:
     assert metrics.log_loss(y, proba) == pytest.approx(sk.log_loss(y, proba, labels=[0, 1]))
     three = np.array([[0.2, 0.3, 0.5], [0.0, 0.0, 1.0], [0.1, 0.8, 0.1]])
     assert metrics.log_loss(np.array([2, 0, 1]), three) == pytest.approx(
-        sk.log_loss([2, 0, 1], three, labels=[0, 1, 2]))
+        sk.log_loss([2, 0, 1], three, labels=[0, 1, 2])
+    )
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -121,10 +125,12 @@ def test_metrics_do_not_import_scikit_learn() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, numpy as np\nfrom glasswork import metrics\n"
-            "y = np.array([0, 1, 1]); p = np.array([0.2, 0.7, 0.4])\n"
-            "metrics.roc_auc(y, p); metrics.log_loss(y, np.column_stack([1 - p, p])); metrics.brier(y, p)\n"
-            "metrics.r2(p, y); metrics.rmse(p, y); metrics.accuracy(y, y)\n"
-            "print('sklearn' in sys.modules)")
+    code = (
+        "import sys, numpy as np\nfrom glasswork import metrics\n"
+        "y = np.array([0, 1, 1]); p = np.array([0.2, 0.7, 0.4])\n"
+        "metrics.roc_auc(y, p); metrics.log_loss(y, np.column_stack([1 - p, p])); metrics.brier(y, p)\n"
+        "metrics.r2(p, y); metrics.rmse(p, y); metrics.accuracy(y, y)\n"
+        "print('sklearn' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -25,8 +25,9 @@ def test_readme_opens_with_install_and_test_commands():
 def test_ci_runs_the_readme_commands_verbatim():
     ci = (REPO / ".ci" / "run").read_text().splitlines()
     for command in readme_commands():
-        assert any(line == command or line.startswith(command + " ||") for line in ci), \
+        assert any(line == command or line.startswith(command + " ||") for line in ci), (
             f"{command!r} is in the README but not in .ci/run"
+        )
 
 
 def test_the_readme_example_spec_exists():

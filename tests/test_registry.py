@@ -56,8 +56,11 @@ def test_toy_plugin_registers():
 
 @pytest.mark.parametrize(
     "plugin, message",
-    [(_Raises, "RuntimeError: cannot register"), (_NotASolver, "not a subclass of glasswork.Solver"),
-     (_Mismatch, "must be Literal['mismatch']")],
+    [
+        (_Raises, "RuntimeError: cannot register"),
+        (_NotASolver, "not a subclass of glasswork.Solver"),
+        (_Mismatch, "must be Literal['mismatch']"),
+    ],
 )
 def test_a_broken_plugin_is_reported_and_the_rest_keep_working(plugin, message):
     reg = registry(("broken", plugin), ("toy", toy_plugin))
@@ -130,7 +133,8 @@ def test_hooks_are_called_through_pluggys_hook_caller():
     reg = Registry(builtins=True, entry_points=False, disabled=())
     seen: list[tuple[str, list[str]]] = []
     undo = reg.pm.add_hookcall_monitoring(
-        lambda name, impls, kwargs: seen.append((name, [i.plugin_name for i in impls])), lambda *a: None)
+        lambda name, impls, kwargs: seen.append((name, [i.plugin_name for i in impls])), lambda *a: None
+    )
     try:
         panels = reg.monitor_panels("corels")
         reg.sweep_defaults("moss")
@@ -242,7 +246,8 @@ def test_a_plugin_raising_in_every_hook_leaves_the_others_answers():
     assert reg.sweep_defaults("answers") == {"metric": "test_auc"}
     assert reg.monitor_panels("toy") == []
     assert reg.register_commands(click.Group()) == [
-        "raises: RuntimeError: no commands today (" + __file__ + ":" + str(_line_of("no commands today")) + ")"]
+        "raises: RuntimeError: no commands today (" + __file__ + ":" + str(_line_of("no commands today")) + ")"
+    ]
 
 
 def _line_of(text: str) -> int:
@@ -268,6 +273,7 @@ def test_when_only_a_raising_plugin_could_answer_the_caller_says_so():
 def test_firstresult_hooks_keep_pluggys_calling_order():
     """The registry asks plugins in the order pluggy would (the last registered first), so the
     answer is the one pluggy's own firstresult call would give."""
+
     class _AlsoAnswers:
         @staticmethod
         @hookimpl
@@ -275,8 +281,11 @@ def test_firstresult_hooks_keep_pluggys_calling_order():
             return "drawn by also"
 
     reg = registry(("answers", _Answers), ("also", _AlsoAnswers))
-    assert reg.render_model({"kind": "answers"}).value == reg.pm.hook.render_model(
-        model={"kind": "answers"}, compact=False, stats={}) == "drawn by also"
+    assert (
+        reg.render_model({"kind": "answers"}).value
+        == reg.pm.hook.render_model(model={"kind": "answers"}, compact=False, stats={})
+        == "drawn by also"
+    )
 
 
 def test_no_caller_outside_the_registry_calls_a_hook_directly():
@@ -287,9 +296,17 @@ def test_no_caller_outside_the_registry_calls_a_hook_directly():
 
     import glasswork
 
-    roots = [Path(glasswork.__file__).parent, Path(glasswork.__file__).parent.parent / "tui",
-             Path(glasswork.__file__).parent.parent / "plugins"]
-    offenders = [f"{path}:{number}" for root in roots for path in root.rglob("*.py") if path.name != "registry.py"
-                 for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-                 if re.search(r"\bpm\.hook\.\w+\(", line)]
+    roots = [
+        Path(glasswork.__file__).parent,
+        Path(glasswork.__file__).parent.parent / "tui",
+        Path(glasswork.__file__).parent.parent / "plugins",
+    ]
+    offenders = [
+        f"{path}:{number}"
+        for root in roots
+        for path in root.rglob("*.py")
+        if path.name != "registry.py"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"\bpm\.hook\.\w+\(", line)
+    ]
     assert not offenders, offenders

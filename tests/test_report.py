@@ -25,8 +25,9 @@ def _card(runs: dict, case: str) -> str:
     return build_report(details, RunStore(launch.store.path).open().events(details["run_id"]))
 
 
-@pytest.mark.parametrize("case", ["corels_compas", "corels_breast_cancer", "fasterrisk_adult",
-                                  "fasterrisk_breast_cancer", "moss_diabetes"])
+@pytest.mark.parametrize(
+    "case", ["corels_compas", "corels_breast_cancer", "fasterrisk_adult", "fasterrisk_breast_cancer", "moss_diabetes"]
+)
 def test_the_card_is_self_contained_and_small(runs: dict, case: str) -> None:
     card = _card(runs, case)
     assert card.startswith("<!doctype html>") and card.rstrip().endswith("</html>")
@@ -73,9 +74,23 @@ def test_the_card_renders_in_a_headless_browser(runs: dict, tmp_path: Path) -> N
     page = tmp_path / "card.html"
     page.write_text(_card(runs, "fasterrisk_adult"), encoding="utf-8")
     shot = tmp_path / "card.png"
-    subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                    "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1000,1600",
-                    f"--screenshot={shot}", page.as_uri()], check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--no-first-run",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--window-size=1000,1600",
+            f"--screenshot={shot}",
+            page.as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     image = Image.open(shot).convert("RGB")
     assert image.size == (1000, 1600)
     # the drawing is there: the charts' blue lines and the text make many non-white pixels
@@ -86,10 +101,20 @@ def test_the_card_renders_in_a_headless_browser(runs: dict, tmp_path: Path) -> N
 
 
 def test_a_model_no_plugin_draws_still_gets_a_card() -> None:
-    details = {"run_id": "9" * 32, "name": "odd", "solver": "elsewhere", "status": "stopped_time",
-               "objective": 2.0, "lower_bound": 1.5, "gap": 0.25, "metrics": {"train_accuracy": 0.7},
-               "spec": {"name": "odd"}, "data_fingerprint": "f" * 64, "spec_hash": "h",
-               "models": [{"model": {"kind": "mystery_tree"}, "text": "if x then <y>"}]}
+    details = {
+        "run_id": "9" * 32,
+        "name": "odd",
+        "solver": "elsewhere",
+        "status": "stopped_time",
+        "objective": 2.0,
+        "lower_bound": 1.5,
+        "gap": 0.25,
+        "metrics": {"train_accuracy": 0.7},
+        "spec": {"name": "odd"},
+        "data_fingerprint": "f" * 64,
+        "spec_hash": "h",
+        "models": [{"model": {"kind": "mystery_tree"}, "text": "if x then <y>"}],
+    }
     card = build_report(details, [{"kind": "progress", "elapsed": 1.0, "objective": 2.0, "lower_bound": 1.5}])
     assert "<pre>if x then &lt;y&gt;</pre>" in card  # the model's own text, escaped
     assert "At most 33.3 % worse than the best possible" in card
@@ -103,11 +128,16 @@ def _tick_labels(svg: str) -> tuple[list[str], list[str]]:
     return xs[:-1], ys  # the last middle-anchored text is the x axis's name
 
 
-@pytest.mark.parametrize("lo, hi, ticks", [(0.0, 1.0, [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]),
-                                           (-3.56, 11.56, [0.0, 5.0, 10.0]),
-                                           (0.037, 0.913, [0.2, 0.4, 0.6, 0.8]),
-                                           (1234.0, 98765.0, [20000.0, 40000.0, 60000.0, 80000.0]),
-                                           (-0.0021, 0.0013, [-0.002, -0.001, 0.0, 0.001])])
+@pytest.mark.parametrize(
+    "lo, hi, ticks",
+    [
+        (0.0, 1.0, [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]),
+        (-3.56, 11.56, [0.0, 5.0, 10.0]),
+        (0.037, 0.913, [0.2, 0.4, 0.6, 0.8]),
+        (1234.0, 98765.0, [20000.0, 40000.0, 60000.0, 80000.0]),
+        (-0.0021, 0.0013, [-0.002, -0.001, 0.0, 0.001]),
+    ],
+)
 def test_nice_ticks_follow_the_1_2_5_rule(lo: float, hi: float, ticks: list[float]) -> None:
     from glasswork.report import nice_ticks
 
@@ -118,8 +148,9 @@ def test_chart_axes_have_round_ticks() -> None:
     """The card's curves used to mark the frame's quarters: -3.56, 0.22, 4 ... instead of 0, 5, 10."""
     from glasswork.report import line_chart, scatter_chart
 
-    svg = line_chart([("risk", [-3, 0, 5, 11], [0.03, 0.2, 0.7, 0.97])], xlabel="score", ylabel="P(yes)",
-                     ylim=(0.0, 1.0))
+    svg = line_chart(
+        [("risk", [-3, 0, 5, 11], [0.03, 0.2, 0.7, 0.97])], xlabel="score", ylabel="P(yes)", ylim=(0.0, 1.0)
+    )
     xs, ys = _tick_labels(svg)
     assert xs == ["0", "5", "10"]
     assert ys == ["0.0", "0.2", "0.4", "0.6", "0.8", "1.0"]

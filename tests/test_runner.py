@@ -17,8 +17,7 @@ from glasswork.spec import validate_spec
 
 
 def spec(registry, **sections):
-    doc = {"name": "t", "solver": "toy",
-           "data": {"source": "sklearn:breast_cancer", "binarize": {"thresholds": 2}}}
+    doc = {"name": "t", "solver": "toy", "data": {"source": "sklearn:breast_cancer", "binarize": {"thresholds": 2}}}
     doc.update(sections)
     return validate_spec(doc, registry)
 
@@ -40,8 +39,11 @@ def test_exact_run_is_optimal_with_metrics_and_events(toy_registry):
 
 @pytest.mark.parametrize(
     "limits, status",
-    [({"time": 0.3}, Status.STOPPED_TIME), ({"nodes": 5}, Status.STOPPED_NODES),
-     ({"memory": 1}, Status.STOPPED_MEMORY)],
+    [
+        ({"time": 0.3}, Status.STOPPED_TIME),
+        ({"nodes": 5}, Status.STOPPED_NODES),
+        ({"memory": 1}, Status.STOPPED_MEMORY),
+    ],
 )
 def test_limits_stop_the_search_with_a_gap(toy_registry, limits, status):
     started = time.monotonic()
@@ -55,7 +57,8 @@ def test_limits_stop_the_search_with_a_gap(toy_registry, limits, status):
 def test_time_limit_backstop_reaches_a_solver_that_only_polls_the_flag(toy_registry):
     """The runner raises the flag itself at the deadline."""
     outcome = Runner(toy_registry).run(
-        spec(toy_registry, search={"behaviour": "ignore_stop", "step_seconds": 0.5}, limits={"time": 0.2}))
+        spec(toy_registry, search={"behaviour": "ignore_stop", "step_seconds": 0.5}, limits={"time": 0.2})
+    )
     assert outcome.result.certificate.status is Status.STOPPED_TIME
 
 

@@ -21,8 +21,12 @@ from glasswork.spec import MAX_SPEC_BYTES, MAX_SPEC_NODES, SpecError, load_spec
 import toy_plugin
 
 REGISTRY = Registry(builtins=False, entry_points=False, disabled=(), extra=[("toy", toy_plugin)])
-FUZZ = settings(max_examples=1000, deadline=2000, derandomize=True,
-                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=1000,
+    deadline=2000,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 VALID = "name: x\nsolver: toy\ndata: {source: sklearn:iris}\n"
 
 
@@ -77,8 +81,12 @@ def test_a_folder_and_a_device_are_refused(tmp_path):
 
 @pytest.mark.parametrize("what", ["folder", "device", "bomb", "binary"])
 def test_the_command_line_says_so_with_exit_2(what, tmp_path, toy_env):
-    target = {"folder": tmp_path, "device": Path("/dev/zero"), "bomb": tmp_path / "b.yaml",
-              "binary": tmp_path / "g.yaml"}[what]
+    target = {
+        "folder": tmp_path,
+        "device": Path("/dev/zero"),
+        "bomb": tmp_path / "b.yaml",
+        "binary": tmp_path / "g.yaml",
+    }[what]
     if what == "bomb":
         target.write_text(alias_bomb())
     if what == "binary":
@@ -87,8 +95,9 @@ def test_the_command_line_says_so_with_exit_2(what, tmp_path, toy_env):
         pytest.skip("no /dev/zero here")
     for command in (["validate", str(target)], ["run", "--no-store", str(target)]):
         started = time.monotonic()
-        proc = subprocess.run([sys.executable, "-m", "glasswork", *command], capture_output=True, text=True,
-                              env=toy_env, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, "-m", "glasswork", *command], capture_output=True, text=True, env=toy_env, timeout=60
+        )
         assert proc.returncode == 2, proc.stderr
         assert str(target) in proc.stderr and "Traceback" not in proc.stderr
         assert time.monotonic() - started < 30
@@ -107,21 +116,87 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=10), inner, max_size=5),
     max_leaves=40,
 )
-spec_keys = st.sampled_from(["name", "solver", "data", "source", "target", "where", "objective", "search",
-                             "limits", "store", "sweep", "grid", "behaviour", "regularization", "toy",
-                             "sklearn:iris", "endless", "path", "time"])
+spec_keys = st.sampled_from(
+    [
+        "name",
+        "solver",
+        "data",
+        "source",
+        "target",
+        "where",
+        "objective",
+        "search",
+        "limits",
+        "store",
+        "sweep",
+        "grid",
+        "behaviour",
+        "regularization",
+        "toy",
+        "sklearn:iris",
+        "endless",
+        "path",
+        "time",
+    ]
+)
 spec_like = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | spec_keys | st.text(max_size=10),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(spec_keys, inner, max_size=6),
     max_leaves=30,
 )
-yaml_tokens = st.sampled_from([
-    "name: x\n", "solver: toy\n", "data:\n", "  source: sklearn:iris\n", "&a ", "*a ", "*b ", "&b ", "<<: *a\n",
-    "!!python/object:os.system ", "!!binary ", "!tag ", "!!set ", "!!omap ", "!!timestamp ", "? ", ": ", "- ",
-    "[", "]", "{", "}", ",", "\n", "  ", "\t", "'", '"', "%YAML 1.1\n", "%TAG ! tag:x,2000:\n", "---\n", "...\n",
-    "|\n", ">-\n", "# c\n", "\\u0000", "\ufeff", "\x85", "0x1F", "1e400", ".nan", "~", "null", "yes", "2001-12-14",
-    "a" * 50, "\u2028", "@", "`",
-])
+yaml_tokens = st.sampled_from(
+    [
+        "name: x\n",
+        "solver: toy\n",
+        "data:\n",
+        "  source: sklearn:iris\n",
+        "&a ",
+        "*a ",
+        "*b ",
+        "&b ",
+        "<<: *a\n",
+        "!!python/object:os.system ",
+        "!!binary ",
+        "!tag ",
+        "!!set ",
+        "!!omap ",
+        "!!timestamp ",
+        "? ",
+        ": ",
+        "- ",
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        "\n",
+        "  ",
+        "\t",
+        "'",
+        '"',
+        "%YAML 1.1\n",
+        "%TAG ! tag:x,2000:\n",
+        "---\n",
+        "...\n",
+        "|\n",
+        ">-\n",
+        "# c\n",
+        "\\u0000",
+        "\ufeff",
+        "\x85",
+        "0x1F",
+        "1e400",
+        ".nan",
+        "~",
+        "null",
+        "yes",
+        "2001-12-14",
+        "a" * 50,
+        "\u2028",
+        "@",
+        "`",
+    ]
+)
 
 
 @FUZZ
@@ -204,8 +279,9 @@ def test_every_integer_of_the_solver_specs_and_limits_is_bounded_within_int64():
     from glasswork.data import spec as data_spec
     from glasswork.spec import json_schema
 
-    data_models = {name for name, obj in vars(data_spec).items()
-                   if isinstance(obj, type) and issubclass(obj, pydantic.BaseModel)}
+    data_models = {
+        name for name, obj in vars(data_spec).items() if isinstance(obj, type) and issubclass(obj, pydantic.BaseModel)
+    }
     schema = json_schema(Registry(entry_points=False, disabled=()))
     unbounded = []
     for name, definition in schema["$defs"].items():
@@ -220,11 +296,11 @@ def test_every_integer_of_the_solver_specs_and_limits_is_bounded_within_int64():
 
 BUILTIN = Registry(entry_points=False, disabled=())
 HUGE = [
-    ("limits: {nodes: %d}" % 2**63, "limits.nodes"),
-    ("limits: {nodes: %d}" % 2**64, "limits.nodes"),
+    (f"limits: {{nodes: {2**63}}}", "limits.nodes"),
+    (f"limits: {{nodes: {2**64}}}", "limits.nodes"),
     ("limits: {time: .inf}", "limits.time"),
-    ("limits: {memory: %d}" % 2**70, "limits.memory"),
-    ("sweep: {folds: %d}" % 2**63, "sweep.folds"),
+    (f"limits: {{memory: {2**70}}}", "limits.memory"),
+    (f"sweep: {{folds: {2**63}}}", "sweep.folds"),
 ]
 
 
@@ -236,31 +312,40 @@ def test_huge_limits_are_refused_with_the_field(line, field, tmp_path):
         load_spec(path, REGISTRY)
 
 
-@pytest.mark.parametrize("section,field,value", [
-    ("objective", "candidates.seed", 2**32), ("objective", "candidates.max_candidates", 2**63),
-    ("constraints", "stability_rank", 2**63), ("constraints", "frontier.choose", 0),
-    ("constraints", "frontier.choose", 2**63),
-])
+@pytest.mark.parametrize(
+    "section,field,value",
+    [
+        ("objective", "candidates.seed", 2**32),
+        ("objective", "candidates.max_candidates", 2**63),
+        ("constraints", "stability_rank", 2**63),
+        ("constraints", "frontier.choose", 0),
+        ("constraints", "frontier.choose", 2**63),
+    ],
+)
 def test_huge_moss_integers_are_refused(section, field, value, tmp_path):
     head, _, leaf = field.rpartition(".")
     inner = {leaf: value}
     for part in reversed(head.split(".") if head else []):
         inner = {part: inner}
     path = tmp_path / "moss.json"
-    path.write_text(json.dumps({"name": "m", "solver": "moss", "data": {"source": "sklearn:diabetes"},
-                                section: inner}))
+    path.write_text(json.dumps({"name": "m", "solver": "moss", "data": {"source": "sklearn:diabetes"}, section: inner}))
     with pytest.raises(SpecError, match=f"{section}.{head or leaf}"):
         load_spec(path, BUILTIN)
 
 
-@pytest.mark.parametrize("section,value", [
-    ("search", {"pool_size": 2**63}), ("constraints", {"coefficient_bounds": [-(10**400), 5]}),
-    ("constraints", {"coefficient_bounds": {"a*": [0, 2**64]}}),
-])
+@pytest.mark.parametrize(
+    "section,value",
+    [
+        ("search", {"pool_size": 2**63}),
+        ("constraints", {"coefficient_bounds": [-(10**400), 5]}),
+        ("constraints", {"coefficient_bounds": {"a*": [0, 2**64]}}),
+    ],
+)
 def test_huge_fasterrisk_integers_are_refused(section, value, tmp_path):
     path = tmp_path / "fr.json"
-    path.write_text(json.dumps({"name": "f", "solver": "fasterrisk", "data": {"source": "sklearn:breast_cancer"},
-                                section: value}))
+    path.write_text(
+        json.dumps({"name": "f", "solver": "fasterrisk", "data": {"source": "sklearn:breast_cancer"}, section: value})
+    )
     with pytest.raises(SpecError, match=section):
         load_spec(path, BUILTIN)
 
@@ -268,10 +353,11 @@ def test_huge_fasterrisk_integers_are_refused(section, value, tmp_path):
 @pytest.mark.parametrize("command", ["validate", "run"])
 def test_limits_nodes_of_2_63_is_exit_2_on_the_command_line(command, tmp_path, toy_env):
     spec = tmp_path / "nodes.yaml"
-    spec.write_text(VALID + "limits: {nodes: %d}\n" % 2**63)
+    spec.write_text(VALID + f"limits: {{nodes: {2**63}}}\n")
     args = [command, str(spec)] if command == "validate" else [command, "--no-store", str(spec)]
-    proc = subprocess.run([sys.executable, "-m", "glasswork", *args], capture_output=True, text=True,
-                          env=toy_env, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "glasswork", *args], capture_output=True, text=True, env=toy_env, timeout=120
+    )
     assert proc.returncode == 2, proc.stderr
     assert "limits.nodes" in proc.stderr and "Traceback" not in proc.stderr
     assert "internal error" not in proc.stderr

@@ -11,8 +11,19 @@ from glasswork.data import DataError, DataSpec, load_problem
 from glasswork.spec import StoreSpec
 
 
-@pytest.mark.parametrize("path", ["/tmp/elsewhere.duckdb", "../up.duckdb", "a/../../up.duckdb", "~/x.duckdb",
-                                  "${HOME}/x.duckdb", "notes.txt", ".bashrc", "C:/x.duckdb"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/tmp/elsewhere.duckdb",
+        "../up.duckdb",
+        "a/../../up.duckdb",
+        "~/x.duckdb",
+        "${HOME}/x.duckdb",
+        "notes.txt",
+        ".bashrc",
+        "C:/x.duckdb",
+    ],
+)
 def test_a_spec_cannot_put_the_store_outside_its_folder(path):
     with pytest.raises(ValueError, match="inside its own folder"):
         StoreSpec(path=path)

@@ -24,7 +24,9 @@ def test_committed_schema_matches_the_models():
     )
 
 
-EXAMPLES = [p for p in sorted(SPECS.glob("*.yaml")) + sorted(SPECS.glob("*.json")) if not p.name.endswith(".schema.json")]
+EXAMPLES = [
+    p for p in sorted(SPECS.glob("*.yaml")) + sorted(SPECS.glob("*.json")) if not p.name.endswith(".schema.json")
+]
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)

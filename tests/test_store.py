@@ -62,7 +62,9 @@ def test_run_is_recorded_with_everything(invoke, tmp_path):
 
 
 def test_stopped_and_failed_states(invoke, tmp_path):
-    stopped = run_json(invoke, str(write(tmp_path / "a.yaml", SPEC + "search: {behaviour: endless}\nlimits: {nodes: 4}\n")))
+    stopped = run_json(
+        invoke, str(write(tmp_path / "a.yaml", SPEC + "search: {behaviour: endless}\nlimits: {nodes: 4}\n"))
+    )
     failed = invoke("run", "-q", str(write(tmp_path / "b.yaml", SPEC + "search: {behaviour: raise}\n")))
     assert failed.exit_code == 1
     store = RunStore(tmp_path / "glasswork.duckdb")
@@ -148,8 +150,12 @@ def _child_env(toy_env: dict, **extra: str) -> dict:
 def test_kill_9_leaves_a_consistent_store_and_the_run_marked_failed(toy_env, tmp_path):
     db = tmp_path / "glasswork.duckdb"
     spec = write(tmp_path / "s.yaml", SPEC + "search: {behaviour: endless, step_seconds: 0.002}\n")
-    proc = subprocess.Popen([sys.executable, "-m", "glasswork", "run", "-q", "--db", str(db), str(spec)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_child_env(toy_env))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "glasswork", "run", "-q", "--db", str(db), str(spec)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=_child_env(toy_env),
+    )
     store = RunStore(db)
     deadline = time.monotonic() + 60
     seen = 0
@@ -178,15 +184,22 @@ def test_a_store_held_by_another_program_never_refuses_a_run(toy_env, tmp_path):
     recorded once the store is free."""
     db = tmp_path / "glasswork.duckdb"
     RunStore(db).open()
-    hold = "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('held', flush=True); time.sleep(float(sys.argv[2]))"
+    hold = (
+        "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('held', flush=True); "
+        "time.sleep(float(sys.argv[2]))"
+    )
     spec = str(write(tmp_path / "s.yaml", SPEC))
     holder = subprocess.Popen([sys.executable, "-c", hold, str(db), "900"], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
         # a run that waited for the holder would wait 600 s and miss the 240 s timeout
-        held = subprocess.run([sys.executable, "-m", "glasswork", "run", "--json", "-q", "--db", str(db), spec],
-                              capture_output=True, text=True, timeout=240,
-                              env=_child_env(toy_env, GLASSWORK_DB_LOCK_TIMEOUT="600"))
+        held = subprocess.run(
+            [sys.executable, "-m", "glasswork", "run", "--json", "-q", "--db", str(db), spec],
+            capture_output=True,
+            text=True,
+            timeout=240,
+            env=_child_env(toy_env, GLASSWORK_DB_LOCK_TIMEOUT="600"),
+        )
     finally:
         holder.kill()
         holder.wait()
@@ -224,8 +237,10 @@ def test_a_run_whose_fold_failed_is_recorded_from_its_journal(tmp_path, toy_regi
 
     db = tmp_path / "glasswork.duckdb"
     store = RunStore(db).open()
-    spec = validate_spec({"name": "locked", "solver": "toy",
-                          "data": {"source": "sklearn:breast_cancer", "binarize": {"thresholds": 2}}}, toy_registry)
+    spec = validate_spec(
+        {"name": "locked", "solver": "toy", "data": {"source": "sklearn:breast_cancer", "binarize": {"thresholds": 2}}},
+        toy_registry,
+    )
     sink = StoreSink(store)
 
     def always_locked(*args, **kwargs):
@@ -252,7 +267,10 @@ def test_an_older_schema_is_migrated(tmp_path):
     for statement in MIGRATIONS[0]:
         con.execute(statement)
     con.execute("INSERT INTO meta VALUES ('schema_version', '1')")
-    con.execute("INSERT INTO runs (run_id, name, solver, state, started_at) VALUES ('abc', 'old', 'toy', 'finished', now()::TIMESTAMP)")
+    con.execute(
+        "INSERT INTO runs (run_id, name, solver, state, started_at) "
+        "VALUES ('abc', 'old', 'toy', 'finished', now()::TIMESTAMP)"
+    )
     con.close()
     store = RunStore(db).open()
     [row] = store.list_runs()
@@ -284,9 +302,21 @@ def test_a_foreign_duckdb_file_is_refused(tmp_path):
 def _info(run_id: str, **extra):
     from glasswork.runner import RunInfo
 
-    return RunInfo(run_id=run_id, name="b", solver="toy", solver_version="1", spec_hash="h", spec={},
-                   spec_path=None, data_fingerprint="f", n_train=1, n_test=0, n_features=1,
-                   started_at="2026-01-01T00:00:00+00:00", **extra)
+    return RunInfo(
+        run_id=run_id,
+        name="b",
+        solver="toy",
+        solver_version="1",
+        spec_hash="h",
+        spec={},
+        spec_path=None,
+        data_fingerprint="f",
+        n_train=1,
+        n_test=0,
+        n_features=1,
+        started_at="2026-01-01T00:00:00+00:00",
+        **extra,
+    )
 
 
 def test_thousands_of_events_are_folded_in_one_go(tmp_path):
@@ -338,10 +368,17 @@ def test_folding_a_journal_twice_gives_the_same_rows(tmp_path):
     from glasswork.store.journal import read_journal
 
     store = RunStore(tmp_path / "glasswork.duckdb").open()
-    records = [{"kind": "start", **_info("twice").to_dict(full=True)},
-               *[{"kind": "progress", "elapsed": i / 10, "objective": 3.0 - i, "lower_bound": 0.0} for i in range(3)],
-               {"kind": "finish", "run_id": "twice", "result": None, "error": "RuntimeError: no",
-                "ended_at": "2026-01-01T00:00:05"}]
+    records = [
+        {"kind": "start", **_info("twice").to_dict(full=True)},
+        *[{"kind": "progress", "elapsed": i / 10, "objective": 3.0 - i, "lower_bound": 0.0} for i in range(3)],
+        {
+            "kind": "finish",
+            "run_id": "twice",
+            "result": None,
+            "error": "RuntimeError: no",
+            "ended_at": "2026-01-01T00:00:05",
+        },
+    ]
     store.record(records)
     first = store.events("twice"), store.get_run("twice")
     store.events_dir.mkdir(exist_ok=True)
@@ -371,12 +408,18 @@ def test_the_documented_queries_run(invoke, tmp_path):
 
     spec = str(write(tmp_path / "s.yaml", SPEC))
     optimal = run_json(invoke, spec)
-    stopped = run_json(invoke, str(write(tmp_path / "e.yaml", SPEC + "search: {behaviour: endless}\nlimits: {nodes: 3}\n")))
+    stopped = run_json(
+        invoke, str(write(tmp_path / "e.yaml", SPEC + "search: {behaviour: endless}\nlimits: {nodes: 3}\n"))
+    )
     doc = (Path(__file__).parent.parent / "docs" / "run-store.md").read_text()
     best, trajectory, open_gap = re.findall(r"```sql\n(.*?)```", doc, re.S)
     con = duckdb.connect(str(tmp_path / "glasswork.duckdb"))
     [(solver, best_objective, count)] = con.execute(best).fetchall()
-    assert solver == "toy" and count == 2 and best_objective == pytest.approx(min(optimal["objective"], stopped["objective"]))
+    assert (
+        solver == "toy"
+        and count == 2
+        and best_objective == pytest.approx(min(optimal["objective"], stopped["objective"]))
+    )
     rows = con.execute(trajectory).fetchall()
     assert [r[4] for r in rows] == [1, 2]  # nodes of the latest run's progress events (stopped at 3)
     assert [r[0] for r in con.execute(open_gap).fetchall()] == [stopped["run_id"]]

@@ -24,7 +24,6 @@ from glasswork.cli import cli
 from glasswork.store import RunStore, StoreDamaged
 
 
-
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -44,8 +43,10 @@ def damaged_store(toy_env, tmp_path, monkeypatch):
 
 def test_a_damaged_store_is_named_with_the_way_out_and_never_written(damaged_store, tmp_path):
     before = digest(damaged_store)
-    for args in (["runs", "list", "--db", str(damaged_store)],
-                 ["run", "-q", "--db", str(damaged_store), str(tmp_path / "s.yaml")]):
+    for args in (
+        ["runs", "list", "--db", str(damaged_store)],
+        ["run", "-q", "--db", str(damaged_store), str(tmp_path / "s.yaml")],
+    ):
         result = CliRunner().invoke(cli, args)
         assert result.exit_code == 1, result.output
         message = result.stderr
@@ -56,7 +57,8 @@ def test_a_damaged_store_is_named_with_the_way_out_and_never_written(damaged_sto
     assert "nothing was run" in message
     assert digest(damaged_store) == before, "a damaged store is never written to"
     assert not (damaged_store.parent / (damaged_store.name + ".events")).exists() or not list(
-        (damaged_store.parent / (damaged_store.name + ".events")).glob("*.jsonl"))
+        (damaged_store.parent / (damaged_store.name + ".events")).glob("*.jsonl")
+    )
 
 
 def test_runs_check_reports_the_damage_and_salvage_copies_what_is_readable(damaged_store, tmp_path):
@@ -90,8 +92,12 @@ def test_a_killed_run_keeps_its_last_incumbent_bound_gap_and_model(toy_env, tmp_
     db = tmp_path / "glasswork.duckdb"
     spec = write(tmp_path / "s.yaml", SPEC + "search: {behaviour: endless, step_seconds: 0.01}\n")
     events = tmp_path / "events.jsonl"
-    with running([sys.executable, "-m", "glasswork", "run", "-q", "--db", str(db), str(spec), "--events",
-                  str(events)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=toy_env) as proc:
+    with running(
+        [sys.executable, "-m", "glasswork", "run", "-q", "--db", str(db), str(spec), "--events", str(events)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=toy_env,
+    ) as proc:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and (not events.exists() or events.read_text().count('"progress"') < 5):
             assert proc.poll() is None, proc.stderr.read()
@@ -125,21 +131,44 @@ def test_a_full_disk_ends_the_run_with_a_message_the_result_and_a_readable_store
     spec = write(tmp_path / "s.yaml", SPEC + "search: {behaviour: endless, step_seconds: 0.002}\nlimits: {time: 2}\n")
     RunStore(db).open()
     filler = fill(small_disk)
-    proc = subprocess.run([sys.executable, "-m", "glasswork", "run", "--json", "-q", "--db", str(db), str(spec)],
-                          capture_output=True, text=True, env=toy_env, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "glasswork", "run", "--json", "-q", "--db", str(db), str(spec)],
+        capture_output=True,
+        text=True,
+        env=toy_env,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["status"] == "stopped_time"  # the result is printed
     assert "No space left on device" in proc.stderr or "disk" in proc.stderr
     assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
-    check = subprocess.run([sys.executable, "-m", "glasswork", "runs", "check", "--db", str(db), "--json"],
-                           capture_output=True, text=True, env=toy_env, timeout=60)
+    check = subprocess.run(
+        [sys.executable, "-m", "glasswork", "runs", "check", "--db", str(db), "--json"],
+        capture_output=True,
+        text=True,
+        env=toy_env,
+        timeout=60,
+    )
     assert json.loads(check.stdout)["tables"]["runs"] is not None, check.stdout  # readable while still full
     filler.unlink()
-    listed = subprocess.run([sys.executable, "-m", "glasswork", "runs", "list", "--db", str(db), "--json"],
-                            capture_output=True, text=True, env=toy_env, timeout=60)
+    listed = subprocess.run(
+        [sys.executable, "-m", "glasswork", "runs", "list", "--db", str(db), "--json"],
+        capture_output=True,
+        text=True,
+        env=toy_env,
+        timeout=60,
+    )
     assert listed.returncode == 0, listed.stderr
-    assert subprocess.run([sys.executable, "-m", "glasswork", "runs", "check", "--db", str(db)],
-                          capture_output=True, text=True, env=toy_env, timeout=60).returncode == 0
+    assert (
+        subprocess.run(
+            [sys.executable, "-m", "glasswork", "runs", "check", "--db", str(db)],
+            capture_output=True,
+            text=True,
+            env=toy_env,
+            timeout=60,
+        ).returncode
+        == 0
+    )
 
 
 def test_damage_met_after_the_store_opened_is_named_not_an_internal_error(toy_env, tmp_path, monkeypatch):
@@ -154,8 +183,13 @@ def test_damage_met_after_the_store_opened_is_named_not_an_internal_error(toy_en
     assert CliRunner().invoke(cli, ["run", "-q", "--db", str(db), str(write(tmp_path / "s.yaml", SPEC))]).exit_code == 0
 
     def broken(self, run_id):
-        raise damaged(self.path, duckdb.IOException("Corrupt database file: computed checksum 1 does not match "
-                                                    "stored checksum 2 in block at location 2371584"))
+        raise damaged(
+            self.path,
+            duckdb.IOException(
+                "Corrupt database file: computed checksum 1 does not match "
+                "stored checksum 2 in block at location 2371584"
+            ),
+        )
 
     monkeypatch.setattr(RunStore, "details", broken)
     for args in (["runs", "show", "latest"], ["export", "latest", "--format", "json"], ["report", "latest"]):
@@ -180,8 +214,13 @@ def test_a_store_cut_at_an_odd_length_stops_the_run_and_is_not_written(toy_env, 
     with db.open("r+b") as fh:
         fh.truncate(size - BLOCK_BYTES - BLOCK_BYTES // 2 + 1)
     before = digest(db)
-    proc = subprocess.run([sys.executable, "-m", "glasswork", "run", "--json", "-q", "--db", str(db), str(spec)],
-                          capture_output=True, text=True, env=toy_env, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "glasswork", "run", "--json", "-q", "--db", str(db), str(spec)],
+        capture_output=True,
+        text=True,
+        env=toy_env,
+        timeout=120,
+    )
     assert proc.returncode == 1, proc.stderr
     assert "is damaged" in proc.stderr and "truncated" in proc.stderr and "--salvage" in proc.stderr
     assert "internal error" not in proc.stderr and digest(db) == before
@@ -207,7 +246,10 @@ def test_an_unreadable_schema_version_is_a_clear_store_error(toy_env, tmp_path, 
     con = duckdb.connect(str(db))
     con.execute("UPDATE meta SET value = 'abc' WHERE key = 'schema_version'")
     con.close()
-    for args in (["run", "-q", "--db", str(db), str(write(tmp_path / "s.yaml", SPEC))], ["runs", "list", "--db", str(db)]):
+    for args in (
+        ["run", "-q", "--db", str(db), str(write(tmp_path / "s.yaml", SPEC))],
+        ["runs", "list", "--db", str(db)],
+    ):
         result = CliRunner().invoke(cli, args)
         assert result.exit_code == 1, (args, result.output, result.exception)
         assert "unreadable schema version ('abc'" in result.stderr and "--salvage" in result.stderr
@@ -224,12 +266,20 @@ def test_a_spec_store_path_through_a_symlink_out_of_its_folder_is_refused(toy_en
     (folder / "runs").symlink_to(outside, target_is_directory=True)
     spec = write(folder / "s.yaml", SPEC + "store: {path: runs/history.duckdb}\n")
     for command in (["run", "-q"], ["sweep", "-j", "1"]):
-        document = spec if command[0] == "run" else write(
-            folder / "w.yaml", SPEC + "store: {path: runs/history.duckdb}\nsweep: {grid: {objective.regularization: [0.0]}}\n")
+        document = (
+            spec
+            if command[0] == "run"
+            else write(
+                folder / "w.yaml",
+                SPEC + "store: {path: runs/history.duckdb}\nsweep: {grid: {objective.regularization: [0.0]}}\n",
+            )
+        )
         result = CliRunner().invoke(cli, [*command, str(document)])
         assert result.exit_code == 2, (command, result.output, result.exception)
         assert "store.path" in result.stderr and "outside the spec's folder" in result.stderr
         assert "--db" in result.stderr and "internal error" not in result.output.lower()
     assert list(outside.iterdir()) == []  # nothing written through the link
-    assert CliRunner().invoke(cli, ["run", "-q", "--db", str(folder / "runs" / "mine.duckdb"), str(spec)]).exit_code == 0
+    assert (
+        CliRunner().invoke(cli, ["run", "-q", "--db", str(folder / "runs" / "mine.duckdb"), str(spec)]).exit_code == 0
+    )
     assert (outside / "mine.duckdb").exists()

@@ -35,7 +35,9 @@ def plan(tmp_path: Path, registry, text: str) -> sweeps.Sweep:
 
 
 def test_grid_times_folds(tmp_path, toy_registry):
-    p = plan(tmp_path, toy_registry, BASE + "sweep:\n  grid:\n    objective.regularization: [0.0, 0.01, 0.1]\n  folds: 4\n")
+    p = plan(
+        tmp_path, toy_registry, BASE + "sweep:\n  grid:\n    objective.regularization: [0.0, 0.01, 0.1]\n  folds: 4\n"
+    )
     assert len(p.points) == 12
     assert {pt.fold for pt in p.points} == {0, 1, 2, 3}
     first = p.points[0].document
@@ -46,11 +48,17 @@ def test_grid_times_folds(tmp_path, toy_registry):
 
 
 def test_points_and_grid_combine(tmp_path, toy_registry):
-    p = plan(tmp_path, toy_registry, BASE + "sweep:\n  grid: {objective.regularization: [0.0, 0.1]}\n"
-                                            "  points:\n    - {search.behaviour: exact, objective.regularization: 0.5}\n")
+    p = plan(
+        tmp_path,
+        toy_registry,
+        BASE + "sweep:\n  grid: {objective.regularization: [0.0, 0.1]}\n"
+        "  points:\n    - {search.behaviour: exact, objective.regularization: 0.5}\n",
+    )
     assert [pt.coords for pt in p.points] == [
-        {"objective.regularization": 0.0}, {"objective.regularization": 0.1},
-        {"search.behaviour": "exact", "objective.regularization": 0.5}]
+        {"objective.regularization": 0.0},
+        {"objective.regularization": 0.1},
+        {"search.behaviour": "exact", "objective.regularization": 0.5},
+    ]
 
 
 def test_an_invalid_point_is_reported_with_its_coordinates(tmp_path, toy_registry):
@@ -59,7 +67,9 @@ def test_an_invalid_point_is_reported_with_its_coordinates(tmp_path, toy_registr
         plan(tmp_path, toy_registry, text)
     messages = [str(i) for i in info.value.issues]
     assert len(messages) == 4  # two bad values x two folds
-    assert all(":8:37: objective.regularization: at sweep point (objective.regularization=-1" in m for m in messages[:2])
+    assert all(
+        ":8:37: objective.regularization: at sweep point (objective.regularization=-1" in m for m in messages[:2]
+    )
     assert all(":8:41: objective.regularization: at sweep point (objective.regularization=2" in m for m in messages[2:])
     assert any("objective.regularization=-1, fold 1" in m for m in messages)
 
@@ -102,8 +112,13 @@ def test_an_exploding_grid_is_refused_before_it_is_expanded(tmp_path, toy_regist
 @pytest.mark.parametrize("command", [["validate"], ["sweep", "--dry-run"]])
 def test_the_command_line_refuses_an_exploding_grid_with_exit_2(command, tmp_path, toy_env):
     spec = write(tmp_path / "sweep.yaml", _explosive_grid())
-    proc = subprocess.run([sys.executable, "-m", "glasswork", *command, str(spec)], capture_output=True,
-                          text=True, env=toy_env, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "glasswork", *command, str(spec)],
+        capture_output=True,
+        text=True,
+        env=toy_env,
+        timeout=60,
+    )
     assert proc.returncode == 2, proc.stderr
     assert "100,000,000" in proc.stderr and "objective.k7" in proc.stderr
     assert "Traceback" not in proc.stderr and "MemoryError" not in proc.stderr
@@ -111,8 +126,11 @@ def test_the_command_line_refuses_an_exploding_grid_with_exit_2(command, tmp_pat
 
 def _objectives(store: RunStore, sweep_id: str) -> dict[str, float]:
     rows = store.list_runs(sweep=sweep_id, limit=None)
-    return {json.dumps(store.details(r.run_id)["spec"]["objective"]) + str(store.details(r.run_id)["spec"]["data"]["split"]): r.objective
-            for r in rows}
+    return {
+        json.dumps(store.details(r.run_id)["spec"]["objective"])
+        + str(store.details(r.run_id)["spec"]["data"]["split"]): r.objective
+        for r in rows
+    }
 
 
 @pytest.fixture
@@ -131,7 +149,9 @@ def test_local_sweep_records_summarises_and_resumes(tmp_path, toy_env, toy_regis
     assert len(runs) == 6 and {r.state for r in runs} == {"finished"}
     rows = sweeps.summarise(report, store)
     assert [r.coords for r in rows] == [{"objective.regularization": 0.0}, {"objective.regularization": 0.05}]
-    objectives = sorted(r.objective for r in runs if store.details(r.run_id)["spec"]["objective"]["regularization"] == 0.05)
+    objectives = sorted(
+        r.objective for r in runs if store.details(r.run_id)["spec"]["objective"]["regularization"] == 0.05
+    )
     mean, sd = rows[1].values["objective"]
     assert mean == pytest.approx(sum(objectives) / 3)
     assert rows[0].statuses == {"optimal": 3} and rows[0].values["model_size"] == (1.0, 0.0)
@@ -235,9 +255,12 @@ def test_cli_sweep_writes_summary_and_plot(tmp_path, toy_env, monkeypatch):
     from glasswork.cli import cli
 
     monkeypatch.chdir(tmp_path)
-    spec = write(tmp_path / "sweep.yaml", BASE + "sweep:\n  grid: {objective.regularization: [0.0, 0.01, 0.1]}\n  folds: 2\n")
-    result = CliRunner().invoke(cli, ["sweep", str(spec), "-j", "2", "--summary", "s.csv", "--plot", "p.png", "--json"],
-                                catch_exceptions=False)
+    spec = write(
+        tmp_path / "sweep.yaml", BASE + "sweep:\n  grid: {objective.regularization: [0.0, 0.01, 0.1]}\n  folds: 2\n"
+    )
+    result = CliRunner().invoke(
+        cli, ["sweep", str(spec), "-j", "2", "--summary", "s.csv", "--plot", "p.png", "--json"], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert len(doc["summary"]) == 3 and doc["failed"] == [] and doc["metric"] == "test_accuracy"
@@ -291,7 +314,9 @@ def test_example_sweeps_give_the_same_numbers_locally_and_on_dask(path, tmp_path
     document["sweep"]["grid"] = {k: list(v)[:2] for k, v in grid.items()}
     if document["sweep"].get("folds"):
         document["sweep"]["folds"] = 2
-    p = sweeps.expand(document, Registry(entry_points=False, disabled=()), file=str(path), positions=positions, path=path)
+    p = sweeps.expand(
+        document, Registry(entry_points=False, disabled=()), file=str(path), positions=positions, path=path
+    )
     local = sweeps.LocalExecutor(jobs=2)
     try:
         here = {o.point.key: o.result for o in sweeps.run_sweep(p, local).outcomes}
@@ -304,7 +329,10 @@ def test_example_sweeps_give_the_same_numbers_locally_and_on_dask(path, tmp_path
     finally:
         remote.close()
     assert None not in here.values() and None not in there.values()
-    assert {k: (r["status"], r["objective"], r["model_size"] if "model_size" in r else r["stats"]["model_size"])
-            for k, r in here.items()} == \
-           {k: (r["status"], r["objective"], r["model_size"] if "model_size" in r else r["stats"]["model_size"])
-            for k, r in there.items()}
+    assert {
+        k: (r["status"], r["objective"], r["model_size"] if "model_size" in r else r["stats"]["model_size"])
+        for k, r in here.items()
+    } == {
+        k: (r["status"], r["objective"], r["model_size"] if "model_size" in r else r["stats"]["model_size"])
+        for k, r in there.items()
+    }

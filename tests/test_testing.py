@@ -16,8 +16,11 @@ class TestToySolverKeepsTheContract(SolverContract):
     solver_class = toy_plugin.ToySolver
 
     def spec_document(self) -> dict[str, Any]:
-        return {"name": "contract", "solver": "toy",
-                "data": {"source": "sklearn:breast_cancer", "binarize": {"thresholds": 2}}}
+        return {
+            "name": "contract",
+            "solver": "toy",
+            "data": {"source": "sklearn:breast_cancer", "binarize": {"thresholds": 2}},
+        }
 
 
 class _IgnoresCancel(toy_plugin.ToySolver):
@@ -113,7 +116,8 @@ def test_a_plugin_authors_suite_gets_the_fixtures_with_no_import(pytester, monke
     from pathlib import Path
 
     monkeypatch.setenv("PYTHONPATH", str(Path(toy_plugin.__file__).parent))
-    pytester.makepyfile(test_author="""
+    pytester.makepyfile(
+        test_author="""
         import toy_plugin
 
         def test_run_and_store(glasswork_registry, glasswork_run, glasswork_store, tmp_path):
@@ -126,7 +130,8 @@ def test_a_plugin_authors_suite_gets_the_fixtures_with_no_import(pytester, monke
             assert outcome.status == "optimal"
             assert [r["kind"] for r in records][0] == "start" and records[-1]["kind"] == "finish"
             assert glasswork_store.list_runs()[0].run_id == outcome.info.run_id
-    """)
+    """
+    )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
 

@@ -49,8 +49,16 @@ class ToySpec(SolverSpec):
 class Stump(Classifier):
     kind = "stump"
 
-    def __init__(self, feature: int | None, name: str, then: int, other: int, classes: np.ndarray,
-                 proba_then: np.ndarray, proba_other: np.ndarray) -> None:
+    def __init__(
+        self,
+        feature: int | None,
+        name: str,
+        then: int,
+        other: int,
+        classes: np.ndarray,
+        proba_then: np.ndarray,
+        proba_other: np.ndarray,
+    ) -> None:
         self.feature, self.name, self.then, self.other = feature, name, then, other
         self.classes, self.task = classes, "binary"
         self.proba_then, self.proba_other = proba_then, proba_other
@@ -72,8 +80,7 @@ class Stump(Classifier):
         return f"if {self.name} then {self.classes[self.then]}\nelse {self.classes[self.other]}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "feature": self.feature, "name": self.name,
-                "then": self.then, "else": self.other}
+        return {"kind": self.kind, "feature": self.feature, "name": self.name, "then": self.then, "else": self.other}
 
     @property
     def size(self) -> int:
@@ -98,8 +105,9 @@ def best_stump(problem: Problem, regularization: float) -> tuple[Stump, float]:
                 obj = float(np.mean(pred != y)) + regularization
                 if obj < best_obj - 1e-12:
                     best_obj = obj
-                    best = Stump(j, problem.feature_names[j], then, other, problem.classes,
-                                 _mix(y[fires]), _mix(y[~fires]))
+                    best = Stump(
+                        j, problem.feature_names[j], then, other, problem.classes, _mix(y[fires]), _mix(y[~fires])
+                    )
     return best, best_obj
 
 
@@ -124,8 +132,11 @@ class ToySolver(Solver):
             status = ctx.check(problem.n_features) or Status.OPTIMAL
             lower = objective if status is Status.OPTIMAL else 0.0
             ctx.progress(objective=objective, lower_bound=lower, nodes=problem.n_features)
-            return Result(model, Certificate(status=status, objective=objective, lower_bound=lower),
-                          stats={"nodes": problem.n_features})
+            return Result(
+                model,
+                Certificate(status=status, objective=objective, lower_bound=lower),
+                stats={"nodes": problem.n_features},
+            )
         nodes = 0
         if behaviour == "ignore_stop":
             time.sleep(spec.search.step_seconds)
@@ -136,8 +147,7 @@ class ToySolver(Solver):
                 break
             ctx.progress(objective=objective, lower_bound=0.0, nodes=nodes, queue=nodes % 7)
             time.sleep(spec.search.step_seconds)
-        return Result(model, Certificate(status=status, objective=objective, lower_bound=0.0),
-                      stats={"nodes": nodes})
+        return Result(model, Certificate(status=status, objective=objective, lower_bound=0.0), stats={"nodes": nodes})
 
 
 @hookimpl

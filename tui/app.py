@@ -39,4 +39,3 @@ class GlassworkApp(App[None]):
             return
         name = type(self.screen).__name__.removesuffix("Screen").lower() or "screen"
         self.push_screen(HelpScreen(self.screen, name))
-

@@ -14,8 +14,13 @@ from glasswork.cli.app import DB_OPTION, EXIT_INVALID, EXIT_SOLVER, fail, print_
 @click.argument("target", metavar="SPEC|RUN")
 @DB_OPTION
 @click.option("--no-store", is_flag=True, help="Do not record this run in the run store (SPEC only).")
-@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE",
-              help="Override a spec field, e.g. --set limits.time=60 (repeatable; SPEC only).")
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="PATH=VALUE",
+    help="Override a spec field, e.g. --set limits.time=60 (repeatable; SPEC only).",
+)
 def monitor(target: str, db: str | None, no_store: bool, overrides: tuple[str, ...]) -> None:
     """Watch a run live: run SPEC here, or follow RUN (an id prefix or 'latest') that another
     process runs. Keys: c cancels (the best model is kept), m shows the model, q closes, ? helps.
@@ -43,8 +48,7 @@ def monitor(target: str, db: str | None, no_store: bool, overrides: tuple[str, .
             fail(f"{target}: --set and --no-store apply to a spec file, and there is no such file", EXIT_INVALID)
         path = default_db_path(db)
         if not path.exists():
-            fail(f"{target}: not a spec file, and there is no run store at {path} to find a run in",
-                  EXIT_INVALID)
+            fail(f"{target}: not a spec file, and there is no run store at {path} to find a run in", EXIT_INVALID)
         store = RunStore(path)
         try:
             [run_id] = store.resolve([target])

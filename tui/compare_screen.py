@@ -70,13 +70,25 @@ class CompareScreen(Screen[None]):
         with Horizontal(id="both"):
             for i, (doc, state) in enumerate(zip(self.docs, self.states)):
                 with VerticalScroll(classes="side", id=f"side-{i}"):
-                    yield Static(Group(plain_text(f"{doc['run_id'][:8]} {doc['name']}", "bold"),
-                                       model_view(state.model, state.model_text, compact=True)))
+                    yield Static(
+                        Group(
+                            plain_text(f"{doc['run_id'][:8]} {doc['name']}", "bold"),
+                            model_view(state.model, state.model_text, compact=True),
+                        )
+                    )
         yield Footer()
 
     def on_mount(self) -> None:
         a, b = self.states
-        self.query_one("#trajectories", Chart).draw(lambda plt: draw_bounds(plt, [
-            (f"{a.run_id[:8]} objective", a.objective, "orange"), (f"{a.run_id[:8]} bound", a.lower_bound, "red"),
-            (f"{b.run_id[:8]} objective", b.objective, "cyan"), (f"{b.run_id[:8]} bound", b.lower_bound, "blue"),
-        ], "bound trajectories"))
+        self.query_one("#trajectories", Chart).draw(
+            lambda plt: draw_bounds(
+                plt,
+                [
+                    (f"{a.run_id[:8]} objective", a.objective, "orange"),
+                    (f"{a.run_id[:8]} bound", a.lower_bound, "red"),
+                    (f"{b.run_id[:8]} objective", b.objective, "cyan"),
+                    (f"{b.run_id[:8]} bound", b.lower_bound, "blue"),
+                ],
+                "bound trajectories",
+            )
+        )

@@ -142,24 +142,26 @@ class HistoryScreen(Screen[None]):
         self.action_reload()
 
     @work(thread=True, exclusive=True, group="history", exit_on_error=False)
-    def _load(self, solver: str | None, state: str | None, name: str | None, grouped: bool = False,
-              sweep: str | None = None) -> None:
+    def _load(
+        self, solver: str | None, state: str | None, name: str | None, grouped: bool = False, sweep: str | None = None
+    ) -> None:
         from glasswork.store import StoreError
 
         if not self.store.path.exists():
-            self.app.call_from_thread(self._show_rows, [], f"no run store at {self.store.path} yet: "
-                                                           "launch a spec with l, or point --db at one")
+            self.app.call_from_thread(
+                self._show_rows,
+                [],
+                f"no run store at {self.store.path} yet: launch a spec with l, or point --db at one",
+            )
             return
         try:
             if not self._recovered:
                 self.store.open()  # imports the logs of runs whose process died
                 self._recovered = True
-            rows: list[Any] = self.store.list_runs(solver=solver, state=state, name=name, sweep=sweep,
-                                                   limit=LIST_LIMIT)
+            rows: list[Any] = self.store.list_runs(solver=solver, state=state, name=name, sweep=sweep, limit=LIST_LIMIT)
             if grouped:
                 groups = self.store.sweeps(solver=solver, name=name)
-                rows = sorted([r for r in rows if not r.sweep_id] + groups,
-                              key=lambda r: r.started_at, reverse=True)
+                rows = sorted([r for r in rows if not r.sweep_id] + groups, key=lambda r: r.started_at, reverse=True)
         except StoreError as exc:
             self.app.call_from_thread(self._error, "Cannot read the run store", str(exc))
             return
@@ -177,23 +179,42 @@ class HistoryScreen(Screen[None]):
         table.clear()
         for r in rows:
             if isinstance(r, SweepRow):
-                table.add_row("", Text(f"sweep {r.sweep_id[:6]}", style="bold"), plain_text(r.name), plain_text(r.solver),
-                              Text(r.progress(), style="cyan" if r.active else ""), fmt(r.best_objective, 6),
-                              "-", fmt_when(r.started_at, seconds=False), "-", key=_row_key(r))
+                table.add_row(
+                    "",
+                    Text(f"sweep {r.sweep_id[:6]}", style="bold"),
+                    plain_text(r.name),
+                    plain_text(r.solver),
+                    Text(r.progress(), style="cyan" if r.active else ""),
+                    fmt(r.best_objective, 6),
+                    "-",
+                    fmt_when(r.started_at, seconds=False),
+                    "-",
+                    key=_row_key(r),
+                )
                 continue
             table.add_row(
-                "*" if r.run_id in self.marked else "", r.run_id[:8], plain_text(r.name), plain_text(r.solver),
+                "*" if r.run_id in self.marked else "",
+                r.run_id[:8],
+                plain_text(r.name),
+                plain_text(r.solver),
                 plain_text(r.status or r.state),
-                fmt(r.objective, 6), fmt_pct(r.gap), fmt_when(r.started_at, seconds=False),
-                "-" if r.elapsed is None else f"{r.elapsed:.1f}s", key=r.run_id)
+                fmt(r.objective, 6),
+                fmt_pct(r.gap),
+                fmt_when(r.started_at, seconds=False),
+                "-" if r.elapsed is None else f"{r.elapsed:.1f}s",
+                key=r.run_id,
+            )
         if rows:
             table.move_cursor(row=min(cursor, len(rows) - 1))
         self._status(note)
 
     def _status(self, note: str | None = None) -> None:
         sweeps = sum(isinstance(r, SweepRow) for r in self.rows)
-        text = note or (f"{len(self.rows) - sweeps} run(s)" + (f" and {sweeps} sweep(s)" if sweeps else "")
-                        + f" in {self.store.path}")
+        text = note or (
+            f"{len(self.rows) - sweeps} run(s)"
+            + (f" and {sweeps} sweep(s)" if sweeps else "")
+            + f" in {self.store.path}"
+        )
         if self.marked:
             text += f"  marked: {', '.join(m[:8] for m in self.marked)}"
         self.query_one("#status", Static).update(text)

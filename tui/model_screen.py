@@ -32,8 +32,14 @@ class ModelScreen(Screen[None]):
     ModelScreen VerticalScroll { padding: 0 1; }
     """
 
-    def __init__(self, title: str, model: dict[str, Any] | None, text: str | None,
-                 stats: dict[str, Any] | None = None, solver: str | None = None) -> None:
+    def __init__(
+        self,
+        title: str,
+        model: dict[str, Any] | None,
+        text: str | None,
+        stats: dict[str, Any] | None = None,
+        solver: str | None = None,
+    ) -> None:
         super().__init__()
         self.model_title, self.model, self.text = title, model, text
         self.stats = stats or {}
@@ -64,8 +70,11 @@ class ModelScreen(Screen[None]):
             chart.update_panel()
 
     def _show(self) -> None:
-        body = plain_text(self.text or "(no text)", newlines=True) if self.as_text else model_view(self.model, self.text,
-                                                                              stats=self.stats)
+        body = (
+            plain_text(self.text or "(no text)", newlines=True)
+            if self.as_text
+            else model_view(self.model, self.text, stats=self.stats)
+        )
         self.query_one("#model", Static).update(body)
 
     def action_toggle_text(self) -> None:

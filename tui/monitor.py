@@ -105,8 +105,12 @@ class MonitorScreen(Screen[None]):
 
     def tick(self) -> None:
         records = self.source.poll()
-        if isinstance(self.source, FollowedRun) and self.source.need_store and not self.source.done \
-                and not self.source.store_reading:
+        if (
+            isinstance(self.source, FollowedRun)
+            and self.source.need_store
+            and not self.source.done
+            and not self.source.store_reading
+        ):
             self.source.store_reading = True
             self._read_store()
         if records:
@@ -130,9 +134,13 @@ class MonitorScreen(Screen[None]):
     def refresh_view(self) -> None:
         s = self.state
         self.query_one("#header", Static).update(self._header())
-        self.query_one("#bounds", Chart).draw(lambda plt: draw_bounds(
-            plt, [("objective", s.objective, "orange"), ("lower bound", s.lower_bound, "cyan")],
-            "objective and lower bound"))
+        self.query_one("#bounds", Chart).draw(
+            lambda plt: draw_bounds(
+                plt,
+                [("objective", s.objective, "orange"), ("lower bound", s.lower_bound, "cyan")],
+                "objective and lower bound",
+            )
+        )
         self.query_one("#gap", Static).update(gap_bar(s.gap, s.gap_closed))
         self.query_one("#counters", Static).update(self._counters())
         self._panels()
@@ -142,9 +150,16 @@ class MonitorScreen(Screen[None]):
             self.query_one("#model", Static).update(Group(title, model_view(s.model, s.model_text, compact=True)))
         log = self.query_one("#log", RichLog)
         messages = list(s.messages)
-        for t, level, message in messages[self._gw_shown_messages:] if len(messages) >= self._gw_shown_messages else messages:
-            log.write(plain_text(f"{t:8.2f}s {level:<7} {message}", {"warning": "yellow", "error": "red"}.get(level, ""),
-                                 newlines=True))
+        for t, level, message in (
+            messages[self._gw_shown_messages :] if len(messages) >= self._gw_shown_messages else messages
+        ):
+            log.write(
+                plain_text(
+                    f"{t:8.2f}s {level:<7} {message}",
+                    {"warning": "yellow", "error": "red"}.get(level, ""),
+                    newlines=True,
+                )
+            )
         self._gw_shown_messages = len(messages)
 
     def _header(self) -> Text:
@@ -175,8 +190,15 @@ class MonitorScreen(Screen[None]):
 
     def _counters(self) -> Table:
         s = self.state
-        table = Table(box=None, pad_edge=False, show_edge=False, expand=False, title="counters",
-                      title_justify="left", title_style="bold")
+        table = Table(
+            box=None,
+            pad_edge=False,
+            show_edge=False,
+            expand=False,
+            title="counters",
+            title_justify="left",
+            title_style="bold",
+        )
         table.add_column("name")
         table.add_column("value", justify="right")
         table.add_column("per s", justify="right", style="dim")

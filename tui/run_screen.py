@@ -29,8 +29,11 @@ def _summary(doc: dict[str, Any]) -> Table:
     table.add_row("run", plain_text(f"{doc['run_id']}  {doc['name']}"))  # data: no markup, no control codes
     table.add_row("solver", plain_text(f"{doc['solver']} {doc.get('solver_version') or ''}"))
     table.add_row("state", plain_text(str(doc["state"]) + (f"  ({doc['error']})" if doc.get("error") else "")))
-    table.add_row("certificate", f"{doc.get('status') or '-'}  objective {fmt(doc.get('objective'), 8)}  "
-                                 f"lower bound {fmt(doc.get('lower_bound'), 8)}  gap {fmt_pct(doc.get('gap'))}")
+    table.add_row(
+        "certificate",
+        f"{doc.get('status') or '-'}  objective {fmt(doc.get('objective'), 8)}  "
+        f"lower bound {fmt(doc.get('lower_bound'), 8)}  gap {fmt_pct(doc.get('gap'))}",
+    )
     table.add_row("elapsed", "-" if doc.get("elapsed") is None else f"{doc['elapsed']:.2f} s")
     metrics = doc.get("metrics") or {}
     if metrics:
@@ -67,21 +70,32 @@ class RunScreen(Screen[None]):
         with Horizontal():
             yield Chart(id="trajectory")
             with VerticalScroll(id="model-box"):
-                yield Static(Group(Text("model", style="bold"),
-                                   model_view(self.state.model, self.state.model_text, compact=True)),
-                             id="model")
+                yield Static(
+                    Group(
+                        Text("model", style="bold"), model_view(self.state.model, self.state.model_text, compact=True)
+                    ),
+                    id="model",
+                )
         yield Footer()
 
     def on_mount(self) -> None:
         s = self.state
-        self.query_one("#trajectory", Chart).draw(lambda plt: draw_bounds(
-            plt, [("objective", s.objective, "orange"), ("lower bound", s.lower_bound, "cyan")],
-            "bound trajectory"))
+        self.query_one("#trajectory", Chart).draw(
+            lambda plt: draw_bounds(
+                plt, [("objective", s.objective, "orange"), ("lower bound", s.lower_bound, "cyan")], "bound trajectory"
+            )
+        )
 
     def action_model(self) -> None:
-        self.app.push_screen(ModelScreen(f"{self.details['name']} ({self.details['run_id'][:12]})",
-                                         self.state.model, self.state.model_text,
-                                         self.details.get("stats") or {}, self.details.get("solver")))
+        self.app.push_screen(
+            ModelScreen(
+                f"{self.details['name']} ({self.details['run_id'][:12]})",
+                self.state.model,
+                self.state.model_text,
+                self.details.get("stats") or {},
+                self.details.get("solver"),
+            )
+        )
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def action_export(self) -> None:
@@ -102,8 +116,9 @@ class RunScreen(Screen[None]):
         message = ("exported to " + ", ".join(str(p) for p in written)) if written else "nothing exported"
         if skipped:
             message += "\n" + "\n".join(skipped)
-        self.app.call_from_thread(self.notify, message, title="export",
-                                  severity="warning" if skipped else "information", timeout=12)
+        self.app.call_from_thread(
+            self.notify, message, title="export", severity="warning" if skipped else "information", timeout=12
+        )
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def action_report(self) -> None:

@@ -128,7 +128,8 @@ class FollowedRun:
         from glasswork.store import pid_alive, writer_alive
 
         return writer_alive(self.follower.path) or (
-            not self.follower.path.exists() and pid_alive(self.info.get("pid"), self.info.get("host")))
+            not self.follower.path.exists() and pid_alive(self.info.get("pid"), self.info.get("host"))
+        )
 
     def read_store(self) -> None:
         """The rest of the run from DuckDB (blocks on the lock; call from a thread worker)."""
@@ -156,9 +157,17 @@ class FollowedRun:
         elif self.follower.path.exists():
             self.need_store = False  # the log (re)appeared: follow it again
         else:
-            self.pending.put({"kind": "log", "elapsed": 0.0, "level": "warning", "message": (
-                f"run {self.run_id[:12]} is marked running but has no events file here "
-                "(another machine?); showing what the store holds")})
+            self.pending.put(
+                {
+                    "kind": "log",
+                    "elapsed": 0.0,
+                    "level": "warning",
+                    "message": (
+                        f"run {self.run_id[:12]} is marked running but has no events file here "
+                        "(another machine?); showing what the store holds"
+                    ),
+                }
+            )
             self.done = True
 
     def cancel(self) -> str:
@@ -185,8 +194,14 @@ def _drain(records: queue.SimpleQueue[dict[str, Any]]) -> list[dict[str, Any]]:
             return out
 
 
-def load_spec_or_error(spec_path: str, overrides: tuple[str, ...] = (), *, db: str | None = None,
-                       no_store: bool = False, follow_spec_store: bool = False) -> Launch | tuple[str, str]:
+def load_spec_or_error(
+    spec_path: str,
+    overrides: tuple[str, ...] = (),
+    *,
+    db: str | None = None,
+    no_store: bool = False,
+    follow_spec_store: bool = False,
+) -> Launch | tuple[str, str]:
     """The spec file ready to run (a ``Launch``), or ``(title, message)`` saying readably why it
     cannot run. With ``follow_spec_store`` the run goes to ``db`` unless the spec turns recording
     off (the history records launched specs in the store it shows)."""
@@ -200,8 +215,10 @@ def load_spec_or_error(spec_path: str, overrides: tuple[str, ...] = (), *, db: s
         launch = Launch.from_file(path, overrides, db=db, no_store=no_store)
     except SpecError as exc:
         lines = [str(issue) for issue in exc.issues]
-        return ("Invalid spec", "\n".join(lines) + f"\n\n{spec_path}: invalid spec "
-                f"({len(exc.issues)} error(s)); nothing was run.")
+        return (
+            "Invalid spec",
+            "\n".join(lines) + f"\n\n{spec_path}: invalid spec ({len(exc.issues)} error(s)); nothing was run.",
+        )
     except Exception as exc:
         return ("Cannot read the spec", f"{spec_path}: {type(exc).__name__}: {exc}")
     if follow_spec_store and not launch.loaded.spec.store.enabled:

@@ -31,7 +31,8 @@ def fmt_pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.2%}"
 
 
-def model_view(model: dict[str, Any] | None, text: str | None = None, *, compact: bool = False,
-               stats: dict[str, Any] | None = None) -> RenderableType:
+def model_view(
+    model: dict[str, Any] | None, text: str | None = None, *, compact: bool = False, stats: dict[str, Any] | None = None
+) -> RenderableType:
     """The model as its plugin draws it (see ``glasswork.display.model_view``)."""
     return _model_view(model, text, compact=compact, stats=stats)

@@ -17,8 +17,18 @@ import traceback
 
 import click
 
-from glasswork.cli.app import (DB_OPTION, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_SOLVER, LAZY_COMMANDS, cli,
-                               fail, interrupted, print_spec_error)
+from glasswork.cli.app import (
+    DB_OPTION,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_SOLVER,
+    LAZY_COMMANDS,
+    cli,
+    fail,
+    interrupted,
+    print_spec_error,
+)
 
 
 def main() -> None:
@@ -39,8 +49,11 @@ def main() -> None:
     except Exception as exc:  # a bug of ours or a plugin's; say so plainly
         if os.environ.get("GLASSWORK_TRACEBACK"):
             traceback.print_exc()
-        click.echo(f"glasswork: internal error: {type(exc).__name__}: {exc}\n"
-                   "Set GLASSWORK_TRACEBACK=1 for the traceback, and please report it.", err=True)
+        click.echo(
+            f"glasswork: internal error: {type(exc).__name__}: {exc}\n"
+            "Set GLASSWORK_TRACEBACK=1 for the traceback, and please report it.",
+            err=True,
+        )
         sys.exit(EXIT_SOLVER)
     sys.exit(code if isinstance(code, int) else EXIT_OK)
 
@@ -48,5 +61,16 @@ def main() -> None:
 # the command modules register themselves on ``cli`` when imported
 from glasswork.cli import commands, models, runs, sweeps  # noqa: E402,F401
 
-__all__ = ["DB_OPTION", "EXIT_INTERRUPTED", "EXIT_INVALID", "EXIT_OK", "EXIT_SOLVER", "LAZY_COMMANDS", "cli", "fail",
-           "interrupted", "main", "print_spec_error"]
+__all__ = [
+    "DB_OPTION",
+    "EXIT_INTERRUPTED",
+    "EXIT_INVALID",
+    "EXIT_OK",
+    "EXIT_SOLVER",
+    "LAZY_COMMANDS",
+    "cli",
+    "fail",
+    "interrupted",
+    "main",
+    "print_spec_error",
+]

@@ -139,6 +139,8 @@ def _raise_keyboard_interrupt(signum: int, frame: Any) -> None:
 
 
 DB_OPTION = click.option(
-    "--db", type=click.Path(dir_okay=False, path_type=str), default=None,
+    "--db",
+    type=click.Path(dir_okay=False, path_type=str),
+    default=None,
     help="Run store file (default: $GLASSWORK_DB, else ./glasswork.duckdb).",
 )

@@ -15,26 +15,58 @@ from typing import Any
 
 import click
 
-from glasswork.cli.app import (DB_OPTION, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_SOLVER, _raise_keyboard_interrupt, cli,
-                           fail, interrupted, print_spec_error)
+from glasswork.cli.app import (
+    DB_OPTION,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    EXIT_SOLVER,
+    _raise_keyboard_interrupt,
+    cli,
+    fail,
+    interrupted,
+    print_spec_error,
+)
 
 
 @cli.command()
 @click.argument("spec", type=click.Path(path_type=str))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON result document on stdout.")
-@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE",
-              help="Override a spec field, e.g. --set objective.regularization=0.01 (repeatable).")
-@click.option("--events", "events_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also append every event to this JSON-lines file, for following the run live.")
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="PATH=VALUE",
+    help="Override a spec field, e.g. --set objective.regularization=0.01 (repeatable).",
+)
+@click.option(
+    "--events",
+    "events_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also append every event to this JSON-lines file, for following the run live.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No live progress line on stderr.")
 @click.option("--debug", is_flag=True, help="Print the full traceback when the solver fails.")
 @DB_OPTION
 @click.option("--no-store", is_flag=True, help="Do not record this run in the run store.")
-@click.option("--export", "exports", multiple=True, metavar="FORMAT[:FILE]",
-              help="Then export the model (python, sql, json, markdown, or html: the report), to FILE or "
-                   "<name>-<run id>.<ext> (repeatable; needs the run store).")
-def run(spec: str, as_json: bool, overrides: tuple[str, ...], events_file: Path | None,
-        quiet: bool, debug: bool, db: str | None, no_store: bool, exports: tuple[str, ...]) -> None:
+@click.option(
+    "--export",
+    "exports",
+    multiple=True,
+    metavar="FORMAT[:FILE]",
+    help="Then export the model (python, sql, json, markdown, or html: the report), to FILE or "
+    "<name>-<run id>.<ext> (repeatable; needs the run store).",
+)
+def run(
+    spec: str,
+    as_json: bool,
+    overrides: tuple[str, ...],
+    events_file: Path | None,
+    quiet: bool,
+    debug: bool,
+    db: str | None,
+    no_store: bool,
+    exports: tuple[str, ...],
+) -> None:
     """Run the problem described by SPEC and print the model, its certificate and metrics.
 
     The run is recorded in the run store (./glasswork.duckdb, or --db, $GLASSWORK_DB, or the
@@ -52,8 +84,12 @@ def run(spec: str, as_json: bool, overrides: tuple[str, ...], events_file: Path 
 
     for item in exports:  # a typo in --export is caught before the run, not after it
         if item.partition(":")[0] not in ("python", "sql", "json", "markdown", "html"):
-            fail(f"--export {item}: unknown format {item.partition(':')[0]!r} (python, sql, json, markdown, "
-                 "html); nothing was run.", EXIT_INVALID, as_json=as_json)
+            fail(
+                f"--export {item}: unknown format {item.partition(':')[0]!r} (python, sql, json, markdown, "
+                "html); nothing was run.",
+                EXIT_INVALID,
+                as_json=as_json,
+            )
     if exports and no_store:
         fail("--export needs the run store (drop --no-store); nothing was run.", EXIT_INVALID, as_json=as_json)
     stage = "reading the spec"  # where a Ctrl-C before the search lands, for its message
@@ -65,8 +101,12 @@ def run(spec: str, as_json: bool, overrides: tuple[str, ...], events_file: Path 
         launch.open_store()
     except SpecError as exc:
         print_spec_error(exc)
-        fail(f"{spec}: invalid spec ({len(exc.issues)} error(s)); nothing was run.", EXIT_INVALID,
-             as_json=as_json, extra={"issues": [i.to_dict() for i in exc.issues]})
+        fail(
+            f"{spec}: invalid spec ({len(exc.issues)} error(s)); nothing was run.",
+            EXIT_INVALID,
+            as_json=as_json,
+            extra={"issues": [i.to_dict() for i in exc.issues]},
+        )
     except DataError as exc:
         fail(f"{spec}: data error: {exc}", EXIT_INVALID, as_json=as_json)
     except StoreError as exc:
@@ -93,8 +133,7 @@ def run(spec: str, as_json: bool, overrides: tuple[str, ...], events_file: Path 
     except RunAborted:
         fail(f"{spec}: run abandoned by a second interrupt; no result.", EXIT_INTERRUPTED, as_json=as_json)
     except KeyboardInterrupt:
-        fail(f"{spec}: interrupted before the search started; nothing was run.", EXIT_INTERRUPTED,
-             as_json=as_json)
+        fail(f"{spec}: interrupted before the search started; nothing was run.", EXIT_INTERRUPTED, as_json=as_json)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
@@ -152,8 +191,11 @@ def _export_after_run(launch: Any, outcome: Any, exports: tuple[str, ...]) -> No
     for item in exports:
         fmt, _, path = item.partition(":")
         try:
-            written = (write_report(launch.store, run_id, path or None) if fmt == "html"
-                       else write_export(launch.store, run_id, fmt, path or None))
+            written = (
+                write_report(launch.store, run_id, path or None)
+                if fmt == "html"
+                else write_export(launch.store, run_id, fmt, path or None)
+            )
         except ExportError as exc:
             fail(f"--export {item}: {exc}", EXIT_INVALID)
         click.echo(f"wrote {written} ({fmt})", err=True)
@@ -177,8 +219,15 @@ def validate(specs: tuple[str, ...], as_json: bool) -> None:
         else:
             if not as_json:
                 click.echo(f"{spec}: ok ({loaded.spec.solver}, {loaded.spec.name!r})")
-            report.append({"file": spec, "valid": True, "solver": loaded.spec.solver,
-                           "name": loaded.spec.name, "spec_hash": loaded.spec.spec_hash()})
+            report.append(
+                {
+                    "file": spec,
+                    "valid": True,
+                    "solver": loaded.spec.solver,
+                    "name": loaded.spec.name,
+                    "spec_hash": loaded.spec.spec_hash(),
+                }
+            )
     if as_json:
         click.echo(json.dumps(report, indent=2))
     invalid = sum(not r["valid"] for r in report)
@@ -189,10 +238,13 @@ def validate(specs: tuple[str, ...], as_json: bool) -> None:
 
 
 @cli.command()
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the schema to this file instead of stdout.")
-@click.option("--builtin-only", is_flag=True,
-              help="Only the built-in solvers (how the copy in specs/ is generated).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the schema to this file instead of stdout.",
+)
+@click.option("--builtin-only", is_flag=True, help="Only the built-in solvers (how the copy in specs/ is generated).")
 def schema(output: Path | None, builtin_only: bool) -> None:
     """Print the JSON Schema of spec files for every installed solver (editor completion).
 
@@ -234,14 +286,18 @@ def plugins(as_json: bool) -> None:
         table.add_column(column)
     for row in rows:
         status = {"ok": "[green]ok[/green]", "disabled": "[dim]disabled[/dim]"}.get(
-            row["status"], f"[red]error[/red]: {row['error']}")
+            row["status"], f"[red]error[/red]: {row['error']}"
+        )
         table.add_row(row["name"], row["version"], row["origin"], ", ".join(row["solvers"]) or "-", status)
     extras = Table(title="optional backends", title_justify="left")
     for column in ("extra", "for", "status"):
         extras.add_column(column)
     for backend in backends:
-        status = "[green]installed[/green]" if backend["available"] else \
-            f"[yellow]missing[/yellow] {', '.join(backend['missing'])}: {escape(backend['install'])}"
+        status = (
+            "[green]installed[/green]"
+            if backend["available"]
+            else f"[yellow]missing[/yellow] {', '.join(backend['missing'])}: {escape(backend['install'])}"
+        )
         extras.add_row(backend["extra"], backend["purpose"], status)
     console = Console()
     console.print(table)

@@ -10,17 +10,24 @@ import click
 
 from glasswork.cli.app import DB_OPTION, EXIT_INVALID, cli, fail
 from glasswork.cli.runs import _resolve, _store
+
 FORMATS = ("python", "sql", "json", "markdown")  # glasswork.export.FORMATS, without importing it
 
 
 @cli.command("export")
 @click.argument("run_ref", metavar="RUN")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), required=True,
-              help="python: a self-contained module with predict(row) and predict_proba(row); sql: a "
-                   "query with one CASE expression per output over the raw table; json: the "
-                   "glasswork.model document (glasswork.load_model reads it); markdown: a table.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write to this file (default: stdout).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    required=True,
+    help="python: a self-contained module with predict(row) and predict_proba(row); sql: a "
+    "query with one CASE expression per output over the raw table; json: the "
+    "glasswork.model document (glasswork.load_model reads it); markdown: a table.",
+)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to this file (default: stdout)."
+)
 @click.option("--table", default="data", show_default=True, help="The raw table the SQL reads.")
 @DB_OPTION
 def export(run_ref: str, fmt: str, output: Path | None, table: str, db: str | None) -> None:
@@ -42,8 +49,11 @@ def export(run_ref: str, fmt: str, output: Path | None, table: str, db: str | No
             shown = printable(text, newlines=True)
             click.echo(shown, nl=False)
             if shown != text:
-                click.echo("(control characters in the model's names or values are shown escaped; "
-                           "write the exact text with -o FILE)", err=True)
+                click.echo(
+                    "(control characters in the model's names or values are shown escaped; "
+                    "write the exact text with -o FILE)",
+                    err=True,
+                )
             return
         click.echo(text, nl=False, color=True)  # the exact text (click would strip ANSI codes from a label)
         return
@@ -58,8 +68,12 @@ def _to_terminal() -> bool:
 
 @cli.command("report")
 @click.argument("run_ref", metavar="RUN")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="The HTML file (default: <name>-<run id>.html).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The HTML file (default: <name>-<run id>.html).",
+)
 @DB_OPTION
 def report(run_ref: str, output: Path | None, db: str | None) -> None:
     """Write the model card of RUN: one self-contained HTML file (no network, no script)."""

@@ -45,8 +45,15 @@ def _resolve(store: Any, refs: tuple[str, ...]) -> list[str]:
 @click.option("--sweep", "sweep_id", help="Only the runs of this sweep (an id prefix).")
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON.")
-def runs_list(db: str | None, solver: str | None, state: str | None, name: str | None, sweep_id: str | None,
-              limit: int, as_json: bool) -> None:
+def runs_list(
+    db: str | None,
+    solver: str | None,
+    state: str | None,
+    name: str | None,
+    sweep_id: str | None,
+    limit: int,
+    as_json: bool,
+) -> None:
     """List recorded runs, newest first (with the sweep each belongs to)."""
     from rich import box
     from rich.console import Console
@@ -64,13 +71,24 @@ def runs_list(db: str | None, solver: str | None, state: str | None, name: str |
     if with_sweep:
         columns.insert(2, "sweep")
     for column in columns:
-        table.add_column(column, justify="right" if column in ("objective", "gap", "elapsed") else "left",
-                         no_wrap=column != "name", min_width=12 if column == "name" else None)
+        table.add_column(
+            column,
+            justify="right" if column in ("objective", "gap", "elapsed") else "left",
+            no_wrap=column != "name",
+            min_width=12 if column == "name" else None,
+        )
     for r in rows:
         # status is the certificate's; runs without one (running, failed) show their state
-        cells = [r.run_id[:8], r.name, r.solver, r.status or r.state, fmt_number(r.objective, 5),
-                 "-" if r.gap is None else f"{r.gap:.2%}", fmt_when(r.started_at)[5:16],
-                 "-" if r.elapsed is None else f"{r.elapsed:.1f}s"]
+        cells = [
+            r.run_id[:8],
+            r.name,
+            r.solver,
+            r.status or r.state,
+            fmt_number(r.objective, 5),
+            "-" if r.gap is None else f"{r.gap:.2%}",
+            fmt_when(r.started_at)[5:16],
+            "-" if r.elapsed is None else f"{r.elapsed:.1f}s",
+        ]
         if with_sweep:
             cells.insert(2, (r.sweep_id or "-")[:8])
         table.add_row(*(plain_text(c) for c in cells))  # names are data: no markup, no control codes
@@ -99,15 +117,25 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
         return
     console = Console()
     # every value from the run is data: printed as Text (no markup read) with control codes escaped
-    console.print(Text.assemble(plain_text(f"run {doc['run_id']}", "bold"),
-                                plain_text(f"  {doc['name']}  solver {doc['solver']} {doc['solver_version']}")))
-    console.print(plain_text(f"state {doc['state']}  started {fmt_when(store.get_run(run_id).started_at)}  "
-                             f"host {doc['host']} pid {doc['pid']}  events {doc['n_events']:,}"))
+    console.print(
+        Text.assemble(
+            plain_text(f"run {doc['run_id']}", "bold"),
+            plain_text(f"  {doc['name']}  solver {doc['solver']} {doc['solver_version']}"),
+        )
+    )
+    console.print(
+        plain_text(
+            f"state {doc['state']}  started {fmt_when(store.get_run(run_id).started_at)}  "
+            f"host {doc['host']} pid {doc['pid']}  events {doc['n_events']:,}"
+        )
+    )
     if doc["error"]:
         console.print(Text.assemble(("error", "red"), plain_text(f": {doc['error']}", newlines=True)))
     uncertified = doc["state"] == "failed" and doc["objective"] is not None
-    console.print("\n[bold]Certificate[/bold]" + (
-        " [dim](not certified: the last incumbent and bound its events recorded)[/dim]" if uncertified else ""))
+    console.print(
+        "\n[bold]Certificate[/bold]"
+        + (" [dim](not certified: the last incumbent and bound its events recorded)[/dim]" if uncertified else "")
+    )
     for key in ("status", "objective", "lower_bound", "gap"):
         console.print(plain_text(f"  {key:<12} {fmt_number(doc[key], 10)}"))
     if doc["metrics"]:
@@ -154,16 +182,23 @@ def runs_compare(run_refs: tuple[str, ...], db: str | None, as_json: bool) -> No
     for key in ("nodes",):
         rows.append((key, [d["stats"].get(key) for d in docs]))
     if as_json:
-        click.echo(json.dumps({"runs": [d["run_id"] for d in docs],
-                               "rows": [{"field": k, "values": v} for k, v in rows]}, indent=2, default=str))
+        click.echo(
+            json.dumps(
+                {"runs": [d["run_id"] for d in docs], "rows": [{"field": k, "values": v} for k, v in rows]},
+                indent=2,
+                default=str,
+            )
+        )
         return
     table = Table(title_justify="left")
     table.add_column("field")
     for d in docs:
         table.add_column(plain_text(f"{d['run_id'][:12]}\n{d['name']}", newlines=True), justify="right")
     for key, values in rows:
-        table.add_row(plain_text(key), *(plain_text(fmt_number(v) if not isinstance(v, (dict, list)) else json.dumps(v))
-                                         for v in values))
+        table.add_row(
+            plain_text(key),
+            *(plain_text(fmt_number(v) if not isinstance(v, (dict, list)) else json.dumps(v)) for v in values),
+        )
     Console().print(table)
     if not differing:
         click.echo("(the specs are identical)")
@@ -173,9 +208,13 @@ def runs_compare(run_refs: tuple[str, ...], db: str | None, as_json: bool) -> No
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
 @DB_OPTION
 @click.option("--format", "fmt", type=click.Choice(["json", "csv", "parquet"]), default="json", show_default=True)
-@click.option("-o", "--output", type=click.Path(path_type=Path),
-              help="File (json) or file prefix (csv, parquet: PREFIX.runs.EXT and PREFIX.events.EXT). "
-                   "JSON goes to stdout when omitted.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    help="File (json) or file prefix (csv, parquet: PREFIX.runs.EXT and PREFIX.events.EXT). "
+    "JSON goes to stdout when omitted.",
+)
 def runs_export(run_refs: tuple[str, ...], db: str | None, fmt: str, output: Path | None) -> None:
     """Export runs with their event series, as JSON, CSV or Parquet."""
     store = _store(db)
@@ -214,8 +253,12 @@ def runs_delete(run_refs: tuple[str, ...], db: str | None, yes: bool) -> None:
 
 @runs.command("check")
 @DB_OPTION
-@click.option("--salvage", "salvage_to", type=click.Path(dir_okay=False, path_type=Path),
-              help="Copy every readable run into a new store at this path.")
+@click.option(
+    "--salvage",
+    "salvage_to",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Copy every readable run into a new store at this path.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def runs_check(db: str | None, salvage_to: Path | None, as_json: bool) -> None:
     """Read the whole store without writing to it: damaged tables, inconsistent runs, runs
@@ -226,8 +269,7 @@ def runs_check(db: str | None, salvage_to: Path | None, as_json: bool) -> None:
     if not path.exists():
         fail(f"no run store at {path} (point --db / $GLASSWORK_DB at one)", EXIT_INVALID)
     if salvage_to is not None and salvage_to.exists():  # a user mistake: say so before reading anything
-        fail(f"{salvage_to} exists; salvage writes a new store, choose a new file name", EXIT_INVALID,
-             as_json=as_json)
+        fail(f"{salvage_to} exists; salvage writes a new store, choose a new file name", EXIT_INVALID, as_json=as_json)
     store = RunStore(path)
     report = store.check()
     if salvage_to is not None:
@@ -246,13 +288,14 @@ def runs_check(db: str | None, salvage_to: Path | None, as_json: bool) -> None:
         if report.get("live_logs"):
             click.echo(f"  {len(report['live_logs'])} live run(s) writing their journal (folded when they end)")
         if report["pending_logs"]:
-            click.echo(f"  {len(report['pending_logs'])} journal(s) of ended runs waiting to be folded (any "
-                       "command that opens the store folds them)")
+            click.echo(
+                f"  {len(report['pending_logs'])} journal(s) of ended runs waiting to be folded (any "
+                "command that opens the store folds them)"
+            )
         if "salvaged" in report:
             rows = ", ".join(f"{k} {v:,}" for k, v in report["salvaged"]["rows"].items())
             click.echo(f"salvaged into {salvage_to}: {rows}")
         elif not report["ok"]:
-            click.echo(f"Copy what is readable with: glasswork runs check --db {path} --salvage NEW.duckdb",
-                       err=True)
+            click.echo(f"Copy what is readable with: glasswork runs check --db {path} --salvage NEW.duckdb", err=True)
     if not report["ok"]:
         raise SystemExit(EXIT_SOLVER)

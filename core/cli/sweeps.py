@@ -9,29 +9,61 @@ from typing import Any
 
 import click
 
-from glasswork.cli.app import (DB_OPTION, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_SOLVER, cli, fail, interrupted,
-                           print_spec_error)
+from glasswork.cli.app import (
+    DB_OPTION,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    EXIT_SOLVER,
+    cli,
+    fail,
+    interrupted,
+    print_spec_error,
+)
 
 
 @cli.command()
 @click.argument("spec", type=click.Path(path_type=str))
-@click.option("--executor", default="local", show_default=True, metavar="local|dask|dask:local|dask:ADDRESS",
-              help="Where the points run: a local process pool, or a dask.distributed cluster.")
+@click.option(
+    "--executor",
+    default="local",
+    show_default=True,
+    metavar="local|dask|dask:local|dask:ADDRESS",
+    help="Where the points run: a local process pool, or a dask.distributed cluster.",
+)
 @click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler address (with --executor dask).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: one per core).")
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a spec field.")
 @DB_OPTION
 @click.option("--no-store", is_flag=True, help="Do not record the runs (the sweep cannot be resumed).")
 @click.option("--restart", is_flag=True, help="Run every point again, even those already finished.")
-@click.option("--summary", "summary_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the summary table to FILE.csv or FILE.parquet.")
-@click.option("--plot", "plot_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Draw the path (metric and model size against the swept value) to a PNG.")
+@click.option(
+    "--summary",
+    "summary_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the summary table to FILE.csv or FILE.parquet.",
+)
+@click.option(
+    "--plot",
+    "plot_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Draw the path (metric and model size against the swept value) to a PNG.",
+)
 @click.option("--dry-run", is_flag=True, help="Validate and list the points without running them.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary and every point as JSON.")
-def sweep(spec: str, executor: str, scheduler: str | None, jobs: int | None, overrides: tuple[str, ...],
-          db: str | None, no_store: bool, restart: bool, summary_file: Path | None, plot_file: Path | None,
-          dry_run: bool, as_json: bool) -> None:
+def sweep(
+    spec: str,
+    executor: str,
+    scheduler: str | None,
+    jobs: int | None,
+    overrides: tuple[str, ...],
+    db: str | None,
+    no_store: bool,
+    restart: bool,
+    summary_file: Path | None,
+    plot_file: Path | None,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
     """Run the grid, path or cross-validation in SPEC's sweep: section.
 
     Every point is validated before any runs. Running the same sweep again resumes it: points
@@ -62,8 +94,12 @@ def sweep(spec: str, executor: str, scheduler: str | None, jobs: int | None, ove
         plan = sweeps.expand(document, get_registry(), file=spec, positions=positions, path=path.resolve())
     except SpecError as exc:
         print_spec_error(exc)
-        fail(f"{spec}: invalid sweep ({len(exc.issues)} error(s)); nothing was run.", EXIT_INVALID, as_json=as_json,
-              extra={"issues": [i.to_dict() for i in exc.issues]})
+        fail(
+            f"{spec}: invalid sweep ({len(exc.issues)} error(s)); nothing was run.",
+            EXIT_INVALID,
+            as_json=as_json,
+            extra={"issues": [i.to_dict() for i in exc.issues]},
+        )
     except KeyboardInterrupt:
         interrupted(f"{spec}: interrupted while reading the sweep; nothing was run.", as_json=as_json)
     if dry_run:
@@ -77,8 +113,11 @@ def sweep(spec: str, executor: str, scheduler: str | None, jobs: int | None, ove
         try:
             store = RunStore(default_db_path(db, plan.loaded.spec.store.path, plan.loaded.base_dir)).open()
         except StoreError as exc:
-            fail(f"{spec}: {exc}; nothing was run.", EXIT_INVALID if isinstance(exc, StorePathError) else EXIT_SOLVER,
-                 as_json=as_json)
+            fail(
+                f"{spec}: {exc}; nothing was run.",
+                EXIT_INVALID if isinstance(exc, StorePathError) else EXIT_SOLVER,
+                as_json=as_json,
+            )
         except KeyboardInterrupt:
             interrupted(f"{spec}: interrupted while opening the run store; nothing was run.", as_json=as_json)
     try:
@@ -97,13 +136,15 @@ def sweep(spec: str, executor: str, scheduler: str | None, jobs: int | None, ove
 
     report_resumed: dict[str, str] = store.sweep_points(plan.sweep_id) if (store and not restart) else {}
     if report_resumed:
-        click.echo(f"resuming sweep {plan.sweep_id}: {len(report_resumed)} of {total} point(s) already done",
-                   err=True)
+        click.echo(f"resuming sweep {plan.sweep_id}: {len(report_resumed)} of {total} point(s) already done", err=True)
     try:
         report = sweeps.run_sweep(plan, pool, store=store, restart=restart, on_outcome=progress)
     except KeyboardInterrupt:
-        fail(f"{spec}: sweep abandoned by a second interrupt; finished points are stored, "
-              "run it again to resume.", EXIT_INTERRUPTED, as_json=as_json)
+        fail(
+            f"{spec}: sweep abandoned by a second interrupt; finished points are stored, run it again to resume.",
+            EXIT_INTERRUPTED,
+            as_json=as_json,
+        )
     finally:
         pool.close()
 
@@ -118,22 +159,37 @@ def sweep(spec: str, executor: str, scheduler: str | None, jobs: int | None, ove
         except ValueError as exc:
             click.echo(f"no plot: {exc}", err=True)
     if as_json:
-        click.echo(json.dumps({
-            "sweep_id": plan.sweep_id, "metric": plan.metric, "points": total,
-            "resumed": len(report.resumed), "failed": [
-                {"point": o.point.to_dict(), "error": o.error} for o in report.failed],
-            "summary": [r.to_dict() for r in rows],
-        }, indent=2, default=str))
+        click.echo(
+            json.dumps(
+                {
+                    "sweep_id": plan.sweep_id,
+                    "metric": plan.metric,
+                    "points": total,
+                    "resumed": len(report.resumed),
+                    "failed": [{"point": o.point.to_dict(), "error": o.error} for o in report.failed],
+                    "summary": [r.to_dict() for r in rows],
+                },
+                indent=2,
+                default=str,
+            )
+        )
     else:
-        table = Table(title=f"sweep {plan.sweep_id} ({plan.metric}, {'higher' if plan.maximise else 'lower'} is better)",
-                      title_justify="left")
+        table = Table(
+            title=f"sweep {plan.sweep_id} ({plan.metric}, {'higher' if plan.maximise else 'lower'} is better)",
+            title_justify="left",
+        )
         names = list(plan.spec.grid) or ["point"]
         train = plan.metric.replace("test_", "train_", 1)
-        metrics = [m for m in dict.fromkeys(("objective", train, plan.metric, "model_size"))
-                   if any(m in r.values for r in rows)]
+        metrics = [
+            m
+            for m in dict.fromkeys(("objective", train, plan.metric, "model_size"))
+            if any(m in r.values for r in rows)
+        ]
         for name in ["", *names, "status", *metrics]:
-            table.add_column(name.replace("objective.", "").replace("constraints.", "").replace("search.", ""),
-                             justify="left" if name in ("", "status") else "right")
+            table.add_column(
+                name.replace("objective.", "").replace("constraints.", "").replace("search.", ""),
+                justify="left" if name in ("", "status") else "right",
+            )
         for row in rows:
             cells = ["*" if row.best else ""]
             cells += [fmt_number(row.coords.get(n)) for n in names] if plan.spec.grid else ["base"]

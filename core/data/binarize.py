@@ -49,8 +49,11 @@ class Binarizer:
             numeric = col.dtype.kind in "biuf"
             if name in spec.grid:
                 if not numeric:
-                    raise DataError("a threshold grid needs a numeric column", column=name,
-                                    hint="remove the column from 'grid' or encode it as numbers")
+                    raise DataError(
+                        "a threshold grid needs a numeric column",
+                        column=name,
+                        hint="remove the column from 'grid' or encode it as numbers",
+                    )
                 cuts = np.unique(np.asarray(spec.grid[name], dtype=np.float64))
                 self.encodings.append(_Encoding(name, "threshold", list(cuts)))
             elif not numeric or name in spec.categorical:
@@ -89,7 +92,6 @@ class Binarizer:
             return names, np.zeros((n, 0), dtype=np.uint8)
         return names, np.ascontiguousarray(np.column_stack(cols).astype(np.uint8))
 
-
     def conditions(self) -> list[tuple[str, str, str, object]]:
         """Each feature ``transform`` makes, as ``(name, column, op, value)`` in its order, so a
         model can be written over the raw columns (``glasswork.export``); ``op`` is ``==``,
@@ -106,8 +108,9 @@ class Binarizer:
                 plain = [(f"{enc.column}<={_fmt(t)}", "<=", float(t)) for t in enc.values]
             out.extend((label, enc.column, op, value) for label, op, value in plain)
             if self.spec.negations:
-                out.extend((negate_name(label), enc.column, "!=" if op == "==" else ">", value)
-                           for label, op, value in plain)
+                out.extend(
+                    (negate_name(label), enc.column, "!=" if op == "==" else ">", value) for label, op, value in plain
+                )
         return out
 
 

@@ -77,7 +77,8 @@ def read_corels(
         if len(label_names) < 2:
             raise DataError(
                 f"a label file needs one line per class (at least 2), found {len(label_names)}",
-                file=label_path, hint="write one '{name} b1 ... bN' line per class",
+                file=label_path,
+                hint="write one '{name} b1 ... bN' line per class",
             )
         per_sample = labels.sum(axis=0)
         bad = np.flatnonzero(per_sample != 1)
@@ -85,7 +86,8 @@ def read_corels(
             i = int(bad[0])
             raise DataError(
                 f"sample {i + 1} has {int(per_sample[i])} labels set, expected exactly one",
-                file=label_path, column=f"sample {i + 1}",
+                file=label_path,
+                column=f"sample {i + 1}",
                 hint="the label lines must be complementary: each sample in exactly one class",
             )
         y = labels.argmax(axis=0).astype(np.int64)
@@ -95,8 +97,11 @@ def read_corels(
     if minor_path is not None:
         minor_names, minor = read_vectors(minor_path)
         if len(minor_names) != 1:
-            raise DataError(f"a minor file holds one line, found {len(minor_names)}",
-                            file=minor_path, hint="write a single '{group_minority} z1 ... zN' line")
+            raise DataError(
+                f"a minor file holds one line, found {len(minor_names)}",
+                file=minor_path,
+                hint="write a single '{group_minority} z1 ... zN' line",
+            )
         _same_length(out_path, n, minor_path, minor.shape[1])
         minority = minor[0].astype(bool)
         minor_name = minor_names[0]
@@ -138,8 +143,9 @@ def read_vectors(path: str | Path) -> tuple[list[str], np.ndarray]:
     """Parse ``{name} b1 ... bN`` lines into names and a ``(lines, N)`` uint8 matrix."""
     path = Path(path)
     if not path.exists():
-        raise DataError(f"file not found: {path}", file=path,
-                        hint="check the path (relative paths start at the spec file's folder)")
+        raise DataError(
+            f"file not found: {path}", file=path, hint="check the path (relative paths start at the spec file's folder)"
+        )
     raw = path.read_bytes()
     names: list[str] = []
     rows: list[np.ndarray] = []
@@ -151,23 +157,26 @@ def read_vectors(path: str | Path) -> tuple[list[str], np.ndarray]:
         if not line.startswith(b"{") or b"}" not in line:
             raise DataError(
                 f"expected a line '{{name}} b1 b2 ...', got {line[:40].decode(errors='replace')!r}",
-                file=path, line=lineno, hint="wrap each antecedent or label name in braces",
+                file=path,
+                line=lineno,
+                hint="wrap each antecedent or label name in braces",
             )
         close = line.index(b"}")
         name = line[1:close].decode("utf-8", errors="replace")
-        bits = _parse_bits(line[close + 1:].strip(), path, lineno)
+        bits = _parse_bits(line[close + 1 :].strip(), path, lineno)
         if rows and bits.size != rows[0].size:
             raise DataError(
                 f"{bits.size} values on this line but {rows[0].size} on line {first_line}",
-                file=path, line=lineno, hint="every vector must have one value per sample",
+                file=path,
+                line=lineno,
+                hint="every vector must have one value per sample",
             )
         if not rows:
             first_line = lineno
         names.append(name)
         rows.append(bits)
     if not rows:
-        raise DataError("the file holds no vectors", file=path,
-                        hint="expected lines of the form '{name} b1 b2 ... bN'")
+        raise DataError("the file holds no vectors", file=path, hint="expected lines of the form '{name} b1 b2 ... bN'")
     if rows[0].size == 0:
         raise DataError("the vectors are empty (no samples)", file=path, line=first_line)
     return names, np.ascontiguousarray(np.stack(rows))
@@ -179,7 +188,8 @@ def write_vectors(path: str | Path, names: list[str], matrix: np.ndarray) -> Non
     for name in names:
         if not name or any(ch.isspace() or ch in "{}" for ch in name):
             raise DataError(
-                f"the name {name!r} cannot be written in the CORELS format", file=path,
+                f"the name {name!r} cannot be written in the CORELS format",
+                file=path,
                 hint="names must be non-empty, without spaces or braces (the reference tool "
                 "splits lines on spaces); rename the column or value",
             )
@@ -208,7 +218,9 @@ def _parse_bits(body: bytes, path: Path, lineno: int) -> np.ndarray:
         else:
             raise DataError(
                 f"value {tok.decode(errors='replace')!r} at position {i + 1} is not 0 or 1",
-                file=path, line=lineno, hint="vectors hold one 0 or 1 per sample, space-separated",
+                file=path,
+                line=lineno,
+                hint="vectors hold one 0 or 1 per sample, space-separated",
             )
     return out
 
@@ -216,7 +228,8 @@ def _parse_bits(body: bytes, path: Path, lineno: int) -> np.ndarray:
 def _same_length(a: Path, n_a: int, b: str | Path, n_b: int) -> None:
     if n_a != n_b:
         raise DataError(
-            f"{n_b} samples here but {n_a} in {a}", file=b,
+            f"{n_b} samples here but {n_a} in {a}",
+            file=b,
             hint="the .out, .label and .minor files must describe the same samples",
         )
 
@@ -234,47 +247,69 @@ def load_corels(spec: DataSpec, base_dir: Path) -> Problem:
 
     for field_name in ("weights", "where", "binarize"):
         if getattr(spec, field_name) is not None:
-            raise DataError(f"'{field_name}' does not apply to a CORELS .out source",
-                            file=spec.source, hint=f"remove '{field_name}'")
+            raise DataError(
+                f"'{field_name}' does not apply to a CORELS .out source",
+                file=spec.source,
+                hint=f"remove '{field_name}'",
+            )
     if spec.types:
-        raise DataError("'types' does not apply to a CORELS .out source (its antecedents are 0/1)",
-                        file=spec.source, hint="remove 'types'")
+        raise DataError(
+            "'types' does not apply to a CORELS .out source (its antecedents are 0/1)",
+            file=spec.source,
+            hint="remove 'types'",
+        )
     path = resolve_path(spec.source, base_dir)
     data = read_corels(path)
     if data.y is None:
-        raise DataError("no label file next to the .out file", file=path,
-                        hint=f"put the labels in {path.with_suffix('.label').name}")
+        raise DataError(
+            "no label file next to the .out file",
+            file=path,
+            hint=f"put the labels in {path.with_suffix('.label').name}",
+        )
     names = data.antecedents.names
     prefix, classes = _class_names(data.label_names)
     if spec.target is not None and spec.target not in (prefix, None):
-        raise DataError(f"the label file predicts {prefix or 'its own labels'!r}, not {spec.target!r}",
-                        file=path.with_suffix(".label"), hint="remove 'target' or fix it")
+        raise DataError(
+            f"the label file predicts {prefix or 'its own labels'!r}, not {spec.target!r}",
+            file=path.with_suffix(".label"),
+            hint="remove 'target' or fix it",
+        )
     if spec.task == "regression":
-        raise DataError("a CORELS source holds class labels, not a regression target",
-                        file=path, hint="set task: binary or multiclass")
+        raise DataError(
+            "a CORELS source holds class labels, not a regression target",
+            file=path,
+            hint="set task: binary or multiclass",
+        )
     keep = _select_antecedents(spec, names, path)
 
     y = data.y
     if len(np.unique(y)) < 2:
-        raise DataError(f"the target is constant (every sample is {classes[int(y[0])]!r})",
-                        file=path.with_suffix(".label"),
-                        hint="a model needs samples of at least two classes")
+        raise DataError(
+            f"the target is constant (every sample is {classes[int(y[0])]!r})",
+            file=path.with_suffix(".label"),
+            hint="a model needs samples of at least two classes",
+        )
     if spec.positive is not None:
-        hits = [i for i, (full, short) in enumerate(zip(data.label_names, classes))
-                if str(spec.positive) in (full, short)]
+        hits = [
+            i for i, (full, short) in enumerate(zip(data.label_names, classes)) if str(spec.positive) in (full, short)
+        ]
         if not hits:
-            raise DataError(f"positive label {spec.positive!r} is not in the label file",
-                            file=path.with_suffix(".label"),
-                            hint=f"labels are: {', '.join(classes)}")
+            raise DataError(
+                f"positive label {spec.positive!r} is not in the label file",
+                file=path.with_suffix(".label"),
+                hint=f"labels are: {', '.join(classes)}",
+            )
         pos = hits[0]
         y = (y == pos).astype(np.int64)
         others = [c for i, c in enumerate(classes) if i != pos]
         classes = [others[0] if len(others) == 1 else f"not-{classes[pos]}", classes[pos]]
     task: Literal["binary", "multiclass"] = "binary" if len(classes) == 2 else "multiclass"
     if spec.task == "binary" and task != "binary":
-        raise DataError(f"a binary task needs two labels, the label file has {len(classes)}",
-                        file=path.with_suffix(".label"),
-                        hint="set 'positive' to the label to predict, or 'task: multiclass'")
+        raise DataError(
+            f"a binary task needs two labels, the label file has {len(classes)}",
+            file=path.with_suffix(".label"),
+            hint="set 'positive' to the label to predict, or 'task: multiclass'",
+        )
 
     matrix = np.ascontiguousarray(data.antecedents.matrix()[:, keep])
     train, held, folds = split_indices(spec.split, y, task)
@@ -298,30 +333,41 @@ def load_corels(spec: DataSpec, base_dir: Path) -> Problem:
     if prefix:
         problem.extras["target"] = prefix
     if data.minority is not None:
-        problem.extras["minority"] = (data.minority if held is None
-                                      else minority_mask(X, problem.y))
+        problem.extras["minority"] = data.minority if held is None else minority_mask(X, problem.y)
     if held is not None:
         problem.X_test, problem.y_test = np.ascontiguousarray(matrix[held]), y[held]
     if spec.test is not None:
         test_path = resolve_path(spec.test, base_dir)
         if test_path.suffix.lower() != ".out":
-            raise DataError("the test file of a CORELS source must be a .out file", file=spec.test,
-                            hint="name the test .out file (its .label file sits next to it)")
+            raise DataError(
+                "the test file of a CORELS source must be a .out file",
+                file=spec.test,
+                hint="name the test .out file (its .label file sits next to it)",
+            )
         test = read_corels(test_path)
         if test.y is None:
-            raise DataError("no label file next to the test .out file", file=test_path,
-                            hint=f"put the labels in {test_path.with_suffix('.label').name}")
+            raise DataError(
+                "no label file next to the test .out file",
+                file=test_path,
+                hint=f"put the labels in {test_path.with_suffix('.label').name}",
+            )
         position = {n: i for i, n in enumerate(test.antecedents.names)}
         absent = [n for n in problem.feature_names if n not in position]
         if absent:
-            raise DataError(f"antecedent {absent[0]!r} of the training file is not in the test file",
-                            file=test_path, hint="mine train and test with the same antecedents")
+            raise DataError(
+                f"antecedent {absent[0]!r} of the training file is not in the test file",
+                file=test_path,
+                hint="mine train and test with the same antecedents",
+            )
         if test.label_names != data.label_names:
-            raise DataError(f"test labels {test.label_names} differ from training labels "
-                            f"{data.label_names}", file=test_path.with_suffix(".label"),
-                            hint="write the label lines in the same order in both files")
+            raise DataError(
+                f"test labels {test.label_names} differ from training labels {data.label_names}",
+                file=test_path.with_suffix(".label"),
+                hint="write the label lines in the same order in both files",
+            )
         problem.X_test = np.ascontiguousarray(
-            test.antecedents.matrix()[:, [position[n] for n in problem.feature_names]])
+            test.antecedents.matrix()[:, [position[n] for n in problem.feature_names]]
+        )
         problem.y_test = (test.y == pos).astype(np.int64) if spec.positive is not None else test.y
     return problem
 
@@ -339,9 +385,11 @@ def _select_antecedents(spec: DataSpec, names: list[str], path: Path) -> list[in
     wanted = spec.columns if spec.columns is not None else names
     unknown = [n for n in [*wanted, *spec.drop] if n not in position]
     if unknown:
-        raise DataError(f"unknown antecedent(s) {', '.join(map(repr, unknown[:5]))}", file=path,
-                        hint="'columns' and 'drop' name antecedents of the .out file, e.g. "
-                        f"{names[0]!r}")
+        raise DataError(
+            f"unknown antecedent(s) {', '.join(map(repr, unknown[:5]))}",
+            file=path,
+            hint=f"'columns' and 'drop' name antecedents of the .out file, e.g. {names[0]!r}",
+        )
     keep = [position[n] for n in wanted if n not in set(spec.drop)]
     if not keep:
         raise DataError("no antecedents are left", file=path, hint="check 'columns' and 'drop'")

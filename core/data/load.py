@@ -19,8 +19,9 @@ from glasswork.data.spec import DataSpec, SplitSpec
 __all__ = ["binarize", "load_problem", "split_indices"]
 
 
-def load_problem(spec: DataSpec, base_dir: str | Path = ".", *, time_limit: float | None = None,
-                 memory_limit: int | None = None) -> Problem:
+def load_problem(
+    spec: DataSpec, base_dir: str | Path = ".", *, time_limit: float | None = None, memory_limit: int | None = None
+) -> Problem:
     """Build the ``Problem`` a spec's ``data:`` section describes; raises ``DataError``.
 
     ``time_limit`` (seconds) and ``memory_limit`` (bytes), a run's ``limits``, bound reading and
@@ -42,8 +43,11 @@ def _load(spec: DataSpec, base_dir: Path, bounds: Bounds) -> Problem:
     table = read_table(spec.source, base_dir, spec.where, spec.types, bounds)
     target = spec.target or table.target
     if target is None:
-        raise DataError("the data set names no single default target", file=table.origin,
-                        hint=f"set 'target' to one of: {', '.join(table.names)}")
+        raise DataError(
+            "the data set names no single default target",
+            file=table.origin,
+            hint=f"set 'target' to one of: {', '.join(table.names)}",
+        )
     features = _select(spec, table, target)
     used = [*features, target] + ([spec.weights] if spec.weights else [])
     table = _missing(spec, table, used, target)
@@ -54,12 +58,14 @@ def _load(spec: DataSpec, base_dir: Path, bounds: Bounds) -> Problem:
         test = read_table(spec.test, base_dir, spec.where, spec.types, bounds)
         absent = [c for c in used if c not in test.columns]
         if absent:
-            raise DataError(f"the test file lacks column(s) {', '.join(map(repr, absent))}",
-                            file=test.origin, hint="train and test files need the same columns")
+            raise DataError(
+                f"the test file lacks column(s) {', '.join(map(repr, absent))}",
+                file=test.origin,
+                hint="train and test files need the same columns",
+            )
         test = _missing(spec, test, used, target)
         if test.n_rows == 0:
-            raise DataError("the test file has no rows", file=test.origin,
-                            hint="check the file and the 'where' filter")
+            raise DataError("the test file has no rows", file=test.origin, hint="check the file and the 'where' filter")
         for c in features:  # a column has the training file's type in the test file too
             if table.columns[c].dtype.kind in "biuf" and test.columns[c].dtype.kind not in "biuf":
                 test.columns[c] = _numeric(test, c)
@@ -75,8 +81,11 @@ def _load(spec: DataSpec, base_dir: Path, bounds: Bounds) -> Problem:
         fitted = Binarizer(spec.binarize).fit({c: table.columns[c][train] for c in features}, features)
         names, X = fitted.transform({c: table.columns[c] for c in features})
         if not names:
-            raise DataError("binarization produced no features (every column is constant)",
-                            file=table.origin, hint="check 'columns', 'drop' and 'where'")
+            raise DataError(
+                "binarization produced no features (every column is constant)",
+                file=table.origin,
+                hint="check 'columns', 'drop' and 'where'",
+            )
     else:
         names, X = features, _numeric_matrix(table, features)
 
@@ -98,8 +107,11 @@ def _load(spec: DataSpec, base_dir: Path, bounds: Bounds) -> Problem:
         problem.X_test, problem.y_test = X[held], y[held]
         problem.test_sample_weight = None if weights is None else weights[held]
     if test is not None:
-        problem.X_test = (fitted.transform({c: test.columns[c] for c in features})[1]
-                          if spec.binarize is not None else _numeric_matrix(test, features))
+        problem.X_test = (
+            fitted.transform({c: test.columns[c] for c in features})[1]
+            if spec.binarize is not None
+            else _numeric_matrix(test, features)
+        )
         problem.y_test = _encode_test_target(spec, test, target, task, classes)
         problem.test_sample_weight = None if spec.weights is None else _weights(spec, test)
     if spec.binarize is not None:
@@ -127,22 +139,29 @@ def split_indices(
             raise DataError(
                 f"the smallest class (label code {small}) has only {counts.min()} sample(s), too few to stratify "
                 f"{'into ' + str(split.folds) + ' folds' if split.kind == 'kfold' else 'a holdout'}",
-                hint=("lower 'folds', or set split: {stratify: false}" if split.kind == "kfold"
-                      else "lower 'test_size', use more rows, or set split: {stratify: false}"),
+                hint=(
+                    "lower 'folds', or set split: {stratify: false}"
+                    if split.kind == "kfold"
+                    else "lower 'test_size', use more rows, or set split: {stratify: false}"
+                ),
             )
     if split.kind == "holdout":
         from sklearn.model_selection import train_test_split
 
         n_test = int(np.ceil(split.test_size * n))
         if n_test < 1 or n - n_test < 1:
-            raise DataError(f"a test_size of {split.test_size} leaves an empty part of {n} rows",
-                            hint="use more data or a different test_size")
+            raise DataError(
+                f"a test_size of {split.test_size} leaves an empty part of {n} rows",
+                hint="use more data or a different test_size",
+            )
         try:
-            train, test = train_test_split(rows, test_size=split.test_size, random_state=split.seed,
-                                           stratify=y if stratify else None)
+            train, test = train_test_split(
+                rows, test_size=split.test_size, random_state=split.seed, stratify=y if stratify else None
+            )
         except ValueError as exc:
-            raise DataError(f"cannot split the data: {exc}",
-                            hint="set split: {stratify: false} or change test_size") from exc
+            raise DataError(
+                f"cannot split the data: {exc}", hint="set split: {stratify: false} or change test_size"
+            ) from exc
         return np.sort(train), np.sort(test), None
     if n < split.folds:
         raise DataError(f"{n} rows cannot form {split.folds} folds", hint="lower 'folds'")
@@ -161,19 +180,23 @@ def _select(spec: DataSpec, table: Table, target: str) -> list[str]:
     names = table.names
     listing = f"columns are: {', '.join(names)}"
     if target not in table.columns:
-        raise DataError(f"target column {target!r} is not in the data", file=table.origin,
-                        hint=f"set 'target' to one of: {', '.join(names)}")
+        raise DataError(
+            f"target column {target!r} is not in the data",
+            file=table.origin,
+            hint=f"set 'target' to one of: {', '.join(names)}",
+        )
     if spec.weights is not None and spec.weights not in table.columns:
-        raise DataError(f"weights column {spec.weights!r} is not in the data", file=table.origin,
-                        hint=listing)
+        raise DataError(f"weights column {spec.weights!r} is not in the data", file=table.origin, hint=listing)
     wanted = spec.columns if spec.columns is not None else names
     missing = [c for c in [*wanted, *spec.drop] if c not in table.columns]
     if missing:
-        raise DataError(f"unknown column(s) {', '.join(map(repr, missing))}", file=table.origin,
-                        hint=listing)
+        raise DataError(f"unknown column(s) {', '.join(map(repr, missing))}", file=table.origin, hint=listing)
     if spec.columns is not None and target in spec.columns:
-        raise DataError(f"the target {target!r} is listed under 'columns'", file=table.origin,
-                        hint="a model cannot use its own target as a feature; remove it")
+        raise DataError(
+            f"the target {target!r} is listed under 'columns'",
+            file=table.origin,
+            hint="a model cannot use its own target as a feature; remove it",
+        )
     return [c for c in wanted if c not in (target, spec.weights) and c not in spec.drop]
 
 
@@ -192,8 +215,7 @@ def _missing(spec: DataSpec, table: Table, used: list[str], target: str) -> Tabl
             raise DataError(
                 f"missing value (empty or NaN) in the {what}",
                 **table.where(c, int(hits[0])),
-                hint=f"{int(hits.size)} row(s) affected: fill them, or set 'missing: drop' "
-                "to leave those rows out",
+                hint=f"{int(hits.size)} row(s) affected: fill them, or set 'missing: drop' to leave those rows out",
             )
     return table  # unreachable: some column had a missing cell
 
@@ -205,8 +227,7 @@ def _not_empty(spec: DataSpec, table: Table, features: list[str]) -> None:
             hint += " (or every row has a missing value and 'missing: drop' removed it)"
         raise DataError("the data set is empty after filtering", file=table.origin, hint=hint)
     if not features:
-        raise DataError("no feature columns are left", file=table.origin,
-                        hint="check 'columns' and 'drop'")
+        raise DataError("no feature columns are left", file=table.origin, hint="check 'columns' and 'drop'")
 
 
 def _numeric(table: Table, name: str) -> np.ndarray:
@@ -220,7 +241,8 @@ def _numeric(table: Table, name: str) -> np.ndarray:
             out[i] = float(v)
         except (TypeError, ValueError):
             raise DataError(
-                f"value {v!r} is not a number", **table.where(name, i),
+                f"value {v!r} is not a number",
+                **table.where(name, i),
                 hint="fix the value, 'drop' the column, or add 'binarize:' to one-hot encode text",
             ) from None
     return out
@@ -270,8 +292,11 @@ def _numeric_matrix(table: Table, features: list[str]) -> np.ndarray:
             )
         bad = np.flatnonzero(~np.isfinite(X[:, j]))
         if bad.size:
-            raise DataError(f"value {float(X[bad[0], j])!r} is not a finite number",
-                            **table.where(c, int(bad[0])), hint="fix or drop those rows")
+            raise DataError(
+                f"value {float(X[bad[0], j])!r} is not a finite number",
+                **table.where(c, int(bad[0])),
+                hint="fix or drop those rows",
+            )
     return X
 
 
@@ -281,11 +306,18 @@ def _weights(spec: DataSpec, table: Table) -> np.ndarray | None:
     w = _numeric(table, spec.weights)
     bad = np.flatnonzero(~np.isfinite(w) | (w < 0))
     if bad.size:
-        raise DataError(f"weight {float(w[bad[0]])!r} is not a finite non-negative number",
-                        **table.where(spec.weights, int(bad[0])), hint="weights must be >= 0")
+        raise DataError(
+            f"weight {float(w[bad[0]])!r} is not a finite non-negative number",
+            **table.where(spec.weights, int(bad[0])),
+            hint="weights must be >= 0",
+        )
     if not (w > 0).any():
-        raise DataError("every weight is zero", file=table.origin, column=spec.weights,
-                        hint="give at least one sample a positive weight")
+        raise DataError(
+            "every weight is zero",
+            file=table.origin,
+            column=spec.weights,
+            hint="give at least one sample a positive weight",
+        )
     return w
 
 
@@ -294,24 +326,36 @@ def _encode_target(spec: DataSpec, table: Table, target: str) -> tuple[Any, np.n
     values = _unique(y_raw)
     if len(values) < 2:
         shown = values[0] if len(values) else None
-        raise DataError(f"the target is constant (every row is {shown!r})", file=table.origin,
-                        column=target, hint="a model needs at least two distinct target values; "
-                        "check 'target' and 'where'")
+        raise DataError(
+            f"the target is constant (every row is {shown!r})",
+            file=table.origin,
+            column=target,
+            hint="a model needs at least two distinct target values; check 'target' and 'where'",
+        )
     task = spec.task or _infer_task(spec, y_raw, values)
     if task == "regression" and spec.positive is not None:
-        raise DataError("'positive' applies to classification, but the task is regression",
-                        column=target, hint="remove 'positive' or set task: binary")
+        raise DataError(
+            "'positive' applies to classification, but the task is regression",
+            column=target,
+            hint="remove 'positive' or set task: binary",
+        )
     if task == "regression":
         return task, _numeric(table, target), None
     if spec.positive is not None:
         pos = _find_label(values, spec.positive)
         if pos is None:
-            raise DataError(f"positive label {spec.positive!r} does not occur in the target",
-                            file=table.origin, column=target,
-                            hint=f"labels are: {', '.join(map(str, values))}")
+            raise DataError(
+                f"positive label {spec.positive!r} does not occur in the target",
+                file=table.origin,
+                column=target,
+                hint=f"labels are: {', '.join(map(str, values))}",
+            )
         if task == "multiclass":
-            raise DataError("'positive' makes the task binary, but task is multiclass",
-                            column=target, hint="remove 'positive' or set task: binary")
+            raise DataError(
+                "'positive' makes the task binary, but task is multiclass",
+                column=target,
+                hint="remove 'positive' or set task: binary",
+            )
         others = [v for v in values if v != pos]
         neg = others[0] if len(others) == 1 else f"not-{pos}"
         y = np.asarray([v == pos for v in y_raw.tolist()], dtype=np.int64)
@@ -320,17 +364,16 @@ def _encode_target(spec: DataSpec, table: Table, target: str) -> tuple[Any, np.n
         raise DataError(
             f"a binary task needs two labels, the target has {len(values)}: "
             f"{', '.join(map(str, values[:10]))}{' ...' if len(values) > 10 else ''}",
-            file=table.origin, column=target,
-            hint="set 'positive' to the label to predict (the rest become negative), "
-            "or set 'task: multiclass'",
+            file=table.origin,
+            column=target,
+            hint="set 'positive' to the label to predict (the rest become negative), or set 'task: multiclass'",
         )
     index = {v: i for i, v in enumerate(values)}
     y = np.asarray([index[v] for v in y_raw.tolist()], dtype=np.int64)
     return task, y, np.asarray(values, dtype=object)
 
 
-def _encode_test_target(spec: DataSpec, test: Table, target: str, task: str,
-                        classes: np.ndarray | None) -> np.ndarray:
+def _encode_test_target(spec: DataSpec, test: Table, target: str, task: str, classes: np.ndarray | None) -> np.ndarray:
     if task == "regression" or classes is None:
         return _numeric(test, target)
     y_raw = test.columns[target].tolist()
@@ -340,9 +383,11 @@ def _encode_test_target(spec: DataSpec, test: Table, target: str, task: str,
     index = {v: i for i, v in enumerate(classes.tolist())}
     for i, v in enumerate(y_raw):
         if v not in index:
-            raise DataError(f"test label {v!r} does not occur in the training data",
-                            **test.where(target, i),
-                            hint=f"training labels are: {', '.join(map(str, classes))}")
+            raise DataError(
+                f"test label {v!r} does not occur in the training data",
+                **test.where(target, i),
+                hint=f"training labels are: {', '.join(map(str, classes))}",
+            )
     return np.asarray([index[v] for v in y_raw], dtype=np.int64)
 
 

@@ -85,9 +85,7 @@ class Problem:
         if self.y.shape != (self.X.shape[0],):
             raise DataError(f"{self.X.shape[0]} rows of features but {self.y.shape} labels")
         if len(self.feature_names) != self.X.shape[1]:
-            raise DataError(
-                f"{self.X.shape[1]} feature columns but {len(self.feature_names)} feature names"
-            )
+            raise DataError(f"{self.X.shape[1]} feature columns but {len(self.feature_names)} feature names")
 
     @property
     def n_samples(self) -> int:

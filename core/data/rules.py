@@ -105,7 +105,7 @@ def negate_name(name: str) -> str:
     m = _OPERATOR.search(name)
     if m is None or m.start() == 0:
         return name[4:] if name.startswith("not-") else f"not-{name}"
-    head, op, value = name[: m.start()], m.group(1), name[m.end():]
+    head, op, value = name[: m.start()], m.group(1), name[m.end() :]
     if op == ":":
         return f"{head}:{value[4:]}" if value.startswith("not-") else f"{head}:not-{value}"
     return f"{head}{_NEGATED_OP[op]}{value}"
@@ -138,12 +138,13 @@ def mine_antecedents(
     if max_card < 1:
         raise DataError(f"max_card must be at least 1, got {max_card}", hint="use max_card: 1 or 2")
     if not 0.0 <= min_support <= 0.5:
-        raise DataError(f"min_support must lie in [0, 0.5], got {min_support}",
-                        hint="support is kept in [min_support, 1 - min_support]")
+        raise DataError(
+            f"min_support must lie in [0, 0.5], got {min_support}",
+            hint="support is kept in [min_support, 1 - min_support]",
+        )
     n, p = X.shape
     if n == 0:
-        raise DataError("cannot mine antecedents from an empty data set",
-                        hint="check the data source and its filters")
+        raise DataError("cannot mine antecedents from an empty data set", hint="check the data source and its filters")
     attrs = [attribute_of(str(nm)) for nm in names] if attributes is None else list(attributes)
     if len(attrs) != p:
         raise DataError(f"{len(attrs)} attributes given for {p} columns")
@@ -275,14 +276,18 @@ def _check_binary(X: np.ndarray, names: Sequence[str]) -> np.ndarray:
         raise DataError(f"{X.shape[1]} feature columns but {len(names)} names")
     if X.dtype != np.uint8 and X.dtype != np.bool_:
         if X.dtype.kind not in "biuf":
-            raise DataError(f"features must be 0/1 numbers, got dtype {X.dtype}",
-                            hint="binarize the data first (data: binarize: ...)")
+            raise DataError(
+                f"features must be 0/1 numbers, got dtype {X.dtype}",
+                hint="binarize the data first (data: binarize: ...)",
+            )
     if X.dtype != np.bool_:
         bad = ~np.isin(X, (0, 1))
         if bad.any():
             r, c = np.argwhere(bad)[0]
             raise DataError(
-                f"feature value {X[r, c]!r} is not 0 or 1", column=str(names[c]), row=int(r) + 1,
+                f"feature value {X[r, c]!r} is not 0 or 1",
+                column=str(names[c]),
+                row=int(r) + 1,
                 hint="antecedents are mined from 0/1 features: binarize the data first",
             )
     return np.ascontiguousarray(X.astype(np.uint8, copy=False))

@@ -30,7 +30,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from functools import lru_cache
+from functools import lru_cache, cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
 T = TypeVar("T")
@@ -50,63 +50,326 @@ ROWS_TABLE = "gw_rows"
 # bar, printf, format, to_base, ...); random values (random, uuid); and every macro not listed in
 # _ALLOWED_MACROS (macros expand to SQL of their own, some to subqueries: get_block_size,
 # format_type).
-_OPERATORS = frozenset({
-    "+", "-", "*", "/", "//", "%", "**", "^", "&", "|", "<<", ">>", "~", "!__postfix", "||",
-    "~~", "!~~", "~~*", "!~~*", "~~~", "^@", "->>", "@>", "<@", "&&",
-    "like_escape", "not_like_escape", "ilike_escape", "not_ilike_escape",
-})
-_ALLOWED_FUNCTIONS = _OPERATORS | frozenset({
-    # numbers
-    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "bit_count", "cbrt",
-    "ceil", "ceiling", "cos", "cosh", "cot", "degrees", "divide", "even", "exp", "factorial",
-    "floor", "fmod", "gamma", "gcd", "greatest", "greatest_common_divisor", "isfinite", "isinf",
-    "isnan", "lcm", "least", "least_common_multiple", "lgamma", "ln", "log", "log10", "log2", "mod",
-    "multiply", "nextafter", "pi", "pow", "power", "radians", "round", "round_even", "roundbankers",
-    "sign", "signbit", "sin", "sinh", "sqrt", "subtract", "tan", "tanh", "trunc", "xor",
-    # text
-    "ascii", "bit_length", "char_length", "character_length", "chr", "concat", "concat_ws",
-    "contains", "damerau_levenshtein", "ends_with", "hamming", "instr", "jaccard",
-    "jaro_similarity", "jaro_winkler_similarity", "lcase", "left", "left_grapheme", "len", "length",
-    "length_grapheme", "levenshtein", "lower", "ltrim", "md5", "mismatches", "nfc_normalize",
-    "octet_length", "ord", "position", "prefix", "regexp_escape", "regexp_extract",
-    "regexp_extract_all", "regexp_full_match", "regexp_matches", "regexp_replace",
-    "regexp_split_to_array", "replace", "reverse", "right", "right_grapheme", "rtrim", "sha1",
-    "sha256", "split", "starts_with", "str_split", "str_split_regex", "string_split",
-    "string_split_regex", "string_to_array", "strip_accents", "strlen", "strpos", "substr",
-    "substring", "substring_grapheme", "suffix", "translate", "trim", "ucase", "unicode", "upper",
-    "hash",
-    # dates and times
-    "age", "century", "date_diff", "date_part", "date_sub", "date_trunc", "datediff", "datepart",
-    "datesub", "datetrunc", "day", "dayname", "dayofmonth", "dayofweek", "dayofyear", "decade",
-    "epoch", "epoch_ms", "epoch_ns", "epoch_us", "era", "hour", "isodow", "isoyear", "julian",
-    "last_day", "make_date", "make_time", "make_timestamp", "microsecond", "millennium",
-    "millisecond", "minute", "month", "monthname", "nanosecond", "quarter", "second", "strftime",
-    "strptime", "time_bucket", "to_days", "to_hours", "to_microseconds", "to_milliseconds",
-    "to_minutes", "to_months", "to_seconds", "to_timestamp", "to_weeks", "to_years", "today",
-    "try_strptime", "week", "weekday", "weekofyear", "year", "yearweek", "current_date",
-    "current_localtime", "current_localtimestamp", "now",
-    "get_current_time", "get_current_timestamp",
-    # lists, structs, maps and JSON values held in the row (no constructor that takes a length)
-    "array_contains", "array_distinct", "array_extract", "array_has", "array_has_all",
-    "array_has_any", "array_indexof", "array_length", "array_position", "array_slice",
-    "array_sort", "array_value", "array_filter", "array_transform", "array_apply", "cardinality",
-    "element_at", "flatten", "len", "list_contains", "list_distinct", "list_element",
-    "list_extract", "list_filter", "list_has", "list_has_all", "list_has_any", "list_indexof",
-    "list_position", "list_slice", "list_sort", "list_reverse_sort", "list_unique", "list_value",
-    "list_transform", "list_apply", "list_reduce", "list_aggregate", "list_aggr", "list_select",
-    "list_where", "list_grade_up", "list_cat", "list_concat", "array_cat", "array_concat",
-    "list_zip", "list_intersect", "array_intersect", "map_extract", "map_extract_value",
-    "map_contains", "map_keys", "map_values", "struct_extract", "struct_pack", "row",
-    "json_extract", "json_extract_string", "json_extract_path", "json_extract_path_text",
-    "json_exists", "json_valid", "json_type", "json_array_length", "json_keys", "json_contains",
-    "json_value",
-    # conditions
-    "constant_or_null", "typeof",
-})
+_OPERATORS = frozenset(
+    {
+        "+",
+        "-",
+        "*",
+        "/",
+        "//",
+        "%",
+        "**",
+        "^",
+        "&",
+        "|",
+        "<<",
+        ">>",
+        "~",
+        "!__postfix",
+        "||",
+        "~~",
+        "!~~",
+        "~~*",
+        "!~~*",
+        "~~~",
+        "^@",
+        "->>",
+        "@>",
+        "<@",
+        "&&",
+        "like_escape",
+        "not_like_escape",
+        "ilike_escape",
+        "not_ilike_escape",
+    }
+)
+_ALLOWED_FUNCTIONS = _OPERATORS | frozenset(
+    {
+        # numbers
+        "abs",
+        "acos",
+        "acosh",
+        "add",
+        "asin",
+        "asinh",
+        "atan",
+        "atan2",
+        "atanh",
+        "bit_count",
+        "cbrt",
+        "ceil",
+        "ceiling",
+        "cos",
+        "cosh",
+        "cot",
+        "degrees",
+        "divide",
+        "even",
+        "exp",
+        "factorial",
+        "floor",
+        "fmod",
+        "gamma",
+        "gcd",
+        "greatest",
+        "greatest_common_divisor",
+        "isfinite",
+        "isinf",
+        "isnan",
+        "lcm",
+        "least",
+        "least_common_multiple",
+        "lgamma",
+        "ln",
+        "log",
+        "log10",
+        "log2",
+        "mod",
+        "multiply",
+        "nextafter",
+        "pi",
+        "pow",
+        "power",
+        "radians",
+        "round",
+        "round_even",
+        "roundbankers",
+        "sign",
+        "signbit",
+        "sin",
+        "sinh",
+        "sqrt",
+        "subtract",
+        "tan",
+        "tanh",
+        "trunc",
+        "xor",
+        # text
+        "ascii",
+        "bit_length",
+        "char_length",
+        "character_length",
+        "chr",
+        "concat",
+        "concat_ws",
+        "contains",
+        "damerau_levenshtein",
+        "ends_with",
+        "hamming",
+        "instr",
+        "jaccard",
+        "jaro_similarity",
+        "jaro_winkler_similarity",
+        "lcase",
+        "left",
+        "left_grapheme",
+        "len",
+        "length",
+        "length_grapheme",
+        "levenshtein",
+        "lower",
+        "ltrim",
+        "md5",
+        "mismatches",
+        "nfc_normalize",
+        "octet_length",
+        "ord",
+        "position",
+        "prefix",
+        "regexp_escape",
+        "regexp_extract",
+        "regexp_extract_all",
+        "regexp_full_match",
+        "regexp_matches",
+        "regexp_replace",
+        "regexp_split_to_array",
+        "replace",
+        "reverse",
+        "right",
+        "right_grapheme",
+        "rtrim",
+        "sha1",
+        "sha256",
+        "split",
+        "starts_with",
+        "str_split",
+        "str_split_regex",
+        "string_split",
+        "string_split_regex",
+        "string_to_array",
+        "strip_accents",
+        "strlen",
+        "strpos",
+        "substr",
+        "substring",
+        "substring_grapheme",
+        "suffix",
+        "translate",
+        "trim",
+        "ucase",
+        "unicode",
+        "upper",
+        "hash",
+        # dates and times
+        "age",
+        "century",
+        "date_diff",
+        "date_part",
+        "date_sub",
+        "date_trunc",
+        "datediff",
+        "datepart",
+        "datesub",
+        "datetrunc",
+        "day",
+        "dayname",
+        "dayofmonth",
+        "dayofweek",
+        "dayofyear",
+        "decade",
+        "epoch",
+        "epoch_ms",
+        "epoch_ns",
+        "epoch_us",
+        "era",
+        "hour",
+        "isodow",
+        "isoyear",
+        "julian",
+        "last_day",
+        "make_date",
+        "make_time",
+        "make_timestamp",
+        "microsecond",
+        "millennium",
+        "millisecond",
+        "minute",
+        "month",
+        "monthname",
+        "nanosecond",
+        "quarter",
+        "second",
+        "strftime",
+        "strptime",
+        "time_bucket",
+        "to_days",
+        "to_hours",
+        "to_microseconds",
+        "to_milliseconds",
+        "to_minutes",
+        "to_months",
+        "to_seconds",
+        "to_timestamp",
+        "to_weeks",
+        "to_years",
+        "today",
+        "try_strptime",
+        "week",
+        "weekday",
+        "weekofyear",
+        "year",
+        "yearweek",
+        "current_date",
+        "current_localtime",
+        "current_localtimestamp",
+        "now",
+        "get_current_time",
+        "get_current_timestamp",
+        # lists, structs, maps and JSON values held in the row (no constructor that takes a length)
+        "array_contains",
+        "array_distinct",
+        "array_extract",
+        "array_has",
+        "array_has_all",
+        "array_has_any",
+        "array_indexof",
+        "array_length",
+        "array_position",
+        "array_slice",
+        "array_sort",
+        "array_value",
+        "array_filter",
+        "array_transform",
+        "array_apply",
+        "cardinality",
+        "element_at",
+        "flatten",
+        "list_contains",
+        "list_distinct",
+        "list_element",
+        "list_extract",
+        "list_filter",
+        "list_has",
+        "list_has_all",
+        "list_has_any",
+        "list_indexof",
+        "list_position",
+        "list_slice",
+        "list_sort",
+        "list_reverse_sort",
+        "list_unique",
+        "list_value",
+        "list_transform",
+        "list_apply",
+        "list_reduce",
+        "list_aggregate",
+        "list_aggr",
+        "list_select",
+        "list_where",
+        "list_grade_up",
+        "list_cat",
+        "list_concat",
+        "array_cat",
+        "array_concat",
+        "list_zip",
+        "list_intersect",
+        "array_intersect",
+        "map_extract",
+        "map_extract_value",
+        "map_contains",
+        "map_keys",
+        "map_values",
+        "struct_extract",
+        "struct_pack",
+        "row",
+        "json_extract",
+        "json_extract_string",
+        "json_extract_path",
+        "json_extract_path_text",
+        "json_exists",
+        "json_valid",
+        "json_type",
+        "json_array_length",
+        "json_keys",
+        "json_contains",
+        "json_value",
+        # conditions
+        "constant_or_null",
+        "typeof",
+    }
+)
 # Macros DuckDB ships that are plain expressions over their arguments.
-_ALLOWED_MACROS = frozenset({"if", "nullif", "split_part", "fdiv", "list_sum", "list_avg", "list_min",
-                             "list_max", "list_count", "list_bool_and", "list_bool_or", "list_first",
-                             "list_last", "array_reverse", "list_reverse", "days_in_month", "date_add"})
+_ALLOWED_MACROS = frozenset(
+    {
+        "if",
+        "nullif",
+        "split_part",
+        "fdiv",
+        "list_sum",
+        "list_avg",
+        "list_min",
+        "list_max",
+        "list_count",
+        "list_bool_and",
+        "list_bool_or",
+        "list_first",
+        "list_last",
+        "array_reverse",
+        "list_reverse",
+        "days_in_month",
+        "date_add",
+    }
+)
 MAX_WHERE_DEPTH = 64  # nesting of the filter's expression (brackets, and operators chained without them)
 
 # DuckDB's own default is 80 % of the machine's memory and one thread per core; a data file or a
@@ -114,8 +377,12 @@ MAX_WHERE_DEPTH = 64  # nesting of the filter's expression (brackets, and operat
 # runs of a sweep. 4 GB holds data sets far larger than the solvers can search.
 SANDBOX_MEMORY_LIMIT = "4GB"
 SANDBOX_THREADS = 2
-SANDBOX_CONFIG: dict[str, str | bool | int | float | list[str]] = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
-                  "memory_limit": SANDBOX_MEMORY_LIMIT, "threads": SANDBOX_THREADS}
+SANDBOX_CONFIG: dict[str, str | bool | int | float | list[str]] = {
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "memory_limit": SANDBOX_MEMORY_LIMIT,
+    "threads": SANDBOX_THREADS,
+}
 _POLL = 0.05  # seconds between looks at the clock and the memory while DuckDB works
 _INTERRUPT_GRACE = 10.0  # seconds Ctrl-C waits for DuckDB to stop before giving up on it
 
@@ -166,11 +433,15 @@ def run_bounded(con: duckdb.DuckDBPyConnection, work: Callable[[], T], bounds: A
         done.wait(_INTERRUPT_GRACE)  # DuckDB stops at its next check; a second Ctrl-C need not wait
         raise
     if stop == "time":
-        raise DataError(f"{what} took longer than limits.time ({bounds.time:g} s) allows; stopped",
-                        hint="raise limits.time, or simplify data.where / use a smaller file")
+        raise DataError(
+            f"{what} took longer than limits.time ({bounds.time:g} s) allows; stopped",
+            hint="raise limits.time, or simplify data.where / use a smaller file",
+        )
     if stop == "memory":
-        raise DataError(f"{what} went past limits.memory ({bounds.memory} bytes); stopped",
-                        hint="raise limits.memory, or simplify data.where / use a smaller file")
+        raise DataError(
+            f"{what} went past limits.memory ({bounds.memory} bytes); stopped",
+            hint="raise limits.memory, or simplify data.where / use a smaller file",
+        )
     if "error" in box:
         raise box["error"]
     return box["value"]
@@ -193,8 +464,10 @@ def _serialize(con: duckdb.DuckDBPyConnection, sql: str) -> dict[str, Any]:
         raise UnsafeFilter(_TOO_DEEP) from None
 
 
-_TOO_DEEP = (f"the filter nests too deeply (at most {MAX_WHERE_DEPTH} levels of brackets, functions and "
-             f"chained operators); split it into simpler conditions")
+_TOO_DEEP = (
+    f"the filter nests too deeply (at most {MAX_WHERE_DEPTH} levels of brackets, functions and "
+    f"chained operators); split it into simpler conditions"
+)
 
 
 def _bracket_depth(text: str) -> int:
@@ -227,7 +500,7 @@ def _tree_depth(value: Any) -> int:
     return deepest
 
 
-@lru_cache(maxsize=None)
+@cache
 def _functions(condition: str) -> frozenset[str]:
     """The built-in functions meeting ``condition`` on ``duckdb_functions()``, lower case."""
     import duckdb
@@ -260,7 +533,9 @@ def _list_subquery() -> dict[str, Any]:
 
     con = duckdb.connect(config=SANDBOX_CONFIG)
     try:
-        where = _serialize(con, f"SELECT * FROM {ROWS_TABLE} WHERE 1 = ANY([1])")["statements"][0]["node"]["where_clause"]
+        where = _serialize(con, f"SELECT * FROM {ROWS_TABLE} WHERE 1 = ANY([1])")["statements"][0]["node"][
+            "where_clause"
+        ]
     finally:
         con.close()
     return _strip_locations(_list_argument(where["subquery"], None))
@@ -333,8 +608,9 @@ def check_where(text: str) -> str:
         node = statements[0]["node"]
         template = _template()
         if _strip_locations(_without(node, "where_clause")) != _strip_locations(_without(template, "where_clause")):
-            raise UnsafeFilter("the filter must be a condition only (no UNION, ORDER BY, LIMIT, GROUP BY, "
-                               "or anything else after it)")
+            raise UnsafeFilter(
+                "the filter must be a condition only (no UNION, ORDER BY, LIMIT, GROUP BY, or anything else after it)"
+            )
         if _tree_depth(node["where_clause"]) > 6 * MAX_WHERE_DEPTH:  # about 3 JSON levels per SQL level
             raise UnsafeFilter(_TOO_DEEP)
         _check_expression(node["where_clause"])
@@ -348,7 +624,7 @@ def check_where(text: str) -> str:
     prefix = f"SELECT * FROM {ROWS_TABLE} WHERE "
     if not sql.startswith(prefix):
         raise UnsafeFilter("the filter could not be checked")
-    return sql[len(prefix):]
+    return sql[len(prefix) :]
 
 
 def _strip_locations(value: Any) -> Any:
@@ -375,8 +651,10 @@ def _check_expression(value: Any) -> None:
             _check_expression(listed)
             return
     if kind == "SUBQUERY" or "subquery" in value or "node" in value:
-        raise UnsafeFilter("subqueries are not allowed: the filter may only look at the file's own rows "
-                           "(ANY and ALL take a list: x = ANY([1, 3]))")
+        raise UnsafeFilter(
+            "subqueries are not allowed: the filter may only look at the file's own rows "
+            "(ANY and ALL take a list: x = ANY([1, 3]))"
+        )
     if kind == "PARAMETER":
         raise UnsafeFilter("parameters ($1, ?) are not allowed")
     if kind == "COLUMN_REF" and len(value.get("column_names") or []) > 1:
@@ -386,12 +664,16 @@ def _check_expression(value: Any) -> None:
         if value.get("catalog") or value.get("schema"):
             raise UnsafeFilter(f"qualified function names are not allowed ({name})")
         if name in _macros() and name not in _ALLOWED_MACROS:
-            raise UnsafeFilter(f"function {name}() is not allowed: it is a macro, which runs SQL of its own "
-                               f"(see docs/security.md for the functions a filter may call)")
+            raise UnsafeFilter(
+                f"function {name}() is not allowed: it is a macro, which runs SQL of its own "
+                f"(see docs/security.md for the functions a filter may call)"
+            )
         if name not in _ALLOWED_FUNCTIONS | _ALLOWED_MACROS or name not in _scalar_functions() | _macros():
-            raise UnsafeFilter(f"function {name}() is not allowed in a filter: only built-in functions that "
-                               f"read nothing but their arguments and allocate no more than them are "
-                               f"(see docs/security.md for the list)")
+            raise UnsafeFilter(
+                f"function {name}() is not allowed in a filter: only built-in functions that "
+                f"read nothing but their arguments and allocate no more than them are "
+                f"(see docs/security.md for the list)"
+            )
         if name in _lambda_functions():
             for argument in value.get("arguments") or []:
                 lam = argument.get("expression") if isinstance(argument, dict) else None
@@ -399,13 +681,15 @@ def _check_expression(value: Any) -> None:
                     raise UnsafeFilter(
                         f"{name}() has a lambda written with the old arrow (x -> ...), which DuckDB 2.0 "
                         f"no longer runs: write 'lambda x: ...' instead of 'x -> ...', e.g. "
-                        f"list_filter(l, lambda x: x > 1)")
+                        f"list_filter(l, lambda x: x > 1)"
+                    )
     for item in value.values():
         _check_expression(item)
 
 
-def filter_rows(con: duckdb.DuckDBPyConnection, select_rows: str, params: dict[str, Any],
-                where: str, bounds: Any = None) -> duckdb.DuckDBPyConnection:
+def filter_rows(
+    con: duckdb.DuckDBPyConnection, select_rows: str, params: dict[str, Any], where: str, bounds: Any = None
+) -> duckdb.DuckDBPyConnection:
     """Read the rows into memory, lock the connection down, then apply the checked filter.
 
     ``con`` must be a fresh connection made with ``SANDBOX_CONFIG``; it is unusable for files
@@ -418,14 +702,18 @@ def filter_rows(con: duckdb.DuckDBPyConnection, select_rows: str, params: dict[s
 
     bounds = bounds or Bounds()
     condition = check_where(where)
-    run_bounded(con, lambda: con.execute(f"CREATE TEMP TABLE {ROWS_TABLE} AS {select_rows}", params),
-                bounds, "reading the file")
+    run_bounded(
+        con, lambda: con.execute(f"CREATE TEMP TABLE {ROWS_TABLE} AS {select_rows}", params), bounds, "reading the file"
+    )
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
     try:  # run it to the end here, so what fails from now on is the filter's doing
-        run_bounded(con, lambda: con.execute(
-            f"CREATE TEMP TABLE {ROWS_TABLE}_kept AS SELECT * FROM {ROWS_TABLE} WHERE {condition}"),
-            bounds, "the 'where' filter")
+        run_bounded(
+            con,
+            lambda: con.execute(f"CREATE TEMP TABLE {ROWS_TABLE}_kept AS SELECT * FROM {ROWS_TABLE} WHERE {condition}"),
+            bounds,
+            "the 'where' filter",
+        )
     except duckdb.Error as exc:
         raise FilterFailed((str(exc).strip().splitlines() or [type(exc).__name__])[0]) from exc
     return con.execute(f"SELECT * FROM {ROWS_TABLE}_kept")

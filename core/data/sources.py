@@ -86,7 +86,7 @@ def resolve_path(source: str, base_dir: Path) -> Path:
                 f"source {source!r} needs the environment variable {DATA_ENV}, which is not set",
                 hint=f"export {DATA_ENV}=/path/to/datasets (the folder holding the named data sets)",
             )
-        path = Path(root) / text[len(DATA_PREFIX):]
+        path = Path(root) / text[len(DATA_PREFIX) :]
     else:
         path = Path(text).expanduser()
         if not path.is_absolute():
@@ -100,19 +100,34 @@ def resolve_path(source: str, base_dir: Path) -> Path:
         hint = "relative paths start at the spec file's folder"
         if text.startswith(DATA_PREFIX):
             hint = f"{DATA_ENV}={os.environ.get(DATA_ENV)!r}; check the folder and the file name"
-        if source != text and _VAR.search(source):  # never echo what ${VAR} expanded to: a shared spec could read secrets so
-            raise DataError(f"data file not found: {source} (after expanding its ${{...}} variables)",
-                            file=source, hint="check the variables it uses and the file name")
+        if source != text and _VAR.search(
+            source
+        ):  # never echo what ${VAR} expanded to: a shared spec could read secrets so
+            raise DataError(
+                f"data file not found: {source} (after expanding its ${{...}} variables)",
+                file=source,
+                hint="check the variables it uses and the file name",
+            )
         raise DataError(f"data file not found: {path}", file=source, hint=hint)
     if stat.S_ISDIR(mode):
-        raise DataError(f"{shown} is a folder, not a data file", file=source,
-                        hint="name a .csv, .parquet or .out file")
+        raise DataError(f"{shown} is a folder, not a data file", file=source, hint="name a .csv, .parquet or .out file")
     if not stat.S_ISREG(mode):
-        kind = ("a pipe (FIFO)" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
-                else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
-                else "not a regular file")
-        raise DataError(f"{shown} is {kind}, not a data file", file=source,
-                        hint="save the data to a .csv or .parquet file and name that file")
+        kind = (
+            "a pipe (FIFO)"
+            if stat.S_ISFIFO(mode)
+            else "a character device"
+            if stat.S_ISCHR(mode)
+            else "a block device"
+            if stat.S_ISBLK(mode)
+            else "a socket"
+            if stat.S_ISSOCK(mode)
+            else "not a regular file"
+        )
+        raise DataError(
+            f"{shown} is {kind}, not a data file",
+            file=source,
+            hint="save the data to a .csv or .parquet file and name that file",
+        )
     return path
 
 
@@ -162,8 +177,13 @@ def missing_mask(col: np.ndarray) -> np.ndarray:
     return np.zeros(col.shape[0], dtype=bool)
 
 
-def read_table(source: str, base_dir: Path, where: str | None = None,
-               types: Mapping[str, str] | None = None, bounds: Bounds | None = None) -> Table:
+def read_table(
+    source: str,
+    base_dir: Path,
+    where: str | None = None,
+    types: Mapping[str, str] | None = None,
+    bounds: Bounds | None = None,
+) -> Table:
     """Read a CSV/Parquet file, a scikit-learn or an OpenML data set into a ``Table``.
 
     ``types`` overrides the type of named columns (``category``, ``numeric``, ``boolean``);
@@ -171,8 +191,11 @@ def read_table(source: str, base_dir: Path, where: str | None = None,
     """
     if source.startswith((SKLEARN_PREFIX, OPENML_PREFIX)):
         if where is not None:
-            raise DataError("'where' filters only CSV and Parquet files", file=source,
-                            hint="remove 'where' or export the data set to a CSV file")
+            raise DataError(
+                "'where' filters only CSV and Parquet files",
+                file=source,
+                hint="remove 'where' or export the data set to a CSV file",
+            )
         table = _read_sklearn(source) if source.startswith(SKLEARN_PREFIX) else _read_openml(source)
         for name, col in table.columns.items():  # the same missing-value rule as for files
             table.missing[name] = table.missing[name] | missing_mask(col)
@@ -180,8 +203,13 @@ def read_table(source: str, base_dir: Path, where: str | None = None,
     return read_file(resolve_path(source, base_dir), source, where, types, bounds)
 
 
-def read_file(path: Path, label: str, where: str | None = None, types: Mapping[str, str] | None = None,
-              bounds: Bounds | None = None) -> Table:
+def read_file(
+    path: Path,
+    label: str,
+    where: str | None = None,
+    types: Mapping[str, str] | None = None,
+    bounds: Bounds | None = None,
+) -> Table:
     """Read a CSV or Parquet file through DuckDB, keeping file row numbers.
 
     The file is read into a table first (a CSV as text: each column's
@@ -203,21 +231,30 @@ def read_file(path: Path, label: str, where: str | None = None, types: Mapping[s
         return text.replace(str(path), shown) if shown != str(path) else text
 
     try:
-        run_bounded(con, lambda: con.execute(f"CREATE TEMP TABLE {RAW_TABLE} AS SELECT * FROM {reader}",
-                                             {"path": str(path)}), bounds, "reading the file")
+        run_bounded(
+            con,
+            lambda: con.execute(f"CREATE TEMP TABLE {RAW_TABLE} AS SELECT * FROM {reader}", {"path": str(path)}),
+            bounds,
+            "reading the file",
+        )
         described = con.execute(f"DESCRIBE {RAW_TABLE}").fetchall()
         names = [str(r[0]) for r in described]
         raw_types = {str(r[0]): str(r[1]) for r in described}
         unknown = [c for c in (types or {}) if c not in raw_types]
         if unknown:
-            raise DataError(f"data.types names column(s) {', '.join(map(repr, unknown))}, which the file lacks",
-                            file=shown, hint=f"fix data.types.{unknown[0]}; columns are: {', '.join(names)}")
+            raise DataError(
+                f"data.types names column(s) {', '.join(map(repr, unknown))}, which the file lacks",
+                file=shown,
+                hint=f"fix data.types.{unknown[0]}; columns are: {', '.join(names)}",
+            )
         row_column = _row_column(names)
-        kinds = run_bounded(con, lambda: _column_kinds(con, raw_types, dict(types or {}), parquet),
-                            bounds, "reading the file")
+        kinds = run_bounded(
+            con, lambda: _column_kinds(con, raw_types, dict(types or {}), parquet), bounds, "reading the file"
+        )
         _check_overrides(con, kinds, dict(types or {}), shown, 0 if parquet else 1, bounds)
-        select = ", ".join([f"row_number() OVER () AS {_ident(row_column)}",
-                            *(f"{_typed(n, kinds[n])} AS {_ident(n)}" for n in names)])
+        select = ", ".join(
+            [f"row_number() OVER () AS {_ident(row_column)}", *(f"{_typed(n, kinds[n])} AS {_ident(n)}" for n in names)]
+        )
         select_rows = f"SELECT {select} FROM {RAW_TABLE}"
         if where is None:
             rel = run_bounded(con, lambda: con.execute(select_rows), bounds, "reading the file")
@@ -225,23 +262,37 @@ def read_file(path: Path, label: str, where: str | None = None, types: Mapping[s
             rel = filter_rows(con, select_rows, {}, where, bounds)
         raw = run_bounded(con, rel.fetchnumpy, bounds, "reading the file")
     except UnsafeFilter as exc:
-        raise DataError(f"the 'where' filter {where!r} is refused: {exc}", file=shown,
-                        hint="write a condition over the file's columns, e.g. \"age >= 18\"") from None
+        raise DataError(
+            f"the 'where' filter {where!r} is refused: {exc}",
+            file=shown,
+            hint='write a condition over the file\'s columns, e.g. "age >= 18"',
+        ) from None
     except FilterFailed as exc:
-        raise DataError(f"the 'where' filter {where!r} failed: {scrub(str(exc))}", file=shown,
-                        hint="fix the condition (TRY_CAST gives NULL where a cast fails)") from None
+        raise DataError(
+            f"the 'where' filter {where!r} failed: {scrub(str(exc))}",
+            file=shown,
+            hint="fix the condition (TRY_CAST gives NULL where a cast fails)",
+        ) from None
     except duckdb.Error as exc:
         first = scrub(str(exc).strip().splitlines()[0])
-        if where is not None and ("Binder" in type(exc).__name__ or "Parser" in type(exc).__name__
-                                  or "Permission" in type(exc).__name__):
-            raise DataError(f"the 'where' filter {where!r} failed: {first}", file=shown,
-                            hint="write an SQL condition over the file's columns") from None
+        if where is not None and (
+            "Binder" in type(exc).__name__ or "Parser" in type(exc).__name__ or "Permission" in type(exc).__name__
+        ):
+            raise DataError(
+                f"the 'where' filter {where!r} failed: {first}",
+                file=shown,
+                hint="write an SQL condition over the file's columns",
+            ) from None
         if isinstance(exc, duckdb.OutOfMemoryException):
-            raise DataError(f"cannot read the file: {first}", file=shown,
-                            hint=f"the file does not fit in the {config['memory_limit']} glasswork gives DuckDB "
-                            f"to read data; keep fewer rows or columns (data.columns, data.where)") from None
-        raise DataError(f"cannot read the file: {first}", file=shown,
-                        hint="check that it is a well-formed CSV or Parquet file") from None
+            raise DataError(
+                f"cannot read the file: {first}",
+                file=shown,
+                hint=f"the file does not fit in the {config['memory_limit']} glasswork gives DuckDB "
+                f"to read data; keep fewer rows or columns (data.columns, data.where)",
+            ) from None
+        raise DataError(
+            f"cannot read the file: {first}", file=shown, hint="check that it is a well-formed CSV or Parquet file"
+        ) from None
     finally:
         try:
             con.close()
@@ -341,8 +392,11 @@ def _column_kinds(con: Any, raw_types: dict[str, str], types: dict[str, str], pa
     for name, sql_type in raw_types.items():
         wanted = types.get(name)
         if sql_type != "VARCHAR":  # a type the file stores (Parquet): kept unless overridden
-            if wanted is None or (wanted == "numeric" and _is_number_type(sql_type)) or (
-                    wanted == "boolean" and sql_type == "BOOLEAN"):
+            if (
+                wanted is None
+                or (wanted == "numeric" and _is_number_type(sql_type))
+                or (wanted == "boolean" and sql_type == "BOOLEAN")
+            ):
                 kinds[name] = "stored"
             else:
                 kinds[name] = {"category": "to_text", "numeric": "to_double", "boolean": "to_boolean"}[wanted]
@@ -355,27 +409,43 @@ def _column_kinds(con: Any, raw_types: dict[str, str], types: dict[str, str], pa
             kinds[name] = "text_boolean"
         else:
             c = _ident(name)  # one regular expression per cell; the rest is cheap
-            checks += [f"bool_and({c} IS NULL OR regexp_full_match({c}, {_lit(_NUMBER_OR_MISSING_RE)}))",
-                       f"bool_or(regexp_matches({c}, '[.eE]'))", f"max(length({c}))"]
+            checks += [
+                f"bool_and({c} IS NULL OR regexp_full_match({c}, {_lit(_NUMBER_OR_MISSING_RE)}))",
+                f"bool_or(regexp_matches({c}, '[.eE]'))",
+                f"max(length({c}))",
+            ]
             kinds[name] = "infer"
     inferred = [n for n, k in kinds.items() if k == "infer"]
     if inferred:
         answers = con.execute(f"SELECT {', '.join(checks)} FROM {RAW_TABLE}").fetchone()
         for j, name in enumerate(inferred):
-            number, fraction, longest = answers[3 * j: 3 * j + 3]
+            number, fraction, longest = answers[3 * j : 3 * j + 3]
             if number and not fraction and (longest or 0) >= 19:  # an integer past 64 bits is an id: text
                 c = _ident(name)
                 number = con.execute(
                     f"SELECT bool_and({c} IS NULL OR {_is_missing_sql(c)} OR TRY_CAST({_stripped(c)} AS BIGINT) "
-                    f"IS NOT NULL) FROM {RAW_TABLE}").fetchone()[0]
+                    f"IS NOT NULL) FROM {RAW_TABLE}"
+                ).fetchone()[0]
             kinds[name] = ("double" if fraction else "integer") if number else "text"
     return kinds
 
 
 def _is_number_type(sql_type: str) -> bool:
-    return sql_type.split("(")[0] in ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
-                                      "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE",
-                                      "DECIMAL")
+    return sql_type.split("(")[0] in (
+        "TINYINT",
+        "SMALLINT",
+        "INTEGER",
+        "BIGINT",
+        "HUGEINT",
+        "UTINYINT",
+        "USMALLINT",
+        "UINTEGER",
+        "UBIGINT",
+        "UHUGEINT",
+        "FLOAT",
+        "DOUBLE",
+        "DECIMAL",
+    )
 
 
 def _typed(name: str, kind: str) -> str:
@@ -388,13 +458,14 @@ def _typed(name: str, kind: str) -> str:
         return f"CASE WHEN {missing} THEN NULL ELSE {c} END"
     if kind in ("integer", "double", "loose_double"):  # the plain cast first: most cells need no more
         sql_type = "BIGINT" if kind == "integer" else "DOUBLE"
-        value = (f"COALESCE(TRY_CAST({c} AS {sql_type}), "
-                 f"CASE WHEN {missing} THEN NULL ELSE CAST({_stripped(c)} AS {sql_type}) END)")
+        value = (
+            f"COALESCE(TRY_CAST({c} AS {sql_type}), "
+            f"CASE WHEN {missing} THEN NULL ELSE CAST({_stripped(c)} AS {sql_type}) END)"
+        )
         return value if kind == "integer" else f"nullif({value}, 'NaN'::DOUBLE)"  # 'nan' text is missing
     if kind == "text_boolean":
         value = f"lower({_stripped(c)})"
-        return (f"CASE WHEN {missing} THEN NULL WHEN {value} IN ({', '.join(map(_lit, _TRUE))}) THEN TRUE "
-                f"ELSE FALSE END")
+        return f"CASE WHEN {missing} THEN NULL WHEN {value} IN ({', '.join(map(_lit, _TRUE))}) THEN TRUE ELSE FALSE END"
     if kind == "to_text":
         return f"CAST({c} AS VARCHAR)"
     if kind == "to_double":
@@ -404,8 +475,9 @@ def _typed(name: str, kind: str) -> str:
     raise AssertionError(kind)
 
 
-def _check_overrides(con: Any, kinds: dict[str, str], types: dict[str, str], shown: str, header_lines: int,
-                     bounds: Bounds) -> None:
+def _check_overrides(
+    con: Any, kinds: dict[str, str], types: dict[str, str], shown: str, header_lines: int, bounds: Bounds
+) -> None:
     """A ``numeric`` or ``boolean`` override on a column with other values: name the first one."""
     from glasswork.data.sandbox import run_bounded
 
@@ -422,13 +494,21 @@ def _check_overrides(con: Any, kinds: dict[str, str], types: dict[str, str], sho
             what, fix = "is not 0 or 1", "remove the override"
         else:
             continue
-        sql = (f"SELECT n, v FROM (SELECT row_number() OVER () AS n, {_ident(name)} AS v FROM {RAW_TABLE}) "
-               f"WHERE {bad} ORDER BY n LIMIT 1")
+        sql = (
+            f"SELECT n, v FROM (SELECT row_number() OVER () AS n, {_ident(name)} AS v FROM {RAW_TABLE}) "
+            f"WHERE {bad} ORDER BY n LIMIT 1"
+        )
         found = run_bounded(con, functools.partial(_first_row, con, sql), bounds, "reading the file")
         if found is not None:
             row, value = int(found[0]), found[1]
-            raise DataError(f"value {value!r} {what}, but data.types.{name} is {types[name]}", file=shown,
-                            line=row + header_lines if header_lines else None, column=name, row=row, hint=fix)
+            raise DataError(
+                f"value {value!r} {what}, but data.types.{name} is {types[name]}",
+                file=shown,
+                line=row + header_lines if header_lines else None,
+                column=name,
+                row=row,
+                hint=fix,
+            )
 
 
 def _as_written(value: Any) -> str:
@@ -442,8 +522,11 @@ def _override_types(table: Table, types: dict[str, str]) -> Table:
     """``data.types`` on a source DuckDB does not read (scikit-learn, OpenML)."""
     for name, wanted in types.items():
         if name not in table.columns:
-            raise DataError(f"data.types names column {name!r}, which the data set lacks", file=table.origin,
-                            hint=f"fix data.types.{name}; columns are: {', '.join(table.names)}")
+            raise DataError(
+                f"data.types names column {name!r}, which the data set lacks",
+                file=table.origin,
+                hint=f"fix data.types.{name}; columns are: {', '.join(table.names)}",
+            )
         col, gap = table.columns[name], table.missing[name]
         values = col.tolist()
         if wanted == "category":
@@ -458,8 +541,11 @@ def _override_types(table: Table, types: dict[str, str]) -> Table:
                 try:
                     out[i] = float(v)
                 except (TypeError, ValueError):
-                    raise DataError(f"value {v!r} is not a number, but data.types.{name} is numeric",
-                                    **table.where(name, i), hint="fix the value, or remove the override") from None
+                    raise DataError(
+                        f"value {v!r} is not a number, but data.types.{name} is numeric",
+                        **table.where(name, i),
+                        hint="fix the value, or remove the override",
+                    ) from None
         else:
             out = np.zeros(len(values), dtype=bool)
             for i, (v, g) in enumerate(zip(values, gap)):
@@ -467,18 +553,24 @@ def _override_types(table: Table, types: dict[str, str]) -> Table:
                 if g:
                     continue
                 if text not in _TRUE + _FALSE:
-                    raise DataError(f"value {v!r} is not a yes/no value, but data.types.{name} is boolean",
-                                    **table.where(name, i), hint=f"use one of {', '.join(_TRUE)} / {', '.join(_FALSE)}")
+                    raise DataError(
+                        f"value {v!r} is not a yes/no value, but data.types.{name} is boolean",
+                        **table.where(name, i),
+                        hint=f"use one of {', '.join(_TRUE)} / {', '.join(_FALSE)}",
+                    )
                 out[i] = text in _TRUE
         table.columns[name] = out
     return table
 
 
 def _read_sklearn(source: str) -> Table:
-    name = source[len(SKLEARN_PREFIX):]
+    name = source[len(SKLEARN_PREFIX) :]
     if name not in SKLEARN_SETS:
-        raise DataError(f"unknown scikit-learn data set {name!r}", file=source,
-                        hint=f"choose one of: {', '.join(SKLEARN_PREFIX + n for n in SKLEARN_SETS)}")
+        raise DataError(
+            f"unknown scikit-learn data set {name!r}",
+            file=source,
+            hint=f"choose one of: {', '.join(SKLEARN_PREFIX + n for n in SKLEARN_SETS)}",
+        )
     from sklearn import datasets
 
     bunch: Any = getattr(datasets, f"load_{name}")()
@@ -490,8 +582,7 @@ def _read_sklearn(source: str) -> Table:
     columns = {n: X[:, j] for j, n in enumerate(names)}
     columns[SKLEARN_TARGET] = y
     missing = {n: np.zeros(len(y), bool) for n in columns}
-    return Table(source, [*names, SKLEARN_TARGET], columns, missing, np.arange(1, len(y) + 1),
-                 target=SKLEARN_TARGET)
+    return Table(source, [*names, SKLEARN_TARGET], columns, missing, np.arange(1, len(y) + 1), target=SKLEARN_TARGET)
 
 
 def _read_openml(source: str) -> Table:
@@ -501,10 +592,13 @@ def _read_openml(source: str) -> Table:
     path handles them (one-hot under ``binarize:``). The target is the data set's default target
     when it names exactly one column.
     """
-    text = source[len(OPENML_PREFIX):]
+    text = source[len(OPENML_PREFIX) :]
     if not text.isdigit() or int(text) < 1:
-        raise DataError(f"{source!r} does not name an OpenML data set", file=source,
-                        hint="write openml:ID with the data set's numeric id, e.g. openml:1027")
+        raise DataError(
+            f"{source!r} does not name an OpenML data set",
+            file=source,
+            hint="write openml:ID with the data set's numeric id, e.g. openml:1027",
+        )
     bunch = _fetch_openml(int(text), source)
     data: Any = bunch.data
     X = np.asarray(data.toarray() if hasattr(data, "toarray") else data, dtype=np.float64)
@@ -522,8 +616,9 @@ def _read_openml(source: str) -> Table:
         missing[name] = gap
     default = str((bunch.details or {}).get("default_target_attribute") or "")
     targets = [t for t in default.split(",") if t in columns]
-    return Table(source, names, columns, missing, np.arange(1, X.shape[0] + 1),
-                 target=targets[0] if len(targets) == 1 else None)
+    return Table(
+        source, names, columns, missing, np.arange(1, X.shape[0] + 1), target=targets[0] if len(targets) == 1 else None
+    )
 
 
 def _fetch_openml(data_id: int, source: str) -> Any:
@@ -540,23 +635,34 @@ def _fetch_openml(data_id: int, source: str) -> Any:
 
     home = os.environ.get(OPENML_CACHE_ENV) or None
     cache = Path(get_data_home(home)) / "openml"
-    offline = (f"connect to the network once to cache it in {cache}, or copy that folder from a "
-               f"machine that has it ({OPENML_CACHE_ENV}=DIR keeps the cache in DIR/openml)")
+    offline = (
+        f"connect to the network once to cache it in {cache}, or copy that folder from a "
+        f"machine that has it ({OPENML_CACHE_ENV}=DIR keeps the cache in DIR/openml)"
+    )
     try:
         with warnings.catch_warnings():  # the retries' own warnings; the error below says it all
             warnings.filterwarnings("ignore", message="A network error occurred")
-            return fetch_openml(data_id=data_id, data_home=home, target_column=None,
-                                as_frame=False, parser="liac-arff")
+            return fetch_openml(data_id=data_id, data_home=home, target_column=None, as_frame=False, parser="liac-arff")
     except OpenMLError as exc:  # OpenML's "no such data set" (HTTP 412)
-        raise DataError(f"OpenML has no data set with id {data_id} ({exc})", file=source,
-                        hint="check the id on https://www.openml.org/search?type=data") from None
+        raise DataError(
+            f"OpenML has no data set with id {data_id} ({exc})",
+            file=source,
+            hint="check the id on https://www.openml.org/search?type=data",
+        ) from None
     except HTTPError as exc:
-        raise DataError(f"cannot download OpenML data set {data_id}: the server answered "
-                        f"HTTP {exc.code} {exc.reason}", file=source, hint=offline) from None
+        raise DataError(
+            f"cannot download OpenML data set {data_id}: the server answered HTTP {exc.code} {exc.reason}",
+            file=source,
+            hint=offline,
+        ) from None
     except (URLError, TimeoutError, ConnectionError) as exc:
         reason = getattr(exc, "reason", None) or exc
-        raise DataError(f"cannot download OpenML data set {data_id} and it is not cached: {reason}",
-                        file=source, hint=offline) from None
+        raise DataError(
+            f"cannot download OpenML data set {data_id} and it is not cached: {reason}", file=source, hint=offline
+        ) from None
     except (OSError, ValueError, KeyError) as exc:  # corrupt cache, STRING columns, bad metadata
-        raise DataError(f"cannot load OpenML data set {data_id}: {exc}", file=source,
-                        hint=f"check its cached files under {cache}, or delete them") from None
+        raise DataError(
+            f"cannot load OpenML data set {data_id}: {exc}",
+            file=source,
+            hint=f"check its cached files under {cache}, or delete them",
+        ) from None

@@ -26,18 +26,15 @@ class SplitSpec(_Strict):
     """
 
     kind: Literal["none", "holdout", "kfold"] = Field(
-        "holdout", description="none: train on every row; holdout: one train/test split; "
-        "kfold: train on all folds but one, test on fold 'fold'."
+        "holdout",
+        description="none: train on every row; holdout: one train/test split; "
+        "kfold: train on all folds but one, test on fold 'fold'.",
     )
-    test_size: float = Field(
-        0.2, gt=0.0, lt=1.0, description="Fraction of rows held out for testing (holdout)."
-    )
+    test_size: float = Field(0.2, gt=0.0, lt=1.0, description="Fraction of rows held out for testing (holdout).")
     folds: int = Field(5, ge=2, le=1000, description="Number of folds (kfold).")
     fold: int = Field(0, ge=0, le=999, description="The fold used as the test set (kfold), from 0.")
     seed: int = Field(0, ge=0, description="Seed of the shuffle, so the split can be reproduced.")
-    stratify: bool = Field(
-        True, description="Keep class proportions equal across parts (classification only)."
-    )
+    stratify: bool = Field(True, description="Keep class proportions equal across parts (classification only).")
 
     @model_validator(mode="after")
     def _fold_in_range(self) -> SplitSpec:
@@ -53,9 +50,7 @@ class BinarizeSpec(_Strict):
     numeric columns become thresholds ``col<=t``; columns holding only 0 and 1 are kept as they are.
     """
 
-    thresholds: int = Field(
-        4, ge=1, le=1024, description="Maximum number of thresholds per numeric column."
-    )
+    thresholds: int = Field(4, ge=1, le=1024, description="Maximum number of thresholds per numeric column.")
     method: Literal["quantile", "uniform", "all"] = Field(
         "quantile",
         description="Where thresholds go: quantile: at evenly spaced quantiles of the column; "
@@ -76,12 +71,9 @@ class BinarizeSpec(_Strict):
     )
     collapse_binary: bool = Field(
         False,
-        description="A categorical column with exactly two values gives one feature (the second "
-        "value) instead of two.",
+        description="A categorical column with exactly two values gives one feature (the second value) instead of two.",
     )
-    negations: bool = Field(
-        False, description="Also emit the negation of every feature (col:not-v, col>t)."
-    )
+    negations: bool = Field(False, description="Also emit the negation of every feature (col:not-v, col>t).")
 
 
 class DataSpec(_Strict):
@@ -108,13 +100,14 @@ class DataSpec(_Strict):
         description="A separate test file of the same kind as 'source' (replaces the split).",
     )
     target: str | None = Field(
-        None, description="The column to predict (required for CSV and Parquet files; "
-        "defaults to the data set's target for sklearn: and openml: sources)."
+        None,
+        description="The column to predict (required for CSV and Parquet files; "
+        "defaults to the data set's target for sklearn: and openml: sources).",
     )
     positive: str | int | float | bool | None = Field(
         None,
         description="The positive label for binary classification, as written in the target "
-        "column (e.g. yes, \"yes\" or 1); other labels become negative.",
+        'column (e.g. yes, "yes" or 1); other labels become negative.',
     )
     task: Literal["binary", "multiclass", "regression"] | None = Field(
         None, description="Inferred from the target when omitted."
@@ -123,9 +116,7 @@ class DataSpec(_Strict):
         None, description="Feature columns to keep, in this order (default: all but the target)."
     )
     drop: list[str] = Field(default_factory=list, description="Feature columns to leave out.")
-    weights: str | None = Field(
-        None, description="Column of non-negative per-sample weights (not used as a feature)."
-    )
+    weights: str | None = Field(None, description="Column of non-negative per-sample weights (not used as a feature).")
     where: str | None = Field(
         None,
         min_length=1,
@@ -150,17 +141,14 @@ class DataSpec(_Strict):
         default_factory=SplitSpec,
         description="How to hold out test data (defaults to kind: none when 'test' is given).",
     )
-    binarize: BinarizeSpec | None = Field(
-        None, description="Binarize features (rule solvers need 0/1 features)."
-    )
+    binarize: BinarizeSpec | None = Field(None, description="Binarize features (rule solvers need 0/1 features).")
 
     @field_validator("source", "test")
     @classmethod
     def _openml_id(cls, value: str | None) -> str | None:
         """Catch a malformed OpenML id here, with its field path, rather than at download time."""
         if value is not None and value.startswith("openml:") and not _OPENML.fullmatch(value):
-            raise ValueError("an OpenML source is openml:ID with the data set's numeric id, "
-                             "e.g. openml:1027")
+            raise ValueError("an OpenML source is openml:ID with the data set's numeric id, e.g. openml:1027")
         return value
 
     @field_validator("where")
@@ -183,8 +171,7 @@ class DataSpec(_Strict):
             elif self.split.kind != "none":
                 raise ValueError("give either 'test' (a separate test file) or a split, not both")
             if self.source.startswith(("sklearn:", "openml:")):
-                raise ValueError("'test' needs a file source; sklearn and OpenML data sets use "
-                                 "'split'")
+                raise ValueError("'test' needs a file source; sklearn and OpenML data sets use 'split'")
         return self
 
 

@@ -20,17 +20,50 @@ from typing import TYPE_CHECKING, Any
 from glasswork.store import recovery, runs
 from glasswork.store.journal import Journal, JournalReader, StoreSink, pid_alive, read_journal, writer_alive
 from glasswork.store.runs import RunRow, SweepRow
-from glasswork.store.schema import (DB_ENV, DEFAULT_DB, EVENT_COLUMNS, LOCK_TIMEOUT, MIGRATIONS, SCHEMA_VERSION,
-                                    STALE_SECONDS, STATE_OF_STATUS, STATES, StoreDamaged, StoreError, StoreFile,
-                                    StoreLocked, StorePathError, default_db_path, schema_version)
+from glasswork.store.schema import (
+    DB_ENV,
+    DEFAULT_DB,
+    EVENT_COLUMNS,
+    LOCK_TIMEOUT,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    STALE_SECONDS,
+    STATE_OF_STATUS,
+    STATES,
+    StoreDamaged,
+    StoreError,
+    StoreFile,
+    StoreLocked,
+    StorePathError,
+    default_db_path,
+    schema_version,
+)
 
 if TYPE_CHECKING:
     import duckdb
 
 __all__ = [
-    "DB_ENV", "DEFAULT_DB", "EVENT_COLUMNS", "LOCK_TIMEOUT", "MIGRATIONS", "SCHEMA_VERSION", "STALE_SECONDS",
-    "STATES", "STATE_OF_STATUS", "JournalReader", "RunRow", "RunStore", "StoreDamaged", "StoreError",
-    "StoreLocked", "StorePathError", "StoreSink", "SweepRow", "default_db_path", "pid_alive", "read_journal",
+    "DB_ENV",
+    "DEFAULT_DB",
+    "EVENT_COLUMNS",
+    "LOCK_TIMEOUT",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "STALE_SECONDS",
+    "STATES",
+    "STATE_OF_STATUS",
+    "JournalReader",
+    "RunRow",
+    "RunStore",
+    "StoreDamaged",
+    "StoreError",
+    "StoreLocked",
+    "StorePathError",
+    "StoreSink",
+    "SweepRow",
+    "default_db_path",
+    "pid_alive",
+    "read_journal",
     "writer_alive",
 ]
 
@@ -107,8 +140,10 @@ class RunStore:
     def delete(self, run_ids: Sequence[str]) -> int:
         busy = [r for r in run_ids if self.live(r)]
         if busy:
-            raise StoreError(f"run {busy[0][:12]} is still running; stop it first (Ctrl-C in its terminal, "
-                             "or c in 'glasswork monitor')")
+            raise StoreError(
+                f"run {busy[0][:12]} is still running; stop it first (Ctrl-C in its terminal, "
+                "or c in 'glasswork monitor')"
+            )
         with self.file.writing() as con:
             assert con is not None
             recovery.fold_journals(con, self.events_dir)
@@ -154,12 +189,23 @@ class RunStore:
             runs.write_run(con, records, live=live, ended_at=recovery.modified(path))
         con.execute("USE memory.main")
         for table in _TABLES:
-            stored = (f"SELECT * FROM store.main.{table} WHERE run_id NOT IN (SELECT run_id FROM pending.runs) "
-                      "UNION ALL BY NAME " if attached else "")
+            stored = (
+                f"SELECT * FROM store.main.{table} WHERE run_id NOT IN (SELECT run_id FROM pending.runs) "
+                "UNION ALL BY NAME "
+                if attached
+                else ""
+            )
             con.execute(f"CREATE VIEW main.{table} AS {stored}SELECT * FROM pending.{table}")
 
-    def list_runs(self, *, solver: str | None = None, state: str | None = None, name: str | None = None,
-                  sweep: str | None = None, limit: int | None = 50) -> list[RunRow]:
+    def list_runs(
+        self,
+        *,
+        solver: str | None = None,
+        state: str | None = None,
+        name: str | None = None,
+        sweep: str | None = None,
+        limit: int | None = 50,
+    ) -> list[RunRow]:
         with self.reading() as con:
             return runs.list_runs(con, solver=solver, state=state, name=name, sweep=sweep, limit=limit)
 

@@ -37,8 +37,8 @@ class JournalReader:
 
     A torn last line (a write in progress, or a kill mid-write) is kept back until it is
     complete; a complete line that is not a JSON object (a damaged disk block) is skipped and
-    counted in ``skipped``, so every reader numbers the events the same way. ``vanished`` turns true once the file existed and is gone
-    (folded into DuckDB); ``finished`` once its finish record is read.
+    counted in ``skipped``, so every reader numbers the events the same way. ``vanished`` turns
+    true once the file existed and is gone (folded into DuckDB); ``finished`` once its finish record is read.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -189,9 +189,13 @@ class StoreSink:
         if journal is not None and journal.error is not None and not any("cannot write" in w for w in self.warnings):
             self.warnings.append(
                 f"cannot write the run's journal {journal.path}: {journal.error.strerror or journal.error}"
-                + (" (No space left on device: the disk is full; free some space)"
-                   if journal.error.errno == errno.ENOSPC else "")
-                + "; this run's result is printed but NOT recorded")
+                + (
+                    " (No space left on device: the disk is full; free some space)"
+                    if journal.error.errno == errno.ENOSPC
+                    else ""
+                )
+                + "; this run's result is printed but NOT recorded"
+            )
 
     def on_finish(self, run: RunInfo, outcome: RunOutcome | None, error: BaseException | None) -> None:
         journal = self.journal
@@ -208,8 +212,9 @@ class StoreSink:
         except Exception as exc:  # the journal is safe; whoever opens the store next folds it
             if self.held_noted and isinstance(exc, StoreLocked):
                 return
-            self.warnings.append(f"{exc}. The run is safe in {journal.path} and is recorded the next time "
-                                 "the store is opened.")
+            self.warnings.append(
+                f"{exc}. The run is safe in {journal.path} and is recorded the next time the store is opened."
+            )
 
     @staticmethod
     def _drop_incomplete(path: Path) -> None:

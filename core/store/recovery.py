@@ -75,8 +75,9 @@ def fold_journals(con: duckdb.DuckDBPyConnection, events_dir: Path) -> list[str]
     return folded
 
 
-def check(path: Path, con: duckdb.DuckDBPyConnection | None, error: BaseException | None,
-          events_dir: Path) -> dict[str, Any]:
+def check(
+    path: Path, con: duckdb.DuckDBPyConnection | None, error: BaseException | None, events_dir: Path
+) -> dict[str, Any]:
     """Read every table to its last block through a read-only connection (nothing is written)
     and check the runs against their events. Returns ``{"file", "ok", "tables", "problems",
     "pending_logs", "live_logs"}``: journals waiting to be folded, and those of live runs."""
@@ -84,8 +85,14 @@ def check(path: Path, con: duckdb.DuckDBPyConnection | None, error: BaseExceptio
 
     pending = journals(events_dir)
     live = [p.name for p in pending if writer_alive(p)]
-    report: dict[str, Any] = {"file": str(path), "ok": True, "tables": {}, "problems": [],
-                              "pending_logs": [p.name for p in pending if p.name not in live], "live_logs": live}
+    report: dict[str, Any] = {
+        "file": str(path),
+        "ok": True,
+        "tables": {},
+        "problems": [],
+        "pending_logs": [p.name for p in pending if p.name not in live],
+        "live_logs": live,
+    }
     if con is None:
         report["ok"] = False
         report["problems"].append(f"cannot open: {str(error).splitlines()[0] if str(error) else error!r}")
@@ -101,8 +108,10 @@ def check(path: Path, con: duckdb.DuckDBPyConnection | None, error: BaseExceptio
             report["ok"] = False
             report["tables"][table] = None
             report["problems"].append(f"table {table} unreadable: {str(exc).splitlines()[0]}")
-    for index, probe in (("meta's key index", "SELECT * FROM meta WHERE key = 'schema_version'"),
-                         ("runs' id index", "SELECT * FROM runs WHERE run_id = (SELECT max(run_id) FROM runs)")):
+    for index, probe in (
+        ("meta's key index", "SELECT * FROM meta WHERE key = 'schema_version'"),
+        ("runs' id index", "SELECT * FROM runs WHERE run_id = (SELECT max(run_id) FROM runs)"),
+    ):
         try:  # point lookups read the primary-key indexes, which full scans never touch
             con.execute(probe).fetchall()
         except duckdb.Error as exc:
@@ -141,8 +150,10 @@ def salvage(source: Path, target: Path, events_dir: Path) -> dict[str, int]:
                 con.execute(f"DELETE FROM {table}")
             for run_id in run_ids:
                 try:
-                    con.execute(f"INSERT INTO {table} SELECT * FROM damaged.{table} WHERE run_id = ? "
-                                f"ORDER BY {columns}", [run_id])
+                    con.execute(
+                        f"INSERT INTO {table} SELECT * FROM damaged.{table} WHERE run_id = ? ORDER BY {columns}",
+                        [run_id],
+                    )
                 except duckdb.Error:
                     continue
             copied[table] = _one(con, f"SELECT count(*) FROM {table}")[0]
@@ -165,15 +176,20 @@ def _inconsistencies(con: duckdb.DuckDBPyConnection) -> list[str]:
     problems = []
     checks = [
         ("events of unknown runs", "SELECT count(*) FROM events WHERE run_id NOT IN (SELECT run_id FROM runs)"),
-        ("duplicate events (same run and seq)",
-         "SELECT count(*) FROM (SELECT run_id, seq FROM events GROUP BY ALL HAVING count(*) > 1)"),
-        ("runs whose event numbers have gaps",
-         "SELECT count(*) FROM (SELECT run_id FROM events GROUP BY run_id HAVING max(seq) + 1 <> count(*))"),
-        ("ended runs with a result but no model",
-         "SELECT count(*) FROM runs WHERE state IN ('finished', 'stopped', 'cancelled') "
-         "AND run_id NOT IN (SELECT run_id FROM artifacts)"),
-        ("ended runs without an end time",
-         "SELECT count(*) FROM runs WHERE state <> 'running' AND ended_at IS NULL"),
+        (
+            "duplicate events (same run and seq)",
+            "SELECT count(*) FROM (SELECT run_id, seq FROM events GROUP BY ALL HAVING count(*) > 1)",
+        ),
+        (
+            "runs whose event numbers have gaps",
+            "SELECT count(*) FROM (SELECT run_id FROM events GROUP BY run_id HAVING max(seq) + 1 <> count(*))",
+        ),
+        (
+            "ended runs with a result but no model",
+            "SELECT count(*) FROM runs WHERE state IN ('finished', 'stopped', 'cancelled') "
+            "AND run_id NOT IN (SELECT run_id FROM artifacts)",
+        ),
+        ("ended runs without an end time", "SELECT count(*) FROM runs WHERE state <> 'running' AND ended_at IS NULL"),
     ]
     for what, sql in checks:
         count = _one(con, sql)[0]

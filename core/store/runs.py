@@ -16,8 +16,18 @@ import numpy as np
 
 from glasswork.record import RunInfo
 from glasswork.result import Status
-from glasswork.store.schema import (EVENT_COLUMNS, STALE_SECONDS, STATE_OF_STATUS, StoreError, _finite, _json, _now,
-                                    _one, _sql_string, _utc)
+from glasswork.store.schema import (
+    EVENT_COLUMNS,
+    STALE_SECONDS,
+    STATE_OF_STATUS,
+    StoreError,
+    _finite,
+    _json,
+    _now,
+    _one,
+    _sql_string,
+    _utc,
+)
 
 if TYPE_CHECKING:
     import duckdb
@@ -94,9 +104,11 @@ class SweepRow:
         return text + (f", {failed} failed or cancelled" if failed else "")
 
 
-_RUN_COLUMNS = ("run_id, name, solver, solver_version, state, status, objective, lower_bound, gap, "
-                "started_at, ended_at, elapsed, spec, spec_hash, data_fingerprint, host, pid, "
-                "peak_memory, stats, error, n_train, n_test, n_features, sweep_id")
+_RUN_COLUMNS = (
+    "run_id, name, solver, solver_version, state, status, objective, lower_bound, gap, "
+    "started_at, ended_at, elapsed, spec, spec_hash, data_fingerprint, host, pid, "
+    "peak_memory, stats, error, n_train, n_test, n_features, sweep_id"
+)
 
 
 def _row(values: Sequence[Any]) -> RunRow:
@@ -112,12 +124,16 @@ def _row(values: Sequence[Any]) -> RunRow:
 
 # -- writing: a run's records become its rows -------------------------------------------------------
 
-KILLED = ("the run's process ended without finishing (killed or crashed); "
-          "the events it wrote before then are kept")
+KILLED = "the run's process ended without finishing (killed or crashed); the events it wrote before then are kept"
 
 
-def write_run(con: duckdb.DuckDBPyConnection, records: list[dict[str, Any]], *, live: bool = False,
-              ended_at: datetime | None = None) -> str:
+def write_run(
+    con: duckdb.DuckDBPyConnection,
+    records: list[dict[str, Any]],
+    *,
+    live: bool = False,
+    ended_at: datetime | None = None,
+) -> str:
     """Replace whatever the tables hold for a run with what its records say (start, events,
     finish), so writing the same records twice gives the same rows. A run without a finish
     record is ``running`` when ``live``, else ``failed`` (its process ended without one) keeping
@@ -134,10 +150,27 @@ def write_run(con: duckdb.DuckDBPyConnection, records: list[dict[str, Any]], *, 
         "spec_path, data_fingerprint, split, n_train, n_test, n_features, host, pid, started_at, "
         "heartbeat_at, state, sweep_id, sweep_point, inputs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
         "?, 'running', ?, ?, ?)",
-        [run_id, info.name, info.solver, info.solver_version, info.spec_hash,
-         _json(info.spec), info.spec_path, info.data_fingerprint, _json(info.split),
-         info.n_train, info.n_test, info.n_features, info.host, info.pid, _utc(info.started_at),
-         ended_at or _now(), info.sweep_id, _json(info.sweep_point), _json(info.inputs)],
+        [
+            run_id,
+            info.name,
+            info.solver,
+            info.solver_version,
+            info.spec_hash,
+            _json(info.spec),
+            info.spec_path,
+            info.data_fingerprint,
+            _json(info.split),
+            info.n_train,
+            info.n_test,
+            info.n_features,
+            info.host,
+            info.pid,
+            _utc(info.started_at),
+            ended_at or _now(),
+            info.sweep_id,
+            _json(info.sweep_point),
+            _json(info.inputs),
+        ],
     )
     events = [(seq, r) for seq, r in enumerate(records[1:]) if r.get("kind") != "finish"]
     if events:
@@ -149,8 +182,10 @@ def write_run(con: duckdb.DuckDBPyConnection, records: list[dict[str, Any]], *, 
     if finish is not None and finish.get("result") is not None:
         _finish(con, run_id, finish["result"], ended_at or _now())
     elif finish is not None or not live:
-        con.execute("UPDATE runs SET state = 'failed', error = ?, ended_at = ? WHERE run_id = ?",
-                    [(finish or {}).get("error") or KILLED, ended_at or _now(), run_id])
+        con.execute(
+            "UPDATE runs SET state = 'failed', error = ?, ended_at = ? WHERE run_id = ?",
+            [(finish or {}).get("error") or KILLED, ended_at or _now(), run_id],
+        )
         _keep_best(con, run_id, [r for _, r in events])
     return run_id
 
@@ -162,20 +197,37 @@ def _finish(con: duckdb.DuckDBPyConnection, run_id: str, result: dict[str, Any],
     con.execute(
         "UPDATE runs SET state = ?, status = ?, objective = ?, lower_bound = ?, gap = ?, "
         "elapsed = ?, peak_memory = ?, stats = ?, ended_at = ?, error = NULL WHERE run_id = ?",
-        [state, result["status"], _finite(result.get("objective")), _finite(result.get("lower_bound")),
-         _finite(result.get("gap")), stats.get("elapsed"), stats.get("peak_memory"),
-         _json(stats), ended_at, run_id],
+        [
+            state,
+            result["status"],
+            _finite(result.get("objective")),
+            _finite(result.get("lower_bound")),
+            _finite(result.get("gap")),
+            stats.get("elapsed"),
+            stats.get("peak_memory"),
+            _json(stats),
+            ended_at,
+            run_id,
+        ],
     )
-    con.execute("INSERT INTO artifacts VALUES (?, 'model', ?, ?, ?)",
-                [run_id, result["model"].get("kind"), _json(result["model"]), result.get("model_text")])
-    metrics = [(run_id, k, _finite(v)) for k, v in result.get("metrics", {}).items()
-               if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    con.execute(
+        "INSERT INTO artifacts VALUES (?, 'model', ?, ?, ?)",
+        [run_id, result["model"].get("kind"), _json(result["model"]), result.get("model_text")],
+    )
+    metrics = [
+        (run_id, k, _finite(v))
+        for k, v in result.get("metrics", {}).items()
+        if isinstance(v, (int, float)) and not isinstance(v, bool)
+    ]
     if metrics:
-        con.register("glasswork_metric_batch", {
-            "run_id": np.array([m[0] for m in metrics], dtype=object),
-            "name": np.array([m[1] for m in metrics], dtype=object),
-            "value": np.array([np.nan if m[2] is None else m[2] for m in metrics], dtype=np.float64),
-        })
+        con.register(
+            "glasswork_metric_batch",
+            {
+                "run_id": np.array([m[0] for m in metrics], dtype=object),
+                "name": np.array([m[1] for m in metrics], dtype=object),
+                "value": np.array([np.nan if m[2] is None else m[2] for m in metrics], dtype=np.float64),
+            },
+        )
         try:
             con.execute("INSERT INTO metrics SELECT run_id, name, value FROM glasswork_metric_batch")
         finally:
@@ -186,6 +238,7 @@ def _keep_best(con: duckdb.DuckDBPyConnection, run_id: str, events: list[dict[st
     """A failed run keeps what its events last said: the incumbent's objective, the bound, the
     gap, and (the journal holds models) the incumbent model. No status: it was not certified, so
     ``runs show`` shows these figures with the failed state."""
+
     def last(key: str) -> float | None:
         return next((_finite(r[key]) for r in reversed(events) if _finite(r.get(key)) is not None), None)
 
@@ -197,21 +250,32 @@ def _keep_best(con: duckdb.DuckDBPyConnection, run_id: str, events: list[dict[st
     incumbent = next((r for r in reversed(events) if r.get("kind") == "incumbent" and r.get("model")), None)
     if incumbent is not None:
         con.execute("DELETE FROM artifacts WHERE run_id = ?", [run_id])
-        con.execute("INSERT INTO artifacts VALUES (?, 'model', ?, ?, ?)",
-                    [run_id, incumbent["model"].get("kind"), _json(incumbent["model"]), incumbent.get("model_text")])
+        con.execute(
+            "INSERT INTO artifacts VALUES (?, 'model', ?, ?, ?)",
+            [run_id, incumbent["model"].get("kind"), _json(incumbent["model"]), incumbent.get("model_text")],
+        )
 
 
-def close_silent_runs(con: duckdb.DuckDBPyConnection, alive: Callable[[str, str | None, int | None], bool]) -> list[str]:
+def close_silent_runs(
+    con: duckdb.DuckDBPyConnection, alive: Callable[[str, str | None, int | None], bool]
+) -> list[str]:
     """``running`` rows left by glasswork before journals were folded (it wrote live rows): those
     whose process is gone and that have no journal become ``failed``."""
     closed = []
     for run_id, host, pid in con.execute("SELECT run_id, host, pid FROM runs WHERE state = 'running'").fetchall():
         if alive(run_id, host, pid):
             continue
-        con.execute("UPDATE runs SET state = 'failed', ended_at = coalesce(heartbeat_at, started_at), error = ? "
-                    "WHERE run_id = ?", [KILLED, run_id])
-        events = [dict(zip(EVENT_COLUMNS, r)) for r in con.execute(
-            f"SELECT {', '.join(EVENT_COLUMNS)} FROM events WHERE run_id = ? ORDER BY seq", [run_id]).fetchall()]
+        con.execute(
+            "UPDATE runs SET state = 'failed', ended_at = coalesce(heartbeat_at, started_at), error = ? "
+            "WHERE run_id = ?",
+            [KILLED, run_id],
+        )
+        events = [
+            dict(zip(EVENT_COLUMNS, r))
+            for r in con.execute(
+                f"SELECT {', '.join(EVENT_COLUMNS)} FROM events WHERE run_id = ? ORDER BY seq", [run_id]
+            ).fetchall()
+        ]
         _keep_best(con, run_id, events)
         closed.append(run_id)
     return closed
@@ -220,8 +284,15 @@ def close_silent_runs(con: duckdb.DuckDBPyConnection, alive: Callable[[str, str 
 # -- reading (any connection whose runs, events, artifacts and metrics are the store's) -----------------
 
 
-def list_runs(con: duckdb.DuckDBPyConnection, *, solver: str | None = None, state: str | None = None,
-              name: str | None = None, sweep: str | None = None, limit: int | None = 50) -> list[RunRow]:
+def list_runs(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    solver: str | None = None,
+    state: str | None = None,
+    name: str | None = None,
+    sweep: str | None = None,
+    limit: int | None = 50,
+) -> list[RunRow]:
     where, params = [], []
     if sweep:
         where.append("starts_with(sweep_id, ?)")
@@ -245,7 +316,9 @@ def list_runs(con: duckdb.DuckDBPyConnection, *, solver: str | None = None, stat
 def sweep_points(con: duckdb.DuckDBPyConnection, sweep_id: str, states: Sequence[str]) -> dict[str, str]:
     rows = con.execute(
         f"SELECT sweep_point, run_id FROM runs WHERE sweep_id = ? AND state IN "
-        f"({', '.join('?' for _ in states)}) ORDER BY started_at", [sweep_id, *states]).fetchall()
+        f"({', '.join('?' for _ in states)}) ORDER BY started_at",
+        [sweep_id, *states],
+    ).fetchall()
     return {json.loads(point)["key"]: run_id for point, run_id in rows if point}
 
 
@@ -262,14 +335,25 @@ def sweeps(con: duckdb.DuckDBPyConnection, *, solver: str | None = None, name: s
         "max(CAST(json_extract(sweep_point, '$.total') AS BIGINT)), min(objective), "
         "min(started_at), max(coalesce(ended_at, heartbeat_at, started_at)) "
         f"FROM runs WHERE {' AND '.join(where)} GROUP BY sweep_id ORDER BY min(started_at) DESC",
-        params).fetchall()
+        params,
+    ).fetchall()
     out = []
     for sweep_id, sweep_name, sweep_solver, states, total, best, started, last in rows:
         counts: dict[str, int] = {}
         for state in states:
             counts[state] = counts.get(state, 0) + 1
-        out.append(SweepRow(sweep_id, sweep_name, sweep_solver, counts, total or len(states), best,
-                            started.replace(tzinfo=timezone.utc), last.replace(tzinfo=timezone.utc)))
+        out.append(
+            SweepRow(
+                sweep_id,
+                sweep_name,
+                sweep_solver,
+                counts,
+                total or len(states),
+                best,
+                started.replace(tzinfo=timezone.utc),
+                last.replace(tzinfo=timezone.utc),
+            )
+        )
     return out
 
 
@@ -282,13 +366,19 @@ def resolve(con: duckdb.DuckDBPyConnection, refs: Sequence[str], where: Path) ->
                 raise StoreError(f"no runs recorded in {where} yet")
             out.append(row[0])
             continue
-        matches = [r[0] for r in con.execute(
-            "SELECT run_id FROM runs WHERE starts_with(run_id, ?) ORDER BY run_id", [ref]).fetchall()]
+        matches = [
+            r[0]
+            for r in con.execute(
+                "SELECT run_id FROM runs WHERE starts_with(run_id, ?) ORDER BY run_id", [ref]
+            ).fetchall()
+        ]
         if not matches:
             raise StoreError(f"no run with an id starting {ref!r} in {where} (see 'glasswork runs list')")
         if len(matches) > 1:
-            raise StoreError(f"{ref!r} matches {len(matches)} runs ({', '.join(m[:12] for m in matches[:5])}"
-                             f"{', ...' if len(matches) > 5 else ''}); give more of the id")
+            raise StoreError(
+                f"{ref!r} matches {len(matches)} runs ({', '.join(m[:12] for m in matches[:5])}"
+                f"{', ...' if len(matches) > 5 else ''}); give more of the id"
+            )
         out.append(matches[0])
     return out
 
@@ -303,11 +393,13 @@ def get_run(con: duckdb.DuckDBPyConnection, run_id: str, where: Path) -> RunRow:
 def details(con: duckdb.DuckDBPyConnection, run_id: str, where: Path) -> dict[str, Any]:
     doc = get_run(con, run_id, where).to_dict()
     artifacts = con.execute("SELECT name, kind, body, text FROM artifacts WHERE run_id = ?", [run_id]).fetchall()
-    doc["metrics"] = dict(con.execute("SELECT name, value FROM metrics WHERE run_id = ? ORDER BY name",
-                                      [run_id]).fetchall())
+    doc["metrics"] = dict(
+        con.execute("SELECT name, value FROM metrics WHERE run_id = ? ORDER BY name", [run_id]).fetchall()
+    )
     split, inputs, spec_path = _one(con, "SELECT split, inputs, spec_path FROM runs WHERE run_id = ?", [run_id])
-    doc["models"] = [{"name": n, "kind": k, "model": json.loads(b) if b else None, "text": t}
-                     for n, k, b, t in artifacts]
+    doc["models"] = [
+        {"name": n, "kind": k, "model": json.loads(b) if b else None, "text": t} for n, k, b, t in artifacts
+    ]
     doc["split"] = json.loads(split) if split else None
     doc["inputs"] = json.loads(inputs) if inputs else None  # None: recorded before inputs were kept
     doc["spec_path"] = spec_path
@@ -316,8 +408,9 @@ def details(con: duckdb.DuckDBPyConnection, run_id: str, where: Path) -> dict[st
 
 
 def events(con: duckdb.DuckDBPyConnection, run_id: str) -> list[dict[str, Any]]:
-    rows = con.execute(f"SELECT {', '.join(EVENT_COLUMNS)} FROM events WHERE run_id = ? ORDER BY seq",
-                       [run_id]).fetchall()
+    rows = con.execute(
+        f"SELECT {', '.join(EVENT_COLUMNS)} FROM events WHERE run_id = ? ORDER BY seq", [run_id]
+    ).fetchall()
     out = []
     for row in rows:
         record = dict(zip(EVENT_COLUMNS, row))

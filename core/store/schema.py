@@ -77,8 +77,19 @@ MIGRATIONS: list[list[str]] = [
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
-EVENT_COLUMNS = ("run_id", "seq", "kind", "elapsed", "objective", "lower_bound", "gap", "nodes",
-                 "queue", "counters", "message")
+EVENT_COLUMNS = (
+    "run_id",
+    "seq",
+    "kind",
+    "elapsed",
+    "objective",
+    "lower_bound",
+    "gap",
+    "nodes",
+    "queue",
+    "counters",
+    "message",
+)
 
 
 class StoreError(RuntimeError):
@@ -94,9 +105,21 @@ class StoreDamaged(StoreError):
 
 
 # What DuckDB says when a file's blocks, checksums or catalog cannot be trusted.
-_DAMAGE_MARKERS = ("corrupt", "checksum", "invalidated", "serializ", "internal error", "not a valid duckdb",
-                   "unable to read", "failed to read", "could not read", "deserializ", "invalid block",
-                   "magic bytes", "truncated")
+_DAMAGE_MARKERS = (
+    "corrupt",
+    "checksum",
+    "invalidated",
+    "serializ",
+    "internal error",
+    "not a valid duckdb",
+    "unable to read",
+    "failed to read",
+    "could not read",
+    "deserializ",
+    "invalid block",
+    "magic bytes",
+    "truncated",
+)
 
 
 def is_damage(exc: BaseException) -> bool:
@@ -122,8 +145,9 @@ class StorePathError(StoreError):
     a mistake in the spec, so the command exits 2."""
 
 
-def default_db_path(explicit: str | Path | None = None, spec_store_path: str | None = None,
-                    base_dir: Path | None = None) -> Path:
+def default_db_path(
+    explicit: str | Path | None = None, spec_store_path: str | None = None, base_dir: Path | None = None
+) -> Path:
     """``--db`` beats ``GLASSWORK_DB`` beats the spec's ``store.path`` beats ``./glasswork.duckdb``.
 
     ``--db`` and ``$GLASSWORK_DB`` are the user's own choice and may point anywhere; a spec's
@@ -144,7 +168,8 @@ def default_db_path(explicit: str | Path | None = None, spec_store_path: str | N
             raise StorePathError(
                 f"store.path {spec_store_path!r} leads outside the spec's folder {folder} (to {resolved}) "
                 "through a symbolic link; a spec may only name a store inside its own folder. Choose any "
-                "other place with --db PATH or $GLASSWORK_DB")
+                "other place with --db PATH or $GLASSWORK_DB"
+            )
         return base_dir / path
     return Path(DEFAULT_DB)
 
@@ -239,9 +264,11 @@ class StoreFile:
         except OSError as exc:
             blocker = next((p for p in (self.path.parent, *self.path.parent.parents) if p.exists()), None)
             if blocker is not None and not blocker.is_dir():
-                raise StoreError(f"cannot use {self.path} as the run store: {blocker} is a file, not a folder "
-                                 "(Not a directory); point --db at a .duckdb file in a folder you can "
-                                 "write") from exc
+                raise StoreError(
+                    f"cannot use {self.path} as the run store: {blocker} is a file, not a folder "
+                    "(Not a directory); point --db at a .duckdb file in a folder you can "
+                    "write"
+                ) from exc
             raise _unusable(self.path, exc) from exc
         try:
             deadline = time.monotonic() + timeout
@@ -256,9 +283,11 @@ class StoreFile:
                 elif time.monotonic() >= deadline:
                     pid = holder.split()[0] if holder else ""
                     raise StoreLocked(
-                        f"the run store {self.path} is busy: {'process ' + pid if pid.isdigit() else 'another process'} "
+                        f"the run store {self.path} is busy: "
+                        f"{'process ' + pid if pid.isdigit() else 'another process'} "
                         f"has held {lock_path(self.path).name} for over {timeout:.0f} s. Close the program holding it, "
-                        "or record elsewhere with --db PATH (or not at all with --no-store)")
+                        "or record elsewhere with --db PATH (or not at all with --no-store)"
+                    )
                 time.sleep(random.uniform(0.001, 0.01))  # short and jittered: folds take milliseconds
             if not shared:  # who holds it and since when: waiters tell a busy store from a stuck one
                 try:
@@ -303,15 +332,17 @@ class StoreFile:
                         f"the run store {self.path} is locked by {who}"
                         + (f"; waited {waited:.0f} s. " if waited >= 1 else ". ")
                         + "Close the program holding it, or record elsewhere with --db PATH "
-                        "(or not at all with --no-store)") from exc
+                        "(or not at all with --no-store)"
+                    ) from exc
                 time.sleep(delay)
                 delay = min(delay * 2, 0.5)
             except duckdb.Error as exc:
                 raise _unusable(self.path, exc) from exc
 
     @contextmanager
-    def writing(self, *, wait: bool = True, timeout: float | None = None,
-                outside_timeout: float | None = None) -> Iterator[duckdb.DuckDBPyConnection | None]:
+    def writing(
+        self, *, wait: bool = True, timeout: float | None = None, outside_timeout: float | None = None
+    ) -> Iterator[duckdb.DuckDBPyConnection | None]:
         """The file opened for writing under the exclusive lock, its schema migrated. Without
         ``wait``, yields None at once when another glasswork process holds the lock.
         ``outside_timeout`` bounds the wait for a program outside glasswork holding the file."""
@@ -361,21 +392,28 @@ class StoreFile:
         except OSError as exc:
             raise _unusable(self.path, exc) from exc
         if size and (size < HEADER_BYTES or (size - HEADER_BYTES) % BLOCK_BYTES):
-            raise damaged(self.path, RuntimeError(
-                f"the file is truncated: {size:,} bytes is not its headers plus whole "
-                f"{BLOCK_BYTES // 1024} KiB blocks"))
+            raise damaged(
+                self.path,
+                RuntimeError(
+                    f"the file is truncated: {size:,} bytes is not its headers plus whole "
+                    f"{BLOCK_BYTES // 1024} KiB blocks"
+                ),
+            )
 
 
 def _unusable(path: Path, exc: BaseException) -> StoreError:
     if is_damage(exc):
         return damaged(path, exc)
     if isinstance(exc, OSError) and exc.errno in (errno.ENOTDIR, errno.EISDIR, errno.EACCES, errno.EROFS):
-        return StoreError(f"cannot use {path} as the run store: {exc.strerror} ({exc.filename}); "
-                          "point --db at a .duckdb file in a folder you can write")
+        return StoreError(
+            f"cannot use {path} as the run store: {exc.strerror} ({exc.filename}); "
+            "point --db at a .duckdb file in a folder you can write"
+        )
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if "not a directory" in text.lower() or "is a directory" in text.lower():
-        return StoreError(f"cannot use {path} as the run store: {text}; point --db at a .duckdb file in a "
-                          "folder you can write")
+        return StoreError(
+            f"cannot use {path} as the run store: {text}; point --db at a .duckdb file in a folder you can write"
+        )
     return StoreError(f"cannot open the run store {path}: {text}")
 
 
@@ -390,8 +428,9 @@ def _mapped(path: Path, con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         if is_damage(exc):
             raise damaged(path, exc) from exc
         if _disk_full(exc):
-            raise StoreError(f"the disk holding the run store {path} is full ({exc}); "
-                             "free some space, or record elsewhere with --db") from exc
+            raise StoreError(
+                f"the disk holding the run store {path} is full ({exc}); free some space, or record elsewhere with --db"
+            ) from exc
         raise
     finally:
         try:
@@ -406,9 +445,13 @@ def _mapped(path: Path, con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 def schema_version(con: duckdb.DuckDBPyConnection, path: Path, catalog: str = "") -> int:
     """The file's schema version (0: empty); a foreign or unreadable one is a ``StoreError``."""
     prefix = f"{catalog}." if catalog else ""
-    tables = {r[0] for r in con.execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_catalog = coalesce(?, current_database())",
-        [catalog or None]).fetchall()}
+    tables = {
+        r[0]
+        for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_catalog = coalesce(?, current_database())",
+            [catalog or None],
+        ).fetchall()
+    }
     if "meta" not in tables:
         if tables:
             raise StoreError(f"{path} is a DuckDB file but not a glasswork run store; use another --db")
@@ -424,11 +467,13 @@ def schema_version(con: duckdb.DuckDBPyConnection, path: Path, catalog: str = ""
         raise StoreError(
             f"the run store {path} has an unreadable schema version ({str(row[0])[:40]!r} in its meta table), "
             "so glasswork cannot tell what it holds and will not write to it; use another --db, or copy its "
-            f"runs out with 'glasswork runs check --db {path} --salvage NEW.duckdb'") from None
+            f"runs out with 'glasswork runs check --db {path} --salvage NEW.duckdb'"
+        ) from None
     if version > SCHEMA_VERSION:
         raise StoreError(
             f"the run store {path} has schema version {version}, newer than this glasswork "
-            f"understands ({SCHEMA_VERSION}); upgrade glasswork, or use another --db")
+            f"understands ({SCHEMA_VERSION}); upgrade glasswork, or use another --db"
+        )
     return version
 
 

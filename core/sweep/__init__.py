@@ -24,8 +24,20 @@ from glasswork.sweep.summary import SummaryRow, plot_path, summarise, write_summ
 from glasswork.sweep.workers import PointOutcome, run_point
 
 __all__ = [
-    "DaskExecutor", "Executor", "LocalExecutor", "PointOutcome", "SummaryRow", "Sweep", "SweepPoint",
-    "SweepReport", "expand", "make_executor", "plot_path", "run_point", "run_sweep", "summarise",
+    "DaskExecutor",
+    "Executor",
+    "LocalExecutor",
+    "PointOutcome",
+    "SummaryRow",
+    "Sweep",
+    "SweepPoint",
+    "SweepReport",
+    "expand",
+    "make_executor",
+    "plot_path",
+    "run_point",
+    "run_sweep",
+    "summarise",
     "write_summary",
 ]
 
@@ -104,13 +116,24 @@ def _record(sweep: Sweep, outcome: PointOutcome, store: Any) -> None:
     if not records or records[0].get("kind") != "start":
         spec = sweep.loaded.spec
         info = RunInfo(
-            run_id=uuid.uuid4().hex, name=spec.name, solver=spec.solver, solver_version="",
-            spec_hash="", spec=outcome.point.document, spec_path=None if sweep.loaded.path is None
-            else str(sweep.loaded.path), data_fingerprint="", n_train=0, n_test=0, n_features=0,
-            started_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"), pid=0,
+            run_id=uuid.uuid4().hex,
+            name=spec.name,
+            solver=spec.solver,
+            solver_version="",
+            spec_hash="",
+            spec=outcome.point.document,
+            spec_path=None if sweep.loaded.path is None else str(sweep.loaded.path),
+            data_fingerprint="",
+            n_train=0,
+            n_test=0,
+            n_features=0,
+            started_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+            pid=0,
         )
-        records = [start_record(info, full=True),
-                   finish_record(info.run_id, None, outcome.error or "the point did not run")]
+        records = [
+            start_record(info, full=True),
+            finish_record(info.run_id, None, outcome.error or "the point did not run"),
+        ]
         outcome.records = records
     records[0]["sweep_id"] = sweep.sweep_id
     records[0]["sweep_point"] = {**outcome.point.to_dict(), "total": len(sweep.points)}

@@ -70,7 +70,8 @@ class LocalExecutor:
             return
         pool = self._pool = self._new_pool(min(self.jobs, len(points)))
         futures: dict[Future[Any], SweepPoint] = {
-            pool.submit(run_point, p.document, base_dir, self._cancel): p for p in points}
+            pool.submit(run_point, p.document, base_dir, self._cancel): p for p in points
+        }
         suspects: list[SweepPoint] = []
         try:
             # When a worker dies the pool breaks and every unfinished future fails with
@@ -94,8 +95,9 @@ class LocalExecutor:
         try:
             return _outcome(point, pool.submit(run_point, point.document, base_dir, self._cancel).result())
         except BrokenProcessPool:
-            return _failed(point, "the worker process died while running this point "
-                                  "(killed, out of memory, or crashed)")
+            return _failed(
+                point, "the worker process died while running this point (killed, out of memory, or crashed)"
+            )
         except Exception as exc:
             return _failed(point, f"{type(exc).__name__}: {exc}")
         finally:
@@ -125,8 +127,9 @@ class DaskExecutor:
 
         self._cluster = None
         if address in (None, "local"):
-            self._cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                                         processes=True, dashboard_address=None)
+            self._cluster = LocalCluster(
+                n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True, dashboard_address=None
+            )
             address = self._cluster.scheduler_address
         self.client = Client(address, timeout="30s")
         self._cancel = Event(f"glasswork-sweep-cancel-{uuid.uuid4().hex}", client=self.client)
@@ -134,9 +137,17 @@ class DaskExecutor:
     def run(self, points: Sequence[SweepPoint], base_dir: str) -> Iterator[PointOutcome]:
         from distributed import as_completed
 
-        futures = {self.client.submit(run_point, p.document, base_dir, self._cancel, pure=False,
-                                      key=f"glasswork-point-{p.index}-{uuid.uuid4().hex[:8]}"): p
-                   for p in points}
+        futures = {
+            self.client.submit(
+                run_point,
+                p.document,
+                base_dir,
+                self._cancel,
+                pure=False,
+                key=f"glasswork-point-{p.index}-{uuid.uuid4().hex[:8]}",
+            ): p
+            for p in points
+        }
         remaining = dict(futures)
         try:
             for future in as_completed(list(futures)):
@@ -146,19 +157,25 @@ class DaskExecutor:
                 except Exception as exc:
                     kind = type(exc).__name__
                     if kind == "KilledWorker":
-                        message = ("the worker process died while running this point "
-                                   f"(dask gave up after retrying it: {exc})")
-                    elif kind in ("CancelledError", "FutureCancelledError", "CommClosedError") \
-                            or self.client.status != "running":
-                        message = (f"the Dask cluster went away ({kind}: {str(exc).splitlines()[-1]}); "
-                                   "run the sweep again to resume it")
+                        message = (
+                            f"the worker process died while running this point (dask gave up after retrying it: {exc})"
+                        )
+                    elif (
+                        kind in ("CancelledError", "FutureCancelledError", "CommClosedError")
+                        or self.client.status != "running"
+                    ):
+                        message = (
+                            f"the Dask cluster went away ({kind}: {str(exc).splitlines()[-1]}); "
+                            "run the sweep again to resume it"
+                        )
                     else:
                         message = f"{kind}: {exc}"
                     yield _failed(point, message)
         except Exception as exc:  # the scheduler or the connection went away
             for point in remaining.values():
-                yield _failed(point, f"the Dask cluster went away ({type(exc).__name__}: {exc}); "
-                                     "run the sweep again to resume it")
+                yield _failed(
+                    point, f"the Dask cluster went away ({type(exc).__name__}: {exc}); run the sweep again to resume it"
+                )
 
     def cancel(self) -> None:
         try:

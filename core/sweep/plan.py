@@ -58,8 +58,11 @@ class Sweep:
     def metric(self) -> str:
         if self.spec.metric:
             return self.spec.metric
-        has_test = self.spec.folds is not None or self.loaded.spec.data.split.kind != "none" \
+        has_test = (
+            self.spec.folds is not None
+            or self.loaded.spec.data.split.kind != "none"
             or self.loaded.spec.data.test is not None
+        )
         if not has_test:
             return "objective"
         return str(self.defaults.get("metric") or "test_accuracy")
@@ -113,8 +116,9 @@ def expand(
                 for issue in exc.issues:
                     culprit = next((loc for k, loc in where.items() if issue.path.startswith(k)), None)
                     line, col = positions.locate(culprit or next(iter(where.values()), ["sweep"]))
-                    issues.append(SpecIssue(file, line, col, issue.path,
-                                            f"at sweep point ({point.label()}): {issue.message}"))
+                    issues.append(
+                        SpecIssue(file, line, col, issue.path, f"at sweep point ({point.label()}): {issue.message}")
+                    )
                 continue
             points.append(point)
     if issues:
@@ -131,8 +135,10 @@ def _combinations(sweep_spec: SweepSpec) -> Iterator[tuple[dict[str, Any], dict[
     grid_keys = list(sweep_spec.grid)
     if grid_keys:
         for indices in itertools.product(*(range(len(sweep_spec.grid[k])) for k in grid_keys)):
-            yield ({k: sweep_spec.grid[k][i] for k, i in zip(grid_keys, indices)},
-                   {k: ["sweep", "grid", k, i] for k, i in zip(grid_keys, indices)})
+            yield (
+                {k: sweep_spec.grid[k][i] for k, i in zip(grid_keys, indices)},
+                {k: ["sweep", "grid", k, i] for k, i in zip(grid_keys, indices)},
+            )
     for i, p in enumerate(sweep_spec.points):
         yield dict(p), {k: ["sweep", "points", i, k] for k in p}
     if not grid_keys and not sweep_spec.points:

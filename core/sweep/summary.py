@@ -28,8 +28,11 @@ class SummaryRow:
     best: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {**self.coords, "runs": self.runs,
-                               "status": ", ".join(f"{k} {v}" for k, v in sorted(self.statuses.items()))}
+        out: dict[str, Any] = {
+            **self.coords,
+            "runs": self.runs,
+            "status": ", ".join(f"{k} {v}" for k, v in sorted(self.statuses.items())),
+        }
         for name, (mean, sd) in self.values.items():
             out[f"{name}_mean"] = mean
             out[f"{name}_sd"] = sd
@@ -56,8 +59,13 @@ def summarise(report: SweepReport, store: Any = None) -> list[SummaryRow]:
             if point is None:
                 continue
             doc = store.details(run_id)
-            stored = {"status": doc["status"], "objective": doc["objective"], "gap": doc.get("gap"),
-                      "metrics": doc["metrics"], "stats": doc["stats"]}
+            stored = {
+                "status": doc["status"],
+                "objective": doc["objective"],
+                "gap": doc.get("gap"),
+                "metrics": doc["metrics"],
+                "stats": doc["stats"],
+            }
             group = json.dumps(point.coords, sort_keys=True, default=str)
             coords_of[group] = point.coords
             results.setdefault(group, []).append(stored)
@@ -70,14 +78,16 @@ def summarise(report: SweepReport, store: Any = None) -> list[SummaryRow]:
                 statuses["failed"] = statuses.get("failed", 0) + 1
                 continue
             statuses[result["status"]] = statuses.get(result["status"], 0) + 1
-            values = {"objective": result.get("objective"), "gap": result.get("gap"),
-                      "model_size": (result.get("stats") or {}).get("model_size"),
-                      **(result.get("metrics") or {})}
+            values = {
+                "objective": result.get("objective"),
+                "gap": result.get("gap"),
+                "model_size": (result.get("stats") or {}).get("model_size"),
+                **(result.get("metrics") or {}),
+            }
             for name, value in values.items():
                 if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
                     series.setdefault(name, []).append(float(value))
-        values = {name: (statistics.fmean(v), statistics.stdev(v) if len(v) > 1 else 0.0)
-                  for name, v in series.items()}
+        values = {name: (statistics.fmean(v), statistics.stdev(v) if len(v) > 1 else 0.0) for name, v in series.items()}
         rows.append(SummaryRow(coords_of[group], len(items), statuses, values))
     metric = report.sweep.metric
     scored = [r for r in rows if metric in r.values]
@@ -138,11 +148,24 @@ def plot_path(report: SweepReport, rows: Sequence[SummaryRow], path: Path) -> No
         members.sort(key=lambda m: m.coords[x_key])
         xs = [m.coords[x_key] for m in members]
         if metric in (members[0].values if members else {}):
-            ax.errorbar(xs, [m.values[metric][0] for m in members], yerr=[m.values[metric][1] for m in members],
-                        marker="o", capsize=3, label=f"{metric} {label}".strip())
+            ax.errorbar(
+                xs,
+                [m.values[metric][0] for m in members],
+                yerr=[m.values[metric][1] for m in members],
+                marker="o",
+                capsize=3,
+                label=f"{metric} {label}".strip(),
+            )
         if members and "model_size" in members[0].values:
-            size_ax.plot(xs, [m.values["model_size"][0] for m in members], linestyle="--", marker="s",
-                         color="tab:orange", alpha=0.7, label=f"model size {label}".strip())
+            size_ax.plot(
+                xs,
+                [m.values["model_size"][0] for m in members],
+                linestyle="--",
+                marker="s",
+                color="tab:orange",
+                alpha=0.7,
+                label=f"model size {label}".strip(),
+            )
     if all(isinstance(x := r.coords.get(x_key), (int, float)) and x > 0 for r in rows):
         values = sorted({r.coords[x_key] for r in rows})
         if len(values) > 2 and values[-1] / values[0] >= 20:

@@ -103,8 +103,9 @@ class SolverContract:
     def _spec(self, document: dict[str, Any] | None = None) -> SolverSpec:
         return validate_spec(document or self.spec_document(), self._registry())
 
-    def _solve(self, stop: StopReason | None = None,
-               document: dict[str, Any] | None = None) -> tuple[Result, list[Event], Problem]:
+    def _solve(
+        self, stop: StopReason | None = None, document: dict[str, Any] | None = None
+    ) -> tuple[Result, list[Event], Problem]:
         """Solve the spec's problem directly; ``stop`` raises the stop flag before the solve."""
         spec = self._spec(document)
         problem = self.problem(spec)
@@ -245,9 +246,9 @@ class SolverContract:
             assert shown.strip(), "the model renders to nothing"
             assert "models failed" not in shown, shown
         if self._implements(registry, "render_model"):
-            assert _first(registry, "render_model", model={"kind": "__no_such_kind__"}, compact=False,
-                          stats={}) is None, \
-                "render_model must return None for model kinds that are not the plugin's own"
+            assert (
+                _first(registry, "render_model", model={"kind": "__no_such_kind__"}, compact=False, stats={}) is None
+            ), "render_model must return None for model kinds that are not the plugin's own"
 
     def test_monitor_panels_are_fed_by_the_solvers_counters(self) -> None:
         from glasswork.display import Panel
@@ -268,8 +269,10 @@ class SolverContract:
             reported.update(event.counters)
         for panel in panels:
             missing = _unreported(panel, reported, result.stats)
-            assert not missing, (f"panel {panel.title!r} names {', '.join(sorted(missing))}, which no event "
-                                 f"of a whole solve reports (the solver reports {', '.join(sorted(reported))})")
+            assert not missing, (
+                f"panel {panel.title!r} names {', '.join(sorted(missing))}, which no event "
+                f"of a whole solve reports (the solver reports {', '.join(sorted(reported))})"
+            )
 
     def test_exports_reproduce_the_model(self) -> None:
         """A plugin with ``export_model``: its Python and SQL (DuckDB, SQLite) over the raw training
@@ -286,6 +289,7 @@ class SolverContract:
         doc = result.model.to_dict()
         inputs = ModelInputs.of_problem(problem)
         request = ExportRequest("markdown", inputs, run={"run_id": "contract"})
+
         def hook(**kwargs: Any) -> Any:
             return _first(registry, "export_model", **kwargs)
 
@@ -302,8 +306,10 @@ class SolverContract:
         except Exception as exc:  # a hand-made problem (``problem`` overridden) has no raw table
             import pytest
 
-            pytest.skip(f"the problem's raw columns cannot be read again ({exc}); override problem() "
-                        "only when the spec's data section cannot describe it")
+            pytest.skip(
+                f"the problem's raw columns cannot be read again ({exc}); override problem() "
+                "only when the spec's data section cannot describe it"
+            )
         checked = check_exports(result.model, inputs, columns, problem.X, registry, formats)
         assert checked and all(n == problem.n_samples for n in checked.values()), checked
 

@@ -47,24 +47,35 @@ def check_python(text: str) -> dict[str, Any]:
             names = {a.name for a in node.names}
             assert names <= MODULE_IMPORTS, f"the module imports {sorted(names)}"
             continue
-        assert isinstance(node, (ast.Assign, ast.FunctionDef)), \
+        assert isinstance(node, (ast.Assign, ast.FunctionDef)), (
             f"line {node.lineno}: a top-level {type(node).__name__} in an exported module"
+        )
         if isinstance(node, ast.FunctionDef):
             assert not node.decorator_list, f"line {node.lineno}: a decorated function"
-            assert all(d is None or isinstance(d, ast.Constant) for d in node.args.defaults), \
+            assert all(d is None or isinstance(d, ast.Constant) for d in node.args.defaults), (
                 f"line {node.lineno}: a default argument that runs code"
+            )
         else:  # constants and aliases only: nothing is called while the module is imported
             calls = [n for n in ast.walk(node.value) if isinstance(n, (ast.Call, ast.Lambda, ast.NamedExpr))]
-            ok = all(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "compile"
-                     and isinstance(c.func.value, ast.Name) and c.func.value.id == "re" for c in calls)
+            ok = all(
+                isinstance(c, ast.Call)
+                and isinstance(c.func, ast.Attribute)
+                and c.func.attr == "compile"
+                and isinstance(c.func.value, ast.Name)
+                and c.func.value.id == "re"
+                for c in calls
+            )
             assert ok, f"line {node.lineno}: an assignment that runs code"
     before_modules, before_builtins = set(sys.modules), dict(vars(builtins))
     namespace: dict[str, Any] = {"__name__": "exported_model"}
     exec(compile(tree, "<exported model>", "exec"), namespace)
     added = set(sys.modules) - before_modules
     assert not added, f"importing the module imported {sorted(added)}"
-    changed = [k for k in set(vars(builtins)) | set(before_builtins)
-               if k not in before_builtins or vars(builtins).get(k) is not before_builtins[k]]
+    changed = [
+        k
+        for k in set(vars(builtins)) | set(before_builtins)
+        if k not in before_builtins or vars(builtins).get(k) is not before_builtins[k]
+    ]
     assert not changed, f"importing the module changed builtins {sorted(changed)}"
     return namespace
 
@@ -88,7 +99,9 @@ def check_sql(text: str) -> None:
         lite.close()
 
 
-def raw_columns(data: DataSpec, problem: Problem, part: str = "test", base_dir: str | Path = ".") -> dict[str, np.ndarray]:
+def raw_columns(
+    data: DataSpec, problem: Problem, part: str = "test", base_dir: str | Path = "."
+) -> dict[str, np.ndarray]:
     """The raw columns of the ``train`` or ``test`` rows of ``problem``, read again from its source.
 
     A separate test file is read as it is. A CORELS ``.out`` source has no raw columns; its
@@ -154,8 +167,9 @@ def _duck_column(values: np.ndarray) -> np.ndarray:
     return np.asarray([np.nan if v is None else float(v) for v in cells], dtype=np.float64)
 
 
-def run_sql(text: str, columns: dict[str, np.ndarray], engine: str, classes: list[Any] | None
-            ) -> tuple[list[Any], np.ndarray | None]:
+def run_sql(
+    text: str, columns: dict[str, np.ndarray], engine: str, classes: list[Any] | None
+) -> tuple[list[Any], np.ndarray | None]:
     """Run the exported query on the raw rows in ``duckdb`` or ``sqlite`` (table ``data``, beside a
     sentinel table the query must leave as it is)."""
     check_sql(text)
@@ -175,8 +189,10 @@ def run_sql(text: str, columns: dict[str, np.ndarray], engine: str, classes: lis
     else:
         con = sqlite3.connect(":memory:")
         con.execute("CREATE TABLE data (" + ", ".join(sql_name(k) for k in [*names, ROW]) + ")")
-        con.executemany(f"INSERT INTO data VALUES ({', '.join('?' for _ in range(len(names) + 1))})",
-                        [[_cell(row[k]) for k in names] + [i] for i, row in enumerate(rows)])
+        con.executemany(
+            f"INSERT INTO data VALUES ({', '.join('?' for _ in range(len(names) + 1))})",
+            [[_cell(row[k]) for k in names] + [i] for i, row in enumerate(rows)],
+        )
     con.execute(f"CREATE TABLE {SENTINEL} (kept INTEGER)")
     con.execute(f"INSERT INTO {SENTINEL} VALUES (1)")
     try:
@@ -190,8 +206,14 @@ def run_sql(text: str, columns: dict[str, np.ndarray], engine: str, classes: lis
     return labels, (np.asarray([r[1:] for r in result], dtype=np.float64) if classes else None)
 
 
-def check_exports(model: Any, inputs: ModelInputs, columns: dict[str, np.ndarray], X: np.ndarray,
-                  registry: Registry, formats: tuple[str, ...] = ("python", "sql", "json")) -> dict[str, int]:
+def check_exports(
+    model: Any,
+    inputs: ModelInputs,
+    columns: dict[str, np.ndarray],
+    X: np.ndarray,
+    registry: Registry,
+    formats: tuple[str, ...] = ("python", "sql", "json"),
+) -> dict[str, int]:
     """Export ``model`` in each format, predict the raw ``columns`` and compare with the model on
     ``X`` (the same rows as its matrix); raises ``AssertionError`` naming the first difference.
     Returns the number of rows checked per format."""
@@ -210,16 +232,26 @@ def check_exports(model: Any, inputs: ModelInputs, columns: dict[str, np.ndarray
             text = export_model(doc, request, registry)
             results += [(f"sql/{e}", run_sql(text, columns, e, classes)) for e in ("duckdb", "sqlite")]
         elif fmt == "json":
-            document = {"format": "glasswork.model", "version": 1, "kind": doc["kind"], "model": doc,
-                        "inputs": inputs.model_dump(mode="json")}
+            document = {
+                "format": "glasswork.model",
+                "version": 1,
+                "kind": doc["kind"],
+                "model": doc,
+                "inputs": inputs.model_dump(mode="json"),
+            }
             loaded = load_model(document, registry)
             got = loaded.predict(columns)
             labels = [v.item() if hasattr(v, "item") else v for v in np.asarray(got, dtype=object).tolist()]
             results.append((fmt, (labels, None if want_proba is None else np.asarray(loaded.predict_proba(columns)))))
         for name, (labels, proba) in results:
             assert len(labels) == len(want_labels), f"{name}: {len(labels)} predictions for {len(want_labels)} rows"
-            bad = [i for i, (a, b) in enumerate(zip(labels, want_labels)) if a != b or type(a) is not type(b)
-                   and not (isinstance(a, (int, float)) and isinstance(b, (int, float)))]
+            bad = [
+                i
+                for i, (a, b) in enumerate(zip(labels, want_labels))
+                if a != b
+                or type(a) is not type(b)
+                and not (isinstance(a, (int, float)) and isinstance(b, (int, float)))
+            ]
             assert not bad, f"{name}: row {bad[0]} predicts {labels[bad[0]]!r}, the model {want_labels[bad[0]]!r}"
             if want_proba is not None:
                 assert proba is not None, f"{name}: no probabilities"
@@ -229,5 +261,13 @@ def check_exports(model: Any, inputs: ModelInputs, columns: dict[str, np.ndarray
     return checked
 
 
-__all__ = ["PROBA_TOLERANCE", "check_exports", "check_python", "check_sql", "expected", "raw_columns", "run_python",
-           "run_sql"]
+__all__ = [
+    "PROBA_TOLERANCE",
+    "check_exports",
+    "check_python",
+    "check_sql",
+    "expected",
+    "raw_columns",
+    "run_python",
+    "run_sql",
+]

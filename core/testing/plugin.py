@@ -56,8 +56,13 @@ def glasswork_run(tmp_path: Path) -> Callable[..., tuple[RunOutcome, list[dict[s
     from glasswork.launch import Launch
     from glasswork.record import RecordSink
 
-    def run(spec: dict[str, Any] | str | Path, *, registry: Registry | None = None,
-            db: str | Path | None = None, overrides: Sequence[str] = ()) -> tuple[RunOutcome, list[dict[str, Any]]]:
+    def run(
+        spec: dict[str, Any] | str | Path,
+        *,
+        registry: Registry | None = None,
+        db: str | Path | None = None,
+        overrides: Sequence[str] = (),
+    ) -> tuple[RunOutcome, list[dict[str, Any]]]:
         if isinstance(spec, dict):
             path = tmp_path / "spec.yaml"
             YAML(typ="safe").dump(spec, path)

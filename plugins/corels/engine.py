@@ -23,19 +23,26 @@ from glasswork.cython_ext import corels as _corels
 POLICIES = ("bfs", "dfs", "curiosity", "lower_bound", "objective")
 SYMMETRY_MAPS = ("none", "prefix", "captured")
 # bounds on by default, each can be switched off (similar_support: Theorem 18, see docs/corels.md)
-ABLATIONS = ("support", "accurate_support", "lookahead", "equivalent_points", "length_bound",
-             "garbage_collection", "similar_support")
+ABLATIONS = (
+    "support",
+    "accurate_support",
+    "lookahead",
+    "equivalent_points",
+    "length_bound",
+    "garbage_collection",
+    "similar_support",
+)
 
 
 @dataclass
 class Units:
     """Samples merged by antecedent signature, in the bit-sliced layout ``Search`` takes."""
 
-    caps: np.ndarray          # (M, W) uint64 over units
-    counts: np.ndarray        # (U, C) int64 per-class counts
-    minority: np.ndarray      # (U, C) int64 counts off the unit's (weighted) majority label
+    caps: np.ndarray  # (M, W) uint64 over units
+    counts: np.ndarray  # (U, C) int64 per-class counts
+    minority: np.ndarray  # (U, C) int64 counts off the unit's (weighted) majority label
     unit_of_sample: np.ndarray
-    weights: np.ndarray       # (C,) float64 class weights
+    weights: np.ndarray  # (C,) float64 class weights
     planes: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -60,8 +67,7 @@ def _planes(columns: list[tuple[int, np.ndarray]], n_units: int) -> tuple[np.nda
         packed = bitset.pack_rows(np.ascontiguousarray(np.vstack(rows)))
     else:
         packed = np.zeros((0, bitset.n_words(max(n_units, 1))), dtype=np.uint64)
-    return (np.ascontiguousarray(packed), np.asarray(cls, dtype=np.int32),
-            np.asarray(shift, dtype=np.int32))
+    return (np.ascontiguousarray(packed), np.asarray(cls, dtype=np.int32), np.asarray(shift, dtype=np.int32))
 
 
 def sample_signatures(bits: np.ndarray, n_samples: int) -> np.ndarray:
@@ -71,7 +77,7 @@ def sample_signatures(bits: np.ndarray, n_samples: int) -> np.ndarray:
         return np.zeros(n_samples, dtype=np.int64)
     parts = []
     for start in range(0, M, 256):
-        block = bitset.unpack_rows(np.ascontiguousarray(bits[start:start + 256]), n_samples)
+        block = bitset.unpack_rows(np.ascontiguousarray(bits[start : start + 256]), n_samples)
         parts.append(np.packbits(block.T, axis=1))
     sig = np.ascontiguousarray(np.concatenate(parts, axis=1))
     void = sig.view(np.dtype((np.void, sig.shape[1]))).reshape(-1)
@@ -114,9 +120,11 @@ def prepare(
         unit_of_sample = group
         counts = gcounts
         unit_major = majority
-        caps = bitset.pack_columns(
-            np.ascontiguousarray(bitset.unpack_rows(bits, n)[:, first].T)) if bits.shape[0] else \
-            np.zeros((0, bitset.n_words(G)), dtype=np.uint64)
+        caps = (
+            bitset.pack_columns(np.ascontiguousarray(bitset.unpack_rows(bits, n)[:, first].T))
+            if bits.shape[0]
+            else np.zeros((0, bitset.n_words(G)), dtype=np.uint64)
+        )
         n_units = G
     else:
         unit_of_sample = np.arange(n)
@@ -138,10 +146,10 @@ def prepare(
     W = max(bitset.n_words(max(n_units, 1)), 1)
     if caps.shape[0] == 0:
         caps = np.zeros((0, W), dtype=np.uint64)
-    units = Units(caps=np.ascontiguousarray(caps), counts=counts, minority=minority,
-                  unit_of_sample=unit_of_sample, weights=w)
-    units.planes = {"lplanes": lp, "lclass": lc, "lshift": ls, "zplanes": zp, "zclass": zc,
-                    "zshift": zs}
+    units = Units(
+        caps=np.ascontiguousarray(caps), counts=counts, minority=minority, unit_of_sample=unit_of_sample, weights=w
+    )
+    units.planes = {"lplanes": lp, "lclass": lc, "lshift": ls, "zplanes": zp, "zclass": zc, "zshift": zs}
     return units
 
 
@@ -178,18 +186,34 @@ def make_search(
         ab[name] = bool(on)
     p = units.planes
     return _corels.Search(
-        units.caps, p["lplanes"], p["lclass"], p["lshift"], p["zplanes"], p["zclass"], p["zshift"],
-        np.ascontiguousarray(units.weights, dtype=np.float64), units.n_units, float(regularization),
-        policy=policy, symmetry_map=symmetry_map, max_prefix_length=int(max_prefix_length),
-        support=ab["support"], accurate_support=ab["accurate_support"],
-        lookahead=ab["lookahead"], equivalent_points=ab["equivalent_points"],
-        length_bound=ab["length_bound"], garbage_collection=ab["garbage_collection"],
-        similar_support=ab["similar_support"], kernel=kernel, threads=int(threads),
+        units.caps,
+        p["lplanes"],
+        p["lclass"],
+        p["lshift"],
+        p["zplanes"],
+        p["zclass"],
+        p["zshift"],
+        np.ascontiguousarray(units.weights, dtype=np.float64),
+        units.n_units,
+        float(regularization),
+        policy=policy,
+        symmetry_map=symmetry_map,
+        max_prefix_length=int(max_prefix_length),
+        support=ab["support"],
+        accurate_support=ab["accurate_support"],
+        lookahead=ab["lookahead"],
+        equivalent_points=ab["equivalent_points"],
+        length_bound=ab["length_bound"],
+        garbage_collection=ab["garbage_collection"],
+        similar_support=ab["similar_support"],
+        kernel=kernel,
+        threads=int(threads),
     )
 
 
-def run_to_end(search: Any, *, time_limit: float | None = None, slice_seconds: float = 0.005,
-               max_evaluations: int = -1) -> int:
+def run_to_end(
+    search: Any, *, time_limit: float | None = None, slice_seconds: float = 0.005, max_evaluations: int = -1
+) -> int:
     """Drive ``search`` until it is done or a limit hits; returns the last ``Search.run`` code."""
     stop = np.zeros(1, dtype=np.uint8)
     deadline = None if time_limit is None else time.monotonic() + time_limit
@@ -218,6 +242,6 @@ def log10_remaining(pairs: dict[tuple[int, int], int], M: int) -> float:
         fs = np.array([x for x, _ in fc])
         ln_fact = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, m + 1, dtype=float)))))
         k = np.arange(int(fs.max()) + 1)
-        cum = np.logaddexp.accumulate(ln_fact[m] - ln_fact[m - k])   # ln sum_{j<=k} P(m, j)
+        cum = np.logaddexp.accumulate(ln_fact[m] - ln_fact[m - k])  # ln sum_{j<=k} P(m, j)
         logs.append(cum[fs] + np.log(np.array([c for _, c in fc], dtype=float)))
     return float(np.logaddexp.reduce(np.concatenate(logs)) / np.log(10.0))

@@ -31,12 +31,21 @@ class RuleListClassifier(ClassifierMixin, BaseEstimator):
     and ``max_nodes`` (prefix evaluations) stop the search early with an honest certificate.
     """
 
-    def __init__(self, regularization: float = 0.01, *, max_card: int = 1,
-                 min_support: float | None = None, negations: bool = True,
-                 max_prefix_length: int | None = None, policy: str = "lower_bound",
-                 symmetry_map: str = "prefix", thresholds: int = 4,
-                 class_weight: dict | None = None, time_limit: float | None = 60.0,
-                 max_nodes: int | None = None) -> None:
+    def __init__(
+        self,
+        regularization: float = 0.01,
+        *,
+        max_card: int = 1,
+        min_support: float | None = None,
+        negations: bool = True,
+        max_prefix_length: int | None = None,
+        policy: str = "lower_bound",
+        symmetry_map: str = "prefix",
+        thresholds: int = 4,
+        class_weight: dict | None = None,
+        time_limit: float | None = 60.0,
+        max_nodes: int | None = None,
+    ) -> None:
         self.regularization = regularization
         self.max_card = max_card
         self.min_support = min_support
@@ -57,8 +66,9 @@ class RuleListClassifier(ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
-            raise ValueError(f"RuleListClassifier needs samples of at least 2 classes; got 1 class "
-                             f"({self.classes_[0]!r})")
+            raise ValueError(
+                f"RuleListClassifier needs samples of at least 2 classes; got 1 class ({self.classes_[0]!r})"
+            )
         if sample_weight is not None:
             # integer weights are repetitions: expand, so binarizing and mining see them too
             w = np.asarray(sample_weight, dtype=np.float64)
@@ -81,7 +91,10 @@ class RuleListClassifier(ClassifierMixin, BaseEstimator):
         if self.class_weight is not None:
             cw = [float(self.class_weight.get(c, 1.0)) for c in self.classes_]
         problem = Problem(
-            name="estimator", X=B, y=y_enc.astype(np.int64), feature_names=list(feature_names),
+            name="estimator",
+            X=B,
+            y=y_enc.astype(np.int64),
+            feature_names=list(feature_names),
             task="binary" if len(self.classes_) == 2 else "multiclass",
             classes=np.asarray(self.classes_),
         )
@@ -89,8 +102,12 @@ class RuleListClassifier(ClassifierMixin, BaseEstimator):
         result = run_corels(
             problem,
             CorelsObjective(regularization=self.regularization, class_weights=cw),
-            CorelsConstraints(max_prefix_length=self.max_prefix_length, max_card=self.max_card,
-                              min_support=self.min_support, negations=self.negations),
+            CorelsConstraints(
+                max_prefix_length=self.max_prefix_length,
+                max_card=self.max_card,
+                min_support=self.min_support,
+                negations=self.negations,
+            ),
             CorelsSearch(policy=self.policy, symmetry_map=self.symmetry_map),
             ctx,
         )

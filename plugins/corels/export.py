@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from glasswork import hookimpl
-from glasswork.export import (ExportRequest, ModelInputs, decision_list_python, decision_list_sql,
-                              markdown_table)
+from glasswork.export import ExportRequest, ModelInputs, decision_list_python, decision_list_sql, markdown_table
 from glasswork.plugins.corels.model import RuleList
 from glasswork.report import class_legend, esc, stacked_bar
 
@@ -48,11 +47,15 @@ def rule_list_html(model: dict[str, Any]) -> str:
         rule = e.get("antecedent")
         head = "else" if rule is None else ("if" if i == 0 else "else if")
         text = f"{head} {esc(rule)}" if rule is not None else head
-        rows.append(f"<tr><td>{i + 1}</td><td><code>{text}</code></td><td><b>{esc(e['prediction'])}</b></td>"
-                    f"<td class=n>{e['captured']:,}</td><td>{stacked_bar(e['class_counts'], e['captured'] / most)}</td></tr>")
+        rows.append(
+            f"<tr><td>{i + 1}</td><td><code>{text}</code></td><td><b>{esc(e['prediction'])}</b></td>"
+            f"<td class=n>{e['captured']:,}</td><td>{stacked_bar(e['class_counts'], e['captured'] / most)}</td></tr>"
+        )
     legend = class_legend(classes)
-    return (f"<table class=model><tr><th>#</th><th>rule</th><th>then</th><th>captured</th><th>class mix "
-            f"{legend}</th></tr>{''.join(rows)}</table>")
+    return (
+        f"<table class=model><tr><th>#</th><th>rule</th><th>then</th><th>captured</th><th>class mix "
+        f"{legend}</th></tr>{''.join(rows)}</table>"
+    )
 
 
 @hookimpl
@@ -71,8 +74,9 @@ def export_model(model: dict[str, Any], format: str, request: ExportRequest) -> 
     reads = inputs.columns_of(rules.features_used)
     if format == "sql":
         return decision_list_sql(request, tests, labels, probas, classes, reads)
-    return decision_list_python(request, "A CORELS rule list: the first rule that holds decides.",
-                                tests, labels, probas, classes, reads)
+    return decision_list_python(
+        request, "A CORELS rule list: the first rule that holds decides.", tests, labels, probas, classes, reads
+    )
 
 
 @hookimpl

@@ -40,9 +40,17 @@ class RuleList(Classifier):
 
     kind: ClassVar[str] = "rule_list"
 
-    def __init__(self, rules: list[Rule], default: int, default_counts: list[int],
-                 classes: np.ndarray, *, task: Task = "binary", target: str | None = None,
-                 label_names: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        rules: list[Rule],
+        default: int,
+        default_counts: list[int],
+        classes: np.ndarray,
+        *,
+        task: Task = "binary",
+        target: str | None = None,
+        label_names: list[str] | None = None,
+    ) -> None:
         self.rules = list(rules)
         self.default = int(default)
         self.default_counts = list(map(int, default_counts))
@@ -70,8 +78,9 @@ class RuleList(Classifier):
         return labels[self._leaf_of(X)]
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
-        table = np.asarray([self._proba(r.counts, r.prediction) for r in self.rules]
-                           + [self._proba(self.default_counts, self.default)])
+        table = np.asarray(
+            [self._proba(r.counts, r.prediction) for r in self.rules] + [self._proba(self.default_counts, self.default)]
+        )
         return table[self._leaf_of(X)]
 
     def _proba(self, counts: list[int], prediction: int) -> np.ndarray:
@@ -131,11 +140,25 @@ class RuleList(Classifier):
     def from_dict(cls, data: dict[str, Any]) -> RuleList:
         classes = np.asarray(data["classes"], dtype=object)
         index = {c: i for i, c in enumerate(data["classes"])}
-        rules = [Rule(r["antecedent"], [(int(j), int(v)) for j, v in r["items"]],
-                      index[r["prediction"]], list(r["class_counts"])) for r in data["rules"]]
+        rules = [
+            Rule(
+                r["antecedent"],
+                [(int(j), int(v)) for j, v in r["items"]],
+                index[r["prediction"]],
+                list(r["class_counts"]),
+            )
+            for r in data["rules"]
+        ]
         d = data["default"]
-        return cls(rules, index[d["prediction"]], d["class_counts"], classes, task=data["task"],
-                   target=data.get("target"), label_names=data.get("label_names"))
+        return cls(
+            rules,
+            index[d["prediction"]],
+            d["class_counts"],
+            classes,
+            task=data["task"],
+            target=data.get("target"),
+            label_names=data.get("label_names"),
+        )
 
     @property
     def features_used(self) -> list[int]:

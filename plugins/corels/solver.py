@@ -53,8 +53,13 @@ class CorelsSolver(Solver):
         return estimate.summary(), estimate.warning(time_limit)
 
 
-def run_corels(problem: Problem, objective: CorelsObjective, constraints: CorelsConstraints,
-               search_opts: CorelsSearch, ctx: SolveContext) -> Result:
+def run_corels(
+    problem: Problem,
+    objective: CorelsObjective,
+    constraints: CorelsConstraints,
+    search_opts: CorelsSearch,
+    ctx: SolveContext,
+) -> Result:
     """Mine (unless pre-mined), search in slices, and package the rule list and certificate."""
     lam = objective.regularization
     t0 = time.perf_counter()
@@ -67,17 +72,24 @@ def run_corels(problem: Problem, objective: CorelsObjective, constraints: Corels
     n_classes = len(problem.classes) if problem.classes is not None else int(problem.y.max()) + 1
     weights = class_weight_vector(objective.class_weights, problem.classes, n_classes)
     multiplicity = integer_multiplicity(problem.sample_weight)
-    units = engine.prepare(bits, problem.y, n_classes, class_weights=weights,
-                           multiplicity=multiplicity, compress=search_opts.compress)
+    units = engine.prepare(
+        bits, problem.y, n_classes, class_weights=weights, multiplicity=multiplicity, compress=search_opts.compress
+    )
     max_len = 255 if constraints.max_prefix_length is None else constraints.max_prefix_length
     search = engine.make_search(
-        units, lam, policy=search_opts.policy, symmetry_map=search_opts.symmetry_map,
-        max_prefix_length=max_len, ablation={b: False for b in search_opts.ablation},
+        units,
+        lam,
+        policy=search_opts.policy,
+        symmetry_map=search_opts.symmetry_map,
+        max_prefix_length=max_len,
+        ablation={b: False for b in search_opts.ablation},
         threads=engine.default_threads() if search_opts.threads is None else search_opts.threads,
     )
     prep_seconds = time.perf_counter() - t0
-    ctx.log(f"corels: {len(names)} antecedents, {problem.n_samples} samples in "
-            f"{units.n_units} units, lambda={lam}, {search.threads} thread(s)")
+    ctx.log(
+        f"corels: {len(names)} antecedents, {problem.n_samples} samples in "
+        f"{units.n_units} units, lambda={lam}, {search.threads} thread(s)"
+    )
 
     def build(prefix: list[int]) -> RuleList:
         return build_rule_list(prefix, names, bits, items, problem, weights, multiplicity)
@@ -117,8 +129,7 @@ def run_corels(problem: Problem, objective: CorelsObjective, constraints: Corels
             status = reason.status if reason.value != 0 else Status.STOPPED_TIME
         lower = min(search.lower_bound(), search.objective)
     model = build(search.best_prefix)
-    cert = Certificate(status=status, objective=search.objective, lower_bound=lower,
-                       tolerance=1e-9)
+    cert = Certificate(status=status, objective=search.objective, lower_bound=lower, tolerance=1e-9)
     counters = search.counters()
     loss = search.objective - lam * len(search.best_prefix)
     stats: dict[str, Any] = {
@@ -134,8 +145,7 @@ def run_corels(problem: Problem, objective: CorelsObjective, constraints: Corels
         "estimated_second_level": estimate.second_level,
         "estimated_seconds": estimate.rough_seconds,
     }
-    metrics = {"regularized_objective": search.objective, "train_loss": loss,
-               "rules": float(len(search.best_prefix))}
+    metrics = {"regularized_objective": search.objective, "train_loss": loss, "rules": float(len(search.best_prefix))}
     return Result(model=model, certificate=cert, metrics=metrics, stats=stats)
 
 
@@ -157,8 +167,9 @@ def _progress(ctx: SolveContext, search: Any, M: int) -> None:
 # -- inputs ------------------------------------------------------------------------------------
 
 
-def antecedents_for(problem: Problem, c: CorelsConstraints, lam: float
-                    ) -> tuple[list[str], np.ndarray, list[list[tuple[int, int]]]]:
+def antecedents_for(
+    problem: Problem, c: CorelsConstraints, lam: float
+) -> tuple[list[str], np.ndarray, list[list[tuple[int, int]]]]:
     """Names, packed bits and feature items of the antecedents to search.
 
     Pre-mined data (a ``.out`` source) are used as they are, each antecedent a column of X; other
@@ -172,12 +183,16 @@ def antecedents_for(problem: Problem, c: CorelsConstraints, lam: float
             ants = Antecedents.from_matrix(problem.X, problem.feature_names)
         return list(ants.names), ants.bits, [[(m, 1)] for m in range(len(ants.names))]
     if not problem.is_binary_matrix:
-        raise DataError("CORELS mines antecedents from 0/1 features, but the features are not 0/1",
-                        file=problem.source, hint="add 'binarize:' to the data section")
+        raise DataError(
+            "CORELS mines antecedents from 0/1 features, but the features are not 0/1",
+            file=problem.source,
+            hint="add 'binarize:' to the data section",
+        )
     min_support = lam if c.min_support is None else c.min_support
     min_support = min(min_support, 0.5)
-    ants = mine_antecedents(problem.X, problem.feature_names, max_card=c.max_card,
-                            min_support=min_support, negations=c.negations)
+    ants = mine_antecedents(
+        problem.X, problem.feature_names, max_card=c.max_card, min_support=min_support, negations=c.negations
+    )
     lookup: dict[str, tuple[int, int]] = {}
     for j, nm in enumerate(problem.feature_names):
         lookup.setdefault(str(nm), (j, 1))
@@ -187,8 +202,11 @@ def antecedents_for(problem: Problem, c: CorelsConstraints, lam: float
     for name in ants.names:
         parts = split_items(name)
         if not all(p in lookup for p in parts):
-            raise DataError(f"cannot map antecedent {name!r} back to feature columns",
-                            file=problem.source, hint="feature names must not contain ','")
+            raise DataError(
+                f"cannot map antecedent {name!r} back to feature columns",
+                file=problem.source,
+                hint="feature names must not contain ','",
+            )
         items.append([lookup[p] for p in parts])
     return list(ants.names), ants.bits, items
 
@@ -198,14 +216,18 @@ def class_weight_vector(spec_weights: Any, classes: np.ndarray | None, n_classes
         return None
     if isinstance(spec_weights, list):
         if len(spec_weights) != n_classes:
-            raise DataError(f"class_weights lists {len(spec_weights)} weights for {n_classes} classes",
-                            hint="give one weight per class, in class order")
+            raise DataError(
+                f"class_weights lists {len(spec_weights)} weights for {n_classes} classes",
+                hint="give one weight per class, in class order",
+            )
         return np.asarray(spec_weights, dtype=np.float64)
     names = [str(c) for c in (classes if classes is not None else range(n_classes))]
     unknown = [k for k in spec_weights if k not in names]
     if unknown:
-        raise DataError(f"class_weights names unknown class(es) {', '.join(map(repr, unknown))}",
-                        hint=f"classes are: {', '.join(names)}")
+        raise DataError(
+            f"class_weights names unknown class(es) {', '.join(map(repr, unknown))}",
+            hint=f"classes are: {', '.join(names)}",
+        )
     return np.asarray([float(spec_weights.get(n, 1.0)) for n in names], dtype=np.float64)
 
 
@@ -215,14 +237,22 @@ def integer_multiplicity(sample_weight: np.ndarray | None) -> np.ndarray | None:
         return None
     w = np.asarray(sample_weight, dtype=np.float64)
     if np.any(w < 0) or np.any(w != np.round(w)):
-        raise DataError("CORELS takes only non-negative integer sample weights (counts)",
-                        hint="use objective.class_weights for weighted classes, or round the weights")
+        raise DataError(
+            "CORELS takes only non-negative integer sample weights (counts)",
+            hint="use objective.class_weights for weighted classes, or round the weights",
+        )
     return w.astype(np.int64)
 
 
-def build_rule_list(prefix: list[int], names: list[str], bits: np.ndarray,
-                    items: list[list[tuple[int, int]]], problem: Problem,
-                    weights: np.ndarray | None, multiplicity: np.ndarray | None) -> RuleList:
+def build_rule_list(
+    prefix: list[int],
+    names: list[str],
+    bits: np.ndarray,
+    items: list[list[tuple[int, int]]],
+    problem: Problem,
+    weights: np.ndarray | None,
+    multiplicity: np.ndarray | None,
+) -> RuleList:
     """The rule list of a prefix, labels by (weighted) majority as in the search."""
     n = problem.n_samples
     C = len(problem.classes) if problem.classes is not None else int(problem.y.max()) + 1
@@ -242,8 +272,15 @@ def build_rule_list(prefix: list[int], names: list[str], bits: np.ndarray,
     label_names = problem.extras.get("label_names")
     if label_names is not None and len(label_names) != C:
         label_names = None
-    return RuleList(rules, _majority(counts, w), counts.tolist(), classes, task=problem.task,
-                    target=problem.extras.get("target"), label_names=label_names)
+    return RuleList(
+        rules,
+        _majority(counts, w),
+        counts.tolist(),
+        classes,
+        task=problem.task,
+        target=problem.extras.get("target"),
+        label_names=label_names,
+    )
 
 
 def _majority(counts: np.ndarray, w: np.ndarray) -> int:
@@ -256,9 +293,9 @@ def _majority(counts: np.ndarray, w: np.ndarray) -> int:
 
 # Rules of thumb fitted on measured searches (bench/corels_defaults.py, bench/corels_compas.py;
 # docs/corels.md, "Keeping a search small"). They size a warning, never a refusal.
-EVALUATIONS_PER_SECOND = 10e6   # per thread, the compiled search while its queue grows (10-20 M/s)
+EVALUATIONS_PER_SECOND = 10e6  # per thread, the compiled search while its queue grows (10-20 M/s)
 WHOLE_OVER_SECOND_LEVEL = 1000  # a whole search's evaluations over its second level's (700 on COMPAS at 0.01)
-LOG10_SETS_PER_SECOND = 22.0    # log10 C(M, depth) of a search taking about one second per thread
+LOG10_SETS_PER_SECOND = 22.0  # log10 C(M, depth) of a search taking about one second per thread
 REGULARIZATIONS_TO_SUGGEST = (0.015, 0.02, 0.025, 0.03, 0.04, 0.05)
 
 
@@ -304,10 +341,12 @@ class SearchEstimate:
 
     def summary(self) -> str:
         """One line for the run's log and ``glasswork validate``."""
-        return (f"corels size: {self.antecedents:,} antecedents, prefixes of at most {self.depth} rules "
-                f"(Theorem 20 with the lookahead), {self.first_level:,} one-rule prefixes to expand, "
-                f"{self.second_level:,} two-rule prefixes to score, 10^{self.log10_space:.0f} antecedent sets "
-                f"of the deepest length; roughly {_duration(self.rough_seconds)} on {self.threads} thread(s)")
+        return (
+            f"corels size: {self.antecedents:,} antecedents, prefixes of at most {self.depth} rules "
+            f"(Theorem 20 with the lookahead), {self.first_level:,} one-rule prefixes to expand, "
+            f"{self.second_level:,} two-rule prefixes to score, 10^{self.log10_space:.0f} antecedent sets "
+            f"of the deepest length; roughly {_duration(self.rough_seconds)} on {self.threads} thread(s)"
+        )
 
     def warning(self, time_limit: float | None) -> str | None:
         """One line saying what to change, when the rough time is beyond the time limit (an hour
@@ -317,14 +356,19 @@ class SearchEstimate:
             return None
         fixes = ["constraints.max_card: 1"] if self.max_card is not None and self.max_card > 1 else []
         fits = [x for x, seconds in self.larger_regularizations if seconds <= budget]
-        fixes.append(f"objective.regularization: {fits[0]:g}" if fits
-                     else f"a larger objective.regularization than {self.regularization:g}")
+        fixes.append(
+            f"objective.regularization: {fits[0]:g}"
+            if fits
+            else f"a larger objective.regularization than {self.regularization:g}"
+        )
         if self.max_card is not None:
             fixes.append("fewer binarize.thresholds")
-        return (f"corels: unlikely to certify within {_duration(budget)} ({self.antecedents:,} antecedents, "
-                f"{self.second_level:,} two-rule prefixes, up to {self.depth} rules deep: roughly "
-                f"{_duration(self.rough_seconds)}); "
-                f"try {', '.join(fixes[:-1]) + ' or ' if len(fixes) > 1 else ''}{fixes[-1]}")
+        return (
+            f"corels: unlikely to certify within {_duration(budget)} ({self.antecedents:,} antecedents, "
+            f"{self.second_level:,} two-rule prefixes, up to {self.depth} rules deep: roughly "
+            f"{_duration(self.rough_seconds)}); "
+            f"try {', '.join(fixes[:-1]) + ' or ' if len(fixes) > 1 else ''}{fixes[-1]}"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {**dataclasses.asdict(self), "rough_seconds": self.rough_seconds}
@@ -340,9 +384,13 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 86400:.0f} days" if seconds < 86400 * 365 else "more than a year"
 
 
-def estimate_search(problem: Problem, objective: CorelsObjective, constraints: CorelsConstraints,
-                    search_opts: CorelsSearch | None = None,
-                    mined: tuple[list[str], np.ndarray, Any] | None = None) -> SearchEstimate:
+def estimate_search(
+    problem: Problem,
+    objective: CorelsObjective,
+    constraints: CorelsConstraints,
+    search_opts: CorelsSearch | None = None,
+    mined: tuple[list[str], np.ndarray, Any] | None = None,
+) -> SearchEstimate:
     """Mine (or take ``mined``) and size the search: one popcount pass over the antecedents and one
     grouping of the rows by antecedent vector, as the search's own preparation does. The run logs
     it at its start; ``glasswork validate`` can show it (``CorelsSolver.size_report``)."""
@@ -366,8 +414,8 @@ def estimate_search(problem: Problem, objective: CorelsObjective, constraints: C
         else:  # multiplicities: per-class sums over the unpacked rows, in chunks
             m_c = np.where(in_class, mult, 0).astype(np.float64)
             for start in range(0, M, 256):
-                block = bitset.unpack_rows(np.ascontiguousarray(bits[start:start + 256]), n)
-                captured[start:start + 256, c] = block @ m_c
+                block = bitset.unpack_rows(np.ascontiguousarray(bits[start : start + 256]), n)
+                captured[start : start + 256, c] = block @ m_c
             total[c] = m_c.sum()
     captured *= w
     total *= w
@@ -382,8 +430,7 @@ def estimate_search(problem: Problem, objective: CorelsObjective, constraints: C
     per_group *= w
     minority = float((per_group.sum(axis=1) - per_group.max(axis=1)).sum()) / W if n else 0.0
     cap = M if constraints.max_prefix_length is None else min(M, constraints.max_prefix_length)
-    threads = engine.default_threads() if search_opts is None or search_opts.threads is None \
-        else search_opts.threads
+    threads = engine.default_threads() if search_opts is None or search_opts.threads is None else search_opts.threads
 
     def size(lam: float) -> SearchEstimate:
         empty = (W - float(total.max())) / W
@@ -393,18 +440,27 @@ def estimate_search(problem: Problem, objective: CorelsObjective, constraints: C
             cap_right = captured.max(axis=1)
             rest_right = (total[None, :] - captured).max(axis=1)
             one_rule = min(empty, float(np.min(lam + (W - cap_right - rest_right) / W)))
-            viable = ((cap_weight >= lam * W) & (cap_right >= lam * W)
-                      & (2 * lam + (cap_weight - cap_right) / W < one_rule))
+            viable = (
+                (cap_weight >= lam * W) & (cap_right >= lam * W) & (2 * lam + (cap_weight - cap_right) / W < one_rule)
+            )
             first = int(viable.sum())
         max_length = min(cap, int(math.floor(one_rule / lam + 1e-12))) if lam > 0 else cap
-        depth = min(max_length, max(int(math.ceil((one_rule - minority) / lam - 1e-12)) - 1, 0)) \
-            if lam > 0 else cap
-        return SearchEstimate(antecedents=M, samples=n, regularization=lam,
-                              max_card=None if problem.extras.get("premined") else constraints.max_card,
-                              empty_list=empty, one_rule=one_rule, minority=minority,
-                              max_length=max_length, depth=depth, first_level=first,
-                              second_level=first * max(M - 1, 0),
-                              log10_space=_log10_binomial(M, depth), threads=threads)
+        depth = min(max_length, max(int(math.ceil((one_rule - minority) / lam - 1e-12)) - 1, 0)) if lam > 0 else cap
+        return SearchEstimate(
+            antecedents=M,
+            samples=n,
+            regularization=lam,
+            max_card=None if problem.extras.get("premined") else constraints.max_card,
+            empty_list=empty,
+            one_rule=one_rule,
+            minority=minority,
+            max_length=max_length,
+            depth=depth,
+            first_level=first,
+            second_level=first * max(M - 1, 0),
+            log10_space=_log10_binomial(M, depth),
+            threads=threads,
+        )
 
     estimate = size(lam)
     # larger penalties on the same antecedents (mining at a larger min_support only removes some)

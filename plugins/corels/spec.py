@@ -8,15 +8,24 @@ from pydantic import Field, PositiveFloat
 
 from glasswork.spec import SolverSpec, StrictModel
 
-Bound = Literal["support", "accurate_support", "lookahead", "equivalent_points", "length_bound",
-                "garbage_collection", "similar_support"]
+Bound = Literal[
+    "support",
+    "accurate_support",
+    "lookahead",
+    "equivalent_points",
+    "length_bound",
+    "garbage_collection",
+    "similar_support",
+]
 
 
 class CorelsObjective(StrictModel):
     """R(d) = weighted misclassification / total weight + regularization * (number of rules)."""
 
     regularization: float = Field(
-        0.01, ge=0.0, le=1.0,
+        0.01,
+        ge=0.0,
+        le=1.0,
         description="Penalty per rule (lambda): one more rule must cut the training error by more "
         "than this fraction of the data.",
     )
@@ -31,34 +40,39 @@ class CorelsConstraints(StrictModel):
     """Limits on the list and, when antecedents are mined from 0/1 features, on the mining."""
 
     max_prefix_length: int | None = Field(
-        None, ge=0, le=255,
+        None,
+        ge=0,
+        le=255,
         description="Most rules before the default rule; by default only the bounds limit it.",
     )
     max_card: int = Field(
-        1, ge=1, le=3,
+        1,
+        ge=1,
+        le=3,
         description="Most items per mined antecedent (ignored for .out data). 1 keeps a search over "
         "a binarized table to tens or hundreds of antecedents; 2 (pairs) often multiplies them by "
         "50 to 100 and the search far more (docs/corels.md, 'Keeping a search small').",
     )
     min_support: float | None = Field(
-        None, ge=0.0, le=0.5,
+        None,
+        ge=0.0,
+        le=0.5,
         description="Mined antecedents keep support in [min_support, 1 - min_support]; by default "
         "the regularization, which loses no optimal list (Theorems 10 and 21). Ignored for .out data.",
     )
-    negations: bool = Field(
-        True, description="Also mine negated features (ignored for .out data)."
-    )
+    negations: bool = Field(True, description="Also mine negated features (ignored for .out data).")
 
 
 class CorelsSearch(StrictModel):
     """How the branch-and-bound explores prefixes; every choice certifies the same optimum."""
 
     policy: Literal["bfs", "dfs", "curiosity", "lower_bound", "objective"] = Field(
-        "lower_bound", description="Queue order: breadth-first, depth-first, curiosity, lower "
-        "bound or objective (best-first).",
+        "lower_bound",
+        description="Queue order: breadth-first, depth-first, curiosity, lower bound or objective (best-first).",
     )
     symmetry_map: Literal["none", "prefix", "captured"] = Field(
-        "prefix", description="Symmetry-aware map: none; prefix: keep the best ordering of each "
+        "prefix",
+        description="Symmetry-aware map: none; prefix: keep the best ordering of each "
         "antecedent set (Corollary 16); captured: the best prefix of each captured set (Theorem 15).",
     )
     ablation: list[Bound] = Field(
@@ -68,14 +82,15 @@ class CorelsSearch(StrictModel):
         "unchanged.",
     )
     compress: bool = Field(
-        True, description="Merge samples with identical antecedent signatures before searching "
+        True,
+        description="Merge samples with identical antecedent signatures before searching "
         "(lossless; turn off only to measure its effect).",
     )
-    progress_interval: PositiveFloat = Field(
-        0.25, le=60.0, description="Seconds between progress reports."
-    )
+    progress_interval: PositiveFloat = Field(0.25, le=60.0, description="Seconds between progress reports.")
     threads: int | None = Field(
-        None, ge=1, le=1024,
+        None,
+        ge=1,
+        le=1024,
         description="Threads of one search, sharing its queue, symmetry map, incumbent and bound; "
         "by default all the cores the process may use. 1 runs the single-threaded path. The "
         "optimum is the same for any count; among equally good lists another may be returned.",

@@ -35,8 +35,10 @@ def rule_list_view(model: dict[str, Any], compact: bool = False) -> RenderableTy
             table.add_column(plain_text(f"n {column}"), justify="right", style="dim")
     rules = list(model.get("rules") or [])
     default = model.get("default") or {}
-    rows = [(r, f"{'if' if i == 0 else 'else if'} ({{{r.get('antecedent')}}}) then ({{{label(r.get('prediction'))}}})")
-            for i, r in enumerate(rules)]
+    rows = [
+        (r, f"{'if' if i == 0 else 'else if'} ({{{r.get('antecedent')}}}) then ({{{label(r.get('prediction'))}}})")
+        for i, r in enumerate(rules)
+    ]
     rows.append((default, f"{'else ' if rules else ''}({{{label(default.get('prediction'))}}})"))
     for i, (rule, text) in enumerate(rows):
         counts = [int(c) for c in rule.get("class_counts") or []]
@@ -60,5 +62,7 @@ def render_model(model: dict[str, Any], compact: bool) -> RenderableType | None:
 def monitor_panels(solver: str) -> list[Panel] | None:
     if solver != "corels":
         return None
-    return [SeriesPanel("log10 remaining space", counter="log10_remaining", color="magenta"),
-            BarsPanel("queue by prefix length", counter="queue_lengths", xlabel="prefix length", color="blue")]
+    return [
+        SeriesPanel("log10 remaining space", counter="log10_remaining", color="magenta"),
+        BarsPanel("queue by prefix length", counter="queue_lengths", xlabel="prefix length", color="blue"),
+    ]

@@ -69,8 +69,9 @@ def feature_signs(cons: Constraints) -> np.ndarray:
 class SupportSearch:
     """Best-first branch and bound for the k-sparse sign-constrained logistic loss."""
 
-    def __init__(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None,
-                 cons: Constraints, k: int) -> None:
+    def __init__(
+        self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None, cons: Constraints, k: int
+    ) -> None:
         X = np.ascontiguousarray(X, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
         if set(np.unique(y)) <= {0.0, 1.0}:
@@ -99,10 +100,17 @@ class SupportSearch:
         self.b_box = (float(intercept[0]), float(intercept[1]))
         return self
 
-    def run(self, *, upper_bound: float = math.inf, time_limit: float | None = None,
-            node_limit: int | None = None, stop: Callable[[], str | None] | None = None,
-            report: Callable[[BoundReport], None] | None = None, tolerance: float = 1e-9,
-            lattice: bool = False) -> BoundReport:
+    def run(
+        self,
+        *,
+        upper_bound: float = math.inf,
+        time_limit: float | None = None,
+        node_limit: int | None = None,
+        stop: Callable[[], str | None] | None = None,
+        report: Callable[[BoundReport], None] | None = None,
+        tolerance: float = 1e-9,
+        lattice: bool = False,
+    ) -> BoundReport:
         """Search until the tree is exhausted or a limit hits; the bound holds either way.
 
         ``upper_bound`` is the best known loss of a k-sparse model (it prunes); ``stop()``
@@ -122,11 +130,22 @@ class SupportSearch:
                 if not include[j] and j not in banned and self.signs[j] != 2 and int(cons.group_of[j]) not in taken:
                     free[j] = 1
         tree = riskcert.SupportTree(
-            self.A, self.s, self.codes, np.ascontiguousarray(self.nvals, dtype=np.intc),
-            np.ascontiguousarray(self.f_lo, dtype=np.float64), np.ascontiguousarray(self.f_hi, dtype=np.float64),
-            float(self.b_box[0]), float(self.b_box[1]), np.ascontiguousarray(self.scale, dtype=np.float64),
-            np.ascontiguousarray(cons.group_of, dtype=np.intc), include.copy(), self.k,
-            upper_bound=upper_bound, tolerance=tolerance, lattice=lattice)
+            self.A,
+            self.s,
+            self.codes,
+            np.ascontiguousarray(self.nvals, dtype=np.intc),
+            np.ascontiguousarray(self.f_lo, dtype=np.float64),
+            np.ascontiguousarray(self.f_hi, dtype=np.float64),
+            float(self.b_box[0]),
+            float(self.b_box[1]),
+            np.ascontiguousarray(self.scale, dtype=np.float64),
+            np.ascontiguousarray(cons.group_of, dtype=np.intc),
+            include.copy(),
+            self.k,
+            upper_bound=upper_bound,
+            tolerance=tolerance,
+            lattice=lattice,
+        )
         self.tree = tree
         tree.start(include, free)
         flag = np.zeros(1, dtype=np.uint8)
@@ -149,12 +168,35 @@ class SupportSearch:
             if report is not None and now - last_report >= REPORT_SECONDS:
                 last_report = now
                 history.append((now - started, tree.lower_bound))
-                report(BoundReport(tree.lower_bound, tree.upper_bound, tree.best_support, tree.nodes,
-                                   tree.open_nodes, False, now - started, None, history))
+                report(
+                    BoundReport(
+                        tree.lower_bound,
+                        tree.upper_bound,
+                        tree.best_support,
+                        tree.nodes,
+                        tree.open_nodes,
+                        False,
+                        now - started,
+                        None,
+                        history,
+                    )
+                )
         self.nodes = tree.nodes
         lb = max(0.0, tree.lower_bound)  # a logistic loss is never negative
-        best_support = tree.best_support if math.isfinite(tree.upper_bound) and tree.upper_bound < upper_bound \
+        best_support = (
+            tree.best_support
+            if math.isfinite(tree.upper_bound) and tree.upper_bound < upper_bound
             else tuple(sorted(int(f) for f in cons.include))
+        )
         history.append((time.monotonic() - started, lb))
-        return BoundReport(lb, tree.upper_bound, best_support, tree.nodes, tree.open_nodes,
-                           tree.finished and stopped is None, time.monotonic() - started, stopped, history)
+        return BoundReport(
+            lb,
+            tree.upper_bound,
+            best_support,
+            tree.nodes,
+            tree.open_nodes,
+            tree.finished and stopped is None,
+            time.monotonic() - started,
+            stopped,
+            history,
+        )

@@ -206,7 +206,7 @@ class Engine:
             ok[removed] = False
         for f in self.cons.exclude:
             ok[f + 1] = False
-        ok[1:] &= (self.cons.upper > self.cons.lower)
+        ok[1:] &= self.cons.upper > self.cons.lower
         groups = self.cons.group_of
         taken = {int(groups[j - 1]) for j in support if j != removed and groups[j - 1] >= 0}
         if taken:
@@ -229,8 +229,18 @@ class Engine:
         if st.finetune == "newton":
             loss = kernels.finetune_newton(sub, weights, ws, self.lo[cols], self.hi[cols], st.lam2)
         else:
-            loss = kernels.finetune(sub, weights, ws, self.lo[cols], self.hi[cols], st.lam2,
-                                    st.finetune_sweeps, st.finetune_tol, st.finetune_check, True)
+            loss = kernels.finetune(
+                sub,
+                weights,
+                ws,
+                self.lo[cols],
+                self.hi[cols],
+                st.lam2,
+                st.finetune_sweeps,
+                st.finetune_tol,
+                st.finetune_check,
+                True,
+            )
         w[cols] = ws
         return float(loss)
 
@@ -244,11 +254,16 @@ class Engine:
         if losses is not None:
             self.design.prepare_losses()
         bounds = np.linspace(0, cands.size, parts + 1).astype(int)
-        pieces = [(np.ascontiguousarray(cands[lo:hi]), np.zeros(hi - lo),
-                   None if losses is None else np.zeros(hi - lo)) for lo, hi in zip(bounds, bounds[1:])]
+        pieces = [
+            (np.ascontiguousarray(cands[lo:hi]), np.zeros(hi - lo), None if losses is None else np.zeros(hi - lo))
+            for lo, hi in zip(bounds, bounds[1:])
+        ]
         ok = self._executor().map(
-            lambda piece: self.design.screen(piece[0], st.screen_iters, st.screen_tol, piece[1],
-                                             piece[2], self.stop_flag), pieces)
+            lambda piece: self.design.screen(
+                piece[0], st.screen_iters, st.screen_tol, piece[1], piece[2], self.stop_flag
+            ),
+            pieces,
+        )
         done = all(list(ok))
         for (lo, hi), (_, pa, pl) in zip(zip(bounds, bounds[1:]), pieces):
             a[lo:hi] = pa
@@ -338,9 +353,15 @@ class Engine:
             for t, parent in enumerate(beam, 1):
                 children.extend(self.expand(parent, seen))
                 best_child = min((c.loss for c in children), default=None)
-                self.progress(phase="beam", support_size=size, parents_done=t, parents=len(beam),
-                              objective=best_child, best_loss_by_size=dict(best_by_size),
-                              nodes=self.nodes)
+                self.progress(
+                    phase="beam",
+                    support_size=size,
+                    parents_done=t,
+                    parents=len(beam),
+                    objective=best_child,
+                    best_loss_by_size=dict(best_by_size),
+                    nodes=self.nodes,
+                )
                 if self.stopped():
                     break
             if not children:
@@ -353,8 +374,13 @@ class Engine:
                     break
             beam = children[: st.beam_width]
             best_by_size[size] = beam[0].loss
-            self.progress(phase="beam", support_size=size, objective=beam[0].loss,
-                          best_loss_by_size=dict(best_by_size), nodes=self.nodes)
+            self.progress(
+                phase="beam",
+                support_size=size,
+                objective=beam[0].loss,
+                best_loss_by_size=dict(best_by_size),
+                nodes=self.nodes,
+            )
             if self.stopped():
                 break
         return beam[0], best_by_size
@@ -454,11 +480,21 @@ class Engine:
         grid = self.multiplier_grid(on_card, w0)
         early = -1.0 if st.multiplier_early_stop is None else st.multiplier_early_stop
         best, m, loss, tried = kernels.star_ray(
-            sub, weights, wq, grid, early, cont, st.gamma_plus_one, st.rounding_shortcut,
-            self.stop_flag, forced if forced_set else None)
+            sub,
+            weights,
+            wq,
+            grid,
+            early,
+            cont,
+            st.gamma_plus_one,
+            st.rounding_shortcut,
+            self.stop_flag,
+            forced if forced_set else None,
+        )
         keep = best[1:] != 0
-        return IntegerModel(feats[keep], best[1:][keep].astype(np.int64), float(best[0]),
-                            float(m), float(loss), cont, int(tried))
+        return IntegerModel(
+            feats[keep], best[1:][keep].astype(np.int64), float(best[0]), float(m), float(loss), cont, int(tried)
+        )
 
     def round_pool(self, pool: Sequence[Continuous]) -> list[IntegerModel]:
         """Round every member (the first one even after a stop) and de-duplicate."""
@@ -477,8 +513,13 @@ class Engine:
                 continue
             keys.add(key)
             out.append(card)
-            self.progress(phase="multipliers", rounded=t + 1, pool_size=len(pool),
-                          objective=min(c.loss for c in out), nodes=self.nodes)
+            self.progress(
+                phase="multipliers",
+                rounded=t + 1,
+                pool_size=len(pool),
+                objective=min(c.loss for c in out),
+                nodes=self.nodes,
+            )
         out.sort(key=lambda c: c.loss)
         return out
 

@@ -57,8 +57,9 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         self.classes_ = np.unique(y)
         if self.classes_.size != 2 or type_of_target(y) != "binary":
-            raise ValueError("Only binary classification is supported: RiskScoreClassifier got "
-                             f"{self.classes_.size} class(es)")
+            raise ValueError(
+                f"Only binary classification is supported: RiskScoreClassifier got {self.classes_.size} class(es)"
+            )
         if not (isinstance(self.k, (int, np.integer)) and self.k >= 1):
             raise ValueError(f"k must be a positive integer, got {self.k!r}")
         if not self.lower <= 0 <= self.upper:
@@ -66,17 +67,34 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
         weights = _check_sample_weight(sample_weight, X)
         signs = np.where(y == self.classes_[1], 1.0, -1.0)
         settings = Settings.preset(
-            self.defaults, k=int(self.k), beam_width=self.beam_width, pool_gap=self.pool_gap,
-            swap_attempts=self.swap_attempts, multipliers=self.multipliers,
-            pool_size=self.pool_size, reduce_points=self.reduce_points)
+            self.defaults,
+            k=int(self.k),
+            beam_width=self.beam_width,
+            pool_gap=self.pool_gap,
+            swap_attempts=self.swap_attempts,
+            multipliers=self.multipliers,
+            pool_size=self.pool_size,
+            reduce_points=self.reduce_points,
+        )
         cons = Constraints.box(X.shape[1], int(self.lower), int(self.upper))
-        names = list(self.feature_names) if self.feature_names is not None else [
-            str(n) for n in getattr(self, "feature_names_in_", [f"x{j}" for j in range(X.shape[1])])]
+        names = (
+            list(self.feature_names)
+            if self.feature_names is not None
+            else [str(n) for n in getattr(self, "feature_names_in_", [f"x{j}" for j in range(X.shape[1])])]
+        )
         integer, _ = Engine(X, signs, weights, settings, cons).run()
         self.pool_ = [
-            ScoreCard.from_solution(X, names, m.features, m.points, m.intercept, m.multiplier,
-                                    classes=self.classes_, loss=m.loss,
-                                    reduce_points=settings.reduce_points)
+            ScoreCard.from_solution(
+                X,
+                names,
+                m.features,
+                m.points,
+                m.intercept,
+                m.multiplier,
+                classes=self.classes_,
+                loss=m.loss,
+                reduce_points=settings.reduce_points,
+            )
             for m in integer
         ]
         self.card_ = self.pool_[0]

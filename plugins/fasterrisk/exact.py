@@ -70,8 +70,10 @@ class LogisticLoss:
     def best_intercept(self, w: np.ndarray, lo: int, hi: int) -> tuple[int, float]:
         """The best integer intercept for points ``w`` (convex in it: a short ternary search)."""
         score = self.X @ w
+
         def loss(b: int) -> float:
             return float(self.s @ np.logaddexp(0.0, -self.y * (score + b)))
+
         a, c = lo, hi
         while c - a > 2:
             m1, m2 = a + (c - a) // 3, c - (c - a) // 3
@@ -83,8 +85,7 @@ class LogisticLoss:
         return best, loss(best)
 
 
-def intercept_range(X: np.ndarray, y: np.ndarray, s: np.ndarray | None, cons: Constraints,
-                    k: int) -> tuple[int, int]:
+def intercept_range(X: np.ndarray, y: np.ndarray, s: np.ndarray | None, cons: Constraints, k: int) -> tuple[int, int]:
     """Integer intercepts that contain the optimum for EVERY feasible set of points.
 
     For points ``w`` with row scores in ``[smin, smax]``, the derivative of the loss in the
@@ -105,10 +106,20 @@ def intercept_range(X: np.ndarray, y: np.ndarray, s: np.ndarray | None, cons: Co
     return int(math.floor(-smax - shift)) - 1, int(math.ceil(-smin + shift)) + 1
 
 
-def solve_exact(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None, cons: Constraints,
-                  k: int, *, starts: Sequence[np.ndarray] = (), time_limit: float | None = None,
-                  node_limit: int | None = None, stop: Callable[[], str | None] | None = None,
-                  report: Callable[[Any], None] | None = None, tolerance: float = 1e-6) -> ExactResult:
+def solve_exact(
+    X: np.ndarray,
+    y: np.ndarray,
+    sample_weight: np.ndarray | None,
+    cons: Constraints,
+    k: int,
+    *,
+    starts: Sequence[np.ndarray] = (),
+    time_limit: float | None = None,
+    node_limit: int | None = None,
+    stop: Callable[[], str | None] | None = None,
+    report: Callable[[Any], None] | None = None,
+    tolerance: float = 1e-6,
+) -> ExactResult:
     """§1.3 by branch and bound: supports (the certificate's search, bounded by the box), then
     the lattice of each surviving support. Proven when the tree closes."""
     started = time.monotonic()
@@ -119,15 +130,28 @@ def solve_exact(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None, 
     best_loss, best_v = math.inf, np.zeros(p + 1)
     for w in [np.zeros(p), *starts]:
         w = np.asarray(w, dtype=np.float64)
-        if w.shape != (p,) or np.count_nonzero(w) > k or np.any(w < cons.lower) or np.any(w > cons.upper) \
-                or any(w[j] for j in cons.exclude) or not all(w[j] for j in cons.include) \
-                or not _groups_ok(w, cons):
+        if (
+            w.shape != (p,)
+            or np.count_nonzero(w) > k
+            or np.any(w < cons.lower)
+            or np.any(w > cons.upper)
+            or any(w[j] for j in cons.exclude)
+            or not all(w[j] for j in cons.include)
+            or not _groups_ok(w, cons)
+        ):
             continue
         b, loss = loss_fn.best_intercept(w, *b_range)
         if loss < best_loss:
             best_loss, best_v = loss, np.concatenate([[b], w])
-    found = search.run(upper_bound=best_loss, time_limit=time_limit, node_limit=node_limit, stop=stop,
-                       report=report, tolerance=tolerance * 1e-3, lattice=True)
+    found = search.run(
+        upper_bound=best_loss,
+        time_limit=time_limit,
+        node_limit=node_limit,
+        stop=stop,
+        report=report,
+        tolerance=tolerance * 1e-3,
+        lattice=True,
+    )
     tree = search.tree
     assert tree is not None
     card_loss, card = tree.best_card
@@ -136,8 +160,16 @@ def solve_exact(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None, 
     lower = min(found.lower_bound, best_loss)
     closed = best_loss - lower <= tolerance * max(abs(best_loss), 1e-10)
     status = "optimal" if closed else (found.stopped or "nodes")
-    return ExactResult(status, best_loss, lower, np.rint(best_v[1:]).astype(np.int64), int(round(best_v[0])),
-                       found.nodes, tree.lattice_nodes, time.monotonic() - started)
+    return ExactResult(
+        status,
+        best_loss,
+        lower,
+        np.rint(best_v[1:]).astype(np.int64),
+        int(round(best_v[0])),
+        found.nodes,
+        tree.lattice_nodes,
+        time.monotonic() - started,
+    )
 
 
 def _groups_ok(w: np.ndarray, cons: Constraints) -> bool:

@@ -6,8 +6,20 @@ from __future__ import annotations
 from typing import Any
 
 from glasswork import hookimpl
-from glasswork.export import (NO_VALUE, ExportError, ExportRequest, ModelInputs, markdown_table, plain,
-                              python_comment, python_literal, python_module, sql_case, sql_literal, sql_select)
+from glasswork.export import (
+    NO_VALUE,
+    ExportError,
+    ExportRequest,
+    ModelInputs,
+    markdown_table,
+    plain,
+    python_comment,
+    python_literal,
+    python_module,
+    sql_case,
+    sql_literal,
+    sql_select,
+)
 from glasswork.plugins.fasterrisk.model import ScoreCard, format_risk
 from glasswork.report import esc, line_chart
 
@@ -37,20 +49,27 @@ def _sql(card: ScoreCard, request: ExportRequest) -> str:
     negative, positive = (plain(c) for c in card.classes)
 
     def risk(k: int) -> str:
-        rows = [(sql_literal(int(s) if float(s).is_integer() else s), sql_literal(r if k == 1 else 1.0 - r))
-                for s, r in table]
+        rows = [
+            (sql_literal(int(s) if float(s).is_integer() else s), sql_literal(r if k == 1 else 1.0 - r))
+            for s, r in table
+        ]
         default = formula if k == 1 else f"1.0e0 - {formula}"
         return sql_case(rows, default, subject=score) if rows else default
 
-    outputs = [("prediction", sql_case([(f"{margin} > 0", sql_literal(positive))], sql_literal(negative))),
-               (f"p_{negative}", risk(0)), (f"p_{positive}", risk(1))]
+    outputs = [
+        ("prediction", sql_case([(f"{margin} > 0", sql_literal(positive))], sql_literal(negative))),
+        (f"p_{negative}", risk(0)),
+        (f"p_{positive}", risk(1)),
+    ]
     return sql_select(request, outputs, inputs.columns_of(card.features_used))
 
 
 def _python(card: ScoreCard, request: ExportRequest) -> str:
     inputs = request.need_inputs()
-    lines = [f"    total += {python_literal(plain(p))} * {inputs.python_value(j)}  {python_comment(name)}"
-             for j, p, name in zip(_columns(card, inputs), card.points, card.features)]
+    lines = [
+        f"    total += {python_literal(plain(p))} * {inputs.python_value(j)}  {python_comment(name)}"
+        for j, p, name in zip(_columns(card, inputs), card.points, card.features)
+    ]
     table = {float(s): float(r) for s, r in _exact_table(card)}
     classes = [plain(c) for c in card.classes]
     body = f"""CLASSES = {python_literal(classes)}
@@ -63,7 +82,7 @@ RISK = {python_literal(table)}  # score -> P(CLASSES[1]), every score a row can 
 def score(row):
     \"\"\"The card's total points for ``row``, a mapping of raw column names to values.\"\"\"
 {NO_VALUE}    total = 0.0
-{chr(10).join(lines) if lines else '    pass'}
+{chr(10).join(lines) if lines else "    pass"}
     return total
 
 
@@ -85,16 +104,22 @@ def predict_proba(row):
 {NO_VALUE}    p = _risk(score(row))
     return [1.0 - p, p]
 """
-    return python_module(request, "A FasterRisk score card: add the points, read the risk.", body,
-                         inputs.columns_of(card.features_used))
+    return python_module(
+        request, "A FasterRisk score card: add the points, read the risk.", body, inputs.columns_of(card.features_used)
+    )
 
 
 def score_card_markdown(model: dict[str, Any]) -> str:
-    card = markdown_table(["#", "feature", "points"],
-                          [[i + 1, f if b else f"{f} × value", f"{p:+d}"] for i, (f, p, b) in
-                           enumerate(zip(model["features"], model["points"], _binary(model)))])
-    risk = markdown_table(["score", "risk"], [[_score(r["score"]), format_risk(r["risk"])]
-                                              for r in model.get("table") or []])
+    card = markdown_table(
+        ["#", "feature", "points"],
+        [
+            [i + 1, f if b else f"{f} × value", f"{p:+d}"]
+            for i, (f, p, b) in enumerate(zip(model["features"], model["points"], _binary(model)))
+        ],
+    )
+    risk = markdown_table(
+        ["score", "risk"], [[_score(r["score"]), format_risk(r["risk"])] for r in model.get("table") or []]
+    )
     return f"{card}\nRisk of {model['classes'][1]} by score:\n\n{risk}"
 
 
@@ -108,17 +133,26 @@ def _score(s: float) -> str:
 
 def score_card_html(model: dict[str, Any]) -> str:
     """The card as printed on paper (points per feature, SCORE line) beside its risk curve."""
-    rows = "".join(f"<tr><td>{i + 1}</td><td>{esc(f)}{'' if b else ' × value'}</td><td class=n>{p:+d} "
-                   f"point{'s' if abs(p) != 1 else ''}</td><td>+ …</td></tr>"
-                   for i, (f, p, b) in enumerate(zip(model["features"], model["points"], _binary(model))))
+    rows = "".join(
+        f"<tr><td>{i + 1}</td><td>{esc(f)}{'' if b else ' × value'}</td><td class=n>{p:+d} "
+        f"point{'s' if abs(p) != 1 else ''}</td><td>+ …</td></tr>"
+        for i, (f, p, b) in enumerate(zip(model["features"], model["points"], _binary(model)))
+    )
     rows += "<tr><th></th><th>SCORE</th><th></th><th>= …</th></tr>"
     table = model.get("table") or []
     scores = "".join(f"<td>{_score(r['score'])}</td>" for r in table)
     risks = "".join(f"<td>{esc(format_risk(r['risk']))}</td>" for r in table)
-    curve = line_chart([("risk", [r["score"] for r in table], [r["risk"] for r in table])],
-                       xlabel="score", ylabel=f"P({model['classes'][1]})", ylim=(0.0, 1.0), dots=True)
-    return (f"<div class=row><table class=model>{rows}</table>{curve}</div>"
-            f"<table class=risk><tr><th>SCORE</th>{scores}</tr><tr><th>RISK</th>{risks}</tr></table>")
+    curve = line_chart(
+        [("risk", [r["score"] for r in table], [r["risk"] for r in table])],
+        xlabel="score",
+        ylabel=f"P({model['classes'][1]})",
+        ylim=(0.0, 1.0),
+        dots=True,
+    )
+    return (
+        f"<div class=row><table class=model>{rows}</table>{curve}</div>"
+        f"<table class=risk><tr><th>SCORE</th>{scores}</tr><tr><th>RISK</th>{risks}</tr></table>"
+    )
 
 
 @hookimpl
@@ -139,4 +173,3 @@ def export_model(model: dict[str, Any], format: str, request: ExportRequest) -> 
 @hookimpl
 def load_model(model: dict[str, Any]) -> ScoreCard | None:
     return ScoreCard.from_dict(model) if model.get("kind") == "score_card" else None
-

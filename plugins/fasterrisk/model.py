@@ -97,18 +97,35 @@ class ScoreCard(Classifier):
             observed = sub @ np.asarray(points, dtype=np.float64) if columns else np.zeros(len(sub))
             qs = np.quantile(observed, np.linspace(0, 1, 20), method="closest_observation")
             scores = np.unique(qs).tolist()
-        return cls(features=[feature_names[c] for c in columns], columns=columns, points=points,
-                   intercept=intercept, multiplier=multiplier, classes=classes, binary=binary,
-                   scores=scores, loss=loss, reduced_by=g)
+        return cls(
+            features=[feature_names[c] for c in columns],
+            columns=columns,
+            points=points,
+            intercept=intercept,
+            multiplier=multiplier,
+            classes=classes,
+            binary=binary,
+            scores=scores,
+            loss=loss,
+            reduced_by=g,
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ScoreCard:
-        return cls(features=data["features"], columns=data["columns"], points=data["points"],
-                   intercept=data["intercept"], multiplier=data["multiplier"],
-                   classes=data.get("classes"), binary=data.get("binary"),
-                   scores=[row["score"] for row in data.get("table", [])] or None,
-                   loss=data.get("loss"), reduced_by=data.get("reduced_by", 1),
-                   certified_gap=data.get("certified_gap"), certified_against=data.get("certified_against"))
+        return cls(
+            features=data["features"],
+            columns=data["columns"],
+            points=data["points"],
+            intercept=data["intercept"],
+            multiplier=data["multiplier"],
+            classes=data.get("classes"),
+            binary=data.get("binary"),
+            scores=[row["score"] for row in data.get("table", [])] or None,
+            loss=data.get("loss"),
+            reduced_by=data.get("reduced_by", 1),
+            certified_gap=data.get("certified_gap"),
+            certified_against=data.get("certified_against"),
+        )
 
     def _subset_sums(self) -> list[float]:
         if len(self.points) > 10:
@@ -179,7 +196,7 @@ class ScoreCard(Classifier):
         if rows:
             lines.append("")
             for start in range(0, len(rows), 10):
-                chunk = rows[start: start + 10]
+                chunk = rows[start : start + 10]
                 cells = [(_fmt_score(s), format_risk(r)) for s, r in chunk]
                 wide = [max(len(a), len(b)) for a, b in cells]
                 lines.append("SCORE | " + " | ".join(a.rjust(w) for (a, _), w in zip(cells, wide)))
@@ -218,8 +235,9 @@ class ScoreCard(Classifier):
         return ", ".join(f"{f} {p:+d}" for f, p in zip(self.features, self.points))
 
 
-def reliability(y: np.ndarray, proba: np.ndarray, bins: int = 5,
-                sample_weight: np.ndarray | None = None) -> list[dict[str, float]]:
+def reliability(
+    y: np.ndarray, proba: np.ndarray, bins: int = 5, sample_weight: np.ndarray | None = None
+) -> list[dict[str, float]]:
     """Uniform-bin reliability table, weighted by the rows' weights.
 
     The bins are ``sklearn.calibration.calibration_curve``'s (``n_bins`` uniform bins; a
@@ -238,10 +256,18 @@ def reliability(y: np.ndarray, proba: np.ndarray, bins: int = 5,
     weight = np.bincount(which, weights=w, minlength=bins)
     predicted = np.bincount(which, weights=w * proba, minlength=bins)
     observed = np.bincount(which, weights=w * y, minlength=bins)
-    return [{"bin_low": float(edges[b]), "bin_high": float(edges[b + 1]), "count": int(count[b]),
-             "weight": float(weight[b]), "mean_predicted": float(predicted[b] / weight[b]),
-             "observed": float(observed[b] / weight[b])}
-            for b in range(bins) if weight[b] > 0]
+    return [
+        {
+            "bin_low": float(edges[b]),
+            "bin_high": float(edges[b + 1]),
+            "count": int(count[b]),
+            "weight": float(weight[b]),
+            "mean_predicted": float(predicted[b] / weight[b]),
+            "observed": float(observed[b] / weight[b]),
+        }
+        for b in range(bins)
+        if weight[b] > 0
+    ]
 
 
 def expected_calibration_error(table: list[dict[str, float]]) -> float:

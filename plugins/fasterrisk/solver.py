@@ -46,8 +46,10 @@ def _match(patterns: list[str], names: list[str], what: str) -> list[int]:
     for pattern in patterns:
         hits = [j for j, n in enumerate(names) if n == pattern or fnmatch.fnmatchcase(n, pattern)]
         if not hits:
-            raise DataError(f"constraints.{what}: no feature matches {pattern!r}",
-                            hint=f"features are: {', '.join(names[:30])}{' ...' if len(names) > 30 else ''}")
+            raise DataError(
+                f"constraints.{what}: no feature matches {pattern!r}",
+                hint=f"features are: {', '.join(names[:30])}{' ...' if len(names) > 30 else ''}",
+            )
         found.extend(h for h in hits if h not in found)
     return found
 
@@ -61,8 +63,10 @@ def constraints_from_spec(spec: FasterRiskConstraints, names: list[str]) -> Cons
         cons.lower[:], cons.upper[:] = bounds
     elif isinstance(bounds, list):
         if len(bounds) != p:
-            raise DataError(f"constraints.coefficient_bounds lists {len(bounds)} pairs for {p} features",
-                            hint="give one pair per feature, one pair for all, or a map by name")
+            raise DataError(
+                f"constraints.coefficient_bounds lists {len(bounds)} pairs for {p} features",
+                hint="give one pair per feature, one pair for all, or a map by name",
+            )
         for j, (lo, hi) in enumerate(bounds):
             cons.lower[j], cons.upper[j] = lo, hi
     else:
@@ -73,8 +77,9 @@ def constraints_from_spec(spec: FasterRiskConstraints, names: list[str]) -> Cons
         members = _match([group] if isinstance(group, str) else list(group), names, "groups")
         for j in members:
             if cons.group_of[j] >= 0:
-                raise DataError(f"feature {names[j]!r} is in two groups",
-                                hint="each feature may belong to one group at most")
+                raise DataError(
+                    f"feature {names[j]!r} is in two groups", hint="each feature may belong to one group at most"
+                )
             cons.group_of[j] = g
     cons.include = _match(spec.include, names, "include")
     cons.exclude = _match(spec.exclude, names, "exclude")
@@ -86,9 +91,11 @@ def constraints_from_spec(spec: FasterRiskConstraints, names: list[str]) -> Cons
         raise DataError("constraints.include forces two features of the same group")
     pinned = [names[j] for j in cons.include if cons.lower[j] == 0 and cons.upper[j] == 0]
     if pinned:  # a forced feature must have non-zero points, which its box forbids
-        raise DataError(f"constraints.include forces {', '.join(repr(n) for n in pinned)}, whose "
-                        "coefficient_bounds are [0, 0]: no card can use it",
-                        hint="widen its bounds or drop it from constraints.include")
+        raise DataError(
+            f"constraints.include forces {', '.join(repr(n) for n in pinned)}, whose "
+            "coefficient_bounds are [0, 0]: no card can use it",
+            hint="widen its bounds or drop it from constraints.include",
+        )
     if len(cons.include) > spec.sparsity:
         raise DataError(f"{len(cons.include)} included features exceed sparsity {spec.sparsity}")
     return cons
@@ -111,21 +118,31 @@ def row_weights(problem: Problem, objective: FasterRiskObjective) -> np.ndarray 
         given = {str(k): v for k, v in cw.items()}
         unknown = set(given) - set(classes)
         if unknown:
-            raise DataError(f"objective.class_weight names unknown classes {sorted(unknown)}",
-                            hint=f"classes are: {', '.join(classes)}")
+            raise DataError(
+                f"objective.class_weight names unknown classes {sorted(unknown)}",
+                hint=f"classes are: {', '.join(classes)}",
+            )
         factor = np.array([given.get(c, 1.0) for c in classes])
     return weights * factor[y]
 
 
-def certify_cards(problem: Problem, weights: np.ndarray | None, cons: Constraints, k: int,
-                  cards: list[ScoreCard], upper: float, budget: float,
-                  ctx: SolveContext) -> tuple[float | None, dict[str, Any]]:
+def certify_cards(
+    problem: Problem,
+    weights: np.ndarray | None,
+    cons: Constraints,
+    k: int,
+    cards: list[ScoreCard],
+    upper: float,
+    budget: float,
+    ctx: SolveContext,
+) -> tuple[float | None, dict[str, Any]]:
     """The lower bound of ``certify.SupportSearch`` for these cards, and what the search did.
 
     Every card is a k-feature logistic model ``(points / m, intercept / m)``; the bound covers
     models whose coefficients stay below ``MAX_LOGIT``, so a card beyond that (none that
     FasterRisk makes) gets no bound rather than a wrong one. Each card learns its gap.
     """
+
     def too_large(card: ScoreCard) -> bool:
         size = max([abs(card.intercept), *(abs(p) for p in card.points)]) / card.multiplier
         return size > MAX_LOGIT
@@ -145,9 +162,14 @@ def certify_cards(problem: Problem, weights: np.ndarray | None, cons: Constraint
         return None if ctx.check() is None else ctx.stop_reason.name.lower()
 
     def report(state: Any) -> None:
-        ctx.progress(objective=best, lower_bound=min(state.lower_bound, best or math.inf),
-                     nodes=state.nodes, phase="certify", bound_nodes=state.nodes,
-                     open_nodes=state.open_nodes)
+        ctx.progress(
+            objective=best,
+            lower_bound=min(state.lower_bound, best or math.inf),
+            nodes=state.nodes,
+            phase="certify",
+            bound_nodes=state.nodes,
+            open_nodes=state.open_nodes,
+        )
 
     search = SupportSearch(problem.X, problem.y, weights, cons, k)
     found = search.run(upper_bound=upper, time_limit=budget, stop=stop, report=report)
@@ -157,8 +179,14 @@ def certify_cards(problem: Problem, weights: np.ndarray | None, cons: Constraint
             card.certified_gap = max(0.0, card.loss - lower) / max(abs(card.loss), 1e-10)
             card.certified_against = f"best {k}-feature logistic model"
     names = list(problem.feature_names)
-    ctx.progress(objective=best, lower_bound=min(lower, best or math.inf), nodes=found.nodes,
-                 phase="certified", bound_nodes=found.nodes, open_nodes=found.open_nodes)
+    ctx.progress(
+        objective=best,
+        lower_bound=min(lower, best or math.inf),
+        nodes=found.nodes,
+        phase="certified",
+        bound_nodes=found.nodes,
+        open_nodes=found.open_nodes,
+    )
     return lower, {
         "lower_bound": lower,
         "best_real_loss": found.upper_bound,
@@ -188,22 +216,41 @@ class FasterRiskSolver(Solver):
         weights = row_weights(problem, spec.objective)
         allowed = problem.n_features - len(cons.exclude)
         if spec.search.policy == "exact" and allowed > MAX_FEATURES:
-            raise DataError(f"search.policy: exact handles at most {MAX_FEATURES} features, this problem "
-                            f"allows {allowed}",
-                            hint="exclude features (constraints.exclude), bin more coarsely, or use policy: beam")
+            raise DataError(
+                f"search.policy: exact handles at most {MAX_FEATURES} features, this problem allows {allowed}",
+                hint="exclude features (constraints.exclude), bin more coarsely, or use policy: beam",
+            )
 
         def progress(**kw: Any) -> None:
             ctx.progress(objective=kw.pop("objective", None), nodes=kw.pop("nodes", None), **kw)
 
-        engine = Engine(problem.X, problem.y, weights, settings, cons, stop_flag=ctx.stop_flag,
-                        check=lambda nodes: ctx.check(nodes) is not None, progress=progress)
-        ctx.log(f"fasterrisk: {engine.n} distinct rows of {problem.n_samples}, "
-                f"{problem.n_features} features, k={settings.k}")
+        engine = Engine(
+            problem.X,
+            problem.y,
+            weights,
+            settings,
+            cons,
+            stop_flag=ctx.stop_flag,
+            check=lambda nodes: ctx.check(nodes) is not None,
+            progress=progress,
+        )
+        ctx.log(
+            f"fasterrisk: {engine.n} distinct rows of {problem.n_samples}, "
+            f"{problem.n_features} features, k={settings.k}"
+        )
         integer, stats = engine.run()
         cards = [
-            ScoreCard.from_solution(problem.X, problem.feature_names, m.features, m.points,
-                                    m.intercept, m.multiplier, classes=problem.classes,
-                                    loss=m.loss, reduce_points=settings.reduce_points)
+            ScoreCard.from_solution(
+                problem.X,
+                problem.feature_names,
+                m.features,
+                m.points,
+                m.intercept,
+                m.multiplier,
+                classes=problem.classes,
+                loss=m.loss,
+                reduce_points=settings.reduce_points,
+            )
             for m in integer
         ]
         best = cards[0]
@@ -211,26 +258,38 @@ class FasterRiskSolver(Solver):
         lower = None
         if spec.search.certify:
             upper = min([float(stats["best_continuous_loss"]), *(c.loss for c in cards if c.loss is not None)])
-            lower, stats["certificate"] = certify_cards(problem, weights, cons, settings.k, cards,
-                                                        upper, spec.search.certify_time, ctx)
+            lower, stats["certificate"] = certify_cards(
+                problem, weights, cons, settings.k, cards, upper, spec.search.certify_time, ctx
+            )
             found = stats["certificate"]
-            stats.update({"bound_seconds": found.get("seconds"), "bound_nodes": found.get("nodes"),
-                          "bound_closed": found.get("complete")})
+            stats.update(
+                {
+                    "bound_seconds": found.get("seconds"),
+                    "bound_nodes": found.get("nodes"),
+                    "bound_closed": found.get("complete"),
+                }
+            )
         stopped = ctx.stop_reason
         status = Status.HEURISTIC if stopped is StopReason.NONE else stopped.status
         if spec.search.policy == "exact":
             return self._exact(problem, ctx, cons, weights, settings.k, cards, stats)
         tolerance = 1e-6
-        if lower is not None and stopped is StopReason.NONE and best.loss is not None and \
-                best.loss - lower <= tolerance * max(abs(best.loss), 1e-10):
+        if (
+            lower is not None
+            and stopped is StopReason.NONE
+            and best.loss is not None
+            and best.loss - lower <= tolerance * max(abs(best.loss), 1e-10)
+        ):
             status = Status.OPTIMAL  # no k-feature model, integer or not, does better
 
         stats["pool"] = [self._record(rank, card, problem) for rank, card in enumerate(cards, 1)]
         stats["defaults"] = spec.search.defaults
         metrics: dict[str, float] = {"train_logistic_loss_sum": float(best.loss or 0.0)}
         calibration: dict[str, Any] = {}
-        for part, X, y, w in (("train", problem.X, problem.y, problem.sample_weight),
-                              ("test", problem.X_test, problem.y_test, problem.test_sample_weight)):
+        for part, X, y, w in (
+            ("train", problem.X, problem.y, problem.sample_weight),
+            ("test", problem.X_test, problem.y_test, problem.test_sample_weight),
+        ):
             if X is None or y is None or len(y) == 0:
                 continue
             table = reliability(y, best.predict_proba(X)[:, 1], sample_weight=w)
@@ -238,20 +297,35 @@ class FasterRiskSolver(Solver):
             metrics[f"{part}_ece"] = expected_calibration_error(table)
         stats["reliability"] = calibration
         ctx.progress(objective=best.loss, nodes=engine.nodes, phase="done", pool_size=len(cards))
-        cert = Certificate(status=status, objective=best.loss,
-                           lower_bound=None if lower is None else min(lower, best.loss or 0.0),
-                           tolerance=tolerance)
-        return Result(best, cert,
-                      metrics=metrics, stats=stats)
+        cert = Certificate(
+            status=status,
+            objective=best.loss,
+            lower_bound=None if lower is None else min(lower, best.loss or 0.0),
+            tolerance=tolerance,
+        )
+        return Result(best, cert, metrics=metrics, stats=stats)
 
-    def _exact(self, problem: Problem, ctx: SolveContext, cons: Constraints, weights: np.ndarray | None,
-               k: int, cards: list[ScoreCard], stats: dict[str, Any]) -> Result:
+    def _exact(
+        self,
+        problem: Problem,
+        ctx: SolveContext,
+        cons: Constraints,
+        weights: np.ndarray | None,
+        k: int,
+        cards: list[ScoreCard],
+        stats: dict[str, Any],
+    ) -> Result:
         """§1.3 proven (``exact.solve_exact``), starting from the beam's cards."""
         from glasswork.plugins.fasterrisk.exact import solve_exact
 
         def report(state: Any) -> None:
-            ctx.progress(objective=state.upper_bound, lower_bound=state.lower_bound, nodes=state.nodes,
-                         phase="exact", open_nodes=state.open_nodes)
+            ctx.progress(
+                objective=state.upper_bound,
+                lower_bound=state.lower_bound,
+                nodes=state.nodes,
+                phase="exact",
+                open_nodes=state.open_nodes,
+            )
 
         def stop() -> str | None:
             return None if ctx.check() is None else ctx.stop_reason.name.lower()
@@ -263,9 +337,17 @@ class FasterRiskSolver(Solver):
             starts.append(w)
         res = solve_exact(problem.X, problem.y, weights, cons, k, starts=starts, stop=stop, report=report)
         cols = np.flatnonzero(res.points)
-        card = ScoreCard.from_solution(problem.X, problem.feature_names, cols, res.points[cols],
-                                       float(res.intercept), 1.0, classes=problem.classes,
-                                       loss=res.objective, reduce_points=False)
+        card = ScoreCard.from_solution(
+            problem.X,
+            problem.feature_names,
+            cols,
+            res.points[cols],
+            float(res.intercept),
+            1.0,
+            classes=problem.classes,
+            loss=res.objective,
+            reduce_points=False,
+        )
         card.certified_gap = res.gap
         card.certified_against = f"best {k}-feature card with integer points and intercept"
         ctx.incumbent(res.objective, card, lower_bound=res.lower_bound)
@@ -275,12 +357,15 @@ class FasterRiskSolver(Solver):
             status = ctx.stop_reason.status
         else:
             status = Status.STOPPED_NODES
-        stats["exact"] = {"status": res.status, "support_nodes": res.support_nodes,
-                          "lattice_nodes": res.lattice_nodes, "seconds": res.seconds,
-                          "lower_bound": res.lower_bound}
+        stats["exact"] = {
+            "status": res.status,
+            "support_nodes": res.support_nodes,
+            "lattice_nodes": res.lattice_nodes,
+            "seconds": res.seconds,
+            "lower_bound": res.lower_bound,
+        }
         stats["pool"] = [self._record(rank, c, problem) for rank, c in enumerate([card, *cards], 1)]
-        cert = Certificate(status=status, objective=res.objective, lower_bound=res.lower_bound,
-                           tolerance=1e-6)
+        cert = Certificate(status=status, objective=res.objective, lower_bound=res.lower_bound, tolerance=1e-6)
         return Result(card, cert, metrics={"train_logistic_loss_sum": res.objective}, stats=stats)
 
     @staticmethod
@@ -289,12 +374,19 @@ class FasterRiskSolver(Solver):
         train/test accuracy, AUC, log loss, Brier score, reliability tables and the card itself."""
         from glasswork import metrics as m
 
-        row: dict[str, Any] = {"rank": rank, "loss": card.loss, "size": card.size,
-                               "multiplier": card.multiplier, "gap": card.certified_gap}
+        row: dict[str, Any] = {
+            "rank": rank,
+            "loss": card.loss,
+            "size": card.size,
+            "multiplier": card.multiplier,
+            "gap": card.certified_gap,
+        }
         figures: dict[str, float] = {}
         tables: dict[str, Any] = {}
-        parts = (("train", problem.X, problem.y, problem.sample_weight),
-                 ("test", problem.X_test, problem.y_test, problem.test_sample_weight))
+        parts = (
+            ("train", problem.X, problem.y, problem.sample_weight),
+            ("test", problem.X_test, problem.y_test, problem.test_sample_weight),
+        )
         for part, X, y, w in parts:
             if X is None or y is None or len(y) == 0:
                 continue

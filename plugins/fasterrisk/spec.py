@@ -26,8 +26,7 @@ class FasterRiskObjective(StrictModel):
     loss: Literal["logistic"] = Field("logistic", description="Only the logistic loss is defined.")
     class_weight: Literal["balanced"] | dict[str | int | float | bool, float] | None = Field(
         None,
-        description="Multiply row weights per class: 'balanced' (n / (2 n_class)) or a map from "
-        "class label to weight.",
+        description="Multiply row weights per class: 'balanced' (n / (2 n_class)) or a map from class label to weight.",
     )
 
     @field_validator("class_weight")
@@ -89,16 +88,20 @@ class FasterRiskSearch(StrictModel):
     """
 
     policy: Literal["beam", "exact"] = Field(
-        "beam", description="beam: FasterRisk's sparse beam search (fast, heuristic). exact: prove the "
+        "beam",
+        description="beam: FasterRisk's sparse beam search (fast, heuristic). exact: prove the "
         "best card with integer points and intercept (multiplier 1) by branch and bound over supports "
         "and the integer lattice, seeded with the beam search's cards.",
     )
     certify: bool = Field(
-        True, description="Prove a lower bound on the loss of every card: the best k-feature "
+        True,
+        description="Prove a lower bound on the loss of every card: the best k-feature "
         "logistic model with real coefficients (branch and bound over supports).",
     )
     certify_time: float = Field(
-        5.0, gt=0, description="Seconds the lower-bound search may take (within limits.time); "
+        5.0,
+        gt=0,
+        description="Seconds the lower-bound search may take (within limits.time); "
         "when it stops early the bound it proved so far is reported.",
     )
     defaults: Literal["paper", "reference"] = Field(
@@ -122,15 +125,12 @@ class FasterRiskSearch(StrictModel):
         None, ge=0, description="Stop the multiplier scan once within this relative loss (code: 0.001)."
     )
     finetune: Literal["newton", "cd"] | None = Field(
-        None, description="Fine-tune solver: projected Newton to convergence (paper) or the code's "
+        None,
+        description="Fine-tune solver: projected Newton to convergence (paper) or the code's "
         "100 quadratic-bound coordinate sweeps (reference).",
     )
-    threads: int | None = Field(
-        None, ge=1, le=64, description="Threads for independent fine-tunes (default 2)."
-    )
-    reduce_points: bool = Field(
-        True, description="Divide points by their gcd (risks unchanged; Appendix G)."
-    )
+    threads: int | None = Field(None, ge=1, le=64, description="Threads for independent fine-tunes (default 2).")
+    reduce_points: bool = Field(True, description="Divide points by their gcd (risks unchanged; Appendix G).")
 
 
 class FasterRiskSpec(SolverSpec):

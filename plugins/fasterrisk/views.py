@@ -50,5 +50,4 @@ def render_model(model: dict[str, Any]) -> RenderableType | None:
 def monitor_panels(solver: str) -> list[Panel] | None:
     if solver != "fasterrisk":
         return None
-    return [BarsPanel("best loss by support size", counter="best_loss_by_size", xlabel="support size",
-                      color="green")]
+    return [BarsPanel("best loss by support size", counter="best_loss_by_size", xlabel="support size", color="green")]

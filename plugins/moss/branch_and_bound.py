@@ -49,10 +49,11 @@ class BranchAndBound(EpsilonSolver):
     ) -> None:
         gram = getattr(oracle, "gram", None)
         if gram is None:
-            raise ValueError("branch and bound needs the squared loss in Gram space (at most "
-                             f"{H2Oracle.GRAM_MAX} candidates); use search.policy: cutting_plane")
-        super().__init__(oracle, stab, k, pi_scale=pi_scale, tol=tol, stop=stop, deadline=deadline,
-                         progress=progress)
+            raise ValueError(
+                "branch and bound needs the squared loss in Gram space (at most "
+                f"{H2Oracle.GRAM_MAX} candidates); use search.policy: cutting_plane"
+            )
+        super().__init__(oracle, stab, k, pi_scale=pi_scale, tol=tol, stop=stop, deadline=deadline, progress=progress)
         self.max_nodes = int(max_nodes)  # total_iterations counts nodes, over every threshold
         self.root = PerspectiveRelaxation(gram, oracle.gamma, self.stab, self.k)
         self._root_bound: Bound | None = None  # the last unfixed root relaxation: the next warm start
@@ -97,8 +98,9 @@ class BranchAndBound(EpsilonSolver):
             weights=best.weights,
         )
 
-    def _search(self, threshold: float, state: np.ndarray, root: Bound,
-                best: Evaluation) -> tuple[Evaluation, float, Status, int]:
+    def _search(
+        self, threshold: float, state: np.ndarray, root: Bound, best: Evaluation
+    ) -> tuple[Evaluation, float, Status, int]:
         """Best-first search on the rules the root left free; returns (incumbent, bound, status, nodes).
 
         The node loop is compiled (``NodeSearch``): this drives it a few nodes at a time, for
@@ -108,11 +110,27 @@ class BranchAndBound(EpsilonSolver):
         self.last_sub_size = keep.size
         G = np.ascontiguousarray(self.root.G[np.ix_(keep, keep)])
         search = NodeSearch(
-            G, np.ascontiguousarray(self.root.b[keep]), self.root.yy, self.oracle.gamma,
-            np.ascontiguousarray(self.stab[keep]), self.k, threshold, self.tol,
-            np.ascontiguousarray(state[keep], dtype=np.int8), np.ascontiguousarray(root.w[keep]),
-            np.ascontiguousarray(root.g[keep]), root.tau, root.mu, root.value,
-            self.root.G, self.root.b, self.stab, keep.astype(np.intp), best.value, best.support, NODE_EFFORT,
+            G,
+            np.ascontiguousarray(self.root.b[keep]),
+            self.root.yy,
+            self.oracle.gamma,
+            np.ascontiguousarray(self.stab[keep]),
+            self.k,
+            threshold,
+            self.tol,
+            np.ascontiguousarray(state[keep], dtype=np.int8),
+            np.ascontiguousarray(root.w[keep]),
+            np.ascontiguousarray(root.g[keep]),
+            root.tau,
+            root.mu,
+            root.value,
+            self.root.G,
+            self.root.b,
+            self.stab,
+            keep.astype(np.intp),
+            best.value,
+            best.support,
+            NODE_EFFORT,
         )
         last = time.monotonic()
         status: Status | None = None
@@ -128,8 +146,15 @@ class BranchAndBound(EpsilonSolver):
                 break
             if self.progress is not None and time.monotonic() - last >= 0.05:
                 last = time.monotonic()
-                self.progress({"epsilon": threshold / self.pi_scale, "upper": search.best_value,
-                               "lower": search.lower, "iterations": search.nodes, "open": search.open})
+                self.progress(
+                    {
+                        "epsilon": threshold / self.pi_scale,
+                        "upper": search.best_value,
+                        "lower": search.lower,
+                        "iterations": search.nodes,
+                        "open": search.open,
+                    }
+                )
         if search.improved:
             best = self.oracle(search.best_support)
         lower = min(search.lower, best.value)
@@ -147,8 +172,9 @@ class BranchAndBound(EpsilonSolver):
                 return ev
         return best
 
-    def _local_search(self, best: Evaluation, threshold: float, candidates: np.ndarray,
-                      budget: int = 3000) -> Evaluation:
+    def _local_search(
+        self, best: Evaluation, threshold: float, candidates: np.ndarray, budget: int = 3000
+    ) -> Evaluation:
         """Swap one rule of the incumbent for one of ``candidates`` while that lowers H2 (compiled).
 
         A good incumbent early is what makes the relaxation's fixings bite, so this runs once
@@ -158,6 +184,17 @@ class BranchAndBound(EpsilonSolver):
             return best
         gram = getattr(self.oracle, "gram", None)
         assert gram is not None  # __init__ refuses an oracle without one
-        support, _ = local_search(gram.G, gram.b, gram.yy, self.oracle.gamma, self.stab, self.k, threshold,
-                                  best.support, best.value, np.asarray(candidates, dtype=np.intp), budget)
+        support, _ = local_search(
+            gram.G,
+            gram.b,
+            gram.yy,
+            self.oracle.gamma,
+            self.stab,
+            self.k,
+            threshold,
+            best.support,
+            best.value,
+            np.asarray(candidates, dtype=np.intp),
+            budget,
+        )
         return self.oracle(support) if support != best.support else best

@@ -283,8 +283,18 @@ class EpsilonSolver(ABC):
     ``solve(threshold, warm) -> Point``.
     """
 
-    def __init__(self, oracle: Oracle, stab: np.ndarray, k: int, *, pi_scale: float, tol: float,
-                 stop: StopCheck | None, deadline: float | None, progress: Progress | None) -> None:
+    def __init__(
+        self,
+        oracle: Oracle,
+        stab: np.ndarray,
+        k: int,
+        *,
+        pi_scale: float,
+        tol: float,
+        stop: StopCheck | None,
+        deadline: float | None,
+        progress: Progress | None,
+    ) -> None:
         self.oracle = oracle
         self.stab = np.asarray(stab, dtype=np.float64)
         self.k = int(k)
@@ -340,8 +350,13 @@ class EpsilonSolver(ABC):
     def _rounding(self, z: np.ndarray, w: np.ndarray, threshold: float) -> tuple[int, ...] | None:
         """The rule set read off a relaxation: its k largest z, repaired to meet the threshold
         (compiled, the same rounding the branch-and-bound nodes use); None if there is none."""
-        return rounding(np.ascontiguousarray(z, dtype=np.float64), np.ascontiguousarray(w, dtype=np.float64),
-                        self.stab, self.k, threshold)
+        return rounding(
+            np.ascontiguousarray(z, dtype=np.float64),
+            np.ascontiguousarray(w, dtype=np.float64),
+            self.stab,
+            self.k,
+            threshold,
+        )
 
     def sweep(
         self, thresholds: list[float] | np.ndarray, on_point: Callable[[Point], None] | None = None
@@ -385,17 +400,21 @@ class CuttingPlane(EpsilonSolver):
         threads: int = 1,
         relaxation: bool = True,
     ) -> None:
-        super().__init__(oracle, stab, k, pi_scale=pi_scale, tol=tol, stop=stop, deadline=deadline,
-                         progress=progress)
+        super().__init__(oracle, stab, k, pi_scale=pi_scale, tol=tol, stop=stop, deadline=deadline, progress=progress)
         self.max_iterations = max_iterations
         self.master = Master(
-            self.stab, self.k, max(oracle.h0, 1e-300),
-            mip_rel_gap=mip_rel_gap, threads=threads, stop_flag=stop_flag,
+            self.stab,
+            self.k,
+            max(oracle.h0, 1e-300),
+            mip_rel_gap=mip_rel_gap,
+            threads=threads,
+            stop_flag=stop_flag,
         )
         self.pool: set[tuple[int, ...]] = set()
         gram = getattr(oracle, "gram", None)
-        self.relaxation = (PerspectiveRelaxation(gram, oracle.gamma, self.stab, self.k)
-                           if relaxation and gram is not None else None)
+        self.relaxation = (
+            PerspectiveRelaxation(gram, oracle.gamma, self.stab, self.k) if relaxation and gram is not None else None
+        )
         self._bound: Bound | None = None  # the last unfixed relaxation, the next threshold's warm start
         self._state = np.zeros(self.stab.size, dtype=np.int8)  # this threshold's fixings
         self._state_bound: Bound | None = None  # the relaxation under those fixings
@@ -456,8 +475,15 @@ class CuttingPlane(EpsilonSolver):
                 added = self._cut(ev)
             lb = min(lb, best.value)
             if self.progress is not None:
-                self.progress({"epsilon": threshold / self.pi_scale, "upper": best.value, "lower": lb,
-                               "iterations": iterations, "cuts": self.master.cuts})
+                self.progress(
+                    {
+                        "epsilon": threshold / self.pi_scale,
+                        "upper": best.value,
+                        "lower": lb,
+                        "iterations": iterations,
+                        "cuts": self.master.cuts,
+                    }
+                )
             if best.value - lb <= self.tol * abs(best.value):
                 status = Status.OPTIMAL
                 break

@@ -9,7 +9,7 @@ at ``time_limit`` with its gap (see ``certificate_``). Column names of a DataFra
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -27,10 +27,22 @@ from glasswork.solver import Limits, SolveContext
 class _RuleSetEstimator(BaseEstimator):
     """What the regressor and the classifier share: the spec built from the parameters, the solve."""
 
-    def __init__(self, max_rules: int = 10, *, min_stability: float | None = None,
-                 stability_rank: int | None = None, gamma: float = 1e-3, trees: int = 200, depth: int = 2,
-                 quantiles: int = 10, max_candidates: int = 1000, encoding: str = "sirus",
-                 policy: str | None = None, seed: int = 0, time_limit: float | None = 60.0) -> None:
+    def __init__(
+        self,
+        max_rules: int = 10,
+        *,
+        min_stability: float | None = None,
+        stability_rank: int | None = None,
+        gamma: float = 1e-3,
+        trees: int = 200,
+        depth: int = 2,
+        quantiles: int = 10,
+        max_candidates: int = 1000,
+        encoding: str = "sirus",
+        policy: str | None = None,
+        seed: int = 0,
+        time_limit: float | None = 60.0,
+    ) -> None:
         self.max_rules = max_rules
         self.min_stability = min_stability
         self.stability_rank = stability_rank
@@ -52,23 +64,40 @@ class _RuleSetEstimator(BaseEstimator):
             constraints["min_stability"] = self.min_stability
         if self.stability_rank is not None:
             constraints["stability_rank"] = self.stability_rank
-        return MossSpec.model_validate({
-            "name": type(self).__name__, "solver": "moss", "data": {"source": "in-memory", "target": "y"},
-            "objective": {"gamma": self.gamma, "encoding": self.encoding,
-                          "candidates": {"trees": self.trees, "depth": self.depth, "quantiles": self.quantiles,
-                                         "max_candidates": self.max_candidates, "seed": self.seed}},
-            "constraints": constraints, "search": search,
-        })
+        return MossSpec.model_validate(
+            {
+                "name": type(self).__name__,
+                "solver": "moss",
+                "data": {"source": "in-memory", "target": "y"},
+                "objective": {
+                    "gamma": self.gamma,
+                    "encoding": self.encoding,
+                    "candidates": {
+                        "trees": self.trees,
+                        "depth": self.depth,
+                        "quantiles": self.quantiles,
+                        "max_candidates": self.max_candidates,
+                        "seed": self.seed,
+                    },
+                },
+                "constraints": constraints,
+                "search": search,
+            }
+        )
 
     def _names(self, n: int) -> list[str]:
         return [str(c) for c in getattr(self, "feature_names_in_", [f"x{j}" for j in range(n)])]
 
-    def _solve(self, X: np.ndarray, y: np.ndarray, task: str, classes: np.ndarray | None) -> None:
+    def _solve(
+        self, X: np.ndarray, y: np.ndarray, task: Literal["binary", "regression"], classes: np.ndarray | None
+    ) -> None:
         if X.shape[0] < 2:
-            raise ValueError(f"{type(self).__name__} needs at least 2 samples to grow rules; got n_samples = "
-                             f"{X.shape[0]}")
-        problem = Problem(name=type(self).__name__, X=X, y=y, feature_names=self._names(X.shape[1]),
-                          task=task, classes=classes)  # type: ignore[arg-type]
+            raise ValueError(
+                f"{type(self).__name__} needs at least 2 samples to grow rules; got n_samples = {X.shape[0]}"
+            )
+        problem = Problem(
+            name=type(self).__name__, X=X, y=y, feature_names=self._names(X.shape[1]), task=task, classes=classes
+        )
         result = MossSolver(self._spec()).solve(problem, SolveContext(Limits(time=self.time_limit)))
         assert isinstance(result.model, RuleSet)
         self.model_ = result.model
@@ -119,8 +148,9 @@ class RuleSetClassifier(ClassifierMixin, _RuleSetEstimator):
         check_classification_targets(y)
         self.classes_, encoded = np.unique(y, return_inverse=True)
         if self.classes_.size != 2 or type_of_target(y) != "binary":
-            raise ValueError("Only binary classification is supported: RuleSetClassifier got "
-                             f"{self.classes_.size} class(es)")
+            raise ValueError(
+                f"Only binary classification is supported: RuleSetClassifier got {self.classes_.size} class(es)"
+            )
         self._solve(X, encoded.astype(np.int64), "binary", self.classes_)
         return self
 

@@ -8,8 +8,20 @@ from typing import Any
 import numpy as np
 
 from glasswork import hookimpl
-from glasswork.export import (NO_VALUE, ExportError, ExportRequest, ModelInputs, markdown_table, plain,
-                              python_comment, python_literal, python_module, sql_case, sql_literal, sql_select)
+from glasswork.export import (
+    NO_VALUE,
+    ExportError,
+    ExportRequest,
+    ModelInputs,
+    markdown_table,
+    plain,
+    python_comment,
+    python_literal,
+    python_module,
+    sql_case,
+    sql_literal,
+    sql_select,
+)
 from glasswork.plugins.moss.model import RuleSet, RuleSetClassifier
 from glasswork.plugins.moss.rules import Grid, Rule
 from glasswork.quoting import printable
@@ -47,17 +59,25 @@ def _sql(model: dict[str, Any], request: ExportRequest) -> str:
         return sql_select(request, [("prediction", total)], reads)
     negative, positive = model["classes"]
     p = f"1.0e0 / (1.0e0 + EXP(-{total}))"
-    return sql_select(request, [
-        ("prediction", sql_case([(f"{total} > 0", sql_literal(positive))], sql_literal(negative))),
-        (f"p_{negative}", sql_case([(f"{total} > 0", f"1.0e0 - {p}")], f"1.0e0 - {p}")),
-        (f"p_{positive}", sql_case([(f"{total} > 0", p)], p))], reads)
+    return sql_select(
+        request,
+        [
+            ("prediction", sql_case([(f"{total} > 0", sql_literal(positive))], sql_literal(negative))),
+            (f"p_{negative}", sql_case([(f"{total} > 0", f"1.0e0 - {p}")], f"1.0e0 - {p}")),
+            (f"p_{positive}", sql_case([(f"{total} > 0", p)], p)),
+        ],
+        reads,
+    )
 
 
 def _python(model: dict[str, Any], request: ExportRequest) -> str:
     inputs = request.need_inputs()
-    lines = [f"    total += {python_literal(float(r['value_inside']))} if {_conditions(r, inputs, False)} "
-             f"else {python_literal(float(r['value_outside']))}  {python_comment(r['text'])}" for r in model["rules"]]
-    body = f"""INTERCEPT = {python_literal(float(model['intercept']))}
+    lines = [
+        f"    total += {python_literal(float(r['value_inside']))} if {_conditions(r, inputs, False)} "
+        f"else {python_literal(float(r['value_outside']))}  {python_comment(r['text'])}"
+        for r in model["rules"]
+    ]
+    body = f"""INTERCEPT = {python_literal(float(model["intercept"]))}
 
 
 def score(row):
@@ -84,30 +104,38 @@ def predict_proba(row):
 """
     else:
         body += "\n\npredict = score\n"
-    return python_module(request, "A MOSS rule set: start at the intercept, add each rule's value.", body,
-                         _reads(model, inputs))
+    return python_module(
+        request, "A MOSS rule set: start at the intercept, add each rule's value.", body, _reads(model, inputs)
+    )
 
 
 def rule_set_markdown(model: dict[str, Any]) -> str:
     rows: list[list[Any]] = [["", "start at", f"{model['intercept']:.6g}", "", ""]]
-    rows += [[i + 1, r["text"], f"{r['value_inside']:+.4g}", f"{r['value_outside']:+.4g}", f"{r['pi']:.3f}"]
-             for i, r in enumerate(model["rules"])]
+    rows += [
+        [i + 1, r["text"], f"{r['value_inside']:+.4g}", f"{r['value_outside']:+.4g}", f"{r['pi']:.3f}"]
+        for i, r in enumerate(model["rules"])
+    ]
     return markdown_table(["#", "rule", "inside", "outside", "Pi"], rows)
 
 
 def rule_set_html(model: dict[str, Any], stats: dict[str, Any] | None = None) -> str:
     rows = f"<tr><td></td><td>start at</td><td class=n>{model['intercept']:.6g}</td><td></td><td></td></tr>"
-    rows += "".join(f"<tr><td>{i + 1}</td><td><code>{esc(r['text'])}</code></td><td class=n>{r['value_inside']:+.4g}"
-                    f"</td><td class=n>{r['value_outside']:+.4g}</td><td class=n>{r['pi']:.3f}</td></tr>"
-                    for i, r in enumerate(model["rules"]))
-    table = f"<table class=model><tr><th>#</th><th>rule</th><th>inside</th><th>outside</th><th>Pi</th></tr>{rows}</table>"
+    rows += "".join(
+        f"<tr><td>{i + 1}</td><td><code>{esc(r['text'])}</code></td><td class=n>{r['value_inside']:+.4g}"
+        f"</td><td class=n>{r['value_outside']:+.4g}</td><td class=n>{r['pi']:.3f}</td></tr>"
+        for i, r in enumerate(model["rules"])
+    )
+    table = (
+        f"<table class=model><tr><th>#</th><th>rule</th><th>inside</th><th>outside</th><th>Pi</th></tr>{rows}</table>"
+    )
     frontier = (stats or {}).get("frontier") or []
     if not frontier:
         return table
     points = [(p["h1"], p["h2"]) for p in frontier if p.get("h1") is not None and p.get("h2") is not None]
     chosen = [(p["h1"], p["h2"]) for p in frontier if p.get("chosen")]
     chart = scatter_chart(points, chosen, xlabel="stability H1", ylabel="loss H2")
-    return f"<div class=row>{table}<figure>{chart}<figcaption>the frontier; this rule set ringed</figcaption></figure></div>"
+    caption = "<figcaption>the frontier; this rule set ringed</figcaption>"
+    return f"<div class=row>{table}<figure>{chart}{caption}</figure></div>"
 
 
 def rebuild(model: dict[str, Any], inputs: ModelInputs | None) -> RuleSet:
@@ -129,11 +157,17 @@ def rebuild(model: dict[str, Any], inputs: ModelInputs | None) -> RuleSet:
             lo_hi[0 if c["op"] == ">" else 1] = int(np.searchsorted(grid.thresholds[j], float(c["threshold"])))
         rules.append(Rule(tuple((j, lo, hi) for j, (lo, hi) in sorted(bounds.items())), grid))
     n = len(rules)
-    column = {key: np.asarray([r[key] for r in model["rules"]], dtype=np.float64)
-              for key in ("value_inside", "value_outside", "pi")}
+    column = {
+        key: np.asarray([r[key] for r in model["rules"]], dtype=np.float64)
+        for key in ("value_inside", "value_outside", "pi")
+    }
     args = (rules, np.ones(n), column["value_inside"], column["value_outside"], column["pi"], float(model["intercept"]))
-    kwargs = {"encoding": model.get("encoding", "sirus"), "h1": model.get("h1"), "h2": model.get("h2"),
-              "epsilon": model.get("epsilon")}
+    kwargs = {
+        "encoding": model.get("encoding", "sirus"),
+        "h1": model.get("h1"),
+        "h2": model.get("h2"),
+        "epsilon": model.get("epsilon"),
+    }
     if model.get("task") == "binary":
         return RuleSetClassifier(*args, classes=np.asarray(model["classes"]), **kwargs)
     return RuleSet(*args, **kwargs)

@@ -223,10 +223,14 @@ def logistic_relaxed(M: np.ndarray, y: np.ndarray, gamma: float, z: np.ndarray, 
     def fun(w: np.ndarray) -> tuple[float, np.ndarray]:
         u = offset + M @ w
         a = -y * _sigmoid(-y * u)
-        return (float(np.logaddexp(0.0, -y * u).sum()) + 0.5 / gamma * float(np.sum(w * w / z)),
-                M.T @ a + w / (gamma * z))
+        return (
+            float(np.logaddexp(0.0, -y * u).sum()) + 0.5 / gamma * float(np.sum(w * w / z)),
+            M.T @ a + w / (gamma * z),
+        )
 
-    res = minimize(fun, np.zeros(M.shape[1]), jac=True, method="L-BFGS-B", options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10000})
+    res = minimize(
+        fun, np.zeros(M.shape[1]), jac=True, method="L-BFGS-B", options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10000}
+    )
     return float(res.fun)
 
 

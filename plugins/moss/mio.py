@@ -153,8 +153,7 @@ def solve_mio(
     z = cp.Variable(m, boolean=True)
     u = cp.Variable(n)  # residual: n extra variables instead of the m x m Gram matrix
     U = math.sqrt(gamma) * float(np.linalg.norm(y))  # |w_i| <= U for any optimal w (spec §2.6)
-    cons = [u == y - M @ w, pi @ z >= epsilon - 1e-9 * max(1.0, abs(epsilon)), cp.sum(z) <= k,
-            w <= U * z, w >= -U * z]
+    cons = [u == y - M @ w, pi @ z >= epsilon - 1e-9 * max(1.0, abs(epsilon)), cp.sum(z) <= k, w <= U * z, w >= -U * z]
     if formulation == "perspective":
         s = cp.Variable(m, nonneg=True)
         # w_i^2 <= s_i z_i as a rotated cone: ||(2 w_i, s_i - z_i)|| <= s_i + z_i. The big-M rows
@@ -186,8 +185,17 @@ def solve_mio(
         seconds = time.perf_counter() - t0
         if z.value is None:
             if time_limit is not None and seconds >= 0.9 * time_limit:
-                return _no_solution(M, y, pi, k, gamma, seconds, solver, formulation,
-                                    _backend_status(prob, solver) or "no solution at the time limit")
+                return _no_solution(
+                    M,
+                    y,
+                    pi,
+                    k,
+                    gamma,
+                    seconds,
+                    solver,
+                    formulation,
+                    _backend_status(prob, solver) or "no solution at the time limit",
+                )
             raise
     seconds = time.perf_counter() - t0
     if prob.status in ("infeasible", "infeasible_inaccurate"):
@@ -218,19 +226,41 @@ def solve_mio(
     return MioResult(support, value, bound, status, seconds, solver, formulation, said or str(prob.status))
 
 
-def _no_solution(M: np.ndarray, y: np.ndarray, pi: np.ndarray, k: int, gamma: float, seconds: float,
-                 solver: str, formulation: str, said: str) -> MioResult:
+def _no_solution(
+    M: np.ndarray,
+    y: np.ndarray,
+    pi: np.ndarray,
+    k: int,
+    gamma: float,
+    seconds: float,
+    solver: str,
+    formulation: str,
+    said: str,
+) -> MioResult:
     """The backend hit its time limit without a solution: report the top-k set, which is feasible."""
     from .loss import H2Oracle, top_k
 
     support = tuple(int(i) for i in top_k(pi, k))
-    return MioResult(support, H2Oracle(M, y, gamma).value(support), None, Status.STOPPED_TIME, seconds,
-                     solver, formulation, said)
+    return MioResult(
+        support, H2Oracle(M, y, gamma).value(support), None, Status.STOPPED_TIME, seconds, solver, formulation, said
+    )
 
 
 # SCIP's statuses for a solve that a limit ended (cvxpy reports SCIP's time limit as "optimal_inaccurate")
-LIMIT_STATUSES = frozenset({"timelimit", "nodelimit", "totalnodelimit", "stallnodelimit", "memlimit",
-                            "userinterrupt", "sollimit", "bestsollimit", "restartlimit", "gaplimit_not_reached"})
+LIMIT_STATUSES = frozenset(
+    {
+        "timelimit",
+        "nodelimit",
+        "totalnodelimit",
+        "stallnodelimit",
+        "memlimit",
+        "userinterrupt",
+        "sollimit",
+        "bestsollimit",
+        "restartlimit",
+        "gaplimit_not_reached",
+    }
+)
 
 
 def _backend_status(prob: object, solver: str) -> str | None:
@@ -252,7 +282,9 @@ def _dual_bound(prob: object, solver: str) -> float | None:
     value = getattr(prob, "value", None)
     try:
         if solver == "SCIP" and isinstance(extra, dict) and "model" in extra:
-            offset = float(value) - float(extra["value"]) if value is not None and extra.get("value") is not None else 0.0
+            offset = (
+                float(value) - float(extra["value"]) if value is not None and extra.get("value") is not None else 0.0
+            )
             return float(extra["model"].getDualbound()) + offset
         if solver == "MOSEK" and extra is not None:
             import mosek

@@ -170,7 +170,9 @@ class Frontier:
         return [{"point": i + 1, "chosen": i == self.chosen, **r.to_dict()} for i, r in enumerate(self.rows)]
 
     def to_text(self) -> str:
-        head = f"{'#':>3} {'epsilon':>9} {'H1':>9} {'H2':>12} {'lower':>12} {'gap':>9} {'status':<12} {'k':>3} {'cuts':>5}"
+        head = (
+            f"{'#':>3} {'epsilon':>9} {'H1':>9} {'H2':>12} {'lower':>12} {'gap':>9} {'status':<12} {'k':>3} {'cuts':>5}"
+        )
         lines = [head, "-" * len(head)]
         for i, r in enumerate(self.rows):
             mark = "*" if i == self.chosen else " "

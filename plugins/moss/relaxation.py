@@ -65,8 +65,9 @@ class PerspectiveRelaxation:
 
     # -- the best multipliers -----------------------------------------------------------------
 
-    def solve(self, threshold: float, state: np.ndarray, warm: Bound | None = None,
-              target: float = math.inf, effort: int = 18) -> Bound:
+    def solve(
+        self, threshold: float, state: np.ndarray, warm: Bound | None = None, target: float = math.inf, effort: int = 18
+    ) -> Bound:
         """Maximise D over (w, tau, mu): a root search on tau inside, golden section on mu outside.
 
         ``sum z`` falls as tau rises and ``stab'z`` rises with mu, so tau is found as the root of
@@ -85,11 +86,11 @@ class PerspectiveRelaxation:
             w, g = np.zeros(self.m), -self.b.copy()
             s0 = np.sort(0.5 * self.gamma * self.b * self.b)[::-1]
             tau0, mu0 = float(s0[min(self.k, s0.size - 1)]) + 1e-12, 0.0
-        search = MultiplierSearch(self.G, self.b, self.yy, self.gamma, self.stab, self.k, threshold, state,
-                                  w, g, target)
+        search = MultiplierSearch(
+            self.G, self.b, self.yy, self.gamma, self.stab, self.k, threshold, state, w, g, target
+        )
         search.run(tau0, mu0, warm is not None, effort)  # ends by certifying the best bound from G w - b
-        return Bound(search.best_value, search.best_w, search.best_g, search.best_tau, search.best_mu,
-                     search.best_z)
+        return Bound(search.best_value, search.best_w, search.best_g, search.best_tau, search.best_mu, search.best_z)
 
     # -- what the bound rules out -------------------------------------------------------------
 

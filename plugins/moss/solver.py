@@ -20,8 +20,14 @@ if TYPE_CHECKING:  # the searches import the compiled kernels, which load scipy:
     from .branch_and_bound import BranchAndBound
     from .cutting_plane import CuttingPlane, Point
 
-_STATUS_ORDER = [Status.OPTIMAL, Status.HEURISTIC, Status.STOPPED_NODES, Status.STOPPED_TIME,
-                 Status.STOPPED_MEMORY, Status.CANCELLED]
+_STATUS_ORDER = [
+    Status.OPTIMAL,
+    Status.HEURISTIC,
+    Status.STOPPED_NODES,
+    Status.STOPPED_TIME,
+    Status.STOPPED_MEMORY,
+    Status.CANCELLED,
+]
 
 
 def worst_status(statuses: list[Status]) -> Status:
@@ -48,9 +54,11 @@ class MossSolver(Solver):
             if self._policy == "branch_and_bound" and "policy" not in spec.search.model_fields_set:
                 self._policy = "cutting_plane"  # the default policy; the logistic loss has no Gram form
             if self._policy != "cutting_plane":
-                raise DataError(f"search.policy {self._policy!r} does not handle a binary target: the "
-                                "classification variant runs with the cutting plane only",
-                                hint="set search.policy: cutting_plane (or leave it out)")
+                raise DataError(
+                    f"search.policy {self._policy!r} does not handle a binary target: the "
+                    "classification variant runs with the cutting plane only",
+                    hint="set search.policy: cutting_plane (or leave it out)",
+                )
             target = np.where(np.asarray(problem.y) == 1, 1.0, -1.0)  # labels -1 / +1
             y_scale = 1.0
         else:
@@ -59,18 +67,26 @@ class MossSolver(Solver):
             target = problem.y / y_scale
         self._y_scale = y_scale
         pool = build_pool(
-            problem.X, target, list(problem.feature_names),
-            trees=cand.trees, depth=cand.depth, max_features=cand.max_features,
-            quantiles=cand.quantiles, seed=cand.seed, rules_from=cand.rules_from,
-            max_rules_pool=cand.max_candidates, encoding=spec.objective.encoding,
+            problem.X,
+            target,
+            list(problem.feature_names),
+            trees=cand.trees,
+            depth=cand.depth,
+            max_features=cand.max_features,
+            quantiles=cand.quantiles,
+            seed=cand.seed,
+            rules_from=cand.rules_from,
+            max_rules_pool=cand.max_candidates,
+            encoding=spec.objective.encoding,
             grid_X=problem.extras.get("moss_grid_X"),
         )
         pool_seconds = time.perf_counter() - t0
         if pool.m == 0:
-            raise DataError("the forest produced no usable rule (every rule is empty or covers all rows)",
-                            hint="give more rows, or raise objective.candidates.trees or .depth")
-        ctx.log(f"{pool.m} candidate rules from {cand.trees} trees in {pool_seconds:.2f} s "
-                f"(encoding {pool.encoding})")
+            raise DataError(
+                "the forest produced no usable rule (every rule is empty or covers all rows)",
+                hint="give more rows, or raise objective.candidates.trees or .depth",
+            )
+        ctx.log(f"{pool.m} candidate rules from {cand.trees} trees in {pool_seconds:.2f} s (encoding {pool.encoding})")
         if self._binary:
             rate = float(np.clip(np.mean(target > 0), 1e-6, 1 - 1e-6))
             yc = target
@@ -83,10 +99,17 @@ class MossSolver(Solver):
         B = float(pool.n_trees)
         eps_max = float(np.sort(counts)[::-1][:k].sum()) / B
         stats: dict[str, Any] = {
-            "candidates": pool.m, "trees": pool.n_trees, "encoding": pool.encoding,
-            "pool_seconds": round(pool_seconds, 4), "eps_max": eps_max, "k": k,
-            "gamma": spec.objective.gamma, "policy": self._policy,
-            "h2_zero": oracle.h0, "y_scale": y_scale, "refit": spec.objective.refit,
+            "candidates": pool.m,
+            "trees": pool.n_trees,
+            "encoding": pool.encoding,
+            "pool_seconds": round(pool_seconds, 4),
+            "eps_max": eps_max,
+            "k": k,
+            "gamma": spec.objective.gamma,
+            "policy": self._policy,
+            "h2_zero": oracle.h0,
+            "y_scale": y_scale,
+            "refit": spec.objective.refit,
         }
         if spec.constraints.frontier is not None:
             return self._frontier(pool, oracle, counts, k, ctx, stats)
@@ -98,9 +121,11 @@ class MossSolver(Solver):
             # the default third-largest grid value; a grid this short (tiny data) takes its last
             rank = spec.constraints.stability_rank or min(3, grid.size)
             if rank > grid.size:
-                raise DataError(f"constraints.stability_rank {rank} exceeds the {grid.size} values of the "
-                                "epsilon grid of this data's rules",
-                                hint=f"choose a rank from 1 to {grid.size}, or set constraints.min_stability")
+                raise DataError(
+                    f"constraints.stability_rank {rank} exceeds the {grid.size} values of the "
+                    "epsilon grid of this data's rules",
+                    hint=f"choose a rank from 1 to {grid.size}, or set constraints.min_stability",
+                )
             threshold = float(grid[rank - 1])
             stats["stability_rank"] = rank
         stats["epsilon"] = threshold / B
@@ -108,7 +133,8 @@ class MossSolver(Solver):
             raise DataError(
                 f"constraints.min_stability {threshold / B:.6g} is above eps_max = {eps_max:.6g} (the {k} "
                 "most frequent rules of this data); no rule set reaches it",
-                hint=f"lower constraints.min_stability to at most {eps_max:.6g}")
+                hint=f"lower constraints.min_stability to at most {eps_max:.6g}",
+            )
         policy = self._policy
         if policy in ("cutting_plane", "branch_and_bound"):
             exact = self._exact(oracle, counts, k, B, ctx)
@@ -122,8 +148,9 @@ class MossSolver(Solver):
 
     # -- policies ---------------------------------------------------------------------------
 
-    def _exact(self, oracle: Oracle, counts: np.ndarray, k: int, B: float,
-               ctx: SolveContext) -> CuttingPlane | BranchAndBound:
+    def _exact(
+        self, oracle: Oracle, counts: np.ndarray, k: int, B: float, ctx: SolveContext
+    ) -> CuttingPlane | BranchAndBound:
         """The exact search the policy names, wired to the run's limits, stop flag and progress."""
         from .branch_and_bound import BranchAndBound
         from .cutting_plane import CuttingPlane
@@ -135,7 +162,8 @@ class MossSolver(Solver):
                 raise DataError(
                     f"search.policy branch_and_bound needs at most {H2Oracle.GRAM_MAX} candidate rules; "
                     f"this data gives {oracle.M.shape[1]}",
-                    hint="set search.policy: cutting_plane, or lower objective.candidates.max_candidates")
+                    hint="set search.policy: cutting_plane, or lower objective.candidates.max_candidates",
+                )
             self._policy = "cutting_plane"
             ctx.log(f"more than {H2Oracle.GRAM_MAX} candidates: the cutting plane runs instead of branch and bound")
         last = [0.0]
@@ -146,16 +174,38 @@ class MossSolver(Solver):
             if now - last[0] >= 0.05:
                 last[0] = now
                 extra = {"cuts": info["cuts"]} if "cuts" in info else {"open_nodes": info["open"]}
-                ctx.progress(objective=info["upper"], lower_bound=info["lower"], nodes=info[work],
-                             epsilon=info["epsilon"], iterations=info["iterations"], **extra)
+                ctx.progress(
+                    objective=info["upper"],
+                    lower_bound=info["lower"],
+                    nodes=info[work],
+                    epsilon=info["epsilon"],
+                    iterations=info["iterations"],
+                    **extra,
+                )
 
         if self._policy == "branch_and_bound":
-            return BranchAndBound(oracle, counts, k, pi_scale=B, tol=search.tolerance,
-                                  stop=lambda nodes: ctx.check(nodes), deadline=ctx.deadline, progress=progress)
+            return BranchAndBound(
+                oracle,
+                counts,
+                k,
+                pi_scale=B,
+                tol=search.tolerance,
+                stop=lambda nodes: ctx.check(nodes),
+                deadline=ctx.deadline,
+                progress=progress,
+            )
         return CuttingPlane(
-            oracle, counts, k, pi_scale=B, tol=search.tolerance, mip_rel_gap=min(1e-7, search.tolerance / 10),
-            stop=lambda cuts: ctx.check(cuts), deadline=ctx.deadline, stop_flag=ctx.stop_flag,
-            progress=progress, threads=search.threads,
+            oracle,
+            counts,
+            k,
+            pi_scale=B,
+            tol=search.tolerance,
+            mip_rel_gap=min(1e-7, search.tolerance / 10),
+            stop=lambda cuts: ctx.check(cuts),
+            deadline=ctx.deadline,
+            stop_flag=ctx.stop_flag,
+            progress=progress,
+            threads=search.threads,
         )
 
     @staticmethod
@@ -169,8 +219,16 @@ class MossSolver(Solver):
             out["master_seconds"] = round(p.master_seconds, 4)
         return out
 
-    def _mio(self, pool: RulePool, oracle: Oracle, yc: np.ndarray, eps: float, k: int,
-             ctx: SolveContext, stats: dict[str, Any]) -> Result:
+    def _mio(
+        self,
+        pool: RulePool,
+        oracle: Oracle,
+        yc: np.ndarray,
+        eps: float,
+        k: int,
+        ctx: SolveContext,
+        stats: dict[str, Any],
+    ) -> Result:
         from .cutting_plane import Point
         from .mio import choose_backend, solve_mio
 
@@ -179,21 +237,50 @@ class MossSolver(Solver):
         if warning:
             ctx.log(warning, level="warning")
         remaining = None if ctx.deadline is None else max(1.0, ctx.deadline - time.monotonic())
-        r = solve_mio(pool.M, yc, pool.pi, k, self.spec.objective.gamma, eps, formulation=search.formulation,
-                      solver=solver, time_limit=remaining, mip_gap=search.mip_gap)
-        stats.update(backend=r.solver, formulation=r.formulation, mio_seconds=round(r.seconds, 4),
-                     backend_status=r.backend_status)  # the backend's own word: optimal, timelimit, ...
+        r = solve_mio(
+            pool.M,
+            yc,
+            pool.pi,
+            k,
+            self.spec.objective.gamma,
+            eps,
+            formulation=search.formulation,
+            solver=solver,
+            time_limit=remaining,
+            mip_gap=search.mip_gap,
+        )
+        stats.update(
+            backend=r.solver,
+            formulation=r.formulation,
+            mio_seconds=round(r.seconds, 4),
+            backend_status=r.backend_status,
+        )  # the backend's own word: optimal, timelimit, ...
         status = r.status
         if status is Status.STOPPED_TIME and ctx.stop_reason.value:
             status = ctx.stop_reason.status
         ev = oracle(r.support)
-        p = Point(eps, r.support, float(pool.pi[list(r.support)].sum()), ev.value,
-                  r.lower_bound if r.lower_bound is not None else 0.0, status, seconds=r.seconds, weights=ev.weights)
-        return self._result(pool, oracle, p, stats, tolerance=search.mip_gap,
-                            lower_known=r.lower_bound is not None)
+        p = Point(
+            eps,
+            r.support,
+            float(pool.pi[list(r.support)].sum()),
+            ev.value,
+            r.lower_bound if r.lower_bound is not None else 0.0,
+            status,
+            seconds=r.seconds,
+            weights=ev.weights,
+        )
+        return self._result(pool, oracle, p, stats, tolerance=search.mip_gap, lower_known=r.lower_bound is not None)
 
-    def _heuristic(self, pool: RulePool, oracle: Oracle, yc: np.ndarray, threshold: float, k: int,
-                   ctx: SolveContext, stats: dict[str, Any]) -> Result:
+    def _heuristic(
+        self,
+        pool: RulePool,
+        oracle: Oracle,
+        yc: np.ndarray,
+        threshold: float,
+        k: int,
+        ctx: SolveContext,
+        stats: dict[str, Any],
+    ) -> Result:
         from .cutting_plane import Point
         from .heuristic import moss_l
 
@@ -202,8 +289,15 @@ class MossSolver(Solver):
         support: tuple[int, ...] | None = None
         tried = 0
         for factor in (1.0, 2.0, 4.0, 8.0, 16.0, 64.0):  # raise the stability reward until eps is met
-            s, solves = moss_l(pool.M, yc, pool.pi, k, self.spec.objective.gamma, weight * factor,
-                               should_stop=lambda: ctx.check() is not None)
+            s, solves = moss_l(
+                pool.M,
+                yc,
+                pool.pi,
+                k,
+                self.spec.objective.gamma,
+                weight * factor,
+                should_stop=lambda: ctx.check() is not None,
+            )
             tried += solves
             if counts[list(s)].sum() >= threshold - 1e-9 and s:
                 support = s
@@ -215,14 +309,22 @@ class MossSolver(Solver):
             ctx.log("coordinate descent did not reach min_stability; returning the k most stable rules")
         ev = oracle(support)
         stats.update(cd_solves=tried)
-        p = Point(threshold / pool.n_trees, support, float(counts[list(support)].sum()) / pool.n_trees,
-                  ev.value, 0.0, Status.HEURISTIC, weights=ev.weights)
+        p = Point(
+            threshold / pool.n_trees,
+            support,
+            float(counts[list(support)].sum()) / pool.n_trees,
+            ev.value,
+            0.0,
+            Status.HEURISTIC,
+            weights=ev.weights,
+        )
         return self._result(pool, oracle, p, stats, tolerance=self.spec.search.tolerance, lower_known=False)
 
     # -- frontier ---------------------------------------------------------------------------
 
-    def _frontier(self, pool: RulePool, oracle: Oracle, counts: np.ndarray, k: int, ctx: SolveContext,
-                  stats: dict[str, Any]) -> Result:
+    def _frontier(
+        self, pool: RulePool, oracle: Oracle, counts: np.ndarray, k: int, ctx: SolveContext, stats: dict[str, Any]
+    ) -> Result:
         from .cutting_plane import Point
 
         fspec = self.spec.constraints.frontier
@@ -236,10 +338,19 @@ class MossSolver(Solver):
 
         def on_point(p: Point) -> None:
             points.append(p)
-            ctx.log(f"frontier point {len(points)}/{grid.size}: eps={p.epsilon:.4g} H1={p.h1:.4g} "
-                    f"H2={p.h2:.6g} LB={p.lower_bound:.6g} {p.status} ({p.iterations} master solves)")
-            ctx.progress(objective=p.h2, lower_bound=p.lower_bound, nodes=len(points),
-                         frontier_points=len(points), epsilon=p.epsilon, h1=p.h1, cuts=p.cuts_added)
+            ctx.log(
+                f"frontier point {len(points)}/{grid.size}: eps={p.epsilon:.4g} H1={p.h1:.4g} "
+                f"H2={p.h2:.6g} LB={p.lower_bound:.6g} {p.status} ({p.iterations} master solves)"
+            )
+            ctx.progress(
+                objective=p.h2,
+                lower_bound=p.lower_bound,
+                nodes=len(points),
+                frontier_points=len(points),
+                epsilon=p.epsilon,
+                h1=p.h1,
+                cuts=p.cuts_added,
+            )
             ctx.incumbent(p.h2, self._rule_set(pool, oracle, p), lower_bound=p.lower_bound, nodes=len(points))
 
         if search.policy == "mio":
@@ -253,13 +364,31 @@ class MossSolver(Solver):
                 if ctx.check(len(points)) is not None:
                     break
                 remaining = None if ctx.deadline is None else max(1.0, ctx.deadline - time.monotonic())
-                r = solve_mio(pool.M, yc, pool.pi, k, self.spec.objective.gamma, thr / B,
-                              formulation=search.formulation, solver=solver, time_limit=remaining,
-                              mip_gap=search.mip_gap)
+                r = solve_mio(
+                    pool.M,
+                    yc,
+                    pool.pi,
+                    k,
+                    self.spec.objective.gamma,
+                    thr / B,
+                    formulation=search.formulation,
+                    solver=solver,
+                    time_limit=remaining,
+                    mip_gap=search.mip_gap,
+                )
                 ev = oracle(r.support)
-                on_point(Point(thr / B, r.support, float(counts[list(r.support)].sum()) / B, ev.value,
-                               r.lower_bound if r.lower_bound is not None else 0.0, r.status,
-                               seconds=r.seconds, weights=ev.weights))
+                on_point(
+                    Point(
+                        thr / B,
+                        r.support,
+                        float(counts[list(r.support)].sum()) / B,
+                        ev.value,
+                        r.lower_bound if r.lower_bound is not None else 0.0,
+                        r.status,
+                        seconds=r.seconds,
+                        weights=ev.weights,
+                    )
+                )
                 if r.status is not Status.OPTIMAL:
                     break
             tolerance = search.mip_gap
@@ -270,8 +399,11 @@ class MossSolver(Solver):
             tolerance = search.tolerance
         else:
             for thr in grid:
-                fresh = (LogisticOracle(oracle.M, oracle.y, oracle.gamma, oracle.offset)
-                         if isinstance(oracle, LogisticOracle) else H2Oracle(oracle.M, oracle.y, oracle.gamma))
+                fresh = (
+                    LogisticOracle(oracle.M, oracle.y, oracle.gamma, oracle.offset)
+                    if isinstance(oracle, LogisticOracle)
+                    else H2Oracle(oracle.M, oracle.y, oracle.gamma)
+                )
                 cp = self._exact(fresh, counts, k, B, ctx)
                 p = cp.solve(float(thr))
                 on_point(p)
@@ -288,11 +420,24 @@ class MossSolver(Solver):
         else:
             chosen = min(int(fspec.choose), len(points)) - 1
         frontier = Frontier(
-            rows=[FrontierRow(p.epsilon, p.h1, p.h2, p.lower_bound, p.gap, str(p.status),
-                              [pool.rules[i].text for i in p.support],
-                              [float(w) for w in self._rule_set(pool, oracle, p).weights],
-                              p.iterations, p.cuts_added, round(p.seconds, 4)) for p in points],
-            chosen=chosen, requested=int(grid.size),
+            rows=[
+                FrontierRow(
+                    p.epsilon,
+                    p.h1,
+                    p.h2,
+                    p.lower_bound,
+                    p.gap,
+                    str(p.status),
+                    [pool.rules[i].text for i in p.support],
+                    [float(w) for w in self._rule_set(pool, oracle, p).weights],
+                    p.iterations,
+                    p.cuts_added,
+                    round(p.seconds, 4),
+                )
+                for p in points
+            ],
+            chosen=chosen,
+            requested=int(grid.size),
         )
         stats["frontier"] = frontier.to_dict()
         stats["chosen_point"] = chosen + 1
@@ -305,8 +450,9 @@ class MossSolver(Solver):
             cert_point = max(points, key=lambda p: p.gap)
             stats["certificate_point"] = points.index(cert_point) + 1
         model = self._rule_set(pool, oracle, points[chosen])
-        cert = Certificate(status=status, objective=cert_point.h2, lower_bound=cert_point.lower_bound,
-                           tolerance=tolerance)
+        cert = Certificate(
+            status=status, objective=cert_point.h2, lower_bound=cert_point.lower_bound, tolerance=tolerance
+        )
         return Result(model, cert, metrics={"h1": points[chosen].h1, "h2": points[chosen].h2}, stats=stats)
 
     # -- results ----------------------------------------------------------------------------
@@ -316,22 +462,50 @@ class MossSolver(Solver):
         idx = list(p.support)
         if isinstance(oracle, LogisticOracle):  # the binary task's loss
             w = oracle(p.support).weights
-            return RuleSetClassifier([pool.rules[i] for i in idx], w, pool.inside[idx], pool.outside[idx],
-                                     pool.pi[idx], oracle.offset, encoding=pool.encoding, h1=p.h1, h2=p.h2,
-                                     epsilon=p.epsilon, classes=self._classes)
+            return RuleSetClassifier(
+                [pool.rules[i] for i in idx],
+                w,
+                pool.inside[idx],
+                pool.outside[idx],
+                pool.pi[idx],
+                oracle.offset,
+                encoding=pool.encoding,
+                h1=p.h1,
+                h2=p.h2,
+                epsilon=p.epsilon,
+                classes=self._classes,
+            )
         if self.spec.objective.refit == "ridge" or not idx:
             w = oracle(p.support).weights
         else:
             w = np.linalg.lstsq(pool.M[:, idx], oracle.y, rcond=None)[0]
         s = getattr(self, "_y_scale", 1.0)
-        return RuleSet([pool.rules[i] for i in idx], w, pool.inside[idx] * s, pool.outside[idx] * s,
-                       pool.pi[idx], pool.y_mean * s, encoding=pool.encoding, h1=p.h1, h2=p.h2,
-                       epsilon=p.epsilon)
+        return RuleSet(
+            [pool.rules[i] for i in idx],
+            w,
+            pool.inside[idx] * s,
+            pool.outside[idx] * s,
+            pool.pi[idx],
+            pool.y_mean * s,
+            encoding=pool.encoding,
+            h1=p.h1,
+            h2=p.h2,
+            epsilon=p.epsilon,
+        )
 
-    def _result(self, pool: RulePool, oracle: Oracle, p: Point, stats: dict[str, Any], *,
-                tolerance: float, lower_known: bool = True) -> Result:
+    def _result(
+        self,
+        pool: RulePool,
+        oracle: Oracle,
+        p: Point,
+        stats: dict[str, Any],
+        *,
+        tolerance: float,
+        lower_known: bool = True,
+    ) -> Result:
         model = self._rule_set(pool, oracle, p)
-        cert = Certificate(status=p.status, objective=p.h2,
-                           lower_bound=p.lower_bound if lower_known else None, tolerance=tolerance)
+        cert = Certificate(
+            status=p.status, objective=p.h2, lower_bound=p.lower_bound if lower_known else None, tolerance=tolerance
+        )
         stats.setdefault("seconds", round(p.seconds, 4))
         return Result(model, cert, metrics={"h1": p.h1, "h2": p.h2}, stats=stats)

@@ -58,7 +58,10 @@ class MossConstraints(StrictModel):
     max_rules: int = Field(15, ge=1, le=1000, description="k, the largest number of rules.")
     min_stability: float | None = Field(None, ge=0.0, description="epsilon: lower bound on H1 = Pi'z.")
     stability_rank: int | None = Field(
-        None, ge=1, le=100_000, description="Use the j-th value of the epsilon grid (1 = eps_max; 3 = MOSS-eps-H, the default)."
+        None,
+        ge=1,
+        le=100_000,
+        description="Use the j-th value of the epsilon grid (1 = eps_max; 3 = MOSS-eps-H, the default).",
     )
     frontier: FrontierSpec | None = Field(None, description="Compute the Pareto frontier.")
 
@@ -79,24 +82,18 @@ class MossSearch(StrictModel):
         "cutting_plane: the paper's outer approximation with a HiGHS master; mio: exact model via cvxpy; "
         "heuristic: coordinate descent (MOSS-L).",
     )
-    tolerance: float = Field(
-        1e-6, gt=0.0, lt=1.0, description="Relative gap under which a point is declared optimal."
-    )
+    tolerance: float = Field(1e-6, gt=0.0, lt=1.0, description="Relative gap under which a point is declared optimal.")
     epm: bool = Field(
         True, description="Frontier: share cuts and warm starts across epsilons (EPM); false solves each from scratch."
     )
     threads: int = Field(1, ge=1, le=64, description="Threads of the HiGHS master.")
-    backend: Literal["auto", "mosek", "scip"] = Field(
-        "auto", description="mio: MOSEK when licensed (auto), or SCIP."
-    )
+    backend: Literal["auto", "mosek", "scip"] = Field("auto", description="mio: MOSEK when licensed (auto), or SCIP.")
     formulation: Literal["perspective", "bigm"] = Field(
         "perspective", description="mio: perspective MISOCP or big-M MIQP."
     )
     fallback: bool = Field(False, description="mio: use another backend when the requested one cannot run.")
     mip_gap: float = Field(1e-4, gt=0.0, lt=1.0, description="mio: relative MIP gap of the backend.")
-    stability_weight: float = Field(
-        1.0, ge=0.0, description="heuristic: lam2 = stability_weight * lam1 / mean(Pi)."
-    )
+    stability_weight: float = Field(1.0, ge=0.0, description="heuristic: lam2 = stability_weight * lam1 / mean(Pi).")
 
     @model_validator(mode="after")
     def _backend_installed(self) -> MossSearch:

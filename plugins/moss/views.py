@@ -24,8 +24,13 @@ def rule_set_view(model: dict[str, Any]) -> RenderableType:
     table.add_column("Pi", justify="right")
     table.add_row("", Text("start at", style="bold"), fmt(model.get("intercept")), "", "")
     for i, rule in enumerate(model.get("rules") or []):
-        table.add_row(str(i + 1), plain_text(rule.get("text")), fmt(rule.get("value_inside"), 4),
-                      fmt(rule.get("value_outside"), 4), fmt(rule.get("pi"), 3))
+        table.add_row(
+            str(i + 1),
+            plain_text(rule.get("text")),
+            fmt(rule.get("value_inside"), 4),
+            fmt(rule.get("value_outside"), 4),
+            fmt(rule.get("pi"), 3),
+        )
     tail = []
     for key, name in (("h1", "stability H1"), ("h2", "ridge loss H2"), ("epsilon", "epsilon")):
         if model.get(key) is not None:
@@ -40,9 +45,16 @@ def frontier_view(points: list[dict[str, Any]]) -> RenderableType:
         table.add_column(column, justify="left" if column == "status" else "right")
     for i, p in enumerate(points):
         mark = "*" if p.get("chosen") else ""
-        table.add_row(f"{p.get('point', i + 1)}{mark}", fmt(p.get("epsilon"), 4), fmt(p.get("h1"), 4),
-                      fmt(p.get("h2"), 6), fmt(p.get("lower_bound"), 6), fmt(p.get("gap"), 3),
-                      plain_text(p.get("status", "")), str(len(p.get("rules") or [])))
+        table.add_row(
+            f"{p.get('point', i + 1)}{mark}",
+            fmt(p.get("epsilon"), 4),
+            fmt(p.get("h1"), 4),
+            fmt(p.get("h2"), 6),
+            fmt(p.get("lower_bound"), 6),
+            fmt(p.get("gap"), 3),
+            plain_text(p.get("status", "")),
+            str(len(p.get("rules") or [])),
+        )
     return table
 
 
@@ -60,8 +72,18 @@ def render_model(model: dict[str, Any], compact: bool, stats: dict[str, Any]) ->
 def monitor_panels(solver: str) -> list[Panel] | None:
     if solver != "moss":
         return None
-    return [ScatterPanel("frontier: loss H2 by stability H1", xlabel="H1", color="orange", x="h1",
-                         y="objective", result_points="frontier", result_x="h1", result_y="h2")]
+    return [
+        ScatterPanel(
+            "frontier: loss H2 by stability H1",
+            xlabel="H1",
+            color="orange",
+            x="h1",
+            y="objective",
+            result_points="frontier",
+            result_x="h1",
+            result_y="h2",
+        )
+    ]
 
 
 @hookimpl

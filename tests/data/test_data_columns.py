@@ -4,8 +4,6 @@ overrides the rare column."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
@@ -30,15 +28,33 @@ def _load(tmp_path: Path, text: str, **fields: object):
     return load_problem(DataSpec(source="d.csv", **fields), tmp_path)
 
 
-@pytest.mark.parametrize("values, kind", [
-    (["yes", "no", "yes"], "O"), (["true", "false", "true"], "O"), (["True", "False", "True"], "O"),
-    (["Y", "N", "Y"], "O"), (["T", "F", "F"], "O"), (["01", "02", "10"], "O"), (["003", "012", "100"], "O"),
-    (["+5", "6", "7"], "O"), (["0x1F", "2", "3"], "O"), (["inf", "1", "2"], "O"), (["1,000", "2", "3"], "O"), (["1_000", "2", "3"], "O"),
-    (["2020-01-02", "2021-03-04", "2022-05-06"], "O"), (["2020-01-02 10:00:00", "2021-03-04 11:00:00", "x"], "O"),
-    (["1", "2", "-3"], "i"), (["0", "1", "0"], "i"), (["1e3", "2", "3"], "f"), (["1.50", "-0.5", ".5"], "f"),
-    (["0.0", "5.", "-0"], "f"), ([" 5", "6 ", "7"], "i"), (["9223372036854775807", "1", "2"], "i"),
-    (["12345678901234567890", "1", "2"], "O"),
-])
+@pytest.mark.parametrize(
+    "values, kind",
+    [
+        (["yes", "no", "yes"], "O"),
+        (["true", "false", "true"], "O"),
+        (["True", "False", "True"], "O"),
+        (["Y", "N", "Y"], "O"),
+        (["T", "F", "F"], "O"),
+        (["01", "02", "10"], "O"),
+        (["003", "012", "100"], "O"),
+        (["+5", "6", "7"], "O"),
+        (["0x1F", "2", "3"], "O"),
+        (["inf", "1", "2"], "O"),
+        (["1,000", "2", "3"], "O"),
+        (["1_000", "2", "3"], "O"),
+        (["2020-01-02", "2021-03-04", "2022-05-06"], "O"),
+        (["2020-01-02 10:00:00", "2021-03-04 11:00:00", "x"], "O"),
+        (["1", "2", "-3"], "i"),
+        (["0", "1", "0"], "i"),
+        (["1e3", "2", "3"], "f"),
+        (["1.50", "-0.5", ".5"], "f"),
+        (["0.0", "5.", "-0"], "f"),
+        ([" 5", "6 ", "7"], "i"),
+        (["9223372036854775807", "1", "2"], "i"),
+        (["12345678901234567890", "1", "2"], "O"),
+    ],
+)
 def test_a_csv_column_is_a_number_only_when_every_value_is_one_as_written(tmp_path, values, kind):
     table = _table(tmp_path, "c,y\n" + "".join(f'"{v}",{i % 2}\n' for i, v in enumerate(values)))
     assert table.columns["c"].dtype.kind == kind
@@ -72,8 +88,20 @@ def test_other_tokens_are_categories_not_missing(tmp_path, cell):
 def test_the_missing_rule_itself():
     import pandas as pd
 
-    for value in [None, pd.NA, float("nan"), np.float16("nan"), np.float32("nan"), np.float64("nan"),
-                  "", " \t\n", "nan", "NaN", " NAN ", "\r\nnan\t"]:
+    for value in [
+        None,
+        pd.NA,
+        float("nan"),
+        np.float16("nan"),
+        np.float32("nan"),
+        np.float64("nan"),
+        "",
+        " \t\n",
+        "nan",
+        "NaN",
+        " NAN ",
+        "\r\nnan\t",
+    ]:
         assert is_missing(value), repr(value)
     # outside the one whitespace set (space, CR, tab, LF) a cell is text as written
     for value in ["NA", "?", "0", 0, 0.0, False, "nan1", "n a n", np.inf, "\u00a0", "\u3000nan"]:
@@ -90,8 +118,12 @@ def test_the_sql_whitespace_class_is_the_one_rule(tmp_path):
     from glasswork.data import sources
 
     con = duckdb.connect()
-    blanks = [c for c in map(chr, range(1, 0x10000)) if not 0xD800 <= ord(c) < 0xE000
-              and con.execute("SELECT regexp_full_match(?, ?)", [c, sources._MISSING_RE]).fetchone()[0]]
+    blanks = [
+        c
+        for c in map(chr, range(1, 0x10000))
+        if not 0xD800 <= ord(c) < 0xE000
+        and con.execute("SELECT regexp_full_match(?, ?)", [c, sources._MISSING_RE]).fetchone()[0]
+    ]
     con.close()
     assert sorted(blanks) == sorted(WHITESPACE)
 
@@ -101,7 +133,8 @@ def test_parquet_keeps_stored_types_and_the_same_missing_rule(tmp_path):
     duckdb.execute(
         "COPY (SELECT * FROM (VALUES (TRUE, 'yes', '003', 1.5::FLOAT, 'nan', 1), (FALSE, 'no', '004', 'NaN'::FLOAT, "
         "' ', 0), (TRUE, NULL, '005', 2.5::FLOAT, 'x', 1), (FALSE, 'no', '006', NULL, 'y', 0)) "
-        f"AS t(flag, answer, code, f, s, y)) TO '{path}' (FORMAT parquet)")
+        f"AS t(flag, answer, code, f, s, y)) TO '{path}' (FORMAT parquet)"
+    )
     table = read_file(path, "d.parquet")
     assert table.columns["flag"].dtype.kind == "b" and table.columns["code"].tolist() == ["003", "004", "005", "006"]
     assert table.missing["f"].tolist() == [False, True, False, True]
@@ -111,19 +144,22 @@ def test_parquet_keeps_stored_types_and_the_same_missing_rule(tmp_path):
 
 def test_a_real_boolean_column_is_a_feature_and_a_target(tmp_path):
     path = tmp_path / "d.parquet"
-    duckdb.execute("COPY (SELECT i % 3 = 0 AS flag, i % 2 = 0 AS label, i AS n FROM range(60) t(i)) "
-                   f"TO '{path}' (FORMAT parquet)")
+    duckdb.execute(
+        f"COPY (SELECT i % 3 = 0 AS flag, i % 2 = 0 AS label, i AS n FROM range(60) t(i)) TO '{path}' (FORMAT parquet)"
+    )
     p = load_problem(DataSpec(source="d.parquet", target="label", split={"kind": "none"}), tmp_path)
     assert p.task == "binary" and p.classes.tolist() == [False, True]
     assert p.X[:, p.feature_names.index("flag")].tolist() == [float(i % 3 == 0) for i in range(60)]
-    q = load_problem(DataSpec(source="d.parquet", target="label", positive=True, binarize={}, split={"kind": "none"}),
-                     tmp_path)
+    q = load_problem(
+        DataSpec(source="d.parquet", target="label", positive=True, binarize={}, split={"kind": "none"}), tmp_path
+    )
     assert q.classes.tolist() == [False, True] and q.y.tolist() == [int(i % 2 == 0) for i in range(60)]
     assert "flag" in q.feature_names
 
 
 YES_NO = "x,smoker,code,y\n" + "".join(
-    f"{i},{'yes' if i % 3 else 'no'},{i % 4:03d},{'yes' if i % 2 else 'no'}\n" for i in range(40))
+    f"{i},{'yes' if i % 3 else 'no'},{i % 4:03d},{'yes' if i % 2 else 'no'}\n" for i in range(40)
+)
 
 
 def test_yes_no_labels_print_as_written_and_positive_yes_works(tmp_path):
@@ -154,21 +190,26 @@ def test_codes_are_not_silently_numbers_without_binarize(tmp_path):
 
 
 def test_types_override(tmp_path):
-    p = _load(tmp_path, YES_NO, target="y", types={"code": "numeric", "smoker": "boolean", "x": "category"},
-              binarize={})
+    p = _load(
+        tmp_path, YES_NO, target="y", types={"code": "numeric", "smoker": "boolean", "x": "category"}, binarize={}
+    )
     names = p.feature_names
     assert "smoker" in names and any(n.startswith("code<=") for n in names) and "x:0" in names
-    table = _table(tmp_path, "a,b,c\n+5,yes,1\n007,N,0\n,TRUE,1\n", types={"a": "numeric", "b": "boolean",
-                                                                          "c": "category"})
+    table = _table(
+        tmp_path, "a,b,c\n+5,yes,1\n007,N,0\n,TRUE,1\n", types={"a": "numeric", "b": "boolean", "c": "category"}
+    )
     assert table.columns["a"][:2].tolist() == [5.0, 7.0] and table.missing["a"].tolist() == [False, False, True]
     assert table.columns["b"].tolist() == [True, False, True] and table.columns["c"].tolist() == ["1", "0", "1"]
 
 
-@pytest.mark.parametrize("types, match, row", [
-    ({"code": "numeric", "smoker": "numeric"}, "value 'no' is not a number, but data.types.smoker is numeric", 1),
-    ({"x": "boolean"}, "value '2' is not a yes/no value", 3),
-    ({"nosuch": "numeric"}, "data.types names column.*'nosuch'", None),
-])
+@pytest.mark.parametrize(
+    "types, match, row",
+    [
+        ({"code": "numeric", "smoker": "numeric"}, "value 'no' is not a number, but data.types.smoker is numeric", 1),
+        ({"x": "boolean"}, "value '2' is not a yes/no value", 3),
+        ({"nosuch": "numeric"}, "data.types names column.*'nosuch'", None),
+    ],
+)
 def test_a_wrong_override_names_the_value_and_row(tmp_path, types, match, row):
     with pytest.raises(DataError, match=match) as err:
         _load(tmp_path, YES_NO, target="y", types=types)
@@ -194,8 +235,14 @@ def _shop_csv(path: Path) -> None:
         smoker, code = ("yes" if rng.random() < 0.3 else "no"), f"{int(rng.integers(1, 4)):03d}"
         region = ["north", "south", "east"][int(rng.integers(0, 3))]
         score = (age > 40) + (smoker == "yes") + (code == "003") + rng.normal(0, 0.5)
-        cells = [str(age), {5: "", 500: "", 77: "NaN"}.get(i, str(income)), smoker, code,
-                 "  " if i == 300 else region, "yes" if score > 1.2 else "no"]
+        cells = [
+            str(age),
+            {5: "", 500: "", 77: "NaN"}.get(i, str(income)),
+            smoker,
+            code,
+            "  " if i == 300 else region,
+            "yes" if score > 1.2 else "no",
+        ]
         lines.append(",".join(cells))
     path.write_text("\n".join(lines) + "\n")
 
@@ -205,24 +252,28 @@ def test_end_to_end_yes_no_target_through_the_cli(tmp_path):
     conditions are the file's text (``yes``, ``smoker:yes``, ``code:003``), never True/3."""
     _shop_csv(tmp_path / "shop.csv")
     spec = tmp_path / "s.yaml"
-    spec.write_text("name: shop\nsolver: corels\ndata:\n  source: shop.csv\n  target: bought\n  positive: yes\n"
-                    "  missing: drop\n  binarize: {}\nconstraints: {max_card: 1}\nobjective: {regularization: 0.01}\n"
-                    "limits: {time: 60}\n")
+    spec.write_text(
+        "name: shop\nsolver: corels\ndata:\n  source: shop.csv\n  target: bought\n  positive: yes\n"
+        "  missing: drop\n  binarize: {}\nconstraints: {max_card: 1}\nobjective: {regularization: 0.01}\n"
+        "limits: {time: 60}\n"
+    )
     assert CliRunner().invoke(cli, ["validate", str(spec)]).exit_code == 0
     run = CliRunner().invoke(cli, ["run", "--no-store", str(spec)], terminal_width=200)
     assert run.exit_code == 0, run.output
     model = run.stdout.split("Certificate")[0]
     assert "{smoker:yes}" in model and "{code:003}" in model and "({yes})" in model and "({no})" in model
     assert "True" not in model and "False" not in model
-    p = load_problem(DataSpec(source="shop.csv", target="bought", positive="yes", missing="drop", binarize={}),
-                     tmp_path)
+    p = load_problem(
+        DataSpec(source="shop.csv", target="bought", positive="yes", missing="drop", binarize={}), tmp_path
+    )
     assert p.classes.tolist() == ["no", "yes"] and p.n_samples + len(p.test_index) == 996
     assert {"smoker:yes", "code:003", "code:001"} <= set(p.feature_names)
 
 
 def test_types_override_a_scikit_learn_source():
-    p = load_problem(DataSpec(source="sklearn:iris", types={"sepal_length_(cm)": "category"}, binarize={},
-                              split={"kind": "none"}))
+    p = load_problem(
+        DataSpec(source="sklearn:iris", types={"sepal_length_(cm)": "category"}, binarize={}, split={"kind": "none"})
+    )
     assert "sepal_length_(cm):5" in p.feature_names and "sepal_length_(cm):5.1" in p.feature_names
     with pytest.raises(DataError, match="data.types names column 'nosuch'"):
         load_problem(DataSpec(source="sklearn:iris", types={"nosuch": "numeric"}))

@@ -124,8 +124,7 @@ def test_write_unnamed_labels(tmp_path: Path) -> None:
     a = Antecedents.from_matrix(np.array([[1], [0], [1]], dtype=np.uint8), ["x"])
     from glasswork.data.corels_format import CorelsData
 
-    write_corels(CorelsData(a, np.array([0, 1, 1]), [], np.array([True, False, False])),
-                 tmp_path / "z.out")
+    write_corels(CorelsData(a, np.array([0, 1, 1]), [], np.array([True, False, False])), tmp_path / "z.out")
     assert (tmp_path / "z.label").read_text() == "{label=0} 1 0 0\n{label=1} 0 1 1\n"
     assert (tmp_path / "z.minor").read_text() == "{group_minority} 1 0 0\n"
 

@@ -78,8 +78,7 @@ def test_negative_weight(tmp_path: Path) -> None:
 
 def test_label_not_binary_where_binary_is_required(tmp_path: Path) -> None:
     _csv(tmp_path, "a,y\n1,cat\n2,dog\n3,cow\n")
-    err = _fails(tmp_path, "binary task needs two labels, the target has 3: cat, cow, dog",
-                 target="y", task="binary")
+    err = _fails(tmp_path, "binary task needs two labels, the target has 3: cat, cow, dog", target="y", task="binary")
     assert "positive" in err.hint and err.column == "y"
 
 
@@ -115,8 +114,7 @@ def test_unseen_test_label(tmp_path: Path) -> None:
 def test_text_in_a_numeric_column_of_the_test_file(tmp_path: Path) -> None:
     _csv(tmp_path, "a,y\n1,0\n2,1\n3,0\n")
     _csv(tmp_path, "a,y\n1,0\nten,1\n", "t.csv")
-    err = _fails(tmp_path, "value 'ten' is not a number", target="y", test="t.csv", split=None,
-                 binarize={})
+    err = _fails(tmp_path, "value 'ten' is not a number", target="y", test="t.csv", split=None, binarize={})
     assert err.file.endswith("t.csv") and err.row == 2
 
 
@@ -140,7 +138,7 @@ def test_mismatched_row_counts_across_out_label_minor(tmp_path: Path) -> None:
 def test_vector_line_of_the_wrong_length(tmp_path: Path) -> None:
     _corels(tmp_path, "{a} 1 0 1 0\n{b} 1 0 1\n", "{y:0} 1 0 1 0\n{y:1} 0 1 0 1\n")
     err = _fails(tmp_path, "3 values on this line but 4 on line 1", source="p.out")
-    assert err.line == 2 and f"p.out:2: " in str(err)
+    assert err.line == 2 and "p.out:2: " in str(err)
 
 
 SECRET_CASES = {
@@ -190,7 +188,12 @@ def test_a_pipe_or_a_device_is_refused_not_read(tmp_path: Path) -> None:
     for source, kind in [(str(tmp_path / "pipe.csv"), "a pipe"), ("/dev/stdin", None), ("/dev/zero", "device")]:
         spec = tmp_path / "s.yaml"
         spec.write_text(f"name: x\nsolver: corels\ndata:\n  source: {source}\n  target: y\n  binarize: {{}}\n")
-        proc = subprocess.run([sys.executable, "-m", "glasswork", "run", "--no-store", str(spec)],
-                              capture_output=True, text=True, timeout=60, stdin=subprocess.PIPE)
+        proc = subprocess.run(
+            [sys.executable, "-m", "glasswork", "run", "--no-store", str(spec)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.PIPE,
+        )
         assert proc.returncode == 2, proc.stderr
         assert "not a data file" in proc.stderr and (kind is None or kind in proc.stderr)

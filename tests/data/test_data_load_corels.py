@@ -26,8 +26,7 @@ def test_corels_source_with_test_file(corels_dir: Path) -> None:
     assert p.extras["premined"] is True
     assert np.array_equal(p.extras["minority"], ref.minority)
     assert np.array_equal(p.extras["antecedents"].bits, ref.antecedents.bits)
-    assert p.extras["label_names"] == ref.label_names and p.extras["target"] == \
-        "recidivate-within-two-years"
+    assert p.extras["label_names"] == ref.label_names and p.extras["target"] == "recidivate-within-two-years"
 
 
 def test_env_var_syntax_and_relative_paths(corels_dir: Path, tmp_path: Path) -> None:
@@ -46,19 +45,25 @@ def test_unset_data_folder_names_the_variable(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_corels_split_recomputes_the_minority(corels_dir: Path) -> None:
-    p = load_problem(DataSpec(source="data:corels/compas_train.out",
-                              split={"kind": "kfold", "folds": 10, "fold": 3, "seed": 67}))
+    p = load_problem(
+        DataSpec(source="data:corels/compas_train.out", split={"kind": "kfold", "folds": 10, "fold": 3, "seed": 67})
+    )
     from glasswork.data.rules import minority_mask
 
     assert p.X.shape[0] + p.X_test.shape[0] == 6489
     assert np.array_equal(p.extras["minority"], minority_mask(p.X, p.y))
-    assert p.folds is not None and p.fold == 3 and np.array_equal(p.test_index,
-                                                                   np.flatnonzero(p.folds == 3))
+    assert p.folds is not None and p.fold == 3 and np.array_equal(p.test_index, np.flatnonzero(p.folds == 3))
 
 
 def test_corels_positive_columns_and_drop(corels_dir: Path) -> None:
-    p = load_problem(DataSpec(source="data:corels/compas_train.out", positive="No",
-                              columns=["priors:>3", "sex:Male"], split={"kind": "none"}))
+    p = load_problem(
+        DataSpec(
+            source="data:corels/compas_train.out",
+            positive="No",
+            columns=["priors:>3", "sex:Male"],
+            split={"kind": "none"},
+        )
+    )
     assert p.feature_names == ["priors:>3", "sex:Male"]
     assert p.classes.tolist() == ["Yes", "No"] and int(p.y.sum()) == 6489 - 2906
     with pytest.raises(DataError, match="unknown antecedent"):

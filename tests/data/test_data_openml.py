@@ -42,8 +42,13 @@ PRICES = [10.0, 12.5, 7.0, 15.0, 11.0, 9.5]
 
 def _feature(index: int, name: str, kind: str, **flags: str) -> dict[str, object]:
     feature: dict[str, object] = {
-        "index": str(index), "name": name, "data_type": kind, "is_target": "false",
-        "is_ignore": "false", "is_row_identifier": "false", "number_of_missing_values": "0",
+        "index": str(index),
+        "name": name,
+        "data_type": kind,
+        "is_target": "false",
+        "is_ignore": "false",
+        "is_row_identifier": "false",
+        "number_of_missing_values": "0",
     }
     if kind == "nominal":
         feature["nominal_value"] = ["red", "green", "blue"]
@@ -77,8 +82,13 @@ def cached(offline: Path) -> Path:
     # The file URL carries no file name, so its cache path is the same for scikit-learn versions
     # that build it from the file id and those that take the description's URL.
     description = {
-        "id": str(DATA_ID), "name": "tiny", "version": "1", "description": "A tiny test set.",
-        "format": "ARFF", "status": "active", "file_id": str(DATA_ID),
+        "id": str(DATA_ID),
+        "name": "tiny",
+        "version": "1",
+        "description": "A tiny test set.",
+        "format": "ARFF",
+        "status": "active",
+        "file_id": str(DATA_ID),
         "url": f"https://api.openml.org/data/v1/download/{DATA_ID}",
         "default_target_attribute": "price",
         "md5_checksum": hashlib.md5(ARFF.encode()).hexdigest(),
@@ -89,13 +99,10 @@ def cached(offline: Path) -> Path:
         _feature(2, "size", "numeric"),
         _feature(3, "price", "numeric", is_target="true"),
     ]
-    qualities = [{"name": "NumberOfInstances", "value": "6.0"},
-                 {"name": "NumberOfFeatures", "value": "4.0"}]
+    qualities = [{"name": "NumberOfInstances", "value": "6.0"}, {"name": "NumberOfFeatures", "value": "4.0"}]
     _put(offline, f"{api}/{DATA_ID}", json.dumps({"data_set_description": description}).encode())
-    _put(offline, f"{api}/features/{DATA_ID}",
-         json.dumps({"data_features": {"feature": features}}).encode())
-    _put(offline, f"{api}/qualities/{DATA_ID}",
-         json.dumps({"data_qualities": {"quality": qualities}}).encode())
+    _put(offline, f"{api}/features/{DATA_ID}", json.dumps({"data_features": {"feature": features}}).encode())
+    _put(offline, f"{api}/qualities/{DATA_ID}", json.dumps({"data_qualities": {"quality": qualities}}).encode())
     _put(offline, f"data/v1/download/{DATA_ID}", ARFF.encode())
     return offline
 

@@ -47,8 +47,7 @@ def test_mined_antecedents_are_the_supported_conjunctions(
 ) -> None:
     X, names = problem
     n = X.shape[0]
-    mined = mine_antecedents(X, names, max_card=max_card, min_support=min_support,
-                             negations=negations, dedupe=False)
+    mined = mine_antecedents(X, names, max_card=max_card, min_support=min_support, negations=negations, dedupe=False)
     lo, hi = math.ceil(min_support * n - 1e-9), math.floor((1 - min_support) * n + 1e-9)
     M = mined.matrix()
     counts = M.sum(axis=0)
@@ -77,22 +76,22 @@ def test_mined_antecedents_are_the_supported_conjunctions(
 @given(binary_problems(), st.integers(1, 2), st.booleans())
 def test_dedupe_count(problem: tuple[np.ndarray, list[str]], max_card: int, negations: bool) -> None:
     X, names = problem
-    full = mine_antecedents(X, names, max_card=max_card, min_support=0.0, negations=negations,
-                            dedupe=False)
+    full = mine_antecedents(X, names, max_card=max_card, min_support=0.0, negations=negations, dedupe=False)
     kept = mine_antecedents(X, names, max_card=max_card, min_support=0.0, negations=negations)
     distinct = {r.tobytes() for r in full.bits}
     assert len(kept) == len(distinct)
     assert kept.duplicates_removed == len(full) - len(distinct)
     assert {r.tobytes() for r in kept.bits} == distinct
     # the survivors are the first occurrences, in the original order
-    first = [full.names[i] for i in sorted({r.tobytes(): i for i, r in reversed(
-        list(enumerate(full.bits)))}.values())]
+    first = [full.names[i] for i in sorted({r.tobytes(): i for i, r in reversed(list(enumerate(full.bits)))}.values())]
     assert kept.names == first
 
 
 @SETTINGS
-@given(arrays(np.uint8, st.tuples(st.integers(1, 40), st.integers(1, 5)), elements=st.integers(0, 1)),
-       st.integers(0, 2**32 - 1))
+@given(
+    arrays(np.uint8, st.tuples(st.integers(1, 40), st.integers(1, 5)), elements=st.integers(0, 1)),
+    st.integers(0, 2**32 - 1),
+)
 def test_minority_counts_and_permutation_invariance(X: np.ndarray, seed: int) -> None:
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 3, X.shape[0])
@@ -107,9 +106,16 @@ def test_minority_counts_and_permutation_invariance(X: np.ndarray, seed: int) ->
 
 
 @SETTINGS
-@given(arrays(np.float64, st.tuples(st.integers(1, 50), st.integers(1, 3)),
-              elements=st.floats(-1e6, 1e6, allow_nan=False, width=32)),
-       st.integers(1, 8), st.sampled_from(["quantile", "uniform", "all"]), st.booleans())
+@given(
+    arrays(
+        np.float64,
+        st.tuples(st.integers(1, 50), st.integers(1, 3)),
+        elements=st.floats(-1e6, 1e6, allow_nan=False, width=32),
+    ),
+    st.integers(1, 8),
+    st.sampled_from(["quantile", "uniform", "all"]),
+    st.booleans(),
+)
 def test_thresholds_mean_what_their_names_say(X: np.ndarray, k: int, method: str, neg: bool) -> None:
     names = [f"x{j}" for j in range(X.shape[1])]
     out_names, B = binarize(X, names, BinarizeSpec(thresholds=k, method=method, negations=neg))
@@ -129,8 +135,12 @@ def test_thresholds_mean_what_their_names_say(X: np.ndarray, k: int, method: str
 
 
 @SETTINGS
-@given(arrays(np.uint8, st.tuples(st.integers(1, 5), st.integers(1, 150)), elements=st.integers(0, 1)),
-       st.integers(2, 3), st.integers(0, 2**32 - 1), st.booleans())
+@given(
+    arrays(np.uint8, st.tuples(st.integers(1, 5), st.integers(1, 150)), elements=st.integers(0, 1)),
+    st.integers(2, 3),
+    st.integers(0, 2**32 - 1),
+    st.booleans(),
+)
 def test_corels_files_round_trip(M: np.ndarray, k: int, seed: int, with_minor: bool) -> None:
     rng = np.random.default_rng(seed)
     n = M.shape[1]
@@ -154,13 +164,14 @@ def test_corels_files_round_trip(M: np.ndarray, k: int, seed: int, with_minor: b
 
 
 @SETTINGS
-@given(st.lists(st.lists(st.sampled_from(["x", "y", "z", "w"]), min_size=1, max_size=3),
-                min_size=1, max_size=3).flatmap(
-           lambda cats: st.lists(st.tuples(*[st.sampled_from(c) for c in cats]),
-                                 min_size=1, max_size=40)),
-       st.sampled_from(["appearance", "sorted"]), st.booleans())
-def test_one_hot_decodes_back_to_the_values(rows: list[tuple[str, ...]], order: str,
-                                            collapse: bool) -> None:
+@given(
+    st.lists(st.lists(st.sampled_from(["x", "y", "z", "w"]), min_size=1, max_size=3), min_size=1, max_size=3).flatmap(
+        lambda cats: st.lists(st.tuples(*[st.sampled_from(c) for c in cats]), min_size=1, max_size=40)
+    ),
+    st.sampled_from(["appearance", "sorted"]),
+    st.booleans(),
+)
+def test_one_hot_decodes_back_to_the_values(rows: list[tuple[str, ...]], order: str, collapse: bool) -> None:
     from glasswork.data.binarize import Binarizer
 
     data = np.asarray(rows, dtype=object).reshape(len(rows), -1)
@@ -188,8 +199,7 @@ def test_one_hot_decodes_back_to_the_values(rows: list[tuple[str, ...]], order: 
 
 @SETTINGS
 @given(binary_problems(), st.booleans())
-def test_mined_antecedents_survive_the_corels_files(problem: tuple[np.ndarray, list[str]],
-                                                    negations: bool) -> None:
+def test_mined_antecedents_survive_the_corels_files(problem: tuple[np.ndarray, list[str]], negations: bool) -> None:
     X, names = problem
     mined = mine_antecedents(X, names, min_support=0.0, negations=negations)
     if len(mined) == 0:

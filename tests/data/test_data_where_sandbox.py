@@ -60,8 +60,9 @@ def test_every_escape_is_refused_by_the_checker(name):
 @pytest.mark.parametrize("name", ["read_csv", "read_text", "glob", "getenv", "ATTACH", "INSTALL", "COPY"])
 def test_validate_refuses_the_spec_with_exit_2_naming_the_field(name, tmp_path, csv, toy_env):
     spec = tmp_path / "s.yaml"
-    spec.write_text(f"name: x\nsolver: toy\ndata:\n  source: {csv.name}\n  target: label\n"
-                    f"  where: {json.dumps(ESCAPES[name])}\n")
+    spec.write_text(
+        f"name: x\nsolver: toy\ndata:\n  source: {csv.name}\n  target: label\n  where: {json.dumps(ESCAPES[name])}\n"
+    )
     result = CliRunner().invoke(cli, ["validate", str(spec)])
     assert result.exit_code == 2, result.output
     assert "data.where" in result.stderr and ":6:" in result.stderr
@@ -71,8 +72,13 @@ def test_validate_refuses_the_spec_with_exit_2_naming_the_field(name, tmp_path, 
 
 
 def test_plain_conditions_still_filter(csv):
-    for where, rows in [("a = 1", [1, 3]), ("a = 1 AND b = 1", [3]), ("label IN (0) OR b > 0", [2, 3, 4]),
-                        ("lower(CAST(a AS VARCHAR)) = '0'", [2, 4]), ("a = 1 -- why", [1, 3])]:
+    for where, rows in [
+        ("a = 1", [1, 3]),
+        ("a = 1 AND b = 1", [3]),
+        ("label IN (0) OR b > 0", [2, 3, 4]),
+        ("lower(CAST(a AS VARCHAR)) = '0'", [2, 4]),
+        ("a = 1 -- why", [1, 3]),
+    ]:
         table = read_file(csv, "d.csv", where)
         assert table.rows.tolist() == rows, where
 
@@ -85,9 +91,14 @@ def test_the_connection_is_locked_even_if_the_checker_let_something_through(csv,
             read_file(csv, "d.csv", ESCAPES[name])
     con = duckdb.connect(config=sandbox.SANDBOX_CONFIG)
     sandbox.filter_rows(con, "SELECT 1 AS __gw_row", {}, "TRUE")
-    for statement in ("SET enable_external_access = true", "SET lock_configuration = false",
-                      "ATTACH '/tmp/gw_attack.duckdb' AS x", "INSTALL httpfs", "LOAD httpfs",
-                      "COPY (SELECT 1) TO '/tmp/gw_attack.csv'"):
+    for statement in (
+        "SET enable_external_access = true",
+        "SET lock_configuration = false",
+        "ATTACH '/tmp/gw_attack.duckdb' AS x",
+        "INSTALL httpfs",
+        "LOAD httpfs",
+        "COPY (SELECT 1) TO '/tmp/gw_attack.csv'",
+    ):
         with pytest.raises(duckdb.Error):
             con.execute(statement)
     con.close()
@@ -104,9 +115,17 @@ def test_an_overlong_filter_is_refused():
         sandbox.check_where("a = 1 OR " * 1000 + "a = 2")
 
 
-@pytest.mark.parametrize("condition", ["d > current_date - 30", "year(d) = 2020 AND strftime(d, '%Y') = '2020'",
-                                       "regexp_matches(s, '^a') OR s ILIKE 'b%'", "list_contains([1, 2], a)",
-                                       "CASE WHEN a > 1 THEN b ELSE 0 END = 1", "a::INTEGER BETWEEN 1 AND 3"])
+@pytest.mark.parametrize(
+    "condition",
+    [
+        "d > current_date - 30",
+        "year(d) = 2020 AND strftime(d, '%Y') = '2020'",
+        "regexp_matches(s, '^a') OR s ILIKE 'b%'",
+        "list_contains([1, 2], a)",
+        "CASE WHEN a > 1 THEN b ELSE 0 END = 1",
+        "a::INTEGER BETWEEN 1 AND 3",
+    ],
+)
 def test_ordinary_conditions_pass_the_checker(condition):
     assert sandbox.check_where(condition)
 
@@ -123,19 +142,33 @@ def test_a_filter_failing_on_the_rows_is_blamed_on_the_filter_not_the_file(where
     assert read_file(path, "t.csv", "TRY_CAST(s AS INTEGER) IS NULL AND a > 1").rows.tolist() == [2]
 
 
-@pytest.mark.parametrize("where, rows", [("a = ANY([1, 3])", [1, 3]), ("b <> ALL([1])", [1, 4]),
-                                         ("a = ANY([0]) AND label = ANY([0, 5])", [2, 4]),
-                                         ("label = ANY(list_value(b, 1))", [1, 3, 4])])
+@pytest.mark.parametrize(
+    "where, rows",
+    [
+        ("a = ANY([1, 3])", [1, 3]),
+        ("b <> ALL([1])", [1, 4]),
+        ("a = ANY([0]) AND label = ANY([0, 5])", [2, 4]),
+        ("label = ANY(list_value(b, 1))", [1, 3, 4]),
+    ],
+)
 def test_any_and_all_over_a_list_are_plain_filters(csv, where, rows):
     """DuckDB parses ``x = ANY([...])`` as a subquery over ``unnest`` of the list; it reads only the row."""
     assert sandbox.check_where(where)
     assert read_file(csv, "d.csv", where).rows.tolist() == rows
 
 
-@pytest.mark.parametrize("where", ["a = ANY(SELECT 1)", "a = ANY(SELECT unnest([1]) FROM read_csv('/etc/passwd'))",
-                                   "a > ANY(SELECT a FROM gw_rows)", "a = ALL(SELECT length(content) FROM read_text('/etc/passwd'))",
-                                   "a = ANY(SELECT unnest([1]) WHERE getenv('HOME') IS NOT NULL)",
-                                   "a = ANY([length(getenv('HOME'))])", "a = ANY(SELECT unnest(l) FROM gw_rows)"])
+@pytest.mark.parametrize(
+    "where",
+    [
+        "a = ANY(SELECT 1)",
+        "a = ANY(SELECT unnest([1]) FROM read_csv('/etc/passwd'))",
+        "a > ANY(SELECT a FROM gw_rows)",
+        "a = ALL(SELECT length(content) FROM read_text('/etc/passwd'))",
+        "a = ANY(SELECT unnest([1]) WHERE getenv('HOME') IS NOT NULL)",
+        "a = ANY([length(getenv('HOME'))])",
+        "a = ANY(SELECT unnest(l) FROM gw_rows)",
+    ],
+)
 def test_any_and_all_over_a_real_subquery_are_still_refused(where):
     with pytest.raises(sandbox.UnsafeFilter):
         sandbox.check_where(where)
@@ -148,8 +181,10 @@ def test_the_old_lambda_arrow_is_refused_at_validation_saying_what_to_write(tmp_
     assert sandbox.check_where("len(list_filter([a, b], lambda x: x > 0)) = 2")
     assert read_file(csv, "d.csv", "len(list_filter([a, b], lambda x: x > 0)) = 2").rows.tolist() == [3]
     spec = tmp_path / "s.yaml"
-    spec.write_text(f"name: x\nsolver: toy\ndata:\n  source: {csv.name}\n  target: label\n"
-                    f"  where: \"list_transform([a], x -> x + 1)[1] = 2\"\n")
+    spec.write_text(
+        f"name: x\nsolver: toy\ndata:\n  source: {csv.name}\n  target: label\n"
+        f'  where: "list_transform([a], x -> x + 1)[1] = 2"\n'
+    )
     result = CliRunner().invoke(cli, ["validate", str(spec)])
     assert result.exit_code == 2, result.output
     assert "data.where" in result.stderr and ":6:" in result.stderr and str(spec.name) in result.stderr
@@ -225,15 +260,24 @@ def test_functions_that_sleep_allocate_without_bound_or_run_sql_are_refused(name
 
 def test_sleep_is_refused_by_validate_with_exit_2_naming_the_function_and_line(tmp_path, csv, toy_env):
     spec = tmp_path / "s.yaml"
-    spec.write_text(f"name: x\nsolver: toy\ndata:\n  source: {csv.name}\n  target: label\n"
-                    f"  where: {json.dumps(RUNAWAY['sleep'])}\n")
+    spec.write_text(
+        f"name: x\nsolver: toy\ndata:\n  source: {csv.name}\n  target: label\n  where: {json.dumps(RUNAWAY['sleep'])}\n"
+    )
     result = CliRunner().invoke(cli, ["validate", str(spec)])
     assert result.exit_code == 2 and ":6:" in result.stderr and "sleep_ms()" in result.stderr
 
 
-@pytest.mark.parametrize("where", ["abs(" * 340 + "a" + ")" * 340, "[" * 200 + "1" + "]" * 200,
-                                   "(" * 100 + "a = 1" + ")" * 100, "- " * 1500 + "a = 1", "NOT " * 900 + "a = 1",
-                                   "a" + " + a" * 1000 + " > 0"])
+@pytest.mark.parametrize(
+    "where",
+    [
+        "abs(" * 340 + "a" + ")" * 340,
+        "[" * 200 + "1" + "]" * 200,
+        "(" * 100 + "a = 1" + ")" * 100,
+        "- " * 1500 + "a = 1",
+        "NOT " * 900 + "a = 1",
+        "a" + " + a" * 1000 + " > 0",
+    ],
+)
 def test_deep_nesting_is_a_clean_refusal(where):
     with pytest.raises(sandbox.UnsafeFilter, match="nest"):
         sandbox.check_where(where)
@@ -268,10 +312,16 @@ def test_ctrl_c_stops_a_running_filter_with_exit_130(tmp_path):
 
     (tmp_path / "long.csv").write_text("s,y\n" + ("ab" * 200_000 + ",1\n" + "ba" * 200_000 + ",0\n") * 5)
     spec = tmp_path / "s.yaml"
-    spec.write_text("name: x\nsolver: corels\ndata:\n  source: long.csv\n  target: y\n  binarize: {}\n"
-                    "  where: \"levenshtein(s, reverse(s)) > 0\"\n")
-    proc = subprocess.Popen([sys.executable, "-m", "glasswork", "run", "--no-store", str(spec)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    spec.write_text(
+        "name: x\nsolver: corels\ndata:\n  source: long.csv\n  target: y\n  binarize: {}\n"
+        '  where: "levenshtein(s, reverse(s)) > 0"\n'
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "glasswork", "run", "--no-store", str(spec)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline, reading = time.monotonic() + 120, False  # wait until DuckDB opens the file (Linux)
     while not reading and time.monotonic() < deadline and proc.poll() is None:
         fds = f"/proc/{proc.pid}/fd"
@@ -298,10 +348,13 @@ def test_the_run_limits_bound_the_filter(tmp_path):
 
     (tmp_path / "long.csv").write_text("s,y\n" + "ab" * 200_000 + ",1\n" + "ba" * 200_000 + ",0\n")
     spec = tmp_path / "s.yaml"
-    spec.write_text("name: x\nsolver: corels\ndata:\n  source: long.csv\n  target: y\n  binarize: {}\n"
-                    "  where: \"levenshtein(s, reverse(s)) > 0\"\nlimits: {time: 1}\n")
-    proc = subprocess.run([sys.executable, "-m", "glasswork", "run", "--no-store", str(spec)],
-                          capture_output=True, text=True, timeout=60)
+    spec.write_text(
+        "name: x\nsolver: corels\ndata:\n  source: long.csv\n  target: y\n  binarize: {}\n"
+        '  where: "levenshtein(s, reverse(s)) > 0"\nlimits: {time: 1}\n'
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "glasswork", "run", "--no-store", str(spec)], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 2 and "limits.time" in proc.stderr, proc.stderr
 
 

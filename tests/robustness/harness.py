@@ -38,10 +38,13 @@ data:
 search: {{behaviour: {behaviour}, step_seconds: {step}}}
 limits: {{time: {time}}}
 """
-SWEEP = SPEC + """\
+SWEEP = (
+    SPEC
+    + """\
 sweep:
   grid: {{objective.regularization: [0.0, 0.01, 0.02, 0.03]}}
 """
+)
 
 
 @dataclass
@@ -82,8 +85,14 @@ def _default_sigint() -> None:
 
 
 def start(args: list[str], env: dict[str, str], cwd: Path, **kwargs: Any) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "glasswork", *args], env=env, cwd=cwd,
-                            start_new_session=True, preexec_fn=_default_sigint, **kwargs)
+    return subprocess.Popen(
+        [sys.executable, "-m", "glasswork", *args],
+        env=env,
+        cwd=cwd,
+        start_new_session=True,
+        preexec_fn=_default_sigint,
+        **kwargs,
+    )
 
 
 def kill_group(proc: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
@@ -98,8 +107,9 @@ def kill_group(proc: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
                 stream.close()
 
 
-def write_spec(folder: Path, tag: str, behaviour: str = "endless", step: float = 0.002, time_limit: float = 30,
-               sweep: bool = False) -> Path:
+def write_spec(
+    folder: Path, tag: str, behaviour: str = "endless", step: float = 0.002, time_limit: float = 30, sweep: bool = False
+) -> Path:
     path = folder / f"{tag}.yaml"
     path.write_text((SWEEP if sweep else SPEC).format(tag=tag, behaviour=behaviour, step=step, time=time_limit))
     return path
@@ -158,8 +168,9 @@ def audit(db: Path, events_files: list[Path], tally: Tally) -> None:
         if finish is not None and finish.get("result") is not None:
             if row.state not in ("finished", "stopped", "cancelled") or row.status != finish["result"]["status"]:
                 tally.results_lost += 1
-                tally.problems.append(f"run {run_id[:8]}: its result ({finish['result']['status']}) was not "
-                                      f"recorded (state {row.state})")
+                tally.problems.append(
+                    f"run {run_id[:8]}: its result ({finish['result']['status']}) was not recorded (state {row.state})"
+                )
         elif row.state == "running":
             tally.problems.append(f"run {run_id[:8]} is still 'running' after its process was killed")
 
@@ -178,8 +189,13 @@ def kill_runs(work: Path, n: int, rng: random.Random, tally: Tally) -> None:
         spec = write_spec(work, f"kill{i}", behaviour, step=rng.choice([0.001, 0.002, 0.01]))
         events = work / f"kill{i}.events.jsonl"
         files.append(events)
-        proc = start(["run", "-q", "--db", str(db), str(spec), "--events", str(events)], env, work,
-                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = start(
+            ["run", "-q", "--db", str(db), str(spec), "--events", str(events)],
+            env,
+            work,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         if rng.random() < 0.25:  # during start-up: imports, data, opening and recovering the store
             time.sleep(rng.uniform(0.0, 3.0))
         else:  # once the run has started: the search, a batch write, the final record
@@ -197,8 +213,13 @@ def kill_sweeps(work: Path, n: int, rng: random.Random, tally: Tally) -> None:
     db = work / "sweeps.duckdb"
     for i in range(n):
         spec = write_spec(work, f"sweep{i}", rng.choice(["exact", "endless"]), time_limit=1.0, sweep=True)
-        proc = start(["sweep", str(spec), "-j", "2", "--db", str(db)], env, work,
-                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = start(
+            ["sweep", str(spec), "-j", "2", "--db", str(db)],
+            env,
+            work,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(rng.uniform(2.0, 10.0))  # start-up takes a few seconds on a busy machine
         kill_group(proc)
         tally.kills += 1
@@ -229,8 +250,16 @@ json.dump({"reads": reads, "errors": errors}, open(out, "w"))
 REFUSALS = ("locked by", "waited", "is busy", "cannot open the run store", "Traceback", "internal error")
 
 
-def concurrent_runs(work: Path, n: int, tally: Tally, *, rng: random.Random | None = None, kills: int = 0,
-                    sweeps: int = 0, readers: int = 0) -> None:
+def concurrent_runs(
+    work: Path,
+    n: int,
+    tally: Tally,
+    *,
+    rng: random.Random | None = None,
+    kills: int = 0,
+    sweeps: int = 0,
+    readers: int = 0,
+) -> None:
     """``n`` runs at once on one store, with ``sweeps`` sweeps (``-j 2``) and ``readers``
     processes reading it the whole time, and ``kills`` of the runs killed with SIGKILL: every
     other run exits 0 without waiting for the store or being refused, and is recorded with
@@ -242,20 +271,44 @@ def concurrent_runs(work: Path, n: int, tally: Tally, *, rng: random.Random | No
     procs, files = [], []
     for i in range(n):
         behaviour = rng.choice(["exact", "endless", "endless"])
-        spec = write_spec(work, f"conc{i}", behaviour, step=rng.choice([0.002, 0.005, 0.01]),
-                          time_limit=rng.choice([1.0, 2.0, 3.0]))
+        spec = write_spec(
+            work, f"conc{i}", behaviour, step=rng.choice([0.002, 0.005, 0.01]), time_limit=rng.choice([1.0, 2.0, 3.0])
+        )
         events = work / f"conc{i}.events.jsonl"
         files.append(events)
-        procs.append(start(["run", "--json", "-q", "--db", str(db), str(spec), "--events", str(events)], env, work,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        procs.append(
+            start(
+                ["run", "--json", "-q", "--db", str(db), str(spec), "--events", str(events)],
+                env,
+                work,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
     sweep_procs = []
     for i in range(sweeps):
         spec = write_spec(work, f"csweep{i}", "exact", time_limit=1.0, sweep=True)
-        sweep_procs.append(start(["sweep", str(spec), "-j", "2", "--db", str(db)], env, work,
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+        sweep_procs.append(
+            start(
+                ["sweep", str(spec), "-j", "2", "--db", str(db)],
+                env,
+                work,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
     stop = work / "readers.stop"  # the readers read until every run and sweep has ended
-    reader_procs = [subprocess.Popen([sys.executable, "-c", READER, str(db), str(stop), str(work / f"reader{i}.json")],
-                                     env=env, cwd=work, start_new_session=True) for i in range(readers)]
+    reader_procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", READER, str(db), str(stop), str(work / f"reader{i}.json")],
+            env=env,
+            cwd=work,
+            start_new_session=True,
+        )
+        for i in range(readers)
+    ]
     killed = set(rng.sample(range(n), kills)) if kills else set()
     for i in sorted(killed, key=lambda _: rng.random()):
         _wait_for(files[i], '"start"', procs[i], timeout=300, quiet=True)
@@ -303,8 +356,10 @@ def concurrent_runs(work: Path, n: int, tally: Tally, *, rng: random.Random | No
         row = rows.get(run_id)
         if row is None or row.status != doc["status"] or row.objective != doc["objective"]:
             tally.results_lost += 1
-            tally.problems.append(f"run {run_id[:8]} printed {doc['status']} {doc['objective']} but is stored as "
-                                  f"{None if row is None else (row.state, row.status, row.objective)}")
+            tally.problems.append(
+                f"run {run_id[:8]} printed {doc['status']} {doc['objective']} but is stored as "
+                f"{None if row is None else (row.state, row.status, row.objective)}"
+            )
     for i in range(sweeps):
         recorded = [r for r in rows.values() if r.name == f"torture-csweep{i}"]
         if len(recorded) != 4 or any(r.state != "finished" for r in recorded):
@@ -321,21 +376,30 @@ def held_store(work: Path, tally: Tally) -> None:
 
     RunStore(db).open()
     holds = {
-        "duckdb": "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('held', flush=True); time.sleep(900)",
-        "store lock": ("import fcntl, sys, time; f = open(sys.argv[1] + '.lock', 'a'); fcntl.flock(f, fcntl.LOCK_EX); "
-                       "print('held', flush=True); time.sleep(900)"),
+        "duckdb": (
+            "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('held', flush=True); time.sleep(900)"
+        ),
+        "store lock": (
+            "import fcntl, sys, time; f = open(sys.argv[1] + '.lock', 'a'); fcntl.flock(f, fcntl.LOCK_EX); "
+            "print('held', flush=True); time.sleep(900)"
+        ),
     }
     spec = write_spec(work, "held", "exact")
     for what, hold in holds.items():
-        holder = subprocess.Popen([sys.executable, "-c", hold, str(db)], stdout=subprocess.PIPE, text=True,
-                                  start_new_session=True)
+        holder = subprocess.Popen(
+            [sys.executable, "-c", hold, str(db)], stdout=subprocess.PIPE, text=True, start_new_session=True
+        )
         events = work / f"held-{what.replace(' ', '-')}.events.jsonl"
         try:
             holder.stdout.readline()
             # a run that waited for the holder would wait 600 s and miss the 240 s timeout
-            proc = subprocess.run([sys.executable, "-m", "glasswork", "run", "-q", "--db", str(db), str(spec),
-                                   "--events", str(events)], capture_output=True, text=True, timeout=240,
-                                  env={**env, "GLASSWORK_DB_LOCK_TIMEOUT": "600"})
+            proc = subprocess.run(
+                [sys.executable, "-m", "glasswork", "run", "-q", "--db", str(db), str(spec), "--events", str(events)],
+                capture_output=True,
+                text=True,
+                timeout=240,
+                env={**env, "GLASSWORK_DB_LOCK_TIMEOUT": "600"},
+            )
         except subprocess.TimeoutExpired:
             tally.problems.append(f"store held ({what}): the run waited for the store")
             continue
@@ -355,13 +419,16 @@ def damage(db: Path) -> None:
     con = duckdb.connect(str(db))
     run_id = con.execute("SELECT run_id FROM runs LIMIT 1").fetchall()[0][0]
     first = con.execute("SELECT max(seq) + 1 FROM events WHERE run_id = ?", [run_id]).fetchall()[0][0]
-    con.execute("INSERT INTO events SELECT ?, ? + i, 'progress', i, 1.0, 0.5, 0.5, i, 0, NULL, repeat('x', 40) "
-                "FROM range(150000) t(i)", [run_id, first])
+    con.execute(
+        "INSERT INTO events SELECT ?, ? + i, 'progress', i, 1.0, 0.5, 0.5, i, 0, NULL, repeat('x', 40) "
+        "FROM range(150000) t(i)",
+        [run_id, first],
+    )
     con.close()
     data = bytearray(db.read_bytes())
     start_at = 12288 + 2 * 262144  # DuckDB: three 4 KiB headers, then 256 KiB blocks
     assert len(data) > start_at + 262144
-    data[start_at:start_at + 4096] = bytes(b ^ 0x5A for b in data[start_at:start_at + 4096])
+    data[start_at : start_at + 4096] = bytes(b ^ 0x5A for b in data[start_at : start_at + 4096])
     db.write_bytes(bytes(data))
 
 
@@ -376,20 +443,30 @@ def damaged_store(work: Path, tally: Tally) -> None:
     db = work / "damaged.duckdb"
     spec = write_spec(work, "damaged", "exact")
     for _ in range(2):
-        subprocess.run([sys.executable, "-m", "glasswork", "run", "-q", "--db", str(db), str(spec)],
-                       capture_output=True, env=env, timeout=120, check=True)
+        subprocess.run(
+            [sys.executable, "-m", "glasswork", "run", "-q", "--db", str(db), str(spec)],
+            capture_output=True,
+            env=env,
+            timeout=120,
+            check=True,
+        )
     damage(db)
     before = hashlib.sha256(db.read_bytes()).hexdigest()
     for args in (["runs", "list", "--db", str(db)], ["run", "-q", "--db", str(db), str(spec)]):
-        proc = subprocess.run([sys.executable, "-m", "glasswork", *args], capture_output=True, text=True, env=env,
-                              timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "glasswork", *args], capture_output=True, text=True, env=env, timeout=120
+        )
         if proc.returncode != 1 or "is damaged" not in proc.stderr or "--salvage" not in proc.stderr:
             tally.problems.append(f"damaged store, {args[0]}: exit {proc.returncode}: {proc.stderr[-300:]}")
     if hashlib.sha256(db.read_bytes()).hexdigest() != before:
         tally.problems.append("a damaged store was written to")
     rescued = work / "rescued.duckdb"
-    subprocess.run([sys.executable, "-m", "glasswork", "runs", "check", "--db", str(db), "--salvage", str(rescued)],
-                   capture_output=True, env=env, timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "glasswork", "runs", "check", "--db", str(db), "--salvage", str(rescued)],
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
     if len(RunStore(rescued).list_runs()) != 2:
         tally.problems.append("salvage did not recover both runs")
     tally.count("damaged store file")
@@ -400,8 +477,13 @@ def damaged_store(work: Path, tally: Tally) -> None:
 def tmpfs(folder: Path, size: str = "3m") -> Iterator[Path | None]:
     """A small tmpfs mounted at ``folder`` (None where mounting is not allowed: not root)."""
     folder.mkdir(exist_ok=True)
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
-                                           capture_output=True).returncode != 0:
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], capture_output=True
+        ).returncode
+        != 0
+    ):
         yield None
         return
     try:
@@ -434,8 +516,13 @@ def full_disk(work: Path, tally: Tally) -> bool:
         RunStore(db).open()
         filler = fill(mount)
         spec = write_spec(work, "full", "endless", time_limit=1.5)
-        proc = subprocess.run([sys.executable, "-m", "glasswork", "run", "--json", "-q", "--db", str(db), str(spec)],
-                              capture_output=True, text=True, env=child_env(), timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "glasswork", "run", "--json", "-q", "--db", str(db), str(spec)],
+            capture_output=True,
+            text=True,
+            env=child_env(),
+            timeout=120,
+        )
         if proc.returncode != 0 or json.loads(proc.stdout or "{}").get("status") != "stopped_time":
             tally.problems.append(f"full disk: exit {proc.returncode}, no result printed: {proc.stderr[-300:]}")
         if "No space left" not in proc.stderr:
@@ -455,17 +542,35 @@ def rogue_plugins(work: Path, tally: Tally) -> None:
 
     def spec(tag: str, search: str, limits: str = "{time: 30}") -> Path:
         path = work / f"{tag}.yaml"
-        path.write_text(f"name: rogue-{tag}\nsolver: rogue\ndata:\n  source: sklearn:breast_cancer\n"
-                        f"  binarize: {{thresholds: 2}}\nsearch: {search}\nlimits: {limits}\n")
+        path.write_text(
+            f"name: rogue-{tag}\nsolver: rogue\ndata:\n  source: sklearn:breast_cancer\n"
+            f"  binarize: {{thresholds: 2}}\nsearch: {search}\nlimits: {limits}\n"
+        )
         return path
 
     files = []
     # prints to stdout during run --json: stdout must still be one JSON document
     events = work / "chatty.events.jsonl"
     files.append(events)
-    proc = subprocess.run([sys.executable, "-m", "glasswork", "run", "--json", "-q", "--db", str(db),
-                           str(spec("chatty", "{behaviour: chatty}")), "--events", str(events)],
-                          capture_output=True, text=True, env=env, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "glasswork",
+            "run",
+            "--json",
+            "-q",
+            "--db",
+            str(db),
+            str(spec("chatty", "{behaviour: chatty}")),
+            "--events",
+            str(events),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     try:
         if json.loads(proc.stdout)["status"] != "heuristic":
             raise ValueError("wrong status")
@@ -478,9 +583,25 @@ def rogue_plugins(work: Path, tally: Tally) -> None:
     # eats memory: the memory limit stops it, the run is recorded as stopped_memory
     events = work / "hog.events.jsonl"
     files.append(events)
-    proc = subprocess.run([sys.executable, "-m", "glasswork", "run", "--json", "-q", "--db", str(db),
-                           str(spec("hog", "{behaviour: hog}", "{time: 60, memory: 600MB}")), "--events", str(events)],
-                          capture_output=True, text=True, env=env, timeout=180)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "glasswork",
+            "run",
+            "--json",
+            "-q",
+            "--db",
+            str(db),
+            str(spec("hog", "{behaviour: hog}", "{time: 60, memory: 600MB}")),
+            "--events",
+            str(events),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+    )
     if proc.returncode != 0 or json.loads(proc.stdout or "{}").get("status") != "stopped_memory":
         tally.problems.append(f"memory-eating plugin: exit {proc.returncode}: {proc.stderr[-300:]}")
     tally.count("plugin eats memory")
@@ -488,8 +609,23 @@ def rogue_plugins(work: Path, tally: Tally) -> None:
     # ignores a cancel for a while: the first Ctrl-C waits for it and keeps its model
     events = work / "deaf.events.jsonl"
     files.append(events)
-    proc = start(["run", "--json", "-q", "--db", str(db), str(spec("deaf", "{behaviour: deaf, seconds: 2}")),
-                  "--events", str(events)], env, work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start(
+        [
+            "run",
+            "--json",
+            "-q",
+            "--db",
+            str(db),
+            str(spec("deaf", "{behaviour: deaf, seconds: 2}")),
+            "--events",
+            str(events),
+        ],
+        env,
+        work,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         _wait_for(events, '"incumbent"', proc)
         proc.send_signal(signal.SIGINT)
@@ -503,8 +639,14 @@ def rogue_plugins(work: Path, tally: Tally) -> None:
     # hangs for ever: a second Ctrl-C abandons it; the run is recorded as failed, nothing lost
     events = work / "hang.events.jsonl"
     files.append(events)
-    proc = start(["run", "-q", "--db", str(db), str(spec("hang", "{behaviour: hang}", "{time: 1}")),
-                  "--events", str(events)], env, work, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = start(
+        ["run", "-q", "--db", str(db), str(spec("hang", "{behaviour: hang}", "{time: 1}")), "--events", str(events)],
+        env,
+        work,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         _wait_for(events, '"incumbent"', proc)
         time.sleep(1.5)  # past its time limit, which it ignores
@@ -538,8 +680,18 @@ def _wait_for(path: Path, text: str, proc: subprocess.Popen, timeout: float = 60
     raise RuntimeError(f"{text} never appeared in {path}")
 
 
-def torture(work: Path, *, run_kills: int, sweep_kills: int, concurrent: int, seed: int = 0,
-            extras: bool = True, concurrent_kills: int = 0, concurrent_sweeps: int = 0, readers: int = 0) -> Tally:
+def torture(
+    work: Path,
+    *,
+    run_kills: int,
+    sweep_kills: int,
+    concurrent: int,
+    seed: int = 0,
+    extras: bool = True,
+    concurrent_kills: int = 0,
+    concurrent_sweeps: int = 0,
+    readers: int = 0,
+) -> Tally:
     """One session: the kill loops, then (with ``extras``) every other case once."""
     rng = random.Random(seed)
     tally = Tally()
@@ -548,8 +700,9 @@ def torture(work: Path, *, run_kills: int, sweep_kills: int, concurrent: int, se
     if sweep_kills:
         kill_sweeps(work, sweep_kills, rng, tally)
     if concurrent:
-        concurrent_runs(work, concurrent, tally, rng=rng, kills=concurrent_kills, sweeps=concurrent_sweeps,
-                        readers=readers)
+        concurrent_runs(
+            work, concurrent, tally, rng=rng, kills=concurrent_kills, sweeps=concurrent_sweeps, readers=readers
+        )
     if extras:
         held_store(work, tally)
         damaged_store(work, tally)

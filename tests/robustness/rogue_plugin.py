@@ -61,8 +61,11 @@ class RogueSolver(Solver):
                 ctx.progress(objective=objective, lower_bound=0.0, nodes=len(hoard))
                 time.sleep(0.01)
             hoard.clear()
-        return Result(model, Certificate(status=status or Status.HEURISTIC, objective=objective, lower_bound=0.0),
-                      stats={"nodes": 1})
+        return Result(
+            model,
+            Certificate(status=status or Status.HEURISTIC, objective=objective, lower_bound=0.0),
+            stats={"nodes": 1},
+        )
 
 
 @hookimpl

@@ -68,17 +68,25 @@ def test_monitor_in_a_real_terminal_shows_corels_converging(tmp_path: Path) -> N
     db = tmp_path / "runs.duckdb"
     done = tmp_path / "exit-code"
     # COLUMNS / LINES (set by some test runners) would override the pane's real size
-    command = (f"cd {tmp_path} && unset COLUMNS LINES && GLASSWORK_DATA={SHARED} {sys.executable} -m glasswork monitor "
-               f"{REPO / 'specs' / 'corels_compas.yaml'} --db {db} --set objective.regularization=0.002 "
-               f"--set limits.time=60; echo $? > {done}")
+    command = (
+        f"cd {tmp_path} && unset COLUMNS LINES && GLASSWORK_DATA={SHARED} {sys.executable} -m glasswork monitor "
+        f"{REPO / 'specs' / 'corels_compas.yaml'} --db {db} --set objective.regularization=0.002 "
+        f"--set limits.time=60; echo $? > {done}"
+    )
     subprocess.run([*TMUX, "new-session", "-d", "-s", session, "-x", "140", "-y", "45", command], check=True)
     try:
         deadline = time.monotonic() + 60
         screen = ""
         while time.monotonic() < deadline:
             screen = _pane(session)
-            if "corels-compas" in screen and "log10 remaining" in screen and "gap" in screen \
-                    and "current best model" in screen and "({" in screen and "nodes" in screen:
+            if (
+                "corels-compas" in screen
+                and "log10 remaining" in screen
+                and "gap" in screen
+                and "current best model" in screen
+                and "({" in screen
+                and "nodes" in screen
+            ):
                 break
             time.sleep(0.5)
         else:

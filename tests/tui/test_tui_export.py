@@ -35,8 +35,9 @@ async def _open(pilot, app: GlassworkApp, run_id: str) -> RunScreen:
     return app.screen
 
 
-def test_export_and_report_keys_say_where_the_files_went(history_db: Path, tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_export_and_report_keys_say_where_the_files_went(
+    history_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     app = GlassworkApp(db=str(history_db))
 

@@ -6,8 +6,16 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tui_fixtures import (CORELS_ID, CORELS_ID_2, MOSS_ID, history_db, plain, toy_spec, utc,  # noqa: F401
-                          wait_for)
+from tui_fixtures import (
+    CORELS_ID,
+    CORELS_ID_2,
+    MOSS_ID,
+    history_db,  # noqa: F401  (a pytest fixture)
+    plain,
+    toy_spec,
+    utc,  # noqa: F401
+    wait_for,
+)
 
 from glasswork.tui.app import GlassworkApp
 from glasswork.tui.compare_screen import CompareScreen
@@ -200,9 +208,17 @@ def test_sweeps_group_into_one_row_with_their_progress(history_db: Path) -> None
     store = RunStore(history_db)
     for i, status in enumerate(["optimal", "stopped_time"]):
         info = _info(f"sw{i:030d}", "lambda path", "corels", 20 + i)
-        start = {"kind": "start", **info.to_dict(full=True), "sweep_id": "feedc0ffee123456",
-                 "sweep_point": {"key": f"k{i}", "coords": {"objective.regularization": 0.01 * (i + 1)},
-                                 "fold": None, "total": 3}}
+        start = {
+            "kind": "start",
+            **info.to_dict(full=True),
+            "sweep_id": "feedc0ffee123456",
+            "sweep_point": {
+                "key": f"k{i}",
+                "coords": {"objective.regularization": 0.01 * (i + 1)},
+                "fold": None,
+                "total": 3,
+            },
+        }
         result = _result(status, 0.35 + i / 100, 0.35, RULE_LIST, RULE_LIST_TEXT, 1.0)
         store.record([start, {"kind": "finish", "run_id": info.run_id, "result": result}])
     app = GlassworkApp(db=str(history_db))
@@ -212,8 +228,11 @@ def test_sweeps_group_into_one_row_with_their_progress(history_db: Path) -> None
             screen = await loaded(pilot, 7)  # five runs plus the sweep's two
             await pilot.press("g")
             await wait_for(pilot, lambda: len(screen.rows) == 6)
-            sweep = [r for r in screen.rows if getattr(r, "sweep_id", None) == "feedc0ffee123456"
-                     and not hasattr(r, "run_id")]
+            sweep = [
+                r
+                for r in screen.rows
+                if getattr(r, "sweep_id", None) == "feedc0ffee123456" and not hasattr(r, "run_id")
+            ]
             assert len(sweep) == 1 and sweep[0].progress() == "2/3 done" and sweep[0].best_objective == 0.35
             table = screen.query_one("DataTable")
             table.move_cursor(row=screen.rows.index(sweep[0]))

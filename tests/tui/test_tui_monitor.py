@@ -82,12 +82,16 @@ def test_quit_while_running_cancels_first(toy_env, tiny_csv: Path, tmp_path: Pat
     assert [r.state for r in RunStore(db).list_runs()] == ["cancelled"]
 
 
-@pytest.mark.parametrize("behaviour, title, phrase, code", [
-    ("raise", "The run failed", "toy solver asked to fail", 1),
-    ("exact", "Bad data", "data error", 2),
-])
-def test_failures_are_readable_messages(toy_env, tiny_csv: Path, tmp_path: Path, behaviour: str, title: str,
-                                        phrase: str, code: int) -> None:
+@pytest.mark.parametrize(
+    "behaviour, title, phrase, code",
+    [
+        ("raise", "The run failed", "toy solver asked to fail", 1),
+        ("exact", "Bad data", "data error", 2),
+    ],
+)
+def test_failures_are_readable_messages(
+    toy_env, tiny_csv: Path, tmp_path: Path, behaviour: str, title: str, phrase: str, code: int
+) -> None:
     spec = toy_spec(tmp_path, tiny_csv, behaviour)
     if title == "Bad data":
         spec.write_text(spec.read_text().replace("target: label", "target: no_such_column"))
@@ -114,9 +118,16 @@ def test_a_store_held_by_another_program_does_not_stop_a_run(toy_env, tiny_csv: 
 
     db = tmp_path / "runs.duckdb"
     RunStore(db).open()
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import duckdb, sys, time; con = duckdb.connect(sys.argv[1]); print('ok', flush=True); time.sleep(30)"),
-        str(db)], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            ("import duckdb, sys, time; con = duckdb.connect(sys.argv[1]); print('ok', flush=True); time.sleep(30)"),
+            str(db),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "ok"
         source = OwnedRun(load_spec_or_error(str(toy_spec(tmp_path, tiny_csv, behaviour="exact")), db=str(db)))
@@ -132,8 +143,9 @@ def test_a_store_held_by_another_program_does_not_stop_a_run(toy_env, tiny_csv: 
 
         asyncio.run(drive())
         assert app.return_code == 0 and source.exit_code == 0
-        assert any(f"locked by process {holder.pid}" in w and "kept in its journal" in w
-                   for w in source.launch.warnings)
+        assert any(
+            f"locked by process {holder.pid}" in w and "kept in its journal" in w for w in source.launch.warnings
+        )
     finally:
         holder.kill()
         holder.wait()
@@ -142,8 +154,13 @@ def test_a_store_held_by_another_program_does_not_stop_a_run(toy_env, tiny_csv: 
 
 
 def _start_owner(tmp_path: Path, spec: Path, db: Path, env: dict[str, str]) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "glasswork", "run", str(spec), "--db", str(db), "-q"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "glasswork", "run", str(spec), "--db", str(db), "-q"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _wait_for_log(db: Path, proc: subprocess.Popen, timeout: float = 20.0) -> str:

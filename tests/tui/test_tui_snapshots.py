@@ -8,8 +8,19 @@ from typing import Any
 
 import pytest
 
-from tui_fixtures import (CORELS_ID, CORELS_ID_2, FASTERRISK_ID, MOSS_ID, corels_records,  # noqa: F401
-                          fasterrisk_records, history_db, moss_records, plain, utc, wait_for)
+from tui_fixtures import (
+    CORELS_ID,
+    CORELS_ID_2,
+    FASTERRISK_ID,
+    MOSS_ID,
+    corels_records,  # noqa: F401
+    fasterrisk_records,
+    history_db,  # noqa: F401  (a pytest fixture)
+    moss_records,
+    plain,
+    utc,  # noqa: F401  (a pytest fixture)
+    wait_for,
+)
 
 from glasswork.tui.app import GlassworkApp
 from glasswork.tui.compare_screen import CompareScreen
@@ -49,12 +60,15 @@ async def replayed(pilot) -> None:
     await pilot.pause(0.3)
 
 
-@pytest.mark.parametrize("name, records", [
-    ("corels_running", corels_records()),
-    ("corels_finished", corels_records(finished=True)),
-    ("fasterrisk", fasterrisk_records()),
-    ("moss", moss_records()),
-])
+@pytest.mark.parametrize(
+    "name, records",
+    [
+        ("corels_running", corels_records()),
+        ("corels_finished", corels_records(finished=True)),
+        ("fasterrisk", fasterrisk_records()),
+        ("moss", moss_records()),
+    ],
+)
 def test_monitor(snap_compare, name: str, records: list[dict[str, Any]]) -> None:
     assert snap_compare(monitor_app(records), terminal_size=SIZE, run_before=replayed)
 
@@ -82,8 +96,7 @@ async def rows_loaded(pilot) -> None:
     from textual.widgets import DataTable
 
     table = pilot.app.screen.query_one(DataTable)
-    await wait_for(pilot, lambda: any(str(c.label) == "run" and c.content_width >= 8
-                                      for c in table.columns.values()))
+    await wait_for(pilot, lambda: any(str(c.label) == "run" and c.content_width >= 8 for c in table.columns.values()))
     table.refresh()
     await pilot.pause()  # until the messages it posted (the repaint) are processed
     await pilot.pause(0.1)
@@ -155,9 +168,11 @@ def test_error(snap_compare, history_app: GlassworkApp) -> None:
 
 
 GREEDY_SPEC = {
-    "name": "breast-cancer-greedy", "solver": "greedy",
+    "name": "breast-cancer-greedy",
+    "solver": "greedy",
     "data": {"source": "sklearn:breast_cancer", "binarize": {"thresholds": 3}},
-    "objective": {"regularization": 0.001}, "constraints": {"max_rules": 6},
+    "objective": {"regularization": 0.001},
+    "constraints": {"max_rules": 6},
 }
 
 
@@ -177,8 +192,13 @@ def greedy_records(monkeypatch: pytest.MonkeyPatch) -> Any:
     sink = CollectingSink()
     outcome = Runner(registry, [sink]).run(validate_spec(GREEDY_SPEC, registry))
     run_id = "9eedd00000000000000000000000000a"
-    start = {"kind": "start", "run_id": run_id, "name": GREEDY_SPEC["name"], "solver": "greedy",
-             "solver_version": "0.1.0"}
+    start = {
+        "kind": "start",
+        "run_id": run_id,
+        "name": GREEDY_SPEC["name"],
+        "solver": "greedy",
+        "solver_version": "0.1.0",
+    }
     events = [{**e.to_dict(), "elapsed": 0.05 * (i + 1)} for i, e in enumerate(sink.events)]
     result = outcome.to_dict()
     result["stats"].update(elapsed=0.05 * (len(events) + 1), peak_memory=0)

@@ -9,8 +9,19 @@ from pathlib import Path
 
 from rich.console import Console
 
-from tui_fixtures import (FAILED_ID, FRONTIER, MOSS_ID, RULE_LIST, RULE_SET, SCORE_CARD, corels_records, fasterrisk_records,
-                          history_db, moss_records, utc)  # noqa: F401  (pytest fixtures)
+from tui_fixtures import (
+    FAILED_ID,
+    FRONTIER,
+    MOSS_ID,
+    RULE_LIST,
+    RULE_SET,
+    SCORE_CARD,
+    corels_records,
+    fasterrisk_records,
+    history_db,  # noqa: F401  (a pytest fixture)
+    moss_records,
+    utc,  # noqa: F401  (a pytest fixture)
+)  # noqa: F401  (pytest fixtures)
 
 from glasswork.record import event_of_stored as event_record
 from glasswork.tui.state import LogFollower, RunState
@@ -26,8 +37,10 @@ def render(renderable) -> str:
 def test_textual_stays_out_of_the_core() -> None:
     import subprocess
 
-    code = ("import sys, glasswork, glasswork.cli, glasswork.runner, glasswork.store; "
-            "print(any(m == 'textual' or m.startswith('textual.') for m in sys.modules))")
+    code = (
+        "import sys, glasswork, glasswork.cli, glasswork.runner, glasswork.store; "
+        "print(any(m == 'textual' or m.startswith('textual.') for m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -55,8 +68,12 @@ def test_state_finish_and_failure() -> None:
     assert state.finished and state.status == "optimal" and state.gap == 0.0
     assert state.best_lower_bound == 0.34 and state.gap_closed == 1.0
     failed = RunState()
-    failed.feed([{"kind": "start", "run_id": "x", "name": "n", "solver": "toy"},
-                 {"kind": "finish", "run_id": "x", "result": None, "error": "RuntimeError: boom"}])
+    failed.feed(
+        [
+            {"kind": "start", "run_id": "x", "name": "n", "solver": "toy"},
+            {"kind": "finish", "run_id": "x", "result": None, "error": "RuntimeError: boom"},
+        ]
+    )
     assert failed.status == "failed" and failed.error == "RuntimeError: boom"
 
 
@@ -85,8 +102,19 @@ def test_state_from_store(history_db: Path) -> None:
 
 
 def test_event_record_drops_missing_values() -> None:
-    row = {"run_id": "r", "seq": 3, "kind": "progress", "elapsed": 1.5, "objective": float("nan"),
-           "lower_bound": 0.2, "gap": None, "nodes": None, "queue": 4, "counters": {"queue": 4}, "message": None}
+    row = {
+        "run_id": "r",
+        "seq": 3,
+        "kind": "progress",
+        "elapsed": 1.5,
+        "objective": float("nan"),
+        "lower_bound": 0.2,
+        "gap": None,
+        "nodes": None,
+        "queue": 4,
+        "counters": {"queue": 4},
+        "message": None,
+    }
     assert event_record(row) == {"kind": "progress", "elapsed": 1.5, "lower_bound": 0.2, "counters": {"queue": 4}}
 
 

@@ -13,9 +13,15 @@ SHARED = Path(os.environ.get("GLASSWORK_DATA", REPO.parent / "shared" / "dataset
 COMPAS = SHARED / "corels" / "compas_train"
 
 
-def brute_force(X: np.ndarray, y: np.ndarray, lam: float, n_classes: int = 2,
-                weights: np.ndarray | None = None, max_len: int | None = None,
-                mult: np.ndarray | None = None) -> tuple[float, list[int]]:
+def brute_force(
+    X: np.ndarray,
+    y: np.ndarray,
+    lam: float,
+    n_classes: int = 2,
+    weights: np.ndarray | None = None,
+    max_len: int | None = None,
+    mult: np.ndarray | None = None,
+) -> tuple[float, list[int]]:
     """Minimum objective over every ordered prefix of distinct antecedents (columns of X)."""
     n, M = X.shape
     w = np.ones(n_classes) if weights is None else np.asarray(weights, float)
@@ -71,8 +77,7 @@ def audit_live_figures(search, rng: np.random.Generator, low: int, high: int) ->
     assert compared > 0
 
 
-def random_instance(rng: np.random.Generator, n_classes: int = 2, max_m: int = 6
-                    ) -> tuple[np.ndarray, np.ndarray]:
+def random_instance(rng: np.random.Generator, n_classes: int = 2, max_m: int = 6) -> tuple[np.ndarray, np.ndarray]:
     n = int(rng.integers(8, 120))
     M = int(rng.integers(1, max_m + 1))
     density = rng.uniform(0.15, 0.7, size=M)
@@ -97,5 +102,4 @@ def compas():
         pytest.skip(f"COMPAS CORELS files not found under {SHARED} (set GLASSWORK_DATA)")
     from glasswork.data.corels_format import read_corels
 
-    return read_corels(COMPAS.with_suffix(".out"), COMPAS.with_suffix(".label"),
-                       COMPAS.with_suffix(".minor"))
+    return read_corels(COMPAS.with_suffix(".out"), COMPAS.with_suffix(".label"), COMPAS.with_suffix(".minor"))

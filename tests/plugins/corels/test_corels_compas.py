@@ -76,8 +76,7 @@ def test_objective_recomputed_from_the_samples(compas) -> None:
 
 
 # certified by the search without Theorem 18 (docs/corels.md, benchmark table)
-KNOWN = {0.015: (0.37797, 2), 0.01: (0.36797, 2),
-         0.005: (0.34809, 4)}
+KNOWN = {0.015: (0.37797, 2), 0.01: (0.36797, 2), 0.005: (0.34809, 4)}
 
 
 @pytest.mark.parametrize("lam", [0.015, 0.01, pytest.param(0.005, marks=pytest.mark.slow)])

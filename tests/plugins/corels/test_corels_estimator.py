@@ -54,4 +54,3 @@ def test_dataframe_column_names_name_the_rules() -> None:
     text = clf.to_text()
     assert "worst" in text and "x2" not in text
     assert np.array_equal(clf.predict(bunch.data), clf.predict(bunch.data.to_numpy()))
-

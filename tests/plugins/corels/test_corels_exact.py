@@ -42,14 +42,25 @@ POOL = _pool()
 ABLATION_SETS = [()] + [(b,) for b in engine.ABLATIONS] + [tuple(engine.ABLATIONS)]
 
 
-def _solve(case: dict, policy: str, smap: str, ablation: tuple, compress: bool,
-           kernel: str = "auto", threads: int = 1):
-    units = engine.prepare(bitset.pack_columns(case["X"]), case["y"], case["C"],
-                           class_weights=case["w"], multiplicity=case["mult"], compress=compress)
-    search = engine.make_search(units, case["lam"], policy=policy, symmetry_map=smap,
-                                max_prefix_length=255 if case["max_len"] is None else case["max_len"],
-                                ablation={b: False for b in ablation}, kernel=kernel,
-                                threads=threads)
+def _solve(case: dict, policy: str, smap: str, ablation: tuple, compress: bool, kernel: str = "auto", threads: int = 1):
+    units = engine.prepare(
+        bitset.pack_columns(case["X"]),
+        case["y"],
+        case["C"],
+        class_weights=case["w"],
+        multiplicity=case["mult"],
+        compress=compress,
+    )
+    search = engine.make_search(
+        units,
+        case["lam"],
+        policy=policy,
+        symmetry_map=smap,
+        max_prefix_length=255 if case["max_len"] is None else case["max_len"],
+        ablation={b: False for b in ablation},
+        kernel=kernel,
+        threads=threads,
+    )
     code = engine.run_to_end(search)
     return code, search
 
@@ -62,7 +73,7 @@ def test_optimum_equals_enumeration(policy: str, smap: str, ablation: tuple, thr
     """Also with several threads: the optimum is the same (the list may be another tie)."""
     for i, case in enumerate(POOL):
         compress = i % 2 == 0
-        kernel = "bitsliced" if i % 4 < 2 else "auto"   # dense wherever it applies, else sliced
+        kernel = "bitsliced" if i % 4 < 2 else "auto"  # dense wherever it applies, else sliced
         code, search = _solve(case, policy, smap, ablation, compress, kernel, threads)
         assert search.threads == threads
         assert code == ccorels.DONE
@@ -125,8 +136,7 @@ def test_every_combination_agrees_on_one_instance() -> None:
     for policy, smap in itertools.product(engine.POLICIES, engine.SYMMETRY_MAPS):
         for r in range(len(bounds) + 1):
             for ab in itertools.combinations(bounds, r):
-                s = engine.make_search(units, 0.01, policy=policy, symmetry_map=smap,
-                                       ablation={b: False for b in ab})
+                s = engine.make_search(units, 0.01, policy=policy, symmetry_map=smap, ablation={b: False for b in ab})
                 assert engine.run_to_end(s) == ccorels.DONE
                 assert s.objective == pytest.approx(ref[0], abs=1e-9)
 
@@ -147,8 +157,7 @@ def test_captured_map_respects_a_length_cap() -> None:
         ref = brute_force(X, y, lam, max_len=cap)
         units = engine.prepare(bitset.pack_columns(X), y, 2)
         for policy in ("bfs", "lower_bound"):
-            s = engine.make_search(units, lam, symmetry_map="captured", max_prefix_length=cap,
-                                   policy=policy)
+            s = engine.make_search(units, lam, symmetry_map="captured", max_prefix_length=cap, policy=policy)
             assert engine.run_to_end(s) == ccorels.DONE
             assert s.objective == pytest.approx(ref[0], abs=1e-9)
             assert len(s.best_prefix) <= cap
@@ -200,13 +209,11 @@ def test_theorem_18_on_nested_antecedents(policy: str, smap: str, threads: int) 
     """Where Theorem 18 fires: its prunings happen and the optimum still equals enumeration."""
     pruned = 0
     for i, case in enumerate(NESTED):
-        code, search = _solve(case, policy, smap, (), i % 2 == 0, "bitsliced" if i % 4 < 2 else "auto",
-                              threads=threads)
+        code, search = _solve(case, policy, smap, (), i % 2 == 0, "bitsliced" if i % 4 < 2 else "auto", threads=threads)
         assert code == ccorels.DONE
         assert search.objective == pytest.approx(case["ref"][0], abs=1e-9), (i, case["ref"])
         assert search.lower_bound() == pytest.approx(search.objective, abs=1e-12)
-        assert search.evaluate(search.best_prefix)["objective"] == pytest.approx(search.objective,
-                                                                                 abs=1e-9)
+        assert search.evaluate(search.best_prefix)["objective"] == pytest.approx(search.objective, abs=1e-9)
         pruned += search.counters()["pruned_similar_support"]
     assert pruned > 0
 
@@ -216,8 +223,9 @@ def test_theorem_18_prunes_and_keeps_the_optimum() -> None:
     rng = np.random.default_rng(7)
     X = (rng.random((400, 10)) < 0.35).astype(np.uint8)
     y = ((X[:, 0] | X[:, 1] & X[:, 2]) ^ (rng.random(400) < 0.2)).astype(np.int64)
-    X = np.column_stack([X, X[:, 0] & X[:, 3], X[:, 1] | X[:, 4], X[:, 2] & X[:, 5],
-                         X[:, 0] | X[:, 6]]).astype(np.uint8)
+    X = np.column_stack([X, X[:, 0] & X[:, 3], X[:, 1] | X[:, 4], X[:, 2] & X[:, 5], X[:, 0] | X[:, 6]]).astype(
+        np.uint8
+    )
     units = engine.prepare(bitset.pack_columns(X), y, 2)
     runs = {}
     configs = {"base": {"similar_support": False}, "sim": {}}

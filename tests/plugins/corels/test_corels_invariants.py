@@ -14,8 +14,9 @@ from glasswork.plugins.corels import engine
 
 
 def _search(X, y, lam, C=2, **kw):
-    units = engine.prepare(bitset.pack_columns(np.asarray(X, np.uint8)), np.asarray(y), C,
-                           compress=kw.pop("compress", True))
+    units = engine.prepare(
+        bitset.pack_columns(np.asarray(X, np.uint8)), np.asarray(y), C, compress=kw.pop("compress", True)
+    )
     return engine.make_search(units, lam, **kw)
 
 
@@ -76,12 +77,12 @@ def test_incremental_bounds_equal_scratch_and_are_hierarchical() -> None:
                 assert ev["b"] == pytest.approx(b, abs=1e-12)
                 assert ev["b0"] == pytest.approx(b0, abs=1e-12)
                 assert ev["objective"] == pytest.approx(R, abs=1e-12)
-                assert R >= ev["b"] + ev["b0"] - 1e-12                      # item 3
+                assert R >= ev["b"] + ev["b0"] - 1e-12  # item 3
                 for j in range(M):
                     if j in prefix:
                         continue
                     child = s.evaluate(list(prefix) + [j])
-                    assert child["b"] >= ev["b"] + lam - 1e-12              # item 2
+                    assert child["b"] >= ev["b"] + lam - 1e-12  # item 2
                     assert child["b"] + child["b0"] >= ev["b"] + ev["b0"] + lam - 1e-12
                     assert child["b0"] <= ev["b0"] + 1e-12
 
@@ -99,8 +100,7 @@ def test_permutations_keep_captured_set_and_default() -> None:
                 other = s.evaluate(list(perm))
                 assert other["b0"] == pytest.approx(ev["b0"], abs=1e-12)
                 assert other["captured"] == pytest.approx(ev["captured"], abs=1e-12)
-                assert (other["objective"] - other["b"]) == pytest.approx(
-                    ev["objective"] - ev["b"], abs=1e-12)
+                assert (other["objective"] - other["b"]) == pytest.approx(ev["objective"] - ev["b"], abs=1e-12)
                 if len(set(ev["rule_labels"] + other["rule_labels"])) == 1:
                     assert other["objective"] == pytest.approx(ev["objective"], abs=1e-12)
 
@@ -224,8 +224,9 @@ def test_stop_flag_is_polled() -> None:
     assert s.n_evaluated == 0
 
 
-@pytest.mark.parametrize(("M", "K", "expected"), [(100, 5, 9.1296e9), (122, 5, 2.5087e10),
-                                                   (122, 10, 5.0459e20), (1000, 10, 9.5683e29)])
+@pytest.mark.parametrize(
+    ("M", "K", "expected"), [(100, 5, 9.1296e9), (122, 5, 2.5087e10), (122, 10, 5.0459e20), (1000, 10, 9.5683e29)]
+)
 def test_remaining_search_space_matches_the_counting_oracles(M: int, K: int, expected: float) -> None:
     """§9.2: a lone root with f = K gives Proposition 8's count sum_{k<=K} P(M, k)."""
     assert engine.log10_remaining({(0, K): 1}, M) == pytest.approx(np.log10(expected), abs=1e-4)
@@ -256,6 +257,5 @@ def test_incremental_progress_figures_equal_a_full_scan(policy: str, smap: str) 
         X = (rng.random((300, 12)) < rng.uniform(0.15, 0.45)).astype(np.uint8)
         y = ((X[:, 0] & X[:, 1]) | X[:, 2]).astype(np.int64) ^ (rng.random(300) < 0.3)
         ablation = {"garbage_collection": False} if trial == 3 else None
-        s = _search(X, y.astype(np.int64), 0.002, policy=policy, symmetry_map=smap,
-                    ablation=ablation)
+        s = _search(X, y.astype(np.int64), 0.002, policy=policy, symmetry_map=smap, ablation=ablation)
         audit_live_figures(s, rng, 20, 400)

@@ -18,8 +18,7 @@ from glasswork.testing import SolverContract
 
 
 def _spec(**sections) -> CorelsSpec:
-    doc = {"name": "t", "data": {"source": "sklearn:breast_cancer"}, "solver": "corels",
-           "store": {"enabled": False}}
+    doc = {"name": "t", "data": {"source": "sklearn:breast_cancer"}, "solver": "corels", "store": {"enabled": False}}
     doc.update(sections)
     return CorelsSpec.model_validate(doc)
 
@@ -27,11 +26,15 @@ def _spec(**sections) -> CorelsSpec:
 def _problem(X, y, names=None, classes=None, **kw) -> Problem:
     X = np.asarray(X, dtype=np.uint8)
     names = names or [f"f{j}" for j in range(X.shape[1])]
-    classes = np.asarray(classes if classes is not None else ["no", "yes"][: int(y.max()) + 1]
-                         if int(y.max()) < 2 else [f"c{k}" for k in range(int(y.max()) + 1)])
+    classes = np.asarray(
+        classes
+        if classes is not None
+        else ["no", "yes"][: int(y.max()) + 1]
+        if int(y.max()) < 2
+        else [f"c{k}" for k in range(int(y.max()) + 1)]
+    )
     task = "binary" if len(classes) == 2 else "multiclass"
-    return Problem(name="t", X=X, y=np.asarray(y, np.int64), feature_names=names, task=task,
-                   classes=classes, **kw)
+    return Problem(name="t", X=X, y=np.asarray(y, np.int64), feature_names=names, task=task, classes=classes, **kw)
 
 
 def _solve(problem, limits=None, events=None, **sections):
@@ -71,14 +74,22 @@ def test_search_switches_reach_the_search() -> None:
     """``ablation`` switches Theorem 18 off; the optimum is the same."""
     X, y = _random(5, n=400, p=8)
     X = np.column_stack([X, X[:, 0] & X[:, 3], X[:, 1] | X[:, 4], X[:, 2] & X[:, 5]])
-    runs = {name: _solve(_problem(X, y), objective={"regularization": 0.005}, search=search,
-                         constraints={"max_card": 1, "negations": False})
-            for name, search in {"default": {}, "off": {"ablation": ["similar_support"]},
-                                 "two-threads": {"threads": 2}}.items()}
+    runs = {
+        name: _solve(
+            _problem(X, y),
+            objective={"regularization": 0.005},
+            search=search,
+            constraints={"max_card": 1, "negations": False},
+        )
+        for name, search in {
+            "default": {},
+            "off": {"ablation": ["similar_support"]},
+            "two-threads": {"threads": 2},
+        }.items()
+    }
     for res in runs.values():
         assert res.certificate.status == Status.OPTIMAL
-        assert res.certificate.objective == pytest.approx(runs["off"].certificate.objective,
-                                                          abs=1e-12)
+        assert res.certificate.objective == pytest.approx(runs["off"].certificate.objective, abs=1e-12)
     assert runs["default"].stats["pruned_similar_support"] > 0
     assert runs["off"].stats["pruned_similar_support"] == 0
     assert runs["two-threads"].stats["pruned_similar_support"] > 0
@@ -87,8 +98,7 @@ def test_search_switches_reach_the_search() -> None:
 def test_mined_rule_list_predicts_from_feature_columns() -> None:
     X, y = _random(1)
     problem = _problem(X, y)
-    res = _solve(problem, objective={"regularization": 0.01},
-                 constraints={"max_card": 2, "min_support": 0.01})
+    res = _solve(problem, objective={"regularization": 0.01}, constraints={"max_card": 2, "min_support": 0.01})
     assert res.certificate.status is Status.OPTIMAL
     model = res.model
     assert isinstance(model, RuleList)
@@ -109,8 +119,7 @@ def test_optimum_matches_enumeration_over_mined_antecedents() -> None:
 
     X, y = _random(2, n=120, p=3)
     lam = 0.02
-    ants = mine_antecedents(X, [f"f{j}" for j in range(3)], max_card=1, min_support=lam,
-                            negations=True)
+    ants = mine_antecedents(X, [f"f{j}" for j in range(3)], max_card=1, min_support=lam, negations=True)
     ref = brute_force(ants.matrix(), y, lam)
     res = _solve(_problem(X, y), objective={"regularization": lam}, constraints={"max_card": 1})
     assert res.certificate.objective == pytest.approx(ref[0], abs=1e-12)
@@ -202,24 +211,30 @@ def test_multiclass_and_class_weights_match_enumeration() -> None:
     rng = np.random.default_rng(9)
     X = (rng.random((150, 4)) < 0.45).astype(np.uint8)
     y = (X[:, 0] + X[:, 1] * (rng.random(150) < 0.8)).astype(np.int64)
-    res = _solve(_problem(X, y), objective={"regularization": 0.01},
-                 constraints={"max_card": 1, "negations": False, "min_support": 0.0})
+    res = _solve(
+        _problem(X, y),
+        objective={"regularization": 0.01},
+        constraints={"max_card": 1, "negations": False, "min_support": 0.0},
+    )
     assert res.model.task == "multiclass" and res.model.predict_proba(X).shape == (150, 3)
     assert res.certificate.objective == pytest.approx(brute_force(X, y, 0.01, 3)[0], abs=1e-12)
     Xb, yb = _random(10, n=150, p=4)
     w = [1.0, 3.0]
-    res = _solve(_problem(Xb, yb), objective={"regularization": 0.01, "class_weights": {"yes": 3.0}},
-                 constraints={"max_card": 1, "negations": False, "min_support": 0.0})
-    assert res.certificate.objective == pytest.approx(brute_force(Xb, yb, 0.01, 2, np.array(w))[0],
-                                                      abs=1e-12)
+    res = _solve(
+        _problem(Xb, yb),
+        objective={"regularization": 0.01, "class_weights": {"yes": 3.0}},
+        constraints={"max_card": 1, "negations": False, "min_support": 0.0},
+    )
+    assert res.certificate.objective == pytest.approx(brute_force(Xb, yb, 0.01, 2, np.array(w))[0], abs=1e-12)
 
 
 def test_non_binary_features_need_binarize() -> None:
     from glasswork.data import DataError
 
     X = np.array([[0.5, 1.0], [2.0, 0.0], [1.0, 1.0]])
-    problem = Problem(name="t", X=X, y=np.array([0, 1, 0]), feature_names=["a", "b"],
-                      task="binary", classes=np.array(["n", "y"]))
+    problem = Problem(
+        name="t", X=X, y=np.array([0, 1, 0]), feature_names=["a", "b"], task="binary", classes=np.array(["n", "y"])
+    )
     with pytest.raises(DataError, match="binarize"):
         _solve(problem)
 
@@ -227,11 +242,15 @@ def test_non_binary_features_need_binarize() -> None:
 @pytest.mark.skipif(not COMPAS.with_suffix(".out").exists(), reason=f"no COMPAS files under {SHARED}")
 def test_runner_on_compas_out_files(monkeypatch) -> None:
     monkeypatch.setenv("GLASSWORK_DATA", str(SHARED))
-    spec = CorelsSpec.model_validate({
-        "name": "compas", "solver": "corels", "store": {"enabled": False},
-        "data": {"source": "data:corels/compas_train.out", "test": "data:corels/compas_test.out"},
-        "objective": {"regularization": 0.015},
-    })
+    spec = CorelsSpec.model_validate(
+        {
+            "name": "compas",
+            "solver": "corels",
+            "store": {"enabled": False},
+            "data": {"source": "data:corels/compas_train.out", "test": "data:corels/compas_test.out"},
+            "objective": {"regularization": 0.015},
+        }
+    )
     outcome = Runner().run(spec)
     res = outcome.result
     assert res.certificate.status is Status.OPTIMAL
@@ -251,11 +270,14 @@ class TestCorelsContract(SolverContract):
     plugin = corels_plugin
 
     def spec_document(self) -> dict:
-        return {"name": "contract", "solver": "corels",
-                "data": {"source": "sklearn:breast_cancer", "binarize": {"thresholds": 2}},
-                "objective": {"regularization": 0.03}, "constraints": {"max_card": 1, "negations": True},
-                "search": {"policy": "lower_bound", "symmetry_map": "prefix"}}
-
+        return {
+            "name": "contract",
+            "solver": "corels",
+            "data": {"source": "sklearn:breast_cancer", "binarize": {"thresholds": 2}},
+            "objective": {"regularization": 0.03},
+            "constraints": {"max_card": 1, "negations": True},
+            "search": {"policy": "lower_bound", "symmetry_map": "prefix"},
+        }
 
 
 @pytest.mark.parametrize("policy", ["bfs", "dfs", "curiosity", "lower_bound", "objective"])
@@ -270,8 +292,12 @@ def test_max_prefix_length_holds_on_every_policy_against_enumeration(policy: str
         cap = seed % 3  # 0: the default rule alone
         ants = mine_antecedents(X, [f"f{j}" for j in range(4)], max_card=1, min_support=lam, negations=True)
         ref = brute_force(ants.matrix(), y, lam, max_len=cap)
-        res = _solve(_problem(X, y), objective={"regularization": lam}, search={"policy": policy},
-                     constraints={"max_card": 1, "max_prefix_length": cap})
+        res = _solve(
+            _problem(X, y),
+            objective={"regularization": lam},
+            search={"policy": policy},
+            constraints={"max_card": 1, "max_prefix_length": cap},
+        )
         assert res.certificate.status is Status.OPTIMAL
         assert len(res.model.rules) <= cap
         assert res.certificate.objective == pytest.approx(ref[0], abs=1e-12)

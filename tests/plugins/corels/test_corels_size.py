@@ -25,8 +25,9 @@ def credit_csv(path: Path, n: int = 1200, seed: int = 0) -> None:
     months = rng.integers(0, 360, n)
     housing = rng.choice(["own", "rent", "free"], n, p=[0.5, 0.4, 0.1])
     job = rng.choice(["salaried", "self-employed", "unemployed"], n, p=[0.7, 0.2, 0.1])
-    score = -1.5 + 3 * ratio + 0.8 * (job == "unemployed") - 0.01 * (age - 40) + 0.5 * (housing == "rent") \
-        - months / 300
+    score = (
+        -1.5 + 3 * ratio + 0.8 * (job == "unemployed") - 0.01 * (age - 40) + 0.5 * (housing == "rent") - months / 300
+    )
     default = rng.random(n) < 1 / (1 + np.exp(-score))
     lines = ["age,income,debt_ratio,months_employed,housing,job,default"]
     for i in range(n):
@@ -35,8 +36,10 @@ def credit_csv(path: Path, n: int = 1200, seed: int = 0) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-PLAIN = ("name: plain\ndata:\n  source: credit.csv\n  target: default\n  missing: drop\n"
-         "  binarize: {thresholds: 3}\nsolver: corels\nlimits: {time: 20}\n")
+PLAIN = (
+    "name: plain\ndata:\n  source: credit.csv\n  target: default\n  missing: drop\n"
+    "  binarize: {thresholds: 3}\nsolver: corels\nlimits: {time: 20}\n"
+)
 
 
 def test_the_default_mines_single_conditions() -> None:
@@ -55,9 +58,14 @@ def test_a_plain_spec_on_an_ordinary_table_certifies(tmp_path: Path) -> None:
 
 
 def _problem(X: np.ndarray, y: np.ndarray) -> Problem:
-    return Problem(name="t", X=X.astype(np.uint8), y=y.astype(np.int64),
-                   feature_names=[f"f{j}" for j in range(X.shape[1])], task="binary",
-                   classes=np.array(["no", "yes"]))
+    return Problem(
+        name="t",
+        X=X.astype(np.uint8),
+        y=y.astype(np.int64),
+        feature_names=[f"f{j}" for j in range(X.shape[1])],
+        task="binary",
+        classes=np.array(["no", "yes"]),
+    )
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -89,19 +97,44 @@ def test_the_estimate_bounds_what_it_says_it_bounds(seed: int) -> None:
 
 
 def test_the_warning_names_what_to_change() -> None:
-    big = SearchEstimate(antecedents=14626, samples=426, regularization=0.01, max_card=2, empty_list=0.37,
-                         one_rule=0.07, minority=0.0, max_length=7, depth=7, first_level=8770, second_level=128_261_250,
-                         log10_space=25.5, threads=2)
+    big = SearchEstimate(
+        antecedents=14626,
+        samples=426,
+        regularization=0.01,
+        max_card=2,
+        empty_list=0.37,
+        one_rule=0.07,
+        minority=0.0,
+        max_length=7,
+        depth=7,
+        first_level=8770,
+        second_level=128_261_250,
+        log10_space=25.5,
+        threads=2,
+    )
     line = big.warning(60)
     assert line is not None and "\n" not in line
     assert "max_card: 1" in line and "regularization" in line and "1 min" in line
-    small = SearchEstimate(antecedents=180, samples=426, regularization=0.01, max_card=1, empty_list=0.37,
-                           one_rule=0.14, minority=0.0, max_length=13, depth=13, first_level=83, second_level=14_857,
-                           log10_space=19.4, threads=2)
+    small = SearchEstimate(
+        antecedents=180,
+        samples=426,
+        regularization=0.01,
+        max_card=1,
+        empty_list=0.37,
+        one_rule=0.14,
+        minority=0.0,
+        max_length=13,
+        depth=13,
+        first_level=83,
+        second_level=14_857,
+        log10_space=19.4,
+        threads=2,
+    )
     assert small.warning(60) is None
     assert small.warning(None) is None
-    deep = SearchEstimate(**{**small.__dict__, "depth": 33, "log10_space": 35.2,
-                             "larger_regularizations": ((0.015, 4000.0), (0.02, 0.9))})
+    deep = SearchEstimate(
+        **{**small.__dict__, "depth": 33, "log10_space": 35.2, "larger_regularizations": ((0.015, 4000.0), (0.02, 0.9))}
+    )
     assert "objective.regularization: 0.02" in deep.warning(60)
     assert "objective.regularization: 0.015" in deep.warning(7200)
     premined = SearchEstimate(**{**big.__dict__, "max_card": None})  # a .out file: nothing to mine
@@ -113,9 +146,24 @@ def test_run_warns_on_stderr_and_still_runs(tmp_path: Path) -> None:
     credit_csv(tmp_path / "credit.csv")
     (tmp_path / "plain.yaml").write_text(PLAIN)
     proc = subprocess.run(
-        [sys.executable, "-c", "from glasswork.cli import main; main()", "run", "plain.yaml", "--no-store",
-         "--json", "--set", "constraints.max_card=2", "--set", "limits.time=1"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-c",
+            "from glasswork.cli import main; main()",
+            "run",
+            "plain.yaml",
+            "--no-store",
+            "--json",
+            "--set",
+            "constraints.max_card=2",
+            "--set",
+            "limits.time=1",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "unlikely to certify within 1 s" in proc.stderr and "max_card: 1" in proc.stderr
     assert '"status": "stopped_time"' in proc.stdout

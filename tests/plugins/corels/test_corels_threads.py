@@ -80,8 +80,7 @@ def test_live_figures_equal_a_full_scan_after_threaded_slices(policy: str, smap:
     for trial in range(2):
         X, y = _medium(100 + trial, p=12)
         ablation = {"garbage_collection": False} if trial == 1 else None
-        s = engine.make_search(_units(X, y), 0.002, policy=policy, symmetry_map=smap,
-                               ablation=ablation, threads=2)
+        s = engine.make_search(_units(X, y), 0.002, policy=policy, symmetry_map=smap, ablation=ablation, threads=2)
         audit_live_figures(s, rng, 50, 600)
 
 
@@ -124,7 +123,7 @@ def test_stop_flag_stops_every_thread_mid_slice(compas) -> None:
     worker = threading.Thread(target=search)
     worker.start()
     started = time.perf_counter()
-    while s.n_evaluated == 0 and time.perf_counter() - started < 30:   # the workers are busy
+    while s.n_evaluated == 0 and time.perf_counter() - started < 30:  # the workers are busy
         time.sleep(0.01)
     time.sleep(0.2)
     stop[0] = 1
@@ -173,7 +172,7 @@ def test_a_forked_child_gets_its_own_workers() -> None:
     one = engine.make_search(_units(X, y), 0.003)
     engine.run_to_end(one)
     pid = os.fork()
-    if pid == 0:                                   # the child: finish the search, report by code
+    if pid == 0:  # the child: finish the search, report by code
         ok = False
         try:
             ok = engine.run_to_end(s) == ccorels.DONE and abs(s.objective - one.objective) < 1e-12
@@ -190,12 +189,12 @@ def test_a_forked_child_gets_its_own_workers() -> None:
             pytest.fail("the forked child hung waiting for the parent's worker threads")
         time.sleep(0.02)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
-    assert engine.run_to_end(s) == ccorels.DONE      # and the parent's pool still works
+    assert engine.run_to_end(s) == ccorels.DONE  # and the parent's pool still works
 
 
 def test_spec_threads_default_and_range() -> None:
     doc = {"name": "t", "data": {"source": "sklearn:breast_cancer"}, "solver": "corels"}
-    assert CorelsSpec.model_validate(doc).search.threads is None     # all usable cores
+    assert CorelsSpec.model_validate(doc).search.threads is None  # all usable cores
     assert engine.default_threads() >= 1
     doc["search"] = {"threads": 3}
     assert CorelsSpec.model_validate(doc).search.threads == 3
@@ -228,14 +227,17 @@ print(code, s.objective, s.lower_bound())
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc: Linux")
 @pytest.mark.parametrize(("threads", "headroom_mb"), [(2, 10), (4, 30)])
-def test_allocation_failure_with_threads_keeps_a_valid_bound(compas, threads: int,
-                                                             headroom_mb: int) -> None:
+def test_allocation_failure_with_threads_keeps_a_valid_bound(compas, threads: int, headroom_mb: int) -> None:
     """The node pool cannot grow (address space capped): every worker stops, the search reports
     out_of_memory, and the incumbent and bound still bracket the known optimum."""
     from corels_reference import COMPAS
 
-    out = subprocess.run([sys.executable, "-c", _OOM_SCRIPT, str(COMPAS), str(threads),
-                          str(headroom_mb)], capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", _OOM_SCRIPT, str(COMPAS), str(threads), str(headroom_mb)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     code, objective, bound = out.stdout.split()
     assert int(code) == ccorels.OUT_OF_MEMORY

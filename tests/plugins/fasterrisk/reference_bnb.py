@@ -36,14 +36,16 @@ class PythonSupportSearch(SupportSearch):
     """The support search with one Python object per node (the pre-compiled version)."""
 
     leaf: Callable[[tuple[int, ...]], tuple[float, float]] | None = None
+
     def _rows(self, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         grouped = kernels.compress_rows(self.codes, cols, self.nvals, self.s)
         if grouped is None:
             return np.arange(self.s.size), self.s
         return grouped
 
-    def evaluate(self, include: Sequence[int], free: Sequence[int],
-                 warm: dict[int, float] | None = None) -> tuple[float, float, dict[int, float]]:
+    def evaluate(
+        self, include: Sequence[int], free: Sequence[int], warm: dict[int, float] | None = None
+    ) -> tuple[float, float, dict[int, float]]:
         """Fit the node's relaxation and bound it: ``(bound, fitted loss, coefficients)``."""
         feats = [*include, *free]
         cols = np.array([0, *(f + 1 for f in feats)], dtype=np.int64)
@@ -60,8 +62,9 @@ class PythonSupportSearch(SupportSearch):
         z = w @ sub
         role = np.array([0, *([0] * len(include)), *([1] * len(free))], dtype=np.int8)
         active = ((w > lo) & (w < hi)).astype(np.uint8)
-        bound, _, _ = riskcert.dual_bound(sub, weights, np.ascontiguousarray(z), lo, hi, role, active,
-                                          self.k - len(include))
+        bound, _, _ = riskcert.dual_bound(
+            sub, weights, np.ascontiguousarray(z), lo, hi, role, active, self.k - len(include)
+        )
         self.nodes += 1
         coefs = {-1: float(w[0]), **{f: float(v) for f, v in zip(feats, w[1:])}}
         return min(float(bound), loss), loss, coefs
@@ -78,13 +81,19 @@ class PythonSupportSearch(SupportSearch):
         """The child that forces ``j`` in: its group mates leave, and a full support closes."""
         g = self.cons.group_of[j]
         inc = tuple(sorted((*include, j)))
-        rest = () if len(inc) >= self.k else tuple(
-            f for f in free if f != j and (g < 0 or self.cons.group_of[f] != g))
+        rest = () if len(inc) >= self.k else tuple(f for f in free if f != j and (g < 0 or self.cons.group_of[f] != g))
         return inc, rest
 
-    def run(self, *, upper_bound: float = math.inf, time_limit: float | None = None,
-            node_limit: int | None = None, stop: Callable[[], str | None] | None = None,
-            report: Callable[[BoundReport], None] | None = None, tolerance: float = 1e-9) -> BoundReport:
+    def run(
+        self,
+        *,
+        upper_bound: float = math.inf,
+        time_limit: float | None = None,
+        node_limit: int | None = None,
+        stop: Callable[[], str | None] | None = None,
+        report: Callable[[BoundReport], None] | None = None,
+        tolerance: float = 1e-9,
+    ) -> BoundReport:
         """Search until the tree is exhausted or a limit hits; the bound holds either way.
 
         ``upper_bound`` is the best known loss of a k-sparse model (it prunes); ``stop()``
@@ -94,10 +103,14 @@ class PythonSupportSearch(SupportSearch):
         cons = self.cons
         include = tuple(sorted(int(f) for f in cons.include))
         banned = set(int(f) for f in cons.exclude)
-        free = tuple(j for j in range(self.p)
-                     if j not in include and j not in banned and self.signs[j] != 2
-                     and (cons.group_of[j] < 0 or cons.group_of[j] not in
-                          {cons.group_of[i] for i in include}))
+        free = tuple(
+            j
+            for j in range(self.p)
+            if j not in include
+            and j not in banned
+            and self.signs[j] != 2
+            and (cons.group_of[j] < 0 or cons.group_of[j] not in {cons.group_of[i] for i in include})
+        )
         if len(include) >= self.k:
             free = ()
         best_ub, best_support = upper_bound, tuple(include)
@@ -160,13 +173,24 @@ class PythonSupportSearch(SupportSearch):
             if report is not None and now - last_report >= 0.2:
                 last_report = now
                 history.append((now - started, lower()))
-                report(BoundReport(lower(), best_ub, best_support, self.nodes, len(heap), False,
-                                   now - started, None, history))
+                report(
+                    BoundReport(
+                        lower(), best_ub, best_support, self.nodes, len(heap), False, now - started, None, history
+                    )
+                )
         lb = max(0.0, lower())  # a logistic loss is never negative
         history.append((time.monotonic() - started, lb))
-        return BoundReport(lb, best_ub, best_support, self.nodes, len(heap), not heap and stopped is None,
-                           time.monotonic() - started, stopped, history)
-
+        return BoundReport(
+            lb,
+            best_ub,
+            best_support,
+            self.nodes,
+            len(heap),
+            not heap and stopped is None,
+            time.monotonic() - started,
+            stopped,
+            history,
+        )
 
 
 class LatticeLeaf:
@@ -185,8 +209,9 @@ class LatticeLeaf:
         self.nodes = 0
         self.best: tuple[float, np.ndarray, tuple[int, ...]] = (math.inf, np.zeros(0), ())
 
-    def solve(self, support: tuple[int, ...], cutoff: float, node_limit: int = 200000,
-              stop: Callable[[], bool] | None = None) -> tuple[float, float]:
+    def solve(
+        self, support: tuple[int, ...], cutoff: float, node_limit: int = 200000, stop: Callable[[], bool] | None = None
+    ) -> tuple[float, float]:
         """``(proven lower bound, best loss found)`` on ``support``; the best card is kept in
         ``self.best`` when it beats ``cutoff``. ``stop()`` (polled every 64 nodes) ends it early;
         the bound returned then covers the open nodes."""
@@ -251,10 +276,20 @@ class LatticeLeaf:
         return lower, best_loss
 
 
-def python_solve_exact(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None, cons: Constraints,
-                  k: int, *, starts: Sequence[np.ndarray] = (), time_limit: float | None = None,
-                  node_limit: int | None = None, stop: Callable[[], str | None] | None = None,
-                  report: Callable[[Any], None] | None = None, tolerance: float = 1e-6) -> ExactResult:
+def python_solve_exact(
+    X: np.ndarray,
+    y: np.ndarray,
+    sample_weight: np.ndarray | None,
+    cons: Constraints,
+    k: int,
+    *,
+    starts: Sequence[np.ndarray] = (),
+    time_limit: float | None = None,
+    node_limit: int | None = None,
+    stop: Callable[[], str | None] | None = None,
+    report: Callable[[Any], None] | None = None,
+    tolerance: float = 1e-6,
+) -> ExactResult:
     """§1.3 by branch and bound: supports (the certificate's search, bounded by the box), then
     the lattice of each surviving support (``LatticeLeaf``). Proven when the tree closes."""
     started = time.monotonic()
@@ -266,9 +301,15 @@ def python_solve_exact(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray |
     best_loss, best_v = math.inf, np.zeros(p + 1)
     for w in [np.zeros(p), *starts]:
         w = np.asarray(w, dtype=np.float64)
-        if w.shape != (p,) or np.count_nonzero(w) > k or np.any(w < cons.lower) or np.any(w > cons.upper) \
-                or any(w[j] for j in cons.exclude) or not all(w[j] for j in cons.include) \
-                or not _groups_ok(w, cons):
+        if (
+            w.shape != (p,)
+            or np.count_nonzero(w) > k
+            or np.any(w < cons.lower)
+            or np.any(w > cons.upper)
+            or any(w[j] for j in cons.exclude)
+            or not all(w[j] for j in cons.include)
+            or not _groups_ok(w, cons)
+        ):
             continue
         b, loss = loss_fn.best_intercept(w, *b_range)
         if loss < best_loss:
@@ -286,8 +327,14 @@ def python_solve_exact(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray |
         return low, loss
 
     search.leaf = on_leaf
-    found = search.run(upper_bound=best_loss, time_limit=time_limit, node_limit=node_limit, stop=stop,
-                       report=report, tolerance=tolerance * 1e-3)
+    found = search.run(
+        upper_bound=best_loss,
+        time_limit=time_limit,
+        node_limit=node_limit,
+        stop=stop,
+        report=report,
+        tolerance=tolerance * 1e-3,
+    )
     if leaf.best[0] < best_loss:
         loss, v, support = leaf.best
         best_loss = loss
@@ -297,9 +344,13 @@ def python_solve_exact(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray |
     lower = min(found.lower_bound, best_loss)
     closed = best_loss - lower <= tolerance * max(abs(best_loss), 1e-10)
     status = "optimal" if closed else (found.stopped or "nodes")
-    return ExactResult(status, best_loss, lower, np.rint(best_v[1:]).astype(np.int64), int(round(best_v[0])),
-                       found.nodes, leaf.nodes, time.monotonic() - started)
-
-
-
-
+    return ExactResult(
+        status,
+        best_loss,
+        lower,
+        np.rint(best_v[1:]).astype(np.int64),
+        int(round(best_v[0])),
+        found.nodes,
+        leaf.nodes,
+        time.monotonic() - started,
+    )

@@ -32,16 +32,25 @@ def best_real_k_sparse(X: np.ndarray, y: np.ndarray, s: np.ndarray, cons: Constr
             if len(groups) != len(set(groups)):
                 continue
             Xs = X[:, list(support)]
-            bounds = [(None, None)] + [(0, None) if signs[j] == 1 else (None, 0) if signs[j] == -1
-                                       else (None, None) for j in support]
-            fit = minimize(_loss, np.zeros(size + 1), args=(Xs, y, s), jac=True, method="L-BFGS-B",
-                           bounds=bounds, options={"maxiter": 2000, "ftol": 1e-14, "gtol": 1e-10})
+            bounds = [(None, None)] + [
+                (0, None) if signs[j] == 1 else (None, 0) if signs[j] == -1 else (None, None) for j in support
+            ]
+            fit = minimize(
+                _loss,
+                np.zeros(size + 1),
+                args=(Xs, y, s),
+                jac=True,
+                method="L-BFGS-B",
+                bounds=bounds,
+                options={"maxiter": 2000, "ftol": 1e-14, "gtol": 1e-10},
+            )
             best = min(best, float(fit.fun))
     return best
 
 
-def best_integer_card(X: np.ndarray, y: np.ndarray, s: np.ndarray, cons: Constraints, k: int,
-                      intercepts: range) -> float:
+def best_integer_card(
+    X: np.ndarray, y: np.ndarray, s: np.ndarray, cons: Constraints, k: int, intercepts: range
+) -> float:
     """min over integer points in the box (<= k non-zero) and integer intercepts (m = 1)."""
     p = X.shape[1]
     best = np.inf
@@ -118,6 +127,7 @@ def test_separable_data_gives_a_valid_bound() -> None:
 
 
 # -- the exact policy (§1.3: integer points and intercept, multiplier 1) -------------------------
+
 
 @pytest.mark.parametrize("seed", range(5))
 def test_exact_policy_matches_enumeration(seed: int) -> None:
@@ -218,12 +228,24 @@ def _run(X: np.ndarray, y: np.ndarray, **search: object):
     from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
     from glasswork.runner import Runner
 
-    problem = Problem(name="t", X=X, y=(y > 0).astype(np.int64), feature_names=[f"x{j}" for j in range(X.shape[1])],
-                      task="binary", classes=np.array([0, 1], dtype=object))
-    spec = FasterRiskSpec.model_validate({
-        "name": "t", "solver": "fasterrisk", "store": {"enabled": False},
-        "data": {"source": "in-memory", "target": "y"},
-        "constraints": {"sparsity": 2, "coefficient_bounds": [-3, 3]}, "search": search})
+    problem = Problem(
+        name="t",
+        X=X,
+        y=(y > 0).astype(np.int64),
+        feature_names=[f"x{j}" for j in range(X.shape[1])],
+        task="binary",
+        classes=np.array([0, 1], dtype=object),
+    )
+    spec = FasterRiskSpec.model_validate(
+        {
+            "name": "t",
+            "solver": "fasterrisk",
+            "store": {"enabled": False},
+            "data": {"source": "in-memory", "target": "y"},
+            "constraints": {"sparsity": 2, "coefficient_bounds": [-3, 3]},
+            "search": search,
+        }
+    )
     return Runner().run(spec, problem=problem).result
 
 
@@ -256,11 +278,23 @@ def test_progress_events_carry_the_rising_bound() -> None:
     from glasswork.runner import Runner
 
     X, y, _ = instance(8, 8, n=200)
-    problem = Problem(name="t", X=X, y=(y > 0).astype(np.int64), feature_names=[f"x{j}" for j in range(8)],
-                      task="binary", classes=np.array([0, 1], dtype=object))
-    spec = FasterRiskSpec.model_validate({
-        "name": "t", "solver": "fasterrisk", "store": {"enabled": False},
-        "data": {"source": "in-memory", "target": "y"}, "constraints": {"sparsity": 3}})
+    problem = Problem(
+        name="t",
+        X=X,
+        y=(y > 0).astype(np.int64),
+        feature_names=[f"x{j}" for j in range(8)],
+        task="binary",
+        classes=np.array([0, 1], dtype=object),
+    )
+    spec = FasterRiskSpec.model_validate(
+        {
+            "name": "t",
+            "solver": "fasterrisk",
+            "store": {"enabled": False},
+            "data": {"source": "in-memory", "target": "y"},
+            "constraints": {"sparsity": 3},
+        }
+    )
     sink = CollectingSink()
     result = Runner(sinks=[sink]).run(spec, problem=problem).result
     bounds = [e.lower_bound for e in sink.events if e.kind == "progress" and e.lower_bound is not None]
@@ -290,7 +324,8 @@ def test_the_certified_line_reads_the_gap_against_the_bound():
     best the card may be, which is relative to the bound (loss 110, bound 100: 10 %, not 9.09 %)."""
     from glasswork.plugins.fasterrisk.model import certified_words
 
-    assert "at most 10.00 % above the best 5-feature logistic model" in \
-        certified_words((110 - 100) / 110, "best 5-feature logistic model")
+    assert "at most 10.00 % above the best 5-feature logistic model" in certified_words(
+        (110 - 100) / 110, "best 5-feature logistic model"
+    )
     assert "at most 0.00 %" in certified_words(0.0, None)
     assert "no useful bound yet" in certified_words(1.0, "best model")

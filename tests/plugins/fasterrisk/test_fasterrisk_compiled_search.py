@@ -38,11 +38,22 @@ def tree(search: SupportSearch, upper: float = math.inf, lattice: bool = False) 
     free = np.ones(search.p, dtype=np.uint8) - include
     free[list(cons.exclude)] = 0
     free[search.signs == 2] = 0
-    t = riskcert.SupportTree(search.A, search.s, search.codes, np.asarray(search.nvals, dtype=np.intc),
-                             np.asarray(search.f_lo, dtype=np.float64), np.asarray(search.f_hi, dtype=np.float64),
-                             float(search.b_box[0]), float(search.b_box[1]), search.scale,
-                             np.asarray(cons.group_of, dtype=np.intc), include.copy(), search.k,
-                             upper_bound=upper, lattice=lattice)
+    t = riskcert.SupportTree(
+        search.A,
+        search.s,
+        search.codes,
+        np.asarray(search.nvals, dtype=np.intc),
+        np.asarray(search.f_lo, dtype=np.float64),
+        np.asarray(search.f_hi, dtype=np.float64),
+        float(search.b_box[0]),
+        float(search.b_box[1]),
+        search.scale,
+        np.asarray(cons.group_of, dtype=np.intc),
+        include.copy(),
+        search.k,
+        upper_bound=upper,
+        lattice=lattice,
+    )
     t.start(include, free)
     return t
 
@@ -96,8 +107,11 @@ def brute_force_card(X: np.ndarray, y: np.ndarray, s: np.ndarray, cons: Constrai
     for size in range(k + 1):
         for support in itertools.combinations(range(X.shape[1]), size):
             groups = [cons.group_of[j] for j in support if cons.group_of[j] >= 0]
-            if not set(cons.include) <= set(support) or set(cons.exclude) & set(support) \
-                    or len(groups) != len(set(groups)):
+            if (
+                not set(cons.include) <= set(support)
+                or set(cons.exclude) & set(support)
+                or len(groups) != len(set(groups))
+            ):
                 continue
             ranges = [[v for v in range(int(cons.lower[j]), int(cons.upper[j]) + 1) if v != 0] for j in support]
             for points in itertools.product(*ranges):

@@ -29,7 +29,7 @@ def constrained_instance(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     cons = Constraints.box(p, -3, 3)
     order = [int(j) for j in rng.permutation(p)]
     cons.include = order[: 1 + int(k >= 2 and rng.random() < 0.3)]
-    rest = order[len(cons.include):]
+    rest = order[len(cons.include) :]
     if seed % 3:
         cons.exclude = [rest.pop()]
     if seed % 4 == 1:
@@ -48,8 +48,11 @@ def violations(features: list[int], points: list[float], cons: Constraints, k: i
     on = {f: v for f, v in zip(features, points) if v != 0}
     out = [f"forced {f} missing" for f in cons.include if f not in on]
     out += [f"banned {f} used" for f in cons.exclude if f in on]
-    out += [f"{f}={v} outside [{cons.lower[f]:g}, {cons.upper[f]:g}]" for f, v in on.items()
-            if not cons.lower[f] <= v <= cons.upper[f]]
+    out += [
+        f"{f}={v} outside [{cons.lower[f]:g}, {cons.upper[f]:g}]"
+        for f, v in on.items()
+        if not cons.lower[f] <= v <= cons.upper[f]
+    ]
     groups = [int(cons.group_of[f]) for f in on if cons.group_of[f] >= 0]
     if len(groups) != len(set(groups)):
         out.append("two features of one group")
@@ -133,16 +136,29 @@ def test_exact_policy_honours_the_constraints_against_enumeration(seed: int) -> 
 def _problem(X: np.ndarray, y: np.ndarray):
     from glasswork import Problem
 
-    return Problem(name="t", X=X, y=(y > 0).astype(np.int64), feature_names=[f"x{j}" for j in range(X.shape[1])],
-                   task="binary", classes=np.array([0, 1], dtype=object))
+    return Problem(
+        name="t",
+        X=X,
+        y=(y > 0).astype(np.int64),
+        feature_names=[f"x{j}" for j in range(X.shape[1])],
+        task="binary",
+        classes=np.array([0, 1], dtype=object),
+    )
 
 
 def _spec(constraints: dict, **search: object):
     from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
 
-    return FasterRiskSpec.model_validate({
-        "name": "t", "solver": "fasterrisk", "store": {"enabled": False},
-        "data": {"source": "in-memory", "target": "y"}, "constraints": constraints, "search": search})
+    return FasterRiskSpec.model_validate(
+        {
+            "name": "t",
+            "solver": "fasterrisk",
+            "store": {"enabled": False},
+            "data": {"source": "in-memory", "target": "y"},
+            "constraints": constraints,
+            "search": search,
+        }
+    )
 
 
 @pytest.mark.parametrize("policy", ["beam", "exact"])
@@ -154,8 +170,11 @@ def test_the_solver_keeps_a_weak_forced_feature_on_every_pool_card(policy: str) 
     rng = np.random.default_rng(9)
     X = rng.integers(0, 2, (300, 6)).astype(float)
     y = np.where(1.5 * X[:, 0] - 2.0 * X[:, 1] + rng.normal(0, 1, 300) > -0.2, 1.0, -1.0)
-    spec = _spec({"sparsity": 3, "coefficient_bounds": [-3, 3], "include": ["x5"], "exclude": ["x2"]},
-                 policy=policy, certify_time=2)
+    spec = _spec(
+        {"sparsity": 3, "coefficient_bounds": [-3, 3], "include": ["x5"], "exclude": ["x2"]},
+        policy=policy,
+        certify_time=2,
+    )
     result = Runner().run(spec, problem=_problem(X, y)).result
     assert result.model.points[result.model.features.index("x5")] != 0
     for row in result.stats["pool"]:

@@ -21,15 +21,28 @@ TUTORIAL_CARD = {"Age_22_to_29": -2, "HSDiploma": -2, "NoHS": -4, "Married": 4, 
 def tutorial_problem() -> Problem:
     X, y, names = read_csv("fasterrisk-tutorial/adult_train_data.csv")
     Xt, yt, _ = read_csv("fasterrisk-tutorial/adult_test_data.csv")
-    return Problem(name="adult tutorial", X=X, y=(y > 0).astype(np.int64), feature_names=names,
-                   task="binary", classes=np.array([-1, 1], dtype=object), X_test=Xt,
-                   y_test=(yt > 0).astype(np.int64))
+    return Problem(
+        name="adult tutorial",
+        X=X,
+        y=(y > 0).astype(np.int64),
+        feature_names=names,
+        task="binary",
+        classes=np.array([-1, 1], dtype=object),
+        X_test=Xt,
+        y_test=(yt > 0).astype(np.int64),
+    )
 
 
 def run_spec(problem: Problem, **sections):
-    spec = FasterRiskSpec.model_validate({
-        "name": "t", "solver": "fasterrisk", "store": {"enabled": False},
-        "data": {"source": "in-memory", "target": "y"}, **sections})
+    spec = FasterRiskSpec.model_validate(
+        {
+            "name": "t",
+            "solver": "fasterrisk",
+            "store": {"enabled": False},
+            "data": {"source": "in-memory", "target": "y"},
+            **sections,
+        }
+    )
     return Runner().run(spec, problem=problem)
 
 
@@ -80,17 +93,23 @@ def test_adult_example_spec_runs_on_glasswork_data(monkeypatch):
 @pytest.mark.parametrize(
     "relative,card,auc",
     [
-        ("risk-slim/mammo_data.csv",
-         {"OvalShape": -2, "IrregularShape": 4, "CircumscribedMargin": -5, "SpiculatedMargin": 2,
-          "Age_geq_60": 3}, 0.8535),  # Fig. 1
-        ("risk-slim/mammo_data.csv",
-         {"IrregularShape": 4, "CircumscribedMargin": -5, "SpiculatedMargin": 2, "Age_geq_45": 1,
-          "Age_geq_60": 3}, 0.8556),  # Fig. 2
-        ("risk-slim/adult_data.csv",
-         {"NoHS": -4, "HSDiploma": -2, "Age_22_to_29": -2, "AnyCapitalGains": 3, "Married": 4}, 0.8607),
+        (
+            "risk-slim/mammo_data.csv",
+            {"OvalShape": -2, "IrregularShape": 4, "CircumscribedMargin": -5, "SpiculatedMargin": 2, "Age_geq_60": 3},
+            0.8535,
+        ),  # Fig. 1
+        (
+            "risk-slim/mammo_data.csv",
+            {"IrregularShape": 4, "CircumscribedMargin": -5, "SpiculatedMargin": 2, "Age_geq_45": 1, "Age_geq_60": 3},
+            0.8556,
+        ),  # Fig. 2
+        (
+            "risk-slim/adult_data.csv",
+            {"NoHS": -4, "HSDiploma": -2, "Age_22_to_29": -2, "AnyCapitalGains": 3, "Married": 4},
+            0.8607,
+        ),
         ("risk-slim/adult_data.csv", {"NoHS": -4, "HSDiploma": -2, "Married": 4}, 0.8340),
-        ("risk-slim/spambase_data.csv", {"WordFreqRemove": 5, "WordFreqHP": -2, "CharFreqDollarSign": 5},
-         0.8989),
+        ("risk-slim/spambase_data.csv", {"WordFreqRemove": 5, "WordFreqHP": -2, "CharFreqDollarSign": 5}, 0.8989),
     ],
 )
 def test_paper_cards_full_data_auc(relative, card, auc):
@@ -102,10 +121,14 @@ def test_paper_cards_full_data_auc(relative, card, auc):
 
 def test_mammo_fig1_loss_on_full_data():
     X, y, names = read_csv("risk-slim/mammo_data.csv")
-    card = {"OvalShape": -2, "IrregularShape": 4, "CircumscribedMargin": -5, "SpiculatedMargin": 2,
-            "Age_geq_60": 3}
-    sc = ScoreCard(features=list(card), columns=[names.index(f) for f in card],
-                   points=list(card.values()), intercept=-2, multiplier=3.278)
+    card = {"OvalShape": -2, "IrregularShape": 4, "CircumscribedMargin": -5, "SpiculatedMargin": 2, "Age_geq_60": 3}
+    sc = ScoreCard(
+        features=list(card),
+        columns=[names.index(f) for f in card],
+        points=list(card.values()),
+        intercept=-2,
+        multiplier=3.278,
+    )
     assert sc.logistic_loss(X, y) == pytest.approx(446.27, abs=0.01)
 
 
@@ -128,8 +151,14 @@ def test_intercept_only_start(relative, w0, null):
 
 def test_mammo_k5_search_matches_the_papers_range():
     X, y, names = read_csv("risk-slim/mammo_data.csv")
-    problem = Problem(name="mammo", X=X, y=y.astype(np.int64), feature_names=names, task="binary",
-                      classes=np.array([0, 1], dtype=object))
+    problem = Problem(
+        name="mammo",
+        X=X,
+        y=y.astype(np.int64),
+        feature_names=names,
+        task="binary",
+        classes=np.array([0, 1], dtype=object),
+    )
     result = run_spec(problem, constraints={"sparsity": 5}).result
     # the Fig. 1 card scores 446.27 on the full data; the search should do at least as well
     assert result.certificate.objective <= 446.27

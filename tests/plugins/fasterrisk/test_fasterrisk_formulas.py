@@ -13,8 +13,14 @@ from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Settings, m
 
 def card(points, intercept, multiplier, names=None, **kw) -> ScoreCard:
     names = names or [f"f{j}" for j in range(len(points))]
-    return ScoreCard(features=names, columns=list(range(len(points))), points=points,
-                     intercept=intercept, multiplier=multiplier, **kw)
+    return ScoreCard(
+        features=names,
+        columns=list(range(len(points))),
+        points=points,
+        intercept=intercept,
+        multiplier=multiplier,
+        **kw,
+    )
 
 
 @pytest.mark.parametrize(
@@ -122,14 +128,21 @@ def test_auc_depends_only_on_points(binary_data):
 
     X, y = binary_data
     y01 = (y > 0).astype(int)
-    scores = [roc_auc(y01, card([2, -3, 1], w0, m).predict_proba(X[:, [0, 3, 7]])[:, 1])
-              for w0, m in [(-1, 1.0), (4, 0.6), (-7, 3.3)]]
+    scores = [
+        roc_auc(y01, card([2, -3, 1], w0, m).predict_proba(X[:, [0, 3, 7]])[:, 1])
+        for w0, m in [(-1, 1.0), (4, 0.6), (-7, 3.3)]
+    ]
     assert scores[0] == pytest.approx(scores[1]) == pytest.approx(scores[2])
 
 
 def test_card_text_dict_and_round_trip():
-    c = card([-4, -2, -2, 3, 4], -3, 1.6009213,
-             names=["NoHS", "HSDiploma", "Age_22_to_29", "AnyCapitalGains", "Married"], classes=[-1, 1])
+    c = card(
+        [-4, -2, -2, 3, 4],
+        -3,
+        1.6009213,
+        names=["NoHS", "HSDiploma", "Age_22_to_29", "AnyCapitalGains", "Married"],
+        classes=[-1, 1],
+    )
     text = c.to_text()
     assert "NoHS" in text and "SCORE |" in text and "RISK  |" in text and "50.0%" in text
     assert text.count("points") == 5

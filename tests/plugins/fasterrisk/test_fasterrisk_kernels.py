@@ -74,7 +74,7 @@ def test_coordinate_steps_never_increase_loss_and_stay_in_box(mixed):
     d = K.Design(signed(X, y), s, lo, hi)
     d.set_point(np.zeros(7))
     previous = d.loss()
-    for sweep in range(30):
+    for _sweep in range(30):
         for j in range(7):
             d.step(j)
             now = d.loss()
@@ -125,9 +125,14 @@ def test_finetune_reaches_the_box_constrained_optimum(mixed):
     hi = np.array([np.inf, 0.3, 5, 5, 5, 5, 5.0])
     w = np.zeros(7)
     got = K.finetune(A, s, w, lo, hi, 0.0, 5000, 1e-14, 10, True)
-    res = minimize(lambda v: loss_np(X, y, s, v[1:], v[0]), np.zeros(7),
-                   jac=lambda v: grad_np(X, y, s, v[1:], v[0]), method="L-BFGS-B",
-                   bounds=list(zip(lo, hi)), options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 10000})
+    res = minimize(
+        lambda v: loss_np(X, y, s, v[1:], v[0]),
+        np.zeros(7),
+        jac=lambda v: grad_np(X, y, s, v[1:], v[0]),
+        method="L-BFGS-B",
+        bounds=list(zip(lo, hi)),
+        options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 10000},
+    )
     assert got == pytest.approx(res.fun, rel=1e-7)
     assert got == pytest.approx(loss_np(X, y, s, w[1:], w[0]), rel=1e-12)
     assert w[1] == pytest.approx(res.x[1], abs=1e-4)
@@ -170,8 +175,7 @@ def test_finetune_on_merged_rows_equals_full_rows():
     uniq, inv = np.unique(rows, axis=0, return_inverse=True)
     counts = np.bincount(inv.ravel()).astype(float)
     merged = np.zeros(4)
-    loss_merged = K.finetune(signed(uniq[:, 1:], uniq[:, 0]), counts, merged,
-                             np.full(4, -5.0), np.full(4, 5.0))
+    loss_merged = K.finetune(signed(uniq[:, 1:], uniq[:, 0]), counts, merged, np.full(4, -5.0), np.full(4, 5.0))
     assert len(uniq) <= 16
     assert loss_merged == pytest.approx(loss_full, rel=1e-9)
     assert np.allclose(merged, full, atol=1e-6)
@@ -203,9 +207,8 @@ def test_rounding_invariants_and_theorem(seed, plus_one, shortcut):
     integral = wc == np.round(wc)
     assert np.all(out[integral] == wc[integral])
     # the final auxiliary loss recomputed from scratch
-    z_sign = (A * inv_m)
-    gam = np.where(z_sign > 0, np.floor(wc)[:, None],
-                   (np.floor(wc) + 1)[:, None] if plus_one else np.ceil(wc)[:, None])
+    z_sign = A * inv_m
+    gam = np.where(z_sign > 0, np.floor(wc)[:, None], (np.floor(wc) + 1)[:, None] if plus_one else np.ceil(wc)[:, None])
     l = 1.0 / (1.0 + np.exp((z_sign * gam).sum(axis=0)))
     resid = l * ((A * inv_m).T @ (out - wc))
     assert U == pytest.approx(float(s @ resid**2), rel=1e-9, abs=1e-12)

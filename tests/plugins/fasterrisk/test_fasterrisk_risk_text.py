@@ -17,13 +17,31 @@ from glasswork.plugins.fasterrisk.views import score_card_view
 
 def _card() -> ScoreCard:
     # risk = sigmoid(score): 8 points -> 99.966 %, -8 -> 0.034 %, 12 -> 99.9994 %, -12 -> 0.0006 %
-    return ScoreCard(features=["a", "b"], columns=[0, 1], points=[8, 4], intercept=-0.0, multiplier=1.0,
-                     classes=["no", "yes"], scores=[-12, -8, 0, 8, 12])
+    return ScoreCard(
+        features=["a", "b"],
+        columns=[0, 1],
+        points=[8, 4],
+        intercept=-0.0,
+        multiplier=1.0,
+        classes=["no", "yes"],
+        scores=[-12, -8, 0, 8, 12],
+    )
 
 
-@pytest.mark.parametrize("risk, text", [(0.9996, "99.96%"), (0.99966, "99.97%"), (0.999994, ">99.99%"),
-                                        (0.0004, "0.04%"), (0.000006, "<0.01%"), (0.5, "50.0%"),
-                                        (0.1234, "12.3%"), (None, "-"), (float("nan"), "-")])
+@pytest.mark.parametrize(
+    "risk, text",
+    [
+        (0.9996, "99.96%"),
+        (0.99966, "99.97%"),
+        (0.999994, ">99.99%"),
+        (0.0004, "0.04%"),
+        (0.000006, "<0.01%"),
+        (0.5, "50.0%"),
+        (0.1234, "12.3%"),
+        (None, "-"),
+        (float("nan"), "-"),
+    ],
+)
 def test_format_risk(risk, text):
     assert format_risk(risk) == text
 
@@ -39,8 +57,12 @@ def test_every_rendering_of_the_risk_table_keeps_extreme_risks_off_0_and_100_per
     model = card.to_dict()
     console = Console(width=120, record=True, color_system=None)
     console.print(score_card_view(model))
-    renderings = {"text": card.to_text(), "view": console.export_text(), "markdown": score_card_markdown(model),
-                  "html": score_card_html(model)}
+    renderings = {
+        "text": card.to_text(),
+        "view": console.export_text(),
+        "markdown": score_card_markdown(model),
+        "html": score_card_html(model),
+    }
     for where, text in renderings.items():
         # the html and the markdown (whose cells escape < and > as entities) as a reader sees them
         shown = _shown(text, markup=where in ("html", "markdown"))

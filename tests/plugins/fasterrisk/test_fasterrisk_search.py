@@ -85,8 +85,7 @@ def test_sample_weights_equal_duplicated_rows():
     rng = np.random.default_rng(3)
     counts = rng.integers(1, 4, 200)
     a = Engine(X, y, counts.astype(float), Settings.preset("paper", k=3)).run()[0][0]
-    b = Engine(np.repeat(X, counts, axis=0), np.repeat(y, counts), None,
-               Settings.preset("paper", k=3)).run()[0][0]
+    b = Engine(np.repeat(X, counts, axis=0), np.repeat(y, counts), None, Settings.preset("paper", k=3)).run()[0][0]
     assert a.loss == pytest.approx(b.loss, rel=1e-9)
     assert a.features.tolist() == b.features.tolist() and a.points.tolist() == b.points.tolist()
 
@@ -145,5 +144,6 @@ def test_threads_do_not_change_the_result():
     X, y = wide_data(p=80)
     one = Engine(X, y, None, Settings.preset("paper", k=4, threads=1)).run()[0]
     two = Engine(X, y, None, Settings.preset("paper", k=4, threads=2)).run()[0]
-    assert [(c.features.tolist(), c.points.tolist(), c.loss) for c in one] == \
-           [(c.features.tolist(), c.points.tolist(), c.loss) for c in two]
+    assert [(c.features.tolist(), c.points.tolist(), c.loss) for c in one] == [
+        (c.features.tolist(), c.points.tolist(), c.loss) for c in two
+    ]

@@ -42,13 +42,22 @@ def synthetic_problem(n=500, p=20, seed=0) -> Problem:
     logit = 2 * X[:, 0] - 1.5 * X[:, 5] + X[:, 11] - 0.4
     y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(np.int64)
     names = [f"x{j // 4}<={j % 4}" for j in range(p)]
-    return Problem(name="synthetic", X=X, y=y, feature_names=names, task="binary",
-                   classes=np.array(["no", "yes"], dtype=object), X_test=X[:100], y_test=y[:100])
+    return Problem(
+        name="synthetic",
+        X=X,
+        y=y,
+        feature_names=names,
+        task="binary",
+        classes=np.array(["no", "yes"], dtype=object),
+        X_test=X[:100],
+        y_test=y[:100],
+    )
 
 
 def spec(**sections) -> FasterRiskSpec:
-    return FasterRiskSpec.model_validate({"name": "t", "solver": "fasterrisk",
-                                          "data": {"source": "mem", "target": "y"}, **sections})
+    return FasterRiskSpec.model_validate(
+        {"name": "t", "solver": "fasterrisk", "data": {"source": "mem", "target": "y"}, **sections}
+    )
 
 
 def test_registered_as_a_builtin():
@@ -90,9 +99,15 @@ def test_time_limit_stops_with_a_card():
 
 def test_constraints_resolve_names_and_patterns():
     names = synthetic_problem().feature_names
-    c = spec(constraints={
-        "sparsity": 4, "groups": ["x0<=*", ["x1<=0", "x1<=1"]], "include": ["x2<=3"],
-        "exclude": ["x4<=*"], "coefficient_bounds": {"x3<=*": [0, 3]}}).constraints
+    c = spec(
+        constraints={
+            "sparsity": 4,
+            "groups": ["x0<=*", ["x1<=0", "x1<=1"]],
+            "include": ["x2<=3"],
+            "exclude": ["x4<=*"],
+            "coefficient_bounds": {"x3<=*": [0, 3]},
+        }
+    ).constraints
     cons = constraints_from_spec(c, names)
     assert list(cons.group_of[:4]) == [0, 0, 0, 0] and list(cons.group_of[4:7]) == [1, 1, -1]
     assert cons.include == [11] and cons.exclude == [16, 17, 18, 19]
@@ -106,9 +121,21 @@ def test_constraints_resolve_names_and_patterns():
 
 def test_constraints_are_respected_in_the_result():
     problem = synthetic_problem()
-    result = Runner().run(spec(constraints={
-        "sparsity": 3, "groups": ["x0<=*", "x1<=*", "x2<=*"], "exclude": ["x2<=3"],
-        "coefficient_bounds": [-2, 2]}), problem=problem).result
+    result = (
+        Runner()
+        .run(
+            spec(
+                constraints={
+                    "sparsity": 3,
+                    "groups": ["x0<=*", "x1<=*", "x2<=*"],
+                    "exclude": ["x2<=3"],
+                    "coefficient_bounds": [-2, 2],
+                }
+            ),
+            problem=problem,
+        )
+        .result
+    )
     for row in result.stats["pool"]:
         card = row["card"]
         groups = [f.split("<=")[0] for f in card["features"]]

@@ -32,7 +32,12 @@ def brute_force(M: np.ndarray, y: np.ndarray, stab: np.ndarray, k: int, threshol
 
 
 def naive_sweep(
-    M: np.ndarray, y: np.ndarray, gamma: float, stab: np.ndarray, k: int, thresholds: list[float] | np.ndarray,
+    M: np.ndarray,
+    y: np.ndarray,
+    gamma: float,
+    stab: np.ndarray,
+    k: int,
+    thresholds: list[float] | np.ndarray,
     **kwargs: Any,
 ) -> list[Any]:
     """Each epsilon from scratch: a fresh master and oracle, warm start at the top-k set (the

@@ -57,8 +57,9 @@ def pog(a: set[Any], b: set[Any]) -> float:
     return len(a & b) / len(a) if a else 1.0
 
 
-def pairwise_similarities(sets: Sequence[set[Any]],
-                          measure: Callable[[set[Any], set[Any]], float] = dsc) -> list[float]:
+def pairwise_similarities(
+    sets: Sequence[set[Any]], measure: Callable[[set[Any], set[Any]], float] = dsc
+) -> list[float]:
     """Similarity of every pair of rule sets: unordered pairs, or ordered pairs for the asymmetric POG."""
     pairs = itertools.permutations(sets, 2) if measure is pog else itertools.combinations(sets, 2)
     return [measure(a, b) for a, b in pairs]
@@ -124,14 +125,18 @@ class CrossValidation:
         return stability_se(self.rule_sets)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"folds": len(self.r2), "test_r2": self.r2, "mean_test_r2": self.mean_r2,
-                "test_r2_se": _json_float(self.r2_se),
-                "empirical_stability": self.stability,
-                "empirical_stability_se": _json_float(self.stability_se),
-                "empirical_stability_se_definition": STABILITY_SE_DEFINITION,
-                "jaccard": empirical_stability(self.rule_sets, jaccard),
-                "ochiai": empirical_stability(self.rule_sets, ochiai),
-                "pog": empirical_stability(self.rule_sets, pog)}
+        return {
+            "folds": len(self.r2),
+            "test_r2": self.r2,
+            "mean_test_r2": self.mean_r2,
+            "test_r2_se": _json_float(self.r2_se),
+            "empirical_stability": self.stability,
+            "empirical_stability_se": _json_float(self.stability_se),
+            "empirical_stability_se_definition": STABILITY_SE_DEFINITION,
+            "jaccard": empirical_stability(self.rule_sets, jaccard),
+            "ochiai": empirical_stability(self.rule_sets, ochiai),
+            "pog": empirical_stability(self.rule_sets, pog),
+        }
 
 
 def cross_validate(spec: Any, problem: Any, folds: int = 10, seed: int = 0) -> CrossValidation:
@@ -152,14 +157,23 @@ def cross_validate(spec: Any, problem: Any, folds: int = 10, seed: int = 0) -> C
     solver = MossSolver(spec)
     grid_X = problem.X
     for train, test in KFold(folds, shuffle=True, random_state=seed).split(problem.X):
-        sub = Problem(name=problem.name, X=problem.X[train], y=problem.y[train],
-                      feature_names=list(problem.feature_names), task="regression")
+        sub = Problem(
+            name=problem.name,
+            X=problem.X[train],
+            y=problem.y[train],
+            feature_names=list(problem.feature_names),
+            task="regression",
+        )
         sub.extras["moss_grid_X"] = grid_X
         result = solver.solve(sub, SolveContext())
         model = result.model
         scores.append(r2(problem.y[test], model.predict(problem.X[test])))
-        sets.append({tuple((c["feature"], c["op"], round(float(c["threshold"]), 12)) for c in rule["conditions"])
-                     for rule in model.to_dict()["rules"]})
+        sets.append(
+            {
+                tuple((c["feature"], c["op"], round(float(c["threshold"]), 12)) for c in rule["conditions"])
+                for rule in model.to_dict()["rules"]
+            }
+        )
     return CrossValidation(scores, sets)
 
 
@@ -217,8 +231,10 @@ def per_dataset_ranks(table: Table, higher_is_better: bool = True) -> dict[str, 
 def average_ranks(table: Table, higher_is_better: bool = True) -> dict[str, MeanSE]:
     """Mean rank of each method over data sets with its SE across data sets (Tables 3/5, Fig. 7)."""
     ranks = per_dataset_ranks(table, higher_is_better)
-    return {m: MeanSE(float(np.mean([r[m] for r in ranks.values()])), standard_error(r[m] for r in ranks.values()))
-            for m in _methods(table)}
+    return {
+        m: MeanSE(float(np.mean([r[m] for r in ranks.values()])), standard_error(r[m] for r in ranks.values()))
+        for m in _methods(table)
+    }
 
 
 def combined_ranks(accuracy: Table, stability: Table) -> dict[str, MeanSE]:
@@ -251,8 +267,9 @@ def relative_difference(value: float, reference: float) -> float:
     return (value - reference) / reference
 
 
-def relative_differences(table: Table, method: str, reference: str,
-                         datasets: Iterable[str] | None = None) -> dict[str, float]:
+def relative_differences(
+    table: Table, method: str, reference: str, datasets: Iterable[str] | None = None
+) -> dict[str, float]:
     """``relative_difference(table[d][method], table[d][reference])`` for each chosen data set."""
     chosen = list(table) if datasets is None else list(datasets)
     return {d: relative_difference(table[d][method], table[d][reference]) for d in chosen}

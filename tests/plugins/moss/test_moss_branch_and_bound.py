@@ -99,6 +99,7 @@ def test_stop_reports_the_stop_and_a_valid_bound():
 
 # -- the relaxation --------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("seed", range(4))
 def test_dual_bound_is_valid_under_random_fixings(seed):
     """D never exceeds the best rule set the fixings allow, at any multipliers tried."""
@@ -124,10 +125,15 @@ def test_dual_bound_is_valid_under_random_fixings(seed):
         assert bound.value <= best * (1 + 1e-9)
         if np.isfinite(best):  # fixing by the bound never removes the best allowed set
             out, into = relax.fixings(bound, state, best * (1 + 1e-9))
-            optimum = [s for size in range(k + 1) for s in itertools.combinations(range(12), size)
-                       if (not set(s) & set(np.flatnonzero(state == OUT)))
-                       and set(np.flatnonzero(state == IN)) <= set(s)
-                       and stab[list(s)].sum() >= thr - 1e-9 and oracle.value(s) <= best * (1 + 1e-12)][0]
+            optimum = [
+                s
+                for size in range(k + 1)
+                for s in itertools.combinations(range(12), size)
+                if (not set(s) & set(np.flatnonzero(state == OUT)))
+                and set(np.flatnonzero(state == IN)) <= set(s)
+                and stab[list(s)].sum() >= thr - 1e-9
+                and oracle.value(s) <= best * (1 + 1e-12)
+            ][0]
             assert not set(out) & set(optimum) and set(into) <= set(optimum)
         else:
             assert bound.value == np.inf or not relax.feasible(thr, state) or bound.value > 0
@@ -142,9 +148,10 @@ def test_relaxation_value_equals_the_perspective_relaxation_solved_by_cvxpy():
     thr = float(epsilon_grid(counts, k)[2])
     bound = PerspectiveRelaxation(H2Oracle(M, y, gamma).gram, gamma, stab, k).solve(thr, np.zeros(15, np.int8))
     w, z, s = cp.Variable(15), cp.Variable(15), cp.Variable(15, nonneg=True)
-    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(y - M @ w) + 0.5 / gamma * cp.sum(s)),
-                      [z >= 0, z <= 1, cp.sum(z) <= k, stab @ z >= thr,
-                       cp.SOC(s + z, cp.vstack([2 * w, s - z]), axis=0)])
+    prob = cp.Problem(
+        cp.Minimize(0.5 * cp.sum_squares(y - M @ w) + 0.5 / gamma * cp.sum(s)),
+        [z >= 0, z <= 1, cp.sum(z) <= k, stab @ z >= thr, cp.SOC(s + z, cp.vstack([2 * w, s - z]), axis=0)],
+    )
     prob.solve(solver="CLARABEL")
     assert bound.value == pytest.approx(prob.value, rel=1e-5)
     assert bound.value <= prob.value * (1 + 1e-7)  # a dual value never exceeds the primal optimum
@@ -190,8 +197,13 @@ def test_coordinate_descent_minimises_the_reverse_huber_problem(seed):
     live = state >= 0  # the gradient of a rule forced out is left stale by design
     np.testing.assert_allclose(g[live], (G @ w - b)[live], atol=1e-9)
     assert w[6] == 0.0
-    ref = min((minimize(F, x0, method="Powell", options={"xtol": 1e-10, "ftol": 1e-14, "maxfev": 200000})
-               for x0 in (np.zeros(8), w + 0.1)), key=lambda r: r.fun)
+    ref = min(
+        (
+            minimize(F, x0, method="Powell", options={"xtol": 1e-10, "ftol": 1e-14, "maxfev": 200000})
+            for x0 in (np.zeros(8), w + 0.1)
+        ),
+        key=lambda r: r.fun,
+    )
     assert F(w) <= ref.fun + 1e-7 * max(1.0, abs(ref.fun))
 
 
@@ -215,6 +227,7 @@ def test_optimal_is_earned_on_the_benchmark_shape():
 
 
 # -- the compiled search pieces -----------------------------------------------------------------
+
 
 def test_compiled_h2_equals_the_oracle():
     from glasswork.cython_ext.moss import h2

@@ -31,7 +31,9 @@ def test_binary_value_equals_the_relaxation_at_ones():
     M, y, b0, _ = data()
     oracle = LogisticOracle(M, y, GAMMA, b0)
     for s in [(0,), (0, 3, 5), (1, 2, 7, 9)]:
-        assert oracle.value(s) == pytest.approx(logistic_relaxed(M[:, list(s)], y, GAMMA, np.ones(len(s)), b0), rel=1e-7)
+        assert oracle.value(s) == pytest.approx(
+            logistic_relaxed(M[:, list(s)], y, GAMMA, np.ones(len(s)), b0), rel=1e-7
+        )
     assert oracle.value(()) == pytest.approx(oracle.h0)
 
 
@@ -47,8 +49,10 @@ def test_gradient_matches_finite_differences_of_the_relaxation():
     alpha = -y / (1 + np.exp(y * (b0 + M @ w)))
     grad = -0.5 * GAMMA * (M.T @ alpha) ** 2
     h = 1e-4
-    fd = [(logistic_relaxed(M, y, GAMMA, z + h * e, b0) - logistic_relaxed(M, y, GAMMA, z - h * e, b0)) / (2 * h)
-          for e in np.eye(6)]
+    fd = [
+        (logistic_relaxed(M, y, GAMMA, z + h * e, b0) - logistic_relaxed(M, y, GAMMA, z - h * e, b0)) / (2 * h)
+        for e in np.eye(6)
+    ]
     np.testing.assert_allclose(grad, fd, rtol=1e-4, atol=1e-6)
 
 
@@ -64,9 +68,13 @@ def test_cutting_plane_equals_brute_force_for_logistic():
 
 
 def test_breast_cancer_rule_set_classifies():
-    doc = {"name": "bc", "solver": "moss", "data": {"source": "sklearn:breast_cancer"},
-           "objective": {"gamma": 0.01, "candidates": {"trees": 60, "max_candidates": 80}},
-           "constraints": {"max_rules": 4}}
+    doc = {
+        "name": "bc",
+        "solver": "moss",
+        "data": {"source": "sklearn:breast_cancer"},
+        "objective": {"gamma": 0.01, "candidates": {"trees": 60, "max_candidates": 80}},
+        "constraints": {"max_rules": 4},
+    }
     spec = validate_spec(doc, get_registry())
     problem = load_problem(spec.data)
     result = MossSolver(spec).solve(problem, SolveContext())

@@ -46,10 +46,14 @@ def test_max_rules_and_stability_hold_on_every_policy(policy: str, monkeypatch) 
 
     monkeypatch.setattr(moss_solver, "build_pool", recording_build)
     for seed, k, target in CASES:
-        doc = {"name": "moss-constraints", "solver": "moss", "data": {"source": "sklearn:diabetes"},
-               "objective": {"gamma": 0.001, "candidates": {"trees": 30, "depth": 2, "seed": seed,
-                                                           "max_candidates": 12}},
-               "constraints": {"max_rules": k, **target}, "search": POLICIES[policy]}
+        doc = {
+            "name": "moss-constraints",
+            "solver": "moss",
+            "data": {"source": "sklearn:diabetes"},
+            "objective": {"gamma": 0.001, "candidates": {"trees": 30, "depth": 2, "seed": seed, "max_candidates": 12}},
+            "constraints": {"max_rules": k, **target},
+            "search": POLICIES[policy],
+        }
         spec = validate_spec(doc, get_registry())
         problem = load_problem(spec.data)
         result = MossSolver(spec).solve(problem, SolveContext())
@@ -64,8 +68,7 @@ def test_max_rules_and_stability_hold_on_every_policy(policy: str, monkeypatch) 
         assert pool.counts[chosen].sum() >= threshold  # the stability target, in whole trees
         assert model.h1 == pytest.approx(pool.counts[chosen].sum() / B)
         y = problem.y / np.std(problem.y)
-        truth, _ = brute_force(pool.M, y - pool.y_mean, pool.counts.astype(float), k, threshold,
-                               spec.objective.gamma)
+        truth, _ = brute_force(pool.M, y - pool.y_mean, pool.counts.astype(float), k, threshold, spec.objective.gamma)
         if policy == "heuristic":
             assert result.certificate.status is Status.HEURISTIC
             assert model.h2 >= truth - 1e-9 * abs(truth)

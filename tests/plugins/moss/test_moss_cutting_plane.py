@@ -132,15 +132,33 @@ def test_run_json_on_a_cutting_plane_spec_is_valid_json_in_a_fresh_process(tmp_p
     option can silence it; only a fresh process shows it (under xdist a worker has usually made
     a model already). The first half shows the banner is really there to keep off stdout."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GLASSWORK_")}
-    bare = subprocess.run([sys.executable, "-c", "import highspy; highspy.Highs()"], env=env,
-                          capture_output=True, text=True, timeout=60)
+    bare = subprocess.run(
+        [sys.executable, "-c", "import highspy; highspy.Highs()"], env=env, capture_output=True, text=True, timeout=60
+    )
     version = tuple(int(x) for x in importlib.metadata.version("highspy").split(".")[:2])
     assert ("HiGHS" in bare.stdout) == (version >= (1, 16)), bare.stdout  # what the guard is for
     spec = Path(__file__).resolve().parents[3] / "specs" / "moss_diabetes_k_path.yaml"
     proc = subprocess.run(
-        [sys.executable, "-m", "glasswork", "run", str(spec), "--json", "--no-store", "-q",
-         "--set", "constraints.max_rules=2", "--set", "objective.candidates.trees=30"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "glasswork",
+            "run",
+            str(spec),
+            "--json",
+            "--no-store",
+            "-q",
+            "--set",
+            "constraints.max_rules=2",
+            "--set",
+            "objective.candidates.trees=30",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
     assert document["stats"]["policy"] == "cutting_plane" and document["status"] == "optimal"

@@ -11,8 +11,9 @@ from glasswork import Status
 from glasswork.plugins.moss.estimator import RuleSetClassifier, RuleSetRegressor
 
 
-@parametrize_with_checks([RuleSetRegressor(max_rules=3, trees=30, time_limit=10),
-                          RuleSetClassifier(max_rules=3, trees=30, time_limit=10)])
+@parametrize_with_checks(
+    [RuleSetRegressor(max_rules=3, trees=30, time_limit=10), RuleSetClassifier(max_rules=3, trees=30, time_limit=10)]
+)
 def test_sklearn_estimator_checks(estimator, check) -> None:
     check(estimator)
 

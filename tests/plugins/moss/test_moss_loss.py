@@ -42,8 +42,9 @@ def test_gradient_matches_central_differences(tiny):
     z = rng.uniform(0.2, 0.9, size=M.shape[1])
     g = h2_grad_dense(M, y, GAMMA, z)
     h = 1e-6
-    fd = np.array([(h2_dense(M, y, GAMMA, z + h * e) - h2_dense(M, y, GAMMA, z - h * e)) / (2 * h)
-                   for e in np.eye(M.shape[1])])
+    fd = np.array(
+        [(h2_dense(M, y, GAMMA, z + h * e) - h2_dense(M, y, GAMMA, z - h * e)) / (2 * h) for e in np.eye(M.shape[1])]
+    )
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-9)
     assert np.all(g <= 0)
 

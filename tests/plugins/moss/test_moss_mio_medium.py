@@ -89,6 +89,7 @@ TIME_LIMIT = 300.0
 REL = 1e-6
 FINISHED = ("optimal", "gaplimit")  # SCIP's statuses for a solve it ended itself, with its proof
 
+
 @pytest.fixture(scope="module")
 def medium():
     """The rule pool, the threshold, the cutting-plane point and the enumerated optimum."""
@@ -96,12 +97,21 @@ def medium():
     X = rng.normal(size=(N, FEATURES))
     y = 2 * X[:, 0] + 3 * (X[:, 1] > 0.3) + X[:, 2] * X[:, 3] + rng.normal(size=N)
     y = y / y.std()
-    pool = build_pool(X, y, [f"x{j}" for j in range(FEATURES)], trees=TREES, depth=2, seed=SEED,
-                      max_rules_pool=MAX_RULES, encoding="sirus")
+    pool = build_pool(
+        X,
+        y,
+        [f"x{j}" for j in range(FEATURES)],
+        trees=TREES,
+        depth=2,
+        seed=SEED,
+        max_rules_pool=MAX_RULES,
+        encoding="sirus",
+    )
     yc = y - pool.y_mean
     threshold = float(epsilon_grid(pool.counts, K)[RANK])
-    point = CuttingPlane(H2Oracle(pool.M, yc, GAMMA), pool.counts.astype(float), K,
-                         pi_scale=pool.n_trees).solve(threshold)
+    point = CuttingPlane(H2Oracle(pool.M, yc, GAMMA), pool.counts.astype(float), K, pi_scale=pool.n_trees).solve(
+        threshold
+    )
     ranked = _enumerate(pool.M, yc, pool.counts, K, threshold, GAMMA)
     return pool, yc, threshold, point, ranked
 
@@ -114,9 +124,18 @@ def scip(medium):
 
     def solve(formulation):
         if formulation not in cache:
-            cache[formulation] = solve_mio(pool.M, yc, pool.pi, K, GAMMA, threshold / pool.n_trees,
-                                           formulation=formulation, solver="SCIP", time_limit=TIME_LIMIT,
-                                           mip_gap=MIP_GAP)
+            cache[formulation] = solve_mio(
+                pool.M,
+                yc,
+                pool.pi,
+                K,
+                GAMMA,
+                threshold / pool.n_trees,
+                formulation=formulation,
+                solver="SCIP",
+                time_limit=TIME_LIMIT,
+                mip_gap=MIP_GAP,
+            )
         return cache[formulation]
 
     return solve
@@ -142,7 +161,7 @@ def _enumerate(M, y, counts, k, threshold, gamma):
         if len(chosen) == k:
             return
         for j in range(start, len(order)):
-            if total + sum(top[j:j + k - len(chosen)]) < threshold:
+            if total + sum(top[j : j + k - len(chosen)]) < threshold:
                 break  # the stabilities are sorted: no later rule can reach the threshold either
             walk(j + 1, chosen + [order[j]], total + top[j])
 
@@ -187,8 +206,18 @@ def test_scip_certifies_optimality(scip, formulation):
 
 def test_a_scip_time_limit_is_reported_as_one(medium):
     pool, yc, threshold, point, _ = medium
-    r = solve_mio(pool.M, yc, pool.pi, K, GAMMA, threshold / pool.n_trees, formulation="perspective",
-                  solver="SCIP", time_limit=0.5, mip_gap=MIP_GAP)
+    r = solve_mio(
+        pool.M,
+        yc,
+        pool.pi,
+        K,
+        GAMMA,
+        threshold / pool.n_trees,
+        formulation="perspective",
+        solver="SCIP",
+        time_limit=0.5,
+        mip_gap=MIP_GAP,
+    )
     assert r.backend_status in ("timelimit", "no solution at the time limit"), r.backend_status
     assert r.status is Status.STOPPED_TIME and r.status is not Status.OPTIMAL
     assert r.lower_bound is None or (math.isfinite(r.lower_bound) and r.lower_bound <= point.h2 * (1 + REL))

@@ -82,13 +82,18 @@ def test_tables_are_complete():
 def test_csv_matches_the_spec_text():
     """Every CSV cell, printed as the spec prints it, is found in the right column of the right row."""
     text = SPEC.read_text(encoding="utf-8")
-    sections = {"r2": text.split("**Table 3 + Table 4")[1].split("**average rank**")[0],
-                "stability": text.split("**Table 5 + Table 6")[1].split("**average rank**")[0]}
+    sections = {
+        "r2": text.split("**Table 3 + Table 4")[1].split("**average rank**")[0],
+        "stability": text.split("**Table 5 + Table 6")[1].split("**average rank**")[0],
+    }
     with TABLES.open(newline="") as f:
         raw = list(csv.DictReader(f))
     for value, se in (("r2", "r2_se"), ("stability", "stability_se")):
-        rows = {line.split("|")[1].strip(): [c.strip() for c in line.strip().strip("|").split("|")[1:]]
-                for line in sections[value].splitlines() if re.match(r"\| \w", line) and "dataset" not in line}
+        rows = {
+            line.split("|")[1].strip(): [c.strip() for c in line.strip().strip("|").split("|")[1:]]
+            for line in sections[value].splitlines()
+            if re.match(r"\| \w", line) and "dataset" not in line
+        }
         assert len(rows) == 30
         for r in raw:
             assert rows[r["dataset"]][METHODS.index(r["method"])] == f"{r[value]} ({r[se]})"
@@ -169,8 +174,11 @@ def test_moss_h_vs_sirus_accuracy_on_the_24_close_datasets():
     assert round(got.mean, 2) == 0.10  # the paper's rounded claim holds
 
 
-@pytest.mark.xfail(strict=True, reason="spec §5.6 says +10.09 % (median +7.1 %) on the 24 close data sets; "
-                   "the tables give +9.92 % (median +6.62 %) there. 10.09 / 7.14 is the 23-set of |dS| <= SE_SIRUS")
+@pytest.mark.xfail(
+    strict=True,
+    reason="spec §5.6 says +10.09 % (median +7.1 %) on the 24 close data sets; "
+    "the tables give +9.92 % (median +6.62 %) there. 10.09 / 7.14 is the 23-set of |dS| <= SE_SIRUS",
+)
 def test_spec_figure_10_09_on_the_24_close_datasets():
     got = mean_median(relative_differences(R2, H, SIRUS, _close_set()).values())
     assert got.mean == pytest.approx(0.1009, abs=PCT_TOL)
@@ -210,11 +218,14 @@ def test_unweighted_means():
 
 
 @pytest.mark.skipif(not SPEC.exists(), reason="the MOSS spec is not on this machine")
-@pytest.mark.parametrize(("caption", "expected"), [
-    ("Table 10 (Jaccard)", [2.37, 4.03, 4.57, 6.03, 5.13, 1.30, 4.57]),
-    ("Table 11 (Ochiai)", [2.37, 3.93, 4.57, 6.07, 5.27, 1.30, 4.50]),
-    ("Table 12 (POG)", [2.33, 3.93, 4.60, 6.13, 5.20, 1.30, 4.50]),
-])
+@pytest.mark.parametrize(
+    ("caption", "expected"),
+    [
+        ("Table 10 (Jaccard)", [2.37, 4.03, 4.57, 6.03, 5.13, 1.30, 4.57]),
+        ("Table 11 (Ochiai)", [2.37, 3.93, 4.57, 6.07, 5.27, 1.30, 4.50]),
+        ("Table 12 (POG)", [2.33, 3.93, 4.60, 6.13, 5.20, 1.30, 4.50]),
+    ],
+)
 def test_alternative_metric_ranks_from_the_spec(caption: str, expected: list[float]):
     """Spec §6.3: stability ranks recomputed from Tables 10-12 (read straight from the spec)."""
     lines = SPEC.read_text(encoding="utf-8").splitlines()

@@ -38,13 +38,14 @@ def test_rule_text_and_coverage_agree(data):
 def test_pool_pi_complements_and_key_count(data):
     X, y, names = data
     B = 60
-    raw = build_pool(X, y, names, trees=B, depth=2, seed=1, merge_equivalent=False, max_rules_pool=None,
-                     encoding="indicator")
+    raw = build_pool(
+        X, y, names, trees=B, depth=2, seed=1, merge_equivalent=False, max_rules_pool=None, encoding="indicator"
+    )
     assert np.all((raw.pi > 0) & (raw.pi <= 1))
     assert raw.m <= 6 * B
     assert len({r.key for r in raw.rules}) == raw.m
     by_key = {r.key: c for r, c in zip(raw.rules, raw.counts)}
-    for r, c in zip(raw.rules, raw.counts):  # the two children of a root split come together
+    for r, _count in zip(raw.rules, raw.counts):  # the two children of a root split come together
         if len(r.key) == 1:
             j, lo, hi = r.key[0]
             n_bins = raw.grid.n_bins(j)

@@ -98,8 +98,9 @@ def test_frontier_rows_certificates_and_choice():
 def test_frontier_epm_equals_naive():
     epm, _, _ = solve(document(constraints={"max_rules": 4, "frontier": {"points": 5}}))
     naive, _, _ = solve(document(constraints={"max_rules": 4, "frontier": {"points": 5}}, search={"epm": False}))
-    np.testing.assert_allclose([r["h2"] for r in epm.stats["frontier"]],
-                               [r["h2"] for r in naive.stats["frontier"]], rtol=1e-6)
+    np.testing.assert_allclose(
+        [r["h2"] for r in epm.stats["frontier"]], [r["h2"] for r in naive.stats["frontier"]], rtol=1e-6
+    )
 
 
 def test_heuristic_policy_is_labelled_heuristic():
@@ -128,8 +129,7 @@ def test_spec_rejects_two_targets_and_heuristic_frontier():
     with pytest.raises(Exception, match="only one"):
         validate_spec(document(constraints={"min_stability": 0.1, "frontier": {"points": 3}}), get_registry())
     with pytest.raises(Exception, match="heuristic"):
-        validate_spec(document(constraints={"frontier": {"points": 3}}, search={"policy": "heuristic"}),
-                      get_registry())
+        validate_spec(document(constraints={"frontier": {"points": 3}}, search={"policy": "heuristic"}), get_registry())
 
 
 def test_runner_prints_frontier_records():
@@ -199,7 +199,8 @@ def test_a_too_small_data_set_is_a_data_error_through_the_cli(tmp_path):
     (tmp_path / "six.csv").write_text("\n".join(rows) + "\n")
     (tmp_path / "six.yaml").write_text(
         "name: six rows\ndata: {source: six.csv, target: y}\nsolver: moss\n"
-        "objective: {candidates: {trees: 20}}\nconstraints: {max_rules: 3, stability_rank: 40}\n")
+        "objective: {candidates: {trees: 20}}\nconstraints: {max_rules: 3, stability_rank: 40}\n"
+    )
     result = CliRunner().invoke(cli, ["run", str(tmp_path / "six.yaml"), "--no-store", "-q"])
     assert result.exit_code == 2, result.output
     assert "stability_rank 40 exceeds" in result.output and "choose a rank from 1 to" in result.output
