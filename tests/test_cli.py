@@ -319,3 +319,23 @@ def test_ctrl_c_while_a_plain_command_starts_is_not_click_s_aborted(toy_env, tmp
         out, err = proc.communicate(timeout=30)
     _interrupted_cleanly(proc, err)
     assert "glasswork plugins: interrupted" in err
+
+
+def test_an_interrupt_that_python_wrapped_is_still_an_interrupt(monkeypatch, capsys):
+    """Ctrl-C while a library's class body runs reaches us as 'RuntimeError: Error calling
+    __set_name__' (an import: ImportError) with the KeyboardInterrupt behind it: exit 130, not an
+    internal error (seen in CI: pandas imported one second into a run)."""
+    import glasswork.cli
+
+    def interrupted_inside_a_class_body(**kwargs):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise RuntimeError("Error calling __set_name__ on 'not_implemented' instance 'hist' in 'Series'") from exc
+
+    monkeypatch.setattr(glasswork.cli.cli, "main", interrupted_inside_a_class_body)
+    with pytest.raises(SystemExit) as exit_info:
+        glasswork.cli.main()
+    assert exit_info.value.code == 130
+    err = capsys.readouterr().err
+    assert "interrupted" in err and "internal error" not in err

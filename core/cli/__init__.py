@@ -47,6 +47,8 @@ def main() -> None:
         exc.show()
         sys.exit(exc.exit_code)
     except Exception as exc:  # a bug of ours or a plugin's; say so plainly
+        if _caused_by_interrupt(exc):  # Ctrl-C inside an import Python wraps (RuntimeError, ImportError)
+            interrupted("glasswork: interrupted; nothing was run.")
         if os.environ.get("GLASSWORK_TRACEBACK"):
             traceback.print_exc()
         click.echo(
@@ -56,6 +58,19 @@ def main() -> None:
         )
         sys.exit(EXIT_SOLVER)
     sys.exit(code if isinstance(code, int) else EXIT_OK)
+
+
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    """Whether a KeyboardInterrupt lies behind ``exc``: Python wraps one raised while a class body
+    or a module runs (``__set_name__``, an import) in another exception."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 # the command modules register themselves on ``cli`` when imported
