@@ -7,7 +7,8 @@ with timers wrapped around the steps of the run path: start-up (interpreter, imp
 registry loading the plugins, the spec read and validated: everything before the data load),
 data (``Launch.prepare``), store (opening it, and the store sink's work while the run starts and
 finishes), search (the solver's ``solve``: for CORELS the mining, the size estimate and the
-branch-and-bound), metrics (``Runner._add_metrics``), output (printing the result), and exit.
+branch-and-bound), metrics (``glasswork.launch._add_metrics``), output (printing the result), and
+exit.
 Prints the median of each step over the repetitions, the overhead (everything but the search)
 and its ratio to the search, measured in the same runs.
 
@@ -64,25 +65,24 @@ def child(argv: list[str], out_file: str) -> None:
         is_static = isinstance(inspect.getattr_static(owner, name), staticmethod)
         setattr(owner, name, staticmethod(wrapper) if is_static else wrapper)
 
-    from glasswork import console, launch, runner
+    from glasswork import console, launch
     from glasswork.cli import main
     from glasswork.store import journal
 
     t_imported = time.perf_counter()
     timed(launch.Launch, "prepare", "data")
     timed(launch.Launch, "open_store", "store")
-    timed(runner.Runner, "_add_metrics", "metrics")
+    timed(launch, "_add_metrics", "metrics")
     for hook in ("on_start", "on_event", "on_finish"):
         timed(journal.StoreSink, hook, "store")
     timed(console, "render_outcome", "output")
-    original_solver = runner.Runner.run
+    original_run = launch.Launch.run
 
-    def run_with_timed_solver(self, loaded, **kwargs):  # type: ignore[no-untyped-def]
-        solver_cls = self.registry.solver(loaded.spec.solver)
-        timed(solver_cls, "solve", "search")
-        return original_solver(self, loaded, **kwargs)
+    def run_with_timed_solver(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        timed(self.registry.solver(self.loaded.spec.solver), "solve", "search")
+        return original_run(self, *args, **kwargs)
 
-    runner.Runner.run = run_with_timed_solver  # type: ignore[method-assign]
+    launch.Launch.run = run_with_timed_solver  # type: ignore[method-assign]
     sys.argv = ["glasswork", *argv]
     code = 0
     try:

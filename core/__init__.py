@@ -22,7 +22,7 @@ from glasswork.spec import LoadedSpec, SolverSpec, SpecError, StrictModel, load_
 
 if TYPE_CHECKING:
     from glasswork.export import LoadedModel
-    from glasswork.runner import RunOutcome
+    from glasswork.record import RunOutcome
 
 __all__ = [
     "Certificate",

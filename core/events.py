@@ -14,13 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from glasswork.record import RecordSink
+from glasswork.record import RecordSink, RunInfo, RunOutcome
 from glasswork.result import _jsonable
 
 if TYPE_CHECKING:
     from glasswork.result import Model
-    from glasswork.record import RunInfo
-    from glasswork.runner import RunOutcome
 
 EventKind = Literal["progress", "incumbent", "log"]
 

@@ -1,55 +1,66 @@
-"""One run, from a spec file to a recorded result: the path ``glasswork run``, the terminal UI
-and the sweep workers share.
+"""One run, from a spec to a recorded result: the one path ``glasswork run``, the monitor, the
+sweep workers, ``glasswork.run``, the plugin contract suite, the pytest fixtures and the
+benchmarks share (none of them builds the internal ``Runner``).
 
 The steps keep their order because each protects the next: the spec is validated (``SpecError``,
-nothing runs), the data are loaded and checked against the solver (``DataError``: still nothing
-is written), the run store is opened (``StoreError``: nothing has run yet), and only then does
-the solver search, with the store's sink first so a run is recorded before anyone else hears
-that it ended. Callers map the exceptions to exit codes or messages; they never repeat a step.
+nothing runs), the data are loaded and checked against the solver (``prepare``: ``DataError``,
+still nothing is written), the run store is opened and ended journals folded (``open_store``:
+``StoreError``, nothing has run yet), the run is described (``RunInfo``: sizes, fingerprint,
+split), the solver searches (``glasswork.runner``) with the store's sink first so a run is
+recorded before anyone else hears that it ended, and the metrics are added before the sinks hear
+the outcome. Callers turn the exceptions into exit codes and messages through
+``glasswork.exits.run_failure``; they never repeat a step.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from glasswork.events import EventSink
-from glasswork.spec import LoadedSpec, load_spec
+from glasswork.record import RunInfo, RunOutcome
+from glasswork.spec import LoadedSpec, SolverSpec, load_spec
 
 if TYPE_CHECKING:
     from glasswork.data import Problem
     from glasswork.registry import Registry
-    from glasswork.runner import RunOutcome
+    from glasswork.solver import Solver
     from glasswork.store import RunStore, StoreSink
 
 
 class Launch:
-    """A validated spec on its way to a recorded run.
+    """A validated spec on its way to a recorded run; one ``Launch`` is one run.
 
     ``db`` and ``no_store`` are the command line's ``--db`` and ``--no-store``: the run is
     recorded in ``--db``, ``$GLASSWORK_DB``, the spec's ``store.path`` or ``./glasswork.duckdb``,
     unless ``no_store`` or the spec's ``store.enabled: false`` (an explicit ``db`` wins over the
-    latter). ``cancel`` may be called from any thread at any time, also before ``run``.
+    latter). ``problem`` is data already loaded (a benchmark timing the search alone, a test's
+    hand-built problem): it is checked against the solver, not loaded again. ``cancel`` may be
+    called from any thread at any time, also before ``run``.
     """
 
     def __init__(
         self,
-        loaded: LoadedSpec,
+        loaded: LoadedSpec | SolverSpec,
         *,
         db: str | Path | None = None,
         no_store: bool = False,
         registry: Registry | None = None,
+        problem: Problem | None = None,
     ) -> None:
         from glasswork.registry import get_registry
         from glasswork.runner import Runner
 
-        self.loaded = loaded
+        self.loaded = loaded if isinstance(loaded, LoadedSpec) else LoadedSpec(loaded, None)
         self.db = db
         self.no_store = no_store
         self.registry = registry or get_registry()
-        self.runner = Runner(self.registry)
-        self.problem: Problem | None = None
+        self._runner = Runner()
+        self.problem = problem
+        self._problem_checked = False
         self.store: RunStore | None = None
         self.store_sink: StoreSink | None = None
         self._store_checked = False
@@ -96,9 +107,21 @@ class Launch:
         return not self.no_store and (self.db is not None or self.loaded.spec.store.enabled)
 
     def prepare(self) -> Problem:
-        """Load the data and check the solver takes them; raises ``DataError`` (nothing written)."""
+        """Load the data (inside the run's limits) and check the solver takes them, once; raises
+        ``DataError`` (nothing written)."""
         if self.problem is None:
-            self.problem = self.runner.prepare(self.loaded)
+            from glasswork.data import load_problem
+
+            limits = self.loaded.spec.limits
+            self.problem = load_problem(
+                self.loaded.spec.data,
+                self.loaded.base_dir,
+                time_limit=limits.time,
+                memory_limit=None if limits.memory is None else int(limits.memory),
+            )
+        if not self._problem_checked:
+            _check_task(self.registry.solver(self.loaded.spec.solver), self.problem)
+            self._problem_checked = True
         return self.problem
 
     def open_store(self) -> RunStore | None:
@@ -120,25 +143,112 @@ class Launch:
         return self.store
 
     def run(self, sinks: Sequence[EventSink] = (), *, run_id: str | None = None) -> RunOutcome:
-        """Prepare, open the store, then solve and record; the caller's sinks follow the store's.
+        """Prepare, open the store, describe the run, search, measure and record: every step of
+        a run, in order. The caller's sinks follow the store's.
 
         Raises ``DataError``, ``StoreError``, ``SolverFailure`` or ``RunAborted`` (a second
         interrupt); a first interrupt ends the run with its best model, status ``cancelled``.
         """
+        from glasswork.solver import Limits, peak_memory
         from glasswork.store import StoreSink
 
         problem = self.prepare()
         store = self.open_store()
         if store is not None:
             self.store_sink = StoreSink(store, held_noted=bool(self._store_notes))
-        self.runner.sinks = [*([self.store_sink] if self.store_sink else []), *sinks]
-        return self.runner.run(self.loaded, problem=problem, run_id=run_id)
+        spec = self.loaded.spec
+        solver_cls = self.registry.solver(spec.solver)
+        solver = solver_cls(spec)
+        info = self._describe(solver_cls, problem, run_id)
+        limits = Limits(
+            time=spec.limits.time,
+            nodes=spec.limits.nodes,
+            memory=None if spec.limits.memory is None else int(spec.limits.memory),
+        )
+        runner = self._runner
+        active = runner.start_sinks([*([self.store_sink] if self.store_sink else []), *sinks], info)
+        try:
+            result, elapsed, interrupted = runner.solve(solver, problem, limits, active)
+            outcome = RunOutcome(info, result, elapsed, peak_memory(), problem, interrupted=interrupted)
+            _add_metrics(outcome, problem)
+        except BaseException as exc:
+            runner.finish_sinks(active, info, None, exc)
+            raise
+        runner.finish_sinks(active, info, outcome, None)
+        return outcome
+
+    def _describe(self, solver_cls: type[Solver], problem: Problem, run_id: str | None) -> RunInfo:
+        """Who and what the run is: the start record (sizes, data fingerprint, split, inputs)."""
+        spec = self.loaded.spec
+        return RunInfo(
+            run_id=run_id or uuid.uuid4().hex,
+            name=spec.name,
+            solver=solver_cls.name,
+            solver_version=solver_cls.version,
+            spec_hash=spec.spec_hash(),
+            spec=spec.resolved(),
+            spec_path=None if self.loaded.path is None else str(self.loaded.path),
+            data_fingerprint=problem.fingerprint(),
+            n_train=problem.n_samples,
+            n_test=0 if problem.y_test is None else int(problem.y_test.shape[0]),
+            n_features=problem.n_features,
+            started_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+            split=_split_of(problem),
+            inputs=_inputs_of(problem),
+        )
 
     def cancel(self) -> None:
         """Stop the search as Ctrl-C would; its best model is kept with status ``cancelled``."""
-        self.runner.cancel()
+        self._runner.cancel()
 
     @property
     def warnings(self) -> list[str]:
         """What went wrong on the side (a sink that failed, a store that stayed locked)."""
-        return [*self._store_notes, *self.runner.sink_errors, *(self.store_sink.warnings if self.store_sink else [])]
+        return [*self._store_notes, *self._runner.sink_errors, *(self.store_sink.warnings if self.store_sink else [])]
+
+
+def _check_task(solver_cls: type[Solver], problem: Problem) -> None:
+    from glasswork.data import DataError
+
+    if problem.task not in solver_cls.tasks:
+        raise DataError(
+            f"solver {solver_cls.name!r} handles {', '.join(sorted(solver_cls.tasks))} targets, "
+            f"but the data's target is {problem.task}",
+            hint="set data.task, data.positive, or choose another target",
+        )
+
+
+def _add_metrics(outcome: RunOutcome, problem: Problem) -> None:
+    """Train (and test) metrics of the model, under the solver's own."""
+    from glasswork import metrics
+
+    model = outcome.result.model
+    computed = metrics.evaluate(model, problem.X, problem.y, "train_", problem.sample_weight)
+    if problem.X_test is not None and problem.y_test is not None:
+        computed.update(metrics.evaluate(model, problem.X_test, problem.y_test, "test_", problem.test_sample_weight))
+    outcome.result.metrics = {**computed, **outcome.result.metrics}
+
+
+def _split_of(problem: Problem) -> dict[str, Any] | None:
+    """The row indices of the training and test parts (and, for k-fold, every row's fold and the
+    fold held out), kept so a run can be reproduced exactly."""
+    split: dict[str, Any] = {
+        name: getattr(problem, name).tolist()
+        for name in ("train_index", "test_index", "folds")
+        if getattr(problem, name, None) is not None
+    }
+    fold = getattr(problem, "fold", None)
+    if fold is not None:
+        split["fold"] = int(fold)
+    return split or None
+
+
+def _inputs_of(problem: Problem) -> dict[str, Any] | None:
+    """How the problem's feature columns come from the raw columns (kept for ``glasswork export``);
+    ``None`` when the data layer cannot say (a problem built by hand with unknown binarization)."""
+    from glasswork.export import ExportError, ModelInputs
+
+    try:
+        return ModelInputs.of_problem(problem).model_dump(mode="json")
+    except (ExportError, ValueError):
+        return None

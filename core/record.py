@@ -2,9 +2,10 @@
 
 A run is a ``start`` record (who and what the run is: ``RunInfo``), its events in order
 (``Event.to_dict()`` forms: ``progress``, ``incumbent``, ``log``) and a ``finish`` record (the
-result document, or the error that ended it). The events file, the run store's write-ahead log,
-the sweep workers' replies, crash recovery and the terminal UI all speak this one form, built
-and read by the functions below, so none of them builds a record of its own.
+result document of the finished run, ``RunOutcome``, or the error that ended it). The events
+file, the run store's write-ahead log, the sweep workers' replies, crash recovery and the terminal
+UI all speak this one form, built and read by the functions below, so none of them builds a
+record of its own.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from glasswork.data import Problem
     from glasswork.events import Event
-    from glasswork.runner import RunOutcome
+    from glasswork.result import Result, Status
 
 
 @dataclass
@@ -56,6 +58,50 @@ class RunInfo:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunInfo:
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+
+@dataclass
+class RunOutcome:
+    """A finished run: its identity, the solver's result, and how long and how big it was.
+
+    It lives here, with ``RunInfo``, so that every module naming it (the sinks in ``events``, the
+    store's journal, the run path) imports it without importing the run path itself."""
+
+    info: RunInfo
+    result: Result
+    elapsed: float
+    peak_memory: int
+    problem: Problem | None = None
+    interrupted: bool = False  # a Ctrl-C (or SIGTERM, or a cancel) arrived while the solver ran
+
+    @property
+    def status(self) -> Status:
+        return self.result.certificate.status
+
+    def to_dict(self) -> dict[str, Any]:
+        """The machine-readable result document (``glasswork run --json``)."""
+        doc = self.result.to_dict()
+        return {
+            "run_id": self.info.run_id,
+            "name": self.info.name,
+            "solver": self.info.solver,
+            "solver_version": self.info.solver_version,
+            "status": doc["status"],
+            "objective": doc["objective"],
+            "lower_bound": doc["lower_bound"],
+            "gap": doc["gap"],
+            "model": doc["model"],
+            "model_text": doc["model_text"],
+            "metrics": doc["metrics"],
+            "stats": {
+                **doc["stats"],
+                "elapsed": round(self.elapsed, 6),
+                "peak_memory": self.peak_memory,
+                "model_size": self.result.model.size,
+            },
+            "spec_hash": self.info.spec_hash,
+            "data_fingerprint": self.info.data_fingerprint,
+        }
 
 
 Record = dict[str, Any]  # one record; ``kind`` says which

@@ -1,9 +1,9 @@
-"""The runner: spec in, certified result out, with events streamed to sinks on the way.
+"""The search step of the run path (``glasswork.launch``): the solver's ``solve`` on a worker
+thread while the calling thread pumps its events to the sinks and watches the limits.
 
-It resolves the data, builds the solver, and calls ``solve`` on a worker thread while the calling
-thread pumps events to the sinks and watches the limits. That split is what lets a Ctrl-C land
-while a compiled search holds no GIL: the first interrupt raises the stop flag and the solver
-returns its best model with status ``cancelled``; a second one abandons the run.
+That split is what lets a Ctrl-C land while a compiled search holds no GIL: the first interrupt
+raises the stop flag and the solver returns its best model with status ``cancelled``; a second
+one abandons the run. ``RunOutcome`` lives in ``glasswork.record`` (re-exported here).
 """
 
 from __future__ import annotations
@@ -11,20 +11,16 @@ from __future__ import annotations
 import queue
 import threading
 import time
-import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
-from glasswork import metrics
-from glasswork.data import DataError, Problem, load_problem
+from glasswork.data import DataError, Problem
 from glasswork.events import Event, EventSink
-from glasswork.record import RunInfo
-from glasswork.registry import Registry, get_registry
-from glasswork.result import Result, Status
-from glasswork.solver import Limits, SolveContext, Solver, StopReason, peak_memory, resident_memory
-from glasswork.spec import LoadedSpec, SolverSpec
+from glasswork.record import RunInfo, RunOutcome
+from glasswork.result import Result
+from glasswork.solver import Limits, SolveContext, Solver, StopReason, resident_memory
+
+__all__ = ["RunAborted", "RunInfo", "RunOutcome", "Runner", "SolverFailure"]
 
 POLL_SECONDS = 0.05
 WATCHDOG_GRACE_SECONDS = 10.0
@@ -38,53 +34,15 @@ class RunAborted(KeyboardInterrupt):
     """A second Ctrl-C: the run is abandoned without waiting for the solver."""
 
 
-@dataclass
-class RunOutcome:
-    """A finished run: its identity, the solver's result, and how long and how big it was."""
-
-    info: RunInfo
-    result: Result
-    elapsed: float
-    peak_memory: int
-    problem: Problem | None = None
-    interrupted: bool = False  # a Ctrl-C (or SIGTERM) arrived while the solver ran
-
-    @property
-    def status(self) -> Status:
-        return self.result.certificate.status
-
-    def to_dict(self) -> dict[str, Any]:
-        """The machine-readable result document (``glasswork run --json``)."""
-        doc = self.result.to_dict()
-        return {
-            "run_id": self.info.run_id,
-            "name": self.info.name,
-            "solver": self.info.solver,
-            "solver_version": self.info.solver_version,
-            "status": doc["status"],
-            "objective": doc["objective"],
-            "lower_bound": doc["lower_bound"],
-            "gap": doc["gap"],
-            "model": doc["model"],
-            "model_text": doc["model_text"],
-            "metrics": doc["metrics"],
-            "stats": {
-                **doc["stats"],
-                "elapsed": round(self.elapsed, 6),
-                "peak_memory": self.peak_memory,
-                "model_size": self.result.model.size,
-            },
-            "spec_hash": self.info.spec_hash,
-            "data_fingerprint": self.info.data_fingerprint,
-        }
-
-
 class Runner:
-    """Runs specs. Sinks are fixed per runner; ``run`` may be called many times."""
+    """The search of one run: the solver on a worker thread, its events pumped to the sinks on
+    the calling thread, the limits watched, Ctrl-C turned into a stop.
 
-    def __init__(self, registry: Registry | None = None, sinks: Sequence[EventSink] = ()) -> None:
-        self.registry = registry or get_registry()
-        self.sinks = list(sinks)
+    Internal to ``glasswork.launch.Launch``, the one run path; nothing else builds one
+    (``tests/test_architecture.py`` checks it). The sinks are the run's, given to ``solve``.
+    """
+
+    def __init__(self) -> None:
         self.sink_errors: list[str] = []
         self._ctx: SolveContext | None = None
         self._cancel_requested = False
@@ -99,77 +57,24 @@ class Runner:
         if self._ctx is not None:
             self._ctx.request_stop(StopReason.CANCEL)
 
-    def run(
-        self,
-        loaded: LoadedSpec | SolverSpec,
-        *,
-        problem: Problem | None = None,
-        run_id: str | None = None,
-    ) -> RunOutcome:
-        """Solve one spec. Raises ``DataError`` (bad data), ``SolverFailure`` or ``RunAborted``."""
-        if isinstance(loaded, SolverSpec):
-            loaded = LoadedSpec(loaded, None)
-        spec = loaded.spec
-        solver_cls = self.registry.solver(spec.solver)
-        if problem is None:
-            problem = self.prepare(loaded)
-        _check_task(solver_cls, problem)
-        solver = solver_cls(spec)
-        info = RunInfo(
-            run_id=run_id or uuid.uuid4().hex,
-            name=spec.name,
-            solver=solver_cls.name,
-            solver_version=solver_cls.version,
-            spec_hash=spec.spec_hash(),
-            spec=spec.resolved(),
-            spec_path=None if loaded.path is None else str(loaded.path),
-            data_fingerprint=problem.fingerprint(),
-            n_train=problem.n_samples,
-            n_test=0 if problem.y_test is None else int(problem.y_test.shape[0]),
-            n_features=problem.n_features,
-            started_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
-            split=_split_of(problem),
-            inputs=_inputs_of(problem),
-        )
-        limits = Limits(
-            time=spec.limits.time,
-            nodes=spec.limits.nodes,
-            memory=None if spec.limits.memory is None else int(spec.limits.memory),
-        )
+    def solve(
+        self, solver: Solver, problem: Problem, limits: Limits, sinks: list[EventSink]
+    ) -> tuple[Result, float, bool]:
+        """The solver's result, the seconds it took, and whether it was cancelled (Ctrl-C).
+
+        Raises ``DataError`` (the solver found the data unusable), ``SolverFailure`` or
+        ``RunAborted``. A sink that raises is detached and noted in ``sink_errors``.
+        """
         events: queue.SimpleQueue[Event] = queue.SimpleQueue()
         ctx = SolveContext(limits, events.put)
         self._ctx = ctx
         if self._cancel_requested:
             ctx.request_stop(StopReason.CANCEL)
-        active = self._start_sinks(info)
         try:
-            result, elapsed = self._solve_in_worker(solver, problem, ctx, events, active)
-            outcome = RunOutcome(
-                info, result, elapsed, peak_memory(), problem, interrupted=ctx.stop_reason is StopReason.CANCEL
-            )
-            self._add_metrics(outcome, problem)
-        except BaseException as exc:
-            self._finish_sinks(active, info, None, exc)
-            raise
+            result, elapsed = self._solve_in_worker(solver, problem, ctx, events, sinks)
         finally:
             self._ctx = None
-        self._finish_sinks(active, info, outcome, None)
-        return outcome
-
-    def prepare(self, loaded: LoadedSpec) -> Problem:
-        """Load the spec's data and check the solver can take it; raises ``DataError``.
-
-        The CLI calls this before opening the run store, so bad data writes nothing.
-        """
-        limits = loaded.spec.limits  # reading and filtering the data stay inside the run's limits
-        problem = load_problem(
-            loaded.spec.data,
-            loaded.base_dir,
-            time_limit=limits.time,
-            memory_limit=None if limits.memory is None else int(limits.memory),
-        )
-        _check_task(self.registry.solver(loaded.spec.solver), problem)
-        return problem
+        return result, elapsed, ctx.stop_reason is StopReason.CANCEL
 
     # -- the solve ----------------------------------------------------------------------------
 
@@ -262,23 +167,12 @@ class Runner:
         elif ctx.limits.memory is not None and resident_memory() >= ctx.limits.memory:
             ctx.request_stop(StopReason.MEMORY)
 
-    # -- metrics ------------------------------------------------------------------------------
-
-    @staticmethod
-    def _add_metrics(outcome: RunOutcome, problem: Problem) -> None:
-        model = outcome.result.model
-        computed = metrics.evaluate(model, problem.X, problem.y, "train_", problem.sample_weight)
-        if problem.X_test is not None and problem.y_test is not None:
-            computed.update(
-                metrics.evaluate(model, problem.X_test, problem.y_test, "test_", problem.test_sample_weight)
-            )
-        outcome.result.metrics = {**computed, **outcome.result.metrics}
-
     # -- sinks --------------------------------------------------------------------------------
 
-    def _start_sinks(self, info: RunInfo) -> list[EventSink]:
+    def start_sinks(self, sinks: Sequence[EventSink], info: RunInfo) -> list[EventSink]:
+        """The sinks whose ``on_start`` succeeded (the others are noted and left out)."""
         active = []
-        for sink in self.sinks:
+        for sink in sinks:
             try:
                 sink.on_start(info)
                 active.append(sink)
@@ -302,7 +196,7 @@ class Runner:
                 sinks.remove(sink)
                 self.sink_errors.append(f"{type(sink).__name__}.on_event: {exc} (sink detached)")
 
-    def _finish_sinks(
+    def finish_sinks(
         self,
         sinks: Iterable[EventSink],
         info: RunInfo,
@@ -314,37 +208,3 @@ class Runner:
                 sink.on_finish(info, outcome, error)
             except Exception as exc:
                 self.sink_errors.append(f"{type(sink).__name__}.on_finish: {exc}")
-
-
-def _split_of(problem: Problem) -> dict[str, Any] | None:
-    """The row indices of the training and test parts (and, for k-fold, every row's fold and the
-    fold held out), kept so a run can be reproduced exactly."""
-    split: dict[str, Any] = {
-        name: getattr(problem, name).tolist()
-        for name in ("train_index", "test_index", "folds")
-        if getattr(problem, name, None) is not None
-    }
-    fold = getattr(problem, "fold", None)
-    if fold is not None:
-        split["fold"] = int(fold)
-    return split or None
-
-
-def _check_task(solver_cls: type[Solver], problem: Problem) -> None:
-    if problem.task not in solver_cls.tasks:
-        raise DataError(
-            f"solver {solver_cls.name!r} handles {', '.join(sorted(solver_cls.tasks))} targets, "
-            f"but the data's target is {problem.task}",
-            hint="set data.task, data.positive, or choose another target",
-        )
-
-
-def _inputs_of(problem: Problem) -> dict[str, Any] | None:
-    """How the problem's feature columns come from the raw columns (kept for ``glasswork export``);
-    ``None`` when the data layer cannot say (a problem built by hand with unknown binarization)."""
-    from glasswork.export import ExportError, ModelInputs
-
-    try:
-        return ModelInputs.of_problem(problem).model_dump(mode="json")
-    except (ExportError, ValueError):
-        return None

@@ -8,7 +8,7 @@ from rich.console import Console
 
 from glasswork.console import ProgressSink, fmt_bytes, render_outcome
 from glasswork.events import Event
-from glasswork.runner import Runner
+from glasswork.launch import Launch
 from glasswork.spec import validate_spec
 
 
@@ -27,7 +27,7 @@ def run_toy(registry, sinks=(), **search):
         },
         registry,
     )
-    return Runner(registry, list(sinks)).run(spec)
+    return Launch(spec, registry=registry, no_store=True).run(sinks)
 
 
 def test_render_outcome_shows_every_section_and_record_tables(toy_registry):

@@ -1,4 +1,5 @@
-"""The runner: limits, cancellation, failures and sinks, with a real (tiny, exact) solver."""
+"""The search step of the run path (``glasswork.runner`` inside ``glasswork.launch.Launch``): limits,
+cancellation, failures and sinks, with a real (tiny, exact) solver."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pytest
 from glasswork.data import DataError
 from glasswork.events import CollectingSink, JsonLinesSink
 from glasswork.result import Status
-from glasswork.runner import RunAborted, Runner, SolverFailure
+from glasswork.launch import Launch
+from glasswork.runner import RunAborted, SolverFailure
 from glasswork.spec import validate_spec
 
 
@@ -22,9 +24,14 @@ def spec(registry, **sections):
     return validate_spec(doc, registry)
 
 
+def launch(registry, solver_spec):
+    """The spec on the run path, recorded nowhere."""
+    return Launch(solver_spec, registry=registry, no_store=True)
+
+
 def test_exact_run_is_optimal_with_metrics_and_events(toy_registry):
     sink = CollectingSink()
-    outcome = Runner(toy_registry, [sink]).run(spec(toy_registry))
+    outcome = launch(toy_registry, spec(toy_registry)).run([sink])
     cert = outcome.result.certificate
     assert cert.status is Status.OPTIMAL and cert.gap == 0.0
     metrics = outcome.result.metrics
@@ -47,7 +54,7 @@ def test_exact_run_is_optimal_with_metrics_and_events(toy_registry):
 )
 def test_limits_stop_the_search_with_a_gap(toy_registry, limits, status):
     started = time.monotonic()
-    outcome = Runner(toy_registry).run(spec(toy_registry, search={"behaviour": "endless"}, limits=limits))
+    outcome = launch(toy_registry, spec(toy_registry, search={"behaviour": "endless"}, limits=limits)).run()
     cert = outcome.result.certificate
     assert cert.status is status
     assert cert.gap is not None and cert.gap > 0
@@ -56,9 +63,9 @@ def test_limits_stop_the_search_with_a_gap(toy_registry, limits, status):
 
 def test_time_limit_backstop_reaches_a_solver_that_only_polls_the_flag(toy_registry):
     """The runner raises the flag itself at the deadline."""
-    outcome = Runner(toy_registry).run(
-        spec(toy_registry, search={"behaviour": "ignore_stop", "step_seconds": 0.5}, limits={"time": 0.2})
-    )
+    outcome = launch(
+        toy_registry, spec(toy_registry, search={"behaviour": "ignore_stop", "step_seconds": 0.5}, limits={"time": 0.2})
+    ).run()
     assert outcome.result.certificate.status is Status.STOPPED_TIME
 
 
@@ -81,7 +88,7 @@ class InterruptingSink(CollectingSink):
 
 def test_ctrl_c_cancels_and_keeps_the_best_model(toy_registry):
     sink = InterruptingSink()
-    outcome = Runner(toy_registry, [sink]).run(spec(toy_registry, search={"behaviour": "endless"}))
+    outcome = launch(toy_registry, spec(toy_registry, search={"behaviour": "endless"})).run([sink])
     assert outcome.interrupted
     assert outcome.result.certificate.status is Status.CANCELLED
     assert outcome.result.certificate.lower_bound == 0.0
@@ -92,7 +99,7 @@ def test_ctrl_c_cancels_and_keeps_the_best_model(toy_registry):
 def test_second_ctrl_c_abandons_the_run(toy_registry):
     sink = InterruptingSink(times=2)
     with pytest.raises(RunAborted):
-        Runner(toy_registry, [sink]).run(spec(toy_registry, search={"behaviour": "ignore_stop", "step_seconds": 1.0}))
+        launch(toy_registry, spec(toy_registry, search={"behaviour": "ignore_stop", "step_seconds": 1.0})).run([sink])
     assert sink.finished and isinstance(sink.error, RunAborted)
     time.sleep(1.0)  # let the abandoned worker finish before the next test
 
@@ -100,13 +107,13 @@ def test_second_ctrl_c_abandons_the_run(toy_registry):
 def test_solver_exception_is_a_solver_failure(toy_registry):
     sink = CollectingSink()
     with pytest.raises(SolverFailure, match="toy solver asked to fail"):
-        Runner(toy_registry, [sink]).run(spec(toy_registry, search={"behaviour": "raise"}))
+        launch(toy_registry, spec(toy_registry, search={"behaviour": "raise"})).run([sink])
     assert sink.finished and sink.outcome is None
 
 
 def test_a_non_result_is_a_solver_failure(toy_registry):
     with pytest.raises(SolverFailure, match="not a glasswork.Result"):
-        Runner(toy_registry).run(spec(toy_registry, search={"behaviour": "bad_result"}))
+        launch(toy_registry, spec(toy_registry, search={"behaviour": "bad_result"})).run()
 
 
 def test_a_failing_sink_is_detached_not_fatal(toy_registry):
@@ -115,15 +122,15 @@ def test_a_failing_sink_is_detached_not_fatal(toy_registry):
             raise OSError("disk full")
 
     good = CollectingSink()
-    runner = Runner(toy_registry, [Broken(), good])
-    outcome = runner.run(spec(toy_registry))
+    run = launch(toy_registry, spec(toy_registry))
+    outcome = run.run([Broken(), good])
     assert outcome.result.certificate.status is Status.OPTIMAL
-    assert good.events and any("disk full" in e for e in runner.sink_errors)
+    assert good.events and any("disk full" in e for e in run.warnings)
 
 
 def test_events_file_has_start_events_and_finish(toy_registry, tmp_path):
     path = tmp_path / "run.events.jsonl"
-    outcome = Runner(toy_registry, [JsonLinesSink(path)]).run(spec(toy_registry))
+    outcome = launch(toy_registry, spec(toy_registry)).run([JsonLinesSink(path)])
     records = [json.loads(line) for line in path.read_text().splitlines()]
     assert records[0]["kind"] == "start" and records[0]["run_id"] == outcome.info.run_id
     assert records[-1]["kind"] == "finish" and records[-1]["result"]["status"] == "optimal"
@@ -133,7 +140,7 @@ def test_events_file_has_start_events_and_finish(toy_registry, tmp_path):
 def test_task_mismatch_is_a_data_error(toy_registry):
     s = validate_spec({"name": "t", "solver": "toy", "data": {"source": "sklearn:iris"}}, toy_registry)
     with pytest.raises(DataError, match="handles binary targets, but the data's target is multiclass"):
-        Runner(toy_registry).run(s)
+        launch(toy_registry, s).run()
 
 
 def test_a_data_error_raised_by_the_solver_stays_a_data_error(toy_registry, monkeypatch):
@@ -144,20 +151,19 @@ def test_a_data_error_raised_by_the_solver_stays_a_data_error(toy_registry, monk
 
     monkeypatch.setattr(toy_plugin, "best_stump", refuse)
     with pytest.raises(DataError, match="features must be 0/1"):
-        Runner(toy_registry).run(spec(toy_registry))
+        launch(toy_registry, spec(toy_registry)).run()
 
 
 def test_cancel_from_another_thread(toy_registry):
-    runner = Runner(toy_registry)
+    run = launch(toy_registry, spec(toy_registry, search={"behaviour": "endless"}))
 
     class CancelOnProgress(CollectingSink):
         def on_event(self, event):
             super().on_event(event)
             if event.kind == "progress" and len(self.events) > 3:
-                threading.Thread(target=runner.cancel).start()
+                threading.Thread(target=run.cancel).start()
 
-    runner.sinks.append(CancelOnProgress())
-    outcome = runner.run(spec(toy_registry, search={"behaviour": "endless"}))
+    outcome = run.run([CancelOnProgress()])
     assert outcome.result.certificate.status is Status.CANCELLED and outcome.interrupted
 
 

@@ -231,24 +231,24 @@ def test_lock_timeout_raises_store_locked(tmp_path):
 def test_a_run_whose_fold_failed_is_recorded_from_its_journal(tmp_path, toy_registry):
     """The journal is the run's record: when folding fails, the next open records the run from
     it, a torn last line (a kill mid-write) dropped."""
-    from glasswork.runner import Runner
+    from glasswork.launch import Launch
     from glasswork.spec import validate_spec
-    from glasswork.store import StoreSink
 
     db = tmp_path / "glasswork.duckdb"
-    store = RunStore(db).open()
     spec = validate_spec(
         {"name": "locked", "solver": "toy", "data": {"source": "sklearn:breast_cancer", "binarize": {"thresholds": 2}}},
         toy_registry,
     )
-    sink = StoreSink(store)
+    launch = Launch(spec, registry=toy_registry, db=db)
+    store = launch.open_store()
+    assert store is not None
 
     def always_locked(*args, **kwargs):
         raise StoreLocked("locked for the test")
 
     store.fold = always_locked  # type: ignore[method-assign]
-    outcome = Runner(toy_registry, [sink]).run(spec)
-    assert any("recorded the next time the store is opened" in w for w in sink.warnings)
+    outcome = launch.run()
+    assert any("recorded the next time the store is opened" in w for w in launch.warnings)
     log = store.log_path(outcome.info.run_id)
     records = [json.loads(line) for line in log.read_text().splitlines()]
     with log.open("a") as fh:

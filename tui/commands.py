@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from glasswork.cli.app import DB_OPTION, EXIT_INVALID, EXIT_SOLVER, fail, print_spec_error
+from glasswork.cli.app import DB_OPTION, EXIT_INVALID, EXIT_SOLVER, fail, fail_run
 
 
 @click.command()
@@ -35,13 +35,9 @@ def monitor(target: str, db: str | None, no_store: bool, overrides: tuple[str, .
     if Path(target).is_file():
         try:
             launch = Launch.from_file(target, overrides, db=db, no_store=no_store)
-        except SpecError as exc:
-            print_spec_error(exc)
-            fail(f"{target}: invalid spec ({len(exc.issues)} error(s)); nothing was run.", EXIT_INVALID)
-        try:
             launch.open_store()  # a store that cannot be used stops us before the UI starts
-        except StoreError as exc:
-            fail(f"{target}: {exc}; nothing was run.", EXIT_SOLVER)
+        except (SpecError, StoreError) as exc:
+            fail_run(target, exc)
         source = OwnedRun(launch)  # the data are loaded in the UI, which shows a data error
     else:
         if overrides or no_store:

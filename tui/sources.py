@@ -41,23 +41,15 @@ class OwnedRun:
         return str(self.launch.loaded.path or self.launch.loaded.spec.name)
 
     def run(self) -> None:
-        """Blocks until the run ends; call it from a thread worker. Never raises."""
-        from glasswork.data import DataError
-        from glasswork.runner import RunAborted, SolverFailure
-        from glasswork.store import StoreError
+        """Blocks until the run ends; call it from a thread worker. Never raises: every error
+        (also a bug, which the UI must survive) is shown as ``glasswork.exits.run_failure`` says."""
+        from glasswork.exits import run_failure
 
         try:
             self.launch.run([RecordSink(self.records.put)])  # after the store's sink: recorded first
-        except StoreError as exc:
-            self._fail("The run store cannot be used", f"{exc}; nothing was run.", 1)
-        except DataError as exc:
-            self._fail("Bad data", f"{self.title}: data error: {exc}", 2)
-        except SolverFailure as exc:
-            self._fail("The run failed", f"{self.title}: {exc}", 1)
-        except RunAborted:
-            self._fail("Run abandoned", f"{self.title}: run abandoned; no result.", 130)
-        except Exception as exc:  # shown, not raised: the UI must survive any failure
-            self._fail("The run failed", f"{self.title}: {type(exc).__name__}: {exc}", 1)
+        except (Exception, KeyboardInterrupt) as exc:  # a KeyboardInterrupt here: RunAborted
+            failure = run_failure(exc)
+            self._fail(failure.title, failure.message(self.title), failure.code)
         finally:
             for warning in self.launch.warnings:
                 self.records.put({"kind": "log", "elapsed": 0.0, "level": "warning", "message": warning})
@@ -205,6 +197,7 @@ def load_spec_or_error(
     """The spec file ready to run (a ``Launch``), or ``(title, message)`` saying readably why it
     cannot run. With ``follow_spec_store`` the run goes to ``db`` unless the spec turns recording
     off (the history records launched specs in the store it shows)."""
+    from glasswork.exits import run_failure
     from glasswork.launch import Launch
     from glasswork.spec import SpecError
 
@@ -214,13 +207,10 @@ def load_spec_or_error(
     try:
         launch = Launch.from_file(path, overrides, db=db, no_store=no_store)
     except SpecError as exc:
-        lines = [str(issue) for issue in exc.issues]
-        return (
-            "Invalid spec",
-            "\n".join(lines) + f"\n\n{spec_path}: invalid spec ({len(exc.issues)} error(s)); nothing was run.",
-        )
+        failure = run_failure(exc)
+        return (failure.title, "\n".join(failure.details) + "\n\n" + failure.message(spec_path))
     except Exception as exc:
-        return ("Cannot read the spec", f"{spec_path}: {type(exc).__name__}: {exc}")
+        return ("Cannot read the spec", run_failure(exc).message(spec_path))
     if follow_spec_store and not launch.loaded.spec.store.enabled:
         launch.no_store = True
     return launch

@@ -1,5 +1,6 @@
 """The root group of the ``glasswork`` command line and the helpers every command shares: exit
-codes, ``fail``, ``interrupted``, ``print_spec_error``, ``DB_OPTION``.
+codes (defined in ``glasswork.exits``), ``fail``, ``fail_run``, ``interrupted``, ``print_spec_error``,
+``DB_OPTION``.
 
 The command modules (``commands``, ``sweeps``, ``runs``, ``models``) and ``glasswork.tui.commands``
 import these from here, and ``glasswork.cli`` imports the command modules, so nothing imports
@@ -16,8 +17,7 @@ from typing import Any, NoReturn
 import click
 
 from glasswork._version import __version__
-
-EXIT_OK, EXIT_SOLVER, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
+from glasswork.exits import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_SOLVER  # noqa: F401 (re-exported)
 
 
 # Commands whose module is imported only when they are used (Textual is heavy to import).
@@ -101,6 +101,25 @@ def fail(message: str, code: int, *, as_json: bool = False, extra: dict[str, Any
         click.echo(json.dumps({"error": message, **(extra or {})}, indent=2))
     click.echo(message, err=True)
     sys.exit(code)
+
+
+def fail_run(subject: str, error: BaseException, *, as_json: bool = False, hint: str = "") -> NoReturn:
+    """End a command whose run (or its spec, data or store) failed, with the exit code and message
+    of ``glasswork.exits.run_failure``; a spec's issues are printed first, ``hint`` follows a
+    solver failure. An error it does not expect (a bug) goes on to ``main``: an internal error."""
+    from glasswork.exits import run_failure
+    from glasswork.runner import SolverFailure
+    from glasswork.spec import SpecError
+
+    failure = run_failure(error)
+    if not failure.expected:
+        raise error
+    extra = None
+    if isinstance(error, SpecError):
+        print_spec_error(error)
+        extra = {"issues": [i.to_dict() for i in error.issues]}
+    message = failure.message(subject) + (hint if isinstance(error, SolverFailure) else "")
+    fail(message, failure.code, as_json=as_json, extra=extra)
 
 
 def interrupted(message: str, *, as_json: bool = False) -> NoReturn:

@@ -19,13 +19,14 @@ from glasswork.cli.app import (
     DB_OPTION,
     EXIT_INTERRUPTED,
     EXIT_INVALID,
-    EXIT_SOLVER,
     _raise_keyboard_interrupt,
     cli,
     fail,
+    fail_run,
     interrupted,
     print_spec_error,
 )
+from glasswork.exits import run_failure
 
 
 @cli.command()
@@ -75,12 +76,9 @@ def run(
     from rich.console import Console
 
     from glasswork.console import ProgressSink, render_outcome
-    from glasswork.data import DataError
     from glasswork.events import JsonLinesSink
     from glasswork.launch import Launch
-    from glasswork.runner import RunAborted, SolverFailure
-    from glasswork.spec import SpecError
-    from glasswork.store import StoreError
+    from glasswork.runner import SolverFailure
 
     for item in exports:  # a typo in --export is caught before the run, not after it
         if item.partition(":")[0] not in ("python", "sql", "json", "markdown", "html"):
@@ -99,20 +97,10 @@ def run(
         launch.prepare()  # before the store opens: bad data writes nothing
         stage = "opening the run store"
         launch.open_store()
-    except SpecError as exc:
-        print_spec_error(exc)
-        fail(
-            f"{spec}: invalid spec ({len(exc.issues)} error(s)); nothing was run.",
-            EXIT_INVALID,
-            as_json=as_json,
-            extra={"issues": [i.to_dict() for i in exc.issues]},
-        )
-    except DataError as exc:
-        fail(f"{spec}: data error: {exc}", EXIT_INVALID, as_json=as_json)
-    except StoreError as exc:
-        fail(f"{spec}: {exc}; nothing was run.", EXIT_SOLVER, as_json=as_json)
-    except KeyboardInterrupt:
-        interrupted(f"{spec}: interrupted while {stage}; nothing was run.", as_json=as_json)
+    except KeyboardInterrupt as exc:
+        interrupted(run_failure(exc, stage=stage).message(spec), as_json=as_json)
+    except Exception as exc:
+        fail_run(spec, exc, as_json=as_json)
 
     sinks: list[Any] = []
     if not quiet:
@@ -123,17 +111,10 @@ def run(
     try:
         with _stdout_kept_for_json(as_json):
             outcome = launch.run(sinks)
-    except DataError as exc:
-        fail(f"{spec}: data error: {exc}", EXIT_INVALID, as_json=as_json)
-    except SolverFailure as exc:
-        if debug and exc.__cause__ is not None:
+    except (Exception, KeyboardInterrupt) as exc:
+        if debug and isinstance(exc, SolverFailure) and exc.__cause__ is not None:
             traceback.print_exception(exc.__cause__, file=sys.stderr)
-        hint = "" if debug else " (run with --debug for the traceback)"
-        fail(f"{spec}: {exc}{hint}", EXIT_SOLVER, as_json=as_json)
-    except RunAborted:
-        fail(f"{spec}: run abandoned by a second interrupt; no result.", EXIT_INTERRUPTED, as_json=as_json)
-    except KeyboardInterrupt:
-        fail(f"{spec}: interrupted before the search started; nothing was run.", EXIT_INTERRUPTED, as_json=as_json)
+        fail_run(spec, exc, as_json=as_json, hint="" if debug else " (run with --debug for the traceback)")
     finally:
         signal.signal(signal.SIGTERM, previous)
 

@@ -16,6 +16,7 @@ from glasswork.cli.app import (
     EXIT_SOLVER,
     cli,
     fail,
+    fail_run,
     interrupted,
     print_spec_error,
 )
@@ -75,7 +76,7 @@ def sweep(
     from glasswork.console import fmt_number
     from glasswork.registry import get_registry
     from glasswork.spec import SpecError, apply_overrides, read_spec_document
-    from glasswork.store import RunStore, StoreError, StorePathError, default_db_path
+    from glasswork.store import RunStore, StoreError, default_db_path
     from glasswork import sweep as sweeps
     from glasswork.extras import MissingExtra, require
 
@@ -113,11 +114,7 @@ def sweep(
         try:
             store = RunStore(default_db_path(db, plan.loaded.spec.store.path, plan.loaded.base_dir)).open()
         except StoreError as exc:
-            fail(
-                f"{spec}: {exc}; nothing was run.",
-                EXIT_INVALID if isinstance(exc, StorePathError) else EXIT_SOLVER,
-                as_json=as_json,
-            )
+            fail_run(spec, exc, as_json=as_json)
         except KeyboardInterrupt:
             interrupted(f"{spec}: interrupted while opening the run store; nothing was run.", as_json=as_json)
     try:

@@ -20,12 +20,11 @@ import uuid
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from glasswork.record import RunInfo, finish_record, start_record
+from glasswork.record import RunInfo, RunOutcome, finish_record, start_record
 from glasswork.store.schema import StoreLocked, _now, try_lock
 
 if TYPE_CHECKING:
     from glasswork.events import Event
-    from glasswork.runner import RunOutcome
     from glasswork.store import RunStore
 
 SUFFIX = ".jsonl"

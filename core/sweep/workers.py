@@ -34,10 +34,9 @@ def run_point(document: dict[str, Any], base_dir: str, cancel: Any = None) -> li
     ``cancel`` is a cross-process flag (``is_set()``): when the owner sets it, the solver is
     stopped as by Ctrl-C and its best model comes back with status ``cancelled``.
     """
-    from glasswork.data import DataError
+    from glasswork.exits import run_failure
     from glasswork.launch import Launch
     from glasswork.record import RecordSink
-    from glasswork.runner import SolverFailure
 
     registry = get_registry()
     spec = validate_spec(document, registry)
@@ -60,8 +59,11 @@ def run_point(document: dict[str, Any], base_dir: str, cancel: Any = None) -> li
     error = None
     try:
         launch.run([RecordSink(records.append, full=True)])
-    except (DataError, SolverFailure) as exc:
-        error = str(exc)
+    except Exception as exc:
+        failure = run_failure(exc)
+        if not failure.expected:  # a bug: the executor reports it with its type
+            raise
+        error = failure.reason  # the point fails; the sweep goes on (and ends with exit 1)
     finally:
         stop.set()
     if not records:  # failed before the run began (e.g. unreadable data)

@@ -42,9 +42,9 @@ import numpy as np
 
 from glasswork.data import Problem, load_problem
 from glasswork.events import Event
+from glasswork.launch import Launch
 from glasswork.registry import Registry
 from glasswork.result import Classifier, Model, Result, Status
-from glasswork.runner import Runner
 from glasswork.solver import Limits, SolveContext, Solver, StopReason
 from glasswork.spec import SolverSpec, SpecError, json_schema, validate_spec
 
@@ -226,9 +226,9 @@ class SolverContract:
         assert seconds < STOP_LATENCY
         assert result.certificate.status in (Status.STOPPED_TIME, Status.OPTIMAL), result.certificate
 
-    def test_runs_through_the_runner(self) -> None:
+    def test_runs_through_the_run_path(self) -> None:
         spec = self._spec()
-        outcome = Runner(registry=self._registry()).run(spec, problem=self.problem(spec))
+        outcome = Launch(spec, no_store=True, registry=self._registry(), problem=self.problem(spec)).run()
         assert outcome.info.solver == self.solver_class.name
         assert outcome.result.metrics, "the runner attaches train metrics"
         json.dumps(outcome.to_dict(), allow_nan=False)

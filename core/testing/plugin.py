@@ -15,7 +15,7 @@ import pytest
 
 if TYPE_CHECKING:
     from glasswork.registry import Registry
-    from glasswork.runner import RunOutcome
+    from glasswork.record import RunOutcome
     from glasswork.store import RunStore
 
 

@@ -182,7 +182,7 @@ def greedy_records(monkeypatch: pytest.MonkeyPatch) -> Any:
     recorded with its clocks fixed so that the picture is the same every time."""
     from glasswork.events import CollectingSink
     from glasswork.registry import get_registry
-    from glasswork.runner import Runner
+    from glasswork.launch import Launch
     from glasswork.spec import validate_spec
 
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "examples" / "glasswork-greedy" / "src"))
@@ -190,7 +190,7 @@ def greedy_records(monkeypatch: pytest.MonkeyPatch) -> Any:
     registry = get_registry(refresh=True)
     assert registry.plugins["glasswork_greedy.plugin"].ok
     sink = CollectingSink()
-    outcome = Runner(registry, [sink]).run(validate_spec(GREEDY_SPEC, registry))
+    outcome = Launch(validate_spec(GREEDY_SPEC, registry), registry=registry, no_store=True).run([sink])
     run_id = "9eedd00000000000000000000000000a"
     start = {
         "kind": "start",

@@ -12,7 +12,7 @@ from glasswork import Limits, Problem, SolveContext, Status
 from glasswork.plugins import corels as corels_plugin
 from glasswork.plugins.corels import CorelsSolver, CorelsSpec, RuleList
 from glasswork.registry import get_registry
-from glasswork.runner import Runner
+from glasswork.launch import Launch
 from glasswork.spec import SpecError, validate_spec
 from glasswork.testing import SolverContract
 
@@ -251,7 +251,7 @@ def test_runner_on_compas_out_files(monkeypatch) -> None:
             "objective": {"regularization": 0.015},
         }
     )
-    outcome = Runner().run(spec)
+    outcome = Launch(spec, no_store=True).run()
     res = outcome.result
     assert res.certificate.status is Status.OPTIMAL
     assert round(res.certificate.objective, 5) == 0.37797

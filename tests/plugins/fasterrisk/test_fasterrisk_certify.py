@@ -226,7 +226,7 @@ def test_exact_policy_agrees_with_scip() -> None:
 def _run(X: np.ndarray, y: np.ndarray, **search: object):
     from glasswork import Problem
     from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
-    from glasswork.runner import Runner
+    from glasswork.launch import Launch
 
     problem = Problem(
         name="t",
@@ -246,7 +246,7 @@ def _run(X: np.ndarray, y: np.ndarray, **search: object):
             "search": search,
         }
     )
-    return Runner().run(spec, problem=problem).result
+    return Launch(spec, no_store=True, problem=problem).run().result
 
 
 def test_runner_reports_the_bound_and_the_exact_optimum() -> None:
@@ -275,7 +275,7 @@ def test_progress_events_carry_the_rising_bound() -> None:
     from glasswork import Problem
     from glasswork.events import CollectingSink
     from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
-    from glasswork.runner import Runner
+    from glasswork.launch import Launch
 
     X, y, _ = instance(8, 8, n=200)
     problem = Problem(
@@ -296,7 +296,7 @@ def test_progress_events_carry_the_rising_bound() -> None:
         }
     )
     sink = CollectingSink()
-    result = Runner(sinks=[sink]).run(spec, problem=problem).result
+    result = Launch(spec, no_store=True, problem=problem).run([sink]).result
     bounds = [e.lower_bound for e in sink.events if e.kind == "progress" and e.lower_bound is not None]
     assert bounds and bounds[-1] == pytest.approx(result.certificate.lower_bound)
     done = [e.counters for e in sink.events if e.kind == "progress" and e.counters.get("phase") == "certified"]

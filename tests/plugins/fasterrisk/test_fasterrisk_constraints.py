@@ -165,7 +165,7 @@ def _spec(constraints: dict, **search: object):
 def test_the_solver_keeps_a_weak_forced_feature_on_every_pool_card(policy: str) -> None:
     """Through the runner: a feature with no signal, forced in, is on every card of stats["pool"]
     (before the fix the beam's cards dropped it when its points rounded to 0)."""
-    from glasswork.runner import Runner
+    from glasswork.launch import Launch
 
     rng = np.random.default_rng(9)
     X = rng.integers(0, 2, (300, 6)).astype(float)
@@ -175,7 +175,7 @@ def test_the_solver_keeps_a_weak_forced_feature_on_every_pool_card(policy: str) 
         policy=policy,
         certify_time=2,
     )
-    result = Runner().run(spec, problem=_problem(X, y)).result
+    result = Launch(spec, no_store=True, problem=_problem(X, y)).run().result
     assert result.model.points[result.model.features.index("x5")] != 0
     for row in result.stats["pool"]:
         points = dict(zip(row["card"]["features"], row["card"]["points"]))

@@ -13,7 +13,7 @@ from glasswork.metrics import roc_auc
 from glasswork.plugins.fasterrisk.model import ScoreCard
 from glasswork.plugins.fasterrisk.engine import Engine, Settings
 from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
-from glasswork.runner import Runner
+from glasswork.launch import Launch
 
 TUTORIAL_CARD = {"Age_22_to_29": -2, "HSDiploma": -2, "NoHS": -4, "Married": 4, "AnyCapitalGains": 3}
 
@@ -43,7 +43,7 @@ def run_spec(problem: Problem, **sections):
             **sections,
         }
     )
-    return Runner().run(spec, problem=problem)
+    return Launch(spec, no_store=True, problem=problem).run()
 
 
 @pytest.mark.parametrize("defaults", ["reference", "paper"])
@@ -85,7 +85,7 @@ def test_adult_example_spec_runs_on_glasswork_data(monkeypatch):
     read_csv("fasterrisk-tutorial/adult_test_data.csv")  # skips when the data are absent
     monkeypatch.setenv("GLASSWORK_DATA", str(shared_data()))
     spec = Path(__file__).resolve().parents[3] / "specs" / "fasterrisk_adult.yaml"
-    result = Runner().run(load_spec(spec)).result
+    result = Launch(load_spec(spec), no_store=True).run().result
     assert dict(zip(result.model.features, result.model.points)) == TUTORIAL_CARD
     assert round(result.metrics["test_auc"], 3) == 0.856
 
@@ -188,7 +188,7 @@ def test_certified_example_spec_closes_its_bound(monkeypatch):
         pytest.skip("shared data set corels/compas_train-binary.csv absent")
     monkeypatch.setenv("GLASSWORK_DATA", str(shared_data()))
     spec = Path(__file__).resolve().parents[3] / "specs" / "fasterrisk_compas_certified.yaml"
-    result = Runner().run(load_spec(spec)).result
+    result = Launch(load_spec(spec), no_store=True).run().result
     cert = result.certificate
     assert result.stats["certificate"]["complete"] is True
     assert cert.lower_bound == pytest.approx(result.stats["certificate"]["best_real_loss"], rel=1e-6)

@@ -11,7 +11,7 @@ import pytest
 from glasswork import DataError, Problem, SpecError, Status
 from glasswork.events import CollectingSink
 from glasswork.registry import get_registry
-from glasswork.runner import Runner
+from glasswork.launch import Launch
 from glasswork.spec import load_spec, validate_spec
 from glasswork.testing import SolverContract
 from glasswork.plugins import fasterrisk as fasterrisk_plugin
@@ -66,7 +66,7 @@ def test_registered_as_a_builtin():
 
 def test_progress_pool_and_calibration_through_the_runner():
     sink = CollectingSink()
-    outcome = Runner(sinks=[sink]).run(spec(constraints={"sparsity": 3}), problem=synthetic_problem())
+    outcome = Launch(spec(constraints={"sparsity": 3}), no_store=True, problem=synthetic_problem()).run([sink])
     result = outcome.result
     assert isinstance(result.model, ScoreCard)
     assert result.certificate.status is Status.HEURISTIC
@@ -92,7 +92,7 @@ def test_progress_pool_and_calibration_through_the_runner():
 
 def test_time_limit_stops_with_a_card():
     problem = synthetic_problem(n=3000, p=400, seed=1)
-    outcome = Runner().run(spec(constraints={"sparsity": 10}, limits={"time": 0.05}), problem=problem)
+    outcome = Launch(spec(constraints={"sparsity": 10}, limits={"time": 0.05}), no_store=True, problem=problem).run()
     assert outcome.result.certificate.status is Status.STOPPED_TIME
     assert isinstance(outcome.result.model, ScoreCard)
 
@@ -121,21 +121,15 @@ def test_constraints_resolve_names_and_patterns():
 
 def test_constraints_are_respected_in_the_result():
     problem = synthetic_problem()
-    result = (
-        Runner()
-        .run(
-            spec(
-                constraints={
-                    "sparsity": 3,
-                    "groups": ["x0<=*", "x1<=*", "x2<=*"],
-                    "exclude": ["x2<=3"],
-                    "coefficient_bounds": [-2, 2],
-                }
-            ),
-            problem=problem,
-        )
-        .result
+    constrained = spec(
+        constraints={
+            "sparsity": 3,
+            "groups": ["x0<=*", "x1<=*", "x2<=*"],
+            "exclude": ["x2<=3"],
+            "coefficient_bounds": [-2, 2],
+        }
     )
+    result = Launch(constrained, no_store=True, problem=problem).run().result
     for row in result.stats["pool"]:
         card = row["card"]
         groups = [f.split("<=")[0] for f in card["features"]]
@@ -182,6 +176,6 @@ def test_example_specs_validate(name):
 
 
 def test_breast_cancer_example_runs():
-    outcome = Runner().run(load_spec(SPECS / "fasterrisk_breast_cancer.yaml"))
+    outcome = Launch(load_spec(SPECS / "fasterrisk_breast_cancer.yaml"), no_store=True).run()
     assert outcome.result.metrics["test_auc"] > 0.9
     assert isinstance(outcome.result.model, ScoreCard)

@@ -20,7 +20,7 @@ from paper_protocol import (
 from glasswork.plugins.moss.mio import mosek_licence
 from glasswork.registry import get_registry
 from glasswork.result import Status
-from glasswork.runner import Runner
+from glasswork.launch import Launch
 from glasswork.solver import SolveContext
 from glasswork.spec import validate_spec
 from glasswork.testing import SolverContract
@@ -134,7 +134,7 @@ def test_spec_rejects_two_targets_and_heuristic_frontier():
 
 def test_runner_prints_frontier_records():
     spec = validate_spec(document(constraints={"max_rules": 3, "frontier": {"points": 3}}), get_registry())
-    outcome = Runner().run(spec)
+    outcome = Launch(spec, no_store=True).run()
     assert "test_r2" in outcome.result.metrics
     assert isinstance(outcome.result.stats["frontier"], list)
 
