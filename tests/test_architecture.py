@@ -172,3 +172,40 @@ def test_glasswork_run_loads_no_heavy_library(tmp_path: Path) -> None:
 
 def test_the_heavy_import_check_sees_an_import(tmp_path: Path) -> None:
     assert _modules_loaded(tmp_path, "import glasswork\nimport sklearn.metrics\n") >= {"sklearn", "scipy"}
+
+
+RUN_PATH = "core/launch.py"  # the one module that builds the run's internal search step
+
+
+def runners_built(folders: tuple[str, ...] = ("core", "plugins", "tui", "tests", "bench")) -> list[str]:
+    """Every ``Runner(...)`` call outside the run path: a caller that skips a step of the run."""
+    found = []
+    for folder in folders:
+        for path, tree in modules(folder):
+            if path.relative_to(REPO).as_posix() == RUN_PATH:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call):
+                    func = node.func
+                    name = (
+                        func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+                    )
+                    if name == "Runner":
+                        found.append(f"{path.relative_to(REPO)}:{node.lineno}: builds a Runner")
+    return found
+
+
+def test_only_the_run_path_builds_a_runner() -> None:
+    """The CLI, the monitor, the sweep workers, the contract suite, the fixtures, the tests and the
+    benchmarks all run through ``glasswork.launch.Launch``, so a step added there reaches them all."""
+    assert runners_built() == []
+
+
+def test_the_runner_check_sees_a_runner_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "t.py").write_text(
+        "from glasswork import runner\nfrom glasswork.runner import Runner\nRunner()\nrunner.Runner(None)\n"
+        "from click.testing import CliRunner\nCliRunner()\n"
+    )
+    monkeypatch.setitem(globals(), "REPO", tmp_path)
+    assert runners_built(("tests",)) == ["tests/t.py:3: builds a Runner", "tests/t.py:4: builds a Runner"]
