@@ -217,8 +217,8 @@ STAGE = os.environ.get("SLOW_STAGE")
 if STAGE == "plugins":
     _pause("plugins")
 elif STAGE == "data":
-    import glasswork.runner as _runner
-    _runner.load_problem = lambda *args, **kwargs: _pause("data")
+    import glasswork.data as _data  # the run path (Launch.prepare) reads it from there when it loads
+    _data.load_problem = lambda *args, **kwargs: _pause("data")
 elif STAGE == "store":
     from glasswork.store import RunStore
     RunStore.open = lambda self, *args, **kwargs: _pause("store")
