@@ -29,10 +29,10 @@ from glasswork import hookspecs
 from glasswork._version import __version__
 from glasswork.hookspecs import PROJECT
 from glasswork.solver import Solver
-from glasswork.spec import SolverSpec
+from glasswork.spec_models import SolverSpec
 
 if TYPE_CHECKING:
-    from glasswork.display import Panel
+    from glasswork.panels import Panel
     from glasswork.export import ExportRequest, ModelInputs
 
 ENTRY_POINT_GROUP = "glasswork"
@@ -247,7 +247,7 @@ class Registry:
         A plugin whose hook fails or returns something else than panels contributes nothing:
         the monitor still shows the bounds, the gap and the counters.
         """
-        from glasswork.display import Panel
+        from glasswork.panels import Panel
 
         panels: list[Panel] = []
         for _info, outcome in self._each("monitor_panels", solver=solver):
