@@ -342,3 +342,30 @@ def test_modules_import_names_from_their_home_not_the_glasswork_namespace() -> N
         if f"glasswork.{alias.name}" not in names
     ]
     assert found == []
+
+
+def test_the_export_formats_have_one_home() -> None:
+    """The list of export formats is written once (``glasswork.export.formats``), in a module the
+    command line imports without NumPy or pydantic; everything else names it."""
+    formats = {"python", "sql", "json", "markdown"}
+    homes = [
+        f"{path.relative_to(REPO)}:{node.lineno}"
+        for folder in ("core", "tui")
+        for path, tree in modules(folder)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set))
+        and formats <= {e.value for e in node.elts if isinstance(e, ast.Constant)}
+    ]
+    assert homes == ["core/export/formats.py:14"]
+
+
+def test_the_export_formats_load_light() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, glasswork.export.formats\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'pydantic'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]"

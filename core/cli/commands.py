@@ -26,6 +26,7 @@ from glasswork.cli.app import (
     interrupted,
     print_spec_error,
 )
+from glasswork.export.formats import ALL_FORMATS
 
 
 @cli.command()
@@ -83,10 +84,10 @@ def run(
     from glasswork.store import StoreError
 
     for item in exports:  # a typo in --export is caught before the run, not after it
-        if item.partition(":")[0] not in ("python", "sql", "json", "markdown", "html"):
+        if item.partition(":")[0] not in ALL_FORMATS:
             fail(
-                f"--export {item}: unknown format {item.partition(':')[0]!r} (python, sql, json, markdown, "
-                "html); nothing was run.",
+                f"--export {item}: unknown format {item.partition(':')[0]!r} ({', '.join(ALL_FORMATS)}); "
+                "nothing was run.",
                 EXIT_INVALID,
                 as_json=as_json,
             )

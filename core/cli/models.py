@@ -10,8 +10,7 @@ import click
 
 from glasswork.cli.app import DB_OPTION, EXIT_INVALID, cli, fail
 from glasswork.cli.runs import _resolve, _store
-
-FORMATS = ("python", "sql", "json", "markdown")  # glasswork.export.FORMATS, without importing it
+from glasswork.export.formats import FORMATS
 
 
 @cli.command("export")
