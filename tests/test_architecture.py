@@ -369,3 +369,60 @@ def test_the_export_formats_load_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def private_crossings(names: dict[str, Path]) -> list[str]:
+    """Private names (``_x``, not dunders) one glasswork module takes from another: imported
+    (``from glasswork.m import _x``) or reached as an attribute of an imported module (``m._x``)."""
+    found = []
+    for module, path in names.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+        modules_named: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                source = (
+                    ".".join(package[: len(package) - node.level + 1] + [node.module or ""]).strip(".")
+                    if node.level
+                    else node.module or ""
+                )
+                if not source.startswith("glasswork") or source == module:
+                    continue
+                for alias in node.names:
+                    if f"{source}.{alias.name}" in names:
+                        modules_named[alias.asname or alias.name] = f"{source}.{alias.name}"
+                    elif alias.name.startswith("_") and not alias.name.startswith("__"):
+                        found.append(f"{path.relative_to(REPO)}:{node.lineno}: {source}.{alias.name}")
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name in names:
+                        modules_named[alias.asname or alias.name] = alias.name
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+                base = ast.unparse(node.value)
+                target = modules_named.get(base, base if base in names else None)
+                if target is not None and target != module:
+                    found.append(f"{path.relative_to(REPO)}:{node.lineno}: {target}.{node.attr}")
+    return found
+
+
+def test_no_module_takes_a_private_name_from_another() -> None:
+    """A helper two modules share is a concept with a public name (documented where it lives);
+    one only its module uses keeps its underscore. Plugins included."""
+    assert private_crossings(module_names()) == []
+
+
+def test_the_private_name_check_sees_a_crossing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "core" / "pkg").mkdir(parents=True)
+    (tmp_path / "core" / "a.py").write_text("def _helper(): ...\n__all__ = ['_helper']\n")
+    (tmp_path / "core" / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "core" / "pkg" / "b.py").write_text(
+        "from glasswork.a import _helper, __all__\nfrom glasswork import a as alias\n"
+        "def f():\n    from ..a import _helper as h\n    return alias._helper, h\n"
+    )
+    monkeypatch.setitem(globals(), "REPO", tmp_path)
+    assert private_crossings(module_names()) == [
+        "core/pkg/b.py:1: glasswork.a._helper",
+        "core/pkg/b.py:4: glasswork.a._helper",
+        "core/pkg/b.py:5: glasswork.a._helper",
+    ]

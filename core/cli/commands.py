@@ -20,7 +20,7 @@ from glasswork.cli.app import (
     EXIT_INTERRUPTED,
     EXIT_INVALID,
     EXIT_SOLVER,
-    _raise_keyboard_interrupt,
+    raise_keyboard_interrupt,
     cli,
     fail,
     interrupted,
@@ -120,7 +120,7 @@ def run(
         sinks.append(ProgressSink())
     if events_file is not None:
         sinks.append(JsonLinesSink(events_file))
-    previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    previous = signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
     try:
         with _stdout_kept_for_json(as_json):
             outcome = launch.run(sinks)
