@@ -97,10 +97,15 @@ if TYPE_CHECKING:
         sql_literal,
         sql_name,
     )
+    from glasswork.values import NUMBER, WHITESPACE, is_missing, number_of  # what a raw value holds
 
 # Each name loads its module on first use (PEP 562): the command line imports ``formats`` without
 # NumPy or pydantic, and no submodule depends on this package's namespace.
 _HOMES = {
+    "NUMBER": "glasswork.values",
+    "WHITESPACE": "glasswork.values",
+    "is_missing": "glasswork.values",
+    "number_of": "glasswork.values",
     "Condition": "glasswork.export.inputs",
     "DOCUMENT": "glasswork.export.documents",
     "DOCUMENT_VERSION": "glasswork.export.documents",
@@ -149,6 +154,10 @@ _HOMES = {
 }
 
 __all__ = [
+    "NUMBER",
+    "WHITESPACE",
+    "is_missing",
+    "number_of",
     "Any",
     "BaseModel",
     "Condition",
