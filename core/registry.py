@@ -272,7 +272,7 @@ class Registry:
         """The first plugin's ``format`` text of ``model`` (``export_model``)."""
         return self.first("export_model", model=model, format=format, request=request)
 
-    def load_model(self, model: dict[str, Any], inputs: ModelInputs | None) -> HookAnswer:
+    def rebuild_model(self, model: dict[str, Any], inputs: ModelInputs | None) -> HookAnswer:
         """The first plugin's model object rebuilt from ``model`` (``load_model``)."""
         return self.first("load_model", model=model, inputs=inputs)
 

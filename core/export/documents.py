@@ -175,7 +175,7 @@ def load_model(source: str | Path | dict[str, Any], registry: Registry | None = 
         path = ".".join(str(p) for p in first["loc"]) or "(top)"
         raise ExportError(f"{where}: not a glasswork model document: {path}: {first['msg']}") from None
     registry = registry or get_registry()
-    answer = registry.load_model(doc.model, doc.inputs)
+    answer = registry.rebuild_model(doc.model, doc.inputs)
     model = answer.value
     if model is None:
         if answer.errors:
