@@ -170,6 +170,22 @@ def test_glasswork_run_loads_no_heavy_library(tmp_path: Path) -> None:
     assert loaded == set()
 
 
+def test_importing_glasswork_loads_only_the_package() -> None:
+    """``glasswork``'s public names load on first use: the package alone (and ``startup``, which
+    must come first) until one is asked for; every name of ``__all__`` is still there."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, glasswork\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in {'glasswork', 'numpy', 'pydantic'}))\n"
+        "missing = [n for n in glasswork.__all__ if getattr(glasswork, n, None) is None]\n"
+        "print(missing, glasswork.spec.load_spec is glasswork.load_spec)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    assert out.stdout.splitlines() == ["['glasswork', 'glasswork._version', 'glasswork.startup']", "[] True"]
+
+
 def test_the_heavy_import_check_sees_an_import(tmp_path: Path) -> None:
     assert _modules_loaded(tmp_path, "import glasswork\nimport sklearn.metrics\n") >= {"sklearn", "scipy"}
 
