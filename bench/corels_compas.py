@@ -62,7 +62,7 @@ def child(lam: float, threads: int, time_limit: float, progress_every: float, bo
     base = str(DATA / "compas_train")
     t1 = time.perf_counter()
     data = read_corels(base + ".out", base + ".label", base + ".minor")
-    units = engine.prepare(data.antecedents.bits, data.y, 2)
+    units = engine.make_units(data.antecedents.bits, data.y, 2)
     kw: dict[str, Any] = {"threads": threads} if threads != 1 else {}
     if bounds != "default":
         kw["ablation"] = {name.removeprefix("no-"): not name.startswith("no-") for name in bounds.split("/")}

@@ -8,21 +8,71 @@ from __future__ import annotations
 
 # first: Ctrl-C while the command line imports is one line and exit 130 (glasswork.startup)
 from glasswork import startup as _startup  # noqa: F401, I001
+import importlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from glasswork._version import __version__
-from glasswork.data import DataError, DataSpec, Problem, load_problem
-from glasswork.events import Event, EventSink
-from glasswork.hookspecs import hookimpl
-from glasswork.result import Certificate, Classifier, Model, Result, Status
-from glasswork.solver import Limits, SolveContext, Solver, StopReason
-from glasswork.spec import LoadedSpec, SolverSpec, SpecError, StrictModel, load_spec
 
 if TYPE_CHECKING:
+    from glasswork.data import DataError, DataSpec, Problem, load_problem
+    from glasswork.events import Event, EventSink
     from glasswork.export import LoadedModel
+    from glasswork.hookspecs import hookimpl
+    from glasswork.result import Certificate, Classifier, Model, Result, Status
     from glasswork.record import RunOutcome
+    from glasswork.solver import Limits, SolveContext, Solver, StopReason
+    from glasswork.spec import LoadedSpec, SolverSpec, SpecError, StrictModel, load_spec
+
+# Where each re-exported name lives. They load on first use (PEP 562), so ``import glasswork``
+# costs only itself, and no module of the package depends on this namespace: modules import
+# from the concept module (tests/test_architecture.py checks it), which keeps the import graph
+# free of cycles through the package.
+_HOMES = {
+    "Certificate": "glasswork.result",
+    "Classifier": "glasswork.result",
+    "DataError": "glasswork.data",
+    "DataSpec": "glasswork.data",
+    "Event": "glasswork.events",
+    "EventSink": "glasswork.events",
+    "Limits": "glasswork.solver",
+    "LoadedSpec": "glasswork.spec",
+    "Model": "glasswork.result",
+    "Problem": "glasswork.data",
+    "Result": "glasswork.result",
+    "SolveContext": "glasswork.solver",
+    "Solver": "glasswork.solver",
+    "SolverSpec": "glasswork.spec",
+    "SpecError": "glasswork.spec",
+    "Status": "glasswork.result",
+    "StopReason": "glasswork.solver",
+    "StrictModel": "glasswork.spec",
+    "hookimpl": "glasswork.hookspecs",
+    "load_problem": "glasswork.data",
+    "load_spec": "glasswork.spec",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A re-exported name, imported from its home on first use; a submodule (``glasswork.spec``)
+    when asked for as an attribute, as an eager package would have it."""
+    if name in _HOMES:
+        value = getattr(importlib.import_module(_HOMES[name]), name)
+        globals()[name] = value
+        return value
+    if not name.startswith("__"):
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOMES))
+
 
 __all__ = [
     "Certificate",

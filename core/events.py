@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from glasswork.record import RecordSink, RunInfo, RunOutcome
-from glasswork.result import _jsonable
+from glasswork.result import jsonable
 
 if TYPE_CHECKING:
     from glasswork.result import Model
@@ -57,13 +57,13 @@ class Event:
         for name in ("objective", "lower_bound", "nodes", "message"):
             value = getattr(self, name)
             if value is not None:
-                out[name] = _jsonable(value)
+                out[name] = jsonable(value)
         if self.gap is not None:
             out["gap"] = self.gap
         if self.kind == "log":
             out["level"] = self.level
         if self.counters:
-            out["counters"] = _jsonable(self.counters)
+            out["counters"] = jsonable(self.counters)
         if self.model is not None:
             out["model"] = self.model.to_dict()
             out["model_text"] = self.model.to_text()

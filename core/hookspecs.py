@@ -24,7 +24,7 @@ import pluggy
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from glasswork.display import Panel
+    from glasswork.panels import Panel
     from glasswork.export import ExportRequest, ModelInputs
     from glasswork.solver import Solver
 

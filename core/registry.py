@@ -29,10 +29,10 @@ from glasswork import hookspecs
 from glasswork._version import __version__
 from glasswork.hookspecs import PROJECT
 from glasswork.solver import Solver
-from glasswork.spec import SolverSpec
+from glasswork.spec_models import SolverSpec
 
 if TYPE_CHECKING:
-    from glasswork.display import Panel
+    from glasswork.panels import Panel
     from glasswork.export import ExportRequest, ModelInputs
 
 ENTRY_POINT_GROUP = "glasswork"
@@ -247,7 +247,7 @@ class Registry:
         A plugin whose hook fails or returns something else than panels contributes nothing:
         the monitor still shows the bounds, the gap and the counters.
         """
-        from glasswork.display import Panel
+        from glasswork.panels import Panel
 
         panels: list[Panel] = []
         for _info, outcome in self._each("monitor_panels", solver=solver):
@@ -272,7 +272,7 @@ class Registry:
         """The first plugin's ``format`` text of ``model`` (``export_model``)."""
         return self.first("export_model", model=model, format=format, request=request)
 
-    def load_model(self, model: dict[str, Any], inputs: ModelInputs | None) -> HookAnswer:
+    def rebuild_model(self, model: dict[str, Any], inputs: ModelInputs | None) -> HookAnswer:
         """The first plugin's model object rebuilt from ``model`` (``load_model``)."""
         return self.first("load_model", model=model, inputs=inputs)
 

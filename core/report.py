@@ -308,7 +308,7 @@ def _curves(details: dict[str, Any], registry: Registry) -> str:
         )
     inputs = details.get("inputs")
     model_dict = next(m["model"] for m in details["models"] if m.get("model"))
-    model = registry.load_model(model_dict, None if inputs is None else ModelInputs.model_validate(inputs)).value
+    model = registry.rebuild_model(model_dict, None if inputs is None else ModelInputs.model_validate(inputs)).value
     X, y = (problem.X_test, problem.y_test) if problem.has_test else (problem.X, problem.y)
     part = "test" if problem.has_test else "training"
     assert X is not None and y is not None  # has_test says the test part is there

@@ -155,21 +155,21 @@ class Result:
             "gap": cert["gap"],
             "model": self.model.to_dict(),
             "model_text": self.model.to_text(),
-            "metrics": _jsonable(self.metrics),
-            "stats": _jsonable(self.stats),
+            "metrics": jsonable(self.metrics),
+            "stats": jsonable(self.stats),
         }
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
     """Turn numpy scalars and arrays (and non-finite floats) into plain JSON values."""
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
+        return jsonable(value.tolist())
     if isinstance(value, np.generic):
-        return _jsonable(value.item())
+        return jsonable(value.item())
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, Enum):

@@ -170,6 +170,22 @@ def test_glasswork_run_loads_no_heavy_library(tmp_path: Path) -> None:
     assert loaded == set()
 
 
+def test_importing_glasswork_loads_only_the_package() -> None:
+    """``glasswork``'s public names load on first use: the package alone (and ``startup``, which
+    must come first) until one is asked for; every name of ``__all__`` is still there."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, glasswork\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in {'glasswork', 'numpy', 'pydantic'}))\n"
+        "missing = [n for n in glasswork.__all__ if getattr(glasswork, n, None) is None]\n"
+        "print(missing, glasswork.spec.load_spec is glasswork.load_spec)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    assert out.stdout.splitlines() == ["['glasswork', 'glasswork._version', 'glasswork.startup']", "[] True"]
+
+
 def test_the_heavy_import_check_sees_an_import(tmp_path: Path) -> None:
     assert _modules_loaded(tmp_path, "import glasswork\nimport sklearn.metrics\n") >= {"sklearn", "scipy"}
 
@@ -209,3 +225,257 @@ def test_the_runner_check_sees_a_runner_built(tmp_path: Path, monkeypatch: pytes
     )
     monkeypatch.setitem(globals(), "REPO", tmp_path)
     assert runners_built(("tests",)) == ["tests/t.py:3: builds a Runner", "tests/t.py:4: builds a Runner"]
+
+
+# -- the import graph has no cycle ------------------------------------------------------------------
+
+# Where each folder is installed (pyproject.toml's package-dir).
+PACKAGES = {
+    "core": "glasswork",
+    "plugins": "glasswork.plugins",
+    "tui": "glasswork.tui",
+    "cython_ext": "glasswork.cython_ext",
+}
+
+
+def module_names() -> dict[str, Path]:
+    """Every glasswork module by its dotted name (a package by its ``__init__``)."""
+    found = {}
+    for folder, package in PACKAGES.items():
+        for path in sorted((REPO / folder).rglob("*.py")):
+            parts = list(path.relative_to(REPO / folder).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join([package, *parts])] = path
+    return found
+
+
+def _type_checking_only(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def import_statements(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import that runs: at the top and inside functions, not under ``if TYPE_CHECKING:``
+    (those never execute, so they cannot take part in an import cycle)."""
+
+    def visit(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+        for child in ast.iter_child_nodes(node):
+            if _type_checking_only(child):
+                yield from (s for s in child.orelse for s in visit(ast.Module(body=[s], type_ignores=[])))
+                continue
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                yield child
+            yield from visit(child)
+
+    yield from visit(tree)
+
+
+def import_graph() -> dict[str, dict[str, int]]:
+    """Module -> the glasswork modules it makes Python import (with the line that does), for every
+    import that runs. ``from a.b import c`` names module ``a.b.c`` when ``c`` is a submodule, else
+    it needs ``a.b`` itself; importing ``a.b.c`` also runs ``a`` and ``a.b`` (the importer's own
+    enclosing packages excepted, which are already running when it runs)."""
+    names = module_names()
+
+    def home(dotted: str) -> str | None:
+        while dotted and dotted not in names:
+            dotted = dotted.rpartition(".")[0]
+        return dotted or None
+
+    graph: dict[str, dict[str, int]] = {}
+    for name, path in names.items():
+        edges: dict[str, int] = {}
+
+        def needs(target: str, line: int, *, name: str = name, edges: dict[str, int] = edges) -> None:
+            parts = target.split(".")
+            for i in range(1, len(parts) + 1):
+                module = ".".join(parts[:i])
+                if module in names and module != name and not name.startswith(module + "."):
+                    edges.setdefault(module, line)
+
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in import_statements(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if (target := home(alias.name)) and alias.name.startswith("glasswork"):
+                        needs(target, node.lineno)
+                continue
+            base = ".".join(package[: len(package) - node.level + 1] + [node.module or ""]).strip(".")
+            source = base if node.level else (node.module or "")
+            if not source.startswith("glasswork") or (owner := home(source)) is None:
+                continue
+            for alias in node.names:
+                if f"{source}.{alias.name}" in names:
+                    needs(f"{source}.{alias.name}", node.lineno)
+                elif owner == name or not name.startswith(owner + "."):
+                    needs(owner, node.lineno)
+                else:  # a name from an enclosing package: that package's body must have run
+                    edges.setdefault(owner, node.lineno)
+        graph[name] = edges
+    return graph
+
+
+def import_cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each as its edges."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+
+    def connect(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, {}):
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                members = set(component)
+                components.append(
+                    sorted(
+                        f"{m} -> {w} (line {line})" for m in component for w, line in graph[m].items() if w in members
+                    )
+                )
+
+    for v in sorted(graph):
+        if v not in index:
+            connect(v)
+    return components
+
+
+def test_no_import_cycle() -> None:
+    """Counting imports inside functions too: a cycle hidden behind a function-local import is
+    still two concepts that need each other (docs/architecture.md, import rules)."""
+    cycles = import_cycles(import_graph())
+    assert cycles == [], "import cycles:\n" + "\n\n".join("\n".join(c) for c in cycles)
+
+
+def test_the_cycle_check_sees_a_cycle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "core" / "pkg").mkdir(parents=True)
+    (tmp_path / "core" / "__init__.py").write_text("from glasswork.a import A\n")
+    (tmp_path / "core" / "a.py").write_text("def f():\n    from glasswork.b import B\nA = 1\n")
+    (tmp_path / "core" / "b.py").write_text("from glasswork import a\nB = 2\n")  # a submodule: no edge to glasswork
+    (tmp_path / "core" / "c.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from glasswork.pkg.d import D\n"
+    )
+    (tmp_path / "core" / "pkg" / "__init__.py").write_text("from .d import D\n")
+    (tmp_path / "core" / "pkg" / "d.py").write_text("from glasswork.c import C\nD = 0\n")
+    (tmp_path / "core" / "e.py").write_text("from glasswork.pkg.f import F\n")
+    (tmp_path / "core" / "pkg" / "f.py").write_text("def g():\n    import glasswork.e\nF = 0\n")
+    monkeypatch.setitem(globals(), "REPO", tmp_path)
+    assert import_cycles(import_graph()) == [
+        ["glasswork.a -> glasswork.b (line 2)", "glasswork.b -> glasswork.a (line 1)"],
+        ["glasswork.e -> glasswork.pkg.f (line 1)", "glasswork.pkg.f -> glasswork.e (line 2)"],
+    ]
+
+
+def test_modules_import_names_from_their_home_not_the_glasswork_namespace() -> None:
+    """``glasswork``'s re-exports are for users; a module that took a name from there would tie
+    every module to the package's ``__init__`` (the cycle the re-exports used to make)."""
+    names = module_names()
+    found = [
+        f"{path.relative_to(REPO)}:{node.lineno}: from glasswork import {alias.name}"
+        for module, path in names.items()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "glasswork"
+        for alias in node.names
+        if f"glasswork.{alias.name}" not in names
+    ]
+    assert found == []
+
+
+def test_the_export_formats_have_one_home() -> None:
+    """The list of export formats is written once (``glasswork.export.formats``), in a module the
+    command line imports without NumPy or pydantic; everything else names it."""
+    formats = {"python", "sql", "json", "markdown"}
+    homes = [
+        f"{path.relative_to(REPO)}:{node.lineno}"
+        for folder in ("core", "tui")
+        for path, tree in modules(folder)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set))
+        and formats <= {e.value for e in node.elts if isinstance(e, ast.Constant)}
+    ]
+    assert homes == ["core/export/formats.py:14"]
+
+
+def test_the_export_formats_load_light() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, glasswork.export.formats\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'pydantic'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def private_crossings(names: dict[str, Path]) -> list[str]:
+    """Private names (``_x``, not dunders) one glasswork module takes from another: imported
+    (``from glasswork.m import _x``) or reached as an attribute of an imported module (``m._x``)."""
+    found = []
+    for module, path in names.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+        modules_named: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                source = (
+                    ".".join(package[: len(package) - node.level + 1] + [node.module or ""]).strip(".")
+                    if node.level
+                    else node.module or ""
+                )
+                if not source.startswith("glasswork") or source == module:
+                    continue
+                for alias in node.names:
+                    if f"{source}.{alias.name}" in names:
+                        modules_named[alias.asname or alias.name] = f"{source}.{alias.name}"
+                    elif alias.name.startswith("_") and not alias.name.startswith("__"):
+                        found.append(f"{path.relative_to(REPO)}:{node.lineno}: {source}.{alias.name}")
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name in names:
+                        modules_named[alias.asname or alias.name] = alias.name
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+                base = ast.unparse(node.value)
+                target = modules_named.get(base, base if base in names else None)
+                if target is not None and target != module:
+                    found.append(f"{path.relative_to(REPO)}:{node.lineno}: {target}.{node.attr}")
+    return found
+
+
+def test_no_module_takes_a_private_name_from_another() -> None:
+    """A helper two modules share is a concept with a public name (documented where it lives);
+    one only its module uses keeps its underscore. Plugins included."""
+    assert private_crossings(module_names()) == []
+
+
+def test_the_private_name_check_sees_a_crossing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "core" / "pkg").mkdir(parents=True)
+    (tmp_path / "core" / "a.py").write_text("def _helper(): ...\n__all__ = ['_helper']\n")
+    (tmp_path / "core" / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "core" / "pkg" / "b.py").write_text(
+        "from glasswork.a import _helper, __all__\nfrom glasswork import a as alias\n"
+        "def f():\n    from ..a import _helper as h\n    return alias._helper, h\n"
+    )
+    monkeypatch.setitem(globals(), "REPO", tmp_path)
+    assert private_crossings(module_names()) == [
+        "core/pkg/b.py:1: glasswork.a._helper",
+        "core/pkg/b.py:4: glasswork.a._helper",
+        "core/pkg/b.py:5: glasswork.a._helper",
+    ]

@@ -183,7 +183,7 @@ def test_cli_export_of_an_unexportable_kind_exits_2(tmp_path: Path) -> None:
 
     store = RunStore(tmp_path / "s.duckdb").open()
     info = RunInfo("f" * 32, "odd", "mystery", "1", "h", {}, None, "fp", 1, 0, 1, "2026-01-01T00:00:00+00:00")
-    store.record(
+    store.write_records(
         [
             start_record(info),
             {
@@ -213,7 +213,7 @@ def test_cli_export_of_a_run_recorded_without_inputs_exits_2(runs: dict, tmp_pat
     store = RunStore(tmp_path / "old.duckdb").open()
     info = RunInfo("e" * 32, "old", "corels", "1", "h", {}, None, "fp", 1, 0, 1, "2026-01-01T00:00:00+00:00")
     assert info.inputs is None  # as every run recorded before schema version 3
-    store.record(
+    store.write_records(
         [
             start_record(info),
             {

@@ -379,7 +379,7 @@ def test_folding_a_journal_twice_gives_the_same_rows(tmp_path):
             "ended_at": "2026-01-01T00:00:05",
         },
     ]
-    store.record(records)
+    store.write_records(records)
     first = store.events("twice"), store.get_run("twice")
     store.events_dir.mkdir(exist_ok=True)
     store.log_path("twice").write_text("".join(json.dumps(r) + "\n" for r in records))

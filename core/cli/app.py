@@ -153,7 +153,8 @@ def print_spec_error(error: Any) -> None:
         click.echo(str(issue), err=True)
 
 
-def _raise_keyboard_interrupt(signum: int, frame: Any) -> None:
+def raise_keyboard_interrupt(signum: int, frame: Any) -> None:
+    """A signal handler (SIGTERM) that stops a command as Ctrl-C does: exit 130, the run cancelled."""
     raise KeyboardInterrupt
 
 

@@ -19,7 +19,7 @@ from glasswork.cli.app import (
     DB_OPTION,
     EXIT_INTERRUPTED,
     EXIT_INVALID,
-    _raise_keyboard_interrupt,
+    raise_keyboard_interrupt,
     cli,
     fail,
     fail_run,
@@ -27,6 +27,7 @@ from glasswork.cli.app import (
     print_spec_error,
 )
 from glasswork.exits import run_failure
+from glasswork.export.formats import ALL_FORMATS
 
 
 @cli.command()
@@ -81,10 +82,10 @@ def run(
     from glasswork.runner import SolverFailure
 
     for item in exports:  # a typo in --export is caught before the run, not after it
-        if item.partition(":")[0] not in ("python", "sql", "json", "markdown", "html"):
+        if item.partition(":")[0] not in ALL_FORMATS:
             fail(
-                f"--export {item}: unknown format {item.partition(':')[0]!r} (python, sql, json, markdown, "
-                "html); nothing was run.",
+                f"--export {item}: unknown format {item.partition(':')[0]!r} ({', '.join(ALL_FORMATS)}); "
+                "nothing was run.",
                 EXIT_INVALID,
                 as_json=as_json,
             )
@@ -107,7 +108,7 @@ def run(
         sinks.append(ProgressSink())
     if events_file is not None:
         sinks.append(JsonLinesSink(events_file))
-    previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    previous = signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
     try:
         with _stdout_kept_for_json(as_json):
             outcome = launch.run(sinks)

@@ -9,9 +9,8 @@ from pathlib import Path
 import click
 
 from glasswork.cli.app import DB_OPTION, EXIT_INVALID, cli, fail
-from glasswork.cli.runs import _resolve, _store
-
-FORMATS = ("python", "sql", "json", "markdown")  # glasswork.export.FORMATS, without importing it
+from glasswork.cli.runs import resolve_runs, store_at
+from glasswork.export.formats import FORMATS
 
 
 @cli.command("export")
@@ -34,8 +33,8 @@ def export(run_ref: str, fmt: str, output: Path | None, table: str, db: str | No
     """Export the model of RUN (an id prefix or 'latest') to run outside glasswork."""
     from glasswork.export import ExportError, export_run, write_file
 
-    store = _store(db)
-    [run_id] = _resolve(store, (run_ref,))
+    store = store_at(db)
+    [run_id] = resolve_runs(store, (run_ref,))
     try:
         text = export_run(store.details(run_id), fmt, table=table)
         if output is not None:
@@ -80,8 +79,8 @@ def report(run_ref: str, output: Path | None, db: str | None) -> None:
     from glasswork.export import ExportError
     from glasswork.report import write_report
 
-    store = _store(db)
-    [run_id] = _resolve(store, (run_ref,))
+    store = store_at(db)
+    [run_id] = resolve_runs(store, (run_ref,))
     try:
         path = write_report(store, run_id, output)
     except ExportError as exc:

@@ -16,7 +16,9 @@ def runs() -> None:
     """Browse, compare, export and delete recorded runs (RUN is an id prefix or 'latest')."""
 
 
-def _store(db: str | None) -> Any:
+def store_at(db: str | None) -> Any:
+    """The run store at ``--db`` (or the default), opened; a message and exit 2 when there is none,
+    1 when it cannot be used. Every command that reads recorded runs starts here."""
     from glasswork.store import RunStore, StoreError, default_db_path
 
     path = default_db_path(db)
@@ -28,7 +30,9 @@ def _store(db: str | None) -> Any:
         fail(str(exc), EXIT_SOLVER)
 
 
-def _resolve(store: Any, refs: tuple[str, ...]) -> list[str]:
+def resolve_runs(store: Any, refs: tuple[str, ...]) -> list[str]:
+    """Run ids for RUN arguments (id prefixes or 'latest'); a message and exit 2 for one that
+    names no run or several."""
     from glasswork.store import StoreError
 
     try:
@@ -61,7 +65,7 @@ def runs_list(
 
     from glasswork.console import fmt_number, fmt_when, plain_text
 
-    rows = _store(db).list_runs(solver=solver, state=state, name=name, sweep=sweep_id, limit=limit)
+    rows = store_at(db).list_runs(solver=solver, state=state, name=name, sweep=sweep_id, limit=limit)
     if as_json:
         click.echo(json.dumps([r.to_dict() for r in rows], indent=2, default=str))
         return
@@ -109,8 +113,8 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
     from glasswork.console import fmt_number, fmt_when, plain_text
     from glasswork.display import model_view
 
-    store = _store(db)
-    [run_id] = _resolve(store, (run_ref,))
+    store = store_at(db)
+    [run_id] = resolve_runs(store, (run_ref,))
     doc = store.details(run_id)
     if as_json:
         click.echo(json.dumps(doc, indent=2, default=str))
@@ -169,8 +173,8 @@ def runs_compare(run_refs: tuple[str, ...], db: str | None, as_json: bool) -> No
 
     if len(run_refs) < 2:
         fail("compare needs at least two runs", EXIT_INVALID)
-    store = _store(db)
-    docs = [store.details(r) for r in _resolve(store, run_refs)]
+    store = store_at(db)
+    docs = [store.details(r) for r in resolve_runs(store, run_refs)]
     specs = [flatten(d["spec"]) for d in docs]
     keys = sorted({k for s in specs for k in s})
     differing = [k for k in keys if len({json.dumps(s.get(k), sort_keys=True) for s in specs}) > 1]
@@ -217,8 +221,8 @@ def runs_compare(run_refs: tuple[str, ...], db: str | None, as_json: bool) -> No
 )
 def runs_export(run_refs: tuple[str, ...], db: str | None, fmt: str, output: Path | None) -> None:
     """Export runs with their event series, as JSON, CSV or Parquet."""
-    store = _store(db)
-    run_ids = _resolve(store, run_refs)
+    store = store_at(db)
+    run_ids = resolve_runs(store, run_refs)
     if fmt == "json":
         docs = []
         for run_id in run_ids:
@@ -244,8 +248,8 @@ def runs_export(run_refs: tuple[str, ...], db: str | None, fmt: str, output: Pat
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 def runs_delete(run_refs: tuple[str, ...], db: str | None, yes: bool) -> None:
     """Delete runs and everything recorded with them."""
-    store = _store(db)
-    run_ids = _resolve(store, run_refs)
+    store = store_at(db)
+    run_ids = resolve_runs(store, run_refs)
     if not yes:
         click.confirm(f"Delete {len(run_ids)} run(s) ({', '.join(r[:12] for r in run_ids)})?", abort=True)
     click.echo(f"deleted {store.delete(run_ids)} run(s)")

@@ -11,7 +11,8 @@ Importing this package stays light: DuckDB and scikit-learn load only when a sou
 from __future__ import annotations
 
 from glasswork.data.corels_format import CorelsData, read_corels, write_corels
-from glasswork.data.load import load_problem, split_indices
+from glasswork.data.load import load_problem
+from glasswork.data.split import split_indices
 from glasswork.data.problem import DataError, Problem
 from glasswork.data.rules import Antecedents, mine_antecedents, minority_mask
 from glasswork.data.spec import BinarizeSpec, DataSpec, SplitSpec

@@ -241,7 +241,7 @@ def load_corels(spec: DataSpec, base_dir: Path) -> Problem:
     training antecedents), ``minority`` (the ``.minor`` mask, recomputed on the training rows
     after a split) and ``label_names`` (the ``.label`` names, for writing the files back).
     """
-    from glasswork.data.load import split_indices
+    from glasswork.data.split import split_indices
     from glasswork.data.rules import minority_mask
     from glasswork.data.sources import resolve_path
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from dataclasses import dataclass, field
 from collections.abc import Callable
 from functools import lru_cache, cache
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -37,6 +38,22 @@ T = TypeVar("T")
 
 if TYPE_CHECKING:
     import duckdb
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """How long (seconds, from when the bounds are made) and how much resident memory (bytes)
+    reading and filtering may take: a run's ``limits.time`` and ``limits.memory``. ``None``: no
+    bound beyond DuckDB's own (``SANDBOX_MEMORY_LIMIT``); Ctrl-C stops it either way."""
+
+    time: float | None = None
+    memory: int | None = None
+    deadline: float | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        if self.time is not None:
+            object.__setattr__(self, "deadline", time.monotonic() + self.time)
+
 
 MAX_WHERE_CHARS = 4096
 ROWS_TABLE = "gw_rows"
@@ -697,8 +714,6 @@ def filter_rows(
     filter fails on the rows.
     """
     import duckdb
-
-    from glasswork.data.sources import Bounds
 
     bounds = bounds or Bounds()
     condition = check_where(where)

@@ -10,14 +10,14 @@ import os
 import re
 import stat
 from collections.abc import Mapping
-import time as _time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from glasswork.data.problem import DataError
+from glasswork.data.sandbox import Bounds
 from glasswork.values import WHITESPACE, is_missing
 
 DATA_ENV = "GLASSWORK_DATA"
@@ -317,21 +317,6 @@ def read_file(
         missing[name] = mask
     rows = np.asarray(raw[row_column], dtype=np.int64)
     return Table(shown, names, columns, missing, rows, header_lines=0 if parquet else 1)
-
-
-@dataclass(frozen=True)
-class Bounds:
-    """How long (seconds, from when the bounds are made) and how much resident memory (bytes)
-    reading and filtering may take: a run's ``limits.time`` and ``limits.memory``. ``None``: no
-    bound beyond DuckDB's own (``sandbox.SANDBOX_MEMORY_LIMIT``); Ctrl-C stops it either way."""
-
-    time: float | None = None
-    memory: int | None = None
-    deadline: float | None = field(init=False, default=None)
-
-    def __post_init__(self) -> None:
-        if self.time is not None:
-            object.__setattr__(self, "deadline", _time.monotonic() + self.time)
 
 
 RAW_TABLE = "gw_raw"

@@ -122,7 +122,7 @@ class RunStore:
     def _ended(self) -> set[str]:
         return {p.name for p in recovery.journals(self.events_dir) if recovery.journal_ended(p)}
 
-    def record(self, records: list[dict[str, Any]]) -> None:
+    def write_records(self, records: list[dict[str, Any]]) -> None:
         """Record a whole run at once from its records (start, events..., finish): it becomes a
         journal, folded now if the store is free. Sweeps use it (their workers never open it)."""
         journal = Journal(self.log_path(records[0]["run_id"]))

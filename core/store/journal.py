@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from glasswork.record import RunInfo, RunOutcome, finish_record, start_record
-from glasswork.store.schema import StoreLocked, _now, try_lock
+from glasswork.store.schema import StoreLocked, try_lock, utc_now
 
 if TYPE_CHECKING:
     from glasswork.events import Event
@@ -200,7 +200,7 @@ class StoreSink:
         journal = self.journal
         if journal is None:
             return
-        journal.write({**finish_record(run.run_id, outcome, error), "ended_at": _now().isoformat()})
+        journal.write({**finish_record(run.run_id, outcome, error), "ended_at": utc_now().isoformat()})
         journal.close()
         self._check_write()
         if journal.error is not None:

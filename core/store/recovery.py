@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from glasswork.store.journal import NEW_SUFFIX, SUFFIX, pid_alive, read_journal, writer_alive
 from glasswork.store.runs import close_silent_runs, write_run
-from glasswork.store.schema import StoreError, _now, _one
+from glasswork.store.schema import StoreError, utc_now, first_row
 
 if TYPE_CHECKING:
     import duckdb
@@ -53,7 +53,7 @@ def fold_journals(con: duckdb.DuckDBPyConnection, events_dir: Path) -> list[str]
     if events_dir.is_dir():
         for stray in events_dir.glob(f"*{NEW_SUFFIX}"):  # killed before its start line was written
             made = modified(stray)  # (a fresh one may be between its creation and its lock)
-            if made is not None and (_now() - made).total_seconds() > 60 and not writer_alive(stray):
+            if made is not None and (utc_now() - made).total_seconds() > 60 and not writer_alive(stray):
                 stray.unlink(missing_ok=True)
     for path in journals(events_dir):
         records = read_journal(path)
@@ -144,7 +144,7 @@ def salvage(source: Path, target: Path, events_dir: Path) -> dict[str, int]:
             columns = "run_id, seq" if table == "events" else "run_id"
             try:
                 con.execute(f"INSERT INTO {table} SELECT * FROM damaged.{table}")
-                copied[table] = _one(con, f"SELECT count(*) FROM {table}")[0]
+                copied[table] = first_row(con, f"SELECT count(*) FROM {table}")[0]
                 continue
             except duckdb.Error:
                 con.execute(f"DELETE FROM {table}")
@@ -156,7 +156,7 @@ def salvage(source: Path, target: Path, events_dir: Path) -> dict[str, int]:
                     )
                 except duckdb.Error:
                     continue
-            copied[table] = _one(con, f"SELECT count(*) FROM {table}")[0]
+            copied[table] = first_row(con, f"SELECT count(*) FROM {table}")[0]
         logs = 0
         for path in journals(events_dir):
             records = read_journal(path)
@@ -192,7 +192,7 @@ def _inconsistencies(con: duckdb.DuckDBPyConnection) -> list[str]:
         ("ended runs without an end time", "SELECT count(*) FROM runs WHERE state <> 'running' AND ended_at IS NULL"),
     ]
     for what, sql in checks:
-        count = _one(con, sql)[0]
+        count = first_row(con, sql)[0]
         if count:
             problems.append(f"{count} {what}")
     return problems

@@ -21,12 +21,12 @@ from glasswork.store.schema import (
     STALE_SECONDS,
     STATE_OF_STATUS,
     StoreError,
-    _finite,
-    _json,
-    _now,
-    _one,
-    _sql_string,
-    _utc,
+    finite_or_none,
+    json_text,
+    utc_now,
+    first_row,
+    sql_string_body,
+    as_utc,
 )
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def write_run(
     run_id = info.run_id
     finish = records[-1] if len(records) > 1 and records[-1].get("kind") == "finish" else None
     if finish is not None and finish.get("ended_at"):
-        ended_at = _utc(finish["ended_at"])  # when the run ended, whenever it is folded
+        ended_at = as_utc(finish["ended_at"])  # when the run ended, whenever it is folded
     for table in ("events", "artifacts", "metrics", "runs"):
         con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
     con.execute(
@@ -156,20 +156,20 @@ def write_run(
             info.solver,
             info.solver_version,
             info.spec_hash,
-            _json(info.spec),
+            json_text(info.spec),
             info.spec_path,
             info.data_fingerprint,
-            _json(info.split),
+            json_text(info.split),
             info.n_train,
             info.n_test,
             info.n_features,
             info.host,
             info.pid,
-            _utc(info.started_at),
-            ended_at or _now(),
+            as_utc(info.started_at),
+            ended_at or utc_now(),
             info.sweep_id,
-            _json(info.sweep_point),
-            _json(info.inputs),
+            json_text(info.sweep_point),
+            json_text(info.inputs),
         ],
     )
     events = [(seq, r) for seq, r in enumerate(records[1:]) if r.get("kind") != "finish"]
@@ -180,11 +180,11 @@ def write_run(
         finally:
             con.unregister("glasswork_event_batch")
     if finish is not None and finish.get("result") is not None:
-        _finish(con, run_id, finish["result"], ended_at or _now())
+        _finish(con, run_id, finish["result"], ended_at or utc_now())
     elif finish is not None or not live:
         con.execute(
             "UPDATE runs SET state = 'failed', error = ?, ended_at = ? WHERE run_id = ?",
-            [(finish or {}).get("error") or KILLED, ended_at or _now(), run_id],
+            [(finish or {}).get("error") or KILLED, ended_at or utc_now(), run_id],
         )
         _keep_best(con, run_id, [r for _, r in events])
     return run_id
@@ -200,22 +200,22 @@ def _finish(con: duckdb.DuckDBPyConnection, run_id: str, result: dict[str, Any],
         [
             state,
             result["status"],
-            _finite(result.get("objective")),
-            _finite(result.get("lower_bound")),
-            _finite(result.get("gap")),
+            finite_or_none(result.get("objective")),
+            finite_or_none(result.get("lower_bound")),
+            finite_or_none(result.get("gap")),
             stats.get("elapsed"),
             stats.get("peak_memory"),
-            _json(stats),
+            json_text(stats),
             ended_at,
             run_id,
         ],
     )
     con.execute(
         "INSERT INTO artifacts VALUES (?, 'model', ?, ?, ?)",
-        [run_id, result["model"].get("kind"), _json(result["model"]), result.get("model_text")],
+        [run_id, result["model"].get("kind"), json_text(result["model"]), result.get("model_text")],
     )
     metrics = [
-        (run_id, k, _finite(v))
+        (run_id, k, finite_or_none(v))
         for k, v in result.get("metrics", {}).items()
         if isinstance(v, (int, float)) and not isinstance(v, bool)
     ]
@@ -240,7 +240,7 @@ def _keep_best(con: duckdb.DuckDBPyConnection, run_id: str, events: list[dict[st
     ``runs show`` shows these figures with the failed state."""
 
     def last(key: str) -> float | None:
-        return next((_finite(r[key]) for r in reversed(events) if _finite(r.get(key)) is not None), None)
+        return next((finite_or_none(r[key]) for r in reversed(events) if finite_or_none(r.get(key)) is not None), None)
 
     obj, low = last("objective"), last("lower_bound")
     if obj is None and low is None:
@@ -252,7 +252,7 @@ def _keep_best(con: duckdb.DuckDBPyConnection, run_id: str, events: list[dict[st
         con.execute("DELETE FROM artifacts WHERE run_id = ?", [run_id])
         con.execute(
             "INSERT INTO artifacts VALUES (?, 'model', ?, ?, ?)",
-            [run_id, incumbent["model"].get("kind"), _json(incumbent["model"]), incumbent.get("model_text")],
+            [run_id, incumbent["model"].get("kind"), json_text(incumbent["model"]), incumbent.get("model_text")],
         )
 
 
@@ -361,7 +361,7 @@ def resolve(con: duckdb.DuckDBPyConnection, refs: Sequence[str], where: Path) ->
     out = []
     for ref in refs:
         if ref == "latest":
-            row = _one(con, "SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1")
+            row = first_row(con, "SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1")
             if row is None:
                 raise StoreError(f"no runs recorded in {where} yet")
             out.append(row[0])
@@ -384,7 +384,7 @@ def resolve(con: duckdb.DuckDBPyConnection, refs: Sequence[str], where: Path) ->
 
 
 def get_run(con: duckdb.DuckDBPyConnection, run_id: str, where: Path) -> RunRow:
-    row = _one(con, f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ?", [run_id])
+    row = first_row(con, f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ?", [run_id])
     if row is None:
         raise StoreError(f"no run {run_id!r} in {where}")
     return _row(row)
@@ -396,14 +396,14 @@ def details(con: duckdb.DuckDBPyConnection, run_id: str, where: Path) -> dict[st
     doc["metrics"] = dict(
         con.execute("SELECT name, value FROM metrics WHERE run_id = ? ORDER BY name", [run_id]).fetchall()
     )
-    split, inputs, spec_path = _one(con, "SELECT split, inputs, spec_path FROM runs WHERE run_id = ?", [run_id])
+    split, inputs, spec_path = first_row(con, "SELECT split, inputs, spec_path FROM runs WHERE run_id = ?", [run_id])
     doc["models"] = [
         {"name": n, "kind": k, "model": json.loads(b) if b else None, "text": t} for n, k, b, t in artifacts
     ]
     doc["split"] = json.loads(split) if split else None
     doc["inputs"] = json.loads(inputs) if inputs else None  # None: recorded before inputs were kept
     doc["spec_path"] = spec_path
-    doc["n_events"] = _one(con, "SELECT count(*) FROM events WHERE run_id = ?", [run_id])[0]
+    doc["n_events"] = first_row(con, "SELECT count(*) FROM events WHERE run_id = ?", [run_id])[0]
     return doc
 
 
@@ -428,7 +428,7 @@ def export(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], prefix: Path,
             path = prefix.with_name(f"{prefix.name}.{table}.{fmt}")
             con.execute(
                 f"COPY (SELECT * FROM {table} WHERE run_id IN (SELECT run_id FROM glasswork_export_ids) "
-                f"ORDER BY {order}) TO '{_sql_string(path)}' ({options})"
+                f"ORDER BY {order}) TO '{sql_string_body(path)}' ({options})"
             )
             written.append((table, path))
     finally:
@@ -461,6 +461,8 @@ def _event_columns(run_id: str, records: Sequence[tuple[int, dict[str, Any]]]) -
         "gap": floats("gap"),
         "nodes": ints("nodes"),
         "queue": ints("queue", "queue"),
-        "counters": np.array([_json(r["counters"]) if r.get("counters") else None for _, r in records], dtype=object),
+        "counters": np.array(
+            [json_text(r["counters"]) if r.get("counters") else None for _, r in records], dtype=object
+        ),
         "message": np.array([r.get("message") for _, r in records], dtype=object),
     }

@@ -174,26 +174,29 @@ def default_db_path(
     return Path(DEFAULT_DB)
 
 
-def _now() -> datetime:
+def utc_now() -> datetime:
     """Naive UTC: the store's timestamps are UTC ``TIMESTAMP`` columns (no time-zone module needed)."""
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
-def _utc(value: str | datetime) -> datetime:
+def as_utc(value: str | datetime) -> datetime:
+    """A stored or given moment as naive UTC, the form the store's columns hold."""
     moment = datetime.fromisoformat(value) if isinstance(value, str) else value
     if moment.tzinfo is not None:
         moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
     return moment
 
 
-def _finite(value: Any) -> float | None:
+def finite_or_none(value: Any) -> float | None:
+    """A figure for a DOUBLE column: ``None`` for a missing or non-finite one."""
     if value is None:
         return None
     value = float(value)
     return value if math.isfinite(value) else None
 
 
-def _json(value: Any) -> str | None:
+def json_text(value: Any) -> str | None:
+    """A value for a JSON column (strict JSON: no NaN), ``None`` kept as NULL."""
     return None if value is None else json.dumps(value, allow_nan=False, default=str)
 
 
@@ -202,14 +205,16 @@ def _disk_full(exc: BaseException) -> bool:
     return "no space left" in text or "disk is full" in text or "errno 28" in text
 
 
-def _one(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] = ()) -> Any:
+def first_row(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] = ()) -> Any:
     """The first row or None. (DuckDB 2 keeps a half-read result open and refuses the next
     statement on that connection, so never use fetchone.)"""
     rows = con.execute(sql, params).fetchall()
     return rows[0] if rows else None
 
 
-def _sql_string(path: Path) -> str:
+def sql_string_body(path: Path) -> str:
+    """A path inside a SQL string literal (its quotes doubled), for statements such as ATTACH that
+    take no parameters."""
     return str(path).replace("'", "''")
 
 
@@ -372,7 +377,7 @@ class StoreFile:
                     delay = 0.02
                     while True:
                         try:
-                            con.execute(f"ATTACH '{_sql_string(self.path)}' AS store (READ_ONLY)")
+                            con.execute(f"ATTACH '{sql_string_body(self.path)}' AS store (READ_ONLY)")
                             break
                         except duckdb.IOException as exc:
                             if "lock" not in str(exc).lower() or time.monotonic() >= deadline:
@@ -456,7 +461,7 @@ def schema_version(con: duckdb.DuckDBPyConnection, path: Path, catalog: str = ""
         if tables:
             raise StoreError(f"{path} is a DuckDB file but not a glasswork run store; use another --db")
         return 0
-    row = _one(con, f"SELECT value FROM {prefix}meta WHERE key = 'schema_version'")
+    row = first_row(con, f"SELECT value FROM {prefix}meta WHERE key = 'schema_version'")
     if row is None:
         return 0
     try:

@@ -139,4 +139,4 @@ def _record(sweep: Sweep, outcome: PointOutcome, store: Any) -> None:
     records[0]["sweep_point"] = {**outcome.point.to_dict(), "total": len(sweep.points)}
     records[0]["spec_path"] = None if sweep.loaded.path is None else str(sweep.loaded.path)
     if store is not None:
-        store.record(records)
+        store.write_records(records)

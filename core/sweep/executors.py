@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from glasswork.extras import require
 from glasswork.sweep.plan import SweepPoint
-from glasswork.sweep.workers import PointOutcome, _failed, _outcome, run_point
+from glasswork.sweep.workers import PointOutcome, failed_outcome, outcome_of, run_point
 
 
 class Executor(Protocol):
@@ -82,9 +82,9 @@ class LocalExecutor:
                 if isinstance(exc, BrokenProcessPool):
                     suspects.append(point)
                 elif exc is not None:
-                    yield _failed(point, f"{type(exc).__name__}: {exc}")
+                    yield failed_outcome(point, f"{type(exc).__name__}: {exc}")
                 else:
-                    yield _outcome(point, future.result())
+                    yield outcome_of(point, future.result())
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         for point in suspects:
@@ -93,13 +93,13 @@ class LocalExecutor:
     def _isolated(self, point: SweepPoint, base_dir: str) -> PointOutcome:
         pool = self._pool = self._new_pool(1)
         try:
-            return _outcome(point, pool.submit(run_point, point.document, base_dir, self._cancel).result())
+            return outcome_of(point, pool.submit(run_point, point.document, base_dir, self._cancel).result())
         except BrokenProcessPool:
-            return _failed(
+            return failed_outcome(
                 point, "the worker process died while running this point (killed, out of memory, or crashed)"
             )
         except Exception as exc:
-            return _failed(point, f"{type(exc).__name__}: {exc}")
+            return failed_outcome(point, f"{type(exc).__name__}: {exc}")
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
@@ -153,7 +153,7 @@ class DaskExecutor:
             for future in as_completed(list(futures)):
                 point = remaining.pop(future)
                 try:
-                    yield _outcome(point, future.result())
+                    yield outcome_of(point, future.result())
                 except Exception as exc:
                     kind = type(exc).__name__
                     if kind == "KilledWorker":
@@ -170,10 +170,10 @@ class DaskExecutor:
                         )
                     else:
                         message = f"{kind}: {exc}"
-                    yield _failed(point, message)
+                    yield failed_outcome(point, message)
         except Exception as exc:  # the scheduler or the connection went away
             for point in remaining.values():
-                yield _failed(
+                yield failed_outcome(
                     point, f"the Dask cluster went away ({type(exc).__name__}: {exc}); run the sweep again to resume it"
                 )
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from glasswork.registry import Registry
-from glasswork.spec import LoadedSpec, SpecError, SpecIssue, SweepSpec, _Positions, set_path, validate_spec
+from glasswork.spec import LoadedSpec, SpecError, SpecIssue, SweepSpec, Positions, set_path, validate_spec
 
 MAXIMISE = ("accuracy", "auc", "r2", "stability")
 
@@ -81,7 +81,7 @@ def expand(
     registry: Registry,
     *,
     file: str = "<spec>",
-    positions: _Positions | None = None,
+    positions: Positions | None = None,
     path: Path | None = None,
 ) -> Sweep:
     """Validate a spec with a ``sweep:`` section and every point it expands to.
@@ -89,7 +89,7 @@ def expand(
     An invalid point is reported with its grid coordinates, at the line of the sweep entry
     that produced it; all invalid points are reported together and nothing runs.
     """
-    positions = positions or _Positions(None)
+    positions = positions or Positions(None)
     base = validate_spec(document, registry, file=file, positions=positions)
     if base.sweep is None:
         line, col = positions.locate([])

@@ -73,10 +73,13 @@ def run_point(document: dict[str, Any], base_dir: str, cancel: Any = None) -> li
     return records
 
 
-def _failed(point: SweepPoint, message: str) -> PointOutcome:
+def failed_outcome(point: SweepPoint, message: str) -> PointOutcome:
+    """A point that could not run at all (a worker lost, a reply unreadable): a finish record with
+    the error, as a point that ran and failed has."""
     return PointOutcome(point, [finish_record(None, None, message)], message)
 
 
-def _outcome(point: SweepPoint, records: list[dict[str, Any]]) -> PointOutcome:
+def outcome_of(point: SweepPoint, records: list[dict[str, Any]]) -> PointOutcome:
+    """A point's outcome from the records its run made (its error from the finish record)."""
     finish = records[-1] if records else {}
     return PointOutcome(point, records, finish.get("error") if finish.get("result") is None else None)

@@ -57,7 +57,7 @@ class _RegistryOf(Registry):
     else is installed."""
 
     def __init__(self, solver_class: type[Solver], plugin: object | None = None) -> None:
-        from glasswork import hookimpl
+        from glasswork.hookspecs import hookimpl
 
         class _Plugin:
             @staticmethod

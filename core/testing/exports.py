@@ -25,8 +25,9 @@ from typing import Any
 import numpy as np
 
 from glasswork.data import DataSpec, Problem
-from glasswork.export import ExportRequest, ModelInputs, export_model, is_missing, load_model
+from glasswork.export import ExportRequest, ModelInputs, export_model, load_model
 from glasswork.quoting import sql_name
+from glasswork.values import is_missing
 from glasswork.registry import Registry
 
 PROBA_TOLERANCE = 1e-12

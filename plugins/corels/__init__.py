@@ -2,7 +2,7 @@
 
 from collections.abc import Callable
 
-from glasswork import hookimpl
+from glasswork.hookspecs import hookimpl
 from glasswork.plugins.corels.views import monitor_panels, render_model  # noqa: F401  (hook implementations)
 from glasswork.plugins.corels.export import export_model, load_model  # noqa: F401  (hook implementations)
 from glasswork.plugins.corels.model import Rule, RuleList

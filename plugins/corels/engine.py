@@ -85,7 +85,7 @@ def sample_signatures(bits: np.ndarray, n_samples: int) -> np.ndarray:
     return group.reshape(-1).astype(np.int64)
 
 
-def prepare(
+def make_units(
     bits: np.ndarray,
     y: np.ndarray,
     n_classes: int,

@@ -72,7 +72,7 @@ def run_corels(
     n_classes = len(problem.classes) if problem.classes is not None else int(problem.y.max()) + 1
     weights = class_weight_vector(objective.class_weights, problem.classes, n_classes)
     multiplicity = integer_multiplicity(problem.sample_weight)
-    units = engine.prepare(
+    units = engine.make_units(
         bits, problem.y, n_classes, class_weights=weights, multiplicity=multiplicity, compress=search_opts.compress
     )
     max_len = 255 if constraints.max_prefix_length is None else constraints.max_prefix_length

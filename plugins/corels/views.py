@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.console import RenderableType
 
-from glasswork import hookimpl
+from glasswork.hookspecs import hookimpl
 from glasswork.console import fmt_number as fmt
 from glasswork.console import plain_text
 from glasswork.display import BarsPanel, Panel, SeriesPanel, model_table

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from glasswork import hookimpl
+from glasswork.hookspecs import hookimpl
 from glasswork.plugins.fasterrisk.views import monitor_panels, render_model  # noqa: F401  (hook implementations)
 from glasswork.plugins.fasterrisk.export import export_model, load_model  # noqa: F401  (hook implementations)
 from glasswork.plugins.fasterrisk.model import ScoreCard

@@ -31,7 +31,7 @@ import numpy as np
 
 from glasswork.cython_ext import fasterrisk as kernels
 from glasswork.cython_ext import riskcert
-from glasswork.plugins.fasterrisk.engine import Constraints, _merge_rows
+from glasswork.plugins.fasterrisk.engine import Constraints, merge_rows
 
 MAX_LOGIT = 1.0e4  # the bound covers every model whose |coefficient| on the logit scale is below this
 # the root relaxation fits every allowed feature at once, in one uninterruptible compiled Newton
@@ -79,7 +79,7 @@ class SupportSearch:
         n, p = X.shape
         s = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
         self.p, self.k, self.cons = p, k, cons
-        rows, self.y, self.s = _merge_rows(X, y, s)
+        rows, self.y, self.s = merge_rows(X, y, s)
         self.A, _, _ = kernels.build_design(X, rows, self.y, self.s, False)
         lo = np.concatenate([[-np.inf], np.full(p, -np.inf)])
         design = kernels.Design(self.A, self.s, lo, -lo, 0.0)

@@ -172,7 +172,7 @@ class Engine:
         self._pool: Any = None
 
         self.X = X  # never copied: rows are addressed through self.rows
-        self.rows, self.y, self.s = _merge_rows(X, y, s)
+        self.rows, self.y, self.s = merge_rows(X, y, s)
         self.n = self.rows.size
         A, mu, norm = kernels.build_design(X, self.rows, self.y, self.s, settings.normalize)
         self.mu, self.norm = mu, norm
@@ -551,7 +551,7 @@ def multiplier_grid(m_max: float, count: int) -> np.ndarray:
     return np.linspace(1.0, m_max, count)
 
 
-def _merge_rows(X: np.ndarray, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def merge_rows(X: np.ndarray, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Identical (x, y) rows as one row whose weight is their summed weight (exact for the loss).
 
     Returns the index of each kept row in ``X`` (first occurrence, in order), its label and

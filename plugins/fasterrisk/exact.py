@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from glasswork.plugins.fasterrisk.certify import SupportSearch
-from glasswork.plugins.fasterrisk.engine import Constraints, _merge_rows
+from glasswork.plugins.fasterrisk.engine import Constraints, merge_rows
 
 
 @dataclass
@@ -64,7 +64,7 @@ class LogisticLoss:
         if set(np.unique(y)) <= {0.0, 1.0}:
             y = 2.0 * y - 1.0
         s = np.ones(len(y)) if s is None else np.asarray(s, dtype=np.float64)
-        rows, self.y, self.s = _merge_rows(X, y, s)
+        rows, self.y, self.s = merge_rows(X, y, s)
         self.X = X[rows]
 
     def best_intercept(self, w: np.ndarray, lo: int, hi: int) -> tuple[int, float]:

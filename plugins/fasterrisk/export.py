@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from glasswork import hookimpl
+from glasswork.hookspecs import hookimpl
 from glasswork.export import (
     NO_VALUE,
     ExportError,

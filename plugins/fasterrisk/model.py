@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from glasswork import Classifier
+from glasswork.result import Classifier
 
 
 def sigmoid(t: np.ndarray | float) -> np.ndarray:

@@ -7,16 +7,9 @@ import math
 from typing import Any
 
 import numpy as np
-from glasswork import (
-    Certificate,
-    DataError,
-    Problem,
-    Result,
-    SolveContext,
-    Solver,
-    Status,
-    StopReason,
-)
+from glasswork.data import DataError, Problem
+from glasswork.result import Certificate, Result, Status
+from glasswork.solver import SolveContext, Solver, StopReason
 from glasswork.plugins.fasterrisk.model import ScoreCard, expected_calibration_error, reliability
 from glasswork.plugins.fasterrisk.certify import MAX_FEATURES, MAX_LOGIT, SupportSearch
 from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Settings

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from glasswork import SolverSpec, StrictModel
+from glasswork.spec import SolverSpec, StrictModel
 
 MAX_POINTS = 1_000_000  # points of one feature; the kernels hold them as doubles
 Points = Annotated[int, Field(ge=-MAX_POINTS, le=MAX_POINTS)]

@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from glasswork import hookimpl
+from glasswork.hookspecs import hookimpl
 from glasswork.console import fmt_number as fmt
 from glasswork.console import plain_text
 from glasswork.display import BarsPanel, Panel, model_table

@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from glasswork import Solver, hookimpl
+from glasswork.hookspecs import hookimpl
+from glasswork.solver import Solver
 from glasswork.plugins.moss.model import Frontier, RuleSet
 from glasswork.plugins.moss.solver import MossSolver
 from glasswork.plugins.moss.spec import MossSpec

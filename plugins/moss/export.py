@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from glasswork import hookimpl
+from glasswork.hookspecs import hookimpl
 from glasswork.export import (
     NO_VALUE,
     ExportError,

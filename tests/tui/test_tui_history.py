@@ -220,7 +220,7 @@ def test_sweeps_group_into_one_row_with_their_progress(history_db: Path) -> None
             },
         }
         result = _result(status, 0.35 + i / 100, 0.35, RULE_LIST, RULE_LIST_TEXT, 1.0)
-        store.record([start, {"kind": "finish", "run_id": info.run_id, "result": result}])
+        store.write_records([start, {"kind": "finish", "run_id": info.run_id, "result": result}])
     app = GlassworkApp(db=str(history_db))
 
     async def drive() -> None:

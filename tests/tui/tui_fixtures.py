@@ -309,7 +309,7 @@ def history_db(tmp_path: Path, utc: None) -> Path:
         finish = {"kind": "finish", "run_id": info.run_id, "result": result, "ended_at": ended.isoformat()}
         if result is None:
             finish["error"] = "RuntimeError: toy solver asked to fail"
-        store.record(
+        store.write_records(
             [start_record(info, full=True), *[e for e in events if e.get("kind") not in ("incumbent", "start")], finish]
         )
     return path

@@ -14,7 +14,7 @@ EXPECTED_RULES = {"sex:Male,juvenile-crimes:>0", "priors:>3"}
 
 @pytest.fixture(scope="module")
 def units(compas):
-    return engine.prepare(compas.antecedents.bits, compas.y, 2)
+    return engine.make_units(compas.antecedents.bits, compas.y, 2)
 
 
 def test_minority_matches_the_minor_file(compas, units) -> None:
@@ -53,14 +53,14 @@ def test_kernels_agree_on_compas(compas, units) -> None:
 
 
 def test_uncompressed_search_agrees(compas) -> None:
-    units = engine.prepare(compas.antecedents.bits, compas.y, 2, compress=False)
+    units = engine.make_units(compas.antecedents.bits, compas.y, 2, compress=False)
     s = engine.make_search(units, 0.015)
     assert engine.run_to_end(s, time_limit=60) == ccorels.DONE
     assert round(s.objective, 5) == 0.37797
 
 
 def test_objective_recomputed_from_the_samples(compas) -> None:
-    units = engine.prepare(compas.antecedents.bits, compas.y, 2)
+    units = engine.make_units(compas.antecedents.bits, compas.y, 2)
     s = engine.make_search(units, 0.015)
     engine.run_to_end(s)
     X = compas.antecedents.matrix().astype(bool)

@@ -43,7 +43,7 @@ ABLATION_SETS = [()] + [(b,) for b in engine.ABLATIONS] + [tuple(engine.ABLATION
 
 
 def _solve(case: dict, policy: str, smap: str, ablation: tuple, compress: bool, kernel: str = "auto", threads: int = 1):
-    units = engine.prepare(
+    units = engine.make_units(
         bitset.pack_columns(case["X"]),
         case["y"],
         case["C"],
@@ -114,7 +114,7 @@ def test_ablations_raise_the_work_on_a_harder_instance() -> None:
     rng = np.random.default_rng(7)
     X = (rng.random((400, 12)) < 0.35).astype(np.uint8)
     y = ((X[:, 0] | X[:, 1] & X[:, 2]) ^ (rng.random(400) < 0.2)).astype(np.int64)
-    units = engine.prepare(bitset.pack_columns(X), y, 2)
+    units = engine.make_units(bitset.pack_columns(X), y, 2)
     work = {}
     for ab in [()] + [(b,) for b in ("support", "lookahead", "equivalent_points")]:
         s = engine.make_search(units, 0.01, ablation={b: False for b in ab})
@@ -131,7 +131,7 @@ def test_every_combination_agrees_on_one_instance() -> None:
     rng = np.random.default_rng(3)
     X, y = random_instance(rng, max_m=6)
     ref = brute_force(X, y, 0.01)
-    units = engine.prepare(bitset.pack_columns(X), y, 2)
+    units = engine.make_units(bitset.pack_columns(X), y, 2)
     bounds = ("support", "lookahead", "equivalent_points")
     for policy, smap in itertools.product(engine.POLICIES, engine.SYMMETRY_MAPS):
         for r in range(len(bounds) + 1):
@@ -155,7 +155,7 @@ def test_captured_map_respects_a_length_cap() -> None:
         lam = float(rng.choice([0.0, 0.005, 0.02]))
         cap = int(rng.integers(1, 4))
         ref = brute_force(X, y, lam, max_len=cap)
-        units = engine.prepare(bitset.pack_columns(X), y, 2)
+        units = engine.make_units(bitset.pack_columns(X), y, 2)
         for policy in ("bfs", "lower_bound"):
             s = engine.make_search(units, lam, symmetry_map="captured", max_prefix_length=cap, policy=policy)
             assert engine.run_to_end(s) == ccorels.DONE
@@ -226,7 +226,7 @@ def test_theorem_18_prunes_and_keeps_the_optimum() -> None:
     X = np.column_stack([X, X[:, 0] & X[:, 3], X[:, 1] | X[:, 4], X[:, 2] & X[:, 5], X[:, 0] | X[:, 6]]).astype(
         np.uint8
     )
-    units = engine.prepare(bitset.pack_columns(X), y, 2)
+    units = engine.make_units(bitset.pack_columns(X), y, 2)
     runs = {}
     configs = {"base": {"similar_support": False}, "sim": {}}
     for name, ablation in configs.items():

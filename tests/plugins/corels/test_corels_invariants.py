@@ -14,7 +14,7 @@ from glasswork.plugins.corels import engine
 
 
 def _search(X, y, lam, C=2, **kw):
-    units = engine.prepare(
+    units = engine.make_units(
         bitset.pack_columns(np.asarray(X, np.uint8)), np.asarray(y), C, compress=kw.pop("compress", True)
     )
     return engine.make_search(units, lam, **kw)

@@ -27,7 +27,7 @@ COMPAS_OPTIMA = {0.015: 0.37797, 0.01: 0.36797, 0.005: 0.34809, 0.0025: 0.33809}
 
 
 def _units(X, y, C=2):
-    return engine.prepare(bitset.pack_columns(np.asarray(X, np.uint8)), np.asarray(y, np.int64), C)
+    return engine.make_units(bitset.pack_columns(np.asarray(X, np.uint8)), np.asarray(y, np.int64), C)
 
 
 def _medium(seed: int, n: int = 400, p: int = 13):
@@ -111,7 +111,7 @@ def test_node_limit_and_time_slices_bracket_the_optimum() -> None:
 def test_stop_flag_stops_every_thread_mid_slice(compas) -> None:
     """Cancel while the workers run (a long slice): they stop promptly, the incumbent and the
     bound bracket the known optimum."""
-    units = engine.prepare(compas.antecedents.bits, compas.y, 2)
+    units = engine.make_units(compas.antecedents.bits, compas.y, 2)
     s = engine.make_search(units, 0.005, threads=2)
     stop = np.zeros(1, np.uint8)
     out: dict[str, float] = {}
@@ -144,7 +144,7 @@ def test_stop_flag_stops_every_thread_mid_slice(compas) -> None:
 
 @pytest.mark.parametrize("lam", [0.015, 0.01])
 def test_compas_known_optima_with_two_threads(compas, lam: float) -> None:
-    units = engine.prepare(compas.antecedents.bits, compas.y, 2)
+    units = engine.make_units(compas.antecedents.bits, compas.y, 2)
     s = engine.make_search(units, lam, threads=2)
     assert engine.run_to_end(s, time_limit=120) == ccorels.DONE
     assert round(s.objective, 5) == COMPAS_OPTIMA[lam]
@@ -153,7 +153,7 @@ def test_compas_known_optima_with_two_threads(compas, lam: float) -> None:
 
 @pytest.mark.slow
 def test_compas_known_optimum_at_0005_with_two_threads(compas) -> None:
-    units = engine.prepare(compas.antecedents.bits, compas.y, 2)
+    units = engine.make_units(compas.antecedents.bits, compas.y, 2)
     s = engine.make_search(units, 0.005, threads=2)
     assert engine.run_to_end(s, time_limit=300) == ccorels.DONE
     assert round(s.objective, 5) == COMPAS_OPTIMA[0.005]
@@ -214,7 +214,7 @@ from glasswork.plugins.corels import engine
 from glasswork.cython_ext import corels as cc
 base, threads, headroom = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 data = read_corels(base + ".out", base + ".label", base + ".minor")
-s = engine.make_search(engine.prepare(data.antecedents.bits, data.y, 2), 0.0025, threads=threads)
+s = engine.make_search(engine.make_units(data.antecedents.bits, data.y, 2), 0.0025, threads=threads)
 stop = np.zeros(1, np.uint8)
 s.run(0.001, stop, -1)          # the worker threads exist before the cap
 vm = int([x for x in open("/proc/self/status") if x.startswith("VmSize")][0].split()[1]) * 1024

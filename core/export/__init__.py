@@ -1,0 +1,238 @@
+"""Models leave the workbench: a model's inputs over the raw columns, and the export formats.
+
+One module per concept, every public name re-exported here (where plugins and users import them):
+``inputs`` (``ModelInputs``: how the matrix comes from the raw columns; raw values in SQL),
+``requests`` (``ExportRequest``, what an exporter is given, and the dispatch: ``export_run``,
+``export_model``, ``write_export``), ``documents`` (the json ``glasswork.model`` document and
+``load_model``), ``formats`` (``FORMATS`` and the files exports go to; light, for the command
+line) and ``builders`` (the pieces every plugin's exporter shares).
+
+A solver's model reads the columns of the ``Problem`` it was trained on, which are often made
+by the data layer: thresholds (``age<=25``), one-hot encodings (``sex:Male``), CORELS
+antecedents (``sex:Male,priors:>3``). ``ModelInputs`` records how each of those columns comes
+from the raw table, as conditions on raw columns, so a model can be written as Python or SQL
+that runs on the table the model was trained from. The run store keeps it with every run.
+
+Formats: ``python``, ``sql`` and ``markdown`` come from the model's plugin through the
+``export_model`` hook (also ``html``, the report's drawing of the model); ``json`` is the
+versioned ``glasswork.model`` document (its JSON Schema is ``specs/glasswork.model.schema.json``)
+that ``load_model`` reads back through the plugin's ``load_model`` hook.
+
+Missing values (one rule for every format and reader; docs/export.md, "Missing values"): a raw
+value is missing when it is None / SQL NULL, ``pd.NA`` / ``pd.NaT``, a float NaN of any width,
+or a text that, stripped of whitespace (space, tab, CR, LF), is empty or ``nan`` in any case. A
+column the model reads as a number also has no usable value when it holds no number: a text that
+is not a decimal number (``true`` / ``false`` read as 1 / 0), or an infinite number. A row with no
+usable value in a raw column the model reads gets no prediction, in every format alike: SQL gives
+NULL for the prediction and every probability, the Python module's ``predict``,
+``predict_proba`` and ``score`` return ``None``, and ``LoadedModel.predict`` gives ``None``
+(``predict_proba`` a row of NaN). Categories are compared as written (text): ``"003"`` is not 3,
+and ``load_model`` refuses a category column that holds numbers instead of misreading it.
+
+Generated code is built from quoted parts (``glasswork.quoting``): every name, label, value and
+path reaches Python through ``repr`` and SQL through quoted identifiers and literals, and comments
+carry data only as one printable line.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from glasswork.export.builders import (
+        MISSING_PYTHON,
+        NO_VALUE,
+        decision_list_python,
+        decision_list_sql,
+        markdown_table,
+        python_module,
+        python_prelude,
+        sql_case,
+        sql_select,
+    )
+    from glasswork.export.documents import (
+        DOCUMENT,
+        DOCUMENT_VERSION,
+        LoadedModel,
+        ModelDocument,
+        document,
+        load_model,
+        model_schema,
+        run_summary,
+        trained_where,
+    )
+    from glasswork.export.formats import (
+        FORMATS,
+        SUFFIX,
+        default_path,
+        write_file,
+    )
+    from glasswork.export.inputs import (
+        Condition,
+        Feature,
+        ModelInputs,
+        Op,
+        as_numbers,
+        as_texts,
+        missing_values,
+        sql_number,
+        sql_text,
+        sql_unusable,
+    )
+    from glasswork.export.requests import (
+        ExportRequest,
+        export_model,
+        export_run,
+        write_export,
+    )
+    from glasswork.quoting import (
+        ExportError,
+        markdown_text,
+        plain,
+        printable,
+        python_comment,
+        python_literal,
+        sql_comment,
+        sql_literal,
+        sql_name,
+    )
+    from glasswork.values import NUMBER, WHITESPACE, is_missing, number_of  # what a raw value holds
+
+# Each name loads its module on first use (PEP 562): the command line imports ``formats`` without
+# NumPy or pydantic, and no submodule depends on this package's namespace.
+_HOMES = {
+    "NUMBER": "glasswork.values",
+    "WHITESPACE": "glasswork.values",
+    "is_missing": "glasswork.values",
+    "number_of": "glasswork.values",
+    "Condition": "glasswork.export.inputs",
+    "DOCUMENT": "glasswork.export.documents",
+    "DOCUMENT_VERSION": "glasswork.export.documents",
+    "ExportError": "glasswork.quoting",
+    "ExportRequest": "glasswork.export.requests",
+    "FORMATS": "glasswork.export.formats",
+    "Feature": "glasswork.export.inputs",
+    "LoadedModel": "glasswork.export.documents",
+    "MISSING_PYTHON": "glasswork.export.builders",
+    "ModelDocument": "glasswork.export.documents",
+    "ModelInputs": "glasswork.export.inputs",
+    "NO_VALUE": "glasswork.export.builders",
+    "Op": "glasswork.export.inputs",
+    "SUFFIX": "glasswork.export.formats",
+    "as_numbers": "glasswork.export.inputs",
+    "as_texts": "glasswork.export.inputs",
+    "decision_list_python": "glasswork.export.builders",
+    "decision_list_sql": "glasswork.export.builders",
+    "default_path": "glasswork.export.formats",
+    "document": "glasswork.export.documents",
+    "export_model": "glasswork.export.requests",
+    "export_run": "glasswork.export.requests",
+    "load_model": "glasswork.export.documents",
+    "markdown_table": "glasswork.export.builders",
+    "markdown_text": "glasswork.quoting",
+    "missing_values": "glasswork.export.inputs",
+    "model_schema": "glasswork.export.documents",
+    "plain": "glasswork.quoting",
+    "printable": "glasswork.quoting",
+    "python_comment": "glasswork.quoting",
+    "python_literal": "glasswork.quoting",
+    "python_module": "glasswork.export.builders",
+    "python_prelude": "glasswork.export.builders",
+    "run_summary": "glasswork.export.documents",
+    "sql_case": "glasswork.export.builders",
+    "sql_comment": "glasswork.quoting",
+    "sql_literal": "glasswork.quoting",
+    "sql_name": "glasswork.quoting",
+    "sql_number": "glasswork.export.inputs",
+    "sql_select": "glasswork.export.builders",
+    "sql_text": "glasswork.export.inputs",
+    "sql_unusable": "glasswork.export.inputs",
+    "trained_where": "glasswork.export.documents",
+    "write_export": "glasswork.export.requests",
+    "write_file": "glasswork.export.formats",
+}
+
+__all__ = [
+    "NUMBER",
+    "WHITESPACE",
+    "is_missing",
+    "number_of",
+    "Any",
+    "BaseModel",
+    "Condition",
+    "ConfigDict",
+    "DOCUMENT",
+    "DOCUMENT_VERSION",
+    "ExportError",
+    "ExportRequest",
+    "FORMATS",
+    "Feature",
+    "Field",
+    "Final",
+    "Iterable",
+    "Literal",
+    "LoadedModel",
+    "MISSING_PYTHON",
+    "Mapping",
+    "ModelDocument",
+    "ModelInputs",
+    "NO_VALUE",
+    "NUMBER",
+    "Op",
+    "Path",
+    "SUFFIX",
+    "TYPE_CHECKING",
+    "ValidationError",
+    "WHITESPACE",
+    "annotations",
+    "as_numbers",
+    "as_texts",
+    "dataclass",
+    "decision_list_python",
+    "decision_list_sql",
+    "default_path",
+    "document",
+    "export_model",
+    "export_run",
+    "field",
+    "is_missing",
+    "json",
+    "load_model",
+    "markdown_table",
+    "markdown_text",
+    "missing_values",
+    "model_schema",
+    "np",
+    "number_of",
+    "plain",
+    "printable",
+    "python_comment",
+    "python_literal",
+    "python_module",
+    "python_prelude",
+    "run_summary",
+    "sql_case",
+    "sql_comment",
+    "sql_literal",
+    "sql_name",
+    "sql_number",
+    "sql_select",
+    "sql_text",
+    "sql_unusable",
+    "trained_where",
+    "write_export",
+    "write_file",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOMES:
+        value = getattr(importlib.import_module(_HOMES[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOMES))

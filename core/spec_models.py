@@ -1,0 +1,172 @@
+"""The spec's models: ``SolverSpec`` (what every solver's spec model extends), its common
+sections (``limits``, ``store``, ``sweep``) and the bounds on them.
+
+Pydantic models only, below the registry (which checks that a plugin's ``spec_model`` extends
+``SolverSpec``); reading a file and validating it against the installed solvers is
+``glasswork.spec``. Everything here is re-exported there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import PurePosixPath
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ByteSize,
+    ConfigDict,
+    Field,
+    PositiveFloat,
+    PositiveInt,
+    field_validator,
+    model_validator,
+)
+
+from glasswork.data import DataSpec
+
+# A sweep runs every point it expands to, each a whole solve recorded in the run store: 10,000
+# runs are already hours of CPU at a second each and 10,000 spec documents held and validated
+# before the first runs (a few hundred MB at worst). A grid beyond that is a typo or a plan for
+# another tool, and is refused before anything is expanded.
+MAX_SWEEP_RUNS = 10_000
+
+
+class StrictModel(BaseModel):
+    """Base of every spec section: unknown keys are errors, not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# Limits reach the compiled searches (64-bit node counters), setrlimit and the run store (DuckDB
+# BIGINT and DOUBLE): bounded far above any real run and far below where those overflow.
+MAX_LIMIT_SECONDS = 1e9  # about 31 years
+MAX_LIMIT_NODES = 10**15  # 3 years at 10 million nodes a second; int64 holds 9.2e18
+MAX_LIMIT_BYTES = 2**50  # 1 PiB
+
+
+class LimitsSpec(StrictModel):
+    """Resource limits. A run stopped by one still finishes, with status ``stopped_*`` and a gap."""
+
+    time: PositiveFloat | None = Field(None, le=MAX_LIMIT_SECONDS, description="Wall-clock seconds.")
+    nodes: PositiveInt | None = Field(
+        None, le=MAX_LIMIT_NODES, description="Search nodes (as the solver counts them), at most 10^15."
+    )
+    memory: ByteSize | None = Field(
+        None,
+        le=MAX_LIMIT_BYTES,
+        description="Resident memory of the process, e.g. 4GB, 512MiB or a number of bytes (at most 1PiB).",
+    )
+
+
+class StoreSpec(StrictModel):
+    """Where the run history goes (the DuckDB run store).
+
+    A spec is data from anyone, so the file it names stays inside the spec's own folder: a
+    relative ``.duckdb`` path without ``..``. Any other place is the user's choice, made with
+    ``--db`` or ``$GLASSWORK_DB`` (docs/security.md).
+    """
+
+    enabled: bool = Field(True, description="Record this run in the run store.")
+    path: str | None = Field(
+        None,
+        description="Database file inside the spec's folder (a relative .duckdb path without '..'); "
+        "default glasswork.duckdb here. Use --db or $GLASSWORK_DB for any other place.",
+    )
+
+    @field_validator("path")
+    @classmethod
+    def _inside_the_spec_folder(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        path = PurePosixPath(value.replace("\\", "/"))
+        if (
+            path.is_absolute()
+            or value.startswith("~")
+            or "$" in value
+            or ".." in path.parts
+            or ":" in value
+            or path.suffix.lower() not in (".duckdb", ".db")
+        ):
+            raise ValueError(
+                "a spec may only name a .duckdb file inside its own folder (e.g. runs/history.duckdb); "
+                "choose any other place with --db PATH or $GLASSWORK_DB"
+            )
+        return value
+
+
+class SweepSpec(StrictModel):
+    """Many runs of one spec: a grid or a list of points over its fields, optionally cross-validated.
+
+    ``grid: {objective.regularization: [0.02, 0.01]}`` runs every combination of the listed
+    values; ``points`` lists combinations explicitly; both may be given. ``folds: K`` runs each
+    point on K seeded folds (the data's split becomes ``kfold``). ``glasswork sweep SPEC`` runs it.
+    """
+
+    grid: dict[str, list[Any]] = Field(
+        default_factory=dict, description="Dotted field path -> values; every combination is a point."
+    )
+    points: list[dict[str, Any]] = Field(
+        default_factory=list, description="Explicit points, each a mapping of dotted field paths to values."
+    )
+    folds: int | None = Field(None, ge=2, le=100, description="Cross-validate every point on this many folds.")
+    metric: str | None = Field(
+        None,
+        description="What picks the best point: a metric such as test_auc, or objective "
+        "(default: test_accuracy or test_r2 when there is test data, else objective).",
+    )
+    goal: Literal["min", "max"] | None = Field(
+        None, description="Whether the metric is better low or high (inferred from its name when omitted)."
+    )
+
+    @model_validator(mode="after")
+    def _something_to_sweep(self) -> SweepSpec:
+        for path, values in self.grid.items():
+            if not values:
+                raise ValueError(f"grid entry {path!r} has no values")
+            if path.split(".")[0] in ("sweep", "name", "solver"):
+                raise ValueError(f"{path!r} cannot be swept")
+        if not self.grid and not self.points and self.folds is None:
+            raise ValueError("a sweep needs a grid, points or folds")
+        combos = math.prod(len(values) for values in self.grid.values()) if self.grid else 0
+        runs = max(combos + len(self.points), 1) * (self.folds or 1)
+        if runs > MAX_SWEEP_RUNS:
+            sizes = " x ".join(f"{path!r}: {len(values)}" for path, values in self.grid.items())
+            parts = [f"grid {sizes} = {combos:,} points"] if self.grid else []
+            parts += [f"{len(self.points):,} listed points"] if self.points else []
+            folds = f", x {self.folds} folds" if self.folds else ""
+            raise ValueError(
+                f"this sweep would run {runs:,} times ({' + '.join(parts)}{folds}), over the "
+                f"limit of {MAX_SWEEP_RUNS:,} runs per sweep; sweep fewer values, or split it "
+                "into several sweeps"
+            )
+        return self
+
+
+class SolverSpec(StrictModel):
+    """Base of every solver's spec model.
+
+    A plugin subclasses it, narrows ``solver`` to ``Literal["its-name"]`` and replaces
+    ``objective``, ``constraints`` and ``search`` with its own ``StrictModel`` sections.
+    """
+
+    name: str = Field(min_length=1, description="A name for this problem, shown in run lists.")
+    data: DataSpec
+    solver: str
+    objective: StrictModel = Field(default_factory=StrictModel)
+    constraints: StrictModel = Field(default_factory=StrictModel)
+    search: StrictModel = Field(default_factory=StrictModel)
+    limits: LimitsSpec = Field(default_factory=LimitsSpec)
+    store: StoreSpec = Field(default_factory=StoreSpec)
+    sweep: SweepSpec | None = Field(None, description="Run a grid of variants of this spec (glasswork sweep).")
+
+    def resolved(self) -> dict[str, Any]:
+        """The spec with every default filled in, as plain JSON values."""
+        return self.model_dump(mode="json")
+
+    def spec_hash(self) -> str:
+        """A stable hash of the resolved spec (key order and formatting do not matter)."""
+        canonical = json.dumps(self.resolved(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
