@@ -142,6 +142,8 @@ class Runner:
         if self._cancel_requested:
             ctx.request_stop(StopReason.CANCEL)
         active = self._start_sinks(info)
+        for note in problem.warnings:  # what loading noticed (an ID column) goes in the run's log
+            self._deliver(active, Event("log", 0.0, level="warning", message=note))
         try:
             result, elapsed = self._solve_in_worker(solver, problem, ctx, events, active)
             outcome = RunOutcome(
