@@ -22,7 +22,7 @@ from glasswork.data import DataError, Problem, load_problem
 from glasswork.events import Event, EventSink
 from glasswork.record import RunInfo
 from glasswork.registry import Registry, get_registry
-from glasswork.result import Result, Status
+from glasswork.result import Result, Status, model_contract_fault
 from glasswork.solver import Limits, SolveContext, Solver, StopReason, peak_memory, resident_memory
 from glasswork.spec import LoadedSpec, SolverSpec
 
@@ -252,6 +252,12 @@ class Runner:
         result = box.get("result")
         if not isinstance(result, Result):
             raise SolverFailure(f"solver {solver.name!r} returned {type(result).__name__}, not a glasswork.Result")
+        fault = model_contract_fault(result.model)
+        if fault is not None:  # the plugin's omission, named before metrics or the store trip on it
+            raise SolverFailure(
+                f"solver {solver.name!r} from {self.registry.plugin_of(solver.name)} {fault}: "
+                "a fault in that plugin, not in the spec; its authors can fix it (docs/plugins.md, 'Models')"
+            )
         return result, elapsed
 
     @staticmethod
