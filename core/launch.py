@@ -149,6 +149,8 @@ class Launch:
         Raises ``DataError``, ``StoreError``, ``SolverFailure`` or ``RunAborted`` (a second
         interrupt); a first interrupt ends the run with its best model, status ``cancelled``.
         """
+        from glasswork.result import model_contract_fault
+        from glasswork.runner import SolverFailure
         from glasswork.solver import Limits, peak_memory
         from glasswork.store import StoreSink
 
@@ -169,6 +171,12 @@ class Launch:
         active = runner.start_sinks([*([self.store_sink] if self.store_sink else []), *sinks], info)
         try:
             result, elapsed, interrupted = runner.solve(solver, problem, limits, active)
+            fault = model_contract_fault(result.model)
+            if fault is not None:  # the plugin's omission, named before metrics or the store trip on it
+                raise SolverFailure(
+                    f"solver {solver.name!r} from {self.registry.plugin_of(solver.name)} {fault}: "
+                    "a fault in that plugin, not in the spec; its authors can fix it (docs/plugins.md, 'Models')"
+                )
             outcome = RunOutcome(info, result, elapsed, peak_memory(), problem, interrupted=interrupted)
             _add_metrics(outcome, problem)
         except BaseException as exc:

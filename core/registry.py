@@ -213,6 +213,15 @@ class Registry:
         except KeyError:
             raise KeyError(self.explain_unknown(name)) from None
 
+    def plugin_of(self, solver: str) -> str:
+        """How messages name the plugin that registered ``solver``: ``plugin 'NAME' (ORIGIN)``,
+        so a fault in a plugin is laid at its door, not glasswork's."""
+        owners = self._owners.get(solver) or []
+        if not owners:
+            return "an unregistered plugin"
+        info = self.plugins[owners[0]]
+        return f"plugin {info.name!r} ({info.origin})"
+
     def explain_unknown(self, name: str) -> str:
         """Why ``name`` is not usable, and what to do about it."""
         owners = self._owners.get(name, [])

@@ -123,6 +123,26 @@ class Model(ABC):
         return self.to_text()
 
 
+TASKS: tuple[str, ...] = ("binary", "multiclass", "regression")
+
+
+def model_contract_fault(model: object) -> str | None:
+    """What a solver's model lacks of the ``Model`` contract, as a phrase ("returned ..."), or
+    ``None``. The runner checks it before anything reads the model, so a plugin's omission is
+    reported as the plugin's, not as an internal error."""
+    if not isinstance(model, Model):
+        return f"returned a {type(model).__name__} as its model, not a glasswork.Model"
+    missing = []
+    kind = getattr(model, "kind", None)
+    if not isinstance(kind, str) or not kind:
+        missing.append("'kind' (a class attribute: the name its plugin's render_model hook recognises)")
+    if getattr(model, "task", None) not in TASKS:
+        missing.append("'task' (" + ", ".join(map(repr, TASKS)) + ")")
+    if not missing:
+        return None
+    return f"returned a {type(model).__name__} model without " + " or ".join(missing)
+
+
 class Classifier(Model):
     """A model over discrete labels that also gives class probabilities."""
 

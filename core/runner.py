@@ -70,6 +70,8 @@ class Runner:
         self._ctx = ctx
         if self._cancel_requested:
             ctx.request_stop(StopReason.CANCEL)
+        for note in problem.warnings:  # what loading noticed (an ID column) goes in the run's log
+            self._deliver(sinks, Event("log", 0.0, level="warning", message=note))
         try:
             result, elapsed = self._solve_in_worker(solver, problem, ctx, events, sinks)
         finally:

@@ -186,6 +186,18 @@ def test_importing_glasswork_loads_only_the_package() -> None:
     assert out.stdout.splitlines() == ["['glasswork', 'glasswork._version', 'glasswork.startup']", "[] True"]
 
 
+def test_the_readme_example_loads_no_heavy_library(tmp_path: Path) -> None:
+    """The README's first command (scikit-learn's breast-cancer data, a stratified holdout): the
+    bundled CSV is read and the split drawn without importing scikit-learn (1.7 CPU-s)."""
+    spec = Path(__file__).resolve().parents[1] / "specs" / "corels_breast_cancer.yaml"
+    loaded = _modules_loaded(
+        tmp_path,
+        f"sys.argv = ['glasswork', 'run', {str(spec)!r}, '--no-store', '--json']\n"
+        "from glasswork.cli import main\nmain()\n",
+    )
+    assert loaded == set()
+
+
 def test_the_heavy_import_check_sees_an_import(tmp_path: Path) -> None:
     assert _modules_loaded(tmp_path, "import glasswork\nimport sklearn.metrics\n") >= {"sklearn", "scipy"}
 

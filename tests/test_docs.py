@@ -31,3 +31,60 @@ def test_the_plugin_guides_hook_table_lists_every_hook_with_its_arguments():
 def test_every_hook_spec_has_a_docstring():
     for name in _hookspecs():
         assert (getattr(hookspecs, name).__doc__ or "").strip(), f"hook {name} has no docstring"
+
+
+# -- the documents point only at what a user has -------------------------------------------------
+
+DOCUMENTS = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
+# the project's development folders, its private peer figures and specifications, its issue tracker
+UNAVAILABLE = re.compile(r"\.\./shared|shared/docs|PEER-FIGURES|algorithms/\w+\.md|\bissues? \d+", re.IGNORECASE)
+
+
+def unavailable_references(paths: list[Path]) -> list[str]:
+    found = []
+    for path in paths:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for match in UNAVAILABLE.finditer(line):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {match.group(0)}")
+    return found
+
+
+def test_the_documents_point_at_nothing_a_user_does_not_have():
+    assert unavailable_references(DOCUMENTS) == []
+
+
+def test_the_reference_check_sees_a_reference(tmp_path: Path, monkeypatch):
+    monkeypatch.setitem(globals(), "ROOT", tmp_path)
+    page = tmp_path / "page.md"
+    page.write_text("See `../shared/docs/algorithms/moss.md`,\nPEER-FIGURES.md and Issue 13 item 3.\n")
+    assert unavailable_references([page]) == [
+        "page.md:1: ../shared",
+        "page.md:1: algorithms/moss.md",
+        "page.md:2: PEER-FIGURES",
+        "page.md:2: Issue 13",
+    ]
+
+
+def test_the_readmes_query_runs_with_what_glasswork_installs(toy_env, tmp_path: Path, monkeypatch):
+    """The README's SQL example needs no DuckDB command-line tool (``pip install duckdb`` gives none)."""
+    import shlex
+    import subprocess
+    import sys
+
+    from click.testing import CliRunner
+
+    from glasswork.cli import cli
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(
+        "name: q\nsolver: toy\ndata:\n  source: sklearn:breast_cancer\n  binarize: {thresholds: 2}\n"
+    )
+    assert CliRunner().invoke(cli, ["run", "s.yaml", "-q"], catch_exceptions=False).exit_code == 0
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme[readme.index("glasswork runs compare latest") :].split("```", 1)[0]
+    [query] = [line for line in block.splitlines() if "SELECT" in line]
+    argv = shlex.split(query)
+    assert argv[0] == "python"
+    out = subprocess.run([sys.executable, *argv[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "toy" in out.stdout

@@ -95,7 +95,10 @@ def run(
     try:
         launch = Launch.from_file(spec, overrides, db=db, no_store=no_store)
         stage = "loading the data"
-        launch.prepare()  # before the store opens: bad data writes nothing
+        problem = launch.prepare()  # before the store opens: bad data writes nothing
+        if quiet:  # otherwise the progress display prints them from the run's log as it starts
+            for note in problem.warnings:
+                click.echo(f"warning: {note}", err=True)
         stage = "opening the run store"
         launch.open_store()
     except KeyboardInterrupt as exc:

@@ -6,6 +6,7 @@ turns it into exit status 2 before anything is written).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,7 @@ def _load(spec: DataSpec, base_dir: Path, bounds: Bounds) -> Problem:
                 file=table.origin,
                 hint="check 'columns', 'drop' and 'where'",
             )
+        warnings = id_column_warnings(fitted, train.shape[0], table.origin)
     else:
         names, X = features, _numeric_matrix(table, features)
 
@@ -118,7 +120,30 @@ def _load(spec: DataSpec, base_dir: Path, bounds: Bounds) -> Problem:
         problem.test_sample_weight = None if spec.weights is None else _weights(spec, test)
     if spec.binarize is not None:
         problem.extras["binarizer"] = fitted
+        problem.warnings.extend(warnings)
     return problem
+
+
+# A one-hot encoded column with at least this many values, nearly one per training row, is taken
+# for an identifier: each of its features holds for a row or two, so it only slows the search.
+ID_MIN_VALUES = 100
+ID_DISTINCT_SHARE = 0.9
+
+
+def id_column_warnings(fitted: Binarizer, n_rows: int, origin: str) -> list[str]:
+    """A warning for each one-hot encoded column whose values are (nearly) all distinct: an ID
+    column that would become hundreds of features, with the line that leaves it out."""
+    out = []
+    for enc in fitted.encodings:
+        distinct = len(enc.values)
+        if enc.kind == "onehot" and distinct >= ID_MIN_VALUES and distinct >= ID_DISTINCT_SHARE * n_rows:
+            name = json.dumps(enc.column)  # quoted and escaped: a column name is data
+            out.append(
+                f"{origin}: column {name} has {distinct} distinct values in {n_rows} training rows "
+                f"(an ID?) and is one-hot encoded into {distinct} features; to leave it out, "
+                f"add it to data.drop in the spec (drop: [{name}])"
+            )
+    return out
 
 
 def _select(spec: DataSpec, table: Table, target: str) -> list[str]:

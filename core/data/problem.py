@@ -78,6 +78,9 @@ class Problem:
     extras: dict[str, Any] = field(default_factory=dict)
     folds: np.ndarray | None = None
     fold: int | None = None
+    # what loading noticed that the user should hear before the search (an ID column one-hot
+    # encoded into hundreds of features): printed at load and kept in the run's log
+    warnings: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.X.ndim != 2:

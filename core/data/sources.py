@@ -548,6 +548,90 @@ def _override_types(table: Table, types: dict[str, str]) -> Table:
     return table
 
 
+# scikit-learn's bundled CSV data sets: the file in sklearn/datasets/data and the feature names
+# its loader gives (they are written in its code, not in the file). Reading the file directly saves
+# importing scikit-learn (about 1.7 CPU-s, most of the README example's start-up); a test checks
+# the values and names against scikit-learn's own loaders.
+_MEASURES = (
+    "radius",
+    "texture",
+    "perimeter",
+    "area",
+    "smoothness",
+    "compactness",
+    "concavity",
+    "concave points",
+    "symmetry",
+    "fractal dimension",
+)
+BUNDLED_CSV: dict[str, tuple[str, tuple[str, ...]]] = {
+    "breast_cancer": (
+        "breast_cancer.csv",
+        (*(f"mean {m}" for m in _MEASURES), *(f"{m} error" for m in _MEASURES), *(f"worst {m}" for m in _MEASURES)),
+    ),
+    "iris": ("iris.csv", ("sepal length (cm)", "sepal width (cm)", "petal length (cm)", "petal width (cm)")),
+    "wine": (
+        "wine_data.csv",
+        (
+            "alcohol",
+            "malic_acid",
+            "ash",
+            "alcalinity_of_ash",
+            "magnesium",
+            "total_phenols",
+            "flavanoids",
+            "nonflavanoid_phenols",
+            "proanthocyanins",
+            "color_intensity",
+            "hue",
+            "od280/od315_of_diluted_wines",
+            "proline",
+        ),
+    ),
+}
+
+
+def _read_bundled_csv(name: str) -> tuple[list[str], np.ndarray, np.ndarray] | None:
+    """``(feature names, X, labels)`` of a scikit-learn data set read from its bundled CSV file
+    without importing scikit-learn; ``None`` when the set is not such a file or the file is not
+    where it is expected (then scikit-learn's loader reads it).
+
+    The file's first line is ``n_samples,n_features,label names...``; each row is the features
+    then the class code, as scikit-learn's ``load_csv_data`` reads them.
+    """
+    import csv
+    import importlib.util
+
+    if name not in BUNDLED_CSV:
+        return None
+    file_name, feature_names = BUNDLED_CSV[name]
+    try:
+        spec = importlib.util.find_spec("sklearn")  # finds the package without importing it
+    except (ImportError, ValueError):
+        return None
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    for folder in folders:
+        path = Path(folder) / "datasets" / "data" / file_name
+        try:
+            with open(path, encoding="utf-8", newline="") as fh:
+                reader = csv.reader(fh)
+                header = next(reader)
+                n_rows, n_features, labels = int(header[0]), int(header[1]), header[2:]
+                X = np.empty((n_rows, n_features), dtype=np.float64)
+                codes = np.empty(n_rows, dtype=np.int64)
+                read_rows = 0
+                for row in reader:
+                    X[read_rows] = np.asarray(row[:-1], dtype=np.float64)
+                    codes[read_rows] = int(row[-1])
+                    read_rows += 1
+        except (OSError, StopIteration, ValueError, IndexError):
+            continue  # not there or not the expected layout: scikit-learn's loader decides
+        if n_features != len(feature_names) or read_rows != n_rows:
+            continue
+        return list(feature_names), X, np.asarray(labels, dtype=object)[codes]
+    return None
+
+
 def _read_sklearn(source: str) -> Table:
     name = source[len(SKLEARN_PREFIX) :]
     if name not in SKLEARN_SETS:
@@ -556,14 +640,19 @@ def _read_sklearn(source: str) -> Table:
             file=source,
             hint=f"choose one of: {', '.join(SKLEARN_PREFIX + n for n in SKLEARN_SETS)}",
         )
-    from sklearn import datasets
+    read = _read_bundled_csv(name)
+    if read is not None:
+        feature_names, X, y = read
+    else:
+        from sklearn import datasets
 
-    bunch: Any = getattr(datasets, f"load_{name}")()
-    names = [str(n).replace(" ", "_") for n in bunch.feature_names]
-    X = np.asarray(bunch.data, dtype=np.float64)
-    y: np.ndarray = np.asarray(bunch.target)
-    if name != "diabetes" and hasattr(bunch, "target_names"):
-        y = np.asarray(bunch.target_names, dtype=object)[y]
+        bunch: Any = getattr(datasets, f"load_{name}")()
+        feature_names = [str(n) for n in bunch.feature_names]
+        X = np.asarray(bunch.data, dtype=np.float64)
+        y = np.asarray(bunch.target)
+        if name != "diabetes" and hasattr(bunch, "target_names"):
+            y = np.asarray(bunch.target_names, dtype=object)[y]
+    names = [n.replace(" ", "_") for n in feature_names]
     columns = {n: X[:, j] for j, n in enumerate(names)}
     columns[SKLEARN_TARGET] = y
     missing = {n: np.zeros(len(y), bool) for n in columns}

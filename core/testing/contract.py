@@ -44,7 +44,7 @@ from glasswork.data import Problem, load_problem
 from glasswork.events import Event
 from glasswork.launch import Launch
 from glasswork.registry import Registry
-from glasswork.result import Classifier, Model, Result, Status
+from glasswork.result import Classifier, Model, Result, Status, model_contract_fault
 from glasswork.solver import Limits, SolveContext, Solver, StopReason
 from glasswork.spec import SolverSpec, SpecError, json_schema, validate_spec
 
@@ -99,6 +99,17 @@ class SolverContract:
 
     def _implements(self, registry: Registry, hook: str) -> bool:
         return self.plugin is not None and hook in registry.plugins["contract"].hooks
+
+    def _needs_hook(self, registry: Registry, hook: str) -> None:
+        """Skip a test of ``hook``, saying why, when the plugin does not provide it: a test that
+        checked nothing must not pass."""
+        if self._implements(registry, hook):
+            return
+        import pytest
+
+        if self.plugin is None:
+            pytest.skip(f"no plugin set, so no {hook} hook to check: set 'plugin' to the module your entry point names")
+        pytest.skip(f"plugin gives no {hook} hook")
 
     def _spec(self, document: dict[str, Any] | None = None) -> SolverSpec:
         return validate_spec(document or self.spec_document(), self._registry())
@@ -165,6 +176,8 @@ class SolverContract:
         result, _, problem = self._solve()
         assert isinstance(result, Result)
         model = result.model
+        fault = model_contract_fault(model)
+        assert fault is None, f"the solver {fault} (see docs/plugins.md, 'Models')"
         assert isinstance(model, Model)
         assert model.task == problem.task
         pred = np.asarray(model.predict(problem.X))
@@ -254,8 +267,7 @@ class SolverContract:
         from glasswork.display import Panel
 
         registry = self._registry()
-        if not self._implements(registry, "monitor_panels"):
-            return
+        self._needs_hook(registry, "monitor_panels")
         name = self.solver_class.name
         panels = registry.monitor_panels(name)
         assert panels, f"monitor_panels({name!r}) describes no panel"
@@ -283,8 +295,7 @@ class SolverContract:
         from glasswork.testing.exports import check_exports, raw_columns
 
         registry = self._registry()
-        if not self._implements(registry, "export_model"):
-            return
+        self._needs_hook(registry, "export_model")
         result, _, problem = self._solve()
         doc = result.model.to_dict()
         inputs = ModelInputs.of_problem(problem)
@@ -315,8 +326,7 @@ class SolverContract:
 
     def test_sweep_defaults_are_well_formed(self) -> None:
         registry = self._registry()
-        if not self._implements(registry, "sweep_defaults"):
-            return
+        self._needs_hook(registry, "sweep_defaults")
         defaults = registry.sweep_defaults(self.solver_class.name)
         assert set(defaults) <= {"metric", "goal"}, defaults
         assert defaults.get("goal") in (None, "max", "min")
