@@ -98,7 +98,13 @@ class Launch:
     def prepare(self) -> Problem:
         """Load the data and check the solver takes them; raises ``DataError`` (nothing written)."""
         if self.problem is None:
-            self.problem = self.runner.prepare(self.loaded)
+            from glasswork.data import DataError
+            from glasswork.validation import locate_in_spec
+
+            try:
+                self.problem = self.runner.prepare(self.loaded)
+            except DataError as exc:  # one about a spec field points at its line in the spec
+                raise locate_in_spec(exc, self.loaded) from None
         return self.problem
 
     def open_store(self) -> RunStore | None:

@@ -43,22 +43,33 @@ class MossSolver(Solver):
 
     spec: MossSpec
 
+    def check(self, problem: Any) -> None:
+        """The policy against the target's task; what needs the forest's rules waits for ``solve``."""
+        self._policy_for(problem)
+
+    def _policy_for(self, problem: Any) -> str:
+        """The search policy that runs on ``problem``; raises ``DataError`` if none fits its target."""
+        search = self.spec.search
+        policy: str = search.policy
+        if problem.task == "binary":
+            if policy == "branch_and_bound" and "policy" not in search.model_fields_set:
+                policy = "cutting_plane"  # the default policy; the logistic loss has no Gram form
+            if policy != "cutting_plane":
+                raise DataError(
+                    f"search.policy {policy!r} does not handle a binary target: the "
+                    "classification variant runs with the cutting plane only",
+                    hint="set search.policy: cutting_plane (or leave it out)",
+                )
+        return policy
+
     def solve(self, problem: Any, ctx: SolveContext) -> Result:
         spec = self.spec
         cand = spec.objective.candidates
         t0 = time.perf_counter()
         self._binary = problem.task == "binary"
         self._classes = problem.classes
-        self._policy = spec.search.policy
+        self._policy = self._policy_for(problem)
         if self._binary:
-            if self._policy == "branch_and_bound" and "policy" not in spec.search.model_fields_set:
-                self._policy = "cutting_plane"  # the default policy; the logistic loss has no Gram form
-            if self._policy != "cutting_plane":
-                raise DataError(
-                    f"search.policy {self._policy!r} does not handle a binary target: the "
-                    "classification variant runs with the cutting plane only",
-                    hint="set search.policy: cutting_plane (or leave it out)",
-                )
             target = np.where(np.asarray(problem.y) == 1, 1.0, -1.0)  # labels -1 / +1
             y_scale = 1.0
         else:
