@@ -168,7 +168,9 @@ class Runner:
             time_limit=limits.time,
             memory_limit=None if limits.memory is None else int(limits.memory),
         )
-        _check_task(self.registry.solver(loaded.spec.solver), problem)
+        solver_cls = self.registry.solver(loaded.spec.solver)
+        _check_task(solver_cls, problem)
+        solver_cls(loaded.spec).check(problem)  # the solver's own pre-search checks, also before the store
         return problem
 
     # -- the solve ----------------------------------------------------------------------------
