@@ -26,6 +26,7 @@ def _table(n: int, *, regression: bool = False, constant: bool = False, weight: 
 
 
 BIN = "binarize: {thresholds: 2}, "
+WHOLE = BIN + "split: {kind: none}"  # binarized, every row to train on
 TWENTY = {"d.csv": _table(20)}
 
 
@@ -36,51 +37,51 @@ def _spec(solver: str, data: str, extra: str = "") -> str:
 # case: (files, spec text). Files are text; None makes a folder, bytes are written as they are.
 MISTAKES: dict[str, tuple[dict[str, str | bytes | None], str]] = {
     # the data layer (glasswork.data), whatever the solver
-    "missing data file": ({}, _spec("corels", "source: nope.csv, target: y, " + BIN + "split: {kind: none}")),
-    "missing target column": (TWENTY, _spec("corels", "source: d.csv, target: nosuch, " + BIN + "split: {kind: none}")),
+    "missing data file": ({}, _spec("corels", "source: nope.csv, target: y, " + WHOLE)),
+    "missing target column": (TWENTY, _spec("corels", "source: d.csv, target: nosuch, " + WHOLE)),
     "positive label that does not occur": (
         TWENTY,
-        _spec("corels", "source: d.csv, target: y, positive: emu, " + BIN + "split: {kind: none}"),
+        _spec("corels", "source: d.csv, target: y, positive: emu, " + WHOLE),
     ),
     "constant target": (
         {"d.csv": _table(8, constant=True)},
-        _spec("corels", "source: d.csv, target: y, " + BIN + "split: {kind: none}"),
+        _spec("corels", "source: d.csv, target: y, " + WHOLE),
     ),
     "missing target value": (
         {"d.csv": "a,y\n1,1\n2,\n3,0\n"},
-        _spec("corels", "source: d.csv, target: y, " + BIN + "split: {kind: none}"),
+        _spec("corels", "source: d.csv, target: y, " + WHOLE),
     ),
     "missing feature value": (
         {"d.csv": "a,b,y\n1,0.5,1\n2,nan,0\n3,,1\n"},
-        _spec("corels", "source: d.csv, target: y, " + BIN + "split: {kind: none}"),
+        _spec("corels", "source: d.csv, target: y, " + WHOLE),
     ),
     "text in a numeric column": (
         {"d.csv": "a,b,y\n1,2,1\n2,abc,0\n3,4,1\n"},
-        _spec("corels", "source: d.csv, target: y, " + BIN + "split: {kind: none}"),
+        _spec("corels", "source: d.csv, target: y, " + WHOLE),
     ),
     "negative weight": (
         {"d.csv": "a,w,y\n1,2,1\n2,-1,0\n3,4,1\n"},
-        _spec("corels", "source: d.csv, target: y, weights: w, " + BIN + "split: {kind: none}"),
+        _spec("corels", "source: d.csv, target: y, weights: w, " + WHOLE),
     ),
     "three labels for a binary task": (
         {"d.csv": "a,y\n1,cat\n2,dog\n3,cow\n"},
-        _spec("corels", "source: d.csv, target: y, task: binary, " + BIN + "split: {kind: none}"),
+        _spec("corels", "source: d.csv, target: y, task: binary, " + WHOLE),
     ),
     "nothing left after the where filter": (
         TWENTY,
-        _spec("corels", "source: d.csv, target: y, where: 'a > 100', " + BIN + "split: {kind: none}"),
+        _spec("corels", "source: d.csv, target: y, where: 'a > 100', " + WHOLE),
     ),
     "no feature column left": (
         TWENTY,
-        _spec("corels", "source: d.csv, target: y, drop: [a, b, c, w], " + BIN + "split: {kind: none}"),
+        _spec("corels", "source: d.csv, target: y, drop: [a, b, c, w], " + WHOLE),
     ),
     "where filter on an unknown column": (
         TWENTY,
-        _spec("corels", "source: d.csv, target: y, where: 'nosuch > 1', " + BIN + "split: {kind: none}"),
+        _spec("corels", "source: d.csv, target: y, where: 'nosuch > 1', " + WHOLE),
     ),
     "unknown column in columns": (
         TWENTY,
-        _spec("corels", "source: d.csv, target: y, columns: [zz], " + BIN + "split: {kind: none}"),
+        _spec("corels", "source: d.csv, target: y, columns: [zz], " + WHOLE),
     ),
     "test label unseen in training": (
         {"d.csv": "a,y\n1,0\n2,1\n3,0\n", "t.csv": "a,y\n1,0\n2,7\n"},
@@ -100,19 +101,19 @@ MISTAKES: dict[str, tuple[dict[str, str | bytes | None], str]] = {
     ),
     "a folder as the data file": (
         {"d.csv": None},
-        _spec("corels", "source: d.csv, target: y, " + BIN + "split: {kind: none}"),
+        _spec("corels", "source: d.csv, target: y, " + WHOLE),
     ),
     "a file that is not text": (
         {"d.csv": b"a,y\n1,0\n\xff\xfe,1\n"},
-        _spec("corels", "source: d.csv, target: y, " + BIN + "split: {kind: none}"),
+        _spec("corels", "source: d.csv, target: y, " + WHOLE),
     ),
     "a value data.types cannot take": (
         {"d.csv": "a,y\n1,0\nx,1\n3,0\n"},
-        _spec("corels", "source: d.csv, target: y, types: {a: numeric}, " + BIN + "split: {kind: none}"),
+        _spec("corels", "source: d.csv, target: y, types: {a: numeric}, " + WHOLE),
     ),
     "data.types naming an unknown column": (
         TWENTY,
-        _spec("corels", "source: d.csv, target: y, types: {zz: category}, " + BIN + "split: {kind: none}"),
+        _spec("corels", "source: d.csv, target: y, types: {zz: category}, " + WHOLE),
     ),
     "a split seed beyond what the split takes": (
         TWENTY,
@@ -124,25 +125,25 @@ MISTAKES: dict[str, tuple[dict[str, str | bytes | None], str]] = {
     ),
     "a store.path leading out of the spec's folder": (
         TWENTY,
-        _spec("corels", "source: d.csv, target: y, " + BIN + "split: {kind: none}", "store: {path: out/runs.duckdb}"),
+        _spec("corels", "source: d.csv, target: y, " + WHOLE, "store: {path: out/runs.duckdb}"),
     ),
     # the solver's own checks: the task, then what solve refuses before its search
     "corels: features that are not 0/1": (TWENTY, _spec("corels", "source: d.csv, target: y, split: {kind: none}")),
     "corels: a regression target": (
         {"d.csv": _table(8, regression=True)},
-        _spec("corels", "source: d.csv, target: y, " + BIN + "split: {kind: none}"),
+        _spec("corels", "source: d.csv, target: y, " + WHOLE),
     ),
     "corels: a class weight for an unknown class": (
         TWENTY,
-        _spec("corels", "source: d.csv, target: y, " + BIN + "split: {kind: none}", "objective: {class_weights: {x: 2}}"),
+        _spec("corels", "source: d.csv, target: y, " + WHOLE, "objective: {class_weights: {x: 2}}"),
     ),
     "corels: sample weights that are not counts": (
         {"d.csv": _table(20, weight="0.5")},
-        _spec("corels", "source: d.csv, target: y, weights: w, " + BIN + "split: {kind: none}"),
+        _spec("corels", "source: d.csv, target: y, weights: w, " + WHOLE),
     ),
     "fasterrisk: a numeric target": (
         {"d.csv": _table(8, regression=True)},
-        _spec("fasterrisk", "source: d.csv, target: y, " + BIN + "split: {kind: none}"),
+        _spec("fasterrisk", "source: d.csv, target: y, " + WHOLE),
     ),
     "fasterrisk: a class too small to stratify": (
         {"d.csv": _table(6, seed=3)},
@@ -150,15 +151,15 @@ MISTAKES: dict[str, tuple[dict[str, str | bytes | None], str]] = {
     ),
     "fasterrisk: an include pattern that matches nothing": (
         TWENTY,
-        _spec("fasterrisk", "source: d.csv, target: y, " + BIN + "split: {kind: none}", "constraints: {include: [nosuch*]}"),
+        _spec("fasterrisk", "source: d.csv, target: y, " + WHOLE, "constraints: {include: [nosuch*]}"),
     ),
     "fasterrisk: a class weight for an unknown class": (
         TWENTY,
-        _spec("fasterrisk", "source: d.csv, target: y, " + BIN + "split: {kind: none}", "objective: {class_weight: {x: 2}}"),
+        _spec("fasterrisk", "source: d.csv, target: y, " + WHOLE, "objective: {class_weight: {x: 2}}"),
     ),
     "fasterrisk: zero weights": (
         {"d.csv": _table(12, weight="0")},
-        _spec("fasterrisk", "source: d.csv, target: y, weights: w, " + BIN + "split: {kind: none}"),
+        _spec("fasterrisk", "source: d.csv, target: y, weights: w, " + WHOLE),
     ),
     "moss: branch and bound on a binary target": (
         TWENTY,
@@ -227,7 +228,7 @@ def test_data_types_of_an_unknown_column_points_at_the_spec_line(tmp_path, monke
 
 def test_no_data_checks_the_spec_alone(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "s.yaml").write_text(_spec("corels", "source: elsewhere.csv, target: y, " + BIN + "split: {kind: none}"))
+    (tmp_path / "s.yaml").write_text(_spec("corels", "source: elsewhere.csv, target: y, " + WHOLE))
     result = CliRunner().invoke(cli, ["validate", "--no-data", "s.yaml"])
     assert result.exit_code == 0 and "s.yaml: ok (corels, 'mistake') (data not read)" in result.stdout
     result = CliRunner().invoke(cli, ["validate", "--no-data", "--json", "s.yaml"])
@@ -239,7 +240,7 @@ def test_no_data_checks_the_spec_alone(tmp_path, monkeypatch):
 def test_a_valid_spec_shows_its_data_and_the_size_estimate(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "d.csv").write_text(_table(40))
-    (tmp_path / "s.yaml").write_text(_spec("corels", "source: d.csv, target: y, " + BIN + "split: {kind: none}"))
+    (tmp_path / "s.yaml").write_text(_spec("corels", "source: d.csv, target: y, " + WHOLE))
     result = CliRunner().invoke(cli, ["validate", "s.yaml", "--set", "objective.regularization=0.05"])
     assert result.exit_code == 0, result.output
     assert "s.yaml: ok (corels, 'mistake'): 40 training rows, 7 features, binary target" in result.stdout
