@@ -169,6 +169,22 @@ MISTAKES: dict[str, tuple[dict[str, str | bytes | None], str]] = {
         {"d.csv": _table(6, regression=True)},
         _spec("moss", "source: d.csv, target: y, split: {kind: holdout, test_size: 0.9}"),
     ),
+    "moss: a stability rank beyond the grid of six rows": (
+        {"d.csv": _table(6, regression=True)},
+        _spec(
+            "moss",
+            "source: d.csv, target: y, split: {kind: none}",
+            "objective: {candidates: {trees: 20}}\nconstraints: {stability_rank: 50}",
+        ),
+    ),
+    "moss: a min_stability no rule set reaches": (
+        {"d.csv": _table(40, regression=True)},
+        _spec(
+            "moss",
+            "source: d.csv, target: y, split: {kind: none}",
+            "objective: {candidates: {trees: 20}}\nconstraints: {min_stability: 1000}",
+        ),
+    ),
     "moss: zero weights": (
         {"d.csv": _table(12, regression=True, weight="0")},
         _spec("moss", "source: d.csv, target: y, weights: w, split: {kind: none}"),
