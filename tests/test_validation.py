@@ -264,3 +264,33 @@ def test_a_valid_spec_shows_its_data_and_the_size_estimate(tmp_path, monkeypatch
     doc = json.loads(CliRunner().invoke(cli, ["validate", "--json", "s.yaml"]).stdout)[0]
     assert doc["valid"] and doc["data"]["rows"] == 40 and doc["size"]["summary"].startswith("corels size: ")
     assert not (tmp_path / "glasswork.duckdb").exists()  # validating records nothing
+
+
+def test_ctrl_c_while_reading_the_data_is_exit_130(tmp_path, monkeypatch):
+    from glasswork.launch import Launch
+
+    def interrupt(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d.csv").write_text(_table(20))
+    (tmp_path / "s.yaml").write_text(_spec("corels", "source: d.csv, target: y, " + WHOLE))
+    monkeypatch.setattr(Launch, "prepare", interrupt)
+    result = CliRunner().invoke(cli, ["validate", "s.yaml"])
+    assert result.exit_code == 130 and "s.yaml: interrupted while validating; nothing was run." in result.stderr
+
+
+def test_a_solver_whose_check_breaks_is_exit_1_without_a_traceback(tmp_path, monkeypatch):
+    from glasswork.plugins.corels import CorelsSolver
+
+    def broken(self, problem, time_limit):
+        raise ZeroDivisionError("a plugin's bug")
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d.csv").write_text(_table(20))
+    (tmp_path / "s.yaml").write_text(_spec("corels", "source: d.csv, target: y, " + WHOLE))
+    monkeypatch.setattr(CorelsSolver, "size_report", broken)
+    result = CliRunner().invoke(cli, ["validate", "s.yaml"])
+    assert result.exit_code == 1, result.output
+    assert "solver 'corels' failed while checking the data: ZeroDivisionError: a plugin's bug" in result.stderr
+    assert "Traceback" not in result.output and "ok (" not in result.output

@@ -236,6 +236,8 @@ def validate(specs: tuple[str, ...], as_json: bool, overrides: tuple[str, ...], 
                 click.echo(str(issue), err=True)  # as print_spec_error says them
         elif checked.data_error is not None:
             click.echo(f"{spec}: data error: {checked.data_error}", err=True)  # as run says it
+        elif checked.solver_error is not None:
+            click.echo(f"{spec}: {checked.solver_error}", err=True)
         elif checked.loaded is not None:
             shape = checked.data_summary()
             click.echo(
@@ -247,8 +249,6 @@ def validate(specs: tuple[str, ...], as_json: bool, overrides: tuple[str, ...], 
                 click.echo(f"{spec}: {summary}")
                 if warning is not None:
                     click.echo(f"warning: {spec}: {warning}", err=True)
-        if checked.solver_error is not None:
-            click.echo(f"{spec}: {checked.solver_error}", err=True)
     if as_json:
         click.echo(json.dumps([checked.to_dict() for checked in found], indent=2))
     invalid = sum(not checked.valid for checked in found)
