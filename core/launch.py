@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 from glasswork.events import EventSink
 from glasswork.record import RunInfo, RunOutcome
-from glasswork.spec import LoadedSpec, SolverSpec, load_spec
+from glasswork.spec import LoadedSpec, SolverSpec, SpecError, load_spec
 
 if TYPE_CHECKING:
-    from glasswork.data import Problem
+    from glasswork.data import DataError, Problem
     from glasswork.registry import Registry
     from glasswork.solver import Solver
     from glasswork.store import RunStore, StoreSink
@@ -71,7 +71,7 @@ class Launch:
     def _check_spec_store_path(self) -> None:
         """A spec's ``store.path`` that escapes its folder through a symbolic link is a mistake in
         the spec (exit 2), found before anything runs."""
-        from glasswork.spec import SpecError, SpecIssue
+        from glasswork.spec import SpecIssue
         from glasswork.store import StorePathError, default_db_path
 
         value = self.loaded.spec.store.path
@@ -110,17 +110,22 @@ class Launch:
         """Load the data (inside the run's limits) and check the solver takes them, once; raises
         ``DataError`` (nothing written)."""
         if self.problem is None:
-            from glasswork.data import load_problem
+            from glasswork.data import DataError, load_problem
 
             limits = self.loaded.spec.limits
-            self.problem = load_problem(
-                self.loaded.spec.data,
-                self.loaded.base_dir,
-                time_limit=limits.time,
-                memory_limit=None if limits.memory is None else int(limits.memory),
-            )
+            try:
+                self.problem = load_problem(
+                    self.loaded.spec.data,
+                    self.loaded.base_dir,
+                    time_limit=limits.time,
+                    memory_limit=None if limits.memory is None else int(limits.memory),
+                )
+            except DataError as exc:  # one about a spec field points at its line in the spec
+                raise locate_in_spec(exc, self.loaded) from None
         if not self._problem_checked:
-            _check_task(self.registry.solver(self.loaded.spec.solver), self.problem)
+            solver_cls = self.registry.solver(self.loaded.spec.solver)
+            _check_task(solver_cls, self.problem)
+            solver_cls(self.loaded.spec).check(self.problem)  # the solver's own pre-search checks, before the store
             self._problem_checked = True
         return self.problem
 
@@ -260,3 +265,28 @@ def _inputs_of(problem: Problem) -> dict[str, Any] | None:
         return ModelInputs.of_problem(problem).model_dump(mode="json")
     except (ExportError, ValueError):
         return None
+
+
+def locate_in_spec(error: DataError, loaded: LoadedSpec) -> DataError:
+    """A data error about a spec field (``error.field``, e.g. ``data.types.age``), moved to that
+    field's line in the spec file, as a spec error is; other errors are returned as they are."""
+    from glasswork.data import DataError
+    from glasswork.spec import read_spec_document
+
+    if error.field is None or loaded.path is None:
+        return error
+    line = None
+    try:
+        _, positions = read_spec_document(loaded.path)
+        line = positions.locate(error.field.split("."), key=True)[0]
+    except (SpecError, OSError):  # the file changed since it was read: no line rather than a wrong one
+        pass
+    return DataError(
+        f"{error.field}: {error.message}",
+        file=str(loaded.path),
+        line=line,
+        column=error.column,
+        row=error.row,
+        hint=error.hint,
+        field=error.field,
+    )

@@ -199,10 +199,18 @@ class Solver(ABC):
     def solve(self, problem: Problem, ctx: SolveContext) -> Result:
         """Search, honouring ``ctx``'s limits and stop flag, and return the best model found."""
 
+    def check(self, problem: Problem) -> None:
+        """Raise ``DataError`` for what in the spec does not fit ``problem`` and ``solve`` would
+        refuse before its search (a feature name that matches nothing, an unknown class, an option
+        the task does not take). ``glasswork validate`` calls it, so those mistakes fail there as
+        they fail ``run``; it must be cheap and never search. Share the code with ``solve``."""
+        return None
+
     def size_report(self, problem: Problem, time_limit: float | None) -> tuple[str, str | None] | None:
         """How big the search on ``problem`` will be, before it runs: a one-line summary and a
         one-line warning (or ``None``) when it looks hopeless within ``time_limit``; ``None`` when
-        the solver cannot tell. ``glasswork validate`` may show it; a run logs it as it starts."""
+        the solver cannot tell. ``glasswork validate`` shows it; a run logs it as it starts. It may
+        raise ``DataError`` as the same preparation in ``solve`` would (CORELS mines here)."""
         return None
 
     @classmethod

@@ -19,12 +19,12 @@ from glasswork.cli.app import (
     DB_OPTION,
     EXIT_INTERRUPTED,
     EXIT_INVALID,
+    EXIT_SOLVER,
     raise_keyboard_interrupt,
     cli,
     fail,
     fail_run,
     interrupted,
-    print_spec_error,
 )
 from glasswork.exits import run_failure
 from glasswork.export.formats import ALL_FORMATS
@@ -189,37 +189,60 @@ def _export_after_run(launch: Any, outcome: Any, exports: tuple[str, ...]) -> No
 @cli.command()
 @click.argument("specs", nargs=-1, required=True, type=click.Path(path_type=str))
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
-def validate(specs: tuple[str, ...], as_json: bool) -> None:
-    """Check spec files without running them; exit 2 if any is invalid."""
-    from glasswork.spec import SpecError, load_spec
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="PATH=VALUE",
+    help="Override a spec field as run --set does (repeatable).",
+)
+@click.option(
+    "--no-data",
+    is_flag=True,
+    help="Check the specs alone, without reading their data (e.g. data that are not on this machine).",
+)
+def validate(specs: tuple[str, ...], as_json: bool, overrides: tuple[str, ...], no_data: bool) -> None:
+    """Check spec files as run does before its search: the spec, then the data (file, target,
+    labels, types) against the solver, and the solver's size estimate; nothing is solved or
+    recorded. Exit 2 if any spec would make run exit 2."""
+    from glasswork.validation import validate_file
 
-    report = []
+    found = []
     for spec in specs:
         try:
-            loaded = load_spec(spec)
-        except SpecError as exc:
-            if not as_json:
-                print_spec_error(exc)
-            report.append({"file": spec, "valid": False, "issues": [i.to_dict() for i in exc.issues]})
-        else:
-            if not as_json:
-                click.echo(f"{spec}: ok ({loaded.spec.solver}, {loaded.spec.name!r})")
-            report.append(
-                {
-                    "file": spec,
-                    "valid": True,
-                    "solver": loaded.spec.solver,
-                    "name": loaded.spec.name,
-                    "spec_hash": loaded.spec.spec_hash(),
-                }
+            checked = validate_file(spec, overrides, read_data=not no_data)
+        except KeyboardInterrupt:
+            interrupted(f"{spec}: interrupted while validating; nothing was run.", as_json=as_json)
+        found.append(checked)
+        if as_json:
+            continue
+        if checked.issues:
+            for issue in checked.issues:
+                click.echo(str(issue), err=True)  # as print_spec_error says them
+        elif checked.data_error is not None:
+            click.echo(f"{spec}: data error: {checked.data_error}", err=True)  # as run says it
+        elif checked.solver_error is not None:
+            click.echo(f"{spec}: {checked.solver_error}", err=True)
+        elif checked.loaded is not None:
+            shape = checked.data_summary()
+            click.echo(
+                f"{spec}: ok ({checked.loaded.spec.solver}, {checked.loaded.spec.name!r})"
+                + (f": {shape}" if shape else " (data not read)")
             )
+            if checked.size is not None:
+                summary, warning = checked.size
+                click.echo(f"{spec}: {summary}")
+                if warning is not None:
+                    click.echo(f"warning: {spec}: {warning}", err=True)
     if as_json:
-        click.echo(json.dumps(report, indent=2))
-    invalid = sum(not r["valid"] for r in report)
+        click.echo(json.dumps([checked.to_dict() for checked in found], indent=2))
+    invalid = sum(not checked.valid for checked in found)
     if invalid:
         if not as_json:
-            click.echo(f"{invalid} of {len(report)} spec(s) invalid.", err=True)
+            click.echo(f"{invalid} of {len(found)} spec(s) invalid.", err=True)
         sys.exit(EXIT_INVALID)
+    if any(checked.solver_error is not None for checked in found):
+        sys.exit(EXIT_SOLVER)
 
 
 @cli.command()

@@ -15,7 +15,8 @@ from glasswork.result import Task
 class DataError(ValueError):
     """Bad data: the message names the file, column, row or value, and the fix.
 
-    The CLI prints it as ``FILE[:LINE]: message`` and exits with status 2.
+    The CLI prints it as ``FILE[:LINE]: message`` and exits with status 2. An error about a spec
+    field (``field``) is moved to that field's line in the spec (``glasswork.validation``).
     """
 
     def __init__(
@@ -27,6 +28,7 @@ class DataError(ValueError):
         column: str | None = None,
         row: int | None = None,
         hint: str | None = None,
+        field: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -35,6 +37,7 @@ class DataError(ValueError):
         self.column = column
         self.row = row
         self.hint = hint
+        self.field = field  # the spec field at fault (``data.types.age``), pointed at in the spec file
 
     def __str__(self) -> str:
         where = ""

@@ -243,9 +243,10 @@ def read_file(
         unknown = [c for c in (types or {}) if c not in raw_types]
         if unknown:
             raise DataError(
-                f"data.types names column(s) {', '.join(map(repr, unknown))}, which the file lacks",
+                f"data.types names column(s) {', '.join(map(repr, unknown))}, which {shown} lacks",
                 file=shown,
                 hint=f"fix data.types.{unknown[0]}; columns are: {', '.join(names)}",
+                field=f"data.types.{unknown[0]}",
             )
         row_column = _row_column(names)
         kinds = run_bounded(
@@ -511,6 +512,7 @@ def _override_types(table: Table, types: dict[str, str]) -> Table:
                 f"data.types names column {name!r}, which the data set lacks",
                 file=table.origin,
                 hint=f"fix data.types.{name}; columns are: {', '.join(table.names)}",
+                field=f"data.types.{name}",
             )
         col, gap = table.columns[name], table.missing[name]
         values = col.tolist()

@@ -33,7 +33,9 @@ class SplitSpec(_Strict):
     test_size: float = Field(0.2, gt=0.0, lt=1.0, description="Fraction of rows held out for testing (holdout).")
     folds: int = Field(5, ge=2, le=1000, description="Number of folds (kfold).")
     fold: int = Field(0, ge=0, le=999, description="The fold used as the test set (kfold), from 0.")
-    seed: int = Field(0, ge=0, description="Seed of the shuffle, so the split can be reproduced.")
+    seed: int = Field(
+        0, ge=0, le=2**32 - 1, description="Seed of the shuffle, so the split can be reproduced (0 to 2^32 - 1)."
+    )
     stratify: bool = Field(True, description="Keep class proportions equal across parts (classification only).")
 
     @model_validator(mode="after")

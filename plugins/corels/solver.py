@@ -46,6 +46,14 @@ class CorelsSolver(Solver):
         spec: CorelsSpec = self.spec  # type: ignore[assignment]
         return run_corels(problem, spec.objective, spec.constraints, spec.search, ctx)
 
+    def check(self, problem: Problem) -> None:
+        """0/1 features to mine, class weights naming the classes, sample weights that are counts."""
+        spec: CorelsSpec = self.spec  # type: ignore[assignment]
+        require_binary_features(problem)
+        n_classes = len(problem.classes) if problem.classes is not None else int(problem.y.max()) + 1
+        class_weight_vector(spec.objective.class_weights, problem.classes, n_classes)
+        integer_multiplicity(problem.sample_weight)
+
     def size_report(self, problem: Problem, time_limit: float | None) -> tuple[str, str | None]:
         """The estimate of ``estimate_search``: its summary, and its warning for ``time_limit``."""
         spec: CorelsSpec = self.spec  # type: ignore[assignment]
@@ -182,12 +190,7 @@ def antecedents_for(
         if not isinstance(ants, Antecedents):
             ants = Antecedents.from_matrix(problem.X, problem.feature_names)
         return list(ants.names), ants.bits, [[(m, 1)] for m in range(len(ants.names))]
-    if not problem.is_binary_matrix:
-        raise DataError(
-            "CORELS mines antecedents from 0/1 features, but the features are not 0/1",
-            file=problem.source,
-            hint="add 'binarize:' to the data section",
-        )
+    require_binary_features(problem)
     min_support = lam if c.min_support is None else c.min_support
     min_support = min(min_support, 0.5)
     ants = mine_antecedents(
@@ -209,6 +212,16 @@ def antecedents_for(
             )
         items.append([lookup[p] for p in parts])
     return list(ants.names), ants.bits, items
+
+
+def require_binary_features(problem: Problem) -> None:
+    """CORELS mines its antecedents from 0/1 features (a pre-mined ``.out`` source has them)."""
+    if not problem.extras.get("premined") and not problem.is_binary_matrix:
+        raise DataError(
+            "CORELS mines antecedents from 0/1 features, but the features are not 0/1",
+            file=problem.source,
+            hint="add 'binarize:' to the data section",
+        )
 
 
 def class_weight_vector(spec_weights: Any, classes: np.ndarray | None, n_classes: int) -> np.ndarray | None:

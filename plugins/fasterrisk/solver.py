@@ -202,9 +202,13 @@ class FasterRiskSolver(Solver):
     spec_model = FasterRiskSpec
     tasks = frozenset({"binary"})
 
-    def solve(self, problem: Problem, ctx: SolveContext) -> Result:
+    def check(self, problem: Problem) -> None:
+        """The constraints, class weights and policy against the data, as ``solve`` starts."""
+        self._inputs(problem)
+
+    def _inputs(self, problem: Problem) -> tuple[Constraints, np.ndarray | None]:
+        """The constraints and row weights of this spec on ``problem``; raises ``DataError``."""
         spec: FasterRiskSpec = self.spec  # type: ignore[assignment]
-        settings = settings_from_spec(spec)
         cons = constraints_from_spec(spec.constraints, list(problem.feature_names))
         weights = row_weights(problem, spec.objective)
         allowed = problem.n_features - len(cons.exclude)
@@ -213,6 +217,12 @@ class FasterRiskSolver(Solver):
                 f"search.policy: exact handles at most {MAX_FEATURES} features, this problem allows {allowed}",
                 hint="exclude features (constraints.exclude), bin more coarsely, or use policy: beam",
             )
+        return cons, weights
+
+    def solve(self, problem: Problem, ctx: SolveContext) -> Result:
+        spec: FasterRiskSpec = self.spec  # type: ignore[assignment]
+        settings = settings_from_spec(spec)
+        cons, weights = self._inputs(problem)
 
         def progress(**kw: Any) -> None:
             ctx.progress(objective=kw.pop("objective", None), nodes=kw.pop("nodes", None), **kw)

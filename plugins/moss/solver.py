@@ -43,29 +43,48 @@ class MossSolver(Solver):
 
     spec: MossSpec
 
-    def solve(self, problem: Any, ctx: SolveContext) -> Result:
-        spec = self.spec
-        cand = spec.objective.candidates
-        t0 = time.perf_counter()
-        self._binary = problem.task == "binary"
-        self._classes = problem.classes
-        self._policy = spec.search.policy
-        if self._binary:
-            if self._policy == "branch_and_bound" and "policy" not in spec.search.model_fields_set:
-                self._policy = "cutting_plane"  # the default policy; the logistic loss has no Gram form
-            if self._policy != "cutting_plane":
+    def check(self, problem: Any) -> None:
+        """The policy against the target's task; what needs the forest's rules is ``size_report``'s."""
+        self._policy_for(problem)
+
+    def _policy_for(self, problem: Any) -> str:
+        """The search policy that runs on ``problem``; raises ``DataError`` if none fits its target."""
+        search = self.spec.search
+        policy: str = search.policy
+        if problem.task == "binary":
+            if policy == "branch_and_bound" and "policy" not in search.model_fields_set:
+                policy = "cutting_plane"  # the default policy; the logistic loss has no Gram form
+            if policy != "cutting_plane":
                 raise DataError(
-                    f"search.policy {self._policy!r} does not handle a binary target: the "
+                    f"search.policy {policy!r} does not handle a binary target: the "
                     "classification variant runs with the cutting plane only",
                     hint="set search.policy: cutting_plane (or leave it out)",
                 )
-            target = np.where(np.asarray(problem.y) == 1, 1.0, -1.0)  # labels -1 / +1
-            y_scale = 1.0
-        else:
-            y_scale = float(np.std(problem.y)) if spec.objective.standardize else 1.0
-            y_scale = y_scale if y_scale > 0 else 1.0
-            target = problem.y / y_scale
-        self._y_scale = y_scale
+        return policy
+
+    def size_report(self, problem: Any, time_limit: float | None) -> tuple[str, str | None]:
+        """The candidate rules, grown as ``solve`` grows them, and the stability threshold on them:
+        what needs the forest's rules (no usable rule, a rank or a ``min_stability`` this data
+        cannot reach) fails here as it fails the run, before any search."""
+        pool = self._pool(problem, self._target(problem)[0])
+        k = min(self.spec.constraints.max_rules, pool.m)
+        summary = f"moss size: {pool.m} candidate rules from {pool.n_trees} trees, at most {k} in a rule set"
+        if self.spec.constraints.frontier is not None:
+            return summary + ", the stability frontier", None
+        threshold, _ = self._threshold(pool, k)
+        return summary + f", stability at least {threshold / pool.n_trees:.4g}", None
+
+    def _target(self, problem: Any) -> tuple[np.ndarray, float]:
+        """The target the forest and the loss see (labels -1 / +1, or scaled values) and its scale."""
+        if problem.task == "binary":
+            return np.where(np.asarray(problem.y) == 1, 1.0, -1.0), 1.0
+        y_scale = float(np.std(problem.y)) if self.spec.objective.standardize else 1.0
+        y_scale = y_scale if y_scale > 0 else 1.0
+        return problem.y / y_scale, y_scale
+
+    def _pool(self, problem: Any, target: np.ndarray) -> RulePool:
+        """The candidate rules of the spec's forest; raises ``DataError`` when none is usable."""
+        cand = self.spec.objective.candidates
         pool = build_pool(
             problem.X,
             target,
@@ -77,15 +96,56 @@ class MossSolver(Solver):
             seed=cand.seed,
             rules_from=cand.rules_from,
             max_rules_pool=cand.max_candidates,
-            encoding=spec.objective.encoding,
+            encoding=self.spec.objective.encoding,
             grid_X=problem.extras.get("moss_grid_X"),
         )
-        pool_seconds = time.perf_counter() - t0
         if pool.m == 0:
             raise DataError(
                 "the forest produced no usable rule (every rule is empty or covers all rows)",
                 hint="give more rows, or raise objective.candidates.trees or .depth",
             )
+        return pool
+
+    def _threshold(self, pool: RulePool, k: int) -> tuple[float, int | None]:
+        """The stability threshold in trees (from ``min_stability`` or the grid's rank, with the
+        rank used); raises ``DataError`` when this data's rules cannot reach it."""
+        constraints = self.spec.constraints
+        counts = pool.counts.astype(np.float64)
+        B = float(pool.n_trees)
+        eps_max = float(np.sort(counts)[::-1][:k].sum()) / B
+        rank = None
+        if constraints.min_stability is not None:
+            threshold = float(math.ceil(constraints.min_stability * B - 1e-9))
+        else:
+            grid = epsilon_grid(counts, k)
+            # the default third-largest grid value; a grid this short (tiny data) takes its last
+            rank = constraints.stability_rank or min(3, grid.size)
+            if rank > grid.size:
+                raise DataError(
+                    f"constraints.stability_rank {rank} exceeds the {grid.size} values of the "
+                    "epsilon grid of this data's rules",
+                    hint=f"choose a rank from 1 to {grid.size}, or set constraints.min_stability",
+                )
+            threshold = float(grid[rank - 1])
+        if threshold > eps_max * B + 1e-9:
+            raise DataError(
+                f"constraints.min_stability {threshold / B:.6g} is above eps_max = {eps_max:.6g} (the {k} "
+                "most frequent rules of this data); no rule set reaches it",
+                hint=f"lower constraints.min_stability to at most {eps_max:.6g}",
+            )
+        return threshold, rank
+
+    def solve(self, problem: Any, ctx: SolveContext) -> Result:
+        spec = self.spec
+        cand = spec.objective.candidates
+        t0 = time.perf_counter()
+        self._binary = problem.task == "binary"
+        self._classes = problem.classes
+        self._policy = self._policy_for(problem)
+        target, y_scale = self._target(problem)
+        self._y_scale = y_scale
+        pool = self._pool(problem, target)
+        pool_seconds = time.perf_counter() - t0
         ctx.log(f"{pool.m} candidate rules from {cand.trees} trees in {pool_seconds:.2f} s (encoding {pool.encoding})")
         if self._binary:
             rate = float(np.clip(np.mean(target > 0), 1e-6, 1 - 1e-6))
@@ -113,28 +173,10 @@ class MossSolver(Solver):
         }
         if spec.constraints.frontier is not None:
             return self._frontier(pool, oracle, counts, k, ctx, stats)
-        if spec.constraints.min_stability is not None:
-            eps = spec.constraints.min_stability
-            threshold = float(math.ceil(eps * B - 1e-9))
-        else:
-            grid = epsilon_grid(counts, k)
-            # the default third-largest grid value; a grid this short (tiny data) takes its last
-            rank = spec.constraints.stability_rank or min(3, grid.size)
-            if rank > grid.size:
-                raise DataError(
-                    f"constraints.stability_rank {rank} exceeds the {grid.size} values of the "
-                    "epsilon grid of this data's rules",
-                    hint=f"choose a rank from 1 to {grid.size}, or set constraints.min_stability",
-                )
-            threshold = float(grid[rank - 1])
+        threshold, rank = self._threshold(pool, k)
+        if rank is not None:
             stats["stability_rank"] = rank
         stats["epsilon"] = threshold / B
-        if threshold > eps_max * B + 1e-9:
-            raise DataError(
-                f"constraints.min_stability {threshold / B:.6g} is above eps_max = {eps_max:.6g} (the {k} "
-                "most frequent rules of this data); no rule set reaches it",
-                hint=f"lower constraints.min_stability to at most {eps_max:.6g}",
-            )
         policy = self._policy
         if policy in ("cutting_plane", "branch_and_bound"):
             exact = self._exact(oracle, counts, k, B, ctx)

@@ -167,6 +167,31 @@ def test_run_warns_on_stderr_and_still_runs(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "unlikely to certify within 1 s" in proc.stderr and "max_card: 1" in proc.stderr
     assert '"status": "stopped_time"' in proc.stdout
+    # glasswork validate shows the same estimate and the same warning, without searching
+    checked = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from glasswork.cli import main; main()",
+            "validate",
+            "plain.yaml",
+            "--set",
+            "constraints.max_card=2",
+            "--set",
+            "limits.time=1",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert checked.returncode == 0, checked.stderr
+    warned = " ".join(proc.stderr.split())
+    start = warned.index("corels: unlikely to certify")
+    said = " ".join(checked.stderr.split())
+    assert "warning: plain.yaml: corels: unlikely to certify within 1 s" in said
+    assert said[said.index("corels: unlikely") :].startswith(warned[start : warned.index("max_card: 1", start)])
+    assert "plain.yaml: corels size: " in checked.stdout and "two-rule prefixes" in checked.stdout
 
 
 def test_size_report_is_what_validate_can_show(tmp_path: Path) -> None:
