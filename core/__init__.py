@@ -16,7 +16,7 @@ from glasswork._version import __version__
 from glasswork.data import DataError, DataSpec, Problem, load_problem
 from glasswork.events import Event, EventSink
 from glasswork.hookspecs import hookimpl
-from glasswork.result import Certificate, Classifier, Model, Result, Status
+from glasswork.result import Certificate, Classifier, Model, Result, Status, relative_gap
 from glasswork.solver import Limits, SolveContext, Solver, StopReason
 from glasswork.spec import LoadedSpec, SolverSpec, SpecError, StrictModel, load_spec
 
@@ -48,6 +48,7 @@ __all__ = [
     "load_model",
     "load_problem",
     "load_spec",
+    "relative_gap",
     "run",
 ]
 
