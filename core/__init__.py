@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from glasswork.events import Event, EventSink
     from glasswork.export import LoadedModel
     from glasswork.hookspecs import hookimpl
-    from glasswork.result import Certificate, Classifier, Model, Result, Status
+    from glasswork.result import Certificate, Classifier, Model, Result, Status, relative_gap
     from glasswork.record import RunOutcome
     from glasswork.solver import Limits, SolveContext, Solver, StopReason
     from glasswork.spec import LoadedSpec, SolverSpec, SpecError, StrictModel, load_spec
@@ -51,6 +51,7 @@ _HOMES = {
     "hookimpl": "glasswork.hookspecs",
     "load_problem": "glasswork.data",
     "load_spec": "glasswork.spec",
+    "relative_gap": "glasswork.result",
 }
 
 
@@ -98,6 +99,7 @@ __all__ = [
     "load_model",
     "load_problem",
     "load_spec",
+    "relative_gap",
     "run",
 ]
 

@@ -1,11 +1,16 @@
-"""Terminal output for the CLI: the live progress line on stderr and the printed result.
+"""Terminal output for the CLI: the consoles, numbers and gaps for people, the live progress line
+on stderr and the printed result.
 
 Rendering lives here, not in the runner, so the runner stays usable from notebooks and workers.
+Every command prints through ``make_console``: on a terminal, rich's usual output; into a pipe or
+a file, plain full lines (no colour, no wrapping at 80 columns, no table cut with an ellipsis).
 """
 
 from __future__ import annotations
 
 import math
+import os
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -16,13 +21,53 @@ from rich.text import Text
 
 from glasswork.events import Event
 from glasswork.quoting import terminal_text
+from glasswork.result import relative_gap
 
 if TYPE_CHECKING:
     from glasswork.runner import RunInfo, RunOutcome
 
 
+PIPE_WIDTH = 100_000
+"""The width rich lays out for when the output is not a terminal: wide enough that no line of a
+table or a model is wrapped or cut; nothing is padded to it (tables take the width they need)."""
+
+
+class _CommandConsole(Console):
+    """A console whose reader may leave (``| head``): the rest of its output is dropped and the
+    command goes on (rich's own answer is ``SystemExit(1)``, which would end a stored run as failed
+    and skip its exports)."""
+
+    def on_broken_pipe(self) -> None:
+        if not self.stderr:
+            stdout_closed()
+
+
+def make_console(*, stderr: bool = False) -> Console:
+    """The console a command prints through: rich's own on a terminal; into a pipe or a file, one
+    that neither wraps nor cuts (full lines a log or ``grep`` can read) and writes no colour codes."""
+    console = _CommandConsole(stderr=stderr)
+    if console.is_terminal:
+        return console
+    return _CommandConsole(stderr=stderr, width=PIPE_WIDTH, soft_wrap=True, no_color=True, highlight=False, emoji=False)
+
+
+def stdout_closed() -> None:
+    """The reader of stdout went away (``glasswork ... | head``): what the command still prints, and
+    Python's flush at exit, go to the null device instead of failing with ``BrokenPipeError``."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        finally:
+            os.close(devnull)
+    except (OSError, ValueError):  # no file descriptor behind stdout (an in-process runner)
+        pass
+
+
 def fmt_number(value: Any, digits: int = 6) -> str:
-    """Numbers for people: ``-`` for missing or NaN, thousands separated, ``digits`` figures."""
+    """Numbers as people write them: ``-`` for missing or NaN, ``digits`` significant figures in
+    positional notation with thousands separated (``1,234,568``, ``0.0799061``, ``4``); only the
+    very small and very large in scientific notation, shortened (``9.48e-07``)."""
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -34,8 +79,48 @@ def fmt_number(value: Any, digits: int = 6) -> str:
             return "-"
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
-        return f"{value:.{digits}g}"
+        if value == 0:
+            return "0"
+        magnitude = math.floor(math.log10(abs(value)))
+        if magnitude < -4 or magnitude >= 15:
+            return f"{value:.{min(digits, 3)}g}"
+        return _trimmed(f"{value:,.{max(0, digits - 1 - magnitude)}f}")
     return str(value)
+
+
+def _trimmed(text: str) -> str:
+    """``0.1000`` as ``0.1`` and ``4.000`` as ``4``: trailing zeros say nothing to a reader."""
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def fmt_percent(fraction: float) -> str:
+    """A share as a percentage with up to 3 significant figures and 3 decimals (``12.3 %``,
+    ``0.106 %``); a share that would round to zero but is not zero reads ``< 0.001 %``."""
+    percent = 100.0 * fraction
+    if percent == 0:
+        return "0 %"
+    if abs(percent) < 0.0005:
+        return "< 0.001 %" if percent > 0 else "> -0.001 %"
+    magnitude = math.floor(math.log10(abs(percent)))
+    return f"{_trimmed(f'{percent:,.{min(3, max(0, 2 - magnitude))}f}')} %"
+
+
+def fmt_gap(objective: float | None, lower_bound: float | None, status: Any = None) -> str:
+    """The gap as people read it, the one form every command and screen prints: the relative gap
+    (``glasswork.result.relative_gap``) in percent, and the absolute lower bound next to it, e.g.
+    ``0.106 % (lower bound 0.2345)``. ``0 % (optimal)`` only for a run whose certificate is
+    ``optimal``; a proof within a solver's tolerance keeps its gap and says both. ``-`` with no bound.
+    """
+    gap = relative_gap(objective, lower_bound)
+    if gap is None:
+        return "-"
+    optimal = str(status) == "optimal"
+    if optimal and gap == 0:
+        return "0 % (optimal)"
+    bound = f"lower bound {fmt_number(lower_bound)}"
+    return f"{fmt_percent(gap)} ({'optimal within tolerance, ' if optimal else ''}{bound})"
 
 
 def plain_text(value: Any, style: str = "", *, newlines: bool = False) -> Text:
@@ -68,7 +153,7 @@ class ProgressSink:
     """
 
     def __init__(self, console: Console | None = None, *, delay: float = 0.5) -> None:
-        self.console = console or Console(stderr=True)
+        self.console = console or make_console(stderr=True)
         self.delay = delay
         self._live: Live | None = None
         self._started = 0.0
@@ -104,14 +189,10 @@ class ProgressSink:
 
     def _render(self) -> Text:
         elapsed = time.monotonic() - self._started
-        gap = None
-        if self._objective is not None and self._lower is not None:
-            gap = max(0.0, self._objective - self._lower) / max(abs(self._objective), 1e-10)
         parts = [
             f"{self._solver} {elapsed:7.1f}s",
             f"best {fmt_number(self._objective)}",
-            f"bound {fmt_number(self._lower)}",
-            f"gap {'-' if gap is None else f'{gap:.2%}'}",
+            f"gap {fmt_gap(self._objective, self._lower)}",
         ]
         if self._nodes is not None:
             parts.append(f"nodes {self._nodes:,}")
@@ -166,7 +247,7 @@ def render_outcome(outcome: RunOutcome, console: Console) -> None:
     certificate.add_row("status", Text(cert.status.value, style=status_style))
     certificate.add_row("objective", fmt_number(cert.objective, 10))
     certificate.add_row("lower bound", fmt_number(cert.lower_bound, 10))
-    certificate.add_row("gap", "-" if cert.gap is None else f"{cert.gap:.4%}")
+    certificate.add_row("gap", fmt_gap(cert.objective, cert.lower_bound, cert.status))
     console.print(Group(Text("Certificate", style="bold"), certificate))
     console.print()
 

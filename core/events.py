@@ -9,13 +9,12 @@ interface. A sink that raises is detached and reported; it never stops the searc
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from glasswork.record import RecordSink, RunInfo, RunOutcome
-from glasswork.result import jsonable
+from glasswork.result import jsonable, relative_gap
 
 if TYPE_CHECKING:
     from glasswork.result import Model
@@ -45,11 +44,7 @@ class Event:
     @property
     def gap(self) -> float | None:
         """Relative gap, with the same convention as ``Certificate.gap``."""
-        if self.objective is None or self.lower_bound is None:
-            return None
-        if not (math.isfinite(self.objective) and math.isfinite(self.lower_bound)):
-            return None
-        return max(0.0, self.objective - self.lower_bound) / max(abs(self.objective), 1e-10)
+        return relative_gap(self.objective, self.lower_bound)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the events file and the run store keep this form)."""

@@ -31,6 +31,25 @@ class Status(str, Enum):
         return self.value
 
 
+GAP_FLOOR = 1e-10
+"""The smallest denominator of the relative gap, so an objective of 0 gives a finite gap."""
+
+
+def relative_gap(objective: float | None, lower_bound: float | None) -> float | None:
+    """The relative gap ``max(0, objective - lower_bound) / max(|objective|, 1e-10)`` of a minimisation.
+
+    The one home of the formula (the convention of MIP solvers): certificates, events, the run
+    store, the monitor and the solvers' own stopping tests all call it, so a gap means the same
+    everywhere. ``None`` when either figure is missing or not finite.
+    """
+    if objective is None or lower_bound is None:
+        return None
+    objective, lower_bound = float(objective), float(lower_bound)
+    if not (math.isfinite(objective) and math.isfinite(lower_bound)):
+        return None
+    return max(0.0, objective - lower_bound) / max(abs(objective), GAP_FLOOR)
+
+
 class CertificateError(Exception):
     """A solver produced a certificate that contradicts itself (a solver bug, never user error)."""
 
@@ -38,8 +57,8 @@ class CertificateError(Exception):
 class Certificate(BaseModel):
     """Status, best objective, proven lower bound and the gap between them (minimisation).
 
-    ``gap`` is relative, ``(objective - lower_bound) / max(|objective|, 1e-10)``, the convention
-    of MIP solvers; ``abs_gap`` is the plain difference. Both are ``None`` when no bound is known.
+    ``gap`` is relative (``relative_gap``: ``(objective - lower_bound) / max(|objective|, 1e-10)``,
+    the convention of MIP solvers); ``abs_gap`` is the plain difference. Both are ``None`` when no bound is known.
     ``tolerance`` is the relative gap under which the solver declares a proof (0 for
     combinatorial searches that exhaust their queue, a MIP gap tolerance for MIP backends).
     """
@@ -61,9 +80,7 @@ class Certificate(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def gap(self) -> float | None:
-        if self.abs_gap is None or self.objective is None:
-            return None
-        return self.abs_gap / max(abs(self.objective), 1e-10)
+        return relative_gap(self.objective, self.lower_bound)
 
     @property
     def proven(self) -> bool:
@@ -81,7 +98,8 @@ class Certificate(BaseModel):
         if self.status is Status.OPTIMAL:
             if self.objective is None or self.lower_bound is None:
                 raise CertificateError("an 'optimal' certificate needs an objective and a lower bound")
-            assert self.gap is not None
+            if self.gap is None:
+                raise CertificateError("an 'optimal' certificate needs a finite objective and lower bound")
             if self.gap > self.tolerance + 1e-12:
                 raise CertificateError(
                     f"'optimal' claimed with a gap of {self.gap:.3g} above the tolerance {self.tolerance:.3g}"

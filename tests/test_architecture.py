@@ -491,3 +491,24 @@ def test_the_private_name_check_sees_a_crossing(tmp_path: Path, monkeypatch: pyt
         "core/pkg/b.py:4: glasswork.a._helper",
         "core/pkg/b.py:5: glasswork.a._helper",
     ]
+
+
+# The relative gap written out: a division by max(|x|, floor), or a tolerance times |x| compared
+# with a difference (the same test with the division multiplied out).
+GAP_FORMULA = re.compile(r"/\s*max\(\s*abs\(|<=\s*[\w.]*(?:tol|gap)\w*\s*\*\s*(?:max\(\s*)?abs\(")
+
+
+def test_the_gap_formula_has_one_home():
+    """Every gap (certificates, events, the store, the monitor, the solvers' stopping tests) comes
+    from ``glasswork.result.relative_gap``; a copy elsewhere would drift (issue 24 found six)."""
+    home = REPO / "core" / "result.py"
+    copies = [
+        f"{path.relative_to(REPO)}:{number}: {line.strip()}"
+        for folder in ("core", "plugins", "tui")
+        for path in sorted((REPO / folder).rglob("*.py"))
+        if path != home
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if GAP_FORMULA.search(line)
+    ]
+    assert copies == [], "use glasswork.relative_gap instead of:\n" + "\n".join(copies)
+    assert GAP_FORMULA.search(home.read_text(encoding="utf-8"))

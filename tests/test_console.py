@@ -5,8 +5,9 @@ from __future__ import annotations
 import io
 
 from rich.console import Console
+from rich.table import Table
 
-from glasswork.console import ProgressSink, fmt_bytes, render_outcome
+from glasswork.console import ProgressSink, fmt_bytes, fmt_gap, fmt_number, fmt_percent, make_console, render_outcome
 from glasswork.events import Event
 from glasswork.launch import Launch
 from glasswork.spec import validate_spec
@@ -59,7 +60,7 @@ def test_progress_line_appears_only_on_a_terminal_for_long_runs(toy_registry):
     sink.on_event(Event("progress", 0.1, objective=0.25, lower_bound=0.2, nodes=1234))
     sink.on_finish(None, None, None)
     assert "best 0.25" in buffer.getvalue() and "nodes 1,234" in buffer.getvalue()
-    assert "gap 20.00%" in buffer.getvalue()
+    assert "gap 20 % (lower bound 0.2)" in buffer.getvalue()
 
     quiet, quiet_buffer = console(False)
     sink = ProgressSink(quiet, delay=0.0)
@@ -94,3 +95,43 @@ def test_names_and_messages_print_no_control_codes_and_no_markup(toy_registry):
     assert "\x1b]0;" not in text
     assert "[red]x[/red]" in text and "[bold]b[/bold]" in text and "[blue]value[/blue]" in text
     assert "\\x1b[2J" in text and "\\u202e" in text  # shown escaped, so a reader sees what the name holds
+
+
+def test_numbers_are_written_as_people_write_them():
+    assert fmt_number(9.477891309e-07, 10) == "9.48e-07"  # no ten-figure scientific notation
+    assert fmt_number(1234567.891) == "1,234,568" and fmt_number(12345) == "12,345"
+    assert fmt_number(0.07990610329, 10) == "0.07990610329" and fmt_number(0.0799061034) == "0.0799061"
+    assert fmt_number(4.0) == "4" and fmt_number(0.1) == "0.1" and fmt_number(0.001) == "0.001"
+    assert fmt_number(-0.25) == "-0.25" and fmt_number(0.0) == "0" and fmt_number(None) == "-"
+    assert fmt_number(float("nan")) == "-" and fmt_number(float("-inf")) == "-inf"
+
+
+def test_percentages_keep_three_figures_and_never_round_a_gap_to_zero():
+    assert fmt_percent(0.001062711) == "0.106 %"
+    assert fmt_percent(0.2) == "20 %" and fmt_percent(0.3181) == "31.8 %" and fmt_percent(1.0) == "100 %"
+    assert fmt_percent(0.0) == "0 %"
+    assert fmt_percent(9.477891309e-07) == "< 0.001 %"  # not zero: a gap that is left is shown
+
+
+def test_the_one_gap_format():
+    assert fmt_gap(0.25, 0.2) == "20 % (lower bound 0.2)"
+    assert fmt_gap(0.0799, 0.0799, "optimal") == "0 % (optimal)"
+    assert fmt_gap(0.0799, 0.0799, "stopped_time") == "0 % (lower bound 0.0799)"  # not certified: no "optimal"
+    assert fmt_gap(1.0, 0.9999, "optimal") == "0.01 % (optimal within tolerance, lower bound 0.9999)"
+    assert fmt_gap(0.5, None) == "-" and fmt_gap(None, None, "optimal") == "-"
+
+
+def test_a_console_into_a_pipe_neither_wraps_nor_cuts_nor_colours(monkeypatch):
+    buffer = io.StringIO()
+    monkeypatch.setattr("sys.stdout", buffer)
+    console = make_console()
+    assert not console.is_terminal and console.color_system is None
+    long = "if " + "worst_concave_points_" * 12 + " then malignant"
+    table = Table("rule", "captured")
+    table.add_column("name", no_wrap=True)
+    table.add_row(long, "107", "x" * 150)
+    console.print(long)
+    console.print(table)
+    out = buffer.getvalue()
+    assert out.splitlines()[0] == long and long in out and "x" * 150 in out
+    assert "…" not in out and "\x1b" not in out

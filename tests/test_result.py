@@ -44,3 +44,16 @@ def test_nan_is_rejected():
 
 def test_status_prints_as_its_value():
     assert f"{Status.STOPPED_TIME}" == "stopped_time"
+
+
+def test_relative_gap_is_the_one_formula():
+    from glasswork import relative_gap
+
+    assert relative_gap(0.25, 0.2) == pytest.approx(0.2)
+    assert relative_gap(-2.0, -3.0) == pytest.approx(0.5)  # relative to |objective|
+    assert relative_gap(0.0, -1e-12) == pytest.approx(0.01)  # the 1e-10 floor keeps it finite
+    assert relative_gap(1.0, 1.0 + 1e-15) == 0.0  # a bound a hair above the objective is no gap
+    assert relative_gap(None, 0.1) is None and relative_gap(0.1, None) is None
+    assert relative_gap(math.inf, 0.1) is None and relative_gap(0.3, -math.inf) is None
+    cert = Certificate(status=Status.STOPPED_TIME, objective=0.25, lower_bound=0.2)
+    assert cert.gap == relative_gap(0.25, 0.2)

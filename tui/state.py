@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from glasswork.display import Series, finite
 from glasswork.record import stored_run
+from glasswork.result import relative_gap
 from glasswork.store.journal import JournalReader
 
 if TYPE_CHECKING:
@@ -122,8 +123,8 @@ class RunState:
         if lb is not None:
             # the bound is only ever certified upwards; a solver may report a weaker one later
             self.lower_bound.add(t, lb)
-        if obj is not None and lb is not None:
-            gap = max(0.0, obj - lb) / max(abs(obj), 1e-10)
+        gap = relative_gap(obj, lb)
+        if gap is not None:
             self.gap = gap
             if self.first_gap is None and gap > 0:
                 self.first_gap = gap

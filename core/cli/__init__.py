@@ -6,7 +6,9 @@ and ``runs`` (the run history); ``monitor`` and ``tui`` are imported from ``glas
 when used, and plugins add theirs through the ``register_commands`` hook.
 
 Exit status: 0 for a finished run (also one stopped at a limit), 1 for a solver failure, 2 for an
-invalid spec or bad data (nothing runs, nothing is written), 130 when interrupted.
+invalid spec or bad data (nothing runs, nothing is written), 130 when interrupted. A reader of
+stdout that goes away early (``| head``) is not a failure: the rest of the output is dropped, the
+command's work (a run, its store record, its exports) is done, and the status is the command's own.
 """
 
 from __future__ import annotations
@@ -41,6 +43,11 @@ def main() -> None:
         code = cli.main(standalone_mode=False)
     except SystemExit:
         raise
+    except BrokenPipeError:  # stdout's reader left (| head): no traceback, no "Exception ignored"
+        from glasswork.console import stdout_closed
+
+        stdout_closed()
+        sys.exit(EXIT_OK)
     except (KeyboardInterrupt, click.exceptions.Abort):
         interrupted("glasswork: interrupted; nothing was run.")
     except click.ClickException as exc:  # a usage error: click's message, click's exit status

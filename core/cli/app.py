@@ -69,9 +69,15 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         """A store found damaged (or locked) only after it opened, mid-command, ends the command
         with the store's own message (the file and the way out), not as an internal error; Ctrl-C
-        that no command handled itself ends it with one line and exit 130."""
+        that no command handled itself ends it with one line and exit 130; a reader of stdout that
+        left (``| head``) drops the rest of the output, exit 0 (click's own answer is exit 1)."""
         try:
             return super().invoke(ctx)
+        except BrokenPipeError:
+            from glasswork.console import stdout_closed
+
+            stdout_closed()
+            return None
         except KeyboardInterrupt:
             interrupted(f"glasswork {ctx.invoked_subcommand or 'command'}: interrupted.")
         except Exception as exc:

@@ -74,9 +74,7 @@ def run(
     The run is recorded in the run store (./glasswork.duckdb, or --db, $GLASSWORK_DB, or the
     spec's store.path) unless --no-store or the spec's store.enabled is false.
     """
-    from rich.console import Console
-
-    from glasswork.console import ProgressSink, render_outcome
+    from glasswork.console import ProgressSink, make_console, render_outcome, stdout_closed
     from glasswork.events import JsonLinesSink
     from glasswork.launch import Launch
     from glasswork.runner import SolverFailure
@@ -124,13 +122,17 @@ def run(
 
     for warning in launch.warnings:
         click.echo(f"warning: {warning}", err=True)
-    if as_json:
-        document = outcome.to_dict()
-        if launch.store is None:
-            document["run_id"] = None  # nothing to look it up in
-        click.echo(json.dumps(document, indent=2, allow_nan=False))
-    else:
-        render_outcome(outcome, Console(soft_wrap=False))
+    try:  # the run is stored by now; a reader that left (| head) must not stop its exports
+        if as_json:
+            document = outcome.to_dict()
+            if launch.store is None:
+                document["run_id"] = None  # nothing to look it up in
+            click.echo(json.dumps(document, indent=2, allow_nan=False))
+        else:
+            render_outcome(outcome, make_console())
+        sys.stdout.flush()
+    except BrokenPipeError:
+        stdout_closed()
     _export_after_run(launch, outcome, exports)
     if outcome.interrupted:
         click.echo(f"{spec}: interrupted; status {outcome.status}.", err=True)
@@ -275,11 +277,11 @@ def schema(output: Path | None, builtin_only: bool) -> None:
 def plugins(as_json: bool) -> None:
     """List solver plugins with their version, origin, solvers and any load error, and which
     optional backends (glasswork's extras) are installed."""
-    from rich.console import Console
     from rich.table import Table
 
     from rich.markup import escape
 
+    from glasswork.console import make_console
     from glasswork.extras import report
     from glasswork.registry import get_registry
 
@@ -307,6 +309,6 @@ def plugins(as_json: bool) -> None:
             else f"[yellow]missing[/yellow] {', '.join(backend['missing'])}: {escape(backend['install'])}"
         )
         extras.add_row(backend["extra"], backend["purpose"], status)
-    console = Console()
+    console = make_console()
     console.print(table)
     console.print(extras)

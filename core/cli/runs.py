@@ -60,10 +60,9 @@ def runs_list(
 ) -> None:
     """List recorded runs, newest first (with the sweep each belongs to)."""
     from rich import box
-    from rich.console import Console
     from rich.table import Table
 
-    from glasswork.console import fmt_number, fmt_when, plain_text
+    from glasswork.console import fmt_gap, fmt_number, fmt_when, make_console, plain_text
 
     rows = store_at(db).list_runs(solver=solver, state=state, name=name, sweep=sweep_id, limit=limit)
     if as_json:
@@ -89,14 +88,14 @@ def runs_list(
             r.solver,
             r.status or r.state,
             fmt_number(r.objective, 5),
-            "-" if r.gap is None else f"{r.gap:.2%}",
+            fmt_gap(r.objective, r.lower_bound, r.status),
             fmt_when(r.started_at)[5:16],
             "-" if r.elapsed is None else f"{r.elapsed:.1f}s",
         ]
         if with_sweep:
             cells.insert(2, (r.sweep_id or "-")[:8])
         table.add_row(*(plain_text(c) for c in cells))  # names are data: no markup, no control codes
-    Console().print(table)
+    make_console().print(table)
 
 
 @runs.command("show")
@@ -105,12 +104,11 @@ def runs_list(
 @click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
 def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
     """Show a run's spec, certificate, metrics and model."""
-    from rich.console import Console
     from ruamel.yaml import YAML
 
     from rich.text import Text
 
-    from glasswork.console import fmt_number, fmt_when, plain_text
+    from glasswork.console import fmt_gap, fmt_number, fmt_when, make_console, plain_text
     from glasswork.display import model_view
 
     store = store_at(db)
@@ -119,7 +117,7 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(doc, indent=2, default=str))
         return
-    console = Console()
+    console = make_console()
     # every value from the run is data: printed as Text (no markup read) with control codes escaped
     console.print(
         Text.assemble(
@@ -140,8 +138,9 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
         "\n[bold]Certificate[/bold]"
         + (" [dim](not certified: the last incumbent and bound its events recorded)[/dim]" if uncertified else "")
     )
-    for key in ("status", "objective", "lower_bound", "gap"):
+    for key in ("status", "objective", "lower_bound"):
         console.print(plain_text(f"  {key:<12} {fmt_number(doc[key], 10)}"))
+    console.print(plain_text(f"  {'gap':<12} {fmt_gap(doc['objective'], doc['lower_bound'], doc['status'])}"))
     if doc["metrics"]:
         console.print("\n[bold]Metrics[/bold]")
         for key, value in doc["metrics"].items():
@@ -165,10 +164,9 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 def runs_compare(run_refs: tuple[str, ...], db: str | None, as_json: bool) -> None:
     """Line up runs: the spec keys that differ, certificates, metrics and timings."""
-    from rich.console import Console
     from rich.table import Table
 
-    from glasswork.console import fmt_number, plain_text
+    from glasswork.console import fmt_gap, fmt_number, make_console, plain_text
     from glasswork.spec import flatten
 
     if len(run_refs) < 2:
@@ -199,11 +197,12 @@ def runs_compare(run_refs: tuple[str, ...], db: str | None, as_json: bool) -> No
     for d in docs:
         table.add_column(plain_text(f"{d['run_id'][:12]}\n{d['name']}", newlines=True), justify="right")
     for key, values in rows:
-        table.add_row(
-            plain_text(key),
-            *(plain_text(fmt_number(v) if not isinstance(v, (dict, list)) else json.dumps(v)) for v in values),
-        )
-    Console().print(table)
+        if key == "gap":  # the one gap form, from each run's objective and bound
+            cells = [fmt_gap(d.get("objective"), d.get("lower_bound"), d.get("status")) for d in docs]
+        else:
+            cells = [fmt_number(v) if not isinstance(v, (dict, list)) else json.dumps(v) for v in values]
+        table.add_row(plain_text(key), *(plain_text(c) for c in cells))
+    make_console().print(table)
     if not differing:
         click.echo("(the specs are identical)")
 

@@ -70,10 +70,9 @@ def sweep(
     Every point is validated before any runs. Running the same sweep again resumes it: points
     already finished are not run again (unless --restart).
     """
-    from rich.console import Console
     from rich.table import Table
 
-    from glasswork.console import fmt_number
+    from glasswork.console import fmt_gap, fmt_number, make_console
     from glasswork.registry import get_registry
     from glasswork.spec import SpecError, apply_overrides, read_spec_document
     from glasswork.store import RunStore, StoreError, default_db_path
@@ -182,7 +181,7 @@ def sweep(
             for m in dict.fromkeys(("objective", train, plan.metric, "model_size"))
             if any(m in r.values for r in rows)
         ]
-        for name in ["", *names, "status", *metrics]:
+        for name in ["", *names, "status", *metrics, "gap"]:
             table.add_column(
                 name.replace("objective.", "").replace("constraints.", "").replace("search.", ""),
                 justify="left" if name in ("", "status") else "right",
@@ -193,10 +192,26 @@ def sweep(
             cells.append(", ".join(f"{k} {v}" for k, v in sorted(row.statuses.items())))
             for m in metrics:
                 mean, sd = row.values.get(m, (None, None))
-                cells.append("-" if mean is None else (f"{mean:.4g}±{sd:.1g}" if plan.spec.folds else f"{mean:.4g}"))
+                cells.append(
+                    "-"
+                    if mean is None
+                    else (f"{fmt_number(mean, 4)} ± {fmt_number(sd, 2)}" if plan.spec.folds else fmt_number(mean, 4))
+                )
+            proven = set(row.statuses) == {"optimal"}
+            cells.append(
+                fmt_gap(
+                    row.values.get("objective", (None,))[0],
+                    row.values.get("lower_bound", (None,))[0],
+                    "optimal" if proven else None,
+                )
+            )
             table.add_row(*cells, style="bold green" if row.best else None)
-        table.caption = "* the best point" + (f"; mean±sd over {plan.spec.folds} folds" if plan.spec.folds else "")
-        Console().print(table)
+        table.caption = "* the best point" + (
+            f"; mean ± sd over {plan.spec.folds} folds, the gap of the mean objective to the mean bound"
+            if plan.spec.folds
+            else ""
+        )
+        make_console().print(table)
         for outcome in report.failed:
             click.echo(f"failed: {outcome.point.label()}: {outcome.error}", err=True)
     if report.interrupted:

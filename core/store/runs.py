@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from glasswork.record import RunInfo
-from glasswork.result import Status
+from glasswork.result import Status, relative_gap
 from glasswork.store.schema import (
     EVENT_COLUMNS,
     STALE_SECONDS,
@@ -245,7 +245,7 @@ def _keep_best(con: duckdb.DuckDBPyConnection, run_id: str, events: list[dict[st
     obj, low = last("objective"), last("lower_bound")
     if obj is None and low is None:
         return
-    gap = None if obj is None or low is None else max(0.0, obj - low) / max(abs(obj), 1e-10)
+    gap = relative_gap(obj, low)
     con.execute("UPDATE runs SET objective = ?, lower_bound = ?, gap = ? WHERE run_id = ?", [obj, low, gap, run_id])
     incumbent = next((r for r in reversed(events) if r.get("kind") == "incumbent" and r.get("model")), None)
     if incumbent is not None:

@@ -62,6 +62,7 @@ def summarise(report: SweepReport, store: Any = None) -> list[SummaryRow]:
             stored = {
                 "status": doc["status"],
                 "objective": doc["objective"],
+                "lower_bound": doc.get("lower_bound"),
                 "gap": doc.get("gap"),
                 "metrics": doc["metrics"],
                 "stats": doc["stats"],
@@ -80,6 +81,7 @@ def summarise(report: SweepReport, store: Any = None) -> list[SummaryRow]:
             statuses[result["status"]] = statuses.get(result["status"], 0) + 1
             values = {
                 "objective": result.get("objective"),
+                "lower_bound": result.get("lower_bound"),
                 "gap": result.get("gap"),
                 "model_size": (result.get("stats") or {}).get("model_size"),
                 **(result.get("metrics") or {}),

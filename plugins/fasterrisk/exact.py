@@ -35,6 +35,7 @@ import numpy as np
 
 from glasswork.plugins.fasterrisk.certify import SupportSearch
 from glasswork.plugins.fasterrisk.engine import Constraints, merge_rows
+from glasswork.result import relative_gap
 
 
 @dataclass
@@ -52,7 +53,8 @@ class ExactResult:
 
     @property
     def gap(self) -> float:
-        return max(0.0, self.objective - self.lower_bound) / max(abs(self.objective), 1e-10)
+        gap = relative_gap(self.objective, self.lower_bound)
+        return math.inf if gap is None else gap
 
 
 class LogisticLoss:
@@ -158,7 +160,8 @@ def solve_exact(
     if card is not None and card_loss < best_loss:
         best_loss, best_v = card_loss, card
     lower = min(found.lower_bound, best_loss)
-    closed = best_loss - lower <= tolerance * max(abs(best_loss), 1e-10)
+    gap = relative_gap(best_loss, lower)
+    closed = gap is not None and gap <= tolerance
     status = "optimal" if closed else (found.stopped or "nodes")
     return ExactResult(
         status,

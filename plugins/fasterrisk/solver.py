@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 from glasswork.data import DataError, Problem
-from glasswork.result import Certificate, Result, Status
+from glasswork.result import Certificate, Result, Status, relative_gap
 from glasswork.solver import SolveContext, Solver, StopReason
 from glasswork.plugins.fasterrisk.model import ScoreCard, expected_calibration_error, reliability
 from glasswork.plugins.fasterrisk.certify import MAX_FEATURES, MAX_LOGIT, SupportSearch
@@ -169,7 +169,7 @@ def certify_cards(
     lower = found.lower_bound
     for card in cards:
         if card.loss is not None:
-            card.certified_gap = max(0.0, card.loss - lower) / max(abs(card.loss), 1e-10)
+            card.certified_gap = relative_gap(card.loss, lower)
             card.certified_against = f"best {k}-feature logistic model"
     names = list(problem.feature_names)
     ctx.progress(
@@ -277,12 +277,8 @@ class FasterRiskSolver(Solver):
         if spec.search.policy == "exact":
             return self._exact(problem, ctx, cons, weights, settings.k, cards, stats)
         tolerance = 1e-6
-        if (
-            lower is not None
-            and stopped is StopReason.NONE
-            and best.loss is not None
-            and best.loss - lower <= tolerance * max(abs(best.loss), 1e-10)
-        ):
+        gap = relative_gap(best.loss, lower)
+        if stopped is StopReason.NONE and gap is not None and gap <= tolerance:
             status = Status.OPTIMAL  # no k-feature model, integer or not, does better
 
         stats["pool"] = [self._record(rank, card, problem) for rank, card in enumerate(cards, 1)]

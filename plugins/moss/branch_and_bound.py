@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 from glasswork.cython_ext.moss import NodeSearch, local_search
-from glasswork.result import Status
+from glasswork.result import Status, relative_gap
 
 from .cutting_plane import EpsilonSolver, Point, Progress, StopCheck
 from .loss import Evaluation, H2Oracle, Oracle
@@ -159,7 +159,8 @@ class BranchAndBound(EpsilonSolver):
             best = self.oracle(search.best_support)
         lower = min(search.lower, best.value)
         if status is None:
-            closed = best.value - lower <= self.tol * abs(best.value) * (1 + 1e-9)
+            gap = relative_gap(best.value, lower)
+            closed = gap is not None and gap <= self.tol * (1 + 1e-9)
             status = Status.OPTIMAL if closed else Status.HEURISTIC
         return best, lower, status, int(search.nodes)
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 from glasswork.cython_ext.moss import rounding
-from glasswork.result import Status
+from glasswork.result import Status, relative_gap
 
 from .loss import Evaluation, Oracle
 from .relaxation import Bound, PerspectiveRelaxation
@@ -97,7 +97,8 @@ class Point:
 
     @property
     def gap(self) -> float:
-        return max(0.0, self.h2 - self.lower_bound) / max(abs(self.h2), 1e-10)
+        gap = relative_gap(self.h2, self.lower_bound)
+        return math.inf if gap is None else gap
 
 
 class Master:
@@ -326,6 +327,11 @@ class EpsilonSolver(ABC):
             return self.stopped
         return None
 
+    def _closed(self, value: float, lower: float) -> bool:
+        """Whether the bound meets the incumbent within the relative tolerance (the proof of a point)."""
+        gap = relative_gap(value, lower)
+        return gap is not None and gap <= self.tol
+
     def max_threshold(self) -> float:
         return float(np.sort(self.stab)[::-1][: self.k].sum())
 
@@ -447,7 +453,7 @@ class CuttingPlane(EpsilonSolver):
         presolve = self._presolve(threshold, best) if self.relaxation is not None else None
         if presolve is not None:
             best, lb = presolve
-            if best.value - lb <= self.tol * abs(best.value):
+            if self._closed(best.value, lb):
                 status = Status.OPTIMAL
         while status is None:
             stop = self._check()
@@ -484,7 +490,7 @@ class CuttingPlane(EpsilonSolver):
                         "cuts": self.master.cuts,
                     }
                 )
-            if best.value - lb <= self.tol * abs(best.value):
+            if self._closed(best.value, lb):
                 status = Status.OPTIMAL
                 break
             if state != "optimal":
@@ -499,7 +505,7 @@ class CuttingPlane(EpsilonSolver):
                 state, bound, _ = self.master.solve(best.support, best.value, remaining)
                 self.master.h.setOptionValue("mip_rel_gap", 1e-7)
                 lb = max(lb, min(bound, best.value))
-                status = Status.OPTIMAL if best.value - lb <= self.tol * abs(best.value) else Status.HEURISTIC
+                status = Status.OPTIMAL if self._closed(best.value, lb) else Status.HEURISTIC
                 break
         self.master.unfix()
         self._state_bound = None

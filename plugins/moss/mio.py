@@ -17,7 +17,7 @@ from typing import Literal
 import numpy as np
 from glasswork.data import DataError
 from glasswork.extras import EXTRAS, installed, require
-from glasswork.result import Status
+from glasswork.result import Status, relative_gap
 
 Backend = Literal["auto", "mosek", "scip"]
 Formulation = Literal["perspective", "bigm"]
@@ -124,9 +124,7 @@ class MioResult:
     @property
     def gap(self) -> float | None:
         """The relative gap ``(objective - lower_bound) / |objective|``; ``None`` without a bound."""
-        if self.lower_bound is None:
-            return None
-        return max(0.0, self.objective - self.lower_bound) / max(abs(self.objective), 1e-300)
+        return relative_gap(self.objective, self.lower_bound)
 
 
 def solve_mio(
@@ -219,7 +217,7 @@ def solve_mio(
         bound = min(bound, value)
     if not finished:
         status = Status.STOPPED_TIME
-    elif bound is not None and value - bound <= mip_gap * abs(value):
+    elif (gap := relative_gap(value, bound)) is not None and gap <= mip_gap:
         status = Status.OPTIMAL
     else:  # the backend stopped "optimal" but its bound does not meet H2 within the tolerance
         status = Status.HEURISTIC
