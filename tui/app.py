@@ -23,6 +23,7 @@ class GlassworkApp(App[None]):
         super().__init__()
         self.db = db
         self.source = source
+        self.exit_summary: Any = None  # the monitor's last word, printed once the terminal is back
 
     def on_mount(self) -> None:
         if self.source is not None:
