@@ -131,7 +131,7 @@ class MonitorScreen(Screen[None]):
                 plain.append(record)
         self.state.feed(plain)
         self.refresh_view()
-        if not self._gw_ended and (self.state.finished or self.source.done):
+        if not self._gw_ended and self.state.finished:
             self._gw_ended = True
             self.refresh_bindings()  # "c cancel run" leaves the footer
 
@@ -247,7 +247,7 @@ class MonitorScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """An ended run is not offered for cancelling (the footer and the keys agree)."""
-        if action == "cancel" and (self._gw_ended or self.state.finished or self.source.done):
+        if action == "cancel" and self.state.finished:
             return False
         return True
 
@@ -326,7 +326,8 @@ def _fate(state: RunState, source: OwnedRun | FollowedRun, asked_to_stop: bool) 
             f"when it ends (glasswork monitor {state.run_id[:12] or 'latest'} follows it again).",
             "yellow",
         )
-    store = source.launch.store
+    launch = getattr(source, "launch", None)  # an OwnedRun's; a replayed recording has none
+    store = launch.store if launch is not None else None
     where = f"recorded in {store.path}" if store is not None else "not recorded (no run store)"
     if not state.finished:
         what = "was asked to stop" if asked_to_stop else "was left running"

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
+from glasswork.data.rules import negate_name
 
 Encoding = Literal["indicator", "node_value", "sirus"]
 Condition = tuple[int, int, int]  # (feature, lo, hi) on the bin grid
@@ -26,13 +27,15 @@ class Grid:
 
     thresholds: list[np.ndarray]
     names: list[str]
+    binary: list[bool] = field(default_factory=list)  # 0/1 columns: read as they are, never as ``x <= 0``
 
     @classmethod
     def fit(cls, X: np.ndarray, names: list[str], quantiles: int) -> Grid:
-        out = []
+        out, binary = [], []
         for j in range(X.shape[1]):
             col = X[:, j]
             values = np.unique(col)
+            binary.append(bool(np.isin(values, (0.0, 1.0)).all()))
             if values.size <= quantiles:
                 cuts = values[:-1]
             else:
@@ -40,7 +43,7 @@ class Grid:
                 cuts = np.unique(np.quantile(col, levels, method="linear"))
                 cuts = cuts[cuts < values[-1]]
             out.append(np.asarray(cuts, dtype=np.float64))
-        return cls(out, list(names))
+        return cls(out, list(names), binary)
 
     def transform(self, X: np.ndarray) -> np.ndarray:
         B = np.empty(X.shape, dtype=np.int32)
@@ -51,9 +54,19 @@ class Grid:
     def n_bins(self, j: int) -> int:
         return len(self.thresholds[j]) + 1
 
+    def is_binary(self, j: int) -> bool:
+        return bool(self.binary) and self.binary[j]
 
-def _fmt(v: float) -> str:
-    return f"{v:.4g}"
+
+def threshold_text(v: float) -> str:
+    """A threshold as people write it: ``50560``, ``0.25``, ``-3.5``: the shortest decimal that
+    reads back as the same float, never in scientific notation for ordinary magnitudes."""
+    v = float(v)
+    if v.is_integer() and abs(v) < 1e16:
+        return str(int(v))
+    if v != 0.0 and not 1e-6 <= abs(v) < 1e16:
+        return repr(v)  # tiny or huge: scientific notation is the readable form
+    return np.format_float_positional(v, trim="-")
 
 
 @dataclass(frozen=True)
@@ -100,12 +113,14 @@ class Rule:
         for j, lo, hi in self.key:
             t = self.grid.thresholds[j]
             name = self.grid.names[j]
-            if lo >= 0 and hi < len(t):
-                parts.append(f"{_fmt(t[lo])} < {name} <= {_fmt(t[hi])}")
+            if self.grid.is_binary(j):  # a 0/1 feature holds (x > 0) or does not (x <= 0)
+                parts.append(name if lo >= 0 else negate_name(name))
+            elif lo >= 0 and hi < len(t):
+                parts.append(f"{threshold_text(t[lo])} < {name} <= {threshold_text(t[hi])}")
             elif lo >= 0:
-                parts.append(f"{name} > {_fmt(t[lo])}")
+                parts.append(f"{name} > {threshold_text(t[lo])}")
             else:
-                parts.append(f"{name} <= {_fmt(t[hi])}")
+                parts.append(f"{name} <= {threshold_text(t[hi])}")
         return " and ".join(parts)
 
 
