@@ -68,6 +68,7 @@ class MonitorScreen(Screen[None]):
         self._gw_timer: Any = None
         self._gw_panels: list[Any] = []
         self._gw_ended = False  # the run has ended: the footer stops offering to cancel it
+        self.summary: RenderableType | None = None  # what `glasswork monitor` prints once it has closed
 
     def compose(self) -> ComposeResult:
         yield Static(id="header")
@@ -241,7 +242,7 @@ class MonitorScreen(Screen[None]):
         if self.source.owned and not self.source.done:
             self.source.cancel()
         if self.standalone:  # `glasswork monitor` prints it once the terminal is back
-            self.app.exit_summary = exit_summary(self.state, self.source, asked_to_stop=stopped or self._gw_closing)
+            self.summary = exit_summary(self.state, self.source, asked_to_stop=stopped or self._gw_closing)
 
     # -- actions ------------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from glasswork.report import build_report
 from glasswork.store import RunStore
 from glasswork.testing.exports import expected, raw_columns, run_python, run_sql
 
-from plugins.moss.rules import Grid, Rule
+from glasswork.plugins.moss.rules import Grid, Rule
 
 SCIENTIFIC = re.compile(r"\d\.?\d*e[+-]\d")
 
@@ -89,7 +89,7 @@ def test_binary_features_of_a_binarize_section_are_read_as_they_are(tmp_path: Pa
     ],
 )
 def test_thresholds_read_as_people_write_them(value: float, text: str) -> None:
-    from plugins.moss.rules import threshold_text
+    from glasswork.plugins.moss.rules import threshold_text
 
     assert threshold_text(value) == text
     assert float(text) == value  # the shortest form that reads back as the same number
