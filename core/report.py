@@ -307,6 +307,12 @@ def bound_trajectory(events: Sequence[dict[str, Any]], details: dict[str, Any] |
     return line_chart(series, xlabel="seconds", ylabel="objective", step=True)
 
 
+def _search_caption(trajectory: str) -> str:
+    if ">frontier point</text>" in trajectory:
+        return "each frontier point's objective (and its proven lower bound) when it was solved: separate problems"
+    return "the best objective found (and the lower bound, when the solver proves one) as the search went on"
+
+
 def _finite(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
 
@@ -462,8 +468,7 @@ def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]], regi
         f"<h2>Model</h2>{drawing}",
         f"<h2>Metrics</h2><table><tr><th></th><th>train</th><th>test</th></tr>{rows}</table>" if rows else "",
         _curves(details, registry),
-        f"<h2>Search</h2><figure>{trajectory}<figcaption>the best objective found (and the lower bound, "
-        f"when the solver proves one) as the search went on</figcaption></figure>"
+        f"<h2>Search</h2><figure>{trajectory}<figcaption>{_search_caption(trajectory)}</figcaption></figure>"
         if trajectory
         else "<h2>Search</h2><p class=note>No bound was reported during the search.</p>",
         f"<h2>Reproduce</h2><p>spec hash <code>{esc(details.get('spec_hash'))}</code><br>data fingerprint "

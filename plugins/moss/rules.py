@@ -10,6 +10,7 @@ of trees whose paths contain the key (spec §1.3).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -42,7 +43,7 @@ class Grid:
                 levels = np.arange(1, quantiles) / quantiles
                 cuts = np.unique(np.quantile(col, levels, method="linear"))
                 cuts = cuts[cuts < values[-1]]
-            out.append(np.asarray(cuts, dtype=np.float64))
+            out.append(np.asarray([short_cut(c, values) for c in cuts], dtype=np.float64))
         return cls(out, list(names), binary)
 
     def transform(self, X: np.ndarray) -> np.ndarray:
@@ -56,6 +57,22 @@ class Grid:
 
     def is_binary(self, j: int) -> bool:
         return bool(self.binary) and self.binary[j]
+
+
+def short_cut(cut: float, values: np.ndarray) -> float:
+    """The shortest decimal ``d`` with ``cut <= d`` below the next of the sorted ``values``: it
+    splits those values exactly as ``cut`` does, and reads as people write it (``0.018``, not
+    ``0.0179370363191228``; ``61200``, not ``61180.5``)."""
+    above = values[np.searchsorted(values, cut, side="right") :]
+    if above.size == 0:
+        return float(cut)
+    upper = float(above[0])
+    for digits in range(-15, 18):  # coarsest first: 100000, 10000, ..., 1, 0.1, ...
+        scale = 10.0**digits
+        d = float(round(math.ceil(cut * scale) / scale, max(digits, 0)))
+        if cut <= d < upper:
+            return d
+    return float(cut)
 
 
 def threshold_text(v: float) -> str:

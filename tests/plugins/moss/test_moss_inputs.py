@@ -17,7 +17,7 @@ from glasswork.report import build_report
 from glasswork.store import RunStore
 from glasswork.testing.exports import expected, raw_columns, run_python, run_sql
 
-from glasswork.plugins.moss.rules import Grid, Rule
+from glasswork.plugins.moss.rules import Grid, Rule, threshold_text
 
 SCIENTIFIC = re.compile(r"\d\.?\d*e[+-]\d")
 
@@ -89,8 +89,6 @@ def test_binary_features_of_a_binarize_section_are_read_as_they_are(tmp_path: Pa
     ],
 )
 def test_thresholds_read_as_people_write_them(value: float, text: str) -> None:
-    from glasswork.plugins.moss.rules import threshold_text
-
     assert threshold_text(value) == text
     assert float(text) == value  # the shortest form that reads back as the same number
 
@@ -100,3 +98,21 @@ def test_a_rule_on_a_large_threshold_has_no_scientific_notation() -> None:
     assert Rule(((0, 0, 1),), grid).text == "50559.5 < income <= 60100"
     assert Rule(((0, -1, 0), (1, -1, 0)), grid).text == "income <= 50559.5 and not-smoker"
     assert Rule(((1, 0, 1),), grid).text == "smoker"
+
+
+def test_grid_thresholds_are_short_decimals_that_split_the_rows_as_the_quantiles_do() -> None:
+    """The quantile grid's cuts read ``0.0179370363191228`` in a card; the shortest decimal between
+    a cut and the next value splits the training rows identically."""
+    rng = np.random.default_rng(5)
+    X = np.column_stack([rng.normal(size=400) * 0.05, rng.integers(20_000, 100_000, 400) + 0.5])
+    grid = Grid.fit(X, ["bmi", "income"], 10)
+    for j in range(X.shape[1]):
+        values = np.unique(X[:, j])
+        quantiles = np.unique(np.quantile(X[:, j], np.arange(1, 10) / 10, method="linear"))
+        quantiles = quantiles[quantiles < values[-1]]
+        assert len(grid.thresholds[j]) == len(quantiles)
+        np.testing.assert_array_equal(  # the same rows fall on each side of every cut
+            X[:, j][:, None] <= grid.thresholds[j][None, :], X[:, j][:, None] <= quantiles[None, :]
+        )
+        texts = [threshold_text(t) for t in grid.thresholds[j]]
+        assert all(len(t.replace("-", "").replace(".", "")) <= 6 for t in texts), texts
