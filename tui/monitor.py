@@ -330,9 +330,13 @@ def _fate(state: RunState, source: OwnedRun | FollowedRun, asked_to_stop: bool) 
     launch = getattr(source, "launch", None)  # an OwnedRun's; a replayed recording has none
     store = launch.store if launch is not None else None
     where = f"recorded in {store.path}" if store is not None else "not recorded (no run store)"
+    if state.status == "failed" and not state.run_id:
+        return plain_text("Nothing was run, and nothing was recorded.", "red")
     if not state.finished:
         what = "was asked to stop" if asked_to_stop else "was left running"
         return plain_text(f"The monitor closed before {run} ended: it {what}; it is {where} once stopped.", "yellow")
+    if state.status == "failed":
+        return plain_text(f"{run} failed; it is {where}.", "red")
     if state.status == "cancelled":
         return plain_text(f"{run} was cancelled; its best model (above) is {where}.", "yellow")
     return plain_text(f"{run} is {where}.")

@@ -109,6 +109,9 @@ def test_failures_are_readable_messages(
 
     asyncio.run(drive())
     assert app.return_code == code
+    summary = _summary_text(app)  # printed once the terminal is back: what failed, and what was kept
+    assert "failed" in summary and phrase in summary
+    assert ("Nothing was run" in summary) == (title == "Bad data")
 
 
 def test_a_store_held_by_another_program_does_not_stop_a_run(toy_env, tiny_csv: Path, tmp_path: Path) -> None:
