@@ -157,14 +157,14 @@ def _legend(labels: Sequence[str], *, dots: Sequence[bool] = ()) -> tuple[str, i
     """The series' names under the chart (a swatch and the name a line each), and the height it adds."""
     parts = []
     for k, label in enumerate(labels):
-        color, y = PALETTE[k % len(PALETTE)], H + LEGEND_ROW * k + 4
+        color, y = PALETTE[k % len(PALETTE)], H + LEGEND_ROW * k + 10  # clear of the x axis's name
         swatch = (
             f'<circle cx="{L + 9}" cy="{y - 4}" r="3" fill="{color}"/>'
             if k < len(dots) and dots[k]
             else f'<line x1="{L}" y1="{y - 4}" x2="{L + 18}" y2="{y - 4}" stroke="{color}" stroke-width="2"/>'
         )
         parts.append(f'{swatch}<text class="legend" x="{L + 24}" y="{y}">{esc(label)}</text>')
-    return "".join(parts), LEGEND_ROW * len(labels) + (6 if labels else 0)
+    return "".join(parts), LEGEND_ROW * len(labels) + (12 if labels else 0)
 
 
 def line_chart(
