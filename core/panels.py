@@ -112,19 +112,25 @@ class SeriesPanel(Panel):
 
 @dataclass
 class BarsPanel(Panel):
-    """Bars of the latest value of a counter that maps keys to numbers (a histogram, a profile)."""
+    """Bars of the latest value of a counter that maps keys to numbers (a histogram, a profile).
+
+    Once reported, the latest value is what the panel shows, also when it is empty (a search's
+    queue at its end): the panel never goes on showing an earlier state.
+    """
 
     counter: str = ""
     values: dict[str, float] = field(default_factory=dict, repr=False)
+    reported: bool = field(default=False, repr=False)
 
     def feed(self, record: dict[str, Any]) -> None:
         value = _counters(record).get(self.counter)
         if isinstance(value, dict):
             self.values = {str(k): float(v) for k, v in value.items() if finite(v) is not None}
+            self.reported = True
 
     @property
     def has_data(self) -> bool:
-        return bool(self.values)
+        return self.reported
 
     def bars(self) -> tuple[list[str], list[float]]:
         """Labels and heights, numeric keys in numeric order."""

@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 
 PALETTE = ("#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377", "#bbbbbb")
 W, H = 360, 240  # chart size in px
-L, R, T, B = 56, 28, 12, 36  # margins
+L, R, T, B = 56, 28, 12, 36  # margins (the left one grows with the y tick labels)
+CHAR_PX = 6.2  # width of a character of the charts' 10 px text (a generous estimate)
+LEGEND_ROW = 14  # px per legend line, under the chart: a legend never sits on a curve
 
 
 def esc(value: Any) -> str:
@@ -101,23 +103,31 @@ class _Axes:
     ) -> None:
         self.x0, self.x1 = xlim or _limits(xs)
         self.y0, self.y1 = ylim or _limits(ys)
+        ystep = nice_step(self.y1 - self.y0)
+        self.y_labels = [(y, tick_label(y, ystep)) for y in nice_ticks(self.y0, self.y1)]
+        widest = max((len(text) for _, text in self.y_labels), default=1)
+        # room for the widest y tick label and, left of it, the rotated axis name: never clipped
+        self.left = max(float(L), 4 + 16 + 4 + widest * CHAR_PX + 4)
 
     def px(self, x: float) -> float:
-        return L + (x - self.x0) / (self.x1 - self.x0) * (W - L - R)
+        return self.left + (x - self.x0) / (self.x1 - self.x0) * (W - self.left - R)
 
     def py(self, y: float) -> float:
         return H - B - (y - self.y0) / (self.y1 - self.y0) * (H - T - B)
 
     def frame(self, xlabel: str, ylabel: str) -> str:
-        parts = [f'<rect x="{L}" y="{T}" width="{W - L - R}" height="{H - T - B}" fill="none" stroke="#999"/>']
-        xstep, ystep = nice_step(self.x1 - self.x0), nice_step(self.y1 - self.y0)
+        left = self.left
+        parts = [
+            f'<rect x="{left:.1f}" y="{T}" width="{W - left - R:.1f}" height="{H - T - B}" fill="none" stroke="#999"/>'
+        ]
+        xstep = nice_step(self.x1 - self.x0)
         for x in nice_ticks(self.x0, self.x1):
             parts.append(
                 f'<text x="{self.px(x):.1f}" y="{H - B + 14}" text-anchor="middle">{tick_label(x, xstep)}</text>'
             )
-        for y in nice_ticks(self.y0, self.y1):
-            parts.append(f'<text x="{L - 4}" y="{self.py(y) + 4:.1f}" text-anchor="end">{tick_label(y, ystep)}</text>')
-        parts.append(f'<text x="{(L + W - R) / 2}" y="{H - 4}" text-anchor="middle">{esc(xlabel)}</text>')
+        for y, text in self.y_labels:
+            parts.append(f'<text x="{left - 4:.1f}" y="{self.py(y) + 4:.1f}" text-anchor="end">{text}</text>')
+        parts.append(f'<text x="{(left + W - R) / 2:.1f}" y="{H - 4}" text-anchor="middle">{esc(xlabel)}</text>')
         parts.append(
             f'<text x="12" y="{(T + H - B) / 2}" text-anchor="middle" '
             f'transform="rotate(-90 12 {(T + H - B) / 2})">{esc(ylabel)}</text>'
@@ -136,11 +146,25 @@ def _limits(values: Sequence[float]) -> tuple[float, float]:
     return lo - pad, hi + pad
 
 
-def _svg(body: str, title: str) -> str:
+def _svg(body: str, title: str, height: int = H) -> str:
     return (
-        f'<svg class=chart viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img">'
+        f'<svg class=chart viewBox="0 0 {W} {height}" width="{W}" height="{height}" role="img">'
         f"<title>{esc(title)}</title>{body}</svg>"
     )
+
+
+def _legend(labels: Sequence[str], *, dots: Sequence[bool] = ()) -> tuple[str, int]:
+    """The series' names under the chart (a swatch and the name a line each), and the height it adds."""
+    parts = []
+    for k, label in enumerate(labels):
+        color, y = PALETTE[k % len(PALETTE)], H + LEGEND_ROW * k + 10  # clear of the x axis's name
+        swatch = (
+            f'<circle cx="{L + 9}" cy="{y - 4}" r="3" fill="{color}"/>'
+            if k < len(dots) and dots[k]
+            else f'<line x1="{L}" y1="{y - 4}" x2="{L + 18}" y2="{y - 4}" stroke="{color}" stroke-width="2"/>'
+        )
+        parts.append(f'{swatch}<text class="legend" x="{L + 24}" y="{y}">{esc(label)}</text>')
+    return "".join(parts), LEGEND_ROW * len(labels) + (12 if labels else 0)
 
 
 def line_chart(
@@ -153,8 +177,11 @@ def line_chart(
     dots: bool = False,
     diagonal: bool = False,
     step: bool = False,
+    lines: bool = True,
 ) -> str:
-    """Lines ``(label, xs, ys)`` on shared axes (``step``: held until the next point, as bounds are)."""
+    """Lines ``(label, xs, ys)`` on shared axes (``step``: held until the next point, as bounds are;
+    ``lines=False``: points only, for values of separate problems that no line may join). The
+    legend, with several series, sits under the chart, off the curves."""
     xs = [x for _, sx, _ in series for x in sx]
     ys = [y for _, _, sy in series for y in sy]
     ax = _Axes(xs, ys, xlim, ylim)
@@ -164,18 +191,22 @@ def line_chart(
             f'<line x1="{ax.px(ax.x0):.1f}" y1="{ax.py(ax.y0):.1f}" x2="{ax.px(ax.x1):.1f}" '
             f'y2="{ax.py(ax.y1):.1f}" stroke="#bbb" stroke-dasharray="4 3"/>'
         )
-    for k, (label, sx, sy) in enumerate(series):
+    drawn_as_dots = []
+    for k, (_, sx, sy) in enumerate(series):
         color = PALETTE[k % len(PALETTE)]
         points = [(x, y) for x, y in zip(sx, sy) if y is not None and math.isfinite(y)]
+        drawn_as_dots.append(dots or not lines or len(points) == 1)
         if step:
             points = [p for i, (x, y) in enumerate(points) for p in ([(x, points[i - 1][1])] if i else []) + [(x, y)]]
         path = " ".join(f"{ax.px(x):.1f},{ax.py(y):.1f}" for x, y in points)
-        parts.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"/>')
-        if dots:
+        if lines and len(points) > 1:
+            parts.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"/>')
+        if drawn_as_dots[-1]:  # a lone point is drawn, not lost as a line of no length
             parts += [f'<circle cx="{ax.px(x):.1f}" cy="{ax.py(y):.1f}" r="3" fill="{color}"/>' for x, y in points]
-        if len(series) > 1:
-            parts.append(f'<text x="{L + 8}" y="{T + 14 + 14 * k}" fill="{color}">{esc(label)}</text>')
-    return _svg("".join(parts), f"{ylabel} by {xlabel}")
+    legend, extra = _legend([label for label, _, _ in series], dots=drawn_as_dots)
+    if len(series) > 1:
+        parts.append(legend)
+    return _svg("".join(parts), f"{ylabel} by {xlabel}", H + (extra if len(series) > 1 else 0))
 
 
 def scatter_chart(
@@ -232,18 +263,37 @@ def _num(v: Any) -> str:
     return "-" if v is None else f"{v:.6g}" if isinstance(v, float) else esc(v)
 
 
-def bound_trajectory(events: Sequence[dict[str, Any]]) -> str | None:
-    """The best objective and the lower bound against elapsed seconds, from the run's events."""
+FRONTIER_COUNTER = "frontier_points"  # events counting it are points of a frontier: separate problems
+
+
+def bound_trajectory(events: Sequence[dict[str, Any]], details: dict[str, Any] | None = None) -> str | None:
+    """The best objective and the lower bound against elapsed seconds, from the run's events.
+
+    The run's final certificate (``details``) ends both lines, so a bound proved at the end (a
+    heuristic's certificate) is shown. Events of a frontier (their counters count
+    ``frontier_points``) belong to separate problems: they are drawn as points, never joined.
+    """
     best: list[tuple[float, float]] = []
     lower: list[tuple[float, float]] = []
+    frontier = False
     for e in events:
         t = e.get("elapsed")
         if t is None or not math.isfinite(t):
             continue
+        counters = e.get("counters")
+        frontier = frontier or (isinstance(counters, dict) and FRONTIER_COUNTER in counters)
         for key, out in (("objective", best), ("lower_bound", lower)):
             v = e.get(key)
             if v is not None and math.isfinite(v):
                 out.append((t, v))
+    end = _finite((details or {}).get("elapsed"))
+    if not frontier and details is not None:
+        last = max([p[0] for p in best + lower], default=0.0)
+        end = max(end if end is not None else last, last)
+        for key, out in (("objective", best), ("lower_bound", lower)):
+            v = _finite(details.get(key))
+            if v is not None and (not out or out[-1] != (end, v)):
+                out.append((end, v))
     if not best and not lower:
         return None
     series = [
@@ -251,7 +301,20 @@ def bound_trajectory(events: Sequence[dict[str, Any]]) -> str | None:
         for name, pts in (("best objective", best), ("lower bound", lower))
         if pts
     ]
+    if frontier:
+        series = [("frontier point" if n == "best objective" else "its lower bound", x, y) for n, x, y in series]
+        return line_chart(series, xlabel="seconds", ylabel="objective", lines=False)
     return line_chart(series, xlabel="seconds", ylabel="objective", step=True)
+
+
+def _search_caption(trajectory: str) -> str:
+    if ">frontier point</text>" in trajectory:
+        return "each frontier point's objective (and its proven lower bound) when it was solved: separate problems"
+    return "the best objective found (and the lower bound, when the solver proves one) as the search went on"
+
+
+def _finite(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
 
 
 def roc_chart(y: np.ndarray, score: np.ndarray) -> str:
@@ -308,7 +371,8 @@ def _curves(details: dict[str, Any], registry: Registry) -> str:
         )
     inputs = details.get("inputs")
     model_dict = next(m["model"] for m in details["models"] if m.get("model"))
-    model = registry.rebuild_model(model_dict, None if inputs is None else ModelInputs.model_validate(inputs)).value
+    answer = registry.rebuild_model(model_dict, None if inputs is None else ModelInputs.model_validate(inputs))
+    model = answer.value
     X, y = (problem.X_test, problem.y_test) if problem.has_test else (problem.X, problem.y)
     part = "test" if problem.has_test else "training"
     assert X is not None and y is not None  # has_test says the test part is there
@@ -320,7 +384,7 @@ def _curves(details: dict[str, Any], registry: Registry) -> str:
                 f"<h2>Predictions ({part} data)</h2><figure>"
                 f"{scatter_chart(pts, xlabel='predicted', ylabel='observed')}</figure>"
             )
-        return "<p class=note>ROC and calibration are drawn for binary classifiers only.</p>"
+        return f"<p class=note>No ROC or calibration curve: {esc(_why_no_curves(model, answer, problem.task))}.</p>"
     score = np.asarray(model.predict_proba(X))[:, 1]
     return (
         f"<h2>ROC and calibration ({part} data, {len(y):,} rows)</h2><div class=row>"
@@ -328,6 +392,17 @@ def _curves(details: dict[str, Any], registry: Registry) -> str:
         f"<figure>{calibration_chart(np.asarray(y), score)}<figcaption>calibration (10 bins)</figcaption>"
         f"</figure></div>"
     )
+
+
+def _why_no_curves(model: Any, answer: Any, task: str) -> str:
+    """The real reason a card has no ROC or calibration curve."""
+    if model is None:
+        if answer.errors:
+            return f"the model could not be rebuilt to evaluate it on the data ({answer.failure()})"
+        return "no installed plugin gives load_model for this kind of model, so it cannot be evaluated on the data"
+    if task != "binary":
+        return f"ROC and calibration curves describe binary classifiers, and this is a {task} model"
+    return f"the model ({type(model).__name__}) gives no predicted probabilities (predict_proba)"
 
 
 STYLE = """body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;max-width:900px;color:#222}
@@ -377,7 +452,7 @@ def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]], regi
         f"<td class=n>{_num(metrics.get('test_' + n))}</td></tr>"
         for n in names
     )
-    trajectory = bound_trajectory(events)
+    trajectory = bound_trajectory(events, details)
     buffer = io.StringIO()
     yaml = YAML()
     yaml.default_flow_style = False
@@ -393,8 +468,7 @@ def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]], regi
         f"<h2>Model</h2>{drawing}",
         f"<h2>Metrics</h2><table><tr><th></th><th>train</th><th>test</th></tr>{rows}</table>" if rows else "",
         _curves(details, registry),
-        f"<h2>Search</h2><figure>{trajectory}<figcaption>the best objective found (and the lower bound, "
-        f"when the solver proves one) as the search went on</figcaption></figure>"
+        f"<h2>Search</h2><figure>{trajectory}<figcaption>{_search_caption(trajectory)}</figcaption></figure>"
         if trajectory
         else "<h2>Search</h2><p class=note>No bound was reported during the search.</p>",
         f"<h2>Reproduce</h2><p>spec hash <code>{esc(details.get('spec_hash'))}</code><br>data fingerprint "

@@ -118,3 +118,20 @@ def test_views_print_names_as_text_without_control_codes() -> None:
     assert "[red]yes[/red]" in shown[0] and "a\\x1b[2Jb" in shown[0]
     assert "[bold]age\\x1b[0m" in shown[1] and "x\\u202e <= 1 [i]" in shown[2]
     assert "line 1\nline\\x1b[2J 2 [red]" in shown[3]  # the text keeps its lines
+
+
+def test_bars_panel_shows_an_emptied_histogram_not_its_last_full_one() -> None:
+    """Issue 25: at the end of a search its queue is empty; the panel showed the last full bar."""
+    import plotext
+
+    from glasswork.tui.widgets import draw_panel
+
+    panel = BarsPanel("queue by prefix length", counter="queue_lengths")
+    panel.feed(progress(0.0, queue_lengths={"1": 30}))
+    panel.feed(progress(1.0, queue_lengths={}))  # the final progress of a finished search
+    assert panel.has_data and panel.bars() == ([], [])
+    plotext.clear_figure()
+    plotext.plotsize(60, 12)
+    draw_panel(plotext, panel)
+    drawn = plotext.build()
+    assert "queue by prefix length: empty" in drawn and "█" not in drawn

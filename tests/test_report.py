@@ -172,3 +172,100 @@ def test_the_card_escapes_hostile_names(runs: dict) -> None:
     card = build_report(hostile, [])
     assert "<script" not in card and "<img" not in card
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in card
+
+
+# -- issue 25: what the card's charts show -----------------------------------------------------------
+
+
+def _search_svg(card: str) -> str:
+    return card.split("<h2>Search</h2>", 1)[1].split("</svg>", 1)[0]
+
+
+def _texts(svg: str) -> list[tuple[float, float, str, str]]:
+    """Every text of a chart as ``(x, y, anchor, text)`` (anchor ``start`` when not given), but the
+    rotated y axis name."""
+    out = []
+    for attrs, text in re.findall(r"<text ([^>]*)>([^<]*)</text>", svg):
+        if "rotate" in attrs:
+            continue
+        x, y = (float(re.search(rf'{k}="([-\d.]+)"', attrs).group(1)) for k in ("x", "y"))
+        anchor = re.search(r'text-anchor="(\w+)"', attrs)
+        out.append((x, y, anchor.group(1) if anchor else "start", text))
+    return out
+
+
+def test_a_lower_bound_proved_at_the_end_is_in_the_search_plot(runs: dict) -> None:
+    """A FasterRisk card's search plot showed no lower bound, though the certificate proved one."""
+    from glasswork.report import bound_trajectory
+
+    svg = bound_trajectory(
+        [
+            {"kind": "progress", "elapsed": 0.5, "objective": 3.0},
+            {"kind": "progress", "elapsed": 1.0, "objective": 2.5},
+        ],
+        {"objective": 2.5, "lower_bound": 2.1, "elapsed": 1.2},
+    )
+    assert ">lower bound</text>" in svg and 'fill="#ee6677"' in svg  # the bound's series, drawn
+    details = runs["fasterrisk_adult"][1]
+    assert details["lower_bound"] is not None
+    assert ">lower bound</text>" in _search_svg(_card(runs, "fasterrisk_adult"))
+
+
+def test_legends_sit_under_the_chart_off_the_curves() -> None:
+    from glasswork.report import B, H, line_chart
+
+    svg = line_chart(
+        [("best objective", [0, 1, 2], [3.0, 2.0, 1.0]), ("lower bound", [0, 1, 2], [0.0, 0.5, 1.0])],
+        xlabel="seconds",
+        ylabel="objective",
+    )
+    height = float(re.search(r'<svg[^>]* height="(\d+)"', svg).group(1))
+    legend = [(x, y) for x, y, _, text in _texts(svg) if text in ("best objective", "lower bound")]
+    assert len(legend) == 2
+    assert all(H - B + 14 < y <= height for _, y in legend)  # below the frame and its tick labels, inside the chart
+
+
+def test_axis_labels_are_not_clipped_or_overlapped() -> None:
+    """The MOSS predicted-vs-observed chart's y labels ran off the left edge over the axis name."""
+    from glasswork.report import CHAR_PX, W, scatter_chart
+
+    svg = scatter_chart([(20_000.0, 31_000.0), (90_000.0, 152_500.0)], xlabel="predicted", ylabel="observed")
+    texts = _texts(svg)
+    name_right = 12 + 6  # the rotated y axis name, centred at x = 12, 10 px tall
+    for x, _, anchor, text in texts:
+        width = len(text) * CHAR_PX
+        left = {"end": x - width, "middle": x - width / 2}.get(anchor, x)
+        right = {"end": x, "middle": x + width / 2}.get(anchor, x + width)
+        assert 0 <= left and right <= W, text
+        if anchor == "end":  # a y tick label
+            assert left >= name_right, text
+
+
+def test_a_frontier_is_drawn_as_points_not_one_line(runs: dict) -> None:
+    """MOSS's frontier points are separate problems: the search plot joined them into one line."""
+    from glasswork.report import bound_trajectory
+
+    events = [
+        {
+            "kind": "progress",
+            "elapsed": 0.1 * k,
+            "objective": 10.0 - k,
+            "lower_bound": 9.9 - k,
+            "counters": {"frontier_points": k, "epsilon": 1.0 - 0.1 * k},
+        }
+        for k in range(1, 5)
+    ]
+    svg = bound_trajectory(events, {"objective": 8.0, "lower_bound": 7.9, "elapsed": 0.5})
+    assert "<polyline" not in svg and svg.count("<circle") == 8 + 2  # the points, and the legend's dots
+    search = _search_svg(_card(runs, "moss_diabetes"))
+    assert "<polyline" not in search and "<circle" in search
+
+
+def test_a_card_without_curves_gives_the_real_reason(runs: dict) -> None:
+    """A card said "drawn for binary classifiers only" when the plugin only lacked load_model."""
+    outcome, details, launch = runs["corels_compas"]
+    model = dict(details["models"][0]["model"], kind="mystery_rules")
+    card = build_report(dict(details, models=[dict(details["models"][0], model=model)]), [])
+    assert "binary classifiers only" not in card
+    assert "no installed plugin gives load_model for this kind of model" in card
+    assert "ROC curve" in _card(runs, "corels_compas")  # a model its plugin loads still has its curves

@@ -23,16 +23,23 @@ class GlassworkApp(App[None]):
         super().__init__()
         self.db = db
         self.source = source
+        self.monitor_screen: Any = None  # the monitor screen of `glasswork monitor`
 
     def on_mount(self) -> None:
         if self.source is not None:
             from glasswork.tui.monitor import MonitorScreen
 
-            self.push_screen(MonitorScreen(self.source, standalone=True))
+            self.monitor_screen = MonitorScreen(self.source, standalone=True)
+            self.push_screen(self.monitor_screen)
         else:
             from glasswork.tui.history import HistoryScreen
 
             self.push_screen(HistoryScreen(self.db))
+
+    @property
+    def exit_summary(self) -> Any:
+        """What the monitor prints once the app has closed (the run, as `glasswork run` prints it)."""
+        return None if self.monitor_screen is None else self.monitor_screen.summary
 
     def action_help(self) -> None:
         if isinstance(self.screen, (HelpScreen, ErrorScreen)):

@@ -55,6 +55,10 @@ def monitor(target: str, db: str | None, no_store: bool, overrides: tuple[str, .
         source = FollowedRun(store, run_id)
     app = GlassworkApp(db=db, source=source)
     app.run()
+    if app.exit_summary is not None:  # as `glasswork run` ends: the run, its certificate and model
+        from rich.console import Console
+
+        Console(soft_wrap=False).print(app.exit_summary)
     sys.exit(app.return_code or 0)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual import work
@@ -67,6 +67,8 @@ class MonitorScreen(Screen[None]):
         self._gw_left = False
         self._gw_timer: Any = None
         self._gw_panels: list[Any] = []
+        self._gw_ended = False  # the run has ended: the footer stops offering to cancel it
+        self.summary: RenderableType | None = None  # what `glasswork monitor` prints once it has closed
 
     def compose(self) -> ComposeResult:
         yield Static(id="header")
@@ -130,6 +132,9 @@ class MonitorScreen(Screen[None]):
                 plain.append(record)
         self.state.feed(plain)
         self.refresh_view()
+        if not self._gw_ended and self.state.finished:
+            self._gw_ended = True
+            self.refresh_bindings()  # "c cancel run" leaves the footer
 
     def refresh_view(self) -> None:
         s = self.state
@@ -233,10 +238,19 @@ class MonitorScreen(Screen[None]):
 
     def on_unmount(self) -> None:
         # An owned search never outlives its screen (nor keeps the app from exiting).
+        stopped = self.source.owned and not self.source.done and not self.state.finished
         if self.source.owned and not self.source.done:
             self.source.cancel()
+        if self.standalone:  # `glasswork monitor` prints it once the terminal is back
+            self.summary = exit_summary(self.state, self.source, asked_to_stop=stopped or self._gw_closing)
 
     # -- actions ------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """An ended run is not offered for cancelling (the footer and the keys agree)."""
+        if action == "cancel" and self.state.finished:
+            return False
+        return True
 
     def action_cancel(self) -> None:
         if self.state.finished or self.source.done:
@@ -269,3 +283,60 @@ class MonitorScreen(Screen[None]):
             self.app.call_later(self.app.exit, return_code=self.source.exit_code)
         else:
             self.dismiss(None)
+
+
+def exit_summary(state: RunState, source: OwnedRun | FollowedRun, *, asked_to_stop: bool = False) -> RenderableType:
+    """What ``glasswork monitor`` prints once its window closes, as ``glasswork run`` prints a run:
+    the run id, the status and certificate, the model (its plugin's view), and what became of a
+    run the monitor left before it ended."""
+    from glasswork.console import fmt_number
+
+    lines: list[RenderableType] = []
+    head = Text()
+    head.append(plain_text(state.name or source.title, "bold"))
+    if state.solver:
+        head.append(plain_text(f"  solver {state.solver}"))
+    head.append(plain_text(f"  run {state.run_id or '-'}"))
+    lines.append(head)
+    if state.info or state.finished:
+        lines += [Text(""), Text("Model", style="bold")]
+        stats = (state.result or {}).get("stats") or {}
+        lines.append(model_view(state.model, state.model_text, stats=stats if isinstance(stats, dict) else {}))
+    certificate = Table.grid(padding=(0, 2))
+    status = state.status if state.finished else "running"
+    certificate.add_row("status", Text(status, style="green" if status == "optimal" else "yellow"))
+    certificate.add_row("objective", fmt_number(state.best_objective, 10))
+    certificate.add_row("lower bound", fmt_number(state.best_lower_bound, 10))
+    certificate.add_row("gap", "-" if state.gap is None else f"{state.gap:.4%}")
+    lines += [Text(""), Group(Text("Certificate", style="bold"), certificate)]
+    if state.error:
+        lines.append(plain_text(f"error: {state.error}", "red"))
+    lines.append(Text(""))
+    lines.append(_fate(state, source, asked_to_stop))
+    return Group(*lines)
+
+
+def _fate(state: RunState, source: OwnedRun | FollowedRun, asked_to_stop: bool) -> Text:
+    """Where the run is now: stored (and under which id), still running elsewhere, or cancelled."""
+    run = f"run {state.run_id[:12]}" if state.run_id else "the run"
+    if isinstance(source, FollowedRun):
+        if state.finished:
+            return plain_text(f"{run} is recorded in {source.store.path} (glasswork runs show {state.run_id[:12]}).")
+        return plain_text(
+            f"The monitor closed; {run} goes on in its own process and is recorded in {source.store.path} "
+            f"when it ends (glasswork monitor {state.run_id[:12] or 'latest'} follows it again).",
+            "yellow",
+        )
+    launch = getattr(source, "launch", None)  # an OwnedRun's; a replayed recording has none
+    store = launch.store if launch is not None else None
+    where = f"recorded in {store.path}" if store is not None else "not recorded (no run store)"
+    if state.status == "failed" and not state.run_id:
+        return plain_text("Nothing was run, and nothing was recorded.", "red")
+    if not state.finished:
+        what = "was asked to stop" if asked_to_stop else "was left running"
+        return plain_text(f"The monitor closed before {run} ended: it {what}; it is {where} once stopped.", "yellow")
+    if state.status == "failed":
+        return plain_text(f"{run} failed; it is {where}.", "red")
+    if state.status == "cancelled":
+        return plain_text(f"{run} was cancelled; its best model (above) is {where}.", "yellow")
+    return plain_text(f"{run} is {where}.")

@@ -49,6 +49,9 @@ def draw_panel(plt: Any, panel: Panel) -> None:
         plt.plot(*panel.series.sampled(), marker="braille", color=panel.color)
     elif isinstance(panel, BarsPanel):
         labels, heights = panel.bars()
+        if not labels:  # reported empty (a queue at the end of its search): no bar, and saying so
+            plt.title(f"{panel.title}: empty")
+            return
         plt.bar(labels, heights, color=panel.color)
     elif isinstance(panel, ScatterPanel):
         plt.scatter([p[0] for p in panel.points], [p[1] for p in panel.points], color=panel.color, marker="dot")

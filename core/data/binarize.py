@@ -6,7 +6,8 @@ rows, so test data are encoded exactly as the training data were, with no peekin
 * text columns (and ``categorical`` ones): one-hot ``col:value``, optionally ``col:not-value``;
 * numeric columns: thresholds ``col<=t`` (and ``col>t``), at quantiles, on an equal-width grid,
   at every distinct value, or at fixed cut points;
-* columns holding only 0 and 1: kept as they are.
+* columns holding only 0 and 1: kept as they are;
+* with ``numeric: keep``, other numeric columns too (``raw``: the matrix is then not all 0/1).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from glasswork.data.spec import BinarizeSpec
 @dataclass
 class _Encoding:
     column: str
-    kind: str  # "onehot" | "binary" | "threshold"
+    kind: str  # "onehot" | "binary" | "threshold" | "raw"
     values: list = field(default_factory=list)  # categories, or cut points
 
 
@@ -60,17 +61,23 @@ class Binarizer:
                 self.encodings.append(_Encoding(name, "onehot", _categories(col, spec.category_order)))
             elif np.isin(col, (0, 1)).all():
                 self.encodings.append(_Encoding(name, "binary"))
+            elif spec.numeric == "keep":
+                self.encodings.append(_Encoding(name, "raw"))
             else:
                 self.encodings.append(_Encoding(name, "threshold", list(_cuts(col, spec))))
         return self
 
     def transform(self, columns: dict[str, np.ndarray]) -> tuple[list[str], np.ndarray]:
-        """The 0/1 features as ``(names, uint8 matrix)``."""
+        """The 0/1 features as ``(names, uint8 matrix)``; a float64 matrix when columns are kept raw."""
         names: list[str] = []
         cols: list[np.ndarray] = []
         n = len(next(iter(columns.values()))) if columns else 0
         for enc in self.encodings:
             col = columns[enc.column]
+            if enc.kind == "raw":
+                names.append(enc.column)
+                cols.append(np.asarray(col, dtype=np.float64))
+                continue
             if enc.kind == "binary":
                 plain = [(enc.column, col == 1)]
             elif enc.kind == "onehot":
@@ -90,7 +97,13 @@ class Binarizer:
                     cols.append(~bits)
         if not cols:
             return names, np.zeros((n, 0), dtype=np.uint8)
-        return names, np.ascontiguousarray(np.column_stack(cols).astype(np.uint8))
+        dtype = np.float64 if self.raw_columns else np.uint8
+        return names, np.ascontiguousarray(np.column_stack(cols).astype(dtype))
+
+    @property
+    def raw_columns(self) -> list[str]:
+        """The numeric columns kept as they are (``numeric: keep``): each a feature of its own name."""
+        return [enc.column for enc in self.encodings if enc.kind == "raw"]
 
     def conditions(self) -> list[tuple[str, str, str, object]]:
         """Each feature ``transform`` makes, as ``(name, column, op, value)`` in its order, so a
@@ -99,6 +112,8 @@ class Binarizer:
         out: list[tuple[str, str, str, object]] = []
         for enc in self.encodings:
             plain: list[tuple[str, str, object]]
+            if enc.kind == "raw":  # no condition: see ``raw_columns``
+                continue
             if enc.kind == "binary":
                 plain = [(enc.column, "==", 1)]
             elif enc.kind == "onehot":

@@ -49,7 +49,8 @@ class BinarizeSpec(_Strict):
     """Turn columns into 0/1 features, fitted on the training rows and applied to the test rows.
 
     Text columns (and those listed in ``categorical``) are one-hot encoded as ``col:value``;
-    numeric columns become thresholds ``col<=t``; columns holding only 0 and 1 are kept as they are.
+    numeric columns become thresholds ``col<=t`` (or stay as they are, ``numeric: keep``); columns
+    holding only 0 and 1 are kept as they are.
     """
 
     thresholds: int = Field(4, ge=1, le=1024, description="Maximum number of thresholds per numeric column.")
@@ -76,6 +77,11 @@ class BinarizeSpec(_Strict):
         description="A categorical column with exactly two values gives one feature (the second value) instead of two.",
     )
     negations: bool = Field(False, description="Also emit the negation of every feature (col:not-v, col>t).")
+    numeric: Literal["thresholds", "keep"] = Field(
+        "thresholds",
+        description="Numeric columns (not 0/1, not listed in 'grid' or 'categorical'): cut at thresholds, "
+        "or kept as they are for solvers that cut them themselves (MOSS's default).",
+    )
 
 
 class DataSpec(_Strict):

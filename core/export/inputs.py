@@ -113,6 +113,7 @@ class ModelInputs(BaseModel):
                 name: Feature(name=name, all=[Condition(column=c, op=op, value=plain(v))])
                 for name, c, op, v in binarizer.conditions()
             }
+            made.update((name, Feature(name=name, column=name)) for name in binarizer.raw_columns)
             missing = [n for n in problem.feature_names if n not in made]
             if missing:
                 raise ExportError(f"the binarizer does not describe feature(s) {', '.join(missing[:5])}")

@@ -147,7 +147,8 @@ def rebuild(model: dict[str, Any], inputs: ModelInputs | None) -> RuleSet:
     for rule in model["rules"]:
         for c in rule["conditions"]:
             cuts[inputs.index(c["feature"])].add(float(c["threshold"]))
-    grid = Grid([np.asarray(sorted(c), dtype=np.float64) for c in cuts], names)
+    binary = [f.column is None for f in inputs.features]  # conditions of the data layer: 0/1 features
+    grid = Grid([np.asarray(sorted(c), dtype=np.float64) for c in cuts], names, binary)
     rules = []
     for rule in model["rules"]:
         bounds: dict[int, list[int]] = {}

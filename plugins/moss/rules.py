@@ -10,10 +10,12 @@ of trees whose paths contain the key (spec §1.3).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
+from glasswork.data.rules import negate_name
 
 Encoding = Literal["indicator", "node_value", "sirus"]
 Condition = tuple[int, int, int]  # (feature, lo, hi) on the bin grid
@@ -26,21 +28,23 @@ class Grid:
 
     thresholds: list[np.ndarray]
     names: list[str]
+    binary: list[bool] = field(default_factory=list)  # 0/1 columns: read as they are, never as ``x <= 0``
 
     @classmethod
     def fit(cls, X: np.ndarray, names: list[str], quantiles: int) -> Grid:
-        out = []
+        out, binary = [], []
         for j in range(X.shape[1]):
             col = X[:, j]
             values = np.unique(col)
+            binary.append(bool(np.isin(values, (0.0, 1.0)).all()))
             if values.size <= quantiles:
                 cuts = values[:-1]
             else:
                 levels = np.arange(1, quantiles) / quantiles
                 cuts = np.unique(np.quantile(col, levels, method="linear"))
                 cuts = cuts[cuts < values[-1]]
-            out.append(np.asarray(cuts, dtype=np.float64))
-        return cls(out, list(names))
+            out.append(np.asarray([short_cut(c, values) for c in cuts], dtype=np.float64))
+        return cls(out, list(names), binary)
 
     def transform(self, X: np.ndarray) -> np.ndarray:
         B = np.empty(X.shape, dtype=np.int32)
@@ -51,9 +55,35 @@ class Grid:
     def n_bins(self, j: int) -> int:
         return len(self.thresholds[j]) + 1
 
+    def is_binary(self, j: int) -> bool:
+        return bool(self.binary) and self.binary[j]
 
-def _fmt(v: float) -> str:
-    return f"{v:.4g}"
+
+def short_cut(cut: float, values: np.ndarray) -> float:
+    """The shortest decimal ``d`` with ``cut <= d`` below the next of the sorted ``values``: it
+    splits those values exactly as ``cut`` does, and reads as people write it (``0.018``, not
+    ``0.0179370363191228``; ``61200``, not ``61180.5``)."""
+    above = values[np.searchsorted(values, cut, side="right") :]
+    if above.size == 0:
+        return float(cut)
+    upper = float(above[0])
+    for digits in range(-15, 18):  # coarsest first: 100000, 10000, ..., 1, 0.1, ...
+        scale = 10.0**digits
+        d = float(round(math.ceil(cut * scale) / scale, max(digits, 0)))
+        if cut <= d < upper:
+            return d
+    return float(cut)
+
+
+def threshold_text(v: float) -> str:
+    """A threshold as people write it: ``50560``, ``0.25``, ``-3.5``: the shortest decimal that
+    reads back as the same float, never in scientific notation for ordinary magnitudes."""
+    v = float(v)
+    if v.is_integer() and abs(v) < 1e16:
+        return str(int(v))
+    if v != 0.0 and not 1e-6 <= abs(v) < 1e16:
+        return repr(v)  # tiny or huge: scientific notation is the readable form
+    return np.format_float_positional(v, trim="-")
 
 
 @dataclass(frozen=True)
@@ -100,12 +130,14 @@ class Rule:
         for j, lo, hi in self.key:
             t = self.grid.thresholds[j]
             name = self.grid.names[j]
-            if lo >= 0 and hi < len(t):
-                parts.append(f"{_fmt(t[lo])} < {name} <= {_fmt(t[hi])}")
+            if self.grid.is_binary(j):  # a 0/1 feature holds (x > 0) or does not (x <= 0)
+                parts.append(name if lo >= 0 else negate_name(name))
+            elif lo >= 0 and hi < len(t):
+                parts.append(f"{threshold_text(t[lo])} < {name} <= {threshold_text(t[hi])}")
             elif lo >= 0:
-                parts.append(f"{name} > {_fmt(t[lo])}")
+                parts.append(f"{name} > {threshold_text(t[lo])}")
             else:
-                parts.append(f"{name} <= {_fmt(t[hi])}")
+                parts.append(f"{name} <= {threshold_text(t[hi])}")
         return " and ".join(parts)
 
 

@@ -109,6 +109,9 @@ def test_failures_are_readable_messages(
 
     asyncio.run(drive())
     assert app.return_code == code
+    summary = _summary_text(app)  # printed once the terminal is back: what failed, and what was kept
+    assert "failed" in summary and phrase in summary
+    assert ("Nothing was run" in summary) == (title == "Bad data")
 
 
 def test_a_store_held_by_another_program_does_not_stop_a_run(toy_env, tiny_csv: Path, tmp_path: Path) -> None:
@@ -272,3 +275,63 @@ def test_attach_to_a_run_whose_process_dies(toy_env, tiny_csv: Path, tmp_path: P
             proc.kill()
             proc.wait()
     assert RunStore(db).list_runs()[0].state == "failed"
+
+
+def _summary_text(app: GlassworkApp) -> str:
+    from rich.console import Console
+
+    console = Console(width=160, record=True, file=open("/dev/null", "w"))
+    console.print(app.exit_summary)
+    return console.export_text()
+
+
+def test_an_ended_run_is_not_offered_for_cancelling_and_is_printed_at_exit(
+    toy_env, tiny_csv: Path, tmp_path: Path
+) -> None:
+    """Issue 25: after the run ended the footer still offered "c cancel run", and after q the
+    monitor printed nothing (no run id, status or model, unlike `glasswork run`)."""
+    from glasswork.store import RunStore
+
+    db = tmp_path / "runs.duckdb"
+    source = OwnedRun(load_spec_or_error(str(toy_spec(tmp_path, tiny_csv, behaviour="exact")), db=str(db)))
+    app = GlassworkApp(source=source)
+
+    async def drive() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = app.screen
+            assert "cancel run" in [b.binding.description for b in app.active_bindings.values()] or source.done
+            await wait_for(pilot, lambda: screen.state.finished and source.done)
+            await pilot.pause(0.3)
+            shown = [b.binding.description for b in app.active_bindings.values()]
+            assert "cancel run" not in shown and "close" in shown
+            await pilot.press("q")
+
+    asyncio.run(drive())
+    [row] = RunStore(db).list_runs()
+    text = _summary_text(app)
+    assert row.run_id in text and "optimal" in text and "toy run" in text
+    assert "if a then" in text  # the model, as `run` prints it
+    assert "objective" in text and "lower bound" in text and "gap" in text
+    assert f"recorded in {db}" in text
+
+
+def test_quitting_a_running_run_says_what_became_of_it(toy_env, tiny_csv: Path, tmp_path: Path) -> None:
+    from glasswork.store import RunStore
+
+    db = tmp_path / "runs.duckdb"
+    app = GlassworkApp(source=OwnedRun(load_spec_or_error(str(toy_spec(tmp_path, tiny_csv)), db=str(db))))
+
+    async def drive() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: (app.screen.state.nodes or 0) > 2)
+            await pilot.press("q")
+            deadline = time.monotonic() + 20
+            while app.is_running and app.return_code is None:
+                assert time.monotonic() < deadline, "the app did not exit"
+                await asyncio.sleep(0.05)
+
+    asyncio.run(drive())
+    [row] = RunStore(db).list_runs()
+    text = _summary_text(app)
+    assert row.run_id in text and "cancelled" in text
+    assert f"was cancelled; its best model (above) is recorded in {db}" in text.replace("\n", " ")

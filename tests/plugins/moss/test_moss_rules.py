@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from glasswork.plugins.moss.rules import Grid, Rule, build_pool, canonical_key
+from glasswork.plugins.moss.rules import Grid, Rule, build_pool, canonical_key, threshold_text
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +30,7 @@ def test_rule_text_and_coverage_agree(data):
     grid = Grid.fit(X, names, 10)
     rule = Rule(canonical_key([(0, "<=", 5), (1, ">", 2)], grid), grid)
     t0, t1 = grid.thresholds[0][5], grid.thresholds[1][2]
-    assert rule.text == f"age <= {t0:.4g} and income > {t1:.4g}"
+    assert rule.text == f"age <= {threshold_text(t0)} and income > {threshold_text(t1)}"  # exact, read back
     np.testing.assert_array_equal(rule.covers(X), (X[:, 0] <= t0) & (X[:, 1] > t1))
     np.testing.assert_array_equal(rule.covers(X), rule.covers_bins(grid.transform(X)))
 
