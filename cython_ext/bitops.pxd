@@ -115,3 +115,15 @@ cdef inline bint equal(const uint64_t* a, const uint64_t* b, Py_ssize_t n) noexc
         if a[i] != b[i]:
             return False
     return True
+
+
+cdef inline uint64_t mix64(uint64_t z) noexcept nogil:
+    """The splitmix64 finaliser: a cheap, well-spread 64-bit mix (hashes of bit vectors)."""
+    z = (z ^ (z >> 30)) * <uint64_t>0xBF58476D1CE4E5B9
+    z = (z ^ (z >> 27)) * <uint64_t>0x94D049BB133111EB
+    return z ^ (z >> 31)
+
+
+cdef inline uint64_t splitmix64(uint64_t x) noexcept nogil:
+    """One splitmix64 step: the golden-ratio increment, then ``mix64``."""
+    return mix64(x + <uint64_t>0x9E3779B97F4A7C15)
