@@ -59,45 +59,11 @@ cdef inline int64_t andnot_popcount(const uint64_t* a, const uint64_t* b, Py_ssi
     return c
 
 
-cdef inline int64_t and3_popcount(const uint64_t* a, const uint64_t* b, const uint64_t* c3,
-                                  Py_ssize_t n) noexcept nogil:
-    """|a & b & c|"""
-    cdef int64_t c = 0
-    cdef Py_ssize_t i
-    for i in range(n):
-        c += gw_popcount64(a[i] & b[i] & c3[i])
-    return c
-
-
-cdef inline int64_t andnot_and_popcount(const uint64_t* a, const uint64_t* b, const uint64_t* c3,
-                                        Py_ssize_t n) noexcept nogil:
-    """|a & ~b & c|"""
-    cdef int64_t c = 0
-    cdef Py_ssize_t i
-    for i in range(n):
-        c += gw_popcount64(a[i] & ~b[i] & c3[i])
-    return c
-
-
 cdef inline void and_into(uint64_t* out, const uint64_t* a, const uint64_t* b, Py_ssize_t n) noexcept nogil:
     """out = a & b (out may alias a or b)"""
     cdef Py_ssize_t i
     for i in range(n):
         out[i] = a[i] & b[i]
-
-
-cdef inline void andnot_into(uint64_t* out, const uint64_t* a, const uint64_t* b, Py_ssize_t n) noexcept nogil:
-    """out = a & ~b (out may alias a or b); tail bits stay zero because a's are."""
-    cdef Py_ssize_t i
-    for i in range(n):
-        out[i] = a[i] & ~b[i]
-
-
-cdef inline void or_into(uint64_t* out, const uint64_t* a, const uint64_t* b, Py_ssize_t n) noexcept nogil:
-    """out = a | b (out may alias a or b)"""
-    cdef Py_ssize_t i
-    for i in range(n):
-        out[i] = a[i] | b[i]
 
 
 cdef inline void not_into(uint64_t* out, const uint64_t* a, Py_ssize_t n_bits) noexcept nogil:
@@ -107,14 +73,6 @@ cdef inline void not_into(uint64_t* out, const uint64_t* a, Py_ssize_t n_bits) n
         out[i] = ~a[i]
     if n > 0:
         out[n - 1] &= tail_mask(n_bits)
-
-
-cdef inline bint equal(const uint64_t* a, const uint64_t* b, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t i
-    for i in range(n):
-        if a[i] != b[i]:
-            return False
-    return True
 
 
 cdef inline uint64_t mix64(uint64_t z) noexcept nogil:

@@ -58,7 +58,6 @@ cdef extern from "corels_threads.h" nogil:
     ctypedef struct gw_pool:
         pass
     gw_pool* gw_pool_new(int n)
-    int gw_pool_size(gw_pool* p)
     void gw_pool_run(gw_pool* p, gw_worker_fn fn, void* ctx)
     void gw_pool_free(gw_pool* p)
     bint gw_pool_stale(gw_pool* p)
