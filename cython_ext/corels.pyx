@@ -2,9 +2,12 @@
 """CORELS branch-and-bound over pre-mined antecedents (Angelino et al., JMLR 2018).
 
 The search state lives in fixed pages owned by one ``Search`` object, indexed by 32-bit integers:
-a node pool (the prefix trie, parent pointers only, with reference counts for prune-up), a 4-ary
-heap (the queue), a symmetry-aware open-addressing map, and counts of the live queue that make a
-progress report cheap at any queue size. No Python object is created per node. ``Search.run``
+a node pool (the prefix trie, parent pointers only, with reference counts for prune-up:
+``corels_trie.pxd``), a paged 4-ary heap (the queue: ``paged_heap.h``), a symmetry-aware
+open-addressing map (its storage: ``corels_map.pxd``), and counts of the live queue that make a
+progress report cheap at any queue size. The counting arithmetic is ``corels_counts.pxd`` and the
+thread pool ``corels_threads.h``; this module keeps the bounds, the expansion and Algorithm 6.
+No Python object is created per node. ``Search.run``
 releases the GIL and works for a slice of wall time, so the caller can emit progress and check
 limits between slices.
 
@@ -33,6 +36,7 @@ from corels_trie cimport (
     Node, PrefixTrie, F_DELETED, F_QUEUED, trie_init, trie_clear, trie_destroy, trie_bytes, trie_node,
     trie_new, trie_release, trie_dead,
 )
+from corels_counts cimport binary_counts, plane_popcounts, fold_counts, weighted_majority, weighted_sum
 from corels_map cimport (
     MapEntry, MapRecord, SymmetryTable, vector_hash, table_init, table_clear, table_destroy, table_bytes,
     table_ids, table_put, table_grow, table_record, table_set_record,
@@ -380,88 +384,15 @@ cdef class Search:
         """Per-class counts (unweighted, exact integers in doubles) of the units in ``vec``, over
         the label planes (``which = LABELS``) or the equivalent-points minority planes
         (``MINORITY``): the two sets share one layout, so one loop serves both."""
-        cdef int i, p
-        cdef uint64_t t
         cdef bint minority = which == MINORITY
         cdef const uint64_t* planes = &self.zplanes[0] if minority else &self.lplanes[0]
         cdef int P = self.Q if minority else self.P
         cdef const int32_t* sh = &self.zshift[0] if minority else &self.lshift[0]
         if self.C == 2:
-            self._binary_counts(vec, NULL, NULL, planes, P, self.QT if minority else self.PT, sh, cnt)
+            binary_counts(self.W, vec, NULL, NULL, planes, P, self.QT if minority else self.PT, sh, cnt)
             return
-        for p in range(P):
-            acc[p] = 0
-        for i in range(self.W):
-            t = vec[i]
-            if t == 0:
-                continue
-            for p in range(P):
-                acc[p] += gw_popcount64(t & planes[i * P + p])
-        self._fold(acc, P, &self.zclass[0] if minority else &self.lclass[0], sh, cnt)
-
-    cdef inline bint _binary_counts(self, const uint64_t* u, const uint64_t* cap, uint64_t* v,
-                                    const uint64_t* planes, int P, int PT, const int32_t* sh,
-                                    double* cnt) noexcept nogil:
-        """Two-class counts of ``v = u & cap`` (``cap`` NULL: of ``u``), written to ``v``.
-
-        Planes ``[0, PT)`` hold the total count, ``[PT, P)`` class 1; two register accumulators.
-        """
-        cdef int i, p
-        cdef uint64_t t
-        cdef int64_t tot = 0, c1 = 0
-        cdef const uint64_t* base
-        cdef bint any_bits = False
-        for i in range(self.W):
-            t = u[i] & cap[i] if cap != NULL else u[i]
-            if v != NULL:
-                v[i] = t
-            if t == 0:
-                continue
-            any_bits = True
-            base = planes + i * P
-            for p in range(PT):
-                tot += (<int64_t>gw_popcount64(t & base[p])) << sh[p]
-            for p in range(PT, P):
-                c1 += (<int64_t>gw_popcount64(t & base[p])) << sh[p]
-        cnt[0] = <double>(tot - c1)
-        cnt[1] = <double>c1
-        return any_bits
-
-    cdef inline void _fold(self, const int64_t* acc, int n, const int32_t* cls, const int32_t* sh,
-                           double* cnt) noexcept nogil:
-        cdef int p, k
-        cdef double total = 0
-        for k in range(self.C):
-            cnt[k] = 0
-        for p in range(n):
-            if cls[p] < 0:
-                total += <double>(acc[p] << sh[p])
-            else:
-                cnt[cls[p]] += <double>(acc[p] << sh[p])
-        cnt[0] = total
-        for k in range(1, self.C):
-            cnt[0] -= cnt[k]
-
-    cdef inline double _weighted(self, const double* cnt, double* correct, int* label) noexcept nogil:
-        """Total weight of ``cnt`` and, in ``correct``, the weight of its majority class."""
-        cdef int k
-        cdef double tot = 0, best = -1, w
-        label[0] = 0
-        for k in range(self.C):
-            w = self.weights[k] * cnt[k]
-            tot += w
-            if w >= best:      # ties go to the higher class (1 for binary), as Algorithm 5
-                best = w
-                label[0] = k
-        correct[0] = best
-        return tot
-
-    cdef inline double _weighted_sum(self, const double* cnt) noexcept nogil:
-        cdef int k
-        cdef double tot = 0
-        for k in range(self.C):
-            tot += self.weights[k] * cnt[k]
-        return tot
+        plane_popcounts(self.W, vec, planes, P, acc)
+        fold_counts(self.C, acc, P, &self.zclass[0] if minority else &self.lclass[0], sh, cnt)
 
     # ---------------------------------------------------------------------------- nodes, heap
 
@@ -713,7 +644,7 @@ cdef class Search:
         self.best_path.clear()
         self.gc_threshold = 65536
         self._counts(&self.mask[0], LABELS, cnt, &self.acc[0])
-        self.total = self._weighted(cnt, &correct, &label)
+        self.total = weighted_majority(self.C, self.weights, cnt, &correct, &label)
         self.lamW = self.lam * self.total
         self.sim_eps = 1e-9 * max(self.total, 1.0)
         self.best = self.total - correct      # the empty list: default = majority
@@ -722,7 +653,7 @@ cdef class Search:
         self.best_evals = 0
         if self.do_eqpts:
             self._counts(&self.mask[0], MINORITY, zc, &self.acc[0])
-            b0 = self._weighted_sum(zc)
+            b0 = weighted_sum(self.C, self.weights, zc)
         root = self._new_node(-1, 0, 0, 0.0, b0)
         if root < 0:
             raise MemoryError("cannot allocate the search's node pool")
@@ -773,7 +704,7 @@ cdef class Search:
                     sx[i] = x[i] & cv[i]
                     x[i] &= ~cv[i]
                 self._counts(sx, LABELS, cnt, &sc.acc[0])
-                wv = self._weighted(cnt, &correct, &label)
+                wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
                 ej -= wv - correct
             sc.sim_gain[j - j0] = ej
             cv = &self.caps[<size_t>sc.path[j] * self.W]
@@ -807,7 +738,7 @@ cdef class Search:
             for i in range(self.W):
                 y[i] = x[i] & tv[i]
             self._counts(y, LABELS, cnt, &sc.acc[0])
-            wv = self._weighted(cnt, &correct, &label)
+            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
             gain = sc.sim_gain[j - j0] + et - (wv - correct)
             if gain <= self.sim_eps:               # Omega >= 0
                 continue
@@ -815,7 +746,7 @@ cdef class Search:
             for i in range(self.W):
                 y[i] = x[i] & pv[i] & ~tv[i]
             self._counts(y, LABELS, cnt, &sc.acc[0])
-            if gain - self._weighted_sum(cnt) > self.sim_eps:
+            if gain - weighted_sum(self.C, self.weights, cnt) > self.sim_eps:
                 return True
         return False
 
@@ -934,7 +865,7 @@ cdef class Search:
                 cnt[1] = <double>sums[1]
                 any_bits = sums[0] > 0
             elif self.C == 2:
-                any_bits = self._binary_counts(u, capv, v, lp, P, self.PT, &self.lshift[0], cnt)
+                any_bits = binary_counts(self.W, u, capv, v, lp, P, self.PT, &self.lshift[0], cnt)
             else:
                 for p in range(P):
                     acc[p] = 0
@@ -948,11 +879,11 @@ cdef class Search:
                     for p in range(P):
                         acc[p] += gw_popcount64(t & lp[i * P + p])
                 if any_bits:
-                    self._fold(acc, P, &self.lclass[0], &self.lshift[0], cnt)
+                    fold_counts(self.C, acc, P, &self.lclass[0], &self.lshift[0], cnt)
                 else:
                     for k in range(self.C):
                         cnt[k] = 0
-            wv = self._weighted(cnt, &correct, &label)
+            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
             if self.do_support and wv < self.lamW:            # Theorem 10
                 sc.n_pruned_support += 1
                 continue
@@ -966,7 +897,7 @@ cdef class Search:
                 continue
             for k in range(self.C):
                 fc[k] = ucnt[k] - cnt[k]
-            fw = self._weighted(fc, &fcorrect, &flabel)
+            fw = weighted_majority(self.C, self.weights, fc, &fcorrect, &flabel)
             R = b + (fw - fcorrect)
             if R < self.best:                                 # score before any lookahead
                 self._improve(R, s, depth, sc)
@@ -975,14 +906,14 @@ cdef class Search:
                 if self.dense:
                     zc[0] = uz[0] - <double>sums[2]
                     zc[1] = uz[1]
-                    b0 = self._weighted_sum(zc)
+                    b0 = weighted_sum(self.C, self.weights, zc)
                 elif any_bits:
                     self._counts(v, MINORITY, zc, acc)
                     for k in range(self.C):
                         zc[k] = uz[k] - zc[k]
-                    b0 = self._weighted_sum(zc)
+                    b0 = weighted_sum(self.C, self.weights, zc)
                 else:
-                    b0 = self._weighted_sum(uz)
+                    b0 = weighted_sum(self.C, self.weights, uz)
             lb = b + b0
             if lb + (self.lamW if self.do_lookahead else 0.0) >= self.best:   # Lemma 2 + Thm 20
                 sc.n_pruned_lookahead += 1
@@ -1428,14 +1359,14 @@ cdef class Search:
                 vv[i] = uu[i] & self.caps[<size_t>s * self.W + i]
                 uu[i] &= ~self.caps[<size_t>s * self.W + i]
             self._counts(&vv[0], LABELS, cnt, &self.acc[0])
-            wv = self._weighted(cnt, &correct, &label)
+            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
             err += wv - correct
             labels.append(label)
         self._counts(&uu[0], LABELS, cnt, &self.acc[0])
-        wv = self._weighted(cnt, &correct, &label)
+        wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
         if self.Q > 0:
             self._counts(&uu[0], MINORITY, cnt, &self.acc[0])
-            b0 = self._weighted_sum(cnt)
+            b0 = weighted_sum(self.C, self.weights, cnt)
         b = err + len(labels) * self.lamW
         return {"objective": (b + wv - correct) / self.total, "b": b / self.total,
                 "b0": b0 / self.total, "rule_labels": labels, "default": label,

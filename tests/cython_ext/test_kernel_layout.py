@@ -56,5 +56,5 @@ def test_penalised_loss_and_class_counts_written_once():
 
 def test_search_composes_its_parts():
     corels = (KERNELS / "corels.pyx").read_text()
-    for part in ("paged_heap", "corels_trie", "corels_map", "monotonic_clock"):
+    for part in ("paged_heap", "corels_trie", "corels_map", "corels_counts", "monotonic_clock"):
         assert re.search(rf"^from {part} cimport", corels, re.M), part
