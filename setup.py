@@ -14,7 +14,6 @@ import platform
 import sys
 from pathlib import Path
 
-import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
@@ -59,10 +58,9 @@ def _extensions() -> list[Extension]:
                 f"glasswork.cython_ext.{pyx.stem}",
                 [str(pyx.relative_to(HERE))],
                 language="c++",
-                include_dirs=[numpy.get_include(), "cython_ext"],
+                include_dirs=["cython_ext"],
                 extra_compile_args=COMPILE_ARGS,
                 extra_link_args=LINK_ARGS,
-                define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
             )
         )
     return cythonize(

@@ -59,45 +59,11 @@ cdef inline int64_t andnot_popcount(const uint64_t* a, const uint64_t* b, Py_ssi
     return c
 
 
-cdef inline int64_t and3_popcount(const uint64_t* a, const uint64_t* b, const uint64_t* c3,
-                                  Py_ssize_t n) noexcept nogil:
-    """|a & b & c|"""
-    cdef int64_t c = 0
-    cdef Py_ssize_t i
-    for i in range(n):
-        c += gw_popcount64(a[i] & b[i] & c3[i])
-    return c
-
-
-cdef inline int64_t andnot_and_popcount(const uint64_t* a, const uint64_t* b, const uint64_t* c3,
-                                        Py_ssize_t n) noexcept nogil:
-    """|a & ~b & c|"""
-    cdef int64_t c = 0
-    cdef Py_ssize_t i
-    for i in range(n):
-        c += gw_popcount64(a[i] & ~b[i] & c3[i])
-    return c
-
-
 cdef inline void and_into(uint64_t* out, const uint64_t* a, const uint64_t* b, Py_ssize_t n) noexcept nogil:
     """out = a & b (out may alias a or b)"""
     cdef Py_ssize_t i
     for i in range(n):
         out[i] = a[i] & b[i]
-
-
-cdef inline void andnot_into(uint64_t* out, const uint64_t* a, const uint64_t* b, Py_ssize_t n) noexcept nogil:
-    """out = a & ~b (out may alias a or b); tail bits stay zero because a's are."""
-    cdef Py_ssize_t i
-    for i in range(n):
-        out[i] = a[i] & ~b[i]
-
-
-cdef inline void or_into(uint64_t* out, const uint64_t* a, const uint64_t* b, Py_ssize_t n) noexcept nogil:
-    """out = a | b (out may alias a or b)"""
-    cdef Py_ssize_t i
-    for i in range(n):
-        out[i] = a[i] | b[i]
 
 
 cdef inline void not_into(uint64_t* out, const uint64_t* a, Py_ssize_t n_bits) noexcept nogil:
@@ -109,9 +75,13 @@ cdef inline void not_into(uint64_t* out, const uint64_t* a, Py_ssize_t n_bits) n
         out[n - 1] &= tail_mask(n_bits)
 
 
-cdef inline bint equal(const uint64_t* a, const uint64_t* b, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t i
-    for i in range(n):
-        if a[i] != b[i]:
-            return False
-    return True
+cdef inline uint64_t mix64(uint64_t z) noexcept nogil:
+    """The splitmix64 finaliser: a cheap, well-spread 64-bit mix (hashes of bit vectors)."""
+    z = (z ^ (z >> 30)) * <uint64_t>0xBF58476D1CE4E5B9
+    z = (z ^ (z >> 27)) * <uint64_t>0x94D049BB133111EB
+    return z ^ (z >> 31)
+
+
+cdef inline uint64_t splitmix64(uint64_t x) noexcept nogil:
+    """One splitmix64 step: the golden-ratio increment, then ``mix64``."""
+    return mix64(x + <uint64_t>0x9E3779B97F4A7C15)

@@ -6,14 +6,12 @@ packed words through the inline primitives in ``bitset.pxd``.
 """
 
 import numpy as np
-cimport numpy as cnp
 from libc.stdint cimport uint64_t, int64_t, uint8_t
 
 from bitops cimport (
     words_for, tail_mask, popcount, and_popcount, andnot_popcount, not_into,
 )
 
-cnp.import_array()
 
 
 def n_words(Py_ssize_t n_bits) -> int:

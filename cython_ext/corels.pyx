@@ -2,9 +2,12 @@
 """CORELS branch-and-bound over pre-mined antecedents (Angelino et al., JMLR 2018).
 
 The search state lives in fixed pages owned by one ``Search`` object, indexed by 32-bit integers:
-a node pool (the prefix trie, parent pointers only, with reference counts for prune-up), a 4-ary
-heap (the queue), a symmetry-aware open-addressing map, and counts of the live queue that make a
-progress report cheap at any queue size. No Python object is created per node. ``Search.run``
+a node pool (the prefix trie, parent pointers only, with reference counts for prune-up:
+``corels_trie.pxd``), a paged 4-ary heap (the queue: ``paged_heap.h``), a symmetry-aware
+open-addressing map (its storage: ``corels_map.pxd``), and counts of the live queue that make a
+progress report cheap at any queue size. The counting arithmetic is ``corels_counts.pxd`` and the
+thread pool ``corels_threads.h``; this module keeps the bounds, the expansion and Algorithm 6.
+No Python object is created per node. ``Search.run``
 releases the GIL and works for a slice of wall time, so the caller can emit progress and check
 limits between slices.
 
@@ -20,22 +23,28 @@ accumulated separately from ``depth * lambda`` so equal prefixes give bit-identi
 
 from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t, uint16_t, uint8_t
 from libc.math cimport floor, INFINITY
-from libc.stdlib cimport malloc, calloc, free
-from posix.stdlib cimport posix_memalign
 from libc.string cimport memcpy
 from libcpp.vector cimport vector
 from libcpp.unordered_map cimport unordered_map
 from libcpp.map cimport map as ordered_map
 from cython.operator cimport dereference as deref, preincrement as inc
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
-from bitops cimport gw_popcount64
+from bitops cimport gw_popcount64, splitmix64
+from monotonic_clock cimport now
+from paged_heap cimport PagedHeap
+from corels_trie cimport (
+    Node, PrefixTrie, F_DELETED, F_QUEUED, trie_init, trie_clear, trie_destroy, trie_bytes, trie_node,
+    trie_new, trie_release, trie_dead,
+)
+from corels_counts cimport binary_counts, plane_popcounts, fold_counts, weighted_majority, weighted_sum
+from corels_map cimport (
+    MapEntry, MapRecord, SymmetryTable, vector_hash, table_init, table_clear, table_destroy, table_bytes,
+    table_ids, table_put, table_grow, table_record, table_set_record,
+)
 
 cdef extern from "corels_kernels.h" nogil:
     void gw_masked_sum3(const int32_t* mask, const int32_t* a, const int32_t* b, const int32_t* c,
                         int n, int64_t* out)
-    void* gw_big_alloc(size_t nbytes)
-    void gw_big_free(void* p, size_t nbytes)
     void gw_prefetch(const void* p)
 
 cdef extern from "corels_threads.h" nogil:
@@ -53,7 +62,6 @@ cdef extern from "corels_threads.h" nogil:
     ctypedef struct gw_pool:
         pass
     gw_pool* gw_pool_new(int n)
-    int gw_pool_size(gw_pool* p)
     void gw_pool_run(gw_pool* p, gw_worker_fn fn, void* ctx)
     void gw_pool_free(gw_pool* p)
     bint gw_pool_stale(gw_pool* p)
@@ -71,21 +79,16 @@ cdef enum:
     MAP_NONE = 0
     MAP_PREFIX = 1
     MAP_CAPTURED = 2
-    F_DELETED = 1
-    F_QUEUED = 2
     MAX_CLASSES = 64
-    PAGE_BITS = 16
-    PAGE_MASK = 65535
-    CHUNK_PAGES = 32
-    ARENA_BITS = 16
-    HEAP_BITS = 14
-    HEAP_MASK = 16383
-    MAX_PAGES = 32768     # 2^31 node slots: indices stay positive int32
     SIM_WINDOW = 8      # Theorem 18 tries dropping each of the last SIM_WINDOW rules
 
 POLICIES = {"bfs": P_BFS, "dfs": P_DFS, "curiosity": P_CURIOSITY,
             "lower_bound": P_LOWER_BOUND, "objective": P_OBJECTIVE}
 MAPS = {"none": MAP_NONE, "prefix": MAP_PREFIX, "captured": MAP_CAPTURED}
+
+cdef enum:
+    LABELS = 0          # the count planes Search._counts reads
+    MINORITY = 1
 
 cdef enum:
     R_DONE = 0
@@ -102,26 +105,10 @@ NODE_LIMIT = R_NODE_LIMIT
 OUT_OF_MEMORY = R_OUT_OF_MEMORY
 
 
-cdef struct Node:       # 32 bytes, no padding
-    double err          # weighted errors of the prefix rules (count units)
-    double lb           # err + depth * lam + b0  (hierarchical + equivalent-points bound)
-    int32_t parent      # while the slot is free: the next free slot (an intrusive free list)
-    uint32_t refs       # 1 while queued + number of live children
-    uint32_t gen        # incarnation of the slot; map entries compare it to detect slot reuse
-    uint16_t ant        # last antecedent
-    uint8_t depth
-    uint8_t flags
-
-
-cdef struct QEntry:
+cdef struct QEntry:      # 16 bytes: four children of a heap entry share one cache line
     double key
     int32_t tie         # insertion order (FIFO ties; DFS negates it); wraps harmlessly after 2^31
     int32_t node
-
-
-cdef struct MapEntry:   # one slot of the open-addressing map, 8 bytes
-    uint32_t tag        # high half of the 64-bit key; its low bits pick the home slot
-    uint32_t off        # the entry's record in the arena (see _map_store); 0 = empty slot
 
 
 cdef struct Candidate:  # a child that passed every bound, waiting for the map and the queue
@@ -154,33 +141,6 @@ cdef struct Scratch:    # one thread's working memory for an expansion (see Sear
     double t_take, t_admit      # parts of t_locked: taking nodes off the heap; _admit
 
 
-cdef struct MapRecord:  # stored after the representative's ids in the arena (unaligned)
-    double lb
-    int32_t node
-    uint32_t gen        # the node's incarnation when stored
-
-
-cdef inline double now() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return <double>ts.tv_sec + 1e-9 * <double>ts.tv_nsec
-
-
-cdef inline uint64_t splitmix(uint64_t x) noexcept nogil:
-    x += <uint64_t>0x9E3779B97F4A7C15
-    x = (x ^ (x >> 30)) * <uint64_t>0xBF58476D1CE4E5B9
-    x = (x ^ (x >> 27)) * <uint64_t>0x94D049BB133111EB
-    return x ^ (x >> 31)
-
-
-cdef inline bint q_less(const QEntry& a, const QEntry& b) noexcept nogil:
-    if a.key < b.key:
-        return True
-    if a.key > b.key:
-        return False
-    return a.tie < b.tie
-
-
 cdef void _worker_entry(void* ctx, int tid) noexcept nogil:
     (<Search>ctx)._worker(tid)
 
@@ -209,20 +169,9 @@ cdef class Search:
     cdef int UP
     cdef vector[int32_t] dmask, ut, u1, uzt
     # search state
-    cdef Node** pages              # node pool in fixed pages (MAX_PAGES pointers, never moved:
-    cdef int64_t n_pages           # a worker reads nodes without the lock while pages are added)
-    cdef vector[char*] chunks      # the pages come CHUNK_PAGES at a time (huge-page friendly)
-    cdef int64_t n_slots
-    cdef int32_t free_head         # first free slot, -1 when none
-    cdef int64_t n_free
-    cdef vector[QEntry*] hpages    # the queue: see _hq
-    cdef size_t hn
-    # symmetry map: linear probing over 8-byte slots (no allocation per entry); the records
-    # (representative prefix, bound, node) in a paged arena (never straddling a page, never moved)
-    cdef MapEntry* mtab
-    cdef size_t mcap, mcount
-    cdef vector[uint16_t*] apages
-    cdef uint32_t atop
+    cdef PrefixTrie trie           # the node pool (corels_trie.pxd)
+    cdef PagedHeap[QEntry] queue   # the queue: the smallest (key, tie) first (paged_heap.h)
+    cdef SymmetryTable table       # the symmetry map's storage (corels_map.pxd)
     # progress figures kept as entries enter and leave the live queue (queued, not deleted), so a
     # report costs O(distinct bounds), never O(queue): bound -> count, depth -> count, and per
     # depth prefix error -> count (Theorem 7's histogram needs f, which moves with R^c)
@@ -231,7 +180,6 @@ cdef class Search:
     cdef vector[unordered_map[uint64_t, int64_t]] live_err
     cdef vector[uint64_t] ant_hash
     cdef int64_t seq
-    cdef int64_t live_nodes
     # per-thread expansion scratch (index = worker id); acc also serves the serial callers
     cdef vector[Scratch] scratch
     cdef vector[int64_t] acc
@@ -278,9 +226,8 @@ cdef class Search:
         if threads < 1 or threads > 1024:
             raise ValueError(f"threads must be between 1 and 1024, got {threads}")
         self.n_threads = threads
-        self.pages = <Node**>calloc(MAX_PAGES, sizeof(Node*))
         self.sync = gw_sync_new()
-        if self.pages == NULL or self.sync == NULL:
+        if not trie_init(&self.trie) or not table_init(&self.table) or self.sync == NULL:
             raise MemoryError("cannot allocate the search's page table")
         self.M = caps.shape[0]
         self.W = caps.shape[1] if self.M > 0 else (n_units + 63) // 64
@@ -356,16 +303,15 @@ cdef class Search:
             self.mask[i >> 6] |= (<uint64_t>1) << (i & 63)
         self.acc.assign(max(self.P, self.Q) + 1, 0)
         for k in range(self.M):
-            self.ant_hash.push_back(splitmix(<uint64_t>k * 7919 + 12345))
+            self.ant_hash.push_back(splitmix64(<uint64_t>k * 7919 + 12345))
         self.lam = regularization
         self.oom_bound = INFINITY
         self._init_dense(kernel, n_units)
         self._init_scratch()
         # the page tables' full capacity up front (pointers only, untouched until used), so the
         # search's noexcept code never grows a vector that could throw std::bad_alloc
-        self.chunks.reserve(MAX_PAGES // CHUNK_PAGES + 1)
-        self.hpages.reserve((<size_t>1 << (31 - HEAP_BITS)) + 4)
-        self.apages.reserve(65536)
+        if not self.queue.reserve(<size_t>1 << 31):
+            raise MemoryError()
         self.best_path.reserve(256)
         self._init_search()
 
@@ -434,205 +380,43 @@ cdef class Search:
 
     # ---------------------------------------------------------------------------- counting
 
-    cdef void _class_counts(self, const uint64_t* vec, double* cnt, int64_t* acc) noexcept nogil:
-        """Per-class counts (unweighted, exact integers in doubles) of the units in ``vec``."""
-        cdef int i, p, k
-        cdef uint64_t t
-        cdef const uint64_t* lp = &self.lplanes[0]
+    cdef void _counts(self, const uint64_t* vec, int which, double* cnt, int64_t* acc) noexcept nogil:
+        """Per-class counts (unweighted, exact integers in doubles) of the units in ``vec``, over
+        the label planes (``which = LABELS``) or the equivalent-points minority planes
+        (``MINORITY``): the two sets share one layout, so one loop serves both."""
+        cdef bint minority = which == MINORITY
+        cdef const uint64_t* planes = &self.zplanes[0] if minority else &self.lplanes[0]
+        cdef int P = self.Q if minority else self.P
+        cdef const int32_t* sh = &self.zshift[0] if minority else &self.lshift[0]
         if self.C == 2:
-            self._binary_counts(vec, NULL, NULL, lp, self.P, self.PT, &self.lshift[0], cnt)
+            binary_counts(self.W, vec, NULL, NULL, planes, P, self.QT if minority else self.PT, sh, cnt)
             return
-        for p in range(self.P):
-            acc[p] = 0
-        for i in range(self.W):
-            t = vec[i]
-            if t == 0:
-                continue
-            for p in range(self.P):
-                acc[p] += gw_popcount64(t & lp[i * self.P + p])
-        self._fold(acc, self.P, &self.lclass[0], &self.lshift[0], cnt)
-
-    cdef void _minority_counts(self, const uint64_t* vec, double* cnt, int64_t* acc) noexcept nogil:
-        cdef int i, p
-        cdef uint64_t t
-        cdef const uint64_t* zp = &self.zplanes[0]
-        if self.C == 2:
-            self._binary_counts(vec, NULL, NULL, zp, self.Q, self.QT, &self.zshift[0], cnt)
-            return
-        for p in range(self.Q):
-            acc[p] = 0
-        for i in range(self.W):
-            t = vec[i]
-            if t == 0:
-                continue
-            for p in range(self.Q):
-                acc[p] += gw_popcount64(t & zp[i * self.Q + p])
-        self._fold(acc, self.Q, &self.zclass[0], &self.zshift[0], cnt)
-
-    cdef inline bint _binary_counts(self, const uint64_t* u, const uint64_t* cap, uint64_t* v,
-                                    const uint64_t* planes, int P, int PT, const int32_t* sh,
-                                    double* cnt) noexcept nogil:
-        """Two-class counts of ``v = u & cap`` (``cap`` NULL: of ``u``), written to ``v``.
-
-        Planes ``[0, PT)`` hold the total count, ``[PT, P)`` class 1; two register accumulators.
-        """
-        cdef int i, p
-        cdef uint64_t t
-        cdef int64_t tot = 0, c1 = 0
-        cdef const uint64_t* base
-        cdef bint any_bits = False
-        for i in range(self.W):
-            t = u[i] & cap[i] if cap != NULL else u[i]
-            if v != NULL:
-                v[i] = t
-            if t == 0:
-                continue
-            any_bits = True
-            base = planes + i * P
-            for p in range(PT):
-                tot += (<int64_t>gw_popcount64(t & base[p])) << sh[p]
-            for p in range(PT, P):
-                c1 += (<int64_t>gw_popcount64(t & base[p])) << sh[p]
-        cnt[0] = <double>(tot - c1)
-        cnt[1] = <double>c1
-        return any_bits
-
-    cdef inline void _fold(self, const int64_t* acc, int n, const int32_t* cls, const int32_t* sh,
-                           double* cnt) noexcept nogil:
-        cdef int p, k
-        cdef double total = 0
-        for k in range(self.C):
-            cnt[k] = 0
-        for p in range(n):
-            if cls[p] < 0:
-                total += <double>(acc[p] << sh[p])
-            else:
-                cnt[cls[p]] += <double>(acc[p] << sh[p])
-        cnt[0] = total
-        for k in range(1, self.C):
-            cnt[0] -= cnt[k]
-
-    cdef inline double _weighted(self, const double* cnt, double* correct, int* label) noexcept nogil:
-        """Total weight of ``cnt`` and, in ``correct``, the weight of its majority class."""
-        cdef int k
-        cdef double tot = 0, best = -1, w
-        label[0] = 0
-        for k in range(self.C):
-            w = self.weights[k] * cnt[k]
-            tot += w
-            if w >= best:      # ties go to the higher class (1 for binary), as Algorithm 5
-                best = w
-                label[0] = k
-        correct[0] = best
-        return tot
-
-    cdef inline double _weighted_sum(self, const double* cnt) noexcept nogil:
-        cdef int k
-        cdef double tot = 0
-        for k in range(self.C):
-            tot += self.weights[k] * cnt[k]
-        return tot
+        plane_popcounts(self.W, vec, planes, P, acc)
+        fold_counts(self.C, acc, P, &self.zclass[0] if minority else &self.lclass[0], sh, cnt)
 
     # ---------------------------------------------------------------------------- nodes, heap
 
-    cdef inline Node* _nd(self, int32_t idx) noexcept nogil:
-        return &self.pages[idx >> PAGE_BITS][idx & PAGE_MASK]
-
-    cdef void _free_pages(self) noexcept:
-        cdef size_t i
-        for i in range(self.chunks.size()):
-            gw_big_free(self.chunks[i], CHUNK_PAGES * (sizeof(Node) << PAGE_BITS))
-        self.chunks.clear()
-        self.n_pages = 0
-        self.n_slots = 0
-
     def __dealloc__(self):
-        self._free_pages()
-        free(self.pages)
-        self.pages = NULL
+        trie_destroy(&self.trie)
         if not gw_pool_stale(self.pool):
             gw_pool_free(self.pool)
         self.pool = NULL
         gw_sync_free(self.sync)
         self.sync = NULL
-        self._map_free()
-        self._hresize(0)
-        while self.hpages.size() > 0:
-            free(self.hpages.back())
-            self.hpages.pop_back()
+        table_destroy(&self.table)
 
     cdef int32_t _new_node(self, int32_t parent, uint16_t ant, uint8_t depth, double err,
                            double lb) noexcept nogil:
-        cdef int32_t idx
-        cdef Node nd
-        cdef char* chunk
-        nd.err = err
-        nd.lb = lb
-        nd.parent = parent
-        nd.refs = 1
-        nd.ant = ant
-        nd.depth = depth
-        nd.flags = 0
-        if self.free_head >= 0:
-            idx = self.free_head
-            self.free_head = self._nd(idx).parent
-            self.n_free -= 1
-            nd.gen = self._nd(idx).gen
-        else:
-            nd.gen = 0
-            if (self.n_slots & PAGE_MASK) == 0:
-                if self.n_pages >= MAX_PAGES:
-                    return -1
-                if self.n_pages % CHUNK_PAGES == 0:
-                    chunk = <char*>gw_big_alloc(CHUNK_PAGES * (sizeof(Node) << PAGE_BITS))
-                    if chunk == NULL:
-                        return -1
-                    self.chunks.push_back(chunk)
-                self.pages[self.n_pages] = <Node*>(self.chunks.back() + (self.n_pages % CHUNK_PAGES)
-                                                   * (sizeof(Node) << PAGE_BITS))
-                self.n_pages += 1
-            idx = <int32_t>self.n_slots
-            self.n_slots += 1
-        self._nd(idx)[0] = nd
-        if parent >= 0:
-            self._nd(parent).refs += 1
-        self.live_nodes += 1
-        if self.live_nodes > self.max_trie:
-            self.max_trie = self.live_nodes
+        """A node in the trie (-1 when out of memory), counted in ``max_trie``."""
+        cdef int32_t idx = trie_new(&self.trie, parent, ant, depth, err, lb)
+        if self.trie.live > self.max_trie:
+            self.max_trie = self.trie.live
         return idx
-
-    cdef void _release(self, int32_t idx) noexcept nogil:
-        """Drop one reference; free the node and prune up through childless ancestors."""
-        cdef int32_t parent
-        while idx >= 0:
-            self._nd(idx).refs -= 1
-            if self._nd(idx).refs > 0:
-                return
-            parent = self._nd(idx).parent
-            self.live_nodes -= 1
-            # a new incarnation; a slot whose counter would wrap is retired, so a map entry's
-            # (node, gen) can never match a later occupant of its slot
-            if self._nd(idx).gen == <uint32_t>0xFFFFFFFF:
-                idx = parent
-                continue
-            self._nd(idx).gen += 1
-            self._nd(idx).parent = self.free_head
-            self.free_head = idx
-            self.n_free += 1
-            idx = parent
-
-    cdef bint _dead(self, int32_t idx) noexcept nogil:
-        """True when the node or an ancestor was deleted by the symmetry map."""
-        while idx >= 0:
-            if self._nd(idx).flags & F_DELETED:
-                return True
-            idx = self._nd(idx).parent
-        return False
 
     cdef bint _live_add(self, int32_t idx) noexcept nogil:
         """Count a node entering the live queue in the progress figures; False (nothing
         counted) when the counts cannot allocate."""
-        cdef Node* nd = self._nd(idx)
+        cdef Node* nd = trie_node(&self.trie, idx)
         cdef uint64_t ebits
         memcpy(&ebits, &nd.err, 8)
         if not gw_live_inc(self.live_lb, nd.lb, self.live_err[nd.depth], ebits):
@@ -643,7 +427,7 @@ cdef class Search:
 
     cdef void _live_remove(self, int32_t idx) noexcept nogil:
         """Leaving the queue (or deleted while queued): uncount a node once."""
-        cdef Node* nd = self._nd(idx)
+        cdef Node* nd = trie_node(&self.trie, idx)
         cdef uint64_t ebits
         cdef ordered_map[double, int64_t].iterator it
         cdef unordered_map[uint64_t, int64_t].iterator jt
@@ -666,31 +450,11 @@ cdef class Search:
         if count[0] == 0:
             self.live_err[nd.depth].erase(jt)
 
-    # The queue is a 4-ary heap in fixed pages of 64-byte-aligned entries. Entry i sits at slot
-    # i + 3, so the four children of an entry (4i+1 .. 4i+4, slots 4(i+1) .. 4(i+1)+3) share one
-    # cache line: a sift-down touches one line per level, and the height is half a binary heap's.
-    # Pages never move (no doubling, no copy spike) and are returned as the queue shrinks.
-
-    cdef inline QEntry* _hq(self, size_t i) noexcept nogil:
-        i += 3
-        return &self.hpages[i >> HEAP_BITS][i & HEAP_MASK]
-
-    cdef void _hresize(self, size_t n) noexcept nogil:
-        """Shrink to ``n`` entries, keeping one spare page."""
-        self.hn = n
-        while self.hpages.size() > ((n + 3) >> HEAP_BITS) + 2:
-            free(self.hpages.back())
-            self.hpages.pop_back()
-
     cdef bint _push(self, double key, int32_t node) noexcept nogil:
         """Queue ``node``; False when no memory is left for the queue."""
         cdef QEntry e
-        cdef size_t i, parent
-        cdef void* page
-        if ((self.hn + 3) >> HEAP_BITS) >= self.hpages.size():
-            if posix_memalign(&page, 64, sizeof(QEntry) << HEAP_BITS) != 0:
-                return False
-            self.hpages.push_back(<QEntry*>page)     # capacity reserved: never reallocates
+        if not self.queue.reserve_one():
+            return False
         if not self._live_add(node):     # counted before it enters the heap: all or nothing
             return False
         e.key = key
@@ -699,54 +463,16 @@ cdef class Search:
         e.tie = <int32_t>(self.seq & 0x7FFFFFFF)
         if self.policy == P_DFS:
             e.tie = -e.tie
-        i = self.hn
-        self.hn += 1
-        while i > 0:
-            parent = (i - 1) >> 2
-            if not q_less(e, self._hq(parent)[0]):
-                break
-            self._hq(i)[0] = self._hq(parent)[0]
-            i = parent
-        self._hq(i)[0] = e
+        self.queue.push_reserved(e)
         self.n_inserted += 1
-        if <int64_t>self.hn > self.max_queue:
-            self.max_queue = self.hn
+        if <int64_t>self.queue.size() > self.max_queue:
+            self.max_queue = self.queue.size()
         return True
-
-    cdef void _sift_down(self, size_t i) noexcept nogil:
-        cdef size_t n = self.hn, c, k, j, last
-        cdef QEntry e = self._hq(i)[0]
-        cdef QEntry* kids
-        while True:
-            c = 4 * i + 1
-            if c >= n:
-                break
-            kids = self._hq(c)          # the four children are contiguous (one cache line)
-            last = min(<size_t>4, n - c)
-            k = 0
-            for j in range(1, last):
-                if q_less(kids[j], kids[k]):
-                    k = j
-            if not q_less(kids[k], e):
-                break
-            self._hq(i)[0] = kids[k]
-            i = c + k
-        self._hq(i)[0] = e
 
     cdef QEntry _pop(self) noexcept nogil:
         """Take the best entry off the queue and out of the live figures."""
-        cdef QEntry top = self._take()
+        cdef QEntry top = self.queue.pop()
         self._live_remove(top.node)
-        return top
-
-    cdef QEntry _take(self) noexcept nogil:
-        """Take the best entry off the heap; it stays counted live (a threaded expansion in
-        flight keeps its bound in the figures until it ends)."""
-        cdef QEntry top = self._hq(0)[0]
-        self._hq(0)[0] = self._hq(self.hn - 1)[0]
-        self._hresize(self.hn - 1)
-        if self.hn > 1:
-            self._sift_down(0)
         return top
 
     cdef inline bint _hopeless(self, double lb, int depth) noexcept nogil:
@@ -762,98 +488,29 @@ cdef class Search:
 
     cdef void _gc(self) noexcept nogil:
         """Drop queue entries that are deleted or can no longer lead to a better list."""
-        cdef size_t i, j = 0, n = self.hn
+        cdef size_t i, j = 0, n = self.queue.size()
         cdef QEntry e
         cdef int32_t idx
         for i in range(n):
-            e = self._hq(i)[0]
+            e = self.queue.at(i)
             idx = e.node
-            if self._dead(idx) or self._hopeless(self._nd(idx).lb, self._nd(idx).depth):
+            if trie_dead(&self.trie, idx) or self._hopeless(trie_node(&self.trie, idx).lb, trie_node(&self.trie, idx).depth):
                 self._live_remove(idx)
-                self._release(idx)
+                trie_release(&self.trie, idx)
             else:
-                self._hq(j)[0] = e
+                self.queue.set(j, e)
                 j += 1
-        self._hresize(j)
-        if j > 1:
-            i = (j - 2) // 4 + 1
-            while i > 0:
-                i -= 1
-                self._sift_down(i)
+        self.queue.truncate(j)
+        self.queue.heapify()
         self.gc_threshold = max(<size_t>65536, 2 * j)
         self.n_gc_runs += 1
 
     # ---------------------------------------------------------------------------- map
 
-    cdef uint64_t _vector_hash(self, const uint64_t* vec) noexcept nogil:
-        cdef uint64_t h = <uint64_t>0x243F6A8885A308D3
-        cdef int i
-        for i in range(self.W):
-            h = splitmix(h ^ vec[i])
-        return h
-
-    cdef inline uint16_t* _ar(self, uint32_t off) noexcept nogil:
-        return &self.apages[off >> ARENA_BITS][off & PAGE_MASK]
-
-    cdef uint32_t _arena_put(self, int n_ids) noexcept nogil:
-        """Room for a record of ``n_ids`` ids; 0 when out of memory (or past 2^32 - 2^16)."""
-        cdef uint64_t off = self.atop
-        cdef uint16_t* page
-        cdef uint64_t need = n_ids + 1 + sizeof(MapRecord) // 2
-        if (off & PAGE_MASK) + need > PAGE_MASK + 1:
-            off = ((off >> ARENA_BITS) + 1) << ARENA_BITS
-        if (off >> ARENA_BITS) >= 65535:
-            return 0
-        if (off >> ARENA_BITS) >= self.apages.size():
-            page = <uint16_t*>malloc(2 << ARENA_BITS)
-            if page == NULL:
-                return 0
-            self.apages.push_back(page)
-        self.atop = <uint32_t>(off + need)
-        return <uint32_t>off
-
-    cdef void _map_free(self) noexcept nogil:
-        gw_big_free(self.mtab, self.mcap * sizeof(MapEntry))
-        self.mtab = NULL
-        self.mcap = 0
-        self.mcount = 0
-        while self.apages.size() > 0:
-            free(self.apages.back())
-            self.apages.pop_back()
-        self.atop = 1        # offset 0 marks an empty slot
-
-    cdef bint _map_grow(self) noexcept nogil:
-        """Double the table (or create it); False when out of memory. The home slot comes from
-        the tag, so moving entries reads nothing but the table."""
-        cdef size_t cap = 1024 if self.mcap == 0 else 2 * self.mcap, i, pos
-        cdef MapEntry* t = <MapEntry*>gw_big_alloc(cap * sizeof(MapEntry))
-        cdef MapEntry* old = self.mtab
-        if t == NULL:
-            return False
-        for i in range(self.mcap):
-            if old[i].off == 0:
-                continue
-            pos = old[i].tag & (cap - 1)
-            while t[pos].off != 0:
-                pos = (pos + 1) & (cap - 1)
-            t[pos] = old[i]
-        gw_big_free(old, self.mcap * sizeof(MapEntry))
-        self.mtab = t
-        self.mcap = cap
-        return True
-
-    cdef inline void _record(self, uint32_t off, MapRecord* rec) noexcept nogil:
-        cdef uint16_t* ids = self._ar(off)
-        memcpy(rec, ids + 1 + ids[0], sizeof(MapRecord))
-
-    cdef inline void _set_record(self, uint32_t off, const MapRecord* rec) noexcept nogil:
-        cdef uint16_t* ids = self._ar(off)
-        memcpy(ids + 1 + ids[0], rec, sizeof(MapRecord))
-
     cdef bint _same_class(self, const MapEntry* e, int n_ids, Scratch* sc) noexcept nogil:
         """True when the entry's representative has the child's antecedent set (prefix map) or
         leaves the same samples uncaptured (captured map); ``f`` holds the child's uncaptured."""
-        cdef uint16_t* ids = self._ar(e.off)
+        cdef uint16_t* ids = table_ids(&self.table, e.off)
         cdef int length = ids[0], i, j
         cdef uint16_t a
         if self.map_kind == MAP_PREFIX:
@@ -889,24 +546,24 @@ cdef class Search:
         cdef uint32_t tag = <uint32_t>(key >> 32)
         cdef int length
         cdef MapRecord rec
-        if (self.mcap >> 32) == 0 and 4 * (self.mcount + 1) > 3 * self.mcap and not self._map_grow():
+        if (self.table.cap >> 32) == 0 and 4 * (self.table.count + 1) > 3 * self.table.cap and not table_grow(&self.table):
             verdict[0] = 3               # no memory for the map: insert unchecked (sound)
             return NULL
-        if 8 * (self.mcount + 1) > 7 * self.mcap:
+        if 8 * (self.table.count + 1) > 7 * self.table.cap:
             verdict[0] = 3               # a full table of 2^32 slots: insert unchecked (sound)
             return NULL
-        pos = tag & (self.mcap - 1)
+        pos = tag & (self.table.cap - 1)
         while True:
-            e = &self.mtab[pos]
+            e = &self.table.slots[pos]
             if e.off == 0:
                 verdict[0] = 1
                 e.tag = tag
                 return e
             if e.tag == tag and self._same_class(e, n_ids, sc):
                 break
-            pos = (pos + 1) & (self.mcap - 1)
-        length = self._ar(e.off)[0]
-        self._record(e.off, &rec)
+            pos = (pos + 1) & (self.table.cap - 1)
+        length = table_ids(&self.table, e.off)[0]
+        table_record(&self.table, e.off, &rec)
         # Theorem 15 maps each extension of one prefix to an extension of the other of the same
         # added length; under a length cap below M that needs the kept prefix to be no longer
         if lb < rec.lb:
@@ -933,27 +590,27 @@ cdef class Search:
         cdef uint32_t off
         cdef MapRecord rec
         if verdict == 2:
-            self._record(e.off, &rec)
-            if rec.node >= 0 and rec.node < self.n_slots and self._nd(rec.node).gen == rec.gen:
+            table_record(&self.table, e.off, &rec)
+            if rec.node >= 0 and rec.node < self.trie.n_slots and trie_node(&self.trie, rec.node).gen == rec.gen:
                 self._live_remove(rec.node)
-                self._nd(rec.node).flags |= F_DELETED
+                trie_node(&self.trie, rec.node).flags |= F_DELETED
             self.n_map_replaced += 1
         rec.lb = lb
         rec.node = node
-        rec.gen = self._nd(node).gen
-        if verdict == 2 and (self.map_kind == MAP_PREFIX or self._ar(e.off)[0] >= n_ids):
+        rec.gen = trie_node(&self.trie, node).gen
+        if verdict == 2 and (self.map_kind == MAP_PREFIX or table_ids(&self.table, e.off)[0] >= n_ids):
             off = e.off       # same set, or a representative no shorter: rewrite in place
         else:
-            off = self._arena_put(n_ids)
+            off = table_put(&self.table, n_ids)
             if off == 0:
                 return False
             if verdict == 1:
-                self.mcount += 1
+                self.table.count += 1
         if self.map_kind == MAP_PREFIX and verdict == 2:
-            self._set_record(off, &rec)   # same set: the stored sorted ids are still right
+            table_set_record(&self.table, off, &rec)   # same set: the stored sorted ids are still right
             return True
         e.off = off
-        ids = self._ar(off)
+        ids = table_ids(&self.table, off)
         ids[0] = <uint16_t>n_ids
         for i in range(n_ids):
             ids[1 + i] = sc.child_ids[i]
@@ -965,7 +622,7 @@ cdef class Search:
                     ids[j + 1] = ids[j]
                     ids[j] = tmp
                     j -= 1
-        self._set_record(off, &rec)
+        table_set_record(&self.table, off, &rec)
         return True
 
     # ---------------------------------------------------------------------------- search
@@ -976,21 +633,18 @@ cdef class Search:
         cdef double correct, b0 = 0
         cdef int label
         cdef int32_t root
-        self._free_pages()
-        self.free_head = -1
-        self.n_free = 0
-        self._hresize(0)
-        self._map_free()
+        trie_clear(&self.trie)
+        self.queue.clear()
+        table_clear(&self.table)
         self.live_lb.clear()
         self.live_depth.assign(256, 0)
         self.live_err.clear()
         self.live_err.resize(256)
         self.seq = 0
-        self.live_nodes = 0
         self.best_path.clear()
         self.gc_threshold = 65536
-        self._class_counts(&self.mask[0], cnt, &self.acc[0])
-        self.total = self._weighted(cnt, &correct, &label)
+        self._counts(&self.mask[0], LABELS, cnt, &self.acc[0])
+        self.total = weighted_majority(self.C, self.weights, cnt, &correct, &label)
         self.lamW = self.lam * self.total
         self.sim_eps = 1e-9 * max(self.total, 1.0)
         self.best = self.total - correct      # the empty list: default = majority
@@ -998,13 +652,13 @@ cdef class Search:
         self.start_time = self.best_time
         self.best_evals = 0
         if self.do_eqpts:
-            self._minority_counts(&self.mask[0], zc, &self.acc[0])
-            b0 = self._weighted_sum(zc)
+            self._counts(&self.mask[0], MINORITY, zc, &self.acc[0])
+            b0 = weighted_sum(self.C, self.weights, zc)
         root = self._new_node(-1, 0, 0, 0.0, b0)
         if root < 0:
             raise MemoryError("cannot allocate the search's node pool")
         if self._hopeless(b0, 0):
-            self._release(root)
+            trie_release(&self.trie, root)
         else:
             if not self._push(0.0, root):
                 raise MemoryError("cannot allocate the search's queue")
@@ -1030,9 +684,9 @@ cdef class Search:
         cdef double correct, wv, ej
         # errors of the rules p_j .. p_{K-1} in D's context, from the node errors on the path
         for k in range(depth, j0, -1):
-            perr[k] = self._nd(cur).err
-            cur = self._nd(cur).parent
-        perr[j0] = self._nd(cur).err
+            perr[k] = trie_node(&self.trie, cur).err
+            cur = trie_node(&self.trie, cur).parent
+        perr[j0] = trie_node(&self.trie, cur).err
         for i in range(self.W):          # what p_0 .. p_{j0-1} leave uncaptured
             up[i] = self.mask[i]
         for k in range(j0):
@@ -1049,8 +703,8 @@ cdef class Search:
                 for i in range(self.W):
                     sx[i] = x[i] & cv[i]
                     x[i] &= ~cv[i]
-                self._class_counts(sx, cnt, &sc.acc[0])
-                wv = self._weighted(cnt, &correct, &label)
+                self._counts(sx, LABELS, cnt, &sc.acc[0])
+                wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
                 ej -= wv - correct
             sc.sim_gain[j - j0] = ej
             cv = &self.caps[<size_t>sc.path[j] * self.W]
@@ -1083,16 +737,16 @@ cdef class Search:
             x = &sc.sim_ctx[<size_t>(j - j0) * self.W]
             for i in range(self.W):
                 y[i] = x[i] & tv[i]
-            self._class_counts(y, cnt, &sc.acc[0])
-            wv = self._weighted(cnt, &correct, &label)
+            self._counts(y, LABELS, cnt, &sc.acc[0])
+            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
             gain = sc.sim_gain[j - j0] + et - (wv - correct)
             if gain <= self.sim_eps:               # Omega >= 0
                 continue
             pv = &self.caps[<size_t>sc.path[j] * self.W]
             for i in range(self.W):
                 y[i] = x[i] & pv[i] & ~tv[i]
-            self._class_counts(y, cnt, &sc.acc[0])
-            if gain - self._weighted_sum(cnt) > self.sim_eps:
+            self._counts(y, LABELS, cnt, &sc.acc[0])
+            if gain - weighted_sum(self.C, self.weights, cnt) > self.sim_eps:
                 return True
         return False
 
@@ -1144,9 +798,9 @@ cdef class Search:
         Writes only the thread's scratch (and the incumbent, under its lock), so threads run it
         without the queue lock; the node and its ancestors stay allocated while it is in flight.
         """
-        cdef int depth = self._nd(ni).depth, k, i, p, s, label, flabel, verdict
+        cdef int depth = trie_node(&self.trie, ni).depth, k, i, p, s, label, flabel, verdict
         cdef int32_t cur = ni, child
-        cdef double perr = self._nd(ni).err
+        cdef double perr = trie_node(&self.trie, ni).err
         cdef double ucnt[MAX_CLASSES]
         cdef double uz[MAX_CLASSES]
         cdef double cnt[MAX_CLASSES]
@@ -1173,12 +827,12 @@ cdef class Search:
         # the prefix, leaf to root; a deleted ancestor kills the whole subtree
         k = depth
         while cur >= 0 and k > 0:
-            if self._nd(cur).flags & F_DELETED:
+            if trie_node(&self.trie, cur).flags & F_DELETED:
                 return -1
             k -= 1
-            path[k] = self._nd(cur).ant
-            cur = self._nd(cur).parent
-        if cur >= 0 and self._nd(cur).flags & F_DELETED:
+            path[k] = trie_node(&self.trie, cur).ant
+            cur = trie_node(&self.trie, cur).parent
+        if cur >= 0 and trie_node(&self.trie, cur).flags & F_DELETED:
             return -1
         for i in range(W):
             u[i] = self.mask[i]
@@ -1189,9 +843,9 @@ cdef class Search:
             child_ids[k] = s
             for i in range(W):
                 u[i] &= ~self.caps[<size_t>s * W + i]
-        self._class_counts(u, ucnt, acc)
+        self._counts(u, LABELS, ucnt, acc)
         if self.do_eqpts:
-            self._minority_counts(u, uz, acc)
+            self._counts(u, MINORITY, uz, acc)
         if self.dense:
             for i in range(self.UP):
                 m = -<int32_t>((u[i >> 6] >> (i & 63)) & 1) if i < W * 64 else 0
@@ -1211,7 +865,7 @@ cdef class Search:
                 cnt[1] = <double>sums[1]
                 any_bits = sums[0] > 0
             elif self.C == 2:
-                any_bits = self._binary_counts(u, capv, v, lp, P, self.PT, &self.lshift[0], cnt)
+                any_bits = binary_counts(self.W, u, capv, v, lp, P, self.PT, &self.lshift[0], cnt)
             else:
                 for p in range(P):
                     acc[p] = 0
@@ -1225,11 +879,11 @@ cdef class Search:
                     for p in range(P):
                         acc[p] += gw_popcount64(t & lp[i * P + p])
                 if any_bits:
-                    self._fold(acc, P, &self.lclass[0], &self.lshift[0], cnt)
+                    fold_counts(self.C, acc, P, &self.lclass[0], &self.lshift[0], cnt)
                 else:
                     for k in range(self.C):
                         cnt[k] = 0
-            wv = self._weighted(cnt, &correct, &label)
+            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
             if self.do_support and wv < self.lamW:            # Theorem 10
                 sc.n_pruned_support += 1
                 continue
@@ -1243,7 +897,7 @@ cdef class Search:
                 continue
             for k in range(self.C):
                 fc[k] = ucnt[k] - cnt[k]
-            fw = self._weighted(fc, &fcorrect, &flabel)
+            fw = weighted_majority(self.C, self.weights, fc, &fcorrect, &flabel)
             R = b + (fw - fcorrect)
             if R < self.best:                                 # score before any lookahead
                 self._improve(R, s, depth, sc)
@@ -1252,14 +906,14 @@ cdef class Search:
                 if self.dense:
                     zc[0] = uz[0] - <double>sums[2]
                     zc[1] = uz[1]
-                    b0 = self._weighted_sum(zc)
+                    b0 = weighted_sum(self.C, self.weights, zc)
                 elif any_bits:
-                    self._minority_counts(v, zc, acc)
+                    self._counts(v, MINORITY, zc, acc)
                     for k in range(self.C):
                         zc[k] = uz[k] - zc[k]
-                    b0 = self._weighted_sum(zc)
+                    b0 = weighted_sum(self.C, self.weights, zc)
                 else:
-                    b0 = self._weighted_sum(uz)
+                    b0 = weighted_sum(self.C, self.weights, uz)
             lb = b + b0
             if lb + (self.lamW if self.do_lookahead else 0.0) >= self.best:   # Lemma 2 + Thm 20
                 sc.n_pruned_lookahead += 1
@@ -1287,9 +941,9 @@ cdef class Search:
             elif self.map_kind == MAP_CAPTURED:
                 for i in range(W):
                     f[i] = u[i] & ~capv[i]
-                key_h = self._vector_hash(f)
-            if self.mcap > 0:
-                gw_prefetch(&self.mtab[(key_h >> 32) & (self.mcap - 1)])
+                key_h = vector_hash(f, self.W)
+            if self.table.cap > 0:
+                gw_prefetch(&self.table.slots[(key_h >> 32) & (self.table.cap - 1)])
             cand = &sc.cands[n_cands]
             n_cands += 1
             cand.ant = s
@@ -1315,7 +969,7 @@ cdef class Search:
     cdef void _admit(self, int32_t ni, Scratch* sc) noexcept nogil:
         """Second pass of an expansion (under the queue lock when threaded): re-check the
         survivors in ``sc.cands`` against ``R^c``, pass them through the symmetry map, queue them."""
-        cdef int depth = self._nd(ni).depth, k, i, s, verdict, c
+        cdef int depth = trie_node(&self.trie, ni).depth, k, i, s, verdict, c
         cdef int n_cands = sc.n_cands, W = self.W
         cdef int32_t child
         cdef double lb
@@ -1326,11 +980,11 @@ cdef class Search:
         cdef Candidate* cand
         if depth + 1 > self.max_depth_evaluated:
             self.max_depth_evaluated = depth + 1
-        if self.mcap > 0:
+        if self.table.cap > 0:
             for c in range(n_cands):
-                me = &self.mtab[(sc.cands[c].map_key >> 32) & (self.mcap - 1)]
+                me = &self.table.slots[(sc.cands[c].map_key >> 32) & (self.table.cap - 1)]
                 if me.off != 0 and me.tag == <uint32_t>(sc.cands[c].map_key >> 32):
-                    gw_prefetch(self._ar(me.off))
+                    gw_prefetch(table_ids(&self.table, me.off))
         for c in range(n_cands):
             cand = &sc.cands[c]
             s = cand.ant
@@ -1360,14 +1014,14 @@ cdef class Search:
             if child < 0:          # out of memory: the search can no longer certify
                 self.out_of_memory = True
                 # the rest of this parent's children stay unexplored: bound them by the parent
-                self.oom_bound = min(self.oom_bound, self._nd(ni).lb + self.lamW)
+                self.oom_bound = min(self.oom_bound, trie_node(&self.trie, ni).lb + self.lamW)
                 break             # (a new map slot stays empty until _map_store fills it)
             if me != NULL:        # no arena memory: the child goes in unrecorded, which is sound
                 self._map_store(me, verdict, depth + 1, lb, child, sc)
             if not self._push(cand.key, child):   # out of memory: as above
                 self.out_of_memory = True
-                self.oom_bound = min(self.oom_bound, self._nd(ni).lb + self.lamW)
-                self._release(child)
+                self.oom_bound = min(self.oom_bound, trie_node(&self.trie, ni).lb + self.lamW)
+                trie_release(&self.trie, child)
                 break
         for k in range(depth):
             sc.in_prefix[sc.path[k]] = 0
@@ -1376,7 +1030,7 @@ cdef class Search:
         cdef double t_end = now() + seconds
         cdef QEntry e
         cdef int32_t idx
-        while self.hn > 0:
+        while self.queue.size() > 0:
             if stop[0] != 0:
                 return R_STOPPED
             if max_evals >= 0 and self.n_evaluated >= max_evals:
@@ -1385,19 +1039,19 @@ cdef class Search:
                 return R_OUT_OF_MEMORY
             e = self._pop()
             idx = e.node
-            if (self._nd(idx).flags & F_DELETED) or self._hopeless(self._nd(idx).lb,
-                                                                   self._nd(idx).depth):
+            if (trie_node(&self.trie, idx).flags & F_DELETED) or self._hopeless(trie_node(&self.trie, idx).lb,
+                                                                   trie_node(&self.trie, idx).depth):
                 self.n_popped_pruned += 1
-                self._release(idx)
+                trie_release(&self.trie, idx)
                 continue
             self.improved = False
             if self._expand(idx, &self.scratch[0]) < 0:
                 self.n_popped_pruned += 1
-            self._release(idx)
+            trie_release(&self.trie, idx)
             if self.improved:
                 if self.do_gc:
                     self._gc()
-            elif self.hn > self.gc_threshold and self.do_gc:
+            elif self.queue.size() > self.gc_threshold and self.do_gc:
                 self._gc()
             if now() >= t_end:
                 return R_SLICE
@@ -1421,7 +1075,7 @@ cdef class Search:
         cdef int t
         cdef double t0
         cdef Scratch* sc
-        if self.hn > 0 and stop[0] == 0 and not self.out_of_memory and (
+        if self.queue.size() > 0 and stop[0] == 0 and not self.out_of_memory and (
                 max_evals < 0 or self.n_evaluated < max_evals):
             t0 = now()
             if gw_pool_stale(self.pool):   # in a forked child: the pool's threads are gone
@@ -1447,9 +1101,9 @@ cdef class Search:
                 sc.t_wait = 0
                 sc.t_locked = 0
                 sc.t_idle = 0
-        if self.do_gc and (self.improved or self.hn > self.gc_threshold):
+        if self.do_gc and (self.improved or self.queue.size() > self.gc_threshold):
             self._gc()
-        if self.hn == 0:
+        if self.queue.size() == 0:
             return R_OUT_OF_MEMORY if self.out_of_memory else R_DONE
         if stop[0] != 0:
             return R_STOPPED
@@ -1475,7 +1129,7 @@ cdef class Search:
                     or (self.max_evals >= 0 and self.n_evaluated >= self.max_evals)):
                 self.halt = True
                 break
-            if self.hn == 0:
+            if self.queue.size() == 0:
                 if self.n_inflight == 0:
                     self.halt = True             # certified: nothing queued, nothing in flight
                     break
@@ -1488,13 +1142,13 @@ cdef class Search:
                 self.n_waiting -= 1
                 continue
             t2 = now()
-            e = self._take()
+            e = self.queue.pop()     # stays counted live while its expansion is in flight
             idx = e.node
-            if (self._nd(idx).flags & F_DELETED) or self._hopeless(self._nd(idx).lb,
-                                                                   self._nd(idx).depth):
+            if (trie_node(&self.trie, idx).flags & F_DELETED) or self._hopeless(trie_node(&self.trie, idx).lb,
+                                                                   trie_node(&self.trie, idx).depth):
                 self.n_popped_pruned += 1
                 self._live_remove(idx)
-                self._release(idx)
+                trie_release(&self.trie, idx)
                 sc.t_take += now() - t2
                 continue
             self.n_inflight += 1
@@ -1514,15 +1168,15 @@ cdef class Search:
             elif self.out_of_memory:
                 # another worker could not allocate: queue nothing more (the containers' next
                 # allocation may fail), and bound this node's children by the node, as _admit does
-                self.oom_bound = min(self.oom_bound, self._nd(idx).lb + self.lamW)
-                for k in range(self._nd(idx).depth):
+                self.oom_bound = min(self.oom_bound, trie_node(&self.trie, idx).lb + self.lamW)
+                for k in range(trie_node(&self.trie, idx).depth):
                     sc.in_prefix[sc.path[k]] = 0
             else:
                 self._admit(idx, sc)
                 sc.t_admit += now() - t1
             self._merge(sc)
             self._live_remove(idx)
-            self._release(idx)
+            trie_release(&self.trie, idx)
             self.n_inflight -= 1
             if self.n_waiting > 0:
                 gw_notify_all(self.sync)
@@ -1588,25 +1242,24 @@ cdef class Search:
 
     @property
     def queue_size(self):
-        return self.hn
+        return self.queue.size()
 
     @property
     def trie_size(self):
-        return self.live_nodes
+        return self.trie.live
 
     @property
     def map_size(self):
-        return self.mcount
+        return self.table.count
 
     @property
     def done(self):
         """True when the queue is exhausted by the search (the optimum is certified)."""
-        return self.hn == 0 and not self.out_of_memory
+        return self.queue.size() == 0 and not self.out_of_memory
 
     def memory_bytes(self):
         """Bytes held by the search containers (capacity, an estimate for the hash map)."""
-        return int(self.n_pages * (sizeof(Node) << PAGE_BITS) + self.hpages.size() * (sizeof(QEntry) << HEAP_BITS)
-                   + self.apages.size() * (2 << ARENA_BITS) + self.mcap * sizeof(MapEntry))
+        return int(trie_bytes(&self.trie) + self.queue.bytes() + table_bytes(&self.table))
 
     def lower_bound(self):
         """Proven lower bound on the optimum: R^c, or less while live prefixes remain queued.
@@ -1673,14 +1326,14 @@ cdef class Search:
         cdef int L
         lengths = {}
         pairs = {}
-        for i in range(self.hn):
-            idx = self._hq(i).node
-            if self._nd(idx).flags & F_DELETED:
+        for i in range(self.queue.size()):
+            idx = self.queue.at(i).node
+            if trie_node(&self.trie, idx).flags & F_DELETED:
                 continue
-            lo = min(lo, self._nd(idx).lb + self.lamW)
-            L = self._nd(idx).depth
+            lo = min(lo, trie_node(&self.trie, idx).lb + self.lamW)
+            L = trie_node(&self.trie, idx).depth
             lengths[L] = lengths.get(L, 0) + 1
-            key = (L, self._theorem7_f(self._nd(idx).err, L))
+            key = (L, self._theorem7_f(trie_node(&self.trie, idx).err, L))
             pairs[key] = pairs.get(key, 0) + 1
         return (lo / self.total if self.total > 0 else 0.0), lengths, pairs
 
@@ -1705,15 +1358,15 @@ cdef class Search:
             for i in range(self.W):
                 vv[i] = uu[i] & self.caps[<size_t>s * self.W + i]
                 uu[i] &= ~self.caps[<size_t>s * self.W + i]
-            self._class_counts(&vv[0], cnt, &self.acc[0])
-            wv = self._weighted(cnt, &correct, &label)
+            self._counts(&vv[0], LABELS, cnt, &self.acc[0])
+            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
             err += wv - correct
             labels.append(label)
-        self._class_counts(&uu[0], cnt, &self.acc[0])
-        wv = self._weighted(cnt, &correct, &label)
+        self._counts(&uu[0], LABELS, cnt, &self.acc[0])
+        wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
         if self.Q > 0:
-            self._minority_counts(&uu[0], cnt, &self.acc[0])
-            b0 = self._weighted_sum(cnt)
+            self._counts(&uu[0], MINORITY, cnt, &self.acc[0])
+            b0 = weighted_sum(self.C, self.weights, cnt)
         b = err + len(labels) * self.lamW
         return {"objective": (b + wv - correct) / self.total, "b": b / self.total,
                 "b0": b0 / self.total, "rule_labels": labels, "default": label,
@@ -1738,8 +1391,8 @@ cdef class Search:
             "max_queue": self.max_queue,
             "max_trie": self.max_trie,
             "max_depth_evaluated": self.max_depth_evaluated,
-            "queue": self.hn,
-            "trie": self.live_nodes,
-            "map": self.mcount,
+            "queue": self.queue.size(),
+            "trie": self.trie.live,
+            "map": self.table.count,
             "pruned_similar_support": self.n_pruned_similar,
         }

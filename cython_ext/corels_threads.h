@@ -130,8 +130,6 @@ static gw_pool* gw_pool_new(int n) {
     return p;
 }
 
-static int gw_pool_size(gw_pool* p) { return 1 + (int)p->threads.size(); }
-
 static void gw_pool_run(gw_pool* p, gw_worker_fn fn, void* ctx) {
     {
         std::lock_guard<std::mutex> lk(p->m);

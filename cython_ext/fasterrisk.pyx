@@ -15,16 +15,14 @@ without the GIL; long loops poll a one-byte stop flag.
 """
 
 import numpy as np
-cimport numpy as cnp
 from libc.math cimport exp, log1p, fabs, floor, ceil, sqrt, INFINITY
 from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 from libcpp.unordered_map cimport unordered_map
 from cython.operator cimport dereference as deref
-from logistic cimport newton_fit, compress_into, lg_ell as _ell, lg_clip as _clip
+from logistic cimport newton_fit, compress_into, lg_ell as _ell, lg_clip as _clip, lg_ridge, lg_penalised_loss
 
-cnp.import_array()
 
 cdef enum:
     MAXV = 64          # table entries per column; rows holding other values get ESCAPE
@@ -262,20 +260,14 @@ cdef class Design:
             self.base_ready = False
 
     cdef double _ridge(self) noexcept nogil:
-        cdef double acc = 0.0
-        cdef Py_ssize_t j
-        for j in range(1, self.P):
-            acc += self.w[j] * self.w[j]
-        return self.lam2 * acc
+        return self.lam2 * lg_ridge(&self.w[0], self.P)
 
     def loss(self):
         """Loss at the current point (ridge included)."""
-        cdef double acc = 0.0
-        cdef Py_ssize_t i
+        cdef double acc
         with nogil:
-            for i in range(self.n):
-                acc += self.s[i] * _ell(self.z[i])
-            acc += self._ridge()
+            acc = lg_penalised_loss(&self.s[0] if self.n > 0 else NULL, &self.z[0] if self.n > 0 else NULL,
+                                    self.n, &self.w[0], self.P, self.lam2)
         return acc
 
     cdef double _grad(self, Py_ssize_t j) noexcept nogil:
@@ -381,7 +373,7 @@ cdef class Design:
         with nogil:
             self._prepare()
 
-    def screen(self, const long[::1] cands, int iters, double tol, double[::1] a_out,
+    def screen(self, const int64_t[::1] cands, int iters, double tol, double[::1] a_out,
                double[::1] loss_out=None, const uint8_t[::1] stop=None):
         """Independent 1-D projected steps for each candidate from ``a = 0``, the rest fixed.
 
@@ -498,7 +490,9 @@ def finetune(const double[:, ::1] A, const double[::1] s, double[::1] w, const d
     g_arr = np.zeros(q)
     cdef double[::1] z = z_arr, e = e_arr, lip = lip_arr, g0 = g_arr
     cdef Py_ssize_t[::1] order = order_arr
-    cdef double acc, before, after, g, new, d, ridge, acc_next = 0.0
+    cdef const double* sp = &s[0] if n > 0 else NULL
+    cdef const double* zp = &z[0] if n > 0 else NULL
+    cdef double acc, before, after, g, new, d, acc_next = 0.0
     cdef bint check, carried = False
     with nogil:
         for j in range(q):
@@ -531,13 +525,7 @@ def finetune(const double[:, ::1] A, const double[::1] s, double[::1] w, const d
         for sweep in range(max_sweeps):
             check = check_every > 0 and sweep % check_every == 0
             if check:
-                before = 0.0
-                for i in range(n):
-                    before += s[i] * _ell(z[i])
-                ridge = 0.0
-                for j in range(1, q):
-                    ridge += w[j] * w[j]
-                before += lam2 * ridge
+                before = lg_penalised_loss(sp, zp, n, &w[0], q, lam2)
             for jj in range(q):
                 j = order[jj]
                 if carried:
@@ -559,22 +547,10 @@ def finetune(const double[:, ::1] A, const double[::1] s, double[::1] w, const d
                                             &e[0], n, &s[0], &A[order[(jj + 1) % q], 0])
                     carried = True
             if check:
-                after = 0.0
-                for i in range(n):
-                    after += s[i] * _ell(z[i])
-                ridge = 0.0
-                for j in range(1, q):
-                    ridge += w[j] * w[j]
-                after += lam2 * ridge
+                after = lg_penalised_loss(sp, zp, n, &w[0], q, lam2)
                 if fabs(before - after) <= tol * fabs(after):
                     break
-        after = 0.0
-        for i in range(n):
-            after += s[i] * _ell(z[i])
-        ridge = 0.0
-        for j in range(1, q):
-            ridge += w[j] * w[j]
-        after += lam2 * ridge
+        after = lg_penalised_loss(sp, zp, n, &w[0], q, lam2)
     return after
 
 
@@ -906,7 +882,7 @@ def star_ray(const double[:, ::1] A, const double[::1] s, const double[::1] w,
     return best, best_m, best_loss, tried
 
 
-def compress_rows(const uint8_t[:, ::1] codes, const long[::1] cols, const int[::1] nvals,
+def compress_rows(const uint8_t[:, ::1] codes, const int64_t[::1] cols, const int[::1] nvals,
                   const double[::1] s):
     """Rows made distinct by their values on ``cols`` and their label: ``(first_rows, weights)``.
 
@@ -932,18 +908,17 @@ def compress_rows(const uint8_t[:, ::1] codes, const long[::1] cols, const int[:
     used_arr = np.empty(max(n, 1), dtype=np.int64)
     slot_arr = np.full(size, -1, dtype=np.int64)
     keys_arr = np.empty(size, dtype=np.int64)
-    cols64 = np.asarray(cols, dtype=np.int64)
-    cdef int64_t[::1] first = first_arr, slot = slot_arr, keys = keys_arr, used = used_arr, c64 = cols64
+    cdef int64_t[::1] first = first_arr, slot = slot_arr, keys = keys_arr, used = used_arr
     cdef double[::1] weight = weight_arr
     if n == 0:
         return first_arr[:0], weight_arr[:0]
     with nogil:
-        g = compress_into(&codes[0, 0], n, &c64[0] if m > 0 else NULL, m, &nvals[0], &s[0], &first[0],
+        g = compress_into(&codes[0, 0], n, &cols[0] if m > 0 else NULL, m, &nvals[0], &s[0], &first[0],
                           &weight[0], &slot[0], &keys[0], &used[0], size)
     return first_arr[:g], weight_arr[:g]
 
 
-def build_design(const double[:, ::1] X, const long[::1] rows, const double[::1] y,
+def build_design(const double[:, ::1] X, const int64_t[::1] rows, const double[::1] y,
                  const double[::1] s, bint normalize=False):
     """The label-signed design ``A`` (P x m) from rows ``rows`` of row-major ``X``.
 

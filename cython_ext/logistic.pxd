@@ -18,6 +18,25 @@ cdef inline double lg_ell(double z) noexcept nogil:
     return -z + log1p(exp(z))
 
 
+cdef inline double lg_ridge(const double* w, Py_ssize_t q) noexcept nogil:
+    """``||w[1:]||^2``: the ridge term (the intercept ``w[0]`` is never penalised)."""
+    cdef double ridge = 0.0
+    cdef Py_ssize_t j
+    for j in range(1, q):
+        ridge += w[j] * w[j]
+    return ridge
+
+
+cdef inline double lg_penalised_loss(const double* s, const double* z, Py_ssize_t n, const double* w,
+                                     Py_ssize_t q, double lam2) noexcept nogil:
+    """``sum_i s_i log(1 + exp(-z_i)) + lam2 ||w[1:]||^2``: the objective every fit minimises."""
+    cdef double loss = 0.0
+    cdef Py_ssize_t i
+    for i in range(n):
+        loss += s[i] * lg_ell(z[i])
+    return loss + lam2 * lg_ridge(w, q)
+
+
 cdef inline double lg_clip(double v, double lo, double hi) noexcept nogil:
     if v < lo:
         return lo
@@ -107,13 +126,7 @@ cdef inline double newton_fit(const double* A, Py_ssize_t q, Py_ssize_t n, const
                 count += 1
     nz_ptr[n] = count
     lg_margins(A, q, n, w, z)
-    loss = 0.0
-    for i in range(n):
-        loss += s[i] * lg_ell(z[i])
-    ridge = 0.0
-    for j in range(1, q):
-        ridge += w[j] * w[j]
-    loss += lam2 * ridge
+    loss = lg_penalised_loss(s, z, n, w, q, lam2)
     for it in range(max_iter):
         for j in range(q):
             g[j] = 0.0

@@ -11,28 +11,19 @@ their final order, straight into the output array (one allocation, written once)
 """
 
 import numpy as np
-cimport numpy as cnp
 from libc.stdint cimport uint64_t, int64_t, int32_t
 from libc.string cimport memcpy
 from libcpp.vector cimport vector
 
-from bitops cimport popcount, and_into
+from bitops cimport popcount, and_into, mix64
 
-cnp.import_array()
-
-
-cdef inline uint64_t _mix(uint64_t z) noexcept nogil:
-    # splitmix64 finaliser: a cheap, well-spread 64-bit mix.
-    z = (z ^ (z >> 30)) * <uint64_t>0xbf58476d1ce4e5b9
-    z = (z ^ (z >> 27)) * <uint64_t>0x94d049bb133111eb
-    return z ^ (z >> 31)
 
 
 cdef inline uint64_t _hash(const uint64_t* row, Py_ssize_t nw) noexcept nogil:
     cdef uint64_t h = <uint64_t>0x9e3779b97f4a7c15
     cdef Py_ssize_t i
     for i in range(nw):
-        h = _mix(h ^ row[i]) + <uint64_t>i
+        h = mix64(h ^ row[i]) + <uint64_t>i
     return h
 
 

@@ -17,14 +17,13 @@ The loop runs without the GIL and creates no Python object.
 """
 
 import numpy as np
-cimport numpy as cnp
 from libc.math cimport sqrt, fabs, copysign, log, exp, fmax, fmin, INFINITY
-from libcpp.pair cimport pair
-from libcpp.queue cimport priority_queue
+from libc.stdint cimport int64_t
 from libcpp.vector cimport vector
 from scipy.linalg.cython_lapack cimport dposv
 
-cnp.import_array()
+from paged_heap cimport PagedHeap
+
 
 
 cdef inline double _penalty(double t, double lam, signed char state, double gamma,
@@ -437,9 +436,10 @@ cdef double _max(const double[::1] v) noexcept nogil:
 
 # -- the branch-and-bound node loop ------------------------------------------------------------
 
-ctypedef long long Order
-ctypedef pair[double, Order] Key  # (-bound, -insertion order): the queue's top is the smallest bound
-ctypedef pair[Key, Py_ssize_t] HeapEntry  # and the node's slot in the pool
+cdef struct OpenNode:  # an entry of the node queue (paged_heap.h): the smallest (bound, order) first
+    double key          # the node's bound
+    int64_t tie         # insertion order
+    Py_ssize_t slot     # the node's slot in the pool
 
 cdef enum:
     _FREE = 0
@@ -477,8 +477,8 @@ cdef class NodeSearch:
     cdef vector[signed char] pool_state
     cdef vector[double] pool_w, pool_g, pool_tau, pool_mu
     cdef vector[Py_ssize_t] free_slots
-    cdef priority_queue[HeapEntry] heap
-    cdef long long order
+    cdef PagedHeap[OpenNode] heap
+    cdef int64_t order
     cdef public long long nodes
     cdef public double best_value, floor
     cdef public bint improved
@@ -531,7 +531,7 @@ cdef class NodeSearch:
         for i in range(m):
             self.pool_state[slot * m + i] = state[i]
         self._store(slot)
-        self.heap.push(HeapEntry(Key(-value, -self.order), slot))
+        self.heap.push_or_terminate(OpenNode(value, self.order, slot))
         self.order += 1
 
     # -- what the caller reads between runs ---------------------------------------------------
@@ -549,7 +549,7 @@ cdef class NodeSearch:
         """The smallest bound of any open node, of a node closed near the incumbent, and the incumbent."""
         low = fmin(self.floor, self.best_value)
         if not self.heap.empty():
-            low = fmin(low, -self.heap.top().first.first)
+            low = fmin(low, self.heap.top().key)
         return low
 
     def run(self, long long budget) -> bool:
@@ -570,10 +570,10 @@ cdef class NodeSearch:
         cdef signed char v
         cdef bint changed, any_free
         cdef double leaf
-        while not self.heap.empty() and -self.heap.top().first.first < self._cutoff():
+        while not self.heap.empty() and self.heap.top().key < self._cutoff():
             if done_here >= budget:
                 return False
-            slot = self.heap.top().second
+            slot = self.heap.top().slot
             self.heap.pop()
             done_here += 1
             self.nodes += 1
@@ -621,7 +621,7 @@ cdef class NodeSearch:
                     for i in range(m):
                         self.pool_state[slot * m + i] = self.child[i]
                     self._store(slot)
-                    self.heap.push(HeapEntry(Key(-self.value, -self.order), slot))
+                    self.heap.push_or_terminate(OpenNode(self.value, self.order, slot))
                     self.order += 1
         return True
 

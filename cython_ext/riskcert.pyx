@@ -18,24 +18,24 @@ that ``g_c(a) = 0`` on the fit's active coordinates, and evaluates the bound.
 
 ``SupportTree`` is the compiled search behind ``plugins/fasterrisk/certify.py`` and
 ``exact.py``. Nodes live in flat C++ vectors (include/free bitsets and warm-start coefficients
-in fixed-size slots, recycled through a free list; a binary heap of (bound, depth, order, slot));
-evaluating a node (row compression on its columns, the Newton fit, the dual bound) writes into
-scratch allocated once. ``run`` releases the GIL and returns after a time slice, so Python can
+in fixed-size slots, recycled through a free list; ``paged_heap.h``'s heap of (bound, depth,
+order, slot)); evaluating a node (row compression on its columns, the Newton fit, the dual bound)
+writes into scratch allocated once. ``run`` releases the GIL and returns after a time slice, so Python can
 report progress and honour limits; the bound it reports holds whenever it stops.
 """
 
 import numpy as np
-cimport numpy as cnp
 from libc.math cimport fabs, floor, ceil, rint, INFINITY
 from libc.stdint cimport uint8_t, uint64_t, int64_t, int32_t
 from libc.string cimport memcpy, memset
+from libcpp.pair cimport pair
 from libcpp.vector cimport vector
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from bitops cimport gw_popcount64
+from monotonic_clock cimport now
+from paged_heap cimport PagedHeap
 from logistic cimport newton_fit, dual_bound_at, compress_into, lg_clip, lg_ell, lg_margins
 
-cnp.import_array()
 
 
 def dual_bound(const double[:, ::1] A, const double[::1] s, const double[::1] z,
@@ -83,58 +83,19 @@ STOPPED = R_STOPPED
 NODES = R_NODES
 
 
-cdef struct Item:  # an open node in a heap: the smallest (bound, depth_key, order) first
-    double bound
-    int32_t depth_key
-    int64_t order
+cdef struct Item:  # an open node in a heap (paged_heap.h): the smallest (bound, depth_key, order) first
+    double key                      # the node's bound
+    pair[int32_t, int64_t] tie      # (depth_key, insertion order)
     int32_t slot
 
 
-cdef inline double now() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return <double>ts.tv_sec + 1e-9 * <double>ts.tv_nsec
-
-
-cdef inline bint item_less(const Item& a, const Item& b) noexcept nogil:
-    if a.bound != b.bound:
-        return a.bound < b.bound
-    if a.depth_key != b.depth_key:
-        return a.depth_key < b.depth_key
-    return a.order < b.order
-
-
-cdef void heap_push(vector[Item]& h, Item it) noexcept nogil:
-    h.push_back(it)
-    cdef Py_ssize_t i = h.size() - 1, parent
-    while i > 0:
-        parent = (i - 1) >> 1
-        if not item_less(it, h[parent]):
-            break
-        h[i] = h[parent]
-        i = parent
-    h[i] = it
-
-
-cdef Item heap_pop(vector[Item]& h) noexcept nogil:
-    cdef Item top = h[0]
-    cdef Item last = h.back()
-    h.pop_back()
-    cdef Py_ssize_t n = h.size(), i = 0, c
-    if n == 0:
-        return top
-    while True:
-        c = 2 * i + 1
-        if c >= n:
-            break
-        if c + 1 < n and item_less(h[c + 1], h[c]):
-            c += 1
-        if not item_less(h[c], last):
-            break
-        h[i] = h[c]
-        i = c
-    h[i] = last
-    return top
+cdef inline Item _item(double bound, int32_t depth_key, int64_t order, int32_t slot) noexcept nogil:
+    cdef Item it
+    it.key = bound
+    it.tie.first = depth_key
+    it.tie.second = order
+    it.slot = slot
+    return it
 
 
 cdef inline bint has(const uint64_t* bits, Py_ssize_t f) noexcept nogil:
@@ -174,7 +135,7 @@ cdef class SupportTree:
     cdef vector[uint64_t] inc_bits, free_bits
     cdef vector[double] warm
     cdef vector[int32_t] free_slots
-    cdef vector[Item] heap
+    cdef PagedHeap[Item] heap
     cdef int64_t order
     # leaves waiting for their lattice, with a bound valid for them (their parent's)
     cdef vector[uint64_t] leaf_bits
@@ -203,7 +164,7 @@ cdef class SupportTree:
     cdef vector[uint8_t] lforced
     cdef vector[double] lsub, lweight, larena, lnode, llo, lhi
     cdef vector[int32_t] lfree
-    cdef vector[Item] lheap
+    cdef PagedHeap[Item] lheap
     cdef vector[uint64_t] lat_support
     cdef double lat_best, lat_floor
     cdef int64_t lat_count, lat_order
@@ -395,12 +356,12 @@ cdef class SupportTree:
             memcpy(&self.free_bits[slot * self.W], fr, self.W * sizeof(uint64_t))
             for w in range(self.W):
                 depth += gw_popcount64(inc[w])
-            heap_push(self.heap, Item(bound, -depth, self.order, slot))
+            self.heap.push_or_terminate(_item(bound, -depth, self.order, slot))
             self.order += 1
 
     cdef void _branch(self) noexcept nogil:
         """Pop the best node and split it on the free feature carrying the most weight."""
-        cdef Item it = heap_pop(self.heap)
+        cdef Item it = self.heap.pop()
         cdef Py_ssize_t w, f, j = -1, n_inc = 0, W = self.W, P = self.P
         cdef uint64_t* I = &self.bits_i[0]
         cdef uint64_t* F = &self.bits_f[0]
@@ -412,7 +373,7 @@ cdef class SupportTree:
         cdef int gj
         cdef bint same, ok
         self.free_slots.push_back(it.slot)
-        if it.bound >= self._cutoff():
+        if it.key >= self._cutoff():
             return
         memcpy(I, &self.inc_bits[it.slot * W], W * sizeof(uint64_t))
         memcpy(F, &self.free_bits[it.slot * W], W * sizeof(uint64_t))
@@ -445,12 +406,12 @@ cdef class SupportTree:
             if F[w] != O[w]:
                 same = False
         if same and not self._is_leaf(C, F):  # forcing j in left the relaxation unchanged
-            self._push(C, F, wp, it.bound, True, it.bound)
+            self._push(C, F, wp, it.key, True, it.key)
         else:
-            self._push(C, F, wp, 0.0, False, it.bound)
+            self._push(C, F, wp, 0.0, False, it.key)
         memcpy(wq, wp, P * sizeof(double))
         wq[1 + j] = 0.0
-        self._push(I, O, wq, 0.0, False, it.bound)
+        self._push(I, O, wq, 0.0, False, it.key)
 
     # -- the lattice of one support --------------------------------------------------------------
 
@@ -545,13 +506,13 @@ cdef class SupportTree:
         memcpy(&self.larena[3 * q * slot + q], hi, q * sizeof(double))
         memcpy(&self.larena[3 * q * slot + 2 * q], wv, q * sizeof(double))
         self.lat_order += 1
-        heap_push(self.lheap, Item(bound, 0, self.lat_order, slot))
+        self.lheap.push_or_terminate(_item(bound, 0, self.lat_order, slot))
 
     cdef double _lat_open(self) noexcept nogil:
         """The smallest bound over the lattice's open and closed boxes."""
         cdef double low = self.lat_floor
-        if self.lheap.size() > 0 and self.lheap[0].bound < low:
-            low = self.lheap[0].bound
+        if self.lheap.size() > 0 and self.lheap.top().key < low:
+            low = self.lheap.top().key
         return low
 
     cdef void _lat_finish(self) noexcept nogil:
@@ -577,11 +538,11 @@ cdef class SupportTree:
                     return R_SLICE
             steps[0] += 1
             self.lat_count += 1
-            it = heap_pop(self.lheap)
+            it = self.lheap.pop()
             self.lfree.push_back(it.slot)
             limit = min(self.lat_best, self.best_ub)
-            if it.bound >= limit - 1e-9 * max(1.0, fabs(limit)):
-                self.lat_floor = min(self.lat_floor, it.bound)
+            if it.key >= limit - 1e-9 * max(1.0, fabs(limit)):
+                self.lat_floor = min(self.lat_floor, it.key)
                 continue
             memcpy(node, &self.larena[3 * q * it.slot], 3 * q * sizeof(double))
             j, best = 0, -1.0
@@ -597,7 +558,7 @@ cdef class SupportTree:
                         j = c
                         break
                 if j < 0:
-                    self.lat_floor = min(self.lat_floor, it.bound)
+                    self.lat_floor = min(self.lat_floor, it.key)
                     continue
                 if lo[j] <= -1.0:
                     memcpy(edge, hi, q * sizeof(double))
@@ -701,7 +662,7 @@ cdef class SupportTree:
         cdef double low = min(self.best_ub, self.floor_)
         cdef Py_ssize_t i
         if self.heap.size() > 0:
-            low = min(low, self.heap[0].bound)
+            low = min(low, self.heap.top().key)
         for i in range(self.leaf_head, <Py_ssize_t> self.leaf_bound.size()):
             low = min(low, self.leaf_bound[i])
         if self.lat_active:
