@@ -24,7 +24,7 @@ from glasswork.quoting import terminal_text
 from glasswork.result import relative_gap
 
 if TYPE_CHECKING:
-    from glasswork.runner import RunInfo, RunOutcome
+    from glasswork.record import RunInfo, RunOutcome
 
 
 PIPE_WIDTH = 100_000

@@ -512,3 +512,31 @@ def test_the_gap_formula_has_one_home():
     ]
     assert copies == [], "use glasswork.relative_gap instead of:\n" + "\n".join(copies)
     assert GAP_FORMULA.search(home.read_text(encoding="utf-8"))
+
+
+# -- the tests mirror the packages ---------------------------------------------------------------------
+
+
+def misplaced_tests() -> list[str]:
+    """Flat ``tests/test_<package>...py`` files whose subject is a package of the core: they belong
+    in ``tests/<package>/``, as the README says the tests mirror the packages."""
+    packages = {p.parent.name for p in (REPO / "core").glob("*/__init__.py")}
+    return [
+        f"tests/{path.name} belongs in tests/{path.stem.split('_')[1]}/"
+        for path in sorted((REPO / "tests").glob("test_*.py"))
+        if path.stem.split("_")[1] in packages
+    ]
+
+
+def test_tests_of_a_core_package_sit_in_its_folder() -> None:
+    assert misplaced_tests() == []
+
+
+def test_the_mirror_check_sees_a_misplaced_test(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "core" / "store").mkdir(parents=True)
+    (tmp_path / "core" / "store" / "__init__.py").write_text("")
+    (tmp_path / "tests").mkdir()
+    for name in ("test_store_more.py", "test_storage.py", "test_launch.py"):
+        (tmp_path / "tests" / name).write_text("")
+    monkeypatch.setitem(globals(), "REPO", tmp_path)
+    assert misplaced_tests() == ["tests/test_store_more.py belongs in tests/store/"]

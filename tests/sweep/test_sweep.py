@@ -285,7 +285,7 @@ def test_cli_sweep_exit_codes(tmp_path, toy_env, monkeypatch):
     assert result.exit_code == 1 and "failed: search.behaviour=raise" in result.output
 
 
-SPECS = Path(__file__).parent.parent / "specs"
+SPECS = Path(__file__).parents[2] / "specs"
 SWEEP_SPECS = sorted(p for p in SPECS.glob("*.yaml") if "sweep:" in p.read_text())
 
 
