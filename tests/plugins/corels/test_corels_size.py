@@ -142,7 +142,8 @@ def test_the_warning_names_what_to_change() -> None:
 
 
 def test_run_warns_on_stderr_and_still_runs(tmp_path: Path) -> None:
-    """Pairs of conditions on the credit table: warned before the search, never refused."""
+    """Pairs of conditions on the credit table: warned before the search, never refused. (3 s, not
+    1: reading the data counts against limits.time, and a loaded machine can take a second.)"""
     credit_csv(tmp_path / "credit.csv")
     (tmp_path / "plain.yaml").write_text(PLAIN)
     proc = subprocess.run(
@@ -157,7 +158,7 @@ def test_run_warns_on_stderr_and_still_runs(tmp_path: Path) -> None:
             "--set",
             "constraints.max_card=2",
             "--set",
-            "limits.time=1",
+            "limits.time=3",
         ],
         cwd=tmp_path,
         capture_output=True,
@@ -165,7 +166,7 @@ def test_run_warns_on_stderr_and_still_runs(tmp_path: Path) -> None:
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
-    assert "unlikely to certify within 1 s" in proc.stderr and "max_card: 1" in proc.stderr
+    assert "unlikely to certify within 3 s" in proc.stderr and "max_card: 1" in proc.stderr
     assert '"status": "stopped_time"' in proc.stdout
     # glasswork validate shows the same estimate and the same warning, without searching
     checked = subprocess.run(
@@ -178,7 +179,7 @@ def test_run_warns_on_stderr_and_still_runs(tmp_path: Path) -> None:
             "--set",
             "constraints.max_card=2",
             "--set",
-            "limits.time=1",
+            "limits.time=3",
         ],
         cwd=tmp_path,
         capture_output=True,
@@ -189,7 +190,7 @@ def test_run_warns_on_stderr_and_still_runs(tmp_path: Path) -> None:
     warned = " ".join(proc.stderr.split())
     start = warned.index("corels: unlikely to certify")
     said = " ".join(checked.stderr.split())
-    assert "warning: plain.yaml: corels: unlikely to certify within 1 s" in said
+    assert "warning: plain.yaml: corels: unlikely to certify within 3 s" in said
     assert said[said.index("corels: unlikely") :].startswith(warned[start : warned.index("max_card: 1", start)])
     assert "plain.yaml: corels size: " in checked.stdout and "two-rule prefixes" in checked.stdout
 
