@@ -86,6 +86,7 @@ class Validation:
                 "features": problem.n_features,
                 "task": problem.task,
                 "classes": None if problem.classes is None else [str(c) for c in problem.classes],
+                "warnings": list(problem.warnings),
             }
         doc["size"] = None if self.size is None else {"summary": self.size[0], "warning": self.size[1]}
         doc["solver_error"] = self.solver_error

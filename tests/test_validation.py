@@ -304,3 +304,17 @@ def test_a_solver_whose_check_breaks_is_exit_1_without_a_traceback(tmp_path, mon
     assert result.exit_code == 1, result.output
     assert "solver 'corels' failed while checking the data: ZeroDivisionError: a plugin's bug" in result.stderr
     assert "Traceback" not in result.output and "ok (" not in result.output
+
+
+def test_validate_shows_what_loading_noticed_as_run_does(tmp_path, monkeypatch):
+    """An ID column is named by validate (stderr and --json), not only once the run starts."""
+    monkeypatch.chdir(tmp_path)
+    rows = ["id,x,y"] + [f"C{i},{i % 7},{'yes' if i % 3 else 'no'}" for i in range(150)]
+    (tmp_path / "d.csv").write_text("\n".join(rows) + "\n")
+    (tmp_path / "s.yaml").write_text("name: ids\ndata:\n  source: d.csv\n  target: y\n  binarize: {}\nsolver: corels\n")
+    result = CliRunner().invoke(cli, ["validate", "s.yaml"])
+    assert result.exit_code == 0, result.output
+    assert "warning: " in result.stderr and 'column "id" has 120 distinct values' in result.stderr
+    assert 'drop: ["id"]' in result.stderr
+    doc = json.loads(CliRunner().invoke(cli, ["validate", "--json", "s.yaml"]).stdout)[0]
+    assert any('column "id"' in note for note in doc["data"]["warnings"])

@@ -231,6 +231,8 @@ def validate(specs: tuple[str, ...], as_json: bool, overrides: tuple[str, ...], 
                 f"{spec}: ok ({checked.loaded.spec.solver}, {checked.loaded.spec.name!r})"
                 + (f": {shape}" if shape else " (data not read)")
             )
+            for note in [] if checked.problem is None else checked.problem.warnings:  # as run logs them (an ID column)
+                click.echo(f"warning: {note}", err=True)
             if checked.size is not None:
                 summary, warning = checked.size
                 click.echo(f"{spec}: {summary}")
