@@ -107,15 +107,19 @@ def fmt_percent(fraction: float) -> str:
     return f"{_trimmed(f'{percent:,.{min(3, max(0, 2 - magnitude))}f}')} %"
 
 
-def fmt_gap(objective: float | None, lower_bound: float | None, status: Any = None) -> str:
+def fmt_gap(objective: float | None, lower_bound: float | None, status: Any = None, *, compact: bool = False) -> str:
     """The gap as people read it, the one form every command and screen prints: the relative gap
     (``glasswork.result.relative_gap``) in percent, and the absolute lower bound next to it, e.g.
     ``0.106 % (lower bound 0.2345)``. ``0 % (optimal)`` only for a run whose certificate is
     ``optimal``; a proof within a solver's tolerance keeps its gap and says both. ``-`` with no bound.
+    ``compact`` is the same figure for a narrow column whose row shows the bound and status nearby:
+    the percentage alone (``0.106 %``).
     """
     gap = relative_gap(objective, lower_bound)
     if gap is None:
         return "-"
+    if compact:
+        return fmt_percent(gap)
     optimal = str(status) == "optimal"
     if optimal and gap == 0:
         return "0 % (optimal)"

@@ -15,10 +15,10 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from glasswork.console import plain_text
+from glasswork.console import fmt_gap, plain_text
 from glasswork.tui.model_screen import ModelScreen
 from glasswork.tui.state import RunState
-from glasswork.tui.views import fmt, fmt_pct, model_view
+from glasswork.tui.views import fmt, model_view
 from glasswork.tui.widgets import Chart, draw_bounds
 
 
@@ -32,7 +32,7 @@ def _summary(doc: dict[str, Any]) -> Table:
     table.add_row(
         "certificate",
         f"{doc.get('status') or '-'}  objective {fmt(doc.get('objective'), 8)}  "
-        f"lower bound {fmt(doc.get('lower_bound'), 8)}  gap {fmt_pct(doc.get('gap'))}",
+        f"lower bound {fmt(doc.get('lower_bound'), 8)}  gap {fmt_gap(doc.get('objective'), doc.get('lower_bound'), doc.get('status'))}",
     )
     table.add_row("elapsed", "-" if doc.get("elapsed") is None else f"{doc['elapsed']:.2f} s")
     metrics = doc.get("metrics") or {}
