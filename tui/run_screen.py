@@ -29,10 +29,11 @@ def _summary(doc: dict[str, Any]) -> Table:
     table.add_row("run", plain_text(f"{doc['run_id']}  {doc['name']}"))  # data: no markup, no control codes
     table.add_row("solver", plain_text(f"{doc['solver']} {doc.get('solver_version') or ''}"))
     table.add_row("state", plain_text(str(doc["state"]) + (f"  ({doc['error']})" if doc.get("error") else "")))
+    objective, bound = doc.get("objective"), doc.get("lower_bound")
     table.add_row(
         "certificate",
-        f"{doc.get('status') or '-'}  objective {fmt(doc.get('objective'), 8)}  "
-        f"lower bound {fmt(doc.get('lower_bound'), 8)}  gap {fmt_gap(doc.get('objective'), doc.get('lower_bound'), doc.get('status'))}",
+        f"{doc.get('status') or '-'}  objective {fmt(objective, 8)}  "
+        f"lower bound {fmt(bound, 8)}  gap {fmt_gap(objective, bound, compact=True)}",  # the bound is its neighbour
     )
     table.add_row("elapsed", "-" if doc.get("elapsed") is None else f"{doc['elapsed']:.2f} s")
     metrics = doc.get("metrics") or {}
