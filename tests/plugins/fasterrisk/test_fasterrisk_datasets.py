@@ -193,4 +193,4 @@ def test_certified_example_spec_closes_its_bound(monkeypatch):
     assert result.stats["certificate"]["complete"] is True
     assert cert.lower_bound == pytest.approx(result.stats["certificate"]["best_real_loss"], rel=1e-6)
     assert 0.0 < cert.gap < 0.01 and cert.status.value == "heuristic"
-    assert "(proven bound)" in result.model.to_text()
+    assert "certified: training logistic loss" in result.model.to_text()
