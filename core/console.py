@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 import time
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, Group
 from rich.live import Live
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -32,23 +35,38 @@ PIPE_WIDTH = 100_000
 table or a model is wrapped or cut; nothing is padded to it (tables take the width they need)."""
 
 
+_TRAILING_BLANKS = re.compile(r"[ \t]+(?=\n)")
+
+
 class _CommandConsole(Console):
     """A console whose reader may leave (``| head``): the rest of its output is dropped and the
     command goes on (rich's own answer is ``SystemExit(1)``, which would end a stored run as failed
-    and skip its exports)."""
+    and skip its exports). Into a pipe or a file (``trim``) its lines carry no trailing blanks:
+    rich pads a table's cells to the column width, which a terminal hides and a file keeps."""
+
+    def __init__(self, *args: Any, trim: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.trim = trim
 
     def on_broken_pipe(self) -> None:
-        if not self.stderr:
+        if not self.stderr:  # a closed stderr: glasswork.cli.app.ClosableStderr drops what follows
             stdout_closed()
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        text = super()._render_buffer(buffer)
+        return _TRAILING_BLANKS.sub("", text) if self.trim else text
 
 
 def make_console(*, stderr: bool = False) -> Console:
     """The console a command prints through: rich's own on a terminal; into a pipe or a file, one
-    that neither wraps nor cuts (full lines a log or ``grep`` can read) and writes no colour codes."""
+    that neither wraps nor cuts (full lines a log or ``grep`` can read, without trailing blanks)
+    and writes no colour codes."""
     console = _CommandConsole(stderr=stderr)
     if console.is_terminal:
         return console
-    return _CommandConsole(stderr=stderr, width=PIPE_WIDTH, soft_wrap=True, no_color=True, highlight=False, emoji=False)
+    return _CommandConsole(
+        stderr=stderr, width=PIPE_WIDTH, soft_wrap=True, no_color=True, highlight=False, emoji=False, trim=True
+    )
 
 
 def stdout_closed() -> None:
@@ -107,15 +125,19 @@ def fmt_percent(fraction: float) -> str:
     return f"{_trimmed(f'{percent:,.{min(3, max(0, 2 - magnitude))}f}')} %"
 
 
-def fmt_gap(objective: float | None, lower_bound: float | None, status: Any = None) -> str:
+def fmt_gap(objective: float | None, lower_bound: float | None, status: Any = None, *, compact: bool = False) -> str:
     """The gap as people read it, the one form every command and screen prints: the relative gap
     (``glasswork.result.relative_gap``) in percent, and the absolute lower bound next to it, e.g.
     ``0.106 % (lower bound 0.2345)``. ``0 % (optimal)`` only for a run whose certificate is
     ``optimal``; a proof within a solver's tolerance keeps its gap and says both. ``-`` with no bound.
+    ``compact`` is the same figure for a narrow column whose row shows the bound and status nearby:
+    the percentage alone (``0.106 %``).
     """
     gap = relative_gap(objective, lower_bound)
     if gap is None:
         return "-"
+    if compact:
+        return fmt_percent(gap)
     optimal = str(status) == "optimal"
     if optimal and gap == 0:
         return "0 % (optimal)"

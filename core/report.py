@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from glasswork._version import __version__
+from glasswork.console import fmt_gap
 
 if TYPE_CHECKING:
     from glasswork.registry import Registry
@@ -238,21 +239,14 @@ def certificate_words(details: dict[str, Any]) -> str:
             if status == "heuristic"
             else f"the search stopped ({esc(status)}) before closing the gap"
         )
-        if bound > 0:  # the best possible is >= bound, so objective / best - 1 <= objective / bound - 1
-            worse = max(0.0, objective - bound) / bound
-            return (
-                f"<b>At most {100 * worse:.3g} % worse than the best possible</b> on the training objective: "
-                f"{how} ({figures})."
-            )
-        if objective > 0:
+        if bound <= 0 < objective:
             return (
                 f"<b>No useful guarantee.</b> The lower bound proved so far ({_num(bound)}) is too weak to say "
                 f"how far this model is from the best possible (status {esc(status)}, {figures})."
             )
-        return (
-            f"<b>At most {max(0.0, objective - bound):.6g} worse than the best possible</b> in training "
-            f"objective units: {how} ({figures})."
-        )
+        # the one gap form (glasswork.console.fmt_gap): the best possible is >= the lower bound
+        gap_words = esc(fmt_gap(objective, bound, status))
+        return f"<b>Gap {gap_words} to the best possible</b> training objective: {how} (objective {_num(objective)})."
     return (
         f"<b>No guarantee.</b> The search ended with status {esc(status)} and proved no bound "
         f"(objective {_num(objective)})."

@@ -102,7 +102,7 @@ class Certificate(BaseModel):
                 raise CertificateError("an 'optimal' certificate needs a finite objective and lower bound")
             if self.gap > self.tolerance + 1e-12:
                 raise CertificateError(
-                    f"'optimal' claimed with a gap of {self.gap:.3g} above the tolerance {self.tolerance:.3g}"
+                    f"'optimal' claimed with a gap of {self.gap!r} above the tolerance {self.tolerance!r}"
                 )
         return self
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import io
+import re
+from pathlib import Path
 
+import pytest
 from rich.console import Console
 from rich.table import Table
 
@@ -135,3 +139,104 @@ def test_a_console_into_a_pipe_neither_wraps_nor_cuts_nor_colours(monkeypatch):
     out = buffer.getvalue()
     assert out.splitlines()[0] == long and long in out and "x" * 150 in out
     assert "…" not in out and "\x1b" not in out
+
+
+# -- one gap format: nothing in core, plugins or tui formats a gap but fmt_gap ------------------------
+
+GAP_HOME = "core/console.py"  # fmt_gap and fmt_percent live here
+NUMERIC_SPEC = re.compile(r"[%eEfFgGn]\s*$")
+
+
+def _gap_names(node: ast.AST) -> list[str]:
+    """The gap-named variables and attributes an expression reads (``gap``, ``r.gap``,
+    ``certified_gap``), not the functions it calls: ``fmt_gap(...)`` is the one format, not a gap."""
+    callees = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
+    names = []
+    for n in ast.walk(node):
+        if id(n) in callees:
+            continue
+        name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else ""
+        if "gap" in name.lower():
+            names.append(name)
+    return names
+
+
+def _literal(node: ast.AST | None) -> str:
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
+
+
+def gaps_formatted_by_hand(source: str) -> list[int]:
+    """Lines that print a gap-named value as a number of their own: an f-string field with a
+    numeric format (``{gap:.2%}``, ``{r.gap:>9.2e}``) or followed by ``%`` (``{100 * gap:.3g} %``),
+    ``"%.2f" % gap``, ``"{:.2%}".format(gap)`` or ``format(gap, ".2%")``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.JoinedStr):
+            for i, part in enumerate(node.values):
+                if not isinstance(part, ast.FormattedValue) or not _gap_names(part.value):
+                    continue
+                following = node.values[i + 1] if i + 1 < len(node.values) else None
+                if NUMERIC_SPEC.search(_literal(part.format_spec)) or _literal(following).lstrip().startswith("%"):
+                    found.append(node.lineno)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and "%" in _literal(node.left):
+            if _gap_names(node.right):
+                found.append(node.lineno)
+        elif isinstance(node, ast.Call) and node.args:
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr == "format" and _literal(func.value):
+                if any(_gap_names(a) for a in node.args):
+                    found.append(node.lineno)
+            elif isinstance(func, ast.Name) and func.id == "format" and _gap_names(node.args[0]):
+                found.append(node.lineno)
+    return found
+
+
+def test_every_gap_is_formatted_by_fmt_gap() -> None:
+    repo = Path(__file__).resolve().parents[1]
+    offenders = [
+        f"{path.relative_to(repo)}:{line}"
+        for folder in ("core", "plugins", "tui")
+        for path in sorted((repo / folder).rglob("*.py"))
+        if path.relative_to(repo).as_posix() != GAP_HOME
+        for line in gaps_formatted_by_hand(path.read_text(encoding="utf-8"))
+    ]
+    assert not offenders, f"gaps formatted outside glasswork.console.fmt_gap: {offenders}"
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        'f"{gap:.2%}"',
+        'f"{r.gap:>9.2e} {r.status}"',
+        'f"At most {100 * worse_gap:.3g} % worse"',
+        'f"{100 * self.certified_gap} %"',
+        '"%.2f%%" % (gap * 100)',
+        '"{:.2%}".format(state.gap)',
+        'format(gap, ".2%")',
+    ],
+)
+def test_the_gap_check_sees_a_gap_formatted_by_hand(code: str) -> None:
+    assert gaps_formatted_by_hand(f"x = 1\ntext = {code}\n") == [2]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        'f"gap {fmt_gap(r.objective, r.lower_bound, compact=True):>10}"',
+        'f"mip_rel_gap={mip_rel_gap}"',
+        'f"{value:.2%}"',
+        'f"{closed:.0%} of the first gap closed"',
+        '"limits/gap %s" % name',
+    ],
+)
+def test_the_gap_check_lets_the_one_format_and_other_figures_pass(code: str) -> None:
+    assert gaps_formatted_by_hand(f"text = {code}\n") == []
+
+
+def test_compact_gap_is_the_same_figure_without_the_bound() -> None:
+    assert fmt_gap(0.25, 0.2, compact=True) == "20 %"
+    assert fmt_gap(0.0799, 0.0799, "optimal", compact=True) == "0 %"
+    assert fmt_gap(1.0, 1.0 - 1e-9, compact=True) == "< 0.001 %"
+    assert fmt_gap(None, 0.2, compact=True) == "-"

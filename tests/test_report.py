@@ -47,7 +47,7 @@ def test_the_score_card_shows_points_and_the_risk_curve(runs: dict) -> None:
     card = _card(runs, "fasterrisk_adult")
     assert "+4 points" in card and "Married" in card and "P(1) by score" in card
     # the card is heuristic, and its proven lower bound says how far from the best it may be
-    assert "worse than the best possible</b>" in card and "a heuristic found this model" in card
+    assert "to the best possible</b>" in card and "a heuristic found this model" in card
 
 
 def test_the_rule_set_card_places_it_on_the_frontier(runs: dict) -> None:
@@ -56,14 +56,17 @@ def test_the_rule_set_card_places_it_on_the_frontier(runs: dict) -> None:
 
 
 def test_certificate_words_for_a_gap() -> None:
+    # the one gap form (fmt_gap): the relative gap (objective - bound) / objective, the bound next to it
     words = certificate_words({"status": "stopped_time", "objective": 1.0, "lower_bound": 0.9, "gap": 0.1})
-    assert "At most 11.1 % worse than the best possible" in words  # the best is >= 0.9: 1.0 / 0.9 - 1
-    # gap 0.5: the best may be as low as 1.0, so this model may be twice as bad (100 %), not 50 %
+    assert "<b>Gap 10 % (lower bound 0.9) to the best possible</b>" in words and "worse" not in words
     words = certificate_words({"status": "stopped_time", "objective": 2.0, "lower_bound": 1.0, "gap": 0.5})
-    assert "At most 100 % worse than the best possible" in words
-    # a trivial bound (0) on a positive objective bounds no ratio: say so, not "at most 100 % worse"
+    assert "<b>Gap 50 % (lower bound 1) to the best possible</b>" in words
+    # a gap too small for three decimals is escaped for the HTML: "&lt; 0.001 %"
+    words = certificate_words({"status": "heuristic", "objective": 1.0, "lower_bound": 1.0 - 1e-9, "gap": 1e-9})
+    assert "Gap &lt; 0.001 % (lower bound 1)" in words
+    # a trivial bound (0) on a positive objective bounds nothing: say so, not "gap 100 %"
     words = certificate_words({"status": "heuristic", "objective": 44.3, "lower_bound": 0.0, "gap": 1.0})
-    assert "No useful guarantee" in words and "% worse" not in words and "lower bound 0" in words
+    assert "No useful guarantee" in words and "100 %" not in words and "lower bound 0" in words
     assert "No guarantee" in certificate_words({"status": "heuristic", "objective": 1.0})
 
 
@@ -117,7 +120,7 @@ def test_a_model_no_plugin_draws_still_gets_a_card() -> None:
     }
     card = build_report(details, [{"kind": "progress", "elapsed": 1.0, "objective": 2.0, "lower_bound": 1.5}])
     assert "<pre>if x then &lt;y&gt;</pre>" in card  # the model's own text, escaped
-    assert "At most 33.3 % worse than the best possible" in card
+    assert "Gap 25 % (lower bound 1.5) to the best possible" in card
     assert "could not be loaded again" in card and "<svg" in card  # no data, yet the trajectory
 
 

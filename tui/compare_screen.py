@@ -15,10 +15,10 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from glasswork.console import plain_text
+from glasswork.console import fmt_gap, plain_text
 from glasswork.spec import flatten
 from glasswork.tui.state import RunState
-from glasswork.tui.views import fmt, fmt_pct, model_view
+from glasswork.tui.views import fmt, model_view
 from glasswork.tui.widgets import Chart, draw_bounds
 
 
@@ -54,8 +54,12 @@ class CompareScreen(Screen[None]):
         for key in differing:
             table.add_row(f"spec.{key}", *(fmt(s.get(key)) for s in specs))
         for key in ("solver", "state", "status", "objective", "lower_bound", "gap", "elapsed"):
-            values = [d.get(key) for d in self.docs]
-            table.add_row(key, *(fmt_pct(v) if key == "gap" else fmt(v, 8) for v in values))
+            if key == "gap":  # the one gap form, compact: the status and lower bound are the rows above
+                table.add_row(
+                    key, *(fmt_gap(d.get("objective"), d.get("lower_bound"), compact=True) for d in self.docs)
+                )
+                continue
+            table.add_row(key, *(fmt(d.get(key), 8) for d in self.docs))
         for key in sorted({m for d in self.docs for m in d["metrics"]}):
             table.add_row(key, *(fmt(d["metrics"].get(key), 6) for d in self.docs))
         if not differing:

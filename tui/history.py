@@ -19,11 +19,11 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, Select, Static
 
-from glasswork.console import fmt_when, plain_text
+from glasswork.console import fmt_gap, fmt_when, plain_text
 from glasswork.store import SweepRow
 from glasswork.tui.compare_screen import CompareScreen
 from glasswork.tui.run_screen import RunScreen
-from glasswork.tui.views import fmt, fmt_pct
+from glasswork.tui.views import fmt
 from glasswork.tui.widgets import ErrorScreen
 
 STATES = ("running", "finished", "stopped", "cancelled", "failed")
@@ -199,7 +199,7 @@ class HistoryScreen(Screen[None]):
                 plain_text(r.solver),
                 plain_text(r.status or r.state),
                 fmt(r.objective, 6),
-                fmt_pct(r.gap),
+                fmt_gap(r.objective, r.lower_bound, r.status, compact=True),  # the status is its neighbour
                 fmt_when(r.started_at, seconds=False),
                 "-" if r.elapsed is None else f"{r.elapsed:.1f}s",
                 key=r.run_id,

@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, RichLog, Static
 
-from glasswork.console import plain_text
+from glasswork.console import fmt_gap, plain_text
 from glasswork.tui.sources import FollowedRun, OwnedRun
 from glasswork.tui.state import RunState
 from glasswork.tui.views import fmt, fmt_rate, model_view
@@ -146,7 +146,9 @@ class MonitorScreen(Screen[None]):
                 "objective and lower bound",
             )
         )
-        self.query_one("#gap", Static).update(gap_bar(s.gap, s.gap_closed))
+        self.query_one("#gap", Static).update(
+            gap_bar(fmt_gap(s.best_objective, s.best_lower_bound, s.status), s.gap, s.gap_closed)
+        )
         self.query_one("#counters", Static).update(self._counters())
         self._panels()
         if s.model is not self._gw_model_seen:
@@ -307,7 +309,7 @@ def exit_summary(state: RunState, source: OwnedRun | FollowedRun, *, asked_to_st
     certificate.add_row("status", Text(status, style="green" if status == "optimal" else "yellow"))
     certificate.add_row("objective", fmt_number(state.best_objective, 10))
     certificate.add_row("lower bound", fmt_number(state.best_lower_bound, 10))
-    certificate.add_row("gap", "-" if state.gap is None else f"{state.gap:.4%}")
+    certificate.add_row("gap", fmt_gap(state.best_objective, state.best_lower_bound, status))
     lines += [Text(""), Group(Text("Certificate", style="bold"), certificate)]
     if state.error:
         lines.append(plain_text(f"error: {state.error}", "red"))

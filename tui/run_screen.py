@@ -15,10 +15,10 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from glasswork.console import plain_text
+from glasswork.console import fmt_gap, plain_text
 from glasswork.tui.model_screen import ModelScreen
 from glasswork.tui.state import RunState
-from glasswork.tui.views import fmt, fmt_pct, model_view
+from glasswork.tui.views import fmt, model_view
 from glasswork.tui.widgets import Chart, draw_bounds
 
 
@@ -29,10 +29,11 @@ def _summary(doc: dict[str, Any]) -> Table:
     table.add_row("run", plain_text(f"{doc['run_id']}  {doc['name']}"))  # data: no markup, no control codes
     table.add_row("solver", plain_text(f"{doc['solver']} {doc.get('solver_version') or ''}"))
     table.add_row("state", plain_text(str(doc["state"]) + (f"  ({doc['error']})" if doc.get("error") else "")))
+    objective, bound = doc.get("objective"), doc.get("lower_bound")
     table.add_row(
         "certificate",
-        f"{doc.get('status') or '-'}  objective {fmt(doc.get('objective'), 8)}  "
-        f"lower bound {fmt(doc.get('lower_bound'), 8)}  gap {fmt_pct(doc.get('gap'))}",
+        f"{doc.get('status') or '-'}  objective {fmt(objective, 8)}  "
+        f"lower bound {fmt(bound, 8)}  gap {fmt_gap(objective, bound, compact=True)}",  # the bound is its neighbour
     )
     table.add_row("elapsed", "-" if doc.get("elapsed") is None else f"{doc['elapsed']:.2f} s")
     metrics = doc.get("metrics") or {}

@@ -90,7 +90,7 @@ class RunState:
         """Share of the first observed gap that has been closed since (1.0 once proven optimal)."""
         if self.gap is None:
             return None
-        if self.gap < 5e-5:  # shown as 0.00%: the bar agrees with the number
+        if self.gap < 5e-5:  # within the usual solver tolerances: the bar shows it closed, the number still says it
             return 1.0
         if not self.first_gap:
             return 1.0 if self.gap == 0 else None

@@ -15,7 +15,7 @@ from rich.console import RenderableType
 from glasswork.console import fmt_number as fmt
 from glasswork.display import model_view as _model_view
 
-__all__ = ["fmt", "fmt_pct", "fmt_rate", "model_view"]
+__all__ = ["fmt", "fmt_rate", "model_view"]
 
 
 def fmt_rate(value: float | None) -> str:
@@ -25,10 +25,6 @@ def fmt_rate(value: float | None) -> str:
     if abs(value) < 0.005:
         return "0"
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
-
-
-def fmt_pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2%}"
 
 
 def model_view(

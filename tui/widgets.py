@@ -14,7 +14,6 @@ from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
 from glasswork.display import BarsPanel, Panel, ScatterPanel, SeriesPanel
-from glasswork.tui.views import fmt_pct
 
 
 class Chart(PlotextPlot):
@@ -72,11 +71,12 @@ def draw_bounds(plt: Any, series: Iterable[tuple[str, Any, str]], title: str) ->
     plt.xlabel("seconds")
 
 
-def gap_bar(gap: float | None, closed: float | None, width: int = 30) -> Text:
-    """The gap as a number, and a bar of how much of the first gap has been closed."""
+def gap_bar(label: str, gap: float | None, closed: float | None, width: int = 30) -> Text:
+    """The gap as ``glasswork.console.fmt_gap`` writes it (``label``), and a bar of how much of the
+    first gap has been closed."""
     text = Text()
     text.append("gap ", style="bold")
-    text.append(fmt_pct(gap), style="bold green" if gap == 0 else "bold yellow")
+    text.append(label, style="bold green" if gap == 0 else "bold yellow")
     if closed is None:
         text.append("\n" + "░" * width, style="dim")
         text.append("\nno bound yet" if gap is None else "\n")

@@ -26,6 +26,7 @@ from glasswork.cli.app import (
     EXIT_OK,
     EXIT_SOLVER,
     LAZY_COMMANDS,
+    ClosableStderr,
     cli,
     fail,
     interrupted,
@@ -39,6 +40,7 @@ def main() -> None:
     from glasswork import startup
 
     startup.release()  # Ctrl-C raises KeyboardInterrupt from here on; the commands say where
+    sys.stderr = ClosableStderr(sys.stderr)  # a closed stderr drops messages, the command goes on
     try:
         code = cli.main(standalone_mode=False)
     except SystemExit:

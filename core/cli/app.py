@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 import click
 
@@ -99,6 +99,47 @@ def cli() -> None:
 
 
 # -- helpers -------------------------------------------------------------------------------------
+
+
+def stderr_closed() -> None:
+    """The reader of stderr went away (``glasswork run spec 2>&1 | head -1``, a closed log pipe):
+    messages and progress go to the null device from now on; the command goes on and ends with its
+    own exit status (a bad spec still exits 2)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stderr.fileno())
+        finally:
+            os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no file descriptor behind stderr
+        pass
+
+
+class ClosableStderr:
+    """``sys.stderr`` for a command (installed by ``glasswork.cli.main``; it lives here, not in
+    ``glasswork.console``, so start-up does not load rich): a write or flush whose reader has gone
+    is dropped (``stderr_closed``) rather than raising ``BrokenPipeError`` out of whatever was
+    reporting progress or an error, which would end a sweep early or turn a bad spec's exit 2 into
+    the broken pipe's exit 0. Everything else is the stream's own."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            stderr_closed()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            stderr_closed()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def fail(message: str, code: int, *, as_json: bool = False, extra: dict[str, Any] | None = None) -> NoReturn:

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from glasswork.result import Classifier
+from glasswork.console import fmt_gap, fmt_number
+from glasswork.result import GAP_FLOOR, Classifier
 
 
 def sigmoid(t: np.ndarray | float) -> np.ndarray:
@@ -208,7 +209,7 @@ class ScoreCard(Classifier):
 
     def certified_line(self) -> str:
         """The certificate in words: how far the card's loss can be from the best possible."""
-        return certified_words(self.certified_gap, self.certified_against)
+        return certified_words(self.loss, self.certified_gap, self.certified_against)
 
     def _label(self, k: int) -> str:
         return self.features[k] if self.binary[k] else f"{self.features[k]} x"
@@ -278,26 +279,20 @@ def expected_calibration_error(table: list[dict[str, float]]) -> float:
     return float(sum(row["weight"] * abs(row["mean_predicted"] - row["observed"]) for row in table) / total)
 
 
-def certified_words(gap: float | None, against: str | None) -> str:
-    """A card's proven gap in words, as the share by which its training loss may exceed the best.
+def certified_words(loss: float | None, gap: float | None, against: str | None) -> str:
+    """A card's certificate in words: the gap of its training logistic loss to the best model it is
+    proven against, in the one gap form (``glasswork.console.fmt_gap``, the relative gap of
+    ``glasswork.result.relative_gap`` with the proven lower bound next to it).
 
-    ``gap`` is the certificate's ``(loss - bound) / loss``; what a reader wants is how much worse
-    the card can be than the best model, ``(loss - bound) / bound``, which is the larger figure.
-    A bound of zero proves nothing useful, and the line says so rather than printing 100 %.
+    ``gap`` is the certificate's ``(loss - bound) / loss``; the bound is read back from it. A bound
+    of zero proves nothing useful, and the line says so rather than printing 100 %.
     """
     against = against or "best model"
     gap = max(0.0, gap or 0.0)
-    if gap >= 1.0 - 1e-12:
+    if loss is None or not math.isfinite(loss) or gap >= 1.0 - 1e-12:
         return f"no useful bound yet against the {against} (the proven lower bound is 0)"
-    return f"training loss at most {_fmt_gap(gap / (1.0 - gap))} % above the {against} (proven bound)"
-
-
-def _fmt_gap(excess: float) -> str:
-    """Two decimals; "0.00" within the 1e-6 tolerance of a proof, "< 0.01" just above it."""
-    pct = 100.0 * excess
-    if pct < 1e-4:
-        return "0.00"
-    return f"{pct:.2f}" if pct >= 0.01 else "< 0.01"
+    bound = loss - gap * max(abs(loss), GAP_FLOOR)
+    return f"certified: training logistic loss {fmt_number(loss)}, gap {fmt_gap(loss, bound)} to the {against}"
 
 
 def _fmt_score(s: float) -> str:

@@ -37,7 +37,7 @@ def score_card_view(model: dict[str, Any]) -> RenderableType:
     gap = model.get("certified_gap")
     if gap is None:
         return Group(card, risks, note)
-    proof = plain_text(certified_words(gap, model.get("certified_against")), "bold green")
+    proof = plain_text(certified_words(model.get("loss"), gap, model.get("certified_against")), "bold green")
     return Group(card, risks, note, proof)
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
+from glasswork.console import fmt_gap, fmt_number
 from glasswork.result import Classifier, Model
 
 from .rules import Rule
@@ -170,15 +171,15 @@ class Frontier:
         return [{"point": i + 1, "chosen": i == self.chosen, **r.to_dict()} for i, r in enumerate(self.rows)]
 
     def to_text(self) -> str:
-        head = (
-            f"{'#':>3} {'epsilon':>9} {'H1':>9} {'H2':>12} {'lower':>12} {'gap':>9} {'status':<12} {'k':>3} {'cuts':>5}"
-        )
+        columns = (("#", 3), ("epsilon", 9), ("H1", 9), ("H2", 12), ("lower", 12), ("gap", 10), ("status", -12))
+        head = " ".join(f"{c:<{-w}}" if w < 0 else f"{c:>{w}}" for c, w in columns) + f" {'k':>3} {'cuts':>5}"
         lines = [head, "-" * len(head)]
         for i, r in enumerate(self.rows):
             mark = "*" if i == self.chosen else " "
             lines.append(
-                f"{i + 1:>3}{mark}{r.epsilon:>9.4g} {r.h1:>9.4g} {r.h2:>12.6g} {r.lower_bound:>12.6g} "
-                f"{r.gap:>9.2e} {r.status:<12} {len(r.rules):>3} {r.cuts:>5}"
+                f"{i + 1:>3}{mark}{fmt_number(r.epsilon, 4):>9} {fmt_number(r.h1, 4):>9} {fmt_number(r.h2):>12} "
+                f"{fmt_number(r.lower_bound):>12} {fmt_gap(r.h2, r.lower_bound, compact=True):>10} {r.status:<12} "
+                f"{len(r.rules):>3} {r.cuts:>5}"
             )
         if self.requested > len(self.rows):
             lines.append(f"({len(self.rows)} of {self.requested} points computed before the search stopped)")

@@ -9,6 +9,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from glasswork.hookspecs import hookimpl
+from glasswork.console import fmt_gap
 from glasswork.console import fmt_number as fmt
 from glasswork.console import plain_text
 from glasswork.display import Panel, ScatterPanel, model_table
@@ -51,7 +52,7 @@ def frontier_view(points: list[dict[str, Any]]) -> RenderableType:
             fmt(p.get("h1"), 4),
             fmt(p.get("h2"), 6),
             fmt(p.get("lower_bound"), 6),
-            fmt(p.get("gap"), 3),
+            fmt_gap(p.get("h2"), p.get("lower_bound"), compact=True),  # the lower bound is its neighbour
             plain_text(p.get("status", "")),
             str(len(p.get("rules") or [])),
         )

@@ -154,3 +154,47 @@ def test_head_after_run_and_a_log_file(toy_env, tmp_path, spec):
     text = log.read_text()
     _unwrapped(text)
     assert f"if {LONG_COLUMN}" in _one_line_with(text, LONG_COLUMN, " then ")
+
+
+def _with_closed_stderr(command: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str]:
+    """Run ``command`` with stderr a pipe whose reader has already gone: its first message fails."""
+    with running(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd) as proc:
+        proc.stderr.close()
+        out = proc.stdout.read()
+        proc.wait(timeout=120)
+    return proc.returncode, out
+
+
+def test_a_closed_stderr_keeps_the_exit_status_and_the_work(toy_env, tmp_path, spec):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\nsolver: toy\ndata:\n  source: missing.csv\n  target: label\n")
+    code, _ = _with_closed_stderr(_glasswork("run", "-q", str(bad)), toy_env, tmp_path)
+    assert code == 2  # a bad spec, whether or not anyone reads the message
+
+    report = tmp_path / "model.json"
+    code, out = _with_closed_stderr(_glasswork("run", str(spec), "--export", f"json:{report}"), toy_env, tmp_path)
+    assert code == 0 and report.is_file() and "Certificate" in out  # "wrote ..." went nowhere; the rest ran
+
+
+def test_a_sweep_reporting_to_a_closed_stderr_runs_every_point(toy_env, tmp_path, spec):
+    with spec.open("a") as f:
+        f.write("sweep:\n  grid:\n    objective.regularization: [0.001, 0.01, 0.05]\n")
+    code, out = _with_closed_stderr(_glasswork("sweep", str(spec)), toy_env, tmp_path)
+    assert code == 0, out
+    stored = subprocess.run(
+        _glasswork("runs", "list", "--json"), capture_output=True, text=True, env=toy_env, cwd=tmp_path, timeout=120
+    )
+    assert len(json.loads(stored.stdout)) == 3  # progress lines went nowhere; no point was skipped
+
+
+def test_lines_into_a_file_or_pipe_end_without_blanks(toy_env, tmp_path, spec):
+    """rich pads a table's cells to the column width; a file keeps what a terminal hides."""
+    outputs = [
+        subprocess.run(_glasswork(*args), capture_output=True, text=True, env=toy_env, cwd=tmp_path, timeout=120)
+        for args in (("run", "-q", str(spec)), ("runs", "list"), ("runs", "show", "latest"))
+    ]
+    for done in outputs:
+        assert done.returncode == 0, done.stderr
+        padded = [line for line in done.stdout.splitlines() if line != line.rstrip()]
+        assert not padded, padded
+    assert "Certificate" in outputs[0].stdout and "gap" in outputs[1].stdout  # the tables were printed

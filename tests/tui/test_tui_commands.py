@@ -52,8 +52,8 @@ def test_commands_are_listed() -> None:
 def _gap(screen: str) -> float | None:
     import re
 
-    match = re.search(r"gap (\d+\.\d+)%", screen)
-    return None if match is None else float(match.group(1))
+    match = re.search(r"gap (?:< )?([\d,]*\.?\d+) %", screen)  # as fmt_gap writes it: "2.52 % (lower bound ...)"
+    return None if match is None else float(match.group(1).replace(",", ""))
 
 
 def _pane(session: str) -> str:

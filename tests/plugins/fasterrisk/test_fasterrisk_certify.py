@@ -259,15 +259,19 @@ def test_runner_reports_the_bound_and_the_exact_optimum() -> None:
     assert cert.lower_bound >= real - 1e-5 * real  # the search closed on this small case
     assert cert.status.value in ("heuristic", "optimal") and cert.gap is not None
     assert beam.model.certified_gap == pytest.approx(cert.gap)
-    assert "(proven bound)" in beam.model.to_text() and beam.to_dict()["lower_bound"] == cert.lower_bound
+    assert (
+        "certified: training logistic loss" in beam.model.to_text()
+        and beam.to_dict()["lower_bound"] == cert.lower_bound
+    )
     exact = _run(X, y, policy="exact")
     truth = best_integer_card(X, y, np.ones(len(y)), cons, 2, range(-30, 31))
     assert exact.certificate.status.value == "optimal"
     assert exact.certificate.objective == pytest.approx(truth, rel=1e-6)
     assert exact.model.multiplier == 1.0 and exact.stats["exact"]["status"] == "optimal"
     # the exact card's line names what it is proven against: integer cards, not logistic models
-    assert "at most 0.00 % above the best 2-feature card with integer points" in exact.model.to_text()
-    assert "% above the best 2-feature logistic model" in beam.model.to_text()
+    assert "gap 0 % (lower bound " in exact.model.to_text()
+    assert "to the best 2-feature card with integer points" in exact.model.to_text()
+    assert "to the best 2-feature logistic model" in beam.model.to_text()
 
 
 def test_progress_events_carry_the_rising_bound() -> None:
@@ -314,18 +318,20 @@ def test_too_many_features_skip_the_bound_and_refuse_exact() -> None:
     y = np.where(X[:, 0] + rng.random(120) > 1.0, 1.0, -1.0)
     result = _run(X, y)
     assert result.certificate.lower_bound is None and "skipped" in result.stats["certificate"]
-    assert result.model.certified_gap is None and "proven bound" not in result.model.to_text()
+    assert result.model.certified_gap is None and "certified:" not in result.model.to_text()
     with pytest.raises(DataError, match="exact handles at most"):
         _run(X, y, policy="exact")
 
 
-def test_the_certified_line_reads_the_gap_against_the_bound():
-    """The certificate's gap is relative to the card's loss; the words say how much worse than the
-    best the card may be, which is relative to the bound (loss 110, bound 100: 10 %, not 9.09 %)."""
+def test_the_certified_line_states_the_gap_the_one_way():
+    """The card's line states the certificate's own gap, (loss - bound) / loss, through fmt_gap with
+    the proven bound next to it, and says it is about the logistic loss (loss 110, bound 100: 9.09 %)."""
     from glasswork.plugins.fasterrisk.model import certified_words
 
-    assert "at most 10.00 % above the best 5-feature logistic model" in certified_words(
-        (110 - 100) / 110, "best 5-feature logistic model"
+    words = certified_words(110.0, (110 - 100) / 110, "best 5-feature logistic model")
+    assert (
+        words
+        == "certified: training logistic loss 110, gap 9.09 % (lower bound 100) to the best 5-feature logistic model"
     )
-    assert "at most 0.00 %" in certified_words(0.0, None)
-    assert "no useful bound yet" in certified_words(1.0, "best model")
+    assert "gap 0 % (lower bound 0.5) to the best model" in certified_words(0.5, 0.0, None)
+    assert "no useful bound yet" in certified_words(44.0, 1.0, "best model")
