@@ -36,6 +36,7 @@ from corels_trie cimport (
     Node, PrefixTrie, F_DELETED, F_QUEUED, trie_init, trie_clear, trie_destroy, trie_bytes, trie_node,
     trie_new, trie_release, trie_dead,
 )
+from corels_bounds cimport hopeless, theorem7_f
 from corels_counts cimport binary_counts, plane_popcounts, fold_counts, weighted_majority, weighted_sum
 from corels_map cimport (
     MapEntry, MapRecord, SymmetryTable, vector_hash, table_init, table_clear, table_destroy, table_bytes,
@@ -476,15 +477,8 @@ cdef class Search:
         return top
 
     cdef inline bint _hopeless(self, double lb, int depth) noexcept nogil:
-        """True when no strict extension of a prefix with this bound and length can beat R^c."""
-        if self.do_lookahead:
-            if lb + self.lamW >= self.best:
-                return True
-        elif lb >= self.best:
-            return True
-        if self.do_length and (depth + 1) * self.lamW >= self.best:
-            return True
-        return depth >= self.max_len
+        """The search's pruning policy over ``hopeless`` (corels_bounds.pxd)."""
+        return hopeless(lb, depth, self.best, self.lamW, self.max_len, self.do_lookahead, self.do_length)
 
     cdef void _gc(self) noexcept nogil:
         """Drop queue entries that are deleted or can no longer lead to a better list."""
@@ -1293,7 +1287,7 @@ cdef class Search:
                 it = self.live_err[L].begin()
                 while it != self.live_err[L].end():
                     memcpy(&err, &deref(it).first, 8)
-                    pairs[<int64_t>L * 65536 + self._theorem7_f(err, L)] += deref(it).second
+                    pairs[<int64_t>L * 65536 + theorem7_f(err, L, self.best, self.lamW, self.M)] += deref(it).second
                     inc(it)
         lengths = {L: int(self.live_depth[L]) for L in range(256) if self.live_depth[L] > 0}
         out = {}
@@ -1302,17 +1296,6 @@ cdef class Search:
             out[(int(deref(pt).first // 65536), int(deref(pt).first % 65536))] = int(deref(pt).second)
             inc(pt)
         return lengths, out
-
-    cdef inline int _theorem7_f(self, double err, int L) noexcept nogil:
-        cdef double x
-        if self.lamW <= 0:
-            return self.M - L
-        x = floor((self.best - (err + L * self.lamW)) / self.lamW)
-        if x < 0:
-            x = 0
-        if x > self.M - L:
-            x = self.M - L
-        return <int>x
 
     def scan_queue(self):
         """The progress figures recomputed by a full scan of the heap (an audit, O(queue)).
@@ -1333,7 +1316,7 @@ cdef class Search:
             lo = min(lo, trie_node(&self.trie, idx).lb + self.lamW)
             L = trie_node(&self.trie, idx).depth
             lengths[L] = lengths.get(L, 0) + 1
-            key = (L, self._theorem7_f(trie_node(&self.trie, idx).err, L))
+            key = (L, theorem7_f(trie_node(&self.trie, idx).err, L, self.best, self.lamW, self.M))
             pairs[key] = pairs.get(key, 0) + 1
         return (lo / self.total if self.total > 0 else 0.0), lengths, pairs
 

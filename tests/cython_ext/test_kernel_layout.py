@@ -58,3 +58,13 @@ def test_search_composes_its_parts():
     corels = (KERNELS / "corels.pyx").read_text()
     for part in ("paged_heap", "corels_trie", "corels_map", "corels_counts", "monotonic_clock"):
         assert re.search(rf"^from {part} cimport", corels, re.M), part
+
+
+def test_corels_bounds_live_in_their_part():
+    # Search keeps the pruning policy; the bound arithmetic (the hopeless test, Theorem 7's f)
+    # is inline in corels_bounds.pxd
+    corels = (KERNELS / "corels.pyx").read_text()
+    assert re.search(r"^from corels_bounds cimport", corels, re.M)
+    assert _count(r"^cdef inline bint hopeless\(") == {"corels_bounds.pxd": 1}
+    assert _count(r"^cdef inline int theorem7_f\(") == {"corels_bounds.pxd": 1}
+    assert _count(r"and \(depth \+ 1\) \* (self\.)?lamW >=|def _theorem7_f") == {"corels_bounds.pxd": 1}
