@@ -33,3 +33,21 @@ def test_kernels_are_compiled_modules():
     from glasswork.cython_ext import bitset
 
     assert Path(bitset.__file__).suffix in (".so", ".pyd")
+
+
+def test_what_ci_leaves_out_exists() -> None:
+    """CI's lowest-versions step names tests to leave out; a test renamed or moved would silently
+    run there again (and fail on versions it was never meant for), so each name must exist."""
+    import re
+
+    ci = (REPO / ".ci" / "run").read_text()
+    missing = []
+    for path in re.findall(r"--ignore=(\S+)", ci):
+        if not (REPO / path).exists():
+            missing.append(path)
+    for node in re.findall(r"--deselect (\S+)", ci):
+        file, _, name = node.partition("::")
+        if not (REPO / file).exists() or not re.search(rf"^def {re.escape(name)}\(", (REPO / file).read_text(), re.M):
+            missing.append(node)
+    assert re.findall(r"--deselect (\S+)", ci), "the check found no --deselect in .ci/run"
+    assert missing == []
