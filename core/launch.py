@@ -125,9 +125,26 @@ class Launch:
         if not self._problem_checked:
             solver_cls = self.registry.solver(self.loaded.spec.solver)
             _check_task(solver_cls, self.problem)
-            solver_cls(self.loaded.spec).check(self.problem)  # the solver's own pre-search checks, before the store
+            self._solver_check(solver_cls)
             self._problem_checked = True
         return self.problem
+
+    def _solver_check(self, solver_cls: type[Solver]) -> None:
+        """The solver's own pre-search checks, before the store opens: a ``DataError`` is the
+        user's to fix (exit 2); anything else is a fault in the plugin, named as such (exit 1)."""
+        from glasswork.data import DataError
+        from glasswork.runner import SolverFailure
+
+        assert self.problem is not None
+        try:
+            solver_cls(self.loaded.spec).check(self.problem)
+        except DataError:
+            raise
+        except Exception as exc:
+            raise SolverFailure(
+                f"solver {solver_cls.name!r} from {self.registry.plugin_of(solver_cls.name)} failed while checking "
+                f"the data: {type(exc).__name__}: {exc} (a fault in that plugin, not in the spec)"
+            ) from exc
 
     def open_store(self) -> RunStore | None:
         """Open (migrate, recover) the run store this run is recorded in; raises ``StoreError``."""

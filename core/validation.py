@@ -106,6 +106,7 @@ def validate_file(
     returned ``Validation``.
     """
     from glasswork.launch import Launch
+    from glasswork.runner import SolverFailure
 
     found = Validation(str(path))
     try:
@@ -121,6 +122,9 @@ def validate_file(
         found.problem = launch.prepare()
     except DataError as exc:
         found.data_error = exc
+        return found
+    except SolverFailure as exc:  # the plugin's check broke: said, never a traceback
+        found.solver_error = str(exc)
         return found
     spec = launch.loaded.spec
     try:

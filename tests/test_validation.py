@@ -318,3 +318,28 @@ def test_validate_shows_what_loading_noticed_as_run_does(tmp_path, monkeypatch):
     assert 'drop: ["id"]' in result.stderr
     doc = json.loads(CliRunner().invoke(cli, ["validate", "--json", "s.yaml"]).stdout)[0]
     assert any('column "id"' in note for note in doc["data"]["warnings"])
+
+
+def test_a_solver_whose_pre_search_check_breaks_is_named_by_validate_and_run(tmp_path, monkeypatch, capsys):
+    """A plugin's ``check`` that raises (not a DataError) is the plugin's fault: exit 1 naming the
+    solver and its plugin, from validate and from run alike, never "internal error ... report it"."""
+    import sys
+
+    from glasswork.cli import main
+    from glasswork.plugins.corels import CorelsSolver
+
+    def broken(self, problem):
+        raise ZeroDivisionError("a plugin's bug")
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d.csv").write_text(_table(20))
+    (tmp_path / "s.yaml").write_text(_spec("corels", "source: d.csv, target: y, " + WHOLE))
+    monkeypatch.setattr(CorelsSolver, "check", broken)
+    for command in (["validate", "s.yaml"], ["run", "s.yaml", "--no-store"]):
+        monkeypatch.setattr(sys, "argv", ["glasswork", *command])
+        with pytest.raises(SystemExit) as stop:
+            main()
+        out, err = capsys.readouterr()
+        assert stop.value.code == 1, (command, out, err)
+        assert "solver 'corels' from plugin" in err and "ZeroDivisionError: a plugin's bug" in err, err
+        assert "internal error" not in err and "report it" not in err and "ok (" not in out
