@@ -7,31 +7,13 @@ One module per concept, every public name re-exported here (where plugins and us
 ``load_model``), ``formats`` (``FORMATS`` and the files exports go to; light, for the command
 line) and ``builders`` (the pieces every plugin's exporter shares).
 
-A solver's model reads the columns of the ``Problem`` it was trained on, which are often made
-by the data layer: thresholds (``age<=25``), one-hot encodings (``sex:Male``), CORELS
-antecedents (``sex:Male,priors:>3``). ``ModelInputs`` records how each of those columns comes
-from the raw table, as conditions on raw columns, so a model can be written as Python or SQL
-that runs on the table the model was trained from. The run store keeps it with every run.
-
 Formats: ``python``, ``sql`` and ``markdown`` come from the model's plugin through the
 ``export_model`` hook (also ``html``, the report's drawing of the model); ``json`` is the
 versioned ``glasswork.model`` document (its JSON Schema is ``specs/glasswork.model.schema.json``)
 that ``load_model`` reads back through the plugin's ``load_model`` hook.
 
-Missing values (one rule for every format and reader; docs/export.md, "Missing values"): a raw
-value is missing when it is None / SQL NULL, ``pd.NA`` / ``pd.NaT``, a float NaN of any width,
-or a text that, stripped of whitespace (space, tab, CR, LF), is empty or ``nan`` in any case. A
-column the model reads as a number also has no usable value when it holds no number: a text that
-is not a decimal number (``true`` / ``false`` read as 1 / 0), or an infinite number. A row with no
-usable value in a raw column the model reads gets no prediction, in every format alike: SQL gives
-NULL for the prediction and every probability, the Python module's ``predict``,
-``predict_proba`` and ``score`` return ``None``, and ``LoadedModel.predict`` gives ``None``
-(``predict_proba`` a row of NaN). Categories are compared as written (text): ``"003"`` is not 3,
-and ``load_model`` refuses a category column that holds numbers instead of misreading it.
-
-Generated code is built from quoted parts (``glasswork.quoting``): every name, label, value and
-path reaches Python through ``repr`` and SQL through quoted identifiers and literals, and comments
-carry data only as one printable line.
+What a model's inputs are, the one missing-value rule every format follows, and how generated
+code quotes data: ``glasswork.export.inputs``.
 """
 
 from __future__ import annotations

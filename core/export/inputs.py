@@ -6,11 +6,6 @@ antecedents (``sex:Male,priors:>3``). ``ModelInputs`` records how each of those 
 from the raw table, as conditions on raw columns, so a model can be written as Python or SQL
 that runs on the table the model was trained from. The run store keeps it with every run.
 
-Formats: ``python``, ``sql`` and ``markdown`` come from the model's plugin through the
-``export_model`` hook (also ``html``, the report's drawing of the model); ``json`` is the
-versioned ``glasswork.model`` document (its JSON Schema is ``specs/glasswork.model.schema.json``)
-that ``load_model`` reads back through the plugin's ``load_model`` hook.
-
 Missing values (one rule for every format and reader; docs/export.md, "Missing values"): a raw
 value is missing when it is None / SQL NULL, ``pd.NA`` / ``pd.NaT``, a float NaN of any width,
 or a text that, stripped of whitespace (space, tab, CR, LF), is empty or ``nan`` in any case. A
