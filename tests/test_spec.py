@@ -163,7 +163,10 @@ def test_schema_is_built_from_registered_models(toy_registry):
     assert schema.get("additionalProperties") is False or '"additionalProperties": false' in text
 
 
-def test_a_solver_without_rashomon_support_refuses_the_section_at_its_line(tmp_path, toy_registry):
+def test_a_solver_without_rashomon_support_refuses_the_section_at_its_line(tmp_path, toy_registry, monkeypatch):
+    import toy_plugin
+
+    monkeypatch.setattr(toy_plugin.ToySolver, "supports_rashomon", False)
     [issue] = issues_of(write(tmp_path / "s.yaml", VALID + "rashomon:\n  epsilon: 0.05\n"), toy_registry)
     assert issue.startswith(f"{tmp_path / 's.yaml'}:12:1: rashomon: solver 'toy' does not enumerate Rashomon sets")
 
