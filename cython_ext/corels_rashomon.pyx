@@ -1,0 +1,741 @@
+# cython: language_level=3
+"""The CORELS Rashomon set: every rule list whose objective is within a fixed threshold.
+
+A branch-and-bound over prefixes like ``corels.Search``, but the goal is "every list with
+``R(d) <= theta``", not "the optimum", so only bounds that compare a lower bound with ``theta`` are
+applied (docs/corels.md, "Rashomon sets", proves each): the hierarchical bound, the lookahead with
+the equivalent points, the length bound and the cap, and the support bounds restated against
+``theta`` and a lower bound ``floor`` on the optimum. No symmetry map, no dominance (Theorem 18):
+they prune lists because another one is at least as good, and such lists may be members.
+
+The queue holds two kinds of entries. A prefix's *model* entry stands for the rule list the
+prefix defines (prefix + default), keyed by its objective; its *expand* entry stands for every
+strict extension, with the lower bound ``b + b0 + lambda`` of all of them. With the ``lower_bound``
+(or ``objective``) policy both are keyed by those bounds, so popping a model entry emits a member
+in objective order (SORTD's idea) and, when a limit stops the run, the smallest key left bounds
+every member not enumerated. The other policies (``bfs``, ``dfs``, ``curiosity``) only change the
+order of the expansions: members are emitted as they are scored, the count is the same, and the
+bound left is the smallest lower bound over the queue.
+
+The count is exact and never needs storing the members; the best ``max_models`` are kept (their
+antecedents and objective) in C arrays. No Python object per node; ``run`` releases the GIL and
+works for a slice, on one thread or several sharing the queue under one lock. Counts are the
+bit-sliced planes of ``corels_counts.pxd``; objective arithmetic is done in weighted count units,
+in the same order as ``corels.Search``, so equal lists get bit-identical objectives.
+"""
+
+from libc.stdint cimport uint64_t, int64_t, int32_t, uint16_t, uint8_t
+from libc.stdlib cimport malloc, free
+from libc.math cimport INFINITY
+from libcpp.vector cimport vector
+from libcpp.queue cimport priority_queue
+from libcpp.utility cimport pair
+
+from bitops cimport gw_popcount64
+from monotonic_clock cimport now
+from paged_heap cimport PagedHeap
+from corels_counts cimport binary_counts, plane_popcounts, fold_counts, weighted_majority, weighted_sum
+
+cdef extern from "corels_threads.h" nogil:
+    ctypedef struct gw_sync:
+        pass
+    ctypedef void (*gw_worker_fn)(void* ctx, int tid) noexcept nogil
+    gw_sync* gw_sync_new()
+    void gw_sync_free(gw_sync* s)
+    void gw_lock(gw_sync* s)
+    void gw_unlock(gw_sync* s)
+    void gw_wait(gw_sync* s, double seconds)
+    void gw_notify_all(gw_sync* s)
+    ctypedef struct gw_pool:
+        pass
+    gw_pool* gw_pool_new(int n)
+    void gw_pool_run(gw_pool* p, gw_worker_fn fn, void* ctx)
+    void gw_pool_free(gw_pool* p)
+    bint gw_pool_stale(gw_pool* p)
+
+import numpy as np
+
+cdef enum:
+    P_BFS = 0
+    P_DFS = 1
+    P_CURIOSITY = 2
+    P_LOWER_BOUND = 3
+    P_OBJECTIVE = 4
+    MAX_CLASSES = 64
+    K_MODEL = 0
+    K_EXPAND = 1
+    NODE_PAGE_BITS = 16
+    NODE_PAGE_MASK = 65535
+    MAX_NODE_PAGES = 32768
+
+POLICIES = {"bfs": P_BFS, "dfs": P_DFS, "curiosity": P_CURIOSITY,
+            "lower_bound": P_LOWER_BOUND, "objective": P_OBJECTIVE}
+
+cdef enum:
+    R_DONE = 0
+    R_SLICE = 1
+    R_STOPPED = 2
+    R_NODE_LIMIT = 3
+    R_OUT_OF_MEMORY = 4
+
+DONE = R_DONE
+SLICE = R_SLICE
+STOPPED = R_STOPPED
+NODE_LIMIT = R_NODE_LIMIT
+OUT_OF_MEMORY = R_OUT_OF_MEMORY
+
+
+cdef struct RNode:          # 16 bytes; never freed (a run's nodes are its queued prefixes)
+    double err              # weighted errors of the prefix rules (count units)
+    int32_t parent
+    uint16_t ant
+    uint16_t depth
+
+
+cdef struct REntry:
+    double key              # queue order (the policy's key)
+    int64_t tie             # insertion order (negated for DFS)
+    double lb               # lower bound (count units) on every list this entry stands for
+    int32_t node
+    int32_t kind            # K_MODEL: the prefix's own list; K_EXPAND: its strict extensions
+
+
+cdef struct Cand:           # a scored child, waiting for the lock
+    double err
+    double R
+    double lbx
+    double key
+    int32_t ant
+    uint8_t member
+    uint8_t expand
+
+
+cdef struct RScratch:
+    vector[uint64_t] u, v, f
+    vector[uint16_t] path
+    vector[uint8_t] in_prefix
+    vector[Cand] cands
+    vector[int64_t] acc
+    int n_cands
+    int64_t n_evaluated, n_dead, n_pruned_support, n_pruned_bound, n_pruned_lookahead
+
+
+cdef void _worker_entry(void* ctx, int tid) noexcept nogil:
+    (<Enumerator>ctx)._worker(tid)
+
+
+cdef class Enumerator:
+    """Enumerate every rule list with objective ``<= threshold`` (see the module docstring).
+
+    Data are as ``corels.Search`` takes them (``engine.make_units``). ``threshold`` and ``floor``
+    are objectives (fractions of the total weight): ``floor`` must be a lower bound on the optimum
+    over the same class (the certified optimum, or a stopped search's lower bound; 0 disables the
+    restated support bound). ``roots`` restricts the first rule to those antecedents (a subtree of
+    the prefix space); ``include_empty`` counts the list with no rule. A list counts when its
+    objective is at most ``threshold + tolerance``, ``tolerance = 1e-9 * max(1, threshold)``.
+    """
+
+    cdef int M, W, C, P, Q, PT, QT, policy, max_len, n_threads, stride
+    cdef bint ordered, do_support, do_lookahead, do_eqpts, include_empty
+    cdef double lam, total, lamW, theta, theta_in, theta_prune, floorW
+    cdef vector[uint64_t] caps, lplanes, zplanes, mask
+    cdef vector[int32_t] lclass, lshift, zclass, zshift
+    cdef vector[uint8_t] root_ok
+    cdef double weights[MAX_CLASSES]
+    # state
+    cdef RNode** pages
+    cdef int n_pages
+    cdef int64_t n_nodes
+    cdef PagedHeap[REntry] queue
+    cdef int64_t seq
+    cdef vector[RScratch] scratch
+    cdef vector[double] inflight       # per thread: the key of its expansion in flight (ordered)
+    # members
+    cdef public int64_t count
+    cdef int64_t max_models
+    cdef priority_queue[pair[double, int32_t]] kept    # (objective, slot): the worst kept on top
+    cdef vector[uint16_t] kept_ants
+    cdef vector[uint16_t] kept_len
+    cdef vector[double] kept_obj
+    cdef vector[int32_t] kept_log      # slots in the order they were kept (ordered mode)
+    cdef double best_seen
+    # threads and slices
+    cdef gw_sync* sync
+    cdef gw_pool* pool
+    cdef double t_end, start_time, oom_bound
+    cdef const uint8_t* stop_ptr
+    cdef int64_t max_evals
+    cdef int n_inflight, n_waiting
+    cdef bint halt, out_of_memory, finished
+    cdef public int64_t n_evaluated, n_expanded, n_inserted, n_dead, n_pruned_support
+    cdef public int64_t n_pruned_bound, n_pruned_lookahead, max_queue
+
+    def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
+                 const int32_t[::1] lclass, const int32_t[::1] lshift,
+                 const uint64_t[:, ::1] zplanes, const int32_t[::1] zclass,
+                 const int32_t[::1] zshift, const double[::1] weights, int n_units,
+                 double regularization, double threshold, double floor=0.0, str policy="lower_bound",
+                 int max_prefix_length=255, int threads=1, int64_t max_models=1000,
+                 roots=None, bint include_empty=True, bint support=True, bint lookahead=True,
+                 bint equivalent_points=True):
+        cdef int i, k
+        if threads < 1 or threads > 1024:
+            raise ValueError(f"threads must be between 1 and 1024, got {threads}")
+        if policy not in POLICIES:
+            raise ValueError(f"unknown policy {policy!r}; choose one of {sorted(POLICIES)}")
+        if regularization < 0:
+            raise ValueError("regularization must be >= 0")
+        if not (threshold == threshold) or threshold < 0 or threshold == INFINITY:
+            raise ValueError("the threshold must be a finite number >= 0")
+        if max_models < 0:
+            raise ValueError("max_models must be >= 0")
+        self.M = caps.shape[0]
+        self.W = caps.shape[1] if self.M > 0 else (n_units + 63) // 64
+        if self.W == 0:
+            self.W = 1
+        self.C = weights.shape[0]
+        if self.C < 2 or self.C > MAX_CLASSES:
+            raise ValueError(f"between 2 and {MAX_CLASSES} classes are supported, got {self.C}")
+        if self.M > 65535:
+            raise ValueError("at most 65535 antecedents are supported")
+        if lplanes.shape[1] != self.W or zplanes.shape[1] != self.W and zplanes.shape[0] > 0:
+            raise ValueError("planes must have the same number of words as the antecedents")
+        self.n_threads = threads
+        self.policy = POLICIES[policy]
+        self.ordered = self.policy == P_LOWER_BOUND or self.policy == P_OBJECTIVE
+        self.max_len = max(0, min(max_prefix_length, self.M, 255))
+        self.P = lplanes.shape[0]
+        self.Q = zplanes.shape[0]
+        self.do_support = support
+        self.do_lookahead = lookahead
+        self.do_eqpts = equivalent_points and self.Q > 0
+        self.include_empty = include_empty
+        self.lam = regularization
+        self.theta = threshold
+        self.max_models = max_models
+        for k in range(self.C):
+            if weights[k] < 0:
+                raise ValueError("class weights must be >= 0")
+            self.weights[k] = weights[k]
+        cdef Py_ssize_t[::1] lorder = np.argsort(np.asarray(lclass), kind="stable").astype(np.intp)
+        cdef Py_ssize_t[::1] zorder = np.argsort(np.asarray(zclass), kind="stable").astype(np.intp)
+        self.caps.resize(<size_t>self.M * self.W)
+        for k in range(self.M):
+            for i in range(self.W):
+                self.caps[<size_t>k * self.W + i] = caps[k, i]
+        self.lplanes.resize(<size_t>self.W * max(self.P, 1))
+        for i in range(self.W):
+            for k in range(self.P):
+                self.lplanes[<size_t>i * self.P + k] = lplanes[lorder[k], i]
+        self.zplanes.resize(<size_t>self.W * max(self.Q, 1))
+        for i in range(self.W):
+            for k in range(self.Q):
+                self.zplanes[<size_t>i * self.Q + k] = zplanes[zorder[k], i]
+        for k in range(self.P):
+            if lclass[k] < -1 or lclass[k] == 0 or lclass[k] >= self.C:
+                raise ValueError("label plane classes must be -1 (total) or 1..C-1")
+            self.lclass.push_back(lclass[lorder[k]])
+            self.lshift.push_back(lshift[lorder[k]])
+        for k in range(self.Q):
+            if zclass[k] < -1 or zclass[k] == 0 or zclass[k] >= self.C:
+                raise ValueError("minority plane classes must be -1 (total) or 1..C-1")
+            self.zclass.push_back(zclass[zorder[k]])
+            self.zshift.push_back(zshift[zorder[k]])
+        self.PT = 0
+        while self.PT < self.P and self.lclass[self.PT] < 0:
+            self.PT += 1
+        self.QT = 0
+        while self.QT < self.Q and self.zclass[self.QT] < 0:
+            self.QT += 1
+        self.lshift.push_back(0)
+        self.zshift.push_back(0)
+        self.lclass.push_back(0)
+        self.zclass.push_back(0)
+        self.mask.assign(self.W, 0)
+        for i in range(n_units):
+            self.mask[i >> 6] |= (<uint64_t>1) << (i & 63)
+        self.root_ok.assign(max(self.M, 1), 1 if roots is None else 0)
+        if roots is not None:
+            for r in roots:
+                if not 0 <= int(r) < self.M:
+                    raise ValueError(f"root antecedent {r} is not in 0..{self.M - 1}")
+                self.root_ok[int(r)] = 1
+        self.scratch.resize(threads)
+        for k in range(threads):
+            self.scratch[k].u.assign(self.W, 0)
+            self.scratch[k].v.assign(self.W, 0)
+            self.scratch[k].f.assign(self.W, 0)
+            self.scratch[k].path.assign(256, 0)
+            self.scratch[k].in_prefix.assign(max(self.M, 1), 0)
+            self.scratch[k].cands.resize(max(self.M, 1))
+            self.scratch[k].acc.assign(max(self.P, self.Q) + 1, 0)
+        self.inflight.assign(threads, INFINITY)
+        self.pages = <RNode**>malloc(MAX_NODE_PAGES * sizeof(RNode*))
+        self.sync = gw_sync_new()
+        if self.pages == NULL or self.sync == NULL or not self.queue.reserve(1 << 20):
+            raise MemoryError("cannot allocate the enumeration's tables")
+        self.n_pages = 0
+        self._init()
+        self.floorW = floor * self.total
+
+    def __dealloc__(self):
+        cdef int i
+        if self.pages != NULL:
+            for i in range(self.n_pages):
+                free(self.pages[i])
+            free(self.pages)
+            self.pages = NULL
+        if self.pool != NULL and not gw_pool_stale(self.pool):
+            gw_pool_free(self.pool)
+        self.pool = NULL
+        if self.sync != NULL:
+            gw_sync_free(self.sync)
+        self.sync = NULL
+
+    # ---------------------------------------------------------------------------- helpers
+
+    cdef inline RNode* _node(self, int32_t i) noexcept nogil:
+        return &self.pages[i >> NODE_PAGE_BITS][i & NODE_PAGE_MASK]
+
+    cdef int32_t _new_node(self, int32_t parent, uint16_t ant, uint16_t depth, double err) noexcept nogil:
+        """A node (under the lock); -1 when out of memory."""
+        cdef int32_t i
+        if (self.n_nodes >> NODE_PAGE_BITS) >= self.n_pages:
+            if self.n_pages >= MAX_NODE_PAGES:
+                return -1
+            self.pages[self.n_pages] = <RNode*>malloc((1 << NODE_PAGE_BITS) * sizeof(RNode))
+            if self.pages[self.n_pages] == NULL:
+                return -1
+            self.n_pages += 1
+        i = <int32_t>self.n_nodes
+        self.n_nodes += 1
+        self._node(i).err = err
+        self._node(i).parent = parent
+        self._node(i).ant = ant
+        self._node(i).depth = depth
+        return i
+
+    cdef bint _push(self, double key, double lb, int32_t node, int kind) noexcept nogil:
+        cdef REntry e
+        if not self.queue.reserve_one():
+            return False
+        e.key = key
+        e.lb = lb
+        e.node = node
+        e.kind = kind
+        self.seq += 1
+        e.tie = -self.seq if self.policy == P_DFS else self.seq
+        self.queue.push_reserved(e)
+        self.n_inserted += 1
+        if <int64_t>self.queue.size() > self.max_queue:
+            self.max_queue = self.queue.size()
+        return True
+
+    cdef void _counts(self, const uint64_t* vec, bint minority, double* cnt, int64_t* acc) noexcept nogil:
+        cdef const uint64_t* planes = &self.zplanes[0] if minority else &self.lplanes[0]
+        cdef int P = self.Q if minority else self.P
+        cdef const int32_t* sh = &self.zshift[0] if minority else &self.lshift[0]
+        if self.C == 2:
+            binary_counts(self.W, vec, NULL, NULL, planes, P, self.QT if minority else self.PT, sh, cnt)
+            return
+        plane_popcounts(self.W, vec, planes, P, acc)
+        fold_counts(self.C, acc, P, &self.zclass[0] if minority else &self.lclass[0], sh, cnt)
+
+    cdef void _emit(self, double R, const uint16_t* path, int length) noexcept nogil:
+        """Count a member (under the lock) and keep it if it is among the best ``max_models``."""
+        cdef int32_t slot
+        cdef int k
+        self.count += 1
+        if R < self.best_seen:
+            self.best_seen = R
+        if self.max_models == 0:
+            return
+        if <int64_t>self.kept.size() < self.max_models:
+            slot = <int32_t>self.kept.size()
+            self.kept_obj.push_back(R)
+            self.kept_len.push_back(length)
+            self.kept_ants.resize(<size_t>(slot + 1) * self.stride)
+            if self.ordered:
+                self.kept_log.push_back(slot)
+        elif R < self.kept.top().first:
+            slot = self.kept.top().second
+            self.kept.pop()
+            self.kept_obj[slot] = R
+            self.kept_len[slot] = length
+        else:
+            return
+        for k in range(length):
+            self.kept_ants[<size_t>slot * self.stride + k] = path[k]
+        self.kept.push(pair[double, int32_t](R, slot))
+
+    cdef void _init(self):
+        cdef double cnt[MAX_CLASSES]
+        cdef double zc[MAX_CLASSES]
+        cdef double correct, b0 = 0, R0, lbx
+        cdef int label
+        cdef int32_t root
+        cdef vector[int64_t] accv
+        accv.assign(max(self.P, self.Q) + 1, 0)
+        self._counts(&self.mask[0], False, cnt, &accv[0])
+        self.total = weighted_majority(self.C, self.weights, cnt, &correct, &label)
+        self.lamW = self.lam * self.total
+        self.theta_in = self.theta + 1e-9 * max(1.0, self.theta)
+        # pruning compares a bound in count units with the threshold: a margin above the
+        # inclusion tolerance, so rounding in the conversion never prunes a member
+        self.theta_prune = (self.theta + 2e-9 * max(1.0, self.theta)) * self.total
+        self.stride = self.max_len
+        if self.lamW > 0:
+            self.stride = min(self.max_len, <int>(self.theta_prune / self.lamW) + 1)
+        self.stride = max(self.stride, 1)
+        self.best_seen = INFINITY
+        self.oom_bound = INFINITY
+        self.start_time = now()
+        R0 = self.total - correct
+        if self.do_eqpts:
+            self._counts(&self.mask[0], True, zc, &accv[0])
+            b0 = weighted_sum(self.C, self.weights, zc)
+        root = self._new_node(-1, 0, 0, 0.0)
+        if root < 0:
+            raise MemoryError("cannot allocate the enumeration's nodes")
+        if self.include_empty and (R0 / self.total if self.total > 0 else 0.0) <= self.theta_in:
+            if self.ordered:
+                if not self._push(R0, R0, root, K_MODEL):
+                    raise MemoryError("cannot allocate the enumeration's queue")
+            else:
+                self._emit(R0 / self.total if self.total > 0 else 0.0, NULL, 0)
+        if self._expandable(0.0, b0, 0):
+            lbx = b0 + (self.lamW if self.do_lookahead else 0.0)
+            if not self._push(self._key(0, 0.0, lbx, 0.0, K_EXPAND), lbx, root, K_EXPAND):
+                raise MemoryError("cannot allocate the enumeration's queue")
+        self.finished = self.queue.size() == 0
+
+    cdef inline bint _expandable(self, double b, double b0, int depth) noexcept nogil:
+        """Can a strict extension of a prefix (bound ``b``, minority ``b0``, length ``depth``) be a
+        member? Lookahead with the equivalent points, the length bound and the cap."""
+        if depth >= self.max_len:
+            return False
+        if b + b0 + (self.lamW if self.do_lookahead else 0.0) > self.theta_prune:
+            return False
+        return (depth + 1) * self.lamW <= self.theta_prune
+
+    cdef inline double _key(self, int depth, double b, double lbx, double fw, int kind) noexcept nogil:
+        """The queue key of an expand entry under the policy (model entries: their objective)."""
+        cdef double ucap
+        if self.ordered:
+            return lbx
+        if self.policy == P_BFS:
+            return depth
+        if self.policy == P_DFS:
+            return -depth
+        ucap = self.total - fw
+        return b * self.total / ucap if ucap > 0 else INFINITY
+
+    # ---------------------------------------------------------------------------- expansion
+
+    cdef int _score(self, int32_t ni, RScratch* sc) noexcept nogil:
+        """Score every child of node ``ni`` into ``sc.cands`` (no lock: writes only the scratch)."""
+        cdef RNode* nd = self._node(ni)
+        cdef int depth = nd.depth, k, i, s, label, flabel, n_cands = 0
+        cdef int32_t cur = ni
+        cdef double perr = nd.err
+        cdef double ucnt[MAX_CLASSES]
+        cdef double uz[MAX_CLASSES]
+        cdef double cnt[MAX_CLASSES]
+        cdef double fc[MAX_CLASSES]
+        cdef double zc[MAX_CLASSES]
+        cdef double wv, correct, err, b, R, fw, fcorrect, b0, lbx
+        cdef uint64_t* u = &sc.u[0]
+        cdef uint64_t* v = &sc.v[0]
+        cdef const uint64_t* capv
+        cdef int64_t* acc = &sc.acc[0]
+        cdef uint16_t* path = &sc.path[0]
+        cdef uint8_t* in_prefix = &sc.in_prefix[0]
+        cdef bint any_bits, member, expand
+        cdef Cand* cand
+        k = depth
+        while k > 0:
+            k -= 1
+            path[k] = self._node(cur).ant
+            cur = self._node(cur).parent
+        for i in range(self.W):
+            u[i] = self.mask[i]
+        for k in range(depth):
+            s = path[k]
+            in_prefix[s] = 1
+            for i in range(self.W):
+                u[i] &= ~self.caps[<size_t>s * self.W + i]
+        self._counts(u, False, ucnt, acc)
+        if self.do_eqpts:
+            self._counts(u, True, uz, acc)
+        for s in range(self.M):
+            if in_prefix[s] or (depth == 0 and not self.root_ok[s]):
+                continue
+            sc.n_evaluated += 1
+            capv = &self.caps[<size_t>s * self.W]
+            any_bits = False
+            for i in range(self.W):
+                v[i] = u[i] & capv[i]
+                if v[i] != 0:
+                    any_bits = True
+            if not any_bits:                       # captures nothing new: not a separate list
+                sc.n_dead += 1
+                continue
+            self._counts(v, False, cnt, acc)
+            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
+            # Theorems 10/11 restated: dropping this rule from any list through it gives a list of
+            # objective >= floor, at most correct - lambda*W better
+            if self.do_support and self.floorW + self.lamW - correct > self.theta_prune:
+                sc.n_pruned_support += 1
+                continue
+            err = perr + (wv - correct)
+            b = err + (depth + 1) * self.lamW
+            if b > self.theta_prune:                # Theorem 1 against the threshold
+                sc.n_pruned_bound += 1
+                continue
+            for k in range(self.C):
+                fc[k] = ucnt[k] - cnt[k]
+            fw = weighted_majority(self.C, self.weights, fc, &fcorrect, &flabel)
+            R = b + (fw - fcorrect)
+            member = R / self.total <= self.theta_in
+            b0 = 0
+            if self.do_eqpts:                         # Theorem 20
+                self._counts(v, True, zc, acc)
+                for k in range(self.C):
+                    zc[k] = uz[k] - zc[k]
+                b0 = weighted_sum(self.C, self.weights, zc)
+            expand = self._expandable(b, b0, depth + 1)
+            if not expand:
+                sc.n_pruned_lookahead += 1
+                if not member:
+                    continue
+            lbx = b + b0 + (self.lamW if self.do_lookahead else 0.0)
+            cand = &sc.cands[n_cands]
+            n_cands += 1
+            cand.ant = s
+            cand.err = err
+            cand.R = R
+            cand.lbx = lbx
+            cand.key = self._key(depth + 1, b, lbx, fw, K_EXPAND)
+            cand.member = member
+            cand.expand = expand
+        for k in range(depth):
+            in_prefix[path[k]] = 0
+        sc.n_cands = n_cands
+        return 0
+
+    cdef void _admit(self, int32_t ni, RScratch* sc) noexcept nogil:
+        """Second half of an expansion (under the lock): members and queue entries."""
+        cdef int depth = self._node(ni).depth, c
+        cdef Cand* cand
+        cdef int32_t child
+        cdef uint16_t* path = &sc.path[0]
+        for c in range(sc.n_cands):
+            cand = &sc.cands[c]
+            if self.out_of_memory:
+                self.oom_bound = min(self.oom_bound, cand.R if cand.member else cand.lbx)
+                continue
+            if cand.member and not self.ordered:
+                path[depth] = cand.ant
+                self._emit(cand.R / self.total, path, depth + 1)
+            if (cand.member and self.ordered) or cand.expand:
+                child = self._new_node(ni, cand.ant, depth + 1, cand.err)
+                if child < 0:
+                    self.out_of_memory = True
+                    self.oom_bound = min(self.oom_bound, cand.R if cand.member and self.ordered else cand.lbx)
+                    continue
+                if cand.member and self.ordered and not self._push(cand.R, cand.R, child, K_MODEL):
+                    self.out_of_memory = True
+                    self.oom_bound = min(self.oom_bound, cand.R)
+                    continue
+                if cand.expand and not self._push(cand.key, cand.lbx, child, K_EXPAND):
+                    self.out_of_memory = True
+                    self.oom_bound = min(self.oom_bound, cand.lbx)
+        self.n_evaluated += sc.n_evaluated
+        self.n_dead += sc.n_dead
+        self.n_pruned_support += sc.n_pruned_support
+        self.n_pruned_bound += sc.n_pruned_bound
+        self.n_pruned_lookahead += sc.n_pruned_lookahead
+        sc.n_evaluated = 0
+        sc.n_dead = 0
+        sc.n_pruned_support = 0
+        sc.n_pruned_bound = 0
+        sc.n_pruned_lookahead = 0
+        self.n_expanded += 1
+
+    cdef void _emit_node(self, int32_t ni, double R, RScratch* sc) noexcept nogil:
+        """Emit the list of node ``ni`` (a popped model entry), under the lock."""
+        cdef int depth = self._node(ni).depth, k = depth
+        cdef int32_t cur = ni
+        while k > 0:
+            k -= 1
+            sc.path[k] = self._node(cur).ant
+            cur = self._node(cur).parent
+        self._emit(R / self.total if self.total > 0 else 0.0, &sc.path[0], depth)
+
+    cdef double _others_inflight(self, int tid) noexcept nogil:
+        cdef double lo = INFINITY
+        cdef int t
+        for t in range(self.n_threads):
+            if t != tid and self.inflight[t] < lo:
+                lo = self.inflight[t]
+        return lo
+
+    cdef void _worker(self, int tid) noexcept nogil:
+        """One thread's loop for a slice: take an entry under the lock, score without it, admit
+        under it. In ordered mode a model entry is emitted only when no expansion in flight has a
+        smaller key (its children could be better), so members come out in objective order."""
+        cdef RScratch* sc = &self.scratch[tid]
+        cdef REntry e
+        gw_lock(self.sync)
+        while not self.halt:
+            if (self.stop_ptr[0] != 0 or self.out_of_memory or now() >= self.t_end
+                    or (self.max_evals >= 0 and self.n_evaluated >= self.max_evals)):
+                self.halt = True
+                break
+            if self.queue.size() == 0:
+                if self.n_inflight == 0:
+                    self.halt = True
+                    self.finished = True
+                    break
+                self.n_waiting += 1
+                gw_wait(self.sync, 0.0005)
+                self.n_waiting -= 1
+                continue
+            e = self.queue.top()
+            if e.kind == K_MODEL:
+                if self.n_inflight > 0 and e.key > self._others_inflight(tid):
+                    self.n_waiting += 1
+                    gw_wait(self.sync, 0.0005)
+                    self.n_waiting -= 1
+                    continue
+                self.queue.pop()
+                self._emit_node(e.node, e.key, sc)
+                continue
+            self.queue.pop()
+            self.inflight[tid] = e.key if self.ordered else INFINITY
+            self.n_inflight += 1
+            gw_unlock(self.sync)
+            self._score(e.node, sc)
+            gw_lock(self.sync)
+            self._admit(e.node, sc)
+            self.inflight[tid] = INFINITY
+            self.n_inflight -= 1
+            if self.n_waiting > 0:
+                gw_notify_all(self.sync)
+        if self.n_waiting > 0:
+            gw_notify_all(self.sync)
+        gw_unlock(self.sync)
+
+    # ---------------------------------------------------------------------------- Python API
+
+    def run(self, double seconds, const uint8_t[::1] stop_flag, int64_t max_evaluations=-1):
+        """Enumerate for about ``seconds`` of wall time; returns DONE (everything enumerated),
+        SLICE, STOPPED (the stop flag), NODE_LIMIT or OUT_OF_MEMORY."""
+        if self.finished:
+            return R_DONE
+        self.stop_ptr = &stop_flag[0]
+        self.max_evals = max_evaluations
+        self.halt = False
+        with nogil:
+            self.t_end = now() + seconds
+            if self.n_threads > 1:
+                if self.pool != NULL and gw_pool_stale(self.pool):
+                    self.pool = NULL
+                if self.pool == NULL:
+                    self.pool = gw_pool_new(self.n_threads)
+                if self.pool != NULL:
+                    gw_pool_run(self.pool, _worker_entry, <void*>self)
+                else:
+                    self._worker(0)
+            else:
+                self._worker(0)
+        if self.finished and not self.out_of_memory:
+            return R_DONE
+        if self.out_of_memory:
+            return R_OUT_OF_MEMORY
+        if stop_flag[0] != 0:
+            return R_STOPPED
+        if max_evaluations >= 0 and self.n_evaluated >= max_evaluations:
+            return R_NODE_LIMIT
+        return R_SLICE
+
+    def lower_bound(self):
+        """A lower bound (objective) on every member not enumerated yet: the smallest bound over
+        the queue and whatever an allocation failure dropped; ``inf`` when nothing is left."""
+        cdef double lo = self.oom_bound
+        cdef size_t i
+        if self.ordered and self.queue.size() > 0:
+            lo = min(lo, self.queue.top().key)
+        else:
+            for i in range(self.queue.size()):
+                if self.queue.at(i).lb < lo:
+                    lo = self.queue.at(i).lb
+        if lo == INFINITY or self.total <= 0:
+            return lo if lo == INFINITY else 0.0
+        return lo / self.total
+
+    def set_floor(self, double floor):
+        """The lower bound on the optimum the restated support bound uses (objective units)."""
+        self.floorW = floor * self.total
+
+    @property
+    def complete(self):
+        return self.finished and not self.out_of_memory
+
+    @property
+    def ordered_order(self):
+        return bool(self.ordered)
+
+    @property
+    def queue_size(self):
+        return self.queue.size()
+
+    @property
+    def threads(self):
+        return self.n_threads
+
+    @property
+    def elapsed(self):
+        return now() - self.start_time
+
+    def memory_bytes(self):
+        return (self.n_pages * (1 << NODE_PAGE_BITS) * sizeof(RNode) + self.queue.bytes()
+                + self.kept_ants.capacity() * 2 + self.kept_obj.capacity() * 8)
+
+    def kept_members(self):
+        """The kept members, best first: a list of (objective, antecedent tuple)."""
+        out = []
+        cdef size_t slot
+        cdef int k
+        for slot in range(self.kept_obj.size()):
+            out.append((self.kept_obj[slot],
+                        tuple(self.kept_ants[slot * self.stride + k] for k in range(self.kept_len[slot]))))
+        out.sort(key=lambda m: m[0])
+        return out
+
+    def kept_since(self, Py_ssize_t start):
+        """Ordered mode: the members kept from the ``start``-th on, in the order they were
+        emitted (objective order); the caller streams them as they come."""
+        out = []
+        cdef Py_ssize_t i
+        cdef int32_t slot
+        cdef int k
+        for i in range(start, self.kept_log.size()):
+            slot = self.kept_log[i]
+            out.append((self.kept_obj[slot],
+                        tuple(self.kept_ants[<size_t>slot * self.stride + k] for k in range(self.kept_len[slot]))))
+        return out
+
+    def counters(self):
+        return {
+            "rashomon_count": self.count,
+            "evaluated": self.n_evaluated,
+            "expanded": self.n_expanded,
+            "inserted": self.n_inserted,
+            "dead_rules": self.n_dead,
+            "pruned_support": self.n_pruned_support,
+            "pruned_bound": self.n_pruned_bound,
+            "pruned_lookahead": self.n_pruned_lookahead,
+            "max_queue": self.max_queue,
+            "nodes": self.n_nodes,
+        }
