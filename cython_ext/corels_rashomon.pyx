@@ -30,8 +30,10 @@ from libc.math cimport INFINITY
 from libcpp.vector cimport vector
 from libcpp.queue cimport priority_queue
 from libcpp.utility cimport pair
+from libcpp.unordered_map cimport unordered_map
+from cython.operator cimport dereference as deref
 
-from bitops cimport gw_popcount64
+from bitops cimport gw_popcount64, splitmix64
 from monotonic_clock cimport now
 from paged_heap cimport PagedHeap
 from corels_counts cimport binary_counts, plane_popcounts, fold_counts, weighted_majority, weighted_sum
@@ -53,6 +55,33 @@ cdef extern from "corels_threads.h" nogil:
     void gw_pool_free(gw_pool* p)
     bint gw_pool_stale(gw_pool* p)
 
+cdef extern from *:
+    """
+    #include <cstdint>
+    #include <vector>
+    #include <unordered_map>
+    /* Record an antecedent set in the enumerator's map; 0 when memory runs out (then the map is
+     * left as it was for lookups: a record is indexed only once fully written). */
+    static int gw_rs_store(std::vector<uint16_t>& ids_store, std::vector<int64_t>& offs,
+                           std::vector<double>& errs, std::unordered_map<uint64_t, int64_t>& index,
+                           uint64_t key, const uint16_t* ids, int n, double err) {
+        try {
+            int64_t off = (int64_t)ids_store.size();
+            ids_store.push_back((uint16_t)n);
+            ids_store.insert(ids_store.end(), ids, ids + n);
+            offs.push_back(off);
+            errs.push_back(err);
+            index[key] = (int64_t)offs.size() - 1;
+        } catch (...) {
+            return 0;
+        }
+        return 1;
+    }
+    """
+    int gw_rs_store(vector[uint16_t]& ids_store, vector[int64_t]& offs, vector[double]& errs,
+                    unordered_map[uint64_t, int64_t]& index, uint64_t key, const uint16_t* ids,
+                    int n, double err) noexcept nogil
+
 import numpy as np
 
 cdef enum:
@@ -64,6 +93,7 @@ cdef enum:
     MAX_CLASSES = 64
     K_MODEL = 0
     K_EXPAND = 1
+    SIM_WINDOW = 8      # Theorem 18 (restated) tries dropping each of the last SIM_WINDOW rules
     NODE_PAGE_BITS = 16
     NODE_PAGE_MASK = 65535
     MAX_NODE_PAGES = 32768
@@ -117,7 +147,10 @@ cdef struct RScratch:
     vector[Cand] cands
     vector[int64_t] acc
     int n_cands
-    int64_t n_evaluated, n_dead, n_pruned_support, n_pruned_bound, n_pruned_lookahead
+    int64_t n_evaluated, n_dead, n_pruned_support, n_pruned_bound, n_pruned_lookahead, n_pruned_similar
+    vector[uint64_t] sim_tmp, sim_x, sim_ctx
+    double sim_gain[SIM_WINDOW]
+    double sim_perr[256]
 
 
 cdef void _worker_entry(void* ctx, int tid) noexcept nogil:
@@ -136,7 +169,15 @@ cdef class Enumerator:
     """
 
     cdef int M, W, C, P, Q, PT, QT, policy, max_len, n_threads, stride
-    cdef bint ordered, do_support, do_lookahead, do_eqpts, include_empty
+    cdef bint ordered, do_support, do_lookahead, do_eqpts, do_similar, do_map, include_empty
+    # the prefix map restated (Corollary 16 against the threshold): per antecedent set, the
+    # smallest prefix error seen over its orderings; a set's key is a sum of per-antecedent
+    # hashes, verified against the stored sorted ids, so a collision never prunes
+    cdef vector[uint64_t] ant_hash
+    cdef unordered_map[uint64_t, int64_t] set_index
+    cdef vector[int64_t] set_off
+    cdef vector[double] set_err
+    cdef vector[uint16_t] set_ids
     cdef double lam, total, lamW, theta, theta_in, theta_prune, floorW
     cdef vector[uint64_t] caps, lplanes, zplanes, mask
     cdef vector[int32_t] lclass, lshift, zclass, zshift
@@ -168,7 +209,7 @@ cdef class Enumerator:
     cdef int n_inflight, n_waiting
     cdef bint halt, out_of_memory, finished
     cdef public int64_t n_evaluated, n_expanded, n_inserted, n_dead, n_pruned_support
-    cdef public int64_t n_pruned_bound, n_pruned_lookahead, max_queue
+    cdef public int64_t n_pruned_bound, n_pruned_lookahead, n_pruned_similar, n_pruned_map, max_queue
 
     def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
                  const int32_t[::1] lclass, const int32_t[::1] lshift,
@@ -177,7 +218,7 @@ cdef class Enumerator:
                  double regularization, double threshold, double floor=0.0, str policy="lower_bound",
                  int max_prefix_length=255, int threads=1, int64_t max_models=1000,
                  roots=None, bint include_empty=True, bint support=True, bint lookahead=True,
-                 bint equivalent_points=True):
+                 bint equivalent_points=True, bint similar_support=True, bint symmetry_map=True):
         cdef int i, k
         if threads < 1 or threads > 1024:
             raise ValueError(f"threads must be between 1 and 1024, got {threads}")
@@ -209,6 +250,12 @@ cdef class Enumerator:
         self.do_support = support
         self.do_lookahead = lookahead
         self.do_eqpts = equivalent_points and self.Q > 0
+        self.do_similar = similar_support
+        self.do_map = symmetry_map
+        cdef uint64_t hx = 0x5EED5EED
+        for k in range(self.M):
+            hx = splitmix64(hx)
+            self.ant_hash.push_back(hx)
         self.include_empty = include_empty
         self.lam = regularization
         self.theta = threshold
@@ -269,6 +316,9 @@ cdef class Enumerator:
             self.scratch[k].in_prefix.assign(max(self.M, 1), 0)
             self.scratch[k].cands.resize(max(self.M, 1))
             self.scratch[k].acc.assign(max(self.P, self.Q) + 1, 0)
+            self.scratch[k].sim_tmp.assign(self.W, 0)
+            self.scratch[k].sim_x.assign(self.W, 0)
+            self.scratch[k].sim_ctx.assign(<size_t>SIM_WINDOW * self.W, 0)
         self.inflight.assign(threads, INFINITY)
         self.pages = <RNode**>malloc(MAX_NODE_PAGES * sizeof(RNode*))
         self.sync = gw_sync_new()
@@ -452,6 +502,7 @@ cdef class Enumerator:
         cdef uint8_t* in_prefix = &sc.in_prefix[0]
         cdef bint any_bits, member, expand
         cdef Cand* cand
+        cdef int c, c2, n_sim
         k = depth
         while k > 0:
             k -= 1
@@ -520,8 +571,133 @@ cdef class Enumerator:
             cand.expand = expand
         for k in range(depth):
             in_prefix[path[k]] = 0
+        if self.do_similar and depth >= 1 and n_cands > 0:   # Theorem 18 against the threshold
+            n_sim = self._similar_setup(ni, depth, sc)
+            c2 = 0
+            for c in range(n_cands):
+                if self._similar_excluded(sc.cands[c].ant, depth, n_sim, sc.cands[c].err - perr, sc):
+                    sc.n_pruned_similar += 1
+                else:
+                    sc.cands[c2] = sc.cands[c]
+                    c2 += 1
+            n_cands = c2
         sc.n_cands = n_cands
         return 0
+
+    cdef int _similar_setup(self, int32_t ni, int depth, RScratch* sc) noexcept nogil:
+        """Prepare Theorem 18 for the children of ``ni`` = (p_0 .. p_{K-1}), K = ``depth``: for
+        each of the last ``SIM_WINDOW`` rules p_j, what d_j = the prefix without p_j leaves
+        uncaptured (``sc.sim_ctx``) and the part of b(D) - b(d_j + t) that does not depend on the
+        child t (``sc.sim_gain``), as ``corels.Search`` does. Returns how many rules are tried."""
+        cdef int i, j, k, label, n = min(depth, SIM_WINDOW), j0 = depth - n
+        cdef int32_t cur = ni
+        cdef uint64_t* x
+        cdef const uint64_t* cv
+        cdef uint64_t* up = &sc.sim_tmp[0]
+        cdef uint64_t* sx = &sc.sim_x[0]
+        cdef double* perr = &sc.sim_perr[0]
+        cdef double cnt[MAX_CLASSES]
+        cdef double correct, wv, ej
+        for k in range(depth, j0, -1):
+            perr[k] = self._node(cur).err
+            cur = self._node(cur).parent
+        perr[j0] = self._node(cur).err
+        for i in range(self.W):
+            up[i] = self.mask[i]
+        for k in range(j0):
+            cv = &self.caps[<size_t>sc.path[k] * self.W]
+            for i in range(self.W):
+                up[i] &= ~cv[i]
+        for j in range(j0, depth):
+            x = &sc.sim_ctx[<size_t>(j - j0) * self.W]
+            for i in range(self.W):
+                x[i] = up[i]
+            ej = self.lamW + perr[depth] - perr[j]
+            for k in range(j + 1, depth):
+                cv = &self.caps[<size_t>sc.path[k] * self.W]
+                for i in range(self.W):
+                    sx[i] = x[i] & cv[i]
+                    x[i] &= ~cv[i]
+                self._counts(sx, False, cnt, &sc.acc[0])
+                wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
+                ej -= wv - correct
+            sc.sim_gain[j - j0] = ej
+            cv = &self.caps[<size_t>sc.path[j] * self.W]
+            for i in range(self.W):
+                up[i] &= ~cv[i]
+        return n
+
+    cdef bint _similar_excluded(self, int t, int depth, int n, double et, RScratch* sc) noexcept nogil:
+        """Theorem 18 against the threshold, for D = (p_0 .. p_{K-1}, t) and d = D without one of
+        its last ``n`` rules p_j: every list through D (D itself and each extension D+T) scores
+        at least R(d+T) + b(D) - b(d) - Omega >= floor + b(D) - b(d) - Omega, Omega the weight
+        of what p_j alone captures in D (docs/corels.md, "Rashomon sets"). True when that exceeds
+        the threshold: no member lies through D. ``et`` = err(t | D's prefix)."""
+        cdef double cnt[MAX_CLASSES]
+        cdef double correct, wv, gain, slack = self.theta_prune - self.floorW
+        cdef int label, i, j, j0 = depth - n
+        cdef const uint64_t* tv = &self.caps[<size_t>t * self.W]
+        cdef const uint64_t* pv
+        cdef const uint64_t* x
+        cdef uint64_t* y = &sc.sim_x[0]
+        for j in range(depth - 1, j0 - 1, -1):
+            x = &sc.sim_ctx[<size_t>(j - j0) * self.W]
+            for i in range(self.W):
+                y[i] = x[i] & tv[i]
+            self._counts(y, False, cnt, &sc.acc[0])
+            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
+            gain = sc.sim_gain[j - j0] + et - (wv - correct)
+            if gain <= slack:                      # Omega >= 0
+                continue
+            pv = &self.caps[<size_t>sc.path[j] * self.W]
+            for i in range(self.W):
+                y[i] = x[i] & pv[i] & ~tv[i]
+            self._counts(y, False, cnt, &sc.acc[0])
+            if gain - weighted_sum(self.C, self.weights, cnt) > slack:
+                return True
+        return False
+
+    cdef bint _map_excluded(self, const uint16_t* path, int depth, int ant, double err) noexcept nogil:
+        """The prefix map against the threshold (under the lock): D = path + ``ant`` with prefix
+        error ``err``. Every ordering D' of the same antecedents leaves the same data uncaptured,
+        so R(D+T) = R(D'+T) + err(D) - err(D') >= floor + err(D) - err(D'), for any tail T. True
+        when that exceeds the threshold for the best ordering seen so far; otherwise D's error is
+        recorded when it is the best of its set. Any ordering seen is a real prefix, so the test
+        is valid whatever the order of the search (docs/corels.md, "Rashomon sets")."""
+        cdef uint16_t ids[256]
+        cdef uint64_t key = self.ant_hash[ant]
+        cdef int n = depth + 1, i, j
+        cdef uint16_t tmp
+        cdef int64_t rec
+        cdef const uint16_t* stored
+        cdef unordered_map[uint64_t, int64_t].iterator it
+        for i in range(depth):
+            key += self.ant_hash[path[i]]
+            ids[i] = path[i]
+        ids[depth] = ant
+        for i in range(1, n):
+            j = i
+            while j > 0 and ids[j - 1] > ids[j]:
+                tmp = ids[j]
+                ids[j] = ids[j - 1]
+                ids[j - 1] = tmp
+                j -= 1
+        it = self.set_index.find(key)
+        if it != self.set_index.end():
+            rec = deref(it).second
+            stored = &self.set_ids[self.set_off[rec]]
+            if stored[0] != n:
+                return False                       # a hash collision: never prune on it
+            for i in range(n):
+                if stored[1 + i] != ids[i]:
+                    return False
+            if self.floorW + err - self.set_err[rec] > self.theta_prune:
+                return True
+            if err < self.set_err[rec]:
+                self.set_err[rec] = err
+            return False
+        gw_rs_store(self.set_ids, self.set_off, self.set_err, self.set_index, key, ids, n, err)
+        return False
 
     cdef void _admit(self, int32_t ni, RScratch* sc) noexcept nogil:
         """Second half of an expansion (under the lock): members and queue entries."""
@@ -531,6 +707,9 @@ cdef class Enumerator:
         cdef uint16_t* path = &sc.path[0]
         for c in range(sc.n_cands):
             cand = &sc.cands[c]
+            if self.do_map and depth >= 1 and self._map_excluded(path, depth, cand.ant, cand.err):
+                self.n_pruned_map += 1
+                continue
             if self.out_of_memory:
                 self.oom_bound = min(self.oom_bound, cand.R if cand.member else cand.lbx)
                 continue
@@ -555,6 +734,8 @@ cdef class Enumerator:
         self.n_pruned_support += sc.n_pruned_support
         self.n_pruned_bound += sc.n_pruned_bound
         self.n_pruned_lookahead += sc.n_pruned_lookahead
+        self.n_pruned_similar += sc.n_pruned_similar
+        sc.n_pruned_similar = 0
         sc.n_evaluated = 0
         sc.n_dead = 0
         sc.n_pruned_support = 0
@@ -700,6 +881,7 @@ cdef class Enumerator:
 
     def memory_bytes(self):
         return (self.n_pages * (1 << NODE_PAGE_BITS) * sizeof(RNode) + self.queue.bytes()
+                + self.set_ids.capacity() * 2 + self.set_off.capacity() * 16 + self.set_index.size() * 32
                 + self.kept_ants.capacity() * 2 + self.kept_obj.capacity() * 8)
 
     def kept_members(self):
@@ -736,6 +918,9 @@ cdef class Enumerator:
             "pruned_support": self.n_pruned_support,
             "pruned_bound": self.n_pruned_bound,
             "pruned_lookahead": self.n_pruned_lookahead,
+            "pruned_similar": self.n_pruned_similar,
+            "pruned_map": self.n_pruned_map,
+            "map_sets": self.set_index.size(),
             "max_queue": self.max_queue,
             "nodes": self.n_nodes,
         }

@@ -28,7 +28,7 @@ SLICE_SECONDS = 0.005
 # the bounds of the plain search the enumerator keeps (restated against the threshold); an
 # ablation that names one switches it off here too, the others do not apply to enumeration
 KEPT_BOUNDS = {"support": "support", "accurate_support": "support", "lookahead": "lookahead",
-               "equivalent_points": "equivalent_points"}  # fmt: skip
+               "equivalent_points": "equivalent_points", "similar_support": "similar_support"}  # fmt: skip
 
 
 def make_enumerator(
@@ -44,13 +44,15 @@ def make_enumerator(
     roots: Iterable[int] | None = None,
     include_empty: bool = True,
     ablation: Iterable[str] = (),
+    symmetry_map: bool = True,
 ) -> Any:
     """A ready ``Enumerator`` of every list with objective ``<= threshold``.
 
     ``floor`` is a lower bound on the optimum over the same antecedents and length cap (the
     certified optimum, or a stopped search's lower bound); ``roots`` keeps only lists whose first
     rule is one of them (with ``include_empty`` deciding the list without rules), so the prefix
-    space can be split into subtrees enumerated apart; ``ablation`` names bounds to switch off.
+    space can be split into subtrees enumerated apart; ``ablation`` names bounds to switch off
+    and ``symmetry_map=False`` the prefix map (each restated against the threshold).
     """
     off = {KEPT_BOUNDS[name] for name in ablation if name in KEPT_BOUNDS}
     p = units.planes
@@ -76,6 +78,8 @@ def make_enumerator(
         support="support" not in off,
         lookahead="lookahead" not in off,
         equivalent_points="equivalent_points" not in off,
+        similar_support="similar_support" not in off,
+        symmetry_map=symmetry_map,
     )
 
 
