@@ -164,6 +164,14 @@ def run_corels(
         rset = _rashomon_set(
             rashomon, units, problem, lam, search_opts, max_len, search, status, lower, build, items, ctx, stats
         )
+        default_support = not problem.extras.get("premined") and constraints.min_support is None
+        if default_support and rset.threshold > search.objective and lam > 0:
+            ctx.log(
+                f"corels: antecedents were mined at support >= lambda ({lam:g}); lists using one of support "
+                f"down to {max(lam - (rset.threshold - search.objective), 0.0):.4g} may also be within the "
+                "threshold: set constraints.min_support to that to include them",
+                level="warning",
+            )
     return Result(model=model, certificate=cert, metrics=metrics, stats=stats, rashomon=rset)
 
 
