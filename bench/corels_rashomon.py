@@ -55,7 +55,7 @@ def child(lam: float, epsilon: float | None, threads: int, time_limit: float) ->
     )
     doc: dict[str, Any] = {
         "name": "bench",
-        "data": {"source": "x"},
+        "data": {"source": "compas_train.out"},
         "solver": "corels",
         "objective": {"regularization": lam},
         "search": {"threads": threads, "progress_interval": 1.0},
