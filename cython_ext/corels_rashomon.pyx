@@ -210,6 +210,7 @@ cdef class Enumerator:
     cdef bint halt, out_of_memory, finished
     cdef public int64_t n_evaluated, n_expanded, n_inserted, n_dead, n_pruned_support
     cdef public int64_t n_pruned_bound, n_pruned_lookahead, n_pruned_similar, n_pruned_map, max_queue
+    cdef public int64_t n_twins
 
     def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
                  const int32_t[::1] lclass, const int32_t[::1] lshift,
@@ -693,6 +694,8 @@ cdef class Enumerator:
                     return False
             if self.floorW + err - self.set_err[rec] > self.theta_prune:
                 return True
+            if err == self.set_err[rec]:
+                self.n_twins += 1
             if err < self.set_err[rec]:
                 self.set_err[rec] = err
             return False
@@ -921,6 +924,7 @@ cdef class Enumerator:
             "pruned_similar": self.n_pruned_similar,
             "pruned_map": self.n_pruned_map,
             "map_sets": self.set_index.size(),
+            "orderings_with_equal_error": self.n_twins,
             "max_queue": self.max_queue,
             "nodes": self.n_nodes,
         }
