@@ -66,6 +66,7 @@ cdef extern from *:
                            std::vector<double>& errs, std::unordered_map<uint64_t, int64_t>& index,
                            uint64_t key, const uint16_t* ids, int n, double err) {
         try {
+            ids_store.reserve(ids_store.size() + n + 1);
             int64_t off = (int64_t)ids_store.size();
             ids_store.push_back((uint16_t)n);
             ids_store.insert(ids_store.end(), ids, ids + n);
@@ -77,10 +78,24 @@ cdef extern from *:
         }
         return 1;
     }
+    /* Make ``twin`` the first twin of ``rep``; ``next`` gets the previous first (-1: none).
+     * 0 when memory runs out (nothing changed). */
+    static int gw_rs_link(std::unordered_map<int32_t, int32_t>& heads, int32_t rep, int32_t twin,
+                          int32_t* next) {
+        try {
+            auto it = heads.find(rep);
+            *next = it == heads.end() ? -1 : it->second;
+            heads[rep] = twin;
+        } catch (...) {
+            return 0;
+        }
+        return 1;
+    }
     """
     int gw_rs_store(vector[uint16_t]& ids_store, vector[int64_t]& offs, vector[double]& errs,
                     unordered_map[uint64_t, int64_t]& index, uint64_t key, const uint16_t* ids,
                     int n, double err) noexcept nogil
+    int gw_rs_link(unordered_map[int32_t, int32_t]& heads, int32_t rep, int32_t twin, int32_t* next) noexcept nogil
 
 import numpy as np
 
@@ -115,11 +130,18 @@ NODE_LIMIT = R_NODE_LIMIT
 OUT_OF_MEMORY = R_OUT_OF_MEMORY
 
 
-cdef struct RNode:          # 16 bytes; never freed (a run's nodes are its queued prefixes)
-    double err              # weighted errors of the prefix rules (count units)
+cdef struct RNode:          # 16 bytes; never freed (the count is taken over them at the end)
+    double err              # weighted errors of the prefix rules (count units); for a twin, the
+                            # node it mirrors and the next twin of that node (two int32)
     int32_t parent
     uint16_t ant
-    uint16_t depth
+    uint8_t depth
+    uint8_t flags           # F_OWN: its own list was emitted; F_TWIN: mirrors another node
+
+
+cdef enum:
+    F_OWN = 1
+    F_TWIN = 2
 
 
 cdef struct REntry:
@@ -169,7 +191,12 @@ cdef class Enumerator:
     """
 
     cdef int M, W, C, P, Q, PT, QT, policy, max_len, n_threads, stride
-    cdef bint ordered, do_support, do_lookahead, do_eqpts, do_similar, do_map, include_empty
+    cdef bint ordered, do_support, do_lookahead, do_eqpts, do_similar, do_map, include_empty, collapse
+    # orderings collapsed (twins): a node whose set and prefix error equal a recorded node's is not
+    # expanded but mirrors it; set_node is that node per record, twin_head its first twin
+    cdef vector[int32_t] set_node
+    cdef unordered_map[int32_t, int32_t] twin_head
+    cdef vector[int32_t] kept_node
     # the prefix map restated (Corollary 16 against the threshold): per antecedent set, the
     # smallest prefix error seen over its orderings; a set's key is a sum of per-antecedent
     # hashes, verified against the stored sorted ids, so a collision never prunes
@@ -192,7 +219,7 @@ cdef class Enumerator:
     cdef vector[RScratch] scratch
     cdef vector[double] inflight       # per thread: the key of its expansion in flight (ordered)
     # members
-    cdef public int64_t count
+    cdef public int64_t n_emitted
     cdef int64_t max_models
     cdef priority_queue[pair[double, int32_t]] kept    # (objective, slot): the worst kept on top
     cdef vector[uint16_t] kept_ants
@@ -210,7 +237,7 @@ cdef class Enumerator:
     cdef bint halt, out_of_memory, finished
     cdef public int64_t n_evaluated, n_expanded, n_inserted, n_dead, n_pruned_support
     cdef public int64_t n_pruned_bound, n_pruned_lookahead, n_pruned_similar, n_pruned_map, max_queue
-    cdef public int64_t n_twins
+    cdef public int64_t n_twins, n_collapsed
 
     def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
                  const int32_t[::1] lclass, const int32_t[::1] lshift,
@@ -219,7 +246,8 @@ cdef class Enumerator:
                  double regularization, double threshold, double floor=0.0, str policy="lower_bound",
                  int max_prefix_length=255, int threads=1, int64_t max_models=1000,
                  roots=None, bint include_empty=True, bint support=True, bint lookahead=True,
-                 bint equivalent_points=True, bint similar_support=True, bint symmetry_map=True):
+                 bint equivalent_points=True, bint similar_support=True, bint symmetry_map=True,
+                 bint collapse_orderings=True):
         cdef int i, k
         if threads < 1 or threads > 1024:
             raise ValueError(f"threads must be between 1 and 1024, got {threads}")
@@ -253,6 +281,7 @@ cdef class Enumerator:
         self.do_eqpts = equivalent_points and self.Q > 0
         self.do_similar = similar_support
         self.do_map = symmetry_map
+        self.collapse = collapse_orderings and symmetry_map
         cdef uint64_t hx = 0x5EED5EED
         for k in range(self.M):
             hx = splitmix64(hx)
@@ -348,7 +377,7 @@ cdef class Enumerator:
     cdef inline RNode* _node(self, int32_t i) noexcept nogil:
         return &self.pages[i >> NODE_PAGE_BITS][i & NODE_PAGE_MASK]
 
-    cdef int32_t _new_node(self, int32_t parent, uint16_t ant, uint16_t depth, double err) noexcept nogil:
+    cdef int32_t _new_node(self, int32_t parent, uint16_t ant, int depth, double err) noexcept nogil:
         """A node (under the lock); -1 when out of memory."""
         cdef int32_t i
         if (self.n_nodes >> NODE_PAGE_BITS) >= self.n_pages:
@@ -363,7 +392,8 @@ cdef class Enumerator:
         self._node(i).err = err
         self._node(i).parent = parent
         self._node(i).ant = ant
-        self._node(i).depth = depth
+        self._node(i).depth = <uint8_t>depth
+        self._node(i).flags = 0
         return i
 
     cdef bint _push(self, double key, double lb, int32_t node, int kind) noexcept nogil:
@@ -392,11 +422,13 @@ cdef class Enumerator:
         plane_popcounts(self.W, vec, planes, P, acc)
         fold_counts(self.C, acc, P, &self.zclass[0] if minority else &self.lclass[0], sh, cnt)
 
-    cdef void _emit(self, double R, const uint16_t* path, int length) noexcept nogil:
-        """Count a member (under the lock) and keep it if it is among the best ``max_models``."""
+    cdef void _emit(self, double R, const uint16_t* path, int length, int32_t node) noexcept nogil:
+        """Count a member, the list of ``node`` (under the lock), and keep it if it is among the
+        best ``max_models``."""
         cdef int32_t slot
         cdef int k
-        self.count += 1
+        self.n_emitted += 1
+        self._node(node).flags |= F_OWN
         if R < self.best_seen:
             self.best_seen = R
         if self.max_models == 0:
@@ -405,6 +437,7 @@ cdef class Enumerator:
             slot = <int32_t>self.kept.size()
             self.kept_obj.push_back(R)
             self.kept_len.push_back(length)
+            self.kept_node.push_back(node)
             self.kept_ants.resize(<size_t>(slot + 1) * self.stride)
             if self.ordered:
                 self.kept_log.push_back(slot)
@@ -413,6 +446,7 @@ cdef class Enumerator:
             self.kept.pop()
             self.kept_obj[slot] = R
             self.kept_len[slot] = length
+            self.kept_node[slot] = node
         else:
             return
         for k in range(length):
@@ -453,7 +487,7 @@ cdef class Enumerator:
                 if not self._push(R0, R0, root, K_MODEL):
                     raise MemoryError("cannot allocate the enumeration's queue")
             else:
-                self._emit(R0 / self.total if self.total > 0 else 0.0, NULL, 0)
+                self._emit(R0 / self.total if self.total > 0 else 0.0, NULL, 0, root)
         if self._expandable(0.0, b0, 0):
             lbx = b0 + (self.lamW if self.do_lookahead else 0.0)
             if not self._push(self._key(0, 0.0, lbx, 0.0, K_EXPAND), lbx, root, K_EXPAND):
@@ -658,13 +692,17 @@ cdef class Enumerator:
                 return True
         return False
 
-    cdef bint _map_excluded(self, const uint16_t* path, int depth, int ant, double err) noexcept nogil:
+    cdef int _map_check(self, const uint16_t* path, int depth, int ant, double err, int64_t* rec_out) noexcept nogil:
         """The prefix map against the threshold (under the lock): D = path + ``ant`` with prefix
         error ``err``. Every ordering D' of the same antecedents leaves the same data uncaptured,
         so R(D+T) = R(D'+T) + err(D) - err(D') >= floor + err(D) - err(D'), for any tail T. True
         when that exceeds the threshold for the best ordering seen so far; otherwise D's error is
         recorded when it is the best of its set. Any ordering seen is a real prefix, so the test
-        is valid whatever the order of the search (docs/corels.md, "Rashomon sets")."""
+        is valid whatever the order of the search (docs/corels.md, "Rashomon sets").
+
+        Returns 1 (excluded), 2 (a twin: an ordering with the same error as the recorded node
+        ``set_node[rec_out]``, whose lists it mirrors one for one) or 0; with 0, ``rec_out`` is the
+        record whose node the caller sets to D's (-1: none to set)."""
         cdef uint16_t ids[256]
         cdef uint64_t key = self.ant_hash[ant]
         cdef int n = depth + 1, i, j
@@ -672,6 +710,7 @@ cdef class Enumerator:
         cdef int64_t rec
         cdef const uint16_t* stored
         cdef unordered_map[uint64_t, int64_t].iterator it
+        rec_out[0] = -1
         for i in range(depth):
             key += self.ant_hash[path[i]]
             ids[i] = path[i]
@@ -688,43 +727,71 @@ cdef class Enumerator:
             rec = deref(it).second
             stored = &self.set_ids[self.set_off[rec]]
             if stored[0] != n:
-                return False                       # a hash collision: never prune on it
+                return 0                           # a hash collision: never prune on it
             for i in range(n):
                 if stored[1 + i] != ids[i]:
-                    return False
+                    return 0
             if self.floorW + err - self.set_err[rec] > self.theta_prune:
-                return True
+                return 1
             if err == self.set_err[rec]:
                 self.n_twins += 1
+                if self.set_node[rec] >= 0:
+                    rec_out[0] = rec
+                    return 2
+                return 0
             if err < self.set_err[rec]:
                 self.set_err[rec] = err
-            return False
-        gw_rs_store(self.set_ids, self.set_off, self.set_err, self.set_index, key, ids, n, err)
-        return False
+                rec_out[0] = rec
+                self.set_node[rec] = -1
+            return 0
+        if gw_rs_store(self.set_ids, self.set_off, self.set_err, self.set_index, key, ids, n, err):
+            rec_out[0] = <int64_t>self.set_off.size() - 1
+            while self.set_node.size() < self.set_off.size():
+                self.set_node.push_back(-1)
+        return 0
 
     cdef void _admit(self, int32_t ni, RScratch* sc) noexcept nogil:
         """Second half of an expansion (under the lock): members and queue entries."""
         cdef int depth = self._node(ni).depth, c
         cdef Cand* cand
-        cdef int32_t child
+        cdef int32_t child, nxt
+        cdef int verdict
+        cdef int64_t rec = -1
         cdef uint16_t* path = &sc.path[0]
+        cdef int32_t* link
         for c in range(sc.n_cands):
             cand = &sc.cands[c]
-            if self.do_map and depth >= 1 and self._map_excluded(path, depth, cand.ant, cand.err):
-                self.n_pruned_map += 1
-                continue
             if self.out_of_memory:
                 self.oom_bound = min(self.oom_bound, cand.R if cand.member else cand.lbx)
                 continue
+            verdict = 0
+            rec = -1
+            if self.do_map and depth >= 1:
+                verdict = self._map_check(path, depth, cand.ant, cand.err, &rec)
+                if verdict == 1:
+                    self.n_pruned_map += 1
+                    continue
+            child = self._new_node(ni, cand.ant, depth + 1, cand.err)
+            if child < 0:
+                self.out_of_memory = True
+                self.oom_bound = min(self.oom_bound, cand.R if cand.member else cand.lbx)
+                continue
+            if verdict == 2 and self.collapse:
+                # a twin: same rows left, same objective for every tail as the recorded node, so
+                # its lists are that node's, one for one; counted at the end, never expanded
+                if gw_rs_link(self.twin_head, self.set_node[rec], child, &nxt):
+                    link = <int32_t*>&self._node(child).err
+                    link[0] = self.set_node[rec]
+                    link[1] = nxt
+                    self._node(child).flags = F_TWIN
+                    self.n_collapsed += 1
+                    continue
+            if rec >= 0 and verdict == 0:
+                self.set_node[rec] = child
             if cand.member and not self.ordered:
                 path[depth] = cand.ant
-                self._emit(cand.R / self.total, path, depth + 1)
+                self._emit(cand.R / self.total, path, depth + 1, child)
             if (cand.member and self.ordered) or cand.expand:
-                child = self._new_node(ni, cand.ant, depth + 1, cand.err)
-                if child < 0:
-                    self.out_of_memory = True
-                    self.oom_bound = min(self.oom_bound, cand.R if cand.member and self.ordered else cand.lbx)
-                    continue
                 if cand.member and self.ordered and not self._push(cand.R, cand.R, child, K_MODEL):
                     self.out_of_memory = True
                     self.oom_bound = min(self.oom_bound, cand.R)
@@ -754,7 +821,7 @@ cdef class Enumerator:
             k -= 1
             sc.path[k] = self._node(cur).ant
             cur = self._node(cur).parent
-        self._emit(R / self.total if self.total > 0 else 0.0, &sc.path[0], depth)
+        self._emit(R / self.total if self.total > 0 else 0.0, &sc.path[0], depth, ni)
 
     cdef double _others_inflight(self, int tid) noexcept nogil:
         cdef double lo = INFINITY
@@ -887,16 +954,89 @@ cdef class Enumerator:
                 + self.set_ids.capacity() * 2 + self.set_off.capacity() * 16 + self.set_index.size() * 32
                 + self.kept_ants.capacity() * 2 + self.kept_obj.capacity() * 8)
 
+    @property
+    def count(self):
+        """Members enumerated: those emitted and, for each collapsed ordering, the lists of the
+        node it mirrors (exact once complete; a stopped run's count covers what it reached)."""
+        cdef int64_t total
+        with nogil:
+            total = self._total_count()
+        return total
+
+    cdef int64_t _total_count(self) noexcept nogil:
+        """N(node) = its own list (if emitted) + N(children), N(twin) = N(the node it mirrors):
+        a twin and its node have the same depth and every child is one deeper, so one pass per
+        depth, deepest first, settles every node before it is read."""
+        cdef vector[int64_t] N
+        cdef int64_t i, n = self.n_nodes
+        cdef int d, maxd = 0
+        cdef RNode* nd
+        if self.n_collapsed == 0:
+            return self.n_emitted
+        N.assign(n, 0)
+        for i in range(n):
+            nd = self._node(<int32_t>i)
+            if nd.flags & F_OWN:
+                N[i] = 1
+            if nd.depth > maxd:
+                maxd = nd.depth
+        for d in range(maxd, -1, -1):
+            for i in range(n):
+                nd = self._node(<int32_t>i)
+                if nd.depth == d and nd.flags & F_TWIN:
+                    N[i] = N[(<int32_t*>&nd.err)[0]]
+            for i in range(n):
+                nd = self._node(<int32_t>i)
+                if nd.depth == d and nd.parent >= 0:
+                    N[nd.parent] += N[i]
+        return N[0]
+
+    cdef list _path(self, int32_t node):
+        cdef list out = []
+        while node >= 0 and self._node(node).depth > 0:
+            out.append(self._node(node).ant)
+            node = self._node(node).parent
+        out.reverse()
+        return out
+
+    cdef void _variants(self, int32_t node, list suffix, list out, Py_ssize_t cap):
+        """Every list that mirrors ``node``'s path followed by ``suffix``: that list, and for each
+        node A on the path with collapsed orderings T, T's variants followed by the rest of the
+        path after A (a twin is as deep as A; its ancestors are shallower, so this ends)."""
+        cdef list path = self._path(node)
+        cdef int32_t a = node, t
+        cdef int k
+        cdef unordered_map[int32_t, int32_t].iterator it
+        out.append(tuple(path + suffix))
+        k = len(path)
+        while a >= 0 and len(out) < cap:
+            it = self.twin_head.find(a)
+            t = deref(it).second if it != self.twin_head.end() else -1
+            while t >= 0 and len(out) < cap:
+                self._variants(t, path[k:] + suffix, out, cap)
+                t = (<int32_t*>&self._node(t).err)[1]
+            a = self._node(a).parent
+            k -= 1
+
     def kept_members(self):
-        """The kept members, best first: a list of (objective, antecedent tuple)."""
+        """The kept members, best first: a list of (objective, antecedent tuple), each emitted
+        list followed by the orderings collapsed onto it (the same objective), at most
+        ``max_models``."""
         out = []
         cdef size_t slot
         cdef int k
-        for slot in range(self.kept_obj.size()):
-            out.append((self.kept_obj[slot],
-                        tuple(self.kept_ants[slot * self.stride + k] for k in range(self.kept_len[slot]))))
-        out.sort(key=lambda m: m[0])
-        return out
+        cdef list lists
+        order = sorted(range(self.kept_obj.size()), key=lambda i: self.kept_obj[i])
+        for slot in order:
+            if self.n_collapsed == 0:
+                lists = [tuple(self.kept_ants[slot * self.stride + k] for k in range(self.kept_len[slot]))]
+            else:
+                lists = []
+                self._variants(self.kept_node[slot], [], lists, self.max_models - len(out))
+            out.extend((self.kept_obj[slot], p) for p in lists)
+            if len(out) >= self.max_models:
+                break
+        return out[: self.max_models]
 
     def kept_since(self, Py_ssize_t start):
         """Ordered mode: the members kept from the ``start``-th on, in the order they were
@@ -925,6 +1065,8 @@ cdef class Enumerator:
             "pruned_map": self.n_pruned_map,
             "map_sets": self.set_index.size(),
             "orderings_with_equal_error": self.n_twins,
+            "orderings_collapsed": self.n_collapsed,
+            "emitted": self.n_emitted,
             "max_queue": self.max_queue,
             "nodes": self.n_nodes,
         }

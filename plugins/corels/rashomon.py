@@ -45,6 +45,7 @@ def make_enumerator(
     include_empty: bool = True,
     ablation: Iterable[str] = (),
     symmetry_map: bool = True,
+    collapse_orderings: bool = True,
 ) -> Any:
     """A ready ``Enumerator`` of every list with objective ``<= threshold``.
 
@@ -52,7 +53,9 @@ def make_enumerator(
     certified optimum, or a stopped search's lower bound); ``roots`` keeps only lists whose first
     rule is one of them (with ``include_empty`` deciding the list without rules), so the prefix
     space can be split into subtrees enumerated apart; ``ablation`` names bounds to switch off
-    and ``symmetry_map=False`` the prefix map (each restated against the threshold).
+    and ``symmetry_map=False`` the prefix map (each restated against the threshold);
+    ``collapse_orderings=False`` expands every ordering of equal error instead of counting it
+    with the one it mirrors.
     """
     off = {KEPT_BOUNDS[name] for name in ablation if name in KEPT_BOUNDS}
     p = units.planes
@@ -80,6 +83,7 @@ def make_enumerator(
         equivalent_points="equivalent_points" not in off,
         similar_support="similar_support" not in off,
         symmetry_map=symmetry_map,
+        collapse_orderings=collapse_orderings,
     )
 
 
@@ -134,7 +138,7 @@ def enumerate_rashomon(
             streamed += len(fresh)
             bound = enumerator.lower_bound()
             ctx.rashomon(
-                enumerator.count,
+                enumerator.n_emitted,  # the orderings collapsed onto them are counted at the end
                 [member(obj, prefix) for obj, prefix in fresh],
                 threshold=threshold,
                 lower_bound=None if not np.isfinite(bound) else bound,
@@ -142,17 +146,24 @@ def enumerate_rashomon(
             )
         if code != _enum.SLICE:
             break
+    sent = set(members)
     kept = [member(obj, prefix) for obj, prefix in enumerator.kept_members()]
-    if not enumerator.ordered_order and kept:
-        ctx.rashomon(enumerator.count, kept, threshold=threshold, nodes=nodes_before + enumerator.n_evaluated)
-    complete = bool(enumerator.complete)
+    count = int(enumerator.count)
     bound = enumerator.lower_bound()
+    ctx.rashomon(  # the exact count, and the kept lists not sent yet (the orderings collapsed)
+        count,
+        [m for m, (_, prefix) in zip(kept, enumerator.kept_members()) if prefix not in sent],
+        threshold=threshold,
+        lower_bound=None if not np.isfinite(bound) else bound,
+        nodes=nodes_before + enumerator.n_evaluated,
+    )
+    complete = bool(enumerator.complete)
     return (
         RashomonSet(
             threshold=threshold,
             optimum=optimum,
             epsilon=request.epsilon,
-            count=int(enumerator.count),
+            count=count,
             complete=complete,
             members=kept,
             unenumerated_bound=None if complete else float(min(bound, threshold)),
