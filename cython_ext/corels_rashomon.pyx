@@ -66,7 +66,6 @@ cdef extern from *:
                            std::vector<double>& errs, std::unordered_map<uint64_t, int64_t>& index,
                            uint64_t key, const uint16_t* ids, int n, double err) {
         try {
-            ids_store.reserve(ids_store.size() + n + 1);
             int64_t off = (int64_t)ids_store.size();
             ids_store.push_back((uint16_t)n);
             ids_store.insert(ids_store.end(), ids, ids + n);
