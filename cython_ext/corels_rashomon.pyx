@@ -1061,7 +1061,6 @@ cdef class Enumerator:
 
     def counters(self):
         return {
-            "rashomon_count": self.count,
             "evaluated": self.n_evaluated,
             "expanded": self.n_expanded,
             "inserted": self.n_inserted,
