@@ -30,6 +30,7 @@ from libc.stdint cimport uint8_t, uint64_t, int64_t, int32_t
 from libc.string cimport memcpy, memset
 from libcpp.pair cimport pair
 from libcpp.vector cimport vector
+from libcpp.queue cimport priority_queue
 
 from bitops cimport gw_popcount64
 from monotonic_clock cimport now
@@ -169,11 +170,23 @@ cdef class SupportTree:
     cdef double lat_best, lat_floor
     cdef int64_t lat_count, lat_order
     cdef double slice_end
+    # the Rashomon enumeration (rashomon=True): every card with loss <= threshold, counted; the
+    # best max_keep kept in slots under a max-heap of (loss, slot); fresh lists slots filled since
+    # the last drain with their stamp (a slot refilled later carries a newer stamp)
+    cdef bint rashomon
+    cdef double threshold
+    cdef int64_t r_count, max_keep, r_serial, node_limit
+    cdef vector[uint64_t] leaf_inc
+    cdef vector[double] keep_loss, keep_coef
+    cdef vector[int64_t] keep_stamp
+    cdef priority_queue[pair[double, int32_t]] keep_heap
+    cdef vector[pair[int32_t, int64_t]] fresh
 
     def __init__(self, const double[:, ::1] A, const double[::1] s, const uint8_t[:, ::1] codes,
                  const int[::1] nvals, double[::1] f_lo, double[::1] f_hi, double b_lo, double b_hi,
                  double[::1] scale, int[::1] group_of, uint8_t[::1] forced, int k,
-                 double upper_bound=INFINITY, double tolerance=1e-9, bint lattice=False):
+                 double upper_bound=INFINITY, double tolerance=1e-9, bint lattice=False,
+                 bint rashomon=False, double threshold=INFINITY, int64_t max_keep=0):
         cdef Py_ssize_t P = A.shape[0], n = A.shape[1], p = P - 1, size, nnz
         if P < 1 or s.shape[0] != n or codes.shape[0] != P or codes.shape[1] != n or nvals.shape[0] != P \
                 or f_lo.shape[0] != p or f_hi.shape[0] != p or scale.shape[0] != p \
@@ -187,6 +200,10 @@ cdef class SupportTree:
         self.p, self.P, self.n, self.k = p, P, n, k
         self.W = max((p + 63) >> 6, 1)
         self.b_lo, self.b_hi, self.tolerance, self.lattice = b_lo, b_hi, tolerance, lattice
+        if rashomon and not (lattice and threshold < INFINITY and max_keep >= 0):
+            raise ValueError("the Rashomon enumeration needs lattice=True, a finite threshold and max_keep >= 0")
+        self.rashomon, self.threshold, self.max_keep = rashomon, threshold, max_keep
+        self.node_limit = -1
         self.best_ub, self.floor_ = upper_bound, INFINITY
         self.card_loss = INFINITY
         self.card.assign(P, 0.0)
@@ -314,7 +331,10 @@ cdef class SupportTree:
         return True
 
     cdef double _cutoff(self) noexcept nogil:
-        """Nodes bounded at or above this cannot hold a better model."""
+        """Nodes bounded at or above this cannot hold a better model (with ``rashomon``: any card
+        with loss <= threshold; the slack absorbs rounding in the computed bound)."""
+        if self.rashomon:
+            return self.threshold + 1e-9 * max(1.0, fabs(self.threshold))
         if self.best_ub == INFINITY:
             return INFINITY
         return self.best_ub - self.tolerance * max(1.0, fabs(self.best_ub))
@@ -330,6 +350,7 @@ cdef class SupportTree:
         if leaf and self.lattice:
             for w in range(self.W):
                 self.leaf_bits.push_back(inc[w] | fr[w])
+                self.leaf_inc.push_back(inc[w])
             self.leaf_bound.push_back(parent)
             return
         if not known:
@@ -415,7 +436,10 @@ cdef class SupportTree:
 
     # -- the lattice of one support --------------------------------------------------------------
 
-    cdef void _lat_start(self, const uint64_t* support) noexcept nogil:
+    cdef void _lat_start(self, const uint64_t* support, const uint64_t* inc) noexcept nogil:
+        """Open the lattice of ``support``. With ``rashomon`` the features of ``inc`` (forced in on
+        the leaf's path) must be non-zero: the leaves partition the exact supports, so each card
+        is counted in exactly one lattice (a zero point makes it the card of a smaller support)."""
         cdef Py_ssize_t f, c, q = 1
         cdef int64_t* cols = &self.lcols[0]
         cols[0] = 0
@@ -423,7 +447,7 @@ cdef class SupportTree:
         for f in range(self.p):
             if has(support, f):
                 cols[q] = f + 1
-                self.lforced[q] = self.forced[f]
+                self.lforced[q] = self.forced[f] or (self.rashomon and has(inc, f))
                 q += 1
         memcpy(&self.lat_support[0], support, self.W * sizeof(uint64_t))
         self.lq = q
@@ -444,7 +468,10 @@ cdef class SupportTree:
             f = cols[c] - 1
             lo[c], hi[c] = self.f_lo[f], self.f_hi[f]
         memset(&self.warm_p[0], 0, q * sizeof(double))
-        self._lat_visit(lo, hi, &self.warm_p[0])
+        if self.rashomon:
+            self._r_visit(lo, hi, &self.warm_p[0])
+        else:
+            self._lat_visit(lo, hi, &self.warm_p[0])
 
     cdef void _lat_visit(self, const double* lo, const double* hi, const double* warm) noexcept nogil:
         """Fit and bound one lattice box; keep its rounded fit as a card; queue it if still open."""
@@ -530,6 +557,8 @@ cdef class SupportTree:
         cdef double* hi = node + q
         cdef double* w = node + 2 * q
         cdef double* edge = &self.llo[0]
+        if self.rashomon:
+            return self._r_step(stop, steps)
         while self.lheap.size() > 0 and self.lat_count < LATTICE_NODE_LIMIT:
             if steps[0] > 0 and (self.lat_count & 15) == 0:
                 if stop[0]:
@@ -578,6 +607,170 @@ cdef class SupportTree:
         self._lat_finish()
         return R_DONE
 
+    # -- the Rashomon enumeration over one lattice -----------------------------------------------
+    #
+    # Every box whose bound is within the threshold is split until it is a single integer point,
+    # whose loss is computed exactly; nothing is pruned because of another card (no incumbent).
+
+    cdef inline int64_t _spent(self) noexcept nogil:
+        """Nodes counted against ``node_limit``: support nodes, and lattice boxes when enumerating."""
+        return self.n_nodes + (self.n_lattice if self.rashomon else 0)
+
+    cdef void _r_record(self, const double* point, double loss) noexcept nogil:
+        """Count a card of the set; keep it if it is among the best ``max_keep`` so far."""
+        cdef Py_ssize_t c, q = self.lq
+        cdef int32_t slot
+        self.r_count += 1
+        if loss < self.card_loss:
+            self.card_loss = loss
+            for c in range(self.P):
+                self.card[c] = 0.0
+            for c in range(q):
+                self.card[self.lcols[c]] = point[c]
+        if self.max_keep == 0:
+            return
+        if <int64_t> self.keep_heap.size() < self.max_keep:
+            slot = <int32_t> self.keep_heap.size()
+            if <Py_ssize_t> self.keep_loss.size() <= slot:
+                self.keep_loss.push_back(0.0)
+                self.keep_stamp.push_back(0)
+                self.keep_coef.resize(self.keep_coef.size() + self.P)
+        elif loss < self.keep_heap.top().first:
+            slot = self.keep_heap.top().second
+            self.keep_heap.pop()
+        else:
+            return
+        self.keep_heap.push(pair[double, int32_t](loss, slot))
+        self.keep_loss[slot] = loss
+        memset(&self.keep_coef[slot * self.P], 0, self.P * sizeof(double))
+        for c in range(q):
+            self.keep_coef[slot * self.P + self.lcols[c]] = point[c]
+        self.r_serial += 1
+        self.keep_stamp[slot] = self.r_serial
+        self.fresh.push_back(pair[int32_t, int64_t](slot, self.r_serial))
+
+    cdef void _r_visit(self, const double* lo, const double* hi, const double* warm) noexcept nogil:
+        """A point box is a card: count it if within the threshold. A larger box is fitted and
+        bounded; it stays open unless its bound exceeds the threshold."""
+        cdef Py_ssize_t c, q = self.lq, G = self.lG
+        cdef double* wv = &self.wv[0]
+        cdef double* z = &self.z[0]
+        cdef double loss = 0.0, bound, ent, pen
+        cdef int32_t slot
+        cdef bint point = True
+        self.n_lattice += 1
+        for c in range(q):
+            if hi[c] > lo[c]:
+                point = False
+                break
+        if point:
+            for c in range(1, q):
+                if self.lforced[c] and lo[c] == 0.0:
+                    return  # the card of a smaller support, counted in its own lattice
+            lg_margins(&self.lsub[0], q, G, lo, z)
+            for c in range(G):
+                loss += self.lweight[c] * lg_ell(z[c])
+            if loss <= self.threshold + 1e-12 * max(1.0, fabs(self.threshold)):  # summation order
+                self._r_record(lo, loss)
+            return
+        for c in range(q):
+            wv[c] = lg_clip(warm[c], lo[c], hi[c])
+            self.role[c] = 0
+        loss = newton_fit(&self.lsub[0], q, G, &self.lweight[0], wv, lo, hi, 0.0, 100, 1e-13,
+                          z, &self.zd[0], &self.nwork[0], &self.nz_col[0], &self.nz_val[0], &self.nz_ptr[0])
+        lg_margins(&self.lsub[0], q, G, wv, z)
+        for c in range(q):
+            self.active[c] = lo[c] < wv[c] and wv[c] < hi[c]
+        bound = dual_bound_at(&self.lsub[0], q, G, &self.lweight[0], z, lo, hi, &self.role[0],
+                              &self.active[0], 0, &self.dual_a[0], &self.idx[0], &self.dwork[0], &ent, &pen)
+        if loss < bound:
+            bound = loss
+        if bound >= self._cutoff():
+            return  # no card of this box is within the threshold
+        if self.lfree.size() > 0:
+            slot = self.lfree.back()
+            self.lfree.pop_back()
+        else:
+            slot = <int32_t> (self.larena.size() // (3 * q))
+            self.larena.resize(self.larena.size() + 3 * q)
+        memcpy(&self.larena[3 * q * slot], lo, q * sizeof(double))
+        memcpy(&self.larena[3 * q * slot + q], hi, q * sizeof(double))
+        memcpy(&self.larena[3 * q * slot + 2 * q], wv, q * sizeof(double))
+        self.lat_order += 1
+        self.lheap.push_or_terminate(_item(bound, 0, self.lat_order, slot))
+
+    cdef int _r_step(self, const uint8_t* stop, Py_ssize_t* steps) noexcept nogil:
+        """Split the lattice's open boxes until none is left (no per-lattice node budget: a box
+        closed unsplit could hold members). The split partitions the box's integer points."""
+        cdef Py_ssize_t q = self.lq, c, j
+        cdef Item it
+        cdef double frac, best, v, width
+        cdef double* node = &self.lnode[0]
+        cdef double* lo = node
+        cdef double* hi = node + q
+        cdef double* w = node + 2 * q
+        cdef double* edge = &self.llo[0]
+        while self.lheap.size() > 0:
+            if steps[0] > 0 and (self.lat_count & 15) == 0:
+                if stop[0]:
+                    return R_STOPPED
+                if now() >= self.slice_end:
+                    return R_SLICE
+            if self.node_limit >= 0 and self._spent() >= self.node_limit:
+                return R_NODES
+            steps[0] += 1
+            self.lat_count += 1
+            it = self.lheap.pop()
+            self.lfree.push_back(it.slot)
+            if it.key >= self._cutoff():
+                continue
+            memcpy(node, &self.larena[3 * q * it.slot], 3 * q * sizeof(double))
+            j = -1
+            for c in range(1, q):  # a forced feature whose box still holds 0: cut 0 out first
+                if self.lforced[c] and lo[c] <= 0.0 and hi[c] >= 0.0:
+                    j = c
+                    break
+            if j >= 0:
+                if lo[j] <= -1.0:
+                    memcpy(edge, hi, q * sizeof(double))
+                    edge[j] = -1.0
+                    self._r_visit(lo, edge, w)
+                if hi[j] >= 1.0:
+                    memcpy(edge, lo, q * sizeof(double))
+                    edge[j] = 1.0
+                    self._r_visit(edge, hi, w)
+                continue
+            j, best = -1, 1e-7
+            for c in range(q):  # the most fractional coordinate that can still move
+                frac = fabs(w[c] - rint(w[c])) if hi[c] > lo[c] else 0.0
+                if frac > best:
+                    best, j = frac, c
+            if j >= 0:
+                memcpy(edge, hi, q * sizeof(double))
+                edge[j] = floor(w[j])
+                self._r_visit(lo, edge, w)
+                memcpy(edge, lo, q * sizeof(double))
+                edge[j] = ceil(w[j])
+                self._r_visit(edge, hi, w)
+                continue
+            j, width = -1, 0.0
+            for c in range(q):  # the fit is integral: cut the widest coordinate next to it
+                if hi[c] - lo[c] > width:
+                    width, j = hi[c] - lo[c], c
+            if j < 0:
+                continue  # a point box is never queued
+            v = lg_clip(rint(w[j]), lo[j], hi[j])
+            if v >= hi[j]:
+                v = hi[j] - 1.0
+            memcpy(edge, hi, q * sizeof(double))
+            edge[j] = v
+            self._r_visit(lo, edge, w)
+            memcpy(edge, lo, q * sizeof(double))
+            edge[j] = v + 1.0
+            self._r_visit(edge, hi, w)
+        self._lat_finish()
+        return R_DONE
+
     # -- the loop --------------------------------------------------------------------------------
 
     cdef int _run(self, double seconds, const uint8_t* stop, int64_t node_limit) noexcept nogil:
@@ -585,6 +778,7 @@ cdef class SupportTree:
         cdef int code
         cdef double bound
         self.slice_end = now() + seconds
+        self.node_limit = node_limit
         while True:
             if self.lat_active:
                 code = self._lat_step(stop, &steps)
@@ -597,18 +791,20 @@ cdef class SupportTree:
                     self.floor_ = min(self.floor_, bound)
                 else:
                     memcpy(&self.bits_c[0], &self.leaf_bits[self.leaf_head * W], W * sizeof(uint64_t))
-                    self._lat_start(&self.bits_c[0])
+                    memcpy(&self.bits_o[0], &self.leaf_inc[self.leaf_head * W], W * sizeof(uint64_t))
+                    self._lat_start(&self.bits_c[0], &self.bits_o[0])
                     if self.lheap.size() == 0:
                         self._lat_finish()
                 self.leaf_head += 1
                 if self.leaf_head == <Py_ssize_t> self.leaf_bound.size():
                     self.leaf_bits.clear()
+                    self.leaf_inc.clear()
                     self.leaf_bound.clear()
                     self.leaf_head = 0
                 continue
             if self.heap.size() == 0:
                 return R_DONE
-            if node_limit >= 0 and self.n_nodes >= node_limit:
+            if node_limit >= 0 and self._spent() >= node_limit:
                 return R_NODES
             if steps > 0:
                 if stop[0]:
@@ -698,3 +894,47 @@ cdef class SupportTree:
         if self.card_loss == INFINITY:
             return INFINITY, None
         return self.card_loss, np.array([self.card[c] for c in range(self.P)])
+
+    # -- the Rashomon enumeration's results ------------------------------------------------------
+
+    @property
+    def rashomon_count(self):
+        """Cards with loss <= threshold enumerated so far (each counted once)."""
+        return self.r_count
+
+    @property
+    def unenumerated_bound(self):
+        """A lower bound on the loss of every card not enumerated yet: the smallest bound over
+        open support nodes, leaves waiting for their lattice and the open boxes of the lattice in
+        progress (``inf`` when nothing is open). Pruned nodes hold no card within the threshold."""
+        cdef double low = INFINITY
+        cdef Py_ssize_t i
+        if self.heap.size() > 0:
+            low = self.heap.top().key
+        for i in range(self.leaf_head, <Py_ssize_t> self.leaf_bound.size()):
+            low = min(low, self.leaf_bound[i])
+        if self.lat_active and self.lheap.size() > 0:
+            low = min(low, self.lheap.top().key)
+        return low
+
+    def _kept(self, slots):
+        order = sorted(slots, key=lambda sl: (self.keep_loss[sl], sl))
+        losses = np.array([self.keep_loss[sl] for sl in order], dtype=np.float64)
+        coef = np.array([[self.keep_coef[sl * self.P + c] for c in range(self.P)] for sl in order],
+                        dtype=np.float64).reshape(len(order), self.P)
+        return losses, coef
+
+    def rashomon_fresh(self):
+        """``(losses, coefficients)`` of the cards that entered the kept set since the last call and
+        are still in it, best first (coefficients: intercept, then points by feature)."""
+        cdef Py_ssize_t i
+        slots = []
+        for i in range(<Py_ssize_t> self.fresh.size()):
+            if self.keep_stamp[self.fresh[i].first] == self.fresh[i].second:
+                slots.append(self.fresh[i].first)
+        self.fresh.clear()
+        return self._kept(slots)
+
+    def rashomon_kept(self):
+        """``(losses, coefficients)`` of the best ``max_keep`` cards enumerated, best first."""
+        return self._kept(range(<Py_ssize_t> self.keep_heap.size()))
