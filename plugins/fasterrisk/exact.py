@@ -158,6 +158,7 @@ class RashomonCards:
     lattice_nodes: int
     seconds: float
     stopped: str | None
+    unreported: tuple[np.ndarray, np.ndarray]  # kept cards ``report`` has not drained, best first
 
 
 def enumerate_cards(
@@ -198,6 +199,7 @@ def enumerate_cards(
     open_bound = float(tree.unenumerated_bound)
     cutoff = threshold + 1e-9 * max(1.0, abs(threshold))
     complete = bool(tree.finished) or open_bound >= cutoff  # what is open holds no member
+    unreported = tree.rashomon_fresh()
     losses, coefficients = tree.rashomon_kept()
     return RashomonCards(
         threshold,
@@ -210,6 +212,7 @@ def enumerate_cards(
         int(tree.lattice_nodes),
         time.monotonic() - started,
         None if complete else (found.stopped or "nodes"),
+        unreported,
     )
 
 
