@@ -58,7 +58,9 @@ def main() -> None:
             found = enumerate_cards(X, y, None, cons, args.k, threshold, max_models=args.keep, time_limit=args.time)
             wall, cpu = time.perf_counter() - t0, time.process_time() - c0
             supports = {tuple(np.flatnonzero(np.rint(c[1:]))) for c in found.coefficients}
-            state = "complete" if found.complete else f"stopped ({found.stopped}), rest >= {found.unenumerated_bound:.4f}"
+            state = "complete"
+            if not found.complete:
+                state = f"stopped ({found.stopped}), rest >= {found.unenumerated_bound:.4f}"
             print(
                 f"  epsilon {eps}: threshold {threshold:.4f}, count {found.count} {state}, "
                 f"{wall:.2f} s ({cpu:.2f} cpu), nodes {found.support_nodes} + {found.lattice_nodes}, "

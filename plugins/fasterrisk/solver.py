@@ -339,9 +339,7 @@ class FasterRiskSolver(Solver):
             rashomon = self._pool_sample(problem, ctx, cards, status is Status.OPTIMAL)
         return Result(best, cert, metrics=metrics, stats=stats, rashomon=rashomon)
 
-    def _pool_sample(
-        self, problem: Problem, ctx: SolveContext, cards: list[ScoreCard], proven: bool
-    ) -> RashomonSet:
+    def _pool_sample(self, problem: Problem, ctx: SolveContext, cards: list[ScoreCard], proven: bool) -> RashomonSet:
         """The beam policy's diverse pool within the threshold: a sample of the set, labelled so.
 
         The pool holds the cards the beam search happened to round (each support once, its best
@@ -435,9 +433,7 @@ class FasterRiskSolver(Solver):
         rashomon = None
         if self.spec.rashomon is not None:
             rashomon = self._exact_set(problem, ctx, cons, weights, k, res.objective, status is Status.OPTIMAL, stats)
-        return Result(
-            card, cert, metrics={"train_logistic_loss_sum": res.objective}, stats=stats, rashomon=rashomon
-        )
+        return Result(card, cert, metrics={"train_logistic_loss_sum": res.objective}, stats=stats, rashomon=rashomon)
 
     def _exact_set(
         self,
