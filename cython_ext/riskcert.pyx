@@ -17,7 +17,7 @@ primal gives a weaker bound, never a wrong one. ``dual_bound`` takes the point
 that ``g_c(a) = 0`` on the fit's active coordinates, and evaluates the bound.
 
 ``SupportTree`` is the compiled search behind ``plugins/fasterrisk/certify.py`` and
-``exact.py``. Nodes live in flat C++ vectors (include/free bitsets and warm-start coefficients
+``exact.py``; with ``rashomon`` it enumerates every card within a threshold, best first (below). Nodes live in flat C++ vectors (include/free bitsets and warm-start coefficients
 in fixed-size slots, recycled through a free list; ``paged_heap.h``'s heap of (bound, depth,
 order, slot)); evaluating a node (row compression on its columns, the Newton fit, the dual bound)
 writes into scratch allocated once. ``run`` releases the GIL and returns after a time slice, so Python can
@@ -30,7 +30,6 @@ from libc.stdint cimport uint8_t, uint64_t, int64_t, int32_t
 from libc.string cimport memcpy, memset
 from libcpp.pair cimport pair
 from libcpp.vector cimport vector
-from libcpp.queue cimport priority_queue
 
 from bitops cimport gw_popcount64
 from monotonic_clock cimport now
@@ -170,17 +169,24 @@ cdef class SupportTree:
     cdef double lat_best, lat_floor
     cdef int64_t lat_count, lat_order
     cdef double slice_end
-    # the Rashomon enumeration (rashomon=True): every card with loss <= threshold, counted; the
-    # best max_keep kept in slots under a max-heap of (loss, slot); fresh lists slots filled since
-    # the last drain with their stamp (a slot refilled later carries a newer stamp)
+    # the Rashomon enumeration (rashomon=True): one best-first order over support nodes and the
+    # boxes of every open lattice; a point box waits in ``rheap`` keyed by its exact loss, so the
+    # cards leave the heap in objective order. Each lattice keeps its merged design (sub-design,
+    # then row weights) while it has open boxes; box slots hold lo, hi and fit (3 x (k + 1)).
     cdef bint rashomon
     cdef double threshold
-    cdef int64_t r_count, max_keep, r_serial, node_limit
-    cdef vector[uint64_t] leaf_inc
-    cdef vector[double] keep_loss, keep_coef
-    cdef vector[int64_t] keep_stamp
-    cdef priority_queue[pair[double, int32_t]] keep_heap
-    cdef vector[pair[int32_t, int64_t]] fresh
+    cdef int64_t r_count, max_keep, r_order, fresh_from
+    cdef Py_ssize_t Q
+    cdef vector[vector[double]] lt_design
+    cdef vector[vector[int64_t]] lt_cols
+    cdef vector[vector[uint8_t]] lt_forced
+    cdef vector[Py_ssize_t] lt_q, lt_G
+    cdef vector[int64_t] lt_open
+    cdef vector[int32_t] lt_free, rbox_lat, rfree
+    cdef vector[double] rarena, rzero, kept_loss, kept_coef
+    cdef vector[uint64_t] gbits
+    cdef PagedHeap[Item] rheap
+    cdef int64_t r_peak_open
 
     def __init__(self, const double[:, ::1] A, const double[::1] s, const uint8_t[:, ::1] codes,
                  const int[::1] nvals, double[::1] f_lo, double[::1] f_hi, double b_lo, double b_hi,
@@ -203,7 +209,7 @@ cdef class SupportTree:
         if rashomon and not (lattice and threshold < INFINITY and max_keep >= 0):
             raise ValueError("the Rashomon enumeration needs lattice=True, a finite threshold and max_keep >= 0")
         self.rashomon, self.threshold, self.max_keep = rashomon, threshold, max_keep
-        self.node_limit = -1
+        self.Q = min(k, p) + 1
         self.best_ub, self.floor_ = upper_bound, INFINITY
         self.card_loss = INFINITY
         self.card.assign(P, 0.0)
@@ -250,6 +256,8 @@ cdef class SupportTree:
         self.bits_c.assign(self.W, 0)
         self.bits_o.assign(self.W, 0)
         self.lat_support.assign(self.W, 0)
+        self.gbits.assign(self.W, 0)
+        self.rzero.assign(P, 0.0)
 
     # -- one node --------------------------------------------------------------------------------
 
@@ -347,10 +355,15 @@ cdef class SupportTree:
         cdef int32_t slot
         cdef int depth = 0
         cdef bint leaf = self._is_leaf(inc, fr)
+        if leaf and self.rashomon:
+            if parent < self._cutoff():
+                for w in range(self.W):
+                    self.gbits[w] = inc[w] | fr[w]
+                self._g_start(&self.gbits[0], inc)
+            return
         if leaf and self.lattice:
             for w in range(self.W):
                 self.leaf_bits.push_back(inc[w] | fr[w])
-                self.leaf_inc.push_back(inc[w])
             self.leaf_bound.push_back(parent)
             return
         if not known:
@@ -436,10 +449,7 @@ cdef class SupportTree:
 
     # -- the lattice of one support --------------------------------------------------------------
 
-    cdef void _lat_start(self, const uint64_t* support, const uint64_t* inc) noexcept nogil:
-        """Open the lattice of ``support``. With ``rashomon`` the features of ``inc`` (forced in on
-        the leaf's path) must be non-zero: the leaves partition the exact supports, so each card
-        is counted in exactly one lattice (a zero point makes it the card of a smaller support)."""
+    cdef void _lat_start(self, const uint64_t* support) noexcept nogil:
         cdef Py_ssize_t f, c, q = 1
         cdef int64_t* cols = &self.lcols[0]
         cols[0] = 0
@@ -447,7 +457,7 @@ cdef class SupportTree:
         for f in range(self.p):
             if has(support, f):
                 cols[q] = f + 1
-                self.lforced[q] = self.forced[f] or (self.rashomon and has(inc, f))
+                self.lforced[q] = self.forced[f]
                 q += 1
         memcpy(&self.lat_support[0], support, self.W * sizeof(uint64_t))
         self.lq = q
@@ -468,10 +478,7 @@ cdef class SupportTree:
             f = cols[c] - 1
             lo[c], hi[c] = self.f_lo[f], self.f_hi[f]
         memset(&self.warm_p[0], 0, q * sizeof(double))
-        if self.rashomon:
-            self._r_visit(lo, hi, &self.warm_p[0])
-        else:
-            self._lat_visit(lo, hi, &self.warm_p[0])
+        self._lat_visit(lo, hi, &self.warm_p[0])
 
     cdef void _lat_visit(self, const double* lo, const double* hi, const double* warm) noexcept nogil:
         """Fit and bound one lattice box; keep its rounded fit as a card; queue it if still open."""
@@ -557,8 +564,6 @@ cdef class SupportTree:
         cdef double* hi = node + q
         cdef double* w = node + 2 * q
         cdef double* edge = &self.llo[0]
-        if self.rashomon:
-            return self._r_step(stop, steps)
         while self.lheap.size() > 0 and self.lat_count < LATTICE_NODE_LIMIT:
             if steps[0] > 0 and (self.lat_count & 15) == 0:
                 if stop[0]:
@@ -607,56 +612,115 @@ cdef class SupportTree:
         self._lat_finish()
         return R_DONE
 
-    # -- the Rashomon enumeration over one lattice -----------------------------------------------
+    # -- the Rashomon enumeration: every card within the threshold, best first --------------------
     #
-    # Every box whose bound is within the threshold is split until it is a single integer point,
-    # whose loss is computed exactly; nothing is pruned because of another card (no incumbent).
+    # Support nodes and lattice boxes share one order (their bounds; a point box's key is its
+    # exact loss), and nothing is pruned because of another card (no incumbent). docs/fasterrisk.md
+    # proves that each card is counted exactly once and that cards leave in objective order.
 
     cdef inline int64_t _spent(self) noexcept nogil:
         """Nodes counted against ``node_limit``: support nodes, and lattice boxes when enumerating."""
         return self.n_nodes + (self.n_lattice if self.rashomon else 0)
 
-    cdef void _r_record(self, const double* point, double loss) noexcept nogil:
-        """Count a card of the set; keep it if it is among the best ``max_keep`` so far."""
-        cdef Py_ssize_t c, q = self.lq
+    cdef void _g_start(self, const uint64_t* support, const uint64_t* inc) noexcept nogil:
+        """Open the lattice of the leaf ``support``. The features of ``inc`` (forced in on the leaf's
+        path) must be non-zero: the leaves partition the exact supports, so each card belongs to
+        one lattice (a zero point makes it the card of a smaller support, in another leaf)."""
+        cdef Py_ssize_t f, c, q = 1, G
+        cdef int32_t lat
+        cdef int64_t* cols = &self.lcols[0]
+        cols[0] = 0
+        self.lforced[0] = 0
+        for f in range(self.p):
+            if has(support, f):
+                cols[q] = f + 1
+                self.lforced[q] = self.forced[f] or has(inc, f)
+                q += 1
+        self.lsub.resize(q * self.n)
+        G = self._design(cols, q, &self.lsub[0], &self.lweight[0])
+        if self.lt_free.size() > 0:
+            lat = self.lt_free.back()
+            self.lt_free.pop_back()
+        else:
+            lat = <int32_t> self.lt_q.size()
+            self.lt_q.push_back(0)
+            self.lt_G.push_back(0)
+            self.lt_open.push_back(0)
+            self.lt_design.resize(lat + 1)
+            self.lt_cols.resize(lat + 1)
+            self.lt_forced.resize(lat + 1)
+        self.lt_q[lat], self.lt_G[lat], self.lt_open[lat] = q, G, 0
+        self.lt_design[lat].assign(q * G + G, 0.0)
+        memcpy(&self.lt_design[lat][0], &self.lsub[0], q * G * sizeof(double))
+        memcpy(&self.lt_design[lat][q * G], &self.lweight[0], G * sizeof(double))
+        self.lt_cols[lat].assign(cols, cols + q)
+        self.lt_forced[lat].assign(&self.lforced[0], &self.lforced[0] + q)
+        self.llo[0], self.lhi[0] = self.b_lo, self.b_hi
+        for c in range(1, q):
+            f = cols[c] - 1
+            self.llo[c], self.lhi[c] = self.f_lo[f], self.f_hi[f]
+        self._g_visit(lat, &self.llo[0], &self.lhi[0], &self.rzero[0])
+        self._g_release(lat)
+
+    cdef void _g_release(self, int32_t lat) noexcept nogil:
+        """Free a lattice's design once it has no open box."""
+        if self.lt_open[lat] == 0:
+            self.lt_design[lat].clear()
+            self.lt_design[lat].shrink_to_fit()
+            self.lt_free.push_back(lat)
+
+    cdef void _g_queue(self, int32_t lat, const double* lo, const double* hi, const double* w,
+                       double key, bint point) noexcept nogil:
+        cdef Py_ssize_t q = self.lt_q[lat], S = 3 * self.Q
         cdef int32_t slot
+        cdef int64_t open_now
+        if self.rfree.size() > 0:
+            slot = self.rfree.back()
+            self.rfree.pop_back()
+        else:
+            slot = <int32_t> self.rbox_lat.size()
+            self.rbox_lat.push_back(0)
+            self.rarena.resize(self.rarena.size() + S)
+        self.rbox_lat[slot] = lat
+        memcpy(&self.rarena[S * slot], lo, q * sizeof(double))
+        memcpy(&self.rarena[S * slot + q], hi, q * sizeof(double))
+        memcpy(&self.rarena[S * slot + 2 * q], w, q * sizeof(double))
+        self.lt_open[lat] += 1
+        self.r_order += 1
+        self.rheap.push_or_terminate(_item(key, 0 if point else 1, self.r_order, slot))
+        open_now = <int64_t> self.rheap.size()
+        if open_now > self.r_peak_open:
+            self.r_peak_open = open_now
+
+    cdef void _g_emit(self, int32_t lat, const double* point, double loss) noexcept nogil:
+        """A card of the set, in objective order: count it; keep it while fewer than max_keep are."""
+        cdef Py_ssize_t c, q = self.lt_q[lat], base
+        cdef const int64_t* cols = &self.lt_cols[lat][0]
         self.r_count += 1
         if loss < self.card_loss:
             self.card_loss = loss
             for c in range(self.P):
                 self.card[c] = 0.0
             for c in range(q):
-                self.card[self.lcols[c]] = point[c]
-        if self.max_keep == 0:
-            return
-        if <int64_t> self.keep_heap.size() < self.max_keep:
-            slot = <int32_t> self.keep_heap.size()
-            if <Py_ssize_t> self.keep_loss.size() <= slot:
-                self.keep_loss.push_back(0.0)
-                self.keep_stamp.push_back(0)
-                self.keep_coef.resize(self.keep_coef.size() + self.P)
-        elif loss < self.keep_heap.top().first:
-            slot = self.keep_heap.top().second
-            self.keep_heap.pop()
-        else:
-            return
-        self.keep_heap.push(pair[double, int32_t](loss, slot))
-        self.keep_loss[slot] = loss
-        memset(&self.keep_coef[slot * self.P], 0, self.P * sizeof(double))
-        for c in range(q):
-            self.keep_coef[slot * self.P + self.lcols[c]] = point[c]
-        self.r_serial += 1
-        self.keep_stamp[slot] = self.r_serial
-        self.fresh.push_back(pair[int32_t, int64_t](slot, self.r_serial))
+                self.card[cols[c]] = point[c]
+        if <int64_t> self.kept_loss.size() < self.max_keep:
+            self.kept_loss.push_back(loss)
+            base = <Py_ssize_t> self.kept_coef.size()
+            self.kept_coef.resize(base + self.P, 0.0)
+            for c in range(q):
+                self.kept_coef[base + cols[c]] = point[c]
 
-    cdef void _r_visit(self, const double* lo, const double* hi, const double* warm) noexcept nogil:
-        """A point box is a card: count it if within the threshold. A larger box is fitted and
-        bounded; it stays open unless its bound exceeds the threshold."""
-        cdef Py_ssize_t c, q = self.lq, G = self.lG
+    cdef void _g_visit(self, int32_t lat, const double* lo, const double* hi, const double* warm) noexcept nogil:
+        """A point box within the threshold waits for its turn (or is counted at once when no more
+        cards are kept); a larger box is fitted, bounded and queued unless its bound exceeds the
+        threshold."""
+        cdef Py_ssize_t c, q = self.lt_q[lat], G = self.lt_G[lat]
+        cdef const double* sub = &self.lt_design[lat][0]
+        cdef const double* weight = sub + q * G
+        cdef const uint8_t* forced = &self.lt_forced[lat][0]
         cdef double* wv = &self.wv[0]
         cdef double* z = &self.z[0]
         cdef double loss = 0.0, bound, ent, pen
-        cdef int32_t slot
         cdef bint point = True
         self.n_lattice += 1
         for c in range(q):
@@ -665,111 +729,118 @@ cdef class SupportTree:
                 break
         if point:
             for c in range(1, q):
-                if self.lforced[c] and lo[c] == 0.0:
+                if forced[c] and lo[c] == 0.0:
                     return  # the card of a smaller support, counted in its own lattice
-            lg_margins(&self.lsub[0], q, G, lo, z)
+            lg_margins(sub, q, G, lo, z)
             for c in range(G):
-                loss += self.lweight[c] * lg_ell(z[c])
-            if loss <= self.threshold + 1e-12 * max(1.0, fabs(self.threshold)):  # summation order
-                self._r_record(lo, loss)
+                loss += weight[c] * lg_ell(z[c])
+            if loss > self.threshold + 1e-12 * max(1.0, fabs(self.threshold)):  # slack: summation order
+                return
+            if <int64_t> self.kept_loss.size() >= self.max_keep:
+                self._g_emit(lat, lo, loss)  # nothing more is kept: the order no longer matters
+            else:
+                self._g_queue(lat, lo, hi, lo, loss, True)
             return
         for c in range(q):
             wv[c] = lg_clip(warm[c], lo[c], hi[c])
             self.role[c] = 0
-        loss = newton_fit(&self.lsub[0], q, G, &self.lweight[0], wv, lo, hi, 0.0, 100, 1e-13,
+        loss = newton_fit(sub, q, G, weight, wv, lo, hi, 0.0, 100, 1e-13,
                           z, &self.zd[0], &self.nwork[0], &self.nz_col[0], &self.nz_val[0], &self.nz_ptr[0])
-        lg_margins(&self.lsub[0], q, G, wv, z)
+        lg_margins(sub, q, G, wv, z)
         for c in range(q):
             self.active[c] = lo[c] < wv[c] and wv[c] < hi[c]
-        bound = dual_bound_at(&self.lsub[0], q, G, &self.lweight[0], z, lo, hi, &self.role[0],
+        bound = dual_bound_at(sub, q, G, weight, z, lo, hi, &self.role[0],
                               &self.active[0], 0, &self.dual_a[0], &self.idx[0], &self.dwork[0], &ent, &pen)
         if loss < bound:
             bound = loss
         if bound >= self._cutoff():
             return  # no card of this box is within the threshold
-        if self.lfree.size() > 0:
-            slot = self.lfree.back()
-            self.lfree.pop_back()
-        else:
-            slot = <int32_t> (self.larena.size() // (3 * q))
-            self.larena.resize(self.larena.size() + 3 * q)
-        memcpy(&self.larena[3 * q * slot], lo, q * sizeof(double))
-        memcpy(&self.larena[3 * q * slot + q], hi, q * sizeof(double))
-        memcpy(&self.larena[3 * q * slot + 2 * q], wv, q * sizeof(double))
-        self.lat_order += 1
-        self.lheap.push_or_terminate(_item(bound, 0, self.lat_order, slot))
+        self._g_queue(lat, lo, hi, wv, bound, False)
 
-    cdef int _r_step(self, const uint8_t* stop, Py_ssize_t* steps) noexcept nogil:
-        """Split the lattice's open boxes until none is left (no per-lattice node budget: a box
-        closed unsplit could hold members). The split partitions the box's integer points."""
-        cdef Py_ssize_t q = self.lq, c, j
-        cdef Item it
+    cdef void _g_pop(self) noexcept nogil:
+        """Take the open box with the smallest key: emit a point, split anything else. The splits
+        partition the box's integer points (docs/fasterrisk.md)."""
+        cdef Item it = self.rheap.pop()
+        cdef int32_t lat = self.rbox_lat[it.slot]
+        cdef Py_ssize_t q = self.lt_q[lat], c, j, S = 3 * self.Q
+        cdef const uint8_t* forced = &self.lt_forced[lat][0]
         cdef double frac, best, v, width
         cdef double* node = &self.lnode[0]
         cdef double* lo = node
         cdef double* hi = node + q
         cdef double* w = node + 2 * q
         cdef double* edge = &self.llo[0]
-        while self.lheap.size() > 0:
-            if steps[0] > 0 and (self.lat_count & 15) == 0:
-                if stop[0]:
-                    return R_STOPPED
-                if now() >= self.slice_end:
-                    return R_SLICE
-            if self.node_limit >= 0 and self._spent() >= self.node_limit:
-                return R_NODES
-            steps[0] += 1
-            self.lat_count += 1
-            it = self.lheap.pop()
-            self.lfree.push_back(it.slot)
-            if it.key >= self._cutoff():
-                continue
-            memcpy(node, &self.larena[3 * q * it.slot], 3 * q * sizeof(double))
+        memcpy(node, &self.rarena[S * it.slot], 3 * q * sizeof(double))
+        self.rfree.push_back(it.slot)
+        if it.tie.first == 0:
+            self._g_emit(lat, lo, it.key)
+        elif it.key < self._cutoff():
             j = -1
             for c in range(1, q):  # a forced feature whose box still holds 0: cut 0 out first
-                if self.lforced[c] and lo[c] <= 0.0 and hi[c] >= 0.0:
+                if forced[c] and lo[c] <= 0.0 and hi[c] >= 0.0:
                     j = c
                     break
             if j >= 0:
                 if lo[j] <= -1.0:
                     memcpy(edge, hi, q * sizeof(double))
                     edge[j] = -1.0
-                    self._r_visit(lo, edge, w)
+                    self._g_visit(lat, lo, edge, w)
                 if hi[j] >= 1.0:
                     memcpy(edge, lo, q * sizeof(double))
                     edge[j] = 1.0
-                    self._r_visit(edge, hi, w)
-                continue
-            j, best = -1, 1e-7
-            for c in range(q):  # the most fractional coordinate that can still move
-                frac = fabs(w[c] - rint(w[c])) if hi[c] > lo[c] else 0.0
-                if frac > best:
-                    best, j = frac, c
-            if j >= 0:
-                memcpy(edge, hi, q * sizeof(double))
-                edge[j] = floor(w[j])
-                self._r_visit(lo, edge, w)
-                memcpy(edge, lo, q * sizeof(double))
-                edge[j] = ceil(w[j])
-                self._r_visit(edge, hi, w)
-                continue
-            j, width = -1, 0.0
-            for c in range(q):  # the fit is integral: cut the widest coordinate next to it
-                if hi[c] - lo[c] > width:
-                    width, j = hi[c] - lo[c], c
-            if j < 0:
-                continue  # a point box is never queued
-            v = lg_clip(rint(w[j]), lo[j], hi[j])
-            if v >= hi[j]:
-                v = hi[j] - 1.0
-            memcpy(edge, hi, q * sizeof(double))
-            edge[j] = v
-            self._r_visit(lo, edge, w)
-            memcpy(edge, lo, q * sizeof(double))
-            edge[j] = v + 1.0
-            self._r_visit(edge, hi, w)
-        self._lat_finish()
-        return R_DONE
+                    self._g_visit(lat, edge, hi, w)
+            else:
+                j, best = -1, 1e-7
+                for c in range(q):  # the most fractional coordinate that can still move
+                    frac = fabs(w[c] - rint(w[c])) if hi[c] > lo[c] else 0.0
+                    if frac > best:
+                        best, j = frac, c
+                if j >= 0:
+                    memcpy(edge, hi, q * sizeof(double))
+                    edge[j] = floor(w[j])
+                    self._g_visit(lat, lo, edge, w)
+                    memcpy(edge, lo, q * sizeof(double))
+                    edge[j] = ceil(w[j])
+                    self._g_visit(lat, edge, hi, w)
+                else:
+                    j, width = -1, 0.0
+                    for c in range(q):  # the fit is integral: cut the widest coordinate next to it
+                        if hi[c] - lo[c] > width:
+                            width, j = hi[c] - lo[c], c
+                    if j >= 0:
+                        v = lg_clip(rint(w[j]), lo[j], hi[j])
+                        if v >= hi[j]:
+                            v = hi[j] - 1.0
+                        memcpy(edge, hi, q * sizeof(double))
+                        edge[j] = v
+                        self._g_visit(lat, lo, edge, w)
+                        memcpy(edge, lo, q * sizeof(double))
+                        edge[j] = v + 1.0
+                        self._g_visit(lat, edge, hi, w)
+        self.lt_open[lat] -= 1
+        self._g_release(lat)
+
+    cdef int _g_run(self, double seconds, const uint8_t* stop, int64_t node_limit) noexcept nogil:
+        cdef Py_ssize_t steps = 0
+        cdef bint has_s, has_r
+        self.slice_end = now() + seconds
+        while True:
+            has_s = self.heap.size() > 0
+            has_r = self.rheap.size() > 0
+            if not has_s and not has_r:
+                return R_DONE
+            if node_limit >= 0 and self._spent() >= node_limit:
+                return R_NODES
+            if steps > 0 and (steps & 15) == 0:
+                if stop[0]:
+                    return R_STOPPED
+                if now() >= self.slice_end:
+                    return R_SLICE
+            steps += 1
+            if has_r and (not has_s or self.rheap.top().key <= self.heap.top().key):
+                self._g_pop()
+            else:
+                self._branch()
 
     # -- the loop --------------------------------------------------------------------------------
 
@@ -778,7 +849,6 @@ cdef class SupportTree:
         cdef int code
         cdef double bound
         self.slice_end = now() + seconds
-        self.node_limit = node_limit
         while True:
             if self.lat_active:
                 code = self._lat_step(stop, &steps)
@@ -791,20 +861,18 @@ cdef class SupportTree:
                     self.floor_ = min(self.floor_, bound)
                 else:
                     memcpy(&self.bits_c[0], &self.leaf_bits[self.leaf_head * W], W * sizeof(uint64_t))
-                    memcpy(&self.bits_o[0], &self.leaf_inc[self.leaf_head * W], W * sizeof(uint64_t))
-                    self._lat_start(&self.bits_c[0], &self.bits_o[0])
+                    self._lat_start(&self.bits_c[0])
                     if self.lheap.size() == 0:
                         self._lat_finish()
                 self.leaf_head += 1
                 if self.leaf_head == <Py_ssize_t> self.leaf_bound.size():
                     self.leaf_bits.clear()
-                    self.leaf_inc.clear()
                     self.leaf_bound.clear()
                     self.leaf_head = 0
                 continue
             if self.heap.size() == 0:
                 return R_DONE
-            if node_limit >= 0 and self._spent() >= node_limit:
+            if node_limit >= 0 and self.n_nodes >= node_limit:
                 return R_NODES
             if steps > 0:
                 if stop[0]:
@@ -843,13 +911,17 @@ cdef class SupportTree:
         cdef int code
         cdef const uint8_t* stop = &stop_flag[0]
         with nogil:
-            code = self._run(seconds, stop, node_limit)
+            if self.rashomon:
+                code = self._g_run(seconds, stop, node_limit)
+            else:
+                code = self._run(seconds, stop, node_limit)
         return code
 
     @property
     def finished(self):
         """Every node closed or pruned, no leaf waiting: the bound is the optimum (up to tolerance)."""
-        return self.heap.size() == 0 and not self.lat_active and self.leaf_head >= <Py_ssize_t> self.leaf_bound.size()
+        return self.heap.size() == 0 and self.rheap.size() == 0 and not self.lat_active \
+            and self.leaf_head >= <Py_ssize_t> self.leaf_bound.size()
 
     @property
     def lower_bound(self):
@@ -885,7 +957,7 @@ cdef class SupportTree:
     @property
     def open_nodes(self):
         return <Py_ssize_t> self.heap.size() + <Py_ssize_t> self.leaf_bound.size() - self.leaf_head \
-            + (<Py_ssize_t> self.lheap.size() if self.lat_active else 0)
+            + (<Py_ssize_t> self.lheap.size() if self.lat_active else 0) + <Py_ssize_t> self.rheap.size()
 
     @property
     def best_card(self):
@@ -903,38 +975,37 @@ cdef class SupportTree:
         return self.r_count
 
     @property
+    def rashomon_peak_open(self):
+        """The most lattice boxes (and waiting cards) open at once."""
+        return self.r_peak_open
+
+    @property
     def unenumerated_bound(self):
-        """A lower bound on the loss of every card not enumerated yet: the smallest bound over
-        open support nodes, leaves waiting for their lattice and the open boxes of the lattice in
-        progress (``inf`` when nothing is open). Pruned nodes hold no card within the threshold."""
+        """A lower bound on the loss of every card not enumerated yet: the smallest key over open
+        support nodes and lattice boxes (``inf`` when nothing is open). Pruned nodes and boxes
+        hold no card within the threshold. Cards leave in objective order, so every card kept has
+        a loss at most this."""
         cdef double low = INFINITY
-        cdef Py_ssize_t i
         if self.heap.size() > 0:
             low = self.heap.top().key
-        for i in range(self.leaf_head, <Py_ssize_t> self.leaf_bound.size()):
-            low = min(low, self.leaf_bound[i])
-        if self.lat_active and self.lheap.size() > 0:
-            low = min(low, self.lheap.top().key)
+        if self.rheap.size() > 0 and self.rheap.top().key < low:
+            low = self.rheap.top().key
         return low
 
-    def _kept(self, slots):
-        order = sorted(slots, key=lambda sl: (self.keep_loss[sl], sl))
-        losses = np.array([self.keep_loss[sl] for sl in order], dtype=np.float64)
-        coef = np.array([[self.keep_coef[sl * self.P + c] for c in range(self.P)] for sl in order],
-                        dtype=np.float64).reshape(len(order), self.P)
+    def _kept(self, Py_ssize_t start):
+        cdef Py_ssize_t i, c, m = <Py_ssize_t> self.kept_loss.size() - start
+        losses = np.array([self.kept_loss[start + i] for i in range(m)], dtype=np.float64)
+        coef = np.array([self.kept_coef[(start + i) * self.P + c] for i in range(m) for c in range(self.P)],
+                        dtype=np.float64).reshape(m, self.P)
         return losses, coef
 
     def rashomon_fresh(self):
-        """``(losses, coefficients)`` of the cards that entered the kept set since the last call and
-        are still in it, best first (coefficients: intercept, then points by feature)."""
-        cdef Py_ssize_t i
-        slots = []
-        for i in range(<Py_ssize_t> self.fresh.size()):
-            if self.keep_stamp[self.fresh[i].first] == self.fresh[i].second:
-                slots.append(self.fresh[i].first)
-        self.fresh.clear()
-        return self._kept(slots)
+        """``(losses, coefficients)`` of the cards kept since the last call, best first
+        (coefficients: intercept, then points by feature)."""
+        out = self._kept(self.fresh_from)
+        self.fresh_from = <int64_t> self.kept_loss.size()
+        return out
 
     def rashomon_kept(self):
-        """``(losses, coefficients)`` of the best ``max_keep`` cards enumerated, best first."""
-        return self._kept(range(<Py_ssize_t> self.keep_heap.size()))
+        """``(losses, coefficients)`` of the best ``max_keep`` cards, in the order enumerated: best first."""
+        return self._kept(0)
