@@ -64,6 +64,7 @@ def main() -> None:
             print(
                 f"  epsilon {eps}: threshold {threshold:.4f}, count {found.count} {state}, "
                 f"{wall:.2f} s ({cpu:.2f} cpu), nodes {found.support_nodes} + {found.lattice_nodes}, "
+                f"peak open boxes {found.peak_open}, "
                 f"peak RSS {before:.0f} -> {peak_mb():.0f} MB; best {len(found.losses)} kept use "
                 f"{len(supports)} supports; losses {found.losses[0]:.4f} .. {found.losses[-1]:.4f}",
                 flush=True,

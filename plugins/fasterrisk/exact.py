@@ -144,8 +144,9 @@ class RashomonCards:
     """The cards (integer points and intercept, m = 1) with loss <= ``threshold``.
 
     ``count`` is exact for what was enumerated; ``complete`` says every such card was; otherwise
-    every card not enumerated has loss >= ``unenumerated_bound``. ``losses`` and ``coefficients``
-    (intercept first, then points by feature) are the best ``max_models`` enumerated, best first.
+    every card not enumerated has loss >= ``unenumerated_bound``. Cards are enumerated in objective
+    order, so ``losses`` and ``coefficients`` (intercept first, then points by feature) are the best
+    ``max_models`` cards of the set (of a stopped run: the best it reached), best first.
     """
 
     threshold: float
@@ -158,6 +159,7 @@ class RashomonCards:
     lattice_nodes: int
     seconds: float
     stopped: str | None
+    peak_open: int  # the most lattice boxes and waiting cards open at once (the memory it needed)
     unreported: tuple[np.ndarray, np.ndarray]  # kept cards ``report`` has not drained, best first
 
 
@@ -175,9 +177,9 @@ def enumerate_cards(
     stop: Callable[[], str | None] | None = None,
     report: Callable[[Any], None] | None = None,
 ) -> RashomonCards:
-    """Every card with loss <= ``threshold``: the support tree and each leaf's lattice, pruned
-    only where a node's bound exceeds the threshold. ``report`` gets the compiled tree now and
-    then (``rashomon_fresh()`` drains the cards kept since the last call)."""
+    """Every card with loss <= ``threshold``, best first: the support tree and the lattice of each
+    leaf in one best-first order, pruned only where a bound exceeds the threshold. ``report`` gets
+    the compiled tree now and then (``rashomon_fresh()`` drains the cards kept since the last call)."""
     started = time.monotonic()
     b_range = intercept_range_within(X, y, sample_weight, cons, k, threshold)
     search = SupportSearch(X, y, sample_weight, cons, k).within_box(b_range)
@@ -212,6 +214,7 @@ def enumerate_cards(
         int(tree.lattice_nodes),
         time.monotonic() - started,
         None if complete else (found.stopped or "nodes"),
+        int(tree.rashomon_peak_open),
         unreported,
     )
 

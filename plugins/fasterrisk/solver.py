@@ -446,8 +446,8 @@ class FasterRiskSolver(Solver):
         proven: bool,
         stats: dict[str, Any],
     ) -> RashomonSet:
-        """Every integer card (m = 1) within the threshold, by ``exact.enumerate_cards``; the
-        best ``max_models`` kept, streamed to the monitor as they are found."""
+        """Every integer card (m = 1) within the threshold, by ``exact.enumerate_cards``, best
+        first; the best ``max_models`` kept, streamed to the monitor as they are found."""
         from glasswork.plugins.fasterrisk.exact import enumerate_cards
 
         spec: FasterRiskSpec = self.spec  # type: ignore[assignment]
@@ -516,6 +516,7 @@ class FasterRiskSolver(Solver):
             "support_nodes": found.support_nodes,
             "lattice_nodes": found.lattice_nodes,
             "stopped": found.stopped,
+            "peak_open_boxes": found.peak_open,
         }
         return RashomonSet(
             threshold=threshold,
