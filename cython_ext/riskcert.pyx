@@ -741,6 +741,8 @@ cdef class SupportTree:
             else:
                 self._g_queue(lat, lo, hi, lo, loss, True)
             return
+        if <int64_t> self.kept_loss.size() >= self.max_keep and self._g_count_whole(lat, lo, hi):
+            return
         for c in range(q):
             wv[c] = lg_clip(warm[c], lo[c], hi[c])
             self.role[c] = 0
@@ -756,6 +758,35 @@ cdef class SupportTree:
         if bound >= self._cutoff():
             return  # no card of this box is within the threshold
         self._g_queue(lat, lo, hi, wv, bound, False)
+
+    cdef bint _g_count_whole(self, int32_t lat, const double* lo, const double* hi) noexcept nogil:
+        """Count every card of the box at once when even its worst card is within the threshold.
+
+        Each row's margin is smallest where each coordinate takes the end of its box that lowers
+        it, and ``log(1 + exp(-z))`` falls with ``z``: summing each row's loss at its smallest
+        margin bounds the loss of every point of the box. The box's cards are the product of each
+        coordinate's integers (without 0 for a feature forced in)."""
+        cdef Py_ssize_t c, i, q = self.lt_q[lat], G = self.lt_G[lat]
+        cdef const double* sub = &self.lt_design[lat][0]
+        cdef const double* weight = sub + q * G
+        cdef const uint8_t* forced = &self.lt_forced[lat][0]
+        cdef double worst = 0.0, zmin, a
+        cdef int64_t cards = 1, values
+        for i in range(G):
+            zmin = 0.0
+            for c in range(q):
+                a = sub[c * G + i]
+                zmin += a * lo[c] if a * lo[c] < a * hi[c] else a * hi[c]
+            worst += weight[i] * lg_ell(zmin)
+        if worst > self.threshold:
+            return False
+        for c in range(q):
+            values = <int64_t> (hi[c] - lo[c]) + 1
+            if c > 0 and forced[c] and lo[c] <= 0.0 and hi[c] >= 0.0:
+                values -= 1
+            cards *= values
+        self.r_count += cards
+        return True
 
     cdef void _g_pop(self) noexcept nogil:
         """Take the open box with the smallest key: emit a point, split anything else. The splits
