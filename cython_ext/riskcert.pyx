@@ -770,8 +770,7 @@ cdef class SupportTree:
         cdef const double* sub = &self.lt_design[lat][0]
         cdef const double* weight = sub + q * G
         cdef const uint8_t* forced = &self.lt_forced[lat][0]
-        cdef double worst = 0.0, zmin, a
-        cdef int64_t cards = 1, values
+        cdef double worst = 0.0, zmin, a, cards = 1.0, values
         for i in range(G):
             zmin = 0.0
             for c in range(q):
@@ -781,11 +780,13 @@ cdef class SupportTree:
         if worst > self.threshold:
             return False
         for c in range(q):
-            values = <int64_t> (hi[c] - lo[c]) + 1
+            values = hi[c] - lo[c] + 1.0
             if c > 0 and forced[c] and lo[c] <= 0.0 and hi[c] >= 0.0:
-                values -= 1
+                values -= 1.0
             cards *= values
-        self.r_count += cards
+        if cards > 4.0e18:
+            return False  # beyond the count's int64: split it instead
+        self.r_count += <int64_t> cards
         return True
 
     cdef void _g_pop(self) noexcept nogil:
