@@ -244,7 +244,8 @@ def test_the_exact_policy_fills_result_rashomon() -> None:
         assert card.logistic_loss(inst.X, (inst.y > 0).astype(int)) == pytest.approx(member.objective, rel=1e-9)
     sent = [e for e in events if e.kind == "rashomon"]
     assert sent and sent[-1].counters["rashomon_count"] == rs.count
-    assert sum(len(e.members) for e in sent) >= rs.kept
+    # the events carry each kept member once, best first (a card sent is never displaced)
+    assert [m.objective for e in sent for m in e.members] == [m.objective for m in rs.members]
     assert result.to_dict()["rashomon"]["count"] == rs.count
     assert result.stats["exact"]["rashomon"]["complete"] is True
 
@@ -269,3 +270,16 @@ def test_the_beam_policy_hands_over_its_pool_as_a_sample() -> None:
     pool = [row["loss"] for row in result.stats["pool"]]
     assert rs.count == sum(loss <= rs.threshold for loss in pool) >= 1
     assert any(e.kind == "log" and "sample" in (e.message or "") for e in events)
+
+
+@pytest.mark.parametrize("policy", ["exact", "beam"])
+def test_a_fasterrisk_spec_with_a_rashomon_section_validates(tmp_path, policy: str) -> None:
+    from glasswork.spec import load_spec
+
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "name: t\ndata: {source: data.csv, target: y}\nsolver: fasterrisk\n"
+        f"search: {{policy: {policy}}}\nrashomon: {{epsilon: 0.01, max_models: 10}}\n"
+    )
+    spec = load_spec(path).spec
+    assert spec.rashomon is not None and spec.rashomon.epsilon == 0.01
