@@ -186,6 +186,7 @@ cdef class SupportTree:
     cdef vector[double] rarena, rzero, kept_loss, kept_coef
     cdef vector[uint64_t] gbits
     cdef PagedHeap[Item] rheap
+    cdef vector[Item] rstack  # once max_keep cards are kept: boxes split depth first (little memory)
     cdef int64_t r_peak_open
 
     def __init__(self, const double[:, ::1] A, const double[::1] s, const uint8_t[:, ::1] codes,
@@ -687,8 +688,11 @@ cdef class SupportTree:
         memcpy(&self.rarena[S * slot + 2 * q], w, q * sizeof(double))
         self.lt_open[lat] += 1
         self.r_order += 1
-        self.rheap.push_or_terminate(_item(key, 0 if point else 1, self.r_order, slot))
-        open_now = <int64_t> self.rheap.size()
+        if not point and <int64_t> self.kept_loss.size() >= self.max_keep:
+            self.rstack.push_back(_item(key, 1, self.r_order, slot))
+        else:
+            self.rheap.push_or_terminate(_item(key, 0 if point else 1, self.r_order, slot))
+        open_now = <int64_t> (self.rheap.size() + self.rstack.size())
         if open_now > self.r_peak_open:
             self.r_peak_open = open_now
 
@@ -789,10 +793,9 @@ cdef class SupportTree:
         self.r_count += <int64_t> cards
         return True
 
-    cdef void _g_pop(self) noexcept nogil:
-        """Take the open box with the smallest key: emit a point, split anything else. The splits
-        partition the box's integer points (docs/fasterrisk.md)."""
-        cdef Item it = self.rheap.pop()
+    cdef void _g_pop(self, Item it) noexcept nogil:
+        """Take an open box: emit a point, split anything else. The splits partition the box's
+        integer points (docs/fasterrisk.md)."""
         cdef int32_t lat = self.rbox_lat[it.slot]
         cdef Py_ssize_t q = self.lt_q[lat], c, j, S = 3 * self.Q
         cdef const uint8_t* forced = &self.lt_forced[lat][0]
@@ -855,11 +858,12 @@ cdef class SupportTree:
     cdef int _g_run(self, double seconds, const uint8_t* stop, int64_t node_limit) noexcept nogil:
         cdef Py_ssize_t steps = 0
         cdef bint has_s, has_r
+        cdef Item it
         self.slice_end = now() + seconds
         while True:
             has_s = self.heap.size() > 0
             has_r = self.rheap.size() > 0
-            if not has_s and not has_r:
+            if not has_s and not has_r and self.rstack.size() == 0:
                 return R_DONE
             if node_limit >= 0 and self._spent() >= node_limit:
                 return R_NODES
@@ -869,8 +873,12 @@ cdef class SupportTree:
                 if now() >= self.slice_end:
                     return R_SLICE
             steps += 1
-            if has_r and (not has_s or self.rheap.top().key <= self.heap.top().key):
-                self._g_pop()
+            if self.rstack.size() > 0:  # finish the depth-first part first: it stays small
+                it = self.rstack.back()
+                self.rstack.pop_back()
+                self._g_pop(it)
+            elif has_r and (not has_s or self.rheap.top().key <= self.heap.top().key):
+                self._g_pop(self.rheap.pop())
             else:
                 self._branch()
 
@@ -952,7 +960,7 @@ cdef class SupportTree:
     @property
     def finished(self):
         """Every node closed or pruned, no leaf waiting: the bound is the optimum (up to tolerance)."""
-        return self.heap.size() == 0 and self.rheap.size() == 0 and not self.lat_active \
+        return self.heap.size() == 0 and self.rheap.size() == 0 and self.rstack.size() == 0 and not self.lat_active \
             and self.leaf_head >= <Py_ssize_t> self.leaf_bound.size()
 
     @property
@@ -989,7 +997,8 @@ cdef class SupportTree:
     @property
     def open_nodes(self):
         return <Py_ssize_t> self.heap.size() + <Py_ssize_t> self.leaf_bound.size() - self.leaf_head \
-            + (<Py_ssize_t> self.lheap.size() if self.lat_active else 0) + <Py_ssize_t> self.rheap.size()
+            + (<Py_ssize_t> self.lheap.size() if self.lat_active else 0) + <Py_ssize_t> self.rheap.size() \
+            + <Py_ssize_t> self.rstack.size()
 
     @property
     def best_card(self):
@@ -1018,10 +1027,14 @@ cdef class SupportTree:
         hold no card within the threshold. Cards leave in objective order, so every card kept has
         a loss at most this."""
         cdef double low = INFINITY
+        cdef Py_ssize_t i
         if self.heap.size() > 0:
             low = self.heap.top().key
         if self.rheap.size() > 0 and self.rheap.top().key < low:
             low = self.rheap.top().key
+        for i in range(<Py_ssize_t> self.rstack.size()):
+            if self.rstack[i].key < low:
+                low = self.rstack[i].key
         return low
 
     def _kept(self, Py_ssize_t start):
