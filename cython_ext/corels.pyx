@@ -132,7 +132,6 @@ cdef struct Scratch:    # one thread's working memory for an expansion (see Sear
     # counters of the scoring pass, added to the Search's under the lock (Search._merge)
     int64_t n_evaluated, n_expanded, n_pruned_support, n_pruned_accurate, n_pruned_bound
     int64_t n_pruned_lookahead, n_pruned_length, n_pruned_similar
-    int64_t n_pruned_onestep
     # Theorem 18 (Search._similar_setup): what each shorter prefix leaves uncaptured, and gains
     vector[uint64_t] sim_tmp, sim_x, sim_ctx
     double sim_gain[SIM_WINDOW]
@@ -214,8 +213,6 @@ cdef class Search:
     # last rules: the tolerance of its strict test (its scratch is per thread, in Scratch)
     cdef double sim_eps
     cdef public int64_t n_pruned_similar
-    cdef bint do_onestep
-    cdef public int64_t n_pruned_onestep
 
     def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
                  const int32_t[::1] lclass, const int32_t[::1] lshift,
@@ -225,7 +222,7 @@ cdef class Search:
                  int max_prefix_length=255, bint support=True, bint accurate_support=True,
                  bint lookahead=True, bint equivalent_points=True, bint length_bound=True,
                  bint garbage_collection=True, str kernel="auto", int threads=1,
-                 bint similar_support=True, bint one_rule_lookahead=True):
+                 bint similar_support=True):
         cdef int i, k
         if threads < 1 or threads > 1024:
             raise ValueError(f"threads must be between 1 and 1024, got {threads}")
@@ -263,7 +260,6 @@ cdef class Search:
         self.do_length = length_bound
         self.do_gc = garbage_collection
         self.do_similar = similar_support
-        self.do_onestep = one_rule_lookahead
         self.uniform = True
         for k in range(self.C):
             self.weights[k] = weights[k]
@@ -767,8 +763,6 @@ cdef class Search:
         self.n_pruned_lookahead += sc.n_pruned_lookahead
         self.n_pruned_length += sc.n_pruned_length
         self.n_pruned_similar += sc.n_pruned_similar
-        self.n_pruned_onestep += sc.n_pruned_onestep
-        sc.n_pruned_onestep = 0
         sc.n_evaluated = 0
         sc.n_expanded = 0
         sc.n_pruned_support = 0
@@ -963,70 +957,8 @@ cdef class Search:
                 else:
                     c2 += 1
             n_cands = c2
-        if self.do_onestep and n_cands > 0:
-            c2 = 0
-            for c in range(n_cands):
-                if (sc.cands[c].lb + 2 * self.lamW >= self.best
-                        and self._children_hopeless(depth, sc.cands[c].ant, sc.cands[c].err, sc)):
-                    sc.n_pruned_onestep += 1
-                else:
-                    if c2 < c:
-                        sc.cands[c2] = sc.cands[c]
-                    c2 += 1
-            n_cands = c2
         sc.n_cands = n_cands
         return 0
-
-    cdef bint _children_hopeless(self, int depth, int s, double err_s, Scratch* sc) noexcept nogil:
-        """The exact one-rule lookahead: True when scoring every child of D = (prefix, ``s``)
-        would record nothing and queue nothing by the bounds alone (objective, Theorems 10, 11,
-        1, 2 + 20, 6 and the length cap), so no strict extension of D can beat ``R^c``."""
-        cdef double cnt[MAX_CLASSES]
-        cdef double ucnt[MAX_CLASSES]
-        cdef double fc[MAX_CLASSES]
-        cdef double wv, correct, fw, fcorrect, err, b, b0
-        cdef int label, i, k, r, W = self.W
-        cdef uint64_t* g = &sc.tmp[0]
-        cdef uint64_t* v = &sc.v[0]
-        cdef const uint64_t* capv = &self.caps[<size_t>s * W]
-        cdef uint8_t* in_prefix = &sc.in_prefix[0]
-        cdef bint extendable = depth + 2 < self.max_len and not (
-            self.do_length and (depth + 3) * self.lamW >= self.best)
-        for i in range(W):
-            g[i] = sc.u[i] & ~capv[i]
-        self._counts(g, LABELS, ucnt, &sc.acc[0])
-        for r in range(self.M):
-            if in_prefix[r] or r == s:
-                continue
-            capv = &self.caps[<size_t>r * W]
-            for i in range(W):
-                v[i] = g[i] & capv[i]
-            self._counts(v, LABELS, cnt, &sc.acc[0])
-            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-            if self.do_support and wv < self.lamW:
-                continue
-            if self.do_accurate and correct < self.lamW:
-                continue
-            err = err_s + (wv - correct)
-            b = err + (depth + 2) * self.lamW
-            if b >= self.best:
-                continue
-            for k in range(self.C):
-                fc[k] = ucnt[k] - cnt[k]
-            fw = weighted_majority(self.C, self.weights, fc, &fcorrect, &label)
-            if b + (fw - fcorrect) < self.best:
-                return False
-            if not extendable:
-                continue
-            b0 = 0
-            if self.do_eqpts:
-                for i in range(W):
-                    v[i] = g[i] & ~capv[i]
-                self._counts(v, MINORITY, cnt, &sc.acc[0])
-                b0 = weighted_sum(self.C, self.weights, cnt)
-            if b + b0 + (self.lamW if self.do_lookahead else 0.0) < self.best:
-                return False
-        return True
 
     cdef void _admit(self, int32_t ni, Scratch* sc) noexcept nogil:
         """Second pass of an expansion (under the queue lock when threaded): re-check the
@@ -1446,5 +1378,4 @@ cdef class Search:
             "trie": self.trie.live,
             "map": self.table.count,
             "pruned_similar_support": self.n_pruned_similar,
-            "pruned_one_rule_lookahead": self.n_pruned_onestep,
         }
