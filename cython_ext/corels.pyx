@@ -132,7 +132,6 @@ cdef struct Scratch:    # one thread's working memory for an expansion (see Sear
     # counters of the scoring pass, added to the Search's under the lock (Search._merge)
     int64_t n_evaluated, n_expanded, n_pruned_support, n_pruned_accurate, n_pruned_bound
     int64_t n_pruned_lookahead, n_pruned_length, n_pruned_similar
-    int64_t n_greedy          # evaluations spent on greedy completions (Search._greedy)
     # Theorem 18 (Search._similar_setup): what each shorter prefix leaves uncaptured, and gains
     vector[uint64_t] sim_tmp, sim_x, sim_ctx
     double sim_gain[SIM_WINDOW]
@@ -214,9 +213,6 @@ cdef class Search:
     # last rules: the tolerance of its strict test (its scratch is per thread, in Scratch)
     cdef double sim_eps
     cdef public int64_t n_pruned_similar
-    # greedy completions of expanded prefixes (better incumbents early): switch and evaluations
-    cdef bint do_greedy
-    cdef public int64_t n_greedy
 
     def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
                  const int32_t[::1] lclass, const int32_t[::1] lshift,
@@ -226,7 +222,7 @@ cdef class Search:
                  int max_prefix_length=255, bint support=True, bint accurate_support=True,
                  bint lookahead=True, bint equivalent_points=True, bint length_bound=True,
                  bint garbage_collection=True, str kernel="auto", int threads=1,
-                 bint similar_support=True, bint greedy_incumbent=True):
+                 bint similar_support=True):
         cdef int i, k
         if threads < 1 or threads > 1024:
             raise ValueError(f"threads must be between 1 and 1024, got {threads}")
@@ -264,7 +260,6 @@ cdef class Search:
         self.do_length = length_bound
         self.do_gc = garbage_collection
         self.do_similar = similar_support
-        self.do_greedy = greedy_incumbent
         self.uniform = True
         for k in range(self.C):
             self.weights[k] = weights[k]
@@ -768,8 +763,6 @@ cdef class Search:
         self.n_pruned_lookahead += sc.n_pruned_lookahead
         self.n_pruned_length += sc.n_pruned_length
         self.n_pruned_similar += sc.n_pruned_similar
-        self.n_greedy += sc.n_greedy
-        sc.n_greedy = 0
         sc.n_evaluated = 0
         sc.n_expanded = 0
         sc.n_pruned_support = 0
@@ -825,8 +818,6 @@ cdef class Search:
         cdef int32_t m
         cdef int c, c2, n_cands = 0, n_sim
         cdef Candidate* cand
-        cdef double g_R = INFINITY, g_err = 0   # the best-scoring child, for the greedy completion
-        cdef int g_s = -1
         # the prefix, leaf to root; a deleted ancestor kills the whole subtree
         k = depth
         while cur >= 0 and k > 0:
@@ -904,10 +895,6 @@ cdef class Search:
             R = b + (fw - fcorrect)
             if R < self.best:                                 # score before any lookahead
                 self._improve(R, s, depth, sc)
-            if R < g_R:
-                g_R = R
-                g_err = err
-                g_s = s
             b0 = 0
             if self.do_eqpts:                                 # Theorem 20
                 if self.dense:
@@ -971,71 +958,7 @@ cdef class Search:
                     c2 += 1
             n_cands = c2
         sc.n_cands = n_cands
-        if (self.do_greedy and g_s >= 0 and depth + 1 < self.max_len
-                and self.n_greedy + sc.n_greedy <= (self.n_evaluated >> 4) + 64 * <int64_t>self.M):
-            self._greedy(depth, g_s, g_err, g_R, sc)
         return 0
-
-    cdef void _greedy(self, int depth, int s0, double err0, double R0, Scratch* sc) noexcept nogil:
-        """Better incumbents early: complete the expanded prefix's best-scoring child ``s0``
-        (error ``err0``, objective ``R0``) greedily, adding each time the rule that gives the
-        smallest objective, while that objective falls; every list it passes is scored exactly
-        and may become the incumbent (a smaller ``R^c`` prunes more). It prunes nothing itself.
-        Its evaluations are counted apart (``greedy_evaluated``) and kept to about 1/16 of the
-        search's. Uses ``sc.tmp`` and ``sc.v`` and extends ``sc.child_ids`` past ``depth``;
-        ``sc.in_prefix`` is restored before it returns, so ``_admit`` sees the expansion's state.
-        """
-        cdef double cnt[MAX_CLASSES]
-        cdef double ucnt[MAX_CLASSES]
-        cdef double fc[MAX_CLASSES]
-        cdef double wv, correct, fw, fcorrect, R, step_R, step_err, cur_R = R0, cur_err = err0
-        cdef int label, i, k, r, step_r, n = depth + 1, W = self.W
-        cdef uint64_t* g = &sc.tmp[0]
-        cdef uint64_t* v = &sc.v[0]
-        cdef const uint64_t* capv
-        cdef uint16_t* ids = &sc.child_ids[0]
-        cdef uint8_t* in_prefix = &sc.in_prefix[0]
-        capv = &self.caps[<size_t>s0 * W]
-        for i in range(W):
-            g[i] = sc.u[i] & ~capv[i]
-        ids[depth] = <uint16_t>s0
-        in_prefix[s0] = 1
-        while n < self.max_len and n < 255:
-            self._counts(g, LABELS, ucnt, &sc.acc[0])
-            step_R = INFINITY
-            step_r = -1
-            step_err = 0
-            for r in range(self.M):
-                if in_prefix[r]:
-                    continue
-                sc.n_greedy += 1
-                capv = &self.caps[<size_t>r * W]
-                for i in range(W):
-                    v[i] = g[i] & capv[i]
-                self._counts(v, LABELS, cnt, &sc.acc[0])
-                wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-                for k in range(self.C):
-                    fc[k] = ucnt[k] - cnt[k]
-                fw = weighted_majority(self.C, self.weights, fc, &fcorrect, &label)
-                R = cur_err + (wv - correct) + (n + 1) * self.lamW + (fw - fcorrect)
-                if R < step_R:
-                    step_R = R
-                    step_r = r
-                    step_err = cur_err + (wv - correct)
-            if step_r < 0 or step_R >= cur_R:
-                break
-            capv = &self.caps[<size_t>step_r * W]
-            for i in range(W):
-                g[i] &= ~capv[i]
-            ids[n] = <uint16_t>step_r
-            in_prefix[step_r] = 1
-            n += 1
-            cur_R = step_R
-            cur_err = step_err
-            if cur_R < self.best:
-                self._improve(cur_R, step_r, n - 1, sc)
-        for k in range(depth, n):
-            in_prefix[ids[k]] = 0
 
     cdef void _admit(self, int32_t ni, Scratch* sc) noexcept nogil:
         """Second pass of an expansion (under the queue lock when threaded): re-check the
@@ -1455,5 +1378,4 @@ cdef class Search:
             "trie": self.trie.live,
             "map": self.table.count,
             "pruned_similar_support": self.n_pruned_similar,
-            "greedy_evaluated": self.n_greedy,
         }

@@ -22,8 +22,7 @@ from glasswork.cython_ext import corels as _corels
 
 POLICIES = ("bfs", "dfs", "curiosity", "lower_bound", "objective")
 SYMMETRY_MAPS = ("none", "prefix", "captured")
-# bounds on by default, each can be switched off (similar_support: Theorem 18; greedy_incumbent:
-# greedy completions of expanded prefixes for early incumbents; see docs/corels.md)
+# bounds on by default, each can be switched off (similar_support: Theorem 18, see docs/corels.md)
 ABLATIONS = (
     "support",
     "accurate_support",
@@ -32,7 +31,6 @@ ABLATIONS = (
     "length_bound",
     "garbage_collection",
     "similar_support",
-    "greedy_incumbent",
 )
 
 
@@ -208,7 +206,6 @@ def make_search(
         length_bound=ab["length_bound"],
         garbage_collection=ab["garbage_collection"],
         similar_support=ab["similar_support"],
-        greedy_incumbent=ab["greedy_incumbent"],
         kernel=kernel,
         threads=int(threads),
     )

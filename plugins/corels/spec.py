@@ -16,7 +16,6 @@ Bound = Literal[
     "length_bound",
     "garbage_collection",
     "similar_support",
-    "greedy_incumbent",
 ]
 
 
@@ -79,8 +78,8 @@ class CorelsSearch(StrictModel):
     ablation: list[Bound] = Field(
         default_factory=list,
         description="Bounds to switch off, for experiments: support, accurate_support, lookahead, "
-        "equivalent_points, length_bound, garbage_collection, similar_support, greedy_incumbent. "
-        "The optimum is unchanged.",
+        "equivalent_points, length_bound, garbage_collection, similar_support. The optimum is "
+        "unchanged.",
     )
     compress: bool = Field(
         True,
