@@ -34,7 +34,7 @@ from monotonic_clock cimport now
 from paged_heap cimport PagedHeap
 from corels_trie cimport (
     Node, PrefixTrie, F_DELETED, F_QUEUED, trie_init, trie_clear, trie_destroy, trie_bytes, trie_node,
-    trie_new, trie_release, trie_dead,
+    trie_new, trie_release, trie_dead, trie_compact, trie_err, trie_lb, trie_gen,
 )
 from corels_bounds cimport hopeless, theorem7_f
 from corels_counts cimport binary_counts, plane_popcounts, fold_counts, weighted_majority, weighted_sum
@@ -129,6 +129,7 @@ cdef struct Scratch:    # one thread's working memory for an expansion (see Sear
     vector[int32_t] wt, w1, wz    # dense kernel: per-unit counts masked by the uncaptured set
     int n_cands
     uint64_t phash
+    double node_lb      # the bound of the node being expanded (nodes keep no bound: Search._qlb)
     # counters of the scoring pass, added to the Search's under the lock (Search._merge)
     int64_t n_evaluated, n_expanded, n_pruned_support, n_pruned_accurate, n_pruned_bound
     int64_t n_pruned_lookahead, n_pruned_length, n_pruned_similar
@@ -414,21 +415,28 @@ cdef class Search:
             self.max_trie = self.trie.live
         return idx
 
-    cdef bint _live_add(self, int32_t idx) noexcept nogil:
-        """Count a node entering the live queue in the progress figures; False (nothing
-        counted) when the counts cannot allocate."""
+    cdef inline double _qlb(self, QEntry e) noexcept nogil:
+        """A queued node's bound: its key under the lower-bound policy (the trie keeps no bound
+        then), else the trie's side array."""
+        return e.key if self.policy == P_LOWER_BOUND else trie_lb(&self.trie, e.node)
+
+    cdef bint _live_add(self, int32_t idx, double lb) noexcept nogil:
+        """Count a node (bound ``lb``) entering the live queue in the progress figures; False
+        (nothing counted) when the counts cannot allocate."""
         cdef Node* nd = trie_node(&self.trie, idx)
         cdef uint64_t ebits
-        memcpy(&ebits, &nd.err, 8)
-        if not gw_live_inc(self.live_lb, nd.lb, self.live_err[nd.depth], ebits):
+        cdef double err = trie_err(&self.trie, idx)
+        memcpy(&ebits, &err, 8)
+        if not gw_live_inc(self.live_lb, lb, self.live_err[nd.depth], ebits):
             return False
         nd.flags |= F_QUEUED
         self.live_depth[nd.depth] += 1
         return True
 
-    cdef void _live_remove(self, int32_t idx) noexcept nogil:
-        """Leaving the queue (or deleted while queued): uncount a node once."""
+    cdef void _live_remove(self, int32_t idx, double lb) noexcept nogil:
+        """Leaving the queue (or deleted while queued): uncount a node (bound ``lb``) once."""
         cdef Node* nd = trie_node(&self.trie, idx)
+        cdef double err
         cdef uint64_t ebits
         cdef ordered_map[double, int64_t].iterator it
         cdef unordered_map[uint64_t, int64_t].iterator jt
@@ -438,13 +446,14 @@ cdef class Search:
         nd.flags &= ~F_QUEUED
         if nd.flags & F_DELETED:
             return                      # uncounted when it was deleted
-        it = self.live_lb.find(nd.lb)
+        it = self.live_lb.find(lb)
         count = &deref(it).second       # (deref(it).second -= 1 would change a copy)
         count[0] -= 1
         if count[0] == 0:
             self.live_lb.erase(it)
         self.live_depth[nd.depth] -= 1
-        memcpy(&ebits, &nd.err, 8)
+        err = trie_err(&self.trie, idx)
+        memcpy(&ebits, &err, 8)
         jt = self.live_err[nd.depth].find(ebits)
         count = &deref(jt).second
         count[0] -= 1
@@ -456,7 +465,8 @@ cdef class Search:
         cdef QEntry e
         if not self.queue.reserve_one():
             return False
-        if not self._live_add(node):     # counted before it enters the heap: all or nothing
+        if not self._live_add(node, key if self.policy == P_LOWER_BOUND else trie_lb(&self.trie, node)):
+            # counted before it enters the heap: all or nothing
             return False
         e.key = key
         e.node = node
@@ -473,7 +483,7 @@ cdef class Search:
     cdef QEntry _pop(self) noexcept nogil:
         """Take the best entry off the queue and out of the live figures."""
         cdef QEntry top = self.queue.pop()
-        self._live_remove(top.node)
+        self._live_remove(top.node, self._qlb(top))
         return top
 
     cdef inline bint _hopeless(self, double lb, int depth) noexcept nogil:
@@ -488,8 +498,8 @@ cdef class Search:
         for i in range(n):
             e = self.queue.at(i)
             idx = e.node
-            if trie_dead(&self.trie, idx) or self._hopeless(trie_node(&self.trie, idx).lb, trie_node(&self.trie, idx).depth):
-                self._live_remove(idx)
+            if trie_dead(&self.trie, idx) or self._hopeless(self._qlb(e), trie_node(&self.trie, idx).depth):
+                self._live_remove(idx, self._qlb(e))
                 trie_release(&self.trie, idx)
             else:
                 self.queue.set(j, e)
@@ -585,13 +595,13 @@ cdef class Search:
         cdef MapRecord rec
         if verdict == 2:
             table_record(&self.table, e.off, &rec)
-            if rec.node >= 0 and rec.node < self.trie.n_slots and trie_node(&self.trie, rec.node).gen == rec.gen:
-                self._live_remove(rec.node)
+            if rec.node >= 0 and rec.node < self.trie.n_slots and trie_gen(&self.trie, rec.node) == rec.gen:
+                self._live_remove(rec.node, rec.lb)   # the record holds its node's bound
                 trie_node(&self.trie, rec.node).flags |= F_DELETED
             self.n_map_replaced += 1
         rec.lb = lb
         rec.node = node
-        rec.gen = trie_node(&self.trie, node).gen
+        rec.gen = trie_gen(&self.trie, node)
         if verdict == 2 and (self.map_kind == MAP_PREFIX or table_ids(&self.table, e.off)[0] >= n_ids):
             off = e.off       # same set, or a representative no shorter: rewrite in place
         else:
@@ -627,6 +637,7 @@ cdef class Search:
         cdef double correct, b0 = 0
         cdef int label
         cdef int32_t root
+        cdef bint integral
         trie_clear(&self.trie)
         self.queue.clear()
         table_clear(&self.table)
@@ -648,13 +659,19 @@ cdef class Search:
         if self.do_eqpts:
             self._counts(&self.mask[0], MINORITY, zc, &self.acc[0])
             b0 = weighted_sum(self.C, self.weights, zc)
+        # compact nodes (issue 27): under the lower-bound policy a queued node's bound is its key;
+        # with integral class weights every prefix error is an integer no larger than the total
+        integral = self.total < 4294967296.0
+        for label in range(self.C):
+            integral = integral and self.weights[label] == floor(self.weights[label])
+        trie_compact(&self.trie, self.policy != P_LOWER_BOUND, integral)
         root = self._new_node(-1, 0, 0, 0.0, b0)
         if root < 0:
             raise MemoryError("cannot allocate the search's node pool")
         if self._hopeless(b0, 0):
             trie_release(&self.trie, root)
         else:
-            if not self._push(0.0, root):
+            if not self._push(b0 if self.policy == P_LOWER_BOUND else 0.0, root):
                 raise MemoryError("cannot allocate the search's queue")
 
     # ------------------------------------------------ optional bounds (issue 13 item 5)
@@ -678,9 +695,9 @@ cdef class Search:
         cdef double correct, wv, ej
         # errors of the rules p_j .. p_{K-1} in D's context, from the node errors on the path
         for k in range(depth, j0, -1):
-            perr[k] = trie_node(&self.trie, cur).err
+            perr[k] = trie_err(&self.trie, cur)
             cur = trie_node(&self.trie, cur).parent
-        perr[j0] = trie_node(&self.trie, cur).err
+        perr[j0] = trie_err(&self.trie, cur)
         for i in range(self.W):          # what p_0 .. p_{j0-1} leave uncaptured
             up[i] = self.mask[i]
         for k in range(j0):
@@ -794,7 +811,7 @@ cdef class Search:
         """
         cdef int depth = trie_node(&self.trie, ni).depth, k, i, p, s, label, flabel, verdict
         cdef int32_t cur = ni, child
-        cdef double perr = trie_node(&self.trie, ni).err
+        cdef double perr = trie_err(&self.trie, ni)
         cdef double ucnt[MAX_CLASSES]
         cdef double uz[MAX_CLASSES]
         cdef double cnt[MAX_CLASSES]
@@ -1008,13 +1025,13 @@ cdef class Search:
             if child < 0:          # out of memory: the search can no longer certify
                 self.out_of_memory = True
                 # the rest of this parent's children stay unexplored: bound them by the parent
-                self.oom_bound = min(self.oom_bound, trie_node(&self.trie, ni).lb + self.lamW)
+                self.oom_bound = min(self.oom_bound, sc.node_lb + self.lamW)
                 break             # (a new map slot stays empty until _map_store fills it)
             if me != NULL:        # no arena memory: the child goes in unrecorded, which is sound
                 self._map_store(me, verdict, depth + 1, lb, child, sc)
             if not self._push(cand.key, child):   # out of memory: as above
                 self.out_of_memory = True
-                self.oom_bound = min(self.oom_bound, trie_node(&self.trie, ni).lb + self.lamW)
+                self.oom_bound = min(self.oom_bound, sc.node_lb + self.lamW)
                 trie_release(&self.trie, child)
                 break
         for k in range(depth):
@@ -1033,7 +1050,8 @@ cdef class Search:
                 return R_OUT_OF_MEMORY
             e = self._pop()
             idx = e.node
-            if (trie_node(&self.trie, idx).flags & F_DELETED) or self._hopeless(trie_node(&self.trie, idx).lb,
+            self.scratch[0].node_lb = self._qlb(e)
+            if (trie_node(&self.trie, idx).flags & F_DELETED) or self._hopeless(self.scratch[0].node_lb,
                                                                    trie_node(&self.trie, idx).depth):
                 self.n_popped_pruned += 1
                 trie_release(&self.trie, idx)
@@ -1138,10 +1156,11 @@ cdef class Search:
             t2 = now()
             e = self.queue.pop()     # stays counted live while its expansion is in flight
             idx = e.node
-            if (trie_node(&self.trie, idx).flags & F_DELETED) or self._hopeless(trie_node(&self.trie, idx).lb,
+            sc.node_lb = self._qlb(e)
+            if (trie_node(&self.trie, idx).flags & F_DELETED) or self._hopeless(sc.node_lb,
                                                                    trie_node(&self.trie, idx).depth):
                 self.n_popped_pruned += 1
-                self._live_remove(idx)
+                self._live_remove(idx, sc.node_lb)
                 trie_release(&self.trie, idx)
                 sc.t_take += now() - t2
                 continue
@@ -1162,14 +1181,14 @@ cdef class Search:
             elif self.out_of_memory:
                 # another worker could not allocate: queue nothing more (the containers' next
                 # allocation may fail), and bound this node's children by the node, as _admit does
-                self.oom_bound = min(self.oom_bound, trie_node(&self.trie, idx).lb + self.lamW)
+                self.oom_bound = min(self.oom_bound, sc.node_lb + self.lamW)
                 for k in range(trie_node(&self.trie, idx).depth):
                     sc.in_prefix[sc.path[k]] = 0
             else:
                 self._admit(idx, sc)
                 sc.t_admit += now() - t1
             self._merge(sc)
-            self._live_remove(idx)
+            self._live_remove(idx, sc.node_lb)
             trie_release(&self.trie, idx)
             self.n_inflight -= 1
             if self.n_waiting > 0:
@@ -1313,10 +1332,10 @@ cdef class Search:
             idx = self.queue.at(i).node
             if trie_node(&self.trie, idx).flags & F_DELETED:
                 continue
-            lo = min(lo, trie_node(&self.trie, idx).lb + self.lamW)
+            lo = min(lo, self._qlb(self.queue.at(i)) + self.lamW)
             L = trie_node(&self.trie, idx).depth
             lengths[L] = lengths.get(L, 0) + 1
-            key = (L, theorem7_f(trie_node(&self.trie, idx).err, L, self.best, self.lamW, self.M))
+            key = (L, theorem7_f(trie_err(&self.trie, idx), L, self.best, self.lamW, self.M))
             pairs[key] = pairs.get(key, 0) + 1
         return (lo / self.total if self.total > 0 else 0.0), lengths, pairs
 
