@@ -40,7 +40,8 @@ from corels_bounds cimport hopeless, theorem7_f
 from corels_counts cimport binary_counts, plane_popcounts, fold_counts, weighted_majority, weighted_sum
 from corels_map cimport (
     MapEntry, MapRecord, SymmetryTable, vector_hash, table_init, table_clear, table_destroy, table_bytes,
-    table_ids, table_put, table_grow, table_record, table_set_record,
+    table_ids, table_put, table_grow, table_record, table_set_record, table_compact, table_len, table_id,
+    table_set_ids,
 )
 
 cdef extern from "corels_kernels.h" nogil:
@@ -115,6 +116,7 @@ cdef struct QEntry:      # 16 bytes: four children of a heap entry share one cac
 cdef struct Candidate:  # a child that passed every bound, waiting for the map and the queue
     double err
     double lb
+    double b0           # its equivalent-points bound (the map recomputes bounds from errors)
     double key          # its queue key
     uint64_t map_key
     int32_t ant
@@ -514,21 +516,20 @@ cdef class Search:
     cdef bint _same_class(self, const MapEntry* e, int n_ids, Scratch* sc) noexcept nogil:
         """True when the entry's representative has the child's antecedent set (prefix map) or
         leaves the same samples uncaptured (captured map); ``f`` holds the child's uncaptured."""
-        cdef uint16_t* ids = table_ids(&self.table, e.off)
-        cdef int length = ids[0], i, j
+        cdef int length = table_len(&self.table, e.off), i, j
         cdef uint16_t a
         if self.map_kind == MAP_PREFIX:
             if length != n_ids:
                 return False
             for i in range(n_ids):   # every stored id must be in the child prefix
-                a = ids[1 + i]
+                a = table_id(&self.table, e.off, i)
                 if a >= self.M or (sc.in_prefix[a] == 0 and a != sc.child_ids[n_ids - 1]):
                     return False
             return True
         for i in range(self.W):
             sc.tmp[i] = self.mask[i]
         for i in range(length):
-            a = ids[1 + i]
+            a = table_id(&self.table, e.off, i)
             for j in range(self.W):
                 sc.tmp[j] &= ~self.caps[<size_t>a * self.W + j]
         for i in range(self.W):
@@ -536,7 +537,13 @@ cdef class Search:
                 return False
         return True
 
-    cdef MapEntry* _map_admit(self, uint64_t key, int n_ids, double lb, int* verdict,
+    cdef inline double _record_lb(self, const MapRecord* rec, int length, double b0) noexcept nogil:
+        """A record's bound, recomputed from its prefix error exactly as ``_score`` computed it:
+        the representative and the child leave the same samples uncaptured (that is what the
+        same class means for both maps), so they share ``b0`` to the bit."""
+        return (rec.score + length * self.lamW) + b0
+
+    cdef MapEntry* _map_admit(self, uint64_t key, int n_ids, double lb, double b0, int* verdict,
                               Scratch* sc) noexcept nogil:
         """Algorithm 6. verdict: 0 reject, 1 new entry, 2 better than the entry, 3 unverifiable.
 
@@ -566,11 +573,11 @@ cdef class Search:
             if e.tag == tag and self._same_class(e, n_ids, sc):
                 break
             pos = (pos + 1) & (self.table.cap - 1)
-        length = table_ids(&self.table, e.off)[0]
+        length = table_len(&self.table, e.off)
         table_record(&self.table, e.off, &rec)
         # Theorem 15 maps each extension of one prefix to an extension of the other of the same
         # added length; under a length cap below M that needs the kept prefix to be no longer
-        if lb < rec.lb:
+        if lb < self._record_lb(&rec, length, b0):
             if self.length_capped and n_ids > length:
                 verdict[0] = 3
                 return NULL
@@ -582,27 +589,29 @@ cdef class Search:
         verdict[0] = 0
         return NULL
 
-    cdef bint _map_store(self, MapEntry* e, int verdict, int n_ids, double lb, int32_t node,
-                         Scratch* sc) noexcept nogil:
-        """Record ``node`` in the entry ``_map_admit`` returned; False when out of memory.
+    cdef bint _map_store(self, MapEntry* e, int verdict, int n_ids, double err, double b0,
+                         int32_t node, Scratch* sc) noexcept nogil:
+        """Record ``node`` (prefix error ``err``, equivalent-points bound ``b0``) in the entry
+        ``_map_admit`` returned; False when out of memory.
 
         A record is the length, the ids (sorted for the prefix map), then a ``MapRecord``.
         """
         cdef int i, j
-        cdef uint16_t* ids
+        cdef uint16_t ids[256]
         cdef uint16_t tmp
         cdef uint32_t off
         cdef MapRecord rec
         if verdict == 2:
             table_record(&self.table, e.off, &rec)
             if rec.node >= 0 and rec.node < self.trie.n_slots and trie_gen(&self.trie, rec.node) == rec.gen:
-                self._live_remove(rec.node, rec.lb)   # the record holds its node's bound
+                # the record's node leaves the queue with the bound it was queued with
+                self._live_remove(rec.node, self._record_lb(&rec, table_len(&self.table, e.off), b0))
                 trie_node(&self.trie, rec.node).flags |= F_DELETED
             self.n_map_replaced += 1
-        rec.lb = lb
+        rec.score = err
         rec.node = node
         rec.gen = trie_gen(&self.trie, node)
-        if verdict == 2 and (self.map_kind == MAP_PREFIX or table_ids(&self.table, e.off)[0] >= n_ids):
+        if verdict == 2 and (self.map_kind == MAP_PREFIX or table_len(&self.table, e.off) >= n_ids):
             off = e.off       # same set, or a representative no shorter: rewrite in place
         else:
             off = table_put(&self.table, n_ids)
@@ -614,18 +623,17 @@ cdef class Search:
             table_set_record(&self.table, off, &rec)   # same set: the stored sorted ids are still right
             return True
         e.off = off
-        ids = table_ids(&self.table, off)
-        ids[0] = <uint16_t>n_ids
         for i in range(n_ids):
-            ids[1 + i] = sc.child_ids[i]
+            ids[i] = sc.child_ids[i]
         if self.map_kind == MAP_PREFIX:   # keep the stored set sorted (insertion sort, tiny)
             for i in range(1, n_ids):
                 j = i
-                while j > 0 and ids[j] > ids[j + 1]:
-                    tmp = ids[j + 1]
-                    ids[j + 1] = ids[j]
-                    ids[j] = tmp
+                while j > 0 and ids[j - 1] > ids[j]:
+                    tmp = ids[j]
+                    ids[j] = ids[j - 1]
+                    ids[j - 1] = tmp
                     j -= 1
+        table_set_ids(&self.table, off, n_ids, ids)
         table_set_record(&self.table, off, &rec)
         return True
 
@@ -665,6 +673,7 @@ cdef class Search:
         for label in range(self.C):
             integral = integral and self.weights[label] == floor(self.weights[label])
         trie_compact(&self.trie, self.policy != P_LOWER_BOUND, integral)
+        table_compact(&self.table, self.M <= 256, integral)
         root = self._new_node(-1, 0, 0, 0.0, b0)
         if root < 0:
             raise MemoryError("cannot allocate the search's node pool")
@@ -960,6 +969,7 @@ cdef class Search:
             cand.ant = s
             cand.err = err
             cand.lb = lb
+            cand.b0 = b0
             cand.key = key
             cand.map_key = key_h
         if self.do_similar and depth >= 1 and n_cands > 0:   # Theorem 18 (docs/corels.md)
@@ -1015,7 +1025,7 @@ cdef class Search:
                     capv = &self.caps[<size_t>s * W]
                     for i in range(W):
                         f[i] = u[i] & ~capv[i]
-                me = self._map_admit(cand.map_key, depth + 1, lb, &verdict, sc)
+                me = self._map_admit(cand.map_key, depth + 1, lb, cand.b0, &verdict, sc)
                 if verdict == 0:
                     self.n_pruned_map += 1
                     continue
@@ -1028,7 +1038,7 @@ cdef class Search:
                 self.oom_bound = min(self.oom_bound, sc.node_lb + self.lamW)
                 break             # (a new map slot stays empty until _map_store fills it)
             if me != NULL:        # no arena memory: the child goes in unrecorded, which is sound
-                self._map_store(me, verdict, depth + 1, lb, child, sc)
+                self._map_store(me, verdict, depth + 1, cand.err, cand.b0, child, sc)
             if not self._push(cand.key, child):   # out of memory: as above
                 self.out_of_memory = True
                 self.oom_bound = min(self.oom_bound, sc.node_lb + self.lamW)
