@@ -34,7 +34,7 @@ from monotonic_clock cimport now
 from paged_heap cimport PagedHeap
 from corels_trie cimport (
     Node, PrefixTrie, F_DELETED, F_QUEUED, trie_init, trie_clear, trie_destroy, trie_bytes, trie_node,
-    trie_new, trie_release, trie_dead, trie_compact, trie_err, trie_lb, trie_gen,
+    trie_new, trie_release, trie_dead, trie_compact, trie_err, trie_lb, trie_gen, trie_node_bytes,
 )
 from corels_bounds cimport hopeless, theorem7_f
 from corels_counts cimport binary_counts, plane_popcounts, fold_counts, weighted_majority, weighted_sum
@@ -673,7 +673,7 @@ cdef class Search:
         for label in range(self.C):
             integral = integral and self.weights[label] == floor(self.weights[label])
         trie_compact(&self.trie, self.policy != P_LOWER_BOUND, integral)
-        table_compact(&self.table, self.M <= 256, integral)
+        table_compact(&self.table, self.M <= 256, integral, self.total)
         root = self._new_node(-1, 0, 0, 0.0, b0)
         if root < 0:
             raise MemoryError("cannot allocate the search's node pool")
@@ -1283,6 +1283,21 @@ cdef class Search:
     def memory_bytes(self):
         """Bytes held by the search containers (capacity, an estimate for the hash map)."""
         return int(trie_bytes(&self.trie) + self.queue.bytes() + table_bytes(&self.table))
+
+    def memory_breakdown(self):
+        """Where ``memory_bytes`` goes (issue 27): the trie's pages and the bytes each node slot
+        takes (node and side entries), the queue's pages, the map's slot table and record arena,
+        and the bytes one record's tail takes (score, node, generation; the ids come before it)."""
+        cdef size_t slots = self.table.cap * sizeof(MapEntry)
+        return {
+            "trie": int(trie_bytes(&self.trie)),
+            "node_bytes": int(trie_node_bytes(&self.trie)),
+            "queue": int(self.queue.bytes()),
+            "map_slots": int(slots),
+            "map_records": int(table_bytes(&self.table) - slots),
+            "record_tail_bytes": 8 if self.table.score_bits > 0 else (4 if self.table.int_score else 8) + 6,
+            "byte_ids": bool(self.table.byte_ids),
+        }
 
     def lower_bound(self):
         """Proven lower bound on the optimum: R^c, or less while live prefixes remain queued.

@@ -9,8 +9,9 @@ page and never move. What counts as the same class, and when an entry is replace
 search's (``Search._map_admit``, Algorithm 6).
 
 Compact records (issue 27, ``table_compact``): with at most 256 antecedents the length and ids
-are bytes, and an integral score is a ``uint32``; the generation is 16 bits either way. A record
-of a 5-rule prefix is then 16 bytes instead of 28. Read records with ``table_len``, ``table_id``
+are bytes; an integral score is a ``uint32``, and when it needs at most 18 bits the score, the
+node (31 bits) and the generation (15 bits) share one ``uint64``. A record of a 5-rule prefix is
+then 14 bytes instead of 28. Read records with ``table_len``, ``table_id``
 and ``table_record``, write them with ``table_set_ids`` and ``table_set_record``.
 """
 
@@ -49,6 +50,7 @@ cdef struct SymmetryTable:
     uint32_t top        # the arena's next free offset
     bint byte_ids       # length and ids stored as bytes (at most 256 antecedents)
     bint int_score      # the score stored as a uint32 (it is an integer below 2^32)
+    int score_bits      # > 0: score, node and generation packed in one uint64 (score below 2^score_bits)
 
 
 cdef inline uint64_t vector_hash(const uint64_t* vec, int n_words) noexcept nogil:
@@ -67,16 +69,25 @@ cdef inline bint table_init(SymmetryTable* t) noexcept nogil:
     t.top = 1             # offset 0 marks an empty slot
     t.byte_ids = False
     t.int_score = False
+    t.score_bits = 0
     t.pages = <uint16_t**>calloc(ARENA_PAGES, sizeof(uint16_t*))
     return t.pages != NULL
 
 
-cdef inline void table_compact(SymmetryTable* t, bint byte_ids, bint int_score) noexcept nogil:
+cdef inline void table_compact(SymmetryTable* t, bint byte_ids, bint int_score,
+                               double max_score) noexcept nogil:
     """Choose the record layout (only while the table holds no record): ids as bytes when every
-    antecedent id is below 256; the score as a uint32 when every score is an integer below 2^32."""
+    antecedent id is below 256; the score as a uint32 when every score is an integer below 2^32,
+    packed with the node and generation when it is also at most ``max_score`` < 2^18."""
+    cdef int bits = 1
     if t.top == 1:
         t.byte_ids = byte_ids
         t.int_score = int_score
+        t.score_bits = 0
+        if int_score and 0 <= max_score < 262144:
+            while (<double>(1 << bits)) <= max_score:
+                bits += 1
+            t.score_bits = bits
 
 
 cdef inline int _id_units(const SymmetryTable* t, int n_ids) noexcept nogil:
@@ -84,6 +95,8 @@ cdef inline int _id_units(const SymmetryTable* t, int n_ids) noexcept nogil:
 
 
 cdef inline int _tail_units(const SymmetryTable* t) noexcept nogil:
+    if t.score_bits > 0:
+        return 4                              # one uint64: score | node | gen
     return (2 if t.int_score else 4) + 3      # score, node (2 units), gen (1 unit)
 
 
@@ -190,6 +203,13 @@ cdef inline void table_record(const SymmetryTable* t, uint32_t off, MapRecord* r
     cdef uint16_t* p = table_ids(t, off) + _id_units(t, table_len(t, off))
     cdef uint32_t u32
     cdef uint16_t g
+    cdef uint64_t w
+    if t.score_bits > 0:
+        memcpy(&w, p, 8)
+        rec.score = <double>(w & ((<uint64_t>1 << t.score_bits) - 1))
+        rec.node = <int32_t>((w >> t.score_bits) & 0x7FFFFFFF)
+        rec.gen = <uint32_t>(w >> (t.score_bits + 31))
+        return
     if t.int_score:
         memcpy(&u32, p, 4)
         rec.score = <double>u32
@@ -207,6 +227,12 @@ cdef inline void table_set_record(SymmetryTable* t, uint32_t off, const MapRecor
     cdef uint16_t* p = table_ids(t, off) + _id_units(t, table_len(t, off))
     cdef uint32_t u32
     cdef uint16_t g = <uint16_t>rec.gen
+    cdef uint64_t w
+    if t.score_bits > 0:      # node >= 0 (31 bits), gen < 2^15, score < 2^score_bits <= 2^18
+        w = (<uint64_t>rec.score) | ((<uint64_t>rec.node) << t.score_bits) | (
+            (<uint64_t>rec.gen) << (t.score_bits + 31))
+        memcpy(p, &w, 8)
+        return
     if t.int_score:
         u32 = <uint32_t>rec.score
         memcpy(p, &u32, 4)
