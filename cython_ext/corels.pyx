@@ -33,8 +33,8 @@ from bitops cimport gw_popcount64, splitmix64
 from monotonic_clock cimport now
 from paged_heap cimport PagedHeap
 from corels_trie cimport (
-    Node, PrefixTrie, F_DELETED, F_QUEUED, trie_init, trie_clear, trie_destroy, trie_bytes, trie_node,
-    trie_new, trie_release, trie_dead, trie_compact, trie_err, trie_lb, trie_gen, trie_node_bytes,
+    Node, PrefixTrie, F_DELETED, F_QUEUED, F_FREE, F_UNCHECKED, trie_init, trie_clear, trie_destroy, trie_bytes, trie_node,
+    trie_new, trie_release, trie_dead, trie_compact, trie_err, trie_lb, trie_node_bytes,
 )
 from corels_bounds cimport hopeless, theorem7_f
 from corels_counts cimport binary_counts, plane_popcounts, fold_counts, weighted_majority, weighted_sum
@@ -589,6 +589,46 @@ cdef class Search:
         verdict[0] = 0
         return NULL
 
+    cdef bint _recorded(self, int32_t x, int32_t child, int n_ids, Scratch* sc) noexcept nogil:
+        """True when slot ``x``, named by a record of the child's class, still holds the node the
+        record was written for: a live node, admitted through the map, in the child's class, and
+        not the ``child`` itself (allocated just before, it may have taken the freed slot).
+
+        Every admission to a class rewrites its record to name the admitted node, so a live,
+        checked node of that class in the named slot is the last one written, with the record's
+        bound; a node queued unchecked (``F_UNCHECKED``) or a free slot is never it. ``sc`` holds
+        the child as ``_same_class`` reads it (``in_prefix``, ``child_ids``, ``f``). Called only when
+        a child replaces a record, so the walk up the trie is rare.
+        """
+        cdef Node* nd
+        cdef int i, k
+        cdef uint16_t a
+        if x < 0 or x >= self.trie.n_slots or x == child:
+            return False
+        nd = trie_node(&self.trie, x)
+        if nd.flags & (F_FREE | F_UNCHECKED):
+            return False
+        if self.map_kind == MAP_PREFIX:
+            if nd.depth != n_ids:
+                return False
+            for k in range(n_ids):   # distinct antecedents, each in the child's set: the same set
+                a = nd.ant
+                if sc.in_prefix[a] == 0 and a != sc.child_ids[n_ids - 1]:
+                    return False
+                nd = trie_node(&self.trie, nd.parent)
+            return True
+        for i in range(self.W):
+            sc.tmp[i] = self.mask[i]
+        for k in range(trie_node(&self.trie, x).depth):   # ends on the root (a real node)
+            a = nd.ant
+            for i in range(self.W):
+                sc.tmp[i] &= ~self.caps[<size_t>a * self.W + i]
+            nd = trie_node(&self.trie, nd.parent)
+        for i in range(self.W):
+            if sc.tmp[i] != sc.f[i]:
+                return False
+        return True
+
     cdef bint _map_store(self, MapEntry* e, int verdict, int n_ids, double err, double b0,
                          int32_t node, Scratch* sc) noexcept nogil:
         """Record ``node`` (prefix error ``err``, equivalent-points bound ``b0``) in the entry
@@ -603,14 +643,13 @@ cdef class Search:
         cdef MapRecord rec
         if verdict == 2:
             table_record(&self.table, e.off, &rec)
-            if rec.node >= 0 and rec.node < self.trie.n_slots and trie_gen(&self.trie, rec.node) == rec.gen:
+            if self._recorded(rec.node, node, n_ids, sc):
                 # the record's node leaves the queue with the bound it was queued with
                 self._live_remove(rec.node, self._record_lb(&rec, table_len(&self.table, e.off), b0))
                 trie_node(&self.trie, rec.node).flags |= F_DELETED
             self.n_map_replaced += 1
         rec.score = err
         rec.node = node
-        rec.gen = trie_gen(&self.trie, node)
         if verdict == 2 and (self.map_kind == MAP_PREFIX or table_len(&self.table, e.off) >= n_ids):
             off = e.off       # same set, or a representative no shorter: rewrite in place
         else:
@@ -1037,8 +1076,11 @@ cdef class Search:
                 # the rest of this parent's children stay unexplored: bound them by the parent
                 self.oom_bound = min(self.oom_bound, sc.node_lb + self.lamW)
                 break             # (a new map slot stays empty until _map_store fills it)
-            if me != NULL:        # no arena memory: the child goes in unrecorded, which is sound
-                self._map_store(me, verdict, depth + 1, cand.err, cand.b0, child, sc)
+            # no arena memory: the child goes in unrecorded, which is sound; a child no record
+            # names (unrecorded or unverifiable) must never be deleted by the map (_recorded)
+            if (me != NULL and not self._map_store(me, verdict, depth + 1, cand.err, cand.b0, child, sc)
+                    or verdict == 3):
+                trie_node(&self.trie, child).flags |= F_UNCHECKED
             if not self._push(cand.key, child):   # out of memory: as above
                 self.out_of_memory = True
                 self.oom_bound = min(self.oom_bound, sc.node_lb + self.lamW)
@@ -1295,7 +1337,7 @@ cdef class Search:
             "queue": int(self.queue.bytes()),
             "map_slots": int(slots),
             "map_records": int(table_bytes(&self.table) - slots),
-            "record_tail_bytes": 8 if self.table.score_bits > 0 else (4 if self.table.int_score else 8) + 6,
+            "record_tail_bytes": 6 if self.table.score_bits > 0 else (4 if self.table.int_score else 8) + 4,
             "byte_ids": bool(self.table.byte_ids),
         }
 

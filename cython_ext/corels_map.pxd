@@ -4,14 +4,13 @@
 Linear probing, no allocation per entry: a slot holds the high half of the 64-bit key (its low
 bits pick the home slot) and the offset of the entry's record in a paged arena of ``uint16``. A
 record is the representative prefix's length and antecedent ids, then its tail: the prefix's
-score, its node and the node's generation (``MapRecord`` once decoded). Records never straddle a
+score and its node (``MapRecord`` once decoded). Records never straddle a
 page and never move. What counts as the same class, and when an entry is replaced, is the
 search's (``Search._map_admit``, Algorithm 6).
 
 Compact records (issue 27, ``table_compact``): with at most 256 antecedents the length and ids
-are bytes; an integral score is a ``uint32``, and when it needs at most 18 bits the score, the
-node (31 bits) and the generation (15 bits) share one ``uint64``. A record of a 5-rule prefix is
-then 14 bytes instead of 28. Read records with ``table_len``, ``table_id``
+are bytes; an integral score is a ``uint32``, and when it needs at most 17 bits the score and
+the node (31 bits) share 48 bits. A record of a 5-rule prefix is then 12 bytes instead of 28. Read records with ``table_len``, ``table_id``
 and ``table_record``, write them with ``table_set_ids`` and ``table_set_record``.
 """
 
@@ -39,7 +38,6 @@ cdef struct MapEntry:   # one slot of the open-addressing map, 8 bytes
 cdef struct MapRecord:  # a record's tail, decoded (stored after the ids, unaligned)
     double score        # what the search compares (the representative's prefix error)
     int32_t node
-    uint32_t gen        # the node's incarnation when stored (below 2^16)
 
 
 cdef struct SymmetryTable:
@@ -50,7 +48,7 @@ cdef struct SymmetryTable:
     uint32_t top        # the arena's next free offset
     bint byte_ids       # length and ids stored as bytes (at most 256 antecedents)
     bint int_score      # the score stored as a uint32 (it is an integer below 2^32)
-    int score_bits      # > 0: score, node and generation packed in one uint64 (score below 2^score_bits)
+    int score_bits      # > 0: score and node packed in 48 bits (score below 2^score_bits)
 
 
 cdef inline uint64_t vector_hash(const uint64_t* vec, int n_words) noexcept nogil:
@@ -78,13 +76,13 @@ cdef inline void table_compact(SymmetryTable* t, bint byte_ids, bint int_score,
                                double max_score) noexcept nogil:
     """Choose the record layout (only while the table holds no record): ids as bytes when every
     antecedent id is below 256; the score as a uint32 when every score is an integer below 2^32,
-    packed with the node and generation when it is also at most ``max_score`` < 2^18."""
+    packed with the node when it is also at most ``max_score`` < 2^17."""
     cdef int bits = 1
     if t.top == 1:
         t.byte_ids = byte_ids
         t.int_score = int_score
         t.score_bits = 0
-        if int_score and 0 <= max_score < 262144:
+        if int_score and 0 <= max_score < 131072:
             while (<double>(1 << bits)) <= max_score:
                 bits += 1
             t.score_bits = bits
@@ -96,8 +94,8 @@ cdef inline int _id_units(const SymmetryTable* t, int n_ids) noexcept nogil:
 
 cdef inline int _tail_units(const SymmetryTable* t) noexcept nogil:
     if t.score_bits > 0:
-        return 4                              # one uint64: score | node | gen
-    return (2 if t.int_score else 4) + 3      # score, node (2 units), gen (1 unit)
+        return 3                              # 48 bits: score | node << score_bits
+    return (2 if t.int_score else 4) + 2      # score, node
 
 
 cdef inline void table_clear(SymmetryTable* t) noexcept nogil:
@@ -202,13 +200,11 @@ cdef inline void table_record(const SymmetryTable* t, uint32_t off, MapRecord* r
     """Decode the tail of the record at ``off`` (whose length and ids are written)."""
     cdef uint16_t* p = table_ids(t, off) + _id_units(t, table_len(t, off))
     cdef uint32_t u32
-    cdef uint16_t g
     cdef uint64_t w
     if t.score_bits > 0:
-        memcpy(&w, p, 8)
+        w = (<uint64_t>p[0]) | ((<uint64_t>p[1]) << 16) | ((<uint64_t>p[2]) << 32)
         rec.score = <double>(w & ((<uint64_t>1 << t.score_bits) - 1))
         rec.node = <int32_t>((w >> t.score_bits) & 0x7FFFFFFF)
-        rec.gen = <uint32_t>(w >> (t.score_bits + 31))
         return
     if t.int_score:
         memcpy(&u32, p, 4)
@@ -218,20 +214,18 @@ cdef inline void table_record(const SymmetryTable* t, uint32_t off, MapRecord* r
         memcpy(&rec.score, p, 8)
         p += 4
     memcpy(&rec.node, p, 4)
-    memcpy(&g, p + 2, 2)
-    rec.gen = g
 
 
 cdef inline void table_set_record(SymmetryTable* t, uint32_t off, const MapRecord* rec) noexcept nogil:
     """Encode ``rec`` as the tail of the record at ``off`` (whose length and ids are written)."""
     cdef uint16_t* p = table_ids(t, off) + _id_units(t, table_len(t, off))
     cdef uint32_t u32
-    cdef uint16_t g = <uint16_t>rec.gen
     cdef uint64_t w
-    if t.score_bits > 0:      # node >= 0 (31 bits), gen < 2^15, score < 2^score_bits <= 2^18
-        w = (<uint64_t>rec.score) | ((<uint64_t>rec.node) << t.score_bits) | (
-            (<uint64_t>rec.gen) << (t.score_bits + 31))
-        memcpy(p, &w, 8)
+    if t.score_bits > 0:      # node >= 0 (31 bits), score < 2^score_bits <= 2^17
+        w = (<uint64_t>rec.score) | ((<uint64_t>rec.node) << t.score_bits)
+        p[0] = <uint16_t>(w & 0xFFFF)
+        p[1] = <uint16_t>((w >> 16) & 0xFFFF)
+        p[2] = <uint16_t>((w >> 32) & 0xFFFF)
         return
     if t.int_score:
         u32 = <uint32_t>rec.score
@@ -241,4 +235,3 @@ cdef inline void table_set_record(SymmetryTable* t, uint32_t off, const MapRecor
         memcpy(p, &rec.score, 8)
         p += 4
     memcpy(p, &rec.node, 4)
-    memcpy(p + 2, &g, 2)

@@ -4,8 +4,9 @@
 A node keeps only its parent, so a prefix is read by walking up. Reference counts (1 while queued,
 plus one per live child) free a node and prune up through childless ancestors. Pages come
 ``CHUNK_PAGES`` at a time from ``gw_big_alloc`` and never move: a worker reads nodes without the
-lock while pages are added. Freed slots form an intrusive free list through ``parent``; ``gen``
-counts a slot's incarnations so the symmetry map can tell its node from a later occupant.
+lock while pages are added. Freed slots form an intrusive free list through ``parent`` and carry
+``F_FREE``; the symmetry map tells its node from a later occupant of the slot by the occupant's
+prefix (``Search._recorded``), so a node needs no generation counter.
 
 What a node does not need is not in it (issue 27): a prefix's bound is its queue key under the
 lower-bound policy, so it is stored (in a side array of doubles, paged like the nodes) only when
@@ -26,18 +27,17 @@ cdef extern from "corels_kernels.h" nogil:
 cdef enum:
     F_DELETED = 1         # Node.flags: deleted by the symmetry map (so are its descendants)
     F_QUEUED = 2          # Node.flags: counted in the live queue figures
+    F_FREE = 4            # Node.flags: the slot is on the free list
+    F_UNCHECKED = 8       # Node.flags: queued without the symmetry map's check (never deleted by it)
     PAGE_BITS = 16
     PAGE_MASK = 65535
     CHUNK_PAGES = 32
     MAX_PAGES = 32768     # 2^31 node slots: indices stay positive int32
-    REF_BITS = 17         # refs <= M + 1 <= 65536 (one per child, one while queued)
-    REF_MASK = 131071
-    GEN_MAX = 32767       # gen has the 15 bits above refs; a slot that reaches it is retired
 
 
 cdef struct Node:       # 16 bytes, no padding
     int32_t parent      # while the slot is free: the next free slot (an intrusive free list)
-    uint32_t rg         # refs (low REF_BITS: 1 while queued + live children) | gen << REF_BITS
+    uint32_t refs       # 1 while queued + number of live children
     uint32_t err        # the prefix's error in count units, when the trie's errors are integral
     uint16_t ant        # last antecedent
     uint8_t depth
@@ -148,12 +148,7 @@ cdef inline double trie_lb(const PrefixTrie* t, int32_t idx) noexcept nogil:
 
 
 cdef inline uint32_t trie_refs(const PrefixTrie* t, int32_t idx) noexcept nogil:
-    return trie_node(t, idx).rg & REF_MASK
-
-
-cdef inline uint32_t trie_gen(const PrefixTrie* t, int32_t idx) noexcept nogil:
-    """The slot's incarnation (15 bits)."""
-    return trie_node(t, idx).rg >> REF_BITS
+    return trie_node(t, idx).refs
 
 
 cdef inline bint _trie_add_chunk(PrefixTrie* t) noexcept nogil:
@@ -186,7 +181,6 @@ cdef inline int32_t trie_new(PrefixTrie* t, int32_t parent, uint16_t ant, uint8_
     ``lb`` is stored only when the trie keeps bounds; ``err`` must be integral under ``int_err``."""
     cdef int32_t idx
     cdef Node nd
-    cdef uint32_t gen
     cdef int64_t k
     nd.parent = parent
     nd.err = <uint32_t>err if t.int_err else 0
@@ -197,9 +191,7 @@ cdef inline int32_t trie_new(PrefixTrie* t, int32_t parent, uint16_t ant, uint8_
         idx = t.free_head
         t.free_head = trie_node(t, idx).parent
         t.n_free -= 1
-        gen = trie_gen(t, idx)
     else:
-        gen = 0
         if (t.n_slots & PAGE_MASK) == 0:
             if t.n_pages >= MAX_PAGES:
                 return -1
@@ -214,14 +206,14 @@ cdef inline int32_t trie_new(PrefixTrie* t, int32_t parent, uint16_t ant, uint8_
             t.n_pages += 1
         idx = <int32_t>t.n_slots
         t.n_slots += 1
-    nd.rg = 1 | (gen << REF_BITS)
+    nd.refs = 1
     trie_node(t, idx)[0] = nd
     if t.keep_lb:
         t.lbs[idx >> PAGE_BITS][idx & PAGE_MASK] = lb
     if not t.int_err:
         t.errs[idx >> PAGE_BITS][idx & PAGE_MASK] = err
     if parent >= 0:
-        trie_node(t, parent).rg += 1
+        trie_node(t, parent).refs += 1
     t.live += 1
     return idx
 
@@ -230,21 +222,14 @@ cdef inline void trie_release(PrefixTrie* t, int32_t idx) noexcept nogil:
     """Drop one reference; free the node and prune up through childless ancestors."""
     cdef int32_t parent
     cdef Node* nd
-    cdef uint32_t gen
     while idx >= 0:
         nd = trie_node(t, idx)
-        nd.rg -= 1
-        if (nd.rg & REF_MASK) > 0:
+        nd.refs -= 1
+        if nd.refs > 0:
             return
         parent = nd.parent
         t.live -= 1
-        # a new incarnation; a slot whose counter would wrap is retired, so a map entry's
-        # (node, gen) can never match a later occupant of its slot
-        gen = nd.rg >> REF_BITS
-        if gen >= GEN_MAX:
-            idx = parent
-            continue
-        nd.rg = (gen + 1) << REF_BITS
+        nd.flags = F_FREE
         nd.parent = t.free_head
         t.free_head = idx
         t.n_free += 1

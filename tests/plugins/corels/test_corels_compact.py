@@ -41,17 +41,17 @@ def _work(search) -> dict[str, int]:
 
 def test_node_and_record_layouts():
     X, y = _instance(1)
-    # lower-bound policy, unit weights: 16-byte nodes, ids as bytes, score|node|gen in 8 bytes
+    # lower-bound policy, unit weights: 16-byte nodes, ids as bytes, score and node in 6 bytes
     mem = _search(X, y, 0.01).memory_breakdown()
-    assert (mem["node_bytes"], mem["record_tail_bytes"], mem["byte_ids"]) == (16, 8, True)
+    assert (mem["node_bytes"], mem["record_tail_bytes"], mem["byte_ids"]) == (16, 6, True)
     # another policy keeps each node's bound beside it
     assert _search(X, y, 0.01, policy="bfs").memory_breakdown()["node_bytes"] == 24
     # fractional class weights: errors are not integers, so they and the records stay doubles
     mem = _search(X, y, 0.01, policy="bfs", weights=np.array([0.5, 0.75])).memory_breakdown()
-    assert (mem["node_bytes"], mem["record_tail_bytes"]) == (32, 14)
-    # integers past 2^18 (here 2^20 per sample): a uint32 score beside the node and generation
+    assert (mem["node_bytes"], mem["record_tail_bytes"]) == (32, 12)
+    # integers past 2^17 (here 2^20 per sample): a uint32 score beside the node
     mem = _search(X, y, 0.01, weights=np.array([2.0**20, 2.0**20])).memory_breakdown()
-    assert (mem["node_bytes"], mem["record_tail_bytes"]) == (16, 10)
+    assert (mem["node_bytes"], mem["record_tail_bytes"]) == (16, 8)
 
 
 @pytest.mark.parametrize("smap", engine.SYMMETRY_MAPS)
