@@ -289,18 +289,27 @@ def plugins(as_json: bool) -> None:
 
     registry = get_registry()
     rows = [info.to_dict() for info in registry.plugins.values()]
+    for row in rows:  # which of its solvers enumerate Rashomon sets (a spec's `rashomon:` section)
+        row["rashomon"] = [s for s in row["solvers"] if getattr(registry.solvers.get(s), "supports_rashomon", False)]
     backends = report()
     if as_json:
         click.echo(json.dumps({"plugins": rows, "backends": backends}, indent=2))
         return
     table = Table(title="glasswork plugins", title_justify="left")
-    for column in ("name", "version", "origin", "solvers", "status"):
+    for column in ("name", "version", "origin", "solvers", "rashomon", "status"):
         table.add_column(column)
     for row in rows:
         status = {"ok": "[green]ok[/green]", "disabled": "[dim]disabled[/dim]"}.get(
             row["status"], f"[red]error[/red]: {row['error']}"
         )
-        table.add_row(row["name"], row["version"], row["origin"], ", ".join(row["solvers"]) or "-", status)
+        table.add_row(
+            row["name"],
+            row["version"],
+            row["origin"],
+            ", ".join(row["solvers"]) or "-",
+            ", ".join(row["rashomon"]) or "-",
+            status,
+        )
     extras = Table(title="optional backends", title_justify="left")
     for column in ("extra", "for", "status"):
         extras.add_column(column)
