@@ -249,7 +249,8 @@ def _check_task(solver_cls: type[Solver], problem: Problem) -> None:
 
 
 def _add_metrics(outcome: RunOutcome, problem: Problem) -> None:
-    """Train (and test) metrics of the model, under the solver's own."""
+    """Train (and test) metrics of the model, under the solver's own; the multiplicity figures
+    of its Rashomon set when it has one."""
     from glasswork import metrics
 
     model = outcome.result.model
@@ -257,6 +258,10 @@ def _add_metrics(outcome: RunOutcome, problem: Problem) -> None:
     if problem.X_test is not None and problem.y_test is not None:
         computed.update(metrics.evaluate(model, problem.X_test, problem.y_test, "test_", problem.test_sample_weight))
     outcome.result.metrics = {**computed, **outcome.result.metrics}
+    if outcome.result.rashomon is not None:
+        from glasswork.multiplicity import figures
+
+        outcome.multiplicity = figures(outcome.result.rashomon, model, problem)
 
 
 def _split_of(problem: Problem) -> dict[str, Any] | None:
