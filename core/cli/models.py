@@ -28,19 +28,36 @@ from glasswork.export.formats import FORMATS
     "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to this file (default: stdout)."
 )
 @click.option("--table", default="data", show_default=True, help="The raw table the SQL reads.")
+@click.option(
+    "--member",
+    type=click.IntRange(min=1),
+    metavar="RANK",
+    help="Export member RANK of the run's Rashomon set instead of its optimal model ('glasswork rashomon RUN').",
+)
 @DB_OPTION
-def export(run_ref: str, fmt: str, output: Path | None, table: str, db: str | None) -> None:
+def export(run_ref: str, fmt: str, output: Path | None, table: str, member: int | None, db: str | None) -> None:
     """Export the model of RUN (an id prefix or 'latest') to run outside glasswork."""
     from glasswork.export import ExportError, export_run, write_file
 
     store = store_at(db)
     [run_id] = resolve_runs(store, (run_ref,))
+    if member is not None:
+        from glasswork.cli.rashomon import export_member
+
+        export_member(store, run_id, member, fmt, output, table)
+        return
     try:
         text = export_run(store.details(run_id), fmt, table=table)
         if output is not None:
             write_file(output, text)
     except ExportError as exc:
         fail(f"cannot export run {run_id[:12]}: {exc}", EXIT_INVALID)
+    emit_export(text, output, fmt)
+
+
+def emit_export(text: str, output: Path | None, fmt: str) -> None:
+    """An export's text on stdout (control codes escaped on a terminal), or the note that it was
+    written to ``output``."""
     if output is None:
         if _to_terminal():  # names and values are data: no control code of theirs reaches a terminal
             from glasswork.quoting import printable
