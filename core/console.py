@@ -342,9 +342,7 @@ def multiplicity_text(figures: dict[str, Any] | None) -> str | None:
         where += f", over the {figures['members']:,} kept members of {figures['count']:,}"
     if figures.get("ambiguity") is None:
         return f"{where}: no prediction figures ({'; '.join(figures.get('notes') or [])})"
-    text = (
-        f"{where}: ambiguity {fmt_percent(figures['ambiguity'])}, discrepancy {fmt_percent(figures['discrepancy'])}"
-    )
+    text = f"{where}: ambiguity {fmt_percent(figures['ambiguity'])}, discrepancy {fmt_percent(figures['discrepancy'])}"
     if "split_rows" in figures:
         text += f", {figures['split_rows']:,} rows with a split vote"
     return text

@@ -78,7 +78,9 @@ def document(details: dict[str, Any]) -> ModelDocument:
     )
 
 
-def member_details(details: dict[str, Any], rank: int, objective: float | None, model: dict[str, Any]) -> dict[str, Any]:
+def member_details(
+    details: dict[str, Any], rank: int, objective: float | None, model: dict[str, Any]
+) -> dict[str, Any]:
     """A stored run's details (``RunStore.details``) with member ``rank`` of its Rashomon set in
     place of its model, so every export reads a member as it reads any run's model: the run's
     inputs, spec and filter, the member's objective, no certificate (a member is within the
