@@ -499,6 +499,9 @@ def details(con: duckdb.DuckDBPyConnection, run_id: str, where: Path) -> dict[st
     doc["inputs"] = json.loads(inputs) if inputs else None  # None: recorded before inputs were kept
     doc["spec_path"] = spec_path
     doc["n_events"] = first_row(con, "SELECT count(*) FROM events WHERE run_id = ?", [run_id])[0]
+    rashomon = rashomon_summary(con, run_id)
+    if rashomon is not None:  # a run without a set reads as before
+        doc["rashomon"] = rashomon
     return doc
 
 
