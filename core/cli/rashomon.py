@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from glasswork.cli.app import DB_OPTION, EXIT_INVALID, cli, fail
+from glasswork.cli.models import export_member, member_at, set_of
 from glasswork.cli.runs import resolve_runs, store_at
 from glasswork.export.formats import FORMATS
 
@@ -90,42 +91,6 @@ def rashomon(
         console.print(plain_text("no kept member matches", "dim"))
 
 
-def set_of(store: Any, run_id: str, *, as_json: bool = False) -> dict[str, Any]:
-    """The run's set in summary; exit 2 with a message when the run has none."""
-    summary = store.rashomon_summary(run_id)
-    if summary is None:
-        fail(
-            f"run {run_id[:12]} has no Rashomon set (its spec has no 'rashomon:' section, or it failed before "
-            "enumerating one); add 'rashomon: {epsilon: 0.05}' to the spec and run it again",
-            EXIT_INVALID,
-            as_json=as_json,
-        )
-    return summary
-
-
-def member_at(store: Any, run_id: str, rank: int, *, want_model: bool, as_json: bool = False) -> Any:
-    """Member ``rank`` of the run's set; exit 2 when it is out of range or, with ``want_model``,
-    was kept as a summary (no model to show or export)."""
-    found = store.rashomon_members(run_id, rank=rank)
-    if not found:
-        kept = store.rashomon_summary(run_id)["kept"]
-        fail(
-            f"run {run_id[:12]} keeps {kept:,} member(s) of its Rashomon set (ranks 1 to {kept:,}); "
-            f"there is no rank {rank}",
-            EXIT_INVALID,
-            as_json=as_json,
-        )
-    member = found[0]
-    if want_model and member.model is None:
-        fail(
-            f"member {rank} of run {run_id[:12]} was kept as a summary (rashomon.keep: summary), so it has no "
-            "model to show or export; run the spec again with 'keep: model'",
-            EXIT_INVALID,
-            as_json=as_json,
-        )
-    return member
-
-
 def _show(store: Any, run_id: str, rank: int, as_json: bool) -> None:
     member = member_at(store, run_id, rank, want_model=True, as_json=as_json)
     if as_json:
@@ -162,21 +127,3 @@ def _check_feature(store: Any, run_id: str, details: dict[str, Any], name: str, 
         EXIT_INVALID,
         as_json=as_json,
     )
-
-
-def export_member(store: Any, run_id: str, rank: int, fmt: str, output: Path | None, table: str) -> None:
-    """Export member ``rank`` of the run's set as any run's model is exported."""
-    from glasswork.cli.models import emit_export
-    from glasswork.export import ExportError, export_run, member_details, write_file
-
-    set_of(store, run_id)
-    member = member_at(store, run_id, rank, want_model=True)
-    assert member.model is not None
-    details = member_details(store.details(run_id), rank, member.objective, member.model)
-    try:
-        text = export_run(details, fmt, table=table)
-        if output is not None:
-            write_file(output, text)
-    except ExportError as exc:
-        fail(f"cannot export member {rank} of run {run_id[:12]}: {exc}", EXIT_INVALID)
-    emit_export(text, output, fmt)
