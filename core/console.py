@@ -345,7 +345,8 @@ def multiplicity_text(figures: dict[str, Any] | None) -> str | None:
     text = f"{where}: ambiguity {fmt_percent(figures['ambiguity'])}, discrepancy {fmt_percent(figures['discrepancy'])}"
     if "split_rows" in figures:
         text += f", {figures['split_rows']:,} rows with a split vote"
-    return text
+    skipped = [n for n in figures.get("notes") or [] if not n.startswith("over the ")]  # what a huge set cut
+    return text + (f" ({'; '.join(skipped)})" if skipped else "")
 
 
 def rashomon_table(members: list[dict[str, Any]], *, title: str | None = None) -> Table:

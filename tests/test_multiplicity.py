@@ -158,3 +158,15 @@ def test_a_run_with_a_set_records_its_figures(tmp_path, toy_registry):
     assert figures["rows"] == "test" and figures["members"] == 3 and figures["count"] > 3
     assert 0 < figures["ambiguity"] <= 1 and set(figures["reliance"]) == set(figures["variable_use"])
     assert figures["notes"][0].startswith("over the 3 kept members of")
+
+
+def test_the_printed_line_says_what_was_sampled(monkeypatch):
+    from glasswork.console import multiplicity_text
+
+    monkeypatch.setattr(multiplicity, "MAX_RELIANCE_CELLS", 50)
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 2, size=(100, 2))
+    out = multiplicity.figures(set_of([Rule((0,)), Rule((1,))], count=5), Rule((0,)), problem_of(X, X[:, 0]))
+    line = multiplicity_text(out)
+    assert line.startswith("on 100 train rows, over the 2 kept members of 5: ambiguity ")
+    assert line.endswith("(reliance on 25 of 100 rows (sampled, seed 0) to bound its cost)")
