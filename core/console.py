@@ -337,6 +337,8 @@ def multiplicity_text(figures: dict[str, Any] | None) -> str | None:
     """The multiplicity figures in one line (``None`` when there are none)."""
     if not figures:
         return None
+    if figures.get("error"):
+        return f"no multiplicity figures: a member's model failed to predict ({figures['error']})"
     where = f"on {figures['n_rows']:,} {figures['rows']} rows"
     if figures.get("members", 0) < figures.get("count", 0):
         where += f", over the {figures['members']:,} kept members of {figures['count']:,}"
