@@ -141,3 +141,46 @@ def test_the_documented_rashomon_query_gives_the_variable_use(tmp_path, toy_regi
     finally:
         con.close()
     assert dict(rows) == pytest.approx(outcome.multiplicity["variable_use"])
+
+
+def test_a_live_runs_set_is_read_as_it_grows(tmp_path):
+    """Readers merge a live run's journal: the members its ``rashomon`` events announced so far
+    are listed (what the terminal UI browses while the set grows), never as complete."""
+    from glasswork.events import Event
+    from glasswork.record import RunInfo
+    from glasswork.result import RashomonMember
+    from glasswork.store import StoreSink
+
+    store = RunStore(tmp_path / "glasswork.duckdb").open()
+    sink = StoreSink(store)
+    sink.on_start(
+        RunInfo(
+            run_id="live",
+            name="b",
+            solver="toy",
+            solver_version="1",
+            spec_hash="h",
+            spec={},
+            spec_path=None,
+            data_fingerprint="f",
+            n_train=1,
+            n_test=0,
+            n_features=2,
+            started_at="2026-01-01T00:00:00+00:00",
+        )
+    )
+
+    def announce(count: int, *members: RashomonMember) -> None:
+        sink.on_event(
+            Event("rashomon", 0.1, counters={"rashomon_count": count, "rashomon_threshold": 0.5}, members=members)
+        )
+
+    announce(1, RashomonMember(0.1, ("a",), "f1"))
+    assert [(m.rank, m.features) for m in store.rashomon_members("live")] == [(1, ("a",))]
+    announce(3, RashomonMember(0.2, ("b",), "f2"), RashomonMember(0.3, ("a", "b"), "f3"))
+    summary = store.rashomon_summary("live")
+    assert summary["count"] == 3 and summary["kept"] == 3 and summary["complete"] is False
+    assert summary["threshold"] == 0.5
+    assert [m.rank for m in store.rashomon_members("live", uses=["b"])] == [2, 3]
+    assert store.get_run("live").state == "running"
+    sink.journal.close()
