@@ -131,6 +131,9 @@ def test_the_monitor_shows_the_set_growing_and_opens_a_member(toy_env, tiny_csv:
             summary = plain(screen.query_one("#rashomon-summary"))
             assert "6 models" in summary and "complete" in summary and "within objective 1" in summary
             assert panel.query_one("#rashomon-members").row_count == 6
+            await pilot.press("question_mark")  # the help offers the set now there is one
+            assert "browse the set" in plain(app.screen.query_one("#help-body"))
+            await pilot.press("escape")
             await pilot.press("s")  # into the set's table
             await pilot.press("enter")  # the best member: the stump on a
             await wait_for(pilot, lambda: isinstance(app.screen, ModelScreen))
