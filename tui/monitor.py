@@ -23,7 +23,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, RichLog, Static
 
 from glasswork.console import fmt_gap, plain_text
-from glasswork.tui.rashomon import RashomonPanel
+from glasswork.tui.rashomon import RashomonPanel, set_summary
 from glasswork.tui.sources import FollowedRun, OwnedRun
 from glasswork.tui.state import RunState
 from glasswork.tui.views import fmt, fmt_rate, model_view
@@ -327,6 +327,8 @@ def exit_summary(state: RunState, source: OwnedRun | FollowedRun, *, asked_to_st
     certificate.add_row("lower bound", fmt_number(state.best_lower_bound, 10))
     certificate.add_row("gap", fmt_gap(state.best_objective, state.best_lower_bound, status))
     lines += [Text(""), Group(Text("Certificate", style="bold"), certificate)]
+    if state.rashomon is not None:
+        lines += [Text(""), set_summary(state.rashomon, finished=state.finished)]
     if state.error:
         lines.append(plain_text(f"error: {state.error}", "red"))
     lines.append(Text(""))

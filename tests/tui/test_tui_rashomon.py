@@ -5,6 +5,7 @@ browsed, filtered and exported from a real DuckDB file; hostile feature names st
 from __future__ import annotations
 
 import asyncio
+import io
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +166,8 @@ def test_a_stopped_enumeration_says_incomplete_with_its_bound(toy_env, tiny_csv:
             await pilot.press("q")
 
     asyncio.run(drive())
+    printed = _printed(app)  # what the monitor prints once the terminal is back
+    assert "Rashomon set  4 models" in printed and "incomplete" in printed
 
 
 def test_hostile_feature_names_reach_the_monitor_inert(toy_env, tmp_path: Path) -> None:
@@ -196,6 +199,14 @@ def test_hostile_feature_names_reach_the_monitor_inert(toy_env, tmp_path: Path) 
     asyncio.run(drive())
 
 
+def _printed(app: GlassworkApp) -> str:
+    from rich.console import Console
+
+    console = Console(width=160, record=True, file=io.StringIO())
+    console.print(app.exit_summary)
+    return console.export_text()
+
+
 # -- a finished run's set, from the store ------------------------------------------------------
 
 
@@ -208,6 +219,28 @@ def set_db(toy_env, tmp_path: Path) -> tuple[Path, str]:
     assert not isinstance(launch, tuple)
     outcome = launch.run([])
     return tmp_path / "runs.duckdb", outcome.info.run_id
+
+
+def test_a_followed_run_read_back_from_the_store_keeps_its_sets_completeness(set_db: tuple[Path, str]) -> None:
+    from glasswork.store import RunStore
+    from glasswork.tui.sources import FollowedRun
+
+    db, run_id = set_db
+    app = GlassworkApp(source=FollowedRun(RunStore(db), run_id))
+
+    async def drive() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = app.screen
+            await wait_for(pilot, lambda: screen.state.finished)
+            await pilot.pause(0.3)
+            view = screen.state.rashomon
+            assert view is not None and view.count == 6 and view.complete is True
+            assert [m["objective"] for m in view.members] == sorted(m["objective"] for m in view.members)
+            assert screen.query_one("#rashomon-members").row_count == 6  # the members, from the store's table
+            assert "complete: every model" in plain(screen.query_one("#rashomon-summary"))
+            await pilot.press("q")
+
+    asyncio.run(drive())
 
 
 async def _open_set(pilot: Any, app: GlassworkApp) -> RashomonScreen:
