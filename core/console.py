@@ -337,6 +337,8 @@ def multiplicity_text(figures: dict[str, Any] | None) -> str | None:
     """The multiplicity figures in one line (``None`` when there are none)."""
     if not figures:
         return None
+    if figures.get("error"):
+        return f"no multiplicity figures: a member's model failed to predict ({figures['error']})"
     where = f"on {figures['n_rows']:,} {figures['rows']} rows"
     if figures.get("members", 0) < figures.get("count", 0):
         where += f", over the {figures['members']:,} kept members of {figures['count']:,}"
@@ -345,7 +347,8 @@ def multiplicity_text(figures: dict[str, Any] | None) -> str | None:
     text = f"{where}: ambiguity {fmt_percent(figures['ambiguity'])}, discrepancy {fmt_percent(figures['discrepancy'])}"
     if "split_rows" in figures:
         text += f", {figures['split_rows']:,} rows with a split vote"
-    return text
+    skipped = [n for n in figures.get("notes") or [] if not n.startswith("over the ")]  # what a huge set cut
+    return text + (f" ({'; '.join(skipped)})" if skipped else "")
 
 
 def rashomon_table(members: list[dict[str, Any]], *, title: str | None = None) -> Table:

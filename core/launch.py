@@ -259,9 +259,12 @@ def _add_metrics(outcome: RunOutcome, problem: Problem) -> None:
         computed.update(metrics.evaluate(model, problem.X_test, problem.y_test, "test_", problem.test_sample_weight))
     outcome.result.metrics = {**computed, **outcome.result.metrics}
     if outcome.result.rashomon is not None:
-        from glasswork.multiplicity import figures
+        from glasswork import multiplicity
 
-        outcome.multiplicity = figures(outcome.result.rashomon, model, problem)
+        try:
+            outcome.multiplicity = multiplicity.figures(outcome.result.rashomon, model, problem)
+        except Exception as exc:  # a member that cannot predict: the run and its set are still recorded
+            outcome.multiplicity = {"error": f"{type(exc).__name__}: {exc}"}
 
 
 def _split_of(problem: Problem) -> dict[str, Any] | None:

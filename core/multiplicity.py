@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 SEED = 0
 MAX_STORED_ROWS = 5_000  # per-row vote shares kept up to this many rows (a few hundred KB of JSON)
-MAX_PREDICTION_CELLS = 50_000_000  # members x rows predicted for the agreement figures
+MAX_PREDICTION_CELLS = 10_000_000  # members x rows held for the agreement figures (80 MB of int64 labels)
 MAX_RELIANCE_CELLS = 20_000_000  # (member, feature it uses) pairs x rows predicted for reliance
 
 
@@ -78,8 +78,10 @@ def figures(rashomon: RashomonSet, optimal: Model, problem: Problem) -> dict[str
     predictions = np.stack([np.asarray(m.predict(X)) for m in with_model])
     reference = np.asarray(optimal.predict(X))
     out.update(agreement(predictions, reference, None if regression else _n_classes(problem, y)))
-    used = [[names.index(f) for f in m.features if f in names] for m in rashomon.members if m.model is not None]
-    out["reliance"], reliance_rows = reliance(with_model, used[: len(with_model)], X, y, names, regression)
+    column = {name: j for j, name in enumerate(names)}
+    carrying = [m for m in rashomon.members if m.model is not None][: len(with_model)]
+    used = [[column[f] for f in m.features if f in column] for m in carrying]
+    out["reliance"], reliance_rows = reliance(with_model, used, X, y, names, regression)
     if reliance_rows < len(y):
         notes.append(f"reliance on {reliance_rows:,} of {len(y):,} rows (sampled, seed {SEED}) to bound its cost")
     out["reliance_rows"] = reliance_rows

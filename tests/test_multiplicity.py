@@ -158,3 +158,44 @@ def test_a_run_with_a_set_records_its_figures(tmp_path, toy_registry):
     assert figures["rows"] == "test" and figures["members"] == 3 and figures["count"] > 3
     assert 0 < figures["ambiguity"] <= 1 and set(figures["reliance"]) == set(figures["variable_use"])
     assert figures["notes"][0].startswith("over the 3 kept members of")
+
+
+def test_the_printed_line_says_what_was_sampled(monkeypatch):
+    from glasswork.console import multiplicity_text
+
+    monkeypatch.setattr(multiplicity, "MAX_RELIANCE_CELLS", 50)
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 2, size=(100, 2))
+    out = multiplicity.figures(set_of([Rule((0,)), Rule((1,))], count=5), Rule((0,)), problem_of(X, X[:, 0]))
+    line = multiplicity_text(out)
+    assert line.startswith("on 100 train rows, over the 2 kept members of 5: ambiguity ")
+    assert line.endswith("(reliance on 25 of 100 rows (sampled, seed 0) to bound its cost)")
+
+
+def test_figures_that_fail_leave_the_run_and_its_set_recorded(tmp_path, toy_registry, monkeypatch):
+    """A member's model that cannot predict (a plugin's fault) costs the figures, not the run."""
+    from glasswork.console import multiplicity_text
+    from glasswork.launch import Launch
+    from glasswork.spec import validate_spec
+    from glasswork.store import RunStore
+
+    def broken(*args, **kwargs):
+        raise ValueError("no prediction today")
+
+    monkeypatch.setattr(multiplicity, "figures", broken)
+    spec = validate_spec(
+        {
+            "name": "m",
+            "solver": "toy",
+            "data": {"source": "sklearn:breast_cancer", "binarize": {"thresholds": 2}},
+            "rashomon": {"epsilon": 0.5},
+        },
+        toy_registry,
+    )
+    outcome = Launch(spec, registry=toy_registry, db=tmp_path / "g.duckdb").run()
+    assert outcome.multiplicity == {"error": "ValueError: no prediction today"}
+    assert "failed to predict" in multiplicity_text(outcome.multiplicity)
+    store = RunStore(tmp_path / "g.duckdb")
+    assert store.get_run(outcome.info.run_id).state == "finished"
+    summary = store.rashomon_summary(outcome.info.run_id)
+    assert summary["count"] == outcome.result.rashomon.count and summary["multiplicity"] == outcome.multiplicity

@@ -192,3 +192,15 @@ def test_hostile_feature_names_are_listed_escaped_and_filtered_exactly(invoke, t
     assert answer["models"] and all(HOSTILE[1] in m["features"] for m in answer["models"])
     missing = invoke("rashomon", "latest", "--uses", "a\x1b[31mrde")
     assert missing.exit_code == 2 and "\x1b" not in missing.stderr
+
+
+def test_runs_show_gives_the_sets_summary(invoke, tmp_path):
+    doc = run_json(invoke, write(tmp_path / "s.yaml", SPEC))
+    out = invoke("runs", "show", "latest").stdout
+    assert "Rashomon set" in out and "6 models with objective" in out and "ambiguity" in out
+    assert f"glasswork rashomon {doc['run_id'][:12]}" in out
+    shown = json.loads(invoke("runs", "show", "latest", "--json").stdout)
+    assert shown["rashomon"]["count"] == 6 and shown["rashomon"]["kept"] == 5
+    run_json(invoke, write(tmp_path / "p.yaml", SPEC.split("rashomon:")[0]))
+    assert "Rashomon" not in invoke("runs", "show", "latest").stdout
+    assert "rashomon" not in json.loads(invoke("runs", "show", "latest", "--json").stdout)

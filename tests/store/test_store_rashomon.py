@@ -124,3 +124,20 @@ def test_a_salvaged_store_keeps_its_sets(tmp_path, toy_registry):
     assert RunStore(tmp_path / "salvaged.duckdb").rashomon_summary(outcome.info.run_id)["count"] == (
         outcome.result.rashomon.count
     )
+
+
+def test_the_documented_rashomon_query_gives_the_variable_use(tmp_path, toy_registry):
+    """docs/run-store.md's query on the set's tables answers what the multiplicity figures say."""
+    import re
+    from pathlib import Path
+
+    store, outcome = run_with_set(tmp_path, toy_registry, {"epsilon": 0.5, "max_models": 4})
+    doc = (Path(__file__).parents[2] / "docs" / "run-store.md").read_text()
+    query = re.findall(r"```sql\n(.*?)```", doc, re.S)[2]
+    assert "rashomon_members" in query
+    con = duckdb.connect(str(store.path), read_only=True)
+    try:
+        rows = con.execute(query).fetchall()
+    finally:
+        con.close()
+    assert dict(rows) == pytest.approx(outcome.multiplicity["variable_use"])
