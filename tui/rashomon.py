@@ -61,7 +61,7 @@ def set_summary(view: RashomonView, *, finished: bool) -> Text:
 def features_text(features: Any) -> Text:
     """A member's features, each as data (markup and control characters shown inert)."""
     names = [str(f) for f in features or ()]
-    return plain_text("; ".join(names)) if names else Text("(none: a constant model)", style="dim")
+    return plain_text("; ".join(names)) if names else Text("(constant model)", style="dim")
 
 
 def member_title(run_name: str, rank: int, objective: Any) -> str:
@@ -83,7 +83,7 @@ class RashomonPanel(Vertical):
 
     DEFAULT_CSS = """
     RashomonPanel { width: 1fr; border-left: solid $primary-darken-2; padding: 0 1; }
-    RashomonPanel #rashomon-summary { height: 2; }
+    RashomonPanel #rashomon-summary { height: auto; max-height: 5; }
     RashomonPanel DataTable { height: 1fr; }
     """
 
