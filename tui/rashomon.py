@@ -174,7 +174,8 @@ class RashomonScreen(Screen[None]):
         yield Footer()
 
     def _summary(self) -> Text:
-        text = plain_text(f"run {self.run_id[:12]}  {self.details.get('name') or ''}\n", "bold")
+        text = plain_text(f"run {self.run_id[:12]}  {self.details.get('name') or ''}", "bold")
+        text.append("\n")
         text.append_text(set_summary(self.view, finished=True))
         if self.view.kept is not None and self.view.kept < self.view.count:
             text.append(f"\n{self.view.kept:,} of them kept (rashomon.max_models), best first")

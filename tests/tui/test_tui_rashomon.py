@@ -270,6 +270,7 @@ def test_a_finished_runs_set_browses_filters_and_exports_from_the_store(
             screen = await _open_set(pilot, app)
             summary = plain(screen.query_one("#set-summary"))
             assert "6 models" in summary and "complete" in summary and run_id[:12] in summary
+            assert "\\n" not in summary  # the name's line ends, not a shown escape
             assert [m.rank for m in screen.members] == [1, 2, 3, 4, 5, 6]
             table = screen.query_one("#members")
             shown = "\n".join(str(table.get_cell_at((row, 2))) for row in range(table.row_count))
