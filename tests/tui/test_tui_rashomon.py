@@ -371,3 +371,24 @@ def test_a_member_model_is_drawn_by_its_plugins_view(tmp_path: Path, utc: None) 
             assert "member 2 of the Rashomon set" in plain(app.screen.query_one("#title"))
 
     asyncio.run(drive())
+
+
+def test_summary_only_members_say_why_they_have_no_model(toy_env, tiny_csv: Path, tmp_path: Path) -> None:
+    spec = _set_spec(tmp_path, tiny_csv, batch=6, step=0.01)
+    spec.write_text(spec.read_text().replace("threshold: 1.0", "threshold: 1.0\n  keep: summary"))
+    launch = load_spec_or_error(str(spec), db=str(tmp_path / "runs.duckdb"))
+    assert not isinstance(launch, tuple)
+    launch.run([])
+    app = GlassworkApp(db=str(tmp_path / "runs.duckdb"))
+
+    async def drive() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await _open_set(pilot, app)
+            await pilot.press("e")
+            await wait_for(pilot, lambda: any("kept as a summary" in n.message for n in app._notifications))
+            assert not screen.written
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, ModelScreen))
+            assert "kept as a summary" in plain(app.screen.query_one("#model"))
+
+    asyncio.run(drive())
