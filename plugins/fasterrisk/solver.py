@@ -399,7 +399,9 @@ class FasterRiskSolver(Solver):
             w = np.zeros(problem.n_features)
             w[c.columns] = np.asarray(c.points) * c.reduced_by
             starts.append(w)
-        res = solve_exact(problem.X, problem.y, weights, cons, k, starts=starts, stop=stop, report=report)
+        res = solve_exact(
+            problem.X, problem.y, weights, cons, k, starts=starts, node_limit=ctx.limits.nodes, stop=stop, report=report
+        )
         cols = np.flatnonzero(res.points)
         card = ScoreCard.from_solution(
             problem.X,
@@ -490,6 +492,9 @@ class FasterRiskSolver(Solver):
         def stop() -> str | None:
             return None if ctx.check() is None else ctx.stop_reason.name.lower()
 
+        # limits.nodes counts the certifying search's nodes and the enumeration's together, as CORELS does
+        spent = int(stats["exact"]["support_nodes"]) + int(stats["exact"]["lattice_nodes"])
+        node_limit = None if ctx.limits.nodes is None else max(ctx.limits.nodes - spent, 0)
         found = enumerate_cards(
             problem.X,
             problem.y,
@@ -498,6 +503,7 @@ class FasterRiskSolver(Solver):
             k,
             threshold,
             max_models=request.max_models,
+            node_limit=node_limit,
             stop=stop,
             report=report,
         )

@@ -223,6 +223,9 @@ elif STAGE == "data":
 elif STAGE == "store":
     from glasswork.store import RunStore
     RunStore.open = lambda self, *args, **kwargs: _pause("store")
+elif STAGE == "exit":
+    import atexit
+    atexit.register(_pause, "exit")  # Python's shutdown, after the command has ended
 """
 
 
@@ -340,3 +343,31 @@ def test_an_interrupt_that_python_wrapped_is_still_an_interrupt(monkeypatch, cap
     assert exit_info.value.code == 130
     err = capsys.readouterr().err
     assert "interrupted" in err and "internal error" not in err
+
+
+def test_ctrl_c_after_the_command_ended_keeps_its_exit_status(toy_env, tmp_path):
+    """A Ctrl-C while Python shuts down (after the run printed its result) exits with the run's
+    status, not by dying of SIGINT without a word."""
+    (tmp_path / "slow_start.py").write_text(SLOW_START)
+    env = {
+        **toy_env,
+        "SLOW_STAGE": "exit",
+        "GLASSWORK_PLUGIN_MODULES": "toy_plugin,slow_start",
+        "PYTHONPATH": f"{tmp_path}:{toy_env.get('PYTHONPATH', '')}",
+    }
+    spec = write(tmp_path / "s.yaml", SPEC)
+    with running(
+        [sys.executable, "-m", "glasswork", "run", "--no-store", "--json", str(spec)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    ) as proc:
+        line = proc.stderr.readline()
+        while line and line.strip() != "slow-start: exit":
+            line = proc.stderr.readline()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert json.loads(out)["status"] == "optimal"
