@@ -186,6 +186,29 @@ def test_importing_glasswork_loads_only_the_package() -> None:
     assert out.stdout.splitlines() == ["['glasswork', 'glasswork._version', 'glasswork.startup']", "[] True"]
 
 
+@pytest.mark.parametrize(
+    ("as_command", "preset", "expected"), [(True, None, "4"), (True, "20", "20"), (False, None, None)]
+)
+def test_the_command_lets_openblas_idle_threads_sleep(
+    as_command: bool, preset: str | None, expected: str | None
+) -> None:
+    """OpenBLAS's threads spin ~0.1 CPU-s each after NumPy's import unless told to sleep: the
+    command tells them (before NumPy loads, so OpenBLAS reads it), the user's setting wins, and a
+    library import of glasswork leaves the environment alone."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.argv = ['glasswork', 'run']\n" if as_command else ""
+    ) + "import os, glasswork, numpy\nprint(os.environ.get('OPENBLAS_THREAD_TIMEOUT'))\n"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    if preset is not None:
+        env["OPENBLAS_THREAD_TIMEOUT"] = preset
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env, check=True)
+    assert out.stdout.strip() == str(expected)
+
+
 def test_the_readme_example_loads_no_heavy_library(tmp_path: Path) -> None:
     """The README's first command (scikit-learn's breast-cancer data, a stratified holdout): the
     bundled CSV is read and the split drawn without importing scikit-learn (1.7 CPU-s)."""
