@@ -74,6 +74,7 @@ def child(argv: list[str], out_file: str) -> None:
         is_static = isinstance(inspect.getattr_static(owner, name), staticmethod)
         setattr(owner, name, staticmethod(wrapper) if is_static else wrapper)
 
+    sys.argv = ["glasswork", *argv]  # before glasswork's first import: the process is the command
     from glasswork import console, launch
     from glasswork.cli import main
     from glasswork.store import journal
@@ -92,7 +93,6 @@ def child(argv: list[str], out_file: str) -> None:
         return original_run(self, *args, **kwargs)
 
     launch.Launch.run = run_with_timed_solver  # type: ignore[method-assign]
-    sys.argv = ["glasswork", *argv]
     code = 0
     try:
         main()
@@ -148,6 +148,7 @@ def one_run(argv: list[str], env: dict[str, str]) -> dict[str, float]:
         "cpu_search": c["search"],
         "cpu_startup": c["startup"],
         "cpu_data": c["data"],
+        "cpu_store": c["store"],
     }
 
 
@@ -190,7 +191,8 @@ def main() -> int:
         )
         print(
             f"{'':8s} CPU seconds: overhead {med['cpu_overhead']:.3f} (start-up {med['cpu_startup']:.3f}, "
-            f"data {med['cpu_data']:.3f}), search {med['cpu_search']:.3f}; imports {med['imports']:.3f} s wall",
+            f"data {med['cpu_data']:.3f}, store {med['cpu_store']:.3f}), search {med['cpu_search']:.3f}; "
+            f"imports {med['imports']:.3f} s wall",
             flush=True,
         )
     return 0
