@@ -65,6 +65,7 @@ class Launch:
         self.store_sink: StoreSink | None = None
         self._store_checked = False
         self._store_notes: list[str] = []
+        self._started = False
         if self.recorded and db is None:
             self._check_spec_store_path()
 
@@ -172,7 +173,12 @@ class Launch:
 
         Raises ``DataError``, ``StoreError``, ``SolverFailure`` or ``RunAborted`` (a second
         interrupt); a first interrupt ends the run with its best model, status ``cancelled``.
+        A launch runs once (its runner, sinks and store sink belong to that run): a second call
+        raises ``RuntimeError``; make a new ``Launch`` for another run.
         """
+        if self._started:
+            raise RuntimeError("this Launch has already run; make a new Launch for another run")
+        self._started = True
         from glasswork.result import model_contract_fault
         from glasswork.runner import SolverFailure
         from glasswork.solver import Limits, peak_memory
