@@ -130,7 +130,7 @@ class Registry:
     def find(self, name: str) -> type[Solver] | None:
         """The solver class ``name``, importing only its plugin when that is a built-in named
         after it; every plugin when not; ``None`` when no plugin provides it."""
-        if name not in self._solvers and name in self._pending:
+        if name in self._pending:  # even when a third-party plugin gave ``name``: they would clash
             self._load_pending([name])
         if name not in self._solvers:
             self.load_all()
