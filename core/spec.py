@@ -149,7 +149,7 @@ def validate_spec(
         issues = [_explain(err, list(err["loc"]), model, issue) for err in exc.errors(include_url=False)]
         raise SpecError(issues) from None
     if spec.rashomon is not None:
-        refusal = registry.solvers[solver].rashomon_refusal(spec)
+        refusal = solver_cls.rashomon_refusal(spec)
         if refusal:
             raise SpecError([issue(["rashomon"], refusal, key=True)])
     return spec
