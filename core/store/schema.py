@@ -12,6 +12,7 @@ foreign DuckDB file is refused with a message, never overwritten.
 from __future__ import annotations
 
 import errno
+import importlib
 import json
 import math
 import os
@@ -366,7 +367,7 @@ class StoreFile:
 
     def _open(self, deadline: float, **kwargs: Any) -> duckdb.DuckDBPyConnection:
         """DuckDB's connection, waiting while a process outside glasswork holds the file."""
-        import duckdb
+        duckdb = engine()
 
         delay = 0.02
         started = time.monotonic()
@@ -454,6 +455,18 @@ class StoreFile:
             )
 
 
+def engine() -> Any:
+    """The module that opens the store for writing (a run's fold): DuckDB's compiled engine,
+    ``_duckdb``, which ``duckdb`` re-exports (the same connection and error classes). ``duckdb``
+    2.0's Python layer only adds relational methods (``sql``, ``table``, ``read_csv``, ...) the
+    store never calls, and importing it is 200 KB of Python: 0.1-0.2 CPU-s, most of what a run's
+    fold cost (bench/startup.py). ``duckdb`` itself where the engine is not importable alone."""
+    try:
+        return importlib.import_module("_duckdb")
+    except ImportError:  # a DuckDB whose engine is not the top-level ``_duckdb``
+        return importlib.import_module("duckdb")
+
+
 def _unusable(path: Path, exc: BaseException) -> StoreError:
     if is_damage(exc):
         return damaged(path, exc)
@@ -473,7 +486,7 @@ def _unusable(path: Path, exc: BaseException) -> StoreError:
 @contextmanager
 def _mapped(path: Path, con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """DuckDB's errors as the store's (damage, a full disk), and the connection closed."""
-    import duckdb
+    duckdb = engine()
 
     try:
         yield
