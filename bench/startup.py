@@ -37,32 +37,35 @@ models most of the rest.
 
 Fast start (2026-11-25, evening; CPU-s beyond the search, median of 5 or 7; other sessions were
 running on the 2 shared cores, so the load is given and the figures move by +-0.05 between
-repeats). Three changes, each measured: (1) the ``glasswork`` command sets
+repeats). Four changes, each measured: (1) the ``glasswork`` command sets
 ``OPENBLAS_THREAD_TIMEOUT=4`` unless the user set it: OpenBLAS's worker thread spun ~0.1 s of a
 core after NumPy's import (``python -c "import numpy"`` 0.24 -> 0.13 CPU-s at load 1.4; it spins
 by the clock, so it costs less CPU on a busier machine); (2) built-in plugins load when needed
 (the ``faststart`` branch's registry: a CORELS run imports neither MOSS nor FasterRisk, and its
 spec is validated with CORELS's model alone; 0.03-0.05 CPU-s); (3) the run opens DuckDB once,
-for its own fold at its end, instead of also before the run (docs/run-store.md; 0.02-0.04 CPU-s:
-importing DuckDB, about 0.05-0.10 CPU-s inside a run, is paid either way).
+for its own fold at its end, instead of also before the run (0.02-0.04 CPU-s); (4) that fold
+opens DuckDB through its compiled engine ``_duckdb`` without ``duckdb`` 2.0's Python layer
+(0.1-0.2 CPU-s to import, never used by the store): the store step 0.13-0.16 -> 0.08-0.09
+(docs/run-store.md).
 
-README example with its store (the headline): 0.73 CPU-s before (load 0.7; 0.89 s wall), 0.53
-and 0.56 after (load 2.0 and 2.4; 0.66 and 0.78 s wall). Old and new code alternated run by run
-(old through ``PYTHONPATH``, the same bench), 7 runs each at load 9: with the store 0.62 -> 0.55
-(start-up 0.41 -> 0.37, data 0.044 -> 0.027, store 0.14 -> 0.13), ``--no-store`` 0.55 -> 0.47;
-COMPAS at 0.01, 5 each at load 9 (too loaded to read closely): with its store 0.89 -> 0.85,
-``--no-store`` 0.70 -> 0.65.
+README example with its store (the headline): 0.73 CPU-s before (load 0.7; 0.89 s wall), 0.49
+after (load 2.0; 0.57 s wall): the target of 0.5 is met, narrowly (start-up 0.36, data 0.027,
+store 0.079). Same run: ``--no-store`` 0.45, COMPAS at 0.01 with its store 0.61, without 0.54.
+Old and new code alternated run by run (old through ``PYTHONPATH``, the same bench), at load 1.5
+to 2.3: README with its store 0.645 -> 0.482 (start-up 0.44 -> 0.36, data 0.043 -> 0.025,
+store 0.134 -> 0.081), COMPAS with its store 0.72 -> 0.59; at load 12, README 0.69 -> 0.54,
+``--no-store`` 0.50 -> 0.42.
 
-The target (0.5 CPU-s with the store) is not reached: 0.53-0.56 at a light load. What is left,
-measured one piece at a time in one process at load 2-4: the interpreter with site 0.035-0.045,
-pydantic's import and first model 0.11-0.13 (its schema machinery: any validated spec needs it),
-NumPy 0.08, rich 0.035 (the result is printed through the plugins' rich views, also with
-``-q``), click and ruamel.yaml 0.026, glasswork's own modules and the CORELS plugin about 0.08
-(pydantic spec models, the data layer), reading the spec 0.016, the data 0.027, and the store
-0.11-0.15 (importing DuckDB, one connection, the run's rows, the checkpoint on close). Leaving
-the fold to the next reader would take the store step to 0.005 and the overhead to about 0.40
-(tried: docs/run-store.md), but then a DuckDB client outside glasswork would not see a run until
-a glasswork command opened the store, which the README promises it does.
+What is left, measured one piece at a time in one process at load 2-4: the interpreter with
+site 0.035-0.045, pydantic's import and first model 0.11-0.13 (its schema machinery: any
+validated spec needs it), NumPy 0.08, rich 0.035 (the result is printed through the plugins'
+rich views, also with ``-q``, so a plain printer would not drop it), click and ruamel.yaml
+0.026, glasswork's own modules and the CORELS plugin about 0.08 (pydantic spec models, the data
+layer), reading the spec 0.016, the data 0.027, and the store 0.08 (DuckDB's engine, one
+connection, the run's rows, the checkpoint on close). Leaving the fold to the next reader would
+take the store step to 0.005 (tried: docs/run-store.md), but then a DuckDB client outside
+glasswork would not see a run until a glasswork command opened the store, which the README
+promises it does.
 """
 
 from __future__ import annotations
