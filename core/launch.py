@@ -156,7 +156,9 @@ class Launch:
                 spec = self.loaded.spec
                 store = RunStore(default_db_path(self.db, spec.store.path, self.loaded.base_dir))
                 try:
-                    store.open(wait=False)  # a run never waits for the store, nor is refused by a busy one
+                    # a run never waits for the store, nor is refused by a busy one; DuckDB opens
+                    # only when the store needs it before the run (docs/run-store.md)
+                    store.open(wait=False, quick=True)
                 except StoreLocked as exc:  # a program outside glasswork holds the file: the journal keeps the run
                     self._store_notes.append(
                         f"{exc}. This run is kept in its journal and recorded the next time the store is opened"

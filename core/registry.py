@@ -7,6 +7,15 @@ with its error and skipped: the others keep working and ``glasswork plugins`` sh
 ``GLASSWORK_DISABLE_PLUGINS=name,...`` turns plugins off by name, and
 ``GLASSWORK_PLUGIN_MODULES=pkg.module,...`` loads plugin modules by import path, which is handy
 while writing a plugin that is not packaged yet.
+
+Built-in plugins are imported when first needed, so a run imports only its own solver's modules
+(they pull in NumPy, SciPy and friends: the bulk of a short run's start-up). A built-in plugin is
+named after the solver it registers and answers hooks only for its own solver's runs and models;
+``find`` loads the plugin named after the solver asked for, a ``firstresult`` hook that no loaded
+plugin answers loads the others and asks them, and ``plugins``, ``solvers`` and a missing solver
+load them all. Third-party plugins (entry points, ``GLASSWORK_PLUGIN_MODULES``) are loaded at once:
+they may register any solver name, so a clash with a built-in is still found. Hooks are called in
+the order of discovery (built-ins, entry points, modules, explicit), as if all were loaded at once.
 """
 
 from __future__ import annotations
@@ -86,29 +95,67 @@ class Registry:
         self.disabled = {n for n in disabled if n}
         self.pm = pluggy.PluginManager(PROJECT)
         self.pm.add_hookspecs(hookspecs)
-        self.plugins: dict[str, PluginInfo] = {}
-        self.solvers: dict[str, type[Solver]] = {}
+        self._plugins: dict[str, PluginInfo] = {}
+        self._solvers: dict[str, type[Solver]] = {}
         self._owners: dict[str, list[str]] = {}
+        self._pending: dict[str, Callable[[], object]] = {}  # built-ins not imported yet
+        self._order: dict[str, int] = {}  # discovery order, which decides the hooks' calling order
 
         if builtins:
-            self._load_builtins()
+            self._find_builtins()
         if entry_points:
             self._load_entry_points()
             self._load_env_modules()
         for name, obj in extra:
             self.add(obj, name=name, origin="explicit", version="0")
-        self._collect_solvers()
+        self._collect_solvers([n for n in self._plugins if n not in self._pending])
+
+    @property
+    def plugins(self) -> dict[str, PluginInfo]:
+        """Every plugin found, by name (loads the built-ins not loaded yet)."""
+        self.load_all()
+        return self._plugins
+
+    @property
+    def solvers(self) -> dict[str, type[Solver]]:
+        """Every usable solver, by name (loads the built-ins not loaded yet)."""
+        self.load_all()
+        return self._solvers
+
+    def load_all(self) -> None:
+        """Import the built-in plugins not imported yet (``glasswork plugins``, ``schema``, the TUI)."""
+        if self._pending:
+            self._load_pending(list(self._pending))
+
+    def find(self, name: str) -> type[Solver] | None:
+        """The solver class ``name``, importing only its plugin when that is a built-in named
+        after it; every plugin when not; ``None`` when no plugin provides it."""
+        if name in self._pending:  # even when a third-party plugin gave ``name``: they would clash
+            self._load_pending([name])
+        if name not in self._solvers:
+            self.load_all()
+        return self._solvers.get(name)
+
+    def _load_pending(self, names: list[str]) -> None:
+        for name in names:
+            self._load(self._plugins[name], self._pending.pop(name))
+        self._collect_solvers(names)
 
     # -- loading ----------------------------------------------------------------------------
 
-    def _load_builtins(self) -> None:
+    def _find_builtins(self) -> None:
+        """Note the built-in plugins (the sub-packages of ``glasswork.plugins``) without importing them."""
         package = importlib.import_module("glasswork.plugins")
         for mod in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
             if mod.name.startswith("_"):
                 continue
             module_name = f"glasswork.plugins.{mod.name}"
-            info = PluginInfo(mod.name, "builtin", __version__, module_name)
-            self._load(info, functools.partial(importlib.import_module, module_name))
+            self._note(PluginInfo(mod.name, "builtin", __version__, module_name))
+            self._pending[mod.name] = functools.partial(importlib.import_module, module_name)
+
+    def _note(self, info: PluginInfo) -> None:
+        self._plugins[info.name] = info
+        self._order.setdefault(info.name, len(self._order))
 
     def _load_entry_points(self) -> None:
         for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
@@ -119,9 +166,10 @@ class Registry:
                 dist.version if dist is not None else "unknown",
                 ep.value,
             )
-            if info.name in self.plugins:
-                info.error = f"the plugin name {info.name!r} is already taken by {self.plugins[info.name].origin}"
-                self.plugins[f"{info.name} ({info.origin})"] = info
+            if info.name in self._plugins:
+                info.error = f"the plugin name {info.name!r} is already taken by {self._plugins[info.name].origin}"
+                self._order.setdefault(f"{info.name} ({info.origin})", len(self._order))
+                self._plugins[f"{info.name} ({info.origin})"] = info
                 continue
             self._load(info, ep.load)
 
@@ -139,7 +187,7 @@ class Registry:
         return info
 
     def _load(self, info: PluginInfo, load: Callable[[], object]) -> None:
-        self.plugins[info.name] = info
+        self._note(info)
         if info.name in self.disabled:
             info.disabled = True
             return
@@ -158,18 +206,26 @@ class Registry:
             return
         info.hooks = sorted(c.name for c in callers)
 
-    def _each(self, hook: str, *, calling_order: bool = False, **kwargs: Any) -> Iterator[tuple[PluginInfo, Any]]:
-        """Call ``hook`` once per working plugin, through pluggy's hook caller (so its tracing
-        and monitoring see every call), keeping each plugin's failure its own. Plugins come in
-        registration order, or with ``calling_order`` in the order pluggy itself would call them
-        (the last registered first, ``tryfirst``/``trylast`` respected)."""
+    def _each(
+        self, hook: str, *, calling_order: bool = False, among: Iterable[str] | None = None, **kwargs: Any
+    ) -> Iterator[tuple[PluginInfo, Any]]:
+        """Call ``hook`` once per working plugin (of those loaded, or those ``among``), through
+        pluggy's hook caller (so its tracing and monitoring see every call), keeping each plugin's
+        failure its own. Plugins come in discovery order, or with ``calling_order`` in the order
+        pluggy itself would call them had all been loaded at once (the last found first,
+        ``tryfirst``/``trylast`` respected)."""
         caller = getattr(self.pm.hook, hook)
-        names = [impl.plugin_name for impl in caller.get_hookimpls()]
+        impls = sorted(
+            caller.get_hookimpls(),
+            key=lambda i: (0 if i.trylast else 2 if i.tryfirst else 1, self._order.get(i.plugin_name, 0)),
+        )
+        names = [impl.plugin_name for impl in impls]
         if calling_order:
             names.reverse()
+        chosen = set(names if among is None else among)
         for name in names:
-            info = self.plugins.get(name)
-            if info is None or not info.ok:
+            info = self._plugins.get(name)
+            if info is None or not info.ok or name not in chosen:
                 continue
             others = [self.pm.get_plugin(n) for n in names if n != name]
             only = self.pm.subset_hook_caller(hook, remove_plugins=[o for o in others if o is not None])
@@ -178,10 +234,11 @@ class Registry:
             except Exception as exc:
                 yield info, exc
 
-    def _collect_solvers(self) -> None:
-        """Call each plugin's ``register_solvers`` on its own, so one failure stays local."""
+    def _collect_solvers(self, names: Iterable[str]) -> None:
+        """Call the ``register_solvers`` of the plugins ``names`` (just loaded), each on its own,
+        so one failure stays local."""
         found: list[type[Solver]] = []
-        for info, outcome in self._each("register_solvers", register=found.append):
+        for info, outcome in self._each("register_solvers", among=names, register=found.append):
             registered, found[:] = list(found), []
             try:
                 if isinstance(outcome, Exception):
@@ -194,13 +251,13 @@ class Registry:
             for cls in registered:
                 info.solvers.append(cls.name)
                 self._owners.setdefault(cls.name, []).append(info.name)
-                self.solvers[cls.name] = cls
+                self._solvers[cls.name] = cls
         for name, owners in self._owners.items():
             if len(owners) > 1:
-                del self.solvers[name]
+                self._solvers.pop(name, None)
                 for owner in owners:
                     others = ", ".join(o for o in owners if o != owner)
-                    self.plugins[owner].error = (
+                    self._plugins[owner].error = (
                         f"solver {name!r} is also registered by plugin {others}; uninstall one "
                         f"or set {DISABLE_ENV}={owner}"
                     )
@@ -208,10 +265,10 @@ class Registry:
     # -- queries ----------------------------------------------------------------------------
 
     def solver(self, name: str) -> type[Solver]:
-        try:
-            return self.solvers[name]
-        except KeyError:
-            raise KeyError(self.explain_unknown(name)) from None
+        cls = self.find(name)
+        if cls is None:
+            raise KeyError(self.explain_unknown(name))
+        return cls
 
     def plugin_of(self, solver: str) -> str:
         """How messages name the plugin that registered ``solver``: ``plugin 'NAME' (ORIGIN)``,
@@ -219,11 +276,12 @@ class Registry:
         owners = self._owners.get(solver) or []
         if not owners:
             return "an unregistered plugin"
-        info = self.plugins[owners[0]]
+        info = self._plugins[owners[0]]
         return f"plugin {info.name!r} ({info.origin})"
 
     def explain_unknown(self, name: str) -> str:
         """Why ``name`` is not usable, and what to do about it."""
+        self.load_all()
         owners = self._owners.get(name, [])
         if len(owners) > 1:
             return (
@@ -244,6 +302,7 @@ class Registry:
 
     def register_commands(self, cli: Any) -> list[str]:
         """Let plugins add CLI commands; returns the errors of those that failed."""
+        self.load_all()
         return [
             f"{info.name}: {_describe(outcome)}"
             for info, outcome in self._each("register_commands", cli=cli)
@@ -258,6 +317,7 @@ class Registry:
         """
         from glasswork.panels import Panel
 
+        self.find(solver)  # a built-in describes only its own solver's runs
         panels: list[Panel] = []
         for _info, outcome in self._each("monitor_panels", solver=solver):
             for described in outcome if isinstance(outcome, list) else []:  # one result per plugin
@@ -288,14 +348,22 @@ class Registry:
     def first(self, hook: str, **kwargs: Any) -> HookAnswer:
         """A ``firstresult`` hook, one plugin at a time in pluggy's calling order: the first
         answer that is not ``None`` wins, and a plugin that raises is passed over (its failure
-        is kept in the answer's ``errors``), so one broken plugin never hides another's answer."""
+        is kept in the answer's ``errors``), so one broken plugin never hides another's answer.
+        When no loaded plugin answers, the built-ins not loaded yet are loaded and asked."""
         answer = HookAnswer()
-        for info, outcome in self._each(hook, calling_order=True, **kwargs):
-            if isinstance(outcome, Exception):
-                answer.errors.append((info.name, outcome))
-            elif outcome is not None:
-                answer.value, answer.plugin = outcome, info.name
-                break
+        asked = [name for name, info in self._plugins.items() if name not in self._pending]
+        for round_ in (asked, None):
+            if round_ is None:
+                if not self._pending:
+                    break
+                round_ = list(self._pending)
+                self._load_pending(round_)
+            for info, outcome in self._each(hook, calling_order=True, among=round_, **kwargs):
+                if isinstance(outcome, Exception):
+                    answer.errors.append((info.name, outcome))
+                elif outcome is not None:
+                    answer.value, answer.plugin = outcome, info.name
+                    return answer
         return answer
 
 

@@ -135,24 +135,21 @@ def validate_spec(
         raise SpecError([issue([], f"missing key 'solver'; installed solvers: {_names(registry.solvers)}")])
     if not isinstance(solver, str):
         raise SpecError([issue(["solver"], f"must be a solver name (a string); installed: {_names(registry.solvers)}")])
-    if solver not in registry.solvers:
+    solver_cls = registry.find(solver)  # imports that solver's plugin only
+    if solver_cls is None:
         raise SpecError([issue(["solver"], registry.explain_unknown(solver))])
 
-    models = [cls.spec_model for cls in registry.solvers.values()]
-    adapter = _adapter(tuple(models))
+    # two steps: ``solver`` picked the model above, so validate with that model alone (the
+    # other plugins' models are neither imported nor built)
+    model = solver_cls.spec_model
+    adapter = _adapter((model,))
     try:
         spec: SolverSpec = adapter.validate_python(document)
     except ValidationError as exc:
-        single = len(models) == 1
-        issues = []
-        for err in exc.errors(include_url=False):
-            loc = list(err["loc"])
-            if not single and loc and loc[0] == solver:
-                loc = loc[1:]  # the union's tag is not part of the user's path
-            issues.append(_explain(err, loc, registry.solvers[solver].spec_model, issue))
+        issues = [_explain(err, list(err["loc"]), model, issue) for err in exc.errors(include_url=False)]
         raise SpecError(issues) from None
     if spec.rashomon is not None:
-        refusal = registry.solvers[solver].rashomon_refusal(spec)
+        refusal = solver_cls.rashomon_refusal(spec)
         if refusal:
             raise SpecError([issue(["rashomon"], refusal, key=True)])
     return spec

@@ -7,6 +7,9 @@ process at once (``os._exit``): nothing has been read or written yet. ``glasswor
 puts Python's own handler back (Ctrl-C raises ``KeyboardInterrupt``) as soon as the commands can
 say where they were interrupted. Importing glasswork as a library never touches the signal
 handlers.
+
+The command also lets OpenBLAS's idle threads sleep at once (``idle_blas_threads``): their
+spinning at NumPy's import costs more CPU than a short run's search.
 """
 
 from __future__ import annotations
@@ -56,4 +59,20 @@ def release() -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+# OpenBLAS (NumPy's BLAS) starts its worker threads when NumPy is imported, and each spins for
+# 2**28 cycles (about 0.1 s of a core) waiting for work before it sleeps: 0.07-0.12 CPU-s of the
+# README example's 0.6 s overhead on 2 cores (bench/startup.py), a core's worth per thread on a
+# larger machine. 2**4 cycles lets them sleep at once; a BLAS call wakes them (microseconds), so
+# solvers keep their threads. The user's own setting wins.
+BLAS_THREAD_TIMEOUT = "4"
+
+
+def idle_blas_threads() -> None:
+    """Let OpenBLAS's idle threads sleep instead of spinning, when this process is the command
+    (read by OpenBLAS when NumPy loads it; child processes inherit it)."""
+    if started_as_command():
+        os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", BLAS_THREAD_TIMEOUT)
+
+
 guard()  # on the package's first import (glasswork/__init__.py imports this module first)
+idle_blas_threads()

@@ -157,7 +157,7 @@ def test_importing_glasswork_loads_no_heavy_library(tmp_path: Path) -> None:
 
 def test_glasswork_run_loads_no_heavy_library(tmp_path: Path) -> None:
     """A CORELS run on a CSV without a split: no scikit-learn (metrics are NumPy), no scipy (MOSS's
-    kernels load it when MOSS runs), never Textual; the registry still loads every plugin."""
+    kernels load it when MOSS runs), never Textual; the registry loads the CORELS plugin only."""
     rows = ["a,b,y"] + [f"{i % 7},{'uvw'[i % 3]},{'yes' if (i % 7 > 3) != (i % 11 == 0) else 'no'}" for i in range(120)]
     (tmp_path / "d.csv").write_text("\n".join(rows) + "\n")
     (tmp_path / "s.yaml").write_text(
@@ -186,6 +186,29 @@ def test_importing_glasswork_loads_only_the_package() -> None:
     assert out.stdout.splitlines() == ["['glasswork', 'glasswork._version', 'glasswork.startup']", "[] True"]
 
 
+@pytest.mark.parametrize(
+    ("as_command", "preset", "expected"), [(True, None, "4"), (True, "20", "20"), (False, None, None)]
+)
+def test_the_command_lets_openblas_idle_threads_sleep(
+    as_command: bool, preset: str | None, expected: str | None
+) -> None:
+    """OpenBLAS's threads spin ~0.1 CPU-s each after NumPy's import unless told to sleep: the
+    command tells them (before NumPy loads, so OpenBLAS reads it), the user's setting wins, and a
+    library import of glasswork leaves the environment alone."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.argv = ['glasswork', 'run']\n" if as_command else ""
+    ) + "import os, glasswork, numpy\nprint(os.environ.get('OPENBLAS_THREAD_TIMEOUT'))\n"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    if preset is not None:
+        env["OPENBLAS_THREAD_TIMEOUT"] = preset
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env, check=True)
+    assert out.stdout.strip() == str(expected)
+
+
 def test_the_readme_example_loads_no_heavy_library(tmp_path: Path) -> None:
     """The README's first command (scikit-learn's breast-cancer data, a stratified holdout): the
     bundled CSV is read and the split drawn without importing scikit-learn (1.7 CPU-s)."""
@@ -196,6 +219,41 @@ def test_the_readme_example_loads_no_heavy_library(tmp_path: Path) -> None:
         "from glasswork.cli import main\nmain()\n",
     )
     assert loaded == set()
+
+
+def _plugins_imported(tmp_path: Path, code: str) -> set[str]:
+    """The built-in plugins whose modules ``code`` imported (``glasswork.plugins.NAME...``)."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "plugins.txt"
+    report = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print(' '.join(sorted({m.split('.')[2] for m in sys.modules "
+        f"if m.startswith('glasswork.plugins.')}})), file=open({str(out)!r}, 'w')))\n"
+    )
+    subprocess.run([sys.executable, "-c", report + code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    return set(out.read_text().split())
+
+
+def test_the_readme_example_imports_only_its_own_plugin(tmp_path: Path) -> None:
+    """The README's first command, with its run store: the registry imports the CORELS plugin
+    only, not MOSS's or FasterRisk's modules (and spec models), which it does not use."""
+    spec = Path(__file__).resolve().parents[1] / "specs" / "corels_breast_cancer.yaml"
+    loaded = _plugins_imported(
+        tmp_path,
+        f"sys.argv = ['glasswork', 'run', {str(spec)!r}, '--db', 'runs.duckdb', '-q']\n"
+        "from glasswork.cli import main\nmain()\n",
+    )
+    assert loaded == {"corels"}
+
+
+def test_the_plugin_import_check_sees_every_plugin(tmp_path: Path) -> None:
+    """``glasswork plugins`` lists every plugin, so it imports them all."""
+    loaded = _plugins_imported(
+        tmp_path, "sys.argv = ['glasswork', 'plugins', '--json']\nfrom glasswork.cli import main\nmain()\n"
+    )
+    assert loaded == {"corels", "fasterrisk", "moss"}
 
 
 def test_the_heavy_import_check_sees_an_import(tmp_path: Path) -> None:

@@ -131,6 +131,7 @@ def test_hooks_are_called_through_pluggys_hook_caller():
     from glasswork.display import model_view
 
     reg = Registry(builtins=True, entry_points=False, disabled=())
+    reg.load_all()  # built-ins load when needed; here all three take part
     seen: list[tuple[str, list[str]]] = []
     undo = reg.pm.add_hookcall_monitoring(
         lambda name, impls, kwargs: seen.append((name, [i.plugin_name for i in impls])), lambda *a: None
@@ -310,3 +311,23 @@ def test_no_caller_outside_the_registry_calls_a_hook_directly():
         if re.search(r"\bpm\.hook\.\w+\(", line)
     ]
     assert not offenders, offenders
+
+
+def test_a_builtin_not_loaded_yet_still_answers_and_clashes():
+    """Built-ins load when needed: a firstresult hook that the loaded plugins leave unanswered asks
+    the rest, and a third-party plugin registering a built-in's solver name still clashes with it."""
+    reg = Registry(builtins=True, entry_points=False, disabled=())
+    assert reg.find("corels") is not None
+    assert reg.sweep_defaults("moss") == {"metric": "test_r2"}  # moss was not loaded by find
+
+    class _Impostor:
+        @staticmethod
+        @hookimpl
+        def register_solvers(register):
+            from glasswork.plugins.corels import CorelsSolver
+
+            register(CorelsSolver)
+
+    clash = Registry(builtins=True, entry_points=False, disabled=(), extra=[("impostor", _Impostor())])
+    assert clash.find("corels") is None
+    assert "more than one plugin" in clash.explain_unknown("corels")

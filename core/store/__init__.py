@@ -92,12 +92,18 @@ class RunStore:
 
     # -- writing --------------------------------------------------------------------------------
 
-    def open(self, *, wait: bool = True) -> RunStore:
+    def open(self, *, wait: bool = True, quick: bool = False) -> RunStore:
         """Check the store can be used (created or migrated, not damaged) and fold the journals of
         runs that ended. It never waits for another glasswork process: one that holds the store
         is doing the same. A program outside glasswork holding the DuckDB file is waited for up
         to the lock timeout with ``wait``, else raises ``StoreLocked`` at once. Raises
-        ``StoreError``."""
+        ``StoreError``.
+
+        ``quick`` (a run about to start): when no ended journal waits and the file is exactly as
+        a glasswork process left it after checking it (``StoreFile.unchanged``), DuckDB is not
+        opened (nor imported): the run's own fold at its end opens it once."""
+        if quick and self.file.unchanged() and not self._ended():
+            return self
         self.fold(wait=False, always=True, outside_timeout=None if wait else 0.0)
         return self
 

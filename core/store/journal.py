@@ -212,7 +212,7 @@ class StoreSink:
             if self.held_noted and isinstance(exc, StoreLocked):
                 return
             self.warnings.append(
-                f"{exc}. The run is safe in {journal.path} and is recorded the next time the store is opened."
+                f"{exc}. This run is kept in its journal {journal.path} and recorded the next time the store is opened"
             )
 
     @staticmethod

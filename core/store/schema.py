@@ -12,6 +12,7 @@ foreign DuckDB file is refused with a message, never overwritten.
 from __future__ import annotations
 
 import errno
+import importlib
 import json
 import math
 import os
@@ -273,6 +274,7 @@ class StoreFile:
         self.path = path
         self.lock_timeout = lock_timeout
         self._checked = False
+        self._held: IO[Any] | None = None  # the lock file while this process holds it exclusively
 
     # -- the lock -----------------------------------------------------------------------------
 
@@ -317,24 +319,70 @@ class StoreFile:
                     fh.flush()
                 except OSError:
                     pass
+                self._held = fh
             yield True
         finally:
+            self._held = None
             fh.close()
 
     @staticmethod
     def _holder(fh: IO[Any]) -> str:
-        """What the last exclusive holder wrote: its pid and when it took the lock."""
+        """What the last exclusive holder wrote on the lock file's first line: its pid and when
+        it took the lock."""
         try:
             fh.seek(0)
-            return fh.read(64).strip()
+            return fh.read(64).partition("\n")[0].strip()
         except OSError:
             return ""
+
+    # -- the stamp: the file as glasswork last left it ----------------------------------------
+
+    def _stamp(self) -> str | None:
+        """The DuckDB file's (and its write-ahead log's) size, times and inode: they change with
+        every write by anyone (another program, a stray write, a copy over it, a truncation)."""
+        parts = []
+        for path in (self.path, self.path.with_name(self.path.name + ".wal")):
+            try:
+                st = path.stat()
+            except FileNotFoundError:
+                if path == self.path:
+                    return None
+                parts.append("-")
+                continue
+            except OSError:
+                return None
+            parts.append(f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}")
+        return f"schema {SCHEMA_VERSION} " + " ".join(parts)
+
+    def _write_stamp(self) -> None:
+        """After DuckDB closed the file cleanly under the exclusive lock (its schema checked or
+        migrated, nothing found damaged): note how the file was left, on the lock file's second
+        line, for ``unchanged``."""
+        stamp = self._stamp()
+        if self._held is None or stamp is None:
+            return
+        try:
+            self._held.write("\n" + stamp)  # the lock file is open to append, after the holder's line
+            self._held.flush()
+        except OSError:
+            pass
+
+    def unchanged(self) -> bool:
+        """Whether the file is exactly as a glasswork process left it after its last check (its
+        schema current, nothing damaged found): then a run about to start needs no DuckDB to know
+        the store is usable. Any write since (by anyone), or no stamp, is False."""
+        try:
+            noted = lock_path(self.path).read_text(encoding="utf-8").split("\n")
+        except (OSError, UnicodeDecodeError):
+            return False
+        stamp = self._stamp()
+        return stamp is not None and len(noted) > 1 and noted[1] == stamp
 
     # -- DuckDB -------------------------------------------------------------------------------
 
     def _open(self, deadline: float, **kwargs: Any) -> duckdb.DuckDBPyConnection:
         """DuckDB's connection, waiting while a process outside glasswork holds the file."""
-        import duckdb
+        duckdb = engine()
 
         delay = 0.02
         started = time.monotonic()
@@ -376,6 +424,7 @@ class StoreFile:
             with _mapped(self.path, con):
                 migrate(con, self.path)
                 yield con
+            self._write_stamp()  # closed cleanly: how glasswork left the file
 
     @contextmanager
     def reading(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -421,6 +470,18 @@ class StoreFile:
             )
 
 
+def engine() -> Any:
+    """The module that opens the store for writing (a run's fold): DuckDB's compiled engine,
+    ``_duckdb``, which ``duckdb`` re-exports (the same connection and error classes). ``duckdb``
+    2.0's Python layer only adds relational methods (``sql``, ``table``, ``read_csv``, ...) the
+    store never calls, and importing it is 200 KB of Python: 0.1-0.2 CPU-s, most of what a run's
+    fold cost (bench/startup.py). ``duckdb`` itself where the engine is not importable alone."""
+    try:
+        return importlib.import_module("_duckdb")
+    except ImportError:  # a DuckDB whose engine is not the top-level ``_duckdb``
+        return importlib.import_module("duckdb")
+
+
 def _unusable(path: Path, exc: BaseException) -> StoreError:
     if is_damage(exc):
         return damaged(path, exc)
@@ -440,7 +501,7 @@ def _unusable(path: Path, exc: BaseException) -> StoreError:
 @contextmanager
 def _mapped(path: Path, con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """DuckDB's errors as the store's (damage, a full disk), and the connection closed."""
-    import duckdb
+    duckdb = engine()
 
     try:
         yield

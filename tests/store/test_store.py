@@ -177,6 +177,103 @@ def test_kill_9_leaves_a_consistent_store_and_the_run_marked_failed(toy_env, tmp
     assert not list(store.events_dir.glob("*.jsonl"))
 
 
+# A run's steps seen from inside its process: how often glasswork opened DuckDB, and whether
+# DuckDB was imported before the search began; ``kill_at`` kills the process (SIGKILL) there.
+PROBE = """
+import atexit, json, os, signal, sys
+from glasswork import runner
+from glasswork.store import RunStore
+from glasswork.store.schema import StoreFile
+
+seen = {"opens": 0}
+kill_at = os.environ.get("PROBE_KILL_AT")
+open_duckdb = StoreFile._open
+def counted(self, *args, **kwargs):
+    seen["opens"] += 1
+    return open_duckdb(self, *args, **kwargs)
+StoreFile._open = counted
+solve = runner.Runner.solve
+def probed(self, *args, **kwargs):
+    seen["duckdb_before_search"] = "duckdb" in sys.modules
+    seen["opens_before_search"] = seen["opens"]
+    return solve(self, *args, **kwargs)
+runner.Runner.solve = probed
+finish_sinks = runner.Runner.finish_sinks
+def finishing(self, *args, **kwargs):
+    if kill_at == "before_finish_record":
+        os.kill(os.getpid(), signal.SIGKILL)
+    return finish_sinks(self, *args, **kwargs)
+runner.Runner.finish_sinks = finishing
+fold = RunStore.fold
+def folding(self, *args, **kwargs):
+    if kill_at == "before_fold":
+        os.kill(os.getpid(), signal.SIGKILL)
+    return fold(self, *args, **kwargs)
+RunStore.fold = folding
+def report():
+    seen["duckdb_python_layer"] = "duckdb" in sys.modules
+    print("PROBE " + json.dumps(seen), file=sys.stderr)
+atexit.register(report)
+from glasswork.cli import main
+sys.argv = ["glasswork", *sys.argv[1:]]
+main()
+"""
+
+
+def probe_run(env: dict[str, str], db: Path, spec: Path, kill_at: str = "") -> tuple[int, dict]:
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, "run", "-q", "--json", "--db", str(db), str(spec)],
+        capture_output=True,
+        text=True,
+        env={**_child_env(env), "PROBE_KILL_AT": kill_at},
+        timeout=120,
+    )
+    probes = [line for line in proc.stderr.splitlines() if line.startswith("PROBE ")]
+    return proc.returncode, json.loads(probes[-1][6:]) if probes else {}
+
+
+def test_a_run_opens_duckdb_once_at_its_end_unless_the_store_needs_it_before(toy_env, tmp_path):
+    """A run checks the store without DuckDB when no journal waits and the file is as glasswork
+    left it: DuckDB's engine is imported and opened once, for the run's own fold at its end
+    (not ``duckdb``'s Python layer, 0.1-0.2 CPU-s to import). A store changed by another program
+    since is checked with DuckDB before the run, as before."""
+    db = tmp_path / "glasswork.duckdb"
+    spec = write(tmp_path / "s.yaml", SPEC)
+    code, first = probe_run(toy_env, db, spec)  # a new store: created before the run
+    assert code == 0 and first["opens_before_search"] == 1
+    code, second = probe_run(toy_env, db, spec)
+    assert code == 0, second
+    assert second == {
+        "opens": 1,
+        "opens_before_search": 0,
+        "duckdb_before_search": False,
+        "duckdb_python_layer": False,  # the fold needs DuckDB's engine only
+    }
+    con = duckdb.connect(str(db))  # another program writes to the store
+    con.execute("CREATE TABLE notes (x INT)")
+    con.close()
+    code, third = probe_run(toy_env, db, spec)
+    assert code == 0 and third["opens_before_search"] == 1 and third["opens"] == 2
+    assert [r.state for r in RunStore(db).list_runs()] == ["finished"] * 3
+
+
+@pytest.mark.parametrize(("kill_at", "state"), [("before_finish_record", "failed"), ("before_fold", "finished")])
+def test_a_run_killed_after_its_search_is_recovered_from_its_journal(toy_env, tmp_path, kill_at, state):
+    """The run's only DuckDB session is its fold at the end: a kill -9 after the search, before
+    its finish record or before its fold, leaves the journal, and the next reader records it."""
+    db = tmp_path / "glasswork.duckdb"
+    spec = write(tmp_path / "s.yaml", SPEC)
+    assert probe_run(toy_env, db, spec)[0] == 0
+    code, _ = probe_run(toy_env, db, spec, kill_at=kill_at)
+    assert code == -signal.SIGKILL
+    assert len(list(RunStore(db).events_dir.glob("*.jsonl"))) == 1
+    latest, earlier = RunStore(db).list_runs()  # reading folds it
+    assert earlier.state == "finished" and latest.state == state and latest.objective is not None
+    if state == "failed":
+        assert "killed or crashed" in latest.error
+    assert not list(RunStore(db).events_dir.glob("*.jsonl"))
+
+
 @pytest.mark.slow
 def test_a_store_held_by_another_program_never_refuses_a_run(toy_env, tmp_path):
     """A program outside glasswork holding the DuckDB file (the duckdb shell, a notebook) does
