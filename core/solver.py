@@ -101,7 +101,7 @@ class ClusterExecutor:
                 n_workers=self.workers or os.cpu_count() or 1,
                 threads_per_worker=1,
                 processes=True,
-                dashboard_address=None,
+                dashboard_address=":0",  # no fixed port to collide with another cluster
             )
             address = cluster.scheduler_address
         try:
