@@ -34,7 +34,7 @@ from glasswork.solver import SolveContext, StopReason, resident_memory
 SYNC_SECONDS = 0.02  # a task's period for reading the incumbent and reporting
 SPLIT_MIN_QUEUE = 64  # a task hands work back only with at least this many open prefixes
 SPLIT_MAX = 20000  # and at most this many per split (one message)
-SEEDS_PER_WORKER = 4  # subtrees the root is cut into, per worker
+SEEDS_PER_WORKER = 1  # subtrees the root is cut into, per worker (one map each: fewer, fewer duplicates)
 MAX_RESUBMITS = 3  # reruns of one subtree after Dask gave up on it (KilledWorker)
 
 
