@@ -142,9 +142,7 @@ def main() -> None:
 
     units = units_of_compas()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    with LocalCluster(
-        n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0"
-    ) as cluster:
+    with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
         address = cluster.scheduler_address
         delay = incumbent_delay(address)
         print(f"incumbent delay (Variable get + Queue put): {delay * 1e3:.2f} ms")

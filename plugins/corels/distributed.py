@@ -150,7 +150,7 @@ class Driver:
         self.closed_bounds: list[float] = []  # lower bounds of tasks that stopped before done
         self.evaluations = 0
         self.next_id = 0
-        self.best = (np.inf, [])
+        self.best: tuple[float, list[int]] = (float("inf"), [])
         self.incomplete = False  # a task ran out of memory: the run cannot certify
         self.splits = 0
         self.resubmitted = 0
