@@ -20,7 +20,17 @@ if TYPE_CHECKING:
     from glasswork.events import Event, EventSink
     from glasswork.export import LoadedModel
     from glasswork.hookspecs import hookimpl
-    from glasswork.result import Certificate, Classifier, Model, Result, Status, relative_gap
+    from glasswork.result import (
+        Certificate,
+        Classifier,
+        Model,
+        RashomonMember,
+        RashomonSet,
+        Result,
+        Status,
+        prediction_fingerprint,
+        relative_gap,
+    )
     from glasswork.record import RunOutcome
     from glasswork.solver import Limits, SolveContext, Solver, StopReason
     from glasswork.spec import LoadedSpec, SolverSpec, SpecError, StrictModel, load_spec
@@ -40,6 +50,8 @@ _HOMES = {
     "LoadedSpec": "glasswork.spec",
     "Model": "glasswork.result",
     "Problem": "glasswork.data",
+    "RashomonMember": "glasswork.result",
+    "RashomonSet": "glasswork.result",
     "Result": "glasswork.result",
     "SolveContext": "glasswork.solver",
     "Solver": "glasswork.solver",
@@ -51,6 +63,7 @@ _HOMES = {
     "hookimpl": "glasswork.hookspecs",
     "load_problem": "glasswork.data",
     "load_spec": "glasswork.spec",
+    "prediction_fingerprint": "glasswork.result",
     "relative_gap": "glasswork.result",
 }
 
@@ -86,6 +99,8 @@ __all__ = [
     "LoadedSpec",
     "Model",
     "Problem",
+    "RashomonMember",
+    "RashomonSet",
     "Result",
     "SolveContext",
     "Solver",
@@ -99,6 +114,7 @@ __all__ = [
     "load_model",
     "load_problem",
     "load_spec",
+    "prediction_fingerprint",
     "relative_gap",
     "run",
 ]

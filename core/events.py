@@ -17,9 +17,9 @@ from glasswork.record import RecordSink, RunInfo, RunOutcome
 from glasswork.result import jsonable, relative_gap
 
 if TYPE_CHECKING:
-    from glasswork.result import Model
+    from glasswork.result import Model, RashomonMember
 
-EventKind = Literal["progress", "incumbent", "log"]
+EventKind = Literal["progress", "incumbent", "log", "rashomon"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,8 +27,10 @@ class Event:
     """One observation of a running search.
 
     ``progress`` carries the bounds and counters; ``incumbent`` a newly found best model;
-    ``log`` a message. ``counters`` holds solver-specific figures (queue size, cuts, log10 of the
-    remaining search space, a histogram, ...) under names the monitor can show as they are.
+    ``log`` a message; ``rashomon`` members of the Rashomon set just enumerated (``members``,
+    best first) with the running count in ``counters``. ``counters`` holds solver-specific
+    figures (queue size, cuts, log10 of the remaining search space, a histogram, ...) under names
+    the monitor can show as they are.
     """
 
     kind: EventKind
@@ -40,6 +42,7 @@ class Event:
     message: str | None = None
     level: Literal["debug", "info", "warning", "error"] = "info"
     model: Model | None = None
+    members: tuple[RashomonMember, ...] = ()
 
     @property
     def gap(self) -> float | None:
@@ -62,6 +65,8 @@ class Event:
         if self.model is not None:
             out["model"] = self.model.to_dict()
             out["model_text"] = self.model.to_text()
+        if self.members:
+            out["members"] = [member.to_dict() for member in self.members]
         return out
 
 

@@ -67,6 +67,7 @@ class Launch:
         self.store_sink: StoreSink | None = None
         self._store_checked = False
         self._store_notes: list[str] = []
+        self._started = False
         if self.recorded and db is None:
             self._check_spec_store_path()
 
@@ -182,7 +183,12 @@ class Launch:
 
         Raises ``DataError``, ``StoreError``, ``SolverFailure`` or ``RunAborted`` (a second
         interrupt); a first interrupt ends the run with its best model, status ``cancelled``.
+        A launch runs once (its runner, sinks and store sink belong to that run): a second call
+        raises ``RuntimeError``; make a new ``Launch`` for another run.
         """
+        if self._started:
+            raise RuntimeError("this Launch has already run; make a new Launch for another run")
+        self._started = True
         from glasswork.result import model_contract_fault
         from glasswork.runner import SolverFailure
         from glasswork.solver import Limits, peak_memory
@@ -261,7 +267,8 @@ def _check_task(solver_cls: type[Solver], problem: Problem) -> None:
 
 
 def _add_metrics(outcome: RunOutcome, problem: Problem) -> None:
-    """Train (and test) metrics of the model, under the solver's own."""
+    """Train (and test) metrics of the model, under the solver's own; the multiplicity figures
+    of its Rashomon set when it has one."""
     from glasswork import metrics
 
     model = outcome.result.model
@@ -269,6 +276,13 @@ def _add_metrics(outcome: RunOutcome, problem: Problem) -> None:
     if problem.X_test is not None and problem.y_test is not None:
         computed.update(metrics.evaluate(model, problem.X_test, problem.y_test, "test_", problem.test_sample_weight))
     outcome.result.metrics = {**computed, **outcome.result.metrics}
+    if outcome.result.rashomon is not None:
+        from glasswork import multiplicity
+
+        try:
+            outcome.multiplicity = multiplicity.figures(outcome.result.rashomon, model, problem)
+        except Exception as exc:  # a member that cannot predict: the run and its set are still recorded
+            outcome.multiplicity = {"error": f"{type(exc).__name__}: {exc}"}
 
 
 def _split_of(problem: Problem) -> dict[str, Any] | None:

@@ -7,6 +7,7 @@ exceed the objective it bounds.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -171,22 +172,138 @@ class Classifier(Model):
         """``(n, len(classes))`` probabilities, rows summing to one."""
 
 
+def prediction_fingerprint(predictions: np.ndarray) -> str:
+    """A short, stable digest of a model's predictions on a fixed set of rows.
+
+    Two members of a Rashomon set with the same fingerprint predict alike on those rows, so a
+    person can tell the models that differ only in how they are written from those that decide
+    differently. Labels are compared as their text, so the same predictions give the same
+    fingerprint whatever their dtype.
+    """
+    values = np.asarray(predictions).ravel()
+    if values.dtype.kind in "biu":
+        data = np.ascontiguousarray(values.astype(np.int64)).tobytes()
+    elif values.dtype.kind == "f":
+        data = np.ascontiguousarray(values.astype(np.float64)).tobytes()
+    else:
+        data = "\x1f".join(str(v) for v in values.tolist()).encode()
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+@dataclass
+class RashomonMember:
+    """One model of a Rashomon set.
+
+    ``features`` names the columns of the training matrix the model uses (what ``--uses`` and
+    ``--avoids`` filter on, and what variable use counts); ``fingerprint`` is
+    ``prediction_fingerprint`` of its predictions on the training rows. ``model`` is ``None``
+    when the spec keeps summaries only (``rashomon.keep: summary``).
+    """
+
+    objective: float
+    features: tuple[str, ...]
+    fingerprint: str
+    model: Model | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "objective": jsonable(self.objective),
+            "features": list(self.features),
+            "fingerprint": self.fingerprint,
+        }
+        if self.model is not None:
+            out["model"] = self.model.to_dict()
+            out["model_text"] = self.model.to_text()
+        return out
+
+
+class RashomonError(CertificateError):
+    """A solver's Rashomon set contradicts itself (a solver bug, never user error)."""
+
+
+@dataclass
+class RashomonSet:
+    """Every model within ``threshold`` of the optimum that the solver enumerated.
+
+    ``count`` is exact: the number of members enumerated, whether or not each was kept;
+    ``members`` holds the kept ones (at most ``rashomon.max_models``), best first. ``complete``
+    promises that every model of the class with objective <= ``threshold`` was counted. A run
+    that stopped early says ``complete=False`` and gives ``unenumerated_bound``: a lower bound on
+    the objective of every member it did not enumerate (so the members below it are certain).
+    ``exhaustive=False`` marks a sample (a heuristic's pool): it is never complete and its count
+    is what was seen. ``optimum`` is the objective the threshold came from and
+    ``optimum_proven`` whether it is certified; with an unproven optimum the threshold is above
+    the true one, so the set holds the true set (and more).
+    """
+
+    threshold: float
+    optimum: float
+    count: int
+    complete: bool
+    members: list[RashomonMember] = field(default_factory=list)
+    epsilon: float | None = None
+    unenumerated_bound: float | None = None
+    exhaustive: bool = True
+    optimum_proven: bool = True
+
+    def __post_init__(self) -> None:
+        slack = 1e-9 * max(1.0, abs(self.threshold))
+        if not math.isfinite(self.threshold) or not math.isfinite(self.optimum):
+            raise RashomonError("a Rashomon set needs a finite threshold and optimum")
+        if self.count < len(self.members):
+            raise RashomonError(f"count {self.count} is below the {len(self.members)} members kept")
+        objectives = [m.objective for m in self.members]
+        if any(b < a - slack for a, b in zip(objectives, objectives[1:])):
+            raise RashomonError("members must be ordered best first")
+        if self.exhaustive and any(o > self.threshold + slack for o in objectives):
+            raise RashomonError(f"a member's objective exceeds the threshold {self.threshold!r}")
+        if self.complete and not self.exhaustive:
+            raise RashomonError("a sample cannot be complete")
+        if self.complete and self.unenumerated_bound is not None:
+            raise RashomonError("a complete set leaves nothing unenumerated to bound")
+        if not self.complete and self.exhaustive and self.unenumerated_bound is None:
+            raise RashomonError("an incomplete set must bound what it did not enumerate")
+
+    @property
+    def kept(self) -> int:
+        return len(self.members)
+
+    def to_dict(self, max_models: int | None = None) -> dict[str, Any]:
+        """The JSON form (``glasswork run --json``'s ``rashomon``): the count exact, the models
+        capped at ``max_models`` (all kept ones when ``None``)."""
+        shown = self.members if max_models is None else self.members[:max_models]
+        return {
+            "count": self.count,
+            "complete": self.complete,
+            "exhaustive": self.exhaustive,
+            "threshold": jsonable(self.threshold),
+            "epsilon": self.epsilon,
+            "optimum": jsonable(self.optimum),
+            "optimum_proven": self.optimum_proven,
+            "unenumerated_bound": jsonable(self.unenumerated_bound),
+            "kept": self.kept,
+            "models": [m.to_dict() for m in shown],
+        }
+
+
 @dataclass
 class Result:
     """What ``Solver.solve`` returns.
 
     ``metrics`` holds quality figures (the runner adds train/test accuracy, AUC, log loss or R²);
-    ``stats`` holds search figures (nodes, cuts, queue peak, time to incumbent, ...).
+    ``stats`` holds search figures (nodes, cuts, queue peak, time to incumbent, ...);
+    ``rashomon`` the Rashomon set when the spec asked for one (``rashomon:``).
     """
 
     model: Model
     certificate: Certificate
     metrics: dict[str, float] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
+    rashomon: RashomonSet | None = None
 
     def to_dict(self) -> dict[str, Any]:
         cert = self.certificate.model_dump(mode="json")
-        return {
+        out: dict[str, Any] = {
             "status": cert["status"],
             "objective": cert["objective"],
             "lower_bound": cert["lower_bound"],
@@ -196,6 +313,9 @@ class Result:
             "metrics": jsonable(self.metrics),
             "stats": jsonable(self.stats),
         }
+        if self.rashomon is not None:
+            out["rashomon"] = self.rashomon.to_dict()
+        return out
 
 
 def jsonable(value: Any) -> Any:

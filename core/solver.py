@@ -26,8 +26,10 @@ from glasswork.events import Event
 from glasswork.result import Result, Status, Task
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from glasswork.data import Problem
-    from glasswork.result import Model
+    from glasswork.result import Model, RashomonMember
     from glasswork.spec import SolverSpec
 
 
@@ -236,6 +238,34 @@ class SolveContext:
             )
         )
 
+    def rashomon(
+        self,
+        count: int,
+        members: Sequence[RashomonMember] = (),
+        *,
+        threshold: float | None = None,
+        lower_bound: float | None = None,
+        nodes: int | None = None,
+    ) -> None:
+        """Report Rashomon set members just enumerated (best first) and the running ``count``.
+
+        Send only the members that will be kept (``rashomon.max_models``), batched and throttled
+        like progress; ``lower_bound`` is the smallest bound left on what is not enumerated yet.
+        """
+        counters: dict[str, Any] = {"rashomon_count": count}
+        if threshold is not None:
+            counters["rashomon_threshold"] = threshold
+        self._emit(
+            Event(
+                "rashomon",
+                self.elapsed(),
+                lower_bound=lower_bound,
+                nodes=nodes,
+                counters=counters,
+                members=tuple(members),
+            )
+        )
+
     def log(self, message: str, level: str = "info") -> None:
         self._emit(Event("log", self.elapsed(), message=message, level=level))  # type: ignore[arg-type]
 
@@ -255,6 +285,8 @@ class Solver(ABC):
     # whether ``solve`` can spread one search over ``ctx.executor`` (``run --executor dask:...``);
     # a solver without it is refused such a run before it starts
     distributed: ClassVar[bool] = False
+    supports_rashomon: ClassVar[bool] = False
+    """Whether ``solve`` fills ``Result.rashomon`` when the spec has a ``rashomon:`` section."""
 
     def __init__(self, spec: SolverSpec) -> None:
         self.spec = spec
@@ -278,10 +310,24 @@ class Solver(ABC):
         return None
 
     @classmethod
+    def rashomon_refusal(cls, spec: SolverSpec) -> str | None:
+        """Why this solver cannot enumerate the Rashomon set ``spec.rashomon`` asks for (a
+        sentence saying what to change), or ``None`` when it can. Spec validation calls it, so a
+        refused spec fails ``validate`` and ``run`` with exit 2 before anything runs. Override it
+        when support depends on options (a policy that only samples, a task not covered)."""
+        if cls.supports_rashomon:
+            return None
+        return (
+            f"solver {cls.name!r} does not enumerate Rashomon sets; remove the 'rashomon' section "
+            "or choose a solver that lists it under 'rashomon' in `glasswork plugins`"
+        )
+
+    @classmethod
     def describe(cls) -> dict[str, Any]:
         return {
             "name": cls.name,
             "version": cls.version,
             "description": cls.description,
             "tasks": sorted(cls.tasks),
+            "rashomon": cls.supports_rashomon,
         }

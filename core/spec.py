@@ -44,8 +44,10 @@ from glasswork.spec_models import (
     MAX_LIMIT_BYTES,
     MAX_LIMIT_NODES,
     MAX_LIMIT_SECONDS,
+    MAX_RASHOMON_MODELS,
     MAX_SWEEP_RUNS,
     LimitsSpec,
+    RashomonSpec,
     SolverSpec,
     StoreSpec,
     StrictModel,
@@ -73,6 +75,8 @@ __all__ = [
     "StoreSpec",
     "StrictModel",
     "SweepSpec",
+    "RashomonSpec",
+    "MAX_RASHOMON_MODELS",
     "apply_overrides",
     "flatten",
     "json_schema",
@@ -137,7 +141,7 @@ def validate_spec(
     models = [cls.spec_model for cls in registry.solvers.values()]
     adapter = _adapter(tuple(models))
     try:
-        return adapter.validate_python(document)
+        spec: SolverSpec = adapter.validate_python(document)
     except ValidationError as exc:
         single = len(models) == 1
         issues = []
@@ -147,6 +151,11 @@ def validate_spec(
                 loc = loc[1:]  # the union's tag is not part of the user's path
             issues.append(_explain(err, loc, registry.solvers[solver].spec_model, issue))
         raise SpecError(issues) from None
+    if spec.rashomon is not None:
+        refusal = registry.solvers[solver].rashomon_refusal(spec)
+        if refusal:
+            raise SpecError([issue(["rashomon"], refusal, key=True)])
+    return spec
 
 
 def _explain(err: Any, loc: list[Any], model: type[BaseModel], issue: Any) -> SpecIssue:

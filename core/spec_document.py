@@ -20,7 +20,18 @@ MAX_SPEC_BYTES = 64 * 1024
 MAX_SPEC_NODES = 100_000
 MAX_SPEC_DEPTH = 64
 
-TOP_LEVEL_KEYS = ("name", "data", "solver", "objective", "constraints", "search", "limits", "store", "sweep")
+TOP_LEVEL_KEYS = (
+    "name",
+    "data",
+    "solver",
+    "objective",
+    "constraints",
+    "search",
+    "limits",
+    "store",
+    "sweep",
+    "rashomon",
+)
 
 
 # -- errors --------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """The spec's models: ``SolverSpec`` (what every solver's spec model extends), its common
-sections (``limits``, ``store``, ``sweep``) and the bounds on them.
+sections (``limits``, ``store``, ``sweep``, ``rashomon``) and the bounds on them.
 
 Pydantic models only, below the registry (which checks that a plugin's ``spec_model`` extends
 ``SolverSpec``); reading a file and validating it against the installed solvers is
@@ -19,6 +19,7 @@ from pydantic import (
     ByteSize,
     ConfigDict,
     Field,
+    NonNegativeFloat,
     PositiveFloat,
     PositiveInt,
     field_validator,
@@ -145,6 +146,46 @@ class SweepSpec(StrictModel):
         return self
 
 
+# A Rashomon set can hold millions of models; the count is always exact, but each model kept with its
+# rule list or card costs memory in the run, a row in the store and a line in --json. A million kept
+# models is already hundreds of MB of documents; more is a count, not something a person browses.
+MAX_RASHOMON_MODELS = 1_000_000
+
+
+class RashomonSpec(StrictModel):
+    """Ask for the Rashomon set: every model of the solver's class whose objective is within a
+    threshold of the optimum, not only the optimum.
+
+    Give ``epsilon`` (relative, TreeFARMS' convention: every model with objective at most
+    ``(1 + epsilon) * R*``, ``R*`` the certified optimum) or ``threshold`` (absolute), not both.
+    ``max_models`` caps how many members are kept with their model (best first); the count is
+    exact whatever the cap. ``keep`` says what is kept per member: ``model`` (the model itself,
+    so it can be shown, picked and exported) or ``summary`` (objective, features used and the
+    fingerprint of its predictions only).
+    """
+
+    epsilon: NonNegativeFloat | None = Field(
+        None, le=10.0, description="Relative: keep every model with objective <= (1 + epsilon) * optimum."
+    )
+    threshold: PositiveFloat | None = Field(
+        None, le=1e12, description="Absolute: keep every model with objective <= threshold."
+    )
+    max_models: PositiveInt = Field(
+        1000,
+        le=MAX_RASHOMON_MODELS,
+        description="Members kept with their model, best first (the count is exact regardless).",
+    )
+    keep: Literal["model", "summary"] = Field(
+        "model", description="Per kept member: the model itself, or only its objective, features and fingerprint."
+    )
+
+    @model_validator(mode="after")
+    def _one_threshold(self) -> RashomonSpec:
+        if (self.epsilon is None) == (self.threshold is None):
+            raise ValueError("give either epsilon (relative to the optimum) or threshold (absolute), not both")
+        return self
+
+
 class SolverSpec(StrictModel):
     """Base of every solver's spec model.
 
@@ -161,10 +202,20 @@ class SolverSpec(StrictModel):
     limits: LimitsSpec = Field(default_factory=LimitsSpec)
     store: StoreSpec = Field(default_factory=StoreSpec)
     sweep: SweepSpec | None = Field(None, description="Run a grid of variants of this spec (glasswork sweep).")
+    rashomon: RashomonSpec | None = Field(
+        None, description="Enumerate every model within a threshold of the optimum (the Rashomon set)."
+    )
 
     def resolved(self) -> dict[str, Any]:
-        """The spec with every default filled in, as plain JSON values."""
-        return self.model_dump(mode="json")
+        """The spec with every default filled in, as plain JSON values.
+
+        A spec without ``rashomon`` resolves as it did before the section existed, so its hash
+        (and the runs recorded under it) stays the same.
+        """
+        resolved = self.model_dump(mode="json")
+        if resolved.get("rashomon") is None:
+            resolved.pop("rashomon", None)
+        return resolved
 
     def spec_hash(self) -> str:
         """A stable hash of the resolved spec (key order and formatting do not matter)."""

@@ -17,7 +17,7 @@ primal gives a weaker bound, never a wrong one. ``dual_bound`` takes the point
 that ``g_c(a) = 0`` on the fit's active coordinates, and evaluates the bound.
 
 ``SupportTree`` is the compiled search behind ``plugins/fasterrisk/certify.py`` and
-``exact.py``. Nodes live in flat C++ vectors (include/free bitsets and warm-start coefficients
+``exact.py``; with ``rashomon`` it enumerates every card within a threshold, best first (below). Nodes live in flat C++ vectors (include/free bitsets and warm-start coefficients
 in fixed-size slots, recycled through a free list; ``paged_heap.h``'s heap of (bound, depth,
 order, slot)); evaluating a node (row compression on its columns, the Newton fit, the dual bound)
 writes into scratch allocated once. ``run`` releases the GIL and returns after a time slice, so Python can
@@ -169,11 +169,31 @@ cdef class SupportTree:
     cdef double lat_best, lat_floor
     cdef int64_t lat_count, lat_order
     cdef double slice_end
+    # the Rashomon enumeration (rashomon=True): one best-first order over support nodes and the
+    # boxes of every open lattice; a point box waits in ``rheap`` keyed by its exact loss, so the
+    # cards leave the heap in objective order. Each lattice keeps its merged design (sub-design,
+    # then row weights) while it has open boxes; box slots hold lo, hi and fit (3 x (k + 1)).
+    cdef bint rashomon
+    cdef double threshold
+    cdef int64_t r_count, max_keep, r_order, fresh_from
+    cdef Py_ssize_t Q
+    cdef vector[vector[double]] lt_design
+    cdef vector[vector[int64_t]] lt_cols
+    cdef vector[vector[uint8_t]] lt_forced
+    cdef vector[Py_ssize_t] lt_q, lt_G
+    cdef vector[int64_t] lt_open
+    cdef vector[int32_t] lt_free, rbox_lat, rfree
+    cdef vector[double] rarena, rzero, kept_loss, kept_coef
+    cdef vector[uint64_t] gbits
+    cdef PagedHeap[Item] rheap
+    cdef vector[Item] rstack  # once max_keep cards are kept: boxes split depth first (little memory)
+    cdef int64_t r_peak_open
 
     def __init__(self, const double[:, ::1] A, const double[::1] s, const uint8_t[:, ::1] codes,
                  const int[::1] nvals, double[::1] f_lo, double[::1] f_hi, double b_lo, double b_hi,
                  double[::1] scale, int[::1] group_of, uint8_t[::1] forced, int k,
-                 double upper_bound=INFINITY, double tolerance=1e-9, bint lattice=False):
+                 double upper_bound=INFINITY, double tolerance=1e-9, bint lattice=False,
+                 bint rashomon=False, double threshold=INFINITY, int64_t max_keep=0):
         cdef Py_ssize_t P = A.shape[0], n = A.shape[1], p = P - 1, size, nnz
         if P < 1 or s.shape[0] != n or codes.shape[0] != P or codes.shape[1] != n or nvals.shape[0] != P \
                 or f_lo.shape[0] != p or f_hi.shape[0] != p or scale.shape[0] != p \
@@ -187,6 +207,10 @@ cdef class SupportTree:
         self.p, self.P, self.n, self.k = p, P, n, k
         self.W = max((p + 63) >> 6, 1)
         self.b_lo, self.b_hi, self.tolerance, self.lattice = b_lo, b_hi, tolerance, lattice
+        if rashomon and not (lattice and threshold < INFINITY and max_keep >= 0):
+            raise ValueError("the Rashomon enumeration needs lattice=True, a finite threshold and max_keep >= 0")
+        self.rashomon, self.threshold, self.max_keep = rashomon, threshold, max_keep
+        self.Q = min(k, p) + 1
         self.best_ub, self.floor_ = upper_bound, INFINITY
         self.card_loss = INFINITY
         self.card.assign(P, 0.0)
@@ -233,6 +257,8 @@ cdef class SupportTree:
         self.bits_c.assign(self.W, 0)
         self.bits_o.assign(self.W, 0)
         self.lat_support.assign(self.W, 0)
+        self.gbits.assign(self.W, 0)
+        self.rzero.assign(P, 0.0)
 
     # -- one node --------------------------------------------------------------------------------
 
@@ -314,7 +340,10 @@ cdef class SupportTree:
         return True
 
     cdef double _cutoff(self) noexcept nogil:
-        """Nodes bounded at or above this cannot hold a better model."""
+        """Nodes bounded at or above this cannot hold a better model (with ``rashomon``: any card
+        with loss <= threshold; the slack absorbs rounding in the computed bound)."""
+        if self.rashomon:
+            return self.threshold + 1e-9 * max(1.0, fabs(self.threshold))
         if self.best_ub == INFINITY:
             return INFINITY
         return self.best_ub - self.tolerance * max(1.0, fabs(self.best_ub))
@@ -327,6 +356,12 @@ cdef class SupportTree:
         cdef int32_t slot
         cdef int depth = 0
         cdef bint leaf = self._is_leaf(inc, fr)
+        if leaf and self.rashomon:
+            if parent < self._cutoff():
+                for w in range(self.W):
+                    self.gbits[w] = inc[w] | fr[w]
+                self._g_start(&self.gbits[0], inc)
+            return
         if leaf and self.lattice:
             for w in range(self.W):
                 self.leaf_bits.push_back(inc[w] | fr[w])
@@ -578,6 +613,275 @@ cdef class SupportTree:
         self._lat_finish()
         return R_DONE
 
+    # -- the Rashomon enumeration: every card within the threshold, best first --------------------
+    #
+    # Support nodes and lattice boxes share one order (their bounds; a point box's key is its
+    # exact loss), and nothing is pruned because of another card (no incumbent). docs/fasterrisk.md
+    # proves that each card is counted exactly once and that cards leave in objective order.
+
+    cdef inline int64_t _spent(self) noexcept nogil:
+        """Nodes counted against ``node_limit``: support nodes, and lattice boxes when enumerating."""
+        return self.n_nodes + (self.n_lattice if self.rashomon else 0)
+
+    cdef void _g_start(self, const uint64_t* support, const uint64_t* inc) noexcept nogil:
+        """Open the lattice of the leaf ``support``. The features of ``inc`` (forced in on the leaf's
+        path) must be non-zero: the leaves partition the exact supports, so each card belongs to
+        one lattice (a zero point makes it the card of a smaller support, in another leaf)."""
+        cdef Py_ssize_t f, c, q = 1, G
+        cdef int32_t lat
+        cdef int64_t* cols = &self.lcols[0]
+        cols[0] = 0
+        self.lforced[0] = 0
+        for f in range(self.p):
+            if has(support, f):
+                cols[q] = f + 1
+                self.lforced[q] = self.forced[f] or has(inc, f)
+                q += 1
+        self.lsub.resize(q * self.n)
+        G = self._design(cols, q, &self.lsub[0], &self.lweight[0])
+        if self.lt_free.size() > 0:
+            lat = self.lt_free.back()
+            self.lt_free.pop_back()
+        else:
+            lat = <int32_t> self.lt_q.size()
+            self.lt_q.push_back(0)
+            self.lt_G.push_back(0)
+            self.lt_open.push_back(0)
+            self.lt_design.resize(lat + 1)
+            self.lt_cols.resize(lat + 1)
+            self.lt_forced.resize(lat + 1)
+        self.lt_q[lat], self.lt_G[lat], self.lt_open[lat] = q, G, 0
+        self.lt_design[lat].assign(q * G + G, 0.0)
+        memcpy(&self.lt_design[lat][0], &self.lsub[0], q * G * sizeof(double))
+        memcpy(&self.lt_design[lat][q * G], &self.lweight[0], G * sizeof(double))
+        self.lt_cols[lat].assign(cols, cols + q)
+        self.lt_forced[lat].assign(&self.lforced[0], &self.lforced[0] + q)
+        self.llo[0], self.lhi[0] = self.b_lo, self.b_hi
+        for c in range(1, q):
+            f = cols[c] - 1
+            self.llo[c], self.lhi[c] = self.f_lo[f], self.f_hi[f]
+        self._g_visit(lat, &self.llo[0], &self.lhi[0], &self.rzero[0])
+        self._g_release(lat)
+
+    cdef void _g_release(self, int32_t lat) noexcept nogil:
+        """Free a lattice's design once it has no open box."""
+        if self.lt_open[lat] == 0:
+            self.lt_design[lat].clear()
+            self.lt_design[lat].shrink_to_fit()
+            self.lt_free.push_back(lat)
+
+    cdef void _g_queue(self, int32_t lat, const double* lo, const double* hi, const double* w,
+                       double key, bint point) noexcept nogil:
+        cdef Py_ssize_t q = self.lt_q[lat], S = 3 * self.Q
+        cdef int32_t slot
+        cdef int64_t open_now
+        if self.rfree.size() > 0:
+            slot = self.rfree.back()
+            self.rfree.pop_back()
+        else:
+            slot = <int32_t> self.rbox_lat.size()
+            self.rbox_lat.push_back(0)
+            self.rarena.resize(self.rarena.size() + S)
+        self.rbox_lat[slot] = lat
+        memcpy(&self.rarena[S * slot], lo, q * sizeof(double))
+        memcpy(&self.rarena[S * slot + q], hi, q * sizeof(double))
+        memcpy(&self.rarena[S * slot + 2 * q], w, q * sizeof(double))
+        self.lt_open[lat] += 1
+        self.r_order += 1
+        if not point and <int64_t> self.kept_loss.size() >= self.max_keep:
+            self.rstack.push_back(_item(key, 1, self.r_order, slot))
+        else:
+            self.rheap.push_or_terminate(_item(key, 0 if point else 1, self.r_order, slot))
+        open_now = <int64_t> (self.rheap.size() + self.rstack.size())
+        if open_now > self.r_peak_open:
+            self.r_peak_open = open_now
+
+    cdef void _g_emit(self, int32_t lat, const double* point, double loss) noexcept nogil:
+        """A card of the set, in objective order: count it; keep it while fewer than max_keep are."""
+        cdef Py_ssize_t c, q = self.lt_q[lat], base
+        cdef const int64_t* cols = &self.lt_cols[lat][0]
+        self.r_count += 1
+        if loss < self.card_loss:
+            self.card_loss = loss
+            for c in range(self.P):
+                self.card[c] = 0.0
+            for c in range(q):
+                self.card[cols[c]] = point[c]
+        if <int64_t> self.kept_loss.size() < self.max_keep:
+            self.kept_loss.push_back(loss)
+            base = <Py_ssize_t> self.kept_coef.size()
+            self.kept_coef.resize(base + self.P, 0.0)
+            for c in range(q):
+                self.kept_coef[base + cols[c]] = point[c]
+
+    cdef void _g_visit(self, int32_t lat, const double* lo, const double* hi, const double* warm) noexcept nogil:
+        """A point box within the threshold waits for its turn (or is counted at once when no more
+        cards are kept); a larger box is fitted, bounded and queued unless its bound exceeds the
+        threshold."""
+        cdef Py_ssize_t c, q = self.lt_q[lat], G = self.lt_G[lat]
+        cdef const double* sub = &self.lt_design[lat][0]
+        cdef const double* weight = sub + q * G
+        cdef const uint8_t* forced = &self.lt_forced[lat][0]
+        cdef double* wv = &self.wv[0]
+        cdef double* z = &self.z[0]
+        cdef double loss = 0.0, bound, ent, pen
+        cdef bint point = True
+        self.n_lattice += 1
+        for c in range(q):
+            if hi[c] > lo[c]:
+                point = False
+                break
+        if point:
+            for c in range(1, q):
+                if forced[c] and lo[c] == 0.0:
+                    return  # the card of a smaller support, counted in its own lattice
+            lg_margins(sub, q, G, lo, z)
+            for c in range(G):
+                loss += weight[c] * lg_ell(z[c])
+            if loss > self.threshold + 1e-12 * max(1.0, fabs(self.threshold)):  # slack: summation order
+                return
+            if <int64_t> self.kept_loss.size() >= self.max_keep:
+                self._g_emit(lat, lo, loss)  # nothing more is kept: the order no longer matters
+            else:
+                self._g_queue(lat, lo, hi, lo, loss, True)
+            return
+        if <int64_t> self.kept_loss.size() >= self.max_keep and self._g_count_whole(lat, lo, hi):
+            return
+        for c in range(q):
+            wv[c] = lg_clip(warm[c], lo[c], hi[c])
+            self.role[c] = 0
+        loss = newton_fit(sub, q, G, weight, wv, lo, hi, 0.0, 100, 1e-13,
+                          z, &self.zd[0], &self.nwork[0], &self.nz_col[0], &self.nz_val[0], &self.nz_ptr[0])
+        lg_margins(sub, q, G, wv, z)
+        for c in range(q):
+            self.active[c] = lo[c] < wv[c] and wv[c] < hi[c]
+        bound = dual_bound_at(sub, q, G, weight, z, lo, hi, &self.role[0],
+                              &self.active[0], 0, &self.dual_a[0], &self.idx[0], &self.dwork[0], &ent, &pen)
+        if loss < bound:
+            bound = loss
+        if bound >= self._cutoff():
+            return  # no card of this box is within the threshold
+        self._g_queue(lat, lo, hi, wv, bound, False)
+
+    cdef bint _g_count_whole(self, int32_t lat, const double* lo, const double* hi) noexcept nogil:
+        """Count every card of the box at once when even its worst card is within the threshold.
+
+        Each row's margin is smallest where each coordinate takes the end of its box that lowers
+        it, and ``log(1 + exp(-z))`` falls with ``z``: summing each row's loss at its smallest
+        margin bounds the loss of every point of the box. The box's cards are the product of each
+        coordinate's integers (without 0 for a feature forced in)."""
+        cdef Py_ssize_t c, i, q = self.lt_q[lat], G = self.lt_G[lat]
+        cdef const double* sub = &self.lt_design[lat][0]
+        cdef const double* weight = sub + q * G
+        cdef const uint8_t* forced = &self.lt_forced[lat][0]
+        cdef double worst = 0.0, zmin, a, cards = 1.0, values
+        for i in range(G):
+            zmin = 0.0
+            for c in range(q):
+                a = sub[c * G + i]
+                zmin += a * lo[c] if a * lo[c] < a * hi[c] else a * hi[c]
+            worst += weight[i] * lg_ell(zmin)
+        if worst > self.threshold:
+            return False
+        for c in range(q):
+            values = hi[c] - lo[c] + 1.0
+            if c > 0 and forced[c] and lo[c] <= 0.0 and hi[c] >= 0.0:
+                values -= 1.0
+            cards *= values
+        if cards > 4.0e18:
+            return False  # beyond the count's int64: split it instead
+        self.r_count += <int64_t> cards
+        return True
+
+    cdef void _g_pop(self, Item it) noexcept nogil:
+        """Take an open box: emit a point, split anything else. The splits partition the box's
+        integer points (docs/fasterrisk.md)."""
+        cdef int32_t lat = self.rbox_lat[it.slot]
+        cdef Py_ssize_t q = self.lt_q[lat], c, j, S = 3 * self.Q
+        cdef const uint8_t* forced = &self.lt_forced[lat][0]
+        cdef double frac, best, v, width
+        cdef double* node = &self.lnode[0]
+        cdef double* lo = node
+        cdef double* hi = node + q
+        cdef double* w = node + 2 * q
+        cdef double* edge = &self.llo[0]
+        memcpy(node, &self.rarena[S * it.slot], 3 * q * sizeof(double))
+        self.rfree.push_back(it.slot)
+        if it.tie.first == 0:
+            self._g_emit(lat, lo, it.key)
+        elif it.key < self._cutoff():
+            j = -1
+            for c in range(1, q):  # a forced feature whose box still holds 0: cut 0 out first
+                if forced[c] and lo[c] <= 0.0 and hi[c] >= 0.0:
+                    j = c
+                    break
+            if j >= 0:
+                if lo[j] <= -1.0:
+                    memcpy(edge, hi, q * sizeof(double))
+                    edge[j] = -1.0
+                    self._g_visit(lat, lo, edge, w)
+                if hi[j] >= 1.0:
+                    memcpy(edge, lo, q * sizeof(double))
+                    edge[j] = 1.0
+                    self._g_visit(lat, edge, hi, w)
+            else:
+                j, best = -1, 1e-7
+                for c in range(q):  # the most fractional coordinate that can still move
+                    frac = fabs(w[c] - rint(w[c])) if hi[c] > lo[c] else 0.0
+                    if frac > best:
+                        best, j = frac, c
+                if j >= 0:
+                    memcpy(edge, hi, q * sizeof(double))
+                    edge[j] = floor(w[j])
+                    self._g_visit(lat, lo, edge, w)
+                    memcpy(edge, lo, q * sizeof(double))
+                    edge[j] = ceil(w[j])
+                    self._g_visit(lat, edge, hi, w)
+                else:
+                    j, width = -1, 0.0
+                    for c in range(q):  # the fit is integral: cut the widest coordinate next to it
+                        if hi[c] - lo[c] > width:
+                            width, j = hi[c] - lo[c], c
+                    if j >= 0:
+                        v = lg_clip(rint(w[j]), lo[j], hi[j])
+                        if v >= hi[j]:
+                            v = hi[j] - 1.0
+                        memcpy(edge, hi, q * sizeof(double))
+                        edge[j] = v
+                        self._g_visit(lat, lo, edge, w)
+                        memcpy(edge, lo, q * sizeof(double))
+                        edge[j] = v + 1.0
+                        self._g_visit(lat, edge, hi, w)
+        self.lt_open[lat] -= 1
+        self._g_release(lat)
+
+    cdef int _g_run(self, double seconds, const uint8_t* stop, int64_t node_limit) noexcept nogil:
+        cdef Py_ssize_t steps = 0
+        cdef bint has_s, has_r
+        cdef Item it
+        self.slice_end = now() + seconds
+        while True:
+            has_s = self.heap.size() > 0
+            has_r = self.rheap.size() > 0
+            if not has_s and not has_r and self.rstack.size() == 0:
+                return R_DONE
+            if node_limit >= 0 and self._spent() >= node_limit:
+                return R_NODES
+            if steps > 0 and (steps & 15) == 0:
+                if stop[0]:
+                    return R_STOPPED
+                if now() >= self.slice_end:
+                    return R_SLICE
+            steps += 1
+            if self.rstack.size() > 0:  # finish the depth-first part first: it stays small
+                it = self.rstack.back()
+                self.rstack.pop_back()
+                self._g_pop(it)
+            elif has_r and (not has_s or self.rheap.top().key <= self.heap.top().key):
+                self._g_pop(self.rheap.pop())
+            else:
+                self._branch()
+
     # -- the loop --------------------------------------------------------------------------------
 
     cdef int _run(self, double seconds, const uint8_t* stop, int64_t node_limit) noexcept nogil:
@@ -647,13 +951,17 @@ cdef class SupportTree:
         cdef int code
         cdef const uint8_t* stop = &stop_flag[0]
         with nogil:
-            code = self._run(seconds, stop, node_limit)
+            if self.rashomon:
+                code = self._g_run(seconds, stop, node_limit)
+            else:
+                code = self._run(seconds, stop, node_limit)
         return code
 
     @property
     def finished(self):
         """Every node closed or pruned, no leaf waiting: the bound is the optimum (up to tolerance)."""
-        return self.heap.size() == 0 and not self.lat_active and self.leaf_head >= <Py_ssize_t> self.leaf_bound.size()
+        return self.heap.size() == 0 and self.rheap.size() == 0 and self.rstack.size() == 0 and not self.lat_active \
+            and self.leaf_head >= <Py_ssize_t> self.leaf_bound.size()
 
     @property
     def lower_bound(self):
@@ -689,7 +997,8 @@ cdef class SupportTree:
     @property
     def open_nodes(self):
         return <Py_ssize_t> self.heap.size() + <Py_ssize_t> self.leaf_bound.size() - self.leaf_head \
-            + (<Py_ssize_t> self.lheap.size() if self.lat_active else 0)
+            + (<Py_ssize_t> self.lheap.size() if self.lat_active else 0) + <Py_ssize_t> self.rheap.size() \
+            + <Py_ssize_t> self.rstack.size()
 
     @property
     def best_card(self):
@@ -698,3 +1007,50 @@ cdef class SupportTree:
         if self.card_loss == INFINITY:
             return INFINITY, None
         return self.card_loss, np.array([self.card[c] for c in range(self.P)])
+
+    # -- the Rashomon enumeration's results ------------------------------------------------------
+
+    @property
+    def rashomon_count(self):
+        """Cards with loss <= threshold enumerated so far (each counted once)."""
+        return self.r_count
+
+    @property
+    def rashomon_peak_open(self):
+        """The most lattice boxes (and waiting cards) open at once."""
+        return self.r_peak_open
+
+    @property
+    def unenumerated_bound(self):
+        """A lower bound on the loss of every card not enumerated yet: the smallest key over open
+        support nodes and lattice boxes (``inf`` when nothing is open). Pruned nodes and boxes
+        hold no card within the threshold. Cards leave in objective order, so every card kept has
+        a loss at most this."""
+        cdef double low = INFINITY
+        cdef Py_ssize_t i
+        if self.heap.size() > 0:
+            low = self.heap.top().key
+        if self.rheap.size() > 0 and self.rheap.top().key < low:
+            low = self.rheap.top().key
+        for i in range(<Py_ssize_t> self.rstack.size()):
+            if self.rstack[i].key < low:
+                low = self.rstack[i].key
+        return low
+
+    def _kept(self, Py_ssize_t start):
+        cdef Py_ssize_t i, c, m = <Py_ssize_t> self.kept_loss.size() - start
+        losses = np.array([self.kept_loss[start + i] for i in range(m)], dtype=np.float64)
+        coef = np.array([self.kept_coef[(start + i) * self.P + c] for i in range(m) for c in range(self.P)],
+                        dtype=np.float64).reshape(m, self.P)
+        return losses, coef
+
+    def rashomon_fresh(self):
+        """``(losses, coefficients)`` of the cards kept since the last call, best first
+        (coefficients: intercept, then points by feature)."""
+        out = self._kept(self.fresh_from)
+        self.fresh_from = <int64_t> self.kept_loss.size()
+        return out
+
+    def rashomon_kept(self):
+        """``(losses, coefficients)`` of the best ``max_keep`` cards, in the order enumerated: best first."""
+        return self._kept(0)

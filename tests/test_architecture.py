@@ -540,3 +540,12 @@ def test_the_mirror_check_sees_a_misplaced_test(tmp_path: Path, monkeypatch: pyt
         (tmp_path / "tests" / name).write_text("")
     monkeypatch.setitem(globals(), "REPO", tmp_path)
     assert misplaced_tests() == ["tests/test_store_more.py belongs in tests/store/"]
+
+
+def test_no_two_test_files_share_a_name() -> None:
+    """pytest imports test files by their base name (the test folders are not packages): two
+    ``test_x.py`` in different folders stop the whole suite at collection."""
+    seen: dict[str, list[str]] = {}
+    for path in sorted((REPO / "tests").rglob("test_*.py")):
+        seen.setdefault(path.name, []).append(str(path.relative_to(REPO)))
+    assert {name: paths for name, paths in seen.items() if len(paths) > 1} == {}

@@ -79,3 +79,10 @@ def test_a_cancel_before_the_run_stops_it_as_soon_as_it_starts(tmp_path, tiny_cs
     launch.cancel()
     outcome = launch.run()
     assert outcome.status == "cancelled" and outcome.interrupted
+
+
+def test_a_launch_runs_once(tmp_path, tiny_csv, toy_registry):
+    launch = Launch.from_file(toy_spec(tmp_path, tiny_csv), registry=toy_registry, no_store=True)
+    assert launch.run().status == "optimal"
+    with pytest.raises(RuntimeError, match="already run"):
+        launch.run()

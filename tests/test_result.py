@@ -4,7 +4,17 @@ import math
 
 import pytest
 
-from glasswork.result import Certificate, CertificateError, Status
+import numpy as np
+
+from glasswork.result import (
+    Certificate,
+    CertificateError,
+    RashomonError,
+    RashomonMember,
+    RashomonSet,
+    Status,
+    prediction_fingerprint,
+)
 
 
 def test_gap_is_relative_and_absolute():
@@ -57,3 +67,36 @@ def test_relative_gap_is_the_one_formula():
     assert relative_gap(math.inf, 0.1) is None and relative_gap(0.3, -math.inf) is None
     cert = Certificate(status=Status.STOPPED_TIME, objective=0.25, lower_bound=0.2)
     assert cert.gap == relative_gap(0.25, 0.2)
+
+
+def _member(objective: float, fingerprint: str = "f") -> RashomonMember:
+    return RashomonMember(objective=objective, features=("age<=25",), fingerprint=fingerprint)
+
+
+def test_a_rashomon_set_keeps_its_promises():
+    members = [_member(0.30), _member(0.31)]
+    ok = RashomonSet(threshold=0.315, optimum=0.30, epsilon=0.05, count=7, complete=True, members=members)
+    doc = ok.to_dict(max_models=1)
+    assert (doc["count"], doc["kept"], len(doc["models"]), doc["complete"]) == (7, 2, 1, True)
+    bad = [
+        dict(count=1, complete=True, members=members),  # count below what is kept
+        dict(count=2, complete=True, members=members[::-1]),  # not best first
+        dict(count=2, complete=True, members=[_member(0.30), _member(0.40)]),  # above the threshold
+        dict(count=2, complete=False, members=members),  # incomplete without a bound
+        dict(count=2, complete=True, members=members, unenumerated_bound=0.312),  # complete with one
+        dict(count=2, complete=True, members=members, exhaustive=False),  # a complete sample
+    ]
+    for case in bad:
+        with pytest.raises(RashomonError):
+            RashomonSet(threshold=0.315, optimum=0.30, **case)
+    stopped = RashomonSet(
+        threshold=0.315, optimum=0.3, count=2, complete=False, members=members, unenumerated_bound=0.31
+    )
+    assert stopped.to_dict()["unenumerated_bound"] == 0.31
+
+
+def test_prediction_fingerprints_compare_predictions_not_their_dtype():
+    a = prediction_fingerprint(np.array([0, 1, 1, 0], dtype=np.int8))
+    assert a == prediction_fingerprint(np.array([0, 1, 1, 0], dtype=np.int64))
+    assert a != prediction_fingerprint(np.array([0, 1, 0, 0]))
+    assert prediction_fingerprint(np.array(["yes", "no"])) != prediction_fingerprint(np.array(["no", "yes"]))

@@ -161,3 +161,42 @@ def test_schema_is_built_from_registered_models(toy_registry):
     assert schema["title"] == "glasswork problem spec"
     assert "ToySearch" in text and "regularization" in text
     assert schema.get("additionalProperties") is False or '"additionalProperties": false' in text
+
+
+def test_a_solver_without_rashomon_support_refuses_the_section_at_its_line(tmp_path, toy_registry, monkeypatch):
+    import toy_plugin
+
+    monkeypatch.setattr(toy_plugin.ToySolver, "supports_rashomon", False)
+    [issue] = issues_of(write(tmp_path / "s.yaml", VALID + "rashomon:\n  epsilon: 0.05\n"), toy_registry)
+    assert issue.startswith(f"{tmp_path / 's.yaml'}:12:1: rashomon: solver 'toy' does not enumerate Rashomon sets")
+
+
+@pytest.mark.parametrize(
+    ("section", "message"),
+    [
+        ("rashomon: {}\n", "give either epsilon"),
+        ("rashomon: {epsilon: 0.1, threshold: 0.3}\n", "not both"),
+        ("rashomon: {epsilon: -0.1}\n", "greater than or equal to 0"),
+        ("rashomon: {threshold: 0.3, max_models: 0}\n", "greater than 0"),
+        ("rashomon: {threshold: 0.3, keep: everything}\n", "'model' or 'summary'"),
+    ],
+)
+def test_a_bad_rashomon_section_is_a_spec_error(tmp_path, toy_registry, section, message):
+    issues = issues_of(write(tmp_path / "s.yaml", VALID + section), toy_registry)
+    assert any(message in issue for issue in issues), issues
+
+
+def test_a_spec_without_rashomon_hashes_as_before_the_section_existed(tmp_path, toy_registry):
+    spec = load_spec(write(tmp_path / "a.yaml", VALID), toy_registry).spec
+    # the hash is of the resolved document: without the section it has the keys it always had
+    assert set(spec.resolved()) == {
+        "name",
+        "data",
+        "solver",
+        "objective",
+        "constraints",
+        "search",
+        "limits",
+        "store",
+        "sweep",
+    }

@@ -5,6 +5,13 @@ certificate is a true proof. ``search.behaviour`` makes it misbehave on purpose,
 runner: ``endless`` keeps searching until stopped, ``raise`` fails, ``bad_result`` returns
 something that is not a Result, ``ignore_stop`` never looks at the stop flag for a while, ``die``
 kills its own process (a worker lost mid-task).
+
+It enumerates its Rashomon set exactly too (``rashomon:`` in the spec): every stump and the
+constant model within the threshold, best first, so the core's handling of sets (store, JSON,
+the ``rashomon`` command, multiplicity figures, the TUI) is tested without a compiled search.
+``search.rashomon_stop_after`` stops that enumeration after so many members, as a limit would;
+``search.rashomon_batch`` reports it that many members at a time, ``step_seconds`` apart, so a
+monitor sees the set grow.
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ from pydantic import Field
 
 from glasswork import (
     Certificate,
+    RashomonMember,
+    RashomonSet,
     Classifier,
     Problem,
     Result,
@@ -28,6 +37,7 @@ from glasswork import (
     Status,
     StrictModel,
     hookimpl,
+    prediction_fingerprint,
 )
 
 
@@ -38,6 +48,8 @@ class ToyObjective(StrictModel):
 class ToySearch(StrictModel):
     behaviour: Literal["exact", "endless", "raise", "bad_result", "ignore_stop", "die"] = "exact"
     step_seconds: float = Field(0.005, gt=0, le=1, description="Sleep per step when endless.")
+    rashomon_stop_after: int | None = Field(None, ge=0, description="Stop the set's enumeration after so many.")
+    rashomon_batch: int | None = Field(None, ge=1, description="Report the set so many members at a time.")
 
 
 class ToySpec(SolverSpec):
@@ -111,11 +123,67 @@ def best_stump(problem: Problem, regularization: float) -> tuple[Stump, float]:
     return best, best_obj
 
 
+def every_stump(problem: Problem, regularization: float) -> list[tuple[float, Stump]]:
+    """Every model of the toy's class with its objective, best first: the constant model of each
+    label and each stump whose two branches predict different labels (one with equal branches
+    predicts as a constant model and costs more: not a separate model)."""
+    X, y = problem.X, problem.y
+    models = [
+        (float(np.mean(y != label)), Stump(None, "", label, label, problem.classes, _mix(y), _mix(y)))
+        for label in (0, 1)
+    ]
+    for j in range(problem.n_features):
+        fires = X[:, j] == 1
+        for then in (0, 1):
+            pred = np.where(fires, then, 1 - then)
+            stump = Stump(j, problem.feature_names[j], then, 1 - then, problem.classes, _mix(y[fires]), _mix(y[~fires]))
+            models.append((float(np.mean(pred != y)) + regularization, stump))
+    models.sort(key=lambda pair: pair[0])
+    return models
+
+
+def toy_rashomon_set(problem: Problem, spec: ToySpec, optimum: float, ctx: SolveContext) -> RashomonSet:
+    """The toy's Rashomon set, enumerated exactly (or stopped after ``rashomon_stop_after``)."""
+    request = spec.rashomon
+    assert request is not None
+    threshold = request.threshold if request.threshold is not None else (1 + request.epsilon) * optimum
+    inside = [(obj, model) for obj, model in every_stump(problem, spec.objective.regularization) if obj <= threshold]
+    stop = spec.search.rashomon_stop_after
+    enumerated = inside if stop is None else inside[:stop]
+    members = [
+        RashomonMember(
+            objective=obj,
+            features=() if model.feature is None else (model.name,),
+            fingerprint=prediction_fingerprint(model.predict(problem.X)),
+            model=model if request.keep == "model" else None,
+        )
+        for obj, model in enumerated[: request.max_models]
+    ]
+    batch = spec.search.rashomon_batch or max(1, len(enumerated))
+    for start in range(0, max(1, len(enumerated)), batch):
+        if start:
+            time.sleep(spec.search.step_seconds)
+        done = min(start + batch, len(enumerated))
+        left = inside[done][0] if done < len(inside) else None  # the best objective not enumerated yet
+        ctx.rashomon(done, members[start:done], threshold=threshold, lower_bound=left)
+    complete = len(enumerated) == len(inside)
+    return RashomonSet(
+        threshold=threshold,
+        optimum=optimum,
+        epsilon=request.epsilon,
+        count=len(enumerated),
+        complete=complete,
+        members=members,
+        unenumerated_bound=None if complete else inside[len(enumerated)][0],
+    )
+
+
 class ToySolver(Solver):
     name = "toy"
     version = "1.0"
     spec_model = ToySpec
     description = "Exactly best one-rule list (test fixture)."
+    supports_rashomon = True
 
     def solve(self, problem: Problem, ctx: SolveContext) -> Result:
         spec: ToySpec = self.spec  # type: ignore[assignment]
@@ -132,10 +200,14 @@ class ToySolver(Solver):
             status = ctx.check(problem.n_features) or Status.OPTIMAL
             lower = objective if status is Status.OPTIMAL else 0.0
             ctx.progress(objective=objective, lower_bound=lower, nodes=problem.n_features)
+            rashomon = None
+            if spec.rashomon is not None and status is Status.OPTIMAL:
+                rashomon = toy_rashomon_set(problem, spec, objective, ctx)
             return Result(
                 model,
                 Certificate(status=status, objective=objective, lower_bound=lower),
                 stats={"nodes": problem.n_features},
+                rashomon=rashomon,
             )
         nodes = 0
         if behaviour == "ignore_stop":

@@ -110,6 +110,8 @@ class SupportSearch:
         report: Callable[[BoundReport], None] | None = None,
         tolerance: float = 1e-9,
         lattice: bool = False,
+        threshold: float | None = None,
+        max_models: int = 0,
     ) -> BoundReport:
         """Search until the tree is exhausted or a limit hits; the bound holds either way.
 
@@ -117,6 +119,9 @@ class SupportSearch:
         returns a reason to stop ("cancel", "time") or None; ``report`` gets the state now and
         then. With ``lattice`` (the exact policy, after ``within_box``) each leaf is solved over
         the integer lattice of its box and ``self.tree.best_card`` holds the best card found.
+        With a ``threshold`` (the Rashomon set, ``exact.enumerate_cards``) every card with loss at
+        most ``threshold`` is counted instead, the best ``max_models`` kept; ``upper_bound`` is
+        then unused, and ``node_limit`` counts lattice boxes too.
         """
         started = time.monotonic()
         cons = self.cons
@@ -144,7 +149,10 @@ class SupportSearch:
             self.k,
             upper_bound=upper_bound,
             tolerance=tolerance,
-            lattice=lattice,
+            lattice=lattice or threshold is not None,
+            rashomon=threshold is not None,
+            threshold=math.inf if threshold is None else float(threshold),
+            max_keep=int(max_models),
         )
         self.tree = tree
         tree.start(include, free)

@@ -21,6 +21,10 @@ It starts from FasterRisk's cards (their points with the best integer intercept)
 intercept box comes from the data (``intercept_range``): for any points, the best intercept lies
 where neither class's rows are all pushed past ``log(W+/W-)``. The status is ``optimal`` only
 when both trees are closed or pruned; stopped early, the smallest open bound is reported.
+
+``enumerate_cards`` runs the same two trees against a fixed threshold instead of the incumbent:
+every card with loss at most the threshold is counted (the Rashomon set of the exact policy,
+docs/fasterrisk.md proves which prunings stay valid), the best ``max_models`` kept.
 """
 
 from __future__ import annotations
@@ -87,6 +91,17 @@ class LogisticLoss:
         return best, loss(best)
 
 
+def _score_range(X: np.ndarray, cons: Constraints, k: int) -> tuple[float, float]:
+    """``smin <= 0 <= smax`` bounding every row's points total for every feasible card."""
+    X = np.asarray(X, dtype=np.float64)
+    xmin, xmax = X.min(axis=0), X.max(axis=0)
+    low = np.minimum.reduce([cons.lower * xmin, cons.lower * xmax, cons.upper * xmin, cons.upper * xmax])
+    high = np.maximum.reduce([cons.lower * xmin, cons.lower * xmax, cons.upper * xmin, cons.upper * xmax])
+    smin = float(np.sort(np.minimum(low, 0.0))[:k].sum())
+    smax = float(np.sort(np.maximum(high, 0.0))[::-1][:k].sum())
+    return smin, smax
+
+
 def intercept_range(X: np.ndarray, y: np.ndarray, s: np.ndarray | None, cons: Constraints, k: int) -> tuple[int, int]:
     """Integer intercepts that contain the optimum for EVERY feasible set of points.
 
@@ -99,13 +114,109 @@ def intercept_range(X: np.ndarray, y: np.ndarray, s: np.ndarray | None, cons: Co
     y = np.asarray(y, dtype=np.float64)
     s = np.ones(len(y)) if s is None else np.asarray(s, dtype=np.float64)
     pos, neg = float(s[y > 0].sum()), float(s[y <= 0].sum())
-    xmin, xmax = X.min(axis=0), X.max(axis=0)
-    low = np.minimum.reduce([cons.lower * xmin, cons.lower * xmax, cons.upper * xmin, cons.upper * xmax])
-    high = np.maximum.reduce([cons.lower * xmin, cons.lower * xmax, cons.upper * xmin, cons.upper * xmax])
-    smin = float(np.sort(np.minimum(low, 0.0))[:k].sum())
-    smax = float(np.sort(np.maximum(high, 0.0))[::-1][:k].sum())
+    smin, smax = _score_range(X, cons, k)
     shift = abs(math.log(pos / neg))
     return int(math.floor(-smax - shift)) - 1, int(math.ceil(-smin + shift)) + 1
+
+
+def intercept_range_within(
+    X: np.ndarray, y: np.ndarray, s: np.ndarray | None, cons: Constraints, k: int, threshold: float
+) -> tuple[int, int]:
+    """Integer intercepts that hold EVERY card with loss <= ``threshold`` (and the optimum).
+
+    With ``l(t) = log(1 + exp(-t)) > max(0, -t)``: if ``b + smax <= -threshold / W+`` every
+    positive row has margin at most that, so the loss exceeds ``W+ * threshold / W+``; likewise
+    ``b + smin >= threshold / W-`` for the negative rows. Joined with ``intercept_range``.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    s = np.ones(len(y)) if s is None else np.asarray(s, dtype=np.float64)
+    pos, neg = float(s[y > 0].sum()), float(s[y <= 0].sum())
+    smin, smax = _score_range(X, cons, k)
+    lo, hi = intercept_range(X, y, s, cons, k)
+    return (
+        min(lo, int(math.floor(-smax - threshold / pos))),
+        max(hi, int(math.ceil(-smin + threshold / neg))),
+    )
+
+
+@dataclass
+class RashomonCards:
+    """The cards (integer points and intercept, m = 1) with loss <= ``threshold``.
+
+    ``count`` is exact for what was enumerated; ``complete`` says every such card was; otherwise
+    every card not enumerated has loss >= ``unenumerated_bound``. Cards are enumerated in objective
+    order, so ``losses`` and ``coefficients`` (intercept first, then points by feature) are the best
+    ``max_models`` cards of the set (of a stopped run: the best it reached), best first.
+    """
+
+    threshold: float
+    count: int
+    complete: bool
+    unenumerated_bound: float | None
+    losses: np.ndarray
+    coefficients: np.ndarray
+    support_nodes: int
+    lattice_nodes: int
+    seconds: float
+    stopped: str | None
+    peak_open: int  # the most lattice boxes and waiting cards open at once (the memory it needed)
+    unreported: tuple[np.ndarray, np.ndarray]  # kept cards ``report`` has not drained, best first
+
+
+def enumerate_cards(
+    X: np.ndarray,
+    y: np.ndarray,
+    sample_weight: np.ndarray | None,
+    cons: Constraints,
+    k: int,
+    threshold: float,
+    *,
+    max_models: int = 1000,
+    time_limit: float | None = None,
+    node_limit: int | None = None,
+    stop: Callable[[], str | None] | None = None,
+    report: Callable[[Any], None] | None = None,
+) -> RashomonCards:
+    """Every card with loss <= ``threshold``, best first: the support tree and the lattice of each
+    leaf in one best-first order, pruned only where a bound exceeds the threshold. ``report`` gets
+    the compiled tree now and then (``rashomon_fresh()`` drains the cards kept since the last call)."""
+    started = time.monotonic()
+    b_range = intercept_range_within(X, y, sample_weight, cons, k, threshold)
+    search = SupportSearch(X, y, sample_weight, cons, k).within_box(b_range)
+
+    def on_report(_: Any) -> None:
+        if report is not None and search.tree is not None:
+            report(search.tree)
+
+    found = search.run(
+        time_limit=time_limit,
+        node_limit=node_limit,
+        stop=stop,
+        report=on_report,
+        threshold=threshold,
+        max_models=max_models,
+    )
+    tree = search.tree
+    assert tree is not None
+    open_bound = float(tree.unenumerated_bound)
+    cutoff = threshold + 1e-9 * max(1.0, abs(threshold))
+    complete = bool(tree.finished) or open_bound >= cutoff  # what is open holds no member
+    unreported = tree.rashomon_fresh()
+    losses, coefficients = tree.rashomon_kept()
+    return RashomonCards(
+        threshold,
+        int(tree.rashomon_count),
+        complete,
+        None if complete else open_bound,
+        losses,
+        coefficients,
+        found.nodes,
+        int(tree.lattice_nodes),
+        time.monotonic() - started,
+        None if complete else (found.stopped or "nodes"),
+        int(tree.rashomon_peak_open),
+        unreported,
+    )
 
 
 def solve_exact(

@@ -8,12 +8,41 @@ from typing import Any
 
 import numpy as np
 from glasswork.data import DataError, Problem
-from glasswork.result import Certificate, Result, Status, relative_gap
+from glasswork.result import (
+    Certificate,
+    RashomonMember,
+    RashomonSet,
+    Result,
+    Status,
+    prediction_fingerprint,
+    relative_gap,
+)
 from glasswork.solver import SolveContext, Solver, StopReason
 from glasswork.plugins.fasterrisk.model import ScoreCard, expected_calibration_error, reliability
 from glasswork.plugins.fasterrisk.certify import MAX_FEATURES, MAX_LOGIT, SupportSearch
 from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Settings
 from glasswork.plugins.fasterrisk.spec import FasterRiskConstraints, FasterRiskObjective, FasterRiskSpec
+
+RASHOMON_EVENT_SECONDS = 0.5  # how often the exact enumeration reports the members it kept
+
+
+def rashomon_threshold(spec: FasterRiskSpec, optimum: float) -> float:
+    """The spec's threshold: absolute, or ``(1 + epsilon) * optimum`` (TreeFARMS' convention)."""
+    request = spec.rashomon
+    assert request is not None
+    if request.threshold is not None:
+        return float(request.threshold)
+    return (1.0 + float(request.epsilon or 0.0)) * optimum
+
+
+def rashomon_member(card: ScoreCard, problem: Problem, keep_model: bool) -> RashomonMember:
+    """A card as a member of the set: its loss, the features it uses and its predictions' digest."""
+    return RashomonMember(
+        objective=float(card.loss or 0.0),
+        features=tuple(card.features),
+        fingerprint=prediction_fingerprint(card.predict(problem.X)),
+        model=card if keep_model else None,
+    )
 
 
 def settings_from_spec(spec: FasterRiskSpec) -> Settings:
@@ -201,6 +230,9 @@ class FasterRiskSolver(Solver):
     description = "FasterRisk (NeurIPS 2022): sparse integer risk score cards with multipliers."
     spec_model = FasterRiskSpec
     tasks = frozenset({"binary"})
+    # policy exact enumerates the set of integer cards (m = 1); policy beam hands over its diverse
+    # pool as a sample of the set of multiplier cards (exhaustive: false), never as the set
+    supports_rashomon = True
 
     def check(self, problem: Problem) -> None:
         """The constraints, class weights and policy against the data, as ``solve`` starts."""
@@ -302,7 +334,40 @@ class FasterRiskSolver(Solver):
             lower_bound=None if lower is None else min(lower, best.loss or 0.0),
             tolerance=tolerance,
         )
-        return Result(best, cert, metrics=metrics, stats=stats)
+        rashomon = None
+        if spec.rashomon is not None:
+            rashomon = self._pool_sample(problem, ctx, cards, status is Status.OPTIMAL)
+        return Result(best, cert, metrics=metrics, stats=stats, rashomon=rashomon)
+
+    def _pool_sample(self, problem: Problem, ctx: SolveContext, cards: list[ScoreCard], proven: bool) -> RashomonSet:
+        """The beam policy's diverse pool within the threshold: a sample of the set, labelled so.
+
+        The pool holds the cards the beam search happened to round (each support once, its best
+        multiplier), so it is neither every card within the threshold nor a count of them.
+        """
+        spec: FasterRiskSpec = self.spec  # type: ignore[assignment]
+        request = spec.rashomon
+        assert request is not None
+        optimum = float(cards[0].loss or 0.0)
+        threshold = rashomon_threshold(spec, optimum)
+        slack = 1e-12 * max(1.0, abs(threshold))
+        inside = [c for c in cards if c.loss is not None and c.loss <= threshold + slack]
+        members = [rashomon_member(c, problem, request.keep == "model") for c in inside[: request.max_models]]
+        ctx.log(
+            "fasterrisk: policy beam gives the diverse pool as a sample of the Rashomon set "
+            "(exhaustive: false); policy exact enumerates every integer card within the threshold"
+        )
+        ctx.rashomon(len(inside), members, threshold=threshold)
+        return RashomonSet(
+            threshold=threshold,
+            optimum=optimum,
+            count=len(inside),
+            complete=False,
+            members=members,
+            epsilon=request.epsilon,
+            exhaustive=False,
+            optimum_proven=proven,
+        )
 
     def _exact(
         self,
@@ -365,7 +430,104 @@ class FasterRiskSolver(Solver):
         }
         stats["pool"] = [self._record(rank, c, problem) for rank, c in enumerate([card, *cards], 1)]
         cert = Certificate(status=status, objective=res.objective, lower_bound=res.lower_bound, tolerance=1e-6)
-        return Result(card, cert, metrics={"train_logistic_loss_sum": res.objective}, stats=stats)
+        rashomon = None
+        if self.spec.rashomon is not None:
+            rashomon = self._exact_set(problem, ctx, cons, weights, k, res.objective, status is Status.OPTIMAL, stats)
+        return Result(card, cert, metrics={"train_logistic_loss_sum": res.objective}, stats=stats, rashomon=rashomon)
+
+    def _exact_set(
+        self,
+        problem: Problem,
+        ctx: SolveContext,
+        cons: Constraints,
+        weights: np.ndarray | None,
+        k: int,
+        optimum: float,
+        proven: bool,
+        stats: dict[str, Any],
+    ) -> RashomonSet:
+        """Every integer card (m = 1) within the threshold, by ``exact.enumerate_cards``, best
+        first; the best ``max_models`` kept, streamed to the monitor as they are found."""
+        from glasswork.plugins.fasterrisk.exact import enumerate_cards
+
+        spec: FasterRiskSpec = self.spec  # type: ignore[assignment]
+        request = spec.rashomon
+        assert request is not None
+        threshold = rashomon_threshold(spec, optimum)
+        keep_model = request.keep == "model"
+
+        def member(loss: float, coefficients: np.ndarray) -> RashomonMember:
+            points = np.rint(coefficients[1:]).astype(np.int64)
+            cols = np.flatnonzero(points)
+            card = ScoreCard.from_solution(
+                problem.X,
+                problem.feature_names,
+                cols,
+                points[cols],
+                float(np.rint(coefficients[0])),
+                1.0,
+                classes=problem.classes,
+                loss=float(loss),
+                reduce_points=False,
+            )
+            return rashomon_member(card, problem, keep_model)
+
+        last = [ctx.elapsed()]
+
+        def report(tree: Any) -> None:
+            if ctx.elapsed() - last[0] < RASHOMON_EVENT_SECONDS:
+                return
+            last[0] = ctx.elapsed()
+            losses, coefficients = tree.rashomon_fresh()
+            ctx.rashomon(
+                int(tree.rashomon_count),
+                [member(lo, co) for lo, co in zip(losses, coefficients)],
+                threshold=threshold,
+                lower_bound=float(tree.unenumerated_bound),
+                nodes=int(tree.nodes + tree.lattice_nodes),
+            )
+
+        def stop() -> str | None:
+            return None if ctx.check() is None else ctx.stop_reason.name.lower()
+
+        found = enumerate_cards(
+            problem.X,
+            problem.y,
+            weights,
+            cons,
+            k,
+            threshold,
+            max_models=request.max_models,
+            stop=stop,
+            report=report,
+        )
+        members = [member(lo, co) for lo, co in zip(found.losses, found.coefficients)]
+        ctx.rashomon(
+            found.count,
+            [member(lo, co) for lo, co in zip(*found.unreported)],
+            threshold=threshold,
+            lower_bound=found.unenumerated_bound,
+            nodes=found.support_nodes + found.lattice_nodes,
+        )
+        stats["exact"]["rashomon"] = {
+            "count": found.count,
+            "complete": found.complete,
+            "seconds": found.seconds,
+            "support_nodes": found.support_nodes,
+            "lattice_nodes": found.lattice_nodes,
+            "stopped": found.stopped,
+            "peak_open_boxes": found.peak_open,
+        }
+        return RashomonSet(
+            threshold=threshold,
+            optimum=optimum,
+            count=found.count,
+            complete=found.complete,
+            members=members,
+            epsilon=request.epsilon,
+            unenumerated_bound=found.unenumerated_bound,
+            optimum_proven=proven,
+        )
 
     @staticmethod
     def _record(rank: int, card: ScoreCard, problem: Problem) -> dict[str, Any]:

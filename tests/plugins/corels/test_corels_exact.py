@@ -240,3 +240,37 @@ def test_theorem_18_prunes_and_keeps_the_optimum() -> None:
     assert sim.counters()["pruned_similar_support"] > 0
     assert sim.counters()["inserted"] < base.counters()["inserted"]
     assert sim.n_evaluated < base.n_evaluated
+
+
+def test_tail_identity_behind_the_wide_antecedent_analysis() -> None:
+    """docs/corels.md, "Wide antecedent sets": for a prefix D leaving U uncaptured and a tail T,
+    R(D + T) = b(D) + lam |T| + n_noty(U) - sum of the tail's gains (y the list's default label),
+    and with a non-empty tail R(D + T) >= b(D) + lam + b0(U) (Lemma 2 with Theorem 20)."""
+    rng = np.random.default_rng(27)
+    checked = 0
+    for _ in range(60):
+        X, y = random_instance(rng, max_m=7)
+        lam = float(rng.choice([0.0, 0.01, 0.05]))
+        n, M = X.shape
+        search = engine.make_search(engine.make_units(bitset.pack_columns(X), y, 2), lam)
+        order = [int(a) for a in rng.permutation(M)]
+        k = int(rng.integers(0, M))
+        prefix, tail = order[:k], order[k : k + int(rng.integers(1, M - k + 1))]
+        full = search.evaluate(prefix + tail)
+        head = search.evaluate(prefix)
+        open_ = np.ones(n, bool)
+        for a in prefix:
+            open_ &= ~X[:, a].astype(bool)
+        d = full["default"]
+        gains = 0.0
+        rest = open_.copy()
+        for a, label in zip(tail, full["rule_labels"][k:], strict=True):
+            part = rest & X[:, a].astype(bool)
+            rest &= ~part
+            if label != d:
+                gains += np.sum(y[part] != d) - np.sum(y[part] == d)
+        identity = head["b"] + lam * len(tail) + (np.sum(y[open_] != d) - gains) / n
+        assert full["objective"] == pytest.approx(identity, abs=1e-12)
+        assert full["objective"] >= head["b"] + lam + head["b0"] - 1e-12
+        checked += 1
+    assert checked == 60
