@@ -1573,17 +1573,19 @@ cdef class Search:
         cdef int32_t idx, cur
         cdef Node* nd
         cdef int depth, j
+        cdef double lb
         out = []
         while len(out) < k and self.queue.size() > 0:
             e = self._pop()
             idx = e.node
             nd = trie_node(&self.trie, idx)
-            if trie_dead(&self.trie, idx) or (nd.flags & F_DELETED) or self._hopeless(nd.lb, nd.depth):
+            lb = self._qlb(e)
+            if trie_dead(&self.trie, idx) or (nd.flags & F_DELETED) or self._hopeless(lb, nd.depth):
                 self.n_popped_pruned += 1
                 trie_release(&self.trie, idx)
                 continue
             depth = nd.depth
-            bound = (nd.lb + self.lamW) / self.total if self.total > 0 else 0.0
+            bound = (lb + self.lamW) / self.total if self.total > 0 else 0.0
             path = [0] * depth
             cur = idx
             for j in range(depth - 1, -1, -1):
