@@ -117,16 +117,18 @@ def run(
             )
     if exports and no_store:
         fail("--export needs the run store (drop --no-store); nothing was run.", EXIT_INVALID, as_json=as_json)
-    from glasswork.extras import require
-    from glasswork.solver import ClusterExecutor
-
+    stage = "reading the spec"  # where a Ctrl-C before the search lands, for its message
     try:
+        from glasswork.extras import require
+        from glasswork.solver import ClusterExecutor
+
         cluster = ClusterExecutor.parse(executor, workers=workers)
         if cluster is not None:
             require("dask", f"--executor {executor}")
+    except KeyboardInterrupt as exc:  # the imports take a moment: a Ctrl-C there exits 130 too
+        interrupted(run_failure(exc, stage=stage).message(spec), as_json=as_json)
     except ValueError as exc:  # MissingExtra is one too
         fail(f"--executor {executor}: {exc}; nothing was run.", EXIT_INVALID, as_json=as_json)
-    stage = "reading the spec"  # where a Ctrl-C before the search lands, for its message
     try:
         launch = Launch.from_file(spec, overrides, db=db, no_store=no_store, executor=cluster)
         stage = "loading the data"
