@@ -34,7 +34,7 @@ EXTRAS: dict[str, Extra] = {
     for extra in (
         Extra("mio", ("cvxpy", "pyscipopt"), "exact MIO models through cvxpy and SCIP (search.policy: mio)"),
         Extra("mosek", ("mosek",), "MOSEK as the MIO backend (search.backend: mosek; needs a licence)"),
-        Extra("dask", ("dask", "distributed"), "sweeps on a Dask cluster (glasswork sweep --executor dask)"),
+        Extra("dask", ("dask", "distributed"), "Dask clusters (sweep --executor dask; run --executor dask:...)"),
         Extra("plot", ("matplotlib",), "the regularization path as a PNG (glasswork sweep --plot)"),
     )
 }

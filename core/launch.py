@@ -27,7 +27,7 @@ from glasswork.spec import LoadedSpec, SolverSpec, SpecError, load_spec
 if TYPE_CHECKING:
     from glasswork.data import DataError, Problem
     from glasswork.registry import Registry
-    from glasswork.solver import Solver
+    from glasswork.solver import ClusterExecutor, Solver
     from glasswork.store import RunStore, StoreSink
 
 
@@ -50,6 +50,7 @@ class Launch:
         no_store: bool = False,
         registry: Registry | None = None,
         problem: Problem | None = None,
+        executor: ClusterExecutor | None = None,
     ) -> None:
         from glasswork.registry import get_registry
         from glasswork.runner import Runner
@@ -60,6 +61,7 @@ class Launch:
         self.registry = registry or get_registry()
         self._runner = Runner()
         self.problem = problem
+        self.executor = executor  # ``run --executor dask:...``: where one search may spread
         self._problem_checked = False
         self.store: RunStore | None = None
         self.store_sink: StoreSink | None = None
@@ -97,10 +99,11 @@ class Launch:
         db: str | Path | None = None,
         no_store: bool = False,
         registry: Registry | None = None,
+        executor: ClusterExecutor | None = None,
     ) -> Launch:
         """Read and validate a spec file with ``--set PATH=VALUE`` overrides; raises ``SpecError``."""
         loaded = load_spec(path, registry, overrides=overrides)
-        return cls(loaded, db=db, no_store=no_store, registry=registry)
+        return cls(loaded, db=db, no_store=no_store, registry=registry, executor=executor)
 
     @property
     def recorded(self) -> bool:
@@ -109,7 +112,16 @@ class Launch:
 
     def prepare(self) -> Problem:
         """Load the data (inside the run's limits) and check the solver takes them, once; raises
-        ``DataError`` (nothing written)."""
+        ``DataError`` (nothing written), also for ``--executor dask:...`` with a solver that cannot
+        spread its search."""
+        if self.executor is not None and not self.registry.solver(self.loaded.spec.solver).distributed:
+            from glasswork.data import DataError
+
+            raise DataError(
+                f"solver {self.loaded.spec.solver!r} cannot spread one search over a cluster "
+                f"(--executor {self.executor.name})",
+                hint="run it without --executor, or sweep many runs on the cluster with 'glasswork sweep --executor'",
+            )
         if self.problem is None:
             from glasswork.data import DataError, load_problem
 
@@ -200,7 +212,7 @@ class Launch:
         runner = self._runner
         active = runner.start_sinks([*([self.store_sink] if self.store_sink else []), *sinks], info)
         try:
-            result, elapsed, interrupted = runner.solve(solver, problem, limits, active)
+            result, elapsed, interrupted = runner.solve(solver, problem, limits, active, self.executor)
             fault = model_contract_fault(result.model)
             if fault is not None:  # the plugin's omission, named before metrics or the store trip on it
                 raise SolverFailure(

@@ -18,7 +18,7 @@ from glasswork.data import DataError, Problem
 from glasswork.events import Event, EventSink
 from glasswork.record import RunInfo, RunOutcome
 from glasswork.result import Result
-from glasswork.solver import Limits, SolveContext, Solver, StopReason, resident_memory
+from glasswork.solver import ClusterExecutor, Limits, SolveContext, Solver, StopReason, resident_memory
 
 __all__ = ["RunAborted", "RunInfo", "RunOutcome", "Runner", "SolverFailure"]
 
@@ -58,7 +58,12 @@ class Runner:
             self._ctx.request_stop(StopReason.CANCEL)
 
     def solve(
-        self, solver: Solver, problem: Problem, limits: Limits, sinks: list[EventSink]
+        self,
+        solver: Solver,
+        problem: Problem,
+        limits: Limits,
+        sinks: list[EventSink],
+        executor: ClusterExecutor | None = None,
     ) -> tuple[Result, float, bool]:
         """The solver's result, the seconds it took, and whether it was cancelled (Ctrl-C).
 
@@ -66,7 +71,7 @@ class Runner:
         ``RunAborted``. A sink that raises is detached and noted in ``sink_errors``.
         """
         events: queue.SimpleQueue[Event] = queue.SimpleQueue()
-        ctx = SolveContext(limits, events.put)
+        ctx = SolveContext(limits, events.put, executor=executor)
         self._ctx = ctx
         if self._cancel_requested:
             ctx.request_stop(StopReason.CANCEL)

@@ -64,6 +64,65 @@ class Limits:
     memory: int | None = None  # bytes of resident memory for the whole process
 
 
+@dataclass(frozen=True)
+class ClusterExecutor:
+    """Where one search may spread beyond this process (``glasswork run --executor``): a
+    dask.distributed scheduler at ``address``, or ``local`` for a cluster of worker processes on
+    this machine (``workers`` of them, one thread each). A solver with ``distributed = True``
+    finds it as ``ctx.executor`` and makes its client with ``connect``; core never searches."""
+
+    address: str
+    workers: int | None = None
+
+    @property
+    def name(self) -> str:
+        return f"dask:{self.address}"
+
+    @classmethod
+    def parse(cls, kind: str, *, workers: int | None = None) -> ClusterExecutor | None:
+        """``local`` (this process: ``None``), ``dask:local`` or ``dask:HOST:PORT``; ValueError
+        for anything else."""
+        if kind == "local":
+            return None
+        if kind.startswith("dask:") and kind.partition(":")[2].strip():
+            return cls(kind.partition(":")[2].strip(), workers)
+        raise ValueError(f"unknown executor {kind!r}: use local, dask:local or dask:HOST:PORT")
+
+    def connect(self) -> tuple[Any, Callable[[], None]]:
+        """A connected ``distributed.Client`` and the call that closes it (and the local cluster);
+        OSError when the scheduler cannot be reached."""
+        from glasswork.extras import require
+
+        require("dask", f"--executor {self.name}")
+        from distributed import Client, LocalCluster
+
+        cluster = None
+        address = self.address
+        if address == "local":
+            cluster = LocalCluster(
+                n_workers=self.workers or os.cpu_count() or 1,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",  # no fixed port to collide with another cluster
+            )
+            address = cluster.scheduler_address
+        try:
+            client = Client(address, timeout="10s")
+        except Exception as exc:
+            if cluster is not None:
+                cluster.close()
+            raise OSError(f"cannot reach the Dask scheduler at {self.address!r}: {exc}") from exc
+
+        def close() -> None:
+            try:
+                client.close()
+            finally:
+                if cluster is not None:
+                    cluster.close()
+
+        return client, close
+
+
 def resident_memory() -> int:
     """Current resident set size of this process in bytes (peak RSS where /proc is missing)."""
     try:
@@ -94,8 +153,10 @@ class SolveContext:
         emit: Callable[[Event], None] | None = None,
         *,
         clock: Callable[[], float] = time.monotonic,
+        executor: ClusterExecutor | None = None,
     ) -> None:
         self.limits = limits or Limits()
+        self.executor = executor  # where the search may spread (None: this process)
         self._emit = emit or (lambda event: None)
         self._clock = clock
         self.started = clock()
@@ -221,6 +282,9 @@ class Solver(ABC):
     version: ClassVar[str] = "0.0.0"
     description: ClassVar[str] = ""
     tasks: ClassVar[frozenset[Task]] = frozenset({"binary"})
+    # whether ``solve`` can spread one search over ``ctx.executor`` (``run --executor dask:...``);
+    # a solver without it is refused such a run before it starts
+    distributed: ClassVar[bool] = False
     supports_rashomon: ClassVar[bool] = False
     """Whether ``solve`` fills ``Result.rashomon`` when the spec has a ``rashomon:`` section."""
 

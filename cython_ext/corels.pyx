@@ -1441,6 +1441,160 @@ cdef class Search:
                 "b0": b0 / self.total, "rule_labels": labels, "default": label,
                 "captured": (self.total - wv) / self.total}
 
+    # ------------------------------------------------ a distributed driver's handles (issue 27)
+
+    cdef list _check_prefix(self, prefix):
+        ids = [int(a) for a in prefix]
+        if len(set(ids)) != len(ids) or any(a < 0 or a >= self.M for a in ids) or len(ids) > self.max_len:
+            raise ValueError(f"bad prefix {ids!r}: distinct antecedents 0..{self.M - 1}, at most {self.max_len}")
+        return ids
+
+    cdef double _list_objective(self, list ids) except? -1:
+        """A rule list's objective in weighted count units, by the arithmetic of ``_score``
+        (errors accumulated rule by rule, then ``depth * lambda``): equal lists, equal bits."""
+        cdef double cnt[MAX_CLASSES]
+        cdef double correct, err = 0, wv
+        cdef int label, i, s
+        cdef vector[uint64_t] uu = self.mask
+        cdef vector[uint64_t] vv
+        vv.assign(self.W, 0)
+        for s in ids:
+            for i in range(self.W):
+                vv[i] = uu[i] & self.caps[<size_t>s * self.W + i]
+                uu[i] &= ~self.caps[<size_t>s * self.W + i]
+            self._counts(&vv[0], LABELS, cnt, &self.acc[0])
+            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
+            err += wv - correct
+        self._counts(&uu[0], LABELS, cnt, &self.acc[0])
+        wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
+        return err + len(ids) * self.lamW + (wv - correct)
+
+    cdef void _seed_one(self, list ids) except *:
+        """Queue one prefix with its trie path, each node's error and bound as ``_score`` gives them."""
+        cdef double cnt[MAX_CLASSES]
+        cdef double zc[MAX_CLASSES]
+        cdef double correct, wv, err = 0, b0 = 0, lb, key, ucap
+        cdef int label, i, s, depth = 0
+        cdef int32_t node, child
+        cdef vector[uint64_t] uu = self.mask
+        cdef vector[uint64_t] vv
+        vv.assign(self.W, 0)
+        if self.do_eqpts:
+            self._counts(&uu[0], MINORITY, zc, &self.acc[0])
+            b0 = weighted_sum(self.C, self.weights, zc)
+        lb = b0
+        node = self._new_node(-1, 0, 0, 0.0, b0)
+        if node < 0:
+            raise MemoryError("cannot allocate the search's node pool")
+        for s in ids:
+            for i in range(self.W):
+                vv[i] = uu[i] & self.caps[<size_t>s * self.W + i]
+                uu[i] &= ~self.caps[<size_t>s * self.W + i]
+            self._counts(&vv[0], LABELS, cnt, &self.acc[0])
+            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
+            err = err + (wv - correct)
+            depth += 1
+            b0 = 0
+            if self.do_eqpts:
+                self._counts(&uu[0], MINORITY, zc, &self.acc[0])
+                b0 = weighted_sum(self.C, self.weights, zc)
+            lb = err + depth * self.lamW + b0
+            child = self._new_node(node, <uint16_t>s, <uint8_t>depth, err, lb)
+            trie_release(&self.trie, node)      # the child holds its parent from here on
+            if child < 0:
+                raise MemoryError("cannot allocate the search's node pool")
+            node = child
+        if self._hopeless(lb, depth):
+            trie_release(&self.trie, node)
+            return
+        self._counts(&uu[0], LABELS, cnt, &self.acc[0])
+        wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
+        if self.policy == P_LOWER_BOUND:
+            key = lb
+        elif self.policy == P_OBJECTIVE:
+            key = err + depth * self.lamW + (wv - correct)
+        elif self.policy == P_BFS:
+            key = depth
+        elif self.policy == P_DFS:
+            key = -depth
+        else:
+            ucap = self.total - wv
+            key = (err + depth * self.lamW) * self.total / ucap if ucap > 0 else INFINITY
+        if not self._push(key, node):
+            trie_release(&self.trie, node)
+            raise MemoryError("cannot allocate the search's queue")
+
+    def seed(self, prefixes):
+        """Search the subtrees under ``prefixes`` instead of the whole tree (a driver's split).
+
+        The queue and the symmetry map are emptied (the incumbent stays) and each prefix is
+        queued as its parent's expansion would have queued it; ``[]`` is the root. The prefixes
+        themselves are taken as scored (whoever queued them did), so ``objective`` covers only
+        what this search finds or is offered. Call between ``run`` slices.
+        """
+        cdef int32_t idx
+        checked = [self._check_prefix(p) for p in prefixes]
+        while self.queue.size() > 0:
+            idx = self._pop().node
+            trie_release(&self.trie, idx)
+        table_clear(&self.table)
+        self.oom_bound = INFINITY
+        self.out_of_memory = False
+        for ids in checked:
+            self._seed_one(ids)
+
+    def offer_incumbent(self, prefix):
+        """Take ``prefix`` (found elsewhere) as the incumbent if it scores better here; True when
+        it did. Its objective is recomputed by this search's own arithmetic, so the prune is as
+        exact as with a list found here. Call between ``run`` slices."""
+        ids = self._check_prefix(prefix)
+        cdef double R = self._list_objective(ids)
+        if R >= self.best:
+            return False
+        self.best = R
+        self.best_path.clear()
+        for a in ids:
+            self.best_path.push_back(a)
+        self.best_time = now()
+        self.best_evals = self.n_evaluated
+        self.n_improvements += 1
+        if self.do_gc:
+            self._gc()
+        return True
+
+    def take(self, int k):
+        """Take up to ``k`` open prefixes off the queue, best key first, to search elsewhere.
+
+        Returns ``(prefix, bound)`` pairs: every list under the prefix not yet scored scores at
+        least ``bound`` (its lower bound plus lambda, as ``lower_bound`` counts it). Dead or
+        hopeless entries met on the way are dropped. Call between ``run`` slices.
+        """
+        cdef QEntry e
+        cdef int32_t idx, cur
+        cdef Node* nd
+        cdef int depth, j
+        cdef double lb
+        out = []
+        while len(out) < k and self.queue.size() > 0:
+            e = self._pop()
+            idx = e.node
+            nd = trie_node(&self.trie, idx)
+            lb = self._qlb(e)
+            if trie_dead(&self.trie, idx) or (nd.flags & F_DELETED) or self._hopeless(lb, nd.depth):
+                self.n_popped_pruned += 1
+                trie_release(&self.trie, idx)
+                continue
+            depth = nd.depth
+            bound = (lb + self.lamW) / self.total if self.total > 0 else 0.0
+            path = [0] * depth
+            cur = idx
+            for j in range(depth - 1, -1, -1):
+                path[j] = int(trie_node(&self.trie, cur).ant)
+                cur = trie_node(&self.trie, cur).parent
+            out.append((path, bound))
+            trie_release(&self.trie, idx)
+        return out
+
     def counters(self):
         return {
             "evaluated": self.n_evaluated,

@@ -64,6 +64,18 @@ JSON_RASHOMON_MODELS = 100
     "<name>-<run id>.<ext> (repeatable; needs the run store).",
 )
 @click.option(
+    "--executor",
+    default="local",
+    show_default=True,
+    metavar="local|dask:local|dask:HOST:PORT",
+    help="Where the search runs: this process, or spread over a Dask cluster (solvers that can, e.g. corels).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    help="Worker processes of --executor dask:local (default: one per core).",
+)
+@click.option(
     "--rashomon-models",
     type=click.IntRange(min=0),
     default=JSON_RASHOMON_MODELS,
@@ -81,6 +93,8 @@ def run(
     db: str | None,
     no_store: bool,
     exports: tuple[str, ...],
+    executor: str,
+    workers: int | None,
     rashomon_models: int,
 ) -> None:
     """Run the problem described by SPEC and print the model, its certificate and metrics.
@@ -105,7 +119,18 @@ def run(
         fail("--export needs the run store (drop --no-store); nothing was run.", EXIT_INVALID, as_json=as_json)
     stage = "reading the spec"  # where a Ctrl-C before the search lands, for its message
     try:
-        launch = Launch.from_file(spec, overrides, db=db, no_store=no_store)
+        from glasswork.extras import require
+        from glasswork.solver import ClusterExecutor
+
+        cluster = ClusterExecutor.parse(executor, workers=workers)
+        if cluster is not None:
+            require("dask", f"--executor {executor}")
+    except KeyboardInterrupt as exc:  # the imports take a moment: a Ctrl-C there exits 130 too
+        interrupted(run_failure(exc, stage=stage).message(spec), as_json=as_json)
+    except ValueError as exc:  # MissingExtra is one too
+        fail(f"--executor {executor}: {exc}; nothing was run.", EXIT_INVALID, as_json=as_json)
+    try:
+        launch = Launch.from_file(spec, overrides, db=db, no_store=no_store, executor=cluster)
         stage = "loading the data"
         problem = launch.prepare()  # before the store opens: bad data writes nothing
         if quiet:  # otherwise the progress display prints them from the run's log as it starts

@@ -43,6 +43,7 @@ class CorelsSolver(Solver):
     description = "CORELS: certifiably optimal rule lists by branch-and-bound over antecedents."
     tasks = frozenset({"binary", "multiclass"})
     spec_model = CorelsSpec
+    distributed = True  # run --executor dask:...: plugins/corels/distributed.py
     supports_rashomon = True
 
     def solve(self, problem: Problem, ctx: SolveContext) -> Result:
@@ -89,15 +90,22 @@ def run_corels(
         bits, problem.y, n_classes, class_weights=weights, multiplicity=multiplicity, compress=search_opts.compress
     )
     max_len = 255 if constraints.max_prefix_length is None else constraints.max_prefix_length
-    search = engine.make_search(
-        units,
-        lam,
-        policy=search_opts.policy,
-        symmetry_map=search_opts.symmetry_map,
-        max_prefix_length=max_len,
-        ablation={b: False for b in search_opts.ablation},
-        threads=engine.default_threads() if search_opts.threads is None else search_opts.threads,
-    )
+    options: dict[str, Any] = {
+        "policy": search_opts.policy,
+        "symmetry_map": search_opts.symmetry_map,
+        "max_prefix_length": max_len,
+        "ablation": {b: False for b in search_opts.ablation},
+        "threads": engine.default_threads() if search_opts.threads is None else search_opts.threads,
+    }
+    if ctx.executor is not None:
+        if rashomon is not None:  # the enumeration is not spread yet: say so rather than skip it
+            raise DataError(
+                f"the Rashomon set is enumerated in one process; --executor {ctx.executor.name} spreads only "
+                "the search for the optimum",
+                hint="run without --executor, or drop the 'rashomon:' section",
+            )
+        return _run_on_cluster(problem, units, lam, options, (names, bits, items), weights, multiplicity, ctx, t0)
+    search = engine.make_search(units, lam, **options)
     prep_seconds = time.perf_counter() - t0
     ctx.log(
         f"corels: {len(names)} antecedents, {problem.n_samples} samples in "
@@ -247,6 +255,56 @@ def _rashomon_set(
         f"{'' if rset.complete else ' so far (stopped by a limit)'} in {stats['rashomon_seconds']:.2f} s"
     )
     return rset
+
+
+def _run_on_cluster(
+    problem: Problem,
+    units: engine.Units,
+    lam: float,
+    options: dict[str, Any],
+    mined: tuple[list[str], np.ndarray, list[list[tuple[int, int]]]],
+    weights: np.ndarray | None,
+    multiplicity: np.ndarray | None,
+    ctx: SolveContext,
+    t0: float,
+) -> Result:
+    """One search spread over ``ctx.executor``'s cluster (plugins/corels/distributed.py); the
+    driver's incumbents and progress are this run's events, as in one process."""
+    from glasswork.plugins.corels.distributed import run_distributed
+
+    names, bits, items = mined
+    assert ctx.executor is not None
+    ctx.log(
+        f"corels: {len(names)} antecedents, {problem.n_samples} samples in {units.n_units} units, "
+        f"lambda={lam}, on {ctx.executor.name}"
+    )
+
+    def build(prefix: list[int]) -> RuleList:
+        return build_rule_list(prefix, names, bits, items, problem, weights, multiplicity)
+
+    def on_incumbent(objective: float, prefix: list[int], evaluations: int) -> None:
+        ctx.incumbent(objective, build(prefix), nodes=evaluations)
+
+    def on_progress(objective: float, lower: float, evaluations: int, tasks: int) -> None:
+        ctx.progress(objective=objective, lower_bound=lower, nodes=evaluations, tasks=tasks)
+
+    prep_seconds = time.perf_counter() - t0
+    out = run_distributed(units, lam, options, ctx, on_incumbent, on_progress)
+    cert = Certificate(status=out.status, objective=out.objective, lower_bound=out.lower_bound, tolerance=1e-9)
+    stats: dict[str, Any] = {
+        **out.stats,
+        "nodes": out.stats["evaluated"],
+        "antecedents": len(names),
+        "units": units.n_units,
+        "prepare_seconds": prep_seconds,
+        "executor": ctx.executor.name,
+    }
+    metrics = {
+        "regularized_objective": out.objective,
+        "train_loss": out.objective - lam * len(out.prefix),
+        "rules": float(len(out.prefix)),
+    }
+    return Result(model=build(out.prefix), certificate=cert, metrics=metrics, stats=stats)
 
 
 def _progress(ctx: SolveContext, search: Any, M: int) -> None:

@@ -1,0 +1,170 @@
+"""One CORELS search on COMPAS: one process against ``dask:local`` workers (issue 27 item 2).
+
+Per λ, four figures of the same certified search, each with its evaluations and wall time:
+
+- ``one process``: the single-threaded search, as ``glasswork run`` drives it;
+- ``split, no delay``: the driver's subtrees searched in this one process, round-robin in 5 ms
+  slices, the incumbent passed between them after every slice: what splitting costs with no
+  network at all (each subtree has its own symmetry map: the map's lost dominance);
+- ``dask:local N``: the real driver on a LocalCluster of N one-thread worker processes;
+
+and the inputs of the paper model in docs/corels.md: the per-worker rate (evaluations per second
+of one process), the incumbent delay (a round trip of the Dask Variable and Queue the tasks use)
+and the re-split cost (``take`` + ``seed`` of 20,000 prefixes, per prefix).
+
+    python bench/corels_dask.py [--lambdas 0.01,0.005] [--workers 2]
+
+The machine is shared; say how loaded it was when quoting the wall times. Evaluations are the
+steady figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("GLASSWORK_DATA", REPO.parent / "shared" / "datasets")) / "corels"
+
+
+def units_of_compas() -> Any:
+    from glasswork.data.corels_format import read_corels
+    from glasswork.plugins.corels import engine
+
+    base = str(DATA / "compas_train")
+    data = read_corels(base + ".out", base + ".label", base + ".minor")
+    return engine.make_units(data.antecedents.bits, data.y, 2)
+
+
+def one_process(units: Any, lam: float) -> dict[str, Any]:
+    from glasswork.plugins.corels import engine
+
+    search = engine.make_search(units, lam)
+    t = time.perf_counter()
+    engine.run_to_end(search)
+    return {"objective": search.objective, "evaluations": search.n_evaluated, "seconds": time.perf_counter() - t}
+
+
+def split_no_delay(units: Any, lam: float, parts: int) -> dict[str, Any]:
+    """The driver's first split, its subtrees interleaved here with an instant incumbent."""
+    from glasswork.cython_ext import corels as _corels
+    from glasswork.plugins.corels import engine
+
+    t = time.perf_counter()
+    stop = np.zeros(1, dtype=np.uint8)
+    root = engine.make_search(units, lam)
+    while root.queue_size < parts:
+        root.run(0.0, stop, root.n_evaluated + 1)
+    evaluations = root.n_evaluated
+    taken = root.take(root.queue_size)
+    searches = []
+    for i in range(parts):
+        s = engine.make_search(units, lam)
+        s.offer_incumbent(root.best_prefix)
+        s.seed([p for p, _ in taken[i::parts]])
+        searches.append(s)
+    best = min(searches, key=lambda s: s.objective)
+    open_ = list(searches)
+    while open_:
+        for s in list(open_):
+            if s.run(0.005, stop, -1) != _corels.SLICE:
+                open_.remove(s)
+            if s.objective < best.objective:
+                best = s
+            for other in open_:
+                if other.objective > best.objective:
+                    other.offer_incumbent(best.best_prefix)
+    evaluations += sum(s.n_evaluated for s in searches)
+    return {"objective": best.objective, "evaluations": evaluations, "seconds": time.perf_counter() - t}
+
+
+def on_dask(units: Any, lam: float, workers: int, address: str) -> dict[str, Any]:
+    from glasswork.plugins.corels.distributed import run_distributed
+    from glasswork.solver import ClusterExecutor, SolveContext
+
+    ctx = SolveContext(executor=ClusterExecutor(address, workers))
+    t = time.perf_counter()
+    out = run_distributed(
+        units, lam, {"threads": 1}, ctx, lambda *incumbent: None, lambda *progress: None, progress_interval=1e9
+    )
+    return {
+        "objective": out.objective,
+        "evaluations": out.stats["evaluated"],
+        "seconds": time.perf_counter() - t,
+        "status": out.status.value,
+        "subtrees": out.stats["subtrees"],
+        "splits": out.stats["splits"],
+    }
+
+
+def incumbent_delay(address: str, rounds: int = 200) -> float:
+    """Seconds of one task's sync: a Variable read and a Queue put through the scheduler."""
+    from distributed import Client, Queue, Variable
+
+    with Client(address) as client:
+        var, queue = Variable("bench-var", client=client), Queue("bench-queue", client=client)
+        var.set((0.5, [1, 2, 3]))
+        t = time.perf_counter()
+        for _ in range(rounds):
+            var.get()
+            queue.put(("status", 0, 0.5, 1))
+        elapsed = time.perf_counter() - t
+        queue.get(batch=True)
+    return elapsed / rounds
+
+
+def resplit_cost(units: Any, lam: float, k: int = 20000) -> float:
+    """Seconds per prefix to take ``k`` open prefixes from a grown queue and seed them elsewhere."""
+    from glasswork.plugins.corels import engine
+
+    search = engine.make_search(units, lam)
+    stop = np.zeros(1, dtype=np.uint8)
+    while search.queue_size < 2 * k and not search.done:
+        search.run(0.01, stop, -1)
+    t = time.perf_counter()
+    taken = search.take(k)
+    other = engine.make_search(units, lam)
+    other.seed([p for p, _ in taken])
+    return (time.perf_counter() - t) / max(1, len(taken))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lambdas", default="0.01,0.005")
+    ap.add_argument("--workers", type=int, default=2)
+    args = ap.parse_args()
+    from distributed import LocalCluster
+
+    units = units_of_compas()
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
+        address = cluster.scheduler_address
+        delay = incumbent_delay(address)
+        print(f"incumbent delay (Variable get + Queue put): {delay * 1e3:.2f} ms")
+        for lam in (float(x) for x in args.lambdas.split(",")):
+            one = one_process(units, lam)
+            rate = one["evaluations"] / one["seconds"]
+            print(f"lambda {lam}: per-worker rate {rate / 1e6:.2f} M evaluations/s")
+            print(f"  re-split cost: {resplit_cost(units, lam) * 1e6:.2f} us per prefix")
+            rows = [
+                ("one process", one),
+                (f"split, no delay ({args.workers})", split_no_delay(units, lam, args.workers)),
+                (f"dask:local {args.workers}", on_dask(units, lam, args.workers, address)),
+            ]
+            for name, row in rows:
+                ratio = row["evaluations"] / one["evaluations"]
+                extra = {k: v for k, v in row.items() if k not in ("objective", "evaluations", "seconds")}
+                print(
+                    f"  {name:24s} objective {row['objective']:.6f}  evaluations {row['evaluations']:>11,d} "
+                    f"({ratio:.2f}x)  {row['seconds']:7.2f} s  {extra or ''}"
+                )
+        print(f"load average {os.getloadavg()[0]:.1f} at the end")
+
+
+if __name__ == "__main__":
+    main()

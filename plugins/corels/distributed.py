@@ -1,0 +1,306 @@
+"""One CORELS search spread over a Dask cluster (``glasswork run SPEC --executor dask:ADDRESS``).
+
+The driver expands the root here until the queue holds a few prefixes per worker, takes them all
+(``Search.take``) and deals them out as *subtrees*: each task is a ``Search`` seeded with its
+prefixes (``Search.seed``) that runs in slices. Between slices a task reads the shared incumbent
+(a Dask ``Variable`` that only the driver writes; ``Search.offer_incumbent`` rescores its list
+bit-exactly), reports what it found and its lower bound on a Dask ``Queue``, and, when the
+driver asks for work for an idle worker, hands half of its queue back as a new subtree. Every
+open prefix is always somewhere the driver can see: in a running task (bounded by that task's
+last report), in a subtree not yet started (bounded by its seeds), or in a message not yet read
+(read before the final bound is taken), so the global lower bound, the smallest of those, is
+valid at any stop. A task whose worker dies is run again from its seeds: Dask reruns it, and the
+driver resubmits it when Dask gives up; a subtree is never lost, at worst searched twice.
+
+Each task has its own symmetry map, so a permutation found in two subtrees is searched in both:
+that, and the incumbent's delay, are what the split costs in evaluations (docs/corels.md).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from glasswork.cython_ext import corels as _corels
+from glasswork.plugins.corels import engine
+from glasswork.result import Status
+from glasswork.solver import SolveContext, StopReason, resident_memory
+
+SYNC_SECONDS = 0.02  # a task's period for reading the incumbent and reporting
+SPLIT_MIN_QUEUE = 64  # a task hands work back only with at least this many open prefixes
+SPLIT_MAX = 20000  # and at most this many per split (one message)
+SEEDS_PER_WORKER = 1  # subtrees the root is cut into, per worker (one map each: fewer, fewer duplicates)
+MAX_RESUBMITS = 3  # reruns of one subtree after Dask gave up on it (KilledWorker)
+
+
+@dataclass
+class Subtree:
+    """Open prefixes searched by one task, and the smallest bound among them when dealt out."""
+
+    seeds: list[list[int]]
+    bound: float
+    reported: float | None = None  # the running task's last lower bound
+    evaluations: int = 0  # its last reported count
+    resubmits: int = 0
+
+
+@dataclass
+class Outcome:
+    """What the distributed search ends with, for ``run_corels`` to package."""
+
+    objective: float
+    prefix: list[int]
+    status: Status
+    lower_bound: float
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TaskConfig:
+    """What every task needs to rebuild the search (pickled once per task)."""
+
+    units: engine.Units
+    regularization: float
+    options: dict[str, Any]
+    names: dict[str, str]  # Dask names of the incumbent Variable, the stop Event, the split Variable, the Queue
+    memory: int | None  # per-process resident bytes at which a task stops (the run's memory limit)
+
+
+def search_subtree(config: TaskConfig, task_id: int, seeds: list[list[int]]) -> dict[str, Any]:
+    """A task: search the subtrees under ``seeds`` until done, stopped, or out of memory."""
+    from distributed import Event, Queue, Variable, get_client
+
+    client = get_client()
+    incumbent = Variable(config.names["incumbent"], client=client)
+    split = Variable(config.names["split"], client=client)
+    stop_event = Event(config.names["stop"], client=client)
+    messages = Queue(config.names["queue"], client=client)
+    search = engine.make_search(config.units, config.regularization, **config.options)
+    shared = incumbent.get()
+    if shared is not None:
+        search.offer_incumbent(shared[1])
+    search.seed(seeds)
+    published = search.objective
+    stop = np.zeros(1, dtype=np.uint8)
+    code = _corels.SLICE
+    stopped = memory = False
+    last_sync = time.monotonic()
+    while True:
+        code = search.run(SYNC_SECONDS / 4, stop, -1)
+        if code != _corels.SLICE:
+            break
+        if time.monotonic() - last_sync < SYNC_SECONDS:
+            continue
+        last_sync = time.monotonic()
+        if stop_event.is_set():
+            stopped = True
+            break
+        if config.memory is not None and resident_memory() >= config.memory:
+            memory = True
+            break
+        shared = incumbent.get()
+        if shared is not None and shared[0] < search.objective:
+            search.offer_incumbent(shared[1])
+        if search.objective < published:
+            published = search.objective
+            messages.put(("incumbent", task_id, published, search.best_prefix))
+        want = split.get()
+        if want and search.queue_size >= SPLIT_MIN_QUEUE:
+            taken = search.take(min(search.queue_size // 2, SPLIT_MAX))
+            if taken:
+                messages.put(("split", task_id, [p for p, _ in taken], min(b for _, b in taken)))
+        messages.put(("status", task_id, search.lower_bound(), search.n_evaluated))
+    if search.objective < published:
+        messages.put(("incumbent", task_id, search.objective, search.best_prefix))
+    return {
+        "task": task_id,
+        "done": code == _corels.DONE,
+        "out_of_memory": code == _corels.OUT_OF_MEMORY or memory,
+        "stopped": stopped,
+        "objective": search.objective,
+        "prefix": search.best_prefix,
+        "lower_bound": search.lower_bound(),
+        "counters": search.counters(),
+    }
+
+
+class Driver:
+    """Deals subtrees to the cluster's workers and keeps the incumbent and the global bound."""
+
+    def __init__(
+        self,
+        client: Any,
+        config: TaskConfig,
+        ctx: SolveContext,
+        report: Callable[[float, list[int], int], None],
+    ) -> None:
+        self.client, self.config, self.ctx, self.report = client, config, ctx, report
+        from distributed import Event, Queue, Variable
+
+        self.incumbent = Variable(config.names["incumbent"], client=client)
+        self.split = Variable(config.names["split"], client=client)
+        self.stop_event = Event(config.names["stop"], client=client)
+        self.messages = Queue(config.names["queue"], client=client)
+        self.running: dict[Any, tuple[int, Subtree]] = {}
+        self.closed_bounds: list[float] = []  # lower bounds of tasks that stopped before done
+        self.evaluations = 0
+        self.next_id = 0
+        self.best: tuple[float, list[int]] = (float("inf"), [])
+        self.incomplete = False  # a task ran out of memory: the run cannot certify
+        self.splits = 0
+        self.resubmitted = 0
+        self.delays: list[float] = []  # seconds from a task's report to the driver reading it
+
+    def workers(self) -> int:
+        return max(1, len(self.client.scheduler_info(n_workers=-1)["workers"]))
+
+    def offer(self, objective: float, prefix: list[int]) -> None:
+        if objective < self.best[0]:
+            self.best = (objective, list(prefix))
+            self.incumbent.set((objective, list(prefix)))
+            self.report(objective, list(prefix), self.total_evaluations())
+
+    def submit(self, tree: Subtree) -> None:
+        task_id = self.next_id
+        self.next_id += 1
+        future = self.client.submit(
+            search_subtree, self.config, task_id, tree.seeds, pure=False, key=f"glasswork-corels-{uuid.uuid4().hex}"
+        )
+        self.running[future] = (task_id, tree)
+
+    def total_evaluations(self) -> int:
+        return self.evaluations + sum(t.evaluations for _, t in self.running.values())
+
+    def lower_bound(self) -> float:
+        """The smallest bound over every open subtree and the incumbent (valid at any moment the
+        message queue has been drained)."""
+        lo = self.best[0]
+        for _, tree in self.running.values():
+            lo = min(lo, tree.bound if tree.reported is None else tree.reported)
+        return min([lo, *self.closed_bounds])
+
+    def drain(self, *, stopping: bool = False) -> None:
+        by_id = {task_id: tree for task_id, tree in self.running.values()}
+        while self.messages.qsize() > 0:
+            for message in self.messages.get(batch=True):
+                kind, task_id = message[0], message[1]
+                if kind == "incumbent":
+                    self.offer(message[2], message[3])
+                elif kind == "split":
+                    self.splits += 1
+                    tree = Subtree(message[2], message[3])
+                    if stopping:
+                        self.closed_bounds.append(tree.bound)
+                    else:
+                        self.submit(tree)
+                elif kind == "status" and task_id in by_id:
+                    by_id[task_id].reported, by_id[task_id].evaluations = message[2], message[3]
+
+    def collect(self, future: Any, *, stopping: bool) -> None:
+        task_id, tree = self.running.pop(future)
+        try:
+            out = future.result()
+        except Exception as exc:
+            if type(exc).__name__ != "KilledWorker" or tree.resubmits >= MAX_RESUBMITS or stopping:
+                if stopping or type(exc).__name__ == "KilledWorker":
+                    self.closed_bounds.append(tree.bound if tree.reported is None else tree.reported)
+                    self.evaluations += tree.evaluations
+                    self.incomplete = True
+                    return
+                raise
+            tree.resubmits += 1
+            self.resubmitted += 1
+            self.evaluations += tree.evaluations
+            tree.reported, tree.evaluations = None, 0
+            self.submit(tree)
+            return
+        self.evaluations += out["counters"]["evaluated"]
+        self.offer(out["objective"], out["prefix"])
+        if out["out_of_memory"]:
+            self.incomplete = True
+        if not out["done"]:
+            self.closed_bounds.append(out["lower_bound"])
+
+
+def run_distributed(
+    units: engine.Units,
+    regularization: float,
+    options: dict[str, Any],
+    ctx: SolveContext,
+    on_incumbent: Callable[[float, list[int], int], None],
+    on_progress: Callable[[float, float, int, int], None],
+    *,
+    progress_interval: float = 1.0,
+) -> Outcome:
+    """Search on ``ctx.executor``'s cluster; the same certificate a single process gives."""
+    assert ctx.executor is not None
+    started = time.perf_counter()
+    # the root's first levels here, until there are a few open prefixes per worker to deal out
+    root = engine.make_search(units, regularization, **{**options, "threads": 1})
+    client, close = ctx.executor.connect()
+    try:
+        names = {k: f"glasswork-corels-{k}-{uuid.uuid4().hex}" for k in ("incumbent", "split", "stop", "queue")}
+        config = TaskConfig(units, regularization, {**options, "threads": 1}, names, ctx.limits.memory)
+        driver = Driver(client, config, ctx, on_incumbent)
+        n_workers = driver.workers()
+        stop = np.zeros(1, dtype=np.uint8)
+        code = _corels.SLICE
+        while root.queue_size < SEEDS_PER_WORKER * n_workers:
+            code = root.run(0.0, stop, root.n_evaluated + 1)  # one expansion at a time
+            if code not in (_corels.SLICE, _corels.NODE_LIMIT):
+                break
+        driver.evaluations = root.n_evaluated
+        driver.offer(root.objective, root.best_prefix)
+        driver.split.set(0)
+        taken = root.take(root.queue_size)
+        # dealt round-robin in bound order, so every subtree holds good and poor prefixes alike
+        n_trees = min(len(taken), SEEDS_PER_WORKER * n_workers)
+        for i in range(n_trees):
+            part = taken[i::n_trees]
+            driver.submit(Subtree([p for p, _ in part], min(b for _, b in part)))
+        stopping = False
+        last_progress = -1.0
+        asked = -1
+        while driver.running:
+            time.sleep(SYNC_SECONDS / 2)
+            done = [future for future in driver.running if future.done()]
+            driver.drain(stopping=stopping)
+            for future in done:
+                driver.collect(future, stopping=stopping)
+            idle = 0 if stopping else max(0, n_workers - len(driver.running))
+            if idle != asked:
+                driver.split.set(idle)
+                asked = idle
+            if not stopping and ctx.check(driver.total_evaluations()) is not None:
+                stopping = True
+                driver.stop_event.set()
+            if ctx.elapsed() - last_progress >= progress_interval:
+                last_progress = ctx.elapsed()
+                on_progress(driver.best[0], driver.lower_bound(), driver.total_evaluations(), len(driver.running))
+        driver.drain(stopping=True)
+        lower = driver.lower_bound()
+        if not driver.closed_bounds and not driver.incomplete:
+            status, lower = Status.OPTIMAL, driver.best[0]  # every subtree searched to its end
+        elif stopping:
+            reason = ctx.stop_reason
+            status = reason.status if reason is not StopReason.NONE else Status.STOPPED_TIME
+        else:
+            status = Status.STOPPED_MEMORY
+        stats = {
+            "evaluated": driver.total_evaluations(),
+            "workers": n_workers,
+            "subtrees": driver.next_id,
+            "splits": driver.splits,
+            "resubmitted": driver.resubmitted,
+            "root_evaluations": root.n_evaluated,
+            "distributed_seconds": time.perf_counter() - started,
+        }
+        on_progress(driver.best[0], min(lower, driver.best[0]), driver.total_evaluations(), 0)
+        return Outcome(driver.best[0], driver.best[1], status, min(lower, driver.best[0]), stats)
+    finally:
+        close()

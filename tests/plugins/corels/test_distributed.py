@@ -1,0 +1,232 @@
+"""One CORELS search spread over Dask workers (issue 27 item 2): the kernel's seed/take/offer
+handles, the driver against brute force and the single-process search, a worker killed mid-run,
+a stopped run's bound, and ``glasswork run --executor``'s refusals."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from corels_reference import COMPAS, brute_force, random_instance
+
+from glasswork.cli import cli
+from glasswork.cython_ext import bitset
+from glasswork.plugins.corels import engine
+from glasswork.result import Status
+from glasswork.solver import ClusterExecutor, Limits, SolveContext
+
+distributed = pytest.importorskip("distributed")
+
+
+def _units(X: np.ndarray, y: np.ndarray) -> engine.Units:
+    return engine.make_units(bitset.pack_columns(np.ascontiguousarray(X, dtype=np.uint8)), y, 2)
+
+
+def _wide_instance(seed: int, n: int = 600, m: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    """Enough antecedents that a search takes about a second, so a run can be cut or hit."""
+    rng = np.random.default_rng(seed)
+    X = (rng.random((n, m)) < rng.uniform(0.1, 0.5, m)).astype(np.uint8)
+    y = ((X[:, 0] & X[:, 1]) | (X[:, 2] & (1 - X[:, 3])) | (X[:, 4] & X[:, 5])).astype(np.int64)
+    y[rng.random(n) < 0.2] ^= 1
+    return X, y
+
+
+def _single(units: engine.Units, lam: float) -> tuple[float, list[int], int]:
+    search = engine.make_search(units, lam)
+    engine.run_to_end(search)
+    assert search.done
+    return search.objective, search.best_prefix, search.n_evaluated
+
+
+# -- the kernel's handles -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_seeded_subtrees_cover_the_search(seed: int) -> None:
+    """The root's open prefixes, taken and searched apart (incumbent passed along), find the
+    brute-force optimum; each taken bound is at most the best list under it."""
+    rng = np.random.default_rng(seed)
+    X, y = random_instance(rng, max_m=7)
+    lam = (0.0, 0.005, 0.01, 0.03)[seed % 4]
+    ref, _ = brute_force(X, y, lam)
+    units = _units(X, y)
+    root = engine.make_search(units, lam)
+    root.run(0.0, np.zeros(1, dtype=np.uint8), 1)
+    best, prefix = root.objective, root.best_prefix
+    for seed_prefix, bound in root.take(1000):
+        sub = engine.make_search(units, lam)
+        sub.offer_incumbent(prefix)
+        sub.seed([seed_prefix])
+        engine.run_to_end(sub)
+        assert sub.done
+        if sub.objective < best:
+            best, prefix = sub.objective, sub.best_prefix
+            assert sub.objective >= bound - 1e-12
+    assert root.queue_size == 0
+    assert best == pytest.approx(ref, abs=1e-12)
+
+
+def test_offer_incumbent_rescores_and_keeps_the_better() -> None:
+    X, y = _wide_instance(1, m=12)
+    units = _units(X, y)
+    opt, prefix, _ = _single(units, 0.01)
+    search = engine.make_search(units, 0.01)
+    assert search.offer_incumbent(prefix)
+    assert search.objective == opt and search.best_prefix == prefix
+    assert not search.offer_incumbent([])  # the empty list scores worse
+    with pytest.raises(ValueError):
+        search.offer_incumbent([0, 0])
+    search.seed([[]])  # the root again: the search certifies what it was offered
+    engine.run_to_end(search)
+    assert search.done and search.objective == opt
+
+
+# -- the driver on a LocalCluster -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as c:
+        yield c
+
+
+def _distributed(units: engine.Units, lam: float, address: str, limits: Limits | None = None):
+    from glasswork.plugins.corels.distributed import run_distributed
+
+    found: list[tuple[float, list[int]]] = []
+    ctx = SolveContext(limits, executor=ClusterExecutor(address))
+    out = run_distributed(
+        units,
+        lam,
+        {"policy": "lower_bound", "symmetry_map": "prefix", "threads": 1},
+        ctx,
+        lambda objective, prefix, evaluations: found.append((objective, prefix)),
+        lambda *progress: None,
+    )
+    return out, found
+
+
+def test_distributed_equals_brute_force(cluster) -> None:
+    rng = np.random.default_rng(5)
+    for lam in (0.0, 0.01, 0.03):
+        X, y = random_instance(rng, max_m=7)
+        ref, _ = brute_force(X, y, lam)
+        out, found = _distributed(_units(X, y), lam, cluster.scheduler_address)
+        assert out.status is Status.OPTIMAL
+        assert out.objective == pytest.approx(ref, abs=1e-12) and out.lower_bound == out.objective
+        assert found[-1][0] == out.objective  # the last incumbent event is the optimum
+
+
+def test_distributed_equals_one_process(cluster) -> None:
+    X, y = _wide_instance(3, m=24)
+    units = _units(X, y)
+    opt, prefix, evaluations = _single(units, 0.005)
+    out, _ = _distributed(units, 0.005, cluster.scheduler_address)
+    assert out.status is Status.OPTIMAL and out.objective == opt
+    assert engine.make_search(units, 0.005).evaluate(out.prefix)["objective"] == opt
+    assert out.stats["evaluated"] > 0 and out.stats["workers"] == 2
+
+
+def test_a_killed_worker_loses_no_subtree(cluster) -> None:
+    """A worker process killed mid-run: its subtree is searched again and the optimum is exact."""
+    X, y = _wide_instance(7)
+    units = _units(X, y)
+    opt, _, _ = _single(units, 0.005)
+    with distributed.Client(cluster.scheduler_address) as client:
+        victim = next(iter(client.run(os.getpid).values()))
+    killed_at: list[float] = []
+
+    def kill() -> None:
+        time.sleep(0.5)
+        os.kill(victim, signal.SIGKILL)
+        killed_at.append(time.monotonic())
+
+    killer = threading.Thread(target=kill)
+    killer.start()
+    try:
+        out, _ = _distributed(units, 0.005, cluster.scheduler_address)
+    finally:
+        killer.join()
+    finished = time.monotonic()
+    assert killed_at and killed_at[0] < finished - 0.05  # the worker died while the search ran
+    assert out.status is Status.OPTIMAL and out.objective == opt
+    cluster.wait_for_workers(2)
+
+
+def test_a_stopped_run_has_a_valid_lower_bound(cluster) -> None:
+    X, y = _wide_instance(7)
+    units = _units(X, y)
+    opt, _, _ = _single(units, 0.005)
+    out, _ = _distributed(units, 0.005, cluster.scheduler_address, Limits(time=0.3))
+    assert out.status is Status.STOPPED_TIME
+    assert out.lower_bound <= opt + 1e-12 <= out.objective + 2e-12
+    assert out.lower_bound < out.objective
+
+
+# -- glasswork run --executor -----------------------------------------------------------------
+
+
+def test_executor_is_refused_by_a_solver_without_support(toy_env, tiny_csv: Path, tmp_path: Path) -> None:
+    spec = tmp_path / "toy.yaml"
+    spec.write_text(f"name: t\nsolver: toy\ndata:\n  source: {tiny_csv}\n  target: label\n")
+    result = CliRunner().invoke(cli, ["run", "-q", "--no-store", "--executor", "dask:local", str(spec)])
+    assert result.exit_code == 2
+    assert "cannot spread one search over a cluster" in result.stderr
+
+
+@pytest.mark.parametrize("executor", ["dask", "spark:local", "dask:"])
+def test_an_unknown_executor_is_a_usage_error(executor: str, tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["run", "-q", "--no-store", "--executor", executor, str(tmp_path / "x.yaml")])
+    assert result.exit_code == 2 and "unknown executor" in result.stderr and "nothing was run" in result.stderr
+
+
+@pytest.mark.skipif(not (COMPAS.parent / "compas_train.out").exists(), reason="COMPAS data not available")
+def test_a_scheduler_that_cannot_be_reached_fails_the_run(tmp_path: Path) -> None:
+    spec = tmp_path / "c.yaml"
+    spec.write_text(
+        f"name: c\nsolver: corels\ndata:\n  source: {COMPAS.parent / 'compas_train.out'}\n"
+        "objective:\n  regularization: 0.05\n"
+    )
+    result = CliRunner().invoke(cli, ["run", "-q", "--no-store", "--executor", "dask:tcp://127.0.0.1:9", str(spec)])
+    assert result.exit_code == 1
+    assert "cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'" in result.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (COMPAS.parent / "compas_train.out").exists(), reason="COMPAS data not available")
+def test_compas_on_dask_local_certifies_the_single_process_optimum(tmp_path: Path) -> None:
+    import json
+
+    spec = tmp_path / "c.yaml"
+    spec.write_text(
+        f"name: c\nsolver: corels\ndata:\n  source: {COMPAS.parent / 'compas_train.out'}\n"
+        "objective:\n  regularization: 0.015\n"
+    )
+    one = CliRunner().invoke(cli, ["run", "-q", "--no-store", "--json", str(spec)])
+    two = CliRunner().invoke(
+        cli, ["run", "-q", "--no-store", "--json", "--executor", "dask:local", "--workers", "2", str(spec)]
+    )
+    assert one.exit_code == 0 and two.exit_code == 0, two.stderr
+    a, b = json.loads(one.stdout), json.loads(two.stdout)
+    assert b["status"] == "optimal" and b["objective"] == a["objective"] and b["lower_bound"] == a["lower_bound"]
+    assert b["stats"]["executor"] == "dask:local"
+
+
+@pytest.mark.skipif(not (COMPAS.parent / "compas_train.out").exists(), reason="COMPAS data not available")
+def test_a_rashomon_run_refuses_the_cluster_rather_than_skip_the_set(tmp_path: Path) -> None:
+    spec = tmp_path / "c.yaml"
+    spec.write_text(
+        f"name: c\nsolver: corels\ndata:\n  source: {COMPAS.parent / 'compas_train.out'}\n"
+        "objective:\n  regularization: 0.05\nrashomon:\n  epsilon: 0.01\n"
+    )
+    result = CliRunner().invoke(cli, ["run", "-q", "--no-store", "--executor", "dask:local", str(spec)])
+    assert result.exit_code == 2
+    assert "the Rashomon set is enumerated in one process" in result.stderr
