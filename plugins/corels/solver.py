@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,8 +28,9 @@ from glasswork.plugins.corels.spec import (
     CorelsSearch,
     CorelsSpec,
 )
-from glasswork.result import Certificate, Result, Status
+from glasswork.result import Certificate, RashomonMember, RashomonSet, Result, Status, prediction_fingerprint
 from glasswork.solver import SolveContext, Solver
+from glasswork.spec import RashomonSpec
 
 SLICE_SECONDS = 0.005
 
@@ -41,10 +43,11 @@ class CorelsSolver(Solver):
     description = "CORELS: certifiably optimal rule lists by branch-and-bound over antecedents."
     tasks = frozenset({"binary", "multiclass"})
     spec_model = CorelsSpec
+    supports_rashomon = True
 
     def solve(self, problem: Problem, ctx: SolveContext) -> Result:
         spec: CorelsSpec = self.spec  # type: ignore[assignment]
-        return run_corels(problem, spec.objective, spec.constraints, spec.search, ctx)
+        return run_corels(problem, spec.objective, spec.constraints, spec.search, ctx, rashomon=spec.rashomon)
 
     def check(self, problem: Problem) -> None:
         """0/1 features to mine, class weights naming the classes, sample weights that are counts."""
@@ -67,8 +70,10 @@ def run_corels(
     constraints: CorelsConstraints,
     search_opts: CorelsSearch,
     ctx: SolveContext,
+    rashomon: RashomonSpec | None = None,
 ) -> Result:
-    """Mine (unless pre-mined), search in slices, and package the rule list and certificate."""
+    """Mine (unless pre-mined), search in slices, and package the rule list and certificate;
+    with ``rashomon``, then enumerate every list within its threshold (plugins/corels/rashomon.py)."""
     lam = objective.regularization
     t0 = time.perf_counter()
     names, bits, items = antecedents_for(problem, constraints, lam)
@@ -154,7 +159,92 @@ def run_corels(
         "estimated_seconds": estimate.rough_seconds,
     }
     metrics = {"regularized_objective": search.objective, "train_loss": loss, "rules": float(len(search.best_prefix))}
-    return Result(model=model, certificate=cert, metrics=metrics, stats=stats)
+    rset = None
+    if rashomon is not None:
+        rset = _rashomon_set(
+            rashomon, units, problem, lam, search_opts, max_len, search, status, lower, build, items, ctx, stats
+        )
+        default_support = not problem.extras.get("premined") and constraints.min_support is None
+        if default_support and rset.threshold > search.objective and lam > 0:
+            ctx.log(
+                f"corels: antecedents were mined at support >= lambda ({lam:g}); lists using one of support "
+                f"down to {max(lam - (rset.threshold - search.objective), 0.0):.4g} may also be within the "
+                "threshold: set constraints.min_support to that to include them",
+                level="warning",
+            )
+    return Result(model=model, certificate=cert, metrics=metrics, stats=stats, rashomon=rset)
+
+
+def _rashomon_set(
+    request: RashomonSpec,
+    units: engine.Units,
+    problem: Problem,
+    lam: float,
+    search_opts: CorelsSearch,
+    max_len: int,
+    search: Any,
+    status: Status,
+    lower: float,
+    build: Callable[[list[int]], RuleList],
+    items: list[list[tuple[int, int]]],
+    ctx: SolveContext,
+    stats: dict[str, Any],
+) -> RashomonSet:
+    """The Rashomon set after the search: enumerated when the optimum is certified; otherwise
+    the incumbent alone, never complete, bounded by the search's lower bound."""
+    from glasswork.plugins.corels import rashomon as rs
+
+    names = problem.feature_names
+
+    def features(prefix: list[int]) -> tuple[str, ...]:
+        used = sorted({j for m in prefix for j, _ in items[m]})
+        return tuple(str(names[j]) for j in used)
+
+    def as_member(prefix: list[int], objective: float) -> RashomonMember:
+        rules = build(prefix)
+        return RashomonMember(
+            objective=objective,
+            features=features(prefix),
+            fingerprint=prediction_fingerprint(rules.predict(problem.X)),
+            model=rules if request.keep == "model" else None,
+        )
+
+    if status is not Status.OPTIMAL:
+        ctx.log("corels: the optimum is not certified, so the Rashomon set is not enumerated", level="warning")
+        return rs.unproven_set(request, search.objective, lower, as_member(list(search.best_prefix), search.objective))
+    threshold = rs.threshold_for(request, search.objective)
+    t0 = time.perf_counter()
+    enumerator = rs.make_enumerator(
+        units,
+        lam,
+        threshold,
+        floor=search.objective,
+        policy=search_opts.policy,
+        max_prefix_length=max_len,
+        threads=search.threads,
+        max_models=request.max_models,
+        ablation=search_opts.ablation,
+    )
+    rset, _ = rs.enumerate_rashomon(
+        enumerator,
+        request=request,
+        threshold=threshold,
+        optimum=search.objective,
+        ctx=ctx,
+        build=build,
+        problem=problem,
+        feature_names=features,
+        nodes_before=search.n_evaluated,
+        progress_interval=search_opts.progress_interval,
+    )
+    stats["rashomon_seconds"] = time.perf_counter() - t0
+    stats["rashomon_bytes"] = enumerator.memory_bytes()
+    stats.update({f"rashomon_{k}" if not k.startswith("rashomon") else k: v for k, v in enumerator.counters().items()})
+    ctx.log(
+        f"corels: Rashomon set at threshold {threshold:.6g}: {rset.count:,} lists"
+        f"{'' if rset.complete else ' so far (stopped by a limit)'} in {stats['rashomon_seconds']:.2f} s"
+    )
+    return rset
 
 
 def _progress(ctx: SolveContext, search: Any, M: int) -> None:

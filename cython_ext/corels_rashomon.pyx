@@ -1,0 +1,1071 @@
+# cython: language_level=3
+"""The CORELS Rashomon set: every rule list whose objective is within a fixed threshold.
+
+A branch-and-bound over prefixes like ``corels.Search``, but the goal is "every list with
+``R(d) <= theta``", not "the optimum", so only bounds that compare a lower bound with ``theta`` are
+applied (docs/corels.md, "Rashomon sets", proves each): the hierarchical bound, the lookahead with
+the equivalent points, the length bound and the cap, and the support bounds restated against
+``theta`` and a lower bound ``floor`` on the optimum. No symmetry map, no dominance (Theorem 18):
+they prune lists because another one is at least as good, and such lists may be members.
+
+The queue holds two kinds of entries. A prefix's *model* entry stands for the rule list the
+prefix defines (prefix + default), keyed by its objective; its *expand* entry stands for every
+strict extension, with the lower bound ``b + b0 + lambda`` of all of them. With the ``lower_bound``
+(or ``objective``) policy both are keyed by those bounds, so popping a model entry emits a member
+in objective order (SORTD's idea) and, when a limit stops the run, the smallest key left bounds
+every member not enumerated. The other policies (``bfs``, ``dfs``, ``curiosity``) only change the
+order of the expansions: members are emitted as they are scored, the count is the same, and the
+bound left is the smallest lower bound over the queue.
+
+The count is exact and never needs storing the members; the best ``max_models`` are kept (their
+antecedents and objective) in C arrays. No Python object per node; ``run`` releases the GIL and
+works for a slice, on one thread or several sharing the queue under one lock. Counts are the
+bit-sliced planes of ``corels_counts.pxd``; objective arithmetic is done in weighted count units,
+in the same order as ``corels.Search``, so equal lists get bit-identical objectives.
+"""
+
+from libc.stdint cimport uint64_t, int64_t, int32_t, uint16_t, uint8_t
+from libc.stdlib cimport malloc, free
+from libc.math cimport INFINITY
+from libcpp.vector cimport vector
+from libcpp.queue cimport priority_queue
+from libcpp.utility cimport pair
+from libcpp.unordered_map cimport unordered_map
+from cython.operator cimport dereference as deref
+
+from bitops cimport gw_popcount64, splitmix64
+from monotonic_clock cimport now
+from paged_heap cimport PagedHeap
+from corels_counts cimport binary_counts, plane_popcounts, fold_counts, weighted_majority, weighted_sum
+
+cdef extern from "corels_threads.h" nogil:
+    ctypedef struct gw_sync:
+        pass
+    ctypedef void (*gw_worker_fn)(void* ctx, int tid) noexcept nogil
+    gw_sync* gw_sync_new()
+    void gw_sync_free(gw_sync* s)
+    void gw_lock(gw_sync* s)
+    void gw_unlock(gw_sync* s)
+    void gw_wait(gw_sync* s, double seconds)
+    void gw_notify_all(gw_sync* s)
+    ctypedef struct gw_pool:
+        pass
+    gw_pool* gw_pool_new(int n)
+    void gw_pool_run(gw_pool* p, gw_worker_fn fn, void* ctx)
+    void gw_pool_free(gw_pool* p)
+    bint gw_pool_stale(gw_pool* p)
+
+cdef extern from *:
+    """
+    #include <cstdint>
+    #include <vector>
+    #include <unordered_map>
+    /* Record an antecedent set in the enumerator's map; 0 when memory runs out (then the map is
+     * left as it was for lookups: a record is indexed only once fully written). */
+    static int gw_rs_store(std::vector<uint16_t>& ids_store, std::vector<int64_t>& offs,
+                           std::vector<double>& errs, std::unordered_map<uint64_t, int64_t>& index,
+                           uint64_t key, const uint16_t* ids, int n, double err) {
+        try {
+            int64_t off = (int64_t)ids_store.size();
+            ids_store.push_back((uint16_t)n);
+            ids_store.insert(ids_store.end(), ids, ids + n);
+            offs.push_back(off);
+            errs.push_back(err);
+            index[key] = (int64_t)offs.size() - 1;
+        } catch (...) {
+            return 0;
+        }
+        return 1;
+    }
+    /* Make ``twin`` the first twin of ``rep``; ``next`` gets the previous first (-1: none).
+     * 0 when memory runs out (nothing changed). */
+    static int gw_rs_link(std::unordered_map<int32_t, int32_t>& heads, int32_t rep, int32_t twin,
+                          int32_t* next) {
+        try {
+            auto it = heads.find(rep);
+            *next = it == heads.end() ? -1 : it->second;
+            heads[rep] = twin;
+        } catch (...) {
+            return 0;
+        }
+        return 1;
+    }
+    """
+    int gw_rs_store(vector[uint16_t]& ids_store, vector[int64_t]& offs, vector[double]& errs,
+                    unordered_map[uint64_t, int64_t]& index, uint64_t key, const uint16_t* ids,
+                    int n, double err) noexcept nogil
+    int gw_rs_link(unordered_map[int32_t, int32_t]& heads, int32_t rep, int32_t twin, int32_t* next) noexcept nogil
+
+import numpy as np
+
+cdef enum:
+    P_BFS = 0
+    P_DFS = 1
+    P_CURIOSITY = 2
+    P_LOWER_BOUND = 3
+    P_OBJECTIVE = 4
+    MAX_CLASSES = 64
+    K_MODEL = 0
+    K_EXPAND = 1
+    SIM_WINDOW = 8      # Theorem 18 (restated) tries dropping each of the last SIM_WINDOW rules
+    NODE_PAGE_BITS = 16
+    NODE_PAGE_MASK = 65535
+    MAX_NODE_PAGES = 32768
+
+POLICIES = {"bfs": P_BFS, "dfs": P_DFS, "curiosity": P_CURIOSITY,
+            "lower_bound": P_LOWER_BOUND, "objective": P_OBJECTIVE}
+
+cdef enum:
+    R_DONE = 0
+    R_SLICE = 1
+    R_STOPPED = 2
+    R_NODE_LIMIT = 3
+    R_OUT_OF_MEMORY = 4
+
+DONE = R_DONE
+SLICE = R_SLICE
+STOPPED = R_STOPPED
+NODE_LIMIT = R_NODE_LIMIT
+OUT_OF_MEMORY = R_OUT_OF_MEMORY
+
+
+cdef struct RNode:          # 16 bytes; never freed (the count is taken over them at the end)
+    double err              # weighted errors of the prefix rules (count units); for a twin, the
+                            # node it mirrors and the next twin of that node (two int32)
+    int32_t parent
+    uint16_t ant
+    uint8_t depth
+    uint8_t flags           # F_OWN: its own list was emitted; F_TWIN: mirrors another node
+
+
+cdef enum:
+    F_OWN = 1
+    F_TWIN = 2
+
+
+cdef struct REntry:
+    double key              # queue order (the policy's key)
+    int64_t tie             # insertion order (negated for DFS)
+    double lb               # lower bound (count units) on every list this entry stands for
+    int32_t node
+    int32_t kind            # K_MODEL: the prefix's own list; K_EXPAND: its strict extensions
+
+
+cdef struct Cand:           # a scored child, waiting for the lock
+    double err
+    double R
+    double lbx
+    double key
+    int32_t ant
+    uint8_t member
+    uint8_t expand
+
+
+cdef struct RScratch:
+    vector[uint64_t] u, v, f
+    vector[uint16_t] path
+    vector[uint8_t] in_prefix
+    vector[Cand] cands
+    vector[int64_t] acc
+    int n_cands
+    int64_t n_evaluated, n_dead, n_pruned_support, n_pruned_bound, n_pruned_lookahead, n_pruned_similar
+    vector[uint64_t] sim_tmp, sim_x, sim_ctx
+    double sim_gain[SIM_WINDOW]
+    double sim_perr[256]
+
+
+cdef void _worker_entry(void* ctx, int tid) noexcept nogil:
+    (<Enumerator>ctx)._worker(tid)
+
+
+cdef class Enumerator:
+    """Enumerate every rule list with objective ``<= threshold`` (see the module docstring).
+
+    Data are as ``corels.Search`` takes them (``engine.make_units``). ``threshold`` and ``floor``
+    are objectives (fractions of the total weight): ``floor`` must be a lower bound on the optimum
+    over the same class (the certified optimum, or a stopped search's lower bound; 0 disables the
+    restated support bound). ``roots`` restricts the first rule to those antecedents (a subtree of
+    the prefix space); ``include_empty`` counts the list with no rule. A list counts when its
+    objective is at most ``threshold + tolerance``, ``tolerance = 1e-9 * max(1, threshold)``.
+    """
+
+    cdef int M, W, C, P, Q, PT, QT, policy, max_len, n_threads, stride
+    cdef bint ordered, do_support, do_lookahead, do_eqpts, do_similar, do_map, include_empty, collapse
+    # orderings collapsed (twins): a node whose set and prefix error equal a recorded node's is not
+    # expanded but mirrors it; set_node is that node per record, twin_head its first twin
+    cdef vector[int32_t] set_node
+    cdef unordered_map[int32_t, int32_t] twin_head
+    cdef vector[int32_t] kept_node
+    # the prefix map restated (Corollary 16 against the threshold): per antecedent set, the
+    # smallest prefix error seen over its orderings; a set's key is a sum of per-antecedent
+    # hashes, verified against the stored sorted ids, so a collision never prunes
+    cdef vector[uint64_t] ant_hash
+    cdef unordered_map[uint64_t, int64_t] set_index
+    cdef vector[int64_t] set_off
+    cdef vector[double] set_err
+    cdef vector[uint16_t] set_ids
+    cdef double lam, total, lamW, theta, theta_in, theta_prune, floorW
+    cdef vector[uint64_t] caps, lplanes, zplanes, mask
+    cdef vector[int32_t] lclass, lshift, zclass, zshift
+    cdef vector[uint8_t] root_ok
+    cdef double weights[MAX_CLASSES]
+    # state
+    cdef RNode** pages
+    cdef int n_pages
+    cdef int64_t n_nodes
+    cdef PagedHeap[REntry] queue
+    cdef int64_t seq
+    cdef vector[RScratch] scratch
+    cdef vector[double] inflight       # per thread: the key of its expansion in flight (ordered)
+    # members
+    cdef public int64_t n_emitted
+    cdef int64_t max_models
+    cdef priority_queue[pair[double, int32_t]] kept    # (objective, slot): the worst kept on top
+    cdef vector[uint16_t] kept_ants
+    cdef vector[uint16_t] kept_len
+    cdef vector[double] kept_obj
+    cdef vector[int32_t] kept_log      # slots in the order they were kept (ordered mode)
+    cdef double best_seen
+    # threads and slices
+    cdef gw_sync* sync
+    cdef gw_pool* pool
+    cdef double t_end, start_time, oom_bound
+    cdef const uint8_t* stop_ptr
+    cdef int64_t max_evals
+    cdef int n_inflight, n_waiting
+    cdef bint halt, out_of_memory, finished
+    cdef public int64_t n_evaluated, n_expanded, n_inserted, n_dead, n_pruned_support
+    cdef public int64_t n_pruned_bound, n_pruned_lookahead, n_pruned_similar, n_pruned_map, max_queue
+    cdef public int64_t n_twins, n_collapsed
+
+    def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
+                 const int32_t[::1] lclass, const int32_t[::1] lshift,
+                 const uint64_t[:, ::1] zplanes, const int32_t[::1] zclass,
+                 const int32_t[::1] zshift, const double[::1] weights, int n_units,
+                 double regularization, double threshold, double floor=0.0, str policy="lower_bound",
+                 int max_prefix_length=255, int threads=1, int64_t max_models=1000,
+                 roots=None, bint include_empty=True, bint support=True, bint lookahead=True,
+                 bint equivalent_points=True, bint similar_support=True, bint symmetry_map=True,
+                 bint collapse_orderings=True):
+        cdef int i, k
+        if threads < 1 or threads > 1024:
+            raise ValueError(f"threads must be between 1 and 1024, got {threads}")
+        if policy not in POLICIES:
+            raise ValueError(f"unknown policy {policy!r}; choose one of {sorted(POLICIES)}")
+        if regularization < 0:
+            raise ValueError("regularization must be >= 0")
+        if not (threshold == threshold) or threshold < 0 or threshold == INFINITY:
+            raise ValueError("the threshold must be a finite number >= 0")
+        if max_models < 0:
+            raise ValueError("max_models must be >= 0")
+        self.M = caps.shape[0]
+        self.W = caps.shape[1] if self.M > 0 else (n_units + 63) // 64
+        if self.W == 0:
+            self.W = 1
+        self.C = weights.shape[0]
+        if self.C < 2 or self.C > MAX_CLASSES:
+            raise ValueError(f"between 2 and {MAX_CLASSES} classes are supported, got {self.C}")
+        if self.M > 65535:
+            raise ValueError("at most 65535 antecedents are supported")
+        if lplanes.shape[1] != self.W or zplanes.shape[1] != self.W and zplanes.shape[0] > 0:
+            raise ValueError("planes must have the same number of words as the antecedents")
+        self.n_threads = threads
+        self.policy = POLICIES[policy]
+        self.ordered = self.policy == P_LOWER_BOUND or self.policy == P_OBJECTIVE
+        self.max_len = max(0, min(max_prefix_length, self.M, 255))
+        self.P = lplanes.shape[0]
+        self.Q = zplanes.shape[0]
+        self.do_support = support
+        self.do_lookahead = lookahead
+        self.do_eqpts = equivalent_points and self.Q > 0
+        self.do_similar = similar_support
+        self.do_map = symmetry_map
+        self.collapse = collapse_orderings and symmetry_map
+        cdef uint64_t hx = 0x5EED5EED
+        for k in range(self.M):
+            hx = splitmix64(hx)
+            self.ant_hash.push_back(hx)
+        self.include_empty = include_empty
+        self.lam = regularization
+        self.theta = threshold
+        self.max_models = max_models
+        for k in range(self.C):
+            if weights[k] < 0:
+                raise ValueError("class weights must be >= 0")
+            self.weights[k] = weights[k]
+        cdef Py_ssize_t[::1] lorder = np.argsort(np.asarray(lclass), kind="stable").astype(np.intp)
+        cdef Py_ssize_t[::1] zorder = np.argsort(np.asarray(zclass), kind="stable").astype(np.intp)
+        self.caps.resize(<size_t>self.M * self.W)
+        for k in range(self.M):
+            for i in range(self.W):
+                self.caps[<size_t>k * self.W + i] = caps[k, i]
+        self.lplanes.resize(<size_t>self.W * max(self.P, 1))
+        for i in range(self.W):
+            for k in range(self.P):
+                self.lplanes[<size_t>i * self.P + k] = lplanes[lorder[k], i]
+        self.zplanes.resize(<size_t>self.W * max(self.Q, 1))
+        for i in range(self.W):
+            for k in range(self.Q):
+                self.zplanes[<size_t>i * self.Q + k] = zplanes[zorder[k], i]
+        for k in range(self.P):
+            if lclass[k] < -1 or lclass[k] == 0 or lclass[k] >= self.C:
+                raise ValueError("label plane classes must be -1 (total) or 1..C-1")
+            self.lclass.push_back(lclass[lorder[k]])
+            self.lshift.push_back(lshift[lorder[k]])
+        for k in range(self.Q):
+            if zclass[k] < -1 or zclass[k] == 0 or zclass[k] >= self.C:
+                raise ValueError("minority plane classes must be -1 (total) or 1..C-1")
+            self.zclass.push_back(zclass[zorder[k]])
+            self.zshift.push_back(zshift[zorder[k]])
+        self.PT = 0
+        while self.PT < self.P and self.lclass[self.PT] < 0:
+            self.PT += 1
+        self.QT = 0
+        while self.QT < self.Q and self.zclass[self.QT] < 0:
+            self.QT += 1
+        self.lshift.push_back(0)
+        self.zshift.push_back(0)
+        self.lclass.push_back(0)
+        self.zclass.push_back(0)
+        self.mask.assign(self.W, 0)
+        for i in range(n_units):
+            self.mask[i >> 6] |= (<uint64_t>1) << (i & 63)
+        self.root_ok.assign(max(self.M, 1), 1 if roots is None else 0)
+        if roots is not None:
+            for r in roots:
+                if not 0 <= int(r) < self.M:
+                    raise ValueError(f"root antecedent {r} is not in 0..{self.M - 1}")
+                self.root_ok[int(r)] = 1
+        self.scratch.resize(threads)
+        for k in range(threads):
+            self.scratch[k].u.assign(self.W, 0)
+            self.scratch[k].v.assign(self.W, 0)
+            self.scratch[k].f.assign(self.W, 0)
+            self.scratch[k].path.assign(256, 0)
+            self.scratch[k].in_prefix.assign(max(self.M, 1), 0)
+            self.scratch[k].cands.resize(max(self.M, 1))
+            self.scratch[k].acc.assign(max(self.P, self.Q) + 1, 0)
+            self.scratch[k].sim_tmp.assign(self.W, 0)
+            self.scratch[k].sim_x.assign(self.W, 0)
+            self.scratch[k].sim_ctx.assign(<size_t>SIM_WINDOW * self.W, 0)
+        self.inflight.assign(threads, INFINITY)
+        self.pages = <RNode**>malloc(MAX_NODE_PAGES * sizeof(RNode*))
+        self.sync = gw_sync_new()
+        if self.pages == NULL or self.sync == NULL or not self.queue.reserve(1 << 20):
+            raise MemoryError("cannot allocate the enumeration's tables")
+        self.n_pages = 0
+        self._init()
+        self.floorW = floor * self.total
+
+    def __dealloc__(self):
+        cdef int i
+        if self.pages != NULL:
+            for i in range(self.n_pages):
+                free(self.pages[i])
+            free(self.pages)
+            self.pages = NULL
+        if self.pool != NULL and not gw_pool_stale(self.pool):
+            gw_pool_free(self.pool)
+        self.pool = NULL
+        if self.sync != NULL:
+            gw_sync_free(self.sync)
+        self.sync = NULL
+
+    # ---------------------------------------------------------------------------- helpers
+
+    cdef inline RNode* _node(self, int32_t i) noexcept nogil:
+        return &self.pages[i >> NODE_PAGE_BITS][i & NODE_PAGE_MASK]
+
+    cdef int32_t _new_node(self, int32_t parent, uint16_t ant, int depth, double err) noexcept nogil:
+        """A node (under the lock); -1 when out of memory."""
+        cdef int32_t i
+        if (self.n_nodes >> NODE_PAGE_BITS) >= self.n_pages:
+            if self.n_pages >= MAX_NODE_PAGES:
+                return -1
+            self.pages[self.n_pages] = <RNode*>malloc((1 << NODE_PAGE_BITS) * sizeof(RNode))
+            if self.pages[self.n_pages] == NULL:
+                return -1
+            self.n_pages += 1
+        i = <int32_t>self.n_nodes
+        self.n_nodes += 1
+        self._node(i).err = err
+        self._node(i).parent = parent
+        self._node(i).ant = ant
+        self._node(i).depth = <uint8_t>depth
+        self._node(i).flags = 0
+        return i
+
+    cdef bint _push(self, double key, double lb, int32_t node, int kind) noexcept nogil:
+        cdef REntry e
+        if not self.queue.reserve_one():
+            return False
+        e.key = key
+        e.lb = lb
+        e.node = node
+        e.kind = kind
+        self.seq += 1
+        e.tie = -self.seq if self.policy == P_DFS else self.seq
+        self.queue.push_reserved(e)
+        self.n_inserted += 1
+        if <int64_t>self.queue.size() > self.max_queue:
+            self.max_queue = self.queue.size()
+        return True
+
+    cdef void _counts(self, const uint64_t* vec, bint minority, double* cnt, int64_t* acc) noexcept nogil:
+        cdef const uint64_t* planes = &self.zplanes[0] if minority else &self.lplanes[0]
+        cdef int P = self.Q if minority else self.P
+        cdef const int32_t* sh = &self.zshift[0] if minority else &self.lshift[0]
+        if self.C == 2:
+            binary_counts(self.W, vec, NULL, NULL, planes, P, self.QT if minority else self.PT, sh, cnt)
+            return
+        plane_popcounts(self.W, vec, planes, P, acc)
+        fold_counts(self.C, acc, P, &self.zclass[0] if minority else &self.lclass[0], sh, cnt)
+
+    cdef void _emit(self, double R, const uint16_t* path, int length, int32_t node) noexcept nogil:
+        """Count a member, the list of ``node`` (under the lock), and keep it if it is among the
+        best ``max_models``."""
+        cdef int32_t slot
+        cdef int k
+        self.n_emitted += 1
+        self._node(node).flags |= F_OWN
+        if R < self.best_seen:
+            self.best_seen = R
+        if self.max_models == 0:
+            return
+        if <int64_t>self.kept.size() < self.max_models:
+            slot = <int32_t>self.kept.size()
+            self.kept_obj.push_back(R)
+            self.kept_len.push_back(length)
+            self.kept_node.push_back(node)
+            self.kept_ants.resize(<size_t>(slot + 1) * self.stride)
+            if self.ordered:
+                self.kept_log.push_back(slot)
+        elif R < self.kept.top().first:
+            slot = self.kept.top().second
+            self.kept.pop()
+            self.kept_obj[slot] = R
+            self.kept_len[slot] = length
+            self.kept_node[slot] = node
+        else:
+            return
+        for k in range(length):
+            self.kept_ants[<size_t>slot * self.stride + k] = path[k]
+        self.kept.push(pair[double, int32_t](R, slot))
+
+    cdef void _init(self):
+        cdef double cnt[MAX_CLASSES]
+        cdef double zc[MAX_CLASSES]
+        cdef double correct, b0 = 0, R0, lbx
+        cdef int label
+        cdef int32_t root
+        cdef vector[int64_t] accv
+        accv.assign(max(self.P, self.Q) + 1, 0)
+        self._counts(&self.mask[0], False, cnt, &accv[0])
+        self.total = weighted_majority(self.C, self.weights, cnt, &correct, &label)
+        self.lamW = self.lam * self.total
+        self.theta_in = self.theta + 1e-9 * max(1.0, self.theta)
+        # pruning compares a bound in count units with the threshold: a margin above the
+        # inclusion tolerance, so rounding in the conversion never prunes a member
+        self.theta_prune = (self.theta + 2e-9 * max(1.0, self.theta)) * self.total
+        self.stride = self.max_len
+        if self.lamW > 0:
+            self.stride = min(self.max_len, <int>(self.theta_prune / self.lamW) + 1)
+        self.stride = max(self.stride, 1)
+        self.best_seen = INFINITY
+        self.oom_bound = INFINITY
+        self.start_time = now()
+        R0 = self.total - correct
+        if self.do_eqpts:
+            self._counts(&self.mask[0], True, zc, &accv[0])
+            b0 = weighted_sum(self.C, self.weights, zc)
+        root = self._new_node(-1, 0, 0, 0.0)
+        if root < 0:
+            raise MemoryError("cannot allocate the enumeration's nodes")
+        if self.include_empty and (R0 / self.total if self.total > 0 else 0.0) <= self.theta_in:
+            if self.ordered:
+                if not self._push(R0, R0, root, K_MODEL):
+                    raise MemoryError("cannot allocate the enumeration's queue")
+            else:
+                self._emit(R0 / self.total if self.total > 0 else 0.0, NULL, 0, root)
+        if self._expandable(0.0, b0, 0):
+            lbx = b0 + (self.lamW if self.do_lookahead else 0.0)
+            if not self._push(self._key(0, 0.0, lbx, 0.0, K_EXPAND), lbx, root, K_EXPAND):
+                raise MemoryError("cannot allocate the enumeration's queue")
+        self.finished = self.queue.size() == 0
+
+    cdef inline bint _expandable(self, double b, double b0, int depth) noexcept nogil:
+        """Can a strict extension of a prefix (bound ``b``, minority ``b0``, length ``depth``) be a
+        member? Lookahead with the equivalent points, the length bound and the cap."""
+        if depth >= self.max_len:
+            return False
+        if b + b0 + (self.lamW if self.do_lookahead else 0.0) > self.theta_prune:
+            return False
+        return (depth + 1) * self.lamW <= self.theta_prune
+
+    cdef inline double _key(self, int depth, double b, double lbx, double fw, int kind) noexcept nogil:
+        """The queue key of an expand entry under the policy (model entries: their objective)."""
+        cdef double ucap
+        if self.ordered:
+            return lbx
+        if self.policy == P_BFS:
+            return depth
+        if self.policy == P_DFS:
+            return -depth
+        ucap = self.total - fw
+        return b * self.total / ucap if ucap > 0 else INFINITY
+
+    # ---------------------------------------------------------------------------- expansion
+
+    cdef int _score(self, int32_t ni, RScratch* sc) noexcept nogil:
+        """Score every child of node ``ni`` into ``sc.cands`` (no lock: writes only the scratch)."""
+        cdef RNode* nd = self._node(ni)
+        cdef int depth = nd.depth, k, i, s, label, flabel, n_cands = 0
+        cdef int32_t cur = ni
+        cdef double perr = nd.err
+        cdef double ucnt[MAX_CLASSES]
+        cdef double uz[MAX_CLASSES]
+        cdef double cnt[MAX_CLASSES]
+        cdef double fc[MAX_CLASSES]
+        cdef double zc[MAX_CLASSES]
+        cdef double wv, correct, err, b, R, fw, fcorrect, b0, lbx
+        cdef uint64_t* u = &sc.u[0]
+        cdef uint64_t* v = &sc.v[0]
+        cdef const uint64_t* capv
+        cdef int64_t* acc = &sc.acc[0]
+        cdef uint16_t* path = &sc.path[0]
+        cdef uint8_t* in_prefix = &sc.in_prefix[0]
+        cdef bint any_bits, member, expand
+        cdef Cand* cand
+        cdef int c, c2, n_sim
+        k = depth
+        while k > 0:
+            k -= 1
+            path[k] = self._node(cur).ant
+            cur = self._node(cur).parent
+        for i in range(self.W):
+            u[i] = self.mask[i]
+        for k in range(depth):
+            s = path[k]
+            in_prefix[s] = 1
+            for i in range(self.W):
+                u[i] &= ~self.caps[<size_t>s * self.W + i]
+        self._counts(u, False, ucnt, acc)
+        if self.do_eqpts:
+            self._counts(u, True, uz, acc)
+        for s in range(self.M):
+            if in_prefix[s] or (depth == 0 and not self.root_ok[s]):
+                continue
+            sc.n_evaluated += 1
+            capv = &self.caps[<size_t>s * self.W]
+            any_bits = False
+            for i in range(self.W):
+                v[i] = u[i] & capv[i]
+                if v[i] != 0:
+                    any_bits = True
+            if not any_bits:                       # captures nothing new: not a separate list
+                sc.n_dead += 1
+                continue
+            self._counts(v, False, cnt, acc)
+            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
+            # Theorems 10/11 restated: dropping this rule from any list through it gives a list of
+            # objective >= floor, at most correct - lambda*W better
+            if self.do_support and self.floorW + self.lamW - correct > self.theta_prune:
+                sc.n_pruned_support += 1
+                continue
+            err = perr + (wv - correct)
+            b = err + (depth + 1) * self.lamW
+            if b > self.theta_prune:                # Theorem 1 against the threshold
+                sc.n_pruned_bound += 1
+                continue
+            for k in range(self.C):
+                fc[k] = ucnt[k] - cnt[k]
+            fw = weighted_majority(self.C, self.weights, fc, &fcorrect, &flabel)
+            R = b + (fw - fcorrect)
+            member = R / self.total <= self.theta_in
+            b0 = 0
+            if self.do_eqpts:                         # Theorem 20
+                self._counts(v, True, zc, acc)
+                for k in range(self.C):
+                    zc[k] = uz[k] - zc[k]
+                b0 = weighted_sum(self.C, self.weights, zc)
+            expand = self._expandable(b, b0, depth + 1)
+            if not expand:
+                sc.n_pruned_lookahead += 1
+                if not member:
+                    continue
+            lbx = b + b0 + (self.lamW if self.do_lookahead else 0.0)
+            cand = &sc.cands[n_cands]
+            n_cands += 1
+            cand.ant = s
+            cand.err = err
+            cand.R = R
+            cand.lbx = lbx
+            cand.key = self._key(depth + 1, b, lbx, fw, K_EXPAND)
+            cand.member = member
+            cand.expand = expand
+        for k in range(depth):
+            in_prefix[path[k]] = 0
+        if self.do_similar and depth >= 1 and n_cands > 0:   # Theorem 18 against the threshold
+            n_sim = self._similar_setup(ni, depth, sc)
+            c2 = 0
+            for c in range(n_cands):
+                if self._similar_excluded(sc.cands[c].ant, depth, n_sim, sc.cands[c].err - perr, sc):
+                    sc.n_pruned_similar += 1
+                else:
+                    sc.cands[c2] = sc.cands[c]
+                    c2 += 1
+            n_cands = c2
+        sc.n_cands = n_cands
+        return 0
+
+    cdef int _similar_setup(self, int32_t ni, int depth, RScratch* sc) noexcept nogil:
+        """Prepare Theorem 18 for the children of ``ni`` = (p_0 .. p_{K-1}), K = ``depth``: for
+        each of the last ``SIM_WINDOW`` rules p_j, what d_j = the prefix without p_j leaves
+        uncaptured (``sc.sim_ctx``) and the part of b(D) - b(d_j + t) that does not depend on the
+        child t (``sc.sim_gain``), as ``corels.Search`` does. Returns how many rules are tried."""
+        cdef int i, j, k, label, n = min(depth, SIM_WINDOW), j0 = depth - n
+        cdef int32_t cur = ni
+        cdef uint64_t* x
+        cdef const uint64_t* cv
+        cdef uint64_t* up = &sc.sim_tmp[0]
+        cdef uint64_t* sx = &sc.sim_x[0]
+        cdef double* perr = &sc.sim_perr[0]
+        cdef double cnt[MAX_CLASSES]
+        cdef double correct, wv, ej
+        for k in range(depth, j0, -1):
+            perr[k] = self._node(cur).err
+            cur = self._node(cur).parent
+        perr[j0] = self._node(cur).err
+        for i in range(self.W):
+            up[i] = self.mask[i]
+        for k in range(j0):
+            cv = &self.caps[<size_t>sc.path[k] * self.W]
+            for i in range(self.W):
+                up[i] &= ~cv[i]
+        for j in range(j0, depth):
+            x = &sc.sim_ctx[<size_t>(j - j0) * self.W]
+            for i in range(self.W):
+                x[i] = up[i]
+            ej = self.lamW + perr[depth] - perr[j]
+            for k in range(j + 1, depth):
+                cv = &self.caps[<size_t>sc.path[k] * self.W]
+                for i in range(self.W):
+                    sx[i] = x[i] & cv[i]
+                    x[i] &= ~cv[i]
+                self._counts(sx, False, cnt, &sc.acc[0])
+                wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
+                ej -= wv - correct
+            sc.sim_gain[j - j0] = ej
+            cv = &self.caps[<size_t>sc.path[j] * self.W]
+            for i in range(self.W):
+                up[i] &= ~cv[i]
+        return n
+
+    cdef bint _similar_excluded(self, int t, int depth, int n, double et, RScratch* sc) noexcept nogil:
+        """Theorem 18 against the threshold, for D = (p_0 .. p_{K-1}, t) and d = D without one of
+        its last ``n`` rules p_j: every list through D (D itself and each extension D+T) scores
+        at least R(d+T) + b(D) - b(d) - Omega >= floor + b(D) - b(d) - Omega, Omega the weight
+        of what p_j alone captures in D (docs/corels.md, "Rashomon sets"). True when that exceeds
+        the threshold: no member lies through D. ``et`` = err(t | D's prefix)."""
+        cdef double cnt[MAX_CLASSES]
+        cdef double correct, wv, gain, slack = self.theta_prune - self.floorW
+        cdef int label, i, j, j0 = depth - n
+        cdef const uint64_t* tv = &self.caps[<size_t>t * self.W]
+        cdef const uint64_t* pv
+        cdef const uint64_t* x
+        cdef uint64_t* y = &sc.sim_x[0]
+        for j in range(depth - 1, j0 - 1, -1):
+            x = &sc.sim_ctx[<size_t>(j - j0) * self.W]
+            for i in range(self.W):
+                y[i] = x[i] & tv[i]
+            self._counts(y, False, cnt, &sc.acc[0])
+            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
+            gain = sc.sim_gain[j - j0] + et - (wv - correct)
+            if gain <= slack:                      # Omega >= 0
+                continue
+            pv = &self.caps[<size_t>sc.path[j] * self.W]
+            for i in range(self.W):
+                y[i] = x[i] & pv[i] & ~tv[i]
+            self._counts(y, False, cnt, &sc.acc[0])
+            if gain - weighted_sum(self.C, self.weights, cnt) > slack:
+                return True
+        return False
+
+    cdef int _map_check(self, const uint16_t* path, int depth, int ant, double err, int64_t* rec_out) noexcept nogil:
+        """The prefix map against the threshold (under the lock): D = path + ``ant`` with prefix
+        error ``err``. Every ordering D' of the same antecedents leaves the same data uncaptured,
+        so R(D+T) = R(D'+T) + err(D) - err(D') >= floor + err(D) - err(D'), for any tail T. True
+        when that exceeds the threshold for the best ordering seen so far; otherwise D's error is
+        recorded when it is the best of its set. Any ordering seen is a real prefix, so the test
+        is valid whatever the order of the search (docs/corels.md, "Rashomon sets").
+
+        Returns 1 (excluded), 2 (a twin: an ordering with the same error as the recorded node
+        ``set_node[rec_out]``, whose lists it mirrors one for one) or 0; with 0, ``rec_out`` is the
+        record whose node the caller sets to D's (-1: none to set)."""
+        cdef uint16_t ids[256]
+        cdef uint64_t key = self.ant_hash[ant]
+        cdef int n = depth + 1, i, j
+        cdef uint16_t tmp
+        cdef int64_t rec
+        cdef const uint16_t* stored
+        cdef unordered_map[uint64_t, int64_t].iterator it
+        rec_out[0] = -1
+        for i in range(depth):
+            key += self.ant_hash[path[i]]
+            ids[i] = path[i]
+        ids[depth] = ant
+        for i in range(1, n):
+            j = i
+            while j > 0 and ids[j - 1] > ids[j]:
+                tmp = ids[j]
+                ids[j] = ids[j - 1]
+                ids[j - 1] = tmp
+                j -= 1
+        it = self.set_index.find(key)
+        if it != self.set_index.end():
+            rec = deref(it).second
+            stored = &self.set_ids[self.set_off[rec]]
+            if stored[0] != n:
+                return 0                           # a hash collision: never prune on it
+            for i in range(n):
+                if stored[1 + i] != ids[i]:
+                    return 0
+            if self.floorW + err - self.set_err[rec] > self.theta_prune:
+                return 1
+            if err == self.set_err[rec]:
+                self.n_twins += 1
+                if self.set_node[rec] >= 0:
+                    rec_out[0] = rec
+                    return 2
+                return 0
+            if err < self.set_err[rec]:
+                self.set_err[rec] = err
+                rec_out[0] = rec
+                self.set_node[rec] = -1
+            return 0
+        if gw_rs_store(self.set_ids, self.set_off, self.set_err, self.set_index, key, ids, n, err):
+            rec_out[0] = <int64_t>self.set_off.size() - 1
+            while self.set_node.size() < self.set_off.size():
+                self.set_node.push_back(-1)
+        return 0
+
+    cdef void _admit(self, int32_t ni, RScratch* sc) noexcept nogil:
+        """Second half of an expansion (under the lock): members and queue entries."""
+        cdef int depth = self._node(ni).depth, c
+        cdef Cand* cand
+        cdef int32_t child, nxt
+        cdef int verdict
+        cdef int64_t rec = -1
+        cdef uint16_t* path = &sc.path[0]
+        cdef int32_t* link
+        for c in range(sc.n_cands):
+            cand = &sc.cands[c]
+            if self.out_of_memory:
+                self.oom_bound = min(self.oom_bound, cand.R if cand.member else cand.lbx)
+                continue
+            verdict = 0
+            rec = -1
+            if self.do_map and depth >= 1:
+                verdict = self._map_check(path, depth, cand.ant, cand.err, &rec)
+                if verdict == 1:
+                    self.n_pruned_map += 1
+                    continue
+            child = self._new_node(ni, cand.ant, depth + 1, cand.err)
+            if child < 0:
+                self.out_of_memory = True
+                self.oom_bound = min(self.oom_bound, cand.R if cand.member else cand.lbx)
+                continue
+            if verdict == 2 and self.collapse:
+                # a twin: same rows left, same objective for every tail as the recorded node, so
+                # its lists are that node's, one for one; counted at the end, never expanded
+                if gw_rs_link(self.twin_head, self.set_node[rec], child, &nxt):
+                    link = <int32_t*>&self._node(child).err
+                    link[0] = self.set_node[rec]
+                    link[1] = nxt
+                    self._node(child).flags = F_TWIN
+                    self.n_collapsed += 1
+                    continue
+            if rec >= 0 and verdict == 0:
+                self.set_node[rec] = child
+            if cand.member and not self.ordered:
+                path[depth] = cand.ant
+                self._emit(cand.R / self.total, path, depth + 1, child)
+            if (cand.member and self.ordered) or cand.expand:
+                if cand.member and self.ordered and not self._push(cand.R, cand.R, child, K_MODEL):
+                    self.out_of_memory = True
+                    self.oom_bound = min(self.oom_bound, cand.R)
+                    continue
+                if cand.expand and not self._push(cand.key, cand.lbx, child, K_EXPAND):
+                    self.out_of_memory = True
+                    self.oom_bound = min(self.oom_bound, cand.lbx)
+        self.n_evaluated += sc.n_evaluated
+        self.n_dead += sc.n_dead
+        self.n_pruned_support += sc.n_pruned_support
+        self.n_pruned_bound += sc.n_pruned_bound
+        self.n_pruned_lookahead += sc.n_pruned_lookahead
+        self.n_pruned_similar += sc.n_pruned_similar
+        sc.n_pruned_similar = 0
+        sc.n_evaluated = 0
+        sc.n_dead = 0
+        sc.n_pruned_support = 0
+        sc.n_pruned_bound = 0
+        sc.n_pruned_lookahead = 0
+        self.n_expanded += 1
+
+    cdef void _emit_node(self, int32_t ni, double R, RScratch* sc) noexcept nogil:
+        """Emit the list of node ``ni`` (a popped model entry), under the lock."""
+        cdef int depth = self._node(ni).depth, k = depth
+        cdef int32_t cur = ni
+        while k > 0:
+            k -= 1
+            sc.path[k] = self._node(cur).ant
+            cur = self._node(cur).parent
+        self._emit(R / self.total if self.total > 0 else 0.0, &sc.path[0], depth, ni)
+
+    cdef double _others_inflight(self, int tid) noexcept nogil:
+        cdef double lo = INFINITY
+        cdef int t
+        for t in range(self.n_threads):
+            if t != tid and self.inflight[t] < lo:
+                lo = self.inflight[t]
+        return lo
+
+    cdef void _worker(self, int tid) noexcept nogil:
+        """One thread's loop for a slice: take an entry under the lock, score without it, admit
+        under it. In ordered mode a model entry is emitted only when no expansion in flight has a
+        smaller key (its children could be better), so members come out in objective order."""
+        cdef RScratch* sc = &self.scratch[tid]
+        cdef REntry e
+        gw_lock(self.sync)
+        while not self.halt:
+            if (self.stop_ptr[0] != 0 or self.out_of_memory or now() >= self.t_end
+                    or (self.max_evals >= 0 and self.n_evaluated >= self.max_evals)):
+                self.halt = True
+                break
+            if self.queue.size() == 0:
+                if self.n_inflight == 0:
+                    self.halt = True
+                    self.finished = True
+                    break
+                self.n_waiting += 1
+                gw_wait(self.sync, 0.0005)
+                self.n_waiting -= 1
+                continue
+            e = self.queue.top()
+            if e.kind == K_MODEL:
+                if self.n_inflight > 0 and e.key > self._others_inflight(tid):
+                    self.n_waiting += 1
+                    gw_wait(self.sync, 0.0005)
+                    self.n_waiting -= 1
+                    continue
+                self.queue.pop()
+                self._emit_node(e.node, e.key, sc)
+                continue
+            self.queue.pop()
+            self.inflight[tid] = e.key if self.ordered else INFINITY
+            self.n_inflight += 1
+            gw_unlock(self.sync)
+            self._score(e.node, sc)
+            gw_lock(self.sync)
+            self._admit(e.node, sc)
+            self.inflight[tid] = INFINITY
+            self.n_inflight -= 1
+            if self.n_waiting > 0:
+                gw_notify_all(self.sync)
+        if self.n_waiting > 0:
+            gw_notify_all(self.sync)
+        gw_unlock(self.sync)
+
+    # ---------------------------------------------------------------------------- Python API
+
+    def run(self, double seconds, const uint8_t[::1] stop_flag, int64_t max_evaluations=-1):
+        """Enumerate for about ``seconds`` of wall time; returns DONE (everything enumerated),
+        SLICE, STOPPED (the stop flag), NODE_LIMIT or OUT_OF_MEMORY."""
+        if self.finished:
+            return R_DONE
+        self.stop_ptr = &stop_flag[0]
+        self.max_evals = max_evaluations
+        self.halt = False
+        with nogil:
+            self.t_end = now() + seconds
+            if self.n_threads > 1:
+                if self.pool != NULL and gw_pool_stale(self.pool):
+                    self.pool = NULL
+                if self.pool == NULL:
+                    self.pool = gw_pool_new(self.n_threads)
+                if self.pool != NULL:
+                    gw_pool_run(self.pool, _worker_entry, <void*>self)
+                else:
+                    self._worker(0)
+            else:
+                self._worker(0)
+        if self.finished and not self.out_of_memory:
+            return R_DONE
+        if self.out_of_memory:
+            return R_OUT_OF_MEMORY
+        if stop_flag[0] != 0:
+            return R_STOPPED
+        if max_evaluations >= 0 and self.n_evaluated >= max_evaluations:
+            return R_NODE_LIMIT
+        return R_SLICE
+
+    def lower_bound(self):
+        """A lower bound (objective) on every member not enumerated yet: the smallest bound over
+        the queue and whatever an allocation failure dropped; ``inf`` when nothing is left."""
+        cdef double lo = self.oom_bound
+        cdef size_t i
+        if self.ordered and self.queue.size() > 0:
+            lo = min(lo, self.queue.top().key)
+        else:
+            for i in range(self.queue.size()):
+                if self.queue.at(i).lb < lo:
+                    lo = self.queue.at(i).lb
+        if lo == INFINITY or self.total <= 0:
+            return lo if lo == INFINITY else 0.0
+        return lo / self.total
+
+    def set_floor(self, double floor):
+        """The lower bound on the optimum the restated support bound uses (objective units)."""
+        self.floorW = floor * self.total
+
+    @property
+    def complete(self):
+        return self.finished and not self.out_of_memory
+
+    @property
+    def ordered_order(self):
+        return bool(self.ordered)
+
+    @property
+    def queue_size(self):
+        return self.queue.size()
+
+    @property
+    def threads(self):
+        return self.n_threads
+
+    @property
+    def elapsed(self):
+        return now() - self.start_time
+
+    def memory_bytes(self):
+        return (self.n_pages * (1 << NODE_PAGE_BITS) * sizeof(RNode) + self.queue.bytes()
+                + self.set_ids.capacity() * 2 + self.set_off.capacity() * 16 + self.set_index.size() * 32
+                + self.kept_ants.capacity() * 2 + self.kept_obj.capacity() * 8)
+
+    @property
+    def count(self):
+        """Members enumerated: those emitted and, for each collapsed ordering, the lists of the
+        node it mirrors (exact once complete; a stopped run's count covers what it reached)."""
+        cdef int64_t total
+        with nogil:
+            total = self._total_count()
+        return total
+
+    cdef int64_t _total_count(self) noexcept nogil:
+        """N(node) = its own list (if emitted) + N(children), N(twin) = N(the node it mirrors):
+        a twin and its node have the same depth and every child is one deeper, so one pass per
+        depth, deepest first, settles every node before it is read."""
+        cdef vector[int64_t] N
+        cdef int64_t i, n = self.n_nodes
+        cdef int d, maxd = 0
+        cdef RNode* nd
+        if self.n_collapsed == 0:
+            return self.n_emitted
+        N.assign(n, 0)
+        for i in range(n):
+            nd = self._node(<int32_t>i)
+            if nd.flags & F_OWN:
+                N[i] = 1
+            if nd.depth > maxd:
+                maxd = nd.depth
+        for d in range(maxd, -1, -1):
+            for i in range(n):
+                nd = self._node(<int32_t>i)
+                if nd.depth == d and nd.flags & F_TWIN:
+                    N[i] = N[(<int32_t*>&nd.err)[0]]
+            for i in range(n):
+                nd = self._node(<int32_t>i)
+                if nd.depth == d and nd.parent >= 0:
+                    N[nd.parent] += N[i]
+        return N[0]
+
+    cdef list _path(self, int32_t node):
+        cdef list out = []
+        while node >= 0 and self._node(node).depth > 0:
+            out.append(self._node(node).ant)
+            node = self._node(node).parent
+        out.reverse()
+        return out
+
+    cdef void _variants(self, int32_t node, list suffix, list out, Py_ssize_t cap):
+        """Every list that mirrors ``node``'s path followed by ``suffix``: that list, and for each
+        node A on the path with collapsed orderings T, T's variants followed by the rest of the
+        path after A (a twin is as deep as A; its ancestors are shallower, so this ends)."""
+        cdef list path = self._path(node)
+        cdef int32_t a = node, t
+        cdef int k
+        cdef unordered_map[int32_t, int32_t].iterator it
+        out.append(tuple(path + suffix))
+        k = len(path)
+        while a >= 0 and len(out) < cap:
+            it = self.twin_head.find(a)
+            t = deref(it).second if it != self.twin_head.end() else -1
+            while t >= 0 and len(out) < cap:
+                self._variants(t, path[k:] + suffix, out, cap)
+                t = (<int32_t*>&self._node(t).err)[1]
+            a = self._node(a).parent
+            k -= 1
+
+    def kept_members(self):
+        """The kept members, best first: a list of (objective, antecedent tuple), each emitted
+        list followed by the orderings collapsed onto it (the same objective), at most
+        ``max_models``."""
+        out = []
+        cdef size_t slot
+        cdef int k
+        cdef list lists
+        order = sorted(range(self.kept_obj.size()), key=lambda i: self.kept_obj[i])
+        for slot in order:
+            if self.n_collapsed == 0:
+                lists = [tuple(self.kept_ants[slot * self.stride + k] for k in range(self.kept_len[slot]))]
+            else:
+                lists = []
+                self._variants(self.kept_node[slot], [], lists, self.max_models - len(out))
+            out.extend((self.kept_obj[slot], p) for p in lists)
+            if len(out) >= self.max_models:
+                break
+        return out[: self.max_models]
+
+    def kept_since(self, Py_ssize_t start):
+        """Ordered mode: the members kept from the ``start``-th on, in the order they were
+        emitted (objective order); the caller streams them as they come."""
+        out = []
+        cdef Py_ssize_t i
+        cdef int32_t slot
+        cdef int k
+        for i in range(start, self.kept_log.size()):
+            slot = self.kept_log[i]
+            out.append((self.kept_obj[slot],
+                        tuple(self.kept_ants[<size_t>slot * self.stride + k] for k in range(self.kept_len[slot]))))
+        return out
+
+    def counters(self):
+        return {
+            "rashomon_count": self.count,
+            "evaluated": self.n_evaluated,
+            "expanded": self.n_expanded,
+            "inserted": self.n_inserted,
+            "dead_rules": self.n_dead,
+            "pruned_support": self.n_pruned_support,
+            "pruned_bound": self.n_pruned_bound,
+            "pruned_lookahead": self.n_pruned_lookahead,
+            "pruned_similar": self.n_pruned_similar,
+            "pruned_map": self.n_pruned_map,
+            "map_sets": self.set_index.size(),
+            "orderings_with_equal_error": self.n_twins,
+            "orderings_collapsed": self.n_collapsed,
+            "emitted": self.n_emitted,
+            "max_queue": self.max_queue,
+            "nodes": self.n_nodes,
+        }

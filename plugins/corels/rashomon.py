@@ -1,0 +1,191 @@
+"""The CORELS Rashomon set: every rule list within a threshold of the certified optimum.
+
+The plain search runs first and certifies the optimum ``R*`` (so the threshold
+``(1 + epsilon) R*`` is known, and ``R*`` is the floor the restated support bounds use); then the
+compiled enumerator (``cython_ext/corels_rashomon.pyx``) lists every rule list with objective at
+most the threshold, in slices, like the search. Members come out best first with the
+``lower_bound`` and ``objective`` policies, so a run stopped by a limit still holds the best ones
+and an exact bound on the rest. docs/corels.md, "Rashomon sets", proves which bounds stay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from glasswork.cython_ext import corels_rashomon as _enum
+from glasswork.data import Problem
+from glasswork.plugins.corels.engine import Units
+from glasswork.plugins.corels.model import RuleList
+from glasswork.result import RashomonMember, RashomonSet, prediction_fingerprint
+from glasswork.solver import SolveContext
+from glasswork.spec import RashomonSpec
+
+SLICE_SECONDS = 0.005
+
+# the bounds of the plain search the enumerator keeps (restated against the threshold); an
+# ablation that names one switches it off here too, the others do not apply to enumeration
+KEPT_BOUNDS = {"support": "support", "accurate_support": "support", "lookahead": "lookahead",
+               "equivalent_points": "equivalent_points", "similar_support": "similar_support"}  # fmt: skip
+
+
+def make_enumerator(
+    units: Units,
+    regularization: float,
+    threshold: float,
+    *,
+    floor: float = 0.0,
+    policy: str = "lower_bound",
+    max_prefix_length: int = 255,
+    threads: int = 1,
+    max_models: int = 1000,
+    roots: Iterable[int] | None = None,
+    include_empty: bool = True,
+    ablation: Iterable[str] = (),
+    symmetry_map: bool = True,
+    collapse_orderings: bool = True,
+) -> Any:
+    """A ready ``Enumerator`` of every list with objective ``<= threshold``.
+
+    ``floor`` is a lower bound on the optimum over the same antecedents and length cap (the
+    certified optimum, or a stopped search's lower bound); ``roots`` keeps only lists whose first
+    rule is one of them (with ``include_empty`` deciding the list without rules), so the prefix
+    space can be split into subtrees enumerated apart; ``ablation`` names bounds to switch off
+    and ``symmetry_map=False`` the prefix map (each restated against the threshold);
+    ``collapse_orderings=False`` expands every ordering of equal error instead of counting it
+    with the one it mirrors.
+    """
+    off = {KEPT_BOUNDS[name] for name in ablation if name in KEPT_BOUNDS}
+    p = units.planes
+    return _enum.Enumerator(
+        units.caps,
+        p["lplanes"],
+        p["lclass"],
+        p["lshift"],
+        p["zplanes"],
+        p["zclass"],
+        p["zshift"],
+        np.ascontiguousarray(units.weights, dtype=np.float64),
+        units.n_units,
+        float(regularization),
+        float(threshold),
+        floor=float(floor),
+        policy=policy,
+        max_prefix_length=int(max_prefix_length),
+        threads=int(threads),
+        max_models=int(max_models),
+        roots=None if roots is None else [int(r) for r in roots],
+        include_empty=include_empty,
+        support="support" not in off,
+        lookahead="lookahead" not in off,
+        equivalent_points="equivalent_points" not in off,
+        similar_support="similar_support" not in off,
+        symmetry_map=symmetry_map,
+        collapse_orderings=collapse_orderings,
+    )
+
+
+def threshold_for(request: RashomonSpec, optimum: float) -> float:
+    """The absolute threshold: ``(1 + epsilon) * optimum`` or the spec's own."""
+    if request.threshold is not None:
+        return float(request.threshold)
+    assert request.epsilon is not None
+    return (1.0 + float(request.epsilon)) * optimum
+
+
+def enumerate_rashomon(
+    enumerator: Any,
+    *,
+    request: RashomonSpec,
+    threshold: float,
+    optimum: float,
+    ctx: SolveContext,
+    build: Callable[[list[int]], RuleList],
+    problem: Problem,
+    feature_names: Callable[[list[int]], tuple[str, ...]],
+    nodes_before: int = 0,
+    progress_interval: float = 0.25,
+) -> tuple[RashomonSet, int]:
+    """Run ``enumerator`` to the end or to a limit, streaming members (best first, when the
+    policy enumerates in objective order) through ``ctx.rashomon``; returns the set and the
+    enumerator's last return code."""
+    members: dict[tuple[int, ...], RashomonMember] = {}
+
+    def member(objective: float, prefix: tuple[int, ...]) -> RashomonMember:
+        if prefix not in members:
+            rules = build(list(prefix))
+            members[prefix] = RashomonMember(
+                objective=float(objective),
+                features=feature_names(list(prefix)),
+                fingerprint=prediction_fingerprint(rules.predict(problem.X)),
+                model=rules if request.keep == "model" else None,
+            )
+        return members[prefix]
+
+    node_limit = -1 if ctx.limits.nodes is None else max(int(ctx.limits.nodes) - nodes_before, 0)
+    streamed = 0
+    last = -1.0
+    while True:
+        code = enumerator.run(SLICE_SECONDS, ctx.stop_flag, node_limit)
+        if code == _enum.SLICE and ctx.check(nodes_before + enumerator.n_evaluated) is not None:
+            code = _enum.STOPPED
+        now = ctx.elapsed()
+        if code != _enum.SLICE or now - last >= progress_interval:
+            last = now
+            fresh = enumerator.kept_since(streamed) if enumerator.ordered_order else []
+            streamed += len(fresh)
+            bound = enumerator.lower_bound()
+            ctx.rashomon(
+                enumerator.n_emitted,  # the orderings collapsed onto them are counted at the end
+                [member(obj, prefix) for obj, prefix in fresh],
+                threshold=threshold,
+                lower_bound=None if not np.isfinite(bound) else bound,
+                nodes=nodes_before + enumerator.n_evaluated,
+            )
+        if code != _enum.SLICE:
+            break
+    sent = set(members)
+    kept = [member(obj, prefix) for obj, prefix in enumerator.kept_members()]
+    count = int(enumerator.count)
+    bound = enumerator.lower_bound()
+    ctx.rashomon(  # the exact count, and the kept lists not sent yet (the orderings collapsed)
+        count,
+        [m for m, (_, prefix) in zip(kept, enumerator.kept_members()) if prefix not in sent],
+        threshold=threshold,
+        lower_bound=None if not np.isfinite(bound) else bound,
+        nodes=nodes_before + enumerator.n_evaluated,
+    )
+    complete = bool(enumerator.complete)
+    return (
+        RashomonSet(
+            threshold=threshold,
+            optimum=optimum,
+            epsilon=request.epsilon,
+            count=count,
+            complete=complete,
+            members=kept,
+            unenumerated_bound=None if complete else float(min(bound, threshold)),
+        ),
+        int(code),
+    )
+
+
+def unproven_set(
+    request: RashomonSpec, objective: float, lower_bound: float, incumbent: RashomonMember | None
+) -> RashomonSet:
+    """The set a stopped search can give: its incumbent (when within the threshold), never
+    complete, with the search's lower bound as the bound on every list not enumerated."""
+    threshold = threshold_for(request, objective)
+    kept = [incumbent] if incumbent is not None and objective <= threshold else []
+    return RashomonSet(
+        threshold=threshold,
+        optimum=objective,
+        epsilon=request.epsilon,
+        count=len(kept),
+        complete=False,
+        members=kept[: request.max_models],
+        unenumerated_bound=float(lower_bound),
+        optimum_proven=False,
+    )
