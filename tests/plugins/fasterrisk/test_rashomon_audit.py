@@ -191,3 +191,20 @@ def test_node_limited_runs_are_incomplete_with_a_sound_bound(nodes: int) -> None
         assert rs.unenumerated_bound <= min(missing) + 1e-9
     if rs.optimum_proven:  # best first: what it holds is the top of the set
         assert all(m.objective <= min(missing, default=np.inf) + 1e-9 for m in rs.members)
+
+
+def test_limits_nodes_stops_the_enumeration_too() -> None:
+    """``limits.nodes`` bounds the run's nodes (docs/spec: "Search nodes, as the solver counts
+    them"; CORELS counts the search's and the enumeration's together). An enumeration that
+    spends more nodes than the limit allows must stop, ``complete: false`` with its bound; it must
+    not run on to a complete set."""
+    X, y = _hard_instance()
+    cards = every_card(X, y, np.ones(len(y)), [(-2, 2)] * 4, 3)
+    theta = cards[0][0] + 10.0
+    limit = 20
+    constraints = {"sparsity": 3, "coefficient_bounds": [-2, 2]}
+    result = run(X, y, None, {"constraints": constraints}, {"threshold": theta, "max_models": 10**5}, {"nodes": limit})
+    rs = result.rashomon
+    assert rs is not None
+    spent = result.stats["exact"]["rashomon"]["support_nodes"] + result.stats["exact"]["rashomon"]["lattice_nodes"]
+    assert not rs.complete or spent <= limit, f"complete after {spent} enumeration nodes under limits.nodes={limit}"
