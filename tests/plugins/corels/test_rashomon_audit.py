@@ -272,4 +272,6 @@ def test_node_limited_runs_are_incomplete_with_a_sound_bound(policy: str, thread
         missing = [o for o, p in expected if p not in got]
         assert rset.unenumerated_bound is not None
         assert rset.unenumerated_bound <= min(missing) + TOL
+        if policy in ("lower_bound", "objective"):  # best first: what it holds is the top of the set
+            assert all(m.objective <= min(missing) + TOL for m in rset.members)
     assert stopped > 0
