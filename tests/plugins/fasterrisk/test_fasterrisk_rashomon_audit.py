@@ -118,7 +118,7 @@ def instances(draw):
     return X, y, weight, bounds, k, include, exclude, groups, form, max_models
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(instances())
 def test_exact_sets_equal_an_independent_brute_force(case) -> None:
     X, y, weight, bounds, k, include, exclude, groups, form, max_models = case
