@@ -119,6 +119,7 @@ def child(lam: float, threads: int, time_limit: float, progress_every: float, bo
                 "time_to_optimum_s": search.time_to_best,
                 "peak_rss": peak,
                 "search_bytes": search.memory_bytes(),
+                "memory": search.memory_breakdown(),
                 "evaluated": c["evaluated"],
                 "inserted": c["inserted"],
                 "max_queue": c["max_queue"],
@@ -216,6 +217,13 @@ def main() -> None:
             f"{r['prepare_s']:.2f} s; inserted {r['inserted']:,}, max queue {r['max_queue']:,}, "
             f"max trie {r['max_trie']:,}, map {r['map']:,}, search containers "
             f"{r['search_bytes'] / 2**20:.0f} MB, deepest prefix {r['max_depth']}"
+        )
+        m = r["memory"]
+        print(
+            f"  search bytes per queued prefix {r['search_bytes'] / max(r['max_queue'], 1):.1f}: trie "
+            f"{m['trie'] / 2**20:.0f} MB ({m['node_bytes']} B a node), map slots {m['map_slots'] / 2**20:.0f} MB, "
+            f"map records {m['map_records'] / 2**20:.0f} MB (tail {m['record_tail_bytes']} B), queue "
+            f"{m['queue'] / 2**20:.0f} MB at the end"
         )
         prev = (0.0, 0, 0)
         parts = []

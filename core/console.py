@@ -292,6 +292,86 @@ def render_outcome(outcome: RunOutcome, console: Console) -> None:
         if _is_records(value):
             console.print()
             console.print(_records_table(key, value))
+    rashomon = outcome.to_dict().get("rashomon")
+    if rashomon is not None:
+        console.print()
+        members = [{"rank": i + 1, **m} for i, m in enumerate(rashomon["models"][:RUN_MEMBERS_SHOWN])]
+        console.print(Text("Rashomon set", style="bold"))
+        render_rashomon(rashomon, members, console)
+        if rashomon["kept"] > len(members):
+            console.print(
+                Text(f"best {len(members)} of {rashomon['kept']:,} kept shown; 'glasswork rashomon RUN' lists them all")
+            )
     if outcome.interrupted:
         console.print()
         console.print("[yellow]The run was interrupted; the model above is the best found before the stop.[/yellow]")
+
+
+RUN_MEMBERS_SHOWN = 5  # members of a set ``glasswork run`` prints (``glasswork rashomon`` lists them all)
+
+
+def rashomon_summary_text(summary: dict[str, Any]) -> str:
+    """A set in one line: its count, whether it is complete (else the bound on what was not
+    enumerated, or that it is a sample), its threshold and epsilon, and how many are kept."""
+    count, kept = int(summary["count"]), int(summary["kept"])
+    parts = [f"{count:,} model{'s' if count != 1 else ''} with objective <= {fmt_number(summary.get('threshold'))}"]
+    if summary.get("epsilon") is not None:
+        optimum = summary.get("optimum")
+        proven = "" if summary.get("optimum_proven") else ", not proven optimal"
+        parts[0] += f" (epsilon {fmt_number(summary['epsilon'])} over the optimum {fmt_number(optimum)}{proven})"
+    if summary.get("complete"):
+        parts.append("complete")
+    elif not summary.get("exhaustive", True):
+        parts.append("a sample, not the whole set")
+    else:
+        bound = summary.get("unenumerated_bound")
+        parts.append(
+            "INCOMPLETE: the enumeration stopped"
+            + (f"; every model not counted has objective >= {fmt_number(bound)}" if bound is not None else "")
+        )
+    parts.append(f"{kept:,} kept")
+    return "; ".join(parts)
+
+
+def multiplicity_text(figures: dict[str, Any] | None) -> str | None:
+    """The multiplicity figures in one line (``None`` when there are none)."""
+    if not figures:
+        return None
+    if figures.get("error"):
+        return f"no multiplicity figures: a member's model failed to predict ({figures['error']})"
+    where = f"on {figures['n_rows']:,} {figures['rows']} rows"
+    if figures.get("members", 0) < figures.get("count", 0):
+        where += f", over the {figures['members']:,} kept members of {figures['count']:,}"
+    if figures.get("ambiguity") is None:
+        return f"{where}: no prediction figures ({'; '.join(figures.get('notes') or [])})"
+    text = f"{where}: ambiguity {fmt_percent(figures['ambiguity'])}, discrepancy {fmt_percent(figures['discrepancy'])}"
+    if "split_rows" in figures:
+        text += f", {figures['split_rows']:,} rows with a split vote"
+    skipped = [n for n in figures.get("notes") or [] if not n.startswith("over the ")]  # what a huge set cut
+    return text + (f" ({'; '.join(skipped)})" if skipped else "")
+
+
+def rashomon_table(members: list[dict[str, Any]], *, title: str | None = None) -> Table:
+    """Members of a set, one line each: rank, objective, the features it uses and its fingerprint."""
+    table = Table(title=title, title_justify="left", box=None, pad_edge=False)
+    for column, justify in (("rank", "right"), ("objective", "right"), ("features", "left"), ("fingerprint", "left")):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for member in members:
+        features = member.get("features") or []
+        table.add_row(
+            str(member["rank"]),
+            fmt_number(member.get("objective"), 8),
+            plain_text(", ".join(features) if features else "(none)"),
+            plain_text(member.get("fingerprint") or "-"),
+        )
+    return table
+
+
+def render_rashomon(summary: dict[str, Any], members: list[dict[str, Any]], console: Console) -> None:
+    """A set's summary line, its multiplicity figures and the given members."""
+    console.print(plain_text(rashomon_summary_text(summary)))
+    line = multiplicity_text(summary.get("multiplicity"))
+    if line is not None:
+        console.print(plain_text(line))
+    if members:
+        console.print(rashomon_table(members))

@@ -255,7 +255,8 @@ def _check_task(solver_cls: type[Solver], problem: Problem) -> None:
 
 
 def _add_metrics(outcome: RunOutcome, problem: Problem) -> None:
-    """Train (and test) metrics of the model, under the solver's own."""
+    """Train (and test) metrics of the model, under the solver's own; the multiplicity figures
+    of its Rashomon set when it has one."""
     from glasswork import metrics
 
     model = outcome.result.model
@@ -263,6 +264,13 @@ def _add_metrics(outcome: RunOutcome, problem: Problem) -> None:
     if problem.X_test is not None and problem.y_test is not None:
         computed.update(metrics.evaluate(model, problem.X_test, problem.y_test, "test_", problem.test_sample_weight))
     outcome.result.metrics = {**computed, **outcome.result.metrics}
+    if outcome.result.rashomon is not None:
+        from glasswork import multiplicity
+
+        try:
+            outcome.multiplicity = multiplicity.figures(outcome.result.rashomon, model, problem)
+        except Exception as exc:  # a member that cannot predict: the run and its set are still recorded
+            outcome.multiplicity = {"error": f"{type(exc).__name__}: {exc}"}
 
 
 def _split_of(problem: Problem) -> dict[str, Any] | None:

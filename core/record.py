@@ -73,6 +73,8 @@ class RunOutcome:
     peak_memory: int
     problem: Problem | None = None
     interrupted: bool = False  # a Ctrl-C (or SIGTERM, or a cancel) arrived while the solver ran
+    # the Rashomon set's multiplicity figures (glasswork.multiplicity), when the run has a set
+    multiplicity: dict[str, Any] | None = None
 
     @property
     def status(self) -> Status:
@@ -101,7 +103,16 @@ class RunOutcome:
             },
             "spec_hash": self.info.spec_hash,
             "data_fingerprint": self.info.data_fingerprint,
+            **self._rashomon(),
         }
+
+    def _rashomon(self) -> dict[str, Any]:
+        """``{"rashomon": ...}`` with every kept member and the multiplicity figures, or ``{}``
+        for a run without a set (its document is as before the set existed)."""
+        rashomon = self.result.rashomon
+        if rashomon is None:
+            return {}
+        return {"rashomon": {**rashomon.to_dict(), "multiplicity": self.multiplicity}}
 
 
 Record = dict[str, Any]  # one record; ``kind`` says which

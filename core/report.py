@@ -410,6 +410,63 @@ figcaption,.note,.dim{color:#666;font-size:12px}svg text{font-size:10px;fill:#44
 pre{background:#f6f6f6;padding:8px;overflow:auto;font-size:12px}"""
 
 
+MAX_RELIANCE_ROWS = 25  # features in the card's importance table (the largest ranges first)
+
+
+def rashomon_section(summary: dict[str, Any] | None) -> str:
+    """The card's Rashomon set: its size, completeness and threshold, then each feature's share of
+    the set using it and its importance range (model class reliance) drawn on a shared axis."""
+    if not summary:
+        return ""
+    from glasswork.console import multiplicity_text, rashomon_summary_text
+
+    figures = summary.get("multiplicity") or {}
+    lines = [esc(rashomon_summary_text(summary))]
+    described = multiplicity_text(figures)
+    if described:
+        lines.append(esc(described))
+    use = figures.get("variable_use") or {}
+    reliance = figures.get("reliance") or {}
+    names = sorted(use, key=lambda n: (-(reliance.get(n) or [1.0, 1.0])[1], -use[n], n))
+    shown = names[:MAX_RELIANCE_ROWS]
+    body = ""
+    if shown:
+        top = max([1.0, *((reliance.get(n) or [1.0, 1.0])[1] for n in shown)])
+        width = 200
+
+        def x(value: float) -> float:
+            return width * min(max(value, 0.0), top) / top
+
+        rows = []
+        for name in shown:
+            low, high = reliance.get(name) or [None, None]
+            bar = ""
+            if low is not None and high is not None:
+                bar = (
+                    f'<svg width="{width}" height="12" role="img"><title>{_num(low)} to {_num(high)}</title>'
+                    f'<line x1="{x(1.0):.1f}" x2="{x(1.0):.1f}" y1="0" y2="12" stroke="#bbb"/>'
+                    f'<rect x="{x(low):.1f}" y="3" width="{max(x(high) - x(low), 1.5):.1f}" height="6" '
+                    f'fill="{PALETTE[0]}"/></svg>'
+                )
+            rows.append(
+                f"<tr><td>{esc(name)}</td><td class=n>{esc(f'{100 * use[name]:.3g} %')}</td>"
+                f"<td class=n>{_num(low)}</td><td class=n>{_num(high)}</td><td>{bar}</td></tr>"
+            )
+        more = (
+            f"<p class=note>{len(names) - len(shown):,} more features used by some member are not shown.</p>"
+            if len(names) > len(shown)
+            else ""
+        )
+        body = (
+            "<table><tr><th>feature</th><th>used by</th><th>reliance min</th><th>reliance max</th>"
+            f"<th>range (1 = not relied on; axis 0 to {_num(top)})</th></tr>{''.join(rows)}</table>{more}"
+            "<p class=note>Reliance: a member's error with the feature's values shuffled over its error as "
+            "they are (model class reliance, Fisher, Rudin and Dominici 2019); features no member uses have "
+            "the range [1, 1].</p>"
+        )
+    return f"<h2>Rashomon set</h2><p>{'<br>'.join(lines)}</p>{body}"
+
+
 def _without_nulls(value: Any) -> Any:
     """The spec without its unset (null) fields: what a person would write to reproduce it."""
     if isinstance(value, dict):
@@ -462,6 +519,7 @@ def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]], regi
         f"<h2>Model</h2>{drawing}",
         f"<h2>Metrics</h2><table><tr><th></th><th>train</th><th>test</th></tr>{rows}</table>" if rows else "",
         _curves(details, registry),
+        rashomon_section(details.get("rashomon")),
         f"<h2>Search</h2><figure>{trajectory}<figcaption>{_search_caption(trajectory)}</figcaption></figure>"
         if trajectory
         else "<h2>Search</h2><p class=note>No bound was reported during the search.</p>",

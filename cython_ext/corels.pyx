@@ -33,14 +33,15 @@ from bitops cimport gw_popcount64, splitmix64
 from monotonic_clock cimport now
 from paged_heap cimport PagedHeap
 from corels_trie cimport (
-    Node, PrefixTrie, F_DELETED, F_QUEUED, trie_init, trie_clear, trie_destroy, trie_bytes, trie_node,
-    trie_new, trie_release, trie_dead,
+    Node, PrefixTrie, F_DELETED, F_QUEUED, F_FREE, F_UNCHECKED, trie_init, trie_clear, trie_destroy, trie_bytes, trie_node,
+    trie_new, trie_release, trie_dead, trie_compact, trie_err, trie_lb, trie_node_bytes,
 )
 from corels_bounds cimport hopeless, theorem7_f
 from corels_counts cimport binary_counts, plane_popcounts, fold_counts, weighted_majority, weighted_sum
 from corels_map cimport (
     MapEntry, MapRecord, SymmetryTable, vector_hash, table_init, table_clear, table_destroy, table_bytes,
-    table_ids, table_put, table_grow, table_record, table_set_record,
+    table_ids, table_put, table_grow, table_record, table_set_record, table_compact, table_len, table_id,
+    table_set_ids,
 )
 
 cdef extern from "corels_kernels.h" nogil:
@@ -115,6 +116,7 @@ cdef struct QEntry:      # 16 bytes: four children of a heap entry share one cac
 cdef struct Candidate:  # a child that passed every bound, waiting for the map and the queue
     double err
     double lb
+    double b0           # its equivalent-points bound (the map recomputes bounds from errors)
     double key          # its queue key
     uint64_t map_key
     int32_t ant
@@ -129,6 +131,7 @@ cdef struct Scratch:    # one thread's working memory for an expansion (see Sear
     vector[int32_t] wt, w1, wz    # dense kernel: per-unit counts masked by the uncaptured set
     int n_cands
     uint64_t phash
+    double node_lb      # the bound of the node being expanded (nodes keep no bound: Search._qlb)
     # counters of the scoring pass, added to the Search's under the lock (Search._merge)
     int64_t n_evaluated, n_expanded, n_pruned_support, n_pruned_accurate, n_pruned_bound
     int64_t n_pruned_lookahead, n_pruned_length, n_pruned_similar
@@ -414,21 +417,28 @@ cdef class Search:
             self.max_trie = self.trie.live
         return idx
 
-    cdef bint _live_add(self, int32_t idx) noexcept nogil:
-        """Count a node entering the live queue in the progress figures; False (nothing
-        counted) when the counts cannot allocate."""
+    cdef inline double _qlb(self, QEntry e) noexcept nogil:
+        """A queued node's bound: its key under the lower-bound policy (the trie keeps no bound
+        then), else the trie's side array."""
+        return e.key if self.policy == P_LOWER_BOUND else trie_lb(&self.trie, e.node)
+
+    cdef bint _live_add(self, int32_t idx, double lb) noexcept nogil:
+        """Count a node (bound ``lb``) entering the live queue in the progress figures; False
+        (nothing counted) when the counts cannot allocate."""
         cdef Node* nd = trie_node(&self.trie, idx)
         cdef uint64_t ebits
-        memcpy(&ebits, &nd.err, 8)
-        if not gw_live_inc(self.live_lb, nd.lb, self.live_err[nd.depth], ebits):
+        cdef double err = trie_err(&self.trie, idx)
+        memcpy(&ebits, &err, 8)
+        if not gw_live_inc(self.live_lb, lb, self.live_err[nd.depth], ebits):
             return False
         nd.flags |= F_QUEUED
         self.live_depth[nd.depth] += 1
         return True
 
-    cdef void _live_remove(self, int32_t idx) noexcept nogil:
-        """Leaving the queue (or deleted while queued): uncount a node once."""
+    cdef void _live_remove(self, int32_t idx, double lb) noexcept nogil:
+        """Leaving the queue (or deleted while queued): uncount a node (bound ``lb``) once."""
         cdef Node* nd = trie_node(&self.trie, idx)
+        cdef double err
         cdef uint64_t ebits
         cdef ordered_map[double, int64_t].iterator it
         cdef unordered_map[uint64_t, int64_t].iterator jt
@@ -438,13 +448,14 @@ cdef class Search:
         nd.flags &= ~F_QUEUED
         if nd.flags & F_DELETED:
             return                      # uncounted when it was deleted
-        it = self.live_lb.find(nd.lb)
+        it = self.live_lb.find(lb)
         count = &deref(it).second       # (deref(it).second -= 1 would change a copy)
         count[0] -= 1
         if count[0] == 0:
             self.live_lb.erase(it)
         self.live_depth[nd.depth] -= 1
-        memcpy(&ebits, &nd.err, 8)
+        err = trie_err(&self.trie, idx)
+        memcpy(&ebits, &err, 8)
         jt = self.live_err[nd.depth].find(ebits)
         count = &deref(jt).second
         count[0] -= 1
@@ -456,7 +467,8 @@ cdef class Search:
         cdef QEntry e
         if not self.queue.reserve_one():
             return False
-        if not self._live_add(node):     # counted before it enters the heap: all or nothing
+        if not self._live_add(node, key if self.policy == P_LOWER_BOUND else trie_lb(&self.trie, node)):
+            # counted before it enters the heap: all or nothing
             return False
         e.key = key
         e.node = node
@@ -473,7 +485,7 @@ cdef class Search:
     cdef QEntry _pop(self) noexcept nogil:
         """Take the best entry off the queue and out of the live figures."""
         cdef QEntry top = self.queue.pop()
-        self._live_remove(top.node)
+        self._live_remove(top.node, self._qlb(top))
         return top
 
     cdef inline bint _hopeless(self, double lb, int depth) noexcept nogil:
@@ -488,8 +500,8 @@ cdef class Search:
         for i in range(n):
             e = self.queue.at(i)
             idx = e.node
-            if trie_dead(&self.trie, idx) or self._hopeless(trie_node(&self.trie, idx).lb, trie_node(&self.trie, idx).depth):
-                self._live_remove(idx)
+            if trie_dead(&self.trie, idx) or self._hopeless(self._qlb(e), trie_node(&self.trie, idx).depth):
+                self._live_remove(idx, self._qlb(e))
                 trie_release(&self.trie, idx)
             else:
                 self.queue.set(j, e)
@@ -504,21 +516,20 @@ cdef class Search:
     cdef bint _same_class(self, const MapEntry* e, int n_ids, Scratch* sc) noexcept nogil:
         """True when the entry's representative has the child's antecedent set (prefix map) or
         leaves the same samples uncaptured (captured map); ``f`` holds the child's uncaptured."""
-        cdef uint16_t* ids = table_ids(&self.table, e.off)
-        cdef int length = ids[0], i, j
+        cdef int length = table_len(&self.table, e.off), i, j
         cdef uint16_t a
         if self.map_kind == MAP_PREFIX:
             if length != n_ids:
                 return False
             for i in range(n_ids):   # every stored id must be in the child prefix
-                a = ids[1 + i]
+                a = table_id(&self.table, e.off, i)
                 if a >= self.M or (sc.in_prefix[a] == 0 and a != sc.child_ids[n_ids - 1]):
                     return False
             return True
         for i in range(self.W):
             sc.tmp[i] = self.mask[i]
         for i in range(length):
-            a = ids[1 + i]
+            a = table_id(&self.table, e.off, i)
             for j in range(self.W):
                 sc.tmp[j] &= ~self.caps[<size_t>a * self.W + j]
         for i in range(self.W):
@@ -526,7 +537,13 @@ cdef class Search:
                 return False
         return True
 
-    cdef MapEntry* _map_admit(self, uint64_t key, int n_ids, double lb, int* verdict,
+    cdef inline double _record_lb(self, const MapRecord* rec, int length, double b0) noexcept nogil:
+        """A record's bound, recomputed from its prefix error exactly as ``_score`` computed it:
+        the representative and the child leave the same samples uncaptured (that is what the
+        same class means for both maps), so they share ``b0`` to the bit."""
+        return (rec.score + length * self.lamW) + b0
+
+    cdef MapEntry* _map_admit(self, uint64_t key, int n_ids, double lb, double b0, int* verdict,
                               Scratch* sc) noexcept nogil:
         """Algorithm 6. verdict: 0 reject, 1 new entry, 2 better than the entry, 3 unverifiable.
 
@@ -556,11 +573,11 @@ cdef class Search:
             if e.tag == tag and self._same_class(e, n_ids, sc):
                 break
             pos = (pos + 1) & (self.table.cap - 1)
-        length = table_ids(&self.table, e.off)[0]
+        length = table_len(&self.table, e.off)
         table_record(&self.table, e.off, &rec)
         # Theorem 15 maps each extension of one prefix to an extension of the other of the same
         # added length; under a length cap below M that needs the kept prefix to be no longer
-        if lb < rec.lb:
+        if lb < self._record_lb(&rec, length, b0):
             if self.length_capped and n_ids > length:
                 verdict[0] = 3
                 return NULL
@@ -572,27 +589,68 @@ cdef class Search:
         verdict[0] = 0
         return NULL
 
-    cdef bint _map_store(self, MapEntry* e, int verdict, int n_ids, double lb, int32_t node,
-                         Scratch* sc) noexcept nogil:
-        """Record ``node`` in the entry ``_map_admit`` returned; False when out of memory.
+    cdef bint _recorded(self, int32_t x, int32_t child, int n_ids, Scratch* sc) noexcept nogil:
+        """True when slot ``x``, named by a record of the child's class, still holds the node the
+        record was written for: a live node, admitted through the map, in the child's class, and
+        not the ``child`` itself (allocated just before, it may have taken the freed slot).
+
+        Every admission to a class rewrites its record to name the admitted node, so a live,
+        checked node of that class in the named slot is the last one written, with the record's
+        bound; a node queued unchecked (``F_UNCHECKED``) or a free slot is never it. ``sc`` holds
+        the child as ``_same_class`` reads it (``in_prefix``, ``child_ids``, ``f``). Called only when
+        a child replaces a record, so the walk up the trie is rare.
+        """
+        cdef Node* nd
+        cdef int i, k
+        cdef uint16_t a
+        if x < 0 or x >= self.trie.n_slots or x == child:
+            return False
+        nd = trie_node(&self.trie, x)
+        if nd.flags & (F_FREE | F_UNCHECKED):
+            return False
+        if self.map_kind == MAP_PREFIX:
+            if nd.depth != n_ids:
+                return False
+            for k in range(n_ids):   # distinct antecedents, each in the child's set: the same set
+                a = nd.ant
+                if sc.in_prefix[a] == 0 and a != sc.child_ids[n_ids - 1]:
+                    return False
+                nd = trie_node(&self.trie, nd.parent)
+            return True
+        for i in range(self.W):
+            sc.tmp[i] = self.mask[i]
+        for k in range(trie_node(&self.trie, x).depth):   # ends on the root (a real node)
+            a = nd.ant
+            for i in range(self.W):
+                sc.tmp[i] &= ~self.caps[<size_t>a * self.W + i]
+            nd = trie_node(&self.trie, nd.parent)
+        for i in range(self.W):
+            if sc.tmp[i] != sc.f[i]:
+                return False
+        return True
+
+    cdef bint _map_store(self, MapEntry* e, int verdict, int n_ids, double err, double b0,
+                         int32_t node, Scratch* sc) noexcept nogil:
+        """Record ``node`` (prefix error ``err``, equivalent-points bound ``b0``) in the entry
+        ``_map_admit`` returned; False when out of memory.
 
         A record is the length, the ids (sorted for the prefix map), then a ``MapRecord``.
         """
         cdef int i, j
-        cdef uint16_t* ids
+        cdef uint16_t ids[256]
         cdef uint16_t tmp
         cdef uint32_t off
         cdef MapRecord rec
         if verdict == 2:
             table_record(&self.table, e.off, &rec)
-            if rec.node >= 0 and rec.node < self.trie.n_slots and trie_node(&self.trie, rec.node).gen == rec.gen:
-                self._live_remove(rec.node)
+            if self._recorded(rec.node, node, n_ids, sc):
+                # the record's node leaves the queue with the bound it was queued with
+                self._live_remove(rec.node, self._record_lb(&rec, table_len(&self.table, e.off), b0))
                 trie_node(&self.trie, rec.node).flags |= F_DELETED
             self.n_map_replaced += 1
-        rec.lb = lb
+        rec.score = err
         rec.node = node
-        rec.gen = trie_node(&self.trie, node).gen
-        if verdict == 2 and (self.map_kind == MAP_PREFIX or table_ids(&self.table, e.off)[0] >= n_ids):
+        if verdict == 2 and (self.map_kind == MAP_PREFIX or table_len(&self.table, e.off) >= n_ids):
             off = e.off       # same set, or a representative no shorter: rewrite in place
         else:
             off = table_put(&self.table, n_ids)
@@ -604,18 +662,17 @@ cdef class Search:
             table_set_record(&self.table, off, &rec)   # same set: the stored sorted ids are still right
             return True
         e.off = off
-        ids = table_ids(&self.table, off)
-        ids[0] = <uint16_t>n_ids
         for i in range(n_ids):
-            ids[1 + i] = sc.child_ids[i]
+            ids[i] = sc.child_ids[i]
         if self.map_kind == MAP_PREFIX:   # keep the stored set sorted (insertion sort, tiny)
             for i in range(1, n_ids):
                 j = i
-                while j > 0 and ids[j] > ids[j + 1]:
-                    tmp = ids[j + 1]
-                    ids[j + 1] = ids[j]
-                    ids[j] = tmp
+                while j > 0 and ids[j - 1] > ids[j]:
+                    tmp = ids[j]
+                    ids[j] = ids[j - 1]
+                    ids[j - 1] = tmp
                     j -= 1
+        table_set_ids(&self.table, off, n_ids, ids)
         table_set_record(&self.table, off, &rec)
         return True
 
@@ -627,6 +684,7 @@ cdef class Search:
         cdef double correct, b0 = 0
         cdef int label
         cdef int32_t root
+        cdef bint integral
         trie_clear(&self.trie)
         self.queue.clear()
         table_clear(&self.table)
@@ -648,13 +706,20 @@ cdef class Search:
         if self.do_eqpts:
             self._counts(&self.mask[0], MINORITY, zc, &self.acc[0])
             b0 = weighted_sum(self.C, self.weights, zc)
+        # compact nodes (issue 27): under the lower-bound policy a queued node's bound is its key;
+        # with integral class weights every prefix error is an integer no larger than the total
+        integral = self.total < 4294967296.0
+        for label in range(self.C):
+            integral = integral and self.weights[label] == floor(self.weights[label])
+        trie_compact(&self.trie, self.policy != P_LOWER_BOUND, integral)
+        table_compact(&self.table, self.M <= 256, integral, self.total)
         root = self._new_node(-1, 0, 0, 0.0, b0)
         if root < 0:
             raise MemoryError("cannot allocate the search's node pool")
         if self._hopeless(b0, 0):
             trie_release(&self.trie, root)
         else:
-            if not self._push(0.0, root):
+            if not self._push(b0 if self.policy == P_LOWER_BOUND else 0.0, root):
                 raise MemoryError("cannot allocate the search's queue")
 
     # ------------------------------------------------ optional bounds (issue 13 item 5)
@@ -678,9 +743,9 @@ cdef class Search:
         cdef double correct, wv, ej
         # errors of the rules p_j .. p_{K-1} in D's context, from the node errors on the path
         for k in range(depth, j0, -1):
-            perr[k] = trie_node(&self.trie, cur).err
+            perr[k] = trie_err(&self.trie, cur)
             cur = trie_node(&self.trie, cur).parent
-        perr[j0] = trie_node(&self.trie, cur).err
+        perr[j0] = trie_err(&self.trie, cur)
         for i in range(self.W):          # what p_0 .. p_{j0-1} leave uncaptured
             up[i] = self.mask[i]
         for k in range(j0):
@@ -794,7 +859,7 @@ cdef class Search:
         """
         cdef int depth = trie_node(&self.trie, ni).depth, k, i, p, s, label, flabel, verdict
         cdef int32_t cur = ni, child
-        cdef double perr = trie_node(&self.trie, ni).err
+        cdef double perr = trie_err(&self.trie, ni)
         cdef double ucnt[MAX_CLASSES]
         cdef double uz[MAX_CLASSES]
         cdef double cnt[MAX_CLASSES]
@@ -943,6 +1008,7 @@ cdef class Search:
             cand.ant = s
             cand.err = err
             cand.lb = lb
+            cand.b0 = b0
             cand.key = key
             cand.map_key = key_h
         if self.do_similar and depth >= 1 and n_cands > 0:   # Theorem 18 (docs/corels.md)
@@ -998,7 +1064,7 @@ cdef class Search:
                     capv = &self.caps[<size_t>s * W]
                     for i in range(W):
                         f[i] = u[i] & ~capv[i]
-                me = self._map_admit(cand.map_key, depth + 1, lb, &verdict, sc)
+                me = self._map_admit(cand.map_key, depth + 1, lb, cand.b0, &verdict, sc)
                 if verdict == 0:
                     self.n_pruned_map += 1
                     continue
@@ -1008,13 +1074,16 @@ cdef class Search:
             if child < 0:          # out of memory: the search can no longer certify
                 self.out_of_memory = True
                 # the rest of this parent's children stay unexplored: bound them by the parent
-                self.oom_bound = min(self.oom_bound, trie_node(&self.trie, ni).lb + self.lamW)
+                self.oom_bound = min(self.oom_bound, sc.node_lb + self.lamW)
                 break             # (a new map slot stays empty until _map_store fills it)
-            if me != NULL:        # no arena memory: the child goes in unrecorded, which is sound
-                self._map_store(me, verdict, depth + 1, lb, child, sc)
+            # no arena memory: the child goes in unrecorded, which is sound; a child no record
+            # names (unrecorded or unverifiable) must never be deleted by the map (_recorded)
+            if (me != NULL and not self._map_store(me, verdict, depth + 1, cand.err, cand.b0, child, sc)
+                    or verdict == 3):
+                trie_node(&self.trie, child).flags |= F_UNCHECKED
             if not self._push(cand.key, child):   # out of memory: as above
                 self.out_of_memory = True
-                self.oom_bound = min(self.oom_bound, trie_node(&self.trie, ni).lb + self.lamW)
+                self.oom_bound = min(self.oom_bound, sc.node_lb + self.lamW)
                 trie_release(&self.trie, child)
                 break
         for k in range(depth):
@@ -1033,7 +1102,8 @@ cdef class Search:
                 return R_OUT_OF_MEMORY
             e = self._pop()
             idx = e.node
-            if (trie_node(&self.trie, idx).flags & F_DELETED) or self._hopeless(trie_node(&self.trie, idx).lb,
+            self.scratch[0].node_lb = self._qlb(e)
+            if (trie_node(&self.trie, idx).flags & F_DELETED) or self._hopeless(self.scratch[0].node_lb,
                                                                    trie_node(&self.trie, idx).depth):
                 self.n_popped_pruned += 1
                 trie_release(&self.trie, idx)
@@ -1138,10 +1208,11 @@ cdef class Search:
             t2 = now()
             e = self.queue.pop()     # stays counted live while its expansion is in flight
             idx = e.node
-            if (trie_node(&self.trie, idx).flags & F_DELETED) or self._hopeless(trie_node(&self.trie, idx).lb,
+            sc.node_lb = self._qlb(e)
+            if (trie_node(&self.trie, idx).flags & F_DELETED) or self._hopeless(sc.node_lb,
                                                                    trie_node(&self.trie, idx).depth):
                 self.n_popped_pruned += 1
-                self._live_remove(idx)
+                self._live_remove(idx, sc.node_lb)
                 trie_release(&self.trie, idx)
                 sc.t_take += now() - t2
                 continue
@@ -1162,14 +1233,14 @@ cdef class Search:
             elif self.out_of_memory:
                 # another worker could not allocate: queue nothing more (the containers' next
                 # allocation may fail), and bound this node's children by the node, as _admit does
-                self.oom_bound = min(self.oom_bound, trie_node(&self.trie, idx).lb + self.lamW)
+                self.oom_bound = min(self.oom_bound, sc.node_lb + self.lamW)
                 for k in range(trie_node(&self.trie, idx).depth):
                     sc.in_prefix[sc.path[k]] = 0
             else:
                 self._admit(idx, sc)
                 sc.t_admit += now() - t1
             self._merge(sc)
-            self._live_remove(idx)
+            self._live_remove(idx, sc.node_lb)
             trie_release(&self.trie, idx)
             self.n_inflight -= 1
             if self.n_waiting > 0:
@@ -1255,6 +1326,21 @@ cdef class Search:
         """Bytes held by the search containers (capacity, an estimate for the hash map)."""
         return int(trie_bytes(&self.trie) + self.queue.bytes() + table_bytes(&self.table))
 
+    def memory_breakdown(self):
+        """Where ``memory_bytes`` goes (issue 27): the trie's pages and the bytes each node slot
+        takes (node and side entries), the queue's pages, the map's slot table and record arena,
+        and the bytes one record's tail takes (score, node, generation; the ids come before it)."""
+        cdef size_t slots = self.table.cap * sizeof(MapEntry)
+        return {
+            "trie": int(trie_bytes(&self.trie)),
+            "node_bytes": int(trie_node_bytes(&self.trie)),
+            "queue": int(self.queue.bytes()),
+            "map_slots": int(slots),
+            "map_records": int(table_bytes(&self.table) - slots),
+            "record_tail_bytes": 6 if self.table.score_bits > 0 else (4 if self.table.int_score else 8) + 4,
+            "byte_ids": bool(self.table.byte_ids),
+        }
+
     def lower_bound(self):
         """Proven lower bound on the optimum: R^c, or less while live prefixes remain queued.
 
@@ -1313,10 +1399,10 @@ cdef class Search:
             idx = self.queue.at(i).node
             if trie_node(&self.trie, idx).flags & F_DELETED:
                 continue
-            lo = min(lo, trie_node(&self.trie, idx).lb + self.lamW)
+            lo = min(lo, self._qlb(self.queue.at(i)) + self.lamW)
             L = trie_node(&self.trie, idx).depth
             lengths[L] = lengths.get(L, 0) + 1
-            key = (L, theorem7_f(trie_node(&self.trie, idx).err, L, self.best, self.lamW, self.M))
+            key = (L, theorem7_f(trie_err(&self.trie, idx), L, self.best, self.lamW, self.M))
             pairs[key] = pairs.get(key, 0) + 1
         return (lo / self.total if self.total > 0 else 0.0), lengths, pairs
 

@@ -3,12 +3,18 @@
 
 Linear probing, no allocation per entry: a slot holds the high half of the 64-bit key (its low
 bits pick the home slot) and the offset of the entry's record in a paged arena of ``uint16``. A
-record is the representative prefix's length, its antecedent ids, then a ``MapRecord`` (unaligned:
-read and written with memcpy). Records never straddle a page and never move. What counts as the
-same class, and when an entry is replaced, is the search's (``Search._map_admit``, Algorithm 6).
+record is the representative prefix's length and antecedent ids, then its tail: the prefix's
+score and its node (``MapRecord`` once decoded). Records never straddle a
+page and never move. What counts as the same class, and when an entry is replaced, is the
+search's (``Search._map_admit``, Algorithm 6).
+
+Compact records (issue 27, ``table_compact``): with at most 256 antecedents the length and ids
+are bytes; an integral score is a ``uint32``, and when it needs at most 17 bits the score and
+the node (31 bits) share 48 bits. A record of a 5-rule prefix is then 12 bytes instead of 28. Read records with ``table_len``, ``table_id``
+and ``table_record``, write them with ``table_set_ids`` and ``table_set_record``.
 """
 
-from libc.stdint cimport uint64_t, int32_t, uint32_t, uint16_t
+from libc.stdint cimport uint64_t, int32_t, uint32_t, uint16_t, uint8_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy
 
@@ -29,10 +35,9 @@ cdef struct MapEntry:   # one slot of the open-addressing map, 8 bytes
     uint32_t off        # the entry's record in the arena; 0 = empty slot
 
 
-cdef struct MapRecord:  # stored after the representative's ids in the arena (unaligned)
-    double lb
+cdef struct MapRecord:  # a record's tail, decoded (stored after the ids, unaligned)
+    double score        # what the search compares (the representative's prefix error)
     int32_t node
-    uint32_t gen        # the node's incarnation when stored
 
 
 cdef struct SymmetryTable:
@@ -41,6 +46,9 @@ cdef struct SymmetryTable:
     uint16_t** pages    # ARENA_PAGES page pointers, allocated once
     size_t n_pages
     uint32_t top        # the arena's next free offset
+    bint byte_ids       # length and ids stored as bytes (at most 256 antecedents)
+    bint int_score      # the score stored as a uint32 (it is an integer below 2^32)
+    int score_bits      # > 0: score and node packed in 48 bits (score below 2^score_bits)
 
 
 cdef inline uint64_t vector_hash(const uint64_t* vec, int n_words) noexcept nogil:
@@ -57,8 +65,37 @@ cdef inline bint table_init(SymmetryTable* t) noexcept nogil:
     t.slots = NULL
     t.cap = t.count = t.n_pages = 0
     t.top = 1             # offset 0 marks an empty slot
+    t.byte_ids = False
+    t.int_score = False
+    t.score_bits = 0
     t.pages = <uint16_t**>calloc(ARENA_PAGES, sizeof(uint16_t*))
     return t.pages != NULL
+
+
+cdef inline void table_compact(SymmetryTable* t, bint byte_ids, bint int_score,
+                               double max_score) noexcept nogil:
+    """Choose the record layout (only while the table holds no record): ids as bytes when every
+    antecedent id is below 256; the score as a uint32 when every score is an integer below 2^32,
+    packed with the node when it is also at most ``max_score`` < 2^17."""
+    cdef int bits = 1
+    if t.top == 1:
+        t.byte_ids = byte_ids
+        t.int_score = int_score
+        t.score_bits = 0
+        if int_score and 0 <= max_score < 131072:
+            while (<double>(1 << bits)) <= max_score:
+                bits += 1
+            t.score_bits = bits
+
+
+cdef inline int _id_units(const SymmetryTable* t, int n_ids) noexcept nogil:
+    return (n_ids + 2) >> 1 if t.byte_ids else n_ids + 1
+
+
+cdef inline int _tail_units(const SymmetryTable* t) noexcept nogil:
+    if t.score_bits > 0:
+        return 3                              # 48 bits: score | node << score_bits
+    return (2 if t.int_score else 4) + 2      # score, node
 
 
 cdef inline void table_clear(SymmetryTable* t) noexcept nogil:
@@ -85,15 +122,45 @@ cdef inline size_t table_bytes(const SymmetryTable* t) noexcept nogil:
 
 
 cdef inline uint16_t* table_ids(const SymmetryTable* t, uint32_t off) noexcept nogil:
-    """The record at ``off``: ``ids[0]`` is the length, ``ids[1:1 + length]`` the antecedents."""
+    """The raw record at ``off`` (for prefetching; read it with ``table_len`` and ``table_id``)."""
     return &t.pages[off >> ARENA_BITS][off & ARENA_MASK]
+
+
+cdef inline int table_len(const SymmetryTable* t, uint32_t off) noexcept nogil:
+    """The representative prefix's length."""
+    if t.byte_ids:
+        return (<uint8_t*>table_ids(t, off))[0]
+    return table_ids(t, off)[0]
+
+
+cdef inline uint16_t table_id(const SymmetryTable* t, uint32_t off, int i) noexcept nogil:
+    """The representative's ``i``-th antecedent."""
+    if t.byte_ids:
+        return (<uint8_t*>table_ids(t, off))[1 + i]
+    return table_ids(t, off)[1 + i]
+
+
+cdef inline void table_set_ids(SymmetryTable* t, uint32_t off, int n_ids, const uint16_t* ids) noexcept nogil:
+    """Write the length and ids of the record at ``off`` (room made by ``table_put``)."""
+    cdef int i
+    cdef uint8_t* b
+    cdef uint16_t* u = table_ids(t, off)
+    if t.byte_ids:
+        b = <uint8_t*>u
+        b[0] = <uint8_t>n_ids
+        for i in range(n_ids):
+            b[1 + i] = <uint8_t>ids[i]
+    else:
+        u[0] = <uint16_t>n_ids
+        for i in range(n_ids):
+            u[1 + i] = ids[i]
 
 
 cdef inline uint32_t table_put(SymmetryTable* t, int n_ids) noexcept nogil:
     """Room for a record of ``n_ids`` ids; 0 when out of memory (or past 2^32 - 2^16)."""
     cdef uint64_t off = t.top
     cdef uint16_t* page
-    cdef uint64_t need = n_ids + 1 + sizeof(MapRecord) // 2
+    cdef uint64_t need = _id_units(t, n_ids) + _tail_units(t)
     if (off & ARENA_MASK) + need > ARENA_MASK + 1:
         off = ((off >> ARENA_BITS) + 1) << ARENA_BITS
     if (off >> ARENA_BITS) >= ARENA_PAGES:
@@ -130,10 +197,41 @@ cdef inline bint table_grow(SymmetryTable* t) noexcept nogil:
 
 
 cdef inline void table_record(const SymmetryTable* t, uint32_t off, MapRecord* rec) noexcept nogil:
-    cdef uint16_t* ids = table_ids(t, off)
-    memcpy(rec, ids + 1 + ids[0], sizeof(MapRecord))
+    """Decode the tail of the record at ``off`` (whose length and ids are written)."""
+    cdef uint16_t* p = table_ids(t, off) + _id_units(t, table_len(t, off))
+    cdef uint32_t u32
+    cdef uint64_t w
+    if t.score_bits > 0:
+        w = (<uint64_t>p[0]) | ((<uint64_t>p[1]) << 16) | ((<uint64_t>p[2]) << 32)
+        rec.score = <double>(w & ((<uint64_t>1 << t.score_bits) - 1))
+        rec.node = <int32_t>((w >> t.score_bits) & 0x7FFFFFFF)
+        return
+    if t.int_score:
+        memcpy(&u32, p, 4)
+        rec.score = <double>u32
+        p += 2
+    else:
+        memcpy(&rec.score, p, 8)
+        p += 4
+    memcpy(&rec.node, p, 4)
 
 
 cdef inline void table_set_record(SymmetryTable* t, uint32_t off, const MapRecord* rec) noexcept nogil:
-    cdef uint16_t* ids = table_ids(t, off)
-    memcpy(ids + 1 + ids[0], rec, sizeof(MapRecord))
+    """Encode ``rec`` as the tail of the record at ``off`` (whose length and ids are written)."""
+    cdef uint16_t* p = table_ids(t, off) + _id_units(t, table_len(t, off))
+    cdef uint32_t u32
+    cdef uint64_t w
+    if t.score_bits > 0:      # node >= 0 (31 bits), score < 2^score_bits <= 2^17
+        w = (<uint64_t>rec.score) | ((<uint64_t>rec.node) << t.score_bits)
+        p[0] = <uint16_t>(w & 0xFFFF)
+        p[1] = <uint16_t>((w >> 16) & 0xFFFF)
+        p[2] = <uint16_t>((w >> 32) & 0xFFFF)
+        return
+    if t.int_score:
+        u32 = <uint32_t>rec.score
+        memcpy(p, &u32, 4)
+        p += 2
+    else:
+        memcpy(p, &rec.score, 8)
+        p += 4
+    memcpy(p, &rec.node, 4)

@@ -28,8 +28,6 @@ from libc.stdint cimport uint64_t, int64_t, int32_t, uint16_t, uint8_t
 from libc.stdlib cimport malloc, free
 from libc.math cimport INFINITY
 from libcpp.vector cimport vector
-from libcpp.queue cimport priority_queue
-from libcpp.utility cimport pair
 from libcpp.unordered_map cimport unordered_map
 from cython.operator cimport dereference as deref
 
@@ -151,6 +149,12 @@ cdef struct REntry:
     int32_t kind            # K_MODEL: the prefix's own list; K_EXPAND: its strict extensions
 
 
+cdef struct KEntry:         # a kept member in the bounded heap: the worst kept on top
+    double key              # minus its objective
+    int64_t tie
+    int32_t slot
+
+
 cdef struct Cand:           # a scored child, waiting for the lock
     double err
     double R
@@ -220,7 +224,7 @@ cdef class Enumerator:
     # members
     cdef public int64_t n_emitted
     cdef int64_t max_models
-    cdef priority_queue[pair[double, int32_t]] kept    # (objective, slot): the worst kept on top
+    cdef PagedHeap[KEntry] kept        # the kept members' slots, the worst on top
     cdef vector[uint16_t] kept_ants
     cdef vector[uint16_t] kept_len
     cdef vector[double] kept_obj
@@ -426,6 +430,7 @@ cdef class Enumerator:
         best ``max_models``."""
         cdef int32_t slot
         cdef int k
+        cdef KEntry ke
         self.n_emitted += 1
         self._node(node).flags |= F_OWN
         if R < self.best_seen:
@@ -440,8 +445,8 @@ cdef class Enumerator:
             self.kept_ants.resize(<size_t>(slot + 1) * self.stride)
             if self.ordered:
                 self.kept_log.push_back(slot)
-        elif R < self.kept.top().first:
-            slot = self.kept.top().second
+        elif R < -self.kept.top().key:
+            slot = self.kept.top().slot
             self.kept.pop()
             self.kept_obj[slot] = R
             self.kept_len[slot] = length
@@ -450,7 +455,11 @@ cdef class Enumerator:
             return
         for k in range(length):
             self.kept_ants[<size_t>slot * self.stride + k] = path[k]
-        self.kept.push(pair[double, int32_t](R, slot))
+        ke.key = -R
+        ke.tie = -slot       # among equal objectives the latest kept is evicted first
+        ke.slot = slot
+        if not self.kept.push(ke):
+            self.out_of_memory = True
 
     cdef void _init(self):
         cdef double cnt[MAX_CLASSES]
@@ -1052,7 +1061,6 @@ cdef class Enumerator:
 
     def counters(self):
         return {
-            "rashomon_count": self.count,
             "evaluated": self.n_evaluated,
             "expanded": self.n_expanded,
             "inserted": self.n_inserted,

@@ -62,3 +62,43 @@ def test_the_readme_spec_example_certifies(tmp_path):
     outcome = launch.run()
     assert outcome.status.value == "optimal", (outcome.status, outcome.result.stats.get("antecedents"))
     assert outcome.result.stats["antecedents"] < 1000  # a small search, not a lucky one
+
+
+def test_the_readme_rashomon_example_is_a_valid_spec_and_its_filters_name_real_features():
+    """The "Rashomon sets" section's spec validates for CORELS once CORELS enumerates sets; until
+    then CORELS refuses it at the section's line, exactly as the section says a solver that cannot
+    must. Either way the rest of the spec and the section itself are valid, and every feature the
+    commands filter on is a feature of its data."""
+    import shlex
+
+    from ruamel.yaml import YAML
+
+    from glasswork.launch import Launch
+    from glasswork.registry import Registry
+    from glasswork.spec import RashomonSpec, SpecError, validate_spec
+
+    text = (REPO / "README.md").read_text()
+    section = text[text.index("## Rashomon sets") :].split("\n## ", 1)[0]
+    doc = YAML(typ="safe").load(re.search(r"```yaml\n(name:.*?)```", section, re.S).group(1))
+    registry = Registry(entry_points=False, disabled=())
+    assert RashomonSpec.model_validate(doc["rashomon"]).epsilon == 0.05
+    if registry.solver("corels").supports_rashomon:
+        assert validate_spec(doc, registry).rashomon is not None
+    else:
+        try:
+            validate_spec(doc, registry)
+        except SpecError as exc:
+            assert "does not enumerate Rashomon sets" in str(exc)
+        else:
+            raise AssertionError("a solver without Rashomon support accepted the section")
+    plain = validate_spec({k: v for k, v in doc.items() if k != "rashomon"}, registry)
+    names = set(Launch(plain, registry=registry, no_store=True).prepare().feature_names)
+    commands = re.search(r"```bash\n(glasswork rashomon.*?)```", section, re.S).group(1)
+    filtered = [
+        words[i + 1]
+        for line in commands.splitlines()
+        for words in [shlex.split(line, comments=True)]
+        for i, word in enumerate(words)
+        if word in ("--uses", "--avoids")
+    ]
+    assert filtered and set(filtered) <= names, set(filtered) - names

@@ -4,6 +4,7 @@ screenshot of it in a real headless browser (Chromium from the system packages).
 from __future__ import annotations
 
 import json
+from html import escape as html_escape
 import re
 import shutil
 import subprocess
@@ -272,3 +273,67 @@ def test_a_card_without_curves_gives_the_real_reason(runs: dict) -> None:
     assert "binary classifiers only" not in card
     assert "no installed plugin gives load_model for this kind of model" in card
     assert "ROC curve" in _card(runs, "corels_compas")  # a model its plugin loads still has its curves
+
+
+# -- issue 26: the Rashomon set on the card ------------------------------------------------------------
+
+
+def test_the_card_shows_the_rashomon_set_with_its_importance_ranges(tmp_path: Path, toy_registry) -> None:
+    from glasswork.launch import Launch
+    from glasswork.spec import validate_spec
+
+    spec = validate_spec(
+        {
+            "name": "set",
+            "solver": "toy",
+            "data": {"source": "sklearn:breast_cancer", "binarize": {"thresholds": 2}},
+            "rashomon": {"epsilon": 0.5, "max_models": 4},
+        },
+        toy_registry,
+    )
+    outcome = Launch(spec, registry=toy_registry, db=tmp_path / "g.duckdb").run()
+    store = RunStore(tmp_path / "g.duckdb")
+    details = store.details(outcome.info.run_id)
+    card = build_report(details, store.events(outcome.info.run_id), toy_registry)
+    section = card.split("<h2>Rashomon set</h2>", 1)[1].split("<h2>", 1)[0]
+    assert "6 models with objective &lt;= " in section and "complete; 4 kept" in section
+    assert "over the 4 kept members of 6: ambiguity" in section
+    figures = outcome.multiplicity
+    for name, (low, high) in figures["reliance"].items():
+        assert f"<title>{low:g} to {high:.6g}</title>" in section
+        assert html_escape(name) in section
+    assert section.count("<tr>") == 1 + len(figures["variable_use"])
+    plain = dict(details)
+    plain.pop("rashomon")
+    assert "Rashomon set" not in build_report(plain, [], toy_registry)  # a run without a set: no section
+
+
+def test_the_rashomon_section_escapes_hostile_feature_names() -> None:
+    from glasswork.report import rashomon_section
+
+    evil = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+    summary = {
+        "count": 3,
+        "complete": False,
+        "exhaustive": True,
+        "threshold": 0.2,
+        "epsilon": None,
+        "optimum": 0.1,
+        "optimum_proven": True,
+        "unenumerated_bound": 0.15,
+        "kept": 2,
+        "multiplicity": {
+            "rows": "train",
+            "n_rows": 10,
+            "members": 2,
+            "count": 3,
+            "ambiguity": 0.1,
+            "discrepancy": 0.1,
+            "split_rows": 1,
+            "variable_use": {evil: 0.5},
+            "reliance": {evil: [1.0, 2.0]},
+        },
+    }
+    section = rashomon_section(summary)
+    assert "<script" not in section and "<img" not in section and "&lt;script&gt;" in section
+    assert "INCOMPLETE" in section and "objective &gt;= 0.15" in section

@@ -9,7 +9,9 @@ kills its own process (a worker lost mid-task).
 It enumerates its Rashomon set exactly too (``rashomon:`` in the spec): every stump and the
 constant model within the threshold, best first, so the core's handling of sets (store, JSON,
 the ``rashomon`` command, multiplicity figures, the TUI) is tested without a compiled search.
-``search.rashomon_stop_after`` stops that enumeration after so many members, as a limit would.
+``search.rashomon_stop_after`` stops that enumeration after so many members, as a limit would;
+``search.rashomon_batch`` reports it that many members at a time, ``step_seconds`` apart, so a
+monitor sees the set grow.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class ToySearch(StrictModel):
     behaviour: Literal["exact", "endless", "raise", "bad_result", "ignore_stop", "die"] = "exact"
     step_seconds: float = Field(0.005, gt=0, le=1, description="Sleep per step when endless.")
     rashomon_stop_after: int | None = Field(None, ge=0, description="Stop the set's enumeration after so many.")
+    rashomon_batch: int | None = Field(None, ge=1, description="Report the set so many members at a time.")
 
 
 class ToySpec(SolverSpec):
@@ -156,7 +159,13 @@ def toy_rashomon_set(problem: Problem, spec: ToySpec, optimum: float, ctx: Solve
         )
         for obj, model in enumerated[: request.max_models]
     ]
-    ctx.rashomon(len(enumerated), members, threshold=threshold)
+    batch = spec.search.rashomon_batch or max(1, len(enumerated))
+    for start in range(0, max(1, len(enumerated)), batch):
+        if start:
+            time.sleep(spec.search.step_seconds)
+        done = min(start + batch, len(enumerated))
+        left = inside[done][0] if done < len(inside) else None  # the best objective not enumerated yet
+        ctx.rashomon(done, members[start:done], threshold=threshold, lower_bound=left)
     complete = len(enumerated) == len(inside)
     return RashomonSet(
         threshold=threshold,

@@ -288,7 +288,7 @@ class HistoryScreen(Screen[None]):
         except StoreError as exc:
             self.app.call_from_thread(self._error, "Cannot read the run store", str(exc))
             return
-        screen = RunScreen(docs[0], events[0]) if len(docs) == 1 else CompareScreen(docs, events)
+        screen = RunScreen(docs[0], events[0], store=self.store) if len(docs) == 1 else CompareScreen(docs, events)
         self.app.call_from_thread(self.app.push_screen, screen)
 
     def action_watch(self) -> None:

@@ -1,4 +1,5 @@
-"""The live monitor: one run's bounds, gap, counters, solver panels and incumbent model.
+"""The live monitor: one run's bounds, gap, counters, solver panels and incumbent model, and its
+Rashomon set while it grows (``glasswork.tui.rashomon``).
 
 The records come from a *source* (``glasswork.tui.sources``): ``OwnedRun`` runs a spec in this
 process (the run path blocks a Textual thread worker while the solver searches without the GIL
@@ -19,9 +20,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, RichLog, Static
+from textual.widgets import DataTable, Footer, RichLog, Static
 
 from glasswork.console import fmt_gap, plain_text
+from glasswork.tui.rashomon import RashomonPanel, set_summary
 from glasswork.tui.sources import FollowedRun, OwnedRun
 from glasswork.tui.state import RunState
 from glasswork.tui.views import fmt, fmt_rate, model_view
@@ -38,6 +40,7 @@ class MonitorScreen(Screen[None]):
         Binding("c", "cancel", "cancel run"),
         Binding("ctrl+c", "cancel", "cancel run", show=False, priority=True),  # as in `glasswork run`
         Binding("m", "model", "full model"),
+        Binding("s", "rashomon", "browse the set"),
         Binding("q,escape", "close", "close"),
         Binding("question_mark", "app.help", "help", key_display="?"),
     ]
@@ -68,6 +71,7 @@ class MonitorScreen(Screen[None]):
         self._gw_timer: Any = None
         self._gw_panels: list[Any] = []
         self._gw_ended = False  # the run has ended: the footer stops offering to cancel it
+        self._gw_has_set = False  # the run reports a Rashomon set: the footer offers to browse it
         self.summary: RenderableType | None = None  # what `glasswork monitor` prints once it has closed
 
     def compose(self) -> ComposeResult:
@@ -81,6 +85,7 @@ class MonitorScreen(Screen[None]):
             yield Horizontal(id="panels")  # the solver's panels, mounted once its name is known
             with VerticalScroll(id="model-box"):
                 yield Static(id="model")
+            yield RashomonPanel(id="rashomon")
         yield RichLog(id="log", wrap=True, markup=False, max_lines=500)
         yield Footer()
 
@@ -155,6 +160,10 @@ class MonitorScreen(Screen[None]):
             self._gw_model_seen = s.model
             title = Text("best model" if s.finished else "current best model", style="bold")
             self.query_one("#model", Static).update(Group(title, model_view(s.model, s.model_text, compact=True)))
+        self.query_one(RashomonPanel).show(s.rashomon, finished=s.finished, run_name=s.name, solver=s.solver)
+        if s.rashomon is not None and not self._gw_has_set:
+            self._gw_has_set = True
+            self.refresh_bindings()  # "s browse the set" joins the footer
         log = self.query_one("#log", RichLog)
         messages = list(s.messages)
         for t, level, message in (
@@ -249,8 +258,11 @@ class MonitorScreen(Screen[None]):
     # -- actions ------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """An ended run is not offered for cancelling (the footer and the keys agree)."""
+        """An ended run is not offered for cancelling, nor a run without a Rashomon set for
+        browsing one (the footer and the keys agree)."""
         if action == "cancel" and self.state.finished:
+            return False
+        if action == "rashomon" and self.state.rashomon is None:
             return False
         return True
 
@@ -266,6 +278,10 @@ class MonitorScreen(Screen[None]):
         s = self.state
         stats = (s.result or {}).get("stats") or {}
         self.app.push_screen(ModelScreen(f"{s.name} ({s.status})", s.model, s.model_text, stats, s.solver))
+
+    def action_rashomon(self) -> None:
+        """Into the set's table: arrows move, enter opens a member's model."""
+        self.query_one("#rashomon-members", DataTable).focus()
 
     def action_close(self) -> None:
         if self.source.owned and not self.state.finished and not self.source.done:
@@ -311,6 +327,8 @@ def exit_summary(state: RunState, source: OwnedRun | FollowedRun, *, asked_to_st
     certificate.add_row("lower bound", fmt_number(state.best_lower_bound, 10))
     certificate.add_row("gap", fmt_gap(state.best_objective, state.best_lower_bound, status))
     lines += [Text(""), Group(Text("Certificate", style="bold"), certificate)]
+    if state.rashomon is not None:
+        lines += [Text(""), set_summary(state.rashomon, finished=state.finished)]
     if state.error:
         lines.append(plain_text(f"error: {state.error}", "red"))
     lines.append(Text(""))

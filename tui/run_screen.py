@@ -1,4 +1,5 @@
-"""The run screen: one recorded run's certificate, metrics, bound trajectory and model."""
+"""The run screen: one recorded run's certificate, metrics, bound trajectory and model, and the way
+into its Rashomon set (``s``) when it has one."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from textual.widgets import Footer, Static
 
 from glasswork.console import fmt_gap, plain_text
 from glasswork.tui.model_screen import ModelScreen
-from glasswork.tui.state import RunState
+from glasswork.tui.state import RashomonView, RunState
 from glasswork.tui.views import fmt, model_view
 from glasswork.tui.widgets import Chart, draw_bounds
 
@@ -36,6 +37,11 @@ def _summary(doc: dict[str, Any]) -> Table:
         f"lower bound {fmt(bound, 8)}  gap {fmt_gap(objective, bound, compact=True)}",  # the bound is its neighbour
     )
     table.add_row("elapsed", "-" if doc.get("elapsed") is None else f"{doc['elapsed']:.2f} s")
+    rashomon = doc.get("rashomon")
+    if rashomon:
+        view = RashomonView.from_summary(rashomon)
+        what = "complete" if view.complete else ("a sample" if not view.exhaustive else "incomplete")
+        table.add_row("Rashomon set", f"{view.count:,} models ({what}) within {fmt(view.threshold, 8)}; s browses it")
     metrics = doc.get("metrics") or {}
     if metrics:
         table.add_row("metrics", "  ".join(f"{k} {fmt(v, 5)}" for k, v in metrics.items()))
@@ -49,6 +55,7 @@ class RunScreen(Screen[None]):
         Binding("m", "model", "full model"),
         Binding("e", "export", "export model"),
         Binding("r", "report", "write report"),
+        Binding("s", "rashomon", "Rashomon set"),
         Binding("escape,q", "app.pop_screen", "back"),
         Binding("question_mark", "app.help", "help", key_display="?"),
     ]
@@ -58,8 +65,11 @@ class RunScreen(Screen[None]):
     RunScreen #model-box { width: 1fr; padding: 0 1; border-left: solid $primary-darken-2; }
     """
 
-    def __init__(self, details: dict[str, Any], events: list[dict[str, Any]], folder: Path | None = None) -> None:
+    def __init__(
+        self, details: dict[str, Any], events: list[dict[str, Any]], folder: Path | None = None, store: Any = None
+    ) -> None:
         super().__init__()
+        self.store = store  # the RunStore it was read from: the Rashomon set's members are read from it
         self.details = details
         self.events = events
         self.folder = folder  # where exports and reports go (default: the working folder)
@@ -97,6 +107,17 @@ class RunScreen(Screen[None]):
                 self.details.get("solver"),
             )
         )
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``s`` is offered only for a run with a stored Rashomon set."""
+        if action == "rashomon":
+            return bool(self.details.get("rashomon")) and self.store is not None
+        return True
+
+    def action_rashomon(self) -> None:
+        from glasswork.tui.rashomon import RashomonScreen
+
+        self.app.push_screen(RashomonScreen(self.store, self.details, self.folder))
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def action_export(self) -> None:

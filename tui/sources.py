@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glasswork.record import RecordSink, event_of_stored, finish_of_stored, start_of_stored
-from glasswork.tui.state import LogFollower
+from glasswork.tui.state import MEMBERS_HELD, LogFollower
 
 if TYPE_CHECKING:
     from glasswork.launch import Launch
@@ -132,6 +132,7 @@ class FollowedRun:
                 self.store.open()  # the owner died: recovery records its run as failed
             details = self.store.details(self.run_id)
             events = self.store.events(self.run_id)
+            members = self.store.rashomon_members(self.run_id, limit=MEMBERS_HELD) if details.get("rashomon") else []
         except StoreError as exc:
             self.pending.put({"kind": "failed", "title": "Cannot read the run store", "message": str(exc)})
             self.done = True
@@ -143,6 +144,9 @@ class FollowedRun:
                 self.pending.put(event_of_stored(row))
         self.n_events = max(self.n_events, len(events))
         finish = finish_of_stored(details)
+        if finish and finish.get("result") and details.get("rashomon"):
+            # the store's summary of the set and its best kept members (the events hold none)
+            finish["result"]["rashomon"] = {**details["rashomon"], "models": [m.to_dict() for m in members]}
         if finish:
             self.pending.put(finish)
             self.done = True

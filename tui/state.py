@@ -2,14 +2,16 @@
 
 An owned run (launched in the app), a followed events file and a run read back from DuckDB all
 produce ``{"kind": ...}`` dicts: ``start`` (the run's identity), ``progress`` / ``incumbent`` /
-``log`` (``Event.to_dict()``) and ``finish`` (the result or the error). ``RunState`` folds them
-into series and figures and feeds the solver's monitor panels (from its plugin's hook);
+``log`` / ``rashomon`` (``Event.to_dict()``) and ``finish`` (the result or the error). ``RunState``
+folds them into series and figures and feeds the solver's monitor panels (from its plugin's hook),
+and a run's Rashomon set into a ``RashomonView``;
 ``LogFollower`` reads an events file incrementally. Neither imports Textual, so both are tested
 without a terminal.
 """
 
 from __future__ import annotations
 
+from bisect import insort
 from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -24,6 +26,92 @@ if TYPE_CHECKING:
     from glasswork.registry import Registry
 
 RATE_WINDOW = 2.0  # seconds of elapsed time over which counter rates are measured
+MEMBERS_HELD = 500  # members of a Rashomon set the monitor holds in memory, the best ones
+
+
+def _objective_key(member: dict[str, Any]) -> float:
+    objective = finite(member.get("objective"))
+    return float("inf") if objective is None else objective
+
+
+@dataclass
+class RashomonView:
+    """A run's Rashomon set as the monitor knows it: the running count and threshold, the bound
+    on what is not enumerated yet, and the best ``cap`` members received (dicts in
+    ``RashomonMember.to_dict()`` form), best first whatever order the batches arrived in.
+
+    ``complete`` is ``None`` while the run goes on; the finish record settles it (a run that ended
+    without a set in its result, cancelled or failed, is not complete). ``version`` grows with
+    every change, so a screen redraws its table only when something new arrived.
+    """
+
+    count: int = 0
+    threshold: float | None = None
+    epsilon: float | None = None
+    bound: float | None = None
+    complete: bool | None = None
+    exhaustive: bool = True
+    kept: int | None = None
+    received: int = 0
+    members: list[dict[str, Any]] = field(default_factory=list)
+    cap: int = MEMBERS_HELD
+    version: int = 0
+
+    def feed(self, record: dict[str, Any]) -> None:
+        """One ``rashomon`` event: the running count, the threshold, new members."""
+        counters = record.get("counters") or {}
+        count = counters.get("rashomon_count")
+        if isinstance(count, (int, float)) and not isinstance(count, bool):
+            self.count = max(self.count, int(count))
+        threshold = finite(counters.get("rashomon_threshold"))
+        if threshold is not None:
+            self.threshold = threshold
+        bound = finite(record.get("lower_bound"))
+        if bound is not None:
+            self.bound = bound
+        for member in record.get("members") or []:
+            if isinstance(member, dict):
+                self._add(member)
+        self.count = max(self.count, self.received)
+        self.version += 1
+
+    def _add(self, member: dict[str, Any]) -> None:
+        self.received += 1
+        key = _objective_key(member)
+        if len(self.members) >= self.cap and key >= _objective_key(self.members[-1]):
+            return  # no better than the worst one held: the count says it exists
+        insort(self.members, member, key=_objective_key)  # after equal objectives: arrival order kept
+        del self.members[self.cap :]
+
+    def finish(self, document: dict[str, Any] | None) -> None:
+        """The run ended: its result's ``rashomon`` document (``RashomonSet.to_dict``) settles
+        the figures and, when it lists models, the members; without one the set is incomplete."""
+        self.version += 1
+        if not document:
+            self.complete = False
+            return
+        self.count = int(document.get("count") or self.count)
+        self.complete = bool(document.get("complete"))
+        self.exhaustive = bool(document.get("exhaustive", True))
+        self.threshold = finite(document.get("threshold")) if "threshold" in document else self.threshold
+        self.epsilon = finite(document.get("epsilon"))
+        self.bound = finite(document.get("unenumerated_bound"))
+        kept = document.get("kept")
+        self.kept = int(kept) if isinstance(kept, int) else None
+        models = document.get("models")
+        if models:
+            self.members = []
+            self.received = 0
+            for member in models:
+                if isinstance(member, dict):
+                    self._add(member)
+
+    @classmethod
+    def from_summary(cls, summary: dict[str, Any]) -> RashomonView:
+        """A stored set's figures (``RunStore.rashomon_summary``), without its members."""
+        view = cls()
+        view.finish({**summary, "models": None})
+        return view
 
 
 @dataclass
@@ -44,6 +132,7 @@ class RunState:
     panels: list[Panel] = field(default_factory=list)  # the solver's, from its monitor_panels hook
     messages: deque[tuple[float, str, str]] = field(default_factory=lambda: deque(maxlen=200))
     result: dict[str, Any] | None = None
+    rashomon: RashomonView | None = None  # from the first ``rashomon`` record on
     error: str | None = None
     finished: bool = False
     n_records: int = 0
@@ -118,6 +207,15 @@ class RunState:
         if kind == "log":
             self.messages.append((t, str(r.get("level") or "info"), str(r.get("message") or "")))
             return
+        if kind == "rashomon":
+            # its lower_bound bounds what the set has not enumerated, not the optimum: not a bound point
+            if self.rashomon is None:
+                self.rashomon = RashomonView()
+            self.rashomon.feed(r)
+            if r.get("nodes") is not None:
+                self.nodes = int(r["nodes"])
+            self._feed_panels(r)
+            return
         obj, lb = finite(r.get("objective")), finite(r.get("lower_bound"))
         self.objective.add(t, obj)
         if lb is not None:
@@ -172,6 +270,10 @@ class RunState:
     def _finish(self, r: dict[str, Any]) -> None:
         self.finished = True
         result = r.get("result")
+        if result and result.get("rashomon") and self.rashomon is None:
+            self.rashomon = RashomonView()
+        if self.rashomon is not None:
+            self.rashomon.finish((result or {}).get("rashomon"))
         if result:
             self.result = result
             if result.get("model") is not None:

@@ -98,6 +98,8 @@ def _bindings(screen: Screen) -> list[tuple[str, str]]:
             key = binding.key_display or binding.key
             if key in seen or not binding.description:
                 continue
+            if "." not in binding.action and screen.check_action(binding.action, ()) is False:
+                continue  # not offered here now (no Rashomon set to browse, say): the footer agrees
             seen.add(key)
             rows.append((key, binding.description))
     return rows

@@ -1,9 +1,10 @@
 """The ``glasswork`` command line: ``main``, and the command modules registered on the root group
 (the group and the helpers every command shares are in ``glasswork.cli.app``).
 
-The commands live by concept: ``commands`` (run, validate, schema, plugins), ``sweeps`` (sweep)
-and ``runs`` (the run history); ``monitor`` and ``tui`` are imported from ``glasswork.tui`` only
-when used, and plugins add theirs through the ``register_commands`` hook.
+The commands live by concept: ``commands`` (run, validate, schema, plugins), ``sweeps`` (sweep),
+``runs`` (the run history) and ``rashomon`` (a run's Rashomon set); ``monitor`` and ``tui`` are
+imported from ``glasswork.tui`` only when used, and plugins add theirs through the
+``register_commands`` hook.
 
 Exit status: 0 for a finished run (also one stopped at a limit), 1 for a solver failure, 2 for an
 invalid spec or bad data (nothing runs, nothing is written), 130 when interrupted. A reader of
@@ -83,7 +84,7 @@ def _caused_by_interrupt(exc: BaseException) -> bool:
 
 
 # the command modules register themselves on ``cli`` when imported
-from glasswork.cli import commands, models, runs, sweeps  # noqa: E402,F401
+from glasswork.cli import commands, models, rashomon, runs, sweeps  # noqa: E402,F401
 
 __all__ = [
     "DB_OPTION",

@@ -30,6 +30,11 @@ from glasswork.exits import run_failure
 from glasswork.export.formats import ALL_FORMATS
 
 
+# Members of a Rashomon set in ``run --json``: enough to see the set's shape, never megabytes
+# (a set may keep a million members; ``glasswork rashomon RUN --json`` lists them from the store).
+JSON_RASHOMON_MODELS = 100
+
+
 @cli.command()
 @click.argument("spec", type=click.Path(path_type=str))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON result document on stdout.")
@@ -58,6 +63,14 @@ from glasswork.export.formats import ALL_FORMATS
     help="Then export the model (python, sql, json, markdown, or html: the report), to FILE or "
     "<name>-<run id>.<ext> (repeatable; needs the run store).",
 )
+@click.option(
+    "--rashomon-models",
+    type=click.IntRange(min=0),
+    default=JSON_RASHOMON_MODELS,
+    show_default=True,
+    help="With --json: the Rashomon set's models listed, best first (its count is always exact; "
+    "'glasswork rashomon RUN --json' lists every kept one).",
+)
 def run(
     spec: str,
     as_json: bool,
@@ -68,6 +81,7 @@ def run(
     db: str | None,
     no_store: bool,
     exports: tuple[str, ...],
+    rashomon_models: int,
 ) -> None:
     """Run the problem described by SPEC and print the model, its certificate and metrics.
 
@@ -125,6 +139,8 @@ def run(
     try:  # the run is stored by now; a reader that left (| head) must not stop its exports
         if as_json:
             document = outcome.to_dict()
+            if "rashomon" in document:  # the count exact, the models capped
+                document["rashomon"]["models"] = document["rashomon"]["models"][:rashomon_models]
             if launch.store is None:
                 document["run_id"] = None  # nothing to look it up in
             click.echo(json.dumps(document, indent=2, allow_nan=False))
@@ -289,18 +305,27 @@ def plugins(as_json: bool) -> None:
 
     registry = get_registry()
     rows = [info.to_dict() for info in registry.plugins.values()]
+    for row in rows:  # which of its solvers enumerate Rashomon sets (a spec's `rashomon:` section)
+        row["rashomon"] = [s for s in row["solvers"] if getattr(registry.solvers.get(s), "supports_rashomon", False)]
     backends = report()
     if as_json:
         click.echo(json.dumps({"plugins": rows, "backends": backends}, indent=2))
         return
     table = Table(title="glasswork plugins", title_justify="left")
-    for column in ("name", "version", "origin", "solvers", "status"):
+    for column in ("name", "version", "origin", "solvers", "rashomon", "status"):
         table.add_column(column)
     for row in rows:
         status = {"ok": "[green]ok[/green]", "disabled": "[dim]disabled[/dim]"}.get(
             row["status"], f"[red]error[/red]: {row['error']}"
         )
-        table.add_row(row["name"], row["version"], row["origin"], ", ".join(row["solvers"]) or "-", status)
+        table.add_row(
+            row["name"],
+            row["version"],
+            row["origin"],
+            ", ".join(row["solvers"]) or "-",
+            ", ".join(row["rashomon"]) or "-",
+            status,
+        )
     extras = Table(title="optional backends", title_justify="left")
     for column in ("extra", "for", "status"):
         extras.add_column(column)

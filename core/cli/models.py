@@ -1,10 +1,11 @@
-"""``glasswork export`` and ``glasswork report``: a recorded run's model as code, SQL, a document,
-a table, or a model card people can read."""
+"""``glasswork export`` and ``glasswork report``: a recorded run's model (or a member of its
+Rashomon set) as code, SQL, a document, a table, or a model card people can read."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -28,19 +29,34 @@ from glasswork.export.formats import FORMATS
     "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to this file (default: stdout)."
 )
 @click.option("--table", default="data", show_default=True, help="The raw table the SQL reads.")
+@click.option(
+    "--member",
+    type=click.IntRange(min=1),
+    metavar="RANK",
+    help="Export member RANK of the run's Rashomon set instead of its optimal model ('glasswork rashomon RUN').",
+)
 @DB_OPTION
-def export(run_ref: str, fmt: str, output: Path | None, table: str, db: str | None) -> None:
+def export(run_ref: str, fmt: str, output: Path | None, table: str, member: int | None, db: str | None) -> None:
     """Export the model of RUN (an id prefix or 'latest') to run outside glasswork."""
     from glasswork.export import ExportError, export_run, write_file
 
     store = store_at(db)
     [run_id] = resolve_runs(store, (run_ref,))
+    if member is not None:
+        export_member(store, run_id, member, fmt, output, table)
+        return
     try:
         text = export_run(store.details(run_id), fmt, table=table)
         if output is not None:
             write_file(output, text)
     except ExportError as exc:
         fail(f"cannot export run {run_id[:12]}: {exc}", EXIT_INVALID)
+    emit_export(text, output, fmt)
+
+
+def emit_export(text: str, output: Path | None, fmt: str) -> None:
+    """An export's text on stdout (control codes escaped on a terminal), or the note that it was
+    written to ``output``."""
     if output is None:
         if _to_terminal():  # names and values are data: no control code of theirs reaches a terminal
             from glasswork.quoting import printable
@@ -86,3 +102,59 @@ def report(run_ref: str, output: Path | None, db: str | None) -> None:
     except ExportError as exc:
         fail(f"cannot report run {run_id[:12]}: {exc}", EXIT_INVALID)
     click.echo(f"wrote {path} ({path.stat().st_size:,} bytes)", err=True)
+
+
+# -- a member of a run's Rashomon set (glasswork rashomon, export --member) ---------------------
+
+
+def set_of(store: Any, run_id: str, *, as_json: bool = False) -> dict[str, Any]:
+    """The run's set in summary; exit 2 with a message when the run has none."""
+    summary = store.rashomon_summary(run_id)
+    if summary is None:
+        fail(
+            f"run {run_id[:12]} has no Rashomon set (its spec has no 'rashomon:' section, or it failed before "
+            "enumerating one); add 'rashomon: {epsilon: 0.05}' to the spec and run it again",
+            EXIT_INVALID,
+            as_json=as_json,
+        )
+    return summary
+
+
+def member_at(store: Any, run_id: str, rank: int, *, want_model: bool, as_json: bool = False) -> Any:
+    """Member ``rank`` of the run's set; exit 2 when it is out of range or, with ``want_model``,
+    was kept as a summary (no model to show or export)."""
+    found = store.rashomon_members(run_id, rank=rank)
+    if not found:
+        kept = store.rashomon_summary(run_id)["kept"]
+        fail(
+            f"run {run_id[:12]} keeps {kept:,} member(s) of its Rashomon set (ranks 1 to {kept:,}); "
+            f"there is no rank {rank}",
+            EXIT_INVALID,
+            as_json=as_json,
+        )
+    member = found[0]
+    if want_model and member.model is None:
+        fail(
+            f"member {rank} of run {run_id[:12]} was kept as a summary (rashomon.keep: summary), so it has no "
+            "model to show or export; run the spec again with 'keep: model'",
+            EXIT_INVALID,
+            as_json=as_json,
+        )
+    return member
+
+
+def export_member(store: Any, run_id: str, rank: int, fmt: str, output: Path | None, table: str) -> None:
+    """Export member ``rank`` of the run's set as any run's model is exported."""
+    from glasswork.export import ExportError, export_run, member_details, write_file
+
+    set_of(store, run_id)
+    member = member_at(store, run_id, rank, want_model=True)
+    assert member.model is not None
+    details = member_details(store.details(run_id), rank, member.objective, member.model)
+    try:
+        text = export_run(details, fmt, table=table)
+        if output is not None:
+            write_file(output, text)
+    except ExportError as exc:
+        fail(f"cannot export member {rank} of run {run_id[:12]}: {exc}", EXIT_INVALID)
+    emit_export(text, output, fmt)

@@ -148,6 +148,15 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
     for model in doc["models"]:
         console.print(Text.assemble("\n", ("Model", "bold"), plain_text(f" ({model['kind']})")))
         console.print(model_view(model["model"], model["text"]))
+    if doc.get("rashomon"):  # the set in summary; 'glasswork rashomon RUN' lists its members
+        from glasswork.console import multiplicity_text, rashomon_summary_text
+
+        console.print("\n[bold]Rashomon set[/bold]")
+        console.print(plain_text(f"  {rashomon_summary_text(doc['rashomon'])}"))
+        line = multiplicity_text(doc["rashomon"].get("multiplicity"))
+        if line:
+            console.print(plain_text(f"  {line}"))
+        console.print(plain_text(f"  members: glasswork rashomon {run_id[:12]}", "dim"))
     console.print("\n[bold]Spec[/bold]")
     yaml = YAML()
     yaml.default_flow_style = False

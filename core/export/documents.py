@@ -78,6 +78,25 @@ def document(details: dict[str, Any]) -> ModelDocument:
     )
 
 
+def member_details(
+    details: dict[str, Any], rank: int, objective: float | None, model: dict[str, Any]
+) -> dict[str, Any]:
+    """A stored run's details (``RunStore.details``) with member ``rank`` of its Rashomon set in
+    place of its model, so every export reads a member as it reads any run's model: the run's
+    inputs, spec and filter, the member's objective, no certificate (a member is within the
+    threshold, not certified optimal) and no metrics (the run's are the optimum's)."""
+    return {
+        **details,
+        "name": f"{details.get('name')} (Rashomon member {rank})",
+        "models": [{"name": "model", "kind": model.get("kind"), "model": model, "text": None}],
+        "status": "rashomon member",
+        "objective": objective,
+        "lower_bound": None,
+        "gap": None,
+        "metrics": {},
+    }
+
+
 def _model_of(details: dict[str, Any]) -> dict[str, Any]:
     model = next((m.get("model") for m in details.get("models") or [] if m.get("model")), None)
     if model is None:

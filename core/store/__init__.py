@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from glasswork.store import recovery, runs
 from glasswork.store.journal import Journal, JournalReader, StoreSink, pid_alive, read_journal, writer_alive
-from glasswork.store.runs import RunRow, SweepRow
+from glasswork.store.runs import RashomonMemberRow, RunRow, SweepRow
 from glasswork.store.schema import (
     DB_ENV,
     DEFAULT_DB,
     EVENT_COLUMNS,
     LOCK_TIMEOUT,
     MIGRATIONS,
+    RUN_TABLES,
     SCHEMA_VERSION,
     STALE_SECONDS,
     STATE_OF_STATUS,
@@ -61,13 +62,14 @@ __all__ = [
     "StorePathError",
     "StoreSink",
     "SweepRow",
+    "RashomonMemberRow",
     "default_db_path",
     "pid_alive",
     "read_journal",
     "writer_alive",
 ]
 
-_TABLES = ("runs", "events", "artifacts", "metrics")
+_TABLES = RUN_TABLES
 
 
 class RunStore:
@@ -236,6 +238,29 @@ class RunStore:
     def events(self, run_id: str) -> list[dict[str, Any]]:
         with self.reading() as con:
             return runs.events(con, run_id)
+
+    def rashomon_summary(self, run_id: str) -> dict[str, Any] | None:
+        """The run's Rashomon set in summary (``runs.rashomon_summary``); ``None`` without a set."""
+        with self.reading() as con:
+            return runs.rashomon_summary(con, run_id)
+
+    def rashomon_members(
+        self,
+        run_id: str,
+        uses: Sequence[str] = (),
+        avoids: Sequence[str] = (),
+        limit: int | None = None,
+        *,
+        rank: int | None = None,
+    ) -> list[RashomonMemberRow]:
+        """The run's kept members, best first, filtered (``runs.rashomon_members``)."""
+        with self.reading() as con:
+            return runs.rashomon_members(con, run_id, uses, avoids, limit, rank=rank)
+
+    def rashomon_features(self, run_id: str) -> list[str]:
+        """The feature names the run's kept members use."""
+        with self.reading() as con:
+            return runs.rashomon_features(con, run_id)
 
     def export(self, run_ids: Sequence[str], prefix: Path, fmt: str) -> list[tuple[str, Path]]:
         """Write the runs and their events as ``PREFIX.runs.EXT`` and ``PREFIX.events.EXT``."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from glasswork.store.journal import NEW_SUFFIX, SUFFIX, pid_alive, read_journal, writer_alive
 from glasswork.store.runs import close_silent_runs, write_run
-from glasswork.store.schema import StoreError, utc_now, first_row
+from glasswork.store.schema import RASHOMON_TABLES, RUN_TABLES, StoreError, first_row, utc_now
 
 if TYPE_CHECKING:
     import duckdb
@@ -97,7 +97,10 @@ def check(
         report["ok"] = False
         report["problems"].append(f"cannot open: {str(error).splitlines()[0] if str(error) else error!r}")
         return report
-    for table in ("meta", "runs", "events", "artifacts", "metrics"):
+    present = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    for table in ("meta", *RUN_TABLES):
+        if table in RASHOMON_TABLES and table not in present:
+            continue  # a store from before schema version 4 (read-only here, so never migrated)
         try:
             rows = 0
             cursor = con.execute(f"SELECT * FROM {table}")
@@ -140,8 +143,16 @@ def salvage(source: Path, target: Path, events_dir: Path) -> dict[str, int]:
         migrate(con, target)
         con.execute(f"ATTACH '{str(source).replace(chr(39), chr(39) * 2)}' AS damaged (READ_ONLY)")
         run_ids = [r[0] for r in con.execute("SELECT run_id FROM damaged.runs").fetchall()]
-        for table in ("runs", "events", "artifacts", "metrics"):
-            columns = "run_id, seq" if table == "events" else "run_id"
+        source_tables = {
+            r[0]
+            for r in con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_catalog = 'damaged'"
+            ).fetchall()
+        }
+        for table in RUN_TABLES:
+            if table not in source_tables:
+                continue  # the damaged store predates the table
+            columns = {"events": "run_id, seq", "rashomon_members": "run_id, rank"}.get(table, "run_id")
             try:
                 con.execute(f"INSERT INTO {table} SELECT * FROM damaged.{table}")
                 copied[table] = first_row(con, f"SELECT count(*) FROM {table}")[0]

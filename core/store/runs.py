@@ -18,6 +18,7 @@ from glasswork.record import RunInfo
 from glasswork.result import Status, relative_gap
 from glasswork.store.schema import (
     EVENT_COLUMNS,
+    RUN_TABLES,
     STALE_SECONDS,
     STATE_OF_STATUS,
     StoreError,
@@ -143,7 +144,7 @@ def write_run(
     finish = records[-1] if len(records) > 1 and records[-1].get("kind") == "finish" else None
     if finish is not None and finish.get("ended_at"):
         ended_at = as_utc(finish["ended_at"])  # when the run ended, whenever it is folded
-    for table in ("events", "artifacts", "metrics", "runs"):
+    for table in RUN_TABLES:
         con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
     con.execute(
         "INSERT INTO runs (run_id, name, solver, solver_version, spec_hash, spec, "
@@ -181,13 +182,107 @@ def write_run(
             con.unregister("glasswork_event_batch")
     if finish is not None and finish.get("result") is not None:
         _finish(con, run_id, finish["result"], ended_at or utc_now())
-    elif finish is not None or not live:
-        con.execute(
-            "UPDATE runs SET state = 'failed', error = ?, ended_at = ? WHERE run_id = ?",
-            [(finish or {}).get("error") or KILLED, ended_at or utc_now(), run_id],
-        )
-        _keep_best(con, run_id, [r for _, r in events])
+        if finish["result"].get("rashomon") is not None:
+            write_rashomon(con, run_id, finish["result"]["rashomon"])
+    else:
+        if finish is not None or not live:
+            con.execute(
+                "UPDATE runs SET state = 'failed', error = ?, ended_at = ? WHERE run_id = ?",
+                [(finish or {}).get("error") or KILLED, ended_at or utc_now(), run_id],
+            )
+            _keep_best(con, run_id, [r for _, r in events])
+        partial = rashomon_of_events([r for _, r in events])
+        if partial is not None:  # a live or killed run: the members its events announced so far
+            write_rashomon(con, run_id, partial)
     return run_id
+
+
+def rashomon_of_events(events: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The Rashomon set a run's ``rashomon`` events announced (a run still going, or killed
+    before its finish record): the members in order, the last running count and threshold, and
+    never ``complete`` (nobody certified it). ``None`` when no event spoke of a set."""
+    announced = [r for r in events if r.get("kind") == "rashomon"]
+    if not announced:
+        return None
+    counters = announced[-1].get("counters") or {}
+    members = [m for r in announced for m in r.get("members") or []]
+    thresholds = [(r.get("counters") or {}).get("rashomon_threshold") for r in announced]
+    threshold = next((t for t in reversed(thresholds) if t is not None), None)
+    bound = next((r["lower_bound"] for r in reversed(announced) if r.get("lower_bound") is not None), None)
+    return {
+        "count": max(int(counters.get("rashomon_count", 0)), len(members)),
+        "complete": False,
+        "exhaustive": True,
+        "threshold": threshold,
+        "epsilon": None,
+        "optimum": None,
+        "optimum_proven": False,
+        "unenumerated_bound": bound,
+        "kept": len(members),
+        "models": members,
+    }
+
+
+_SET_COLUMNS = (
+    "count",
+    "complete",
+    "exhaustive",
+    "threshold",
+    "epsilon",
+    "optimum",
+    "optimum_proven",
+    "unenumerated_bound",
+    "kept",
+)
+
+
+def write_rashomon(con: duckdb.DuckDBPyConnection, run_id: str, doc: dict[str, Any]) -> None:
+    """A run's Rashomon set as rows: its summary (with the multiplicity figures) and one row per
+    kept member, ranked from 1 (the best), in one batch however many there are. ``doc`` is
+    ``RashomonSet.to_dict()`` with every kept member, as the finish record holds it."""
+    con.execute("DELETE FROM rashomon_sets WHERE run_id = ?", [run_id])
+    con.execute("DELETE FROM rashomon_members WHERE run_id = ?", [run_id])
+    members = doc.get("models") or []
+    con.execute(
+        f"INSERT INTO rashomon_sets (run_id, {', '.join(_SET_COLUMNS)}, multiplicity) "
+        f"VALUES (?, {', '.join('?' for _ in _SET_COLUMNS)}, ?)",
+        [
+            run_id,
+            int(doc.get("count") or 0),
+            bool(doc.get("complete")),
+            bool(doc.get("exhaustive", True)),
+            finite_or_none(doc.get("threshold")),
+            finite_or_none(doc.get("epsilon")),
+            finite_or_none(doc.get("optimum")),
+            bool(doc.get("optimum_proven")),
+            finite_or_none(doc.get("unenumerated_bound")),
+            int(doc.get("kept", len(members))),
+            json_text(doc.get("multiplicity")),
+        ],
+    )
+    if not members:
+        return
+    batch = {
+        "run_id": np.array([run_id] * len(members), dtype=object),
+        "rank": np.arange(1, len(members) + 1, dtype=np.int64),
+        "objective": np.array(
+            [np.nan if finite_or_none(m.get("objective")) is None else float(m["objective"]) for m in members],
+            dtype=np.float64,
+        ),
+        "features": np.array([json_text(list(m.get("features") or [])) for m in members], dtype=object),
+        "fingerprint": np.array([m.get("fingerprint") for m in members], dtype=object),
+        "kind": np.array([(m.get("model") or {}).get("kind") for m in members], dtype=object),
+        "model": np.array([json_text(m.get("model")) for m in members], dtype=object),
+        "model_text": np.array([m.get("model_text") for m in members], dtype=object),
+    }
+    con.register("glasswork_rashomon_batch", batch)
+    try:
+        con.execute(
+            "INSERT INTO rashomon_members SELECT run_id, rank, objective, from_json(features, '[\"VARCHAR\"]'), "
+            "fingerprint, kind, model, model_text FROM glasswork_rashomon_batch"
+        )
+    finally:
+        con.unregister("glasswork_rashomon_batch")
 
 
 def _finish(con: duckdb.DuckDBPyConnection, run_id: str, result: dict[str, Any], ended_at: datetime) -> None:
@@ -404,6 +499,9 @@ def details(con: duckdb.DuckDBPyConnection, run_id: str, where: Path) -> dict[st
     doc["inputs"] = json.loads(inputs) if inputs else None  # None: recorded before inputs were kept
     doc["spec_path"] = spec_path
     doc["n_events"] = first_row(con, "SELECT count(*) FROM events WHERE run_id = ?", [run_id])[0]
+    rashomon = rashomon_summary(con, run_id)
+    if rashomon is not None:  # a run without a set reads as before
+        doc["rashomon"] = rashomon
     return doc
 
 
@@ -417,6 +515,92 @@ def events(con: duckdb.DuckDBPyConnection, run_id: str) -> list[dict[str, Any]]:
         record["counters"] = json.loads(record["counters"]) if record["counters"] else {}
         out.append(record)
     return out
+
+
+@dataclass
+class RashomonMemberRow:
+    """One kept member of a run's Rashomon set as the store holds it; ``model`` is ``None`` when
+    the spec kept summaries only (``rashomon.keep: summary``)."""
+
+    rank: int
+    objective: float | None
+    features: tuple[str, ...]
+    fingerprint: str | None
+    model: dict[str, Any] | None
+    model_text: str | None
+
+    def to_dict(self, *, with_model: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "rank": self.rank,
+            "objective": self.objective,
+            "features": list(self.features),
+            "fingerprint": self.fingerprint,
+        }
+        if with_model:
+            out["model"] = self.model
+            out["model_text"] = self.model_text
+        return out
+
+
+def rashomon_summary(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any] | None:
+    """A run's Rashomon set in summary: ``count``, ``complete``, ``exhaustive``, ``threshold``,
+    ``epsilon``, ``optimum``, ``optimum_proven``, ``unenumerated_bound``, ``kept`` and
+    ``multiplicity`` (the figures over the kept members, or ``None``); ``None`` when the run has
+    no set."""
+    row = first_row(
+        con, f"SELECT {', '.join(_SET_COLUMNS)}, multiplicity FROM rashomon_sets WHERE run_id = ?", [run_id]
+    )
+    if row is None:
+        return None
+    out = dict(zip(_SET_COLUMNS, row[:-1]))
+    for key in ("threshold", "epsilon", "optimum", "unenumerated_bound"):
+        out[key] = finite_or_none(out[key])
+    out["multiplicity"] = json.loads(row[-1]) if row[-1] else None
+    return out
+
+
+def rashomon_members(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    uses: Sequence[str] = (),
+    avoids: Sequence[str] = (),
+    limit: int | None = None,
+    *,
+    rank: int | None = None,
+) -> list[RashomonMemberRow]:
+    """The kept members of a run's set, best first: those using every feature in ``uses`` and
+    none in ``avoids`` (exact names), at most ``limit``; ``rank`` picks one member."""
+    where: list[str] = ["run_id = ?"]
+    params: list[Any] = [run_id]
+    for feature in uses:
+        where.append("list_contains(features, ?)")
+        params.append(feature)
+    for feature in avoids:
+        where.append("NOT list_contains(features, ?)")
+        params.append(feature)
+    if rank is not None:
+        where.append("rank = ?")
+        params.append(int(rank))
+    sql = (
+        "SELECT rank, objective, features, fingerprint, model, model_text FROM rashomon_members "
+        f"WHERE {' AND '.join(where)} ORDER BY rank"
+    )
+    if limit is not None:
+        sql += f" LIMIT {max(0, int(limit))}"
+    return [
+        RashomonMemberRow(
+            int(r[0]), finite_or_none(r[1]), tuple(r[2] or ()), r[3], json.loads(r[4]) if r[4] else None, r[5]
+        )
+        for r in con.execute(sql, params).fetchall()
+    ]
+
+
+def rashomon_features(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
+    """Every feature name some kept member of the run's set uses, sorted (for did-you-mean)."""
+    rows = con.execute(
+        "SELECT DISTINCT unnest(features) AS f FROM rashomon_members WHERE run_id = ? ORDER BY f", [run_id]
+    ).fetchall()
+    return [r[0] for r in rows]
 
 
 def export(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], prefix: Path, fmt: str) -> list[tuple[str, Path]]:
@@ -438,7 +622,7 @@ def export(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], prefix: Path,
 
 def delete(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> None:
     con.execute("BEGIN TRANSACTION")
-    for table in ("events", "artifacts", "metrics", "runs"):
+    for table in RUN_TABLES:
         con.executemany(f"DELETE FROM {table} WHERE run_id = ?", [[r] for r in run_ids])
     con.execute("COMMIT")
 

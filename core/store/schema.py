@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 DEFAULT_DB = "glasswork.duckdb"
 DB_ENV = "GLASSWORK_DB"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 STALE_SECONDS = 60.0  # a sweep with no run recorded for this long is no longer shown as active
 LOCK_TIMEOUT = float(os.environ.get("GLASSWORK_DB_LOCK_TIMEOUT", "30"))
 HEADER_BYTES = 12288  # DuckDB's file: three 4 KiB headers, then whole blocks
@@ -74,8 +74,23 @@ MIGRATIONS: list[list[str]] = [
         # How the model's features come from the raw columns (glasswork.export); NULL for older runs.
         "ALTER TABLE runs ADD COLUMN inputs JSON",
     ],
+    [
+        # A run's Rashomon set: its summary and multiplicity figures (one row), and one row per kept
+        # member, best first (rank 1 is the best); no rows for runs without a set.
+        """CREATE TABLE rashomon_sets (
+            run_id VARCHAR, count BIGINT, complete BOOLEAN, exhaustive BOOLEAN, threshold DOUBLE,
+            epsilon DOUBLE, optimum DOUBLE, optimum_proven BOOLEAN, unenumerated_bound DOUBLE,
+            kept BIGINT, multiplicity JSON)""",
+        """CREATE TABLE rashomon_members (
+            run_id VARCHAR, rank BIGINT, objective DOUBLE, features VARCHAR[], fingerprint VARCHAR,
+            kind VARCHAR, model JSON, model_text VARCHAR)""",
+    ],
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION
+
+# Every table holding a run's rows (keyed by run_id); the Rashomon tables are absent before version 4.
+RUN_TABLES = ("runs", "events", "artifacts", "metrics", "rashomon_sets", "rashomon_members")
+RASHOMON_TABLES = ("rashomon_sets", "rashomon_members")
 
 EVENT_COLUMNS = (
     "run_id",

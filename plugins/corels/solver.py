@@ -239,7 +239,9 @@ def _rashomon_set(
     )
     stats["rashomon_seconds"] = time.perf_counter() - t0
     stats["rashomon_bytes"] = enumerator.memory_bytes()
-    stats.update({f"rashomon_{k}" if not k.startswith("rashomon") else k: v for k, v in enumerator.counters().items()})
+    stats.update({f"rashomon_{k}": v for k, v in enumerator.counters().items()})
+    stats["rashomon_count"] = rset.count
+    stats["rashomon_complete"] = rset.complete
     ctx.log(
         f"corels: Rashomon set at threshold {threshold:.6g}: {rset.count:,} lists"
         f"{'' if rset.complete else ' so far (stopped by a limit)'} in {stats['rashomon_seconds']:.2f} s"

@@ -344,3 +344,31 @@ def test_rashomon_section_validates_for_corels() -> None:
     assert spec.rashomon is not None and spec.rashomon.epsilon == 0.01
     with pytest.raises(SpecError):
         validate_spec({**doc, "rashomon": {"epsilon": 0.01, "threshold": 0.3}}, get_registry())
+
+
+def test_a_limit_during_the_enumeration_keeps_the_certificate_and_bounds_the_rest() -> None:
+    X, y = _instance(19, n=80, M=6)
+    base = {
+        "objective": {"regularization": 0.01},
+        "constraints": {"min_support": 0.0, "negations": False},
+        "search": {"threads": 1},
+    }
+    plain = CorelsSolver(_spec(**base)).solve(_problem(X, y), SolveContext(Limits()))
+    every = every_rule_list(X, y, 0.01)
+    partial = 0
+    for extra in (10, 300, 1000, 3000):
+        spec = _spec(**base, rashomon={"epsilon": 0.5, "max_models": 10**6})
+        limits = Limits(nodes=plain.stats["nodes"] + extra)
+        result = CorelsSolver(spec).solve(_problem(X, y), SolveContext(limits))
+        rset = result.rashomon
+        assert result.certificate.status.value == "optimal" and rset is not None and rset.optimum_proven
+        expected = within(every, rset.threshold)
+        if rset.complete:
+            assert rset.count == len(expected)
+            continue
+        assert rset.count < len(expected) and rset.unenumerated_bound is not None
+        got = [m.objective for m in rset.members]
+        np.testing.assert_allclose(got, [obj for obj, _ in expected[: rset.count]], atol=1e-12)  # the best
+        assert rset.unenumerated_bound <= expected[rset.count][0] + 1e-12
+        partial += rset.count > 0
+    assert partial > 0

@@ -1,0 +1,129 @@
+"""``glasswork rashomon``: a recorded run's Rashomon set, listed, filtered by the features its
+members use, one member shown, and one picked for export (as ``glasswork export --member``)."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from glasswork.cli.app import DB_OPTION, EXIT_INVALID, cli, fail
+from glasswork.cli.models import export_member, member_at, set_of
+from glasswork.cli.runs import resolve_runs, store_at
+from glasswork.export.formats import FORMATS
+
+
+@cli.command("rashomon")
+@click.argument("run_ref", metavar="RUN")
+@click.option("--uses", multiple=True, metavar="FEATURE", help="Only members using this feature (repeatable).")
+@click.option("--avoids", multiple=True, metavar="FEATURE", help="Only members not using this feature (repeatable).")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, help="List at most this many.")
+@click.option("--show", "show_rank", type=click.IntRange(min=1), metavar="RANK", help="Show member RANK's model.")
+@click.option(
+    "--pick",
+    "pick_rank",
+    type=click.IntRange(min=1),
+    metavar="RANK",
+    help="Export member RANK (with --format, -o) as 'glasswork export RUN --member RANK' does.",
+)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True, help="With --pick.")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="With --pick: write to this file."
+)
+@click.option("--table", default="data", show_default=True, help="With --pick --format sql: the raw table.")
+@click.option("--json", "as_json", is_flag=True, help="Print the set (or the member) as JSON.")
+@DB_OPTION
+def rashomon(
+    run_ref: str,
+    uses: tuple[str, ...],
+    avoids: tuple[str, ...],
+    limit: int,
+    show_rank: int | None,
+    pick_rank: int | None,
+    fmt: str,
+    output: Path | None,
+    table: str,
+    as_json: bool,
+    db: str | None,
+) -> None:
+    """List the Rashomon set of RUN (an id prefix or 'latest'): its summary, then its kept
+    members best first (rank, objective, features, fingerprint)."""
+    if show_rank is not None and pick_rank is not None:
+        fail("give --show or --pick, not both", EXIT_INVALID, as_json=as_json)
+    store = store_at(db)
+    [run_id] = resolve_runs(store, (run_ref,))
+    summary = set_of(store, run_id, as_json=as_json)
+    if pick_rank is not None:
+        export_member(store, run_id, pick_rank, fmt, output, table)
+        return
+    if show_rank is not None:
+        _show(store, run_id, show_rank, as_json)
+        return
+    details = store.details(run_id)
+    for name in (*uses, *avoids):
+        _check_feature(store, run_id, details, name, as_json)
+    members = store.rashomon_members(run_id, uses, avoids, limit)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "run_id": run_id,
+                    **summary,
+                    "filters": {"uses": list(uses), "avoids": list(avoids), "limit": limit},
+                    "models": [m.to_dict() for m in members],
+                },
+                indent=2,
+                allow_nan=False,
+            )
+        )
+        return
+    from glasswork.console import make_console, plain_text, render_rashomon
+
+    console = make_console()
+    render_rashomon(summary, [m.to_dict(with_model=False) for m in members], console)
+    if uses or avoids:
+        filters = [*(f"uses {n!r}" for n in uses), *(f"avoids {n!r}" for n in avoids)]
+        console.print(plain_text(f"{len(members):,} kept member(s) that {' and '.join(filters)}", "dim"))
+    if not members:
+        console.print(plain_text("no kept member matches", "dim"))
+
+
+def _show(store: Any, run_id: str, rank: int, as_json: bool) -> None:
+    member = member_at(store, run_id, rank, want_model=True, as_json=as_json)
+    if as_json:
+        click.echo(json.dumps({"run_id": run_id, **member.to_dict()}, indent=2, allow_nan=False))
+        return
+    from glasswork.console import fmt_number, make_console, plain_text
+    from glasswork.display import model_view
+
+    console = make_console()
+    features = ", ".join(member.features) or "(none)"
+    console.print(
+        plain_text(
+            f"member {rank}: objective {fmt_number(member.objective, 10)}; features {features}; "
+            f"fingerprint {member.fingerprint}",
+            "bold",
+        )
+    )
+    console.print(model_view(member.model, member.model_text, stats={}))
+
+
+def _check_feature(store: Any, run_id: str, details: dict[str, Any], name: str, as_json: bool) -> None:
+    """A ``--uses``/``--avoids`` name must be a feature of the run's data (or, for runs recorded
+    without their inputs, one a member uses): a miss is exit 2 with the closest names."""
+    inputs = details.get("inputs") or {}
+    known = [f.get("name") for f in inputs.get("features") or [] if isinstance(f, dict)]
+    if not known:
+        known = store.rashomon_features(run_id)
+    if name in known:
+        return
+    close = difflib.get_close_matches(name, [k for k in known if isinstance(k, str)], n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    fail(
+        f"run {run_id[:12]} has no feature {name!r} (names are exact, as 'glasswork rashomon RUN' lists them){hint}",
+        EXIT_INVALID,
+        as_json=as_json,
+    )

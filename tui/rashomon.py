@@ -1,0 +1,288 @@
+"""The Rashomon set of a run: its near-optimal models, browsed live in the monitor as the set grows
+(``RashomonPanel``) and from the run store once the run is recorded (``RashomonScreen``).
+
+Both show the count, the threshold and what the count promises (complete, or a bound on every
+model not enumerated yet), and a table of the best members; selecting one opens its model on the
+model screen, drawn by its plugin's ``render_model`` hook (its own text when no plugin draws it),
+the path every model in the TUI takes. Feature names are data: they reach the terminal only
+through ``glasswork.console.plain_text``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.suggester import SuggestFromList
+from textual.widgets import DataTable, Footer, Input, Static
+
+from glasswork.console import plain_text
+from glasswork.tui.state import RashomonView
+from glasswork.tui.views import fmt
+
+SHOWN_LIVE = 100  # members listed in the monitor's panel (the best ones; the count covers the rest)
+STORED_LIMIT = 1000  # members listed by the stored set's screen at once (filters narrow it)
+SUMMARY_ONLY = "(kept as a summary: the spec's rashomon.keep is 'summary', so this member has no model)"
+
+
+def set_summary(view: RashomonView, *, finished: bool) -> Text:
+    """The set in two lines: how many models, within which threshold, and how sure the count is."""
+    text = Text()
+    text.append("Rashomon set  ", style="bold")
+    text.append(f"{view.count:,}", style="bold cyan")
+    text.append(" model" + ("" if view.count == 1 else "s"))
+    text.append("  within objective " + fmt(view.threshold, 8))
+    if view.epsilon is not None:
+        text.append(f" (epsilon {fmt(view.epsilon, 4)})")
+    text.append("\n")
+    if not view.exhaustive:
+        text.append("a sample of near-optimal models, not the whole set", style="yellow")
+    elif view.complete:
+        text.append("complete: every model within the threshold is counted", style="green")
+    elif view.complete is None and not finished:
+        text.append("enumerating", style="yellow")
+        if view.bound is not None:
+            text.append(f"; every model not enumerated yet has objective >= {fmt(view.bound, 8)}")
+    else:
+        text.append("incomplete", style="bold yellow")
+        if view.bound is not None:
+            text.append(f": every model not enumerated has objective >= {fmt(view.bound, 8)}")
+        else:
+            text.append(": the run ended before the set was enumerated")
+    return text
+
+
+def features_text(features: Any) -> Text:
+    """A member's features, each as data (markup and control characters shown inert)."""
+    names = [str(f) for f in features or ()]
+    return plain_text("; ".join(names)) if names else Text("(constant model)", style="dim")
+
+
+def member_title(run_name: str, rank: int, objective: Any) -> str:
+    return f"{run_name}: member {rank} of the Rashomon set (objective {fmt(objective, 8)})"
+
+
+def show_member(screen: Screen[Any], title: str, member: dict[str, Any], solver: str | None) -> None:
+    """The member's model on the model screen, through its plugin's view (else its text)."""
+    from glasswork.tui.model_screen import ModelScreen
+
+    model = member.get("model")
+    text = member.get("model_text") if model is not None else SUMMARY_ONLY
+    screen.app.push_screen(ModelScreen(title, model, text, None, solver))
+
+
+class RashomonPanel(Vertical):
+    """The monitor's view of a set while it grows: the summary and the best members, best first;
+    enter on a member opens its model. Hidden until the run reports a set."""
+
+    DEFAULT_CSS = """
+    RashomonPanel { width: 1fr; border-left: solid $primary-darken-2; padding: 0 1; }
+    RashomonPanel #rashomon-summary { height: auto; max-height: 5; }
+    RashomonPanel DataTable { height: 1fr; }
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.display = False
+        self.shown: list[dict[str, Any]] = []
+        self.run_name = ""
+        self.solver: str | None = None
+        self._gw_version = -1
+        self._gw_finished = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="rashomon-summary")
+        yield DataTable(id="rashomon-members", cursor_type="row", zebra_stripes=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for column in ("rank", "objective", "features"):
+            table.add_column(column, key=column)
+
+    def show(self, view: RashomonView | None, *, finished: bool, run_name: str, solver: str | None) -> None:
+        """Redraw when the set changed (new members, a new count, the run's end)."""
+        if view is None or (view.version == self._gw_version and finished == self._gw_finished):
+            return
+        self._gw_version, self._gw_finished = view.version, finished
+        self.run_name, self.solver = run_name, solver
+        self.display = True
+        self.query_one("#rashomon-summary", Static).update(set_summary(view, finished=finished))
+        table = self.query_one(DataTable)
+        cursor = table.cursor_row
+        self.shown = view.members[:SHOWN_LIVE]
+        table.clear()
+        for rank, member in enumerate(self.shown, start=1):
+            table.add_row(str(rank), fmt(member.get("objective"), 8), features_text(member.get("features")))
+        if self.shown:
+            table.move_cursor(row=min(max(cursor, 0), len(self.shown) - 1))
+
+    @on(DataTable.RowSelected)
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        row = event.cursor_row
+        if 0 <= row < len(self.shown):
+            member = self.shown[row]
+            show_member(self.screen, member_title(self.run_name, row + 1, member.get("objective")), member, self.solver)
+
+
+class RashomonScreen(Screen[None]):
+    """A recorded run's set, read from the run store: filtered by a feature the members use or
+    avoid, a member opened (enter) or exported (``e``) like any run's model."""
+
+    BINDINGS = [
+        Binding("m", "show", "show model"),
+        Binding("e", "export", "export member"),
+        Binding("slash", "filter", "filter", key_display="/"),
+        Binding("escape,q", "app.pop_screen", "back"),
+        Binding("question_mark", "app.help", "help", key_display="?"),
+    ]
+    DEFAULT_CSS = """
+    RashomonScreen #set-summary { height: auto; padding: 0 1; background: $boost; }
+    RashomonScreen #set-filters { height: 3; }
+    RashomonScreen #set-filters Input { width: 1fr; }
+    RashomonScreen #set-status { height: 1; padding: 0 1; color: $text-muted; }
+    RashomonScreen DataTable { height: 1fr; }
+    """
+
+    def __init__(self, store: Any, details: dict[str, Any], folder: Path | None = None) -> None:
+        super().__init__()
+        self.store = store
+        self.details = details
+        self.folder = folder
+        self.view = RashomonView.from_summary(details.get("rashomon") or {})
+        self.members: list[Any] = []  # RashomonMemberRow, as listed
+        self.features: list[str] = []
+        self.written: list[Path] = []
+
+    @property
+    def run_id(self) -> str:
+        return str(self.details["run_id"])
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._summary(), id="set-summary")
+        with Horizontal(id="set-filters"):
+            yield Input(placeholder="uses feature (exact name)", id="f-uses")
+            yield Input(placeholder="avoids feature (exact name)", id="f-avoids")
+        yield DataTable(id="members", cursor_type="row", zebra_stripes=True)
+        yield Static(id="set-status")
+        yield Footer()
+
+    def _summary(self) -> Text:
+        text = plain_text(f"run {self.run_id[:12]}  {self.details.get('name') or ''}", "bold")
+        text.append("\n")
+        text.append_text(set_summary(self.view, finished=True))
+        if self.view.kept is not None and self.view.kept < self.view.count:
+            text.append(f"\n{self.view.kept:,} of them kept (rashomon.max_models), best first")
+        return text
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for column in ("rank", "objective", "features"):
+            table.add_column(column, key=column)
+        self._load("", "")
+        table.focus()
+
+    def _filters(self) -> tuple[str, str]:
+        return self.query_one("#f-uses", Input).value.strip(), self.query_one("#f-avoids", Input).value.strip()
+
+    @on(Input.Submitted)
+    def _filter_changed(self) -> None:
+        self._load(*self._filters())
+        self.query_one(DataTable).focus()
+
+    def action_filter(self) -> None:
+        self.query_one("#f-uses", Input).focus()
+
+    @work(thread=True, exclusive=True, group="rashomon", exit_on_error=False)
+    def _load(self, uses: str, avoids: str) -> None:
+        from glasswork.store import StoreError
+
+        try:
+            if not self.features:
+                self.features = self.store.rashomon_features(self.run_id)
+            rows = self.store.rashomon_members(
+                self.run_id, [uses] if uses else [], [avoids] if avoids else [], STORED_LIMIT
+            )
+        except StoreError as exc:
+            self.app.call_from_thread(self.notify, str(exc), title="run store", severity="error")
+            return
+        self.app.call_from_thread(self._show, rows, uses, avoids)
+
+    def _show(self, rows: list[Any], uses: str, avoids: str) -> None:
+        self.members = rows
+        for selector in ("#f-uses", "#f-avoids"):
+            self.query_one(selector, Input).suggester = SuggestFromList(self.features, case_sensitive=True)
+        table = self.query_one(DataTable)
+        table.clear()
+        for row in rows:
+            table.add_row(str(row.rank), fmt(row.objective, 8), features_text(row.features), key=str(row.rank))
+        status = Text(f"{len(rows):,} member(s) listed")
+        if len(rows) >= STORED_LIMIT:
+            status.append(f" (the best {STORED_LIMIT:,}; a filter narrows them)")
+        for label, name in (("using", uses), ("avoiding", avoids)):
+            if name:
+                status.append_text(plain_text(f"  {label} {name!r}"))
+                if name not in self.features:
+                    status.append("  (no kept member uses it: names are exact)", style="yellow")
+        self.query_one("#set-status", Static).update(status)
+
+    def _current(self) -> Any:
+        table = self.query_one(DataTable)
+        if not self.members or not 0 <= table.cursor_row < len(self.members):
+            return None
+        return self.members[table.cursor_row]
+
+    @on(DataTable.RowSelected)
+    def _selected(self) -> None:
+        self.action_show()
+
+    def action_show(self) -> None:
+        row = self._current()
+        if row is None:
+            self.notify("no member selected")
+            return
+        title = member_title(str(self.details.get("name") or ""), row.rank, row.objective)
+        member = {"model": row.model, "model_text": row.model_text}
+        show_member(self, title, member, self.details.get("solver"))
+
+    def action_export(self) -> None:
+        row = self._current()
+        if row is None:
+            self.notify("no member selected")
+            return
+        if row.model is None:
+            self.notify(SUMMARY_ONLY, title="export", severity="warning")
+            return
+        self._export(row)
+
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
+    def _export(self, row: Any) -> None:
+        """Write the member in every format its run allows, as the run screen's ``e`` does."""
+        from glasswork.export import FORMATS, ExportError, default_path, export_run, member_details, write_file
+
+        details = member_details(self.details, row.rank, row.objective, row.model)
+        folder = self.folder or Path.cwd()
+        written, skipped = [], []
+        for form in FORMATS:
+            path = default_path(details, form, folder)
+            try:
+                write_file(path, export_run(details, form))
+            except ExportError as exc:
+                skipped.append(f"{form}: {exc}")
+                continue
+            written.append(path)
+        self.written += written
+        message = f"member {row.rank} " + (
+            ("exported to " + ", ".join(str(p) for p in written)) if written else "not exported"
+        )
+        if skipped:
+            message += "\n" + "\n".join(skipped)
+        self.app.call_from_thread(
+            self.notify, message, title="export", severity="warning" if skipped else "information", timeout=12
+        )
