@@ -309,3 +309,23 @@ def test_premined_duplicate_antecedents_are_distinct_models(policy: str) -> None
         assert rset is not None and rset.complete and rset.count == len(expected)
         orders = sorted(tuple(j for r in m.model.rules for j, _ in r.items) for m in rset.members)
         assert orders == sorted(p for _, p in expected)
+
+
+@pytest.mark.parametrize("nodes", [1, 5, 10])
+def test_a_search_stopped_before_certifying_gives_an_honest_partial_set(nodes: int) -> None:
+    """Documented choice (docs/corels.md): the set then holds the incumbent alone, within its own
+    threshold ``(1 + epsilon) * incumbent``, so at epsilon 0.5 it may hold a list that is not
+    within 1.5 R*; what must hold is that it says so (not complete, optimum not proven), that its
+    bound is at most R*, and that the list it holds is real, with its true objective."""
+    X, y = _instance(2, n=40, M=5)
+    lam = 0.01
+    rw = np.ones(len(y))
+    every = brute_force(X, y, 2, rw, lam, None)
+    spec = spec_for(lam, None, "lower_bound", 1, {"epsilon": 0.5})
+    result = CorelsSolver(spec).solve(problem_for(X, y, 2), SolveContext(Limits(nodes=nodes)))
+    rset = result.rashomon
+    assert rset is not None and result.certificate.status.value != "optimal"
+    assert not rset.complete and not rset.optimum_proven
+    assert rset.unenumerated_bound is not None and rset.unenumerated_bound <= every[0][0] + TOL
+    check_members(rset, X, y, 2, rw, lam, sorted((m.objective, ()) for m in rset.members))
+    assert all(m.objective <= rset.threshold + TOL for m in rset.members)

@@ -208,3 +208,17 @@ def test_limits_nodes_stops_the_enumeration_too() -> None:
     assert rs is not None
     spent = result.stats["exact"]["rashomon"]["support_nodes"] + result.stats["exact"]["rashomon"]["lattice_nodes"]
     assert not rs.complete or spent <= limit, f"complete after {spent} enumeration nodes under limits.nodes={limit}"
+
+
+@pytest.mark.parametrize("nodes", [1, 5, 12])
+def test_a_search_stopped_before_certifying_gives_an_honest_partial_set(nodes: int) -> None:
+    X, y = _hard_instance()
+    cards = every_card(X, y, np.ones(len(y)), [(-2, 2)] * 4, 3)
+    constraints = {"sparsity": 3, "coefficient_bounds": [-2, 2]}
+    result = run(X, y, None, {"constraints": constraints}, {"epsilon": 0.2, "max_models": 100}, {"nodes": nodes})
+    rs = result.rashomon
+    assert rs is not None and result.certificate.status.value != "optimal"
+    assert not rs.complete and not rs.optimum_proven
+    assert rs.unenumerated_bound is not None and rs.unenumerated_bound <= cards[0][0] + 1e-9
+    for m in rs.members:
+        check_member(m, X, y, np.ones(len(y)), 4)
