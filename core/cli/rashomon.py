@@ -18,8 +18,18 @@ from glasswork.export.formats import FORMATS
 
 @cli.command("rashomon")
 @click.argument("run_ref", metavar="RUN")
-@click.option("--uses", multiple=True, metavar="FEATURE", help="Only members using this feature (repeatable).")
-@click.option("--avoids", multiple=True, metavar="FEATURE", help="Only members not using this feature (repeatable).")
+@click.option(
+    "--uses",
+    multiple=True,
+    metavar="NAME",
+    help="Only members using this feature, or any feature made from this raw column (repeatable).",
+)
+@click.option(
+    "--avoids",
+    multiple=True,
+    metavar="NAME",
+    help="Only members using neither this feature nor any feature made from this raw column (repeatable).",
+)
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, help="List at most this many.")
 @click.option("--show", "show_rank", type=click.IntRange(min=1), metavar="RANK", help="Show member RANK's model.")
 @click.option(
@@ -63,9 +73,8 @@ def rashomon(
         _show(store, run_id, show_rank, as_json)
         return
     details = store.details(run_id)
-    for name in (*uses, *avoids):
-        _check_feature(store, run_id, details, name, as_json)
-    members = store.rashomon_members(run_id, uses, avoids, limit)
+    resolved = {name: _features_named(store, run_id, details, name, as_json) for name in (*uses, *avoids)}
+    members = store.rashomon_members(run_id, [resolved[n] for n in uses], [resolved[n] for n in avoids], limit)
     if as_json:
         click.echo(
             json.dumps(
@@ -111,19 +120,38 @@ def _show(store: Any, run_id: str, rank: int, as_json: bool) -> None:
     console.print(model_view(member.model, member.model_text, stats={}))
 
 
-def _check_feature(store: Any, run_id: str, details: dict[str, Any], name: str, as_json: bool) -> None:
-    """A ``--uses``/``--avoids`` name must be a feature of the run's data (or, for runs recorded
-    without their inputs, one a member uses): a miss is exit 2 with the closest names."""
+def _features_named(store: Any, run_id: str, details: dict[str, Any], name: str, as_json: bool) -> tuple[str, ...]:
+    """The features a ``--uses``/``--avoids`` name stands for: itself when it is a feature of the
+    run's data; every feature made from it when it is a raw column (``sex`` for ``sex:Male`` and
+    ``sex:Male,juvenile-crimes:>0``, from the run's recorded inputs), so "avoids sex" means no
+    rule looks at that column. Anything else is exit 2 with the closest names."""
     inputs = details.get("inputs") or {}
-    known = [f.get("name") for f in inputs.get("features") or [] if isinstance(f, dict)]
-    if not known:
-        known = store.rashomon_features(run_id)
+    entries = [f for f in inputs.get("features") or [] if isinstance(f, dict) and isinstance(f.get("name"), str)]
+    known = [f["name"] for f in entries] or store.rashomon_features(run_id)
     if name in known:
-        return
-    close = difflib.get_close_matches(name, [k for k in known if isinstance(k, str)], n=3, cutoff=0.6)
+        return (name,)
+    from_column = tuple(
+        f["name"]
+        for f in entries
+        if f.get("column") == name
+        or any(isinstance(c, dict) and c.get("column") == name for c in f.get("all") or f.get("any") or [])
+    )
+    if from_column:
+        return from_column
+    columns = sorted(
+        {f["column"] for f in entries if isinstance(f.get("column"), str)}
+        | {
+            c["column"]
+            for f in entries
+            for c in f.get("all") or f.get("any") or []
+            if isinstance(c, dict) and isinstance(c.get("column"), str)
+        }
+    )
+    close = difflib.get_close_matches(name, [k for k in [*known, *columns] if isinstance(k, str)], n=3, cutoff=0.6)
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     fail(
-        f"run {run_id[:12]} has no feature {name!r} (names are exact, as 'glasswork rashomon RUN' lists them){hint}",
+        f"run {run_id[:12]} has no feature or column {name!r} (feature names are exact, as "
+        f"'glasswork rashomon RUN' lists them){hint}",
         EXIT_INVALID,
         as_json=as_json,
     )

@@ -253,8 +253,8 @@ class RunStore:
     def rashomon_members(
         self,
         run_id: str,
-        uses: Sequence[str] = (),
-        avoids: Sequence[str] = (),
+        uses: Sequence[str | Sequence[str]] = (),
+        avoids: Sequence[str | Sequence[str]] = (),
         limit: int | None = None,
         *,
         rank: int | None = None,

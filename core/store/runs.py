@@ -562,22 +562,23 @@ def rashomon_summary(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, A
 def rashomon_members(
     con: duckdb.DuckDBPyConnection,
     run_id: str,
-    uses: Sequence[str] = (),
-    avoids: Sequence[str] = (),
+    uses: Sequence[str | Sequence[str]] = (),
+    avoids: Sequence[str | Sequence[str]] = (),
     limit: int | None = None,
     *,
     rank: int | None = None,
 ) -> list[RashomonMemberRow]:
     """The kept members of a run's set, best first: those using every feature in ``uses`` and
-    none in ``avoids`` (exact names), at most ``limit``; ``rank`` picks one member."""
+    none in ``avoids`` (exact names), at most ``limit``; ``rank`` picks one member. An item may be
+    a group of names, which stands for any of them (the features derived from one raw column):
+    used means one of them is, avoided means none is."""
     where: list[str] = ["run_id = ?"]
     params: list[Any] = [run_id]
-    for feature in uses:
-        where.append("list_contains(features, ?)")
-        params.append(feature)
-    for feature in avoids:
-        where.append("NOT list_contains(features, ?)")
-        params.append(feature)
+    for negate, items in (("", uses), ("NOT ", avoids)):
+        for item in items:
+            group = [item] if isinstance(item, str) else [str(name) for name in item]
+            where.append(f"{negate}list_has_any(features, ?::VARCHAR[])")
+            params.append(group)
     if rank is not None:
         where.append("rank = ?")
         params.append(int(rank))

@@ -112,12 +112,36 @@ def test_rashomon_lists_filters_and_limits(invoke, tmp_path):
     assert "no kept member matches" in text
 
 
+def test_a_raw_column_filters_every_feature_made_from_it(invoke, tmp_path):
+    """``--avoids sex`` is what a reviewer means: no member whose rules look at the column, through
+    any of the features binarizing made from it."""
+    from glasswork.store import RunStore
+
+    doc = run_json(
+        invoke, write(tmp_path / "s.yaml", SPEC), "--set", "rashomon.epsilon=5", "--set", "rashomon.max_models=200"
+    )
+    inputs = RunStore(tmp_path / "glasswork.duckdb").details(doc["run_id"])["inputs"]
+    column_of = {f["name"]: {c["column"] for c in f["all"]} for f in inputs["features"]}  # binarized: conditions
+    used = [m["features"][0] for m in doc["rashomon"]["models"] if m["features"]]
+    [column] = column_of[used[0]]
+    made_from = {name for name, cols in column_of.items() if column in cols}
+    assert len(made_from) > 1  # thresholds: 2 makes two features of each numeric column
+    listing = ("rashomon", "latest", "--json", "--limit", "1000")
+    avoided = json.loads(invoke(*listing, "--avoids", column).stdout)["models"]
+    assert len(avoided) > 1 and all(not set(m["features"]) & made_from for m in avoided)
+    uses = json.loads(invoke(*listing, "--uses", column).stdout)["models"]
+    assert uses and all(set(m["features"]) & made_from for m in uses)
+    assert len(avoided) + len(uses) == doc["rashomon"]["kept"]
+
+
 def test_a_feature_name_that_is_not_the_datas_is_exit_2_with_a_did_you_mean(invoke, tmp_path):
     doc = run_json(invoke, write(tmp_path / "s.yaml", SPEC))
     first = doc["rashomon"]["models"][0]["features"][0]
     result = invoke("rashomon", "latest", "--uses", first[:-1] + "x")
     assert result.exit_code == 2
-    assert f"has no feature {first[:-1] + 'x'!r}" in result.stderr and f"did you mean {first!r}" in result.stderr
+    assert (
+        f"has no feature or column {first[:-1] + 'x'!r}" in result.stderr and f"did you mean {first!r}" in result.stderr
+    )
     # a feature of the data that no kept member uses is a fine question with an empty answer
     unused = "mean_radius<=12.27"
     assert unused not in {f for m in doc["rashomon"]["models"] for f in m["features"]}
