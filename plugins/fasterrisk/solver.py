@@ -243,6 +243,16 @@ class FasterRiskSolver(Solver):
         spec: FasterRiskSpec = self.spec  # type: ignore[assignment]
         cons = constraints_from_spec(spec.constraints, list(problem.feature_names))
         weights = row_weights(problem, spec.objective)
+        y = np.asarray(problem.y)
+        mass = np.bincount(y, weights=weights, minlength=2) if y.size else np.zeros(2)
+        if mass.size < 2 or (mass[:2] <= 0).any():  # the logistic loss has no finite minimiser
+            names = [str(c) for c in (problem.classes if problem.classes is not None else (0, 1))][:2]
+            missing = [name for name, m in zip(names, mass[:2]) if m <= 0]
+            raise DataError(
+                f"a score card needs training rows of both classes with positive weight; "
+                f"class {' and '.join(repr(m) for m in missing)} has none",
+                hint="check data.target, data.positive, data.where and objective.class_weight",
+            )
         allowed = problem.n_features - len(cons.exclude)
         if spec.search.policy == "exact" and allowed > MAX_FEATURES:
             raise DataError(

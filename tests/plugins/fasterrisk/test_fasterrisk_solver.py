@@ -152,6 +152,17 @@ def test_class_weights():
     assert set(np.unique(w)) == {0.5, 2.0}
 
 
+def test_training_rows_of_one_class_are_a_data_error_not_a_solver_failure():
+    problem = synthetic_problem()
+    problem.y = np.ones_like(problem.y)
+    with pytest.raises(DataError, match="class 'no' has none"):
+        FasterRiskSolver(spec()).check(problem)
+    problem = synthetic_problem()
+    problem.sample_weight = problem.y.astype(float)  # every 'no' row weighted away
+    with pytest.raises(DataError, match="class 'no' has none"):
+        FasterRiskSolver(spec()).check(problem)
+
+
 @pytest.mark.parametrize(
     "sections,fragment",
     [
