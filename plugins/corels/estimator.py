@@ -29,6 +29,9 @@ class RuleListClassifier(ClassifierMixin, BaseEstimator):
     ``min_support`` and ``negations`` for mining, ``max_prefix_length``, ``policy``,
     ``symmetry_map``; ``thresholds`` per numeric column for binarizing; ``time_limit`` (seconds)
     and ``max_nodes`` (prefix evaluations) stop the search early with an honest certificate.
+    ``n_jobs`` is scikit-learn's: ``None`` (the default) searches on one thread, so fitting the
+    same data twice gives the same list; ``-1`` uses every core, and then among equally good
+    lists another may be returned (the objective and the certificate are the same).
     """
 
     def __init__(
@@ -45,6 +48,7 @@ class RuleListClassifier(ClassifierMixin, BaseEstimator):
         class_weight: dict | None = None,
         time_limit: float | None = 60.0,
         max_nodes: int | None = None,
+        n_jobs: int | None = None,
     ) -> None:
         self.regularization = regularization
         self.max_card = max_card
@@ -57,11 +61,16 @@ class RuleListClassifier(ClassifierMixin, BaseEstimator):
         self.class_weight = class_weight
         self.time_limit = time_limit
         self.max_nodes = max_nodes
+        self.n_jobs = n_jobs
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> RuleListClassifier:
         from glasswork.data.binarize import Binarizer
         from glasswork.data.spec import BinarizeSpec
 
+        if self.n_jobs is not None and self.n_jobs != -1 and not (isinstance(self.n_jobs, int) and self.n_jobs >= 1):
+            raise ValueError(
+                f"n_jobs must be None (one thread), -1 (every core) or a positive count; got {self.n_jobs!r}"
+            )
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         self.classes_, y_enc = np.unique(y, return_inverse=True)
@@ -108,7 +117,11 @@ class RuleListClassifier(ClassifierMixin, BaseEstimator):
                 min_support=self.min_support,
                 negations=self.negations,
             ),
-            CorelsSearch(policy=self.policy, symmetry_map=self.symmetry_map),
+            CorelsSearch(
+                policy=self.policy,
+                symmetry_map=self.symmetry_map,
+                threads=1 if self.n_jobs is None else (None if self.n_jobs == -1 else self.n_jobs),
+            ),
             ctx,
         )
         assert isinstance(result.model, RuleList)

@@ -54,3 +54,18 @@ def test_dataframe_column_names_name_the_rules() -> None:
     text = clf.to_text()
     assert "worst" in text and "x2" not in text
     assert np.array_equal(clf.predict(bunch.data), clf.predict(bunch.data.to_numpy()))
+
+
+def test_fitting_the_same_data_twice_gives_the_same_list() -> None:
+    """scikit-learn expects a fit to be a function of the data (its check_supervised_y_2d fits
+    twice): by default one thread, so ties between equally good lists break the same way."""
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(n_samples=30, centers=3, random_state=0)  # the data of that check
+    texts = {RuleListClassifier(time_limit=10).fit(X, y).to_text() for _ in range(6)}
+    assert len(texts) == 1
+    fast = RuleListClassifier(time_limit=10, n_jobs=-1).fit(X, y)
+    slow = RuleListClassifier(time_limit=10).fit(X, y)
+    assert fast.certificate_.objective == pytest.approx(slow.certificate_.objective)
+    with pytest.raises(ValueError, match="n_jobs"):
+        RuleListClassifier(n_jobs=0).fit(X, y)
