@@ -229,6 +229,17 @@ elif STAGE == "exit":
 """
 
 
+def slow_start_env(toy_env: dict, tmp_path: Path, stage: str) -> dict:
+    """The toy environment with SLOW_START installed as a plugin module that pauses at ``stage``."""
+    (tmp_path / "slow_start.py").write_text(SLOW_START)
+    return {
+        **toy_env,
+        "SLOW_STAGE": stage,
+        "GLASSWORK_PLUGIN_MODULES": "toy_plugin,slow_start",
+        "PYTHONPATH": f"{tmp_path}:{toy_env.get('PYTHONPATH', '')}",
+    }
+
+
 def _interrupted_cleanly(proc: subprocess.Popen, err: str) -> None:
     assert proc.returncode == 130, err
     assert "interrupted" in err
@@ -277,13 +288,7 @@ def test_ctrl_c_at_any_moment_of_start_up_exits_130(delay, toy_env, tmp_path):
     "stage,where", [("plugins", "reading the spec"), ("data", "loading the data"), ("store", "opening the run store")]
 )
 def test_ctrl_c_in_each_stage_says_where(stage, where, toy_env, tmp_path):
-    (tmp_path / "slow_start.py").write_text(SLOW_START)
-    env = {
-        **toy_env,
-        "SLOW_STAGE": stage,
-        "GLASSWORK_PLUGIN_MODULES": "toy_plugin,slow_start",
-        "PYTHONPATH": f"{tmp_path}:{toy_env.get('PYTHONPATH', '')}",
-    }
+    env = slow_start_env(toy_env, tmp_path, stage)
     spec = write(tmp_path / "s.yaml", SPEC)
     with running(
         [sys.executable, "-m", "glasswork", "run", "-q", "--db", str(tmp_path / "g.duckdb"), str(spec)],
@@ -303,13 +308,7 @@ def test_ctrl_c_in_each_stage_says_where(stage, where, toy_env, tmp_path):
 
 
 def test_ctrl_c_while_a_plain_command_starts_is_not_click_s_aborted(toy_env, tmp_path):
-    (tmp_path / "slow_start.py").write_text(SLOW_START)
-    env = {
-        **toy_env,
-        "SLOW_STAGE": "plugins",
-        "GLASSWORK_PLUGIN_MODULES": "toy_plugin,slow_start",
-        "PYTHONPATH": f"{tmp_path}:{toy_env.get('PYTHONPATH', '')}",
-    }
+    env = slow_start_env(toy_env, tmp_path, "plugins")
     with running(
         [sys.executable, "-m", "glasswork", "plugins"],
         stdout=subprocess.PIPE,
@@ -348,13 +347,7 @@ def test_an_interrupt_that_python_wrapped_is_still_an_interrupt(monkeypatch, cap
 def test_ctrl_c_after_the_command_ended_keeps_its_exit_status(toy_env, tmp_path):
     """A Ctrl-C while Python shuts down (after the run printed its result) exits with the run's
     status, not by dying of SIGINT without a word."""
-    (tmp_path / "slow_start.py").write_text(SLOW_START)
-    env = {
-        **toy_env,
-        "SLOW_STAGE": "exit",
-        "GLASSWORK_PLUGIN_MODULES": "toy_plugin,slow_start",
-        "PYTHONPATH": f"{tmp_path}:{toy_env.get('PYTHONPATH', '')}",
-    }
+    env = slow_start_env(toy_env, tmp_path, "exit")
     spec = write(tmp_path / "s.yaml", SPEC)
     with running(
         [sys.executable, "-m", "glasswork", "run", "--no-store", "--json", str(spec)],
