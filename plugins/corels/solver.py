@@ -8,6 +8,7 @@ evaluations, as the paper's tables do).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import time
@@ -98,13 +99,9 @@ def run_corels(
         "threads": engine.default_threads() if search_opts.threads is None else search_opts.threads,
     }
     if ctx.executor is not None:
-        if rashomon is not None:  # the enumeration is not spread yet: say so rather than skip it
-            raise DataError(
-                f"the Rashomon set is enumerated in one process; --executor {ctx.executor.name} spreads only "
-                "the search for the optimum",
-                hint="run without --executor, or drop the 'rashomon:' section",
-            )
-        return _run_on_cluster(problem, units, lam, options, (names, bits, items), weights, multiplicity, ctx, t0)
+        return _run_on_cluster(
+            problem, units, lam, options, (names, bits, items), weights, multiplicity, ctx, t0, rashomon, search_opts
+        )
     search = engine.make_search(units, lam, **options)
     prep_seconds = time.perf_counter() - t0
     ctx.log(
@@ -169,8 +166,9 @@ def run_corels(
     metrics = {"regularized_objective": search.objective, "train_loss": loss, "rules": float(len(search.best_prefix))}
     rset = None
     if rashomon is not None:
+        found = (search.objective, search.best_prefix, search.n_evaluated, search.threads)
         rset = _rashomon_set(
-            rashomon, units, problem, lam, search_opts, max_len, search, status, lower, build, items, ctx, stats
+            rashomon, units, problem, lam, search_opts, max_len, found, status, lower, build, items, ctx, stats
         )
         default_support = not problem.extras.get("premined") and constraints.min_support is None
         if default_support and rset.threshold > search.objective and lam > 0:
@@ -190,7 +188,7 @@ def _rashomon_set(
     lam: float,
     search_opts: CorelsSearch,
     max_len: int,
-    search: Any,
+    found: tuple[float, list[int], int, int],
     status: Status,
     lower: float,
     build: Callable[[list[int]], RuleList],
@@ -198,10 +196,12 @@ def _rashomon_set(
     ctx: SolveContext,
     stats: dict[str, Any],
 ) -> RashomonSet:
-    """The Rashomon set after the search: enumerated when the optimum is certified; otherwise
-    the incumbent alone, never complete, bounded by the search's lower bound."""
+    """The Rashomon set after the search (``found``: its objective, list, evaluations and
+    threads): enumerated when the optimum is certified, here or on ``ctx.executor``'s cluster;
+    otherwise the incumbent alone, never complete, bounded by the search's lower bound."""
     from glasswork.plugins.corels import rashomon as rs
 
+    optimum, best_prefix, evaluations, threads = found
     names = problem.feature_names
 
     def features(prefix: list[int]) -> tuple[str, ...]:
@@ -219,17 +219,41 @@ def _rashomon_set(
 
     if status is not Status.OPTIMAL:
         ctx.log("corels: the optimum is not certified, so the Rashomon set is not enumerated", level="warning")
-        return rs.unproven_set(request, search.objective, lower, as_member(list(search.best_prefix), search.objective))
-    threshold = rs.threshold_for(request, search.objective)
+        return rs.unproven_set(request, optimum, lower, as_member(list(best_prefix), optimum))
+    threshold = rs.threshold_for(request, optimum)
+    if ctx.executor is not None:  # subtrees on the cluster: plugins/corels/rashomon_cluster.py
+        from glasswork.plugins.corels.rashomon_cluster import enumerate_on_cluster
+
+        rset, cluster_stats = enumerate_on_cluster(
+            units,
+            lam,
+            request=request,
+            threshold=threshold,
+            optimum=optimum,
+            options={
+                "policy": search_opts.policy,
+                "max_prefix_length": max_len,
+                "max_models": request.max_models,
+                "ablation": tuple(search_opts.ablation),
+            },  # fmt: skip
+            ctx=ctx,
+            build=build,
+            problem=problem,
+            feature_names=features,
+            nodes_before=evaluations,
+            progress_interval=search_opts.progress_interval,
+        )
+        stats.update(cluster_stats)
+        return _rashomon_logged(rset, stats, ctx)
     t0 = time.perf_counter()
     enumerator = rs.make_enumerator(
         units,
         lam,
         threshold,
-        floor=search.objective,
+        floor=optimum,
         policy=search_opts.policy,
         max_prefix_length=max_len,
-        threads=search.threads,
+        threads=threads,
         max_models=request.max_models,
         ablation=search_opts.ablation,
     )
@@ -237,21 +261,25 @@ def _rashomon_set(
         enumerator,
         request=request,
         threshold=threshold,
-        optimum=search.objective,
+        optimum=optimum,
         ctx=ctx,
         build=build,
         problem=problem,
         feature_names=features,
-        nodes_before=search.n_evaluated,
+        nodes_before=evaluations,
         progress_interval=search_opts.progress_interval,
     )
     stats["rashomon_seconds"] = time.perf_counter() - t0
     stats["rashomon_bytes"] = enumerator.memory_bytes()
     stats.update({f"rashomon_{k}": v for k, v in enumerator.counters().items()})
+    return _rashomon_logged(rset, stats, ctx)
+
+
+def _rashomon_logged(rset: RashomonSet, stats: dict[str, Any], ctx: SolveContext) -> RashomonSet:
     stats["rashomon_count"] = rset.count
     stats["rashomon_complete"] = rset.complete
     ctx.log(
-        f"corels: Rashomon set at threshold {threshold:.6g}: {rset.count:,} lists"
+        f"corels: Rashomon set at threshold {rset.threshold:.6g}: {rset.count:,} lists"
         f"{'' if rset.complete else ' so far (stopped by a limit)'} in {stats['rashomon_seconds']:.2f} s"
     )
     return rset
@@ -267,10 +295,14 @@ def _run_on_cluster(
     multiplicity: np.ndarray | None,
     ctx: SolveContext,
     t0: float,
+    rashomon: RashomonSpec | None = None,
+    search_opts: CorelsSearch | None = None,
 ) -> Result:
     """One search spread over ``ctx.executor``'s cluster (plugins/corels/distributed.py); the
-    driver's incumbents and progress are this run's events, as in one process."""
+    driver's incumbents and progress are this run's events, as in one process. With
+    ``rashomon``, the set is then enumerated on the same cluster (plugins/corels/rashomon_cluster.py)."""
     from glasswork.plugins.corels.distributed import run_distributed
+    from glasswork.plugins.corels.rashomon_cluster import one_connection
 
     names, bits, items = mined
     assert ctx.executor is not None
@@ -289,22 +321,30 @@ def _run_on_cluster(
         ctx.progress(objective=objective, lower_bound=lower, nodes=evaluations, tasks=tasks)
 
     prep_seconds = time.perf_counter() - t0
-    out = run_distributed(units, lam, options, ctx, on_incumbent, on_progress)
+    with one_connection(ctx) if rashomon is not None else contextlib.nullcontext():
+        out = run_distributed(units, lam, options, ctx, on_incumbent, on_progress)
+        stats: dict[str, Any] = {
+            **out.stats,
+            "nodes": out.stats["evaluated"],
+            "antecedents": len(names),
+            "units": units.n_units,
+            "prepare_seconds": prep_seconds,
+            "executor": ctx.executor.name,
+        }
+        rset = None
+        if rashomon is not None and search_opts is not None:
+            found = (out.objective, out.prefix, out.stats["evaluated"], 1)
+            rset = _rashomon_set(
+                rashomon, units, problem, lam, search_opts, options["max_prefix_length"], found,
+                out.status, out.lower_bound, build, items, ctx, stats,
+            )  # fmt: skip
     cert = Certificate(status=out.status, objective=out.objective, lower_bound=out.lower_bound, tolerance=1e-9)
-    stats: dict[str, Any] = {
-        **out.stats,
-        "nodes": out.stats["evaluated"],
-        "antecedents": len(names),
-        "units": units.n_units,
-        "prepare_seconds": prep_seconds,
-        "executor": ctx.executor.name,
-    }
     metrics = {
         "regularized_objective": out.objective,
         "train_loss": out.objective - lam * len(out.prefix),
         "rules": float(len(out.prefix)),
     }
-    return Result(model=build(out.prefix), certificate=cert, metrics=metrics, stats=stats)
+    return Result(model=build(out.prefix), certificate=cert, metrics=metrics, stats=stats, rashomon=rset)
 
 
 def _progress(ctx: SolveContext, search: Any, M: int) -> None:

@@ -1,0 +1,388 @@
+"""The CORELS Rashomon set enumerated on a Dask cluster (``glasswork run SPEC --executor dask:...``).
+
+Once the optimum is certified the threshold is fixed, so the prefix space splits into independent
+subtrees by first rule (``make_enumerator(..., roots=..., include_empty=...)``: the counts of
+disjoint root sets add up). The driver scores every one-rule prefix here (``b + b0`` of
+``Search.evaluate``: a lower bound on every list that starts with it), drops the roots whose bound
+is above the threshold, deals the rest round-robin in bound order into a few subtrees per worker
+(each gets good and poor roots alike) and submits them best bound first. A task is an
+``Enumerator`` over its roots run in slices; every ``SYNC_SECONDS`` it reports on a Dask ``Queue``
+its running count, evaluations, the bound on what it has not enumerated and, in objective order,
+the members it kept since the last report, and it stops on the driver's stop ``Event`` (time,
+nodes, Ctrl-C) or at the run's memory limit (the worker's resident memory).
+
+The driver merges: the count is the sum of the subtrees' counts, the set is complete when every
+subtree is, the kept members are the best ``max_models`` over all (a bounded dict, never every
+member), and the bound on what is not enumerated is the smallest over the subtrees that stopped,
+were lost or never started. With an ordered policy a kept member whose objective is below every
+unfinished subtree's bound is final, so it is streamed through ``ctx.rashomon`` best first, as in
+one process. A task whose worker dies is run again from its roots (Dask reruns it; the driver
+resubmits it when Dask gives up), and its members are merged by prefix, so none counts twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from glasswork.cython_ext import corels_rashomon as _enum
+from glasswork.data import Problem
+from glasswork.plugins.corels import engine
+from glasswork.plugins.corels.model import RuleList
+from glasswork.plugins.corels.rashomon import make_enumerator
+from glasswork.result import RashomonMember, RashomonSet, prediction_fingerprint
+from glasswork.solver import ClusterExecutor, SolveContext, resident_memory
+from glasswork.spec import RashomonSpec
+
+SYNC_SECONDS = 0.1  # a task's period for reading the stop event and reporting
+SUBTREES_PER_WORKER = 8  # subtrees the roots are dealt into, per worker (slack for Dask to balance)
+MAX_RESUBMITS = 3  # reruns of one subtree after Dask gave up on it (KilledWorker)
+
+
+@dataclass(frozen=True)
+class EnumerationConfig:
+    """What every task needs to rebuild the enumerator (pickled with each task)."""
+
+    units: engine.Units
+    regularization: float
+    threshold: float
+    floor: float
+    options: dict[str, Any]  # make_enumerator's policy, max_prefix_length, max_models, ablation
+    names: dict[str, str]  # Dask names of the stop Event and the report Queue
+    memory: int | None  # per-process resident bytes at which a task stops (the run's memory limit)
+
+
+@dataclass
+class Subtree:
+    """Lists whose first rule is one of ``roots`` (and the empty list when ``include_empty``)."""
+
+    roots: list[int]
+    include_empty: bool
+    bound: float  # a lower bound on every list in it, before any enumeration
+    task: int = -1
+    reported: float | None = None  # the running task's last bound on what it has not enumerated
+    emitted: int = 0  # its last reported count
+    evaluations: int = 0
+    resubmits: int = 0
+
+    @property
+    def open_bound(self) -> float:
+        return self.bound if self.reported is None else self.reported
+
+
+@dataclass
+class Merged:
+    """The subtrees' results folded together, holding at most ``max_models`` members."""
+
+    max_models: int
+    count: int = 0
+    evaluations: int = 0
+    open_bounds: list[float] = field(default_factory=list)  # subtrees left incomplete
+    best: dict[tuple[int, ...], float] = field(default_factory=dict)
+
+    def keep(self, members: list[tuple[float, tuple[int, ...]]]) -> None:
+        for objective, prefix in members:
+            self.best[tuple(prefix)] = float(objective)
+        if len(self.best) > self.max_models:
+            ranked = sorted(self.best.items(), key=lambda item: (item[1], item[0]))[: self.max_models]
+            self.best = dict(ranked)
+
+    def ranked(self) -> list[tuple[float, tuple[int, ...]]]:
+        return sorted(((objective, prefix) for prefix, objective in self.best.items()), key=lambda m: (m[0], m[1]))
+
+
+def enumerate_subtree(config: EnumerationConfig, task_id: int, roots: list[int], include_empty: bool) -> dict[str, Any]:
+    """A task: enumerate the lists under ``roots`` until done, stopped, or out of memory."""
+    from distributed import Event, Queue, get_client
+
+    client = get_client()
+    stop_event = Event(config.names["stop"], client=client)
+    reports = Queue(config.names["queue"], client=client)
+    enumerator = make_enumerator(
+        config.units,
+        config.regularization,
+        config.threshold,
+        floor=config.floor,
+        threads=1,
+        roots=roots,
+        include_empty=include_empty,
+        **config.options,
+    )
+    stop = np.zeros(1, dtype=np.uint8)
+    code = _enum.SLICE
+    stopped = stop_event.is_set()  # started after the stop: nothing enumerated, its bound returned
+    out_of_memory = False
+    streamed = 0
+    last_sync = time.monotonic()
+    while not stopped:
+        code = enumerator.run(SYNC_SECONDS / 4, stop, -1)
+        if code != _enum.SLICE:
+            break
+        if time.monotonic() - last_sync < SYNC_SECONDS:
+            continue
+        last_sync = time.monotonic()
+        if stop_event.is_set():
+            stopped = True
+            break
+        if config.memory is not None and resident_memory() >= config.memory:
+            out_of_memory = True
+            break
+        fresh = enumerator.kept_since(streamed) if enumerator.ordered_order else []
+        streamed += len(fresh)
+        bound = float(enumerator.lower_bound())
+        reports.put(("status", task_id, enumerator.n_emitted, enumerator.n_evaluated, bound, fresh))
+    return {
+        "task": task_id,
+        "complete": bool(enumerator.complete),
+        "stopped": stopped,
+        "out_of_memory": out_of_memory or code == _enum.OUT_OF_MEMORY,
+        "count": int(enumerator.count),
+        "lower_bound": float(enumerator.lower_bound()),
+        "kept": enumerator.kept_members(),
+        "evaluated": int(enumerator.n_evaluated),
+        "bytes": int(enumerator.memory_bytes()),
+        "counters": enumerator.counters(),
+    }
+
+
+def split_roots(
+    units: engine.Units, regularization: float, threshold: float, max_len: int, n_subtrees: int
+) -> list[Subtree]:
+    """The subtrees to enumerate, best bound first: the live roots dealt round-robin in bound order.
+
+    A root's bound is ``b + b0`` of its one-rule prefix (its errors and penalty, plus the
+    equivalent-points minority of what it leaves): every list starting with it is at least that,
+    so a root above the threshold (with a margin for rounding) holds no member. The empty list goes
+    with the best subtree."""
+    search = engine.make_search(units, regularization)
+    empty = float(search.evaluate([])["objective"])
+    margin = 1e-7 * max(1.0, threshold)
+    scored: list[tuple[float, int]] = []
+    if max_len > 0:
+        for root in range(units.caps.shape[0]):
+            scores = search.evaluate([root])
+            bound = float(scores["b"] + scores["b0"])
+            if bound <= threshold + margin:
+                scored.append((bound, root))
+    scored.sort()
+    n = max(1, min(n_subtrees, len(scored)))
+    trees = []
+    for i in range(n):
+        part = scored[i::n]
+        bounds = [b for b, _ in part] + ([empty] if i == 0 else [])
+        trees.append(Subtree([r for _, r in part], include_empty=i == 0, bound=min(bounds)))
+    return sorted(trees, key=lambda t: t.bound)
+
+
+class Driver:
+    """Submits the subtrees, folds their reports and results, and reruns a dead worker's."""
+
+    def __init__(self, client: Any, config: EnumerationConfig, merged: Merged) -> None:
+        from distributed import Event, Queue
+
+        self.client, self.config, self.merged = client, config, merged
+        self.stop_event = Event(config.names["stop"], client=client)
+        self.reports = Queue(config.names["queue"], client=client)
+        self.running: dict[Any, Subtree] = {}
+        self.next_id = 0
+        self.resubmitted = 0
+        self.peak_bytes = 0
+        self.counters: dict[str, int] = {}
+
+    def submit(self, tree: Subtree) -> None:
+        tree.task = self.next_id
+        self.next_id += 1
+        tree.reported, tree.evaluations = None, 0  # ``emitted`` stays: members already merged
+        future = self.client.submit(
+            enumerate_subtree,
+            self.config,
+            tree.task,
+            tree.roots,
+            tree.include_empty,
+            pure=False,
+            key=f"glasswork-rashomon-{uuid.uuid4().hex}",
+        )
+        self.running[future] = tree
+
+    def drain(self) -> None:
+        by_task = {tree.task: tree for tree in self.running.values()}
+        while self.reports.qsize() > 0:
+            for _, task, emitted, evaluations, bound, fresh in self.reports.get(batch=True):
+                tree = by_task.get(task)
+                if tree is None:
+                    continue  # a report of an earlier run of a resubmitted subtree
+                tree.emitted, tree.evaluations, tree.reported = max(tree.emitted, emitted), evaluations, bound
+                self.merged.keep(fresh)
+
+    def collect(self, future: Any, *, stopping: bool) -> None:
+        tree = self.running.pop(future)
+        try:
+            out = future.result()
+        except Exception as exc:
+            if type(exc).__name__ != "KilledWorker":
+                raise
+            if stopping or tree.resubmits >= MAX_RESUBMITS:  # lost: what it reported, and its bound
+                self.merged.count += tree.emitted
+                self.merged.evaluations += tree.evaluations
+                self.merged.open_bounds.append(tree.open_bound)
+                return
+            tree.resubmits += 1
+            self.resubmitted += 1
+            self.merged.evaluations += tree.evaluations
+            self.submit(tree)
+            return
+        self.merged.count += out["count"]
+        self.merged.evaluations += out["evaluated"]
+        self.merged.keep(out["kept"])
+        self.peak_bytes = max(self.peak_bytes, out["bytes"])
+        for name, value in out["counters"].items():
+            if name not in ("max_queue", "nodes"):
+                self.counters[name] = self.counters.get(name, 0) + int(value)
+        if not out["complete"]:
+            self.merged.open_bounds.append(out["lower_bound"])
+
+    def open_bound(self) -> float:
+        """The smallest bound over what is not enumerated yet (inf when nothing is left)."""
+        bounds = [tree.open_bound for tree in self.running.values()] + self.merged.open_bounds
+        return min(bounds, default=float("inf"))
+
+    def evaluations(self) -> int:
+        return self.merged.evaluations + sum(tree.evaluations for tree in self.running.values())
+
+    def running_count(self) -> int:
+        return self.merged.count + sum(tree.emitted for tree in self.running.values())
+
+
+@dataclass(frozen=True)
+class ConnectedExecutor(ClusterExecutor):
+    """A cluster already connected: ``connect`` hands out its client and leaves it open."""
+
+    client: Any = None
+
+    def connect(self) -> tuple[Any, Callable[[], None]]:
+        return self.client, lambda: None
+
+
+@contextlib.contextmanager
+def one_connection(ctx: SolveContext) -> Iterator[None]:
+    """Connect to ``ctx.executor``'s cluster once for the search and the enumeration (a
+    ``dask:local`` cluster starts once), and close it at the end."""
+    executor = ctx.executor
+    assert executor is not None
+    client, close = executor.connect()
+    ctx.executor = ConnectedExecutor(executor.address, executor.workers, client)
+    try:
+        yield
+    finally:
+        ctx.executor = executor
+        close()
+
+
+def enumerate_on_cluster(
+    units: engine.Units,
+    regularization: float,
+    *,
+    request: RashomonSpec,
+    threshold: float,
+    optimum: float,
+    options: dict[str, Any],
+    ctx: SolveContext,
+    build: Callable[[list[int]], RuleList],
+    problem: Problem,
+    feature_names: Callable[[list[int]], tuple[str, ...]],
+    nodes_before: int = 0,
+    progress_interval: float = 0.25,
+) -> tuple[RashomonSet, dict[str, Any]]:
+    """Enumerate the set on ``ctx.executor``'s cluster; the set one process gives (same count,
+    same members when ``max_models`` holds them all), and the run's statistics."""
+    assert ctx.executor is not None
+    started = time.perf_counter()
+    members: dict[tuple[int, ...], RashomonMember] = {}
+
+    def member(objective: float, prefix: tuple[int, ...]) -> RashomonMember:
+        if prefix not in members:
+            rules = build(list(prefix))
+            members[prefix] = RashomonMember(
+                objective=float(objective),
+                features=feature_names(list(prefix)),
+                fingerprint=prediction_fingerprint(rules.predict(problem.X)),
+                model=rules if request.keep == "model" else None,
+            )
+        return members[prefix]
+
+    client, close = ctx.executor.connect()
+    try:
+        n_workers = max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
+        names = {k: f"glasswork-rashomon-{k}-{uuid.uuid4().hex}" for k in ("stop", "queue")}
+        config = EnumerationConfig(units, regularization, threshold, optimum, options, names, ctx.limits.memory)
+        max_len = int(options.get("max_prefix_length", 255))
+        trees = split_roots(units, regularization, threshold, max_len, SUBTREES_PER_WORKER * n_workers)
+        merged = Merged(int(options.get("max_models", 1000)))
+        driver = Driver(client, config, merged)
+        for tree in trees:
+            driver.submit(tree)
+        ordered = options.get("policy", "lower_bound") in ("lower_bound", "objective")
+        sent: set[tuple[int, ...]] = set()
+        stopping = False
+        last = -1.0
+        while driver.running:
+            time.sleep(SYNC_SECONDS / 4)
+            done = [future for future in driver.running if future.done()]
+            driver.drain()
+            for future in done:
+                driver.collect(future, stopping=stopping)
+            if not stopping and ctx.check(nodes_before + driver.evaluations()) is not None:
+                stopping = True
+                driver.stop_event.set()
+            if done or ctx.elapsed() - last >= progress_interval:
+                last = ctx.elapsed()
+                bound = driver.open_bound()
+                fresh = []
+                if ordered:  # below every unfinished subtree's bound: final, and best first
+                    fresh = [(o, p) for o, p in merged.ranked() if o < bound and p not in sent]
+                    sent.update(p for _, p in fresh)
+                ctx.rashomon(
+                    driver.running_count(),
+                    [member(o, p) for o, p in fresh],
+                    threshold=threshold,
+                    lower_bound=None if not np.isfinite(bound) else bound,
+                    nodes=nodes_before + driver.evaluations(),
+                )
+        driver.drain()
+        kept = [member(o, p) for o, p in merged.ranked()]
+        bound = min(merged.open_bounds, default=float("inf"))
+        complete = not merged.open_bounds
+        ctx.rashomon(  # the exact count, and the kept lists not sent yet
+            merged.count,
+            [m for m, (_, p) in zip(kept, merged.ranked()) if p not in sent],
+            threshold=threshold,
+            lower_bound=None if complete else bound,
+            nodes=nodes_before + merged.evaluations,
+        )
+        rset = RashomonSet(
+            threshold=threshold,
+            optimum=optimum,
+            epsilon=request.epsilon,
+            count=merged.count,
+            complete=complete,
+            members=kept,
+            unenumerated_bound=None if complete else float(min(bound, threshold)),
+        )
+        stats = {
+            **{f"rashomon_{k}": v for k, v in driver.counters.items()},
+            "rashomon_evaluated": merged.evaluations,
+            "rashomon_workers": n_workers,
+            "rashomon_subtrees": len(trees),
+            "rashomon_resubmitted": driver.resubmitted,
+            "rashomon_bytes": driver.peak_bytes,
+            "rashomon_seconds": time.perf_counter() - started,
+        }
+        return rset, stats
+    finally:
+        close()
