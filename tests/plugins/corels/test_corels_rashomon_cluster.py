@@ -1,0 +1,227 @@
+"""The CORELS Rashomon set on a Dask cluster (plugins/corels/rashomon_cluster.py), on a local
+cluster of two workers: the same count and members as one process and as brute force, a stopped
+enumeration's bound, a worker killed mid-enumeration, and ``glasswork run --executor``'s output."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from test_corels_rashomon import every_rule_list, units_of, within
+
+from glasswork.cli import cli
+from glasswork.data import Problem
+from glasswork.events import Event
+from glasswork.plugins.corels import CorelsSolver, CorelsSpec
+from glasswork.plugins.corels.rashomon import make_enumerator
+from glasswork.plugins.corels.solver import antecedents_for
+from glasswork.result import Result
+from glasswork.solver import ClusterExecutor, Limits, SolveContext, StopReason
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as c:
+        yield c
+
+
+def _spec(lam: float, rashomon: dict, max_len: int | None = None, **search) -> CorelsSpec:
+    return CorelsSpec.model_validate(
+        {
+            "name": "t",
+            "data": {"source": "sklearn:breast_cancer"},
+            "solver": "corels",
+            "store": {"enabled": False},
+            "objective": {"regularization": lam},
+            "constraints": {"min_support": 0.0, "negations": False, "max_prefix_length": max_len},
+            "search": {"threads": 1, **search},
+            "rashomon": rashomon,
+        }
+    )
+
+
+def _problem(X: np.ndarray, y: np.ndarray) -> Problem:
+    return Problem(
+        name="t",
+        X=np.asarray(X, np.uint8),
+        y=y,
+        feature_names=[f"f<{j}>" for j in range(X.shape[1])],
+        task="binary",
+        classes=np.array(["no", "yes"]),
+    )
+
+
+def _solve(spec: CorelsSpec, problem: Problem, address: str | None, limits: Limits | None = None, on_event=None):
+    events: list[Event] = []
+    executor = None if address is None else ClusterExecutor(address)
+
+    def emit(event: Event) -> None:
+        events.append(event)
+        if on_event is not None:
+            on_event(event, ctx)
+
+    ctx = SolveContext(limits, emit, executor=executor)
+    return CorelsSolver(spec).solve(problem, ctx), events
+
+
+def _prefixes(result: Result, problem: Problem, spec: CorelsSpec) -> list[tuple[float, tuple[int, ...]]]:
+    """The kept members as (objective, antecedent indices), from their rule lists."""
+    names, _, _ = antecedents_for(problem, spec.constraints, spec.objective.regularization)
+    index = {name: i for i, name in enumerate(names)}
+    assert result.rashomon is not None
+    return [(m.objective, tuple(index[r.antecedent] for r in m.model.rules)) for m in result.rashomon.members]
+
+
+def _random(seed: int, n: int, m: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = (rng.random((n, m)) < rng.uniform(0.15, 0.6, m)).astype(np.uint8)
+    y = ((X[:, 0] & X[:, 1]) | (X[:, 2] & (1 - X[:, 3 % m]))).astype(np.int64)
+    y[rng.random(n) < 0.2] ^= 1
+    return X, y
+
+
+CASES = [  # seed, rows, antecedents, lambda, epsilon, policy, max_prefix_length
+    (1, 40, 5, 0.01, 0.3, "lower_bound", None),
+    (2, 60, 6, 0.005, 0.2, "lower_bound", None),
+    (3, 30, 5, 0.0, 0.0, "objective", None),
+    (4, 50, 5, 0.02, 0.5, "dfs", None),
+    (5, 40, 6, 0.01, 0.4, "bfs", 2),
+]
+
+
+@pytest.mark.parametrize(("seed", "n", "m", "lam", "epsilon", "policy", "max_len"), CASES)
+def test_the_cluster_set_equals_one_process_and_brute_force(cluster, seed, n, m, lam, epsilon, policy, max_len) -> None:
+    X, y = _random(seed, n, m)
+    problem = _problem(X, y)
+    spec = _spec(lam, {"epsilon": epsilon, "max_models": 10**6}, max_len, policy=policy)
+    here, _ = _solve(spec, problem, None)
+    there, events = _solve(spec, problem, cluster.scheduler_address)
+    a, b = here.rashomon, there.rashomon
+    assert a is not None and b is not None and a.complete and b.complete and b.unenumerated_bound is None
+    assert there.certificate.status.value == "optimal" and b.optimum == a.optimum
+    expected = within(every_rule_list(X, y, lam, max_len=max_len), b.threshold)
+    assert b.count == a.count == len(expected)
+    got = _prefixes(there, problem, spec)
+    assert sorted(p for _, p in got) == sorted(p for _, p in _prefixes(here, problem, spec))
+    assert sorted(p for _, p in got) == sorted(p for _, p in expected)
+    objectives = [o for o, _ in got]
+    assert objectives == sorted(objectives)
+    np.testing.assert_allclose(objectives, [o for o, _ in expected], atol=1e-12)
+    announced = [e for e in events if e.kind == "rashomon"]
+    assert announced[-1].counters["rashomon_count"] == b.count
+    streamed = [mem.objective for e in announced for mem in e.members]
+    assert sorted(streamed) == objectives  # every kept member announced once
+    while_running = [mem.objective for e in announced[:-1] for mem in e.members]
+    assert while_running == sorted(while_running)  # best first (the collapsed orderings come at the end)
+    if policy not in ("lower_bound", "objective"):
+        assert not while_running  # out of objective order: nothing is final before the end
+    assert there.stats["rashomon_workers"] == 2 and there.stats["rashomon_count"] == b.count
+
+
+def test_max_models_keeps_the_best_over_every_subtree(cluster) -> None:
+    X, y = _random(8, 60, 6)
+    problem = _problem(X, y)
+    spec = _spec(0.005, {"epsilon": 0.3, "max_models": 7})
+    there, events = _solve(spec, problem, cluster.scheduler_address)
+    every = within(every_rule_list(X, y, 0.005), there.rashomon.threshold)
+    assert len(every) > 7
+    assert there.rashomon.count == len(every) and there.rashomon.kept == 7
+    np.testing.assert_allclose([m.objective for m in there.rashomon.members], [o for o, _ in every[:7]], atol=1e-12)
+    assert sum(len(e.members) for e in events if e.kind == "rashomon") == 7
+
+
+def _heavy() -> tuple[np.ndarray, np.ndarray]:
+    """An enumeration of about 2 M evaluations (tens of millions of lists, most collapsed
+    orderings): long enough on two workers to be stopped or hit while it runs."""
+    return _random(7, 400, 14)
+
+
+HEAVY = {"lam": 0.003, "epsilon": 0.1}
+
+
+def _reference(X: np.ndarray, y: np.ndarray, optimum: float, threshold: float, keep: int):
+    en = make_enumerator(units_of(X, y, 2), HEAVY["lam"], threshold, floor=optimum, max_models=keep)
+    stop = np.zeros(1, np.uint8)
+    while en.run(5.0, stop, -1) != 0:  # DONE
+        pass
+    return en.count, en.kept_members()
+
+
+def test_a_stopped_enumeration_keeps_the_certificate_and_bounds_the_rest(cluster) -> None:
+    X, y = _heavy()
+    problem = _problem(X, y)
+    spec = _spec(HEAVY["lam"], {"epsilon": HEAVY["epsilon"], "max_models": 2000})
+
+    def cancel_once_enumerating(event: Event, ctx: SolveContext) -> None:
+        if event.kind == "rashomon":
+            ctx.request_stop(StopReason.CANCEL)  # what Ctrl-C does
+
+    result, events = _solve(spec, problem, cluster.scheduler_address, on_event=cancel_once_enumerating)
+    rset = result.rashomon
+    assert result.certificate.status.value == "optimal" and rset is not None and rset.optimum_proven
+    assert not rset.complete and rset.unenumerated_bound is not None
+    count, best = _reference(X, y, rset.optimum, rset.threshold, 2000)
+    assert 0 < rset.count < count
+    # everything below the bound was enumerated, so the best members are exactly the reference's
+    below = [o for o, _ in best if o < rset.unenumerated_bound - 1e-12]
+    assert len(below) < 2000
+    np.testing.assert_allclose([m.objective for m in rset.members][: len(below)], below, atol=1e-12)
+    assert all(m.objective <= rset.threshold + 1e-9 for m in rset.members)
+    last = [e for e in events if e.kind == "rashomon"][-1]
+    assert last.lower_bound is not None and min(last.lower_bound, rset.threshold) == rset.unenumerated_bound
+
+
+def test_a_worker_killed_mid_enumeration_loses_no_subtree(cluster) -> None:
+    X, y = _heavy()
+    problem = _problem(X, y)
+    spec = _spec(HEAVY["lam"], {"epsilon": HEAVY["epsilon"], "max_models": 50})
+    with distributed.Client(cluster.scheduler_address) as client:
+        victim = next(iter(client.run(os.getpid).values()))
+    killed: list[int] = []
+
+    def kill_once_enumerating(event: Event, ctx: SolveContext) -> None:
+        if event.kind == "rashomon" and not killed:
+            os.kill(victim, signal.SIGKILL)
+            killed.append(victim)
+
+    result, events = _solve(spec, problem, cluster.scheduler_address, on_event=kill_once_enumerating)
+    rset = result.rashomon
+    assert killed and rset is not None and rset.complete
+    count, best = _reference(X, y, rset.optimum, rset.threshold, 50)
+    assert rset.count == count
+    np.testing.assert_allclose([m.objective for m in rset.members], [o for o, _ in best], atol=1e-12)
+    cluster.wait_for_workers(2)
+
+
+def test_run_json_has_the_same_shape_on_the_cluster(cluster, tmp_path: Path) -> None:
+    X, y = _random(11, 80, 5)
+    data = tmp_path / "d.csv"
+    header = ",".join([f"f{j}" for j in range(X.shape[1])] + ["label"])
+    rows = [",".join(map(str, [*x, t])) for x, t in zip(X.tolist(), y.tolist())]
+    data.write_text("\n".join([header, *rows]) + "\n")
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        f"name: t\nsolver: corels\ndata:\n  source: {data}\n  target: label\n"
+        "objective: {regularization: 0.01}\nconstraints: {min_support: 0.0}\n"
+        "rashomon: {epsilon: 0.2, max_models: 5}\n"
+    )
+    base = ["run", "-q", "--no-store", "--json"]
+    one = CliRunner().invoke(cli, [*base, str(spec)])
+    two = CliRunner().invoke(cli, [*base, "--executor", f"dask:{cluster.scheduler_address}", str(spec)])
+    assert one.exit_code == 0, one.stderr
+    assert two.exit_code == 0, two.stderr
+    a, b = json.loads(one.stdout), json.loads(two.stdout)
+    assert set(a) == set(b) and set(a["rashomon"]) == set(b["rashomon"])
+    assert [set(m) for m in a["rashomon"]["models"]] == [set(m) for m in b["rashomon"]["models"]]
+    assert b["rashomon"]["count"] == a["rashomon"]["count"] and b["rashomon"]["complete"]
+    assert [m["objective"] for m in b["rashomon"]["models"]] == [m["objective"] for m in a["rashomon"]["models"]]
+    assert b["stats"]["executor"].startswith("dask:") and b["stats"]["rashomon_subtrees"] >= 1
