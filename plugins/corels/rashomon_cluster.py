@@ -41,7 +41,7 @@ from glasswork.solver import ClusterExecutor, SolveContext, resident_memory
 from glasswork.spec import RashomonSpec
 
 SYNC_SECONDS = 0.1  # a task's period for reading the stop event and reporting
-SUBTREES_PER_WORKER = 8  # subtrees the roots are dealt into, per worker (slack for Dask to balance)
+SUBTREES_PER_WORKER = 1  # subtrees the roots are dealt into, per worker: each has its own map (docs/corels.md)
 MAX_RESUBMITS = 3  # reruns of one subtree after Dask gave up on it (KilledWorker)
 
 
@@ -73,7 +73,8 @@ class Subtree:
 
     @property
     def open_bound(self) -> float:
-        return self.bound if self.reported is None else self.reported
+        """A lower bound on every list of the subtree not enumerated yet (both bounds hold: the larger)."""
+        return self.bound if self.reported is None else max(self.reported, self.bound)
 
 
 @dataclass
@@ -245,7 +246,7 @@ class Driver:
             if name not in ("max_queue", "nodes"):
                 self.counters[name] = self.counters.get(name, 0) + int(value)
         if not out["complete"]:
-            self.merged.open_bounds.append(out["lower_bound"])
+            self.merged.open_bounds.append(max(out["lower_bound"], tree.bound))
 
     def open_bound(self) -> float:
         """The smallest bound over what is not enumerated yet (inf when nothing is left)."""
@@ -372,7 +373,8 @@ def enumerate_on_cluster(
             count=merged.count,
             complete=complete,
             members=kept,
-            unenumerated_bound=None if complete else float(min(bound, threshold)),
+            # no list is below the certified optimum, and every member not enumerated is within the threshold
+            unenumerated_bound=None if complete else float(min(max(bound, optimum), threshold)),
         )
         stats = {
             **{f"rashomon_{k}": v for k, v in driver.counters.items()},

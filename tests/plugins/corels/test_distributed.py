@@ -218,15 +218,3 @@ def test_compas_on_dask_local_certifies_the_single_process_optimum(tmp_path: Pat
     a, b = json.loads(one.stdout), json.loads(two.stdout)
     assert b["status"] == "optimal" and b["objective"] == a["objective"] and b["lower_bound"] == a["lower_bound"]
     assert b["stats"]["executor"] == "dask:local"
-
-
-@pytest.mark.skipif(not (COMPAS.parent / "compas_train.out").exists(), reason="COMPAS data not available")
-def test_a_rashomon_run_refuses_the_cluster_rather_than_skip_the_set(tmp_path: Path) -> None:
-    spec = tmp_path / "c.yaml"
-    spec.write_text(
-        f"name: c\nsolver: corels\ndata:\n  source: {COMPAS.parent / 'compas_train.out'}\n"
-        "objective:\n  regularization: 0.05\nrashomon:\n  epsilon: 0.01\n"
-    )
-    result = CliRunner().invoke(cli, ["run", "-q", "--no-store", "--executor", "dask:local", str(spec)])
-    assert result.exit_code == 2
-    assert "the Rashomon set is enumerated in one process" in result.stderr
