@@ -333,7 +333,7 @@ def enumerate_on_cluster(
         stopping = False
         last = -1.0
         while driver.running:
-            time.sleep(SYNC_SECONDS / 4)
+            time.sleep(SYNC_SECONDS / 2)  # the tasks report every SYNC_SECONDS
             done = [future for future in driver.running if future.done()]
             driver.drain()
             for future in done:
