@@ -202,12 +202,15 @@ def test_a_worker_killed_mid_enumeration_loses_no_subtree(cluster) -> None:
     cluster.wait_for_workers(2)
 
 
+def _csv(path: Path, X: np.ndarray, y: np.ndarray) -> Path:
+    header = ",".join([f"f{j}" for j in range(X.shape[1])] + ["label"])
+    path.write_text("\n".join([header, *(",".join(map(str, [*x, t])) for x, t in zip(X.tolist(), y.tolist()))]) + "\n")
+    return path
+
+
 def test_run_json_has_the_same_shape_on_the_cluster(cluster, tmp_path: Path) -> None:
     X, y = _random(11, 80, 5)
-    data = tmp_path / "d.csv"
-    header = ",".join([f"f{j}" for j in range(X.shape[1])] + ["label"])
-    rows = [",".join(map(str, [*x, t])) for x, t in zip(X.tolist(), y.tolist())]
-    data.write_text("\n".join([header, *rows]) + "\n")
+    data = _csv(tmp_path / "d.csv", X, y)
     spec = tmp_path / "s.yaml"
     spec.write_text(
         f"name: t\nsolver: corels\ndata:\n  source: {data}\n  target: label\n"
@@ -225,3 +228,39 @@ def test_run_json_has_the_same_shape_on_the_cluster(cluster, tmp_path: Path) -> 
     assert b["rashomon"]["count"] == a["rashomon"]["count"] and b["rashomon"]["complete"]
     assert [m["objective"] for m in b["rashomon"]["models"]] == [m["objective"] for m in a["rashomon"]["models"]]
     assert b["stats"]["executor"].startswith("dask:") and b["stats"]["rashomon_subtrees"] >= 1
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_the_enumeration_exits_130_with_the_set_so_far(cluster, tmp_path: Path) -> None:
+    """A real ``glasswork run --executor``: SIGINT once the enumeration reports, exit 130, and the
+    result document holds the certified optimum and an incomplete set with its bound."""
+    import subprocess
+    import sys
+    import time
+
+    X, y = _random(7, 300, 11)  # about 25 M evaluations: tens of seconds on two workers
+    data = _csv(tmp_path / "d.csv", X, y)
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        f"name: t\nsolver: corels\ndata:\n  source: {data}\n  target: label\n"
+        "objective: {regularization: 0.001}\nconstraints: {min_support: 0.0, max_card: 1, negations: false}\n"
+        "rashomon: {epsilon: 0.5, max_models: 20}\n"
+    )
+    events = tmp_path / "events.jsonl"
+    command = [sys.executable, "-m", "glasswork", "run", "--json", "-q", "--no-store", "--events", str(events)]
+    command += ["--executor", f"dask:{cluster.scheduler_address}", str(spec)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 60
+        while '"rashomon"' not in (events.read_text() if events.exists() else ""):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    doc = json.loads(out)
+    assert doc["rashomon"]["complete"] is False and doc["rashomon"]["unenumerated_bound"] is not None
+    assert doc["rashomon"]["optimum_proven"] is True
