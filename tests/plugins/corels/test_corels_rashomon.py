@@ -228,6 +228,58 @@ def test_max_models_keeps_the_best_and_counts_them_all() -> None:
         np.testing.assert_allclose([o for o, _ in kept], [o for o, _ in expected[:5]], atol=1e-12)
 
 
+def _same_rows_after_the_first_rule(seed: int, n: int = 36):
+    """Columns a, b, c, d, e with b and c different but equal outside a: after a, the prefixes
+    (a, b) and (a, c) leave the same rows with the same error though their antecedents differ."""
+    rng = np.random.default_rng(seed)
+    a, z, r = (rng.random((3, n)) < 0.4).astype(np.uint8)
+    b = z | (a & r)
+    c = z | (a & (1 - r))
+    d, e = (rng.random((2, n)) < 0.3).astype(np.uint8)
+    X = np.ascontiguousarray(np.stack([a, b, c, d, e], axis=1))
+    y = ((z + d + rng.random(n)) > 1.1).astype(np.int64)
+    return X, y
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_prefixes_leaving_the_same_rows_are_collapsed_and_counted(seed: int) -> None:
+    """The map is keyed by the rows a prefix leaves (and its length), not by its antecedents:
+    (a, b) and (a, c) are collapsed onto one another (twins), and every policy and thread count
+    still lists exactly the brute-force set."""
+    X, y = _same_rows_after_the_first_rule(seed)
+    assert (X[:, 1] != X[:, 2]).any() and (X[X[:, 0] == 0, 1] == X[X[:, 0] == 0, 2]).all()
+    lam = 0.01
+    every = every_rule_list(X, y, lam)
+    theta = every[-1][0] + 1.0  # every valid list: both branches are walked whatever the bounds
+    expected = within(every, theta)
+    units = units_of(X, y, 2)
+    under_a = [m for m in within(every_rule_list(X, y, lam, max_len=2), theta) if m[1][:1] == (0,)]
+    for policy in POLICIES:
+        for threads in (1, 2):
+            en = make_enumerator(units, lam, theta, floor=every[0][0], policy=policy, threads=threads, max_models=10**6)
+            assert run_all(en) == cr.DONE
+            assert en.count == len(expected), (policy, threads)
+            assert sorted(p for _, p in en.kept_members()) == sorted(p for _, p in expected)
+            # under a, two rules at most: no two orderings of one antecedent set, so any collapse
+            # is of prefixes with different antecedents leaving the same rows, here (a, c) onto (a, b)
+            sub = make_enumerator(
+                units,
+                lam,
+                theta,
+                floor=every[0][0],
+                policy=policy,
+                threads=threads,
+                max_models=10**6,
+                roots=[0],
+                include_empty=False,
+                max_prefix_length=2,
+            )
+            assert run_all(sub) == cr.DONE
+            assert sub.counters()["orderings_collapsed"] >= 1
+            assert sub.count == len(under_a)
+            assert sorted(p for _, p in sub.kept_members()) == sorted(p for _, p in under_a)
+
+
 def test_roots_split_the_prefix_space_into_subtrees_that_add_up() -> None:
     X, y = _instance(11)
     lam = 0.01
