@@ -246,6 +246,10 @@ cdef class Enumerator:
     cdef public int64_t n_evaluated, n_expanded, n_inserted, n_dead, n_pruned_support
     cdef public int64_t n_pruned_bound, n_pruned_lookahead, n_pruned_similar, n_pruned_map, max_queue
     cdef public int64_t n_twins, n_collapsed
+    # best first while the queue holds at most queue_budget entries (-1: no budget), then depth
+    # first on what is left: switched_at is the number of expansions then (-1: never switched)
+    cdef int64_t queue_budget
+    cdef public int64_t switched_at
 
     def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
                  const int32_t[::1] lclass, const int32_t[::1] lshift,
@@ -255,7 +259,7 @@ cdef class Enumerator:
                  int max_prefix_length=255, int threads=1, int64_t max_models=1000,
                  roots=None, bint include_empty=True, bint support=True, bint lookahead=True,
                  bint equivalent_points=True, bint similar_support=True, bint symmetry_map=True,
-                 bint collapse_orderings=True):
+                 bint collapse_orderings=True, int64_t queue_budget=-1):
         cdef int i, k
         if threads < 1 or threads > 1024:
             raise ValueError(f"threads must be between 1 and 1024, got {threads}")
@@ -291,6 +295,8 @@ cdef class Enumerator:
         self.do_map = symmetry_map
         self.collapse = collapse_orderings and symmetry_map
         self.include_empty = include_empty
+        self.queue_budget = queue_budget
+        self.switched_at = -1
         self.lam = regularization
         self.theta = threshold
         self.max_models = max_models
@@ -873,6 +879,9 @@ cdef class Enumerator:
                 gw_wait(self.sync, 0.0005)
                 self.n_waiting -= 1
                 continue
+            if (self.ordered and self.queue_budget >= 0 and self.n_inflight == 0
+                    and <int64_t>self.queue.size() > self.queue_budget):
+                self._go_depth_first()
             e = self.queue.top()
             if e.kind == K_MODEL:
                 if self.n_inflight > 0 and e.key > self._others_inflight(tid):
@@ -881,7 +890,7 @@ cdef class Enumerator:
                     self.n_waiting -= 1
                     continue
                 self.queue.pop()
-                self._emit_node(e.node, e.key, sc)
+                self._emit_node(e.node, e.lb, sc)  # lb: its objective, whatever the key
                 continue
             self.queue.pop()
             self.inflight[tid] = e.key if self.ordered else INFINITY
@@ -897,6 +906,26 @@ cdef class Enumerator:
         if self.n_waiting > 0:
             gw_notify_all(self.sync)
         gw_unlock(self.sync)
+
+    cdef void _go_depth_first(self) noexcept nogil:
+        """The queue outgrew its budget (under the lock, nothing in flight): go on depth first.
+        The queued members come out first (they are members: emitting them costs nothing), then
+        the deepest prefix, latest first; from here members are emitted as they are scored, the
+        bounded heap keeps the best ``max_models`` whatever the order, and the bound on the rest
+        is the smallest lower bound over the queue, as with ``dfs`` from the start."""
+        cdef size_t i
+        cdef REntry* e
+        self.ordered = False
+        self.policy = P_DFS
+        self.switched_at = self.n_expanded
+        for i in range(self.queue.size()):
+            e = &self.queue.at(i)
+            if e.kind == K_MODEL:
+                e.key = -INFINITY
+            else:
+                e.key = -<double>self._node(e.node).depth
+            e.tie = -e.tie
+        self.queue.heapify()
 
     # ---------------------------------------------------------------------------- Python API
 
@@ -1089,4 +1118,5 @@ cdef class Enumerator:
             "emitted": self.n_emitted,
             "max_queue": self.max_queue,
             "nodes": self.n_nodes,
+            "depth_first_from": self.switched_at,
         }

@@ -232,6 +232,7 @@ def _rashomon_set(
         threads=search.threads,
         max_models=request.max_models,
         ablation=search_opts.ablation,
+        queue_budget=rs.queue_budget_for(ctx.limits.memory),
     )
     rset, _ = rs.enumerate_rashomon(
         enumerator,

@@ -192,6 +192,69 @@ def test_a_stopped_run_bounds_every_member_it_did_not_enumerate(policy: str, thr
     assert stopped > 0
 
 
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(), st.sampled_from([0, 2, 8]))
+def test_best_first_past_its_queue_budget_goes_depth_first_with_the_same_set(case, queue_budget: int) -> None:
+    X, y, C, weights, lam, max_len, epsilon = case
+    every = every_rule_list(X, y, lam, C, weights, max_len)
+    theta = (1 + epsilon) * every[0][0]
+    expected = within(every, theta)
+    units = units_of(X, y, C, weights)
+    cap = 255 if max_len is None else max_len
+    for policy in ORDERED:
+        for threads in (1, 2):
+            for max_models in (10**6, 3):
+                en = make_enumerator(
+                    units,
+                    lam,
+                    theta,
+                    floor=every[0][0],
+                    policy=policy,
+                    max_prefix_length=cap,
+                    threads=threads,
+                    max_models=max_models,
+                    queue_budget=queue_budget,
+                )
+                assert run_all(en) == cr.DONE and en.complete
+                assert en.count == len(expected), (policy, threads, queue_budget)
+                kept = en.kept_members()
+                if max_models > len(expected):
+                    assert sorted(p for _, p in kept) == sorted(p for _, p in expected)
+                # the best max_models, exactly, whatever order they were found in
+                np.testing.assert_allclose(
+                    [o for o, _ in kept], [o for o, _ in expected[:max_models]], rtol=0, atol=1e-9
+                )
+
+
+@pytest.mark.parametrize("policy", ORDERED)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_run_gone_depth_first_and_stopped_bounds_what_it_did_not_enumerate(policy: str, threads: int) -> None:
+    X, y = _instance(3)
+    lam = 0.01
+    every = every_rule_list(X, y, lam)
+    theta = every[0][0] * 1.5
+    expected = within(every, theta)
+    units = units_of(X, y, 2)
+    stopped = 0
+    for budget in (5, 20, 60, 150):
+        en = make_enumerator(
+            units, lam, theta, floor=every[0][0], policy=policy, threads=threads, max_models=10**6, queue_budget=4
+        )
+        code = run_all(en, budget)
+        if code == cr.DONE:
+            continue
+        assert code == cr.NODE_LIMIT and not en.complete
+        stopped += en.counters()["depth_first_from"] >= 0 and not en.ordered_order
+        got = {p for _, p in en.kept_members()}
+        assert en.count == len(got) < len(expected)
+        missing = [obj for obj, p in expected if p not in got]
+        assert missing and en.lower_bound() <= min(missing) + 1e-12
+    assert stopped > 0
+    en = make_enumerator(units, lam, theta, floor=every[0][0], policy=policy, threads=threads, queue_budget=10**9)
+    run_all(en)
+    assert en.counters()["depth_first_from"] == -1 and en.count == len(expected)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_members_come_out_in_objective_order(threads: int) -> None:
     X, y = _instance(5, n=60, M=6)
