@@ -879,8 +879,12 @@ cdef class Enumerator:
                 gw_wait(self.sync, 0.0005)
                 self.n_waiting -= 1
                 continue
-            if (self.ordered and self.queue_budget >= 0 and self.n_inflight == 0
-                    and <int64_t>self.queue.size() > self.queue_budget):
+            if self.ordered and self.queue_budget >= 0 and <int64_t>self.queue.size() > self.queue_budget:
+                if self.n_inflight > 0:            # switch once the expansions in flight are in
+                    self.n_waiting += 1
+                    gw_wait(self.sync, 0.0005)
+                    self.n_waiting -= 1
+                    continue
                 self._go_depth_first()
             e = self.queue.top()
             if e.kind == K_MODEL:
