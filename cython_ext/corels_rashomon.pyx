@@ -15,7 +15,8 @@ strict extension, with the lower bound ``b + b0 + lambda`` of all of them. With 
 in objective order (SORTD's idea) and, when a limit stops the run, the smallest key left bounds
 every member not enumerated. The other policies (``bfs``, ``dfs``, ``curiosity``) only change the
 order of the expansions: members are emitted as they are scored, the count is the same, and the
-bound left is the smallest lower bound over the queue.
+bound left is the smallest lower bound over the queue. Past ``queue_budget`` entries an ordered run goes on
+depth first (``_go_depth_first``), so a large set costs time rather than all the memory.
 
 The count is exact and never needs storing the members; the best ``max_models`` are kept (their
 antecedents and objective) in C arrays. No Python object per node; ``run`` releases the GIL and

@@ -4,8 +4,9 @@ The plain search runs first and certifies the optimum ``R*`` (so the threshold
 ``(1 + epsilon) R*`` is known, and ``R*`` is the floor the restated support bounds use); then the
 compiled enumerator (``cython_ext/corels_rashomon.pyx``) lists every rule list with objective at
 most the threshold, in slices, like the search. Members come out best first with the
-``lower_bound`` and ``objective`` policies, so a run stopped by a limit still holds the best ones
-and an exact bound on the rest. docs/corels.md, "Rashomon sets", proves which bounds stay.
+``lower_bound`` and ``objective`` policies (until the queue outgrows its budget; then depth first,
+same set), so a run stopped by a limit still holds the best ones and an exact bound on the rest.
+docs/corels.md, "Rashomon sets", proves which bounds stay.
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ def make_enumerator(
     certified optimum, or a stopped search's lower bound); ``roots`` keeps only lists whose first
     rule is one of them (with ``include_empty`` deciding the list without rules), so the prefix
     space can be split into subtrees enumerated apart; ``ablation`` names bounds to switch off
-    and ``symmetry_map=False`` the prefix map (each restated against the threshold);
+    and ``symmetry_map=False`` the map of prefixes by the rows they leave (each restated against
+    the threshold);
     ``collapse_orderings=False`` expands every ordering of equal error instead of counting it
     with the one it mirrors. ``queue_budget`` (queue entries; ``None``: none) turns the
     ``lower_bound``/``objective`` order into depth first once the queue outgrows it: the count,
