@@ -417,6 +417,19 @@ def test_solver_fills_result_rashomon_with_rule_lists_equal_to_brute_force() -> 
     assert result.stats["rashomon_count"] == rset.count
 
 
+def test_the_set_says_which_antecedents_it_is_complete_over() -> None:
+    """Mined by the solver at the default support floor (lambda), the set is complete over the
+    mined antecedents only: the stats and the warning say over which."""
+    X, y = _instance(13, n=80, M=4)
+    events: list = []
+    spec = _spec(objective={"regularization": 0.02}, rashomon={"epsilon": 0.25})
+    result = CorelsSolver(spec).solve(_problem(X, y), SolveContext(Limits(), events.append))
+    over = result.stats["rashomon_complete_over"]
+    assert "support in [0.02, 0.98]" in over and "max_card" in over
+    warnings = [e.message for e in events if e.kind == "log" and e.level == "warning"]
+    assert any(over in w and "min_support" in w for w in warnings)
+
+
 def test_solver_threshold_form_and_summary_keep() -> None:
     X, y = _instance(17, n=60, M=4)
     every = every_rule_list(X, y, 0.02)
