@@ -6,7 +6,8 @@ in 5 ms slices with the limit checks and the streamed members).
 
 * ``--epsilons 0.01,0.05``: the set at each epsilon (λ = ``--lam``): count, complete or not,
   time of the search and of the enumeration, peak resident memory, the enumerator's own memory,
-  prefixes evaluated by the enumeration and the best members.
+  prefixes evaluated by the enumeration, nodes, prefixes collapsed, whether (after how many
+  expansions) best first went on depth first, and the best members.
 * ``--overhead``: time to the certified optimum with ``rashomon: {epsilon: 0}`` against a run
   without the section (``--repeat`` pairs, alternated), and the whole run's time with the
   enumeration of the (tiny) set at epsilon 0.
@@ -96,6 +97,9 @@ def child(lam: float, epsilon: float | None, threads: int, time_limit: float) ->
             enumerated=stats.get("rashomon_evaluated"),
             expanded=stats.get("rashomon_expanded"),
             max_queue=stats.get("rashomon_max_queue"),
+            nodes=stats.get("rashomon_nodes"),
+            collapsed=stats.get("rashomon_orderings_collapsed"),
+            depth_first_from=stats.get("rashomon_depth_first_from"),
             best=[(m.objective, m.model.to_text().replace("\n", " | ") if m.model else None) for m in rset.members[:3]],
         )
     print(json.dumps(out))

@@ -15,7 +15,8 @@ strict extension, with the lower bound ``b + b0 + lambda`` of all of them. With 
 in objective order (SORTD's idea) and, when a limit stops the run, the smallest key left bounds
 every member not enumerated. The other policies (``bfs``, ``dfs``, ``curiosity``) only change the
 order of the expansions: members are emitted as they are scored, the count is the same, and the
-bound left is the smallest lower bound over the queue.
+bound left is the smallest lower bound over the queue. Past ``queue_budget`` entries an ordered run goes on
+depth first (``_go_depth_first``), so a large set costs time rather than all the memory.
 
 The count is exact and never needs storing the members; the best ``max_models`` are kept (their
 antecedents and objective) in C arrays. No Python object per node; ``run`` releases the GIL and
@@ -58,19 +59,25 @@ cdef extern from *:
     #include <cstdint>
     #include <vector>
     #include <unordered_map>
-    /* Record an antecedent set in the enumerator's map; 0 when memory runs out (then the map is
-     * left as it was for lookups: a record is indexed only once fully written). */
-    static int gw_rs_store(std::vector<uint16_t>& ids_store, std::vector<int64_t>& offs,
-                           std::vector<double>& errs, std::unordered_map<uint64_t, int64_t>& index,
-                           uint64_t key, const uint16_t* ids, int n, double err) {
+    /* Record an uncaptured set in the enumerator's map (no node yet); 0 when memory runs out
+     * (then the map is left as it was: a record is indexed only once fully written). */
+    static int gw_rs_store(std::vector<double>& errs, std::vector<int32_t>& nodes,
+                           std::vector<int32_t>& reps, std::unordered_map<uint64_t, int64_t>& index,
+                           uint64_t key, double err) {
+        size_t n = errs.size();
         try {
-            int64_t off = (int64_t)ids_store.size();
-            ids_store.push_back((uint16_t)n);
-            ids_store.insert(ids_store.end(), ids, ids + n);
-            offs.push_back(off);
+            size_t room = 2 * n + 64;              /* geometric growth: amortised O(1) */
+            if (errs.capacity() <= n) errs.reserve(room);
+            if (nodes.capacity() <= n) nodes.reserve(room);
+            if (reps.capacity() <= n) reps.reserve(room);
             errs.push_back(err);
-            index[key] = (int64_t)offs.size() - 1;
+            nodes.push_back(-1);
+            reps.push_back(-1);
+            index[key] = (int64_t)n;
         } catch (...) {
+            errs.resize(n);
+            nodes.resize(n);
+            reps.resize(n);
             return 0;
         }
         return 1;
@@ -89,9 +96,8 @@ cdef extern from *:
         return 1;
     }
     """
-    int gw_rs_store(vector[uint16_t]& ids_store, vector[int64_t]& offs, vector[double]& errs,
-                    unordered_map[uint64_t, int64_t]& index, uint64_t key, const uint16_t* ids,
-                    int n, double err) noexcept nogil
+    int gw_rs_store(vector[double]& errs, vector[int32_t]& nodes, vector[int32_t]& reps,
+                    unordered_map[uint64_t, int64_t]& index, uint64_t key, double err) noexcept nogil
     int gw_rs_link(unordered_map[int32_t, int32_t]& heads, int32_t rep, int32_t twin, int32_t* next) noexcept nogil
 
 import numpy as np
@@ -160,6 +166,7 @@ cdef struct Cand:           # a scored child, waiting for the lock
     double R
     double lbx
     double key
+    uint64_t uhash          # hash of (rows it leaves uncaptured, length): the captured-set map key
     int32_t ant
     uint8_t member
     uint8_t expand
@@ -195,19 +202,18 @@ cdef class Enumerator:
 
     cdef int M, W, C, P, Q, PT, QT, policy, max_len, n_threads, stride
     cdef bint ordered, do_support, do_lookahead, do_eqpts, do_similar, do_map, include_empty, collapse
-    # orderings collapsed (twins): a node whose set and prefix error equal a recorded node's is not
-    # expanded but mirrors it; set_node is that node per record, twin_head its first twin
+    # prefixes collapsed (twins): a node whose uncaptured rows, length and prefix error equal a
+    # recorded node's is not expanded but mirrors it; set_node is that node per record, twin_head
+    # its first twin
     cdef vector[int32_t] set_node
     cdef unordered_map[int32_t, int32_t] twin_head
     cdef vector[int32_t] kept_node
-    # the prefix map restated (Corollary 16 against the threshold): per antecedent set, the
-    # smallest prefix error seen over its orderings; a set's key is a sum of per-antecedent
-    # hashes, verified against the stored sorted ids, so a collision never prunes
-    cdef vector[uint64_t] ant_hash
+    # the captured-set map restated (against the threshold): per (uncaptured rows, length), the
+    # smallest prefix error seen; the key is a hash of the rows, verified against a recorded node
+    # with those rows (set_rep, recomputed from its path), so a collision never prunes
     cdef unordered_map[uint64_t, int64_t] set_index
-    cdef vector[int64_t] set_off
     cdef vector[double] set_err
-    cdef vector[uint16_t] set_ids
+    cdef vector[int32_t] set_rep
     cdef double lam, total, lamW, theta, theta_in, theta_prune, floorW
     cdef vector[uint64_t] caps, lplanes, zplanes, mask
     cdef vector[int32_t] lclass, lshift, zclass, zshift
@@ -241,6 +247,10 @@ cdef class Enumerator:
     cdef public int64_t n_evaluated, n_expanded, n_inserted, n_dead, n_pruned_support
     cdef public int64_t n_pruned_bound, n_pruned_lookahead, n_pruned_similar, n_pruned_map, max_queue
     cdef public int64_t n_twins, n_collapsed
+    # best first while the queue holds at most queue_budget entries (-1: no budget), then depth
+    # first on what is left: switched_at is the number of expansions then (-1: never switched)
+    cdef int64_t queue_budget
+    cdef public int64_t switched_at
 
     def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
                  const int32_t[::1] lclass, const int32_t[::1] lshift,
@@ -250,7 +260,7 @@ cdef class Enumerator:
                  int max_prefix_length=255, int threads=1, int64_t max_models=1000,
                  roots=None, bint include_empty=True, bint support=True, bint lookahead=True,
                  bint equivalent_points=True, bint similar_support=True, bint symmetry_map=True,
-                 bint collapse_orderings=True):
+                 bint collapse_orderings=True, int64_t queue_budget=-1):
         cdef int i, k
         if threads < 1 or threads > 1024:
             raise ValueError(f"threads must be between 1 and 1024, got {threads}")
@@ -285,11 +295,9 @@ cdef class Enumerator:
         self.do_similar = similar_support
         self.do_map = symmetry_map
         self.collapse = collapse_orderings and symmetry_map
-        cdef uint64_t hx = 0x5EED5EED
-        for k in range(self.M):
-            hx = splitmix64(hx)
-            self.ant_hash.push_back(hx)
         self.include_empty = include_empty
+        self.queue_budget = queue_budget
+        self.switched_at = -1
         self.lam = regularization
         self.theta = threshold
         self.max_models = max_models
@@ -546,6 +554,7 @@ cdef class Enumerator:
         cdef bint any_bits, member, expand
         cdef Cand* cand
         cdef int c, c2, n_sim
+        cdef uint64_t h
         k = depth
         while k > 0:
             k -= 1
@@ -612,6 +621,12 @@ cdef class Enumerator:
             cand.key = self._key(depth + 1, b, lbx, fw, K_EXPAND)
             cand.member = member
             cand.expand = expand
+            cand.uhash = 0
+            if self.do_map:
+                h = (<uint64_t>0x9E3779B9) * (<uint64_t>(depth + 2))
+                for i in range(self.W):
+                    h = splitmix64(h ^ (u[i] & ~capv[i]))
+                cand.uhash = h
         for k in range(depth):
             in_prefix[path[k]] = 0
         if self.do_similar and depth >= 1 and n_cands > 0:   # Theorem 18 against the threshold
@@ -700,45 +715,50 @@ cdef class Enumerator:
                 return True
         return False
 
-    cdef int _map_check(self, const uint16_t* path, int depth, int ant, double err, int64_t* rec_out) noexcept nogil:
-        """The prefix map against the threshold (under the lock): D = path + ``ant`` with prefix
-        error ``err``. Every ordering D' of the same antecedents leaves the same data uncaptured,
-        so R(D+T) = R(D'+T) + err(D) - err(D') >= floor + err(D) - err(D'), for any tail T. True
-        when that exceeds the threshold for the best ordering seen so far; otherwise D's error is
-        recorded when it is the best of its set. Any ordering seen is a real prefix, so the test
-        is valid whatever the order of the search (docs/corels.md, "Rashomon sets").
+    cdef bint _same_uncaptured(self, int32_t rep, int n, int ant, RScratch* sc) noexcept nogil:
+        """Does node ``rep`` have length ``n`` and leave uncaptured what the child ``ant`` of the
+        node being expanded leaves (``sc.u`` without ``ant``'s rows)? Recomputed from its path."""
+        cdef uint64_t* y = &sc.f[0]
+        cdef const uint64_t* cv
+        cdef int32_t cur = rep
+        cdef int i
+        if rep < 0 or self._node(rep).depth != n:
+            return False
+        for i in range(self.W):
+            y[i] = self.mask[i]
+        while cur >= 0 and self._node(cur).depth > 0:
+            cv = &self.caps[<size_t>self._node(cur).ant * self.W]
+            for i in range(self.W):
+                y[i] &= ~cv[i]
+            cur = self._node(cur).parent
+        cv = &self.caps[<size_t>ant * self.W]
+        for i in range(self.W):
+            if y[i] != (sc.u[i] & ~cv[i]):
+                return False
+        return True
 
-        Returns 1 (excluded), 2 (a twin: an ordering with the same error as the recorded node
+    cdef int _map_check(self, int depth, int ant, double err, uint64_t key, RScratch* sc,
+                        int64_t* rec_out) noexcept nogil:
+        """The captured-set map against the threshold (under the lock): D = the node being
+        expanded + ``ant``, of length ``depth + 1`` and prefix error ``err``. A tail is valid after
+        a prefix iff each of its rules captures a row the prefix leaves (the prefix's own rules
+        capture none), so every prefix D' of the same length leaving the same rows has the same
+        valid tails, and R(D+T) = R(D'+T) + err(D) - err(D') >= floor + err(D) - err(D') for each.
+        True when that exceeds the threshold for the best such D' seen so far; otherwise D's
+        error is recorded when it is the best of its rows. Any D' seen is a real prefix, so the
+        test is valid whatever the order of the search (docs/corels.md, "Rashomon sets").
+
+        Returns 1 (excluded), 2 (a twin: the same rows, length and error as the recorded node
         ``set_node[rec_out]``, whose lists it mirrors one for one) or 0; with 0, ``rec_out`` is the
         record whose node the caller sets to D's (-1: none to set)."""
-        cdef uint16_t ids[256]
-        cdef uint64_t key = self.ant_hash[ant]
-        cdef int n = depth + 1, i, j
-        cdef uint16_t tmp
         cdef int64_t rec
-        cdef const uint16_t* stored
         cdef unordered_map[uint64_t, int64_t].iterator it
         rec_out[0] = -1
-        for i in range(depth):
-            key += self.ant_hash[path[i]]
-            ids[i] = path[i]
-        ids[depth] = ant
-        for i in range(1, n):
-            j = i
-            while j > 0 and ids[j - 1] > ids[j]:
-                tmp = ids[j]
-                ids[j] = ids[j - 1]
-                ids[j - 1] = tmp
-                j -= 1
         it = self.set_index.find(key)
         if it != self.set_index.end():
             rec = deref(it).second
-            stored = &self.set_ids[self.set_off[rec]]
-            if stored[0] != n:
-                return 0                           # a hash collision: never prune on it
-            for i in range(n):
-                if stored[1 + i] != ids[i]:
-                    return 0
+            if not self._same_uncaptured(self.set_rep[rec], depth + 1, ant, sc):
+                return 0                           # a hash collision (or no node): never prune on it
             if self.floorW + err - self.set_err[rec] > self.theta_prune:
                 return 1
             if err == self.set_err[rec]:
@@ -752,10 +772,8 @@ cdef class Enumerator:
                 rec_out[0] = rec
                 self.set_node[rec] = -1
             return 0
-        if gw_rs_store(self.set_ids, self.set_off, self.set_err, self.set_index, key, ids, n, err):
-            rec_out[0] = <int64_t>self.set_off.size() - 1
-            while self.set_node.size() < self.set_off.size():
-                self.set_node.push_back(-1)
+        if gw_rs_store(self.set_err, self.set_node, self.set_rep, self.set_index, key, err):
+            rec_out[0] = <int64_t>self.set_err.size() - 1
         return 0
 
     cdef void _admit(self, int32_t ni, RScratch* sc) noexcept nogil:
@@ -774,8 +792,8 @@ cdef class Enumerator:
                 continue
             verdict = 0
             rec = -1
-            if self.do_map and depth >= 1:
-                verdict = self._map_check(path, depth, cand.ant, cand.err, &rec)
+            if self.do_map:
+                verdict = self._map_check(depth, cand.ant, cand.err, cand.uhash, sc, &rec)
                 if verdict == 1:
                     self.n_pruned_map += 1
                     continue
@@ -796,6 +814,8 @@ cdef class Enumerator:
                     continue
             if rec >= 0 and verdict == 0:
                 self.set_node[rec] = child
+                if self.set_rep[rec] < 0:
+                    self.set_rep[rec] = child
             if cand.member and not self.ordered:
                 path[depth] = cand.ant
                 self._emit(cand.R / self.total, path, depth + 1, child)
@@ -860,6 +880,13 @@ cdef class Enumerator:
                 gw_wait(self.sync, 0.0005)
                 self.n_waiting -= 1
                 continue
+            if self.ordered and self.queue_budget >= 0 and <int64_t>self.queue.size() > self.queue_budget:
+                if self.n_inflight > 0:            # switch once the expansions in flight are in
+                    self.n_waiting += 1
+                    gw_wait(self.sync, 0.0005)
+                    self.n_waiting -= 1
+                    continue
+                self._go_depth_first()
             e = self.queue.top()
             if e.kind == K_MODEL:
                 if self.n_inflight > 0 and e.key > self._others_inflight(tid):
@@ -868,7 +895,7 @@ cdef class Enumerator:
                     self.n_waiting -= 1
                     continue
                 self.queue.pop()
-                self._emit_node(e.node, e.key, sc)
+                self._emit_node(e.node, e.lb, sc)  # lb: its objective, whatever the key
                 continue
             self.queue.pop()
             self.inflight[tid] = e.key if self.ordered else INFINITY
@@ -884,6 +911,26 @@ cdef class Enumerator:
         if self.n_waiting > 0:
             gw_notify_all(self.sync)
         gw_unlock(self.sync)
+
+    cdef void _go_depth_first(self) noexcept nogil:
+        """The queue outgrew its budget (under the lock, nothing in flight): go on depth first.
+        The queued members come out first (they are members: emitting them costs nothing), then
+        the deepest prefix, latest first; from here members are emitted as they are scored, the
+        bounded heap keeps the best ``max_models`` whatever the order, and the bound on the rest
+        is the smallest lower bound over the queue, as with ``dfs`` from the start."""
+        cdef size_t i
+        cdef REntry* e
+        self.ordered = False
+        self.policy = P_DFS
+        self.switched_at = self.n_expanded
+        for i in range(self.queue.size()):
+            e = &self.queue.at(i)
+            if e.kind == K_MODEL:
+                e.key = -INFINITY
+            else:
+                e.key = -<double>self._node(e.node).depth
+            e.tie = -e.tie
+        self.queue.heapify()
 
     # ---------------------------------------------------------------------------- Python API
 
@@ -959,7 +1006,7 @@ cdef class Enumerator:
 
     def memory_bytes(self):
         return (self.n_pages * (1 << NODE_PAGE_BITS) * sizeof(RNode) + self.queue.bytes()
-                + self.set_ids.capacity() * 2 + self.set_off.capacity() * 16 + self.set_index.size() * 32
+                + self.set_err.capacity() * 16 + self.set_index.size() * 32
                 + self.kept_ants.capacity() * 2 + self.kept_obj.capacity() * 8)
 
     @property
@@ -1076,4 +1123,5 @@ cdef class Enumerator:
             "emitted": self.n_emitted,
             "max_queue": self.max_queue,
             "nodes": self.n_nodes,
+            "depth_first_from": self.switched_at,
         }

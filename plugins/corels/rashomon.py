@@ -4,8 +4,9 @@ The plain search runs first and certifies the optimum ``R*`` (so the threshold
 ``(1 + epsilon) R*`` is known, and ``R*`` is the floor the restated support bounds use); then the
 compiled enumerator (``cython_ext/corels_rashomon.pyx``) lists every rule list with objective at
 most the threshold, in slices, like the search. Members come out best first with the
-``lower_bound`` and ``objective`` policies, so a run stopped by a limit still holds the best ones
-and an exact bound on the rest. docs/corels.md, "Rashomon sets", proves which bounds stay.
+``lower_bound`` and ``objective`` policies (until the queue outgrows its budget; then depth first,
+same set), so a run stopped by a limit still holds the best ones and an exact bound on the rest.
+docs/corels.md, "Rashomon sets", proves which bounds stay.
 """
 
 from __future__ import annotations
@@ -24,6 +25,12 @@ from glasswork.solver import SolveContext
 from glasswork.spec import RashomonSpec
 
 SLICE_SECONDS = 0.005
+
+# best first holds every open prefix (32 bytes a queue entry): past this many entries the
+# enumerator goes on depth first (a queue of about depth x antecedents), so a large set costs
+# time, not all the memory; a quarter of ``limits.memory`` when that is smaller
+QUEUE_BUDGET_ENTRIES = 1 << 25
+QUEUE_ENTRY_BYTES = 32
 
 # the bounds of the plain search the enumerator keeps (restated against the threshold); an
 # ablation that names one switches it off here too, the others do not apply to enumeration
@@ -46,6 +53,7 @@ def make_enumerator(
     ablation: Iterable[str] = (),
     symmetry_map: bool = True,
     collapse_orderings: bool = True,
+    queue_budget: int | None = None,
 ) -> Any:
     """A ready ``Enumerator`` of every list with objective ``<= threshold``.
 
@@ -53,9 +61,12 @@ def make_enumerator(
     certified optimum, or a stopped search's lower bound); ``roots`` keeps only lists whose first
     rule is one of them (with ``include_empty`` deciding the list without rules), so the prefix
     space can be split into subtrees enumerated apart; ``ablation`` names bounds to switch off
-    and ``symmetry_map=False`` the prefix map (each restated against the threshold);
+    and ``symmetry_map=False`` the map of prefixes by the rows they leave (each restated against
+    the threshold);
     ``collapse_orderings=False`` expands every ordering of equal error instead of counting it
-    with the one it mirrors.
+    with the one it mirrors. ``queue_budget`` (queue entries; ``None``: none) turns the
+    ``lower_bound``/``objective`` order into depth first once the queue outgrows it: the count,
+    the set and the best ``max_models`` are the same, only the streaming in objective order stops.
     """
     off = {KEPT_BOUNDS[name] for name in ablation if name in KEPT_BOUNDS}
     p = units.planes
@@ -84,7 +95,15 @@ def make_enumerator(
         similar_support="similar_support" not in off,
         symmetry_map=symmetry_map,
         collapse_orderings=collapse_orderings,
+        queue_budget=-1 if queue_budget is None else int(queue_budget),
     )
+
+
+def queue_budget_for(memory_limit: float | None) -> int:
+    """The plugin's choice of queue budget (entries): no knob for the user."""
+    if memory_limit is None:
+        return QUEUE_BUDGET_ENTRIES
+    return max(1024, min(QUEUE_BUDGET_ENTRIES, int(memory_limit) // 4 // QUEUE_ENTRY_BYTES))
 
 
 def threshold_for(request: RashomonSpec, optimum: float) -> float:

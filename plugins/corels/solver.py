@@ -170,11 +170,20 @@ def run_corels(
         rset = _rashomon_set(
             rashomon, units, problem, lam, search_opts, max_len, found, status, lower, build, items, ctx, stats
         )
+        over = "the antecedents of the premined table"
+        if not problem.extras.get("premined"):  # the class the count is exact over, in words
+            s = min(lam if constraints.min_support is None else constraints.min_support, 0.5)
+            over = (
+                f"the {units.caps.shape[0]} antecedents mined (max_card {constraints.max_card}, "
+                f"support in [{s:g}, {1 - s:g}])"
+            )
+        stats["rashomon_complete_over"] = over
         default_support = not problem.extras.get("premined") and constraints.min_support is None
         if default_support and rset.threshold > search.objective and lam > 0:
             ctx.log(
-                f"corels: antecedents were mined at support >= lambda ({lam:g}); lists using one of support "
-                f"down to {max(lam - (rset.threshold - search.objective), 0.0):.4g} may also be within the "
+                f"corels: the Rashomon set counts the lists over {over}; antecedents were mined at support "
+                f">= lambda ({lam:g}), and lists using one of support down to "
+                f"{max(lam - (rset.threshold - search.objective), 0.0):.4g} may also be within the "
                 "threshold: set constraints.min_support to that to include them",
                 level="warning",
             )
@@ -256,6 +265,7 @@ def _rashomon_set(
         threads=threads,
         max_models=request.max_models,
         ablation=search_opts.ablation,
+        queue_budget=rs.queue_budget_for(ctx.limits.memory),
     )
     rset, _ = rs.enumerate_rashomon(
         enumerator,

@@ -192,6 +192,69 @@ def test_a_stopped_run_bounds_every_member_it_did_not_enumerate(policy: str, thr
     assert stopped > 0
 
 
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(), st.sampled_from([0, 2, 8]))
+def test_best_first_past_its_queue_budget_goes_depth_first_with_the_same_set(case, queue_budget: int) -> None:
+    X, y, C, weights, lam, max_len, epsilon = case
+    every = every_rule_list(X, y, lam, C, weights, max_len)
+    theta = (1 + epsilon) * every[0][0]
+    expected = within(every, theta)
+    units = units_of(X, y, C, weights)
+    cap = 255 if max_len is None else max_len
+    for policy in ORDERED:
+        for threads in (1, 2):
+            for max_models in (10**6, 3):
+                en = make_enumerator(
+                    units,
+                    lam,
+                    theta,
+                    floor=every[0][0],
+                    policy=policy,
+                    max_prefix_length=cap,
+                    threads=threads,
+                    max_models=max_models,
+                    queue_budget=queue_budget,
+                )
+                assert run_all(en) == cr.DONE and en.complete
+                assert en.count == len(expected), (policy, threads, queue_budget)
+                kept = en.kept_members()
+                if max_models > len(expected):
+                    assert sorted(p for _, p in kept) == sorted(p for _, p in expected)
+                # the best max_models, exactly, whatever order they were found in
+                np.testing.assert_allclose(
+                    [o for o, _ in kept], [o for o, _ in expected[:max_models]], rtol=0, atol=1e-9
+                )
+
+
+@pytest.mark.parametrize("policy", ORDERED)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_run_gone_depth_first_and_stopped_bounds_what_it_did_not_enumerate(policy: str, threads: int) -> None:
+    X, y = _instance(3)
+    lam = 0.01
+    every = every_rule_list(X, y, lam)
+    theta = every[0][0] * 1.5
+    expected = within(every, theta)
+    units = units_of(X, y, 2)
+    stopped = 0
+    for budget in (5, 20, 60, 150):
+        en = make_enumerator(
+            units, lam, theta, floor=every[0][0], policy=policy, threads=threads, max_models=10**6, queue_budget=4
+        )
+        code = run_all(en, budget)
+        if code == cr.DONE:
+            continue
+        assert code == cr.NODE_LIMIT and not en.complete
+        stopped += en.counters()["depth_first_from"] >= 0 and not en.ordered_order
+        got = {p for _, p in en.kept_members()}
+        assert en.count == len(got) < len(expected)
+        missing = [obj for obj, p in expected if p not in got]
+        assert missing and en.lower_bound() <= min(missing) + 1e-12
+    assert stopped > 0
+    en = make_enumerator(units, lam, theta, floor=every[0][0], policy=policy, threads=threads, queue_budget=10**9)
+    run_all(en)
+    assert en.counters()["depth_first_from"] == -1 and en.count == len(expected)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_members_come_out_in_objective_order(threads: int) -> None:
     X, y = _instance(5, n=60, M=6)
@@ -226,6 +289,58 @@ def test_max_models_keeps_the_best_and_counts_them_all() -> None:
         kept = en.kept_members()
         assert en.count == len(expected) and len(kept) == 5
         np.testing.assert_allclose([o for o, _ in kept], [o for o, _ in expected[:5]], atol=1e-12)
+
+
+def _same_rows_after_the_first_rule(seed: int, n: int = 36):
+    """Columns a, b, c, d, e with b and c different but equal outside a: after a, the prefixes
+    (a, b) and (a, c) leave the same rows with the same error though their antecedents differ."""
+    rng = np.random.default_rng(seed)
+    a, z, r = (rng.random((3, n)) < 0.4).astype(np.uint8)
+    b = z | (a & r)
+    c = z | (a & (1 - r))
+    d, e = (rng.random((2, n)) < 0.3).astype(np.uint8)
+    X = np.ascontiguousarray(np.stack([a, b, c, d, e], axis=1))
+    y = ((z + d + rng.random(n)) > 1.1).astype(np.int64)
+    return X, y
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_prefixes_leaving_the_same_rows_are_collapsed_and_counted(seed: int) -> None:
+    """The map is keyed by the rows a prefix leaves (and its length), not by its antecedents:
+    (a, b) and (a, c) are collapsed onto one another (twins), and every policy and thread count
+    still lists exactly the brute-force set."""
+    X, y = _same_rows_after_the_first_rule(seed)
+    assert (X[:, 1] != X[:, 2]).any() and (X[X[:, 0] == 0, 1] == X[X[:, 0] == 0, 2]).all()
+    lam = 0.01
+    every = every_rule_list(X, y, lam)
+    theta = every[-1][0] + 1.0  # every valid list: both branches are walked whatever the bounds
+    expected = within(every, theta)
+    units = units_of(X, y, 2)
+    under_a = [m for m in within(every_rule_list(X, y, lam, max_len=2), theta) if m[1][:1] == (0,)]
+    for policy in POLICIES:
+        for threads in (1, 2):
+            en = make_enumerator(units, lam, theta, floor=every[0][0], policy=policy, threads=threads, max_models=10**6)
+            assert run_all(en) == cr.DONE
+            assert en.count == len(expected), (policy, threads)
+            assert sorted(p for _, p in en.kept_members()) == sorted(p for _, p in expected)
+            # under a, two rules at most: no two orderings of one antecedent set, so any collapse
+            # is of prefixes with different antecedents leaving the same rows, here (a, c) onto (a, b)
+            sub = make_enumerator(
+                units,
+                lam,
+                theta,
+                floor=every[0][0],
+                policy=policy,
+                threads=threads,
+                max_models=10**6,
+                roots=[0],
+                include_empty=False,
+                max_prefix_length=2,
+            )
+            assert run_all(sub) == cr.DONE
+            assert sub.counters()["orderings_collapsed"] >= 1
+            assert sub.count == len(under_a)
+            assert sorted(p for _, p in sub.kept_members()) == sorted(p for _, p in under_a)
 
 
 def test_roots_split_the_prefix_space_into_subtrees_that_add_up() -> None:
@@ -300,6 +415,19 @@ def test_solver_fills_result_rashomon_with_rule_lists_equal_to_brute_force() -> 
     assert sorted(m.objective for m in streamed) == [m.objective for m in rset.members]
     assert [e for e in events if e.kind == "rashomon"][-1].counters["rashomon_count"] == rset.count
     assert result.stats["rashomon_count"] == rset.count
+
+
+def test_the_set_says_which_antecedents_it_is_complete_over() -> None:
+    """Mined by the solver at the default support floor (lambda), the set is complete over the
+    mined antecedents only: the stats and the warning say over which."""
+    X, y = _instance(13, n=80, M=4)
+    events: list = []
+    spec = _spec(objective={"regularization": 0.02}, rashomon={"epsilon": 0.25})
+    result = CorelsSolver(spec).solve(_problem(X, y), SolveContext(Limits(), events.append))
+    over = result.stats["rashomon_complete_over"]
+    assert "support in [0.02, 0.98]" in over and "max_card" in over
+    warnings = [e.message for e in events if e.kind == "log" and e.level == "warning"]
+    assert any(over in w and "min_support" in w for w in warnings)
 
 
 def test_solver_threshold_form_and_summary_keep() -> None:
