@@ -35,7 +35,7 @@ from glasswork.cython_ext import corels_rashomon as _enum
 from glasswork.data import Problem
 from glasswork.plugins.corels import engine
 from glasswork.plugins.corels.model import RuleList
-from glasswork.plugins.corels.rashomon import make_enumerator
+from glasswork.plugins.corels.rashomon import make_enumerator, queue_budget_for
 from glasswork.result import RashomonMember, RashomonSet, prediction_fingerprint
 from glasswork.solver import ClusterExecutor, SolveContext, resident_memory
 from glasswork.spec import RashomonSpec
@@ -113,6 +113,7 @@ def enumerate_subtree(config: EnumerationConfig, task_id: int, roots: list[int],
         threads=1,
         roots=roots,
         include_empty=include_empty,
+        queue_budget=queue_budget_for(config.memory),  # depth first past it, as in one process
         **config.options,
     )
     stop = np.zeros(1, dtype=np.uint8)
