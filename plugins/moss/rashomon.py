@@ -1,0 +1,178 @@
+"""The Rashomon set of one stability point: every rule set within a threshold of its optimum.
+
+At a stability threshold ``eps`` (in trees), the set is every selection ``S`` of candidate rules
+with ``|S| <= k``, ``stab(S) >= eps`` and ``H2(S) <= threshold``. It is enumerated exactly by a
+best-first branch and bound over rule-in / rule-out fixings, bounded by the perspective
+relaxation (``relaxation.py``) exactly as the optimum's search is, but pruned against the
+threshold instead of the incumbent: a subtree whose bound exceeds the threshold holds no member,
+and a rule whose own bound (forced in, or forced out) exceeds it is fixed. A subtree whose rules
+are all decided (or already k in) is one rule set; it goes back into the same priority queue
+keyed by its exact H2, so it leaves the queue only when no open subtree can hold a better one:
+members come out best first, and a search stopped at a limit knows the smallest key left in the
+queue as a lower bound on every member it did not enumerate.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from glasswork.result import Status
+
+from .loss import Gram, H2Oracle
+from .relaxation import FREE, IN, OUT, PerspectiveRelaxation
+
+ROOT_EFFORT = 18  # golden-section steps on mu at the root
+NODE_EFFORT = 5  # at a node, warm-started from its parent
+CHECK_EVERY = 16  # nodes between the run's stop checks
+_NODE, _LEAF = 0, 1
+
+
+@dataclass
+class Enumeration:
+    """What one enumeration found: members best first (at most ``max_models``), the exact count."""
+
+    threshold: float
+    members: list[tuple[float, tuple[int, ...]]] = field(default_factory=list)
+    count: int = 0
+    complete: bool = False
+    unenumerated_bound: float | None = None
+    nodes: int = 0
+    seconds: float = 0.0
+    stopped: Status | None = None
+    fresh: int = 0  # members kept since the last report (``Report`` reads them)
+
+
+Report = Callable[[Enumeration], None]
+
+
+def _slack(value: float) -> float:
+    """Rounding room in comparisons against the threshold (bounds and H2 come from different sums)."""
+    return 1e-10 * max(1.0, abs(value))
+
+
+def enumerate_rule_sets(
+    oracle: H2Oracle,
+    stab: np.ndarray,
+    k: int,
+    stability: float,
+    threshold: float,
+    *,
+    lower_bound: float,
+    max_models: int,
+    stop: Callable[[int], Status | None] | None = None,
+    report: Report | None = None,
+) -> Enumeration:
+    """Every rule set with ``stab'z >= stability``, ``sum z <= k`` and H2 <= ``threshold``, best first.
+
+    ``lower_bound`` is a proven bound on every rule set's H2 at this stability (the optimum's
+    certificate): what a search stopped before its root reports. ``stop(nodes)`` is polled every
+    few nodes; when it returns a status, the enumeration stops incomplete. ``report`` is called
+    every few nodes with the state so far (its ``fresh`` newest members are the ones not reported).
+    """
+    gram = oracle.gram
+    if gram is None:
+        raise ValueError("the Rashomon enumeration needs the squared loss in Gram space")
+    t0 = time.perf_counter()
+    stab = np.asarray(stab, dtype=np.float64)
+    out = Enumeration(threshold=float(threshold))
+    cutoff = threshold + _slack(threshold)
+    full = PerspectiveRelaxation(gram, oracle.gamma, stab, k)
+    state = np.zeros(stab.size, dtype=np.int8)
+    if stop is not None and (reason := stop(0)) is not None:
+        return _stopped(out, reason, lower_bound, t0)
+    # the root on every candidate: fix what the threshold rules out, then search on the rest
+    bound = full.solve(stability, state, None, target=math.inf, effort=ROOT_EFFORT)
+    out.nodes = 1
+    for _ in range(4):
+        if bound.value > cutoff:
+            break
+        drop, force = full.fixings(bound, state, cutoff)
+        if not drop.size and not force.size:
+            break
+        state[drop], state[force] = OUT, IN
+        bound = full.solve(stability, state, bound, target=math.inf, effort=ROOT_EFFORT)
+        out.nodes += 1
+    if bound.value > cutoff:  # nothing within the threshold
+        out.complete = True
+        out.seconds = time.perf_counter() - t0
+        return out
+    keep = np.flatnonzero(state != OUT)  # the sub-problem's rule i is candidate keep[i]
+    sub_gram = Gram(np.ascontiguousarray(gram.G[np.ix_(keep, keep)]), np.ascontiguousarray(gram.b[keep]), gram.yy)
+    relax = PerspectiveRelaxation(sub_gram, oracle.gamma, stab[keep], k)
+    warm = relax.solve(stability, state[keep], None, target=cutoff, effort=ROOT_EFFORT)
+    root_key = max(float(lower_bound), bound.value)
+    heap: list[tuple[float, int, int, np.ndarray, object]] = [(root_key, 0, _NODE, state[keep].copy(), warm)]
+    seq = steps = 1
+    while heap:
+        steps += 1
+        if steps % CHECK_EVERY == 0:
+            if stop is not None and (reason := stop(out.nodes)) is not None:
+                out.unenumerated_bound = heap[0][0]
+                out.stopped = reason
+                break
+            if report is not None:
+                report(out)
+        key, _, kind, node, parent = heapq.heappop(heap)
+        if kind == _LEAF:  # no open subtree can hold a better rule set: the next member
+            out.count += 1
+            if len(out.members) < max_models:
+                out.members.append((key, tuple(int(i) for i in keep[node])))
+                out.fresh += 1
+            continue
+        out.nodes += 1
+        b = relax.solve(stability, node, parent, target=cutoff, effort=NODE_EFFORT)  # type: ignore[arg-type]
+        for _ in range(2):  # fix what this node's bound rules out, then bound again
+            if b.value > cutoff:
+                break
+            drop, force = relax.fixings(b, node, cutoff)
+            if not drop.size and not force.size:
+                break
+            node = node.copy()
+            node[drop], node[force] = OUT, IN
+            b = relax.solve(stability, node, b, target=cutoff, effort=NODE_EFFORT)
+        if b.value > cutoff:
+            continue
+        key = max(key, b.value)
+        chosen = node == IN
+        free = np.flatnonzero(node == FREE)
+        if int(chosen.sum()) >= k or free.size == 0:  # one rule set left: its exact H2
+            support = keep[chosen]
+            if float(stab[support].sum()) < stability - 1e-9 * max(1.0, abs(stability)):
+                continue
+            value = _h2(oracle, gram, support)
+            if value <= cutoff:
+                heapq.heappush(heap, (value, seq, _LEAF, chosen, None))
+                seq += 1
+            continue
+        # branch on the free rule the relaxation leaves most fractional (ties: the larger z)
+        z = b.z[free]
+        j = int(free[np.argmax(np.minimum(z, 1.0 - z) + 1e-3 * z)])
+        for side in (IN, OUT):
+            child = node.copy()
+            child[j] = side
+            heapq.heappush(heap, (key, seq, _NODE, child, b))
+            seq += 1
+    else:
+        out.complete = True
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+def _stopped(out: Enumeration, reason: Status, lower_bound: float, t0: float) -> Enumeration:
+    out.stopped = reason
+    out.unenumerated_bound = float(lower_bound)
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+def _h2(oracle: H2Oracle, gram: Gram, support: np.ndarray) -> float:
+    """H2 of one rule set, computed as the oracle computes it (not memoised: a set can be large)."""
+    if not support.size:
+        return oracle.h0
+    w = oracle.weights([int(i) for i in support])
+    return 0.5 * (gram.yy - float(gram.b[support] @ w))
