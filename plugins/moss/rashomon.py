@@ -19,12 +19,16 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from glasswork.result import Status
+from glasswork.result import RashomonMember, RashomonSet, Status
 
 from .loss import Gram, H2Oracle
 from .relaxation import FREE, IN, OUT, PerspectiveRelaxation
+
+if TYPE_CHECKING:
+    from glasswork.spec_models import RashomonSpec
 
 ROOT_EFFORT = 18  # golden-section steps on mu at the root
 NODE_EFFORT = 5  # at a node, warm-started from its parent
@@ -116,6 +120,7 @@ def enumerate_rule_sets(
                 out.stopped = reason
                 break
             if report is not None:
+                out.unenumerated_bound = heap[0][0]  # what the report's lower bound says so far
                 report(out)
         key, _, kind, node, parent = heapq.heappop(heap)
         if kind == _LEAF:  # no open subtree can hold a better rule set: the next member
@@ -159,6 +164,7 @@ def enumerate_rule_sets(
             seq += 1
     else:
         out.complete = True
+        out.unenumerated_bound = None
     out.seconds = time.perf_counter() - t0
     return out
 
@@ -176,3 +182,42 @@ def _h2(oracle: H2Oracle, gram: Gram, support: np.ndarray) -> float:
         return oracle.h0
     w = oracle.weights([int(i) for i in support])
     return 0.5 * (gram.yy - float(gram.b[support] @ w))
+
+
+def rashomon_threshold(request: RashomonSpec, optimum: float) -> float:
+    """The spec's threshold on H2: absolute, or ``(1 + epsilon) * optimum`` (TreeFARMS' convention)."""
+    if request.threshold is not None:
+        return float(request.threshold)
+    return (1.0 + float(request.epsilon or 0.0)) * optimum
+
+
+def rashomon_set(
+    found: Enumeration,
+    request: RashomonSpec,
+    optimum: float,
+    proven: bool,
+    member: Callable[[float, tuple[int, ...]], RashomonMember],
+) -> RashomonSet:
+    """The workbench's ``RashomonSet`` of one enumeration, its kept members built by ``member``."""
+    return RashomonSet(
+        threshold=found.threshold,
+        optimum=optimum,
+        count=found.count,
+        complete=found.complete,
+        members=[member(value, support) for value, support in found.members],
+        epsilon=request.epsilon,
+        unenumerated_bound=None if found.complete else found.unenumerated_bound,
+        optimum_proven=proven,
+    )
+
+
+def enumeration_stats(found: Enumeration) -> dict[str, Any]:
+    """How one enumeration went, for ``Result.stats`` and the frontier rows."""
+    return {
+        "count": found.count,
+        "complete": found.complete,
+        "threshold": found.threshold,
+        "nodes": found.nodes,
+        "seconds": round(found.seconds, 4),
+        "stopped": None if found.stopped is None else str(found.stopped),
+    }
