@@ -15,6 +15,7 @@ queue as a lower bound on every member it did not enumerate.
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 import time
 from collections.abc import Callable
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
 
 ROOT_EFFORT = 18  # golden-section steps on mu at the root
 NODE_EFFORT = 5  # at a node, warm-started from its parent
+NODE_RESOLVE = 0  # rounds of bounding again after a node's fixings (the fixings themselves always apply)
+DIRECT_COMPLETIONS = 256  # a node with at most this many rule sets left evaluates them instead of branching
 CHECK_EVERY = 16  # nodes between the run's stop checks
 _NODE, _LEAF = 0, 1
 
@@ -126,33 +129,39 @@ def enumerate_rule_sets(
         if kind == _LEAF:  # no open subtree can hold a better rule set: the next member
             out.count += 1
             if len(out.members) < max_models:
-                out.members.append((key, tuple(int(i) for i in keep[node])))
+                out.members.append((key, tuple(int(i) for i in node)))
                 out.fresh += 1
             continue
         out.nodes += 1
         b = relax.solve(stability, node, parent, target=cutoff, effort=NODE_EFFORT)  # type: ignore[arg-type]
-        for _ in range(2):  # fix what this node's bound rules out, then bound again
+        for again in range(NODE_RESOLVE + 1):  # fix what this node's bound rules out, then bound again
             if b.value > cutoff:
                 break
             drop, force = relax.fixings(b, node, cutoff)
             if not drop.size and not force.size:
                 break
             node = node.copy()
-            node[drop], node[force] = OUT, IN
-            b = relax.solve(stability, node, b, target=cutoff, effort=NODE_EFFORT)
-        if b.value > cutoff:
+            node[drop], node[force] = OUT, IN  # the bound stays valid under more fixings
+            if again < NODE_RESOLVE:
+                b = relax.solve(stability, node, b, target=cutoff, effort=NODE_EFFORT)
+        if b.value > cutoff or not relax.feasible(stability, node):
             continue
         key = max(key, b.value)
-        chosen = node == IN
+        chosen = np.flatnonzero(node == IN)
         free = np.flatnonzero(node == FREE)
-        if int(chosen.sum()) >= k or free.size == 0:  # one rule set left: its exact H2
-            support = keep[chosen]
-            if float(stab[support].sum()) < stability - 1e-9 * max(1.0, abs(stability)):
-                continue
-            value = _h2(oracle, gram, support)
-            if value <= cutoff:
-                heapq.heappush(heap, (value, seq, _LEAF, chosen, None))
-                seq += 1
+        slots = k - chosen.size
+        if sum(math.comb(free.size, j) for j in range(min(slots, free.size) + 1)) <= DIRECT_COMPLETIONS:
+            # few rule sets left: their exact H2 costs less than bounding the subtrees
+            for j in range(min(slots, free.size) + 1):
+                extra = np.asarray(list(itertools.combinations(free, j)), dtype=np.intp).reshape(
+                    math.comb(free.size, j), j
+                )
+                supports = np.sort(keep[np.hstack([np.broadcast_to(chosen, (extra.shape[0], chosen.size)), extra])])
+                supports = supports[stab[supports].sum(axis=1) >= stability - 1e-9 * max(1.0, abs(stability))]
+                for value, support in zip(_h2_batch(oracle, gram, supports), supports):
+                    if value <= cutoff:
+                        heapq.heappush(heap, (float(value), seq, _LEAF, support, None))
+                        seq += 1
             continue
         # branch on the free rule the relaxation leaves most fractional (ties: the larger z)
         z = b.z[free]
@@ -176,12 +185,17 @@ def _stopped(out: Enumeration, reason: Status, lower_bound: float, t0: float) ->
     return out
 
 
-def _h2(oracle: H2Oracle, gram: Gram, support: np.ndarray) -> float:
-    """H2 of one rule set, computed as the oracle computes it (not memoised: a set can be large)."""
-    if not support.size:
-        return oracle.h0
-    w = oracle.weights([int(i) for i in support])
-    return 0.5 * (gram.yy - float(gram.b[support] @ w))
+def _h2_batch(oracle: H2Oracle, gram: Gram, supports: np.ndarray) -> np.ndarray:
+    """H2 of rule sets of one size (rows of ``supports``) by one batched solve, in Gram space as
+    the oracle computes it: ``1/2 (y'y - b_S' w)``, ``w = (I/gamma + G_SS)^-1 b_S``. Not
+    memoised: a Rashomon set can be large."""
+    if not supports.size:
+        return np.full(supports.shape[0], 0.5 * gram.yy)
+    A = gram.G[supports[:, :, None], supports[:, None, :]]
+    A += np.eye(supports.shape[1]) / oracle.gamma
+    rhs = gram.b[supports]
+    w = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
+    return 0.5 * (gram.yy - np.einsum("ij,ij->i", rhs, w))
 
 
 def rashomon_threshold(request: RashomonSpec, optimum: float) -> float:
