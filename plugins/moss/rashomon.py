@@ -26,7 +26,7 @@ import numpy as np
 from glasswork.result import RashomonMember, RashomonSet, Status
 
 from .loss import Gram, H2Oracle
-from .relaxation import FREE, IN, OUT, PerspectiveRelaxation
+from .relaxation import FREE, IN, OUT, Bound, PerspectiveRelaxation
 
 if TYPE_CHECKING:
     from glasswork.spec_models import RashomonSpec
@@ -37,6 +37,7 @@ NODE_RESOLVE = 0  # rounds of bounding again after a node's fixings (the fixings
 DIRECT_COMPLETIONS = 256  # a node with at most this many rule sets left evaluates them instead of branching
 CHECK_EVERY = 16  # nodes between the run's stop checks
 _NODE, _LEAF = 0, 1
+_NO_Z = np.zeros(0)  # an open node keeps its parent's multipliers and weights, not its z
 
 
 @dataclass
@@ -166,10 +167,11 @@ def enumerate_rule_sets(
         # branch on the free rule the relaxation leaves most fractional (ties: the larger z)
         z = b.z[free]
         j = int(free[np.argmax(np.minimum(z, 1.0 - z) + 1e-3 * z)])
+        warm_start = Bound(b.value, b.w, b.g, b.tau, b.mu, _NO_Z)  # what a child's search starts from
         for side in (IN, OUT):
             child = node.copy()
             child[j] = side
-            heapq.heappush(heap, (key, seq, _NODE, child, b))
+            heapq.heappush(heap, (key, seq, _NODE, child, warm_start))
             seq += 1
     else:
         out.complete = True

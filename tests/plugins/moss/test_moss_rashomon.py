@@ -12,6 +12,7 @@ from glasswork.data import DataError, load_problem
 from glasswork.plugins.moss import MossSolver
 from glasswork.plugins.moss.branch_and_bound import BranchAndBound
 from glasswork.plugins.moss.loss import H2Oracle
+from glasswork.plugins.moss import rashomon
 from glasswork.plugins.moss.rashomon import enumerate_rule_sets
 from glasswork.registry import get_registry
 from glasswork.result import Status
@@ -38,11 +39,14 @@ def certified(M, y, stab, k, stability, gamma):
     return oracle, BranchAndBound(oracle, stab, k).solve(stability)
 
 
+@pytest.mark.parametrize("direct", [1, 256])  # branch to single rule sets, or evaluate small subtrees
 @pytest.mark.parametrize("seed", range(5))
 @pytest.mark.parametrize("gamma", [0.05, 5.0])
-def test_the_enumeration_is_every_rule_set_within_the_threshold_best_first(seed, gamma):
-    M, y, counts = instance(n=40, m=11, seed=seed)
-    stab, k = counts.astype(np.float64), 4
+def test_the_enumeration_is_every_rule_set_within_the_threshold_best_first(seed, gamma, direct, monkeypatch):
+    monkeypatch.setattr(rashomon, "DIRECT_COMPLETIONS", direct)
+    m, k = (11, 4) if seed < 3 else (15, 5)
+    M, y, counts = instance(n=40, m=m, seed=seed)
+    stab = counts.astype(np.float64)
     stability = float(np.sort(stab)[::-1][:k].sum()) * (0.4 + 0.1 * seed)
     oracle, p = certified(M, y, stab, k, stability, gamma)
     assert p.status is Status.OPTIMAL
@@ -70,7 +74,8 @@ def test_fractional_stability_and_an_absolute_threshold_below_the_optimum():
 
 
 @pytest.mark.parametrize("polls", [1, 2, 5, 12])
-def test_a_stopped_enumeration_is_incomplete_and_bounds_what_it_did_not_enumerate(polls):
+def test_a_stopped_enumeration_is_incomplete_and_bounds_what_it_did_not_enumerate(polls, monkeypatch):
+    monkeypatch.setattr(rashomon, "DIRECT_COMPLETIONS", 1)
     M, y, counts = instance(n=40, m=11, seed=3)
     stab, k = counts.astype(np.float64), 4
     stability = float(np.sort(stab)[::-1][:k].sum()) * 0.5
