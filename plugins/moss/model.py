@@ -156,11 +156,12 @@ class FrontierRow:
     seconds: float = 0.0
     rashomon_count: int | None = None  # the point's Rashomon set, when the spec asks for one
     rashomon_complete: bool | None = None
+    rashomon_seconds: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
         if self.rashomon_count is None:  # no set asked for (or the run stopped before this point's)
-            del out["rashomon_count"], out["rashomon_complete"]
+            del out["rashomon_count"], out["rashomon_complete"], out["rashomon_seconds"]
         return out
 
 

@@ -517,6 +517,7 @@ class MossSolver(Solver):
                     round(p.seconds, 4),
                     rashomon_count=sets[i].count if i in sets else None,
                     rashomon_complete=sets[i].complete if i in sets else None,
+                    rashomon_seconds=round(sets[i].seconds, 4) if i in sets else None,
                 )
                 for i, p in enumerate(points)
             ],

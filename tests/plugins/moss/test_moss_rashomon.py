@@ -196,6 +196,7 @@ def test_a_frontier_has_a_set_per_point_and_the_chosen_points_is_the_result():
     for row in rows:
         expected = brute_set(oracle, counts, 3, row["epsilon"] * B - 1e-9, 1.04 * row["h2"])
         assert row["rashomon_count"] == len(expected) and row["rashomon_complete"] is True
+        assert row["rashomon_seconds"] >= 0
     assert result.rashomon.count == rows[1]["rashomon_count"] and result.rashomon.optimum == rows[1]["h2"]
     assert result.stats["rashomon"]["points"] == 4
     without, _, _ = solve_with({k: v for k, v in doc.items() if k != "rashomon"})
@@ -262,3 +263,19 @@ def test_run_then_rashomon_then_export_member_on_the_command_line(tmp_path, monk
     )
     result = runner.invoke(cli, ["run", "-q", "--no-store", str(refused)])
     assert result.exit_code == 2 and "refused.yaml:9" in result.output and "cutting_plane" in result.output
+
+
+def test_the_frontier_text_shows_each_points_count_and_marks_an_incomplete_one():
+    from glasswork.plugins.moss.model import Frontier, FrontierRow
+
+    def row(count, complete):
+        return FrontierRow(
+            0.5, 0.5, 10.0, 10.0, 0.0, "optimal", ["a"], [1.0], rashomon_count=count, rashomon_complete=complete
+        )
+
+    text = Frontier([row(12, True), row(7, False), row(None, None)], chosen=0, requested=3).to_text()
+    lines = text.splitlines()
+    assert lines[0].split()[-1] == "rashomon"
+    assert [line.split()[-1] for line in lines[2:]] == ["12", "7+", "-"]
+    plain = Frontier([row(None, None)], chosen=0, requested=1)
+    assert "rashomon" not in plain.to_text() and "rashomon_count" not in plain.to_dict()[0]
