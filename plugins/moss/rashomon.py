@@ -35,7 +35,8 @@ ROOT_EFFORT = 18  # golden-section steps on mu at the root
 NODE_EFFORT = 5  # at a node, warm-started from its parent
 NODE_RESOLVE = 0  # rounds of bounding again after a node's fixings (the fixings themselves always apply)
 DIRECT_COMPLETIONS = 256  # a node with at most this many rule sets left evaluates them instead of branching
-CHECK_EVERY = 16  # nodes between the run's stop checks
+CHECK_EVERY = 16  # queue entries between the run's stop checks ...
+POLL_SECONDS = 0.1  # ... or this long: a bound on a large pool can take a tenth of a second
 _NODE, _LEAF = 0, 1
 _NO_Z = np.zeros(0)  # an open node keeps its parent's multipliers and weights, not its z
 
@@ -116,9 +117,11 @@ def enumerate_rule_sets(
     root_key = max(float(lower_bound), bound.value)
     heap: list[tuple[float, int, int, np.ndarray, object]] = [(root_key, 0, _NODE, state[keep].copy(), warm)]
     seq = steps = 1
+    polled = time.monotonic()
     while heap:
         steps += 1
-        if steps % CHECK_EVERY == 0:
+        if steps % CHECK_EVERY == 0 or time.monotonic() - polled >= POLL_SECONDS:
+            polled = time.monotonic()
             if stop is not None and (reason := stop(out.nodes)) is not None:
                 out.unenumerated_bound = heap[0][0]
                 out.stopped = reason
