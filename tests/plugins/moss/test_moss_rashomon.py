@@ -219,6 +219,14 @@ def test_a_binary_target_is_refused_before_the_search():
         MossSolver(spec).check(load_problem(spec.data))
 
 
+def test_a_pool_too_large_for_the_gram_matrix_is_refused_before_the_search(monkeypatch):
+    monkeypatch.setattr(H2Oracle, "GRAM_MAX", 5)  # the 12 candidates then exceed it
+    doc = document(objective=SMALL, constraints={"max_rules": 3}, search={"policy": "cutting_plane"})
+    with pytest.raises(DataError, match="at most 5 candidate rules"):
+        solve_with({**doc, "rashomon": {"epsilon": 0.01}})
+    assert solve_with(doc)[0].rashomon is None  # without the section the cutting plane runs as before
+
+
 SPEC = """\
 name: moss-set
 solver: moss
