@@ -287,3 +287,18 @@ def test_the_frontier_text_shows_each_points_count_and_marks_an_incomplete_one()
     assert [line.split()[-1] for line in lines[2:]] == ["12", "7+", "-"]
     plain = Frontier([row(None, None)], chosen=0, requested=1)
     assert "rashomon" not in plain.to_text() and "rashomon_count" not in plain.to_dict()[0]
+
+
+def test_the_frontier_view_shows_the_counts_only_when_sets_were_asked_for():
+    from glasswork.plugins.moss.views import frontier_view
+    from rich.console import Console
+
+    def drawn(rows):
+        console = Console(width=200, record=True)
+        console.print(frontier_view(rows))
+        return console.export_text()
+
+    row = {"point": 1, "chosen": True, "epsilon": 0.5, "h1": 0.5, "h2": 10.0, "lower_bound": 10.0, "status": "optimal"}
+    with_sets = drawn([{**row, "rashomon_count": 1234, "rashomon_complete": False}, {**row, "point": 2}])
+    assert "rashomon" in with_sets and "1,234+" in with_sets
+    assert "rashomon" not in drawn([row])
