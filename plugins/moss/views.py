@@ -49,7 +49,7 @@ def frontier_view(points: list[dict[str, Any]]) -> RenderableType:
         table.add_column(column, justify="left" if column == "status" else "right")
     for i, p in enumerate(points):
         mark = "*" if p.get("chosen") else ""
-        cells = [
+        cells: list[RenderableType] = [
             f"{p.get('point', i + 1)}{mark}",
             fmt(p.get("epsilon"), 4),
             fmt(p.get("h1"), 4),
