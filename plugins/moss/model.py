@@ -154,9 +154,15 @@ class FrontierRow:
     iterations: int = 0
     cuts: int = 0
     seconds: float = 0.0
+    rashomon_count: int | None = None  # the point's Rashomon set, when the spec asks for one
+    rashomon_complete: bool | None = None
+    rashomon_seconds: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        out = dict(self.__dict__)
+        if self.rashomon_count is None:  # no set asked for (or the run stopped before this point's)
+            del out["rashomon_count"], out["rashomon_complete"], out["rashomon_seconds"]
+        return out
 
 
 @dataclass
@@ -173,14 +179,21 @@ class Frontier:
     def to_text(self) -> str:
         columns = (("#", 3), ("epsilon", 9), ("H1", 9), ("H2", 12), ("lower", 12), ("gap", 10), ("status", -12))
         head = " ".join(f"{c:<{-w}}" if w < 0 else f"{c:>{w}}" for c, w in columns) + f" {'k':>3} {'cuts':>5}"
+        sets = any(r.rashomon_count is not None for r in self.rows)
+        if sets:
+            head += f" {'rashomon':>9}"
         lines = [head, "-" * len(head)]
         for i, r in enumerate(self.rows):
             mark = "*" if i == self.chosen else " "
-            lines.append(
+            line = (
                 f"{i + 1:>3}{mark}{fmt_number(r.epsilon, 4):>9} {fmt_number(r.h1, 4):>9} {fmt_number(r.h2):>12} "
                 f"{fmt_number(r.lower_bound):>12} {fmt_gap(r.h2, r.lower_bound, compact=True):>10} {r.status:<12} "
                 f"{len(r.rules):>3} {r.cuts:>5}"
             )
+            if sets:
+                count = "-" if r.rashomon_count is None else f"{r.rashomon_count}{'' if r.rashomon_complete else '+'}"
+                line += f" {count:>9}"
+            lines.append(line)
         if self.requested > len(self.rows):
             lines.append(f"({len(self.rows)} of {self.requested} points computed before the search stopped)")
         return "\n".join(lines)

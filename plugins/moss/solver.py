@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from glasswork.data import DataError
-from glasswork.result import Certificate, Result, Status
+from glasswork.result import Certificate, RashomonMember, RashomonSet, Result, Status, prediction_fingerprint
 from glasswork.solver import SolveContext, Solver
 
 from .loss import H2Oracle, LogisticOracle, Oracle, epsilon_grid
@@ -19,6 +19,10 @@ from .spec import MossSpec
 if TYPE_CHECKING:  # the searches import the compiled kernels, which load scipy: only when MOSS runs
     from .branch_and_bound import BranchAndBound
     from .cutting_plane import CuttingPlane, Point
+    from .rashomon import Enumeration
+
+RASHOMON_POLICIES = ("branch_and_bound", "cutting_plane")
+RASHOMON_EVENT_SECONDS = 0.5  # how often the enumeration reports the members it kept
 
 _STATUS_ORDER = [
     Status.OPTIMAL,
@@ -40,12 +44,31 @@ class MossSolver(Solver):
     description = "MOSS: stable rule sets on the accuracy / stability Pareto frontier (Liu & Mazumder, KDD 2025)."
     tasks = frozenset({"regression", "binary"})
     spec_model = MossSpec
+    # the exact policies enumerate the Rashomon set of a stability point (of every frontier point)
+    supports_rashomon = True
 
     spec: MossSpec
+
+    @classmethod
+    def rashomon_refusal(cls, spec: Any) -> str | None:
+        """The set is enumerated after a certified optimum: refused for the policies without one."""
+        policy = spec.search.policy
+        if policy in RASHOMON_POLICIES:
+            return None
+        return (
+            f"moss enumerates Rashomon sets with search.policy branch_and_bound or cutting_plane, "
+            f"not {policy}; change the policy or remove the 'rashomon' section"
+        )
 
     def check(self, problem: Any) -> None:
         """The policy against the target's task; what needs the forest's rules is ``size_report``'s."""
         self._policy_for(problem)
+        if self.spec.rashomon is not None and problem.task == "binary":
+            raise DataError(
+                "moss enumerates Rashomon sets for the squared loss (a numeric target) only; "
+                "this target is binary (the logistic loss)",
+                hint="remove the 'rashomon' section, or use solver corels or fasterrisk for a binary target",
+            )
 
     def _policy_for(self, problem: Any) -> str:
         """The search policy that runs on ``problem``; raises ``DataError`` if none fits its target."""
@@ -154,6 +177,15 @@ class MossSolver(Solver):
         else:
             yc = target - pool.y_mean
             oracle = H2Oracle(pool.M, yc, spec.objective.gamma)
+        if spec.rashomon is not None:
+            self.check(problem)
+            if getattr(oracle, "gram", None) is None:
+                raise DataError(
+                    f"moss enumerates Rashomon sets over at most {H2Oracle.GRAM_MAX} candidate rules; "
+                    f"this data gives {pool.m}",
+                    hint="lower objective.candidates.max_candidates, or remove the 'rashomon' section",
+                )
+        self._problem = problem
         k = min(spec.constraints.max_rules, pool.m)
         counts = pool.counts.astype(np.float64)
         B = float(pool.n_trees)
@@ -183,7 +215,14 @@ class MossSolver(Solver):
             stats["policy"] = self._policy  # after a fallback, the policy that ran
             p = exact.solve(threshold)
             stats.update(self._search_stats(exact, p), h2_evaluations=oracle.evaluations)
-            return self._result(pool, oracle, p, stats, tolerance=spec.search.tolerance)
+            result = self._result(pool, oracle, p, stats, tolerance=spec.search.tolerance)
+            if spec.rashomon is not None:
+                from .rashomon import enumeration_stats
+
+                found, result.rashomon = self._rashomon(pool, oracle, counts, k, p, ctx, exact.total_iterations, True)
+                assert result.rashomon is not None
+                stats["rashomon"] = enumeration_stats(found)
+            return result
         if policy == "mio":
             return self._mio(pool, oracle, yc, threshold / B, k, ctx, stats)
         return self._heuristic(pool, oracle, yc, threshold, k, ctx, stats)
@@ -461,6 +500,7 @@ class MossSolver(Solver):
             chosen = knee(h1, h2)
         else:
             chosen = min(int(fspec.choose), len(points)) - 1
+        rashomon, sets = self._frontier_sets(pool, oracle, counts, k, points, chosen, ctx)
         frontier = Frontier(
             rows=[
                 FrontierRow(
@@ -475,8 +515,11 @@ class MossSolver(Solver):
                     p.iterations,
                     p.cuts_added,
                     round(p.seconds, 4),
+                    rashomon_count=sets[i].count if i in sets else None,
+                    rashomon_complete=sets[i].complete if i in sets else None,
+                    rashomon_seconds=round(sets[i].seconds, 4) if i in sets else None,
                 )
-                for p in points
+                for i, p in enumerate(points)
             ],
             chosen=chosen,
             requested=int(grid.size),
@@ -495,7 +538,113 @@ class MossSolver(Solver):
         cert = Certificate(
             status=status, objective=cert_point.h2, lower_bound=cert_point.lower_bound, tolerance=tolerance
         )
-        return Result(model, cert, metrics={"h1": points[chosen].h1, "h2": points[chosen].h2}, stats=stats)
+        if sets:
+            from .rashomon import enumeration_stats
+
+            stats["rashomon"] = enumeration_stats(sets[chosen]) | {"points": len(sets)}
+        metrics = {"h1": points[chosen].h1, "h2": points[chosen].h2}
+        return Result(model, cert, metrics=metrics, stats=stats, rashomon=rashomon)
+
+    # -- Rashomon sets -----------------------------------------------------------------------
+
+    def _frontier_sets(
+        self,
+        pool: RulePool,
+        oracle: Oracle,
+        counts: np.ndarray,
+        k: int,
+        points: list[Point],
+        chosen: int,
+        ctx: SolveContext,
+    ) -> tuple[RashomonSet | None, dict[int, Enumeration]]:
+        """A Rashomon set per frontier point: the chosen point's first (it is ``Result.rashomon``,
+        its members streamed and built), then the others in sweep order (counted, their members
+        not built); a stop leaves the points after it without a set."""
+        sets: dict[int, Enumeration] = {}
+        if self.spec.rashomon is None:
+            return None, sets
+        spent = sum(p.iterations + p.cuts_added for p in points)
+        rashomon = None
+        for i in [chosen] + [i for i in range(len(points)) if i != chosen]:
+            found, built = self._rashomon(pool, oracle, counts, k, points[i], ctx, spent, i == chosen)
+            sets[i] = found
+            spent += found.nodes
+            rashomon = built if i == chosen else rashomon
+            if found.stopped is not None:
+                break
+        return rashomon, sets
+
+    def _rashomon(
+        self,
+        pool: RulePool,
+        oracle: Oracle,
+        counts: np.ndarray,
+        k: int,
+        p: Point,
+        ctx: SolveContext,
+        spent: int,
+        events: bool,
+    ) -> tuple[Enumeration, RashomonSet | None]:
+        """The Rashomon set of one certified stability point, best first; ``spent`` is the work the
+        run's node limit already counts. With ``events`` the kept members are built and streamed to
+        the monitor, and the set returned; without, only the enumeration (its count) is."""
+        from .cutting_plane import Point
+        from .rashomon import enumerate_rule_sets, rashomon_set, rashomon_threshold
+
+        request = self.spec.rashomon
+        assert request is not None and isinstance(oracle, H2Oracle)
+        B = float(pool.n_trees)
+        threshold = rashomon_threshold(request, p.h2)
+        keep_model = request.keep == "model"
+        problem = self._problem
+
+        def member(value: float, support: tuple[int, ...]) -> RashomonMember:
+            h1 = float(counts[list(support)].sum()) / B
+            point = Point(p.epsilon, support, h1, value, value, Status.OPTIMAL)
+            model = self._rule_set(pool, oracle, point)
+            names = problem.feature_names
+            return RashomonMember(
+                objective=value,
+                features=tuple(str(names[j]) for j in model.features_used),
+                fingerprint=prediction_fingerprint(model.predict(problem.X)),
+                model=model if keep_model else None,
+            )
+
+        last = [ctx.elapsed()]
+
+        def report(found: Enumeration) -> None:
+            if ctx.elapsed() - last[0] < RASHOMON_EVENT_SECONDS:
+                return
+            last[0] = ctx.elapsed()
+            fresh = found.members[len(found.members) - found.fresh :] if found.fresh else []
+            found.fresh = 0
+            ctx.rashomon(
+                found.count,
+                [member(v, s) for v, s in fresh],
+                threshold=threshold,
+                lower_bound=found.unenumerated_bound,
+                nodes=spent + found.nodes,
+            )
+
+        found = enumerate_rule_sets(
+            oracle,
+            counts,
+            k,
+            p.epsilon * B,
+            threshold,
+            lower_bound=p.lower_bound,
+            max_models=request.max_models,
+            stop=lambda nodes: ctx.check(spent + nodes),
+            report=report if events else None,
+        )
+        if not events:
+            return found, None
+        result = rashomon_set(found, request, p.h2, p.status is Status.OPTIMAL, member)
+        fresh = result.members[len(result.members) - found.fresh :] if found.fresh else []
+        ctx.rashomon(
+            found.count, fresh, threshold=threshold, lower_bound=found.unenumerated_bound, nodes=spent + found.nodes
+        )
+        return found, result
 
     # -- results ----------------------------------------------------------------------------
 

@@ -40,13 +40,16 @@ def rule_set_view(model: dict[str, Any]) -> RenderableType:
 
 
 def frontier_view(points: list[dict[str, Any]]) -> RenderableType:
-    """Every frontier point with its certificate; the chosen one starred."""
+    """Every frontier point with its certificate (and its Rashomon set's size, when the spec asked
+    for sets: ``+`` marks an incomplete count, ``-`` a point not reached); the chosen one starred."""
     table = model_table()
-    for column in ("#", "epsilon", "H1", "H2", "lower", "gap", "status", "k"):
+    sets = any(p.get("rashomon_count") is not None for p in points)
+    columns = ("#", "epsilon", "H1", "H2", "lower", "gap", "status", "k") + (("rashomon",) if sets else ())
+    for column in columns:
         table.add_column(column, justify="left" if column == "status" else "right")
     for i, p in enumerate(points):
         mark = "*" if p.get("chosen") else ""
-        table.add_row(
+        cells: list[RenderableType] = [
             f"{p.get('point', i + 1)}{mark}",
             fmt(p.get("epsilon"), 4),
             fmt(p.get("h1"), 4),
@@ -55,7 +58,11 @@ def frontier_view(points: list[dict[str, Any]]) -> RenderableType:
             fmt_gap(p.get("h2"), p.get("lower_bound"), compact=True),  # the lower bound is its neighbour
             plain_text(p.get("status", "")),
             str(len(p.get("rules") or [])),
-        )
+        ]
+        if sets:
+            count = p.get("rashomon_count")
+            cells.append("-" if count is None else f"{count:,}{'' if p.get('rashomon_complete') else '+'}")
+        table.add_row(*cells)
     return table
 
 
