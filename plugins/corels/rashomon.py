@@ -172,8 +172,6 @@ def enumerate_rashomon(
     )
 
 
-def unproven_set(
-    request: RashomonSpec, objective: float, lower_bound: float, incumbent: RashomonMember
-) -> RashomonSet:
+def unproven_set(request: RashomonSpec, objective: float, lower_bound: float, incumbent: RashomonMember) -> RashomonSet:
     """The set a stopped search gives (core's rule, ``RashomonSet.unproven``): its incumbent."""
     return RashomonSet.unproven(incumbent, threshold_for(request, objective), lower_bound, epsilon=request.epsilon)
