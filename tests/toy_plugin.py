@@ -203,6 +203,15 @@ class ToySolver(Solver):
             rashomon = None
             if spec.rashomon is not None and status is Status.OPTIMAL:
                 rashomon = toy_rashomon_set(problem, spec, objective, ctx)
+            elif spec.rashomon is not None:  # stopped before the proof: the incumbent alone
+                incumbent = RashomonMember(
+                    objective=objective,
+                    features=() if model.feature is None else (model.name,),
+                    fingerprint=prediction_fingerprint(model.predict(problem.X)),
+                    model=model if spec.rashomon.keep == "model" else None,
+                )
+                threshold = spec.rashomon.threshold or (1 + (spec.rashomon.epsilon or 0.0)) * objective
+                rashomon = RashomonSet.unproven(incumbent, threshold, lower, epsilon=spec.rashomon.epsilon)
             return Result(
                 model,
                 Certificate(status=status, objective=objective, lower_bound=lower),
