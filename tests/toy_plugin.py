@@ -161,7 +161,7 @@ def toy_rashomon_set(problem: Problem, spec: ToySpec, optimum: float, ctx: Solve
     ]
     batch = spec.search.rashomon_batch or max(1, len(enumerated))
     for start in range(0, max(1, len(enumerated)), batch):
-        if start:
+        if start or spec.search.rashomon_batch:  # batched: a monitor sees the run before its set
             time.sleep(spec.search.step_seconds)
         done = min(start + batch, len(enumerated))
         left = inside[done][0] if done < len(inside) else None  # the best objective not enumerated yet

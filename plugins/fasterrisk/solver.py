@@ -449,7 +449,7 @@ class FasterRiskSolver(Solver):
             threshold = rashomon_threshold(self.spec, res.objective)  # type: ignore[arg-type]
             rashomon = RashomonSet.unproven(incumbent, threshold, res.lower_bound, epsilon=self.spec.rashomon.epsilon)
         elif self.spec.rashomon is not None:
-            rashomon = self._exact_set(problem, ctx, cons, weights, k, res.objective, True, stats)
+            rashomon = self._exact_set(problem, ctx, cons, weights, k, res.objective, stats)
         return Result(card, cert, metrics={"train_logistic_loss_sum": res.objective}, stats=stats, rashomon=rashomon)
 
     def _exact_set(
@@ -460,11 +460,11 @@ class FasterRiskSolver(Solver):
         weights: np.ndarray | None,
         k: int,
         optimum: float,
-        proven: bool,
         stats: dict[str, Any],
     ) -> RashomonSet:
-        """Every integer card (m = 1) within the threshold, by ``exact.enumerate_cards``, best
-        first; the best ``max_models`` kept, streamed to the monitor as they are found."""
+        """Every integer card (m = 1) within the threshold of the certified ``optimum``, by
+        ``exact.enumerate_cards``, best first; the best ``max_models`` kept, streamed to the
+        monitor as they are found."""
         from glasswork.plugins.fasterrisk.exact import enumerate_cards
 
         spec: FasterRiskSpec = self.spec  # type: ignore[assignment]
@@ -547,7 +547,7 @@ class FasterRiskSolver(Solver):
             members=members,
             epsilon=request.epsilon,
             unenumerated_bound=found.unenumerated_bound,
-            optimum_proven=proven,
+            optimum_proven=True,
         )
 
     @staticmethod
