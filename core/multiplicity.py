@@ -21,9 +21,10 @@ carry a model:
 - ``reliance_columns``: the same per raw column of the data, from the run's recorded inputs
   (``ModelInputs``: which raw column each matrix column is made from, as ``--avoids COLUMN``
   reads them): every matrix column made from the raw column is permuted together, with one
-  permutation, as shuffling the raw column would. A raw column that some matrix column combines
-  with another (a CORELS antecedent ``sex:Male,priors:>3``) cannot be shuffled on the matrix
-  alone, so it gets no range and ``notes`` says so.
+  permutation, as shuffling the raw column would. A raw column that a feature some member uses
+  combines with another (a CORELS antecedent ``sex:Male,priors:>3``) cannot be shuffled on the
+  matrix alone, so it gets no range and ``notes`` says so (a combination no member uses does not
+  matter: no member's prediction reads it).
 
 Rows carry their weights when the data has them (``data.weights``: ``sample_weight`` on the
 training rows, ``test_sample_weight`` on the test rows): ambiguity, discrepancy and the split
@@ -69,26 +70,36 @@ def weights_of(problem: Problem, rows: str) -> np.ndarray | None:
     return weights if weights.sum() > 0 else None
 
 
-def raw_columns(inputs: dict[str, Any] | None, names: Sequence[str]) -> tuple[dict[str, list[int]], set[str]]:
-    """The matrix columns (indices into ``names``) made from each raw column, from the run's
+def raw_columns(inputs: dict[str, Any] | None, names: Sequence[str]) -> dict[int, frozenset[str]]:
+    """The raw columns each matrix column (an index into ``names``) is made from, from the run's
     recorded ``ModelInputs`` (a dict: a feature reads its ``column``, or the columns of its
-    conditions), and the raw columns some matrix column reads together with another. Empty when
-    the inputs are unknown."""
+    conditions); empty when the inputs are unknown."""
     index = {name: j for j, name in enumerate(names)}
-    reads: dict[str, list[int]] = {}
-    combined: set[str] = set()
+    sources: dict[int, frozenset[str]] = {}
     for feature in (inputs or {}).get("features") or []:
         if not isinstance(feature, dict) or feature.get("name") not in index:
             continue
-        sources = {feature["column"]} if isinstance(feature.get("column"), str) else set()
+        read = {feature["column"]} if isinstance(feature.get("column"), str) else set()
         for condition in feature.get("all") or feature.get("any") or []:
             if isinstance(condition, dict) and isinstance(condition.get("column"), str):
-                sources.add(condition["column"])
-        if len(sources) > 1:
-            combined |= sources
-        for source in sorted(sources):
-            reads.setdefault(source, []).append(index[feature["name"]])
-    return reads, combined
+                read.add(condition["column"])
+        sources[index[feature["name"]]] = frozenset(read)
+    return sources
+
+
+def column_groups(
+    sources: dict[int, frozenset[str]], used: Sequence[set[int]]
+) -> tuple[dict[str, list[int]], list[str]]:
+    """The matrix columns to shuffle together for each raw column some member reads (every column
+    made from that raw column alone), and the raw columns left out: those a feature some member
+    uses reads together with another column, which no shuffle of the matrix's columns reproduces."""
+    read_by_members = {j for u in used for j in u if j in sources}
+    combined = sorted({c for j in read_by_members if len(sources[j]) > 1 for c in sources[j]})
+    groups: dict[str, list[int]] = {}
+    for j, read in sorted(sources.items()):
+        if len(read) == 1 and next(iter(read)) not in combined:
+            groups.setdefault(next(iter(read)), []).append(j)
+    return {c: js for c, js in groups.items() if read_by_members & set(js)}, combined
 
 
 def figures(
@@ -129,8 +140,7 @@ def figures(
     column = {name: j for j, name in enumerate(names)}
     carrying = [m for m in rashomon.members if m.model is not None][: len(with_model)]
     used = [{column[f] for f in m.features if f in column} for m in carrying]
-    reads, combined = raw_columns(inputs, names)
-    groups = {raw: js for raw, js in reads.items() if raw not in combined}
+    groups, combined = column_groups(raw_columns(inputs, names), used)
     pairs = sum(len(u) for u in used)
     if inputs is not None:
         pairs += sum(1 for u in used for js in groups.values() if u & set(js))
@@ -138,11 +148,10 @@ def figures(
     out["reliance"] = reliance(with_model, used, X, y, {name: [j] for j, name in enumerate(names)}, regression, weights)
     if inputs is not None:
         out["reliance_columns"] = reliance(with_model, used, X, y, groups, regression, weights)
-        left_out = [raw for raw in sorted(combined) if any(u & set(reads[raw]) for u in used)]
-        if left_out:
+        if combined:
             notes.append(
-                f"no reliance for raw column(s) {', '.join(map(repr, left_out))}: a feature combines each "
-                "with another column, so it cannot be shuffled alone"
+                f"no reliance for raw column(s) {', '.join(map(repr, combined))}: a member's feature combines "
+                "each with another column, so it cannot be shuffled alone"
             )
     if reliance_rows < out["n_rows"]:
         notes.append(

@@ -193,6 +193,10 @@ def test_reliance_per_raw_column_shuffles_every_feature_made_from_it_together():
     assert set(out["reliance_columns"]) == {"age"}
     assert any("'priors', 'sex'" in n and "cannot be shuffled alone" in n for n in out["notes"])
     assert set(out["reliance"]) == {"a", "b", "c"}  # the matrix columns' figures stay beside them
+    # a combination no member uses is no obstacle: no member's prediction reads it
+    without = multiplicity.figures(set_of(members[:2]), members[0], problem, INPUTS)
+    assert without["reliance_columns"]["age"] == pytest.approx(sorted([ratio(members[0]), ratio(members[1])]))
+    assert not any("cannot be shuffled" in n for n in without["notes"])
     assert "reliance_columns" not in multiplicity.figures(set_of(members), members[0], problem)  # no inputs
 
 
