@@ -339,7 +339,7 @@ def multiplicity_text(figures: dict[str, Any] | None) -> str | None:
         return None
     if figures.get("error"):
         return f"no multiplicity figures: a member's model failed to predict ({figures['error']})"
-    where = f"on {figures['n_rows']:,} {figures['rows']} rows"
+    where = f"on {figures['n_rows']:,} {figures['rows']} rows" + (" (weighted)" if figures.get("weighted") else "")
     if figures.get("members", 0) < figures.get("count", 0):
         where += f", over the {figures['members']:,} kept members of {figures['count']:,}"
     if figures.get("ambiguity") is None:

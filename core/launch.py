@@ -282,7 +282,7 @@ def _add_metrics(outcome: RunOutcome, problem: Problem) -> None:
         from glasswork import multiplicity
 
         try:
-            outcome.multiplicity = multiplicity.figures(outcome.result.rashomon, model, problem)
+            outcome.multiplicity = multiplicity.figures(outcome.result.rashomon, model, problem, outcome.info.inputs)
         except Exception as exc:  # a member that cannot predict: the run and its set are still recorded
             outcome.multiplicity = {"error": f"{type(exc).__name__}: {exc}"}
 

@@ -16,12 +16,25 @@ carry a model:
   column permuted (one fixed permutation, seed 0) over its loss on the rows as they are; the range
   is ``[min, max]`` over the members. A member that does not use the feature relies on it exactly
   1, so features no member uses are left out (their range is ``[1, 1]``). A member with no error
-  on the rows has its loss floored at one row's (``1 / n``), so the ratio stays finite.
+  on the rows has its loss floored at one row's (the smallest row weight's share), so the ratio
+  stays finite;
+- ``reliance_columns``: the same per raw column of the data, from the run's recorded inputs
+  (``ModelInputs``: which raw column each matrix column is made from, as ``--avoids COLUMN``
+  reads them): every matrix column made from the raw column is permuted together, with one
+  permutation, as shuffling the raw column would. A raw column that a feature some member uses
+  combines with another (a CORELS antecedent ``sex:Male,priors:>3``) cannot be shuffled on the
+  matrix alone, so it gets no range and ``notes`` says so (a combination no member uses does not
+  matter: no member's prediction reads it).
 
-Rows are counted alike (weights are ignored: these figures are about the models' disagreement,
-not the fit). Everything is NumPy over whole columns: one ``predict`` per member, and one per
-member and feature it uses for reliance, bounded by ``MAX_RELIANCE_CELLS`` (rows are subsampled,
-with the same seed, to stay within it; ``notes`` says so).
+Rows carry their weights when the data has them (``data.weights``: ``sample_weight`` on the
+training rows, ``test_sample_weight`` on the test rows): ambiguity, discrepancy and the split
+rows' share (``split_share``) are weighted shares of the rows, reliance's losses weighted means,
+and ``majority_share_min`` is over the rows with positive weight (a row's vote is the share of
+the members, which its weight does not change; ``vote_shares`` are those per row).
+``weighted`` says whether weights were used. Everything is NumPy over whole columns: one
+``predict`` per member, and one per member and feature (or raw column) it uses for reliance,
+bounded by ``MAX_RELIANCE_CELLS`` (rows are subsampled, with the same seed, to stay within it;
+``notes`` says so).
 """
 
 from __future__ import annotations
@@ -48,9 +61,54 @@ def rows_of(problem: Problem) -> tuple[np.ndarray, np.ndarray, str]:
     return problem.X, problem.y, "train"
 
 
-def figures(rashomon: RashomonSet, optimal: Model, problem: Problem) -> dict[str, Any]:
-    """The multiplicity figures of a run's set (see the module docstring), JSON-ready."""
+def weights_of(problem: Problem, rows: str) -> np.ndarray | None:
+    """The weights of the rows ``rows_of`` chose (``None``: every row counts alike)."""
+    weights = problem.test_sample_weight if rows == "test" else problem.sample_weight
+    if weights is None:
+        return None
+    weights = np.asarray(weights, dtype=np.float64)
+    return weights if weights.sum() > 0 else None
+
+
+def raw_columns(inputs: dict[str, Any] | None, names: Sequence[str]) -> dict[int, frozenset[str]]:
+    """The raw columns each matrix column (an index into ``names``) is made from, from the run's
+    recorded ``ModelInputs`` (a dict: a feature reads its ``column``, or the columns of its
+    conditions); empty when the inputs are unknown."""
+    index = {name: j for j, name in enumerate(names)}
+    sources: dict[int, frozenset[str]] = {}
+    for feature in (inputs or {}).get("features") or []:
+        if not isinstance(feature, dict) or feature.get("name") not in index:
+            continue
+        read = {feature["column"]} if isinstance(feature.get("column"), str) else set()
+        for condition in feature.get("all") or feature.get("any") or []:
+            if isinstance(condition, dict) and isinstance(condition.get("column"), str):
+                read.add(condition["column"])
+        sources[index[feature["name"]]] = frozenset(read)
+    return sources
+
+
+def column_groups(
+    sources: dict[int, frozenset[str]], used: Sequence[set[int]]
+) -> tuple[dict[str, list[int]], list[str]]:
+    """The matrix columns to shuffle together for each raw column some member reads (every column
+    made from that raw column alone), and the raw columns left out: those a feature some member
+    uses reads together with another column, which no shuffle of the matrix's columns reproduces."""
+    read_by_members = {j for u in used for j in u if j in sources}
+    combined = sorted({c for j in read_by_members if len(sources[j]) > 1 for c in sources[j]})
+    groups: dict[str, list[int]] = {}
+    for j, read in sorted(sources.items()):
+        if len(read) == 1 and next(iter(read)) not in combined:
+            groups.setdefault(next(iter(read)), []).append(j)
+    return {c: js for c, js in groups.items() if read_by_members & set(js)}, combined
+
+
+def figures(
+    rashomon: RashomonSet, optimal: Model, problem: Problem, inputs: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The multiplicity figures of a run's set (see the module docstring), JSON-ready; ``inputs``
+    (the run's recorded ``ModelInputs``) gives reliance per raw column."""
     X, y, rows = rows_of(problem)
+    weights = weights_of(problem, rows)
     names = list(problem.feature_names)
     regression = problem.task == "regression"
     notes: list[str] = []
@@ -60,6 +118,7 @@ def figures(rashomon: RashomonSet, optimal: Model, problem: Problem) -> dict[str
     out: dict[str, Any] = {
         "rows": rows,
         "n_rows": int(len(y)),
+        "weighted": weights is not None,
         "members": len(with_model),
         "kept": rashomon.kept,
         "count": rashomon.count,
@@ -77,15 +136,45 @@ def figures(rashomon: RashomonSet, optimal: Model, problem: Problem) -> dict[str
         out["members"] = limit
     predictions = np.stack([np.asarray(m.predict(X)) for m in with_model])
     reference = np.asarray(optimal.predict(X))
-    out.update(agreement(predictions, reference, None if regression else _n_classes(problem, y)))
+    out.update(agreement(predictions, reference, None if regression else _n_classes(problem, y), weights))
     column = {name: j for j, name in enumerate(names)}
     carrying = [m for m in rashomon.members if m.model is not None][: len(with_model)]
-    used = [[column[f] for f in m.features if f in column] for m in carrying]
-    out["reliance"], reliance_rows = reliance(with_model, used, X, y, names, regression)
-    if reliance_rows < len(y):
-        notes.append(f"reliance on {reliance_rows:,} of {len(y):,} rows (sampled, seed {SEED}) to bound its cost")
+    used = [{column[f] for f in m.features if f in column} for m in carrying]
+    groups, combined = column_groups(raw_columns(inputs, names), used)
+    pairs = sum(len(u) for u in used)
+    if inputs is not None:
+        pairs += sum(1 for u in used for js in groups.values() if u & set(js))
+    X, y, weights, reliance_rows = _bounded_rows(X, y, weights, pairs)
+    out["reliance"] = reliance(with_model, used, X, y, {name: [j] for j, name in enumerate(names)}, regression, weights)
+    if inputs is not None:
+        out["reliance_columns"] = reliance(with_model, used, X, y, groups, regression, weights)
+        if combined:
+            notes.append(
+                f"no reliance for raw column(s) {', '.join(map(repr, combined))}: a member's feature combines "
+                "each with another column, so it cannot be shuffled alone"
+            )
+    if reliance_rows < out["n_rows"]:
+        notes.append(
+            f"reliance on {reliance_rows:,} of {out['n_rows']:,} rows (sampled, seed {SEED}) to bound its cost"
+        )
     out["reliance_rows"] = reliance_rows
     return out
+
+
+def _bounded_rows(
+    X: np.ndarray, y: np.ndarray, weights: np.ndarray | None, pairs: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int]:
+    """The rows reliance is computed on: all of them, or a sample (seed ``SEED``) when ``pairs``
+    (member, feature or raw column it uses) predictions over every row would pass
+    ``MAX_RELIANCE_CELLS``."""
+    n = len(y)
+    if pairs * n <= MAX_RELIANCE_CELLS:
+        return X, y, weights, n
+    rng = np.random.default_rng(SEED)
+    pool = np.arange(n) if weights is None else np.flatnonzero(weights > 0)  # a weightless row adds nothing
+    size = min(len(pool), max(2, MAX_RELIANCE_CELLS // max(1, pairs)))
+    keep = np.sort(rng.choice(pool, size=size, replace=False))
+    return X[keep], y[keep], None if weights is None else weights[keep], len(keep)
 
 
 def _n_classes(problem: Problem, y: np.ndarray) -> int:
@@ -106,21 +195,26 @@ def variable_use(features: Sequence[Sequence[str]], names: Sequence[str]) -> dic
     return {name: counts[name] / len(features) for name in sorted(counts, key=lambda n: (order.get(n, len(order)), n))}
 
 
-def agreement(predictions: np.ndarray, reference: np.ndarray, n_classes: int | None) -> dict[str, Any]:
+def agreement(
+    predictions: np.ndarray, reference: np.ndarray, n_classes: int | None, weights: np.ndarray | None = None
+) -> dict[str, Any]:
     """Ambiguity, discrepancy and the per-row vote of ``predictions`` (members x rows) against
-    the optimal model's ``reference``; ``n_classes`` ``None`` for regression (no vote)."""
+    the optimal model's ``reference``; ``n_classes`` ``None`` for regression (no vote). With
+    ``weights`` the shares of rows are weighted shares."""
     if predictions.shape[1] == 0:
         return {"ambiguity": None, "discrepancy": None, "split_rows": 0}
     differs = predictions != reference[None, :]
     out: dict[str, Any] = {
-        "ambiguity": float(differs.any(axis=0).mean()),
-        "discrepancy": float(differs.mean(axis=1).max()),
+        "ambiguity": float(np.average(differs.any(axis=0), weights=weights)),
+        "discrepancy": float(np.average(differs, axis=1, weights=weights).max()),
     }
-    unanimous = (predictions == predictions[0][None, :]).all(axis=0)
-    out["split_rows"] = int((~unanimous).sum())
+    split = ~(predictions == predictions[0][None, :]).all(axis=0)
+    out["split_rows"] = int(split.sum())
+    out["split_share"] = float(np.average(split, weights=weights))
     if n_classes:
         shares = np.stack([(predictions == c).mean(axis=0) for c in range(n_classes)])
-        out["majority_share_min"] = float(shares.max(axis=0).min())
+        counted = slice(None) if weights is None else weights > 0
+        out["majority_share_min"] = float(shares.max(axis=0)[counted].min())
         if predictions.shape[1] <= MAX_STORED_ROWS:
             out["vote_shares"] = np.round(shares, 6).T.tolist()  # rows x classes
     return out
@@ -128,41 +222,37 @@ def agreement(predictions: np.ndarray, reference: np.ndarray, n_classes: int | N
 
 def reliance(
     models: Sequence[Model],
-    used: Sequence[Sequence[int]],
+    used: Sequence[set[int]],
     X: np.ndarray,
     y: np.ndarray,
-    names: Sequence[str],
+    groups: dict[str, list[int]],
     regression: bool,
-) -> tuple[dict[str, list[float]], int]:
-    """Each feature's model reliance range ``[min, max]`` over ``models`` (member ``i`` uses the
-    columns ``used[i]``), features no member uses left out; and how many rows it was computed on."""
+    weights: np.ndarray | None = None,
+) -> dict[str, list[float]]:
+    """The model reliance range ``[min, max]`` over ``models`` (member ``i`` uses the matrix
+    columns ``used[i]``) on each group of matrix columns, permuted together (one matrix column,
+    or every column made from one raw column); groups no member uses left out."""
     n = len(y)
     if n == 0:
-        return {}, 0
-    rng = np.random.default_rng(SEED)
-    pairs = sum(len(set(u)) for u in used)
-    if pairs * n > MAX_RELIANCE_CELLS:
-        keep = np.sort(rng.choice(n, size=max(2, MAX_RELIANCE_CELLS // max(1, pairs)), replace=False))
-        X, y, n = X[keep], y[keep], len(keep)
-    permutation = rng.permutation(n)
+        return {}
+    permutation = np.random.default_rng(SEED).permutation(n)
 
     def loss(pred: np.ndarray) -> float:
         if regression:
-            return float(np.mean((np.asarray(pred, dtype=np.float64) - y) ** 2))
-        return float(np.mean(np.asarray(pred) != y))
+            return float(np.average((np.asarray(pred, dtype=np.float64) - y) ** 2, weights=weights))
+        return float(np.average(np.asarray(pred) != y, weights=weights))
 
-    floor = 1.0 / n
+    floor = 1.0 / n if weights is None else float(weights[weights > 0].min() / weights.sum())
     base = [max(loss(m.predict(X)), floor) for m in models]
-    users: dict[int, list[int]] = {}
-    for i, columns in enumerate(used):
-        for j in set(columns):
-            users.setdefault(j, []).append(i)
     ranges: dict[str, list[float]] = {}
-    for j in sorted(users):
+    for label, columns in groups.items():
+        users = [i for i, u in enumerate(used) if u & set(columns)]
+        if not users:
+            continue
         permuted = X.copy()
-        permuted[:, j] = X[permutation, j]
-        ratios = [loss(models[i].predict(permuted)) / base[i] for i in users[j]]
-        if len(users[j]) < len(models):
-            ratios.append(1.0)  # a member that does not use the feature relies on it exactly 1
-        ranges[names[j]] = [float(min(ratios)), float(max(ratios))]
-    return ranges, n
+        permuted[:, columns] = X[permutation][:, columns]
+        ratios = [loss(models[i].predict(permuted)) / base[i] for i in users]
+        if len(users) < len(models):
+            ratios.append(1.0)  # a member that does not use the group relies on it exactly 1
+        ranges[label] = [float(min(ratios)), float(max(ratios))]
+    return ranges

@@ -228,7 +228,10 @@ def event_of_stored(row: dict[str, Any]) -> Record:
 
 
 def finish_of_stored(details: dict[str, Any]) -> Record | None:
-    """The finish record of a stored run, or ``None`` while it is still running."""
+    """The finish record of a stored run, or ``None`` while it is still running. A run with a
+    Rashomon set carries its summary (``RunStore.rashomon_summary``: the figures of
+    ``RashomonSet.to_dict`` and ``multiplicity``, without ``models``), as a live finish record
+    carries the whole set."""
     if details.get("state") == "running":
         return None
     if details.get("status") is None:
@@ -249,6 +252,8 @@ def finish_of_stored(details: dict[str, Any]) -> Record | None:
         "metrics": details.get("metrics") or {},
         "stats": {**(details.get("stats") or {}), "elapsed": details.get("elapsed")},
     }
+    if details.get("rashomon") is not None:  # the set in summary, its multiplicity figures included;
+        result["rashomon"] = dict(details["rashomon"])  # the members are rows (RunStore.rashomon_members)
     return {"kind": "finish", "run_id": details.get("run_id"), "result": result}
 
 

@@ -415,7 +415,8 @@ MAX_RELIANCE_ROWS = 25  # features in the card's importance table (the largest r
 
 def rashomon_section(summary: dict[str, Any] | None) -> str:
     """The card's Rashomon set: its size, completeness and threshold, then each feature's share of
-    the set using it and its importance range (model class reliance) drawn on a shared axis."""
+    the set using it and its importance range (model class reliance) drawn on a shared axis, and
+    the same range per raw column of the data (every feature made from it shuffled together)."""
     if not summary:
         return ""
     from glasswork.console import multiplicity_text, rashomon_summary_text
@@ -428,43 +429,59 @@ def rashomon_section(summary: dict[str, Any] | None) -> str:
     use = figures.get("variable_use") or {}
     reliance = figures.get("reliance") or {}
     names = sorted(use, key=lambda n: (-(reliance.get(n) or [1.0, 1.0])[1], -use[n], n))
-    shown = names[:MAX_RELIANCE_ROWS]
     body = ""
-    if shown:
-        top = max([1.0, *((reliance.get(n) or [1.0, 1.0])[1] for n in shown)])
-        width = 200
-
-        def x(value: float) -> float:
-            return width * min(max(value, 0.0), top) / top
-
-        rows = []
-        for name in shown:
-            low, high = reliance.get(name) or [None, None]
-            bar = ""
-            if low is not None and high is not None:
-                bar = (
-                    f'<svg width="{width}" height="12" role="img"><title>{_num(low)} to {_num(high)}</title>'
-                    f'<line x1="{x(1.0):.1f}" x2="{x(1.0):.1f}" y1="0" y2="12" stroke="#bbb"/>'
-                    f'<rect x="{x(low):.1f}" y="3" width="{max(x(high) - x(low), 1.5):.1f}" height="6" '
-                    f'fill="{PALETTE[0]}"/></svg>'
-                )
-            rows.append(
-                f"<tr><td>{esc(name)}</td><td class=n>{esc(f'{100 * use[name]:.3g} %')}</td>"
-                f"<td class=n>{_num(low)}</td><td class=n>{_num(high)}</td><td>{bar}</td></tr>"
-            )
-        more = (
-            f"<p class=note>{len(names) - len(shown):,} more features used by some member are not shown.</p>"
-            if len(names) > len(shown)
-            else ""
-        )
-        body = (
-            "<table><tr><th>feature</th><th>used by</th><th>reliance min</th><th>reliance max</th>"
-            f"<th>range (1 = not relied on; axis 0 to {_num(top)})</th></tr>{''.join(rows)}</table>{more}"
+    if names:
+        body = _reliance_table("feature", names, reliance, use) + (
             "<p class=note>Reliance: a member's error with the feature's values shuffled over its error as "
             "they are (model class reliance, Fisher, Rudin and Dominici 2019); features no member uses have "
             "the range [1, 1].</p>"
         )
+    by_column = figures.get("reliance_columns") or {}
+    if by_column:
+        columns = sorted(by_column, key=lambda c: (-by_column[c][1], c))
+        body += _reliance_table("raw column", columns, by_column, None) + (
+            "<p class=note>Per raw column: every feature made from the column shuffled together, as shuffling "
+            "the column itself would.</p>"
+        )
     return f"<h2>Rashomon set</h2><p>{'<br>'.join(lines)}</p>{body}"
+
+
+def _reliance_table(heading: str, names: Sequence[str], reliance: dict[str, Any], use: dict[str, float] | None) -> str:
+    """Reliance ranges of ``names`` (the largest first, at most ``MAX_RELIANCE_ROWS``) drawn on one
+    axis, with the share of the set using each when ``use`` is given."""
+    shown = list(names[:MAX_RELIANCE_ROWS])
+    top = max([1.0, *((reliance.get(n) or [1.0, 1.0])[1] for n in shown)])
+    width = 200
+
+    def x(value: float) -> float:
+        return width * min(max(value, 0.0), top) / top
+
+    rows = []
+    for name in shown:
+        low, high = reliance.get(name) or [None, None]
+        bar = ""
+        if low is not None and high is not None:
+            bar = (
+                f'<svg width="{width}" height="12" role="img"><title>{_num(low)} to {_num(high)}</title>'
+                f'<line x1="{x(1.0):.1f}" x2="{x(1.0):.1f}" y1="0" y2="12" stroke="#bbb"/>'
+                f'<rect x="{x(low):.1f}" y="3" width="{max(x(high) - x(low), 1.5):.1f}" height="6" '
+                f'fill="{PALETTE[0]}"/></svg>'
+            )
+        used = "" if use is None else f"<td class=n>{esc(f'{100 * use[name]:.3g} %')}</td>"
+        rows.append(
+            f"<tr><td>{esc(name)}</td>{used}<td class=n>{_num(low)}</td>"
+            f"<td class=n>{_num(high)}</td><td>{bar}</td></tr>"
+        )
+    more = (
+        f"<p class=note>{len(names) - len(shown):,} more {esc(heading)}s used by some member are not shown.</p>"
+        if len(names) > len(shown)
+        else ""
+    )
+    used_head = "" if use is None else "<th>used by</th>"
+    return (
+        f"<table><tr><th>{esc(heading)}</th>{used_head}<th>reliance min</th><th>reliance max</th>"
+        f"<th>range (1 = not relied on; axis 0 to {_num(top)})</th></tr>{''.join(rows)}</table>{more}"
+    )
 
 
 def _without_nulls(value: Any) -> Any:

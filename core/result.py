@@ -234,6 +234,21 @@ class RashomonSet:
     is what was seen. ``optimum`` is the objective the threshold came from and
     ``optimum_proven`` whether it is certified; with an unproven optimum the threshold is above
     the true one, so the set holds the true set (and more).
+
+    A search stopped before it certified its optimum gives one set, whatever the solver
+    (``RashomonSet.unproven``): its incumbent alone (when within the threshold), the threshold
+    taken from the incumbent's objective, ``optimum_proven=False``, ``complete=False`` and the
+    search's lower bound as ``unenumerated_bound``. Its count is 1, not 0: the incumbent is a
+    model within the threshold, and every model not counted is bounded below by the search.
+
+    Checked here, so no solver can hand over a set that contradicts itself: members best first,
+    ``count >= len(members)``, an exhaustive set's members within the threshold and none better
+    than ``optimum``, the optimum's model counted when the set says it enumerated it (complete,
+    or ``unenumerated_bound`` above the optimum) and the optimum is within the threshold, a
+    complete set bounds nothing unenumerated and has a proven optimum (enumerating everything up
+    to a threshold above the optimum proves it), an incomplete exhaustive set bounds what it did
+    not enumerate, and a sample is never complete. (An enumeration stopped before its first model
+    may count 0: its bound then stays at or below the optimum.)
     """
 
     threshold: float
@@ -263,6 +278,40 @@ class RashomonSet:
             raise RashomonError("a complete set leaves nothing unenumerated to bound")
         if not self.complete and self.exhaustive and self.unenumerated_bound is None:
             raise RashomonError("an incomplete set must bound what it did not enumerate")
+        optimum_slack = 1e-9 * max(1.0, abs(self.optimum))
+        if self.exhaustive and any(o < self.optimum - optimum_slack for o in objectives):
+            raise RashomonError(f"a member's objective is below the optimum {self.optimum!r}")
+        if self.exhaustive and self.count == 0 and self.optimum <= self.threshold + slack:
+            if self.complete:
+                raise RashomonError(
+                    f"the optimum {self.optimum!r} is within the threshold {self.threshold!r}, so its model counts"
+                )
+            if self.unenumerated_bound is not None and self.unenumerated_bound > self.optimum + optimum_slack:
+                raise RashomonError(
+                    f"nothing counted, yet every model not enumerated is above the optimum {self.optimum!r}"
+                )
+        if self.complete and not self.optimum_proven and self.optimum <= self.threshold + slack:
+            raise RashomonError("a complete set up to a threshold above its optimum proves the optimum")
+
+    @classmethod
+    def unproven(
+        cls, incumbent: RashomonMember, threshold: float, lower_bound: float, *, epsilon: float | None = None
+    ) -> RashomonSet:
+        """The set of a search stopped before it certified its optimum (the class docstring's
+        rule): the incumbent alone when within ``threshold`` (which the caller takes from the
+        incumbent's objective), never complete, ``lower_bound`` (the search's) bounding every
+        model not enumerated."""
+        kept = [incumbent] if incumbent.objective <= threshold + 1e-9 * max(1.0, abs(threshold)) else []
+        return cls(
+            threshold=threshold,
+            optimum=incumbent.objective,
+            count=len(kept),
+            complete=False,
+            members=kept,
+            epsilon=epsilon,
+            unenumerated_bound=float(min(lower_bound, incumbent.objective)),
+            optimum_proven=False,
+        )
 
     @property
     def kept(self) -> int:

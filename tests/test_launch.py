@@ -46,6 +46,22 @@ def test_a_launch_records_the_same_run_every_consumer_sees(tmp_path, tiny_csv, t
     assert stored.start["spec"] == run.start["spec"]
 
 
+def test_a_stored_runs_finish_record_carries_its_rashomon_summary(tmp_path, tiny_csv, toy_registry):
+    db = tmp_path / "runs.duckdb"
+    live: list[dict] = []
+    extra = "rashomon:\n  threshold: 1.0\n  max_models: 2\n"
+    outcome = Launch.from_file(toy_spec(tmp_path, tiny_csv, extra=extra), registry=toy_registry, db=db).run(
+        [RecordSink(live.append)]
+    )
+    whole = RunRecord.of(live).result["rashomon"]
+    store = RunStore(db)
+    stored = stored_run(store.details(outcome.info.run_id), store.events(outcome.info.run_id)).result["rashomon"]
+    figures = ("count", "complete", "exhaustive", "threshold", "epsilon", "optimum", "optimum_proven", "kept")
+    assert {k: stored[k] for k in figures} == {k: whole[k] for k in figures} and whole["count"] >= 2
+    assert stored["multiplicity"] == json.loads(json.dumps(whole["multiplicity"]))
+    assert "models" not in stored  # the members are rows: glasswork rashomon RUN lists them
+
+
 def test_overrides_apply_before_validation(tmp_path, tiny_csv, toy_registry):
     spec = toy_spec(tmp_path, tiny_csv)
     launch = Launch.from_file(spec, ["objective.regularization=0.25"], registry=toy_registry, no_store=True)

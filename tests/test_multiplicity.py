@@ -123,6 +123,83 @@ def test_reliance_rows_are_sampled_when_the_work_is_too_big(monkeypatch):
     assert out["reliance_rows"] == 25 and any("reliance on 25 of 100 rows" in n for n in out["notes"])
 
 
+def test_weighted_rows_count_by_their_weight():
+    # rows:           0  1  2  3
+    X = np.array([[1, 0], [0, 1], [0, 0], [1, 1]])
+    y = np.array([1, 1, 0, 0])
+    w = np.array([3.0, 1.0, 0.0, 2.0])  # row 2 weighs nothing
+    optimal = Rule((0,))  # predicts 1 0 0 1
+    members = [optimal, Rule((1,)), Rule((), constant=0)]  # 0 1 0 1 and 0 0 0 0
+    problem = problem_of(X, y)
+    problem.sample_weight = w
+    out = multiplicity.figures(set_of(members), optimal, problem)
+    assert out["weighted"] is True
+    # Rule(b) differs on rows 0, 1 (weight 4 of 6), the constant on rows 0, 3 (weight 5 of 6)
+    assert out["ambiguity"] == pytest.approx(6 / 6) and out["discrepancy"] == pytest.approx(5 / 6)
+    assert out["split_rows"] == 3 and out["split_share"] == pytest.approx(6 / 6)
+    assert out["majority_share_min"] == pytest.approx(2 / 3)  # row 2 (unanimous, weight 0) does not count
+    permutation = np.random.default_rng(multiplicity.SEED).permutation(4)
+    permuted = X.copy()
+    permuted[:, 0] = X[permutation, 0]
+
+    def loss(pred):
+        return max(float(np.sum(w * (pred != y)) / w.sum()), 1.0 / 6)  # floored at the lightest row's share
+
+    by_hand = loss(optimal.predict(permuted)) / loss(optimal.predict(X))
+    assert out["reliance"]["a"] == pytest.approx(sorted([1.0, by_hand]))
+    unweighted = multiplicity.figures(set_of(members), optimal, problem_of(X, y))
+    assert unweighted["weighted"] is False and unweighted["discrepancy"] == pytest.approx(2 / 4)
+
+
+def test_test_rows_use_their_own_weights():
+    X = np.array([[1], [0]])
+    problem = problem_of(X, np.array([1, 0]), np.array([[1], [1], [0]]), np.array([1, 0, 0]))
+    problem.test_sample_weight = np.array([1.0, 3.0, 1.0])
+    members = [Rule((0,)), Rule((), constant=0)]  # on the test rows: 1 1 0 and 0 0 0
+    out = multiplicity.figures(set_of(members), members[0], problem)
+    assert out["rows"] == "test" and out["weighted"] and out["discrepancy"] == pytest.approx(4 / 5)
+
+
+INPUTS = {
+    "source": "t.csv",
+    "features": [
+        {"name": "a", "all": [{"column": "age", "op": "<=", "value": 30}]},
+        {"name": "b", "all": [{"column": "age", "op": "<=", "value": 50}]},
+        {
+            "name": "c",
+            "all": [{"column": "sex", "op": "==", "value": "M"}, {"column": "priors", "op": ">", "value": 3}],
+        },
+    ],
+}
+
+
+def test_reliance_per_raw_column_shuffles_every_feature_made_from_it_together():
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 2, size=(60, 3))
+    y = (X[:, 0] | X[:, 1]).astype(np.int64)
+    y[:6] = 1 - y[:6]
+    members = [Rule((0, 1)), Rule((0,)), Rule((2,))]
+    problem = problem_of(X, y)
+    out = multiplicity.figures(set_of(members), members[0], problem, INPUTS)
+    permutation = np.random.default_rng(multiplicity.SEED).permutation(60)
+    shuffled = X.copy()
+    shuffled[:, [0, 1]] = X[permutation][:, [0, 1]]  # one shuffle of 'age' moves both of its features
+
+    def ratio(rule):
+        return max(np.mean(rule.predict(shuffled) != y), 1 / 60) / max(np.mean(rule.predict(X) != y), 1 / 60)
+
+    assert out["reliance_columns"]["age"] == pytest.approx(sorted([ratio(members[0]), ratio(members[1]), 1.0])[::2])
+    # 'sex' and 'priors' feed one feature together: shuffling either alone is not a matrix operation
+    assert set(out["reliance_columns"]) == {"age"}
+    assert any("'priors', 'sex'" in n and "cannot be shuffled alone" in n for n in out["notes"])
+    assert set(out["reliance"]) == {"a", "b", "c"}  # the matrix columns' figures stay beside them
+    # a combination no member uses is no obstacle: no member's prediction reads it
+    without = multiplicity.figures(set_of(members[:2]), members[0], problem, INPUTS)
+    assert without["reliance_columns"]["age"] == pytest.approx(sorted([ratio(members[0]), ratio(members[1])]))
+    assert not any("cannot be shuffled" in n for n in without["notes"])
+    assert "reliance_columns" not in multiplicity.figures(set_of(members), members[0], problem)  # no inputs
+
+
 @settings(derandomize=True, max_examples=40, deadline=None)
 @given(st.integers(0, 2**31 - 1), st.integers(1, 6), st.integers(1, 12))
 def test_agreement_matches_brute_force(seed, n_members, n_rows):
@@ -157,6 +234,9 @@ def test_a_run_with_a_set_records_its_figures(tmp_path, toy_registry):
     figures = outcome.to_dict()["rashomon"]["multiplicity"]
     assert figures["rows"] == "test" and figures["members"] == 3 and figures["count"] > 3
     assert 0 < figures["ambiguity"] <= 1 and set(figures["reliance"]) == set(figures["variable_use"])
+    # per raw column too: the binarizer's thresholds on one column are shuffled together
+    made_from = {f["name"]: f["all"][0]["column"] for f in outcome.info.inputs["features"]}
+    assert set(figures["reliance_columns"]) == {made_from[name] for name in figures["variable_use"]}
     assert figures["notes"][0].startswith("over the 3 kept members of")
 
 

@@ -302,7 +302,11 @@ def test_the_card_shows_the_rashomon_set_with_its_importance_ranges(tmp_path: Pa
     for name, (low, high) in figures["reliance"].items():
         assert f"<title>{low:g} to {high:.6g}</title>" in section
         assert html_escape(name) in section
-    assert section.count("<tr>") == 1 + len(figures["variable_use"])
+    by_column = figures["reliance_columns"]  # the same per raw column, in a second table
+    assert by_column and "<th>raw column</th>" in section
+    assert section.count("<tr>") == 2 + len(figures["variable_use"]) + len(by_column)
+    for column, (low, high) in by_column.items():
+        assert f"<tr><td>{html_escape(column)}</td><td class=n>{low:.6g}</td><td class=n>{high:.6g}</td>" in section
     plain = dict(details)
     plain.pop("rashomon")
     assert "Rashomon set" not in build_report(plain, [], toy_registry)  # a run without a set: no section
@@ -332,8 +336,9 @@ def test_the_rashomon_section_escapes_hostile_feature_names() -> None:
             "split_rows": 1,
             "variable_use": {evil: 0.5},
             "reliance": {evil: [1.0, 2.0]},
+            "reliance_columns": {evil: [1.0, 3.0]},
         },
     }
     section = rashomon_section(summary)
-    assert "<script" not in section and "<img" not in section and "&lt;script&gt;" in section
+    assert "<script" not in section and "<img" not in section and section.count("&lt;script&gt;") == 2
     assert "INCOMPLETE" in section and "objective &gt;= 0.15" in section

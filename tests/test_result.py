@@ -95,6 +95,31 @@ def test_a_rashomon_set_keeps_its_promises():
     assert stopped.to_dict()["unenumerated_bound"] == 0.31
 
 
+def test_a_rashomon_set_cannot_contradict_its_optimum():
+    members = [_member(0.30), _member(0.31)]
+    bad = [
+        dict(count=2, complete=True, members=[_member(0.29), _member(0.31)]),  # a member beats the optimum
+        dict(count=0, complete=False, members=[], unenumerated_bound=0.305),  # the bound says the optimum was seen
+        dict(count=0, complete=True, members=[]),  # a complete set without the optimum's model
+        dict(count=2, complete=True, members=members, optimum_proven=False),  # complete, yet the optimum unproven
+    ]
+    for case in bad:
+        with pytest.raises(RashomonError):
+            RashomonSet(threshold=0.315, optimum=0.30, **case)
+    # an absolute threshold below the optimum: nothing counts, and that is no contradiction; nor
+    # is an enumeration stopped before its first model, whose bound stays below the optimum
+    assert RashomonSet(threshold=0.2, optimum=0.30, count=0, complete=True).count == 0
+    assert RashomonSet(threshold=0.315, optimum=0.30, count=0, complete=False, unenumerated_bound=0.3).count == 0
+
+
+def test_a_stopped_search_gives_its_incumbent_alone():
+    rs = RashomonSet.unproven(_member(0.30), threshold=0.315, lower_bound=0.25, epsilon=0.05)
+    assert (rs.count, rs.kept, rs.complete, rs.optimum_proven) == (1, 1, False, False)
+    assert (rs.optimum, rs.threshold, rs.epsilon, rs.unenumerated_bound) == (0.30, 0.315, 0.05, 0.25)
+    above = RashomonSet.unproven(_member(0.30), threshold=0.2, lower_bound=0.25)  # an absolute threshold
+    assert (above.count, above.members, above.unenumerated_bound) == (0, [], 0.25)
+
+
 def test_prediction_fingerprints_compare_predictions_not_their_dtype():
     a = prediction_fingerprint(np.array([0, 1, 1, 0], dtype=np.int8))
     assert a == prediction_fingerprint(np.array([0, 1, 1, 0], dtype=np.int64))

@@ -161,7 +161,7 @@ def toy_rashomon_set(problem: Problem, spec: ToySpec, optimum: float, ctx: Solve
     ]
     batch = spec.search.rashomon_batch or max(1, len(enumerated))
     for start in range(0, max(1, len(enumerated)), batch):
-        if start:
+        if start or spec.search.rashomon_batch:  # batched: a monitor sees the run before its set
             time.sleep(spec.search.step_seconds)
         done = min(start + batch, len(enumerated))
         left = inside[done][0] if done < len(inside) else None  # the best objective not enumerated yet
@@ -203,6 +203,15 @@ class ToySolver(Solver):
             rashomon = None
             if spec.rashomon is not None and status is Status.OPTIMAL:
                 rashomon = toy_rashomon_set(problem, spec, objective, ctx)
+            elif spec.rashomon is not None:  # stopped before the proof: the incumbent alone
+                incumbent = RashomonMember(
+                    objective=objective,
+                    features=() if model.feature is None else (model.name,),
+                    fingerprint=prediction_fingerprint(model.predict(problem.X)),
+                    model=model if spec.rashomon.keep == "model" else None,
+                )
+                threshold = spec.rashomon.threshold or (1 + (spec.rashomon.epsilon or 0.0)) * objective
+                rashomon = RashomonSet.unproven(incumbent, threshold, lower, epsilon=spec.rashomon.epsilon)
             return Result(
                 model,
                 Certificate(status=status, objective=objective, lower_bound=lower),

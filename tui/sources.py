@@ -15,18 +15,21 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from glasswork.exits import EXIT_INTERRUPTED
 from glasswork.record import RecordSink, event_of_stored, finish_of_stored, start_of_stored
 from glasswork.tui.state import MEMBERS_HELD, LogFollower
 
 if TYPE_CHECKING:
     from glasswork.launch import Launch
+    from glasswork.record import RunInfo, RunOutcome
 
 OWNER_CHECK_SECONDS = 3.0  # a followed run silent this long: check that its process still lives
 
 
 class OwnedRun:
     """A spec run by this process through the shared run path; the monitor owns it and can
-    cancel it."""
+    cancel it. ``exit_code`` is what ``glasswork run`` would exit with: 130 for a run a cancel
+    (``c``, Ctrl-C, ``q`` while it runs) interrupted, the failure's code, else 0."""
 
     owned = True
 
@@ -46,7 +49,7 @@ class OwnedRun:
         from glasswork.exits import run_failure
 
         try:
-            self.launch.run([RecordSink(self.records.put)])  # after the store's sink: recorded first
+            self.launch.run([_OwnedSink(self)])  # after the store's sink: recorded first
         except (Exception, KeyboardInterrupt) as exc:  # a KeyboardInterrupt here: RunAborted
             failure = run_failure(exc)
             self._fail(failure.title, failure.message(self.title), failure.code)
@@ -67,8 +70,23 @@ class OwnedRun:
         return _drain(self.records)
 
 
+class _OwnedSink(RecordSink):
+    """The owned run's records into its queue; an interrupted run's exit code set before its
+    finish record is queued, so a monitor that ends on that record exits with it."""
+
+    def __init__(self, owner: OwnedRun) -> None:
+        super().__init__(owner.records.put)
+        self.owner = owner
+
+    def on_finish(self, run: RunInfo, outcome: RunOutcome | None, error: BaseException | None) -> None:
+        if outcome is not None and outcome.interrupted:
+            self.owner.exit_code = EXIT_INTERRUPTED  # as `glasswork run` exits after a Ctrl-C
+        super().on_finish(run, outcome, error)
+
+
 class FollowedRun:
-    """A run another process owns, followed through its events file and then its DuckDB rows."""
+    """A run another process owns, followed through its events file and then its DuckDB rows.
+    Cancelled from the monitor, it exits 130 as its owner does."""
 
     owned = False
 
@@ -177,6 +195,7 @@ class FollowedRun:
             os.kill(int(pid), signal.SIGINT)
         except OSError as exc:
             return f"cannot signal process {pid}: {exc}"
+        self.exit_code = EXIT_INTERRUPTED
         return f"asked process {pid} to stop (it keeps its best model, status cancelled)"
 
 

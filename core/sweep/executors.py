@@ -11,7 +11,6 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
 
-from glasswork.extras import require
 from glasswork.sweep.plan import SweepPoint
 from glasswork.sweep.workers import PointOutcome, failed_outcome, outcome_of, run_point
 
@@ -115,24 +114,25 @@ class LocalExecutor:
 class DaskExecutor:
     """Points as tasks on a dask.distributed cluster (``--executor dask``, or ``dask:local``).
 
-    Dask reschedules a task whose worker died and gives up with ``KilledWorker``; a cluster that
-    goes away fails the tasks still out. Both are recorded on the points they hit.
+    It connects as ``glasswork run --executor`` does (``ClusterExecutor.connect``: one way to
+    start a local cluster or reach a scheduler, one message when it cannot be reached). Dask
+    reschedules a task whose worker died and gives up with ``KilledWorker``; a cluster that goes
+    away fails the tasks still out. Both are recorded on the points they hit.
     """
 
     name = "dask"
 
     def __init__(self, address: str | None = None, *, workers: int | None = None) -> None:
-        require("dask", "the dask executor")
-        from distributed import Client, Event, LocalCluster
+        from glasswork.solver import ClusterExecutor
 
-        self._cluster = None
-        if address in (None, "local"):
-            self._cluster = LocalCluster(
-                n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True, dashboard_address=None
-            )
-            address = self._cluster.scheduler_address
-        self.client = Client(address, timeout="30s")
-        self._cancel = Event(f"glasswork-sweep-cancel-{uuid.uuid4().hex}", client=self.client)
+        self.client, self._close = ClusterExecutor(address or "local", workers).connect()
+        try:
+            from distributed import Event
+
+            self._cancel = Event(f"glasswork-sweep-cancel-{uuid.uuid4().hex}", client=self.client)
+        except BaseException:
+            self._close()
+            raise
 
     def run(self, points: Sequence[SweepPoint], base_dir: str) -> Iterator[PointOutcome]:
         from distributed import as_completed
@@ -184,18 +184,17 @@ class DaskExecutor:
             pass
 
     def close(self) -> None:
-        try:
-            self.client.close()
-        finally:
-            if self._cluster is not None:
-                self._cluster.close()
+        self._close()
 
 
 def make_executor(kind: str, *, jobs: int | None = None, scheduler: str | None = None) -> Executor:
-    """``local``, ``dask`` (with ``scheduler``, else a LocalCluster), or ``dask:ADDRESS`` / ``dask:local``."""
+    """``local``, ``dask`` (with ``scheduler``, else a local cluster), or what ``run --executor``
+    takes (``ClusterExecutor.parse``: ``dask:local`` or ``dask:HOST:PORT``); ValueError for
+    anything else, OSError when the scheduler cannot be reached."""
+    from glasswork.solver import ClusterExecutor
+
     if kind == "local":
         return LocalExecutor(jobs)
-    if kind == "dask" or kind.startswith("dask:"):
-        address = kind.partition(":")[2] or scheduler or "local"
-        return DaskExecutor(address, workers=jobs)
-    raise ValueError(f"unknown executor {kind!r}: use local, dask, dask:local or dask:ADDRESS")
+    cluster = ClusterExecutor.parse(f"dask:{scheduler or 'local'}" if kind == "dask" else kind, workers=jobs)
+    assert cluster is not None  # only "local" parses to this process
+    return DaskExecutor(cluster.address, workers=jobs)

@@ -21,6 +21,14 @@ are well formed, the spec rejects unknown keys and yields a JSON Schema, a solve
 the stop flag for cancellation and time limits. Override ``problem`` to supply a ``Problem``
 directly, and set ``deterministic = False`` if two solves may differ.
 
+A solver with ``supports_rashomon`` has its ``RashomonSet`` checked too, on the spec of
+``rashomon_spec_document`` (``spec_document`` with a small ``rashomon:`` section; override it to
+choose the options that enumerate): members best first and within the threshold, none better
+than the optimum, the count at least the members kept and the best ``max_models`` kept, a
+complete set with nothing unenumerated to bound, ``keep: summary`` keeping no model, each
+fingerprint that of its member's predictions, and a run stopped before its proof giving an
+incomplete set with an unproven optimum that still counts its incumbent (docs/plugins.md).
+
 Set ``plugin`` to the module (or object) your entry point names, and the contract also checks
 what the plugin shows through its hooks: it loads without error (a misspelled hook is one), its
 ``render_model`` draws the solver's models and leaves other kinds alone, its ``monitor_panels``
@@ -44,7 +52,15 @@ from glasswork.data import Problem, load_problem
 from glasswork.events import Event
 from glasswork.launch import Launch
 from glasswork.registry import Registry
-from glasswork.result import Classifier, Model, Result, Status, model_contract_fault
+from glasswork.result import (
+    Classifier,
+    Model,
+    RashomonSet,
+    Result,
+    Status,
+    model_contract_fault,
+    prediction_fingerprint,
+)
 from glasswork.solver import Limits, SolveContext, Solver, StopReason
 from glasswork.spec import SolverSpec, SpecError, json_schema, validate_spec
 
@@ -91,6 +107,12 @@ class SolverContract:
     def problem(self, spec: SolverSpec) -> Problem:
         """The problem to solve; by default the spec's own ``data:`` section, loaded."""
         return load_problem(spec.data)
+
+    def rashomon_spec_document(self) -> dict[str, Any]:
+        """A spec asking for a Rashomon set (solvers with ``supports_rashomon``): by default
+        ``spec_document`` with ``rashomon: {epsilon: 0.05, max_models: 3}``. The contract solves it
+        three times (whole, with ``keep: summary``, and stopped), so keep it quick."""
+        return {**self.spec_document(), "rashomon": {"epsilon": 0.05, "max_models": 3}}
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -246,6 +268,52 @@ class SolverContract:
         assert outcome.result.metrics, "the runner attaches train metrics"
         json.dumps(outcome.to_dict(), allow_nan=False)
 
+    # -- the Rashomon set (solvers with supports_rashomon) -----------------------------------
+
+    def _rashomon_solve(self, stop: StopReason | None = None, **options: Any) -> tuple[Result, Problem, int]:
+        """Solve ``rashomon_spec_document`` with ``options`` merged into its section; the result,
+        the problem and the section's ``max_models``."""
+        if not self.solver_class.supports_rashomon:
+            import pytest
+
+            pytest.skip(f"{self.solver_class.name} does not support Rashomon sets")
+        document = copy.deepcopy(self.rashomon_spec_document())
+        section = {**(document.get("rashomon") or {}), **options}
+        document["rashomon"] = section
+        result, _, problem = self._solve(stop=stop, document=document)
+        max_models = int(self._spec(document).rashomon.max_models)  # type: ignore[union-attr]
+        assert result.rashomon is not None, "the spec asked for a Rashomon set and the result has none"
+        assert isinstance(result.rashomon, RashomonSet), type(result.rashomon)
+        check_rashomon_set(result, problem, max_models)
+        return result, problem, max_models
+
+    def test_rashomon_set_keeps_its_promises(self) -> None:
+        result, _, _ = self._rashomon_solve()
+        rs, cert = result.rashomon, result.certificate
+        assert rs is not None
+        if cert.status is Status.OPTIMAL:
+            assert rs.optimum_proven, "the certificate is optimal, the set's optimum is not proven"
+        assert any(m.model is not None for m in rs.members) or rs.count == 0, "keep: model kept no model"
+
+    def test_rashomon_summary_keeps_no_model(self) -> None:
+        result, _, _ = self._rashomon_solve(keep="summary")
+        assert result.rashomon is not None
+        assert all(m.model is None for m in result.rashomon.members), "keep: summary kept a member's model"
+
+    def test_rashomon_set_of_a_stopped_run_is_not_complete(self) -> None:
+        result, _, _ = self._rashomon_solve(stop=StopReason.CANCEL)
+        rs, cert = result.rashomon, result.certificate
+        assert rs is not None
+        if cert.status is Status.OPTIMAL:
+            return  # the search ended before it looked at the stop flag: nothing was stopped
+        assert not rs.complete, f"a run stopped with status {cert.status} says its set is complete"
+        assert not rs.optimum_proven, f"a run stopped with status {cert.status} says its optimum is proven"
+        assert cert.objective is not None and abs(rs.optimum - cert.objective) <= _slack(cert.objective), (
+            f"the set's optimum {rs.optimum!r} is not the stopped run's incumbent {cert.objective!r}"
+        )
+        if rs.optimum <= rs.threshold + _slack(rs.threshold):
+            assert rs.count >= 1, "a stopped run's incumbent is within its threshold, yet the set counts nothing"
+
     # -- what the plugin shows (hooks) ---------------------------------------------------------
 
     def test_model_renders_through_the_hooks(self) -> None:
@@ -331,6 +399,50 @@ class SolverContract:
         assert set(defaults) <= {"metric", "goal"}, defaults
         assert defaults.get("goal") in (None, "max", "min")
         assert registry.sweep_defaults("__another_solver__") == {}
+
+
+def _slack(value: float) -> float:
+    return 1e-9 * max(1.0, abs(value))
+
+
+def check_rashomon_set(result: Result, problem: Problem, max_models: int) -> None:
+    """What every ``Result.rashomon`` promises, checked with assertions that say what broke
+    (the contract's Rashomon tests; a plugin's own tests may call it on any set)."""
+    rs = result.rashomon
+    assert rs is not None
+    objectives = [m.objective for m in rs.members]
+    assert all(b >= a - _slack(a) for a, b in zip(objectives, objectives[1:])), f"members not best first: {objectives}"
+    assert all(o <= rs.threshold + _slack(rs.threshold) for o in objectives), (
+        f"a member's objective exceeds the threshold {rs.threshold!r}: {objectives}"
+    )
+    assert all(o >= rs.optimum - _slack(rs.optimum) for o in objectives), (
+        f"a member's objective is below the optimum {rs.optimum!r}: {objectives}"
+    )
+    assert rs.count >= len(rs.members), f"count {rs.count} below the {len(rs.members)} members kept"
+    assert len(rs.members) <= max_models, f"{len(rs.members)} members kept, max_models is {max_models}"
+    if rs.exhaustive:
+        assert len(rs.members) == min(rs.count, max_models), (
+            f"{len(rs.members)} members kept of {rs.count} counted with max_models {max_models}: the best are kept"
+        )
+    if rs.complete:
+        assert rs.unenumerated_bound is None, "a complete set bounds something it did not enumerate"
+    cert = result.certificate
+    if cert.objective is not None and cert.status is Status.OPTIMAL:
+        assert abs(rs.optimum - cert.objective) <= 1e-6 * max(1.0, abs(cert.objective)), (
+            f"the set's optimum {rs.optimum!r} is not the certified objective {cert.objective!r}"
+        )
+    for rank, member in enumerate(rs.members, 1):
+        assert isinstance(member.fingerprint, str) and member.fingerprint, f"member {rank} has no fingerprint"
+        assert tuple(member.features) == tuple(str(f) for f in member.features)
+        assert set(member.features) <= set(problem.feature_names), (
+            f"member {rank} uses {set(member.features) - set(problem.feature_names)}, not columns of the matrix"
+        )
+        if member.model is not None:
+            expected = prediction_fingerprint(np.asarray(member.model.predict(problem.X)))
+            assert member.fingerprint == expected, (
+                f"member {rank}'s fingerprint is not that of its predictions on the training rows"
+            )
+    json.dumps(result.to_dict(), allow_nan=False)
 
 
 def _unreported(panel: Any, reported: set[str], stats: dict[str, Any]) -> set[str]:

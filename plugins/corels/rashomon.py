@@ -191,20 +191,6 @@ def enumerate_rashomon(
     )
 
 
-def unproven_set(
-    request: RashomonSpec, objective: float, lower_bound: float, incumbent: RashomonMember | None
-) -> RashomonSet:
-    """The set a stopped search can give: its incumbent (when within the threshold), never
-    complete, with the search's lower bound as the bound on every list not enumerated."""
-    threshold = threshold_for(request, objective)
-    kept = [incumbent] if incumbent is not None and objective <= threshold else []
-    return RashomonSet(
-        threshold=threshold,
-        optimum=objective,
-        epsilon=request.epsilon,
-        count=len(kept),
-        complete=False,
-        members=kept[: request.max_models],
-        unenumerated_bound=float(lower_bound),
-        optimum_proven=False,
-    )
+def unproven_set(request: RashomonSpec, objective: float, lower_bound: float, incumbent: RashomonMember) -> RashomonSet:
+    """The set a stopped search gives (core's rule, ``RashomonSet.unproven``): its incumbent."""
+    return RashomonSet.unproven(incumbent, threshold_for(request, objective), lower_bound, epsilon=request.epsilon)

@@ -443,8 +443,13 @@ class FasterRiskSolver(Solver):
         stats["pool"] = [self._record(rank, c, problem) for rank, c in enumerate([card, *cards], 1)]
         cert = Certificate(status=status, objective=res.objective, lower_bound=res.lower_bound, tolerance=1e-6)
         rashomon = None
-        if self.spec.rashomon is not None:
-            rashomon = self._exact_set(problem, ctx, cons, weights, k, res.objective, status is Status.OPTIMAL, stats)
+        if self.spec.rashomon is not None and status is not Status.OPTIMAL:
+            ctx.log("fasterrisk: the optimum is not certified, so the Rashomon set is not enumerated", level="warning")
+            incumbent = rashomon_member(card, problem, self.spec.rashomon.keep == "model")
+            threshold = rashomon_threshold(self.spec, res.objective)  # type: ignore[arg-type]
+            rashomon = RashomonSet.unproven(incumbent, threshold, res.lower_bound, epsilon=self.spec.rashomon.epsilon)
+        elif self.spec.rashomon is not None:
+            rashomon = self._exact_set(problem, ctx, cons, weights, k, res.objective, stats)
         return Result(card, cert, metrics={"train_logistic_loss_sum": res.objective}, stats=stats, rashomon=rashomon)
 
     def _exact_set(
@@ -455,11 +460,11 @@ class FasterRiskSolver(Solver):
         weights: np.ndarray | None,
         k: int,
         optimum: float,
-        proven: bool,
         stats: dict[str, Any],
     ) -> RashomonSet:
-        """Every integer card (m = 1) within the threshold, by ``exact.enumerate_cards``, best
-        first; the best ``max_models`` kept, streamed to the monitor as they are found."""
+        """Every integer card (m = 1) within the threshold of the certified ``optimum``, by
+        ``exact.enumerate_cards``, best first; the best ``max_models`` kept, streamed to the
+        monitor as they are found."""
         from glasswork.plugins.fasterrisk.exact import enumerate_cards
 
         spec: FasterRiskSpec = self.spec  # type: ignore[assignment]
@@ -542,7 +547,7 @@ class FasterRiskSolver(Solver):
             members=members,
             epsilon=request.epsilon,
             unenumerated_bound=found.unenumerated_bound,
-            optimum_proven=proven,
+            optimum_proven=True,
         )
 
     @staticmethod

@@ -228,3 +228,28 @@ def test_runs_show_gives_the_sets_summary(invoke, tmp_path):
     run_json(invoke, write(tmp_path / "p.yaml", SPEC.split("rashomon:")[0]))
     assert "Rashomon" not in invoke("runs", "show", "latest").stdout
     assert "rashomon" not in json.loads(invoke("runs", "show", "latest", "--json").stdout)
+
+
+def test_rashomon_json_has_weighted_figures_and_reliance_per_raw_column(invoke, tmp_path):
+    rng = np.random.default_rng(7)
+    path = tmp_path / "w.csv"
+    with path.open("w", newline="") as handle:
+        out = csv.writer(handle)
+        out.writerow(["age", "priors", "label", "w"])
+        for _ in range(120):
+            age, priors = int(rng.integers(18, 70)), int(rng.integers(0, 9))
+            label = int((age < 30 or priors > 4) != (rng.random() < 0.15))
+            out.writerow([age, priors, label, float(rng.choice([0.5, 1.0, 3.0]))])
+    spec = write(
+        tmp_path / "w.yaml",
+        f"name: weighted\nsolver: toy\ndata:\n  source: {path}\n  target: label\n  weights: w\n"
+        "  binarize: {thresholds: 3}\nrashomon:\n  epsilon: 5\n  max_models: 50\n",
+    )
+    run_json(invoke, spec)
+    listed = json.loads(invoke("rashomon", "latest", "--json").stdout)
+    figures = listed["multiplicity"]
+    assert figures["weighted"] is True and 0 <= figures["split_share"] <= 1
+    # each raw column's range covers its binarized features' shuffles together: both columns are used
+    assert set(figures["reliance_columns"]) == {"age", "priors"}
+    assert all(low <= high for low, high in figures["reliance_columns"].values())
+    assert set(figures["reliance"]) == set(figures["variable_use"]) and len(figures["reliance"]) > 2

@@ -178,6 +178,33 @@ def test_local_faults_are_recorded_and_the_rest_finish(tmp_path, toy_env, toy_re
     assert [s for s, _ in states] == ["failed", "failed", "finished"]
 
 
+def test_the_dask_executor_connects_as_run_executor_does(monkeypatch):
+    """One way to read dask:local / dask:HOST:PORT and reach a cluster (``ClusterExecutor``), so
+    a sweep and ``run --executor`` accept the same addresses and fail with the same words."""
+    from glasswork.solver import ClusterExecutor
+
+    asked: list[ClusterExecutor] = []
+
+    def connect(self: ClusterExecutor):
+        asked.append(self)
+        raise OSError(f"cannot reach the Dask scheduler at {self.address!r}: refused")
+
+    monkeypatch.setattr(ClusterExecutor, "connect", connect)
+    for kind, scheduler, address in [
+        ("dask:tcp://10.0.0.1:8786", None, "tcp://10.0.0.1:8786"),
+        ("dask:local", None, "local"),
+        ("dask", "tcp://h:1", "tcp://h:1"),
+        ("dask", None, "local"),
+    ]:
+        with pytest.raises(OSError, match=f"cannot reach the Dask scheduler at '{address}'"):
+            sweeps.make_executor(kind, jobs=3, scheduler=scheduler)
+        assert asked.pop() == ClusterExecutor(address, 3)
+    for bad in ("dask:", "dask: ", "ray", "dask-local"):  # refused as run --executor refuses them
+        with pytest.raises(ValueError, match="unknown executor"):
+            sweeps.make_executor(bad)
+    assert not asked
+
+
 @pytest.fixture
 def dask_local(toy_env):
     import dask
@@ -219,7 +246,7 @@ def test_a_cluster_that_goes_away(tmp_path, toy_env, toy_registry, dask_local):
 
     def pull_the_plug(outcome):
         if outcome.result is not None:
-            dask_local._cluster.close(timeout=10)
+            dask_local.client.shutdown()  # the scheduler and its workers stop
 
     report = sweeps.run_sweep(p, dask_local, store=store, on_outcome=pull_the_plug)
     assert [o.result["status"] for o in report.outcomes if o.result] == ["optimal"]

@@ -45,6 +45,59 @@ def test_the_contract_catches_a_solver_that_ignores_cancel():
         _Contract().test_time_limit_reports_stopped_time()
 
 
+class _BadRashomon(toy_plugin.ToySolver):
+    """The toy with one fault in its Rashomon set (``fault``), which the contract must name."""
+
+    fault = ""
+
+    def solve(self, problem, ctx):
+        result = super().solve(problem, ctx)
+        rs = result.rashomon
+        assert rs is not None
+        if self.fault == "fingerprint":
+            rs.members[0].fingerprint = "0" * 16
+        elif self.fault == "max_models":
+            extra = toy_plugin.RashomonMember(rs.members[-1].objective, (), "f", rs.members[-1].model)
+            rs.members.append(extra)
+            rs.count = max(rs.count, len(rs.members))
+        elif self.fault == "summary_model":  # the best member is the optimal model itself
+            rs.members[0].model = result.model
+        elif self.fault == "stopped_empty":  # FasterRisk's exact policy once: count 0 when stopped
+            rs.members, rs.count = [], 0
+        elif self.fault == "stopped_complete":
+            rs.optimum_proven, rs.complete, rs.unenumerated_bound = True, True, None
+        return result
+
+
+@pytest.mark.parametrize(
+    ("fault", "test", "message"),
+    [
+        ("fingerprint", "test_rashomon_set_keeps_its_promises", "fingerprint is not that of its predictions"),
+        ("max_models", "test_rashomon_set_keeps_its_promises", "max_models is 3"),
+        ("summary_model", "test_rashomon_summary_keeps_no_model", "keep: summary kept"),
+        ("stopped_empty", "test_rashomon_set_of_a_stopped_run_is_not_complete", "counts nothing"),
+        ("stopped_complete", "test_rashomon_set_of_a_stopped_run_is_not_complete", "says its set is complete"),
+    ],
+)
+def test_the_contract_catches_a_rashomon_set_that_breaks_its_promises(fault: str, test: str, message: str):
+    class _Faulty(_BadRashomon):
+        pass
+
+    _Faulty.fault = fault
+
+    class _Check(SolverContract):
+        solver_class = _Faulty
+
+        def spec_document(self) -> dict[str, Any]:
+            return TestToySolverKeepsTheContract().spec_document()
+
+        def rashomon_spec_document(self) -> dict[str, Any]:
+            return {**self.spec_document(), "rashomon": {"epsilon": 0.5, "max_models": 3}}
+
+    with pytest.raises(AssertionError, match=message):
+        getattr(_Check(), test)()
+
+
 # -- the hooks ---------------------------------------------------------------------------------------
 
 

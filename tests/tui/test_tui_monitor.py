@@ -57,7 +57,7 @@ def test_launch_live_updates_and_cancel(toy_env, tiny_csv: Path, tmp_path: Path)
             await pilot.press("q")
 
     asyncio.run(drive())
-    assert app.return_code == 0
+    assert app.return_code == 130  # a cancelled run exits as Ctrl-C in `glasswork run` does
     [row] = RunStore(db).list_runs()
     assert row.state == "cancelled" and row.solver == "toy"
     assert not RunStore(db).log_path(row.run_id).exists()
@@ -80,6 +80,33 @@ def test_quit_while_running_cancels_first(toy_env, tiny_csv: Path, tmp_path: Pat
 
     asyncio.run(drive())
     assert [r.state for r in RunStore(db).list_runs()] == ["cancelled"]
+    assert app.return_code == 130
+
+
+def test_cancel_then_quit_exits_130_as_ctrl_c_in_run_does(toy_env, tiny_csv: Path, tmp_path: Path) -> None:
+    db = tmp_path / "runs.duckdb"
+    app = GlassworkApp(source=OwnedRun(load_spec_or_error(str(toy_spec(tmp_path, tiny_csv)), db=str(db))))
+
+    async def drive() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = app.screen
+            await wait_for(pilot, lambda: (screen.state.nodes or 0) > 2)
+            await pilot.press("c")
+            await wait_for(pilot, lambda: screen.state.finished)
+            assert screen.state.status == "cancelled"
+            await pilot.press("q")
+
+    asyncio.run(drive())
+    assert app.return_code == 130
+    finished = GlassworkApp(source=OwnedRun(load_spec_or_error(str(toy_spec(tmp_path, tiny_csv, "exact")), db=str(db))))
+
+    async def drive_to_the_end() -> None:
+        async with finished.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: finished.screen.state.finished)
+            await pilot.press("q")
+
+    asyncio.run(drive_to_the_end())
+    assert finished.return_code == 0  # a run nobody stopped exits 0
 
 
 @pytest.mark.parametrize(
@@ -203,6 +230,7 @@ def test_attach_follows_another_process_and_cancels_it(toy_env, tiny_csv: Path, 
 
         asyncio.run(drive())
         assert proc.wait(timeout=30) == 130  # the owner reports an interrupted run
+        assert app.return_code == 130  # and so does the monitor that cancelled it
     finally:
         if proc.poll() is None:
             proc.kill()

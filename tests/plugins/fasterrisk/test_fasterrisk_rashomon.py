@@ -195,7 +195,7 @@ def test_the_intercept_range_holds_every_card_within_the_threshold() -> None:
 # -- the solver: spec section, Result.rashomon, events ----------------------------------------------
 
 
-def _run(X: np.ndarray, y: np.ndarray, rashomon: dict, **search: object):
+def _run(X: np.ndarray, y: np.ndarray, rashomon: dict, limits: dict | None = None, **search: object):
     from glasswork import Problem
     from glasswork.events import CollectingSink
     from glasswork.launch import Launch
@@ -218,6 +218,7 @@ def _run(X: np.ndarray, y: np.ndarray, rashomon: dict, **search: object):
             "constraints": {"sparsity": 2, "coefficient_bounds": [-2, 2]},
             "search": search,
             "rashomon": rashomon,
+            "limits": limits or {},
         }
     )
     sink = CollectingSink()
@@ -248,6 +249,18 @@ def test_the_exact_policy_fills_result_rashomon() -> None:
     assert [m.objective for e in sent for m in e.members] == [m.objective for m in rs.members]
     assert result.to_dict()["rashomon"]["count"] == rs.count
     assert result.stats["exact"]["rashomon"]["complete"] is True
+
+
+def test_a_search_stopped_before_its_proof_gives_its_incumbent_alone_as_corels_does() -> None:
+    inst = make_instance(42, 5, 3, "small_int", False)
+    result, events = _run(inst.X, inst.y, {"epsilon": 0.05}, limits={"nodes": 1}, policy="exact")
+    cert, rs = result.certificate, result.rashomon
+    assert cert.status.value == "stopped_nodes" and rs is not None
+    assert rs.count == 1 and [m.model for m in rs.members] == [result.model]
+    assert rs.optimum == cert.objective and rs.threshold == pytest.approx(1.05 * cert.objective)
+    assert not rs.optimum_proven and not rs.complete and rs.exhaustive
+    assert rs.unenumerated_bound == cert.lower_bound
+    assert any(e.kind == "log" and "not certified" in (e.message or "") for e in events)
 
 
 def test_summary_keeps_no_model_and_an_absolute_threshold_is_used_as_given() -> None:

@@ -35,6 +35,14 @@ class TestFasterRiskContract(SolverContract):
             "search": {"certify_time": 1.0},  # the bound does not close here: keep the runs short
         }
 
+    def rashomon_spec_document(self) -> dict:
+        """The exact policy (it enumerates; the beam policy's pool is a sample), one feature per
+        card so the certified search and the enumeration take a second or two."""
+        document = self.spec_document()
+        document["constraints"] = {"sparsity": 1, "coefficient_bounds": [-3, 3]}
+        document["search"] = {**document["search"], "policy": "exact"}
+        return {**document, "rashomon": {"epsilon": 0.05, "max_models": 3}}
+
 
 def synthetic_problem(n=500, p=20, seed=0) -> Problem:
     rng = np.random.default_rng(seed)
