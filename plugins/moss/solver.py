@@ -589,7 +589,7 @@ class MossSolver(Solver):
         run's node limit already counts. With ``events`` the kept members are built and streamed to
         the monitor, and the set returned; without, only the enumeration (its count) is."""
         from .cutting_plane import Point
-        from .rashomon import enumerate_rule_sets, rashomon_set, rashomon_threshold
+        from .rashomon import Enumeration, enumerate_rule_sets, rashomon_set, rashomon_threshold
 
         request = self.spec.rashomon
         assert request is not None and isinstance(oracle, H2Oracle)
@@ -626,6 +626,15 @@ class MossSolver(Solver):
                 nodes=spent + found.nodes,
             )
 
+        if p.status is not Status.OPTIMAL:  # core's rule for a search stopped before its proof
+            inside = [(p.h2, tuple(p.support))] if p.h2 <= threshold else []
+            found = Enumeration(threshold, inside, len(inside), False, min(p.lower_bound, p.h2), stopped=p.status)
+            if not events:
+                return found, None
+            incumbent = member(p.h2, tuple(p.support))
+            result = RashomonSet.unproven(incumbent, threshold, p.lower_bound, epsilon=request.epsilon)
+            ctx.rashomon(result.count, result.members, threshold=threshold, lower_bound=p.lower_bound, nodes=spent)
+            return found, result
         found = enumerate_rule_sets(
             oracle,
             counts,

@@ -175,11 +175,12 @@ def test_a_node_limit_and_ctrl_c_leave_an_honest_incomplete_set():
         assert [m.objective for m in rs.members] == [m.objective for m in full.rashomon.members[: rs.count]]
         rest = [m.objective for m in full.rashomon.members[rs.count :]]
         assert rs.unenumerated_bound is not None and min(rest) >= rs.unenumerated_bound - 1e-9
-    # a search stopped before its optimum is proven: the set says so and enumerates nothing
+    # a search stopped before its optimum is proven: core's rule, the incumbent alone
     result, _, _ = solve_with(doc, Limits(nodes=1))
     rs = result.rashomon
     assert result.certificate.status is Status.STOPPED_NODES
-    assert not rs.optimum_proven and not rs.complete and rs.count == 0
+    assert not rs.optimum_proven and not rs.complete and rs.count == 1
+    assert rs.members[0].objective == rs.optimum == result.certificate.objective
     assert rs.unenumerated_bound == result.certificate.lower_bound <= full.rashomon.optimum
 
 
