@@ -255,6 +255,7 @@ cdef class Search:
     cdef string spill_dir
     cdef size_t spill_budget        # search bytes above which the queue spills; 0: never
     cdef size_t spill_min_entries   # no spill of a queue shorter than this
+    cdef size_t map_budget          # map bytes past which it takes no new class; 0: no limit
     cdef int spill_errno
     cdef int64_t spill_seq, spilled_now, spill_bytes_now
     cdef public int64_t n_spills, n_reloads, n_spilled, max_spill_bytes, max_spilled
@@ -925,7 +926,8 @@ cdef class Search:
         cdef uint32_t tag = <uint32_t>(key >> 32)
         cdef int length
         cdef MapRecord rec
-        if (self.table.cap >> 32) == 0 and 4 * (self.table.count + 1) > 3 * self.table.cap and not table_grow(&self.table):
+        cdef bint frozen = self.map_budget > 0 and table_bytes(&self.table) >= self.map_budget
+        if not frozen and (self.table.cap >> 32) == 0 and 4 * (self.table.count + 1) > 3 * self.table.cap and not table_grow(&self.table):
             verdict[0] = 3               # no memory for the map: insert unchecked (sound)
             return NULL
         if 8 * (self.table.count + 1) > 7 * self.table.cap:
@@ -935,6 +937,9 @@ cdef class Search:
         while True:
             e = &self.table.slots[pos]
             if e.off == 0:
+                if frozen:
+                    verdict[0] = 3       # the map at its budget: existing classes still prune
+                    return NULL
                 verdict[0] = 1
                 e.tag = tag
                 return e
@@ -2012,12 +2017,15 @@ cdef class Search:
 
     # ------------------------------------------------ the external-memory queue (issue 27)
 
-    def set_spill(self, directory, long long budget_bytes, long long min_entries=65536):
+    def set_spill(self, directory, long long budget_bytes, long long min_entries=65536, long long map_budget=0):
         """Let the queue spill to bucket files in ``directory`` once the search's memory (the
         queue's pages, its live nodes, the symmetry map) passes ``budget_bytes`` and the queue
         holds at least ``min_entries``; ``budget_bytes`` 0 turns spilling off. The files are
-        unlinked as soon as they are opened (POSIX), so nothing is left whatever ends the process."""
-        if budget_bytes < 0 or min_entries < 0:
+        unlinked as soon as they are opened (POSIX), so nothing is left whatever ends the process.
+        ``map_budget`` (bytes, 0: none) stops the symmetry map from taking new classes once it
+        holds that much: a child of a new class is then queued unchecked (sound, it only prunes
+        less), so with the queue on disk the search's RAM stays bounded."""
+        if budget_bytes < 0 or min_entries < 0 or map_budget < 0:
             raise ValueError("budget_bytes and min_entries must be >= 0")
         raw = os.fsencode(directory)
         if len(raw) > 4000:
@@ -2025,6 +2033,7 @@ cdef class Search:
         self.spill_dir = raw
         self.spill_budget = budget_bytes
         self.spill_min_entries = min_entries
+        self.map_budget = map_budget
 
     def spill(self, long long keep):
         """Spill the queue now until about ``keep`` entries stay in RAM (needs ``set_spill``'s
