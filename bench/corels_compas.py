@@ -50,7 +50,13 @@ class _Sink:
 
 
 def child(
-    lam: float, threads: int, time_limit: float, progress_every: float, bounds: str = "default", spill: int = 0
+    lam: float,
+    threads: int,
+    time_limit: float,
+    progress_every: float,
+    bounds: str = "default",
+    spill: int = 0,
+    map_budget: int = -1,
 ) -> None:
     """One certification, measured from inside the process; prints one JSON line."""
     import resource
@@ -71,8 +77,8 @@ def child(
         kw["ablation"] = {name.removeprefix("no-"): not name.startswith("no-") for name in bounds.split("/")}
     search = engine.make_search(units, lam, **kw)
     spill_dir = tempfile.TemporaryDirectory(prefix="glasswork-bench-spill-")
-    if spill > 0:  # the solver's spill: with the map held at half the budget
-        search.set_spill(spill_dir.name, spill, map_budget=spill // 2)
+    if spill > 0:  # as the solver spills (the map held at half the budget), or with --map-budget
+        search.set_spill(spill_dir.name, spill, map_budget=spill // 2 if map_budget < 0 else map_budget)
     t_prep = time.perf_counter() - t1
     M = len(data.antecedents.names)
     stop = np.zeros(1, dtype=np.uint8)
@@ -157,9 +163,7 @@ def child(
                 "load": (load_before, load_after),
                 "thread_times": search.thread_times(),
                 "threads_run": search.threads,
-                "spill": {
-                    k: c[k] for k in ("spills", "reloads", "spilled", "max_spilled", "max_spill_bytes")
-                },
+                "spill": {k: c[k] for k in ("spills", "reloads", "spilled", "max_spilled", "max_spill_bytes")},
                 "spilled_at_end": spilled_at_end,
             }
         )
@@ -181,10 +185,19 @@ def main() -> None:
     ap.add_argument(
         "--spill", type=int, default=0, help="bytes of search memory past which the queue spills to disk (0: off)"
     )
+    ap.add_argument(
+        "--map-budget",
+        type=int,
+        default=-1,
+        help="with --spill: map bytes past which it takes no new class "
+        "(default: half of --spill, as the solver; 0: no limit)",
+    )
     ap.add_argument("--child", type=float, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child is not None:
-        child(args.child, int(args.threads[0]), args.time_limit, args.progress, args.bounds, args.spill)
+        child(
+            args.child, int(args.threads[0]), args.time_limit, args.progress, args.bounds, args.spill, args.map_budget
+        )
         return
     if not (DATA / "compas_train.out").exists():
         sys.exit(f"COMPAS files not found under {DATA}; set GLASSWORK_DATA")
@@ -219,6 +232,8 @@ def main() -> None:
                     bounds,
                     "--spill",
                     str(args.spill),
+                    "--map-budget",
+                    str(args.map_budget),
                 ],
                 capture_output=True,
                 text=True,
