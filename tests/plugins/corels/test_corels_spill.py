@@ -226,3 +226,36 @@ def test_cli_full_disk_fails_the_run_with_a_message(tmp_path) -> None:
     assert "spill files failed" in out.stderr and str(spill_root) in out.stderr
     assert "optimal" not in out.stdout
     assert list(spill_root.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_ctrl_c_with_prefixes_on_disk_leaves_no_file(tmp_path) -> None:
+    """Interrupted while buckets are on disk (the progress says so): exit 130, a stopped status,
+    and nothing left under $TMPDIR."""
+    import signal
+    import time
+
+    spec = _compas_spec(tmp_path, 0.0025, "1MB")
+    spill_root = tmp_path / "tmp"
+    spill_root.mkdir()
+    events = tmp_path / "events.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "glasswork", "run", str(spec), "--no-store", "-q", "--events", str(events)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TMPDIR": str(spill_root)},
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and not (events.exists() and '"spilled"' in events.read_text()):
+            time.sleep(0.2)
+        assert '"spilled"' in events.read_text(), "no progress report with prefixes on disk"
+        assert any(spill_root.iterdir())  # the spill directory exists while the search runs
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert list(spill_root.iterdir()) == []
