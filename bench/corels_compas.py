@@ -49,9 +49,18 @@ class _Sink:
         self.last = figures
 
 
-def child(lam: float, threads: int, time_limit: float, progress_every: float, bounds: str = "default") -> None:
+def child(
+    lam: float,
+    threads: int,
+    time_limit: float,
+    progress_every: float,
+    bounds: str = "default",
+    spill: int = 0,
+    map_budget: int = -1,
+) -> None:
     """One certification, measured from inside the process; prints one JSON line."""
     import resource
+    import tempfile
 
     import numpy as np
 
@@ -67,6 +76,9 @@ def child(lam: float, threads: int, time_limit: float, progress_every: float, bo
     if bounds != "default":
         kw["ablation"] = {name.removeprefix("no-"): not name.startswith("no-") for name in bounds.split("/")}
     search = engine.make_search(units, lam, **kw)
+    spill_dir = tempfile.TemporaryDirectory(prefix="glasswork-bench-spill-")
+    if spill > 0:  # as the solver spills (the map held at half the budget), or with --map-budget
+        search.set_spill(spill_dir.name, spill, map_budget=spill // 2 if map_budget < 0 else map_budget)
     t_prep = time.perf_counter() - t1
     M = len(data.antecedents.names)
     stop = np.zeros(1, dtype=np.uint8)
@@ -95,6 +107,24 @@ def child(lam: float, threads: int, time_limit: float, progress_every: float, bo
         if elapsed - last_sample >= 5.0:
             last_sample = elapsed
             samples.append((round(elapsed, 1), search.n_evaluated, search.queue_size))
+            if spill > 0:
+                print(
+                    json.dumps(
+                        {
+                            "t": round(elapsed, 1),
+                            "evaluated": search.n_evaluated,
+                            "queue": search.queue_size,
+                            "spilled": search.spilled_size,
+                            "spill_bytes": search.spill_bytes,
+                            "rss": resident_memory(),
+                            "lower_bound": search.lower_bound(),
+                            "objective": search.objective,
+                            "memory": search.memory_breakdown(),
+                        }
+                    ),
+                    file=sys.stderr,
+                    flush=True,
+                )
         outside += time.perf_counter() - ta
     t_search = time.perf_counter() - t3
     cpu_search = time.process_time() - c3
@@ -102,6 +132,8 @@ def child(lam: float, threads: int, time_limit: float, progress_every: float, bo
     load_after = os.getloadavg()[0]
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     c = search.counters()
+    spilled_at_end = (search.spilled_size, search.spill_bytes)
+    spill_dir.cleanup()
     print(
         json.dumps(
             {
@@ -131,6 +163,8 @@ def child(lam: float, threads: int, time_limit: float, progress_every: float, bo
                 "load": (load_before, load_after),
                 "thread_times": search.thread_times(),
                 "threads_run": search.threads,
+                "spill": {k: c[k] for k in ("spills", "reloads", "spilled", "max_spilled", "max_spill_bytes")},
+                "spilled_at_end": spilled_at_end,
             }
         )
     )
@@ -148,10 +182,22 @@ def main() -> None:
         help="comma-separated configurations: default, or /-joined no-NAME switches "
         "(NAME from engine.ABLATIONS: that bound off)",
     )
+    ap.add_argument(
+        "--spill", type=int, default=0, help="bytes of search memory past which the queue spills to disk (0: off)"
+    )
+    ap.add_argument(
+        "--map-budget",
+        type=int,
+        default=-1,
+        help="with --spill: map bytes past which it takes no new class "
+        "(default: half of --spill, as the solver; 0: no limit)",
+    )
     ap.add_argument("--child", type=float, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child is not None:
-        child(args.child, int(args.threads[0]), args.time_limit, args.progress, args.bounds)
+        child(
+            args.child, int(args.threads[0]), args.time_limit, args.progress, args.bounds, args.spill, args.map_budget
+        )
         return
     if not (DATA / "compas_train.out").exists():
         sys.exit(f"COMPAS files not found under {DATA}; set GLASSWORK_DATA")
@@ -184,6 +230,10 @@ def main() -> None:
                     str(args.progress),
                     "--bounds",
                     bounds,
+                    "--spill",
+                    str(args.spill),
+                    "--map-budget",
+                    str(args.map_budget),
                 ],
                 capture_output=True,
                 text=True,
@@ -225,6 +275,13 @@ def main() -> None:
             f"map records {m['map_records'] / 2**20:.0f} MB (tail {m['record_tail_bytes']} B), queue "
             f"{m['queue'] / 2**20:.0f} MB at the end"
         )
+        if r["spill"]["spills"]:
+            sp = r["spill"]
+            print(
+                f"  spilled: {sp['spills']} spills, {sp['reloads']} buckets back, {sp['spilled']:,} prefixes "
+                f"written, at most {sp['max_spilled']:,} on disk ({sp['max_spill_bytes'] / 2**20:.0f} MB); "
+                f"at the end {r['spilled_at_end'][0]:,} ({r['spilled_at_end'][1] / 2**20:.0f} MB)"
+            )
         prev = (0.0, 0, 0)
         parts = []
         for t, ev, q in r["samples"]:

@@ -24,6 +24,10 @@ accumulated separately from ``depth * lambda`` so equal prefixes give bit-identi
 from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t, uint16_t, uint8_t
 from libc.math cimport floor, INFINITY
 from libc.string cimport memcpy
+from libc.stdio cimport FILE, fopen, fclose, fwrite, fread, fflush, fseek, ferror, remove, snprintf, SEEK_SET
+from libc.errno cimport errno, EIO, ENOMEM
+from libc.stdlib cimport malloc, free
+from libcpp.string cimport string
 from libcpp.vector cimport vector
 from libcpp.unordered_map cimport unordered_map
 from libcpp.map cimport map as ordered_map
@@ -49,6 +53,16 @@ cdef extern from "corels_kernels.h" nogil:
                         int n, int64_t* out)
     void gw_prefetch(const void* p)
 
+cdef extern from "corels_spill.h" nogil:
+    size_t GW_SPILL_HEAD
+    int gw_spill_len(const uint8_t* rec)
+    uint16_t gw_spill_id(const uint8_t* rec, int k)
+    bint gw_spill_sort(uint64_t* offs, size_t n, const uint8_t* buf)
+    ctypedef struct gw_spill_key:
+        double key
+        int32_t tie
+    void gw_spill_sort_keys(gw_spill_key* a, size_t n)
+
 cdef extern from "corels_threads.h" nogil:
     ctypedef struct gw_sync:
         pass
@@ -69,6 +83,8 @@ cdef extern from "corels_threads.h" nogil:
     bint gw_pool_stale(gw_pool* p)
     int gw_live_inc(ordered_map[double, int64_t]& lb, double key,
                     unordered_map[uint64_t, int64_t]& err, uint64_t ekey)
+
+import os
 
 import numpy as np
 
@@ -98,6 +114,9 @@ cdef enum:
     R_STOPPED = 2
     R_NODE_LIMIT = 3
     R_OUT_OF_MEMORY = 4
+    R_SPILL_ERROR = 5
+    SPILL_BUCKETS = 4       # files one spill writes, by quantiles of the spilled part's keys
+    SPILL_SAMPLE = 4096     # queue entries sampled to place the quantiles
 
 # return codes of Search.run
 DONE = R_DONE
@@ -105,6 +124,7 @@ SLICE = R_SLICE
 STOPPED = R_STOPPED
 NODE_LIMIT = R_NODE_LIMIT
 OUT_OF_MEMORY = R_OUT_OF_MEMORY
+SPILL_ERROR = R_SPILL_ERROR
 
 
 cdef struct QEntry:      # 16 bytes: four children of a heap entry share one cache line
@@ -120,6 +140,20 @@ cdef struct Candidate:  # a child that passed every bound, waiting for the map a
     double key          # its queue key
     uint64_t map_key
     int32_t ant
+
+
+cdef struct SpillBucket:  # one file of the external-memory queue (Search._spill)
+    FILE* fp            # open, already unlinked where the system allows it
+    double min_key      # the smallest (key, tie) in the file: it comes back before the RAM queue
+    int32_t min_tie     # passes it
+    double min_lb       # the smallest bound in the file (its part of the lower bound)
+    int64_t count
+    int64_t nbytes
+
+
+cdef inline bint _qless(double k1, int32_t t1, double k2, int32_t t2) noexcept nogil:
+    """The heap's order on (key, tie)."""
+    return k1 < k2 or (k1 == k2 and t1 < t2)
 
 
 cdef struct Scratch:    # one thread's working memory for an expansion (see Search._score)
@@ -216,6 +250,15 @@ cdef class Search:
     # last rules: the tolerance of its strict test (its scratch is per thread, in Scratch)
     cdef double sim_eps
     cdef public int64_t n_pruned_similar
+    # the external-memory queue (issue 27): the queue's worst buckets in files (Search._spill)
+    cdef vector[SpillBucket] buckets
+    cdef string spill_dir
+    cdef size_t spill_budget        # search bytes above which the queue spills; 0: never
+    cdef size_t spill_min_entries   # no spill of a queue shorter than this
+    cdef size_t map_budget          # map bytes past which it takes no new class; 0: no limit
+    cdef int spill_errno
+    cdef int64_t spill_seq, spilled_now, spill_bytes_now
+    cdef public int64_t n_spills, n_reloads, n_spilled, max_spill_bytes, max_spilled
 
     def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
                  const int32_t[::1] lclass, const int32_t[::1] lshift,
@@ -401,6 +444,7 @@ cdef class Search:
     # ---------------------------------------------------------------------------- nodes, heap
 
     def __dealloc__(self):
+        self._close_buckets()
         trie_destroy(&self.trie)
         if not gw_pool_stale(self.pool):
             gw_pool_free(self.pool)
@@ -482,6 +526,21 @@ cdef class Search:
             self.max_queue = self.queue.size()
         return True
 
+    cdef bint _push_entry(self, double key, int32_t tie, int32_t node) noexcept nogil:
+        """Queue ``node`` again with the key and tie it had before a spill; False when no memory."""
+        cdef QEntry e
+        if not self.queue.reserve_one():
+            return False
+        if not self._live_add(node, key if self.policy == P_LOWER_BOUND else trie_lb(&self.trie, node)):
+            return False
+        e.key = key
+        e.tie = tie
+        e.node = node
+        self.queue.push_reserved(e)
+        if <int64_t>self.queue.size() > self.max_queue:
+            self.max_queue = self.queue.size()
+        return True
+
     cdef QEntry _pop(self) noexcept nogil:
         """Take the best entry off the queue and out of the live figures."""
         cdef QEntry top = self.queue.pop()
@@ -510,6 +569,316 @@ cdef class Search:
         self.queue.heapify()
         self.gc_threshold = max(<size_t>65536, 2 * j)
         self.n_gc_runs += 1
+
+    # ---------------------------------------------------------------- external-memory queue
+
+    cdef size_t _queue_part_bytes(self) noexcept nogil:
+        """What the queue holds in RAM: its heap pages and the live nodes (queued prefixes and
+        their ancestors); a spill frees both (freed node slots are reused before new pages)."""
+        return self.queue.bytes() + <size_t>self.trie.live * trie_node_bytes(&self.trie)
+
+    cdef bint _spill_due(self) noexcept nogil:
+        """The search's memory (the queue's part, the map) passed the spill budget, and the
+        queue is a part worth spilling (else spilling would only churn)."""
+        cdef size_t q
+        if self.spill_budget == 0 or self.queue.size() < self.spill_min_entries or self.queue.size() < 2:
+            return False
+        q = self._queue_part_bytes()
+        return q + table_bytes(&self.table) > self.spill_budget and 4 * q >= self.spill_budget
+
+    cdef int _best_bucket(self) noexcept nogil:
+        cdef int b, best = -1
+        for b in range(<int>self.buckets.size()):
+            if best < 0 or _qless(self.buckets[b].min_key, self.buckets[b].min_tie,
+                                  self.buckets[best].min_key, self.buckets[best].min_tie):
+                best = b
+        return best
+
+    cdef bint _reload_due(self) noexcept nogil:
+        """A bucket holds an entry the queue would pop before its top (or the queue is empty)."""
+        cdef int b
+        cdef QEntry* top
+        if self.buckets.size() == 0:
+            return False
+        if self.queue.size() == 0:
+            return True
+        b = self._best_bucket()
+        top = &self.queue.top()
+        return _qless(self.buckets[b].min_key, self.buckets[b].min_tie, top.key, top.tie)
+
+    cdef double _disk_lb(self) noexcept nogil:
+        cdef double lo = INFINITY
+        cdef size_t b
+        for b in range(self.buckets.size()):
+            lo = min(lo, self.buckets[b].min_lb)
+        return lo
+
+    cdef void _close_buckets(self) noexcept nogil:
+        cdef size_t b
+        for b in range(self.buckets.size()):
+            fclose(self.buckets[b].fp)
+        self.buckets.clear()
+        self.spilled_now = 0
+        self.spill_bytes_now = 0
+
+    cdef inline bint _spill_drop(self, QEntry* e) noexcept nogil:
+        """An entry the queue would drop when popped: deleted by the map or hopeless."""
+        return trie_dead(&self.trie, e.node) or self._hopeless(self._qlb(e[0]), trie_node(&self.trie, e.node).depth)
+
+    cdef int _spill(self, size_t keep) noexcept nogil:
+        """Write the queue's worst entries to bucket files until about ``keep`` stay in RAM.
+
+        Quantiles of a sample of (key, tie) split the spilled part into ``SPILL_BUCKETS`` files;
+        each prefix goes out self-contained (key, bound, tie, antecedent ids) and its nodes are
+        released. Everything is written and flushed before the heap changes, so a write error
+        (a full disk) leaves the queue whole: 0, or the ``errno`` of the failure.
+        """
+        cdef size_t n = self.queue.size(), i, j, S, q0
+        cdef gw_spill_key* sample
+        cdef gw_spill_key cut[SPILL_BUCKETS]
+        cdef SpillBucket nb[SPILL_BUCKETS]
+        cdef char path[4200]
+        cdef uint8_t rec[21 + 512]
+        cdef uint16_t a
+        cdef QEntry e
+        cdef int b, k, depth, err = 0
+        cdef int32_t cur
+        cdef size_t rec_len
+        cdef double lb
+        if n <= keep or n < 2:
+            return 0
+        S = min(n, <size_t>SPILL_SAMPLE)
+        sample = <gw_spill_key*>malloc(S * sizeof(gw_spill_key))
+        if sample == NULL:
+            return ENOMEM
+        for i in range(S):
+            j = <size_t>(splitmix64(<uint64_t>i * <uint64_t>2654435761 + <uint64_t>self.n_spills) % n)
+            if S == n:
+                j = i
+            sample[i].key = self.queue.at(j).key
+            sample[i].tie = self.queue.at(j).tie
+        gw_spill_sort_keys(sample, S)
+        q0 = min(S - 1, max(<size_t>1, S * keep // n))
+        for b in range(SPILL_BUCKETS):
+            cut[b] = sample[q0 + (S - q0) * b // SPILL_BUCKETS]
+        free(sample)
+        for b in range(SPILL_BUCKETS):
+            nb[b].fp = NULL
+            nb[b].count = 0
+            nb[b].nbytes = 0
+            nb[b].min_key = INFINITY
+            nb[b].min_tie = 0
+            nb[b].min_lb = INFINITY
+        for b in range(SPILL_BUCKETS):
+            self.spill_seq += 1
+            snprintf(path, sizeof(path), "%s/queue-%lld.bin", self.spill_dir.c_str(), <long long>self.spill_seq)
+            nb[b].fp = fopen(path, "w+b")
+            if nb[b].fp == NULL:
+                err = errno if errno != 0 else EIO
+                break
+            remove(path)     # the open file lives on until closed, whatever ends the process
+        # pass 1: write (the heap is untouched until every byte is on disk)
+        if err == 0:
+            for i in range(n):
+                e = self.queue.at(i)
+                if (not _qless(e.key, e.tie, cut[0].key, cut[0].tie) and trie_node(&self.trie, e.node).depth > 0
+                        and not self._spill_drop(&e)):
+                    b = SPILL_BUCKETS - 1
+                    while b > 0 and _qless(e.key, e.tie, cut[b].key, cut[b].tie):
+                        b -= 1
+                    lb = self._qlb(e)
+                    depth = trie_node(&self.trie, e.node).depth
+                    memcpy(&rec[0], &e.key, 8)
+                    memcpy(&rec[8], &lb, 8)
+                    memcpy(&rec[16], &e.tie, 4)
+                    rec[20] = <uint8_t>depth
+                    cur = e.node
+                    for k in range(depth - 1, -1, -1):
+                        a = trie_node(&self.trie, cur).ant
+                        memcpy(&rec[21 + 2 * k], &a, 2)
+                        cur = trie_node(&self.trie, cur).parent
+                    rec_len = 21 + 2 * <size_t>depth
+                    if fwrite(rec, 1, rec_len, nb[b].fp) != rec_len:
+                        err = errno if errno != 0 else EIO
+                        break
+                    nb[b].count += 1
+                    nb[b].nbytes += rec_len
+                    if _qless(e.key, e.tie, nb[b].min_key, nb[b].min_tie):
+                        nb[b].min_key = e.key
+                        nb[b].min_tie = e.tie
+                    nb[b].min_lb = min(nb[b].min_lb, lb)
+        if err == 0:
+            for b in range(SPILL_BUCKETS):
+                if fflush(nb[b].fp) != 0 or ferror(nb[b].fp):
+                    err = errno if errno != 0 else EIO
+                    break
+                if fseek(nb[b].fp, 0, SEEK_SET) != 0:
+                    err = errno if errno != 0 else EIO
+                    break
+        if err != 0:
+            for b in range(SPILL_BUCKETS):
+                if nb[b].fp != NULL:
+                    fclose(nb[b].fp)
+            return err
+        # pass 2: the written entries (and the ones the queue would drop) leave RAM
+        j = 0
+        for i in range(n):
+            e = self.queue.at(i)
+            if self._spill_drop(&e):
+                self.n_popped_pruned += 1
+            elif _qless(e.key, e.tie, cut[0].key, cut[0].tie) or trie_node(&self.trie, e.node).depth == 0:
+                self.queue.set(j, e)
+                j += 1
+                continue
+            self._live_remove(e.node, self._qlb(e))
+            trie_release(&self.trie, e.node)
+        self.queue.truncate(j)
+        self.queue.heapify()
+        for b in range(SPILL_BUCKETS):
+            if nb[b].count == 0:
+                fclose(nb[b].fp)
+                continue
+            self.buckets.push_back(nb[b])
+            self.spilled_now += nb[b].count
+            self.spill_bytes_now += nb[b].nbytes
+            self.n_spilled += nb[b].count
+        self.n_spills += 1
+        self.max_spilled = max(self.max_spilled, self.spilled_now)
+        self.max_spill_bytes = max(self.max_spill_bytes, self.spill_bytes_now)
+        return 0
+
+    cdef int _reload(self) noexcept nogil:
+        """Bring back the bucket that holds the smallest (key, tie): read it whole, sort its
+        prefixes by their ids and rebuild their trie paths with shared ancestors (errors
+        recomputed by ``_seed_one``'s arithmetic, equal bits), queue each with its own key and tie.
+
+        The rebuilt nodes are flagged unchecked: the symmetry map never names them, so it never
+        deletes them (sound; a dominated one is searched). A hopeless prefix is dropped. 0, or
+        the ``errno`` of a failed read (the bucket then stays, and still bounds the search).
+        """
+        cdef int bi = self._best_bucket(), d, c, k, cur_depth = 0, label, i
+        cdef SpillBucket bk = self.buckets[bi]
+        cdef uint8_t* buf
+        cdef uint64_t* offs
+        cdef uint64_t pos
+        cdef int64_t r
+        cdef const uint8_t* rec
+        cdef double key, lb, correct, wv
+        cdef int32_t tie, node
+        cdef int32_t nodes[257]
+        cdef double errs[257]
+        cdef bint hold[257]
+        cdef uint16_t ids_prev[256]
+        cdef uint16_t a
+        cdef double cnt[MAX_CLASSES]
+        cdef uint64_t* ust
+        cdef uint64_t* vv
+        cdef const uint64_t* cv
+        cdef int W = self.W
+        cdef QEntry e
+        buf = <uint8_t*>malloc(max(bk.nbytes, 1))
+        offs = <uint64_t*>malloc(max(bk.count, 1) * sizeof(uint64_t))
+        ust = <uint64_t*>malloc((<size_t>258 * W) * sizeof(uint64_t))
+        if buf == NULL or offs == NULL or ust == NULL:
+            free(buf)
+            free(offs)
+            free(ust)
+            return ENOMEM
+        if fseek(bk.fp, 0, SEEK_SET) != 0 or fread(buf, 1, bk.nbytes, bk.fp) != <size_t>bk.nbytes:
+            free(buf)
+            free(offs)
+            free(ust)
+            return errno if errno != 0 else EIO
+        pos = 0
+        for r in range(bk.count):
+            offs[r] = pos
+            pos += GW_SPILL_HEAD + 2 * <uint64_t>gw_spill_len(buf + pos)
+        if pos != <uint64_t>bk.nbytes or not gw_spill_sort(offs, bk.count, buf):
+            free(buf)
+            free(offs)
+            free(ust)
+            return EIO
+        fclose(bk.fp)
+        self.buckets[bi] = self.buckets[self.buckets.size() - 1]
+        self.buckets.pop_back()
+        self.spilled_now -= bk.count
+        self.spill_bytes_now -= bk.nbytes
+        self.n_reloads += 1
+        vv = &ust[<size_t>257 * W]
+        for i in range(W):
+            ust[i] = self.mask[i]
+        errs[0] = 0.0
+        nodes[0] = self._new_node(-1, 0, 0, 0.0, 0.0)
+        hold[0] = True
+        if nodes[0] < 0:
+            self.out_of_memory = True
+            self.oom_bound = min(self.oom_bound, bk.min_lb + self.lamW)
+            free(buf)
+            free(offs)
+            free(ust)
+            return 0
+        trie_node(&self.trie, nodes[0]).flags |= F_UNCHECKED
+        for r in range(bk.count):
+            rec = buf + offs[r]
+            memcpy(&key, rec, 8)
+            memcpy(&lb, rec + 8, 8)
+            memcpy(&tie, rec + 16, 4)
+            d = gw_spill_len(rec)
+            if self._hopeless(lb, d):
+                self.n_popped_pruned += 1
+                continue
+            c = 0
+            while c < cur_depth and c < d and ids_prev[c] == gw_spill_id(rec, c):
+                c += 1
+            if c == d:          # the same prefix twice: a node of its own
+                c = d - 1
+            for k in range(c + 1, d + 1):
+                a = gw_spill_id(rec, k - 1)
+                cv = &self.caps[<size_t>a * W]
+                for i in range(W):
+                    vv[i] = ust[<size_t>(k - 1) * W + i] & cv[i]
+                    ust[<size_t>k * W + i] = ust[<size_t>(k - 1) * W + i] & ~cv[i]
+                self._counts(vv, LABELS, cnt, &self.acc[0])
+                wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
+                errs[k] = errs[k - 1] + (wv - correct)
+                node = self._new_node(nodes[k - 1], a, <uint8_t>k, errs[k], lb if k == d else 0.0)
+                if node < 0:
+                    break
+                trie_node(&self.trie, node).flags |= F_UNCHECKED
+                if hold[k - 1]:
+                    trie_release(&self.trie, nodes[k - 1])   # its child holds it from here on
+                    hold[k - 1] = False
+                nodes[k] = node
+                hold[k] = k < d
+                ids_prev[k - 1] = a
+            if node < 0 or not self._push_entry(key, tie, nodes[d]):
+                if node >= 0:
+                    trie_release(&self.trie, nodes[d])
+                # no memory: what is left of the bucket is bounded by its smallest bound
+                self.out_of_memory = True
+                self.oom_bound = min(self.oom_bound, bk.min_lb + self.lamW)
+                cur_depth = k - 1 if node < 0 else d - 1
+                break
+            cur_depth = d
+        for k in range(cur_depth + 1):
+            if hold[k]:
+                trie_release(&self.trie, nodes[k])
+        free(buf)
+        free(offs)
+        free(ust)
+        return 0
+
+    cdef int _spill_and_reload(self) noexcept nogil:
+        """Between expansions: spill when over budget, then reload while a bucket comes first.
+        0, or an ``errno`` (kept in ``spill_errno``)."""
+        cdef int rc = 0
+        if self._spill_due():
+            rc = self._spill(self.queue.size() // 2)
+        while rc == 0 and not self.out_of_memory and self._reload_due():
+            rc = self._reload()
+        if rc != 0:
+            self.spill_errno = rc
+        return rc
 
     # ---------------------------------------------------------------------------- map
 
@@ -557,7 +926,8 @@ cdef class Search:
         cdef uint32_t tag = <uint32_t>(key >> 32)
         cdef int length
         cdef MapRecord rec
-        if (self.table.cap >> 32) == 0 and 4 * (self.table.count + 1) > 3 * self.table.cap and not table_grow(&self.table):
+        cdef bint frozen = self.map_budget > 0 and table_bytes(&self.table) >= self.map_budget
+        if not frozen and (self.table.cap >> 32) == 0 and 4 * (self.table.count + 1) > 3 * self.table.cap and not table_grow(&self.table):
             verdict[0] = 3               # no memory for the map: insert unchecked (sound)
             return NULL
         if 8 * (self.table.count + 1) > 7 * self.table.cap:
@@ -567,6 +937,9 @@ cdef class Search:
         while True:
             e = &self.table.slots[pos]
             if e.off == 0:
+                if frozen:
+                    verdict[0] = 3       # the map at its budget: existing classes still prune
+                    return NULL
                 verdict[0] = 1
                 e.tag = tag
                 return e
@@ -1093,7 +1466,12 @@ cdef class Search:
         cdef double t_end = now() + seconds
         cdef QEntry e
         cdef int32_t idx
-        while self.queue.size() > 0:
+        while True:
+            if self.buckets.size() > 0 and self._reload_due():
+                if self._spill_and_reload() != 0:
+                    return R_SPILL_ERROR
+            if self.queue.size() == 0:
+                break
             if stop[0] != 0:
                 return R_STOPPED
             if max_evals >= 0 and self.n_evaluated >= max_evals:
@@ -1117,6 +1495,8 @@ cdef class Search:
                     self._gc()
             elif self.queue.size() > self.gc_threshold and self.do_gc:
                 self._gc()
+            if self.spill_budget > 0 and self._spill_due() and self._spill_and_reload() != 0:
+                return R_SPILL_ERROR
             if now() >= t_end:
                 return R_SLICE
         return R_OUT_OF_MEMORY if self.out_of_memory else R_DONE
@@ -1139,6 +1519,8 @@ cdef class Search:
         cdef int t
         cdef double t0
         cdef Scratch* sc
+        if self.buckets.size() > 0 and self._reload_due() and self._spill_and_reload() != 0:
+            return R_SPILL_ERROR
         if self.queue.size() > 0 and stop[0] == 0 and not self.out_of_memory and (
                 max_evals < 0 or self.n_evaluated < max_evals):
             t0 = now()
@@ -1167,6 +1549,8 @@ cdef class Search:
                 sc.t_idle = 0
         if self.do_gc and (self.improved or self.queue.size() > self.gc_threshold):
             self._gc()
+        if (self._spill_due() or self._reload_due()) and self._spill_and_reload() != 0:
+            return R_SPILL_ERROR
         if self.queue.size() == 0:
             return R_OUT_OF_MEMORY if self.out_of_memory else R_DONE
         if stop[0] != 0:
@@ -1192,6 +1576,9 @@ cdef class Search:
             if (self.stop_ptr[0] != 0 or self.out_of_memory or now() >= self.t_end
                     or (self.max_evals >= 0 and self.n_evaluated >= self.max_evals)):
                 self.halt = True
+                break
+            if self.buckets.size() > 0 and self._reload_due():
+                self.halt = True                 # a bucket comes first: reloaded after the slice
                 break
             if self.queue.size() == 0:
                 if self.n_inflight == 0:
@@ -1320,7 +1707,7 @@ cdef class Search:
     @property
     def done(self):
         """True when the queue is exhausted by the search (the optimum is certified)."""
-        return self.queue.size() == 0 and not self.out_of_memory
+        return self.queue.size() == 0 and self.buckets.size() == 0 and not self.out_of_memory
 
     def memory_bytes(self):
         """Bytes held by the search containers (capacity, an estimate for the hash map)."""
@@ -1351,6 +1738,8 @@ cdef class Search:
         cdef double lo = min(self.best, self.oom_bound)
         if self.live_lb.size() > 0:
             lo = min(lo, deref(self.live_lb.begin()).first + self.lamW)
+        if self.buckets.size() > 0:      # the spilled part of the queue, bucket by bucket
+            lo = min(lo, self._disk_lb() + self.lamW)
         return lo / self.total if self.total > 0 else 0.0
 
     def queue_summary(self):
@@ -1538,6 +1927,7 @@ cdef class Search:
             idx = self._pop().node
             trie_release(&self.trie, idx)
         table_clear(&self.table)
+        self._close_buckets()
         self.oom_bound = INFINITY
         self.out_of_memory = False
         for ids in checked:
@@ -1618,4 +2008,58 @@ cdef class Search:
             "trie": self.trie.live,
             "map": self.table.count,
             "pruned_similar_support": self.n_pruned_similar,
+            "spills": self.n_spills,
+            "reloads": self.n_reloads,
+            "spilled": self.n_spilled,
+            "max_spilled": self.max_spilled,
+            "max_spill_bytes": self.max_spill_bytes,
         }
+
+    # ------------------------------------------------ the external-memory queue (issue 27)
+
+    def set_spill(self, directory, long long budget_bytes, long long min_entries=65536, long long map_budget=0):
+        """Let the queue spill to bucket files in ``directory`` once the search's memory (the
+        queue's pages, its live nodes, the symmetry map) passes ``budget_bytes`` and the queue
+        holds at least ``min_entries``; ``budget_bytes`` 0 turns spilling off. The files are
+        unlinked as soon as they are opened (POSIX), so nothing is left whatever ends the process.
+        ``map_budget`` (bytes, 0: none) stops the symmetry map from taking new classes once it
+        holds that much: a child of a new class is then queued unchecked (sound, it only prunes
+        less), so with the queue on disk the search's RAM stays bounded."""
+        if budget_bytes < 0 or min_entries < 0 or map_budget < 0:
+            raise ValueError("budget_bytes and min_entries must be >= 0")
+        raw = os.fsencode(directory)
+        if len(raw) > 4000:
+            raise ValueError("spill directory path too long")
+        self.spill_dir = raw
+        self.spill_budget = budget_bytes
+        self.spill_min_entries = min_entries
+        self.map_budget = map_budget
+
+    def spill(self, long long keep):
+        """Spill the queue now until about ``keep`` entries stay in RAM (needs ``set_spill``'s
+        directory); raises ``OSError`` when the files cannot be written (the queue is unchanged)."""
+        cdef int rc
+        if self.spill_dir.size() == 0:
+            raise ValueError("set_spill() first: no spill directory")
+        with nogil:
+            rc = self._spill(<size_t>max(keep, 0))
+        if rc != 0:
+            self.spill_errno = rc
+            raise OSError(rc, self.spill_error)
+
+    @property
+    def spill_error(self):
+        """Why the last spill or reload failed (``run`` returned SPILL_ERROR), else None."""
+        if self.spill_errno == 0:
+            return None
+        return f"{os.strerror(self.spill_errno)} (spill directory {os.fsdecode(self.spill_dir)})"
+
+    @property
+    def spilled_size(self):
+        """Queue entries in bucket files now."""
+        return self.spilled_now
+
+    @property
+    def spill_bytes(self):
+        """Bytes of the bucket files now."""
+        return self.spill_bytes_now

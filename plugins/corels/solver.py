@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
+import os
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,7 +32,7 @@ from glasswork.plugins.corels.spec import (
     CorelsSpec,
 )
 from glasswork.result import Certificate, RashomonMember, RashomonSet, Result, Status, prediction_fingerprint
-from glasswork.solver import SolveContext, Solver
+from glasswork.solver import SolveContext, Solver, resident_memory
 from glasswork.spec import RashomonSpec
 
 SLICE_SECONDS = 0.005
@@ -118,21 +120,27 @@ def run_corels(
     ctx.incumbent(best_seen, build(search.best_prefix), nodes=0)
     last_progress = -1.0
     code = _corels.SLICE
-    while True:
-        code = search.run(SLICE_SECONDS, ctx.stop_flag, node_limit)
-        if search.objective < best_seen:
-            best_seen = search.objective
-            ctx.incumbent(best_seen, build(search.best_prefix), nodes=search.n_evaluated)
-        if code != _corels.SLICE:
-            break
-        if ctx.check(search.n_evaluated) is not None:
-            code = _corels.STOPPED
-            break
-        now = ctx.elapsed()
-        if now - last_progress >= search_opts.progress_interval:
-            last_progress = now
-            _progress(ctx, search, M)
-    _progress(ctx, search, M)
+    with spill_space(search, search_opts.spill, ctx):
+        while True:
+            code = search.run(SLICE_SECONDS, ctx.stop_flag, node_limit)
+            if search.objective < best_seen:
+                best_seen = search.objective
+                ctx.incumbent(best_seen, build(search.best_prefix), nodes=search.n_evaluated)
+            if code == _corels.SPILL_ERROR:
+                raise SpillError(
+                    f"corels: the queue's spill files failed: {search.spill_error}; free space there, point "
+                    "TMPDIR at a disk with room, or set search.spill: off (the run has no certificate)"
+                )
+            if code != _corels.SLICE:
+                break
+            if ctx.check(search.n_evaluated) is not None:
+                code = _corels.STOPPED
+                break
+            now = ctx.elapsed()
+            if now - last_progress >= search_opts.progress_interval:
+                last_progress = now
+                _progress(ctx, search, M)
+        _progress(ctx, search, M)
 
     if code == _corels.DONE:
         status = Status.OPTIMAL
@@ -357,8 +365,64 @@ def _run_on_cluster(
     return Result(model=build(out.prefix), certificate=cert, metrics=metrics, stats=stats, rashomon=rset)
 
 
+class SpillError(RuntimeError):
+    """The external-memory queue could not write or read its files (a full or unwritable disk)."""
+
+
+SPILL_AUTO_SHARE = 0.6  # spill: auto spills once the search holds this share of the memory
+
+
+def spill_budget(setting: str | int, memory_limit: int | None, baseline: int) -> int:
+    """Bytes of search memory (queue, live nodes, symmetry map) past which the queue spills to
+    disk; 0 never. ``auto``: a share of ``limits.memory`` (of the machine's memory without one)
+    less what the process held before the search (``baseline``), leaving room for the trie's
+    pages, which a spill frees for reuse but does not return, and for a bucket coming back."""
+    if setting == "off":
+        return 0
+    if setting != "auto":
+        return max(int(setting), 1)
+    total = memory_limit if memory_limit is not None else _physical_memory()
+    if total is None:
+        return 0
+    return max(int(SPILL_AUTO_SHARE * total) - baseline, 1 << 24)
+
+
+def _physical_memory() -> int | None:
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+@contextlib.contextmanager
+def spill_space(search: Any, setting: str | int, ctx: SolveContext) -> Any:
+    """Give ``search`` a spill directory under $TMPDIR for the duration of the block; it is
+    removed on the way out, whatever ends the search (its files are unlinked as they are opened)."""
+    budget = spill_budget(setting, ctx.limits.memory, resident_memory())
+    if budget == 0:
+        yield
+        return
+    try:
+        space = tempfile.TemporaryDirectory(prefix="glasswork-corels-spill-")
+    except OSError as exc:
+        if setting == "auto":
+            ctx.log(f"corels: the queue cannot spill to disk ({exc}); it stays in memory", level="warning")
+            yield
+            return
+        raise SpillError(
+            f"corels: search.spill needs a writable temporary directory: {exc}; point TMPDIR at one"
+        ) from exc
+    with space as directory:
+        search.set_spill(directory, budget, map_budget=budget // 2)
+        try:
+            yield
+        finally:
+            search.set_spill(directory, 0)
+
+
 def _progress(ctx: SolveContext, search: Any, M: int) -> None:
     lengths, pairs = search.queue_summary()
+    spilled = {"spilled": search.spilled_size, "spill_bytes": search.spill_bytes} if search.spilled_size else {}
     ctx.progress(
         objective=search.objective,
         lower_bound=min(search.lower_bound(), search.objective),
@@ -369,6 +433,7 @@ def _progress(ctx: SolveContext, search: Any, M: int) -> None:
         log10_remaining=engine.log10_remaining(pairs, M),
         queue_lengths={str(k): v for k, v in sorted(lengths.items())},
         search_bytes=search.memory_bytes(),
+        **spilled,
     )
 
 

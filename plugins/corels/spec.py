@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, PositiveFloat
+from pydantic import ByteSize, Field, PositiveFloat
 
 from glasswork.spec import SolverSpec, StrictModel
 
@@ -94,6 +94,13 @@ class CorelsSearch(StrictModel):
         description="Threads of one search, sharing its queue, symmetry map, incumbent and bound; "
         "by default all the cores the process may use. 1 runs the single-threaded path. The "
         "optimum is the same for any count; among equally good lists another may be returned.",
+    )
+    spill: Literal["auto", "off"] | ByteSize = Field(
+        "auto",
+        description="External-memory queue: once the search's memory passes this size (e.g. 8GB), "
+        "the queue's worst prefixes go to files in $TMPDIR and come back when the search reaches "
+        "them; the certificate is unchanged. auto: 60% of limits.memory (of the machine's memory "
+        "without one); off: never.",
     )
 
 
