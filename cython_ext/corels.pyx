@@ -22,7 +22,7 @@ accumulated separately from ``depth * lambda`` so equal prefixes give bit-identi
 """
 
 from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t, uint16_t, uint8_t
-from libc.math cimport floor, INFINITY
+from libc.math cimport floor, ldexp, INFINITY
 from libc.string cimport memcpy
 from libcpp.vector cimport vector
 from libcpp.unordered_map cimport unordered_map
@@ -220,7 +220,7 @@ cdef class Search:
     # Theorem 18 (issue 13 item 5, on by default), a child against itself without one of its
     # last rules: the tolerance of its strict test (its scratch is per thread, in Scratch)
     cdef double sim_eps
-    cdef bint exact_ties        # integral class weights: prefix errors are exact, ties are decidable
+    cdef bint exact_ties        # weighted counts exact in doubles: ties of prefix errors are decidable
     cdef public int64_t n_pruned_similar, n_pruned_reorder
 
     def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
@@ -723,7 +723,7 @@ cdef class Search:
         integral = self.total < 4294967296.0
         for label in range(self.C):
             integral = integral and self.weights[label] == floor(self.weights[label])
-        self.exact_ties = integral
+        self.exact_ties = self._exact_errors()
         trie_compact(&self.trie, self.policy != P_LOWER_BOUND, integral)
         table_compact(&self.table, self.M <= 256, integral, self.total)
         root = self._new_node(-1, 0, 0, 0.0, b0)
@@ -734,6 +734,24 @@ cdef class Search:
         else:
             if not self._push(b0 if self.policy == P_LOWER_BOUND else 0.0, root):
                 raise MemoryError("cannot allocate the search's queue")
+
+    cdef bint _exact_errors(self):
+        """True when every weighted count is exact in a double: each class weight a multiple of
+        one power of two 2^-e and the total below 2^53 of those steps. Then prefix errors summed
+        in any order are equal bit for bit exactly when they are equal, and the symmetry ties of
+        ``_reorder_better`` and ``_earlier_tie`` are decided right; otherwise only strict
+        improvements prune."""
+        cdef int label, e, e_max = 0
+        cdef double w
+        for label in range(self.C):
+            w = self.weights[label]
+            e = 0
+            while e <= 60 and ldexp(w, e) != floor(ldexp(w, e)):
+                e += 1
+            if e > 60:
+                return False
+            e_max = max(e_max, e)
+        return ldexp(self.total, e_max) < 9007199254740992.0
 
     # ------------------------------------------------ optional bounds (issue 13 item 5)
 
