@@ -4,8 +4,8 @@ Per λ, four figures of the same certified search, each with its evaluations and
 
 - ``one process``: the single-threaded search, as ``glasswork run`` drives it;
 - ``split, no delay``: the driver's subtrees searched in this one process, round-robin in 5 ms
-  slices, the incumbent passed between them after every slice: what splitting costs with no
-  network at all (each subtree has its own symmetry map: the map's lost dominance);
+  slices, the incumbent passed between them after every slice (``search_split_here``): what
+  splitting costs with no network at all (each subtree has its own symmetry map);
 - ``dask:local N``: the real driver on a LocalCluster of N one-thread worker processes;
 
 and the inputs of the paper model in docs/corels.md: the per-worker rate (evaluations per second
@@ -52,35 +52,11 @@ def one_process(units: Any, lam: float) -> dict[str, Any]:
 
 def split_no_delay(units: Any, lam: float, parts: int) -> dict[str, Any]:
     """The driver's first split, its subtrees interleaved here with an instant incumbent."""
-    from glasswork.cython_ext import corels as _corels
-    from glasswork.plugins.corels import engine
+    from glasswork.plugins.corels.distributed import search_split_here
 
     t = time.perf_counter()
-    stop = np.zeros(1, dtype=np.uint8)
-    root = engine.make_search(units, lam)
-    while root.queue_size < parts:
-        root.run(0.0, stop, root.n_evaluated + 1)
-    evaluations = root.n_evaluated
-    taken = root.take(root.queue_size)
-    searches = []
-    for i in range(parts):
-        s = engine.make_search(units, lam)
-        s.offer_incumbent(root.best_prefix)
-        s.seed([p for p, _ in taken[i::parts]])
-        searches.append(s)
-    best = min(searches, key=lambda s: s.objective)
-    open_ = list(searches)
-    while open_:
-        for s in list(open_):
-            if s.run(0.005, stop, -1) != _corels.SLICE:
-                open_.remove(s)
-            if s.objective < best.objective:
-                best = s
-            for other in open_:
-                if other.objective > best.objective:
-                    other.offer_incumbent(best.best_prefix)
-    evaluations += sum(s.n_evaluated for s in searches)
-    return {"objective": best.objective, "evaluations": evaluations, "seconds": time.perf_counter() - t}
+    objective, _, evaluations = search_split_here(units, lam, {"threads": 1}, parts)
+    return {"objective": objective, "evaluations": evaluations, "seconds": time.perf_counter() - t}
 
 
 def on_dask(units: Any, lam: float, workers: int, address: str) -> dict[str, Any]:

@@ -1115,7 +1115,7 @@ cdef class Search:
                 else:
                     c2 += 1
             n_cands = c2
-        if self.map_kind != MAP_NONE and depth >= 1 and n_cands > 0:   # Theorem 15 in the child
+        if self.map_kind == MAP_PREFIX and depth >= 1 and n_cands > 0:   # Theorem 15 in the child
             self._reorder_setup(ni, depth, sc)
             c2 = 0
             for c in range(n_cands):

@@ -12,8 +12,11 @@ last report), in a subtree not yet started (bounded by its seeds), or in a messa
 valid at any stop. A task whose worker dies is run again from its seeds: Dask reruns it, and the
 driver resubmits it when Dask gives up; a subtree is never lost, at worst searched twice.
 
-Each task has its own symmetry map, so a permutation found in two subtrees is searched in both:
-that, and the incumbent's delay, are what the split costs in evaluations (docs/corels.md).
+Each task has its own symmetry map, yet a permutation found in two subtrees is searched in at most
+one: the search orders the prefixes of one antecedent set by (prefix error, ids) and drops a child
+when moving its last rule earlier comes first in that order, a test that needs no other task
+(docs/corels.md, "One search on a Dask cluster"). ``search_split_here`` searches the same split
+in one process, the reference the benchmark and the tests compare the cluster with.
 """
 
 from __future__ import annotations
@@ -69,6 +72,56 @@ class TaskConfig:
     options: dict[str, Any]
     names: dict[str, str]  # Dask names of the incumbent Variable, the stop Event, the split Variable, the Queue
     memory: int | None  # per-process resident bytes at which a task stops (the run's memory limit)
+
+
+def split_root(
+    units: engine.Units, regularization: float, options: dict[str, Any], parts: int
+) -> tuple[Any, list[Subtree]]:
+    """Expand the root here until at least ``parts`` prefixes are open, then deal them all
+    round-robin in bound order into at most ``parts`` subtrees (each holds good and poor prefixes
+    alike). Returns the root search (its incumbent, its evaluations) and the subtrees."""
+    root = engine.make_search(units, regularization, **{**options, "threads": 1})
+    stop = np.zeros(1, dtype=np.uint8)
+    while root.queue_size < parts:
+        code = root.run(0.0, stop, root.n_evaluated + 1)  # one expansion at a time
+        if code not in (_corels.SLICE, _corels.NODE_LIMIT):
+            break
+    taken = root.take(root.queue_size)
+    n_trees = min(len(taken), parts)
+    trees = []
+    for i in range(n_trees):
+        part = taken[i::n_trees]
+        trees.append(Subtree([p for p, _ in part], min(b for _, b in part)))
+    return root, trees
+
+
+def search_split_here(
+    units: engine.Units, regularization: float, options: dict[str, Any], parts: int, slice_seconds: float = 0.005
+) -> tuple[float, list[int], int]:
+    """The driver's first split searched in this one process: the subtrees run round-robin in
+    slices, each with its own ``Search`` (its own symmetry map), the incumbent passed between them
+    after every slice. What a split costs with no network; returns the optimum, its list, and the
+    evaluations (the root's included)."""
+    root, trees = split_root(units, regularization, options, parts)
+    searches = []
+    for tree in trees:
+        search = engine.make_search(units, regularization, **{**options, "threads": 1})
+        search.offer_incumbent(root.best_prefix)
+        search.seed(tree.seeds)
+        searches.append(search)
+    best: tuple[float, list[int]] = (root.objective, root.best_prefix)
+    stop = np.zeros(1, dtype=np.uint8)
+    running = list(searches)
+    while running:
+        for search in list(running):
+            if search.run(slice_seconds, stop, -1) != _corels.SLICE:
+                running.remove(search)
+            if search.objective < best[0]:
+                best = (search.objective, search.best_prefix)
+        for search in running:
+            if search.objective > best[0]:
+                search.offer_incumbent(best[1])
+    return best[0], best[1], root.n_evaluated + sum(s.n_evaluated for s in searches)
 
 
 def search_subtree(config: TaskConfig, task_id: int, seeds: list[list[int]]) -> dict[str, Any]:
@@ -240,29 +293,19 @@ def run_distributed(
     """Search on ``ctx.executor``'s cluster; the same certificate a single process gives."""
     assert ctx.executor is not None
     started = time.perf_counter()
-    # the root's first levels here, until there are a few open prefixes per worker to deal out
-    root = engine.make_search(units, regularization, **{**options, "threads": 1})
     client, close = ctx.executor.connect()
     try:
         names = {k: f"glasswork-corels-{k}-{uuid.uuid4().hex}" for k in ("incumbent", "split", "stop", "queue")}
         config = TaskConfig(units, regularization, {**options, "threads": 1}, names, ctx.limits.memory)
         driver = Driver(client, config, ctx, on_incumbent)
         n_workers = driver.workers()
-        stop = np.zeros(1, dtype=np.uint8)
-        code = _corels.SLICE
-        while root.queue_size < SEEDS_PER_WORKER * n_workers:
-            code = root.run(0.0, stop, root.n_evaluated + 1)  # one expansion at a time
-            if code not in (_corels.SLICE, _corels.NODE_LIMIT):
-                break
+        # the root's first levels here, until there are a few open prefixes per worker to deal out
+        root, trees = split_root(units, regularization, options, SEEDS_PER_WORKER * n_workers)
         driver.evaluations = root.n_evaluated
         driver.offer(root.objective, root.best_prefix)
         driver.split.set(0)
-        taken = root.take(root.queue_size)
-        # dealt round-robin in bound order, so every subtree holds good and poor prefixes alike
-        n_trees = min(len(taken), SEEDS_PER_WORKER * n_workers)
-        for i in range(n_trees):
-            part = taken[i::n_trees]
-            driver.submit(Subtree([p for p, _ in part], min(b for _, b in part)))
+        for tree in trees:
+            driver.submit(tree)
         stopping = False
         last_progress = -1.0
         asked = -1
