@@ -201,6 +201,25 @@ def test_distributed_equals_brute_force(cluster) -> None:
         assert found[-1][0] == out.objective  # the last incumbent event is the optimum
 
 
+def test_one_and_two_workers_equal_brute_force(cluster) -> None:
+    """The same instances on a one-worker and the two-worker cluster: each certifies the
+    brute-force optimum, with the reordering check and the ordered map pruning in every task."""
+    from distributed import LocalCluster
+
+    rng = np.random.default_rng(11)
+    cases = []
+    for i in range(6):
+        X, y = random_instance(rng, max_m=7)
+        lam = (0.0, 0.005, 0.01, 0.03)[i % 4]
+        cases.append((X, y, lam, brute_force(X, y, lam)[0]))
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0") as one:
+        for address in (one.scheduler_address, cluster.scheduler_address):
+            for X, y, lam, ref in cases:
+                out, _ = _distributed(_units(X, y), lam, address)
+                assert out.status is Status.OPTIMAL
+                assert out.objective == pytest.approx(ref, abs=1e-12) and out.lower_bound == out.objective
+
+
 def test_distributed_equals_one_process(cluster) -> None:
     X, y = _wide_instance(3, m=24)
     units = _units(X, y)
