@@ -862,13 +862,16 @@ cdef class Search:
 
     cdef bint _reorder_better(self, int t, int depth, double err_c, Scratch* sc) noexcept nogil:
         """Theorem 15 within one child: True when moving its last rule ``t`` to an earlier place,
-        X_j = (p_0 .. p_{j-1}, t, p_j .. p_{K-1}), gives a strictly smaller prefix error than the
-        child's ``err_c`` (docs/corels.md, "One search on a Dask cluster").
+        X_j = (p_0 .. p_{j-1}, t, p_j .. p_{K-1}), comes first in the order of the orderings of
+        one set, (prefix error, ids): a smaller error than the child's ``err_c``, or the same error
+        (decided only when errors are exact) and ``t < p_j`` (docs/corels.md, "One search on a
+        Dask cluster").
 
         X_j and the child hold the same rules, so they leave the same data uncaptured and every
         tail scores the same after both: R(child + T) - R(X_j + T) = err(child) - err(X_j) for
-        every T. Strictly positive, no optimal list lies below the child, whether or not X_j is
-        ever searched, here or in another task: the test needs no map and no other process.
+        every T. So the first optimal list in id order never lies below a child dropped here,
+        whether or not X_j is ever searched, here or in another task: the test needs no map and
+        no other process, and the prefix map breaks its ties by the same order (``_earlier_tie``).
         err(X_j) = err(p_0 .. p_{j-1}) + err(t | U_j) + sum_{k >= j} err(p_k | U_k minus t), with
         U_k what p_0 .. p_{k-1} leave: two counts per place, the sum kept from the last place
         back. Reads the thread's scratch and the expanding node's ancestors only (no lock).
@@ -893,9 +896,11 @@ cdef class Search:
             self._counts(y, LABELS, cnt, &sc.acc[0])
             wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
             et = wv - correct
-            if sc.perm_cum[j] + et + moved < err_c - self.sim_eps:
-                return True
-            if self.exact_ties and t < sc.path[j] and sc.perm_cum[j] + et + moved == err_c:
+            if self.exact_ties:
+                if sc.perm_cum[j] + et + moved < err_c or (
+                        t < sc.path[j] and sc.perm_cum[j] + et + moved == err_c):
+                    return True
+            elif sc.perm_cum[j] + et + moved < err_c - self.sim_eps:
                 return True
         return False
 
