@@ -139,15 +139,23 @@ def test_the_split_in_one_process_equals_brute_force(threads: int) -> None:
         assert engine.make_search(_units(X, y), lam).evaluate(prefix)["objective"] == pytest.approx(ref, abs=1e-12)
 
 
-def test_the_reordering_check_prunes_only_with_the_prefix_map() -> None:
+def test_the_reordering_check_prunes_in_seeded_searches_with_the_prefix_map() -> None:
+    """The check runs where a map cannot see the other orderings (a seeded task of a split),
+    with the prefix map only; one unseeded process leaves it to its map (cheaper there)."""
     X, y = _wide_instance(3, m=16)
     units = _units(X, y)
+    opt, _, _ = _single(units, 0.005)
     pruned = {}
     for smap in engine.SYMMETRY_MAPS:
         search = engine.make_search(units, 0.005, symmetry_map=smap)
+        search.seed([[]])  # the root, as a task
         engine.run_to_end(search)
+        assert search.objective == opt
         pruned[smap] = search.counters()["pruned_reorder"]
     assert pruned["prefix"] > 0 and pruned["none"] == 0 and pruned["captured"] == 0
+    unseeded = engine.make_search(units, 0.005)
+    engine.run_to_end(unseeded)
+    assert unseeded.counters()["pruned_reorder"] == 0
 
 
 def test_a_two_way_split_does_about_the_work_of_one_process() -> None:
