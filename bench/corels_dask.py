@@ -1,18 +1,18 @@
 """One CORELS search on COMPAS: one process against ``dask:local`` workers (issue 27 item 2).
 
-Per λ, four figures of the same certified search, each with its evaluations and wall time:
+Per λ, figures of the same certified search, each with its evaluations, wall and CPU time:
 
 - ``one process``: the single-threaded search, as ``glasswork run`` drives it;
 - ``split, no delay``: the driver's subtrees searched in this one process, round-robin in 5 ms
-  slices, the incumbent passed between them after every slice: what splitting costs with no
-  network at all (each subtree has its own symmetry map: the map's lost dominance);
+  slices, the incumbent passed between them after every slice (``search_split_here``): what
+  splitting costs with no network at all (each subtree has its own symmetry map);
 - ``dask:local N``: the real driver on a LocalCluster of N one-thread worker processes;
 
 and the inputs of the paper model in docs/corels.md: the per-worker rate (evaluations per second
 of one process), the incumbent delay (a round trip of the Dask Variable and Queue the tasks use)
 and the re-split cost (``take`` + ``seed`` of 20,000 prefixes, per prefix).
 
-    python bench/corels_dask.py [--lambdas 0.01,0.005] [--workers 2]
+    python bench/corels_dask.py [--lambdas 0.01,0.005] [--workers 2] [--split-parts 4,8,16]
 
 The machine is shared; say how loaded it was when quoting the wall times. Evaluations are the
 steady figure.
@@ -45,57 +45,50 @@ def one_process(units: Any, lam: float) -> dict[str, Any]:
     from glasswork.plugins.corels import engine
 
     search = engine.make_search(units, lam)
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     engine.run_to_end(search)
-    return {"objective": search.objective, "evaluations": search.n_evaluated, "seconds": time.perf_counter() - t}
+    return {
+        "objective": search.objective,
+        "evaluations": search.n_evaluated,
+        "seconds": time.perf_counter() - t,
+        "cpu": time.process_time() - cpu,
+    }
 
 
 def split_no_delay(units: Any, lam: float, parts: int) -> dict[str, Any]:
     """The driver's first split, its subtrees interleaved here with an instant incumbent."""
-    from glasswork.cython_ext import corels as _corels
-    from glasswork.plugins.corels import engine
+    from glasswork.plugins.corels.distributed import search_split_here
 
-    t = time.perf_counter()
-    stop = np.zeros(1, dtype=np.uint8)
-    root = engine.make_search(units, lam)
-    while root.queue_size < parts:
-        root.run(0.0, stop, root.n_evaluated + 1)
-    evaluations = root.n_evaluated
-    taken = root.take(root.queue_size)
-    searches = []
-    for i in range(parts):
-        s = engine.make_search(units, lam)
-        s.offer_incumbent(root.best_prefix)
-        s.seed([p for p, _ in taken[i::parts]])
-        searches.append(s)
-    best = min(searches, key=lambda s: s.objective)
-    open_ = list(searches)
-    while open_:
-        for s in list(open_):
-            if s.run(0.005, stop, -1) != _corels.SLICE:
-                open_.remove(s)
-            if s.objective < best.objective:
-                best = s
-            for other in open_:
-                if other.objective > best.objective:
-                    other.offer_incumbent(best.best_prefix)
-    evaluations += sum(s.n_evaluated for s in searches)
-    return {"objective": best.objective, "evaluations": evaluations, "seconds": time.perf_counter() - t}
+    t, cpu = time.perf_counter(), time.process_time()
+    objective, _, evaluations = search_split_here(units, lam, {"threads": 1}, parts)
+    return {
+        "objective": objective,
+        "evaluations": evaluations,
+        "seconds": time.perf_counter() - t,
+        "cpu": time.process_time() - cpu,
+    }
 
 
 def on_dask(units: Any, lam: float, workers: int, address: str) -> dict[str, Any]:
     from glasswork.plugins.corels.distributed import run_distributed
     from glasswork.solver import ClusterExecutor, SolveContext
 
+    from distributed import Client
+
     ctx = SolveContext(executor=ClusterExecutor(address, workers))
-    t = time.perf_counter()
-    out = run_distributed(
-        units, lam, {"threads": 1}, ctx, lambda *incumbent: None, lambda *progress: None, progress_interval=1e9
-    )
+    with Client(address) as client:  # CPU seconds: the driver's and every worker process's
+        before = sum(client.run(time.process_time).values())
+        t, cpu = time.perf_counter(), time.process_time()
+        out = run_distributed(
+            units, lam, {"threads": 1}, ctx, lambda *incumbent: None, lambda *progress: None, progress_interval=1e9
+        )
+        seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
+        cpu += sum(client.run(time.process_time).values()) - before
     return {
         "objective": out.objective,
         "evaluations": out.stats["evaluated"],
-        "seconds": time.perf_counter() - t,
+        "seconds": seconds,
+        "cpu": cpu,
         "status": out.status.value,
         "subtrees": out.stats["subtrees"],
         "splits": out.stats["splits"],
@@ -137,6 +130,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lambdas", default="0.01,0.005")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument(
+        "--split-parts", default="", help="also the split searched here in these many subtrees, e.g. 4,8,16"
+    )
     args = ap.parse_args()
     from distributed import LocalCluster
 
@@ -156,12 +152,15 @@ def main() -> None:
                 (f"split, no delay ({args.workers})", split_no_delay(units, lam, args.workers)),
                 (f"dask:local {args.workers}", on_dask(units, lam, args.workers, address)),
             ]
+            rows += [
+                (f"split, no delay ({p})", split_no_delay(units, lam, int(p))) for p in args.split_parts.split(",") if p
+            ]
             for name, row in rows:
                 ratio = row["evaluations"] / one["evaluations"]
-                extra = {k: v for k, v in row.items() if k not in ("objective", "evaluations", "seconds")}
+                extra = {k: v for k, v in row.items() if k not in ("objective", "evaluations", "seconds", "cpu")}
                 print(
                     f"  {name:24s} objective {row['objective']:.6f}  evaluations {row['evaluations']:>11,d} "
-                    f"({ratio:.2f}x)  {row['seconds']:7.2f} s  {extra or ''}"
+                    f"({ratio:.3f}x)  {row['seconds']:7.2f} s wall  {row['cpu']:7.2f} s CPU  {extra or ''}"
                 )
         print(f"load average {os.getloadavg()[0]:.1f} at the end")
 

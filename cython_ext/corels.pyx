@@ -22,7 +22,7 @@ accumulated separately from ``depth * lambda`` so equal prefixes give bit-identi
 """
 
 from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t, uint16_t, uint8_t
-from libc.math cimport floor, INFINITY
+from libc.math cimport floor, ldexp, INFINITY
 from libc.string cimport memcpy
 from libc.stdio cimport FILE, fopen, fclose, fwrite, fread, fflush, fseek, ferror, remove, snprintf, SEEK_SET
 from libc.errno cimport errno, EIO, ENOMEM
@@ -173,6 +173,11 @@ cdef struct Scratch:    # one thread's working memory for an expansion (see Sear
     vector[uint64_t] sim_tmp, sim_x, sim_ctx
     double sim_gain[SIM_WINDOW]
     double sim_perr[256]
+    # Theorem 15 within the child (Search._reorder_setup): what p_0 .. p_{j-1} leave uncaptured,
+    # and the error of those first j rules, for every j
+    vector[uint64_t] perm_ctx
+    double perm_cum[257]
+    int64_t n_pruned_reorder
     # threaded runs: seconds this thread spent scoring (no lock), waiting for the queue lock,
     # holding it, and idle (queue empty while others were in flight)
     double t_score, t_wait, t_locked, t_idle
@@ -249,7 +254,6 @@ cdef class Search:
     # Theorem 18 (issue 13 item 5, on by default), a child against itself without one of its
     # last rules: the tolerance of its strict test (its scratch is per thread, in Scratch)
     cdef double sim_eps
-    cdef public int64_t n_pruned_similar
     # the external-memory queue (issue 27): the queue's worst buckets in files (Search._spill)
     cdef vector[SpillBucket] buckets
     cdef string spill_dir
@@ -259,6 +263,9 @@ cdef class Search:
     cdef int spill_errno
     cdef int64_t spill_seq, spilled_now, spill_bytes_now
     cdef public int64_t n_spills, n_reloads, n_spilled, max_spill_bytes, max_spilled
+    cdef bint exact_ties        # weighted counts exact in doubles: ties of prefix errors are decidable
+    cdef bint do_reorder        # the reordering check: on in a seeded search (a task of a split)
+    cdef public int64_t n_pruned_similar, n_pruned_reorder
 
     def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
                  const int32_t[::1] lclass, const int32_t[::1] lshift,
@@ -381,6 +388,7 @@ cdef class Search:
             sc.sim_tmp.assign(self.W, 0)
             sc.sim_x.assign(self.W, 0)
             sc.sim_ctx.assign(<size_t>SIM_WINDOW * self.W, 0)
+            sc.perm_ctx.assign(<size_t>256 * self.W, 0)
             if self.dense:
                 sc.wt.assign(self.UP, 0)
                 sc.w1.assign(self.UP, 0)
@@ -912,12 +920,13 @@ cdef class Search:
         same class means for both maps), so they share ``b0`` to the bit."""
         return (rec.score + length * self.lamW) + b0
 
-    cdef MapEntry* _map_admit(self, uint64_t key, int n_ids, double lb, double b0, int* verdict,
-                              Scratch* sc) noexcept nogil:
+    cdef MapEntry* _map_admit(self, uint64_t key, int n_ids, double lb, double err, double b0,
+                              int* verdict, Scratch* sc) noexcept nogil:
         """Algorithm 6. verdict: 0 reject, 1 new entry, 2 better than the entry, 3 unverifiable.
 
-        ``sc.child_ids[:n_ids]`` holds the child prefix (in order). For the prefix map the entry
-        stores the sorted set; for the captured map any representative prefix. Keys that share a
+        ``sc.child_ids[:n_ids]`` holds the child prefix (in order). The entry stores its
+        representative prefix in order (for the prefix map, ties of error go to the first in
+        lexicographic order: ``_earlier_tie``). Keys that share a
         tag are told apart by the representative, so a hash collision never prunes. A new entry
         is an empty slot, filled only by ``_map_store``.
         """
@@ -950,7 +959,7 @@ cdef class Search:
         table_record(&self.table, e.off, &rec)
         # Theorem 15 maps each extension of one prefix to an extension of the other of the same
         # added length; under a length cap below M that needs the kept prefix to be no longer
-        if lb < self._record_lb(&rec, length, b0):
+        if lb < self._record_lb(&rec, length, b0) or self._earlier_tie(e.off, n_ids, err, &rec, sc):
             if self.length_capped and n_ids > length:
                 verdict[0] = 3
                 return NULL
@@ -961,6 +970,22 @@ cdef class Search:
             return NULL
         verdict[0] = 0
         return NULL
+
+    cdef bint _earlier_tie(self, uint32_t off, int n_ids, double err, const MapRecord* rec,
+                           Scratch* sc) noexcept nogil:
+        """The prefix map's tie-break: the child has the record's error exactly and comes first in
+        lexicographic order of antecedent ids. Prefixes of one set are ordered by (error, ids), the
+        order the reordering check (``_reorder_better``) uses too, so every dominance the search
+        applies points the same way and no chain of ties can lose the optimum (docs/corels.md)."""
+        cdef int i
+        cdef uint16_t a
+        if self.map_kind != MAP_PREFIX or not self.exact_ties or err != rec.score:
+            return False
+        for i in range(n_ids):
+            a = table_id(&self.table, off, i)
+            if sc.child_ids[i] != a:
+                return sc.child_ids[i] < a
+        return False
 
     cdef bint _recorded(self, int32_t x, int32_t child, int n_ids, Scratch* sc) noexcept nogil:
         """True when slot ``x``, named by a record of the child's class, still holds the node the
@@ -1007,11 +1032,10 @@ cdef class Search:
         """Record ``node`` (prefix error ``err``, equivalent-points bound ``b0``) in the entry
         ``_map_admit`` returned; False when out of memory.
 
-        A record is the length, the ids (sorted for the prefix map), then a ``MapRecord``.
+        A record is the length, the representative's ids in its order, then a ``MapRecord``.
         """
-        cdef int i, j
+        cdef int i
         cdef uint16_t ids[256]
-        cdef uint16_t tmp
         cdef uint32_t off
         cdef MapRecord rec
         if verdict == 2:
@@ -1031,20 +1055,9 @@ cdef class Search:
                 return False
             if verdict == 1:
                 self.table.count += 1
-        if self.map_kind == MAP_PREFIX and verdict == 2:
-            table_set_record(&self.table, off, &rec)   # same set: the stored sorted ids are still right
-            return True
         e.off = off
-        for i in range(n_ids):
+        for i in range(n_ids):   # the representative in its order (the prefix map's tie-break reads it)
             ids[i] = sc.child_ids[i]
-        if self.map_kind == MAP_PREFIX:   # keep the stored set sorted (insertion sort, tiny)
-            for i in range(1, n_ids):
-                j = i
-                while j > 0 and ids[j - 1] > ids[j]:
-                    tmp = ids[j]
-                    ids[j] = ids[j - 1]
-                    ids[j - 1] = tmp
-                    j -= 1
         table_set_ids(&self.table, off, n_ids, ids)
         table_set_record(&self.table, off, &rec)
         return True
@@ -1084,6 +1097,7 @@ cdef class Search:
         integral = self.total < 4294967296.0
         for label in range(self.C):
             integral = integral and self.weights[label] == floor(self.weights[label])
+        self.exact_ties = self._exact_errors()
         trie_compact(&self.trie, self.policy != P_LOWER_BOUND, integral)
         table_compact(&self.table, self.M <= 256, integral, self.total)
         root = self._new_node(-1, 0, 0, 0.0, b0)
@@ -1094,6 +1108,24 @@ cdef class Search:
         else:
             if not self._push(b0 if self.policy == P_LOWER_BOUND else 0.0, root):
                 raise MemoryError("cannot allocate the search's queue")
+
+    cdef bint _exact_errors(self):
+        """True when every weighted count is exact in a double: each class weight a multiple of
+        one power of two 2^-e and the total below 2^53 of those steps. Then prefix errors summed
+        in any order are equal bit for bit exactly when they are equal, and the symmetry ties of
+        ``_reorder_better`` and ``_earlier_tie`` are decided right; otherwise only strict
+        improvements prune."""
+        cdef int label, e, e_max = 0
+        cdef double w
+        for label in range(self.C):
+            w = self.weights[label]
+            e = 0
+            while e <= 60 and ldexp(w, e) != floor(ldexp(w, e)):
+                e += 1
+            if e > 60:
+                return False
+            e_max = max(e_max, e)
+        return ldexp(self.total, e_max) < 9007199254740992.0
 
     # ------------------------------------------------ optional bounds (issue 13 item 5)
 
@@ -1182,6 +1214,70 @@ cdef class Search:
                 return True
         return False
 
+    cdef void _reorder_setup(self, int32_t ni, int depth, Scratch* sc) noexcept nogil:
+        """Prepare the reordering check for the children of ``ni`` = (p_0 .. p_{K-1}), K = ``depth``:
+        per j, what p_0 .. p_{j-1} leave uncaptured (``sc.perm_ctx``) and their error
+        (``sc.perm_cum``, from the node errors on the path)."""
+        cdef int i, k
+        cdef int32_t cur = ni
+        cdef uint64_t* x
+        cdef const uint64_t* cv
+        for k in range(depth, 0, -1):
+            sc.perm_cum[k] = trie_err(&self.trie, cur)
+            cur = trie_node(&self.trie, cur).parent
+        sc.perm_cum[0] = 0.0
+        x = &sc.perm_ctx[0]
+        for i in range(self.W):
+            x[i] = self.mask[i]
+        for k in range(1, depth):
+            cv = &self.caps[<size_t>sc.path[k - 1] * self.W]
+            for i in range(self.W):
+                x[<size_t>k * self.W + i] = x[<size_t>(k - 1) * self.W + i] & ~cv[i]
+
+    cdef bint _reorder_better(self, int t, int depth, double err_c, Scratch* sc) noexcept nogil:
+        """Theorem 15 within one child: True when moving its last rule ``t`` to an earlier place,
+        X_j = (p_0 .. p_{j-1}, t, p_j .. p_{K-1}), comes first in the order of the orderings of
+        one set, (prefix error, ids): a smaller error than the child's ``err_c``, or the same error
+        (decided only when errors are exact) and ``t < p_j`` (docs/corels.md, "One search on a
+        Dask cluster").
+
+        X_j and the child hold the same rules, so they leave the same data uncaptured and every
+        tail scores the same after both: R(child + T) - R(X_j + T) = err(child) - err(X_j) for
+        every T. So the first optimal list in id order never lies below a child dropped here,
+        whether or not X_j is ever searched, here or in another task: the test needs no map and
+        no other process, and the prefix map breaks its ties by the same order (``_earlier_tie``).
+        err(X_j) = err(p_0 .. p_{j-1}) + err(t | U_j) + sum_{k >= j} err(p_k | U_k minus t), with
+        U_k what p_0 .. p_{k-1} leave: two counts per place, the sum kept from the last place
+        back. Reads the thread's scratch and the expanding node's ancestors only (no lock).
+        """
+        cdef double cnt[MAX_CLASSES]
+        cdef double correct, wv, moved = 0.0, et
+        cdef int label, i, j
+        cdef const uint64_t* tv = &self.caps[<size_t>t * self.W]
+        cdef const uint64_t* pv
+        cdef const uint64_t* x
+        cdef uint64_t* y = &sc.sim_x[0]
+        for j in range(depth - 1, -1, -1):
+            x = &sc.perm_ctx[<size_t>j * self.W]
+            pv = &self.caps[<size_t>sc.path[j] * self.W]
+            for i in range(self.W):
+                y[i] = x[i] & pv[i] & ~tv[i]
+            self._counts(y, LABELS, cnt, &sc.acc[0])
+            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
+            moved += wv - correct
+            for i in range(self.W):
+                y[i] = x[i] & tv[i]
+            self._counts(y, LABELS, cnt, &sc.acc[0])
+            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
+            et = wv - correct
+            if self.exact_ties:
+                if sc.perm_cum[j] + et + moved < err_c or (
+                        t < sc.path[j] and sc.perm_cum[j] + et + moved == err_c):
+                    return True
+            elif sc.perm_cum[j] + et + moved < err_c - self.sim_eps:
+                return True
+        return False
+
     cdef int _expand(self, int32_t ni, Scratch* sc) noexcept nogil:
         """Algorithm 5 on one thread: score every child of the prefix at ``ni``, then insert the
         promising ones. -1 when the prefix lies under a node deleted by the symmetry map."""
@@ -1201,6 +1297,7 @@ cdef class Search:
         self.n_pruned_lookahead += sc.n_pruned_lookahead
         self.n_pruned_length += sc.n_pruned_length
         self.n_pruned_similar += sc.n_pruned_similar
+        self.n_pruned_reorder += sc.n_pruned_reorder
         sc.n_evaluated = 0
         sc.n_expanded = 0
         sc.n_pruned_support = 0
@@ -1209,6 +1306,7 @@ cdef class Search:
         sc.n_pruned_lookahead = 0
         sc.n_pruned_length = 0
         sc.n_pruned_similar = 0
+        sc.n_pruned_reorder = 0
 
     cdef void _improve(self, double R, int s, int depth, Scratch* sc) noexcept nogil:
         """A child beat the incumbent when scored: record it under the incumbent's lock (another
@@ -1396,6 +1494,17 @@ cdef class Search:
                 else:
                     c2 += 1
             n_cands = c2
+        if self.do_reorder and depth >= 1 and n_cands > 0:   # Theorem 15 in the child
+            self._reorder_setup(ni, depth, sc)
+            c2 = 0
+            for c in range(n_cands):
+                if self._reorder_better(sc.cands[c].ant, depth, sc.cands[c].err, sc):
+                    sc.n_pruned_reorder += 1
+                else:
+                    if c2 < c:
+                        sc.cands[c2] = sc.cands[c]
+                    c2 += 1
+            n_cands = c2
         sc.n_cands = n_cands
         return 0
 
@@ -1437,7 +1546,7 @@ cdef class Search:
                     capv = &self.caps[<size_t>s * W]
                     for i in range(W):
                         f[i] = u[i] & ~capv[i]
-                me = self._map_admit(cand.map_key, depth + 1, lb, cand.b0, &verdict, sc)
+                me = self._map_admit(cand.map_key, depth + 1, lb, cand.err, cand.b0, &verdict, sc)
                 if verdict == 0:
                     self.n_pruned_map += 1
                     continue
@@ -1920,6 +2029,11 @@ cdef class Search:
         queued as its parent's expansion would have queued it; ``[]`` is the root. The prefixes
         themselves are taken as scored (whoever queued them did), so ``objective`` covers only
         what this search finds or is offered. Call between ``run`` slices.
+
+        With the prefix map, a seeded search also runs the reordering check (``_reorder_better``):
+        the better orderings of its children may lie in other tasks' subtrees, where its own map
+        never meets them. One unseeded process meets them all in its map, and there the check cost
+        more CPU (about 15 % at lambda 0.005 on COMPAS) than the 0.5 % of evaluations it saved.
         """
         cdef int32_t idx
         checked = [self._check_prefix(p) for p in prefixes]
@@ -1930,6 +2044,7 @@ cdef class Search:
         self._close_buckets()
         self.oom_bound = INFINITY
         self.out_of_memory = False
+        self.do_reorder = self.map_kind == MAP_PREFIX
         for ids in checked:
             self._seed_one(ids)
 
@@ -2013,6 +2128,7 @@ cdef class Search:
             "spilled": self.n_spilled,
             "max_spilled": self.max_spilled,
             "max_spill_bytes": self.max_spill_bytes,
+            "pruned_reorder": self.n_pruned_reorder,
         }
 
     # ------------------------------------------------ the external-memory queue (issue 27)

@@ -2,18 +2,22 @@
 
 The driver expands the root here until the queue holds a few prefixes per worker, takes them all
 (``Search.take``) and deals them out as *subtrees*: each task is a ``Search`` seeded with its
-prefixes (``Search.seed``) that runs in slices. Between slices a task reads the shared incumbent
-(a Dask ``Variable`` that only the driver writes; ``Search.offer_incumbent`` rescores its list
-bit-exactly), reports what it found and its lower bound on a Dask ``Queue``, and, when the
-driver asks for work for an idle worker, hands half of its queue back as a new subtree. Every
+prefixes (``Search.seed``) that runs in slices. Every ``SYNC_SECONDS`` a task makes two round
+trips to the scheduler: it reads the driver's control ``Variable`` (the incumbent, which
+``Search.offer_incumbent`` rescores bit-exactly, how many workers are idle, and whether to stop),
+and puts one status message (its lower bound, evaluations and any better list) on a Dask
+``Queue``; when a worker is idle it first hands half of its queue back as a new subtree. Every
 open prefix is always somewhere the driver can see: in a running task (bounded by that task's
 last report), in a subtree not yet started (bounded by its seeds), or in a message not yet read
 (read before the final bound is taken), so the global lower bound, the smallest of those, is
 valid at any stop. A task whose worker dies is run again from its seeds: Dask reruns it, and the
 driver resubmits it when Dask gives up; a subtree is never lost, at worst searched twice.
 
-Each task has its own symmetry map, so a permutation found in two subtrees is searched in both:
-that, and the incumbent's delay, are what the split costs in evaluations (docs/corels.md).
+Each task has its own symmetry map, yet a permutation found in two subtrees is searched in at most
+one: the search orders the prefixes of one antecedent set by (prefix error, ids) and drops a child
+when moving its last rule earlier comes first in that order, a test that needs no other task
+(docs/corels.md, "One search on a Dask cluster"). ``search_split_here`` searches the same split
+in one process, the reference the benchmark and the tests compare the cluster with.
 """
 
 from __future__ import annotations
@@ -67,23 +71,71 @@ class TaskConfig:
     units: engine.Units
     regularization: float
     options: dict[str, Any]
-    names: dict[str, str]  # Dask names of the incumbent Variable, the stop Event, the split Variable, the Queue
+    names: dict[str, str]  # Dask names of the control Variable and the message Queue
     memory: int | None  # per-process resident bytes at which a task stops (the run's memory limit)
+
+
+def split_root(
+    units: engine.Units, regularization: float, options: dict[str, Any], parts: int
+) -> tuple[Any, list[Subtree]]:
+    """Expand the root here until at least ``parts`` prefixes are open, then deal them all
+    round-robin in bound order into at most ``parts`` subtrees (each holds good and poor prefixes
+    alike). Returns the root search (its incumbent, its evaluations) and the subtrees."""
+    root = engine.make_search(units, regularization, **{**options, "threads": 1})
+    stop = np.zeros(1, dtype=np.uint8)
+    while root.queue_size < parts:
+        code = root.run(0.0, stop, root.n_evaluated + 1)  # one expansion at a time
+        if code not in (_corels.SLICE, _corels.NODE_LIMIT):
+            break
+    taken = root.take(root.queue_size)
+    n_trees = min(len(taken), parts)
+    trees = []
+    for i in range(n_trees):
+        part = taken[i::n_trees]
+        trees.append(Subtree([p for p, _ in part], min(b for _, b in part)))
+    return root, trees
+
+
+def search_split_here(
+    units: engine.Units, regularization: float, options: dict[str, Any], parts: int, slice_seconds: float = 0.005
+) -> tuple[float, list[int], int]:
+    """The driver's first split searched in this one process: the subtrees run round-robin in
+    slices, each with its own ``Search`` (its own symmetry map), the incumbent passed between them
+    after every slice. What a split costs with no network; returns the optimum, its list, and the
+    evaluations (the root's included)."""
+    root, trees = split_root(units, regularization, options, parts)
+    searches = []
+    for tree in trees:
+        search = engine.make_search(units, regularization, **{**options, "threads": 1})
+        search.offer_incumbent(root.best_prefix)
+        search.seed(tree.seeds)
+        searches.append(search)
+    best: tuple[float, list[int]] = (root.objective, root.best_prefix)
+    stop = np.zeros(1, dtype=np.uint8)
+    running = list(searches)
+    while running:
+        for search in list(running):
+            if search.run(slice_seconds, stop, -1) != _corels.SLICE:
+                running.remove(search)
+            if search.objective < best[0]:
+                best = (search.objective, search.best_prefix)
+        for search in running:
+            if search.objective > best[0]:
+                search.offer_incumbent(best[1])
+    return best[0], best[1], root.n_evaluated + sum(s.n_evaluated for s in searches)
 
 
 def search_subtree(config: TaskConfig, task_id: int, seeds: list[list[int]]) -> dict[str, Any]:
     """A task: search the subtrees under ``seeds`` until done, stopped, or out of memory."""
-    from distributed import Event, Queue, Variable, get_client
+    from distributed import Queue, Variable, get_client
 
     client = get_client()
-    incumbent = Variable(config.names["incumbent"], client=client)
-    split = Variable(config.names["split"], client=client)
-    stop_event = Event(config.names["stop"], client=client)
+    control = Variable(config.names["control"], client=client)
     messages = Queue(config.names["queue"], client=client)
     search = engine.make_search(config.units, config.regularization, **config.options)
-    shared = incumbent.get()
-    if shared is not None:
-        search.offer_incumbent(shared[1])
+    objective, prefix, _, _ = control.get()
+    if objective < search.objective:
+        search.offer_incumbent(prefix)
     search.seed(seeds)
     published = search.objective
     stop = np.zeros(1, dtype=np.uint8)
@@ -97,24 +149,24 @@ def search_subtree(config: TaskConfig, task_id: int, seeds: list[list[int]]) -> 
         if time.monotonic() - last_sync < SYNC_SECONDS:
             continue
         last_sync = time.monotonic()
-        if stop_event.is_set():
+        objective, prefix, idle, stop_now = control.get()  # one round trip: the driver's whole word
+        if stop_now:
             stopped = True
             break
         if config.memory is not None and resident_memory() >= config.memory:
             memory = True
             break
-        shared = incumbent.get()
-        if shared is not None and shared[0] < search.objective:
-            search.offer_incumbent(shared[1])
+        if objective < search.objective:
+            search.offer_incumbent(prefix)
+        if idle and search.queue_size >= SPLIT_MIN_QUEUE:
+            taken = search.take(min(search.queue_size // 2, SPLIT_MAX))
+            if taken:  # before the status that no longer bounds them: the driver reads in order
+                messages.put(("split", task_id, [p for p, _ in taken], min(b for _, b in taken)))
+        found = None
         if search.objective < published:
             published = search.objective
-            messages.put(("incumbent", task_id, published, search.best_prefix))
-        want = split.get()
-        if want and search.queue_size >= SPLIT_MIN_QUEUE:
-            taken = search.take(min(search.queue_size // 2, SPLIT_MAX))
-            if taken:
-                messages.put(("split", task_id, [p for p, _ in taken], min(b for _, b in taken)))
-        messages.put(("status", task_id, search.lower_bound(), search.n_evaluated))
+            found = (published, search.best_prefix)
+        messages.put(("status", task_id, search.lower_bound(), search.n_evaluated, found))
     if search.objective < published:
         messages.put(("incumbent", task_id, search.objective, search.best_prefix))
     return {
@@ -140,12 +192,12 @@ class Driver:
         report: Callable[[float, list[int], int], None],
     ) -> None:
         self.client, self.config, self.ctx, self.report = client, config, ctx, report
-        from distributed import Event, Queue, Variable
+        from distributed import Queue, Variable
 
-        self.incumbent = Variable(config.names["incumbent"], client=client)
-        self.split = Variable(config.names["split"], client=client)
-        self.stop_event = Event(config.names["stop"], client=client)
+        self.control = Variable(config.names["control"], client=client)
         self.messages = Queue(config.names["queue"], client=client)
+        self.idle = 0  # workers without a task: a task with enough open prefixes hands half back
+        self.stop = False
         self.running: dict[Any, tuple[int, Subtree]] = {}
         self.closed_bounds: list[float] = []  # lower bounds of tasks that stopped before done
         self.evaluations = 0
@@ -159,10 +211,14 @@ class Driver:
     def workers(self) -> int:
         return max(1, len(self.client.scheduler_info(n_workers=-1)["workers"]))
 
+    def publish(self) -> None:
+        """Write the control word every task reads each period: incumbent, idle workers, stop."""
+        self.control.set((self.best[0], list(self.best[1]), self.idle, self.stop))
+
     def offer(self, objective: float, prefix: list[int]) -> None:
         if objective < self.best[0]:
             self.best = (objective, list(prefix))
-            self.incumbent.set((objective, list(prefix)))
+            self.publish()
             self.report(objective, list(prefix), self.total_evaluations())
 
     def submit(self, tree: Subtree) -> None:
@@ -198,8 +254,11 @@ class Driver:
                         self.closed_bounds.append(tree.bound)
                     else:
                         self.submit(tree)
-                elif kind == "status" and task_id in by_id:
-                    by_id[task_id].reported, by_id[task_id].evaluations = message[2], message[3]
+                elif kind == "status":
+                    if message[4] is not None:
+                        self.offer(*message[4])
+                    if task_id in by_id:
+                        by_id[task_id].reported, by_id[task_id].evaluations = message[2], message[3]
 
     def collect(self, future: Any, *, stopping: bool) -> None:
         task_id, tree = self.running.pop(future)
@@ -240,29 +299,19 @@ def run_distributed(
     """Search on ``ctx.executor``'s cluster; the same certificate a single process gives."""
     assert ctx.executor is not None
     started = time.perf_counter()
-    # the root's first levels here, until there are a few open prefixes per worker to deal out
-    root = engine.make_search(units, regularization, **{**options, "threads": 1})
     client, close = ctx.executor.connect()
     try:
-        names = {k: f"glasswork-corels-{k}-{uuid.uuid4().hex}" for k in ("incumbent", "split", "stop", "queue")}
+        names = {k: f"glasswork-corels-{k}-{uuid.uuid4().hex}" for k in ("control", "queue")}
         config = TaskConfig(units, regularization, {**options, "threads": 1}, names, ctx.limits.memory)
         driver = Driver(client, config, ctx, on_incumbent)
         n_workers = driver.workers()
-        stop = np.zeros(1, dtype=np.uint8)
-        code = _corels.SLICE
-        while root.queue_size < SEEDS_PER_WORKER * n_workers:
-            code = root.run(0.0, stop, root.n_evaluated + 1)  # one expansion at a time
-            if code not in (_corels.SLICE, _corels.NODE_LIMIT):
-                break
+        # the root's first levels here, until there are a few open prefixes per worker to deal out
+        root, trees = split_root(units, regularization, options, SEEDS_PER_WORKER * n_workers)
         driver.evaluations = root.n_evaluated
         driver.offer(root.objective, root.best_prefix)
-        driver.split.set(0)
-        taken = root.take(root.queue_size)
-        # dealt round-robin in bound order, so every subtree holds good and poor prefixes alike
-        n_trees = min(len(taken), SEEDS_PER_WORKER * n_workers)
-        for i in range(n_trees):
-            part = taken[i::n_trees]
-            driver.submit(Subtree([p for p, _ in part], min(b for _, b in part)))
+        driver.publish()
+        for tree in trees:
+            driver.submit(tree)
         stopping = False
         last_progress = -1.0
         asked = -1
@@ -274,11 +323,12 @@ def run_distributed(
                 driver.collect(future, stopping=stopping)
             idle = 0 if stopping else max(0, n_workers - len(driver.running))
             if idle != asked:
-                driver.split.set(idle)
-                asked = idle
+                driver.idle = asked = idle
+                driver.publish()
             if not stopping and ctx.check(driver.total_evaluations()) is not None:
                 stopping = True
-                driver.stop_event.set()
+                driver.stop = True
+                driver.publish()
             if ctx.elapsed() - last_progress >= progress_interval:
                 last_progress = ctx.elapsed()
                 on_progress(driver.best[0], driver.lower_bound(), driver.total_evaluations(), len(driver.running))
