@@ -342,6 +342,11 @@ def multiplicity_text(figures: dict[str, Any] | None) -> str | None:
     where = f"on {figures['n_rows']:,} {figures['rows']} rows" + (" (weighted)" if figures.get("weighted") else "")
     if figures.get("members", 0) < figures.get("count", 0):
         where += f", over the {figures['members']:,} kept members of {figures['count']:,}"
+    if figures.get("spread_mean") is not None:  # regression: how far the members' predictions spread
+        return (
+            f"{where}: prediction spread mean {fmt_number(figures['spread_mean'], 4)}, "
+            f"max {fmt_number(figures['spread_max'], 4)}, {figures['split_rows']:,} rows where members differ"
+        )
     if figures.get("ambiguity") is None:
         return f"{where}: no prediction figures ({'; '.join(figures.get('notes') or [])})"
     text = f"{where}: ambiguity {fmt_percent(figures['ambiguity'])}, discrepancy {fmt_percent(figures['discrepancy'])}"

@@ -6,6 +6,9 @@ carry a model:
 - ``ambiguity``: the share of rows on which at least one member predicts otherwise than the
   optimal model, and ``discrepancy``: the largest share of rows on which one member does (Marx,
   Calmon and Ustun, "Predictive Multiplicity in Classification", ICML 2020);
+- for regression, where predictions are real numbers that differ by rounding on every row, the
+  per-row ``spread`` over the members instead (``spread_mean``, ``spread_max``, in units of y;
+  ambiguity and discrepancy are ``None``);
 - the vote: for each row, the share of members predicting each class (``split_rows`` counts the
   rows the members do not agree on; the per-row shares are kept when there are at most
   ``MAX_STORED_ROWS`` rows);
@@ -203,6 +206,8 @@ def agreement(
     ``weights`` the shares of rows are weighted shares."""
     if predictions.shape[1] == 0:
         return {"ambiguity": None, "discrepancy": None, "split_rows": 0}
+    if n_classes is None:
+        return _spread(predictions, reference, weights)
     differs = predictions != reference[None, :]
     out: dict[str, Any] = {
         "ambiguity": float(np.average(differs.any(axis=0), weights=weights)),
@@ -218,6 +223,22 @@ def agreement(
         if predictions.shape[1] <= MAX_STORED_ROWS:
             out["vote_shares"] = np.round(shares, 6).T.tolist()  # rows x classes
     return out
+
+
+def _spread(predictions: np.ndarray, reference: np.ndarray, weights: np.ndarray | None) -> dict[str, Any]:
+    """The regression form of agreement: real-valued predictions differ on every row by rounding,
+    so "predicts otherwise" (ambiguity, discrepancy) says nothing; each row's spread (the largest
+    minus the smallest prediction over the members) says how far they disagree, in units of y."""
+    spread = predictions.max(axis=0) - predictions.min(axis=0)
+    split = spread > 1e-9 * max(1.0, float(np.abs(reference).max()))  # rounding is not a split
+    return {
+        "ambiguity": None,
+        "discrepancy": None,
+        "spread_mean": float(np.average(spread, weights=weights)),
+        "spread_max": float(spread.max()),
+        "split_rows": int(split.sum()),
+        "split_share": float(np.average(split, weights=weights)),
+    }
 
 
 def reliance(

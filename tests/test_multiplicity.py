@@ -71,6 +71,48 @@ def test_hand_computed_agreement_and_variable_use():
     assert out["notes"] == ["over the 4 kept members of 7"]
 
 
+class Linear(Model):
+    """A regression model: ``X @ coef`` (the floats differ by rounding between equal models)."""
+
+    kind = "linear"
+    task = "regression"
+
+    def __init__(self, coef: list[float]) -> None:
+        self.coef = np.asarray(coef, dtype=np.float64)
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        return X @ self.coef
+
+    def to_text(self) -> str:
+        return f"{self.coef}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "coef": self.coef.tolist()}
+
+
+def test_a_regression_set_reports_its_spread_not_a_false_ambiguity():
+    from glasswork.console import multiplicity_text
+
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    y = np.array([1.0, 2.0, 3.0])
+    optimal = Linear([1.0, 2.0])
+    # the same model up to rounding, and one that differs by 0.5 on rows 0 and 2
+    members = [optimal, Linear([1.0 + 1e-15, 2.0]), Linear([1.5, 2.0])]
+    problem = Problem("r", X, y, ["a", "b"], "regression")
+    rs = RashomonSet(
+        threshold=10.0,
+        optimum=0.0,
+        count=3,
+        complete=True,
+        members=[RashomonMember(float(i), ("a", "b"), f"fp{i}", model=m) for i, m in enumerate(members)],
+    )
+    out = multiplicity.figures(rs, optimal, problem)
+    assert out["ambiguity"] is None and out["discrepancy"] is None
+    assert out["split_rows"] == 2 and out["split_share"] == pytest.approx(2 / 3)
+    assert out["spread_mean"] == pytest.approx(1 / 3) and out["spread_max"] == pytest.approx(0.5)
+    assert "prediction spread mean 0.3333, max 0.5, 2 rows where members differ" in multiplicity_text(out)
+
+
 def test_hand_computed_reliance_is_the_permuted_loss_over_the_loss():
     rng = np.random.default_rng(3)
     X = rng.integers(0, 2, size=(40, 2))
