@@ -114,6 +114,30 @@ def threshold_for(request: RashomonSpec, optimum: float) -> float:
     return (1.0 + float(request.epsilon)) * optimum
 
 
+def member_builder(
+    request: RashomonSpec,
+    build: Callable[[list[int]], RuleList],
+    problem: Problem,
+    feature_names: Callable[[list[int]], tuple[str, ...]],
+    members: dict[tuple[int, ...], RashomonMember],
+) -> Callable[[float, tuple[int, ...]], RashomonMember]:
+    """The member of a list given by its antecedent ids, built once and cached in ``members``
+    (a list is streamed once and kept at the end: it must be one object)."""
+
+    def member(objective: float, prefix: tuple[int, ...]) -> RashomonMember:
+        if prefix not in members:
+            rules = build(list(prefix))
+            members[prefix] = RashomonMember(
+                objective=float(objective),
+                features=feature_names(list(prefix)),
+                fingerprint=prediction_fingerprint(rules.predict(problem.X)),
+                model=rules if request.keep == "model" else None,
+            )
+        return members[prefix]
+
+    return member
+
+
 def enumerate_rashomon(
     enumerator: Any,
     *,
@@ -131,17 +155,7 @@ def enumerate_rashomon(
     policy enumerates in objective order) through ``ctx.rashomon``; returns the set and the
     enumerator's last return code."""
     members: dict[tuple[int, ...], RashomonMember] = {}
-
-    def member(objective: float, prefix: tuple[int, ...]) -> RashomonMember:
-        if prefix not in members:
-            rules = build(list(prefix))
-            members[prefix] = RashomonMember(
-                objective=float(objective),
-                features=feature_names(list(prefix)),
-                fingerprint=prediction_fingerprint(rules.predict(problem.X)),
-                model=rules if request.keep == "model" else None,
-            )
-        return members[prefix]
+    member = member_builder(request, build, problem, feature_names, members)
 
     node_limit = -1 if ctx.limits.nodes is None else max(int(ctx.limits.nodes) - nodes_before, 0)
     streamed = 0

@@ -35,8 +35,8 @@ from glasswork.cython_ext import corels_rashomon as _enum
 from glasswork.data import Problem
 from glasswork.plugins.corels import engine
 from glasswork.plugins.corels.model import RuleList
-from glasswork.plugins.corels.rashomon import make_enumerator, queue_budget_for
-from glasswork.result import RashomonMember, RashomonSet, prediction_fingerprint
+from glasswork.plugins.corels.rashomon import make_enumerator, member_builder, queue_budget_for
+from glasswork.result import RashomonSet
 from glasswork.solver import ClusterExecutor, SolveContext, resident_memory
 from glasswork.spec import RashomonSpec
 
@@ -305,18 +305,7 @@ def enumerate_on_cluster(
     same members when ``max_models`` holds them all), and the run's statistics."""
     assert ctx.executor is not None
     started = time.perf_counter()
-    members: dict[tuple[int, ...], RashomonMember] = {}
-
-    def member(objective: float, prefix: tuple[int, ...]) -> RashomonMember:
-        if prefix not in members:
-            rules = build(list(prefix))
-            members[prefix] = RashomonMember(
-                objective=float(objective),
-                features=feature_names(list(prefix)),
-                fingerprint=prediction_fingerprint(rules.predict(problem.X)),
-                model=rules if request.keep == "model" else None,
-            )
-        return members[prefix]
+    member = member_builder(request, build, problem, feature_names, {})
 
     client, close = ctx.executor.connect()
     try:
