@@ -515,31 +515,23 @@ cdef class Search:
             self.live_err[nd.depth].erase(jt)
 
     cdef bint _push(self, double key, int32_t node) noexcept nogil:
-        """Queue ``node``; False when no memory is left for the queue."""
+        """Queue ``node`` as a new entry (the next tie; newest first under dfs); False when no
+        memory is left for the queue."""
+        cdef int32_t tie = <int32_t>((self.seq + 1) & 0x7FFFFFFF)
+        if not self._push_entry(key, -tie if self.policy == P_DFS else tie, node):
+            return False
+        self.seq += 1
+        self.n_inserted += 1
+        return True
+
+    cdef bint _push_entry(self, double key, int32_t tie, int32_t node) noexcept nogil:
+        """Queue ``node`` with ``tie`` (a new one from ``_push``, or the one it had before a
+        spill); False when no memory."""
         cdef QEntry e
         if not self.queue.reserve_one():
             return False
         if not self._live_add(node, key if self.policy == P_LOWER_BOUND else trie_lb(&self.trie, node)):
             # counted before it enters the heap: all or nothing
-            return False
-        e.key = key
-        e.node = node
-        self.seq += 1
-        e.tie = <int32_t>(self.seq & 0x7FFFFFFF)
-        if self.policy == P_DFS:
-            e.tie = -e.tie
-        self.queue.push_reserved(e)
-        self.n_inserted += 1
-        if <int64_t>self.queue.size() > self.max_queue:
-            self.max_queue = self.queue.size()
-        return True
-
-    cdef bint _push_entry(self, double key, int32_t tie, int32_t node) noexcept nogil:
-        """Queue ``node`` again with the key and tie it had before a spill; False when no memory."""
-        cdef QEntry e
-        if not self.queue.reserve_one():
-            return False
-        if not self._live_add(node, key if self.policy == P_LOWER_BOUND else trie_lb(&self.trie, node)):
             return False
         e.key = key
         e.tie = tie

@@ -31,7 +31,7 @@ from glasswork.plugins.corels.spec import (
     CorelsSearch,
     CorelsSpec,
 )
-from glasswork.result import Certificate, RashomonMember, RashomonSet, Result, Status, prediction_fingerprint
+from glasswork.result import Certificate, RashomonSet, Result, Status
 from glasswork.solver import SolveContext, Solver, resident_memory
 from glasswork.spec import RashomonSpec
 
@@ -225,19 +225,17 @@ def _rashomon_set(
         used = sorted({j for m in prefix for j, _ in items[m]})
         return tuple(str(names[j]) for j in used)
 
-    def as_member(prefix: list[int], objective: float) -> RashomonMember:
-        rules = build(prefix)
-        return RashomonMember(
-            objective=objective,
-            features=features(prefix),
-            fingerprint=prediction_fingerprint(rules.predict(problem.X)),
-            model=rules if request.keep == "model" else None,
-        )
-
     if status is not Status.OPTIMAL:
         ctx.log("corels: the optimum is not certified, so the Rashomon set is not enumerated", level="warning")
-        return rs.unproven_set(request, optimum, lower, as_member(list(best_prefix), optimum))
+        incumbent = rs.member_builder(request, build, problem, features, {})(optimum, tuple(best_prefix))
+        return rs.unproven_set(request, optimum, lower, incumbent)
     threshold = rs.threshold_for(request, optimum)
+    options: dict[str, Any] = {
+        "policy": search_opts.policy,
+        "max_prefix_length": max_len,
+        "max_models": request.max_models,
+        "ablation": tuple(search_opts.ablation),
+    }
     if ctx.executor is not None:  # subtrees on the cluster: plugins/corels/rashomon_cluster.py
         from glasswork.plugins.corels.rashomon_cluster import enumerate_on_cluster
 
@@ -247,12 +245,7 @@ def _rashomon_set(
             request=request,
             threshold=threshold,
             optimum=optimum,
-            options={
-                "policy": search_opts.policy,
-                "max_prefix_length": max_len,
-                "max_models": request.max_models,
-                "ablation": tuple(search_opts.ablation),
-            },  # fmt: skip
+            options=options,
             ctx=ctx,
             build=build,
             problem=problem,
@@ -268,12 +261,9 @@ def _rashomon_set(
         lam,
         threshold,
         floor=optimum,
-        policy=search_opts.policy,
-        max_prefix_length=max_len,
         threads=threads,
-        max_models=request.max_models,
-        ablation=search_opts.ablation,
         queue_budget=rs.queue_budget_for(ctx.limits.memory),
+        **options,
     )
     rset, _ = rs.enumerate_rashomon(
         enumerator,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import ByteSize, Field, PositiveFloat
 
-from glasswork.spec import SolverSpec, StrictModel
+from glasswork.spec import MAX_LIMIT_BYTES, SolverSpec, StrictModel
 
 Bound = Literal[
     "support",
@@ -95,7 +95,7 @@ class CorelsSearch(StrictModel):
         "by default all the cores the process may use. 1 runs the single-threaded path. The "
         "optimum is the same for any count; among equally good lists another may be returned.",
     )
-    spill: Literal["auto", "off"] | ByteSize = Field(
+    spill: Literal["auto", "off"] | Annotated[ByteSize, Field(le=MAX_LIMIT_BYTES)] = Field(
         "auto",
         description="External-memory queue: once the search's memory passes this size (e.g. 8GB), "
         "the queue's worst prefixes go to files in $TMPDIR and come back when the search reaches "
