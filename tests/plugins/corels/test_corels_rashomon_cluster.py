@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from test_corels_rashomon import every_rule_list, units_of, within
+from test_corels_rashomon import _problem, every_rule_list, units_of, within
 
 from glasswork.cli import cli
 from glasswork.data import Problem
@@ -46,17 +46,6 @@ def _spec(lam: float, rashomon: dict, max_len: int | None = None, **search) -> C
             "search": {"threads": 1, **search},
             "rashomon": rashomon,
         }
-    )
-
-
-def _problem(X: np.ndarray, y: np.ndarray) -> Problem:
-    return Problem(
-        name="t",
-        X=np.asarray(X, np.uint8),
-        y=y,
-        feature_names=[f"f<{j}>" for j in range(X.shape[1])],
-        task="binary",
-        classes=np.array(["no", "yes"]),
     )
 
 
