@@ -14,6 +14,7 @@ spinning at NumPy's import costs more CPU than a short run's search.
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import sys
@@ -48,6 +49,15 @@ def guard() -> None:
         return
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _interrupted_while_starting)
+        atexit.register(_ignore_interrupts_from_here)  # first registered: the last to run
+
+
+def _ignore_interrupts_from_here() -> None:
+    """The last exit handler (registered first): the command has ended and its status is set.
+    Python's finalization next puts the default SIGINT action back, so a Ctrl-C in the last
+    moments of shutdown would kill the process by the signal, without a word, whatever the run's
+    status; ignored from here on (exit handlers before this one stay interruptible)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def release() -> None:

@@ -226,6 +226,17 @@ elif STAGE == "store":
 elif STAGE == "exit":
     import atexit
     atexit.register(_pause, "exit")  # Python's shutdown, after the command has ended
+elif STAGE == "finalization":
+    import signal
+
+    class _CtrlCAtTheEnd:
+        # Ctrl-C as this module's globals are cleared: after the exit handlers, when Python has
+        # put the default SIGINT action back
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.2)
+
+    _LAST = _CtrlCAtTheEnd()
 """
 
 
@@ -342,6 +353,24 @@ def test_an_interrupt_that_python_wrapped_is_still_an_interrupt(monkeypatch, cap
     assert exit_info.value.code == 130
     err = capsys.readouterr().err
     assert "interrupted" in err and "internal error" not in err
+
+
+def test_ctrl_c_in_the_last_moments_of_shutdown_keeps_the_exit_status(toy_env, tmp_path):
+    """Once Python's finalization has put the default SIGINT action back, a Ctrl-C would kill the
+    process by the signal (status -2, no message) after a run that ended well; CI caught it
+    in the Ctrl-C-at-any-moment test."""
+    env = slow_start_env(toy_env, tmp_path, "finalization")
+    spec = write(tmp_path / "s.yaml", SPEC)
+    proc = subprocess.run(
+        [sys.executable, "-m", "glasswork", "run", "--no-store", "--json", str(spec)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["status"] == "optimal"
 
 
 def test_ctrl_c_after_the_command_ended_keeps_its_exit_status(toy_env, tmp_path):
