@@ -17,7 +17,7 @@ from corels_reference import brute_force
 
 pytest.importorskip("highspy")
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
-from corels_relaxation import order_free_bound  # noqa: E402
+from corels_relaxation import order_free_bound, prefix_lift  # noqa: E402
 
 
 def _relaxation(X: np.ndarray, y: np.ndarray, lam: float) -> tuple[float, float]:
@@ -54,3 +54,18 @@ def test_complementary_pairs_cap_the_relaxation_at_theorem_20_plus_four_rules() 
         X = np.hstack([X, 1 - X[:, :2]])  # two antecedents and their negations
         bound, minority = _relaxation(X, y, lam)
         assert bound <= minority + 4 * lam + 1e-9
+
+
+def test_relaxation_below_a_prefix_bounds_every_extension() -> None:
+    rng = np.random.default_rng(5)
+    for _ in range(30):
+        X, y, lam = _instance(rng)
+        counts = np.stack([(y == 0), (y == 1)], axis=1).astype(np.int64)
+        prefix = [int(a) for a in rng.choice(X.shape[1], int(rng.integers(1, 3)), replace=False)]
+        r = prefix_lift(X.T.astype(bool), counts, lam, prefix, time_limit=20)
+        rest = ~X[:, prefix].any(axis=1)
+        if not rest.any():
+            continue
+        # every extension: the prefix's b, then the best list on the rest (lambda scaled to the rest's weight)
+        best_rest, _ = brute_force(X[rest], y[rest], lam * len(y) / rest.sum())
+        assert r["b0"] - 1e-9 <= r["relaxation"] <= best_rest * rest.sum() / len(y) + 1e-9
