@@ -124,7 +124,7 @@ def order_free_bound(
     if h.run() != highspy.HighsStatus.kOk or h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         raise RuntimeError(f"the LP relaxation did not solve: {h.modelStatusToString(h.getModelStatus())}")
     lp_value = float(h.getInfo().objective_function_value) + 1.0  # the error is 1 - right / W
-    if lp_only:
+    if lp_only or M == 0:  # no integer column: the LP is the problem (HiGHS keeps no MIP bound then)
         return Relaxation(y, lp_value, lp_value, lp_value, True, time.perf_counter() - t0)
     integrality = [highspy.HighsVarType.kInteger] * (2 * M) + [highspy.HighsVarType.kContinuous] * (n_cols - 2 * M)
     h.changeColsIntegrality(n_cols, np.arange(n_cols, dtype=np.int32), integrality)
