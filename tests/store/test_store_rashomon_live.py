@@ -1,0 +1,117 @@
+"""A run stopped by a limit before it certified its optimum: its Rashomon set (the incumbent
+alone, ``RashomonSet.unproven``) reaches the store while the run still goes, through the live
+``rashomon`` event, for every solver, and names from the data stay data on the way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from glasswork import Problem
+from glasswork.record import RunInfo
+from glasswork.solver import Limits, SolveContext
+from glasswork.store import RunStore, StoreSink
+
+# quotes, a newline, an ANSI escape, Rich markup and SQL: names from a data file are data
+HOSTILE = ['it\'s "q"', "line\nbreak", "\x1b[31mred\x1b[0m", "[bold]b[/bold]", "x'); DROP TABLE runs; --"]
+NAMES = [f"{HOSTILE[j % len(HOSTILE)]} {j}" for j in range(12)]
+
+
+def live_run(tmp_path: Path, run_id: str) -> tuple[RunStore, StoreSink]:
+    """A run whose journal is open (its finish record not written yet), as the store reads it."""
+    store = RunStore(tmp_path / "glasswork.duckdb").open()
+    sink = StoreSink(store)
+    sink.on_start(
+        RunInfo(
+            run_id=run_id,
+            name="live",
+            solver="x",
+            solver_version="1",
+            spec_hash="h",
+            spec={},
+            spec_path=None,
+            data_fingerprint="f",
+            n_train=1,
+            n_test=0,
+            n_features=len(NAMES),
+            started_at="2026-01-01T00:00:00+00:00",
+        )
+    )
+    return store, sink
+
+
+def problem(X: np.ndarray, y: np.ndarray) -> Problem:
+    return Problem(
+        name="t",
+        X=X,
+        y=y,
+        feature_names=NAMES[: X.shape[1]],
+        task="binary",
+        classes=np.array([0, 1], dtype=object),
+    )
+
+
+def assert_the_incumbent_is_stored(store: RunStore, run_id: str, rset) -> None:  # type: ignore[no-untyped-def]
+    summary = store.rashomon_summary(run_id)
+    assert summary is not None, "the stopped run's set reached the store only with its finish record"
+    assert summary["count"] == rset.count == 1 and summary["complete"] is False
+    assert summary["threshold"] == pytest.approx(rset.threshold)
+    assert summary["unenumerated_bound"] == pytest.approx(rset.unenumerated_bound)
+    rows = store.rashomon_members(run_id)
+    incumbent = rset.members[0]
+    assert [(r.rank, r.features, r.fingerprint) for r in rows] == [(1, incumbent.features, incumbent.fingerprint)]
+    assert set(rows[0].features) <= set(NAMES) and rows[0].features  # the names as given, byte for byte
+    assert store.get_run(run_id).state == "running"
+
+
+def test_a_corels_search_stopped_by_a_limit_sends_its_unproven_set_live(tmp_path: Path) -> None:
+    from glasswork.plugins.corels.solver import CorelsSolver
+    from glasswork.plugins.corels.spec import CorelsSpec
+
+    rng = np.random.default_rng(0)
+    X = (rng.random((400, 12)) < 0.4).astype(np.uint8)
+    y = (rng.random(400) < 0.5).astype(np.int64)
+    spec = CorelsSpec.model_validate(
+        {
+            "name": "t",
+            "data": {"source": "in-memory", "target": "y"},
+            "solver": "corels",
+            "store": {"enabled": False},
+            "objective": {"regularization": 0.001},
+            "constraints": {"min_support": 0.0},
+            "search": {"threads": 1},
+            "rashomon": {"epsilon": 0.1},
+        }
+    )
+    store, sink = live_run(tmp_path, "corels-live")
+    result = CorelsSolver(spec).solve(problem(X, y), SolveContext(Limits(nodes=500), sink.on_event))
+    assert result.certificate.status.value == "stopped_nodes" and result.rashomon is not None
+    assert_the_incumbent_is_stored(store, "corels-live", result.rashomon)
+    sink.journal.close()
+
+
+def test_a_fasterrisk_search_stopped_by_a_limit_sends_its_unproven_set_live(tmp_path: Path) -> None:
+    from glasswork.plugins.fasterrisk.solver import FasterRiskSolver
+    from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
+
+    rng = np.random.default_rng(42)
+    X = rng.integers(0, 3, size=(24, len(HOSTILE))).astype(float)
+    y = (rng.random(24) < 1 / (1 + np.exp(-(X[:, 0] - X[:, 2])))).astype(np.int64)
+    spec = FasterRiskSpec.model_validate(
+        {
+            "name": "t",
+            "solver": "fasterrisk",
+            "store": {"enabled": False},
+            "data": {"source": "in-memory", "target": "y"},
+            "constraints": {"sparsity": 2, "coefficient_bounds": [-2, 2]},
+            "search": {"policy": "exact"},
+            "rashomon": {"epsilon": 0.05},
+            "limits": {"nodes": 1},
+        }
+    )
+    store, sink = live_run(tmp_path, "fr-live")
+    result = FasterRiskSolver(spec).solve(problem(X, y), SolveContext(Limits(nodes=1), sink.on_event))
+    assert result.certificate.status.value == "stopped_nodes" and result.rashomon is not None
+    assert_the_incumbent_is_stored(store, "fr-live", result.rashomon)
+    sink.journal.close()
