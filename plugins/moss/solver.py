@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,6 +24,7 @@ if TYPE_CHECKING:  # the searches import the compiled kernels, which load scipy:
 
 RASHOMON_POLICIES = ("branch_and_bound", "cutting_plane")
 RASHOMON_EVENT_SECONDS = 0.5  # how often the enumeration reports the members it kept
+MEMBERS_PER_EVENT = 256  # a frontier's chosen set is streamed in batches of this many members
 
 _STATUS_ORDER = [
     Status.OPTIMAL,
@@ -415,6 +417,8 @@ class MossSolver(Solver):
         grid = epsilon_grid(counts, k, fspec.points)
         stats["grid"] = (grid / B).tolist()
         points: list[Point] = []
+        sets: dict[int, Enumeration] = {}  # a frontier point's Rashomon set, by the point's index
+        set_nodes = [0]  # the nodes the sets' enumerations spent so far
         t0 = time.perf_counter()
 
         def on_point(p: Point) -> None:
@@ -433,6 +437,12 @@ class MossSolver(Solver):
                 cuts=p.cuts_added,
             )
             ctx.incumbent(p.h2, self._rule_set(pool, oracle, p), lower_bound=p.lower_bound, nodes=len(points))
+            if self.spec.rashomon is not None and not ctx.stop_reason.value:
+                # the point's set now, not after the frontier: a run stopped or killed later keeps it
+                spent = sum(q.iterations + q.cuts_added for q in points) + set_nodes[0]
+                found = self._point_set(pool, oracle, counts, k, len(points) - 1, p, ctx, spent)
+                sets[len(points) - 1] = found
+                set_nodes[0] += found.nodes
 
         if search.policy == "mio":
             from .mio import choose_backend, solve_mio
@@ -500,7 +510,7 @@ class MossSolver(Solver):
             chosen = knee(h1, h2)
         else:
             chosen = min(int(fspec.choose), len(points)) - 1
-        rashomon, sets = self._frontier_sets(pool, oracle, counts, k, points, chosen, ctx)
+        rashomon = self._chosen_set(pool, oracle, counts, k, points, chosen, sets, ctx, set_nodes[0])
         frontier = Frontier(
             rows=[
                 FrontierRow(
@@ -547,7 +557,32 @@ class MossSolver(Solver):
 
     # -- Rashomon sets -----------------------------------------------------------------------
 
-    def _frontier_sets(
+    def _point_set(
+        self,
+        pool: RulePool,
+        oracle: Oracle,
+        counts: np.ndarray,
+        k: int,
+        index: int,
+        p: Point,
+        ctx: SolveContext,
+        spent: int,
+    ) -> Enumeration:
+        """Frontier point ``index``'s Rashomon set, enumerated as soon as the point is certified
+        (its kept members held as rule indices, built only for the chosen point's), and sent as a
+        ``rashomon`` event tagged with the point: count, threshold, completeness, bound."""
+        found, _ = self._rashomon(pool, oracle, counts, k, p, ctx, spent, False)
+        ctx.rashomon(
+            found.count,
+            threshold=found.threshold,
+            lower_bound=found.unenumerated_bound,
+            nodes=spent + found.nodes,
+            point=index + 1,
+            complete=found.complete,
+        )
+        return found
+
+    def _chosen_set(
         self,
         pool: RulePool,
         oracle: Oracle,
@@ -555,24 +590,65 @@ class MossSolver(Solver):
         k: int,
         points: list[Point],
         chosen: int,
+        sets: dict[int, Enumeration],
         ctx: SolveContext,
-    ) -> tuple[RashomonSet | None, dict[int, Enumeration]]:
-        """A Rashomon set per frontier point: the chosen point's first (it is ``Result.rashomon``,
-        its members streamed and built), then the others in sweep order (counted, their members
-        not built); a stop leaves the points after it without a set."""
-        sets: dict[int, Enumeration] = {}
-        if self.spec.rashomon is None:
-            return None, sets
-        spent = sum(p.iterations + p.cuts_added for p in points)
-        rashomon = None
-        for i in [chosen] + [i for i in range(len(points)) if i != chosen]:
-            found, built = self._rashomon(pool, oracle, counts, k, points[i], ctx, spent, i == chosen)
-            sets[i] = found
-            spent += found.nodes
-            rashomon = built if i == chosen else rashomon
-            if found.stopped is not None:
-                break
-        return rashomon, sets
+        set_nodes: int,
+    ) -> RashomonSet | None:
+        """``Result.rashomon`` of a frontier: the chosen point's set (known only now the frontier
+        is solved), its kept members built and streamed as the run's set. A point that a stop
+        left without a set gets one now, which that stop leaves incomplete (its bound, no count),
+        or the incumbent alone when the point is not certified."""
+        request = self.spec.rashomon
+        if request is None:
+            return None
+        p = points[chosen]
+        spent = sum(q.iterations + q.cuts_added for q in points) + set_nodes
+        if chosen not in sets:
+            sets[chosen] = self._point_set(pool, oracle, counts, k, chosen, p, ctx, spent)
+        found = sets[chosen]
+        member = self._member_builder(pool, oracle, counts, p)
+        if p.status is not Status.OPTIMAL:
+            rset = RashomonSet.unproven(
+                member(p.h2, tuple(p.support)), found.threshold, p.lower_bound, epsilon=request.epsilon
+            )
+        else:
+            from .rashomon import rashomon_set
+
+            rset = rashomon_set(found, request, p.h2, True, member)
+        for start in range(0, max(len(rset.members), 1), MEMBERS_PER_EVENT):
+            ctx.rashomon(
+                rset.count,
+                rset.members[start : start + MEMBERS_PER_EVENT],
+                threshold=rset.threshold,
+                lower_bound=rset.unenumerated_bound,
+                nodes=spent + found.nodes,
+            )
+        return rset
+
+    def _member_builder(
+        self, pool: RulePool, oracle: Oracle, counts: np.ndarray, p: Point
+    ) -> Callable[[float, tuple[int, ...]], RashomonMember]:
+        """A member of point ``p``'s set from its H2 and rule indices, as the run's model is built."""
+        from .cutting_plane import Point
+
+        request = self.spec.rashomon
+        assert request is not None
+        keep_model = request.keep == "model"
+        problem = self._problem
+        B = float(pool.n_trees)
+
+        def member(value: float, support: tuple[int, ...]) -> RashomonMember:
+            h1 = float(counts[list(support)].sum()) / B
+            model = self._rule_set(pool, oracle, Point(p.epsilon, support, h1, value, value, Status.OPTIMAL))
+            names = problem.feature_names
+            return RashomonMember(
+                objective=value,
+                features=tuple(str(names[j]) for j in model.features_used),
+                fingerprint=prediction_fingerprint(model.predict(problem.X)),
+                model=model if keep_model else None,
+            )
+
+        return member
 
     def _rashomon(
         self,
@@ -586,29 +662,16 @@ class MossSolver(Solver):
         events: bool,
     ) -> tuple[Enumeration, RashomonSet | None]:
         """The Rashomon set of one certified stability point, best first; ``spent`` is the work the
-        run's node limit already counts. With ``events`` the kept members are built and streamed to
-        the monitor, and the set returned; without, only the enumeration (its count) is."""
-        from .cutting_plane import Point
+        run's node limit already counts. With ``events`` (a run of one point) the kept members are
+        built and streamed to the monitor as found, and the set returned; without (a frontier
+        point), only the enumeration is, its kept members as rule indices (``_chosen_set``)."""
         from .rashomon import Enumeration, enumerate_rule_sets, rashomon_set, rashomon_threshold
 
         request = self.spec.rashomon
         assert request is not None and isinstance(oracle, H2Oracle)
         B = float(pool.n_trees)
         threshold = rashomon_threshold(request, p.h2)
-        keep_model = request.keep == "model"
-        problem = self._problem
-
-        def member(value: float, support: tuple[int, ...]) -> RashomonMember:
-            h1 = float(counts[list(support)].sum()) / B
-            point = Point(p.epsilon, support, h1, value, value, Status.OPTIMAL)
-            model = self._rule_set(pool, oracle, point)
-            names = problem.feature_names
-            return RashomonMember(
-                objective=value,
-                features=tuple(str(names[j]) for j in model.features_used),
-                fingerprint=prediction_fingerprint(model.predict(problem.X)),
-                model=model if keep_model else None,
-            )
+        member = self._member_builder(pool, oracle, counts, p)
 
         last = [ctx.elapsed()]
 
