@@ -574,10 +574,12 @@ def rashomon_points(con: duckdb.DuckDBPyConnection, run_id: str) -> list[dict[st
     points: dict[int, dict[str, Any]] = {}
     for bound, counters in rows:
         c = json.loads(counters)
-        point = int(c["rashomon_point"])
+        point, count = c.get("rashomon_point"), c.get("rashomon_count")
+        if not isinstance(point, int) or isinstance(point, bool) or point < 1:
+            continue  # not a point number: nothing a reader can place
         points[point] = {
             "point": point,
-            "count": int(c.get("rashomon_count") or 0),
+            "count": int(count) if isinstance(count, (int, float)) and not isinstance(count, bool) else 0,
             "complete": bool(c.get("rashomon_complete")),
             "threshold": finite_or_none(c.get("rashomon_threshold")),
             "unenumerated_bound": None if c.get("rashomon_complete") else finite_or_none(bound),

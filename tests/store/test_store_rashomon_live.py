@@ -115,3 +115,33 @@ def test_a_fasterrisk_search_stopped_by_a_limit_sends_its_unproven_set_live(tmp_
     assert result.certificate.status.value == "stopped_nodes" and result.rashomon is not None
     assert_the_incumbent_is_stored(store, "fr-live", result.rashomon)
     sink.journal.close()
+
+
+def test_a_sweep_points_sets_are_kept_apart_from_the_runs_set(tmp_path: Path) -> None:
+    """Events tagged with a point (a frontier's) are that point's set: listed per point, the last
+    word per point kept, never merged into the run's set; a malformed one is skipped."""
+    from glasswork.events import Event
+    from glasswork.result import RashomonMember
+
+    store, sink = live_run(tmp_path, "points")
+
+    def send(point: object, count: int, complete: bool, bound: float | None = None) -> None:
+        counters = {"rashomon_count": count, "rashomon_threshold": 2.0, "rashomon_point": point}
+        counters["rashomon_complete"] = complete
+        sink.on_event(Event("rashomon", 0.1, lower_bound=bound, counters=counters))
+
+    send(1, 3, True)
+    send(2, 40, False, 1.5)
+    send("2; DROP TABLE runs", 9, True)  # not a point number
+    send(True, 9, True)
+    assert store.rashomon_summary("points") is None  # no set of the run's own yet
+    assert store.rashomon_points("points") == [
+        {"point": 1, "count": 3, "complete": True, "threshold": 2.0, "unenumerated_bound": None},
+        {"point": 2, "count": 40, "complete": False, "threshold": 2.0, "unenumerated_bound": 1.5},
+    ]
+    member = RashomonMember(1.2, (NAMES[3],), "f" * 16)
+    sink.on_event(Event("rashomon", 0.2, counters={"rashomon_count": 3, "rashomon_threshold": 1.3}, members=(member,)))
+    summary = store.rashomon_summary("points")
+    assert summary is not None and summary["count"] == 3 and summary["threshold"] == 1.3  # the run's alone
+    assert [r.features for r in store.rashomon_members("points")] == [(NAMES[3],)]
+    sink.journal.close()

@@ -85,3 +85,52 @@ def test_the_monitor_shows_a_stopped_corels_runs_set_before_its_finish_record(tm
 
     asyncio.run(drive())
     sink.journal.close()
+
+
+def test_a_frontier_points_sets_are_folded_apart_from_the_runs_set() -> None:
+    from glasswork.tui.state import RunState
+
+    state = RunState()
+    for point, count, complete in ((1, 3, True), (2, 40, False)):
+        counters = {"rashomon_count": count, "rashomon_threshold": 2.0, "rashomon_point": point}
+        state.feed({"kind": "rashomon", "elapsed": 0.1, "counters": {**counters, "rashomon_complete": complete}})
+    assert state.rashomon is None  # a point's set is not the run's: no count of 40 for it
+    assert {k: (p["count"], p["complete"]) for k, p in state.rashomon_points.items()} == {1: (3, True), 2: (40, False)}
+    state.feed({"kind": "rashomon", "elapsed": 0.2, "counters": {"rashomon_count": 3, "rashomon_threshold": 1.3}})
+    assert state.rashomon is not None and state.rashomon.count == 3 and state.rashomon.threshold == 1.3
+
+
+MOSS_SPEC = """\
+name: moss-frontier-live
+solver: moss
+data: {source: sklearn:diabetes, split: {kind: holdout, test_size: 0.25, seed: 0}}
+objective:
+  gamma: 0.001
+  candidates: {trees: 40, depth: 2, seed: 0, max_candidates: 12}
+constraints: {max_rules: 3, frontier: {points: 4}}
+rashomon: {epsilon: 0.04}
+limits: {nodes: 8}
+"""
+
+
+def test_the_monitor_shows_each_frontier_points_set(tmp_path: Path) -> None:
+    from glasswork.tui.sources import OwnedRun, load_spec_or_error
+
+    spec = tmp_path / "frontier.yaml"
+    spec.write_text(MOSS_SPEC)
+    app = GlassworkApp(source=OwnedRun(load_spec_or_error(str(spec), no_store=True)))
+
+    async def drive() -> None:
+        async with app.run_test(size=(160, 48)) as pilot:
+            screen = app.screen
+            await wait_for(pilot, lambda: screen.state.finished, timeout=60)
+            await pilot.pause(0.3)
+            points = screen.state.rashomon_points
+            summary = plain(screen.query_one("#rashomon-summary"))
+            shown = ", ".join(f"{k}: {p['count']}{'' if p['complete'] else '+'}" for k, p in sorted(points.items()))
+            assert len(points) >= 2 and f"sets per frontier point  {shown}" in summary and "+" in shown
+            run_set = screen.state.rashomon
+            assert run_set is not None and f"Rashomon set  {run_set.count:,} model" in summary
+            await pilot.press("q")
+
+    asyncio.run(drive())
