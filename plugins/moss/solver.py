@@ -36,6 +36,17 @@ _STATUS_ORDER = [
 ]
 
 
+def _past(until: tuple[float | None, int | None] | None, elapsed: float, nodes: int) -> Status | None:
+    """The status that ends an enumeration at ``until`` (an elapsed time, a node count), or ``None``."""
+    if until is None:
+        return None
+    if until[0] is not None and elapsed >= until[0]:
+        return Status.STOPPED_TIME
+    if until[1] is not None and nodes >= until[1]:
+        return Status.STOPPED_NODES
+    return None
+
+
 def worst_status(statuses: list[Status]) -> Status:
     return max(statuses, key=_STATUS_ORDER.index) if statuses else Status.OPTIMAL
 
@@ -438,9 +449,11 @@ class MossSolver(Solver):
             )
             ctx.incumbent(p.h2, self._rule_set(pool, oracle, p), lower_bound=p.lower_bound, nodes=len(points))
             if self.spec.rashomon is not None and not ctx.stop_reason.value:
-                # the point's set now, not after the frontier: a run stopped or killed later keeps it
+                # the point's set now, not after the frontier: a run stopped or killed later keeps it;
+                # under a limit within a share of what is left, so the sets never starve the frontier
                 spent = sum(q.iterations + q.cuts_added for q in points) + set_nodes[0]
-                found = self._point_set(pool, oracle, counts, k, len(points) - 1, p, ctx, spent)
+                share = 2 * (grid.size - len(points) + 1)
+                found = self._point_set(pool, oracle, counts, k, len(points) - 1, p, ctx, spent, share)
                 sets[len(points) - 1] = found
                 set_nodes[0] += found.nodes
 
@@ -510,7 +523,7 @@ class MossSolver(Solver):
             chosen = knee(h1, h2)
         else:
             chosen = min(int(fspec.choose), len(points)) - 1
-        rashomon = self._chosen_set(pool, oracle, counts, k, points, chosen, sets, ctx, set_nodes[0])
+        rashomon = self._chosen_set(pool, oracle, counts, k, points, chosen, sets, ctx, set_nodes)
         frontier = Frontier(
             rows=[
                 FrontierRow(
@@ -567,11 +580,22 @@ class MossSolver(Solver):
         p: Point,
         ctx: SolveContext,
         spent: int,
+        share: int | None = None,
     ) -> Enumeration:
         """Frontier point ``index``'s Rashomon set, enumerated as soon as the point is certified
         (its kept members held as rule indices, built only for the chosen point's), and sent as a
-        ``rashomon`` event tagged with the point: count, threshold, completeness, bound."""
-        found, _ = self._rashomon(pool, oracle, counts, k, p, ctx, spent, False)
+        ``rashomon`` event tagged with the point: count, threshold, completeness, bound. With
+        ``share``, a time or node limit gives it only that fraction of what is left of either
+        (``stopped`` then says so while the run's own stop flag stays down)."""
+        until: tuple[float | None, int | None] | None = None
+        if share is not None:
+            left = None if ctx.deadline is None else max(0.0, ctx.deadline - ctx.started - ctx.elapsed())
+            nodes_left = None if ctx.limits.nodes is None else max(0, ctx.limits.nodes - spent)
+            until = (
+                None if left is None else ctx.elapsed() + left / share,
+                None if nodes_left is None else spent + nodes_left // share,
+            )
+        found, _ = self._rashomon(pool, oracle, counts, k, p, ctx, spent, False, until)
         ctx.rashomon(
             found.count,
             threshold=found.threshold,
@@ -592,20 +616,31 @@ class MossSolver(Solver):
         chosen: int,
         sets: dict[int, Enumeration],
         ctx: SolveContext,
-        set_nodes: int,
+        set_nodes: list[int],
     ) -> RashomonSet | None:
         """``Result.rashomon`` of a frontier: the chosen point's set (known only now the frontier
-        is solved), its kept members built and streamed as the run's set. A point that a stop
-        left without a set gets one now, which that stop leaves incomplete (its bound, no count),
-        or the incumbent alone when the point is not certified."""
+        is solved), its kept members built and streamed as the run's set. When its share of a
+        limit cut it short, or a stop left the point without a set, it is enumerated again with
+        all that is left (a stop then leaves it incomplete: its bound, no count; a point not
+        certified gets its incumbent alone). Then the other points cut short by their share are
+        taken up again in sweep order, each sent again as it ends."""
         request = self.spec.rashomon
         if request is None:
             return None
+        search_work = sum(q.iterations + q.cuts_added for q in points)
+
+        def again(i: int) -> None:
+            sets[i] = self._point_set(pool, oracle, counts, k, i, points[i], ctx, search_work + set_nodes[0])
+            set_nodes[0] += sets[i].nodes
+
+        def cut_short(i: int) -> bool:
+            return i not in sets or (sets[i].stopped is not None and points[i].status is Status.OPTIMAL)
+
         p = points[chosen]
-        spent = sum(q.iterations + q.cuts_added for q in points) + set_nodes
-        if chosen not in sets:
-            sets[chosen] = self._point_set(pool, oracle, counts, k, chosen, p, ctx, spent)
+        if cut_short(chosen) and (not ctx.stop_reason.value or chosen not in sets):
+            again(chosen)
         found = sets[chosen]
+        spent = search_work + set_nodes[0]
         member = self._member_builder(pool, oracle, counts, p)
         if p.status is not Status.OPTIMAL:
             rset = RashomonSet.unproven(
@@ -621,8 +656,11 @@ class MossSolver(Solver):
                 rset.members[start : start + MEMBERS_PER_EVENT],
                 threshold=rset.threshold,
                 lower_bound=rset.unenumerated_bound,
-                nodes=spent + found.nodes,
+                nodes=spent,
             )
+        for i in range(len(points)):
+            if i != chosen and i in sets and cut_short(i) and not ctx.stop_reason.value:
+                again(i)
         return rset
 
     def _member_builder(
@@ -660,11 +698,13 @@ class MossSolver(Solver):
         ctx: SolveContext,
         spent: int,
         events: bool,
+        until: tuple[float | None, int | None] | None = None,
     ) -> tuple[Enumeration, RashomonSet | None]:
         """The Rashomon set of one certified stability point, best first; ``spent`` is the work the
         run's node limit already counts. With ``events`` (a run of one point) the kept members are
         built and streamed to the monitor as found, and the set returned; without (a frontier
-        point), only the enumeration is, its kept members as rule indices (``_chosen_set``)."""
+        point), only the enumeration is, its kept members as rule indices (``_chosen_set``).
+        ``until`` (an elapsed time, a node count) stops the enumeration before the run's limits."""
         from .rashomon import Enumeration, enumerate_rule_sets, rashomon_set, rashomon_threshold
 
         request = self.spec.rashomon
@@ -706,7 +746,11 @@ class MossSolver(Solver):
             threshold,
             lower_bound=p.lower_bound,
             max_models=request.max_models,
-            stop=lambda nodes: ctx.check(spent + nodes),
+            # within a share (``until``), the run's node limit is the share's: the search's own
+            # checks count only the search, so the sets' nodes never stop the frontier
+            stop=lambda nodes: (
+                ctx.check(None if until else spent + nodes) or _past(until, ctx.elapsed(), spent + nodes)
+            ),
             report=report if events else None,
         )
         if not events:
