@@ -338,6 +338,8 @@ def _keep_best(con: duckdb.DuckDBPyConnection, run_id: str, events: list[dict[st
     def last(key: str) -> float | None:
         return next((finite_or_none(r[key]) for r in reversed(events) if finite_or_none(r.get(key)) is not None), None)
 
+    # a ``rashomon`` event's lower_bound bounds what its set did not enumerate, not the optimum
+    events = [r for r in events if r.get("kind") != "rashomon"]
     obj, low = last("objective"), last("lower_bound")
     if obj is None and low is None:
         return

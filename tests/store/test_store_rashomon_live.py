@@ -36,6 +36,7 @@ def live_run(tmp_path: Path, run_id: str) -> tuple[RunStore, StoreSink]:
             n_test=0,
             n_features=len(NAMES),
             started_at="2026-01-01T00:00:00+00:00",
+            pid=None,  # alive while its journal's lock is held, as a run's process is
         )
     )
     return store, sink
@@ -145,3 +146,22 @@ def test_a_sweep_points_sets_are_kept_apart_from_the_runs_set(tmp_path: Path) ->
     assert summary is not None and summary["count"] == 3 and summary["threshold"] == 1.3  # the run's alone
     assert [r.features for r in store.rashomon_members("points")] == [(NAMES[3],)]
     sink.journal.close()
+
+
+def test_a_killed_runs_bound_is_the_searchs_not_a_sets(tmp_path: Path) -> None:
+    """A run killed while it enumerates keeps its search's last objective and bound; a set's
+    bound (on what it did not enumerate, above the optimum) is neither, in the store or the card."""
+    from glasswork.events import Event
+    from glasswork.report import bound_trajectory
+
+    store, sink = live_run(tmp_path, "killed")
+    sink.on_event(Event("progress", 0.1, objective=10.0, lower_bound=8.0))
+    set_event = {"rashomon_count": 4, "rashomon_threshold": 12.0, "rashomon_point": 1, "rashomon_complete": False}
+    sink.on_event(Event("rashomon", 0.2, lower_bound=11.5, counters=set_event))
+    sink.on_event(Event("rashomon", 0.3, lower_bound=11.0, counters={"rashomon_count": 2}))
+    sink.journal.close()  # the process is gone: no finish record
+    store = RunStore(store.path).open()  # the next reader folds the ended journal
+    run = store.get_run("killed")
+    assert run.state == "failed" and (run.objective, run.lower_bound) == (10.0, 8.0)
+    chart = bound_trajectory(store.events("killed"), store.details("killed"))
+    assert chart is not None and "11.5" not in chart and "11.0" not in chart
