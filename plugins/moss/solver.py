@@ -450,7 +450,7 @@ class MossSolver(Solver):
             ctx.incumbent(p.h2, self._rule_set(pool, oracle, p), lower_bound=p.lower_bound, nodes=len(points))
             if self.spec.rashomon is not None and not ctx.stop_reason.value:
                 # the point's set now, not after the frontier: a run stopped or killed later keeps it;
-                # under a limit within a share of what is left, so the sets never starve the frontier
+                # under a limit within a share of what is left, so the sets do not starve the frontier
                 spent = sum(q.iterations + q.cuts_added for q in points) + set_nodes[0]
                 share = 2 * (grid.size - len(points) + 1)
                 found = self._point_set(pool, oracle, counts, k, len(points) - 1, p, ctx, spent, share)
