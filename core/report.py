@@ -272,8 +272,8 @@ def bound_trajectory(events: Sequence[dict[str, Any]], details: dict[str, Any] |
     frontier = False
     for e in events:
         t = e.get("elapsed")
-        if t is None or not math.isfinite(t):
-            continue
+        if t is None or not math.isfinite(t) or e.get("kind") == "rashomon":
+            continue  # a Rashomon set's bound is on what it did not enumerate, not on the optimum
         counters = e.get("counters")
         frontier = frontier or (isinstance(counters, dict) and FRONTIER_COUNTER in counters)
         for key, out in (("objective", best), ("lower_bound", lower)):

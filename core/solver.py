@@ -246,15 +246,24 @@ class SolveContext:
         threshold: float | None = None,
         lower_bound: float | None = None,
         nodes: int | None = None,
+        point: int | None = None,
+        complete: bool | None = None,
     ) -> None:
         """Report Rashomon set members just enumerated (best first) and the running ``count``.
 
         Send only the members that will be kept (``rashomon.max_models``), batched and throttled
         like progress; ``lower_bound`` is the smallest bound left on what is not enumerated yet.
+        With ``point`` (from 1), the event is the set of one point of a sweep the search runs (a
+        frontier point), not the run's set: sent once, when that point's enumeration ended,
+        ``complete`` saying whether it counted everything; the store and the monitor keep these
+        apart from the run's set (``Result.rashomon``), which events without ``point`` announce.
         """
         counters: dict[str, Any] = {"rashomon_count": count}
         if threshold is not None:
             counters["rashomon_threshold"] = threshold
+        if point is not None:
+            counters["rashomon_point"] = int(point)
+            counters["rashomon_complete"] = bool(complete)
         self._emit(
             Event(
                 "rashomon",

@@ -212,6 +212,7 @@ class ToySolver(Solver):
                 )
                 threshold = spec.rashomon.threshold or (1 + (spec.rashomon.epsilon or 0.0)) * objective
                 rashomon = RashomonSet.unproven(incumbent, threshold, lower, epsilon=spec.rashomon.epsilon)
+                ctx.rashomon(rashomon.count, rashomon.members, threshold=threshold, lower_bound=lower)
             return Result(
                 model,
                 Certificate(status=status, objective=objective, lower_bound=lower),

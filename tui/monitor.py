@@ -23,7 +23,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, RichLog, Static
 
 from glasswork.console import fmt_gap, plain_text
-from glasswork.tui.rashomon import RashomonPanel, set_summary
+from glasswork.tui.rashomon import RashomonPanel, points_text, set_summary
 from glasswork.tui.sources import FollowedRun, OwnedRun
 from glasswork.tui.state import RunState
 from glasswork.tui.views import fmt, fmt_rate, model_view
@@ -160,7 +160,9 @@ class MonitorScreen(Screen[None]):
             self._gw_model_seen = s.model
             title = Text("best model" if s.finished else "current best model", style="bold")
             self.query_one("#model", Static).update(Group(title, model_view(s.model, s.model_text, compact=True)))
-        self.query_one(RashomonPanel).show(s.rashomon, finished=s.finished, run_name=s.name, solver=s.solver)
+        self.query_one(RashomonPanel).show(
+            s.rashomon, finished=s.finished, run_name=s.name, solver=s.solver, points=s.rashomon_points
+        )
         if s.rashomon is not None and not self._gw_has_set:
             self._gw_has_set = True
             self.refresh_bindings()  # "s browse the set" joins the footer
@@ -329,6 +331,8 @@ def exit_summary(state: RunState, source: OwnedRun | FollowedRun, *, asked_to_st
     lines += [Text(""), Group(Text("Certificate", style="bold"), certificate)]
     if state.rashomon is not None:
         lines += [Text(""), set_summary(state.rashomon, finished=state.finished)]
+    if state.rashomon_points:
+        lines += [Text(""), points_text(state.rashomon_points)]
     if state.error:
         lines.append(plain_text(f"error: {state.error}", "red"))
     lines.append(Text(""))

@@ -58,6 +58,12 @@ def set_summary(view: RashomonView, *, finished: bool) -> Text:
     return text
 
 
+def points_text(points: dict[int, dict[str, Any]]) -> Text:
+    """The sets of a sweep's points done so far, one line: each point's count, ``+`` when incomplete."""
+    shown = ", ".join(f"{k}: {p['count']:,}{'' if p['complete'] else '+'}" for k, p in sorted(points.items()))
+    return plain_text(f"sets per frontier point  {shown}")
+
+
 def features_text(features: Any) -> Text:
     """A member's features, each as data (markup and control characters shown inert)."""
     names = [str(f) for f in features or ()]
@@ -105,14 +111,29 @@ class RashomonPanel(Vertical):
         for column in ("rank", "objective", "features"):
             table.add_column(column, key=column)
 
-    def show(self, view: RashomonView | None, *, finished: bool, run_name: str, solver: str | None) -> None:
-        """Redraw when the set changed (new members, a new count, the run's end)."""
-        if view is None or (view.version == self._gw_version and finished == self._gw_finished):
+    def show(
+        self,
+        view: RashomonView | None,
+        *,
+        finished: bool,
+        run_name: str,
+        solver: str | None,
+        points: dict[int, dict[str, Any]] | None = None,
+    ) -> None:
+        """Redraw when the set changed (new members, a new count, a sweep point's set, the run's end)."""
+        points = points or {}
+        version = (-1 if view is None else view.version) + len(points)
+        if (view is None and not points) or (version == self._gw_version and finished == self._gw_finished):
             return
-        self._gw_version, self._gw_finished = view.version, finished
+        self._gw_version, self._gw_finished = version, finished
         self.run_name, self.solver = run_name, solver
         self.display = True
-        self.query_one("#rashomon-summary", Static).update(set_summary(view, finished=finished))
+        summary = Text() if view is None else set_summary(view, finished=finished)
+        if points:
+            summary = Text("\n").join([line for line in (summary, points_text(points)) if line.plain])
+        self.query_one("#rashomon-summary", Static).update(summary)
+        if view is None:
+            return
         table = self.query_one(DataTable)
         cursor = table.cursor_row
         self.shown = view.members[:SHOWN_LIVE]

@@ -133,6 +133,8 @@ class RunState:
     messages: deque[tuple[float, str, str]] = field(default_factory=lambda: deque(maxlen=200))
     result: dict[str, Any] | None = None
     rashomon: RashomonView | None = None  # from the first ``rashomon`` record on
+    # the sets of a sweep's points (a frontier's), by point: ``rashomon`` records with ``rashomon_point``
+    rashomon_points: dict[int, dict[str, Any]] = field(default_factory=dict)
     error: str | None = None
     finished: bool = False
     n_records: int = 0
@@ -209,6 +211,16 @@ class RunState:
             return
         if kind == "rashomon":
             # its lower_bound bounds what the set has not enumerated, not the optimum: not a bound point
+            counters = r.get("counters") or {}
+            point = counters.get("rashomon_point")
+            if isinstance(point, int) and not isinstance(point, bool):  # a point's set, not the run's
+                count = counters.get("rashomon_count")
+                self.rashomon_points[point] = {
+                    "count": int(count) if isinstance(count, (int, float)) and not isinstance(count, bool) else 0,
+                    "complete": counters.get("rashomon_complete") is True,
+                    "threshold": finite(counters.get("rashomon_threshold")),
+                }
+                return
             if self.rashomon is None:
                 self.rashomon = RashomonView()
             self.rashomon.feed(r)

@@ -65,6 +65,10 @@ def rashomon(
         fail("give --show or --pick, not both", EXIT_INVALID, as_json=as_json)
     store = store_at(db)
     [run_id] = resolve_runs(store, (run_ref,))
+    points = store.rashomon_points(run_id)
+    if points and store.rashomon_summary(run_id) is None and show_rank is None and pick_rank is None:
+        _points_only(run_id, points, as_json)
+        return
     summary = set_of(store, run_id, as_json=as_json)
     if pick_rank is not None:
         export_member(store, run_id, pick_rank, fmt, output, table)
@@ -83,6 +87,7 @@ def rashomon(
                     **summary,
                     "filters": {"uses": list(uses), "avoids": list(avoids), "limit": limit},
                     "models": [m.to_dict() for m in members],
+                    **({"points": points} if points else {}),
                 },
                 indent=2,
                 allow_nan=False,
@@ -98,6 +103,45 @@ def rashomon(
         console.print(plain_text(f"{len(members):,} kept member(s) that {' and '.join(filters)}", "dim"))
     if not members:
         console.print(plain_text("no kept member matches", "dim"))
+    if points:
+        _print_points(points, console)
+
+
+POINTS_ONLY = (
+    "the run ended before it chose the point whose set is its own (its frontier was not solved); "
+    "these are the sets of the points it enumerated"
+)
+
+
+def _points_only(run_id: str, points: list[dict[str, Any]], as_json: bool) -> None:
+    """A run stopped or killed mid-sweep: no set of its own yet, the sets of the points it did."""
+    if as_json:
+        document = {"run_id": run_id, "count": None, "complete": False, "kept": 0, "note": POINTS_ONLY}
+        click.echo(json.dumps({**document, "models": [], "points": points}, indent=2, allow_nan=False))
+        return
+    from glasswork.console import make_console, plain_text
+
+    console = make_console()
+    console.print(plain_text(f"run {run_id[:12]}: {POINTS_ONLY}", "bold"))
+    _print_points(points, console)
+
+
+def _print_points(points: list[dict[str, Any]], console: Any) -> None:
+    """One line per sweep point's set: its count, ``+`` when incomplete, and its threshold."""
+    from glasswork.console import fmt_number, plain_text
+
+    for p in points:
+        done = (
+            "complete"
+            if p["complete"]
+            else f"incomplete (every model not counted >= {fmt_number(p['unenumerated_bound'], 8)})"
+        )
+        console.print(
+            plain_text(
+                f"point {p['point']}: {p['count']:,}{'' if p['complete'] else '+'} models within objective "
+                f"{fmt_number(p['threshold'], 8)}, {done}"
+            )
+        )
 
 
 def _show(store: Any, run_id: str, rank: int, as_json: bool) -> None:

@@ -250,6 +250,11 @@ class RunStore:
         with self.reading() as con:
             return runs.rashomon_summary(con, run_id)
 
+    def rashomon_points(self, run_id: str) -> list[dict[str, Any]]:
+        """The sets of the points of a sweep the run's search ran, done so far (``runs.rashomon_points``)."""
+        with self.reading() as con:
+            return runs.rashomon_points(con, run_id)
+
     def rashomon_members(
         self,
         run_id: str,

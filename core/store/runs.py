@@ -201,7 +201,8 @@ def rashomon_of_events(events: Sequence[dict[str, Any]]) -> dict[str, Any] | Non
     """The Rashomon set a run's ``rashomon`` events announced (a run still going, or killed
     before its finish record): the members in order, the last running count and threshold, and
     never ``complete`` (nobody certified it). ``None`` when no event spoke of a set."""
-    announced = [r for r in events if r.get("kind") == "rashomon"]
+    # a sweep point's own set (``rashomon_point``) is not the run's: ``rashomon_points`` reads those
+    announced = [r for r in events if r.get("kind") == "rashomon" and "rashomon_point" not in (r.get("counters") or {})]
     if not announced:
         return None
     counters = announced[-1].get("counters") or {}
@@ -337,6 +338,8 @@ def _keep_best(con: duckdb.DuckDBPyConnection, run_id: str, events: list[dict[st
     def last(key: str) -> float | None:
         return next((finite_or_none(r[key]) for r in reversed(events) if finite_or_none(r.get(key)) is not None), None)
 
+    # a ``rashomon`` event's lower_bound bounds what its set did not enumerate, not the optimum
+    events = [r for r in events if r.get("kind") != "rashomon"]
     obj, low = last("objective"), last("lower_bound")
     if obj is None and low is None:
         return
@@ -557,6 +560,33 @@ def rashomon_summary(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, A
         out[key] = finite_or_none(out[key])
     out["multiplicity"] = json.loads(row[-1]) if row[-1] else None
     return out
+
+
+def rashomon_points(con: duckdb.DuckDBPyConnection, run_id: str) -> list[dict[str, Any]]:
+    """The sets a run enumerated per point of a sweep its search runs (a frontier), one per point
+    in point order, as its ``rashomon`` events tagged with the point gave them (each sent once,
+    when the point's enumeration ended): ``point`` (from 1), ``count``, ``complete``,
+    ``threshold`` and ``unenumerated_bound``. Only the points whose set was done are there: a
+    run stopped or killed mid-sweep lists those it finished."""
+    rows = con.execute(
+        "SELECT lower_bound, counters FROM events WHERE run_id = ? AND kind = 'rashomon' "
+        "AND json_extract(counters, '$.rashomon_point') IS NOT NULL ORDER BY seq",
+        [run_id],
+    ).fetchall()
+    points: dict[int, dict[str, Any]] = {}
+    for bound, counters in rows:
+        c = json.loads(counters)
+        point, count = c.get("rashomon_point"), c.get("rashomon_count")
+        if not isinstance(point, int) or isinstance(point, bool) or point < 1:
+            continue  # not a point number: nothing a reader can place
+        points[point] = {
+            "point": point,
+            "count": int(count) if isinstance(count, (int, float)) and not isinstance(count, bool) else 0,
+            "complete": bool(c.get("rashomon_complete")),
+            "threshold": finite_or_none(c.get("rashomon_threshold")),
+            "unenumerated_bound": None if c.get("rashomon_complete") else finite_or_none(bound),
+        }
+    return [points[k] for k in sorted(points)]
 
 
 def rashomon_members(

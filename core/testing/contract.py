@@ -27,7 +27,8 @@ choose the options that enumerate): members best first and within the threshold,
 than the optimum, the count at least the members kept and the best ``max_models`` kept, a
 complete set with nothing unenumerated to bound, ``keep: summary`` keeping no model, each
 fingerprint that of its member's predictions, and a run stopped before its proof giving an
-incomplete set with an unproven optimum that still counts its incumbent (docs/plugins.md).
+incomplete set with an unproven optimum that still counts its incumbent, sent as ``rashomon``
+events too, so the store and the monitor hold it before the run ends (docs/plugins.md).
 
 Set ``plugin`` to the module (or object) your entry point names, and the contract also checks
 what the plugin shows through its hooks: it loads without error (a misspelled hook is one), its
@@ -270,9 +271,9 @@ class SolverContract:
 
     # -- the Rashomon set (solvers with supports_rashomon) -----------------------------------
 
-    def _rashomon_solve(self, stop: StopReason | None = None, **options: Any) -> tuple[Result, Problem, int]:
+    def _rashomon_solve(self, stop: StopReason | None = None, **options: Any) -> tuple[Result, Problem, list[Event]]:
         """Solve ``rashomon_spec_document`` with ``options`` merged into its section; the result,
-        the problem and the section's ``max_models``."""
+        the problem and the events the solve sent."""
         if not self.solver_class.supports_rashomon:
             import pytest
 
@@ -280,12 +281,12 @@ class SolverContract:
         document = copy.deepcopy(self.rashomon_spec_document())
         section = {**(document.get("rashomon") or {}), **options}
         document["rashomon"] = section
-        result, _, problem = self._solve(stop=stop, document=document)
+        result, events, problem = self._solve(stop=stop, document=document)
         max_models = int(self._spec(document).rashomon.max_models)  # type: ignore[union-attr]
         assert result.rashomon is not None, "the spec asked for a Rashomon set and the result has none"
         assert isinstance(result.rashomon, RashomonSet), type(result.rashomon)
         check_rashomon_set(result, problem, max_models)
-        return result, problem, max_models
+        return result, problem, events
 
     def test_rashomon_set_keeps_its_promises(self) -> None:
         result, _, _ = self._rashomon_solve()
@@ -301,7 +302,7 @@ class SolverContract:
         assert all(m.model is None for m in result.rashomon.members), "keep: summary kept a member's model"
 
     def test_rashomon_set_of_a_stopped_run_is_not_complete(self) -> None:
-        result, _, _ = self._rashomon_solve(stop=StopReason.CANCEL)
+        result, _, events = self._rashomon_solve(stop=StopReason.CANCEL)
         rs, cert = result.rashomon, result.certificate
         assert rs is not None
         if cert.status is Status.OPTIMAL:
@@ -313,6 +314,12 @@ class SolverContract:
         )
         if rs.optimum <= rs.threshold + _slack(rs.threshold):
             assert rs.count >= 1, "a stopped run's incumbent is within its threshold, yet the set counts nothing"
+        # sent live too, so the store and the monitor hold it before the finish record
+        own = [e for e in events if e.kind == "rashomon" and "rashomon_point" not in e.counters]
+        assert own, "a stopped run's set was not sent as a rashomon event (ctx.rashomon) before the run ended"
+        assert own[-1].counters.get("rashomon_count") == rs.count, "the events' count is not the stopped set's"
+        sent = [m.objective for e in own for m in e.members]
+        assert sent == [m.objective for m in rs.members], "the events' members are not the stopped set's"
 
     # -- what the plugin shows (hooks) ---------------------------------------------------------
 

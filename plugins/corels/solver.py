@@ -228,7 +228,16 @@ def _rashomon_set(
     if status is not Status.OPTIMAL:
         ctx.log("corels: the optimum is not certified, so the Rashomon set is not enumerated", level="warning")
         incumbent = rs.member_builder(request, build, problem, features, {})(optimum, tuple(best_prefix))
-        return rs.unproven_set(request, optimum, lower, incumbent)
+        unproven = rs.unproven_set(request, optimum, lower, incumbent)
+        # live, as an enumeration's members are: the store and the monitor show it before the finish record
+        ctx.rashomon(
+            unproven.count,
+            unproven.members,
+            threshold=unproven.threshold,
+            lower_bound=unproven.unenumerated_bound,
+            nodes=evaluations,
+        )
+        return unproven
     threshold = rs.threshold_for(request, optimum)
     options: dict[str, Any] = {
         "policy": search_opts.policy,

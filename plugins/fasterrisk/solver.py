@@ -448,6 +448,8 @@ class FasterRiskSolver(Solver):
             incumbent = rashomon_member(card, problem, self.spec.rashomon.keep == "model")
             threshold = rashomon_threshold(self.spec, res.objective)  # type: ignore[arg-type]
             rashomon = RashomonSet.unproven(incumbent, threshold, res.lower_bound, epsilon=self.spec.rashomon.epsilon)
+            # live, as the enumeration's members are: the store and the monitor show it before the finish record
+            ctx.rashomon(rashomon.count, rashomon.members, threshold=threshold, lower_bound=res.lower_bound)
         elif self.spec.rashomon is not None:
             rashomon = self._exact_set(problem, ctx, cons, weights, k, res.objective, stats)
         return Result(card, cert, metrics={"train_logistic_loss_sum": res.objective}, stats=stats, rashomon=rashomon)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,6 +24,7 @@ if TYPE_CHECKING:  # the searches import the compiled kernels, which load scipy:
 
 RASHOMON_POLICIES = ("branch_and_bound", "cutting_plane")
 RASHOMON_EVENT_SECONDS = 0.5  # how often the enumeration reports the members it kept
+MEMBERS_PER_EVENT = 256  # a frontier's chosen set is streamed in batches of this many members
 
 _STATUS_ORDER = [
     Status.OPTIMAL,
@@ -32,6 +34,17 @@ _STATUS_ORDER = [
     Status.STOPPED_MEMORY,
     Status.CANCELLED,
 ]
+
+
+def _past(until: tuple[float | None, int | None] | None, elapsed: float, nodes: int) -> Status | None:
+    """The status that ends an enumeration at ``until`` (an elapsed time, a node count), or ``None``."""
+    if until is None:
+        return None
+    if until[0] is not None and elapsed >= until[0]:
+        return Status.STOPPED_TIME
+    if until[1] is not None and nodes >= until[1]:
+        return Status.STOPPED_NODES
+    return None
 
 
 def worst_status(statuses: list[Status]) -> Status:
@@ -415,6 +428,8 @@ class MossSolver(Solver):
         grid = epsilon_grid(counts, k, fspec.points)
         stats["grid"] = (grid / B).tolist()
         points: list[Point] = []
+        sets: dict[int, Enumeration] = {}  # a frontier point's Rashomon set, by the point's index
+        set_nodes = [0]  # the nodes the sets' enumerations spent so far
         t0 = time.perf_counter()
 
         def on_point(p: Point) -> None:
@@ -433,6 +448,14 @@ class MossSolver(Solver):
                 cuts=p.cuts_added,
             )
             ctx.incumbent(p.h2, self._rule_set(pool, oracle, p), lower_bound=p.lower_bound, nodes=len(points))
+            if self.spec.rashomon is not None and not ctx.stop_reason.value:
+                # the point's set now, not after the frontier: a run stopped or killed later keeps it;
+                # under a limit within a share of what is left, so the sets do not starve the frontier
+                spent = sum(q.iterations + q.cuts_added for q in points) + set_nodes[0]
+                share = 2 * (grid.size - len(points) + 1)
+                found = self._point_set(pool, oracle, counts, k, len(points) - 1, p, ctx, spent, share)
+                sets[len(points) - 1] = found
+                set_nodes[0] += found.nodes
 
         if search.policy == "mio":
             from .mio import choose_backend, solve_mio
@@ -500,7 +523,7 @@ class MossSolver(Solver):
             chosen = knee(h1, h2)
         else:
             chosen = min(int(fspec.choose), len(points)) - 1
-        rashomon, sets = self._frontier_sets(pool, oracle, counts, k, points, chosen, ctx)
+        rashomon = self._chosen_set(pool, oracle, counts, k, points, chosen, sets, ctx, set_nodes)
         frontier = Frontier(
             rows=[
                 FrontierRow(
@@ -547,7 +570,43 @@ class MossSolver(Solver):
 
     # -- Rashomon sets -----------------------------------------------------------------------
 
-    def _frontier_sets(
+    def _point_set(
+        self,
+        pool: RulePool,
+        oracle: Oracle,
+        counts: np.ndarray,
+        k: int,
+        index: int,
+        p: Point,
+        ctx: SolveContext,
+        spent: int,
+        share: int | None = None,
+    ) -> Enumeration:
+        """Frontier point ``index``'s Rashomon set, enumerated as soon as the point is certified
+        (its kept members held as rule indices, built only for the chosen point's), and sent as a
+        ``rashomon`` event tagged with the point: count, threshold, completeness, bound. With
+        ``share``, a time or node limit gives it only that fraction of what is left of either
+        (``stopped`` then says so while the run's own stop flag stays down)."""
+        until: tuple[float | None, int | None] | None = None
+        if share is not None:
+            left = None if ctx.deadline is None else max(0.0, ctx.deadline - ctx.started - ctx.elapsed())
+            nodes_left = None if ctx.limits.nodes is None else max(0, ctx.limits.nodes - spent)
+            until = (
+                None if left is None else ctx.elapsed() + left / share,
+                None if nodes_left is None else spent + nodes_left // share,
+            )
+        found, _ = self._rashomon(pool, oracle, counts, k, p, ctx, spent, False, until)
+        ctx.rashomon(
+            found.count,
+            threshold=found.threshold,
+            lower_bound=found.unenumerated_bound,
+            nodes=spent + found.nodes,
+            point=index + 1,
+            complete=found.complete,
+        )
+        return found
+
+    def _chosen_set(
         self,
         pool: RulePool,
         oracle: Oracle,
@@ -555,24 +614,79 @@ class MossSolver(Solver):
         k: int,
         points: list[Point],
         chosen: int,
+        sets: dict[int, Enumeration],
         ctx: SolveContext,
-    ) -> tuple[RashomonSet | None, dict[int, Enumeration]]:
-        """A Rashomon set per frontier point: the chosen point's first (it is ``Result.rashomon``,
-        its members streamed and built), then the others in sweep order (counted, their members
-        not built); a stop leaves the points after it without a set."""
-        sets: dict[int, Enumeration] = {}
-        if self.spec.rashomon is None:
-            return None, sets
-        spent = sum(p.iterations + p.cuts_added for p in points)
-        rashomon = None
-        for i in [chosen] + [i for i in range(len(points)) if i != chosen]:
-            found, built = self._rashomon(pool, oracle, counts, k, points[i], ctx, spent, i == chosen)
-            sets[i] = found
-            spent += found.nodes
-            rashomon = built if i == chosen else rashomon
-            if found.stopped is not None:
-                break
-        return rashomon, sets
+        set_nodes: list[int],
+    ) -> RashomonSet | None:
+        """``Result.rashomon`` of a frontier: the chosen point's set (known only now the frontier
+        is solved), its kept members built and streamed as the run's set. When its share of a
+        limit cut it short, or a stop left the point without a set, it is enumerated again with
+        all that is left (a stop then leaves it incomplete: its bound, no count; a point not
+        certified gets its incumbent alone). Then the other points cut short by their share are
+        taken up again in sweep order, each sent again as it ends."""
+        request = self.spec.rashomon
+        if request is None:
+            return None
+        search_work = sum(q.iterations + q.cuts_added for q in points)
+
+        def again(i: int) -> None:
+            sets[i] = self._point_set(pool, oracle, counts, k, i, points[i], ctx, search_work + set_nodes[0])
+            set_nodes[0] += sets[i].nodes
+
+        def cut_short(i: int) -> bool:
+            return i not in sets or (sets[i].stopped is not None and points[i].status is Status.OPTIMAL)
+
+        p = points[chosen]
+        if cut_short(chosen) and (not ctx.stop_reason.value or chosen not in sets):
+            again(chosen)
+        found = sets[chosen]
+        spent = search_work + set_nodes[0]
+        member = self._member_builder(pool, oracle, counts, p)
+        if p.status is not Status.OPTIMAL:
+            rset = RashomonSet.unproven(
+                member(p.h2, tuple(p.support)), found.threshold, p.lower_bound, epsilon=request.epsilon
+            )
+        else:
+            from .rashomon import rashomon_set
+
+            rset = rashomon_set(found, request, p.h2, True, member)
+        for start in range(0, max(len(rset.members), 1), MEMBERS_PER_EVENT):
+            ctx.rashomon(
+                rset.count,
+                rset.members[start : start + MEMBERS_PER_EVENT],
+                threshold=rset.threshold,
+                lower_bound=rset.unenumerated_bound,
+                nodes=spent,
+            )
+        for i in range(len(points)):
+            if i != chosen and i in sets and cut_short(i) and not ctx.stop_reason.value:
+                again(i)
+        return rset
+
+    def _member_builder(
+        self, pool: RulePool, oracle: Oracle, counts: np.ndarray, p: Point
+    ) -> Callable[[float, tuple[int, ...]], RashomonMember]:
+        """A member of point ``p``'s set from its H2 and rule indices, as the run's model is built."""
+        from .cutting_plane import Point
+
+        request = self.spec.rashomon
+        assert request is not None
+        keep_model = request.keep == "model"
+        problem = self._problem
+        B = float(pool.n_trees)
+
+        def member(value: float, support: tuple[int, ...]) -> RashomonMember:
+            h1 = float(counts[list(support)].sum()) / B
+            model = self._rule_set(pool, oracle, Point(p.epsilon, support, h1, value, value, Status.OPTIMAL))
+            names = problem.feature_names
+            return RashomonMember(
+                objective=value,
+                features=tuple(str(names[j]) for j in model.features_used),
+                fingerprint=prediction_fingerprint(model.predict(problem.X)),
+                model=model if keep_model else None,
+            )
+
+        return member
 
     def _rashomon(
         self,
@@ -584,31 +698,20 @@ class MossSolver(Solver):
         ctx: SolveContext,
         spent: int,
         events: bool,
+        until: tuple[float | None, int | None] | None = None,
     ) -> tuple[Enumeration, RashomonSet | None]:
         """The Rashomon set of one certified stability point, best first; ``spent`` is the work the
-        run's node limit already counts. With ``events`` the kept members are built and streamed to
-        the monitor, and the set returned; without, only the enumeration (its count) is."""
-        from .cutting_plane import Point
+        run's node limit already counts. With ``events`` (a run of one point) the kept members are
+        built and streamed to the monitor as found, and the set returned; without (a frontier
+        point), only the enumeration is, its kept members as rule indices (``_chosen_set``).
+        ``until`` (an elapsed time, a node count) stops the enumeration before the run's limits."""
         from .rashomon import Enumeration, enumerate_rule_sets, rashomon_set, rashomon_threshold
 
         request = self.spec.rashomon
         assert request is not None and isinstance(oracle, H2Oracle)
         B = float(pool.n_trees)
         threshold = rashomon_threshold(request, p.h2)
-        keep_model = request.keep == "model"
-        problem = self._problem
-
-        def member(value: float, support: tuple[int, ...]) -> RashomonMember:
-            h1 = float(counts[list(support)].sum()) / B
-            point = Point(p.epsilon, support, h1, value, value, Status.OPTIMAL)
-            model = self._rule_set(pool, oracle, point)
-            names = problem.feature_names
-            return RashomonMember(
-                objective=value,
-                features=tuple(str(names[j]) for j in model.features_used),
-                fingerprint=prediction_fingerprint(model.predict(problem.X)),
-                model=model if keep_model else None,
-            )
+        member = self._member_builder(pool, oracle, counts, p)
 
         last = [ctx.elapsed()]
 
@@ -643,7 +746,11 @@ class MossSolver(Solver):
             threshold,
             lower_bound=p.lower_bound,
             max_models=request.max_models,
-            stop=lambda nodes: ctx.check(spent + nodes),
+            # within a share (``until``), the run's node limit is the share's: the search's own
+            # checks count only the search, so the sets' nodes never stop the frontier
+            stop=lambda nodes: (
+                ctx.check(None if until else spent + nodes) or _past(until, ctx.elapsed(), spent + nodes)
+            ),
             report=report if events else None,
         )
         if not events:
