@@ -34,6 +34,7 @@ import numpy as np
 from glasswork.cython_ext import corels_rashomon as _enum
 from glasswork.data import Problem
 from glasswork.plugins.corels import engine
+from glasswork.plugins.corels.distributed import release_named, stop_tasks
 from glasswork.plugins.corels.model import RuleList
 from glasswork.plugins.corels.rashomon import make_enumerator, member_builder, queue_budget_for
 from glasswork.result import RashomonSet
@@ -308,9 +309,10 @@ def enumerate_on_cluster(
     member = member_builder(request, build, problem, feature_names, {})
 
     client, close = ctx.executor.connect()
+    names = {k: f"glasswork-rashomon-{k}-{uuid.uuid4().hex}" for k in ("stop", "queue")}
+    driver: Driver | None = None
     try:
         n_workers = max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
-        names = {k: f"glasswork-rashomon-{k}-{uuid.uuid4().hex}" for k in ("stop", "queue")}
         config = EnumerationConfig(units, regularization, threshold, optimum, options, names, ctx.limits.memory)
         max_len = int(options.get("max_prefix_length", 255))
         trees = split_roots(units, regularization, threshold, max_len, SUBTREES_PER_WORKER * n_workers)
@@ -376,5 +378,10 @@ def enumerate_on_cluster(
             "rashomon_seconds": time.perf_counter() - started,
         }
         return rset, stats
-    finally:
-        close()
+    finally:  # success, a task's failure, Ctrl-C: stop what runs, then drop the named objects
+        try:
+            if driver is not None:
+                stop_tasks(client, list(driver.running), driver.stop_event.set)
+            release_named(client, names.values())
+        finally:
+            close()

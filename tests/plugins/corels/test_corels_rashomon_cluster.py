@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from test_corels_rashomon import _problem, every_rule_list, units_of, within
+from test_distributed import named_on_scheduler
 
 from glasswork.cli import cli
 from glasswork.data import Problem
@@ -189,6 +190,47 @@ def test_a_worker_killed_mid_enumeration_loses_no_subtree(cluster) -> None:
     assert rset.count == count
     np.testing.assert_allclose([m.objective for m in rset.members], [o for o, _ in best], atol=1e-12)
     cluster.wait_for_workers(2)
+
+
+def _ours(address: str) -> set[str]:
+    return {n for n in named_on_scheduler(address) if n.startswith("glasswork-")}
+
+
+def test_a_failed_task_leaves_no_named_object_on_the_scheduler(cluster, monkeypatch) -> None:
+    """One enumeration task raises (not a killed worker) while the other enumerates: the run fails
+    with that error, and the scheduler keeps none of the run's Queues, Variables or Events, nor
+    after a run that succeeds (or one stopped like Ctrl-C, in the test above)."""
+    from glasswork.plugins.corels import rashomon_cluster
+
+    def first_task_fails(config, task_id, roots, include_empty):
+        from distributed import Queue
+
+        from glasswork.plugins.corels import rashomon_cluster as on_worker
+
+        if task_id == 0:
+            Queue(config.names["queue"])  # what a real task holds when it fails
+            raise RuntimeError("a task failed on purpose")
+        return on_worker.enumerate_subtree(config, task_id, roots, include_empty)
+
+    X, y = _heavy()
+    problem = _problem(X, y)
+    spec = _spec(HEAVY["lam"], {"epsilon": HEAVY["epsilon"], "max_models": 50})
+    monkeypatch.setattr(rashomon_cluster, "enumerate_subtree", first_task_fails)
+    with pytest.raises(RuntimeError, match="on purpose"):
+        _solve(spec, problem, cluster.scheduler_address)
+    assert not _ours(cluster.scheduler_address)
+    monkeypatch.undo()
+
+    def stop_once_enumerating(event: Event, ctx: SolveContext) -> None:
+        if event.kind == "rashomon" and event.counters["rashomon_count"] > 0:
+            ctx.request_stop(StopReason.CANCEL)
+
+    stopped, _ = _solve(spec, problem, cluster.scheduler_address, on_event=stop_once_enumerating)
+    assert stopped.rashomon is not None and not stopped.rashomon.complete
+    assert not _ours(cluster.scheduler_address)
+    done, _ = _solve(_spec(0.01, {"epsilon": 0.3}), _problem(*_random(1, 40, 5)), cluster.scheduler_address)
+    assert done.rashomon is not None and done.rashomon.complete
+    assert not _ours(cluster.scheduler_address)
 
 
 def _csv(path: Path, X: np.ndarray, y: np.ndarray) -> Path:
