@@ -57,6 +57,7 @@ class EnumerationConfig:
     options: dict[str, Any]  # make_enumerator's policy, max_prefix_length, max_models, ablation
     names: dict[str, str]  # Dask names of the stop Event and the report Queue
     memory: int | None  # per-process resident bytes at which a task stops (the run's memory limit)
+    threads: int = 1  # the enumerator's threads in each task (``search.threads``)
 
 
 @dataclass
@@ -111,7 +112,7 @@ def enumerate_subtree(config: EnumerationConfig, task_id: int, roots: list[int],
         config.regularization,
         config.threshold,
         floor=config.floor,
-        threads=1,
+        threads=config.threads,
         roots=roots,
         include_empty=include_empty,
         queue_budget=queue_budget_for(config.memory),  # depth first past it, as in one process
@@ -151,6 +152,7 @@ def enumerate_subtree(config: EnumerationConfig, task_id: int, roots: list[int],
         "evaluated": int(enumerator.n_evaluated),
         "bytes": int(enumerator.memory_bytes()),
         "counters": enumerator.counters(),
+        "threads": int(enumerator.threads),
     }
 
 
@@ -196,6 +198,7 @@ class Driver:
         self.next_id = 0
         self.resubmitted = 0
         self.peak_bytes = 0
+        self.threads = 0  # the most threads a finished task ran with
         self.counters: dict[str, int] = {}
 
     def submit(self, tree: Subtree) -> None:
@@ -244,6 +247,7 @@ class Driver:
         self.merged.evaluations += out["evaluated"]
         self.merged.keep(out["kept"])
         self.peak_bytes = max(self.peak_bytes, out["bytes"])
+        self.threads = max(self.threads, out["threads"])
         for name, value in out["counters"].items():
             if name not in ("max_queue", "nodes"):
                 self.counters[name] = self.counters.get(name, 0) + int(value)
@@ -301,9 +305,12 @@ def enumerate_on_cluster(
     feature_names: Callable[[list[int]], tuple[str, ...]],
     nodes_before: int = 0,
     progress_interval: float = 0.25,
+    threads: int = 1,
 ) -> tuple[RashomonSet, dict[str, Any]]:
     """Enumerate the set on ``ctx.executor``'s cluster; the set one process gives (same count,
-    same members when ``max_models`` holds them all), and the run's statistics."""
+    same members when ``max_models`` holds them all), and the run's statistics. ``threads``
+    is each task's (``search.threads``: the enumerator's threads share its queue, as in one
+    process)."""
     assert ctx.executor is not None
     started = time.perf_counter()
     member = member_builder(request, build, problem, feature_names, {})
@@ -313,7 +320,9 @@ def enumerate_on_cluster(
     driver: Driver | None = None
     try:
         n_workers = max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
-        config = EnumerationConfig(units, regularization, threshold, optimum, options, names, ctx.limits.memory)
+        config = EnumerationConfig(
+            units, regularization, threshold, optimum, options, names, ctx.limits.memory, max(1, int(threads))
+        )
         max_len = int(options.get("max_prefix_length", 255))
         trees = split_roots(units, regularization, threshold, max_len, SUBTREES_PER_WORKER * n_workers)
         merged = Merged(int(options.get("max_models", 1000)))
@@ -372,6 +381,7 @@ def enumerate_on_cluster(
             **{f"rashomon_{k}": v for k, v in driver.counters.items()},
             "rashomon_evaluated": merged.evaluations,
             "rashomon_workers": n_workers,
+            "rashomon_threads": driver.threads,
             "rashomon_subtrees": len(trees),
             "rashomon_resubmitted": driver.resubmitted,
             "rashomon_bytes": driver.peak_bytes,

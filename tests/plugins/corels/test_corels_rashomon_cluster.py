@@ -79,20 +79,22 @@ def _random(seed: int, n: int, m: int) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
-CASES = [  # seed, rows, antecedents, lambda, epsilon, policy, max_prefix_length
-    (1, 40, 5, 0.01, 0.3, "lower_bound", None),
-    (2, 60, 6, 0.005, 0.2, "lower_bound", None),
-    (3, 30, 5, 0.0, 0.0, "objective", None),
-    (4, 50, 5, 0.02, 0.5, "dfs", None),
-    (5, 40, 6, 0.01, 0.4, "bfs", 2),
+CASES = [  # seed, rows, antecedents, lambda, epsilon, policy, max_prefix_length, threads per task
+    (1, 40, 5, 0.01, 0.3, "lower_bound", None, 1),
+    (2, 60, 6, 0.005, 0.2, "lower_bound", None, 2),
+    (3, 30, 5, 0.0, 0.0, "objective", None, 1),
+    (4, 50, 5, 0.02, 0.5, "dfs", None, 2),
+    (5, 40, 6, 0.01, 0.4, "bfs", 2, 1),
 ]
 
 
-@pytest.mark.parametrize(("seed", "n", "m", "lam", "epsilon", "policy", "max_len"), CASES)
-def test_the_cluster_set_equals_one_process_and_brute_force(cluster, seed, n, m, lam, epsilon, policy, max_len) -> None:
+@pytest.mark.parametrize(("seed", "n", "m", "lam", "epsilon", "policy", "max_len", "threads"), CASES)
+def test_the_cluster_set_equals_one_process_and_brute_force(
+    cluster, seed, n, m, lam, epsilon, policy, max_len, threads
+) -> None:
     X, y = _random(seed, n, m)
     problem = _problem(X, y)
-    spec = _spec(lam, {"epsilon": epsilon, "max_models": 10**6}, max_len, policy=policy)
+    spec = _spec(lam, {"epsilon": epsilon, "max_models": 10**6}, max_len, policy=policy, threads=threads)
     here, _ = _solve(spec, problem, None)
     there, events = _solve(spec, problem, cluster.scheduler_address)
     a, b = here.rashomon, there.rashomon
@@ -115,6 +117,7 @@ def test_the_cluster_set_equals_one_process_and_brute_force(cluster, seed, n, m,
     if policy not in ("lower_bound", "objective"):
         assert not while_running  # out of objective order: nothing is final before the end
     assert there.stats["rashomon_workers"] == 2 and there.stats["rashomon_count"] == b.count
+    assert there.stats["rashomon_threads"] == threads  # search.threads in every task
 
 
 def test_max_models_keeps_the_best_over_every_subtree(cluster) -> None:
