@@ -196,7 +196,9 @@ cdef class Enumerator:
     are objectives (fractions of the total weight): ``floor`` must be a lower bound on the optimum
     over the same class (the certified optimum, or a stopped search's lower bound; 0 disables the
     restated support bound). ``roots`` restricts the first rule to those antecedents (a subtree of
-    the prefix space); ``include_empty`` counts the list with no rule. A list counts when its
+    the prefix space); ``include_empty`` counts the list with no rule; ``seconds`` restricts the
+    second rule and ``include_short=False`` leaves out the one-rule lists (pieces of one first
+    rule, split by its second: the counts add up). A list counts when its
     objective is at most ``threshold + tolerance``, ``tolerance = 1e-9 * max(1, threshold)``.
     """
 
@@ -218,6 +220,8 @@ cdef class Enumerator:
     cdef vector[uint64_t] caps, lplanes, zplanes, mask
     cdef vector[int32_t] lclass, lshift, zclass, zshift
     cdef vector[uint8_t] root_ok
+    cdef vector[uint8_t] second_ok     # the second rules allowed (a piece of a split first rule)
+    cdef bint include_short            # count the one-rule lists (a split first rule's first piece)
     cdef double weights[MAX_CLASSES]
     # state
     cdef RNode** pages
@@ -260,7 +264,8 @@ cdef class Enumerator:
                  int max_prefix_length=255, int threads=1, int64_t max_models=1000,
                  roots=None, bint include_empty=True, bint support=True, bint lookahead=True,
                  bint equivalent_points=True, bint similar_support=True, bint symmetry_map=True,
-                 bint collapse_orderings=True, int64_t queue_budget=-1):
+                 bint collapse_orderings=True, int64_t queue_budget=-1, seconds=None,
+                 bint include_short=True):
         cdef int i, k
         if threads < 1 or threads > 1024:
             raise ValueError(f"threads must be between 1 and 1024, got {threads}")
@@ -348,6 +353,13 @@ cdef class Enumerator:
                 if not 0 <= int(r) < self.M:
                     raise ValueError(f"root antecedent {r} is not in 0..{self.M - 1}")
                 self.root_ok[int(r)] = 1
+        self.include_short = include_short
+        self.second_ok.assign(max(self.M, 1), 1 if seconds is None else 0)
+        if seconds is not None:
+            for r in seconds:
+                if not 0 <= int(r) < self.M:
+                    raise ValueError(f"second antecedent {r} is not in 0..{self.M - 1}")
+                self.second_ok[int(r)] = 1
         self.scratch.resize(threads)
         for k in range(threads):
             self.scratch[k].u.assign(self.W, 0)
@@ -571,7 +583,7 @@ cdef class Enumerator:
         if self.do_eqpts:
             self._counts(u, True, uz, acc)
         for s in range(self.M):
-            if in_prefix[s] or (depth == 0 and not self.root_ok[s]):
+            if in_prefix[s] or (depth == 0 and not self.root_ok[s]) or (depth == 1 and not self.second_ok[s]):
                 continue
             sc.n_evaluated += 1
             capv = &self.caps[<size_t>s * self.W]
@@ -599,7 +611,7 @@ cdef class Enumerator:
                 fc[k] = ucnt[k] - cnt[k]
             fw = weighted_majority(self.C, self.weights, fc, &fcorrect, &flabel)
             R = b + (fw - fcorrect)
-            member = R / self.total <= self.theta_in
+            member = R / self.total <= self.theta_in and (depth > 0 or self.include_short)
             b0 = 0
             if self.do_eqpts:                         # Theorem 20
                 self._counts(v, True, zc, acc)

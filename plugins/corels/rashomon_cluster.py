@@ -62,11 +62,15 @@ class EnumerationConfig:
 
 @dataclass
 class Subtree:
-    """Lists whose first rule is one of ``roots`` (and the empty list when ``include_empty``)."""
+    """Lists whose first rule is one of ``roots`` (and the empty list when ``include_empty``); a
+    piece of one first rule when ``seconds`` restricts the second rule (the one-rule lists only
+    when ``include_short``)."""
 
     roots: list[int]
     include_empty: bool
     bound: float  # a lower bound on every list in it, before any enumeration
+    seconds: list[int] | None = None
+    include_short: bool = True
     task: int = -1
     reported: float | None = None  # the running task's last bound on what it has not enumerated
     emitted: int = 0  # its last reported count
@@ -100,8 +104,16 @@ class Merged:
         return sorted(((objective, prefix) for prefix, objective in self.best.items()), key=lambda m: (m[0], m[1]))
 
 
-def enumerate_subtree(config: EnumerationConfig, task_id: int, roots: list[int], include_empty: bool) -> dict[str, Any]:
-    """A task: enumerate the lists under ``roots`` until done, stopped, or out of memory."""
+def enumerate_subtree(
+    config: EnumerationConfig,
+    task_id: int,
+    roots: list[int],
+    include_empty: bool,
+    seconds: list[int] | None = None,
+    include_short: bool = True,
+) -> dict[str, Any]:
+    """A task: enumerate the lists under ``roots`` (and ``seconds``) until done, stopped, or out
+    of memory."""
     from distributed import Event, Queue, get_client
 
     client = get_client()
@@ -115,9 +127,12 @@ def enumerate_subtree(config: EnumerationConfig, task_id: int, roots: list[int],
         threads=config.threads,
         roots=roots,
         include_empty=include_empty,
+        seconds=seconds,
+        include_short=include_short,
         queue_budget=queue_budget_for(config.memory),  # depth first past it, as in one process
         **config.options,
     )
+    started = time.perf_counter()
     stop = np.zeros(1, dtype=np.uint8)
     code = _enum.SLICE
     stopped = stop_event.is_set()  # started after the stop: nothing enumerated, its bound returned
@@ -153,36 +168,87 @@ def enumerate_subtree(config: EnumerationConfig, task_id: int, roots: list[int],
         "bytes": int(enumerator.memory_bytes()),
         "counters": enumerator.counters(),
         "threads": int(enumerator.threads),
+        "seconds": time.perf_counter() - started,
     }
 
 
 def split_roots(
-    units: engine.Units, regularization: float, threshold: float, max_len: int, n_subtrees: int
+    units: engine.Units,
+    regularization: float,
+    threshold: float,
+    max_len: int,
+    n_subtrees: int,
+    best_pieces: int | None = None,
 ) -> list[Subtree]:
-    """The subtrees to enumerate, best bound first: the live roots dealt round-robin in bound order.
+    """The subtrees to enumerate, best bound first: the live roots dealt round-robin in bound order,
+    and the best root first split into ``best_pieces`` pieces by its second rule (``None``: into
+    as many as there would be idle workers, when fewer roots are live than ``n_subtrees``).
 
-    A root's bound is ``b + b0`` of its one-rule prefix (its errors and penalty, plus the
-    equivalent-points minority of what it leaves): every list starting with it is at least that,
-    so a root above the threshold (with a margin for rounding) holds no member. The empty list goes
-    with the best subtree."""
+    A prefix's bound is ``b + b0`` (its errors and penalty, plus the equivalent-points minority
+    of what it leaves): every list starting with it is at least that, so a root, or a best root's
+    second rule, above the threshold (with a margin for rounding) holds no member. A piece holds
+    the lists whose second rule is one of its ``seconds`` (dealt round-robin in bound order), the
+    first piece the one-rule list too: every list through the root is in exactly one piece. The
+    empty list goes with the best subtree of whole roots (the first piece when there is none)."""
     search = engine.make_search(units, regularization)
     empty = float(search.evaluate([])["objective"])
     margin = 1e-7 * max(1.0, threshold)
-    scored: list[tuple[float, int]] = []
-    if max_len > 0:
-        for root in range(units.caps.shape[0]):
-            scores = search.evaluate([root])
+    n_ants = units.caps.shape[0]
+
+    def live(prefixes: list[list[int]]) -> list[tuple[float, int]]:
+        scored = []
+        for prefix in prefixes:
+            scores = search.evaluate(prefix)
             bound = float(scores["b"] + scores["b0"])
             if bound <= threshold + margin:
-                scored.append((bound, root))
-    scored.sort()
-    n = max(1, min(n_subtrees, len(scored)))
+                scored.append((bound, prefix[-1]))
+        return sorted(scored)
+
+    roots = live([[root] for root in range(n_ants)]) if max_len > 0 else []
+    if best_pieces is None:
+        best_pieces = n_subtrees - len(roots) + 1 if len(roots) < n_subtrees else 0
+    pieces: list[Subtree] = []
+    if best_pieces > 1 and max_len > 1 and roots:
+        bound, best = roots.pop(0)
+        seconds = live([[best, s] for s in range(n_ants) if s != best])
+        k = max(1, min(best_pieces, len(seconds)))
+        for i in range(k):
+            part = seconds[i::k]
+            pieces.append(Subtree([best], False, bound, seconds=[s for _, s in part], include_short=i == 0))
+    n = max(1, min(n_subtrees, len(roots)))
     trees = []
-    for i in range(n):
-        part = scored[i::n]
+    for i in range(n if roots or not pieces else 0):
+        part = roots[i::n]
         bounds = [b for b, _ in part] + ([empty] if i == 0 else [])
         trees.append(Subtree([r for _, r in part], include_empty=i == 0, bound=min(bounds)))
-    return sorted(trees, key=lambda t: t.bound)
+    if not trees:
+        pieces[0].include_empty, pieces[0].bound = True, min(pieces[0].bound, empty)
+    return sorted(trees + pieces, key=lambda t: t.bound)
+
+
+def enumerate_split_here(
+    units: engine.Units,
+    regularization: float,
+    threshold: float,
+    optimum: float,
+    options: dict[str, Any],
+    trees: list[Subtree],
+) -> list[tuple[int, int]]:
+    """The subtrees enumerated one after another in this one process, each with its own
+    enumerator (its own map), as the tasks do: what a split costs with no network, the reference
+    the benchmark and the tests compare the cluster with. Returns each subtree's count and
+    evaluations."""
+    out = []
+    stop = np.zeros(1, dtype=np.uint8)
+    for tree in trees:
+        enumerator = make_enumerator(
+            units, regularization, threshold, floor=optimum, roots=tree.roots, include_empty=tree.include_empty,
+            seconds=tree.seconds, include_short=tree.include_short, **options,
+        )  # fmt: skip
+        while enumerator.run(5.0, stop, -1) == _enum.SLICE:
+            pass
+        out.append((int(enumerator.count), int(enumerator.n_evaluated)))
+    return out
 
 
 class Driver:
@@ -199,6 +265,7 @@ class Driver:
         self.resubmitted = 0
         self.peak_bytes = 0
         self.threads = 0  # the most threads a finished task ran with
+        self.tasks: list[tuple[float, int, int]] = []  # each finished task's seconds, evaluations, bytes
         self.counters: dict[str, int] = {}
 
     def submit(self, tree: Subtree) -> None:
@@ -211,6 +278,8 @@ class Driver:
             tree.task,
             tree.roots,
             tree.include_empty,
+            tree.seconds,
+            tree.include_short,
             pure=False,
             key=f"glasswork-rashomon-{uuid.uuid4().hex}",
         )
@@ -248,6 +317,7 @@ class Driver:
         self.merged.keep(out["kept"])
         self.peak_bytes = max(self.peak_bytes, out["bytes"])
         self.threads = max(self.threads, out["threads"])
+        self.tasks.append((round(out["seconds"], 3), out["evaluated"], out["bytes"]))
         for name, value in out["counters"].items():
             if name not in ("max_queue", "nodes"):
                 self.counters[name] = self.counters.get(name, 0) + int(value)
@@ -385,6 +455,7 @@ def enumerate_on_cluster(
             "rashomon_subtrees": len(trees),
             "rashomon_resubmitted": driver.resubmitted,
             "rashomon_bytes": driver.peak_bytes,
+            "rashomon_tasks": driver.tasks,  # the balance: (seconds, evaluations, bytes) per task
             "rashomon_seconds": time.perf_counter() - started,
         }
         return rset, stats

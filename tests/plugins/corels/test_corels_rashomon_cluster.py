@@ -120,6 +120,73 @@ def test_the_cluster_set_equals_one_process_and_brute_force(
     assert there.stats["rashomon_threads"] == threads  # search.threads in every task
 
 
+def _enumerate_tree(units, lam: float, threshold: float, optimum: float, tree, **options):
+    en = make_enumerator(
+        units, lam, threshold, floor=optimum, roots=tree.roots, include_empty=tree.include_empty,
+        seconds=tree.seconds, include_short=tree.include_short, max_models=10**6, **options,
+    )  # fmt: skip
+    stop = np.zeros(1, np.uint8)
+    while en.run(5.0, stop, -1) != 0:  # DONE
+        pass
+    return en.count, en.kept_members()
+
+
+@pytest.mark.parametrize("policy", ["lower_bound", "dfs"])
+def test_a_first_rule_split_by_its_second_rule_adds_up_to_brute_force(policy: str) -> None:
+    """The driver's split with the best first rule cut into pieces by second rule (and without
+    whole roots left, when it is the only live one): over the subtrees the counts add up to brute
+    force, and every list is listed once, in exactly one subtree, with its objective."""
+    from glasswork.plugins.corels.rashomon_cluster import split_roots
+
+    only_pieces = 0
+    for seed, n, m, lam, epsilon, max_len in [
+        (21, 50, 5, 0.01, 0.4, None), (22, 60, 6, 0.005, 0.2, None), (23, 40, 5, 0.0, 0.0, None),
+        (24, 40, 6, 0.02, 0.5, 3), (26, 60, 5, 0.1, 0.05, None), (55, 40, 5, 0.1, 0.0, None),
+    ]:  # fmt: skip
+        X, y = _random(seed, n, m)
+        every = every_rule_list(X, y, lam, max_len=max_len)
+        optimum = every[0][0]
+        threshold = (1 + epsilon) * optimum
+        expected = within(every, threshold)
+        units = units_of(X, y, 2)
+        cap = m if max_len is None else max_len
+        for n_subtrees, pieces in [(1, 2), (2, 2), (2, 3), (3, 1)]:
+            trees = split_roots(units, lam, threshold, cap, n_subtrees, pieces)
+            assert sum(t.include_empty for t in trees) == 1
+            only_pieces += all(t.seconds is not None for t in trees)
+            counts, lists = 0, []
+            for tree in trees:
+                count, kept = _enumerate_tree(
+                    units, lam, threshold, optimum, tree, policy=policy, max_prefix_length=cap
+                )
+                assert count == len(kept)
+                counts += count
+                lists += kept
+            assert counts == len(expected)
+            assert sorted(p for _, p in lists) == sorted(p for _, p in expected)  # none twice, none lost
+            np.testing.assert_allclose(sorted(o for o, _ in lists), [o for o, _ in expected], atol=1e-12)
+    assert only_pieces  # a case with the best root the only live one
+
+
+def test_one_live_first_rule_is_split_over_both_workers(cluster) -> None:
+    """Only one first rule can start a member (every other captures too many errors): before, one
+    subtree held it all and the second worker sat idle; now it is split by second rule into one
+    piece per worker, and the set is still brute force's."""
+    rng = np.random.default_rng(0)
+    X = (rng.random((60, 6)) < 0.5).astype(np.uint8)
+    y = X[:, 0].astype(np.int64).copy()
+    y[rng.random(60) < 0.05] ^= 1
+    problem = _problem(X, y)
+    spec = _spec(0.01, {"epsilon": 1.0, "max_models": 10**6})
+    there, _ = _solve(spec, problem, cluster.scheduler_address)
+    b = there.rashomon
+    expected = within(every_rule_list(X, y, 0.01), b.threshold)
+    assert b.complete and b.count == len(expected) == 266
+    assert sorted(p for _, p in _prefixes(there, problem, spec)) == sorted(p for _, p in expected)
+    assert there.stats["rashomon_subtrees"] == 2 and len(there.stats["rashomon_tasks"]) == 2
+    assert all(evaluations > 0 for _, evaluations, _ in there.stats["rashomon_tasks"])
+
+
 def test_max_models_keeps_the_best_over_every_subtree(cluster) -> None:
     X, y = _random(8, 60, 6)
     problem = _problem(X, y)
@@ -205,7 +272,7 @@ def test_a_failed_task_leaves_no_named_object_on_the_scheduler(cluster, monkeypa
     after a run that succeeds (or one stopped like Ctrl-C, in the test above)."""
     from glasswork.plugins.corels import rashomon_cluster
 
-    def first_task_fails(config, task_id, roots, include_empty):
+    def first_task_fails(config, task_id, roots, include_empty, *piece):
         from distributed import Queue
 
         from glasswork.plugins.corels import rashomon_cluster as on_worker
@@ -213,7 +280,7 @@ def test_a_failed_task_leaves_no_named_object_on_the_scheduler(cluster, monkeypa
         if task_id == 0:
             Queue(config.names["queue"])  # what a real task holds when it fails
             raise RuntimeError("a task failed on purpose")
-        return on_worker.enumerate_subtree(config, task_id, roots, include_empty)
+        return on_worker.enumerate_subtree(config, task_id, roots, include_empty, *piece)
 
     X, y = _heavy()
     problem = _problem(X, y)
