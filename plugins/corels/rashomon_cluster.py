@@ -233,21 +233,22 @@ def enumerate_split_here(
     optimum: float,
     options: dict[str, Any],
     trees: list[Subtree],
-) -> list[tuple[int, int]]:
+) -> list[tuple[int, int, float]]:
     """The subtrees enumerated one after another in this one process, each with its own
     enumerator (its own map), as the tasks do: what a split costs with no network, the reference
-    the benchmark and the tests compare the cluster with. Returns each subtree's count and
-    evaluations."""
+    the benchmark compares the cluster with. Returns each subtree's count, evaluations and
+    seconds."""
     out = []
     stop = np.zeros(1, dtype=np.uint8)
     for tree in trees:
+        started = time.perf_counter()
         enumerator = make_enumerator(
             units, regularization, threshold, floor=optimum, roots=tree.roots, include_empty=tree.include_empty,
             seconds=tree.seconds, include_short=tree.include_short, **options,
         )  # fmt: skip
         while enumerator.run(5.0, stop, -1) == _enum.SLICE:
             pass
-        out.append((int(enumerator.count), int(enumerator.n_evaluated)))
+        out.append((int(enumerator.count), int(enumerator.n_evaluated), time.perf_counter() - started))
     return out
 
 
@@ -319,7 +320,9 @@ class Driver:
         self.threads = max(self.threads, out["threads"])
         self.tasks.append((round(out["seconds"], 3), out["evaluated"], out["bytes"]))
         for name, value in out["counters"].items():
-            if name not in ("max_queue", "nodes"):
+            if name == "depth_first_from":  # -1: no task went depth first; else the latest switch
+                self.counters[name] = max(self.counters.get(name, -1), int(value))
+            elif name not in ("max_queue", "nodes"):
                 self.counters[name] = self.counters.get(name, 0) + int(value)
         if not out["complete"]:
             self.merged.open_bounds.append(max(out["lower_bound"], tree.bound))

@@ -118,6 +118,7 @@ def test_the_cluster_set_equals_one_process_and_brute_force(
         assert not while_running  # out of objective order: nothing is final before the end
     assert there.stats["rashomon_workers"] == 2 and there.stats["rashomon_count"] == b.count
     assert there.stats["rashomon_threads"] == threads  # search.threads in every task
+    assert there.stats["rashomon_depth_first_from"] == -1  # no task switched (it was -1 summed over tasks)
 
 
 def _enumerate_tree(units, lam: float, threshold: float, optimum: float, tree, **options):
