@@ -5,6 +5,8 @@ process, whole and split as the Dask driver splits it (first rules dealt round-r
 ``--subtrees``; ``--pieces`` splits the best first rule further, by its second), each subtree
 with its own enumerator, one after another: the evaluations against the whole enumeration
 (the split's duplicates), and the largest subtree's share (the balance). One JSON line per split.
+The swapped two-rule prefixes of equal error are left out in one subtree and counted by their
+mirror in the other, as the driver does (``--no-mirror``: expanded in both, as before).
 
     python bench/corels_rashomon_split.py --epsilon 0.01 --subtrees 1 2 4 --pieces 0 2
 """
@@ -27,7 +29,7 @@ def main() -> None:
     from glasswork import Problem
     from glasswork.data.corels_format import read_corels
     from glasswork.plugins.corels import engine
-    from glasswork.plugins.corels.rashomon_cluster import enumerate_split_here, split_roots
+    from glasswork.plugins.corels.rashomon_cluster import enumerate_split_here, mirror_pairs, split_roots
     from glasswork.plugins.corels.solver import antecedents_for
     from glasswork.plugins.corels.spec import CorelsConstraints
 
@@ -36,6 +38,7 @@ def main() -> None:
     parser.add_argument("--epsilon", type=float, default=0.01)
     parser.add_argument("--subtrees", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--pieces", type=int, nargs="+", default=[0])
+    parser.add_argument("--no-mirror", action="store_true", help="expand the swapped two-rule prefixes in both subtrees")
     args = parser.parse_args()
 
     base = str(DATA / "compas_train")
@@ -60,6 +63,7 @@ def main() -> None:
     for n in args.subtrees:
         for pieces in args.pieces if n > 1 else [0]:
             trees = split_roots(units, args.lam, threshold, 255, n, pieces)
+            pairs = 0 if args.no_mirror else mirror_pairs(units, args.lam, threshold, trees)
             t0 = time.perf_counter()
             parts = enumerate_split_here(units, args.lam, threshold, optimum, options, trees)
             evaluations = [e for _, e, _ in parts]
@@ -72,6 +76,7 @@ def main() -> None:
                         "subtrees": len(trees),
                         "first_rules_dealt_into": n,
                         "best_root_pieces": pieces,
+                        "mirrored_pairs": pairs,
                         "count": sum(c for c, _, _ in parts),
                         "evaluations": sum(evaluations),
                         "ratio": None if whole is None else round(sum(evaluations) / whole, 4),

@@ -71,6 +71,8 @@ class Subtree:
     bound: float  # a lower bound on every list in it, before any enumeration
     seconds: list[int] | None = None
     include_short: bool = True
+    skip_pairs: list[tuple[int, int]] = field(default_factory=list)  # (p, t): mirrored by (t, p) elsewhere
+    report_pairs: list[tuple[int, int]] = field(default_factory=list)  # (t, p): its count is asked for
     task: int = -1
     reported: float | None = None  # the running task's last bound on what it has not enumerated
     emitted: int = 0  # its last reported count
@@ -104,6 +106,59 @@ class Merged:
         return sorted(((objective, prefix) for prefix, objective in self.best.items()), key=lambda m: (m[0], m[1]))
 
 
+def mirror_pairs(units: engine.Units, regularization: float, threshold: float, trees: list[Subtree]) -> int:
+    """Give every subtree the two-rule prefixes it leaves out and those whose count it reports.
+
+    For two first rules ``t < p`` in different subtrees (whole roots, not pieces) such that
+    ``(p, t)`` and ``(t, p)`` are both valid (each captures a row the other does not), have the
+    same errors (bit for bit, with exact weights) and a bound within the threshold: they leave the
+    same rows with the same error, so (7) every tail is valid after one iff after the other, with
+    the same objective, and the lists through ``(p, t)`` are those through ``(t, p)``, one for one.
+    The subtree of ``p`` leaves ``(p, t)`` out (``skip_pairs``), the subtree of ``t`` reports how
+    many lists it counted through ``(t, p)`` (``report_pairs``), and the driver adds that and mirrors
+    the kept members. Each pair is decided by the data alone, once, so nothing is counted twice or
+    lost (docs/corels.md, "The set on a Dask cluster"). A rule with a copy (the same rows) takes no
+    part: its one-rule prefix may be a twin of the copy's, and then ``(t, p)`` is not a node.
+    Returns the number of pairs."""
+    weights = np.asarray(units.weights, dtype=np.float64)
+    if not np.all(weights == np.round(weights)):  # ties exact only with integer weights
+        return 0
+    caps = units.caps
+    _, first, seen = np.unique(caps, axis=0, return_index=True, return_counts=True)
+    unique = {int(i) for i, c in zip(first, seen) if c == 1}  # a copy of a root may be its twin (7)
+    side = {r: i for i, tree in enumerate(trees) if tree.seconds is None for r in tree.roots if r in unique}
+    search = engine.make_search(units, regularization)
+    margin = 1e-7 * max(1.0, threshold)
+    n = 0
+    for p in side:
+        for t in side:
+            if t >= p or side[t] == side[p]:
+                continue
+            if not ((caps[t] & ~caps[p]).any() and (caps[p] & ~caps[t]).any()):
+                continue
+            pt, tp = search.evaluate([p, t]), search.evaluate([t, p])
+            if pt["b"] != tp["b"] or float(pt["b"] + pt["b0"]) > threshold + margin:
+                continue
+            trees[side[p]].skip_pairs.append((p, t))
+            trees[side[t]].report_pairs.append((t, p))
+            n += 1
+    return n
+
+
+def mirrored(tree: Subtree, members: list[tuple[float, tuple[int, ...]]]) -> list[tuple[float, tuple[int, ...]]]:
+    """The kept members of ``tree``, each followed by its mirror ``(p, t, ...)`` when it starts
+    with a reported pair ``(t, p)``."""
+    if not tree.report_pairs:
+        return members
+    asked = set(tree.report_pairs)
+    out = []
+    for objective, prefix in members:
+        out.append((objective, prefix))
+        if len(prefix) >= 2 and (prefix[0], prefix[1]) in asked:
+            out.append((objective, (prefix[1], prefix[0], *prefix[2:])))
+    return out
+
+
 def enumerate_subtree(
     config: EnumerationConfig,
     task_id: int,
@@ -111,6 +166,8 @@ def enumerate_subtree(
     include_empty: bool,
     seconds: list[int] | None = None,
     include_short: bool = True,
+    skip_pairs: list[tuple[int, int]] | None = None,
+    report_pairs: list[tuple[int, int]] | None = None,
 ) -> dict[str, Any]:
     """A task: enumerate the lists under ``roots`` (and ``seconds``) until done, stopped, or out
     of memory."""
@@ -129,6 +186,7 @@ def enumerate_subtree(
         include_empty=include_empty,
         seconds=seconds,
         include_short=include_short,
+        skip_pairs=skip_pairs or None,
         queue_budget=queue_budget_for(config.memory),  # depth first past it, as in one process
         **config.options,
     )
@@ -169,6 +227,7 @@ def enumerate_subtree(
         "counters": enumerator.counters(),
         "threads": int(enumerator.threads),
         "seconds": time.perf_counter() - started,
+        "through": enumerator.counts_through(report_pairs or []),
     }
 
 
@@ -244,11 +303,12 @@ def enumerate_split_here(
         started = time.perf_counter()
         enumerator = make_enumerator(
             units, regularization, threshold, floor=optimum, roots=tree.roots, include_empty=tree.include_empty,
-            seconds=tree.seconds, include_short=tree.include_short, **options,
+            seconds=tree.seconds, include_short=tree.include_short, skip_pairs=tree.skip_pairs or None, **options,
         )  # fmt: skip
         while enumerator.run(5.0, stop, -1) == _enum.SLICE:
             pass
-        out.append((int(enumerator.count), int(enumerator.n_evaluated), time.perf_counter() - started))
+        count = int(enumerator.count) + sum(enumerator.counts_through(tree.report_pairs))
+        out.append((count, int(enumerator.n_evaluated), time.perf_counter() - started))
     return out
 
 
@@ -281,6 +341,8 @@ class Driver:
             tree.include_empty,
             tree.seconds,
             tree.include_short,
+            tree.skip_pairs,
+            tree.report_pairs,
             pure=False,
             key=f"glasswork-rashomon-{uuid.uuid4().hex}",
         )
@@ -294,7 +356,7 @@ class Driver:
                 if tree is None:
                     continue  # a report of an earlier run of a resubmitted subtree
                 tree.emitted, tree.evaluations, tree.reported = max(tree.emitted, emitted), evaluations, bound
-                self.merged.keep(fresh)
+                self.merged.keep(mirrored(tree, [(o, tuple(p)) for o, p in fresh]))
 
     def collect(self, future: Any, *, stopping: bool) -> None:
         tree = self.running.pop(future)
@@ -313,9 +375,9 @@ class Driver:
             self.merged.evaluations += tree.evaluations
             self.submit(tree)
             return
-        self.merged.count += out["count"]
+        self.merged.count += out["count"] + sum(out["through"])  # and the lists left out elsewhere
         self.merged.evaluations += out["evaluated"]
-        self.merged.keep(out["kept"])
+        self.merged.keep(mirrored(tree, [(o, tuple(p)) for o, p in out["kept"]]))
         self.peak_bytes = max(self.peak_bytes, out["bytes"])
         self.threads = max(self.threads, out["threads"])
         self.tasks.append((round(out["seconds"], 3), out["evaluated"], out["bytes"]))
@@ -398,6 +460,7 @@ def enumerate_on_cluster(
         )
         max_len = int(options.get("max_prefix_length", 255))
         trees = split_roots(units, regularization, threshold, max_len, SUBTREES_PER_WORKER * n_workers)
+        n_pairs = mirror_pairs(units, regularization, threshold, trees) if max_len > 1 else 0
         merged = Merged(int(options.get("max_models", 1000)))
         driver = Driver(client, config, merged)
         for tree in trees:
@@ -456,6 +519,7 @@ def enumerate_on_cluster(
             "rashomon_workers": n_workers,
             "rashomon_threads": driver.threads,
             "rashomon_subtrees": len(trees),
+            "rashomon_mirrored_pairs": n_pairs,
             "rashomon_resubmitted": driver.resubmitted,
             "rashomon_bytes": driver.peak_bytes,
             "rashomon_tasks": driver.tasks,  # the balance: (seconds, evaluations, bytes) per task

@@ -122,24 +122,30 @@ def test_the_cluster_set_equals_one_process_and_brute_force(
 
 
 def _enumerate_tree(units, lam: float, threshold: float, optimum: float, tree, **options):
+    """A subtree as a task enumerates it: its count with the lists of its reported pairs (left
+    out in another subtree), and its kept members with their mirrors."""
+    from glasswork.plugins.corels.rashomon_cluster import mirrored
+
     en = make_enumerator(
         units, lam, threshold, floor=optimum, roots=tree.roots, include_empty=tree.include_empty,
-        seconds=tree.seconds, include_short=tree.include_short, max_models=10**6, **options,
+        seconds=tree.seconds, include_short=tree.include_short, max_models=10**6,
+        skip_pairs=tree.skip_pairs or None, **options,
     )  # fmt: skip
     stop = np.zeros(1, np.uint8)
     while en.run(5.0, stop, -1) != 0:  # DONE
         pass
-    return en.count, en.kept_members()
+    return en.count + sum(en.counts_through(tree.report_pairs)), mirrored(tree, en.kept_members())
 
 
 @pytest.mark.parametrize("policy", ["lower_bound", "dfs"])
 def test_a_first_rule_split_by_its_second_rule_adds_up_to_brute_force(policy: str) -> None:
     """The driver's split with the best first rule cut into pieces by second rule (and without
-    whole roots left, when it is the only live one): over the subtrees the counts add up to brute
-    force, and every list is listed once, in exactly one subtree, with its objective."""
-    from glasswork.plugins.corels.rashomon_cluster import split_roots
+    whole roots left, when it is the only live one), and the swapped two-rule prefixes of equal
+    error left out in one subtree and counted by their mirror in another: over the subtrees the
+    counts add up to brute force, and every list is listed once, with its objective."""
+    from glasswork.plugins.corels.rashomon_cluster import mirror_pairs, split_roots
 
-    only_pieces = 0
+    only_pieces = pairs = 0
     for seed, n, m, lam, epsilon, max_len in [
         (21, 50, 5, 0.01, 0.4, None), (22, 60, 6, 0.005, 0.2, None), (23, 40, 5, 0.0, 0.0, None),
         (24, 40, 6, 0.02, 0.5, 3), (26, 60, 5, 0.1, 0.05, None), (55, 40, 5, 0.1, 0.0, None),
@@ -153,6 +159,7 @@ def test_a_first_rule_split_by_its_second_rule_adds_up_to_brute_force(policy: st
         cap = m if max_len is None else max_len
         for n_subtrees, pieces in [(1, 2), (2, 2), (2, 3), (3, 1)]:
             trees = split_roots(units, lam, threshold, cap, n_subtrees, pieces)
+            pairs += mirror_pairs(units, lam, threshold, trees) if cap > 1 else 0
             assert sum(t.include_empty for t in trees) == 1
             only_pieces += all(t.seconds is not None for t in trees)
             counts, lists = 0, []
@@ -167,6 +174,7 @@ def test_a_first_rule_split_by_its_second_rule_adds_up_to_brute_force(policy: st
             assert sorted(p for _, p in lists) == sorted(p for _, p in expected)  # none twice, none lost
             np.testing.assert_allclose(sorted(o for o, _ in lists), [o for o, _ in expected], atol=1e-12)
     assert only_pieces  # a case with the best root the only live one
+    assert pairs  # and cases with two-rule prefixes left out in one subtree, counted in another
 
 
 def test_one_live_first_rule_is_split_over_both_workers(cluster) -> None:
