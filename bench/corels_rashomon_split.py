@@ -38,7 +38,7 @@ def main() -> None:
     parser.add_argument("--epsilon", type=float, default=0.01)
     parser.add_argument("--subtrees", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--pieces", type=int, nargs="+", default=[0])
-    parser.add_argument("--no-mirror", action="store_true", help="expand the swapped two-rule prefixes in both subtrees")
+    parser.add_argument("--no-mirror", action="store_true", help="expand swapped two-rule prefixes in both subtrees")
     args = parser.parse_args()
 
     base = str(DATA / "compas_train")
