@@ -63,7 +63,7 @@ def main() -> None:
     for n in args.subtrees:
         for pieces in args.pieces if n > 1 else [0]:
             trees = split_roots(units, args.lam, threshold, 255, n, pieces)
-            pairs = 0 if args.no_mirror else mirror_pairs(units, args.lam, threshold, trees)
+            pairs = 0 if args.no_mirror else mirror_pairs(units, trees)
             t0 = time.perf_counter()
             parts = enumerate_split_here(units, args.lam, threshold, optimum, options, trees)
             evaluations = [e for _, e, _ in parts]

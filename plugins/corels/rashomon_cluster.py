@@ -106,12 +106,12 @@ class Merged:
         return sorted(((objective, prefix) for prefix, objective in self.best.items()), key=lambda m: (m[0], m[1]))
 
 
-def mirror_pairs(units: engine.Units, regularization: float, threshold: float, trees: list[Subtree]) -> int:
+def mirror_pairs(units: engine.Units, trees: list[Subtree]) -> int:
     """Give every subtree the two-rule prefixes it leaves out and those whose count it reports.
 
     For two first rules ``t < p`` in different subtrees (whole roots, not pieces) such that
     ``(p, t)`` and ``(t, p)`` are both valid (each captures a row the other does not), have the
-    same errors (bit for bit, with exact weights) and a bound within the threshold: they leave the
+    same errors (exact: integer class weights, counts in doubles): they leave the
     same rows with the same error, so (7) every tail is valid after one iff after the other, with
     the same objective, and the lists through ``(p, t)`` are those through ``(t, p)``, one for one.
     The subtree of ``p`` leaves ``(p, t)`` out (``skip_pairs``), the subtree of ``t`` reports how
@@ -127,18 +127,31 @@ def mirror_pairs(units: engine.Units, regularization: float, threshold: float, t
     _, first, seen = np.unique(caps, axis=0, return_index=True, return_counts=True)
     unique = {int(i) for i, c in zip(first, seen) if c == 1}  # a copy of a root may be its twin (7)
     side = {r: i for i, tree in enumerate(trees) if tree.seconds is None for r in tree.roots if r in unique}
-    search = engine.make_search(units, regularization)
-    margin = 1e-7 * max(1.0, threshold)
+    if len({*side.values()}) < 2:
+        return 0
+    ids = np.array(sorted(side))
+    shifts = np.arange(64, dtype=np.uint64)
+    rows = ((caps[ids][:, :, None] >> shifts) & np.uint64(1)).reshape(len(ids), -1)[:, : units.n_units]
+    rows = rows.astype(np.float64)  # (roots, units): 0/1, counts below 2^53 stay exact
+    both = rows @ rows.T  # units captured by both
+    size = np.diag(both)
+    counts = units.counts.astype(np.float64)  # (units, classes)
+    alone = rows @ counts  # (roots, classes): what each captures
+    shared = np.stack([(rows * counts[:, c]) @ rows.T for c in range(counts.shape[1])], axis=-1)  # by both
+
+    def errors(n: np.ndarray) -> np.ndarray:  # the weighted errors of a rule capturing n
+        weighted = n * weights
+        return weighted.sum(axis=-1) - weighted.max(axis=-1)
+
+    # err(p, t) = E(p) + E(t minus p); err(t, p) = E(t) + E(p minus t)
+    err_p = errors(alone)
+    first_p = err_p[:, None] + errors(alone[None, :, :] - shared)
+    valid = (both < size[None, :]) & (both < size[:, None])  # each captures a unit the other does not
+    side_of = np.array([side[int(r)] for r in ids])
     n = 0
-    for p in side:
-        for t in side:
-            if t >= p or side[t] == side[p]:
-                continue
-            if not ((caps[t] & ~caps[p]).any() and (caps[p] & ~caps[t]).any()):
-                continue
-            pt, tp = search.evaluate([p, t]), search.evaluate([t, p])
-            if pt["b"] != tp["b"] or float(pt["b"] + pt["b0"]) > threshold + margin:
-                continue
+    for i, j in zip(*np.nonzero(valid & (first_p == first_p.T) & (side_of[:, None] != side_of[None, :]))):
+        p, t = int(ids[i]), int(ids[j])
+        if t < p:
             trees[side[p]].skip_pairs.append((p, t))
             trees[side[t]].report_pairs.append((t, p))
             n += 1
@@ -460,7 +473,7 @@ def enumerate_on_cluster(
         )
         max_len = int(options.get("max_prefix_length", 255))
         trees = split_roots(units, regularization, threshold, max_len, SUBTREES_PER_WORKER * n_workers)
-        n_pairs = mirror_pairs(units, regularization, threshold, trees) if max_len > 1 else 0
+        n_pairs = mirror_pairs(units, trees) if max_len > 1 else 0
         merged = Merged(int(options.get("max_models", 1000)))
         driver = Driver(client, config, merged)
         for tree in trees:

@@ -119,6 +119,7 @@ def test_the_cluster_set_equals_one_process_and_brute_force(
     assert there.stats["rashomon_workers"] == 2 and there.stats["rashomon_count"] == b.count
     assert there.stats["rashomon_threads"] == threads  # search.threads in every task
     assert there.stats["rashomon_depth_first_from"] == -1  # no task switched (it was -1 summed over tasks)
+    assert there.stats["rashomon_mirrored_pairs"] > 0  # swapped first two rules counted by their mirror
 
 
 def _enumerate_tree(units, lam: float, threshold: float, optimum: float, tree, **options):
@@ -159,7 +160,7 @@ def test_a_first_rule_split_by_its_second_rule_adds_up_to_brute_force(policy: st
         cap = m if max_len is None else max_len
         for n_subtrees, pieces in [(1, 2), (2, 2), (2, 3), (3, 1)]:
             trees = split_roots(units, lam, threshold, cap, n_subtrees, pieces)
-            pairs += mirror_pairs(units, lam, threshold, trees) if cap > 1 else 0
+            pairs += mirror_pairs(units, trees) if cap > 1 else 0
             assert sum(t.include_empty for t in trees) == 1
             only_pieces += all(t.seconds is not None for t in trees)
             counts, lists = 0, []
