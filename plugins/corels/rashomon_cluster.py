@@ -5,7 +5,10 @@ subtrees by first rule (``make_enumerator(..., roots=..., include_empty=...)``: 
 disjoint root sets add up). The driver scores every one-rule prefix here (``b + b0`` of
 ``Search.evaluate``: a lower bound on every list that starts with it), drops the roots whose bound
 is above the threshold, deals the rest round-robin in bound order into a few subtrees per worker
-(each gets good and poor roots alike) and submits them best bound first. A task is an
+(each gets good and poor roots alike; the best root split by its second rule when workers would
+otherwise sit idle) and submits them best bound first. Two-rule prefixes ``(p, t)`` whose swap
+``(t, p)`` lives in another subtree with the same error are left out in one and counted through the
+other (``mirror_pairs``): their lists mirror one for one. A task is an
 ``Enumerator`` over its roots run in slices; every ``SYNC_SECONDS`` it reports on a Dask ``Queue``
 its running count, evaluations, the bound on what it has not enumerated and, in objective order,
 the members it kept since the last report, and it stops on the driver's stop ``Event`` (time,
@@ -17,7 +20,8 @@ member), and the bound on what is not enumerated is the smallest over the subtre
 were lost or never started. With an ordered policy a kept member whose objective is below every
 unfinished subtree's bound is final, so it is streamed through ``ctx.rashomon`` best first, as in
 one process. A task whose worker dies is run again from its roots (Dask reruns it; the driver
-resubmits it when Dask gives up), and its members are merged by prefix, so none counts twice.
+resubmits it when Dask gives up), and its members are merged by prefix, so none counts twice. On
+every way out the driver stops the running tasks and drops its named Dask objects from the scheduler.
 """
 
 from __future__ import annotations
