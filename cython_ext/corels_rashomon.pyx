@@ -25,11 +25,12 @@ bit-sliced planes of ``corels_counts.pxd``; objective arithmetic is done in weig
 in the same order as ``corels.Search``, so equal lists get bit-identical objectives.
 """
 
-from libc.stdint cimport uint64_t, int64_t, int32_t, uint16_t, uint8_t
+from libc.stdint cimport uint64_t, int64_t, int32_t, uint32_t, uint16_t, uint8_t
 from libc.stdlib cimport malloc, free
 from libc.math cimport INFINITY
 from libcpp.vector cimport vector
 from libcpp.unordered_map cimport unordered_map
+from libcpp.unordered_set cimport unordered_set
 from cython.operator cimport dereference as deref
 
 from bitops cimport gw_popcount64, splitmix64
@@ -196,7 +197,9 @@ cdef class Enumerator:
     are objectives (fractions of the total weight): ``floor`` must be a lower bound on the optimum
     over the same class (the certified optimum, or a stopped search's lower bound; 0 disables the
     restated support bound). ``roots`` restricts the first rule to those antecedents (a subtree of
-    the prefix space); ``include_empty`` counts the list with no rule. A list counts when its
+    the prefix space); ``include_empty`` counts the list with no rule; ``seconds`` restricts the
+    second rule and ``include_short=False`` leaves out the one-rule lists (pieces of one first
+    rule, split by its second: the counts add up). A list counts when its
     objective is at most ``threshold + tolerance``, ``tolerance = 1e-9 * max(1, threshold)``.
     """
 
@@ -218,6 +221,9 @@ cdef class Enumerator:
     cdef vector[uint64_t] caps, lplanes, zplanes, mask
     cdef vector[int32_t] lclass, lshift, zclass, zshift
     cdef vector[uint8_t] root_ok
+    cdef vector[uint8_t] second_ok     # the second rules allowed (a piece of a split first rule)
+    cdef bint include_short            # count the one-rule lists (a split first rule's first piece)
+    cdef unordered_set[uint32_t] skip_pairs   # (first << 16 | second): two-rule prefixes left out
     cdef double weights[MAX_CLASSES]
     # state
     cdef RNode** pages
@@ -260,7 +266,8 @@ cdef class Enumerator:
                  int max_prefix_length=255, int threads=1, int64_t max_models=1000,
                  roots=None, bint include_empty=True, bint support=True, bint lookahead=True,
                  bint equivalent_points=True, bint similar_support=True, bint symmetry_map=True,
-                 bint collapse_orderings=True, int64_t queue_budget=-1):
+                 bint collapse_orderings=True, int64_t queue_budget=-1, seconds=None,
+                 bint include_short=True, skip_pairs=None):
         cdef int i, k
         if threads < 1 or threads > 1024:
             raise ValueError(f"threads must be between 1 and 1024, got {threads}")
@@ -348,6 +355,17 @@ cdef class Enumerator:
                 if not 0 <= int(r) < self.M:
                     raise ValueError(f"root antecedent {r} is not in 0..{self.M - 1}")
                 self.root_ok[int(r)] = 1
+        self.include_short = include_short
+        for a, b in (skip_pairs or ()):
+            if not (0 <= int(a) < self.M and 0 <= int(b) < self.M):
+                raise ValueError(f"pair ({a}, {b}) is not in 0..{self.M - 1}")
+            self.skip_pairs.insert((<uint32_t>int(a) << 16) | <uint32_t>int(b))
+        self.second_ok.assign(max(self.M, 1), 1 if seconds is None else 0)
+        if seconds is not None:
+            for r in seconds:
+                if not 0 <= int(r) < self.M:
+                    raise ValueError(f"second antecedent {r} is not in 0..{self.M - 1}")
+                self.second_ok[int(r)] = 1
         self.scratch.resize(threads)
         for k in range(threads):
             self.scratch[k].u.assign(self.W, 0)
@@ -571,7 +589,9 @@ cdef class Enumerator:
         if self.do_eqpts:
             self._counts(u, True, uz, acc)
         for s in range(self.M):
-            if in_prefix[s] or (depth == 0 and not self.root_ok[s]):
+            if in_prefix[s] or (depth == 0 and not self.root_ok[s]) or (depth == 1 and not self.second_ok[s]):
+                continue
+            if depth == 1 and self.skip_pairs.size() > 0 and self.skip_pairs.count((<uint32_t>path[0] << 16) | <uint32_t>s):
                 continue
             sc.n_evaluated += 1
             capv = &self.caps[<size_t>s * self.W]
@@ -599,7 +619,7 @@ cdef class Enumerator:
                 fc[k] = ucnt[k] - cnt[k]
             fw = weighted_majority(self.C, self.weights, fc, &fcorrect, &flabel)
             R = b + (fw - fcorrect)
-            member = R / self.total <= self.theta_in
+            member = R / self.total <= self.theta_in and (depth > 0 or self.include_short)
             b0 = 0
             if self.do_eqpts:                         # Theorem 20
                 self._counts(v, True, zc, acc)
@@ -1045,6 +1065,38 @@ cdef class Enumerator:
                 if nd.depth == d and nd.parent >= 0:
                     N[nd.parent] += N[i]
         return N[0]
+
+    def counts_through(self, pairs):
+        """For each two-rule prefix ``(a, b)`` of ``pairs``: the lists through it this enumerator
+        counted (its own and its tails', with the orderings collapsed onto them), 0 when it is not
+        a node (pruned: no member starts with it). The driver adds these for the prefixes another
+        subtree left out (``skip_pairs``) because they mirror these (docs/corels.md)."""
+        cdef vector[int64_t] N
+        cdef int64_t i, n = self.n_nodes
+        cdef int d, maxd = 0
+        cdef RNode* nd
+        N.assign(n, 0)
+        for i in range(n):
+            nd = self._node(<int32_t>i)
+            if nd.flags & F_OWN:
+                N[i] = 1
+            if nd.depth > maxd:
+                maxd = nd.depth
+        for d in range(maxd, 1, -1):           # settle every node down to depth 2, as _total_count
+            for i in range(n):
+                nd = self._node(<int32_t>i)
+                if nd.depth == d and nd.flags & F_TWIN:
+                    N[i] = N[(<int32_t*>&nd.err)[0]]
+            for i in range(n):
+                nd = self._node(<int32_t>i)
+                if nd.depth == d and nd.parent >= 0 and d > 2:
+                    N[nd.parent] += N[i]
+        found = {}
+        for i in range(n):
+            nd = self._node(<int32_t>i)
+            if nd.depth == 2:
+                found[(int(self._node(nd.parent).ant), int(nd.ant))] = N[i]
+        return [int(found.get((int(a), int(b)), 0)) for a, b in pairs]
 
     cdef list _path(self, int32_t node):
         cdef list out = []

@@ -22,9 +22,10 @@ in one process, the reference the benchmark and the tests compare the cluster wi
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +41,47 @@ SPLIT_MIN_QUEUE = 64  # a task hands work back only with at least this many open
 SPLIT_MAX = 20000  # and at most this many per split (one message)
 SEEDS_PER_WORKER = 1  # subtrees the root is cut into, per worker (one map each: fewer, fewer duplicates)
 MAX_RESUBMITS = 3  # reruns of one subtree after Dask gave up on it (KilledWorker)
+STOP_WAIT_SECONDS = 10.0  # on the way out, how long running tasks get to see the stop and return
+CONTROL_TIMEOUT_SECONDS = 60.0  # a task whose control Variable is gone (the run ended) stops
+
+
+def release_named(client: Any, names: Iterable[str]) -> None:
+    """Drop the run's named Dask objects (Queues, Variables, Events) from the scheduler.
+
+    They outlive the run otherwise: every task's ``Queue(name)`` handle adds a reference that a
+    task never gives back, a Variable stays until deleted, a set Event until cleared. Called on
+    every exit path, after the tasks have stopped; the function runs on the scheduler by value
+    (a nested function), so a scheduler without glasswork installed runs it too."""
+    wanted = list(names)
+
+    async def forget(dask_scheduler: Any = None) -> None:
+        extensions = dask_scheduler.extensions
+        queues, variables, events = (extensions.get(k) for k in ("queues", "variables", "events"))
+        for name in wanted:
+            while queues is not None and name in queues.queues:
+                queues.release(name=name)  # one reference a call: until the queue is gone
+            if variables is not None and name in variables.variables:
+                await variables.delete(name=name)
+            if events is not None:
+                events.event_clear(name=name)  # nobody waits on our events: this deletes it
+
+    with contextlib.suppress(Exception):  # a scheduler already gone holds nothing
+        client.run_on_scheduler(forget)
+
+
+def stop_tasks(client: Any, futures: list[Any], signal_stop: Callable[[], None]) -> None:
+    """Tell the tasks still running to stop, give them ``STOP_WAIT_SECONDS`` to return (each
+    reads the stop every period), and cancel the rest, so none touches the named objects after
+    ``release_named`` (a task started later would create its Queue again)."""
+    if not futures:
+        return
+    from distributed import wait
+
+    with contextlib.suppress(Exception):
+        signal_stop()
+        wait(futures, timeout=STOP_WAIT_SECONDS)
+    with contextlib.suppress(Exception):
+        client.cancel([f for f in futures if not f.done()])
 
 
 @dataclass
@@ -133,7 +175,7 @@ def search_subtree(config: TaskConfig, task_id: int, seeds: list[list[int]]) -> 
     control = Variable(config.names["control"], client=client)
     messages = Queue(config.names["queue"], client=client)
     search = engine.make_search(config.units, config.regularization, **config.options)
-    objective, prefix, _, _ = control.get()
+    objective, prefix, _, _ = control.get(timeout=CONTROL_TIMEOUT_SECONDS)
     if objective < search.objective:
         search.offer_incumbent(prefix)
     search.seed(seeds)
@@ -149,7 +191,10 @@ def search_subtree(config: TaskConfig, task_id: int, seeds: list[list[int]]) -> 
         if time.monotonic() - last_sync < SYNC_SECONDS:
             continue
         last_sync = time.monotonic()
-        objective, prefix, idle, stop_now = control.get()  # one round trip: the driver's whole word
+        try:  # one round trip: the driver's whole word
+            objective, prefix, idle, stop_now = control.get(timeout=CONTROL_TIMEOUT_SECONDS)
+        except TimeoutError:  # the run is over and its Variable released
+            stop_now = True
         if stop_now:
             stopped = True
             break
@@ -210,6 +255,11 @@ class Driver:
 
     def workers(self) -> int:
         return max(1, len(self.client.scheduler_info(n_workers=-1)["workers"]))
+
+    def halt(self) -> None:
+        """Stop every task (the control word's stop), whatever the driver was doing."""
+        self.stop, self.idle = True, 0
+        self.publish()
 
     def publish(self) -> None:
         """Write the control word every task reads each period: incumbent, idle workers, stop."""
@@ -300,8 +350,9 @@ def run_distributed(
     assert ctx.executor is not None
     started = time.perf_counter()
     client, close = ctx.executor.connect()
+    names = {k: f"glasswork-corels-{k}-{uuid.uuid4().hex}" for k in ("control", "queue")}
+    driver: Driver | None = None
     try:
-        names = {k: f"glasswork-corels-{k}-{uuid.uuid4().hex}" for k in ("control", "queue")}
         config = TaskConfig(units, regularization, {**options, "threads": 1}, names, ctx.limits.memory)
         driver = Driver(client, config, ctx, on_incumbent)
         n_workers = driver.workers()
@@ -352,5 +403,10 @@ def run_distributed(
         }
         on_progress(driver.best[0], min(lower, driver.best[0]), driver.total_evaluations(), 0)
         return Outcome(driver.best[0], driver.best[1], status, min(lower, driver.best[0]), stats)
-    finally:
-        close()
+    finally:  # success, a task's failure, Ctrl-C: stop what runs, then drop the named objects
+        try:
+            if driver is not None:
+                stop_tasks(client, list(driver.running), driver.halt)
+            release_named(client, names.values())
+        finally:
+            close()

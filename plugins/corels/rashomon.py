@@ -54,13 +54,18 @@ def make_enumerator(
     symmetry_map: bool = True,
     collapse_orderings: bool = True,
     queue_budget: int | None = None,
+    seconds: Iterable[int] | None = None,
+    include_short: bool = True,
+    skip_pairs: Iterable[tuple[int, int]] | None = None,
 ) -> Any:
     """A ready ``Enumerator`` of every list with objective ``<= threshold``.
 
     ``floor`` is a lower bound on the optimum over the same antecedents and length cap (the
     certified optimum, or a stopped search's lower bound); ``roots`` keeps only lists whose first
     rule is one of them (with ``include_empty`` deciding the list without rules), so the prefix
-    space can be split into subtrees enumerated apart; ``ablation`` names bounds to switch off
+    space can be split into subtrees enumerated apart (``seconds`` and ``include_short`` split
+    one first rule further, by its second; ``skip_pairs`` leaves out the lists starting with those
+    two rules); ``ablation`` names bounds to switch off
     and ``symmetry_map=False`` the map of prefixes by the rows they leave (each restated against
     the threshold);
     ``collapse_orderings=False`` expands every ordering of equal error instead of counting it
@@ -96,6 +101,9 @@ def make_enumerator(
         symmetry_map=symmetry_map,
         collapse_orderings=collapse_orderings,
         queue_budget=-1 if queue_budget is None else int(queue_budget),
+        seconds=None if seconds is None else [int(r) for r in seconds],
+        include_short=include_short,
+        skip_pairs=None if skip_pairs is None else [(int(a), int(b)) for a, b in skip_pairs],
     )
 
 

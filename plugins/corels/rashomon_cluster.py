@@ -5,7 +5,10 @@ subtrees by first rule (``make_enumerator(..., roots=..., include_empty=...)``: 
 disjoint root sets add up). The driver scores every one-rule prefix here (``b + b0`` of
 ``Search.evaluate``: a lower bound on every list that starts with it), drops the roots whose bound
 is above the threshold, deals the rest round-robin in bound order into a few subtrees per worker
-(each gets good and poor roots alike) and submits them best bound first. A task is an
+(each gets good and poor roots alike; the best root split by its second rule when workers would
+otherwise sit idle) and submits them best bound first. Two-rule prefixes ``(p, t)`` whose swap
+``(t, p)`` lives in another subtree with the same error are left out in one and counted through the
+other (``mirror_pairs``): their lists mirror one for one. A task is an
 ``Enumerator`` over its roots run in slices; every ``SYNC_SECONDS`` it reports on a Dask ``Queue``
 its running count, evaluations, the bound on what it has not enumerated and, in objective order,
 the members it kept since the last report, and it stops on the driver's stop ``Event`` (time,
@@ -17,7 +20,8 @@ member), and the bound on what is not enumerated is the smallest over the subtre
 were lost or never started. With an ordered policy a kept member whose objective is below every
 unfinished subtree's bound is final, so it is streamed through ``ctx.rashomon`` best first, as in
 one process. A task whose worker dies is run again from its roots (Dask reruns it; the driver
-resubmits it when Dask gives up), and its members are merged by prefix, so none counts twice.
+resubmits it when Dask gives up), and its members are merged by prefix, so none counts twice. On
+every way out the driver stops the running tasks and drops its named Dask objects from the scheduler.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import numpy as np
 from glasswork.cython_ext import corels_rashomon as _enum
 from glasswork.data import Problem
 from glasswork.plugins.corels import engine
+from glasswork.plugins.corels.distributed import release_named, stop_tasks
 from glasswork.plugins.corels.model import RuleList
 from glasswork.plugins.corels.rashomon import make_enumerator, member_builder, queue_budget_for
 from glasswork.result import RashomonSet
@@ -56,15 +61,22 @@ class EnumerationConfig:
     options: dict[str, Any]  # make_enumerator's policy, max_prefix_length, max_models, ablation
     names: dict[str, str]  # Dask names of the stop Event and the report Queue
     memory: int | None  # per-process resident bytes at which a task stops (the run's memory limit)
+    threads: int = 1  # the enumerator's threads in each task (``search.threads``)
 
 
 @dataclass
 class Subtree:
-    """Lists whose first rule is one of ``roots`` (and the empty list when ``include_empty``)."""
+    """Lists whose first rule is one of ``roots`` (and the empty list when ``include_empty``); a
+    piece of one first rule when ``seconds`` restricts the second rule (the one-rule lists only
+    when ``include_short``)."""
 
     roots: list[int]
     include_empty: bool
     bound: float  # a lower bound on every list in it, before any enumeration
+    seconds: list[int] | None = None
+    include_short: bool = True
+    skip_pairs: list[tuple[int, int]] = field(default_factory=list)  # (p, t): mirrored by (t, p) elsewhere
+    report_pairs: list[tuple[int, int]] = field(default_factory=list)  # (t, p): its count is asked for
     task: int = -1
     reported: float | None = None  # the running task's last bound on what it has not enumerated
     emitted: int = 0  # its last reported count
@@ -98,8 +110,84 @@ class Merged:
         return sorted(((objective, prefix) for prefix, objective in self.best.items()), key=lambda m: (m[0], m[1]))
 
 
-def enumerate_subtree(config: EnumerationConfig, task_id: int, roots: list[int], include_empty: bool) -> dict[str, Any]:
-    """A task: enumerate the lists under ``roots`` until done, stopped, or out of memory."""
+def mirror_pairs(units: engine.Units, trees: list[Subtree]) -> int:
+    """Give every subtree the two-rule prefixes it leaves out and those whose count it reports.
+
+    For two first rules ``t < p`` in different subtrees (whole roots, not pieces) such that
+    ``(p, t)`` and ``(t, p)`` are both valid (each captures a row the other does not), have the
+    same errors (exact: integer class weights, counts in doubles): they leave the
+    same rows with the same error, so (7) every tail is valid after one iff after the other, with
+    the same objective, and the lists through ``(p, t)`` are those through ``(t, p)``, one for one.
+    The subtree of ``p`` leaves ``(p, t)`` out (``skip_pairs``), the subtree of ``t`` reports how
+    many lists it counted through ``(t, p)`` (``report_pairs``), and the driver adds that and mirrors
+    the kept members. Each pair is decided by the data alone, once, so nothing is counted twice or
+    lost (docs/corels.md, "The set on a Dask cluster"). A rule with a copy (the same rows) takes no
+    part: its one-rule prefix may be a twin of the copy's, and then ``(t, p)`` is not a node.
+    Returns the number of pairs."""
+    weights = np.asarray(units.weights, dtype=np.float64)
+    if not np.all(weights == np.round(weights)):  # ties exact only with integer weights
+        return 0
+    caps = units.caps
+    _, first, seen = np.unique(caps, axis=0, return_index=True, return_counts=True)
+    unique = {int(i) for i, c in zip(first, seen) if c == 1}  # a copy of a root may be its twin (7)
+    side = {r: i for i, tree in enumerate(trees) if tree.seconds is None for r in tree.roots if r in unique}
+    if len({*side.values()}) < 2:
+        return 0
+    ids = np.array(sorted(side))
+    shifts = np.arange(64, dtype=np.uint64)
+    rows = ((caps[ids][:, :, None] >> shifts) & np.uint64(1)).reshape(len(ids), -1)[:, : units.n_units]
+    rows = rows.astype(np.float64)  # (roots, units): 0/1, counts below 2^53 stay exact
+    both = rows @ rows.T  # units captured by both
+    size = np.diag(both)
+    counts = units.counts.astype(np.float64)  # (units, classes)
+    alone = rows @ counts  # (roots, classes): what each captures
+    shared = np.stack([(rows * counts[:, c]) @ rows.T for c in range(counts.shape[1])], axis=-1)  # by both
+
+    def errors(n: np.ndarray) -> np.ndarray:  # the weighted errors of a rule capturing n
+        weighted = n * weights
+        return weighted.sum(axis=-1) - weighted.max(axis=-1)
+
+    # err(p, t) = E(p) + E(t minus p); err(t, p) = E(t) + E(p minus t)
+    err_p = errors(alone)
+    first_p = err_p[:, None] + errors(alone[None, :, :] - shared)
+    valid = (both < size[None, :]) & (both < size[:, None])  # each captures a unit the other does not
+    side_of = np.array([side[int(r)] for r in ids])
+    n = 0
+    for i, j in zip(*np.nonzero(valid & (first_p == first_p.T) & (side_of[:, None] != side_of[None, :]))):
+        p, t = int(ids[i]), int(ids[j])
+        if t < p:
+            trees[side[p]].skip_pairs.append((p, t))
+            trees[side[t]].report_pairs.append((t, p))
+            n += 1
+    return n
+
+
+def mirrored(tree: Subtree, members: list[tuple[float, tuple[int, ...]]]) -> list[tuple[float, tuple[int, ...]]]:
+    """The kept members of ``tree``, each followed by its mirror ``(p, t, ...)`` when it starts
+    with a reported pair ``(t, p)``."""
+    if not tree.report_pairs:
+        return members
+    asked = set(tree.report_pairs)
+    out = []
+    for objective, prefix in members:
+        out.append((objective, prefix))
+        if len(prefix) >= 2 and (prefix[0], prefix[1]) in asked:
+            out.append((objective, (prefix[1], prefix[0], *prefix[2:])))
+    return out
+
+
+def enumerate_subtree(
+    config: EnumerationConfig,
+    task_id: int,
+    roots: list[int],
+    include_empty: bool,
+    seconds: list[int] | None = None,
+    include_short: bool = True,
+    skip_pairs: list[tuple[int, int]] | None = None,
+    report_pairs: list[tuple[int, int]] | None = None,
+) -> dict[str, Any]:
+    """A task: enumerate the lists under ``roots`` (and ``seconds``) until done, stopped, or out
+    of memory."""
     from distributed import Event, Queue, get_client
 
     client = get_client()
@@ -110,12 +198,16 @@ def enumerate_subtree(config: EnumerationConfig, task_id: int, roots: list[int],
         config.regularization,
         config.threshold,
         floor=config.floor,
-        threads=1,
+        threads=config.threads,
         roots=roots,
         include_empty=include_empty,
+        seconds=seconds,
+        include_short=include_short,
+        skip_pairs=skip_pairs or None,
         queue_budget=queue_budget_for(config.memory),  # depth first past it, as in one process
         **config.options,
     )
+    started = time.perf_counter()
     stop = np.zeros(1, dtype=np.uint8)
     code = _enum.SLICE
     stopped = stop_event.is_set()  # started after the stop: nothing enumerated, its bound returned
@@ -150,36 +242,91 @@ def enumerate_subtree(config: EnumerationConfig, task_id: int, roots: list[int],
         "evaluated": int(enumerator.n_evaluated),
         "bytes": int(enumerator.memory_bytes()),
         "counters": enumerator.counters(),
+        "threads": int(enumerator.threads),
+        "seconds": time.perf_counter() - started,
+        "through": enumerator.counts_through(report_pairs or []),
     }
 
 
 def split_roots(
-    units: engine.Units, regularization: float, threshold: float, max_len: int, n_subtrees: int
+    units: engine.Units,
+    regularization: float,
+    threshold: float,
+    max_len: int,
+    n_subtrees: int,
+    best_pieces: int | None = None,
 ) -> list[Subtree]:
-    """The subtrees to enumerate, best bound first: the live roots dealt round-robin in bound order.
+    """The subtrees to enumerate, best bound first: the live roots dealt round-robin in bound order,
+    and the best root first split into ``best_pieces`` pieces by its second rule (``None``: into
+    as many as there would be idle workers, when fewer roots are live than ``n_subtrees``).
 
-    A root's bound is ``b + b0`` of its one-rule prefix (its errors and penalty, plus the
-    equivalent-points minority of what it leaves): every list starting with it is at least that,
-    so a root above the threshold (with a margin for rounding) holds no member. The empty list goes
-    with the best subtree."""
+    A prefix's bound is ``b + b0`` (its errors and penalty, plus the equivalent-points minority
+    of what it leaves): every list starting with it is at least that, so a root, or a best root's
+    second rule, above the threshold (with a margin for rounding) holds no member. A piece holds
+    the lists whose second rule is one of its ``seconds`` (dealt round-robin in bound order), the
+    first piece the one-rule list too: every list through the root is in exactly one piece. The
+    empty list goes with the best subtree of whole roots (the first piece when there is none)."""
     search = engine.make_search(units, regularization)
     empty = float(search.evaluate([])["objective"])
     margin = 1e-7 * max(1.0, threshold)
-    scored: list[tuple[float, int]] = []
-    if max_len > 0:
-        for root in range(units.caps.shape[0]):
-            scores = search.evaluate([root])
+    n_ants = units.caps.shape[0]
+
+    def live(prefixes: list[list[int]]) -> list[tuple[float, int]]:
+        scored = []
+        for prefix in prefixes:
+            scores = search.evaluate(prefix)
             bound = float(scores["b"] + scores["b0"])
             if bound <= threshold + margin:
-                scored.append((bound, root))
-    scored.sort()
-    n = max(1, min(n_subtrees, len(scored)))
+                scored.append((bound, prefix[-1]))
+        return sorted(scored)
+
+    roots = live([[root] for root in range(n_ants)]) if max_len > 0 else []
+    if best_pieces is None:
+        best_pieces = n_subtrees - len(roots) + 1 if len(roots) < n_subtrees else 0
+    pieces: list[Subtree] = []
+    if best_pieces > 1 and max_len > 1 and roots:
+        bound, best = roots.pop(0)
+        seconds = live([[best, s] for s in range(n_ants) if s != best])
+        k = max(1, min(best_pieces, len(seconds)))
+        for i in range(k):
+            part = seconds[i::k]
+            pieces.append(Subtree([best], False, bound, seconds=[s for _, s in part], include_short=i == 0))
+    n = max(1, min(n_subtrees, len(roots)))
     trees = []
-    for i in range(n):
-        part = scored[i::n]
+    for i in range(n if roots or not pieces else 0):
+        part = roots[i::n]
         bounds = [b for b, _ in part] + ([empty] if i == 0 else [])
         trees.append(Subtree([r for _, r in part], include_empty=i == 0, bound=min(bounds)))
-    return sorted(trees, key=lambda t: t.bound)
+    if not trees:
+        pieces[0].include_empty, pieces[0].bound = True, min(pieces[0].bound, empty)
+    return sorted(trees + pieces, key=lambda t: t.bound)
+
+
+def enumerate_split_here(
+    units: engine.Units,
+    regularization: float,
+    threshold: float,
+    optimum: float,
+    options: dict[str, Any],
+    trees: list[Subtree],
+) -> list[tuple[int, int, float]]:
+    """The subtrees enumerated one after another in this one process, each with its own
+    enumerator (its own map), as the tasks do: what a split costs with no network, the reference
+    the benchmark compares the cluster with. Returns each subtree's count, evaluations and
+    seconds."""
+    out = []
+    stop = np.zeros(1, dtype=np.uint8)
+    for tree in trees:
+        started = time.perf_counter()
+        enumerator = make_enumerator(
+            units, regularization, threshold, floor=optimum, roots=tree.roots, include_empty=tree.include_empty,
+            seconds=tree.seconds, include_short=tree.include_short, skip_pairs=tree.skip_pairs or None, **options,
+        )  # fmt: skip
+        while enumerator.run(5.0, stop, -1) == _enum.SLICE:
+            pass
+        count = int(enumerator.count) + sum(enumerator.counts_through(tree.report_pairs))
+        out.append((count, int(enumerator.n_evaluated), time.perf_counter() - started))
+    return out
 
 
 class Driver:
@@ -195,6 +342,8 @@ class Driver:
         self.next_id = 0
         self.resubmitted = 0
         self.peak_bytes = 0
+        self.threads = 0  # the most threads a finished task ran with
+        self.tasks: list[tuple[float, int, int]] = []  # each finished task's seconds, evaluations, bytes
         self.counters: dict[str, int] = {}
 
     def submit(self, tree: Subtree) -> None:
@@ -207,6 +356,10 @@ class Driver:
             tree.task,
             tree.roots,
             tree.include_empty,
+            tree.seconds,
+            tree.include_short,
+            tree.skip_pairs,
+            tree.report_pairs,
             pure=False,
             key=f"glasswork-rashomon-{uuid.uuid4().hex}",
         )
@@ -220,7 +373,7 @@ class Driver:
                 if tree is None:
                     continue  # a report of an earlier run of a resubmitted subtree
                 tree.emitted, tree.evaluations, tree.reported = max(tree.emitted, emitted), evaluations, bound
-                self.merged.keep(fresh)
+                self.merged.keep(mirrored(tree, [(o, tuple(p)) for o, p in fresh]))
 
     def collect(self, future: Any, *, stopping: bool) -> None:
         tree = self.running.pop(future)
@@ -239,12 +392,16 @@ class Driver:
             self.merged.evaluations += tree.evaluations
             self.submit(tree)
             return
-        self.merged.count += out["count"]
+        self.merged.count += out["count"] + sum(out["through"])  # and the lists left out elsewhere
         self.merged.evaluations += out["evaluated"]
-        self.merged.keep(out["kept"])
+        self.merged.keep(mirrored(tree, [(o, tuple(p)) for o, p in out["kept"]]))
         self.peak_bytes = max(self.peak_bytes, out["bytes"])
+        self.threads = max(self.threads, out["threads"])
+        self.tasks.append((round(out["seconds"], 3), out["evaluated"], out["bytes"]))
         for name, value in out["counters"].items():
-            if name not in ("max_queue", "nodes"):
+            if name == "depth_first_from":  # -1: no task went depth first; else the latest switch
+                self.counters[name] = max(self.counters.get(name, -1), int(value))
+            elif name not in ("max_queue", "nodes"):
                 self.counters[name] = self.counters.get(name, 0) + int(value)
         if not out["complete"]:
             self.merged.open_bounds.append(max(out["lower_bound"], tree.bound))
@@ -300,20 +457,27 @@ def enumerate_on_cluster(
     feature_names: Callable[[list[int]], tuple[str, ...]],
     nodes_before: int = 0,
     progress_interval: float = 0.25,
+    threads: int = 1,
 ) -> tuple[RashomonSet, dict[str, Any]]:
     """Enumerate the set on ``ctx.executor``'s cluster; the set one process gives (same count,
-    same members when ``max_models`` holds them all), and the run's statistics."""
+    same members when ``max_models`` holds them all), and the run's statistics. ``threads``
+    is each task's (``search.threads``: the enumerator's threads share its queue, as in one
+    process)."""
     assert ctx.executor is not None
     started = time.perf_counter()
     member = member_builder(request, build, problem, feature_names, {})
 
     client, close = ctx.executor.connect()
+    names = {k: f"glasswork-rashomon-{k}-{uuid.uuid4().hex}" for k in ("stop", "queue")}
+    driver: Driver | None = None
     try:
         n_workers = max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
-        names = {k: f"glasswork-rashomon-{k}-{uuid.uuid4().hex}" for k in ("stop", "queue")}
-        config = EnumerationConfig(units, regularization, threshold, optimum, options, names, ctx.limits.memory)
+        config = EnumerationConfig(
+            units, regularization, threshold, optimum, options, names, ctx.limits.memory, max(1, int(threads))
+        )
         max_len = int(options.get("max_prefix_length", 255))
         trees = split_roots(units, regularization, threshold, max_len, SUBTREES_PER_WORKER * n_workers)
+        n_pairs = mirror_pairs(units, trees) if max_len > 1 else 0
         merged = Merged(int(options.get("max_models", 1000)))
         driver = Driver(client, config, merged)
         for tree in trees:
@@ -370,11 +534,19 @@ def enumerate_on_cluster(
             **{f"rashomon_{k}": v for k, v in driver.counters.items()},
             "rashomon_evaluated": merged.evaluations,
             "rashomon_workers": n_workers,
+            "rashomon_threads": driver.threads,
             "rashomon_subtrees": len(trees),
+            "rashomon_mirrored_pairs": n_pairs,
             "rashomon_resubmitted": driver.resubmitted,
             "rashomon_bytes": driver.peak_bytes,
+            "rashomon_tasks": driver.tasks,  # the balance: (seconds, evaluations, bytes) per task
             "rashomon_seconds": time.perf_counter() - started,
         }
         return rset, stats
-    finally:
-        close()
+    finally:  # success, a task's failure, Ctrl-C: stop what runs, then drop the named objects
+        try:
+            if driver is not None:
+                stop_tasks(client, list(driver.running), driver.stop_event.set)
+            release_named(client, names.values())
+        finally:
+            close()

@@ -261,6 +261,7 @@ def _rashomon_set(
             feature_names=features,
             nodes_before=evaluations,
             progress_interval=search_opts.progress_interval,
+            threads=threads,
         )
         stats.update(cluster_stats)
         return _rashomon_logged(rset, stats, ctx)
@@ -350,7 +351,7 @@ def _run_on_cluster(
         }
         rset = None
         if rashomon is not None and search_opts is not None:
-            found = (out.objective, out.prefix, out.stats["evaluated"], 1)
+            found = (out.objective, out.prefix, out.stats["evaluated"], search_opts.threads or 1)  # per task
             rset = _rashomon_set(
                 rashomon, units, problem, lam, search_opts, options["max_prefix_length"], found,
                 out.status, out.lower_bound, build, items, ctx, stats,

@@ -274,6 +274,48 @@ def test_a_stopped_run_has_a_valid_lower_bound(cluster) -> None:
     assert out.lower_bound < out.objective
 
 
+def named_on_scheduler(address: str) -> set[str]:
+    """The names of every Queue, Variable, Event and pub/sub topic the scheduler holds."""
+
+    def names(dask_scheduler=None) -> list[str]:
+        ext = dask_scheduler.extensions
+        found = [*ext["queues"].queues, *ext["variables"].variables, *ext["events"]._events]
+        if "pubsub" in ext:
+            found += [*ext["pubsub"].publishers, *ext["pubsub"].subscribers]
+        return [str(n) for n in found]
+
+    with distributed.Client(address) as client:
+        return set(client.run_on_scheduler(names))
+
+
+def test_a_failed_task_leaves_no_named_object_on_the_scheduler(cluster, monkeypatch) -> None:
+    """One task raises (an ordinary failure, not a killed worker) while the other searches: the run
+    fails with that error, the other task is stopped, and the scheduler holds none of the run's
+    Queues or Variables afterwards (they stayed there before)."""
+    from glasswork.plugins.corels import distributed as dist
+
+    def first_task_fails(config, task_id, seeds):
+        from distributed import Queue, Variable
+
+        from glasswork.plugins.corels import distributed as on_worker
+
+        if task_id == 0:
+            Queue(config.names["queue"])  # what a real task holds when it fails
+            Variable(config.names["control"]).get()
+            raise RuntimeError("a task failed on purpose")
+        return on_worker.search_subtree(config, task_id, seeds)
+
+    monkeypatch.setattr(dist, "search_subtree", first_task_fails)
+    X, y = _wide_instance(7)
+    with pytest.raises(RuntimeError, match="on purpose"):
+        _distributed(_units(X, y), 0.005, cluster.scheduler_address)
+    assert not {n for n in named_on_scheduler(cluster.scheduler_address) if n.startswith("glasswork-")}
+    monkeypatch.undo()
+    out, _ = _distributed(_units(X, y), 0.005, cluster.scheduler_address)  # and after a success
+    assert out.status is Status.OPTIMAL
+    assert not {n for n in named_on_scheduler(cluster.scheduler_address) if n.startswith("glasswork-")}
+
+
 # -- glasswork run --executor -----------------------------------------------------------------
 
 
