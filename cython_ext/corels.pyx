@@ -23,7 +23,7 @@ accumulated separately from ``depth * lambda`` so equal prefixes give bit-identi
 
 from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t, uint16_t, uint8_t
 from libc.math cimport floor, ldexp, INFINITY
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 from libc.stdio cimport FILE, fopen, fclose, fwrite, fread, fflush, fseek, ferror, remove, snprintf, SEEK_SET
 from libc.errno cimport errno, EIO, ENOMEM
 from libc.stdlib cimport malloc, free
@@ -56,7 +56,9 @@ cdef extern from "corels_kernels.h" nogil:
 cdef extern from "corels_spill.h" nogil:
     size_t GW_SPILL_HEAD
     int gw_spill_len(const uint8_t* rec)
+    size_t gw_spill_rec_len(int length)
     uint16_t gw_spill_id(const uint8_t* rec, int k)
+    bint gw_spill_unchecked(const uint8_t* rec, int k)
     bint gw_spill_sort(uint64_t* offs, size_t n, const uint8_t* buf)
     ctypedef struct gw_spill_key:
         double key
@@ -638,10 +640,11 @@ cdef class Search:
         cdef gw_spill_key cut[SPILL_BUCKETS]
         cdef SpillBucket nb[SPILL_BUCKETS]
         cdef char path[4200]
-        cdef uint8_t rec[21 + 512]
+        cdef uint8_t rec[21 + 512 + 32]
         cdef uint16_t a
         cdef QEntry e
         cdef int b, k, depth, err = 0
+        cdef uint8_t* bits
         cdef int32_t cur
         cdef size_t rec_len
         cdef double lb
@@ -692,12 +695,16 @@ cdef class Search:
                     memcpy(&rec[8], &lb, 8)
                     memcpy(&rec[16], &e.tie, 4)
                     rec[20] = <uint8_t>depth
+                    bits = &rec[21 + 2 * depth]
+                    memset(bits, 0, (depth + 7) // 8)
                     cur = e.node
                     for k in range(depth - 1, -1, -1):
                         a = trie_node(&self.trie, cur).ant
                         memcpy(&rec[21 + 2 * k], &a, 2)
+                        if trie_node(&self.trie, cur).flags & F_UNCHECKED:
+                            bits[k >> 3] |= <uint8_t>(1 << (k & 7))
                         cur = trie_node(&self.trie, cur).parent
-                    rec_len = 21 + 2 * <size_t>depth
+                    rec_len = gw_spill_rec_len(depth)
                     if fwrite(rec, 1, rec_len, nb[b].fp) != rec_len:
                         err = errno if errno != 0 else EIO
                         break
@@ -776,6 +783,8 @@ cdef class Search:
         cdef const uint64_t* cv
         cdef int W = self.W
         cdef QEntry e
+        cdef MapEntry* me
+        cdef MapRecord mrec
         buf = <uint8_t*>malloc(max(bk.nbytes, 1))
         offs = <uint64_t*>malloc(max(bk.count, 1) * sizeof(uint64_t))
         ust = <uint64_t*>malloc((<size_t>258 * W) * sizeof(uint64_t))
@@ -792,7 +801,7 @@ cdef class Search:
         pos = 0
         for r in range(bk.count):
             offs[r] = pos
-            pos += GW_SPILL_HEAD + 2 * <uint64_t>gw_spill_len(buf + pos)
+            pos += gw_spill_rec_len(gw_spill_len(buf + pos))
         if pos != <uint64_t>bk.nbytes or not gw_spill_sort(offs, bk.count, buf):
             free(buf)
             free(offs)
@@ -832,6 +841,18 @@ cdef class Search:
                 c += 1
             if c == d:          # the same prefix twice: a node of its own
                 c = d - 1
+            if cur_depth > c:
+                # the last path's childless nodes go (a dropped prefix, a recorded node taken from
+                # RAM leave some), but the shared part must outlive them: hold its end first
+                if not hold[c]:
+                    trie_node(&self.trie, nodes[c]).refs += 1
+                    hold[c] = True
+                for k in range(c + 1, cur_depth + 1):
+                    if hold[k]:
+                        trie_release(&self.trie, nodes[k])
+                        hold[k] = False
+            cur_depth = c
+            node = 0
             for k in range(c + 1, d + 1):
                 a = gw_spill_id(rec, k - 1)
                 cv = &self.caps[<size_t>a * W]
@@ -841,25 +862,50 @@ cdef class Search:
                 self._counts(vv, LABELS, cnt, &self.acc[0])
                 wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
                 errs[k] = errs[k - 1] + (wv - correct)
+                me = NULL
+                if self.map_kind != MAP_NONE and not gw_spill_unchecked(rec, k - 1):
+                    me = self._reload_entry(rec, k, &ust[<size_t>k * W], &self.scratch[0])
+                    if me != NULL and not self._names_prefix(me.off, rec, k):
+                        node = -2       # the map replaced it while on disk: deleted, as in RAM
+                        break
+                if me != NULL and k < d:
+                    table_record(&self.table, me.off, &mrec)
+                    if self._holds_prefix(mrec.node, rec, k):   # the recorded node is in RAM
+                        nodes[k] = mrec.node
+                        hold[k] = False
+                        ids_prev[k - 1] = a
+                        cur_depth = k
+                        continue
                 node = self._new_node(nodes[k - 1], a, <uint8_t>k, errs[k], lb if k == d else 0.0)
                 if node < 0:
                     break
-                trie_node(&self.trie, node).flags |= F_UNCHECKED
+                if me != NULL:
+                    table_record(&self.table, me.off, &mrec)
+                    if k == d and self._holds_prefix(mrec.node, rec, k):
+                        me = NULL       # the same prefix twice: the copy goes unchecked
+                if me == NULL:
+                    trie_node(&self.trie, node).flags |= F_UNCHECKED
+                else:                   # the map's record names the rebuilt node from here on
+                    mrec.node = node
+                    table_set_record(&self.table, me.off, &mrec)
                 if hold[k - 1]:
                     trie_release(&self.trie, nodes[k - 1])   # its child holds it from here on
                     hold[k - 1] = False
                 nodes[k] = node
                 hold[k] = k < d
                 ids_prev[k - 1] = a
+                cur_depth = k
+            if node == -2:
+                self.n_popped_pruned += 1
+                continue
             if node < 0 or not self._push_entry(key, tie, nodes[d]):
                 if node >= 0:
                     trie_release(&self.trie, nodes[d])
+                    cur_depth = d - 1
                 # no memory: what is left of the bucket is bounded by its smallest bound
                 self.out_of_memory = True
                 self.oom_bound = min(self.oom_bound, bk.min_lb + self.lamW)
-                cur_depth = k - 1 if node < 0 else d - 1
                 break
-            cur_depth = d
         for k in range(cur_depth + 1):
             if hold[k]:
                 trie_release(&self.trie, nodes[k])
@@ -867,6 +913,69 @@ cdef class Search:
         free(offs)
         free(ust)
         return 0
+
+    cdef MapEntry* _reload_entry(self, const uint8_t* rec, int k, const uint64_t* f,
+                                 Scratch* sc) noexcept nogil:
+        """The map's entry for the class of the spilled prefix's first ``k`` rules (``f``: the
+        samples they leave uncaptured), NULL when the map holds no such class."""
+        cdef int i
+        cdef uint64_t key_h = 0
+        cdef size_t pos
+        cdef MapEntry* e = NULL
+        cdef MapEntry* found = NULL
+        cdef uint32_t tag
+        if self.table.cap == 0:
+            return NULL
+        for i in range(k):
+            sc.child_ids[i] = gw_spill_id(rec, i)
+            if i < k - 1:
+                sc.in_prefix[sc.child_ids[i]] = 1
+        if self.map_kind == MAP_PREFIX:
+            for i in range(k):
+                key_h += self.ant_hash[sc.child_ids[i]]
+        else:
+            for i in range(self.W):
+                sc.f[i] = f[i]
+            key_h = vector_hash(f, self.W)
+        tag = <uint32_t>(key_h >> 32)
+        pos = tag & (self.table.cap - 1)
+        while True:
+            e = &self.table.slots[pos]
+            if e.off == 0:
+                break
+            if e.tag == tag and self._same_class(e, k, sc):
+                found = e
+                break
+            pos = (pos + 1) & (self.table.cap - 1)
+        for i in range(k - 1):
+            sc.in_prefix[sc.child_ids[i]] = 0
+        return found
+
+    cdef bint _names_prefix(self, uint32_t off, const uint8_t* rec, int k) noexcept nogil:
+        """The map's representative at ``off`` is the spilled prefix's first ``k`` rules, in order:
+        the record still names the node it had before the spill (a node is admitted once)."""
+        cdef int i
+        if table_len(&self.table, off) != k:
+            return False
+        for i in range(k):
+            if table_id(&self.table, off, i) != gw_spill_id(rec, i):
+                return False
+        return True
+
+    cdef bint _holds_prefix(self, int32_t x, const uint8_t* rec, int k) noexcept nogil:
+        """Slot ``x`` holds a live node whose path is the spilled prefix's first ``k`` rules."""
+        cdef Node* nd
+        cdef int i
+        if x < 0 or x >= self.trie.n_slots:
+            return False
+        nd = trie_node(&self.trie, x)
+        if nd.flags & (F_FREE | F_UNCHECKED) or nd.depth != k:
+            return False
+        for i in range(k - 1, -1, -1):
+            if nd.ant != gw_spill_id(rec, i):
+                return False
+            nd = trie_node(&self.trie, nd.parent)
+        return True
 
     cdef int _spill_and_reload(self) noexcept nogil:
         """Between expansions: spill when over budget, then reload while a bucket comes first.

@@ -77,18 +77,23 @@ def test_spilled_search_matches_the_in_ram_search(tmp_path, policy: str, smap: s
         assert s.trie_size == 0
 
 
-def test_spill_keeps_the_search_order_without_a_map(tmp_path) -> None:
-    """Without a symmetry map nothing ties a queued prefix to its node, so a prefix back from disk
-    is popped exactly when it would have been: the same evaluations as in RAM."""
+@pytest.mark.parametrize("smap", engine.SYMMETRY_MAPS)
+@pytest.mark.parametrize("policy", ["lower_bound", "objective", "bfs"])
+def test_spill_keeps_the_search_order(tmp_path, policy: str, smap: str) -> None:
+    """A prefix back from disk is popped exactly when it would have been, and the symmetry map
+    treats it as the node it had in RAM (it deletes it when a better member of its class came
+    while it was on disk, and names the rebuilt node after): the same evaluations as in RAM."""
     X, y = _medium(4)
     units = _units(X, y)
-    ram = engine.make_search(units, 0.003, symmetry_map="none")
+    ram = engine.make_search(units, 0.003, policy=policy, symmetry_map=smap)
     engine.run_to_end(ram)
-    s = engine.make_search(units, 0.003, symmetry_map="none")
+    s = engine.make_search(units, 0.003, policy=policy, symmetry_map=smap)
     s.set_spill(str(tmp_path), 1, min_entries=64)
     assert _run_in_slices(s) == ccorels.DONE
-    assert s.counters()["spills"] > 0
+    assert s.counters()["spills"] > 0 and s.counters()["reloads"] > 0
     assert s.n_evaluated == ram.n_evaluated and s.objective == ram.objective
+    assert s.counters()["map_replaced"] == ram.counters()["map_replaced"]
+    assert s.trie_size == 0
 
 
 @pytest.mark.parametrize("policy", ["bfs", "dfs", "objective", "lower_bound"])
