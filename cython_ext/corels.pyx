@@ -45,7 +45,7 @@ from corels_counts cimport binary_counts, plane_popcounts, fold_counts, weighted
 from corels_map cimport (
     MapEntry, MapRecord, SymmetryTable, vector_hash, table_init, table_clear, table_destroy, table_bytes,
     table_ids, table_put, table_grow, table_record, table_set_record, table_compact, table_len, table_id,
-    table_set_ids,
+    table_set_ids, table_put_bytes,
 )
 
 cdef extern from "corels_kernels.h" nogil:
@@ -151,6 +151,8 @@ cdef struct SpillBucket:  # one file of the external-memory queue (Search._spill
     double min_lb       # the smallest bound in the file (its part of the lower bound)
     int64_t count
     int64_t nbytes
+    int64_t depth_count[256]   # its prefixes by length, and the smallest prefix error of each
+    double depth_min_err[256]  # length: the progress figures count the disk (queue_summary)
 
 
 cdef inline bint _qless(double k1, int32_t t1, double k2, int32_t t2) noexcept nogil:
@@ -672,6 +674,7 @@ cdef class Search:
             nb[b].min_key = INFINITY
             nb[b].min_tie = 0
             nb[b].min_lb = INFINITY
+            memset(nb[b].depth_count, 0, sizeof(nb[b].depth_count))
         for b in range(SPILL_BUCKETS):
             self.spill_seq += 1
             snprintf(path, sizeof(path), "%s/queue-%lld.bin", self.spill_dir.c_str(), <long long>self.spill_seq)
@@ -710,6 +713,9 @@ cdef class Search:
                         break
                     nb[b].count += 1
                     nb[b].nbytes += rec_len
+                    if nb[b].depth_count[depth] == 0 or trie_err(&self.trie, e.node) < nb[b].depth_min_err[depth]:
+                        nb[b].depth_min_err[depth] = trie_err(&self.trie, e.node)
+                    nb[b].depth_count[depth] += 1
                     if _qless(e.key, e.tie, nb[b].min_key, nb[b].min_tie):
                         nb[b].min_key = e.key
                         nb[b].min_tie = e.tie
@@ -1036,8 +1042,13 @@ cdef class Search:
         cdef uint32_t tag = <uint32_t>(key >> 32)
         cdef int length
         cdef MapRecord rec
-        cdef bint frozen = self.map_budget > 0 and table_bytes(&self.table) >= self.map_budget
-        if not frozen and (self.table.cap >> 32) == 0 and 4 * (self.table.count + 1) > 3 * self.table.cap and not table_grow(&self.table):
+        cdef bint grow = (self.table.cap >> 32) == 0 and 4 * (self.table.count + 1) > 3 * self.table.cap
+        # under a budget the map stops taking classes before it would pass it: a new class needs
+        # room for its record, a doubling room for both slot tables while it moves the entries
+        cdef bint frozen = self.map_budget > 0 and (
+            table_bytes(&self.table) + table_put_bytes(&self.table, n_ids) > self.map_budget
+            or grow and table_bytes(&self.table) + max(2 * self.table.cap, <size_t>1024) * sizeof(MapEntry) > self.map_budget)
+        if not frozen and grow and not table_grow(&self.table):
             verdict[0] = 3               # no memory for the map: insert unchecked (sound)
             return NULL
         if 8 * (self.table.count + 1) > 7 * self.table.cap:
@@ -1063,6 +1074,9 @@ cdef class Search:
         if lb < self._record_lb(&rec, length, b0) or self._earlier_tie(e.off, n_ids, err, &rec, sc):
             if self.length_capped and n_ids > length:
                 verdict[0] = 3
+                return NULL
+            if frozen and self.map_kind != MAP_PREFIX and n_ids > length:
+                verdict[0] = 3           # a longer record would need new room: the child goes unchecked
                 return NULL
             verdict[0] = 2
             return e
@@ -1952,8 +1966,31 @@ cdef class Search:
             lo = min(lo, self._disk_lb() + self.lamW)
         return lo / self.total if self.total > 0 else 0.0
 
+    cdef void _disk_summary(self, unordered_map[int64_t, int64_t]& pairs) noexcept nogil:
+        """Add the prefixes on disk to Theorem 7's ``(length, f)`` counts. A bucket keeps, per
+        length, its count and smallest prefix error, so each prefix is counted with the ``f`` of that
+        error: at least its own (``f`` falls as the error grows), which keeps the remaining space an
+        upper bound."""
+        cdef size_t b
+        cdef int L
+        for b in range(self.buckets.size()):
+            for L in range(256):
+                if self.buckets[b].depth_count[L] > 0:
+                    pairs[<int64_t>L * 65536 + theorem7_f(self.buckets[b].depth_min_err[L], L, self.best,
+                                                          self.lamW, self.M)] += self.buckets[b].depth_count[L]
+
+    cdef void _disk_lengths(self, dict lengths):
+        """Add the prefixes on disk to the histogram of queue prefix lengths (exact)."""
+        cdef size_t b
+        cdef int L
+        for b in range(self.buckets.size()):
+            for L in range(256):
+                if self.buckets[b].depth_count[L] > 0:
+                    lengths[L] = lengths.get(L, 0) + int(self.buckets[b].depth_count[L])
+
     def queue_summary(self):
-        """Histogram of live queue prefix lengths, and Theorem 7's ``(length, f)`` histogram.
+        """Histogram of queue prefix lengths, and Theorem 7's ``(length, f)`` histogram, the
+        prefixes on disk included (their ``f`` bounded from above: ``_disk_summary``).
 
         ``f = min(floor((R^c - b) / lambda), M - length)`` bounds how many more rules a queued
         prefix may still receive (Theorem 6). Built from the live counts by (length, prefix
@@ -1974,7 +2011,9 @@ cdef class Search:
                     memcpy(&err, &deref(it).first, 8)
                     pairs[<int64_t>L * 65536 + theorem7_f(err, L, self.best, self.lamW, self.M)] += deref(it).second
                     inc(it)
+            self._disk_summary(pairs)
         lengths = {L: int(self.live_depth[L]) for L in range(256) if self.live_depth[L] > 0}
+        self._disk_lengths(lengths)
         out = {}
         pt = pairs.begin()
         while pt != pairs.end():
@@ -1986,12 +2025,15 @@ cdef class Search:
         """The progress figures recomputed by a full scan of the heap (an audit, O(queue)).
 
         Returns ``(lower_bound, lengths, pairs)`` as ``lower_bound()`` and ``queue_summary()``
-        give them; the tests check that the incremental figures always equal these.
+        give them; the tests check that the incremental figures always equal these. The lower
+        bound is the heap's alone; the histograms add the buckets' as ``queue_summary`` does.
         """
         cdef double lo = min(self.best, self.oom_bound)
         cdef size_t i
         cdef int32_t idx
         cdef int L
+        cdef unordered_map[int64_t, int64_t] disk
+        cdef unordered_map[int64_t, int64_t].iterator dt
         lengths = {}
         pairs = {}
         for i in range(self.queue.size()):
@@ -2003,6 +2045,14 @@ cdef class Search:
             lengths[L] = lengths.get(L, 0) + 1
             key = (L, theorem7_f(trie_err(&self.trie, idx), L, self.best, self.lamW, self.M))
             pairs[key] = pairs.get(key, 0) + 1
+        self._disk_lengths(lengths)
+        with nogil:
+            self._disk_summary(disk)
+        dt = disk.begin()
+        while dt != disk.end():
+            key = (int(deref(dt).first // 65536), int(deref(dt).first % 65536))
+            pairs[key] = pairs.get(key, 0) + int(deref(dt).second)
+            inc(dt)
         return (lo / self.total if self.total > 0 else 0.0), lengths, pairs
 
     def evaluate(self, prefix):

@@ -127,6 +127,56 @@ def test_stopped_search_bound_counts_the_spilled_buckets(tmp_path, policy: str) 
         assert disk_lower > 0
 
 
+@pytest.mark.parametrize("smap", ["prefix", "captured"])
+def test_capped_map_stays_within_its_budget(tmp_path, smap: str) -> None:
+    """The map under a budget never passes it (a doubling of its slots or a new arena page that
+    would is refused, the child queued unchecked), and the search certifies the same optimum."""
+    X, y = _medium(4, 600, 18)
+    units = _units(X, y)
+    ram = engine.make_search(units, 0.003, symmetry_map=smap)
+    engine.run_to_end(ram)
+    budget = 150_000
+    s = engine.make_search(units, 0.003, symmetry_map=smap)
+    s.set_spill(str(tmp_path), 1, min_entries=64, map_budget=budget)
+    stop = np.zeros(1, np.uint8)
+    evaluations = 0
+    while True:
+        evaluations += 200
+        code = s.run(10.0, stop, evaluations)
+        m = s.memory_breakdown()
+        assert m["map_slots"] + m["map_records"] <= budget
+        if code != ccorels.NODE_LIMIT:
+            break
+    assert code == ccorels.DONE and s.objective == ram.objective
+    assert s.map_size < ram.map_size  # the budget did cap it
+
+
+def test_progress_figures_count_the_prefixes_on_disk(tmp_path) -> None:
+    """The length histogram counts every queued prefix, on disk or not, and Theorem 7's remaining
+    space stays an upper bound: a spill moves prefixes, it never makes the figures smaller."""
+    X, y = _medium(4)
+    units = _units(X, y)
+    s = engine.make_search(units, 0.003, symmetry_map="none")
+    s.set_spill(str(tmp_path), 1, min_entries=10**9)  # spills only when asked
+    stop = np.zeros(1, np.uint8)
+    assert s.run(10.0, stop, 3000) == ccorels.NODE_LIMIT
+    lengths, pairs = s.queue_summary()
+    dropped = s.counters()["popped_pruned"]
+    s.spill(s.queue_size // 3)
+    assert s.spilled_size > 0 and s.counters()["popped_pruned"] == dropped
+    lengths_after, pairs_after = s.queue_summary()
+    assert lengths_after == lengths
+    for length in lengths:  # each length keeps its count; its f only grows (the bucket's least error)
+        f_before = sorted(f for (L, f), n in pairs.items() for _ in range(n) if L == length)
+        f_after = sorted(f for (L, f), n in pairs_after.items() for _ in range(n) if L == length)
+        assert len(f_after) == len(f_before) and all(a >= b for a, b in zip(f_after, f_before))
+    M = X.shape[1]
+    assert engine.log10_remaining(pairs_after, M) >= engine.log10_remaining(pairs, M) - 1e-9
+    audit = s.scan_queue()
+    assert (audit[1], audit[2]) == (lengths_after, pairs_after)
+    assert _run_in_slices(s) == ccorels.DONE and s.queue_summary() == ({}, {})
+
+
 def test_unwritable_spill_directory_stops_and_loses_nothing(tmp_path) -> None:
     X, y = _medium(6)
     units = _units(X, y)
