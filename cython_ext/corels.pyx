@@ -2152,6 +2152,9 @@ cdef class Search:
             trie_release(&self.trie, node)      # the child holds its parent from here on
             if child < 0:
                 raise MemoryError("cannot allocate the search's node pool")
+            # no map record names a seeded node, so the map must never delete it (nor drop it
+            # when it comes back from disk)
+            trie_node(&self.trie, child).flags |= F_UNCHECKED
             node = child
         if self._hopeless(lb, depth):
             trie_release(&self.trie, node)
@@ -2223,15 +2226,25 @@ cdef class Search:
 
         Returns ``(prefix, bound)`` pairs: every list under the prefix not yet scored scores at
         least ``bound`` (its lower bound plus lambda, as ``lower_bound`` counts it). Dead or
-        hopeless entries met on the way are dropped. Call between ``run`` slices.
+        hopeless entries met on the way are dropped. Call between ``run`` slices. With part of the
+        queue on disk, a bucket comes back whenever it holds the next key, so the order is the same.
         """
         cdef QEntry e
         cdef int32_t idx, cur
         cdef Node* nd
-        cdef int depth, j
+        cdef int depth, j, rc
         cdef double lb
         out = []
-        while len(out) < k and self.queue.size() > 0:
+        while len(out) < k and (self.queue.size() > 0 or self.buckets.size() > 0):
+            if self.buckets.size() > 0 and self._reload_due():
+                with nogil:
+                    rc = self._reload()
+                if rc != 0:
+                    self.spill_errno = rc
+                    raise OSError(rc, self.spill_error)
+                if self.out_of_memory:
+                    raise MemoryError("cannot bring the queue's prefixes back from disk")
+                continue
             e = self._pop()
             idx = e.node
             nd = trie_node(&self.trie, idx)

@@ -314,3 +314,43 @@ def test_ctrl_c_with_prefixes_on_disk_leaves_no_file(tmp_path) -> None:
             proc.kill()
     assert proc.returncode == 130, err
     assert list(spill_root.iterdir()) == []
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_take_and_seed_with_the_queue_on_disk_equal_brute_force(tmp_path, threads: int) -> None:
+    """A driver's split while part of the queue is on disk: ``take`` brings the buckets back in
+    the queue's order (every open prefix, bounds in order under the lower-bound policy), and the
+    seeded subtrees, spilling themselves at a 1-byte budget, find the brute-force optimum."""
+    rng = np.random.default_rng(91)
+    spilled = 0
+    for i in range(10):
+        X, y = random_instance(rng, max_m=7)
+        lam = (0.0, 0.005, 0.01)[i % 3]
+        want, _ = brute_force(X, y, lam)
+        units = _units(X, y)
+        root = engine.make_search(units, lam, threads=threads)
+        root.set_spill(str(tmp_path), 1, min_entries=2)
+        stop = np.zeros(1, np.uint8)
+        budget = 0
+        while root.spilled_size == 0 and root.queue_size > 0:
+            budget += 3
+            if root.run(10.0, stop, budget) not in (ccorels.NODE_LIMIT, ccorels.SLICE):
+                break
+        spilled += root.spilled_size > 0
+        taken = root.take(10**6)
+        assert root.queue_size == 0 and root.spilled_size == 0
+        bounds = [b for _, b in taken]
+        assert bounds == sorted(bounds)
+        best = root.objective
+        for part in (taken[0::2], taken[1::2]):
+            if not part:
+                continue
+            sub = engine.make_search(units, lam, threads=threads)
+            sub.set_spill(str(tmp_path), 1, min_entries=2)
+            sub.offer_incumbent(root.best_prefix)
+            sub.seed([p for p, _ in part])
+            assert _run_in_slices(sub, step=5) == ccorels.DONE
+            assert sub.spilled_size == 0 and sub.trie_size == 0
+            best = min(best, sub.objective)
+        assert best == pytest.approx(want, abs=1e-12)
+    assert spilled > 0
