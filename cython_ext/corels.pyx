@@ -23,7 +23,7 @@ accumulated separately from ``depth * lambda`` so equal prefixes give bit-identi
 
 from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t, uint16_t, uint8_t
 from libc.math cimport floor, ldexp, INFINITY
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 from libc.stdio cimport FILE, fopen, fclose, fwrite, fread, fflush, fseek, ferror, remove, snprintf, SEEK_SET
 from libc.errno cimport errno, EIO, ENOMEM
 from libc.stdlib cimport malloc, free
@@ -45,7 +45,7 @@ from corels_counts cimport binary_counts, plane_popcounts, fold_counts, weighted
 from corels_map cimport (
     MapEntry, MapRecord, SymmetryTable, vector_hash, table_init, table_clear, table_destroy, table_bytes,
     table_ids, table_put, table_grow, table_record, table_set_record, table_compact, table_len, table_id,
-    table_set_ids,
+    table_set_ids, table_put_bytes,
 )
 
 cdef extern from "corels_kernels.h" nogil:
@@ -56,7 +56,9 @@ cdef extern from "corels_kernels.h" nogil:
 cdef extern from "corels_spill.h" nogil:
     size_t GW_SPILL_HEAD
     int gw_spill_len(const uint8_t* rec)
+    size_t gw_spill_rec_len(int length)
     uint16_t gw_spill_id(const uint8_t* rec, int k)
+    bint gw_spill_unchecked(const uint8_t* rec, int k)
     bint gw_spill_sort(uint64_t* offs, size_t n, const uint8_t* buf)
     ctypedef struct gw_spill_key:
         double key
@@ -149,6 +151,8 @@ cdef struct SpillBucket:  # one file of the external-memory queue (Search._spill
     double min_lb       # the smallest bound in the file (its part of the lower bound)
     int64_t count
     int64_t nbytes
+    int64_t depth_count[256]   # its prefixes by length, and the smallest prefix error of each
+    double depth_min_err[256]  # length: the progress figures count the disk (queue_summary)
 
 
 cdef inline bint _qless(double k1, int32_t t1, double k2, int32_t t2) noexcept nogil:
@@ -638,10 +642,11 @@ cdef class Search:
         cdef gw_spill_key cut[SPILL_BUCKETS]
         cdef SpillBucket nb[SPILL_BUCKETS]
         cdef char path[4200]
-        cdef uint8_t rec[21 + 512]
+        cdef uint8_t rec[21 + 512 + 32]
         cdef uint16_t a
         cdef QEntry e
         cdef int b, k, depth, err = 0
+        cdef uint8_t* bits
         cdef int32_t cur
         cdef size_t rec_len
         cdef double lb
@@ -669,6 +674,7 @@ cdef class Search:
             nb[b].min_key = INFINITY
             nb[b].min_tie = 0
             nb[b].min_lb = INFINITY
+            memset(nb[b].depth_count, 0, sizeof(nb[b].depth_count))
         for b in range(SPILL_BUCKETS):
             self.spill_seq += 1
             snprintf(path, sizeof(path), "%s/queue-%lld.bin", self.spill_dir.c_str(), <long long>self.spill_seq)
@@ -692,17 +698,24 @@ cdef class Search:
                     memcpy(&rec[8], &lb, 8)
                     memcpy(&rec[16], &e.tie, 4)
                     rec[20] = <uint8_t>depth
+                    bits = &rec[21 + 2 * depth]
+                    memset(bits, 0, (depth + 7) // 8)
                     cur = e.node
                     for k in range(depth - 1, -1, -1):
                         a = trie_node(&self.trie, cur).ant
                         memcpy(&rec[21 + 2 * k], &a, 2)
+                        if trie_node(&self.trie, cur).flags & F_UNCHECKED:
+                            bits[k >> 3] |= <uint8_t>(1 << (k & 7))
                         cur = trie_node(&self.trie, cur).parent
-                    rec_len = 21 + 2 * <size_t>depth
+                    rec_len = gw_spill_rec_len(depth)
                     if fwrite(rec, 1, rec_len, nb[b].fp) != rec_len:
                         err = errno if errno != 0 else EIO
                         break
                     nb[b].count += 1
                     nb[b].nbytes += rec_len
+                    if nb[b].depth_count[depth] == 0 or trie_err(&self.trie, e.node) < nb[b].depth_min_err[depth]:
+                        nb[b].depth_min_err[depth] = trie_err(&self.trie, e.node)
+                    nb[b].depth_count[depth] += 1
                     if _qless(e.key, e.tie, nb[b].min_key, nb[b].min_tie):
                         nb[b].min_key = e.key
                         nb[b].min_tie = e.tie
@@ -776,6 +789,8 @@ cdef class Search:
         cdef const uint64_t* cv
         cdef int W = self.W
         cdef QEntry e
+        cdef MapEntry* me
+        cdef MapRecord mrec
         buf = <uint8_t*>malloc(max(bk.nbytes, 1))
         offs = <uint64_t*>malloc(max(bk.count, 1) * sizeof(uint64_t))
         ust = <uint64_t*>malloc((<size_t>258 * W) * sizeof(uint64_t))
@@ -792,7 +807,7 @@ cdef class Search:
         pos = 0
         for r in range(bk.count):
             offs[r] = pos
-            pos += GW_SPILL_HEAD + 2 * <uint64_t>gw_spill_len(buf + pos)
+            pos += gw_spill_rec_len(gw_spill_len(buf + pos))
         if pos != <uint64_t>bk.nbytes or not gw_spill_sort(offs, bk.count, buf):
             free(buf)
             free(offs)
@@ -832,6 +847,18 @@ cdef class Search:
                 c += 1
             if c == d:          # the same prefix twice: a node of its own
                 c = d - 1
+            if cur_depth > c:
+                # the last path's childless nodes go (a dropped prefix, a recorded node taken from
+                # RAM leave some), but the shared part must outlive them: hold its end first
+                if not hold[c]:
+                    trie_node(&self.trie, nodes[c]).refs += 1
+                    hold[c] = True
+                for k in range(c + 1, cur_depth + 1):
+                    if hold[k]:
+                        trie_release(&self.trie, nodes[k])
+                        hold[k] = False
+            cur_depth = c
+            node = 0
             for k in range(c + 1, d + 1):
                 a = gw_spill_id(rec, k - 1)
                 cv = &self.caps[<size_t>a * W]
@@ -841,25 +868,50 @@ cdef class Search:
                 self._counts(vv, LABELS, cnt, &self.acc[0])
                 wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
                 errs[k] = errs[k - 1] + (wv - correct)
+                me = NULL
+                if self.map_kind != MAP_NONE and not gw_spill_unchecked(rec, k - 1):
+                    me = self._reload_entry(rec, k, &ust[<size_t>k * W], &self.scratch[0])
+                    if me != NULL and not self._names_prefix(me.off, rec, k):
+                        node = -2       # the map replaced it while on disk: deleted, as in RAM
+                        break
+                if me != NULL and k < d:
+                    table_record(&self.table, me.off, &mrec)
+                    if self._holds_prefix(mrec.node, rec, k):   # the recorded node is in RAM
+                        nodes[k] = mrec.node
+                        hold[k] = False
+                        ids_prev[k - 1] = a
+                        cur_depth = k
+                        continue
                 node = self._new_node(nodes[k - 1], a, <uint8_t>k, errs[k], lb if k == d else 0.0)
                 if node < 0:
                     break
-                trie_node(&self.trie, node).flags |= F_UNCHECKED
+                if me != NULL:
+                    table_record(&self.table, me.off, &mrec)
+                    if k == d and self._holds_prefix(mrec.node, rec, k):
+                        me = NULL       # the same prefix twice: the copy goes unchecked
+                if me == NULL:
+                    trie_node(&self.trie, node).flags |= F_UNCHECKED
+                else:                   # the map's record names the rebuilt node from here on
+                    mrec.node = node
+                    table_set_record(&self.table, me.off, &mrec)
                 if hold[k - 1]:
                     trie_release(&self.trie, nodes[k - 1])   # its child holds it from here on
                     hold[k - 1] = False
                 nodes[k] = node
                 hold[k] = k < d
                 ids_prev[k - 1] = a
+                cur_depth = k
+            if node == -2:
+                self.n_popped_pruned += 1
+                continue
             if node < 0 or not self._push_entry(key, tie, nodes[d]):
                 if node >= 0:
                     trie_release(&self.trie, nodes[d])
+                    cur_depth = d - 1
                 # no memory: what is left of the bucket is bounded by its smallest bound
                 self.out_of_memory = True
                 self.oom_bound = min(self.oom_bound, bk.min_lb + self.lamW)
-                cur_depth = k - 1 if node < 0 else d - 1
                 break
-            cur_depth = d
         for k in range(cur_depth + 1):
             if hold[k]:
                 trie_release(&self.trie, nodes[k])
@@ -867,6 +919,69 @@ cdef class Search:
         free(offs)
         free(ust)
         return 0
+
+    cdef MapEntry* _reload_entry(self, const uint8_t* rec, int k, const uint64_t* f,
+                                 Scratch* sc) noexcept nogil:
+        """The map's entry for the class of the spilled prefix's first ``k`` rules (``f``: the
+        samples they leave uncaptured), NULL when the map holds no such class."""
+        cdef int i
+        cdef uint64_t key_h = 0
+        cdef size_t pos
+        cdef MapEntry* e = NULL
+        cdef MapEntry* found = NULL
+        cdef uint32_t tag
+        if self.table.cap == 0:
+            return NULL
+        for i in range(k):
+            sc.child_ids[i] = gw_spill_id(rec, i)
+            if i < k - 1:
+                sc.in_prefix[sc.child_ids[i]] = 1
+        if self.map_kind == MAP_PREFIX:
+            for i in range(k):
+                key_h += self.ant_hash[sc.child_ids[i]]
+        else:
+            for i in range(self.W):
+                sc.f[i] = f[i]
+            key_h = vector_hash(f, self.W)
+        tag = <uint32_t>(key_h >> 32)
+        pos = tag & (self.table.cap - 1)
+        while True:
+            e = &self.table.slots[pos]
+            if e.off == 0:
+                break
+            if e.tag == tag and self._same_class(e, k, sc):
+                found = e
+                break
+            pos = (pos + 1) & (self.table.cap - 1)
+        for i in range(k - 1):
+            sc.in_prefix[sc.child_ids[i]] = 0
+        return found
+
+    cdef bint _names_prefix(self, uint32_t off, const uint8_t* rec, int k) noexcept nogil:
+        """The map's representative at ``off`` is the spilled prefix's first ``k`` rules, in order:
+        the record still names the node it had before the spill (a node is admitted once)."""
+        cdef int i
+        if table_len(&self.table, off) != k:
+            return False
+        for i in range(k):
+            if table_id(&self.table, off, i) != gw_spill_id(rec, i):
+                return False
+        return True
+
+    cdef bint _holds_prefix(self, int32_t x, const uint8_t* rec, int k) noexcept nogil:
+        """Slot ``x`` holds a live node whose path is the spilled prefix's first ``k`` rules."""
+        cdef Node* nd
+        cdef int i
+        if x < 0 or x >= self.trie.n_slots:
+            return False
+        nd = trie_node(&self.trie, x)
+        if nd.flags & (F_FREE | F_UNCHECKED) or nd.depth != k:
+            return False
+        for i in range(k - 1, -1, -1):
+            if nd.ant != gw_spill_id(rec, i):
+                return False
+            nd = trie_node(&self.trie, nd.parent)
+        return True
 
     cdef int _spill_and_reload(self) noexcept nogil:
         """Between expansions: spill when over budget, then reload while a bucket comes first.
@@ -927,8 +1042,13 @@ cdef class Search:
         cdef uint32_t tag = <uint32_t>(key >> 32)
         cdef int length
         cdef MapRecord rec
-        cdef bint frozen = self.map_budget > 0 and table_bytes(&self.table) >= self.map_budget
-        if not frozen and (self.table.cap >> 32) == 0 and 4 * (self.table.count + 1) > 3 * self.table.cap and not table_grow(&self.table):
+        cdef bint grow = (self.table.cap >> 32) == 0 and 4 * (self.table.count + 1) > 3 * self.table.cap
+        # under a budget the map stops taking classes before it would pass it: a new class needs
+        # room for its record, a doubling room for both slot tables while it moves the entries
+        cdef bint frozen = self.map_budget > 0 and (
+            table_bytes(&self.table) + table_put_bytes(&self.table, n_ids) > self.map_budget
+            or grow and table_bytes(&self.table) + max(2 * self.table.cap, <size_t>1024) * sizeof(MapEntry) > self.map_budget)
+        if not frozen and grow and not table_grow(&self.table):
             verdict[0] = 3               # no memory for the map: insert unchecked (sound)
             return NULL
         if 8 * (self.table.count + 1) > 7 * self.table.cap:
@@ -954,6 +1074,9 @@ cdef class Search:
         if lb < self._record_lb(&rec, length, b0) or self._earlier_tie(e.off, n_ids, err, &rec, sc):
             if self.length_capped and n_ids > length:
                 verdict[0] = 3
+                return NULL
+            if frozen and self.map_kind != MAP_PREFIX and n_ids > length:
+                verdict[0] = 3           # a longer record would need new room: the child goes unchecked
                 return NULL
             verdict[0] = 2
             return e
@@ -1843,8 +1966,31 @@ cdef class Search:
             lo = min(lo, self._disk_lb() + self.lamW)
         return lo / self.total if self.total > 0 else 0.0
 
+    cdef void _disk_summary(self, unordered_map[int64_t, int64_t]& pairs) noexcept nogil:
+        """Add the prefixes on disk to Theorem 7's ``(length, f)`` counts. A bucket keeps, per
+        length, its count and smallest prefix error, so each prefix is counted with the ``f`` of that
+        error: at least its own (``f`` falls as the error grows), which keeps the remaining space an
+        upper bound."""
+        cdef size_t b
+        cdef int L
+        for b in range(self.buckets.size()):
+            for L in range(256):
+                if self.buckets[b].depth_count[L] > 0:
+                    pairs[<int64_t>L * 65536 + theorem7_f(self.buckets[b].depth_min_err[L], L, self.best,
+                                                          self.lamW, self.M)] += self.buckets[b].depth_count[L]
+
+    cdef void _disk_lengths(self, dict lengths):
+        """Add the prefixes on disk to the histogram of queue prefix lengths (exact)."""
+        cdef size_t b
+        cdef int L
+        for b in range(self.buckets.size()):
+            for L in range(256):
+                if self.buckets[b].depth_count[L] > 0:
+                    lengths[L] = lengths.get(L, 0) + int(self.buckets[b].depth_count[L])
+
     def queue_summary(self):
-        """Histogram of live queue prefix lengths, and Theorem 7's ``(length, f)`` histogram.
+        """Histogram of queue prefix lengths, and Theorem 7's ``(length, f)`` histogram, the
+        prefixes on disk included (their ``f`` bounded from above: ``_disk_summary``).
 
         ``f = min(floor((R^c - b) / lambda), M - length)`` bounds how many more rules a queued
         prefix may still receive (Theorem 6). Built from the live counts by (length, prefix
@@ -1865,7 +2011,9 @@ cdef class Search:
                     memcpy(&err, &deref(it).first, 8)
                     pairs[<int64_t>L * 65536 + theorem7_f(err, L, self.best, self.lamW, self.M)] += deref(it).second
                     inc(it)
+            self._disk_summary(pairs)
         lengths = {L: int(self.live_depth[L]) for L in range(256) if self.live_depth[L] > 0}
+        self._disk_lengths(lengths)
         out = {}
         pt = pairs.begin()
         while pt != pairs.end():
@@ -1877,12 +2025,15 @@ cdef class Search:
         """The progress figures recomputed by a full scan of the heap (an audit, O(queue)).
 
         Returns ``(lower_bound, lengths, pairs)`` as ``lower_bound()`` and ``queue_summary()``
-        give them; the tests check that the incremental figures always equal these.
+        give them; the tests check that the incremental figures always equal these. The lower
+        bound is the heap's alone; the histograms add the buckets' as ``queue_summary`` does.
         """
         cdef double lo = min(self.best, self.oom_bound)
         cdef size_t i
         cdef int32_t idx
         cdef int L
+        cdef unordered_map[int64_t, int64_t] disk
+        cdef unordered_map[int64_t, int64_t].iterator dt
         lengths = {}
         pairs = {}
         for i in range(self.queue.size()):
@@ -1894,6 +2045,14 @@ cdef class Search:
             lengths[L] = lengths.get(L, 0) + 1
             key = (L, theorem7_f(trie_err(&self.trie, idx), L, self.best, self.lamW, self.M))
             pairs[key] = pairs.get(key, 0) + 1
+        self._disk_lengths(lengths)
+        with nogil:
+            self._disk_summary(disk)
+        dt = disk.begin()
+        while dt != disk.end():
+            key = (int(deref(dt).first // 65536), int(deref(dt).first % 65536))
+            pairs[key] = pairs.get(key, 0) + int(deref(dt).second)
+            inc(dt)
         return (lo / self.total if self.total > 0 else 0.0), lengths, pairs
 
     def evaluate(self, prefix):
@@ -1993,6 +2152,9 @@ cdef class Search:
             trie_release(&self.trie, node)      # the child holds its parent from here on
             if child < 0:
                 raise MemoryError("cannot allocate the search's node pool")
+            # no map record names a seeded node, so the map must never delete it (nor drop it
+            # when it comes back from disk)
+            trie_node(&self.trie, child).flags |= F_UNCHECKED
             node = child
         if self._hopeless(lb, depth):
             trie_release(&self.trie, node)
@@ -2064,15 +2226,25 @@ cdef class Search:
 
         Returns ``(prefix, bound)`` pairs: every list under the prefix not yet scored scores at
         least ``bound`` (its lower bound plus lambda, as ``lower_bound`` counts it). Dead or
-        hopeless entries met on the way are dropped. Call between ``run`` slices.
+        hopeless entries met on the way are dropped. Call between ``run`` slices. With part of the
+        queue on disk, a bucket comes back whenever it holds the next key, so the order is the same.
         """
         cdef QEntry e
         cdef int32_t idx, cur
         cdef Node* nd
-        cdef int depth, j
+        cdef int depth, j, rc
         cdef double lb
         out = []
-        while len(out) < k and self.queue.size() > 0:
+        while len(out) < k and (self.queue.size() > 0 or self.buckets.size() > 0):
+            if self.buckets.size() > 0 and self._reload_due():
+                with nogil:
+                    rc = self._reload()
+                if rc != 0:
+                    self.spill_errno = rc
+                    raise OSError(rc, self.spill_error)
+                if self.out_of_memory:
+                    raise MemoryError("cannot bring the queue's prefixes back from disk")
+                continue
             e = self._pop()
             idx = e.node
             nd = trie_node(&self.trie, idx)

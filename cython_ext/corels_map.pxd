@@ -175,6 +175,16 @@ cdef inline uint32_t table_put(SymmetryTable* t, int n_ids) noexcept nogil:
     return <uint32_t>off
 
 
+cdef inline size_t table_put_bytes(const SymmetryTable* t, int n_ids) noexcept nogil:
+    """The bytes ``table_put`` would allocate for a record of ``n_ids`` ids: a new arena page,
+    or nothing when the record fits the current one."""
+    cdef uint64_t off = t.top
+    cdef uint64_t need = _id_units(t, n_ids) + _tail_units(t)
+    if (off & ARENA_MASK) + need > ARENA_MASK + 1:
+        off = ((off >> ARENA_BITS) + 1) << ARENA_BITS
+    return (2 << ARENA_BITS) if (off >> ARENA_BITS) >= t.n_pages else 0
+
+
 cdef inline bint table_grow(SymmetryTable* t) noexcept nogil:
     """Double the table (or create it); False when out of memory. The home slot comes from
     the tag, so moving entries reads nothing but the table."""

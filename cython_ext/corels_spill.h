@@ -1,7 +1,9 @@
 /* The CORELS search's external-memory queue: helpers for its bucket files (corels.pyx, issue 27).
  *
  * A spilled prefix is written self-contained, as one record: its queue key and bound (doubles),
- * its tie (int32), its length (one byte) and its antecedent ids (uint16 each, first rule first).
+ * its tie (int32), its length (one byte), its antecedent ids (uint16 each, first rule first), then
+ * one bit per rule, set when that rule's node was queued unchecked by the symmetry map
+ * (gw_spill_unchecked: a reloaded node is the map's again only when it was checked before).
  * A bucket is read back whole, its records sorted by their ids so that prefixes sharing a parent
  * come together and the trie is rebuilt with shared ancestors (gw_spill_sort).
  */
@@ -17,10 +19,19 @@ static const size_t GW_SPILL_HEAD = 21; /* key 8, bound 8, tie 4, length 1 */
 
 static inline int gw_spill_len(const uint8_t* rec) { return rec[20]; }
 
+/* A record's bytes: the head, the ids, the unchecked bits. */
+static inline size_t gw_spill_rec_len(int len) { return GW_SPILL_HEAD + 2 * (size_t)len + ((size_t)len + 7) / 8; }
+
 static inline uint16_t gw_spill_id(const uint8_t* rec, int k) {
     uint16_t a;
     memcpy(&a, rec + GW_SPILL_HEAD + 2 * (size_t)k, 2);
     return a;
+}
+
+/* Whether rule k's node (k from 0) was queued unchecked. */
+static inline bool gw_spill_unchecked(const uint8_t* rec, int k) {
+    const uint8_t* bits = rec + GW_SPILL_HEAD + 2 * (size_t)gw_spill_len(rec);
+    return (bits[k >> 3] >> (k & 7)) & 1;
 }
 
 /* Order record offsets by their id sequences (a prefix before its extensions); false when the

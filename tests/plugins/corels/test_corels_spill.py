@@ -77,18 +77,23 @@ def test_spilled_search_matches_the_in_ram_search(tmp_path, policy: str, smap: s
         assert s.trie_size == 0
 
 
-def test_spill_keeps_the_search_order_without_a_map(tmp_path) -> None:
-    """Without a symmetry map nothing ties a queued prefix to its node, so a prefix back from disk
-    is popped exactly when it would have been: the same evaluations as in RAM."""
+@pytest.mark.parametrize("smap", engine.SYMMETRY_MAPS)
+@pytest.mark.parametrize("policy", ["lower_bound", "objective", "bfs"])
+def test_spill_keeps_the_search_order(tmp_path, policy: str, smap: str) -> None:
+    """A prefix back from disk is popped exactly when it would have been, and the symmetry map
+    treats it as the node it had in RAM (it deletes it when a better member of its class came
+    while it was on disk, and names the rebuilt node after): the same evaluations as in RAM."""
     X, y = _medium(4)
     units = _units(X, y)
-    ram = engine.make_search(units, 0.003, symmetry_map="none")
+    ram = engine.make_search(units, 0.003, policy=policy, symmetry_map=smap)
     engine.run_to_end(ram)
-    s = engine.make_search(units, 0.003, symmetry_map="none")
+    s = engine.make_search(units, 0.003, policy=policy, symmetry_map=smap)
     s.set_spill(str(tmp_path), 1, min_entries=64)
     assert _run_in_slices(s) == ccorels.DONE
-    assert s.counters()["spills"] > 0
+    assert s.counters()["spills"] > 0 and s.counters()["reloads"] > 0
     assert s.n_evaluated == ram.n_evaluated and s.objective == ram.objective
+    assert s.counters()["map_replaced"] == ram.counters()["map_replaced"]
+    assert s.trie_size == 0
 
 
 @pytest.mark.parametrize("policy", ["bfs", "dfs", "objective", "lower_bound"])
@@ -120,6 +125,56 @@ def test_stopped_search_bound_counts_the_spilled_buckets(tmp_path, policy: str) 
     assert with_disk > 0
     if policy != "lower_bound":
         assert disk_lower > 0
+
+
+@pytest.mark.parametrize("smap", ["prefix", "captured"])
+def test_capped_map_stays_within_its_budget(tmp_path, smap: str) -> None:
+    """The map under a budget never passes it (a doubling of its slots or a new arena page that
+    would is refused, the child queued unchecked), and the search certifies the same optimum."""
+    X, y = _medium(4, 600, 18)
+    units = _units(X, y)
+    ram = engine.make_search(units, 0.003, symmetry_map=smap)
+    engine.run_to_end(ram)
+    budget = 150_000
+    s = engine.make_search(units, 0.003, symmetry_map=smap)
+    s.set_spill(str(tmp_path), 1, min_entries=64, map_budget=budget)
+    stop = np.zeros(1, np.uint8)
+    evaluations = 0
+    while True:
+        evaluations += 200
+        code = s.run(10.0, stop, evaluations)
+        m = s.memory_breakdown()
+        assert m["map_slots"] + m["map_records"] <= budget
+        if code != ccorels.NODE_LIMIT:
+            break
+    assert code == ccorels.DONE and s.objective == ram.objective
+    assert s.map_size < ram.map_size  # the budget did cap it
+
+
+def test_progress_figures_count_the_prefixes_on_disk(tmp_path) -> None:
+    """The length histogram counts every queued prefix, on disk or not, and Theorem 7's remaining
+    space stays an upper bound: a spill moves prefixes, it never makes the figures smaller."""
+    X, y = _medium(4)
+    units = _units(X, y)
+    s = engine.make_search(units, 0.003, symmetry_map="none")
+    s.set_spill(str(tmp_path), 1, min_entries=10**9)  # spills only when asked
+    stop = np.zeros(1, np.uint8)
+    assert s.run(10.0, stop, 3000) == ccorels.NODE_LIMIT
+    lengths, pairs = s.queue_summary()
+    dropped = s.counters()["popped_pruned"]
+    s.spill(s.queue_size // 3)
+    assert s.spilled_size > 0 and s.counters()["popped_pruned"] == dropped
+    lengths_after, pairs_after = s.queue_summary()
+    assert lengths_after == lengths
+    for length in lengths:  # each length keeps its count; its f only grows (the bucket's least error)
+        f_before = sorted(f for (L, f), n in pairs.items() for _ in range(n) if L == length)
+        f_after = sorted(f for (L, f), n in pairs_after.items() for _ in range(n) if L == length)
+        assert len(f_after) == len(f_before) and all(a >= b for a, b in zip(f_after, f_before))
+    M = X.shape[1]
+    assert engine.log10_remaining(pairs_after, M) >= engine.log10_remaining(pairs, M) - 1e-9
+    audit = s.scan_queue()
+    assert (audit[1], audit[2]) == (lengths_after, pairs_after)
+    assert _run_in_slices(s) == ccorels.DONE and s.queue_summary() == ({}, {})
 
 
 def test_unwritable_spill_directory_stops_and_loses_nothing(tmp_path) -> None:
@@ -259,3 +314,43 @@ def test_ctrl_c_with_prefixes_on_disk_leaves_no_file(tmp_path) -> None:
             proc.kill()
     assert proc.returncode == 130, err
     assert list(spill_root.iterdir()) == []
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_take_and_seed_with_the_queue_on_disk_equal_brute_force(tmp_path, threads: int) -> None:
+    """A driver's split while part of the queue is on disk: ``take`` brings the buckets back in
+    the queue's order (every open prefix, bounds in order under the lower-bound policy), and the
+    seeded subtrees, spilling themselves at a 1-byte budget, find the brute-force optimum."""
+    rng = np.random.default_rng(91)
+    spilled = 0
+    for i in range(10):
+        X, y = random_instance(rng, max_m=7)
+        lam = (0.0, 0.005, 0.01)[i % 3]
+        want, _ = brute_force(X, y, lam)
+        units = _units(X, y)
+        root = engine.make_search(units, lam, threads=threads)
+        root.set_spill(str(tmp_path), 1, min_entries=2)
+        stop = np.zeros(1, np.uint8)
+        budget = 0
+        while root.spilled_size == 0 and root.queue_size > 0:
+            budget += 3
+            if root.run(10.0, stop, budget) not in (ccorels.NODE_LIMIT, ccorels.SLICE):
+                break
+        spilled += root.spilled_size > 0
+        taken = root.take(10**6)
+        assert root.queue_size == 0 and root.spilled_size == 0
+        bounds = [b for _, b in taken]
+        assert bounds == sorted(bounds)
+        best = root.objective
+        for part in (taken[0::2], taken[1::2]):
+            if not part:
+                continue
+            sub = engine.make_search(units, lam, threads=threads)
+            sub.set_spill(str(tmp_path), 1, min_entries=2)
+            sub.offer_incumbent(root.best_prefix)
+            sub.seed([p for p, _ in part])
+            assert _run_in_slices(sub, step=5) == ccorels.DONE
+            assert sub.spilled_size == 0 and sub.trie_size == 0
+            best = min(best, sub.objective)
+        assert best == pytest.approx(want, abs=1e-12)
+    assert spilled > 0
