@@ -393,12 +393,13 @@ def reliance_tables(figures: dict[str, Any] | None) -> list[Table]:
         table.add_column(heading)
         if shares is not None:
             table.add_column("used by", justify="right")
-        table.add_column("reliance min", justify="right")
-        table.add_column("reliance max", justify="right")
+        if ranges:  # none when the members keep no model (rashomon.keep: summary)
+            table.add_column("reliance min", justify="right")
+            table.add_column("reliance max", justify="right")
         for name in names[:RELIANCE_ROWS_SHOWN]:
-            low, high = ranges.get(name) or [None, None]
             share = [] if shares is None else [fmt_percent(float(shares[name]))]
-            table.add_row(plain_text(name), *share, fmt_number(low, 5), fmt_number(high, 5))
+            low, high = ranges.get(name) or [None, None]
+            table.add_row(plain_text(name), *share, *((fmt_number(low, 5), fmt_number(high, 5)) if ranges else ()))
         if len(names) > RELIANCE_ROWS_SHOWN:
             table.add_row(plain_text(f"({len(names) - RELIANCE_ROWS_SHOWN:,} more; --json has them all)"))
         tables.append(table)

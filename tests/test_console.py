@@ -278,3 +278,7 @@ def test_a_rashomon_set_prints_each_features_share_and_importance_range():
     red = next(line for line in lines if "red [bold]x[/bold]" in line and "%" in line)
     assert "33.3 %" in red and "0.875" in red and "2.3333" in red and "\x1b" not in buffer.getvalue()
     assert any(line.split()[:1] == ["age"] and "5" in line.split() for line in lines)  # the raw column's range
+    summary["multiplicity"] = {**summary["multiplicity"], "reliance": {}, "reliance_columns": {}}
+    out, buffer = console(False)  # rashomon.keep: summary: shares, and no empty reliance columns
+    render_rashomon(summary, [], out)
+    assert "100 %" in buffer.getvalue() and "reliance" not in buffer.getvalue()
