@@ -321,6 +321,8 @@ def rashomon_summary_text(summary: dict[str, Any]) -> str:
         parts[0] += f" (epsilon {fmt_number(summary['epsilon'])} over the optimum {fmt_number(optimum)}{proven})"
     if summary.get("complete"):
         parts.append("complete")
+    elif summary.get("running"):  # a live run's set, as its events have announced it so far
+        parts.append("the run is still running: the count and the members grow until it ends")
     elif not summary.get("exhaustive", True):
         parts.append("a sample, not the whole set")
     else:

@@ -282,3 +282,14 @@ def test_a_rashomon_set_prints_each_features_share_and_importance_range():
     out, buffer = console(False)  # rashomon.keep: summary: shares, and no empty reliance columns
     render_rashomon(summary, [], out)
     assert "100 %" in buffer.getvalue() and "reliance" not in buffer.getvalue()
+
+
+def test_a_set_still_being_enumerated_is_not_said_to_have_stopped():
+    """``glasswork rashomon latest`` on a live run reads the set its events have announced so far:
+    it says the run goes on, not "INCOMPLETE: the enumeration stopped"."""
+    from glasswork.console import rashomon_summary_text
+
+    summary = {"count": 9581241, "kept": 50, "complete": False, "exhaustive": True, "threshold": 0.336}
+    live = rashomon_summary_text({**summary, "unenumerated_bound": 0.27, "running": True})
+    assert "stopped" not in live and "still running" in live and "9,581,241" in live
+    assert "the enumeration stopped" in rashomon_summary_text({**summary, "unenumerated_bound": 0.27})

@@ -73,6 +73,8 @@ def rashomon(
         _show(store, run_id, show_rank, as_json)
         return
     details = store.details(run_id)
+    if details.get("state") == "running":
+        summary = {**summary, "running": True}  # a live run's set so far, not a stopped enumeration
     resolved = {name: _features_named(store, run_id, details, name, as_json) for name in (*uses, *avoids)}
     members = store.rashomon_members(run_id, [resolved[n] for n in uses], [resolved[n] for n in avoids], limit)
     if as_json:
