@@ -321,6 +321,8 @@ def rashomon_summary_text(summary: dict[str, Any]) -> str:
         parts[0] += f" (epsilon {fmt_number(summary['epsilon'])} over the optimum {fmt_number(optimum)}{proven})"
     if summary.get("complete"):
         parts.append("complete")
+    elif summary.get("running"):  # a live run's set, as its events have announced it so far
+        parts.append("the run is still running: the count and the members grow until it ends")
     elif not summary.get("exhaustive", True):
         parts.append("a sample, not the whole set")
     else:
@@ -372,11 +374,48 @@ def rashomon_table(members: list[dict[str, Any]], *, title: str | None = None) -
     return table
 
 
+RELIANCE_ROWS_SHOWN = 10  # features (and raw columns) a set's reliance tables print, the most relied on first
+
+
+def reliance_tables(figures: dict[str, Any] | None) -> list[Table]:
+    """Each feature's share of the set and its importance range (model class reliance: lowest and
+    highest over the members), then the range per raw column; the most relied on first."""
+    figures = figures or {}
+    use = figures.get("variable_use") or {}
+    tables = []
+    for heading, ranges, shares in (
+        ("feature", figures.get("reliance") or {}, use),
+        ("raw column", figures.get("reliance_columns") or {}, None),
+    ):
+        names = list(shares or ranges)
+        if not names:
+            continue
+        names.sort(key=lambda n: (-((ranges.get(n) or [1.0, 1.0])[1]), -(use.get(n) or 0.0), n))
+        table = Table(box=None, pad_edge=False)
+        table.add_column(heading)
+        if shares is not None:
+            table.add_column("used by", justify="right")
+        if ranges:  # none when the members keep no model (rashomon.keep: summary)
+            table.add_column("reliance min", justify="right")
+            table.add_column("reliance max", justify="right")
+        for name in names[:RELIANCE_ROWS_SHOWN]:
+            share = [] if shares is None else [fmt_percent(float(shares[name]))]
+            low, high = ranges.get(name) or [None, None]
+            table.add_row(plain_text(name), *share, *((fmt_number(low, 5), fmt_number(high, 5)) if ranges else ()))
+        if len(names) > RELIANCE_ROWS_SHOWN:
+            table.add_row(plain_text(f"({len(names) - RELIANCE_ROWS_SHOWN:,} more; --json has them all)"))
+        tables.append(table)
+    return tables
+
+
 def render_rashomon(summary: dict[str, Any], members: list[dict[str, Any]], console: Console) -> None:
-    """A set's summary line, its multiplicity figures and the given members."""
+    """A set's summary line, its multiplicity figures (with each feature's share and reliance
+    range) and the given members."""
     console.print(plain_text(rashomon_summary_text(summary)))
     line = multiplicity_text(summary.get("multiplicity"))
     if line is not None:
         console.print(plain_text(line))
+    for table in reliance_tables(summary.get("multiplicity")):
+        console.print(table)
     if members:
         console.print(rashomon_table(members))

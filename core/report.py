@@ -11,7 +11,6 @@ fingerprint that reproduce it.
 
 from __future__ import annotations
 
-import html
 import io
 import math
 from collections.abc import Sequence
@@ -22,6 +21,7 @@ import numpy as np
 
 from glasswork._version import __version__
 from glasswork.console import fmt_gap
+from glasswork.quoting import html_text
 
 if TYPE_CHECKING:
     from glasswork.registry import Registry
@@ -34,7 +34,8 @@ LEGEND_ROW = 14  # px per legend line, under the chart: a legend never sits on a
 
 
 def esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    """Data as HTML text: markup escaped, control characters (ESC, bidi marks) as visible escapes."""
+    return html_text(value)
 
 
 def nice_step(span: float, most: int = 6) -> float:

@@ -163,9 +163,9 @@ def _explain(err: Any, loc: list[Any], model: type[BaseModel], issue: Any) -> Sp
         message = f"unknown key {bad!r}"
         close = difflib.get_close_matches(bad, allowed, n=1)
         if close:
-            message += f"; did you mean {close[0]!r}?"
+            message += f"; did you mean {close[0]!r}"
         if allowed:
-            message += f" Allowed keys here: {', '.join(allowed)}"
+            message += f"; allowed keys here: {', '.join(allowed)}"
         return issue(loc, message, key=True)
     if kind == "missing":
         return issue(loc, "required key is missing")

@@ -240,3 +240,56 @@ def test_compact_gap_is_the_same_figure_without_the_bound() -> None:
     assert fmt_gap(0.0799, 0.0799, "optimal", compact=True) == "0 %"
     assert fmt_gap(1.0, 1.0 - 1e-9, compact=True) == "< 0.001 %"
     assert fmt_gap(None, 0.2, compact=True) == "-"
+
+
+def test_a_rashomon_set_prints_each_features_share_and_importance_range():
+    """What the README promises ``glasswork run`` and ``glasswork rashomon`` print: each feature's
+    share of the set and its reliance range (lowest to highest over the members), and the range per
+    raw column; hostile names escaped."""
+    from glasswork.console import render_rashomon
+
+    hostile = "\x1b[31mred [bold]x[/bold]"
+    summary = {
+        "count": 3,
+        "kept": 3,
+        "complete": True,
+        "threshold": 0.2,
+        "epsilon": 0.1,
+        "optimum": 0.18,
+        "optimum_proven": True,
+        "multiplicity": {
+            "rows": "test",
+            "n_rows": 31,
+            "members": 3,
+            "count": 3,
+            "ambiguity": 0.25,
+            "discrepancy": 0.2,
+            "split_rows": 8,
+            "variable_use": {"age<=50": 1.0, hostile: 1 / 3},
+            "reliance": {"age<=50": [2.0, 5.0], hostile: [0.875, 2.3333]},
+            "reliance_columns": {"age": [2.0, 5.0], hostile: [0.875, 2.3333]},
+        },
+    }
+    out, buffer = console(False)
+    render_rashomon(summary, [], out)
+    lines = buffer.getvalue().splitlines()
+    age = next(line for line in lines if line.split()[:1] == ["age<=50"])
+    assert "100 %" in age and "2" in age.split() and "5" in age.split()
+    red = next(line for line in lines if "red [bold]x[/bold]" in line and "%" in line)
+    assert "33.3 %" in red and "0.875" in red and "2.3333" in red and "\x1b" not in buffer.getvalue()
+    assert any(line.split()[:1] == ["age"] and "5" in line.split() for line in lines)  # the raw column's range
+    summary["multiplicity"] = {**summary["multiplicity"], "reliance": {}, "reliance_columns": {}}
+    out, buffer = console(False)  # rashomon.keep: summary: shares, and no empty reliance columns
+    render_rashomon(summary, [], out)
+    assert "100 %" in buffer.getvalue() and "reliance" not in buffer.getvalue()
+
+
+def test_a_set_still_being_enumerated_is_not_said_to_have_stopped():
+    """``glasswork rashomon latest`` on a live run reads the set its events have announced so far:
+    it says the run goes on, not "INCOMPLETE: the enumeration stopped"."""
+    from glasswork.console import rashomon_summary_text
+
+    summary = {"count": 9581241, "kept": 50, "complete": False, "exhaustive": True, "threshold": 0.336}
+    live = rashomon_summary_text({**summary, "unenumerated_bound": 0.27, "running": True})
+    assert "stopped" not in live and "still running" in live and "9,581,241" in live
+    assert "the enumeration stopped" in rashomon_summary_text({**summary, "unenumerated_bound": 0.27})

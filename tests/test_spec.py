@@ -60,6 +60,13 @@ def test_unknown_top_level_key(tmp_path, toy_registry):
     [issue] = issues_of(write(tmp_path / "s.yaml", VALID + "colour: red\n"), toy_registry)
     assert ":12:1: colour: unknown key 'colour'" in issue
     assert "objective" in issue  # lists the allowed keys
+    assert "unknown key 'colour'; allowed keys here: " in issue  # one sentence, not two run together
+
+
+def test_an_unknown_key_close_to_one_reads_as_one_sentence(tmp_path, toy_registry):
+    text = VALID.replace("  regularization: 1e-3", "  regularisation: 1e-3")
+    [issue] = issues_of(write(tmp_path / "s.yaml", text), toy_registry)
+    assert "did you mean 'regularization'; allowed keys here: " in issue
 
 
 def test_wrong_type(tmp_path, toy_registry):

@@ -77,6 +77,8 @@ def rashomon(
         _show(store, run_id, show_rank, as_json)
         return
     details = store.details(run_id)
+    if details.get("state") == "running":
+        summary = {**summary, "running": True}  # a live run's set so far, not a stopped enumeration
     resolved = {name: _features_named(store, run_id, details, name, as_json) for name in (*uses, *avoids)}
     members = store.rashomon_members(run_id, [resolved[n] for n in uses], [resolved[n] for n in avoids], limit)
     if as_json:
@@ -191,7 +193,10 @@ def _features_named(store: Any, run_id: str, details: dict[str, Any], name: str,
             if isinstance(c, dict) and isinstance(c.get("column"), str)
         }
     )
-    close = difflib.get_close_matches(name, [k for k in [*known, *columns] if isinstance(k, str)], n=3, cutoff=0.6)
+    names = [k for k in [*known, *columns] if isinstance(k, str)]
+    # a word a long name starts with ("age" for "age in years") is far from it as a ratio: name those first
+    starting = [k for k in columns if k.casefold().startswith(name.casefold())] if name.strip() else []
+    close = [*starting, *(c for c in difflib.get_close_matches(name, names, n=3, cutoff=0.6) if c not in starting)][:3]
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     fail(
         f"run {run_id[:12]} has no feature or column {name!r} (feature names are exact, as "

@@ -203,6 +203,21 @@ def read_table(
     return read_file(resolve_path(source, base_dir), source, where, types, bounds)
 
 
+def _names_with_line_breaks(path: Path) -> list[str]:
+    """The header's column names that hold a line break (valid CSV inside quotes, but a CRLF file
+    with a bare LF in a name defeats DuckDB's sniffer), read from the file's first 64 KiB."""
+    import csv
+    import io
+
+    try:
+        with open(path, "rb") as f:
+            head = f.read(65536).decode("utf-8", errors="replace")
+        names = next(csv.reader(io.StringIO(head, newline="")), [])
+    except (OSError, csv.Error):
+        return []
+    return [n for n in names if "\n" in n or "\r" in n]
+
+
 def read_file(
     path: Path,
     label: str,
@@ -290,6 +305,14 @@ def read_file(
                 file=shown,
                 hint=f"the file does not fit in the {config['memory_limit']} glasswork gives DuckDB "
                 f"to read data; keep fewer rows or columns (data.columns, data.where)",
+            ) from None
+        broken = [] if parquet else _names_with_line_breaks(path)
+        if broken:
+            raise DataError(
+                f"cannot read the file: the column name {broken[0]!r} holds a line break, which DuckDB's CSV "
+                "reader cannot always read",
+                file=shown,
+                hint="rename the column in the file's first line (no line break inside the quotes)",
             ) from None
         raise DataError(
             f"cannot read the file: {first}", file=shown, hint="check that it is a well-formed CSV or Parquet file"

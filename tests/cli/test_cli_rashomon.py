@@ -253,3 +253,20 @@ def test_rashomon_json_has_weighted_figures_and_reliance_per_raw_column(invoke, 
     assert set(figures["reliance_columns"]) == {"age", "priors"}
     assert all(low <= high for low, high in figures["reliance_columns"].values())
     assert set(figures["reliance"]) == set(figures["variable_use"]) and len(figures["reliance"]) > 2
+
+
+def test_the_first_word_of_a_long_column_name_suggests_that_column(invoke, tmp_path):
+    """``--uses age`` on a table whose column is ``age in whole years`` names that column: difflib
+    alone finds nothing (a short word is far, as a ratio, from a long name that starts with it)."""
+    rng = np.random.default_rng(0)
+    with open(tmp_path / "t.csv", "w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(["age in whole years", "city", "y"])
+        for _ in range(120):
+            age = int(rng.integers(18, 80))
+            out.writerow([age, rng.choice(["Oslo", "Roma"]), "yes" if age > 50 else "no"])
+    spec = SPEC.replace("sklearn:breast_cancer", "t.csv\n  target: y").replace("thresholds: 2", "thresholds: 3")
+    run_json(invoke, write(tmp_path / "s.yaml", spec))
+    result = invoke("rashomon", "latest", "--uses", "age")
+    assert result.exit_code == 2
+    assert "did you mean 'age in whole years'" in result.stderr

@@ -197,3 +197,12 @@ def test_a_pipe_or_a_device_is_refused_not_read(tmp_path: Path) -> None:
         )
         assert proc.returncode == 2, proc.stderr
         assert "not a data file" in proc.stderr and (kind is None or kind in proc.stderr)
+
+
+def test_a_column_name_with_a_line_break_is_named_with_what_to_do(tmp_path: Path) -> None:
+    """A quoted line break in a header is valid CSV that DuckDB's reader cannot always read; the
+    message names the column and says to rename it, not "check that it is a well-formed CSV"."""
+    rows = "".join(f"{i % 6},{'yes' if i % 3 else 'no'}\r\n" for i in range(50))
+    (tmp_path / "d.csv").write_bytes(('"new\nline",outcome\r\n' + rows).encode())  # as Python's csv writes it
+    error = _fails(tmp_path, "line break", target="outcome")
+    assert "'new\\nline'" in str(error) and "rename" in str(error) and "well-formed" not in str(error)
