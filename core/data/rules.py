@@ -41,6 +41,9 @@ class Antecedents:
     n_samples: int
     cardinality: np.ndarray
     duplicates_removed: int = 0
+    # the (column, value) items of each antecedent, when mined: column names may hold the commas
+    # that join items in ``names``, so a name cannot be split back into its items
+    items: tuple[tuple[tuple[int, int], ...], ...] | None = None
 
     def __post_init__(self) -> None:
         if self.bits.dtype != np.uint64 or self.bits.ndim != 2 or not self.bits.flags.c_contiguous:
@@ -201,12 +204,17 @@ def mine_antecedents(
 
     ordered_names = [item_names[i] for i in order]
     out_names = [",".join([ordered_names[i] for i in row if i >= 0]) for row in combos.tolist()]
+    # item k < p is column k, item p + k its negation
+    column_items = tuple(
+        tuple((int(order[i]) % p, int(order[i] < p)) for i in row if i >= 0) for row in combos.tolist()
+    )
     return Antecedents(
         names=out_names,
         bits=bits,
         n_samples=n,
         cardinality=card,
         duplicates_removed=removed,
+        items=column_items,
     )
 
 

@@ -448,7 +448,7 @@ def antecedents_for(
     Pre-mined data (a ``.out`` source) are used as they are, each antecedent a column of X; other
     data are mined from 0/1 features with the constraints' mining options.
     """
-    from glasswork.data.rules import Antecedents, mine_antecedents, negate_name, split_items
+    from glasswork.data.rules import Antecedents, mine_antecedents
 
     if problem.extras.get("premined"):
         ants = problem.extras.get("antecedents")
@@ -461,21 +461,8 @@ def antecedents_for(
     ants = mine_antecedents(
         problem.X, problem.feature_names, max_card=c.max_card, min_support=min_support, negations=c.negations
     )
-    lookup: dict[str, tuple[int, int]] = {}
-    for j, nm in enumerate(problem.feature_names):
-        lookup.setdefault(str(nm), (j, 1))
-        if c.negations:
-            lookup.setdefault(negate_name(str(nm)), (j, 0))
-    items: list[list[tuple[int, int]]] = []
-    for name in ants.names:
-        parts = split_items(name)
-        if not all(p in lookup for p in parts):
-            raise DataError(
-                f"cannot map antecedent {name!r} back to feature columns",
-                file=problem.source,
-                hint="feature names must not contain ','",
-            )
-        items.append([lookup[p] for p in parts])
+    assert ants.items is not None  # mined antecedents carry their (column, value) items
+    items = [list(row) for row in ants.items]
     return list(ants.names), ants.bits, items
 
 
