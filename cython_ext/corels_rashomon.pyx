@@ -383,6 +383,8 @@ cdef class Enumerator:
     # first on what is left: switched_at is the number of expansions then (-1: never switched)
     cdef int64_t queue_budget
     cdef public int64_t switched_at
+    # stop once the kept members are provably the best max_models (a TailCounter counts the rest)
+    cdef public bint stop_when_kept
 
     def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
                  const int32_t[::1] lclass, const int32_t[::1] lshift,
@@ -1003,6 +1005,9 @@ cdef class Enumerator:
                     or (self.max_evals >= 0 and self.n_evaluated >= self.max_evals)):
                 self.halt = True
                 break
+            if self.stop_when_kept and self._kept_proven(tid):
+                self.halt = True
+                break
             if self.queue.size() == 0:
                 if self.n_inflight == 0:
                     self.halt = True
@@ -1043,6 +1048,21 @@ cdef class Enumerator:
         if self.n_waiting > 0:
             gw_notify_all(self.sync)
         gw_unlock(self.sync)
+
+    cdef bint _kept_proven(self, int tid) noexcept nogil:
+        """Ordered mode (under the lock): are the kept members the best ``max_models``? True when
+        the heap is full and nothing queued or in flight can hold a list better than its worst."""
+        cdef double lo = self.oom_bound
+        if self.max_models == 0:
+            return True
+        if not self.ordered or <int64_t>self.kept.size() < self.max_models:
+            return False
+        if self.queue.size() > 0 and self.queue.top().key < lo:
+            lo = self.queue.top().key
+        lo = min(lo, self._others_inflight(tid))
+        if lo == INFINITY:
+            return False                           # nothing left: the run finishes on its own
+        return (lo / self.total if self.total > 0 else 0.0) >= -self.kept.top().key
 
     cdef void _go_depth_first(self) noexcept nogil:
         """The queue outgrew its budget (under the lock, nothing in flight): go on depth first.

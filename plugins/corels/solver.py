@@ -276,6 +276,8 @@ def _rashomon_set(
         feature_names=features,
         nodes_before=evaluations,
         progress_interval=search_opts.progress_interval,
+        count_memory=rs.count_memory_for(ctx.limits.memory),
+        stats=stats,
     )
     stats["rashomon_seconds"] = time.perf_counter() - t0
     stats["rashomon_bytes"] = enumerator.memory_bytes()
