@@ -190,15 +190,18 @@ cdef extern from *:
         try { v.push_back(gw_cell{e, n, k}); } catch (...) { return 0; }
         return 1;
     }
-    struct gw_tcand { double err; double rest; int32_t ant; };
+    struct gw_tcand { double err; double rest; uint64_t vhash; int32_t ant; };
     static int gw_tcand_push(std::vector<gw_tcand>& v, gw_tcand c) {
         try { v.push_back(c); } catch (...) { return 0; }
         return 1;
     }
     static void gw_tcand_sort(std::vector<gw_tcand>& v) {
-        std::stable_sort(v.begin(), v.end(), [](const gw_tcand& a, const gw_tcand& b) { return a.rest > b.rest; });
+        std::sort(v.begin(), v.end(), [](const gw_tcand& a, const gw_tcand& b) {
+            return a.rest > b.rest || (a.rest == b.rest && (a.vhash < b.vhash || (a.vhash == b.vhash && a.ant < b.ant)));
+        });
     }
     static int gw_add_u64(uint64_t* a, uint64_t b) { return !__builtin_add_overflow(*a, b, a); }
+    static int gw_mul_u64(uint64_t* a, uint64_t b) { return !__builtin_mul_overflow(*a, b, a); }
     """
     ctypedef struct gw_cell:
         double e
@@ -222,9 +225,11 @@ cdef extern from *:
     int gw_cells_merge(vector[gw_cell]& v, size_t start) noexcept nogil
     int gw_cells_push(vector[gw_cell]& v, double e, uint64_t n, int32_t k) noexcept nogil
     int gw_add_u64(uint64_t* a, uint64_t b) noexcept nogil
+    int gw_mul_u64(uint64_t* a, uint64_t b) noexcept nogil
     ctypedef struct gw_tcand:
         double err
         double rest
+        uint64_t vhash
         int32_t ant
     int gw_tcand_push(vector[gw_tcand]& v, gw_tcand c) noexcept nogil
     void gw_tcand_sort(vector[gw_tcand]& v) noexcept nogil
@@ -1336,7 +1341,7 @@ cdef class TailCounter:
     cdef bint done
     cdef uint64_t total_count
     cdef public int64_t n_evaluated, n_hits, n_recomputed, n_evicted, n_stored, n_pruned_support
-    cdef public int64_t n_pruned_bound, n_pruned_lookahead, n_pruned_map, peak_memo_bytes
+    cdef public int64_t n_pruned_bound, n_pruned_lookahead, n_pruned_map, peak_memo_bytes, n_grouped
     cdef public double seconds
 
     def __init__(self, Enumerator enumerator, int64_t memory_budget=1 << 30, int budget_mode=1,
@@ -1372,6 +1377,15 @@ cdef class TailCounter:
             return True
         return False
 
+    cdef bint _same_capture(self, const uint64_t* U, int a, int b) noexcept nogil:
+        cdef const uint64_t* ca = &self.en.caps[<size_t>a * self.en.W]
+        cdef const uint64_t* cb = &self.en.caps[<size_t>b * self.en.W]
+        cdef int i
+        for i in range(self.en.W):
+            if (U[i] & ca[i]) != (U[i] & cb[i]):
+                return False
+        return True
+
     cdef uint64_t _key(self, const uint64_t* U) noexcept nogil:
         cdef uint64_t h = 0x51ED270B3A9F1C65ULL
         cdef int i
@@ -1403,6 +1417,8 @@ cdef class TailCounter:
         cdef vector[gw_cell]* sub
         cdef vector[gw_tcand]* cands = &self.cands[L]
         cdef gw_tcand tc
+        cdef int m
+        cdef uint64_t mult
         out.clear()
         budget_c = budget
         klim_c = klim
@@ -1490,13 +1506,22 @@ cdef class TailCounter:
                 tc.err = err
                 tc.rest = rest
                 tc.ant = s
+                tc.vhash = self._key(V)
                 if not gw_tcand_push(cands[0], tc):
                     return T_OUT_OF_MEMORY
             gw_tcand_sort(cands[0])                # cheapest first: later callers of a set find it computed
             n_cands = cands.size()
-            for c in range(n_cands):
+            c = 0
+            while c < n_cands:
                 tc = cands[0][c]
                 capv = &self.en.caps[<size_t>tc.ant * W]
+                # rules capturing the same rows of U lead to the same tails: one table, times m
+                m = 1
+                while c + m < n_cands and cands[0][c + m].vhash == tc.vhash and cands[0][c + m].rest == tc.rest \
+                        and self._same_capture(U, tc.ant, cands[0][c + m].ant):
+                    m += 1
+                c += m
+                self.n_grouped += m - 1
                 for i in range(W):
                     V[i] = U[i] & ~capv[i]
                 k = self._tails(L + 1, tc.rest, real - self.en.lamW - tc.err, klim_c - 1, False)
@@ -1506,7 +1531,10 @@ cdef class TailCounter:
                 n = sub.size()
                 for j in range(n):
                     cp = &sub[0][j]
-                    if not gw_cells_push(out[0], cp.e + tc.err, cp.n, cp.k + 1):
+                    mult = cp.n
+                    if not gw_mul_u64(&mult, <uint64_t>m):
+                        return T_OVERFLOW
+                    if not gw_cells_push(out[0], cp.e + tc.err, mult, cp.k + 1):
                         return T_OUT_OF_MEMORY
         k = gw_cells_merge(out[0], 0)
         if k == 0:
@@ -1571,6 +1599,27 @@ cdef class TailCounter:
         self.memo_bytes = 0
         return code
 
+    def nth_objective(self, int64_t n):
+        """The objective of the ``n``-th best member (1-based) once counted, from the table's
+        cells of the whole set; ``None`` when the set has fewer members or no count."""
+        cdef list cells = []
+        cdef size_t j
+        cdef gw_cell* cp
+        cdef double R
+        if self.count is None or n < 1:
+            return None
+        for j in range(self.level[0].size()):
+            cp = &self.level[0][j]
+            R = (cp.e + cp.k * self.en.lamW) / self.en.total if self.en.total > 0 else 0.0
+            if R <= self.en.theta_in:
+                cells.append((R, cp.n))
+        cells.sort()
+        for R, m in cells:
+            n -= m
+            if n <= 0:
+                return R
+        return None
+
     @property
     def count(self):
         """The exact size of the set once ``run`` returned DONE; otherwise None."""
@@ -1589,4 +1638,5 @@ cdef class TailCounter:
             "count_pruned_bound": self.n_pruned_bound,
             "count_pruned_lookahead": self.n_pruned_lookahead,
             "count_pruned_map": self.n_pruned_map,
+            "count_rules_grouped": self.n_grouped,
         }

@@ -277,6 +277,9 @@ def _rashomon_set(
         nodes_before=evaluations,
         progress_interval=search_opts.progress_interval,
         count_memory=rs.count_memory_for(ctx.limits.memory),
+        relist=lambda upto: rs.make_enumerator(
+            units, lam, upto, floor=optimum, threads=threads, queue_budget=rs.queue_budget_for(ctx.limits.memory), **options
+        ),
         stats=stats,
     )
     stats["rashomon_seconds"] = time.perf_counter() - t0

@@ -13,7 +13,7 @@ from test_corels_rashomon import ORDERED, POLICIES, _instance, _problem, _spec, 
 
 from glasswork import Limits, SolveContext
 from glasswork.cython_ext import corels_rashomon as cr
-from glasswork.plugins.corels import CorelsSolver
+from glasswork.plugins.corels import CorelsSolver, rashomon
 from glasswork.plugins.corels.rashomon import make_enumerator
 
 
@@ -84,6 +84,13 @@ def test_a_stopped_count_is_no_count() -> None:
 def test_solver_counts_by_the_table_and_keeps_the_best_for_every_policy_and_thread_count(
     seed: int, lam: float, epsilon: float
 ) -> None:
+    """Unordered policies count first and list the best after (at once here, not after a second)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rashomon, "UNORDERED_LISTING_SECONDS", 0.0)
+        _solve_every_way(seed, lam, epsilon)
+
+
+def _solve_every_way(seed: int, lam: float, epsilon: float) -> None:
     X, y = _instance(seed, n=40, M=5)
     every = every_rule_list(X, y, lam)
     for policy in POLICIES:
@@ -105,9 +112,11 @@ def test_solver_counts_by_the_table_and_keeps_the_best_for_every_policy_and_thre
                     [m.objective for m in rset.members], [o for o, _ in expected[: rset.kept]], atol=1e-12
                 )
                 method = result.stats["rashomon_count_method"]
-                if len(expected) < max_models:  # the listing ends first: its count, nothing else
+                if len(expected) < max_models and policy in ORDERED:  # the listing ends first: nothing else
                     assert method == "listed"
-                elif policy in ORDERED and result.stats["rashomon_emitted"] > max_models:
+                elif policy not in ORDERED:  # counted first, the best listed again
+                    assert method == "tail table" and "rashomon_relisted_up_to" in result.stats
+                elif result.stats["rashomon_emitted"] > max_models:
                     # in objective order the listing stops once it holds the best (the orderings
                     # collapsed onto a list are not emitted: with them the listing may end first)
                     assert method == "tail table", (policy, threads, max_models)
