@@ -254,8 +254,10 @@ def _list(
     enumerator.stop_when_kept = count_memory is not None
     while True:
         if count_memory is not None and not enumerator.complete:
-            if count_unordered and not enumerator.ordered_order and (
-                enumerator.switched_at >= 0 or ctx.elapsed() - started >= UNORDERED_LISTING_SECONDS
+            if (
+                count_unordered
+                and not enumerator.ordered_order
+                and (enumerator.switched_at >= 0 or ctx.elapsed() - started >= UNORDERED_LISTING_SECONDS)
             ):
                 return _enum.SLICE, True  # not in objective order: count first, list the best after
             worst = enumerator.kept_worst  # inf until max_models are kept

@@ -256,13 +256,14 @@ def _rashomon_set(
         stats.update(cluster_stats)
         return _rashomon_logged(rset, stats, ctx)
     t0 = time.perf_counter()
+    enumerator_queue = rs.queue_budget_for(ctx.limits.memory)
     enumerator = rs.make_enumerator(
         units,
         lam,
         threshold,
         floor=optimum,
         threads=threads,
-        queue_budget=rs.queue_budget_for(ctx.limits.memory),
+        queue_budget=enumerator_queue,
         **options,
     )
     rset, _ = rs.enumerate_rashomon(
@@ -278,7 +279,7 @@ def _rashomon_set(
         progress_interval=search_opts.progress_interval,
         count_memory=rs.count_memory_for(ctx.limits.memory),
         relist=lambda upto: rs.make_enumerator(
-            units, lam, upto, floor=optimum, threads=threads, queue_budget=rs.queue_budget_for(ctx.limits.memory), **options
+            units, lam, upto, floor=optimum, threads=threads, queue_budget=enumerator_queue, **options
         ),
         stats=stats,
     )

@@ -9,7 +9,17 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_corels_rashomon import ORDERED, POLICIES, _instance, _problem, _spec, every_rule_list, instances, units_of, within
+from test_corels_rashomon import (
+    ORDERED,
+    POLICIES,
+    _instance,
+    _problem,
+    _spec,
+    every_rule_list,
+    instances,
+    units_of,
+    within,
+)
 
 from glasswork import Limits, SolveContext
 from glasswork.cython_ext import corels_rashomon as cr
