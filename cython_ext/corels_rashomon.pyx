@@ -1344,8 +1344,12 @@ cdef class TailCounter:
     cdef public int64_t n_pruned_bound, n_pruned_lookahead, n_pruned_map, peak_memo_bytes, n_grouped
     cdef public double seconds
 
-    def __init__(self, Enumerator enumerator, int64_t memory_budget=1 << 30, int budget_mode=1,
+    def __init__(self, Enumerator enumerator, int64_t memory_budget=1 << 30, int budget_mode=0,
                  bint seen_bound=True):
+        """``budget_mode`` 0: a table is computed to the budget its caller has left (recomputed
+        for a richer one); 1: to the most any prefix reaching its rows can leave (``theta -
+        lambda W - b0`` of the rows captured: never recomputed, larger). ``seen_bound``: bound 6
+        over the table."""
         cdef int L
         cdef double zc[MAX_CLASSES]
         self.en = enumerator

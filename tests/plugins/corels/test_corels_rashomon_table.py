@@ -27,9 +27,9 @@ from glasswork.plugins.corels import CorelsSolver, rashomon
 from glasswork.plugins.corels.rashomon import make_enumerator
 
 
-def table_count(units, lam, theta, floor, cap, memory=1 << 24, **options) -> int | None:
+def table_count(units, lam, theta, floor, cap, memory=1 << 24, budget_mode=0, **options) -> int | None:
     en = make_enumerator(units, lam, theta, floor=floor, max_prefix_length=cap, max_models=0, **options)
-    counter = cr.TailCounter(en, memory)
+    counter = cr.TailCounter(en, memory, budget_mode)
     assert counter.run(60.0, np.zeros(1, np.uint8)) == cr.DONE
     return counter.count
 
@@ -48,6 +48,7 @@ def test_the_table_counts_what_brute_force_lists(case) -> None:
         expected = len(within(every, theta))
         for memory in (1 << 24, 1, 0):
             assert table_count(units, lam, theta, floor, cap, memory) == expected, (theta, memory)
+        assert table_count(units, lam, theta, floor, cap, budget_mode=1) == expected  # never recomputed
 
 
 @settings(max_examples=25, deadline=None, derandomize=True)
@@ -168,3 +169,21 @@ def test_a_limit_during_the_count_reports_what_the_listing_proved(threads: int) 
         assert rset.unenumerated_bound <= expected[rset.kept][0] + 1e-12
         assert [e for e in events if e.kind == "rashomon"][-1].counters["rashomon_count"] == rset.count
     assert stopped > 0
+
+
+def test_a_table_asked_for_with_more_budget_is_recomputed() -> None:
+    """A row set first reached by a costly prefix holds only the tails that prefix can afford; a
+    cheaper prefix reaching it later needs more: the table is recomputed, never reused as is."""
+    recomputed = 0
+    for seed in range(6):
+        X, y = _instance(seed, n=60, M=7)
+        every = every_rule_list(X, y, 0.0)
+        units = units_of(X, y, 2)
+        for epsilon in (0.2, 0.6):
+            theta = every[0][0] * (1 + epsilon)
+            en = make_enumerator(units, 0.0, theta, floor=every[0][0], max_models=0)
+            counter = cr.TailCounter(en, 1 << 24)
+            assert counter.run(60.0, np.zeros(1, np.uint8)) == cr.DONE
+            assert counter.count == len(within(every, theta)), (seed, epsilon)
+            recomputed += counter.counters()["memo_recomputed"]
+    assert recomputed > 0
