@@ -5,6 +5,8 @@ Each row runs in a fresh process so its peak memory is its own, through the solv
 in 5 ms slices with the limit checks and the streamed members).
 
 * ``--epsilons 0.01,0.05``: the set at each epsilon (λ = ``--lam``): count, complete or not,
+  how it was counted (``listed`` by the enumerator, or by the ``tail table``, with its seconds,
+  entries stored and peak bytes; ``--memory-gb`` sets ``limits.memory``, half of it the table's),
   time of the search and of the enumeration, peak resident memory, the enumerator's own memory,
   prefixes evaluated by the enumeration, nodes, prefixes collapsed, whether (after how many
   expansions) best first went on depth first, and the best members.
@@ -12,7 +14,7 @@ in 5 ms slices with the limit checks and the streamed members).
   without the section (``--repeat`` pairs, alternated), and the whole run's time with the
   enumeration of the (tiny) set at epsilon 0.
 
-    python bench/corels_rashomon.py [--lam 0.01] [--epsilons 0.01,0.05] [--threads 2]
+    python bench/corels_rashomon.py [--lam 0.01] [--epsilons 0.01,0.05] [--threads 2] [--memory-gb 6]
                                     [--time-limit 600] [--overhead] [--repeat 3]
 
 The machine is shared: read the CPU time and the counts; wall times are noisy.
@@ -33,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 DATA = Path(os.environ.get("GLASSWORK_DATA", HERE.parent.parent / "shared" / "datasets")) / "corels"
 
 
-def child(lam: float, epsilon: float | None, threads: int, time_limit: float) -> None:
+def child(lam: float, epsilon: float | None, threads: int, time_limit: float, memory_gb: float | None = None) -> None:
     """One solve, measured from inside the process; prints one JSON line."""
     import resource
 
@@ -65,7 +67,7 @@ def child(lam: float, epsilon: float | None, threads: int, time_limit: float) ->
     if epsilon is not None:
         doc["rashomon"] = {"epsilon": epsilon, "max_models": 1000}
     spec = CorelsSpec.model_validate(doc)
-    ctx = SolveContext(Limits(time=time_limit))
+    ctx = SolveContext(Limits(time=time_limit, memory=None if memory_gb is None else int(memory_gb * 2**30)))
     t0 = time.perf_counter()
     c0 = time.process_time()
     result = CorelsSolver(spec).solve(problem, ctx)
@@ -100,13 +102,23 @@ def child(lam: float, epsilon: float | None, threads: int, time_limit: float) ->
             nodes=stats.get("rashomon_nodes"),
             collapsed=stats.get("rashomon_orderings_collapsed"),
             depth_first_from=stats.get("rashomon_depth_first_from"),
+            count_method=stats.get("rashomon_count_method"),
+            count_s=stats.get("rashomon_count_seconds"),
+            table_entries=stats.get("rashomon_memo_entries_stored"),
+            table_peak_bytes=stats.get("rashomon_memo_peak_bytes"),
+            table_recomputed=stats.get("rashomon_memo_recomputed"),
+            relisted_up_to=stats.get("rashomon_relisted_up_to"),
             best=[(m.objective, m.model.to_text().replace("\n", " | ") if m.model else None) for m in rset.members[:3]],
         )
     print(json.dumps(out))
 
 
-def run_child(lam: float, epsilon: float | None, threads: int, time_limit: float) -> dict[str, Any]:
+def run_child(
+    lam: float, epsilon: float | None, threads: int, time_limit: float, memory_gb: float | None = None
+) -> dict[str, Any]:
     args = [sys.executable, __file__, "--child", "--lam", str(lam), "--threads", str(threads)]
+    if memory_gb is not None:
+        args += ["--memory-gb", str(memory_gb)]
     args += ["--time-limit", str(time_limit)]
     if epsilon is not None:
         args += ["--epsilon", str(epsilon)]
@@ -120,13 +132,14 @@ def main() -> None:
     ap.add_argument("--epsilons", default="0.01,0.05")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--time-limit", type=float, default=600.0)
+    ap.add_argument("--memory-gb", type=float, default=None, help="limits.memory (the tail table gets half)")
     ap.add_argument("--overhead", action="store_true", help="time to the optimum with rashomon at epsilon 0")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--epsilon", type=float, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        child(a.lam, a.epsilon, a.threads, a.time_limit)
+        child(a.lam, a.epsilon, a.threads, a.time_limit, a.memory_gb)
         return
     if not (DATA / "compas_train.out").exists():
         sys.exit(f"no COMPAS files under {DATA} (set GLASSWORK_DATA)")
@@ -145,14 +158,18 @@ def main() -> None:
         for row in plain + with_set:
             print("  " + json.dumps({k: row[k] for k in ("epsilon", "wall_s", "cpu_s", "to_certified_optimum_s")}))
         return
-    print("| epsilon | count | complete | search s | enumeration s | CPU s | peak RSS | enumerator | evaluated |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(
+        "| epsilon | count | complete | method | search s | Rashomon s | count s | CPU s | peak RSS "
+        "| table entries | table peak | evaluated |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for eps in (float(x) for x in a.epsilons.split(",")):
-        r = run_child(a.lam, eps, a.threads, a.time_limit)
+        r = run_child(a.lam, eps, a.threads, a.time_limit, a.memory_gb)
         print(
-            f"| {eps} | {r.get('count'):,} | {r.get('complete')} | {r['to_certified_optimum_s']:.2f} | "
-            f"{r['enumeration_s']:.1f} | {r['cpu_s']:.1f} | {r['peak_rss'] / 2**20:.0f} MB | "
-            f"{(r.get('enumerator_bytes') or 0) / 2**20:.0f} MB | {r.get('enumerated') or 0:,} |",
+            f"| {eps} | {r.get('count'):,} | {r.get('complete')} | {r.get('count_method')} | "
+            f"{r['to_certified_optimum_s']:.2f} | {r['enumeration_s']:.1f} | {r.get('count_s') or 0:.1f} | "
+            f"{r['cpu_s']:.1f} | {r['peak_rss'] / 2**20:.0f} MB | {r.get('table_entries') or 0:,} | "
+            f"{(r.get('table_peak_bytes') or 0) / 2**20:.0f} MB | {r.get('enumerated') or 0:,} |",
             flush=True,
         )
         print("  " + json.dumps(r), flush=True)

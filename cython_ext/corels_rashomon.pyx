@@ -60,6 +60,7 @@ cdef extern from *:
     #include <cstdint>
     #include <vector>
     #include <unordered_map>
+    #include <algorithm>
     /* Record an uncaptured set in the enumerator's map (no node yet); 0 when memory runs out
      * (then the map is left as it was: a record is indexed only once fully written). */
     static int gw_rs_store(std::vector<double>& errs, std::vector<int32_t>& nodes,
@@ -96,7 +97,143 @@ cdef extern from *:
         }
         return 1;
     }
+    /* The tail table (TailCounter): a cell is (k rules, weighted errors e) with a multiplicity;
+     * an entry is H(U) up to a budget and a length, keyed by a hash of U and verified by U. */
+    struct gw_cell { double e; uint64_t n; int32_t k; };
+    struct gw_tail_entry { std::vector<uint64_t> rows; double budget; int32_t klim; double seen; int32_t seen_klim;
+                           std::vector<gw_cell> cells; };
+    typedef std::unordered_map<uint64_t, gw_tail_entry> gw_tail_memo;
+    static size_t gw_tail_entry_bytes(size_t W, size_t n) { return 96 + 8 * W + sizeof(gw_cell) * n; }
+    /* The entry for U (NULL: none, or another set under the same hash). */
+    static gw_tail_entry* gw_tail_find(gw_tail_memo& m, uint64_t key, const uint64_t* rows, int W) {
+        auto it = m.find(key);
+        if (it == m.end()) return NULL;
+        for (int i = 0; i < W; i++) if (it->second.rows[i] != rows[i]) return NULL;
+        return &it->second;
+    }
+    /* The entry for U, made (no cells yet: budget -1) when there is none; NULL on a hash
+     * collision with another set or when memory runs out. ``made`` adds its bytes. */
+    static gw_tail_entry* gw_tail_touch(gw_tail_memo& m, uint64_t key, const uint64_t* rows, int W, int64_t* made) {
+        auto it = m.find(key);
+        *made = 0;
+        if (it != m.end()) {
+            for (int i = 0; i < W; i++) if (it->second.rows[i] != rows[i]) return NULL;
+            return &it->second;
+        }
+        try {
+            gw_tail_entry& e = m[key];
+            e.rows.assign(rows, rows + W);
+            e.budget = -1.0;
+            e.klim = -1;
+            e.seen = -1.0;
+            e.seen_klim = -1;
+            *made = (int64_t)gw_tail_entry_bytes(W, 0);
+            return &e;
+        } catch (...) {
+            m.erase(key);
+            return NULL;
+        }
+    }
+    /* Store (or replace) H(U); returns the bytes it holds now minus before, or -1 when memory
+     * runs out (the memo is left without the entry: recomputed when asked again). */
+    static int64_t gw_tail_store(gw_tail_memo& m, uint64_t key, const uint64_t* rows, int W, double budget,
+                                 int32_t klim, const gw_cell* cells, size_t n) {
+        int64_t before = 0;
+        auto it = m.find(key);
+        if (it != m.end()) before = (int64_t)gw_tail_entry_bytes(W, it->second.cells.size());
+        try {
+            bool fresh = it == m.end();
+            gw_tail_entry& e = m[key];
+            if (fresh || e.rows.size() != (size_t)W || !std::equal(rows, rows + W, e.rows.begin())) {
+                e.seen = -1.0;
+                e.seen_klim = -1;
+            }
+            e.rows.assign(rows, rows + W);
+            e.budget = budget;
+            e.klim = klim;
+            e.cells.assign(cells, cells + n);
+            e.cells.shrink_to_fit();
+        } catch (...) {
+            m.erase(key);
+            return -1 - before;
+        }
+        return (int64_t)gw_tail_entry_bytes(W, n) - before;
+    }
+    /* Drop about half the entries (those whose key has bit ``bit`` set); the bytes freed. */
+    static int64_t gw_tail_evict(gw_tail_memo& m, int W, int bit) {
+        int64_t freed = 0;
+        for (auto it = m.begin(); it != m.end();) {
+            if ((it->first >> bit) & 1) {
+                freed += (int64_t)gw_tail_entry_bytes(W, it->second.cells.size());
+                it = m.erase(it);
+            } else ++it;
+        }
+        return freed;
+    }
+    /* Sort v[start:] by (k, e) and merge equal cells (multiplicities added); 0 on a uint64
+     * overflow, -1 when memory runs out. */
+    static int gw_cells_merge(std::vector<gw_cell>& v, size_t start) {
+        std::sort(v.begin() + start, v.end(), [](const gw_cell& a, const gw_cell& b) {
+            return a.k < b.k || (a.k == b.k && a.e < b.e);
+        });
+        size_t o = start;
+        for (size_t i = start; i < v.size(); i++) {
+            if (o > start && v[o - 1].k == v[i].k && v[o - 1].e == v[i].e) {
+                if (__builtin_add_overflow(v[o - 1].n, v[i].n, &v[o - 1].n)) return 0;
+            } else {
+                v[o++] = v[i];
+            }
+        }
+        v.resize(o);
+        return 1;
+    }
+    static int gw_cells_push(std::vector<gw_cell>& v, double e, uint64_t n, int32_t k) {
+        try { v.push_back(gw_cell{e, n, k}); } catch (...) { return 0; }
+        return 1;
+    }
+    struct gw_tcand { double err; double rest; uint64_t vhash; int32_t ant; };
+    static int gw_tcand_push(std::vector<gw_tcand>& v, gw_tcand c) {
+        try { v.push_back(c); } catch (...) { return 0; }
+        return 1;
+    }
+    static void gw_tcand_sort(std::vector<gw_tcand>& v) {
+        std::sort(v.begin(), v.end(), [](const gw_tcand& a, const gw_tcand& b) {
+            return a.rest > b.rest || (a.rest == b.rest && (a.vhash < b.vhash || (a.vhash == b.vhash && a.ant < b.ant)));
+        });
+    }
+    static int gw_add_u64(uint64_t* a, uint64_t b) { return !__builtin_add_overflow(*a, b, a); }
+    static int gw_mul_u64(uint64_t* a, uint64_t b) { return !__builtin_mul_overflow(*a, b, a); }
     """
+    ctypedef struct gw_cell:
+        double e
+        uint64_t n
+        int32_t k
+    ctypedef struct gw_tail_entry:
+        vector[uint64_t] rows
+        double budget
+        int32_t klim
+        double seen
+        int32_t seen_klim
+        vector[gw_cell] cells
+    cppclass gw_tail_memo:
+        size_t size()
+        void clear()
+    gw_tail_entry* gw_tail_find(gw_tail_memo& m, uint64_t key, const uint64_t* rows, int W) noexcept nogil
+    gw_tail_entry* gw_tail_touch(gw_tail_memo& m, uint64_t key, const uint64_t* rows, int W, int64_t* made) noexcept nogil
+    int64_t gw_tail_store(gw_tail_memo& m, uint64_t key, const uint64_t* rows, int W, double budget,
+                          int32_t klim, const gw_cell* cells, size_t n) noexcept nogil
+    int64_t gw_tail_evict(gw_tail_memo& m, int W, int bit) noexcept nogil
+    int gw_cells_merge(vector[gw_cell]& v, size_t start) noexcept nogil
+    int gw_cells_push(vector[gw_cell]& v, double e, uint64_t n, int32_t k) noexcept nogil
+    int gw_add_u64(uint64_t* a, uint64_t b) noexcept nogil
+    int gw_mul_u64(uint64_t* a, uint64_t b) noexcept nogil
+    ctypedef struct gw_tcand:
+        double err
+        double rest
+        uint64_t vhash
+        int32_t ant
+    int gw_tcand_push(vector[gw_tcand]& v, gw_tcand c) noexcept nogil
+    void gw_tcand_sort(vector[gw_tcand]& v) noexcept nogil
     int gw_rs_store(vector[double]& errs, vector[int32_t]& nodes, vector[int32_t]& reps,
                     unordered_map[uint64_t, int64_t]& index, uint64_t key, double err) noexcept nogil
     int gw_rs_link(unordered_map[int32_t, int32_t]& heads, int32_t rep, int32_t twin, int32_t* next) noexcept nogil
@@ -257,6 +394,8 @@ cdef class Enumerator:
     # first on what is left: switched_at is the number of expansions then (-1: never switched)
     cdef int64_t queue_budget
     cdef public int64_t switched_at
+    # stop once the kept members are provably the best max_models (a TailCounter counts the rest)
+    cdef public bint stop_when_kept
 
     def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
                  const int32_t[::1] lclass, const int32_t[::1] lshift,
@@ -891,6 +1030,9 @@ cdef class Enumerator:
                     or (self.max_evals >= 0 and self.n_evaluated >= self.max_evals)):
                 self.halt = True
                 break
+            if self.stop_when_kept and self._kept_proven(tid):
+                self.halt = True
+                break
             if self.queue.size() == 0:
                 if self.n_inflight == 0:
                     self.halt = True
@@ -931,6 +1073,21 @@ cdef class Enumerator:
         if self.n_waiting > 0:
             gw_notify_all(self.sync)
         gw_unlock(self.sync)
+
+    cdef bint _kept_proven(self, int tid) noexcept nogil:
+        """Ordered mode (under the lock): are the kept members the best ``max_models``? True when
+        the heap is full and nothing queued or in flight can hold a list better than its worst."""
+        cdef double lo = self.oom_bound
+        if self.max_models == 0:
+            return True
+        if not self.ordered or <int64_t>self.kept.size() < self.max_models:
+            return False
+        if self.queue.size() > 0 and self.queue.top().key < lo:
+            lo = self.queue.top().key
+        lo = min(lo, self._others_inflight(tid))
+        if lo == INFINITY:
+            return False                           # nothing left: the run finishes on its own
+        return (lo / self.total if self.total > 0 else 0.0) >= -self.kept.top().key
 
     cdef void _go_depth_first(self) noexcept nogil:
         """The queue outgrew its budget (under the lock, nothing in flight): go on depth first.
@@ -1007,6 +1164,16 @@ cdef class Enumerator:
     @property
     def complete(self):
         return self.finished and not self.out_of_memory
+
+    @property
+    def kept_worst(self):
+        """The worst kept member's objective once ``max_models`` are kept (``inf`` before): with
+        ``lower_bound()`` at least this, the kept ones are the best ``max_models``."""
+        if self.max_models == 0:
+            return -INFINITY
+        if <int64_t>self.kept.size() < self.max_models:
+            return INFINITY
+        return -self.kept.top().key
 
     @property
     def ordered_order(self):
@@ -1176,4 +1343,356 @@ cdef class Enumerator:
             "max_queue": self.max_queue,
             "nodes": self.n_nodes,
             "depth_first_from": self.switched_at,
+        }
+
+
+# -------------------------------------------------------------------------------- the tail table
+
+cdef enum:
+    T_DONE = 0
+    T_STOPPED = 2
+    T_NODE_LIMIT = 3
+    T_OUT_OF_MEMORY = 4
+    T_OVERFLOW = 5
+
+OVERFLOW = T_OVERFLOW
+
+
+cdef class TailCounter:
+    """Count the Rashomon set of an ``Enumerator`` (same data, threshold, floor, roots, length cap
+    and bounds) without listing it: the valid tails after a prefix depend only on the rows U it
+    leaves uncaptured, and a tail's cost (``lambda W k + e``, count units) does not depend on the
+    prefix, so H(U), the multiset of (k, e) over U's valid tails, is computed once per U:
+
+        H(U) = {(0, default errors on U)}  +  sum over a capturing a row of U of
+               shift(H(U minus a), k + 1, e + errors of a on U and a)
+
+    and the set's size is the number of cells of H(all rows) (first rules among ``roots``, the
+    empty list when ``include_empty``) with objective within the threshold and k within the cap.
+    H(U) is only computed up to the budget a caller has left (the threshold minus its prefix's
+    cost; cells above it are never members through that caller) and memoized with that budget
+    and length: a caller with a larger budget recomputes it. The memo (keys: a hash of U,
+    verified against U) is held to ``memory_budget`` bytes by dropping entries, which are
+    recomputed when asked again: never a different count. docs/corels.md, "Rashomon sets",
+    proves the recursion and each bound. One thread.
+    """
+
+    cdef Enumerator en
+    cdef gw_tail_memo memo
+    cdef int64_t memo_bytes, memory_budget, max_evals
+    cdef vector[vector[gw_cell]] level
+    cdef vector[uint64_t] rows           # per level: U (W words)
+    cdef vector[vector[gw_tcand]] cands
+    cdef vector[int64_t] acc
+    cdef double slack, b0_all
+    cdef bint uncapped, do_seen
+    cdef int budget_mode
+    cdef const uint8_t* stop_ptr
+    cdef double t_end
+    cdef int status, evict_bit
+    cdef bint done
+    cdef uint64_t total_count
+    cdef public int64_t n_evaluated, n_hits, n_recomputed, n_evicted, n_stored, n_pruned_support
+    cdef public int64_t n_pruned_bound, n_pruned_lookahead, n_pruned_map, peak_memo_bytes, n_grouped
+    cdef public double seconds
+
+    def __init__(self, Enumerator enumerator, int64_t memory_budget=1 << 30, int budget_mode=0,
+                 bint seen_bound=True):
+        """``budget_mode`` 0: a table is computed to the budget its caller has left (recomputed
+        for a richer one); 1: to the most any prefix reaching its rows can leave (``theta -
+        lambda W - b0`` of the rows captured: never recomputed, larger). ``seen_bound``: bound 6
+        over the table."""
+        cdef int L
+        cdef double zc[MAX_CLASSES]
+        self.en = enumerator
+        self.memory_budget = max(memory_budget, 0)
+        self.budget_mode = budget_mode
+        self.do_seen = seen_bound and enumerator.do_map
+        L = enumerator.max_len + 2
+        self.level.resize(L)
+        self.cands.resize(L)
+        self.slack = enumerator.theta_prune - enumerator.floorW
+        self.uncapped = enumerator.max_len >= enumerator.M
+        self.b0_all = 0
+        self.acc.assign(max(enumerator.P, enumerator.Q) + 1, 0)
+        if enumerator.do_eqpts:
+            enumerator._counts(&enumerator.mask[0], True, zc, &self.acc[0])
+            self.b0_all = weighted_sum(enumerator.C, enumerator.weights, zc)
+        self.rows.assign(<size_t>L * enumerator.W, 0)
+        self.status = -1
+
+    cdef inline bint _halt(self) noexcept nogil:
+        if self.status >= 0:
+            return True
+        if (self.n_evaluated & 255) == 0:
+            if self.stop_ptr[0] != 0 or now() >= self.t_end:
+                self.status = T_STOPPED
+                return True
+        if self.max_evals >= 0 and self.n_evaluated >= self.max_evals:
+            self.status = T_NODE_LIMIT
+            return True
+        return False
+
+    cdef bint _same_capture(self, const uint64_t* U, int a, int b) noexcept nogil:
+        cdef const uint64_t* ca = &self.en.caps[<size_t>a * self.en.W]
+        cdef const uint64_t* cb = &self.en.caps[<size_t>b * self.en.W]
+        cdef int i
+        for i in range(self.en.W):
+            if (U[i] & ca[i]) != (U[i] & cb[i]):
+                return False
+        return True
+
+    cdef uint64_t _key(self, const uint64_t* U) noexcept nogil:
+        cdef uint64_t h = 0x51ED270B3A9F1C65ULL
+        cdef int i
+        for i in range(self.en.W):
+            h = splitmix64(h ^ U[i])
+        return h
+
+    cdef int _tails(self, int L, double budget, double real, int klim, bint top) noexcept nogil:
+        """Write H(U) up to ``budget`` (count units) and ``klim`` rules to ``level[L]``, merged;
+        U is ``rows[L]``, reached by a prefix that leaves ``real`` to the threshold (``budget``
+        may be more: a table computed for a richer caller). 0 on success, else a status."""
+        cdef int W = self.en.W, i, s, label, k, klim_c, c, n_cands = 0
+        cdef const uint64_t* U = &self.rows[<size_t>L * W]
+        cdef uint64_t* V = &self.rows[<size_t>(L + 1) * W]
+        cdef const uint64_t* capv
+        cdef double ucnt[MAX_CLASSES]
+        cdef double uz[MAX_CLASSES]
+        cdef double cnt[MAX_CLASSES]
+        cdef double zc[MAX_CLASSES]
+        cdef double fc[MAX_CLASSES]
+        cdef double correct, wv, err, dflt, b0, bU = 0, rest, budget_c, fw, fcorrect
+        cdef uint64_t key = 0
+        cdef gw_tail_entry* hit = NULL
+        cdef gw_cell* cp
+        cdef size_t j, n
+        cdef int64_t grew, made = 0
+        cdef bint any_bits
+        cdef vector[gw_cell]* out = &self.level[L]
+        cdef vector[gw_cell]* sub
+        cdef vector[gw_tcand]* cands = &self.cands[L]
+        cdef gw_tcand tc
+        cdef int m
+        cdef uint64_t mult
+        out.clear()
+        budget_c = budget
+        klim_c = klim
+        if self.en.do_eqpts:
+            self.en._counts(U, True, uz, &self.acc[0])
+            bU = weighted_sum(self.en.C, self.en.weights, uz)
+        if not top and self.memory_budget > 0:
+            key = self._key(U)
+            hit = gw_tail_touch(self.memo, key, U, W, &made)
+            self.memo_bytes += made
+            if hit != NULL:
+                # bound 6 over the table: a prefix P' reaching U left budget ``seen``, and every
+                # list P' + T is >= floor, so each tail costs >= floor - (theta - seen)
+                if self.do_seen and (self.uncapped or hit.seen_klim >= klim) and hit.seen - budget > self.slack:
+                    self.n_pruned_map += 1
+                    return 0
+                if real > hit.seen and (self.uncapped or klim >= hit.seen_klim):
+                    hit.seen = real
+                    hit.seen_klim = klim
+                if hit.budget >= budget and hit.klim >= klim:
+                    self.n_hits += 1
+                    n = hit.cells.size()
+                    for j in range(n):
+                        cp = &hit.cells[j]
+                        if cp.k <= klim and cp.e + cp.k * self.en.lamW <= budget:
+                            if not gw_cells_push(out[0], cp.e, cp.n, cp.k):
+                                return T_OUT_OF_MEMORY
+                    return 0
+                if hit.budget >= 0:
+                    self.n_recomputed += 1        # a caller with more budget: recompute it
+                budget_c = max(budget, hit.budget)
+                klim_c = max(klim, hit.klim)
+            if self.budget_mode == 1:             # every prefix reaching U costs >= lambda W + b0(rows it captured)
+                budget_c = max(budget_c, self.en.theta_prune - self.en.lamW - (self.b0_all - bU))
+        self.en._counts(U, False, ucnt, &self.acc[0])
+        dflt = weighted_majority(self.en.C, self.en.weights, ucnt, &correct, &label)
+        dflt = dflt - correct
+        if (not top or self.en.include_empty) and dflt <= budget_c:
+            if not gw_cells_push(out[0], dflt, 1, 0):
+                return T_OUT_OF_MEMORY
+        cands.clear()
+        if klim_c > 0 and self.en.lamW + bU <= budget_c:   # every nonempty tail costs lambda W + U's minority
+            for s in range(self.en.M):
+                if top and not self.en.root_ok[s]:
+                    continue
+                if self._halt():
+                    return self.status
+                self.n_evaluated += 1
+                capv = &self.en.caps[<size_t>s * W]
+                any_bits = False
+                for i in range(W):
+                    V[i] = U[i] & capv[i]
+                    if V[i] != 0:
+                        any_bits = True
+                if not any_bits:                   # captures nothing of U: not a valid tail rule
+                    continue
+                self.en._counts(V, False, cnt, &self.acc[0])
+                wv = weighted_majority(self.en.C, self.en.weights, cnt, &correct, &label)
+                if self.en.do_support and self.en.floorW + self.en.lamW - correct > self.en.theta_prune:
+                    self.n_pruned_support += 1     # bound 4: in no member, whatever the prefix
+                    continue
+                err = wv - correct
+                rest = budget_c - self.en.lamW - err    # what the tail after a may cost
+                if rest < 0:
+                    self.n_pruned_bound += 1
+                    continue
+                b0 = 0
+                if self.en.do_eqpts:               # every tail on U minus a errs its minority
+                    self.en._counts(V, True, zc, &self.acc[0])
+                    for k in range(self.en.C):
+                        zc[k] = uz[k] - zc[k]
+                    b0 = weighted_sum(self.en.C, self.en.weights, zc)
+                    if b0 > rest:
+                        self.n_pruned_lookahead += 1
+                        continue
+                if klim_c == 1 or self.en.lamW + b0 > rest:
+                    # no rule can follow a within the budget: a's tail is the default alone
+                    for k in range(self.en.C):
+                        fc[k] = ucnt[k] - cnt[k]
+                    fw = weighted_majority(self.en.C, self.en.weights, fc, &fcorrect, &label)
+                    if fw - fcorrect <= rest:
+                        if not gw_cells_push(out[0], (fw - fcorrect) + err, 1, 1):
+                            return T_OUT_OF_MEMORY
+                    continue
+                tc.err = err
+                tc.rest = rest
+                tc.ant = s
+                tc.vhash = self._key(V)
+                if not gw_tcand_push(cands[0], tc):
+                    return T_OUT_OF_MEMORY
+            gw_tcand_sort(cands[0])                # cheapest first: later callers of a set find it computed
+            n_cands = cands.size()
+            c = 0
+            while c < n_cands:
+                tc = cands[0][c]
+                capv = &self.en.caps[<size_t>tc.ant * W]
+                # rules capturing the same rows of U lead to the same tails: one table, times m
+                m = 1
+                while c + m < n_cands and cands[0][c + m].vhash == tc.vhash and cands[0][c + m].rest == tc.rest \
+                        and self._same_capture(U, tc.ant, cands[0][c + m].ant):
+                    m += 1
+                c += m
+                self.n_grouped += m - 1
+                for i in range(W):
+                    V[i] = U[i] & ~capv[i]
+                k = self._tails(L + 1, tc.rest, real - self.en.lamW - tc.err, klim_c - 1, False)
+                if k != 0:
+                    return k
+                sub = &self.level[L + 1]
+                n = sub.size()
+                for j in range(n):
+                    cp = &sub[0][j]
+                    mult = cp.n
+                    if not gw_mul_u64(&mult, <uint64_t>m):
+                        return T_OVERFLOW
+                    if not gw_cells_push(out[0], cp.e + tc.err, mult, cp.k + 1):
+                        return T_OUT_OF_MEMORY
+        k = gw_cells_merge(out[0], 0)
+        if k == 0:
+            return T_OVERFLOW
+        if top:
+            return 0
+        if self.memory_budget > 0:
+            if self.memo_bytes > self.memory_budget:
+                self.n_evicted += 1
+                self.memo_bytes -= gw_tail_evict(self.memo, W, self.evict_bit)
+                self.evict_bit = (self.evict_bit + 7) % 64
+            grew = gw_tail_store(self.memo, key, U, W, budget_c, klim_c, out.data(), out.size())
+            if grew >= 0:
+                self.memo_bytes += grew
+                self.n_stored += 1
+            else:
+                self.memo_bytes -= (-1 - grew)     # the entry is gone (memory ran out)
+            if self.memo_bytes > self.peak_memo_bytes:
+                self.peak_memo_bytes = self.memo_bytes
+        if budget_c > budget or klim_c > klim:     # this caller wants only its own part
+            n = 0
+            for j in range(out.size()):
+                cp = &out[0][j]
+                if cp.k <= klim and cp.e + cp.k * self.en.lamW <= budget:
+                    out[0][n] = cp[0]
+                    n += 1
+            out.resize(n)
+        return 0
+
+    def run(self, double seconds, const uint8_t[::1] stop_flag, int64_t max_evaluations=-1):
+        """Count the set, for at most ``seconds``; returns DONE, STOPPED (the stop flag or the
+        time), NODE_LIMIT (``max_evaluations`` rules scored), OUT_OF_MEMORY or OVERFLOW (more
+        members than 2^64). Not resumable: a stopped count is no count (``count`` is None)."""
+        cdef Enumerator en = self.en
+        cdef int W = en.W, i, code
+        cdef double t0 = now(), R
+        cdef size_t j
+        cdef gw_cell* cp
+        cdef uint64_t total = 0
+        cdef bint overflow = False
+        if self.done:
+            return self.status
+        self.stop_ptr = &stop_flag[0]
+        self.max_evals = max_evaluations
+        with nogil:
+            self.t_end = t0 + seconds
+            for i in range(W):
+                self.rows[i] = en.mask[i]
+            code = self._tails(0, en.theta_prune, en.theta_prune, en.max_len, True)
+            if code == 0:
+                for j in range(self.level[0].size()):
+                    cp = &self.level[0][j]
+                    R = (cp.e + cp.k * en.lamW) / en.total if en.total > 0 else 0.0
+                    if R <= en.theta_in and not gw_add_u64(&total, cp.n):
+                        overflow = True
+                code = T_OVERFLOW if overflow else T_DONE
+            self.seconds = now() - t0
+        self.status = code
+        self.done = True
+        self.total_count = total
+        self.memo.clear()
+        self.memo_bytes = 0
+        return code
+
+    def nth_objective(self, int64_t n):
+        """The objective of the ``n``-th best member (1-based) once counted, from the table's
+        cells of the whole set; ``None`` when the set has fewer members or no count."""
+        cdef list cells = []
+        cdef size_t j
+        cdef gw_cell* cp
+        cdef double R
+        if self.count is None or n < 1:
+            return None
+        for j in range(self.level[0].size()):
+            cp = &self.level[0][j]
+            R = (cp.e + cp.k * self.en.lamW) / self.en.total if self.en.total > 0 else 0.0
+            if R <= self.en.theta_in:
+                cells.append((R, cp.n))
+        cells.sort()
+        for R, m in cells:
+            n -= m
+            if n <= 0:
+                return R
+        return None
+
+    @property
+    def count(self):
+        """The exact size of the set once ``run`` returned DONE; otherwise None."""
+        return int(self.total_count) if self.done and self.status == T_DONE else None
+
+    def counters(self):
+        return {
+            "count_seconds": self.seconds,
+            "count_evaluated": self.n_evaluated,
+            "memo_entries_stored": self.n_stored,
+            "memo_hits": self.n_hits,
+            "memo_recomputed": self.n_recomputed,
+            "memo_evictions": self.n_evicted,
+            "memo_peak_bytes": self.peak_memo_bytes,
+            "count_pruned_support": self.n_pruned_support,
+            "count_pruned_bound": self.n_pruned_bound,
+            "count_pruned_lookahead": self.n_pruned_lookahead,
+            "count_pruned_map": self.n_pruned_map,
+            "count_rules_grouped": self.n_grouped,
         }

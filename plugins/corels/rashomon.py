@@ -11,6 +11,7 @@ docs/corels.md, "Rashomon sets", proves which bounds stay.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -21,7 +22,7 @@ from glasswork.data import Problem
 from glasswork.plugins.corels.engine import Units
 from glasswork.plugins.corels.model import RuleList
 from glasswork.result import RashomonMember, RashomonSet, prediction_fingerprint
-from glasswork.solver import SolveContext
+from glasswork.solver import SolveContext, StopReason
 from glasswork.spec import RashomonSpec
 
 SLICE_SECONDS = 0.005
@@ -31,6 +32,12 @@ SLICE_SECONDS = 0.005
 # time, not all the memory; a quarter of ``limits.memory`` when that is smaller
 QUEUE_BUDGET_ENTRIES = 1 << 25
 QUEUE_ENTRY_BYTES = 32
+
+# the tail table's memory (TailCounter): past it, entries are dropped and recomputed when asked
+TABLE_BUDGET_BYTES = 2 << 30
+# a listing not in objective order (bfs, dfs, curiosity) that has not ended after this long gives
+# way to the table (best first gone depth first gives way at once): small sets stay listed
+UNORDERED_LISTING_SECONDS = 1.0
 
 # the bounds of the plain search the enumerator keeps (restated against the threshold); an
 # ablation that names one switches it off here too, the others do not apply to enumeration
@@ -146,6 +153,13 @@ def member_builder(
     return member
 
 
+def count_memory_for(memory_limit: float | None) -> int:
+    """The tail table's memory budget (bytes): half of ``limits.memory``, 2 GiB without one."""
+    if memory_limit is None:
+        return TABLE_BUDGET_BYTES
+    return max(1 << 20, int(memory_limit) // 2)
+
+
 def enumerate_rashomon(
     enumerator: Any,
     *,
@@ -158,47 +172,61 @@ def enumerate_rashomon(
     feature_names: Callable[[list[int]], tuple[str, ...]],
     nodes_before: int = 0,
     progress_interval: float = 0.25,
+    count_memory: int | None = None,
+    relist: Callable[[float], Any] | None = None,
+    stats: dict[str, Any] | None = None,
 ) -> tuple[RashomonSet, int]:
     """Run ``enumerator`` to the end or to a limit, streaming members (best first, when the
     policy enumerates in objective order) through ``ctx.rashomon``; returns the set and the
-    enumerator's last return code."""
+    enumerator's last return code.
+
+    With ``count_memory`` (bytes for the tail table) the set is counted, not listed, once listing
+    it would not pay: the listing stops as soon as the kept lists are provably the best
+    ``max_models`` (the worst kept is at most the bound on everything not listed), or, with
+    ``relist``, as soon as it is not in objective order (another policy, or best first gone depth
+    first); a ``TailCounter`` counts the whole set, and ``relist(t)`` (an enumerator of the lists
+    within ``t``) then lists the best ``max_models`` again up to the objective of the
+    ``max_models``-th, which the table gives. If the listing ends first, its own count is exact and
+    nothing else runs. A count stopped by a limit is no count: the set then says what the listing
+    proved (``complete`` false, the listed members, the listing's bound)."""
     members: dict[tuple[int, ...], RashomonMember] = {}
     member = member_builder(request, build, problem, feature_names, members)
-
-    node_limit = -1 if ctx.limits.nodes is None else max(int(ctx.limits.nodes) - nodes_before, 0)
-    streamed = 0
-    last = -1.0
-    while True:
-        code = enumerator.run(SLICE_SECONDS, ctx.stop_flag, node_limit)
-        if code == _enum.SLICE and ctx.check(nodes_before + enumerator.n_evaluated) is not None:
-            code = _enum.STOPPED
-        now = ctx.elapsed()
-        if code != _enum.SLICE or now - last >= progress_interval:
-            last = now
-            fresh = enumerator.kept_since(streamed) if enumerator.ordered_order else []
-            streamed += len(fresh)
-            bound = enumerator.lower_bound()
-            ctx.rashomon(
-                enumerator.n_emitted,  # the orderings collapsed onto them are counted at the end
-                [member(obj, prefix) for obj, prefix in fresh],
-                threshold=threshold,
-                lower_bound=None if not np.isfinite(bound) else bound,
-                nodes=nodes_before + enumerator.n_evaluated,
-            )
-        if code != _enum.SLICE:
-            break
-    sent = set(members)
+    info = stats if stats is not None else {}
+    info["rashomon_count_method"] = "listed"
+    sent: set[tuple[int, ...]] = set()
+    code, stopped_early = _list(
+        enumerator, ctx, threshold, nodes_before, progress_interval, member, sent, count_memory, relist is not None
+    )
+    counted: int | None = None
+    info["rashomon_listed"] = int(enumerator.count)
+    listed_best = True
+    if stopped_early:
+        code, counter = _count_by_table(
+            enumerator, count_memory or 0, ctx, threshold, nodes_before, progress_interval, info
+        )
+        counted = counter.count
+        proven = enumerator.kept_worst <= enumerator.lower_bound()
+        if counted is not None and not proven and relist is not None:
+            # list the best max_models again, up to the objective of the max_models-th (ties too)
+            nth = counter.nth_objective(max(int(request.max_models), 1))
+            before = nodes_before + enumerator.n_evaluated + counter.n_evaluated
+            enumerator = relist(threshold if nth is None else nth)
+            info["rashomon_relisted_up_to"] = threshold if nth is None else nth
+            code, _ = _list(enumerator, ctx, threshold, before, progress_interval, member, sent, None, False)
+            listed_best = bool(enumerator.complete)
+        elif not proven:
+            listed_best = False
     kept = [member(obj, prefix) for obj, prefix in enumerator.kept_members()]
-    count = int(enumerator.count)
+    complete = (counted is not None and listed_best) or (not stopped_early and bool(enumerator.complete))
+    count = counted if counted is not None else int(enumerator.count)
     bound = enumerator.lower_bound()
     ctx.rashomon(  # the exact count, and the kept lists not sent yet (the orderings collapsed)
         count,
         [m for m, (_, prefix) in zip(kept, enumerator.kept_members()) if prefix not in sent],
         threshold=threshold,
-        lower_bound=None if not np.isfinite(bound) else bound,
-        nodes=nodes_before + enumerator.n_evaluated,
+        lower_bound=None if complete or not np.isfinite(bound) else bound,
+        nodes=nodes_before + enumerator.n_evaluated + int(info.get("rashomon_count_evaluated", 0)),
     )
-    complete = bool(enumerator.complete)
     return (
         RashomonSet(
             threshold=threshold,
@@ -211,6 +239,109 @@ def enumerate_rashomon(
         ),
         int(code),
     )
+
+
+def _list(
+    enumerator: Any,
+    ctx: SolveContext,
+    threshold: float,
+    nodes_before: int,
+    progress_interval: float,
+    member: Callable[[float, tuple[int, ...]], RashomonMember],
+    sent: set[tuple[int, ...]],
+    count_memory: int | None,
+    count_unordered: bool,
+) -> tuple[int, bool]:
+    """Run the listing in slices until it ends, a limit stops it, or (with ``count_memory``) the
+    table should count the rest; the enumerator's code and whether it stopped for the table."""
+    node_limit = -1 if ctx.limits.nodes is None else max(int(ctx.limits.nodes) - nodes_before, 0)
+    last = -1.0
+    checked = -1.0
+    streamed = 0
+    started = ctx.elapsed()
+    enumerator.stop_when_kept = count_memory is not None
+    while True:
+        if count_memory is not None and not enumerator.complete:
+            if (
+                count_unordered
+                and not enumerator.ordered_order
+                and (enumerator.switched_at >= 0 or ctx.elapsed() - started >= UNORDERED_LISTING_SECONDS)
+            ):
+                return _enum.SLICE, True  # not in objective order: count first, list the best after
+            worst = enumerator.kept_worst  # inf until max_models are kept
+            if worst < np.inf and (enumerator.ordered_order or ctx.elapsed() - checked >= 0.05):
+                checked = ctx.elapsed()  # (unordered: a scan of the queue)
+                if worst <= enumerator.lower_bound():
+                    return _enum.SLICE, True  # the kept lists are the best max_models
+        code = enumerator.run(SLICE_SECONDS, ctx.stop_flag, node_limit)
+        if code == _enum.SLICE and ctx.check(nodes_before + enumerator.n_evaluated) is not None:
+            code = _enum.STOPPED
+        now = ctx.elapsed()
+        if code != _enum.SLICE or now - last >= progress_interval:
+            last = now
+            fresh = enumerator.kept_since(streamed) if enumerator.ordered_order else []
+            streamed += len(fresh)
+            fresh = [(obj, prefix) for obj, prefix in fresh if prefix not in sent]
+            sent.update(prefix for _, prefix in fresh)
+            bound = enumerator.lower_bound()
+            ctx.rashomon(
+                enumerator.n_emitted,  # the orderings collapsed onto them are counted at the end
+                [member(obj, prefix) for obj, prefix in fresh],
+                threshold=threshold,
+                lower_bound=None if not np.isfinite(bound) else bound,
+                nodes=nodes_before + enumerator.n_evaluated,
+            )
+        if code != _enum.SLICE:
+            return code, False
+
+
+def _count_by_table(
+    enumerator: Any,
+    memory: int,
+    ctx: SolveContext,
+    threshold: float,
+    nodes_before: int,
+    progress_interval: float,
+    info: dict[str, Any],
+) -> tuple[int, Any]:
+    """Count the set with a ``TailCounter`` on a worker thread (it releases the GIL) while this
+    one polls the limits, which set ``ctx.stop_flag`` the counter reads, and keeps the
+    ``rashomon`` events flowing (the listed count; the exact count comes at the end). Returns the
+    counter's code and the counter (its ``count`` None unless it finished)."""
+    counter = _enum.TailCounter(enumerator, int(memory))
+    listed = int(enumerator.count)
+    before = nodes_before + enumerator.n_evaluated
+    node_limit = -1 if ctx.limits.nodes is None else max(int(ctx.limits.nodes) - before, 0)
+    codes: list[int] = []
+    worker = threading.Thread(
+        target=lambda: codes.append(counter.run(1e12, ctx.stop_flag, node_limit)), name="rashomon-count", daemon=True
+    )
+    worker.start()
+    bound = enumerator.lower_bound()
+    try:
+        while worker.is_alive():
+            worker.join(progress_interval)
+            ctx.check(before + counter.n_evaluated)
+            ctx.rashomon(
+                listed,
+                [],
+                threshold=threshold,
+                lower_bound=None if not np.isfinite(bound) else bound,
+                nodes=before + counter.n_evaluated,
+            )
+    except BaseException:  # a Ctrl-C here: stop the counter before going on
+        ctx.request_stop(StopReason.CANCEL)
+        worker.join()
+        raise
+    code = codes[0] if codes else _enum.STOPPED
+    info["rashomon_count_method"] = "tail table" if code == _enum.DONE else "listed"
+    info.update({f"rashomon_{k}": v for k, v in counter.counters().items()})
+    info["rashomon_count_threads"] = 1
+    if code == _enum.OVERFLOW:
+        ctx.log("corels: the Rashomon set has more than 2^64 lists; the count is the lists listed", level="warning")
+    elif code == _enum.OUT_OF_MEMORY:
+        ctx.log("corels: the Rashomon count ran out of memory; the count is the lists listed", level="warning")
+    return code, counter
 
 
 def unproven_set(request: RashomonSpec, objective: float, lower_bound: float, incumbent: RashomonMember) -> RashomonSet:

@@ -266,13 +266,14 @@ def _rashomon_set(
         stats.update(cluster_stats)
         return _rashomon_logged(rset, stats, ctx)
     t0 = time.perf_counter()
+    enumerator_queue = rs.queue_budget_for(ctx.limits.memory)
     enumerator = rs.make_enumerator(
         units,
         lam,
         threshold,
         floor=optimum,
         threads=threads,
-        queue_budget=rs.queue_budget_for(ctx.limits.memory),
+        queue_budget=enumerator_queue,
         **options,
     )
     rset, _ = rs.enumerate_rashomon(
@@ -286,6 +287,11 @@ def _rashomon_set(
         feature_names=features,
         nodes_before=evaluations,
         progress_interval=search_opts.progress_interval,
+        count_memory=rs.count_memory_for(ctx.limits.memory),
+        relist=lambda upto: rs.make_enumerator(
+            units, lam, upto, floor=optimum, threads=threads, queue_budget=enumerator_queue, **options
+        ),
+        stats=stats,
     )
     stats["rashomon_seconds"] = time.perf_counter() - t0
     stats["rashomon_bytes"] = enumerator.memory_bytes()

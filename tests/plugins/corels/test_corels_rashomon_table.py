@@ -1,0 +1,189 @@
+"""The CORELS Rashomon set counted by the table of tail costs per uncaptured row set
+(``TailCounter``) against brute force: the count for every instance, subtree, memory budget and
+bound; through the solver with ``max_models`` smaller than the set, for every policy and thread
+count, the kept lists are the best; a count stopped by a limit reports what the listing proved."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_corels_rashomon import (
+    ORDERED,
+    POLICIES,
+    _instance,
+    _problem,
+    _spec,
+    every_rule_list,
+    instances,
+    units_of,
+    within,
+)
+
+from glasswork import Limits, SolveContext
+from glasswork.cython_ext import corels_rashomon as cr
+from glasswork.plugins.corels import CorelsSolver, rashomon
+from glasswork.plugins.corels.rashomon import make_enumerator
+
+
+def table_count(units, lam, theta, floor, cap, memory=1 << 24, budget_mode=0, **options) -> int | None:
+    en = make_enumerator(units, lam, theta, floor=floor, max_prefix_length=cap, max_models=0, **options)
+    counter = cr.TailCounter(en, memory, budget_mode)
+    assert counter.run(60.0, np.zeros(1, np.uint8)) == cr.DONE
+    return counter.count
+
+
+@settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(instances())
+def test_the_table_counts_what_brute_force_lists(case) -> None:
+    """Relative and absolute thresholds, a floor below the optimum (a stopped search's), a memory
+    budget so small that every entry is dropped and recomputed, and no table at all."""
+    X, y, C, weights, lam, max_len, epsilon = case
+    every = every_rule_list(X, y, lam, C, weights, max_len)
+    optimum = every[0][0]
+    units = units_of(X, y, C, weights)
+    cap = 255 if max_len is None else max_len
+    for theta, floor in (((1 + epsilon) * optimum, optimum), (optimum + 0.1 * epsilon, 0.9 * optimum)):
+        expected = len(within(every, theta))
+        for memory in (1 << 24, 1, 0):
+            assert table_count(units, lam, theta, floor, cap, memory) == expected, (theta, memory)
+        assert table_count(units, lam, theta, floor, cap, budget_mode=1) == expected  # never recomputed
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(instances(), st.sampled_from(["support", "equivalent_points", "map"]))
+def test_each_bound_of_the_table_switched_off_changes_no_count(case, bound: str) -> None:
+    X, y, C, weights, lam, max_len, epsilon = case
+    every = every_rule_list(X, y, lam, C, weights, max_len)
+    theta = every[0][0] * (1 + epsilon)
+    units = units_of(X, y, C, weights)
+    cap = 255 if max_len is None else max_len
+    options = {"symmetry_map": False} if bound == "map" else {"ablation": (bound,)}
+    assert table_count(units, lam, theta, every[0][0], cap, **options) == len(within(every, theta))
+
+
+def test_roots_split_the_table_count_into_subtrees_that_add_up() -> None:
+    X, y = _instance(7, n=60, M=6)
+    lam = 0.01
+    every = every_rule_list(X, y, lam)
+    theta = every[0][0] * 1.3
+    units = units_of(X, y, 2)
+    parts = [table_count(units, lam, theta, every[0][0], 255, roots=[], include_empty=True)]
+    parts += [table_count(units, lam, theta, every[0][0], 255, roots=[r], include_empty=False) for r in range(6)]
+    members = within(every, theta)
+    assert parts[0] == sum(1 for _, p in members if p == ()) and sum(parts) == len(members) > 20
+    for r in range(6):  # each subtree: the lists whose first rule is r
+        assert parts[r + 1] == sum(1 for _, p in within(every, theta) if p[:1] == (r,))
+
+
+def test_a_stopped_count_is_no_count() -> None:
+    X, y = _instance(7, n=60, M=6)
+    every = every_rule_list(X, y, 0.01)
+    units = units_of(X, y, 2)
+    en = make_enumerator(units, 0.01, every[0][0] * 1.3, floor=every[0][0], max_models=0)
+    counter = cr.TailCounter(en, 1 << 20)
+    assert counter.run(60.0, np.zeros(1, np.uint8), 50) == cr.NODE_LIMIT
+    assert counter.count is None
+    en = make_enumerator(units, 0.01, every[0][0] * 1.3, floor=every[0][0], max_models=0)
+    counter = cr.TailCounter(en, 1 << 20)
+    assert counter.run(60.0, np.ones(1, np.uint8)) == cr.STOPPED and counter.count is None
+
+
+@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10**6), st.sampled_from([0.0, 0.01, 0.03]), st.sampled_from([0.1, 0.4, 1.0]))
+def test_solver_counts_by_the_table_and_keeps_the_best_for_every_policy_and_thread_count(
+    seed: int, lam: float, epsilon: float
+) -> None:
+    """Unordered policies count first and list the best after (at once here, not after a second)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rashomon, "UNORDERED_LISTING_SECONDS", 0.0)
+        _solve_every_way(seed, lam, epsilon)
+
+
+def _solve_every_way(seed: int, lam: float, epsilon: float) -> None:
+    X, y = _instance(seed, n=40, M=5)
+    every = every_rule_list(X, y, lam)
+    for policy in POLICIES:
+        for threads in (1, 2):
+            for max_models in (1, 3):  # the spec asks for max_models >= 1
+                spec = _spec(
+                    objective={"regularization": lam},
+                    constraints={"min_support": 0.0, "negations": False},
+                    search={"threads": threads, "policy": policy},
+                    rashomon={"epsilon": epsilon, "max_models": max_models},
+                )
+                result = CorelsSolver(spec).solve(_problem(X, y), SolveContext(Limits()))
+                rset = result.rashomon
+                assert rset is not None and rset.complete, (policy, threads, max_models)
+                expected = within(every, rset.threshold)
+                assert rset.count == len(expected), (policy, threads, max_models)
+                assert rset.kept == min(max_models, len(expected))
+                np.testing.assert_allclose(
+                    [m.objective for m in rset.members], [o for o, _ in expected[: rset.kept]], atol=1e-12
+                )
+                method = result.stats["rashomon_count_method"]
+                if len(expected) < max_models and policy in ORDERED:  # the listing ends first: nothing else
+                    assert method == "listed"
+                elif policy not in ORDERED:  # counted first, the best listed again
+                    assert method == "tail table" and "rashomon_relisted_up_to" in result.stats
+                elif result.stats["rashomon_emitted"] > max_models:
+                    # in objective order the listing stops once it holds the best (the orderings
+                    # collapsed onto a list are not emitted: with them the listing may end first)
+                    assert method == "tail table", (policy, threads, max_models)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_limit_during_the_count_reports_what_the_listing_proved(threads: int) -> None:
+    X, y = _instance(19, n=80, M=6)
+    base = {
+        "objective": {"regularization": 0.01},
+        "constraints": {"min_support": 0.0, "negations": False},
+        "search": {"threads": threads},
+    }
+    spec = _spec(**base, rashomon={"epsilon": 0.5, "max_models": 3})
+    whole = CorelsSolver(spec).solve(_problem(X, y), SolveContext(Limits()))
+    assert whole.stats["rashomon_count_method"] == "tail table"
+    every = every_rule_list(X, y, 0.01)
+    expected = within(every, whole.rashomon.threshold)
+    assert whole.rashomon.count == len(expected) > 3
+    listed_nodes = whole.stats["nodes"] + whole.stats["rashomon_evaluated"]  # the search's and the listing's
+    stopped = 0
+    for extra in (1, 30, 300):
+        events: list = []
+        limits = Limits(nodes=listed_nodes + extra)
+        result = CorelsSolver(spec).solve(_problem(X, y), SolveContext(limits, events.append))
+        rset = result.rashomon
+        assert result.certificate.status.value == "optimal" and rset is not None
+        if rset.complete:
+            assert rset.count == len(expected)
+            continue
+        stopped += 1
+        assert result.stats["rashomon_count_method"] == "listed"
+        # what the listing proved (its members, with the orderings collapsed onto them), no partial sum
+        assert rset.kept <= 3 and rset.kept <= rset.count == result.stats["rashomon_listed"] < len(expected)
+        np.testing.assert_allclose(
+            [m.objective for m in rset.members], [o for o, _ in expected[: rset.kept]], atol=1e-12
+        )
+        assert rset.unenumerated_bound is not None
+        assert rset.unenumerated_bound <= expected[rset.kept][0] + 1e-12
+        assert [e for e in events if e.kind == "rashomon"][-1].counters["rashomon_count"] == rset.count
+    assert stopped > 0
+
+
+def test_a_table_asked_for_with_more_budget_is_recomputed() -> None:
+    """A row set first reached by a costly prefix holds only the tails that prefix can afford; a
+    cheaper prefix reaching it later needs more: the table is recomputed, never reused as is."""
+    recomputed = 0
+    for seed in range(6):
+        X, y = _instance(seed, n=60, M=7)
+        every = every_rule_list(X, y, 0.0)
+        units = units_of(X, y, 2)
+        for epsilon in (0.2, 0.6):
+            theta = every[0][0] * (1 + epsilon)
+            en = make_enumerator(units, 0.0, theta, floor=every[0][0], max_models=0)
+            counter = cr.TailCounter(en, 1 << 24)
+            assert counter.run(60.0, np.zeros(1, np.uint8)) == cr.DONE
+            assert counter.count == len(within(every, theta)), (seed, epsilon)
+            recomputed += counter.counters()["memo_recomputed"]
+    assert recomputed > 0
