@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from live_runs import open_live_run
 from glasswork import Problem
-from glasswork.record import RunInfo
 from glasswork.solver import Limits, SolveContext
 from glasswork.store import RunStore, StoreSink
 
@@ -20,26 +20,7 @@ NAMES = [f"{HOSTILE[j % len(HOSTILE)]} {j}" for j in range(12)]
 
 def live_run(tmp_path: Path, run_id: str) -> tuple[RunStore, StoreSink]:
     """A run whose journal is open (its finish record not written yet), as the store reads it."""
-    store = RunStore(tmp_path / "glasswork.duckdb").open()
-    sink = StoreSink(store)
-    sink.on_start(
-        RunInfo(
-            run_id=run_id,
-            name="live",
-            solver="x",
-            solver_version="1",
-            spec_hash="h",
-            spec={},
-            spec_path=None,
-            data_fingerprint="f",
-            n_train=1,
-            n_test=0,
-            n_features=len(NAMES),
-            started_at="2026-01-01T00:00:00+00:00",
-            pid=None,  # alive while its journal's lock is held, as a run's process is
-        )
-    )
-    return store, sink
+    return open_live_run(tmp_path, run_id, n_features=len(NAMES))
 
 
 def problem(X: np.ndarray, y: np.ndarray) -> Problem:

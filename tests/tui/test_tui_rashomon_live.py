@@ -4,6 +4,8 @@ hostile feature names inert."""
 
 from __future__ import annotations
 
+from live_runs import open_live_run
+
 import asyncio
 from pathlib import Path
 
@@ -11,10 +13,8 @@ import numpy as np
 from tui_fixtures import plain, wait_for
 
 from glasswork import Problem
-from glasswork.record import RunInfo
 from glasswork.quoting import terminal_text
 from glasswork.solver import Limits, SolveContext
-from glasswork.store import RunStore, StoreSink
 from glasswork.tui.app import GlassworkApp
 from glasswork.tui.monitor import MonitorScreen
 from glasswork.tui.sources import FollowedRun
@@ -27,25 +27,7 @@ def test_the_monitor_shows_a_stopped_corels_runs_set_before_its_finish_record(tm
     from glasswork.plugins.corels.solver import CorelsSolver
     from glasswork.plugins.corels.spec import CorelsSpec
 
-    store = RunStore(tmp_path / "glasswork.duckdb").open()
-    sink = StoreSink(store)
-    sink.on_start(
-        RunInfo(
-            run_id="stopped-live",
-            name="live",
-            solver="corels",
-            solver_version="1",
-            spec_hash="h",
-            spec={},
-            spec_path=None,
-            data_fingerprint="f",
-            n_train=400,
-            n_test=0,
-            n_features=len(NAMES),
-            started_at="2026-01-01T00:00:00+00:00",
-            pid=None,
-        )
-    )
+    store, sink = open_live_run(tmp_path, "stopped-live", solver="corels", n_features=len(NAMES), n_train=400)
     rng = np.random.default_rng(0)
     X = (rng.random((400, len(NAMES))) < 0.4).astype(np.uint8)
     y = (rng.random(400) < 0.5).astype(np.int64)

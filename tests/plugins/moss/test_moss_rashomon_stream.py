@@ -5,6 +5,8 @@ reads them back with their completeness; the chosen point's set stays ``Result.r
 
 from __future__ import annotations
 
+from live_runs import open_live_run
+
 import json
 import signal
 import subprocess
@@ -171,35 +173,15 @@ def test_hostile_feature_names_reach_the_store_as_data_through_the_live_events(t
 
     from glasswork.data import load_problem
     from glasswork.plugins.moss import MossSolver
-    from glasswork.record import RunInfo
     from glasswork.registry import get_registry
     from glasswork.solver import SolveContext
     from glasswork.spec import validate_spec
-    from glasswork.store import StoreSink
 
     spec = validate_spec(document(objective=SMALL, constraints=FRONTIER, rashomon={"epsilon": 0.04}), get_registry())
     problem = load_problem(spec.data)
     hostile = [f"{name} '\"\n\x1b[31m[bold]x[/bold]'); DROP TABLE runs; --" for name in problem.feature_names]
     problem = dataclasses.replace(problem, feature_names=hostile)
-    store = RunStore(tmp_path / "runs.duckdb").open()
-    sink = StoreSink(store)
-    sink.on_start(
-        RunInfo(
-            run_id="hostile",
-            name="h",
-            solver="moss",
-            solver_version="1",
-            spec_hash="h",
-            spec={},
-            spec_path=None,
-            data_fingerprint="f",
-            n_train=1,
-            n_test=0,
-            n_features=len(hostile),
-            started_at="2026-01-01T00:00:00+00:00",
-            pid=None,
-        )
-    )
+    store, sink = open_live_run(tmp_path, "hostile", solver="moss", n_features=len(hostile))
     result = MossSolver(spec).solve(problem, SolveContext(None, sink.on_event))
     rows = store.rashomon_members("hostile")  # the live run's set, from its events
     assert [r.features for r in rows] == [m.features for m in result.rashomon.members]
