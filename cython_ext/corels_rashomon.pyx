@@ -1206,15 +1206,21 @@ cdef class Enumerator:
         return total
 
     cdef int64_t _total_count(self) noexcept nogil:
-        """N(node) = its own list (if emitted) + N(children), N(twin) = N(the node it mirrors):
+        """The lists through the root (see ``_settle``)."""
+        cdef vector[int64_t] N
+        if self.n_collapsed == 0:
+            return self.n_emitted
+        self._settle(N, 0)
+        return N[0]
+
+    cdef void _settle(self, vector[int64_t]& N, int down_to) noexcept nogil:
+        """``N[i]``, the lists through node ``i``, for every node at depth ``>= down_to``:
+        N(node) = its own list (if emitted) + N(children), N(twin) = N(the node it mirrors);
         a twin and its node have the same depth and every child is one deeper, so one pass per
         depth, deepest first, settles every node before it is read."""
-        cdef vector[int64_t] N
         cdef int64_t i, n = self.n_nodes
         cdef int d, maxd = 0
         cdef RNode* nd
-        if self.n_collapsed == 0:
-            return self.n_emitted
         N.assign(n, 0)
         for i in range(n):
             nd = self._node(<int32_t>i)
@@ -1222,16 +1228,17 @@ cdef class Enumerator:
                 N[i] = 1
             if nd.depth > maxd:
                 maxd = nd.depth
-        for d in range(maxd, -1, -1):
+        for d in range(maxd, down_to - 1, -1):
             for i in range(n):
                 nd = self._node(<int32_t>i)
                 if nd.depth == d and nd.flags & F_TWIN:
                     N[i] = N[(<int32_t*>&nd.err)[0]]
+            if d == down_to:
+                break
             for i in range(n):
                 nd = self._node(<int32_t>i)
                 if nd.depth == d and nd.parent >= 0:
                     N[nd.parent] += N[i]
-        return N[0]
 
     def counts_through(self, pairs):
         """For each two-rule prefix ``(a, b)`` of ``pairs``: the lists through it this enumerator
@@ -1240,24 +1247,8 @@ cdef class Enumerator:
         subtree left out (``skip_pairs``) because they mirror these (docs/corels.md)."""
         cdef vector[int64_t] N
         cdef int64_t i, n = self.n_nodes
-        cdef int d, maxd = 0
         cdef RNode* nd
-        N.assign(n, 0)
-        for i in range(n):
-            nd = self._node(<int32_t>i)
-            if nd.flags & F_OWN:
-                N[i] = 1
-            if nd.depth > maxd:
-                maxd = nd.depth
-        for d in range(maxd, 1, -1):           # settle every node down to depth 2, as _total_count
-            for i in range(n):
-                nd = self._node(<int32_t>i)
-                if nd.depth == d and nd.flags & F_TWIN:
-                    N[i] = N[(<int32_t*>&nd.err)[0]]
-            for i in range(n):
-                nd = self._node(<int32_t>i)
-                if nd.depth == d and nd.parent >= 0 and d > 2:
-                    N[nd.parent] += N[i]
+        self._settle(N, 2)
         found = {}
         for i in range(n):
             nd = self._node(<int32_t>i)
