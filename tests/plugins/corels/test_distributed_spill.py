@@ -113,6 +113,30 @@ def test_a_stopped_run_with_prefixes_on_disk_has_a_valid_bound(cluster, worker_t
     assert _spill_dirs(worker_tmp) == []
 
 
+def test_ctrl_c_on_the_driver_leaves_the_worker_tmp_empty(cluster, worker_tmp: Path) -> None:
+    """Ctrl-C while the tasks hold prefixes on disk: the driver stops them on the way out and each
+    task removes its spill directory before it returns."""
+    from glasswork.plugins.corels.distributed import run_distributed
+
+    X, y = _wide_instance(7)
+    ctx = SolveContext(None, executor=ClusterExecutor(cluster.scheduler_address))
+    calls: list[int] = []
+
+    def interrupt(*progress: Any) -> None:
+        calls.append(1)
+        if len(calls) > 1:
+            raise KeyboardInterrupt
+
+    opts = {"policy": "lower_bound", "symmetry_map": "prefix", "threads": 1}
+    with pytest.raises(KeyboardInterrupt):
+        run_distributed(
+            _units(X, y), 0.005, opts, ctx, lambda *a: None, interrupt,
+            progress_interval=0.2, spill=FORCED, spill_min_entries=64,
+        )  # fmt: skip
+    assert len(calls) == 2
+    assert _spill_dirs(worker_tmp) == []
+
+
 def test_a_failed_task_leaves_the_worker_tmp_empty(cluster, worker_tmp: Path, monkeypatch) -> None:
     """A task raises after its queue spilled (an ordinary failure): the run fails with that error
     and the spill directory it made in the worker's TMPDIR is gone."""
