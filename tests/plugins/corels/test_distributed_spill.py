@@ -260,3 +260,39 @@ def test_auto_is_resolved_against_the_worker(cluster) -> None:
             capped = _config("auto", 3 * 10**9)
             assert client.submit(worker_memory, capped, workers=[address], pure=False).result() == 3 * 10**9
         assert 0 < min(limits.values()) < worker_memory(config)  # the driver here sees the machine's
+
+
+@pytest.mark.slow
+def test_cli_dask_local_spilled_certifies_the_compas_optimum(tmp_path: Path) -> None:
+    """``glasswork run --executor dask:local`` on COMPAS at lambda 0.005 with ``spill: 1MB``: the
+    workers (started with the driver's TMPDIR) spill, the run certifies the one-process optimum
+    (0.3461414), and their TMPDIR is empty afterwards."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from corels_reference import COMPAS
+
+    if not COMPAS.with_suffix(".out").exists():
+        pytest.skip("COMPAS CORELS files not found")
+    spec = tmp_path / "c.yaml"
+    spec.write_text(
+        f"name: c\nsolver: corels\ndata:\n  source: {COMPAS.with_suffix('.out')}\n"
+        "objective: {regularization: 0.005}\nsearch: {spill: 1MB}\nlimits: {time: 300, memory: 2GB}\n"
+    )
+    spill_root = tmp_path / "tmp"
+    spill_root.mkdir()
+    args = ["run", str(spec), "--no-store", "--json", "-q", "--executor", "dask:local", "--workers", "2"]
+    out = subprocess.run(
+        [sys.executable, "-m", "glasswork", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TMPDIR": str(spill_root)},
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    doc = json.loads(out.stdout)
+    assert doc["status"] == "optimal" and doc["objective"] == pytest.approx(0.3461414, abs=1e-7)
+    assert doc["stats"]["spills"] > 0 and doc["stats"]["spilled"] > 0
+    assert _spill_dirs(spill_root) == []
