@@ -5,6 +5,8 @@ failing the run with a message."""
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 from typing import Any
 
@@ -262,12 +264,9 @@ def test_auto_is_resolved_against_the_worker(cluster) -> None:
         assert 0 < min(limits.values()) < worker_memory(config)  # the driver here sees the machine's
 
 
-@pytest.mark.slow
-def test_cli_dask_local_spilled_certifies_the_compas_optimum(tmp_path: Path) -> None:
-    """``glasswork run --executor dask:local`` on COMPAS at lambda 0.005 with ``spill: 1MB``: the
-    workers (started with the driver's TMPDIR) spill, the run certifies the one-process optimum
-    (0.3461414), and their TMPDIR is empty afterwards."""
-    import json
+def _compas_on_dask_local(tmp_path: Path, preexec: Any = None) -> tuple[Any, Path]:
+    """``glasswork run --executor dask:local --workers 2`` on COMPAS at lambda 0.005 with
+    ``spill: 1MB``, the workers started with a TMPDIR of their own."""
     import os
     import subprocess
     import sys
@@ -290,7 +289,34 @@ def test_cli_dask_local_spilled_certifies_the_compas_optimum(tmp_path: Path) -> 
         text=True,
         env={**os.environ, "TMPDIR": str(spill_root)},
         timeout=600,
+        preexec_fn=preexec,
     )
+    return out, spill_root
+
+
+@pytest.mark.slow
+def test_cli_dask_local_full_disk_fails_the_run_with_a_message(tmp_path: Path) -> None:
+    """Files may not grow past 64 KiB in the driver and its workers (RLIMIT_FSIZE, inherited; a
+    write fails with EFBIG as on a full disk): exit 1, a message naming the worker and the spill
+    directory, no certificate, nothing left in the workers' TMPDIR."""
+    import resource
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 16, 1 << 16))
+
+    out, spill_root = _compas_on_dask_local(tmp_path, small_files)
+    assert out.returncode == 1, out.stdout + out.stderr[-2000:]
+    assert "spill files failed on worker" in out.stderr and str(spill_root) in out.stderr
+    assert "optimal" not in out.stdout
+    assert _spill_dirs(spill_root) == []
+
+
+@pytest.mark.slow
+def test_cli_dask_local_spilled_certifies_the_compas_optimum(tmp_path: Path) -> None:
+    """``glasswork run --executor dask:local`` on COMPAS at lambda 0.005 with ``spill: 1MB``: the
+    workers (started with the driver's TMPDIR) spill, the run certifies the one-process optimum
+    (0.3461414), and their TMPDIR is empty afterwards."""
+    out, spill_root = _compas_on_dask_local(tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     doc = json.loads(out.stdout)
     assert doc["status"] == "optimal" and doc["objective"] == pytest.approx(0.3461414, abs=1e-7)
