@@ -13,6 +13,9 @@ last report), in a subtree not yet started (bounded by its seeds), or in a messa
 valid at any stop. A task whose worker dies is run again from its seeds: Dask reruns it, and the
 driver resubmits it when Dask gives up; a subtree is never lost, at worst searched twice.
 
+With ``search.spill``, every task's queue spills to its worker's temporary directory as one
+process's does (``worker_spill_space``; docs/corels.md, "The queue on disk").
+
 Each task has its own symmetry map, yet a permutation found in two subtrees is searched in at most
 one: the search orders the prefixes of one antecedent set by (prefix error, ids) and drops a child
 when moving its last rule earlier comes first in that order, a test that needs no other task

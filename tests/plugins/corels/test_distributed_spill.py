@@ -322,3 +322,31 @@ def test_cli_dask_local_spilled_certifies_the_compas_optimum(tmp_path: Path) -> 
     assert doc["status"] == "optimal" and doc["objective"] == pytest.approx(0.3461414, abs=1e-7)
     assert doc["stats"]["spills"] > 0 and doc["stats"]["spilled"] > 0
     assert _spill_dirs(spill_root) == []
+
+
+def test_the_tasks_spill_figures_are_summed_and_maxed() -> None:
+    """Prefixes written and spills add up over tasks; the most one task held is a max, and the
+    sum of those maxima bounds what was on disk at once; a task that never spilled adds nothing."""
+    from types import SimpleNamespace
+
+    from glasswork.plugins.corels.distributed import Driver
+
+    driver = SimpleNamespace(spill={})
+
+    def task(spills: int, spilled: int, most: int, most_bytes: int, at_end: int = 0) -> dict[str, Any]:
+        counters = {"spills": spills, "reloads": 2 * spills, "spilled": spilled}
+        counters |= {"max_spilled": most, "max_spill_bytes": most_bytes}
+        return {"counters": counters, "spilled_at_end": at_end}
+
+    for out in (task(3, 100, 60, 2000), task(0, 0, 0, 0), task(5, 40, 30, 3000, at_end=7)):
+        Driver.add_spill(driver, out)  # type: ignore[arg-type]
+    assert driver.spill == {
+        "spills": 8,
+        "reloads": 16,
+        "spilled": 140,
+        "max_spilled": 60,
+        "max_spill_bytes": 3000,
+        "spill_bytes_at_most": 5000,
+        "spilled_tasks": 2,
+        "spilled_at_stop": 7,
+    }
