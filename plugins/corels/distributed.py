@@ -13,6 +13,9 @@ last report), in a subtree not yet started (bounded by its seeds), or in a messa
 valid at any stop. A task whose worker dies is run again from its seeds: Dask reruns it, and the
 driver resubmits it when Dask gives up; a subtree is never lost, at worst searched twice.
 
+With ``search.spill``, every task's queue spills to its worker's temporary directory as one
+process's does (``worker_spill_space``; docs/corels.md, "The queue on disk").
+
 Each task has its own symmetry map, yet a permutation found in two subtrees is searched in at most
 one: the search orders the prefixes of one antecedent set by (prefix error, ids) and drops a child
 when moving its last rule earlier comes first in that order, a test that needs no other task
@@ -23,6 +26,8 @@ in one process, the reference the benchmark and the tests compare the cluster wi
 from __future__ import annotations
 
 import contextlib
+import os
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -43,6 +48,9 @@ SEEDS_PER_WORKER = 1  # subtrees the root is cut into, per worker (one map each:
 MAX_RESUBMITS = 3  # reruns of one subtree after Dask gave up on it (KilledWorker)
 STOP_WAIT_SECONDS = 10.0  # on the way out, how long running tasks get to see the stop and return
 CONTROL_TIMEOUT_SECONDS = 60.0  # a task whose control Variable is gone (the run ended) stops
+SPILL_MIN_ENTRIES = 65536  # a task's queue spills only with at least this many prefixes (Search.set_spill)
+SPILL_SUMMED = ("spills", "reloads", "spilled")  # per-task spill counters the run adds up
+SPILL_MAXED = ("max_spilled", "max_spill_bytes")  # and those it takes the largest of
 
 
 def release_named(client: Any, names: Iterable[str]) -> None:
@@ -115,6 +123,8 @@ class TaskConfig:
     options: dict[str, Any]
     names: dict[str, str]  # Dask names of the control Variable and the message Queue
     memory: int | None  # per-process resident bytes at which a task stops (the run's memory limit)
+    spill: str | int = "off"  # search.spill: off | auto (resolved on the worker) | bytes
+    spill_min_entries: int = SPILL_MIN_ENTRIES  # engine-level: tests lower it to spill small instances
 
 
 def split_root(
@@ -175,6 +185,77 @@ def search_subtree(config: TaskConfig, task_id: int, seeds: list[list[int]]) -> 
     control = Variable(config.names["control"], client=client)
     messages = Queue(config.names["queue"], client=client)
     search = engine.make_search(config.units, config.regularization, **config.options)
+    with worker_spill_space(search, config):
+        return _search_seeded(search, config, task_id, seeds, control, messages)
+
+
+def worker_memory(config: TaskConfig) -> int | None:
+    """The memory ``spill: auto`` takes its share of on this worker: the run's ``limits.memory``,
+    else the worker's Dask memory limit, else the machine's, split among the tasks the worker
+    runs at once (each has its own search)."""
+    from distributed import get_worker
+
+    from glasswork.plugins.corels.solver import _physical_memory
+
+    total = config.memory
+    threads = 1
+    with contextlib.suppress(Exception):  # outside a worker (a test calling the task directly)
+        worker = get_worker()
+        threads = max(1, int(getattr(worker.state, "nthreads", 1)))
+        if total is None:
+            total = getattr(worker.memory_manager, "memory_limit", None) or None
+    if total is None:
+        total = _physical_memory()
+    return None if total is None else total // threads
+
+
+@contextlib.contextmanager
+def worker_spill_space(search: Any, config: TaskConfig) -> Any:
+    """The task's search spills its queue to a fresh directory in the WORKER's temporary
+    directory, removed on the way out whatever ends the task (the files themselves are unlinked
+    as soon as they are opened); ``auto`` is resolved here, against this worker's memory."""
+    from glasswork.plugins.corels.solver import SpillError, spill_budget
+
+    if config.spill == "off":
+        yield
+        return
+    total = worker_memory(config) if config.spill == "auto" else None
+    budget = spill_budget(config.spill, total, resident_memory()) if config.spill != "auto" or total else 0
+    if budget == 0:
+        yield
+        return
+    try:
+        space = tempfile.TemporaryDirectory(prefix="glasswork-corels-spill-")
+    except OSError as exc:
+        if config.spill == "auto":  # as in one process: the queue stays in memory
+            yield
+            return
+        raise SpillError(
+            f"corels: search.spill needs a writable temporary directory on worker {_worker_name()}: {exc}; "
+            "point TMPDIR at one on the workers"
+        ) from exc
+    with space as directory:
+        search.set_spill(directory, budget, min_entries=config.spill_min_entries, map_budget=budget // 2)
+        try:
+            yield
+        finally:
+            search.set_spill(directory, 0)
+
+
+def _worker_name() -> str:
+    with contextlib.suppress(Exception):
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    return f"pid {os.getpid()}"
+
+
+def _search_seeded(
+    search: Any, config: TaskConfig, task_id: int, seeds: list[list[int]], control: Any, messages: Any
+) -> dict[str, Any]:
+    """The task's search loop, its spill directory (if any) already set."""
+    from glasswork.plugins.corels.solver import SpillError
+
     objective, prefix, _, _ = control.get(timeout=CONTROL_TIMEOUT_SECONDS)
     if objective < search.objective:
         search.offer_incumbent(prefix)
@@ -186,6 +267,12 @@ def search_subtree(config: TaskConfig, task_id: int, seeds: list[list[int]]) -> 
     last_sync = time.monotonic()
     while True:
         code = search.run(SYNC_SECONDS / 4, stop, -1)
+        if code == _corels.SPILL_ERROR:
+            raise SpillError(
+                f"corels: the queue's spill files failed on worker {_worker_name()}: {search.spill_error}; "
+                "free space there, point TMPDIR at a disk with room on the workers, or set search.spill: off "
+                "(the run has no certificate)"
+            )
         if code != _corels.SLICE:
             break
         if time.monotonic() - last_sync < SYNC_SECONDS:
@@ -223,6 +310,7 @@ def search_subtree(config: TaskConfig, task_id: int, seeds: list[list[int]]) -> 
         "prefix": search.best_prefix,
         "lower_bound": search.lower_bound(),
         "counters": search.counters(),
+        "spilled_at_end": search.spilled_size,  # prefixes still on disk (bounded by lower_bound)
     }
 
 
@@ -252,6 +340,7 @@ class Driver:
         self.splits = 0
         self.resubmitted = 0
         self.delays: list[float] = []  # seconds from a task's report to the driver reading it
+        self.spill: dict[str, int] = {}  # the tasks' spill counters: summed, maxed (SPILL_SUMMED, SPILL_MAXED)
 
     def workers(self) -> int:
         return max(1, len(self.client.scheduler_info(n_workers=-1)["workers"]))
@@ -289,6 +378,22 @@ class Driver:
         for _, tree in self.running.values():
             lo = min(lo, tree.bound if tree.reported is None else tree.reported)
         return min([lo, *self.closed_bounds])
+
+    def add_spill(self, out: dict[str, Any]) -> None:
+        """Fold one finished task's spill figures into the run's: prefixes written and spills add
+        up; the most one task held on disk is a max, and the sum of those maxima bounds what the
+        run held on disk at once (tasks overlap in time)."""
+        counters = out["counters"]
+        if not counters.get("spills"):
+            return
+        for key in SPILL_SUMMED:
+            self.spill[key] = self.spill.get(key, 0) + int(counters[key])
+        for key in SPILL_MAXED:
+            self.spill[key] = max(self.spill.get(key, 0), int(counters[key]))
+        self.spill["spill_bytes_at_most"] = self.spill.get("spill_bytes_at_most", 0) + int(counters["max_spill_bytes"])
+        self.spill["spilled_tasks"] = self.spill.get("spilled_tasks", 0) + 1
+        if out.get("spilled_at_end"):
+            self.spill["spilled_at_stop"] = self.spill.get("spilled_at_stop", 0) + int(out["spilled_at_end"])
 
     def drain(self, *, stopping: bool = False) -> None:
         by_id = {task_id: tree for task_id, tree in self.running.values()}
@@ -329,6 +434,7 @@ class Driver:
             self.submit(tree)
             return
         self.evaluations += out["counters"]["evaluated"]
+        self.add_spill(out)
         self.offer(out["objective"], out["prefix"])
         if out["out_of_memory"]:
             self.incomplete = True
@@ -345,15 +451,21 @@ def run_distributed(
     on_progress: Callable[[float, float, int, int], None],
     *,
     progress_interval: float = 1.0,
+    spill: str | int = "off",
+    spill_min_entries: int = SPILL_MIN_ENTRIES,
 ) -> Outcome:
-    """Search on ``ctx.executor``'s cluster; the same certificate a single process gives."""
+    """Search on ``ctx.executor``'s cluster; the same certificate a single process gives.
+    ``spill`` is ``search.spill``: every task's queue spills to its worker's temporary directory
+    (``auto`` resolved on each worker); ``spill_min_entries`` is for tests only."""
     assert ctx.executor is not None
     started = time.perf_counter()
     client, close = ctx.executor.connect()
     names = {k: f"glasswork-corels-{k}-{uuid.uuid4().hex}" for k in ("control", "queue")}
     driver: Driver | None = None
     try:
-        config = TaskConfig(units, regularization, {**options, "threads": 1}, names, ctx.limits.memory)
+        config = TaskConfig(
+            units, regularization, {**options, "threads": 1}, names, ctx.limits.memory, spill, spill_min_entries
+        )
         driver = Driver(client, config, ctx, on_incumbent)
         n_workers = driver.workers()
         # the root's first levels here, until there are a few open prefixes per worker to deal out
@@ -400,6 +512,7 @@ def run_distributed(
             "resubmitted": driver.resubmitted,
             "root_evaluations": root.n_evaluated,
             "distributed_seconds": time.perf_counter() - started,
+            **driver.spill,
         }
         on_progress(driver.best[0], min(lower, driver.best[0]), driver.total_evaluations(), 0)
         return Outcome(driver.best[0], driver.best[1], status, min(lower, driver.best[0]), stats)

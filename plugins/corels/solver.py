@@ -346,7 +346,8 @@ def _run_on_cluster(
 
     prep_seconds = time.perf_counter() - t0
     with one_connection(ctx) if rashomon is not None else contextlib.nullcontext():
-        out = run_distributed(units, lam, options, ctx, on_incumbent, on_progress)
+        spill = "off" if search_opts is None else search_opts.spill
+        out = run_distributed(units, lam, options, ctx, on_incumbent, on_progress, spill=spill)
         stats: dict[str, Any] = {
             **out.stats,
             "nodes": out.stats["evaluated"],
