@@ -133,6 +133,14 @@ def resident_memory() -> int:
         return peak if sys.platform == "darwin" else peak * 1024
 
 
+def physical_memory() -> int | None:
+    """This machine's memory in bytes (None where the system does not say)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
 def peak_memory() -> int:
     """Peak resident set size of this process in bytes."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -38,8 +38,9 @@ import numpy as np
 
 from glasswork.cython_ext import corels as _corels
 from glasswork.plugins.corels import engine
+from glasswork.plugins.corels.engine import SpillError, spill_budget
 from glasswork.result import Status
-from glasswork.solver import SolveContext, StopReason, resident_memory
+from glasswork.solver import SolveContext, StopReason, physical_memory, resident_memory
 
 SYNC_SECONDS = 0.02  # a task's period for reading the incumbent and reporting
 SPLIT_MIN_QUEUE = 64  # a task hands work back only with at least this many open prefixes
@@ -195,8 +196,6 @@ def worker_memory(config: TaskConfig) -> int | None:
     runs at once (each has its own search)."""
     from distributed import get_worker
 
-    from glasswork.plugins.corels.solver import _physical_memory
-
     total = config.memory
     threads = 1
     with contextlib.suppress(Exception):  # outside a worker (a test calling the task directly)
@@ -205,7 +204,7 @@ def worker_memory(config: TaskConfig) -> int | None:
         if total is None:
             total = getattr(worker.memory_manager, "memory_limit", None) or None
     if total is None:
-        total = _physical_memory()
+        total = physical_memory()
     return None if total is None else total // threads
 
 
@@ -214,8 +213,6 @@ def worker_spill_space(search: Any, config: TaskConfig) -> Any:
     """The task's search spills its queue to a fresh directory in the WORKER's temporary
     directory, removed on the way out whatever ends the task (the files themselves are unlinked
     as soon as they are opened); ``auto`` is resolved here, against this worker's memory."""
-    from glasswork.plugins.corels.solver import SpillError, spill_budget
-
     if config.spill == "off":
         yield
         return
@@ -254,8 +251,6 @@ def _search_seeded(
     search: Any, config: TaskConfig, task_id: int, seeds: list[list[int]], control: Any, messages: Any
 ) -> dict[str, Any]:
     """The task's search loop, its spill directory (if any) already set."""
-    from glasswork.plugins.corels.solver import SpillError
-
     objective, prefix, _, _ = control.get(timeout=CONTROL_TIMEOUT_SECONDS)
     if objective < search.objective:
         search.offer_incumbent(prefix)

@@ -19,6 +19,7 @@ import numpy as np
 
 from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels as _corels
+from glasswork.solver import physical_memory
 
 POLICIES = ("bfs", "dfs", "curiosity", "lower_bound", "objective")
 SYMMETRY_MAPS = ("none", "prefix", "captured")
@@ -245,3 +246,25 @@ def log10_remaining(pairs: dict[tuple[int, int], int], M: int) -> float:
         cum = np.logaddexp.accumulate(ln_fact[m] - ln_fact[m - k])  # ln sum_{j<=k} P(m, j)
         logs.append(cum[fs] + np.log(np.array([c for _, c in fc], dtype=float)))
     return float(np.logaddexp.reduce(np.concatenate(logs)) / np.log(10.0))
+
+
+class SpillError(RuntimeError):
+    """The external-memory queue could not write or read its files (a full or unwritable disk)."""
+
+
+SPILL_AUTO_SHARE = 0.6  # spill: auto spills once the search holds this share of the memory
+
+
+def spill_budget(setting: str | int, memory_limit: int | None, baseline: int) -> int:
+    """Bytes of search memory (queue, live nodes, symmetry map) past which the queue spills to
+    disk; 0 never. ``auto``: a share of ``limits.memory`` (of the machine's memory without one)
+    less what the process held before the search (``baseline``), leaving room for the trie's
+    pages, which a spill frees for reuse but does not return, and for a bucket coming back."""
+    if setting == "off":
+        return 0
+    if setting != "auto":
+        return max(int(setting), 1)
+    total = memory_limit if memory_limit is not None else physical_memory()
+    if total is None:
+        return 0
+    return max(int(SPILL_AUTO_SHARE * total) - baseline, 1 << 24)

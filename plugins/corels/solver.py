@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-import os
 import tempfile
 import time
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels as _corels
 from glasswork.data import DataError, Problem
 from glasswork.plugins.corels import engine
+from glasswork.plugins.corels.engine import SpillError, spill_budget
 from glasswork.plugins.corels.model import Rule, RuleList
 from glasswork.plugins.corels.spec import (
     CorelsConstraints,
@@ -370,35 +370,6 @@ def _run_on_cluster(
         "rules": float(len(out.prefix)),
     }
     return Result(model=build(out.prefix), certificate=cert, metrics=metrics, stats=stats, rashomon=rset)
-
-
-class SpillError(RuntimeError):
-    """The external-memory queue could not write or read its files (a full or unwritable disk)."""
-
-
-SPILL_AUTO_SHARE = 0.6  # spill: auto spills once the search holds this share of the memory
-
-
-def spill_budget(setting: str | int, memory_limit: int | None, baseline: int) -> int:
-    """Bytes of search memory (queue, live nodes, symmetry map) past which the queue spills to
-    disk; 0 never. ``auto``: a share of ``limits.memory`` (of the machine's memory without one)
-    less what the process held before the search (``baseline``), leaving room for the trie's
-    pages, which a spill frees for reuse but does not return, and for a bucket coming back."""
-    if setting == "off":
-        return 0
-    if setting != "auto":
-        return max(int(setting), 1)
-    total = memory_limit if memory_limit is not None else _physical_memory()
-    if total is None:
-        return 0
-    return max(int(SPILL_AUTO_SHARE * total) - baseline, 1 << 24)
-
-
-def _physical_memory() -> int | None:
-    try:
-        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
-    except (AttributeError, ValueError, OSError):
-        return None
 
 
 @contextlib.contextmanager

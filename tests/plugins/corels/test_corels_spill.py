@@ -19,7 +19,7 @@ from test_corels_threads import _medium, _units
 
 from glasswork.cython_ext import corels as ccorels
 from glasswork.plugins.corels import engine
-from glasswork.plugins.corels.solver import spill_budget
+from glasswork.plugins.corels.engine import spill_budget
 from glasswork.plugins.corels.spec import CorelsSearch
 
 

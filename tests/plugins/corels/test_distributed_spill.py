@@ -183,7 +183,7 @@ def test_a_spill_that_cannot_write_fails_the_run_with_a_message(cluster, worker_
     """The task's spill directory is gone when the queue spills (as a full disk fails a write):
     the run fails with SpillError naming the worker and the directory, no certificate."""
     from glasswork.plugins.corels import distributed as dist
-    from glasswork.plugins.corels.solver import SpillError
+    from glasswork.plugins.corels.engine import SpillError
 
     def directory_vanishes(config, task_id, seeds):
         from glasswork.plugins.corels import distributed as on_worker
