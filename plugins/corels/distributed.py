@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -218,25 +217,11 @@ def worker_spill_space(search: Any, config: TaskConfig) -> Any:
         return
     total = worker_memory(config) if config.spill == "auto" else None
     budget = spill_budget(config.spill, total, resident_memory()) if config.spill != "auto" or total else 0
-    if budget == 0:
+    with engine.spill_directory(
+        search, budget, auto=config.spill == "auto", where=f" on worker {_worker_name()}",
+        min_entries=config.spill_min_entries,
+    ):  # fmt: skip
         yield
-        return
-    try:
-        space = tempfile.TemporaryDirectory(prefix="glasswork-corels-spill-")
-    except OSError as exc:
-        if config.spill == "auto":  # as in one process: the queue stays in memory
-            yield
-            return
-        raise SpillError(
-            f"corels: search.spill needs a writable temporary directory on worker {_worker_name()}: {exc}; "
-            "point TMPDIR at one on the workers"
-        ) from exc
-    with space as directory:
-        search.set_spill(directory, budget, min_entries=config.spill_min_entries, map_budget=budget // 2)
-        try:
-            yield
-        finally:
-            search.set_spill(directory, 0)
 
 
 def _worker_name() -> str:

@@ -10,8 +10,11 @@ antecedent set actually searched (a minority vector computed for a different set
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -268,3 +271,39 @@ def spill_budget(setting: str | int, memory_limit: int | None, baseline: int) ->
     if total is None:
         return 0
     return max(int(SPILL_AUTO_SHARE * total) - baseline, 1 << 24)
+
+
+@contextlib.contextmanager
+def spill_directory(
+    search: Any,
+    budget: int,
+    *,
+    auto: bool,
+    where: str = "",
+    min_entries: int = 65536,
+    warn: Callable[[str], None] | None = None,
+) -> Iterator[None]:
+    """Let ``search`` spill past ``budget`` bytes (0: never) to a fresh directory under $TMPDIR,
+    removed on the way out whatever ends the search (its files are unlinked as they are opened).
+    Without a writable directory, ``auto`` keeps the queue in memory (and says so through
+    ``warn``); an explicit size is an error. ``where`` names the machine in messages."""
+    if budget == 0:
+        yield
+        return
+    try:
+        space = tempfile.TemporaryDirectory(prefix="glasswork-corels-spill-")
+    except OSError as exc:
+        if auto:
+            if warn is not None:
+                warn(f"corels: the queue cannot spill to disk{where} ({exc}); it stays in memory")
+            yield
+            return
+        raise SpillError(
+            f"corels: search.spill needs a writable temporary directory{where}: {exc}; point TMPDIR at one"
+        ) from exc
+    with space as directory:
+        search.set_spill(directory, budget, min_entries=min_entries, map_budget=budget // 2)
+        try:
+            yield
+        finally:
+            search.set_spill(directory, 0)

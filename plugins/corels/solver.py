@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -372,30 +371,12 @@ def _run_on_cluster(
     return Result(model=build(out.prefix), certificate=cert, metrics=metrics, stats=stats, rashomon=rset)
 
 
-@contextlib.contextmanager
 def spill_space(search: Any, setting: str | int, ctx: SolveContext) -> Any:
-    """Give ``search`` a spill directory under $TMPDIR for the duration of the block; it is
-    removed on the way out, whatever ends the search (its files are unlinked as they are opened)."""
+    """The block in which ``search`` spills its queue per ``search.spill`` (engine.spill_directory)."""
     budget = spill_budget(setting, ctx.limits.memory, resident_memory())
-    if budget == 0:
-        yield
-        return
-    try:
-        space = tempfile.TemporaryDirectory(prefix="glasswork-corels-spill-")
-    except OSError as exc:
-        if setting == "auto":
-            ctx.log(f"corels: the queue cannot spill to disk ({exc}); it stays in memory", level="warning")
-            yield
-            return
-        raise SpillError(
-            f"corels: search.spill needs a writable temporary directory: {exc}; point TMPDIR at one"
-        ) from exc
-    with space as directory:
-        search.set_spill(directory, budget, map_budget=budget // 2)
-        try:
-            yield
-        finally:
-            search.set_spill(directory, 0)
+    return engine.spill_directory(
+        search, budget, auto=setting == "auto", warn=lambda message: ctx.log(message, level="warning")
+    )
 
 
 def _progress(ctx: SolveContext, search: Any, M: int) -> None:
