@@ -1399,7 +1399,10 @@ cdef class TailCounter:
         self.memory_budget = max(memory_budget, 0)
         self.budget_mode = budget_mode
         self.do_seen = seen_bound and enumerator.do_map
-        L = enumerator.max_len + 2
+        # a table recomputed for a richer caller keeps the larger length it was stored with, so a
+        # chain of tables can run deeper than the cap; each rule of a chain captures new rows, so
+        # no chain is longer than the number of antecedents
+        L = max(enumerator.max_len, enumerator.M) + 2
         self.level.resize(L)
         self.cands.resize(L)
         self.slack = enumerator.theta_prune - enumerator.floorW
