@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from corels_reference import compas  # noqa: F401  (a fixture)
 from test_corels_rashomon import (
     ORDERED,
     POLICIES,
@@ -18,12 +19,13 @@ from test_corels_rashomon import (
     every_rule_list,
     instances,
     units_of,
+    run_all,
     within,
 )
 
 from glasswork import Limits, SolveContext
 from glasswork.cython_ext import corels_rashomon as cr
-from glasswork.plugins.corels import CorelsSolver, rashomon
+from glasswork.plugins.corels import CorelsSolver, engine, rashomon
 from glasswork.plugins.corels.rashomon import make_enumerator
 
 
@@ -187,3 +189,25 @@ def test_a_table_asked_for_with_more_budget_is_recomputed() -> None:
             assert counter.count == len(within(every, theta)), (seed, epsilon)
             recomputed += counter.counters()["memo_recomputed"]
     assert recomputed > 0
+
+
+@pytest.mark.slow
+def test_a_length_cap_with_tables_recomputed_deeper_than_it_counts_the_compas_set(compas) -> None:
+    """COMPAS at epsilon 0.05 with max_prefix_length 4: a table stored for a shallow caller and
+    recomputed for a deeper one keeps its larger length, so a chain runs past the cap (it ran
+    past the table's level arrays and aborted the process with a corrupted heap)."""
+    X = np.ascontiguousarray(compas.antecedents.matrix())
+    units = units_of(X, compas.y, 2)
+    search = engine.make_search(units, 0.01)
+    engine.run_to_end(search)
+    optimum = float(search.objective)
+    theta = 1.05 * optimum
+
+    def listing():
+        return make_enumerator(units, 0.01, theta, floor=optimum, max_prefix_length=4, max_models=0, policy="dfs")
+
+    en = listing()
+    assert run_all(en) == cr.DONE
+    counter = cr.TailCounter(listing(), 1 << 30)
+    assert counter.run(600.0, np.zeros(1, np.uint8)) == cr.DONE
+    assert counter.count == en.count > 100_000
