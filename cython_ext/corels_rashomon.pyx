@@ -1349,6 +1349,18 @@ cdef enum:
 OVERFLOW = T_OVERFLOW
 
 
+def nth_objective(cells, int64_t n):
+    """The objective of the ``n``-th best of ``cells`` ((objective, how many) pairs, 1-based);
+    ``None`` when they hold fewer."""
+    if n < 1:
+        return None
+    for R, m in sorted(cells):
+        n -= m
+        if n <= 0:
+            return R
+    return None
+
+
 cdef class TailCounter:
     """Count the Rashomon set of an ``Enumerator`` (same data, threshold, floor, roots, length cap
     and bounds) without listing it: the valid tails after a prefix depend only on the rows U it
@@ -1365,7 +1377,11 @@ cdef class TailCounter:
     and length: a caller with a larger budget recomputes it. The memo (keys: a hash of U,
     verified against U) is held to ``memory_budget`` bytes by dropping entries, which are
     recomputed when asked again: never a different count. docs/corels.md, "Rashomon sets",
-    proves the recursion and each bound. One thread.
+    proves the recursion and each bound.
+
+    One thread per counter. ``count_part`` counts the lists under some first rules and keeps the
+    memo for the next part (tables do not depend on the first rule), so several counters, each on
+    its own thread with its own memo, count a set by its first rules and their counts add up.
     """
 
     cdef Enumerator en
@@ -1380,9 +1396,13 @@ cdef class TailCounter:
     cdef int budget_mode
     cdef const uint8_t* stop_ptr
     cdef double t_end
-    cdef int status, evict_bit
+    cdef int status, evict_bit, failed
     cdef bint done
     cdef uint64_t total_count
+    cdef int64_t parts
+    cdef vector[uint8_t] top_ok          # the first rules of the part being counted
+    cdef bint top_empty                  # whether the part holds the empty list
+    cdef vector[gw_cell] found           # the members' cells counted so far, merged
     cdef public int64_t n_evaluated, n_hits, n_recomputed, n_evicted, n_stored, n_pruned_support
     cdef public int64_t n_pruned_bound, n_pruned_lookahead, n_pruned_map, peak_memo_bytes, n_grouped
     cdef public double seconds
@@ -1414,6 +1434,9 @@ cdef class TailCounter:
             self.b0_all = weighted_sum(enumerator.C, enumerator.weights, zc)
         self.rows.assign(<size_t>L * enumerator.W, 0)
         self.status = -1
+        self.failed = -1
+        self.top_ok = enumerator.root_ok
+        self.top_empty = enumerator.include_empty
 
     cdef inline bint _halt(self) noexcept nogil:
         if self.status >= 0:
@@ -1506,13 +1529,13 @@ cdef class TailCounter:
         self.en._counts(U, False, ucnt, &self.acc[0])
         dflt = weighted_majority(self.en.C, self.en.weights, ucnt, &correct, &label)
         dflt = dflt - correct
-        if (not top or self.en.include_empty) and dflt <= budget_c:
+        if (not top or self.top_empty) and dflt <= budget_c:
             if not gw_cells_push(out[0], dflt, 1, 0):
                 return T_OUT_OF_MEMORY
         cands.clear()
         if klim_c > 0 and self.en.lamW + bU <= budget_c:   # every nonempty tail costs lambda W + U's minority
             for s in range(self.en.M):
-                if top and not self.en.root_ok[s]:
+                if top and not self.top_ok[s]:
                     continue
                 if self._halt():
                     return self.status
@@ -1614,21 +1637,20 @@ cdef class TailCounter:
             out.resize(n)
         return 0
 
-    def run(self, double seconds, const uint8_t[::1] stop_flag, int64_t max_evaluations=-1):
-        """Count the set, for at most ``seconds``; returns DONE, STOPPED (the stop flag or the
-        time), NODE_LIMIT (``max_evaluations`` rules scored), OUT_OF_MEMORY or OVERFLOW (more
-        members than 2^64). Not resumable: a stopped count is no count (``count`` is None)."""
+    cdef int _count(self, double seconds, const uint8_t[::1] stop_flag, int64_t max_evaluations):
+        """Count the part ``top_ok``/``top_empty`` selects into ``found`` and ``total_count``."""
         cdef Enumerator en = self.en
         cdef int W = en.W, i, code
         cdef double t0 = now(), R
         cdef size_t j
         cdef gw_cell* cp
-        cdef uint64_t total = 0
+        cdef uint64_t total = self.total_count
         cdef bint overflow = False
-        if self.done:
-            return self.status
+        if self.failed >= 0:
+            return self.failed
         self.stop_ptr = &stop_flag[0]
         self.max_evals = max_evaluations
+        self.status = -1
         with nogil:
             self.t_end = t0 + seconds
             for i in range(W):
@@ -1638,42 +1660,94 @@ cdef class TailCounter:
                 for j in range(self.level[0].size()):
                     cp = &self.level[0][j]
                     R = (cp.e + cp.k * en.lamW) / en.total if en.total > 0 else 0.0
-                    if R <= en.theta_in and not gw_add_u64(&total, cp.n):
-                        overflow = True
-                code = T_OVERFLOW if overflow else T_DONE
-            self.seconds = now() - t0
+                    if R <= en.theta_in:
+                        if not gw_add_u64(&total, cp.n):
+                            overflow = True
+                            break
+                        if not gw_cells_push(self.found, R, cp.n, 0):
+                            code = T_OUT_OF_MEMORY
+                            break
+                if code == 0 and not overflow and gw_cells_merge(self.found, 0) == 0:
+                    overflow = True
+                if code == 0:
+                    code = T_OVERFLOW if overflow else T_DONE
+            self.seconds += now() - t0
         self.status = code
+        if code == T_DONE:
+            self.total_count = total
+            self.parts += 1
+        else:
+            self.failed = code
+            self.memo.clear()
+            self.memo_bytes = 0
+        return code
+
+    def count_part(self, roots, bint include_empty, double seconds, const uint8_t[::1] stop_flag,
+                   int64_t max_evaluations=-1):
+        """Add the lists whose first rule is one of ``roots`` (the empty list too when
+        ``include_empty``) to the count, for at most ``seconds``; the memo stays for the next
+        part. Parts must not overlap. Returns DONE or, as ``run``, why it stopped: a counter
+        stopped in one part is spent (``count`` None)."""
+        cdef int r
+        if self.done:
+            return self.status
+        self.top_ok.assign(max(self.en.M, 1), 0)
+        for r in roots:
+            if 0 <= r < self.en.M and self.en.root_ok[r]:
+                self.top_ok[r] = 1
+        self.top_empty = include_empty and self.en.include_empty
+        return self._count(seconds, stop_flag, max_evaluations)
+
+    def run(self, double seconds, const uint8_t[::1] stop_flag, int64_t max_evaluations=-1):
+        """Count the set, for at most ``seconds``; returns DONE, STOPPED (the stop flag or the
+        time), NODE_LIMIT (``max_evaluations`` rules scored), OUT_OF_MEMORY or OVERFLOW (more
+        members than 2^64). Not resumable: a stopped count is no count (``count`` is None)."""
+        cdef int code
+        if self.done:
+            return self.status
+        self.top_ok = self.en.root_ok
+        self.top_empty = self.en.include_empty
+        code = self._count(seconds, stop_flag, max_evaluations)
         self.done = True
-        self.total_count = total
         self.memo.clear()
         self.memo_bytes = 0
         return code
 
+    def root_order(self):
+        """The enumerator's first rules, cheapest first (the most budget left, so the heaviest
+        parts first: the order a pool of counters should take them in)."""
+        cdef Enumerator en = self.en
+        cdef int W = en.W, s, i, label
+        cdef double cnt[MAX_CLASSES]
+        cdef double correct, wv
+        cdef list order = []
+        cdef vector[uint64_t] V
+        V.resize(W)
+        for s in range(en.M):
+            if not en.root_ok[s]:
+                continue
+            for i in range(W):
+                V[i] = en.mask[i] & en.caps[<size_t>s * W + i]
+            en._counts(&V[0], False, cnt, &self.acc[0])
+            wv = weighted_majority(en.C, en.weights, cnt, &correct, &label)
+            order.append((wv - correct, s))
+        order.sort()
+        return [s for _, s in order]
+
+    def cells(self):
+        """The members counted so far as (objective, how many), best first."""
+        return [(self.found[j].e, int(self.found[j].n)) for j in range(self.found.size())]
+
     def nth_objective(self, int64_t n):
         """The objective of the ``n``-th best member (1-based) once counted, from the table's
         cells of the whole set; ``None`` when the set has fewer members or no count."""
-        cdef list cells = []
-        cdef size_t j
-        cdef gw_cell* cp
-        cdef double R
-        if self.count is None or n < 1:
-            return None
-        for j in range(self.level[0].size()):
-            cp = &self.level[0][j]
-            R = (cp.e + cp.k * self.en.lamW) / self.en.total if self.en.total > 0 else 0.0
-            if R <= self.en.theta_in:
-                cells.append((R, cp.n))
-        cells.sort()
-        for R, m in cells:
-            n -= m
-            if n <= 0:
-                return R
-        return None
+        return nth_objective(self.cells() if self.count is not None else [], n)
 
     @property
     def count(self):
-        """The exact size of the set once ``run`` returned DONE; otherwise None."""
-        return int(self.total_count) if self.done and self.status == T_DONE else None
+        """The exact size of what was counted once ``run`` or every ``count_part`` returned DONE;
+        otherwise None."""
+        return int(self.total_count) if self.parts > 0 and self.failed < 0 else None
 
     def counters(self):
         return {

@@ -12,6 +12,8 @@ docs/corels.md, "Rashomon sets", proves which bounds stay.
 from __future__ import annotations
 
 import threading
+import time
+from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -295,6 +297,90 @@ def _list(
             return code, False
 
 
+class TableCount:
+    """A set counted by tail tables on ``threads`` threads: one ``TailCounter`` per thread, with
+    its own memo (tables do not depend on the first rule), each taking the next first rule from a
+    shared list, heaviest first. A list is in the part of its first rule, so the parts' counts
+    add up. ``count`` is None unless every part was counted."""
+
+    def __init__(self, enumerator: Any, memory: int, threads: int, max_evaluations: int = -1) -> None:
+        threads = max(int(threads), 1)
+        self.max_evaluations = max_evaluations  # rules scored by all counters (-1: no limit)
+        self.counters = [_enum.TailCounter(enumerator, max(int(memory) // threads, 0)) for _ in range(threads)]
+        self._parts: deque[tuple[list[int], bool]] = deque(([r], False) for r in self.counters[0].root_order())
+        self._parts.append(([], True))  # the empty list (counted when the enumerator holds it)
+        self.flag = np.zeros(1, dtype=np.uint8)  # stops every counter: set by ``stop`` or a failed part
+        self._failed: list[int] = []
+        self._lock = threading.Lock()
+        self._workers = [
+            threading.Thread(target=self._work, args=(c,), name=f"rashomon-count-{i}", daemon=True)
+            for i, c in enumerate(self.counters)
+        ]
+        for worker in self._workers:
+            worker.start()
+
+    def _work(self, counter: Any) -> None:
+        while not self.flag[0]:
+            with self._lock:
+                if not self._parts:
+                    return
+                roots, empty = self._parts.popleft()
+            limit = -1  # a part may use what the others left (exact on one thread)
+            if self.max_evaluations >= 0:
+                limit = counter.n_evaluated + max(self.max_evaluations - self.n_evaluated, 0)
+            code = counter.count_part(roots, empty, 1e12, self.flag, limit)  # releases the GIL
+            if code != _enum.DONE:
+                with self._lock:
+                    self._failed.append(int(code))
+                self.flag[0] = 1
+
+    def alive(self) -> bool:
+        return any(worker.is_alive() for worker in self._workers)
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the counters (at most about ``timeout`` seconds)."""
+        until = None if timeout is None else time.monotonic() + timeout
+        for worker in self._workers:
+            worker.join(None if until is None else max(until - time.monotonic(), 0.0))
+
+    def stop(self) -> None:
+        self.flag[0] = 1
+
+    @property
+    def code(self) -> int:
+        """DONE once every part is counted; else why not (STOPPED when stopped between parts)."""
+        if self._failed:
+            return self._failed[0]
+        if self._parts or self.alive():
+            return _enum.STOPPED
+        return _enum.OVERFLOW if sum(int(c.count or 0) for c in self.counters) >= 1 << 64 else _enum.DONE
+
+    @property
+    def count(self) -> int | None:
+        """The exact size of the set (below 2^64, as one counter's) once every part is counted."""
+        if self.code != _enum.DONE:
+            return None
+        return sum(int(c.count or 0) for c in self.counters)
+
+    @property
+    def n_evaluated(self) -> int:
+        return sum(int(c.n_evaluated) for c in self.counters)
+
+    def nth_objective(self, n: int) -> float | None:
+        """The objective of the ``n``-th best member (1-based), from every counter's cells."""
+        if self.count is None:
+            return None
+        return _enum.nth_objective([cell for c in self.counters for cell in c.cells()], n)
+
+    def counters_summed(self) -> dict[str, Any]:
+        """The counters' figures added up (their seconds: the longest, as the threads overlap)."""
+        out: dict[str, Any] = {}
+        for counter in self.counters:
+            for name, value in counter.counters().items():
+                out[name] = max(out.get(name, 0), value) if name == "count_seconds" else out.get(name, 0) + value
+        return out
+
+
 def _count_by_table(
     enumerator: Any,
     memory: int,
@@ -303,45 +389,45 @@ def _count_by_table(
     nodes_before: int,
     progress_interval: float,
     info: dict[str, Any],
-) -> tuple[int, Any]:
-    """Count the set with a ``TailCounter`` on a worker thread (it releases the GIL) while this
-    one polls the limits, which set ``ctx.stop_flag`` the counter reads, and keeps the
-    ``rashomon`` events flowing (the listed count; the exact count comes at the end). Returns the
-    counter's code and the counter (its ``count`` None unless it finished)."""
-    counter = _enum.TailCounter(enumerator, int(memory))
+) -> tuple[int, TableCount]:
+    """Count the set with a ``TableCount`` on the enumerator's threads while this one polls the
+    limits (stopping the counters when one is reached) and keeps the ``rashomon`` events flowing
+    (the listed count; the exact count comes at the end). Returns the count's code and the count
+    (its ``count`` None unless it finished)."""
     listed = int(enumerator.count)
     before = nodes_before + enumerator.n_evaluated
     node_limit = -1 if ctx.limits.nodes is None else max(int(ctx.limits.nodes) - before, 0)
-    codes: list[int] = []
-    worker = threading.Thread(
-        target=lambda: codes.append(counter.run(1e12, ctx.stop_flag, node_limit)), name="rashomon-count", daemon=True
-    )
-    worker.start()
+    table = TableCount(enumerator, memory, int(enumerator.threads), node_limit)
     bound = enumerator.lower_bound()
+    last = ctx.elapsed()
     try:
-        while worker.is_alive():
-            worker.join(progress_interval)
-            ctx.check(before + counter.n_evaluated)
-            ctx.rashomon(
-                listed,
-                [],
-                threshold=threshold,
-                lower_bound=None if not np.isfinite(bound) else bound,
-                nodes=before + counter.n_evaluated,
-            )
-    except BaseException:  # a Ctrl-C here: stop the counter before going on
+        while table.alive():
+            table.join(min(progress_interval, 0.05))
+            if ctx.check(before + table.n_evaluated) is not None or ctx.stop_flag[0]:
+                table.stop()
+            if ctx.elapsed() - last >= progress_interval:
+                last = ctx.elapsed()
+                ctx.rashomon(
+                    listed,
+                    [],
+                    threshold=threshold,
+                    lower_bound=None if not np.isfinite(bound) else bound,
+                    nodes=before + table.n_evaluated,
+                )
+    except BaseException:  # a Ctrl-C here: stop the counters before going on
         ctx.request_stop(StopReason.CANCEL)
-        worker.join()
+        table.stop()
+        table.join()
         raise
-    code = codes[0] if codes else _enum.STOPPED
+    code = table.code
     info["rashomon_count_method"] = "tail table" if code == _enum.DONE else "listed"
-    info.update({f"rashomon_{k}": v for k, v in counter.counters().items()})
-    info["rashomon_count_threads"] = 1
+    info.update({f"rashomon_{k}": v for k, v in table.counters_summed().items()})
+    info["rashomon_count_threads"] = len(table.counters)
     if code == _enum.OVERFLOW:
         ctx.log("corels: the Rashomon set has more than 2^64 lists; the count is the lists listed", level="warning")
     elif code == _enum.OUT_OF_MEMORY:
         ctx.log("corels: the Rashomon count ran out of memory; the count is the lists listed", level="warning")
-    return code, counter
+    return code, table
 
 
 def unproven_set(request: RashomonSpec, objective: float, lower_bound: float, incumbent: RashomonMember) -> RashomonSet:
