@@ -155,6 +155,14 @@ def member_builder(
     return member
 
 
+def best_proven(enumerator: Any) -> bool:
+    """Are the enumerator's kept lists provably the best ``max_models`` of its set (the heap full
+    and its worst at most the bound on everything not listed)? Then the table may count the rest.
+    Out of objective order ``lower_bound()`` scans the queue: ask it now and then, not every slice."""
+    worst = enumerator.kept_worst  # inf until max_models are kept
+    return bool(worst < np.inf and worst <= enumerator.lower_bound())
+
+
 def count_memory_for(memory_limit: float | None) -> int:
     """The tail table's memory budget (bytes): half of ``limits.memory``, 2 GiB without one."""
     if memory_limit is None:
@@ -270,10 +278,9 @@ def _list(
                 and (enumerator.switched_at >= 0 or ctx.elapsed() - started >= UNORDERED_LISTING_SECONDS)
             ):
                 return _enum.SLICE, True  # not in objective order: count first, list the best after
-            worst = enumerator.kept_worst  # inf until max_models are kept
-            if worst < np.inf and (enumerator.ordered_order or ctx.elapsed() - checked >= 0.05):
+            if enumerator.kept_worst < np.inf and (enumerator.ordered_order or ctx.elapsed() - checked >= 0.05):
                 checked = ctx.elapsed()  # (unordered: a scan of the queue)
-                if worst <= enumerator.lower_bound():
+                if best_proven(enumerator):
                     return _enum.SLICE, True  # the kept lists are the best max_models
         code = enumerator.run(SLICE_SECONDS, ctx.stop_flag, node_limit)
         if code == _enum.SLICE and ctx.check(nodes_before + enumerator.n_evaluated) is not None:

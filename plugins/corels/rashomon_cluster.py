@@ -40,14 +40,23 @@ from glasswork.data import Problem
 from glasswork.plugins.corels import engine
 from glasswork.plugins.corels.distributed import release_named, stop_tasks
 from glasswork.plugins.corels.model import RuleList
-from glasswork.plugins.corels.rashomon import make_enumerator, member_builder, queue_budget_for
+from glasswork.plugins.corels.rashomon import (
+    TableCount,
+    best_proven,
+    count_memory_for,
+    make_enumerator,
+    member_builder,
+    queue_budget_for,
+)
 from glasswork.result import RashomonSet
 from glasswork.solver import ClusterExecutor, SolveContext, resident_memory
 from glasswork.spec import RashomonSpec
 
+ORDERED_POLICIES = ("lower_bound", "objective")  # the policies that list in objective order
 SYNC_SECONDS = 0.1  # a task's period for reading the stop event and reporting
 SUBTREES_PER_WORKER = 1  # subtrees the roots are dealt into, per worker: each has its own map (docs/corels.md)
 MAX_RESUBMITS = 3  # reruns of one subtree after Dask gave up on it (KilledWorker)
+PROBE_EVALUATIONS = 200_000  # the driver's listing that decides whether the table counts
 
 
 @dataclass(frozen=True)
@@ -62,6 +71,7 @@ class EnumerationConfig:
     names: dict[str, str]  # Dask names of the stop Event and the report Queue
     memory: int | None  # per-process resident bytes at which a task stops (the run's memory limit)
     threads: int = 1  # the enumerator's threads in each task (``search.threads``)
+    count: bool = False  # list until the best max_models are proven, then count by the tail table
 
 
 @dataclass
@@ -187,7 +197,8 @@ def enumerate_subtree(
     report_pairs: list[tuple[int, int]] | None = None,
 ) -> dict[str, Any]:
     """A task: enumerate the lists under ``roots`` (and ``seconds``) until done, stopped, or out
-    of memory."""
+    of memory. With ``config.count`` the listing (in objective order) stops once its kept lists
+    are provably the subtree's best ``max_models``, and the tail table counts the subtree."""
     from distributed import Event, Queue, get_client
 
     client = get_client()
@@ -214,7 +225,22 @@ def enumerate_subtree(
     out_of_memory = False
     streamed = 0
     last_sync = time.monotonic()
+    for_table = False
+    enumerator.stop_when_kept = config.count  # (a piece never counts: the table has no second-rule split)
+    count_here = config.count and seconds is None and not skip_pairs and not report_pairs
+
+    def report(phase: str) -> None:
+        nonlocal streamed
+        fresh = enumerator.kept_since(streamed) if enumerator.ordered_order else []
+        streamed += len(fresh)
+        bound = float(enumerator.lower_bound())
+        reports.put(("status", task_id, enumerator.n_emitted, enumerator.n_evaluated, bound, fresh, phase))
+
     while not stopped:
+        if count_here and not enumerator.complete and enumerator.kept_worst < np.inf:
+            if (enumerator.ordered_order or time.monotonic() - last_sync >= SYNC_SECONDS) and best_proven(enumerator):
+                for_table = True
+                break
         code = enumerator.run(SYNC_SECONDS / 4, stop, -1)
         if code != _enum.SLICE:
             break
@@ -227,25 +253,97 @@ def enumerate_subtree(
         if config.memory is not None and resident_memory() >= config.memory:
             out_of_memory = True
             break
-        fresh = enumerator.kept_since(streamed) if enumerator.ordered_order else []
-        streamed += len(fresh)
-        bound = float(enumerator.lower_bound())
-        reports.put(("status", task_id, enumerator.n_emitted, enumerator.n_evaluated, bound, fresh))
-    return {
+        report("listing")
+    out = {
         "task": task_id,
         "complete": bool(enumerator.complete),
+        "count": int(enumerator.count),
+        "needed_table": for_table,
+        "counted_by_table": False,
+        "table": {},
+        "count_threads": 0,
+    }
+    if for_table:
+        report("counting")  # every kept list below the bound the driver now holds
+        out.update(_count_subtree(config, enumerator, task_id, reports, stop_event))
+        stopped, out_of_memory = out.pop("stopped"), out.pop("out_of_memory")
+    table_bytes = int(out["table"].get("memo_peak_bytes", 0))
+    evaluated = int(enumerator.n_evaluated) + int(out["table"].get("count_evaluated", 0))
+    return {
+        **out,
         "stopped": stopped,
         "out_of_memory": out_of_memory or code == _enum.OUT_OF_MEMORY,
-        "count": int(enumerator.count),
         "lower_bound": float(enumerator.lower_bound()),
         "kept": enumerator.kept_members(),
-        "evaluated": int(enumerator.n_evaluated),
-        "bytes": int(enumerator.memory_bytes()),
+        "evaluated": evaluated,
+        "bytes": int(enumerator.memory_bytes()) + table_bytes,
         "counters": enumerator.counters(),
         "threads": int(enumerator.threads),
         "seconds": time.perf_counter() - started,
-        "through": enumerator.counts_through(report_pairs or []),
+        "through": enumerator.counts_through(report_pairs or []) if not for_table else [],
     }
+
+
+def _count_subtree(config: EnumerationConfig, enumerator: Any, task_id: int, reports: Any, stop_event: Any) -> dict:
+    """Count the task's subtree with a ``TableCount`` on ``config.threads`` threads (the
+    enumerator's roots and empty list), polling the stop event and the memory limit and reporting
+    as the listing does (its count: the listed lists; the exact count comes with the result). A
+    stopped count is no count: the subtree then says what its listing proved."""
+    listed = int(enumerator.count)
+    bound = float(enumerator.lower_bound())
+    table = TableCount(enumerator, count_memory_for(config.memory), config.threads)
+    stopped = out_of_memory = False
+    try:
+        while table.alive():
+            table.join(SYNC_SECONDS)
+            if not stopped and stop_event.is_set():
+                stopped = True
+                table.stop()
+            elif not stopped and config.memory is not None and resident_memory() >= config.memory:
+                out_of_memory = True
+                table.stop()
+            reports.put(("status", task_id, listed, enumerator.n_evaluated + table.n_evaluated, bound, [], "counting"))
+    finally:  # an error (or the worker shutting down) here: stop the counters first
+        table.stop()
+        table.join()
+    counted = table.count
+    return {
+        "complete": counted is not None,
+        "count": listed if counted is None else int(counted),
+        "counted_by_table": counted is not None,
+        "table": table.counters_summed(),
+        "count_threads": len(table.counters),
+        "stopped": stopped,
+        "out_of_memory": out_of_memory or table.code == _enum.OUT_OF_MEMORY,
+    }
+
+
+def table_counts(
+    units: engine.Units,
+    regularization: float,
+    threshold: float,
+    floor: float,
+    options: dict[str, Any],
+    memory: int | None,
+    stop_flag: np.ndarray,
+) -> bool:
+    """Whether the run counts by the tail table: when the set holds more than ``max_models``
+    lists. Listed here in objective order on one thread for at most ``PROBE_EVALUATIONS``
+    evaluations: it ends (a small set: listed on the cluster as before, mirrored pairs and pieces
+    included) or it shows more than ``max_models`` lists, or the bound is not reached (a large
+    set: counted)."""
+    probe = make_enumerator(
+        units, regularization, threshold, floor=floor, **{**options, "policy": "lower_bound"},
+        queue_budget=queue_budget_for(memory),
+    )  # fmt: skip
+    probe.stop_when_kept = True
+    max_models = int(options.get("max_models", 1000))
+    while True:
+        code = probe.run(0.05, stop_flag, PROBE_EVALUATIONS)
+        if code == _enum.DONE:
+            return int(probe.count) > max_models
+        if code != _enum.SLICE or int(probe.count) > max_models or best_proven(probe):
+            return True
 
 
 def split_roots(
@@ -345,6 +443,11 @@ class Driver:
         self.threads = 0  # the most threads a finished task ran with
         self.tasks: list[tuple[float, int, int]] = []  # each finished task's seconds, evaluations, bytes
         self.counters: dict[str, int] = {}
+        self.table: dict[str, Any] = {}  # the tail tables' figures, summed over tasks
+        self.needed_table = 0  # tasks whose listing stopped for the table
+        self.counted_by_table = 0  # and those the table counted to the end
+        self.count_threads = 0
+        self.counting = False  # a task reported its table count running
 
     def submit(self, tree: Subtree) -> None:
         tree.task = self.next_id
@@ -368,7 +471,8 @@ class Driver:
     def drain(self) -> None:
         by_task = {tree.task: tree for tree in self.running.values()}
         while self.reports.qsize() > 0:
-            for _, task, emitted, evaluations, bound, fresh in self.reports.get(batch=True):
+            for _, task, emitted, evaluations, bound, fresh, phase in self.reports.get(batch=True):
+                self.counting = self.counting or phase == "counting"
                 tree = by_task.get(task)
                 if tree is None:
                     continue  # a report of an earlier run of a resubmitted subtree
@@ -398,6 +502,11 @@ class Driver:
         self.peak_bytes = max(self.peak_bytes, out["bytes"])
         self.threads = max(self.threads, out["threads"])
         self.tasks.append((round(out["seconds"], 3), out["evaluated"], out["bytes"]))
+        self.needed_table += out["needed_table"]
+        self.counted_by_table += out["counted_by_table"]
+        self.count_threads = max(self.count_threads, out["count_threads"])
+        for name, value in out["table"].items():
+            self.table[name] = self.table.get(name, 0) + value
         for name, value in out["counters"].items():
             if name == "depth_first_from":  # -1: no task went depth first; else the latest switch
                 self.counters[name] = max(self.counters.get(name, -1), int(value))
@@ -472,24 +581,34 @@ def enumerate_on_cluster(
     driver: Driver | None = None
     try:
         n_workers = max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
+        count = table_counts(units, regularization, threshold, optimum, options, ctx.limits.memory, ctx.stop_flag)
+        ordered = options.get("policy", "lower_bound") in ORDERED_POLICIES
+        task_options = options if ordered or not count else {**options, "policy": "lower_bound"}
         config = EnumerationConfig(
-            units, regularization, threshold, optimum, options, names, ctx.limits.memory, max(1, int(threads))
-        )
+            units, regularization, threshold, optimum, task_options, names, ctx.limits.memory, max(1, int(threads)),
+            count,
+        )  # fmt: skip
         max_len = int(options.get("max_prefix_length", 255))
-        trees = split_roots(units, regularization, threshold, max_len, SUBTREES_PER_WORKER * n_workers)
-        n_pairs = mirror_pairs(units, trees) if max_len > 1 else 0
+        # counted: whole first rules, no pairs left out (the table splits by first rule only)
+        n_subtrees = SUBTREES_PER_WORKER * n_workers
+        trees = split_roots(units, regularization, threshold, max_len, n_subtrees, 0 if count else None)
+        n_pairs = mirror_pairs(units, trees) if max_len > 1 and not count else 0
         merged = Merged(int(options.get("max_models", 1000)))
         driver = Driver(client, config, merged)
         for tree in trees:
             driver.submit(tree)
-        ordered = options.get("policy", "lower_bound") in ("lower_bound", "objective")
+        ordered = ordered or count
         sent: set[tuple[int, ...]] = set()
         stopping = False
+        said_counting = False
         last = -1.0
         while driver.running:
             time.sleep(SYNC_SECONDS / 2)  # the tasks report every SYNC_SECONDS
             done = [future for future in driver.running if future.done()]
             driver.drain()
+            if driver.counting and not said_counting:
+                said_counting = True
+                ctx.log("corels: a subtree's best lists are proven; the tail table counts the rest on the workers")
             for future in done:
                 driver.collect(future, stopping=stopping)
             if not stopping and ctx.check(nodes_before + driver.evaluations()) is not None:
@@ -540,6 +659,11 @@ def enumerate_on_cluster(
             "rashomon_resubmitted": driver.resubmitted,
             "rashomon_bytes": driver.peak_bytes,
             "rashomon_tasks": driver.tasks,  # the balance: (seconds, evaluations, bytes) per task
+            **{f"rashomon_{k}": v for k, v in driver.table.items()},
+            "rashomon_count_method": (
+                "tail table" if driver.needed_table and driver.counted_by_table == driver.needed_table else "listed"
+            ),
+            "rashomon_count_threads": driver.count_threads,
             "rashomon_seconds": time.perf_counter() - started,
         }
         return rset, stats
