@@ -10,12 +10,15 @@ in 5 ms slices with the limit checks and the streamed members).
   time of the search and of the enumeration, peak resident memory, the enumerator's own memory,
   prefixes evaluated by the enumeration, nodes, prefixes collapsed, whether (after how many
   expansions) best first went on depth first, and the best members.
+* ``--executor dask:local --workers 2``: the same run on a Dask cluster (the subtrees' tasks
+  list their best, then count by the table); its per-task figures (seconds, evaluations, bytes)
+  and the count's threads come in the JSON line. Peak RSS is then the driver's only.
 * ``--overhead``: time to the certified optimum with ``rashomon: {epsilon: 0}`` against a run
   without the section (``--repeat`` pairs, alternated), and the whole run's time with the
   enumeration of the (tiny) set at epsilon 0.
 
     python bench/corels_rashomon.py [--lam 0.01] [--epsilons 0.01,0.05] [--threads 2] [--memory-gb 6]
-                                    [--time-limit 600] [--overhead] [--repeat 3]
+                                    [--time-limit 600] [--executor dask:local --workers 2] [--overhead] [--repeat 3]
 
 The machine is shared: read the CPU time and the counts; wall times are noisy.
 """
@@ -35,13 +38,22 @@ HERE = Path(__file__).resolve().parent
 DATA = Path(os.environ.get("GLASSWORK_DATA", HERE.parent.parent / "shared" / "datasets")) / "corels"
 
 
-def child(lam: float, epsilon: float | None, threads: int, time_limit: float, memory_gb: float | None = None) -> None:
+def child(
+    lam: float,
+    epsilon: float | None,
+    threads: int,
+    time_limit: float,
+    memory_gb: float | None = None,
+    executor: str = "local",
+    workers: int | None = None,
+) -> None:
     """One solve, measured from inside the process; prints one JSON line."""
     import resource
 
     import numpy as np
 
     from glasswork import Limits, Problem, SolveContext
+    from glasswork.solver import ClusterExecutor
     from glasswork.data.corels_format import read_corels
     from glasswork.plugins.corels import CorelsSolver, CorelsSpec
 
@@ -67,7 +79,10 @@ def child(lam: float, epsilon: float | None, threads: int, time_limit: float, me
     if epsilon is not None:
         doc["rashomon"] = {"epsilon": epsilon, "max_models": 1000}
     spec = CorelsSpec.model_validate(doc)
-    ctx = SolveContext(Limits(time=time_limit, memory=None if memory_gb is None else int(memory_gb * 2**30)))
+    ctx = SolveContext(
+        Limits(time=time_limit, memory=None if memory_gb is None else int(memory_gb * 2**30)),
+        executor=ClusterExecutor.parse(executor, workers=workers),
+    )
     t0 = time.perf_counter()
     c0 = time.process_time()
     result = CorelsSolver(spec).solve(problem, ctx)
@@ -88,6 +103,7 @@ def child(lam: float, epsilon: float | None, threads: int, time_limit: float, me
         "enumeration_s": enum_s,
         "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         "load": os.getloadavg()[0],
+        "executor": executor,
     }
     if rset is not None:
         out.update(
@@ -108,15 +124,25 @@ def child(lam: float, epsilon: float | None, threads: int, time_limit: float, me
             table_peak_bytes=stats.get("rashomon_memo_peak_bytes"),
             table_recomputed=stats.get("rashomon_memo_recomputed"),
             relisted_up_to=stats.get("rashomon_relisted_up_to"),
+            count_evaluated=stats.get("rashomon_count_evaluated"),
+            count_threads=stats.get("rashomon_count_threads"),
+            tasks=stats.get("rashomon_tasks"),
             best=[(m.objective, m.model.to_text().replace("\n", " | ") if m.model else None) for m in rset.members[:3]],
         )
     print(json.dumps(out))
 
 
 def run_child(
-    lam: float, epsilon: float | None, threads: int, time_limit: float, memory_gb: float | None = None
+    lam: float,
+    epsilon: float | None,
+    threads: int,
+    time_limit: float,
+    memory_gb: float | None = None,
+    executor: str = "local",
+    workers: int | None = None,
 ) -> dict[str, Any]:
     args = [sys.executable, __file__, "--child", "--lam", str(lam), "--threads", str(threads)]
+    args += ["--executor", executor] + ([] if workers is None else ["--workers", str(workers)])
     if memory_gb is not None:
         args += ["--memory-gb", str(memory_gb)]
     args += ["--time-limit", str(time_limit)]
@@ -133,13 +159,15 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--time-limit", type=float, default=600.0)
     ap.add_argument("--memory-gb", type=float, default=None, help="limits.memory (the tail table gets half)")
+    ap.add_argument("--executor", default="local", help="local, dask:local or dask:HOST:PORT")
+    ap.add_argument("--workers", type=int, default=None, help="dask:local's worker processes")
     ap.add_argument("--overhead", action="store_true", help="time to the optimum with rashomon at epsilon 0")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--epsilon", type=float, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        child(a.lam, a.epsilon, a.threads, a.time_limit, a.memory_gb)
+        child(a.lam, a.epsilon, a.threads, a.time_limit, a.memory_gb, a.executor, a.workers)
         return
     if not (DATA / "compas_train.out").exists():
         sys.exit(f"no COMPAS files under {DATA} (set GLASSWORK_DATA)")
@@ -164,7 +192,7 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for eps in (float(x) for x in a.epsilons.split(",")):
-        r = run_child(a.lam, eps, a.threads, a.time_limit, a.memory_gb)
+        r = run_child(a.lam, eps, a.threads, a.time_limit, a.memory_gb, a.executor, a.workers)
         print(
             f"| {eps} | {r.get('count'):,} | {r.get('complete')} | {r.get('count_method')} | "
             f"{r['to_certified_optimum_s']:.2f} | {r['enumeration_s']:.1f} | {r.get('count_s') or 0:.1f} | "

@@ -14,6 +14,22 @@ its running count, evaluations, the bound on what it has not enumerated and, in 
 the members it kept since the last report, and it stops on the driver's stop ``Event`` (time,
 nodes, Ctrl-C) or at the run's memory limit (the worker's resident memory).
 
+**Listed or counted, decided per run.** The driver first lists the set here in objective order on
+one thread, for at most ``PROBE_EVALUATIONS`` evaluations (``table_counts``). If that listing ends
+with at most ``max_models`` lists, the set is small: the tasks list it whole, as described above
+(pieces and mirrored pairs included). Otherwise (more than ``max_models`` lists, the best
+``max_models`` proven, or the probe's budget spent) the tail table counts: each task lists its
+subtree in objective order (the ``lower_bound`` policy when the spec's policy is not ordered: the
+set and its best do not depend on the policy) until its kept lists are provably its best
+``max_models`` (``best_proven``, as in one process) or it ends, and then counts the subtree with a
+``TableCount`` on ``search.threads`` threads (half of ``limits.memory`` for its tables). The table
+splits by first rule only, and does not know left-out pairs: so a counted run deals whole first
+rules (no piece by second rule, even when a worker then sits idle) and mirrors no pair (a subtree
+counted by the table counts its swapped pairs itself). The driver's best ``max_models`` is the best
+over the union of the subtrees' kept lists: exact, as each subtree holds its own best provably. A
+count stopped by a limit is no count: that subtree then gives what its listing proved (its listed
+count, ``complete`` false, its listing's bound), as one process does.
+
 The driver merges: the count is the sum of the subtrees' counts, the set is complete when every
 subtree is, the kept members are the best ``max_models`` over all (a bounded dict, never every
 member), and the bound on what is not enumerated is the smallest over the subtrees that stopped,
