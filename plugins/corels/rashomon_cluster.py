@@ -270,7 +270,7 @@ def enumerate_subtree(
             out_of_memory = True
             break
         report("listing")
-    out = {
+    out: dict[str, Any] = {
         "task": task_id,
         "complete": bool(enumerator.complete),
         "count": int(enumerator.count),
@@ -282,7 +282,7 @@ def enumerate_subtree(
     if for_table:
         report("counting")  # every kept list below the bound the driver now holds
         out.update(_count_subtree(config, enumerator, task_id, reports, stop_event))
-        stopped, out_of_memory = out.pop("stopped"), out.pop("out_of_memory")
+        stopped, out_of_memory = bool(out.pop("stopped")), bool(out.pop("out_of_memory"))
     table_bytes = int(out["table"].get("memo_peak_bytes", 0))
     evaluated = int(enumerator.n_evaluated) + int(out["table"].get("count_evaluated", 0))
     return {
@@ -300,7 +300,9 @@ def enumerate_subtree(
     }
 
 
-def _count_subtree(config: EnumerationConfig, enumerator: Any, task_id: int, reports: Any, stop_event: Any) -> dict:
+def _count_subtree(
+    config: EnumerationConfig, enumerator: Any, task_id: int, reports: Any, stop_event: Any
+) -> dict[str, Any]:
     """Count the task's subtree with a ``TableCount`` on ``config.threads`` threads (the
     enumerator's roots and empty list), polling the stop event and the memory limit and reporting
     as the listing does (its count: the listed lists; the exact count comes with the result). A
