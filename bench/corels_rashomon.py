@@ -18,7 +18,8 @@ in 5 ms slices with the limit checks and the streamed members).
   enumeration of the (tiny) set at epsilon 0.
 
     python bench/corels_rashomon.py [--lam 0.01] [--epsilons 0.01,0.05] [--threads 2] [--memory-gb 6]
-                                    [--time-limit 600] [--executor dask:local --workers 2] [--overhead] [--repeat 3]
+                                    [--time-limit 600] [--executor dask:local --workers 2] [--max-models 1000]
+                                    [--overhead] [--repeat 3]
 
 The machine is shared: read the CPU time and the counts; wall times are noisy.
 """
@@ -46,6 +47,7 @@ def child(
     memory_gb: float | None = None,
     executor: str = "local",
     workers: int | None = None,
+    max_models: int = 1000,
 ) -> None:
     """One solve, measured from inside the process; prints one JSON line."""
     import resource
@@ -77,7 +79,7 @@ def child(
         "store": {"enabled": False},
     }
     if epsilon is not None:
-        doc["rashomon"] = {"epsilon": epsilon, "max_models": 1000}
+        doc["rashomon"] = {"epsilon": epsilon, "max_models": max_models}
     spec = CorelsSpec.model_validate(doc)
     ctx = SolveContext(
         Limits(time=time_limit, memory=None if memory_gb is None else int(memory_gb * 2**30)),
@@ -140,9 +142,11 @@ def run_child(
     memory_gb: float | None = None,
     executor: str = "local",
     workers: int | None = None,
+    max_models: int = 1000,
 ) -> dict[str, Any]:
     args = [sys.executable, __file__, "--child", "--lam", str(lam), "--threads", str(threads)]
     args += ["--executor", executor] + ([] if workers is None else ["--workers", str(workers)])
+    args += ["--max-models", str(max_models)]
     if memory_gb is not None:
         args += ["--memory-gb", str(memory_gb)]
     args += ["--time-limit", str(time_limit)]
@@ -161,13 +165,14 @@ def main() -> None:
     ap.add_argument("--memory-gb", type=float, default=None, help="limits.memory (the tail table gets half)")
     ap.add_argument("--executor", default="local", help="local, dask:local or dask:HOST:PORT")
     ap.add_argument("--workers", type=int, default=None, help="dask:local's worker processes")
+    ap.add_argument("--max-models", type=int, default=1000, help="rashomon.max_models: the lists listed and kept")
     ap.add_argument("--overhead", action="store_true", help="time to the optimum with rashomon at epsilon 0")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--epsilon", type=float, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        child(a.lam, a.epsilon, a.threads, a.time_limit, a.memory_gb, a.executor, a.workers)
+        child(a.lam, a.epsilon, a.threads, a.time_limit, a.memory_gb, a.executor, a.workers, a.max_models)
         return
     if not (DATA / "compas_train.out").exists():
         sys.exit(f"no COMPAS files under {DATA} (set GLASSWORK_DATA)")
@@ -192,7 +197,7 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for eps in (float(x) for x in a.epsilons.split(",")):
-        r = run_child(a.lam, eps, a.threads, a.time_limit, a.memory_gb, a.executor, a.workers)
+        r = run_child(a.lam, eps, a.threads, a.time_limit, a.memory_gb, a.executor, a.workers, a.max_models)
         print(
             f"| {eps} | {r.get('count'):,} | {r.get('complete')} | {r.get('count_method')} | "
             f"{r['to_certified_optimum_s']:.2f} | {r['enumeration_s']:.1f} | {r.get('count_s') or 0:.1f} | "
