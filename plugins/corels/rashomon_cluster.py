@@ -22,7 +22,9 @@ with at most ``max_models`` lists, the set is small: the tasks list it whole, as
 subtree in objective order (the ``lower_bound`` policy when the spec's policy is not ordered: the
 set and its best do not depend on the policy) until its kept lists are provably its best
 ``max_models`` (``best_proven``, as in one process) or it ends, and then counts the subtree with a
-``TableCount`` on ``search.threads`` threads (half of ``limits.memory`` for its tables). The table
+``TableCount`` on ``search.threads`` threads (half of ``limits.memory`` for its tables); a task gone
+depth first (its queue past its budget) counts at once and lists its best again after, up to the
+objective of its ``max_models``-th (``nth_objective``), as one process does. The table
 splits by first rule only, and does not know left-out pairs: so a counted run deals whole first
 rules (no piece by second rule, even when a worker then sits idle) and mirrors no pair (a subtree
 counted by the table counts its swapped pairs itself). The driver's best ``max_models`` is the best
@@ -88,6 +90,7 @@ class EnumerationConfig:
     memory: int | None  # per-process resident bytes at which a task stops (the run's memory limit)
     threads: int = 1  # the enumerator's threads in each task (``search.threads``)
     count: bool = False  # list until the best max_models are proven, then count by the tail table
+    queue_budget: int | None = None  # best first's queue entries before depth first (None: from ``memory``)
 
 
 @dataclass
@@ -220,20 +223,25 @@ def enumerate_subtree(
     client = get_client()
     stop_event = Event(config.names["stop"], client=client)
     reports = Queue(config.names["queue"], client=client)
-    enumerator = make_enumerator(
-        config.units,
-        config.regularization,
-        config.threshold,
-        floor=config.floor,
-        threads=config.threads,
-        roots=roots,
-        include_empty=include_empty,
-        seconds=seconds,
-        include_short=include_short,
-        skip_pairs=skip_pairs or None,
-        queue_budget=queue_budget_for(config.memory),  # depth first past it, as in one process
-        **config.options,
-    )
+
+    def make(threshold: float) -> Any:
+        return make_enumerator(
+            config.units,
+            config.regularization,
+            threshold,
+            floor=config.floor,
+            threads=config.threads,
+            roots=roots,
+            include_empty=include_empty,
+            seconds=seconds,
+            include_short=include_short,
+            skip_pairs=skip_pairs or None,
+            # depth first past it, as in one process
+            queue_budget=queue_budget_for(config.memory) if config.queue_budget is None else config.queue_budget,
+            **config.options,
+        )
+
+    enumerator = make(config.threshold)
     started = time.perf_counter()
     stop = np.zeros(1, dtype=np.uint8)
     code = _enum.SLICE
@@ -242,6 +250,7 @@ def enumerate_subtree(
     streamed = 0
     last_sync = time.monotonic()
     for_table = False
+    checked = time.monotonic()
     enumerator.stop_when_kept = config.count  # (a piece never counts: the table has no second-rule split)
     count_here = config.count and seconds is None and not skip_pairs and not report_pairs
 
@@ -249,14 +258,20 @@ def enumerate_subtree(
         nonlocal streamed
         fresh = enumerator.kept_since(streamed) if enumerator.ordered_order else []
         streamed += len(fresh)
-        bound = float(enumerator.lower_bound())
+        bound = streamed_bound(enumerator)
         reports.put(("status", task_id, enumerator.n_emitted, enumerator.n_evaluated, bound, fresh, phase))
 
     while not stopped:
+        if count_here and not enumerator.complete and enumerator.switched_at >= 0:
+            for_table = True  # gone depth first: count first, list the best again after, as one process
+            break
         if count_here and not enumerator.complete and enumerator.kept_worst < np.inf:
-            if (enumerator.ordered_order or time.monotonic() - last_sync >= SYNC_SECONDS) and best_proven(enumerator):
-                for_table = True
-                break
+            # in objective order the bound is the queue's top; gone depth first, a scan: now and then
+            if enumerator.ordered_order or time.monotonic() - checked >= SYNC_SECONDS:
+                checked = time.monotonic()
+                if best_proven(enumerator):
+                    for_table = True
+                    break
         code = enumerator.run(SYNC_SECONDS / 4, stop, -1)
         if code != _enum.SLICE:
             break
@@ -285,12 +300,25 @@ def enumerate_subtree(
         stopped, out_of_memory = bool(out.pop("stopped")), bool(out.pop("out_of_memory"))
     table_bytes = int(out["table"].get("memo_peak_bytes", 0))
     evaluated = int(enumerator.n_evaluated) + int(out["table"].get("count_evaluated", 0))
+    best = enumerator
+    if out["counted_by_table"] and not best_proven(enumerator):
+        # list the subtree's best again, up to the objective of its max_models-th (ties too)
+        nth = out.pop("nth")
+        best = make(config.threshold if nth is None else nth)
+        while not stopped:
+            if best.run(SYNC_SECONDS, stop, -1) != _enum.SLICE:
+                break
+            stopped = stop_event.is_set()
+            reports.put(("status", task_id, out["count"], evaluated + best.n_evaluated, config.floor, [], "relisting"))
+        evaluated += int(best.n_evaluated)
+        out["complete"] = bool(best.complete)  # the count is exact; a stop leaves the best unproven
+    out.pop("nth", None)
     return {
         **out,
         "stopped": stopped,
         "out_of_memory": out_of_memory or code == _enum.OUT_OF_MEMORY,
-        "lower_bound": float(enumerator.lower_bound()),
-        "kept": enumerator.kept_members(),
+        "lower_bound": float(best.lower_bound()),
+        "kept": best.kept_members(),
         "evaluated": evaluated,
         "bytes": int(enumerator.memory_bytes()) + table_bytes,
         "counters": enumerator.counters(),
@@ -298,6 +326,16 @@ def enumerate_subtree(
         "seconds": time.perf_counter() - started,
         "through": enumerator.counts_through(report_pairs or []) if not for_table else [],
     }
+
+
+def streamed_bound(enumerator: Any) -> float:
+    """The bound a task reports: below it the driver takes merged members as final. In objective
+    order, the bound on what is not listed (every kept list below it was reported); gone depth
+    first, the kept lists are not streamed, so no larger than the best of them."""
+    bound = float(enumerator.lower_bound())
+    if enumerator.ordered_order:
+        return bound
+    return min([bound, *(float(o) for o, _ in enumerator.kept_members())])
 
 
 def _count_subtree(
@@ -308,7 +346,7 @@ def _count_subtree(
     as the listing does (its count: the listed lists; the exact count comes with the result). A
     stopped count is no count: the subtree then says what its listing proved."""
     listed = int(enumerator.count)
-    bound = float(enumerator.lower_bound())
+    bound = streamed_bound(enumerator)
     table = TableCount(enumerator, count_memory_for(config.memory), config.threads)
     stopped = out_of_memory = False
     try:
@@ -331,6 +369,7 @@ def _count_subtree(
         "counted_by_table": counted is not None,
         "table": table.counters_summed(),
         "count_threads": len(table.counters),
+        "nth": table.nth_objective(max(int(config.options.get("max_models", 1000)), 1)),
         "stopped": stopped,
         "out_of_memory": out_of_memory or table.code == _enum.OUT_OF_MEMORY,
     }

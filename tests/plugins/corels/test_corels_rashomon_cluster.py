@@ -286,6 +286,33 @@ def test_a_stopped_enumeration_keeps_the_certificate_and_bounds_the_rest(cluster
     assert last.lower_bound is not None and rset.optimum <= rset.unenumerated_bound <= rset.threshold
 
 
+def test_a_task_gone_depth_first_still_gives_way_to_the_table(cluster) -> None:
+    """A task whose best-first queue outgrew its budget (64 entries here) lists depth first, out
+    of objective order, and would list its whole subtree before its kept lists are proven its
+    best (the commit before this test's fix did: no table): as one process, it gives way to the
+    table at once, counts the subtree exactly, then lists its best again up to the objective of
+    its ``max_models``-th, which the table gives."""
+    import uuid
+
+    from glasswork.plugins.corels.rashomon_cluster import EnumerationConfig, enumerate_subtree
+
+    X, y = _heavy()
+    units = units_of(X, y, 2)
+    every = _solve(_spec(HEAVY["lam"], {"epsilon": HEAVY["epsilon"], "max_models": 50}), _problem(X, y), None)[0]
+    optimum, threshold = every.rashomon.optimum, every.rashomon.threshold
+    names = {k: f"glasswork-test-{k}-{uuid.uuid4().hex}" for k in ("stop", "queue")}
+    options = {"policy": "lower_bound", "max_models": 50}
+    config = EnumerationConfig(units, HEAVY["lam"], threshold, optimum, options, names, None, 1, True, 64)
+    with distributed.Client(cluster.scheduler_address) as client:
+        out = client.submit(enumerate_subtree, config, 0, list(range(X.shape[1])), True, pure=False).result()
+        distributed.Queue(names["queue"], client=client).get(batch=True)
+    count, best = _reference(X, y, optimum, threshold, 50)
+    assert out["counters"]["depth_first_from"] >= 0  # it went depth first
+    assert out["needed_table"] and out["counted_by_table"] and out["complete"]
+    assert out["count"] == count == every.rashomon.count
+    np.testing.assert_allclose(sorted(o for o, _ in out["kept"]), [o for o, _ in best], atol=1e-12)
+
+
 def test_a_worker_killed_mid_enumeration_loses_no_subtree(cluster) -> None:
     X, y = _heavy()
     problem = _problem(X, y)
