@@ -294,6 +294,7 @@ def test_a_task_gone_depth_first_still_gives_way_to_the_table(cluster) -> None:
     its ``max_models``-th, which the table gives."""
     import uuid
 
+    from glasswork.plugins.corels.distributed import release_named
     from glasswork.plugins.corels.rashomon_cluster import EnumerationConfig, enumerate_subtree
 
     X, y = _heavy()
@@ -304,8 +305,10 @@ def test_a_task_gone_depth_first_still_gives_way_to_the_table(cluster) -> None:
     options = {"policy": "lower_bound", "max_models": 50}
     config = EnumerationConfig(units, HEAVY["lam"], threshold, optimum, options, names, None, 1, True, 64)
     with distributed.Client(cluster.scheduler_address) as client:
-        out = client.submit(enumerate_subtree, config, 0, list(range(X.shape[1])), True, pure=False).result()
-        distributed.Queue(names["queue"], client=client).get(batch=True)
+        try:
+            out = client.submit(enumerate_subtree, config, 0, list(range(X.shape[1])), True, pure=False).result()
+        finally:
+            release_named(client, names.values())
     count, best = _reference(X, y, optimum, threshold, 50)
     assert out["counters"]["depth_first_from"] >= 0  # it went depth first
     assert out["needed_table"] and out["counted_by_table"] and out["complete"]
