@@ -298,15 +298,17 @@ def _list(
 
 
 class TableCount:
-    """A set counted by tail tables on ``threads`` threads: one ``TailCounter`` per thread, with
-    its own memo (tables do not depend on the first rule), each taking the next first rule from a
-    shared list, heaviest first. A list is in the part of its first rule, so the parts' counts
-    add up. ``count`` is None unless every part was counted."""
+    """A set counted by tail tables on ``threads`` threads: one ``TailCounter`` per thread, all
+    sharing one memo of ``memory`` bytes (a table depends on the rows it covers, not on the first
+    rule, so one thread's tables serve the others), each taking the next first rule from a shared
+    list, heaviest first. A list is in the part of its first rule, so the parts' counts add up.
+    ``count`` is None unless every part was counted."""
 
     def __init__(self, enumerator: Any, memory: int, threads: int, max_evaluations: int = -1) -> None:
         threads = max(int(threads), 1)
         self.max_evaluations = max_evaluations  # rules scored by all counters (-1: no limit)
-        self.counters = [_enum.TailCounter(enumerator, max(int(memory) // threads, 0)) for _ in range(threads)]
+        self.memo = _enum.TailMemo(max(int(memory), 0), 64 if threads > 1 else 1)
+        self.counters = [_enum.TailCounter(enumerator, memo=self.memo) for _ in range(threads)]
         self._parts: deque[tuple[list[int], bool]] = deque(([r], False) for r in self.counters[0].root_order())
         self._parts.append(([], True))  # the empty list (counted when the enumerator holds it)
         self.flag = np.zeros(1, dtype=np.uint8)  # stops every counter: set by ``stop`` or a failed part
@@ -373,11 +375,15 @@ class TableCount:
         return _enum.nth_objective([cell for c in self.counters for cell in c.cells()], n)
 
     def counters_summed(self) -> dict[str, Any]:
-        """The counters' figures added up (their seconds: the longest, as the threads overlap)."""
+        """The counters' figures added up (their seconds: the longest, as the threads overlap; the
+        memo's peak: the shared memo's)."""
         out: dict[str, Any] = {}
         for counter in self.counters:
             for name, value in counter.counters().items():
-                out[name] = max(out.get(name, 0), value) if name == "count_seconds" else out.get(name, 0) + value
+                if name in ("count_seconds", "memo_peak_bytes"):
+                    out[name] = max(out.get(name, 0), value)
+                else:
+                    out[name] = out.get(name, 0) + value
         return out
 
 

@@ -65,6 +65,50 @@ def test_each_bound_of_the_table_switched_off_changes_no_count(case, bound: str)
     assert table_count(units, lam, theta, every[0][0], cap, **options) == len(within(every, theta))
 
 
+def pooled_count(units, lam, theta, floor, cap, memory: int, threads: int) -> rashomon.TableCount:
+    en = make_enumerator(units, lam, theta, floor=floor, max_prefix_length=cap, max_models=0)
+    table = rashomon.TableCount(en, memory, threads)
+    table.join()
+    assert table.code == cr.DONE
+    return table
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(), st.sampled_from([2, 3, 4]))
+def test_counters_on_threads_sharing_one_memo_count_what_brute_force_lists(case, threads: int) -> None:
+    """One counter per thread, each taking first rules from a shared list, all finding and
+    storing tables in one memo (also one so small that entries are dropped as they are stored):
+    the count and the n-th best objective are brute force's."""
+    X, y, C, weights, lam, max_len, epsilon = case
+    every = every_rule_list(X, y, lam, C, weights, max_len)
+    theta = every[0][0] * (1 + epsilon)
+    members = within(every, theta)
+    units = units_of(X, y, C, weights)
+    cap = 255 if max_len is None else max_len
+    for memory in (1 << 24, 1, 0):
+        table = pooled_count(units, lam, theta, every[0][0], cap, memory, threads)
+        assert table.count == len(members), memory
+        for n in (1, 2, len(members), len(members) + 1):
+            expected = members[n - 1][0] if n <= len(members) else None
+            got = table.nth_objective(n)
+            assert (got is None) == (expected is None) and (got is None or abs(got - expected) < 1e-12)
+
+
+def test_a_memo_shared_by_four_threads_under_eviction_counts_as_one_thread() -> None:
+    """An instance of thousands of tables, four threads storing into shards a few KiB each, so
+    entries are dropped while other threads read them: the count one thread gives."""
+    X, y = _instance(11, n=300, M=12)
+    lam = 0.005
+    units = units_of(X, y, 2)
+    one = pooled_count(units, lam, 0.3, 0.0, 255, 1 << 26, 1)
+    assert one.count is not None and one.count > 10_000
+    for memory in (1 << 26, 1 << 18, 1 << 14):
+        four = pooled_count(units, lam, 0.3, 0.0, 255, memory, 4)
+        assert four.count == one.count
+        assert four.nth_objective(1000) == one.nth_objective(1000)
+    assert four.counters_summed()["memo_evictions"] > 0
+
+
 def test_roots_split_the_table_count_into_subtrees_that_add_up() -> None:
     X, y = _instance(7, n=60, M=6)
     lam = 0.01
