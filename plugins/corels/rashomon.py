@@ -190,7 +190,9 @@ def enumerate_rashomon(
     within ``t``) then lists the best ``max_models`` again up to the objective of the
     ``max_models``-th, which the table gives. If the listing ends first, its own count is exact and
     nothing else runs. A count stopped by a limit is no count: the set then says what the listing
-    proved (``complete`` false, the listed members, the listing's bound)."""
+    proved (``complete`` false, the listed members, the listing's bound), or the members under the
+    first rules the table finished if they are more (each finished part is exact; an unfinished
+    one adds nothing)."""
     members: dict[tuple[int, ...], RashomonMember] = {}
     member = member_builder(request, build, problem, feature_names, members)
     info = stats if stats is not None else {}
@@ -200,13 +202,14 @@ def enumerate_rashomon(
         enumerator, ctx, threshold, nodes_before, progress_interval, member, sent, count_memory, relist is not None
     )
     counted: int | None = None
+    partial = 0
     info["rashomon_listed"] = int(enumerator.count)
     listed_best = True
     if stopped_early:
         code, counter = _count_by_table(
             enumerator, count_memory or 0, ctx, threshold, nodes_before, progress_interval, info
         )
-        counted = counter.count
+        counted, partial = counter.count, counter.counted
         proven = enumerator.kept_worst <= enumerator.lower_bound()
         if counted is not None and not proven and relist is not None:
             # list the best max_models again, up to the objective of the max_models-th (ties too)
@@ -220,7 +223,8 @@ def enumerate_rashomon(
             listed_best = False
     kept = [member(obj, prefix) for obj, prefix in enumerator.kept_members()]
     complete = (counted is not None and listed_best) or (not stopped_early and bool(enumerator.complete))
-    count = counted if counted is not None else int(enumerator.count)
+    # a stopped count: the members of the first rules it finished, or the listed ones if more
+    count = counted if counted is not None else max(int(enumerator.count), partial)
     bound = enumerator.lower_bound()
     ctx.rashomon(  # the exact count, and the kept lists not sent yet (the orderings collapsed)
         count,
@@ -313,15 +317,16 @@ class TableCount:
         self._parts.append(([], True))  # the empty list (counted when the enumerator holds it)
         self.flag = np.zeros(1, dtype=np.uint8)  # stops every counter: set by ``stop`` or a failed part
         self._failed: list[int] = []
+        self._counted = [0] * threads  # each counter's members in the parts it finished
         self._lock = threading.Lock()
         self._workers = [
-            threading.Thread(target=self._work, args=(c,), name=f"rashomon-count-{i}", daemon=True)
+            threading.Thread(target=self._work, args=(i, c), name=f"rashomon-count-{i}", daemon=True)
             for i, c in enumerate(self.counters)
         ]
         for worker in self._workers:
             worker.start()
 
-    def _work(self, counter: Any) -> None:
+    def _work(self, index: int, counter: Any) -> None:
         while not self.flag[0]:
             with self._lock:
                 if not self._parts:
@@ -335,6 +340,8 @@ class TableCount:
                 with self._lock:
                     self._failed.append(int(code))
                 self.flag[0] = 1
+            else:
+                self._counted[index] = int(counter.count)
 
     def alive(self) -> bool:
         return any(worker.is_alive() for worker in self._workers)
@@ -363,6 +370,12 @@ class TableCount:
         if self.code != _enum.DONE:
             return None
         return sum(int(c.count or 0) for c in self.counters)
+
+    @property
+    def counted(self) -> int:
+        """The members in the parts finished so far: exact for them, so a lower bound on the
+        count while counting or after a stop."""
+        return sum(self._counted)
 
     @property
     def n_evaluated(self) -> int:
@@ -414,7 +427,7 @@ def _count_by_table(
             if ctx.elapsed() - last >= progress_interval:
                 last = ctx.elapsed()
                 ctx.rashomon(
-                    listed,
+                    max(listed, table.counted),  # both are members found so far
                     [],
                     threshold=threshold,
                     lower_bound=None if not np.isfinite(bound) else bound,

@@ -109,6 +109,30 @@ def test_a_memo_shared_by_four_threads_under_eviction_counts_as_one_thread() -> 
     assert four.counters_summed()["memo_evictions"] > 0
 
 
+def test_a_stopped_pool_counts_exactly_the_first_rules_it_finished() -> None:
+    """Stopped by a node limit, one thread takes the first rules in ``root_order``: what it counted
+    is the members under the first few of them, exactly (a lower bound the solver may report),
+    never a part of an unfinished one."""
+    X, y = _instance(7, n=60, M=6)
+    lam = 0.01
+    every = every_rule_list(X, y, lam)
+    theta = every[0][0] * 1.3
+    members = within(every, theta)
+    units = units_of(X, y, 2)
+    whole = pooled_count(units, lam, theta, every[0][0], 255, 1 << 24, 1)
+    order = whole.counters[0].root_order()
+    prefix_sums = [sum(1 for _, p in members if p[:1] and p[0] in order[:j]) for j in range(len(order) + 1)]
+    seen = set()
+    for limit in range(0, whole.n_evaluated, max(whole.n_evaluated // 40, 1)):
+        en = make_enumerator(units, lam, theta, floor=every[0][0], max_models=0)
+        table = rashomon.TableCount(en, 1 << 24, 1, max_evaluations=limit)
+        table.join()
+        assert table.code == cr.NODE_LIMIT and table.count is None
+        assert table.counted in prefix_sums
+        seen.add(table.counted)
+    assert len(seen) > 2
+
+
 def test_roots_split_the_table_count_into_subtrees_that_add_up() -> None:
     X, y = _instance(7, n=60, M=6)
     lam = 0.01
@@ -206,8 +230,9 @@ def test_a_limit_during_the_count_reports_what_the_listing_proved(threads: int) 
             continue
         stopped += 1
         assert result.stats["rashomon_count_method"] == "listed"
-        # what the listing proved (its members, with the orderings collapsed onto them), no partial sum
-        assert rset.kept <= 3 and rset.kept <= rset.count == result.stats["rashomon_listed"] < len(expected)
+        # what the listing proved (its members, with the orderings collapsed onto them), or the
+        # members of the first rules the table finished: never an unfinished part's partial sum
+        assert rset.kept <= 3 and rset.kept <= result.stats["rashomon_listed"] <= rset.count < len(expected)
         np.testing.assert_allclose(
             [m.objective for m in rset.members], [o for o, _ in expected[: rset.kept]], atol=1e-12
         )
