@@ -1440,6 +1440,10 @@ cdef class TailMemo:
     def entries(self) -> int:
         return gw_shared_entries(self.m)
 
+    def clear(self) -> None:
+        """Drop every table (when the count is over: they may hold gigabytes)."""
+        gw_shared_clear(self.m)
+
 
 def nth_objective(cells, int64_t n):
     """The objective of the ``n``-th best of ``cells`` ((objective, how many) pairs, 1-based);

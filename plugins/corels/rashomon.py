@@ -241,7 +241,8 @@ def enumerate_rashomon(
             count=count,
             complete=complete,
             members=kept,
-            unenumerated_bound=None if complete else float(min(bound, threshold)),
+            # no list is below the certified optimum: a bound under it says less than it
+            unenumerated_bound=None if complete else float(min(max(bound, optimum), threshold)),
         ),
         int(code),
     )
@@ -439,6 +440,7 @@ def _count_by_table(
         table.join()
         raise
     code = table.code
+    table.memo.clear()  # the count is over (its cells stay with the counters)
     info["rashomon_count_method"] = "tail table" if code == _enum.DONE else "listed"
     info.update({f"rashomon_{k}": v for k, v in table.counters_summed().items()})
     info["rashomon_count_threads"] = len(table.counters)

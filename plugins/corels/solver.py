@@ -263,6 +263,7 @@ def _rashomon_set(
             threads=threads,
         )
         stats.update(cluster_stats)
+        rset = _with_the_optimum(rset, request, optimum, best_prefix, features, build, problem, ctx)
         return _rashomon_logged(rset, stats, ctx)
     t0 = time.perf_counter()
     enumerator_queue = rs.queue_budget_for(ctx.limits.memory)
@@ -295,7 +296,32 @@ def _rashomon_set(
     stats["rashomon_seconds"] = time.perf_counter() - t0
     stats["rashomon_bytes"] = enumerator.memory_bytes()
     stats.update({f"rashomon_{k}": v for k, v in enumerator.counters().items()})
+    rset = _with_the_optimum(rset, request, optimum, best_prefix, features, build, problem, ctx)
     return _rashomon_logged(rset, stats, ctx)
+
+
+def _with_the_optimum(
+    rset: RashomonSet,
+    request: RashomonSpec,
+    optimum: float,
+    best_prefix: list[int],
+    features: Callable[[list[int]], tuple[str, ...]],
+    build: Callable[[list[int]], RuleList],
+    problem: Problem,
+    ctx: SolveContext,
+) -> RashomonSet:
+    """An enumeration stopped before it listed anything still holds the certified optimum's list
+    (the search found it): the set then has it, counted once, and bounds the rest by the optimum
+    (in objective order the listing emits nothing until every prefix bounded below a list's
+    objective is expanded: tens of seconds on COMPAS at epsilon 0.03)."""
+    from glasswork.plugins.corels import rashomon as rs
+
+    if rset.complete or rset.count > 0 or optimum > rset.threshold:
+        return rset
+    incumbent = rs.member_builder(request, build, problem, features, {})(optimum, tuple(best_prefix))
+    bound = optimum if rset.unenumerated_bound is None else max(rset.unenumerated_bound, optimum)
+    ctx.rashomon(1, [incumbent], threshold=rset.threshold, lower_bound=bound)
+    return dataclasses.replace(rset, count=1, members=[incumbent], unenumerated_bound=bound)
 
 
 def _rashomon_logged(rset: RashomonSet, stats: dict[str, Any], ctx: SolveContext) -> RashomonSet:
