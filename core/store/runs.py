@@ -199,7 +199,8 @@ def write_run(
 
 def rashomon_of_events(events: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     """The Rashomon set a run's ``rashomon`` events announced (a run still going, or killed
-    before its finish record): the members in order, the last running count and threshold, and
+    before its finish record): the members in order, the last running count and threshold, the
+    optimum, its proof and epsilon as the solver gave them (``SolveContext.rashomon_basis``), and
     never ``complete`` (nobody certified it). ``None`` when no event spoke of a set."""
     # a sweep point's own set (``rashomon_point``) is not the run's: ``rashomon_points`` reads those
     announced = [r for r in events if r.get("kind") == "rashomon" and "rashomon_point" not in (r.get("counters") or {})]
@@ -207,17 +208,21 @@ def rashomon_of_events(events: Sequence[dict[str, Any]]) -> dict[str, Any] | Non
         return None
     counters = announced[-1].get("counters") or {}
     members = [m for r in announced for m in r.get("members") or []]
-    thresholds = [(r.get("counters") or {}).get("rashomon_threshold") for r in announced]
-    threshold = next((t for t in reversed(thresholds) if t is not None), None)
+
+    def last(key: str) -> Any:  # the latest word on a figure of the set (SolveContext.rashomon_basis)
+        said = ((r.get("counters") or {}).get(key) for r in reversed(announced))
+        return next((v for v in said if v is not None), None)
+
+    threshold = last("rashomon_threshold")
     bound = next((r["lower_bound"] for r in reversed(announced) if r.get("lower_bound") is not None), None)
     return {
         "count": max(int(counters.get("rashomon_count", 0)), len(members)),
         "complete": False,
         "exhaustive": True,
         "threshold": threshold,
-        "epsilon": None,
-        "optimum": None,
-        "optimum_proven": False,
+        "epsilon": last("rashomon_epsilon"),
+        "optimum": last("rashomon_optimum"),
+        "optimum_proven": last("rashomon_optimum_proven") is True,  # a stop before the proof: False
         "unenumerated_bound": bound,
         "kept": len(members),
         "models": members,

@@ -228,6 +228,7 @@ def _rashomon_set(
         ctx.log("corels: the optimum is not certified, so the Rashomon set is not enumerated", level="warning")
         incumbent = rs.member_builder(request, build, problem, features, {})(optimum, tuple(best_prefix))
         unproven = rs.unproven_set(request, optimum, lower, incumbent)
+        ctx.rashomon_basis(optimum, proven=False, epsilon=request.epsilon)
         # live, as an enumeration's members are: the store and the monitor show it before the finish record
         ctx.rashomon(
             unproven.count,
@@ -238,6 +239,7 @@ def _rashomon_set(
         )
         return unproven
     threshold = rs.threshold_for(request, optimum)
+    ctx.rashomon_basis(optimum, proven=True, epsilon=request.epsilon)  # the enumerator's events carry it
     options: dict[str, Any] = {
         "policy": search_opts.policy,
         "max_prefix_length": max_len,

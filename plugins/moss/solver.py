@@ -642,6 +642,7 @@ class MossSolver(Solver):
         found = sets[chosen]
         spent = search_work + set_nodes[0]
         member = self._member_builder(pool, oracle, counts, p)
+        ctx.rashomon_basis(p.h2, proven=p.status is Status.OPTIMAL, epsilon=request.epsilon)
         if p.status is not Status.OPTIMAL:
             rset = RashomonSet.unproven(
                 member(p.h2, tuple(p.support)), found.threshold, p.lower_bound, epsilon=request.epsilon
@@ -712,6 +713,8 @@ class MossSolver(Solver):
         B = float(pool.n_trees)
         threshold = rashomon_threshold(request, p.h2)
         member = self._member_builder(pool, oracle, counts, p)
+        if events:  # the run's set (a frontier point's events carry only its own figures)
+            ctx.rashomon_basis(p.h2, proven=p.status is Status.OPTIMAL, epsilon=request.epsilon)
 
         last = [ctx.elapsed()]
 
