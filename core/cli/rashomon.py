@@ -130,20 +130,10 @@ def _points_only(run_id: str, points: list[dict[str, Any]], as_json: bool) -> No
 
 def _print_points(points: list[dict[str, Any]], console: Any) -> None:
     """One line per sweep point's set: its count, ``+`` when incomplete, and its threshold."""
-    from glasswork.console import fmt_number, plain_text
+    from glasswork.console import plain_text, rashomon_point_text
 
     for p in points:
-        done = (
-            "complete"
-            if p["complete"]
-            else f"incomplete (every model not counted >= {fmt_number(p['unenumerated_bound'], 8)})"
-        )
-        console.print(
-            plain_text(
-                f"point {p['point']}: {p['count']:,}{'' if p['complete'] else '+'} models within objective "
-                f"{fmt_number(p['threshold'], 8)}, {done}"
-            )
-        )
+        console.print(plain_text(rashomon_point_text(p)))
 
 
 def _show(store: Any, run_id: str, rank: int, as_json: bool) -> None:

@@ -510,6 +510,9 @@ def details(con: duckdb.DuckDBPyConnection, run_id: str, where: Path) -> dict[st
     rashomon = rashomon_summary(con, run_id)
     if rashomon is not None:  # a run without a set reads as before
         doc["rashomon"] = rashomon
+    points = rashomon_points(con, run_id)
+    if points:  # a sweep its search ran (a frontier): each point's set, as glasswork rashomon lists them
+        doc["rashomon_points"] = points
     return doc
 
 
