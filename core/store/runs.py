@@ -194,7 +194,21 @@ def write_run(
         partial = rashomon_of_events([r for _, r in events])
         if partial is not None:  # a live or killed run: the members its events announced so far
             write_rashomon(con, run_id, partial)
+    _write_point_members(con, run_id, [r for _, r in events])
     return run_id
+
+
+def _write_point_members(con: duckdb.DuckDBPyConnection, run_id: str, events: Sequence[dict[str, Any]]) -> None:
+    """The kept members of each sweep point's set (a frontier's), from the last ``rashomon`` event
+    of each point (a point whose set was taken up again is sent again, whole), ranked from 1."""
+    last: dict[int, list[dict[str, Any]]] = {}
+    for r in events:
+        point = (r.get("counters") or {}).get("rashomon_point") if r.get("kind") == "rashomon" else None
+        if isinstance(point, int) and not isinstance(point, bool) and point >= 1:
+            last[point] = list(r.get("members") or [])
+    for point in sorted(last):
+        if last[point]:
+            _insert_members(con, "rashomon_point_members", run_id, last[point], point=point)
 
 
 def rashomon_of_events(events: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
@@ -266,10 +280,23 @@ def write_rashomon(con: duckdb.DuckDBPyConnection, run_id: str, doc: dict[str, A
             json_text(doc.get("multiplicity")),
         ],
     )
-    if not members:
-        return
+    if members:
+        _insert_members(con, "rashomon_members", run_id, members)
+
+
+def _insert_members(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    run_id: str,
+    members: Sequence[dict[str, Any]],
+    *,
+    point: int | None = None,
+) -> None:
+    """Members (``RashomonMember.to_dict()``, best first) as rows of ``table``, ranked from 1, in
+    one batch; ``point`` for a sweep point's set (``rashomon_point_members``)."""
     batch = {
         "run_id": np.array([run_id] * len(members), dtype=object),
+        **({} if point is None else {"point": np.full(len(members), point, dtype=np.int64)}),
         "rank": np.arange(1, len(members) + 1, dtype=np.int64),
         "objective": np.array(
             [np.nan if finite_or_none(m.get("objective")) is None else float(m["objective"]) for m in members],
@@ -284,8 +311,8 @@ def write_rashomon(con: duckdb.DuckDBPyConnection, run_id: str, doc: dict[str, A
     con.register("glasswork_rashomon_batch", batch)
     try:
         con.execute(
-            "INSERT INTO rashomon_members SELECT run_id, rank, objective, from_json(features, '[\"VARCHAR\"]'), "
-            "fingerprint, kind, model, model_text FROM glasswork_rashomon_batch"
+            f"INSERT INTO {table} SELECT run_id, {'' if point is None else 'point, '}rank, objective, "
+            "from_json(features, '[\"VARCHAR\"]'), fingerprint, kind, model, model_text FROM glasswork_rashomon_batch"
         )
     finally:
         con.unregister("glasswork_rashomon_batch")
@@ -605,13 +632,19 @@ def rashomon_members(
     limit: int | None = None,
     *,
     rank: int | None = None,
+    point: int | None = None,
 ) -> list[RashomonMemberRow]:
     """The kept members of a run's set, best first: those using every feature in ``uses`` and
     none in ``avoids`` (exact names), at most ``limit``; ``rank`` picks one member. An item may be
     a group of names, which stands for any of them (the features derived from one raw column):
-    used means one of them is, avoided means none is."""
+    used means one of them is, avoided means none is. With ``point``, the members of that sweep
+    point's set instead of the run's own."""
+    table = "rashomon_members" if point is None else "rashomon_point_members"
     where: list[str] = ["run_id = ?"]
     params: list[Any] = [run_id]
+    if point is not None:
+        where.append("point = ?")
+        params.append(int(point))
     for negate, items in (("", uses), ("NOT ", avoids)):
         for item in items:
             group = [item] if isinstance(item, str) else [str(name) for name in item]
@@ -621,7 +654,7 @@ def rashomon_members(
         where.append("rank = ?")
         params.append(int(rank))
     sql = (
-        "SELECT rank, objective, features, fingerprint, model, model_text FROM rashomon_members "
+        f"SELECT rank, objective, features, fingerprint, model, model_text FROM {table} "
         f"WHERE {' AND '.join(where)} ORDER BY rank"
     )
     if limit is not None:
@@ -634,11 +667,14 @@ def rashomon_members(
     ]
 
 
-def rashomon_features(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
-    """Every feature name some kept member of the run's set uses, sorted (for did-you-mean)."""
-    rows = con.execute(
-        "SELECT DISTINCT unnest(features) AS f FROM rashomon_members WHERE run_id = ? ORDER BY f", [run_id]
-    ).fetchall()
+def rashomon_features(con: duckdb.DuckDBPyConnection, run_id: str, point: int | None = None) -> list[str]:
+    """Every feature name some kept member of the run's set (or of sweep point ``point``'s) uses,
+    sorted (for did-you-mean)."""
+    table, where, params = "rashomon_members", "run_id = ?", [run_id]
+    if point is not None:
+        table, where, params = "rashomon_point_members", "run_id = ? AND point = ?", [run_id, int(point)]
+    sql = f"SELECT DISTINCT unnest(features) AS f FROM {table} WHERE {where} ORDER BY f"
+    rows = con.execute(sql, params).fetchall()
     return [r[0] for r in rows]
 
 

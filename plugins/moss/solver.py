@@ -583,8 +583,9 @@ class MossSolver(Solver):
         share: int | None = None,
     ) -> Enumeration:
         """Frontier point ``index``'s Rashomon set, enumerated as soon as the point is certified
-        (its kept members held as rule indices, built only for the chosen point's), and sent as a
-        ``rashomon`` event tagged with the point: count, threshold, completeness, bound. With
+        (its kept members held as rule indices), and sent as a ``rashomon`` event tagged with the
+        point: count, threshold, completeness, bound, and its kept members built (the store keeps
+        them per point: ``glasswork rashomon RUN --point K``). With
         ``share``, a time or node limit gives it only that fraction of what is left of either
         (``stopped`` then says so while the run's own stop flag stays down)."""
         until: tuple[float | None, int | None] | None = None
@@ -596,8 +597,10 @@ class MossSolver(Solver):
                 None if nodes_left is None else spent + nodes_left // share,
             )
         found, _ = self._rashomon(pool, oracle, counts, k, p, ctx, spent, False, until)
+        member = self._member_builder(pool, oracle, counts, p)
         ctx.rashomon(
             found.count,
+            [member(value, support) for value, support in found.members],  # kept per point (max_models)
             threshold=found.threshold,
             lower_bound=found.unenumerated_bound,
             nodes=spent + found.nodes,
