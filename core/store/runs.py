@@ -670,9 +670,11 @@ def rashomon_members(
 def rashomon_features(con: duckdb.DuckDBPyConnection, run_id: str, point: int | None = None) -> list[str]:
     """Every feature name some kept member of the run's set (or of sweep point ``point``'s) uses,
     sorted (for did-you-mean)."""
-    table, where, params = "rashomon_members", "run_id = ?", [run_id]
+    params: list[Any] = [run_id]
+    table, where = "rashomon_members", "run_id = ?"
     if point is not None:
-        table, where, params = "rashomon_point_members", "run_id = ? AND point = ?", [run_id, int(point)]
+        table, where = "rashomon_point_members", "run_id = ? AND point = ?"
+        params.append(int(point))
     sql = f"SELECT DISTINCT unnest(features) AS f FROM {table} WHERE {where} ORDER BY f"
     rows = con.execute(sql, params).fetchall()
     return [r[0] for r in rows]
