@@ -461,6 +461,11 @@ cdef class Enumerator:
     cdef public int64_t switched_at
     # stop once the kept members are provably the best max_models (a TailCounter counts the rest)
     cdef public bint stop_when_kept
+    # after release_search: the queue, nodes and map are freed; what they answered is kept here
+    cdef bint released
+    cdef list released_members
+    cdef int64_t released_count
+    cdef double released_bound
 
     def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
                  const int32_t[::1] lclass, const int32_t[::1] lshift,
@@ -1179,6 +1184,8 @@ cdef class Enumerator:
     def run(self, double seconds, const uint8_t[::1] stop_flag, int64_t max_evaluations=-1):
         """Enumerate for about ``seconds`` of wall time; returns DONE (everything enumerated),
         SLICE, STOPPED (the stop flag), NODE_LIMIT or OUT_OF_MEMORY."""
+        if self.released:
+            raise RuntimeError("this enumerator's search was released (release_search)")
         if self.finished:
             return R_DONE
         self.stop_ptr = &stop_flag[0]
@@ -1212,6 +1219,8 @@ cdef class Enumerator:
         the queue and whatever an allocation failure dropped; ``inf`` when nothing is left."""
         cdef double lo = self.oom_bound
         cdef size_t i
+        if self.released:
+            return self.released_bound
         if self.ordered and self.queue.size() > 0:
             lo = min(lo, self.queue.top().key)
         else:
@@ -1266,9 +1275,36 @@ cdef class Enumerator:
         """Members enumerated: those emitted and, for each collapsed ordering, the lists of the
         node it mirrors (exact once complete; a stopped run's count covers what it reached)."""
         cdef int64_t total
+        if self.released:
+            return self.released_count
         with nogil:
             total = self._total_count()
         return total
+
+    def release_search(self):
+        """Free the queue, the nodes and the map once the listing is over (a ``TailCounter``
+        counts the rest from the data, which stays): the kept members, the count and the bound
+        are answered as they were. The enumerator cannot run again. At COMPAS epsilon 0.05 the
+        listing held 2.1 GB beside the table."""
+        cdef int i
+        if self.released:
+            return
+        self.released_members = self.kept_members()
+        self.released_count = self._total_count()
+        self.released_bound = self.lower_bound()
+        self.released = True
+        if self.pages != NULL:
+            for i in range(self.n_pages):
+                free(self.pages[i])
+            free(self.pages)
+            self.pages = NULL
+        self.n_pages = 0                   # n_nodes stays: the stats report how many there were
+        self.queue.clear()
+        unordered_map[uint64_t, int64_t]().swap(self.set_index)
+        vector[double]().swap(self.set_err)
+        vector[int32_t]().swap(self.set_rep)
+        vector[int32_t]().swap(self.set_node)
+        unordered_map[int32_t, int32_t]().swap(self.twin_head)
 
     cdef int64_t _total_count(self) noexcept nogil:
         """The lists through the root (see ``_settle``)."""
@@ -1313,6 +1349,8 @@ cdef class Enumerator:
         cdef vector[int64_t] N
         cdef int64_t i, n = self.n_nodes
         cdef RNode* nd
+        if self.released:
+            raise RuntimeError("this enumerator's search was released (release_search)")
         self._settle(N, 2)
         found = {}
         for i in range(n):
@@ -1356,6 +1394,8 @@ cdef class Enumerator:
         cdef size_t slot
         cdef int k
         cdef list lists
+        if self.released:
+            return list(self.released_members)
         order = sorted(range(self.kept_obj.size()), key=lambda i: self.kept_obj[i])
         for slot in order:
             if self.n_collapsed == 0:

@@ -206,6 +206,8 @@ def enumerate_rashomon(
     info["rashomon_listed"] = int(enumerator.count)
     listed_best = True
     if stopped_early:
+        info["rashomon_listing_bytes"] = int(enumerator.memory_bytes())
+        enumerator.release_search()  # its queue and nodes (GBs at COMPAS 0.05): the table needs only the data
         code, counter = _count_by_table(
             enumerator, count_memory or 0, ctx, threshold, nodes_before, progress_interval, info
         )

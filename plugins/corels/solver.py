@@ -303,7 +303,7 @@ def _rashomon_set(
         stats=stats,
     )
     stats["rashomon_seconds"] = time.perf_counter() - t0
-    stats["rashomon_bytes"] = enumerator.memory_bytes()
+    stats["rashomon_bytes"] = max(enumerator.memory_bytes(), stats.get("rashomon_listing_bytes", 0))
     stats.update({f"rashomon_{k}": v for k, v in enumerator.counters().items()})
     rset = _with_the_optimum(rset, request, optimum, best_prefix, features, build, problem, ctx)
     return _rashomon_logged(rset, stats, ctx)

@@ -280,3 +280,27 @@ def test_a_length_cap_with_tables_recomputed_deeper_than_it_counts_the_compas_se
     counter = cr.TailCounter(listing(), 1 << 30)
     assert counter.run(600.0, np.zeros(1, np.uint8)) == cr.DONE
     assert counter.count == en.count > 100_000
+
+
+def test_a_released_listing_answers_as_before_and_frees_its_search() -> None:
+    """Before the table counts, the listing's queue and nodes are freed (GBs at COMPAS epsilon
+    0.05): its kept members (collapsed orderings included), count and bound stay what they were,
+    and it cannot run again."""
+    X, y = _instance(7, n=60, M=6)
+    lam = 0.01
+    every = every_rule_list(X, y, lam)
+    theta = every[0][0] * 1.3
+    en = make_enumerator(units_of(X, y, 2), lam, theta, floor=every[0][0], max_models=5)
+    en.stop_when_kept = True
+    stop = np.zeros(1, np.uint8)
+    while en.kept_worst > en.lower_bound() and en.run(0.01, stop, -1) == cr.SLICE:
+        pass  # until the kept 5 are provably the best, as the solver's listing stops
+    before = (en.kept_members(), en.count, en.lower_bound(), en.memory_bytes())
+    assert len(before[0]) == 5 and before[1] >= 5
+    en.release_search()
+    assert (en.kept_members(), en.count, en.lower_bound()) == before[:3]
+    assert en.memory_bytes() < before[3]
+    with pytest.raises(RuntimeError, match="released"):
+        en.run(1.0, stop, -1)
+    counter = cr.TailCounter(en, 1 << 24)  # the data stays: the table still counts
+    assert counter.run(60.0, stop) == cr.DONE and counter.count == len(within(every, theta))
