@@ -335,6 +335,22 @@ def rashomon_summary_text(summary: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def rashomon_point_text(point: dict[str, Any]) -> str:
+    """One sweep point's set (``store.runs.rashomon_points``) in one line: its count (``+`` when
+    incomplete), its threshold, and complete or the bound on every model it did not count; the
+    same words in ``glasswork rashomon RUN`` and the terminal UI."""
+    complete = bool(point.get("complete"))
+    done = (
+        "complete"
+        if complete
+        else f"incomplete (every model not counted >= {fmt_number(point.get('unenumerated_bound'), 8)})"
+    )
+    return (
+        f"point {point['point']}: {int(point.get('count') or 0):,}{'' if complete else '+'} models within "
+        f"objective {fmt_number(point.get('threshold'), 8)}, {done}"
+    )
+
+
 def multiplicity_text(figures: dict[str, Any] | None) -> str | None:
     """The multiplicity figures in one line (``None`` when there are none)."""
     if not figures:

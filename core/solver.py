@@ -171,6 +171,7 @@ class SolveContext:
         self.deadline = None if self.limits.time is None else self.started + self.limits.time
         self.stop_flag = np.zeros(1, dtype=np.uint8)
         self._lock = threading.Lock()
+        self._rashomon_basis: dict[str, Any] = {}  # what the run's set is measured from (rashomon_basis)
 
     # -- stopping ---------------------------------------------------------------------------
 
@@ -272,6 +273,8 @@ class SolveContext:
         if point is not None:
             counters["rashomon_point"] = int(point)
             counters["rashomon_complete"] = bool(complete)
+        else:
+            counters.update(self._rashomon_basis)
         self._emit(
             Event(
                 "rashomon",
@@ -282,6 +285,17 @@ class SolveContext:
                 members=tuple(members),
             )
         )
+
+    def rashomon_basis(self, optimum: float, *, proven: bool, epsilon: float | None = None) -> None:
+        """Say what the run's Rashomon set is measured from as soon as it is known, before its
+        first ``rashomon`` event: the ``optimum`` the threshold came from, whether it is certified
+        (``proven``), and the spec's relative ``epsilon`` (``None`` for an absolute threshold).
+        Every later event of the run's set carries them, so a reader of a live run's store (a
+        second terminal, the TUI) sees them while the set grows, not only at the finish."""
+        basis: dict[str, Any] = {"rashomon_optimum": float(optimum), "rashomon_optimum_proven": bool(proven)}
+        if epsilon is not None:
+            basis["rashomon_epsilon"] = float(epsilon)
+        self._rashomon_basis = basis
 
     def log(self, message: str, level: str = "info") -> None:
         self._emit(Event("log", self.elapsed(), message=message, level=level))  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from glasswork.data import DataError
+from glasswork.data import DataError, LimitReached
 from glasswork.spec import LoadedSpec, SpecError, SpecIssue
 
 if TYPE_CHECKING:
@@ -36,6 +36,8 @@ class Validation:
     problem: Problem | None = None
     size: tuple[str, str | None] | None = None
     solver_error: str | None = None  # the solver's check itself failed: a plugin's bug, not the user's
+    # reading the data went past the spec's limits: run would stop there (exit 0), not fail
+    stopped: LimitReached | None = None
 
     @property
     def valid(self) -> bool:
@@ -90,6 +92,7 @@ class Validation:
             }
         doc["size"] = None if self.size is None else {"summary": self.size[0], "warning": self.size[1]}
         doc["solver_error"] = self.solver_error
+        doc["stopped"] = None if self.stopped is None else {"status": self.stopped.status, "message": str(self.stopped)}
         return doc
 
 
@@ -122,6 +125,9 @@ def validate_file(
         found.problem = launch.prepare()
     except DataError as exc:
         found.data_error = exc
+        return found
+    except LimitReached as exc:  # a valid spec whose limit ends the run while it reads: said, not an error
+        found.stopped = exc
         return found
     except SolverFailure as exc:  # the plugin's check broke: said, never a traceback
         found.solver_error = str(exc)

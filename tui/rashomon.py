@@ -22,12 +22,16 @@ from textual.screen import Screen
 from textual.suggester import SuggestFromList
 from textual.widgets import DataTable, Footer, Input, Static
 
-from glasswork.console import plain_text
+from glasswork.console import plain_text, rashomon_point_text
 from glasswork.tui.state import RashomonView
 from glasswork.tui.views import fmt
 
 SHOWN_LIVE = 100  # members listed in the monitor's panel (the best ones; the count covers the rest)
 STORED_LIMIT = 1000  # members listed by the stored set's screen at once (filters narrow it)
+POINTS_ONLY = (
+    "no set of its own: the run ended before it chose the point whose set is its own (its frontier "
+    "was not solved); these are the sets of the points it enumerated"
+)
 SUMMARY_ONLY = "(kept as a summary: the spec's rashomon.keep is 'summary', so this member has no model)"
 
 
@@ -165,6 +169,7 @@ class RashomonScreen(Screen[None]):
     ]
     DEFAULT_CSS = """
     RashomonScreen #set-summary { height: auto; padding: 0 1; background: $boost; }
+    RashomonScreen #set-points { height: auto; max-height: 18; padding: 0 1; }
     RashomonScreen #set-filters { height: 3; }
     RashomonScreen #set-filters Input { width: 1fr; }
     RashomonScreen #set-status { height: 1; padding: 0 1; color: $text-muted; }
@@ -177,6 +182,8 @@ class RashomonScreen(Screen[None]):
         self.details = details
         self.folder = folder
         self.view = RashomonView.from_summary(details.get("rashomon") or {})
+        # a frontier's sets, one per point (store.runs.rashomon_points), as glasswork rashomon lists them
+        self.points: list[dict[str, Any]] = list(details.get("rashomon_points") or [])
         self.members: list[Any] = []  # RashomonMemberRow, as listed
         self.features: list[str] = []
         self.written: list[Path] = []
@@ -187,6 +194,8 @@ class RashomonScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(self._summary(), id="set-summary")
+        if self.points:
+            yield Static(self._points(), id="set-points")
         with Horizontal(id="set-filters"):
             yield Input(placeholder="uses feature (exact name)", id="f-uses")
             yield Input(placeholder="avoids feature (exact name)", id="f-avoids")
@@ -197,10 +206,25 @@ class RashomonScreen(Screen[None]):
     def _summary(self) -> Text:
         text = plain_text(f"run {self.run_id[:12]}  {self.details.get('name') or ''}", "bold")
         text.append("\n")
+        if not self.details.get("rashomon"):  # stopped mid-frontier: the sets of the points done only
+            text.append(POINTS_ONLY, style="yellow")
+            return text
         text.append_text(set_summary(self.view, finished=True))
         if self.view.kept is not None and self.view.kept < self.view.count:
             text.append(f"\n{self.view.kept:,} of them kept (rashomon.max_models), best first")
         return text
+
+    def _points(self) -> Text:
+        """Each frontier point's set in a line (count, complete or the bound, threshold); the
+        chosen point, whose set is the run's own, is the one whose members are listed below."""
+        chosen = (self.details.get("stats") or {}).get("chosen_point")
+        lines = [Text("sets per frontier point", style="bold")]
+        for point in self.points:
+            line = plain_text(rashomon_point_text(point))
+            if point["point"] == chosen and self.details.get("rashomon"):
+                line.append("  the run's own set: its kept members are listed below", style="green")
+            lines.append(line)
+        return Text("\n").join(lines)
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

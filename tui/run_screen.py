@@ -42,6 +42,9 @@ def _summary(doc: dict[str, Any]) -> Table:
         view = RashomonView.from_summary(rashomon)
         what = "complete" if view.complete else ("a sample" if not view.exhaustive else "incomplete")
         table.add_row("Rashomon set", f"{view.count:,} models ({what}) within {fmt(view.threshold, 8)}; s browses it")
+    points = doc.get("rashomon_points") or []
+    if points:
+        table.add_row("sets per point", f"{len(points):,} frontier point(s) with a set; s lists them")
     metrics = doc.get("metrics") or {}
     if metrics:
         table.add_row("metrics", "  ".join(f"{k} {fmt(v, 5)}" for k, v in metrics.items()))
@@ -109,9 +112,10 @@ class RunScreen(Screen[None]):
         )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``s`` is offered only for a run with a stored Rashomon set."""
+        """``s`` is offered only for a run with a stored Rashomon set (its own, or a frontier's per point)."""
         if action == "rashomon":
-            return bool(self.details.get("rashomon")) and self.store is not None
+            stored = self.details.get("rashomon") or self.details.get("rashomon_points")
+            return bool(stored) and self.store is not None
         return True
 
     def action_rashomon(self) -> None:

@@ -11,7 +11,7 @@ import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -28,6 +28,9 @@ from glasswork.cli.app import (
 )
 from glasswork.exits import run_failure
 from glasswork.export.formats import ALL_FORMATS
+
+if TYPE_CHECKING:
+    from glasswork.data.problem import LimitReached
 
 
 # Members of a Rashomon set in ``run --json``: enough to see the set's shape, never megabytes
@@ -103,6 +106,7 @@ def run(
     spec's store.path) unless --no-store or the spec's store.enabled is false.
     """
     from glasswork.console import ProgressSink, make_console, render_outcome, stdout_closed
+    from glasswork.data.problem import LimitReached
     from glasswork.events import JsonLinesSink
     from glasswork.launch import Launch
     from glasswork.runner import SolverFailure
@@ -140,6 +144,8 @@ def run(
         launch.open_store()
     except KeyboardInterrupt as exc:
         interrupted(run_failure(exc, stage=stage).message(spec), as_json=as_json)
+    except LimitReached as exc:  # a run stopped at its limit while reading: no model, exit 0
+        _stopped_before_search(spec, launch, exc, as_json)
     except Exception as exc:
         fail_run(spec, exc, as_json=as_json)
 
@@ -178,6 +184,31 @@ def run(
     if outcome.interrupted:
         click.echo(f"{spec}: interrupted; status {outcome.status}.", err=True)
         sys.exit(EXIT_INTERRUPTED)
+
+
+def _stopped_before_search(spec: str, launch: Any, error: LimitReached, as_json: bool) -> NoReturn:
+    """A run whose limit ended it while the data were read: its status (``stopped_time`` or
+    ``stopped_memory``) and no model, on stdout (``--json``: the result document's fields,
+    ``model`` null), exit 0 as every stopped run."""
+    from glasswork.exits import EXIT_OK, stopped_before_search
+
+    message = f"{spec}: {stopped_before_search(error)}"
+    if as_json:
+        document = {
+            "run_id": None,
+            "name": launch.loaded.spec.name,
+            "solver": launch.loaded.spec.solver,
+            "status": error.status,
+            "objective": None,
+            "lower_bound": None,
+            "gap": None,
+            "model": None,
+            "message": message,
+        }
+        click.echo(json.dumps(document, indent=2))
+    else:
+        click.echo(message)
+    sys.exit(EXIT_OK)
 
 
 @contextmanager
@@ -272,6 +303,11 @@ def validate(specs: tuple[str, ...], as_json: bool, overrides: tuple[str, ...], 
                 f"{spec}: ok ({checked.loaded.spec.solver}, {checked.loaded.spec.name!r})"
                 + (f": {shape}" if shape else " (data not read)")
             )
+            if checked.stopped is not None:
+                click.echo(
+                    f"warning: {spec}: run would stop ({checked.stopped.status}) while reading: {checked.stopped}",
+                    err=True,
+                )
             for note in [] if checked.problem is None else checked.problem.warnings:  # as run logs them (an ID column)
                 click.echo(f"warning: {note}", err=True)
             if checked.size is not None:

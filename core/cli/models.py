@@ -120,15 +120,23 @@ def set_of(store: Any, run_id: str, *, as_json: bool = False) -> dict[str, Any]:
     return summary
 
 
-def member_at(store: Any, run_id: str, rank: int, *, want_model: bool, as_json: bool = False) -> Any:
-    """Member ``rank`` of the run's set; exit 2 when it is out of range or, with ``want_model``,
-    was kept as a summary (no model to show or export)."""
-    found = store.rashomon_members(run_id, rank=rank)
+def member_at(
+    store: Any, run_id: str, rank: int, *, want_model: bool, as_json: bool = False, point: int | None = None
+) -> Any:
+    """Member ``rank`` of the run's set (or of sweep point ``point``'s); exit 2 when it is out of
+    range or, with ``want_model``, was kept as a summary (no model to show or export)."""
+    found = store.rashomon_members(run_id, rank=rank, point=point)
     if not found:
-        kept = store.rashomon_summary(run_id)["kept"]
+        kept = (
+            store.rashomon_summary(run_id)["kept"]
+            if point is None
+            else len(store.rashomon_members(run_id, point=point))
+        )
+        whose = "its Rashomon set" if point is None else f"the Rashomon set of its point {point}"
         fail(
-            f"run {run_id[:12]} keeps {kept:,} member(s) of its Rashomon set (ranks 1 to {kept:,}); "
-            f"there is no rank {rank}",
+            f"run {run_id[:12]} keeps {kept:,} member(s) of {whose}"
+            + (f" (ranks 1 to {kept:,})" if kept else "")
+            + f"; there is no rank {rank}",
             EXIT_INVALID,
             as_json=as_json,
         )
@@ -143,14 +151,17 @@ def member_at(store: Any, run_id: str, rank: int, *, want_model: bool, as_json: 
     return member
 
 
-def export_member(store: Any, run_id: str, rank: int, fmt: str, output: Path | None, table: str) -> None:
-    """Export member ``rank`` of the run's set as any run's model is exported."""
+def export_member(
+    store: Any, run_id: str, rank: int, fmt: str, output: Path | None, table: str, *, point: int | None = None
+) -> None:
+    """Export member ``rank`` of the run's set (or of sweep point ``point``'s) as any run's model is exported."""
     from glasswork.export import ExportError, export_run, member_details, write_file
 
-    set_of(store, run_id)
-    member = member_at(store, run_id, rank, want_model=True)
+    if point is None:
+        set_of(store, run_id)
+    member = member_at(store, run_id, rank, want_model=True, point=point)
     assert member.model is not None
-    details = member_details(store.details(run_id), rank, member.objective, member.model)
+    details = member_details(store.details(run_id), rank, member.objective, member.model, point=point)
     try:
         text = export_run(details, fmt, table=table)
         if output is not None:

@@ -44,6 +44,13 @@ from glasswork.export.formats import FORMATS
     "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="With --pick: write to this file."
 )
 @click.option("--table", default="data", show_default=True, help="With --pick --format sql: the raw table.")
+@click.option(
+    "--point",
+    type=click.IntRange(min=1),
+    metavar="K",
+    help="The set of point K of the sweep the run's search ran (a frontier), not the run's own: list, "
+    "--show or --pick its members.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the set (or the member) as JSON.")
 @DB_OPTION
 def rashomon(
@@ -56,6 +63,7 @@ def rashomon(
     fmt: str,
     output: Path | None,
     table: str,
+    point: int | None,
     as_json: bool,
     db: str | None,
 ) -> None:
@@ -66,6 +74,15 @@ def rashomon(
     store = store_at(db)
     [run_id] = resolve_runs(store, (run_ref,))
     points = store.rashomon_points(run_id)
+    if point is not None:
+        chosen = _point_of(run_id, points, point, as_json)
+        if pick_rank is not None:
+            export_member(store, run_id, pick_rank, fmt, output, table, point=point)
+        elif show_rank is not None:
+            _show(store, run_id, show_rank, as_json, point=point)
+        else:
+            _point_set(store, run_id, chosen, uses, avoids, limit, as_json)
+        return
     if points and store.rashomon_summary(run_id) is None and show_rank is None and pick_rank is None:
         _points_only(run_id, points, as_json)
         return
@@ -130,26 +147,76 @@ def _points_only(run_id: str, points: list[dict[str, Any]], as_json: bool) -> No
 
 def _print_points(points: list[dict[str, Any]], console: Any) -> None:
     """One line per sweep point's set: its count, ``+`` when incomplete, and its threshold."""
-    from glasswork.console import fmt_number, plain_text
+    from glasswork.console import plain_text, rashomon_point_text
 
     for p in points:
-        done = (
-            "complete"
-            if p["complete"]
-            else f"incomplete (every model not counted >= {fmt_number(p['unenumerated_bound'], 8)})"
+        console.print(plain_text(rashomon_point_text(p)))
+
+
+def _point_of(run_id: str, points: list[dict[str, Any]], point: int, as_json: bool) -> dict[str, Any]:
+    """Sweep point ``point``'s set as ``rashomon_points`` gives it; exit 2 when the run has none."""
+    found = next((p for p in points if p["point"] == point), None)
+    if found is None:
+        have = ", ".join(str(p["point"]) for p in points)
+        fail(
+            f"run {run_id[:12]} has no set for point {point}"
+            + (
+                f"; the points with a set are {have}"
+                if points
+                else " (its search ran no sweep of points, such as a frontier: drop --point)"
+            ),
+            EXIT_INVALID,
+            as_json=as_json,
         )
-        console.print(
-            plain_text(
-                f"point {p['point']}: {p['count']:,}{'' if p['complete'] else '+'} models within objective "
-                f"{fmt_number(p['threshold'], 8)}, {done}"
+    return found
+
+
+def _point_set(
+    store: Any,
+    run_id: str,
+    point: dict[str, Any],
+    uses: tuple[str, ...],
+    avoids: tuple[str, ...],
+    limit: int,
+    as_json: bool,
+) -> None:
+    """List point ``point``'s set: its summary (count, complete or the bound, threshold, how
+    many members are kept) and its kept members best first, filtered as the run's set is."""
+    k = int(point["point"])
+    details = store.details(run_id)
+    resolved = {name: _features_named(store, run_id, details, name, as_json) for name in (*uses, *avoids)}
+    kept = len(store.rashomon_members(run_id, point=k))
+    members = store.rashomon_members(run_id, [resolved[n] for n in uses], [resolved[n] for n in avoids], limit, point=k)
+    summary = {**point, "exhaustive": True, "kept": kept}
+    if as_json:
+        document = {
+            "run_id": run_id,
+            **summary,
+            "filters": {"uses": list(uses), "avoids": list(avoids), "limit": limit},
+            "models": [m.to_dict() for m in members],
+        }
+        click.echo(json.dumps(document, indent=2, allow_nan=False))
+        return
+    from glasswork.console import make_console, plain_text, rashomon_summary_text, rashomon_table
+
+    console = make_console()
+    console.print(plain_text(f"point {k}'s set: {rashomon_summary_text(summary)}", "bold"))
+    if members:
+        console.print(rashomon_table([m.to_dict(with_model=False) for m in members]))
+    else:
+        console.print(plain_text("no kept member matches" if kept else "no member of this point's set is kept", "dim"))
+
+
+def _show(store: Any, run_id: str, rank: int, as_json: bool, *, point: int | None = None) -> None:
+    member = member_at(store, run_id, rank, want_model=True, as_json=as_json, point=point)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {"run_id": run_id, **({} if point is None else {"point": point}), **member.to_dict()},
+                indent=2,
+                allow_nan=False,
             )
         )
-
-
-def _show(store: Any, run_id: str, rank: int, as_json: bool) -> None:
-    member = member_at(store, run_id, rank, want_model=True, as_json=as_json)
-    if as_json:
-        click.echo(json.dumps({"run_id": run_id, **member.to_dict()}, indent=2, allow_nan=False))
         return
     from glasswork.console import fmt_number, make_console, plain_text
     from glasswork.display import model_view

@@ -13,7 +13,7 @@ from __future__ import annotations
 from glasswork.data.corels_format import CorelsData, read_corels, write_corels
 from glasswork.data.load import load_problem
 from glasswork.data.split import split_indices
-from glasswork.data.problem import DataError, Problem
+from glasswork.data.problem import DataError, LimitReached, Problem
 from glasswork.data.rules import Antecedents, mine_antecedents, minority_mask
 from glasswork.data.spec import BinarizeSpec, DataSpec, SplitSpec
 
@@ -23,6 +23,7 @@ __all__ = [
     "CorelsData",
     "DataError",
     "DataSpec",
+    "LimitReached",
     "Problem",
     "SplitSpec",
     "load_problem",

@@ -52,6 +52,21 @@ class DataError(ValueError):
         return f"{text}; {self.hint}" if self.hint else text
 
 
+class LimitReached(Exception):
+    """Reading the data went past the run's ``limits.time`` or ``limits.memory``: not bad data
+    but a run stopped at a limit before its search, with ``status`` (``stopped_time`` or
+    ``stopped_memory``) and no model; ``glasswork run`` exits 0 for it, as for any stopped run."""
+
+    def __init__(self, message: str, *, status: str, hint: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message}; {self.hint}"
+
+
 @dataclass
 class Problem:
     """Training (and optional test) data in the form solvers consume.

@@ -417,10 +417,10 @@ def run_bounded(con: duckdb.DuckDBPyConnection, work: Callable[[], T], bounds: A
     ``bounds.deadline``, past ``bounds.memory`` bytes of resident memory, or on Ctrl-C.
 
     DuckDB does not look at Python's signals while it runs, so without this a slow filter
-    (or a pipe that never ends) ignores Ctrl-C and every limit. Raises ``DataError`` at a
+    (or a pipe that never ends) ignores Ctrl-C and every limit. Raises ``LimitReached`` at a
     limit and ``KeyboardInterrupt`` on Ctrl-C.
     """
-    from glasswork.data.problem import DataError
+    from glasswork.data.problem import LimitReached
     from glasswork.solver import resident_memory
 
     box: dict[str, Any] = {}
@@ -450,13 +450,15 @@ def run_bounded(con: duckdb.DuckDBPyConnection, work: Callable[[], T], bounds: A
         done.wait(_INTERRUPT_GRACE)  # DuckDB stops at its next check; a second Ctrl-C need not wait
         raise
     if stop == "time":
-        raise DataError(
+        raise LimitReached(
             f"{what} took longer than limits.time ({bounds.time:g} s) allows; stopped",
+            status="stopped_time",
             hint="raise limits.time, or simplify data.where / use a smaller file",
         )
     if stop == "memory":
-        raise DataError(
+        raise LimitReached(
             f"{what} went past limits.memory ({bounds.memory} bytes); stopped",
+            status="stopped_memory",
             hint="raise limits.memory, or simplify data.where / use a smaller file",
         )
     if "error" in box:

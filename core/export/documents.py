@@ -79,15 +79,17 @@ def document(details: dict[str, Any]) -> ModelDocument:
 
 
 def member_details(
-    details: dict[str, Any], rank: int, objective: float | None, model: dict[str, Any]
+    details: dict[str, Any], rank: int, objective: float | None, model: dict[str, Any], *, point: int | None = None
 ) -> dict[str, Any]:
     """A stored run's details (``RunStore.details``) with member ``rank`` of its Rashomon set in
     place of its model, so every export reads a member as it reads any run's model: the run's
     inputs, spec and filter, the member's objective, no certificate (a member is within the
-    threshold, not certified optimal) and no metrics (the run's are the optimum's)."""
+    threshold, not certified optimal) and no metrics (the run's are the optimum's). With
+    ``point``, the member is of that sweep point's set (a frontier point's), and named so."""
+    where = f"Rashomon member {rank}" if point is None else f"Rashomon set of point {point}, member {rank}"
     return {
         **details,
-        "name": f"{details.get('name')} (Rashomon member {rank})",
+        "name": f"{details.get('name')} ({where})",
         "models": [{"name": "model", "kind": model.get("kind"), "model": model, "text": None}],
         "status": "rashomon member",
         "objective": objective,

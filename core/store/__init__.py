@@ -263,15 +263,16 @@ class RunStore:
         limit: int | None = None,
         *,
         rank: int | None = None,
+        point: int | None = None,
     ) -> list[RashomonMemberRow]:
-        """The run's kept members, best first, filtered (``runs.rashomon_members``)."""
+        """The run's kept members (or sweep point ``point``'s), best first, filtered (``runs.rashomon_members``)."""
         with self.reading() as con:
-            return runs.rashomon_members(con, run_id, uses, avoids, limit, rank=rank)
+            return runs.rashomon_members(con, run_id, uses, avoids, limit, rank=rank, point=point)
 
-    def rashomon_features(self, run_id: str) -> list[str]:
-        """The feature names the run's kept members use."""
+    def rashomon_features(self, run_id: str, point: int | None = None) -> list[str]:
+        """The feature names the run's kept members (or sweep point ``point``'s) use."""
         with self.reading() as con:
-            return runs.rashomon_features(con, run_id)
+            return runs.rashomon_features(con, run_id, point)
 
     def export(self, run_ids: Sequence[str], prefix: Path, fmt: str) -> list[tuple[str, Path]]:
         """Write the runs and their events as ``PREFIX.runs.EXT`` and ``PREFIX.events.EXT``."""

@@ -100,7 +100,7 @@ def check(
     present = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     for table in ("meta", *RUN_TABLES):
         if table in RASHOMON_TABLES and table not in present:
-            continue  # a store from before schema version 4 (read-only here, so never migrated)
+            continue  # a store from before schema version 4 or 5 (read-only here, so never migrated)
         try:
             rows = 0
             cursor = con.execute(f"SELECT * FROM {table}")
@@ -152,7 +152,11 @@ def salvage(source: Path, target: Path, events_dir: Path) -> dict[str, int]:
         for table in RUN_TABLES:
             if table not in source_tables:
                 continue  # the damaged store predates the table
-            columns = {"events": "run_id, seq", "rashomon_members": "run_id, rank"}.get(table, "run_id")
+            columns = {
+                "events": "run_id, seq",
+                "rashomon_members": "run_id, rank",
+                "rashomon_point_members": "run_id, point, rank",
+            }.get(table, "run_id")
             try:
                 con.execute(f"INSERT INTO {table} SELECT * FROM damaged.{table}")
                 copied[table] = first_row(con, f"SELECT count(*) FROM {table}")[0]

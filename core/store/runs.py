@@ -194,12 +194,27 @@ def write_run(
         partial = rashomon_of_events([r for _, r in events])
         if partial is not None:  # a live or killed run: the members its events announced so far
             write_rashomon(con, run_id, partial)
+    _write_point_members(con, run_id, [r for _, r in events])
     return run_id
+
+
+def _write_point_members(con: duckdb.DuckDBPyConnection, run_id: str, events: Sequence[dict[str, Any]]) -> None:
+    """The kept members of each sweep point's set (a frontier's), from the last ``rashomon`` event
+    of each point (a point whose set was taken up again is sent again, whole), ranked from 1."""
+    last: dict[int, list[dict[str, Any]]] = {}
+    for r in events:
+        point = (r.get("counters") or {}).get("rashomon_point") if r.get("kind") == "rashomon" else None
+        if isinstance(point, int) and not isinstance(point, bool) and point >= 1:
+            last[point] = list(r.get("members") or [])
+    for point in sorted(last):
+        if last[point]:
+            _insert_members(con, "rashomon_point_members", run_id, last[point], point=point)
 
 
 def rashomon_of_events(events: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     """The Rashomon set a run's ``rashomon`` events announced (a run still going, or killed
-    before its finish record): the members in order, the last running count and threshold, and
+    before its finish record): the members in order, the last running count and threshold, the
+    optimum, its proof and epsilon as the solver gave them (``SolveContext.rashomon_basis``), and
     never ``complete`` (nobody certified it). ``None`` when no event spoke of a set."""
     # a sweep point's own set (``rashomon_point``) is not the run's: ``rashomon_points`` reads those
     announced = [r for r in events if r.get("kind") == "rashomon" and "rashomon_point" not in (r.get("counters") or {})]
@@ -207,17 +222,21 @@ def rashomon_of_events(events: Sequence[dict[str, Any]]) -> dict[str, Any] | Non
         return None
     counters = announced[-1].get("counters") or {}
     members = [m for r in announced for m in r.get("members") or []]
-    thresholds = [(r.get("counters") or {}).get("rashomon_threshold") for r in announced]
-    threshold = next((t for t in reversed(thresholds) if t is not None), None)
+
+    def last(key: str) -> Any:  # the latest word on a figure of the set (SolveContext.rashomon_basis)
+        said = ((r.get("counters") or {}).get(key) for r in reversed(announced))
+        return next((v for v in said if v is not None), None)
+
+    threshold = last("rashomon_threshold")
     bound = next((r["lower_bound"] for r in reversed(announced) if r.get("lower_bound") is not None), None)
     return {
         "count": max(int(counters.get("rashomon_count", 0)), len(members)),
         "complete": False,
         "exhaustive": True,
         "threshold": threshold,
-        "epsilon": None,
-        "optimum": None,
-        "optimum_proven": False,
+        "epsilon": last("rashomon_epsilon"),
+        "optimum": last("rashomon_optimum"),
+        "optimum_proven": last("rashomon_optimum_proven") is True,  # a stop before the proof: False
         "unenumerated_bound": bound,
         "kept": len(members),
         "models": members,
@@ -261,10 +280,23 @@ def write_rashomon(con: duckdb.DuckDBPyConnection, run_id: str, doc: dict[str, A
             json_text(doc.get("multiplicity")),
         ],
     )
-    if not members:
-        return
+    if members:
+        _insert_members(con, "rashomon_members", run_id, members)
+
+
+def _insert_members(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    run_id: str,
+    members: Sequence[dict[str, Any]],
+    *,
+    point: int | None = None,
+) -> None:
+    """Members (``RashomonMember.to_dict()``, best first) as rows of ``table``, ranked from 1, in
+    one batch; ``point`` for a sweep point's set (``rashomon_point_members``)."""
     batch = {
         "run_id": np.array([run_id] * len(members), dtype=object),
+        **({} if point is None else {"point": np.full(len(members), point, dtype=np.int64)}),
         "rank": np.arange(1, len(members) + 1, dtype=np.int64),
         "objective": np.array(
             [np.nan if finite_or_none(m.get("objective")) is None else float(m["objective"]) for m in members],
@@ -279,8 +311,8 @@ def write_rashomon(con: duckdb.DuckDBPyConnection, run_id: str, doc: dict[str, A
     con.register("glasswork_rashomon_batch", batch)
     try:
         con.execute(
-            "INSERT INTO rashomon_members SELECT run_id, rank, objective, from_json(features, '[\"VARCHAR\"]'), "
-            "fingerprint, kind, model, model_text FROM glasswork_rashomon_batch"
+            f"INSERT INTO {table} SELECT run_id, {'' if point is None else 'point, '}rank, objective, "
+            "from_json(features, '[\"VARCHAR\"]'), fingerprint, kind, model, model_text FROM glasswork_rashomon_batch"
         )
     finally:
         con.unregister("glasswork_rashomon_batch")
@@ -505,6 +537,9 @@ def details(con: duckdb.DuckDBPyConnection, run_id: str, where: Path) -> dict[st
     rashomon = rashomon_summary(con, run_id)
     if rashomon is not None:  # a run without a set reads as before
         doc["rashomon"] = rashomon
+    points = rashomon_points(con, run_id)
+    if points:  # a sweep its search ran (a frontier): each point's set, as glasswork rashomon lists them
+        doc["rashomon_points"] = points
     return doc
 
 
@@ -597,13 +632,19 @@ def rashomon_members(
     limit: int | None = None,
     *,
     rank: int | None = None,
+    point: int | None = None,
 ) -> list[RashomonMemberRow]:
     """The kept members of a run's set, best first: those using every feature in ``uses`` and
     none in ``avoids`` (exact names), at most ``limit``; ``rank`` picks one member. An item may be
     a group of names, which stands for any of them (the features derived from one raw column):
-    used means one of them is, avoided means none is."""
+    used means one of them is, avoided means none is. With ``point``, the members of that sweep
+    point's set instead of the run's own."""
+    table = "rashomon_members" if point is None else "rashomon_point_members"
     where: list[str] = ["run_id = ?"]
     params: list[Any] = [run_id]
+    if point is not None:
+        where.append("point = ?")
+        params.append(int(point))
     for negate, items in (("", uses), ("NOT ", avoids)):
         for item in items:
             group = [item] if isinstance(item, str) else [str(name) for name in item]
@@ -613,7 +654,7 @@ def rashomon_members(
         where.append("rank = ?")
         params.append(int(rank))
     sql = (
-        "SELECT rank, objective, features, fingerprint, model, model_text FROM rashomon_members "
+        f"SELECT rank, objective, features, fingerprint, model, model_text FROM {table} "
         f"WHERE {' AND '.join(where)} ORDER BY rank"
     )
     if limit is not None:
@@ -626,11 +667,16 @@ def rashomon_members(
     ]
 
 
-def rashomon_features(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
-    """Every feature name some kept member of the run's set uses, sorted (for did-you-mean)."""
-    rows = con.execute(
-        "SELECT DISTINCT unnest(features) AS f FROM rashomon_members WHERE run_id = ? ORDER BY f", [run_id]
-    ).fetchall()
+def rashomon_features(con: duckdb.DuckDBPyConnection, run_id: str, point: int | None = None) -> list[str]:
+    """Every feature name some kept member of the run's set (or of sweep point ``point``'s) uses,
+    sorted (for did-you-mean)."""
+    params: list[Any] = [run_id]
+    table, where = "rashomon_members", "run_id = ?"
+    if point is not None:
+        table, where = "rashomon_point_members", "run_id = ? AND point = ?"
+        params.append(int(point))
+    sql = f"SELECT DISTINCT unnest(features) AS f FROM {table} WHERE {where} ORDER BY f"
+    rows = con.execute(sql, params).fetchall()
     return [r[0] for r in rows]
 
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 DEFAULT_DB = "glasswork.duckdb"
 DB_ENV = "GLASSWORK_DB"
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 STALE_SECONDS = 60.0  # a sweep with no run recorded for this long is no longer shown as active
 LOCK_TIMEOUT = float(os.environ.get("GLASSWORK_DB_LOCK_TIMEOUT", "30"))
 HEADER_BYTES = 12288  # DuckDB's file: three 4 KiB headers, then whole blocks
@@ -86,12 +86,28 @@ MIGRATIONS: list[list[str]] = [
             run_id VARCHAR, rank BIGINT, objective DOUBLE, features VARCHAR[], fingerprint VARCHAR,
             kind VARCHAR, model JSON, model_text VARCHAR)""",
     ],
+    [
+        # The kept members of each point's set of a sweep a run's search ran (a MOSS frontier's
+        # points, from 1), as rashomon_members holds the run's own set; the summaries stay events.
+        """CREATE TABLE rashomon_point_members (
+            run_id VARCHAR, point BIGINT, rank BIGINT, objective DOUBLE, features VARCHAR[],
+            fingerprint VARCHAR, kind VARCHAR, model JSON, model_text VARCHAR)""",
+    ],
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
-# Every table holding a run's rows (keyed by run_id); the Rashomon tables are absent before version 4.
-RUN_TABLES = ("runs", "events", "artifacts", "metrics", "rashomon_sets", "rashomon_members")
-RASHOMON_TABLES = ("rashomon_sets", "rashomon_members")
+# Every table holding a run's rows (keyed by run_id); the Rashomon tables are absent before version 4
+# (rashomon_point_members before version 5).
+RUN_TABLES = (
+    "runs",
+    "events",
+    "artifacts",
+    "metrics",
+    "rashomon_sets",
+    "rashomon_members",
+    "rashomon_point_members",
+)
+RASHOMON_TABLES = ("rashomon_sets", "rashomon_members", "rashomon_point_members")
 
 EVENT_COLUMNS = (
     "run_id",

@@ -198,7 +198,9 @@ def enumerate_rashomon(
     within ``t``) then lists the best ``max_models`` again up to the objective of the
     ``max_models``-th, which the table gives. If the listing ends first, its own count is exact and
     nothing else runs. A count stopped by a limit is no count: the set then says what the listing
-    proved (``complete`` false, the listed members, the listing's bound)."""
+    proved (``complete`` false, the listed members, the listing's bound), or the members under the
+    first rules the table finished if they are more (each finished part is exact; an unfinished
+    one adds nothing)."""
     members: dict[tuple[int, ...], RashomonMember] = {}
     member = member_builder(request, build, problem, feature_names, members)
     info = stats if stats is not None else {}
@@ -208,13 +210,16 @@ def enumerate_rashomon(
         enumerator, ctx, threshold, nodes_before, progress_interval, member, sent, count_memory, relist is not None
     )
     counted: int | None = None
+    partial = 0
     info["rashomon_listed"] = int(enumerator.count)
     listed_best = True
     if stopped_early:
+        info["rashomon_listing_bytes"] = int(enumerator.memory_bytes())
+        enumerator.release_search()  # its queue and nodes (GBs at COMPAS 0.05): the table needs only the data
         code, counter = _count_by_table(
             enumerator, count_memory or 0, ctx, threshold, nodes_before, progress_interval, info
         )
-        counted = counter.count
+        counted, partial = counter.count, counter.counted
         proven = enumerator.kept_worst <= enumerator.lower_bound()
         if counted is not None and not proven and relist is not None:
             # list the best max_models again, up to the objective of the max_models-th (ties too)
@@ -228,7 +233,8 @@ def enumerate_rashomon(
             listed_best = False
     kept = [member(obj, prefix) for obj, prefix in enumerator.kept_members()]
     complete = (counted is not None and listed_best) or (not stopped_early and bool(enumerator.complete))
-    count = counted if counted is not None else int(enumerator.count)
+    # a stopped count: the members of the first rules it finished, or the listed ones if more
+    count = counted if counted is not None else max(int(enumerator.count), partial)
     bound = enumerator.lower_bound()
     ctx.rashomon(  # the exact count, and the kept lists not sent yet (the orderings collapsed)
         count,
@@ -245,7 +251,8 @@ def enumerate_rashomon(
             count=count,
             complete=complete,
             members=kept,
-            unenumerated_bound=None if complete else float(min(bound, threshold)),
+            # no list is below the certified optimum: a bound under it says less than it
+            unenumerated_bound=None if complete else float(min(max(bound, optimum), threshold)),
         ),
         int(code),
     )
@@ -305,28 +312,31 @@ def _list(
 
 
 class TableCount:
-    """A set counted by tail tables on ``threads`` threads: one ``TailCounter`` per thread, with
-    its own memo (tables do not depend on the first rule), each taking the next first rule from a
-    shared list, heaviest first. A list is in the part of its first rule, so the parts' counts
-    add up. ``count`` is None unless every part was counted."""
+    """A set counted by tail tables on ``threads`` threads: one ``TailCounter`` per thread, all
+    sharing one memo of ``memory`` bytes (a table depends on the rows it covers, not on the first
+    rule, so one thread's tables serve the others), each taking the next first rule from a shared
+    list, heaviest first. A list is in the part of its first rule, so the parts' counts add up.
+    ``count`` is None unless every part was counted."""
 
     def __init__(self, enumerator: Any, memory: int, threads: int, max_evaluations: int = -1) -> None:
         threads = max(int(threads), 1)
         self.max_evaluations = max_evaluations  # rules scored by all counters (-1: no limit)
-        self.counters = [_enum.TailCounter(enumerator, max(int(memory) // threads, 0)) for _ in range(threads)]
+        self.memo = _enum.TailMemo(max(int(memory), 0), 64 if threads > 1 else 1)
+        self.counters = [_enum.TailCounter(enumerator, memo=self.memo) for _ in range(threads)]
         self._parts: deque[tuple[list[int], bool]] = deque(([r], False) for r in self.counters[0].root_order())
         self._parts.append(([], True))  # the empty list (counted when the enumerator holds it)
         self.flag = np.zeros(1, dtype=np.uint8)  # stops every counter: set by ``stop`` or a failed part
         self._failed: list[int] = []
+        self._counted = [0] * threads  # each counter's members in the parts it finished
         self._lock = threading.Lock()
         self._workers = [
-            threading.Thread(target=self._work, args=(c,), name=f"rashomon-count-{i}", daemon=True)
+            threading.Thread(target=self._work, args=(i, c), name=f"rashomon-count-{i}", daemon=True)
             for i, c in enumerate(self.counters)
         ]
         for worker in self._workers:
             worker.start()
 
-    def _work(self, counter: Any) -> None:
+    def _work(self, index: int, counter: Any) -> None:
         while not self.flag[0]:
             with self._lock:
                 if not self._parts:
@@ -340,6 +350,8 @@ class TableCount:
                 with self._lock:
                     self._failed.append(int(code))
                 self.flag[0] = 1
+            else:
+                self._counted[index] = int(counter.count)
 
     def alive(self) -> bool:
         return any(worker.is_alive() for worker in self._workers)
@@ -370,6 +382,12 @@ class TableCount:
         return sum(int(c.count or 0) for c in self.counters)
 
     @property
+    def counted(self) -> int:
+        """The members in the parts finished so far: exact for them, so a lower bound on the
+        count while counting or after a stop."""
+        return sum(self._counted)
+
+    @property
     def n_evaluated(self) -> int:
         return sum(int(c.n_evaluated) for c in self.counters)
 
@@ -380,11 +398,15 @@ class TableCount:
         return _enum.nth_objective([cell for c in self.counters for cell in c.cells()], n)
 
     def counters_summed(self) -> dict[str, Any]:
-        """The counters' figures added up (their seconds: the longest, as the threads overlap)."""
+        """The counters' figures added up (their seconds: the longest, as the threads overlap; the
+        memo's peak: the shared memo's)."""
         out: dict[str, Any] = {}
         for counter in self.counters:
             for name, value in counter.counters().items():
-                out[name] = max(out.get(name, 0), value) if name == "count_seconds" else out.get(name, 0) + value
+                if name in ("count_seconds", "memo_peak_bytes"):
+                    out[name] = max(out.get(name, 0), value)
+                else:
+                    out[name] = out.get(name, 0) + value
         return out
 
 
@@ -415,7 +437,7 @@ def _count_by_table(
             if ctx.elapsed() - last >= progress_interval:
                 last = ctx.elapsed()
                 ctx.rashomon(
-                    listed,
+                    max(listed, table.counted),  # both are members found so far
                     [],
                     threshold=threshold,
                     lower_bound=None if not np.isfinite(bound) else bound,
@@ -427,6 +449,7 @@ def _count_by_table(
         table.join()
         raise
     code = table.code
+    table.memo.clear()  # the count is over (its cells stay with the counters)
     info["rashomon_count_method"] = "tail table" if code == _enum.DONE else "listed"
     info.update({f"rashomon_{k}": v for k, v in table.counters_summed().items()})
     info["rashomon_count_threads"] = len(table.counters)

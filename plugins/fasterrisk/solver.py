@@ -367,6 +367,7 @@ class FasterRiskSolver(Solver):
             "fasterrisk: policy beam gives the diverse pool as a sample of the Rashomon set "
             "(exhaustive: false); policy exact enumerates every integer card within the threshold"
         )
+        ctx.rashomon_basis(optimum, proven=proven, epsilon=request.epsilon)
         ctx.rashomon(len(inside), members, threshold=threshold)
         return RashomonSet(
             threshold=threshold,
@@ -449,6 +450,7 @@ class FasterRiskSolver(Solver):
             threshold = rashomon_threshold(self.spec, res.objective)  # type: ignore[arg-type]
             rashomon = RashomonSet.unproven(incumbent, threshold, res.lower_bound, epsilon=self.spec.rashomon.epsilon)
             # live, as the enumeration's members are: the store and the monitor show it before the finish record
+            ctx.rashomon_basis(res.objective, proven=False, epsilon=self.spec.rashomon.epsilon)
             ctx.rashomon(rashomon.count, rashomon.members, threshold=threshold, lower_bound=res.lower_bound)
         elif self.spec.rashomon is not None:
             rashomon = self._exact_set(problem, ctx, cons, weights, k, res.objective, stats)
@@ -473,6 +475,7 @@ class FasterRiskSolver(Solver):
         request = spec.rashomon
         assert request is not None
         threshold = rashomon_threshold(spec, optimum)
+        ctx.rashomon_basis(optimum, proven=True, epsilon=request.epsilon)
         keep_model = request.keep == "model"
 
         def member(loss: float, coefficients: np.ndarray) -> RashomonMember:

@@ -583,8 +583,9 @@ class MossSolver(Solver):
         share: int | None = None,
     ) -> Enumeration:
         """Frontier point ``index``'s Rashomon set, enumerated as soon as the point is certified
-        (its kept members held as rule indices, built only for the chosen point's), and sent as a
-        ``rashomon`` event tagged with the point: count, threshold, completeness, bound. With
+        (its kept members held as rule indices), and sent as a ``rashomon`` event tagged with the
+        point: count, threshold, completeness, bound, and its kept members built (the store keeps
+        them per point: ``glasswork rashomon RUN --point K``). With
         ``share``, a time or node limit gives it only that fraction of what is left of either
         (``stopped`` then says so while the run's own stop flag stays down)."""
         until: tuple[float | None, int | None] | None = None
@@ -596,8 +597,10 @@ class MossSolver(Solver):
                 None if nodes_left is None else spent + nodes_left // share,
             )
         found, _ = self._rashomon(pool, oracle, counts, k, p, ctx, spent, False, until)
+        member = self._member_builder(pool, oracle, counts, p)
         ctx.rashomon(
             found.count,
+            [member(value, support) for value, support in found.members],  # kept per point (max_models)
             threshold=found.threshold,
             lower_bound=found.unenumerated_bound,
             nodes=spent + found.nodes,
@@ -642,6 +645,7 @@ class MossSolver(Solver):
         found = sets[chosen]
         spent = search_work + set_nodes[0]
         member = self._member_builder(pool, oracle, counts, p)
+        ctx.rashomon_basis(p.h2, proven=p.status is Status.OPTIMAL, epsilon=request.epsilon)
         if p.status is not Status.OPTIMAL:
             rset = RashomonSet.unproven(
                 member(p.h2, tuple(p.support)), found.threshold, p.lower_bound, epsilon=request.epsilon
@@ -712,6 +716,8 @@ class MossSolver(Solver):
         B = float(pool.n_trees)
         threshold = rashomon_threshold(request, p.h2)
         member = self._member_builder(pool, oracle, counts, p)
+        if events:  # the run's set (a frontier point's events carry only its own figures)
+            ctx.rashomon_basis(p.h2, proven=p.status is Status.OPTIMAL, epsilon=request.epsilon)
 
         last = [ctx.elapsed()]
 

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from glasswork.cli import cli
-from glasswork.data import DataError, DataSpec, load_problem
+from glasswork.data import DataError, DataSpec, LimitReached, load_problem
 from glasswork.data import sandbox
 from glasswork.data.sources import read_file
 
@@ -289,7 +289,7 @@ def test_moderate_nesting_still_passes():
 
 
 def test_a_filter_is_stopped_at_the_time_limit(tmp_path):
-    """An allowed but slow filter (quadratic in a long text) stops at limits.time with exit 2's error."""
+    """An allowed but slow filter (quadratic in a long text) stops at limits.time: a stopped run, not bad data."""
     import time
 
     from glasswork.data.sources import Bounds
@@ -297,7 +297,7 @@ def test_a_filter_is_stopped_at_the_time_limit(tmp_path):
     path = tmp_path / "long.csv"
     path.write_text("s,y\n" + "ab" * 200_000 + ",1\n" + "ba" * 200_000 + ",0\n")
     start = time.monotonic()
-    with pytest.raises(DataError, match=r"took longer than limits.time \(0.5 s\)"):
+    with pytest.raises(LimitReached, match=r"took longer than limits.time \(0.5 s\)"):
         read_file(path, "long.csv", "levenshtein(s, reverse(s)) > 0", bounds=Bounds(time=0.5))
     assert time.monotonic() - start < 10
 
@@ -355,7 +355,9 @@ def test_the_run_limits_bound_the_filter(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "glasswork", "run", "--no-store", str(spec)], capture_output=True, text=True, timeout=60
     )
-    assert proc.returncode == 2 and "limits.time" in proc.stderr, proc.stderr
+    # a valid spec whose limit ends the run in its filter: a stopped run (exit 0), not bad data (2)
+    assert proc.returncode == 0, proc.stderr
+    assert "status stopped_time" in proc.stdout and "limits.time" in proc.stdout, proc.stdout
 
 
 def test_the_memory_limit_follows_limits_memory():
@@ -380,5 +382,5 @@ def test_a_filter_is_stopped_past_the_memory_limit(tmp_path):
     path = tmp_path / "listy.csv"
     path.write_text('s,y\n"' + ",".join(str(i) for i in range(2500)) + '",1\n"1,2",0\n')
     where = "len(list_transform(string_split(s, ','), lambda x: string_split(s, ','))) > 0"
-    with pytest.raises(DataError, match="went past limits.memory"):
+    with pytest.raises(LimitReached, match="went past limits.memory"):
         read_file(path, "listy.csv", where, bounds=Bounds(memory=resident_memory() + 40 * 2**20))

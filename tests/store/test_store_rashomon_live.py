@@ -146,3 +146,67 @@ def test_a_killed_runs_bound_is_the_searchs_not_a_sets(tmp_path: Path) -> None:
     assert run.state == "failed" and (run.objective, run.lower_bound) == (10.0, 8.0)
     chart = bound_trajectory(store.events("killed"), store.details("killed"))
     assert chart is not None and "11.5" not in chart and "11.0" not in chart
+
+
+def corels_spec(**extra: object):  # type: ignore[no-untyped-def]
+    from glasswork.plugins.corels.spec import CorelsSpec
+
+    return CorelsSpec.model_validate(
+        {
+            "name": "t",
+            "data": {"source": "in-memory", "target": "y"},
+            "solver": "corels",
+            "store": {"enabled": False},
+            "objective": {"regularization": 0.01},
+            "constraints": {"min_support": 0.0},
+            "search": {"threads": 1},
+            "rashomon": {"epsilon": 0.1},
+            **extra,
+        }
+    )
+
+
+def test_a_certified_runs_live_set_has_its_epsilon_and_optimum_while_it_grows(tmp_path: Path) -> None:
+    """The optimum is certified before the first member is enumerated: from the first event of
+    the set, a second reader of the store (``glasswork rashomon RUN``, the TUI) sees the
+    threshold, epsilon and optimum, not nulls until the finish record."""
+    from glasswork.plugins.corels.solver import CorelsSolver
+
+    rng = np.random.default_rng(1)
+    X = (rng.random((200, 6)) < 0.4).astype(np.uint8)
+    y = ((X[:, 0] | X[:, 3]) ^ (rng.random(200) < 0.1)).astype(np.int64)
+    store, sink = live_run(tmp_path, "certified-live")
+    seen: list[dict] = []
+
+    def on_event(event) -> None:  # type: ignore[no-untyped-def]
+        sink.on_event(event)
+        if event.kind == "rashomon" and not seen:  # what a second terminal reads after the first event
+            seen.append(store.rashomon_summary("certified-live") or {})
+
+    result = CorelsSolver(corels_spec()).solve(problem(X, y), SolveContext(Limits(), on_event))
+    assert result.certificate.status.value == "optimal" and result.rashomon is not None
+    optimum = result.certificate.objective
+    for summary in (seen[0], store.rashomon_summary("certified-live")):
+        assert summary["epsilon"] == pytest.approx(0.1)
+        assert summary["optimum"] == pytest.approx(optimum)
+        assert summary["threshold"] == pytest.approx(1.1 * optimum)
+        assert summary["optimum_proven"] is True and summary["complete"] is False  # not complete until the end
+    assert store.get_run("certified-live").state == "running"
+    sink.journal.close()
+
+
+def test_a_run_stopped_before_its_proof_keeps_optimum_proven_false_live(tmp_path: Path) -> None:
+    from glasswork.plugins.corels.solver import CorelsSolver
+
+    rng = np.random.default_rng(0)
+    X = (rng.random((400, 12)) < 0.4).astype(np.uint8)
+    y = (rng.random(400) < 0.5).astype(np.int64)
+    store, sink = live_run(tmp_path, "unproven-live")
+    spec = corels_spec(objective={"regularization": 0.001})
+    result = CorelsSolver(spec).solve(problem(X, y), SolveContext(Limits(nodes=500), sink.on_event))
+    assert result.certificate.status.value == "stopped_nodes" and result.rashomon is not None
+    summary = store.rashomon_summary("unproven-live")
+    assert summary is not None and summary["optimum_proven"] is False
+    assert summary["optimum"] == pytest.approx(result.rashomon.optimum)  # the incumbent's, not certified
+    assert summary["epsilon"] == pytest.approx(0.1)
+    sink.journal.close()

@@ -500,3 +500,36 @@ def test_a_limit_during_the_enumeration_keeps_the_certificate_and_bounds_the_res
         assert rset.unenumerated_bound <= expected[rset.count][0] + 1e-12
         partial += rset.count > 0
     assert partial > 0
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_an_enumeration_stopped_before_listing_anything_holds_the_certified_optimum(policy: str) -> None:
+    """A limit that stops the enumeration before its first list (in objective order nothing is
+    emitted until every prefix bounded below a list's objective is expanded) leaves the set with
+    the search's certified optimum, counted once, and every other member bounded by the optimum."""
+    X, y = _instance(3)
+    lam = 0.01
+    every = every_rule_list(X, y, lam)
+    spec = _spec(
+        objective={"regularization": lam},
+        constraints={"min_support": 0.0, "negations": False},
+        search={"policy": policy, "threads": 1},
+        rashomon={"epsilon": 0.5, "max_models": 10},
+    )
+    whole = CorelsSolver(spec).solve(_problem(X, y), SolveContext(Limits()))
+    events: list = []
+    result = CorelsSolver(spec).solve(
+        _problem(X, y), SolveContext(Limits(nodes=whole.stats["nodes"] + 1), events.append)
+    )
+    rset = result.rashomon
+    assert result.certificate.status.value == "optimal" and rset is not None and not rset.complete
+    assert rset.unenumerated_bound is not None and rset.unenumerated_bound >= every[0][0] - 1e-12
+    assert rset.count >= 1 and rset.members
+    if policy not in ORDERED:  # in another order its first list may be any member
+        return
+    assert abs(rset.members[0].objective - every[0][0]) < 1e-12
+    # the optimum's list is one of brute force's optimal lists
+    optimal = {p for o, p in every if abs(o - every[0][0]) < 1e-12}
+    names = [f"f<{j}>" for j in range(X.shape[1])]
+    assert tuple(names.index(r.antecedent) for r in rset.members[0].model.rules) in optimal
+    assert [e for e in events if e.kind == "rashomon"][-1].counters["rashomon_count"] == rset.count

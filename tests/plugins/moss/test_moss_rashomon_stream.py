@@ -45,7 +45,10 @@ def test_each_points_set_is_sent_as_soon_as_the_point_is_certified() -> None:
     assert [(e.counters["rashomon_count"], e.counters["rashomon_complete"]) for e in tagged] == [
         (row["rashomon_count"], row["rashomon_complete"]) for row in rows
     ]
-    assert all(not e.members for e in tagged)  # a point's members are not the run's set
+    # a point's kept members (its best max_models, 1000 here) travel with its event, kept per point
+    # by the store (glasswork rashomon RUN --point K), never folded into the run's set
+    assert all(len(e.members) == min(e.counters["rashomon_count"], 1000) for e in tagged)
+    assert all([m.objective for m in e.members] == sorted(m.objective for m in e.members) for e in tagged)
     # the run's set, the chosen point's, after the frontier: its members, once each, best first
     own = [e for e in events if e.kind == "rashomon" and "rashomon_point" not in e.counters]
     assert order[2 * len(rows) :] == [("set", None)] * len(own) and own
