@@ -155,6 +155,37 @@ def member_builder(
     return member
 
 
+class KeptStream:
+    """What a listing in objective order has newly kept, to stream: each call returns the kept
+    lists not returned before. The emitted lists come in objective order; an ordering collapsed
+    onto a kept list (a twin: counted, never emitted) comes when it is found, with that list's
+    objective, which is at least the enumerator's bound at any earlier time (it is found under an
+    expansion whose key bounds it). So every list not streamed yet is at least the bound last
+    reported, and a consumer may take what it holds below that bound as final. Only the kept lists
+    (``kept_members``: the best ``max_models``, twins included) are streamed: an emitted list that
+    twins pushed out of them is not."""
+
+    def __init__(self, enumerator: Any, sent: set[tuple[int, ...]] | None = None) -> None:
+        self.enumerator = enumerator
+        self.sent = set() if sent is None else sent  # shared with a later listing of the same set
+        self._emitted = 0  # kept_since's position
+        self._state = (-1, -1)  # (emitted, collapsed) when the kept lists were last read whole
+
+    def fresh(self) -> list[tuple[float, tuple[int, ...]]]:
+        enumerator = self.enumerator
+        if not enumerator.ordered_order:
+            return []
+        new = enumerator.kept_since(self._emitted)
+        self._emitted += len(new)
+        if enumerator.n_collapsed > 0:  # twins: read the kept lists whole when they may have changed
+            state = (int(enumerator.n_emitted), int(enumerator.n_collapsed))
+            new = enumerator.kept_members() if state != self._state else []
+            self._state = state
+        fresh = [(o, p) for o, p in new if p not in self.sent]
+        self.sent.update(p for _, p in fresh)
+        return fresh
+
+
 def best_proven(enumerator: Any) -> bool:
     """Are the enumerator's kept lists provably the best ``max_models`` of its set (the heap full
     and its worst at most the bound on everything not listed)? Then the table may count the rest.
@@ -274,7 +305,7 @@ def _list(
     node_limit = -1 if ctx.limits.nodes is None else max(int(ctx.limits.nodes) - nodes_before, 0)
     last = -1.0
     checked = -1.0
-    streamed = 0
+    stream = KeptStream(enumerator, sent)
     started = ctx.elapsed()
     enumerator.stop_when_kept = count_memory is not None
     while True:
@@ -295,10 +326,7 @@ def _list(
         now = ctx.elapsed()
         if code != _enum.SLICE or now - last >= progress_interval:
             last = now
-            fresh = enumerator.kept_since(streamed) if enumerator.ordered_order else []
-            streamed += len(fresh)
-            fresh = [(obj, prefix) for obj, prefix in fresh if prefix not in sent]
-            sent.update(prefix for _, prefix in fresh)
+            fresh = stream.fresh()
             bound = enumerator.lower_bound()
             ctx.rashomon(
                 enumerator.n_emitted,  # the orderings collapsed onto them are counted at the end

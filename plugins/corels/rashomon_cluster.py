@@ -59,6 +59,7 @@ from glasswork.plugins.corels import engine
 from glasswork.plugins.corels.distributed import release_named, stop_tasks
 from glasswork.plugins.corels.model import RuleList
 from glasswork.plugins.corels.rashomon import (
+    KeptStream,
     TableCount,
     best_proven,
     count_memory_for,
@@ -247,17 +248,16 @@ def enumerate_subtree(
     code = _enum.SLICE
     stopped = stop_event.is_set()  # started after the stop: nothing enumerated, its bound returned
     out_of_memory = False
-    streamed = 0
     last_sync = time.monotonic()
     for_table = False
     checked = time.monotonic()
     enumerator.stop_when_kept = config.count  # (a piece never counts: the table has no second-rule split)
     count_here = config.count and seconds is None and not skip_pairs and not report_pairs
 
+    stream = KeptStream(enumerator)
+
     def report(phase: str) -> None:
-        nonlocal streamed
-        fresh = enumerator.kept_since(streamed) if enumerator.ordered_order else []
-        streamed += len(fresh)
+        fresh = stream.fresh()  # before the bound: every list not sent is at least the bound
         bound = streamed_bound(enumerator)
         reports.put(("status", task_id, enumerator.n_emitted, enumerator.n_evaluated, bound, fresh, phase))
 
@@ -299,6 +299,7 @@ def enumerate_subtree(
         out.update(_count_subtree(config, enumerator, task_id, reports, stop_event))
         stopped, out_of_memory = bool(out.pop("stopped")), bool(out.pop("out_of_memory"))
     table_bytes = int(out["table"].get("memo_peak_bytes", 0))
+    listing_bytes = int(out.pop("listing_bytes", 0))  # freed before the table began
     evaluated = int(enumerator.n_evaluated) + int(out["table"].get("count_evaluated", 0))
     best = enumerator
     if out["counted_by_table"] and not best_proven(enumerator):
@@ -320,7 +321,7 @@ def enumerate_subtree(
         "lower_bound": float(best.lower_bound()),
         "kept": best.kept_members(),
         "evaluated": evaluated,
-        "bytes": int(enumerator.memory_bytes()) + table_bytes,
+        "bytes": max(listing_bytes, int(enumerator.memory_bytes()) + table_bytes),
         "counters": enumerator.counters(),
         "threads": int(enumerator.threads),
         "seconds": time.perf_counter() - started,
@@ -347,6 +348,8 @@ def _count_subtree(
     stopped count is no count: the subtree then says what its listing proved."""
     listed = int(enumerator.count)
     bound = streamed_bound(enumerator)
+    listing_bytes = int(enumerator.memory_bytes())
+    enumerator.release_search()  # its queue and nodes: the table needs only the data
     table = TableCount(enumerator, count_memory_for(config.memory), config.threads)
     stopped = out_of_memory = False
     try:
@@ -369,6 +372,7 @@ def _count_subtree(
         "counted_by_table": counted is not None,
         "table": table.counters_summed(),
         "count_threads": len(table.counters),
+        "listing_bytes": listing_bytes,
         "nth": table.nth_objective(max(int(config.options.get("max_models", 1000)), 1)),
         "stopped": stopped,
         "out_of_memory": out_of_memory or table.code == _enum.OUT_OF_MEMORY,

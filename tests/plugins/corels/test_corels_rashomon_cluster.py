@@ -422,12 +422,15 @@ def test_a_stop_during_the_table_count_reports_what_the_listing_proved(cluster) 
     assert result.certificate.status.value == "optimal" and rset is not None and not rset.complete
     assert events[-1].elapsed - counting[0] < 20  # stopped at once, not at the time limit
     assert result.stats["rashomon_count_method"] == "listed"
-    # the listed lists: each subtree's best 20, proven; so the kept are the best 20 of the set
     best = _best_listed(X, y, 0.002, rset.threshold, rset.optimum, 20)
     assert len(best) == 20 and rset.kept == 20 and rset.count >= 20
-    np.testing.assert_allclose([m.objective for m in rset.members], best, atol=1e-12)
-    assert rset.unenumerated_bound is not None and rset.optimum <= rset.unenumerated_bound <= rset.threshold
-    assert rset.unenumerated_bound >= best[-1] - 1e-12  # nothing unlisted beats the best kept
+    bound = rset.unenumerated_bound
+    assert bound is not None and rset.optimum <= bound <= rset.threshold
+    # every list below the bound was listed: the kept ones below it are the set's best below it
+    # (all 20 when every subtree had proven its best before the stop; another may still be listing)
+    below = [m.objective for m in rset.members if m.objective < bound - 1e-12]
+    np.testing.assert_allclose(below, [o for o in best if o < bound - 1e-12], atol=1e-12)
+    assert all(m.objective <= rset.threshold for m in rset.members)
     last = [e for e in events if e.kind == "rashomon"][-1]
     assert last.counters["rashomon_count"] == rset.count and last.lower_bound == rset.unenumerated_bound
 
