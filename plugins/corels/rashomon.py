@@ -481,10 +481,17 @@ def _count_by_table(
     info["rashomon_count_method"] = "tail table" if code == _enum.DONE else "listed"
     info.update({f"rashomon_{k}": v for k, v in table.counters_summed().items()})
     info["rashomon_count_threads"] = len(table.counters)
+    given = (  # what enumerate_rashomon then reports: max(listed, counted), both members found
+        "the count given is a lower bound: the lists listed, or the members under the first rules "
+        "the table finished if they are more"
+    )
     if code == _enum.OVERFLOW:
-        ctx.log("corels: the Rashomon set has more than 2^64 lists; the count is the lists listed", level="warning")
+        ctx.log(f"corels: the Rashomon set has more than 2^64 lists, too many to count; {given}", level="warning")
     elif code == _enum.OUT_OF_MEMORY:
-        ctx.log("corels: the Rashomon count ran out of memory; the count is the lists listed", level="warning")
+        ctx.log(
+            f"corels: the Rashomon count ran out of memory; {given}. Raise limits.memory (the table gets half of it)",
+            level="warning",
+        )
     return code, table
 
 
