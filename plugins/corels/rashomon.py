@@ -156,34 +156,53 @@ def member_builder(
 
 
 class KeptStream:
-    """What a listing in objective order has newly kept, to stream: each call returns the kept
-    lists not returned before. The emitted lists come in objective order; an ordering collapsed
-    onto a kept list (a twin: counted, never emitted) comes when it is found, with that list's
-    objective, which is at least the enumerator's bound at any earlier time (it is found under an
-    expansion whose key bounds it). So every list not streamed yet is at least the bound last
-    reported, and a consumer may take what it holds below that bound as final. Only the kept lists
-    (``kept_members``: the best ``max_models``, twins included) are streamed: an emitted list that
-    twins pushed out of them is not."""
+    """What a listing in objective order has newly kept, to stream, and the bound to send with it.
+
+    Each ``fresh()`` returns the kept lists not returned before: the emitted ones, in objective
+    order, and the orderings collapsed onto a kept list (twins: counted, never emitted), which the
+    enumerator finds later and which take that list's objective. A twin is found under an expansion
+    whose key bounds it (keys only grow down a path), so one found after a time ``t`` is at least
+    the enumerator's bound at ``t``. Finding them means reading the kept lists whole (0.26 s at
+    ``max_models`` 100,000), so that is done at most once per ``READ_RATIO`` times its cost; in
+    between, ``bound()`` is capped at the bound of the last read, and an emitted list may be
+    returned that twins found since push out of the best ``max_models`` (a consumer holding the
+    best ``max_models`` drops it). Every list not returned yet is at least ``bound()``, so a
+    consumer may take what it holds below it as final."""
+
+    READ_RATIO = 25  # a whole read at most every 25 times its own duration: at most 4 % of the time
 
     def __init__(self, enumerator: Any, sent: set[tuple[int, ...]] | None = None) -> None:
         self.enumerator = enumerator
         self.sent = set() if sent is None else sent  # shared with a later listing of the same set
         self._emitted = 0  # kept_since's position
-        self._state = (-1, -1)  # (emitted, collapsed) when the kept lists were last read whole
+        self._collapsed = 0  # the twins there were at the last whole read
+        self._clean_bound = -np.inf  # the bound when no twin was unread
+        self._next_read = 0.0  # monotonic time after which a whole read is due
 
-    def fresh(self) -> list[tuple[float, tuple[int, ...]]]:
+    def fresh(self, *, whole: bool = False) -> list[tuple[float, tuple[int, ...]]]:
+        """The kept lists not returned yet (``whole``: read every kept list now, unthrottled)."""
         enumerator = self.enumerator
         if not enumerator.ordered_order:
             return []
         new = enumerator.kept_since(self._emitted)
         self._emitted += len(new)
-        if enumerator.n_collapsed > 0:  # twins: read the kept lists whole when they may have changed
-            state = (int(enumerator.n_emitted), int(enumerator.n_collapsed))
-            new = enumerator.kept_members() if state != self._state else []
-            self._state = state
+        collapsed = int(enumerator.n_collapsed)
+        if collapsed != self._collapsed and (whole or time.monotonic() >= self._next_read):
+            started = time.monotonic()
+            new = enumerator.kept_members()  # the emitted ones too, less any twins pushed out
+            self._collapsed = collapsed
+            self._next_read = time.monotonic() + self.READ_RATIO * (time.monotonic() - started)
+        if collapsed == self._collapsed:
+            self._clean_bound = float(enumerator.lower_bound())
         fresh = [(o, p) for o, p in new if p not in self.sent]
         self.sent.update(p for _, p in fresh)
         return fresh
+
+    def bound(self) -> float:
+        """The enumerator's bound, capped by the last one with no twin unread: every kept list
+        not returned by ``fresh`` yet is at least this."""
+        bound = float(self.enumerator.lower_bound())
+        return bound if int(self.enumerator.n_collapsed) == self._collapsed else min(bound, self._clean_bound)
 
 
 def best_proven(enumerator: Any) -> bool:
@@ -326,8 +345,8 @@ def _list(
         now = ctx.elapsed()
         if code != _enum.SLICE or now - last >= progress_interval:
             last = now
-            fresh = stream.fresh()
-            bound = enumerator.lower_bound()
+            fresh = stream.fresh(whole=code != _enum.SLICE)
+            bound = stream.bound()
             ctx.rashomon(
                 enumerator.n_emitted,  # the orderings collapsed onto them are counted at the end
                 [member(obj, prefix) for obj, prefix in fresh],

@@ -257,8 +257,8 @@ def enumerate_subtree(
     stream = KeptStream(enumerator)
 
     def report(phase: str) -> None:
-        fresh = stream.fresh()  # before the bound: every list not sent is at least the bound
-        bound = streamed_bound(enumerator)
+        fresh = stream.fresh(whole=phase != "listing")  # then every list not sent is at least the bound
+        bound = streamed_bound(enumerator, stream)
         reports.put(("status", task_id, enumerator.n_emitted, enumerator.n_evaluated, bound, fresh, phase))
 
     while not stopped:
@@ -296,7 +296,7 @@ def enumerate_subtree(
     }
     if for_table:
         report("counting")  # every kept list below the bound the driver now holds
-        out.update(_count_subtree(config, enumerator, task_id, reports, stop_event))
+        out.update(_count_subtree(config, enumerator, streamed_bound(enumerator, stream), task_id, reports, stop_event))
         stopped, out_of_memory = bool(out.pop("stopped")), bool(out.pop("out_of_memory"))
     table_bytes = int(out["table"].get("memo_peak_bytes", 0))
     listing_bytes = int(out.pop("listing_bytes", 0))  # freed before the table began
@@ -329,25 +329,25 @@ def enumerate_subtree(
     }
 
 
-def streamed_bound(enumerator: Any) -> float:
+def streamed_bound(enumerator: Any, stream: KeptStream) -> float:
     """The bound a task reports: below it the driver takes merged members as final. In objective
-    order, the bound on what is not listed (every kept list below it was reported); gone depth
-    first, the kept lists are not streamed, so no larger than the best of them."""
-    bound = float(enumerator.lower_bound())
+    order, the stream's (every kept list below it was reported); gone depth first, the kept lists
+    are not streamed, so no larger than the best of them."""
+    bound = stream.bound()
     if enumerator.ordered_order:
         return bound
     return min([bound, *(float(o) for o, _ in enumerator.kept_members())])
 
 
 def _count_subtree(
-    config: EnumerationConfig, enumerator: Any, task_id: int, reports: Any, stop_event: Any
+    config: EnumerationConfig, enumerator: Any, bound: float, task_id: int, reports: Any, stop_event: Any
 ) -> dict[str, Any]:
     """Count the task's subtree with a ``TableCount`` on ``config.threads`` threads (the
     enumerator's roots and empty list), polling the stop event and the memory limit and reporting
-    as the listing does (its count: the listed lists; the exact count comes with the result). A
-    stopped count is no count: the subtree then says what its listing proved."""
+    as the listing does (its count: the listed lists, and ``bound``, the listing's last; the exact
+    count comes with the result). A stopped count is no count: the subtree then says what its
+    listing proved."""
     listed = int(enumerator.count)
-    bound = streamed_bound(enumerator)
     listing_bytes = int(enumerator.memory_bytes())
     enumerator.release_search()  # its queue and nodes: the table needs only the data
     table = TableCount(enumerator, count_memory_for(config.memory), config.threads)
