@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
+from spec_files import write_frontier_spec
 from tui_fixtures import plain, wait_for
 
 from glasswork.cli import cli
@@ -21,26 +21,6 @@ from glasswork.tui.rashomon import RashomonScreen
 from glasswork.tui.run_screen import RunScreen
 
 SIZE = (180, 60)
-# markup first (the most used column), a comma, a quote, an angle bracket, unicode
-COLUMNS = ["[bold red]boom[/]", "a,b", 'x"y', "<b>", "Ünïcødé"]
-
-
-def write_frontier_spec(folder: Path, points: int = 4) -> Path:
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(120, len(COLUMNS))).round(3)
-    y = 2 * (X[:, 0] > 0) + 1.5 * (X[:, 2] > 0.5) - (X[:, 4] < -0.3) + rng.normal(0, 0.3, 120)
-    header = ",".join('"' + c.replace('"', '""') + '"' for c in COLUMNS) + ",y\n"
-    rows = "\n".join(",".join(str(v) for v in (*x, round(t, 3))) for x, t in zip(X, y))
-    (folder / "m.csv").write_text(header + rows + "\n", encoding="utf-8")
-    spec = folder / "m.yaml"
-    spec.write_text(
-        "name: moss-hostile\nsolver: moss\n"
-        "data: {source: m.csv, target: y, split: {kind: holdout, test_size: 0.25, seed: 0}}\n"
-        "objective: {gamma: 0.001, candidates: {trees: 20, depth: 2, seed: 0, max_candidates: 10}}\n"
-        f"constraints: {{max_rules: 3, frontier: {{points: {points}, choose: knee}}}}\n"
-        "rashomon: {epsilon: 0.05}\n"
-    )
-    return spec
 
 
 @pytest.fixture
