@@ -1,6 +1,8 @@
 """A MOSS frontier run browsed from a real run store: its stored-run screen lists every point's
 set (count, complete or the bound, threshold) as ``glasswork rashomon RUN`` does, and the chosen
-point's members as before; feature names from the data (Rich markup among them) shown literally."""
+point's members as before; a point chosen in that list shows its own members (as ``glasswork
+rashomon RUN --point K``), opened and exported like the run's; feature names from the data (Rich
+markup among them) shown literally."""
 
 from __future__ import annotations
 
@@ -12,22 +14,38 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from spec_files import write_frontier_spec
+from textual.widgets import DataTable
 from tui_fixtures import plain, wait_for
 
 from glasswork.cli import cli
 from glasswork.console import rashomon_point_text
+from glasswork.store import RunStore
 from glasswork.tui.app import GlassworkApp
+from glasswork.tui.model_screen import ModelScreen
 from glasswork.tui.rashomon import RashomonScreen
 from glasswork.tui.run_screen import RunScreen
 
 SIZE = (180, 60)
 
 
-@pytest.fixture
-def frontier_db(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+def set_lines(screen: RashomonScreen) -> str:
+    """The sets the points' table lists, one line each."""
+    table = screen.query_one("#set-points", DataTable)
+    return "\n".join(str(table.get_cell_at((row, 0))) for row in range(table.row_count))
+
+
+def member_cells(screen: RashomonScreen) -> list[tuple[str, str, str]]:
+    """The members' table as shown: rank, objective, features."""
+    table = screen.query_one("#members", DataTable)
+    return [tuple(str(table.get_cell_at((row, col))) for col in range(3)) for row in range(table.row_count)]
+
+
+@pytest.fixture(scope="module")
+def frontier_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     """A real DuckDB store holding a real MOSS frontier run, made by ``glasswork run``."""
-    db = tmp_path / "runs.duckdb"
-    run = CliRunner().invoke(cli, ["run", "--json", "-q", "--db", str(db), str(write_frontier_spec(tmp_path))])
+    folder = tmp_path_factory.mktemp("frontier")
+    db = folder / "runs.duckdb"
+    run = CliRunner().invoke(cli, ["run", "--json", "-q", "--db", str(db), str(write_frontier_spec(folder))])
     assert run.exit_code == 0, run.output
     return db, json.loads(run.stdout)
 
@@ -50,15 +68,85 @@ def test_the_stored_run_screen_lists_each_frontier_points_set(frontier_db: tuple
             await wait_for(pilot, lambda: isinstance(app.screen, RashomonScreen))
             screen = app.screen
             await wait_for(pilot, lambda: screen.members)
-            shown = plain(screen.query_one("#set-points"))
+            shown = set_lines(screen)
             for p in points:  # the CLI's words, point by point: count, completeness, threshold
                 assert rashomon_point_text(p) in shown
             chosen = next(line for line in shown.splitlines() if "the run's own set" in line)
             assert chosen.startswith(f"point {doc['stats']['chosen_point']}: ")
             assert len(screen.members) == doc["rashomon"]["kept"]  # the knee's members, as before
-            table = screen.query_one("#members")
-            cells = "\n".join(str(table.get_cell_at((row, 2))) for row in range(table.row_count))
-            assert "[bold red]boom[/]" in cells  # the markup shown as typed, not applied
+            assert any("[bold red]boom[/]" in f for _, _, f in member_cells(screen))  # markup shown as typed
+            await pilot.press("q")
+
+    asyncio.run(drive())
+
+
+def test_a_point_chosen_in_the_list_shows_its_own_members(
+    frontier_db: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Enter on a point lists that point's kept members (rank, objective, features: the run's
+    set's columns, as ``--point K`` lists them); enter on one opens its model, ``e`` exports it
+    named after its point; the knee's point reads the run's own rows; the run's set comes back."""
+    db, doc = frontier_db
+    run_id, knee = doc["run_id"], doc["stats"]["chosen_point"]
+    store = RunStore(db)
+    other = max((p for p in store.rashomon_points(run_id) if p["point"] != knee), key=lambda p: p["count"])
+    k = other["point"]
+    expected = [
+        (str(m.rank), m.objective, "; ".join(m.features)) for m in store.rashomon_members(run_id, point=k, limit=1000)
+    ]
+    own = [m.fingerprint for m in store.rashomon_members(run_id)]
+    assert len(expected) >= 2 and [m.fingerprint for m in store.rashomon_members(run_id, point=k)] != own
+    monkeypatch.chdir(tmp_path)
+    app = GlassworkApp(db=str(db))
+
+    def listed(screen: RashomonScreen) -> list[tuple[str, float, str]]:
+        return [(rank, float(objective), features) for rank, objective, features in member_cells(screen)]
+
+    async def drive() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await app.workers.wait_for_complete()
+            await wait_for(pilot, lambda: app.screen.rows)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, RunScreen))
+            await pilot.press("s")
+            await wait_for(pilot, lambda: isinstance(app.screen, RashomonScreen))
+            screen = app.screen
+            await wait_for(pilot, lambda: screen.members)
+            assert screen.point is None and len(screen.members) == len(own)
+            await pilot.press("p")  # to the points' table: its first row is the run's set, then point 1, 2, ...
+            assert screen.focused is screen.query_one("#set-points")
+            for _ in range(k):
+                await pilot.press("down")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: screen.point == k and len(screen.members) == len(expected))
+            shown = listed(screen)
+            assert [r for r, _, _ in shown] == [r for r, _, _ in expected]
+            assert [f for _, _, f in shown] == [f for _, _, f in expected]  # hostile names as typed
+            assert all(abs(o - e) <= 1e-6 * max(1.0, abs(e)) for (_, o, _), (_, e, _) in zip(shown, expected))
+            assert any("[bold red]boom[/]" in f for _, _, f in shown)
+            status = plain(screen.query_one("#set-status"))
+            assert f"point {k}'s set: {other['count']:,} model" in status and f"{len(expected)} kept" in status
+            await pilot.press("down", "enter")  # the second member's model, drawn by its plugin
+            await wait_for(pilot, lambda: isinstance(app.screen, ModelScreen))
+            assert f"member 2 of point {k}'s Rashomon set" in app.screen.model_title
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: app.screen is screen)
+            await pilot.press("e")
+            await wait_for(pilot, lambda: bool(screen.written))
+            code = next(p for p in screen.written if p.suffix == ".py").read_text(encoding="utf-8")
+            assert f"Rashomon set of point {k}, member 2" in code
+            compile(code, "member.py", "exec")  # names from the data quoted, never code
+            await pilot.press("p")
+            for _ in range(knee - k):
+                await pilot.press("down")
+            for _ in range(k - knee):
+                await pilot.press("up")
+            await pilot.press("enter")  # the knee's point: the run's own rows, stored once
+            await wait_for(pilot, lambda: screen.point == knee and len(screen.members) == len(own))
+            assert [m.fingerprint for m in screen.members] == own
+            await pilot.press("p", *["up"] * knee, "enter")  # back to the run's own set, the first row
+            await wait_for(pilot, lambda: screen.point is None and len(screen.members) == len(own))
+            assert "point" not in plain(screen.query_one("#set-status"))
             await pilot.press("q")
 
     asyncio.run(drive())
