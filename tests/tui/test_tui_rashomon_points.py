@@ -150,3 +150,43 @@ def test_a_point_chosen_in_the_list_shows_its_own_members(
             await pilot.press("q")
 
     asyncio.run(drive())
+
+
+def test_a_run_killed_before_it_chose_a_point_opens_on_its_first_points_members(tmp_path: Path) -> None:
+    """A frontier run whose process died after its points' sets but before the run's own (its
+    journal cut there, folded as a killed run): the screen has no run's set to list, so it opens
+    on point 1's kept members, and the points' table has no row for a run's set."""
+    from glasswork.launch import Launch
+    from glasswork.record import RecordSink
+    from glasswork.spec import load_spec
+
+    records: list[dict[str, Any]] = []
+    spec = load_spec(write_frontier_spec(tmp_path))
+    Launch(spec, db=tmp_path / "first.duckdb").run([RecordSink(records.append, full=True)])
+    tagged = [i for i, r in enumerate(records) if "rashomon_point" in (r.get("counters") or {})]
+    killed = [r for r in records[: tagged[-1] + 1] if r.get("kind") != "rashomon" or r in [records[i] for i in tagged]]
+    killed[0] = {**killed[0], "pid": 2**22 + 12345}  # a process of this host that no longer exists
+    db = tmp_path / "killed.duckdb"
+    store = RunStore(db).open()
+    store.write_records(killed)
+    run_id = killed[0]["run_id"]
+    assert store.rashomon_summary(run_id) is None and len(store.rashomon_points(run_id)) == 4
+    first = [m.fingerprint for m in store.rashomon_members(run_id, point=1)]
+    app = GlassworkApp(db=str(db))
+
+    async def drive() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await app.workers.wait_for_complete()
+            await wait_for(pilot, lambda: app.screen.rows)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, RunScreen))
+            await pilot.press("s")
+            await wait_for(pilot, lambda: isinstance(app.screen, RashomonScreen))
+            screen = app.screen
+            await wait_for(pilot, lambda: screen.members)
+            assert screen.point == 1 and [m.fingerprint for m in screen.members] == first
+            assert set_lines(screen).splitlines()[0].startswith("point 1: ")
+            assert "point 1's set: " in plain(screen.query_one("#set-status"))
+            await pilot.press("q")
+
+    asyncio.run(drive())
