@@ -35,3 +35,22 @@ def write_frontier_spec(folder: Path, *, points: int = 4, rashomon: str = "{epsi
         f"constraints: {{max_rules: 3, frontier: {{points: {points}, choose: knee}}}}\n"
         f"rashomon: {rashomon}\n",
     )
+
+
+def write_slow_read_spec(folder: Path, rows: int, *, extra: str = "") -> Path:
+    """A CORELS spec over a ``rows``-row 0/1 CSV with ``HOSTILE_COLUMNS`` for a header, whose
+    ``limits.time`` of a microsecond ends the run while a large file (400,000 rows: longer than
+    one look at the clock) is read; ``extra`` is appended to the spec (a ``sweep:`` section)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, size=(rows, len(HOSTILE_COLUMNS)))
+    y = (X[:, 1] | X[:, 2]) ^ (rng.random(rows) < 0.1)
+    header = ",".join('"' + c.replace('"', '""') + '"' for c in HOSTILE_COLUMNS) + ",y\n"
+    body = "\n".join(",".join(map(str, r)) for r in np.column_stack([X, y]))
+    (folder / "d.csv").write_text(header + body + "\n", encoding="utf-8")
+    return write(
+        folder / "s.yaml",
+        "name: tiny\nsolver: corels\ndata: {source: d.csv, target: y}\n"
+        "objective: {regularization: 0.01}\nlimits: {time: 0.000001}\n" + extra,
+    )
