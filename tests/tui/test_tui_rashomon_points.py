@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 from spec_files import write_frontier_spec
 from textual.widgets import DataTable
-from tui_fixtures import plain, wait_for
+from tui_fixtures import open_stored_set, plain, wait_for
 
 from glasswork.cli import cli
 from glasswork.console import rashomon_point_text
@@ -23,7 +23,6 @@ from glasswork.store import RunStore
 from glasswork.tui.app import GlassworkApp
 from glasswork.tui.model_screen import ModelScreen
 from glasswork.tui.rashomon import RashomonScreen
-from glasswork.tui.run_screen import RunScreen
 
 SIZE = (180, 60)
 
@@ -59,15 +58,7 @@ def test_the_stored_run_screen_lists_each_frontier_points_set(frontier_db: tuple
 
     async def drive() -> None:
         async with app.run_test(size=SIZE) as pilot:
-            await app.workers.wait_for_complete()
-            await wait_for(pilot, lambda: app.screen.rows)
-            await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, RunScreen))
-            assert "4 frontier point(s)" in plain(app.screen.query_one("#summary"))
-            await pilot.press("s")
-            await wait_for(pilot, lambda: isinstance(app.screen, RashomonScreen))
-            screen = app.screen
-            await wait_for(pilot, lambda: screen.members)
+            screen = await open_stored_set(pilot, app, "4 frontier point(s)")
             shown = set_lines(screen)
             for p in points:  # the CLI's words, point by point: count, completeness, threshold
                 assert rashomon_point_text(p) in shown
@@ -104,14 +95,7 @@ def test_a_point_chosen_in_the_list_shows_its_own_members(
 
     async def drive() -> None:
         async with app.run_test(size=SIZE) as pilot:
-            await app.workers.wait_for_complete()
-            await wait_for(pilot, lambda: app.screen.rows)
-            await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, RunScreen))
-            await pilot.press("s")
-            await wait_for(pilot, lambda: isinstance(app.screen, RashomonScreen))
-            screen = app.screen
-            await wait_for(pilot, lambda: screen.members)
+            screen = await open_stored_set(pilot, app, "frontier point(s)")
             assert screen.point is None and len(screen.members) == len(own)
             await pilot.press("p")  # to the points' table: its first row is the run's set, then point 1, 2, ...
             assert screen.focused is screen.query_one("#set-points")
@@ -176,14 +160,7 @@ def test_a_run_killed_before_it_chose_a_point_opens_on_its_first_points_members(
 
     async def drive() -> None:
         async with app.run_test(size=SIZE) as pilot:
-            await app.workers.wait_for_complete()
-            await wait_for(pilot, lambda: app.screen.rows)
-            await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, RunScreen))
-            await pilot.press("s")
-            await wait_for(pilot, lambda: isinstance(app.screen, RashomonScreen))
-            screen = app.screen
-            await wait_for(pilot, lambda: screen.members)
+            screen = await open_stored_set(pilot, app, "frontier point(s)")
             assert screen.point == 1 and [m.fingerprint for m in screen.members] == first
             assert set_lines(screen).splitlines()[0].startswith("point 1: ")
             assert "point 1's set: " in plain(screen.query_one("#set-status"))
