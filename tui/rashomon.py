@@ -165,7 +165,7 @@ class RashomonScreen(Screen[None]):
 
     BINDINGS = [
         Binding("m", "show", "show model"),
-        Binding("p", "points", "points"),
+        Binding("p", "points", "frontier points' sets"),
         Binding("e", "export", "export member"),
         Binding("slash", "filter", "filter", key_display="/"),
         Binding("escape,q", "app.pop_screen", "back"),
@@ -176,7 +176,7 @@ class RashomonScreen(Screen[None]):
     RashomonScreen #set-points { height: auto; max-height: 12; }
     RashomonScreen #set-filters { height: 3; }
     RashomonScreen #set-filters Input { width: 1fr; }
-    RashomonScreen #set-status { height: 1; padding: 0 1; color: $text-muted; }
+    RashomonScreen #set-status { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
     RashomonScreen DataTable { height: 1fr; }
     """
 
@@ -249,6 +249,10 @@ class RashomonScreen(Screen[None]):
             points.move_cursor(row=rows.index(self.point))
         self._load("", "")
         table.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``p`` is offered only for a run with frontier points' sets to choose from."""
+        return bool(self.points) if action == "points" else True
 
     def action_points(self) -> None:
         if self.points:
