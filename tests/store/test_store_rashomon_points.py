@@ -84,6 +84,16 @@ def test_the_chosen_points_members_are_stored_once_and_read_for_the_point(
         cli, ["rashomon", run_id, "--point", str(knee), "--show", "2", "--json", "--db", str(db)]
     )
     assert shown.exit_code == 0 and json.loads(shown.stdout)["fingerprint"] == at_knee[1].fingerprint
+    out = db.parent / "knee-member.py"
+    picked = CliRunner().invoke(
+        cli,
+        ["rashomon", run_id, "--point", str(knee), "--pick", "1", "--format", "python", "-o", str(out)]
+        + ["--db", str(db)],
+    )
+    assert picked.exit_code == 0, picked.output
+    code = out.read_text(encoding="utf-8")
+    assert f"Rashomon set of point {knee}, member 1" in code
+    compile(code, str(out), "exec")  # the hostile names quoted, never code
 
 
 def old_store(db: Path, source: Path, run_id: str, knee: int) -> None:
