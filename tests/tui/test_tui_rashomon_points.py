@@ -108,6 +108,7 @@ def test_a_point_chosen_in_the_list_shows_its_own_members(
             assert [f for _, _, f in shown] == [f for _, _, f in expected]  # hostile names as typed
             assert all(abs(o - e) <= 1e-6 * max(1.0, abs(e)) for (_, o, _), (_, e, _) in zip(shown, expected))
             assert any("[bold red]boom[/]" in f for _, _, f in shown)
+            assert "red]boom[/]" in app.export_screenshot()  # drawn as typed: the markup not applied
             status = plain(screen.query_one("#set-status"))
             assert f"point {k}'s set: {other['count']:,} model" in status and f"{len(expected)} kept" in status
             await pilot.press("down", "enter")  # the second member's model, drawn by its plugin
