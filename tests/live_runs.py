@@ -34,3 +34,23 @@ def open_live_run(
         )
     )
     return store, sink
+
+
+def corels_rashomon_spec(**extra: object):  # type: ignore[no-untyped-def]
+    """An in-memory CORELS spec asking for a Rashomon set (epsilon 0.1), one thread, every
+    support: what the live-set tests solve directly; ``extra`` replaces whole sections."""
+    from glasswork.plugins.corels.spec import CorelsSpec
+
+    return CorelsSpec.model_validate(
+        {
+            "name": "t",
+            "data": {"source": "in-memory", "target": "y"},
+            "solver": "corels",
+            "store": {"enabled": False},
+            "objective": {"regularization": 0.01},
+            "constraints": {"min_support": 0.0},
+            "search": {"threads": 1},
+            "rashomon": {"epsilon": 0.1},
+            **extra,
+        }
+    )

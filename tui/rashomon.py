@@ -22,7 +22,7 @@ from textual.screen import Screen
 from textual.suggester import SuggestFromList
 from textual.widgets import DataTable, Footer, Input, Static
 
-from glasswork.console import plain_text, rashomon_point_text
+from glasswork.console import plain_text, rashomon_point_text, rashomon_summary_text
 from glasswork.tui.state import RashomonView
 from glasswork.tui.views import fmt
 
@@ -74,8 +74,9 @@ def features_text(features: Any) -> Text:
     return plain_text("; ".join(names)) if names else Text("(constant model)", style="dim")
 
 
-def member_title(run_name: str, rank: int, objective: Any) -> str:
-    return f"{run_name}: member {rank} of the Rashomon set (objective {fmt(objective, 8)})"
+def member_title(run_name: str, rank: int, objective: Any, point: int | None = None) -> str:
+    of = "the Rashomon set" if point is None else f"point {point}'s Rashomon set"
+    return f"{run_name}: member {rank} of {of} (objective {fmt(objective, 8)})"
 
 
 def show_member(screen: Screen[Any], title: str, member: dict[str, Any], solver: str | None) -> None:
@@ -158,10 +159,13 @@ class RashomonPanel(Vertical):
 
 class RashomonScreen(Screen[None]):
     """A recorded run's set, read from the run store: filtered by a feature the members use or
-    avoid, a member opened (enter) or exported (``e``) like any run's model."""
+    avoid, a member opened (enter) or exported (``e``) like any run's model. A frontier run lists
+    its points' sets too; choosing one (``p``, then enter) lists that point's members in the same
+    table, as ``glasswork rashomon RUN --point K`` does, and enter on the run's set goes back."""
 
     BINDINGS = [
         Binding("m", "show", "show model"),
+        Binding("p", "points", "frontier points' sets"),
         Binding("e", "export", "export member"),
         Binding("slash", "filter", "filter", key_display="/"),
         Binding("escape,q", "app.pop_screen", "back"),
@@ -169,10 +173,10 @@ class RashomonScreen(Screen[None]):
     ]
     DEFAULT_CSS = """
     RashomonScreen #set-summary { height: auto; padding: 0 1; background: $boost; }
-    RashomonScreen #set-points { height: auto; max-height: 18; padding: 0 1; }
+    RashomonScreen #set-points { height: auto; max-height: 12; }
     RashomonScreen #set-filters { height: 3; }
     RashomonScreen #set-filters Input { width: 1fr; }
-    RashomonScreen #set-status { height: 1; padding: 0 1; color: $text-muted; }
+    RashomonScreen #set-status { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
     RashomonScreen DataTable { height: 1fr; }
     """
 
@@ -184,8 +188,11 @@ class RashomonScreen(Screen[None]):
         self.view = RashomonView.from_summary(details.get("rashomon") or {})
         # a frontier's sets, one per point (store.runs.rashomon_points), as glasswork rashomon lists them
         self.points: list[dict[str, Any]] = list(details.get("rashomon_points") or [])
+        # the set listed: the run's own (None), or a point's; a run with none of its own opens its first point
+        self.point: int | None = None if details.get("rashomon") or not self.points else self.points[0]["point"]
         self.members: list[Any] = []  # RashomonMemberRow, as listed
         self.features: list[str] = []
+        self.kept: dict[int | None, int] = {}  # members kept per set, once counted
         self.written: list[Path] = []
 
     @property
@@ -195,7 +202,7 @@ class RashomonScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(self._summary(), id="set-summary")
         if self.points:
-            yield Static(self._points(), id="set-points")
+            yield DataTable(id="set-points", cursor_type="row", zebra_stripes=True)
         with Horizontal(id="set-filters"):
             yield Input(placeholder="uses feature (exact name)", id="f-uses")
             yield Input(placeholder="avoids feature (exact name)", id="f-avoids")
@@ -214,24 +221,42 @@ class RashomonScreen(Screen[None]):
             text.append(f"\n{self.view.kept:,} of them kept (rashomon.max_models), best first")
         return text
 
-    def _points(self) -> Text:
-        """Each frontier point's set in a line (count, complete or the bound, threshold); the
-        chosen point, whose set is the run's own, is the one whose members are listed below."""
+    def _point_rows(self) -> list[tuple[int | None, Text]]:
+        """The sets one can list, each a row of the points' table: the run's own set (when it
+        has one), then each frontier point's (count, complete or the bound, threshold); the
+        chosen point, whose set is the run's own, says so."""
         chosen = (self.details.get("stats") or {}).get("chosen_point")
-        lines = [Text("sets per frontier point", style="bold")]
+        rows: list[tuple[int | None, Text]] = []
+        if self.details.get("rashomon"):
+            rows.append((None, Text("the run's Rashomon set", style="bold")))
         for point in self.points:
             line = plain_text(rashomon_point_text(point))
             if point["point"] == chosen and self.details.get("rashomon"):
-                line.append("  the run's own set: its kept members are listed below", style="green")
-            lines.append(line)
-        return Text("\n").join(lines)
+                line.append("  the run's own set", style="green")
+            rows.append((point["point"], line))
+        return rows
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
+        table = self.query_one("#members", DataTable)
         for column in ("rank", "objective", "features"):
             table.add_column(column, key=column)
+        if self.points:
+            points = self.query_one("#set-points", DataTable)
+            points.add_column(Text("sets per frontier point: enter lists a set's members", style="bold"), key="set")
+            for point, line in self._point_rows():
+                points.add_row(line, key="run" if point is None else str(point))
+            rows = [point for point, _ in self._point_rows()]
+            points.move_cursor(row=rows.index(self.point))
         self._load("", "")
         table.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``p`` is offered only for a run with frontier points' sets to choose from."""
+        return bool(self.points) if action == "points" else True
+
+    def action_points(self) -> None:
+        if self.points:
+            self.query_one("#set-points", DataTable).focus()
 
     def _filters(self) -> tuple[str, str]:
         return self.query_one("#f-uses", Input).value.strip(), self.query_one("#f-avoids", Input).value.strip()
@@ -239,35 +264,46 @@ class RashomonScreen(Screen[None]):
     @on(Input.Submitted)
     def _filter_changed(self) -> None:
         self._load(*self._filters())
-        self.query_one(DataTable).focus()
+        self.query_one("#members", DataTable).focus()
 
     def action_filter(self) -> None:
         self.query_one("#f-uses", Input).focus()
 
     @work(thread=True, exclusive=True, group="rashomon", exit_on_error=False)
     def _load(self, uses: str, avoids: str) -> None:
+        """List the kept members of the set chosen (the run's, or a point's) through the filters."""
         from glasswork.store import StoreError
 
+        point = self.point
         try:
-            if not self.features:
-                self.features = self.store.rashomon_features(self.run_id)
+            features = self.store.rashomon_features(self.run_id, point=point)
+            if point not in self.kept:
+                self.kept[point] = len(self.store.rashomon_members(self.run_id, point=point))
             rows = self.store.rashomon_members(
-                self.run_id, [uses] if uses else [], [avoids] if avoids else [], STORED_LIMIT
+                self.run_id, [uses] if uses else [], [avoids] if avoids else [], STORED_LIMIT, point=point
             )
         except StoreError as exc:
             self.app.call_from_thread(self.notify, str(exc), title="run store", severity="error")
             return
-        self.app.call_from_thread(self._show, rows, uses, avoids)
+        self.app.call_from_thread(self._show, point, features, rows, uses, avoids)
 
-    def _show(self, rows: list[Any], uses: str, avoids: str) -> None:
+    def _show(self, point: int | None, features: list[str], rows: list[Any], uses: str, avoids: str) -> None:
+        if point != self.point:
+            return  # another set was chosen meanwhile: its own load lists it
+        self.features = features
         self.members = rows
         for selector in ("#f-uses", "#f-avoids"):
             self.query_one(selector, Input).suggester = SuggestFromList(self.features, case_sensitive=True)
-        table = self.query_one(DataTable)
+        table = self.query_one("#members", DataTable)
         table.clear()
         for row in rows:
             table.add_row(str(row.rank), fmt(row.objective, 8), features_text(row.features), key=str(row.rank))
-        status = Text(f"{len(rows):,} member(s) listed")
+        status = Text()
+        if point is not None:  # the CLI's words for a point's set (glasswork rashomon RUN --point K)
+            summary = next(p for p in self.points if p["point"] == point)
+            text = rashomon_summary_text({**summary, "exhaustive": True, "kept": self.kept.get(point, 0)})
+            status.append_text(plain_text(f"point {point}'s set: {text}\n", "bold"))
+        status.append(f"{len(rows):,} member(s) listed")
         if len(rows) >= STORED_LIMIT:
             status.append(f" (the best {STORED_LIMIT:,}; a filter narrows them)")
         for label, name in (("using", uses), ("avoiding", avoids)):
@@ -278,40 +314,54 @@ class RashomonScreen(Screen[None]):
         self.query_one("#set-status", Static).update(status)
 
     def _current(self) -> Any:
-        table = self.query_one(DataTable)
+        table = self.query_one("#members", DataTable)
         if not self.members or not 0 <= table.cursor_row < len(self.members):
             return None
         return self.members[table.cursor_row]
 
-    @on(DataTable.RowSelected)
+    @on(DataTable.RowSelected, "#members")
     def _selected(self) -> None:
         self.action_show()
+
+    @on(DataTable.RowSelected, "#set-points")
+    def _set_chosen(self, event: DataTable.RowSelected) -> None:
+        """List the members of the set chosen in the points' table."""
+        event.stop()
+        key = event.row_key.value
+        point = None if key == "run" or key is None else int(key)
+        if point != self.point:
+            self.point = point
+            self.members = []
+            self.query_one("#members", DataTable).clear()
+        self._load(*self._filters())
+        self.query_one("#members", DataTable).focus()
 
     def action_show(self) -> None:
         row = self._current()
         if row is None:
             self.notify("no member selected")
             return
-        title = member_title(str(self.details.get("name") or ""), row.rank, row.objective)
+        title = member_title(str(self.details.get("name") or ""), row.rank, row.objective, self.point)
         member = {"model": row.model, "model_text": row.model_text}
         show_member(self, title, member, self.details.get("solver"))
 
     def action_export(self) -> None:
         row = self._current()
+        point = self.point
         if row is None:
             self.notify("no member selected")
             return
         if row.model is None:
             self.notify(SUMMARY_ONLY, title="export", severity="warning")
             return
-        self._export(row)
+        self._export(row, point)
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
-    def _export(self, row: Any) -> None:
+    def _export(self, row: Any, point: int | None) -> None:
         """Write the member in every format its run allows, as the run screen's ``e`` does."""
         from glasswork.export import FORMATS, ExportError, default_path, export_run, member_details, write_file
 
-        details = member_details(self.details, row.rank, row.objective, row.model)
+        details = member_details(self.details, row.rank, row.objective, row.model, point=point)
         folder = self.folder or Path.cwd()
         written, skipped = [], []
         for form in FORMATS:
@@ -323,7 +373,8 @@ class RashomonScreen(Screen[None]):
                 continue
             written.append(path)
         self.written += written
-        message = f"member {row.rank} " + (
+        of = "" if point is None else f" of point {point}'s set"
+        message = f"member {row.rank}{of} " + (
             ("exported to " + ", ".join(str(p) for p in written)) if written else "not exported"
         )
         if skipped:

@@ -127,7 +127,10 @@ def sweep(
     def progress(outcome: Any) -> None:
         done[0] += 1
         result = outcome.result
-        what = f"{result['status']} {fmt_number(result['objective'])}" if result else f"failed: {outcome.error}"
+        if result:
+            what = f"{result['status']} {fmt_number(result['objective'])}"
+        else:
+            what = f"stopped: {outcome.message}" if outcome.stopped else f"failed: {outcome.error}"
         click.echo(f"[{done[0]}/{total - len(report_resumed)}] {outcome.point.label()}: {what}", err=True)
 
     report_resumed: dict[str, str] = store.sweep_points(plan.sweep_id) if (store and not restart) else {}
@@ -163,6 +166,10 @@ def sweep(
                     "points": total,
                     "resumed": len(report.resumed),
                     "failed": [{"point": o.point.to_dict(), "error": o.error} for o in report.failed],
+                    "stopped_before_search": [
+                        {"point": o.point.to_dict(), "status": o.stopped, "message": o.message}
+                        for o in report.stopped_before_search
+                    ],
                     "summary": [r.to_dict() for r in rows],
                 },
                 indent=2,
@@ -214,6 +221,8 @@ def sweep(
         make_console().print(table)
         for outcome in report.failed:
             click.echo(f"failed: {outcome.point.label()}: {outcome.error}", err=True)
+        for outcome in report.stopped_before_search:
+            click.echo(f"stopped: {outcome.point.label()}: {outcome.message}", err=True)
     if report.interrupted:
         click.echo(f"{spec}: interrupted; the points that finished are stored. Run it again to resume.", err=True)
         sys.exit(EXIT_INTERRUPTED)

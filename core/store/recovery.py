@@ -158,7 +158,9 @@ def salvage(source: Path, target: Path, events_dir: Path) -> dict[str, int]:
                 "rashomon_point_members": "run_id, point, rank",
             }.get(table, "run_id")
             try:
-                con.execute(f"INSERT INTO {table} SELECT * FROM damaged.{table}")
+                con.execute(
+                    f"INSERT INTO {table} BY NAME SELECT * FROM damaged.{table}"
+                )  # an older file lacks later columns
                 copied[table] = first_row(con, f"SELECT count(*) FROM {table}")[0]
                 continue
             except duckdb.Error:
@@ -166,7 +168,8 @@ def salvage(source: Path, target: Path, events_dir: Path) -> dict[str, int]:
             for run_id in run_ids:
                 try:
                     con.execute(
-                        f"INSERT INTO {table} SELECT * FROM damaged.{table} WHERE run_id = ? ORDER BY {columns}",
+                        f"INSERT INTO {table} BY NAME SELECT * FROM damaged.{table} "
+                        f"WHERE run_id = ? ORDER BY {columns}",
                         [run_id],
                     )
                 except duckdb.Error:

@@ -180,10 +180,10 @@ def write_run(
             con.execute(f"INSERT INTO events SELECT {', '.join(EVENT_COLUMNS)} FROM glasswork_event_batch")
         finally:
             con.unregister("glasswork_event_batch")
+    own: dict[str, Any] | None = None  # the run's set, as written
     if finish is not None and finish.get("result") is not None:
         _finish(con, run_id, finish["result"], ended_at or utc_now())
-        if finish["result"].get("rashomon") is not None:
-            write_rashomon(con, run_id, finish["result"]["rashomon"])
+        own = finish["result"].get("rashomon")
     else:
         if finish is not None or not live:
             con.execute(
@@ -191,24 +191,53 @@ def write_run(
                 [(finish or {}).get("error") or KILLED, ended_at or utc_now(), run_id],
             )
             _keep_best(con, run_id, [r for _, r in events])
-        partial = rashomon_of_events([r for _, r in events])
-        if partial is not None:  # a live or killed run: the members its events announced so far
-            write_rashomon(con, run_id, partial)
-    _write_point_members(con, run_id, [r for _, r in events])
+        own = rashomon_of_events([r for _, r in events])  # a live or killed run: what its events announced
+    if own is not None:
+        write_rashomon(con, run_id, own)
+    _write_point_members(con, run_id, [r for _, r in events], None if own is None else own.get("models") or [])
     return run_id
 
 
-def _write_point_members(con: duckdb.DuckDBPyConnection, run_id: str, events: Sequence[dict[str, Any]]) -> None:
+def _write_point_members(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    events: Sequence[dict[str, Any]],
+    own: Sequence[dict[str, Any]] | None,
+) -> None:
     """The kept members of each sweep point's set (a frontier's), from the last ``rashomon`` event
-    of each point (a point whose set was taken up again is sent again, whole), ranked from 1."""
+    of each point (a point whose set was taken up again is sent again, whole), ranked from 1. A
+    point whose members are the run's own set's (``own``, member for member: the chosen point's)
+    is written once, as the run's set, and named in ``rashomon_sets.shared_points``."""
     last: dict[int, list[dict[str, Any]]] = {}
     for r in events:
         point = (r.get("counters") or {}).get("rashomon_point") if r.get("kind") == "rashomon" else None
         if isinstance(point, int) and not isinstance(point, bool) and point >= 1:
             last[point] = list(r.get("members") or [])
+    own_rows = [_member_columns(m) for m in own] if own else None
+    shared: list[int] = []
     for point in sorted(last):
-        if last[point]:
-            _insert_members(con, "rashomon_point_members", run_id, last[point], point=point)
+        if not last[point]:
+            continue
+        if own_rows is not None and [_member_columns(m) for m in last[point]] == own_rows:
+            shared.append(point)
+            continue
+        _insert_members(con, "rashomon_point_members", run_id, last[point], point=point)
+    if shared:
+        con.execute("UPDATE rashomon_sets SET shared_points = ? WHERE run_id = ?", [shared, run_id])
+
+
+def _member_columns(member: dict[str, Any]) -> tuple[Any, ...]:
+    """What the store keeps of a member (``_insert_members``' columns): two members with the same
+    are stored alike."""
+    model = member.get("model")
+    return (
+        finite_or_none(member.get("objective")),
+        json_text(list(member.get("features") or [])),
+        member.get("fingerprint"),
+        (model or {}).get("kind"),
+        json_text(model),
+        member.get("model_text"),
+    )
 
 
 def rashomon_of_events(events: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
@@ -639,12 +668,7 @@ def rashomon_members(
     a group of names, which stands for any of them (the features derived from one raw column):
     used means one of them is, avoided means none is. With ``point``, the members of that sweep
     point's set instead of the run's own."""
-    table = "rashomon_members" if point is None else "rashomon_point_members"
-    where: list[str] = ["run_id = ?"]
-    params: list[Any] = [run_id]
-    if point is not None:
-        where.append("point = ?")
-        params.append(int(point))
+    table, where, params = _members_of(con, run_id, point)
     for negate, items in (("", uses), ("NOT ", avoids)):
         for item in items:
             group = [item] if isinstance(item, str) else [str(name) for name in item]
@@ -667,15 +691,23 @@ def rashomon_members(
     ]
 
 
+def _members_of(con: duckdb.DuckDBPyConnection, run_id: str, point: int | None) -> tuple[str, list[str], list[Any]]:
+    """Where the kept members of the run's set, or of sweep point ``point``'s, are: the table and
+    the conditions that pick them. A point sharing the run's members reads the run's rows."""
+    if point is not None:
+        row = first_row(
+            con, "SELECT list_contains(shared_points, ?) FROM rashomon_sets WHERE run_id = ?", [point, run_id]
+        )
+        if row is None or not row[0]:
+            return "rashomon_point_members", ["run_id = ?", "point = ?"], [run_id, int(point)]
+    return "rashomon_members", ["run_id = ?"], [run_id]
+
+
 def rashomon_features(con: duckdb.DuckDBPyConnection, run_id: str, point: int | None = None) -> list[str]:
     """Every feature name some kept member of the run's set (or of sweep point ``point``'s) uses,
     sorted (for did-you-mean)."""
-    params: list[Any] = [run_id]
-    table, where = "rashomon_members", "run_id = ?"
-    if point is not None:
-        table, where = "rashomon_point_members", "run_id = ? AND point = ?"
-        params.append(int(point))
-    sql = f"SELECT DISTINCT unnest(features) AS f FROM {table} WHERE {where} ORDER BY f"
+    table, where, params = _members_of(con, run_id, point)
+    sql = f"SELECT DISTINCT unnest(features) AS f FROM {table} WHERE {' AND '.join(where)} ORDER BY f"
     rows = con.execute(sql, params).fetchall()
     return [r[0] for r in rows]
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 DEFAULT_DB = "glasswork.duckdb"
 DB_ENV = "GLASSWORK_DB"
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 STALE_SECONDS = 60.0  # a sweep with no run recorded for this long is no longer shown as active
 LOCK_TIMEOUT = float(os.environ.get("GLASSWORK_DB_LOCK_TIMEOUT", "30"))
 HEADER_BYTES = 12288  # DuckDB's file: three 4 KiB headers, then whole blocks
@@ -47,6 +47,9 @@ STATE_OF_STATUS = {
     Status.CANCELLED: "cancelled",
 }
 STATES = ("running", "finished", "stopped", "cancelled", "failed")
+
+# A kept member's stored columns, which tell two stored members apart (rank included).
+MEMBER_ROW = "rank, objective, features, fingerprint, kind, model::VARCHAR, model_text"
 
 # Each entry upgrades the schema from version i to i + 1; version 0 is an empty file.
 MIGRATIONS: list[list[str]] = [
@@ -92,6 +95,27 @@ MIGRATIONS: list[list[str]] = [
         """CREATE TABLE rashomon_point_members (
             run_id VARCHAR, point BIGINT, rank BIGINT, objective DOUBLE, features VARCHAR[],
             fingerprint VARCHAR, kind VARCHAR, model JSON, model_text VARCHAR)""",
+    ],
+    [
+        # A point whose kept members are the run's own set's (the chosen point of a frontier) keeps
+        # no rows of its own: rashomon_sets.shared_points names it, and its members are read from
+        # rashomon_members. Older files drop such a point's rows, member for member the run's.
+        "ALTER TABLE rashomon_sets ADD COLUMN shared_points BIGINT[]",
+        f"""UPDATE rashomon_sets SET shared_points = (
+            SELECT list(p.point ORDER BY p.point) FROM (
+                SELECT DISTINCT point FROM rashomon_point_members q WHERE q.run_id = rashomon_sets.run_id
+            ) p
+            WHERE NOT EXISTS (
+                SELECT {MEMBER_ROW} FROM rashomon_point_members q
+                WHERE q.run_id = rashomon_sets.run_id AND q.point = p.point
+                EXCEPT ALL SELECT {MEMBER_ROW} FROM rashomon_members m WHERE m.run_id = rashomon_sets.run_id
+            ) AND NOT EXISTS (
+                SELECT {MEMBER_ROW} FROM rashomon_members m WHERE m.run_id = rashomon_sets.run_id
+                EXCEPT ALL SELECT {MEMBER_ROW} FROM rashomon_point_members q
+                WHERE q.run_id = rashomon_sets.run_id AND q.point = p.point
+            ))""",
+        """DELETE FROM rashomon_point_members WHERE list_contains(
+            (SELECT s.shared_points FROM rashomon_sets s WHERE s.run_id = rashomon_point_members.run_id), point)""",
     ],
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION

@@ -53,7 +53,12 @@ class SweepReport:
 
     @property
     def failed(self) -> list[PointOutcome]:
-        return [o for o in self.outcomes if o.result is None]
+        return [o for o in self.outcomes if o.result is None and o.stopped is None]
+
+    @property
+    def stopped_before_search(self) -> list[PointOutcome]:
+        """The points their limit stopped while their data were read: no model, not recorded."""
+        return [o for o in self.outcomes if o.stopped is not None]
 
 
 def run_sweep(
@@ -111,7 +116,10 @@ def _restore_handlers(handlers: dict[int, Any]) -> None:
 
 
 def _record(sweep: Sweep, outcome: PointOutcome, store: Any) -> None:
-    """Store one point's run, tagged with the sweep; a run that never began gets a minimal row."""
+    """Store one point's run, tagged with the sweep; a run that never began gets a minimal row,
+    but for a point stopped at its limit before its search, which records nothing (as a run)."""
+    if outcome.stopped is not None:
+        return
     records = outcome.records
     if not records or records[0].get("kind") != "start":
         spec = sweep.loaded.spec

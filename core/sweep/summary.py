@@ -52,7 +52,9 @@ def summarise(report: SweepReport, store: Any = None) -> list[SummaryRow]:
     for outcome in report.outcomes:
         group = json.dumps(outcome.point.coords, sort_keys=True, default=str)
         coords_of[group] = outcome.point.coords
-        results.setdefault(group, []).append(outcome.result)
+        results.setdefault(group, []).append(
+            outcome.result if outcome.stopped is None else {"status": outcome.stopped}  # stopped, no model
+        )
     if store is not None:
         for key, run_id in report.resumed.items():
             point = by_key.get(key)

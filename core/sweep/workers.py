@@ -21,6 +21,14 @@ class PointOutcome:
     point: SweepPoint
     records: list[dict[str, Any]]
     error: str | None = None
+    # a point whose limit ended it while its data were read: its status (stopped_time or
+    # stopped_memory), no model, nothing recorded, as ``glasswork run`` has it; not a failure
+    stopped: str | None = None
+
+    @property
+    def message(self) -> str | None:
+        """What the point's run was told: its error, or why it stopped before its search."""
+        return self.error if self.stopped is None else (self.records[-1].get("message") if self.records else None)
 
     @property
     def result(self) -> dict[str, Any] | None:
@@ -34,7 +42,8 @@ def run_point(document: dict[str, Any], base_dir: str, cancel: Any = None) -> li
     ``cancel`` is a cross-process flag (``is_set()``): when the owner sets it, the solver is
     stopped as by Ctrl-C and its best model comes back with status ``cancelled``.
     """
-    from glasswork.exits import run_failure
+    from glasswork.data import LimitReached
+    from glasswork.exits import run_failure, stopped_before_search
     from glasswork.launch import Launch
     from glasswork.record import RecordSink
 
@@ -59,6 +68,9 @@ def run_point(document: dict[str, Any], base_dir: str, cancel: Any = None) -> li
     error = None
     try:
         launch.run([RecordSink(records.append, full=True)])
+    except LimitReached as exc:  # stopped at its limit while reading, before its search: a stopped point
+        finish = finish_record(None, None)
+        return [{**finish, "stopped": exc.status, "message": stopped_before_search(exc)}]
     except Exception as exc:
         failure = run_failure(exc)
         if not failure.expected:  # a bug: the executor reports it with its type
@@ -82,4 +94,6 @@ def failed_outcome(point: SweepPoint, message: str) -> PointOutcome:
 def outcome_of(point: SweepPoint, records: list[dict[str, Any]]) -> PointOutcome:
     """A point's outcome from the records its run made (its error from the finish record)."""
     finish = records[-1] if records else {}
+    if finish.get("result") is None and finish.get("stopped"):
+        return PointOutcome(point, records, None, stopped=str(finish["stopped"]))
     return PointOutcome(point, records, finish.get("error") if finish.get("result") is None else None)

@@ -8,33 +8,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
+from spec_files import HOSTILE_COLUMNS, write_frontier_spec
 
 from glasswork.cli import cli
 from glasswork.store import RunStore
 
-COLUMNS = ["[bold red]boom[/]", "a,b", 'x"y', "<b>", "Ünïcødé"]
 MAX_MODELS = 30
-
-
-def frontier_spec(folder: Path, rashomon: str) -> Path:
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(120, len(COLUMNS))).round(3)
-    y = 2 * (X[:, 0] > 0) + 1.5 * (X[:, 2] > 0.5) - (X[:, 4] < -0.3) + rng.normal(0, 0.3, 120)
-    header = ",".join('"' + c.replace('"', '""') + '"' for c in COLUMNS) + ",y\n"
-    rows = "\n".join(",".join(str(v) for v in (*x, round(t, 3))) for x, t in zip(X, y))
-    (folder / "m.csv").write_text(header + rows + "\n", encoding="utf-8")
-    spec = folder / "m.yaml"
-    spec.write_text(
-        "name: moss-points\nsolver: moss\n"
-        "data: {source: m.csv, target: y, split: {kind: holdout, test_size: 0.25, seed: 0}}\n"
-        "objective: {gamma: 0.001, candidates: {trees: 20, depth: 2, seed: 0, max_candidates: 10}}\n"
-        "constraints: {max_rules: 3, frontier: {points: 4, choose: knee}}\n"
-        f"rashomon: {rashomon}\n"
-    )
-    return spec
 
 
 def invoke(*args: str) -> Any:
@@ -46,7 +27,12 @@ def frontier(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, A
     folder = tmp_path_factory.mktemp("points")
     db = str(folder / "runs.duckdb")
     run = invoke(
-        "run", "--json", "-q", "--db", db, str(frontier_spec(folder, f"{{epsilon: 0.05, max_models: {MAX_MODELS}}}"))
+        "run",
+        "--json",
+        "-q",
+        "--db",
+        db,
+        str(write_frontier_spec(folder, rashomon=f"{{epsilon: 0.05, max_models: {MAX_MODELS}}}")),
     )
     assert run.exit_code == 0, run.output
     return db, json.loads(run.stdout)
@@ -65,7 +51,7 @@ def test_every_points_members_are_stored_capped_per_point(frontier: tuple[str, d
         assert got["kept"] == len(got["models"]) == min(p["count"], MAX_MODELS)
         objectives = [m["objective"] for m in got["models"]]
         assert objectives == sorted(objectives) and max(objectives) <= p["threshold"] + 1e-9
-        assert all(set(m["features"]) <= set(COLUMNS) for m in got["models"])
+        assert all(set(m["features"]) <= set(HOSTILE_COLUMNS) for m in got["models"])
         assert [m["rank"] for m in got["models"]] == list(range(1, got["kept"] + 1))
     knee = doc["stats"]["chosen_point"]
     own = json.loads(invoke("rashomon", doc["run_id"], "--json", "--limit", "1000", "--db", db).stdout)["models"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from live_runs import open_live_run
+from live_runs import corels_rashomon_spec, open_live_run
 from glasswork import Problem
 from glasswork.solver import Limits, SolveContext
 from glasswork.store import RunStore, StoreSink
@@ -49,23 +49,11 @@ def assert_the_incumbent_is_stored(store: RunStore, run_id: str, rset) -> None: 
 
 def test_a_corels_search_stopped_by_a_limit_sends_its_unproven_set_live(tmp_path: Path) -> None:
     from glasswork.plugins.corels.solver import CorelsSolver
-    from glasswork.plugins.corels.spec import CorelsSpec
 
     rng = np.random.default_rng(0)
     X = (rng.random((400, 12)) < 0.4).astype(np.uint8)
     y = (rng.random(400) < 0.5).astype(np.int64)
-    spec = CorelsSpec.model_validate(
-        {
-            "name": "t",
-            "data": {"source": "in-memory", "target": "y"},
-            "solver": "corels",
-            "store": {"enabled": False},
-            "objective": {"regularization": 0.001},
-            "constraints": {"min_support": 0.0},
-            "search": {"threads": 1},
-            "rashomon": {"epsilon": 0.1},
-        }
-    )
+    spec = corels_rashomon_spec(objective={"regularization": 0.001})
     store, sink = live_run(tmp_path, "corels-live")
     result = CorelsSolver(spec).solve(problem(X, y), SolveContext(Limits(nodes=500), sink.on_event))
     assert result.certificate.status.value == "stopped_nodes" and result.rashomon is not None
@@ -148,24 +136,6 @@ def test_a_killed_runs_bound_is_the_searchs_not_a_sets(tmp_path: Path) -> None:
     assert chart is not None and "11.5" not in chart and "11.0" not in chart
 
 
-def corels_spec(**extra: object):  # type: ignore[no-untyped-def]
-    from glasswork.plugins.corels.spec import CorelsSpec
-
-    return CorelsSpec.model_validate(
-        {
-            "name": "t",
-            "data": {"source": "in-memory", "target": "y"},
-            "solver": "corels",
-            "store": {"enabled": False},
-            "objective": {"regularization": 0.01},
-            "constraints": {"min_support": 0.0},
-            "search": {"threads": 1},
-            "rashomon": {"epsilon": 0.1},
-            **extra,
-        }
-    )
-
-
 def test_a_certified_runs_live_set_has_its_epsilon_and_optimum_while_it_grows(tmp_path: Path) -> None:
     """The optimum is certified before the first member is enumerated: from the first event of
     the set, a second reader of the store (``glasswork rashomon RUN``, the TUI) sees the
@@ -183,7 +153,7 @@ def test_a_certified_runs_live_set_has_its_epsilon_and_optimum_while_it_grows(tm
         if event.kind == "rashomon" and not seen:  # what a second terminal reads after the first event
             seen.append(store.rashomon_summary("certified-live") or {})
 
-    result = CorelsSolver(corels_spec()).solve(problem(X, y), SolveContext(Limits(), on_event))
+    result = CorelsSolver(corels_rashomon_spec()).solve(problem(X, y), SolveContext(Limits(), on_event))
     assert result.certificate.status.value == "optimal" and result.rashomon is not None
     optimum = result.certificate.objective
     for summary in (seen[0], store.rashomon_summary("certified-live")):
@@ -202,7 +172,7 @@ def test_a_run_stopped_before_its_proof_keeps_optimum_proven_false_live(tmp_path
     X = (rng.random((400, 12)) < 0.4).astype(np.uint8)
     y = (rng.random(400) < 0.5).astype(np.int64)
     store, sink = live_run(tmp_path, "unproven-live")
-    spec = corels_spec(objective={"regularization": 0.001})
+    spec = corels_rashomon_spec(objective={"regularization": 0.001})
     result = CorelsSolver(spec).solve(problem(X, y), SolveContext(Limits(nodes=500), sink.on_event))
     assert result.certificate.status.value == "stopped_nodes" and result.rashomon is not None
     summary = store.rashomon_summary("unproven-live")

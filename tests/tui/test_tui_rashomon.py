@@ -10,13 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tui_fixtures import RULE_LIST, RULE_LIST_TEXT, plain, utc, wait_for  # noqa: F401
+from tui_fixtures import RULE_LIST, RULE_LIST_TEXT, open_stored_set, plain, utc, wait_for  # noqa: F401
 
 from glasswork.tui.app import GlassworkApp
 from glasswork.tui.model_screen import ModelScreen
 from glasswork.tui.monitor import MonitorScreen
-from glasswork.tui.rashomon import RashomonPanel, RashomonScreen
-from glasswork.tui.run_screen import RunScreen
+from glasswork.tui.rashomon import RashomonPanel
 from glasswork.tui.sources import OwnedRun, load_spec_or_error
 from glasswork.tui.state import RashomonView, RunState
 
@@ -243,19 +242,6 @@ def test_a_followed_run_read_back_from_the_store_keeps_its_sets_completeness(set
     asyncio.run(drive())
 
 
-async def _open_set(pilot: Any, app: GlassworkApp) -> RashomonScreen:
-    await app.workers.wait_for_complete()
-    await wait_for(pilot, lambda: app.screen.rows)
-    await pilot.press("enter")
-    await wait_for(pilot, lambda: isinstance(app.screen, RunScreen))
-    assert "Rashomon set" in plain(app.screen.query_one("#summary"))
-    await pilot.press("s")
-    await wait_for(pilot, lambda: isinstance(app.screen, RashomonScreen))
-    screen = app.screen
-    await wait_for(pilot, lambda: screen.members)
-    return screen
-
-
 def test_a_finished_runs_set_browses_filters_and_exports_from_the_store(
     set_db: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -267,7 +253,7 @@ def test_a_finished_runs_set_browses_filters_and_exports_from_the_store(
 
     async def drive() -> None:
         async with app.run_test(size=SIZE) as pilot:
-            screen = await _open_set(pilot, app)
+            screen = await open_stored_set(pilot, app)
             summary = plain(screen.query_one("#set-summary"))
             assert "6 models" in summary and "complete" in summary and run_id[:12] in summary
             assert "\\n" not in summary  # the name's line ends, not a shown escape
@@ -363,7 +349,7 @@ def test_a_member_model_is_drawn_by_its_plugins_view(tmp_path: Path, utc: None) 
 
     async def drive() -> None:
         async with app.run_test(size=SIZE) as pilot:
-            await _open_set(pilot, app)
+            await open_stored_set(pilot, app)
             await pilot.press("down", "enter")
             await wait_for(pilot, lambda: isinstance(app.screen, ModelScreen))
             body = plain(app.screen.query_one("#model"))
@@ -383,7 +369,7 @@ def test_summary_only_members_say_why_they_have_no_model(toy_env, tiny_csv: Path
 
     async def drive() -> None:
         async with app.run_test(size=SIZE) as pilot:
-            screen = await _open_set(pilot, app)
+            screen = await open_stored_set(pilot, app)
             await pilot.press("e")
             await wait_for(pilot, lambda: any("kept as a summary" in n.message for n in app._notifications))
             assert not screen.written

@@ -4,7 +4,7 @@ hostile feature names inert."""
 
 from __future__ import annotations
 
-from live_runs import open_live_run
+from live_runs import corels_rashomon_spec, open_live_run
 
 import asyncio
 from pathlib import Path
@@ -25,25 +25,13 @@ NAMES = [f"[bold red]f{j}[/] \x1b[31mevil\x1b]0;title\x07 a\nb 'q\"" for j in ra
 
 def test_the_monitor_shows_a_stopped_corels_runs_set_before_its_finish_record(tmp_path: Path) -> None:
     from glasswork.plugins.corels.solver import CorelsSolver
-    from glasswork.plugins.corels.spec import CorelsSpec
 
     store, sink = open_live_run(tmp_path, "stopped-live", solver="corels", n_features=len(NAMES), n_train=400)
     rng = np.random.default_rng(0)
     X = (rng.random((400, len(NAMES))) < 0.4).astype(np.uint8)
     y = (rng.random(400) < 0.5).astype(np.int64)
     problem = Problem(name="t", X=X, y=y, feature_names=NAMES, task="binary", classes=np.array([0, 1], dtype=object))
-    spec = CorelsSpec.model_validate(
-        {
-            "name": "t",
-            "data": {"source": "in-memory", "target": "y"},
-            "solver": "corels",
-            "store": {"enabled": False},
-            "objective": {"regularization": 0.001},
-            "constraints": {"min_support": 0.0},
-            "search": {"threads": 1},
-            "rashomon": {"epsilon": 0.1},
-        }
-    )
+    spec = corels_rashomon_spec(objective={"regularization": 0.001})
     result = CorelsSolver(spec).solve(problem, SolveContext(Limits(nodes=500), sink.on_event))
     assert result.certificate.status.value == "stopped_nodes" and result.rashomon is not None
     app = GlassworkApp(source=FollowedRun(store, "stopped-live"))

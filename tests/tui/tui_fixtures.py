@@ -350,3 +350,21 @@ def plain(widget: Any, width: int = 200) -> str:
     console = Console(width=width, record=True, file=io.StringIO())
     console.print(content)
     return console.export_text()
+
+
+async def open_stored_set(pilot: Any, app: Any, says: str = "Rashomon set") -> Any:
+    """From the history, open the first run (its summary saying ``says``), then its stored
+    Rashomon set's screen (``s``), once it lists members; returns that screen."""
+    from glasswork.tui.rashomon import RashomonScreen
+    from glasswork.tui.run_screen import RunScreen
+
+    await app.workers.wait_for_complete()
+    await wait_for(pilot, lambda: app.screen.rows)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: isinstance(app.screen, RunScreen))
+    assert says in plain(app.screen.query_one("#summary"))
+    await pilot.press("s")
+    await wait_for(pilot, lambda: isinstance(app.screen, RashomonScreen))
+    screen = app.screen
+    await wait_for(pilot, lambda: screen.members)
+    return screen
