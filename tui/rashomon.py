@@ -224,14 +224,13 @@ class RashomonScreen(Screen[None]):
     def _point_rows(self) -> list[tuple[int | None, Text]]:
         """The sets one can list, each a row of the points' table: the run's own set (when it
         has one), then each frontier point's (count, complete or the bound, threshold); the
-        chosen point, whose set is the run's own, says so."""
-        chosen = (self.details.get("stats") or {}).get("chosen_point")
+        point whose kept members are the run's own set's (a frontier's chosen point) says so."""
         rows: list[tuple[int | None, Text]] = []
         if self.details.get("rashomon"):
             rows.append((None, Text("the run's Rashomon set", style="bold")))
         for point in self.points:
             line = plain_text(rashomon_point_text(point))
-            if point["point"] == chosen and self.details.get("rashomon"):
+            if point.get("shared") and self.details.get("rashomon"):
                 line.append("  the run's own set", style="green")
             rows.append((point["point"], line))
         return rows

@@ -630,8 +630,11 @@ def rashomon_points(con: duckdb.DuckDBPyConnection, run_id: str) -> list[dict[st
     """The sets a run enumerated per point of a sweep its search runs (a frontier), one per point
     in point order, as its ``rashomon`` events tagged with the point gave them (each sent once,
     when the point's enumeration ended): ``point`` (from 1), ``count``, ``complete``,
-    ``threshold`` and ``unenumerated_bound``. Only the points whose set was done are there: a
-    run stopped or killed mid-sweep lists those it finished."""
+    ``threshold``, ``unenumerated_bound`` and ``shared`` (its kept members are the run's own
+    set's: the frontier's chosen point). Only the points whose set was done are there: a run
+    stopped or killed mid-sweep lists those it finished."""
+    shared_row = first_row(con, "SELECT shared_points FROM rashomon_sets WHERE run_id = ?", [run_id])
+    shared = set(shared_row[0] or ()) if shared_row is not None else set()
     rows = con.execute(
         "SELECT lower_bound, counters FROM events WHERE run_id = ? AND kind = 'rashomon' "
         "AND json_extract(counters, '$.rashomon_point') IS NOT NULL ORDER BY seq",
@@ -649,6 +652,7 @@ def rashomon_points(con: duckdb.DuckDBPyConnection, run_id: str) -> list[dict[st
             "complete": bool(c.get("rashomon_complete")),
             "threshold": finite_or_none(c.get("rashomon_threshold")),
             "unenumerated_bound": None if c.get("rashomon_complete") else finite_or_none(bound),
+            "shared": point in shared,
         }
     return [points[k] for k in sorted(points)]
 

@@ -106,8 +106,8 @@ def test_a_sweep_points_sets_are_kept_apart_from_the_runs_set(tmp_path: Path) ->
     send(True, 9, True)
     assert store.rashomon_summary("points") is None  # no set of the run's own yet
     assert store.rashomon_points("points") == [
-        {"point": 1, "count": 3, "complete": True, "threshold": 2.0, "unenumerated_bound": None},
-        {"point": 2, "count": 40, "complete": False, "threshold": 2.0, "unenumerated_bound": 1.5},
+        {"point": 1, "count": 3, "complete": True, "threshold": 2.0, "unenumerated_bound": None, "shared": False},
+        {"point": 2, "count": 40, "complete": False, "threshold": 2.0, "unenumerated_bound": 1.5, "shared": False},
     ]
     member = RashomonMember(1.2, (NAMES[3],), "f" * 16)
     sink.on_event(Event("rashomon", 0.2, counters={"rashomon_count": 3, "rashomon_threshold": 1.3}, members=(member,)))

@@ -73,6 +73,7 @@ def test_the_chosen_points_members_are_stored_once_and_read_for_the_point(
     assert knee not in per_point and len(per_point) == 3  # the other points keep theirs
     assert rows(db, "SELECT shared_points FROM rashomon_sets WHERE run_id = ?", [run_id]) == [([knee],)]
     store = RunStore(db)
+    assert [p["point"] for p in store.rashomon_points(run_id) if p["shared"]] == [knee]  # what the TUI marks
     at_knee = store.rashomon_members(run_id, point=knee)
     assert [m.to_dict() for m in at_knee] == [m.to_dict() for m in store.rashomon_members(run_id)]
     assert store.rashomon_features(run_id, point=knee) == store.rashomon_features(run_id)

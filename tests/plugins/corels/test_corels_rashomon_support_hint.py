@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from live_runs import corels_rashomon_spec
 
 from glasswork import Problem
 from glasswork.solver import Limits, SolveContext
@@ -16,23 +17,13 @@ NAMES = ["a,b", 'x"y', "<b>", "Ünïcødé", "[bold]m[/bold]"]
 
 def warnings_of(rashomon: dict[str, Any]) -> tuple[list[str], Any]:
     from glasswork.plugins.corels.solver import CorelsSolver
-    from glasswork.plugins.corels.spec import CorelsSpec
 
     rng = np.random.default_rng(3)
     X = (rng.random((300, len(NAMES))) < 0.4).astype(np.uint8)
     y = ((X[:, 0] | X[:, 2]) ^ (rng.random(300) < 0.1)).astype(np.int64)
-    spec = CorelsSpec.model_validate(
-        {
-            "name": "t",
-            "data": {"source": "in-memory", "target": "y"},
-            "solver": "corels",
-            "store": {"enabled": False},
-            "objective": {"regularization": 0.02},
-            "constraints": {"max_card": 1},
-            "search": {"threads": 1},
-            "rashomon": rashomon,
-        }
-    )
+    spec = corels_rashomon_spec(
+        objective={"regularization": 0.02}, constraints={"max_card": 1}, rashomon=rashomon
+    )  # mined at the default support
     problem = Problem(name="t", X=X, y=y, feature_names=NAMES, task="binary", classes=np.array([0, 1], dtype=object))
     logged: list[str] = []
 
