@@ -209,6 +209,15 @@ def _inconsistencies(con: duckdb.DuckDBPyConnection) -> list[str]:
         ),
         ("ended runs without an end time", "SELECT count(*) FROM runs WHERE state <> 'running' AND ended_at IS NULL"),
     ]
+    shared = "SELECT 1 FROM information_schema.columns WHERE table_name = 'rashomon_sets' AND column_name = ?"
+    if first_row(con, shared, ["shared_points"]) is not None:  # schema 6 on (a check never migrates)
+        checks.append(
+            (
+                "Rashomon points stored twice (named as sharing the run's set, and with rows of their own)",
+                "SELECT count(*) FROM (SELECT DISTINCT q.run_id, q.point FROM rashomon_point_members q "
+                "JOIN rashomon_sets s USING (run_id) WHERE list_contains(s.shared_points, q.point))",
+            )
+        )
     for what, sql in checks:
         count = first_row(con, sql)[0]
         if count:

@@ -173,3 +173,26 @@ def test_a_salvaged_version_5_store_keeps_its_sets(frontier: tuple[Path, dict[st
     assert [m.fingerprint for m in salvaged.rashomon_members(run_id, point=knee)] == [
         m.fingerprint for m in salvaged.rashomon_members(run_id)
     ]
+
+
+def test_the_store_check_finds_a_shared_point_stored_twice(
+    frontier: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """``glasswork runs check``: a point named as sharing the run's set must have no rows of its
+    own (a reader would take the run's and never see them)."""
+    db, doc = frontier
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes(db.read_bytes())
+    assert RunStore(copy).check()["ok"]
+    run_id, knee = doc["run_id"], doc["stats"]["chosen_point"]
+    with duckdb.connect(str(copy)) as con:
+        con.execute(
+            "INSERT INTO rashomon_point_members SELECT * REPLACE (? AS point) FROM rashomon_point_members "
+            "WHERE run_id = ? AND point = (SELECT min(point) FROM rashomon_point_members)",
+            [knee, run_id],
+        )
+    report = RunStore(copy).check()
+    assert not report["ok"]
+    assert report["problems"] == [
+        "1 Rashomon points stored twice (named as sharing the run's set, and with rows of their own)"
+    ]
