@@ -322,6 +322,7 @@ def test_a_worker_killed_mid_enumeration_loses_no_subtree(cluster) -> None:
     spec = _spec(HEAVY["lam"], {"epsilon": HEAVY["epsilon"], "max_models": 50})
     with distributed.Client(cluster.scheduler_address) as client:
         victim = next(iter(client.run(os.getpid).values()))
+    assert victim not in (0, os.getpid(), os.getppid())  # a worker process, never this one
     killed: list[int] = []
 
     def kill_once_enumerating(event: Event, ctx: SolveContext) -> None:
@@ -443,6 +444,7 @@ def test_a_worker_killed_during_the_table_count_loses_nothing(cluster) -> None:
     spec = _spec(0.002, {"epsilon": 0.2, "max_models": 20})
     with distributed.Client(cluster.scheduler_address) as client:
         victim = next(iter(client.run(os.getpid).values()))
+    assert victim not in (0, os.getpid(), os.getppid())  # a worker process, never this one
     killed: list[int] = []
 
     def kill_once_counting(event: Event, ctx: SolveContext) -> None:
