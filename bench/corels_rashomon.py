@@ -39,17 +39,11 @@ HERE = Path(__file__).resolve().parent
 DATA = Path(os.environ.get("GLASSWORK_DATA", HERE.parent.parent / "shared" / "datasets")) / "corels"
 
 
-def child(
-    lam: float,
-    epsilon: float | None,
-    threads: int,
-    time_limit: float,
-    memory_gb: float | None = None,
-    executor: str = "local",
-    workers: int | None = None,
-    max_models: int = 1000,
-) -> None:
-    """One solve, measured from inside the process; prints one JSON line."""
+def child(a: argparse.Namespace) -> None:
+    """One solve (the options of ``a``, at ``a.epsilon``), measured from inside the process;
+    prints one JSON line."""
+    lam, epsilon, threads, time_limit = a.lam, a.epsilon, a.threads, a.time_limit
+    memory_gb, executor, workers, max_models = a.memory_gb, a.executor, a.workers, a.max_models
     import resource
 
     import numpy as np
@@ -134,19 +128,12 @@ def child(
     print(json.dumps(out))
 
 
-def run_child(
-    lam: float,
-    epsilon: float | None,
-    threads: int,
-    time_limit: float,
-    memory_gb: float | None = None,
-    executor: str = "local",
-    workers: int | None = None,
-    max_models: int = 1000,
-) -> dict[str, Any]:
+def run_child(a: argparse.Namespace, epsilon: float | None) -> dict[str, Any]:
+    """One solve with the options of ``a`` at ``epsilon`` (None: no set), in a fresh process."""
+    lam, threads, time_limit, memory_gb = a.lam, a.threads, a.time_limit, a.memory_gb
     args = [sys.executable, __file__, "--child", "--lam", str(lam), "--threads", str(threads)]
-    args += ["--executor", executor] + ([] if workers is None else ["--workers", str(workers)])
-    args += ["--max-models", str(max_models)]
+    args += ["--executor", a.executor] + ([] if a.workers is None else ["--workers", str(a.workers)])
+    args += ["--max-models", str(a.max_models)]
     if memory_gb is not None:
         args += ["--memory-gb", str(memory_gb)]
     args += ["--time-limit", str(time_limit)]
@@ -172,15 +159,15 @@ def main() -> None:
     ap.add_argument("--epsilon", type=float, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        child(a.lam, a.epsilon, a.threads, a.time_limit, a.memory_gb, a.executor, a.workers, a.max_models)
+        child(a)
         return
     if not (DATA / "compas_train.out").exists():
         sys.exit(f"no COMPAS files under {DATA} (set GLASSWORK_DATA)")
     if a.overhead:
         plain, with_set = [], []
         for _ in range(a.repeat):
-            plain.append(run_child(a.lam, None, a.threads, a.time_limit))
-            with_set.append(run_child(a.lam, 0.0, a.threads, a.time_limit))
+            plain.append(run_child(a, None))
+            with_set.append(run_child(a, 0.0))
         p = sorted(r["to_certified_optimum_s"] for r in plain)[len(plain) // 2]
         r = sorted(r["to_certified_optimum_s"] for r in with_set)[len(with_set) // 2]
         whole = sorted(r["wall_s"] for r in with_set)[len(with_set) // 2]
@@ -197,7 +184,7 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for eps in (float(x) for x in a.epsilons.split(",")):
-        r = run_child(a.lam, eps, a.threads, a.time_limit, a.memory_gb, a.executor, a.workers, a.max_models)
+        r = run_child(a, eps)
         print(
             f"| {eps} | {r.get('count'):,} | {r.get('complete')} | {r.get('count_method')} | "
             f"{r['to_certified_optimum_s']:.2f} | {r['enumeration_s']:.1f} | {r.get('count_s') or 0:.1f} | "
