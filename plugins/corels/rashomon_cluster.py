@@ -30,7 +30,8 @@ rules (no piece by second rule, even when a worker then sits idle) and mirrors n
 counted by the table counts its swapped pairs itself). The driver's best ``max_models`` is the best
 over the union of the subtrees' kept lists: exact, as each subtree holds its own best provably. A
 count stopped by a limit is no count: that subtree then gives what its listing proved (its listed
-count, ``complete`` false, its listing's bound), as one process does.
+count, or the members under the first rules the table finished if more, ``complete`` false, its
+listing's bound), as one process does.
 
 The driver merges: the count is the sum of the subtrees' counts, the set is complete when every
 subtree is, the kept members are the best ``max_models`` over all (a bounded dict, never every
@@ -346,7 +347,7 @@ def _count_subtree(
     enumerator's roots and empty list), polling the stop event and the memory limit and reporting
     as the listing does (its count: the listed lists, and ``bound``, the listing's last; the exact
     count comes with the result). A stopped count is no count: the subtree then says what its
-    listing proved."""
+    listing proved, or the members under the first rules the table finished if they are more."""
     listed = int(enumerator.count)
     listing_bytes = int(enumerator.memory_bytes())
     enumerator.release_search()  # its queue and nodes: the table needs only the data
@@ -361,14 +362,15 @@ def _count_subtree(
             elif not stopped and config.memory is not None and resident_memory() >= config.memory:
                 out_of_memory = True
                 table.stop()
-            reports.put(("status", task_id, listed, enumerator.n_evaluated + table.n_evaluated, bound, [], "counting"))
+            found = max(listed, table.counted)  # both are members found so far, as in one process
+            reports.put(("status", task_id, found, enumerator.n_evaluated + table.n_evaluated, bound, [], "counting"))
     finally:  # an error (or the worker shutting down) here: stop the counters first
         table.stop()
         table.join()
     counted = table.count
     return {
         "complete": counted is not None,
-        "count": listed if counted is None else int(counted),
+        "count": max(listed, table.counted) if counted is None else int(counted),
         "counted_by_table": counted is not None,
         "table": table.counters_summed(),
         "count_threads": len(table.counters),
