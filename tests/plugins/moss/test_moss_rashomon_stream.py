@@ -106,7 +106,8 @@ def test_a_node_limit_leaves_the_done_points_sets_in_the_store(tmp_path: Path, n
 def test_a_time_limit_shares_the_time_between_the_frontier_and_its_sets() -> None:
     """Under a time limit a point's set gets a share of the time left, so the frontier is solved
     whole (as without sets) and the chosen point's set is taken up again after it. The limit is
-    two and a half times the frontier's own time on this machine; the sets need far more."""
+    four times the frontier's own time on this machine, timed once warm (the first solve in a
+    process pays for imports and is 15 times slower); the sets need 40 times more."""
     from glasswork.solver import Limits
 
     doc = document(
@@ -114,21 +115,30 @@ def test_a_time_limit_shares_the_time_between_the_frontier_and_its_sets() -> Non
         constraints={"max_rules": 4, "frontier": {"points": 8}},
         rashomon={"epsilon": 2.0},
     )
+    frontier_only = {k: v for k, v in doc.items() if k != "rashomon"}
+    solve_with(frontier_only)
     started = time.monotonic()
-    plain, _, _ = solve_with({k: v for k, v in doc.items() if k != "rashomon"})
-    limit = 2.5 * (time.monotonic() - started)
+    plain, _, _ = solve_with(frontier_only)
+    limit = 4 * (time.monotonic() - started)
     events: list = []
     result, _, _ = solve_with(doc, Limits(time=limit), events=events)
     rows = result.stats["frontier"]
     assert [r["h2"] for r in rows] == pytest.approx([r["h2"] for r in plain.stats["frontier"]])  # all solved
     tagged = [e for e in events if e.kind == "rashomon" and "rashomon_point" in e.counters]
     last = {e.counters["rashomon_point"]: e.counters for e in tagged}  # each point's last word
-    assert set(last) == set(range(1, len(rows) + 1))
+    # the limit may run out as the last points are certified (this machine's speed varies within a
+    # run): their sets are then never started, and neither an event nor the frontier claims one;
+    # the chosen point's set is always taken up again, so it has one
+    chosen = result.stats["chosen_point"]
+    with_set = [i for i, r in enumerate(rows, 1) if "rashomon_count" in r]
+    skipped = sorted(set(range(1, len(rows) + 1)) - set(with_set))
+    assert 1 in with_set and chosen in with_set
+    assert not skipped or min(skipped) > max(i for i in with_set if i != chosen)  # only a tail
+    assert set(last) == set(with_set)
     assert not all(c["rashomon_complete"] for c in last.values()), "the sets fit: make them larger"
     assert [(c["rashomon_count"], c["rashomon_complete"]) for _, c in sorted(last.items())] == [
-        (r["rashomon_count"], r["rashomon_complete"]) for r in rows
+        (rows[i - 1]["rashomon_count"], rows[i - 1]["rashomon_complete"]) for i in with_set
     ]
-    chosen = result.stats["chosen_point"]
     assert last[chosen]["rashomon_count"] == result.rashomon.count
     assert result.certificate.status.value == "optimal"  # every point certified, whatever the sets
 
