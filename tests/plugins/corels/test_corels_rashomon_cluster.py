@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from test_corels_rashomon import _problem, every_rule_list, units_of, within
+from test_corels_rashomon import _problem, every_rule_list, units_of, with_collapsed_orderings, within
 from test_distributed import named_on_scheduler
 
 from glasswork.cli import cli
@@ -325,13 +325,7 @@ def _listing_gone_depth_first(seed: int, threads: int, budget: int, collapse: bo
     from glasswork.plugins.corels.rashomon import KeptStream
     from glasswork.plugins.corels.rashomon_cluster import streamed_bound
 
-    rng = np.random.default_rng(seed)
-    X = (rng.random((50, 6)) < rng.uniform(0.15, 0.6, 6)).astype(np.uint8)
-    y = ((X[:, 0] & X[:, 1]) | (X[:, 2] & (1 - X[:, 3]))).astype(np.int64)
-    y[rng.random(50) < 0.2] ^= 1
-    y = np.where(X[:, 4] & (y == 0), 2, y)
-    every = every_rule_list(X, y, 0.005, n_classes=3)
-    theta = every[0][0] * 1.6
+    X, y, every, theta = with_collapsed_orderings(seed)
     en = make_enumerator(
         units_of(X, y, 3), 0.005, theta, floor=every[0][0], threads=threads, max_models=max_models,
         queue_budget=budget, collapse_orderings=collapse,
