@@ -412,6 +412,37 @@ class TableCount:
     def stop(self) -> None:
         self.flag[0] = 1
 
+    def wait(
+        self,
+        period: float,
+        should_stop: Callable[[], bool],
+        tick: Callable[[], None],
+        *,
+        poll: float | None = None,
+    ) -> int:
+        """Wait for the counters, joining them in slices of ``poll`` seconds (``period`` when
+        None): after each, stop them once ``should_stop()`` says so (asked until it does), and
+        call ``tick()`` every ``period`` seconds. Whatever leaves the loop by an exception (one
+        from ``should_stop`` or ``tick``, a Ctrl-C) stops and joins the counters before it goes
+        on, so no thread outlives the count. Returns ``code``."""
+        poll = period if poll is None else poll
+        last = time.monotonic()
+        stopping = False
+        try:
+            while self.alive():
+                self.join(poll)
+                if not stopping and should_stop():
+                    stopping = True
+                    self.stop()
+                if time.monotonic() - last >= period:
+                    last = time.monotonic()
+                    tick()
+        except BaseException:
+            self.stop()
+            self.join()
+            raise
+        return self.code
+
     @property
     def code(self) -> int:
         """DONE once every part is counted; else why not (STOPPED when stopped between parts)."""
@@ -475,27 +506,24 @@ def _count_by_table(
     node_limit = -1 if ctx.limits.nodes is None else max(int(ctx.limits.nodes) - before, 0)
     table = TableCount(enumerator, memory, int(enumerator.threads), node_limit)
     bound = enumerator.lower_bound()
-    last = ctx.elapsed()
+
+    def limit_reached() -> bool:
+        return ctx.check(before + table.n_evaluated) is not None or bool(ctx.stop_flag[0])
+
+    def progress() -> None:
+        ctx.rashomon(
+            max(listed, table.counted),  # both are members found so far
+            [],
+            threshold=threshold,
+            lower_bound=None if not np.isfinite(bound) else bound,
+            nodes=before + table.n_evaluated,
+        )
+
     try:
-        while table.alive():
-            table.join(min(progress_interval, 0.05))
-            if ctx.check(before + table.n_evaluated) is not None or ctx.stop_flag[0]:
-                table.stop()
-            if ctx.elapsed() - last >= progress_interval:
-                last = ctx.elapsed()
-                ctx.rashomon(
-                    max(listed, table.counted),  # both are members found so far
-                    [],
-                    threshold=threshold,
-                    lower_bound=None if not np.isfinite(bound) else bound,
-                    nodes=before + table.n_evaluated,
-                )
-    except BaseException:  # a Ctrl-C here: stop the counters before going on
+        code = table.wait(progress_interval, limit_reached, progress, poll=min(progress_interval, 0.05))
+    except BaseException:  # a Ctrl-C here: the counters are stopped; the run stops too
         ctx.request_stop(StopReason.CANCEL)
-        table.stop()
-        table.join()
         raise
-    code = table.code
     table.memo.clear()  # the count is over (its cells stay with the counters)
     info["rashomon_count_method"] = "tail table" if code == _enum.DONE else "listed"
     info.update({f"rashomon_{k}": v for k, v in table.counters_summed().items()})

@@ -535,6 +535,18 @@ def test_an_enumeration_stopped_before_listing_anything_holds_the_certified_opti
     assert [e for e in events if e.kind == "rashomon"][-1].counters["rashomon_count"] == rset.count
 
 
+def with_collapsed_orderings(seed: int):
+    """Three classes, λ = 0.005, a threshold 1.6 times the optimum: orderings of equal error
+    collapse, and twins are found after the list they mirror. (X, y, brute force's lists, theta)."""
+    rng = np.random.default_rng(seed)
+    X = (rng.random((50, 6)) < rng.uniform(0.15, 0.6, 6)).astype(np.uint8)
+    y = ((X[:, 0] & X[:, 1]) | (X[:, 2] & (1 - X[:, 3]))).astype(np.int64)
+    y[rng.random(50) < 0.2] ^= 1
+    y = np.where(X[:, 4] & (y == 0), 2, y)
+    every = every_rule_list(X, y, 0.005, n_classes=3)
+    return X, y, every, every[0][0] * 1.6
+
+
 @pytest.mark.parametrize("seed", [33, 34, 36, 40, 41])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("read_ratio", [0, 10**9])
@@ -548,13 +560,7 @@ def test_what_is_streamed_is_final_below_the_bound_with_collapsed_orderings(
     the first and the last; and nothing streamed falls out of the final kept lists."""
     from glasswork.plugins.corels.rashomon import KeptStream
 
-    rng = np.random.default_rng(seed)
-    X = (rng.random((50, 6)) < rng.uniform(0.15, 0.6, 6)).astype(np.uint8)
-    y = ((X[:, 0] & X[:, 1]) | (X[:, 2] & (1 - X[:, 3]))).astype(np.int64)
-    y[rng.random(50) < 0.2] ^= 1
-    y = np.where(X[:, 4] & (y == 0), 2, y)
-    every = every_rule_list(X, y, 0.005, n_classes=3)
-    theta = every[0][0] * 1.6
+    X, y, every, theta = with_collapsed_orderings(seed)
     en = make_enumerator(units_of(X, y, 3), 0.005, theta, floor=every[0][0], threads=threads, max_models=6)
     stream = KeptStream(en)
     stream.READ_RATIO = read_ratio

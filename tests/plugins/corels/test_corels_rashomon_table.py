@@ -133,6 +133,60 @@ def test_a_stopped_pool_counts_exactly_the_first_rules_it_finished() -> None:
     assert len(seen) > 2
 
 
+def _long_count(threads: int = 2) -> rashomon.TableCount:
+    """A count of about 10^12 lists that runs for minutes: only a stop ends it soon."""
+    X, y = _instance(11, n=300, M=20)
+    en = make_enumerator(units_of(X, y, 2), 0.002, 0.35, floor=0.0, max_models=0)
+    return rashomon.TableCount(en, 1 << 26, threads)
+
+
+def test_wait_stops_the_count_when_asked_and_its_code_says_so() -> None:
+    """``TableCount.wait``: ``should_stop`` is asked after every slice until it says yes, then the
+    counters stop; ``tick`` comes every period meanwhile; the wait returns soon after, with the
+    code STOPPED and no count (the members of the first rules finished stay a lower bound)."""
+    import time
+
+    table = _long_count()
+    asked, ticks = [], []
+    started = time.monotonic()
+
+    def should_stop() -> bool:
+        asked.append(time.monotonic())
+        return len(asked) >= 4
+
+    code = table.wait(0.02, should_stop, lambda: ticks.append(time.monotonic()), poll=0.01)
+    assert time.monotonic() - started < 10.0  # the count alone runs for minutes
+    assert code == table.code == cr.STOPPED and table.count is None and not table.alive()
+    assert len(asked) == 4  # asked until it said yes, not after
+    assert ticks and all(b - a >= 0.02 for a, b in zip([started, *ticks], ticks))
+
+
+def test_an_error_in_tick_stops_and_joins_the_counters_and_propagates() -> None:
+    """Whatever leaves the wait by an exception (here ``tick``'s; a Ctrl-C alike) stops the
+    counters and joins them first: no thread goes on counting behind the caller."""
+    import time
+
+    table = _long_count()
+
+    def tick() -> None:
+        raise KeyboardInterrupt
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        table.wait(0.01, lambda: False, tick)
+    assert time.monotonic() - started < 10.0
+    assert not table.alive() and table.flag[0] == 1 and table.code == cr.STOPPED
+
+
+def test_wait_on_a_count_that_ends_returns_done_and_the_count_join_gives() -> None:
+    X, y = _instance(7, n=60, M=6)
+    units = units_of(X, y, 2)
+    whole = pooled_count(units, 0.01, 0.4, 0.0, 255, 1 << 24, 1)
+    table = rashomon.TableCount(make_enumerator(units, 0.01, 0.4, floor=0.0, max_models=0), 1 << 24, 2)
+    assert table.wait(0.01, lambda: False, lambda: None) == cr.DONE
+    assert table.count == whole.count and table.count is not None
+
+
 def test_roots_split_the_table_count_into_subtrees_that_add_up() -> None:
     X, y = _instance(7, n=60, M=6)
     lam = 0.01
