@@ -1,0 +1,75 @@
+"""A newcomer's own table, read as they meant it or refused with what to write: numbers written
+with formatting (``12%``, ``$1,200``, ``1,234``, a decimal comma) and dates are not silently
+one-hot encoded into one feature per value, a positive label is not silently split by case or
+stray whitespace, and an empty file or a repeated column name is named as such."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from glasswork.data import DataError, DataSpec, load_problem
+
+
+def _load(tmp_path: Path, text: str, **fields: object):
+    (tmp_path / "d.csv").write_text(text)
+    fields.setdefault("split", {"kind": "none"})
+    fields.setdefault("target", "y")
+    return load_problem(DataSpec(source="d.csv", **fields), tmp_path)
+
+
+def _csv(values: list[str], delimiter: str = ",") -> str:
+    rows = [f'"{v}"{delimiter}{"yes" if i % 3 else "no"}' for i, v in enumerate(values)]
+    return f"c{delimiter}y\n" + "\n".join(rows) + "\n"
+
+
+FORMATTED = {
+    "percent": ["12%", "5%", "80%", "33%", "7%", "61%"],
+    "currency": ["$1,200", "$950", "$12,000", "$3,400", "$88", "$1,000,000"],
+    "euro": ["1.200 €", "950 €", "€ 12", "3.400,50 €", "88 €", "1 €"],
+    "thousands": ["1,234", "2,345", "12,000", "3,400", "1,000,000", "5,555"],
+    "decimal comma": ["1,66", "2,00", "1,5", "0,75", "1,82", "1,70"],
+    "dates": ["2020-01-02", "2021-03-04", "2022-05-06", "2020-07-08", "2021-09-10", "2022-11-12"],
+    "date times": ["2020-01-02 10:00", "2021-03-04T11:30:00", "2022-05-06 09:15:00"] * 2,
+}
+
+
+@pytest.mark.parametrize("case", sorted(FORMATTED))
+@pytest.mark.parametrize("binarize", [{}, {"numeric": "keep"}])
+def test_formatted_numbers_and_dates_are_refused_not_one_hot_encoded(tmp_path, case, binarize):
+    values = FORMATTED[case]
+    delimiter = ";" if case == "decimal comma" else ","
+    with pytest.raises(DataError) as info:
+        _load(tmp_path, _csv(values, delimiter), binarize=binarize)
+    message = str(info.value)
+    assert "d.csv:2" in message and "column 'c'" in message and repr(values[0]) in message
+    assert "binarize.categorical" in message  # what to write to keep them as categories
+
+
+@pytest.mark.parametrize("case", sorted(FORMATTED))
+def test_listing_the_column_as_categorical_keeps_its_values_as_written(tmp_path, case):
+    values = FORMATTED[case]
+    delimiter = ";" if case == "decimal comma" else ","
+    problem = _load(tmp_path, _csv(values, delimiter), binarize={"categorical": ["c"]})
+    assert {f"c:{v}" for v in values} <= set(problem.feature_names)
+
+
+def test_without_binarize_a_formatted_number_says_to_write_plain_numbers(tmp_path):
+    with pytest.raises(DataError, match=r"d\.csv:2: value '12%' is not a number.*plain number"):
+        _load(tmp_path, _csv(FORMATTED["percent"]))
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["Paris", "Lyon", "Nice", "Paris", "Lyon", "Nice"],
+        ["18-25", "26-40", "41-65", ">65", "18-25", "26-40"],
+        ["A1", "B2", "C3", "A1", "B2", "C3"],
+        ["01", "02", "003", "01", "02", "003"],
+        ["1-2", "3/4", "No. 5", "1st", "2nd", "3rd"],
+    ],
+)
+def test_real_categories_are_still_one_hot_encoded(tmp_path, values):
+    problem = _load(tmp_path, _csv(values), binarize={})
+    assert {f"c:{v}" for v in values} <= set(problem.feature_names)
