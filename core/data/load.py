@@ -7,6 +7,7 @@ turns it into exit status 2 before anything is written).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -213,20 +214,63 @@ def _numeric(table: Table, name: str) -> np.ndarray:
             raise DataError(
                 f"value {v!r} is not a number",
                 **table.where(name, i),
-                hint="fix the value, 'drop' the column, or add 'binarize:' to one-hot encode text",
+                hint="write a plain number (12 not 12%, 1200 not $1,200, 1.5 not 1,5)"
+                if _formatting(v) == "number"
+                else "fix the value, 'drop' the column, or add 'binarize:' to one-hot encode text",
             ) from None
     return out
 
 
+# A number as people write it in a spreadsheet, which a CSV reader reads as text: a currency sign,
+# thousands separators (``1,234``, ``1.234``, ``1 234``), a decimal comma, a percent sign.
+_FORMATTED_NUMBER = re.compile(
+    r"[-+]?[$€£¥]?\s?[-+]?(\d{1,3}([,. ]\d{3})+([.,]\d+)?|\d+,\d+|\d+(\.\d*)?|\.\d+)\s?[$€£¥%]?",
+)
+_PLAIN_NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?")
+
+
+def _formatting(value: object) -> str | None:
+    """What makes a text cell a number or a date the reader keeps as text, or None."""
+    text = str(value).strip()
+    if _PLAIN_NUMBER.fullmatch(text):
+        return None
+    if _DATE.fullmatch(text):
+        return "date"
+    if _FORMATTED_NUMBER.fullmatch(text) and any(ch.isdigit() for ch in text):
+        return "number"
+    return None
+
+
 def _check_text_columns(spec: DataSpec, table: Table, features: list[str]) -> None:
-    """A text column whose values are mostly numbers has a typo, not categories: name it."""
+    """A text column whose values are mostly numbers has a typo, not categories; one whose values
+    are mostly numbers written with formatting (``12%``, ``$1,200``, ``1,5``) or dates would become
+    one feature per value: name it, with what to write, rather than one-hot encode it."""
     listed = set(spec.binarize.categorical) if spec.binarize is not None else set()
     for c in features:
         col = table.columns[c]
-        if col.dtype.kind != "O" or c in listed:
+        if col.dtype.kind != "O" or c in listed or spec.types.get(c) == "category":
             continue
+        values = col.tolist()
+        kinds = [_formatting(v) for v in values]
+        formatted = [i for i, k in enumerate(kinds) if k is not None]
+        if len(formatted) * 2 > len(values):
+            first = formatted[0]
+            distinct = len(set(values))
+            if kinds[first] == "date":
+                what = f"value {values[first]!r} is a date, which is read as text"
+                fix = "add a numeric column made from it (a year, days since a start) to the file, drop it"
+            else:
+                what = f"value {values[first]!r} is a number written with formatting, which is read as text"
+                fix = "write plain numbers in the file (12 not 12%, 1200 not $1,200, 1.5 not 1,5)"
+            raise DataError(
+                what,
+                **table.where(c, first),
+                hint=f"its {distinct} distinct value(s) would become {distinct} one-hot features; {fix}, "
+                f"or list {c!r} under binarize.categorical to one-hot encode its values as written",
+            )
         bad = []
-        for i, v in enumerate(col.tolist()):
+        for i, v in enumerate(values):
             try:
                 float(v)
             except (TypeError, ValueError):
