@@ -73,3 +73,30 @@ def test_without_binarize_a_formatted_number_says_to_write_plain_numbers(tmp_pat
 def test_real_categories_are_still_one_hot_encoded(tmp_path, values):
     problem = _load(tmp_path, _csv(values), binarize={})
     assert {f"c:{v}" for v in values} <= set(problem.feature_names)
+
+
+@pytest.mark.parametrize(
+    "labels, positive",
+    [
+        (["Yes", "yes", "YES", "no", "No", "no"], None),
+        (["Yes", "yes", "YES", "no", "No", "no"], "yes"),
+        ([" yes", "yes", "yes ", "no", "no", "no"], None),
+        ([" yes", "yes", "yes ", "no", "no", "no"], "yes"),
+    ],
+)
+def test_labels_differing_only_in_case_or_spaces_are_refused_not_split(tmp_path, labels, positive):
+    """``positive: yes`` made ``Yes`` and ``YES`` negatives, and without it the target had five
+    classes: a label flipped or split by a spreadsheet's spelling."""
+    text = "a,y\n" + "".join(f"{i % 4},{v}\n" for i, v in enumerate(labels * 3))
+    fields = {} if positive is None else {"positive": positive}
+    with pytest.raises(DataError) as info:
+        _load(tmp_path, text, binarize={}, **fields)
+    message = str(info.value)
+    assert "column 'y'" in message and "differ only in case or spaces" in message
+    assert "d.csv:" in message
+
+
+def test_labels_with_consistent_spelling_are_kept_as_written(tmp_path):
+    text = "a,y\n" + "".join(f"{i % 4},{' Yes' if i % 3 else 'no '}\n" for i in range(12))
+    problem = _load(tmp_path, text, binarize={})
+    assert list(problem.classes) == [" Yes", "no "]
