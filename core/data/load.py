@@ -335,8 +335,28 @@ def _weights(spec: DataSpec, table: Table) -> np.ndarray | None:
     return w
 
 
+def _same_label_spelled_twice(table: Table, target: str) -> None:
+    """Refuse text labels that differ only in case or surrounding spaces (``Yes``, ``yes``,
+    `` yes``): as written they are different classes, so one label would be split in two, or
+    flipped to the negative class by ``positive: yes``."""
+    seen: dict[str, str] = {}
+    for i, v in enumerate(table.columns[target].tolist()):
+        if not isinstance(v, str):
+            continue
+        key = v.strip().casefold()
+        first = seen.setdefault(key, v)
+        if first != v:
+            raise DataError(
+                f"the target labels {first!r} and {v!r} differ only in case or spaces, so they would be "
+                "two different classes",
+                **table.where(target, i),
+                hint="write each label one way in the file (the same case, no spaces around it)",
+            )
+
+
 def _encode_target(spec: DataSpec, table: Table, target: str) -> tuple[Any, np.ndarray, np.ndarray | None]:
     y_raw = table.columns[target]
+    _same_label_spelled_twice(table, target)
     values = _unique(y_raw)
     if len(values) < 2:
         shown = values[0] if len(values) else None
@@ -391,8 +411,16 @@ def _encode_test_target(spec: DataSpec, test: Table, target: str, task: str, cla
     if task == "regression" or classes is None:
         return _numeric(test, target)
     y_raw = test.columns[target].tolist()
+    _same_label_spelled_twice(test, target)
     if spec.positive is not None:
         pos = classes[1]
+        for i, v in enumerate(y_raw):
+            if isinstance(v, str) and isinstance(pos, str) and v != pos and v.strip().casefold() == pos.strip().casefold():
+                raise DataError(
+                    f"test label {v!r} differs from the positive label {pos!r} only in case or spaces",
+                    **test.where(target, i),
+                    hint="write each label one way in both files (the same case, no spaces around it)",
+                )
         return np.asarray([v == pos for v in y_raw], dtype=np.int64)
     index = {v: i for i, v in enumerate(classes.tolist())}
     for i, v in enumerate(y_raw):

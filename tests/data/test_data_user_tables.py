@@ -100,3 +100,10 @@ def test_labels_with_consistent_spelling_are_kept_as_written(tmp_path):
     text = "a,y\n" + "".join(f"{i % 4},{' Yes' if i % 3 else 'no '}\n" for i in range(12))
     problem = _load(tmp_path, text, binarize={})
     assert list(problem.classes) == [" Yes", "no "]
+
+
+def test_a_test_file_label_spelled_differently_is_not_made_negative(tmp_path):
+    (tmp_path / "t.csv").write_text("a,y\n1,Yes\n2,no\n")
+    text = "a,y\n" + "".join(f"{i % 4},{'yes' if i % 3 else 'no'}\n" for i in range(12))
+    with pytest.raises(DataError, match=r"t\.csv:2: test label 'Yes' differs from the positive label 'yes'"):
+        _load(tmp_path, text, binarize={}, positive="yes", test="t.csv")
