@@ -107,3 +107,31 @@ def test_a_test_file_label_spelled_differently_is_not_made_negative(tmp_path):
     text = "a,y\n" + "".join(f"{i % 4},{'yes' if i % 3 else 'no'}\n" for i in range(12))
     with pytest.raises(DataError, match=r"t\.csv:2: test label 'Yes' differs from the positive label 'yes'"):
         _load(tmp_path, text, binarize={}, positive="yes", test="t.csv")
+
+
+@pytest.mark.parametrize("text", ["", "\n", "\n\n  \n"])
+def test_an_empty_file_is_named_as_empty(tmp_path, text):
+    """DuckDB reads an empty file as one column 'column0', so the message was 'target column 'y'
+    is not in the data; set 'target' to one of: column0'."""
+    with pytest.raises(DataError) as info:
+        _load(tmp_path, text, binarize={})
+    message = str(info.value)
+    assert "d.csv" in message and "empty" in message and "column0" not in message
+
+
+@pytest.mark.parametrize(
+    "header, repeated",
+    [("age,age,y", "age"), ("a,b,A,y", None), ("x,x,x,y", "x"), ("age,age_1,y", None), ('"a,b","a,b",y', "a,b")],
+)
+def test_a_column_name_written_twice_is_refused_not_renamed(tmp_path, header, repeated):
+    """DuckDB renames the second 'age' to 'age_1', a column the user's table does not have: the
+    exports would read a column that is not there."""
+    n = header.count(",") + 1 - header.count('"a,b"')
+    text = header + "\n" + "".join(",".join([str(i % 5 + j) for j in range(n - 1)] + ["yes" if i % 3 else "no"]) + "\n" for i in range(12))
+    if repeated is None:
+        assert _load(tmp_path, text, binarize={}).feature_names
+        return
+    with pytest.raises(DataError) as info:
+        _load(tmp_path, text, binarize={})
+    message = str(info.value)
+    assert "d.csv:1" in message and repr(repeated) in message and "twice" in message
