@@ -218,6 +218,38 @@ def _names_with_line_breaks(path: Path) -> list[str]:
     return [n for n in names if "\n" in n or "\r" in n]
 
 
+def _is_blank(path: Path) -> bool:
+    """Whether a CSV file holds nothing but whitespace (DuckDB reads it as a column 'column0')."""
+    try:
+        if path.stat().st_size > 65536:
+            return False
+        return not path.read_bytes().lstrip(b"\xef\xbb\xbf").strip()
+    except OSError:
+        return False
+
+
+def _no_repeated_names(con: Any, path: Path, names: list[str], shown: str) -> None:
+    """Refuse a header that names a column twice: DuckDB renames the second ``age`` to ``age_1``,
+    a column the user's table lacks, so a model over it could not be run on that table. Only a
+    header where such a rename can have happened is read again."""
+    renamed = [n for n in names if (m := re.fullmatch(r"(.+)_[0-9]+", n, re.S)) and m.group(1) in names]
+    if not renamed:
+        return
+    header = con.execute(
+        "SELECT * FROM read_csv($path, header=false, all_varchar=true) LIMIT 1", {"path": str(path)}
+    ).fetchone()
+    seen: dict[str, int] = {}
+    for position, name in enumerate(header or (), start=1):
+        if name in seen:
+            raise DataError(
+                f"the column name {name!r} is written twice in the header (columns {seen[name]} and {position})",
+                file=shown,
+                line=1,
+                hint="give each column its own name in the file's first line",
+            )
+        seen.setdefault(name, position)
+
+
 def read_file(
     path: Path,
     label: str,
@@ -245,6 +277,13 @@ def read_file(
     def scrub(text: str) -> str:
         return text.replace(str(path), shown) if shown != str(path) else text
 
+    if not parquet and _is_blank(path):
+        con.close()
+        raise DataError(
+            "the file is empty",
+            file=shown,
+            hint="write the column names on the first line, then one line per row",
+        )
     try:
         run_bounded(
             con,
@@ -254,6 +293,8 @@ def read_file(
         )
         described = con.execute(f"DESCRIBE {RAW_TABLE}").fetchall()
         names = [str(r[0]) for r in described]
+        if not parquet:
+            _no_repeated_names(con, path, names, shown)
         raw_types = {str(r[0]): str(r[1]) for r in described}
         unknown = [c for c in (types or {}) if c not in raw_types]
         if unknown:
