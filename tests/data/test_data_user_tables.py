@@ -135,3 +135,29 @@ def test_a_column_name_written_twice_is_refused_not_renamed(tmp_path, header, re
         _load(tmp_path, text, binarize={})
     message = str(info.value)
     assert "d.csv:1" in message and repr(repeated) in message and "twice" in message
+
+
+def test_missing_markers_in_a_text_column_are_named_in_a_warning(tmp_path):
+    """'NA', 'N/A', 'null', '?', '-' stay categories (they may be real values), but a user who
+    meant them as missing is told, not left with silent 'city:N/A' features."""
+    cities = ["Paris", "Lyon", "N/A", "Nice", "null", "Paris", "?", "Lyon", "-", "NA", "Nice", "Paris"]
+    text = "city,y\n" + "".join(f"{c},{'yes' if i % 3 else 'no'}\n" for i, c in enumerate(cities))
+    problem = _load(tmp_path, text, binarize={})
+    assert "city:N/A" in problem.feature_names  # still read as written
+    assert len(problem.warnings) == 1
+    warning = problem.warnings[0]
+    for marker in ["'N/A'", "'null'", "'?'", "'-'", "'NA'"]:
+        assert marker in warning
+    assert 'column "city"' in warning and "not missing" in warning and "empty" in warning
+
+
+def test_no_warning_for_ordinary_categories(tmp_path):
+    text = "city,y\n" + "".join(f"{c},{'yes' if i % 3 else 'no'}\n" for i, c in enumerate(["Paris", "Lyon", "Nice"] * 4))
+    assert _load(tmp_path, text, binarize={}).warnings == []
+
+
+def test_missing_markers_in_a_numeric_column_say_how_to_write_missing(tmp_path):
+    ages = ["30", "41", "NA", "52", "?", "60", "33", "-", "45", "29", "38", "50"]
+    text = "age,y\n" + "".join(f"{a},{'yes' if i % 3 else 'no'}\n" for i, a in enumerate(ages))
+    with pytest.raises(DataError, match=r"d\.csv:4: value 'NA' is not a number.*leave the cell empty.*missing: drop"):
+        _load(tmp_path, text, binarize={})
