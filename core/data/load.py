@@ -91,6 +91,7 @@ def _load(spec: DataSpec, base_dir: Path, bounds: Bounds) -> Problem:
                 hint="check 'columns', 'drop' and 'where'",
             )
         warnings = id_column_warnings(fitted, train.shape[0], table.origin)
+        warnings += missing_marker_warnings(fitted, table.origin)
     else:
         names, X = features, _numeric_matrix(table, features)
 
@@ -143,6 +144,30 @@ def id_column_warnings(fitted: Binarizer, n_rows: int, origin: str) -> list[str]
                 f"{origin}: column {name} has {distinct} distinct values in {n_rows} training rows "
                 f"(an ID?) and is one-hot encoded into {distinct} features; to leave it out, "
                 f"add it to data.drop in the spec (drop: [{name}])"
+            )
+    return out
+
+
+# Tokens people write for "no value" that the one missing-value rule (glasswork.values.is_missing)
+# keeps as text, since each can be a real category ('NA': North America, 'None': a level).
+MISSING_MARKERS = frozenset({"na", "n/a", "n.a.", "#n/a", "null", "none", "nil", "?", "-", "--", "missing", "unknown"})
+
+
+def missing_marker_warnings(fitted: Binarizer, origin: str) -> list[str]:
+    """A warning for each one-hot encoded column with values that usually mean missing: they are
+    categories as written (``city:N/A``), which is right only if the user meant them as values."""
+    out = []
+    for enc in fitted.encodings:
+        if enc.kind != "onehot":
+            continue
+        markers = [v for v in enc.values if isinstance(v, str) and v.strip().casefold() in MISSING_MARKERS]
+        if markers:
+            name = json.dumps(enc.column)  # quoted and escaped: a column name is data
+            shown = ", ".join(json.dumps(m)[1:-1].join("''") for m in markers)
+            out.append(
+                f"{origin}: column {name} holds {shown}, read as categories (features {name[:-1]}:...\"), "
+                "not missing; if they mean missing, leave those cells empty in the file (an empty cell is "
+                "missing) and set 'missing: drop', or keep them out with data.where"
             )
     return out
 
@@ -278,11 +303,18 @@ def _check_text_columns(spec: DataSpec, table: Table, features: list[str]) -> No
                 if len(bad) * 2 > len(col):
                     break
         if bad and len(bad) * 2 <= len(col):
+            marker = str(col[bad[0]]).strip().casefold() in MISSING_MARKERS
             raise DataError(
                 f"value {col[bad[0]]!r} is not a number, in a column of numbers",
                 **table.where(c, bad[0]),
-                hint=f"{len(bad)} such row(s): fix them, or list {c!r} under "
-                "binarize.categorical to one-hot encode its values",
+                hint=f"{len(bad)} such row(s): "
+                + (
+                    "if they mean missing, leave the cell empty in the file (an empty cell is missing) and set "
+                    "'missing: drop' to leave those rows out; otherwise fix them, or "
+                    if marker
+                    else "fix them, or "
+                )
+                + f"list {c!r} under binarize.categorical to one-hot encode its values",
             )
 
 
