@@ -161,3 +161,14 @@ def test_missing_markers_in_a_numeric_column_say_how_to_write_missing(tmp_path):
     text = "age,y\n" + "".join(f"{a},{'yes' if i % 3 else 'no'}\n" for i, a in enumerate(ages))
     with pytest.raises(DataError, match=r"d\.csv:4: value 'NA' is not a number.*leave the cell empty.*missing: drop"):
         _load(tmp_path, text, binarize={})
+
+
+@pytest.mark.parametrize("name, kind", [("d.jsonl", "JSON"), ("d.json", "JSON"), ("d.ndjson", "JSON"), ("d.xlsx", "Excel")])
+def test_a_file_of_another_format_is_named_not_read_as_a_csv(tmp_path, name, kind):
+    """A JSON-lines file was read as a one-column CSV: 'target column 'y' is not in the data; set
+    'target' to one of: {"age": 26, ...}'."""
+    (tmp_path / name).write_text("".join(f'{{"a": {i}, "y": "{"yes" if i % 3 else "no"}"}}\n' for i in range(12)))
+    with pytest.raises(DataError) as info:
+        load_problem(DataSpec(source=name, target="y", binarize={}, split={"kind": "none"}), tmp_path)
+    message = str(info.value)
+    assert name in message and kind in message and ".parquet" in message and "{" not in message
