@@ -269,6 +269,18 @@ def read_file(
 
     bounds = bounds or Bounds()
     shown = shown_path(path, label)
+    other = _OTHER_FORMATS.get(path.suffix.lower())
+    if other is not None:  # DuckDB's CSV reader would take it for a CSV of one odd column
+        raise DataError(
+            f"this is a file of another format ({other}); glasswork reads CSV and Parquet files",
+            file=shown,
+            hint=f"save it as a .csv or .parquet file and name that file"
+            + (
+                f', e.g. duckdb -c "COPY (SELECT * FROM read_json(\'{path.name}\')) TO \'{path.stem}.parquet\'"'
+                if other.startswith("JSON") and path.name.isprintable() and not {"'", '"', "\\"} & set(path.name)
+                else ""
+            ),
+        )
     parquet = path.suffix.lower() in (".parquet", ".pq")
     reader = "read_parquet($path)" if parquet else "read_csv($path, sample_size=-1, all_varchar=true)"
     config = sandbox_config(bounds.memory)
@@ -385,6 +397,23 @@ def read_file(
 
 
 RAW_TABLE = "gw_raw"
+# File kinds people name as data that are neither CSV nor Parquet, by suffix.
+_OTHER_FORMATS = {
+    ".json": "JSON",
+    ".jsonl": "JSON lines",
+    ".ndjson": "JSON lines",
+    ".xlsx": "Excel",
+    ".xls": "Excel",
+    ".ods": "OpenDocument spreadsheet",
+    ".feather": "Arrow/Feather",
+    ".arrow": "Arrow/Feather",
+    ".sav": "SPSS",
+    ".dta": "Stata",
+    ".sas7bdat": "SAS",
+    ".rds": "R",
+    ".pkl": "pickle",
+    ".pickle": "pickle",
+}
 TYPE_NAMES = ("category", "numeric", "boolean")
 
 # What a CSV cell must look like to be read as a number (the missing-value rule comes first):
