@@ -165,7 +165,7 @@ def missing_marker_warnings(fitted: Binarizer, origin: str) -> list[str]:
             name = json.dumps(enc.column)  # quoted and escaped: a column name is data
             shown = ", ".join(json.dumps(m)[1:-1].join("''") for m in markers)
             out.append(
-                f"{origin}: column {name} holds {shown}, read as categories (features {name[:-1]}:...\"), "
+                f'{origin}: column {name} holds {shown}, read as categories (features {name[:-1]}:..."), '
                 "not missing; if they mean missing, leave those cells empty in the file (an empty cell is "
                 "missing) and set 'missing: drop', or keep them out with data.where"
             )
@@ -367,6 +367,11 @@ def _weights(spec: DataSpec, table: Table) -> np.ndarray | None:
     return w
 
 
+def _spelling(label: str) -> str:
+    """A label as a reader hears it: without case or surrounding spaces."""
+    return label.strip().casefold()
+
+
 def _same_label_spelled_twice(table: Table, target: str) -> None:
     """Refuse text labels that differ only in case or surrounding spaces (``Yes``, ``yes``,
     `` yes``): as written they are different classes, so one label would be split in two, or
@@ -375,8 +380,7 @@ def _same_label_spelled_twice(table: Table, target: str) -> None:
     for i, v in enumerate(table.columns[target].tolist()):
         if not isinstance(v, str):
             continue
-        key = v.strip().casefold()
-        first = seen.setdefault(key, v)
+        first = seen.setdefault(_spelling(v), v)
         if first != v:
             raise DataError(
                 f"the target labels {first!r} and {v!r} differ only in case or spaces, so they would be "
@@ -447,7 +451,7 @@ def _encode_test_target(spec: DataSpec, test: Table, target: str, task: str, cla
     if spec.positive is not None:
         pos = classes[1]
         for i, v in enumerate(y_raw):
-            if isinstance(v, str) and isinstance(pos, str) and v != pos and v.strip().casefold() == pos.strip().casefold():
+            if isinstance(v, str) and isinstance(pos, str) and v != pos and _spelling(v) == _spelling(pos):
                 raise DataError(
                     f"test label {v!r} differs from the positive label {pos!r} only in case or spaces",
                     **test.where(target, i),

@@ -274,9 +274,9 @@ def read_file(
         raise DataError(
             f"this is a file of another format ({other}); glasswork reads CSV and Parquet files",
             file=shown,
-            hint=f"save it as a .csv or .parquet file and name that file"
+            hint="save it as a .csv or .parquet file and name that file"
             + (
-                f', e.g. duckdb -c "COPY (SELECT * FROM read_json(\'{path.name}\')) TO \'{path.stem}.parquet\'"'
+                f", e.g. duckdb -c \"COPY (SELECT * FROM read_json('{path.name}')) TO '{path.stem}.parquet'\""
                 if other.startswith("JSON") and path.name.isprintable() and not {"'", '"', "\\"} & set(path.name)
                 else ""
             ),

@@ -127,7 +127,13 @@ def test_a_column_name_written_twice_is_refused_not_renamed(tmp_path, header, re
     """DuckDB renames the second 'age' to 'age_1', a column the user's table does not have: the
     exports would read a column that is not there."""
     n = header.count(",") + 1 - header.count('"a,b"')
-    text = header + "\n" + "".join(",".join([str(i % 5 + j) for j in range(n - 1)] + ["yes" if i % 3 else "no"]) + "\n" for i in range(12))
+    text = (
+        header
+        + "\n"
+        + "".join(
+            ",".join([str(i % 5 + j) for j in range(n - 1)] + ["yes" if i % 3 else "no"]) + "\n" for i in range(12)
+        )
+    )
     if repeated is None:
         assert _load(tmp_path, text, binarize={}).feature_names
         return
@@ -152,7 +158,9 @@ def test_missing_markers_in_a_text_column_are_named_in_a_warning(tmp_path):
 
 
 def test_no_warning_for_ordinary_categories(tmp_path):
-    text = "city,y\n" + "".join(f"{c},{'yes' if i % 3 else 'no'}\n" for i, c in enumerate(["Paris", "Lyon", "Nice"] * 4))
+    text = "city,y\n" + "".join(
+        f"{c},{'yes' if i % 3 else 'no'}\n" for i, c in enumerate(["Paris", "Lyon", "Nice"] * 4)
+    )
     assert _load(tmp_path, text, binarize={}).warnings == []
 
 
@@ -163,7 +171,9 @@ def test_missing_markers_in_a_numeric_column_say_how_to_write_missing(tmp_path):
         _load(tmp_path, text, binarize={})
 
 
-@pytest.mark.parametrize("name, kind", [("d.jsonl", "JSON"), ("d.json", "JSON"), ("d.ndjson", "JSON"), ("d.xlsx", "Excel")])
+@pytest.mark.parametrize(
+    "name, kind", [("d.jsonl", "JSON"), ("d.json", "JSON"), ("d.ndjson", "JSON"), ("d.xlsx", "Excel")]
+)
 def test_a_file_of_another_format_is_named_not_read_as_a_csv(tmp_path, name, kind):
     """A JSON-lines file was read as a one-column CSV: 'target column 'y' is not in the data; set
     'target' to one of: {"age": 26, ...}'."""
