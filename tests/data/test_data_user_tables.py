@@ -182,3 +182,21 @@ def test_a_file_of_another_format_is_named_not_read_as_a_csv(tmp_path, name, kin
         load_problem(DataSpec(source=name, target="y", binarize={}, split={"kind": "none"}), tmp_path)
     message = str(info.value)
     assert name in message and kind in message and ".parquet" in message and "{" not in message
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_validate_and_run_refuse_a_spreadsheet_column_with_exit_2(tmp_path, command):
+    """The semicolon file with decimal commas a European spreadsheet saves: refused before any
+    search, with the file, line, column and what to write."""
+    from click.testing import CliRunner
+
+    from glasswork.cli import cli
+
+    rows = [f"{20 + i};{1 + (i % 9) / 10:.2f};{'yes' if i % 3 else 'no'}".replace(".", ",") for i in range(30)]
+    (tmp_path / "d.csv").write_text("age;height;y\n" + "\n".join(rows) + "\n")
+    spec = tmp_path / "s.yaml"
+    spec.write_text("name: eu\nsolver: corels\ndata:\n  source: d.csv\n  target: y\n  binarize: {}\n")
+    result = CliRunner().invoke(cli, [command, "--no-store", str(spec)] if command == "run" else [command, str(spec)])
+    assert result.exit_code == 2, result.output
+    assert "d.csv:2: value '1,00' is a number written with formatting" in result.output
+    assert "column 'height'" in result.output and "Traceback" not in result.output
