@@ -200,3 +200,15 @@ def test_validate_and_run_refuse_a_spreadsheet_column_with_exit_2(tmp_path, comm
     assert result.exit_code == 2, result.output
     assert "d.csv:2: value '1,00' is a number written with formatting" in result.output
     assert "column 'height'" in result.output and "Traceback" not in result.output
+
+
+def test_categories_differing_only_in_case_or_spaces_are_named_in_a_warning(tmp_path):
+    """'Paris', ' Paris' and 'paris' are three features as written (the exports compare the text
+    as written too), so the user is told rather than left with a city split three ways."""
+    cities = ["Paris", " Paris", "paris", "Lyon", "Lyon", "Nice"] * 2
+    text = "city,y\n" + "".join(f"{c},{'yes' if i % 3 else 'no'}\n" for i, c in enumerate(cities))
+    problem = _load(tmp_path, text, binarize={})
+    assert {"city:Paris", "city: Paris", "city:paris"} <= set(problem.feature_names)
+    assert len(problem.warnings) == 1
+    warning = problem.warnings[0]
+    assert 'column "city"' in warning and "'Paris', ' Paris', 'paris'" in warning and "case or spaces" in warning
