@@ -54,6 +54,7 @@ def _load(spec: DataSpec, base_dir: Path, bounds: Bounds) -> Problem:
         )
     features = _select(spec, table, target)
     used = [*features, target] + ([spec.weights] if spec.weights else [])
+    _no_repeated_names(table, used)
     table = _missing(spec, table, used, target)
     _not_empty(spec, table, features)
 
@@ -67,6 +68,7 @@ def _load(spec: DataSpec, base_dir: Path, bounds: Bounds) -> Problem:
                 file=test.origin,
                 hint="train and test files need the same columns",
             )
+        _no_repeated_names(test, used)
         test = _missing(spec, test, used, target)
         if test.n_rows == 0:
             raise DataError("the test file has no rows", file=test.origin, hint="check the file and the 'where' filter")
@@ -91,7 +93,7 @@ def _load(spec: DataSpec, base_dir: Path, bounds: Bounds) -> Problem:
                 hint="check 'columns', 'drop' and 'where'",
             )
         warnings = id_column_warnings(fitted, train.shape[0], table.origin)
-        warnings += missing_marker_warnings(fitted, table.origin)
+        warnings += missing_marker_warnings(fitted, table.origin) + spelling_warnings(fitted, table.origin)
     else:
         names, X = features, _numeric_matrix(table, features)
 
@@ -172,6 +174,30 @@ def missing_marker_warnings(fitted: Binarizer, origin: str) -> list[str]:
     return out
 
 
+def spelling_warnings(fitted: Binarizer, origin: str) -> list[str]:
+    """A warning for each one-hot encoded column with values that differ only in case or
+    surrounding spaces (``Paris``, `` Paris``, ``paris``): as written they are separate features,
+    which a spreadsheet's stray space or capital makes without the user meaning it."""
+    out = []
+    for enc in fitted.encodings:
+        if enc.kind != "onehot":
+            continue
+        groups: dict[str, list[str]] = {}
+        for v in enc.values:
+            if isinstance(v, str):
+                groups.setdefault(_spelling(v), []).append(v)
+        split = [g for g in groups.values() if len(g) > 1]
+        if split:
+            name = json.dumps(enc.column)  # quoted and escaped: a column name is data
+            shown = "; ".join(", ".join(json.dumps(v)[1:-1].join("''") for v in g) for g in split[:5])
+            shown += f" (and {len(split) - 5} more such groups)" if len(split) > 5 else ""
+            out.append(
+                f"{origin}: column {name} holds {shown}, which differ only in case or spaces and are "
+                "separate categories (features) as written; if they are one value, write it one way in the file"
+            )
+    return out
+
+
 def _select(spec: DataSpec, table: Table, target: str) -> list[str]:
     names = table.names
     listing = f"columns are: {', '.join(names)}"
@@ -194,6 +220,24 @@ def _select(spec: DataSpec, table: Table, target: str) -> list[str]:
             hint="a model cannot use its own target as a feature; remove it",
         )
     return [c for c in wanted if c not in (target, spec.weights) and c not in spec.drop]
+
+
+def _no_repeated_names(table: Table, used: list[str]) -> None:
+    """Refuse a used column whose name the header writes twice: a model over ``age_1`` (the
+    reader's name for the second ``age``) could not be run on the user's table."""
+    for c in used:
+        group = table.repeated.get(c)
+        if group:
+            written = group[0]
+            raise DataError(
+                f"the column name {written!r} is written {'twice' if len(group) == 2 else f'{len(group)} times'} "
+                "in the header "
+                f"(read as {', '.join(map(repr, group))})",
+                file=table.origin,
+                line=1,
+                hint="give each column its own name in the file's first line, or leave them out of the model: "
+                f"drop: {json.dumps(group)}",
+            )
 
 
 def _missing(spec: DataSpec, table: Table, used: list[str], target: str) -> Table:

@@ -10,7 +10,7 @@ import os
 import re
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,9 @@ class Table:
     rows: np.ndarray
     header_lines: int = 0
     target: str | None = None
+    # columns whose name the header writes twice (the reader renamed the second ``age`` to
+    # ``age_1``): each name, as read, to the names of that group
+    repeated: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def n_rows(self) -> int:
@@ -63,6 +66,7 @@ class Table:
             self.rows[keep],
             self.header_lines,
             self.target,
+            self.repeated,
         )
 
     def where(self, name: str, index: int) -> dict[str, Any]:
@@ -228,26 +232,22 @@ def _is_blank(path: Path) -> bool:
         return False
 
 
-def _no_repeated_names(con: Any, path: Path, names: list[str], shown: str) -> None:
-    """Refuse a header that names a column twice: DuckDB renames the second ``age`` to ``age_1``,
-    a column the user's table lacks, so a model over it could not be run on that table. Only a
-    header where such a rename can have happened is read again."""
+def _repeated_names(con: Any, path: Path, names: list[str]) -> dict[str, list[str]]:
+    """The columns whose name the header writes twice: DuckDB renames the second ``age`` to
+    ``age_1``, a column the user's table lacks. Only a header where such a rename can have
+    happened is read again; each name as read maps to its group (``age``, ``age_1``)."""
     renamed = [n for n in names if (m := re.fullmatch(r"(.+)_[0-9]+", n, re.S)) and m.group(1) in names]
     if not renamed:
-        return
+        return {}
     header = con.execute(
         "SELECT * FROM read_csv($path, header=false, all_varchar=true) LIMIT 1", {"path": str(path)}
     ).fetchone()
-    seen: dict[str, int] = {}
-    for position, name in enumerate(header or (), start=1):
-        if name in seen:
-            raise DataError(
-                f"the column name {name!r} is written twice in the header (columns {seen[name]} and {position})",
-                file=shown,
-                line=1,
-                hint="give each column its own name in the file's first line",
-            )
-        seen.setdefault(name, position)
+    if header is None or len(header) != len(names):
+        return {}
+    groups: dict[str, list[str]] = {}
+    for written, read in zip(header, names):
+        groups.setdefault(str(written), []).append(read)
+    return {read: group for group in groups.values() if len(group) > 1 for read in group}
 
 
 def read_file(
@@ -305,8 +305,7 @@ def read_file(
         )
         described = con.execute(f"DESCRIBE {RAW_TABLE}").fetchall()
         names = [str(r[0]) for r in described]
-        if not parquet:
-            _no_repeated_names(con, path, names, shown)
+        repeated = {} if parquet else _repeated_names(con, path, names)
         raw_types = {str(r[0]): str(r[1]) for r in described}
         unknown = [c for c in (types or {}) if c not in raw_types]
         if unknown:
@@ -393,7 +392,7 @@ def read_file(
         columns[name] = data
         missing[name] = mask
     rows = np.asarray(raw[row_column], dtype=np.int64)
-    return Table(shown, names, columns, missing, rows, header_lines=0 if parquet else 1)
+    return Table(shown, names, columns, missing, rows, header_lines=0 if parquet else 1, repeated=repeated)
 
 
 RAW_TABLE = "gw_raw"

@@ -140,7 +140,7 @@ def test_a_column_name_written_twice_is_refused_not_renamed(tmp_path, header, re
     with pytest.raises(DataError) as info:
         _load(tmp_path, text, binarize={})
     message = str(info.value)
-    assert "d.csv:1" in message and repr(repeated) in message and "twice" in message
+    assert "d.csv:1" in message and repr(repeated) in message and "in the header" in message
 
 
 def test_missing_markers_in_a_text_column_are_named_in_a_warning(tmp_path):
@@ -212,3 +212,12 @@ def test_categories_differing_only_in_case_or_spaces_are_named_in_a_warning(tmp_
     assert len(problem.warnings) == 1
     warning = problem.warnings[0]
     assert 'column "city"' in warning and "'Paris', ' Paris', 'paris'" in warning and "case or spaces" in warning
+
+
+def test_a_repeated_column_left_out_of_the_model_does_not_stop_the_load(tmp_path):
+    """The ProPublica COMPAS file writes 'decile_score' twice: leaving both copies out (the hint
+    says how) loads the rest of the file."""
+    text = "age,score,score,y\n" + "".join(f"{20 + i},{i % 4},{i % 4},{'yes' if i % 3 else 'no'}\n" for i in range(12))
+    with pytest.raises(DataError, match=r'drop: \["score", "score_1"\]'):
+        _load(tmp_path, text, binarize={})
+    assert _load(tmp_path, text, binarize={}, drop=["score", "score_1"]).feature_names
