@@ -221,3 +221,23 @@ def test_a_repeated_column_left_out_of_the_model_does_not_stop_the_load(tmp_path
     with pytest.raises(DataError, match=r'drop: \["score", "score_1"\]'):
         _load(tmp_path, text, binarize={})
     assert _load(tmp_path, text, binarize={}, drop=["score", "score_1"]).feature_names
+
+
+def test_a_file_not_in_utf8_is_named_with_the_line_and_the_encoding_to_save(tmp_path):
+    """Excel on Windows saves CSV as cp1252: DuckDB said only 'CSV Error on Line: 4'."""
+    rows = ["age;city;y"] + [f"{20 + i};{'Nîmes' if i == 2 else 'Paris'};{'yes' if i % 3 else 'no'}" for i in range(12)]
+    (tmp_path / "d.csv").write_bytes("\n".join(rows).encode("cp1252") + b"\n")
+    with pytest.raises(DataError) as info:
+        load_problem(DataSpec(source="d.csv", target="y", binarize={}, split={"kind": "none"}), tmp_path)
+    message = str(info.value)
+    assert "d.csv:4" in message and "UTF-8" in message and "0xee" in message.lower()
+
+
+@pytest.mark.parametrize("delimiter", [";", ",", "\t"])
+def test_excels_sep_line_is_named(tmp_path, delimiter):
+    rows = [f"sep={delimiter}", f"age{delimiter}y"] + [
+        f"{20 + i}{delimiter}{'yes' if i % 3 else 'no'}" for i in range(12)
+    ]
+    (tmp_path / "d.csv").write_text("\n".join(rows) + "\n")
+    with pytest.raises(DataError, match=r"d\.csv:1: .*'sep=.*delete that line"):
+        load_problem(DataSpec(source="d.csv", target="y", binarize={}, split={"kind": "none"}), tmp_path)
