@@ -222,6 +222,36 @@ def _names_with_line_breaks(path: Path) -> list[str]:
     return [n for n in names if "\n" in n or "\r" in n]
 
 
+def _first_line(path: Path) -> str:
+    """The file's first line (at most 4 KiB), without a UTF-8 byte order mark."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return ""
+    return head.removeprefix(b"\xef\xbb\xbf").split(b"\n", 1)[0].rstrip(b"\r").decode("utf-8", errors="replace")
+
+
+def _not_utf8(path: Path) -> tuple[int, int] | None:
+    """The line and byte value of the first byte that is not UTF-8, or None when the file is."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    line = 1
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                try:
+                    decoder.decode(chunk)
+                except UnicodeDecodeError as exc:
+                    start = max(exc.start, 0)
+                    return line + chunk[:start].count(b"\n"), chunk[start] if start < len(chunk) else 0
+                line += chunk.count(b"\n")
+    except OSError:
+        return None
+    return None
+
+
 def _is_blank(path: Path) -> bool:
     """Whether a CSV file holds nothing but whitespace (DuckDB reads it as a column 'column0')."""
     try:
@@ -296,6 +326,14 @@ def read_file(
             file=shown,
             hint="write the column names on the first line, then one line per row",
         )
+    if not parquet and re.fullmatch(r"sep=.?", _first_line(path).strip(), re.S):
+        con.close()
+        raise DataError(
+            f"the first line {_first_line(path).strip()!r} is a spreadsheet's note of the delimiter, not the header",
+            file=shown,
+            line=1,
+            hint="delete that line from the file (the delimiter is found without it)",
+        )
     try:
         run_bounded(
             con,
@@ -357,6 +395,14 @@ def read_file(
                 file=shown,
                 hint=f"the file does not fit in the {config['memory_limit']} glasswork gives DuckDB "
                 f"to read data; keep fewer rows or columns (data.columns, data.where)",
+            ) from None
+        bad_byte = None if parquet else _not_utf8(path)
+        if bad_byte is not None:
+            raise DataError(
+                f"the file is not UTF-8: byte 0x{bad_byte[1]:02x} is not valid UTF-8 text",
+                file=shown,
+                line=bad_byte[0],
+                hint="save the file as UTF-8 (in Excel: 'CSV UTF-8'; or iconv -f cp1252 -t utf-8)",
             ) from None
         broken = [] if parquet else _names_with_line_breaks(path)
         if broken:
