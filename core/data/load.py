@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -321,12 +322,12 @@ def _check_text_columns(spec: DataSpec, table: Table, features: list[str]) -> No
         if col.dtype.kind != "O" or c in listed or spec.types.get(c) == "category":
             continue
         values = col.tolist()
-        kinds = [_formatting(v) for v in values]
-        formatted = [i for i, k in enumerate(kinds) if k is not None]
-        if len(formatted) * 2 > len(values):
-            first = formatted[0]
-            distinct = len(set(values))
-            if kinds[first] == "date":
+        counts = Counter(values)  # each distinct value judged once
+        kinds = {v: k for v in counts if (k := _formatting(v)) is not None}
+        if sum(counts[v] for v in kinds) * 2 > len(values):
+            first = next(i for i, v in enumerate(values) if v in kinds)
+            distinct = len(counts)
+            if kinds[values[first]] == "date":
                 what = f"value {values[first]!r} is a date, which is read as text"
                 fix = "add a numeric column made from it (a year, days since a start) to the file, drop it"
             else:
