@@ -7,6 +7,8 @@ turns it into exit status 2 before anything is written).
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +55,7 @@ def _load(spec: DataSpec, base_dir: Path, bounds: Bounds) -> Problem:
         )
     features = _select(spec, table, target)
     used = [*features, target] + ([spec.weights] if spec.weights else [])
+    _no_repeated_names(table, used)
     table = _missing(spec, table, used, target)
     _not_empty(spec, table, features)
 
@@ -66,6 +69,7 @@ def _load(spec: DataSpec, base_dir: Path, bounds: Bounds) -> Problem:
                 file=test.origin,
                 hint="train and test files need the same columns",
             )
+        _no_repeated_names(test, used)
         test = _missing(spec, test, used, target)
         if test.n_rows == 0:
             raise DataError("the test file has no rows", file=test.origin, hint="check the file and the 'where' filter")
@@ -90,6 +94,7 @@ def _load(spec: DataSpec, base_dir: Path, bounds: Bounds) -> Problem:
                 hint="check 'columns', 'drop' and 'where'",
             )
         warnings = id_column_warnings(fitted, train.shape[0], table.origin)
+        warnings += missing_marker_warnings(fitted, table.origin) + spelling_warnings(fitted, table.origin)
     else:
         names, X = features, _numeric_matrix(table, features)
 
@@ -146,6 +151,54 @@ def id_column_warnings(fitted: Binarizer, n_rows: int, origin: str) -> list[str]
     return out
 
 
+# Tokens people write for "no value" that the one missing-value rule (glasswork.values.is_missing)
+# keeps as text, since each can be a real category ('NA': North America, 'None': a level).
+MISSING_MARKERS = frozenset({"na", "n/a", "n.a.", "#n/a", "null", "none", "nil", "?", "-", "--", "missing", "unknown"})
+
+
+def missing_marker_warnings(fitted: Binarizer, origin: str) -> list[str]:
+    """A warning for each one-hot encoded column with values that usually mean missing: they are
+    categories as written (``city:N/A``), which is right only if the user meant them as values."""
+    out = []
+    for enc in fitted.encodings:
+        if enc.kind != "onehot":
+            continue
+        markers = [v for v in enc.values if isinstance(v, str) and v.strip().casefold() in MISSING_MARKERS]
+        if markers:
+            name = json.dumps(enc.column)  # quoted and escaped: a column name is data
+            shown = ", ".join(json.dumps(m)[1:-1].join("''") for m in markers)
+            out.append(
+                f'{origin}: column {name} holds {shown}, read as categories (features {name[:-1]}:..."), '
+                "not missing; if they mean missing, leave those cells empty in the file (an empty cell is "
+                "missing) and set 'missing: drop', or keep them out with data.where"
+            )
+    return out
+
+
+def spelling_warnings(fitted: Binarizer, origin: str) -> list[str]:
+    """A warning for each one-hot encoded column with values that differ only in case or
+    surrounding spaces (``Paris``, `` Paris``, ``paris``): as written they are separate features,
+    which a spreadsheet's stray space or capital makes without the user meaning it."""
+    out = []
+    for enc in fitted.encodings:
+        if enc.kind != "onehot":
+            continue
+        groups: dict[str, list[str]] = {}
+        for v in enc.values:
+            if isinstance(v, str):
+                groups.setdefault(_spelling(v), []).append(v)
+        split = [g for g in groups.values() if len(g) > 1]
+        if split:
+            name = json.dumps(enc.column)  # quoted and escaped: a column name is data
+            shown = "; ".join(", ".join(json.dumps(v)[1:-1].join("''") for v in g) for g in split[:5])
+            shown += f" (and {len(split) - 5} more such groups)" if len(split) > 5 else ""
+            out.append(
+                f"{origin}: column {name} holds {shown}, which differ only in case or spaces and are "
+                "separate categories (features) as written; if they are one value, write it one way in the file"
+            )
+    return out
+
+
 def _select(spec: DataSpec, table: Table, target: str) -> list[str]:
     names = table.names
     listing = f"columns are: {', '.join(names)}"
@@ -168,6 +221,24 @@ def _select(spec: DataSpec, table: Table, target: str) -> list[str]:
             hint="a model cannot use its own target as a feature; remove it",
         )
     return [c for c in wanted if c not in (target, spec.weights) and c not in spec.drop]
+
+
+def _no_repeated_names(table: Table, used: list[str]) -> None:
+    """Refuse a used column whose name the header writes twice: a model over ``age_1`` (the
+    reader's name for the second ``age``) could not be run on the user's table."""
+    for c in used:
+        group = table.repeated.get(c)
+        if group:
+            written = group[0]
+            raise DataError(
+                f"the column name {written!r} is written {'twice' if len(group) == 2 else f'{len(group)} times'} "
+                "in the header "
+                f"(read as {', '.join(map(repr, group))})",
+                file=table.origin,
+                line=1,
+                hint="give each column its own name in the file's first line, or leave them out of the model: "
+                f"drop: {json.dumps(group)}",
+            )
 
 
 def _missing(spec: DataSpec, table: Table, used: list[str], target: str) -> Table:
@@ -213,20 +284,63 @@ def _numeric(table: Table, name: str) -> np.ndarray:
             raise DataError(
                 f"value {v!r} is not a number",
                 **table.where(name, i),
-                hint="fix the value, 'drop' the column, or add 'binarize:' to one-hot encode text",
+                hint="write a plain number (12 not 12%, 1200 not $1,200, 1.5 not 1,5)"
+                if _formatting(v) == "number"
+                else "fix the value, 'drop' the column, or add 'binarize:' to one-hot encode text",
             ) from None
     return out
 
 
+# A number as people write it in a spreadsheet, which a CSV reader reads as text: a currency sign,
+# thousands separators (``1,234``, ``1.234``, ``1 234``), a decimal comma, a percent sign.
+_FORMATTED_NUMBER = re.compile(
+    r"[-+]?[$€£¥]?\s?[-+]?(\d{1,3}([,. ]\d{3})+([.,]\d+)?|\d+,\d+|\d+(\.\d*)?|\.\d+)\s?[$€£¥%]?",
+)
+_PLAIN_NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?")
+
+
+def _formatting(value: object) -> str | None:
+    """What makes a text cell a number or a date the reader keeps as text, or None."""
+    text = str(value).strip()
+    if _PLAIN_NUMBER.fullmatch(text):
+        return None
+    if _DATE.fullmatch(text):
+        return "date"
+    if _FORMATTED_NUMBER.fullmatch(text) and any(ch.isdigit() for ch in text):
+        return "number"
+    return None
+
+
 def _check_text_columns(spec: DataSpec, table: Table, features: list[str]) -> None:
-    """A text column whose values are mostly numbers has a typo, not categories: name it."""
+    """A text column whose values are mostly numbers has a typo, not categories; one whose values
+    are mostly numbers written with formatting (``12%``, ``$1,200``, ``1,5``) or dates would become
+    one feature per value: name it, with what to write, rather than one-hot encode it."""
     listed = set(spec.binarize.categorical) if spec.binarize is not None else set()
     for c in features:
         col = table.columns[c]
-        if col.dtype.kind != "O" or c in listed:
+        if col.dtype.kind != "O" or c in listed or spec.types.get(c) == "category":
             continue
+        values = col.tolist()
+        counts = Counter(values)  # each distinct value judged once
+        kinds = {v: k for v in counts if (k := _formatting(v)) is not None}
+        if sum(counts[v] for v in kinds) * 2 > len(values):
+            first = next(i for i, v in enumerate(values) if v in kinds)
+            distinct = len(counts)
+            if kinds[values[first]] == "date":
+                what = f"value {values[first]!r} is a date, which is read as text"
+                fix = "add a numeric column made from it (a year, days since a start) to the file, drop it"
+            else:
+                what = f"value {values[first]!r} is a number written with formatting, which is read as text"
+                fix = "write plain numbers in the file (12 not 12%, 1200 not $1,200, 1.5 not 1,5)"
+            raise DataError(
+                what,
+                **table.where(c, first),
+                hint=f"its {distinct} distinct value(s) would become {distinct} one-hot features; {fix}, "
+                f"or list {c!r} under binarize.categorical to one-hot encode its values as written",
+            )
         bad = []
-        for i, v in enumerate(col.tolist()):
+        for i, v in enumerate(values):
             try:
                 float(v)
             except (TypeError, ValueError):
@@ -234,11 +348,18 @@ def _check_text_columns(spec: DataSpec, table: Table, features: list[str]) -> No
                 if len(bad) * 2 > len(col):
                     break
         if bad and len(bad) * 2 <= len(col):
+            marker = str(col[bad[0]]).strip().casefold() in MISSING_MARKERS
             raise DataError(
                 f"value {col[bad[0]]!r} is not a number, in a column of numbers",
                 **table.where(c, bad[0]),
-                hint=f"{len(bad)} such row(s): fix them, or list {c!r} under "
-                "binarize.categorical to one-hot encode its values",
+                hint=f"{len(bad)} such row(s): "
+                + (
+                    "if they mean missing, leave the cell empty in the file (an empty cell is missing) and set "
+                    "'missing: drop' to leave those rows out; otherwise fix them, or "
+                    if marker
+                    else "fix them, or "
+                )
+                + f"list {c!r} under binarize.categorical to one-hot encode its values",
             )
 
 
@@ -291,8 +412,32 @@ def _weights(spec: DataSpec, table: Table) -> np.ndarray | None:
     return w
 
 
+def _spelling(label: str) -> str:
+    """A label as a reader hears it: without case or surrounding spaces."""
+    return label.strip().casefold()
+
+
+def _same_label_spelled_twice(table: Table, target: str) -> None:
+    """Refuse text labels that differ only in case or surrounding spaces (``Yes``, ``yes``,
+    `` yes``): as written they are different classes, so one label would be split in two, or
+    flipped to the negative class by ``positive: yes``."""
+    seen: dict[str, str] = {}
+    for i, v in enumerate(table.columns[target].tolist()):
+        if not isinstance(v, str):
+            continue
+        first = seen.setdefault(_spelling(v), v)
+        if first != v:
+            raise DataError(
+                f"the target labels {first!r} and {v!r} differ only in case or spaces, so they would be "
+                "two different classes",
+                **table.where(target, i),
+                hint="write each label one way in the file (the same case, no spaces around it)",
+            )
+
+
 def _encode_target(spec: DataSpec, table: Table, target: str) -> tuple[Any, np.ndarray, np.ndarray | None]:
     y_raw = table.columns[target]
+    _same_label_spelled_twice(table, target)
     values = _unique(y_raw)
     if len(values) < 2:
         shown = values[0] if len(values) else None
@@ -347,8 +492,16 @@ def _encode_test_target(spec: DataSpec, test: Table, target: str, task: str, cla
     if task == "regression" or classes is None:
         return _numeric(test, target)
     y_raw = test.columns[target].tolist()
+    _same_label_spelled_twice(test, target)
     if spec.positive is not None:
         pos = classes[1]
+        for i, v in enumerate(y_raw):
+            if isinstance(v, str) and isinstance(pos, str) and v != pos and _spelling(v) == _spelling(pos):
+                raise DataError(
+                    f"test label {v!r} differs from the positive label {pos!r} only in case or spaces",
+                    **test.where(target, i),
+                    hint="write each label one way in both files (the same case, no spaces around it)",
+                )
         return np.asarray([v == pos for v in y_raw], dtype=np.int64)
     index = {v: i for i, v in enumerate(classes.tolist())}
     for i, v in enumerate(y_raw):

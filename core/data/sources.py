@@ -10,7 +10,7 @@ import os
 import re
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,9 @@ class Table:
     rows: np.ndarray
     header_lines: int = 0
     target: str | None = None
+    # columns whose name the header writes twice (the reader renamed the second ``age`` to
+    # ``age_1``): each name, as read, to the names of that group
+    repeated: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def n_rows(self) -> int:
@@ -63,6 +66,7 @@ class Table:
             self.rows[keep],
             self.header_lines,
             self.target,
+            self.repeated,
         )
 
     def where(self, name: str, index: int) -> dict[str, Any]:
@@ -218,6 +222,64 @@ def _names_with_line_breaks(path: Path) -> list[str]:
     return [n for n in names if "\n" in n or "\r" in n]
 
 
+def _first_line(path: Path) -> str:
+    """The file's first line (at most 4 KiB), without a UTF-8 byte order mark."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return ""
+    return head.removeprefix(b"\xef\xbb\xbf").split(b"\n", 1)[0].rstrip(b"\r").decode("utf-8", errors="replace")
+
+
+def _not_utf8(path: Path) -> tuple[int, int] | None:
+    """The line and byte value of the first byte that is not UTF-8, or None when the file is."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    line = 1
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                try:
+                    decoder.decode(chunk)
+                except UnicodeDecodeError as exc:
+                    start = max(exc.start, 0)
+                    return line + chunk[:start].count(b"\n"), chunk[start] if start < len(chunk) else 0
+                line += chunk.count(b"\n")
+    except OSError:
+        return None
+    return None
+
+
+def _is_blank(path: Path) -> bool:
+    """Whether a CSV file holds nothing but whitespace (DuckDB reads it as a column 'column0')."""
+    try:
+        if path.stat().st_size > 65536:
+            return False
+        return not path.read_bytes().lstrip(b"\xef\xbb\xbf").strip()
+    except OSError:
+        return False
+
+
+def _repeated_names(con: Any, path: Path, names: list[str]) -> dict[str, list[str]]:
+    """The columns whose name the header writes twice: DuckDB renames the second ``age`` to
+    ``age_1``, a column the user's table lacks. Only a header where such a rename can have
+    happened is read again; each name as read maps to its group (``age``, ``age_1``)."""
+    renamed = [n for n in names if (m := re.fullmatch(r"(.+)_[0-9]+", n, re.S)) and m.group(1) in names]
+    if not renamed:
+        return {}
+    header = con.execute(
+        "SELECT * FROM read_csv($path, header=false, all_varchar=true) LIMIT 1", {"path": str(path)}
+    ).fetchone()
+    if header is None or len(header) != len(names):
+        return {}
+    groups: dict[str, list[str]] = {}
+    for written, read in zip(header, names):
+        groups.setdefault(str(written), []).append(read)
+    return {read: group for group in groups.values() if len(group) > 1 for read in group}
+
+
 def read_file(
     path: Path,
     label: str,
@@ -237,6 +299,18 @@ def read_file(
 
     bounds = bounds or Bounds()
     shown = shown_path(path, label)
+    other = _OTHER_FORMATS.get(path.suffix.lower())
+    if other is not None:  # DuckDB's CSV reader would take it for a CSV of one odd column
+        raise DataError(
+            f"this is a file of another format ({other}); glasswork reads CSV and Parquet files",
+            file=shown,
+            hint="save it as a .csv or .parquet file and name that file"
+            + (
+                f", e.g. duckdb -c \"COPY (SELECT * FROM read_json('{path.name}')) TO '{path.stem}.parquet'\""
+                if other.startswith("JSON") and path.name.isprintable() and not {"'", '"', "\\"} & set(path.name)
+                else ""
+            ),
+        )
     parquet = path.suffix.lower() in (".parquet", ".pq")
     reader = "read_parquet($path)" if parquet else "read_csv($path, sample_size=-1, all_varchar=true)"
     config = sandbox_config(bounds.memory)
@@ -245,6 +319,21 @@ def read_file(
     def scrub(text: str) -> str:
         return text.replace(str(path), shown) if shown != str(path) else text
 
+    if not parquet and _is_blank(path):
+        con.close()
+        raise DataError(
+            "the file is empty",
+            file=shown,
+            hint="write the column names on the first line, then one line per row",
+        )
+    if not parquet and re.fullmatch(r"sep=.?", _first_line(path).strip(), re.S):
+        con.close()
+        raise DataError(
+            f"the first line {_first_line(path).strip()!r} is a spreadsheet's note of the delimiter, not the header",
+            file=shown,
+            line=1,
+            hint="delete that line from the file (the delimiter is found without it)",
+        )
     try:
         run_bounded(
             con,
@@ -254,6 +343,7 @@ def read_file(
         )
         described = con.execute(f"DESCRIBE {RAW_TABLE}").fetchall()
         names = [str(r[0]) for r in described]
+        repeated = {} if parquet else _repeated_names(con, path, names)
         raw_types = {str(r[0]): str(r[1]) for r in described}
         unknown = [c for c in (types or {}) if c not in raw_types]
         if unknown:
@@ -306,6 +396,14 @@ def read_file(
                 hint=f"the file does not fit in the {config['memory_limit']} glasswork gives DuckDB "
                 f"to read data; keep fewer rows or columns (data.columns, data.where)",
             ) from None
+        bad_byte = None if parquet else _not_utf8(path)
+        if bad_byte is not None:
+            raise DataError(
+                f"the file is not UTF-8: byte 0x{bad_byte[1]:02x} is not valid UTF-8 text",
+                file=shown,
+                line=bad_byte[0],
+                hint="save the file as UTF-8 (in Excel: 'CSV UTF-8'; or iconv -f cp1252 -t utf-8)",
+            ) from None
         broken = [] if parquet else _names_with_line_breaks(path)
         if broken:
             raise DataError(
@@ -340,10 +438,27 @@ def read_file(
         columns[name] = data
         missing[name] = mask
     rows = np.asarray(raw[row_column], dtype=np.int64)
-    return Table(shown, names, columns, missing, rows, header_lines=0 if parquet else 1)
+    return Table(shown, names, columns, missing, rows, header_lines=0 if parquet else 1, repeated=repeated)
 
 
 RAW_TABLE = "gw_raw"
+# File kinds people name as data that are neither CSV nor Parquet, by suffix.
+_OTHER_FORMATS = {
+    ".json": "JSON",
+    ".jsonl": "JSON lines",
+    ".ndjson": "JSON lines",
+    ".xlsx": "Excel",
+    ".xls": "Excel",
+    ".ods": "OpenDocument spreadsheet",
+    ".feather": "Arrow/Feather",
+    ".arrow": "Arrow/Feather",
+    ".sav": "SPSS",
+    ".dta": "Stata",
+    ".sas7bdat": "SAS",
+    ".rds": "R",
+    ".pkl": "pickle",
+    ".pickle": "pickle",
+}
 TYPE_NAMES = ("category", "numeric", "boolean")
 
 # What a CSV cell must look like to be read as a number (the missing-value rule comes first):

@@ -147,7 +147,7 @@ SECRET_CASES = {
     "bad filter": ("a,y\n1,0\n2,1\n", {"target": "y", "where": "nosuch = 1"}, "'where' filter"),
     "bad value": ("a,y\n1,0\nabc,1\n3,0\n", {"target": "y"}, "is not a number"),
     "missing value": ("a,y\n1,0\n,1\n", {"target": "y"}, "missing value"),
-    "bad file": (b"a,y\n1,0\n\xff\xfe,1\n", {"target": "y"}, "cannot read the file"),
+    "bad file": (b"a,y\n1,0\n\xff\xfe,1\n", {"target": "y"}, "the file is not UTF-8"),
     "bad override": ("a,y\n1,0\nx,1\n", {"target": "y", "types": {"a": "numeric"}}, "data.types.a"),
     "folder": (None, {"target": "y"}, "is a folder"),
     "corels counts": ({"d.out": "{a} 1 0 1\n", "d.label": "{y:0} 1 0\n{y:1} 0 1\n"}, {}, "samples here"),
