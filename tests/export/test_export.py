@@ -490,3 +490,19 @@ def test_a_missing_value_gives_no_prediction_in_every_format(runs: dict, case: s
     values = [x.item() if hasattr(x, "item") else x for x in (full[k] for k in names)]
     got = con.execute("SELECT " + ", ".join(f'? AS "{k}"' for k in names), values).fetchone()
     assert module["predict"](got) is None and module["missing"](got) == [reads[-1]]
+
+
+def test_the_export_namespace_offers_every_quoting_helper() -> None:
+    """docs/plugins.md tells plugin authors the ``glasswork.quoting`` helpers are re-exported by
+    ``glasswork.export``; ``from glasswork.export import *`` gives every name of ``__all__``."""
+    import subprocess
+    import sys
+
+    import glasswork.export
+    import glasswork.quoting
+
+    missing = [name for name in glasswork.quoting.__all__ if name not in glasswork.export.__all__]
+    assert missing == []
+    code = "from glasswork.export import *\nimport glasswork.export as e\nprint(sorted(set(e.__all__) - set(dir())))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert (out.returncode, out.stdout.strip()) == (0, "[]"), out.stderr[-500:]
