@@ -111,6 +111,33 @@ def test_solver_exception_is_a_solver_failure(toy_registry):
     assert sink.finished and sink.outcome is None
 
 
+def test_a_solver_failure_names_the_plugin(toy_registry):
+    """A solver that raises mid-search is its plugin's fault: the message says whose."""
+    with pytest.raises(SolverFailure, match=r"solver 'toy' from plugin 'toy' \(explicit\) failed: .*asked to fail"):
+        launch(toy_registry, spec(toy_registry, search={"behaviour": "raise"})).run()
+    with pytest.raises(SolverFailure, match=r"from plugin 'toy' \(explicit\) returned"):
+        launch(toy_registry, spec(toy_registry, search={"behaviour": "bad_result"})).run()
+
+
+def test_a_solver_that_never_stops_at_its_limit_is_abandoned(toy_registry, monkeypatch):
+    """A solver that never looks at ``ctx.check`` or the stop flag would hold a run (a sweep, a
+    CI job) past its time limit for ever: past a grace it is abandoned as its plugin's failure,
+    and the run's sinks (the store) are told it failed."""
+    import glasswork.runner
+
+    monkeypatch.setattr(glasswork.runner, "WATCHDOG_GRACE_SECONDS", 0.2)
+    monkeypatch.setattr(glasswork.runner, "ABANDON_SECONDS", 0.5, raising=False)
+    sink = CollectingSink()
+    started = time.monotonic()
+    document = spec(toy_registry, search={"behaviour": "ignore_stop", "step_seconds": 4.0}, limits={"time": 0.2})
+    with pytest.raises(SolverFailure, match=r"solver 'toy' from plugin 'toy' \(explicit\) did not stop .*time limit"):
+        launch(toy_registry, document).run([sink])
+    assert time.monotonic() - started < 3.0
+    assert sink.finished and isinstance(sink.error, SolverFailure)
+    assert any("has not stopped" in (e.message or "") for e in sink.of_kind("log"))
+    time.sleep(3.5)  # let the abandoned worker finish before the next test
+
+
 def test_a_non_result_is_a_solver_failure(toy_registry):
     with pytest.raises(SolverFailure, match="not a glasswork.Result"):
         launch(toy_registry, spec(toy_registry, search={"behaviour": "bad_result"})).run()
