@@ -125,17 +125,17 @@ def test_a_solver_that_never_stops_at_its_limit_is_abandoned(toy_registry, monke
     and the run's sinks (the store) are told it failed."""
     import glasswork.runner
 
-    monkeypatch.setattr(glasswork.runner, "WATCHDOG_GRACE_SECONDS", 0.2)
-    monkeypatch.setattr(glasswork.runner, "ABANDON_SECONDS", 0.5, raising=False)
+    monkeypatch.setattr(glasswork.runner, "WATCHDOG_GRACE_SECONDS", 0.1)
+    monkeypatch.setattr(glasswork.runner, "ABANDON_SECONDS", 0.3, raising=False)
     sink = CollectingSink()
     started = time.monotonic()
-    document = spec(toy_registry, search={"behaviour": "ignore_stop", "step_seconds": 4.0}, limits={"time": 0.2})
+    document = spec(toy_registry, search={"behaviour": "ignore_stop", "step_seconds": 1.0}, limits={"time": 0.1})
     with pytest.raises(SolverFailure, match=r"solver 'toy' from plugin 'toy' \(explicit\) did not stop .*time limit"):
         launch(toy_registry, document).run([sink])
-    assert time.monotonic() - started < 3.0
+    assert time.monotonic() - started < 0.9
     assert sink.finished and isinstance(sink.error, SolverFailure)
     assert any("has not stopped" in (e.message or "") for e in sink.of_kind("log"))
-    time.sleep(3.5)  # let the abandoned worker finish before the next test
+    time.sleep(1.0)  # let the abandoned worker finish before the next test
 
 
 def test_a_non_result_is_a_solver_failure(toy_registry):
