@@ -6,6 +6,7 @@ json document's schema, and the CLI commands."""
 from __future__ import annotations
 
 import json
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -127,6 +128,32 @@ def test_a_kind_no_plugin_exports_is_named() -> None:
         load_model(
             {"format": "glasswork.model", "version": 1, "kind": "mystery_tree", "model": {"kind": "mystery_tree"}}
         )
+
+
+def test_an_export_or_load_hook_answering_the_wrong_type_is_named() -> None:
+    """A plugin whose ``export_model`` answers with something that is not text, or whose
+    ``load_model`` answers with something that cannot predict, is named in the error."""
+    from glasswork import hookimpl
+    from glasswork.registry import Registry
+
+    class _Wrong:
+        @staticmethod
+        @hookimpl
+        def export_model(model: dict[str, Any]) -> Any:
+            return b"bytes" if model.get("kind") == "odd" else None
+
+        @staticmethod
+        @hookimpl
+        def load_model(model: dict[str, Any]) -> Any:
+            return dict(model) if model.get("kind") == "odd" else None
+
+    registry = Registry(builtins=False, entry_points=False, disabled=(), extra=[("wrong", _Wrong)])
+    details = {"run_id": "x" * 32, "name": "n", "models": [{"model": {"kind": "odd"}}]}
+    with pytest.raises(ExportError, match="plugin 'wrong' returned bytes, not text"):
+        export_run(details, "markdown", registry=registry)
+    document = {"format": "glasswork.model", "version": 1, "kind": "odd", "model": {"kind": "odd"}}
+    with pytest.raises(ExportError, match="plugin 'wrong' rebuilt the 'odd' model as a dict, which has no predict"):
+        load_model(document, registry=registry)
 
 
 def test_load_model_rejects_other_documents(tmp_path: Path) -> None:
