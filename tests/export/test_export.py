@@ -149,7 +149,7 @@ def test_an_export_or_load_hook_answering_the_wrong_type_is_named() -> None:
 
     registry = Registry(builtins=False, entry_points=False, disabled=(), extra=[("wrong", _Wrong)])
     details = {"run_id": "x" * 32, "name": "n", "models": [{"model": {"kind": "odd"}}]}
-    with pytest.raises(ExportError, match="plugin 'wrong' returned bytes, not text"):
+    with pytest.raises(ExportError, match=r"\(plugin 'wrong'\) returned bytes, not text"):
         export_run(details, "markdown", registry=registry)
     document = {"format": "glasswork.model", "version": 1, "kind": "odd", "model": {"kind": "odd"}}
     with pytest.raises(ExportError, match="plugin 'wrong' rebuilt the 'odd' model as a dict, which has no predict"):
