@@ -258,8 +258,7 @@ class Registry:
                 for owner in owners:
                     others = ", ".join(self._named(o) for o in owners if o != owner)
                     self._plugins[owner].error = (
-                        f"solver {name!r} is also registered by {others}; uninstall one "
-                        f"or set {DISABLE_ENV}={owner}"
+                        f"solver {name!r} is also registered by {others}; uninstall one or set {DISABLE_ENV}={owner}"
                     )
 
     def _named(self, plugin: str) -> str:

@@ -152,8 +152,8 @@ class Runner:
                                 level="warning",
                                 message=(
                                     f"solver {solver.name!r} has not stopped {WATCHDOG_GRACE_SECONDS:g} s "
-                                    f"after {_WHY_STOPPED[ctx.stop_reason]}; press Ctrl-C {'again' if interrupts else 'twice'} "
-                                    "to abandon the run "
+                                    f"after {_WHY_STOPPED[ctx.stop_reason]}; press Ctrl-C "
+                                    f"{'again' if interrupts else 'twice'} to abandon the run "
                                     f"(it is abandoned at {ABANDON_SECONDS:g} s)"
                                 ),
                             ),

@@ -82,12 +82,13 @@ def test_a_view_that_cannot_be_drawn_falls_back_to_the_text_and_says_so() -> Non
     for answer, why in ((markup_table, "MarkupError"), (lambda: object(), "not a rich renderable")):
 
         class _Undrawable:
-            @staticmethod
-            @hookimpl
-            def render_model(model: dict[str, Any]) -> Any:
-                return answer()
+            view = staticmethod(answer)
 
-        registry = Registry(builtins=False, entry_points=False, disabled=(), extra=[("undrawable", _Undrawable)])
+            @hookimpl
+            def render_model(self, model: dict[str, Any]) -> Any:
+                return self.view()
+
+        registry = Registry(builtins=False, entry_points=False, disabled=(), extra=[("undrawable", _Undrawable())])
         text = rendered(model_view({"kind": "card"}, "SCORE = 2 age", registry=registry))
         assert "SCORE = 2 age" in text and "view of 'card' models failed" in text and why in text, text
         assert "plugin 'undrawable'" in text

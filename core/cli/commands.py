@@ -391,12 +391,12 @@ def plugins(as_json: bool) -> None:
     for column in ("extra", "for", "status"):
         extras.add_column(column)
     for backend in backends:
-        status = (
+        available = (
             "[green]installed[/green]"
             if backend["available"]
             else f"[yellow]missing[/yellow] {', '.join(backend['missing'])}: {escape(backend['install'])}"
         )
-        extras.add_row(backend["extra"], backend["purpose"], status)
+        extras.add_row(backend["extra"], backend["purpose"], available)
     console = make_console()
     console.print(table)
     console.print(extras)
