@@ -197,6 +197,13 @@ def test_a_failing_panels_hook_stays_local():
     assert reg.monitor_panels("toy") == []  # toy describes none; bad's failure is not the monitor's
 
 
+class _Loaded(tuple):
+    """What ``_Answers.load_model`` rebuilds: a marker that predicts (``load_model`` asks for it)."""
+
+    def predict(self, X: Any) -> Any:
+        return X
+
+
 class _Answers:
     """A plugin that answers every firstresult hook for its own model kind."""
 
@@ -213,7 +220,7 @@ class _Answers:
     @staticmethod
     @hookimpl
     def load_model(model: dict[str, Any]) -> object | None:
-        return ("loaded by answers", model["kind"]) if model.get("kind") == "answers" else None
+        return _Loaded(("loaded by answers", model["kind"])) if model.get("kind") == "answers" else None
 
     @staticmethod
     @hookimpl
