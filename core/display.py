@@ -47,7 +47,7 @@ def drawing_fault(view: Any) -> Exception | None:
     from rich.protocol import is_renderable
 
     if not is_renderable(view):
-        return TypeError(f"render_model returned a {type(view).__name__}, not a rich renderable")
+        return TypeError(f"render_model returned an object of type {type(view).__name__!r}, not a rich renderable")
     try:
         Console(width=120, file=io.StringIO(), color_system=None).print(view)
     except Exception as exc:
