@@ -13,6 +13,7 @@ re-exported here, where plugins import them.
 
 from __future__ import annotations
 
+import io
 from typing import TYPE_CHECKING, Any
 
 from rich import box
@@ -36,6 +37,22 @@ if TYPE_CHECKING:
 
 
 # -- models ----------------------------------------------------------------------------------------
+
+
+def drawing_fault(view: Any) -> Exception | None:
+    """Why a plugin's view cannot be printed (not a rich renderable, or it raises when drawn: a
+    name from the data read as markup), or ``None``. Drawn once into a throwaway console, so the
+    failure is the plugin's note over the model's text, not an exception where the view is printed."""
+    from rich.console import Console
+    from rich.protocol import is_renderable
+
+    if not is_renderable(view):
+        return TypeError(f"render_model returned an object of type {type(view).__name__!r}, not a rich renderable")
+    try:
+        Console(width=120, file=io.StringIO(), color_system=None).print(view)
+    except Exception as exc:
+        return exc
+    return None
 
 
 def model_table(title: str | None = None) -> Table:
@@ -64,7 +81,10 @@ def model_view(
             registry = get_registry()
         answer = registry.render_model(model, compact=compact, stats=stats)
         if answer.value is not None:
-            return answer.value
+            fault = drawing_fault(answer.value)
+            if fault is None:
+                return answer.value
+            answer.errors.append((answer.plugin or "?", fault))
         if answer.errors:
             note = Text(
                 terminal_text(

@@ -62,8 +62,10 @@ def render_model(model: dict[str, Any], compact: bool, stats: dict[str, Any]) ->
     finally the model's own text) gets its turn. ``compact`` asks for a view that fits the
     monitor's model box (drop detail columns); ``stats`` is the result's ``stats`` (empty while
     a search runs), for figures a full view may show beside the model. Return any Rich
-    renderable; ``glasswork.display.model_table`` gives the house table style. A renderer that
-    raises is reported in the view and the model's text is shown instead.
+    renderable; ``glasswork.display.model_table`` gives the house table style. Put text from the
+    data (feature names, labels) in as ``glasswork.console.plain_text``, never as markup. A
+    renderer that raises, returns no renderable, or returns one that fails to draw is reported in
+    the view and the model's text is shown instead.
     """
 
 

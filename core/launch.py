@@ -212,7 +212,9 @@ class Launch:
         runner = self._runner
         active = runner.start_sinks([*([self.store_sink] if self.store_sink else []), *sinks], info)
         try:
-            result, elapsed, interrupted = runner.solve(solver, problem, limits, active, self.executor)
+            result, elapsed, interrupted = runner.solve(
+                solver, problem, limits, active, self.executor, plugin=self.registry.plugin_of(solver.name)
+            )
             fault = model_contract_fault(result.model)
             if fault is not None:  # the plugin's omission, named before metrics or the store trip on it
                 raise SolverFailure(

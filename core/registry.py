@@ -256,11 +256,15 @@ class Registry:
             if len(owners) > 1:
                 self._solvers.pop(name, None)
                 for owner in owners:
-                    others = ", ".join(o for o in owners if o != owner)
+                    others = ", ".join(self._named(o) for o in owners if o != owner)
                     self._plugins[owner].error = (
-                        f"solver {name!r} is also registered by plugin {others}; uninstall one "
-                        f"or set {DISABLE_ENV}={owner}"
+                        f"solver {name!r} is also registered by {others}; uninstall one or set {DISABLE_ENV}={owner}"
                     )
+
+    def _named(self, plugin: str) -> str:
+        """``plugin 'NAME' (ORIGIN)``: how messages name a plugin, with where it comes from."""
+        info = self._plugins[plugin]
+        return f"plugin {info.name!r} ({info.origin})"
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -276,29 +280,44 @@ class Registry:
         owners = self._owners.get(solver) or []
         if not owners:
             return "an unregistered plugin"
-        info = self._plugins[owners[0]]
-        return f"plugin {info.name!r} ({info.origin})"
+        return self._named(owners[0])
 
     def explain_unknown(self, name: str) -> str:
-        """Why ``name`` is not usable, and what to do about it."""
+        """Why ``name`` is not usable, and what to do about it: the plugins that clash over it,
+        the plugin named after it that is disabled or failed to load, or the installed solvers
+        (with their plugins) and how a plugin is installed."""
         self.load_all()
         owners = self._owners.get(name, [])
         if len(owners) > 1:
             return (
-                f"solver {name!r} is registered by more than one plugin ({', '.join(owners)}); "
-                f"uninstall one or disable it with {DISABLE_ENV}"
+                f"solver {name!r} is registered by more than one plugin ({', '.join(map(self._named, owners))}); "
+                "uninstall one or disable it with " + " or ".join(f"{DISABLE_ENV}={o}" for o in owners)
             )
-        for info in self.plugins.values():
+        for key, info in self.plugins.items():
             if info.name == name and info.disabled:
                 return f"solver {name!r} is disabled by {DISABLE_ENV}"
             if info.name == name and info.error:
-                return f"the plugin providing {name!r} failed to load: {info.error.splitlines()[-1]}"
-        installed = ", ".join(sorted(self.solvers)) or "none"
-        message = f"unknown solver {name!r}; installed solvers: {installed}"
+                return (
+                    f"solver {name!r} would come from {self._named(key)}, which failed to load: "
+                    f"{info.error.splitlines()[-1]}; fix or reinstall it, or turn it off with "
+                    f"{DISABLE_ENV}={info.name} ('glasswork plugins' shows every plugin's state)"
+                )
+        owner = {solver: self._plugins[owners[0]] for solver, owners in self._owners.items() if owners}
+        installed = ", ".join(
+            f"{solver} (plugin {owner[solver].name!r}, {owner[solver].origin})" for solver in sorted(self.solvers)
+        )
+        close = difflib.get_close_matches(name, list(self.solvers), n=1)
+        message = (
+            f"unknown solver {name!r}{f' (did you mean {close[0]!r}?)' if close else ''}; "
+            f"installed solvers: {installed or 'none'}"
+        )
         broken = [i.name for i in self.plugins.values() if i.error]
         if broken:
-            message += f" (plugins that failed to load: {', '.join(broken)}; see 'glasswork plugins')"
-        return message
+            message += f"; plugins that failed to load: {', '.join(broken)}"
+        return (
+            message + ". A solver comes from a plugin: pip install the package that provides it (it "
+            "declares a 'glasswork' entry point), then 'glasswork plugins' lists it (docs/plugins.md)"
+        )
 
     def register_commands(self, cli: Any) -> list[str]:
         """Let plugins add CLI commands; returns the errors of those that failed."""

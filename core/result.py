@@ -157,9 +157,15 @@ def model_contract_fault(model: object) -> str | None:
         missing.append("'kind' (a class attribute: the name its plugin's render_model hook recognises)")
     if getattr(model, "task", None) not in TASKS:
         missing.append("'task' (" + ", ".join(map(repr, TASKS)) + ")")
-    if not missing:
-        return None
-    return f"returned a {type(model).__name__} model without " + " or ".join(missing)
+    if missing:
+        return f"returned a {type(model).__name__} model without " + " or ".join(missing)
+    size = model.size
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
+        return (
+            f"returned a {type(model).__name__} model whose 'size' is a {type(size).__name__}, "
+            "not an int (a property: rules, non-zero points, ...)"
+        )
+    return None
 
 
 class Classifier(Model):

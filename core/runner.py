@@ -24,6 +24,16 @@ __all__ = ["RunAborted", "RunInfo", "RunOutcome", "Runner", "SolverFailure"]
 
 POLL_SECONDS = 0.05
 WATCHDOG_GRACE_SECONDS = 10.0
+#: Seconds after its stop flag was raised (a limit, a cancel) before a solver that has not
+#: returned is abandoned as its plugin's failure: one that never polls would hold a sweep or a
+#: CI job for ever. The contract suite asks for a return within 5 s.
+ABANDON_SECONDS = 120.0
+_WHY_STOPPED = {
+    StopReason.CANCEL: "being cancelled",
+    StopReason.TIME: "its time limit",
+    StopReason.MEMORY: "its memory limit",
+    StopReason.NODES: "its node limit",
+}
 
 
 class SolverFailure(RuntimeError):
@@ -46,6 +56,7 @@ class Runner:
         self.sink_errors: list[str] = []
         self._ctx: SolveContext | None = None
         self._cancel_requested = False
+        self._who = "the solver"
 
     def cancel(self) -> None:
         """Stop the current solve as Ctrl-C would (safe from any thread, e.g. a UI's).
@@ -64,12 +75,15 @@ class Runner:
         limits: Limits,
         sinks: list[EventSink],
         executor: ClusterExecutor | None = None,
+        plugin: str | None = None,
     ) -> tuple[Result, float, bool]:
         """The solver's result, the seconds it took, and whether it was cancelled (Ctrl-C).
 
-        Raises ``DataError`` (the solver found the data unusable), ``SolverFailure`` or
-        ``RunAborted``. A sink that raises is detached and noted in ``sink_errors``.
+        Raises ``DataError`` (the solver found the data unusable), ``SolverFailure`` (naming
+        ``plugin``, how messages name the solver's plugin, when given) or ``RunAborted``. A sink
+        that raises is detached and noted in ``sink_errors``.
         """
+        self._who = f"solver {solver.name!r}" + (f" from {plugin}" if plugin else "")
         events: queue.SimpleQueue[Event] = queue.SimpleQueue()
         ctx = SolveContext(limits, events.put, executor=executor)
         self._ctx = ctx
@@ -121,6 +135,13 @@ class Runner:
                 self._watch_limits(ctx)
                 if ctx.stop_reason is not StopReason.NONE:
                     stop_asked_at = stop_asked_at or time.monotonic()
+                    if time.monotonic() - stop_asked_at > ABANDON_SECONDS:
+                        raise SolverFailure(
+                            f"{self._who} did not stop within {ABANDON_SECONDS:g} s of "
+                            f"{_WHY_STOPPED[ctx.stop_reason]}: it never looks at ctx.check or ctx.stop_flag, "
+                            "so the run was abandoned; a fault in that plugin, its authors can fix it "
+                            "(docs/plugins.md, 'The solver')"
+                        )
                     if not warned and time.monotonic() - stop_asked_at > WATCHDOG_GRACE_SECONDS:
                         warned = True
                         self._deliver(
@@ -130,8 +151,10 @@ class Runner:
                                 ctx.elapsed(),
                                 level="warning",
                                 message=(
-                                    f"solver {solver.name!r} has not stopped {WATCHDOG_GRACE_SECONDS:.0f} s "
-                                    "after being asked to; press Ctrl-C again to abandon the run"
+                                    f"solver {solver.name!r} has not stopped {WATCHDOG_GRACE_SECONDS:g} s "
+                                    f"after {_WHY_STOPPED[ctx.stop_reason]}; press Ctrl-C "
+                                    f"{'again' if interrupts else 'twice'} to abandon the run "
+                                    f"(it is abandoned at {ABANDON_SECONDS:g} s)"
                                 ),
                             ),
                         )
@@ -158,10 +181,10 @@ class Runner:
             exc = box["error"]
             if isinstance(exc, DataError):  # the solver found the data unusable: the user's to fix
                 raise exc
-            raise SolverFailure(f"solver {solver.name!r} failed: {type(exc).__name__}: {exc}") from exc
+            raise SolverFailure(f"{self._who} failed: {type(exc).__name__}: {exc}") from exc
         result = box.get("result")
         if not isinstance(result, Result):
-            raise SolverFailure(f"solver {solver.name!r} returned {type(result).__name__}, not a glasswork.Result")
+            raise SolverFailure(f"{self._who} returned {type(result).__name__}, not a glasswork.Result")
         return result, elapsed
 
     @staticmethod

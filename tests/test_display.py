@@ -67,6 +67,33 @@ def test_a_failing_view_falls_back_to_the_text_and_says_so() -> None:
     assert "SCORE = 2 age" in text and "view of 'card' models failed" in text
 
 
+def test_a_view_that_cannot_be_drawn_falls_back_to_the_text_and_says_so() -> None:
+    """A view that fails only when drawn (a name read as rich markup, '[/]' closing nothing) or
+    that is no renderable at all (a wrong return type) is the plugin's failure, shown as a note
+    over the model's text, never an exception where ``glasswork run`` prints the model."""
+    from glasswork.display import model_table
+
+    def markup_table() -> Any:
+        table = model_table()
+        table.add_column("rule")
+        table.add_row("[/]x3")
+        return table
+
+    for answer, why in ((markup_table, "MarkupError"), (lambda: object(), "not a rich renderable")):
+
+        class _Undrawable:
+            view = staticmethod(answer)
+
+            @hookimpl
+            def render_model(self, model: dict[str, Any]) -> Any:
+                return self.view()
+
+        registry = Registry(builtins=False, entry_points=False, disabled=(), extra=[("undrawable", _Undrawable())])
+        text = rendered(model_view({"kind": "card"}, "SCORE = 2 age", registry=registry))
+        assert "SCORE = 2 age" in text and "view of 'card' models failed" in text and why in text, text
+        assert "plugin 'undrawable'" in text
+
+
 def test_builtin_views_render_their_own_kinds_only() -> None:
     registry = Registry(builtins=True, entry_points=False, disabled=())
     rule_list = {

@@ -15,6 +15,7 @@ import pytest
 
 import kindless_plugin
 import toy_plugin
+from glasswork import hookimpl
 from glasswork.registry import Registry
 from glasswork.launch import Launch
 from glasswork.runner import SolverFailure
@@ -93,3 +94,40 @@ def test_the_contract_skips_what_a_plugin_gives_nothing_to_check_for(test: str, 
         getattr(_ToyPluginContract(), test)()
     with pytest.raises(pytest.skip.Exception, match="set 'plugin' to the module"):
         getattr(_ToyContract(), test)()
+
+
+class _MethodSize(kindless_plugin.Majority):
+    """A model that gives ``size`` as a method (the ``Model`` contract has a property): its
+    result would not serialize, so ``run --json`` said "internal error"."""
+
+    kind, task = "majority", "binary"
+
+    def size(self) -> int:  # type: ignore[override]
+        return 1
+
+
+class _MethodSizePlugin:
+    class Solver(kindless_plugin.KindlessSolver):
+        def solve(self, problem: Any, ctx: Any) -> Any:
+            result = super().solve(problem, ctx)
+            result.model = _MethodSize(result.model.label, result.model.classes)
+            return result
+
+    @hookimpl
+    def register_solvers(self, register: Any) -> None:
+        register(self.Solver)
+
+
+def test_a_model_whose_size_is_not_a_number_is_the_plugins_fault():
+    registry = Registry(builtins=False, entry_points=False, extra=[("sized", _MethodSizePlugin())])
+    with pytest.raises(SolverFailure, match=r"plugin 'sized' \(explicit\) returned a _MethodSize model whose 'size'"):
+        Launch(validate_spec(DOCUMENT, registry), registry=registry, no_store=True).run()
+    with pytest.raises(AssertionError, match="_MethodSize model whose 'size'"):
+        _SizeContract().test_solve_returns_a_predicting_model()
+
+
+class _SizeContract(SolverContract):
+    solver_class = _MethodSizePlugin.Solver
+
+    def spec_document(self) -> dict[str, Any]:
+        return DOCUMENT

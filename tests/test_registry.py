@@ -81,11 +81,41 @@ def test_two_plugins_claiming_one_name_is_an_error():
 
     reg = registry(("toy", toy_plugin), ("twin", _Twin))
     assert "toy" not in reg.solvers
-    assert "also registered by plugin twin" in reg.plugins["toy"].error
-    assert "also registered by plugin toy" in reg.plugins["twin"].error
+    assert "also registered by plugin 'twin'" in reg.plugins["toy"].error
+    assert "also registered by plugin 'toy'" in reg.plugins["twin"].error
     assert "more than one plugin" in reg.explain_unknown("toy")
     with pytest.raises(KeyError, match="more than one plugin"):
         reg.solver("toy")
+
+
+def test_an_unknown_solver_says_which_plugins_are_installed_and_how_to_add_one(monkeypatch):
+    monkeypatch.setenv("GLASSWORK_PLUGIN_MODULES", "no_such_module_xyz")
+    reg = Registry(builtins=False, entry_points=True, disabled=(), extra=[("toy", toy_plugin)])
+    message = reg.explain_unknown("toyy")
+    assert "unknown solver 'toyy' (did you mean 'toy'?)" in message
+    assert "installed solvers: " in message and "toy (plugin 'toy', explicit)" in message
+    assert "pip install" in message and "'glasswork' entry point" in message and "glasswork plugins" in message
+    assert "failed to load: no_such_module_xyz" in message
+
+
+def test_a_solver_whose_plugin_failed_to_load_names_it_and_what_to_do(monkeypatch):
+    monkeypatch.setenv("GLASSWORK_PLUGIN_MODULES", "no_such_module_xyz")
+    reg = Registry(builtins=False, entry_points=True, disabled=())
+    message = reg.explain_unknown("no_such_module_xyz")
+    assert "plugin 'no_such_module_xyz' ($GLASSWORK_PLUGIN_MODULES), which failed to load" in message
+    assert "ModuleNotFoundError" in message
+    assert "GLASSWORK_DISABLE_PLUGINS=no_such_module_xyz" in message and "glasswork plugins" in message
+
+
+def test_a_clash_names_each_plugins_origin():
+    class _Twin:
+        register_solvers = staticmethod(hookimpl(toy_plugin.register_solvers))
+
+    reg = registry(("toy", toy_plugin), ("twin", _Twin))
+    assert "also registered by plugin 'twin' (explicit)" in reg.plugins["toy"].error
+    message = reg.explain_unknown("toy")
+    assert "plugin 'toy' (explicit), plugin 'twin' (explicit)" in message
+    assert "GLASSWORK_DISABLE_PLUGINS=toy" in message and "GLASSWORK_DISABLE_PLUGINS=twin" in message
 
 
 def test_disabled_plugins_are_listed_but_not_loaded():
@@ -167,6 +197,13 @@ def test_a_failing_panels_hook_stays_local():
     assert reg.monitor_panels("toy") == []  # toy describes none; bad's failure is not the monitor's
 
 
+class _Loaded(tuple):
+    """What ``_Answers.load_model`` rebuilds: a marker that predicts (``load_model`` asks for it)."""
+
+    def predict(self, X: Any) -> Any:
+        return X
+
+
 class _Answers:
     """A plugin that answers every firstresult hook for its own model kind."""
 
@@ -183,7 +220,7 @@ class _Answers:
     @staticmethod
     @hookimpl
     def load_model(model: dict[str, Any]) -> object | None:
-        return ("loaded by answers", model["kind"]) if model.get("kind") == "answers" else None
+        return _Loaded(("loaded by answers", model["kind"])) if model.get("kind") == "answers" else None
 
     @staticmethod
     @hookimpl

@@ -111,6 +111,42 @@ def test_solver_exception_is_a_solver_failure(toy_registry):
     assert sink.finished and sink.outcome is None
 
 
+def test_a_solver_failure_names_the_plugin(toy_registry):
+    """A solver that raises mid-search is its plugin's fault: the message says whose."""
+    with pytest.raises(SolverFailure, match=r"solver 'toy' from plugin 'toy' \(explicit\) failed: .*asked to fail"):
+        launch(toy_registry, spec(toy_registry, search={"behaviour": "raise"})).run()
+    with pytest.raises(SolverFailure, match=r"from plugin 'toy' \(explicit\) returned"):
+        launch(toy_registry, spec(toy_registry, search={"behaviour": "bad_result"})).run()
+
+
+def test_a_solver_that_never_stops_at_its_limit_is_abandoned(toy_registry, monkeypatch, tmp_path):
+    """A solver that never looks at ``ctx.check`` or the stop flag would hold a run (a sweep, a
+    CI job) past its time limit for ever: past a grace it is abandoned as its plugin's failure,
+    the run's sinks are told it failed, and the run store (a real DuckDB file) records it as
+    failed beside the run before it, still readable."""
+    import glasswork.runner
+    from glasswork.store import RunStore
+
+    db = tmp_path / "runs.duckdb"
+    before = Launch(spec(toy_registry), registry=toy_registry, db=db).run()
+
+    monkeypatch.setattr(glasswork.runner, "WATCHDOG_GRACE_SECONDS", 0.1)
+    monkeypatch.setattr(glasswork.runner, "ABANDON_SECONDS", 0.3, raising=False)
+    sink = CollectingSink()
+    started = time.monotonic()
+    document = spec(toy_registry, search={"behaviour": "ignore_stop", "step_seconds": 1.0}, limits={"time": 0.1})
+    with pytest.raises(SolverFailure, match=r"solver 'toy' from plugin 'toy' \(explicit\) did not stop .*time limit"):
+        Launch(document, registry=toy_registry, db=db).run([sink])
+    assert time.monotonic() - started < 0.9
+    assert sink.finished and isinstance(sink.error, SolverFailure)
+    assert any("has not stopped" in (e.message or "") for e in sink.of_kind("log"))
+    time.sleep(1.0)  # let the abandoned worker finish before the next test
+    states = {r.run_id: (r.state, r.error or "") for r in RunStore(db).list_runs()}
+    assert states.pop(before.info.run_id)[0] == "finished"
+    [(state, error)] = states.values()
+    assert state == "failed" and "did not stop" in error
+
+
 def test_a_non_result_is_a_solver_failure(toy_registry):
     with pytest.raises(SolverFailure, match="not a glasswork.Result"):
         launch(toy_registry, spec(toy_registry, search={"behaviour": "bad_result"})).run()

@@ -105,7 +105,7 @@ def test_missing_required_key(tmp_path, toy_registry):
 def test_unknown_solver_lists_installed_ones(tmp_path, toy_registry):
     text = VALID.replace("solver: toy", "solver: corelz")
     [issue] = issues_of(write(tmp_path / "s.yaml", text), toy_registry)
-    assert ":2:9: solver: unknown solver 'corelz'; installed solvers: toy" in issue
+    assert ":2:9: solver: unknown solver 'corelz'; installed solvers: toy (plugin 'toy', explicit)" in issue
 
 
 def test_missing_solver(tmp_path, toy_registry):

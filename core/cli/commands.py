@@ -356,11 +356,11 @@ def schema(output: Path | None, builtin_only: bool) -> None:
 def plugins(as_json: bool) -> None:
     """List solver plugins with their version, origin, solvers and any load error, and which
     optional backends (glasswork's extras) are installed."""
-    from rich.table import Table
-
     from rich.markup import escape
+    from rich.table import Table
+    from rich.text import Text
 
-    from glasswork.console import make_console
+    from glasswork.console import make_console, plain_text
     from glasswork.extras import report
     from glasswork.registry import get_registry
 
@@ -375,28 +375,28 @@ def plugins(as_json: bool) -> None:
     table = Table(title="glasswork plugins", title_justify="left")
     for column in ("name", "version", "origin", "solvers", "rashomon", "status"):
         table.add_column(column)
-    for row in rows:
-        status = {"ok": "[green]ok[/green]", "disabled": "[dim]disabled[/dim]"}.get(
-            row["status"], f"[red]error[/red]: {row['error']}"
+    for row in rows:  # names, origins and errors are the plugins' data: text, never markup
+        status = {"ok": Text("ok", style="green"), "disabled": Text("disabled", style="dim")}.get(
+            row["status"], Text.assemble(("error", "red"), ": ", plain_text(row["error"]))
         )
         table.add_row(
-            row["name"],
-            row["version"],
-            row["origin"],
-            ", ".join(row["solvers"]) or "-",
-            ", ".join(row["rashomon"]) or "-",
+            plain_text(row["name"]),
+            plain_text(row["version"]),
+            plain_text(row["origin"]),
+            plain_text(", ".join(row["solvers"]) or "-"),
+            plain_text(", ".join(row["rashomon"]) or "-"),
             status,
         )
     extras = Table(title="optional backends", title_justify="left")
     for column in ("extra", "for", "status"):
         extras.add_column(column)
     for backend in backends:
-        status = (
+        available = (
             "[green]installed[/green]"
             if backend["available"]
             else f"[yellow]missing[/yellow] {', '.join(backend['missing'])}: {escape(backend['install'])}"
         )
-        extras.add_row(backend["extra"], backend["purpose"], status)
+        extras.add_row(backend["extra"], backend["purpose"], available)
     console = make_console()
     console.print(table)
     console.print(extras)

@@ -195,7 +195,11 @@ def runs_compare(run_refs: tuple[str, ...], db: str | None, as_json: bool) -> No
     if as_json:
         click.echo(
             json.dumps(
-                {"runs": [d["run_id"] for d in docs], "rows": [{"field": k, "values": v} for k, v in rows]},
+                {
+                    "runs": [d["run_id"] for d in docs],
+                    "names": [d["name"] for d in docs],
+                    "rows": [{"field": k, "values": v} for k, v in rows],
+                },
                 indent=2,
                 default=str,
             )

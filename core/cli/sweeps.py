@@ -50,7 +50,9 @@ from glasswork.cli.app import (
     help="Draw the path (metric and model size against the swept value) to a PNG.",
 )
 @click.option("--dry-run", is_flag=True, help="Validate and list the points without running them.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary and every point as JSON.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the summary and every point as JSON (with --dry-run: the points)."
+)
 def sweep(
     spec: str,
     executor: str,
@@ -103,8 +105,12 @@ def sweep(
     except KeyboardInterrupt:
         interrupted(f"{spec}: interrupted while reading the sweep; nothing was run.", as_json=as_json)
     if dry_run:
-        for point in plan.points:
-            click.echo(f"{point.index:>4}  {point.label()}")
+        if as_json:
+            listing = {"sweep_id": plan.sweep_id, "metric": plan.metric, "points": [p.to_dict() for p in plan.points]}
+            click.echo(json.dumps(listing, indent=2, default=str))
+        else:
+            for point in plan.points:
+                click.echo(f"{point.index:>4}  {point.label()}")
         click.echo(f"{len(plan.points)} point(s) in sweep {plan.sweep_id}", err=True)
         return
 

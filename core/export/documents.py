@@ -205,4 +205,9 @@ def load_model(source: str | Path | dict[str, Any], registry: Registry | None = 
             f"{where}: no installed plugin reads {doc.kind!r} models "
             f"(install the plugin that made it; see 'glasswork plugins')"
         )
+    if not callable(getattr(model, "predict", None)):  # the plugin's answer, not the document, is at fault
+        raise ExportError(
+            f"{where}: plugin {answer.plugin!r} rebuilt the {doc.kind!r} model as a {type(model).__name__}, "
+            "which has no predict (its load_model hook must return the model object)"
+        )
     return LoadedModel(model, doc.inputs, doc)

@@ -98,7 +98,10 @@ def export_model(model: dict[str, Any], request: ExportRequest, registry: Regist
             f"{kind!r} models has no exporter for it; see 'glasswork plugins')"
         )
     if not isinstance(text, str):
-        raise ExportError(f"the exporter of {model.get('kind')!r} models returned {type(text).__name__}, not text")
+        raise ExportError(
+            f"the exporter of {model.get('kind')!r} models (plugin {answer.plugin!r}) returned "
+            f"{type(text).__name__}, not text; a fault in that plugin"
+        )
     return text
 
 

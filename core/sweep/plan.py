@@ -11,6 +11,7 @@ from pathlib import Path
 from collections.abc import Iterator
 from typing import Any
 
+from glasswork.quoting import printable
 from glasswork.registry import Registry
 from glasswork.spec import LoadedSpec, SpecError, SpecIssue, SweepSpec, Positions, set_path, validate_spec
 
@@ -32,7 +33,8 @@ class SweepPoint:
         return json.dumps({"coords": self.coords, "fold": self.fold}, sort_keys=True, default=str)
 
     def label(self) -> str:
-        parts = [f"{k}={v}" for k, v in self.coords.items()]
+        """The point as a person reads it, on one printable line (swept values are the spec's data)."""
+        parts = [f"{printable(k)}={printable(v)}" for k, v in self.coords.items()]
         if self.fold is not None:
             parts.append(f"fold {self.fold}")
         return ", ".join(parts) or "base"

@@ -338,6 +338,29 @@ class SolverContract:
                 _first(registry, "render_model", model={"kind": "__no_such_kind__"}, compact=False, stats={}) is None
             ), "render_model must return None for model kinds that are not the plugin's own"
 
+    def test_model_renders_hostile_names_as_text(self) -> None:
+        """Feature names are data (docs/plugins.md, "Data is data"): solved with names full of rich
+        markup, the model still renders, and a name it shows keeps its brackets (a view that hands
+        a name to rich as markup styles '[red]' away and fails on '[/]')."""
+        import dataclasses
+        import re
+
+        from glasswork.display import model_view
+
+        spec = self._spec()
+        problem = self.problem(spec)
+        names = [f"[/]hostile{j}[red]" for j in range(len(problem.feature_names))]
+        problem = dataclasses.replace(problem, feature_names=names)
+        ctx = SolveContext(Limits(), lambda event: None)
+        result = self.solver_class(spec).solve(problem, ctx)
+        registry = self._registry()
+        doc, text = result.model.to_dict(), result.model.to_text()
+        for compact in (True, False):
+            shown = _render(model_view(doc, text, compact=compact, stats=result.stats, registry=registry))
+            assert "failed" not in shown, f"the model view fails on hostile feature names: {shown}"
+            mangled = [m for m in re.findall(r"(.{3})hostile\d+(.{0,5})", shown) if m != ("[/]", "[red]")]
+            assert not mangled, f"hostile feature names rendered as markup, not text: {shown}"
+
     def test_monitor_panels_are_fed_by_the_solvers_counters(self) -> None:
         from glasswork.display import Panel
 

@@ -155,6 +155,21 @@ def test_plugins_json_shows_origin_version_and_errors(invoke, monkeypatch):
     assert "toy_plugin" in human.stdout and "error" in human.stdout
 
 
+def test_plugins_prints_hostile_plugin_names_and_errors_as_text(invoke, monkeypatch):
+    """A plugin's name, origin and load error are data (an entry point's name, an exception's
+    message): the table shows them as written, never as rich markup ('[/]' crashed the listing)."""
+    from glasswork.registry import get_registry
+
+    hostile = "[/]bad[red]\x1b[2J"
+    monkeypatch.setenv("GLASSWORK_PLUGIN_MODULES", f"toy_plugin,{hostile}")
+    get_registry(refresh=True)
+    human = invoke("plugins")
+    assert human.exit_code == 0, human.output
+    assert "[/]bad[red]" in human.stdout and "\x1b" not in human.stdout
+    rows = {row["name"]: row for row in json.loads(invoke("plugins", "--json").stdout)["plugins"]}
+    assert rows[hostile]["status"] == "error" and rows[hostile]["module"] == hostile
+
+
 def test_plugins_shows_a_misspelled_hook(invoke, monkeypatch, tmp_path):
     from glasswork.registry import get_registry
 

@@ -6,6 +6,7 @@ json document's schema, and the CLI commands."""
 from __future__ import annotations
 
 import json
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -127,6 +128,32 @@ def test_a_kind_no_plugin_exports_is_named() -> None:
         load_model(
             {"format": "glasswork.model", "version": 1, "kind": "mystery_tree", "model": {"kind": "mystery_tree"}}
         )
+
+
+def test_an_export_or_load_hook_answering_the_wrong_type_is_named() -> None:
+    """A plugin whose ``export_model`` answers with something that is not text, or whose
+    ``load_model`` answers with something that cannot predict, is named in the error."""
+    from glasswork import hookimpl
+    from glasswork.registry import Registry
+
+    class _Wrong:
+        @staticmethod
+        @hookimpl
+        def export_model(model: dict[str, Any]) -> Any:
+            return b"bytes" if model.get("kind") == "odd" else None
+
+        @staticmethod
+        @hookimpl
+        def load_model(model: dict[str, Any]) -> Any:
+            return dict(model) if model.get("kind") == "odd" else None
+
+    registry = Registry(builtins=False, entry_points=False, disabled=(), extra=[("wrong", _Wrong)])
+    details = {"run_id": "x" * 32, "name": "n", "models": [{"model": {"kind": "odd"}}]}
+    with pytest.raises(ExportError, match=r"\(plugin 'wrong'\) returned bytes, not text"):
+        export_run(details, "markdown", registry=registry)
+    document = {"format": "glasswork.model", "version": 1, "kind": "odd", "model": {"kind": "odd"}}
+    with pytest.raises(ExportError, match="plugin 'wrong' rebuilt the 'odd' model as a dict, which has no predict"):
+        load_model(document, registry=registry)
 
 
 def test_load_model_rejects_other_documents(tmp_path: Path) -> None:
@@ -490,3 +517,19 @@ def test_a_missing_value_gives_no_prediction_in_every_format(runs: dict, case: s
     values = [x.item() if hasattr(x, "item") else x for x in (full[k] for k in names)]
     got = con.execute("SELECT " + ", ".join(f'? AS "{k}"' for k in names), values).fetchone()
     assert module["predict"](got) is None and module["missing"](got) == [reads[-1]]
+
+
+def test_the_export_namespace_offers_every_quoting_helper() -> None:
+    """docs/plugins.md tells plugin authors the ``glasswork.quoting`` helpers are re-exported by
+    ``glasswork.export``; ``from glasswork.export import *`` gives every name of ``__all__``."""
+    import subprocess
+    import sys
+
+    import glasswork.export
+    import glasswork.quoting
+
+    missing = [name for name in glasswork.quoting.__all__ if name not in glasswork.export.__all__]
+    assert missing == []
+    code = "from glasswork.export import *\nimport glasswork.export as e\nprint(sorted(set(e.__all__) - set(dir())))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert (out.returncode, out.stdout.strip()) == (0, "[]"), out.stderr[-500:]

@@ -116,6 +116,8 @@ def test_runs_commands(invoke, tmp_path):
 
     exported = json.loads(invoke("runs", "export", first, second, "--format", "json").stdout)
     assert [d["run_id"] for d in exported] == [first, second] and exported[0]["events"]
+    assert compared["runs"] == [first, second]  # the table heads its columns with ids and names
+    assert compared["names"] == [d["name"] for d in exported]
     for fmt in ("csv", "parquet"):
         assert invoke("runs", "export", "latest", "--format", fmt, "-o", str(tmp_path / "out")).exit_code == 0
         con = duckdb.connect()

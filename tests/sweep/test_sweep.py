@@ -298,6 +298,26 @@ def test_cli_sweep_writes_summary_and_plot(tmp_path, toy_env, monkeypatch):
     assert len(json.loads(listed.stdout)) == 6
 
 
+def test_cli_sweep_dry_run_lists_the_points_as_json(tmp_path, toy_env, monkeypatch):
+    """``--dry-run`` lists the points; with ``--json`` that listing is one JSON document on stdout
+    (it printed the text table), and a hostile swept value round-trips, escaped in the text."""
+    from click.testing import CliRunner
+
+    from glasswork.cli import cli
+
+    monkeypatch.chdir(tmp_path)
+    hostile = '[/]a"\x1b[2J'
+    spec = write(tmp_path / "sweep.yaml", BASE + "sweep:\n  grid: {data.target: [" + json.dumps(hostile) + ", b]}\n")
+    result = CliRunner().invoke(cli, ["sweep", str(spec), "--dry-run", "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert [p["coords"] for p in doc["points"]] == [{"data.target": hostile}, {"data.target": "b"}]
+    assert [p["index"] for p in doc["points"]] == [0, 1] and doc["sweep_id"]
+    assert not list(tmp_path.glob("*.duckdb")), "a dry run records nothing"
+    text = CliRunner().invoke(cli, ["sweep", str(spec), "--dry-run"], catch_exceptions=False)
+    assert "\x1b" not in text.stdout and 'data.target=[/]a"\\x1b[2J' in text.stdout
+
+
 def test_cli_sweep_exit_codes(tmp_path, toy_env, monkeypatch):
     from click.testing import CliRunner
 

@@ -106,14 +106,21 @@ class _ToyViews:
 
     register_solvers = staticmethod(toy_plugin.register_solvers)
 
-    def __init__(self, counter: str = "queue", render_fails: bool = False) -> None:
+    def __init__(self, counter: str = "queue", render_fails: bool = False, names_as_markup: bool = False) -> None:
         from glasswork import hookimpl
-        from glasswork.display import SeriesPanel
+        from glasswork.console import plain_text
+        from glasswork.display import SeriesPanel, model_table
 
         def render_model(model: dict[str, Any]) -> Any:
             if render_fails:
                 raise KeyError("rules")
-            return "stump view" if model.get("kind") == "stump" else None
+            if model.get("kind") != "stump":
+                return None
+            table = model_table()
+            table.add_column("if")
+            # the feature's name is data: as rich markup, '[red]' in it styles and '[/]' raises
+            table.add_row(model["name"] if names_as_markup else plain_text(model["name"]))
+            return table
 
         def monitor_panels(solver: str) -> Any:
             return [SeriesPanel("steps", counter=counter)] if solver == "toy" else None
@@ -134,6 +141,14 @@ def test_the_contract_passes_a_plugin_with_well_behaved_hooks():
     contract.test_registers_through_the_hook()
     contract.test_model_renders_through_the_hooks()
     contract.test_monitor_panels_are_fed_by_the_solvers_counters()
+
+
+def test_the_contract_catches_a_model_view_that_reads_names_as_markup():
+    """Feature names are data: a ``render_model`` that hands them to rich as markup (the way
+    docs/plugins.md's example did) styles '[red]' in a name and fails on '[/]'."""
+    _contract_with(_ToyViews()).test_model_renders_hostile_names_as_text()
+    with pytest.raises(AssertionError, match="hostile feature names"):
+        _contract_with(_ToyViews(names_as_markup=True)).test_model_renders_hostile_names_as_text()
 
 
 def test_the_contract_catches_a_panel_on_a_counter_never_reported():
