@@ -45,3 +45,26 @@ def running(command: Sequence[str], **kwargs: Any) -> Iterator[subprocess.Popen]
         yield proc
     finally:
         kill_group(proc)
+
+
+@contextmanager
+def local_cluster(workers: int = 2) -> Iterator[Any]:
+    """A Dask ``LocalCluster`` of ``workers`` one-thread worker processes. A test that kills a
+    worker takes one of its own: on a loaded machine the killed worker's nanny may take minutes
+    to bring it back, or give up, and a cluster shared by a module would then stay one worker
+    short (waiting for it to come back once held a test for 600 s)."""
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
+        yield cluster
+
+
+def a_worker_pid(address: str) -> int:
+    """The PID of one of the cluster's worker processes, checked never to be this process or its
+    parent (a kill test must not take pytest down with it)."""
+    import distributed
+
+    with distributed.Client(address) as client:
+        pid = next(iter(client.run(os.getpid).values()))
+    assert pid not in (0, os.getpid(), os.getppid())
+    return int(pid)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from test_corels_rashomon import _problem, every_rule_list, units_of, with_collapsed_orderings, within
+from processes import a_worker_pid, local_cluster
 from test_distributed import named_on_scheduler
 
 from glasswork.cli import cli
@@ -30,9 +31,7 @@ distributed = pytest.importorskip("distributed")
 
 @pytest.fixture(scope="module")
 def cluster():
-    from distributed import LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as c:
+    with local_cluster() as c:
         yield c
 
 
@@ -391,27 +390,25 @@ def test_the_depth_first_bound_reads_no_kept_list() -> None:
     assert streamed_bound(watched, KeptStream(watched)) == min(en.lower_bound(), en.kept_members()[0][0])
 
 
-def test_a_worker_killed_mid_enumeration_loses_no_subtree(cluster) -> None:
+def test_a_worker_killed_mid_enumeration_loses_no_subtree() -> None:
     X, y = _heavy()
     problem = _problem(X, y)
     spec = _spec(HEAVY["lam"], {"epsilon": HEAVY["epsilon"], "max_models": 50})
-    with distributed.Client(cluster.scheduler_address) as client:
-        victim = next(iter(client.run(os.getpid).values()))
-    assert victim not in (0, os.getpid(), os.getppid())  # a worker process, never this one
     killed: list[int] = []
+    with local_cluster() as own:
+        victim = a_worker_pid(own.scheduler_address)
 
-    def kill_once_enumerating(event: Event, ctx: SolveContext) -> None:
-        if event.kind == "rashomon" and not killed:
-            os.kill(victim, signal.SIGKILL)
-            killed.append(victim)
+        def kill_once_enumerating(event: Event, ctx: SolveContext) -> None:
+            if event.kind == "rashomon" and not killed:
+                os.kill(victim, signal.SIGKILL)
+                killed.append(victim)
 
-    result, events = _solve(spec, problem, cluster.scheduler_address, on_event=kill_once_enumerating)
+        result, events = _solve(spec, problem, own.scheduler_address, on_event=kill_once_enumerating)
     rset = result.rashomon
     assert killed and rset is not None and rset.complete
     count, best = _reference(X, y, rset.optimum, rset.threshold, 50)
     assert rset.count == count
     np.testing.assert_allclose([m.objective for m in rset.members], [o for o, _ in best], atol=1e-12)
-    cluster.wait_for_workers(2)
 
 
 def _problem_of(X: np.ndarray, y: np.ndarray) -> Problem:
@@ -511,26 +508,22 @@ def test_a_stop_during_the_table_count_reports_what_the_listing_proved(cluster) 
     assert last.counters["rashomon_count"] == rset.count and last.lower_bound == rset.unenumerated_bound
 
 
-def test_a_worker_killed_during_the_table_count_loses_nothing(cluster) -> None:
+def test_a_worker_killed_during_the_table_count_loses_nothing() -> None:
     """The count of 3,384,970,736,174 lists (3 s in one process): a worker killed once the table
     count began; its task is run again from its roots, and the count is one process's."""
     X, y = _random(7, 400, 23)
     problem = _problem(X, y)
     spec = _spec(0.002, {"epsilon": 0.2, "max_models": 20})
-    with distributed.Client(cluster.scheduler_address) as client:
-        victim = next(iter(client.run(os.getpid).values()))
-    assert victim not in (0, os.getpid(), os.getppid())  # a worker process, never this one
     killed: list[int] = []
+    with local_cluster() as own:
+        victim = a_worker_pid(own.scheduler_address)
 
-    def kill_once_counting(event: Event, ctx: SolveContext) -> None:
-        if event.kind == "log" and "tail table" in (event.message or "") and not killed:
-            os.kill(victim, signal.SIGKILL)
-            killed.append(victim)
+        def kill_once_counting(event: Event, ctx: SolveContext) -> None:
+            if event.kind == "log" and "tail table" in (event.message or "") and not killed:
+                os.kill(victim, signal.SIGKILL)
+                killed.append(victim)
 
-    try:
-        there, _ = _solve(spec, problem, cluster.scheduler_address, Limits(time=120), kill_once_counting)
-    finally:
-        cluster.wait_for_workers(2)
+        there, _ = _solve(spec, problem, own.scheduler_address, Limits(time=120), kill_once_counting)
     here, _ = _solve(spec, problem, None)
     assert killed and there.rashomon is not None and there.rashomon.complete
     assert there.rashomon.count == here.rashomon.count == 3_384_970_736_174

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from corels_reference import COMPAS, brute_force, random_instance
+from processes import a_worker_pid, local_cluster
 
 from glasswork.cli import cli
 from glasswork.cython_ext import bitset
@@ -176,9 +177,7 @@ def test_a_two_way_split_does_about_the_work_of_one_process() -> None:
 
 @pytest.fixture(scope="module")
 def cluster():
-    from distributed import LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as c:
+    with local_cluster() as c:
         yield c
 
 
@@ -238,30 +237,29 @@ def test_distributed_equals_one_process(cluster) -> None:
     assert out.stats["evaluated"] > 0 and out.stats["workers"] == 2
 
 
-def test_a_killed_worker_loses_no_subtree(cluster) -> None:
+def test_a_killed_worker_loses_no_subtree() -> None:
     """A worker process killed mid-run: its subtree is searched again and the optimum is exact."""
     X, y = _wide_instance(7)
     units = _units(X, y)
     opt, _, _ = _single(units, 0.005)
-    with distributed.Client(cluster.scheduler_address) as client:
-        victim = next(iter(client.run(os.getpid).values()))
     killed_at: list[float] = []
+    with local_cluster() as own:
+        victim = a_worker_pid(own.scheduler_address)
 
-    def kill() -> None:
-        time.sleep(0.5)
-        os.kill(victim, signal.SIGKILL)
-        killed_at.append(time.monotonic())
+        def kill() -> None:
+            time.sleep(0.5)
+            os.kill(victim, signal.SIGKILL)
+            killed_at.append(time.monotonic())
 
-    killer = threading.Thread(target=kill)
-    killer.start()
-    try:
-        out, _ = _distributed(units, 0.005, cluster.scheduler_address)
-    finally:
-        killer.join()
-    finished = time.monotonic()
+        killer = threading.Thread(target=kill)
+        killer.start()
+        try:
+            out, _ = _distributed(units, 0.005, own.scheduler_address)
+        finally:
+            killer.join()
+        finished = time.monotonic()
     assert killed_at and killed_at[0] < finished - 0.05  # the worker died while the search ran
     assert out.status is Status.OPTIMAL and out.objective == opt
-    cluster.wait_for_workers(2)
 
 
 def test_a_stopped_run_has_a_valid_lower_bound(cluster) -> None:
