@@ -257,7 +257,9 @@ class Registry:
                 self._solvers.pop(name, None)
                 for owner in owners:
                     others = ", ".join(self._named(o) for o in owners if o != owner)
-                    self._plugins[owner].error = (
+                    self._plugins[
+                        owner
+                    ].error = (
                         f"solver {name!r} is also registered by {others}; uninstall one or set {DISABLE_ENV}={owner}"
                     )
 
