@@ -100,13 +100,11 @@ async def rows_loaded(pilot) -> None:
     table.refresh()
     await pilot.pause()  # until the messages it posted (the repaint) are processed
     # and until the drawn screen shows the first run id whole (CI once took the snapshot with the
-    # widths known but the table not yet redrawn: "dea" again)
-    # (an overlay such as the help may hide the table: then wait no more than 3 s)
+    # widths known but the table not yet redrawn: "dea" again; waiting at most 3 s for it let the
+    # help's snapshot catch "dea" once more on a loaded machine). Every caller waits here before it
+    # opens anything over the table, so the table is in view.
     first = pilot.app.screen.rows[0].run_id[:8]
-    try:
-        await wait_for(pilot, lambda: first in pilot.app.export_screenshot(), timeout=3.0)
-    except AssertionError:
-        pass
+    await wait_for(pilot, lambda: first in pilot.app.export_screenshot())
     await pilot.pause(0.1)
     await pilot.pause()
 
