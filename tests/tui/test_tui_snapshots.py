@@ -100,11 +100,20 @@ async def rows_loaded(pilot) -> None:
     table.refresh()
     await pilot.pause()  # until the messages it posted (the repaint) are processed
     # and until the drawn screen shows the first run id whole (CI once took the snapshot with the
-    # widths known but the table not yet redrawn: "dea" again; waiting at most 3 s for it let the
-    # help's snapshot catch "dea" once more on a loaded machine). Every caller waits here before it
+    # widths known but the table not yet redrawn: "dea" again). Every caller waits here before it
     # opens anything over the table, so the table is in view.
     first = pilot.app.screen.rows[0].run_id[:8]
-    await wait_for(pilot, lambda: first in pilot.app.export_screenshot())
+    try:
+        await wait_for(pilot, lambda: first in pilot.app.export_screenshot(), timeout=5.0)
+    except AssertionError:
+        # seen only in the whole suite on a loaded machine (twice in a row, never alone): the table
+        # kept drawing the ids cut to the header's width for 20 s, its widths known. A resize
+        # makes it lay out and draw again from what it knows; the snapshot is at SIZE again.
+        width, height = SIZE
+        await pilot.resize_terminal(width + 1, height)
+        await pilot.pause()
+        await pilot.resize_terminal(width, height)
+        await wait_for(pilot, lambda: first in pilot.app.export_screenshot())
     await pilot.pause(0.1)
     await pilot.pause()
 
