@@ -166,7 +166,7 @@ def missing_marker_warnings(fitted: Binarizer, origin: str) -> list[str]:
         markers = [v for v in enc.values if isinstance(v, str) and v.strip().casefold() in MISSING_MARKERS]
         if markers:
             name = json.dumps(enc.column)  # quoted and escaped: a column name is data
-            shown = ", ".join(json.dumps(m)[1:-1].join("''") for m in markers)
+            shown = ", ".join(map(repr, markers))  # quoted and escaped: values are data
             out.append(
                 f'{origin}: column {name} holds {shown}, read as categories (features {name[:-1]}:..."), '
                 "not missing; if they mean missing, leave those cells empty in the file (an empty cell is "
@@ -190,7 +190,7 @@ def spelling_warnings(fitted: Binarizer, origin: str) -> list[str]:
         split = [g for g in groups.values() if len(g) > 1]
         if split:
             name = json.dumps(enc.column)  # quoted and escaped: a column name is data
-            shown = "; ".join(", ".join(json.dumps(v)[1:-1].join("''") for v in g) for g in split[:5])
+            shown = "; ".join(", ".join(map(repr, g)) for g in split[:5])  # quoted and escaped
             shown += f" (and {len(split) - 5} more such groups)" if len(split) > 5 else ""
             out.append(
                 f"{origin}: column {name} holds {shown}, which differ only in case or spaces and are "

@@ -326,10 +326,11 @@ def read_file(
             file=shown,
             hint="write the column names on the first line, then one line per row",
         )
-    if not parquet and re.fullmatch(r"sep=.?", _first_line(path).strip(), re.S):
+    first_line = "" if parquet else _first_line(path).strip()
+    if re.fullmatch(r"sep=.?", first_line, re.S):
         con.close()
         raise DataError(
-            f"the first line {_first_line(path).strip()!r} is a spreadsheet's note of the delimiter, not the header",
+            f"the first line {first_line!r} is a spreadsheet's note of the delimiter, not the header",
             file=shown,
             line=1,
             hint="delete that line from the file (the delimiter is found without it)",
