@@ -8,8 +8,8 @@ Per λ, figures of the same certified search, each with its evaluations, wall an
   splitting costs with no network at all (each subtree has its own symmetry map);
 - ``dask:local N``: the real driver on a LocalCluster of N one-thread worker processes;
 
-and the inputs of the paper model in docs/corels.md: the per-worker rate (evaluations per second
-of one process), the incumbent delay (a round trip of the Dask Variable and Queue the tasks use)
+and the inputs of the paper model in docs/maintainers/corels-measurements.md: the per-worker rate
+(evaluations per second of one process), the incumbent delay (a round trip of the Dask Variable and Queue the tasks use)
 and the re-split cost (``take`` + ``seed`` of 20,000 prefixes, per prefix).
 
     python bench/corels_dask.py [--lambdas 0.01,0.005] [--workers 2] [--split-parts 4,8,16]

@@ -1,4 +1,4 @@
-"""An order-free lower bound on every CORELS rule list, solved by HiGHS (docs/corels.md, "Wide
+"""An order-free lower bound on every CORELS rule list, solved by HiGHS (docs/maintainers/corels-measurements.md, "Wide
 antecedent sets: what was tried", (e)).
 
     python bench/corels_relaxation.py [--table wide|compas] [--lambdas 0.01,0.005,0.001]

@@ -1,5 +1,5 @@
-"""What rules that strip can buy one "yes" rule on the wide table (docs/corels.md, "Wide antecedent
-sets: what was tried", (f)).
+"""What rules that strip can buy one "yes" rule on the wide table (docs/maintainers/corels-measurements.md,
+"Wide antecedent sets: what was tried", (f)).
 
     python bench/corels_wide_gains.py [--lambda 0.01] [--depth 6] [--beam 30]
 

@@ -1091,7 +1091,7 @@ cdef class Search:
         """The prefix map's tie-break: the child has the record's error exactly and comes first in
         lexicographic order of antecedent ids. Prefixes of one set are ordered by (error, ids), the
         order the reordering check (``_reorder_better``) uses too, so every dominance the search
-        applies points the same way and no chain of ties can lose the optimum (docs/corels.md)."""
+        applies points the same way and no chain of ties can lose the optimum (docs/maintainers/corels-proofs.md)."""
         cdef int i
         cdef uint16_t a
         if self.map_kind != MAP_PREFIX or not self.exact_ties or err != rec.score:
@@ -1293,7 +1293,7 @@ cdef class Search:
 
     cdef bint _similar_dominated(self, int t, int depth, int n, double et, Scratch* sc) noexcept nogil:
         """Theorem 18 between D = (p_0 .. p_{K-1}, t), a child about to be queued, and d = D
-        without one of its last ``n`` rules p_j (docs/corels.md).
+        without one of its last ``n`` rules p_j (docs/maintainers/corels-proofs.md).
 
         With Omega the weight of the units d leaves uncaptured and D does not (those p_j takes
         first), every list D+T scores at least R(d+T) + b(D) - b(d) - Omega: the tail T,
@@ -1353,7 +1353,7 @@ cdef class Search:
         """Theorem 15 within one child: True when moving its last rule ``t`` to an earlier place,
         X_j = (p_0 .. p_{j-1}, t, p_j .. p_{K-1}), comes first in the order of the orderings of
         one set, (prefix error, ids): a smaller error than the child's ``err_c``, or the same error
-        (decided only when errors are exact) and ``t < p_j`` (docs/corels.md, "One search on a
+        (decided only when errors are exact) and ``t < p_j`` (docs/maintainers/corels-proofs.md, "One search on a
         Dask cluster").
 
         X_j and the child hold the same rules, so they leave the same data uncaptured and every
@@ -1597,7 +1597,7 @@ cdef class Search:
             cand.b0 = b0
             cand.key = key
             cand.map_key = key_h
-        if self.do_similar and depth >= 1 and n_cands > 0:   # Theorem 18 (docs/corels.md)
+        if self.do_similar and depth >= 1 and n_cands > 0:   # Theorem 18 (docs/maintainers/corels-proofs.md)
             n_sim = self._similar_setup(ni, depth, sc)
             c2 = 0
             for c in range(n_cands):

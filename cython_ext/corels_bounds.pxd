@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""The bound arithmetic of the CORELS search (docs/corels.md): when a prefix is hopeless, and
+"""The bound arithmetic of the CORELS search (docs/maintainers/corels-proofs.md): when a prefix is hopeless, and
 Theorem 7's f for the live-queue figures.
 
 Pure inline functions over their arguments, ``nogil``: ``Search`` holds the incumbent, lambda

@@ -3,8 +3,8 @@
 
 A branch-and-bound over prefixes like ``corels.Search``, but the goal is "every list with
 ``R(d) <= theta``", not "the optimum", so only bounds that compare a lower bound with ``theta`` are
-applied (docs/corels.md, "Rashomon sets", proves each): the hierarchical bound, the lookahead with
-the equivalent points, the length bound and the cap, and the support bounds restated against
+applied (docs/maintainers/corels-proofs.md, "Which bounds stay", proves each): the hierarchical bound, the
+lookahead with the equivalent points, the length bound and the cap, and the support bounds restated against
 ``theta`` and a lower bound ``floor`` on the optimum. No symmetry map, no dominance (Theorem 18):
 they prune lists because another one is at least as good, and such lists may be members.
 
@@ -918,7 +918,7 @@ cdef class Enumerator:
         """Theorem 18 against the threshold, for D = (p_0 .. p_{K-1}, t) and d = D without one of
         its last ``n`` rules p_j: every list through D (D itself and each extension D+T) scores
         at least R(d+T) + b(D) - b(d) - Omega >= floor + b(D) - b(d) - Omega, Omega the weight
-        of what p_j alone captures in D (docs/corels.md, "Rashomon sets"). True when that exceeds
+        of what p_j alone captures in D (docs/maintainers/corels-proofs.md). True when that exceeds
         the threshold: no member lies through D. ``et`` = err(t | D's prefix)."""
         cdef double cnt[MAX_CLASSES]
         cdef double correct, wv, gain, slack = self.theta_prune - self.floorW
@@ -975,7 +975,7 @@ cdef class Enumerator:
         valid tails, and R(D+T) = R(D'+T) + err(D) - err(D') >= floor + err(D) - err(D') for each.
         True when that exceeds the threshold for the best such D' seen so far; otherwise D's
         error is recorded when it is the best of its rows. Any D' seen is a real prefix, so the
-        test is valid whatever the order of the search (docs/corels.md, "Rashomon sets").
+        test is valid whatever the order of the search (docs/maintainers/corels-proofs.md).
 
         Returns 1 (excluded), 2 (a twin: the same rows, length and error as the recorded node
         ``set_node[rec_out]``, whose lists it mirrors one for one) or 0; with 0, ``rec_out`` is the
@@ -1356,7 +1356,7 @@ cdef class Enumerator:
         """For each two-rule prefix ``(a, b)`` of ``pairs``: the lists through it this enumerator
         counted (its own and its tails', with the orderings collapsed onto them), 0 when it is not
         a node (pruned: no member starts with it). The driver adds these for the prefixes another
-        subtree left out (``skip_pairs``) because they mirror these (docs/corels.md)."""
+        subtree left out (``skip_pairs``) because they mirror these (docs/maintainers/corels-proofs.md)."""
         cdef vector[int64_t] N
         cdef int64_t i, n = self.n_nodes
         cdef RNode* nd
@@ -1523,7 +1523,7 @@ cdef class TailCounter:
     cost; cells above it are never members through that caller) and memoized with that budget
     and length: a caller with a larger budget recomputes it. The memo (keys: a hash of U,
     verified against U) is held to ``memory_budget`` bytes by dropping entries, which are
-    recomputed when asked again: never a different count. docs/corels.md, "Rashomon sets",
+    recomputed when asked again: never a different count. docs/maintainers/corels-proofs.md,
     proves the recursion and each bound.
 
     One thread per counter. ``count_part`` counts the lists under some first rules and keeps the

@@ -88,3 +88,45 @@ def test_the_readmes_query_runs_with_what_glasswork_installs(toy_env, tmp_path: 
     out = subprocess.run([sys.executable, *argv[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "toy" in out.stdout
+
+
+# -- every link between the documents lands: a moved section leaves no dead link behind ----------
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def dead_links(paths: list[Path]) -> list[str]:
+    dead = []
+    for path in paths:
+        for target in LINK.findall(path.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+:", target):  # https:, mailto:
+                continue
+            file, _, anchor = target.partition("#")
+            page = (path.parent / file).resolve() if file else path
+            if not page.exists():
+                dead.append(f"{path.relative_to(ROOT)}: {target} (no such file)")
+            elif anchor and page.suffix == ".md":
+                headings = re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), re.MULTILINE)
+                if anchor not in {_anchor(h) for h in headings}:
+                    dead.append(f"{path.relative_to(ROOT)}: {target} (no such section)")
+    return dead
+
+
+def test_every_link_between_the_documents_lands():
+    assert dead_links(DOCUMENTS) == []
+
+
+def test_the_link_check_sees_a_dead_link(tmp_path: Path, monkeypatch):
+    monkeypatch.setitem(globals(), "ROOT", tmp_path)
+    (tmp_path / "other.md").write_text("# The queue on disk: what `spill` does\n")
+    page = tmp_path / "page.md"
+    page.write_text(
+        "[ok](other.md#the-queue-on-disk-what-spill-does) [web](https://example.org/x.md)\n"
+        "[gone](moved.md) [section](other.md#threads)\n"
+    )
+    assert dead_links([page]) == ["page.md: moved.md (no such file)", "page.md: other.md#threads (no such section)"]

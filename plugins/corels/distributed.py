@@ -19,7 +19,7 @@ process's does (``worker_spill_space``; docs/corels.md, "The queue on disk").
 Each task has its own symmetry map, yet a permutation found in two subtrees is searched in at most
 one: the search orders the prefixes of one antecedent set by (prefix error, ids) and drops a child
 when moving its last rule earlier comes first in that order, a test that needs no other task
-(docs/corels.md, "One search on a Dask cluster"). ``search_split_here`` searches the same split
+(docs/maintainers/corels-proofs.md, "One search on a Dask cluster"). ``search_split_here`` searches the same split
 in one process, the reference the benchmark and the tests compare the cluster with.
 """
 

@@ -26,7 +26,7 @@ from glasswork.solver import physical_memory
 
 POLICIES = ("bfs", "dfs", "curiosity", "lower_bound", "objective")
 SYMMETRY_MAPS = ("none", "prefix", "captured")
-# bounds on by default, each can be switched off (similar_support: Theorem 18, see docs/corels.md)
+# bounds on by default, each can be switched off (similar_support: Theorem 18, see docs/maintainers/corels-proofs.md)
 ABLATIONS = (
     "support",
     "accurate_support",

@@ -6,7 +6,7 @@ compiled enumerator (``cython_ext/corels_rashomon.pyx``) lists every rule list w
 most the threshold, in slices, like the search. Members come out best first with the
 ``lower_bound`` and ``objective`` policies (until the queue outgrows its budget; then depth first,
 same set), so a run stopped by a limit still holds the best ones and an exact bound on the rest.
-docs/corels.md, "Rashomon sets", proves which bounds stay.
+docs/maintainers/corels-proofs.md, "Which bounds stay, and why", proves them.
 """
 
 from __future__ import annotations

@@ -74,7 +74,8 @@ from glasswork.spec import RashomonSpec
 
 ORDERED_POLICIES = ("lower_bound", "objective")  # the policies that list in objective order
 SYNC_SECONDS = 0.1  # a task's period for reading the stop event and reporting
-SUBTREES_PER_WORKER = 1  # subtrees the roots are dealt into, per worker: each has its own map (docs/corels.md)
+# subtrees the roots are dealt into, per worker: each has its own map (docs/maintainers/corels-proofs.md)
+SUBTREES_PER_WORKER = 1
 MAX_RESUBMITS = 3  # reruns of one subtree after Dask gave up on it (KilledWorker)
 PROBE_EVALUATIONS = 200_000  # the driver's listing that decides whether the table counts
 
@@ -152,7 +153,7 @@ def mirror_pairs(units: engine.Units, trees: list[Subtree]) -> int:
     The subtree of ``p`` leaves ``(p, t)`` out (``skip_pairs``), the subtree of ``t`` reports how
     many lists it counted through ``(t, p)`` (``report_pairs``), and the driver adds that and mirrors
     the kept members. Each pair is decided by the data alone, once, so nothing is counted twice or
-    lost (docs/corels.md, "The set on a Dask cluster"). A rule with a copy (the same rows) takes no
+    lost (docs/maintainers/corels-proofs.md, "The set on a Dask cluster"). A rule with a copy (the same rows) takes no
     part: its one-rule prefix may be a twin of the copy's, and then ``(t, p)`` is not a node.
     Returns the number of pairs."""
     weights = np.asarray(units.weights, dtype=np.float64)

@@ -75,7 +75,7 @@ def test_objective_recomputed_from_the_samples(compas) -> None:
     assert errors / len(y) + 0.015 * 2 == pytest.approx(s.objective, abs=1e-12)
 
 
-# certified by the search without Theorem 18 (docs/corels.md, benchmark table)
+# certified by the search without Theorem 18 (docs/maintainers/corels-measurements.md, benchmark table)
 KNOWN = {0.015: (0.37797, 2), 0.01: (0.36797, 2), 0.005: (0.34809, 4)}
 
 

@@ -243,8 +243,8 @@ def test_theorem_18_prunes_and_keeps_the_optimum() -> None:
 
 
 def test_tail_identity_behind_the_wide_antecedent_analysis() -> None:
-    """docs/corels.md, "Wide antecedent sets": for a prefix D leaving U uncaptured and a tail T,
-    R(D + T) = b(D) + lam |T| + n_noty(U) - sum of the tail's gains (y the list's default label),
+    """docs/maintainers/corels-measurements.md, "Wide antecedent sets": for a prefix D leaving U uncaptured and a
+    tail T, R(D + T) = b(D) + lam |T| + n_noty(U) - sum of the tail's gains (y the list's default label),
     and with a non-empty tail R(D + T) >= b(D) + lam + b0(U) (Lemma 2 with Theorem 20)."""
     rng = np.random.default_rng(27)
     checked = 0

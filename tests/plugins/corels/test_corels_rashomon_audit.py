@@ -317,7 +317,7 @@ def test_premined_duplicate_antecedents_are_distinct_models(policy: str) -> None
 
 @pytest.mark.parametrize("nodes", [1, 5, 10])
 def test_a_search_stopped_before_certifying_gives_an_honest_partial_set(nodes: int) -> None:
-    """Documented choice (docs/corels.md): the set then holds the incumbent alone, within its own
+    """Documented choice (docs/corels.md, "Rashomon sets"): the set then holds the incumbent alone, within its own
     threshold ``(1 + epsilon) * incumbent``, so at epsilon 0.5 it may hold a list that is not
     within 1.5 R*; what must hold is that it says so (not complete, optimum not proven), that its
     bound is at most R*, and that the list it holds is real, with its true objective."""

@@ -1,5 +1,5 @@
-"""The order-free relaxation of bench/corels_relaxation.py (docs/corels.md, "Wide antecedent sets:
-what was tried", (e)): a valid lower bound on every rule list, at least Theorem 20, and never more
+"""The order-free relaxation of bench/corels_relaxation.py (docs/maintainers/corels-measurements.md, "Wide
+antecedent sets: what was tried", (e)): a valid lower bound on every rule list, at least Theorem 20, and never more
 than Theorem 20 plus four rules when the antecedents hold two complementary pairs."""
 
 from __future__ import annotations
