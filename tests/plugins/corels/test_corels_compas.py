@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from corels_reference import compas  # noqa: F401  (a fixture)
+from grids import covering_grid
 
 from glasswork.cython_ext import corels as ccorels
 from glasswork.plugins.corels import engine
@@ -28,8 +29,10 @@ def test_minority_matches_the_minor_file(compas, units) -> None:
     assert np.array_equal(mine[~tie], compas.minority[~tie])
 
 
-@pytest.mark.parametrize("smap", engine.SYMMETRY_MAPS)
-@pytest.mark.parametrize("policy", engine.POLICIES)
+@pytest.mark.parametrize(
+    "policy, smap",
+    covering_grid([engine.POLICIES, engine.SYMMETRY_MAPS], edges=[("lower_bound", "prefix")], strength=1),
+)
 def test_certified_optimum(compas, units, policy: str, smap: str) -> None:
     s = engine.make_search(units, 0.015, policy=policy, symmetry_map=smap)
     assert engine.run_to_end(s, time_limit=60) == ccorels.DONE

@@ -11,6 +11,7 @@ import itertools
 import numpy as np
 import pytest
 from corels_reference import brute_force, random_instance
+from grids import covering_grid
 
 from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels as ccorels
@@ -65,10 +66,14 @@ def _solve(case: dict, policy: str, smap: str, ablation: tuple, compress: bool, 
     return code, search
 
 
-@pytest.mark.parametrize("threads", [1, 2, 4], ids=lambda t: f"threads{t}")
-@pytest.mark.parametrize("ablation", ABLATION_SETS, ids=lambda a: "+".join(a) or "all-bounds")
-@pytest.mark.parametrize("smap", engine.SYMMETRY_MAPS)
-@pytest.mark.parametrize("policy", engine.POLICIES)
+@pytest.mark.parametrize(
+    "policy, smap, ablation, threads",
+    covering_grid(
+        [engine.POLICIES, engine.SYMMETRY_MAPS, ABLATION_SETS, (1, 2, 4)],
+        ids=[str, str, lambda a: "+".join(a) or "all-bounds", lambda t: f"threads{t}"],
+        edges=[("lower_bound", "prefix", (), 1), ("bfs", "none", ABLATION_SETS[-1], 4)],
+    ),
+)
 def test_optimum_equals_enumeration(policy: str, smap: str, ablation: tuple, threads: int) -> None:
     """Also with several threads: the optimum is the same (the list may be another tie)."""
     for i, case in enumerate(POOL):
@@ -202,9 +207,14 @@ def _nested_pool() -> list[dict]:
 NESTED = _nested_pool()
 
 
-@pytest.mark.parametrize("threads", [1, 2], ids=lambda t: f"threads{t}")
-@pytest.mark.parametrize("smap", engine.SYMMETRY_MAPS)
-@pytest.mark.parametrize("policy", engine.POLICIES)
+@pytest.mark.parametrize(
+    "policy, smap, threads",
+    covering_grid(
+        [engine.POLICIES, engine.SYMMETRY_MAPS, (1, 2)],
+        ids=[str, str, lambda t: f"threads{t}"],
+        edges=[("lower_bound", "prefix", 1), ("bfs", "captured", 2)],
+    ),
+)
 def test_theorem_18_on_nested_antecedents(policy: str, smap: str, threads: int) -> None:
     """Where Theorem 18 fires: its prunings happen and the optimum still equals enumeration."""
     pruned = 0

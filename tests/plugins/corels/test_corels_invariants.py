@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 import pytest
 from corels_reference import audit_live_figures, brute_force, random_instance
+from grids import covering_grid
 
 from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels as ccorels
@@ -248,8 +249,10 @@ def test_progress_summary_reports_live_queue() -> None:
     assert np.isfinite(engine.log10_remaining(pairs, X.shape[1]))
 
 
-@pytest.mark.parametrize("smap", engine.SYMMETRY_MAPS)
-@pytest.mark.parametrize("policy", engine.POLICIES)
+@pytest.mark.parametrize(
+    "policy, smap",
+    covering_grid([engine.POLICIES, engine.SYMMETRY_MAPS], edges=[("lower_bound", "prefix")], strength=1),
+)
 def test_incremental_progress_figures_equal_a_full_scan(policy: str, smap: str) -> None:
     """The lower bound and both histograms, kept as entries come and go, equal a heap scan."""
     rng = np.random.default_rng(41)

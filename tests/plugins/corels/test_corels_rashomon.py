@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from grids import covering_grid
 
 from glasswork import Limits, Problem, SolveContext
 from glasswork.cython_ext import bitset
@@ -547,9 +548,9 @@ def with_collapsed_orderings(seed: int):
     return X, y, every, every[0][0] * 1.6
 
 
-@pytest.mark.parametrize("seed", [33, 34, 36, 40, 41])
-@pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("read_ratio", [0, 10**9])
+@pytest.mark.parametrize(
+    "seed, threads, read_ratio", covering_grid([[33, 34, 36, 40, 41], [1, 2], [0, 10**9]], edges=[(33, 2, 10**9)])
+)
 def test_what_is_streamed_is_final_below_the_bound_with_collapsed_orderings(
     seed: int, threads: int, read_ratio: int
 ) -> None:

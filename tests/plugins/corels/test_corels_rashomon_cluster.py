@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from test_corels_rashomon import _problem, every_rule_list, units_of, with_collapsed_orderings, within
 from processes import a_worker_pid, local_cluster
 from test_distributed import named_on_scheduler
+from grids import covering_grid
 
 from glasswork.cli import cli
 from glasswork.cython_ext import corels_rashomon as cr
@@ -349,10 +350,10 @@ def _listing_gone_depth_first(seed: int, threads: int, budget: int, collapse: bo
     return en, within(every, theta), steps
 
 
-@pytest.mark.parametrize("seed", [33, 36, 40])
-@pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("budget", [0, 8, 48])
-@pytest.mark.parametrize("collapse", [True, False])
+@pytest.mark.parametrize(
+    "seed, threads, budget, collapse",
+    covering_grid([[33, 36, 40], [1, 2], [0, 8, 48], [True, False]], edges=[(33, 1, 0, True), (40, 2, 48, False)]),
+)
 def test_a_task_gone_depth_first_streams_only_what_is_final_below_its_bound(
     seed: int, threads: int, budget: int, collapse: bool
 ) -> None:

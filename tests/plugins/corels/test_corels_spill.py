@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from corels_reference import COMPAS, SHARED, brute_force, random_instance
 from test_corels_threads import _medium, _units
+from grids import covering_grid
 
 from glasswork.cython_ext import corels as ccorels
 from glasswork.plugins.corels import engine
@@ -35,9 +36,10 @@ def _run_in_slices(search, step: int = 40) -> int:
             return int(code)
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("smap", engine.SYMMETRY_MAPS)
-@pytest.mark.parametrize("policy", engine.POLICIES)
+@pytest.mark.parametrize(
+    "policy, smap, threads",
+    covering_grid([engine.POLICIES, engine.SYMMETRY_MAPS, (1, 2)], edges=[("lower_bound", "prefix", 2)]),
+)
 def test_spilled_search_certifies_the_brute_force_optimum(tmp_path, policy: str, smap: str, threads: int) -> None:
     rng = np.random.default_rng(2027)
     spilled = 0
@@ -56,9 +58,10 @@ def test_spilled_search_certifies_the_brute_force_optimum(tmp_path, policy: str,
     assert os.listdir(tmp_path) == []  # bucket files are unlinked as they are opened
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("smap", engine.SYMMETRY_MAPS)
-@pytest.mark.parametrize("policy", engine.POLICIES)
+@pytest.mark.parametrize(
+    "policy, smap, threads",
+    covering_grid([engine.POLICIES, engine.SYMMETRY_MAPS, (1, 2)], edges=[("lower_bound", "prefix", 2)]),
+)
 def test_spilled_search_matches_the_in_ram_search(tmp_path, policy: str, smap: str, threads: int) -> None:
     """Thousands of expansions, hundreds of spills and reloads, the map frozen or not."""
     X, y = _medium(3)

@@ -17,6 +17,7 @@ import time
 import numpy as np
 import pytest
 from corels_reference import audit_live_figures, compas  # noqa: F401  (compas: a fixture)
+from grids import covering_grid
 
 from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels as ccorels
@@ -39,8 +40,11 @@ def _medium(seed: int, n: int = 400, p: int = 13):
     return X, y
 
 
-@pytest.mark.parametrize("smap", engine.SYMMETRY_MAPS)
-@pytest.mark.parametrize("policy", engine.POLICIES)
+# every policy and every map in the default run; every pair of them under -m slow
+POLICY_MAP = covering_grid([engine.POLICIES, engine.SYMMETRY_MAPS], edges=[("lower_bound", "prefix")], strength=1)
+
+
+@pytest.mark.parametrize("policy, smap", POLICY_MAP)
 def test_threads_certify_the_single_thread_optimum(policy: str, smap: str) -> None:
     for seed in range(3):
         X, y = _medium(seed)
@@ -73,8 +77,7 @@ def test_threaded_multiclass_and_bitsliced_agree() -> None:
         assert four.objective == pytest.approx(one.objective, abs=1e-12)
 
 
-@pytest.mark.parametrize("smap", engine.SYMMETRY_MAPS)
-@pytest.mark.parametrize("policy", engine.POLICIES)
+@pytest.mark.parametrize("policy, smap", POLICY_MAP)
 def test_live_figures_equal_a_full_scan_after_threaded_slices(policy: str, smap: str) -> None:
     rng = np.random.default_rng(43)
     for trial in range(2):

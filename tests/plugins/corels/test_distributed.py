@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 from corels_reference import COMPAS, brute_force, random_instance
 from processes import a_worker_pid, local_cluster
+from grids import sampled
 
 from glasswork.cli import cli
 from glasswork.cython_ext import bitset
@@ -97,7 +98,8 @@ def _units_of(X: np.ndarray, y: np.ndarray, n_classes: int, weights: np.ndarray 
     return engine.make_units(bits, y, n_classes, class_weights=weights)
 
 
-@pytest.mark.parametrize("seed", range(24))
+# seeds 0 to 4: every weighting and map (seed % 3), every lambda and the cap (seed % 4), three classes (4)
+@pytest.mark.parametrize("seed", sampled(range(24), range(5)))
 def test_every_open_prefix_searched_alone_finds_the_optimum(seed: int) -> None:
     """The root's open prefixes after one to three expansions, each searched by its own Search
     with no map, no incumbent and no bound shared with the others: the best they find is the
