@@ -74,7 +74,7 @@ def instance(seed: int, p: int, n: int = 60, binary: bool = True) -> tuple[np.nd
     return X, y, s
 
 
-@pytest.mark.parametrize("seed", sampled(range(6), [0, 1]))  # binary, real with monotone features and a group
+@pytest.mark.parametrize("seed", sampled(range(6), [2, 1]))  # binary; real with monotone features and a group
 def test_bound_matches_enumerated_supports(seed: int) -> None:
     """Exhausted, the bound is the best k-sparse fit; it never exceeds it (p <= 8, k <= 3)."""
     rng = np.random.default_rng(100 + seed)
@@ -93,7 +93,7 @@ def test_bound_matches_enumerated_supports(seed: int) -> None:
     assert report.upper_bound == pytest.approx(truth, rel=1e-6)
 
 
-@pytest.mark.parametrize("seed", sampled(range(4), [0]))
+@pytest.mark.parametrize("seed", sampled(range(4), [3]))
 def test_bound_stays_valid_when_stopped_early(seed: int) -> None:
     p, k = 8, 3
     X, y, s = instance(20 + seed, p)

@@ -59,7 +59,7 @@ def tree(search: SupportSearch, upper: float = math.inf, lattice: bool = False) 
     return t
 
 
-@pytest.mark.parametrize("seed", sampled(range(8), [0, 1, 2, 3]))  # each kind of constraints()
+@pytest.mark.parametrize("seed", sampled(range(8), [4, 5, 2, 3]))  # each kind of constraints()
 def test_support_search_equals_the_python_search(seed: int) -> None:
     """Same tree, same order: the same bound, best support, best loss and node count."""
     rng = np.random.default_rng(500 + seed)
@@ -136,7 +136,7 @@ def test_exact_policy_proves_forced_features_off_zero(seed: int, k: int) -> None
     assert res.points[4] != 0 and res.points[5] == 0 and res.lower_bound <= truth + 1e-9
 
 
-@pytest.mark.parametrize("seed", sampled(range(3), [0]))
+@pytest.mark.parametrize("seed", sampled(range(3), [1]))
 def test_every_slice_ends_with_a_valid_bound(seed: int) -> None:
     """One step per call (seconds 0): the bound after every step is below the optimum, and the
     search driven this way ends exactly where the uninterrupted one does."""
