@@ -251,7 +251,17 @@ def test_progress_summary_reports_live_queue() -> None:
 
 @pytest.mark.parametrize(
     "policy, smap",
-    covering_grid([engine.POLICIES, engine.SYMMETRY_MAPS], edges=[("lower_bound", "prefix")], strength=1),
+    covering_grid(  # every policy and every map by default, without a map on the quick dfs
+        [engine.POLICIES, engine.SYMMETRY_MAPS],
+        edges=[
+            ("dfs", "none"),
+            ("lower_bound", "prefix"),
+            ("bfs", "captured"),
+            ("curiosity", "prefix"),
+            ("objective", "captured"),
+        ],
+        strength=1,
+    ),
 )
 def test_incremental_progress_figures_equal_a_full_scan(policy: str, smap: str) -> None:
     """The lower bound and both histograms, kept as entries come and go, equal a heap scan."""

@@ -509,6 +509,7 @@ def test_a_stop_during_the_table_count_reports_what_the_listing_proved(cluster) 
     assert last.counters["rashomon_count"] == rset.count and last.lower_bound == rset.unenumerated_bound
 
 
+@pytest.mark.slow  # end to end on dask:local, a worker killed mid-count
 def test_a_worker_killed_during_the_table_count_loses_nothing() -> None:
     """The count of 3,384,970,736,174 lists (3 s in one process): a worker killed once the table
     count began; its task is run again from its roots, and the count is one process's."""

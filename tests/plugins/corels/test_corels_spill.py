@@ -80,8 +80,16 @@ def test_spilled_search_matches_the_in_ram_search(tmp_path, policy: str, smap: s
         assert s.trie_size == 0
 
 
-@pytest.mark.parametrize("smap", engine.SYMMETRY_MAPS)
-@pytest.mark.parametrize("policy", ["lower_bound", "objective", "bfs"])
+# every policy and every map by default (without a map, objective is the cheap order: lower_bound
+# and bfs take minutes there), every pair under -m slow
+@pytest.mark.parametrize(
+    "policy, smap",
+    covering_grid(
+        [["lower_bound", "objective", "bfs"], engine.SYMMETRY_MAPS],
+        edges=[("objective", "none"), ("lower_bound", "prefix"), ("bfs", "captured")],
+        strength=1,
+    ),
+)
 def test_spill_keeps_the_search_order(tmp_path, policy: str, smap: str) -> None:
     """A prefix back from disk is popped exactly when it would have been, and the symmetry map
     treats it as the node it had in RAM (it deletes it when a better member of its class came

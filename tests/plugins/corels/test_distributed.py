@@ -239,6 +239,7 @@ def test_distributed_equals_one_process(cluster) -> None:
     assert out.stats["evaluated"] > 0 and out.stats["workers"] == 2
 
 
+@pytest.mark.slow  # end to end on dask:local, a worker killed mid-search
 def test_a_killed_worker_loses_no_subtree() -> None:
     """A worker process killed mid-run: its subtree is searched again and the optimum is exact."""
     X, y = _wide_instance(7)
