@@ -66,7 +66,7 @@ def child(
 
     from glasswork.data.corels_format import read_corels
     from glasswork.plugins.corels import engine, solver
-    from glasswork.solver import resident_memory
+    from glasswork.memory import resident_memory
 
     base = str(DATA / "compas_train")
     t1 = time.perf_counter()

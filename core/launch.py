@@ -193,7 +193,8 @@ class Launch:
         self._started = True
         from glasswork.result import model_contract_fault
         from glasswork.runner import SolverFailure
-        from glasswork.solver import Limits, peak_memory
+        from glasswork.memory import peak_memory
+        from glasswork.solver import Limits
         from glasswork.store import StoreSink
 
         problem = self.prepare()

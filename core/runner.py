@@ -18,7 +18,8 @@ from glasswork.data import DataError, Problem
 from glasswork.events import Event, EventSink
 from glasswork.record import RunInfo, RunOutcome
 from glasswork.result import Result
-from glasswork.solver import ClusterExecutor, Limits, SolveContext, Solver, StopReason, resident_memory
+from glasswork.memory import memory_reached
+from glasswork.solver import ClusterExecutor, Limits, SolveContext, Solver, StopReason
 
 __all__ = ["RunAborted", "RunInfo", "RunOutcome", "Runner", "SolverFailure"]
 
@@ -194,7 +195,7 @@ class Runner:
             return
         if ctx.deadline is not None and time.monotonic() >= ctx.deadline:
             ctx.request_stop(StopReason.TIME)
-        elif ctx.limits.memory is not None and resident_memory() >= ctx.limits.memory:
+        elif memory_reached(ctx.limits.memory):
             ctx.request_stop(StopReason.MEMORY)
 
     # -- sinks --------------------------------------------------------------------------------

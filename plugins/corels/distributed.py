@@ -39,7 +39,8 @@ from glasswork.cython_ext import corels as _corels
 from glasswork.plugins.corels import engine
 from glasswork.plugins.corels.engine import SpillError, spill_budget
 from glasswork.result import Status
-from glasswork.solver import SolveContext, StopReason, physical_memory, resident_memory
+from glasswork.memory import memory_reached, physical_memory, resident_memory
+from glasswork.solver import SolveContext, StopReason
 
 SYNC_SECONDS = 0.02  # a task's period for reading the incumbent and reporting
 SPLIT_MIN_QUEUE = 64  # a task hands work back only with at least this many open prefixes
@@ -265,7 +266,7 @@ def _search_seeded(
         if stop_now:
             stopped = True
             break
-        if config.memory is not None and resident_memory() >= config.memory:
+        if memory_reached(config.memory):
             memory = True
             break
         if objective < search.objective:

@@ -69,7 +69,8 @@ from glasswork.plugins.corels.rashomon import (
     queue_budget_for,
 )
 from glasswork.result import RashomonSet
-from glasswork.solver import ClusterExecutor, SolveContext, resident_memory
+from glasswork.memory import memory_reached
+from glasswork.solver import ClusterExecutor, SolveContext
 from glasswork.spec import RashomonSpec
 
 ORDERED_POLICIES = ("lower_bound", "objective")  # the policies that list in objective order
@@ -282,7 +283,7 @@ def enumerate_subtree(
         if stop_event.is_set():
             stopped = True
             break
-        if config.memory is not None and resident_memory() >= config.memory:
+        if memory_reached(config.memory):
             out_of_memory = True
             break
         report("listing")
@@ -358,7 +359,7 @@ def _count_subtree(
     def should_stop() -> bool:
         nonlocal stopped, out_of_memory
         stopped = stop_event.is_set()
-        out_of_memory = not stopped and config.memory is not None and resident_memory() >= config.memory
+        out_of_memory = not stopped and memory_reached(config.memory)
         return stopped or out_of_memory
 
     def report() -> None:

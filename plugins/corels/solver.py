@@ -31,7 +31,8 @@ from glasswork.plugins.corels.spec import (
     CorelsSpec,
 )
 from glasswork.result import Certificate, RashomonSet, Result, Status
-from glasswork.solver import SolveContext, Solver, resident_memory
+from glasswork.memory import resident_memory
+from glasswork.solver import SolveContext, Solver
 from glasswork.spec import RashomonSpec
 
 SLICE_SECONDS = 0.005

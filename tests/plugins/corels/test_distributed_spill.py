@@ -230,7 +230,7 @@ def _config(spill: str | int, memory: int | None) -> TaskConfig:
 def test_the_spill_setting_reaches_the_task() -> None:
     """off: no directory; a size as is; auto: 60 % of limits.memory less what the process holds;
     the directory (in TMPDIR) is removed on the way out, the spill turned off."""
-    from glasswork.solver import resident_memory
+    from glasswork.memory import resident_memory
 
     off = _Recorder()
     with worker_spill_space(off, _config("off", None)):
