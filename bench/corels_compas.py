@@ -65,7 +65,8 @@ def child(
     import numpy as np
 
     from glasswork.data.corels_format import read_corels
-    from glasswork.plugins.corels import engine, solver
+    from glasswork.plugins.corels import solver
+    from glasswork.plugins.corels.search import engine
     from glasswork.memory import resident_memory
 
     base = str(DATA / "compas_train")

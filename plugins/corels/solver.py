@@ -21,8 +21,8 @@ import numpy as np
 from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels as _corels
 from glasswork.data import DataError, Problem
-from glasswork.plugins.corels import engine
-from glasswork.plugins.corels.engine import SpillError, spill_budget
+from glasswork.plugins.corels.search import engine
+from glasswork.plugins.corels.search.engine import SpillError, spill_budget
 from glasswork.plugins.corels.model import Rule, RuleList
 from glasswork.plugins.corels.spec import (
     CorelsConstraints,
@@ -46,7 +46,7 @@ class CorelsSolver(Solver):
     description = "CORELS: certifiably optimal rule lists by branch-and-bound over antecedents."
     tasks = frozenset({"binary", "multiclass"})
     spec_model = CorelsSpec
-    distributed = True  # run --executor dask:...: plugins/corels/distributed.py
+    distributed = True  # run --executor dask:...: plugins/corels/cluster/search.py
     supports_rashomon = True
 
     def solve(self, problem: Problem, ctx: SolveContext) -> Result:
@@ -77,7 +77,7 @@ def run_corels(
     rashomon: RashomonSpec | None = None,
 ) -> Result:
     """Mine (unless pre-mined), search in slices, and package the rule list and certificate;
-    with ``rashomon``, then enumerate every list within its threshold (plugins/corels/rashomon.py)."""
+    with ``rashomon``, then enumerate every list within its threshold (plugins/corels/rashomon/enumeration.py)."""
     lam = objective.regularization
     t0 = time.perf_counter()
     names, bits, items = antecedents_for(problem, constraints, lam)
@@ -223,7 +223,7 @@ def _rashomon_set(
     """The Rashomon set after the search (``found``: its objective, list, evaluations and
     threads): enumerated when the optimum is certified, here or on ``ctx.executor``'s cluster;
     otherwise the incumbent alone, never complete, bounded by the search's lower bound."""
-    from glasswork.plugins.corels import rashomon as rs
+    from glasswork.plugins.corels.rashomon import enumeration as rs
 
     optimum, best_prefix, evaluations, threads = found
     names = problem.feature_names
@@ -254,8 +254,8 @@ def _rashomon_set(
         "max_models": request.max_models,
         "ablation": tuple(search_opts.ablation),
     }
-    if ctx.executor is not None:  # subtrees on the cluster: plugins/corels/rashomon_cluster.py
-        from glasswork.plugins.corels.rashomon_cluster import enumerate_on_cluster
+    if ctx.executor is not None:  # subtrees on the cluster: plugins/corels/cluster/enumeration.py
+        from glasswork.plugins.corels.cluster.enumeration import enumerate_on_cluster
 
         rset, cluster_stats = enumerate_on_cluster(
             units,
@@ -324,7 +324,7 @@ def _with_the_optimum(
     (the search found it): the set then has it, counted once, and bounds the rest by the optimum
     (in objective order the listing emits nothing until every prefix bounded below a list's
     objective is expanded: tens of seconds on COMPAS at epsilon 0.03)."""
-    from glasswork.plugins.corels import rashomon as rs
+    from glasswork.plugins.corels.rashomon import enumeration as rs
 
     if rset.complete or rset.count > 0 or optimum > rset.threshold:
         return rset
@@ -357,11 +357,11 @@ def _run_on_cluster(
     rashomon: RashomonSpec | None = None,
     search_opts: CorelsSearch | None = None,
 ) -> Result:
-    """One search spread over ``ctx.executor``'s cluster (plugins/corels/distributed.py); the
+    """One search spread over ``ctx.executor``'s cluster (plugins/corels/cluster/search.py); the
     driver's incumbents and progress are this run's events, as in one process. With
-    ``rashomon``, the set is then enumerated on the same cluster (plugins/corels/rashomon_cluster.py)."""
-    from glasswork.plugins.corels.distributed import run_distributed
-    from glasswork.plugins.corels.rashomon_cluster import one_connection
+    ``rashomon``, the set is then enumerated on the same cluster (plugins/corels/cluster/enumeration.py)."""
+    from glasswork.plugins.corels.cluster.search import run_distributed
+    from glasswork.plugins.corels.cluster.enumeration import one_connection
 
     names, bits, items = mined
     assert ctx.executor is not None

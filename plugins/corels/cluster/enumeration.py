@@ -56,10 +56,10 @@ import numpy as np
 
 from glasswork.cython_ext import corels_rashomon as _enum
 from glasswork.data import Problem
-from glasswork.plugins.corels import engine
-from glasswork.plugins.corels.distributed import release_named, stop_tasks
+from glasswork.plugins.corels.search import engine
+from glasswork.plugins.corels.cluster.search import release_named, stop_tasks
 from glasswork.plugins.corels.model import RuleList
-from glasswork.plugins.corels.rashomon import (
+from glasswork.plugins.corels.rashomon.enumeration import (
     KeptStream,
     TableCount,
     best_proven,

@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 
 from glasswork.cython_ext import corels as _corels
-from glasswork.plugins.corels import engine
-from glasswork.plugins.corels.engine import SpillError, spill_budget
+from glasswork.plugins.corels.search import engine
+from glasswork.plugins.corels.search.engine import SpillError, spill_budget
 from glasswork.result import Status
 from glasswork.memory import memory_reached, physical_memory, resident_memory
 from glasswork.solver import SolveContext, StopReason
