@@ -30,7 +30,7 @@ def main() -> None:
     from glasswork.data.corels_format import read_corels
     from glasswork.plugins.corels.search import engine
     from glasswork.plugins.corels.cluster.enumeration import enumerate_split_here, mirror_pairs, split_roots
-    from glasswork.plugins.corels.solver import antecedents_for
+    from glasswork.plugins.corels.inputs import antecedents_for
     from glasswork.plugins.corels.spec import CorelsConstraints
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

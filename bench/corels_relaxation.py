@@ -153,7 +153,7 @@ def load(table: str, lam: float) -> tuple[np.ndarray, np.ndarray]:
         from corels_wide import DEFAULT_OUT, prepare
 
         from glasswork.data.load import load_problem
-        from glasswork.plugins.corels.solver import antecedents_for
+        from glasswork.plugins.corels.inputs import antecedents_for
         from glasswork.spec import load_spec
 
         loaded = load_spec(prepare(DEFAULT_OUT), overrides=[f"objective.regularization={lam}"])

@@ -22,7 +22,7 @@ from glasswork.data import Problem
 from glasswork.events import Event
 from glasswork.plugins.corels import CorelsSolver, CorelsSpec
 from glasswork.plugins.corels.rashomon.enumeration import make_enumerator
-from glasswork.plugins.corels.solver import antecedents_for
+from glasswork.plugins.corels.inputs import antecedents_for
 from glasswork.result import Result
 from glasswork.solver import ClusterExecutor, Limits, SolveContext, StopReason
 
