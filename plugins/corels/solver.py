@@ -162,7 +162,7 @@ def _run_on_cluster(
     """One search spread over ``ctx.executor``'s cluster (plugins/corels/cluster/search.py); the
     driver's incumbents and progress are this run's events, as in one process. With
     ``rashomon``, the set is then enumerated on the same cluster (plugins/corels/cluster/enumeration.py)."""
-    from glasswork.plugins.corels.cluster.enumeration import one_connection
+    from glasswork.plugins.corels.cluster.driver import one_connection
     from glasswork.plugins.corels.cluster.search import run_distributed
 
     names, bits, items = mined

@@ -294,7 +294,7 @@ def test_a_task_gone_depth_first_still_gives_way_to_the_table(cluster) -> None:
     its ``max_models``-th, which the table gives."""
     import uuid
 
-    from glasswork.plugins.corels.cluster.search import release_named
+    from glasswork.plugins.corels.cluster.driver import release_named
     from glasswork.plugins.corels.cluster.enumeration import EnumerationConfig, enumerate_subtree
 
     X, y = _heavy()
@@ -303,7 +303,18 @@ def test_a_task_gone_depth_first_still_gives_way_to_the_table(cluster) -> None:
     optimum, threshold = every.rashomon.optimum, every.rashomon.threshold
     names = {k: f"glasswork-test-{k}-{uuid.uuid4().hex}" for k in ("stop", "queue")}
     options = {"policy": "lower_bound", "max_models": 50}
-    config = EnumerationConfig(units, HEAVY["lam"], threshold, optimum, options, names, None, 1, True, 64)
+    config = EnumerationConfig(
+        units,
+        HEAVY["lam"],
+        options,
+        names,
+        None,
+        threshold=threshold,
+        floor=optimum,
+        threads=1,
+        count=True,
+        queue_budget=64,
+    )
     with distributed.Client(cluster.scheduler_address) as client:
         try:
             out = client.submit(enumerate_subtree, config, 0, list(range(X.shape[1])), True, pure=False).result()

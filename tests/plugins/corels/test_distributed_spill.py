@@ -16,7 +16,7 @@ from corels_reference import brute_force, random_instance
 
 from glasswork.cython_ext import bitset
 from glasswork.plugins.corels.search import engine
-from glasswork.plugins.corels.cluster.search import TaskConfig, worker_spill_space
+from glasswork.plugins.corels.cluster.search import SearchConfig, worker_spill_space
 from glasswork.result import Status
 from glasswork.solver import ClusterExecutor, Limits, SolveContext
 
@@ -222,9 +222,9 @@ class _Recorder:
         self.calls.append((directory, budget, kw))
 
 
-def _config(spill: str | int, memory: int | None) -> TaskConfig:
+def _config(spill: str | int, memory: int | None) -> SearchConfig:
     X, y = _wide_instance(1, m=6)
-    return TaskConfig(_units(X, y), 0.01, {}, {}, memory, spill, 5)
+    return SearchConfig(_units(X, y), 0.01, {}, {}, memory, spill, 5)
 
 
 def test_the_spill_setting_reaches_the_task() -> None:
@@ -329,7 +329,7 @@ def test_the_tasks_spill_figures_are_summed_and_maxed() -> None:
     sum of those maxima bounds what was on disk at once; a task that never spilled adds nothing."""
     from types import SimpleNamespace
 
-    from glasswork.plugins.corels.cluster.search import Driver
+    from glasswork.plugins.corels.cluster.search import SearchDriver
 
     driver = SimpleNamespace(spill={})
 
@@ -339,7 +339,7 @@ def test_the_tasks_spill_figures_are_summed_and_maxed() -> None:
         return {"counters": counters, "spilled_at_end": at_end}
 
     for out in (task(3, 100, 60, 2000), task(0, 0, 0, 0), task(5, 40, 30, 3000, at_end=7)):
-        Driver.add_spill(driver, out)  # type: ignore[arg-type]
+        SearchDriver.add_spill(driver, out)  # type: ignore[arg-type]
     assert driver.spill == {
         "spills": 8,
         "reloads": 16,
