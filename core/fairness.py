@@ -34,24 +34,28 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
-METRICS: tuple[str, ...] = (
+Metric = Literal[
     "statistical_parity",
     "predictive_parity",
     "predictive_equality",
     "equal_opportunity",
     "equalized_odds",
     "conditional_use_accuracy_equality",
-)
+    "calibration",
+]
+"""A metric's name, as a spec's ``fairness.metrics`` lists it."""
+
+ALL_METRICS: tuple[str, ...] = get_args(Metric)
+
+METRICS: tuple[str, ...] = ALL_METRICS[:6]
 """The six metrics of binary predictions, in FairCORELS' order (its ``fairness=1..6``)."""
 
-SCORE_METRICS: tuple[str, ...] = ("calibration",)
-"""Metrics of probabilities, reported when the model gives them."""
-
-ALL_METRICS: tuple[str, ...] = METRICS + SCORE_METRICS
+SCORE_METRICS: tuple[str, ...] = ALL_METRICS[6:]
+"""Metrics of probabilities (``calibration``), reported when the model gives them."""
 
 CALIBRATION_BINS = 10
 

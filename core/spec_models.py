@@ -27,6 +27,7 @@ from pydantic import (
 )
 
 from glasswork.data import DataSpec
+from glasswork.fairness import ALL_METRICS, Metric
 
 # A sweep runs every point it expands to, each a whole solve recorded in the run store: 10,000
 # runs are already hours of CPU at a second each and 10,000 spec documents held and validated
@@ -188,16 +189,6 @@ class RashomonSpec(StrictModel):
 
 ProtectedValue = str | int | float | bool
 
-FairnessMetric = Literal[
-    "statistical_parity",
-    "predictive_parity",
-    "predictive_equality",
-    "equal_opportunity",
-    "equalized_odds",
-    "conditional_use_accuracy_equality",
-    "calibration",
-]
-
 
 class ProtectedGroupSpec(StrictModel):
     """A protected group: the rows whose ``column`` holds ``value`` (or one of the listed values)."""
@@ -230,16 +221,8 @@ class FairnessSpec(StrictModel):
     protected: ProtectedGroupSpec | list[ProtectedGroupSpec] = Field(
         description="The protected group {column, value}, or a list of groups."
     )
-    metrics: list[FairnessMetric] = Field(
-        default_factory=lambda: [
-            "statistical_parity",
-            "predictive_parity",
-            "predictive_equality",
-            "equal_opportunity",
-            "equalized_odds",
-            "conditional_use_accuracy_equality",
-            "calibration",
-        ],
+    metrics: list[Metric] = Field(
+        default_factory=lambda: list(ALL_METRICS),
         min_length=1,
         description="The metrics to report (default: all six, and calibration for models that give probabilities).",
     )

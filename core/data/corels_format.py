@@ -356,7 +356,7 @@ def load_corels(spec: DataSpec, base_dir: Path) -> Problem:
                 hint=f"put the labels in {test_path.with_suffix('.label').name}",
             )
         position = {n: i for i, n in enumerate(test.antecedents.names)}
-        absent = [n for n in problem.feature_names if n not in position]
+        absent = [n for n in [*problem.feature_names, *spec.audit_only] if n not in position]
         if absent:
             raise DataError(
                 f"antecedent {absent[0]!r} of the training file is not in the test file",
@@ -372,13 +372,6 @@ def load_corels(spec: DataSpec, base_dir: Path) -> Problem:
         test_matrix = test.antecedents.matrix()
         problem.X_test = np.ascontiguousarray(test_matrix[:, [position[n] for n in problem.feature_names]])
         problem.y_test = (test.y == pos).astype(np.int64) if spec.positive is not None else test.y
-        absent = [n for n in spec.audit_only if n not in position]
-        if absent:
-            raise DataError(
-                f"audit-only antecedent {absent[0]!r} of the training file is not in the test file",
-                file=test_path,
-                hint="mine train and test with the same antecedents",
-            )
         problem.audit_test = {n: test_matrix[:, position[n]].astype(np.int64) for n in spec.audit_only}
     return problem
 

@@ -9,6 +9,7 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
+from glasswork import fairness
 from glasswork.cli import cli
 from glasswork.store import MIGRATIONS, SCHEMA_VERSION, RunStore
 
@@ -55,14 +56,7 @@ def test_run_json_carries_the_six_metrics_for_training_and_test_rows(invoke):
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)["fairness"]
     for part in ("train", "test"):
-        for metric in (
-            "statistical_parity",
-            "predictive_parity",
-            "predictive_equality",
-            "equal_opportunity",
-            "equalized_odds",
-            "conditional_use_accuracy_equality",
-        ):
+        for metric in fairness.METRICS:
             assert metric in doc[part]
         assert doc[part]["protected_rows"] > 0 and doc[part]["reference_rows"] > 0
     assert doc["groups"] == [f"{COLUMN} = {GROUP}"]
