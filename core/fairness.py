@@ -49,12 +49,12 @@ Metric = Literal[
 ]
 """A metric's name, as a spec's ``fairness.metrics`` lists it."""
 
-ALL_METRICS: tuple[str, ...] = get_args(Metric)
+ALL_METRICS: tuple[Metric, ...] = get_args(Metric)
 
-METRICS: tuple[str, ...] = ALL_METRICS[:6]
+METRICS: tuple[Metric, ...] = ALL_METRICS[:6]
 """The six metrics of binary predictions, in FairCORELS' order (its ``fairness=1..6``)."""
 
-SCORE_METRICS: tuple[str, ...] = ALL_METRICS[6:]
+SCORE_METRICS: tuple[Metric, ...] = ALL_METRICS[6:]
 """Metrics of probabilities (``calibration``), reported when the model gives them."""
 
 CALIBRATION_BINS = 10
@@ -211,7 +211,7 @@ def audit(
     ``GroupRates``. The sizes at the top are the one group's, ``None`` with several (each
     group's are in ``groups``)."""
     asked = [m for m in metrics if m in METRICS or (score is not None and m in SCORE_METRICS)]
-    per_group = []
+    per_group: list[dict[str, Any]] = []
     for group in groups:
         p, r = group_rates(y, pred, group.mask, weights)
         figures = prediction_metrics(p, r)
