@@ -113,3 +113,17 @@ def figures(spec: SolverSpec, problem: Problem, model: Model) -> dict[str, Any] 
         found = groups(spec.fairness, columns, training=training)
         out[name] = fairness.audit(y, pred, found, wanted, weights, score)
     return out
+
+
+def headline(document: dict[str, Any] | None) -> dict[str, float]:
+    """The audit's figures under flat names (``train_statistical_parity``, ``test_...``), as a
+    sweep summarises metrics; undefined figures are left out, as a NaN metric is."""
+    if not document or "error" in document:
+        return {}
+    out = {}
+    for part in ("train", "test"):
+        for metric in document.get("metrics") or []:
+            value = (document.get(part) or {}).get(metric)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                out[f"{part}_{metric}"] = float(value)
+    return out
