@@ -477,3 +477,19 @@ def fairness_tables(audit: dict[str, Any] | None) -> list[Table]:
         table.caption_justify = "left"
         tables.append(table)
     return tables
+
+
+def fairness_text(audit: dict[str, Any] | None) -> str | None:
+    """The fairness audit in one line (the groups, then each metric on the training / test rows),
+    ``None`` without one: for a summary where a table does not fit (the TUI's run screen)."""
+    if not audit:
+        return None
+    if "error" in audit:
+        return f"no figures: the model failed to predict ({audit['error']})"
+    parts = [part for part in ("train", "test") if part in audit]
+    figures = []
+    for metric in audit.get("metrics") or []:
+        if parts and metric in audit[parts[0]]:
+            values = (audit[part].get(metric) for part in parts)
+            figures.append(f"{metric} " + " / ".join("undefined" if v is None else fmt_number(v, 4) for v in values))
+    return f"{'; '.join(audit.get('groups') or [])} against the rest ({' / '.join(parts)}): " + ", ".join(figures)
