@@ -55,7 +55,14 @@ def groups(spec: FairnessSpec, columns: dict[str, np.ndarray], *, training: bool
 
     out = []
     for i, group in enumerate(spec.groups):
-        column = columns[group.column]
+        column = columns.get(group.column)
+        if column is None:  # a problem built by hand, without its audit-only columns
+            raise DataError(
+                f"the audit-only column {group.column!r} is not among the data's audit columns",
+                hint="list it under data.audit_only (a Problem built in code holds it in Problem.audit "
+                "and Problem.audit_test)",
+                field=_field(spec, i, "column"),
+            )
         present = _distinct(column)
         matched = []
         for value in group.values:

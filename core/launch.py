@@ -137,6 +137,7 @@ class Launch:
                 raise locate_in_spec(exc, self.loaded) from None
         if not self._problem_checked:
             from glasswork import audit
+            from glasswork.data import DataError
 
             solver_cls = self.registry.solver(self.loaded.spec.solver)
             _check_task(solver_cls, self.problem)

@@ -204,3 +204,47 @@ def test_audit_only_antecedents_of_a_corels_out_source(tmp_path: Path) -> None:
         problem.y_test, outcome.result.model.predict(problem.X_test), problem.audit_test["Race=African-American"] == 1
     )
     assert doc["test"]["equalized_odds"] == pytest.approx(expected["equalized_odds"])
+
+
+def test_rows_count_by_their_weight(tmp_path: Path) -> None:
+    rng = np.random.default_rng(9)
+    n = 150
+    a, g = rng.integers(0, 2, n), rng.choice(["p", "q"], n)
+    y = a ^ (rng.random(n) < 0.25)
+    w = rng.integers(0, 4, n)
+    (tmp_path / "w.csv").write_text("a,g,w,y\n" + "".join(f"{i},{j},{k},{m}\n" for i, j, k, m in zip(a, g, w, y)))
+    spec = tmp_path / "w.yaml"
+    spec.write_text(
+        "name: w\ndata: {source: w.csv, target: y, weights: w, audit_only: [g], split: {kind: holdout, seed: 3}}\n"
+        "solver: corels\nobjective: {regularization: 0.01}\nfairness: {protected: {column: g, value: p}}\n"
+    )
+    launch = Launch.from_file(spec, registry=BUILTIN, no_store=True)
+    outcome = launch.run()
+    doc = outcome.to_dict()["fairness"]
+    problem = launch.problem
+    for part, X, y_, weights, audit in (
+        ("train", problem.X, problem.y, problem.sample_weight, problem.audit),
+        ("test", problem.X_test, problem.y_test, problem.test_sample_weight, problem.audit_test),
+    ):
+        pred = outcome.result.model.predict(X)
+        expected = fairness.disparities(y_, pred, audit["g"] == "p", weights)
+        unweighted = fairness.disparities(y_, pred, audit["g"] == "p")
+        assert doc[part]["statistical_parity"] == pytest.approx(expected["statistical_parity"])
+        assert doc[part]["equalized_odds"] == pytest.approx(expected["equalized_odds"])
+        assert doc[part]["groups"][0]["protected"]["weight"] == pytest.approx(float(weights[audit["g"] == "p"].sum()))
+        assert expected != unweighted  # the weights matter here
+
+
+def test_a_problem_built_in_code_without_its_audit_columns_is_a_data_error(tmp_path: Path) -> None:
+    spec = _spec(
+        tmp_path,
+        "corels",
+        data=AUDIT_ONLY,
+        fairness_section=f"fairness: {{protected: {{column: '{RACE}', value: b}}}}\n",
+    )
+    loaded = Launch.from_file(spec, registry=BUILTIN, no_store=True)
+    problem = loaded.prepare()
+    problem.audit = {}
+    again = Launch(loaded.loaded, registry=BUILTIN, no_store=True, problem=problem)
+    with pytest.raises(DataError, match="not among the data's audit columns"):
+        again.prepare()
