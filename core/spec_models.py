@@ -12,7 +12,7 @@ import hashlib
 import json
 import math
 from pathlib import PurePosixPath
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -187,7 +187,9 @@ class RashomonSpec(StrictModel):
         return self
 
 
-ProtectedValue = str | int | float | bool
+# a value as written in the data, compared with the column's values and never computed with;
+# integers bounded inside int64 like every integer of a spec
+ProtectedValue = str | Annotated[int, Field(ge=-(2**63), le=2**63 - 1)] | float | bool
 
 
 class ProtectedGroupSpec(StrictModel):
