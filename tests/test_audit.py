@@ -248,3 +248,16 @@ def test_a_problem_built_in_code_without_its_audit_columns_is_a_data_error(tmp_p
     again = Launch(loaded.loaded, registry=BUILTIN, no_store=True, problem=problem)
     with pytest.raises(DataError, match="not among the data's audit columns"):
         again.prepare()
+
+
+def test_a_missing_group_is_named_as_an_audit_column_or_dropped(tmp_path: Path) -> None:
+    lines = ["a,g,y"] + [f"{i % 2},{'' if i == 5 else 'p' if i % 3 else 'q'},{i % 2}" for i in range(40)]
+    (tmp_path / "d.csv").write_text("\n".join(lines) + "\n")
+    spec = tmp_path / "s.yaml"
+    base = "name: m\ndata: {source: d.csv, target: y, audit_only: [g]%s}\nsolver: corels\n"
+    spec.write_text(base % "")
+    error = _prepare_error(spec)
+    assert "missing value" in str(error) and "audit-only column" in str(error) and error.row == 6
+    spec.write_text(base % ", missing: drop")
+    problem = Launch.from_file(spec, registry=BUILTIN, no_store=True).prepare()
+    assert problem.n_samples + (0 if problem.y_test is None else problem.y_test.size) == 39

@@ -264,7 +264,7 @@ def _missing(spec: DataSpec, table: Table, used: list[str], target: str) -> Tabl
     for c in used:  # name the first missing cell, column by column
         hits = np.flatnonzero(table.missing[c])
         if hits.size:
-            what = "target" if c == target else "feature"
+            what = "target" if c == target else "audit-only column" if c in spec.audit_only else "feature"
             raise DataError(
                 f"missing value (empty or NaN) in the {what}",
                 **table.where(c, int(hits[0])),
