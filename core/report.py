@@ -576,13 +576,18 @@ def _rate_bars(protected: float | None, reference: float | None, width: int = 20
     for row, (value, colour) in enumerate(((protected, PALETTE[1]), (reference, PALETTE[0]))):
         if value is not None:
             bars.append(
-                f'<rect x="0" y="{1 + 8 * row}" width="{max(width * min(max(value, 0.0), 1.0), 1.0):.1f}" '
-                f'height="6" fill="{colour}"/>'
+                f'<rect x="0" y="{1 + 8 * row}" width="{_bar_length(value, width):.1f}" height="6" fill="{colour}"/>'
             )
     return (
         f'<svg width="{width}" height="16" role="img" aria-label="{esc(label)}"><title>{esc(label)}</title>'
         f'<line x1="{width}" x2="{width}" y1="0" y2="16" stroke="#bbb"/>{"".join(bars)}</svg>'
     )
+
+
+def _bar_length(value: float, width: int) -> float:
+    """A rate's bar: a pixel at least when it is above 0, so a small rate is not read as none."""
+    length = width * min(max(value, 0.0), 1.0)
+    return max(length, 1.0) if value > 0 else 0.0
 
 
 def fairness_section(audit: dict[str, Any] | None) -> str:
