@@ -261,3 +261,18 @@ def test_a_missing_group_is_named_as_an_audit_column_or_dropped(tmp_path: Path) 
     spec.write_text(base % ", missing: drop")
     problem = Launch.from_file(spec, registry=BUILTIN, no_store=True).prepare()
     assert problem.n_samples + (0 if problem.y_test is None else problem.y_test.size) == 39
+
+
+@pytest.mark.parametrize("solver", ["corels", "fasterrisk"])
+def test_an_audit_only_column_is_never_one_hot_encoded(tmp_path: Path, solver: str) -> None:
+    """With binarize, a text column becomes one feature per value: an audit-only one makes none."""
+    binarize = "  binarize: {thresholds: 2}\n"
+    audited = Launch.from_file(_spec(tmp_path, solver, data=binarize + AUDIT_ONLY), registry=BUILTIN, no_store=True)
+    problem = audited.prepare()
+    dropped = _spec(tmp_path, solver, data=binarize + f"  drop: ['{RACE}']\n", fairness_section="")
+    assert problem.fingerprint() == Launch.from_file(dropped, registry=BUILTIN, no_store=True).prepare().fingerprint()
+    assert not any(RACE in name or "DROP TABLE" in name for name in problem.feature_names)
+    featured = _spec(tmp_path, solver, data=binarize, fairness_section="")  # the same column as a feature
+    assert any(
+        RACE in name for name in Launch.from_file(featured, registry=BUILTIN, no_store=True).prepare().feature_names
+    )
