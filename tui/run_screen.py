@@ -16,7 +16,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from glasswork.console import fmt_gap, plain_text
+from glasswork.console import fairness_text, fmt_gap, plain_text
 from glasswork.tui.model_screen import ModelScreen
 from glasswork.tui.state import RashomonView, RunState
 from glasswork.tui.views import fmt, model_view
@@ -48,6 +48,9 @@ def _summary(doc: dict[str, Any]) -> Table:
     metrics = doc.get("metrics") or {}
     if metrics:
         table.add_row("metrics", "  ".join(f"{k} {fmt(v, 5)}" for k, v in metrics.items()))
+    audit = fairness_text(doc.get("fairness"))
+    if audit:
+        table.add_row("fairness", plain_text(audit))  # group names are data: no markup read
     return table
 
 

@@ -148,6 +148,11 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
     for model in doc["models"]:
         console.print(Text.assemble("\n", ("Model", "bold"), plain_text(f" ({model['kind']})")))
         console.print(model_view(model["model"], model["text"]))
+    from glasswork.console import fairness_tables
+
+    for table in fairness_tables(doc.get("fairness")):
+        console.print()
+        console.print(table)
     if doc.get("rashomon"):  # the set in summary; 'glasswork rashomon RUN' lists its members
         from glasswork.console import multiplicity_text, rashomon_summary_text
 

@@ -311,7 +311,8 @@ def load_corels(spec: DataSpec, base_dir: Path) -> Problem:
             hint="set 'positive' to the label to predict, or 'task: multiclass'",
         )
 
-    matrix = np.ascontiguousarray(data.antecedents.matrix()[:, keep])
+    full = data.antecedents.matrix()
+    matrix = np.ascontiguousarray(full[:, keep])
     train, held, folds = split_indices(spec.split, y, task)
     X = np.ascontiguousarray(matrix[train])
     problem = Problem(
@@ -334,8 +335,11 @@ def load_corels(spec: DataSpec, base_dir: Path) -> Problem:
         problem.extras["target"] = prefix
     if data.minority is not None:
         problem.extras["minority"] = data.minority if held is None else minority_mask(X, problem.y)
+    audit_rows = {n: full[:, names.index(n)].astype(np.int64) for n in spec.audit_only}
+    problem.audit = {n: v[train] for n, v in audit_rows.items()}
     if held is not None:
         problem.X_test, problem.y_test = np.ascontiguousarray(matrix[held]), y[held]
+        problem.audit_test = {n: v[held] for n, v in audit_rows.items()}
     if spec.test is not None:
         test_path = resolve_path(spec.test, base_dir)
         if test_path.suffix.lower() != ".out":
@@ -352,7 +356,7 @@ def load_corels(spec: DataSpec, base_dir: Path) -> Problem:
                 hint=f"put the labels in {test_path.with_suffix('.label').name}",
             )
         position = {n: i for i, n in enumerate(test.antecedents.names)}
-        absent = [n for n in problem.feature_names if n not in position]
+        absent = [n for n in [*problem.feature_names, *spec.audit_only] if n not in position]
         if absent:
             raise DataError(
                 f"antecedent {absent[0]!r} of the training file is not in the test file",
@@ -365,10 +369,10 @@ def load_corels(spec: DataSpec, base_dir: Path) -> Problem:
                 file=test_path.with_suffix(".label"),
                 hint="write the label lines in the same order in both files",
             )
-        problem.X_test = np.ascontiguousarray(
-            test.antecedents.matrix()[:, [position[n] for n in problem.feature_names]]
-        )
+        test_matrix = test.antecedents.matrix()
+        problem.X_test = np.ascontiguousarray(test_matrix[:, [position[n] for n in problem.feature_names]])
         problem.y_test = (test.y == pos).astype(np.int64) if spec.positive is not None else test.y
+        problem.audit_test = {n: test_matrix[:, position[n]].astype(np.int64) for n in spec.audit_only}
     return problem
 
 
@@ -390,7 +394,16 @@ def _select_antecedents(spec: DataSpec, names: list[str], path: Path) -> list[in
             file=path,
             hint=f"'columns' and 'drop' name antecedents of the .out file, e.g. {names[0]!r}",
         )
-    keep = [position[n] for n in wanted if n not in set(spec.drop)]
+    absent = [n for n in spec.audit_only if n not in position]
+    if absent:
+        raise DataError(
+            f"audit-only antecedent(s) {', '.join(map(repr, absent[:5]))} not in the .out file",
+            file=path,
+            hint=f"'audit_only' names antecedents of the .out file, e.g. {names[0]!r}",
+            field="data.audit_only",
+        )
+    left_out = {*spec.drop, *spec.audit_only}  # an audit-only antecedent is never a feature
+    keep = [position[n] for n in wanted if n not in left_out]
     if not keep:
         raise DataError("no antecedents are left", file=path, hint="check 'columns' and 'drop'")
     return keep
