@@ -9,7 +9,6 @@ a file, plain full lines (no colour, no wrapping at 80 columns, no table cut wit
 from __future__ import annotations
 
 import math
-import os
 import re
 import sys
 import time
@@ -23,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from glasswork.events import Event
+from glasswork.startup import discard_output
 from glasswork.quoting import terminal_text
 from glasswork.result import relative_gap
 
@@ -72,14 +72,7 @@ def make_console(*, stderr: bool = False) -> Console:
 def stdout_closed() -> None:
     """The reader of stdout went away (``glasswork ... | head``): what the command still prints, and
     Python's flush at exit, go to the null device instead of failing with ``BrokenPipeError``."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(devnull, sys.stdout.fileno())
-        finally:
-            os.close(devnull)
-    except (OSError, ValueError):  # no file descriptor behind stdout (an in-process runner)
-        pass
+    discard_output(sys.stdout)
 
 
 def fmt_number(value: Any, digits: int = 6) -> str:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from glasswork.events import Event
+from glasswork.events import Event, EventKind
 from glasswork.memory import memory_reached
 from glasswork.result import Result, Status, Task
 
@@ -184,6 +184,10 @@ class SolveContext:
     def emit(self, event: Event) -> None:
         self._emit(event)
 
+    def _stamped(self, kind: EventKind, **fields: Any) -> None:
+        """Emit an event of ``kind`` stamped with the seconds since the solve began."""
+        self._emit(Event(kind, self.elapsed(), **fields))
+
     def progress(
         self,
         *,
@@ -192,16 +196,7 @@ class SolveContext:
         nodes: int | None = None,
         **counters: Any,
     ) -> None:
-        self._emit(
-            Event(
-                "progress",
-                self.elapsed(),
-                objective=objective,
-                lower_bound=lower_bound,
-                nodes=nodes,
-                counters=counters,
-            )
-        )
+        self._stamped("progress", objective=objective, lower_bound=lower_bound, nodes=nodes, counters=counters)
 
     def incumbent(
         self,
@@ -211,16 +206,7 @@ class SolveContext:
         lower_bound: float | None = None,
         nodes: int | None = None,
     ) -> None:
-        self._emit(
-            Event(
-                "incumbent",
-                self.elapsed(),
-                objective=objective,
-                lower_bound=lower_bound,
-                nodes=nodes,
-                model=model,
-            )
-        )
+        self._stamped("incumbent", objective=objective, lower_bound=lower_bound, nodes=nodes, model=model)
 
     def rashomon(
         self,
@@ -273,7 +259,7 @@ class SolveContext:
         self._rashomon_basis = basis
 
     def log(self, message: str, level: str = "info") -> None:
-        self._emit(Event("log", self.elapsed(), message=message, level=level))  # type: ignore[arg-type]
+        self._stamped("log", message=message, level=level)
 
 
 class Solver(ABC):

@@ -20,7 +20,7 @@ from glasswork.console import fairness_text, fmt_gap, plain_text
 from glasswork.tui.model_screen import ModelScreen
 from glasswork.tui.state import RashomonView, RunState
 from glasswork.tui.views import fmt, model_view
-from glasswork.tui.widgets import Chart, draw_bounds
+from glasswork.tui.widgets import BACK_KEY, Chart, HELP_KEY, draw_bounds
 
 
 def _summary(doc: dict[str, Any]) -> Table:
@@ -62,8 +62,8 @@ class RunScreen(Screen[None]):
         Binding("e", "export", "export model"),
         Binding("r", "report", "write report"),
         Binding("s", "rashomon", "Rashomon set"),
-        Binding("escape,q", "app.pop_screen", "back"),
-        Binding("question_mark", "app.help", "help", key_display="?"),
+        BACK_KEY,
+        HELP_KEY,
     ]
     DEFAULT_CSS = """
     RunScreen #summary { height: auto; padding: 0 1; background: $boost; }

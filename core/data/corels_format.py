@@ -234,6 +234,18 @@ def _same_length(a: Path, n_a: int, b: str | Path, n_b: int) -> None:
         )
 
 
+def _read_labelled(path: Path, which: str) -> tuple[CorelsData, np.ndarray]:
+    """``path`` read with the labels it needs (``which``: "the", "the test" .out file), and them."""
+    data = read_corels(path)
+    if data.y is None:
+        raise DataError(
+            f"no label file next to {which} .out file",
+            file=path,
+            hint=f"put the labels in {path.with_suffix('.label').name}",
+        )
+    return data, data.y
+
+
 def load_corels(spec: DataSpec, base_dir: Path) -> Problem:
     """A ``Problem`` from a CORELS ``.out`` source: X is the antecedent matrix, already mined.
 
@@ -259,13 +271,7 @@ def load_corels(spec: DataSpec, base_dir: Path) -> Problem:
             hint="remove 'types'",
         )
     path = resolve_path(spec.source, base_dir)
-    data = read_corels(path)
-    if data.y is None:
-        raise DataError(
-            "no label file next to the .out file",
-            file=path,
-            hint=f"put the labels in {path.with_suffix('.label').name}",
-        )
+    data, y = _read_labelled(path, "the")
     names = data.antecedents.names
     prefix, classes = _class_names(data.label_names)
     if spec.target is not None and spec.target not in (prefix, None):
@@ -282,7 +288,6 @@ def load_corels(spec: DataSpec, base_dir: Path) -> Problem:
         )
     keep = _select_antecedents(spec, names, path)
 
-    y = data.y
     if len(np.unique(y)) < 2:
         raise DataError(
             f"the target is constant (every sample is {classes[int(y[0])]!r})",
@@ -348,13 +353,7 @@ def load_corels(spec: DataSpec, base_dir: Path) -> Problem:
                 file=spec.test,
                 hint="name the test .out file (its .label file sits next to it)",
             )
-        test = read_corels(test_path)
-        if test.y is None:
-            raise DataError(
-                "no label file next to the test .out file",
-                file=test_path,
-                hint=f"put the labels in {test_path.with_suffix('.label').name}",
-            )
+        test, test_y = _read_labelled(test_path, "the test")
         position = {n: i for i, n in enumerate(test.antecedents.names)}
         absent = [n for n in [*problem.feature_names, *spec.audit_only] if n not in position]
         if absent:
@@ -371,7 +370,7 @@ def load_corels(spec: DataSpec, base_dir: Path) -> Problem:
             )
         test_matrix = test.antecedents.matrix()
         problem.X_test = np.ascontiguousarray(test_matrix[:, [position[n] for n in problem.feature_names]])
-        problem.y_test = (test.y == pos).astype(np.int64) if spec.positive is not None else test.y
+        problem.y_test = (test_y == pos).astype(np.int64) if spec.positive is not None else test_y
         problem.audit_test = {n: test_matrix[:, position[n]].astype(np.int64) for n in spec.audit_only}
     return problem
 
