@@ -138,7 +138,7 @@ def test_a_full_disk_ends_the_run_with_a_message_the_result_and_a_readable_store
         env=toy_env,
         timeout=120,
     )
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # printed, not recorded: said, and not a success
     assert json.loads(proc.stdout)["status"] == "stopped_time"  # the result is printed
     assert "No space left on device" in proc.stderr or "disk" in proc.stderr
     assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
