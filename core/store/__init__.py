@@ -87,7 +87,7 @@ _TABLES = RUN_TABLES
 # Free space a fold wants beyond its journals and write-ahead log: DuckDB's checkpoint writes whole
 # 256 KiB blocks for every table it touches (one run's fold of 33 KB grew a 2 MB store by 1 MB).
 FOLD_HEADROOM = 4 * 2**20
-FOLD_JOURNAL_FACTOR = 8
+FOLD_JOURNAL_FACTOR = 3
 
 
 def say_warning(text: str) -> None:
@@ -106,7 +106,14 @@ class RunStore:
         self.lock_timeout = LOCK_TIMEOUT if lock_timeout is None else lock_timeout
         self.file = StoreFile(self.path, self.lock_timeout)
         self.events_dir = self.path.with_name(self.path.name + ".events")
-        self.warn = warn
+        self._warn = warn
+        self._said: set[str] = set()
+
+    def warn(self, text: str) -> None:
+        """Say something the store did or could not do on its own, once per store object."""
+        if text not in self._said:
+            self._said.add(text)
+            self._warn(text)
 
     def log_path(self, run_id: str) -> Path:
         """The journal of a run (``<db>.events/<run_id>.jsonl``); ``StoreError`` for an id that
@@ -133,7 +140,10 @@ class RunStore:
         opened (nor imported): the run's own fold at its end opens it once."""
         if quick and self.file.unchanged() and not self._ended():
             return self
-        self.fold(wait=False, always=True, outside_timeout=None if wait else 0.0)
+        try:
+            self.fold(wait=False, always=True, outside_timeout=None if wait else 0.0)
+        except StoreFull as exc:  # what the store holds stays readable, the journals included
+            self.warn(str(exc))
         return self
 
     def fold(self, *, wait: bool = False, always: bool = False, outside_timeout: float | None = 0.0) -> list[str]:
@@ -238,6 +248,8 @@ class RunStore:
             self.fold(wait=False)
         except StoreLocked:
             pass  # a program outside glasswork holds the file: reading waits for it below
+        except StoreFull as exc:  # read as it is, with the journals that wait for room
+            self.warn(str(exc))
         for attempt in range(2):
             with self.file.reading() as con:
                 version = schema_version(con, self.path, "store") if self.path.exists() else None
@@ -274,7 +286,7 @@ class RunStore:
                 runs.write_run(con, records, live=live, ended_at=recovery.modified(path))
                 con.execute("COMMIT")
             except BaseException as exc:
-                con.execute("ROLLBACK")
+                recovery.rollback(con)
                 if not isinstance(exc, Exception) or recovery.store_fault(exc):
                     raise
         con.execute("USE memory.main")

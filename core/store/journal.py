@@ -206,8 +206,8 @@ def vet(path: Path, records: list[dict[str, Any]] | None = None) -> list[dict[st
     return records
 
 
-_START_TEXT = ("name", "solver", "solver_version", "spec_hash", "data_fingerprint", "started_at", "host")
-_START_OPTIONAL_TEXT = ("spec_path", "sweep_id")
+_START_TEXT = ("name", "solver", "solver_version", "spec_hash", "data_fingerprint", "started_at")
+_START_OPTIONAL_TEXT = ("spec_path", "sweep_id", "host")
 _START_COUNTS = ("n_train", "n_test", "n_features")
 _START_OPTIONAL_OBJECTS = ("split", "sweep_point", "inputs")
 _EVENT_KINDS = ("progress", "incumbent", "log", "rashomon")

@@ -189,7 +189,7 @@ def fold_journals(
             folded.append(write_run(con, records, ended_at=modified(path)))
             con.execute("COMMIT")
         except BaseException as exc:
-            con.execute("ROLLBACK")
+            rollback(con)
             if not isinstance(exc, Exception) or store_fault(exc):
                 raise
             set_aside(path, f"its records do not fit the store ({type(exc).__name__}: {str(exc)[:200]})", warn)
@@ -198,6 +198,15 @@ def fold_journals(
     live = {p.stem for p in journals(events_dir)}
     folded += close_silent_runs(con, lambda run_id, host, pid: run_id in live or pid_alive(pid, host))
     return folded, done
+
+
+def rollback(con: duckdb.DuckDBPyConnection) -> None:
+    """Roll back a fold's transaction, if DuckDB still has one: a commit that failed (a full disk)
+    already ended it, and its error, not the rollback's, is the one to report."""
+    try:
+        con.execute("ROLLBACK")
+    except engine().Error:
+        pass
 
 
 def _same_run(stored: tuple[Any, ...], records: list[dict[str, Any]], path: Path) -> bool:
