@@ -19,7 +19,7 @@ import numpy as np
 from glasswork.data.problem import DataError
 from glasswork.data.sandbox import Bounds
 from glasswork.duckdb_rows import first_row
-from glasswork.quoting import printable, sql_literal, sql_name
+from glasswork.quoting import sql_literal, sql_name
 from glasswork.values import WHITESPACE, is_missing
 
 DATA_ENV = "GLASSWORK_DATA"
@@ -349,7 +349,7 @@ def read_file(
         with_nul = next((n for n in names if "\x00" in n), None)
         if with_nul is not None:  # no SQL engine, nor any export, can name such a column
             raise DataError(
-                f"the column name {printable(with_nul)!r} holds a NUL character, which no SQL engine accepts",
+                f"the column name {with_nul!r} holds a NUL character, which no SQL engine accepts",
                 file=shown,
                 hint="rename the column in the file (without the NUL)",
             )
