@@ -175,7 +175,7 @@ class RunStore:
     def _check_space(self) -> None:
         """Before a fold writes anything (under the lock): refuse when the disk lacks the room
         the fold may take, so a full disk leaves the store as it was and the journals waiting."""
-        ended = [p for p in recovery.journals(self.events_dir) if recovery.foldable(p)]
+        ended = [p for p in recovery.journals(self.events_dir) if not writer_alive(p)]  # sizes only: not read
         if not ended:
             return
         sizes = 0
