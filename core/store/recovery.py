@@ -353,8 +353,11 @@ def salvage(source: Path, target: Path, events_dir: Path) -> dict[str, int]:
             copied[table] = first_row(con, f"SELECT count(*) FROM {table}")[0]
         logs = 0
         for path in journals(events_dir):
-            records = read_journal(path)
-            if records and records[0].get("kind") == "start" and journal_ended(path, records):
+            try:
+                records = vet(path)  # what the fold would set aside is not copied either
+            except (JournalRefused, OSError):
+                continue
+            if journal_ended(path, records):
                 write_run(con, records, ended_at=modified(path))  # the journal stays: the source is untouched
                 logs += 1
         copied["journals"] = logs

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from processes import running
+from processes import glasswork, running
 from robustness.harness import damage, fill, tmpfs
-from test_store import SPEC
+from test_store import SPEC, _info
 from spec_files import write
 from glasswork.cli import cli
 from glasswork.store import RunStore, StoreDamaged, StoreError
@@ -142,22 +142,10 @@ def test_a_full_disk_ends_the_run_with_a_message_the_result_and_a_readable_store
     assert json.loads(proc.stdout)["status"] == "stopped_time"  # the result is printed
     assert "No space left on device" in proc.stderr or "disk" in proc.stderr
     assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
-    check = subprocess.run(
-        [sys.executable, "-m", "glasswork", "runs", "check", "--db", str(db), "--json"],
-        capture_output=True,
-        text=True,
-        env=toy_env,
-        timeout=60,
-    )
+    check = glasswork("runs", "check", "--db", str(db), "--json", env=toy_env)
     assert json.loads(check.stdout)["tables"]["runs"] is not None, check.stdout  # readable while still full
     filler.unlink()
-    listed = subprocess.run(
-        [sys.executable, "-m", "glasswork", "runs", "list", "--db", str(db), "--json"],
-        capture_output=True,
-        text=True,
-        env=toy_env,
-        timeout=60,
-    )
+    listed = glasswork("runs", "list", "--db", str(db), "--json", env=toy_env)
     assert listed.returncode == 0, listed.stderr
     assert (
         subprocess.run(
@@ -307,25 +295,19 @@ def test_a_fold_without_room_leaves_the_store_as_it_was_and_keeps_the_journal(ro
     checkpoint cut short, and every command then refused the store as "damaged (truncated)"."""
     db = roomy_disk / "glasswork.duckdb"
     spec = write(tmp_path / "s.yaml", SPEC)
-    command = [sys.executable, "-m", "glasswork", "run", "--json", "-q", "--db", str(db), str(spec)]
-    first = subprocess.run(command, capture_output=True, text=True, env=toy_env, timeout=120)
+    command = ("run", "--json", "-q", "--db", str(db), str(spec))
+    first = glasswork(*command, env=toy_env)
     assert first.returncode == 0, first.stderr
     filler = fill(roomy_disk)
     leave_free(roomy_disk, filler, 600_000)
     before = digest(db)
-    proc = subprocess.run(command, capture_output=True, text=True, env=toy_env, timeout=120)
+    proc = glasswork(*command, env=toy_env)
     assert proc.returncode == 1, proc.stderr
     run_id = json.loads(proc.stdout)["run_id"]  # the result is printed
     assert "nearly full" in proc.stderr and "journals are kept" in proc.stderr, proc.stderr
     assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
     assert digest(db) == before and (roomy_disk / "glasswork.duckdb.events" / f"{run_id}.jsonl").exists()
-    listed = subprocess.run(
-        [sys.executable, "-m", "glasswork", "runs", "list", "--db", str(db), "--json"],
-        capture_output=True,
-        text=True,
-        env=toy_env,
-        timeout=60,
-    )
+    listed = glasswork("runs", "list", "--db", str(db), "--json", env=toy_env)
     assert listed.returncode == 0, listed.stderr  # readable while full: the run read from its journal
     assert run_id in {r["run_id"] for r in json.loads(listed.stdout)}
     filler.unlink()
@@ -344,24 +326,10 @@ def test_a_checkpoint_cut_short_by_a_full_disk_keeps_the_journal_and_a_readable_
 
     db = roomy_disk / "glasswork.duckdb"
     spec = write(tmp_path / "s.yaml", SPEC)
-    command = [sys.executable, "-m", "glasswork", "run", "-q", "--db", str(db), str(spec)]
-    assert subprocess.run(command, capture_output=True, env=toy_env, timeout=120).returncode == 0
+    assert glasswork("run", "-q", "--db", str(db), str(spec), env=toy_env).returncode == 0
     store = RunStore(db)
     records = [
-        {
-            "kind": "start",
-            "run_id": "big",
-            **{k: v for k, v in store.details(store.resolve(["latest"])[0]).items() if k in ("name", "solver")},
-            "solver_version": "1",
-            "spec_hash": "h",
-            "spec": {},
-            "spec_path": None,
-            "data_fingerprint": "f",
-            "n_train": 1,
-            "n_test": 0,
-            "n_features": 1,
-            "started_at": "2026-01-01T00:00:00+00:00",
-        },
+        {"kind": "start", **_info("big").to_dict(full=True)},
         *[{"kind": "log", "elapsed": i / 1000, "message": os.urandom(400).hex()} for i in range(1500)],
         {"kind": "finish", "run_id": "big", "result": None, "error": "RuntimeError: x", "ended_at": "2026-01-01T09:00"},
     ]

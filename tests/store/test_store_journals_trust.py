@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from processes import running
+from processes import glasswork, running
 from spec_files import write
-from test_store import SPEC
+from test_store import SPEC, _info
 from glasswork.cli import cli
 from glasswork.store import RunStore, recovery
 
@@ -31,27 +31,12 @@ def run_once(db: Path, tmp_path: Path) -> str:
 
 
 def journal_of(store: RunStore, run_id: str) -> list[dict]:
-    """A finished run's records as its journal held them (read back from the store)."""
-    run = store.details(run_id)
-    start = {
-        "kind": "start",
-        "run_id": run_id,
-        "name": "stored",
-        "solver": "toy",
-        "solver_version": "1",
-        "spec_hash": "h",
-        "spec": {},
-        "spec_path": None,
-        "data_fingerprint": "f",
-        "n_train": 10,
-        "n_test": 0,
-        "n_features": 2,
-        "started_at": "2026-01-01T00:00:00+00:00",
-        "host": "h",
-        "pid": 1,
-    }
-    assert run["state"] == "finished"
-    return [start, {"kind": "progress", "elapsed": 0.1, "objective": 0.5, "lower_bound": 0.0}]
+    """A journal of a finished run, cut before its finish record (a partial copy)."""
+    assert store.get_run(run_id).state == "finished"
+    return [
+        {"kind": "start", **_info(run_id).to_dict(full=True)},
+        {"kind": "progress", "elapsed": 0.1, "objective": 0.5, "lower_bound": 0.0},
+    ]
 
 
 def lines(records: list[dict]) -> str:
@@ -95,23 +80,7 @@ def test_a_journal_named_after_a_stored_run_never_rewrites_it(toy_env, tmp_path,
     assert len(said) == 1 and "already stored as finished" in said[0]
 
 
-START = {
-    "kind": "start",
-    "run_id": "r1",
-    "name": "b",
-    "solver": "toy",
-    "solver_version": "1",
-    "spec_hash": "h",
-    "spec": {},
-    "spec_path": None,
-    "data_fingerprint": "f",
-    "n_train": 1,
-    "n_test": 0,
-    "n_features": 1,
-    "started_at": "2026-01-01T00:00:00+00:00",
-    "host": "elsewhere",
-    "pid": 1,
-}
+START = {"kind": "start", **_info("r1", host="elsewhere", pid=1).to_dict(full=True)}
 FINISH = {"kind": "finish", "run_id": "r1", "result": None, "error": "RuntimeError: no"}
 
 
@@ -169,13 +138,7 @@ def test_a_folder_a_fifo_and_a_link_are_set_aside_without_hanging(toy_env, tmp_p
     outside.write_text(lines([START, FINISH]))
     (store.events_dir / "r1.jsonl").symlink_to(outside)
     started = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, "-m", "glasswork", "runs", "list", "--db", str(db), "--json"],
-        capture_output=True,
-        text=True,
-        env=toy_env,
-        timeout=60,
-    )
+    proc = glasswork("runs", "list", "--db", str(db), "--json", env=toy_env, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert time.monotonic() - started < 30
     said = proc.stderr
