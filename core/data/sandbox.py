@@ -450,7 +450,8 @@ def run_bounded(con: duckdb.DuckDBPyConnection, work: Callable[[], T], bounds: A
                 stop = "memory"
             if stop:
                 con.interrupt()
-                done.wait()
+                done.wait(_INTERRUPT_GRACE)  # a call that never looks at its interrupt is left behind
+                break
     except KeyboardInterrupt:
         con.interrupt()
         done.wait(_INTERRUPT_GRACE)  # DuckDB stops at its next check; a second Ctrl-C need not wait

@@ -422,3 +422,25 @@ def test_without_limits_memory_reading_is_still_watched(tmp_path, monkeypatch):
     where = f"len(string_split({' || '.join(['s'] * 16)}, '')) > 0"  # 8 M values of 16 bytes
     with pytest.raises(LimitReached, match="more memory than glasswork lets reading data take"):
         read_file(path, "listy.csv", where, bounds=Bounds(time=600))
+
+
+def test_a_call_that_ignores_its_interrupt_is_left_behind_at_the_limit(monkeypatch):
+    """Past a limit, reading ends within the grace even when DuckDB's call never looks at its
+    interrupt (a validate of a filter ran on past 100 s); the call is left to finish alone."""
+    import threading
+    import time
+
+    from glasswork.data.sources import Bounds
+
+    monkeypatch.setattr(sandbox, "_INTERRUPT_GRACE", 0.3)
+    release = threading.Event()
+
+    class Deaf:
+        def interrupt(self) -> None:  # a call that never checks its interrupt
+            pass
+
+    started = time.monotonic()
+    with pytest.raises(LimitReached, match="limits.time"):
+        sandbox.run_bounded(Deaf(), lambda: release.wait(60), Bounds(time=0.2), "the 'where' filter")
+    release.set()
+    assert time.monotonic() - started < 5
