@@ -311,7 +311,8 @@ def runs_check(db: str | None, salvage_to: Path | None, as_json: bool) -> None:
         if "salvaged" in report:
             rows = ", ".join(f"{k} {v:,}" for k, v in report["salvaged"]["rows"].items())
             click.echo(f"salvaged into {salvage_to}: {rows}")
-        elif not report["ok"]:
+        elif len(report["problems"]) > len(report["refused_logs"]) + len(report["quarantined_logs"]):
+            # the tables themselves (not only journals): copying them out is the way
             click.echo(f"Copy what is readable with: glasswork runs check --db {path} --salvage NEW.duckdb", err=True)
     if not report["ok"]:
         raise SystemExit(EXIT_SOLVER)
