@@ -14,7 +14,7 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -72,6 +72,8 @@ class ClusterExecutor:
 
     address: str
     workers: int | None = None
+    # asked between looks while connecting (the run's stop flag: its first Ctrl-C ends a connect too)
+    cancelled: Callable[[], bool] | None = field(default=None, compare=False, repr=False)
 
     @property
     def name(self) -> str:
@@ -106,10 +108,14 @@ class ClusterExecutor:
             )
             address = cluster.scheduler_address
         try:
-            client = Client(address, timeout="10s")
+            if cluster is None:
+                self._answers(address)
+            client = Client(address, timeout=f"{CONNECT_TIMEOUT:g}s")
         except Exception as exc:
             if cluster is not None:
                 cluster.close()
+            if isinstance(exc, OSError) and str(exc).startswith("cannot reach"):
+                raise
             raise OSError(f"cannot reach the Dask scheduler at {self.address!r}: {exc}") from exc
 
         def close() -> None:
@@ -120,6 +126,32 @@ class ClusterExecutor:
                     cluster.close()
 
         return client, close
+
+    def _answers(self, address: str) -> None:
+        """Open a connection to the scheduler and read its handshake within ``CONNECT_TIMEOUT``:
+        ``distributed``'s connect bounds the TCP connect only, and then waits for the handshake
+        without a deadline (about 3 minutes at a port that accepts and never answers). OSError
+        naming the address past the deadline; a Ctrl-C (or the run's stop flag) ends the wait."""
+        import asyncio
+
+        from distributed.comm import connect
+
+        async def probe() -> None:
+            attempt = asyncio.ensure_future(connect(address, timeout=CONNECT_TIMEOUT))
+            deadline = time.monotonic() + CONNECT_TIMEOUT
+            while not attempt.done():
+                if time.monotonic() >= deadline or (self.cancelled is not None and self.cancelled()):
+                    attempt.cancel()
+                    why = "cancelled" if time.monotonic() < deadline else f"no answer within {CONNECT_TIMEOUT:g} s"
+                    raise OSError(f"cannot reach the Dask scheduler at {self.address!r}: {why}")
+                await asyncio.wait({attempt}, timeout=0.05)
+            comm = attempt.result()
+            await comm.close()
+
+        asyncio.run(probe())
+
+
+CONNECT_TIMEOUT = 10.0  # seconds a Dask scheduler has to answer (connect and handshake)
 
 
 class SolveContext:
@@ -139,7 +171,10 @@ class SolveContext:
         executor: ClusterExecutor | None = None,
     ) -> None:
         self.limits = limits or Limits()
-        self.executor = executor  # where the search may spread (None: this process)
+        # where the search may spread (None: this process); a stop (Ctrl-C, a limit) ends its connect too
+        self.executor = (
+            None if executor is None else replace(executor, cancelled=lambda: self.stop_reason is not StopReason.NONE)
+        )
         self._emit = emit or (lambda event: None)
         self._clock = clock
         self.started = clock()

@@ -203,6 +203,10 @@ def raise_keyboard_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+# A count or rank the store compares in SQL (a BIGINT): a larger one is a mistake said as such,
+# never DuckDB's overflow.
+COUNT = click.IntRange(min=1, max=2**63 - 1)
+
 DB_OPTION = click.option(
     "--db",
     type=click.Path(dir_okay=False, path_type=str),

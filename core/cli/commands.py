@@ -174,6 +174,13 @@ def run(
     except BrokenPipeError:
         stdout_closed()
     _export_after_run(launch, outcome, exports)
+    if launch.store_sink is not None and launch.store_sink.disk_full:
+        click.echo(
+            f"{spec}: the result above is not in the run store: its disk is full (the warning above says "
+            "what is kept); exit 1",
+            err=True,
+        )
+        sys.exit(EXIT_SOLVER)
     if outcome.interrupted:
         click.echo(f"{spec}: interrupted; status {outcome.status}.", err=True)
         sys.exit(EXIT_INTERRUPTED)

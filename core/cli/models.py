@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from glasswork.cli.app import DB_OPTION, EXIT_INVALID, cli, fail, file_option
+from glasswork.cli.app import COUNT, DB_OPTION, EXIT_INVALID, cli, fail, file_option
 from glasswork.cli.runs import resolve_runs, store_at
 from glasswork.export.formats import FORMATS
 
@@ -29,7 +29,7 @@ from glasswork.export.formats import FORMATS
 @click.option("--table", default="data", show_default=True, help="The raw table the SQL reads.")
 @click.option(
     "--member",
-    type=click.IntRange(min=1),
+    type=COUNT,
     metavar="RANK",
     help="Export member RANK of the run's Rashomon set instead of its optimal model ('glasswork rashomon RUN').",
 )

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from glasswork.cli.app import DB_OPTION, EXIT_INVALID, cli, fail, file_option
+from glasswork.cli.app import COUNT, DB_OPTION, EXIT_INVALID, cli, fail, file_option
 from glasswork.cli.models import export_member, member_at, set_of
 from glasswork.cli.runs import resolve_runs, store_at
 from glasswork.export.formats import FORMATS
@@ -30,12 +30,12 @@ from glasswork.export.formats import FORMATS
     metavar="NAME",
     help="Only members using neither this feature nor any feature made from this raw column (repeatable).",
 )
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, help="List at most this many.")
-@click.option("--show", "show_rank", type=click.IntRange(min=1), metavar="RANK", help="Show member RANK's model.")
+@click.option("--limit", type=COUNT, default=50, show_default=True, help="List at most this many.")
+@click.option("--show", "show_rank", type=COUNT, metavar="RANK", help="Show member RANK's model.")
 @click.option(
     "--pick",
     "pick_rank",
-    type=click.IntRange(min=1),
+    type=COUNT,
     metavar="RANK",
     help="Export member RANK (with --format, -o) as 'glasswork export RUN --member RANK' does.",
 )
@@ -44,7 +44,7 @@ from glasswork.export.formats import FORMATS
 @click.option("--table", default="data", show_default=True, help="With --pick --format sql: the raw table.")
 @click.option(
     "--point",
-    type=click.IntRange(min=1),
+    type=COUNT,
     metavar="K",
     help="The set of point K of the sweep the run's search ran (a frontier), not the run's own: list, "
     "--show or --pick its members.",

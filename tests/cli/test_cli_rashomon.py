@@ -270,3 +270,20 @@ def test_the_first_word_of_a_long_column_name_suggests_that_column(invoke, tmp_p
     result = invoke("rashomon", "latest", "--uses", "age")
     assert result.exit_code == 2
     assert "did you mean 'age in whole years'" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("rashomon", "latest", "--limit", "99999999999999999999"),
+        ("rashomon", "latest", "--show", "99999999999999999999"),
+        ("export", "latest", "--member", "99999999999999999999", "--format", "json"),
+        ("runs", "list", "--limit", "99999999999999999999"),
+    ],
+)
+def test_a_count_past_what_the_store_holds_is_a_usage_error(invoke, tmp_path, args):
+    """``rashomon RUN --limit 99999999999999999999`` was an internal error (DuckDB's BIGINT)."""
+    run_json(invoke, write(tmp_path / "s.yaml", SPEC))
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exit_code == 2, result.output
+    assert "99999999999999999999 is not in the range" in result.stderr and "internal error" not in result.output
