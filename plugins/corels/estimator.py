@@ -45,7 +45,7 @@ class RuleListClassifier(ClassifierMixin, BaseEstimator):
         policy: str = "lower_bound",
         symmetry_map: str = "prefix",
         thresholds: int = 4,
-        class_weight: dict | None = None,
+        class_weight: dict | str | None = None,
         time_limit: float | None = 60.0,
         max_nodes: int | None = None,
         n_jobs: int | None = None,
@@ -96,9 +96,9 @@ class RuleListClassifier(ClassifierMixin, BaseEstimator):
         self.binarizer_ = Binarizer(BinarizeSpec(thresholds=self.thresholds, negations=False))
         self.binarizer_.fit(columns, names)
         feature_names, B = self.binarizer_.transform(columns)
-        cw = None
-        if self.class_weight is not None:
-            cw = [float(self.class_weight.get(c, 1.0)) for c in self.classes_]
+        cw = self.class_weight
+        if isinstance(cw, dict):  # by the estimator's own labels, in class order
+            cw = [float(cw.get(c, 1.0)) for c in self.classes_]
         problem = Problem(
             name="estimator",
             X=B,
@@ -110,7 +110,7 @@ class RuleListClassifier(ClassifierMixin, BaseEstimator):
         ctx = SolveContext(Limits(time=self.time_limit, nodes=self.max_nodes))
         result = run_corels(
             problem,
-            CorelsObjective(regularization=self.regularization, class_weights=cw),
+            CorelsObjective(regularization=self.regularization, class_weight=cw),
             CorelsConstraints(
                 max_prefix_length=self.max_prefix_length,
                 max_card=self.max_card,

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from glasswork.class_weights import class_weight_factors
 from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels as _corels
 from glasswork.data import DataError, Problem
@@ -56,8 +57,7 @@ class CorelsSolver(Solver):
         """0/1 features to mine, class weights naming the classes, sample weights that are counts."""
         spec: CorelsSpec = self.spec  # type: ignore[assignment]
         require_binary_features(problem)
-        n_classes = len(problem.classes) if problem.classes is not None else int(problem.y.max()) + 1
-        class_weight_vector(spec.objective.class_weights, problem.classes, n_classes)
+        class_weight_vector(problem, spec.objective)
         integer_multiplicity(problem.sample_weight)
 
     def size_report(self, problem: Problem, time_limit: float | None) -> tuple[str, str | None]:
@@ -86,7 +86,7 @@ def run_corels(
     if hopeless is not None:
         ctx.log(hopeless, level="warning")
     n_classes = len(problem.classes) if problem.classes is not None else int(problem.y.max()) + 1
-    weights = class_weight_vector(objective.class_weights, problem.classes, n_classes)
+    weights = class_weight_vector(problem, objective)
     multiplicity = integer_multiplicity(problem.sample_weight)
     units = engine.make_units(
         bits, problem.y, n_classes, class_weights=weights, multiplicity=multiplicity, compress=search_opts.compress
@@ -470,24 +470,12 @@ def require_binary_features(problem: Problem) -> None:
         )
 
 
-def class_weight_vector(spec_weights: Any, classes: np.ndarray | None, n_classes: int) -> np.ndarray | None:
-    if spec_weights is None:
-        return None
-    if isinstance(spec_weights, list):
-        if len(spec_weights) != n_classes:
-            raise DataError(
-                f"class_weights lists {len(spec_weights)} weights for {n_classes} classes",
-                hint="give one weight per class, in class order",
-            )
-        return np.asarray(spec_weights, dtype=np.float64)
-    names = [str(c) for c in (classes if classes is not None else range(n_classes))]
-    unknown = [k for k in spec_weights if k not in names]
-    if unknown:
-        raise DataError(
-            f"class_weights names unknown class(es) {', '.join(map(repr, unknown))}",
-            hint=f"classes are: {', '.join(names)}",
-        )
-    return np.asarray([float(spec_weights.get(n, 1.0)) for n in names], dtype=np.float64)
+def class_weight_vector(problem: Problem, objective: CorelsObjective) -> np.ndarray | None:
+    """The weight of each class in the loss (``glasswork.class_weights``), ``balanced`` counted
+    over the rows each sample stands for."""
+    return class_weight_factors(
+        objective.class_weight, problem.classes, problem.y, integer_multiplicity(problem.sample_weight)
+    )
 
 
 def integer_multiplicity(sample_weight: np.ndarray | None) -> np.ndarray | None:
@@ -498,7 +486,7 @@ def integer_multiplicity(sample_weight: np.ndarray | None) -> np.ndarray | None:
     if np.any(w < 0) or np.any(w != np.round(w)):
         raise DataError(
             "CORELS takes only non-negative integer sample weights (counts)",
-            hint="use objective.class_weights for weighted classes, or round the weights",
+            hint="use objective.class_weight for weighted classes, or round the weights",
         )
     return w.astype(np.int64)
 
@@ -539,6 +527,7 @@ def build_rule_list(
         task=problem.task,
         target=problem.extras.get("target"),
         label_names=label_names,
+        class_weights=None if weights is None else list(weights),
     )
 
 
@@ -658,7 +647,7 @@ def estimate_search(
     bits = np.ascontiguousarray(bits, dtype=np.uint64)
     M, n = len(names), problem.n_samples
     C = len(problem.classes) if problem.classes is not None else int(problem.y.max()) + 1
-    weights = class_weight_vector(objective.class_weights, problem.classes, C)
+    weights = class_weight_vector(problem, objective)
     w = np.ones(C) if weights is None else weights
     mult = integer_multiplicity(problem.sample_weight)
     y = np.asarray(problem.y, dtype=np.int64)
