@@ -473,6 +473,28 @@ def test_markdown_export_escapes_html_and_markdown(tmp_path: Path) -> None:
     assert len(widths) == 1  # no cell broke the table
 
 
+def test_the_score_card_markdown_escapes_the_positive_label(tmp_path: Path) -> None:
+    """Issue 36: FasterRisk's markdown wrote the positive label raw in "Risk of LABEL by score"."""
+    rng = np.random.default_rng(3)
+    cat = np.asarray(rng.choice(["a", "b"], N), dtype=object)
+    yes, no = "<script>x</script>\n# heading\x1b[31m\u202e", "no"
+    label = np.where((cat == "a") ^ (rng.random(N) < 0.1), yes, no).astype(object)
+    _, details = _run(
+        tmp_path,
+        {
+            "name": "md",
+            "solver": "fasterrisk",
+            "data": {"target": "label", "positive": yes, "binarize": {"thresholds": 2}},
+            "constraints": {"sparsity": 1},
+        },
+        {"cat": cat, "label": label},
+    )
+    text = export_run(details, "markdown")
+    risk_line = next(line for line in text.splitlines() if line.startswith("Risk of"))
+    assert "<script>" not in text and "\x1b" not in text and "\u202e" not in text
+    assert "&lt;script&gt;" in risk_line and not any(line.startswith("# heading") for line in text.splitlines())
+
+
 def test_yes_no_and_missing_read_alike_in_every_reader(tmp_path: Path) -> None:
     """A BOOLEAN (Parquet) column read by a module from csv.DictReader text, by SQLite from text,
     by DuckDB from VARCHAR, and a blank / NaN text: what the model gives, or no prediction."""
