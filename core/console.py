@@ -237,10 +237,18 @@ def _records_table(title: str, records: list[dict[str, Any]], limit: int = 50) -
     for column in columns:
         table.add_column(plain_text(column), justify="right" if not isinstance(records[0][column], str) else "left")
     for record in records[:limit]:
-        table.add_row(*(plain_text(fmt_number(record.get(c))) for c in columns))
+        table.add_row(*(plain_text(_cell(c, record.get(c))) for c in columns))
     if len(records) > limit:
         table.caption = f"{len(records) - limit} more not shown (see --json)"
     return table
+
+
+def _cell(column: str, value: Any) -> str:
+    """A record's value; a ``gap`` (the relative gap, a fraction) in the one form of ``fmt_gap``'s
+    column, a percentage (its row shows the objective and bound beside it)."""
+    if column == "gap" and isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return fmt_percent(float(value))
+    return fmt_number(value)
 
 
 def render_outcome(outcome: RunOutcome, console: Console) -> None:

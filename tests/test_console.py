@@ -57,6 +57,16 @@ def test_render_outcome_shows_every_section_and_record_tables(toy_registry):
         assert piece in text, piece
 
 
+def test_a_gap_in_a_record_table_reads_as_every_other_gap(toy_registry):
+    """Issue 36: the FasterRisk pool and MOSS frontier tables printed gaps as raw fractions."""
+    outcome = run_toy(toy_registry)
+    outcome.result.stats["pool"] = [{"rank": 1, "loss": 0.5, "gap": 0.01234}, {"rank": 2, "loss": 0.6, "gap": None}]
+    out, buffer = console(False)
+    render_outcome(outcome, out)
+    row = next(line for line in buffer.getvalue().splitlines() if "0.5" in line and "0.6" not in line)
+    assert fmt_gap(1.0, 1.0 - 0.01234, compact=True) in row and "0.01234" not in row
+
+
 def test_progress_line_appears_only_on_a_terminal_for_long_runs(toy_registry):
     out, buffer = console(True)
     sink = ProgressSink(out, delay=0.0)
