@@ -353,8 +353,9 @@ def rashomon_point_text(point: dict[str, Any]) -> str:
         if complete
         else f"incomplete (every model not counted >= {fmt_number(point.get('unenumerated_bound'), 8)})"
     )
+    count = int(point.get("count") or 0)
     return (
-        f"point {point['point']}: {int(point.get('count') or 0):,}{'' if complete else '+'} models within "
+        f"point {point['point']}: {count:,}{'' if complete else '+'} model{'' if count == 1 else 's'} within "
         f"objective {fmt_number(point.get('threshold'), 8)}, {done}"
     )
 

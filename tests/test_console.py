@@ -303,3 +303,13 @@ def test_a_set_still_being_enumerated_is_not_said_to_have_stopped():
     live = rashomon_summary_text({**summary, "unenumerated_bound": 0.27, "running": True})
     assert "stopped" not in live and "still running" in live and "9,581,241" in live
     assert "the enumeration stopped" in rashomon_summary_text({**summary, "unenumerated_bound": 0.27})
+
+
+def test_one_model_is_one_model() -> None:
+    """Issue 36: "1 models"."""
+    from glasswork.console import rashomon_point_text, rashomon_summary_text
+
+    point = {"point": 2, "count": 1, "complete": True, "threshold": 0.5}
+    assert "1 model within" in rashomon_point_text(point)
+    assert "3 models within" in rashomon_point_text({**point, "count": 3})
+    assert rashomon_summary_text({"count": 1, "kept": 1, "threshold": 0.5, "complete": True}).startswith("1 model ")
