@@ -21,6 +21,15 @@ class Chart(PlotextPlot):
 
     DEFAULT_CSS = "Chart { min-height: 8; }"
 
+    def __init__(self, paint: Callable[[Any], None] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._first_paint = paint  # drawn once the chart itself is mounted (no screen queries it)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        if self._first_paint is not None:
+            self.draw(self._first_paint)
+
     def draw(self, paint: Callable[[Any], None]) -> None:
         plt = self.plt
         plt.clear_figure()

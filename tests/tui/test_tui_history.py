@@ -245,3 +245,30 @@ def test_sweeps_group_into_one_row_with_their_progress(history_db: Path) -> None
             await pilot.press("q")
 
     asyncio.run(drive())
+
+
+def test_a_run_screen_closed_as_soon_as_it_opens_draws_nothing_and_fails_nothing(history_db: Path) -> None:
+    """Issue 36: on a loaded machine a run screen's ``on_mount`` ran after the screen had closed and
+    failed with ``NoMatches: '#trajectory'``. Opened and closed in one step, as then, it leaves the app
+    running and the history showing."""
+    from glasswork.store import RunStore
+
+    store = RunStore(history_db).open()
+    docs = [store.details(r) for r in (MOSS_ID, store.resolve(["latest"])[0])]
+    events = [store.events(d["run_id"]) for d in docs]
+    app = GlassworkApp(db=str(history_db))
+
+    async def drive() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await loaded(pilot, 5)
+            for screen in (RunScreen(docs[0], events[0], store=store), CompareScreen(docs, events)):
+                app.push_screen(screen)
+                app.pop_screen()
+                await pilot.pause()
+                await pilot.pause()
+            assert isinstance(app.screen, HistoryScreen) and app.is_running
+            app.push_screen(RunScreen(docs[0], events[0], store=store))  # and one left open draws its chart
+            await wait_for(pilot, lambda: len(app.screen.query("#trajectory")) == 1)
+
+    asyncio.run(drive())
+    assert app.return_code in (None, 0)
