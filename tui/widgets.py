@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Static
+from textual.widgets import DataTable, Static
 from textual_plotext import PlotextPlot
 
 from glasswork.display import BarsPanel, Panel, ScatterPanel, SeriesPanel
@@ -35,6 +35,19 @@ class Chart(PlotextPlot):
         plt.clear_figure()
         paint(plt)
         self.refresh()
+
+
+class RowTable(DataTable[Any]):
+    """A table of rows to pick from (runs, members, points): the arrows, and ``j`` / ``k`` as in
+    ``less`` and vi, move the cursor."""
+
+    BINDINGS = [
+        Binding("j", "cursor_down", "down", show=False),
+        Binding("k", "cursor_up", "up", show=False),
+    ]
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
 
 
 class PanelChart(Chart):

@@ -272,3 +272,21 @@ def test_a_run_screen_closed_as_soon_as_it_opens_draws_nothing_and_fails_nothing
 
     asyncio.run(drive())
     assert app.return_code in (None, 0)
+
+
+def test_j_and_k_move_the_cursor_as_the_arrows_do(history_db: Path) -> None:
+    """Issue 36: ``j`` / ``k`` did not move the history's cursor."""
+    app = GlassworkApp(db=str(history_db))
+
+    async def drive() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await loaded(pilot, 5)
+            table = screen.query_one("#runs")
+            table.focus()
+            start = table.cursor_row
+            await pilot.press("j", "j")
+            assert table.cursor_row == start + 2
+            await pilot.press("k")
+            assert table.cursor_row == start + 1
+
+    asyncio.run(drive())
