@@ -95,7 +95,7 @@ class RuleListClassifier(ClassifierMixin, BaseEstimator):
         self.binarizer_ = Binarizer(BinarizeSpec(thresholds=self.thresholds, negations=False))
         self.binarizer_.fit(columns, names)
         feature_names, B = self.binarizer_.transform(columns)
-        cw = self.class_weight
+        cw: Any = self.class_weight
         if isinstance(cw, dict):  # by the estimator's own labels, in class order
             cw = [float(cw.get(c, 1.0)) for c in self.classes_]
         problem = Problem(

@@ -112,8 +112,9 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
 
     def _encoded(self, columns: dict[str, np.ndarray]) -> tuple[list[str], np.ndarray]:
         """The feature names and matrix of ``columns``: through the binarizer when fit saw text."""
-        if getattr(self, "binarizer_", None) is not None:
-            names, B = self.binarizer_.transform(columns)
+        binarizer: Binarizer | None = getattr(self, "binarizer_", None)
+        if binarizer is not None:
+            names, B = binarizer.transform(columns)
             return list(names), np.asarray(B, dtype=np.float64)
         if not columns:
             return [], np.empty((0, 0))
