@@ -125,7 +125,8 @@ def test_mark_two_runs_and_compare(history_db: Path) -> None:
             assert set(screen.marked) == {CORELS_ID, CORELS_ID_2}
             assert "marked" in plain(screen.query_one("#status"))
             await pilot.press("c")
-            await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen))
+            # a pushed screen composes its widgets a moment later (on a loaded machine, later still)
+            await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.query("#fields Static"))
             fields = plain(app.screen.query_one("#fields Static"))
             assert "spec.objective.regularization" in fields and "0.005" in fields
             assert "stopped_time" in fields and "optimal" in fields
