@@ -87,7 +87,7 @@ def test_open_a_run_its_model_and_frontier(history_db: Path) -> None:
             for _ in range(row_of(screen, MOSS_ID)):
                 await pilot.press("down")
             await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, RunScreen))
+            await wait_for(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.is_mounted)
             run = app.screen
             assert run.details["run_id"] == MOSS_ID and len(run.state.objective) == 5  # 4 points + the certificate
             summary = plain(run.query_one("#summary"))
@@ -145,7 +145,7 @@ def test_launch_a_spec_from_disk_into_the_monitor(toy_env, tiny_csv: Path, tmp_p
             await app.workers.wait_for_complete()
             await wait_for(pilot, lambda: "no run store" in plain(history.query_one("#status")))
             await type_path(pilot, str(spec))
-            await wait_for(pilot, lambda: isinstance(app.screen, MonitorScreen))
+            await wait_for(pilot, lambda: isinstance(app.screen, MonitorScreen) and app.screen.is_mounted)
             monitor = app.screen
             await wait_for(pilot, lambda: (monitor.state.nodes or 0) > 3)
             await pilot.press("c")
