@@ -37,6 +37,7 @@ from glasswork.spec_document import (
     SpecIssue,
     apply_overrides,
     flatten,
+    on_command_line,
     read_spec_document,
     set_path,
 )
@@ -226,7 +227,10 @@ def load_spec(path: str | Path, registry: Registry | None = None, *, overrides: 
     path = Path(path)
     document, positions = read_spec_document(path)
     apply_overrides(document, overrides)
-    spec = validate_spec(document, registry, file=str(path), positions=positions)
+    try:
+        spec = validate_spec(document, registry, file=str(path), positions=positions)
+    except SpecError as exc:
+        raise SpecError(on_command_line(exc.issues, overrides)) from None
     return LoadedSpec(spec=spec, path=path.resolve())
 
 

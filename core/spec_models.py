@@ -12,7 +12,7 @@ import hashlib
 import json
 import math
 from pathlib import PurePosixPath
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -28,6 +28,7 @@ from pydantic import (
 
 from glasswork.data import DataSpec
 from glasswork.fairness import ALL_METRICS, Metric
+from glasswork.data.spec import BinarizeSpec
 
 # A sweep runs every point it expands to, each a whole solve recorded in the run store: 10,000
 # runs are already hours of CPU at a second each and 10,000 spec documents held and validated
@@ -291,6 +292,17 @@ class SolverSpec(StrictModel):
     fairness: FairnessSpec | None = Field(
         None, description="Audit the model for a protected group (an audit-only column) against the rest."
     )
+
+    # The ``binarize:`` section a spec without one gets (None: the features are used as they are).
+    # A solver that cuts numbers itself sets ``{"numeric": "keep"}``: text columns are one-hot
+    # encoded and numbers kept, so a plain spec on a table with text columns runs.
+    default_binarize: ClassVar[dict[str, Any] | None] = None
+
+    @model_validator(mode="after")
+    def _default_binarize(self) -> SolverSpec:
+        if self.data.binarize is None and self.default_binarize is not None:
+            self.data.binarize = BinarizeSpec(**self.default_binarize)
+        return self
 
     def resolved(self) -> dict[str, Any]:
         """The spec with every default filled in, as plain JSON values.

@@ -69,7 +69,7 @@ class CompareScreen(Screen[None]):
         with Horizontal(id="top"):
             with VerticalScroll(id="fields"):
                 yield Static(self._fields())
-            yield Chart(id="trajectories")
+            yield Chart(self._paint_trajectories, id="trajectories")  # drawn once mounted (see RunScreen)
         with Horizontal(id="both"):
             for i, (doc, state) in enumerate(zip(self.docs, self.states)):
                 with VerticalScroll(classes="side", id=f"side-{i}"):
@@ -81,17 +81,15 @@ class CompareScreen(Screen[None]):
                     )
         yield Footer()
 
-    def on_mount(self) -> None:
+    def _paint_trajectories(self, plt: Any) -> None:
         a, b = self.states
-        self.query_one("#trajectories", Chart).draw(
-            lambda plt: draw_bounds(
-                plt,
-                [
-                    (f"{a.run_id[:8]} objective", a.objective, "orange"),
-                    (f"{a.run_id[:8]} bound", a.lower_bound, "red"),
-                    (f"{b.run_id[:8]} objective", b.objective, "cyan"),
-                    (f"{b.run_id[:8]} bound", b.lower_bound, "blue"),
-                ],
-                "bound trajectories",
-            )
+        draw_bounds(
+            plt,
+            [
+                (f"{a.run_id[:8]} objective", a.objective, "orange"),
+                (f"{a.run_id[:8]} bound", a.lower_bound, "red"),
+                (f"{b.run_id[:8]} objective", b.objective, "cyan"),
+                (f"{b.run_id[:8]} bound", b.lower_bound, "blue"),
+            ],
+            "bound trajectories",
         )

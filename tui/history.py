@@ -24,7 +24,7 @@ from glasswork.store import SweepRow
 from glasswork.tui.compare_screen import CompareScreen
 from glasswork.tui.run_screen import RunScreen
 from glasswork.tui.views import fmt
-from glasswork.tui.widgets import ErrorScreen, FILTER_KEY, HELP_KEY
+from glasswork.tui.widgets import FILTER_KEY, HELP_KEY, ErrorScreen, RowTable
 
 STATES = ("running", "finished", "stopped", "cancelled", "failed")
 LIST_LIMIT = 500
@@ -99,7 +99,7 @@ class HistoryScreen(Screen[None]):
             yield Input(placeholder="solver", id="f-solver")
             yield Select([(s, s) for s in STATES], prompt="any state", id="f-state")
             yield Input(placeholder="spec name contains", id="f-name")
-        yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+        yield RowTable(id="runs")
         yield Static(id="status")
         yield Footer()
 

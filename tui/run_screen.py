@@ -85,7 +85,16 @@ class RunScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(_summary(self.details), id="summary")
         with Horizontal():
-            yield Chart(id="trajectory")
+            s = self.state  # drawn by the chart when it is mounted: a screen's own on_mount may run after
+            # its children are gone (the screen closed at once), where querying them fails
+            yield Chart(
+                lambda plt: draw_bounds(
+                    plt,
+                    [("objective", s.objective, "orange"), ("lower bound", s.lower_bound, "cyan")],
+                    "bound trajectory",
+                ),
+                id="trajectory",
+            )
             with VerticalScroll(id="model-box"):
                 yield Static(
                     Group(
@@ -94,14 +103,6 @@ class RunScreen(Screen[None]):
                     id="model",
                 )
         yield Footer()
-
-    def on_mount(self) -> None:
-        s = self.state
-        self.query_one("#trajectory", Chart).draw(
-            lambda plt: draw_bounds(
-                plt, [("objective", s.objective, "orange"), ("lower bound", s.lower_bound, "cyan")], "bound trajectory"
-            )
-        )
 
     def action_model(self) -> None:
         self.app.push_screen(

@@ -4,14 +4,14 @@ labelled as the search labels it."""
 
 from __future__ import annotations
 
-from typing import Any
 
 import numpy as np
 
+from glasswork.class_weights import class_weight_factors
 from glasswork.cython_ext import bitset
 from glasswork.data import DataError, Problem
 from glasswork.plugins.corels.model import Rule, RuleList
-from glasswork.plugins.corels.spec import CorelsConstraints
+from glasswork.plugins.corels.spec import CorelsConstraints, CorelsObjective
 
 
 def antecedents_for(
@@ -50,24 +50,12 @@ def require_binary_features(problem: Problem) -> None:
         )
 
 
-def class_weight_vector(spec_weights: Any, classes: np.ndarray | None, n_classes: int) -> np.ndarray | None:
-    if spec_weights is None:
-        return None
-    if isinstance(spec_weights, list):
-        if len(spec_weights) != n_classes:
-            raise DataError(
-                f"class_weights lists {len(spec_weights)} weights for {n_classes} classes",
-                hint="give one weight per class, in class order",
-            )
-        return np.asarray(spec_weights, dtype=np.float64)
-    names = [str(c) for c in (classes if classes is not None else range(n_classes))]
-    unknown = [k for k in spec_weights if k not in names]
-    if unknown:
-        raise DataError(
-            f"class_weights names unknown class(es) {', '.join(map(repr, unknown))}",
-            hint=f"classes are: {', '.join(names)}",
-        )
-    return np.asarray([float(spec_weights.get(n, 1.0)) for n in names], dtype=np.float64)
+def class_weight_vector(problem: Problem, objective: CorelsObjective) -> np.ndarray | None:
+    """The weight of each class in the loss (``glasswork.class_weights``), ``balanced`` counted
+    over the rows each sample stands for."""
+    return class_weight_factors(
+        objective.class_weight, problem.classes, problem.y, integer_multiplicity(problem.sample_weight)
+    )
 
 
 def integer_multiplicity(sample_weight: np.ndarray | None) -> np.ndarray | None:
@@ -78,7 +66,7 @@ def integer_multiplicity(sample_weight: np.ndarray | None) -> np.ndarray | None:
     if np.any(w < 0) or np.any(w != np.round(w)):
         raise DataError(
             "CORELS takes only non-negative integer sample weights (counts)",
-            hint="use objective.class_weights for weighted classes, or round the weights",
+            hint="use objective.class_weight for weighted classes, or round the weights",
         )
     return w.astype(np.int64)
 
@@ -119,6 +107,7 @@ def build_rule_list(
         task=problem.task,
         target=problem.extras.get("target"),
         label_names=label_names,
+        class_weights=None if weights is None else list(weights),
     )
 
 

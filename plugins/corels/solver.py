@@ -56,8 +56,7 @@ class CorelsSolver(Solver):
         """0/1 features to mine, class weights naming the classes, sample weights that are counts."""
         spec: CorelsSpec = self.spec  # type: ignore[assignment]
         require_binary_features(problem)
-        n_classes = len(problem.classes) if problem.classes is not None else int(problem.y.max()) + 1
-        class_weight_vector(spec.objective.class_weights, problem.classes, n_classes)
+        class_weight_vector(problem, spec.objective)
         integer_multiplicity(problem.sample_weight)
 
     def size_report(self, problem: Problem, time_limit: float | None) -> tuple[str, str | None]:
@@ -87,7 +86,7 @@ def run_corels(
     if hopeless is not None:
         ctx.log(hopeless, level="warning")
     n_classes = len(problem.classes) if problem.classes is not None else int(problem.y.max()) + 1
-    weights = class_weight_vector(objective.class_weights, problem.classes, n_classes)
+    weights = class_weight_vector(problem, objective)
     multiplicity = integer_multiplicity(problem.sample_weight)
     units = engine.make_units(
         bits, problem.y, n_classes, class_weights=weights, multiplicity=multiplicity, compress=search_opts.compress

@@ -7,7 +7,10 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+
+from glasswork.data.binarize import Binarizer, estimator_columns, has_text
+from glasswork.data.spec import BinarizeSpec
 
 from glasswork.plugins.fasterrisk.model import ScoreCard
 from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Preset, Settings
@@ -56,7 +59,12 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
         return tags
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> RiskScoreClassifier:
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        columns, y = estimator_columns(self, X, y, reset=True)
+        # a DataFrame's text columns are one-hot encoded, numbers kept (a spec's default binarize:)
+        self.binarizer_ = (
+            Binarizer(BinarizeSpec(numeric="keep")).fit(columns, list(columns)) if has_text(columns) else None
+        )
+        encoded, X = self._encoded(columns)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
         if self.classes_.size != 2 or type_of_target(y) != "binary":
@@ -71,11 +79,7 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
         signs = np.where(y == self.classes_[1], 1.0, -1.0)
         settings = Settings.preset(self.defaults, k=int(self.k), **{name: getattr(self, name) for name in SEARCH_KNOBS})
         cons = Constraints.box(X.shape[1], int(self.lower), int(self.upper))
-        names = (
-            list(self.feature_names)
-            if self.feature_names is not None
-            else [str(n) for n in getattr(self, "feature_names_in_", [f"x{j}" for j in range(X.shape[1])])]
-        )
+        names = list(self.feature_names) if self.feature_names is not None else encoded
         integer, _ = Engine(X, signs, weights, settings, cons).run()
         self.pool_ = ScoreCard.from_pool(X, names, integer, classes=self.classes_, reduce_points=settings.reduce_points)
         self.card_ = self.pool_[0]
@@ -84,8 +88,18 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
     def decision_function(self, X: Any) -> np.ndarray:
         """(score + intercept) / multiplier: the log-odds of ``classes_[1]``."""
         check_is_fitted(self, "card_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        _, X = self._encoded(estimator_columns(self, X, reset=False)[0])
         return (self.card_.score(X) + self.card_.intercept) / self.card_.multiplier
+
+    def _encoded(self, columns: dict[str, np.ndarray]) -> tuple[list[str], np.ndarray]:
+        """The feature names and matrix of ``columns``: through the binarizer when fit saw text."""
+        binarizer: Binarizer | None = getattr(self, "binarizer_", None)
+        if binarizer is not None:
+            names, B = binarizer.transform(columns)
+            return list(names), np.asarray(B, dtype=np.float64)
+        if not columns:
+            return [], np.empty((0, 0))
+        return list(columns), np.column_stack([np.asarray(c, dtype=np.float64) for c in columns.values()])
 
     def predict_proba(self, X: Any) -> np.ndarray:
         d = self.decision_function(X)

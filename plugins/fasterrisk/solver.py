@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 import numpy as np
+from glasswork.class_weights import class_weight_factors
 from glasswork.data import DataError, Problem
 from glasswork.result import (
     Certificate,
@@ -116,26 +117,11 @@ def constraints_from_spec(spec: FasterRiskConstraints, names: list[str]) -> Cons
 def row_weights(problem: Problem, objective: FasterRiskObjective) -> np.ndarray | None:
     """Sample weights times class weights (None when all are one)."""
     weights = None if problem.sample_weight is None else np.asarray(problem.sample_weight, float).copy()
-    cw = objective.class_weight
-    if cw is None:
+    factors = class_weight_factors(objective.class_weight, problem.classes, problem.y)
+    if factors is None:
         return weights
-    y = np.asarray(problem.y)
-    if weights is None:
-        weights = np.ones(y.size)
-    if cw == "balanced":
-        counts = np.bincount(y, minlength=2).astype(float)
-        factor = y.size / (2.0 * np.maximum(counts, 1.0))
-    else:
-        classes = [str(c) for c in (problem.classes if problem.classes is not None else [0, 1])]
-        given = {str(k): v for k, v in cw.items()}
-        unknown = set(given) - set(classes)
-        if unknown:
-            raise DataError(
-                f"objective.class_weight names unknown classes {sorted(unknown)}",
-                hint=f"classes are: {', '.join(classes)}",
-            )
-        factor = np.array([given.get(c, 1.0) for c in classes])
-    return weights * factor[y]
+    y = np.asarray(problem.y, dtype=np.int64)
+    return (np.ones(y.size) if weights is None else weights) * factors[y]
 
 
 def certify_cards(

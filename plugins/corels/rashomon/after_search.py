@@ -165,9 +165,14 @@ def say_what_it_counts_over(
     default_support = not problem.extras.get("premined") and constraints.min_support is None
     if default_support and rset.threshold > objective and lam > 0:
         floor = lam - (rset.threshold - objective)  # the least support a list within it may use
+        n_rows = problem.n_samples
         missed = (
             f"lists using one of support down to {floor:.4g} may also be within the threshold: set "
             f"constraints.min_support to {floor:.4g} to count them too"
+            if floor * n_rows >= 1
+            else f"lists using one of support down to {max(floor, 0):.4g}, less than one of the {n_rows:,} "
+            "rows, may also be within the threshold: set constraints.min_support to 0 to mine every "
+            "antecedent and count them too"
             if floor > 0
             else "the threshold is at least lambda above the optimum, so lists using an antecedent of any "
             "support may also be within it: set constraints.min_support to 0 to mine every antecedent "

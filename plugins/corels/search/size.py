@@ -22,6 +22,7 @@ from glasswork.plugins.corels.spec import CorelsConstraints, CorelsObjective, Co
 EVALUATIONS_PER_SECOND = 10e6  # per thread, the compiled search while its queue grows (10-20 M/s)
 WHOLE_OVER_SECOND_LEVEL = 1000  # a whole search's evaluations over its second level's (700 on COMPAS at 0.01)
 LOG10_SETS_PER_SECOND = 22.0  # log10 C(M, depth) of a search taking about one second per thread
+UNBOUNDED_LOG10_SETS = 9.0  # an unlimited depth over more sets than this: warned as unlikely to certify
 REGULARIZATIONS_TO_SUGGEST = (0.015, 0.02, 0.025, 0.03, 0.04, 0.05)
 
 
@@ -36,8 +37,10 @@ class SearchEstimate:
     ``first_level`` counts the one-rule prefixes that pass Theorems 10 and 11 and the lookahead
     against that incumbent: at most these are expanded, and each expansion scores ``M - 1``
     children, so ``second_level = first_level * (M - 1)`` bounds the evaluations at depth 2.
-    ``log10_space`` is ``log10 C(M, depth)``, the antecedent sets of the deepest length (the
-    symmetry map keeps one ordering of each). These are proven; ``rough_seconds`` is not: a rule
+    ``log10_space`` is ``log10 sum_{k <= depth} C(M, k)``, the antecedent sets of at most ``depth``
+    rules (the symmetry map keeps one ordering of each): it grows with the depth, also past ``M / 2``
+    where ``C(M, depth)`` alone falls back to 1. ``unbounded`` says the bounds leave the depth as
+    deep as the antecedents go, on a space too large to go through. These are proven; ``rough_seconds`` is not: a rule
     of thumb fitted on measured searches (the constants above).
     """
 
@@ -57,6 +60,14 @@ class SearchEstimate:
     larger_regularizations: tuple[tuple[float, float], ...] = ()  # (lambda, rough seconds)
 
     @property
+    def unbounded(self) -> bool:
+        """The depth the bounds allow reaches the number of antecedents (no ``max_prefix_length``
+        below it) over more than ``UNBOUNDED_LOG10_SETS`` sets: the lower bounds cut little, and the
+        search rarely certifies in any time the rough figure gives (issue 36: 56 antecedents, depth
+        56, stopped at 60 s with a 2.45 % gap where the figure said 0.15 s)."""
+        return self.antecedents > 0 and self.depth >= self.antecedents and self.log10_space >= UNBOUNDED_LOG10_SETS
+
+    @property
     def rough_seconds(self) -> float:
         """The larger of two rough times: the second level's evaluations times a measured factor,
         and 10^(log10_space - LOG10_SETS_PER_SECOND) (deep searches over many antecedents)."""
@@ -71,13 +82,25 @@ class SearchEstimate:
             f"corels size: {self.antecedents:,} antecedents, prefixes of at most {self.depth} rules "
             f"(Theorem 20 with the lookahead), {self.first_level:,} one-rule prefixes to expand, "
             f"{self.second_level:,} two-rule prefixes to score, 10^{self.log10_space:.0f} antecedent sets "
-            f"of the deepest length; roughly {_duration(self.rough_seconds)} on {self.threads} thread(s)"
+            f"of at most {self.depth} rules; "
+            + (
+                "no time given: the bounds do not limit the depth"
+                if self.unbounded
+                else f"roughly {_duration(self.rough_seconds)} on {self.threads} thread(s)"
+            )
         )
 
     def warning(self, time_limit: float | None) -> str | None:
         """One line saying what to change, when the rough time is beyond the time limit (an hour
         without one); ``None`` otherwise. Never a refusal: the run goes on."""
         budget = 3600.0 if time_limit is None else time_limit
+        if self.unbounded:
+            return (
+                f"corels: unlikely to certify within {_duration(budget)}: the bounds allow lists as long as "
+                f"the {self.antecedents:,} antecedents at lambda {self.regularization:g}, over "
+                f"10^{self.log10_space:.0f} antecedent sets; try constraints.max_prefix_length (the optimum "
+                f"is then over shorter lists) or a larger objective.regularization"
+            )
         if self.rough_seconds <= budget:
             return None
         fixes = ["constraints.max_card: 1"] if self.max_card is not None and self.max_card > 1 else []
@@ -125,7 +148,7 @@ def estimate_search(
     bits = np.ascontiguousarray(bits, dtype=np.uint64)
     M, n = len(names), problem.n_samples
     C = len(problem.classes) if problem.classes is not None else int(problem.y.max()) + 1
-    weights = class_weight_vector(objective.class_weights, problem.classes, C)
+    weights = class_weight_vector(problem, objective)
     w = np.ones(C) if weights is None else weights
     mult = integer_multiplicity(problem.sample_weight)
     y = np.asarray(problem.y, dtype=np.int64)
@@ -184,7 +207,7 @@ def estimate_search(
             depth=depth,
             first_level=first,
             second_level=first * max(M - 1, 0),
-            log10_space=_log10_binomial(M, depth),
+            log10_space=_log10_sets_up_to(M, depth),
             threads=threads,
         )
 
@@ -198,3 +221,10 @@ def _log10_binomial(m: int, k: int) -> float:
     """log10 C(m, k): the antecedent sets of size k, what the symmetry map leaves of the orderings."""
     k = max(0, min(k, m))
     return (math.lgamma(m + 1) - math.lgamma(k + 1) - math.lgamma(m - k + 1)) / math.log(10)
+
+
+def _log10_sets_up_to(m: int, depth: int) -> float:
+    """log10 of sum_{k <= depth} C(m, k): the antecedent sets of at most ``depth`` rules."""
+    logs = [_log10_binomial(m, k) for k in range(max(0, min(depth, m)) + 1)]
+    top = max(logs)
+    return top + math.log10(sum(10.0 ** (x - top) for x in logs))
