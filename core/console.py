@@ -9,7 +9,6 @@ a file, plain full lines (no colour, no wrapping at 80 columns, no table cut wit
 from __future__ import annotations
 
 import math
-import os
 import re
 import sys
 import time
@@ -23,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from glasswork.events import Event
+from glasswork.startup import discard_output
 from glasswork.quoting import terminal_text
 from glasswork.result import relative_gap
 
@@ -72,14 +72,7 @@ def make_console(*, stderr: bool = False) -> Console:
 def stdout_closed() -> None:
     """The reader of stdout went away (``glasswork ... | head``): what the command still prints, and
     Python's flush at exit, go to the null device instead of failing with ``BrokenPipeError``."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(devnull, sys.stdout.fileno())
-        finally:
-            os.close(devnull)
-    except (OSError, ValueError):  # no file descriptor behind stdout (an in-process runner)
-        pass
+    discard_output(sys.stdout)
 
 
 def fmt_number(value: Any, digits: int = 6) -> str:
@@ -237,10 +230,18 @@ def _records_table(title: str, records: list[dict[str, Any]], limit: int = 50) -
     for column in columns:
         table.add_column(plain_text(column), justify="right" if not isinstance(records[0][column], str) else "left")
     for record in records[:limit]:
-        table.add_row(*(plain_text(fmt_number(record.get(c))) for c in columns))
+        table.add_row(*(plain_text(_cell(c, record.get(c))) for c in columns))
     if len(records) > limit:
         table.caption = f"{len(records) - limit} more not shown (see --json)"
     return table
+
+
+def _cell(column: str, value: Any) -> str:
+    """A record's value; a ``gap`` (the relative gap, a fraction) in the one form of ``fmt_gap``'s
+    column, a percentage (its row shows the objective and bound beside it)."""
+    if column == "gap" and isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return fmt_percent(float(value))
+    return fmt_number(value)
 
 
 def render_outcome(outcome: RunOutcome, console: Console) -> None:
@@ -292,6 +293,9 @@ def render_outcome(outcome: RunOutcome, console: Console) -> None:
         if _is_records(value):
             console.print()
             console.print(_records_table(key, value))
+    for table in fairness_tables(outcome.fairness):
+        console.print()
+        console.print(table)
     rashomon = outcome.to_dict().get("rashomon")
     if rashomon is not None:
         console.print()
@@ -345,8 +349,9 @@ def rashomon_point_text(point: dict[str, Any]) -> str:
         if complete
         else f"incomplete (every model not counted >= {fmt_number(point.get('unenumerated_bound'), 8)})"
     )
+    count = int(point.get("count") or 0)
     return (
-        f"point {point['point']}: {int(point.get('count') or 0):,}{'' if complete else '+'} models within "
+        f"point {point['point']}: {count:,}{'' if complete else '+'} model{'' if count == 1 else 's'} within "
         f"objective {fmt_number(point.get('threshold'), 8)}, {done}"
     )
 
@@ -374,17 +379,61 @@ def multiplicity_text(figures: dict[str, Any] | None) -> str | None:
     return text + (f" ({'; '.join(skipped)})" if skipped else "")
 
 
+def member_rules(model: dict[str, Any] | None) -> list[str] | None:
+    """A member's rules as its model prints them, in the order it applies them: each rule's text
+    (``antecedent`` or ``text``, negations as written) with its ``prediction`` when it has one, then
+    its default's; ``None`` for a model without rules (a score card) or a member kept as a summary."""
+    if not isinstance(model, dict) or not isinstance(model.get("rules"), list):
+        return None
+    out = []
+    for rule in model["rules"]:
+        if not isinstance(rule, dict):
+            return None
+        text = rule.get("antecedent", rule.get("text"))
+        if text is None:
+            return None
+        out.append(f"{text} -> {rule['prediction']}" if "prediction" in rule else str(text))
+    default = model.get("default")
+    if isinstance(default, dict) and "prediction" in default:
+        out.append(f"else {default['prediction']}")
+    return out
+
+
+def rule_features(model: dict[str, Any] | None, feature_names: list[str]) -> dict[str, tuple[str, ...]]:
+    """Each rule text of ``model`` (as ``member_rules`` prints it, without its prediction) and the
+    features of the training matrix it reads (``items`` index ``feature_names``; ``conditions``
+    name theirs): what ``--uses 'credit_score>645'`` stands for."""
+    out: dict[str, tuple[str, ...]] = {}
+    for rule in (model or {}).get("rules") or []:
+        if not isinstance(rule, dict):
+            continue
+        text = rule.get("antecedent", rule.get("text"))
+        read = [
+            feature_names[int(item[0])]
+            for item in rule.get("items") or []
+            if isinstance(item, (list, tuple)) and item and 0 <= int(item[0]) < len(feature_names)
+        ]
+        read += [c["feature"] for c in rule.get("conditions") or [] if isinstance(c, dict) and "feature" in c]
+        if isinstance(text, str) and read:
+            out[text] = tuple(dict.fromkeys(read))
+    return out
+
+
 def rashomon_table(members: list[dict[str, Any]], *, title: str | None = None) -> Table:
-    """Members of a set, one line each: rank, objective, the features it uses and its fingerprint."""
+    """Members of a set, one line each: rank, objective, its rules in the order the model applies
+    them (``member_rules``; the features it uses for a model without rules) and its fingerprint."""
     table = Table(title=title, title_justify="left", box=None, pad_edge=False)
-    for column, justify in (("rank", "right"), ("objective", "right"), ("features", "left"), ("fingerprint", "left")):
+    described = [member.get("rules") or member_rules(member.get("model")) for member in members]
+    what = "rules" if any(described) else "features"
+    for column, justify in (("rank", "right"), ("objective", "right"), (what, "left"), ("fingerprint", "left")):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
-    for member in members:
+    for member, rules in zip(members, described):
         features = member.get("features") or []
+        text = "; ".join(rules) if rules else (", ".join(features) if features else "(none)")
         table.add_row(
             str(member["rank"]),
             fmt_number(member.get("objective"), 8),
-            plain_text(", ".join(features) if features else "(none)"),
+            plain_text(text),
             plain_text(member.get("fingerprint") or "-"),
         )
     return table
@@ -435,3 +484,58 @@ def render_rashomon(summary: dict[str, Any], members: list[dict[str, Any]], cons
         console.print(table)
     if members:
         console.print(rashomon_table(members))
+
+
+def fairness_tables(audit: dict[str, Any] | None) -> list[Table]:
+    """The fairness audit (``glasswork.audit``), one table per protected group: each metric on
+    the training and test rows, the group's rows against the reference's in the caption. An
+    undefined figure (an empty group or cell) reads ``undefined``, never 0."""
+    if not audit:
+        return []
+    if "error" in audit:
+        table = Table.grid()
+        table.add_row(plain_text(f"no fairness figures: the model failed to predict ({audit['error']})", "yellow"))
+        return [table]
+    parts = [part for part in ("train", "test") if part in audit]
+    tables = []
+    for i, label in enumerate(audit.get("groups") or []):
+        table = Table(
+            title=Text.assemble("Fairness: ", plain_text(label), " against the rest"),
+            title_justify="left",
+            title_style="bold",
+        )
+        table.add_column("metric")
+        for part in parts:
+            table.add_column(part, justify="right")
+        per_part = [audit[part]["groups"][i] for part in parts]
+        for metric in audit.get("metrics") or []:
+            if metric not in per_part[0]:
+                continue  # calibration of a model without probabilities
+            cells = [g.get(metric) for g in per_part]
+            table.add_row(
+                plain_text(metric), *(plain_text("undefined" if v is None else fmt_number(v, 4)) for v in cells)
+            )
+        sizes = [
+            f"{part} {g['protected']['rows']:,} protected / {g['reference']['rows']:,} reference rows"
+            for part, g in zip(parts, per_part)
+        ]
+        table.caption = plain_text("; ".join(sizes))
+        table.caption_justify = "left"
+        tables.append(table)
+    return tables
+
+
+def fairness_text(audit: dict[str, Any] | None) -> str | None:
+    """The fairness audit in one line (the groups, then each metric on the training / test rows),
+    ``None`` without one: for a summary where a table does not fit (the TUI's run screen)."""
+    if not audit:
+        return None
+    if "error" in audit:
+        return f"no figures: the model failed to predict ({audit['error']})"
+    parts = [part for part in ("train", "test") if part in audit]
+    figures = []
+    for metric in audit.get("metrics") or []:
+        if parts and metric in audit[parts[0]]:
+            values = (audit[part].get(metric) for part in parts)
+            figures.append(f"{metric} " + " / ".join("undefined" if v is None else fmt_number(v, 4) for v in values))
+    return f"{'; '.join(audit.get('groups') or [])} against the rest ({' / '.join(parts)}): " + ", ".join(figures)

@@ -10,19 +10,18 @@ Python being involved in their inner loop.
 from __future__ import annotations
 
 import os
-import resource
-import sys
 import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from glasswork.events import Event
+from glasswork.events import Event, EventKind
+from glasswork.memory import memory_reached
 from glasswork.result import Result, Status, Task
 
 if TYPE_CHECKING:
@@ -73,6 +72,8 @@ class ClusterExecutor:
 
     address: str
     workers: int | None = None
+    # asked between looks while connecting (the run's stop flag: its first Ctrl-C ends a connect too)
+    cancelled: Callable[[], bool] | None = field(default=None, compare=False, repr=False)
 
     @property
     def name(self) -> str:
@@ -107,10 +108,14 @@ class ClusterExecutor:
             )
             address = cluster.scheduler_address
         try:
-            client = Client(address, timeout="10s")
+            if cluster is None:
+                self._answers(address)
+            client = Client(address, timeout=f"{CONNECT_TIMEOUT:g}s")
         except Exception as exc:
             if cluster is not None:
                 cluster.close()
+            if isinstance(exc, OSError) and str(exc).startswith("cannot reach"):
+                raise
             raise OSError(f"cannot reach the Dask scheduler at {self.address!r}: {exc}") from exc
 
         def close() -> None:
@@ -122,29 +127,31 @@ class ClusterExecutor:
 
         return client, close
 
+    def _answers(self, address: str) -> None:
+        """Open a connection to the scheduler and read its handshake within ``CONNECT_TIMEOUT``:
+        ``distributed``'s connect bounds the TCP connect only, and then waits for the handshake
+        without a deadline (about 3 minutes at a port that accepts and never answers). OSError
+        naming the address past the deadline; a Ctrl-C (or the run's stop flag) ends the wait."""
+        import asyncio
 
-def resident_memory() -> int:
-    """Current resident set size of this process in bytes (peak RSS where /proc is missing)."""
-    try:
-        with open("/proc/self/statm", "rb") as fh:
-            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        return peak if sys.platform == "darwin" else peak * 1024
+        from distributed.comm import connect
+
+        async def probe() -> None:
+            attempt = asyncio.ensure_future(connect(address, timeout=CONNECT_TIMEOUT))
+            deadline = time.monotonic() + CONNECT_TIMEOUT
+            while not attempt.done():
+                if time.monotonic() >= deadline or (self.cancelled is not None and self.cancelled()):
+                    attempt.cancel()
+                    why = "cancelled" if time.monotonic() < deadline else f"no answer within {CONNECT_TIMEOUT:g} s"
+                    raise OSError(f"cannot reach the Dask scheduler at {self.address!r}: {why}")
+                await asyncio.wait({attempt}, timeout=0.05)
+            comm = attempt.result()
+            await comm.close()
+
+        asyncio.run(probe())
 
 
-def physical_memory() -> int | None:
-    """This machine's memory in bytes (None where the system does not say)."""
-    try:
-        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
-    except (AttributeError, ValueError, OSError):
-        return None
-
-
-def peak_memory() -> int:
-    """Peak resident set size of this process in bytes."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak if sys.platform == "darwin" else peak * 1024
+CONNECT_TIMEOUT = 10.0  # seconds a Dask scheduler has to answer (connect and handshake)
 
 
 class SolveContext:
@@ -164,7 +171,10 @@ class SolveContext:
         executor: ClusterExecutor | None = None,
     ) -> None:
         self.limits = limits or Limits()
-        self.executor = executor  # where the search may spread (None: this process)
+        # where the search may spread (None: this process); a stop (Ctrl-C, a limit) ends its connect too
+        self.executor = (
+            None if executor is None else replace(executor, cancelled=lambda: self.stop_reason is not StopReason.NONE)
+        )
         self._emit = emit or (lambda event: None)
         self._clock = clock
         self.started = clock()
@@ -199,7 +209,7 @@ class SolveContext:
                 self.request_stop(StopReason.TIME)
             elif self.limits.nodes is not None and nodes is not None and nodes >= self.limits.nodes:
                 self.request_stop(StopReason.NODES)
-            elif self.limits.memory is not None and resident_memory() >= self.limits.memory:
+            elif memory_reached(self.limits.memory):
                 self.request_stop(StopReason.MEMORY)
         reason = self.stop_reason
         return None if reason is StopReason.NONE else reason.status
@@ -209,6 +219,10 @@ class SolveContext:
     def emit(self, event: Event) -> None:
         self._emit(event)
 
+    def _stamped(self, kind: EventKind, **fields: Any) -> None:
+        """Emit an event of ``kind`` stamped with the seconds since the solve began."""
+        self._emit(Event(kind, self.elapsed(), **fields))
+
     def progress(
         self,
         *,
@@ -217,16 +231,7 @@ class SolveContext:
         nodes: int | None = None,
         **counters: Any,
     ) -> None:
-        self._emit(
-            Event(
-                "progress",
-                self.elapsed(),
-                objective=objective,
-                lower_bound=lower_bound,
-                nodes=nodes,
-                counters=counters,
-            )
-        )
+        self._stamped("progress", objective=objective, lower_bound=lower_bound, nodes=nodes, counters=counters)
 
     def incumbent(
         self,
@@ -236,16 +241,7 @@ class SolveContext:
         lower_bound: float | None = None,
         nodes: int | None = None,
     ) -> None:
-        self._emit(
-            Event(
-                "incumbent",
-                self.elapsed(),
-                objective=objective,
-                lower_bound=lower_bound,
-                nodes=nodes,
-                model=model,
-            )
-        )
+        self._stamped("incumbent", objective=objective, lower_bound=lower_bound, nodes=nodes, model=model)
 
     def rashomon(
         self,
@@ -298,7 +294,7 @@ class SolveContext:
         self._rashomon_basis = basis
 
     def log(self, message: str, level: str = "info") -> None:
-        self._emit(Event("log", self.elapsed(), message=message, level=level))  # type: ignore[arg-type]
+        self._stamped("log", message=message, level=level)
 
 
 class Solver(ABC):

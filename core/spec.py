@@ -37,6 +37,7 @@ from glasswork.spec_document import (
     SpecIssue,
     apply_overrides,
     flatten,
+    on_command_line,
     read_spec_document,
     set_path,
 )
@@ -52,6 +53,7 @@ from glasswork.spec_models import (
     StoreSpec,
     StrictModel,
     SweepSpec,
+    fairness_issues,
 )
 
 if TYPE_CHECKING:
@@ -148,6 +150,9 @@ def validate_spec(
     except ValidationError as exc:
         issues = [_explain(err, list(err["loc"]), model, issue) for err in exc.errors(include_url=False)]
         raise SpecError(issues) from None
+    tied = fairness_issues(spec)
+    if tied:
+        raise SpecError([issue(loc, message) for loc, message in tied])
     if spec.rashomon is not None:
         refusal = solver_cls.rashomon_refusal(spec)
         if refusal:
@@ -222,7 +227,10 @@ def load_spec(path: str | Path, registry: Registry | None = None, *, overrides: 
     path = Path(path)
     document, positions = read_spec_document(path)
     apply_overrides(document, overrides)
-    spec = validate_spec(document, registry, file=str(path), positions=positions)
+    try:
+        spec = validate_spec(document, registry, file=str(path), positions=positions)
+    except SpecError as exc:
+        raise SpecError(on_command_line(exc.issues, overrides)) from None
     return LoadedSpec(spec=spec, path=path.resolve())
 
 

@@ -31,6 +31,7 @@ TOP_LEVEL_KEYS = (
     "store",
     "sweep",
     "rashomon",
+    "fairness",
 )
 
 
@@ -48,7 +49,8 @@ class SpecIssue:
     message: str
 
     def __str__(self) -> str:
-        where = f"{self.file}:{self.line}:{self.column}"
+        # line 0: not in a file but on the command line (``file`` names the argument)
+        where = f"{self.file}:{self.line}:{self.column}" if self.line > 0 else self.file
         return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -292,6 +294,25 @@ def flatten(document: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix[:-1]: document}
 
 
+def command_line(item: str) -> str:
+    """How an issue names the ``--set`` argument it comes from (quoted, so it reads on one line)."""
+    return f"--set {item!r}"
+
+
+def on_command_line(issues: Sequence[SpecIssue], overrides: Sequence[str]) -> list[SpecIssue]:
+    """Issues of a field a ``--set`` gave (the field or one inside it) located at that argument,
+    not at the spec file's line that the value replaced; the last ``--set`` of a field wins."""
+    out = []
+    for found in issues:
+        given = None
+        for item in overrides:
+            path = item.partition("=")[0].strip()
+            if path and (found.path == path or found.path.startswith(path + ".")):
+                given = item
+        out.append(found if given is None else SpecIssue(command_line(given), 0, 0, found.path, found.message))
+    return out
+
+
 def apply_overrides(document: dict[str, Any], overrides: Sequence[str]) -> None:
     """``objective.regularization=0.01`` style edits (``--set``), values parsed as YAML scalars."""
     from ruamel.yaml import YAML
@@ -301,7 +322,7 @@ def apply_overrides(document: dict[str, Any], overrides: Sequence[str]) -> None:
     for item in overrides:
         path, sep, raw = item.partition("=")
         if not sep or not path.strip():
-            raise SpecError([SpecIssue("--set", 1, 1, "", f"expected PATH=VALUE, got {item!r}")])
+            raise SpecError([SpecIssue(command_line(item), 0, 0, "", "expected PATH=VALUE")])
         try:
             value = yaml.load(raw) if raw.strip() else None
         except YAMLError as exc:
@@ -312,9 +333,9 @@ def apply_overrides(document: dict[str, Any], overrides: Sequence[str]) -> None:
             raise SpecError(
                 [
                     SpecIssue(
-                        "--set",
-                        1,
-                        1,
+                        command_line(item),
+                        0,
+                        0,
                         name,
                         f"the value {raw!r} is not a YAML value ({problem}); to give it as text, "
                         f"quote it in YAML, so that the argument reads {name}={quoted} "

@@ -47,6 +47,15 @@ def running(command: Sequence[str], **kwargs: Any) -> Iterator[subprocess.Popen]
         kill_group(proc)
 
 
+def glasswork(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``glasswork ARGS...`` in a child process, its output captured as text."""
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "glasswork", *args], capture_output=True, text=True, env=env, timeout=timeout
+    )
+
+
 @contextmanager
 def local_cluster(workers: int = 2) -> Iterator[Any]:
     """A Dask ``LocalCluster`` of ``workers`` one-thread worker processes. A test that kills a

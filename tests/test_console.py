@@ -57,6 +57,16 @@ def test_render_outcome_shows_every_section_and_record_tables(toy_registry):
         assert piece in text, piece
 
 
+def test_a_gap_in_a_record_table_reads_as_every_other_gap(toy_registry):
+    """Issue 36: the FasterRisk pool and MOSS frontier tables printed gaps as raw fractions."""
+    outcome = run_toy(toy_registry)
+    outcome.result.stats["pool"] = [{"rank": 1, "loss": 0.5, "gap": 0.01234}, {"rank": 2, "loss": 0.6, "gap": None}]
+    out, buffer = console(False)
+    render_outcome(outcome, out)
+    row = next(line for line in buffer.getvalue().splitlines() if "0.5" in line and "0.6" not in line)
+    assert fmt_gap(1.0, 1.0 - 0.01234, compact=True) in row and "0.01234" not in row
+
+
 def test_progress_line_appears_only_on_a_terminal_for_long_runs(toy_registry):
     out, buffer = console(True)
     sink = ProgressSink(out, delay=0.0)
@@ -293,3 +303,13 @@ def test_a_set_still_being_enumerated_is_not_said_to_have_stopped():
     live = rashomon_summary_text({**summary, "unenumerated_bound": 0.27, "running": True})
     assert "stopped" not in live and "still running" in live and "9,581,241" in live
     assert "the enumeration stopped" in rashomon_summary_text({**summary, "unenumerated_bound": 0.27})
+
+
+def test_one_model_is_one_model() -> None:
+    """Issue 36: "1 models"."""
+    from glasswork.console import rashomon_point_text, rashomon_summary_text
+
+    point = {"point": 2, "count": 1, "complete": True, "threshold": 0.5}
+    assert "1 model within" in rashomon_point_text(point)
+    assert "3 models within" in rashomon_point_text({**point, "count": 3})
+    assert rashomon_summary_text({"count": 1, "kept": 1, "threshold": 0.5, "complete": True}).startswith("1 model ")

@@ -101,3 +101,24 @@ def test_the_readme_rashomon_example_runs_to_a_complete_set_and_its_commands_wor
             listed = runner.invoke(cli, [*words[1:], "--json"], catch_exceptions=False)
             models = json.loads(listed.stdout)["models"]
             assert models and all(not any(f.startswith(column + ":") for f in m["features"]) for m in models)
+
+
+def test_the_readme_states_the_prefixes_its_spec_and_its_first_command_evaluate(tmp_path):
+    """Issue 36: the README's figure (3.2 M prefixes) was its snippet's, beside a first command whose
+    spec evaluates 17.2 M; and that spec's comment spoke of pairs while it sets max_card 1."""
+    from ruamel.yaml import YAML
+
+    from glasswork.launch import Launch
+
+    text = (REPO / "README.md").read_text()
+    example = re.search(r"```yaml\n(name:.*?)```", text, re.S).group(1)
+    (tmp_path / "snippet.yaml").write_text(example)
+    install, _ = readme_commands()
+    first = REPO / re.search(r"glasswork run (\S+)", install).group(1)
+    for spec in (tmp_path / "snippet.yaml", first):
+        evaluated = Launch.from_file(spec, [], no_store=True).run([]).result.stats["evaluated"]
+        assert f"{evaluated / 1e6:.1f} M" in text, (spec.name, evaluated)
+    document = YAML(typ="safe").load(first.read_text())
+    comment = "".join(line for line in first.read_text().splitlines() if line.startswith("#"))
+    if document["constraints"].get("max_card", 1) < 2:
+        assert "negations and pairs" not in comment and "would add pairs" in comment

@@ -195,5 +195,33 @@ def test_a_bad_rashomon_section_is_a_spec_error(tmp_path, toy_registry, section,
 
 def test_a_spec_without_rashomon_hashes_as_before_the_section_existed(tmp_path, toy_registry):
     spec = load_spec(write(tmp_path / "a.yaml", VALID), toy_registry).spec
-    # the hash is of the resolved document: without the section it has the keys it always had
-    assert set(spec.resolved()) == set(TOP_LEVEL_KEYS) - {"rashomon"}
+    # the hash is of the resolved document: without the sections (rashomon, fairness and
+    # data.audit_only) it has the keys it always had
+    assert set(spec.resolved()) == set(TOP_LEVEL_KEYS) - {"rashomon", "fairness"}
+    assert "audit_only" not in spec.resolved()["data"]
+
+
+def test_a_mistake_given_by_set_is_located_at_that_argument_not_at_a_line_of_the_file(tmp_path, toy_registry):
+    """Issue 36: ``--set`` errors were reported at the line of the file whose value they replaced
+    (or the line of their section, for a new key)."""
+    path = write(tmp_path / "s.yaml", VALID)
+    with pytest.raises(SpecError) as info:
+        load_spec(
+            path,
+            toy_registry,
+            overrides=["objective.regularisation=0.1", "limits.time=-1", "limits.time=-2", "limits.memory=2GB"],
+        )
+    found = sorted(map(str, info.value.issues))
+    assert found[0].startswith("--set 'limits.time=-2': limits.time: ")  # the last --set of a field wins
+    assert found[1].startswith("--set 'objective.regularisation=0.1': objective.regularisation: unknown key")
+    assert len(found) == 2 and not any(str(path) in issue for issue in found)
+    # a mistake of the file itself stays at its line, beside a --set of another field
+    text = VALID.replace("  time: 10", "  time: -10")
+    [issue] = issues_of_overridden(write(tmp_path / "t.yaml", text), toy_registry, ["objective.regularization=0.5"])
+    assert issue.startswith(f"{tmp_path / 't.yaml'}:10:9: limits.time")
+
+
+def issues_of_overridden(path: Path, registry, overrides: list[str]) -> list[str]:
+    with pytest.raises(SpecError) as info:
+        load_spec(path, registry, overrides=overrides)
+    return [str(i) for i in info.value.issues]

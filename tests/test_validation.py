@@ -135,7 +135,7 @@ MISTAKES: dict[str, tuple[dict[str, str | bytes | None], str]] = {
     ),
     "corels: a class weight for an unknown class": (
         TWENTY,
-        _spec("corels", "source: d.csv, target: y, " + WHOLE, "objective: {class_weights: {x: 2}}"),
+        _spec("corels", "source: d.csv, target: y, " + WHOLE, "objective: {class_weight: {x: 2}}"),
     ),
     "corels: sample weights that are not counts": (
         {"d.csv": _table(20, weight="0.5")},

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 from typing import Any, Literal
 
@@ -45,9 +46,13 @@ class ToyObjective(StrictModel):
     regularization: float = Field(0.0, ge=0.0, le=1.0, description="Cost of the rule.")
 
 
+# Set when an ``ignore_stop`` search wakes up and looks at the stop flag again.
+IGNORING_STOP = threading.Event()
+
+
 class ToySearch(StrictModel):
     behaviour: Literal["exact", "endless", "raise", "bad_result", "ignore_stop", "die"] = "exact"
-    step_seconds: float = Field(0.005, gt=0, le=1, description="Sleep per step when endless.")
+    step_seconds: float = Field(0.005, gt=0, le=5, description="Sleep per step when endless.")
     rashomon_stop_after: int | None = Field(None, ge=0, description="Stop the set's enumeration after so many.")
     rashomon_batch: int | None = Field(None, ge=1, description="Report the set so many members at a time.")
 
@@ -221,7 +226,9 @@ class ToySolver(Solver):
             )
         nodes = 0
         if behaviour == "ignore_stop":
+            IGNORING_STOP.clear()
             time.sleep(spec.search.step_seconds)
+            IGNORING_STOP.set()  # a test asks whether the run was abandoned before this
         while True:
             nodes += 1
             status = ctx.check(nodes)

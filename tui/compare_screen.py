@@ -10,7 +10,6 @@ from rich import box
 from rich.console import Group
 from rich.table import Table
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
@@ -19,15 +18,15 @@ from glasswork.console import fmt_gap, plain_text
 from glasswork.spec import flatten
 from glasswork.tui.state import RunState
 from glasswork.tui.views import fmt, model_view
-from glasswork.tui.widgets import Chart, draw_bounds
+from glasswork.tui.widgets import BACK_KEY, Chart, HELP_KEY, draw_bounds
 
 
 class CompareScreen(Screen[None]):
     """Two runs side by side: the spec keys that differ, certificates, metrics, models, bounds."""
 
     BINDINGS = [
-        Binding("escape,q", "app.pop_screen", "back"),
-        Binding("question_mark", "app.help", "help", key_display="?"),
+        BACK_KEY,
+        HELP_KEY,
     ]
     DEFAULT_CSS = """
     CompareScreen #top { height: 1fr; }
@@ -70,7 +69,7 @@ class CompareScreen(Screen[None]):
         with Horizontal(id="top"):
             with VerticalScroll(id="fields"):
                 yield Static(self._fields())
-            yield Chart(id="trajectories")
+            yield Chart(self._paint_trajectories, id="trajectories")  # drawn once mounted (see RunScreen)
         with Horizontal(id="both"):
             for i, (doc, state) in enumerate(zip(self.docs, self.states)):
                 with VerticalScroll(classes="side", id=f"side-{i}"):
@@ -82,17 +81,15 @@ class CompareScreen(Screen[None]):
                     )
         yield Footer()
 
-    def on_mount(self) -> None:
+    def _paint_trajectories(self, plt: Any) -> None:
         a, b = self.states
-        self.query_one("#trajectories", Chart).draw(
-            lambda plt: draw_bounds(
-                plt,
-                [
-                    (f"{a.run_id[:8]} objective", a.objective, "orange"),
-                    (f"{a.run_id[:8]} bound", a.lower_bound, "red"),
-                    (f"{b.run_id[:8]} objective", b.objective, "cyan"),
-                    (f"{b.run_id[:8]} bound", b.lower_bound, "blue"),
-                ],
-                "bound trajectories",
-            )
+        draw_bounds(
+            plt,
+            [
+                (f"{a.run_id[:8]} objective", a.objective, "orange"),
+                (f"{a.run_id[:8]} bound", a.lower_bound, "red"),
+                (f"{b.run_id[:8]} objective", b.objective, "cyan"),
+                (f"{b.run_id[:8]} bound", b.lower_bound, "blue"),
+            ],
+            "bound trajectories",
         )

@@ -25,6 +25,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from glasswork.console import plain_text, rashomon_point_text, rashomon_summary_text
 from glasswork.tui.state import RashomonView
 from glasswork.tui.views import fmt
+from glasswork.tui.widgets import BACK_KEY, FILTER_KEY, HELP_KEY, RowTable
 
 SHOWN_LIVE = 100  # members listed in the monitor's panel (the best ones; the count covers the rest)
 STORED_LIMIT = 1000  # members listed by the stored set's screen at once (filters narrow it)
@@ -109,7 +110,7 @@ class RashomonPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(id="rashomon-summary")
-        yield DataTable(id="rashomon-members", cursor_type="row", zebra_stripes=True)
+        yield RowTable(id="rashomon-members")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -167,9 +168,9 @@ class RashomonScreen(Screen[None]):
         Binding("m", "show", "show model"),
         Binding("p", "points", "frontier points' sets"),
         Binding("e", "export", "export member"),
-        Binding("slash", "filter", "filter", key_display="/"),
-        Binding("escape,q", "app.pop_screen", "back"),
-        Binding("question_mark", "app.help", "help", key_display="?"),
+        FILTER_KEY,
+        BACK_KEY,
+        HELP_KEY,
     ]
     DEFAULT_CSS = """
     RashomonScreen #set-summary { height: auto; padding: 0 1; background: $boost; }
@@ -202,11 +203,11 @@ class RashomonScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(self._summary(), id="set-summary")
         if self.points:
-            yield DataTable(id="set-points", cursor_type="row", zebra_stripes=True)
+            yield RowTable(id="set-points")
         with Horizontal(id="set-filters"):
             yield Input(placeholder="uses feature (exact name)", id="f-uses")
             yield Input(placeholder="avoids feature (exact name)", id="f-avoids")
-        yield DataTable(id="members", cursor_type="row", zebra_stripes=True)
+        yield RowTable(id="members")
         yield Static(id="set-status")
         yield Footer()
 

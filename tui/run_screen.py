@@ -16,11 +16,11 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from glasswork.console import fmt_gap, plain_text
+from glasswork.console import fairness_text, fmt_gap, plain_text
 from glasswork.tui.model_screen import ModelScreen
 from glasswork.tui.state import RashomonView, RunState
 from glasswork.tui.views import fmt, model_view
-from glasswork.tui.widgets import Chart, draw_bounds
+from glasswork.tui.widgets import BACK_KEY, Chart, HELP_KEY, draw_bounds
 
 
 def _summary(doc: dict[str, Any]) -> Table:
@@ -48,6 +48,9 @@ def _summary(doc: dict[str, Any]) -> Table:
     metrics = doc.get("metrics") or {}
     if metrics:
         table.add_row("metrics", "  ".join(f"{k} {fmt(v, 5)}" for k, v in metrics.items()))
+    audit = fairness_text(doc.get("fairness"))
+    if audit:
+        table.add_row("fairness", plain_text(audit))  # group names are data: no markup read
     return table
 
 
@@ -59,8 +62,8 @@ class RunScreen(Screen[None]):
         Binding("e", "export", "export model"),
         Binding("r", "report", "write report"),
         Binding("s", "rashomon", "Rashomon set"),
-        Binding("escape,q", "app.pop_screen", "back"),
-        Binding("question_mark", "app.help", "help", key_display="?"),
+        BACK_KEY,
+        HELP_KEY,
     ]
     DEFAULT_CSS = """
     RunScreen #summary { height: auto; padding: 0 1; background: $boost; }
@@ -82,7 +85,16 @@ class RunScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(_summary(self.details), id="summary")
         with Horizontal():
-            yield Chart(id="trajectory")
+            s = self.state  # drawn by the chart when it is mounted: a screen's own on_mount may run after
+            # its children are gone (the screen closed at once), where querying them fails
+            yield Chart(
+                lambda plt: draw_bounds(
+                    plt,
+                    [("objective", s.objective, "orange"), ("lower bound", s.lower_bound, "cyan")],
+                    "bound trajectory",
+                ),
+                id="trajectory",
+            )
             with VerticalScroll(id="model-box"):
                 yield Static(
                     Group(
@@ -91,14 +103,6 @@ class RunScreen(Screen[None]):
                     id="model",
                 )
         yield Footer()
-
-    def on_mount(self) -> None:
-        s = self.state
-        self.query_one("#trajectory", Chart).draw(
-            lambda plt: draw_bounds(
-                plt, [("objective", s.objective, "orange"), ("lower bound", s.lower_bound, "cyan")], "bound trajectory"
-            )
-        )
 
     def action_model(self) -> None:
         self.app.push_screen(

@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Static
+from textual.widgets import DataTable, Static
 from textual_plotext import PlotextPlot
 
 from glasswork.display import BarsPanel, Panel, ScatterPanel, SeriesPanel
@@ -21,11 +21,33 @@ class Chart(PlotextPlot):
 
     DEFAULT_CSS = "Chart { min-height: 8; }"
 
+    def __init__(self, paint: Callable[[Any], None] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._first_paint = paint  # drawn once the chart itself is mounted (no screen queries it)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        if self._first_paint is not None:
+            self.draw(self._first_paint)
+
     def draw(self, paint: Callable[[Any], None]) -> None:
         plt = self.plt
         plt.clear_figure()
         paint(plt)
         self.refresh()
+
+
+class RowTable(DataTable[Any]):
+    """A table of rows to pick from (runs, members, points): the arrows, and ``j`` / ``k`` as in
+    ``less`` and vi, move the cursor."""
+
+    BINDINGS = [
+        Binding("j", "cursor_down", "down", show=False),
+        Binding("k", "cursor_up", "up", show=False),
+    ]
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
 
 
 class PanelChart(Chart):
@@ -103,6 +125,12 @@ def _bindings(screen: Screen) -> list[tuple[str, str]]:
             seen.add(key)
             rows.append((key, binding.description))
     return rows
+
+
+# the keys every screen offers alike: ? lists the screen's keys, escape or q goes back, / filters
+HELP_KEY = Binding("question_mark", "app.help", "help", key_display="?")
+BACK_KEY = Binding("escape,q", "app.pop_screen", "back")
+FILTER_KEY = Binding("slash", "filter", "filter", key_display="/")
 
 
 class HelpScreen(ModalScreen[None]):

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from glasswork.cli.app import DB_OPTION, EXIT_INVALID, cli, fail
+from glasswork.cli.app import COUNT, DB_OPTION, EXIT_INVALID, cli, fail, file_option
 from glasswork.cli.models import export_member, member_at, set_of
 from glasswork.cli.runs import resolve_runs, store_at
 from glasswork.export.formats import FORMATS
@@ -30,23 +30,21 @@ from glasswork.export.formats import FORMATS
     metavar="NAME",
     help="Only members using neither this feature nor any feature made from this raw column (repeatable).",
 )
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, help="List at most this many.")
-@click.option("--show", "show_rank", type=click.IntRange(min=1), metavar="RANK", help="Show member RANK's model.")
+@click.option("--limit", type=COUNT, default=50, show_default=True, help="List at most this many.")
+@click.option("--show", "show_rank", type=COUNT, metavar="RANK", help="Show member RANK's model.")
 @click.option(
     "--pick",
     "pick_rank",
-    type=click.IntRange(min=1),
+    type=COUNT,
     metavar="RANK",
     help="Export member RANK (with --format, -o) as 'glasswork export RUN --member RANK' does.",
 )
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True, help="With --pick.")
-@click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="With --pick: write to this file."
-)
+@file_option("-o", "--output", help="With --pick: write to this file.")
 @click.option("--table", default="data", show_default=True, help="With --pick --format sql: the raw table.")
 @click.option(
     "--point",
-    type=click.IntRange(min=1),
+    type=COUNT,
     metavar="K",
     help="The set of point K of the sweep the run's search ran (a frontier), not the run's own: list, "
     "--show or --pick its members.",
@@ -116,7 +114,7 @@ def rashomon(
     from glasswork.console import make_console, plain_text, render_rashomon
 
     console = make_console()
-    render_rashomon(summary, [m.to_dict(with_model=False) for m in members], console)
+    render_rashomon(summary, _listed(members), console)
     if uses or avoids:
         filters = [*(f"uses {n!r}" for n in uses), *(f"avoids {n!r}" for n in avoids)]
         console.print(plain_text(f"{len(members):,} kept member(s) that {' and '.join(filters)}", "dim"))
@@ -124,6 +122,13 @@ def rashomon(
         console.print(plain_text("no kept member matches", "dim"))
     if points:
         _print_points(points, console)
+
+
+def _listed(members: list[Any]) -> list[dict[str, Any]]:
+    """Members as a listing prints them: without their models, with their rules in order."""
+    from glasswork.console import member_rules
+
+    return [{**m.to_dict(with_model=False), "rules": member_rules(m.model)} for m in members]
 
 
 POINTS_ONLY = (
@@ -184,7 +189,7 @@ def _point_set(
     many members are kept) and its kept members best first, filtered as the run's set is."""
     k = int(point["point"])
     details = store.details(run_id)
-    resolved = {name: _features_named(store, run_id, details, name, as_json) for name in (*uses, *avoids)}
+    resolved = {name: _features_named(store, run_id, details, name, as_json, k) for name in (*uses, *avoids)}
     kept = len(store.rashomon_members(run_id, point=k))
     members = store.rashomon_members(run_id, [resolved[n] for n in uses], [resolved[n] for n in avoids], limit, point=k)
     summary = {**point, "exhaustive": True, "kept": kept}
@@ -202,7 +207,7 @@ def _point_set(
     console = make_console()
     console.print(plain_text(f"point {k}'s set: {rashomon_summary_text(summary)}", "bold"))
     if members:
-        console.print(rashomon_table([m.to_dict(with_model=False) for m in members]))
+        console.print(rashomon_table(_listed(members)))
     else:
         console.print(plain_text("no kept member matches" if kept else "no member of this point's set is kept", "dim"))
 
@@ -233,11 +238,15 @@ def _show(store: Any, run_id: str, rank: int, as_json: bool, *, point: int | Non
     console.print(model_view(member.model, member.model_text, stats={}))
 
 
-def _features_named(store: Any, run_id: str, details: dict[str, Any], name: str, as_json: bool) -> tuple[str, ...]:
+def _features_named(
+    store: Any, run_id: str, details: dict[str, Any], name: str, as_json: bool, point: int | None = None
+) -> tuple[str, ...]:
     """The features a ``--uses``/``--avoids`` name stands for: itself when it is a feature of the
     run's data; every feature made from it when it is a raw column (``sex`` for ``sex:Male`` and
     ``sex:Male,juvenile-crimes:>0``, from the run's recorded inputs), so "avoids sex" means no
-    rule looks at that column. Anything else is exit 2 with the closest names."""
+    rule looks at that column; the features a rule reads when it is the text of a rule a member
+    prints (``credit_score>645``, a negation of ``credit_score<=645``). Anything else is exit 2
+    with the closest names."""
     inputs = details.get("inputs") or {}
     entries = [f for f in inputs.get("features") or [] if isinstance(f, dict) and isinstance(f.get("name"), str)]
     known = [f["name"] for f in entries] or store.rashomon_features(run_id)
@@ -251,6 +260,13 @@ def _features_named(store: Any, run_id: str, details: dict[str, Any], name: str,
     )
     if from_column:
         return from_column
+    from glasswork.console import rule_features
+
+    feature_names = [f["name"] for f in entries]
+    for member in store.rashomon_members(run_id, point=point):  # a rule as a member prints it
+        read = rule_features(member.model, feature_names).get(name)
+        if read:
+            return read
     columns = sorted(
         {f["column"] for f in entries if isinstance(f.get("column"), str)}
         | {

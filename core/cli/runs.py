@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from glasswork.cli.app import DB_OPTION, EXIT_INVALID, EXIT_SOLVER, cli, fail
+from glasswork.cli.app import COUNT, DB_OPTION, EXIT_INVALID, EXIT_SOLVER, cli, fail, file_option
 
 
 @cli.group()
@@ -47,7 +47,7 @@ def resolve_runs(store: Any, refs: tuple[str, ...]) -> list[str]:
 @click.option("--state", type=click.Choice(["running", "finished", "stopped", "cancelled", "failed"]))
 @click.option("--name", help="Only runs whose spec name contains this text.")
 @click.option("--sweep", "sweep_id", help="Only the runs of this sweep (an id prefix).")
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--limit", type=COUNT, default=50, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON.")
 def runs_list(
     db: str | None,
@@ -148,6 +148,11 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
     for model in doc["models"]:
         console.print(Text.assemble("\n", ("Model", "bold"), plain_text(f" ({model['kind']})")))
         console.print(model_view(model["model"], model["text"]))
+    from glasswork.console import fairness_tables
+
+    for table in fairness_tables(doc.get("fairness")):
+        console.print()
+        console.print(table)
     if doc.get("rashomon"):  # the set in summary; 'glasswork rashomon RUN' lists its members
         from glasswork.console import multiplicity_text, rashomon_summary_text
 
@@ -269,12 +274,7 @@ def runs_delete(run_refs: tuple[str, ...], db: str | None, yes: bool) -> None:
 
 @runs.command("check")
 @DB_OPTION
-@click.option(
-    "--salvage",
-    "salvage_to",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Copy every readable run into a new store at this path.",
-)
+@file_option("--salvage", "salvage_to", help="Copy every readable run into a new store at this path.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def runs_check(db: str | None, salvage_to: Path | None, as_json: bool) -> None:
     """Read the whole store without writing to it: damaged tables, inconsistent runs, runs
@@ -311,7 +311,8 @@ def runs_check(db: str | None, salvage_to: Path | None, as_json: bool) -> None:
         if "salvaged" in report:
             rows = ", ".join(f"{k} {v:,}" for k, v in report["salvaged"]["rows"].items())
             click.echo(f"salvaged into {salvage_to}: {rows}")
-        elif not report["ok"]:
+        elif len(report["problems"]) > len(report["refused_logs"]) + len(report["quarantined_logs"]):
+            # the tables themselves (not only journals): copying them out is the way
             click.echo(f"Copy what is readable with: glasswork runs check --db {path} --salvage NEW.duckdb", err=True)
     if not report["ok"]:
         raise SystemExit(EXIT_SOLVER)

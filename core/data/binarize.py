@@ -13,6 +13,7 @@ rows, so test data are encoded exactly as the training data were, with no peekin
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -183,3 +184,35 @@ def _fmt(value: object) -> str:
             return str(int(v))
         return np.format_float_positional(v, trim="-")
     return str(value)
+
+
+def estimator_columns(estimator: Any, X: Any, y: Any = None, *, reset: bool) -> tuple[dict[str, np.ndarray], Any]:
+    """The columns a scikit-learn estimator of glasswork is given, by name, for a ``Binarizer``:
+    numbers as float64 and, in a DataFrame, text columns as text (one-hot encoded by the
+    binarizer, as a spec's ``binarize:`` does); with ``y``, the checked labels too. ``reset``:
+    ``fit`` (records ``feature_names_in_``) or a later call (checks the same columns)."""
+    from sklearn.utils.validation import validate_data
+
+    dtypes = getattr(X, "dtypes", None)
+    text = dtypes is not None and any(getattr(t, "kind", "O") not in "biuf" for t in dtypes)
+    dtype = None if text else np.float64
+    if y is None:
+        A = validate_data(estimator, X, dtype=dtype, reset=reset)
+    else:
+        A, y = validate_data(estimator, X, y, dtype=dtype)
+    A = np.asarray(A)
+    names = [str(c) for c in getattr(estimator, "feature_names_in_", [f"x{j}" for j in range(A.shape[1])])]
+    columns: dict[str, np.ndarray] = {}
+    for j, name in enumerate(names):
+        column = A[:, j]
+        if column.dtype.kind == "O":
+            try:
+                column = column.astype(np.float64)
+            except (TypeError, ValueError):
+                column = np.asarray([str(v) for v in column], dtype=object)
+        columns[name] = column
+    return columns, y
+
+
+def has_text(columns: dict[str, np.ndarray]) -> bool:
+    return any(c.dtype.kind == "O" for c in columns.values())

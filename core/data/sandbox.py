@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from collections.abc import Callable
 from functools import lru_cache, cache
 from typing import TYPE_CHECKING, Any, TypeVar
+from glasswork.memory import memory_reached, resident_memory
 
 T = TypeVar("T")
 
@@ -198,9 +199,7 @@ _ALLOWED_FUNCTIONS = _OPERATORS | frozenset(
         "regexp_extract_all",
         "regexp_full_match",
         "regexp_matches",
-        "regexp_replace",
         "regexp_split_to_array",
-        "replace",
         "reverse",
         "right",
         "right_grapheme",
@@ -305,9 +304,6 @@ _ALLOWED_FUNCTIONS = _OPERATORS | frozenset(
         "array_slice",
         "array_sort",
         "array_value",
-        "array_filter",
-        "array_transform",
-        "array_apply",
         "cardinality",
         "element_at",
         "flatten",
@@ -315,7 +311,6 @@ _ALLOWED_FUNCTIONS = _OPERATORS | frozenset(
         "list_distinct",
         "list_element",
         "list_extract",
-        "list_filter",
         "list_has",
         "list_has_all",
         "list_has_any",
@@ -326,11 +321,6 @@ _ALLOWED_FUNCTIONS = _OPERATORS | frozenset(
         "list_reverse_sort",
         "list_unique",
         "list_value",
-        "list_transform",
-        "list_apply",
-        "list_reduce",
-        "list_aggregate",
-        "list_aggr",
         "list_select",
         "list_where",
         "list_grade_up",
@@ -387,6 +377,18 @@ _ALLOWED_MACROS = frozenset(
         "date_add",
     }
 )
+# Refused with the reason, beside every function that takes a lambda (list_filter, list_transform,
+# list_reduce, ...): a lambda's body runs once per element and may name the whole row again, so
+# nested lambdas grow a row's values exponentially in the filter's length (list_reduce with a
+# doubling body: 4.96 GB from 184 characters).
+_GROWING = {
+    "list_aggregate": "it calls any aggregate function by name, past this allow list",
+    "list_aggr": "it calls any aggregate function by name, past this allow list",
+    "array_aggregate": "it calls any aggregate function by name, past this allow list",
+    "array_aggr": "it calls any aggregate function by name, past this allow list",
+    "replace": "its output can be longer than its input, so nested calls multiply a value's size",
+    "regexp_replace": "its output can be longer than its input, so nested calls multiply a value's size",
+}
 MAX_WHERE_DEPTH = 64  # nesting of the filter's expression (brackets, and operators chained without them)
 
 # DuckDB's own default is 80 % of the machine's memory and one thread per core; a data file or a
@@ -394,6 +396,9 @@ MAX_WHERE_DEPTH = 64  # nesting of the filter's expression (brackets, and operat
 # runs of a sweep. 4 GB holds data sets far larger than the solvers can search.
 SANDBOX_MEMORY_LIMIT = "4GB"
 SANDBOX_THREADS = 2
+# How much resident memory reading and filtering may add when the run sets no limits.memory: the
+# watch in run_bounded stops DuckDB there (its memory_limit does not count every vector).
+SANDBOX_RESIDENT_BYTES = 4 * 10**9
 SANDBOX_CONFIG: dict[str, str | bool | int | float | list[str]] = {
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
@@ -421,7 +426,6 @@ def run_bounded(con: duckdb.DuckDBPyConnection, work: Callable[[], T], bounds: A
     limit and ``KeyboardInterrupt`` on Ctrl-C.
     """
     from glasswork.data.problem import LimitReached
-    from glasswork.solver import resident_memory
 
     box: dict[str, Any] = {}
     done = threading.Event()  # not Thread.join: a join cut by Ctrl-C marks a live thread as ended (bpo-45274)
@@ -434,17 +438,20 @@ def run_bounded(con: duckdb.DuckDBPyConnection, work: Callable[[], T], bounds: A
         finally:
             done.set()
 
+    # without limits.memory, the backstop: what DuckDB's memory_limit does not count (its vectors)
+    memory = bounds.memory if bounds.memory is not None else resident_memory() + SANDBOX_RESIDENT_BYTES
     threading.Thread(target=target, name="glasswork-data", daemon=True).start()
     stop: str | None = None
     try:
         while not done.wait(_POLL):
             if bounds.deadline is not None and time.monotonic() >= bounds.deadline:
                 stop = "time"
-            elif bounds.memory is not None and resident_memory() >= bounds.memory:
+            elif memory_reached(memory):
                 stop = "memory"
             if stop:
                 con.interrupt()
-                done.wait()
+                done.wait(_INTERRUPT_GRACE)  # a call that never looks at its interrupt is left behind
+                break
     except KeyboardInterrupt:
         con.interrupt()
         done.wait(_INTERRUPT_GRACE)  # DuckDB stops at its next check; a second Ctrl-C need not wait
@@ -457,7 +464,10 @@ def run_bounded(con: duckdb.DuckDBPyConnection, work: Callable[[], T], bounds: A
         )
     if stop == "memory":
         raise LimitReached(
-            f"{what} went past limits.memory ({bounds.memory} bytes); stopped",
+            f"{what} went past limits.memory ({bounds.memory} bytes); stopped"
+            if bounds.memory is not None
+            else f"{what} took {SANDBOX_RESIDENT_BYTES / 1e9:g} GB more memory than glasswork lets reading "
+            "data take without limits.memory; stopped",
             status="stopped_memory",
             hint="raise limits.memory, or simplify data.where / use a smaller file",
         )
@@ -682,6 +692,17 @@ def _check_expression(value: Any) -> None:
         name = str(value.get("function_name", "")).lower()
         if value.get("catalog") or value.get("schema"):
             raise UnsafeFilter(f"qualified function names are not allowed ({name})")
+        if name in _GROWING or name in _lambda_functions():
+            raise UnsafeFilter(
+                f"function {name}() is not allowed in a filter: "
+                + (
+                    "it takes a lambda, and a lambda (lambda x: ..., x -> ...) can make a row's values "
+                    "grow with every call nested in it"
+                    if name in _lambda_functions()
+                    else _GROWING[name]
+                )
+                + "; write the condition with plain functions and operators (see docs/security.md)"
+            )
         if name in _macros() and name not in _ALLOWED_MACROS:
             raise UnsafeFilter(
                 f"function {name}() is not allowed: it is a macro, which runs SQL of its own "
@@ -693,15 +714,6 @@ def _check_expression(value: Any) -> None:
                 f"read nothing but their arguments and allocate no more than them are "
                 f"(see docs/security.md for the list)"
             )
-        if name in _lambda_functions():
-            for argument in value.get("arguments") or []:
-                lam = argument.get("expression") if isinstance(argument, dict) else None
-                if isinstance(lam, dict) and lam.get("class") == "LAMBDA" and lam.get("syntax_type") == "SINGLE_ARROW":
-                    raise UnsafeFilter(
-                        f"{name}() has a lambda written with the old arrow (x -> ...), which DuckDB 2.0 "
-                        f"no longer runs: write 'lambda x: ...' instead of 'x -> ...', e.g. "
-                        f"list_filter(l, lambda x: x > 1)"
-                    )
     for item in value.values():
         _check_expression(item)
 

@@ -18,6 +18,8 @@ import numpy as np
 
 from glasswork.data.problem import DataError
 from glasswork.data.sandbox import Bounds
+from glasswork.duckdb_rows import first_row
+from glasswork.quoting import sql_literal, sql_name
 from glasswork.values import WHITESPACE, is_missing
 
 DATA_ENV = "GLASSWORK_DATA"
@@ -269,9 +271,9 @@ def _repeated_names(con: Any, path: Path, names: list[str]) -> dict[str, list[st
     renamed = [n for n in names if (m := re.fullmatch(r"(.+)_[0-9]+", n, re.S)) and m.group(1) in names]
     if not renamed:
         return {}
-    header = con.execute(
-        "SELECT * FROM read_csv($path, header=false, all_varchar=true) LIMIT 1", {"path": str(path)}
-    ).fetchone()
+    header = first_row(
+        con, "SELECT * FROM read_csv($path, header=false, all_varchar=true) LIMIT 1", {"path": str(path)}
+    )
     if header is None or len(header) != len(names):
         return {}
     groups: dict[str, list[str]] = {}
@@ -344,6 +346,13 @@ def read_file(
         )
         described = con.execute(f"DESCRIBE {RAW_TABLE}").fetchall()
         names = [str(r[0]) for r in described]
+        with_nul = next((n for n in names if "\x00" in n), None)
+        if with_nul is not None:  # no SQL engine, nor any export, can name such a column
+            raise DataError(
+                f"the column name {with_nul!r} holds a NUL character, which no SQL engine accepts",
+                file=shown,
+                hint="rename the column in the file (without the NUL)",
+            )
         repeated = {} if parquet else _repeated_names(con, path, names)
         raw_types = {str(r[0]): str(r[1]) for r in described}
         unknown = [c for c in (types or {}) if c not in raw_types]
@@ -360,7 +369,10 @@ def read_file(
         )
         _check_overrides(con, kinds, dict(types or {}), shown, 0 if parquet else 1, bounds)
         select = ", ".join(
-            [f"row_number() OVER () AS {_ident(row_column)}", *(f"{_typed(n, kinds[n])} AS {_ident(n)}" for n in names)]
+            [
+                f"row_number() OVER () AS {sql_name(row_column)}",
+                *(f"{_typed(n, kinds[n])} AS {sql_name(n)}" for n in names),
+            ]
         )
         select_rows = f"SELECT {select} FROM {RAW_TABLE}"
         if where is None:
@@ -474,18 +486,6 @@ _TRUE = ("true", "t", "yes", "y", "1")
 _FALSE = ("false", "f", "no", "n", "0")
 
 
-def _first_row(con: Any, sql: str) -> Any:
-    return con.execute(sql).fetchone()
-
-
-def _ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _lit(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def _row_column(names: list[str]) -> str:
     """The internal row-number column's name: ``__gw_row``, lengthened until no column of the
     file has it (any text can be a CSV header, so no fixed name is safe)."""
@@ -497,11 +497,11 @@ def _row_column(names: list[str]) -> str:
 
 
 def _is_missing_sql(column: str) -> str:
-    return f"({column} IS NULL OR regexp_full_match({column}, {_lit(_MISSING_RE)}))"
+    return f"({column} IS NULL OR regexp_full_match({column}, {sql_literal(_MISSING_RE)}))"
 
 
 def _stripped(column: str) -> str:
-    return f"regexp_replace({column}, {_lit('^' + _WS + '+|' + _WS + '+$')}, '', 'g')"
+    return f"regexp_replace({column}, {sql_literal('^' + _WS + '+|' + _WS + '+$')}, '', 'g')"
 
 
 def _column_kinds(con: Any, raw_types: dict[str, str], types: dict[str, str], parquet: bool) -> dict[str, str]:
@@ -533,24 +533,25 @@ def _column_kinds(con: Any, raw_types: dict[str, str], types: dict[str, str], pa
         elif wanted == "boolean":
             kinds[name] = "text_boolean"
         else:
-            c = _ident(name)  # one regular expression per cell; the rest is cheap
+            c = sql_name(name)  # one regular expression per cell; the rest is cheap
             checks += [
-                f"bool_and({c} IS NULL OR regexp_full_match({c}, {_lit(_NUMBER_OR_MISSING_RE)}))",
+                f"bool_and({c} IS NULL OR regexp_full_match({c}, {sql_literal(_NUMBER_OR_MISSING_RE)}))",
                 f"bool_or(regexp_matches({c}, '[.eE]'))",
                 f"max(length({c}))",
             ]
             kinds[name] = "infer"
     inferred = [n for n, k in kinds.items() if k == "infer"]
     if inferred:
-        answers = con.execute(f"SELECT {', '.join(checks)} FROM {RAW_TABLE}").fetchone()
+        answers = first_row(con, f"SELECT {', '.join(checks)} FROM {RAW_TABLE}")
         for j, name in enumerate(inferred):
             number, fraction, longest = answers[3 * j : 3 * j + 3]
             if number and not fraction and (longest or 0) >= 19:  # an integer past 64 bits is an id: text
-                c = _ident(name)
-                number = con.execute(
+                c = sql_name(name)
+                number = first_row(
+                    con,
                     f"SELECT bool_and({c} IS NULL OR {_is_missing_sql(c)} OR TRY_CAST({_stripped(c)} AS BIGINT) "
-                    f"IS NOT NULL) FROM {RAW_TABLE}"
-                ).fetchone()[0]
+                    f"IS NOT NULL) FROM {RAW_TABLE}",
+                )[0]
             kinds[name] = ("double" if fraction else "integer") if number else "text"
     return kinds
 
@@ -575,7 +576,7 @@ def _is_number_type(sql_type: str) -> bool:
 
 def _typed(name: str, kind: str) -> str:
     """The SQL giving column ``name`` its kind; a missing text cell becomes NULL."""
-    c = _ident(name)
+    c = sql_name(name)
     missing = _is_missing_sql(c)
     if kind == "stored":
         return c
@@ -590,7 +591,8 @@ def _typed(name: str, kind: str) -> str:
         return value if kind == "integer" else f"nullif({value}, 'NaN'::DOUBLE)"  # 'nan' text is missing
     if kind == "text_boolean":
         value = f"lower({_stripped(c)})"
-        return f"CASE WHEN {missing} THEN NULL WHEN {value} IN ({', '.join(map(_lit, _TRUE))}) THEN TRUE ELSE FALSE END"
+        true = ", ".join(map(sql_literal, _TRUE))
+        return f"CASE WHEN {missing} THEN NULL WHEN {value} IN ({true}) THEN TRUE ELSE FALSE END"
     if kind == "to_text":
         return f"CAST({c} AS VARCHAR)"
     if kind == "to_double":
@@ -609,10 +611,11 @@ def _check_overrides(
     for name, kind in kinds.items():
         v = "v"
         if kind == "loose_double":
-            bad = f"NOT {_is_missing_sql(v)} AND NOT regexp_full_match(v, {_lit(_LOOSE_NUMBER_RE)})"
+            bad = f"NOT {_is_missing_sql(v)} AND NOT regexp_full_match(v, {sql_literal(_LOOSE_NUMBER_RE)})"
             what, fix = "is not a number", "fix the value, or remove the override"
         elif kind == "text_boolean":
-            bad = f"NOT {_is_missing_sql(v)} AND lower({_stripped(v)}) NOT IN ({', '.join(map(_lit, _TRUE + _FALSE))})"
+            yes_no = ", ".join(map(sql_literal, _TRUE + _FALSE))
+            bad = f"NOT {_is_missing_sql(v)} AND lower({_stripped(v)}) NOT IN ({yes_no})"
             what, fix = "is not a yes/no value", f"use one of {', '.join(_TRUE)} / {', '.join(_FALSE)}"
         elif kind == "to_boolean":
             bad = "v IS NOT NULL AND v NOT IN (0, 1)"
@@ -620,10 +623,10 @@ def _check_overrides(
         else:
             continue
         sql = (
-            f"SELECT n, v FROM (SELECT row_number() OVER () AS n, {_ident(name)} AS v FROM {RAW_TABLE}) "
+            f"SELECT n, v FROM (SELECT row_number() OVER () AS n, {sql_name(name)} AS v FROM {RAW_TABLE}) "
             f"WHERE {bad} ORDER BY n LIMIT 1"
         )
-        found = run_bounded(con, functools.partial(_first_row, con, sql), bounds, "reading the file")
+        found = run_bounded(con, functools.partial(first_row, con, sql), bounds, "reading the file")
         if found is not None:
             row, value = int(found[0]), found[1]
             raise DataError(

@@ -29,7 +29,10 @@ def sql_select(request: ExportRequest, outputs: list[tuple[str, str]], reads: li
 
 def sql_case(branches: list[tuple[str, str]], default: str, indent: str = "    ", subject: str = "") -> str:
     """``CASE WHEN c THEN v ... ELSE d END`` over ``(condition, value)`` branches; with ``subject``
-    the simple form ``CASE subject WHEN value THEN ...``."""
+    the simple form ``CASE subject WHEN value THEN ...``. No branch at all is the default alone: SQL
+    has no ``CASE`` without a ``WHEN`` (an empty rule list decides every row by its default)."""
+    if not branches:
+        return default
     whens = "".join(f"\n{indent}WHEN {c} THEN {v}" for c, v in branches)
     return f"CASE{' ' + subject if subject else ''}{whens}\n{indent}ELSE {default}\n  END"
 

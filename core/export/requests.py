@@ -58,8 +58,11 @@ class ExportRequest:
                 if self.inputs.source.endswith(".out")
                 else f"the raw columns of {self.inputs.source}"
             )
-            used = [c for c in self.inputs.columns if _mentions(body, c)] if body else []
-            lines.append(f"Reads {reads}: {', '.join(used or self.inputs.columns)}")
+            if body:  # what the code reads: none at all for a model that decides every row alike
+                used = [c for c in self.inputs.columns if _mentions(body, c)]
+                lines.append(f"Reads {reads}: {', '.join(used)}" if used else f"Reads none of {reads}.")
+            else:
+                lines.append(f"Reads {reads}: {', '.join(self.inputs.columns)}")
         return "\n".join(f"{comment} {printable(line)}" for line in lines)
 
 

@@ -12,13 +12,25 @@ read (live runs show as ``running``), so they see every run at once. docs/run-st
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glasswork.store import recovery, runs
-from glasswork.store.journal import Journal, JournalReader, StoreSink, pid_alive, read_journal, writer_alive
+from glasswork.store.journal import (
+    Journal,
+    JournalReader,
+    JournalRefused,
+    StoreSink,
+    pid_alive,
+    read_journal,
+    valid_run_id,
+    vet,
+    writer_alive,
+)
 from glasswork.store.runs import RashomonMemberRow, RunRow, SweepRow
 from glasswork.store.schema import (
     DB_ENV,
@@ -34,6 +46,7 @@ from glasswork.store.schema import (
     StoreDamaged,
     StoreError,
     StoreFile,
+    StoreFull,
     StoreLocked,
     StorePathError,
     default_db_path,
@@ -58,6 +71,7 @@ __all__ = [
     "RunStore",
     "StoreDamaged",
     "StoreError",
+    "StoreFull",
     "StoreLocked",
     "StorePathError",
     "StoreSink",
@@ -70,25 +84,47 @@ __all__ = [
 ]
 
 _TABLES = RUN_TABLES
+# Free space a fold wants beyond its journals and write-ahead log: DuckDB's checkpoint writes whole
+# 256 KiB blocks for every table it touches (one run's fold of 33 KB grew a 2 MB store by 1 MB).
+FOLD_HEADROOM = 4 * 2**20
+FOLD_JOURNAL_FACTOR = 3
+
+
+def say_warning(text: str) -> None:
+    """How the store says what it did on its own (a journal set aside): one line on stderr."""
+    print(f"warning: {text}", file=sys.stderr, flush=True)
 
 
 class RunStore:
     """One run store: its file (``StoreFile``: the lock, DuckDB, the schema), its journals, and
     the runs read from both (``runs``' queries) or written by folding (``recovery``)."""
 
-    def __init__(self, path: str | Path, *, lock_timeout: float | None = None) -> None:
+    def __init__(
+        self, path: str | Path, *, lock_timeout: float | None = None, warn: Callable[[str], None] = say_warning
+    ) -> None:
         self.path = Path(path)
         self.lock_timeout = LOCK_TIMEOUT if lock_timeout is None else lock_timeout
         self.file = StoreFile(self.path, self.lock_timeout)
         self.events_dir = self.path.with_name(self.path.name + ".events")
+        self._warn = warn
+        self._said: set[str] = set()
+
+    def warn(self, text: str) -> None:
+        """Say something the store did or could not do on its own, once per store object."""
+        if text not in self._said:
+            self._said.add(text)
+            self._warn(text)
 
     def log_path(self, run_id: str) -> Path:
-        """The journal of a run (``<db>.events/<run_id>.jsonl``)."""
+        """The journal of a run (``<db>.events/<run_id>.jsonl``); ``StoreError`` for an id that
+        cannot name a file there (``journal.RUN_ID``: no ``/``, no ``..``)."""
+        if not valid_run_id(run_id):
+            raise StoreError(f"{str(run_id)[:80]!r} is not a run id (letters, digits, '_' and '-')")
         return self.events_dir / f"{run_id}.jsonl"
 
     def live(self, run_id: str) -> bool:
         """Whether a process is still writing this run's journal."""
-        return writer_alive(self.log_path(run_id))
+        return valid_run_id(run_id) and writer_alive(self.log_path(run_id))
 
     # -- writing --------------------------------------------------------------------------------
 
@@ -104,7 +140,10 @@ class RunStore:
         opened (nor imported): the run's own fold at its end opens it once."""
         if quick and self.file.unchanged() and not self._ended():
             return self
-        self.fold(wait=False, always=True, outside_timeout=None if wait else 0.0)
+        try:
+            self.fold(wait=False, always=True, outside_timeout=None if wait else 0.0)
+        except StoreFull as exc:  # what the store holds stays readable, the journals included
+            self.warn(str(exc))
         return self
 
     def fold(self, *, wait: bool = False, always: bool = False, outside_timeout: float | None = 0.0) -> list[str]:
@@ -118,17 +157,50 @@ class RunStore:
         while always or self._ended() - tried:
             always = False
             outside = self.lock_timeout if outside_timeout is None else outside_timeout
-            with self.file.writing(wait=wait, timeout=None if wait else 0.0, outside_timeout=outside) as con:
+            done: list[Path] = []
+            with self.file.writing(
+                wait=wait, timeout=None if wait else 0.0, outside_timeout=outside, before=self._check_space
+            ) as con:
                 if con is None:
                     break
                 pending = self._ended()
-                folded += recovery.fold_journals(con, self.events_dir)
+                got, done = recovery.fold_journals(con, self.events_dir, self.warn)
+                folded += got
                 tried |= pending
+            for path in done:  # only now: the store's checkpoint has them on disk (StoreFile.writing)
+                path.unlink(missing_ok=True)
             wait = False
         return folded
 
+    def _check_space(self) -> None:
+        """Before a fold writes anything (under the lock): refuse when the disk lacks the room
+        the fold may take, so a full disk leaves the store as it was and the journals waiting."""
+        ended = [p for p in recovery.journals(self.events_dir) if not writer_alive(p)]  # sizes only: not read
+        if not ended:
+            return
+        sizes = 0
+        for path in [*ended, self.path.with_name(self.path.name + ".wal")]:
+            try:
+                sizes += path.lstat().st_size * (FOLD_JOURNAL_FACTOR if path.suffix == ".jsonl" else 1)
+            except OSError:
+                pass
+        need = sizes + FOLD_HEADROOM
+        try:
+            fs = os.statvfs(self.path.parent)
+        except (OSError, AttributeError):  # no statvfs (Windows): the checkpoint's error says it
+            return
+        free = fs.f_bavail * fs.f_frsize
+        if free < need:
+            raise StoreFull(
+                f"the disk holding the run store {self.path} is nearly full: {free / 2**20:.1f} MB free, and "
+                f"folding {len(ended)} journal(s) may take {need / 2**20:.1f} MB. The store is left as it was "
+                f"and the journals are kept in {self.events_dir}; free some space (any command that opens "
+                "the store then records them), or record elsewhere with --db"
+            )
+
     def _ended(self) -> set[str]:
-        return {p.name for p in recovery.journals(self.events_dir) if recovery.journal_ended(p)}
+        """Journals the fold has work with: ended runs', and anything else named ``*.jsonl`` (set aside)."""
+        return {p.name for p in recovery.journals(self.events_dir) if recovery.foldable(p)}
 
     def write_records(self, records: list[dict[str, Any]]) -> None:
         """Record a whole run at once from its records (start, events..., finish): it becomes a
@@ -152,12 +224,16 @@ class RunStore:
                 f"run {busy[0][:12]} is still running; stop it first (Ctrl-C in its terminal, "
                 "or c in 'glasswork monitor')"
             )
+        done: list[Path] = []
         with self.file.writing() as con:
             assert con is not None
-            recovery.fold_journals(con, self.events_dir)
+            _, done = recovery.fold_journals(con, self.events_dir, self.warn)
             runs.delete(con, run_ids)
+        for path in done:
+            path.unlink(missing_ok=True)
         for run_id in run_ids:
-            self.log_path(run_id).unlink(missing_ok=True)
+            if valid_run_id(run_id):  # a stored id that could not name a journal has none
+                self.log_path(run_id).unlink(missing_ok=True)
         return len(run_ids)
 
     # -- reading --------------------------------------------------------------------------------
@@ -172,6 +248,8 @@ class RunStore:
             self.fold(wait=False)
         except StoreLocked:
             pass  # a program outside glasswork holds the file: reading waits for it below
+        except StoreFull as exc:  # read as it is, with the journals that wait for room
+            self.warn(str(exc))
         for attempt in range(2):
             with self.file.reading() as con:
                 version = schema_version(con, self.path, "store") if self.path.exists() else None
@@ -189,12 +267,28 @@ class RunStore:
         for step in MIGRATIONS:
             for statement in step:
                 con.execute(statement)
+        ended = (
+            {r[0] for r in con.execute("SELECT run_id FROM store.main.runs WHERE state <> 'running'").fetchall()}
+            if attached
+            else set()
+        )
         for path in recovery.journals(self.events_dir):
             records = read_journal(path)
-            if not records or records[0].get("kind") != "start" or not records[0].get("run_id"):
+            try:  # a journal the fold would set aside is not read either; a stored run is never rewritten
+                records = vet(path, records)
+            except (JournalRefused, OSError):
+                continue
+            if records[0]["run_id"] in ended:
                 continue
             live = not recovery.journal_ended(path, records)
-            runs.write_run(con, records, live=live, ended_at=recovery.modified(path))
+            con.execute("BEGIN TRANSACTION")
+            try:
+                runs.write_run(con, records, live=live, ended_at=recovery.modified(path))
+                con.execute("COMMIT")
+            except BaseException as exc:
+                recovery.rollback(con)
+                if not isinstance(exc, Exception) or recovery.store_fault(exc):
+                    raise
         con.execute("USE memory.main")
         for table in _TABLES:
             stored = (

@@ -19,12 +19,14 @@ import os
 import random
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from glasswork.duckdb_rows import first_row
+from glasswork.quoting import sql_name as quote_name
 from glasswork.result import Status
 
 if TYPE_CHECKING:
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
 
 DEFAULT_DB = "glasswork.duckdb"
 DB_ENV = "GLASSWORK_DB"
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 STALE_SECONDS = 60.0  # a sweep with no run recorded for this long is no longer shown as active
 LOCK_TIMEOUT = float(os.environ.get("GLASSWORK_DB_LOCK_TIMEOUT", "30"))
 HEADER_BYTES = 12288  # DuckDB's file: three 4 KiB headers, then whole blocks
@@ -117,6 +119,11 @@ MIGRATIONS: list[list[str]] = [
         """DELETE FROM rashomon_point_members WHERE list_contains(
             (SELECT s.shared_points FROM rashomon_sets s WHERE s.run_id = rashomon_point_members.run_id), point)""",
     ],
+    [
+        # The fairness audit of a run's model (glasswork.audit: each metric on the training and test
+        # rows, the groups' sizes and rates); NULL for runs without a ``fairness:`` section and older runs.
+        "ALTER TABLE runs ADD COLUMN fairness JSON",
+    ],
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
@@ -154,6 +161,17 @@ class StoreError(RuntimeError):
 
 class StoreLocked(StoreError):
     """Another process held the database for longer than we were willing to wait."""
+
+
+class StoreFull(StoreError):
+    """The disk holding the store is (nearly) full: nothing was written, or what was written is
+    readable; the journals wait for room."""
+
+
+class StoreBusy(StoreLocked):
+    """Another glasswork process has the DuckDB file open although this one holds the lock: the
+    lock file was deleted or replaced while both ran. Not a program to close: it lets go in
+    milliseconds, and folds what is left for it."""
 
 
 class StoreDamaged(StoreError):
@@ -256,16 +274,9 @@ def json_text(value: Any) -> str | None:
     return None if value is None else json.dumps(value, allow_nan=False, default=str)
 
 
-def _disk_full(exc: BaseException) -> bool:
+def disk_full(exc: BaseException) -> bool:
     text = str(exc).lower()
     return "no space left" in text or "disk is full" in text or "errno 28" in text
-
-
-def first_row(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] = ()) -> Any:
-    """The first row or None. (DuckDB 2 keeps a half-read result open and refuses the next
-    statement on that connection, so never use fetchone.)"""
-    rows = con.execute(sql, params).fetchall()
-    return rows[0] if rows else None
 
 
 def sql_string_body(path: Path) -> str:
@@ -335,7 +346,13 @@ class StoreFile:
         try:
             deadline = time.monotonic() + timeout
             seen = self._holder(fh)
-            while not try_lock(fh, shared=shared):
+            while True:
+                if try_lock(fh, shared=shared):
+                    if self._is_current(fh):
+                        break
+                    fh.close()  # deleted or replaced meanwhile: lock the file now at that name
+                    fh = lock_path(self.path).open("a+")
+                    continue
                 if not wait:
                     yield False
                     return
@@ -364,6 +381,15 @@ class StoreFile:
         finally:
             self._held = None
             fh.close()
+
+    def _is_current(self, fh: IO[Any]) -> bool:
+        """Whether ``fh`` is still the file named ``<db>.lock``: one deleted or replaced while it
+        was open (by hand, a clean-up tool) no longer keeps out the processes that open the
+        name afresh, so a lock on it is let go and taken again on the file at that name."""
+        try:
+            return os.stat(lock_path(self.path)).st_ino == os.fstat(fh.fileno()).st_ino
+        except OSError:
+            return False
 
     @staticmethod
     def _holder(fh: IO[Any]) -> str:
@@ -434,6 +460,12 @@ class StoreFile:
                     raise _unusable(self.path, exc) from exc
                 if time.monotonic() >= deadline:
                     holder = re.search(r"\(PID (\d+)\)", str(exc))
+                    if holder and shares_lock(int(holder.group(1)), lock_path(self.path)):
+                        raise StoreBusy(
+                            f"the run store {self.path} is being written by glasswork process {holder.group(1)}, "
+                            f"which took {lock_path(self.path).name} before that file was deleted or replaced; "
+                            "try again in a moment"
+                        ) from exc
                     who = f"process {holder.group(1)}" if holder else "another process"
                     waited = time.monotonic() - started
                     raise StoreLocked(
@@ -449,21 +481,38 @@ class StoreFile:
 
     @contextmanager
     def writing(
-        self, *, wait: bool = True, timeout: float | None = None, outside_timeout: float | None = None
+        self,
+        *,
+        wait: bool = True,
+        timeout: float | None = None,
+        outside_timeout: float | None = None,
+        before: Callable[[], None] | None = None,
     ) -> Iterator[duckdb.DuckDBPyConnection | None]:
         """The file opened for writing under the exclusive lock, its schema migrated. Without
         ``wait``, yields None at once when another glasswork process holds the lock.
-        ``outside_timeout`` bounds the wait for a program outside glasswork holding the file."""
+        ``outside_timeout`` bounds the wait for a program outside glasswork holding the file;
+        ``before`` runs under the lock before DuckDB opens it (and may refuse, raising).
+        The session ends with a checkpoint: once this returns, what it wrote is in the file
+        itself, and a checkpoint that fails (a full disk) is a ``StoreError``, never silent."""
         timeout = self.lock_timeout if timeout is None else timeout
         with self.locked(shared=False, wait=wait, timeout=timeout) as got:
             if not got:
                 yield None
                 return
-            self.check_size()
-            con = self._open(time.monotonic() + (timeout if outside_timeout is None else outside_timeout))
+            self.check_size(writing=True)
+            if before is not None:
+                before()
+            try:
+                con = self._open(time.monotonic() + (timeout if outside_timeout is None else outside_timeout))
+            except StoreBusy:
+                if wait:
+                    raise
+                yield None  # as when the lock is taken: the other glasswork process folds for us
+                return
             with _mapped(self.path, con):
                 migrate(con, self.path)
                 yield con
+                con.execute("CHECKPOINT")  # DuckDB's own, on close, fails without a word
             self._write_stamp()  # closed cleanly: how glasswork left the file
 
     @contextmanager
@@ -490,10 +539,12 @@ class StoreFile:
                             delay = min(delay * 2, 0.5)
                 yield con
 
-    def check_size(self) -> None:
+    def check_size(self, *, writing: bool = False) -> None:
         """A file cut at an odd length (a copy that stopped, a bad truncate) is damage: DuckDB
         would otherwise open it, write past the cut and leave blocks that fail their checksum,
-        losing the run it was recording. Its size must be the headers plus whole blocks."""
+        losing the run it was recording. Its size must be the headers plus whole blocks, unless
+        DuckDB reads every table of it whole: then the odd tail is a checkpoint a full disk cut
+        short (its blocks unused), and the file is padded to whole blocks before it is written."""
         try:
             size = self.path.stat().st_size
         except FileNotFoundError:
@@ -501,6 +552,17 @@ class StoreFile:
         except OSError as exc:
             raise _unusable(self.path, exc) from exc
         if size and (size < HEADER_BYTES or (size - HEADER_BYTES) % BLOCK_BYTES):
+            if size > HEADER_BYTES and self._reads_whole():
+                if writing:
+                    whole = HEADER_BYTES + -(-(size - HEADER_BYTES) // BLOCK_BYTES) * BLOCK_BYTES
+                    try:
+                        os.truncate(self.path, whole)  # zeros: blocks DuckDB's headers do not name
+                    except OSError as exc:
+                        raise StoreFull(
+                            f"the disk holding the run store {self.path} is full ({exc.strerror}); the store is "
+                            "readable and left as it is; free some space, or record elsewhere with --db"
+                        ) from exc
+                return
             raise damaged(
                 self.path,
                 RuntimeError(
@@ -508,6 +570,45 @@ class StoreFile:
                     f"{BLOCK_BYTES // 1024} KiB blocks"
                 ),
             )
+
+    def _reads_whole(self) -> bool:
+        """Whether DuckDB opens the file read-only and reads every row of every table."""
+        duckdb = engine()
+        try:
+            con = duckdb.connect(str(self.path), read_only=True)
+        except duckdb.Error:
+            return False
+        try:
+            for (table,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall():
+                cursor = con.execute(f"SELECT * FROM {quote_name(table)}")
+                while cursor.fetchmany(10_000):
+                    pass
+            return True
+        except duckdb.Error:
+            return False
+        finally:
+            try:
+                con.close()
+            except duckdb.Error:
+                pass
+
+
+def shares_lock(pid: int, lock: Path) -> bool:
+    """Whether process ``pid`` holds ``lock`` open (a glasswork process using this store), even a
+    deleted one: read from ``/proc`` where there is one (Linux), else False."""
+    target = str(lock.resolve())
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link in (target, f"{target} (deleted)"):
+            return True
+    return False
 
 
 def engine() -> Any:
@@ -548,9 +649,11 @@ def _mapped(path: Path, con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     except duckdb.Error as exc:
         if is_damage(exc):
             raise damaged(path, exc) from exc
-        if _disk_full(exc):
-            raise StoreError(
-                f"the disk holding the run store {path} is full ({exc}); free some space, or record elsewhere with --db"
+        if disk_full(exc):
+            raise StoreFull(
+                f"the disk holding the run store {path} is full ({str(exc).strip().splitlines()[0]}); what the store "
+                "held stays readable and journals not yet recorded are kept; free some space, or record "
+                "elsewhere with --db"
             ) from exc
         raise
     finally:

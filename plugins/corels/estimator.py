@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from glasswork.data import Problem
+from glasswork.data.binarize import Binarizer, estimator_columns
 from glasswork.plugins.corels.model import RuleList
 from glasswork.plugins.corels.solver import run_corels
 from glasswork.plugins.corels.spec import CorelsConstraints, CorelsObjective, CorelsSearch
@@ -45,7 +46,7 @@ class RuleListClassifier(ClassifierMixin, BaseEstimator):
         policy: str = "lower_bound",
         symmetry_map: str = "prefix",
         thresholds: int = 4,
-        class_weight: dict | None = None,
+        class_weight: dict | str | None = None,
         time_limit: float | None = 60.0,
         max_nodes: int | None = None,
         n_jobs: int | None = None,
@@ -64,14 +65,13 @@ class RuleListClassifier(ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> RuleListClassifier:
-        from glasswork.data.binarize import Binarizer
         from glasswork.data.spec import BinarizeSpec
 
         if self.n_jobs is not None and self.n_jobs != -1 and not (isinstance(self.n_jobs, int) and self.n_jobs >= 1):
             raise ValueError(
                 f"n_jobs must be None (one thread), -1 (every core) or a positive count; got {self.n_jobs!r}"
             )
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        columns, y = estimator_columns(self, X, y, reset=True)
         check_classification_targets(y)
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
@@ -81,24 +81,23 @@ class RuleListClassifier(ClassifierMixin, BaseEstimator):
         if sample_weight is not None:
             # integer weights are repetitions: expand, so binarizing and mining see them too
             w = np.asarray(sample_weight, dtype=np.float64)
-            if w.shape != (X.shape[0],):
-                raise ValueError(f"sample_weight has shape {w.shape}, expected ({X.shape[0]},)")
+            if w.shape != (len(y),):
+                raise ValueError(f"sample_weight has shape {w.shape}, expected ({len(y)},)")
             if np.any(w < 0) or np.any(w != np.round(w)):
                 raise ValueError("RuleListClassifier takes non-negative integer sample weights")
             if w.sum() <= 0:
                 raise ValueError("sample_weight sums to zero: there is nothing to fit")
-            X = np.repeat(X, w.astype(np.int64), axis=0)
+            columns = {n: np.repeat(c, w.astype(np.int64)) for n, c in columns.items()}
             y_enc = np.repeat(y_enc, w.astype(np.int64))
             if len(np.unique(y_enc)) < 2:
                 raise ValueError("the samples with positive weight are of 1 class only")
-        names = self._column_names(X.shape[1])
-        columns = {n: X[:, j] for j, n in enumerate(names)}
+        names = list(columns)
         self.binarizer_ = Binarizer(BinarizeSpec(thresholds=self.thresholds, negations=False))
         self.binarizer_.fit(columns, names)
         feature_names, B = self.binarizer_.transform(columns)
-        cw = None
-        if self.class_weight is not None:
-            cw = [float(self.class_weight.get(c, 1.0)) for c in self.classes_]
+        cw: Any = self.class_weight
+        if isinstance(cw, dict):  # by the estimator's own labels, in class order
+            cw = [float(cw.get(c, 1.0)) for c in self.classes_]
         problem = Problem(
             name="estimator",
             X=B,
@@ -110,7 +109,7 @@ class RuleListClassifier(ClassifierMixin, BaseEstimator):
         ctx = SolveContext(Limits(time=self.time_limit, nodes=self.max_nodes))
         result = run_corels(
             problem,
-            CorelsObjective(regularization=self.regularization, class_weights=cw),
+            CorelsObjective(regularization=self.regularization, class_weight=cw),
             CorelsConstraints(
                 max_prefix_length=self.max_prefix_length,
                 max_card=self.max_card,
@@ -133,13 +132,8 @@ class RuleListClassifier(ClassifierMixin, BaseEstimator):
 
     def _binary(self, X: Any) -> np.ndarray:
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        columns = {n: X[:, j] for j, n in enumerate(self._column_names(X.shape[1]))}
+        columns, _ = estimator_columns(self, X, reset=False)  # a DataFrame's names: rules read age>30
         return self.binarizer_.transform(columns)[1]
-
-    def _column_names(self, n: int) -> list[str]:
-        """A DataFrame's column names (``feature_names_in_``), so rules read ``age>30``, not ``x0>30``."""
-        return [str(c) for c in getattr(self, "feature_names_in_", [f"x{j}" for j in range(n)])]
 
     def predict(self, X: Any) -> np.ndarray:
         check_is_fitted(self)

@@ -50,6 +50,7 @@ class RuleList(Classifier):
         task: Task = "binary",
         target: str | None = None,
         label_names: list[str] | None = None,
+        class_weights: list[float] | None = None,
     ) -> None:
         self.rules = list(rules)
         self.default = int(default)
@@ -58,6 +59,7 @@ class RuleList(Classifier):
         self.task = task
         self.target = target
         self.label_names = label_names
+        self.class_weights = None if class_weights is None else [float(w) for w in class_weights]
 
     # -- prediction ------------------------------------------------------------------------
 
@@ -84,7 +86,11 @@ class RuleList(Classifier):
         return table[self._leaf_of(X)]
 
     def _proba(self, counts: list[int], prediction: int) -> np.ndarray:
-        c = np.asarray(counts, dtype=np.float64)
+        """The rule's class shares, weighted by the class weights the list was trained with: a rule
+        predicts its weighted majority, so the class it predicts is its likeliest."""
+        c = np.asarray(counts, dtype=np.float64) * (
+            1.0 if self.class_weights is None else np.asarray(self.class_weights)
+        )
         if c.sum() <= 0:
             c = np.zeros(len(self.classes))
             c[prediction] = 1.0
@@ -115,6 +121,7 @@ class RuleList(Classifier):
             "classes": [c.item() if hasattr(c, "item") else c for c in self.classes],
             "target": self.target,
             "label_names": self.label_names,
+            **({} if self.class_weights is None else {"class_weights": self.class_weights}),
             "rules": [
                 {
                     "antecedent": r.antecedent,
@@ -158,6 +165,7 @@ class RuleList(Classifier):
             task=data["task"],
             target=data.get("target"),
             label_names=data.get("label_names"),
+            class_weights=data.get("class_weights"),
         )
 
     @property

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import ByteSize, Field, PositiveFloat
+from pydantic import ByteSize, Field, PositiveFloat, model_validator
 
+from glasswork.class_weights import ClassWeight, one_spelling
 from glasswork.spec import MAX_LIMIT_BYTES, SolverSpec, StrictModel
 
 Bound = Literal[
@@ -29,11 +30,12 @@ class CorelsObjective(StrictModel):
         description="Penalty per rule (lambda): one more rule must cut the training error by more "
         "than this fraction of the data.",
     )
-    class_weights: dict[str, PositiveFloat] | list[PositiveFloat] | None = Field(
-        None,
-        description="Weight of each class in the misclassification loss, by class label or as a "
-        "list in class order; every bound stays valid for the weighted loss.",
-    )
+    class_weight: ClassWeight = None  # every bound stays valid for the weighted loss
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_spelling(cls, data: Any) -> Any:
+        return one_spelling(data)
 
 
 class CorelsConstraints(StrictModel):

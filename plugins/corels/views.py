@@ -35,6 +35,7 @@ def rule_list_view(model: dict[str, Any], compact: bool = False) -> RenderableTy
             table.add_column(plain_text(f"n {column}"), justify="right", style="dim")
     rules = list(model.get("rules") or [])
     default = model.get("default") or {}
+    weights = [float(w) for w in model.get("class_weights") or [1.0] * len(classes)]
     rows = [
         (r, f"{'if' if i == 0 else 'else if'} ({{{r.get('antecedent')}}}) then ({{{label(r.get('prediction'))}}})")
         for i, r in enumerate(rules)
@@ -45,8 +46,9 @@ def rule_list_view(model: dict[str, Any], compact: bool = False) -> RenderableTy
         captured = rule.get("captured", sum(counts))
         prediction = str(rule.get("prediction"))
         p = None
-        if counts and captured and prediction in classes:
-            p = counts[classes.index(prediction)] / captured
+        if counts and captured and prediction in classes:  # the weighted share, as the exports give it
+            shares = [c * w for c, w in zip(counts, weights)]
+            p = shares[classes.index(prediction)] / sum(shares) if sum(shares) > 0 else None
         number = str(i + 1) if i < len(rules) else ""
         cells = [] if compact else [fmt(c) for c in counts] + ["-"] * (len(classes) - len(counts))
         table.add_row(number, plain_text(text), fmt(captured), _pct(p), *cells)
@@ -54,7 +56,7 @@ def rule_list_view(model: dict[str, Any], compact: bool = False) -> RenderableTy
 
 
 @hookimpl
-def render_model(model: dict[str, Any], compact: bool) -> RenderableType | None:
+def render_model(model: dict[str, Any], compact: bool, stats: dict[str, Any]) -> RenderableType | None:
     return rule_list_view(model, compact) if model.get("kind") == "rule_list" else None
 
 

@@ -7,10 +7,16 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+
+from glasswork.data.binarize import Binarizer, estimator_columns, has_text
+from glasswork.data.spec import BinarizeSpec
 
 from glasswork.plugins.fasterrisk.model import ScoreCard
 from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Preset, Settings
+
+# the estimator's parameters that are the spec's ``search:`` knobs, by the same names
+SEARCH_KNOBS = ("beam_width", "pool_gap", "swap_attempts", "multipliers", "pool_size", "reduce_points")
 
 
 class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
@@ -53,7 +59,12 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
         return tags
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> RiskScoreClassifier:
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        columns, y = estimator_columns(self, X, y, reset=True)
+        # a DataFrame's text columns are one-hot encoded, numbers kept (a spec's default binarize:)
+        self.binarizer_ = (
+            Binarizer(BinarizeSpec(numeric="keep")).fit(columns, list(columns)) if has_text(columns) else None
+        )
+        encoded, X = self._encoded(columns)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
         if self.classes_.size != 2 or type_of_target(y) != "binary":
@@ -66,45 +77,29 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("need lower <= 0 <= upper")
         weights = _check_sample_weight(sample_weight, X)
         signs = np.where(y == self.classes_[1], 1.0, -1.0)
-        settings = Settings.preset(
-            self.defaults,
-            k=int(self.k),
-            beam_width=self.beam_width,
-            pool_gap=self.pool_gap,
-            swap_attempts=self.swap_attempts,
-            multipliers=self.multipliers,
-            pool_size=self.pool_size,
-            reduce_points=self.reduce_points,
-        )
+        settings = Settings.preset(self.defaults, k=int(self.k), **{name: getattr(self, name) for name in SEARCH_KNOBS})
         cons = Constraints.box(X.shape[1], int(self.lower), int(self.upper))
-        names = (
-            list(self.feature_names)
-            if self.feature_names is not None
-            else [str(n) for n in getattr(self, "feature_names_in_", [f"x{j}" for j in range(X.shape[1])])]
-        )
+        names = list(self.feature_names) if self.feature_names is not None else encoded
         integer, _ = Engine(X, signs, weights, settings, cons).run()
-        self.pool_ = [
-            ScoreCard.from_solution(
-                X,
-                names,
-                m.features,
-                m.points,
-                m.intercept,
-                m.multiplier,
-                classes=self.classes_,
-                loss=m.loss,
-                reduce_points=settings.reduce_points,
-            )
-            for m in integer
-        ]
+        self.pool_ = ScoreCard.from_pool(X, names, integer, classes=self.classes_, reduce_points=settings.reduce_points)
         self.card_ = self.pool_[0]
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
         """(score + intercept) / multiplier: the log-odds of ``classes_[1]``."""
         check_is_fitted(self, "card_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        _, X = self._encoded(estimator_columns(self, X, reset=False)[0])
         return (self.card_.score(X) + self.card_.intercept) / self.card_.multiplier
+
+    def _encoded(self, columns: dict[str, np.ndarray]) -> tuple[list[str], np.ndarray]:
+        """The feature names and matrix of ``columns``: through the binarizer when fit saw text."""
+        binarizer: Binarizer | None = getattr(self, "binarizer_", None)
+        if binarizer is not None:
+            names, B = binarizer.transform(columns)
+            return list(names), np.asarray(B, dtype=np.float64)
+        if not columns:
+            return [], np.empty((0, 0))
+        return list(columns), np.column_stack([np.asarray(c, dtype=np.float64) for c in columns.values()])
 
     def predict_proba(self, X: Any) -> np.ndarray:
         d = self.decision_function(X)

@@ -12,6 +12,7 @@ from glasswork.export import (
     ExportRequest,
     ModelInputs,
     markdown_table,
+    markdown_text,
     plain,
     python_comment,
     python_literal,
@@ -120,7 +121,7 @@ def score_card_markdown(model: dict[str, Any]) -> str:
     risk = markdown_table(
         ["score", "risk"], [[_score(r["score"]), format_risk(r["risk"])] for r in model.get("table") or []]
     )
-    return f"{card}\nRisk of {model['classes'][1]} by score:\n\n{risk}"
+    return f"{card}\nRisk of {markdown_text(model['classes'][1])} by score:\n\n{risk}"
 
 
 def _binary(model: dict[str, Any]) -> list[bool]:
@@ -171,5 +172,5 @@ def export_model(model: dict[str, Any], format: str, request: ExportRequest) -> 
 
 
 @hookimpl
-def load_model(model: dict[str, Any]) -> ScoreCard | None:
+def load_model(model: dict[str, Any], inputs: ModelInputs | None) -> ScoreCard | None:
     return ScoreCard.from_dict(model) if model.get("kind") == "score_card" else None

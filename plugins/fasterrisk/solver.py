@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 import numpy as np
+from glasswork.class_weights import class_weight_factors
 from glasswork.data import DataError, Problem
 from glasswork.result import (
     Certificate,
@@ -46,21 +47,11 @@ def rashomon_member(card: ScoreCard, problem: Problem, keep_model: bool) -> Rash
 
 
 def settings_from_spec(spec: FasterRiskSpec) -> Settings:
+    """The engine's settings: the search section's knobs go by the same names (unset ones, ``None``,
+    take the ``defaults`` preset's)."""
     s = spec.search
-    return Settings.preset(
-        s.defaults,
-        k=spec.constraints.sparsity,
-        beam_width=s.beam_width,
-        pool_gap=s.pool_gap,
-        swap_attempts=s.swap_attempts,
-        multipliers=s.multipliers,
-        pool_size=s.pool_size,
-        screening=s.screening,
-        multiplier_early_stop=s.multiplier_early_stop,
-        reduce_points=s.reduce_points,
-        finetune=s.finetune,
-        threads=s.threads,
-    )
+    knobs = s.model_dump(exclude={"policy", "certify", "certify_time", "defaults"})
+    return Settings.preset(s.defaults, k=spec.constraints.sparsity, **knobs)
 
 
 def _match(patterns: list[str], names: list[str], what: str) -> list[int]:
@@ -126,26 +117,11 @@ def constraints_from_spec(spec: FasterRiskConstraints, names: list[str]) -> Cons
 def row_weights(problem: Problem, objective: FasterRiskObjective) -> np.ndarray | None:
     """Sample weights times class weights (None when all are one)."""
     weights = None if problem.sample_weight is None else np.asarray(problem.sample_weight, float).copy()
-    cw = objective.class_weight
-    if cw is None:
+    factors = class_weight_factors(objective.class_weight, problem.classes, problem.y)
+    if factors is None:
         return weights
-    y = np.asarray(problem.y)
-    if weights is None:
-        weights = np.ones(y.size)
-    if cw == "balanced":
-        counts = np.bincount(y, minlength=2).astype(float)
-        factor = y.size / (2.0 * np.maximum(counts, 1.0))
-    else:
-        classes = [str(c) for c in (problem.classes if problem.classes is not None else [0, 1])]
-        given = {str(k): v for k, v in cw.items()}
-        unknown = set(given) - set(classes)
-        if unknown:
-            raise DataError(
-                f"objective.class_weight names unknown classes {sorted(unknown)}",
-                hint=f"classes are: {', '.join(classes)}",
-            )
-        factor = np.array([given.get(c, 1.0) for c in classes])
-    return weights * factor[y]
+    y = np.asarray(problem.y, dtype=np.int64)
+    return (np.ones(y.size) if weights is None else weights) * factors[y]
 
 
 def certify_cards(
@@ -284,20 +260,9 @@ class FasterRiskSolver(Solver):
             f"{problem.n_features} features, k={settings.k}"
         )
         integer, stats = engine.run()
-        cards = [
-            ScoreCard.from_solution(
-                problem.X,
-                problem.feature_names,
-                m.features,
-                m.points,
-                m.intercept,
-                m.multiplier,
-                classes=problem.classes,
-                loss=m.loss,
-                reduce_points=settings.reduce_points,
-            )
-            for m in integer
-        ]
+        cards = ScoreCard.from_pool(
+            problem.X, problem.feature_names, integer, classes=problem.classes, reduce_points=settings.reduce_points
+        )
         best = cards[0]
         ctx.incumbent(best.loss or 0.0, best, nodes=engine.nodes)
         lower = None

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from glasswork.class_weights import ClassWeight, one_spelling
 from glasswork.spec import SolverSpec, StrictModel
 
 MAX_POINTS = 1_000_000  # points of one feature; the kernels hold them as doubles
@@ -24,17 +25,12 @@ class FasterRiskObjective(StrictModel):
     """Weighted logistic loss (a sum over rows). Row weights come from ``data.weights``."""
 
     loss: Literal["logistic"] = Field("logistic", description="Only the logistic loss is defined.")
-    class_weight: Literal["balanced"] | dict[str | int | float | bool, float] | None = Field(
-        None,
-        description="Multiply row weights per class: 'balanced' (n / (2 n_class)) or a map from class label to weight.",
-    )
+    class_weight: ClassWeight = None
 
-    @field_validator("class_weight")
+    @model_validator(mode="before")
     @classmethod
-    def _positive(cls, value: object) -> object:
-        if isinstance(value, dict) and any(v <= 0 for v in value.values()):
-            raise ValueError("class weights must be positive")
-        return value
+    def _one_spelling(cls, data: Any) -> Any:
+        return one_spelling(data)
 
 
 class FasterRiskConstraints(StrictModel):
@@ -140,3 +136,7 @@ class FasterRiskSpec(SolverSpec):
     objective: FasterRiskObjective = Field(default_factory=FasterRiskObjective)
     constraints: FasterRiskConstraints = Field(default_factory=FasterRiskConstraints)
     search: FasterRiskSearch = Field(default_factory=FasterRiskSearch)
+
+    # Points multiply the features as given: by default text columns are one-hot encoded (as MOSS
+    # and the estimator do) and numbers kept; a ``binarize:`` section thresholds them too.
+    default_binarize = {"numeric": "keep"}

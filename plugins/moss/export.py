@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from glasswork.console import fmt_number
 from glasswork.hookspecs import hookimpl
 from glasswork.export import (
     NO_VALUE,
@@ -109,10 +110,16 @@ def predict_proba(row):
     )
 
 
+def _signed(value: float) -> str:
+    """A rule's contribution as people write it, with its sign: ``-11,020``, not ``-1.102e+04``."""
+    text = fmt_number(float(value), 4)
+    return text if text.startswith("-") or text == "0" else f"+{text}"
+
+
 def rule_set_markdown(model: dict[str, Any]) -> str:
     rows: list[list[Any]] = [["", "start at", f"{model['intercept']:.6g}", "", ""]]
     rows += [
-        [i + 1, r["text"], f"{r['value_inside']:+.4g}", f"{r['value_outside']:+.4g}", f"{r['pi']:.3f}"]
+        [i + 1, r["text"], _signed(r["value_inside"]), _signed(r["value_outside"]), f"{r['pi']:.3f}"]
         for i, r in enumerate(model["rules"])
     ]
     return markdown_table(["#", "rule", "inside", "outside", "Pi"], rows)
@@ -121,8 +128,8 @@ def rule_set_markdown(model: dict[str, Any]) -> str:
 def rule_set_html(model: dict[str, Any], stats: dict[str, Any] | None = None) -> str:
     rows = f"<tr><td></td><td>start at</td><td class=n>{model['intercept']:.6g}</td><td></td><td></td></tr>"
     rows += "".join(
-        f"<tr><td>{i + 1}</td><td><code>{esc(r['text'])}</code></td><td class=n>{r['value_inside']:+.4g}"
-        f"</td><td class=n>{r['value_outside']:+.4g}</td><td class=n>{r['pi']:.3f}</td></tr>"
+        f"<tr><td>{i + 1}</td><td><code>{esc(r['text'])}</code></td><td class=n>{_signed(r['value_inside'])}"
+        f"</td><td class=n>{_signed(r['value_outside'])}</td><td class=n>{r['pi']:.3f}</td></tr>"
         for i, r in enumerate(model["rules"])
     )
     table = (

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from glasswork.data.spec import BinarizeSpec
 from glasswork.spec import SolverSpec, StrictModel
 from pydantic import Field, model_validator
 
@@ -112,14 +111,9 @@ class MossSpec(SolverSpec):
     constraints: MossConstraints = Field(default_factory=MossConstraints)
     search: MossSearch = Field(default_factory=MossSearch)
 
-    @model_validator(mode="after")
-    def _text_one_hot_numbers_kept(self) -> MossSpec:
-        """MOSS cuts numeric columns on its own quantile grid, so by default the data layer only
-        one-hot encodes text columns and keeps numbers (and 0/1 columns) as they are; an explicit
-        ``binarize:`` section is used as written."""
-        if self.data.binarize is None:
-            self.data.binarize = BinarizeSpec(numeric="keep")
-        return self
+    # MOSS cuts numeric columns on its own quantile grid: by default the data layer only one-hot
+    # encodes text columns and keeps numbers (and 0/1 columns) as they are.
+    default_binarize = {"numeric": "keep"}
 
     @model_validator(mode="after")
     def _policy_fits(self) -> MossSpec:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -270,3 +271,53 @@ def test_the_first_word_of_a_long_column_name_suggests_that_column(invoke, tmp_p
     result = invoke("rashomon", "latest", "--uses", "age")
     assert result.exit_code == 2
     assert "did you mean 'age in whole years'" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("rashomon", "latest", "--limit", "99999999999999999999"),
+        ("rashomon", "latest", "--show", "99999999999999999999"),
+        ("export", "latest", "--member", "99999999999999999999", "--format", "json"),
+        ("runs", "list", "--limit", "99999999999999999999"),
+    ],
+)
+def test_a_count_past_what_the_store_holds_is_a_usage_error(invoke, tmp_path, args):
+    """``rashomon RUN --limit 99999999999999999999`` was an internal error (DuckDB's BIGINT)."""
+    run_json(invoke, write(tmp_path / "s.yaml", SPEC))
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exit_code == 2, result.output
+    assert "99999999999999999999 is not in the range" in result.stderr and "internal error" not in result.output
+
+
+def test_members_are_listed_as_their_rules_and_filtered_by_a_rule_they_print(tmp_path: Path) -> None:
+    """Issue 36: the listing printed each member's features in column order without negations, so
+    different lists looked identical, and ``--uses 'credit_score>645'`` refused a rule ``--show`` prints."""
+    from click.testing import CliRunner
+
+    from glasswork.cli import cli
+    from loans_table import loans_spec
+
+    spec = loans_spec(tmp_path, "corels", "rashomon: {epsilon: 0.05}\n", binarize=True)
+    db = str(tmp_path / "runs.duckdb")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["run", "-q", str(spec), "--db", db]).exit_code == 0
+    listed = runner.invoke(cli, ["rashomon", "latest", "--db", db], env={"COLUMNS": "250"})
+    assert listed.exit_code == 0, listed.output
+    document = json.loads(runner.invoke(cli, ["rashomon", "latest", "--json", "--db", db]).stdout)
+    rows = [line for line in listed.output.splitlines() if " -> " in line]
+    assert len(rows) == len(document["models"]) > 1
+    assert len(set(" ".join(r.split()[2:-1]) for r in rows)) == len(rows)  # no two lists read alike
+    for row, member in zip(rows, document["models"]):
+        rules = [r["antecedent"] for r in member["model"]["rules"]]
+        shown = " ".join(row.split()[2:-1])
+        assert [shown.index(f"{a} -> ") for a in rules] == sorted(shown.index(f"{a} -> ") for a in rules)
+    negated = next(
+        (r["antecedent"] for m in document["models"] for r in m["model"]["rules"] if ">" in r["antecedent"]), None
+    )
+    assert negated is not None  # a negation a member prints, not a feature of the data
+    uses = runner.invoke(cli, ["rashomon", "latest", "--uses", negated, "--json", "--db", db])
+    assert uses.exit_code == 0, uses.output
+    assert json.loads(uses.stdout)["models"]
+    avoids = runner.invoke(cli, ["rashomon", "latest", "--avoids", negated, "--json", "--db", db])
+    assert avoids.exit_code == 0, avoids.output

@@ -450,27 +450,42 @@ def test_runs_list_and_show_print_no_control_codes_or_markup(tmp_path: Path) -> 
         assert "[red]literal" in result.output, command  # markup in data prints as it is written
 
 
+def _markdown_of(tmp_path: Path, seed: int, values: list[str], yes: str, no: str, spec: dict[str, Any]) -> str:
+    """The markdown export of a run whose label is ``yes`` mostly where ``cat`` is ``values[0]``."""
+    rng = np.random.default_rng(seed)
+    cat = np.asarray(rng.choice(values, N), dtype=object)
+    label = np.where((cat == values[0]) ^ (rng.random(N) < 0.05), yes, no).astype(object)
+    _, details = _run(tmp_path, {"name": "md", **spec}, {"cat": cat, "label": label})
+    return export_run(details, "markdown")
+
+
 def test_markdown_export_escapes_html_and_markdown(tmp_path: Path) -> None:
     """Class labels and category values with HTML, pipes and emphasis show as text in the table."""
-    rng = np.random.default_rng(2)
-    cat = np.asarray(rng.choice(["<b>a</b>|b", "c_d"], N), dtype=object)
     yes, no = "<script>alert(1)</script>", "*bold*|x"
-    label = np.where((cat == "c_d") ^ (rng.random(N) < 0.05), yes, no).astype(object)
-    _, details = _run(
-        tmp_path,
-        {
-            "name": "md",
-            "solver": "corels",
-            "data": {"target": "label", "binarize": {"thresholds": 2}},
-            "objective": {"regularization": 0.001},
-        },
-        {"cat": cat, "label": label},
-    )
-    text = export_run(details, "markdown")
+    spec = {
+        "solver": "corels",
+        "data": {"target": "label", "binarize": {"thresholds": 2}},
+        "objective": {"regularization": 0.001},
+    }
+    text = _markdown_of(tmp_path, 2, ["c_d", "<b>a</b>|b"], yes, no, spec)
     assert "<script>" not in text and "<b>" not in text and "*bold*" not in text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text and "\\*bold\\*\\|x" in text
     widths = {line.count("|") - line.count("\\|") for line in text.strip().splitlines()}
     assert len(widths) == 1  # no cell broke the table
+
+
+def test_the_score_card_markdown_escapes_the_positive_label(tmp_path: Path) -> None:
+    """Issue 36: FasterRisk's markdown wrote the positive label raw in "Risk of LABEL by score"."""
+    yes = "<script>x</script>\n# heading\x1b[31m\u202e"
+    spec = {
+        "solver": "fasterrisk",
+        "data": {"target": "label", "positive": yes, "binarize": {"thresholds": 2}},
+        "constraints": {"sparsity": 1},
+    }
+    text = _markdown_of(tmp_path, 3, ["a", "b"], yes, "no", spec)
+    risk_line = next(line for line in text.splitlines() if line.startswith("Risk of"))
+    assert "<script>" not in text and "\x1b" not in text and "\u202e" not in text
+    assert "&lt;script&gt;" in risk_line and not any(line.startswith("# heading") for line in text.splitlines())
 
 
 def test_yes_no_and_missing_read_alike_in_every_reader(tmp_path: Path) -> None:

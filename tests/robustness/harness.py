@@ -523,7 +523,7 @@ def full_disk(work: Path, tally: Tally) -> bool:
             env=child_env(),
             timeout=120,
         )
-        if proc.returncode != 0 or json.loads(proc.stdout or "{}").get("status") != "stopped_time":
+        if proc.returncode != 1 or json.loads(proc.stdout or "{}").get("status") != "stopped_time":
             tally.problems.append(f"full disk: exit {proc.returncode}, no result printed: {proc.stderr[-300:]}")
         if "No space left" not in proc.stderr:
             tally.problems.append(f"full disk: no clear message: {proc.stderr[-300:]}")

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from processes import running
+from processes import glasswork, running
 from robustness.harness import damage, fill, tmpfs
-from test_store import SPEC
+from test_store import SPEC, _info
 from spec_files import write
 from glasswork.cli import cli
-from glasswork.store import RunStore, StoreDamaged
+from glasswork.store import RunStore, StoreDamaged, StoreError
 
 
 def digest(path: Path) -> str:
@@ -138,26 +138,14 @@ def test_a_full_disk_ends_the_run_with_a_message_the_result_and_a_readable_store
         env=toy_env,
         timeout=120,
     )
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # printed, not recorded: said, and not a success
     assert json.loads(proc.stdout)["status"] == "stopped_time"  # the result is printed
     assert "No space left on device" in proc.stderr or "disk" in proc.stderr
     assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
-    check = subprocess.run(
-        [sys.executable, "-m", "glasswork", "runs", "check", "--db", str(db), "--json"],
-        capture_output=True,
-        text=True,
-        env=toy_env,
-        timeout=60,
-    )
+    check = glasswork("runs", "check", "--db", str(db), "--json", env=toy_env)
     assert json.loads(check.stdout)["tables"]["runs"] is not None, check.stdout  # readable while still full
     filler.unlink()
-    listed = subprocess.run(
-        [sys.executable, "-m", "glasswork", "runs", "list", "--db", str(db), "--json"],
-        capture_output=True,
-        text=True,
-        env=toy_env,
-        timeout=60,
-    )
+    listed = glasswork("runs", "list", "--db", str(db), "--json", env=toy_env)
     assert listed.returncode == 0, listed.stderr
     assert (
         subprocess.run(
@@ -283,3 +271,95 @@ def test_a_spec_store_path_through_a_symlink_out_of_its_folder_is_refused(toy_en
         CliRunner().invoke(cli, ["run", "-q", "--db", str(folder / "runs" / "mine.duckdb"), str(spec)]).exit_code == 0
     )
     assert (outside / "mine.duckdb").exists()
+
+
+def leave_free(folder: Path, filler: Path, free: int) -> None:
+    """Shrink ``filler`` until ``folder``'s disk has about ``free`` bytes left."""
+    now = os.statvfs(folder)
+    have = now.f_bavail * now.f_frsize
+    with filler.open("r+b") as fh:
+        fh.truncate(max(filler.stat().st_size - (free - have), 0))
+
+
+@pytest.fixture
+def roomy_disk(tmp_path):
+    """An 8 MiB tmpfs (needs root and mount); skipped where that is not allowed."""
+    with tmpfs(tmp_path / "disk", "8m") as mount:
+        if mount is None:
+            pytest.skip("mounting a tmpfs needs root")
+        yield mount
+
+
+def test_a_fold_without_room_leaves_the_store_as_it_was_and_keeps_the_journal(roomy_disk, toy_env, tmp_path):
+    """With room for the journal but not for the fold, the run exited 0 without a word, its
+    checkpoint cut short, and every command then refused the store as "damaged (truncated)"."""
+    db = roomy_disk / "glasswork.duckdb"
+    spec = write(tmp_path / "s.yaml", SPEC)
+    command = ("run", "--json", "-q", "--db", str(db), str(spec))
+    first = glasswork(*command, env=toy_env)
+    assert first.returncode == 0, first.stderr
+    filler = fill(roomy_disk)
+    leave_free(roomy_disk, filler, 600_000)
+    before = digest(db)
+    proc = glasswork(*command, env=toy_env)
+    assert proc.returncode == 1, proc.stderr
+    run_id = json.loads(proc.stdout)["run_id"]  # the result is printed
+    assert "nearly full" in proc.stderr and "journals are kept" in proc.stderr, proc.stderr
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+    assert digest(db) == before and (roomy_disk / "glasswork.duckdb.events" / f"{run_id}.jsonl").exists()
+    listed = glasswork("runs", "list", "--db", str(db), "--json", env=toy_env)
+    assert listed.returncode == 0, listed.stderr  # readable while full: the run read from its journal
+    assert run_id in {r["run_id"] for r in json.loads(listed.stdout)}
+    filler.unlink()
+    store = RunStore(db).open()
+    assert store.get_run(run_id).state == "finished" and store.check()["ok"]
+    assert not store.log_path(run_id).exists()
+
+
+def test_a_checkpoint_cut_short_by_a_full_disk_keeps_the_journal_and_a_readable_store(
+    roomy_disk, toy_env, tmp_path, monkeypatch
+):
+    """When the estimate is beaten (the room checked as none needed), DuckDB's checkpoint fails:
+    a store error naming the full disk, the journal kept, and the store (its odd tail left by the
+    cut checkpoint) still read and written once there is room."""
+    import glasswork.store as store_module
+
+    db = roomy_disk / "glasswork.duckdb"
+    spec = write(tmp_path / "s.yaml", SPEC)
+    assert glasswork("run", "-q", "--db", str(db), str(spec), env=toy_env).returncode == 0
+    store = RunStore(db)
+    records = [
+        {"kind": "start", **_info("big").to_dict(full=True)},
+        *[{"kind": "log", "elapsed": i / 1000, "message": os.urandom(400).hex()} for i in range(1500)],
+        {"kind": "finish", "run_id": "big", "result": None, "error": "RuntimeError: x", "ended_at": "2026-01-01T09:00"},
+    ]
+    filler = fill(roomy_disk)
+    leave_free(roomy_disk, filler, 1_600_000)
+    monkeypatch.setattr(store_module, "FOLD_HEADROOM", 0)
+    monkeypatch.setattr(store_module, "FOLD_JOURNAL_FACTOR", 0)
+    with pytest.raises(StoreError, match="is full"):
+        store.write_records(records)
+    assert store.log_path("big").exists()
+    assert store.check()["tables"]["runs"] is not None  # DuckDB reads it: never "damaged (truncated)"
+    filler.unlink()
+    RunStore(db).open()
+    assert RunStore(db).get_run("big").state == "failed" and not store.log_path("big").exists()
+    assert RunStore(db).check()["ok"]
+
+
+def test_a_store_with_an_odd_tail_duckdb_reads_is_not_refused(toy_env, tmp_path, monkeypatch):
+    """A checkpoint a full disk cut short leaves part of a block past the last whole one; DuckDB
+    reads every table, so the store is used (padded to whole blocks before it is written)."""
+    from glasswork.store.schema import BLOCK_BYTES, HEADER_BYTES
+
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "glasswork.duckdb"
+    spec = write(tmp_path / "s.yaml", SPEC)
+    assert CliRunner().invoke(cli, ["run", "-q", "--db", str(db), str(spec)]).exit_code == 0
+    with db.open("ab") as fh:
+        fh.write(os.urandom(BLOCK_BYTES // 3))
+    listed = CliRunner().invoke(cli, ["runs", "list", "--db", str(db), "--json"])
+    assert listed.exit_code == 0, listed.output
+    assert CliRunner().invoke(cli, ["run", "-q", "--db", str(db), str(spec)]).exit_code == 0
+    assert (db.stat().st_size - HEADER_BYTES) % BLOCK_BYTES == 0
+    assert len(RunStore(db).list_runs()) == 2 and RunStore(db).check()["ok"]

@@ -31,7 +31,7 @@ async def _open(pilot, app: GlassworkApp, run_id: str) -> RunScreen:
     for _ in range([r.run_id for r in screen.rows].index(run_id)):
         await pilot.press("down")
     await pilot.press("enter")
-    await wait_for(pilot, lambda: isinstance(app.screen, RunScreen))
+    await wait_for(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.is_mounted)
     return app.screen
 
 

@@ -87,7 +87,7 @@ def test_open_a_run_its_model_and_frontier(history_db: Path) -> None:
             for _ in range(row_of(screen, MOSS_ID)):
                 await pilot.press("down")
             await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, RunScreen))
+            await wait_for(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.is_mounted)
             run = app.screen
             assert run.details["run_id"] == MOSS_ID and len(run.state.objective) == 5  # 4 points + the certificate
             summary = plain(run.query_one("#summary"))
@@ -125,7 +125,8 @@ def test_mark_two_runs_and_compare(history_db: Path) -> None:
             assert set(screen.marked) == {CORELS_ID, CORELS_ID_2}
             assert "marked" in plain(screen.query_one("#status"))
             await pilot.press("c")
-            await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen))
+            # a pushed screen composes its widgets a moment later (on a loaded machine, later still)
+            await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.query("#fields Static"))
             fields = plain(app.screen.query_one("#fields Static"))
             assert "spec.objective.regularization" in fields and "0.005" in fields
             assert "stopped_time" in fields and "optimal" in fields
@@ -144,7 +145,7 @@ def test_launch_a_spec_from_disk_into_the_monitor(toy_env, tiny_csv: Path, tmp_p
             await app.workers.wait_for_complete()
             await wait_for(pilot, lambda: "no run store" in plain(history.query_one("#status")))
             await type_path(pilot, str(spec))
-            await wait_for(pilot, lambda: isinstance(app.screen, MonitorScreen))
+            await wait_for(pilot, lambda: isinstance(app.screen, MonitorScreen) and app.screen.is_mounted)
             monitor = app.screen
             await wait_for(pilot, lambda: (monitor.state.nodes or 0) > 3)
             await pilot.press("c")
@@ -243,5 +244,50 @@ def test_sweeps_group_into_one_row_with_their_progress(history_db: Path) -> None
             await pilot.press("g")
             await wait_for(pilot, lambda: len(screen.rows) == 6)
             await pilot.press("q")
+
+    asyncio.run(drive())
+
+
+def test_a_run_screen_closed_as_soon_as_it_opens_draws_nothing_and_fails_nothing(history_db: Path) -> None:
+    """Issue 36: on a loaded machine a run screen's ``on_mount`` ran after the screen had closed and
+    failed with ``NoMatches: '#trajectory'``. Opened and closed in one step, as then, it leaves the app
+    running and the history showing."""
+    from glasswork.store import RunStore
+
+    store = RunStore(history_db).open()
+    docs = [store.details(r) for r in (MOSS_ID, store.resolve(["latest"])[0])]
+    events = [store.events(d["run_id"]) for d in docs]
+    app = GlassworkApp(db=str(history_db))
+
+    async def drive() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await loaded(pilot, 5)
+            for screen in (RunScreen(docs[0], events[0], store=store), CompareScreen(docs, events)):
+                app.push_screen(screen)
+                app.pop_screen()
+                await pilot.pause()
+                await pilot.pause()
+            assert isinstance(app.screen, HistoryScreen) and app.is_running
+            app.push_screen(RunScreen(docs[0], events[0], store=store))  # and one left open draws its chart
+            await wait_for(pilot, lambda: len(app.screen.query("#trajectory")) == 1)
+
+    asyncio.run(drive())
+    assert app.return_code in (None, 0)
+
+
+def test_j_and_k_move_the_cursor_as_the_arrows_do(history_db: Path) -> None:
+    """Issue 36: ``j`` / ``k`` did not move the history's cursor."""
+    app = GlassworkApp(db=str(history_db))
+
+    async def drive() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await loaded(pilot, 5)
+            table = screen.query_one("#runs")
+            table.focus()
+            start = table.cursor_row
+            await pilot.press("j", "j")
+            assert table.cursor_row == start + 2
+            await pilot.press("k")
+            assert table.cursor_row == start + 1
 
     asyncio.run(drive())

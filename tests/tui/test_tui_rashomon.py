@@ -136,12 +136,12 @@ def test_the_monitor_shows_the_set_growing_and_opens_a_member(toy_env, tiny_csv:
             await pilot.press("escape")
             await pilot.press("s")  # into the set's table
             await pilot.press("enter")  # the best member: the stump on a
-            await wait_for(pilot, lambda: isinstance(app.screen, ModelScreen))
+            await wait_for(pilot, lambda: isinstance(app.screen, ModelScreen) and app.screen.is_mounted)
             assert "member 1 of the Rashomon set" in plain(app.screen.query_one("#title"))
             assert "if a then" in plain(app.screen.query_one("#model"))
             await pilot.press("escape")
             await pilot.press("down", "down", "enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, ModelScreen))
+            await wait_for(pilot, lambda: isinstance(app.screen, ModelScreen) and app.screen.is_mounted)
             assert "member 3 of the Rashomon set" in plain(app.screen.query_one("#title"))
             await pilot.press("escape")
             await pilot.press("q")
@@ -188,7 +188,7 @@ def test_hostile_feature_names_reach_the_monitor_inert(toy_env, tmp_path: Path) 
             for _ in range(index):
                 await pilot.press("down")
             await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, ModelScreen))
+            await wait_for(pilot, lambda: isinstance(app.screen, ModelScreen) and app.screen.is_mounted)
             body = plain(app.screen.query_one("#model"))
             assert "[bold red]boom[/]" in body
             _no_escapes(body + plain(app.screen.query_one("#title")))
@@ -281,7 +281,7 @@ def test_a_finished_runs_set_browses_filters_and_exports_from_the_store(
             assert all("a" not in m.features for m in screen.members)
 
             await pilot.press("enter")  # the best member avoiding a
-            await wait_for(pilot, lambda: isinstance(app.screen, ModelScreen))
+            await wait_for(pilot, lambda: isinstance(app.screen, ModelScreen) and app.screen.is_mounted)
             rank = screen.members[0].rank
             assert f"member {rank} of the Rashomon set" in plain(app.screen.query_one("#title"))
             body = plain(app.screen.query_one("#model"))
@@ -351,7 +351,7 @@ def test_a_member_model_is_drawn_by_its_plugins_view(tmp_path: Path, utc: None) 
         async with app.run_test(size=SIZE) as pilot:
             await open_stored_set(pilot, app)
             await pilot.press("down", "enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, ModelScreen))
+            await wait_for(pilot, lambda: isinstance(app.screen, ModelScreen) and app.screen.is_mounted)
             body = plain(app.screen.query_one("#model"))
             assert "priors:>3" in body and "1,800" in body  # the plugin's table (captured counts), not the text
             assert "member 2 of the Rashomon set" in plain(app.screen.query_one("#title"))
@@ -374,7 +374,7 @@ def test_summary_only_members_say_why_they_have_no_model(toy_env, tiny_csv: Path
             await wait_for(pilot, lambda: any("kept as a summary" in n.message for n in app._notifications))
             assert not screen.written
             await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, ModelScreen))
+            await wait_for(pilot, lambda: isinstance(app.screen, ModelScreen) and app.screen.is_mounted)
             assert "kept as a summary" in plain(app.screen.query_one("#model"))
 
     asyncio.run(drive())

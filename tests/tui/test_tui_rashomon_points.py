@@ -112,7 +112,7 @@ def test_a_point_chosen_in_the_list_shows_its_own_members(
             status = plain(screen.query_one("#set-status"))
             assert f"point {k}'s set: {other['count']:,} model" in status and f"{len(expected)} kept" in status
             await pilot.press("down", "enter")  # the second member's model, drawn by its plugin
-            await wait_for(pilot, lambda: isinstance(app.screen, ModelScreen))
+            await wait_for(pilot, lambda: isinstance(app.screen, ModelScreen) and app.screen.is_mounted)
             assert f"member 2 of point {k}'s Rashomon set" in app.screen.model_title
             await pilot.press("escape")
             await wait_for(pilot, lambda: app.screen is screen)

@@ -332,7 +332,9 @@ def error_shown(app: Any) -> bool:
 
 
 async def wait_for(pilot: Any, predicate: Any, timeout: float = 20.0) -> None:
-    """Let the app run until ``predicate()`` holds (fails the test after ``timeout`` seconds)."""
+    """Let the app run until ``predicate()`` holds (fails the test after ``timeout`` seconds). A
+    screen is current as soon as it is pushed but composes its widgets a moment later: wait for
+    ``app.screen.is_mounted`` too before querying them (on a loaded machine the moment is long)."""
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
@@ -361,10 +363,10 @@ async def open_stored_set(pilot: Any, app: Any, says: str = "Rashomon set") -> A
     await app.workers.wait_for_complete()
     await wait_for(pilot, lambda: app.screen.rows)
     await pilot.press("enter")
-    await wait_for(pilot, lambda: isinstance(app.screen, RunScreen))
+    await wait_for(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.is_mounted)
     assert says in plain(app.screen.query_one("#summary"))
     await pilot.press("s")
-    await wait_for(pilot, lambda: isinstance(app.screen, RashomonScreen))
+    await wait_for(pilot, lambda: isinstance(app.screen, RashomonScreen) and app.screen.is_mounted)
     screen = app.screen
     await wait_for(pilot, lambda: screen.members)
     return screen

@@ -15,7 +15,7 @@ from corels_reference import brute_force, random_instance
 from grids import sampled
 
 from glasswork.cython_ext import bitset
-from glasswork.plugins.corels import engine
+from glasswork.plugins.corels.search import engine
 
 WORK = ("evaluated", "inserted", "pruned_map", "map_replaced", "max_queue", "max_trie", "map", "popped_pruned")
 

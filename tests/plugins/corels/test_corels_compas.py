@@ -8,7 +8,7 @@ from corels_reference import compas  # noqa: F401  (a fixture)
 from grids import covering_grid
 
 from glasswork.cython_ext import corels as ccorels
-from glasswork.plugins.corels import engine
+from glasswork.plugins.corels.search import engine
 
 EXPECTED_RULES = {"sex:Male,juvenile-crimes:>0", "priors:>3"}
 

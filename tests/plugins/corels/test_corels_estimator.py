@@ -69,3 +69,17 @@ def test_fitting_the_same_data_twice_gives_the_same_list() -> None:
     assert fast.certificate_.objective == pytest.approx(slow.certificate_.objective)
     with pytest.raises(ValueError, match="n_jobs"):
         RuleListClassifier(n_jobs=0).fit(X, y)
+
+
+def test_a_dataframe_with_text_columns_is_binarized_as_the_docs_say() -> None:
+    """Issue 36: a DataFrame with text columns raised "could not convert string to float"."""
+    from loans_table import loans_frame
+
+    from glasswork.plugins.corels.estimator import RuleListClassifier
+
+    frame = loans_frame(300)
+    y = frame.pop("default")
+    model = RuleListClassifier(regularization=0.01, max_prefix_length=3).fit(frame, y)
+    assert any(n.startswith("employment:") for n in model.feature_names_binarized_)
+    assert set(model.predict(frame)) <= {"no", "yes"}
+    assert model.score(frame, y) > 0.7

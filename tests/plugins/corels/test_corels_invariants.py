@@ -11,7 +11,7 @@ from grids import covering_grid
 
 from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels as ccorels
-from glasswork.plugins.corels import engine
+from glasswork.plugins.corels.search import engine
 
 
 def _search(X, y, lam, C=2, **kw):

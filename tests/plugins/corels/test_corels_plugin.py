@@ -9,7 +9,7 @@ import pytest
 from corels_reference import COMPAS, SHARED, brute_force
 
 from glasswork import Limits, Problem, SolveContext, Status
-from glasswork.plugins import corels as corels_plugin
+from glasswork.plugins.corels import plugin as corels_plugin
 from glasswork.plugins.corels import CorelsSolver, CorelsSpec, RuleList
 from glasswork.registry import get_registry
 from glasswork.launch import Launch
@@ -222,7 +222,7 @@ def test_multiclass_and_class_weights_match_enumeration() -> None:
     w = [1.0, 3.0]
     res = _solve(
         _problem(Xb, yb),
-        objective={"regularization": 0.01, "class_weights": {"yes": 3.0}},
+        objective={"regularization": 0.01, "class_weight": {"yes": 3.0}},
         constraints={"max_card": 1, "negations": False, "min_support": 0.0},
     )
     assert res.certificate.objective == pytest.approx(brute_force(Xb, yb, 0.01, 2, np.array(w))[0], abs=1e-12)

@@ -74,7 +74,7 @@ def brute_force(X, y, C, row_weight, lam, max_len) -> list[tuple[float, tuple[in
 def spec_for(lam, max_len, policy, threads, rashomon, class_weights=None) -> CorelsSpec:
     objective: dict = {"regularization": lam}
     if class_weights is not None:
-        objective["class_weights"] = list(class_weights)
+        objective["class_weight"] = list(class_weights)
     constraints: dict = {"min_support": 0.0, "negations": False, "max_card": 1}
     if max_len is not None:
         constraints["max_prefix_length"] = max_len

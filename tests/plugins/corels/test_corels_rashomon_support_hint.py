@@ -55,3 +55,13 @@ def test_a_threshold_lambda_above_the_optimum_says_any_support_and_0() -> None:
     assert "any support" in message and "set constraints.min_support to 0 to mine every antecedent" in message
     assert "more antecedents: a slower search" in message
     assert "\n" not in message
+
+
+def test_a_support_below_one_row_is_not_suggested() -> None:
+    """Issue 36: the hint suggested a min_support of 2.4e-05 on a table where one row is 1/2,000."""
+    _, result = warnings_of({"epsilon": 0.05})
+    threshold = result.certificate.objective + 0.02 - 0.5 / 300  # mining down to half a row's share
+    logged, result = warnings_of({"threshold": threshold})
+    (message,) = logged
+    assert "less than one of the 300 rows" in message
+    assert "set constraints.min_support to 0 to mine every antecedent" in message

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -11,8 +12,11 @@ import pytest
 from corels_reference import brute_force
 
 from glasswork import Problem
+from click.testing import CliRunner
+
+from glasswork.cli import cli
 from glasswork.launch import Launch
-from glasswork.plugins.corels.solver import SearchEstimate, estimate_search
+from glasswork.plugins.corels.search.size import SearchEstimate, estimate_search
 from glasswork.plugins.corels.spec import CorelsConstraints, CorelsObjective, CorelsSearch
 
 
@@ -205,3 +209,46 @@ def test_size_report_is_what_validate_can_show(tmp_path: Path) -> None:
     summary, warning = CorelsSolver(launch.loaded.spec).size_report(launch.prepare(), 20)
     assert summary.startswith("corels size: ") and "two-rule prefixes" in summary
     assert warning is not None and "max_card: 1" in warning
+
+
+def test_the_space_grows_with_the_depth_past_half_the_antecedents() -> None:
+    """Issue 36: ``C(56, 56) = 1`` printed "10^0 antecedent sets" though ``C(56, 28)`` is about 10^16."""
+    from glasswork.plugins.corels.search.size import _log10_sets_up_to
+
+    sizes = [_log10_sets_up_to(56, depth) for depth in range(57)]
+    assert all(a <= b for a, b in zip(sizes, sizes[1:])) and all(a < b for a, b in zip(sizes[:40], sizes[1:40]))
+    assert sizes[56] == pytest.approx(56 * math.log10(2))
+    assert sizes[28] > 15.8
+
+
+def test_a_depth_the_bounds_do_not_limit_is_warned_on_a_newcomers_table(tmp_path: Path) -> None:
+    """Issue 36: with no max_prefix_length and a small lambda, the depth bound reached the number of
+    antecedents and the estimate said a fraction of a second, without a warning; the search then
+    stopped at its limit far from certified."""
+    from loans_table import loans_spec
+
+    spec = loans_spec(tmp_path, "corels", binarize=True)
+    result = CliRunner().invoke(
+        cli,
+        ["validate", str(spec), "--set", "objective.regularization=0.002", "--set", "data.binarize.thresholds=8"],
+    )
+    assert result.exit_code == 0, result.output
+    size = next(line for line in result.output.splitlines() if "corels size" in line)
+    antecedents = int(size.split("corels size: ")[1].split(" antecedents")[0].replace(",", ""))
+    assert f"prefixes of at most {antecedents} rules" in size
+    assert "10^0 " not in size and "the bounds do not limit the depth" in size
+    assert "unlikely to certify" in result.output and "max_prefix_length" in result.output
+    bounded = CliRunner().invoke(
+        cli,
+        [
+            "validate",
+            str(spec),
+            "--set",
+            "objective.regularization=0.002",
+            "--set",
+            "data.binarize.thresholds=8",
+            "--set",
+            "constraints.max_prefix_length=3",
+        ],
+    )
+    assert "the bounds do not limit the depth" not in bounded.output

@@ -19,8 +19,8 @@ from test_corels_threads import _medium, _units
 from grids import covering_grid
 
 from glasswork.cython_ext import corels as ccorels
-from glasswork.plugins.corels import engine
-from glasswork.plugins.corels.engine import spill_budget
+from glasswork.plugins.corels.search import engine
+from glasswork.plugins.corels.search.engine import spill_budget
 from glasswork.plugins.corels.spec import CorelsSearch
 
 

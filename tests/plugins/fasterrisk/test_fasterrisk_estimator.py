@@ -43,3 +43,24 @@ def test_dataframe_column_names_name_the_card():
     clf = RiskScoreClassifier(k=2).fit(X, y)
     assert list(clf.feature_names_in_) == list(X.columns)
     assert "smoker" in clf.card_.to_text() and "x1" not in clf.card_.to_text()
+
+
+def test_a_dataframe_with_text_columns_one_hot_encodes_them() -> None:
+    """Issue 36: a DataFrame with text columns raised "could not convert string to float"."""
+    import pandas as pd
+
+    from glasswork.plugins.fasterrisk.estimator import RiskScoreClassifier
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {
+            "employment": rng.choice(["salaried", "self-employed", "unemployed"], 300),
+            "late_payments": rng.integers(0, 4, 300),
+        }
+    )
+    risky = (frame.employment == "unemployed") | (frame.late_payments >= 3)
+    y = np.where(risky ^ (rng.random(300) < 0.05), "yes", "no")
+    model = RiskScoreClassifier(k=2).fit(frame, y)
+    assert "employment:unemployed" in model.card_.to_text()
+    assert (model.predict(frame) == y).mean() > 0.75
+    assert model.predict_proba(frame.head(5)).shape == (5, 2)

@@ -22,7 +22,7 @@ import numpy as np
 
 from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels as _corels
-from glasswork.solver import physical_memory
+from glasswork.memory import physical_memory
 
 POLICIES = ("bfs", "dfs", "curiosity", "lower_bound", "objective")
 SYMMETRY_MAPS = ("none", "prefix", "captured")
