@@ -42,11 +42,11 @@ def monitor(target: str, db: str | None, no_store: bool, overrides: tuple[str, .
         store = RunStore(path)
         try:
             [run_id] = store.resolve([target])
+            source = FollowedRun(store, run_id)  # StoreError: a stored id that cannot name a journal
         except StoreLocked as exc:
             fail(str(exc), EXIT_SOLVER)
         except StoreError as exc:
             fail(str(exc), EXIT_INVALID)
-        source = FollowedRun(store, run_id)
     app = GlassworkApp(db=db, source=source)
     app.run()
     if app.exit_summary is not None:  # as `glasswork run` ends: the run, its certificate and model

@@ -20,7 +20,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, Select, Static
 
 from glasswork.console import fmt_gap, fmt_when, plain_text
-from glasswork.store import SweepRow
+from glasswork.store import StoreError, SweepRow
 from glasswork.tui.compare_screen import CompareScreen
 from glasswork.tui.run_screen import RunScreen
 from glasswork.tui.views import fmt
@@ -145,8 +145,6 @@ class HistoryScreen(Screen[None]):
     def _load(
         self, solver: str | None, state: str | None, name: str | None, grouped: bool = False, sweep: str | None = None
     ) -> None:
-        from glasswork.store import StoreError
-
         if not self.store.path.exists():
             self.app.call_from_thread(
                 self._show_rows,
@@ -280,8 +278,6 @@ class HistoryScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="open", exit_on_error=False)
     def _open(self, run_ids: list[str]) -> None:
-        from glasswork.store import StoreError
-
         try:
             docs = [self.store.details(r) for r in run_ids]
             events = [self.store.events(r) for r in run_ids]
@@ -298,7 +294,12 @@ class HistoryScreen(Screen[None]):
         run_id = self._current()
         if run_id is None:
             return
-        self.app.push_screen(MonitorScreen(FollowedRun(self.store, run_id)))
+        try:
+            source = FollowedRun(self.store, run_id)
+        except StoreError as exc:  # a stored id that cannot name a journal (written before ids were checked)
+            self.notify(str(exc), title="cannot watch this run", severity="error", markup=False)
+            return
+        self.app.push_screen(MonitorScreen(source))
 
     # -- launching ----------------------------------------------------------------------------
 

@@ -109,3 +109,20 @@ def test_monitor_in_a_real_terminal_shows_corels_converging(tmp_path: Path) -> N
     [row] = RunStore(db).list_runs()
     assert row.solver == "corels" and row.state in ("cancelled", "finished")
     assert row.objective is not None and row.lower_bound is not None and row.lower_bound <= row.objective + 1e-9
+
+
+def test_monitor_of_a_stored_run_whose_id_names_no_journal_exits_2(toy_env, tmp_path: Path) -> None:
+    """A stored id that cannot name a file (``../``; written before ids were checked) made the
+    monitor an internal error once journals refused such ids; now it says so and exits 2."""
+    import duckdb
+
+    from glasswork.store import RunStore
+
+    db = tmp_path / "r.duckdb"
+    RunStore(db).open()
+    con = duckdb.connect(str(db))
+    con.execute("INSERT INTO runs (run_id, name, state) VALUES ('../../victim', 'evil', 'finished')")
+    con.close()
+    result = CliRunner().invoke(cli, ["monitor", "../../victim", "--db", str(db)])
+    assert result.exit_code == 2, result.output
+    assert "is not a run id" in result.output and "Traceback" not in result.output
