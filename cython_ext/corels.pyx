@@ -41,7 +41,17 @@ from corels_trie cimport (
     trie_new, trie_release, trie_dead, trie_compact, trie_err, trie_lb, trie_node_bytes,
 )
 from corels_bounds cimport hopeless, theorem7_f
-from corels_counts cimport binary_counts, plane_popcounts, fold_counts, weighted_majority, weighted_sum
+from corels_counts cimport binary_counts, fold_counts, weighted_majority, weighted_sum
+from corels_problem cimport (
+    CorelsProblem, Theorem18, SIM_WINDOW, P_DFS, P_LOWER_BOUND, MAX_CLASSES, LABELS, MINORITY,
+    R_DONE, R_SLICE, R_STOPPED, R_NODE_LIMIT, R_OUT_OF_MEMORY, policy_code, problem_init, problem_counts,
+    problem_error, problem_root, problem_context, default_error, policy_key, theorem18_init, theorem18_setup,
+    theorem18_prunes,
+)
+from corels_threads cimport (
+    gw_sync, gw_sync_new, gw_sync_free, gw_lock, gw_unlock, gw_inc_lock, gw_inc_unlock, gw_wait,
+    gw_notify_all, gw_pool, gw_live_inc, pool_run, pool_free,
+)
 from corels_map cimport (
     MapEntry, MapRecord, SymmetryTable, vector_hash, table_init, table_clear, table_destroy, table_bytes,
     table_ids, table_put, table_grow, table_record, table_set_record, table_compact, table_len, table_id,
@@ -65,58 +75,19 @@ cdef extern from "corels_spill.h" nogil:
         int32_t tie
     void gw_spill_sort_keys(gw_spill_key* a, size_t n)
 
-cdef extern from "corels_threads.h" nogil:
-    ctypedef struct gw_sync:
-        pass
-    ctypedef void (*gw_worker_fn)(void* ctx, int tid) noexcept nogil
-    gw_sync* gw_sync_new()
-    void gw_sync_free(gw_sync* s)
-    void gw_lock(gw_sync* s)
-    void gw_unlock(gw_sync* s)
-    void gw_inc_lock(gw_sync* s)
-    void gw_inc_unlock(gw_sync* s)
-    void gw_wait(gw_sync* s, double seconds)
-    void gw_notify_all(gw_sync* s)
-    ctypedef struct gw_pool:
-        pass
-    gw_pool* gw_pool_new(int n)
-    void gw_pool_run(gw_pool* p, gw_worker_fn fn, void* ctx)
-    void gw_pool_free(gw_pool* p)
-    bint gw_pool_stale(gw_pool* p)
-    int gw_live_inc(ordered_map[double, int64_t]& lb, double key,
-                    unordered_map[uint64_t, int64_t]& err, uint64_t ekey)
-
 import os
 
 import numpy as np
 
 cdef enum:
-    P_BFS = 0
-    P_DFS = 1
-    P_CURIOSITY = 2
-    P_LOWER_BOUND = 3
-    P_OBJECTIVE = 4
     MAP_NONE = 0
     MAP_PREFIX = 1
     MAP_CAPTURED = 2
-    MAX_CLASSES = 64
-    SIM_WINDOW = 8      # Theorem 18 tries dropping each of the last SIM_WINDOW rules
 
-POLICIES = {"bfs": P_BFS, "dfs": P_DFS, "curiosity": P_CURIOSITY,
-            "lower_bound": P_LOWER_BOUND, "objective": P_OBJECTIVE}
 MAPS = {"none": MAP_NONE, "prefix": MAP_PREFIX, "captured": MAP_CAPTURED}
 
 cdef enum:
-    LABELS = 0          # the count planes Search._counts reads
-    MINORITY = 1
-
-cdef enum:
-    R_DONE = 0
-    R_SLICE = 1
-    R_STOPPED = 2
-    R_NODE_LIMIT = 3
-    R_OUT_OF_MEMORY = 4
-    R_SPILL_ERROR = 5
+    R_SPILL_ERROR = 5       # Search.run's codes past corels_problem's
     SPILL_BUCKETS = 4       # files one spill writes, by quantiles of the spilled part's keys
     SPILL_SAMPLE = 4096     # queue entries sampled to place the quantiles
 
@@ -173,10 +144,8 @@ cdef struct Scratch:    # one thread's working memory for an expansion (see Sear
     # counters of the scoring pass, added to the Search's under the lock (Search._merge)
     int64_t n_evaluated, n_expanded, n_pruned_support, n_pruned_accurate, n_pruned_bound
     int64_t n_pruned_lookahead, n_pruned_length, n_pruned_similar
-    # Theorem 18 (Search._similar_setup): what each shorter prefix leaves uncaptured, and gains
-    vector[uint64_t] sim_tmp, sim_x, sim_ctx
-    double sim_gain[SIM_WINDOW]
-    double sim_perr[256]
+    Theorem18 sim       # Theorem 18's working memory (Search._similar_setup); sim.x is lent to
+                        # the reordering check
     # Theorem 15 within the child (Search._reorder_setup): what p_0 .. p_{j-1} leave uncaptured,
     # and the error of those first j rules, for every j
     vector[uint64_t] perm_ctx
@@ -202,15 +171,11 @@ cdef class Search:
     ``weights`` per class; ``lam`` the regularisation per rule (as a fraction of total weight).
     """
 
-    cdef int M, W, C, P, Q, PT, QT, policy, map_kind, max_len
+    cdef CorelsProblem pb          # the data (corels_problem.pxd), shared with the enumerator
+    cdef int policy, map_kind, max_len
     cdef bint length_capped
     cdef bint do_support, do_accurate, do_lookahead, do_eqpts, do_length, do_gc
     cdef bint do_similar
-    cdef double lam, total, lamW
-    cdef vector[uint64_t] caps, lplanes, zplanes, mask
-    cdef vector[int32_t] lclass, lshift, zclass, zshift
-    cdef double weights[MAX_CLASSES]
-    cdef bint uniform
     # dense kernel (binary, few units): 0/-1 masks per antecedent and per-unit counts
     cdef bint dense
     cdef int UP
@@ -280,89 +245,31 @@ cdef class Search:
                  bint lookahead=True, bint equivalent_points=True, bint length_bound=True,
                  bint garbage_collection=True, str kernel="auto", int threads=1,
                  bint similar_support=True):
-        cdef int i, k
+        cdef int k
         if threads < 1 or threads > 1024:
             raise ValueError(f"threads must be between 1 and 1024, got {threads}")
         self.n_threads = threads
         self.sync = gw_sync_new()
         if not trie_init(&self.trie) or not table_init(&self.table) or self.sync == NULL:
             raise MemoryError("cannot allocate the search's page table")
-        self.M = caps.shape[0]
-        self.W = caps.shape[1] if self.M > 0 else (n_units + 63) // 64
-        if self.W == 0:
-            self.W = 1
-        self.C = weights.shape[0]
-        if self.C < 2 or self.C > MAX_CLASSES:
-            raise ValueError(f"between 2 and {MAX_CLASSES} classes are supported, got {self.C}")
-        if self.M > 65535:
-            raise ValueError("at most 65535 antecedents are supported")
-        if policy not in POLICIES:
-            raise ValueError(f"unknown policy {policy!r}; choose one of {sorted(POLICIES)}")
+        problem_init(&self.pb, caps, lplanes, lclass, lshift, zplanes, zclass, zshift, weights, n_units,
+                     regularization)
+        self.policy = policy_code(policy)
         if symmetry_map not in MAPS:
             raise ValueError(f"unknown symmetry map {symmetry_map!r}; choose one of {sorted(MAPS)}")
-        if regularization < 0:
-            raise ValueError("regularization must be >= 0")
-        if lplanes.shape[1] != self.W or zplanes.shape[1] != self.W and zplanes.shape[0] > 0:
-            raise ValueError("planes must have the same number of words as the antecedents")
-        self.P = lplanes.shape[0]
-        self.Q = zplanes.shape[0]
-        self.policy = POLICIES[policy]
         self.map_kind = MAPS[symmetry_map]
-        self.max_len = max(0, min(max_prefix_length, self.M, 255))
-        self.length_capped = self.max_len < self.M
+        self.max_len = max(0, min(max_prefix_length, self.pb.M, 255))
+        self.length_capped = self.max_len < self.pb.M
         self.do_support = support
         self.do_accurate = accurate_support
         self.do_lookahead = lookahead
-        self.do_eqpts = equivalent_points and self.Q > 0
+        self.do_eqpts = equivalent_points and self.pb.Q > 0
         self.do_length = length_bound
         self.do_gc = garbage_collection
         self.do_similar = similar_support
-        self.uniform = True
-        for k in range(self.C):
-            self.weights[k] = weights[k]
-            if weights[k] < 0:
-                raise ValueError("class weights must be >= 0")
-            if weights[k] != 1.0:
-                self.uniform = False
-        # copy data, planes interleaved word-major: plane p of word i at [i * P + p]; planes are
-        # ordered by class (total first) so the binary kernel sums them with two accumulators
-        cdef Py_ssize_t[::1] lorder = np.argsort(np.asarray(lclass), kind="stable").astype(np.intp)
-        cdef Py_ssize_t[::1] zorder = np.argsort(np.asarray(zclass), kind="stable").astype(np.intp)
-        self.caps.resize(<size_t>self.M * self.W)
-        for k in range(self.M):
-            for i in range(self.W):
-                self.caps[<size_t>k * self.W + i] = caps[k, i]
-        self.lplanes.resize(<size_t>self.W * max(self.P, 1))
-        for i in range(self.W):
-            for k in range(self.P):
-                self.lplanes[<size_t>i * self.P + k] = lplanes[lorder[k], i]
-        self.zplanes.resize(<size_t>self.W * max(self.Q, 1))
-        for i in range(self.W):
-            for k in range(self.Q):
-                self.zplanes[<size_t>i * self.Q + k] = zplanes[zorder[k], i]
-        for k in range(self.P):
-            if lclass[k] < -1 or lclass[k] == 0 or lclass[k] >= self.C:
-                raise ValueError("label plane classes must be -1 (total) or 1..C-1")
-            self.lclass.push_back(lclass[lorder[k]])
-            self.lshift.push_back(lshift[lorder[k]])
-        for k in range(self.Q):
-            if zclass[k] < -1 or zclass[k] == 0 or zclass[k] >= self.C:
-                raise ValueError("minority plane classes must be -1 (total) or 1..C-1")
-            self.zclass.push_back(zclass[zorder[k]])
-            self.zshift.push_back(zshift[zorder[k]])
-        self.PT = 0
-        while self.PT < self.P and self.lclass[self.PT] < 0:
-            self.PT += 1
-        self.QT = 0
-        while self.QT < self.Q and self.zclass[self.QT] < 0:
-            self.QT += 1
-        self.mask.assign(self.W, 0)
-        for i in range(n_units):
-            self.mask[i >> 6] |= (<uint64_t>1) << (i & 63)
-        self.acc.assign(max(self.P, self.Q) + 1, 0)
-        for k in range(self.M):
+        self.acc.assign(max(self.pb.P, self.pb.Q) + 1, 0)
+        for k in range(self.pb.M):
             self.ant_hash.push_back(splitmix64(<uint64_t>k * 7919 + 12345))
-        self.lam = regularization
         self.oom_bound = INFINITY
         self._init_dense(kernel, n_units)
         self._init_scratch()
@@ -380,19 +287,17 @@ cdef class Search:
         self.scratch.resize(self.n_threads)
         for t in range(self.n_threads):
             sc = &self.scratch[t]
-            sc.u.assign(self.W, 0)
-            sc.v.assign(self.W, 0)
-            sc.f.assign(self.W, 0)
-            sc.tmp.assign(self.W, 0)
-            sc.in_prefix.assign(max(self.M, 1), 0)
-            sc.cands.resize(max(self.M, 1))
+            sc.u.assign(self.pb.W, 0)
+            sc.v.assign(self.pb.W, 0)
+            sc.f.assign(self.pb.W, 0)
+            sc.tmp.assign(self.pb.W, 0)
+            sc.in_prefix.assign(max(self.pb.M, 1), 0)
+            sc.cands.resize(max(self.pb.M, 1))
             sc.path.assign(256, 0)
             sc.child_ids.assign(257, 0)
-            sc.acc.assign(max(self.P, self.Q) + 1, 0)
-            sc.sim_tmp.assign(self.W, 0)
-            sc.sim_x.assign(self.W, 0)
-            sc.sim_ctx.assign(<size_t>SIM_WINDOW * self.W, 0)
-            sc.perm_ctx.assign(<size_t>256 * self.W, 0)
+            sc.acc.assign(max(self.pb.P, self.pb.Q) + 1, 0)
+            theorem18_init(&sc.sim, self.pb.W)
+            sc.perm_ctx.assign(<size_t>256 * self.pb.W, 0)
             if self.dense:
                 sc.wt.assign(self.UP, 0)
                 sc.w1.assign(self.UP, 0)
@@ -405,8 +310,8 @@ cdef class Search:
         if kernel not in ("auto", "dense", "bitsliced"):
             raise ValueError(f"unknown kernel {kernel!r}; choose auto, dense or bitsliced")
         self.UP = ((n_units + 15) // 16) * 16
-        eligible = (self.C == 2 and self.QT == self.Q
-                    and <int64_t>self.M * self.UP <= 16 * 1024 * 1024)
+        eligible = (self.pb.C == 2 and self.pb.QT == self.pb.Q
+                    and <int64_t>self.pb.M * self.UP <= 16 * 1024 * 1024)
         self.dense = eligible and (kernel == "dense" or (kernel == "auto" and n_units <= 4096))
         if not self.dense:
             return
@@ -414,23 +319,23 @@ cdef class Search:
         self.u1.assign(self.UP, 0)
         self.uzt.assign(self.UP, 0)
         for i in range(n_units):
-            for p in range(self.P):
-                if (self.lplanes[<size_t>(i >> 6) * self.P + p] >> (i & 63)) & 1:
-                    if self.lclass[p] < 0:
-                        self.ut[i] += 1 << self.lshift[p]
+            for p in range(self.pb.P):
+                if (self.pb.lplanes[<size_t>(i >> 6) * self.pb.P + p] >> (i & 63)) & 1:
+                    if self.pb.lclass[p] < 0:
+                        self.ut[i] += 1 << self.pb.lshift[p]
                     else:
-                        self.u1[i] += 1 << self.lshift[p]
-            for p in range(self.Q):
-                if (self.zplanes[<size_t>(i >> 6) * self.Q + p] >> (i & 63)) & 1:
-                    self.uzt[i] += 1 << self.zshift[p]
+                        self.u1[i] += 1 << self.pb.lshift[p]
+            for p in range(self.pb.Q):
+                if (self.pb.zplanes[<size_t>(i >> 6) * self.pb.Q + p] >> (i & 63)) & 1:
+                    self.uzt[i] += 1 << self.pb.zshift[p]
             big += self.ut[i]
         if big >= (<int64_t>1 << 31):
             self.dense = False
             return
-        self.dmask.assign(<size_t>self.M * self.UP, 0)
-        for s in range(self.M):
+        self.dmask.assign(<size_t>self.pb.M * self.UP, 0)
+        for s in range(self.pb.M):
             for i in range(n_units):
-                if (self.caps[<size_t>s * self.W + (i >> 6)] >> (i & 63)) & 1:
+                if (self.pb.caps[<size_t>s * self.pb.W + (i >> 6)] >> (i & 63)) & 1:
                     self.dmask[<size_t>s * self.UP + i] = -1
 
     @property
@@ -439,28 +344,12 @@ cdef class Search:
 
     # ---------------------------------------------------------------------------- counting
 
-    cdef void _counts(self, const uint64_t* vec, int which, double* cnt, int64_t* acc) noexcept nogil:
-        """Per-class counts (unweighted, exact integers in doubles) of the units in ``vec``, over
-        the label planes (``which = LABELS``) or the equivalent-points minority planes
-        (``MINORITY``): the two sets share one layout, so one loop serves both."""
-        cdef bint minority = which == MINORITY
-        cdef const uint64_t* planes = &self.zplanes[0] if minority else &self.lplanes[0]
-        cdef int P = self.Q if minority else self.P
-        cdef const int32_t* sh = &self.zshift[0] if minority else &self.lshift[0]
-        if self.C == 2:
-            binary_counts(self.W, vec, NULL, NULL, planes, P, self.QT if minority else self.PT, sh, cnt)
-            return
-        plane_popcounts(self.W, vec, planes, P, acc)
-        fold_counts(self.C, acc, P, &self.zclass[0] if minority else &self.lclass[0], sh, cnt)
-
     # ---------------------------------------------------------------------------- nodes, heap
 
     def __dealloc__(self):
         self._close_buckets()
         trie_destroy(&self.trie)
-        if not gw_pool_stale(self.pool):
-            gw_pool_free(self.pool)
-        self.pool = NULL
+        pool_free(&self.pool)
         gw_sync_free(self.sync)
         self.sync = NULL
         table_destroy(&self.table)
@@ -553,7 +442,7 @@ cdef class Search:
 
     cdef inline bint _hopeless(self, double lb, int depth) noexcept nogil:
         """The search's pruning policy over ``hopeless`` (corels_bounds.pxd)."""
-        return hopeless(lb, depth, self.best, self.lamW, self.max_len, self.do_lookahead, self.do_length)
+        return hopeless(lb, depth, self.best, self.pb.lamW, self.max_len, self.do_lookahead, self.do_length)
 
     cdef void _gc(self) noexcept nogil:
         """Drop queue entries that are deleted or can no longer lead to a better list."""
@@ -787,7 +676,7 @@ cdef class Search:
         cdef uint64_t* ust
         cdef uint64_t* vv
         cdef const uint64_t* cv
-        cdef int W = self.W
+        cdef int W = self.pb.W
         cdef QEntry e
         cdef MapEntry* me
         cdef MapRecord mrec
@@ -821,13 +710,13 @@ cdef class Search:
         self.n_reloads += 1
         vv = &ust[<size_t>257 * W]
         for i in range(W):
-            ust[i] = self.mask[i]
+            ust[i] = self.pb.mask[i]
         errs[0] = 0.0
         nodes[0] = self._new_node(-1, 0, 0, 0.0, 0.0)
         hold[0] = True
         if nodes[0] < 0:
             self.out_of_memory = True
-            self.oom_bound = min(self.oom_bound, bk.min_lb + self.lamW)
+            self.oom_bound = min(self.oom_bound, bk.min_lb + self.pb.lamW)
             free(buf)
             free(offs)
             free(ust)
@@ -861,12 +750,12 @@ cdef class Search:
             node = 0
             for k in range(c + 1, d + 1):
                 a = gw_spill_id(rec, k - 1)
-                cv = &self.caps[<size_t>a * W]
+                cv = &self.pb.caps[<size_t>a * W]
                 for i in range(W):
                     vv[i] = ust[<size_t>(k - 1) * W + i] & cv[i]
                     ust[<size_t>k * W + i] = ust[<size_t>(k - 1) * W + i] & ~cv[i]
-                self._counts(vv, LABELS, cnt, &self.acc[0])
-                wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
+                problem_counts(&self.pb, vv, LABELS, cnt, &self.acc[0])
+                wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
                 errs[k] = errs[k - 1] + (wv - correct)
                 me = NULL
                 if self.map_kind != MAP_NONE and not gw_spill_unchecked(rec, k - 1):
@@ -910,7 +799,7 @@ cdef class Search:
                     cur_depth = d - 1
                 # no memory: what is left of the bucket is bounded by its smallest bound
                 self.out_of_memory = True
-                self.oom_bound = min(self.oom_bound, bk.min_lb + self.lamW)
+                self.oom_bound = min(self.oom_bound, bk.min_lb + self.pb.lamW)
                 break
         for k in range(cur_depth + 1):
             if hold[k]:
@@ -940,9 +829,9 @@ cdef class Search:
             for i in range(k):
                 key_h += self.ant_hash[sc.child_ids[i]]
         else:
-            for i in range(self.W):
+            for i in range(self.pb.W):
                 sc.f[i] = f[i]
-            key_h = vector_hash(f, self.W)
+            key_h = vector_hash(f, self.pb.W)
         tag = <uint32_t>(key_h >> 32)
         pos = tag & (self.table.cap - 1)
         while True:
@@ -1007,16 +896,16 @@ cdef class Search:
                 return False
             for i in range(n_ids):   # every stored id must be in the child prefix
                 a = table_id(&self.table, e.off, i)
-                if a >= self.M or (sc.in_prefix[a] == 0 and a != sc.child_ids[n_ids - 1]):
+                if a >= self.pb.M or (sc.in_prefix[a] == 0 and a != sc.child_ids[n_ids - 1]):
                     return False
             return True
-        for i in range(self.W):
-            sc.tmp[i] = self.mask[i]
+        for i in range(self.pb.W):
+            sc.tmp[i] = self.pb.mask[i]
         for i in range(length):
             a = table_id(&self.table, e.off, i)
-            for j in range(self.W):
-                sc.tmp[j] &= ~self.caps[<size_t>a * self.W + j]
-        for i in range(self.W):
+            for j in range(self.pb.W):
+                sc.tmp[j] &= ~self.pb.caps[<size_t>a * self.pb.W + j]
+        for i in range(self.pb.W):
             if sc.tmp[i] != sc.f[i]:
                 return False
         return True
@@ -1025,7 +914,7 @@ cdef class Search:
         """A record's bound, recomputed from its prefix error exactly as ``_score`` computed it:
         the representative and the child leave the same samples uncaptured (that is what the
         same class means for both maps), so they share ``b0`` to the bit."""
-        return (rec.score + length * self.lamW) + b0
+        return (rec.score + length * self.pb.lamW) + b0
 
     cdef MapEntry* _map_admit(self, uint64_t key, int n_ids, double lb, double err, double b0,
                               int* verdict, Scratch* sc) noexcept nogil:
@@ -1130,14 +1019,14 @@ cdef class Search:
                     return False
                 nd = trie_node(&self.trie, nd.parent)
             return True
-        for i in range(self.W):
-            sc.tmp[i] = self.mask[i]
+        for i in range(self.pb.W):
+            sc.tmp[i] = self.pb.mask[i]
         for k in range(trie_node(&self.trie, x).depth):   # ends on the root (a real node)
             a = nd.ant
-            for i in range(self.W):
-                sc.tmp[i] &= ~self.caps[<size_t>a * self.W + i]
+            for i in range(self.pb.W):
+                sc.tmp[i] &= ~self.pb.caps[<size_t>a * self.pb.W + i]
             nd = trie_node(&self.trie, nd.parent)
-        for i in range(self.W):
+        for i in range(self.pb.W):
             if sc.tmp[i] != sc.f[i]:
                 return False
         return True
@@ -1180,9 +1069,7 @@ cdef class Search:
     # ---------------------------------------------------------------------------- search
 
     cdef void _init_search(self):
-        cdef double cnt[MAX_CLASSES]
-        cdef double zc[MAX_CLASSES]
-        cdef double correct, b0 = 0
+        cdef double b0
         cdef int label
         cdef int32_t root
         cdef bint integral
@@ -1196,25 +1083,19 @@ cdef class Search:
         self.seq = 0
         self.best_path.clear()
         self.gc_threshold = 65536
-        self._counts(&self.mask[0], LABELS, cnt, &self.acc[0])
-        self.total = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-        self.lamW = self.lam * self.total
-        self.sim_eps = 1e-9 * max(self.total, 1.0)
-        self.best = self.total - correct      # the empty list: default = majority
+        b0 = problem_root(&self.pb, self.do_eqpts, &self.best, &self.acc[0])   # best: the empty list
+        self.sim_eps = 1e-9 * max(self.pb.total, 1.0)
         self.best_time = now()
         self.start_time = self.best_time
         self.best_evals = 0
-        if self.do_eqpts:
-            self._counts(&self.mask[0], MINORITY, zc, &self.acc[0])
-            b0 = weighted_sum(self.C, self.weights, zc)
         # compact nodes (issue 27): under the lower-bound policy a queued node's bound is its key;
         # with integral class weights every prefix error is an integer no larger than the total
-        integral = self.total < 4294967296.0
-        for label in range(self.C):
-            integral = integral and self.weights[label] == floor(self.weights[label])
+        integral = self.pb.total < 4294967296.0
+        for label in range(self.pb.C):
+            integral = integral and self.pb.weights[label] == floor(self.pb.weights[label])
         self.exact_ties = self._exact_errors()
         trie_compact(&self.trie, self.policy != P_LOWER_BOUND, integral)
-        table_compact(&self.table, self.M <= 256, integral, self.total)
+        table_compact(&self.table, self.pb.M <= 256, integral, self.pb.total)
         root = self._new_node(-1, 0, 0, 0.0, b0)
         if root < 0:
             raise MemoryError("cannot allocate the search's node pool")
@@ -1232,102 +1113,29 @@ cdef class Search:
         improvements prune."""
         cdef int label, e, e_max = 0
         cdef double w
-        for label in range(self.C):
-            w = self.weights[label]
+        for label in range(self.pb.C):
+            w = self.pb.weights[label]
             e = 0
             while e <= 60 and ldexp(w, e) != floor(ldexp(w, e)):
                 e += 1
             if e > 60:
                 return False
             e_max = max(e_max, e)
-        return ldexp(self.total, e_max) < 9007199254740992.0
+        return ldexp(self.pb.total, e_max) < 9007199254740992.0
 
     # ------------------------------------------------ optional bounds (issue 13 item 5)
 
     cdef int _similar_setup(self, int32_t ni, int depth, Scratch* sc) noexcept nogil:
-        """Prepare Theorem 18 for the children of ``ni`` = (p_0 .. p_{K-1}), K = ``depth``.
-
-        For each of the last ``SIM_WINDOW`` rules p_j, d_j is the prefix without p_j. Stores, per
-        j, what d_j leaves uncaptured (``sc.sim_ctx``) and the part of b(D) - b(d_j + t) that does
-        not depend on the child t: lam + sum_{i>=j} err(p_i | D) - sum_{i>j} err(p_i | d_j)
-        (``sc.sim_gain``). Returns how many rules are tried.
-        """
-        cdef int i, j, k, label, n = min(depth, SIM_WINDOW), j0 = depth - n
+        """Prepare Theorem 18 (``corels_problem.theorem18_setup``) for the children of ``ni``, of
+        length ``depth``: the prefix errors along its path from the trie. Returns how many of its
+        last rules are tried."""
+        cdef int k, j0 = depth - min(depth, SIM_WINDOW)
         cdef int32_t cur = ni
-        cdef uint64_t* x
-        cdef const uint64_t* cv
-        cdef uint64_t* up = &sc.sim_tmp[0]
-        cdef uint64_t* sx = &sc.sim_x[0]
-        cdef double* perr = &sc.sim_perr[0]
-        cdef double cnt[MAX_CLASSES]
-        cdef double correct, wv, ej
-        # errors of the rules p_j .. p_{K-1} in D's context, from the node errors on the path
         for k in range(depth, j0, -1):
-            perr[k] = trie_err(&self.trie, cur)
+            sc.sim.perr[k] = trie_err(&self.trie, cur)
             cur = trie_node(&self.trie, cur).parent
-        perr[j0] = trie_err(&self.trie, cur)
-        for i in range(self.W):          # what p_0 .. p_{j0-1} leave uncaptured
-            up[i] = self.mask[i]
-        for k in range(j0):
-            cv = &self.caps[<size_t>sc.path[k] * self.W]
-            for i in range(self.W):
-                up[i] &= ~cv[i]
-        for j in range(j0, depth):
-            x = &sc.sim_ctx[<size_t>(j - j0) * self.W]
-            for i in range(self.W):
-                x[i] = up[i]
-            ej = self.lamW + perr[depth] - perr[j]
-            for k in range(j + 1, depth):   # the later rules again, without p_j before them
-                cv = &self.caps[<size_t>sc.path[k] * self.W]
-                for i in range(self.W):
-                    sx[i] = x[i] & cv[i]
-                    x[i] &= ~cv[i]
-                self._counts(sx, LABELS, cnt, &sc.acc[0])
-                wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-                ej -= wv - correct
-            sc.sim_gain[j - j0] = ej
-            cv = &self.caps[<size_t>sc.path[j] * self.W]
-            for i in range(self.W):
-                up[i] &= ~cv[i]
-        return n
-
-    cdef bint _similar_dominated(self, int t, int depth, int n, double et, Scratch* sc) noexcept nogil:
-        """Theorem 18 between D = (p_0 .. p_{K-1}, t), a child about to be queued, and d = D
-        without one of its last ``n`` rules p_j (docs/corels.md).
-
-        With Omega the weight of the units d leaves uncaptured and D does not (those p_j takes
-        first), every list D+T scores at least R(d+T) + b(D) - b(d) - Omega: the tail T,
-        labelled as best for D's uncaptured data, makes at most Omega more errors on d's. So
-        when b(D) - b(d) > Omega no optimal list lies below D, and it need not be queued. The
-        test is strict, so it never removes an optimum: it composes with the map and every other
-        bound; d is shorter, so it holds under a length cap. (Between two siblings the bound is
-        vacuous: err(s|P) - err(a|P) <= Omega always.) ``et`` = err(t | D's prefix). Reads
-        the thread's scratch only (``sc.sim_*``) and the expanding node's ancestors, which stay
-        allocated and unchanged while it is in flight: threads run it without a lock.
-        """
-        cdef double cnt[MAX_CLASSES]
-        cdef double correct, wv, gain
-        cdef int label, i, j, j0 = depth - n
-        cdef const uint64_t* tv = &self.caps[<size_t>t * self.W]
-        cdef const uint64_t* pv
-        cdef const uint64_t* x
-        cdef uint64_t* y = &sc.sim_x[0]
-        for j in range(depth - 1, j0 - 1, -1):
-            x = &sc.sim_ctx[<size_t>(j - j0) * self.W]
-            for i in range(self.W):
-                y[i] = x[i] & tv[i]
-            self._counts(y, LABELS, cnt, &sc.acc[0])
-            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-            gain = sc.sim_gain[j - j0] + et - (wv - correct)
-            if gain <= self.sim_eps:               # Omega >= 0
-                continue
-            pv = &self.caps[<size_t>sc.path[j] * self.W]
-            for i in range(self.W):
-                y[i] = x[i] & pv[i] & ~tv[i]
-            self._counts(y, LABELS, cnt, &sc.acc[0])
-            if gain - weighted_sum(self.C, self.weights, cnt) > self.sim_eps:
-                return True
-        return False
+        sc.sim.perr[j0] = trie_err(&self.trie, cur)
+        return theorem18_setup(&self.pb, &sc.sim, &sc.path[0], depth, &sc.acc[0])
 
     cdef void _reorder_setup(self, int32_t ni, int depth, Scratch* sc) noexcept nogil:
         """Prepare the reordering check for the children of ``ni`` = (p_0 .. p_{K-1}), K = ``depth``:
@@ -1342,12 +1150,12 @@ cdef class Search:
             cur = trie_node(&self.trie, cur).parent
         sc.perm_cum[0] = 0.0
         x = &sc.perm_ctx[0]
-        for i in range(self.W):
-            x[i] = self.mask[i]
+        for i in range(self.pb.W):
+            x[i] = self.pb.mask[i]
         for k in range(1, depth):
-            cv = &self.caps[<size_t>sc.path[k - 1] * self.W]
-            for i in range(self.W):
-                x[<size_t>k * self.W + i] = x[<size_t>(k - 1) * self.W + i] & ~cv[i]
+            cv = &self.pb.caps[<size_t>sc.path[k - 1] * self.pb.W]
+            for i in range(self.pb.W):
+                x[<size_t>k * self.pb.W + i] = x[<size_t>(k - 1) * self.pb.W + i] & ~cv[i]
 
     cdef bint _reorder_better(self, int t, int depth, double err_c, Scratch* sc) noexcept nogil:
         """Theorem 15 within one child: True when moving its last rule ``t`` to an earlier place,
@@ -1368,22 +1176,22 @@ cdef class Search:
         cdef double cnt[MAX_CLASSES]
         cdef double correct, wv, moved = 0.0, et
         cdef int label, i, j
-        cdef const uint64_t* tv = &self.caps[<size_t>t * self.W]
+        cdef const uint64_t* tv = &self.pb.caps[<size_t>t * self.pb.W]
         cdef const uint64_t* pv
         cdef const uint64_t* x
-        cdef uint64_t* y = &sc.sim_x[0]
+        cdef uint64_t* y = &sc.sim.x[0]
         for j in range(depth - 1, -1, -1):
-            x = &sc.perm_ctx[<size_t>j * self.W]
-            pv = &self.caps[<size_t>sc.path[j] * self.W]
-            for i in range(self.W):
+            x = &sc.perm_ctx[<size_t>j * self.pb.W]
+            pv = &self.pb.caps[<size_t>sc.path[j] * self.pb.W]
+            for i in range(self.pb.W):
                 y[i] = x[i] & pv[i] & ~tv[i]
-            self._counts(y, LABELS, cnt, &sc.acc[0])
-            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
+            problem_counts(&self.pb, y, LABELS, cnt, &sc.acc[0])
+            wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
             moved += wv - correct
-            for i in range(self.W):
+            for i in range(self.pb.W):
                 y[i] = x[i] & tv[i]
-            self._counts(y, LABELS, cnt, &sc.acc[0])
-            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
+            problem_counts(&self.pb, y, LABELS, cnt, &sc.acc[0])
+            wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
             et = wv - correct
             if self.exact_ties:
                 if sc.perm_cum[j] + et + moved < err_c or (
@@ -1443,54 +1251,39 @@ cdef class Search:
         Writes only the thread's scratch (and the incumbent, under its lock), so threads run it
         without the queue lock; the node and its ancestors stay allocated while it is in flight.
         """
-        cdef int depth = trie_node(&self.trie, ni).depth, k, i, p, s, label, flabel, verdict
-        cdef int32_t cur = ni, child
+        cdef int depth = trie_node(&self.trie, ni).depth, k, i, p, s, label, verdict
         cdef double perr = trie_err(&self.trie, ni)
         cdef double ucnt[MAX_CLASSES]
         cdef double uz[MAX_CLASSES]
         cdef double cnt[MAX_CLASSES]
-        cdef double fc[MAX_CLASSES]
         cdef double zc[MAX_CLASSES]
-        cdef double wv, correct, err, b, R, fw, fcorrect, b0, lb, key, ucap
+        cdef double wv, correct, err, b, R, fw, b0, lb
         cdef uint64_t t, phash = 0, key_h
         cdef uint64_t* u = &sc.u[0]
         cdef uint64_t* v = &sc.v[0]
         cdef uint64_t* f = &sc.f[0]
         cdef const uint64_t* capv
-        cdef const uint64_t* lp = &self.lplanes[0]
+        cdef const uint64_t* lp = &self.pb.lplanes[0]
         cdef int64_t* acc = &sc.acc[0]
         cdef uint16_t* path = &sc.path[0]
         cdef uint16_t* child_ids = &sc.child_ids[0]
         cdef uint8_t* in_prefix = &sc.in_prefix[0]
-        cdef int P = self.P, W = self.W
+        cdef int P = self.pb.P, W = self.pb.W
         cdef MapEntry* me
         cdef bint any_bits
         cdef int64_t sums[3]
         cdef int32_t m
-        cdef int c, c2, n_cands = 0, n_sim
+        cdef int n_cands = 0
         cdef Candidate* cand
-        # the prefix, leaf to root; a deleted ancestor kills the whole subtree
-        k = depth
-        while cur >= 0 and k > 0:
-            if trie_node(&self.trie, cur).flags & F_DELETED:
-                return -1
-            k -= 1
-            path[k] = trie_node(&self.trie, cur).ant
-            cur = trie_node(&self.trie, cur).parent
-        if cur >= 0 and trie_node(&self.trie, cur).flags & F_DELETED:
+        if self._walk(ni, depth, path) < 0:
             return -1
-        for i in range(W):
-            u[i] = self.mask[i]
+        problem_context(&self.pb, path, depth, u, in_prefix)
         for k in range(depth):
-            s = path[k]
-            in_prefix[s] = 1
-            phash += self.ant_hash[s]
-            child_ids[k] = s
-            for i in range(W):
-                u[i] &= ~self.caps[<size_t>s * W + i]
-        self._counts(u, LABELS, ucnt, acc)
+            phash += self.ant_hash[path[k]]
+            child_ids[k] = path[k]
+        problem_counts(&self.pb, u, LABELS, ucnt, acc)
         if self.do_eqpts:
-            self._counts(u, MINORITY, uz, acc)
+            problem_counts(&self.pb, u, MINORITY, uz, acc)
         if self.dense:
             for i in range(self.UP):
                 m = -<int32_t>((u[i >> 6] >> (i & 63)) & 1) if i < W * 64 else 0
@@ -1498,19 +1291,19 @@ cdef class Search:
                 sc.w1[i] = self.u1[i] & m
                 sc.wz[i] = self.uzt[i] & m
         sc.n_expanded += 1
-        for s in range(self.M):
+        for s in range(self.pb.M):
             if in_prefix[s]:
                 continue
             sc.n_evaluated += 1
-            capv = &self.caps[<size_t>s * W]
+            capv = &self.pb.caps[<size_t>s * W]
             if self.dense:
                 gw_masked_sum3(&self.dmask[<size_t>s * self.UP], &sc.wt[0], &sc.w1[0],
                                &sc.wz[0], self.UP, sums)
                 cnt[0] = <double>(sums[0] - sums[1])
                 cnt[1] = <double>sums[1]
                 any_bits = sums[0] > 0
-            elif self.C == 2:
-                any_bits = binary_counts(self.W, u, capv, v, lp, P, self.PT, &self.lshift[0], cnt)
+            elif self.pb.C == 2:
+                any_bits = binary_counts(self.pb.W, u, capv, v, lp, P, self.pb.PT, &self.pb.lshift[0], cnt)
             else:
                 for p in range(P):
                     acc[p] = 0
@@ -1524,26 +1317,23 @@ cdef class Search:
                     for p in range(P):
                         acc[p] += gw_popcount64(t & lp[i * P + p])
                 if any_bits:
-                    fold_counts(self.C, acc, P, &self.lclass[0], &self.lshift[0], cnt)
+                    fold_counts(self.pb.C, acc, P, &self.pb.lclass[0], &self.pb.lshift[0], cnt)
                 else:
-                    for k in range(self.C):
+                    for k in range(self.pb.C):
                         cnt[k] = 0
-            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-            if self.do_support and wv < self.lamW:            # Theorem 10
+            wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
+            if self.do_support and wv < self.pb.lamW:            # Theorem 10
                 sc.n_pruned_support += 1
                 continue
-            if self.do_accurate and correct < self.lamW:      # Theorem 11
+            if self.do_accurate and correct < self.pb.lamW:      # Theorem 11
                 sc.n_pruned_accurate += 1
                 continue
             err = perr + (wv - correct)
-            b = err + (depth + 1) * self.lamW
+            b = err + (depth + 1) * self.pb.lamW
             if b >= self.best:                                # Theorem 1
                 sc.n_pruned_bound += 1
                 continue
-            for k in range(self.C):
-                fc[k] = ucnt[k] - cnt[k]
-            fw = weighted_majority(self.C, self.weights, fc, &fcorrect, &flabel)
-            R = b + (fw - fcorrect)
+            R = b + default_error(&self.pb, ucnt, cnt, &fw)
             if R < self.best:                                 # score before any lookahead
                 self._improve(R, s, depth, sc)
             b0 = 0
@@ -1551,42 +1341,31 @@ cdef class Search:
                 if self.dense:
                     zc[0] = uz[0] - <double>sums[2]
                     zc[1] = uz[1]
-                    b0 = weighted_sum(self.C, self.weights, zc)
+                    b0 = weighted_sum(self.pb.C, self.pb.weights, zc)
                 elif any_bits:
-                    self._counts(v, MINORITY, zc, acc)
-                    for k in range(self.C):
+                    problem_counts(&self.pb, v, MINORITY, zc, acc)
+                    for k in range(self.pb.C):
                         zc[k] = uz[k] - zc[k]
-                    b0 = weighted_sum(self.C, self.weights, zc)
+                    b0 = weighted_sum(self.pb.C, self.pb.weights, zc)
                 else:
-                    b0 = weighted_sum(self.C, self.weights, uz)
+                    b0 = weighted_sum(self.pb.C, self.pb.weights, uz)
             lb = b + b0
-            if lb + (self.lamW if self.do_lookahead else 0.0) >= self.best:   # Lemma 2 + Thm 20
+            if lb + (self.pb.lamW if self.do_lookahead else 0.0) >= self.best:   # Lemma 2 + Thm 20
                 sc.n_pruned_lookahead += 1
                 continue
             if depth + 1 >= self.max_len or (
-                    self.do_length and (depth + 2) * self.lamW >= self.best):  # Theorem 6
+                    self.do_length and (depth + 2) * self.pb.lamW >= self.best):  # Theorem 6
                 sc.n_pruned_length += 1
                 continue
             # a survivor: queue it in the second pass, once its map slot (and the record there)
             # have been prefetched, so the probes' cache misses overlap the scoring
-            if self.policy == P_LOWER_BOUND:
-                key = lb
-            elif self.policy == P_OBJECTIVE:
-                key = R
-            elif self.policy == P_BFS:
-                key = depth + 1
-            elif self.policy == P_DFS:
-                key = -(depth + 1)
-            else:
-                ucap = self.total - fw
-                key = b * self.total / ucap if ucap > 0 else INFINITY
             key_h = 0
             if self.map_kind == MAP_PREFIX:
                 key_h = phash + self.ant_hash[s]
             elif self.map_kind == MAP_CAPTURED:
                 for i in range(W):
                     f[i] = u[i] & ~capv[i]
-                key_h = vector_hash(f, self.W)
+                key_h = vector_hash(f, self.pb.W)
             if self.table.cap > 0:
                 gw_prefetch(&self.table.slots[(key_h >> 32) & (self.table.cap - 1)])
             cand = &sc.cands[n_cands]
@@ -1595,39 +1374,56 @@ cdef class Search:
             cand.err = err
             cand.lb = lb
             cand.b0 = b0
-            cand.key = key
+            cand.key = policy_key(self.policy, depth + 1, lb, R, b, self.pb.total, fw)
             cand.map_key = key_h
-        if self.do_similar and depth >= 1 and n_cands > 0:   # Theorem 18 (docs/corels.md)
-            n_sim = self._similar_setup(ni, depth, sc)
-            c2 = 0
-            for c in range(n_cands):
-                if self._similar_dominated(sc.cands[c].ant, depth, n_sim, sc.cands[c].err - perr, sc):
-                    sc.n_pruned_similar += 1
-                elif c2 < c:
-                    sc.cands[c2] = sc.cands[c]
-                    c2 += 1
-                else:
-                    c2 += 1
-            n_cands = c2
-        if self.do_reorder and depth >= 1 and n_cands > 0:   # Theorem 15 in the child
-            self._reorder_setup(ni, depth, sc)
-            c2 = 0
-            for c in range(n_cands):
-                if self._reorder_better(sc.cands[c].ant, depth, sc.cands[c].err, sc):
-                    sc.n_pruned_reorder += 1
-                else:
-                    if c2 < c:
-                        sc.cands[c2] = sc.cands[c]
-                    c2 += 1
-            n_cands = c2
         sc.n_cands = n_cands
+        if n_cands > 0 and depth >= 1 and (self.do_similar or self.do_reorder):
+            self._filter(ni, depth, perr, sc)
         return 0
+
+    cdef int _walk(self, int32_t ni, int depth, uint16_t* path) noexcept nogil:
+        """The prefix of ``ni`` into ``path``, leaf to root; -1 when a deleted ancestor kills the
+        whole subtree."""
+        cdef int32_t cur = ni
+        cdef int k = depth
+        while cur >= 0 and k > 0:
+            if trie_node(&self.trie, cur).flags & F_DELETED:
+                return -1
+            k -= 1
+            path[k] = trie_node(&self.trie, cur).ant
+            cur = trie_node(&self.trie, cur).parent
+        if cur >= 0 and trie_node(&self.trie, cur).flags & F_DELETED:
+            return -1
+        return 0
+
+    cdef void _filter(self, int32_t ni, int depth, double perr, Scratch* sc) noexcept nogil:
+        """Drop the survivors in ``sc.cands`` that Theorem 18 (dominated by the prefix without one
+        of its last rules) or, in a seeded search, Theorem 15 within the child (an earlier place
+        of its last rule comes first) rules out. Both are strict: an optimum is never removed, and
+        they compose with the map and every other bound (docs/corels.md)."""
+        cdef int c, c2 = 0, n_sim = 0
+        cdef Candidate* cand
+        if self.do_similar:
+            n_sim = self._similar_setup(ni, depth, sc)
+        if self.do_reorder:
+            self._reorder_setup(ni, depth, sc)
+        for c in range(sc.n_cands):
+            cand = &sc.cands[c]
+            if self.do_similar and theorem18_prunes(&self.pb, &sc.sim, &sc.path[0], cand.ant, depth, n_sim,
+                                                    cand.err - perr, self.sim_eps, &sc.acc[0]):
+                sc.n_pruned_similar += 1
+            elif self.do_reorder and self._reorder_better(cand.ant, depth, cand.err, sc):
+                sc.n_pruned_reorder += 1
+            else:
+                sc.cands[c2] = cand[0]
+                c2 += 1
+        sc.n_cands = c2
 
     cdef void _admit(self, int32_t ni, Scratch* sc) noexcept nogil:
         """Second pass of an expansion (under the queue lock when threaded): re-check the
         survivors in ``sc.cands`` against ``R^c``, pass them through the symmetry map, queue them."""
         cdef int depth = trie_node(&self.trie, ni).depth, k, i, s, verdict, c
-        cdef int n_cands = sc.n_cands, W = self.W
+        cdef int n_cands = sc.n_cands, W = self.pb.W
         cdef int32_t child
         cdef double lb
         cdef uint64_t* u = &sc.u[0]
@@ -1647,10 +1443,10 @@ cdef class Search:
             s = cand.ant
             lb = cand.lb
             # R^c may have improved since this child was scored: the same tests as on pop
-            if lb + (self.lamW if self.do_lookahead else 0.0) >= self.best:
+            if lb + (self.pb.lamW if self.do_lookahead else 0.0) >= self.best:
                 self.n_pruned_lookahead += 1
                 continue
-            if self.do_length and (depth + 2) * self.lamW >= self.best:
+            if self.do_length and (depth + 2) * self.pb.lamW >= self.best:
                 self.n_pruned_length += 1
                 continue
             sc.child_ids[depth] = s
@@ -1658,7 +1454,7 @@ cdef class Search:
             me = NULL
             if self.map_kind != MAP_NONE:
                 if self.map_kind == MAP_CAPTURED:
-                    capv = &self.caps[<size_t>s * W]
+                    capv = &self.pb.caps[<size_t>s * W]
                     for i in range(W):
                         f[i] = u[i] & ~capv[i]
                 me = self._map_admit(cand.map_key, depth + 1, lb, cand.err, cand.b0, &verdict, sc)
@@ -1671,7 +1467,7 @@ cdef class Search:
             if child < 0:          # out of memory: the search can no longer certify
                 self.out_of_memory = True
                 # the rest of this parent's children stay unexplored: bound them by the parent
-                self.oom_bound = min(self.oom_bound, sc.node_lb + self.lamW)
+                self.oom_bound = min(self.oom_bound, sc.node_lb + self.pb.lamW)
                 break             # (a new map slot stays empty until _map_store fills it)
             # no arena memory: the child goes in unrecorded, which is sound; a child no record
             # names (unrecorded or unverifiable) must never be deleted by the map (_recorded)
@@ -1680,7 +1476,7 @@ cdef class Search:
                 trie_node(&self.trie, child).flags |= F_UNCHECKED
             if not self._push(cand.key, child):   # out of memory: as above
                 self.out_of_memory = True
-                self.oom_bound = min(self.oom_bound, sc.node_lb + self.lamW)
+                self.oom_bound = min(self.oom_bound, sc.node_lb + self.pb.lamW)
                 trie_release(&self.trie, child)
                 break
         for k in range(depth):
@@ -1748,14 +1544,7 @@ cdef class Search:
         if self.queue.size() > 0 and stop[0] == 0 and not self.out_of_memory and (
                 max_evals < 0 or self.n_evaluated < max_evals):
             t0 = now()
-            if gw_pool_stale(self.pool):   # in a forked child: the pool's threads are gone
-                self.pool = NULL
-            if self.pool == NULL:
-                self.pool = gw_pool_new(self.n_threads)
-            if self.pool == NULL:          # no memory even for the pool: run on this thread
-                _worker_entry(<void*>self, 0)
-            else:
-                gw_pool_run(self.pool, _worker_entry, <void*>self)
+            pool_run(&self.pool, self.n_threads, _worker_entry, <void*>self)
             self.t_join += now() - t0
             for t in range(self.n_threads):
                 sc = &self.scratch[t]
@@ -1844,7 +1633,7 @@ cdef class Search:
             elif self.out_of_memory:
                 # another worker could not allocate: queue nothing more (the containers' next
                 # allocation may fail), and bound this node's children by the node, as _admit does
-                self.oom_bound = min(self.oom_bound, sc.node_lb + self.lamW)
+                self.oom_bound = min(self.oom_bound, sc.node_lb + self.pb.lamW)
                 for k in range(trie_node(&self.trie, idx).depth):
                     sc.in_prefix[sc.path[k]] = 0
             else:
@@ -1897,12 +1686,12 @@ cdef class Search:
 
     @property
     def total_weight(self):
-        return self.total
+        return self.pb.total
 
     @property
     def objective(self):
         """Best objective found, as a fraction of the total weight (+ lambda per rule)."""
-        return self.best / self.total if self.total > 0 else 0.0
+        return self.best / self.pb.total if self.pb.total > 0 else 0.0
 
     @property
     def best_prefix(self):
@@ -1961,10 +1750,10 @@ cdef class Search:
         """
         cdef double lo = min(self.best, self.oom_bound)
         if self.live_lb.size() > 0:
-            lo = min(lo, deref(self.live_lb.begin()).first + self.lamW)
+            lo = min(lo, deref(self.live_lb.begin()).first + self.pb.lamW)
         if self.buckets.size() > 0:      # the spilled part of the queue, bucket by bucket
-            lo = min(lo, self._disk_lb() + self.lamW)
-        return lo / self.total if self.total > 0 else 0.0
+            lo = min(lo, self._disk_lb() + self.pb.lamW)
+        return lo / self.pb.total if self.pb.total > 0 else 0.0
 
     cdef void _disk_summary(self, unordered_map[int64_t, int64_t]& pairs) noexcept nogil:
         """Add the prefixes on disk to Theorem 7's ``(length, f)`` counts. A bucket keeps, per
@@ -1977,7 +1766,7 @@ cdef class Search:
             for L in range(256):
                 if self.buckets[b].depth_count[L] > 0:
                     pairs[<int64_t>L * 65536 + theorem7_f(self.buckets[b].depth_min_err[L], L, self.best,
-                                                          self.lamW, self.M)] += self.buckets[b].depth_count[L]
+                                                          self.pb.lamW, self.pb.M)] += self.buckets[b].depth_count[L]
 
     cdef void _disk_lengths(self, dict lengths):
         """Add the prefixes on disk to the histogram of queue prefix lengths (exact)."""
@@ -2009,7 +1798,7 @@ cdef class Search:
                 it = self.live_err[L].begin()
                 while it != self.live_err[L].end():
                     memcpy(&err, &deref(it).first, 8)
-                    pairs[<int64_t>L * 65536 + theorem7_f(err, L, self.best, self.lamW, self.M)] += deref(it).second
+                    pairs[<int64_t>L * 65536 + theorem7_f(err, L, self.best, self.pb.lamW, self.pb.M)] += deref(it).second
                     inc(it)
             self._disk_summary(pairs)
         lengths = {L: int(self.live_depth[L]) for L in range(256) if self.live_depth[L] > 0}
@@ -2040,10 +1829,10 @@ cdef class Search:
             idx = self.queue.at(i).node
             if trie_node(&self.trie, idx).flags & F_DELETED:
                 continue
-            lo = min(lo, self._qlb(self.queue.at(i)) + self.lamW)
+            lo = min(lo, self._qlb(self.queue.at(i)) + self.pb.lamW)
             L = trie_node(&self.trie, idx).depth
             lengths[L] = lengths.get(L, 0) + 1
-            key = (L, theorem7_f(trie_err(&self.trie, idx), L, self.best, self.lamW, self.M))
+            key = (L, theorem7_f(trie_err(&self.trie, idx), L, self.best, self.pb.lamW, self.pb.M))
             pairs[key] = pairs.get(key, 0) + 1
         self._disk_lengths(lengths)
         with nogil:
@@ -2053,7 +1842,7 @@ cdef class Search:
             key = (int(deref(dt).first // 65536), int(deref(dt).first % 65536))
             pairs[key] = pairs.get(key, 0) + int(deref(dt).second)
             inc(dt)
-        return (lo / self.total if self.total > 0 else 0.0), lengths, pairs
+        return (lo / self.pb.total if self.pb.total > 0 else 0.0), lengths, pairs
 
     def evaluate(self, prefix):
         """Score one prefix from scratch with the search's own kernels (for checks and tests).
@@ -2064,38 +1853,38 @@ cdef class Search:
         cdef double cnt[MAX_CLASSES]
         cdef double correct, err = 0, wv, b0 = 0
         cdef int label, i, s
-        cdef vector[uint64_t] uu = self.mask
+        cdef vector[uint64_t] uu = self.pb.mask
         cdef vector[uint64_t] vv
-        vv.assign(self.W, 0)
+        vv.assign(self.pb.W, 0)
         labels = []
         seen = set()
         for s in prefix:
-            if s < 0 or s >= self.M or s in seen:
+            if s < 0 or s >= self.pb.M or s in seen:
                 raise ValueError(f"bad or repeated antecedent {s}")
             seen.add(s)
-            for i in range(self.W):
-                vv[i] = uu[i] & self.caps[<size_t>s * self.W + i]
-                uu[i] &= ~self.caps[<size_t>s * self.W + i]
-            self._counts(&vv[0], LABELS, cnt, &self.acc[0])
-            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
+            for i in range(self.pb.W):
+                vv[i] = uu[i] & self.pb.caps[<size_t>s * self.pb.W + i]
+                uu[i] &= ~self.pb.caps[<size_t>s * self.pb.W + i]
+            problem_counts(&self.pb, &vv[0], LABELS, cnt, &self.acc[0])
+            wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
             err += wv - correct
             labels.append(label)
-        self._counts(&uu[0], LABELS, cnt, &self.acc[0])
-        wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-        if self.Q > 0:
-            self._counts(&uu[0], MINORITY, cnt, &self.acc[0])
-            b0 = weighted_sum(self.C, self.weights, cnt)
-        b = err + len(labels) * self.lamW
-        return {"objective": (b + wv - correct) / self.total, "b": b / self.total,
-                "b0": b0 / self.total, "rule_labels": labels, "default": label,
-                "captured": (self.total - wv) / self.total}
+        problem_counts(&self.pb, &uu[0], LABELS, cnt, &self.acc[0])
+        wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
+        if self.pb.Q > 0:
+            problem_counts(&self.pb, &uu[0], MINORITY, cnt, &self.acc[0])
+            b0 = weighted_sum(self.pb.C, self.pb.weights, cnt)
+        b = err + len(labels) * self.pb.lamW
+        return {"objective": (b + wv - correct) / self.pb.total, "b": b / self.pb.total,
+                "b0": b0 / self.pb.total, "rule_labels": labels, "default": label,
+                "captured": (self.pb.total - wv) / self.pb.total}
 
     # ------------------------------------------------ a distributed driver's handles (issue 27)
 
     cdef list _check_prefix(self, prefix):
         ids = [int(a) for a in prefix]
-        if len(set(ids)) != len(ids) or any(a < 0 or a >= self.M for a in ids) or len(ids) > self.max_len:
-            raise ValueError(f"bad prefix {ids!r}: distinct antecedents 0..{self.M - 1}, at most {self.max_len}")
+        if len(set(ids)) != len(ids) or any(a < 0 or a >= self.pb.M for a in ids) or len(ids) > self.max_len:
+            raise ValueError(f"bad prefix {ids!r}: distinct antecedents 0..{self.pb.M - 1}, at most {self.max_len}")
         return ids
 
     cdef double _list_objective(self, list ids) except? -1:
@@ -2104,50 +1893,50 @@ cdef class Search:
         cdef double cnt[MAX_CLASSES]
         cdef double correct, err = 0, wv
         cdef int label, i, s
-        cdef vector[uint64_t] uu = self.mask
+        cdef vector[uint64_t] uu = self.pb.mask
         cdef vector[uint64_t] vv
-        vv.assign(self.W, 0)
+        vv.assign(self.pb.W, 0)
         for s in ids:
-            for i in range(self.W):
-                vv[i] = uu[i] & self.caps[<size_t>s * self.W + i]
-                uu[i] &= ~self.caps[<size_t>s * self.W + i]
-            self._counts(&vv[0], LABELS, cnt, &self.acc[0])
-            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
+            for i in range(self.pb.W):
+                vv[i] = uu[i] & self.pb.caps[<size_t>s * self.pb.W + i]
+                uu[i] &= ~self.pb.caps[<size_t>s * self.pb.W + i]
+            problem_counts(&self.pb, &vv[0], LABELS, cnt, &self.acc[0])
+            wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
             err += wv - correct
-        self._counts(&uu[0], LABELS, cnt, &self.acc[0])
-        wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-        return err + len(ids) * self.lamW + (wv - correct)
+        problem_counts(&self.pb, &uu[0], LABELS, cnt, &self.acc[0])
+        wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
+        return err + len(ids) * self.pb.lamW + (wv - correct)
 
     cdef void _seed_one(self, list ids) except *:
         """Queue one prefix with its trie path, each node's error and bound as ``_score`` gives them."""
         cdef double cnt[MAX_CLASSES]
         cdef double zc[MAX_CLASSES]
-        cdef double correct, wv, err = 0, b0 = 0, lb, key, ucap
+        cdef double correct, wv, err = 0, b0 = 0, lb, b
         cdef int label, i, s, depth = 0
         cdef int32_t node, child
-        cdef vector[uint64_t] uu = self.mask
+        cdef vector[uint64_t] uu = self.pb.mask
         cdef vector[uint64_t] vv
-        vv.assign(self.W, 0)
+        vv.assign(self.pb.W, 0)
         if self.do_eqpts:
-            self._counts(&uu[0], MINORITY, zc, &self.acc[0])
-            b0 = weighted_sum(self.C, self.weights, zc)
+            problem_counts(&self.pb, &uu[0], MINORITY, zc, &self.acc[0])
+            b0 = weighted_sum(self.pb.C, self.pb.weights, zc)
         lb = b0
         node = self._new_node(-1, 0, 0, 0.0, b0)
         if node < 0:
             raise MemoryError("cannot allocate the search's node pool")
         for s in ids:
-            for i in range(self.W):
-                vv[i] = uu[i] & self.caps[<size_t>s * self.W + i]
-                uu[i] &= ~self.caps[<size_t>s * self.W + i]
-            self._counts(&vv[0], LABELS, cnt, &self.acc[0])
-            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
+            for i in range(self.pb.W):
+                vv[i] = uu[i] & self.pb.caps[<size_t>s * self.pb.W + i]
+                uu[i] &= ~self.pb.caps[<size_t>s * self.pb.W + i]
+            problem_counts(&self.pb, &vv[0], LABELS, cnt, &self.acc[0])
+            wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
             err = err + (wv - correct)
             depth += 1
             b0 = 0
             if self.do_eqpts:
-                self._counts(&uu[0], MINORITY, zc, &self.acc[0])
-                b0 = weighted_sum(self.C, self.weights, zc)
-            lb = err + depth * self.lamW + b0
+                problem_counts(&self.pb, &uu[0], MINORITY, zc, &self.acc[0])
+                b0 = weighted_sum(self.pb.C, self.pb.weights, zc)
+            lb = err + depth * self.pb.lamW + b0
             child = self._new_node(node, <uint16_t>s, <uint8_t>depth, err, lb)
             trie_release(&self.trie, node)      # the child holds its parent from here on
             if child < 0:
@@ -2159,20 +1948,10 @@ cdef class Search:
         if self._hopeless(lb, depth):
             trie_release(&self.trie, node)
             return
-        self._counts(&uu[0], LABELS, cnt, &self.acc[0])
-        wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-        if self.policy == P_LOWER_BOUND:
-            key = lb
-        elif self.policy == P_OBJECTIVE:
-            key = err + depth * self.lamW + (wv - correct)
-        elif self.policy == P_BFS:
-            key = depth
-        elif self.policy == P_DFS:
-            key = -depth
-        else:
-            ucap = self.total - wv
-            key = (err + depth * self.lamW) * self.total / ucap if ucap > 0 else INFINITY
-        if not self._push(key, node):
+        problem_counts(&self.pb, &uu[0], LABELS, cnt, &self.acc[0])
+        wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
+        b = err + depth * self.pb.lamW
+        if not self._push(policy_key(self.policy, depth, lb, b + (wv - correct), b, self.pb.total, wv), node):
             trie_release(&self.trie, node)
             raise MemoryError("cannot allocate the search's queue")
 
@@ -2254,7 +2033,7 @@ cdef class Search:
                 trie_release(&self.trie, idx)
                 continue
             depth = nd.depth
-            bound = (lb + self.lamW) / self.total if self.total > 0 else 0.0
+            bound = (lb + self.pb.lamW) / self.pb.total if self.pb.total > 0 else 0.0
             path = [0] * depth
             cur = idx
             for j in range(depth - 1, -1, -1):
