@@ -23,9 +23,8 @@ accumulated separately from ``depth * lambda`` so equal prefixes give bit-identi
 
 from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t, uint16_t, uint8_t
 from libc.math cimport floor, ldexp, INFINITY
-from libc.string cimport memcpy, memset
-from libc.stdio cimport FILE, fopen, fclose, fwrite, fread, fflush, fseek, ferror, remove, snprintf, SEEK_SET
-from libc.errno cimport errno, EIO, ENOMEM
+from libc.string cimport memcpy
+from libc.errno cimport ENOMEM
 from libc.stdlib cimport malloc, free
 from libcpp.string cimport string
 from libcpp.vector cimport vector
@@ -48,6 +47,11 @@ from corels_problem cimport (
     problem_error, problem_root, problem_context, default_error, policy_key, theorem18_init, theorem18_setup,
     theorem18_prunes,
 )
+from corels_disk cimport (
+    DiskQueue, SpillBucket, SPILL_SAMPLE, SPILL_RECORD, gw_spill_key, gw_spill_id, gw_spill_len, gw_spill_unchecked,
+    key_less, disk_best, disk_first, disk_lb, disk_close, disk_encode, disk_abort, disk_begin, disk_stays,
+    disk_write, disk_flush, disk_commit, disk_read, disk_take, disk_summary, disk_lengths,
+)
 from corels_threads cimport (
     gw_sync, gw_sync_new, gw_sync_free, gw_lock, gw_unlock, gw_inc_lock, gw_inc_unlock, gw_wait,
     gw_notify_all, gw_pool, gw_live_inc, pool_run, pool_free,
@@ -63,18 +67,6 @@ cdef extern from "corels_kernels.h" nogil:
                         int n, int64_t* out)
     void gw_prefetch(const void* p)
 
-cdef extern from "corels_spill.h" nogil:
-    size_t GW_SPILL_HEAD
-    int gw_spill_len(const uint8_t* rec)
-    size_t gw_spill_rec_len(int length)
-    uint16_t gw_spill_id(const uint8_t* rec, int k)
-    bint gw_spill_unchecked(const uint8_t* rec, int k)
-    bint gw_spill_sort(uint64_t* offs, size_t n, const uint8_t* buf)
-    ctypedef struct gw_spill_key:
-        double key
-        int32_t tie
-    void gw_spill_sort_keys(gw_spill_key* a, size_t n)
-
 import os
 
 import numpy as np
@@ -88,8 +80,6 @@ MAPS = {"none": MAP_NONE, "prefix": MAP_PREFIX, "captured": MAP_CAPTURED}
 
 cdef enum:
     R_SPILL_ERROR = 5       # Search.run's codes past corels_problem's
-    SPILL_BUCKETS = 4       # files one spill writes, by quantiles of the spilled part's keys
-    SPILL_SAMPLE = 4096     # queue entries sampled to place the quantiles
 
 # return codes of Search.run
 DONE = R_DONE
@@ -113,22 +103,6 @@ cdef struct Candidate:  # a child that passed every bound, waiting for the map a
     double key          # its queue key
     uint64_t map_key
     int32_t ant
-
-
-cdef struct SpillBucket:  # one file of the external-memory queue (Search._spill)
-    FILE* fp            # open, already unlinked where the system allows it
-    double min_key      # the smallest (key, tie) in the file: it comes back before the RAM queue
-    int32_t min_tie     # passes it
-    double min_lb       # the smallest bound in the file (its part of the lower bound)
-    int64_t count
-    int64_t nbytes
-    int64_t depth_count[256]   # its prefixes by length, and the smallest prefix error of each
-    double depth_min_err[256]  # length: the progress figures count the disk (queue_summary)
-
-
-cdef inline bint _qless(double k1, int32_t t1, double k2, int32_t t2) noexcept nogil:
-    """The heap's order on (key, tie)."""
-    return k1 < k2 or (k1 == k2 and t1 < t2)
 
 
 cdef struct Scratch:    # one thread's working memory for an expansion (see Search._score)
@@ -223,15 +197,8 @@ cdef class Search:
     # Theorem 18 (issue 13 item 5, on by default), a child against itself without one of its
     # last rules: the tolerance of its strict test (its scratch is per thread, in Scratch)
     cdef double sim_eps
-    # the external-memory queue (issue 27): the queue's worst buckets in files (Search._spill)
-    cdef vector[SpillBucket] buckets
-    cdef string spill_dir
-    cdef size_t spill_budget        # search bytes above which the queue spills; 0: never
-    cdef size_t spill_min_entries   # no spill of a queue shorter than this
-    cdef size_t map_budget          # map bytes past which it takes no new class; 0: no limit
-    cdef int spill_errno
-    cdef int64_t spill_seq, spilled_now, spill_bytes_now
-    cdef public int64_t n_spills, n_reloads, n_spilled, max_spill_bytes, max_spilled
+    # the external-memory queue (issue 27): the queue's worst buckets in files (corels_disk.pxd)
+    cdef DiskQueue disk
     cdef bint exact_ties        # weighted counts exact in doubles: ties of prefix errors are decidable
     cdef bint do_reorder        # the reordering check: on in a seeded search (a task of a split)
     cdef public int64_t n_pruned_similar, n_pruned_reorder
@@ -347,7 +314,7 @@ cdef class Search:
     # ---------------------------------------------------------------------------- nodes, heap
 
     def __dealloc__(self):
-        self._close_buckets()
+        disk_close(&self.disk)
         trie_destroy(&self.trie)
         pool_free(&self.pool)
         gw_sync_free(self.sync)
@@ -474,71 +441,32 @@ cdef class Search:
         """The search's memory (the queue's part, the map) passed the spill budget, and the
         queue is a part worth spilling (else spilling would only churn)."""
         cdef size_t q
-        if self.spill_budget == 0 or self.queue.size() < self.spill_min_entries or self.queue.size() < 2:
+        if self.disk.budget == 0 or self.queue.size() < self.disk.min_entries or self.queue.size() < 2:
             return False
         q = self._queue_part_bytes()
-        return q + table_bytes(&self.table) > self.spill_budget and 4 * q >= self.spill_budget
-
-    cdef int _best_bucket(self) noexcept nogil:
-        cdef int b, best = -1
-        for b in range(<int>self.buckets.size()):
-            if best < 0 or _qless(self.buckets[b].min_key, self.buckets[b].min_tie,
-                                  self.buckets[best].min_key, self.buckets[best].min_tie):
-                best = b
-        return best
+        return q + table_bytes(&self.table) > self.disk.budget and 4 * q >= self.disk.budget
 
     cdef bint _reload_due(self) noexcept nogil:
         """A bucket holds an entry the queue would pop before its top (or the queue is empty)."""
-        cdef int b
-        cdef QEntry* top
-        if self.buckets.size() == 0:
-            return False
         if self.queue.size() == 0:
-            return True
-        b = self._best_bucket()
-        top = &self.queue.top()
-        return _qless(self.buckets[b].min_key, self.buckets[b].min_tie, top.key, top.tie)
-
-    cdef double _disk_lb(self) noexcept nogil:
-        cdef double lo = INFINITY
-        cdef size_t b
-        for b in range(self.buckets.size()):
-            lo = min(lo, self.buckets[b].min_lb)
-        return lo
-
-    cdef void _close_buckets(self) noexcept nogil:
-        cdef size_t b
-        for b in range(self.buckets.size()):
-            fclose(self.buckets[b].fp)
-        self.buckets.clear()
-        self.spilled_now = 0
-        self.spill_bytes_now = 0
+            return disk_first(&self.disk, True, 0.0, 0)
+        return disk_first(&self.disk, False, self.queue.top().key, self.queue.top().tie)
 
     cdef inline bint _spill_drop(self, QEntry* e) noexcept nogil:
         """An entry the queue would drop when popped: deleted by the map or hopeless."""
         return trie_dead(&self.trie, e.node) or self._hopeless(self._qlb(e[0]), trie_node(&self.trie, e.node).depth)
 
     cdef int _spill(self, size_t keep) noexcept nogil:
-        """Write the queue's worst entries to bucket files until about ``keep`` stay in RAM.
-
-        Quantiles of a sample of (key, tie) split the spilled part into ``SPILL_BUCKETS`` files;
-        each prefix goes out self-contained (key, bound, tie, antecedent ids) and its nodes are
-        released. Everything is written and flushed before the heap changes, so a write error
-        (a full disk) leaves the queue whole: 0, or the ``errno`` of the failure.
+        """Write the queue's worst entries to bucket files until about ``keep`` stay in RAM
+        (``corels_disk.pxd``): each prefix goes out self-contained and its nodes are released.
+        Everything is written and flushed before the heap changes, so a write error (a full
+        disk) leaves the queue whole: 0, or the ``errno`` of the failure.
         """
-        cdef size_t n = self.queue.size(), i, j, S, q0
+        cdef size_t n = self.queue.size(), i, j, S
         cdef gw_spill_key* sample
-        cdef gw_spill_key cut[SPILL_BUCKETS]
-        cdef SpillBucket nb[SPILL_BUCKETS]
-        cdef char path[4200]
-        cdef uint8_t rec[21 + 512 + 32]
-        cdef uint16_t a
+        cdef uint8_t rec[SPILL_RECORD]
         cdef QEntry e
-        cdef int b, k, depth, err = 0
-        cdef uint8_t* bits
-        cdef int32_t cur
-        cdef size_t rec_len
-        cdef double lb
+        cdef int err
         if n <= keep or n < 2:
             return 0
         S = min(n, <size_t>SPILL_SAMPLE)
@@ -546,81 +474,27 @@ cdef class Search:
         if sample == NULL:
             return ENOMEM
         for i in range(S):
-            j = <size_t>(splitmix64(<uint64_t>i * <uint64_t>2654435761 + <uint64_t>self.n_spills) % n)
+            j = <size_t>(splitmix64(<uint64_t>i * <uint64_t>2654435761 + <uint64_t>self.disk.n_spills) % n)
             if S == n:
                 j = i
             sample[i].key = self.queue.at(j).key
             sample[i].tie = self.queue.at(j).tie
-        gw_spill_sort_keys(sample, S)
-        q0 = min(S - 1, max(<size_t>1, S * keep // n))
-        for b in range(SPILL_BUCKETS):
-            cut[b] = sample[q0 + (S - q0) * b // SPILL_BUCKETS]
+        err = disk_begin(&self.disk, sample, S, keep, n)
         free(sample)
-        for b in range(SPILL_BUCKETS):
-            nb[b].fp = NULL
-            nb[b].count = 0
-            nb[b].nbytes = 0
-            nb[b].min_key = INFINITY
-            nb[b].min_tie = 0
-            nb[b].min_lb = INFINITY
-            memset(nb[b].depth_count, 0, sizeof(nb[b].depth_count))
-        for b in range(SPILL_BUCKETS):
-            self.spill_seq += 1
-            snprintf(path, sizeof(path), "%s/queue-%lld.bin", self.spill_dir.c_str(), <long long>self.spill_seq)
-            nb[b].fp = fopen(path, "w+b")
-            if nb[b].fp == NULL:
-                err = errno if errno != 0 else EIO
-                break
-            remove(path)     # the open file lives on until closed, whatever ends the process
         # pass 1: write (the heap is untouched until every byte is on disk)
+        i = 0
+        while err == 0 and i < n:
+            e = self.queue.at(i)
+            i += 1
+            if (not disk_stays(&self.disk, e.key, e.tie) and trie_node(&self.trie, e.node).depth > 0
+                    and not self._spill_drop(&e)):
+                err = disk_write(&self.disk, rec, disk_encode(&self.trie, e.node, e.key, self._qlb(e), e.tie, rec),
+                                 trie_err(&self.trie, e.node))
+                if err != 0:
+                    disk_abort(&self.disk)
         if err == 0:
-            for i in range(n):
-                e = self.queue.at(i)
-                if (not _qless(e.key, e.tie, cut[0].key, cut[0].tie) and trie_node(&self.trie, e.node).depth > 0
-                        and not self._spill_drop(&e)):
-                    b = SPILL_BUCKETS - 1
-                    while b > 0 and _qless(e.key, e.tie, cut[b].key, cut[b].tie):
-                        b -= 1
-                    lb = self._qlb(e)
-                    depth = trie_node(&self.trie, e.node).depth
-                    memcpy(&rec[0], &e.key, 8)
-                    memcpy(&rec[8], &lb, 8)
-                    memcpy(&rec[16], &e.tie, 4)
-                    rec[20] = <uint8_t>depth
-                    bits = &rec[21 + 2 * depth]
-                    memset(bits, 0, (depth + 7) // 8)
-                    cur = e.node
-                    for k in range(depth - 1, -1, -1):
-                        a = trie_node(&self.trie, cur).ant
-                        memcpy(&rec[21 + 2 * k], &a, 2)
-                        if trie_node(&self.trie, cur).flags & F_UNCHECKED:
-                            bits[k >> 3] |= <uint8_t>(1 << (k & 7))
-                        cur = trie_node(&self.trie, cur).parent
-                    rec_len = gw_spill_rec_len(depth)
-                    if fwrite(rec, 1, rec_len, nb[b].fp) != rec_len:
-                        err = errno if errno != 0 else EIO
-                        break
-                    nb[b].count += 1
-                    nb[b].nbytes += rec_len
-                    if nb[b].depth_count[depth] == 0 or trie_err(&self.trie, e.node) < nb[b].depth_min_err[depth]:
-                        nb[b].depth_min_err[depth] = trie_err(&self.trie, e.node)
-                    nb[b].depth_count[depth] += 1
-                    if _qless(e.key, e.tie, nb[b].min_key, nb[b].min_tie):
-                        nb[b].min_key = e.key
-                        nb[b].min_tie = e.tie
-                    nb[b].min_lb = min(nb[b].min_lb, lb)
-        if err == 0:
-            for b in range(SPILL_BUCKETS):
-                if fflush(nb[b].fp) != 0 or ferror(nb[b].fp):
-                    err = errno if errno != 0 else EIO
-                    break
-                if fseek(nb[b].fp, 0, SEEK_SET) != 0:
-                    err = errno if errno != 0 else EIO
-                    break
+            err = disk_flush(&self.disk)
         if err != 0:
-            for b in range(SPILL_BUCKETS):
-                if nb[b].fp != NULL:
-                    fclose(nb[b].fp)
             return err
         # pass 2: the written entries (and the ones the queue would drop) leave RAM
         j = 0
@@ -628,7 +502,7 @@ cdef class Search:
             e = self.queue.at(i)
             if self._spill_drop(&e):
                 self.n_popped_pruned += 1
-            elif _qless(e.key, e.tie, cut[0].key, cut[0].tie) or trie_node(&self.trie, e.node).depth == 0:
+            elif disk_stays(&self.disk, e.key, e.tie) or trie_node(&self.trie, e.node).depth == 0:
                 self.queue.set(j, e)
                 j += 1
                 continue
@@ -636,17 +510,7 @@ cdef class Search:
             trie_release(&self.trie, e.node)
         self.queue.truncate(j)
         self.queue.heapify()
-        for b in range(SPILL_BUCKETS):
-            if nb[b].count == 0:
-                fclose(nb[b].fp)
-                continue
-            self.buckets.push_back(nb[b])
-            self.spilled_now += nb[b].count
-            self.spill_bytes_now += nb[b].nbytes
-            self.n_spilled += nb[b].count
-        self.n_spills += 1
-        self.max_spilled = max(self.max_spilled, self.spilled_now)
-        self.max_spill_bytes = max(self.max_spill_bytes, self.spill_bytes_now)
+        disk_commit(&self.disk)
         return 0
 
     cdef int _reload(self) noexcept nogil:
@@ -658,11 +522,10 @@ cdef class Search:
         deletes them (sound; a dominated one is searched). A hopeless prefix is dropped. 0, or
         the ``errno`` of a failed read (the bucket then stays, and still bounds the search).
         """
-        cdef int bi = self._best_bucket(), d, c, k, cur_depth = 0, label, i
-        cdef SpillBucket bk = self.buckets[bi]
+        cdef int bi = disk_best(&self.disk), d, c, k, cur_depth = 0, label, i, err
+        cdef SpillBucket bk = self.disk.buckets[bi]
         cdef uint8_t* buf
         cdef uint64_t* offs
-        cdef uint64_t pos
         cdef int64_t r
         cdef const uint8_t* rec
         cdef double key, lb, correct, wv
@@ -680,34 +543,14 @@ cdef class Search:
         cdef QEntry e
         cdef MapEntry* me
         cdef MapRecord mrec
-        buf = <uint8_t*>malloc(max(bk.nbytes, 1))
-        offs = <uint64_t*>malloc(max(bk.count, 1) * sizeof(uint64_t))
         ust = <uint64_t*>malloc((<size_t>258 * W) * sizeof(uint64_t))
-        if buf == NULL or offs == NULL or ust == NULL:
-            free(buf)
-            free(offs)
-            free(ust)
+        if ust == NULL:
             return ENOMEM
-        if fseek(bk.fp, 0, SEEK_SET) != 0 or fread(buf, 1, bk.nbytes, bk.fp) != <size_t>bk.nbytes:
-            free(buf)
-            free(offs)
+        err = disk_read(&self.disk, bi, &buf, &offs)
+        if err != 0:
             free(ust)
-            return errno if errno != 0 else EIO
-        pos = 0
-        for r in range(bk.count):
-            offs[r] = pos
-            pos += gw_spill_rec_len(gw_spill_len(buf + pos))
-        if pos != <uint64_t>bk.nbytes or not gw_spill_sort(offs, bk.count, buf):
-            free(buf)
-            free(offs)
-            free(ust)
-            return EIO
-        fclose(bk.fp)
-        self.buckets[bi] = self.buckets[self.buckets.size() - 1]
-        self.buckets.pop_back()
-        self.spilled_now -= bk.count
-        self.spill_bytes_now -= bk.nbytes
-        self.n_reloads += 1
+            return err
+        disk_take(&self.disk, bi)
         vv = &ust[<size_t>257 * W]
         for i in range(W):
             ust[i] = self.pb.mask[i]
@@ -874,14 +717,14 @@ cdef class Search:
 
     cdef int _spill_and_reload(self) noexcept nogil:
         """Between expansions: spill when over budget, then reload while a bucket comes first.
-        0, or an ``errno`` (kept in ``spill_errno``)."""
+        0, or an ``errno`` (kept in ``disk.error``)."""
         cdef int rc = 0
         if self._spill_due():
             rc = self._spill(self.queue.size() // 2)
         while rc == 0 and not self.out_of_memory and self._reload_due():
             rc = self._reload()
         if rc != 0:
-            self.spill_errno = rc
+            self.disk.error = rc
         return rc
 
     # ---------------------------------------------------------------------------- map
@@ -934,9 +777,9 @@ cdef class Search:
         cdef bint grow = (self.table.cap >> 32) == 0 and 4 * (self.table.count + 1) > 3 * self.table.cap
         # under a budget the map stops taking classes before it would pass it: a new class needs
         # room for its record, a doubling room for both slot tables while it moves the entries
-        cdef bint frozen = self.map_budget > 0 and (
-            table_bytes(&self.table) + table_put_bytes(&self.table, n_ids) > self.map_budget
-            or grow and table_bytes(&self.table) + max(2 * self.table.cap, <size_t>1024) * sizeof(MapEntry) > self.map_budget)
+        cdef bint frozen = self.disk.map_budget > 0 and (
+            table_bytes(&self.table) + table_put_bytes(&self.table, n_ids) > self.disk.map_budget
+            or grow and table_bytes(&self.table) + max(2 * self.table.cap, <size_t>1024) * sizeof(MapEntry) > self.disk.map_budget)
         if not frozen and grow and not table_grow(&self.table):
             verdict[0] = 3               # no memory for the map: insert unchecked (sound)
             return NULL
@@ -1487,7 +1330,7 @@ cdef class Search:
         cdef QEntry e
         cdef int32_t idx
         while True:
-            if self.buckets.size() > 0 and self._reload_due():
+            if self.disk.buckets.size() > 0 and self._reload_due():
                 if self._spill_and_reload() != 0:
                     return R_SPILL_ERROR
             if self.queue.size() == 0:
@@ -1515,7 +1358,7 @@ cdef class Search:
                     self._gc()
             elif self.queue.size() > self.gc_threshold and self.do_gc:
                 self._gc()
-            if self.spill_budget > 0 and self._spill_due() and self._spill_and_reload() != 0:
+            if self.disk.budget > 0 and self._spill_due() and self._spill_and_reload() != 0:
                 return R_SPILL_ERROR
             if now() >= t_end:
                 return R_SLICE
@@ -1539,7 +1382,7 @@ cdef class Search:
         cdef int t
         cdef double t0
         cdef Scratch* sc
-        if self.buckets.size() > 0 and self._reload_due() and self._spill_and_reload() != 0:
+        if self.disk.buckets.size() > 0 and self._reload_due() and self._spill_and_reload() != 0:
             return R_SPILL_ERROR
         if self.queue.size() > 0 and stop[0] == 0 and not self.out_of_memory and (
                 max_evals < 0 or self.n_evaluated < max_evals):
@@ -1590,7 +1433,7 @@ cdef class Search:
                     or (self.max_evals >= 0 and self.n_evaluated >= self.max_evals)):
                 self.halt = True
                 break
-            if self.buckets.size() > 0 and self._reload_due():
+            if self.disk.buckets.size() > 0 and self._reload_due():
                 self.halt = True                 # a bucket comes first: reloaded after the slice
                 break
             if self.queue.size() == 0:
@@ -1720,7 +1563,7 @@ cdef class Search:
     @property
     def done(self):
         """True when the queue is exhausted by the search (the optimum is certified)."""
-        return self.queue.size() == 0 and self.buckets.size() == 0 and not self.out_of_memory
+        return self.queue.size() == 0 and self.disk.buckets.size() == 0 and not self.out_of_memory
 
     def memory_bytes(self):
         """Bytes held by the search containers (capacity, an estimate for the hash map)."""
@@ -1751,31 +1594,9 @@ cdef class Search:
         cdef double lo = min(self.best, self.oom_bound)
         if self.live_lb.size() > 0:
             lo = min(lo, deref(self.live_lb.begin()).first + self.pb.lamW)
-        if self.buckets.size() > 0:      # the spilled part of the queue, bucket by bucket
-            lo = min(lo, self._disk_lb() + self.pb.lamW)
+        if self.disk.buckets.size() > 0:      # the spilled part of the queue, bucket by bucket
+            lo = min(lo, disk_lb(&self.disk) + self.pb.lamW)
         return lo / self.pb.total if self.pb.total > 0 else 0.0
-
-    cdef void _disk_summary(self, unordered_map[int64_t, int64_t]& pairs) noexcept nogil:
-        """Add the prefixes on disk to Theorem 7's ``(length, f)`` counts. A bucket keeps, per
-        length, its count and smallest prefix error, so each prefix is counted with the ``f`` of that
-        error: at least its own (``f`` falls as the error grows), which keeps the remaining space an
-        upper bound."""
-        cdef size_t b
-        cdef int L
-        for b in range(self.buckets.size()):
-            for L in range(256):
-                if self.buckets[b].depth_count[L] > 0:
-                    pairs[<int64_t>L * 65536 + theorem7_f(self.buckets[b].depth_min_err[L], L, self.best,
-                                                          self.pb.lamW, self.pb.M)] += self.buckets[b].depth_count[L]
-
-    cdef void _disk_lengths(self, dict lengths):
-        """Add the prefixes on disk to the histogram of queue prefix lengths (exact)."""
-        cdef size_t b
-        cdef int L
-        for b in range(self.buckets.size()):
-            for L in range(256):
-                if self.buckets[b].depth_count[L] > 0:
-                    lengths[L] = lengths.get(L, 0) + int(self.buckets[b].depth_count[L])
 
     def queue_summary(self):
         """Histogram of queue prefix lengths, and Theorem 7's ``(length, f)`` histogram, the
@@ -1800,9 +1621,9 @@ cdef class Search:
                     memcpy(&err, &deref(it).first, 8)
                     pairs[<int64_t>L * 65536 + theorem7_f(err, L, self.best, self.pb.lamW, self.pb.M)] += deref(it).second
                     inc(it)
-            self._disk_summary(pairs)
+            disk_summary(&self.disk, pairs, self.best, self.pb.lamW, self.pb.M)
         lengths = {L: int(self.live_depth[L]) for L in range(256) if self.live_depth[L] > 0}
-        self._disk_lengths(lengths)
+        disk_lengths(&self.disk, lengths)
         out = {}
         pt = pairs.begin()
         while pt != pairs.end():
@@ -1834,9 +1655,9 @@ cdef class Search:
             lengths[L] = lengths.get(L, 0) + 1
             key = (L, theorem7_f(trie_err(&self.trie, idx), L, self.best, self.pb.lamW, self.pb.M))
             pairs[key] = pairs.get(key, 0) + 1
-        self._disk_lengths(lengths)
+        disk_lengths(&self.disk, lengths)
         with nogil:
-            self._disk_summary(disk)
+            disk_summary(&self.disk, disk, self.best, self.pb.lamW, self.pb.M)
         dt = disk.begin()
         while dt != disk.end():
             key = (int(deref(dt).first // 65536), int(deref(dt).first % 65536))
@@ -1974,7 +1795,7 @@ cdef class Search:
             idx = self._pop().node
             trie_release(&self.trie, idx)
         table_clear(&self.table)
-        self._close_buckets()
+        disk_close(&self.disk)
         self.oom_bound = INFINITY
         self.out_of_memory = False
         self.do_reorder = self.map_kind == MAP_PREFIX
@@ -2014,12 +1835,12 @@ cdef class Search:
         cdef int depth, j, rc
         cdef double lb
         out = []
-        while len(out) < k and (self.queue.size() > 0 or self.buckets.size() > 0):
-            if self.buckets.size() > 0 and self._reload_due():
+        while len(out) < k and (self.queue.size() > 0 or self.disk.buckets.size() > 0):
+            if self.disk.buckets.size() > 0 and self._reload_due():
                 with nogil:
                     rc = self._reload()
                 if rc != 0:
-                    self.spill_errno = rc
+                    self.disk.error = rc
                     raise OSError(rc, self.spill_error)
                 if self.out_of_memory:
                     raise MemoryError("cannot bring the queue's prefixes back from disk")
@@ -2066,11 +1887,11 @@ cdef class Search:
             "trie": self.trie.live,
             "map": self.table.count,
             "pruned_similar_support": self.n_pruned_similar,
-            "spills": self.n_spills,
-            "reloads": self.n_reloads,
-            "spilled": self.n_spilled,
-            "max_spilled": self.max_spilled,
-            "max_spill_bytes": self.max_spill_bytes,
+            "spills": self.disk.n_spills,
+            "reloads": self.disk.n_reloads,
+            "spilled": self.disk.n_spilled,
+            "max_spilled": self.disk.max_spilled,
+            "max_spill_bytes": self.disk.max_bytes,
             "pruned_reorder": self.n_pruned_reorder,
         }
 
@@ -2089,36 +1910,36 @@ cdef class Search:
         raw = os.fsencode(directory)
         if len(raw) > 4000:
             raise ValueError("spill directory path too long")
-        self.spill_dir = raw
-        self.spill_budget = budget_bytes
-        self.spill_min_entries = min_entries
-        self.map_budget = map_budget
+        self.disk.dir = raw
+        self.disk.budget = budget_bytes
+        self.disk.min_entries = min_entries
+        self.disk.map_budget = map_budget
 
     def spill(self, long long keep):
         """Spill the queue now until about ``keep`` entries stay in RAM (needs ``set_spill``'s
         directory); raises ``OSError`` when the files cannot be written (the queue is unchanged)."""
         cdef int rc
-        if self.spill_dir.size() == 0:
+        if self.disk.dir.size() == 0:
             raise ValueError("set_spill() first: no spill directory")
         with nogil:
             rc = self._spill(<size_t>max(keep, 0))
         if rc != 0:
-            self.spill_errno = rc
+            self.disk.error = rc
             raise OSError(rc, self.spill_error)
 
     @property
     def spill_error(self):
         """Why the last spill or reload failed (``run`` returned SPILL_ERROR), else None."""
-        if self.spill_errno == 0:
+        if self.disk.error == 0:
             return None
-        return f"{os.strerror(self.spill_errno)} (spill directory {os.fsdecode(self.spill_dir)})"
+        return f"{os.strerror(self.disk.error)} (spill directory {os.fsdecode(self.disk.dir)})"
 
     @property
     def spilled_size(self):
         """Queue entries in bucket files now."""
-        return self.spilled_now
+        return self.disk.spilled_now
 
     @property
     def spill_bytes(self):
         """Bytes of the bucket files now."""
-        return self.spill_bytes_now
+        return self.disk.bytes_now
