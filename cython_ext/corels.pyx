@@ -5,8 +5,10 @@ The search state lives in fixed pages owned by one ``Search`` object, indexed by
 a node pool (the prefix trie, parent pointers only, with reference counts for prune-up:
 ``corels_trie.pxd``), a paged 4-ary heap (the queue: ``paged_heap.h``), a symmetry-aware
 open-addressing map (its storage: ``corels_map.pxd``), and counts of the live queue that make a
-progress report cheap at any queue size. The counting arithmetic is ``corels_counts.pxd`` and the
-thread pool ``corels_threads.h``; this module keeps the bounds, the expansion and Algorithm 6.
+progress report cheap at any queue size; past a memory budget the queue's worst part goes to
+bucket files (``corels_disk.pxd``). The problem, its counts and the scoring arithmetic it shares with
+the Rashomon enumerator are ``corels_problem.pxd``, the thread pool ``corels_threads.pxd``; this
+module keeps the expansion, the symmetry map's admission and Algorithm 6.
 No Python object is created per node. ``Search.run``
 releases the GIL and works for a slice of wall time, so the caller can emit progress and check
 limits between slices.
@@ -23,7 +25,7 @@ accumulated separately from ``depth * lambda`` so equal prefixes give bit-identi
 
 from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t, uint16_t, uint8_t
 from libc.math cimport floor, ldexp, INFINITY
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 from libc.errno cimport ENOMEM
 from libc.stdlib cimport malloc, free
 from libcpp.string cimport string
@@ -40,11 +42,11 @@ from corels_trie cimport (
     trie_new, trie_release, trie_dead, trie_compact, trie_err, trie_lb, trie_node_bytes,
 )
 from corels_bounds cimport hopeless, theorem7_f
-from corels_counts cimport binary_counts, fold_counts, weighted_majority, weighted_sum
+from corels_counts cimport binary_counts, masked_counts, weighted_majority, weighted_sum
 from corels_problem cimport (
     CorelsProblem, Theorem18, SIM_WINDOW, P_DFS, P_LOWER_BOUND, MAX_CLASSES, LABELS, MINORITY,
-    R_DONE, R_SLICE, R_STOPPED, R_NODE_LIMIT, R_OUT_OF_MEMORY, policy_code, problem_init, problem_counts,
-    problem_error, problem_root, problem_context, default_error, policy_key, theorem18_init, theorem18_setup,
+    R_DONE, R_SLICE, R_STOPPED, R_NODE_LIMIT, R_OUT_OF_MEMORY, Tally, tally_merge, policy_code, problem_init, problem_counts,
+    problem_error, problem_rule, problem_root, problem_context, default_error, policy_key, theorem18_init, theorem18_setup,
     theorem18_prunes,
 )
 from corels_disk cimport (
@@ -54,7 +56,7 @@ from corels_disk cimport (
 )
 from corels_threads cimport (
     gw_sync, gw_sync_new, gw_sync_free, gw_lock, gw_unlock, gw_inc_lock, gw_inc_unlock, gw_wait,
-    gw_notify_all, gw_pool, gw_live_inc, pool_run, pool_free,
+    gw_notify_all, gw_pool, gw_live_inc, pool_run, pool_free, WorkerTimes,
 )
 from corels_map cimport (
     MapEntry, MapRecord, SymmetryTable, vector_hash, table_init, table_clear, table_destroy, table_bytes,
@@ -105,6 +107,16 @@ cdef struct Candidate:  # a child that passed every bound, waiting for the map a
     int32_t ant
 
 
+cdef struct ReloadPath:   # the trie path of the last prefix a reload rebuilt (Search._reload_path)
+    int32_t nodes[257]
+    double errs[257]
+    bint hold[257]      # a reference held on the node (released once a child holds it)
+    uint16_t ids_prev[256]
+    int depth
+    uint64_t* ust       # per length k, what the first k rules leave uncaptured (258 rows of W
+                        # words; the last one is scratch)
+
+
 cdef struct Scratch:    # one thread's working memory for an expansion (see Search._score)
     vector[uint64_t] u, v, f, tmp
     vector[uint16_t] path, child_ids
@@ -115,20 +127,16 @@ cdef struct Scratch:    # one thread's working memory for an expansion (see Sear
     int n_cands
     uint64_t phash
     double node_lb      # the bound of the node being expanded (nodes keep no bound: Search._qlb)
-    # counters of the scoring pass, added to the Search's under the lock (Search._merge)
-    int64_t n_evaluated, n_expanded, n_pruned_support, n_pruned_accurate, n_pruned_bound
-    int64_t n_pruned_lookahead, n_pruned_length, n_pruned_similar
+    Tally tally         # counters of the scoring pass, added to the Search's under the lock
     Theorem18 sim       # Theorem 18's working memory (Search._similar_setup); sim.x is lent to
                         # the reordering check
     # Theorem 15 within the child (Search._reorder_setup): what p_0 .. p_{j-1} leave uncaptured,
     # and the error of those first j rules, for every j
     vector[uint64_t] perm_ctx
     double perm_cum[257]
-    int64_t n_pruned_reorder
     # threaded runs: seconds this thread spent scoring (no lock), waiting for the queue lock,
     # holding it, and idle (queue empty while others were in flight)
-    double t_score, t_wait, t_locked, t_idle
-    double t_take, t_admit      # parts of t_locked: taking nodes off the heap; _admit
+    WorkerTimes times   # threaded runs: where this thread's slice went (corels_threads.pxd)
 
 
 cdef void _worker_entry(void* ctx, int tid) noexcept nogil:
@@ -178,7 +186,8 @@ cdef class Search:
     cdef int64_t max_evals
     cdef int n_inflight, n_waiting
     cdef bint halt
-    cdef double t_score, t_wait, t_locked, t_idle, t_join, t_take, t_admit
+    cdef WorkerTimes times         # the workers' times summed (thread_times)
+    cdef double t_join
     # incumbent
     cdef double best
     cdef vector[uint16_t] best_path
@@ -190,9 +199,9 @@ cdef class Search:
     cdef double start_time
     cdef size_t gc_threshold
     # counters
-    cdef public int64_t n_evaluated, n_expanded, n_inserted, n_popped_pruned, n_gc_runs
-    cdef public int64_t n_pruned_support, n_pruned_accurate, n_pruned_bound, n_pruned_lookahead
-    cdef public int64_t n_pruned_length, n_pruned_map, n_map_replaced, n_map_collisions
+    cdef Tally tally               # the scoring's counters (corels_problem.pxd)
+    cdef public int64_t n_inserted, n_popped_pruned, n_gc_runs
+    cdef public int64_t n_pruned_map, n_map_replaced, n_map_collisions
     cdef public int64_t max_queue, max_trie, max_depth_evaluated, n_improvements
     # Theorem 18 (issue 13 item 5, on by default), a child against itself without one of its
     # last rules: the tolerance of its strict test (its scratch is per thread, in Scratch)
@@ -201,7 +210,6 @@ cdef class Search:
     cdef DiskQueue disk
     cdef bint exact_ties        # weighted counts exact in doubles: ties of prefix errors are decidable
     cdef bint do_reorder        # the reordering check: on in a seeded search (a task of a split)
-    cdef public int64_t n_pruned_similar, n_pruned_reorder
 
     def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
                  const int32_t[::1] lclass, const int32_t[::1] lshift,
@@ -522,51 +530,38 @@ cdef class Search:
         deletes them (sound; a dominated one is searched). A hopeless prefix is dropped. 0, or
         the ``errno`` of a failed read (the bucket then stays, and still bounds the search).
         """
-        cdef int bi = disk_best(&self.disk), d, c, k, cur_depth = 0, label, i, err
+        cdef int bi = disk_best(&self.disk), d, k, err
         cdef SpillBucket bk = self.disk.buckets[bi]
         cdef uint8_t* buf
         cdef uint64_t* offs
         cdef int64_t r
         cdef const uint8_t* rec
-        cdef double key, lb, correct, wv
+        cdef double key, lb
         cdef int32_t tie, node
-        cdef int32_t nodes[257]
-        cdef double errs[257]
-        cdef bint hold[257]
-        cdef uint16_t ids_prev[256]
-        cdef uint16_t a
-        cdef double cnt[MAX_CLASSES]
-        cdef uint64_t* ust
-        cdef uint64_t* vv
-        cdef const uint64_t* cv
-        cdef int W = self.pb.W
-        cdef QEntry e
-        cdef MapEntry* me
-        cdef MapRecord mrec
-        ust = <uint64_t*>malloc((<size_t>258 * W) * sizeof(uint64_t))
-        if ust == NULL:
+        cdef ReloadPath rp
+        rp.ust = <uint64_t*>malloc((<size_t>258 * self.pb.W) * sizeof(uint64_t))
+        if rp.ust == NULL:
             return ENOMEM
         err = disk_read(&self.disk, bi, &buf, &offs)
         if err != 0:
-            free(ust)
+            free(rp.ust)
             return err
         disk_take(&self.disk, bi)
-        vv = &ust[<size_t>257 * W]
-        for i in range(W):
-            ust[i] = self.pb.mask[i]
-        errs[0] = 0.0
-        nodes[0] = self._new_node(-1, 0, 0, 0.0, 0.0)
-        hold[0] = True
-        if nodes[0] < 0:
+        problem_context(&self.pb, NULL, 0, rp.ust, NULL)
+        rp.depth = 0
+        rp.errs[0] = 0.0
+        rp.nodes[0] = self._new_node(-1, 0, 0, 0.0, 0.0)
+        rp.hold[0] = True
+        if rp.nodes[0] < 0:
             self.out_of_memory = True
             self.oom_bound = min(self.oom_bound, bk.min_lb + self.pb.lamW)
-            free(buf)
-            free(offs)
-            free(ust)
-            return 0
-        trie_node(&self.trie, nodes[0]).flags |= F_UNCHECKED
-        for r in range(bk.count):
+            r = bk.count        # nothing to rebuild on
+        else:
+            trie_node(&self.trie, rp.nodes[0]).flags |= F_UNCHECKED
+            r = 0
+        while r < bk.count:
             rec = buf + offs[r]
+            r += 1
             memcpy(&key, rec, 8)
             memcpy(&lb, rec + 8, 8)
             memcpy(&tie, rec + 16, 4)
@@ -574,83 +569,88 @@ cdef class Search:
             if self._hopeless(lb, d):
                 self.n_popped_pruned += 1
                 continue
-            c = 0
-            while c < cur_depth and c < d and ids_prev[c] == gw_spill_id(rec, c):
-                c += 1
-            if c == d:          # the same prefix twice: a node of its own
-                c = d - 1
-            if cur_depth > c:
-                # the last path's childless nodes go (a dropped prefix, a recorded node taken from
-                # RAM leave some), but the shared part must outlive them: hold its end first
-                if not hold[c]:
-                    trie_node(&self.trie, nodes[c]).refs += 1
-                    hold[c] = True
-                for k in range(c + 1, cur_depth + 1):
-                    if hold[k]:
-                        trie_release(&self.trie, nodes[k])
-                        hold[k] = False
-            cur_depth = c
-            node = 0
-            for k in range(c + 1, d + 1):
-                a = gw_spill_id(rec, k - 1)
-                cv = &self.pb.caps[<size_t>a * W]
-                for i in range(W):
-                    vv[i] = ust[<size_t>(k - 1) * W + i] & cv[i]
-                    ust[<size_t>k * W + i] = ust[<size_t>(k - 1) * W + i] & ~cv[i]
-                problem_counts(&self.pb, vv, LABELS, cnt, &self.acc[0])
-                wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
-                errs[k] = errs[k - 1] + (wv - correct)
-                me = NULL
-                if self.map_kind != MAP_NONE and not gw_spill_unchecked(rec, k - 1):
-                    me = self._reload_entry(rec, k, &ust[<size_t>k * W], &self.scratch[0])
-                    if me != NULL and not self._names_prefix(me.off, rec, k):
-                        node = -2       # the map replaced it while on disk: deleted, as in RAM
-                        break
-                if me != NULL and k < d:
-                    table_record(&self.table, me.off, &mrec)
-                    if self._holds_prefix(mrec.node, rec, k):   # the recorded node is in RAM
-                        nodes[k] = mrec.node
-                        hold[k] = False
-                        ids_prev[k - 1] = a
-                        cur_depth = k
-                        continue
-                node = self._new_node(nodes[k - 1], a, <uint8_t>k, errs[k], lb if k == d else 0.0)
-                if node < 0:
-                    break
-                if me != NULL:
-                    table_record(&self.table, me.off, &mrec)
-                    if k == d and self._holds_prefix(mrec.node, rec, k):
-                        me = NULL       # the same prefix twice: the copy goes unchecked
-                if me == NULL:
-                    trie_node(&self.trie, node).flags |= F_UNCHECKED
-                else:                   # the map's record names the rebuilt node from here on
-                    mrec.node = node
-                    table_set_record(&self.table, me.off, &mrec)
-                if hold[k - 1]:
-                    trie_release(&self.trie, nodes[k - 1])   # its child holds it from here on
-                    hold[k - 1] = False
-                nodes[k] = node
-                hold[k] = k < d
-                ids_prev[k - 1] = a
-                cur_depth = k
+            node = self._reload_path(&rp, rec, d, lb)
             if node == -2:
                 self.n_popped_pruned += 1
                 continue
-            if node < 0 or not self._push_entry(key, tie, nodes[d]):
+            if node < 0 or not self._push_entry(key, tie, rp.nodes[d]):
                 if node >= 0:
-                    trie_release(&self.trie, nodes[d])
-                    cur_depth = d - 1
+                    trie_release(&self.trie, rp.nodes[d])
+                    rp.depth = d - 1
                 # no memory: what is left of the bucket is bounded by its smallest bound
                 self.out_of_memory = True
                 self.oom_bound = min(self.oom_bound, bk.min_lb + self.pb.lamW)
                 break
-        for k in range(cur_depth + 1):
-            if hold[k]:
-                trie_release(&self.trie, nodes[k])
+        if rp.nodes[0] >= 0:
+            for k in range(rp.depth + 1):
+                if rp.hold[k]:
+                    trie_release(&self.trie, rp.nodes[k])
         free(buf)
         free(offs)
-        free(ust)
+        free(rp.ust)
         return 0
+
+    cdef int32_t _reload_path(self, ReloadPath* rp, const uint8_t* rec, int d, double lb) noexcept nogil:
+        """Rebuild the trie path of a reloaded prefix of length ``d`` on the part it shares with
+        the last one (``rp``); its last node, -1 when out of memory, -2 when the map replaced the
+        prefix while it was on disk (it is deleted, as in RAM)."""
+        cdef int c = 0, k, label, W = self.pb.W
+        cdef int32_t node = 0
+        cdef uint16_t a
+        cdef MapEntry* me
+        cdef MapRecord mrec
+        while c < rp.depth and c < d and rp.ids_prev[c] == gw_spill_id(rec, c):
+            c += 1
+        if c == d:          # the same prefix twice: a node of its own
+            c = d - 1
+        if rp.depth > c:
+            # the last path's childless nodes go (a dropped prefix, a recorded node taken from
+            # RAM leave some), but the shared part must outlive them: hold its end first
+            if not rp.hold[c]:
+                trie_node(&self.trie, rp.nodes[c]).refs += 1
+                rp.hold[c] = True
+            for k in range(c + 1, rp.depth + 1):
+                if rp.hold[k]:
+                    trie_release(&self.trie, rp.nodes[k])
+                    rp.hold[k] = False
+        rp.depth = c
+        for k in range(c + 1, d + 1):
+            a = gw_spill_id(rec, k - 1)
+            rp.errs[k] = rp.errs[k - 1] + problem_rule(&self.pb, &rp.ust[<size_t>(k - 1) * W], &rp.ust[<size_t>k * W],
+                                                       &rp.ust[<size_t>257 * W], a, &self.acc[0], &label)
+            me = NULL
+            if self.map_kind != MAP_NONE and not gw_spill_unchecked(rec, k - 1):
+                me = self._reload_entry(rec, k, &rp.ust[<size_t>k * W], &self.scratch[0])
+                if me != NULL and not self._names_prefix(me.off, rec, k):
+                    return -2
+            if me != NULL and k < d:
+                table_record(&self.table, me.off, &mrec)
+                if self._holds_prefix(mrec.node, rec, k):   # the recorded node is in RAM
+                    rp.nodes[k] = mrec.node
+                    rp.hold[k] = False
+                    rp.ids_prev[k - 1] = a
+                    rp.depth = k
+                    continue
+            node = self._new_node(rp.nodes[k - 1], a, <uint8_t>k, rp.errs[k], lb if k == d else 0.0)
+            if node < 0:
+                return -1
+            if me != NULL:
+                table_record(&self.table, me.off, &mrec)
+                if k == d and self._holds_prefix(mrec.node, rec, k):
+                    me = NULL       # the same prefix twice: the copy goes unchecked
+            if me == NULL:
+                trie_node(&self.trie, node).flags |= F_UNCHECKED
+            else:                   # the map's record names the rebuilt node from here on
+                mrec.node = node
+                table_set_record(&self.table, me.off, &mrec)
+            if rp.hold[k - 1]:
+                trie_release(&self.trie, rp.nodes[k - 1])   # its child holds it from here on
+                rp.hold[k - 1] = False
+            rp.nodes[k] = node
+            rp.hold[k] = k < d
+            rp.ids_prev[k - 1] = a
+            rp.depth = k
+        return node
 
     cdef MapEntry* _reload_entry(self, const uint8_t* rec, int k, const uint64_t* f,
                                  Scratch* sc) noexcept nogil:
@@ -968,18 +968,6 @@ cdef class Search:
 
     # ------------------------------------------------ optional bounds (issue 13 item 5)
 
-    cdef int _similar_setup(self, int32_t ni, int depth, Scratch* sc) noexcept nogil:
-        """Prepare Theorem 18 (``corels_problem.theorem18_setup``) for the children of ``ni``, of
-        length ``depth``: the prefix errors along its path from the trie. Returns how many of its
-        last rules are tried."""
-        cdef int k, j0 = depth - min(depth, SIM_WINDOW)
-        cdef int32_t cur = ni
-        for k in range(depth, j0, -1):
-            sc.sim.perr[k] = trie_err(&self.trie, cur)
-            cur = trie_node(&self.trie, cur).parent
-        sc.sim.perr[j0] = trie_err(&self.trie, cur)
-        return theorem18_setup(&self.pb, &sc.sim, &sc.path[0], depth, &sc.acc[0])
-
     cdef void _reorder_setup(self, int32_t ni, int depth, Scratch* sc) noexcept nogil:
         """Prepare the reordering check for the children of ``ni`` = (p_0 .. p_{K-1}), K = ``depth``:
         per j, what p_0 .. p_{j-1} leave uncaptured (``sc.perm_ctx``) and their error
@@ -993,8 +981,7 @@ cdef class Search:
             cur = trie_node(&self.trie, cur).parent
         sc.perm_cum[0] = 0.0
         x = &sc.perm_ctx[0]
-        for i in range(self.pb.W):
-            x[i] = self.pb.mask[i]
+        problem_context(&self.pb, &sc.path[0], 0, x, NULL)
         for k in range(1, depth):
             cv = &self.pb.caps[<size_t>sc.path[k - 1] * self.pb.W]
             for i in range(self.pb.W):
@@ -1016,9 +1003,8 @@ cdef class Search:
         U_k what p_0 .. p_{k-1} leave: two counts per place, the sum kept from the last place
         back. Reads the thread's scratch and the expanding node's ancestors only (no lock).
         """
-        cdef double cnt[MAX_CLASSES]
-        cdef double correct, wv, moved = 0.0, et
-        cdef int label, i, j
+        cdef double moved = 0.0, et
+        cdef int i, j
         cdef const uint64_t* tv = &self.pb.caps[<size_t>t * self.pb.W]
         cdef const uint64_t* pv
         cdef const uint64_t* x
@@ -1028,14 +1014,10 @@ cdef class Search:
             pv = &self.pb.caps[<size_t>sc.path[j] * self.pb.W]
             for i in range(self.pb.W):
                 y[i] = x[i] & pv[i] & ~tv[i]
-            problem_counts(&self.pb, y, LABELS, cnt, &sc.acc[0])
-            wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
-            moved += wv - correct
+            moved += problem_error(&self.pb, y, &sc.acc[0])
             for i in range(self.pb.W):
                 y[i] = x[i] & tv[i]
-            problem_counts(&self.pb, y, LABELS, cnt, &sc.acc[0])
-            wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
-            et = wv - correct
+            et = problem_error(&self.pb, y, &sc.acc[0])
             if self.exact_ties:
                 if sc.perm_cum[j] + et + moved < err_c or (
                         t < sc.path[j] and sc.perm_cum[j] + et + moved == err_c):
@@ -1055,24 +1037,7 @@ cdef class Search:
 
     cdef void _merge(self, Scratch* sc) noexcept nogil:
         """Add a scratch's counters to the search's (under the queue lock when threaded)."""
-        self.n_evaluated += sc.n_evaluated
-        self.n_expanded += sc.n_expanded
-        self.n_pruned_support += sc.n_pruned_support
-        self.n_pruned_accurate += sc.n_pruned_accurate
-        self.n_pruned_bound += sc.n_pruned_bound
-        self.n_pruned_lookahead += sc.n_pruned_lookahead
-        self.n_pruned_length += sc.n_pruned_length
-        self.n_pruned_similar += sc.n_pruned_similar
-        self.n_pruned_reorder += sc.n_pruned_reorder
-        sc.n_evaluated = 0
-        sc.n_expanded = 0
-        sc.n_pruned_support = 0
-        sc.n_pruned_accurate = 0
-        sc.n_pruned_bound = 0
-        sc.n_pruned_lookahead = 0
-        sc.n_pruned_length = 0
-        sc.n_pruned_similar = 0
-        sc.n_pruned_reorder = 0
+        tally_merge(&self.tally, &sc.tally)
 
     cdef void _improve(self, double R, int s, int depth, Scratch* sc) noexcept nogil:
         """A child beat the incumbent when scored: record it under the incumbent's lock (another
@@ -1083,7 +1048,7 @@ cdef class Search:
             self.best_path.assign(sc.child_ids.begin(), sc.child_ids.begin() + depth)
             self.best_path.push_back(s)
             self.best_time = now()
-            self.best_evals = self.n_evaluated + sc.n_evaluated
+            self.best_evals = self.tally.evaluated + sc.tally.evaluated
             self.improved = True
             self.n_improvements += 1
         gw_inc_unlock(self.sync)
@@ -1094,14 +1059,14 @@ cdef class Search:
         Writes only the thread's scratch (and the incumbent, under its lock), so threads run it
         without the queue lock; the node and its ancestors stay allocated while it is in flight.
         """
-        cdef int depth = trie_node(&self.trie, ni).depth, k, i, p, s, label, verdict
+        cdef int depth = trie_node(&self.trie, ni).depth, k, i, s, label
         cdef double perr = trie_err(&self.trie, ni)
         cdef double ucnt[MAX_CLASSES]
         cdef double uz[MAX_CLASSES]
         cdef double cnt[MAX_CLASSES]
         cdef double zc[MAX_CLASSES]
         cdef double wv, correct, err, b, R, fw, b0, lb
-        cdef uint64_t t, phash = 0, key_h
+        cdef uint64_t phash = 0, key_h
         cdef uint64_t* u = &sc.u[0]
         cdef uint64_t* v = &sc.v[0]
         cdef uint64_t* f = &sc.f[0]
@@ -1112,13 +1077,11 @@ cdef class Search:
         cdef uint16_t* child_ids = &sc.child_ids[0]
         cdef uint8_t* in_prefix = &sc.in_prefix[0]
         cdef int P = self.pb.P, W = self.pb.W
-        cdef MapEntry* me
         cdef bint any_bits
         cdef int64_t sums[3]
-        cdef int32_t m
         cdef int n_cands = 0
         cdef Candidate* cand
-        if self._walk(ni, depth, path) < 0:
+        if self._walk(ni, depth, path, sc.sim.perr) < 0:
             return -1
         problem_context(&self.pb, path, depth, u, in_prefix)
         for k in range(depth):
@@ -1128,16 +1091,12 @@ cdef class Search:
         if self.do_eqpts:
             problem_counts(&self.pb, u, MINORITY, uz, acc)
         if self.dense:
-            for i in range(self.UP):
-                m = -<int32_t>((u[i >> 6] >> (i & 63)) & 1) if i < W * 64 else 0
-                sc.wt[i] = self.ut[i] & m
-                sc.w1[i] = self.u1[i] & m
-                sc.wz[i] = self.uzt[i] & m
-        sc.n_expanded += 1
+            self._dense_context(u, sc)
+        sc.tally.expanded += 1
         for s in range(self.pb.M):
             if in_prefix[s]:
                 continue
-            sc.n_evaluated += 1
+            sc.tally.evaluated += 1
             capv = &self.pb.caps[<size_t>s * W]
             if self.dense:
                 gw_masked_sum3(&self.dmask[<size_t>s * self.UP], &sc.wt[0], &sc.w1[0],
@@ -1148,33 +1107,19 @@ cdef class Search:
             elif self.pb.C == 2:
                 any_bits = binary_counts(self.pb.W, u, capv, v, lp, P, self.pb.PT, &self.pb.lshift[0], cnt)
             else:
-                for p in range(P):
-                    acc[p] = 0
-                any_bits = False
-                for i in range(W):
-                    t = u[i] & capv[i]
-                    v[i] = t
-                    if t == 0:
-                        continue
-                    any_bits = True
-                    for p in range(P):
-                        acc[p] += gw_popcount64(t & lp[i * P + p])
-                if any_bits:
-                    fold_counts(self.pb.C, acc, P, &self.pb.lclass[0], &self.pb.lshift[0], cnt)
-                else:
-                    for k in range(self.pb.C):
-                        cnt[k] = 0
+                any_bits = masked_counts(self.pb.C, W, u, capv, v, lp, P, &self.pb.lclass[0], &self.pb.lshift[0],
+                                         acc, cnt)
             wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
             if self.do_support and wv < self.pb.lamW:            # Theorem 10
-                sc.n_pruned_support += 1
+                sc.tally.support += 1
                 continue
             if self.do_accurate and correct < self.pb.lamW:      # Theorem 11
-                sc.n_pruned_accurate += 1
+                sc.tally.accurate += 1
                 continue
             err = perr + (wv - correct)
             b = err + (depth + 1) * self.pb.lamW
             if b >= self.best:                                # Theorem 1
-                sc.n_pruned_bound += 1
+                sc.tally.bound += 1
                 continue
             R = b + default_error(&self.pb, ucnt, cnt, &fw)
             if R < self.best:                                 # score before any lookahead
@@ -1194,11 +1139,11 @@ cdef class Search:
                     b0 = weighted_sum(self.pb.C, self.pb.weights, uz)
             lb = b + b0
             if lb + (self.pb.lamW if self.do_lookahead else 0.0) >= self.best:   # Lemma 2 + Thm 20
-                sc.n_pruned_lookahead += 1
+                sc.tally.lookahead += 1
                 continue
             if depth + 1 >= self.max_len or (
                     self.do_length and (depth + 2) * self.pb.lamW >= self.best):  # Theorem 6
-                sc.n_pruned_length += 1
+                sc.tally.length += 1
                 continue
             # a survivor: queue it in the second pass, once its map slot (and the record there)
             # have been prefetched, so the probes' cache misses overlap the scoring
@@ -1224,14 +1169,26 @@ cdef class Search:
             self._filter(ni, depth, perr, sc)
         return 0
 
-    cdef int _walk(self, int32_t ni, int depth, uint16_t* path) noexcept nogil:
-        """The prefix of ``ni`` into ``path``, leaf to root; -1 when a deleted ancestor kills the
-        whole subtree."""
+    cdef void _dense_context(self, const uint64_t* u, Scratch* sc) noexcept nogil:
+        """The dense kernel's per-unit counts of the units ``u`` leaves uncaptured (the rest 0)."""
+        cdef int i
+        cdef int32_t m
+        for i in range(self.UP):
+            m = -<int32_t>((u[i >> 6] >> (i & 63)) & 1) if i < self.pb.W * 64 else 0
+            sc.wt[i] = self.ut[i] & m
+            sc.w1[i] = self.u1[i] & m
+            sc.wz[i] = self.uzt[i] & m
+
+    cdef int _walk(self, int32_t ni, int depth, uint16_t* path, double* perr) noexcept nogil:
+        """The prefix of ``ni`` into ``path`` and the errors of its first k rules into ``perr[k]``,
+        leaf to root; -1 when a deleted ancestor kills the whole subtree."""
         cdef int32_t cur = ni
         cdef int k = depth
+        perr[0] = 0.0
         while cur >= 0 and k > 0:
             if trie_node(&self.trie, cur).flags & F_DELETED:
                 return -1
+            perr[k] = trie_err(&self.trie, cur)
             k -= 1
             path[k] = trie_node(&self.trie, cur).ant
             cur = trie_node(&self.trie, cur).parent
@@ -1246,17 +1203,17 @@ cdef class Search:
         they compose with the map and every other bound (docs/corels.md)."""
         cdef int c, c2 = 0, n_sim = 0
         cdef Candidate* cand
-        if self.do_similar:
-            n_sim = self._similar_setup(ni, depth, sc)
+        if self.do_similar:          # the errors along the path are in sc.sim.perr (_walk)
+            n_sim = theorem18_setup(&self.pb, &sc.sim, &sc.path[0], depth, &sc.acc[0])
         if self.do_reorder:
             self._reorder_setup(ni, depth, sc)
         for c in range(sc.n_cands):
             cand = &sc.cands[c]
             if self.do_similar and theorem18_prunes(&self.pb, &sc.sim, &sc.path[0], cand.ant, depth, n_sim,
                                                     cand.err - perr, self.sim_eps, &sc.acc[0]):
-                sc.n_pruned_similar += 1
+                sc.tally.similar += 1
             elif self.do_reorder and self._reorder_better(cand.ant, depth, cand.err, sc):
-                sc.n_pruned_reorder += 1
+                sc.tally.reorder += 1
             else:
                 sc.cands[c2] = cand[0]
                 c2 += 1
@@ -1287,10 +1244,10 @@ cdef class Search:
             lb = cand.lb
             # R^c may have improved since this child was scored: the same tests as on pop
             if lb + (self.pb.lamW if self.do_lookahead else 0.0) >= self.best:
-                self.n_pruned_lookahead += 1
+                self.tally.lookahead += 1
                 continue
             if self.do_length and (depth + 2) * self.pb.lamW >= self.best:
-                self.n_pruned_length += 1
+                self.tally.length += 1
                 continue
             sc.child_ids[depth] = s
             verdict = 1
@@ -1337,7 +1294,7 @@ cdef class Search:
                 break
             if stop[0] != 0:
                 return R_STOPPED
-            if max_evals >= 0 and self.n_evaluated >= max_evals:
+            if max_evals >= 0 and self.tally.evaluated >= max_evals:
                 return R_NODE_LIMIT
             if self.out_of_memory:
                 return R_OUT_OF_MEMORY
@@ -1380,29 +1337,19 @@ cdef class Search:
         self.halt = False
         self.improved = False
         cdef int t
+        cdef size_t k
         cdef double t0
-        cdef Scratch* sc
         if self.disk.buckets.size() > 0 and self._reload_due() and self._spill_and_reload() != 0:
             return R_SPILL_ERROR
         if self.queue.size() > 0 and stop[0] == 0 and not self.out_of_memory and (
-                max_evals < 0 or self.n_evaluated < max_evals):
+                max_evals < 0 or self.tally.evaluated < max_evals):
             t0 = now()
             pool_run(&self.pool, self.n_threads, _worker_entry, <void*>self)
             self.t_join += now() - t0
-            for t in range(self.n_threads):
-                sc = &self.scratch[t]
-                self.t_score += sc.t_score
-                self.t_wait += sc.t_wait
-                self.t_locked += sc.t_locked
-                self.t_idle += sc.t_idle
-                self.t_take += sc.t_take
-                self.t_admit += sc.t_admit
-                sc.t_take = 0
-                sc.t_admit = 0
-                sc.t_score = 0
-                sc.t_wait = 0
-                sc.t_locked = 0
-                sc.t_idle = 0
+            for t in range(self.n_threads):   # the workers' times, added up (every field a double)
+                for k in range(sizeof(WorkerTimes) // sizeof(double)):
+                    (<double*>&self.times)[k] += (<double*>&self.scratch[t].times)[k]
+                memset(&self.scratch[t].times, 0, sizeof(WorkerTimes))
         if self.do_gc and (self.improved or self.queue.size() > self.gc_threshold):
             self._gc()
         if (self._spill_due() or self._reload_due()) and self._spill_and_reload() != 0:
@@ -1411,7 +1358,7 @@ cdef class Search:
             return R_OUT_OF_MEMORY if self.out_of_memory else R_DONE
         if stop[0] != 0:
             return R_STOPPED
-        if max_evals >= 0 and self.n_evaluated >= max_evals:
+        if max_evals >= 0 and self.tally.evaluated >= max_evals:
             return R_NODE_LIMIT
         if self.out_of_memory:
             return R_OUT_OF_MEMORY
@@ -1427,10 +1374,10 @@ cdef class Search:
         cdef double t0 = now(), t1, t2
         gw_lock(self.sync)
         t1 = now()                               # t1: when this thread last took the lock
-        sc.t_wait += t1 - t0
+        sc.times.wait += t1 - t0
         while not self.halt:
             if (self.stop_ptr[0] != 0 or self.out_of_memory or now() >= self.t_end
-                    or (self.max_evals >= 0 and self.n_evaluated >= self.max_evals)):
+                    or (self.max_evals >= 0 and self.tally.evaluated >= self.max_evals)):
                 self.halt = True
                 break
             if self.disk.buckets.size() > 0 and self._reload_due():
@@ -1442,10 +1389,10 @@ cdef class Search:
                     break
                 self.n_waiting += 1              # another worker's children may come
                 t0 = now()
-                sc.t_locked += t0 - t1
+                sc.times.locked += t0 - t1
                 gw_wait(self.sync, 0.0005)
                 t1 = now()
-                sc.t_idle += t1 - t0
+                sc.times.idle += t1 - t0
                 self.n_waiting -= 1
                 continue
             t2 = now()
@@ -1457,19 +1404,19 @@ cdef class Search:
                 self.n_popped_pruned += 1
                 self._live_remove(idx, sc.node_lb)
                 trie_release(&self.trie, idx)
-                sc.t_take += now() - t2
+                sc.times.take += now() - t2
                 continue
             self.n_inflight += 1
             t0 = now()
-            sc.t_take += t0 - t2
-            sc.t_locked += t0 - t1
+            sc.times.take += t0 - t2
+            sc.times.locked += t0 - t1
             gw_unlock(self.sync)
             dead = self._score(idx, sc) < 0
             t1 = now()
-            sc.t_score += t1 - t0
+            sc.times.score += t1 - t0
             gw_lock(self.sync)
             t0 = now()
-            sc.t_wait += t0 - t1
+            sc.times.wait += t0 - t1
             t1 = t0
             if dead:
                 self.n_popped_pruned += 1
@@ -1481,7 +1428,7 @@ cdef class Search:
                     sc.in_prefix[sc.path[k]] = 0
             else:
                 self._admit(idx, sc)
-                sc.t_admit += now() - t1
+                sc.times.admit += now() - t1
             self._merge(sc)
             self._live_remove(idx, sc.node_lb)
             trie_release(&self.trie, idx)
@@ -1490,7 +1437,7 @@ cdef class Search:
                 gw_notify_all(self.sync)
         if self.n_waiting > 0:
             gw_notify_all(self.sync)
-        sc.t_locked += now() - t1
+        sc.times.locked += now() - t1
         gw_unlock(self.sync)
 
     # ---------------------------------------------------------------------------- Python API
@@ -1511,6 +1458,11 @@ cdef class Search:
         return code
 
     @property
+    def n_evaluated(self):
+        """Children scored so far (prefixes evaluated)."""
+        return self.tally.evaluated
+
+    @property
     def threads(self):
         """Worker threads one ``run`` slice uses (1: the single-threaded path)."""
         return self.n_threads
@@ -1523,9 +1475,9 @@ cdef class Search:
         parts of ``locked``: ``locked_take`` (taking nodes off the heap, dropping dead or hopeless
         ones) and ``locked_admit`` (the map, node allocation and heap pushes of ``_admit``). All zero
         on the single-threaded path."""
-        return {"score": self.t_score, "lock_wait": self.t_wait, "locked": self.t_locked,
-                "idle": self.t_idle, "slices": self.t_join, "locked_take": self.t_take,
-                "locked_admit": self.t_admit}
+        return {"score": self.times.score, "lock_wait": self.times.wait, "locked": self.times.locked,
+                "idle": self.times.idle, "slices": self.t_join, "locked_take": self.times.take,
+                "locked_admit": self.times.admit}
 
     @property
     def total_weight(self):
@@ -1683,12 +1635,7 @@ cdef class Search:
             if s < 0 or s >= self.pb.M or s in seen:
                 raise ValueError(f"bad or repeated antecedent {s}")
             seen.add(s)
-            for i in range(self.pb.W):
-                vv[i] = uu[i] & self.pb.caps[<size_t>s * self.pb.W + i]
-                uu[i] &= ~self.pb.caps[<size_t>s * self.pb.W + i]
-            problem_counts(&self.pb, &vv[0], LABELS, cnt, &self.acc[0])
-            wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
-            err += wv - correct
+            err += problem_rule(&self.pb, &uu[0], &uu[0], &vv[0], s, &self.acc[0], &label)
             labels.append(label)
         problem_counts(&self.pb, &uu[0], LABELS, cnt, &self.acc[0])
         wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
@@ -1718,12 +1665,7 @@ cdef class Search:
         cdef vector[uint64_t] vv
         vv.assign(self.pb.W, 0)
         for s in ids:
-            for i in range(self.pb.W):
-                vv[i] = uu[i] & self.pb.caps[<size_t>s * self.pb.W + i]
-                uu[i] &= ~self.pb.caps[<size_t>s * self.pb.W + i]
-            problem_counts(&self.pb, &vv[0], LABELS, cnt, &self.acc[0])
-            wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
-            err += wv - correct
+            err += problem_rule(&self.pb, &uu[0], &uu[0], &vv[0], s, &self.acc[0], &label)
         problem_counts(&self.pb, &uu[0], LABELS, cnt, &self.acc[0])
         wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
         return err + len(ids) * self.pb.lamW + (wv - correct)
@@ -1746,12 +1688,7 @@ cdef class Search:
         if node < 0:
             raise MemoryError("cannot allocate the search's node pool")
         for s in ids:
-            for i in range(self.pb.W):
-                vv[i] = uu[i] & self.pb.caps[<size_t>s * self.pb.W + i]
-                uu[i] &= ~self.pb.caps[<size_t>s * self.pb.W + i]
-            problem_counts(&self.pb, &vv[0], LABELS, cnt, &self.acc[0])
-            wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
-            err = err + (wv - correct)
+            err = err + problem_rule(&self.pb, &uu[0], &uu[0], &vv[0], s, &self.acc[0], &label)
             depth += 1
             b0 = 0
             if self.do_eqpts:
@@ -1815,7 +1752,7 @@ cdef class Search:
         for a in ids:
             self.best_path.push_back(a)
         self.best_time = now()
-        self.best_evals = self.n_evaluated
+        self.best_evals = self.tally.evaluated
         self.n_improvements += 1
         if self.do_gc:
             self._gc()
@@ -1866,15 +1803,15 @@ cdef class Search:
 
     def counters(self):
         return {
-            "evaluated": self.n_evaluated,
-            "expanded": self.n_expanded,
+            "evaluated": self.tally.evaluated,
+            "expanded": self.tally.expanded,
             "inserted": self.n_inserted,
             "popped_pruned": self.n_popped_pruned,
-            "pruned_support": self.n_pruned_support,
-            "pruned_accurate_support": self.n_pruned_accurate,
-            "pruned_bound": self.n_pruned_bound,
-            "pruned_lookahead": self.n_pruned_lookahead,
-            "pruned_length": self.n_pruned_length,
+            "pruned_support": self.tally.support,
+            "pruned_accurate_support": self.tally.accurate,
+            "pruned_bound": self.tally.bound,
+            "pruned_lookahead": self.tally.lookahead,
+            "pruned_length": self.tally.length,
             "pruned_map": self.n_pruned_map,
             "map_replaced": self.n_map_replaced,
             "map_bypassed": self.n_map_collisions,   # hash collisions and length-capped pairs
@@ -1886,13 +1823,13 @@ cdef class Search:
             "queue": self.queue.size(),
             "trie": self.trie.live,
             "map": self.table.count,
-            "pruned_similar_support": self.n_pruned_similar,
+            "pruned_similar_support": self.tally.similar,
             "spills": self.disk.n_spills,
             "reloads": self.disk.n_reloads,
             "spilled": self.disk.n_spilled,
             "max_spilled": self.disk.max_spilled,
             "max_spill_bytes": self.disk.max_bytes,
-            "pruned_reorder": self.n_pruned_reorder,
+            "pruned_reorder": self.tally.reorder,
         }
 
     # ------------------------------------------------ the external-memory queue (issue 27)

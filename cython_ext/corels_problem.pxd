@@ -17,6 +17,7 @@ Everything is inline; only ``problem_init`` and ``policy_code`` need the GIL (th
 
 from libc.stdint cimport uint64_t, int64_t, int32_t, uint16_t, uint8_t
 from libc.math cimport INFINITY
+from libc.string cimport memset
 from libcpp.vector cimport vector
 
 from corels_counts cimport binary_counts, plane_popcounts, fold_counts, weighted_majority, weighted_sum
@@ -315,3 +316,35 @@ cdef inline double policy_key(int policy, int depth, double lb, double R, double
         return -depth
     ucap = total - fw
     return b * total / ucap if ucap > 0 else INFINITY
+
+
+cdef struct Tally:      # what scoring counts: a thread's pass, merged into its search's total
+    int64_t evaluated, expanded, dead                    # children scored, nodes expanded, empty rules
+    int64_t support, accurate, bound, lookahead, length  # children pruned by each bound
+    int64_t similar, reorder                             # Theorem 18, Theorem 15 within the child
+
+
+cdef inline void tally_merge(Tally* total, Tally* part) noexcept nogil:
+    """Add ``part`` to ``total`` and clear it (under the lock when threaded). Every field is an
+    ``int64_t``, so the struct is added as an array of them."""
+    cdef size_t i
+    for i in range(sizeof(Tally) // sizeof(int64_t)):
+        (<int64_t*>total)[i] += (<int64_t*>part)[i]
+    memset(part, 0, sizeof(Tally))
+
+
+cdef inline double problem_rule(const CorelsProblem* pb, const uint64_t* u, uint64_t* rest, uint64_t* v, int s,
+                                int64_t* acc, int* label) noexcept nogil:
+    """Rule ``s`` after a prefix that leaves ``u`` uncaptured: what it captures goes to ``v``, what
+    is still left to ``rest`` (which may be ``u``); returns its weighted errors (its label in
+    ``label``), as the scoring adds them to the prefix's."""
+    cdef int i
+    cdef const uint64_t* cv = &pb.caps[<size_t>s * pb.W]
+    cdef double cnt[MAX_CLASSES]
+    cdef double correct, wv
+    for i in range(pb.W):
+        v[i] = u[i] & cv[i]
+        rest[i] = u[i] & ~cv[i]
+    problem_counts(pb, v, LABELS, cnt, acc)
+    wv = weighted_majority(pb.C, pb.weights, cnt, &correct, label)
+    return wv - correct

@@ -20,9 +20,9 @@ depth first (``_go_depth_first``), so a large set costs time rather than all the
 
 The count is exact and never needs storing the members; the best ``max_models`` are kept (their
 antecedents and objective) in C arrays. No Python object per node; ``run`` releases the GIL and
-works for a slice, on one thread or several sharing the queue under one lock. Counts are the
-bit-sliced planes of ``corels_counts.pxd``; objective arithmetic is done in weighted count units,
-in the same order as ``corels.Search``, so equal lists get bit-identical objectives.
+works for a slice, on one thread or several sharing the queue under one lock. The problem and
+its scoring arithmetic (weighted count units, Theorem 18) are ``corels_problem.pxd``, the one code
+``corels.Search`` runs too, so equal lists get bit-identical objectives.
 """
 
 from libc.stdint cimport uint64_t, int64_t, int32_t, uint32_t, uint16_t, uint8_t
@@ -39,7 +39,7 @@ from paged_heap cimport PagedHeap
 from corels_counts cimport weighted_majority, weighted_sum
 from corels_problem cimport (
     CorelsProblem, Theorem18, P_DFS, P_LOWER_BOUND, P_OBJECTIVE, MAX_CLASSES, SIM_WINDOW, LABELS, MINORITY,
-    R_DONE, R_SLICE, R_STOPPED, R_NODE_LIMIT, R_OUT_OF_MEMORY, policy_code, problem_init, problem_counts,
+    R_DONE, R_SLICE, R_STOPPED, R_NODE_LIMIT, R_OUT_OF_MEMORY, Tally, tally_merge, policy_code, problem_init, problem_counts,
     problem_root, problem_context, default_error, policy_key, theorem18_init, theorem18_setup, theorem18_prunes,
 )
 from corels_threads cimport (
@@ -356,8 +356,17 @@ cdef struct RScratch:
     vector[Cand] cands
     vector[int64_t] acc
     int n_cands
-    int64_t n_evaluated, n_dead, n_pruned_support, n_pruned_bound, n_pruned_lookahead, n_pruned_similar
+    Tally tally         # counters of the scoring pass, added to the enumerator's under the lock
     Theorem18 sim       # Theorem 18's working memory (corels_problem.pxd)
+
+
+cdef void _allowed(vector[uint8_t]& ok, ids, int M, str what) except *:
+    """``ok[a]`` 1 for the antecedents in ``ids`` (every one when ``ids`` is None)."""
+    ok.assign(max(M, 1), 1 if ids is None else 0)
+    for r in (ids if ids is not None else ()):
+        if not 0 <= int(r) < M:
+            raise ValueError(f"{what} antecedent {r} is not in 0..{M - 1}")
+        ok[int(r)] = 1
 
 
 cdef void _worker_entry(void* ctx, int tid) noexcept nogil:
@@ -422,8 +431,8 @@ cdef class Enumerator:
     cdef int64_t max_evals
     cdef int n_inflight, n_waiting
     cdef bint halt, out_of_memory, finished
-    cdef public int64_t n_evaluated, n_expanded, n_inserted, n_dead, n_pruned_support
-    cdef public int64_t n_pruned_bound, n_pruned_lookahead, n_pruned_similar, n_pruned_map, max_queue
+    cdef Tally tally                   # the scoring's counters (corels_problem.pxd)
+    cdef public int64_t n_inserted, n_pruned_map, max_queue
     cdef public int64_t n_twins, n_collapsed
     # best first while the queue holds at most queue_budget entries (-1: no budget), then depth
     # first on what is left: switched_at is the number of expansions then (-1: never switched)
@@ -471,23 +480,13 @@ cdef class Enumerator:
         self.switched_at = -1
         self.theta = threshold
         self.max_models = max_models
-        self.root_ok.assign(max(self.pb.M, 1), 1 if roots is None else 0)
-        if roots is not None:
-            for r in roots:
-                if not 0 <= int(r) < self.pb.M:
-                    raise ValueError(f"root antecedent {r} is not in 0..{self.pb.M - 1}")
-                self.root_ok[int(r)] = 1
+        _allowed(self.root_ok, roots, self.pb.M, "root")
         self.include_short = include_short
         for a, b in (skip_pairs or ()):
             if not (0 <= int(a) < self.pb.M and 0 <= int(b) < self.pb.M):
                 raise ValueError(f"pair ({a}, {b}) is not in 0..{self.pb.M - 1}")
             self.skip_pairs.insert((<uint32_t>int(a) << 16) | <uint32_t>int(b))
-        self.second_ok.assign(max(self.pb.M, 1), 1 if seconds is None else 0)
-        if seconds is not None:
-            for r in seconds:
-                if not 0 <= int(r) < self.pb.M:
-                    raise ValueError(f"second antecedent {r} is not in 0..{self.pb.M - 1}")
-                self.second_ok[int(r)] = 1
+        _allowed(self.second_ok, seconds, self.pb.M, "second")
         self.scratch.resize(threads)
         for k in range(threads):
             self.scratch[k].u.assign(self.pb.W, 0)
@@ -663,7 +662,9 @@ cdef class Enumerator:
         cdef int c, c2, n_sim
         cdef uint64_t h
         k = depth
+        sc.sim.perr[0] = 0.0       # the errors of the first k rules, for Theorem 18
         while k > 0:
+            sc.sim.perr[k] = self._node(cur).err
             k -= 1
             path[k] = self._node(cur).ant
             cur = self._node(cur).parent
@@ -676,7 +677,7 @@ cdef class Enumerator:
                 continue
             if depth == 1 and self.skip_pairs.size() > 0 and self.skip_pairs.count((<uint32_t>path[0] << 16) | <uint32_t>s):
                 continue
-            sc.n_evaluated += 1
+            sc.tally.evaluated += 1
             capv = &self.pb.caps[<size_t>s * self.pb.W]
             any_bits = False
             for i in range(self.pb.W):
@@ -684,19 +685,19 @@ cdef class Enumerator:
                 if v[i] != 0:
                     any_bits = True
             if not any_bits:                       # captures nothing new: not a separate list
-                sc.n_dead += 1
+                sc.tally.dead += 1
                 continue
             problem_counts(&self.pb, v, False, cnt, acc)
             wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
             # Theorems 10/11 restated: dropping this rule from any list through it gives a list of
             # objective >= floor, at most correct - lambda*W better
             if self.do_support and self.floorW + self.pb.lamW - correct > self.theta_prune:
-                sc.n_pruned_support += 1
+                sc.tally.support += 1
                 continue
             err = perr + (wv - correct)
             b = err + (depth + 1) * self.pb.lamW
             if b > self.theta_prune:                # Theorem 1 against the threshold
-                sc.n_pruned_bound += 1
+                sc.tally.bound += 1
                 continue
             R = b + default_error(&self.pb, ucnt, cnt, &fw)
             member = R / self.pb.total <= self.theta_in and (depth > 0 or self.include_short)
@@ -708,7 +709,7 @@ cdef class Enumerator:
                 b0 = weighted_sum(self.pb.C, self.pb.weights, zc)
             expand = self._expandable(b, b0, depth + 1)
             if not expand:
-                sc.n_pruned_lookahead += 1
+                sc.tally.lookahead += 1
                 if not member:
                     continue
             lbx = b + b0 + (self.pb.lamW if self.do_lookahead else 0.0)
@@ -730,32 +731,20 @@ cdef class Enumerator:
         for k in range(depth):
             in_prefix[path[k]] = 0
         if self.do_similar and depth >= 1 and n_cands > 0:   # Theorem 18 against the threshold
-            n_sim = self._similar_setup(ni, depth, sc)
+            n_sim = theorem18_setup(&self.pb, &sc.sim, path, depth, acc)
             c2 = 0
             for c in range(n_cands):
                 # against the threshold: every list through the child scores at least
                 # floor + b(D) - b(d) - Omega (docs/corels.md, "Rashomon sets")
                 if theorem18_prunes(&self.pb, &sc.sim, path, sc.cands[c].ant, depth, n_sim,
                                     sc.cands[c].err - perr, self.theta_prune - self.floorW, acc):
-                    sc.n_pruned_similar += 1
+                    sc.tally.similar += 1
                 else:
                     sc.cands[c2] = sc.cands[c]
                     c2 += 1
             n_cands = c2
         sc.n_cands = n_cands
         return 0
-
-    cdef int _similar_setup(self, int32_t ni, int depth, RScratch* sc) noexcept nogil:
-        """Prepare Theorem 18 (``corels_problem.theorem18_setup``) for the children of ``ni``, of
-        length ``depth``: the prefix errors along its path from the nodes. Returns how many of its
-        last rules are tried."""
-        cdef int k, j0 = depth - min(depth, SIM_WINDOW)
-        cdef int32_t cur = ni
-        for k in range(depth, j0, -1):
-            sc.sim.perr[k] = self._node(cur).err
-            cur = self._node(cur).parent
-        sc.sim.perr[j0] = self._node(cur).err
-        return theorem18_setup(&self.pb, &sc.sim, &sc.path[0], depth, &sc.acc[0])
 
     cdef bint _same_uncaptured(self, int32_t rep, int n, int ant, RScratch* sc) noexcept nogil:
         """Does node ``rep`` have length ``n`` and leave uncaptured what the child ``ant`` of the
@@ -869,19 +858,8 @@ cdef class Enumerator:
                 if cand.expand and not self._push(cand.key, cand.lbx, child, K_EXPAND):
                     self.out_of_memory = True
                     self.oom_bound = min(self.oom_bound, cand.lbx)
-        self.n_evaluated += sc.n_evaluated
-        self.n_dead += sc.n_dead
-        self.n_pruned_support += sc.n_pruned_support
-        self.n_pruned_bound += sc.n_pruned_bound
-        self.n_pruned_lookahead += sc.n_pruned_lookahead
-        self.n_pruned_similar += sc.n_pruned_similar
-        sc.n_pruned_similar = 0
-        sc.n_evaluated = 0
-        sc.n_dead = 0
-        sc.n_pruned_support = 0
-        sc.n_pruned_bound = 0
-        sc.n_pruned_lookahead = 0
-        self.n_expanded += 1
+        tally_merge(&self.tally, &sc.tally)
+        self.tally.expanded += 1
 
     cdef void _emit_node(self, int32_t ni, double R, RScratch* sc) noexcept nogil:
         """Emit the list of node ``ni`` (a popped model entry), under the lock."""
@@ -910,7 +888,7 @@ cdef class Enumerator:
         gw_lock(self.sync)
         while not self.halt:
             if (self.stop_ptr[0] != 0 or self.out_of_memory or now() >= self.t_end
-                    or (self.max_evals >= 0 and self.n_evaluated >= self.max_evals)):
+                    or (self.max_evals >= 0 and self.tally.evaluated >= self.max_evals)):
                 self.halt = True
                 break
             if self.stop_when_kept and self._kept_proven(tid):
@@ -982,7 +960,7 @@ cdef class Enumerator:
         cdef REntry* e
         self.ordered = False
         self.policy = P_DFS
-        self.switched_at = self.n_expanded
+        self.switched_at = self.tally.expanded
         for i in range(self.queue.size()):
             e = &self.queue.at(i)
             if e.kind == K_MODEL:
@@ -1016,9 +994,14 @@ cdef class Enumerator:
             return R_OUT_OF_MEMORY
         if stop_flag[0] != 0:
             return R_STOPPED
-        if max_evaluations >= 0 and self.n_evaluated >= max_evaluations:
+        if max_evaluations >= 0 and self.tally.evaluated >= max_evaluations:
             return R_NODE_LIMIT
         return R_SLICE
+
+    @property
+    def n_evaluated(self):
+        """Children scored so far."""
+        return self.tally.evaluated
 
     def lower_bound(self):
         """A lower bound (objective) on every member not enumerated yet: the smallest bound over
@@ -1240,14 +1223,14 @@ cdef class Enumerator:
 
     def counters(self):
         return {
-            "evaluated": self.n_evaluated,
-            "expanded": self.n_expanded,
+            "evaluated": self.tally.evaluated,
+            "expanded": self.tally.expanded,
             "inserted": self.n_inserted,
-            "dead_rules": self.n_dead,
-            "pruned_support": self.n_pruned_support,
-            "pruned_bound": self.n_pruned_bound,
-            "pruned_lookahead": self.n_pruned_lookahead,
-            "pruned_similar": self.n_pruned_similar,
+            "dead_rules": self.tally.dead,
+            "pruned_support": self.tally.support,
+            "pruned_bound": self.tally.bound,
+            "pruned_lookahead": self.tally.lookahead,
+            "pruned_similar": self.tally.similar,
             "pruned_map": self.n_pruned_map,
             "map_sets": self.set_index.size(),
             "orderings_with_equal_error": self.n_twins,

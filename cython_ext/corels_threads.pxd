@@ -47,3 +47,11 @@ cdef inline void pool_free(gw_pool** pool) noexcept nogil:
     if pool[0] != NULL and not gw_pool_stale(pool[0]):
         gw_pool_free(pool[0])
     pool[0] = NULL
+
+
+cdef struct WorkerTimes:  # where a worker's slices went, in seconds (Search.thread_times)
+    double score          # scoring children without a lock
+    double wait           # waiting for the queue lock
+    double locked         # holding it
+    double idle           # queue empty while another expansion was in flight
+    double take, admit    # parts of locked: taking nodes off the heap; admitting children
