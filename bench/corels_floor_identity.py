@@ -45,10 +45,27 @@ EPSILONS = (0.005, 0.01, 0.02)
 SLICE = 0.005
 
 
+def _engine() -> Any:
+    """The search's engine module, where this glasswork has it (the plugin's layout changed)."""
+    try:
+        from glasswork.plugins.corels.search import engine
+    except ImportError:
+        from glasswork.plugins.corels import engine  # type: ignore[no-redef]
+    return engine
+
+
+def _rashomon() -> Any:
+    try:
+        from glasswork.plugins.corels.rashomon import enumeration
+    except ImportError:
+        from glasswork.plugins.corels import rashomon as enumeration  # type: ignore[no-redef]
+    return enumeration
+
+
 def _units() -> Any:
     from glasswork.data.corels_format import read_corels
-    from glasswork.plugins.corels import engine
 
+    engine = _engine()
     base = str(DATA / "compas_train")
     data = read_corels(base + ".out", base + ".label", base + ".minor")
     return engine.make_units(data.antecedents.bits, data.y, 2)
@@ -69,8 +86,7 @@ def _drive(runner: Any, max_evaluations: int, time_limit: float) -> tuple[int, f
 
 
 def child_search(lam: float, policy: str, symmetry_map: str, threads: int, max_evaluations: int) -> dict[str, Any]:
-    from glasswork.plugins.corels import engine
-
+    engine = _engine()
     search = engine.make_search(_units(), lam, policy=policy, symmetry_map=symmetry_map, threads=threads)
     code, seconds = _drive(search, max_evaluations, 600.0)
     lengths, pairs = search.queue_summary()
@@ -91,8 +107,8 @@ def child_rashomon(lam: float, epsilon: float, policy: str) -> dict[str, Any]:
     import numpy as np
 
     from glasswork.cython_ext import corels_rashomon as enum
-    from glasswork.plugins.corels import engine, rashomon
 
+    engine, rashomon = _engine(), _rashomon()
     units = _units()
     search = engine.make_search(units, lam)
     engine.run_to_end(search)
