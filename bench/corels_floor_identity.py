@@ -77,12 +77,16 @@ def _drive(runner: Any, max_evaluations: int, time_limit: float) -> tuple[int, f
 
     stop = np.zeros(1, dtype=np.uint8)
     t0 = time.perf_counter()
+    c0 = time.process_time()
     while True:
         code = int(runner.run(SLICE, stop, max_evaluations))
         if code != 1:  # SLICE
-            return code, time.perf_counter() - t0
+            break
         if time.perf_counter() - t0 > time_limit:
-            return -1, time.perf_counter() - t0
+            code = -1
+            break
+    _drive.cpu = time.process_time() - c0  # type: ignore[attr-defined]
+    return code, time.perf_counter() - t0
 
 
 def child_search(lam: float, policy: str, symmetry_map: str, threads: int, max_evaluations: int) -> dict[str, Any]:
@@ -100,6 +104,7 @@ def child_search(lam: float, policy: str, symmetry_map: str, threads: int, max_e
         "queue_summary": [sorted(lengths.items()), sorted([list(k), v] for k, v in pairs.items())],
         "seconds": seconds,
         "rate": search.n_evaluated / seconds if seconds > 0 else 0.0,
+        "cpu_rate": search.n_evaluated / _drive.cpu if _drive.cpu > 0 else 0.0,  # type: ignore[attr-defined]
     }
 
 
@@ -212,6 +217,7 @@ def identity(args: argparse.Namespace, lambdas: list[float]) -> int:
 def speed(args: argparse.Namespace, lambdas: list[float]) -> None:
     print()
     print(f"speed: lower_bound, prefix map, 1 thread, evaluations per second, {args.repeat} alternated rounds")
+    rates: dict[str, dict[str, list[float]]] = {}
     for lam in lambdas:
         job = {
             "kind": "search",
@@ -221,16 +227,21 @@ def speed(args: argparse.Namespace, lambdas: list[float]) -> None:
             "threads": 1,
             "max_evaluations": args.speed_evaluations,
         }
-        rates: dict[str, list[float]] = {"old": [], "new": []}
+        for kind in ("rate", "cpu_rate"):
+            rates[kind] = {"old": [], "new": []}
         for r in range(args.repeat):
             order = (("old", args.baseline), ("new", sys.executable))
             for name, python in order if r % 2 == 0 else order[::-1]:
-                rates[name].append(_run(python, job)["rate"])
-        for name in ("old", "new"):
-            xs = sorted(rates[name])
-            print(f"  lambda {lam}: {name} median {xs[len(xs) // 2]:,.0f}/s  runs " + " ".join(f"{x:,.0f}" for x in xs))
-        ratio = sorted(rates["new"])[args.repeat // 2] / sorted(rates["old"])[args.repeat // 2]
-        print(f"  lambda {lam}: new / old (medians) = {ratio:.3f}   load {os.getloadavg()}")
+                out = _run(python, job)
+                for kind in ("rate", "cpu_rate"):
+                    rates[kind][name].append(out[kind])
+        for kind, label in (("rate", "per wall second"), ("cpu_rate", "per CPU second")):
+            for name in ("old", "new"):
+                xs = sorted(rates[kind][name])
+                runs = " ".join(f"{x:,.0f}" for x in xs)
+                print(f"  lambda {lam} {label}: {name} median {xs[len(xs) // 2]:,.0f}  runs {runs}")
+            ratio = sorted(rates[kind]["new"])[args.repeat // 2] / sorted(rates[kind]["old"])[args.repeat // 2]
+            print(f"  lambda {lam} {label}: new / old (medians) = {ratio:.3f}   load {os.getloadavg()}")
 
 
 def main() -> None:
@@ -241,6 +252,7 @@ def main() -> None:
     ap.add_argument("--speed-evaluations", type=int, default=3_000_000, help="scored prefixes per speed run")
     ap.add_argument("--repeat", type=int, default=3, help="alternated rounds of the speed runs")
     ap.add_argument("--no-speed", action="store_true")
+    ap.add_argument("--speed-only", action="store_true", help="only the speed runs")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child is not None:
@@ -250,7 +262,7 @@ def main() -> None:
         ap.error("--baseline is required")
     lambdas = [float(x) for x in args.lambdas.split(",")]
     print(f"load before: {os.getloadavg()}")
-    failures = identity(args, lambdas)
+    failures = 0 if args.speed_only else identity(args, lambdas)
     if not args.no_speed:
         speed(args, lambdas)
     print(f"load after: {os.getloadavg()}")
