@@ -45,7 +45,7 @@ from corels_bounds cimport hopeless, theorem7_f
 from corels_counts cimport binary_counts, masked_counts, weighted_majority, weighted_sum
 from corels_problem cimport (
     CorelsProblem, Theorem18, SIM_WINDOW, P_DFS, P_LOWER_BOUND, MAX_CLASSES, LABELS, MINORITY,
-    R_DONE, R_SLICE, R_STOPPED, R_NODE_LIMIT, R_OUT_OF_MEMORY, Tally, tally_merge, policy_code, problem_init, problem_counts,
+    R_DONE, R_SLICE, R_STOPPED, R_NODE_LIMIT, R_OUT_OF_MEMORY, Tally, tally_merge, tally_counters, policy_code, problem_init, problem_counts,
     problem_error, problem_rule, problem_root, problem_context, default_error, policy_key, theorem18_init, theorem18_setup,
     theorem18_prunes,
 )
@@ -1080,7 +1080,6 @@ cdef class Search:
         cdef bint any_bits
         cdef int64_t sums[3]
         cdef int n_cands = 0
-        cdef Candidate* cand
         if self._walk(ni, depth, path, sc.sim.perr) < 0:
             return -1
         problem_context(&self.pb, path, depth, u, in_prefix)
@@ -1156,14 +1155,9 @@ cdef class Search:
                 key_h = vector_hash(f, self.pb.W)
             if self.table.cap > 0:
                 gw_prefetch(&self.table.slots[(key_h >> 32) & (self.table.cap - 1)])
-            cand = &sc.cands[n_cands]
+            sc.cands[n_cands] = Candidate(err=err, lb=lb, b0=b0, map_key=key_h, ant=s,
+                                          key=policy_key(self.policy, depth + 1, lb, R, b, self.pb.total, fw))
             n_cands += 1
-            cand.ant = s
-            cand.err = err
-            cand.lb = lb
-            cand.b0 = b0
-            cand.key = policy_key(self.policy, depth + 1, lb, R, b, self.pb.total, fw)
-            cand.map_key = key_h
         sc.n_cands = n_cands
         if n_cands > 0 and depth >= 1 and (self.do_similar or self.do_reorder):
             self._filter(ni, depth, perr, sc)
@@ -1802,10 +1796,7 @@ cdef class Search:
         return out
 
     def counters(self):
-        return {
-            "evaluated": self.tally.evaluated,
-            "expanded": self.tally.expanded,
-            "inserted": self.n_inserted,
+        return tally_counters(&self.tally, self.n_inserted, {
             "popped_pruned": self.n_popped_pruned,
             "pruned_support": self.tally.support,
             "pruned_accurate_support": self.tally.accurate,
@@ -1830,7 +1821,7 @@ cdef class Search:
             "max_spilled": self.disk.max_spilled,
             "max_spill_bytes": self.disk.max_bytes,
             "pruned_reorder": self.tally.reorder,
-        }
+        })
 
     # ------------------------------------------------ the external-memory queue (issue 27)
 

@@ -348,3 +348,10 @@ cdef inline double problem_rule(const CorelsProblem* pb, const uint64_t* u, uint
     problem_counts(pb, v, LABELS, cnt, acc)
     wv = weighted_majority(pb.C, pb.weights, cnt, &correct, label)
     return wv - correct
+
+
+cdef inline dict tally_counters(const Tally* t, int64_t inserted, dict rest):
+    """A search's ``counters()``: what both searches count first, in this order, then ``rest``."""
+    out = {"evaluated": t.evaluated, "expanded": t.expanded, "inserted": inserted}
+    out.update(rest)
+    return out

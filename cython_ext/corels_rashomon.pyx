@@ -39,7 +39,7 @@ from paged_heap cimport PagedHeap
 from corels_counts cimport weighted_majority, weighted_sum
 from corels_problem cimport (
     CorelsProblem, Theorem18, P_DFS, P_LOWER_BOUND, P_OBJECTIVE, MAX_CLASSES, SIM_WINDOW, LABELS, MINORITY,
-    R_DONE, R_SLICE, R_STOPPED, R_NODE_LIMIT, R_OUT_OF_MEMORY, Tally, tally_merge, policy_code, problem_init, problem_counts,
+    R_DONE, R_SLICE, R_STOPPED, R_NODE_LIMIT, R_OUT_OF_MEMORY, Tally, tally_merge, tally_counters, policy_code, problem_init, problem_counts,
     problem_root, problem_context, default_error, policy_key, theorem18_init, theorem18_setup, theorem18_prunes,
 )
 from corels_threads cimport (
@@ -1222,10 +1222,7 @@ cdef class Enumerator:
         return out
 
     def counters(self):
-        return {
-            "evaluated": self.tally.evaluated,
-            "expanded": self.tally.expanded,
-            "inserted": self.n_inserted,
+        return tally_counters(&self.tally, self.n_inserted, {
             "dead_rules": self.tally.dead,
             "pruned_support": self.tally.support,
             "pruned_bound": self.tally.bound,
@@ -1239,7 +1236,7 @@ cdef class Enumerator:
             "max_queue": self.max_queue,
             "nodes": self.n_nodes,
             "depth_first_from": self.switched_at,
-        }
+        })
 
 
 # -------------------------------------------------------------------------------- the tail table
