@@ -65,8 +65,9 @@ def child(
     import numpy as np
 
     from glasswork.data.corels_format import read_corels
-    from glasswork.plugins.corels import engine, solver
-    from glasswork.solver import resident_memory
+    from glasswork.plugins.corels.search import one_process
+    from glasswork.plugins.corels.search import engine
+    from glasswork.memory import resident_memory
 
     base = str(DATA / "compas_train")
     t1 = time.perf_counter()
@@ -92,7 +93,7 @@ def child(
     last_sample = 0.0
     code = None
     while True:
-        code = search.run(solver.SLICE_SECONDS, stop, -1)
+        code = search.run(one_process.SLICE_SECONDS, stop, -1)
         ta = time.perf_counter()
         if code != 1:  # SLICE
             break
@@ -103,7 +104,7 @@ def child(
             break
         if elapsed - last_progress >= progress_every:
             last_progress = elapsed
-            solver._progress(sink, search, M)
+            one_process.report_progress(sink, search, M)
         if elapsed - last_sample >= 5.0:
             last_sample = elapsed
             samples.append((round(elapsed, 1), search.n_evaluated, search.queue_size))

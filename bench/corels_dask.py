@@ -34,7 +34,7 @@ DATA = Path(os.environ.get("GLASSWORK_DATA", REPO.parent / "shared" / "datasets"
 
 def units_of_compas() -> Any:
     from glasswork.data.corels_format import read_corels
-    from glasswork.plugins.corels import engine
+    from glasswork.plugins.corels.search import engine
 
     base = str(DATA / "compas_train")
     data = read_corels(base + ".out", base + ".label", base + ".minor")
@@ -42,7 +42,7 @@ def units_of_compas() -> Any:
 
 
 def one_process(units: Any, lam: float) -> dict[str, Any]:
-    from glasswork.plugins.corels import engine
+    from glasswork.plugins.corels.search import engine
 
     search = engine.make_search(units, lam)
     t, cpu = time.perf_counter(), time.process_time()
@@ -57,7 +57,7 @@ def one_process(units: Any, lam: float) -> dict[str, Any]:
 
 def split_no_delay(units: Any, lam: float, parts: int) -> dict[str, Any]:
     """The driver's first split, its subtrees interleaved here with an instant incumbent."""
-    from glasswork.plugins.corels.distributed import search_split_here
+    from glasswork.plugins.corels.cluster.search import search_split_here
 
     t, cpu = time.perf_counter(), time.process_time()
     objective, _, evaluations = search_split_here(units, lam, {"threads": 1}, parts)
@@ -70,7 +70,7 @@ def split_no_delay(units: Any, lam: float, parts: int) -> dict[str, Any]:
 
 
 def on_dask(units: Any, lam: float, workers: int, address: str) -> dict[str, Any]:
-    from glasswork.plugins.corels.distributed import run_distributed
+    from glasswork.plugins.corels.cluster.search import run_distributed
     from glasswork.solver import ClusterExecutor, SolveContext
 
     from distributed import Client
@@ -113,7 +113,7 @@ def incumbent_delay(address: str, rounds: int = 200) -> float:
 
 def resplit_cost(units: Any, lam: float, k: int = 20000) -> float:
     """Seconds per prefix to take ``k`` open prefixes from a grown queue and seed them elsewhere."""
-    from glasswork.plugins.corels import engine
+    from glasswork.plugins.corels.search import engine
 
     search = engine.make_search(units, lam)
     stop = np.zeros(1, dtype=np.uint8)

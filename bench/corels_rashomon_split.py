@@ -1,4 +1,4 @@
-"""What splitting the CORELS Rashomon enumeration costs (plugins/corels/rashomon_cluster.py).
+"""What splitting the CORELS Rashomon enumeration costs (plugins/corels/cluster/enumeration.py).
 
 Enumerates the set of ``compas_train`` (pre-mined, λ = 0.01) at ``--epsilon`` in this one
 process, whole and split as the Dask driver splits it (first rules dealt round-robin into
@@ -28,9 +28,9 @@ DATA = Path(os.environ.get("GLASSWORK_DATA", HERE.parent.parent / "shared" / "da
 def main() -> None:
     from glasswork import Problem
     from glasswork.data.corels_format import read_corels
-    from glasswork.plugins.corels import engine
-    from glasswork.plugins.corels.rashomon_cluster import enumerate_split_here, mirror_pairs, split_roots
-    from glasswork.plugins.corels.solver import antecedents_for
+    from glasswork.plugins.corels.search import engine
+    from glasswork.plugins.corels.cluster.enumeration import enumerate_split_here, mirror_pairs, split_roots
+    from glasswork.plugins.corels.inputs import antecedents_for
     from glasswork.plugins.corels.spec import CorelsConstraints
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

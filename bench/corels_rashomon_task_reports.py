@@ -1,5 +1,5 @@
 """What a cluster task's reports cost once its listing has gone depth first
-(plugins/corels/rashomon_cluster.py: ``KeptStream.fresh`` and ``streamed_bound`` every
+(plugins/corels/cluster/enumeration.py: ``KeptStream.fresh`` and ``streamed_bound`` every
 ``SYNC_SECONDS``).
 
 Lists a synthetic set (300 rows, 20 random features, λ = 0.002, threshold 0.35: about 10^12
@@ -22,9 +22,9 @@ import numpy as np
 def main() -> None:
     from glasswork.cython_ext import bitset
     from glasswork.cython_ext import corels_rashomon as cr
-    from glasswork.plugins.corels import engine
-    from glasswork.plugins.corels.rashomon import KeptStream, make_enumerator
-    from glasswork.plugins.corels.rashomon_cluster import SYNC_SECONDS, streamed_bound
+    from glasswork.plugins.corels.search import engine
+    from glasswork.plugins.corels.rashomon.enumeration import KeptStream, make_enumerator
+    from glasswork.plugins.corels.cluster.enumeration import SYNC_SECONDS, streamed_bound
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--max-models", type=int, default=100_000)

@@ -141,7 +141,7 @@ def order_free_bound(
 def load(table: str, lam: float) -> tuple[np.ndarray, np.ndarray]:
     """(cover over units, label counts per unit) of the wide table or COMPAS's training ``.out``."""
     from glasswork.cython_ext import bitset
-    from glasswork.plugins.corels import engine
+    from glasswork.plugins.corels.search import engine
 
     if table == "compas":
         from glasswork.data.corels_format import read_corels
@@ -153,7 +153,7 @@ def load(table: str, lam: float) -> tuple[np.ndarray, np.ndarray]:
         from corels_wide import DEFAULT_OUT, prepare
 
         from glasswork.data.load import load_problem
-        from glasswork.plugins.corels.solver import antecedents_for
+        from glasswork.plugins.corels.inputs import antecedents_for
         from glasswork.spec import load_spec
 
         loaded = load_spec(prepare(DEFAULT_OUT), overrides=[f"objective.regularization={lam}"])

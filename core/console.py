@@ -9,7 +9,6 @@ a file, plain full lines (no colour, no wrapping at 80 columns, no table cut wit
 from __future__ import annotations
 
 import math
-import os
 import re
 import sys
 import time
@@ -23,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from glasswork.events import Event
+from glasswork.startup import discard_output
 from glasswork.quoting import terminal_text
 from glasswork.result import relative_gap
 
@@ -72,14 +72,7 @@ def make_console(*, stderr: bool = False) -> Console:
 def stdout_closed() -> None:
     """The reader of stdout went away (``glasswork ... | head``): what the command still prints, and
     Python's flush at exit, go to the null device instead of failing with ``BrokenPipeError``."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(devnull, sys.stdout.fileno())
-        finally:
-            os.close(devnull)
-    except (OSError, ValueError):  # no file descriptor behind stdout (an in-process runner)
-        pass
+    discard_output(sys.stdout)
 
 
 def fmt_number(value: Any, digits: int = 6) -> str:
@@ -292,6 +285,9 @@ def render_outcome(outcome: RunOutcome, console: Console) -> None:
         if _is_records(value):
             console.print()
             console.print(_records_table(key, value))
+    for table in fairness_tables(outcome.fairness):
+        console.print()
+        console.print(table)
     rashomon = outcome.to_dict().get("rashomon")
     if rashomon is not None:
         console.print()
@@ -435,3 +431,58 @@ def render_rashomon(summary: dict[str, Any], members: list[dict[str, Any]], cons
         console.print(table)
     if members:
         console.print(rashomon_table(members))
+
+
+def fairness_tables(audit: dict[str, Any] | None) -> list[Table]:
+    """The fairness audit (``glasswork.audit``), one table per protected group: each metric on
+    the training and test rows, the group's rows against the reference's in the caption. An
+    undefined figure (an empty group or cell) reads ``undefined``, never 0."""
+    if not audit:
+        return []
+    if "error" in audit:
+        table = Table.grid()
+        table.add_row(plain_text(f"no fairness figures: the model failed to predict ({audit['error']})", "yellow"))
+        return [table]
+    parts = [part for part in ("train", "test") if part in audit]
+    tables = []
+    for i, label in enumerate(audit.get("groups") or []):
+        table = Table(
+            title=Text.assemble("Fairness: ", plain_text(label), " against the rest"),
+            title_justify="left",
+            title_style="bold",
+        )
+        table.add_column("metric")
+        for part in parts:
+            table.add_column(part, justify="right")
+        per_part = [audit[part]["groups"][i] for part in parts]
+        for metric in audit.get("metrics") or []:
+            if metric not in per_part[0]:
+                continue  # calibration of a model without probabilities
+            cells = [g.get(metric) for g in per_part]
+            table.add_row(
+                plain_text(metric), *(plain_text("undefined" if v is None else fmt_number(v, 4)) for v in cells)
+            )
+        sizes = [
+            f"{part} {g['protected']['rows']:,} protected / {g['reference']['rows']:,} reference rows"
+            for part, g in zip(parts, per_part)
+        ]
+        table.caption = plain_text("; ".join(sizes))
+        table.caption_justify = "left"
+        tables.append(table)
+    return tables
+
+
+def fairness_text(audit: dict[str, Any] | None) -> str | None:
+    """The fairness audit in one line (the groups, then each metric on the training / test rows),
+    ``None`` without one: for a summary where a table does not fit (the TUI's run screen)."""
+    if not audit:
+        return None
+    if "error" in audit:
+        return f"no figures: the model failed to predict ({audit['error']})"
+    parts = [part for part in ("train", "test") if part in audit]
+    figures = []
+    for metric in audit.get("metrics") or []:
+        if parts and metric in audit[parts[0]]:
+            values = (audit[part].get(metric) for part in parts)
+            figures.append(f"{metric} " + " / ".join("undefined" if v is None else fmt_number(v, 4) for v in values))
+    return f"{'; '.join(audit.get('groups') or [])} against the rest ({' / '.join(parts)}): " + ", ".join(figures)

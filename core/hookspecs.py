@@ -8,9 +8,10 @@ after the hooks below. Third-party plugins are found through the ``glasswork`` e
 
 The built-in solvers register through exactly the same hooks, and everything the command line
 and the terminal UI show of a solver (its model, its monitor panels, its sweep defaults) comes
-through them, so a third-party solver is shown exactly as a built-in one. A hook implementation
-may take any subset of a hook's arguments, by name. A decorated function whose name matches no
-hook below is the plugin's load error (``glasswork plugins`` shows it), never silently ignored.
+through them, so a third-party solver is shown exactly as a built-in one. The built-in plugins
+and the example write each hook with all the arguments below, by these names (pluggy would take
+a subset): one signature per hook everywhere. A decorated function whose name matches no hook
+below is the plugin's load error (``glasswork plugins`` shows it), never silently ignored.
 See ``docs/plugins.md``.
 """
 

@@ -136,8 +136,15 @@ class Launch:
             except DataError as exc:  # one about a spec field points at its line in the spec
                 raise locate_in_spec(exc, self.loaded) from None
         if not self._problem_checked:
+            from glasswork import audit
+            from glasswork.data import DataError
+
             solver_cls = self.registry.solver(self.loaded.spec.solver)
             _check_task(solver_cls, self.problem)
+            try:
+                audit.check(self.loaded.spec, self.problem)
+            except DataError as exc:
+                raise locate_in_spec(exc, self.loaded) from None
             self._solver_check(solver_cls)
             self._problem_checked = True
         return self.problem
@@ -193,7 +200,8 @@ class Launch:
         self._started = True
         from glasswork.result import model_contract_fault
         from glasswork.runner import SolverFailure
-        from glasswork.solver import Limits, peak_memory
+        from glasswork.memory import peak_memory
+        from glasswork.solver import Limits
         from glasswork.store import StoreSink
 
         problem = self.prepare()
@@ -223,6 +231,7 @@ class Launch:
                 )
             outcome = RunOutcome(info, result, elapsed, peak_memory(), problem, interrupted=interrupted)
             _add_metrics(outcome, problem)
+            outcome.fairness = _audit(spec, problem, outcome)
         except BaseException as exc:
             runner.finish_sinks(active, info, None, exc)
             raise
@@ -289,6 +298,16 @@ def _add_metrics(outcome: RunOutcome, problem: Problem) -> None:
             outcome.multiplicity = {"error": f"{type(exc).__name__}: {exc}"}
 
 
+def _audit(spec: SolverSpec, problem: Problem, outcome: RunOutcome) -> dict[str, Any] | None:
+    """The fairness audit of the model (``fairness:``), from its predictions, whatever the solver."""
+    from glasswork import audit
+
+    try:
+        return audit.figures(spec, problem, outcome.result.model)
+    except Exception as exc:  # a model that cannot predict: the run is still recorded, and says why
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
 def _split_of(problem: Problem) -> dict[str, Any] | None:
     """The row indices of the training and test parts (and, for k-fold, every row's fold and the
     fold held out), kept so a run can be reproduced exactly."""
@@ -325,7 +344,8 @@ def locate_in_spec(error: DataError, loaded: LoadedSpec) -> DataError:
     line = None
     try:
         _, positions = read_spec_document(loaded.path)
-        line = positions.locate(error.field.split("."), key=True)[0]
+        path = [int(part) if part.isdigit() else part for part in error.field.split(".")]
+        line = positions.locate(path, key=True)[0]
     except (SpecError, OSError):  # the file changed since it was read: no line rather than a wrong one
         pass
     return DataError(

@@ -75,6 +75,8 @@ class RunOutcome:
     interrupted: bool = False  # a Ctrl-C (or SIGTERM, or a cancel) arrived while the solver ran
     # the Rashomon set's multiplicity figures (glasswork.multiplicity), when the run has a set
     multiplicity: dict[str, Any] | None = None
+    # the fairness audit (glasswork.audit), when the spec has a ``fairness:`` section
+    fairness: dict[str, Any] | None = None
 
     @property
     def status(self) -> Status:
@@ -104,6 +106,7 @@ class RunOutcome:
             "spec_hash": self.info.spec_hash,
             "data_fingerprint": self.info.data_fingerprint,
             **self._rashomon(),
+            **({} if self.fairness is None else {"fairness": self.fairness}),
         }
 
     def _rashomon(self) -> dict[str, Any]:
@@ -252,6 +255,8 @@ def finish_of_stored(details: dict[str, Any]) -> Record | None:
         "metrics": details.get("metrics") or {},
         "stats": {**(details.get("stats") or {}), "elapsed": details.get("elapsed")},
     }
+    if details.get("fairness") is not None:
+        result["fairness"] = details["fairness"]
     if details.get("rashomon") is not None:  # the set in summary, its multiplicity figures included;
         result["rashomon"] = dict(details["rashomon"])  # the members are rows (RunStore.rashomon_members)
     return {"kind": "finish", "run_id": details.get("run_id"), "result": result}

@@ -149,7 +149,7 @@ class Registry:
         for mod in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
             if mod.name.startswith("_"):
                 continue
-            module_name = f"glasswork.plugins.{mod.name}"
+            module_name = f"glasswork.plugins.{mod.name}.plugin"  # the shape of an entry point's module
             self._note(PluginInfo(mod.name, "builtin", __version__, module_name))
             self._pending[mod.name] = functools.partial(importlib.import_module, module_name)
 

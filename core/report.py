@@ -538,6 +538,7 @@ def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]], regi
         f"<h2>Metrics</h2><table><tr><th></th><th>train</th><th>test</th></tr>{rows}</table>" if rows else "",
         _curves(details, registry),
         rashomon_section(details.get("rashomon")),
+        fairness_section(details.get("fairness")),
         f"<h2>Search</h2><figure>{trajectory}<figcaption>{_search_caption(trajectory)}</figcaption></figure>"
         if trajectory
         else "<h2>Search</h2><p class=note>No bound was reported during the search.</p>",
@@ -556,3 +557,85 @@ def write_report(store: Any, run_id: str, path: str | Path | None = None, regist
     out = Path(path) if path is not None else default_path(details, "html")
     write_file(out, build_report(details, store.events(run_id), registry))
     return out
+
+
+RATE_WORDS = {
+    "selection_rate": "predicted positive, P(ŷ=1)",
+    "ppv": "precision, P(y=1 | ŷ=1)",
+    "npv": "negative predictive value, P(y=0 | ŷ=0)",
+    "fpr": "false positive rate, P(ŷ=1 | y=0)",
+    "fnr": "false negative rate, P(ŷ=0 | y=1)",
+}
+
+
+def _rate_bars(protected: float | None, reference: float | None, width: int = 200) -> str:
+    """Two bars on a 0 to 1 axis, the protected group's above the reference's; the figures are
+    also in the table's text and in the drawing's label, so no reader depends on the colours."""
+    label = f"protected {_num(protected)}, reference {_num(reference)}"
+    bars = []
+    for row, (value, colour) in enumerate(((protected, PALETTE[1]), (reference, PALETTE[0]))):
+        if value is not None:
+            bars.append(
+                f'<rect x="0" y="{1 + 8 * row}" width="{_bar_length(value, width):.1f}" height="6" fill="{colour}"/>'
+            )
+    return (
+        f'<svg width="{width}" height="16" role="img" aria-label="{esc(label)}"><title>{esc(label)}</title>'
+        f'<line x1="{width}" x2="{width}" y1="0" y2="16" stroke="#bbb"/>{"".join(bars)}</svg>'
+    )
+
+
+def _bar_length(value: float, width: int) -> float:
+    """A rate's bar: a pixel at least when it is above 0, so a small rate is not read as none."""
+    length = width * min(max(value, 0.0), 1.0)
+    return max(length, 1.0) if value > 0 else 0.0
+
+
+def fairness_section(audit: dict[str, Any] | None) -> str:
+    """The card's fairness audit: per protected group, each metric on the training and test rows,
+    then the rates the metrics compare on the training rows, the group's bar above the
+    reference's (an undefined figure, an empty group or cell, is written as such, never 0)."""
+    if not audit:
+        return ""
+    if "error" in audit:
+        return f"<h2>Fairness</h2><p class=note>No figures: the model failed to predict ({esc(audit['error'])}).</p>"
+    parts = [part for part in ("train", "test") if part in audit]
+    body = []
+    for i, label in enumerate(audit.get("groups") or []):
+        per_part = {part: audit[part]["groups"][i] for part in parts}
+        rows = "".join(
+            f"<tr><td>{esc(metric.replace('_', ' '))}</td>"
+            + "".join(f"<td class=n>{_undefined(per_part[p].get(metric))}</td>" for p in parts)
+            + "</tr>"
+            for metric in audit.get("metrics") or []
+            if metric in per_part[parts[0]]
+        )
+        heads = "".join(f"<th>{p}</th>" for p in parts)
+        train = per_part["train"]
+        rates = "".join(
+            f"<tr><td>{esc(words)}</td><td class=n>{_undefined(train['protected'].get(rate))}</td>"
+            f"<td class=n>{_undefined(train['reference'].get(rate))}</td>"
+            f"<td>{_rate_bars(train['protected'].get(rate), train['reference'].get(rate))}</td></tr>"
+            for rate, words in RATE_WORDS.items()
+        )
+        sizes = "; ".join(
+            f"{p}: {per_part[p]['protected']['rows']:,} protected rows, "
+            f"{per_part[p]['reference']['rows']:,} reference rows"
+            for p in parts
+        )
+        body.append(
+            f"<h3>{esc(label)} against every other row</h3><p class=dim>{esc(sizes)}</p>"
+            f"<table><tr><th>metric (absolute difference)</th>{heads}</tr>{rows}</table>"
+            f"<table><tr><th>rate on the training rows</th><th>protected</th><th>reference</th>"
+            f'<th><span class=key style="background:{PALETTE[1]}"></span>protected '
+            f'<span class=key style="background:{PALETTE[0]}"></span>reference (axis 0 to 1)</th></tr>'
+            f"{rates}</table>"
+        )
+    return (
+        "<h2>Fairness</h2>" + "".join(body) + "<p class=note>Each metric is the absolute difference between the "
+        "protected group and every other row (docs/fairness.md); undefined: a group or a cell it divides by "
+        "has no rows.</p>"
+    )
+
+
+def _undefined(value: Any) -> str:
+    return "undefined" if value is None else _num(value)

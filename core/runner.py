@@ -18,7 +18,8 @@ from glasswork.data import DataError, Problem
 from glasswork.events import Event, EventSink
 from glasswork.record import RunInfo, RunOutcome
 from glasswork.result import Result
-from glasswork.solver import ClusterExecutor, Limits, SolveContext, Solver, StopReason, resident_memory
+from glasswork.memory import memory_reached
+from glasswork.solver import ClusterExecutor, Limits, SolveContext, Solver, StopReason
 
 __all__ = ["RunAborted", "RunInfo", "RunOutcome", "Runner", "SolverFailure"]
 
@@ -90,7 +91,7 @@ class Runner:
         if self._cancel_requested:
             ctx.request_stop(StopReason.CANCEL)
         for note in problem.warnings:  # what loading noticed (an ID column) goes in the run's log
-            self._deliver(sinks, Event("log", 0.0, level="warning", message=note))
+            self._warn(sinks, 0.0, note)
         try:
             result, elapsed = self._solve_in_worker(solver, problem, ctx, events, sinks)
         finally:
@@ -144,36 +145,24 @@ class Runner:
                         )
                     if not warned and time.monotonic() - stop_asked_at > WATCHDOG_GRACE_SECONDS:
                         warned = True
-                        self._deliver(
+                        self._warn(
                             sinks,
-                            Event(
-                                "log",
-                                ctx.elapsed(),
-                                level="warning",
-                                message=(
-                                    f"solver {solver.name!r} has not stopped {WATCHDOG_GRACE_SECONDS:g} s "
-                                    f"after {_WHY_STOPPED[ctx.stop_reason]}; press Ctrl-C "
-                                    f"{'again' if interrupts else 'twice'} to abandon the run "
-                                    f"(it is abandoned at {ABANDON_SECONDS:g} s)"
-                                ),
-                            ),
+                            ctx.elapsed(),
+                            f"solver {solver.name!r} has not stopped {WATCHDOG_GRACE_SECONDS:g} s "
+                            f"after {_WHY_STOPPED[ctx.stop_reason]}; press Ctrl-C "
+                            f"{'again' if interrupts else 'twice'} to abandon the run "
+                            f"(it is abandoned at {ABANDON_SECONDS:g} s)",
                         )
             except KeyboardInterrupt:
                 interrupts += 1
                 if interrupts > 1:
                     raise RunAborted("run abandoned by a second interrupt") from None
                 ctx.request_stop(StopReason.CANCEL)
-                self._deliver(
+                self._warn(
                     sinks,
-                    Event(
-                        "log",
-                        ctx.elapsed(),
-                        level="warning",
-                        message=(
-                            "interrupted: stopping the search and keeping the best model so far "
-                            "(press Ctrl-C again to abandon it)"
-                        ),
-                    ),
+                    ctx.elapsed(),
+                    "interrupted: stopping the search and keeping the best model so far "
+                    "(press Ctrl-C again to abandon it)",
                 )
         elapsed = time.monotonic() - started
         self._pump(events, sinks)
@@ -194,7 +183,7 @@ class Runner:
             return
         if ctx.deadline is not None and time.monotonic() >= ctx.deadline:
             ctx.request_stop(StopReason.TIME)
-        elif ctx.limits.memory is not None and resident_memory() >= ctx.limits.memory:
+        elif memory_reached(ctx.limits.memory):
             ctx.request_stop(StopReason.MEMORY)
 
     # -- sinks --------------------------------------------------------------------------------
@@ -217,6 +206,10 @@ class Runner:
             except queue.Empty:
                 return
             self._deliver(sinks, event)
+
+    def _warn(self, sinks: list[EventSink], elapsed: float, message: str) -> None:
+        """The runner's own warning (a slow stop, an interrupt), delivered as a log event."""
+        self._deliver(sinks, Event("log", elapsed, level="warning", message=message))
 
     def _deliver(self, sinks: list[EventSink], event: Event) -> None:
         for sink in list(sinks):

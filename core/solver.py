@@ -10,8 +10,6 @@ Python being involved in their inner loop.
 from __future__ import annotations
 
 import os
-import resource
-import sys
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -22,7 +20,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from glasswork.events import Event
+from glasswork.events import Event, EventKind
+from glasswork.memory import memory_reached
 from glasswork.result import Result, Status, Task
 
 if TYPE_CHECKING:
@@ -123,30 +122,6 @@ class ClusterExecutor:
         return client, close
 
 
-def resident_memory() -> int:
-    """Current resident set size of this process in bytes (peak RSS where /proc is missing)."""
-    try:
-        with open("/proc/self/statm", "rb") as fh:
-            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        return peak if sys.platform == "darwin" else peak * 1024
-
-
-def physical_memory() -> int | None:
-    """This machine's memory in bytes (None where the system does not say)."""
-    try:
-        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
-    except (AttributeError, ValueError, OSError):
-        return None
-
-
-def peak_memory() -> int:
-    """Peak resident set size of this process in bytes."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak if sys.platform == "darwin" else peak * 1024
-
-
 class SolveContext:
     """The runner's side of a solve: limits, the stop flag, and the event channel.
 
@@ -199,7 +174,7 @@ class SolveContext:
                 self.request_stop(StopReason.TIME)
             elif self.limits.nodes is not None and nodes is not None and nodes >= self.limits.nodes:
                 self.request_stop(StopReason.NODES)
-            elif self.limits.memory is not None and resident_memory() >= self.limits.memory:
+            elif memory_reached(self.limits.memory):
                 self.request_stop(StopReason.MEMORY)
         reason = self.stop_reason
         return None if reason is StopReason.NONE else reason.status
@@ -209,6 +184,10 @@ class SolveContext:
     def emit(self, event: Event) -> None:
         self._emit(event)
 
+    def _stamped(self, kind: EventKind, **fields: Any) -> None:
+        """Emit an event of ``kind`` stamped with the seconds since the solve began."""
+        self._emit(Event(kind, self.elapsed(), **fields))
+
     def progress(
         self,
         *,
@@ -217,16 +196,7 @@ class SolveContext:
         nodes: int | None = None,
         **counters: Any,
     ) -> None:
-        self._emit(
-            Event(
-                "progress",
-                self.elapsed(),
-                objective=objective,
-                lower_bound=lower_bound,
-                nodes=nodes,
-                counters=counters,
-            )
-        )
+        self._stamped("progress", objective=objective, lower_bound=lower_bound, nodes=nodes, counters=counters)
 
     def incumbent(
         self,
@@ -236,16 +206,7 @@ class SolveContext:
         lower_bound: float | None = None,
         nodes: int | None = None,
     ) -> None:
-        self._emit(
-            Event(
-                "incumbent",
-                self.elapsed(),
-                objective=objective,
-                lower_bound=lower_bound,
-                nodes=nodes,
-                model=model,
-            )
-        )
+        self._stamped("incumbent", objective=objective, lower_bound=lower_bound, nodes=nodes, model=model)
 
     def rashomon(
         self,
@@ -298,7 +259,7 @@ class SolveContext:
         self._rashomon_basis = basis
 
     def log(self, message: str, level: str = "info") -> None:
-        self._emit(Event("log", self.elapsed(), message=message, level=level))  # type: ignore[arg-type]
+        self._stamped("log", message=message, level=level)
 
 
 class Solver(ABC):

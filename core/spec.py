@@ -52,6 +52,7 @@ from glasswork.spec_models import (
     StoreSpec,
     StrictModel,
     SweepSpec,
+    fairness_issues,
 )
 
 if TYPE_CHECKING:
@@ -148,6 +149,9 @@ def validate_spec(
     except ValidationError as exc:
         issues = [_explain(err, list(err["loc"]), model, issue) for err in exc.errors(include_url=False)]
         raise SpecError(issues) from None
+    tied = fairness_issues(spec)
+    if tied:
+        raise SpecError([issue(loc, message) for loc, message in tied])
     if spec.rashomon is not None:
         refusal = solver_cls.rashomon_refusal(spec)
         if refusal:

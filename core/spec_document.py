@@ -31,6 +31,7 @@ TOP_LEVEL_KEYS = (
     "store",
     "sweep",
     "rashomon",
+    "fairness",
 )
 
 

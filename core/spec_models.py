@@ -1,5 +1,5 @@
 """The spec's models: ``SolverSpec`` (what every solver's spec model extends), its common
-sections (``limits``, ``store``, ``sweep``, ``rashomon``) and the bounds on them.
+sections (``limits``, ``store``, ``sweep``, ``rashomon``, ``fairness``) and the bounds on them.
 
 Pydantic models only, below the registry (which checks that a plugin's ``spec_model`` extends
 ``SolverSpec``); reading a file and validating it against the installed solvers is
@@ -12,7 +12,7 @@ import hashlib
 import json
 import math
 from pathlib import PurePosixPath
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -27,6 +27,7 @@ from pydantic import (
 )
 
 from glasswork.data import DataSpec
+from glasswork.fairness import ALL_METRICS, Metric
 
 # A sweep runs every point it expands to, each a whole solve recorded in the run store: 10,000
 # runs are already hours of CPU at a second each and 10,000 spec documents held and validated
@@ -186,6 +187,88 @@ class RashomonSpec(StrictModel):
         return self
 
 
+# a value as written in the data, compared with the column's values and never computed with;
+# integers bounded inside int64 like every integer of a spec
+ProtectedValue = str | Annotated[int, Field(ge=-(2**63), le=2**63 - 1)] | float | bool
+
+
+class ProtectedGroupSpec(StrictModel):
+    """A protected group: the rows whose ``column`` holds ``value`` (or one of the listed values)."""
+
+    column: str = Field(min_length=1, description="An audit-only column (listed in data.audit_only).")
+    value: ProtectedValue | list[ProtectedValue] = Field(
+        description="The value (or values) of the column that make a row protected, as written in the data.",
+    )
+
+    @field_validator("value")
+    @classmethod
+    def _some_value(cls, value: ProtectedValue | list[ProtectedValue]) -> ProtectedValue | list[ProtectedValue]:
+        if isinstance(value, list) and not value:
+            raise ValueError("list at least one value")
+        return value
+
+    @property
+    def values(self) -> list[ProtectedValue]:
+        return self.value if isinstance(self.value, list) else [self.value]
+
+
+class FairnessSpec(StrictModel):
+    """Audit every run for a protected group against the rest (docs/fairness.md).
+
+    Each metric is an absolute difference between the protected group and every other row, on
+    the training and the test rows; ``calibration`` needs a model that gives probabilities.
+    Several groups (a list under ``protected``) are each compared with the rest.
+    """
+
+    protected: ProtectedGroupSpec | list[ProtectedGroupSpec] = Field(
+        description="The protected group {column, value}, or a list of groups."
+    )
+    metrics: list[Metric] = Field(
+        default_factory=lambda: list(ALL_METRICS),
+        min_length=1,
+        description="The metrics to report (default: all six, and calibration for models that give probabilities).",
+    )
+
+    @property
+    def groups(self) -> list[ProtectedGroupSpec]:
+        return self.protected if isinstance(self.protected, list) else [self.protected]
+
+
+def fairness_issues(spec: SolverSpec) -> list[tuple[list[str | int], str]]:
+    """What ties ``data.audit_only`` and ``fairness`` together, as (field path, message): a
+    protected column must be audit-only (a feature would let the model read the group), and an
+    audit-only column is never the target, the weights or a listed feature."""
+    data = spec.data
+    out: list[tuple[list[str | int], str]] = []
+    roles = {data.target: "the target", data.weights: "the weights column"}
+    for i, name in enumerate(data.audit_only):
+        if name in roles:
+            out.append((["data", "audit_only", i], f"{name!r} is {roles[name]}; an audit-only column is neither"))
+        elif data.columns is not None and name in data.columns:
+            out.append(
+                (
+                    ["data", "audit_only", i],
+                    f"{name!r} is also listed under data.columns, as a feature; an audit-only column is "
+                    "never a feature: remove it from one of the two",
+                )
+            )
+        elif name in data.audit_only[:i]:
+            out.append((["data", "audit_only", i], f"{name!r} is listed twice"))
+    if spec.fairness is not None:
+        several = isinstance(spec.fairness.protected, list)
+        for i, group in enumerate(spec.fairness.groups):
+            if group.column not in data.audit_only:
+                where: list[str | int] = ["fairness", "protected", *([i] if several else []), "column"]
+                out.append(
+                    (
+                        where,
+                        f"{group.column!r} is not in data.audit_only; add it there (data: {{audit_only: "
+                        f"[{json.dumps(group.column)}]}}) so that it is read for the audit and is never a feature",
+                    )
+                )
+    return out
+
+
 class SolverSpec(StrictModel):
     """Base of every solver's spec model.
 
@@ -205,16 +288,22 @@ class SolverSpec(StrictModel):
     rashomon: RashomonSpec | None = Field(
         None, description="Enumerate every model within a threshold of the optimum (the Rashomon set)."
     )
+    fairness: FairnessSpec | None = Field(
+        None, description="Audit the model for a protected group (an audit-only column) against the rest."
+    )
 
     def resolved(self) -> dict[str, Any]:
         """The spec with every default filled in, as plain JSON values.
 
-        A spec without ``rashomon`` resolves as it did before the section existed, so its hash
-        (and the runs recorded under it) stays the same.
+        A spec without ``rashomon``, ``fairness`` or ``data.audit_only`` resolves as it did before
+        those existed, so its hash (and the runs recorded under it) stays the same.
         """
         resolved = self.model_dump(mode="json")
-        if resolved.get("rashomon") is None:
-            resolved.pop("rashomon", None)
+        for section in ("rashomon", "fairness"):
+            if resolved.get(section) is None:
+                resolved.pop(section, None)
+        if not resolved["data"].get("audit_only"):
+            resolved["data"].pop("audit_only", None)
         return resolved
 
     def spec_hash(self) -> str:

@@ -9,7 +9,8 @@ say where they were interrupted. Importing glasswork as a library never touches 
 handlers.
 
 The command also lets OpenBLAS's idle threads sleep at once (``idle_blas_threads``): their
-spinning at NumPy's import costs more CPU than a short run's search.
+spinning at NumPy's import costs more CPU than a short run's search, and writes on into the null
+device once the reader of its stdout or stderr has gone (``discard_output``).
 """
 
 from __future__ import annotations
@@ -86,3 +87,16 @@ def idle_blas_threads() -> None:
 
 guard()  # on the package's first import (glasswork/__init__.py imports this module first)
 idle_blas_threads()
+
+
+def discard_output(stream: Any) -> None:
+    """What is still written to ``stream`` (stdout or stderr, whose reader went away), and Python's
+    flush at exit, go to the null device: the file descriptor is pointed there."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, stream.fileno())
+        finally:
+            os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no file descriptor behind the stream (in-process)
+        pass

@@ -86,8 +86,11 @@ def popcount_rows(const uint64_t[:, ::1] words):
     return out_arr
 
 
-def and_popcount_rows(const uint64_t[:, ::1] words, const uint64_t[::1] mask):
-    """``|row & mask|`` for every row: supports of many antecedents within one set at once."""
+ctypedef int64_t (*masked_count)(const uint64_t* row, const uint64_t* mask, Py_ssize_t n) noexcept nogil
+
+
+cdef _masked_counts(const uint64_t[:, ::1] words, const uint64_t[::1] mask, masked_count count):
+    """``count(row, mask)`` for every row, the rows and the mask of the same width."""
     cdef Py_ssize_t rows = words.shape[0], nw = words.shape[1], r
     if mask.shape[0] != nw:
         raise ValueError(f"mask has {mask.shape[0]} words, rows have {nw}")
@@ -95,21 +98,18 @@ def and_popcount_rows(const uint64_t[:, ::1] words, const uint64_t[::1] mask):
     cdef int64_t[::1] out = out_arr
     with nogil:
         for r in range(rows):
-            out[r] = and_popcount(&words[r, 0], &mask[0], nw) if nw else 0
+            out[r] = count(&words[r, 0], &mask[0], nw) if nw else 0
     return out_arr
+
+
+def and_popcount_rows(const uint64_t[:, ::1] words, const uint64_t[::1] mask):
+    """``|row & mask|`` for every row: supports of many antecedents within one set at once."""
+    return _masked_counts(words, mask, and_popcount)
 
 
 def andnot_popcount_rows(const uint64_t[:, ::1] words, const uint64_t[::1] mask):
     """``|row & ~mask|`` for every row."""
-    cdef Py_ssize_t rows = words.shape[0], nw = words.shape[1], r
-    if mask.shape[0] != nw:
-        raise ValueError(f"mask has {mask.shape[0]} words, rows have {nw}")
-    out_arr = np.empty(rows, dtype=np.int64)
-    cdef int64_t[::1] out = out_arr
-    with nogil:
-        for r in range(rows):
-            out[r] = andnot_popcount(&words[r, 0], &mask[0], nw) if nw else 0
-    return out_arr
+    return _masked_counts(words, mask, andnot_popcount)
 
 
 def invert_rows(const uint64_t[:, ::1] words, Py_ssize_t n_bits):

@@ -17,9 +17,9 @@ without the GIL; long loops poll a one-byte stop flag.
 import numpy as np
 from libc.math cimport exp, log1p, fabs, floor, ceil, sqrt, INFINITY
 from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
-from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 from libcpp.unordered_map cimport unordered_map
+from libcpp.vector cimport vector
 from cython.operator cimport dereference as deref
 from logistic cimport newton_fit, compress_into, lg_ell as _ell, lg_clip as _clip, lg_ridge, lg_penalised_loss
 
@@ -101,35 +101,12 @@ cdef bint _factors(int nv, const double* vals, double d, double* f) noexcept nog
     return True
 
 
-cdef void _update(const double* a, const uint8_t* cd, int nv, const double* vals, double d,
-                  double* z, double* e, Py_ssize_t n) noexcept nogil:
-    """z += a * d and e = exp(z), the exp factor taken from the column's table where it can."""
-    cdef Py_ssize_t i
-    cdef int c
-    cdef double f[2 * MAXV]
-    if _factors(nv, vals, d, f):
-        if nv > 0:
-            for i in range(n):
-                z[i] += a[i] * d
-                e[i] *= f[cd[i]]
-        else:
-            for i in range(n):
-                z[i] += a[i] * d
-                c = cd[i]
-                if c == ESCAPE:
-                    e[i] = exp(z[i])
-                else:
-                    e[i] *= f[c]
-        return
-    for i in range(n):
-        z[i] += a[i] * d
-        e[i] = exp(z[i])
-
-
-cdef double _update_grad(const double* a, const uint8_t* cd, int nv, const double* vals,
-                         double d, double* z, double* e, Py_ssize_t n, const double* s,
-                         const double* nxt) noexcept nogil:
-    """``_update`` fused with the next coordinate's gradient sum ``sum_i s_i nxt_i / (1 + e_i)``."""
+cdef inline double _step(const double* a, const uint8_t* cd, int nv, const double* vals, double d,
+                         double* z, double* e, Py_ssize_t n, const double* s, const double* nxt,
+                         bint grad) noexcept nogil:
+    """z += a * d and e = exp(z), the exp factor taken from the column's table where it can; with
+    ``grad``, fused with the next coordinate's gradient sum ``sum_i s_i nxt_i / (1 + e_i)``, which
+    it returns (0 without). Inlined at its two calls, so the constant ``grad`` costs the loops nothing."""
     cdef Py_ssize_t i
     cdef int c
     cdef double f[2 * MAXV]
@@ -139,7 +116,8 @@ cdef double _update_grad(const double* a, const uint8_t* cd, int nv, const doubl
             for i in range(n):
                 z[i] += a[i] * d
                 e[i] *= f[cd[i]]
-                acc += s[i] * nxt[i] / (1.0 + e[i])
+                if grad:
+                    acc += s[i] * nxt[i] / (1.0 + e[i])
         else:
             for i in range(n):
                 z[i] += a[i] * d
@@ -148,12 +126,14 @@ cdef double _update_grad(const double* a, const uint8_t* cd, int nv, const doubl
                     e[i] = exp(z[i])
                 else:
                     e[i] *= f[c]
-                acc += s[i] * nxt[i] / (1.0 + e[i])
+                if grad:
+                    acc += s[i] * nxt[i] / (1.0 + e[i])
         return acc
     for i in range(n):
         z[i] += a[i] * d
         e[i] = exp(z[i])
-        acc += s[i] * nxt[i] / (1.0 + e[i])
+        if grad:
+            acc += s[i] * nxt[i] / (1.0 + e[i])
     return acc
 
 
@@ -340,8 +320,8 @@ cdef class Design:
             return
         self.base_ready = False
         self.w[j] += d
-        _update(&self.A[j, 0], &self.codes[j, 0], self.nvals[j], &self.vals[j, 0], d,
-                &self.z[0], &self.e[0], self.n)
+        _step(&self.A[j, 0], &self.codes[j, 0], self.nvals[j], &self.vals[j, 0], d,
+              &self.z[0], &self.e[0], self.n, NULL, NULL, False)
 
     def step(self, Py_ssize_t j):
         """One projected coordinate step on ``j`` (the quadratic-bound minimiser, clipped).
@@ -543,8 +523,8 @@ def finetune(const double[:, ::1] A, const double[::1] s, double[::1] w, const d
                 if d != 0.0:
                     w[j] = new
                     # update the margins and get the next coordinate's gradient in one pass
-                    acc_next = _update_grad(&A[j, 0], &codes[j, 0], nv[j], &vals[j, 0], d, &z[0],
-                                            &e[0], n, &s[0], &A[order[(jj + 1) % q], 0])
+                    acc_next = _step(&A[j, 0], &codes[j, 0], nv[j], &vals[j, 0], d, &z[0],
+                                     &e[0], n, &s[0], &A[order[(jj + 1) % q], 0], True)
                     carried = True
             if check:
                 after = lg_penalised_loss(sp, zp, n, &w[0], q, lam2)
@@ -752,6 +732,21 @@ cdef double _round(const double[:, ::1] A, const double[::1] s, const double[::1
     return u_cur
 
 
+cdef const uint8_t* _rounding_forced(const double[:, ::1] A, const double[::1] s, const double[::1] w,
+                                     const uint8_t[::1] forced) except? NULL:
+    """Check the shapes of a rounding's arguments (``A`` holds at most MAXQ coordinates, ``w`` and
+    ``forced`` one entry per coordinate, ``s`` one weight per row); ``forced`` as a pointer, NULL
+    for none."""
+    cdef Py_ssize_t q = A.shape[0], n = A.shape[1]
+    if q > MAXQ:
+        raise ValueError(f"at most {MAXQ} coordinates can be rounded")
+    if w.shape[0] != q or s.shape[0] != n or (forced is not None and forced.shape[0] != q):
+        raise ValueError("shape mismatch")
+    if forced is None:
+        return NULL
+    return &forced[0]
+
+
 def auxiliary_rounding(const double[:, ::1] A, const double[::1] s, const double[::1] wc,
                        double inv_m=1.0, bint plus_one=False, bint shortcut=False,
                        const uint8_t[::1] forced=None):
@@ -765,26 +760,15 @@ def auxiliary_rounding(const double[:, ::1] A, const double[::1] s, const double
     ones) marks the features (``constraints.include``) that must keep non-zero points.
     """
     cdef Py_ssize_t q = A.shape[0], n = A.shape[1]
-    if q > MAXQ:
-        raise ValueError(f"at most {MAXQ} coordinates can be rounded")
-    if wc.shape[0] != q or s.shape[0] != n or (forced is not None and forced.shape[0] != q):
-        raise ValueError("shape mismatch")
-    cdef const uint8_t* fp = NULL
-    if forced is not None:
-        fp = &forced[0]
+    cdef const uint8_t* fp = _rounding_forced(A, s, wc, forced)
     out = np.empty(q)
     cdef double[::1] o = out
     cdef double u
-    cdef double* l = <double*> malloc(max(n, 1) * sizeof(double))
-    cdef double* G = <double*> malloc(q * q * sizeof(double) + 8)
-    if l == NULL or G == NULL:
-        free(l)
-        free(G)
-        raise MemoryError()
+    cdef vector[double] l, G  # _round's workspace: a loss per row, a q x q matrix
+    l.resize(max(n, 1))
+    G.resize(q * q + 1)
     with nogil:
-        u = _round(A, s, wc, inv_m, plus_one, shortcut, fp, &o[0], l, G)
-    free(l)
-    free(G)
+        u = _round(A, s, wc, inv_m, plus_one, shortcut, fp, &o[0], &l[0], &G[0])
     return out, u
 
 
@@ -834,25 +818,16 @@ def star_ray(const double[:, ::1] A, const double[::1] s, const double[::1] w,
     """
     cdef Py_ssize_t q = A.shape[0], n = A.shape[1], i, j, g
     cdef Py_ssize_t ng = grid.shape[0]
-    if q > MAXQ:
-        raise ValueError(f"at most {MAXQ} coordinates can be rounded")
-    if w.shape[0] != q or s.shape[0] != n or (forced is not None and forced.shape[0] != q):
-        raise ValueError("shape mismatch")
-    cdef const uint8_t* fp = NULL
-    if forced is not None:
-        fp = &forced[0]
+    cdef const uint8_t* fp = _rounding_forced(A, s, w, forced)
     best = np.zeros(q)
     cand = np.zeros(q)
     wc_arr = np.zeros(q)
     cdef double[::1] bw = best, cw = cand, wc = wc_arr
     cdef double m, loss, best_loss = INFINITY, best_m = 1.0, zi
     cdef Py_ssize_t tried = 0
-    cdef double* l = <double*> malloc(max(n, 1) * sizeof(double))
-    cdef double* G = <double*> malloc(q * q * sizeof(double) + 8)
-    if l == NULL or G == NULL:
-        free(l)
-        free(G)
-        raise MemoryError()
+    cdef vector[double] l, G  # _round's workspace: a loss per row, a q x q matrix
+    l.resize(max(n, 1))
+    G.resize(q * q + 1)
     with nogil:
         for g in range(ng):
             if stop is not None and stop[0] != 0 and tried > 0:
@@ -863,7 +838,7 @@ def star_ray(const double[:, ::1] A, const double[::1] s, const double[::1] w,
                 # snap values a rounding error away from an integer onto it
                 if fabs(wc[j] - floor(wc[j] + 0.5)) < 1e-9:
                     wc[j] = floor(wc[j] + 0.5)
-            _round(A, s, wc, 1.0 / m, plus_one, shortcut, fp, &cw[0], l, G)
+            _round(A, s, wc, 1.0 / m, plus_one, shortcut, fp, &cw[0], &l[0], &G[0])
             loss = 0.0
             for i in range(n):
                 zi = 0.0
@@ -877,8 +852,6 @@ def star_ray(const double[:, ::1] A, const double[::1] s, const double[::1] w,
                     bw[j] = cw[j]
             if early_stop >= 0 and (loss - reference_loss) / reference_loss < early_stop:
                 break
-    free(l)
-    free(G)
     return best, best_m, best_loss, tried
 
 

@@ -450,7 +450,11 @@ cdef class SupportTree:
 
     # -- the lattice of one support --------------------------------------------------------------
 
-    cdef void _lat_start(self, const uint64_t* support) noexcept nogil:
+    cdef Py_ssize_t _lat_root(self, const uint64_t* support, const uint64_t* inc, Py_ssize_t* G) noexcept nogil:
+        """Set up the lattice of the leaf ``support``: its columns (the intercept, then the
+        support's features) in ``lcols``, those that must stay non-zero in ``lforced`` (the forced
+        features, and ``inc``'s unless it is NULL), its design in ``lsub``/``lweight`` (``G`` rows)
+        and its root box in ``llo``/``lhi``. Returns the number of columns."""
         cdef Py_ssize_t f, c, q = 1
         cdef int64_t* cols = &self.lcols[0]
         cols[0] = 0
@@ -458,12 +462,19 @@ cdef class SupportTree:
         for f in range(self.p):
             if has(support, f):
                 cols[q] = f + 1
-                self.lforced[q] = self.forced[f]
+                self.lforced[q] = self.forced[f] or (inc != NULL and has(inc, f))
                 q += 1
-        memcpy(&self.lat_support[0], support, self.W * sizeof(uint64_t))
-        self.lq = q
         self.lsub.resize(q * self.n)
-        self.lG = self._design(cols, q, &self.lsub[0], &self.lweight[0])
+        G[0] = self._design(cols, q, &self.lsub[0], &self.lweight[0])
+        self.llo[0], self.lhi[0] = self.b_lo, self.b_hi
+        for c in range(1, q):
+            f = cols[c] - 1
+            self.llo[c], self.lhi[c] = self.f_lo[f], self.f_hi[f]
+        return q
+
+    cdef void _lat_start(self, const uint64_t* support) noexcept nogil:
+        memcpy(&self.lat_support[0], support, self.W * sizeof(uint64_t))
+        self.lq = self._lat_root(support, NULL, &self.lG)
         self.lheap.clear()
         self.lfree.clear()
         self.larena.clear()
@@ -472,14 +483,8 @@ cdef class SupportTree:
         self.lat_count = 0
         self.lat_order = 0
         self.lat_active = True
-        cdef double* lo = &self.llo[0]
-        cdef double* hi = &self.lhi[0]
-        lo[0], hi[0] = self.b_lo, self.b_hi
-        for c in range(1, q):
-            f = cols[c] - 1
-            lo[c], hi[c] = self.f_lo[f], self.f_hi[f]
-        memset(&self.warm_p[0], 0, q * sizeof(double))
-        self._lat_visit(lo, hi, &self.warm_p[0])
+        memset(&self.warm_p[0], 0, self.lq * sizeof(double))
+        self._lat_visit(&self.llo[0], &self.lhi[0], &self.warm_p[0])
 
     cdef void _lat_visit(self, const double* lo, const double* hi, const double* warm) noexcept nogil:
         """Fit and bound one lattice box; keep its rounded fit as a card; queue it if still open."""
@@ -627,18 +632,9 @@ cdef class SupportTree:
         """Open the lattice of the leaf ``support``. The features of ``inc`` (forced in on the leaf's
         path) must be non-zero: the leaves partition the exact supports, so each card belongs to
         one lattice (a zero point makes it the card of a smaller support, in another leaf)."""
-        cdef Py_ssize_t f, c, q = 1, G
+        cdef Py_ssize_t G, q = self._lat_root(support, inc, &G)
         cdef int32_t lat
         cdef int64_t* cols = &self.lcols[0]
-        cols[0] = 0
-        self.lforced[0] = 0
-        for f in range(self.p):
-            if has(support, f):
-                cols[q] = f + 1
-                self.lforced[q] = self.forced[f] or has(inc, f)
-                q += 1
-        self.lsub.resize(q * self.n)
-        G = self._design(cols, q, &self.lsub[0], &self.lweight[0])
         if self.lt_free.size() > 0:
             lat = self.lt_free.back()
             self.lt_free.pop_back()
@@ -656,10 +652,6 @@ cdef class SupportTree:
         memcpy(&self.lt_design[lat][q * G], &self.lweight[0], G * sizeof(double))
         self.lt_cols[lat].assign(cols, cols + q)
         self.lt_forced[lat].assign(&self.lforced[0], &self.lforced[0] + q)
-        self.llo[0], self.lhi[0] = self.b_lo, self.b_hi
-        for c in range(1, q):
-            f = cols[c] - 1
-            self.llo[c], self.lhi[c] = self.f_lo[f], self.f_hi[f]
         self._g_visit(lat, &self.llo[0], &self.lhi[0], &self.rzero[0])
         self._g_release(lat)
 

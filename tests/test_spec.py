@@ -195,5 +195,7 @@ def test_a_bad_rashomon_section_is_a_spec_error(tmp_path, toy_registry, section,
 
 def test_a_spec_without_rashomon_hashes_as_before_the_section_existed(tmp_path, toy_registry):
     spec = load_spec(write(tmp_path / "a.yaml", VALID), toy_registry).spec
-    # the hash is of the resolved document: without the section it has the keys it always had
-    assert set(spec.resolved()) == set(TOP_LEVEL_KEYS) - {"rashomon"}
+    # the hash is of the resolved document: without the sections (rashomon, fairness and
+    # data.audit_only) it has the keys it always had
+    assert set(spec.resolved()) == set(TOP_LEVEL_KEYS) - {"rashomon", "fairness"}
+    assert "audit_only" not in spec.resolved()["data"]

@@ -7,20 +7,14 @@ from pathlib import Path
 
 import click
 
-from glasswork.cli.app import DB_OPTION, EXIT_INVALID, EXIT_SOLVER, fail, fail_run
+from glasswork.cli.app import DB_OPTION, EXIT_INVALID, EXIT_SOLVER, fail, fail_run, overrides_option
 
 
 @click.command()
 @click.argument("target", metavar="SPEC|RUN")
 @DB_OPTION
 @click.option("--no-store", is_flag=True, help="Do not record this run in the run store (SPEC only).")
-@click.option(
-    "--set",
-    "overrides",
-    multiple=True,
-    metavar="PATH=VALUE",
-    help="Override a spec field, e.g. --set limits.time=60 (repeatable; SPEC only).",
-)
+@overrides_option("Override a spec field, e.g. --set limits.time=60 (repeatable; SPEC only).")
 def monitor(target: str, db: str | None, no_store: bool, overrides: tuple[str, ...]) -> None:
     """Watch a run live: run SPEC here, or follow RUN (an id prefix or 'latest') that another
     process runs. Keys: c cancels (the best model is kept), m shows the model, q closes, ? helps.

@@ -10,7 +10,6 @@ from rich import box
 from rich.console import Group
 from rich.table import Table
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
@@ -19,15 +18,15 @@ from glasswork.console import fmt_gap, plain_text
 from glasswork.spec import flatten
 from glasswork.tui.state import RunState
 from glasswork.tui.views import fmt, model_view
-from glasswork.tui.widgets import Chart, draw_bounds
+from glasswork.tui.widgets import BACK_KEY, Chart, HELP_KEY, draw_bounds
 
 
 class CompareScreen(Screen[None]):
     """Two runs side by side: the spec keys that differ, certificates, metrics, models, bounds."""
 
     BINDINGS = [
-        Binding("escape,q", "app.pop_screen", "back"),
-        Binding("question_mark", "app.help", "help", key_display="?"),
+        BACK_KEY,
+        HELP_KEY,
     ]
     DEFAULT_CSS = """
     CompareScreen #top { height: 1fr; }

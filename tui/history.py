@@ -24,7 +24,7 @@ from glasswork.store import SweepRow
 from glasswork.tui.compare_screen import CompareScreen
 from glasswork.tui.run_screen import RunScreen
 from glasswork.tui.views import fmt
-from glasswork.tui.widgets import ErrorScreen
+from glasswork.tui.widgets import ErrorScreen, FILTER_KEY, HELP_KEY
 
 STATES = ("running", "finished", "stopped", "cancelled", "failed")
 LIST_LIMIT = 500
@@ -69,9 +69,9 @@ class HistoryScreen(Screen[None]):
         Binding("l", "launch", "launch spec"),
         Binding("g", "group", "group sweeps"),
         Binding("r", "reload", "reload"),
-        Binding("slash", "filter", "filter", key_display="/"),
+        FILTER_KEY,
         Binding("q", "app.quit", "quit"),
-        Binding("question_mark", "app.help", "help", key_display="?"),
+        HELP_KEY,
     ]
     DEFAULT_CSS = """
     HistoryScreen #filters { height: 3; }

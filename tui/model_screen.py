@@ -14,7 +14,7 @@ from textual.widgets import Footer, Static
 from glasswork.console import plain_text
 from glasswork.display import Panel
 from glasswork.tui.views import model_view
-from glasswork.tui.widgets import PanelChart
+from glasswork.tui.widgets import BACK_KEY, HELP_KEY, PanelChart
 
 
 class ModelScreen(Screen[None]):
@@ -23,8 +23,8 @@ class ModelScreen(Screen[None]):
 
     BINDINGS = [
         Binding("t", "toggle_text", "structured / text"),
-        Binding("escape,q", "app.pop_screen", "back"),
-        Binding("question_mark", "app.help", "help", key_display="?"),
+        BACK_KEY,
+        HELP_KEY,
     ]
     DEFAULT_CSS = """
     ModelScreen #title { height: 1; padding: 0 1; background: $boost; text-style: bold; }

@@ -27,7 +27,7 @@ from glasswork.tui.rashomon import RashomonPanel, points_text, set_summary
 from glasswork.tui.sources import FollowedRun, OwnedRun
 from glasswork.tui.state import RunState
 from glasswork.tui.views import fmt, fmt_rate, model_view
-from glasswork.tui.widgets import Chart, ErrorScreen, PanelChart, draw_bounds, gap_bar
+from glasswork.tui.widgets import Chart, ErrorScreen, HELP_KEY, PanelChart, draw_bounds, gap_bar
 
 POLL_SECONDS = 0.25
 SHOWN_COUNTERS = 12
@@ -42,7 +42,7 @@ class MonitorScreen(Screen[None]):
         Binding("m", "model", "full model"),
         Binding("s", "rashomon", "browse the set"),
         Binding("q,escape", "close", "close"),
-        Binding("question_mark", "app.help", "help", key_display="?"),
+        HELP_KEY,
     ]
     DEFAULT_CSS = """
     MonitorScreen #header { height: 2; padding: 0 1; background: $boost; }

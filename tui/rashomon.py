@@ -25,6 +25,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from glasswork.console import plain_text, rashomon_point_text, rashomon_summary_text
 from glasswork.tui.state import RashomonView
 from glasswork.tui.views import fmt
+from glasswork.tui.widgets import BACK_KEY, FILTER_KEY, HELP_KEY
 
 SHOWN_LIVE = 100  # members listed in the monitor's panel (the best ones; the count covers the rest)
 STORED_LIMIT = 1000  # members listed by the stored set's screen at once (filters narrow it)
@@ -167,9 +168,9 @@ class RashomonScreen(Screen[None]):
         Binding("m", "show", "show model"),
         Binding("p", "points", "frontier points' sets"),
         Binding("e", "export", "export member"),
-        Binding("slash", "filter", "filter", key_display="/"),
-        Binding("escape,q", "app.pop_screen", "back"),
-        Binding("question_mark", "app.help", "help", key_display="?"),
+        FILTER_KEY,
+        BACK_KEY,
+        HELP_KEY,
     ]
     DEFAULT_CSS = """
     RashomonScreen #set-summary { height: auto; padding: 0 1; background: $boost; }

@@ -16,11 +16,11 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from glasswork.console import fmt_gap, plain_text
+from glasswork.console import fairness_text, fmt_gap, plain_text
 from glasswork.tui.model_screen import ModelScreen
 from glasswork.tui.state import RashomonView, RunState
 from glasswork.tui.views import fmt, model_view
-from glasswork.tui.widgets import Chart, draw_bounds
+from glasswork.tui.widgets import BACK_KEY, Chart, HELP_KEY, draw_bounds
 
 
 def _summary(doc: dict[str, Any]) -> Table:
@@ -48,6 +48,9 @@ def _summary(doc: dict[str, Any]) -> Table:
     metrics = doc.get("metrics") or {}
     if metrics:
         table.add_row("metrics", "  ".join(f"{k} {fmt(v, 5)}" for k, v in metrics.items()))
+    audit = fairness_text(doc.get("fairness"))
+    if audit:
+        table.add_row("fairness", plain_text(audit))  # group names are data: no markup read
     return table
 
 
@@ -59,8 +62,8 @@ class RunScreen(Screen[None]):
         Binding("e", "export", "export model"),
         Binding("r", "report", "write report"),
         Binding("s", "rashomon", "Rashomon set"),
-        Binding("escape,q", "app.pop_screen", "back"),
-        Binding("question_mark", "app.help", "help", key_display="?"),
+        BACK_KEY,
+        HELP_KEY,
     ]
     DEFAULT_CSS = """
     RunScreen #summary { height: auto; padding: 0 1; background: $boost; }

@@ -105,6 +105,12 @@ def _bindings(screen: Screen) -> list[tuple[str, str]]:
     return rows
 
 
+# the keys every screen offers alike: ? lists the screen's keys, escape or q goes back, / filters
+HELP_KEY = Binding("question_mark", "app.help", "help", key_display="?")
+BACK_KEY = Binding("escape,q", "app.pop_screen", "back")
+FILTER_KEY = Binding("slash", "filter", "filter", key_display="/")
+
+
 class HelpScreen(ModalScreen[None]):
     """The ``?`` overlay: the keys of the screen below it."""
 

@@ -12,12 +12,17 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, NoReturn, TextIO
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn, TextIO, TypeVar
 
 import click
 
 from glasswork._version import __version__
+from glasswork.startup import discard_output
 from glasswork.exits import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_SOLVER  # noqa: F401 (re-exported)
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 # Commands whose module is imported only when they are used (Textual is heavy to import).
@@ -105,14 +110,7 @@ def stderr_closed() -> None:
     """The reader of stderr went away (``glasswork run spec 2>&1 | head -1``, a closed log pipe):
     messages and progress go to the null device from now on; the command goes on and ends with its
     own exit status (a bad spec still exits 2)."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(devnull, sys.stderr.fileno())
-        finally:
-            os.close(devnull)
-    except (OSError, ValueError, AttributeError):  # no file descriptor behind stderr
-        pass
+    discard_output(sys.stderr)
 
 
 class ClosableStderr:
@@ -211,3 +209,13 @@ DB_OPTION = click.option(
     default=None,
     help="Run store file (default: $GLASSWORK_DB, else ./glasswork.duckdb).",
 )
+
+
+def file_option(*names: str, help: str) -> Callable[[F], F]:
+    """An option naming a file the command writes (a ``Path``; a folder is refused)."""
+    return click.option(*names, type=click.Path(dir_okay=False, path_type=Path), help=help)
+
+
+def overrides_option(help: str) -> Callable[[F], F]:
+    """``--set PATH=VALUE``, repeatable, into ``overrides``: spec fields changed on the command line."""
+    return click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help=help)

@@ -24,7 +24,9 @@ from glasswork.cli.app import (
     cli,
     fail,
     fail_run,
+    file_option,
     interrupted,
+    overrides_option,
 )
 from glasswork.exits import run_failure
 from glasswork.export.formats import ALL_FORMATS
@@ -41,18 +43,9 @@ JSON_RASHOMON_MODELS = 100
 @cli.command()
 @click.argument("spec", type=click.Path(path_type=str))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON result document on stdout.")
-@click.option(
-    "--set",
-    "overrides",
-    multiple=True,
-    metavar="PATH=VALUE",
-    help="Override a spec field, e.g. --set objective.regularization=0.01 (repeatable).",
-)
-@click.option(
-    "--events",
-    "events_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Also append every event to this JSON-lines file, for following the run live.",
+@overrides_option("Override a spec field, e.g. --set objective.regularization=0.01 (repeatable).")
+@file_option(
+    "--events", "events_file", help="Also append every event to this JSON-lines file, for following the run live."
 )
 @click.option("-q", "--quiet", is_flag=True, help="No live progress line on stderr.")
 @click.option("--debug", is_flag=True, help="Print the full traceback when the solver fails.")
@@ -263,13 +256,7 @@ def _export_after_run(launch: Any, outcome: Any, exports: tuple[str, ...]) -> No
 @cli.command()
 @click.argument("specs", nargs=-1, required=True, type=click.Path(path_type=str))
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
-@click.option(
-    "--set",
-    "overrides",
-    multiple=True,
-    metavar="PATH=VALUE",
-    help="Override a spec field as run --set does (repeatable).",
-)
+@overrides_option("Override a spec field as run --set does (repeatable).")
 @click.option(
     "--no-data",
     is_flag=True,
@@ -327,12 +314,7 @@ def validate(specs: tuple[str, ...], as_json: bool, overrides: tuple[str, ...], 
 
 
 @cli.command()
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the schema to this file instead of stdout.",
-)
+@file_option("-o", "--output", help="Write the schema to this file instead of stdout.")
 @click.option("--builtin-only", is_flag=True, help="Only the built-in solvers (how the copy in specs/ is generated).")
 def schema(output: Path | None, builtin_only: bool) -> None:
     """Print the JSON Schema of spec files for every installed solver (editor completion).

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from glasswork.cli.app import DB_OPTION, EXIT_INVALID, cli, fail
+from glasswork.cli.app import DB_OPTION, EXIT_INVALID, cli, fail, file_option
 from glasswork.cli.runs import resolve_runs, store_at
 from glasswork.export.formats import FORMATS
 
@@ -25,9 +25,7 @@ from glasswork.export.formats import FORMATS
     "query with one CASE expression per output over the raw table; json: the "
     "glasswork.model document (glasswork.load_model reads it); markdown: a table.",
 )
-@click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to this file (default: stdout)."
-)
+@file_option("-o", "--output", help="Write to this file (default: stdout).")
 @click.option("--table", default="data", show_default=True, help="The raw table the SQL reads.")
 @click.option(
     "--member",
@@ -83,12 +81,7 @@ def _to_terminal() -> bool:
 
 @cli.command("report")
 @click.argument("run_ref", metavar="RUN")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The HTML file (default: <name>-<run id>.html).",
-)
+@file_option("-o", "--output", help="The HTML file (default: <name>-<run id>.html).")
 @DB_OPTION
 def report(run_ref: str, output: Path | None, db: str | None) -> None:
     """Write the model card of RUN: one self-contained HTML file (no network, no script)."""

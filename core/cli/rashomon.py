@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from glasswork.cli.app import DB_OPTION, EXIT_INVALID, cli, fail
+from glasswork.cli.app import DB_OPTION, EXIT_INVALID, cli, fail, file_option
 from glasswork.cli.models import export_member, member_at, set_of
 from glasswork.cli.runs import resolve_runs, store_at
 from glasswork.export.formats import FORMATS
@@ -40,9 +40,7 @@ from glasswork.export.formats import FORMATS
     help="Export member RANK (with --format, -o) as 'glasswork export RUN --member RANK' does.",
 )
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True, help="With --pick.")
-@click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="With --pick: write to this file."
-)
+@file_option("-o", "--output", help="With --pick: write to this file.")
 @click.option("--table", default="data", show_default=True, help="With --pick --format sql: the raw table.")
 @click.option(
     "--point",

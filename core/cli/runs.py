@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from glasswork.cli.app import DB_OPTION, EXIT_INVALID, EXIT_SOLVER, cli, fail
+from glasswork.cli.app import DB_OPTION, EXIT_INVALID, EXIT_SOLVER, cli, fail, file_option
 
 
 @cli.group()
@@ -148,6 +148,11 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
     for model in doc["models"]:
         console.print(Text.assemble("\n", ("Model", "bold"), plain_text(f" ({model['kind']})")))
         console.print(model_view(model["model"], model["text"]))
+    from glasswork.console import fairness_tables
+
+    for table in fairness_tables(doc.get("fairness")):
+        console.print()
+        console.print(table)
     if doc.get("rashomon"):  # the set in summary; 'glasswork rashomon RUN' lists its members
         from glasswork.console import multiplicity_text, rashomon_summary_text
 
@@ -269,12 +274,7 @@ def runs_delete(run_refs: tuple[str, ...], db: str | None, yes: bool) -> None:
 
 @runs.command("check")
 @DB_OPTION
-@click.option(
-    "--salvage",
-    "salvage_to",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Copy every readable run into a new store at this path.",
-)
+@file_option("--salvage", "salvage_to", help="Copy every readable run into a new store at this path.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def runs_check(db: str | None, salvage_to: Path | None, as_json: bool) -> None:
     """Read the whole store without writing to it: damaged tables, inconsistent runs, runs

@@ -17,7 +17,9 @@ from glasswork.cli.app import (
     cli,
     fail,
     fail_run,
+    file_option,
     interrupted,
+    overrides_option,
     print_spec_error,
 )
 
@@ -33,22 +35,12 @@ from glasswork.cli.app import (
 )
 @click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler address (with --executor dask).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: one per core).")
-@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a spec field.")
+@overrides_option("Override a spec field.")
 @DB_OPTION
 @click.option("--no-store", is_flag=True, help="Do not record the runs (the sweep cannot be resumed).")
 @click.option("--restart", is_flag=True, help="Run every point again, even those already finished.")
-@click.option(
-    "--summary",
-    "summary_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the summary table to FILE.csv or FILE.parquet.",
-)
-@click.option(
-    "--plot",
-    "plot_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Draw the path (metric and model size against the swept value) to a PNG.",
-)
+@file_option("--summary", "summary_file", help="Write the summary table to FILE.csv or FILE.parquet.")
+@file_option("--plot", "plot_file", help="Draw the path (metric and model size against the swept value) to a PNG.")
 @click.option("--dry-run", is_flag=True, help="Validate and list the points without running them.")
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the summary and every point as JSON (with --dry-run: the points)."

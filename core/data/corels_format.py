@@ -234,6 +234,18 @@ def _same_length(a: Path, n_a: int, b: str | Path, n_b: int) -> None:
         )
 
 
+def _read_labelled(path: Path, which: str) -> tuple[CorelsData, np.ndarray]:
+    """``path`` read with the labels it needs (``which``: "the", "the test" .out file), and them."""
+    data = read_corels(path)
+    if data.y is None:
+        raise DataError(
+            f"no label file next to {which} .out file",
+            file=path,
+            hint=f"put the labels in {path.with_suffix('.label').name}",
+        )
+    return data, data.y
+
+
 def load_corels(spec: DataSpec, base_dir: Path) -> Problem:
     """A ``Problem`` from a CORELS ``.out`` source: X is the antecedent matrix, already mined.
 
@@ -259,13 +271,7 @@ def load_corels(spec: DataSpec, base_dir: Path) -> Problem:
             hint="remove 'types'",
         )
     path = resolve_path(spec.source, base_dir)
-    data = read_corels(path)
-    if data.y is None:
-        raise DataError(
-            "no label file next to the .out file",
-            file=path,
-            hint=f"put the labels in {path.with_suffix('.label').name}",
-        )
+    data, y = _read_labelled(path, "the")
     names = data.antecedents.names
     prefix, classes = _class_names(data.label_names)
     if spec.target is not None and spec.target not in (prefix, None):
@@ -282,7 +288,6 @@ def load_corels(spec: DataSpec, base_dir: Path) -> Problem:
         )
     keep = _select_antecedents(spec, names, path)
 
-    y = data.y
     if len(np.unique(y)) < 2:
         raise DataError(
             f"the target is constant (every sample is {classes[int(y[0])]!r})",
@@ -311,7 +316,8 @@ def load_corels(spec: DataSpec, base_dir: Path) -> Problem:
             hint="set 'positive' to the label to predict, or 'task: multiclass'",
         )
 
-    matrix = np.ascontiguousarray(data.antecedents.matrix()[:, keep])
+    full = data.antecedents.matrix()
+    matrix = np.ascontiguousarray(full[:, keep])
     train, held, folds = split_indices(spec.split, y, task)
     X = np.ascontiguousarray(matrix[train])
     problem = Problem(
@@ -334,8 +340,11 @@ def load_corels(spec: DataSpec, base_dir: Path) -> Problem:
         problem.extras["target"] = prefix
     if data.minority is not None:
         problem.extras["minority"] = data.minority if held is None else minority_mask(X, problem.y)
+    audit_rows = {n: full[:, names.index(n)].astype(np.int64) for n in spec.audit_only}
+    problem.audit = {n: v[train] for n, v in audit_rows.items()}
     if held is not None:
         problem.X_test, problem.y_test = np.ascontiguousarray(matrix[held]), y[held]
+        problem.audit_test = {n: v[held] for n, v in audit_rows.items()}
     if spec.test is not None:
         test_path = resolve_path(spec.test, base_dir)
         if test_path.suffix.lower() != ".out":
@@ -344,15 +353,9 @@ def load_corels(spec: DataSpec, base_dir: Path) -> Problem:
                 file=spec.test,
                 hint="name the test .out file (its .label file sits next to it)",
             )
-        test = read_corels(test_path)
-        if test.y is None:
-            raise DataError(
-                "no label file next to the test .out file",
-                file=test_path,
-                hint=f"put the labels in {test_path.with_suffix('.label').name}",
-            )
+        test, test_y = _read_labelled(test_path, "the test")
         position = {n: i for i, n in enumerate(test.antecedents.names)}
-        absent = [n for n in problem.feature_names if n not in position]
+        absent = [n for n in [*problem.feature_names, *spec.audit_only] if n not in position]
         if absent:
             raise DataError(
                 f"antecedent {absent[0]!r} of the training file is not in the test file",
@@ -365,10 +368,10 @@ def load_corels(spec: DataSpec, base_dir: Path) -> Problem:
                 file=test_path.with_suffix(".label"),
                 hint="write the label lines in the same order in both files",
             )
-        problem.X_test = np.ascontiguousarray(
-            test.antecedents.matrix()[:, [position[n] for n in problem.feature_names]]
-        )
-        problem.y_test = (test.y == pos).astype(np.int64) if spec.positive is not None else test.y
+        test_matrix = test.antecedents.matrix()
+        problem.X_test = np.ascontiguousarray(test_matrix[:, [position[n] for n in problem.feature_names]])
+        problem.y_test = (test_y == pos).astype(np.int64) if spec.positive is not None else test_y
+        problem.audit_test = {n: test_matrix[:, position[n]].astype(np.int64) for n in spec.audit_only}
     return problem
 
 
@@ -390,7 +393,16 @@ def _select_antecedents(spec: DataSpec, names: list[str], path: Path) -> list[in
             file=path,
             hint=f"'columns' and 'drop' name antecedents of the .out file, e.g. {names[0]!r}",
         )
-    keep = [position[n] for n in wanted if n not in set(spec.drop)]
+    absent = [n for n in spec.audit_only if n not in position]
+    if absent:
+        raise DataError(
+            f"audit-only antecedent(s) {', '.join(map(repr, absent[:5]))} not in the .out file",
+            file=path,
+            hint=f"'audit_only' names antecedents of the .out file, e.g. {names[0]!r}",
+            field="data.audit_only",
+        )
+    left_out = {*spec.drop, *spec.audit_only}  # an audit-only antecedent is never a feature
+    keep = [position[n] for n in wanted if n not in left_out]
     if not keep:
         raise DataError("no antecedents are left", file=path, hint="check 'columns' and 'drop'")
     return keep

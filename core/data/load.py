@@ -54,7 +54,7 @@ def _load(spec: DataSpec, base_dir: Path, bounds: Bounds) -> Problem:
             hint=f"set 'target' to one of: {', '.join(table.names)}",
         )
     features = _select(spec, table, target)
-    used = [*features, target] + ([spec.weights] if spec.weights else [])
+    used = [*features, target] + ([spec.weights] if spec.weights else []) + spec.audit_only
     _no_repeated_names(table, used)
     table = _missing(spec, table, used, target)
     _not_empty(spec, table, features)
@@ -112,9 +112,11 @@ def _load(spec: DataSpec, base_dir: Path, bounds: Bounds) -> Problem:
         fold=spec.split.fold if spec.split.kind == "kfold" else None,
         source=spec.source,
     )
+    problem.audit = {c: table.columns[c][train] for c in spec.audit_only}
     if held is not None:
         problem.X_test, problem.y_test = X[held], y[held]
         problem.test_sample_weight = None if weights is None else weights[held]
+        problem.audit_test = {c: table.columns[c][held] for c in spec.audit_only}
     if test is not None:
         problem.X_test = (
             fitted.transform({c: test.columns[c] for c in features})[1]
@@ -123,6 +125,7 @@ def _load(spec: DataSpec, base_dir: Path, bounds: Bounds) -> Problem:
         )
         problem.y_test = _encode_test_target(spec, test, target, task, classes)
         problem.test_sample_weight = None if spec.weights is None else _weights(spec, test)
+        problem.audit_test = {c: test.columns[c] for c in spec.audit_only}
     if spec.binarize is not None:
         problem.extras["binarizer"] = fitted
         problem.warnings.extend(warnings)
@@ -210,6 +213,14 @@ def _select(spec: DataSpec, table: Table, target: str) -> list[str]:
         )
     if spec.weights is not None and spec.weights not in table.columns:
         raise DataError(f"weights column {spec.weights!r} is not in the data", file=table.origin, hint=listing)
+    absent = [c for c in spec.audit_only if c not in table.columns]
+    if absent:
+        raise DataError(
+            f"audit-only column(s) {', '.join(map(repr, absent))} not in the data",
+            file=table.origin,
+            hint=listing,
+            field="data.audit_only",
+        )
     wanted = spec.columns if spec.columns is not None else names
     missing = [c for c in [*wanted, *spec.drop] if c not in table.columns]
     if missing:
@@ -220,7 +231,8 @@ def _select(spec: DataSpec, table: Table, target: str) -> list[str]:
             file=table.origin,
             hint="a model cannot use its own target as a feature; remove it",
         )
-    return [c for c in wanted if c not in (target, spec.weights) and c not in spec.drop]
+    left_out = {target, spec.weights, *spec.drop, *spec.audit_only}  # audit-only: never a feature
+    return [c for c in wanted if c not in left_out]
 
 
 def _no_repeated_names(table: Table, used: list[str]) -> None:
@@ -252,7 +264,7 @@ def _missing(spec: DataSpec, table: Table, used: list[str], target: str) -> Tabl
     for c in used:  # name the first missing cell, column by column
         hits = np.flatnonzero(table.missing[c])
         if hits.size:
-            what = "target" if c == target else "feature"
+            what = "target" if c == target else "audit-only column" if c in spec.audit_only else "feature"
             raise DataError(
                 f"missing value (empty or NaN) in the {what}",
                 **table.where(c, int(hits[0])),
@@ -457,7 +469,7 @@ def _encode_target(spec: DataSpec, table: Table, target: str) -> tuple[Any, np.n
     if task == "regression":
         return task, _numeric(table, target), None
     if spec.positive is not None:
-        pos = _find_label(values, spec.positive)
+        pos = find_label(values, spec.positive)
         if pos is None:
             raise DataError(
                 f"positive label {spec.positive!r} does not occur in the target",
@@ -531,9 +543,10 @@ def _infer_task(spec: DataSpec, y_raw: np.ndarray, values: list) -> str:
     return "binary" if len(values) == 2 or spec.positive is not None else "multiclass"
 
 
-def _find_label(values: list, positive: object) -> object | None:
-    """The label ``positive`` names: equal, or with the same text (``positive: true`` in YAML is a
-    boolean, and also names a ``true`` / ``TRUE`` text label)."""
+def find_label(values: list, positive: object) -> object | None:
+    """The label ``positive`` names (also the value a protected group names): equal, or with the
+    same text (``positive: true`` in YAML is a boolean, and also names a ``true`` / ``TRUE`` text
+    label)."""
     for v in values:
         if v == positive or str(v) == str(positive):
             return v

@@ -99,6 +99,10 @@ class Problem:
     # what loading noticed that the user should hear before the search (an ID column one-hot
     # encoded into hundreds of features): printed at load and kept in the run's log
     warnings: list[str] = field(default_factory=list)
+    # ``data.audit_only`` columns, raw values of the training (and test) rows: read by the
+    # fairness audit only, never features, never in the fingerprint (they decide no answer)
+    audit: dict[str, np.ndarray] = field(default_factory=dict)
+    audit_test: dict[str, np.ndarray] | None = None
 
     def __post_init__(self) -> None:
         if self.X.ndim != 2:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from collections.abc import Callable
 from functools import lru_cache, cache
 from typing import TYPE_CHECKING, Any, TypeVar
+from glasswork.memory import memory_reached
 
 T = TypeVar("T")
 
@@ -421,7 +422,6 @@ def run_bounded(con: duckdb.DuckDBPyConnection, work: Callable[[], T], bounds: A
     limit and ``KeyboardInterrupt`` on Ctrl-C.
     """
     from glasswork.data.problem import LimitReached
-    from glasswork.solver import resident_memory
 
     box: dict[str, Any] = {}
     done = threading.Event()  # not Thread.join: a join cut by Ctrl-C marks a live thread as ended (bpo-45274)
@@ -440,7 +440,7 @@ def run_bounded(con: duckdb.DuckDBPyConnection, work: Callable[[], T], bounds: A
         while not done.wait(_POLL):
             if bounds.deadline is not None and time.monotonic() >= bounds.deadline:
                 stop = "time"
-            elif bounds.memory is not None and resident_memory() >= bounds.memory:
+            elif memory_reached(bounds.memory):
                 stop = "memory"
             if stop:
                 con.interrupt()

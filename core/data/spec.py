@@ -125,6 +125,11 @@ class DataSpec(_Strict):
     )
     drop: list[str] = Field(default_factory=list, description="Feature columns to leave out.")
     weights: str | None = Field(None, description="Column of non-negative per-sample weights (not used as a feature).")
+    audit_only: list[str] = Field(
+        default_factory=list,
+        description="Columns read only for the fairness audit (e.g. race), never features: not given to "
+        "the solver, not binarized. For a CORELS .out source, antecedents (e.g. Race=African-American).",
+    )
     where: str | None = Field(
         None,
         min_length=1,

@@ -367,6 +367,8 @@ def _finish(con: duckdb.DuckDBPyConnection, run_id: str, result: dict[str, Any],
             run_id,
         ],
     )
+    if result.get("fairness") is not None:
+        con.execute("UPDATE runs SET fairness = ? WHERE run_id = ?", [json_text(result["fairness"]), run_id])
     con.execute(
         "INSERT INTO artifacts VALUES (?, 'model', ?, ?, ?)",
         [run_id, result["model"].get("kind"), json_text(result["model"]), result.get("model_text")],
@@ -555,13 +557,17 @@ def details(con: duckdb.DuckDBPyConnection, run_id: str, where: Path) -> dict[st
     doc["metrics"] = dict(
         con.execute("SELECT name, value FROM metrics WHERE run_id = ? ORDER BY name", [run_id]).fetchall()
     )
-    split, inputs, spec_path = first_row(con, "SELECT split, inputs, spec_path FROM runs WHERE run_id = ?", [run_id])
+    split, inputs, spec_path, fairness = first_row(
+        con, "SELECT split, inputs, spec_path, fairness FROM runs WHERE run_id = ?", [run_id]
+    )
     doc["models"] = [
         {"name": n, "kind": k, "model": json.loads(b) if b else None, "text": t} for n, k, b, t in artifacts
     ]
     doc["split"] = json.loads(split) if split else None
     doc["inputs"] = json.loads(inputs) if inputs else None  # None: recorded before inputs were kept
     doc["spec_path"] = spec_path
+    if fairness:  # a run without an audit reads as before
+        doc["fairness"] = json.loads(fairness)
     doc["n_events"] = first_row(con, "SELECT count(*) FROM events WHERE run_id = ?", [run_id])[0]
     rashomon = rashomon_summary(con, run_id)
     if rashomon is not None:  # a run without a set reads as before

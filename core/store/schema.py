@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 DEFAULT_DB = "glasswork.duckdb"
 DB_ENV = "GLASSWORK_DB"
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 STALE_SECONDS = 60.0  # a sweep with no run recorded for this long is no longer shown as active
 LOCK_TIMEOUT = float(os.environ.get("GLASSWORK_DB_LOCK_TIMEOUT", "30"))
 HEADER_BYTES = 12288  # DuckDB's file: three 4 KiB headers, then whole blocks
@@ -116,6 +116,11 @@ MIGRATIONS: list[list[str]] = [
             ))""",
         """DELETE FROM rashomon_point_members WHERE list_contains(
             (SELECT s.shared_points FROM rashomon_sets s WHERE s.run_id = rashomon_point_members.run_id), point)""",
+    ],
+    [
+        # The fairness audit of a run's model (glasswork.audit: each metric on the training and test
+        # rows, the groups' sizes and rates); NULL for runs without a ``fairness:`` section and older runs.
+        "ALTER TABLE runs ADD COLUMN fairness JSON",
     ],
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION

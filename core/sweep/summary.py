@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from glasswork.audit import headline
 from glasswork.extras import require
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ def summarise(report: SweepReport, store: Any = None) -> list[SummaryRow]:
                 "gap": doc.get("gap"),
                 "metrics": doc["metrics"],
                 "stats": doc["stats"],
+                "fairness": doc.get("fairness"),
             }
             group = json.dumps(point.coords, sort_keys=True, default=str)
             coords_of[group] = point.coords
@@ -87,6 +89,7 @@ def summarise(report: SweepReport, store: Any = None) -> list[SummaryRow]:
                 "gap": result.get("gap"),
                 "model_size": (result.get("stats") or {}).get("model_size"),
                 **(result.get("metrics") or {}),
+                **headline(result.get("fairness")),  # the fairness audit's figures, when the spec asks for one
             }
             for name, value in values.items():
                 if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):

@@ -80,5 +80,5 @@ def export_model(model: dict[str, Any], format: str, request: ExportRequest) -> 
 
 
 @hookimpl
-def load_model(model: dict[str, Any]) -> RuleList | None:
+def load_model(model: dict[str, Any], inputs: ModelInputs | None) -> RuleList | None:
     return RuleList.from_dict(model) if model.get("kind") == "rule_list" else None

@@ -54,7 +54,7 @@ def rule_list_view(model: dict[str, Any], compact: bool = False) -> RenderableTy
 
 
 @hookimpl
-def render_model(model: dict[str, Any], compact: bool) -> RenderableType | None:
+def render_model(model: dict[str, Any], compact: bool, stats: dict[str, Any]) -> RenderableType | None:
     return rule_list_view(model, compact) if model.get("kind") == "rule_list" else None
 
 

@@ -1,16 +1,13 @@
 """Built-in ``fasterrisk`` solver: sparse integer risk score cards (Liu et al., NeurIPS 2022).
 
-``FasterRiskSolver`` is the plugin, ``ScoreCard`` its model, and ``RiskScoreClassifier`` (imported
-lazily, it pulls in scikit-learn's estimator machinery) the scikit-learn estimator.
+``FasterRiskSolver`` is the solver, ``ScoreCard`` its model and ``RiskScoreClassifier`` the
+scikit-learn estimator; ``plugin`` holds the hook implementations glasswork loads.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from glasswork.hookspecs import hookimpl
-from glasswork.plugins.fasterrisk.views import monitor_panels, render_model  # noqa: F401  (hook implementations)
-from glasswork.plugins.fasterrisk.export import export_model, load_model  # noqa: F401  (hook implementations)
 from glasswork.plugins.fasterrisk.model import ScoreCard
 from glasswork.plugins.fasterrisk.solver import FasterRiskSolver
 from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
@@ -19,13 +16,9 @@ __all__ = ["FasterRiskSolver", "FasterRiskSpec", "RiskScoreClassifier", "ScoreCa
 
 
 def __getattr__(name: str) -> Any:
-    if name == "RiskScoreClassifier":
-        from glasswork.plugins.fasterrisk.estimator import RiskScoreClassifier
+    # scikit-learn's estimator machinery loads when an estimator is asked for
+    if name in ("RiskScoreClassifier",):
+        from glasswork.plugins.fasterrisk import estimator
 
-        return RiskScoreClassifier
+        return getattr(estimator, name)
     raise AttributeError(name)
-
-
-@hookimpl
-def register_solvers(register: Any) -> None:
-    register(FasterRiskSolver)

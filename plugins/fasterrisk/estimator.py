@@ -12,6 +12,9 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from glasswork.plugins.fasterrisk.model import ScoreCard
 from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Preset, Settings
 
+# the estimator's parameters that are the spec's ``search:`` knobs, by the same names
+SEARCH_KNOBS = ("beam_width", "pool_gap", "swap_attempts", "multipliers", "pool_size", "reduce_points")
+
 
 class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
     """A sparse integer risk score card fitted by FasterRisk.
@@ -66,16 +69,7 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("need lower <= 0 <= upper")
         weights = _check_sample_weight(sample_weight, X)
         signs = np.where(y == self.classes_[1], 1.0, -1.0)
-        settings = Settings.preset(
-            self.defaults,
-            k=int(self.k),
-            beam_width=self.beam_width,
-            pool_gap=self.pool_gap,
-            swap_attempts=self.swap_attempts,
-            multipliers=self.multipliers,
-            pool_size=self.pool_size,
-            reduce_points=self.reduce_points,
-        )
+        settings = Settings.preset(self.defaults, k=int(self.k), **{name: getattr(self, name) for name in SEARCH_KNOBS})
         cons = Constraints.box(X.shape[1], int(self.lower), int(self.upper))
         names = (
             list(self.feature_names)
@@ -83,20 +77,7 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
             else [str(n) for n in getattr(self, "feature_names_in_", [f"x{j}" for j in range(X.shape[1])])]
         )
         integer, _ = Engine(X, signs, weights, settings, cons).run()
-        self.pool_ = [
-            ScoreCard.from_solution(
-                X,
-                names,
-                m.features,
-                m.points,
-                m.intercept,
-                m.multiplier,
-                classes=self.classes_,
-                loss=m.loss,
-                reduce_points=settings.reduce_points,
-            )
-            for m in integer
-        ]
+        self.pool_ = ScoreCard.from_pool(X, names, integer, classes=self.classes_, reduce_points=settings.reduce_points)
         self.card_ = self.pool_[0]
         return self
 

@@ -171,5 +171,5 @@ def export_model(model: dict[str, Any], format: str, request: ExportRequest) -> 
 
 
 @hookimpl
-def load_model(model: dict[str, Any]) -> ScoreCard | None:
+def load_model(model: dict[str, Any], inputs: ModelInputs | None) -> ScoreCard | None:
     return ScoreCard.from_dict(model) if model.get("kind") == "score_card" else None

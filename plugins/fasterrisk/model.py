@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import reduce
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -22,6 +22,16 @@ from glasswork.result import GAP_FLOOR, Classifier
 def sigmoid(t: np.ndarray | float) -> np.ndarray:
     t = np.asarray(t, dtype=np.float64)
     return np.exp(-np.logaddexp(0.0, -t))
+
+
+class RoundedCard(Protocol):
+    """A rounded solution as the engine returns it (``engine.IntegerModel``)."""
+
+    features: np.ndarray
+    points: np.ndarray
+    intercept: float
+    multiplier: float
+    loss: float
 
 
 class ScoreCard(Classifier):
@@ -66,6 +76,32 @@ class ScoreCard(Classifier):
         self.scores = sorted(set(float(s) for s in scores)) if scores is not None else self._subset_sums()
 
     # -- construction --------------------------------------------------------------------------
+
+    @classmethod
+    def from_pool(
+        cls,
+        X: np.ndarray,
+        feature_names: Sequence[str],
+        pool: Iterable[RoundedCard],
+        *,
+        classes: Sequence[Any] | np.ndarray | None,
+        reduce_points: bool,
+    ) -> list[ScoreCard]:
+        """The engine's rounded pool (best first) as cards, in the same order."""
+        return [
+            cls.from_solution(
+                X,
+                feature_names,
+                m.features,
+                m.points,
+                m.intercept,
+                m.multiplier,
+                classes=classes,
+                loss=m.loss,
+                reduce_points=reduce_points,
+            )
+            for m in pool
+        ]
 
     @classmethod
     def from_solution(

@@ -46,21 +46,11 @@ def rashomon_member(card: ScoreCard, problem: Problem, keep_model: bool) -> Rash
 
 
 def settings_from_spec(spec: FasterRiskSpec) -> Settings:
+    """The engine's settings: the search section's knobs go by the same names (unset ones, ``None``,
+    take the ``defaults`` preset's)."""
     s = spec.search
-    return Settings.preset(
-        s.defaults,
-        k=spec.constraints.sparsity,
-        beam_width=s.beam_width,
-        pool_gap=s.pool_gap,
-        swap_attempts=s.swap_attempts,
-        multipliers=s.multipliers,
-        pool_size=s.pool_size,
-        screening=s.screening,
-        multiplier_early_stop=s.multiplier_early_stop,
-        reduce_points=s.reduce_points,
-        finetune=s.finetune,
-        threads=s.threads,
-    )
+    knobs = s.model_dump(exclude={"policy", "certify", "certify_time", "defaults"})
+    return Settings.preset(s.defaults, k=spec.constraints.sparsity, **knobs)
 
 
 def _match(patterns: list[str], names: list[str], what: str) -> list[int]:
@@ -284,20 +274,9 @@ class FasterRiskSolver(Solver):
             f"{problem.n_features} features, k={settings.k}"
         )
         integer, stats = engine.run()
-        cards = [
-            ScoreCard.from_solution(
-                problem.X,
-                problem.feature_names,
-                m.features,
-                m.points,
-                m.intercept,
-                m.multiplier,
-                classes=problem.classes,
-                loss=m.loss,
-                reduce_points=settings.reduce_points,
-            )
-            for m in integer
-        ]
+        cards = ScoreCard.from_pool(
+            problem.X, problem.feature_names, integer, classes=problem.classes, reduce_points=settings.reduce_points
+        )
         best = cards[0]
         ctx.incumbent(best.loss or 0.0, best, nodes=engine.nodes)
         lower = None

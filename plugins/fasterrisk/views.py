@@ -42,7 +42,7 @@ def score_card_view(model: dict[str, Any]) -> RenderableType:
 
 
 @hookimpl
-def render_model(model: dict[str, Any]) -> RenderableType | None:
+def render_model(model: dict[str, Any], compact: bool, stats: dict[str, Any]) -> RenderableType | None:
     return score_card_view(model) if model.get("kind") == "score_card" else None
 
 

@@ -6,34 +6,26 @@ perspective branch and bound or an outer-approximation (cutting-plane) method wi
 HiGHS master, by the MIO models through cvxpy (MOSEK or SCIP), or approximately by coordinate
 descent (MOSS-L).
 
-``MossSolver`` is the plugin, ``RuleSet`` its model, and ``RuleSetRegressor`` /
-``RuleSetClassifier`` (imported lazily: scikit-learn's estimator machinery) the estimators.
+``MossSolver`` is the solver, ``RuleSet`` its model and ``RuleSetRegressor`` /
+``RuleSetClassifier`` the scikit-learn estimators; ``plugin`` holds the hook implementations
+glasswork loads.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from glasswork.hookspecs import hookimpl
-from glasswork.solver import Solver
 from glasswork.plugins.moss.model import Frontier, RuleSet
 from glasswork.plugins.moss.solver import MossSolver
 from glasswork.plugins.moss.spec import MossSpec
-from glasswork.plugins.moss.views import monitor_panels, render_model, sweep_defaults  # noqa: F401  (hook implementations)
-from glasswork.plugins.moss.export import export_model, load_model  # noqa: F401  (hook implementations)
 
 __all__ = ["Frontier", "MossSolver", "MossSpec", "RuleSet", "RuleSetClassifier", "RuleSetRegressor"]
 
 
 def __getattr__(name: str) -> Any:
+    # scikit-learn's estimator machinery loads when an estimator is asked for
     if name in ("RuleSetRegressor", "RuleSetClassifier"):
         from glasswork.plugins.moss import estimator
 
         return getattr(estimator, name)
     raise AttributeError(name)
-
-
-@hookimpl
-def register_solvers(register: Callable[[type[Solver]], None]) -> None:
-    register(MossSolver)

@@ -20,6 +20,7 @@ from .spec import MossSpec
 if TYPE_CHECKING:  # the searches import the compiled kernels, which load scipy: only when MOSS runs
     from .branch_and_bound import BranchAndBound
     from .cutting_plane import CuttingPlane, Point
+    from .mio import MioResult
     from .rashomon import Enumeration
 
 RASHOMON_POLICIES = ("branch_and_bound", "cutting_plane")
@@ -313,6 +314,33 @@ class MossSolver(Solver):
             out["master_seconds"] = round(p.master_seconds, 4)
         return out
 
+    def _mio_solves(self, pool: RulePool, y: np.ndarray, k: int, ctx: SolveContext) -> Callable[[float], MioResult]:
+        """The spec's MIO backend, chosen once (its fallback logged), as a solve at a stability
+        floor ``eps`` with the spec's formulation and gap, in the time the run has left."""
+        from .mio import choose_backend, solve_mio
+
+        search = self.spec.search
+        solver, warning = choose_backend(search.backend, search.formulation, search.fallback)
+        if warning:
+            ctx.log(warning, level="warning")
+
+        def solve_at(eps: float) -> MioResult:
+            remaining = None if ctx.deadline is None else max(1.0, ctx.deadline - time.monotonic())
+            return solve_mio(
+                pool.M,
+                y,
+                pool.pi,
+                k,
+                self.spec.objective.gamma,
+                eps,
+                formulation=search.formulation,
+                solver=solver,
+                time_limit=remaining,
+                mip_gap=search.mip_gap,
+            )
+
+        return solve_at
+
     def _mio(
         self,
         pool: RulePool,
@@ -324,25 +352,8 @@ class MossSolver(Solver):
         stats: dict[str, Any],
     ) -> Result:
         from .cutting_plane import Point
-        from .mio import choose_backend, solve_mio
 
-        search = self.spec.search
-        solver, warning = choose_backend(search.backend, search.formulation, search.fallback)
-        if warning:
-            ctx.log(warning, level="warning")
-        remaining = None if ctx.deadline is None else max(1.0, ctx.deadline - time.monotonic())
-        r = solve_mio(
-            pool.M,
-            yc,
-            pool.pi,
-            k,
-            self.spec.objective.gamma,
-            eps,
-            formulation=search.formulation,
-            solver=solver,
-            time_limit=remaining,
-            mip_gap=search.mip_gap,
-        )
+        r = self._mio_solves(pool, yc, k, ctx)(eps)
         stats.update(
             backend=r.solver,
             formulation=r.formulation,
@@ -363,7 +374,9 @@ class MossSolver(Solver):
             seconds=r.seconds,
             weights=ev.weights,
         )
-        return self._result(pool, oracle, p, stats, tolerance=search.mip_gap, lower_known=r.lower_bound is not None)
+        return self._result(
+            pool, oracle, p, stats, tolerance=self.spec.search.mip_gap, lower_known=r.lower_bound is not None
+        )
 
     def _heuristic(
         self,
@@ -458,28 +471,11 @@ class MossSolver(Solver):
                 set_nodes[0] += found.nodes
 
         if search.policy == "mio":
-            from .mio import choose_backend, solve_mio
-
-            solver, warning = choose_backend(search.backend, search.formulation, search.fallback)
-            if warning:
-                ctx.log(warning, level="warning")
-            yc = oracle.y
+            solve_at = self._mio_solves(pool, oracle.y, k, ctx)
             for thr in grid:
                 if ctx.check(len(points)) is not None:
                     break
-                remaining = None if ctx.deadline is None else max(1.0, ctx.deadline - time.monotonic())
-                r = solve_mio(
-                    pool.M,
-                    yc,
-                    pool.pi,
-                    k,
-                    self.spec.objective.gamma,
-                    thr / B,
-                    formulation=search.formulation,
-                    solver=solver,
-                    time_limit=remaining,
-                    mip_gap=search.mip_gap,
-                )
+                r = solve_at(thr / B)
                 ev = oracle(r.support)
                 on_point(
                     Point(

@@ -377,7 +377,7 @@ def test_a_filter_is_stopped_past_the_memory_limit(tmp_path):
     """An allowed filter that is quadratic in a row's list (a lambda over a split text) is stopped
     by the resident-memory watch, which DuckDB's own memory_limit does not cover."""
     from glasswork.data.sources import Bounds
-    from glasswork.solver import resident_memory
+    from glasswork.memory import resident_memory
 
     path = tmp_path / "listy.csv"
     path.write_text('s,y\n"' + ",".join(str(i) for i in range(2500)) + '",1\n"1,2",0\n')

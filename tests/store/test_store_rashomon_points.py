@@ -107,7 +107,8 @@ def old_store(db: Path, source: Path, run_id: str, knee: int) -> None:
                 con.execute(statement)
         con.execute("INSERT INTO meta VALUES ('schema_version', '5')")
         con.execute(f"ATTACH '{source}' AS new (READ_ONLY)")
-        for table in ("runs", "events", "artifacts", "metrics", "rashomon_members", "rashomon_point_members"):
+        con.execute("INSERT INTO runs SELECT * EXCLUDE (fairness) FROM new.runs")  # version 7's column
+        for table in ("events", "artifacts", "metrics", "rashomon_members", "rashomon_point_members"):
             con.execute(f"INSERT INTO {table} SELECT * FROM new.{table}")
         con.execute("INSERT INTO rashomon_sets SELECT * EXCLUDE (shared_points) FROM new.rashomon_sets")
         con.execute(

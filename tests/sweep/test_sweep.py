@@ -163,6 +163,32 @@ def test_local_sweep_records_summarises_and_resumes(tmp_path, toy_env, toy_regis
     assert len(store.list_runs(sweep=p.sweep_id, limit=None)) == 6
 
 
+def test_a_sweep_summarises_the_fairness_audit_of_every_point(tmp_path, toy_env, toy_registry, local):
+    """Each point's audit figures are summarised as its metrics are (mean and sd over folds), also
+    for points read back from the store when the sweep is resumed; a sweep may pick by them."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    a, g = rng.integers(0, 2, 90), rng.choice(["p", "q"], 90)
+    y = a ^ (rng.random(90) < 0.2)
+    (tmp_path / "d.csv").write_text("a,g,y\n" + "".join(f"{i},{j},{k}\n" for i, j, k in zip(a, g, y)))
+    text = (
+        "name: fair-path\nsolver: toy\ndata: {source: d.csv, target: y, audit_only: [g]}\n"
+        "fairness: {protected: {column: g, value: p}, metrics: [statistical_parity]}\n"
+        "sweep:\n  grid: {objective.regularization: [0.0, 0.05]}\n  folds: 2\n  metric: test_statistical_parity\n"
+    )
+    p = plan(tmp_path, toy_registry, text)
+    store = RunStore(tmp_path / "glasswork.duckdb").open()
+    report = sweeps.run_sweep(p, local, store=store)
+    rows = sweeps.summarise(report, store)
+    figures = [o.result["fairness"]["test"]["statistical_parity"] for o in report.outcomes]
+    assert all(set(r.values) >= {"train_statistical_parity", "test_statistical_parity"} for r in rows)
+    assert sum(r.values["test_statistical_parity"][0] for r in rows) == pytest.approx(sum(figures) / 2)
+    assert sum(r.best for r in rows) == 1 and not p.maximise
+    again = sweeps.run_sweep(p, local, store=store)
+    assert [r.values for r in sweeps.summarise(again, store)] == [r.values for r in rows]
+
+
 FAULTS = BASE + "sweep:\n  grid: {search.behaviour: [exact, raise, die]}\n"
 
 

@@ -11,7 +11,9 @@ import pytest
 from pydantic import ValidationError
 
 from glasswork.cython_ext import bitset
-from glasswork.plugins.corels import bounds, engine, rashomon, spec
+from glasswork.plugins.corels import bounds, spec
+from glasswork.plugins.corels.rashomon import enumeration as rashomon
+from glasswork.plugins.corels.search import engine
 
 
 LAMBDA = 0.02

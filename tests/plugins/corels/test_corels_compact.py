@@ -14,7 +14,7 @@ import pytest
 from corels_reference import brute_force, random_instance
 
 from glasswork.cython_ext import bitset
-from glasswork.plugins.corels import engine
+from glasswork.plugins.corels.search import engine
 
 WORK = ("evaluated", "inserted", "pruned_map", "map_replaced", "max_queue", "max_trie", "map", "popped_pruned")
 

@@ -7,7 +7,7 @@ import pytest
 from corels_reference import compas  # noqa: F401  (a fixture)
 
 from glasswork.cython_ext import corels as ccorels
-from glasswork.plugins.corels import engine
+from glasswork.plugins.corels.search import engine
 
 EXPECTED_RULES = {"sex:Male,juvenile-crimes:>0", "priors:>3"}
 

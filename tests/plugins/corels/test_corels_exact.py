@@ -14,7 +14,7 @@ from corels_reference import brute_force, random_instance
 
 from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels as ccorels
-from glasswork.plugins.corels import engine
+from glasswork.plugins.corels.search import engine
 
 LAMBDAS = (0.0, 0.005, 0.01, 0.05, 0.2)
 

@@ -10,7 +10,7 @@ from corels_reference import audit_live_figures, brute_force, random_instance
 
 from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels as ccorels
-from glasswork.plugins.corels import engine
+from glasswork.plugins.corels.search import engine
 
 
 def _search(X, y, lam, C=2, **kw):

@@ -9,7 +9,7 @@ import pytest
 from corels_reference import COMPAS, SHARED, brute_force
 
 from glasswork import Limits, Problem, SolveContext, Status
-from glasswork.plugins import corels as corels_plugin
+from glasswork.plugins.corels import plugin as corels_plugin
 from glasswork.plugins.corels import CorelsSolver, CorelsSpec, RuleList
 from glasswork.registry import get_registry
 from glasswork.launch import Launch

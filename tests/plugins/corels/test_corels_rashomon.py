@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from glasswork import Limits, Problem, SolveContext
 from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels_rashomon as cr
-from glasswork.plugins.corels import CorelsSolver, CorelsSpec, RuleList, engine
-from glasswork.plugins.corels.rashomon import make_enumerator
+from glasswork.plugins.corels import CorelsSolver, CorelsSpec, RuleList
+from glasswork.plugins.corels.search import engine
+from glasswork.plugins.corels.rashomon.enumeration import make_enumerator
 from glasswork.spec import SpecError
 
 POLICIES = ("lower_bound", "objective", "bfs", "dfs", "curiosity")
@@ -558,7 +559,7 @@ def test_what_is_streamed_is_final_below_the_bound_with_collapsed_orderings(
     orderings collapsed onto a kept list (twins: counted, never emitted) are found after it was
     emitted, whether the kept lists are read whole at every call or (``read_ratio`` huge) only at
     the first and the last; and nothing streamed falls out of the final kept lists."""
-    from glasswork.plugins.corels.rashomon import KeptStream
+    from glasswork.plugins.corels.rashomon.enumeration import KeptStream
 
     X, y, every, theta = with_collapsed_orderings(seed)
     en = make_enumerator(units_of(X, y, 3), 0.005, theta, floor=every[0][0], threads=threads, max_models=6)

@@ -1,4 +1,4 @@
-"""The CORELS Rashomon set on a Dask cluster (plugins/corels/rashomon_cluster.py), on a local
+"""The CORELS Rashomon set on a Dask cluster (plugins/corels/cluster/enumeration.py), on a local
 cluster of two workers: the same count and members as one process and as brute force, a stopped
 enumeration's bound, a worker killed mid-enumeration, and ``glasswork run --executor``'s output."""
 
@@ -21,8 +21,8 @@ from glasswork.cython_ext import corels_rashomon as cr
 from glasswork.data import Problem
 from glasswork.events import Event
 from glasswork.plugins.corels import CorelsSolver, CorelsSpec
-from glasswork.plugins.corels.rashomon import make_enumerator
-from glasswork.plugins.corels.solver import antecedents_for
+from glasswork.plugins.corels.rashomon.enumeration import make_enumerator
+from glasswork.plugins.corels.inputs import antecedents_for
 from glasswork.result import Result
 from glasswork.solver import ClusterExecutor, Limits, SolveContext, StopReason
 
@@ -125,7 +125,7 @@ def test_the_cluster_set_equals_one_process_and_brute_force(
 def _enumerate_tree(units, lam: float, threshold: float, optimum: float, tree, **options):
     """A subtree as a task enumerates it: its count with the lists of its reported pairs (left
     out in another subtree), and its kept members with their mirrors."""
-    from glasswork.plugins.corels.rashomon_cluster import mirrored
+    from glasswork.plugins.corels.cluster.enumeration import mirrored
 
     en = make_enumerator(
         units, lam, threshold, floor=optimum, roots=tree.roots, include_empty=tree.include_empty,
@@ -144,7 +144,7 @@ def test_a_first_rule_split_by_its_second_rule_adds_up_to_brute_force(policy: st
     whole roots left, when it is the only live one), and the swapped two-rule prefixes of equal
     error left out in one subtree and counted by their mirror in another: over the subtrees the
     counts add up to brute force, and every list is listed once, with its objective."""
-    from glasswork.plugins.corels.rashomon_cluster import mirror_pairs, split_roots
+    from glasswork.plugins.corels.cluster.enumeration import mirror_pairs, split_roots
 
     only_pieces = pairs = 0
     for seed, n, m, lam, epsilon, max_len in [
@@ -202,7 +202,7 @@ def test_one_live_first_rule_is_split_over_both_workers(cluster) -> None:
 def test_mirrored_pairs_add_up_with_three_classes_and_class_weights() -> None:
     """Three classes, integer class weights (the errors exact: pairs mirrored) and inexact ones
     (no pair): over the subtrees, the counts and the lists are brute force's."""
-    from glasswork.plugins.corels.rashomon_cluster import mirror_pairs, split_roots
+    from glasswork.plugins.corels.cluster.enumeration import mirror_pairs, split_roots
 
     rng = np.random.default_rng(5)
     pairs = 0
@@ -294,8 +294,8 @@ def test_a_task_gone_depth_first_still_gives_way_to_the_table(cluster) -> None:
     its ``max_models``-th, which the table gives."""
     import uuid
 
-    from glasswork.plugins.corels.distributed import release_named
-    from glasswork.plugins.corels.rashomon_cluster import EnumerationConfig, enumerate_subtree
+    from glasswork.plugins.corels.cluster.driver import release_named
+    from glasswork.plugins.corels.cluster.enumeration import EnumerationConfig, enumerate_subtree
 
     X, y = _heavy()
     units = units_of(X, y, 2)
@@ -303,7 +303,18 @@ def test_a_task_gone_depth_first_still_gives_way_to_the_table(cluster) -> None:
     optimum, threshold = every.rashomon.optimum, every.rashomon.threshold
     names = {k: f"glasswork-test-{k}-{uuid.uuid4().hex}" for k in ("stop", "queue")}
     options = {"policy": "lower_bound", "max_models": 50}
-    config = EnumerationConfig(units, HEAVY["lam"], threshold, optimum, options, names, None, 1, True, 64)
+    config = EnumerationConfig(
+        units,
+        HEAVY["lam"],
+        options,
+        names,
+        None,
+        threshold=threshold,
+        floor=optimum,
+        threads=1,
+        count=True,
+        queue_budget=64,
+    )
     with distributed.Client(cluster.scheduler_address) as client:
         try:
             out = client.submit(enumerate_subtree, config, 0, list(range(X.shape[1])), True, pure=False).result()
@@ -321,8 +332,8 @@ def _listing_gone_depth_first(seed: int, threads: int, budget: int, collapse: bo
     mirror) whose best-first queue outgrows ``budget`` entries: its report loop, a few expansions
     a slice. Returns the enumerator, brute force's set and each report's (bound, lists streamed by
     then, whether the kept lists capped it)."""
-    from glasswork.plugins.corels.rashomon import KeptStream
-    from glasswork.plugins.corels.rashomon_cluster import streamed_bound
+    from glasswork.plugins.corels.rashomon.enumeration import KeptStream
+    from glasswork.plugins.corels.cluster.enumeration import streamed_bound
 
     X, y, every, theta = with_collapsed_orderings(seed)
     en = make_enumerator(
@@ -374,8 +385,8 @@ def test_a_task_gone_depth_first_streams_only_what_is_final_below_its_bound(
 def test_the_depth_first_bound_reads_no_kept_list() -> None:
     """A report's bound gone depth first costs O(1) (``kept_best``): it read the kept lists whole,
     0.27 s a report at ``max_models`` 100,000, most of a task's time."""
-    from glasswork.plugins.corels.rashomon import KeptStream
-    from glasswork.plugins.corels.rashomon_cluster import streamed_bound
+    from glasswork.plugins.corels.rashomon.enumeration import KeptStream
+    from glasswork.plugins.corels.cluster.enumeration import streamed_bound
 
     en, _, _ = _listing_gone_depth_first(33, 1, 8, collapse=False)
     assert not en.ordered_order
@@ -541,12 +552,12 @@ def test_a_failed_task_leaves_no_named_object_on_the_scheduler(cluster, monkeypa
     """One enumeration task raises (not a killed worker) while the other enumerates: the run fails
     with that error, and the scheduler keeps none of the run's Queues, Variables or Events, nor
     after a run that succeeds (or one stopped like Ctrl-C, in the test above)."""
-    from glasswork.plugins.corels import rashomon_cluster
+    from glasswork.plugins.corels.cluster import enumeration as rashomon_cluster
 
     def first_task_fails(config, task_id, roots, include_empty, *piece):
         from distributed import Queue
 
-        from glasswork.plugins.corels import rashomon_cluster as on_worker
+        from glasswork.plugins.corels.cluster import enumeration as on_worker
 
         if task_id == 0:
             Queue(config.names["queue"])  # what a real task holds when it fails

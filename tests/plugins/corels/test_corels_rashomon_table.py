@@ -25,8 +25,10 @@ from test_corels_rashomon import (
 
 from glasswork import Limits, SolveContext
 from glasswork.cython_ext import corels_rashomon as cr
-from glasswork.plugins.corels import CorelsSolver, engine, rashomon
-from glasswork.plugins.corels.rashomon import make_enumerator
+from glasswork.plugins.corels import CorelsSolver
+from glasswork.plugins.corels.search import engine
+from glasswork.plugins.corels.rashomon import enumeration as rashomon
+from glasswork.plugins.corels.rashomon.enumeration import make_enumerator
 
 
 def table_count(units, lam, theta, floor, cap, memory=1 << 24, budget_mode=0, **options) -> int | None:

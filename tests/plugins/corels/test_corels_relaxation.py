@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from glasswork.cython_ext import bitset
-from glasswork.plugins.corels import engine
+from glasswork.plugins.corels.search import engine
 
 from corels_reference import brute_force
 

@@ -12,7 +12,7 @@ from corels_reference import brute_force
 
 from glasswork import Problem
 from glasswork.launch import Launch
-from glasswork.plugins.corels.solver import SearchEstimate, estimate_search
+from glasswork.plugins.corels.search.size import SearchEstimate, estimate_search
 from glasswork.plugins.corels.spec import CorelsConstraints, CorelsObjective, CorelsSearch
 
 

@@ -18,8 +18,8 @@ from corels_reference import COMPAS, SHARED, brute_force, random_instance
 from test_corels_threads import _medium, _units
 
 from glasswork.cython_ext import corels as ccorels
-from glasswork.plugins.corels import engine
-from glasswork.plugins.corels.engine import spill_budget
+from glasswork.plugins.corels.search import engine
+from glasswork.plugins.corels.search.engine import spill_budget
 from glasswork.plugins.corels.spec import CorelsSearch
 
 

@@ -20,7 +20,8 @@ from corels_reference import audit_live_figures, compas  # noqa: F401  (compas: 
 
 from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels as ccorels
-from glasswork.plugins.corels import CorelsSpec, engine
+from glasswork.plugins.corels import CorelsSpec
+from glasswork.plugins.corels.search import engine
 
 # certified optima of the COMPAS fold (lower-bound policy, prefix map), as the C++ tool finds them
 COMPAS_OPTIMA = {0.015: 0.37797, 0.01: 0.36797, 0.005: 0.34809, 0.0025: 0.33809}
@@ -210,7 +211,7 @@ _OOM_SCRIPT = """
 import resource, sys
 import numpy as np
 from glasswork.data.corels_format import read_corels
-from glasswork.plugins.corels import engine
+from glasswork.plugins.corels.search import engine
 from glasswork.cython_ext import corels as cc
 base, threads, headroom = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 data = read_corels(base + ".out", base + ".label", base + ".minor")

@@ -18,8 +18,8 @@ from processes import a_worker_pid, local_cluster
 
 from glasswork.cli import cli
 from glasswork.cython_ext import bitset
-from glasswork.plugins.corels import engine
-from glasswork.plugins.corels.distributed import search_split_here
+from glasswork.plugins.corels.search import engine
+from glasswork.plugins.corels.cluster.search import search_split_here
 from glasswork.result import Status
 from glasswork.solver import ClusterExecutor, Limits, SolveContext
 
@@ -182,7 +182,7 @@ def cluster():
 
 
 def _distributed(units: engine.Units, lam: float, address: str, limits: Limits | None = None):
-    from glasswork.plugins.corels.distributed import run_distributed
+    from glasswork.plugins.corels.cluster.search import run_distributed
 
     found: list[tuple[float, list[int]]] = []
     ctx = SolveContext(limits, executor=ClusterExecutor(address))
@@ -290,12 +290,12 @@ def test_a_failed_task_leaves_no_named_object_on_the_scheduler(cluster, monkeypa
     """One task raises (an ordinary failure, not a killed worker) while the other searches: the run
     fails with that error, the other task is stopped, and the scheduler holds none of the run's
     Queues or Variables afterwards (they stayed there before)."""
-    from glasswork.plugins.corels import distributed as dist
+    from glasswork.plugins.corels.cluster import search as dist
 
     def first_task_fails(config, task_id, seeds):
         from distributed import Queue, Variable
 
-        from glasswork.plugins.corels import distributed as on_worker
+        from glasswork.plugins.corels.cluster import search as on_worker
 
         if task_id == 0:
             Queue(config.names["queue"])  # what a real task holds when it fails

@@ -15,8 +15,8 @@ import pytest
 from corels_reference import brute_force, random_instance
 
 from glasswork.cython_ext import bitset
-from glasswork.plugins.corels import engine
-from glasswork.plugins.corels.distributed import TaskConfig, worker_spill_space
+from glasswork.plugins.corels.search import engine
+from glasswork.plugins.corels.cluster.search import SearchConfig, worker_spill_space
 from glasswork.result import Status
 from glasswork.solver import ClusterExecutor, Limits, SolveContext
 
@@ -66,7 +66,7 @@ def _distributed(
     spill: str | int = FORCED,
     min_entries: int = 2,
 ):
-    from glasswork.plugins.corels.distributed import run_distributed
+    from glasswork.plugins.corels.cluster.search import run_distributed
 
     ctx = SolveContext(limits, executor=ClusterExecutor(address))
     opts = {"policy": "lower_bound", "symmetry_map": "prefix", "threads": 1, **(options or {})}
@@ -118,7 +118,7 @@ def test_a_stopped_run_with_prefixes_on_disk_has_a_valid_bound(cluster, worker_t
 def test_ctrl_c_on_the_driver_leaves_the_worker_tmp_empty(cluster, worker_tmp: Path) -> None:
     """Ctrl-C while the tasks hold prefixes on disk: the driver stops them on the way out and each
     task removes its spill directory before it returns."""
-    from glasswork.plugins.corels.distributed import run_distributed
+    from glasswork.plugins.corels.cluster.search import run_distributed
 
     X, y = _wide_instance(7)
     ctx = SolveContext(None, executor=ClusterExecutor(cluster.scheduler_address))
@@ -142,12 +142,12 @@ def test_ctrl_c_on_the_driver_leaves_the_worker_tmp_empty(cluster, worker_tmp: P
 def test_a_failed_task_leaves_the_worker_tmp_empty(cluster, worker_tmp: Path, monkeypatch) -> None:
     """A task raises after its queue spilled (an ordinary failure): the run fails with that error
     and the spill directory it made in the worker's TMPDIR is gone."""
-    from glasswork.plugins.corels import distributed as dist
+    from glasswork.plugins.corels.cluster import search as dist
 
     def fails_after_a_spill(config, task_id, seeds):
         import os
 
-        from glasswork.plugins.corels import distributed as on_worker
+        from glasswork.plugins.corels.cluster import search as on_worker
 
         real = on_worker.engine.make_search
 
@@ -182,11 +182,11 @@ def test_a_failed_task_leaves_the_worker_tmp_empty(cluster, worker_tmp: Path, mo
 def test_a_spill_that_cannot_write_fails_the_run_with_a_message(cluster, worker_tmp: Path, monkeypatch) -> None:
     """The task's spill directory is gone when the queue spills (as a full disk fails a write):
     the run fails with SpillError naming the worker and the directory, no certificate."""
-    from glasswork.plugins.corels import distributed as dist
-    from glasswork.plugins.corels.engine import SpillError
+    from glasswork.plugins.corels.cluster import search as dist
+    from glasswork.plugins.corels.search.engine import SpillError
 
     def directory_vanishes(config, task_id, seeds):
-        from glasswork.plugins.corels import distributed as on_worker
+        from glasswork.plugins.corels.cluster import search as on_worker
 
         real = on_worker.engine.make_search
 
@@ -222,15 +222,15 @@ class _Recorder:
         self.calls.append((directory, budget, kw))
 
 
-def _config(spill: str | int, memory: int | None) -> TaskConfig:
+def _config(spill: str | int, memory: int | None) -> SearchConfig:
     X, y = _wide_instance(1, m=6)
-    return TaskConfig(_units(X, y), 0.01, {}, {}, memory, spill, 5)
+    return SearchConfig(_units(X, y), 0.01, {}, {}, memory, spill, 5)
 
 
 def test_the_spill_setting_reaches_the_task() -> None:
     """off: no directory; a size as is; auto: 60 % of limits.memory less what the process holds;
     the directory (in TMPDIR) is removed on the way out, the spill turned off."""
-    from glasswork.solver import resident_memory
+    from glasswork.memory import resident_memory
 
     off = _Recorder()
     with worker_spill_space(off, _config("off", None)):
@@ -252,7 +252,7 @@ def test_the_spill_setting_reaches_the_task() -> None:
 def test_auto_is_resolved_against_the_worker(cluster) -> None:
     """With no limits.memory, ``auto`` takes the worker's Dask memory limit (here the machine's
     memory split between the two workers), computed on the worker."""
-    from glasswork.plugins.corels.distributed import worker_memory
+    from glasswork.plugins.corels.cluster.search import worker_memory
 
     config = _config("auto", None)
     with distributed.Client(cluster.scheduler_address) as client:
@@ -329,7 +329,7 @@ def test_the_tasks_spill_figures_are_summed_and_maxed() -> None:
     sum of those maxima bounds what was on disk at once; a task that never spilled adds nothing."""
     from types import SimpleNamespace
 
-    from glasswork.plugins.corels.distributed import Driver
+    from glasswork.plugins.corels.cluster.search import SearchDriver
 
     driver = SimpleNamespace(spill={})
 
@@ -339,7 +339,7 @@ def test_the_tasks_spill_figures_are_summed_and_maxed() -> None:
         return {"counters": counters, "spilled_at_end": at_end}
 
     for out in (task(3, 100, 60, 2000), task(0, 0, 0, 0), task(5, 40, 30, 3000, at_end=7)):
-        Driver.add_spill(driver, out)  # type: ignore[arg-type]
+        SearchDriver.add_spill(driver, out)  # type: ignore[arg-type]
     assert driver.spill == {
         "spills": 8,
         "reloads": 16,

@@ -14,7 +14,7 @@ from glasswork.registry import get_registry
 from glasswork.launch import Launch
 from glasswork.spec import load_spec, validate_spec
 from glasswork.testing import SolverContract
-from glasswork.plugins import fasterrisk as fasterrisk_plugin
+from glasswork.plugins.fasterrisk import plugin as fasterrisk_plugin
 from glasswork.plugins.fasterrisk import FasterRiskSolver, ScoreCard
 from glasswork.plugins.fasterrisk.solver import constraints_from_spec, row_weights
 from glasswork.plugins.fasterrisk.spec import FasterRiskSpec

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 from glasswork.data import DataError, load_problem
-from glasswork.plugins import moss as moss_plugin
+from glasswork.plugins.moss import plugin as moss_plugin
 from glasswork.plugins.moss import MossSolver
 from paper_protocol import (
     cross_validate,

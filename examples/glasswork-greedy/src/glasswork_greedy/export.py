@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from glasswork import hookimpl
-from glasswork.export import ExportRequest, decision_list_python, decision_list_sql, markdown_table
+from glasswork.export import ExportRequest, ModelInputs, decision_list_python, decision_list_sql, markdown_table
 from glasswork.report import esc, stacked_bar
 from glasswork_greedy.model import DecisionList
 
@@ -45,5 +45,5 @@ def export_model(model: dict[str, Any], format: str, request: ExportRequest) -> 
 
 
 @hookimpl
-def load_model(model: dict[str, Any]) -> DecisionList | None:
+def load_model(model: dict[str, Any], inputs: ModelInputs | None) -> DecisionList | None:
     return DecisionList.from_dict(model) if model.get("kind") == DecisionList.kind else None

@@ -44,7 +44,7 @@ def decision_list_view(model: dict[str, Any], compact: bool = False) -> Renderab
 
 
 @hookimpl
-def render_model(model: dict[str, Any], compact: bool) -> RenderableType | None:
+def render_model(model: dict[str, Any], compact: bool, stats: dict[str, Any]) -> RenderableType | None:
     return decision_list_view(model, compact) if model.get("kind") == "decision_list" else None
 
 

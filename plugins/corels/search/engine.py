@@ -22,8 +22,8 @@ import numpy as np
 
 from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels as _corels
+from glasswork.memory import physical_memory
 from glasswork.plugins.corels.bounds import BOUND_NAMES
-from glasswork.solver import physical_memory
 
 POLICIES = ("bfs", "dfs", "curiosity", "lower_bound", "objective")
 SYMMETRY_MAPS = ("none", "prefix", "captured")

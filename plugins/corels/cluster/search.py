@@ -11,7 +11,9 @@ open prefix is always somewhere the driver can see: in a running task (bounded b
 last report), in a subtree not yet started (bounded by its seeds), or in a message not yet read
 (read before the final bound is taken), so the global lower bound, the smallest of those, is
 valid at any stop. A task whose worker dies is run again from its seeds: Dask reruns it, and the
-driver resubmits it when Dask gives up; a subtree is never lost, at worst searched twice.
+driver resubmits it when Dask gives up; a subtree is never lost, at worst searched twice. The
+dealing, the reruns and the stop are ``cluster/driver.py``'s, shared with the Rashomon set's
+enumeration; ``SearchDriver`` adds the incumbent, the bound and the re-splits.
 
 With ``search.spill``, every task's queue spills to its worker's temporary directory as one
 process's does (``worker_spill_space``; docs/corels.md, "The queue on disk").
@@ -28,79 +30,36 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from glasswork.cython_ext import corels as _corels
-from glasswork.plugins.corels import engine
-from glasswork.plugins.corels.engine import SpillError, spill_budget
+from glasswork.plugins.corels.cluster.driver import Connection, Driver, Subtree, TaskConfig, connected, workers
+from glasswork.plugins.corels.search import engine
+from glasswork.plugins.corels.search.engine import SpillError, spill_budget
 from glasswork.result import Status
-from glasswork.solver import SolveContext, StopReason, physical_memory, resident_memory
+from glasswork.memory import memory_reached, physical_memory, resident_memory
+from glasswork.solver import SolveContext, StopReason
 
 SYNC_SECONDS = 0.02  # a task's period for reading the incumbent and reporting
 SPLIT_MIN_QUEUE = 64  # a task hands work back only with at least this many open prefixes
 SPLIT_MAX = 20000  # and at most this many per split (one message)
 SEEDS_PER_WORKER = 1  # subtrees the root is cut into, per worker (one map each: fewer, fewer duplicates)
-MAX_RESUBMITS = 3  # reruns of one subtree after Dask gave up on it (KilledWorker)
-STOP_WAIT_SECONDS = 10.0  # on the way out, how long running tasks get to see the stop and return
 CONTROL_TIMEOUT_SECONDS = 60.0  # a task whose control Variable is gone (the run ended) stops
 SPILL_MIN_ENTRIES = 65536  # a task's queue spills only with at least this many prefixes (Search.set_spill)
 SPILL_SUMMED = ("spills", "reloads", "spilled")  # per-task spill counters the run adds up
 SPILL_MAXED = ("max_spilled", "max_spill_bytes")  # and those it takes the largest of
 
 
-def release_named(client: Any, names: Iterable[str]) -> None:
-    """Drop the run's named Dask objects (Queues, Variables, Events) from the scheduler.
-
-    They outlive the run otherwise: every task's ``Queue(name)`` handle adds a reference that a
-    task never gives back, a Variable stays until deleted, a set Event until cleared. Called on
-    every exit path, after the tasks have stopped; the function runs on the scheduler by value
-    (a nested function), so a scheduler without glasswork installed runs it too."""
-    wanted = list(names)
-
-    async def forget(dask_scheduler: Any = None) -> None:
-        extensions = dask_scheduler.extensions
-        queues, variables, events = (extensions.get(k) for k in ("queues", "variables", "events"))
-        for name in wanted:
-            while queues is not None and name in queues.queues:
-                queues.release(name=name)  # one reference a call: until the queue is gone
-            if variables is not None and name in variables.variables:
-                await variables.delete(name=name)
-            if events is not None:
-                events.event_clear(name=name)  # nobody waits on our events: this deletes it
-
-    with contextlib.suppress(Exception):  # a scheduler already gone holds nothing
-        client.run_on_scheduler(forget)
-
-
-def stop_tasks(client: Any, futures: list[Any], signal_stop: Callable[[], None]) -> None:
-    """Tell the tasks still running to stop, give them ``STOP_WAIT_SECONDS`` to return (each
-    reads the stop every period), and cancel the rest, so none touches the named objects after
-    ``release_named`` (a task started later would create its Queue again)."""
-    if not futures:
-        return
-    from distributed import wait
-
-    with contextlib.suppress(Exception):
-        signal_stop()
-        wait(futures, timeout=STOP_WAIT_SECONDS)
-    with contextlib.suppress(Exception):
-        client.cancel([f for f in futures if not f.done()])
-
-
 @dataclass
-class Subtree:
+class SearchSubtree(Subtree):
     """Open prefixes searched by one task, and the smallest bound among them when dealt out."""
 
     seeds: list[list[int]]
     bound: float
-    reported: float | None = None  # the running task's last lower bound
-    evaluations: int = 0  # its last reported count
-    resubmits: int = 0
 
 
 @dataclass
@@ -115,21 +74,17 @@ class Outcome:
 
 
 @dataclass(frozen=True)
-class TaskConfig:
-    """What every task needs to rebuild the search (pickled once per task)."""
+class SearchConfig(TaskConfig):
+    """What every task needs to rebuild the search (pickled once per task); ``names`` holds the
+    control Variable's name besides the message Queue's."""
 
-    units: engine.Units
-    regularization: float
-    options: dict[str, Any]
-    names: dict[str, str]  # Dask names of the control Variable and the message Queue
-    memory: int | None  # per-process resident bytes at which a task stops (the run's memory limit)
     spill: str | int = "off"  # search.spill: off | auto (resolved on the worker) | bytes
     spill_min_entries: int = SPILL_MIN_ENTRIES  # engine-level: tests lower it to spill small instances
 
 
 def split_root(
     units: engine.Units, regularization: float, options: dict[str, Any], parts: int
-) -> tuple[Any, list[Subtree]]:
+) -> tuple[Any, list[SearchSubtree]]:
     """Expand the root here until at least ``parts`` prefixes are open, then deal them all
     round-robin in bound order into at most ``parts`` subtrees (each holds good and poor prefixes
     alike). Returns the root search (its incumbent, its evaluations) and the subtrees."""
@@ -144,7 +99,7 @@ def split_root(
     trees = []
     for i in range(n_trees):
         part = taken[i::n_trees]
-        trees.append(Subtree([p for p, _ in part], min(b for _, b in part)))
+        trees.append(SearchSubtree([p for p, _ in part], min(b for _, b in part)))
     return root, trees
 
 
@@ -177,7 +132,7 @@ def search_split_here(
     return best[0], best[1], root.n_evaluated + sum(s.n_evaluated for s in searches)
 
 
-def search_subtree(config: TaskConfig, task_id: int, seeds: list[list[int]]) -> dict[str, Any]:
+def search_subtree(config: SearchConfig, task_id: int, seeds: list[list[int]]) -> dict[str, Any]:
     """A task: search the subtrees under ``seeds`` until done, stopped, or out of memory."""
     from distributed import Queue, Variable, get_client
 
@@ -189,7 +144,7 @@ def search_subtree(config: TaskConfig, task_id: int, seeds: list[list[int]]) -> 
         return _search_seeded(search, config, task_id, seeds, control, messages)
 
 
-def worker_memory(config: TaskConfig) -> int | None:
+def worker_memory(config: SearchConfig) -> int | None:
     """The memory ``spill: auto`` takes its share of on this worker: the run's ``limits.memory``,
     else the worker's Dask memory limit, else the machine's, split among the tasks the worker
     runs at once (each has its own search)."""
@@ -208,7 +163,7 @@ def worker_memory(config: TaskConfig) -> int | None:
 
 
 @contextlib.contextmanager
-def worker_spill_space(search: Any, config: TaskConfig) -> Any:
+def worker_spill_space(search: Any, config: SearchConfig) -> Any:
     """The task's search spills its queue to a fresh directory in the WORKER's temporary
     directory, removed on the way out whatever ends the task (the files themselves are unlinked
     as soon as they are opened); ``auto`` is resolved here, against this worker's memory."""
@@ -233,7 +188,7 @@ def _worker_name() -> str:
 
 
 def _search_seeded(
-    search: Any, config: TaskConfig, task_id: int, seeds: list[list[int]], control: Any, messages: Any
+    search: Any, config: SearchConfig, task_id: int, seeds: list[list[int]], control: Any, messages: Any
 ) -> dict[str, Any]:
     """The task's search loop, its spill directory (if any) already set."""
     objective, prefix, _, _ = control.get(timeout=CONTROL_TIMEOUT_SECONDS)
@@ -265,7 +220,7 @@ def _search_seeded(
         if stop_now:
             stopped = True
             break
-        if config.memory is not None and resident_memory() >= config.memory:
+        if memory_reached(config.memory):
             memory = True
             break
         if objective < search.objective:
@@ -294,36 +249,41 @@ def _search_seeded(
     }
 
 
-class Driver:
-    """Deals subtrees to the cluster's workers and keeps the incumbent and the global bound."""
+class SearchDriver(Driver[SearchSubtree]):
+    """Keeps the incumbent and the global bound, tells the tasks which workers are idle, and
+    deals a task's handed-back prefixes as a new subtree."""
+
+    key = "glasswork-corels"
+    period = SYNC_SECONDS
+    failed_when_stopping_is_lost = True  # its bound is kept: the stopped run's bound stays valid
 
     def __init__(
         self,
-        client: Any,
-        config: TaskConfig,
+        connection: Connection,
+        config: SearchConfig,
         ctx: SolveContext,
-        report: Callable[[float, list[int], int], None],
+        on_incumbent: Callable[[float, list[int], int], None],
+        on_progress: Callable[[float, float, int, int], None],
+        progress_interval: float,
     ) -> None:
-        self.client, self.config, self.ctx, self.report = client, config, ctx, report
-        from distributed import Queue, Variable
+        super().__init__(connection, config, ctx)
+        from distributed import Variable
 
-        self.control = Variable(config.names["control"], client=client)
-        self.messages = Queue(config.names["queue"], client=client)
+        self.on_incumbent, self.on_progress, self.progress_interval = on_incumbent, on_progress, progress_interval
+        self.last_progress = -1.0
+        self.n_workers = workers(self.client)
+        self.control = Variable(config.names["control"], client=self.client)
         self.idle = 0  # workers without a task: a task with enough open prefixes hands half back
+        self.asked = -1  # the idle count last published
         self.stop = False
-        self.running: dict[Any, tuple[int, Subtree]] = {}
         self.closed_bounds: list[float] = []  # lower bounds of tasks that stopped before done
-        self.evaluations = 0
-        self.next_id = 0
         self.best: tuple[float, list[int]] = (float("inf"), [])
         self.incomplete = False  # a task ran out of memory: the run cannot certify
         self.splits = 0
-        self.resubmitted = 0
-        self.delays: list[float] = []  # seconds from a task's report to the driver reading it
         self.spill: dict[str, int] = {}  # the tasks' spill counters: summed, maxed (SPILL_SUMMED, SPILL_MAXED)
 
-    def workers(self) -> int:
-        return max(1, len(self.client.scheduler_info(n_workers=-1)["workers"]))
+    def task(self, tree: SearchSubtree) -> tuple[Callable[..., dict[str, Any]], tuple[Any, ...]]:
+        return search_subtree, (tree.seeds,)
 
     def halt(self) -> None:
         """Stop every task (the control word's stop), whatever the driver was doing."""
@@ -338,24 +298,13 @@ class Driver:
         if objective < self.best[0]:
             self.best = (objective, list(prefix))
             self.publish()
-            self.report(objective, list(prefix), self.total_evaluations())
-
-    def submit(self, tree: Subtree) -> None:
-        task_id = self.next_id
-        self.next_id += 1
-        future = self.client.submit(
-            search_subtree, self.config, task_id, tree.seeds, pure=False, key=f"glasswork-corels-{uuid.uuid4().hex}"
-        )
-        self.running[future] = (task_id, tree)
-
-    def total_evaluations(self) -> int:
-        return self.evaluations + sum(t.evaluations for _, t in self.running.values())
+            self.on_incumbent(objective, list(prefix), self.evaluations())
 
     def lower_bound(self) -> float:
         """The smallest bound over every open subtree and the incumbent (valid at any moment the
         message queue has been drained)."""
         lo = self.best[0]
-        for _, tree in self.running.values():
+        for tree in self.running.values():
             lo = min(lo, tree.bound if tree.reported is None else tree.reported)
         return min([lo, *self.closed_bounds])
 
@@ -375,51 +324,44 @@ class Driver:
         if out.get("spilled_at_end"):
             self.spill["spilled_at_stop"] = self.spill.get("spilled_at_stop", 0) + int(out["spilled_at_end"])
 
-    def drain(self, *, stopping: bool = False) -> None:
-        by_id = {task_id: tree for task_id, tree in self.running.values()}
-        while self.messages.qsize() > 0:
-            for message in self.messages.get(batch=True):
-                kind, task_id = message[0], message[1]
-                if kind == "incumbent":
-                    self.offer(message[2], message[3])
-                elif kind == "split":
-                    self.splits += 1
-                    tree = Subtree(message[2], message[3])
-                    if stopping:
-                        self.closed_bounds.append(tree.bound)
-                    else:
-                        self.submit(tree)
-                elif kind == "status":
-                    if message[4] is not None:
-                        self.offer(*message[4])
-                    if task_id in by_id:
-                        by_id[task_id].reported, by_id[task_id].evaluations = message[2], message[3]
+    def read(self, message: tuple[Any, ...], tree: SearchSubtree | None) -> None:
+        kind = message[0]
+        if kind == "incumbent":
+            self.offer(message[2], message[3])
+        elif kind == "split":
+            self.splits += 1
+            split = SearchSubtree(message[2], message[3])
+            if self.stopping or self.over:
+                self.closed_bounds.append(split.bound)
+            else:
+                self.submit(split)
+        elif kind == "status":
+            if message[4] is not None:
+                self.offer(*message[4])
+            if tree is not None:
+                tree.reported, tree.evaluations = message[2], message[3]
 
-    def collect(self, future: Any, *, stopping: bool) -> None:
-        task_id, tree = self.running.pop(future)
-        try:
-            out = future.result()
-        except Exception as exc:
-            if type(exc).__name__ != "KilledWorker" or tree.resubmits >= MAX_RESUBMITS or stopping:
-                if stopping or type(exc).__name__ == "KilledWorker":
-                    self.closed_bounds.append(tree.bound if tree.reported is None else tree.reported)
-                    self.evaluations += tree.evaluations
-                    self.incomplete = True
-                    return
-                raise
-            tree.resubmits += 1
-            self.resubmitted += 1
-            self.evaluations += tree.evaluations
-            tree.reported, tree.evaluations = None, 0
-            self.submit(tree)
-            return
-        self.evaluations += out["counters"]["evaluated"]
+    def lost(self, tree: SearchSubtree) -> None:
+        self.closed_bounds.append(tree.bound if tree.reported is None else tree.reported)
+        self.incomplete = True
+
+    def finished(self, tree: SearchSubtree, out: dict[str, Any]) -> None:
+        self.evaluated += out["counters"]["evaluated"]
         self.add_spill(out)
         self.offer(out["objective"], out["prefix"])
         if out["out_of_memory"]:
             self.incomplete = True
         if not out["done"]:
             self.closed_bounds.append(out["lower_bound"])
+
+    def polled(self, done: list[Any]) -> None:
+        idle = 0 if self.stopping else max(0, self.n_workers - len(self.running))
+        if idle != self.asked:
+            self.idle = self.asked = idle
+            self.publish()
+        if self.ctx.elapsed() - self.last_progress >= self.progress_interval:
+            self.last_progress = self.ctx.elapsed()
+            self.on_progress(self.best[0], self.lower_bound(), self.evaluations(), len(self.running))
 
 
 def run_distributed(
@@ -437,55 +379,32 @@ def run_distributed(
     """Search on ``ctx.executor``'s cluster; the same certificate a single process gives.
     ``spill`` is ``search.spill``: every task's queue spills to its worker's temporary directory
     (``auto`` resolved on each worker); ``spill_min_entries`` is for tests only."""
-    assert ctx.executor is not None
     started = time.perf_counter()
-    client, close = ctx.executor.connect()
-    names = {k: f"glasswork-corels-{k}-{uuid.uuid4().hex}" for k in ("control", "queue")}
-    driver: Driver | None = None
-    try:
-        config = TaskConfig(
-            units, regularization, {**options, "threads": 1}, names, ctx.limits.memory, spill, spill_min_entries
-        )
-        driver = Driver(client, config, ctx, on_incumbent)
-        n_workers = driver.workers()
+    with connected(ctx, "glasswork-corels", ("control",)) as connection:
+        config = SearchConfig(
+            units, regularization, {**options, "threads": 1}, connection.names, ctx.limits.memory, spill,
+            spill_min_entries,
+        )  # fmt: skip
+        driver = SearchDriver(connection, config, ctx, on_incumbent, on_progress, progress_interval)
+        n_workers = driver.n_workers
         # the root's first levels here, until there are a few open prefixes per worker to deal out
         root, trees = split_root(units, regularization, options, SEEDS_PER_WORKER * n_workers)
-        driver.evaluations = root.n_evaluated
+        driver.evaluated = root.n_evaluated
         driver.offer(root.objective, root.best_prefix)
         driver.publish()
         for tree in trees:
             driver.submit(tree)
-        stopping = False
-        last_progress = -1.0
-        asked = -1
-        while driver.running:
-            time.sleep(SYNC_SECONDS / 2)
-            done = [future for future in driver.running if future.done()]
-            driver.drain(stopping=stopping)
-            for future in done:
-                driver.collect(future, stopping=stopping)
-            idle = 0 if stopping else max(0, n_workers - len(driver.running))
-            if idle != asked:
-                driver.idle = asked = idle
-                driver.publish()
-            if not stopping and ctx.check(driver.total_evaluations()) is not None:
-                stopping = True
-                driver.stop = True
-                driver.publish()
-            if ctx.elapsed() - last_progress >= progress_interval:
-                last_progress = ctx.elapsed()
-                on_progress(driver.best[0], driver.lower_bound(), driver.total_evaluations(), len(driver.running))
-        driver.drain(stopping=True)
+        driver.run()
         lower = driver.lower_bound()
         if not driver.closed_bounds and not driver.incomplete:
             status, lower = Status.OPTIMAL, driver.best[0]  # every subtree searched to its end
-        elif stopping:
+        elif driver.stopping:
             reason = ctx.stop_reason
             status = reason.status if reason is not StopReason.NONE else Status.STOPPED_TIME
         else:
             status = Status.STOPPED_MEMORY
         stats = {
-            "evaluated": driver.total_evaluations(),
+            "evaluated": driver.evaluations(),
             "workers": n_workers,
             "subtrees": driver.next_id,
             "splits": driver.splits,
@@ -494,12 +413,5 @@ def run_distributed(
             "distributed_seconds": time.perf_counter() - started,
             **driver.spill,
         }
-        on_progress(driver.best[0], min(lower, driver.best[0]), driver.total_evaluations(), 0)
+        on_progress(driver.best[0], min(lower, driver.best[0]), driver.evaluations(), 0)
         return Outcome(driver.best[0], driver.best[1], status, min(lower, driver.best[0]), stats)
-    finally:  # success, a task's failure, Ctrl-C: stop what runs, then drop the named objects
-        try:
-            if driver is not None:
-                stop_tasks(client, list(driver.running), driver.halt)
-            release_named(client, names.values())
-        finally:
-            close()

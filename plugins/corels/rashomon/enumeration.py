@@ -22,8 +22,8 @@ import numpy as np
 from glasswork.cython_ext import corels_rashomon as _enum
 from glasswork.data import Problem
 from glasswork.plugins.corels.bounds import KEPT_BOUNDS  # ablations that apply to the set
-from glasswork.plugins.corels.engine import Units
 from glasswork.plugins.corels.model import RuleList
+from glasswork.plugins.corels.search.engine import Units
 from glasswork.result import RashomonMember, RashomonSet, prediction_fingerprint
 from glasswork.solver import SolveContext, StopReason
 from glasswork.spec import RashomonSpec

@@ -41,14 +41,14 @@ unfinished subtree's bound is final, so it is streamed through ``ctx.rashomon`` 
 one process. A task whose worker dies is run again from its roots (Dask reruns it; the driver
 resubmits it when Dask gives up), and its members are merged by prefix, so none counts twice. On
 every way out the driver stops the running tasks and drops its named Dask objects from the scheduler.
+The dealing, the reruns and the stop are ``cluster/driver.py``'s, shared with the search;
+``EnumerationDriver`` adds the merge and the stream of final members.
 """
 
 from __future__ import annotations
 
-import contextlib
 import time
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,10 +56,10 @@ import numpy as np
 
 from glasswork.cython_ext import corels_rashomon as _enum
 from glasswork.data import Problem
-from glasswork.plugins.corels import engine
-from glasswork.plugins.corels.distributed import release_named, stop_tasks
+from glasswork.plugins.corels.search import engine
+from glasswork.plugins.corels.cluster.driver import Connection, Driver, Subtree, TaskConfig, connected, workers
 from glasswork.plugins.corels.model import RuleList
-from glasswork.plugins.corels.rashomon import (
+from glasswork.plugins.corels.rashomon.enumeration import (
     KeptStream,
     TableCount,
     best_proven,
@@ -69,34 +69,31 @@ from glasswork.plugins.corels.rashomon import (
     queue_budget_for,
 )
 from glasswork.result import RashomonSet
-from glasswork.solver import ClusterExecutor, SolveContext, resident_memory
+from glasswork.memory import memory_reached
+from glasswork.solver import SolveContext
 from glasswork.spec import RashomonSpec
 
 ORDERED_POLICIES = ("lower_bound", "objective")  # the policies that list in objective order
 SYNC_SECONDS = 0.1  # a task's period for reading the stop event and reporting
 SUBTREES_PER_WORKER = 1  # subtrees the roots are dealt into, per worker: each has its own map (docs/corels.md)
-MAX_RESUBMITS = 3  # reruns of one subtree after Dask gave up on it (KilledWorker)
 PROBE_EVALUATIONS = 200_000  # the driver's listing that decides whether the table counts
 
 
 @dataclass(frozen=True)
-class EnumerationConfig:
-    """What every task needs to rebuild the enumerator (pickled with each task)."""
+class EnumerationConfig(TaskConfig):
+    """What every task needs to rebuild the enumerator (pickled with each task): ``options`` are
+    make_enumerator's policy, max_prefix_length, max_models and ablation; ``names`` holds the stop
+    Event's name besides the report Queue's."""
 
-    units: engine.Units
-    regularization: float
     threshold: float
     floor: float
-    options: dict[str, Any]  # make_enumerator's policy, max_prefix_length, max_models, ablation
-    names: dict[str, str]  # Dask names of the stop Event and the report Queue
-    memory: int | None  # per-process resident bytes at which a task stops (the run's memory limit)
     threads: int = 1  # the enumerator's threads in each task (``search.threads``)
     count: bool = False  # list until the best max_models are proven, then count by the tail table
     queue_budget: int | None = None  # best first's queue entries before depth first (None: from ``memory``)
 
 
 @dataclass
-class Subtree:
+class EnumerationSubtree(Subtree):
     """Lists whose first rule is one of ``roots`` (and the empty list when ``include_empty``); a
     piece of one first rule when ``seconds`` restricts the second rule (the one-rule lists only
     when ``include_short``)."""
@@ -108,11 +105,7 @@ class Subtree:
     include_short: bool = True
     skip_pairs: list[tuple[int, int]] = field(default_factory=list)  # (p, t): mirrored by (t, p) elsewhere
     report_pairs: list[tuple[int, int]] = field(default_factory=list)  # (t, p): its count is asked for
-    task: int = -1
-    reported: float | None = None  # the running task's last bound on what it has not enumerated
-    emitted: int = 0  # its last reported count
-    evaluations: int = 0
-    resubmits: int = 0
+    emitted: int = 0  # its running task's last reported count (``reported``: its bound on what it has not enumerated)
 
     @property
     def open_bound(self) -> float:
@@ -126,7 +119,6 @@ class Merged:
 
     max_models: int
     count: int = 0
-    evaluations: int = 0
     open_bounds: list[float] = field(default_factory=list)  # subtrees left incomplete
     best: dict[tuple[int, ...], float] = field(default_factory=dict)
 
@@ -141,7 +133,7 @@ class Merged:
         return sorted(((objective, prefix) for prefix, objective in self.best.items()), key=lambda m: (m[0], m[1]))
 
 
-def mirror_pairs(units: engine.Units, trees: list[Subtree]) -> int:
+def mirror_pairs(units: engine.Units, trees: list[EnumerationSubtree]) -> int:
     """Give every subtree the two-rule prefixes it leaves out and those whose count it reports.
 
     For two first rules ``t < p`` in different subtrees (whole roots, not pieces) such that
@@ -193,7 +185,9 @@ def mirror_pairs(units: engine.Units, trees: list[Subtree]) -> int:
     return n
 
 
-def mirrored(tree: Subtree, members: list[tuple[float, tuple[int, ...]]]) -> list[tuple[float, tuple[int, ...]]]:
+def mirrored(
+    tree: EnumerationSubtree, members: list[tuple[float, tuple[int, ...]]]
+) -> list[tuple[float, tuple[int, ...]]]:
     """The kept members of ``tree``, each followed by its mirror ``(p, t, ...)`` when it starts
     with a reported pair ``(t, p)``."""
     if not tree.report_pairs:
@@ -282,7 +276,7 @@ def enumerate_subtree(
         if stop_event.is_set():
             stopped = True
             break
-        if config.memory is not None and resident_memory() >= config.memory:
+        if memory_reached(config.memory):
             out_of_memory = True
             break
         report("listing")
@@ -358,7 +352,7 @@ def _count_subtree(
     def should_stop() -> bool:
         nonlocal stopped, out_of_memory
         stopped = stop_event.is_set()
-        out_of_memory = not stopped and config.memory is not None and resident_memory() >= config.memory
+        out_of_memory = not stopped and memory_reached(config.memory)
         return stopped or out_of_memory
 
     def report() -> None:
@@ -415,7 +409,7 @@ def split_roots(
     max_len: int,
     n_subtrees: int,
     best_pieces: int | None = None,
-) -> list[Subtree]:
+) -> list[EnumerationSubtree]:
     """The subtrees to enumerate, best bound first: the live roots dealt round-robin in bound order,
     and the best root first split into ``best_pieces`` pieces by its second rule (``None``: into
     as many as there would be idle workers, when fewer roots are live than ``n_subtrees``).
@@ -443,20 +437,20 @@ def split_roots(
     roots = live([[root] for root in range(n_ants)]) if max_len > 0 else []
     if best_pieces is None:
         best_pieces = n_subtrees - len(roots) + 1 if len(roots) < n_subtrees else 0
-    pieces: list[Subtree] = []
+    pieces: list[EnumerationSubtree] = []
     if best_pieces > 1 and max_len > 1 and roots:
         bound, best = roots.pop(0)
         seconds = live([[best, s] for s in range(n_ants) if s != best])
         k = max(1, min(best_pieces, len(seconds)))
         for i in range(k):
             part = seconds[i::k]
-            pieces.append(Subtree([best], False, bound, seconds=[s for _, s in part], include_short=i == 0))
+            pieces.append(EnumerationSubtree([best], False, bound, seconds=[s for _, s in part], include_short=i == 0))
     n = max(1, min(n_subtrees, len(roots)))
     trees = []
     for i in range(n if roots or not pieces else 0):
         part = roots[i::n]
         bounds = [b for b, _ in part] + ([empty] if i == 0 else [])
-        trees.append(Subtree([r for _, r in part], include_empty=i == 0, bound=min(bounds)))
+        trees.append(EnumerationSubtree([r for _, r in part], include_empty=i == 0, bound=min(bounds)))
     if not trees:
         pieces[0].include_empty, pieces[0].bound = True, min(pieces[0].bound, empty)
     return sorted(trees + pieces, key=lambda t: t.bound)
@@ -468,7 +462,7 @@ def enumerate_split_here(
     threshold: float,
     optimum: float,
     options: dict[str, Any],
-    trees: list[Subtree],
+    trees: list[EnumerationSubtree],
 ) -> list[tuple[int, int, float]]:
     """The subtrees enumerated one after another in this one process, each with its own
     enumerator (its own map), as the tasks do: what a split costs with no network, the reference
@@ -489,18 +483,27 @@ def enumerate_split_here(
     return out
 
 
-class Driver:
-    """Submits the subtrees, folds their reports and results, and reruns a dead worker's."""
+class EnumerationDriver(Driver[EnumerationSubtree]):
+    """Merges the subtrees' counts and kept members, and streams the members that are final."""
 
-    def __init__(self, client: Any, config: EnumerationConfig, merged: Merged) -> None:
-        from distributed import Event, Queue
+    key = "glasswork-rashomon"
+    period = SYNC_SECONDS
 
-        self.client, self.config, self.merged = client, config, merged
-        self.stop_event = Event(config.names["stop"], client=client)
-        self.reports = Queue(config.names["queue"], client=client)
-        self.running: dict[Any, Subtree] = {}
-        self.next_id = 0
-        self.resubmitted = 0
+    def __init__(
+        self,
+        connection: Connection,
+        config: EnumerationConfig,
+        ctx: SolveContext,
+        merged: Merged,
+        stream: Callable[[list[tuple[float, tuple[int, ...]]], float], None],
+        ordered: bool,
+        progress_interval: float,
+    ) -> None:
+        super().__init__(connection, config, ctx)
+        from distributed import Event
+
+        self.merged, self.stream, self.ordered, self.progress_interval = merged, stream, ordered, progress_interval
+        self.stop_event = Event(config.names["stop"], client=self.client)
         self.peak_bytes = 0
         self.threads = 0  # the most threads a finished task ran with
         self.tasks: list[tuple[float, int, int]] = []  # each finished task's seconds, evaluations, bytes
@@ -510,56 +513,34 @@ class Driver:
         self.counted_by_table = 0  # and those the table counted to the end
         self.count_threads = 0
         self.counting = False  # a task reported its table count running
+        self.said_counting = False
+        self.sent: set[tuple[int, ...]] = set()  # the members streamed as final
+        self.last_progress = -1.0
 
-    def submit(self, tree: Subtree) -> None:
-        tree.task = self.next_id
-        self.next_id += 1
-        tree.reported, tree.evaluations = None, 0  # ``emitted`` stays: members already merged
-        future = self.client.submit(
-            enumerate_subtree,
-            self.config,
-            tree.task,
-            tree.roots,
-            tree.include_empty,
-            tree.seconds,
-            tree.include_short,
-            tree.skip_pairs,
-            tree.report_pairs,
-            pure=False,
-            key=f"glasswork-rashomon-{uuid.uuid4().hex}",
-        )
-        self.running[future] = tree
+    def task(self, tree: EnumerationSubtree) -> tuple[Callable[..., dict[str, Any]], tuple[Any, ...]]:
+        # ``emitted`` stays over a rerun: members already merged
+        pieces = (tree.seconds, tree.include_short, tree.skip_pairs, tree.report_pairs)
+        return enumerate_subtree, (tree.roots, tree.include_empty, *pieces)
 
-    def drain(self) -> None:
-        by_task = {tree.task: tree for tree in self.running.values()}
-        while self.reports.qsize() > 0:
-            for _, task, emitted, evaluations, bound, fresh, phase in self.reports.get(batch=True):
-                self.counting = self.counting or phase == "counting"
-                tree = by_task.get(task)
-                if tree is None:
-                    continue  # a report of an earlier run of a resubmitted subtree
-                tree.emitted, tree.evaluations, tree.reported = max(tree.emitted, emitted), evaluations, bound
-                self.merged.keep(mirrored(tree, [(o, tuple(p)) for o, p in fresh]))
+    def halt(self) -> None:
+        self.stop_event.set()
 
-    def collect(self, future: Any, *, stopping: bool) -> None:
-        tree = self.running.pop(future)
-        try:
-            out = future.result()
-        except Exception as exc:
-            if type(exc).__name__ != "KilledWorker":
-                raise
-            if stopping or tree.resubmits >= MAX_RESUBMITS:  # lost: what it reported, and its bound
-                self.merged.count += tree.emitted
-                self.merged.evaluations += tree.evaluations
-                self.merged.open_bounds.append(tree.open_bound)
-                return
-            tree.resubmits += 1
-            self.resubmitted += 1
-            self.merged.evaluations += tree.evaluations
-            self.submit(tree)
-            return
+    def read(self, message: tuple[Any, ...], tree: EnumerationSubtree | None) -> None:
+        _, _, emitted, evaluations, bound, fresh, phase = message
+        self.counting = self.counting or phase == "counting"
+        if tree is None:
+            return  # a report of an earlier run of a resubmitted subtree
+        tree.emitted, tree.evaluations, tree.reported = max(tree.emitted, emitted), evaluations, bound
+        self.merged.keep(mirrored(tree, [(o, tuple(p)) for o, p in fresh]))
+
+    def lost(self, tree: EnumerationSubtree) -> None:
+        """What it reported, and its bound."""
+        self.merged.count += tree.emitted
+        self.merged.open_bounds.append(tree.open_bound)
+
+    def finished(self, tree: EnumerationSubtree, out: dict[str, Any]) -> None:
         self.merged.count += out["count"] + sum(out["through"])  # and the lists left out elsewhere
-        self.merged.evaluations += out["evaluated"]
+        self.evaluated += out["evaluated"]
         self.merged.keep(mirrored(tree, [(o, tuple(p)) for o, p in out["kept"]]))
         self.peak_bytes = max(self.peak_bytes, out["bytes"])
         self.threads = max(self.threads, out["threads"])
@@ -577,41 +558,26 @@ class Driver:
         if not out["complete"]:
             self.merged.open_bounds.append(max(out["lower_bound"], tree.bound))
 
+    def polled(self, done: list[Any]) -> None:
+        if self.counting and not self.said_counting:
+            self.said_counting = True
+            self.ctx.log("corels: a subtree's best lists are proven; the tail table counts the rest on the workers")
+        if done or self.ctx.elapsed() - self.last_progress >= self.progress_interval:
+            self.last_progress = self.ctx.elapsed()
+            bound = self.open_bound()
+            fresh = []
+            if self.ordered:  # below every unfinished subtree's bound: final, and best first
+                fresh = [(o, p) for o, p in self.merged.ranked() if o < bound and p not in self.sent]
+                self.sent.update(p for _, p in fresh)
+            self.stream(fresh, bound)
+
     def open_bound(self) -> float:
         """The smallest bound over what is not enumerated yet (inf when nothing is left)."""
         bounds = [tree.open_bound for tree in self.running.values()] + self.merged.open_bounds
         return min(bounds, default=float("inf"))
 
-    def evaluations(self) -> int:
-        return self.merged.evaluations + sum(tree.evaluations for tree in self.running.values())
-
     def running_count(self) -> int:
         return self.merged.count + sum(tree.emitted for tree in self.running.values())
-
-
-@dataclass(frozen=True)
-class ConnectedExecutor(ClusterExecutor):
-    """A cluster already connected: ``connect`` hands out its client and leaves it open."""
-
-    client: Any = None
-
-    def connect(self) -> tuple[Any, Callable[[], None]]:
-        return self.client, lambda: None
-
-
-@contextlib.contextmanager
-def one_connection(ctx: SolveContext) -> Iterator[None]:
-    """Connect to ``ctx.executor``'s cluster once for the search and the enumeration (a
-    ``dask:local`` cluster starts once), and close it at the end."""
-    executor = ctx.executor
-    assert executor is not None
-    client, close = executor.connect()
-    ctx.executor = ConnectedExecutor(executor.address, executor.workers, client)
-    try:
-        yield
-    finally:
-        ctx.executor = executor
-        close()
 
 
 def enumerate_on_cluster(
@@ -634,21 +600,17 @@ def enumerate_on_cluster(
     same members when ``max_models`` holds them all), and the run's statistics. ``threads``
     is each task's (``search.threads``: the enumerator's threads share its queue, as in one
     process)."""
-    assert ctx.executor is not None
     started = time.perf_counter()
     member = member_builder(request, build, problem, feature_names, {})
 
-    client, close = ctx.executor.connect()
-    names = {k: f"glasswork-rashomon-{k}-{uuid.uuid4().hex}" for k in ("stop", "queue")}
-    driver: Driver | None = None
-    try:
-        n_workers = max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
+    with connected(ctx, "glasswork-rashomon", ("stop",)) as connection:
+        n_workers = workers(connection.client)
         count = table_counts(units, regularization, threshold, optimum, options, ctx.limits.memory, ctx.stop_flag)
         ordered = options.get("policy", "lower_bound") in ORDERED_POLICIES
         task_options = options if ordered or not count else {**options, "policy": "lower_bound"}
         config = EnumerationConfig(
-            units, regularization, threshold, optimum, task_options, names, ctx.limits.memory, max(1, int(threads)),
-            count,
+            units, regularization, task_options, connection.names, ctx.limits.memory, threshold, optimum,
+            max(1, int(threads)), count,
         )  # fmt: skip
         max_len = int(options.get("max_prefix_length", 255))
         # counted: whole first rules, no pairs left out (the table splits by first rule only)
@@ -656,50 +618,30 @@ def enumerate_on_cluster(
         trees = split_roots(units, regularization, threshold, max_len, n_subtrees, 0 if count else None)
         n_pairs = mirror_pairs(units, trees) if max_len > 1 and not count else 0
         merged = Merged(int(options.get("max_models", 1000)))
-        driver = Driver(client, config, merged)
+
+        def stream(fresh: list[tuple[float, tuple[int, ...]]], bound: float) -> None:
+            ctx.rashomon(
+                driver.running_count(),
+                [member(o, p) for o, p in fresh],
+                threshold=threshold,
+                lower_bound=None if not np.isfinite(bound) else bound,
+                nodes=nodes_before + driver.evaluations(),
+            )
+
+        driver = EnumerationDriver(connection, config, ctx, merged, stream, ordered or count, progress_interval)
+        driver.nodes_before = nodes_before
         for tree in trees:
             driver.submit(tree)
-        ordered = ordered or count
-        sent: set[tuple[int, ...]] = set()
-        stopping = False
-        said_counting = False
-        last = -1.0
-        while driver.running:
-            time.sleep(SYNC_SECONDS / 2)  # the tasks report every SYNC_SECONDS
-            done = [future for future in driver.running if future.done()]
-            driver.drain()
-            if driver.counting and not said_counting:
-                said_counting = True
-                ctx.log("corels: a subtree's best lists are proven; the tail table counts the rest on the workers")
-            for future in done:
-                driver.collect(future, stopping=stopping)
-            if not stopping and ctx.check(nodes_before + driver.evaluations()) is not None:
-                stopping = True
-                driver.stop_event.set()
-            if done or ctx.elapsed() - last >= progress_interval:
-                last = ctx.elapsed()
-                bound = driver.open_bound()
-                fresh = []
-                if ordered:  # below every unfinished subtree's bound: final, and best first
-                    fresh = [(o, p) for o, p in merged.ranked() if o < bound and p not in sent]
-                    sent.update(p for _, p in fresh)
-                ctx.rashomon(
-                    driver.running_count(),
-                    [member(o, p) for o, p in fresh],
-                    threshold=threshold,
-                    lower_bound=None if not np.isfinite(bound) else bound,
-                    nodes=nodes_before + driver.evaluations(),
-                )
-        driver.drain()
+        driver.run()
         kept = [member(o, p) for o, p in merged.ranked()]
         bound = min(merged.open_bounds, default=float("inf"))
         complete = not merged.open_bounds
         ctx.rashomon(  # the exact count, and the kept lists not sent yet
             merged.count,
-            [m for m, (_, p) in zip(kept, merged.ranked()) if p not in sent],
+            [m for m, (_, p) in zip(kept, merged.ranked()) if p not in driver.sent],
             threshold=threshold,
             lower_bound=None if complete else bound,
-            nodes=nodes_before + merged.evaluations,
+            nodes=nodes_before + driver.evaluated,
         )
         rset = RashomonSet(
             threshold=threshold,
@@ -713,7 +655,7 @@ def enumerate_on_cluster(
         )
         stats = {
             **{f"rashomon_{k}": v for k, v in driver.counters.items()},
-            "rashomon_evaluated": merged.evaluations,
+            "rashomon_evaluated": driver.evaluated,
             "rashomon_workers": n_workers,
             "rashomon_threads": driver.threads,
             "rashomon_subtrees": len(trees),
@@ -729,10 +671,3 @@ def enumerate_on_cluster(
             "rashomon_seconds": time.perf_counter() - started,
         }
         return rset, stats
-    finally:  # success, a task's failure, Ctrl-C: stop what runs, then drop the named objects
-        try:
-            if driver is not None:
-                stop_tasks(client, list(driver.running), driver.stop_event.set)
-            release_named(client, names.values())
-        finally:
-            close()

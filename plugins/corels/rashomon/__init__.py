@@ -1,0 +1,1 @@
+"""The CORELS Rashomon set: every rule list within a threshold of the certified optimum, listed or counted."""

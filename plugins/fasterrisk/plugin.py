@@ -1,0 +1,18 @@
+"""The FasterRisk plugin as the registry loads it, in the shape of a third-party one (``examples/``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from glasswork.hookspecs import hookimpl
+from glasswork.solver import Solver
+from glasswork.plugins.fasterrisk.export import export_model, load_model
+from glasswork.plugins.fasterrisk.solver import FasterRiskSolver
+from glasswork.plugins.fasterrisk.views import monitor_panels, render_model
+
+__all__ = ["export_model", "load_model", "monitor_panels", "register_solvers", "render_model"]
+
+
+@hookimpl
+def register_solvers(register: Callable[[type[Solver]], None]) -> None:
+    register(FasterRiskSolver)

@@ -1,0 +1,18 @@
+"""The MOSS plugin as the registry loads it, in the shape of a third-party one (``examples/``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from glasswork.hookspecs import hookimpl
+from glasswork.solver import Solver
+from glasswork.plugins.moss.export import export_model, load_model
+from glasswork.plugins.moss.solver import MossSolver
+from glasswork.plugins.moss.views import monitor_panels, render_model, sweep_defaults
+
+__all__ = ["export_model", "load_model", "monitor_panels", "register_solvers", "render_model", "sweep_defaults"]
+
+
+@hookimpl
+def register_solvers(register: Callable[[type[Solver]], None]) -> None:
+    register(MossSolver)
