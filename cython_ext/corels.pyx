@@ -5,8 +5,10 @@ The search state lives in fixed pages owned by one ``Search`` object, indexed by
 a node pool (the prefix trie, parent pointers only, with reference counts for prune-up:
 ``corels_trie.pxd``), a paged 4-ary heap (the queue: ``paged_heap.h``), a symmetry-aware
 open-addressing map (its storage: ``corels_map.pxd``), and counts of the live queue that make a
-progress report cheap at any queue size. The counting arithmetic is ``corels_counts.pxd`` and the
-thread pool ``corels_threads.h``; this module keeps the bounds, the expansion and Algorithm 6.
+progress report cheap at any queue size; past a memory budget the queue's worst part goes to
+bucket files (``corels_disk.pxd``). The problem, its counts and the scoring arithmetic it shares with
+the Rashomon enumerator are ``corels_problem.pxd``, the thread pool ``corels_threads.pxd``; this
+module keeps the expansion, the symmetry map's admission and Algorithm 6.
 No Python object is created per node. ``Search.run``
 releases the GIL and works for a slice of wall time, so the caller can emit progress and check
 limits between slices.
@@ -24,8 +26,7 @@ accumulated separately from ``depth * lambda`` so equal prefixes give bit-identi
 from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t, uint16_t, uint8_t
 from libc.math cimport floor, ldexp, INFINITY
 from libc.string cimport memcpy, memset
-from libc.stdio cimport FILE, fopen, fclose, fwrite, fread, fflush, fseek, ferror, remove, snprintf, SEEK_SET
-from libc.errno cimport errno, EIO, ENOMEM
+from libc.errno cimport ENOMEM
 from libc.stdlib cimport malloc, free
 from libcpp.string cimport string
 from libcpp.vector cimport vector
@@ -41,7 +42,22 @@ from corels_trie cimport (
     trie_new, trie_release, trie_dead, trie_compact, trie_err, trie_lb, trie_node_bytes,
 )
 from corels_bounds cimport hopeless, theorem7_f
-from corels_counts cimport binary_counts, plane_popcounts, fold_counts, weighted_majority, weighted_sum
+from corels_counts cimport binary_counts, masked_counts, weighted_majority, weighted_sum
+from corels_problem cimport (
+    CorelsProblem, Theorem18, SIM_WINDOW, P_DFS, P_LOWER_BOUND, MAX_CLASSES, LABELS, MINORITY,
+    R_DONE, R_SLICE, R_STOPPED, R_NODE_LIMIT, R_OUT_OF_MEMORY, Tally, tally_merge, tally_counters, policy_code, problem_init, problem_counts,
+    problem_error, problem_rule, problem_root, problem_context, default_error, policy_key, theorem18_init, theorem18_setup,
+    theorem18_prunes,
+)
+from corels_disk cimport (
+    DiskQueue, SpillBucket, SPILL_SAMPLE, SPILL_RECORD, gw_spill_key, gw_spill_id, gw_spill_len, gw_spill_unchecked,
+    key_less, disk_best, disk_first, disk_lb, disk_close, disk_encode, disk_abort, disk_begin, disk_stays,
+    disk_write, disk_flush, disk_commit, disk_read, disk_take, disk_summary, disk_lengths,
+)
+from corels_threads cimport (
+    gw_sync, gw_sync_new, gw_sync_free, gw_lock, gw_unlock, gw_inc_lock, gw_inc_unlock, gw_wait,
+    gw_notify_all, gw_pool, gw_live_inc, pool_run, pool_free, WorkerTimes,
+)
 from corels_map cimport (
     MapEntry, MapRecord, SymmetryTable, vector_hash, table_init, table_clear, table_destroy, table_bytes,
     table_ids, table_put, table_grow, table_record, table_set_record, table_compact, table_len, table_id,
@@ -53,72 +69,19 @@ cdef extern from "corels_kernels.h" nogil:
                         int n, int64_t* out)
     void gw_prefetch(const void* p)
 
-cdef extern from "corels_spill.h" nogil:
-    size_t GW_SPILL_HEAD
-    int gw_spill_len(const uint8_t* rec)
-    size_t gw_spill_rec_len(int length)
-    uint16_t gw_spill_id(const uint8_t* rec, int k)
-    bint gw_spill_unchecked(const uint8_t* rec, int k)
-    bint gw_spill_sort(uint64_t* offs, size_t n, const uint8_t* buf)
-    ctypedef struct gw_spill_key:
-        double key
-        int32_t tie
-    void gw_spill_sort_keys(gw_spill_key* a, size_t n)
-
-cdef extern from "corels_threads.h" nogil:
-    ctypedef struct gw_sync:
-        pass
-    ctypedef void (*gw_worker_fn)(void* ctx, int tid) noexcept nogil
-    gw_sync* gw_sync_new()
-    void gw_sync_free(gw_sync* s)
-    void gw_lock(gw_sync* s)
-    void gw_unlock(gw_sync* s)
-    void gw_inc_lock(gw_sync* s)
-    void gw_inc_unlock(gw_sync* s)
-    void gw_wait(gw_sync* s, double seconds)
-    void gw_notify_all(gw_sync* s)
-    ctypedef struct gw_pool:
-        pass
-    gw_pool* gw_pool_new(int n)
-    void gw_pool_run(gw_pool* p, gw_worker_fn fn, void* ctx)
-    void gw_pool_free(gw_pool* p)
-    bint gw_pool_stale(gw_pool* p)
-    int gw_live_inc(ordered_map[double, int64_t]& lb, double key,
-                    unordered_map[uint64_t, int64_t]& err, uint64_t ekey)
-
 import os
 
 import numpy as np
 
 cdef enum:
-    P_BFS = 0
-    P_DFS = 1
-    P_CURIOSITY = 2
-    P_LOWER_BOUND = 3
-    P_OBJECTIVE = 4
     MAP_NONE = 0
     MAP_PREFIX = 1
     MAP_CAPTURED = 2
-    MAX_CLASSES = 64
-    SIM_WINDOW = 8      # Theorem 18 tries dropping each of the last SIM_WINDOW rules
 
-POLICIES = {"bfs": P_BFS, "dfs": P_DFS, "curiosity": P_CURIOSITY,
-            "lower_bound": P_LOWER_BOUND, "objective": P_OBJECTIVE}
 MAPS = {"none": MAP_NONE, "prefix": MAP_PREFIX, "captured": MAP_CAPTURED}
 
 cdef enum:
-    LABELS = 0          # the count planes Search._counts reads
-    MINORITY = 1
-
-cdef enum:
-    R_DONE = 0
-    R_SLICE = 1
-    R_STOPPED = 2
-    R_NODE_LIMIT = 3
-    R_OUT_OF_MEMORY = 4
-    R_SPILL_ERROR = 5
-    SPILL_BUCKETS = 4       # files one spill writes, by quantiles of the spilled part's keys
-    SPILL_SAMPLE = 4096     # queue entries sampled to place the quantiles
+    R_SPILL_ERROR = 5       # Search.run's codes past corels_problem's
 
 # return codes of Search.run
 DONE = R_DONE
@@ -144,20 +107,14 @@ cdef struct Candidate:  # a child that passed every bound, waiting for the map a
     int32_t ant
 
 
-cdef struct SpillBucket:  # one file of the external-memory queue (Search._spill)
-    FILE* fp            # open, already unlinked where the system allows it
-    double min_key      # the smallest (key, tie) in the file: it comes back before the RAM queue
-    int32_t min_tie     # passes it
-    double min_lb       # the smallest bound in the file (its part of the lower bound)
-    int64_t count
-    int64_t nbytes
-    int64_t depth_count[256]   # its prefixes by length, and the smallest prefix error of each
-    double depth_min_err[256]  # length: the progress figures count the disk (queue_summary)
-
-
-cdef inline bint _qless(double k1, int32_t t1, double k2, int32_t t2) noexcept nogil:
-    """The heap's order on (key, tie)."""
-    return k1 < k2 or (k1 == k2 and t1 < t2)
+cdef struct ReloadPath:   # the trie path of the last prefix a reload rebuilt (Search._reload_path)
+    int32_t nodes[257]
+    double errs[257]
+    bint hold[257]      # a reference held on the node (released once a child holds it)
+    uint16_t ids_prev[256]
+    int depth
+    uint64_t* ust       # per length k, what the first k rules leave uncaptured (258 rows of W
+                        # words; the last one is scratch)
 
 
 cdef struct Scratch:    # one thread's working memory for an expansion (see Search._score)
@@ -170,22 +127,16 @@ cdef struct Scratch:    # one thread's working memory for an expansion (see Sear
     int n_cands
     uint64_t phash
     double node_lb      # the bound of the node being expanded (nodes keep no bound: Search._qlb)
-    # counters of the scoring pass, added to the Search's under the lock (Search._merge)
-    int64_t n_evaluated, n_expanded, n_pruned_support, n_pruned_accurate, n_pruned_bound
-    int64_t n_pruned_lookahead, n_pruned_length, n_pruned_similar
-    # Theorem 18 (Search._similar_setup): what each shorter prefix leaves uncaptured, and gains
-    vector[uint64_t] sim_tmp, sim_x, sim_ctx
-    double sim_gain[SIM_WINDOW]
-    double sim_perr[256]
+    Tally tally         # counters of the scoring pass, added to the Search's under the lock
+    Theorem18 sim       # Theorem 18's working memory (Search._similar_setup); sim.x is lent to
+                        # the reordering check
     # Theorem 15 within the child (Search._reorder_setup): what p_0 .. p_{j-1} leave uncaptured,
     # and the error of those first j rules, for every j
     vector[uint64_t] perm_ctx
     double perm_cum[257]
-    int64_t n_pruned_reorder
     # threaded runs: seconds this thread spent scoring (no lock), waiting for the queue lock,
     # holding it, and idle (queue empty while others were in flight)
-    double t_score, t_wait, t_locked, t_idle
-    double t_take, t_admit      # parts of t_locked: taking nodes off the heap; _admit
+    WorkerTimes times   # threaded runs: where this thread's slice went (corels_threads.pxd)
 
 
 cdef void _worker_entry(void* ctx, int tid) noexcept nogil:
@@ -202,15 +153,11 @@ cdef class Search:
     ``weights`` per class; ``lam`` the regularisation per rule (as a fraction of total weight).
     """
 
-    cdef int M, W, C, P, Q, PT, QT, policy, map_kind, max_len
+    cdef CorelsProblem pb          # the data (corels_problem.pxd), shared with the enumerator
+    cdef int policy, map_kind, max_len
     cdef bint length_capped
     cdef bint do_support, do_accurate, do_lookahead, do_eqpts, do_length, do_gc
     cdef bint do_similar
-    cdef double lam, total, lamW
-    cdef vector[uint64_t] caps, lplanes, zplanes, mask
-    cdef vector[int32_t] lclass, lshift, zclass, zshift
-    cdef double weights[MAX_CLASSES]
-    cdef bint uniform
     # dense kernel (binary, few units): 0/-1 masks per antecedent and per-unit counts
     cdef bint dense
     cdef int UP
@@ -239,7 +186,8 @@ cdef class Search:
     cdef int64_t max_evals
     cdef int n_inflight, n_waiting
     cdef bint halt
-    cdef double t_score, t_wait, t_locked, t_idle, t_join, t_take, t_admit
+    cdef WorkerTimes times         # the workers' times summed (thread_times)
+    cdef double t_join
     # incumbent
     cdef double best
     cdef vector[uint16_t] best_path
@@ -251,25 +199,17 @@ cdef class Search:
     cdef double start_time
     cdef size_t gc_threshold
     # counters
-    cdef public int64_t n_evaluated, n_expanded, n_inserted, n_popped_pruned, n_gc_runs
-    cdef public int64_t n_pruned_support, n_pruned_accurate, n_pruned_bound, n_pruned_lookahead
-    cdef public int64_t n_pruned_length, n_pruned_map, n_map_replaced, n_map_collisions
+    cdef Tally tally               # the scoring's counters (corels_problem.pxd)
+    cdef public int64_t n_inserted, n_popped_pruned, n_gc_runs
+    cdef public int64_t n_pruned_map, n_map_replaced, n_map_collisions
     cdef public int64_t max_queue, max_trie, max_depth_evaluated, n_improvements
     # Theorem 18 (issue 13 item 5, on by default), a child against itself without one of its
     # last rules: the tolerance of its strict test (its scratch is per thread, in Scratch)
     cdef double sim_eps
-    # the external-memory queue (issue 27): the queue's worst buckets in files (Search._spill)
-    cdef vector[SpillBucket] buckets
-    cdef string spill_dir
-    cdef size_t spill_budget        # search bytes above which the queue spills; 0: never
-    cdef size_t spill_min_entries   # no spill of a queue shorter than this
-    cdef size_t map_budget          # map bytes past which it takes no new class; 0: no limit
-    cdef int spill_errno
-    cdef int64_t spill_seq, spilled_now, spill_bytes_now
-    cdef public int64_t n_spills, n_reloads, n_spilled, max_spill_bytes, max_spilled
+    # the external-memory queue (issue 27): the queue's worst buckets in files (corels_disk.pxd)
+    cdef DiskQueue disk
     cdef bint exact_ties        # weighted counts exact in doubles: ties of prefix errors are decidable
     cdef bint do_reorder        # the reordering check: on in a seeded search (a task of a split)
-    cdef public int64_t n_pruned_similar, n_pruned_reorder
 
     def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
                  const int32_t[::1] lclass, const int32_t[::1] lshift,
@@ -280,89 +220,31 @@ cdef class Search:
                  bint lookahead=True, bint equivalent_points=True, bint length_bound=True,
                  bint garbage_collection=True, str kernel="auto", int threads=1,
                  bint similar_support=True):
-        cdef int i, k
+        cdef int k
         if threads < 1 or threads > 1024:
             raise ValueError(f"threads must be between 1 and 1024, got {threads}")
         self.n_threads = threads
         self.sync = gw_sync_new()
         if not trie_init(&self.trie) or not table_init(&self.table) or self.sync == NULL:
             raise MemoryError("cannot allocate the search's page table")
-        self.M = caps.shape[0]
-        self.W = caps.shape[1] if self.M > 0 else (n_units + 63) // 64
-        if self.W == 0:
-            self.W = 1
-        self.C = weights.shape[0]
-        if self.C < 2 or self.C > MAX_CLASSES:
-            raise ValueError(f"between 2 and {MAX_CLASSES} classes are supported, got {self.C}")
-        if self.M > 65535:
-            raise ValueError("at most 65535 antecedents are supported")
-        if policy not in POLICIES:
-            raise ValueError(f"unknown policy {policy!r}; choose one of {sorted(POLICIES)}")
+        problem_init(&self.pb, caps, lplanes, lclass, lshift, zplanes, zclass, zshift, weights, n_units,
+                     regularization)
+        self.policy = policy_code(policy)
         if symmetry_map not in MAPS:
             raise ValueError(f"unknown symmetry map {symmetry_map!r}; choose one of {sorted(MAPS)}")
-        if regularization < 0:
-            raise ValueError("regularization must be >= 0")
-        if lplanes.shape[1] != self.W or zplanes.shape[1] != self.W and zplanes.shape[0] > 0:
-            raise ValueError("planes must have the same number of words as the antecedents")
-        self.P = lplanes.shape[0]
-        self.Q = zplanes.shape[0]
-        self.policy = POLICIES[policy]
         self.map_kind = MAPS[symmetry_map]
-        self.max_len = max(0, min(max_prefix_length, self.M, 255))
-        self.length_capped = self.max_len < self.M
+        self.max_len = max(0, min(max_prefix_length, self.pb.M, 255))
+        self.length_capped = self.max_len < self.pb.M
         self.do_support = support
         self.do_accurate = accurate_support
         self.do_lookahead = lookahead
-        self.do_eqpts = equivalent_points and self.Q > 0
+        self.do_eqpts = equivalent_points and self.pb.Q > 0
         self.do_length = length_bound
         self.do_gc = garbage_collection
         self.do_similar = similar_support
-        self.uniform = True
-        for k in range(self.C):
-            self.weights[k] = weights[k]
-            if weights[k] < 0:
-                raise ValueError("class weights must be >= 0")
-            if weights[k] != 1.0:
-                self.uniform = False
-        # copy data, planes interleaved word-major: plane p of word i at [i * P + p]; planes are
-        # ordered by class (total first) so the binary kernel sums them with two accumulators
-        cdef Py_ssize_t[::1] lorder = np.argsort(np.asarray(lclass), kind="stable").astype(np.intp)
-        cdef Py_ssize_t[::1] zorder = np.argsort(np.asarray(zclass), kind="stable").astype(np.intp)
-        self.caps.resize(<size_t>self.M * self.W)
-        for k in range(self.M):
-            for i in range(self.W):
-                self.caps[<size_t>k * self.W + i] = caps[k, i]
-        self.lplanes.resize(<size_t>self.W * max(self.P, 1))
-        for i in range(self.W):
-            for k in range(self.P):
-                self.lplanes[<size_t>i * self.P + k] = lplanes[lorder[k], i]
-        self.zplanes.resize(<size_t>self.W * max(self.Q, 1))
-        for i in range(self.W):
-            for k in range(self.Q):
-                self.zplanes[<size_t>i * self.Q + k] = zplanes[zorder[k], i]
-        for k in range(self.P):
-            if lclass[k] < -1 or lclass[k] == 0 or lclass[k] >= self.C:
-                raise ValueError("label plane classes must be -1 (total) or 1..C-1")
-            self.lclass.push_back(lclass[lorder[k]])
-            self.lshift.push_back(lshift[lorder[k]])
-        for k in range(self.Q):
-            if zclass[k] < -1 or zclass[k] == 0 or zclass[k] >= self.C:
-                raise ValueError("minority plane classes must be -1 (total) or 1..C-1")
-            self.zclass.push_back(zclass[zorder[k]])
-            self.zshift.push_back(zshift[zorder[k]])
-        self.PT = 0
-        while self.PT < self.P and self.lclass[self.PT] < 0:
-            self.PT += 1
-        self.QT = 0
-        while self.QT < self.Q and self.zclass[self.QT] < 0:
-            self.QT += 1
-        self.mask.assign(self.W, 0)
-        for i in range(n_units):
-            self.mask[i >> 6] |= (<uint64_t>1) << (i & 63)
-        self.acc.assign(max(self.P, self.Q) + 1, 0)
-        for k in range(self.M):
+        self.acc.assign(max(self.pb.P, self.pb.Q) + 1, 0)
+        for k in range(self.pb.M):
             self.ant_hash.push_back(splitmix64(<uint64_t>k * 7919 + 12345))
-        self.lam = regularization
         self.oom_bound = INFINITY
         self._init_dense(kernel, n_units)
         self._init_scratch()
@@ -380,19 +262,17 @@ cdef class Search:
         self.scratch.resize(self.n_threads)
         for t in range(self.n_threads):
             sc = &self.scratch[t]
-            sc.u.assign(self.W, 0)
-            sc.v.assign(self.W, 0)
-            sc.f.assign(self.W, 0)
-            sc.tmp.assign(self.W, 0)
-            sc.in_prefix.assign(max(self.M, 1), 0)
-            sc.cands.resize(max(self.M, 1))
+            sc.u.assign(self.pb.W, 0)
+            sc.v.assign(self.pb.W, 0)
+            sc.f.assign(self.pb.W, 0)
+            sc.tmp.assign(self.pb.W, 0)
+            sc.in_prefix.assign(max(self.pb.M, 1), 0)
+            sc.cands.resize(max(self.pb.M, 1))
             sc.path.assign(256, 0)
             sc.child_ids.assign(257, 0)
-            sc.acc.assign(max(self.P, self.Q) + 1, 0)
-            sc.sim_tmp.assign(self.W, 0)
-            sc.sim_x.assign(self.W, 0)
-            sc.sim_ctx.assign(<size_t>SIM_WINDOW * self.W, 0)
-            sc.perm_ctx.assign(<size_t>256 * self.W, 0)
+            sc.acc.assign(max(self.pb.P, self.pb.Q) + 1, 0)
+            theorem18_init(&sc.sim, self.pb.W)
+            sc.perm_ctx.assign(<size_t>256 * self.pb.W, 0)
             if self.dense:
                 sc.wt.assign(self.UP, 0)
                 sc.w1.assign(self.UP, 0)
@@ -405,8 +285,8 @@ cdef class Search:
         if kernel not in ("auto", "dense", "bitsliced"):
             raise ValueError(f"unknown kernel {kernel!r}; choose auto, dense or bitsliced")
         self.UP = ((n_units + 15) // 16) * 16
-        eligible = (self.C == 2 and self.QT == self.Q
-                    and <int64_t>self.M * self.UP <= 16 * 1024 * 1024)
+        eligible = (self.pb.C == 2 and self.pb.QT == self.pb.Q
+                    and <int64_t>self.pb.M * self.UP <= 16 * 1024 * 1024)
         self.dense = eligible and (kernel == "dense" or (kernel == "auto" and n_units <= 4096))
         if not self.dense:
             return
@@ -414,23 +294,23 @@ cdef class Search:
         self.u1.assign(self.UP, 0)
         self.uzt.assign(self.UP, 0)
         for i in range(n_units):
-            for p in range(self.P):
-                if (self.lplanes[<size_t>(i >> 6) * self.P + p] >> (i & 63)) & 1:
-                    if self.lclass[p] < 0:
-                        self.ut[i] += 1 << self.lshift[p]
+            for p in range(self.pb.P):
+                if (self.pb.lplanes[<size_t>(i >> 6) * self.pb.P + p] >> (i & 63)) & 1:
+                    if self.pb.lclass[p] < 0:
+                        self.ut[i] += 1 << self.pb.lshift[p]
                     else:
-                        self.u1[i] += 1 << self.lshift[p]
-            for p in range(self.Q):
-                if (self.zplanes[<size_t>(i >> 6) * self.Q + p] >> (i & 63)) & 1:
-                    self.uzt[i] += 1 << self.zshift[p]
+                        self.u1[i] += 1 << self.pb.lshift[p]
+            for p in range(self.pb.Q):
+                if (self.pb.zplanes[<size_t>(i >> 6) * self.pb.Q + p] >> (i & 63)) & 1:
+                    self.uzt[i] += 1 << self.pb.zshift[p]
             big += self.ut[i]
         if big >= (<int64_t>1 << 31):
             self.dense = False
             return
-        self.dmask.assign(<size_t>self.M * self.UP, 0)
-        for s in range(self.M):
+        self.dmask.assign(<size_t>self.pb.M * self.UP, 0)
+        for s in range(self.pb.M):
             for i in range(n_units):
-                if (self.caps[<size_t>s * self.W + (i >> 6)] >> (i & 63)) & 1:
+                if (self.pb.caps[<size_t>s * self.pb.W + (i >> 6)] >> (i & 63)) & 1:
                     self.dmask[<size_t>s * self.UP + i] = -1
 
     @property
@@ -439,28 +319,12 @@ cdef class Search:
 
     # ---------------------------------------------------------------------------- counting
 
-    cdef void _counts(self, const uint64_t* vec, int which, double* cnt, int64_t* acc) noexcept nogil:
-        """Per-class counts (unweighted, exact integers in doubles) of the units in ``vec``, over
-        the label planes (``which = LABELS``) or the equivalent-points minority planes
-        (``MINORITY``): the two sets share one layout, so one loop serves both."""
-        cdef bint minority = which == MINORITY
-        cdef const uint64_t* planes = &self.zplanes[0] if minority else &self.lplanes[0]
-        cdef int P = self.Q if minority else self.P
-        cdef const int32_t* sh = &self.zshift[0] if minority else &self.lshift[0]
-        if self.C == 2:
-            binary_counts(self.W, vec, NULL, NULL, planes, P, self.QT if minority else self.PT, sh, cnt)
-            return
-        plane_popcounts(self.W, vec, planes, P, acc)
-        fold_counts(self.C, acc, P, &self.zclass[0] if minority else &self.lclass[0], sh, cnt)
-
     # ---------------------------------------------------------------------------- nodes, heap
 
     def __dealloc__(self):
-        self._close_buckets()
+        disk_close(&self.disk)
         trie_destroy(&self.trie)
-        if not gw_pool_stale(self.pool):
-            gw_pool_free(self.pool)
-        self.pool = NULL
+        pool_free(&self.pool)
         gw_sync_free(self.sync)
         self.sync = NULL
         table_destroy(&self.table)
@@ -553,7 +417,7 @@ cdef class Search:
 
     cdef inline bint _hopeless(self, double lb, int depth) noexcept nogil:
         """The search's pruning policy over ``hopeless`` (corels_bounds.pxd)."""
-        return hopeless(lb, depth, self.best, self.lamW, self.max_len, self.do_lookahead, self.do_length)
+        return hopeless(lb, depth, self.best, self.pb.lamW, self.max_len, self.do_lookahead, self.do_length)
 
     cdef void _gc(self) noexcept nogil:
         """Drop queue entries that are deleted or can no longer lead to a better list."""
@@ -585,71 +449,32 @@ cdef class Search:
         """The search's memory (the queue's part, the map) passed the spill budget, and the
         queue is a part worth spilling (else spilling would only churn)."""
         cdef size_t q
-        if self.spill_budget == 0 or self.queue.size() < self.spill_min_entries or self.queue.size() < 2:
+        if self.disk.budget == 0 or self.queue.size() < self.disk.min_entries or self.queue.size() < 2:
             return False
         q = self._queue_part_bytes()
-        return q + table_bytes(&self.table) > self.spill_budget and 4 * q >= self.spill_budget
-
-    cdef int _best_bucket(self) noexcept nogil:
-        cdef int b, best = -1
-        for b in range(<int>self.buckets.size()):
-            if best < 0 or _qless(self.buckets[b].min_key, self.buckets[b].min_tie,
-                                  self.buckets[best].min_key, self.buckets[best].min_tie):
-                best = b
-        return best
+        return q + table_bytes(&self.table) > self.disk.budget and 4 * q >= self.disk.budget
 
     cdef bint _reload_due(self) noexcept nogil:
         """A bucket holds an entry the queue would pop before its top (or the queue is empty)."""
-        cdef int b
-        cdef QEntry* top
-        if self.buckets.size() == 0:
-            return False
         if self.queue.size() == 0:
-            return True
-        b = self._best_bucket()
-        top = &self.queue.top()
-        return _qless(self.buckets[b].min_key, self.buckets[b].min_tie, top.key, top.tie)
-
-    cdef double _disk_lb(self) noexcept nogil:
-        cdef double lo = INFINITY
-        cdef size_t b
-        for b in range(self.buckets.size()):
-            lo = min(lo, self.buckets[b].min_lb)
-        return lo
-
-    cdef void _close_buckets(self) noexcept nogil:
-        cdef size_t b
-        for b in range(self.buckets.size()):
-            fclose(self.buckets[b].fp)
-        self.buckets.clear()
-        self.spilled_now = 0
-        self.spill_bytes_now = 0
+            return disk_first(&self.disk, True, 0.0, 0)
+        return disk_first(&self.disk, False, self.queue.top().key, self.queue.top().tie)
 
     cdef inline bint _spill_drop(self, QEntry* e) noexcept nogil:
         """An entry the queue would drop when popped: deleted by the map or hopeless."""
         return trie_dead(&self.trie, e.node) or self._hopeless(self._qlb(e[0]), trie_node(&self.trie, e.node).depth)
 
     cdef int _spill(self, size_t keep) noexcept nogil:
-        """Write the queue's worst entries to bucket files until about ``keep`` stay in RAM.
-
-        Quantiles of a sample of (key, tie) split the spilled part into ``SPILL_BUCKETS`` files;
-        each prefix goes out self-contained (key, bound, tie, antecedent ids) and its nodes are
-        released. Everything is written and flushed before the heap changes, so a write error
-        (a full disk) leaves the queue whole: 0, or the ``errno`` of the failure.
+        """Write the queue's worst entries to bucket files until about ``keep`` stay in RAM
+        (``corels_disk.pxd``): each prefix goes out self-contained and its nodes are released.
+        Everything is written and flushed before the heap changes, so a write error (a full
+        disk) leaves the queue whole: 0, or the ``errno`` of the failure.
         """
-        cdef size_t n = self.queue.size(), i, j, S, q0
+        cdef size_t n = self.queue.size(), i, j, S
         cdef gw_spill_key* sample
-        cdef gw_spill_key cut[SPILL_BUCKETS]
-        cdef SpillBucket nb[SPILL_BUCKETS]
-        cdef char path[4200]
-        cdef uint8_t rec[21 + 512 + 32]
-        cdef uint16_t a
+        cdef uint8_t rec[SPILL_RECORD]
         cdef QEntry e
-        cdef int b, k, depth, err = 0
-        cdef uint8_t* bits
-        cdef int32_t cur
-        cdef size_t rec_len
-        cdef double lb
+        cdef int err
         if n <= keep or n < 2:
             return 0
         S = min(n, <size_t>SPILL_SAMPLE)
@@ -657,81 +482,27 @@ cdef class Search:
         if sample == NULL:
             return ENOMEM
         for i in range(S):
-            j = <size_t>(splitmix64(<uint64_t>i * <uint64_t>2654435761 + <uint64_t>self.n_spills) % n)
+            j = <size_t>(splitmix64(<uint64_t>i * <uint64_t>2654435761 + <uint64_t>self.disk.n_spills) % n)
             if S == n:
                 j = i
             sample[i].key = self.queue.at(j).key
             sample[i].tie = self.queue.at(j).tie
-        gw_spill_sort_keys(sample, S)
-        q0 = min(S - 1, max(<size_t>1, S * keep // n))
-        for b in range(SPILL_BUCKETS):
-            cut[b] = sample[q0 + (S - q0) * b // SPILL_BUCKETS]
+        err = disk_begin(&self.disk, sample, S, keep, n)
         free(sample)
-        for b in range(SPILL_BUCKETS):
-            nb[b].fp = NULL
-            nb[b].count = 0
-            nb[b].nbytes = 0
-            nb[b].min_key = INFINITY
-            nb[b].min_tie = 0
-            nb[b].min_lb = INFINITY
-            memset(nb[b].depth_count, 0, sizeof(nb[b].depth_count))
-        for b in range(SPILL_BUCKETS):
-            self.spill_seq += 1
-            snprintf(path, sizeof(path), "%s/queue-%lld.bin", self.spill_dir.c_str(), <long long>self.spill_seq)
-            nb[b].fp = fopen(path, "w+b")
-            if nb[b].fp == NULL:
-                err = errno if errno != 0 else EIO
-                break
-            remove(path)     # the open file lives on until closed, whatever ends the process
         # pass 1: write (the heap is untouched until every byte is on disk)
+        i = 0
+        while err == 0 and i < n:
+            e = self.queue.at(i)
+            i += 1
+            if (not disk_stays(&self.disk, e.key, e.tie) and trie_node(&self.trie, e.node).depth > 0
+                    and not self._spill_drop(&e)):
+                err = disk_write(&self.disk, rec, disk_encode(&self.trie, e.node, e.key, self._qlb(e), e.tie, rec),
+                                 trie_err(&self.trie, e.node))
+                if err != 0:
+                    disk_abort(&self.disk)
         if err == 0:
-            for i in range(n):
-                e = self.queue.at(i)
-                if (not _qless(e.key, e.tie, cut[0].key, cut[0].tie) and trie_node(&self.trie, e.node).depth > 0
-                        and not self._spill_drop(&e)):
-                    b = SPILL_BUCKETS - 1
-                    while b > 0 and _qless(e.key, e.tie, cut[b].key, cut[b].tie):
-                        b -= 1
-                    lb = self._qlb(e)
-                    depth = trie_node(&self.trie, e.node).depth
-                    memcpy(&rec[0], &e.key, 8)
-                    memcpy(&rec[8], &lb, 8)
-                    memcpy(&rec[16], &e.tie, 4)
-                    rec[20] = <uint8_t>depth
-                    bits = &rec[21 + 2 * depth]
-                    memset(bits, 0, (depth + 7) // 8)
-                    cur = e.node
-                    for k in range(depth - 1, -1, -1):
-                        a = trie_node(&self.trie, cur).ant
-                        memcpy(&rec[21 + 2 * k], &a, 2)
-                        if trie_node(&self.trie, cur).flags & F_UNCHECKED:
-                            bits[k >> 3] |= <uint8_t>(1 << (k & 7))
-                        cur = trie_node(&self.trie, cur).parent
-                    rec_len = gw_spill_rec_len(depth)
-                    if fwrite(rec, 1, rec_len, nb[b].fp) != rec_len:
-                        err = errno if errno != 0 else EIO
-                        break
-                    nb[b].count += 1
-                    nb[b].nbytes += rec_len
-                    if nb[b].depth_count[depth] == 0 or trie_err(&self.trie, e.node) < nb[b].depth_min_err[depth]:
-                        nb[b].depth_min_err[depth] = trie_err(&self.trie, e.node)
-                    nb[b].depth_count[depth] += 1
-                    if _qless(e.key, e.tie, nb[b].min_key, nb[b].min_tie):
-                        nb[b].min_key = e.key
-                        nb[b].min_tie = e.tie
-                    nb[b].min_lb = min(nb[b].min_lb, lb)
-        if err == 0:
-            for b in range(SPILL_BUCKETS):
-                if fflush(nb[b].fp) != 0 or ferror(nb[b].fp):
-                    err = errno if errno != 0 else EIO
-                    break
-                if fseek(nb[b].fp, 0, SEEK_SET) != 0:
-                    err = errno if errno != 0 else EIO
-                    break
+            err = disk_flush(&self.disk)
         if err != 0:
-            for b in range(SPILL_BUCKETS):
-                if nb[b].fp != NULL:
-                    fclose(nb[b].fp)
             return err
         # pass 2: the written entries (and the ones the queue would drop) leave RAM
         j = 0
@@ -739,7 +510,7 @@ cdef class Search:
             e = self.queue.at(i)
             if self._spill_drop(&e):
                 self.n_popped_pruned += 1
-            elif _qless(e.key, e.tie, cut[0].key, cut[0].tie) or trie_node(&self.trie, e.node).depth == 0:
+            elif disk_stays(&self.disk, e.key, e.tie) or trie_node(&self.trie, e.node).depth == 0:
                 self.queue.set(j, e)
                 j += 1
                 continue
@@ -747,17 +518,7 @@ cdef class Search:
             trie_release(&self.trie, e.node)
         self.queue.truncate(j)
         self.queue.heapify()
-        for b in range(SPILL_BUCKETS):
-            if nb[b].count == 0:
-                fclose(nb[b].fp)
-                continue
-            self.buckets.push_back(nb[b])
-            self.spilled_now += nb[b].count
-            self.spill_bytes_now += nb[b].nbytes
-            self.n_spilled += nb[b].count
-        self.n_spills += 1
-        self.max_spilled = max(self.max_spilled, self.spilled_now)
-        self.max_spill_bytes = max(self.max_spill_bytes, self.spill_bytes_now)
+        disk_commit(&self.disk)
         return 0
 
     cdef int _reload(self) noexcept nogil:
@@ -769,72 +530,38 @@ cdef class Search:
         deletes them (sound; a dominated one is searched). A hopeless prefix is dropped. 0, or
         the ``errno`` of a failed read (the bucket then stays, and still bounds the search).
         """
-        cdef int bi = self._best_bucket(), d, c, k, cur_depth = 0, label, i
-        cdef SpillBucket bk = self.buckets[bi]
+        cdef int bi = disk_best(&self.disk), d, k, err
+        cdef SpillBucket bk = self.disk.buckets[bi]
         cdef uint8_t* buf
         cdef uint64_t* offs
-        cdef uint64_t pos
         cdef int64_t r
         cdef const uint8_t* rec
-        cdef double key, lb, correct, wv
+        cdef double key, lb
         cdef int32_t tie, node
-        cdef int32_t nodes[257]
-        cdef double errs[257]
-        cdef bint hold[257]
-        cdef uint16_t ids_prev[256]
-        cdef uint16_t a
-        cdef double cnt[MAX_CLASSES]
-        cdef uint64_t* ust
-        cdef uint64_t* vv
-        cdef const uint64_t* cv
-        cdef int W = self.W
-        cdef QEntry e
-        cdef MapEntry* me
-        cdef MapRecord mrec
-        buf = <uint8_t*>malloc(max(bk.nbytes, 1))
-        offs = <uint64_t*>malloc(max(bk.count, 1) * sizeof(uint64_t))
-        ust = <uint64_t*>malloc((<size_t>258 * W) * sizeof(uint64_t))
-        if buf == NULL or offs == NULL or ust == NULL:
-            free(buf)
-            free(offs)
-            free(ust)
+        cdef ReloadPath rp
+        rp.ust = <uint64_t*>malloc((<size_t>258 * self.pb.W) * sizeof(uint64_t))
+        if rp.ust == NULL:
             return ENOMEM
-        if fseek(bk.fp, 0, SEEK_SET) != 0 or fread(buf, 1, bk.nbytes, bk.fp) != <size_t>bk.nbytes:
-            free(buf)
-            free(offs)
-            free(ust)
-            return errno if errno != 0 else EIO
-        pos = 0
-        for r in range(bk.count):
-            offs[r] = pos
-            pos += gw_spill_rec_len(gw_spill_len(buf + pos))
-        if pos != <uint64_t>bk.nbytes or not gw_spill_sort(offs, bk.count, buf):
-            free(buf)
-            free(offs)
-            free(ust)
-            return EIO
-        fclose(bk.fp)
-        self.buckets[bi] = self.buckets[self.buckets.size() - 1]
-        self.buckets.pop_back()
-        self.spilled_now -= bk.count
-        self.spill_bytes_now -= bk.nbytes
-        self.n_reloads += 1
-        vv = &ust[<size_t>257 * W]
-        for i in range(W):
-            ust[i] = self.mask[i]
-        errs[0] = 0.0
-        nodes[0] = self._new_node(-1, 0, 0, 0.0, 0.0)
-        hold[0] = True
-        if nodes[0] < 0:
+        err = disk_read(&self.disk, bi, &buf, &offs)
+        if err != 0:
+            free(rp.ust)
+            return err
+        disk_take(&self.disk, bi)
+        problem_context(&self.pb, NULL, 0, rp.ust, NULL)
+        rp.depth = 0
+        rp.errs[0] = 0.0
+        rp.nodes[0] = self._new_node(-1, 0, 0, 0.0, 0.0)
+        rp.hold[0] = True
+        if rp.nodes[0] < 0:
             self.out_of_memory = True
-            self.oom_bound = min(self.oom_bound, bk.min_lb + self.lamW)
-            free(buf)
-            free(offs)
-            free(ust)
-            return 0
-        trie_node(&self.trie, nodes[0]).flags |= F_UNCHECKED
-        for r in range(bk.count):
+            self.oom_bound = min(self.oom_bound, bk.min_lb + self.pb.lamW)
+            r = bk.count        # nothing to rebuild on
+        else:
+            trie_node(&self.trie, rp.nodes[0]).flags |= F_UNCHECKED
+            r = 0
+        while r < bk.count:
             rec = buf + offs[r]
+            r += 1
             memcpy(&key, rec, 8)
             memcpy(&lb, rec + 8, 8)
             memcpy(&tie, rec + 16, 4)
@@ -842,83 +569,88 @@ cdef class Search:
             if self._hopeless(lb, d):
                 self.n_popped_pruned += 1
                 continue
-            c = 0
-            while c < cur_depth and c < d and ids_prev[c] == gw_spill_id(rec, c):
-                c += 1
-            if c == d:          # the same prefix twice: a node of its own
-                c = d - 1
-            if cur_depth > c:
-                # the last path's childless nodes go (a dropped prefix, a recorded node taken from
-                # RAM leave some), but the shared part must outlive them: hold its end first
-                if not hold[c]:
-                    trie_node(&self.trie, nodes[c]).refs += 1
-                    hold[c] = True
-                for k in range(c + 1, cur_depth + 1):
-                    if hold[k]:
-                        trie_release(&self.trie, nodes[k])
-                        hold[k] = False
-            cur_depth = c
-            node = 0
-            for k in range(c + 1, d + 1):
-                a = gw_spill_id(rec, k - 1)
-                cv = &self.caps[<size_t>a * W]
-                for i in range(W):
-                    vv[i] = ust[<size_t>(k - 1) * W + i] & cv[i]
-                    ust[<size_t>k * W + i] = ust[<size_t>(k - 1) * W + i] & ~cv[i]
-                self._counts(vv, LABELS, cnt, &self.acc[0])
-                wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-                errs[k] = errs[k - 1] + (wv - correct)
-                me = NULL
-                if self.map_kind != MAP_NONE and not gw_spill_unchecked(rec, k - 1):
-                    me = self._reload_entry(rec, k, &ust[<size_t>k * W], &self.scratch[0])
-                    if me != NULL and not self._names_prefix(me.off, rec, k):
-                        node = -2       # the map replaced it while on disk: deleted, as in RAM
-                        break
-                if me != NULL and k < d:
-                    table_record(&self.table, me.off, &mrec)
-                    if self._holds_prefix(mrec.node, rec, k):   # the recorded node is in RAM
-                        nodes[k] = mrec.node
-                        hold[k] = False
-                        ids_prev[k - 1] = a
-                        cur_depth = k
-                        continue
-                node = self._new_node(nodes[k - 1], a, <uint8_t>k, errs[k], lb if k == d else 0.0)
-                if node < 0:
-                    break
-                if me != NULL:
-                    table_record(&self.table, me.off, &mrec)
-                    if k == d and self._holds_prefix(mrec.node, rec, k):
-                        me = NULL       # the same prefix twice: the copy goes unchecked
-                if me == NULL:
-                    trie_node(&self.trie, node).flags |= F_UNCHECKED
-                else:                   # the map's record names the rebuilt node from here on
-                    mrec.node = node
-                    table_set_record(&self.table, me.off, &mrec)
-                if hold[k - 1]:
-                    trie_release(&self.trie, nodes[k - 1])   # its child holds it from here on
-                    hold[k - 1] = False
-                nodes[k] = node
-                hold[k] = k < d
-                ids_prev[k - 1] = a
-                cur_depth = k
+            node = self._reload_path(&rp, rec, d, lb)
             if node == -2:
                 self.n_popped_pruned += 1
                 continue
-            if node < 0 or not self._push_entry(key, tie, nodes[d]):
+            if node < 0 or not self._push_entry(key, tie, rp.nodes[d]):
                 if node >= 0:
-                    trie_release(&self.trie, nodes[d])
-                    cur_depth = d - 1
+                    trie_release(&self.trie, rp.nodes[d])
+                    rp.depth = d - 1
                 # no memory: what is left of the bucket is bounded by its smallest bound
                 self.out_of_memory = True
-                self.oom_bound = min(self.oom_bound, bk.min_lb + self.lamW)
+                self.oom_bound = min(self.oom_bound, bk.min_lb + self.pb.lamW)
                 break
-        for k in range(cur_depth + 1):
-            if hold[k]:
-                trie_release(&self.trie, nodes[k])
+        if rp.nodes[0] >= 0:
+            for k in range(rp.depth + 1):
+                if rp.hold[k]:
+                    trie_release(&self.trie, rp.nodes[k])
         free(buf)
         free(offs)
-        free(ust)
+        free(rp.ust)
         return 0
+
+    cdef int32_t _reload_path(self, ReloadPath* rp, const uint8_t* rec, int d, double lb) noexcept nogil:
+        """Rebuild the trie path of a reloaded prefix of length ``d`` on the part it shares with
+        the last one (``rp``); its last node, -1 when out of memory, -2 when the map replaced the
+        prefix while it was on disk (it is deleted, as in RAM)."""
+        cdef int c = 0, k, label, W = self.pb.W
+        cdef int32_t node = 0
+        cdef uint16_t a
+        cdef MapEntry* me
+        cdef MapRecord mrec
+        while c < rp.depth and c < d and rp.ids_prev[c] == gw_spill_id(rec, c):
+            c += 1
+        if c == d:          # the same prefix twice: a node of its own
+            c = d - 1
+        if rp.depth > c:
+            # the last path's childless nodes go (a dropped prefix, a recorded node taken from
+            # RAM leave some), but the shared part must outlive them: hold its end first
+            if not rp.hold[c]:
+                trie_node(&self.trie, rp.nodes[c]).refs += 1
+                rp.hold[c] = True
+            for k in range(c + 1, rp.depth + 1):
+                if rp.hold[k]:
+                    trie_release(&self.trie, rp.nodes[k])
+                    rp.hold[k] = False
+        rp.depth = c
+        for k in range(c + 1, d + 1):
+            a = gw_spill_id(rec, k - 1)
+            rp.errs[k] = rp.errs[k - 1] + problem_rule(&self.pb, &rp.ust[<size_t>(k - 1) * W], &rp.ust[<size_t>k * W],
+                                                       &rp.ust[<size_t>257 * W], a, &self.acc[0], &label)
+            me = NULL
+            if self.map_kind != MAP_NONE and not gw_spill_unchecked(rec, k - 1):
+                me = self._reload_entry(rec, k, &rp.ust[<size_t>k * W], &self.scratch[0])
+                if me != NULL and not self._names_prefix(me.off, rec, k):
+                    return -2
+            if me != NULL and k < d:
+                table_record(&self.table, me.off, &mrec)
+                if self._holds_prefix(mrec.node, rec, k):   # the recorded node is in RAM
+                    rp.nodes[k] = mrec.node
+                    rp.hold[k] = False
+                    rp.ids_prev[k - 1] = a
+                    rp.depth = k
+                    continue
+            node = self._new_node(rp.nodes[k - 1], a, <uint8_t>k, rp.errs[k], lb if k == d else 0.0)
+            if node < 0:
+                return -1
+            if me != NULL:
+                table_record(&self.table, me.off, &mrec)
+                if k == d and self._holds_prefix(mrec.node, rec, k):
+                    me = NULL       # the same prefix twice: the copy goes unchecked
+            if me == NULL:
+                trie_node(&self.trie, node).flags |= F_UNCHECKED
+            else:                   # the map's record names the rebuilt node from here on
+                mrec.node = node
+                table_set_record(&self.table, me.off, &mrec)
+            if rp.hold[k - 1]:
+                trie_release(&self.trie, rp.nodes[k - 1])   # its child holds it from here on
+                rp.hold[k - 1] = False
+            rp.nodes[k] = node
+            rp.hold[k] = k < d
+            rp.ids_prev[k - 1] = a
+            rp.depth = k
+        return node
 
     cdef MapEntry* _reload_entry(self, const uint8_t* rec, int k, const uint64_t* f,
                                  Scratch* sc) noexcept nogil:
@@ -940,9 +672,9 @@ cdef class Search:
             for i in range(k):
                 key_h += self.ant_hash[sc.child_ids[i]]
         else:
-            for i in range(self.W):
+            for i in range(self.pb.W):
                 sc.f[i] = f[i]
-            key_h = vector_hash(f, self.W)
+            key_h = vector_hash(f, self.pb.W)
         tag = <uint32_t>(key_h >> 32)
         pos = tag & (self.table.cap - 1)
         while True:
@@ -985,14 +717,14 @@ cdef class Search:
 
     cdef int _spill_and_reload(self) noexcept nogil:
         """Between expansions: spill when over budget, then reload while a bucket comes first.
-        0, or an ``errno`` (kept in ``spill_errno``)."""
+        0, or an ``errno`` (kept in ``disk.error``)."""
         cdef int rc = 0
         if self._spill_due():
             rc = self._spill(self.queue.size() // 2)
         while rc == 0 and not self.out_of_memory and self._reload_due():
             rc = self._reload()
         if rc != 0:
-            self.spill_errno = rc
+            self.disk.error = rc
         return rc
 
     # ---------------------------------------------------------------------------- map
@@ -1007,16 +739,16 @@ cdef class Search:
                 return False
             for i in range(n_ids):   # every stored id must be in the child prefix
                 a = table_id(&self.table, e.off, i)
-                if a >= self.M or (sc.in_prefix[a] == 0 and a != sc.child_ids[n_ids - 1]):
+                if a >= self.pb.M or (sc.in_prefix[a] == 0 and a != sc.child_ids[n_ids - 1]):
                     return False
             return True
-        for i in range(self.W):
-            sc.tmp[i] = self.mask[i]
+        for i in range(self.pb.W):
+            sc.tmp[i] = self.pb.mask[i]
         for i in range(length):
             a = table_id(&self.table, e.off, i)
-            for j in range(self.W):
-                sc.tmp[j] &= ~self.caps[<size_t>a * self.W + j]
-        for i in range(self.W):
+            for j in range(self.pb.W):
+                sc.tmp[j] &= ~self.pb.caps[<size_t>a * self.pb.W + j]
+        for i in range(self.pb.W):
             if sc.tmp[i] != sc.f[i]:
                 return False
         return True
@@ -1025,7 +757,7 @@ cdef class Search:
         """A record's bound, recomputed from its prefix error exactly as ``_score`` computed it:
         the representative and the child leave the same samples uncaptured (that is what the
         same class means for both maps), so they share ``b0`` to the bit."""
-        return (rec.score + length * self.lamW) + b0
+        return (rec.score + length * self.pb.lamW) + b0
 
     cdef MapEntry* _map_admit(self, uint64_t key, int n_ids, double lb, double err, double b0,
                               int* verdict, Scratch* sc) noexcept nogil:
@@ -1045,9 +777,9 @@ cdef class Search:
         cdef bint grow = (self.table.cap >> 32) == 0 and 4 * (self.table.count + 1) > 3 * self.table.cap
         # under a budget the map stops taking classes before it would pass it: a new class needs
         # room for its record, a doubling room for both slot tables while it moves the entries
-        cdef bint frozen = self.map_budget > 0 and (
-            table_bytes(&self.table) + table_put_bytes(&self.table, n_ids) > self.map_budget
-            or grow and table_bytes(&self.table) + max(2 * self.table.cap, <size_t>1024) * sizeof(MapEntry) > self.map_budget)
+        cdef bint frozen = self.disk.map_budget > 0 and (
+            table_bytes(&self.table) + table_put_bytes(&self.table, n_ids) > self.disk.map_budget
+            or grow and table_bytes(&self.table) + max(2 * self.table.cap, <size_t>1024) * sizeof(MapEntry) > self.disk.map_budget)
         if not frozen and grow and not table_grow(&self.table):
             verdict[0] = 3               # no memory for the map: insert unchecked (sound)
             return NULL
@@ -1130,14 +862,14 @@ cdef class Search:
                     return False
                 nd = trie_node(&self.trie, nd.parent)
             return True
-        for i in range(self.W):
-            sc.tmp[i] = self.mask[i]
+        for i in range(self.pb.W):
+            sc.tmp[i] = self.pb.mask[i]
         for k in range(trie_node(&self.trie, x).depth):   # ends on the root (a real node)
             a = nd.ant
-            for i in range(self.W):
-                sc.tmp[i] &= ~self.caps[<size_t>a * self.W + i]
+            for i in range(self.pb.W):
+                sc.tmp[i] &= ~self.pb.caps[<size_t>a * self.pb.W + i]
             nd = trie_node(&self.trie, nd.parent)
-        for i in range(self.W):
+        for i in range(self.pb.W):
             if sc.tmp[i] != sc.f[i]:
                 return False
         return True
@@ -1180,9 +912,7 @@ cdef class Search:
     # ---------------------------------------------------------------------------- search
 
     cdef void _init_search(self):
-        cdef double cnt[MAX_CLASSES]
-        cdef double zc[MAX_CLASSES]
-        cdef double correct, b0 = 0
+        cdef double b0
         cdef int label
         cdef int32_t root
         cdef bint integral
@@ -1196,25 +926,19 @@ cdef class Search:
         self.seq = 0
         self.best_path.clear()
         self.gc_threshold = 65536
-        self._counts(&self.mask[0], LABELS, cnt, &self.acc[0])
-        self.total = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-        self.lamW = self.lam * self.total
-        self.sim_eps = 1e-9 * max(self.total, 1.0)
-        self.best = self.total - correct      # the empty list: default = majority
+        b0 = problem_root(&self.pb, self.do_eqpts, &self.best, &self.acc[0])   # best: the empty list
+        self.sim_eps = 1e-9 * max(self.pb.total, 1.0)
         self.best_time = now()
         self.start_time = self.best_time
         self.best_evals = 0
-        if self.do_eqpts:
-            self._counts(&self.mask[0], MINORITY, zc, &self.acc[0])
-            b0 = weighted_sum(self.C, self.weights, zc)
         # compact nodes (issue 27): under the lower-bound policy a queued node's bound is its key;
         # with integral class weights every prefix error is an integer no larger than the total
-        integral = self.total < 4294967296.0
-        for label in range(self.C):
-            integral = integral and self.weights[label] == floor(self.weights[label])
+        integral = self.pb.total < 4294967296.0
+        for label in range(self.pb.C):
+            integral = integral and self.pb.weights[label] == floor(self.pb.weights[label])
         self.exact_ties = self._exact_errors()
         trie_compact(&self.trie, self.policy != P_LOWER_BOUND, integral)
-        table_compact(&self.table, self.M <= 256, integral, self.total)
+        table_compact(&self.table, self.pb.M <= 256, integral, self.pb.total)
         root = self._new_node(-1, 0, 0, 0.0, b0)
         if root < 0:
             raise MemoryError("cannot allocate the search's node pool")
@@ -1232,102 +956,17 @@ cdef class Search:
         improvements prune."""
         cdef int label, e, e_max = 0
         cdef double w
-        for label in range(self.C):
-            w = self.weights[label]
+        for label in range(self.pb.C):
+            w = self.pb.weights[label]
             e = 0
             while e <= 60 and ldexp(w, e) != floor(ldexp(w, e)):
                 e += 1
             if e > 60:
                 return False
             e_max = max(e_max, e)
-        return ldexp(self.total, e_max) < 9007199254740992.0
+        return ldexp(self.pb.total, e_max) < 9007199254740992.0
 
     # ------------------------------------------------ optional bounds (issue 13 item 5)
-
-    cdef int _similar_setup(self, int32_t ni, int depth, Scratch* sc) noexcept nogil:
-        """Prepare Theorem 18 for the children of ``ni`` = (p_0 .. p_{K-1}), K = ``depth``.
-
-        For each of the last ``SIM_WINDOW`` rules p_j, d_j is the prefix without p_j. Stores, per
-        j, what d_j leaves uncaptured (``sc.sim_ctx``) and the part of b(D) - b(d_j + t) that does
-        not depend on the child t: lam + sum_{i>=j} err(p_i | D) - sum_{i>j} err(p_i | d_j)
-        (``sc.sim_gain``). Returns how many rules are tried.
-        """
-        cdef int i, j, k, label, n = min(depth, SIM_WINDOW), j0 = depth - n
-        cdef int32_t cur = ni
-        cdef uint64_t* x
-        cdef const uint64_t* cv
-        cdef uint64_t* up = &sc.sim_tmp[0]
-        cdef uint64_t* sx = &sc.sim_x[0]
-        cdef double* perr = &sc.sim_perr[0]
-        cdef double cnt[MAX_CLASSES]
-        cdef double correct, wv, ej
-        # errors of the rules p_j .. p_{K-1} in D's context, from the node errors on the path
-        for k in range(depth, j0, -1):
-            perr[k] = trie_err(&self.trie, cur)
-            cur = trie_node(&self.trie, cur).parent
-        perr[j0] = trie_err(&self.trie, cur)
-        for i in range(self.W):          # what p_0 .. p_{j0-1} leave uncaptured
-            up[i] = self.mask[i]
-        for k in range(j0):
-            cv = &self.caps[<size_t>sc.path[k] * self.W]
-            for i in range(self.W):
-                up[i] &= ~cv[i]
-        for j in range(j0, depth):
-            x = &sc.sim_ctx[<size_t>(j - j0) * self.W]
-            for i in range(self.W):
-                x[i] = up[i]
-            ej = self.lamW + perr[depth] - perr[j]
-            for k in range(j + 1, depth):   # the later rules again, without p_j before them
-                cv = &self.caps[<size_t>sc.path[k] * self.W]
-                for i in range(self.W):
-                    sx[i] = x[i] & cv[i]
-                    x[i] &= ~cv[i]
-                self._counts(sx, LABELS, cnt, &sc.acc[0])
-                wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-                ej -= wv - correct
-            sc.sim_gain[j - j0] = ej
-            cv = &self.caps[<size_t>sc.path[j] * self.W]
-            for i in range(self.W):
-                up[i] &= ~cv[i]
-        return n
-
-    cdef bint _similar_dominated(self, int t, int depth, int n, double et, Scratch* sc) noexcept nogil:
-        """Theorem 18 between D = (p_0 .. p_{K-1}, t), a child about to be queued, and d = D
-        without one of its last ``n`` rules p_j (docs/maintainers/corels-proofs.md).
-
-        With Omega the weight of the units d leaves uncaptured and D does not (those p_j takes
-        first), every list D+T scores at least R(d+T) + b(D) - b(d) - Omega: the tail T,
-        labelled as best for D's uncaptured data, makes at most Omega more errors on d's. So
-        when b(D) - b(d) > Omega no optimal list lies below D, and it need not be queued. The
-        test is strict, so it never removes an optimum: it composes with the map and every other
-        bound; d is shorter, so it holds under a length cap. (Between two siblings the bound is
-        vacuous: err(s|P) - err(a|P) <= Omega always.) ``et`` = err(t | D's prefix). Reads
-        the thread's scratch only (``sc.sim_*``) and the expanding node's ancestors, which stay
-        allocated and unchanged while it is in flight: threads run it without a lock.
-        """
-        cdef double cnt[MAX_CLASSES]
-        cdef double correct, wv, gain
-        cdef int label, i, j, j0 = depth - n
-        cdef const uint64_t* tv = &self.caps[<size_t>t * self.W]
-        cdef const uint64_t* pv
-        cdef const uint64_t* x
-        cdef uint64_t* y = &sc.sim_x[0]
-        for j in range(depth - 1, j0 - 1, -1):
-            x = &sc.sim_ctx[<size_t>(j - j0) * self.W]
-            for i in range(self.W):
-                y[i] = x[i] & tv[i]
-            self._counts(y, LABELS, cnt, &sc.acc[0])
-            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-            gain = sc.sim_gain[j - j0] + et - (wv - correct)
-            if gain <= self.sim_eps:               # Omega >= 0
-                continue
-            pv = &self.caps[<size_t>sc.path[j] * self.W]
-            for i in range(self.W):
-                y[i] = x[i] & pv[i] & ~tv[i]
-            self._counts(y, LABELS, cnt, &sc.acc[0])
-            if gain - weighted_sum(self.C, self.weights, cnt) > self.sim_eps:
-                return True
-        return False
 
     cdef void _reorder_setup(self, int32_t ni, int depth, Scratch* sc) noexcept nogil:
         """Prepare the reordering check for the children of ``ni`` = (p_0 .. p_{K-1}), K = ``depth``:
@@ -1342,12 +981,11 @@ cdef class Search:
             cur = trie_node(&self.trie, cur).parent
         sc.perm_cum[0] = 0.0
         x = &sc.perm_ctx[0]
-        for i in range(self.W):
-            x[i] = self.mask[i]
+        problem_context(&self.pb, &sc.path[0], 0, x, NULL)
         for k in range(1, depth):
-            cv = &self.caps[<size_t>sc.path[k - 1] * self.W]
-            for i in range(self.W):
-                x[<size_t>k * self.W + i] = x[<size_t>(k - 1) * self.W + i] & ~cv[i]
+            cv = &self.pb.caps[<size_t>sc.path[k - 1] * self.pb.W]
+            for i in range(self.pb.W):
+                x[<size_t>k * self.pb.W + i] = x[<size_t>(k - 1) * self.pb.W + i] & ~cv[i]
 
     cdef bint _reorder_better(self, int t, int depth, double err_c, Scratch* sc) noexcept nogil:
         """Theorem 15 within one child: True when moving its last rule ``t`` to an earlier place,
@@ -1365,26 +1003,21 @@ cdef class Search:
         U_k what p_0 .. p_{k-1} leave: two counts per place, the sum kept from the last place
         back. Reads the thread's scratch and the expanding node's ancestors only (no lock).
         """
-        cdef double cnt[MAX_CLASSES]
-        cdef double correct, wv, moved = 0.0, et
-        cdef int label, i, j
-        cdef const uint64_t* tv = &self.caps[<size_t>t * self.W]
+        cdef double moved = 0.0, et
+        cdef int i, j
+        cdef const uint64_t* tv = &self.pb.caps[<size_t>t * self.pb.W]
         cdef const uint64_t* pv
         cdef const uint64_t* x
-        cdef uint64_t* y = &sc.sim_x[0]
+        cdef uint64_t* y = &sc.sim.x[0]
         for j in range(depth - 1, -1, -1):
-            x = &sc.perm_ctx[<size_t>j * self.W]
-            pv = &self.caps[<size_t>sc.path[j] * self.W]
-            for i in range(self.W):
+            x = &sc.perm_ctx[<size_t>j * self.pb.W]
+            pv = &self.pb.caps[<size_t>sc.path[j] * self.pb.W]
+            for i in range(self.pb.W):
                 y[i] = x[i] & pv[i] & ~tv[i]
-            self._counts(y, LABELS, cnt, &sc.acc[0])
-            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-            moved += wv - correct
-            for i in range(self.W):
+            moved += problem_error(&self.pb, y, &sc.acc[0])
+            for i in range(self.pb.W):
                 y[i] = x[i] & tv[i]
-            self._counts(y, LABELS, cnt, &sc.acc[0])
-            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-            et = wv - correct
+            et = problem_error(&self.pb, y, &sc.acc[0])
             if self.exact_ties:
                 if sc.perm_cum[j] + et + moved < err_c or (
                         t < sc.path[j] and sc.perm_cum[j] + et + moved == err_c):
@@ -1404,24 +1037,7 @@ cdef class Search:
 
     cdef void _merge(self, Scratch* sc) noexcept nogil:
         """Add a scratch's counters to the search's (under the queue lock when threaded)."""
-        self.n_evaluated += sc.n_evaluated
-        self.n_expanded += sc.n_expanded
-        self.n_pruned_support += sc.n_pruned_support
-        self.n_pruned_accurate += sc.n_pruned_accurate
-        self.n_pruned_bound += sc.n_pruned_bound
-        self.n_pruned_lookahead += sc.n_pruned_lookahead
-        self.n_pruned_length += sc.n_pruned_length
-        self.n_pruned_similar += sc.n_pruned_similar
-        self.n_pruned_reorder += sc.n_pruned_reorder
-        sc.n_evaluated = 0
-        sc.n_expanded = 0
-        sc.n_pruned_support = 0
-        sc.n_pruned_accurate = 0
-        sc.n_pruned_bound = 0
-        sc.n_pruned_lookahead = 0
-        sc.n_pruned_length = 0
-        sc.n_pruned_similar = 0
-        sc.n_pruned_reorder = 0
+        tally_merge(&self.tally, &sc.tally)
 
     cdef void _improve(self, double R, int s, int depth, Scratch* sc) noexcept nogil:
         """A child beat the incumbent when scored: record it under the incumbent's lock (another
@@ -1432,7 +1048,7 @@ cdef class Search:
             self.best_path.assign(sc.child_ids.begin(), sc.child_ids.begin() + depth)
             self.best_path.push_back(s)
             self.best_time = now()
-            self.best_evals = self.n_evaluated + sc.n_evaluated
+            self.best_evals = self.tally.evaluated + sc.tally.evaluated
             self.improved = True
             self.n_improvements += 1
         gw_inc_unlock(self.sync)
@@ -1443,107 +1059,68 @@ cdef class Search:
         Writes only the thread's scratch (and the incumbent, under its lock), so threads run it
         without the queue lock; the node and its ancestors stay allocated while it is in flight.
         """
-        cdef int depth = trie_node(&self.trie, ni).depth, k, i, p, s, label, flabel, verdict
-        cdef int32_t cur = ni, child
+        cdef int depth = trie_node(&self.trie, ni).depth, k, i, s, label
         cdef double perr = trie_err(&self.trie, ni)
         cdef double ucnt[MAX_CLASSES]
         cdef double uz[MAX_CLASSES]
         cdef double cnt[MAX_CLASSES]
-        cdef double fc[MAX_CLASSES]
         cdef double zc[MAX_CLASSES]
-        cdef double wv, correct, err, b, R, fw, fcorrect, b0, lb, key, ucap
-        cdef uint64_t t, phash = 0, key_h
+        cdef double wv, correct, err, b, R, fw, b0, lb
+        cdef uint64_t phash = 0, key_h
         cdef uint64_t* u = &sc.u[0]
         cdef uint64_t* v = &sc.v[0]
         cdef uint64_t* f = &sc.f[0]
         cdef const uint64_t* capv
-        cdef const uint64_t* lp = &self.lplanes[0]
+        cdef const uint64_t* lp = &self.pb.lplanes[0]
         cdef int64_t* acc = &sc.acc[0]
         cdef uint16_t* path = &sc.path[0]
         cdef uint16_t* child_ids = &sc.child_ids[0]
         cdef uint8_t* in_prefix = &sc.in_prefix[0]
-        cdef int P = self.P, W = self.W
-        cdef MapEntry* me
+        cdef int P = self.pb.P, W = self.pb.W
         cdef bint any_bits
         cdef int64_t sums[3]
-        cdef int32_t m
-        cdef int c, c2, n_cands = 0, n_sim
-        cdef Candidate* cand
-        # the prefix, leaf to root; a deleted ancestor kills the whole subtree
-        k = depth
-        while cur >= 0 and k > 0:
-            if trie_node(&self.trie, cur).flags & F_DELETED:
-                return -1
-            k -= 1
-            path[k] = trie_node(&self.trie, cur).ant
-            cur = trie_node(&self.trie, cur).parent
-        if cur >= 0 and trie_node(&self.trie, cur).flags & F_DELETED:
+        cdef int n_cands = 0
+        if self._walk(ni, depth, path, sc.sim.perr) < 0:
             return -1
-        for i in range(W):
-            u[i] = self.mask[i]
+        problem_context(&self.pb, path, depth, u, in_prefix)
         for k in range(depth):
-            s = path[k]
-            in_prefix[s] = 1
-            phash += self.ant_hash[s]
-            child_ids[k] = s
-            for i in range(W):
-                u[i] &= ~self.caps[<size_t>s * W + i]
-        self._counts(u, LABELS, ucnt, acc)
+            phash += self.ant_hash[path[k]]
+            child_ids[k] = path[k]
+        problem_counts(&self.pb, u, LABELS, ucnt, acc)
         if self.do_eqpts:
-            self._counts(u, MINORITY, uz, acc)
+            problem_counts(&self.pb, u, MINORITY, uz, acc)
         if self.dense:
-            for i in range(self.UP):
-                m = -<int32_t>((u[i >> 6] >> (i & 63)) & 1) if i < W * 64 else 0
-                sc.wt[i] = self.ut[i] & m
-                sc.w1[i] = self.u1[i] & m
-                sc.wz[i] = self.uzt[i] & m
-        sc.n_expanded += 1
-        for s in range(self.M):
+            self._dense_context(u, sc)
+        sc.tally.expanded += 1
+        for s in range(self.pb.M):
             if in_prefix[s]:
                 continue
-            sc.n_evaluated += 1
-            capv = &self.caps[<size_t>s * W]
+            sc.tally.evaluated += 1
+            capv = &self.pb.caps[<size_t>s * W]
             if self.dense:
                 gw_masked_sum3(&self.dmask[<size_t>s * self.UP], &sc.wt[0], &sc.w1[0],
                                &sc.wz[0], self.UP, sums)
                 cnt[0] = <double>(sums[0] - sums[1])
                 cnt[1] = <double>sums[1]
                 any_bits = sums[0] > 0
-            elif self.C == 2:
-                any_bits = binary_counts(self.W, u, capv, v, lp, P, self.PT, &self.lshift[0], cnt)
+            elif self.pb.C == 2:
+                any_bits = binary_counts(self.pb.W, u, capv, v, lp, P, self.pb.PT, &self.pb.lshift[0], cnt)
             else:
-                for p in range(P):
-                    acc[p] = 0
-                any_bits = False
-                for i in range(W):
-                    t = u[i] & capv[i]
-                    v[i] = t
-                    if t == 0:
-                        continue
-                    any_bits = True
-                    for p in range(P):
-                        acc[p] += gw_popcount64(t & lp[i * P + p])
-                if any_bits:
-                    fold_counts(self.C, acc, P, &self.lclass[0], &self.lshift[0], cnt)
-                else:
-                    for k in range(self.C):
-                        cnt[k] = 0
-            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-            if self.do_support and wv < self.lamW:            # Theorem 10
-                sc.n_pruned_support += 1
+                any_bits = masked_counts(self.pb.C, W, u, capv, v, lp, P, &self.pb.lclass[0], &self.pb.lshift[0],
+                                         acc, cnt)
+            wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
+            if self.do_support and wv < self.pb.lamW:            # Theorem 10
+                sc.tally.support += 1
                 continue
-            if self.do_accurate and correct < self.lamW:      # Theorem 11
-                sc.n_pruned_accurate += 1
+            if self.do_accurate and correct < self.pb.lamW:      # Theorem 11
+                sc.tally.accurate += 1
                 continue
             err = perr + (wv - correct)
-            b = err + (depth + 1) * self.lamW
+            b = err + (depth + 1) * self.pb.lamW
             if b >= self.best:                                # Theorem 1
-                sc.n_pruned_bound += 1
+                sc.tally.bound += 1
                 continue
-            for k in range(self.C):
-                fc[k] = ucnt[k] - cnt[k]
-            fw = weighted_majority(self.C, self.weights, fc, &fcorrect, &flabel)
-            R = b + (fw - fcorrect)
+            R = b + default_error(&self.pb, ucnt, cnt, &fw)
             if R < self.best:                                 # score before any lookahead
                 self._improve(R, s, depth, sc)
             b0 = 0
@@ -1551,83 +1128,96 @@ cdef class Search:
                 if self.dense:
                     zc[0] = uz[0] - <double>sums[2]
                     zc[1] = uz[1]
-                    b0 = weighted_sum(self.C, self.weights, zc)
+                    b0 = weighted_sum(self.pb.C, self.pb.weights, zc)
                 elif any_bits:
-                    self._counts(v, MINORITY, zc, acc)
-                    for k in range(self.C):
+                    problem_counts(&self.pb, v, MINORITY, zc, acc)
+                    for k in range(self.pb.C):
                         zc[k] = uz[k] - zc[k]
-                    b0 = weighted_sum(self.C, self.weights, zc)
+                    b0 = weighted_sum(self.pb.C, self.pb.weights, zc)
                 else:
-                    b0 = weighted_sum(self.C, self.weights, uz)
+                    b0 = weighted_sum(self.pb.C, self.pb.weights, uz)
             lb = b + b0
-            if lb + (self.lamW if self.do_lookahead else 0.0) >= self.best:   # Lemma 2 + Thm 20
-                sc.n_pruned_lookahead += 1
+            if lb + (self.pb.lamW if self.do_lookahead else 0.0) >= self.best:   # Lemma 2 + Thm 20
+                sc.tally.lookahead += 1
                 continue
             if depth + 1 >= self.max_len or (
-                    self.do_length and (depth + 2) * self.lamW >= self.best):  # Theorem 6
-                sc.n_pruned_length += 1
+                    self.do_length and (depth + 2) * self.pb.lamW >= self.best):  # Theorem 6
+                sc.tally.length += 1
                 continue
             # a survivor: queue it in the second pass, once its map slot (and the record there)
             # have been prefetched, so the probes' cache misses overlap the scoring
-            if self.policy == P_LOWER_BOUND:
-                key = lb
-            elif self.policy == P_OBJECTIVE:
-                key = R
-            elif self.policy == P_BFS:
-                key = depth + 1
-            elif self.policy == P_DFS:
-                key = -(depth + 1)
-            else:
-                ucap = self.total - fw
-                key = b * self.total / ucap if ucap > 0 else INFINITY
             key_h = 0
             if self.map_kind == MAP_PREFIX:
                 key_h = phash + self.ant_hash[s]
             elif self.map_kind == MAP_CAPTURED:
                 for i in range(W):
                     f[i] = u[i] & ~capv[i]
-                key_h = vector_hash(f, self.W)
+                key_h = vector_hash(f, self.pb.W)
             if self.table.cap > 0:
                 gw_prefetch(&self.table.slots[(key_h >> 32) & (self.table.cap - 1)])
-            cand = &sc.cands[n_cands]
+            sc.cands[n_cands] = Candidate(err=err, lb=lb, b0=b0, map_key=key_h, ant=s,
+                                          key=policy_key(self.policy, depth + 1, lb, R, b, self.pb.total, fw))
             n_cands += 1
-            cand.ant = s
-            cand.err = err
-            cand.lb = lb
-            cand.b0 = b0
-            cand.key = key
-            cand.map_key = key_h
-        if self.do_similar and depth >= 1 and n_cands > 0:   # Theorem 18 (docs/maintainers/corels-proofs.md)
-            n_sim = self._similar_setup(ni, depth, sc)
-            c2 = 0
-            for c in range(n_cands):
-                if self._similar_dominated(sc.cands[c].ant, depth, n_sim, sc.cands[c].err - perr, sc):
-                    sc.n_pruned_similar += 1
-                elif c2 < c:
-                    sc.cands[c2] = sc.cands[c]
-                    c2 += 1
-                else:
-                    c2 += 1
-            n_cands = c2
-        if self.do_reorder and depth >= 1 and n_cands > 0:   # Theorem 15 in the child
-            self._reorder_setup(ni, depth, sc)
-            c2 = 0
-            for c in range(n_cands):
-                if self._reorder_better(sc.cands[c].ant, depth, sc.cands[c].err, sc):
-                    sc.n_pruned_reorder += 1
-                else:
-                    if c2 < c:
-                        sc.cands[c2] = sc.cands[c]
-                    c2 += 1
-            n_cands = c2
         sc.n_cands = n_cands
+        if n_cands > 0 and depth >= 1 and (self.do_similar or self.do_reorder):
+            self._filter(ni, depth, perr, sc)
         return 0
+
+    cdef void _dense_context(self, const uint64_t* u, Scratch* sc) noexcept nogil:
+        """The dense kernel's per-unit counts of the units ``u`` leaves uncaptured (the rest 0)."""
+        cdef int i
+        cdef int32_t m
+        for i in range(self.UP):
+            m = -<int32_t>((u[i >> 6] >> (i & 63)) & 1) if i < self.pb.W * 64 else 0
+            sc.wt[i] = self.ut[i] & m
+            sc.w1[i] = self.u1[i] & m
+            sc.wz[i] = self.uzt[i] & m
+
+    cdef int _walk(self, int32_t ni, int depth, uint16_t* path, double* perr) noexcept nogil:
+        """The prefix of ``ni`` into ``path`` and the errors of its first k rules into ``perr[k]``,
+        leaf to root; -1 when a deleted ancestor kills the whole subtree."""
+        cdef int32_t cur = ni
+        cdef int k = depth
+        perr[0] = 0.0
+        while cur >= 0 and k > 0:
+            if trie_node(&self.trie, cur).flags & F_DELETED:
+                return -1
+            perr[k] = trie_err(&self.trie, cur)
+            k -= 1
+            path[k] = trie_node(&self.trie, cur).ant
+            cur = trie_node(&self.trie, cur).parent
+        if cur >= 0 and trie_node(&self.trie, cur).flags & F_DELETED:
+            return -1
+        return 0
+
+    cdef void _filter(self, int32_t ni, int depth, double perr, Scratch* sc) noexcept nogil:
+        """Drop the survivors in ``sc.cands`` that Theorem 18 (dominated by the prefix without one
+        of its last rules) or, in a seeded search, Theorem 15 within the child (an earlier place
+        of its last rule comes first) rules out. Both are strict: an optimum is never removed, and
+        they compose with the map and every other bound (docs/maintainers/corels-proofs.md)."""
+        cdef int c, c2 = 0, n_sim = 0
+        cdef Candidate* cand
+        if self.do_similar:          # the errors along the path are in sc.sim.perr (_walk)
+            n_sim = theorem18_setup(&self.pb, &sc.sim, &sc.path[0], depth, &sc.acc[0])
+        if self.do_reorder:
+            self._reorder_setup(ni, depth, sc)
+        for c in range(sc.n_cands):
+            cand = &sc.cands[c]
+            if self.do_similar and theorem18_prunes(&self.pb, &sc.sim, &sc.path[0], cand.ant, depth, n_sim,
+                                                    cand.err - perr, self.sim_eps, &sc.acc[0]):
+                sc.tally.similar += 1
+            elif self.do_reorder and self._reorder_better(cand.ant, depth, cand.err, sc):
+                sc.tally.reorder += 1
+            else:
+                sc.cands[c2] = cand[0]
+                c2 += 1
+        sc.n_cands = c2
 
     cdef void _admit(self, int32_t ni, Scratch* sc) noexcept nogil:
         """Second pass of an expansion (under the queue lock when threaded): re-check the
         survivors in ``sc.cands`` against ``R^c``, pass them through the symmetry map, queue them."""
         cdef int depth = trie_node(&self.trie, ni).depth, k, i, s, verdict, c
-        cdef int n_cands = sc.n_cands, W = self.W
+        cdef int n_cands = sc.n_cands, W = self.pb.W
         cdef int32_t child
         cdef double lb
         cdef uint64_t* u = &sc.u[0]
@@ -1647,18 +1237,18 @@ cdef class Search:
             s = cand.ant
             lb = cand.lb
             # R^c may have improved since this child was scored: the same tests as on pop
-            if lb + (self.lamW if self.do_lookahead else 0.0) >= self.best:
-                self.n_pruned_lookahead += 1
+            if lb + (self.pb.lamW if self.do_lookahead else 0.0) >= self.best:
+                self.tally.lookahead += 1
                 continue
-            if self.do_length and (depth + 2) * self.lamW >= self.best:
-                self.n_pruned_length += 1
+            if self.do_length and (depth + 2) * self.pb.lamW >= self.best:
+                self.tally.length += 1
                 continue
             sc.child_ids[depth] = s
             verdict = 1
             me = NULL
             if self.map_kind != MAP_NONE:
                 if self.map_kind == MAP_CAPTURED:
-                    capv = &self.caps[<size_t>s * W]
+                    capv = &self.pb.caps[<size_t>s * W]
                     for i in range(W):
                         f[i] = u[i] & ~capv[i]
                 me = self._map_admit(cand.map_key, depth + 1, lb, cand.err, cand.b0, &verdict, sc)
@@ -1671,7 +1261,7 @@ cdef class Search:
             if child < 0:          # out of memory: the search can no longer certify
                 self.out_of_memory = True
                 # the rest of this parent's children stay unexplored: bound them by the parent
-                self.oom_bound = min(self.oom_bound, sc.node_lb + self.lamW)
+                self.oom_bound = min(self.oom_bound, sc.node_lb + self.pb.lamW)
                 break             # (a new map slot stays empty until _map_store fills it)
             # no arena memory: the child goes in unrecorded, which is sound; a child no record
             # names (unrecorded or unverifiable) must never be deleted by the map (_recorded)
@@ -1680,7 +1270,7 @@ cdef class Search:
                 trie_node(&self.trie, child).flags |= F_UNCHECKED
             if not self._push(cand.key, child):   # out of memory: as above
                 self.out_of_memory = True
-                self.oom_bound = min(self.oom_bound, sc.node_lb + self.lamW)
+                self.oom_bound = min(self.oom_bound, sc.node_lb + self.pb.lamW)
                 trie_release(&self.trie, child)
                 break
         for k in range(depth):
@@ -1691,14 +1281,14 @@ cdef class Search:
         cdef QEntry e
         cdef int32_t idx
         while True:
-            if self.buckets.size() > 0 and self._reload_due():
+            if self.disk.buckets.size() > 0 and self._reload_due():
                 if self._spill_and_reload() != 0:
                     return R_SPILL_ERROR
             if self.queue.size() == 0:
                 break
             if stop[0] != 0:
                 return R_STOPPED
-            if max_evals >= 0 and self.n_evaluated >= max_evals:
+            if max_evals >= 0 and self.tally.evaluated >= max_evals:
                 return R_NODE_LIMIT
             if self.out_of_memory:
                 return R_OUT_OF_MEMORY
@@ -1719,7 +1309,7 @@ cdef class Search:
                     self._gc()
             elif self.queue.size() > self.gc_threshold and self.do_gc:
                 self._gc()
-            if self.spill_budget > 0 and self._spill_due() and self._spill_and_reload() != 0:
+            if self.disk.budget > 0 and self._spill_due() and self._spill_and_reload() != 0:
                 return R_SPILL_ERROR
             if now() >= t_end:
                 return R_SLICE
@@ -1741,36 +1331,19 @@ cdef class Search:
         self.halt = False
         self.improved = False
         cdef int t
+        cdef size_t k
         cdef double t0
-        cdef Scratch* sc
-        if self.buckets.size() > 0 and self._reload_due() and self._spill_and_reload() != 0:
+        if self.disk.buckets.size() > 0 and self._reload_due() and self._spill_and_reload() != 0:
             return R_SPILL_ERROR
         if self.queue.size() > 0 and stop[0] == 0 and not self.out_of_memory and (
-                max_evals < 0 or self.n_evaluated < max_evals):
+                max_evals < 0 or self.tally.evaluated < max_evals):
             t0 = now()
-            if gw_pool_stale(self.pool):   # in a forked child: the pool's threads are gone
-                self.pool = NULL
-            if self.pool == NULL:
-                self.pool = gw_pool_new(self.n_threads)
-            if self.pool == NULL:          # no memory even for the pool: run on this thread
-                _worker_entry(<void*>self, 0)
-            else:
-                gw_pool_run(self.pool, _worker_entry, <void*>self)
+            pool_run(&self.pool, self.n_threads, _worker_entry, <void*>self)
             self.t_join += now() - t0
-            for t in range(self.n_threads):
-                sc = &self.scratch[t]
-                self.t_score += sc.t_score
-                self.t_wait += sc.t_wait
-                self.t_locked += sc.t_locked
-                self.t_idle += sc.t_idle
-                self.t_take += sc.t_take
-                self.t_admit += sc.t_admit
-                sc.t_take = 0
-                sc.t_admit = 0
-                sc.t_score = 0
-                sc.t_wait = 0
-                sc.t_locked = 0
-                sc.t_idle = 0
+            for t in range(self.n_threads):   # the workers' times, added up (every field a double)
+                for k in range(sizeof(WorkerTimes) // sizeof(double)):
+                    (<double*>&self.times)[k] += (<double*>&self.scratch[t].times)[k]
+                memset(&self.scratch[t].times, 0, sizeof(WorkerTimes))
         if self.do_gc and (self.improved or self.queue.size() > self.gc_threshold):
             self._gc()
         if (self._spill_due() or self._reload_due()) and self._spill_and_reload() != 0:
@@ -1779,7 +1352,7 @@ cdef class Search:
             return R_OUT_OF_MEMORY if self.out_of_memory else R_DONE
         if stop[0] != 0:
             return R_STOPPED
-        if max_evals >= 0 and self.n_evaluated >= max_evals:
+        if max_evals >= 0 and self.tally.evaluated >= max_evals:
             return R_NODE_LIMIT
         if self.out_of_memory:
             return R_OUT_OF_MEMORY
@@ -1795,13 +1368,13 @@ cdef class Search:
         cdef double t0 = now(), t1, t2
         gw_lock(self.sync)
         t1 = now()                               # t1: when this thread last took the lock
-        sc.t_wait += t1 - t0
+        sc.times.wait += t1 - t0
         while not self.halt:
             if (self.stop_ptr[0] != 0 or self.out_of_memory or now() >= self.t_end
-                    or (self.max_evals >= 0 and self.n_evaluated >= self.max_evals)):
+                    or (self.max_evals >= 0 and self.tally.evaluated >= self.max_evals)):
                 self.halt = True
                 break
-            if self.buckets.size() > 0 and self._reload_due():
+            if self.disk.buckets.size() > 0 and self._reload_due():
                 self.halt = True                 # a bucket comes first: reloaded after the slice
                 break
             if self.queue.size() == 0:
@@ -1810,10 +1383,10 @@ cdef class Search:
                     break
                 self.n_waiting += 1              # another worker's children may come
                 t0 = now()
-                sc.t_locked += t0 - t1
+                sc.times.locked += t0 - t1
                 gw_wait(self.sync, 0.0005)
                 t1 = now()
-                sc.t_idle += t1 - t0
+                sc.times.idle += t1 - t0
                 self.n_waiting -= 1
                 continue
             t2 = now()
@@ -1825,31 +1398,31 @@ cdef class Search:
                 self.n_popped_pruned += 1
                 self._live_remove(idx, sc.node_lb)
                 trie_release(&self.trie, idx)
-                sc.t_take += now() - t2
+                sc.times.take += now() - t2
                 continue
             self.n_inflight += 1
             t0 = now()
-            sc.t_take += t0 - t2
-            sc.t_locked += t0 - t1
+            sc.times.take += t0 - t2
+            sc.times.locked += t0 - t1
             gw_unlock(self.sync)
             dead = self._score(idx, sc) < 0
             t1 = now()
-            sc.t_score += t1 - t0
+            sc.times.score += t1 - t0
             gw_lock(self.sync)
             t0 = now()
-            sc.t_wait += t0 - t1
+            sc.times.wait += t0 - t1
             t1 = t0
             if dead:
                 self.n_popped_pruned += 1
             elif self.out_of_memory:
                 # another worker could not allocate: queue nothing more (the containers' next
                 # allocation may fail), and bound this node's children by the node, as _admit does
-                self.oom_bound = min(self.oom_bound, sc.node_lb + self.lamW)
+                self.oom_bound = min(self.oom_bound, sc.node_lb + self.pb.lamW)
                 for k in range(trie_node(&self.trie, idx).depth):
                     sc.in_prefix[sc.path[k]] = 0
             else:
                 self._admit(idx, sc)
-                sc.t_admit += now() - t1
+                sc.times.admit += now() - t1
             self._merge(sc)
             self._live_remove(idx, sc.node_lb)
             trie_release(&self.trie, idx)
@@ -1858,7 +1431,7 @@ cdef class Search:
                 gw_notify_all(self.sync)
         if self.n_waiting > 0:
             gw_notify_all(self.sync)
-        sc.t_locked += now() - t1
+        sc.times.locked += now() - t1
         gw_unlock(self.sync)
 
     # ---------------------------------------------------------------------------- Python API
@@ -1879,6 +1452,11 @@ cdef class Search:
         return code
 
     @property
+    def n_evaluated(self):
+        """Children scored so far (prefixes evaluated)."""
+        return self.tally.evaluated
+
+    @property
     def threads(self):
         """Worker threads one ``run`` slice uses (1: the single-threaded path)."""
         return self.n_threads
@@ -1891,18 +1469,18 @@ cdef class Search:
         parts of ``locked``: ``locked_take`` (taking nodes off the heap, dropping dead or hopeless
         ones) and ``locked_admit`` (the map, node allocation and heap pushes of ``_admit``). All zero
         on the single-threaded path."""
-        return {"score": self.t_score, "lock_wait": self.t_wait, "locked": self.t_locked,
-                "idle": self.t_idle, "slices": self.t_join, "locked_take": self.t_take,
-                "locked_admit": self.t_admit}
+        return {"score": self.times.score, "lock_wait": self.times.wait, "locked": self.times.locked,
+                "idle": self.times.idle, "slices": self.t_join, "locked_take": self.times.take,
+                "locked_admit": self.times.admit}
 
     @property
     def total_weight(self):
-        return self.total
+        return self.pb.total
 
     @property
     def objective(self):
         """Best objective found, as a fraction of the total weight (+ lambda per rule)."""
-        return self.best / self.total if self.total > 0 else 0.0
+        return self.best / self.pb.total if self.pb.total > 0 else 0.0
 
     @property
     def best_prefix(self):
@@ -1931,7 +1509,7 @@ cdef class Search:
     @property
     def done(self):
         """True when the queue is exhausted by the search (the optimum is certified)."""
-        return self.queue.size() == 0 and self.buckets.size() == 0 and not self.out_of_memory
+        return self.queue.size() == 0 and self.disk.buckets.size() == 0 and not self.out_of_memory
 
     def memory_bytes(self):
         """Bytes held by the search containers (capacity, an estimate for the hash map)."""
@@ -1961,32 +1539,10 @@ cdef class Search:
         """
         cdef double lo = min(self.best, self.oom_bound)
         if self.live_lb.size() > 0:
-            lo = min(lo, deref(self.live_lb.begin()).first + self.lamW)
-        if self.buckets.size() > 0:      # the spilled part of the queue, bucket by bucket
-            lo = min(lo, self._disk_lb() + self.lamW)
-        return lo / self.total if self.total > 0 else 0.0
-
-    cdef void _disk_summary(self, unordered_map[int64_t, int64_t]& pairs) noexcept nogil:
-        """Add the prefixes on disk to Theorem 7's ``(length, f)`` counts. A bucket keeps, per
-        length, its count and smallest prefix error, so each prefix is counted with the ``f`` of that
-        error: at least its own (``f`` falls as the error grows), which keeps the remaining space an
-        upper bound."""
-        cdef size_t b
-        cdef int L
-        for b in range(self.buckets.size()):
-            for L in range(256):
-                if self.buckets[b].depth_count[L] > 0:
-                    pairs[<int64_t>L * 65536 + theorem7_f(self.buckets[b].depth_min_err[L], L, self.best,
-                                                          self.lamW, self.M)] += self.buckets[b].depth_count[L]
-
-    cdef void _disk_lengths(self, dict lengths):
-        """Add the prefixes on disk to the histogram of queue prefix lengths (exact)."""
-        cdef size_t b
-        cdef int L
-        for b in range(self.buckets.size()):
-            for L in range(256):
-                if self.buckets[b].depth_count[L] > 0:
-                    lengths[L] = lengths.get(L, 0) + int(self.buckets[b].depth_count[L])
+            lo = min(lo, deref(self.live_lb.begin()).first + self.pb.lamW)
+        if self.disk.buckets.size() > 0:      # the spilled part of the queue, bucket by bucket
+            lo = min(lo, disk_lb(&self.disk) + self.pb.lamW)
+        return lo / self.pb.total if self.pb.total > 0 else 0.0
 
     def queue_summary(self):
         """Histogram of queue prefix lengths, and Theorem 7's ``(length, f)`` histogram, the
@@ -2009,11 +1565,11 @@ cdef class Search:
                 it = self.live_err[L].begin()
                 while it != self.live_err[L].end():
                     memcpy(&err, &deref(it).first, 8)
-                    pairs[<int64_t>L * 65536 + theorem7_f(err, L, self.best, self.lamW, self.M)] += deref(it).second
+                    pairs[<int64_t>L * 65536 + theorem7_f(err, L, self.best, self.pb.lamW, self.pb.M)] += deref(it).second
                     inc(it)
-            self._disk_summary(pairs)
+            disk_summary(&self.disk, pairs, self.best, self.pb.lamW, self.pb.M)
         lengths = {L: int(self.live_depth[L]) for L in range(256) if self.live_depth[L] > 0}
-        self._disk_lengths(lengths)
+        disk_lengths(&self.disk, lengths)
         out = {}
         pt = pairs.begin()
         while pt != pairs.end():
@@ -2040,20 +1596,20 @@ cdef class Search:
             idx = self.queue.at(i).node
             if trie_node(&self.trie, idx).flags & F_DELETED:
                 continue
-            lo = min(lo, self._qlb(self.queue.at(i)) + self.lamW)
+            lo = min(lo, self._qlb(self.queue.at(i)) + self.pb.lamW)
             L = trie_node(&self.trie, idx).depth
             lengths[L] = lengths.get(L, 0) + 1
-            key = (L, theorem7_f(trie_err(&self.trie, idx), L, self.best, self.lamW, self.M))
+            key = (L, theorem7_f(trie_err(&self.trie, idx), L, self.best, self.pb.lamW, self.pb.M))
             pairs[key] = pairs.get(key, 0) + 1
-        self._disk_lengths(lengths)
+        disk_lengths(&self.disk, lengths)
         with nogil:
-            self._disk_summary(disk)
+            disk_summary(&self.disk, disk, self.best, self.pb.lamW, self.pb.M)
         dt = disk.begin()
         while dt != disk.end():
             key = (int(deref(dt).first // 65536), int(deref(dt).first % 65536))
             pairs[key] = pairs.get(key, 0) + int(deref(dt).second)
             inc(dt)
-        return (lo / self.total if self.total > 0 else 0.0), lengths, pairs
+        return (lo / self.pb.total if self.pb.total > 0 else 0.0), lengths, pairs
 
     def evaluate(self, prefix):
         """Score one prefix from scratch with the search's own kernels (for checks and tests).
@@ -2064,38 +1620,33 @@ cdef class Search:
         cdef double cnt[MAX_CLASSES]
         cdef double correct, err = 0, wv, b0 = 0
         cdef int label, i, s
-        cdef vector[uint64_t] uu = self.mask
+        cdef vector[uint64_t] uu = self.pb.mask
         cdef vector[uint64_t] vv
-        vv.assign(self.W, 0)
+        vv.assign(self.pb.W, 0)
         labels = []
         seen = set()
         for s in prefix:
-            if s < 0 or s >= self.M or s in seen:
+            if s < 0 or s >= self.pb.M or s in seen:
                 raise ValueError(f"bad or repeated antecedent {s}")
             seen.add(s)
-            for i in range(self.W):
-                vv[i] = uu[i] & self.caps[<size_t>s * self.W + i]
-                uu[i] &= ~self.caps[<size_t>s * self.W + i]
-            self._counts(&vv[0], LABELS, cnt, &self.acc[0])
-            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-            err += wv - correct
+            err += problem_rule(&self.pb, &uu[0], &uu[0], &vv[0], s, &self.acc[0], &label)
             labels.append(label)
-        self._counts(&uu[0], LABELS, cnt, &self.acc[0])
-        wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-        if self.Q > 0:
-            self._counts(&uu[0], MINORITY, cnt, &self.acc[0])
-            b0 = weighted_sum(self.C, self.weights, cnt)
-        b = err + len(labels) * self.lamW
-        return {"objective": (b + wv - correct) / self.total, "b": b / self.total,
-                "b0": b0 / self.total, "rule_labels": labels, "default": label,
-                "captured": (self.total - wv) / self.total}
+        problem_counts(&self.pb, &uu[0], LABELS, cnt, &self.acc[0])
+        wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
+        if self.pb.Q > 0:
+            problem_counts(&self.pb, &uu[0], MINORITY, cnt, &self.acc[0])
+            b0 = weighted_sum(self.pb.C, self.pb.weights, cnt)
+        b = err + len(labels) * self.pb.lamW
+        return {"objective": (b + wv - correct) / self.pb.total, "b": b / self.pb.total,
+                "b0": b0 / self.pb.total, "rule_labels": labels, "default": label,
+                "captured": (self.pb.total - wv) / self.pb.total}
 
     # ------------------------------------------------ a distributed driver's handles (issue 27)
 
     cdef list _check_prefix(self, prefix):
         ids = [int(a) for a in prefix]
-        if len(set(ids)) != len(ids) or any(a < 0 or a >= self.M for a in ids) or len(ids) > self.max_len:
-            raise ValueError(f"bad prefix {ids!r}: distinct antecedents 0..{self.M - 1}, at most {self.max_len}")
+        if len(set(ids)) != len(ids) or any(a < 0 or a >= self.pb.M for a in ids) or len(ids) > self.max_len:
+            raise ValueError(f"bad prefix {ids!r}: distinct antecedents 0..{self.pb.M - 1}, at most {self.max_len}")
         return ids
 
     cdef double _list_objective(self, list ids) except? -1:
@@ -2104,50 +1655,40 @@ cdef class Search:
         cdef double cnt[MAX_CLASSES]
         cdef double correct, err = 0, wv
         cdef int label, i, s
-        cdef vector[uint64_t] uu = self.mask
+        cdef vector[uint64_t] uu = self.pb.mask
         cdef vector[uint64_t] vv
-        vv.assign(self.W, 0)
+        vv.assign(self.pb.W, 0)
         for s in ids:
-            for i in range(self.W):
-                vv[i] = uu[i] & self.caps[<size_t>s * self.W + i]
-                uu[i] &= ~self.caps[<size_t>s * self.W + i]
-            self._counts(&vv[0], LABELS, cnt, &self.acc[0])
-            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-            err += wv - correct
-        self._counts(&uu[0], LABELS, cnt, &self.acc[0])
-        wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-        return err + len(ids) * self.lamW + (wv - correct)
+            err += problem_rule(&self.pb, &uu[0], &uu[0], &vv[0], s, &self.acc[0], &label)
+        problem_counts(&self.pb, &uu[0], LABELS, cnt, &self.acc[0])
+        wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
+        return err + len(ids) * self.pb.lamW + (wv - correct)
 
     cdef void _seed_one(self, list ids) except *:
         """Queue one prefix with its trie path, each node's error and bound as ``_score`` gives them."""
         cdef double cnt[MAX_CLASSES]
         cdef double zc[MAX_CLASSES]
-        cdef double correct, wv, err = 0, b0 = 0, lb, key, ucap
+        cdef double correct, wv, err = 0, b0 = 0, lb, b
         cdef int label, i, s, depth = 0
         cdef int32_t node, child
-        cdef vector[uint64_t] uu = self.mask
+        cdef vector[uint64_t] uu = self.pb.mask
         cdef vector[uint64_t] vv
-        vv.assign(self.W, 0)
+        vv.assign(self.pb.W, 0)
         if self.do_eqpts:
-            self._counts(&uu[0], MINORITY, zc, &self.acc[0])
-            b0 = weighted_sum(self.C, self.weights, zc)
+            problem_counts(&self.pb, &uu[0], MINORITY, zc, &self.acc[0])
+            b0 = weighted_sum(self.pb.C, self.pb.weights, zc)
         lb = b0
         node = self._new_node(-1, 0, 0, 0.0, b0)
         if node < 0:
             raise MemoryError("cannot allocate the search's node pool")
         for s in ids:
-            for i in range(self.W):
-                vv[i] = uu[i] & self.caps[<size_t>s * self.W + i]
-                uu[i] &= ~self.caps[<size_t>s * self.W + i]
-            self._counts(&vv[0], LABELS, cnt, &self.acc[0])
-            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-            err = err + (wv - correct)
+            err = err + problem_rule(&self.pb, &uu[0], &uu[0], &vv[0], s, &self.acc[0], &label)
             depth += 1
             b0 = 0
             if self.do_eqpts:
-                self._counts(&uu[0], MINORITY, zc, &self.acc[0])
-                b0 = weighted_sum(self.C, self.weights, zc)
-            lb = err + depth * self.lamW + b0
+                problem_counts(&self.pb, &uu[0], MINORITY, zc, &self.acc[0])
+                b0 = weighted_sum(self.pb.C, self.pb.weights, zc)
+            lb = err + depth * self.pb.lamW + b0
             child = self._new_node(node, <uint16_t>s, <uint8_t>depth, err, lb)
             trie_release(&self.trie, node)      # the child holds its parent from here on
             if child < 0:
@@ -2159,20 +1700,10 @@ cdef class Search:
         if self._hopeless(lb, depth):
             trie_release(&self.trie, node)
             return
-        self._counts(&uu[0], LABELS, cnt, &self.acc[0])
-        wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-        if self.policy == P_LOWER_BOUND:
-            key = lb
-        elif self.policy == P_OBJECTIVE:
-            key = err + depth * self.lamW + (wv - correct)
-        elif self.policy == P_BFS:
-            key = depth
-        elif self.policy == P_DFS:
-            key = -depth
-        else:
-            ucap = self.total - wv
-            key = (err + depth * self.lamW) * self.total / ucap if ucap > 0 else INFINITY
-        if not self._push(key, node):
+        problem_counts(&self.pb, &uu[0], LABELS, cnt, &self.acc[0])
+        wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
+        b = err + depth * self.pb.lamW
+        if not self._push(policy_key(self.policy, depth, lb, b + (wv - correct), b, self.pb.total, wv), node):
             trie_release(&self.trie, node)
             raise MemoryError("cannot allocate the search's queue")
 
@@ -2195,7 +1726,7 @@ cdef class Search:
             idx = self._pop().node
             trie_release(&self.trie, idx)
         table_clear(&self.table)
-        self._close_buckets()
+        disk_close(&self.disk)
         self.oom_bound = INFINITY
         self.out_of_memory = False
         self.do_reorder = self.map_kind == MAP_PREFIX
@@ -2215,7 +1746,7 @@ cdef class Search:
         for a in ids:
             self.best_path.push_back(a)
         self.best_time = now()
-        self.best_evals = self.n_evaluated
+        self.best_evals = self.tally.evaluated
         self.n_improvements += 1
         if self.do_gc:
             self._gc()
@@ -2235,12 +1766,12 @@ cdef class Search:
         cdef int depth, j, rc
         cdef double lb
         out = []
-        while len(out) < k and (self.queue.size() > 0 or self.buckets.size() > 0):
-            if self.buckets.size() > 0 and self._reload_due():
+        while len(out) < k and (self.queue.size() > 0 or self.disk.buckets.size() > 0):
+            if self.disk.buckets.size() > 0 and self._reload_due():
                 with nogil:
                     rc = self._reload()
                 if rc != 0:
-                    self.spill_errno = rc
+                    self.disk.error = rc
                     raise OSError(rc, self.spill_error)
                 if self.out_of_memory:
                     raise MemoryError("cannot bring the queue's prefixes back from disk")
@@ -2254,7 +1785,7 @@ cdef class Search:
                 trie_release(&self.trie, idx)
                 continue
             depth = nd.depth
-            bound = (lb + self.lamW) / self.total if self.total > 0 else 0.0
+            bound = (lb + self.pb.lamW) / self.pb.total if self.pb.total > 0 else 0.0
             path = [0] * depth
             cur = idx
             for j in range(depth - 1, -1, -1):
@@ -2265,16 +1796,13 @@ cdef class Search:
         return out
 
     def counters(self):
-        return {
-            "evaluated": self.n_evaluated,
-            "expanded": self.n_expanded,
-            "inserted": self.n_inserted,
+        return tally_counters(&self.tally, self.n_inserted, {
             "popped_pruned": self.n_popped_pruned,
-            "pruned_support": self.n_pruned_support,
-            "pruned_accurate_support": self.n_pruned_accurate,
-            "pruned_bound": self.n_pruned_bound,
-            "pruned_lookahead": self.n_pruned_lookahead,
-            "pruned_length": self.n_pruned_length,
+            "pruned_support": self.tally.support,
+            "pruned_accurate_support": self.tally.accurate,
+            "pruned_bound": self.tally.bound,
+            "pruned_lookahead": self.tally.lookahead,
+            "pruned_length": self.tally.length,
             "pruned_map": self.n_pruned_map,
             "map_replaced": self.n_map_replaced,
             "map_bypassed": self.n_map_collisions,   # hash collisions and length-capped pairs
@@ -2286,14 +1814,14 @@ cdef class Search:
             "queue": self.queue.size(),
             "trie": self.trie.live,
             "map": self.table.count,
-            "pruned_similar_support": self.n_pruned_similar,
-            "spills": self.n_spills,
-            "reloads": self.n_reloads,
-            "spilled": self.n_spilled,
-            "max_spilled": self.max_spilled,
-            "max_spill_bytes": self.max_spill_bytes,
-            "pruned_reorder": self.n_pruned_reorder,
-        }
+            "pruned_similar_support": self.tally.similar,
+            "spills": self.disk.n_spills,
+            "reloads": self.disk.n_reloads,
+            "spilled": self.disk.n_spilled,
+            "max_spilled": self.disk.max_spilled,
+            "max_spill_bytes": self.disk.max_bytes,
+            "pruned_reorder": self.tally.reorder,
+        })
 
     # ------------------------------------------------ the external-memory queue (issue 27)
 
@@ -2310,36 +1838,36 @@ cdef class Search:
         raw = os.fsencode(directory)
         if len(raw) > 4000:
             raise ValueError("spill directory path too long")
-        self.spill_dir = raw
-        self.spill_budget = budget_bytes
-        self.spill_min_entries = min_entries
-        self.map_budget = map_budget
+        self.disk.dir = raw
+        self.disk.budget = budget_bytes
+        self.disk.min_entries = min_entries
+        self.disk.map_budget = map_budget
 
     def spill(self, long long keep):
         """Spill the queue now until about ``keep`` entries stay in RAM (needs ``set_spill``'s
         directory); raises ``OSError`` when the files cannot be written (the queue is unchanged)."""
         cdef int rc
-        if self.spill_dir.size() == 0:
+        if self.disk.dir.size() == 0:
             raise ValueError("set_spill() first: no spill directory")
         with nogil:
             rc = self._spill(<size_t>max(keep, 0))
         if rc != 0:
-            self.spill_errno = rc
+            self.disk.error = rc
             raise OSError(rc, self.spill_error)
 
     @property
     def spill_error(self):
         """Why the last spill or reload failed (``run`` returned SPILL_ERROR), else None."""
-        if self.spill_errno == 0:
+        if self.disk.error == 0:
             return None
-        return f"{os.strerror(self.spill_errno)} (spill directory {os.fsdecode(self.spill_dir)})"
+        return f"{os.strerror(self.disk.error)} (spill directory {os.fsdecode(self.disk.dir)})"
 
     @property
     def spilled_size(self):
         """Queue entries in bucket files now."""
-        return self.spilled_now
+        return self.disk.spilled_now
 
     @property
     def spill_bytes(self):
         """Bytes of the bucket files now."""
-        return self.spill_bytes_now
+        return self.disk.bytes_now

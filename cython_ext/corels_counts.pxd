@@ -97,3 +97,29 @@ cdef inline double weighted_sum(int C, const double* weights, const double* cnt)
     for k in range(C):
         tot += weights[k] * cnt[k]
     return tot
+
+
+cdef inline bint masked_counts(int C, int W, const uint64_t* u, const uint64_t* cap, uint64_t* v,
+                               const uint64_t* planes, int P, const int32_t* cls, const int32_t* sh,
+                               int64_t* acc, double* cnt) noexcept nogil:
+    """Per-class counts of ``v = u & cap`` (written to ``v``), any number of classes; True when
+    ``v`` has any unit (else the counts are 0). ``binary_counts`` is the two-class shortcut."""
+    cdef int i, p, k
+    cdef uint64_t t
+    cdef bint any_bits = False
+    for p in range(P):
+        acc[p] = 0
+    for i in range(W):
+        t = u[i] & cap[i]
+        v[i] = t
+        if t == 0:
+            continue
+        any_bits = True
+        for p in range(P):
+            acc[p] += gw_popcount64(t & planes[i * P + p])
+    if any_bits:
+        fold_counts(C, acc, P, cls, sh, cnt)
+    else:
+        for k in range(C):
+            cnt[k] = 0
+    return any_bits

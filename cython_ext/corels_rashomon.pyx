@@ -20,9 +20,9 @@ depth first (``_go_depth_first``), so a large set costs time rather than all the
 
 The count is exact and never needs storing the members; the best ``max_models`` are kept (their
 antecedents and objective) in C arrays. No Python object per node; ``run`` releases the GIL and
-works for a slice, on one thread or several sharing the queue under one lock. Counts are the
-bit-sliced planes of ``corels_counts.pxd``; objective arithmetic is done in weighted count units,
-in the same order as ``corels.Search``, so equal lists get bit-identical objectives.
+works for a slice, on one thread or several sharing the queue under one lock. The problem and
+its scoring arithmetic (weighted count units, Theorem 18) are ``corels_problem.pxd``, the one code
+``corels.Search`` runs too, so equal lists get bit-identical objectives.
 """
 
 from libc.stdint cimport uint64_t, int64_t, int32_t, uint32_t, uint16_t, uint8_t
@@ -36,24 +36,15 @@ from cython.operator cimport dereference as deref
 from bitops cimport gw_popcount64, splitmix64
 from monotonic_clock cimport now
 from paged_heap cimport PagedHeap
-from corels_counts cimport binary_counts, plane_popcounts, fold_counts, weighted_majority, weighted_sum
-
-cdef extern from "corels_threads.h" nogil:
-    ctypedef struct gw_sync:
-        pass
-    ctypedef void (*gw_worker_fn)(void* ctx, int tid) noexcept nogil
-    gw_sync* gw_sync_new()
-    void gw_sync_free(gw_sync* s)
-    void gw_lock(gw_sync* s)
-    void gw_unlock(gw_sync* s)
-    void gw_wait(gw_sync* s, double seconds)
-    void gw_notify_all(gw_sync* s)
-    ctypedef struct gw_pool:
-        pass
-    gw_pool* gw_pool_new(int n)
-    void gw_pool_run(gw_pool* p, gw_worker_fn fn, void* ctx)
-    void gw_pool_free(gw_pool* p)
-    bint gw_pool_stale(gw_pool* p)
+from corels_counts cimport weighted_majority, weighted_sum
+from corels_problem cimport (
+    CorelsProblem, Theorem18, P_DFS, P_LOWER_BOUND, P_OBJECTIVE, MAX_CLASSES, SIM_WINDOW, LABELS, MINORITY,
+    R_DONE, R_SLICE, R_STOPPED, R_NODE_LIMIT, R_OUT_OF_MEMORY, Tally, tally_merge, tally_counters, policy_code, problem_init, problem_counts,
+    problem_root, problem_context, default_error, policy_key, theorem18_init, theorem18_setup, theorem18_prunes,
+)
+from corels_threads cimport (
+    gw_sync, gw_sync_new, gw_sync_free, gw_lock, gw_unlock, gw_wait, gw_notify_all, gw_pool, pool_run, pool_free,
+)
 
 cdef extern from *:
     """
@@ -306,28 +297,11 @@ cdef extern from *:
 import numpy as np
 
 cdef enum:
-    P_BFS = 0
-    P_DFS = 1
-    P_CURIOSITY = 2
-    P_LOWER_BOUND = 3
-    P_OBJECTIVE = 4
-    MAX_CLASSES = 64
     K_MODEL = 0
     K_EXPAND = 1
-    SIM_WINDOW = 8      # Theorem 18 (restated) tries dropping each of the last SIM_WINDOW rules
     NODE_PAGE_BITS = 16
     NODE_PAGE_MASK = 65535
     MAX_NODE_PAGES = 32768
-
-POLICIES = {"bfs": P_BFS, "dfs": P_DFS, "curiosity": P_CURIOSITY,
-            "lower_bound": P_LOWER_BOUND, "objective": P_OBJECTIVE}
-
-cdef enum:
-    R_DONE = 0
-    R_SLICE = 1
-    R_STOPPED = 2
-    R_NODE_LIMIT = 3
-    R_OUT_OF_MEMORY = 4
 
 DONE = R_DONE
 SLICE = R_SLICE
@@ -382,10 +356,17 @@ cdef struct RScratch:
     vector[Cand] cands
     vector[int64_t] acc
     int n_cands
-    int64_t n_evaluated, n_dead, n_pruned_support, n_pruned_bound, n_pruned_lookahead, n_pruned_similar
-    vector[uint64_t] sim_tmp, sim_x, sim_ctx
-    double sim_gain[SIM_WINDOW]
-    double sim_perr[256]
+    Tally tally         # counters of the scoring pass, added to the enumerator's under the lock
+    Theorem18 sim       # Theorem 18's working memory (corels_problem.pxd)
+
+
+cdef void _allowed(vector[uint8_t]& ok, ids, int M, str what) except *:
+    """``ok[a]`` 1 for the antecedents in ``ids`` (every one when ``ids`` is None)."""
+    ok.assign(max(M, 1), 1 if ids is None else 0)
+    for r in (ids if ids is not None else ()):
+        if not 0 <= int(r) < M:
+            raise ValueError(f"{what} antecedent {r} is not in 0..{M - 1}")
+        ok[int(r)] = 1
 
 
 cdef void _worker_entry(void* ctx, int tid) noexcept nogil:
@@ -405,7 +386,8 @@ cdef class Enumerator:
     objective is at most ``threshold + tolerance``, ``tolerance = 1e-9 * max(1, threshold)``.
     """
 
-    cdef int M, W, C, P, Q, PT, QT, policy, max_len, n_threads, stride
+    cdef CorelsProblem pb              # the data (corels_problem.pxd), as corels.Search holds them
+    cdef int policy, max_len, n_threads, stride
     cdef bint ordered, do_support, do_lookahead, do_eqpts, do_similar, do_map, include_empty, collapse
     # prefixes collapsed (twins): a node whose uncaptured rows, length and prefix error equal a
     # recorded node's is not expanded but mirrors it; set_node is that node per record, twin_head
@@ -419,14 +401,11 @@ cdef class Enumerator:
     cdef unordered_map[uint64_t, int64_t] set_index
     cdef vector[double] set_err
     cdef vector[int32_t] set_rep
-    cdef double lam, total, lamW, theta, theta_in, theta_prune, floorW
-    cdef vector[uint64_t] caps, lplanes, zplanes, mask
-    cdef vector[int32_t] lclass, lshift, zclass, zshift
+    cdef double theta, theta_in, theta_prune, floorW
     cdef vector[uint8_t] root_ok
     cdef vector[uint8_t] second_ok     # the second rules allowed (a piece of a split first rule)
     cdef bint include_short            # count the one-rule lists (a split first rule's first piece)
     cdef unordered_set[uint32_t] skip_pairs   # (first << 16 | second): two-rule prefixes left out
-    cdef double weights[MAX_CLASSES]
     # state
     cdef RNode** pages
     cdef int n_pages
@@ -452,8 +431,8 @@ cdef class Enumerator:
     cdef int64_t max_evals
     cdef int n_inflight, n_waiting
     cdef bint halt, out_of_memory, finished
-    cdef public int64_t n_evaluated, n_expanded, n_inserted, n_dead, n_pruned_support
-    cdef public int64_t n_pruned_bound, n_pruned_lookahead, n_pruned_similar, n_pruned_map, max_queue
+    cdef Tally tally                   # the scoring's counters (corels_problem.pxd)
+    cdef public int64_t n_inserted, n_pruned_map, max_queue
     cdef public int64_t n_twins, n_collapsed
     # best first while the queue holds at most queue_budget entries (-1: no budget), then depth
     # first on what is left: switched_at is the number of expansions then (-1: never switched)
@@ -477,116 +456,47 @@ cdef class Enumerator:
                  bint equivalent_points=True, bint similar_support=True, bint symmetry_map=True,
                  bint collapse_orderings=True, int64_t queue_budget=-1, seconds=None,
                  bint include_short=True, skip_pairs=None):
-        cdef int i, k
+        cdef int k
         if threads < 1 or threads > 1024:
             raise ValueError(f"threads must be between 1 and 1024, got {threads}")
-        if policy not in POLICIES:
-            raise ValueError(f"unknown policy {policy!r}; choose one of {sorted(POLICIES)}")
-        if regularization < 0:
-            raise ValueError("regularization must be >= 0")
+        self.policy = policy_code(policy)
         if not (threshold == threshold) or threshold < 0 or threshold == INFINITY:
             raise ValueError("the threshold must be a finite number >= 0")
         if max_models < 0:
             raise ValueError("max_models must be >= 0")
-        self.M = caps.shape[0]
-        self.W = caps.shape[1] if self.M > 0 else (n_units + 63) // 64
-        if self.W == 0:
-            self.W = 1
-        self.C = weights.shape[0]
-        if self.C < 2 or self.C > MAX_CLASSES:
-            raise ValueError(f"between 2 and {MAX_CLASSES} classes are supported, got {self.C}")
-        if self.M > 65535:
-            raise ValueError("at most 65535 antecedents are supported")
-        if lplanes.shape[1] != self.W or zplanes.shape[1] != self.W and zplanes.shape[0] > 0:
-            raise ValueError("planes must have the same number of words as the antecedents")
+        problem_init(&self.pb, caps, lplanes, lclass, lshift, zplanes, zclass, zshift, weights, n_units,
+                     regularization)
         self.n_threads = threads
-        self.policy = POLICIES[policy]
         self.ordered = self.policy == P_LOWER_BOUND or self.policy == P_OBJECTIVE
-        self.max_len = max(0, min(max_prefix_length, self.M, 255))
-        self.P = lplanes.shape[0]
-        self.Q = zplanes.shape[0]
+        self.max_len = max(0, min(max_prefix_length, self.pb.M, 255))
         self.do_support = support
         self.do_lookahead = lookahead
-        self.do_eqpts = equivalent_points and self.Q > 0
+        self.do_eqpts = equivalent_points and self.pb.Q > 0
         self.do_similar = similar_support
         self.do_map = symmetry_map
         self.collapse = collapse_orderings and symmetry_map
         self.include_empty = include_empty
         self.queue_budget = queue_budget
         self.switched_at = -1
-        self.lam = regularization
         self.theta = threshold
         self.max_models = max_models
-        for k in range(self.C):
-            if weights[k] < 0:
-                raise ValueError("class weights must be >= 0")
-            self.weights[k] = weights[k]
-        cdef Py_ssize_t[::1] lorder = np.argsort(np.asarray(lclass), kind="stable").astype(np.intp)
-        cdef Py_ssize_t[::1] zorder = np.argsort(np.asarray(zclass), kind="stable").astype(np.intp)
-        self.caps.resize(<size_t>self.M * self.W)
-        for k in range(self.M):
-            for i in range(self.W):
-                self.caps[<size_t>k * self.W + i] = caps[k, i]
-        self.lplanes.resize(<size_t>self.W * max(self.P, 1))
-        for i in range(self.W):
-            for k in range(self.P):
-                self.lplanes[<size_t>i * self.P + k] = lplanes[lorder[k], i]
-        self.zplanes.resize(<size_t>self.W * max(self.Q, 1))
-        for i in range(self.W):
-            for k in range(self.Q):
-                self.zplanes[<size_t>i * self.Q + k] = zplanes[zorder[k], i]
-        for k in range(self.P):
-            if lclass[k] < -1 or lclass[k] == 0 or lclass[k] >= self.C:
-                raise ValueError("label plane classes must be -1 (total) or 1..C-1")
-            self.lclass.push_back(lclass[lorder[k]])
-            self.lshift.push_back(lshift[lorder[k]])
-        for k in range(self.Q):
-            if zclass[k] < -1 or zclass[k] == 0 or zclass[k] >= self.C:
-                raise ValueError("minority plane classes must be -1 (total) or 1..C-1")
-            self.zclass.push_back(zclass[zorder[k]])
-            self.zshift.push_back(zshift[zorder[k]])
-        self.PT = 0
-        while self.PT < self.P and self.lclass[self.PT] < 0:
-            self.PT += 1
-        self.QT = 0
-        while self.QT < self.Q and self.zclass[self.QT] < 0:
-            self.QT += 1
-        self.lshift.push_back(0)
-        self.zshift.push_back(0)
-        self.lclass.push_back(0)
-        self.zclass.push_back(0)
-        self.mask.assign(self.W, 0)
-        for i in range(n_units):
-            self.mask[i >> 6] |= (<uint64_t>1) << (i & 63)
-        self.root_ok.assign(max(self.M, 1), 1 if roots is None else 0)
-        if roots is not None:
-            for r in roots:
-                if not 0 <= int(r) < self.M:
-                    raise ValueError(f"root antecedent {r} is not in 0..{self.M - 1}")
-                self.root_ok[int(r)] = 1
+        _allowed(self.root_ok, roots, self.pb.M, "root")
         self.include_short = include_short
         for a, b in (skip_pairs or ()):
-            if not (0 <= int(a) < self.M and 0 <= int(b) < self.M):
-                raise ValueError(f"pair ({a}, {b}) is not in 0..{self.M - 1}")
+            if not (0 <= int(a) < self.pb.M and 0 <= int(b) < self.pb.M):
+                raise ValueError(f"pair ({a}, {b}) is not in 0..{self.pb.M - 1}")
             self.skip_pairs.insert((<uint32_t>int(a) << 16) | <uint32_t>int(b))
-        self.second_ok.assign(max(self.M, 1), 1 if seconds is None else 0)
-        if seconds is not None:
-            for r in seconds:
-                if not 0 <= int(r) < self.M:
-                    raise ValueError(f"second antecedent {r} is not in 0..{self.M - 1}")
-                self.second_ok[int(r)] = 1
+        _allowed(self.second_ok, seconds, self.pb.M, "second")
         self.scratch.resize(threads)
         for k in range(threads):
-            self.scratch[k].u.assign(self.W, 0)
-            self.scratch[k].v.assign(self.W, 0)
-            self.scratch[k].f.assign(self.W, 0)
+            self.scratch[k].u.assign(self.pb.W, 0)
+            self.scratch[k].v.assign(self.pb.W, 0)
+            self.scratch[k].f.assign(self.pb.W, 0)
             self.scratch[k].path.assign(256, 0)
-            self.scratch[k].in_prefix.assign(max(self.M, 1), 0)
-            self.scratch[k].cands.resize(max(self.M, 1))
-            self.scratch[k].acc.assign(max(self.P, self.Q) + 1, 0)
-            self.scratch[k].sim_tmp.assign(self.W, 0)
-            self.scratch[k].sim_x.assign(self.W, 0)
-            self.scratch[k].sim_ctx.assign(<size_t>SIM_WINDOW * self.W, 0)
+            self.scratch[k].in_prefix.assign(max(self.pb.M, 1), 0)
+            self.scratch[k].cands.resize(max(self.pb.M, 1))
+            self.scratch[k].acc.assign(max(self.pb.P, self.pb.Q) + 1, 0)
+            theorem18_init(&self.scratch[k].sim, self.pb.W)
         self.inflight.assign(threads, INFINITY)
         self.pages = <RNode**>malloc(MAX_NODE_PAGES * sizeof(RNode*))
         self.sync = gw_sync_new()
@@ -594,7 +504,7 @@ cdef class Enumerator:
             raise MemoryError("cannot allocate the enumeration's tables")
         self.n_pages = 0
         self._init()
-        self.floorW = floor * self.total
+        self.floorW = floor * self.pb.total
 
     def __dealloc__(self):
         cdef int i
@@ -603,9 +513,7 @@ cdef class Enumerator:
                 free(self.pages[i])
             free(self.pages)
             self.pages = NULL
-        if self.pool != NULL and not gw_pool_stale(self.pool):
-            gw_pool_free(self.pool)
-        self.pool = NULL
+        pool_free(&self.pool)
         if self.sync != NULL:
             gw_sync_free(self.sync)
         self.sync = NULL
@@ -650,16 +558,6 @@ cdef class Enumerator:
             self.max_queue = self.queue.size()
         return True
 
-    cdef void _counts(self, const uint64_t* vec, bint minority, double* cnt, int64_t* acc) noexcept nogil:
-        cdef const uint64_t* planes = &self.zplanes[0] if minority else &self.lplanes[0]
-        cdef int P = self.Q if minority else self.P
-        cdef const int32_t* sh = &self.zshift[0] if minority else &self.lshift[0]
-        if self.C == 2:
-            binary_counts(self.W, vec, NULL, NULL, planes, P, self.QT if minority else self.PT, sh, cnt)
-            return
-        plane_popcounts(self.W, vec, planes, P, acc)
-        fold_counts(self.C, acc, P, &self.zclass[0] if minority else &self.lclass[0], sh, cnt)
-
     cdef void _emit(self, double R, const uint16_t* path, int length, int32_t node) noexcept nogil:
         """Count a member, the list of ``node`` (under the lock), and keep it if it is among the
         best ``max_models``."""
@@ -697,43 +595,34 @@ cdef class Enumerator:
             self.out_of_memory = True
 
     cdef void _init(self):
-        cdef double cnt[MAX_CLASSES]
-        cdef double zc[MAX_CLASSES]
-        cdef double correct, b0 = 0, R0, lbx
-        cdef int label
+        cdef double b0, R0, lbx
         cdef int32_t root
         cdef vector[int64_t] accv
-        accv.assign(max(self.P, self.Q) + 1, 0)
-        self._counts(&self.mask[0], False, cnt, &accv[0])
-        self.total = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-        self.lamW = self.lam * self.total
+        accv.assign(max(self.pb.P, self.pb.Q) + 1, 0)
+        b0 = problem_root(&self.pb, self.do_eqpts, &R0, &accv[0])
         self.theta_in = self.theta + 1e-9 * max(1.0, self.theta)
         # pruning compares a bound in count units with the threshold: a margin above the
         # inclusion tolerance, so rounding in the conversion never prunes a member
-        self.theta_prune = (self.theta + 2e-9 * max(1.0, self.theta)) * self.total
+        self.theta_prune = (self.theta + 2e-9 * max(1.0, self.theta)) * self.pb.total
         self.stride = self.max_len
-        if self.lamW > 0:
-            self.stride = min(self.max_len, <int>(self.theta_prune / self.lamW) + 1)
+        if self.pb.lamW > 0:
+            self.stride = min(self.max_len, <int>(self.theta_prune / self.pb.lamW) + 1)
         self.stride = max(self.stride, 1)
         self.best_seen = INFINITY
         self.oom_bound = INFINITY
         self.start_time = now()
-        R0 = self.total - correct
-        if self.do_eqpts:
-            self._counts(&self.mask[0], True, zc, &accv[0])
-            b0 = weighted_sum(self.C, self.weights, zc)
         root = self._new_node(-1, 0, 0, 0.0)
         if root < 0:
             raise MemoryError("cannot allocate the enumeration's nodes")
-        if self.include_empty and (R0 / self.total if self.total > 0 else 0.0) <= self.theta_in:
+        if self.include_empty and (R0 / self.pb.total if self.pb.total > 0 else 0.0) <= self.theta_in:
             if self.ordered:
                 if not self._push(R0, R0, root, K_MODEL):
                     raise MemoryError("cannot allocate the enumeration's queue")
             else:
-                self._emit(R0 / self.total if self.total > 0 else 0.0, NULL, 0, root)
+                self._emit(R0 / self.pb.total if self.pb.total > 0 else 0.0, NULL, 0, root)
         if self._expandable(0.0, b0, 0):
-            lbx = b0 + (self.lamW if self.do_lookahead else 0.0)
-            if not self._push(self._key(0, 0.0, lbx, 0.0, K_EXPAND), lbx, root, K_EXPAND):
+            lbx = b0 + (self.pb.lamW if self.do_lookahead else 0.0)
+            if not self._push(self._key(0, 0.0, lbx, 0.0), lbx, root, K_EXPAND):
                 raise MemoryError("cannot allocate the enumeration's queue")
         self.finished = self.queue.size() == 0
 
@@ -742,36 +631,26 @@ cdef class Enumerator:
         member? Lookahead with the equivalent points, the length bound and the cap."""
         if depth >= self.max_len:
             return False
-        if b + b0 + (self.lamW if self.do_lookahead else 0.0) > self.theta_prune:
+        if b + b0 + (self.pb.lamW if self.do_lookahead else 0.0) > self.theta_prune:
             return False
-        return (depth + 1) * self.lamW <= self.theta_prune
+        return (depth + 1) * self.pb.lamW <= self.theta_prune
 
-    cdef inline double _key(self, int depth, double b, double lbx, double fw, int kind) noexcept nogil:
-        """The queue key of an expand entry under the policy (model entries: their objective)."""
-        cdef double ucap
-        if self.ordered:
-            return lbx
-        if self.policy == P_BFS:
-            return depth
-        if self.policy == P_DFS:
-            return -depth
-        ucap = self.total - fw
-        return b * self.total / ucap if ucap > 0 else INFINITY
-
-    # ---------------------------------------------------------------------------- expansion
+    cdef inline double _key(self, int depth, double b, double lbx, double fw) noexcept nogil:
+        """The queue key of an expand entry under the policy (model entries: their objective);
+        both ordered policies key it by its bound."""
+        return policy_key(P_LOWER_BOUND if self.ordered else self.policy, depth, lbx, lbx, b, self.pb.total, fw)
 
     cdef int _score(self, int32_t ni, RScratch* sc) noexcept nogil:
         """Score every child of node ``ni`` into ``sc.cands`` (no lock: writes only the scratch)."""
         cdef RNode* nd = self._node(ni)
-        cdef int depth = nd.depth, k, i, s, label, flabel, n_cands = 0
+        cdef int depth = nd.depth, k, i, s, label, n_cands = 0
         cdef int32_t cur = ni
         cdef double perr = nd.err
         cdef double ucnt[MAX_CLASSES]
         cdef double uz[MAX_CLASSES]
         cdef double cnt[MAX_CLASSES]
-        cdef double fc[MAX_CLASSES]
         cdef double zc[MAX_CLASSES]
-        cdef double wv, correct, err, b, R, fw, fcorrect, b0, lbx
+        cdef double wv, correct, err, b, R, fw, b0, lbx
         cdef uint64_t* u = &sc.u[0]
         cdef uint64_t* v = &sc.v[0]
         cdef const uint64_t* capv
@@ -783,166 +662,89 @@ cdef class Enumerator:
         cdef int c, c2, n_sim
         cdef uint64_t h
         k = depth
+        sc.sim.perr[0] = 0.0       # the errors of the first k rules, for Theorem 18
         while k > 0:
+            sc.sim.perr[k] = self._node(cur).err
             k -= 1
             path[k] = self._node(cur).ant
             cur = self._node(cur).parent
-        for i in range(self.W):
-            u[i] = self.mask[i]
-        for k in range(depth):
-            s = path[k]
-            in_prefix[s] = 1
-            for i in range(self.W):
-                u[i] &= ~self.caps[<size_t>s * self.W + i]
-        self._counts(u, False, ucnt, acc)
+        problem_context(&self.pb, path, depth, u, in_prefix)
+        problem_counts(&self.pb, u, False, ucnt, acc)
         if self.do_eqpts:
-            self._counts(u, True, uz, acc)
-        for s in range(self.M):
+            problem_counts(&self.pb, u, True, uz, acc)
+        for s in range(self.pb.M):
             if in_prefix[s] or (depth == 0 and not self.root_ok[s]) or (depth == 1 and not self.second_ok[s]):
                 continue
             if depth == 1 and self.skip_pairs.size() > 0 and self.skip_pairs.count((<uint32_t>path[0] << 16) | <uint32_t>s):
                 continue
-            sc.n_evaluated += 1
-            capv = &self.caps[<size_t>s * self.W]
+            sc.tally.evaluated += 1
+            capv = &self.pb.caps[<size_t>s * self.pb.W]
             any_bits = False
-            for i in range(self.W):
+            for i in range(self.pb.W):
                 v[i] = u[i] & capv[i]
                 if v[i] != 0:
                     any_bits = True
             if not any_bits:                       # captures nothing new: not a separate list
-                sc.n_dead += 1
+                sc.tally.dead += 1
                 continue
-            self._counts(v, False, cnt, acc)
-            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
+            problem_counts(&self.pb, v, False, cnt, acc)
+            wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
             # Theorems 10/11 restated: dropping this rule from any list through it gives a list of
             # objective >= floor, at most correct - lambda*W better
-            if self.do_support and self.floorW + self.lamW - correct > self.theta_prune:
-                sc.n_pruned_support += 1
+            if self.do_support and self.floorW + self.pb.lamW - correct > self.theta_prune:
+                sc.tally.support += 1
                 continue
             err = perr + (wv - correct)
-            b = err + (depth + 1) * self.lamW
+            b = err + (depth + 1) * self.pb.lamW
             if b > self.theta_prune:                # Theorem 1 against the threshold
-                sc.n_pruned_bound += 1
+                sc.tally.bound += 1
                 continue
-            for k in range(self.C):
-                fc[k] = ucnt[k] - cnt[k]
-            fw = weighted_majority(self.C, self.weights, fc, &fcorrect, &flabel)
-            R = b + (fw - fcorrect)
-            member = R / self.total <= self.theta_in and (depth > 0 or self.include_short)
+            R = b + default_error(&self.pb, ucnt, cnt, &fw)
+            member = R / self.pb.total <= self.theta_in and (depth > 0 or self.include_short)
             b0 = 0
             if self.do_eqpts:                         # Theorem 20
-                self._counts(v, True, zc, acc)
-                for k in range(self.C):
+                problem_counts(&self.pb, v, True, zc, acc)
+                for k in range(self.pb.C):
                     zc[k] = uz[k] - zc[k]
-                b0 = weighted_sum(self.C, self.weights, zc)
+                b0 = weighted_sum(self.pb.C, self.pb.weights, zc)
             expand = self._expandable(b, b0, depth + 1)
             if not expand:
-                sc.n_pruned_lookahead += 1
+                sc.tally.lookahead += 1
                 if not member:
                     continue
-            lbx = b + b0 + (self.lamW if self.do_lookahead else 0.0)
+            lbx = b + b0 + (self.pb.lamW if self.do_lookahead else 0.0)
             cand = &sc.cands[n_cands]
             n_cands += 1
             cand.ant = s
             cand.err = err
             cand.R = R
             cand.lbx = lbx
-            cand.key = self._key(depth + 1, b, lbx, fw, K_EXPAND)
+            cand.key = self._key(depth + 1, b, lbx, fw)
             cand.member = member
             cand.expand = expand
             cand.uhash = 0
             if self.do_map:
                 h = (<uint64_t>0x9E3779B9) * (<uint64_t>(depth + 2))
-                for i in range(self.W):
+                for i in range(self.pb.W):
                     h = splitmix64(h ^ (u[i] & ~capv[i]))
                 cand.uhash = h
         for k in range(depth):
             in_prefix[path[k]] = 0
         if self.do_similar and depth >= 1 and n_cands > 0:   # Theorem 18 against the threshold
-            n_sim = self._similar_setup(ni, depth, sc)
+            n_sim = theorem18_setup(&self.pb, &sc.sim, path, depth, acc)
             c2 = 0
             for c in range(n_cands):
-                if self._similar_excluded(sc.cands[c].ant, depth, n_sim, sc.cands[c].err - perr, sc):
-                    sc.n_pruned_similar += 1
+                # against the threshold: every list through the child scores at least
+                # floor + b(D) - b(d) - Omega (docs/maintainers/corels-proofs.md, "Which bounds stay, and why")
+                if theorem18_prunes(&self.pb, &sc.sim, path, sc.cands[c].ant, depth, n_sim,
+                                    sc.cands[c].err - perr, self.theta_prune - self.floorW, acc):
+                    sc.tally.similar += 1
                 else:
                     sc.cands[c2] = sc.cands[c]
                     c2 += 1
             n_cands = c2
         sc.n_cands = n_cands
         return 0
-
-    cdef int _similar_setup(self, int32_t ni, int depth, RScratch* sc) noexcept nogil:
-        """Prepare Theorem 18 for the children of ``ni`` = (p_0 .. p_{K-1}), K = ``depth``: for
-        each of the last ``SIM_WINDOW`` rules p_j, what d_j = the prefix without p_j leaves
-        uncaptured (``sc.sim_ctx``) and the part of b(D) - b(d_j + t) that does not depend on the
-        child t (``sc.sim_gain``), as ``corels.Search`` does. Returns how many rules are tried."""
-        cdef int i, j, k, label, n = min(depth, SIM_WINDOW), j0 = depth - n
-        cdef int32_t cur = ni
-        cdef uint64_t* x
-        cdef const uint64_t* cv
-        cdef uint64_t* up = &sc.sim_tmp[0]
-        cdef uint64_t* sx = &sc.sim_x[0]
-        cdef double* perr = &sc.sim_perr[0]
-        cdef double cnt[MAX_CLASSES]
-        cdef double correct, wv, ej
-        for k in range(depth, j0, -1):
-            perr[k] = self._node(cur).err
-            cur = self._node(cur).parent
-        perr[j0] = self._node(cur).err
-        for i in range(self.W):
-            up[i] = self.mask[i]
-        for k in range(j0):
-            cv = &self.caps[<size_t>sc.path[k] * self.W]
-            for i in range(self.W):
-                up[i] &= ~cv[i]
-        for j in range(j0, depth):
-            x = &sc.sim_ctx[<size_t>(j - j0) * self.W]
-            for i in range(self.W):
-                x[i] = up[i]
-            ej = self.lamW + perr[depth] - perr[j]
-            for k in range(j + 1, depth):
-                cv = &self.caps[<size_t>sc.path[k] * self.W]
-                for i in range(self.W):
-                    sx[i] = x[i] & cv[i]
-                    x[i] &= ~cv[i]
-                self._counts(sx, False, cnt, &sc.acc[0])
-                wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-                ej -= wv - correct
-            sc.sim_gain[j - j0] = ej
-            cv = &self.caps[<size_t>sc.path[j] * self.W]
-            for i in range(self.W):
-                up[i] &= ~cv[i]
-        return n
-
-    cdef bint _similar_excluded(self, int t, int depth, int n, double et, RScratch* sc) noexcept nogil:
-        """Theorem 18 against the threshold, for D = (p_0 .. p_{K-1}, t) and d = D without one of
-        its last ``n`` rules p_j: every list through D (D itself and each extension D+T) scores
-        at least R(d+T) + b(D) - b(d) - Omega >= floor + b(D) - b(d) - Omega, Omega the weight
-        of what p_j alone captures in D (docs/maintainers/corels-proofs.md). True when that exceeds
-        the threshold: no member lies through D. ``et`` = err(t | D's prefix)."""
-        cdef double cnt[MAX_CLASSES]
-        cdef double correct, wv, gain, slack = self.theta_prune - self.floorW
-        cdef int label, i, j, j0 = depth - n
-        cdef const uint64_t* tv = &self.caps[<size_t>t * self.W]
-        cdef const uint64_t* pv
-        cdef const uint64_t* x
-        cdef uint64_t* y = &sc.sim_x[0]
-        for j in range(depth - 1, j0 - 1, -1):
-            x = &sc.sim_ctx[<size_t>(j - j0) * self.W]
-            for i in range(self.W):
-                y[i] = x[i] & tv[i]
-            self._counts(y, False, cnt, &sc.acc[0])
-            wv = weighted_majority(self.C, self.weights, cnt, &correct, &label)
-            gain = sc.sim_gain[j - j0] + et - (wv - correct)
-            if gain <= slack:                      # Omega >= 0
-                continue
-            pv = &self.caps[<size_t>sc.path[j] * self.W]
-            for i in range(self.W):
-                y[i] = x[i] & pv[i] & ~tv[i]
-            self._counts(y, False, cnt, &sc.acc[0])
-            if gain - weighted_sum(self.C, self.weights, cnt) > slack:
-                return True
-        return False
 
     cdef bint _same_uncaptured(self, int32_t rep, int n, int ant, RScratch* sc) noexcept nogil:
         """Does node ``rep`` have length ``n`` and leave uncaptured what the child ``ant`` of the
@@ -953,15 +755,15 @@ cdef class Enumerator:
         cdef int i
         if rep < 0 or self._node(rep).depth != n:
             return False
-        for i in range(self.W):
-            y[i] = self.mask[i]
+        for i in range(self.pb.W):
+            y[i] = self.pb.mask[i]
         while cur >= 0 and self._node(cur).depth > 0:
-            cv = &self.caps[<size_t>self._node(cur).ant * self.W]
-            for i in range(self.W):
+            cv = &self.pb.caps[<size_t>self._node(cur).ant * self.pb.W]
+            for i in range(self.pb.W):
                 y[i] &= ~cv[i]
             cur = self._node(cur).parent
-        cv = &self.caps[<size_t>ant * self.W]
-        for i in range(self.W):
+        cv = &self.pb.caps[<size_t>ant * self.pb.W]
+        for i in range(self.pb.W):
             if y[i] != (sc.u[i] & ~cv[i]):
                 return False
         return True
@@ -1047,7 +849,7 @@ cdef class Enumerator:
                     self.set_rep[rec] = child
             if cand.member and not self.ordered:
                 path[depth] = cand.ant
-                self._emit(cand.R / self.total, path, depth + 1, child)
+                self._emit(cand.R / self.pb.total, path, depth + 1, child)
             if (cand.member and self.ordered) or cand.expand:
                 if cand.member and self.ordered and not self._push(cand.R, cand.R, child, K_MODEL):
                     self.out_of_memory = True
@@ -1056,19 +858,8 @@ cdef class Enumerator:
                 if cand.expand and not self._push(cand.key, cand.lbx, child, K_EXPAND):
                     self.out_of_memory = True
                     self.oom_bound = min(self.oom_bound, cand.lbx)
-        self.n_evaluated += sc.n_evaluated
-        self.n_dead += sc.n_dead
-        self.n_pruned_support += sc.n_pruned_support
-        self.n_pruned_bound += sc.n_pruned_bound
-        self.n_pruned_lookahead += sc.n_pruned_lookahead
-        self.n_pruned_similar += sc.n_pruned_similar
-        sc.n_pruned_similar = 0
-        sc.n_evaluated = 0
-        sc.n_dead = 0
-        sc.n_pruned_support = 0
-        sc.n_pruned_bound = 0
-        sc.n_pruned_lookahead = 0
-        self.n_expanded += 1
+        tally_merge(&self.tally, &sc.tally)
+        self.tally.expanded += 1
 
     cdef void _emit_node(self, int32_t ni, double R, RScratch* sc) noexcept nogil:
         """Emit the list of node ``ni`` (a popped model entry), under the lock."""
@@ -1078,7 +869,7 @@ cdef class Enumerator:
             k -= 1
             sc.path[k] = self._node(cur).ant
             cur = self._node(cur).parent
-        self._emit(R / self.total if self.total > 0 else 0.0, &sc.path[0], depth, ni)
+        self._emit(R / self.pb.total if self.pb.total > 0 else 0.0, &sc.path[0], depth, ni)
 
     cdef double _others_inflight(self, int tid) noexcept nogil:
         cdef double lo = INFINITY
@@ -1097,7 +888,7 @@ cdef class Enumerator:
         gw_lock(self.sync)
         while not self.halt:
             if (self.stop_ptr[0] != 0 or self.out_of_memory or now() >= self.t_end
-                    or (self.max_evals >= 0 and self.n_evaluated >= self.max_evals)):
+                    or (self.max_evals >= 0 and self.tally.evaluated >= self.max_evals)):
                 self.halt = True
                 break
             if self.stop_when_kept and self._kept_proven(tid):
@@ -1157,7 +948,7 @@ cdef class Enumerator:
         lo = min(lo, self._others_inflight(tid))
         if lo == INFINITY:
             return False                           # nothing left: the run finishes on its own
-        return (lo / self.total if self.total > 0 else 0.0) >= -self.kept.top().key
+        return (lo / self.pb.total if self.pb.total > 0 else 0.0) >= -self.kept.top().key
 
     cdef void _go_depth_first(self) noexcept nogil:
         """The queue outgrew its budget (under the lock, nothing in flight): go on depth first.
@@ -1169,7 +960,7 @@ cdef class Enumerator:
         cdef REntry* e
         self.ordered = False
         self.policy = P_DFS
-        self.switched_at = self.n_expanded
+        self.switched_at = self.tally.expanded
         for i in range(self.queue.size()):
             e = &self.queue.at(i)
             if e.kind == K_MODEL:
@@ -1194,14 +985,7 @@ cdef class Enumerator:
         with nogil:
             self.t_end = now() + seconds
             if self.n_threads > 1:
-                if self.pool != NULL and gw_pool_stale(self.pool):
-                    self.pool = NULL
-                if self.pool == NULL:
-                    self.pool = gw_pool_new(self.n_threads)
-                if self.pool != NULL:
-                    gw_pool_run(self.pool, _worker_entry, <void*>self)
-                else:
-                    self._worker(0)
+                pool_run(&self.pool, self.n_threads, _worker_entry, <void*>self)
             else:
                 self._worker(0)
         if self.finished and not self.out_of_memory:
@@ -1210,9 +994,14 @@ cdef class Enumerator:
             return R_OUT_OF_MEMORY
         if stop_flag[0] != 0:
             return R_STOPPED
-        if max_evaluations >= 0 and self.n_evaluated >= max_evaluations:
+        if max_evaluations >= 0 and self.tally.evaluated >= max_evaluations:
             return R_NODE_LIMIT
         return R_SLICE
+
+    @property
+    def n_evaluated(self):
+        """Children scored so far."""
+        return self.tally.evaluated
 
     def lower_bound(self):
         """A lower bound (objective) on every member not enumerated yet: the smallest bound over
@@ -1227,13 +1016,13 @@ cdef class Enumerator:
             for i in range(self.queue.size()):
                 if self.queue.at(i).lb < lo:
                     lo = self.queue.at(i).lb
-        if lo == INFINITY or self.total <= 0:
+        if lo == INFINITY or self.pb.total <= 0:
             return lo if lo == INFINITY else 0.0
-        return lo / self.total
+        return lo / self.pb.total
 
     def set_floor(self, double floor):
         """The lower bound on the optimum the restated support bound uses (objective units)."""
-        self.floorW = floor * self.total
+        self.floorW = floor * self.pb.total
 
     @property
     def complete(self):
@@ -1433,15 +1222,12 @@ cdef class Enumerator:
         return out
 
     def counters(self):
-        return {
-            "evaluated": self.n_evaluated,
-            "expanded": self.n_expanded,
-            "inserted": self.n_inserted,
-            "dead_rules": self.n_dead,
-            "pruned_support": self.n_pruned_support,
-            "pruned_bound": self.n_pruned_bound,
-            "pruned_lookahead": self.n_pruned_lookahead,
-            "pruned_similar": self.n_pruned_similar,
+        return tally_counters(&self.tally, self.n_inserted, {
+            "dead_rules": self.tally.dead,
+            "pruned_support": self.tally.support,
+            "pruned_bound": self.tally.bound,
+            "pruned_lookahead": self.tally.lookahead,
+            "pruned_similar": self.tally.similar,
             "pruned_map": self.n_pruned_map,
             "map_sets": self.set_index.size(),
             "orderings_with_equal_error": self.n_twins,
@@ -1450,7 +1236,7 @@ cdef class Enumerator:
             "max_queue": self.max_queue,
             "nodes": self.n_nodes,
             "depth_first_from": self.switched_at,
-        }
+        })
 
 
 # -------------------------------------------------------------------------------- the tail table
@@ -1573,17 +1359,17 @@ cdef class TailCounter:
         # a table recomputed for a richer caller keeps the larger length it was stored with, so a
         # chain of tables can run deeper than the cap; each rule of a chain captures new rows, so
         # no chain is longer than the number of antecedents
-        L = max(enumerator.max_len, enumerator.M) + 2
+        L = max(enumerator.max_len, enumerator.pb.M) + 2
         self.level.resize(L)
         self.cands.resize(L)
         self.slack = enumerator.theta_prune - enumerator.floorW
-        self.uncapped = enumerator.max_len >= enumerator.M
+        self.uncapped = enumerator.max_len >= enumerator.pb.M
         self.b0_all = 0
-        self.acc.assign(max(enumerator.P, enumerator.Q) + 1, 0)
+        self.acc.assign(max(enumerator.pb.P, enumerator.pb.Q) + 1, 0)
         if enumerator.do_eqpts:
-            enumerator._counts(&enumerator.mask[0], True, zc, &self.acc[0])
-            self.b0_all = weighted_sum(enumerator.C, enumerator.weights, zc)
-        self.rows.assign(<size_t>L * enumerator.W, 0)
+            problem_counts(&enumerator.pb, &enumerator.pb.mask[0], True, zc, &self.acc[0])
+            self.b0_all = weighted_sum(enumerator.pb.C, enumerator.pb.weights, zc)
+        self.rows.assign(<size_t>L * enumerator.pb.W, 0)
         self.status = -1
         self.failed = -1
         self.top_ok = enumerator.root_ok
@@ -1602,10 +1388,10 @@ cdef class TailCounter:
         return False
 
     cdef bint _same_capture(self, const uint64_t* U, int a, int b) noexcept nogil:
-        cdef const uint64_t* ca = &self.en.caps[<size_t>a * self.en.W]
-        cdef const uint64_t* cb = &self.en.caps[<size_t>b * self.en.W]
+        cdef const uint64_t* ca = &self.en.pb.caps[<size_t>a * self.en.pb.W]
+        cdef const uint64_t* cb = &self.en.pb.caps[<size_t>b * self.en.pb.W]
         cdef int i
-        for i in range(self.en.W):
+        for i in range(self.en.pb.W):
             if (U[i] & ca[i]) != (U[i] & cb[i]):
                 return False
         return True
@@ -1613,7 +1399,7 @@ cdef class TailCounter:
     cdef uint64_t _key(self, const uint64_t* U) noexcept nogil:
         cdef uint64_t h = 0x51ED270B3A9F1C65ULL
         cdef int i
-        for i in range(self.en.W):
+        for i in range(self.en.pb.W):
             h = splitmix64(h ^ U[i])
         return h
 
@@ -1621,7 +1407,7 @@ cdef class TailCounter:
         """Write H(U) up to ``budget`` (count units) and ``klim`` rules to ``level[L]``, merged;
         U is ``rows[L]``, reached by a prefix that leaves ``real`` to the threshold (``budget``
         may be more: a table computed for a richer caller). 0 on success, else a status."""
-        cdef int W = self.en.W, i, s, label, k, klim_c, c, n_cands = 0
+        cdef int W = self.en.pb.W, i, s, label, k, klim_c, c, n_cands = 0
         cdef const uint64_t* U = &self.rows[<size_t>L * W]
         cdef uint64_t* V = &self.rows[<size_t>(L + 1) * W]
         cdef const uint64_t* capv
@@ -1629,8 +1415,7 @@ cdef class TailCounter:
         cdef double uz[MAX_CLASSES]
         cdef double cnt[MAX_CLASSES]
         cdef double zc[MAX_CLASSES]
-        cdef double fc[MAX_CLASSES]
-        cdef double correct, wv, err, dflt, b0, bU = 0, rest, budget_c, fw, fcorrect
+        cdef double correct, wv, err, dflt, b0, bU = 0, rest, budget_c, fw, tail_err
         cdef uint64_t key = 0
         cdef gw_tail_entry* hit = NULL
         cdef gw_cell* cp
@@ -1648,8 +1433,8 @@ cdef class TailCounter:
         budget_c = budget
         klim_c = klim
         if self.en.do_eqpts:
-            self.en._counts(U, True, uz, &self.acc[0])
-            bU = weighted_sum(self.en.C, self.en.weights, uz)
+            problem_counts(&self.en.pb, U, True, uz, &self.acc[0])
+            bU = weighted_sum(self.en.pb.C, self.en.pb.weights, uz)
         if not top and self.memory_budget > 0:
             key = self._key(U)
             shard = gw_shard_of(self.memo.m, key)
@@ -1672,7 +1457,7 @@ cdef class TailCounter:
                     n = hit.cells.size()
                     for j in range(n):
                         cp = &hit.cells[j]
-                        if cp.k <= klim and cp.e + cp.k * self.en.lamW <= budget:
+                        if cp.k <= klim and cp.e + cp.k * self.en.pb.lamW <= budget:
                             if not gw_cells_push(out[0], cp.e, cp.n, cp.k):
                                 gw_shard_unlock(shard)
                                 return T_OUT_OF_MEMORY
@@ -1684,22 +1469,22 @@ cdef class TailCounter:
                 klim_c = max(klim, hit.klim)
             gw_shard_unlock(shard)
             if self.budget_mode == 1:             # every prefix reaching U costs >= lambda W + b0(rows it captured)
-                budget_c = max(budget_c, self.en.theta_prune - self.en.lamW - (self.b0_all - bU))
-        self.en._counts(U, False, ucnt, &self.acc[0])
-        dflt = weighted_majority(self.en.C, self.en.weights, ucnt, &correct, &label)
+                budget_c = max(budget_c, self.en.theta_prune - self.en.pb.lamW - (self.b0_all - bU))
+        problem_counts(&self.en.pb, U, False, ucnt, &self.acc[0])
+        dflt = weighted_majority(self.en.pb.C, self.en.pb.weights, ucnt, &correct, &label)
         dflt = dflt - correct
         if (not top or self.top_empty) and dflt <= budget_c:
             if not gw_cells_push(out[0], dflt, 1, 0):
                 return T_OUT_OF_MEMORY
         cands.clear()
-        if klim_c > 0 and self.en.lamW + bU <= budget_c:   # every nonempty tail costs lambda W + U's minority
-            for s in range(self.en.M):
+        if klim_c > 0 and self.en.pb.lamW + bU <= budget_c:   # every nonempty tail costs lambda W + U's minority
+            for s in range(self.en.pb.M):
                 if top and not self.top_ok[s]:
                     continue
                 if self._halt():
                     return self.status
                 self.n_evaluated += 1
-                capv = &self.en.caps[<size_t>s * W]
+                capv = &self.en.pb.caps[<size_t>s * W]
                 any_bits = False
                 for i in range(W):
                     V[i] = U[i] & capv[i]
@@ -1707,32 +1492,30 @@ cdef class TailCounter:
                         any_bits = True
                 if not any_bits:                   # captures nothing of U: not a valid tail rule
                     continue
-                self.en._counts(V, False, cnt, &self.acc[0])
-                wv = weighted_majority(self.en.C, self.en.weights, cnt, &correct, &label)
-                if self.en.do_support and self.en.floorW + self.en.lamW - correct > self.en.theta_prune:
+                problem_counts(&self.en.pb, V, False, cnt, &self.acc[0])
+                wv = weighted_majority(self.en.pb.C, self.en.pb.weights, cnt, &correct, &label)
+                if self.en.do_support and self.en.floorW + self.en.pb.lamW - correct > self.en.theta_prune:
                     self.n_pruned_support += 1     # bound 4: in no member, whatever the prefix
                     continue
                 err = wv - correct
-                rest = budget_c - self.en.lamW - err    # what the tail after a may cost
+                rest = budget_c - self.en.pb.lamW - err    # what the tail after a may cost
                 if rest < 0:
                     self.n_pruned_bound += 1
                     continue
                 b0 = 0
                 if self.en.do_eqpts:               # every tail on U minus a errs its minority
-                    self.en._counts(V, True, zc, &self.acc[0])
-                    for k in range(self.en.C):
+                    problem_counts(&self.en.pb, V, True, zc, &self.acc[0])
+                    for k in range(self.en.pb.C):
                         zc[k] = uz[k] - zc[k]
-                    b0 = weighted_sum(self.en.C, self.en.weights, zc)
+                    b0 = weighted_sum(self.en.pb.C, self.en.pb.weights, zc)
                     if b0 > rest:
                         self.n_pruned_lookahead += 1
                         continue
-                if klim_c == 1 or self.en.lamW + b0 > rest:
+                if klim_c == 1 or self.en.pb.lamW + b0 > rest:
                     # no rule can follow a within the budget: a's tail is the default alone
-                    for k in range(self.en.C):
-                        fc[k] = ucnt[k] - cnt[k]
-                    fw = weighted_majority(self.en.C, self.en.weights, fc, &fcorrect, &label)
-                    if fw - fcorrect <= rest:
-                        if not gw_cells_push(out[0], (fw - fcorrect) + err, 1, 1):
+                    tail_err = default_error(&self.en.pb, ucnt, cnt, &fw)
+                    if tail_err <= rest:
+                        if not gw_cells_push(out[0], tail_err + err, 1, 1):
                             return T_OUT_OF_MEMORY
                     continue
                 tc.err = err
@@ -1746,7 +1529,7 @@ cdef class TailCounter:
             c = 0
             while c < n_cands:
                 tc = cands[0][c]
-                capv = &self.en.caps[<size_t>tc.ant * W]
+                capv = &self.en.pb.caps[<size_t>tc.ant * W]
                 # rules capturing the same rows of U lead to the same tails: one table, times m
                 m = 1
                 while c + m < n_cands and cands[0][c + m].vhash == tc.vhash and cands[0][c + m].rest == tc.rest \
@@ -1756,7 +1539,7 @@ cdef class TailCounter:
                 self.n_grouped += m - 1
                 for i in range(W):
                     V[i] = U[i] & ~capv[i]
-                k = self._tails(L + 1, tc.rest, real - self.en.lamW - tc.err, klim_c - 1, False)
+                k = self._tails(L + 1, tc.rest, real - self.en.pb.lamW - tc.err, klim_c - 1, False)
                 if k != 0:
                     return k
                 sub = &self.level[L + 1]
@@ -1794,7 +1577,7 @@ cdef class TailCounter:
             n = 0
             for j in range(out.size()):
                 cp = &out[0][j]
-                if cp.k <= klim and cp.e + cp.k * self.en.lamW <= budget:
+                if cp.k <= klim and cp.e + cp.k * self.en.pb.lamW <= budget:
                     out[0][n] = cp[0]
                     n += 1
             out.resize(n)
@@ -1803,7 +1586,7 @@ cdef class TailCounter:
     cdef int _count(self, double seconds, const uint8_t[::1] stop_flag, int64_t max_evaluations):
         """Count the part ``top_ok``/``top_empty`` selects into ``found`` and ``total_count``."""
         cdef Enumerator en = self.en
-        cdef int W = en.W, i, code
+        cdef int W = en.pb.W, i, code
         cdef double t0 = now(), R
         cdef size_t j
         cdef gw_cell* cp
@@ -1817,12 +1600,12 @@ cdef class TailCounter:
         with nogil:
             self.t_end = t0 + seconds
             for i in range(W):
-                self.rows[i] = en.mask[i]
+                self.rows[i] = en.pb.mask[i]
             code = self._tails(0, en.theta_prune, en.theta_prune, en.max_len, True)
             if code == 0:
                 for j in range(self.level[0].size()):
                     cp = &self.level[0][j]
-                    R = (cp.e + cp.k * en.lamW) / en.total if en.total > 0 else 0.0
+                    R = (cp.e + cp.k * en.pb.lamW) / en.pb.total if en.pb.total > 0 else 0.0
                     if R <= en.theta_in:
                         if not gw_add_u64(&total, cp.n):
                             overflow = True
@@ -1854,9 +1637,9 @@ cdef class TailCounter:
         cdef int r
         if self.done:
             return self.status
-        self.top_ok.assign(max(self.en.M, 1), 0)
+        self.top_ok.assign(max(self.en.pb.M, 1), 0)
         for r in roots:
-            if 0 <= r < self.en.M and self.en.root_ok[r]:
+            if 0 <= r < self.en.pb.M and self.en.root_ok[r]:
                 self.top_ok[r] = 1
         self.top_empty = include_empty and self.en.include_empty
         return self._count(seconds, stop_flag, max_evaluations)
@@ -1880,19 +1663,19 @@ cdef class TailCounter:
         """The enumerator's first rules, cheapest first (the most budget left, so the heaviest
         parts first: the order a pool of counters should take them in)."""
         cdef Enumerator en = self.en
-        cdef int W = en.W, s, i, label
+        cdef int W = en.pb.W, s, i, label
         cdef double cnt[MAX_CLASSES]
         cdef double correct, wv
         cdef list order = []
         cdef vector[uint64_t] V
         V.resize(W)
-        for s in range(en.M):
+        for s in range(en.pb.M):
             if not en.root_ok[s]:
                 continue
             for i in range(W):
-                V[i] = en.mask[i] & en.caps[<size_t>s * W + i]
-            en._counts(&V[0], False, cnt, &self.acc[0])
-            wv = weighted_majority(en.C, en.weights, cnt, &correct, &label)
+                V[i] = en.pb.mask[i] & en.pb.caps[<size_t>s * W + i]
+            problem_counts(&en.pb, &V[0], False, cnt, &self.acc[0])
+            wv = weighted_majority(en.pb.C, en.pb.weights, cnt, &correct, &label)
             order.append((wv - correct, s))
         order.sort()
         return [s for _, s in order]

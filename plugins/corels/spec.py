@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import ByteSize, Field, PositiveFloat, model_validator
 
 from glasswork.class_weights import ClassWeight, one_spelling
 from glasswork.spec import MAX_LIMIT_BYTES, SolverSpec, StrictModel
 
-Bound = Literal[
-    "support",
-    "accurate_support",
-    "lookahead",
-    "equivalent_points",
-    "length_bound",
-    "garbage_collection",
-    "similar_support",
-]
+from glasswork.plugins.corels.bounds import BOUND_NAMES
+
+if TYPE_CHECKING:
+    Bound = str
+else:
+    Bound = Literal[BOUND_NAMES]  # the names declared in bounds.BOUNDS
 
 
 class CorelsObjective(StrictModel):
@@ -79,9 +76,7 @@ class CorelsSearch(StrictModel):
     )
     ablation: list[Bound] = Field(
         default_factory=list,
-        description="Bounds to switch off, for experiments: support, accurate_support, lookahead, "
-        "equivalent_points, length_bound, garbage_collection, similar_support. The optimum is "
-        "unchanged.",
+        description=f"Bounds to switch off, for experiments: {', '.join(BOUND_NAMES)}. The optimum is unchanged.",
     )
     compress: bool = Field(
         True,

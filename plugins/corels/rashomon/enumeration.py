@@ -21,8 +21,9 @@ import numpy as np
 
 from glasswork.cython_ext import corels_rashomon as _enum
 from glasswork.data import Problem
-from glasswork.plugins.corels.search.engine import Units
+from glasswork.plugins.corels.bounds import KEPT_BOUNDS  # ablations that apply to the set
 from glasswork.plugins.corels.model import RuleList
+from glasswork.plugins.corels.search.engine import Units
 from glasswork.result import RashomonMember, RashomonSet, prediction_fingerprint
 from glasswork.solver import SolveContext, StopReason
 from glasswork.spec import RashomonSpec
@@ -40,11 +41,6 @@ TABLE_BUDGET_BYTES = 2 << 30
 # a listing not in objective order (bfs, dfs, curiosity) that has not ended after this long gives
 # way to the table (best first gone depth first gives way at once): small sets stay listed
 UNORDERED_LISTING_SECONDS = 1.0
-
-# the bounds of the plain search the enumerator keeps (restated against the threshold); an
-# ablation that names one switches it off here too, the others do not apply to enumeration
-KEPT_BOUNDS = {"support": "support", "accurate_support": "support", "lookahead": "lookahead",
-               "equivalent_points": "equivalent_points", "similar_support": "similar_support"}  # fmt: skip
 
 
 def make_enumerator(
@@ -103,10 +99,7 @@ def make_enumerator(
         max_models=int(max_models),
         roots=None if roots is None else [int(r) for r in roots],
         include_empty=include_empty,
-        support="support" not in off,
-        lookahead="lookahead" not in off,
-        equivalent_points="equivalent_points" not in off,
-        similar_support="similar_support" not in off,
+        **{switch: switch not in off for switch in set(KEPT_BOUNDS.values())},
         symmetry_map=symmetry_map,
         collapse_orderings=collapse_orderings,
         queue_budget=-1 if queue_budget is None else int(queue_budget),

@@ -23,19 +23,12 @@ import numpy as np
 from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels as _corels
 from glasswork.memory import physical_memory
+from glasswork.plugins.corels.bounds import BOUND_NAMES
 
 POLICIES = ("bfs", "dfs", "curiosity", "lower_bound", "objective")
 SYMMETRY_MAPS = ("none", "prefix", "captured")
-# bounds on by default, each can be switched off (similar_support: Theorem 18, see docs/maintainers/corels-proofs.md)
-ABLATIONS = (
-    "support",
-    "accurate_support",
-    "lookahead",
-    "equivalent_points",
-    "length_bound",
-    "garbage_collection",
-    "similar_support",
-)
+# bounds on by default, each can be switched off (declared in bounds.BOUNDS)
+ABLATIONS = BOUND_NAMES
 
 
 @dataclass
@@ -203,13 +196,7 @@ def make_search(
         policy=policy,
         symmetry_map=symmetry_map,
         max_prefix_length=int(max_prefix_length),
-        support=ab["support"],
-        accurate_support=ab["accurate_support"],
-        lookahead=ab["lookahead"],
-        equivalent_points=ab["equivalent_points"],
-        length_bound=ab["length_bound"],
-        garbage_collection=ab["garbage_collection"],
-        similar_support=ab["similar_support"],
+        **ab,  # each bound's switch is the keyword of its name
         kernel=kernel,
         threads=int(threads),
     )
