@@ -20,12 +20,11 @@ if TYPE_CHECKING:
     from glasswork.events import Event, EventSink
     from glasswork.export import LoadedModel
     from glasswork.hookspecs import hookimpl
+    from glasswork.rashomon import RashomonMember, RashomonSet
     from glasswork.result import (
         Certificate,
         Classifier,
         Model,
-        RashomonMember,
-        RashomonSet,
         Result,
         Status,
         prediction_fingerprint,
@@ -50,8 +49,8 @@ _HOMES = {
     "LoadedSpec": "glasswork.spec",
     "Model": "glasswork.result",
     "Problem": "glasswork.data",
-    "RashomonMember": "glasswork.result",
-    "RashomonSet": "glasswork.result",
+    "RashomonMember": "glasswork.rashomon",
+    "RashomonSet": "glasswork.rashomon",
     "Result": "glasswork.result",
     "SolveContext": "glasswork.solver",
     "Solver": "glasswork.solver",

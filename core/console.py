@@ -24,6 +24,7 @@ from rich.text import Text
 from glasswork.events import Event
 from glasswork.startup import discard_output
 from glasswork.quoting import terminal_text
+from glasswork.rashomon import PointSet, SetSummary
 from glasswork.result import relative_gap
 
 if TYPE_CHECKING:
@@ -296,15 +297,15 @@ def render_outcome(outcome: RunOutcome, console: Console) -> None:
     for table in fairness_tables(outcome.fairness):
         console.print()
         console.print(table)
-    rashomon = outcome.to_dict().get("rashomon")
-    if rashomon is not None:
+    rset = result.rashomon
+    if rset is not None:
         console.print()
-        members = [{"rank": i + 1, **m} for i, m in enumerate(rashomon["models"][:RUN_MEMBERS_SHOWN])]
+        members = [{"rank": i + 1, **m.to_dict()} for i, m in enumerate(rset.members[:RUN_MEMBERS_SHOWN])]
         console.print(Text("Rashomon set", style="bold"))
-        render_rashomon(rashomon, members, console)
-        if rashomon["kept"] > len(members):
+        render_rashomon(SetSummary.of_set(rset, outcome.multiplicity), members, console)
+        if rset.kept > len(members):
             console.print(
-                Text(f"best {len(members)} of {rashomon['kept']:,} kept shown; 'glasswork rashomon RUN' lists them all")
+                Text(f"best {len(members)} of {rset.kept:,} kept shown; 'glasswork rashomon RUN' lists them all")
             )
     if outcome.interrupted:
         console.print()
@@ -314,23 +315,22 @@ def render_outcome(outcome: RunOutcome, console: Console) -> None:
 RUN_MEMBERS_SHOWN = 5  # members of a set ``glasswork run`` prints (``glasswork rashomon`` lists them all)
 
 
-def rashomon_summary_text(summary: dict[str, Any]) -> str:
+def rashomon_summary_text(summary: SetSummary) -> str:
     """A set in one line: its count, whether it is complete (else the bound on what was not
     enumerated, or that it is a sample), its threshold and epsilon, and how many are kept."""
-    count, kept = int(summary["count"]), int(summary["kept"])
-    parts = [f"{count:,} model{'s' if count != 1 else ''} with objective <= {fmt_number(summary.get('threshold'))}"]
-    if summary.get("epsilon") is not None:
-        optimum = summary.get("optimum")
-        proven = "" if summary.get("optimum_proven") else ", not proven optimal"
-        parts[0] += f" (epsilon {fmt_number(summary['epsilon'])} over the optimum {fmt_number(optimum)}{proven})"
-    if summary.get("complete"):
+    count, kept = summary.count, summary.kept
+    parts = [f"{count:,} model{'s' if count != 1 else ''} with objective <= {fmt_number(summary.threshold)}"]
+    if summary.epsilon is not None:
+        proven = "" if summary.optimum_proven else ", not proven optimal"
+        parts[0] += f" (epsilon {fmt_number(summary.epsilon)} over the optimum {fmt_number(summary.optimum)}{proven})"
+    if summary.complete:
         parts.append("complete")
-    elif summary.get("running"):  # a live run's set, as its events have announced it so far
+    elif summary.running:  # a live run's set, as its events have announced it so far
         parts.append("the run is still running: the count and the members grow until it ends")
-    elif not summary.get("exhaustive", True):
+    elif not summary.exhaustive:
         parts.append("a sample, not the whole set")
     else:
-        bound = summary.get("unenumerated_bound")
+        bound = summary.unenumerated_bound
         parts.append(
             "INCOMPLETE: the enumeration stopped"
             + (f"; every model not counted has objective >= {fmt_number(bound)}" if bound is not None else "")
@@ -339,20 +339,18 @@ def rashomon_summary_text(summary: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def rashomon_point_text(point: dict[str, Any]) -> str:
-    """One sweep point's set (``store.runs.rashomon_points``) in one line: its count (``+`` when
+def rashomon_point_text(point: PointSet) -> str:
+    """One sweep point's set (``RunStore.rashomon_points``) in one line: its count (``+`` when
     incomplete), its threshold, and complete or the bound on every model it did not count; the
     same words in ``glasswork rashomon RUN`` and the terminal UI."""
-    complete = bool(point.get("complete"))
     done = (
         "complete"
-        if complete
-        else f"incomplete (every model not counted >= {fmt_number(point.get('unenumerated_bound'), 8)})"
+        if point.complete
+        else f"incomplete (every model not counted >= {fmt_number(point.unenumerated_bound, 8)})"
     )
-    count = int(point.get("count") or 0)
     return (
-        f"point {point['point']}: {count:,}{'' if complete else '+'} model{'' if count == 1 else 's'} within "
-        f"objective {fmt_number(point.get('threshold'), 8)}, {done}"
+        f"point {point.point}: {point.count:,}{'' if point.complete else '+'} model{'' if point.count == 1 else 's'} "
+        f"within objective {fmt_number(point.threshold, 8)}, {done}"
     )
 
 
@@ -473,14 +471,14 @@ def reliance_tables(figures: dict[str, Any] | None) -> list[Table]:
     return tables
 
 
-def render_rashomon(summary: dict[str, Any], members: list[dict[str, Any]], console: Console) -> None:
+def render_rashomon(summary: SetSummary, members: list[dict[str, Any]], console: Console) -> None:
     """A set's summary line, its multiplicity figures (with each feature's share and reliance
     range) and the given members."""
     console.print(plain_text(rashomon_summary_text(summary)))
-    line = multiplicity_text(summary.get("multiplicity"))
+    line = multiplicity_text(summary.multiplicity)
     if line is not None:
         console.print(plain_text(line))
-    for table in reliance_tables(summary.get("multiplicity")):
+    for table in reliance_tables(summary.multiplicity):
         console.print(table)
     if members:
         console.print(rashomon_table(members))

@@ -17,7 +17,8 @@ from glasswork.record import RecordSink, RunInfo, RunOutcome
 from glasswork.result import jsonable, relative_gap
 
 if TYPE_CHECKING:
-    from glasswork.result import Model, RashomonMember
+    from glasswork.rashomon import RashomonMember, SetProgress
+    from glasswork.result import Model
 
 EventKind = Literal["progress", "incumbent", "log", "rashomon"]
 
@@ -28,7 +29,8 @@ class Event:
 
     ``progress`` carries the bounds and counters; ``incumbent`` a newly found best model;
     ``log`` a message; ``rashomon`` members of the Rashomon set just enumerated (``members``,
-    best first) with the running count in ``counters``. ``counters`` holds solver-specific
+    best first) with where the set stands in ``rashomon`` (``SetProgress``: the running count,
+    the threshold, ...). ``counters`` holds solver-specific
     figures (queue size, cuts, log10 of the remaining search space, a histogram, ...) under names
     the monitor can show as they are.
     """
@@ -43,6 +45,7 @@ class Event:
     level: Literal["debug", "info", "warning", "error"] = "info"
     model: Model | None = None
     members: tuple[RashomonMember, ...] = ()
+    rashomon: SetProgress | None = None
 
     @property
     def gap(self) -> float | None:
@@ -67,6 +70,8 @@ class Event:
             out["model_text"] = self.model.to_text()
         if self.members:
             out["members"] = [member.to_dict() for member in self.members]
+        if self.rashomon is not None:  # record form 2; form 1 had its figures among the counters
+            out["rashomon"] = self.rashomon.to_dict()
         return out
 
 

@@ -290,7 +290,7 @@ def _add_metrics(outcome: RunOutcome, problem: Problem) -> None:
         computed.update(metrics.evaluate(model, problem.X_test, problem.y_test, "test_", problem.test_sample_weight))
     outcome.result.metrics = {**computed, **outcome.result.metrics}
     if outcome.result.rashomon is not None:
-        from glasswork import multiplicity
+        from glasswork.rashomon import multiplicity
 
         try:
             outcome.multiplicity = multiplicity.figures(outcome.result.rashomon, model, problem, outcome.info.inputs)

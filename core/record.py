@@ -1,7 +1,7 @@
 """The run record: one run as the records every producer and consumer of runs exchanges.
 
 A run is a ``start`` record (who and what the run is: ``RunInfo``), its events in order
-(``Event.to_dict()`` forms: ``progress``, ``incumbent``, ``log``) and a ``finish`` record (the
+(``Event.to_dict()`` forms: ``progress``, ``incumbent``, ``log``, ``rashomon``) and a ``finish`` record (the
 result document of the finished run, ``RunOutcome``, or the error that ended it). The events
 file, the run store's write-ahead log, the sweep workers' replies, crash recovery and the terminal
 UI all speak this one form, built and read by the functions below, so none of them builds a
@@ -73,7 +73,7 @@ class RunOutcome:
     peak_memory: int
     problem: Problem | None = None
     interrupted: bool = False  # a Ctrl-C (or SIGTERM, or a cancel) arrived while the solver ran
-    # the Rashomon set's multiplicity figures (glasswork.multiplicity), when the run has a set
+    # the Rashomon set's multiplicity figures (glasswork.rashomon.multiplicity), when the run has a set
     multiplicity: dict[str, Any] | None = None
     # the fairness audit (glasswork.audit), when the spec has a ``fairness:`` section
     fairness: dict[str, Any] | None = None
@@ -219,22 +219,29 @@ def start_of_stored(details: dict[str, Any]) -> Record:
 
 
 def event_of_stored(row: dict[str, Any]) -> Record:
-    """A row of the store's ``events`` table back in ``Event.to_dict()`` form."""
+    """A row of the store's ``events`` table back in ``Event.to_dict()`` form (record form 2)."""
     out: Record = {"kind": row.get("kind"), "elapsed": row.get("elapsed")}
     for key in ("objective", "lower_bound", "nodes", "message"):
         value = row.get(key)
         if value is not None and not (isinstance(value, float) and math.isnan(value)):
             out[key] = value
-    if row.get("counters"):
-        out["counters"] = row["counters"]
+    counters = row.get("counters") or {}
+    if row.get("kind") == "rashomon":  # the store keeps the set's figures under their flat names
+        from glasswork.rashomon import SetProgress
+
+        progress = SetProgress.from_counters(counters)
+        if progress is not None:
+            out["rashomon"] = progress.to_dict()
+            counters = SetProgress.without_flat_names(counters)
+    if counters:
+        out["counters"] = counters
     return out
 
 
 def finish_of_stored(details: dict[str, Any]) -> Record | None:
     """The finish record of a stored run, or ``None`` while it is still running. A run with a
-    Rashomon set carries its summary (``RunStore.rashomon_summary``: the figures of
-    ``RashomonSet.to_dict`` and ``multiplicity``, without ``models``), as a live finish record
-    carries the whole set."""
+    Rashomon set carries its summary (``SetSummary.to_dict``: the figures of ``RashomonSet.to_dict``
+    and ``multiplicity``, without ``models``), as a live finish record carries the whole set."""
     if details.get("state") == "running":
         return None
     if details.get("status") is None:

@@ -22,6 +22,7 @@ import numpy as np
 from glasswork._version import __version__
 from glasswork.console import fmt_gap
 from glasswork.quoting import html_text
+from glasswork.rashomon import SetSummary
 
 if TYPE_CHECKING:
     from glasswork.registry import Registry
@@ -414,15 +415,15 @@ pre{background:#f6f6f6;padding:8px;overflow:auto;font-size:12px}"""
 MAX_RELIANCE_ROWS = 25  # features in the card's importance table (the largest ranges first)
 
 
-def rashomon_section(summary: dict[str, Any] | None) -> str:
+def rashomon_section(summary: SetSummary | None) -> str:
     """The card's Rashomon set: its size, completeness and threshold, then each feature's share of
     the set using it and its importance range (model class reliance) drawn on a shared axis, and
     the same range per raw column of the data (every feature made from it shuffled together)."""
-    if not summary:
+    if summary is None:
         return ""
     from glasswork.console import multiplicity_text, rashomon_summary_text
 
-    figures = summary.get("multiplicity") or {}
+    figures = summary.multiplicity or {}
     lines = [esc(rashomon_summary_text(summary))]
     described = multiplicity_text(figures)
     if described:
@@ -537,7 +538,7 @@ def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]], regi
         f"<h2>Model</h2>{drawing}",
         f"<h2>Metrics</h2><table><tr><th></th><th>train</th><th>test</th></tr>{rows}</table>" if rows else "",
         _curves(details, registry),
-        rashomon_section(details.get("rashomon")),
+        rashomon_section(SetSummary.from_dict(details["rashomon"]) if details.get("rashomon") else None),
         fairness_section(details.get("fairness")),
         f"<h2>Search</h2><figure>{trajectory}<figcaption>{_search_caption(trajectory)}</figcaption></figure>"
         if trajectory

@@ -12,10 +12,13 @@ import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, computed_field, model_validator
+
+if TYPE_CHECKING:
+    from glasswork.rashomon import RashomonSet
 
 
 class Status(str, Enum):
@@ -194,151 +197,6 @@ def prediction_fingerprint(predictions: np.ndarray) -> str:
     else:
         data = "\x1f".join(str(v) for v in values.tolist()).encode()
     return hashlib.sha256(data).hexdigest()[:16]
-
-
-@dataclass
-class RashomonMember:
-    """One model of a Rashomon set.
-
-    ``features`` names the columns of the training matrix the model uses (what ``--uses`` and
-    ``--avoids`` filter on, and what variable use counts); ``fingerprint`` is
-    ``prediction_fingerprint`` of its predictions on the training rows. ``model`` is ``None``
-    when the spec keeps summaries only (``rashomon.keep: summary``).
-    """
-
-    objective: float
-    features: tuple[str, ...]
-    fingerprint: str
-    model: Model | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "objective": jsonable(self.objective),
-            "features": list(self.features),
-            "fingerprint": self.fingerprint,
-        }
-        if self.model is not None:
-            out["model"] = self.model.to_dict()
-            out["model_text"] = self.model.to_text()
-        return out
-
-
-class RashomonError(CertificateError):
-    """A solver's Rashomon set contradicts itself (a solver bug, never user error)."""
-
-
-@dataclass
-class RashomonSet:
-    """Every model within ``threshold`` of the optimum that the solver enumerated.
-
-    ``count`` is exact: the number of members enumerated, whether or not each was kept;
-    ``members`` holds the kept ones (at most ``rashomon.max_models``), best first. ``complete``
-    promises that every model of the class with objective <= ``threshold`` was counted. A run
-    that stopped early says ``complete=False`` and gives ``unenumerated_bound``: a lower bound on
-    the objective of every member it did not enumerate (so the members below it are certain).
-    ``exhaustive=False`` marks a sample (a heuristic's pool): it is never complete and its count
-    is what was seen. ``optimum`` is the objective the threshold came from and
-    ``optimum_proven`` whether it is certified; with an unproven optimum the threshold is above
-    the true one, so the set holds the true set (and more).
-
-    A search stopped before it certified its optimum gives one set, whatever the solver
-    (``RashomonSet.unproven``): its incumbent alone (when within the threshold), the threshold
-    taken from the incumbent's objective, ``optimum_proven=False``, ``complete=False`` and the
-    search's lower bound as ``unenumerated_bound``. Its count is 1, not 0: the incumbent is a
-    model within the threshold, and every model not counted is bounded below by the search.
-
-    Checked here, so no solver can hand over a set that contradicts itself: members best first,
-    ``count >= len(members)``, an exhaustive set's members within the threshold and none better
-    than ``optimum``, the optimum's model counted when the set says it enumerated it (complete,
-    or ``unenumerated_bound`` above the optimum) and the optimum is within the threshold, a
-    complete set bounds nothing unenumerated and has a proven optimum (enumerating everything up
-    to a threshold above the optimum proves it), an incomplete exhaustive set bounds what it did
-    not enumerate, and a sample is never complete. (An enumeration stopped before its first model
-    may count 0: its bound then stays at or below the optimum.)
-    """
-
-    threshold: float
-    optimum: float
-    count: int
-    complete: bool
-    members: list[RashomonMember] = field(default_factory=list)
-    epsilon: float | None = None
-    unenumerated_bound: float | None = None
-    exhaustive: bool = True
-    optimum_proven: bool = True
-
-    def __post_init__(self) -> None:
-        slack = 1e-9 * max(1.0, abs(self.threshold))
-        if not math.isfinite(self.threshold) or not math.isfinite(self.optimum):
-            raise RashomonError("a Rashomon set needs a finite threshold and optimum")
-        if self.count < len(self.members):
-            raise RashomonError(f"count {self.count} is below the {len(self.members)} members kept")
-        objectives = [m.objective for m in self.members]
-        if any(b < a - slack for a, b in zip(objectives, objectives[1:])):
-            raise RashomonError("members must be ordered best first")
-        if self.exhaustive and any(o > self.threshold + slack for o in objectives):
-            raise RashomonError(f"a member's objective exceeds the threshold {self.threshold!r}")
-        if self.complete and not self.exhaustive:
-            raise RashomonError("a sample cannot be complete")
-        if self.complete and self.unenumerated_bound is not None:
-            raise RashomonError("a complete set leaves nothing unenumerated to bound")
-        if not self.complete and self.exhaustive and self.unenumerated_bound is None:
-            raise RashomonError("an incomplete set must bound what it did not enumerate")
-        optimum_slack = 1e-9 * max(1.0, abs(self.optimum))
-        if self.exhaustive and any(o < self.optimum - optimum_slack for o in objectives):
-            raise RashomonError(f"a member's objective is below the optimum {self.optimum!r}")
-        if self.exhaustive and self.count == 0 and self.optimum <= self.threshold + slack:
-            if self.complete:
-                raise RashomonError(
-                    f"the optimum {self.optimum!r} is within the threshold {self.threshold!r}, so its model counts"
-                )
-            if self.unenumerated_bound is not None and self.unenumerated_bound > self.optimum + optimum_slack:
-                raise RashomonError(
-                    f"nothing counted, yet every model not enumerated is above the optimum {self.optimum!r}"
-                )
-        if self.complete and not self.optimum_proven and self.optimum <= self.threshold + slack:
-            raise RashomonError("a complete set up to a threshold above its optimum proves the optimum")
-
-    @classmethod
-    def unproven(
-        cls, incumbent: RashomonMember, threshold: float, lower_bound: float, *, epsilon: float | None = None
-    ) -> RashomonSet:
-        """The set of a search stopped before it certified its optimum (the class docstring's
-        rule): the incumbent alone when within ``threshold`` (which the caller takes from the
-        incumbent's objective), never complete, ``lower_bound`` (the search's) bounding every
-        model not enumerated."""
-        kept = [incumbent] if incumbent.objective <= threshold + 1e-9 * max(1.0, abs(threshold)) else []
-        return cls(
-            threshold=threshold,
-            optimum=incumbent.objective,
-            count=len(kept),
-            complete=False,
-            members=kept,
-            epsilon=epsilon,
-            unenumerated_bound=float(min(lower_bound, incumbent.objective)),
-            optimum_proven=False,
-        )
-
-    @property
-    def kept(self) -> int:
-        return len(self.members)
-
-    def to_dict(self, max_models: int | None = None) -> dict[str, Any]:
-        """The JSON form (``glasswork run --json``'s ``rashomon``): the count exact, the models
-        capped at ``max_models`` (all kept ones when ``None``)."""
-        shown = self.members if max_models is None else self.members[:max_models]
-        return {
-            "count": self.count,
-            "complete": self.complete,
-            "exhaustive": self.exhaustive,
-            "threshold": jsonable(self.threshold),
-            "epsilon": self.epsilon,
-            "optimum": jsonable(self.optimum),
-            "optimum_proven": self.optimum_proven,
-            "unenumerated_bound": jsonable(self.unenumerated_bound),
-            "kept": self.kept,
-            "models": [m.to_dict() for m in shown],
-        }
 
 
 @dataclass

@@ -22,13 +22,15 @@ import numpy as np
 
 from glasswork.events import Event, EventKind
 from glasswork.memory import memory_reached
+from glasswork.rashomon import SetProgress
 from glasswork.result import Result, Status, Task
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from glasswork.data import Problem
-    from glasswork.result import Model, RashomonMember
+    from glasswork.rashomon import RashomonMember
+    from glasswork.result import Model
     from glasswork.spec import SolverSpec
 
 
@@ -181,7 +183,7 @@ class SolveContext:
         self.deadline = None if self.limits.time is None else self.started + self.limits.time
         self.stop_flag = np.zeros(1, dtype=np.uint8)
         self._lock = threading.Lock()
-        self._rashomon_basis: dict[str, Any] = {}  # what the run's set is measured from (rashomon_basis)
+        self._rashomon_basis = SetProgress(0)  # what the run's set is measured from (rashomon_basis)
 
     # -- stopping ---------------------------------------------------------------------------
 
@@ -263,22 +265,18 @@ class SolveContext:
         ``complete`` saying whether it counted everything; the store and the monitor keep these
         apart from the run's set (``Result.rashomon``), which events without ``point`` announce.
         """
-        counters: dict[str, Any] = {"rashomon_count": count}
-        if threshold is not None:
-            counters["rashomon_threshold"] = threshold
         if point is not None:
-            counters["rashomon_point"] = int(point)
-            counters["rashomon_complete"] = bool(complete)
+            progress = SetProgress(int(count), threshold, point=int(point), complete=bool(complete))
         else:
-            counters.update(self._rashomon_basis)
+            progress = replace(self._rashomon_basis, count=int(count), threshold=threshold)
         self._emit(
             Event(
                 "rashomon",
                 self.elapsed(),
                 lower_bound=lower_bound,
                 nodes=nodes,
-                counters=counters,
                 members=tuple(members),
+                rashomon=progress,
             )
         )
 
@@ -288,10 +286,9 @@ class SolveContext:
         (``proven``), and the spec's relative ``epsilon`` (``None`` for an absolute threshold).
         Every later event of the run's set carries them, so a reader of a live run's store (a
         second terminal, the TUI) sees them while the set grows, not only at the finish."""
-        basis: dict[str, Any] = {"rashomon_optimum": float(optimum), "rashomon_optimum_proven": bool(proven)}
-        if epsilon is not None:
-            basis["rashomon_epsilon"] = float(epsilon)
-        self._rashomon_basis = basis
+        self._rashomon_basis = SetProgress(
+            0, optimum=float(optimum), optimum_proven=bool(proven), epsilon=None if epsilon is None else float(epsilon)
+        )
 
     def log(self, message: str, level: str = "info") -> None:
         self._stamped("log", message=message, level=level)

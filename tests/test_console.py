@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import io
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -257,6 +258,7 @@ def test_a_rashomon_set_prints_each_features_share_and_importance_range():
     share of the set and its reliance range (lowest to highest over the members), and the range per
     raw column; hostile names escaped."""
     from glasswork.console import render_rashomon
+    from glasswork.rashomon import SetSummary
 
     hostile = "\x1b[31mred [bold]x[/bold]"
     summary = {
@@ -281,7 +283,7 @@ def test_a_rashomon_set_prints_each_features_share_and_importance_range():
         },
     }
     out, buffer = console(False)
-    render_rashomon(summary, [], out)
+    render_rashomon(SetSummary.from_dict(summary), [], out)
     lines = buffer.getvalue().splitlines()
     age = next(line for line in lines if line.split()[:1] == ["age<=50"])
     assert "100 %" in age and "2" in age.split() and "5" in age.split()
@@ -290,7 +292,7 @@ def test_a_rashomon_set_prints_each_features_share_and_importance_range():
     assert any(line.split()[:1] == ["age"] and "5" in line.split() for line in lines)  # the raw column's range
     summary["multiplicity"] = {**summary["multiplicity"], "reliance": {}, "reliance_columns": {}}
     out, buffer = console(False)  # rashomon.keep: summary: shares, and no empty reliance columns
-    render_rashomon(summary, [], out)
+    render_rashomon(SetSummary.from_dict(summary), [], out)
     assert "100 %" in buffer.getvalue() and "reliance" not in buffer.getvalue()
 
 
@@ -298,18 +300,20 @@ def test_a_set_still_being_enumerated_is_not_said_to_have_stopped():
     """``glasswork rashomon latest`` on a live run reads the set its events have announced so far:
     it says the run goes on, not "INCOMPLETE: the enumeration stopped"."""
     from glasswork.console import rashomon_summary_text
+    from glasswork.rashomon import SetSummary
 
-    summary = {"count": 9581241, "kept": 50, "complete": False, "exhaustive": True, "threshold": 0.336}
-    live = rashomon_summary_text({**summary, "unenumerated_bound": 0.27, "running": True})
+    summary = SetSummary(count=9581241, kept=50, complete=False, threshold=0.336, unenumerated_bound=0.27)
+    live = rashomon_summary_text(summary.live())
     assert "stopped" not in live and "still running" in live and "9,581,241" in live
-    assert "the enumeration stopped" in rashomon_summary_text({**summary, "unenumerated_bound": 0.27})
+    assert "the enumeration stopped" in rashomon_summary_text(summary)
 
 
 def test_one_model_is_one_model() -> None:
     """Issue 36: "1 models"."""
     from glasswork.console import rashomon_point_text, rashomon_summary_text
+    from glasswork.rashomon import PointSet, SetSummary
 
-    point = {"point": 2, "count": 1, "complete": True, "threshold": 0.5}
+    point = PointSet(point=2, count=1, complete=True, threshold=0.5)
     assert "1 model within" in rashomon_point_text(point)
-    assert "3 models within" in rashomon_point_text({**point, "count": 3})
-    assert rashomon_summary_text({"count": 1, "kept": 1, "threshold": 0.5, "complete": True}).startswith("1 model ")
+    assert "3 models within" in rashomon_point_text(replace(point, count=3))
+    assert rashomon_summary_text(SetSummary(count=1, kept=1, threshold=0.5, complete=True)).startswith("1 model ")

@@ -313,6 +313,7 @@ def test_the_card_shows_the_rashomon_set_with_its_importance_ranges(tmp_path: Pa
 
 
 def test_the_rashomon_section_escapes_hostile_feature_names() -> None:
+    from glasswork.rashomon import SetSummary
     from glasswork.report import rashomon_section
 
     evil = '<script>alert("x")</script><img src=x onerror=alert(1)>'
@@ -339,7 +340,7 @@ def test_the_rashomon_section_escapes_hostile_feature_names() -> None:
             "reliance_columns": {evil: [1.0, 3.0]},
         },
     }
-    section = rashomon_section(summary)
+    section = rashomon_section(SetSummary.from_dict(summary))
     assert "<script" not in section and "<img" not in section and section.count("&lt;script&gt;") == 2
     assert "INCOMPLETE" in section and "objective &gt;= 0.15" in section
 
@@ -347,12 +348,13 @@ def test_the_rashomon_section_escapes_hostile_feature_names() -> None:
 def test_control_characters_in_names_reach_the_card_as_visible_escapes() -> None:
     """A column named with an ANSI escape or a bidi mark shows in the card as ``\\x1b[31m``, as in
     the terminal, not as raw bytes a browser hides (and ``cat card.html`` would run)."""
+    from glasswork.rashomon import SetSummary
     from glasswork.report import rashomon_section
 
     evil = "\x1b[31mred\x1b[0m \u202eevil"
     figures = {"rows": "train", "n_rows": 10, "members": 2, "count": 2, "ambiguity": 0.1, "discrepancy": 0.1}
     figures |= {"variable_use": {evil: 0.5}, "reliance": {evil: [1.0, 2.0]}, "reliance_columns": {evil: [1.0, 3.0]}}
     summary = {"count": 2, "complete": True, "threshold": 0.2, "optimum": 0.1, "optimum_proven": True, "kept": 2}
-    section = rashomon_section({**summary, "multiplicity": figures})
+    section = rashomon_section(SetSummary.from_dict({**summary, "multiplicity": figures}))
     assert "\x1b" not in section and "\u202e" not in section
     assert "\\x1b[31mred\\x1b[0m" in section

@@ -6,12 +6,10 @@ import pytest
 
 import numpy as np
 
+from glasswork.rashomon import RashomonError, RashomonMember, RashomonSet
 from glasswork.result import (
     Certificate,
     CertificateError,
-    RashomonError,
-    RashomonMember,
-    RashomonSet,
     Status,
     prediction_fingerprint,
 )

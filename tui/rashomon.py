@@ -23,6 +23,7 @@ from textual.suggester import SuggestFromList
 from textual.widgets import DataTable, Footer, Input, Static
 
 from glasswork.console import plain_text, rashomon_point_text, rashomon_summary_text
+from glasswork.rashomon import PointSet, SetSummary
 from glasswork.tui.state import RashomonView
 from glasswork.tui.views import fmt
 from glasswork.tui.widgets import BACK_KEY, FILTER_KEY, HELP_KEY, RowTable
@@ -63,9 +64,9 @@ def set_summary(view: RashomonView, *, finished: bool) -> Text:
     return text
 
 
-def points_text(points: dict[int, dict[str, Any]]) -> Text:
+def points_text(points: dict[int, PointSet]) -> Text:
     """The sets of a sweep's points done so far, one line: each point's count, ``+`` when incomplete."""
-    shown = ", ".join(f"{k}: {p['count']:,}{'' if p['complete'] else '+'}" for k, p in sorted(points.items()))
+    shown = ", ".join(f"{k}: {p.count:,}{'' if p.complete else '+'}" for k, p in sorted(points.items()))
     return plain_text(f"sets per frontier point  {shown}")
 
 
@@ -124,7 +125,7 @@ class RashomonPanel(Vertical):
         finished: bool,
         run_name: str,
         solver: str | None,
-        points: dict[int, dict[str, Any]] | None = None,
+        points: dict[int, PointSet] | None = None,
     ) -> None:
         """Redraw when the set changed (new members, a new count, a sweep point's set, the run's end)."""
         points = points or {}
@@ -186,11 +187,12 @@ class RashomonScreen(Screen[None]):
         self.store = store
         self.details = details
         self.folder = folder
-        self.view = RashomonView.from_summary(details.get("rashomon") or {})
-        # a frontier's sets, one per point (store.runs.rashomon_points), as glasswork rashomon lists them
-        self.points: list[dict[str, Any]] = list(details.get("rashomon_points") or [])
+        own = details.get("rashomon")
+        self.view = RashomonView.from_summary(SetSummary.from_dict(own or {}))
+        # a frontier's sets, one per point (RunStore.rashomon_points), as glasswork rashomon lists them
+        self.points = [PointSet.from_dict(p) for p in details.get("rashomon_points") or []]
         # the set listed: the run's own (None), or a point's; a run with none of its own opens its first point
-        self.point: int | None = None if details.get("rashomon") or not self.points else self.points[0]["point"]
+        self.point: int | None = None if own or not self.points else self.points[0].point
         self.members: list[Any] = []  # RashomonMemberRow, as listed
         self.features: list[str] = []
         self.kept: dict[int | None, int] = {}  # members kept per set, once counted
@@ -231,9 +233,9 @@ class RashomonScreen(Screen[None]):
             rows.append((None, Text("the run's Rashomon set", style="bold")))
         for point in self.points:
             line = plain_text(rashomon_point_text(point))
-            if point.get("shared") and self.details.get("rashomon"):
+            if point.shared and self.details.get("rashomon"):
                 line.append("  the run's own set", style="green")
-            rows.append((point["point"], line))
+            rows.append((point.point, line))
         return rows
 
     def on_mount(self) -> None:
@@ -300,8 +302,8 @@ class RashomonScreen(Screen[None]):
             table.add_row(str(row.rank), fmt(row.objective, 8), features_text(row.features), key=str(row.rank))
         status = Text()
         if point is not None:  # the CLI's words for a point's set (glasswork rashomon RUN --point K)
-            summary = next(p for p in self.points if p["point"] == point)
-            text = rashomon_summary_text({**summary, "exhaustive": True, "kept": self.kept.get(point, 0)})
+            chosen = next(p for p in self.points if p.point == point)
+            text = rashomon_summary_text(chosen.summary(self.kept.get(point, 0)))
             status.append_text(plain_text(f"point {point}'s set: {text}\n", "bold"))
         status.append(f"{len(rows):,} member(s) listed")
         if len(rows) >= STORED_LIMIT:

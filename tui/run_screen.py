@@ -18,7 +18,8 @@ from textual.widgets import Footer, Static
 
 from glasswork.console import fairness_text, fmt_gap, plain_text
 from glasswork.tui.model_screen import ModelScreen
-from glasswork.tui.state import RashomonView, RunState
+from glasswork.rashomon import SetSummary
+from glasswork.tui.state import RunState
 from glasswork.tui.views import fmt, model_view
 from glasswork.tui.widgets import BACK_KEY, Chart, HELP_KEY, draw_bounds
 
@@ -39,9 +40,11 @@ def _summary(doc: dict[str, Any]) -> Table:
     table.add_row("elapsed", "-" if doc.get("elapsed") is None else f"{doc['elapsed']:.2f} s")
     rashomon = doc.get("rashomon")
     if rashomon:
-        view = RashomonView.from_summary(rashomon)
-        what = "complete" if view.complete else ("a sample" if not view.exhaustive else "incomplete")
-        table.add_row("Rashomon set", f"{view.count:,} models ({what}) within {fmt(view.threshold, 8)}; s browses it")
+        summary = SetSummary.from_dict(rashomon)
+        what = "complete" if summary.complete else ("a sample" if not summary.exhaustive else "incomplete")
+        table.add_row(
+            "Rashomon set", f"{summary.count:,} models ({what}) within {fmt(summary.threshold, 8)}; s browses it"
+        )
     points = doc.get("rashomon_points") or []
     if points:
         table.add_row("sets per point", f"{len(points):,} frontier point(s) with a set; s lists them")

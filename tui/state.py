@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from glasswork.display import Series, finite
+from glasswork.rashomon import PointSet, SetProgress, SetSummary
 from glasswork.record import stored_run
 from glasswork.result import relative_gap
 from glasswork.store.journal import JournalReader
@@ -57,15 +58,14 @@ class RashomonView:
     cap: int = MEMBERS_HELD
     version: int = 0
 
-    def feed(self, record: dict[str, Any]) -> None:
-        """One ``rashomon`` event: the running count, the threshold, new members."""
-        counters = record.get("counters") or {}
-        count = counters.get("rashomon_count")
-        if isinstance(count, (int, float)) and not isinstance(count, bool):
-            self.count = max(self.count, int(count))
-        threshold = finite(counters.get("rashomon_threshold"))
-        if threshold is not None:
-            self.threshold = threshold
+    def feed(self, record: dict[str, Any], progress: SetProgress | None = None) -> None:
+        """One ``rashomon`` event of the run's set (its ``SetProgress``, read from the record when
+        not given): the running count, the threshold, new members."""
+        progress = SetProgress.of_record(record) if progress is None else progress
+        if progress is not None:
+            self.count = max(self.count, progress.count)
+            if progress.threshold is not None:
+                self.threshold = progress.threshold
         bound = finite(record.get("lower_bound"))
         if bound is not None:
             self.bound = bound
@@ -83,22 +83,20 @@ class RashomonView:
         insort(self.members, member, key=_objective_key)  # after equal objectives: arrival order kept
         del self.members[self.cap :]
 
-    def finish(self, document: dict[str, Any] | None) -> None:
-        """The run ended: its result's ``rashomon`` document (``RashomonSet.to_dict``) settles
-        the figures and, when it lists models, the members; without one the set is incomplete."""
+    def finish(self, summary: SetSummary | None, models: list[Any] | None = None) -> None:
+        """The run ended: its result's set (in summary) settles the figures and, when ``models``
+        lists them, the members; without one the set is incomplete."""
         self.version += 1
-        if not document:
+        if summary is None:
             self.complete = False
             return
-        self.count = int(document.get("count") or self.count)
-        self.complete = bool(document.get("complete"))
-        self.exhaustive = bool(document.get("exhaustive", True))
-        self.threshold = finite(document.get("threshold")) if "threshold" in document else self.threshold
-        self.epsilon = finite(document.get("epsilon"))
-        self.bound = finite(document.get("unenumerated_bound"))
-        kept = document.get("kept")
-        self.kept = int(kept) if isinstance(kept, int) else None
-        models = document.get("models")
+        self.count = summary.count or self.count
+        self.complete = summary.complete
+        self.exhaustive = summary.exhaustive
+        self.threshold = summary.threshold
+        self.epsilon = summary.epsilon
+        self.bound = summary.unenumerated_bound
+        self.kept = summary.kept
         if models:
             self.members = []
             self.received = 0
@@ -107,10 +105,10 @@ class RashomonView:
                     self._add(member)
 
     @classmethod
-    def from_summary(cls, summary: dict[str, Any]) -> RashomonView:
+    def from_summary(cls, summary: SetSummary) -> RashomonView:
         """A stored set's figures (``RunStore.rashomon_summary``), without its members."""
         view = cls()
-        view.finish({**summary, "models": None})
+        view.finish(summary)
         return view
 
 
@@ -133,8 +131,8 @@ class RunState:
     messages: deque[tuple[float, str, str]] = field(default_factory=lambda: deque(maxlen=200))
     result: dict[str, Any] | None = None
     rashomon: RashomonView | None = None  # from the first ``rashomon`` record on
-    # the sets of a sweep's points (a frontier's), by point: ``rashomon`` records with ``rashomon_point``
-    rashomon_points: dict[int, dict[str, Any]] = field(default_factory=dict)
+    # the sets of a sweep's points (a frontier's), by point: ``rashomon`` records of a point's set
+    rashomon_points: dict[int, PointSet] = field(default_factory=dict)
     error: str | None = None
     finished: bool = False
     n_records: int = 0
@@ -211,19 +209,15 @@ class RunState:
             return
         if kind == "rashomon":
             # its lower_bound bounds what the set has not enumerated, not the optimum: not a bound point
-            counters = r.get("counters") or {}
-            point = counters.get("rashomon_point")
-            if isinstance(point, int) and not isinstance(point, bool):  # a point's set, not the run's
-                count = counters.get("rashomon_count")
-                self.rashomon_points[point] = {
-                    "count": int(count) if isinstance(count, (int, float)) and not isinstance(count, bool) else 0,
-                    "complete": counters.get("rashomon_complete") is True,
-                    "threshold": finite(counters.get("rashomon_threshold")),
-                }
+            progress = SetProgress.of_record(r)
+            if progress is None:
+                return  # no figures a reader can place
+            if progress.point is not None:  # a point's set, not the run's
+                self.rashomon_points[progress.point] = PointSet.of_progress(progress, r.get("lower_bound"))
                 return
             if self.rashomon is None:
                 self.rashomon = RashomonView()
-            self.rashomon.feed(r)
+            self.rashomon.feed(r, progress)
             if r.get("nodes") is not None:
                 self.nodes = int(r["nodes"])
             self._feed_panels(r)
@@ -282,10 +276,12 @@ class RunState:
     def _finish(self, r: dict[str, Any]) -> None:
         self.finished = True
         result = r.get("result")
-        if result and result.get("rashomon") and self.rashomon is None:
+        document = (result or {}).get("rashomon")
+        if document and self.rashomon is None:
             self.rashomon = RashomonView()
         if self.rashomon is not None:
-            self.rashomon.finish((result or {}).get("rashomon"))
+            summary = SetSummary.from_dict(document) if document else None
+            self.rashomon.finish(summary, document.get("models") if document else None)
         if result:
             self.result = result
             if result.get("model") is not None:

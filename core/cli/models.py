@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from glasswork.cli.app import COUNT, DB_OPTION, EXIT_INVALID, cli, fail, file_option
 from glasswork.cli.runs import resolve_runs, store_at
 from glasswork.export.formats import FORMATS
+
+if TYPE_CHECKING:
+    from glasswork.rashomon import SetSummary
 
 
 @cli.command("export")
@@ -100,7 +103,7 @@ def report(run_ref: str, output: Path | None, db: str | None) -> None:
 # -- a member of a run's Rashomon set (glasswork rashomon, export --member) ---------------------
 
 
-def set_of(store: Any, run_id: str, *, as_json: bool = False) -> dict[str, Any]:
+def set_of(store: Any, run_id: str, *, as_json: bool = False) -> SetSummary:
     """The run's set in summary; exit 2 with a message when the run has none."""
     summary = store.rashomon_summary(run_id)
     if summary is None:
@@ -121,9 +124,7 @@ def member_at(
     found = store.rashomon_members(run_id, rank=rank, point=point)
     if not found:
         kept = (
-            store.rashomon_summary(run_id)["kept"]
-            if point is None
-            else len(store.rashomon_members(run_id, point=point))
+            store.rashomon_summary(run_id).kept if point is None else len(store.rashomon_members(run_id, point=point))
         )
         whose = "its Rashomon set" if point is None else f"the Rashomon set of its point {point}"
         fail(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -14,6 +14,9 @@ from glasswork.cli.app import COUNT, DB_OPTION, EXIT_INVALID, cli, fail, file_op
 from glasswork.cli.models import export_member, member_at, set_of
 from glasswork.cli.runs import resolve_runs, store_at
 from glasswork.export.formats import FORMATS
+
+if TYPE_CHECKING:
+    from glasswork.rashomon import PointSet
 
 
 @cli.command("rashomon")
@@ -93,7 +96,7 @@ def rashomon(
         return
     details = store.details(run_id)
     if details.get("state") == "running":
-        summary = {**summary, "running": True}  # a live run's set so far, not a stopped enumeration
+        summary = summary.live()  # a live run's set so far, not a stopped enumeration
     resolved = {name: _features_named(store, run_id, details, name, as_json) for name in (*uses, *avoids)}
     members = store.rashomon_members(run_id, [resolved[n] for n in uses], [resolved[n] for n in avoids], limit)
     if as_json:
@@ -101,10 +104,10 @@ def rashomon(
             json.dumps(
                 {
                     "run_id": run_id,
-                    **summary,
+                    **summary.to_dict(),
                     "filters": {"uses": list(uses), "avoids": list(avoids), "limit": limit},
                     "models": [m.to_dict() for m in members],
-                    **({"points": points} if points else {}),
+                    **({"points": [p.to_dict() for p in points]} if points else {}),
                 },
                 indent=2,
                 allow_nan=False,
@@ -137,11 +140,12 @@ POINTS_ONLY = (
 )
 
 
-def _points_only(run_id: str, points: list[dict[str, Any]], as_json: bool) -> None:
+def _points_only(run_id: str, points: list[PointSet], as_json: bool) -> None:
     """A run stopped or killed mid-sweep: no set of its own yet, the sets of the points it did."""
     if as_json:
         document = {"run_id": run_id, "count": None, "complete": False, "kept": 0, "note": POINTS_ONLY}
-        click.echo(json.dumps({**document, "models": [], "points": points}, indent=2, allow_nan=False))
+        listed = [p.to_dict() for p in points]
+        click.echo(json.dumps({**document, "models": [], "points": listed}, indent=2, allow_nan=False))
         return
     from glasswork.console import make_console, plain_text
 
@@ -150,7 +154,7 @@ def _points_only(run_id: str, points: list[dict[str, Any]], as_json: bool) -> No
     _print_points(points, console)
 
 
-def _print_points(points: list[dict[str, Any]], console: Any) -> None:
+def _print_points(points: list[PointSet], console: Any) -> None:
     """One line per sweep point's set: its count, ``+`` when incomplete, and its threshold."""
     from glasswork.console import plain_text, rashomon_point_text
 
@@ -158,11 +162,11 @@ def _print_points(points: list[dict[str, Any]], console: Any) -> None:
         console.print(plain_text(rashomon_point_text(p)))
 
 
-def _point_of(run_id: str, points: list[dict[str, Any]], point: int, as_json: bool) -> dict[str, Any]:
+def _point_of(run_id: str, points: list[PointSet], point: int, as_json: bool) -> PointSet:
     """Sweep point ``point``'s set as ``rashomon_points`` gives it; exit 2 when the run has none."""
-    found = next((p for p in points if p["point"] == point), None)
+    found = next((p for p in points if p.point == point), None)
     if found is None:
-        have = ", ".join(str(p["point"]) for p in points)
+        have = ", ".join(str(p.point) for p in points)
         fail(
             f"run {run_id[:12]} has no set for point {point}"
             + (
@@ -179,7 +183,7 @@ def _point_of(run_id: str, points: list[dict[str, Any]], point: int, as_json: bo
 def _point_set(
     store: Any,
     run_id: str,
-    point: dict[str, Any],
+    point: PointSet,
     uses: tuple[str, ...],
     avoids: tuple[str, ...],
     limit: int,
@@ -187,16 +191,15 @@ def _point_set(
 ) -> None:
     """List point ``point``'s set: its summary (count, complete or the bound, threshold, how
     many members are kept) and its kept members best first, filtered as the run's set is."""
-    k = int(point["point"])
+    k = point.point
     details = store.details(run_id)
     resolved = {name: _features_named(store, run_id, details, name, as_json, k) for name in (*uses, *avoids)}
     kept = len(store.rashomon_members(run_id, point=k))
     members = store.rashomon_members(run_id, [resolved[n] for n in uses], [resolved[n] for n in avoids], limit, point=k)
-    summary = {**point, "exhaustive": True, "kept": kept}
     if as_json:
         document = {
             "run_id": run_id,
-            **summary,
+            **point.listing(kept),
             "filters": {"uses": list(uses), "avoids": list(avoids), "limit": limit},
             "models": [m.to_dict() for m in members],
         }
@@ -205,7 +208,7 @@ def _point_set(
     from glasswork.console import make_console, plain_text, rashomon_summary_text, rashomon_table
 
     console = make_console()
-    console.print(plain_text(f"point {k}'s set: {rashomon_summary_text(summary)}", "bold"))
+    console.print(plain_text(f"point {k}'s set: {rashomon_summary_text(point.summary(kept))}", "bold"))
     if members:
         console.print(rashomon_table(_listed(members)))
     else:

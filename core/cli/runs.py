@@ -155,10 +155,12 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
         console.print(table)
     if doc.get("rashomon"):  # the set in summary; 'glasswork rashomon RUN' lists its members
         from glasswork.console import multiplicity_text, rashomon_summary_text
+        from glasswork.rashomon import SetSummary
 
+        summary = SetSummary.from_dict(doc["rashomon"])
         console.print("\n[bold]Rashomon set[/bold]")
-        console.print(plain_text(f"  {rashomon_summary_text(doc['rashomon'])}"))
-        line = multiplicity_text(doc["rashomon"].get("multiplicity"))
+        console.print(plain_text(f"  {rashomon_summary_text(summary)}"))
+        line = multiplicity_text(summary.multiplicity)
         if line:
             console.print(plain_text(f"  {line}"))
         console.print(plain_text(f"  members: glasswork rashomon {run_id[:12]}", "dim"))

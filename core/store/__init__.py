@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from glasswork.store import recovery, runs
+from glasswork.store import rashomon, recovery, runs
 from glasswork.store.journal import (
     Journal,
     JournalReader,
@@ -31,7 +31,8 @@ from glasswork.store.journal import (
     vet,
     writer_alive,
 )
-from glasswork.store.runs import RashomonMemberRow, RunRow, SweepRow
+from glasswork.store.rashomon import RashomonMemberRow
+from glasswork.store.runs import RunRow, SweepRow
 from glasswork.store.schema import (
     DB_ENV,
     DEFAULT_DB,
@@ -55,6 +56,8 @@ from glasswork.store.schema import (
 
 if TYPE_CHECKING:
     import duckdb
+
+    from glasswork.rashomon import PointSet, SetSummary
 
 __all__ = [
     "DB_ENV",
@@ -339,15 +342,15 @@ class RunStore:
         with self.reading() as con:
             return runs.events(con, run_id)
 
-    def rashomon_summary(self, run_id: str) -> dict[str, Any] | None:
-        """The run's Rashomon set in summary (``runs.rashomon_summary``); ``None`` without a set."""
+    def rashomon_summary(self, run_id: str) -> SetSummary | None:
+        """The run's Rashomon set in summary (``rashomon.set_summary``); ``None`` without a set."""
         with self.reading() as con:
-            return runs.rashomon_summary(con, run_id)
+            return rashomon.set_summary(con, run_id)
 
-    def rashomon_points(self, run_id: str) -> list[dict[str, Any]]:
-        """The sets of the points of a sweep the run's search ran, done so far (``runs.rashomon_points``)."""
+    def rashomon_points(self, run_id: str) -> list[PointSet]:
+        """The sets of the points of a sweep the run's search ran, done so far (``rashomon.point_sets``)."""
         with self.reading() as con:
-            return runs.rashomon_points(con, run_id)
+            return rashomon.point_sets(con, run_id)
 
     def rashomon_members(
         self,
@@ -359,14 +362,14 @@ class RunStore:
         rank: int | None = None,
         point: int | None = None,
     ) -> list[RashomonMemberRow]:
-        """The run's kept members (or sweep point ``point``'s), best first, filtered (``runs.rashomon_members``)."""
+        """The run's kept members (or sweep point ``point``'s), best first, filtered (``rashomon.members``)."""
         with self.reading() as con:
-            return runs.rashomon_members(con, run_id, uses, avoids, limit, rank=rank, point=point)
+            return rashomon.members(con, run_id, uses, avoids, limit, rank=rank, point=point)
 
     def rashomon_features(self, run_id: str, point: int | None = None) -> list[str]:
         """The feature names the run's kept members (or sweep point ``point``'s) use."""
         with self.reading() as con:
-            return runs.rashomon_features(con, run_id, point)
+            return rashomon.features(con, run_id, point)
 
     def export(self, run_ids: Sequence[str], prefix: Path, fmt: str) -> list[tuple[str, Path]]:
         """Write the runs and their events as ``PREFIX.runs.EXT`` and ``PREFIX.events.EXT``."""

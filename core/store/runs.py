@@ -1,7 +1,8 @@
 """The run store's tables as runs: a run's records written as its rows (``write_run``, the one
 path from the run record to the tables: folding a journal, merging a live one into a read,
 recording a sweep's point), and the queries ``glasswork runs`` and the terminal UI read (list,
-sweeps, resolve, details, events, export, delete), each a function of a connection."""
+sweeps, resolve, details, events, export, delete), each a function of a connection. The rows of a
+run's Rashomon sets are ``glasswork.store.rashomon``'s."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import numpy as np
 
 from glasswork.record import RunInfo
 from glasswork.result import Status, relative_gap
+from glasswork.store import rashomon
 from glasswork.store.schema import (
     EVENT_COLUMNS,
     RUN_TABLES,
@@ -180,171 +182,17 @@ def write_run(
             con.execute(f"INSERT INTO events SELECT {', '.join(EVENT_COLUMNS)} FROM glasswork_event_batch")
         finally:
             con.unregister("glasswork_event_batch")
-    own: dict[str, Any] | None = None  # the run's set, as written
-    if finish is not None and finish.get("result") is not None:
-        _finish(con, run_id, finish["result"], ended_at or utc_now())
-        own = finish["result"].get("rashomon")
-    else:
-        if finish is not None or not live:
-            con.execute(
-                "UPDATE runs SET state = 'failed', error = ?, ended_at = ? WHERE run_id = ?",
-                [(finish or {}).get("error") or KILLED, ended_at or utc_now(), run_id],
-            )
-            _keep_best(con, run_id, [r for _, r in events])
-        own = rashomon_of_events([r for _, r in events])  # a live or killed run: what its events announced
-    if own is not None:
-        write_rashomon(con, run_id, own)
-    _write_point_members(con, run_id, [r for _, r in events], None if own is None else own.get("models") or [])
-    return run_id
-
-
-def _write_point_members(
-    con: duckdb.DuckDBPyConnection,
-    run_id: str,
-    events: Sequence[dict[str, Any]],
-    own: Sequence[dict[str, Any]] | None,
-) -> None:
-    """The kept members of each sweep point's set (a frontier's), from the last ``rashomon`` event
-    of each point (a point whose set was taken up again is sent again, whole), ranked from 1. A
-    point whose members are the run's own set's (``own``, member for member: the chosen point's)
-    is written once, as the run's set, and named in ``rashomon_sets.shared_points``."""
-    last: dict[int, list[dict[str, Any]]] = {}
-    for r in events:
-        point = (r.get("counters") or {}).get("rashomon_point") if r.get("kind") == "rashomon" else None
-        if isinstance(point, int) and not isinstance(point, bool) and point >= 1:
-            last[point] = list(r.get("members") or [])
-    own_rows = [_member_columns(m) for m in own] if own else None
-    shared: list[int] = []
-    for point in sorted(last):
-        if not last[point]:
-            continue
-        if own_rows is not None and [_member_columns(m) for m in last[point]] == own_rows:
-            shared.append(point)
-            continue
-        _insert_members(con, "rashomon_point_members", run_id, last[point], point=point)
-    if shared:
-        con.execute("UPDATE rashomon_sets SET shared_points = ? WHERE run_id = ?", [shared, run_id])
-
-
-def _member_columns(member: dict[str, Any]) -> tuple[Any, ...]:
-    """What the store keeps of a member (``_insert_members``' columns): two members with the same
-    are stored alike."""
-    model = member.get("model")
-    return (
-        finite_or_none(member.get("objective")),
-        json_text(list(member.get("features") or [])),
-        member.get("fingerprint"),
-        (model or {}).get("kind"),
-        json_text(model),
-        member.get("model_text"),
-    )
-
-
-def rashomon_of_events(events: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-    """The Rashomon set a run's ``rashomon`` events announced (a run still going, or killed
-    before its finish record): the members in order, the last running count and threshold, the
-    optimum, its proof and epsilon as the solver gave them (``SolveContext.rashomon_basis``), and
-    never ``complete`` (nobody certified it). ``None`` when no event spoke of a set."""
-    # a sweep point's own set (``rashomon_point``) is not the run's: ``rashomon_points`` reads those
-    announced = [r for r in events if r.get("kind") == "rashomon" and "rashomon_point" not in (r.get("counters") or {})]
-    if not announced:
-        return None
-    counters = announced[-1].get("counters") or {}
-    members = [m for r in announced for m in r.get("members") or []]
-
-    def last(key: str) -> Any:  # the latest word on a figure of the set (SolveContext.rashomon_basis)
-        said = ((r.get("counters") or {}).get(key) for r in reversed(announced))
-        return next((v for v in said if v is not None), None)
-
-    threshold = last("rashomon_threshold")
-    bound = next((r["lower_bound"] for r in reversed(announced) if r.get("lower_bound") is not None), None)
-    return {
-        "count": max(int(counters.get("rashomon_count", 0)), len(members)),
-        "complete": False,
-        "exhaustive": True,
-        "threshold": threshold,
-        "epsilon": last("rashomon_epsilon"),
-        "optimum": last("rashomon_optimum"),
-        "optimum_proven": last("rashomon_optimum_proven") is True,  # a stop before the proof: False
-        "unenumerated_bound": bound,
-        "kept": len(members),
-        "models": members,
-    }
-
-
-_SET_COLUMNS = (
-    "count",
-    "complete",
-    "exhaustive",
-    "threshold",
-    "epsilon",
-    "optimum",
-    "optimum_proven",
-    "unenumerated_bound",
-    "kept",
-)
-
-
-def write_rashomon(con: duckdb.DuckDBPyConnection, run_id: str, doc: dict[str, Any]) -> None:
-    """A run's Rashomon set as rows: its summary (with the multiplicity figures) and one row per
-    kept member, ranked from 1 (the best), in one batch however many there are. ``doc`` is
-    ``RashomonSet.to_dict()`` with every kept member, as the finish record holds it."""
-    con.execute("DELETE FROM rashomon_sets WHERE run_id = ?", [run_id])
-    con.execute("DELETE FROM rashomon_members WHERE run_id = ?", [run_id])
-    members = doc.get("models") or []
-    con.execute(
-        f"INSERT INTO rashomon_sets (run_id, {', '.join(_SET_COLUMNS)}, multiplicity) "
-        f"VALUES (?, {', '.join('?' for _ in _SET_COLUMNS)}, ?)",
-        [
-            run_id,
-            int(doc.get("count") or 0),
-            bool(doc.get("complete")),
-            bool(doc.get("exhaustive", True)),
-            finite_or_none(doc.get("threshold")),
-            finite_or_none(doc.get("epsilon")),
-            finite_or_none(doc.get("optimum")),
-            bool(doc.get("optimum_proven")),
-            finite_or_none(doc.get("unenumerated_bound")),
-            int(doc.get("kept", len(members))),
-            json_text(doc.get("multiplicity")),
-        ],
-    )
-    if members:
-        _insert_members(con, "rashomon_members", run_id, members)
-
-
-def _insert_members(
-    con: duckdb.DuckDBPyConnection,
-    table: str,
-    run_id: str,
-    members: Sequence[dict[str, Any]],
-    *,
-    point: int | None = None,
-) -> None:
-    """Members (``RashomonMember.to_dict()``, best first) as rows of ``table``, ranked from 1, in
-    one batch; ``point`` for a sweep point's set (``rashomon_point_members``)."""
-    batch = {
-        "run_id": np.array([run_id] * len(members), dtype=object),
-        **({} if point is None else {"point": np.full(len(members), point, dtype=np.int64)}),
-        "rank": np.arange(1, len(members) + 1, dtype=np.int64),
-        "objective": np.array(
-            [np.nan if finite_or_none(m.get("objective")) is None else float(m["objective"]) for m in members],
-            dtype=np.float64,
-        ),
-        "features": np.array([json_text(list(m.get("features") or [])) for m in members], dtype=object),
-        "fingerprint": np.array([m.get("fingerprint") for m in members], dtype=object),
-        "kind": np.array([(m.get("model") or {}).get("kind") for m in members], dtype=object),
-        "model": np.array([json_text(m.get("model")) for m in members], dtype=object),
-        "model_text": np.array([m.get("model_text") for m in members], dtype=object),
-    }
-    con.register("glasswork_rashomon_batch", batch)
-    try:
+    result = None if finish is None else finish.get("result")
+    if result is not None:
+        _finish(con, run_id, result, ended_at or utc_now())
+    elif finish is not None or not live:
         con.execute(
-            f"INSERT INTO {table} SELECT run_id, {'' if point is None else 'point, '}rank, objective, "
-            "from_json(features, '[\"VARCHAR\"]'), fingerprint, kind, model, model_text FROM glasswork_rashomon_batch"
+            "UPDATE runs SET state = 'failed', error = ?, ended_at = ? WHERE run_id = ?",
+            [(finish or {}).get("error") or KILLED, ended_at or utc_now(), run_id],
         )
-    finally:
-        con.unregister("glasswork_rashomon_batch")
+        _keep_best(con, run_id, [r for _, r in events])
+    rashomon.write_sets(con, run_id, [r for _, r in events], result)
+    return run_id
 
 
 def _finish(con: duckdb.DuckDBPyConnection, run_id: str, result: dict[str, Any], ended_at: datetime) -> None:
@@ -569,12 +417,12 @@ def details(con: duckdb.DuckDBPyConnection, run_id: str, where: Path) -> dict[st
     if fairness:  # a run without an audit reads as before
         doc["fairness"] = json.loads(fairness)
     doc["n_events"] = first_row(con, "SELECT count(*) FROM events WHERE run_id = ?", [run_id])[0]
-    rashomon = rashomon_summary(con, run_id)
-    if rashomon is not None:  # a run without a set reads as before
-        doc["rashomon"] = rashomon
-    points = rashomon_points(con, run_id)
+    summary = rashomon.set_summary(con, run_id)
+    if summary is not None:  # a run without a set reads as before
+        doc["rashomon"] = summary.to_dict()
+    points = rashomon.point_sets(con, run_id)
     if points:  # a sweep its search ran (a frontier): each point's set, as glasswork rashomon lists them
-        doc["rashomon_points"] = points
+        doc["rashomon_points"] = [p.to_dict() for p in points]
     return doc
 
 
@@ -588,138 +436,6 @@ def events(con: duckdb.DuckDBPyConnection, run_id: str) -> list[dict[str, Any]]:
         record["counters"] = json.loads(record["counters"]) if record["counters"] else {}
         out.append(record)
     return out
-
-
-@dataclass
-class RashomonMemberRow:
-    """One kept member of a run's Rashomon set as the store holds it; ``model`` is ``None`` when
-    the spec kept summaries only (``rashomon.keep: summary``)."""
-
-    rank: int
-    objective: float | None
-    features: tuple[str, ...]
-    fingerprint: str | None
-    model: dict[str, Any] | None
-    model_text: str | None
-
-    def to_dict(self, *, with_model: bool = True) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "rank": self.rank,
-            "objective": self.objective,
-            "features": list(self.features),
-            "fingerprint": self.fingerprint,
-        }
-        if with_model:
-            out["model"] = self.model
-            out["model_text"] = self.model_text
-        return out
-
-
-def rashomon_summary(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any] | None:
-    """A run's Rashomon set in summary: ``count``, ``complete``, ``exhaustive``, ``threshold``,
-    ``epsilon``, ``optimum``, ``optimum_proven``, ``unenumerated_bound``, ``kept`` and
-    ``multiplicity`` (the figures over the kept members, or ``None``); ``None`` when the run has
-    no set."""
-    row = first_row(
-        con, f"SELECT {', '.join(_SET_COLUMNS)}, multiplicity FROM rashomon_sets WHERE run_id = ?", [run_id]
-    )
-    if row is None:
-        return None
-    out = dict(zip(_SET_COLUMNS, row[:-1]))
-    for key in ("threshold", "epsilon", "optimum", "unenumerated_bound"):
-        out[key] = finite_or_none(out[key])
-    out["multiplicity"] = json.loads(row[-1]) if row[-1] else None
-    return out
-
-
-def rashomon_points(con: duckdb.DuckDBPyConnection, run_id: str) -> list[dict[str, Any]]:
-    """The sets a run enumerated per point of a sweep its search runs (a frontier), one per point
-    in point order, as its ``rashomon`` events tagged with the point gave them (each sent once,
-    when the point's enumeration ended): ``point`` (from 1), ``count``, ``complete``,
-    ``threshold``, ``unenumerated_bound`` and ``shared`` (its kept members are the run's own
-    set's: the frontier's chosen point). Only the points whose set was done are there: a run
-    stopped or killed mid-sweep lists those it finished."""
-    shared_row = first_row(con, "SELECT shared_points FROM rashomon_sets WHERE run_id = ?", [run_id])
-    shared = set(shared_row[0] or ()) if shared_row is not None else set()
-    rows = con.execute(
-        "SELECT lower_bound, counters FROM events WHERE run_id = ? AND kind = 'rashomon' "
-        "AND json_extract(counters, '$.rashomon_point') IS NOT NULL ORDER BY seq",
-        [run_id],
-    ).fetchall()
-    points: dict[int, dict[str, Any]] = {}
-    for bound, counters in rows:
-        c = json.loads(counters)
-        point, count = c.get("rashomon_point"), c.get("rashomon_count")
-        if not isinstance(point, int) or isinstance(point, bool) or point < 1:
-            continue  # not a point number: nothing a reader can place
-        points[point] = {
-            "point": point,
-            "count": int(count) if isinstance(count, (int, float)) and not isinstance(count, bool) else 0,
-            "complete": bool(c.get("rashomon_complete")),
-            "threshold": finite_or_none(c.get("rashomon_threshold")),
-            "unenumerated_bound": None if c.get("rashomon_complete") else finite_or_none(bound),
-            "shared": point in shared,
-        }
-    return [points[k] for k in sorted(points)]
-
-
-def rashomon_members(
-    con: duckdb.DuckDBPyConnection,
-    run_id: str,
-    uses: Sequence[str | Sequence[str]] = (),
-    avoids: Sequence[str | Sequence[str]] = (),
-    limit: int | None = None,
-    *,
-    rank: int | None = None,
-    point: int | None = None,
-) -> list[RashomonMemberRow]:
-    """The kept members of a run's set, best first: those using every feature in ``uses`` and
-    none in ``avoids`` (exact names), at most ``limit``; ``rank`` picks one member. An item may be
-    a group of names, which stands for any of them (the features derived from one raw column):
-    used means one of them is, avoided means none is. With ``point``, the members of that sweep
-    point's set instead of the run's own."""
-    table, where, params = _members_of(con, run_id, point)
-    for negate, items in (("", uses), ("NOT ", avoids)):
-        for item in items:
-            group = [item] if isinstance(item, str) else [str(name) for name in item]
-            where.append(f"{negate}list_has_any(features, ?::VARCHAR[])")
-            params.append(group)
-    if rank is not None:
-        where.append("rank = ?")
-        params.append(int(rank))
-    sql = (
-        f"SELECT rank, objective, features, fingerprint, model, model_text FROM {table} "
-        f"WHERE {' AND '.join(where)} ORDER BY rank"
-    )
-    if limit is not None:
-        sql += f" LIMIT {max(0, int(limit))}"
-    return [
-        RashomonMemberRow(
-            int(r[0]), finite_or_none(r[1]), tuple(r[2] or ()), r[3], json.loads(r[4]) if r[4] else None, r[5]
-        )
-        for r in con.execute(sql, params).fetchall()
-    ]
-
-
-def _members_of(con: duckdb.DuckDBPyConnection, run_id: str, point: int | None) -> tuple[str, list[str], list[Any]]:
-    """Where the kept members of the run's set, or of sweep point ``point``'s, are: the table and
-    the conditions that pick them. A point sharing the run's members reads the run's rows."""
-    if point is not None:
-        row = first_row(
-            con, "SELECT list_contains(shared_points, ?) FROM rashomon_sets WHERE run_id = ?", [point, run_id]
-        )
-        if row is None or not row[0]:
-            return "rashomon_point_members", ["run_id = ?", "point = ?"], [run_id, int(point)]
-    return "rashomon_members", ["run_id = ?"], [run_id]
-
-
-def rashomon_features(con: duckdb.DuckDBPyConnection, run_id: str, point: int | None = None) -> list[str]:
-    """Every feature name some kept member of the run's set (or of sweep point ``point``'s) uses,
-    sorted (for did-you-mean)."""
-    table, where, params = _members_of(con, run_id, point)
-    sql = f"SELECT DISTINCT unnest(features) AS f FROM {table} WHERE {' AND '.join(where)} ORDER BY f"
-    rows = con.execute(sql, params).fetchall()
-    return [r[0] for r in rows]
 
 
 def export(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], prefix: Path, fmt: str) -> list[tuple[str, Path]]:
@@ -764,8 +480,6 @@ def _event_columns(run_id: str, records: Sequence[tuple[int, dict[str, Any]]]) -
         "gap": floats("gap"),
         "nodes": ints("nodes"),
         "queue": ints("queue", "queue"),
-        "counters": np.array(
-            [json_text(r["counters"]) if r.get("counters") else None for _, r in records], dtype=object
-        ),
+        "counters": np.array([json_text(rashomon.event_counters(r)) for _, r in records], dtype=object),
         "message": np.array([r.get("message") for _, r in records], dtype=object),
     }

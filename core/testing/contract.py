@@ -52,11 +52,11 @@ import numpy as np
 from glasswork.data import Problem, load_problem
 from glasswork.events import Event
 from glasswork.launch import Launch
+from glasswork.rashomon import RashomonSet
 from glasswork.registry import Registry
 from glasswork.result import (
     Classifier,
     Model,
-    RashomonSet,
     Result,
     Status,
     model_contract_fault,
@@ -315,9 +315,9 @@ class SolverContract:
         if rs.optimum <= rs.threshold + _slack(rs.threshold):
             assert rs.count >= 1, "a stopped run's incumbent is within its threshold, yet the set counts nothing"
         # sent live too, so the store and the monitor hold it before the finish record
-        own = [e for e in events if e.kind == "rashomon" and "rashomon_point" not in e.counters]
+        own = [e.rashomon for e in events if e.rashomon is not None and e.rashomon.point is None]
         assert own, "a stopped run's set was not sent as a rashomon event (ctx.rashomon) before the run ended"
-        assert own[-1].counters.get("rashomon_count") == rs.count, "the events' count is not the stopped set's"
+        assert own[-1].count == rs.count, "the events' count is not the stopped set's"
         sent = [m.objective for e in own for m in e.members]
         assert sent == [m.objective for m in rs.members], "the events' members are not the stopped set's"
 

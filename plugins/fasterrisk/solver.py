@@ -9,10 +9,9 @@ from typing import Any
 import numpy as np
 from glasswork.class_weights import class_weight_factors
 from glasswork.data import DataError, Problem
+from glasswork.rashomon import RashomonMember, RashomonSet
 from glasswork.result import (
     Certificate,
-    RashomonMember,
-    RashomonSet,
     Result,
     Status,
     prediction_fingerprint,

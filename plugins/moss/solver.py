@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from glasswork.data import DataError
-from glasswork.result import Certificate, RashomonMember, RashomonSet, Result, Status, prediction_fingerprint
+from glasswork.rashomon import RashomonMember, RashomonSet
+from glasswork.result import Certificate, Result, Status, prediction_fingerprint
 from glasswork.solver import SolveContext, Solver
 
 from .loss import H2Oracle, LogisticOracle, Oracle, epsilon_grid

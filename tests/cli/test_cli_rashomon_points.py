@@ -96,7 +96,5 @@ def test_a_point_that_has_no_set_is_exit_2_with_the_points_there_are(frontier: t
 def test_the_store_size_of_the_points_members_is_bounded_by_the_cap(frontier: tuple[str, dict[str, Any]]) -> None:
     db, doc = frontier
     store = RunStore(db)
-    rows = sum(
-        len(store.rashomon_members(doc["run_id"], point=p["point"])) for p in store.rashomon_points(doc["run_id"])
-    )
+    rows = sum(len(store.rashomon_members(doc["run_id"], point=p.point)) for p in store.rashomon_points(doc["run_id"]))
     assert rows <= 4 * MAX_MODELS

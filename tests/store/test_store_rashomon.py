@@ -32,10 +32,10 @@ def test_a_set_is_written_as_rows_and_read_back_filtered(tmp_path, toy_registry)
     rashomon = outcome.result.rashomon
     summary = store.rashomon_summary(run_id)
     assert summary is not None
-    assert summary["count"] == rashomon.count > summary["kept"] == 4
-    assert summary["complete"] is True and summary["exhaustive"] is True and summary["optimum_proven"] is True
-    assert summary["threshold"] == pytest.approx(rashomon.threshold) and summary["epsilon"] == 0.5
-    assert summary["optimum"] == pytest.approx(outcome.result.certificate.objective)
+    assert summary.count == rashomon.count > summary.kept == 4
+    assert summary.complete is True and summary.exhaustive is True and summary.optimum_proven is True
+    assert summary.threshold == pytest.approx(rashomon.threshold) and summary.epsilon == 0.5
+    assert summary.optimum == pytest.approx(outcome.result.certificate.objective)
     members = store.rashomon_members(run_id)
     assert [m.rank for m in members] == [1, 2, 3, 4]
     for row, member in zip(members, rashomon.members):
@@ -109,9 +109,9 @@ def test_a_killed_runs_journal_keeps_the_members_its_events_announced(tmp_path, 
     run_id = outcome.info.run_id
     assert store.get_run(run_id).state == "failed"
     summary = store.rashomon_summary(run_id)
-    assert summary is not None and summary["complete"] is False and summary["optimum_proven"] is False
-    assert summary["count"] == outcome.result.rashomon.count
-    assert summary["threshold"] == pytest.approx(outcome.result.rashomon.threshold)
+    assert summary is not None and summary.complete is False and summary.optimum_proven is False
+    assert summary.count == outcome.result.rashomon.count
+    assert summary.threshold == pytest.approx(outcome.result.rashomon.threshold)
     assert [m.fingerprint for m in store.rashomon_members(run_id)] == [
         m.fingerprint for m in outcome.result.rashomon.members
     ]
@@ -121,7 +121,7 @@ def test_a_salvaged_store_keeps_its_sets(tmp_path, toy_registry):
     store, outcome = run_with_set(tmp_path, toy_registry, {"epsilon": 0.5})
     copied = store.salvage(tmp_path / "salvaged.duckdb")
     assert copied["rashomon_members"] == outcome.result.rashomon.kept and copied["rashomon_sets"] == 1
-    assert RunStore(tmp_path / "salvaged.duckdb").rashomon_summary(outcome.info.run_id)["count"] == (
+    assert RunStore(tmp_path / "salvaged.duckdb").rashomon_summary(outcome.info.run_id).count == (
         outcome.result.rashomon.count
     )
 
@@ -148,7 +148,7 @@ def test_a_live_runs_set_is_read_as_it_grows(tmp_path):
     are listed (what the terminal UI browses while the set grows), never as complete."""
     from glasswork.events import Event
     from glasswork.record import RunInfo
-    from glasswork.result import RashomonMember
+    from glasswork.rashomon import RashomonMember
     from glasswork.store import StoreSink
 
     store = RunStore(tmp_path / "glasswork.duckdb").open()
@@ -179,8 +179,8 @@ def test_a_live_runs_set_is_read_as_it_grows(tmp_path):
     assert [(m.rank, m.features) for m in store.rashomon_members("live")] == [(1, ("a",))]
     announce(3, RashomonMember(0.2, ("b",), "f2"), RashomonMember(0.3, ("a", "b"), "f3"))
     summary = store.rashomon_summary("live")
-    assert summary["count"] == 3 and summary["kept"] == 3 and summary["complete"] is False
-    assert summary["threshold"] == 0.5
+    assert summary.count == 3 and summary.kept == 3 and summary.complete is False
+    assert summary.threshold == 0.5
     assert [m.rank for m in store.rashomon_members("live", uses=["b"])] == [2, 3]
     assert store.get_run("live").state == "running"
     sink.journal.close()

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from typing import Any
+
 import numpy as np
 import pytest
 from live_runs import corels_rashomon_spec, open_live_run
@@ -37,9 +39,9 @@ def problem(X: np.ndarray, y: np.ndarray) -> Problem:
 def assert_the_incumbent_is_stored(store: RunStore, run_id: str, rset) -> None:  # type: ignore[no-untyped-def]
     summary = store.rashomon_summary(run_id)
     assert summary is not None, "the stopped run's set reached the store only with its finish record"
-    assert summary["count"] == rset.count == 1 and summary["complete"] is False
-    assert summary["threshold"] == pytest.approx(rset.threshold)
-    assert summary["unenumerated_bound"] == pytest.approx(rset.unenumerated_bound)
+    assert summary.count == rset.count == 1 and summary.complete is False
+    assert summary.threshold == pytest.approx(rset.threshold)
+    assert summary.unenumerated_bound == pytest.approx(rset.unenumerated_bound)
     rows = store.rashomon_members(run_id)
     incumbent = rset.members[0]
     assert [(r.rank, r.features, r.fingerprint) for r in rows] == [(1, incumbent.features, incumbent.fingerprint)]
@@ -91,7 +93,7 @@ def test_a_sweep_points_sets_are_kept_apart_from_the_runs_set(tmp_path: Path) ->
     """Events tagged with a point (a frontier's) are that point's set: listed per point, the last
     word per point kept, never merged into the run's set; a malformed one is skipped."""
     from glasswork.events import Event
-    from glasswork.result import RashomonMember
+    from glasswork.rashomon import RashomonMember
 
     store, sink = live_run(tmp_path, "points")
 
@@ -105,14 +107,14 @@ def test_a_sweep_points_sets_are_kept_apart_from_the_runs_set(tmp_path: Path) ->
     send("2; DROP TABLE runs", 9, True)  # not a point number
     send(True, 9, True)
     assert store.rashomon_summary("points") is None  # no set of the run's own yet
-    assert store.rashomon_points("points") == [
+    assert [p.to_dict() for p in store.rashomon_points("points")] == [
         {"point": 1, "count": 3, "complete": True, "threshold": 2.0, "unenumerated_bound": None, "shared": False},
         {"point": 2, "count": 40, "complete": False, "threshold": 2.0, "unenumerated_bound": 1.5, "shared": False},
     ]
     member = RashomonMember(1.2, (NAMES[3],), "f" * 16)
     sink.on_event(Event("rashomon", 0.2, counters={"rashomon_count": 3, "rashomon_threshold": 1.3}, members=(member,)))
     summary = store.rashomon_summary("points")
-    assert summary is not None and summary["count"] == 3 and summary["threshold"] == 1.3  # the run's alone
+    assert summary is not None and summary.count == 3 and summary.threshold == 1.3  # the run's alone
     assert [r.features for r in store.rashomon_members("points")] == [(NAMES[3],)]
     sink.journal.close()
 
@@ -146,21 +148,21 @@ def test_a_certified_runs_live_set_has_its_epsilon_and_optimum_while_it_grows(tm
     X = (rng.random((200, 6)) < 0.4).astype(np.uint8)
     y = ((X[:, 0] | X[:, 3]) ^ (rng.random(200) < 0.1)).astype(np.int64)
     store, sink = live_run(tmp_path, "certified-live")
-    seen: list[dict] = []
+    seen: list[Any] = []
 
     def on_event(event) -> None:  # type: ignore[no-untyped-def]
         sink.on_event(event)
         if event.kind == "rashomon" and not seen:  # what a second terminal reads after the first event
-            seen.append(store.rashomon_summary("certified-live") or {})
+            seen.append(store.rashomon_summary("certified-live"))
 
     result = CorelsSolver(corels_rashomon_spec()).solve(problem(X, y), SolveContext(Limits(), on_event))
     assert result.certificate.status.value == "optimal" and result.rashomon is not None
     optimum = result.certificate.objective
     for summary in (seen[0], store.rashomon_summary("certified-live")):
-        assert summary["epsilon"] == pytest.approx(0.1)
-        assert summary["optimum"] == pytest.approx(optimum)
-        assert summary["threshold"] == pytest.approx(1.1 * optimum)
-        assert summary["optimum_proven"] is True and summary["complete"] is False  # not complete until the end
+        assert summary.epsilon == pytest.approx(0.1)
+        assert summary.optimum == pytest.approx(optimum)
+        assert summary.threshold == pytest.approx(1.1 * optimum)
+        assert summary.optimum_proven is True and summary.complete is False  # not complete until the end
     assert store.get_run("certified-live").state == "running"
     sink.journal.close()
 
@@ -176,7 +178,7 @@ def test_a_run_stopped_before_its_proof_keeps_optimum_proven_false_live(tmp_path
     result = CorelsSolver(spec).solve(problem(X, y), SolveContext(Limits(nodes=500), sink.on_event))
     assert result.certificate.status.value == "stopped_nodes" and result.rashomon is not None
     summary = store.rashomon_summary("unproven-live")
-    assert summary is not None and summary["optimum_proven"] is False
-    assert summary["optimum"] == pytest.approx(result.rashomon.optimum)  # the incumbent's, not certified
-    assert summary["epsilon"] == pytest.approx(0.1)
+    assert summary is not None and summary.optimum_proven is False
+    assert summary.optimum == pytest.approx(result.rashomon.optimum)  # the incumbent's, not certified
+    assert summary.epsilon == pytest.approx(0.1)
     sink.journal.close()

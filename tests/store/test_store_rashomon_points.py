@@ -42,9 +42,10 @@ def rows(db: Path, sql: str, params: list[Any] | None = None) -> list[tuple[Any,
 def answers(store: RunStore, run_id: str) -> dict[str, Any]:
     """Everything a reader asks the store about the run's sets: the run's members, each point's
     members and features, the summaries."""
-    points = store.rashomon_points(run_id)
+    points = [p.to_dict() for p in store.rashomon_points(run_id)]
+    summary = store.rashomon_summary(run_id)
     return {
-        "summary": {k: v for k, v in (store.rashomon_summary(run_id) or {}).items()},
+        "summary": None if summary is None else summary.to_dict(),
         "points": points,
         "own": [m.to_dict() for m in store.rashomon_members(run_id)],
         "own_features": store.rashomon_features(run_id),
@@ -73,7 +74,7 @@ def test_the_chosen_points_members_are_stored_once_and_read_for_the_point(
     assert knee not in per_point and len(per_point) == 3  # the other points keep theirs
     assert rows(db, "SELECT shared_points FROM rashomon_sets WHERE run_id = ?", [run_id]) == [([knee],)]
     store = RunStore(db)
-    assert [p["point"] for p in store.rashomon_points(run_id) if p["shared"]] == [knee]  # what the TUI marks
+    assert [p.point for p in store.rashomon_points(run_id) if p.shared] == [knee]  # what the TUI marks
     at_knee = store.rashomon_members(run_id, point=knee)
     assert [m.to_dict() for m in at_knee] == [m.to_dict() for m in store.rashomon_members(run_id)]
     assert store.rashomon_features(run_id, point=knee) == store.rashomon_features(run_id)

@@ -65,9 +65,43 @@ def test_a_frontier_points_sets_are_folded_apart_from_the_runs_set() -> None:
         counters = {"rashomon_count": count, "rashomon_threshold": 2.0, "rashomon_point": point}
         state.feed({"kind": "rashomon", "elapsed": 0.1, "counters": {**counters, "rashomon_complete": complete}})
     assert state.rashomon is None  # a point's set is not the run's: no count of 40 for it
-    assert {k: (p["count"], p["complete"]) for k, p in state.rashomon_points.items()} == {1: (3, True), 2: (40, False)}
+    assert {k: (p.count, p.complete) for k, p in state.rashomon_points.items()} == {1: (3, True), 2: (40, False)}
     state.feed({"kind": "rashomon", "elapsed": 0.2, "counters": {"rashomon_count": 3, "rashomon_threshold": 1.3}})
     assert state.rashomon is not None and state.rashomon.count == 3 and state.rashomon.threshold == 1.3
+
+
+def test_the_monitor_folds_both_record_forms_of_a_sets_events_alike() -> None:
+    """A followed journal of the previous version (form 1: the set's figures among the counters)
+    and one of this version (form 2: ``rashomon``) give the monitor the same set and points."""
+    from glasswork.rashomon import RashomonMember
+    from glasswork.solver import SolveContext
+    from glasswork.tui.state import RunState
+
+    events: list = []
+    ctx = SolveContext(emit=events.append)
+    ctx.rashomon(3, point=1, threshold=2.0, complete=True)
+    ctx.rashomon(40, point=2, threshold=2.0, complete=False, lower_bound=1.5)
+    ctx.rashomon_basis(1.2, proven=False, epsilon=0.1)
+    ctx.rashomon(2, (RashomonMember(1.2, ("a",), "f"), RashomonMember(1.25, ("b",), "g")), threshold=1.32)
+    typed = [e.to_dict() for e in events]
+    flat = {"count": "rashomon_count", "threshold": "rashomon_threshold", "point": "rashomon_point"}
+    flat |= {"complete": "rashomon_complete", "optimum": "rashomon_optimum", "epsilon": "rashomon_epsilon"}
+    flat |= {"optimum_proven": "rashomon_optimum_proven"}
+    old = [
+        {**{k: v for k, v in r.items() if k != "rashomon"}, "counters": {flat[k]: v for k, v in r["rashomon"].items()}}
+        for r in typed
+    ]
+    states = []
+    for records in (typed, old):
+        state = RunState()
+        for record in records:
+            state.feed(record)
+        states.append(state)
+    new, before = states
+    assert new.rashomon_points == before.rashomon_points and len(new.rashomon_points) == 2
+    assert new.rashomon is not None and before.rashomon is not None
+    assert (new.rashomon.count, new.rashomon.threshold, len(new.rashomon.members)) == (2, 1.32, 2)
+    assert new.rashomon == before.rashomon
 
 
 MOSS_SPEC = """\
@@ -97,7 +131,7 @@ def test_the_monitor_shows_each_frontier_points_set(tmp_path: Path) -> None:
             await pilot.pause(0.3)
             points = screen.state.rashomon_points
             summary = plain(screen.query_one("#rashomon-summary"))
-            shown = ", ".join(f"{k}: {p['count']}{'' if p['complete'] else '+'}" for k, p in sorted(points.items()))
+            shown = ", ".join(f"{k}: {p.count}{'' if p.complete else '+'}" for k, p in sorted(points.items()))
             assert len(points) >= 2 and f"sets per frontier point  {shown}" in summary and "+" in shown
             run_set = screen.state.rashomon
             assert run_set is not None and f"Rashomon set  {run_set.count:,} model" in summary

@@ -19,6 +19,7 @@ from tui_fixtures import open_stored_set, plain, wait_for
 
 from glasswork.cli import cli
 from glasswork.console import rashomon_point_text
+from glasswork.rashomon import PointSet
 from glasswork.store import RunStore
 from glasswork.tui.app import GlassworkApp
 from glasswork.tui.model_screen import ModelScreen
@@ -61,7 +62,7 @@ def test_the_stored_run_screen_lists_each_frontier_points_set(frontier_db: tuple
             screen = await open_stored_set(pilot, app, "4 frontier point(s)")
             shown = set_lines(screen)
             for p in points:  # the CLI's words, point by point: count, completeness, threshold
-                assert rashomon_point_text(p) in shown
+                assert rashomon_point_text(PointSet.from_dict(p)) in shown
             chosen = next(line for line in shown.splitlines() if "the run's own set" in line)
             assert chosen.startswith(f"point {doc['stats']['chosen_point']}: ")
             assert len(screen.members) == doc["rashomon"]["kept"]  # the knee's members, as before
@@ -80,8 +81,8 @@ def test_a_point_chosen_in_the_list_shows_its_own_members(
     db, doc = frontier_db
     run_id, knee = doc["run_id"], doc["stats"]["chosen_point"]
     store = RunStore(db)
-    other = max((p for p in store.rashomon_points(run_id) if p["point"] != knee), key=lambda p: p["count"])
-    k = other["point"]
+    other = max((p for p in store.rashomon_points(run_id) if p.point != knee), key=lambda p: p.count)
+    k = other.point
     expected = [
         (str(m.rank), m.objective, "; ".join(m.features)) for m in store.rashomon_members(run_id, point=k, limit=1000)
     ]
@@ -110,7 +111,7 @@ def test_a_point_chosen_in_the_list_shows_its_own_members(
             assert any("[bold red]boom[/]" in f for _, _, f in shown)
             assert "red]boom[/]" in app.export_screenshot()  # drawn as typed: the markup not applied
             status = plain(screen.query_one("#set-status"))
-            assert f"point {k}'s set: {other['count']:,} model" in status and f"{len(expected)} kept" in status
+            assert f"point {k}'s set: {other.count:,} model" in status and f"{len(expected)} kept" in status
             await pilot.press("down", "enter")  # the second member's model, drawn by its plugin
             await wait_for(pilot, lambda: isinstance(app.screen, ModelScreen) and app.screen.is_mounted)
             assert f"member 2 of point {k}'s Rashomon set" in app.screen.model_title
@@ -148,7 +149,7 @@ def test_a_run_killed_before_it_chose_a_point_opens_on_its_first_points_members(
     records: list[dict[str, Any]] = []
     spec = load_spec(write_frontier_spec(tmp_path))
     Launch(spec, db=tmp_path / "first.duckdb").run([RecordSink(records.append, full=True)])
-    tagged = [i for i, r in enumerate(records) if "rashomon_point" in (r.get("counters") or {})]
+    tagged = [i for i, r in enumerate(records) if (r.get("rashomon") or {}).get("point") is not None]
     killed = [r for r in records[: tagged[-1] + 1] if r.get("kind") != "rashomon" or r in [records[i] for i in tagged]]
     killed[0] = {**killed[0], "pid": 2**22 + 12345}  # a process of this host that no longer exists
     db = tmp_path / "killed.duckdb"

@@ -68,8 +68,8 @@ from glasswork.plugins.corels.rashomon.enumeration import (
     member_builder,
     queue_budget_for,
 )
-from glasswork.result import RashomonSet
 from glasswork.memory import memory_reached
+from glasswork.rashomon import RashomonSet
 from glasswork.solver import SolveContext
 from glasswork.spec import RashomonSpec
 

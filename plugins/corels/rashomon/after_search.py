@@ -13,7 +13,8 @@ from glasswork.plugins.corels.model import RuleList
 from glasswork.plugins.corels.rashomon import enumeration as rs
 from glasswork.plugins.corels.search import engine
 from glasswork.plugins.corels.spec import CorelsConstraints, CorelsSearch
-from glasswork.result import RashomonSet, Status
+from glasswork.rashomon import RashomonSet
+from glasswork.result import Status
 from glasswork.solver import SolveContext
 from glasswork.spec import RashomonSpec
 

@@ -24,7 +24,8 @@ from glasswork.data import Problem
 from glasswork.plugins.corels.bounds import KEPT_BOUNDS  # ablations that apply to the set
 from glasswork.plugins.corels.model import RuleList
 from glasswork.plugins.corels.search.engine import Units
-from glasswork.result import RashomonMember, RashomonSet, prediction_fingerprint
+from glasswork.rashomon import RashomonMember, RashomonSet
+from glasswork.result import prediction_fingerprint
 from glasswork.solver import SolveContext, StopReason
 from glasswork.spec import RashomonSpec
 

@@ -415,7 +415,7 @@ def test_solver_fills_result_rashomon_with_rule_lists_equal_to_brute_force() -> 
         assert member.fingerprint
     streamed = [m for e in events if e.kind == "rashomon" for m in e.members]
     assert sorted(m.objective for m in streamed) == [m.objective for m in rset.members]
-    assert [e for e in events if e.kind == "rashomon"][-1].counters["rashomon_count"] == rset.count
+    assert [e for e in events if e.kind == "rashomon"][-1].rashomon.count == rset.count
     assert result.stats["rashomon_count"] == rset.count
 
 
@@ -534,7 +534,7 @@ def test_an_enumeration_stopped_before_listing_anything_holds_the_certified_opti
     optimal = {p for o, p in every if abs(o - every[0][0]) < 1e-12}
     names = [f"f<{j}>" for j in range(X.shape[1])]
     assert tuple(names.index(r.antecedent) for r in rset.members[0].model.rules) in optimal
-    assert [e for e in events if e.kind == "rashomon"][-1].counters["rashomon_count"] == rset.count
+    assert [e for e in events if e.kind == "rashomon"][-1].rashomon.count == rset.count
 
 
 def with_collapsed_orderings(seed: int):

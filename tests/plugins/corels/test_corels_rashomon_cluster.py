@@ -110,7 +110,7 @@ def test_the_cluster_set_equals_one_process_and_brute_force(
     assert objectives == sorted(objectives)
     np.testing.assert_allclose(objectives, [o for o, _ in expected], atol=1e-12)
     announced = [e for e in events if e.kind == "rashomon"]
-    assert announced[-1].counters["rashomon_count"] == b.count
+    assert announced[-1].rashomon.count == b.count
     streamed = [mem.objective for e in announced for mem in e.members]
     assert sorted(streamed) == objectives  # every kept member announced once
     while_running = [mem.objective for e in announced[:-1] for mem in e.members]
@@ -517,7 +517,7 @@ def test_a_stop_during_the_table_count_reports_what_the_listing_proved(cluster) 
     np.testing.assert_allclose(below, [o for o in best if o < bound - 1e-12], atol=1e-12)
     assert all(m.objective <= rset.threshold for m in rset.members)
     last = [e for e in events if e.kind == "rashomon"][-1]
-    assert last.counters["rashomon_count"] == rset.count and last.lower_bound == rset.unenumerated_bound
+    assert last.rashomon.count == rset.count and last.lower_bound == rset.unenumerated_bound
 
 
 @pytest.mark.slow  # end to end on dask:local, a worker killed mid-count
@@ -576,7 +576,7 @@ def test_a_failed_task_leaves_no_named_object_on_the_scheduler(cluster, monkeypa
     monkeypatch.undo()
 
     def stop_once_enumerating(event: Event, ctx: SolveContext) -> None:
-        if event.kind == "rashomon" and event.counters["rashomon_count"] > 0:
+        if event.kind == "rashomon" and event.rashomon.count > 0:
             ctx.request_stop(StopReason.CANCEL)
 
     # (not ``_to_stop``: its 59 M lists are now counted by the table before the stop arrives)

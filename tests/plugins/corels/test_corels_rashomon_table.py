@@ -294,7 +294,7 @@ def test_a_limit_during_the_count_reports_what_the_listing_proved(threads: int) 
         )
         assert rset.unenumerated_bound is not None
         assert rset.unenumerated_bound <= expected[rset.kept][0] + 1e-12
-        assert [e for e in events if e.kind == "rashomon"][-1].counters["rashomon_count"] == rset.count
+        assert [e for e in events if e.kind == "rashomon"][-1].rashomon.count == rset.count
     assert stopped > 0
 
 

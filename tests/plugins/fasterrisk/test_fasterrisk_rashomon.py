@@ -244,7 +244,7 @@ def test_the_exact_policy_fills_result_rashomon() -> None:
         assert card is not None and card.multiplier == 1.0 and tuple(card.features) == member.features
         assert card.logistic_loss(inst.X, (inst.y > 0).astype(int)) == pytest.approx(member.objective, rel=1e-9)
     sent = [e for e in events if e.kind == "rashomon"]
-    assert sent and sent[-1].counters["rashomon_count"] == rs.count
+    assert sent and sent[-1].rashomon.count == rs.count
     # the events carry each kept member once, best first (a card sent is never displaced)
     assert [m.objective for e in sent for m in e.members] == [m.objective for m in rs.members]
     assert result.to_dict()["rashomon"]["count"] == rs.count

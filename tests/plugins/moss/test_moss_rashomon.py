@@ -143,7 +143,7 @@ def test_the_solver_returns_the_set_of_its_point_as_brute_force_finds_it():
     assert first.features == tuple(problem.feature_names[j] for j in result.model.features_used)
     assert len({m.fingerprint for m in rs.members}) == 4
     sent = [e for e in events if e.kind == "rashomon"]
-    assert sent and sent[-1].counters["rashomon_count"] == rs.count
+    assert sent and sent[-1].rashomon.count == rs.count
     assert sum(len(e.members) for e in sent) == rs.kept
     assert result.stats["rashomon"]["count"] == rs.count and result.stats["rashomon"]["complete"]
 

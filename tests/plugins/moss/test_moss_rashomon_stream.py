@@ -34,26 +34,26 @@ def test_each_points_set_is_sent_as_soon_as_the_point_is_certified() -> None:
     order = [
         ("point", e.counters["frontier_points"])
         if e.kind == "progress" and "frontier_points" in e.counters
-        else ("set", e.counters.get("rashomon_point"))
+        else ("set", e.rashomon.point)
         for e in events
         if e.kind == "rashomon" or (e.kind == "progress" and "frontier_points" in e.counters)
     ]
     # point i certified, then its set, then point i + 1: none waits for the whole frontier
     expected = [entry for i in range(1, len(rows) + 1) for entry in (("point", i), ("set", i))]
     assert order[: 2 * len(rows)] == expected
-    tagged = [e for e in events if e.kind == "rashomon" and "rashomon_point" in e.counters]
-    assert [(e.counters["rashomon_count"], e.counters["rashomon_complete"]) for e in tagged] == [
+    tagged = [e for e in events if e.kind == "rashomon" and e.rashomon.point is not None]
+    assert [(e.rashomon.count, e.rashomon.complete) for e in tagged] == [
         (row["rashomon_count"], row["rashomon_complete"]) for row in rows
     ]
     # a point's kept members (its best max_models, 1000 here) travel with its event, kept per point
     # by the store (glasswork rashomon RUN --point K), never folded into the run's set
-    assert all(len(e.members) == min(e.counters["rashomon_count"], 1000) for e in tagged)
+    assert all(len(e.members) == min(e.rashomon.count, 1000) for e in tagged)
     assert all([m.objective for m in e.members] == sorted(m.objective for m in e.members) for e in tagged)
     # the run's set, the chosen point's, after the frontier: its members, once each, best first
-    own = [e for e in events if e.kind == "rashomon" and "rashomon_point" not in e.counters]
+    own = [e for e in events if e.kind == "rashomon" and e.rashomon.point is None]
     assert order[2 * len(rows) :] == [("set", None)] * len(own) and own
     chosen = result.stats["chosen_point"]
-    assert result.rashomon.count == rows[chosen - 1]["rashomon_count"] == own[-1].counters["rashomon_count"]
+    assert result.rashomon.count == rows[chosen - 1]["rashomon_count"] == own[-1].rashomon.count
     assert [m.objective for e in own for m in e.members] == [m.objective for m in result.rashomon.members]
 
 
@@ -124,8 +124,8 @@ def test_a_time_limit_shares_the_time_between_the_frontier_and_its_sets() -> Non
     result, _, _ = solve_with(doc, Limits(time=limit), events=events)
     rows = result.stats["frontier"]
     assert [r["h2"] for r in rows] == pytest.approx([r["h2"] for r in plain.stats["frontier"]])  # all solved
-    tagged = [e for e in events if e.kind == "rashomon" and "rashomon_point" in e.counters]
-    last = {e.counters["rashomon_point"]: e.counters for e in tagged}  # each point's last word
+    tagged = [e for e in events if e.kind == "rashomon" and e.rashomon.point is not None]
+    last = {e.rashomon.point: e.rashomon for e in tagged}  # each point's last word
     # the limit may run out as the last points are certified (this machine's speed varies within a
     # run): their sets are then never started, and neither an event nor the frontier claims one;
     # the chosen point's set is always taken up again, so it has one
@@ -135,11 +135,11 @@ def test_a_time_limit_shares_the_time_between_the_frontier_and_its_sets() -> Non
     assert 1 in with_set and chosen in with_set
     assert not skipped or min(skipped) > max(i for i in with_set if i != chosen)  # only a tail
     assert set(last) == set(with_set)
-    assert not all(c["rashomon_complete"] for c in last.values()), "the sets fit: make them larger"
-    assert [(c["rashomon_count"], c["rashomon_complete"]) for _, c in sorted(last.items())] == [
+    assert not all(c.complete for c in last.values()), "the sets fit: make them larger"
+    assert [(c.count, c.complete) for _, c in sorted(last.items())] == [
         (rows[i - 1]["rashomon_count"], rows[i - 1]["rashomon_complete"]) for i in with_set
     ]
-    assert last[chosen]["rashomon_count"] == result.rashomon.count
+    assert last[chosen].count == result.rashomon.count
     assert result.certificate.status.value == "optimal"  # every point certified, whatever the sets
 
 
@@ -167,7 +167,7 @@ def test_a_run_killed_mid_frontier_keeps_the_done_points_sets(tmp_path: Path) ->
     store = RunStore(db).open()  # opening recovers the killed run's journal
     [run] = store.list_runs()
     assert run.state == "failed" and "killed or crashed" in (run.error or "")
-    stored = store.rashomon_points(run.run_id)
+    stored = [p.to_dict() for p in store.rashomon_points(run.run_id)]
     assert len(stored) >= len(points) and [p["point"] for p in stored] == list(range(1, len(stored) + 1))
     assert len(stored) < 8, "the run finished before it was killed: make the frontier longer"
     runner = CliRunner()

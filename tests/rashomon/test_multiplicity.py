@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from glasswork import multiplicity
+from glasswork.rashomon import multiplicity
 from glasswork.data import Problem
-from glasswork.result import Model, RashomonMember, RashomonSet
+from glasswork.rashomon import RashomonMember, RashomonSet
+from glasswork.result import Model
 
 
 class Rule(Model):
@@ -320,4 +321,5 @@ def test_figures_that_fail_leave_the_run_and_its_set_recorded(tmp_path, toy_regi
     store = RunStore(tmp_path / "g.duckdb")
     assert store.get_run(outcome.info.run_id).state == "finished"
     summary = store.rashomon_summary(outcome.info.run_id)
-    assert summary["count"] == outcome.result.rashomon.count and summary["multiplicity"] == outcome.multiplicity
+    assert summary is not None
+    assert summary.count == outcome.result.rashomon.count and summary.multiplicity == outcome.multiplicity

@@ -49,7 +49,8 @@ import numpy as np
 
 if TYPE_CHECKING:
     from glasswork.data import Problem
-    from glasswork.result import Model, RashomonSet
+    from glasswork.rashomon import RashomonSet
+    from glasswork.result import Model
 
 SEED = 0
 MAX_STORED_ROWS = 5_000  # per-row vote shares kept up to this many rows (a few hundred KB of JSON)
