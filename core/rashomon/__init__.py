@@ -261,17 +261,9 @@ class SetSummary:
         return replace(self, running=True)
 
 
-# The names record form 1 gave a set's figures among a ``rashomon`` event's counters (journals written
-# before ``SetProgress``); the run store's ``events.counters`` column still keeps them.
-FLAT_NAMES = {
-    "count": "rashomon_count",
-    "threshold": "rashomon_threshold",
-    "point": "rashomon_point",
-    "complete": "rashomon_complete",
-    "optimum": "rashomon_optimum",
-    "optimum_proven": "rashomon_optimum_proven",
-    "epsilon": "rashomon_epsilon",
-}
+# Record form 1 (journals written before ``SetProgress``) named a set's figures among a ``rashomon``
+# event's counters ``rashomon_<field>``; the run store's ``events.counters`` column still does.
+FLAT_PREFIX = "rashomon_"
 
 
 @dataclass(frozen=True)
@@ -329,16 +321,16 @@ class SetProgress:
     @classmethod
     def from_counters(cls, counters: Mapping[str, Any]) -> SetProgress | None:
         """Record form 1 (and the store's ``events.counters``): the figures as ``rashomon_*`` keys."""
-        return cls.from_dict({name: counters.get(flat) for name, flat in FLAT_NAMES.items()})
+        return cls.from_dict({name: counters.get(FLAT_PREFIX + name) for name in cls.__dataclass_fields__})
 
     def counters(self) -> dict[str, Any]:
         """The figures under their flat names (record form 1), as the store's ``events`` table keeps them."""
-        return {FLAT_NAMES[name]: value for name, value in self.to_dict().items()}
+        return {FLAT_PREFIX + name: value for name, value in self.to_dict().items()}
 
     @staticmethod
     def without_flat_names(counters: Mapping[str, Any]) -> dict[str, Any]:
         """A ``rashomon`` event's counters without the set's figures (the solver's own, if any)."""
-        flat = set(FLAT_NAMES.values())
+        flat = {FLAT_PREFIX + name for name in SetProgress.__dataclass_fields__}
         return {k: v for k, v in counters.items() if k not in flat}
 
 

@@ -315,9 +315,11 @@ class SolverContract:
         if rs.optimum <= rs.threshold + _slack(rs.threshold):
             assert rs.count >= 1, "a stopped run's incumbent is within its threshold, yet the set counts nothing"
         # sent live too, so the store and the monitor hold it before the finish record
-        own = [e.rashomon for e in events if e.rashomon is not None and e.rashomon.point is None]
+        own = [e for e in events if e.rashomon is not None and e.rashomon.point is None]
         assert own, "a stopped run's set was not sent as a rashomon event (ctx.rashomon) before the run ended"
-        assert own[-1].count == rs.count, "the events' count is not the stopped set's"
+        assert own[-1].rashomon is not None and own[-1].rashomon.count == rs.count, (
+            "the events' count is not the stopped set's"
+        )
         sent = [m.objective for e in own for m in e.members]
         assert sent == [m.objective for m in rs.members], "the events' members are not the stopped set's"
 

@@ -14,16 +14,6 @@ from glasswork.spec import validate_spec
 from glasswork.store import RunStore
 
 DATA = {"source": "sklearn:breast_cancer", "binarize": {"thresholds": 2}}
-# what a rashomon event's counters held in form 1 (the names written before the type, pinned here)
-FORM_1 = {
-    "count": "rashomon_count",
-    "threshold": "rashomon_threshold",
-    "point": "rashomon_point",
-    "complete": "rashomon_complete",
-    "optimum": "rashomon_optimum",
-    "optimum_proven": "rashomon_optimum_proven",
-    "epsilon": "rashomon_epsilon",
-}
 
 
 def as_form_1(record: dict[str, Any]) -> dict[str, Any]:
@@ -31,7 +21,8 @@ def as_form_1(record: dict[str, Any]) -> dict[str, Any]:
     if record.get("kind") != "rashomon":
         return record
     out = {k: v for k, v in record.items() if k != "rashomon"}
-    out["counters"] = {**(record.get("counters") or {}), **{FORM_1[k]: v for k, v in record["rashomon"].items()}}
+    figures = {f"rashomon_{k}": v for k, v in record["rashomon"].items()}  # rashomon_count, rashomon_point, ...
+    out["counters"] = {**(record.get("counters") or {}), **figures}
     return out
 
 

@@ -84,11 +84,11 @@ def test_the_monitor_folds_both_record_forms_of_a_sets_events_alike() -> None:
     ctx.rashomon_basis(1.2, proven=False, epsilon=0.1)
     ctx.rashomon(2, (RashomonMember(1.2, ("a",), "f"), RashomonMember(1.25, ("b",), "g")), threshold=1.32)
     typed = [e.to_dict() for e in events]
-    flat = {"count": "rashomon_count", "threshold": "rashomon_threshold", "point": "rashomon_point"}
-    flat |= {"complete": "rashomon_complete", "optimum": "rashomon_optimum", "epsilon": "rashomon_epsilon"}
-    flat |= {"optimum_proven": "rashomon_optimum_proven"}
     old = [
-        {**{k: v for k, v in r.items() if k != "rashomon"}, "counters": {flat[k]: v for k, v in r["rashomon"].items()}}
+        {
+            **{k: v for k, v in r.items() if k != "rashomon"},
+            "counters": {f"rashomon_{k}": v for k, v in r["rashomon"].items()},
+        }
         for r in typed
     ]
     states = []
