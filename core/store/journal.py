@@ -288,6 +288,8 @@ def _check_event(record: dict[str, Any]) -> None:
         raise JournalRefused("has a model that is not an object")
     if record.get("members") is not None and not isinstance(record["members"], list):
         raise JournalRefused("has members that are not a list")
+    if record.get("rashomon") is not None and not isinstance(record["rashomon"], dict):  # SetProgress.to_dict
+        raise JournalRefused("has a 'rashomon' that is not an object")
 
 
 def _check_finish(record: dict[str, Any], run_id: str) -> None:

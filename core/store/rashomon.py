@@ -53,17 +53,9 @@ def event_counters(record: Record) -> dict[str, Any] | None:
     return counters or None
 
 
-_SET_COLUMNS = (
-    "count",
-    "complete",
-    "exhaustive",
-    "threshold",
-    "epsilon",
-    "optimum",
-    "optimum_proven",
-    "unenumerated_bound",
-    "kept",
-)
+# rashomon_sets' columns of a summary: its figures, by the names of SetSummary's fields (the
+# multiplicity figures are a JSON column of their own; ``running`` is a reader's, never stored)
+_SET_COLUMNS = tuple(name for name in SetSummary.__dataclass_fields__ if name not in ("multiplicity", "running"))
 
 
 def _write_set(con: duckdb.DuckDBPyConnection, run_id: str, summary: SetSummary, members: Sequence[Record]) -> None:

@@ -98,8 +98,19 @@ FINISH = {"kind": "finish", "run_id": "r1", "result": None, "error": "RuntimeErr
         (lines([START, {**FINISH, "ended_at": "at noon"}]), "ended_at"),
         (lines([{**START, "run_id": "../../x"}, FINISH]), "not the file's"),
         (lines([START, {"kind": "progress", "nodes": -3}, FINISH]), "'nodes' that is not a count"),
+        (lines([START, {"kind": "rashomon", "elapsed": 0.1, "rashomon": [3]}, FINISH]), "'rashomon' that is not"),
     ],
-    ids=["bad-date", "status-5", "missing-fields", "text-figure", "nested-brackets", "bad-end", "other-id", "nodes"],
+    ids=[
+        "bad-date",
+        "status-5",
+        "missing-fields",
+        "text-figure",
+        "nested-brackets",
+        "bad-end",
+        "other-id",
+        "nodes",
+        "set-progress",
+    ],
 )
 def test_a_malformed_journal_is_set_aside_and_every_command_goes_on(toy_env, tmp_path, monkeypatch, text, why):
     """Each of these gave "internal error" on every command, ``run`` included, while ``runs
