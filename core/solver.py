@@ -14,7 +14,7 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -74,8 +74,6 @@ class ClusterExecutor:
 
     address: str
     workers: int | None = None
-    # asked between looks while connecting (the run's stop flag: its first Ctrl-C ends a connect too)
-    cancelled: Callable[[], bool] | None = field(default=None, compare=False, repr=False)
 
     @property
     def name(self) -> str:
@@ -91,8 +89,10 @@ class ClusterExecutor:
             return cls(kind.partition(":")[2].strip(), workers)
         raise ValueError(f"unknown executor {kind!r}: use local, dask:local or dask:HOST:PORT")
 
-    def connect(self) -> tuple[Any, Callable[[], None]]:
+    def connect(self, cancelled: Callable[[], bool] | None = None) -> tuple[Any, Callable[[], None]]:
         """A connected ``distributed.Client`` and the call that closes it (and the local cluster);
+        ``cancelled`` is asked between looks while connecting (``SolveContext.connect_cluster``
+        passes the run's stop flag, so its first Ctrl-C ends a connect too);
         OSError when the scheduler cannot be reached."""
         from glasswork.extras import require
 
@@ -111,7 +111,7 @@ class ClusterExecutor:
             address = cluster.scheduler_address
         try:
             if cluster is None:
-                self._answers(address)
+                self._answers(address, cancelled)
             client = Client(address, timeout=f"{CONNECT_TIMEOUT:g}s")
         except Exception as exc:
             if cluster is not None:
@@ -129,7 +129,7 @@ class ClusterExecutor:
 
         return client, close
 
-    def _answers(self, address: str) -> None:
+    def _answers(self, address: str, cancelled: Callable[[], bool] | None) -> None:
         """Open a connection to the scheduler and read its handshake within ``CONNECT_TIMEOUT``:
         ``distributed``'s connect bounds the TCP connect only, and then waits for the handshake
         without a deadline (about 3 minutes at a port that accepts and never answers). OSError
@@ -142,7 +142,7 @@ class ClusterExecutor:
             attempt = asyncio.ensure_future(connect(address, timeout=CONNECT_TIMEOUT))
             deadline = time.monotonic() + CONNECT_TIMEOUT
             while not attempt.done():
-                if time.monotonic() >= deadline or (self.cancelled is not None and self.cancelled()):
+                if time.monotonic() >= deadline or (cancelled is not None and cancelled()):
                     attempt.cancel()
                     why = "cancelled" if time.monotonic() < deadline else f"no answer within {CONNECT_TIMEOUT:g} s"
                     raise OSError(f"cannot reach the Dask scheduler at {self.address!r}: {why}")
@@ -173,10 +173,7 @@ class SolveContext:
         executor: ClusterExecutor | None = None,
     ) -> None:
         self.limits = limits or Limits()
-        # where the search may spread (None: this process); a stop (Ctrl-C, a limit) ends its connect too
-        self.executor = (
-            None if executor is None else replace(executor, cancelled=lambda: self.stop_reason is not StopReason.NONE)
-        )
+        self.executor = executor  # where the search may spread (None: this process)
         self._emit = emit or (lambda event: None)
         self._clock = clock
         self.started = clock()
@@ -200,6 +197,12 @@ class SolveContext:
     @property
     def cancelled(self) -> bool:
         return self.stop_reason is StopReason.CANCEL
+
+    def connect_cluster(self) -> tuple[Any, Callable[[], None]]:
+        """``executor.connect()``, ended by this run's stop (Ctrl-C, a limit) as well as by its
+        deadline: a solver connects through here, never to the executor directly."""
+        assert self.executor is not None
+        return self.executor.connect(cancelled=lambda: self.stop_reason is not StopReason.NONE)
 
     def elapsed(self) -> float:
         return self._clock() - self.started

@@ -61,10 +61,10 @@ def test_a_stop_ends_the_connect_at_once():
     """The run's first Ctrl-C (its stop flag) ends a connect in progress, not only the second."""
     with silent_port() as port:
         asked = time.monotonic() + 0.5
-        executor = ClusterExecutor(f"127.0.0.1:{port}", cancelled=lambda: time.monotonic() >= asked)
+        executor = ClusterExecutor(f"127.0.0.1:{port}")
         started = time.monotonic()
         with pytest.raises(OSError, match="cancelled"):
-            executor.connect()
+            executor.connect(cancelled=lambda: time.monotonic() >= asked)
         assert time.monotonic() - started < 3
 
 

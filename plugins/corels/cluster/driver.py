@@ -113,7 +113,7 @@ def connected(ctx: SolveContext, key: str, kinds: tuple[str, ...]) -> Iterator[C
     fresh id each); on every way out (success, a task's failure, Ctrl-C) stop what runs, then drop
     the named objects and close the connection."""
     assert ctx.executor is not None
-    client, close = ctx.executor.connect()
+    client, close = ctx.connect_cluster()
     connection = Connection(client, {k: f"{key}-{k}-{uuid.uuid4().hex}" for k in ("queue", *kinds)})
     try:
         yield connection
@@ -242,7 +242,7 @@ class ConnectedExecutor(ClusterExecutor):
 
     client: Any = None
 
-    def connect(self) -> tuple[Any, Callable[[], None]]:
+    def connect(self, cancelled: Callable[[], bool] | None = None) -> tuple[Any, Callable[[], None]]:
         return self.client, lambda: None
 
 
@@ -252,8 +252,8 @@ def one_connection(ctx: SolveContext) -> Iterator[None]:
     ``dask:local`` cluster starts once), and close it at the end."""
     executor = ctx.executor
     assert executor is not None
-    client, close = executor.connect()
-    ctx.executor = ConnectedExecutor(executor.address, executor.workers, client)
+    client, close = ctx.connect_cluster()
+    ctx.executor = ConnectedExecutor(executor.address, executor.workers, client=client)
     try:
         yield
     finally:

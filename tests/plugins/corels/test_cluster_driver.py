@@ -178,7 +178,7 @@ def test_the_way_out_stops_the_tasks_and_drops_the_named_objects(monkeypatch: py
     monkeypatch.setattr(cluster, "release_named", lambda client, names: calls.extend(sorted(names)))
 
     class Executor:
-        def connect(self) -> tuple[Client, Any]:
+        def connect(self, cancelled: Any = None) -> tuple[Client, Any]:
             return Client([{"evaluated": 0}]), lambda: calls.append("closed")
 
     ctx = SolveContext(Limits(), executor=Executor())  # type: ignore[arg-type]
