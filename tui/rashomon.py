@@ -22,7 +22,7 @@ from textual.screen import Screen
 from textual.suggester import SuggestFromList
 from textual.widgets import DataTable, Footer, Input, Static
 
-from glasswork.console import plain_text, rashomon_point_text, rashomon_summary_text
+from glasswork.console import member_rules, plain_text, rashomon_point_text, rashomon_summary_text
 from glasswork.rashomon import PointSet, SetSummary
 from glasswork.tui.state import RashomonView
 from glasswork.tui.views import fmt
@@ -76,6 +76,14 @@ def features_text(features: Any) -> Text:
     return plain_text("; ".join(names)) if names else Text("(constant model)", style="dim")
 
 
+def member_text(features: Any, model: Any) -> Text:
+    """A member as ``glasswork rashomon`` lists it: its rules in the order it applies them,
+    negations as printed (``console.member_rules``), so two lists over the same features read
+    apart; the features it uses for a model without rules (a score card, a summary)."""
+    rules = member_rules(model)
+    return plain_text("; ".join(rules)) if rules else features_text(features)
+
+
 def member_title(run_name: str, rank: int, objective: Any, point: int | None = None) -> str:
     of = "the Rashomon set" if point is None else f"point {point}'s Rashomon set"
     return f"{run_name}: member {rank} of {of} (objective {fmt(objective, 8)})"
@@ -115,7 +123,7 @@ class RashomonPanel(Vertical):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        for column in ("rank", "objective", "features"):
+        for column in ("rank", "objective", "rules or features"):
             table.add_column(column, key=column)
 
     def show(
@@ -146,7 +154,8 @@ class RashomonPanel(Vertical):
         self.shown = view.members[:SHOWN_LIVE]
         table.clear()
         for rank, member in enumerate(self.shown, start=1):
-            table.add_row(str(rank), fmt(member.get("objective"), 8), features_text(member.get("features")))
+            text = member_text(member.get("features"), member.get("model"))
+            table.add_row(str(rank), fmt(member.get("objective"), 8), text)
         if self.shown:
             table.move_cursor(row=min(max(cursor, 0), len(self.shown) - 1))
 
@@ -240,7 +249,7 @@ class RashomonScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one("#members", DataTable)
-        for column in ("rank", "objective", "features"):
+        for column in ("rank", "objective", "rules or features"):
             table.add_column(column, key=column)
         if self.points:
             points = self.query_one("#set-points", DataTable)
@@ -299,7 +308,8 @@ class RashomonScreen(Screen[None]):
         table = self.query_one("#members", DataTable)
         table.clear()
         for row in rows:
-            table.add_row(str(row.rank), fmt(row.objective, 8), features_text(row.features), key=str(row.rank))
+            text = member_text(row.features, row.model)
+            table.add_row(str(row.rank), fmt(row.objective, 8), text, key=str(row.rank))
         status = Text()
         if point is not None:  # the CLI's words for a point's set (glasswork rashomon RUN --point K)
             chosen = next(p for p in self.points if p.point == point)

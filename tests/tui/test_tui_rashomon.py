@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.widgets import DataTable
 from tui_fixtures import RULE_LIST, RULE_LIST_TEXT, open_stored_set, plain, utc, wait_for  # noqa: F401
 
 from glasswork.tui.app import GlassworkApp
@@ -301,8 +302,8 @@ def test_a_finished_runs_set_browses_filters_and_exports_from_the_store(
     assert "Rashomon member" in document
 
 
-def test_a_member_model_is_drawn_by_its_plugins_view(tmp_path: Path, utc: None) -> None:
-    """A CORELS rule list in a stored set is drawn by the corels plugin's render_model, not as text."""
+def _stored_corels_set(tmp_path: Path, models: list[dict[str, Any]]) -> GlassworkApp:
+    """A store holding one CORELS run whose Rashomon set keeps ``models`` (best first), and the app on it."""
     from tui_fixtures import CORELS_ID, _info
 
     from glasswork.record import start_record
@@ -316,10 +317,10 @@ def test_a_member_model_is_drawn_by_its_plugins_view(tmp_path: Path, utc: None) 
             "objective": 0.34 + 0.01 * i,
             "features": ["sex:Male,juvenile-crimes:>0", "priors:>3"],
             "fingerprint": f"{i:016x}",
-            "model": RULE_LIST,
+            "model": model,
             "model_text": RULE_LIST_TEXT,
         }
-        for i in range(3)
+        for i, model in enumerate(models)
     ]
     result = {
         "status": "optimal",
@@ -331,7 +332,7 @@ def test_a_member_model_is_drawn_by_its_plugins_view(tmp_path: Path, utc: None) 
         "metrics": {},
         "stats": {"elapsed": 1.0},
         "rashomon": {
-            "count": 3,
+            "count": len(members),
             "complete": True,
             "exhaustive": True,
             "threshold": 0.4,
@@ -339,13 +340,18 @@ def test_a_member_model_is_drawn_by_its_plugins_view(tmp_path: Path, utc: None) 
             "optimum": 0.34,
             "optimum_proven": True,
             "unenumerated_bound": None,
-            "kept": 3,
+            "kept": len(members),
             "models": members,
             "multiplicity": None,
         },
     }
     store.write_records([start_record(info, full=True), {"kind": "finish", "run_id": CORELS_ID, "result": result}])
-    app = GlassworkApp(db=str(db))
+    return GlassworkApp(db=str(db))
+
+
+def test_a_member_model_is_drawn_by_its_plugins_view(tmp_path: Path, utc: None) -> None:
+    """A CORELS rule list in a stored set is drawn by the corels plugin's render_model, not as text."""
+    app = _stored_corels_set(tmp_path, [RULE_LIST] * 3)
 
     async def drive() -> None:
         async with app.run_test(size=SIZE) as pilot:
@@ -355,6 +361,25 @@ def test_a_member_model_is_drawn_by_its_plugins_view(tmp_path: Path, utc: None) 
             body = plain(app.screen.query_one("#model"))
             assert "priors:>3" in body and "1,800" in body  # the plugin's table (captured counts), not the text
             assert "member 2 of the Rashomon set" in plain(app.screen.query_one("#title"))
+
+    asyncio.run(drive())
+
+
+def test_members_are_listed_as_their_rules_in_order(tmp_path: Path, utc: None) -> None:
+    """Issue 36: two lists over the same features in another order were listed alike (their
+    features in column order); the table lists each member's rules in the order it applies them."""
+    swapped = {**RULE_LIST, "rules": RULE_LIST["rules"][::-1]}
+    app = _stored_corels_set(tmp_path, [RULE_LIST, swapped])
+
+    async def drive() -> None:
+        async with app.run_test(size=(200, 40)) as pilot:
+            screen = await open_stored_set(pilot, app)
+            table = screen.query_one("#members", DataTable)
+            shown = [str(table.get_row_at(i)[2]) for i in range(table.row_count)]
+            assert shown == [
+                "sex:Male,juvenile-crimes:>0 -> Yes; priors:>3 -> Yes; else No",
+                "priors:>3 -> Yes; sex:Male,juvenile-crimes:>0 -> Yes; else No",
+            ]
 
     asyncio.run(drive())
 
