@@ -13,6 +13,7 @@ import numpy as np
 from tui_fixtures import plain, wait_for
 
 from glasswork import Problem
+from glasswork.console import member_rules
 from glasswork.quoting import terminal_text
 from glasswork.solver import Limits, SolveContext
 from glasswork.tui.app import GlassworkApp
@@ -48,8 +49,8 @@ def test_the_monitor_shows_a_stopped_corels_runs_set_before_its_finish_record(tm
             table = screen.query_one("#rashomon-members")
             assert table.row_count == 1
             shown = str(table.get_cell_at((0, 2)))
-            features = result.rashomon.members[0].features
-            assert shown == terminal_text("; ".join(features)) and "[bold red]f" in shown  # the names as data
+            rules = member_rules(result.rashomon.members[0].to_dict()["model"])  # in order, as the CLI lists them
+            assert rules and shown == terminal_text("; ".join(rules)) and "[bold red]f" in shown  # names as data
             assert not {"\x1b", "\x07", "\n"} & set(shown) and "\x1b" not in summary
             await pilot.press("q")
 

@@ -18,7 +18,7 @@ from textual.widgets import DataTable
 from tui_fixtures import open_stored_set, plain, wait_for
 
 from glasswork.cli import cli
-from glasswork.console import rashomon_point_text
+from glasswork.console import member_rules, rashomon_point_text
 from glasswork.rashomon import PointSet
 from glasswork.store import RunStore
 from glasswork.tui.app import GlassworkApp
@@ -84,7 +84,9 @@ def test_a_point_chosen_in_the_list_shows_its_own_members(
     other = max((p for p in store.rashomon_points(run_id) if p.point != knee), key=lambda p: p.count)
     k = other.point
     expected = [
-        (str(m.rank), m.objective, "; ".join(m.features)) for m in store.rashomon_members(run_id, point=k, limit=1000)
+        # each member as glasswork rashomon lists it: its rules in order (a MOSS rule set has rules)
+        (str(m.rank), m.objective, "; ".join(member_rules(m.model) or m.features))
+        for m in store.rashomon_members(run_id, point=k, limit=1000)
     ]
     own = [m.fingerprint for m in store.rashomon_members(run_id)]
     assert len(expected) >= 2 and [m.fingerprint for m in store.rashomon_members(run_id, point=k)] != own
