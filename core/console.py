@@ -484,6 +484,12 @@ def render_rashomon(summary: SetSummary, members: list[dict[str, Any]], console:
         console.print(rashomon_table(members))
 
 
+def fmt_difference(value: float | None) -> str:
+    """A fairness figure (a difference of two rates, in [0, 1]) to four decimals, so a column of
+    them lines up; ``undefined`` for an empty group or cell, never 0."""
+    return "undefined" if value is None else f"{value:.4f}"
+
+
 def fairness_tables(audit: dict[str, Any] | None) -> list[Table]:
     """The fairness audit (``glasswork.audit``), one table per protected group: each metric on
     the training and test rows, the group's rows against the reference's in the caption. An
@@ -510,9 +516,7 @@ def fairness_tables(audit: dict[str, Any] | None) -> list[Table]:
             if metric not in per_part[0]:
                 continue  # calibration of a model without probabilities
             cells = [g.get(metric) for g in per_part]
-            table.add_row(
-                plain_text(metric), *(plain_text("undefined" if v is None else fmt_number(v, 4)) for v in cells)
-            )
+            table.add_row(plain_text(metric), *(plain_text(fmt_difference(v)) for v in cells))
         sizes = [
             f"{part} {g['protected']['rows']:,} protected / {g['reference']['rows']:,} reference rows"
             for part, g in zip(parts, per_part)
@@ -535,5 +539,5 @@ def fairness_text(audit: dict[str, Any] | None) -> str | None:
     for metric in audit.get("metrics") or []:
         if parts and metric in audit[parts[0]]:
             values = (audit[part].get(metric) for part in parts)
-            figures.append(f"{metric} " + " / ".join("undefined" if v is None else fmt_number(v, 4) for v in values))
+            figures.append(f"{metric} " + " / ".join(fmt_difference(v) for v in values))
     return f"{'; '.join(audit.get('groups') or [])} against the rest ({' / '.join(parts)}): " + ", ".join(figures)

@@ -40,6 +40,6 @@ def test_the_run_screen_shows_the_audit(tmp_path: Path) -> None:
             text = plain(app.screen.query_one("#summary", Static), width=400)
             words = " ".join(text.split())
             assert f"fairness g = {GROUP} against the rest (train / test): statistical_parity " in words
-            assert f"{parity:.4g}" in text
+            assert f"{parity:.4f}" in text
 
     asyncio.run(drive())
