@@ -39,7 +39,7 @@ from monotonic_clock cimport now
 from paged_heap cimport PagedHeap
 from corels_trie cimport (
     Node, PrefixTrie, F_DELETED, F_QUEUED, F_FREE, F_UNCHECKED, trie_init, trie_clear, trie_destroy, trie_bytes, trie_node,
-    trie_new, trie_release, trie_dead, trie_compact, trie_err, trie_lb, trie_node_bytes,
+    trie_new_counted, trie_release, trie_dead, trie_compact, trie_err, trie_lb, trie_node_bytes,
 )
 from corels_bounds cimport hopeless, theorem7_f
 from corels_counts cimport binary_counts, masked_counts, weighted_majority, weighted_sum
@@ -54,6 +54,7 @@ from corels_disk cimport (
     key_less, disk_best, disk_first, disk_lb, disk_close, disk_encode, disk_abort, disk_begin, disk_stays,
     disk_write, disk_flush, disk_commit, disk_read, disk_take, disk_summary, disk_lengths,
 )
+from corels_seed cimport PrefixWalk, seed_check, seed_path, node_prefix, walk_start, walk_rule, walk_b0, walk_default
 from corels_threads cimport (
     gw_sync, gw_sync_new, gw_sync_free, gw_lock, gw_unlock, gw_inc_lock, gw_inc_unlock, gw_wait,
     gw_notify_all, gw_pool, gw_live_inc, pool_run, pool_free, WorkerTimes,
@@ -332,10 +333,7 @@ cdef class Search:
     cdef int32_t _new_node(self, int32_t parent, uint16_t ant, uint8_t depth, double err,
                            double lb) noexcept nogil:
         """A node in the trie (-1 when out of memory), counted in ``max_trie``."""
-        cdef int32_t idx = trie_new(&self.trie, parent, ant, depth, err, lb)
-        if self.trie.live > self.max_trie:
-            self.max_trie = self.trie.live
-        return idx
+        return trie_new_counted(&self.trie, parent, ant, depth, err, lb, &self.max_trie)
 
     cdef inline double _qlb(self, QEntry e) noexcept nogil:
         """A queued node's bound: its key under the lower-bound policy (the trie keeps no bound
@@ -1617,93 +1615,52 @@ cdef class Search:
         Returns objective, b (prefix errors + lambda * K), b0 (equivalent-points bound on the
         default's errors), the rule labels and the default label, as fractions of total weight.
         """
-        cdef double cnt[MAX_CLASSES]
-        cdef double correct, err = 0, wv, b0 = 0
-        cdef int label, i, s
-        cdef vector[uint64_t] uu = self.pb.mask
-        cdef vector[uint64_t] vv
-        vv.assign(self.pb.W, 0)
+        cdef double correct, wv, b0 = 0
+        cdef int label, s
+        cdef PrefixWalk w
+        walk_start(&self.pb, &w)
         labels = []
         seen = set()
         for s in prefix:
             if s < 0 or s >= self.pb.M or s in seen:
                 raise ValueError(f"bad or repeated antecedent {s}")
             seen.add(s)
-            err += problem_rule(&self.pb, &uu[0], &uu[0], &vv[0], s, &self.acc[0], &label)
-            labels.append(label)
-        problem_counts(&self.pb, &uu[0], LABELS, cnt, &self.acc[0])
-        wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
+            walk_rule(&self.pb, &w, s, &self.acc[0])
+            labels.append(w.label)
+        wv = walk_default(&self.pb, &w, &self.acc[0], &correct, &label)
         if self.pb.Q > 0:
-            problem_counts(&self.pb, &uu[0], MINORITY, cnt, &self.acc[0])
-            b0 = weighted_sum(self.pb.C, self.pb.weights, cnt)
-        b = err + len(labels) * self.pb.lamW
+            b0 = walk_b0(&self.pb, &w, &self.acc[0])
+        b = w.err + len(labels) * self.pb.lamW
         return {"objective": (b + wv - correct) / self.pb.total, "b": b / self.pb.total,
                 "b0": b0 / self.pb.total, "rule_labels": labels, "default": label,
                 "captured": (self.pb.total - wv) / self.pb.total}
 
     # ------------------------------------------------ a distributed driver's handles (issue 27)
 
-    cdef list _check_prefix(self, prefix):
-        ids = [int(a) for a in prefix]
-        if len(set(ids)) != len(ids) or any(a < 0 or a >= self.pb.M for a in ids) or len(ids) > self.max_len:
-            raise ValueError(f"bad prefix {ids!r}: distinct antecedents 0..{self.pb.M - 1}, at most {self.max_len}")
-        return ids
-
     cdef double _list_objective(self, list ids) except? -1:
         """A rule list's objective in weighted count units, by the arithmetic of ``_score``
         (errors accumulated rule by rule, then ``depth * lambda``): equal lists, equal bits."""
-        cdef double cnt[MAX_CLASSES]
-        cdef double correct, err = 0, wv
-        cdef int label, i, s
-        cdef vector[uint64_t] uu = self.pb.mask
-        cdef vector[uint64_t] vv
-        vv.assign(self.pb.W, 0)
+        cdef double correct, wv
+        cdef int label, s
+        cdef PrefixWalk w
+        walk_start(&self.pb, &w)
         for s in ids:
-            err += problem_rule(&self.pb, &uu[0], &uu[0], &vv[0], s, &self.acc[0], &label)
-        problem_counts(&self.pb, &uu[0], LABELS, cnt, &self.acc[0])
-        wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
-        return err + len(ids) * self.pb.lamW + (wv - correct)
+            walk_rule(&self.pb, &w, s, &self.acc[0])
+        wv = walk_default(&self.pb, &w, &self.acc[0], &correct, &label)
+        return w.err + len(ids) * self.pb.lamW + (wv - correct)
 
     cdef void _seed_one(self, list ids) except *:
         """Queue one prefix with its trie path, each node's error and bound as ``_score`` gives them."""
-        cdef double cnt[MAX_CLASSES]
-        cdef double zc[MAX_CLASSES]
-        cdef double correct, wv, err = 0, b0 = 0, lb, b
-        cdef int label, i, s, depth = 0
-        cdef int32_t node, child
-        cdef vector[uint64_t] uu = self.pb.mask
-        cdef vector[uint64_t] vv
-        vv.assign(self.pb.W, 0)
-        if self.do_eqpts:
-            problem_counts(&self.pb, &uu[0], MINORITY, zc, &self.acc[0])
-            b0 = weighted_sum(self.pb.C, self.pb.weights, zc)
-        lb = b0
-        node = self._new_node(-1, 0, 0, 0.0, b0)
-        if node < 0:
-            raise MemoryError("cannot allocate the search's node pool")
-        for s in ids:
-            err = err + problem_rule(&self.pb, &uu[0], &uu[0], &vv[0], s, &self.acc[0], &label)
-            depth += 1
-            b0 = 0
-            if self.do_eqpts:
-                problem_counts(&self.pb, &uu[0], MINORITY, zc, &self.acc[0])
-                b0 = weighted_sum(self.pb.C, self.pb.weights, zc)
-            lb = err + depth * self.pb.lamW + b0
-            child = self._new_node(node, <uint16_t>s, <uint8_t>depth, err, lb)
-            trie_release(&self.trie, node)      # the child holds its parent from here on
-            if child < 0:
-                raise MemoryError("cannot allocate the search's node pool")
-            # no map record names a seeded node, so the map must never delete it (nor drop it
-            # when it comes back from disk)
-            trie_node(&self.trie, child).flags |= F_UNCHECKED
-            node = child
-        if self._hopeless(lb, depth):
+        cdef double correct, wv, lb, b
+        cdef int label
+        cdef PrefixWalk w
+        cdef int32_t node = seed_path(&self.pb, &self.trie, ids, self.do_eqpts, &self.acc[0], &w, &lb, &self.max_trie)
+        if self._hopeless(lb, w.depth):
             trie_release(&self.trie, node)
             return
-        problem_counts(&self.pb, &uu[0], LABELS, cnt, &self.acc[0])
-        wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
-        b = err + depth * self.pb.lamW
-        if not self._push(policy_key(self.policy, depth, lb, b + (wv - correct), b, self.pb.total, wv), node):
+        wv = walk_default(&self.pb, &w, &self.acc[0], &correct, &label)
+        b = w.err + w.depth * self.pb.lamW
+        if not self._push(policy_key(self.policy, w.depth, lb, b + (wv - correct), b, self.pb.total, wv), node):
             trie_release(&self.trie, node)
             raise MemoryError("cannot allocate the search's queue")
 
@@ -1721,7 +1678,7 @@ cdef class Search:
         more CPU (about 15 % at lambda 0.005 on COMPAS) than the 0.5 % of evaluations it saved.
         """
         cdef int32_t idx
-        checked = [self._check_prefix(p) for p in prefixes]
+        checked = [seed_check(p, self.pb.M, self.max_len) for p in prefixes]
         while self.queue.size() > 0:
             idx = self._pop().node
             trie_release(&self.trie, idx)
@@ -1737,7 +1694,7 @@ cdef class Search:
         """Take ``prefix`` (found elsewhere) as the incumbent if it scores better here; True when
         it did. Its objective is recomputed by this search's own arithmetic, so the prune is as
         exact as with a list found here. Call between ``run`` slices."""
-        ids = self._check_prefix(prefix)
+        ids = seed_check(prefix, self.pb.M, self.max_len)
         cdef double R = self._list_objective(ids)
         if R >= self.best:
             return False
@@ -1761,9 +1718,9 @@ cdef class Search:
         queue on disk, a bucket comes back whenever it holds the next key, so the order is the same.
         """
         cdef QEntry e
-        cdef int32_t idx, cur
+        cdef int32_t idx
         cdef Node* nd
-        cdef int depth, j, rc
+        cdef int rc
         cdef double lb
         out = []
         while len(out) < k and (self.queue.size() > 0 or self.disk.buckets.size() > 0):
@@ -1784,14 +1741,8 @@ cdef class Search:
                 self.n_popped_pruned += 1
                 trie_release(&self.trie, idx)
                 continue
-            depth = nd.depth
             bound = (lb + self.pb.lamW) / self.pb.total if self.pb.total > 0 else 0.0
-            path = [0] * depth
-            cur = idx
-            for j in range(depth - 1, -1, -1):
-                path[j] = int(trie_node(&self.trie, cur).ant)
-                cur = trie_node(&self.trie, cur).parent
-            out.append((path, bound))
+            out.append((node_prefix(&self.trie, idx), bound))
             trie_release(&self.trie, idx)
         return out
 
