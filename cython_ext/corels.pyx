@@ -7,8 +7,9 @@ a node pool (the prefix trie, parent pointers only, with reference counts for pr
 open-addressing map (its storage: ``corels_map.pxd``), and counts of the live queue that make a
 progress report cheap at any queue size; past a memory budget the queue's worst part goes to
 bucket files (``corels_disk.pxd``). The problem, its counts and the scoring arithmetic it shares with
-the Rashomon enumerator are ``corels_problem.pxd``, the thread pool ``corels_threads.pxd``; this
-module keeps the expansion, the symmetry map's admission and Algorithm 6.
+the Rashomon enumerator are ``corels_problem.pxd``, the thread pool ``corels_threads.pxd``, the
+symmetry map's admission (Algorithm 6) ``corels_admit.pxd``, a distributed driver's prefixes
+``corels_seed.pxd``; this module keeps the expansion and decides when to spill and reload.
 No Python object is created per node. ``Search.run``
 releases the GIL and works for a slice of wall time, so the caller can emit progress and check
 limits between slices.
@@ -54,6 +55,9 @@ from corels_disk cimport (
     key_less, disk_best, disk_first, disk_lb, disk_close, disk_encode, disk_abort, disk_begin, disk_stays,
     disk_write, disk_flush, disk_commit, disk_read, disk_take, disk_summary, disk_lengths,
 )
+from corels_admit cimport (
+    MAP_NONE, MAP_PREFIX, MAP_CAPTURED, SymmetryMap, MapChild, map_probe, map_admit, map_recorded, map_record_lb, map_write,
+)
 from corels_seed cimport PrefixWalk, seed_check, seed_path, node_prefix, walk_start, walk_rule, walk_b0, walk_default
 from corels_threads cimport (
     gw_sync, gw_sync_new, gw_sync_free, gw_lock, gw_unlock, gw_inc_lock, gw_inc_unlock, gw_wait,
@@ -73,11 +77,6 @@ cdef extern from "corels_kernels.h" nogil:
 import os
 
 import numpy as np
-
-cdef enum:
-    MAP_NONE = 0
-    MAP_PREFIX = 1
-    MAP_CAPTURED = 2
 
 MAPS = {"none": MAP_NONE, "prefix": MAP_PREFIX, "captured": MAP_CAPTURED}
 
@@ -155,8 +154,7 @@ cdef class Search:
     """
 
     cdef CorelsProblem pb          # the data (corels_problem.pxd), shared with the enumerator
-    cdef int policy, map_kind, max_len
-    cdef bint length_capped
+    cdef int policy, max_len
     cdef bint do_support, do_accurate, do_lookahead, do_eqpts, do_length, do_gc
     cdef bint do_similar
     # dense kernel (binary, few units): 0/-1 masks per antecedent and per-unit counts
@@ -166,7 +164,7 @@ cdef class Search:
     # search state
     cdef PrefixTrie trie           # the node pool (corels_trie.pxd)
     cdef PagedHeap[QEntry] queue   # the queue: the smallest (key, tie) first (paged_heap.h)
-    cdef SymmetryTable table       # the symmetry map's storage (corels_map.pxd)
+    cdef SymmetryMap smap          # the symmetry map and its admission (corels_admit.pxd)
     # progress figures kept as entries enter and leave the live queue (queued, not deleted), so a
     # report costs O(distinct bounds), never O(queue): bound -> count, depth -> count, and per
     # depth prefix error -> count (Theorem 7's histogram needs f, which moves with R^c)
@@ -209,7 +207,6 @@ cdef class Search:
     cdef double sim_eps
     # the external-memory queue (issue 27): the queue's worst buckets in files (corels_disk.pxd)
     cdef DiskQueue disk
-    cdef bint exact_ties        # weighted counts exact in doubles: ties of prefix errors are decidable
     cdef bint do_reorder        # the reordering check: on in a seeded search (a task of a split)
 
     def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
@@ -226,16 +223,16 @@ cdef class Search:
             raise ValueError(f"threads must be between 1 and 1024, got {threads}")
         self.n_threads = threads
         self.sync = gw_sync_new()
-        if not trie_init(&self.trie) or not table_init(&self.table) or self.sync == NULL:
+        if not trie_init(&self.trie) or not table_init(&self.smap.table) or self.sync == NULL:
             raise MemoryError("cannot allocate the search's page table")
         problem_init(&self.pb, caps, lplanes, lclass, lshift, zplanes, zclass, zshift, weights, n_units,
                      regularization)
         self.policy = policy_code(policy)
         if symmetry_map not in MAPS:
             raise ValueError(f"unknown symmetry map {symmetry_map!r}; choose one of {sorted(MAPS)}")
-        self.map_kind = MAPS[symmetry_map]
+        self.smap.kind = MAPS[symmetry_map]
         self.max_len = max(0, min(max_prefix_length, self.pb.M, 255))
-        self.length_capped = self.max_len < self.pb.M
+        self.smap.length_capped = self.max_len < self.pb.M
         self.do_support = support
         self.do_accurate = accurate_support
         self.do_lookahead = lookahead
@@ -328,7 +325,7 @@ cdef class Search:
         pool_free(&self.pool)
         gw_sync_free(self.sync)
         self.sync = NULL
-        table_destroy(&self.table)
+        table_destroy(&self.smap.table)
 
     cdef int32_t _new_node(self, int32_t parent, uint16_t ant, uint8_t depth, double err,
                            double lb) noexcept nogil:
@@ -450,7 +447,7 @@ cdef class Search:
         if self.disk.budget == 0 or self.queue.size() < self.disk.min_entries or self.queue.size() < 2:
             return False
         q = self._queue_part_bytes()
-        return q + table_bytes(&self.table) > self.disk.budget and 4 * q >= self.disk.budget
+        return q + table_bytes(&self.smap.table) > self.disk.budget and 4 * q >= self.disk.budget
 
     cdef bint _reload_due(self) noexcept nogil:
         """A bucket holds an entry the queue would pop before its top (or the queue is empty)."""
@@ -617,12 +614,12 @@ cdef class Search:
             rp.errs[k] = rp.errs[k - 1] + problem_rule(&self.pb, &rp.ust[<size_t>(k - 1) * W], &rp.ust[<size_t>k * W],
                                                        &rp.ust[<size_t>257 * W], a, &self.acc[0], &label)
             me = NULL
-            if self.map_kind != MAP_NONE and not gw_spill_unchecked(rec, k - 1):
+            if self.smap.kind != MAP_NONE and not gw_spill_unchecked(rec, k - 1):
                 me = self._reload_entry(rec, k, &rp.ust[<size_t>k * W], &self.scratch[0])
                 if me != NULL and not self._names_prefix(me.off, rec, k):
                     return -2
             if me != NULL and k < d:
-                table_record(&self.table, me.off, &mrec)
+                table_record(&self.smap.table, me.off, &mrec)
                 if self._holds_prefix(mrec.node, rec, k):   # the recorded node is in RAM
                     rp.nodes[k] = mrec.node
                     rp.hold[k] = False
@@ -633,14 +630,14 @@ cdef class Search:
             if node < 0:
                 return -1
             if me != NULL:
-                table_record(&self.table, me.off, &mrec)
+                table_record(&self.smap.table, me.off, &mrec)
                 if k == d and self._holds_prefix(mrec.node, rec, k):
                     me = NULL       # the same prefix twice: the copy goes unchecked
             if me == NULL:
                 trie_node(&self.trie, node).flags |= F_UNCHECKED
             else:                   # the map's record names the rebuilt node from here on
                 mrec.node = node
-                table_set_record(&self.table, me.off, &mrec)
+                table_set_record(&self.smap.table, me.off, &mrec)
             if rp.hold[k - 1]:
                 trie_release(&self.trie, rp.nodes[k - 1])   # its child holds it from here on
                 rp.hold[k - 1] = False
@@ -656,33 +653,26 @@ cdef class Search:
         samples they leave uncaptured), NULL when the map holds no such class."""
         cdef int i
         cdef uint64_t key_h = 0
-        cdef size_t pos
         cdef MapEntry* e = NULL
         cdef MapEntry* found = NULL
-        cdef uint32_t tag
-        if self.table.cap == 0:
+        cdef MapChild c
+        if self.smap.table.cap == 0:
             return NULL
         for i in range(k):
             sc.child_ids[i] = gw_spill_id(rec, i)
             if i < k - 1:
                 sc.in_prefix[sc.child_ids[i]] = 1
-        if self.map_kind == MAP_PREFIX:
+        if self.smap.kind == MAP_PREFIX:
             for i in range(k):
                 key_h += self.ant_hash[sc.child_ids[i]]
         else:
             for i in range(self.pb.W):
                 sc.f[i] = f[i]
             key_h = vector_hash(f, self.pb.W)
-        tag = <uint32_t>(key_h >> 32)
-        pos = tag & (self.table.cap - 1)
-        while True:
-            e = &self.table.slots[pos]
-            if e.off == 0:
-                break
-            if e.tag == tag and self._same_class(e, k, sc):
-                found = e
-                break
-            pos = (pos + 1) & (self.table.cap - 1)
+        c = self._child(sc, k)
+        e = map_probe(&self.smap, &self.pb, <uint32_t>(key_h >> 32), &c)
+        if e.off != 0:
+            found = e
         for i in range(k - 1):
             sc.in_prefix[sc.child_ids[i]] = 0
         return found
@@ -691,10 +681,10 @@ cdef class Search:
         """The map's representative at ``off`` is the spilled prefix's first ``k`` rules, in order:
         the record still names the node it had before the spill (a node is admitted once)."""
         cdef int i
-        if table_len(&self.table, off) != k:
+        if table_len(&self.smap.table, off) != k:
             return False
         for i in range(k):
-            if table_id(&self.table, off, i) != gw_spill_id(rec, i):
+            if table_id(&self.smap.table, off, i) != gw_spill_id(rec, i):
                 return False
         return True
 
@@ -727,185 +717,30 @@ cdef class Search:
 
     # ---------------------------------------------------------------------------- map
 
-    cdef bint _same_class(self, const MapEntry* e, int n_ids, Scratch* sc) noexcept nogil:
-        """True when the entry's representative has the child's antecedent set (prefix map) or
-        leaves the same samples uncaptured (captured map); ``f`` holds the child's uncaptured."""
-        cdef int length = table_len(&self.table, e.off), i, j
-        cdef uint16_t a
-        if self.map_kind == MAP_PREFIX:
-            if length != n_ids:
-                return False
-            for i in range(n_ids):   # every stored id must be in the child prefix
-                a = table_id(&self.table, e.off, i)
-                if a >= self.pb.M or (sc.in_prefix[a] == 0 and a != sc.child_ids[n_ids - 1]):
-                    return False
-            return True
-        for i in range(self.pb.W):
-            sc.tmp[i] = self.pb.mask[i]
-        for i in range(length):
-            a = table_id(&self.table, e.off, i)
-            for j in range(self.pb.W):
-                sc.tmp[j] &= ~self.pb.caps[<size_t>a * self.pb.W + j]
-        for i in range(self.pb.W):
-            if sc.tmp[i] != sc.f[i]:
-                return False
-        return True
-
-    cdef inline double _record_lb(self, const MapRecord* rec, int length, double b0) noexcept nogil:
-        """A record's bound, recomputed from its prefix error exactly as ``_score`` computed it:
-        the representative and the child leave the same samples uncaptured (that is what the
-        same class means for both maps), so they share ``b0`` to the bit."""
-        return (rec.score + length * self.pb.lamW) + b0
-
-    cdef MapEntry* _map_admit(self, uint64_t key, int n_ids, double lb, double err, double b0,
-                              int* verdict, Scratch* sc) noexcept nogil:
-        """Algorithm 6. verdict: 0 reject, 1 new entry, 2 better than the entry, 3 unverifiable.
-
-        ``sc.child_ids[:n_ids]`` holds the child prefix (in order). The entry stores its
-        representative prefix in order (for the prefix map, ties of error go to the first in
-        lexicographic order: ``_earlier_tie``). Keys that share a
-        tag are told apart by the representative, so a hash collision never prunes. A new entry
-        is an empty slot, filled only by ``_map_store``.
-        """
-        cdef MapEntry* e
-        cdef size_t pos
-        cdef uint32_t tag = <uint32_t>(key >> 32)
-        cdef int length
-        cdef MapRecord rec
-        cdef bint grow = (self.table.cap >> 32) == 0 and 4 * (self.table.count + 1) > 3 * self.table.cap
-        # under a budget the map stops taking classes before it would pass it: a new class needs
-        # room for its record, a doubling room for both slot tables while it moves the entries
-        cdef bint frozen = self.disk.map_budget > 0 and (
-            table_bytes(&self.table) + table_put_bytes(&self.table, n_ids) > self.disk.map_budget
-            or grow and table_bytes(&self.table) + max(2 * self.table.cap, <size_t>1024) * sizeof(MapEntry) > self.disk.map_budget)
-        if not frozen and grow and not table_grow(&self.table):
-            verdict[0] = 3               # no memory for the map: insert unchecked (sound)
-            return NULL
-        if 8 * (self.table.count + 1) > 7 * self.table.cap:
-            verdict[0] = 3               # a full table of 2^32 slots: insert unchecked (sound)
-            return NULL
-        pos = tag & (self.table.cap - 1)
-        while True:
-            e = &self.table.slots[pos]
-            if e.off == 0:
-                if frozen:
-                    verdict[0] = 3       # the map at its budget: existing classes still prune
-                    return NULL
-                verdict[0] = 1
-                e.tag = tag
-                return e
-            if e.tag == tag and self._same_class(e, n_ids, sc):
-                break
-            pos = (pos + 1) & (self.table.cap - 1)
-        length = table_len(&self.table, e.off)
-        table_record(&self.table, e.off, &rec)
-        # Theorem 15 maps each extension of one prefix to an extension of the other of the same
-        # added length; under a length cap below M that needs the kept prefix to be no longer
-        if lb < self._record_lb(&rec, length, b0) or self._earlier_tie(e.off, n_ids, err, &rec, sc):
-            if self.length_capped and n_ids > length:
-                verdict[0] = 3
-                return NULL
-            if frozen and self.map_kind != MAP_PREFIX and n_ids > length:
-                verdict[0] = 3           # a longer record would need new room: the child goes unchecked
-                return NULL
-            verdict[0] = 2
-            return e
-        if self.length_capped and length > n_ids:
-            verdict[0] = 3
-            return NULL
-        verdict[0] = 0
-        return NULL
-
-    cdef bint _earlier_tie(self, uint32_t off, int n_ids, double err, const MapRecord* rec,
-                           Scratch* sc) noexcept nogil:
-        """The prefix map's tie-break: the child has the record's error exactly and comes first in
-        lexicographic order of antecedent ids. Prefixes of one set are ordered by (error, ids), the
-        order the reordering check (``_reorder_better``) uses too, so every dominance the search
-        applies points the same way and no chain of ties can lose the optimum (docs/maintainers/corels-proofs.md)."""
-        cdef int i
-        cdef uint16_t a
-        if self.map_kind != MAP_PREFIX or not self.exact_ties or err != rec.score:
-            return False
-        for i in range(n_ids):
-            a = table_id(&self.table, off, i)
-            if sc.child_ids[i] != a:
-                return sc.child_ids[i] < a
-        return False
-
-    cdef bint _recorded(self, int32_t x, int32_t child, int n_ids, Scratch* sc) noexcept nogil:
-        """True when slot ``x``, named by a record of the child's class, still holds the node the
-        record was written for: a live node, admitted through the map, in the child's class, and
-        not the ``child`` itself (allocated just before, it may have taken the freed slot).
-
-        Every admission to a class rewrites its record to name the admitted node, so a live,
-        checked node of that class in the named slot is the last one written, with the record's
-        bound; a node queued unchecked (``F_UNCHECKED``) or a free slot is never it. ``sc`` holds
-        the child as ``_same_class`` reads it (``in_prefix``, ``child_ids``, ``f``). Called only when
-        a child replaces a record, so the walk up the trie is rare.
-        """
-        cdef Node* nd
-        cdef int i, k
-        cdef uint16_t a
-        if x < 0 or x >= self.trie.n_slots or x == child:
-            return False
-        nd = trie_node(&self.trie, x)
-        if nd.flags & (F_FREE | F_UNCHECKED):
-            return False
-        if self.map_kind == MAP_PREFIX:
-            if nd.depth != n_ids:
-                return False
-            for k in range(n_ids):   # distinct antecedents, each in the child's set: the same set
-                a = nd.ant
-                if sc.in_prefix[a] == 0 and a != sc.child_ids[n_ids - 1]:
-                    return False
-                nd = trie_node(&self.trie, nd.parent)
-            return True
-        for i in range(self.pb.W):
-            sc.tmp[i] = self.pb.mask[i]
-        for k in range(trie_node(&self.trie, x).depth):   # ends on the root (a real node)
-            a = nd.ant
-            for i in range(self.pb.W):
-                sc.tmp[i] &= ~self.pb.caps[<size_t>a * self.pb.W + i]
-            nd = trie_node(&self.trie, nd.parent)
-        for i in range(self.pb.W):
-            if sc.tmp[i] != sc.f[i]:
-                return False
-        return True
+    cdef inline MapChild _child(self, Scratch* sc, int n_ids) noexcept nogil:
+        """The child in ``sc`` (``child_ids``, ``in_prefix``, ``f``) as the map reads it."""
+        cdef MapChild c
+        c.ids = sc.child_ids.data()
+        c.in_prefix = sc.in_prefix.data()
+        c.f = sc.f.data()
+        c.tmp = sc.tmp.data()
+        c.n_ids = n_ids
+        return c
 
     cdef bint _map_store(self, MapEntry* e, int verdict, int n_ids, double err, double b0,
                          int32_t node, Scratch* sc) noexcept nogil:
         """Record ``node`` (prefix error ``err``, equivalent-points bound ``b0``) in the entry
-        ``_map_admit`` returned; False when out of memory.
-
-        A record is the length, the representative's ids in its order, then a ``MapRecord``.
-        """
-        cdef int i
-        cdef uint16_t ids[256]
-        cdef uint32_t off
+        ``map_admit`` returned; False when out of memory. The node a replaced record still names
+        leaves the queue with the bound it was queued with."""
         cdef MapRecord rec
+        cdef MapChild c = self._child(sc, n_ids)
         if verdict == 2:
-            table_record(&self.table, e.off, &rec)
-            if self._recorded(rec.node, node, n_ids, sc):
-                # the record's node leaves the queue with the bound it was queued with
-                self._live_remove(rec.node, self._record_lb(&rec, table_len(&self.table, e.off), b0))
+            table_record(&self.smap.table, e.off, &rec)
+            if map_recorded(&self.smap, &self.pb, &self.trie, rec.node, node, &c):
+                self._live_remove(rec.node, map_record_lb(&self.pb, &rec, table_len(&self.smap.table, e.off), b0))
                 trie_node(&self.trie, rec.node).flags |= F_DELETED
             self.n_map_replaced += 1
-        rec.score = err
-        rec.node = node
-        if verdict == 2 and (self.map_kind == MAP_PREFIX or table_len(&self.table, e.off) >= n_ids):
-            off = e.off       # same set, or a representative no shorter: rewrite in place
-        else:
-            off = table_put(&self.table, n_ids)
-            if off == 0:
-                return False
-            if verdict == 1:
-                self.table.count += 1
-        e.off = off
-        for i in range(n_ids):   # the representative in its order (the prefix map's tie-break reads it)
-            ids[i] = sc.child_ids[i]
-        table_set_ids(&self.table, off, n_ids, ids)
-        table_set_record(&self.table, off, &rec)
-        return True
+        return map_write(&self.smap, e, verdict, &c, err, node)
 
     # ---------------------------------------------------------------------------- search
 
@@ -916,7 +751,7 @@ cdef class Search:
         cdef bint integral
         trie_clear(&self.trie)
         self.queue.clear()
-        table_clear(&self.table)
+        table_clear(&self.smap.table)
         self.live_lb.clear()
         self.live_depth.assign(256, 0)
         self.live_err.clear()
@@ -934,9 +769,9 @@ cdef class Search:
         integral = self.pb.total < 4294967296.0
         for label in range(self.pb.C):
             integral = integral and self.pb.weights[label] == floor(self.pb.weights[label])
-        self.exact_ties = self._exact_errors()
+        self.smap.exact_ties = self._exact_errors()
         trie_compact(&self.trie, self.policy != P_LOWER_BOUND, integral)
-        table_compact(&self.table, self.pb.M <= 256, integral, self.pb.total)
+        table_compact(&self.smap.table, self.pb.M <= 256, integral, self.pb.total)
         root = self._new_node(-1, 0, 0, 0.0, b0)
         if root < 0:
             raise MemoryError("cannot allocate the search's node pool")
@@ -950,7 +785,7 @@ cdef class Search:
         """True when every weighted count is exact in a double: each class weight a multiple of
         one power of two 2^-e and the total below 2^53 of those steps. Then prefix errors summed
         in any order are equal bit for bit exactly when they are equal, and the symmetry ties of
-        ``_reorder_better`` and ``_earlier_tie`` are decided right; otherwise only strict
+        ``_reorder_better`` and ``map_earlier_tie`` are decided right; otherwise only strict
         improvements prune."""
         cdef int label, e, e_max = 0
         cdef double w
@@ -996,7 +831,7 @@ cdef class Search:
         tail scores the same after both: R(child + T) - R(X_j + T) = err(child) - err(X_j) for
         every T. So the first optimal list in id order never lies below a child dropped here,
         whether or not X_j is ever searched, here or in another task: the test needs no map and
-        no other process, and the prefix map breaks its ties by the same order (``_earlier_tie``).
+        no other process, and the prefix map breaks its ties by the same order (``map_earlier_tie``).
         err(X_j) = err(p_0 .. p_{j-1}) + err(t | U_j) + sum_{k >= j} err(p_k | U_k minus t), with
         U_k what p_0 .. p_{k-1} leave: two counts per place, the sum kept from the last place
         back. Reads the thread's scratch and the expanding node's ancestors only (no lock).
@@ -1016,7 +851,7 @@ cdef class Search:
             for i in range(self.pb.W):
                 y[i] = x[i] & tv[i]
             et = problem_error(&self.pb, y, &sc.acc[0])
-            if self.exact_ties:
+            if self.smap.exact_ties:
                 if sc.perm_cum[j] + et + moved < err_c or (
                         t < sc.path[j] and sc.perm_cum[j] + et + moved == err_c):
                     return True
@@ -1145,14 +980,14 @@ cdef class Search:
             # a survivor: queue it in the second pass, once its map slot (and the record there)
             # have been prefetched, so the probes' cache misses overlap the scoring
             key_h = 0
-            if self.map_kind == MAP_PREFIX:
+            if self.smap.kind == MAP_PREFIX:
                 key_h = phash + self.ant_hash[s]
-            elif self.map_kind == MAP_CAPTURED:
+            elif self.smap.kind == MAP_CAPTURED:
                 for i in range(W):
                     f[i] = u[i] & ~capv[i]
                 key_h = vector_hash(f, self.pb.W)
-            if self.table.cap > 0:
-                gw_prefetch(&self.table.slots[(key_h >> 32) & (self.table.cap - 1)])
+            if self.smap.table.cap > 0:
+                gw_prefetch(&self.smap.table.slots[(key_h >> 32) & (self.smap.table.cap - 1)])
             sc.cands[n_cands] = Candidate(err=err, lb=lb, b0=b0, map_key=key_h, ant=s,
                                           key=policy_key(self.policy, depth + 1, lb, R, b, self.pb.total, fw))
             n_cands += 1
@@ -1222,14 +1057,15 @@ cdef class Search:
         cdef uint64_t* f = &sc.f[0]
         cdef const uint64_t* capv
         cdef MapEntry* me
+        cdef MapChild mc
         cdef Candidate* cand
         if depth + 1 > self.max_depth_evaluated:
             self.max_depth_evaluated = depth + 1
-        if self.table.cap > 0:
+        if self.smap.table.cap > 0:
             for c in range(n_cands):
-                me = &self.table.slots[(sc.cands[c].map_key >> 32) & (self.table.cap - 1)]
+                me = &self.smap.table.slots[(sc.cands[c].map_key >> 32) & (self.smap.table.cap - 1)]
                 if me.off != 0 and me.tag == <uint32_t>(sc.cands[c].map_key >> 32):
-                    gw_prefetch(table_ids(&self.table, me.off))
+                    gw_prefetch(table_ids(&self.smap.table, me.off))
         for c in range(n_cands):
             cand = &sc.cands[c]
             s = cand.ant
@@ -1244,12 +1080,14 @@ cdef class Search:
             sc.child_ids[depth] = s
             verdict = 1
             me = NULL
-            if self.map_kind != MAP_NONE:
-                if self.map_kind == MAP_CAPTURED:
+            if self.smap.kind != MAP_NONE:
+                if self.smap.kind == MAP_CAPTURED:
                     capv = &self.pb.caps[<size_t>s * W]
                     for i in range(W):
                         f[i] = u[i] & ~capv[i]
-                me = self._map_admit(cand.map_key, depth + 1, lb, cand.err, cand.b0, &verdict, sc)
+                mc = self._child(sc, depth + 1)
+                me = map_admit(&self.smap, &self.pb, self.disk.map_budget, cand.map_key, &mc, lb, cand.err, cand.b0,
+                               &verdict)
                 if verdict == 0:
                     self.n_pruned_map += 1
                     continue
@@ -1262,7 +1100,7 @@ cdef class Search:
                 self.oom_bound = min(self.oom_bound, sc.node_lb + self.pb.lamW)
                 break             # (a new map slot stays empty until _map_store fills it)
             # no arena memory: the child goes in unrecorded, which is sound; a child no record
-            # names (unrecorded or unverifiable) must never be deleted by the map (_recorded)
+            # names (unrecorded or unverifiable) must never be deleted by the map (map_recorded)
             if (me != NULL and not self._map_store(me, verdict, depth + 1, cand.err, cand.b0, child, sc)
                     or verdict == 3):
                 trie_node(&self.trie, child).flags |= F_UNCHECKED
@@ -1502,7 +1340,7 @@ cdef class Search:
 
     @property
     def map_size(self):
-        return self.table.count
+        return self.smap.table.count
 
     @property
     def done(self):
@@ -1511,21 +1349,21 @@ cdef class Search:
 
     def memory_bytes(self):
         """Bytes held by the search containers (capacity, an estimate for the hash map)."""
-        return int(trie_bytes(&self.trie) + self.queue.bytes() + table_bytes(&self.table))
+        return int(trie_bytes(&self.trie) + self.queue.bytes() + table_bytes(&self.smap.table))
 
     def memory_breakdown(self):
         """Where ``memory_bytes`` goes (issue 27): the trie's pages and the bytes each node slot
         takes (node and side entries), the queue's pages, the map's slot table and record arena,
         and the bytes one record's tail takes (score, node, generation; the ids come before it)."""
-        cdef size_t slots = self.table.cap * sizeof(MapEntry)
+        cdef size_t slots = self.smap.table.cap * sizeof(MapEntry)
         return {
             "trie": int(trie_bytes(&self.trie)),
             "node_bytes": int(trie_node_bytes(&self.trie)),
             "queue": int(self.queue.bytes()),
             "map_slots": int(slots),
-            "map_records": int(table_bytes(&self.table) - slots),
-            "record_tail_bytes": 6 if self.table.score_bits > 0 else (4 if self.table.int_score else 8) + 4,
-            "byte_ids": bool(self.table.byte_ids),
+            "map_records": int(table_bytes(&self.smap.table) - slots),
+            "record_tail_bytes": 6 if self.smap.table.score_bits > 0 else (4 if self.smap.table.int_score else 8) + 4,
+            "byte_ids": bool(self.smap.table.byte_ids),
         }
 
     def lower_bound(self):
@@ -1682,11 +1520,11 @@ cdef class Search:
         while self.queue.size() > 0:
             idx = self._pop().node
             trie_release(&self.trie, idx)
-        table_clear(&self.table)
+        table_clear(&self.smap.table)
         disk_close(&self.disk)
         self.oom_bound = INFINITY
         self.out_of_memory = False
-        self.do_reorder = self.map_kind == MAP_PREFIX
+        self.do_reorder = self.smap.kind == MAP_PREFIX
         for ids in checked:
             self._seed_one(ids)
 
@@ -1764,7 +1602,7 @@ cdef class Search:
             "max_depth_evaluated": self.max_depth_evaluated,
             "queue": self.queue.size(),
             "trie": self.trie.live,
-            "map": self.table.count,
+            "map": self.smap.table.count,
             "pruned_similar_support": self.tally.similar,
             "spills": self.disk.n_spills,
             "reloads": self.disk.n_reloads,
