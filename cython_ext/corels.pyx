@@ -1112,22 +1112,31 @@ cdef class Search:
         for k in range(depth):
             sc.in_prefix[sc.path[k]] = 0
 
+    cdef inline int _limit(self, const uint8_t* stop, int64_t max_evals) noexcept nogil:
+        """The limit a slice stops at (the caller's stop flag, the evaluations, the memory), or
+        R_SLICE when none is reached."""
+        if stop[0] != 0:
+            return R_STOPPED
+        if max_evals >= 0 and self.tally.evaluated >= max_evals:
+            return R_NODE_LIMIT
+        if self.out_of_memory:
+            return R_OUT_OF_MEMORY
+        return R_SLICE
+
     cdef int _run(self, double seconds, const uint8_t* stop, int64_t max_evals) noexcept nogil:
         cdef double t_end = now() + seconds
         cdef QEntry e
         cdef int32_t idx
+        cdef int rc
         while True:
             if self.disk.buckets.size() > 0 and self._reload_due():
                 if self._spill_and_reload() != 0:
                     return R_SPILL_ERROR
             if self.queue.size() == 0:
                 break
-            if stop[0] != 0:
-                return R_STOPPED
-            if max_evals >= 0 and self.tally.evaluated >= max_evals:
-                return R_NODE_LIMIT
-            if self.out_of_memory:
-                return R_OUT_OF_MEMORY
+            rc = self._limit(stop, max_evals)
+            if rc != R_SLICE:
+                return rc
             e = self._pop()
             idx = e.node
             self.scratch[0].node_lb = self._qlb(e)
@@ -1171,8 +1180,7 @@ cdef class Search:
         cdef double t0
         if self.disk.buckets.size() > 0 and self._reload_due() and self._spill_and_reload() != 0:
             return R_SPILL_ERROR
-        if self.queue.size() > 0 and stop[0] == 0 and not self.out_of_memory and (
-                max_evals < 0 or self.tally.evaluated < max_evals):
+        if self.queue.size() > 0 and self._limit(stop, max_evals) == R_SLICE:
             t0 = now()
             pool_run(&self.pool, self.n_threads, _worker_entry, <void*>self)
             self.t_join += now() - t0
@@ -1186,13 +1194,7 @@ cdef class Search:
             return R_SPILL_ERROR
         if self.queue.size() == 0:
             return R_OUT_OF_MEMORY if self.out_of_memory else R_DONE
-        if stop[0] != 0:
-            return R_STOPPED
-        if max_evals >= 0 and self.tally.evaluated >= max_evals:
-            return R_NODE_LIMIT
-        if self.out_of_memory:
-            return R_OUT_OF_MEMORY
-        return R_SLICE
+        return self._limit(stop, max_evals)
 
     cdef void _worker(self, int tid) noexcept nogil:
         """One thread's loop for a slice; see the comment above ``_run_threads``."""
