@@ -7,8 +7,9 @@ a node pool (the prefix trie, parent pointers only, with reference counts for pr
 open-addressing map (its storage: ``corels_map.pxd``), and counts of the live queue that make a
 progress report cheap at any queue size; past a memory budget the queue's worst part goes to
 bucket files (``corels_disk.pxd``). The problem, its counts and the scoring arithmetic it shares with
-the Rashomon enumerator are ``corels_problem.pxd``, the thread pool ``corels_threads.pxd``; this
-module keeps the expansion, the symmetry map's admission and Algorithm 6.
+the Rashomon enumerator are ``corels_problem.pxd``, the thread pool ``corels_threads.pxd``, the
+symmetry map's admission (Algorithm 6) ``corels_admit.pxd``, a distributed driver's prefixes
+``corels_seed.pxd``; this module keeps the expansion and decides when to spill and reload.
 No Python object is created per node. ``Search.run``
 releases the GIL and works for a slice of wall time, so the caller can emit progress and check
 limits between slices.
@@ -39,7 +40,7 @@ from monotonic_clock cimport now
 from paged_heap cimport PagedHeap
 from corels_trie cimport (
     Node, PrefixTrie, F_DELETED, F_QUEUED, F_FREE, F_UNCHECKED, trie_init, trie_clear, trie_destroy, trie_bytes, trie_node,
-    trie_new, trie_release, trie_dead, trie_compact, trie_err, trie_lb, trie_node_bytes,
+    trie_new_counted, trie_release, trie_dead, trie_compact, trie_err, trie_lb, trie_node_bytes,
 )
 from corels_bounds cimport hopeless, theorem7_f
 from corels_counts cimport binary_counts, masked_counts, weighted_majority, weighted_sum
@@ -54,6 +55,10 @@ from corels_disk cimport (
     key_less, disk_best, disk_first, disk_lb, disk_close, disk_encode, disk_abort, disk_begin, disk_stays,
     disk_write, disk_flush, disk_commit, disk_read, disk_take, disk_summary, disk_lengths,
 )
+from corels_admit cimport (
+    MAP_NONE, MAP_PREFIX, MAP_CAPTURED, SymmetryMap, MapChild, map_probe, map_admit, map_recorded, map_record_lb, map_write,
+)
+from corels_seed cimport PrefixWalk, seed_check, seed_path, node_prefix, walk_start, walk_rule, walk_b0, walk_default
 from corels_threads cimport (
     gw_sync, gw_sync_new, gw_sync_free, gw_lock, gw_unlock, gw_inc_lock, gw_inc_unlock, gw_wait,
     gw_notify_all, gw_pool, gw_live_inc, pool_run, pool_free, WorkerTimes,
@@ -72,11 +77,6 @@ cdef extern from "corels_kernels.h" nogil:
 import os
 
 import numpy as np
-
-cdef enum:
-    MAP_NONE = 0
-    MAP_PREFIX = 1
-    MAP_CAPTURED = 2
 
 MAPS = {"none": MAP_NONE, "prefix": MAP_PREFIX, "captured": MAP_CAPTURED}
 
@@ -154,8 +154,7 @@ cdef class Search:
     """
 
     cdef CorelsProblem pb          # the data (corels_problem.pxd), shared with the enumerator
-    cdef int policy, map_kind, max_len
-    cdef bint length_capped
+    cdef int policy, max_len
     cdef bint do_support, do_accurate, do_lookahead, do_eqpts, do_length, do_gc
     cdef bint do_similar
     # dense kernel (binary, few units): 0/-1 masks per antecedent and per-unit counts
@@ -165,7 +164,7 @@ cdef class Search:
     # search state
     cdef PrefixTrie trie           # the node pool (corels_trie.pxd)
     cdef PagedHeap[QEntry] queue   # the queue: the smallest (key, tie) first (paged_heap.h)
-    cdef SymmetryTable table       # the symmetry map's storage (corels_map.pxd)
+    cdef SymmetryMap smap          # the symmetry map and its admission (corels_admit.pxd)
     # progress figures kept as entries enter and leave the live queue (queued, not deleted), so a
     # report costs O(distinct bounds), never O(queue): bound -> count, depth -> count, and per
     # depth prefix error -> count (Theorem 7's histogram needs f, which moves with R^c)
@@ -208,7 +207,6 @@ cdef class Search:
     cdef double sim_eps
     # the external-memory queue (issue 27): the queue's worst buckets in files (corels_disk.pxd)
     cdef DiskQueue disk
-    cdef bint exact_ties        # weighted counts exact in doubles: ties of prefix errors are decidable
     cdef bint do_reorder        # the reordering check: on in a seeded search (a task of a split)
 
     def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
@@ -225,16 +223,16 @@ cdef class Search:
             raise ValueError(f"threads must be between 1 and 1024, got {threads}")
         self.n_threads = threads
         self.sync = gw_sync_new()
-        if not trie_init(&self.trie) or not table_init(&self.table) or self.sync == NULL:
+        if not trie_init(&self.trie) or not table_init(&self.smap.table) or self.sync == NULL:
             raise MemoryError("cannot allocate the search's page table")
         problem_init(&self.pb, caps, lplanes, lclass, lshift, zplanes, zclass, zshift, weights, n_units,
                      regularization)
         self.policy = policy_code(policy)
         if symmetry_map not in MAPS:
             raise ValueError(f"unknown symmetry map {symmetry_map!r}; choose one of {sorted(MAPS)}")
-        self.map_kind = MAPS[symmetry_map]
+        self.smap.kind = MAPS[symmetry_map]
         self.max_len = max(0, min(max_prefix_length, self.pb.M, 255))
-        self.length_capped = self.max_len < self.pb.M
+        self.smap.length_capped = self.max_len < self.pb.M
         self.do_support = support
         self.do_accurate = accurate_support
         self.do_lookahead = lookahead
@@ -327,15 +325,12 @@ cdef class Search:
         pool_free(&self.pool)
         gw_sync_free(self.sync)
         self.sync = NULL
-        table_destroy(&self.table)
+        table_destroy(&self.smap.table)
 
     cdef int32_t _new_node(self, int32_t parent, uint16_t ant, uint8_t depth, double err,
                            double lb) noexcept nogil:
         """A node in the trie (-1 when out of memory), counted in ``max_trie``."""
-        cdef int32_t idx = trie_new(&self.trie, parent, ant, depth, err, lb)
-        if self.trie.live > self.max_trie:
-            self.max_trie = self.trie.live
-        return idx
+        return trie_new_counted(&self.trie, parent, ant, depth, err, lb, &self.max_trie)
 
     cdef inline double _qlb(self, QEntry e) noexcept nogil:
         """A queued node's bound: its key under the lower-bound policy (the trie keeps no bound
@@ -452,7 +447,7 @@ cdef class Search:
         if self.disk.budget == 0 or self.queue.size() < self.disk.min_entries or self.queue.size() < 2:
             return False
         q = self._queue_part_bytes()
-        return q + table_bytes(&self.table) > self.disk.budget and 4 * q >= self.disk.budget
+        return q + table_bytes(&self.smap.table) > self.disk.budget and 4 * q >= self.disk.budget
 
     cdef bint _reload_due(self) noexcept nogil:
         """A bucket holds an entry the queue would pop before its top (or the queue is empty)."""
@@ -619,12 +614,12 @@ cdef class Search:
             rp.errs[k] = rp.errs[k - 1] + problem_rule(&self.pb, &rp.ust[<size_t>(k - 1) * W], &rp.ust[<size_t>k * W],
                                                        &rp.ust[<size_t>257 * W], a, &self.acc[0], &label)
             me = NULL
-            if self.map_kind != MAP_NONE and not gw_spill_unchecked(rec, k - 1):
+            if self.smap.kind != MAP_NONE and not gw_spill_unchecked(rec, k - 1):
                 me = self._reload_entry(rec, k, &rp.ust[<size_t>k * W], &self.scratch[0])
                 if me != NULL and not self._names_prefix(me.off, rec, k):
                     return -2
             if me != NULL and k < d:
-                table_record(&self.table, me.off, &mrec)
+                table_record(&self.smap.table, me.off, &mrec)
                 if self._holds_prefix(mrec.node, rec, k):   # the recorded node is in RAM
                     rp.nodes[k] = mrec.node
                     rp.hold[k] = False
@@ -635,14 +630,14 @@ cdef class Search:
             if node < 0:
                 return -1
             if me != NULL:
-                table_record(&self.table, me.off, &mrec)
+                table_record(&self.smap.table, me.off, &mrec)
                 if k == d and self._holds_prefix(mrec.node, rec, k):
                     me = NULL       # the same prefix twice: the copy goes unchecked
             if me == NULL:
                 trie_node(&self.trie, node).flags |= F_UNCHECKED
             else:                   # the map's record names the rebuilt node from here on
                 mrec.node = node
-                table_set_record(&self.table, me.off, &mrec)
+                table_set_record(&self.smap.table, me.off, &mrec)
             if rp.hold[k - 1]:
                 trie_release(&self.trie, rp.nodes[k - 1])   # its child holds it from here on
                 rp.hold[k - 1] = False
@@ -658,33 +653,26 @@ cdef class Search:
         samples they leave uncaptured), NULL when the map holds no such class."""
         cdef int i
         cdef uint64_t key_h = 0
-        cdef size_t pos
         cdef MapEntry* e = NULL
         cdef MapEntry* found = NULL
-        cdef uint32_t tag
-        if self.table.cap == 0:
+        cdef MapChild c
+        if self.smap.table.cap == 0:
             return NULL
         for i in range(k):
             sc.child_ids[i] = gw_spill_id(rec, i)
             if i < k - 1:
                 sc.in_prefix[sc.child_ids[i]] = 1
-        if self.map_kind == MAP_PREFIX:
+        if self.smap.kind == MAP_PREFIX:
             for i in range(k):
                 key_h += self.ant_hash[sc.child_ids[i]]
         else:
             for i in range(self.pb.W):
                 sc.f[i] = f[i]
             key_h = vector_hash(f, self.pb.W)
-        tag = <uint32_t>(key_h >> 32)
-        pos = tag & (self.table.cap - 1)
-        while True:
-            e = &self.table.slots[pos]
-            if e.off == 0:
-                break
-            if e.tag == tag and self._same_class(e, k, sc):
-                found = e
-                break
-            pos = (pos + 1) & (self.table.cap - 1)
+        c = self._child(sc, k)
+        e = map_probe(&self.smap, &self.pb, <uint32_t>(key_h >> 32), &c)
+        if e.off != 0:
+            found = e
         for i in range(k - 1):
             sc.in_prefix[sc.child_ids[i]] = 0
         return found
@@ -693,10 +681,10 @@ cdef class Search:
         """The map's representative at ``off`` is the spilled prefix's first ``k`` rules, in order:
         the record still names the node it had before the spill (a node is admitted once)."""
         cdef int i
-        if table_len(&self.table, off) != k:
+        if table_len(&self.smap.table, off) != k:
             return False
         for i in range(k):
-            if table_id(&self.table, off, i) != gw_spill_id(rec, i):
+            if table_id(&self.smap.table, off, i) != gw_spill_id(rec, i):
                 return False
         return True
 
@@ -729,185 +717,30 @@ cdef class Search:
 
     # ---------------------------------------------------------------------------- map
 
-    cdef bint _same_class(self, const MapEntry* e, int n_ids, Scratch* sc) noexcept nogil:
-        """True when the entry's representative has the child's antecedent set (prefix map) or
-        leaves the same samples uncaptured (captured map); ``f`` holds the child's uncaptured."""
-        cdef int length = table_len(&self.table, e.off), i, j
-        cdef uint16_t a
-        if self.map_kind == MAP_PREFIX:
-            if length != n_ids:
-                return False
-            for i in range(n_ids):   # every stored id must be in the child prefix
-                a = table_id(&self.table, e.off, i)
-                if a >= self.pb.M or (sc.in_prefix[a] == 0 and a != sc.child_ids[n_ids - 1]):
-                    return False
-            return True
-        for i in range(self.pb.W):
-            sc.tmp[i] = self.pb.mask[i]
-        for i in range(length):
-            a = table_id(&self.table, e.off, i)
-            for j in range(self.pb.W):
-                sc.tmp[j] &= ~self.pb.caps[<size_t>a * self.pb.W + j]
-        for i in range(self.pb.W):
-            if sc.tmp[i] != sc.f[i]:
-                return False
-        return True
-
-    cdef inline double _record_lb(self, const MapRecord* rec, int length, double b0) noexcept nogil:
-        """A record's bound, recomputed from its prefix error exactly as ``_score`` computed it:
-        the representative and the child leave the same samples uncaptured (that is what the
-        same class means for both maps), so they share ``b0`` to the bit."""
-        return (rec.score + length * self.pb.lamW) + b0
-
-    cdef MapEntry* _map_admit(self, uint64_t key, int n_ids, double lb, double err, double b0,
-                              int* verdict, Scratch* sc) noexcept nogil:
-        """Algorithm 6. verdict: 0 reject, 1 new entry, 2 better than the entry, 3 unverifiable.
-
-        ``sc.child_ids[:n_ids]`` holds the child prefix (in order). The entry stores its
-        representative prefix in order (for the prefix map, ties of error go to the first in
-        lexicographic order: ``_earlier_tie``). Keys that share a
-        tag are told apart by the representative, so a hash collision never prunes. A new entry
-        is an empty slot, filled only by ``_map_store``.
-        """
-        cdef MapEntry* e
-        cdef size_t pos
-        cdef uint32_t tag = <uint32_t>(key >> 32)
-        cdef int length
-        cdef MapRecord rec
-        cdef bint grow = (self.table.cap >> 32) == 0 and 4 * (self.table.count + 1) > 3 * self.table.cap
-        # under a budget the map stops taking classes before it would pass it: a new class needs
-        # room for its record, a doubling room for both slot tables while it moves the entries
-        cdef bint frozen = self.disk.map_budget > 0 and (
-            table_bytes(&self.table) + table_put_bytes(&self.table, n_ids) > self.disk.map_budget
-            or grow and table_bytes(&self.table) + max(2 * self.table.cap, <size_t>1024) * sizeof(MapEntry) > self.disk.map_budget)
-        if not frozen and grow and not table_grow(&self.table):
-            verdict[0] = 3               # no memory for the map: insert unchecked (sound)
-            return NULL
-        if 8 * (self.table.count + 1) > 7 * self.table.cap:
-            verdict[0] = 3               # a full table of 2^32 slots: insert unchecked (sound)
-            return NULL
-        pos = tag & (self.table.cap - 1)
-        while True:
-            e = &self.table.slots[pos]
-            if e.off == 0:
-                if frozen:
-                    verdict[0] = 3       # the map at its budget: existing classes still prune
-                    return NULL
-                verdict[0] = 1
-                e.tag = tag
-                return e
-            if e.tag == tag and self._same_class(e, n_ids, sc):
-                break
-            pos = (pos + 1) & (self.table.cap - 1)
-        length = table_len(&self.table, e.off)
-        table_record(&self.table, e.off, &rec)
-        # Theorem 15 maps each extension of one prefix to an extension of the other of the same
-        # added length; under a length cap below M that needs the kept prefix to be no longer
-        if lb < self._record_lb(&rec, length, b0) or self._earlier_tie(e.off, n_ids, err, &rec, sc):
-            if self.length_capped and n_ids > length:
-                verdict[0] = 3
-                return NULL
-            if frozen and self.map_kind != MAP_PREFIX and n_ids > length:
-                verdict[0] = 3           # a longer record would need new room: the child goes unchecked
-                return NULL
-            verdict[0] = 2
-            return e
-        if self.length_capped and length > n_ids:
-            verdict[0] = 3
-            return NULL
-        verdict[0] = 0
-        return NULL
-
-    cdef bint _earlier_tie(self, uint32_t off, int n_ids, double err, const MapRecord* rec,
-                           Scratch* sc) noexcept nogil:
-        """The prefix map's tie-break: the child has the record's error exactly and comes first in
-        lexicographic order of antecedent ids. Prefixes of one set are ordered by (error, ids), the
-        order the reordering check (``_reorder_better``) uses too, so every dominance the search
-        applies points the same way and no chain of ties can lose the optimum (docs/maintainers/corels-proofs.md)."""
-        cdef int i
-        cdef uint16_t a
-        if self.map_kind != MAP_PREFIX or not self.exact_ties or err != rec.score:
-            return False
-        for i in range(n_ids):
-            a = table_id(&self.table, off, i)
-            if sc.child_ids[i] != a:
-                return sc.child_ids[i] < a
-        return False
-
-    cdef bint _recorded(self, int32_t x, int32_t child, int n_ids, Scratch* sc) noexcept nogil:
-        """True when slot ``x``, named by a record of the child's class, still holds the node the
-        record was written for: a live node, admitted through the map, in the child's class, and
-        not the ``child`` itself (allocated just before, it may have taken the freed slot).
-
-        Every admission to a class rewrites its record to name the admitted node, so a live,
-        checked node of that class in the named slot is the last one written, with the record's
-        bound; a node queued unchecked (``F_UNCHECKED``) or a free slot is never it. ``sc`` holds
-        the child as ``_same_class`` reads it (``in_prefix``, ``child_ids``, ``f``). Called only when
-        a child replaces a record, so the walk up the trie is rare.
-        """
-        cdef Node* nd
-        cdef int i, k
-        cdef uint16_t a
-        if x < 0 or x >= self.trie.n_slots or x == child:
-            return False
-        nd = trie_node(&self.trie, x)
-        if nd.flags & (F_FREE | F_UNCHECKED):
-            return False
-        if self.map_kind == MAP_PREFIX:
-            if nd.depth != n_ids:
-                return False
-            for k in range(n_ids):   # distinct antecedents, each in the child's set: the same set
-                a = nd.ant
-                if sc.in_prefix[a] == 0 and a != sc.child_ids[n_ids - 1]:
-                    return False
-                nd = trie_node(&self.trie, nd.parent)
-            return True
-        for i in range(self.pb.W):
-            sc.tmp[i] = self.pb.mask[i]
-        for k in range(trie_node(&self.trie, x).depth):   # ends on the root (a real node)
-            a = nd.ant
-            for i in range(self.pb.W):
-                sc.tmp[i] &= ~self.pb.caps[<size_t>a * self.pb.W + i]
-            nd = trie_node(&self.trie, nd.parent)
-        for i in range(self.pb.W):
-            if sc.tmp[i] != sc.f[i]:
-                return False
-        return True
+    cdef inline MapChild _child(self, Scratch* sc, int n_ids) noexcept nogil:
+        """The child in ``sc`` (``child_ids``, ``in_prefix``, ``f``) as the map reads it."""
+        cdef MapChild c
+        c.ids = sc.child_ids.data()
+        c.in_prefix = sc.in_prefix.data()
+        c.f = sc.f.data()
+        c.tmp = sc.tmp.data()
+        c.n_ids = n_ids
+        return c
 
     cdef bint _map_store(self, MapEntry* e, int verdict, int n_ids, double err, double b0,
                          int32_t node, Scratch* sc) noexcept nogil:
         """Record ``node`` (prefix error ``err``, equivalent-points bound ``b0``) in the entry
-        ``_map_admit`` returned; False when out of memory.
-
-        A record is the length, the representative's ids in its order, then a ``MapRecord``.
-        """
-        cdef int i
-        cdef uint16_t ids[256]
-        cdef uint32_t off
+        ``map_admit`` returned; False when out of memory. The node a replaced record still names
+        leaves the queue with the bound it was queued with."""
         cdef MapRecord rec
+        cdef MapChild c = self._child(sc, n_ids)
         if verdict == 2:
-            table_record(&self.table, e.off, &rec)
-            if self._recorded(rec.node, node, n_ids, sc):
-                # the record's node leaves the queue with the bound it was queued with
-                self._live_remove(rec.node, self._record_lb(&rec, table_len(&self.table, e.off), b0))
+            table_record(&self.smap.table, e.off, &rec)
+            if map_recorded(&self.smap, &self.pb, &self.trie, rec.node, node, &c):
+                self._live_remove(rec.node, map_record_lb(&self.pb, &rec, table_len(&self.smap.table, e.off), b0))
                 trie_node(&self.trie, rec.node).flags |= F_DELETED
             self.n_map_replaced += 1
-        rec.score = err
-        rec.node = node
-        if verdict == 2 and (self.map_kind == MAP_PREFIX or table_len(&self.table, e.off) >= n_ids):
-            off = e.off       # same set, or a representative no shorter: rewrite in place
-        else:
-            off = table_put(&self.table, n_ids)
-            if off == 0:
-                return False
-            if verdict == 1:
-                self.table.count += 1
-        e.off = off
-        for i in range(n_ids):   # the representative in its order (the prefix map's tie-break reads it)
-            ids[i] = sc.child_ids[i]
-        table_set_ids(&self.table, off, n_ids, ids)
-        table_set_record(&self.table, off, &rec)
-        return True
+        return map_write(&self.smap, e, verdict, &c, err, node)
 
     # ---------------------------------------------------------------------------- search
 
@@ -918,7 +751,7 @@ cdef class Search:
         cdef bint integral
         trie_clear(&self.trie)
         self.queue.clear()
-        table_clear(&self.table)
+        table_clear(&self.smap.table)
         self.live_lb.clear()
         self.live_depth.assign(256, 0)
         self.live_err.clear()
@@ -936,9 +769,9 @@ cdef class Search:
         integral = self.pb.total < 4294967296.0
         for label in range(self.pb.C):
             integral = integral and self.pb.weights[label] == floor(self.pb.weights[label])
-        self.exact_ties = self._exact_errors()
+        self.smap.exact_ties = self._exact_errors()
         trie_compact(&self.trie, self.policy != P_LOWER_BOUND, integral)
-        table_compact(&self.table, self.pb.M <= 256, integral, self.pb.total)
+        table_compact(&self.smap.table, self.pb.M <= 256, integral, self.pb.total)
         root = self._new_node(-1, 0, 0, 0.0, b0)
         if root < 0:
             raise MemoryError("cannot allocate the search's node pool")
@@ -952,7 +785,7 @@ cdef class Search:
         """True when every weighted count is exact in a double: each class weight a multiple of
         one power of two 2^-e and the total below 2^53 of those steps. Then prefix errors summed
         in any order are equal bit for bit exactly when they are equal, and the symmetry ties of
-        ``_reorder_better`` and ``_earlier_tie`` are decided right; otherwise only strict
+        ``_reorder_better`` and ``map_earlier_tie`` are decided right; otherwise only strict
         improvements prune."""
         cdef int label, e, e_max = 0
         cdef double w
@@ -998,7 +831,7 @@ cdef class Search:
         tail scores the same after both: R(child + T) - R(X_j + T) = err(child) - err(X_j) for
         every T. So the first optimal list in id order never lies below a child dropped here,
         whether or not X_j is ever searched, here or in another task: the test needs no map and
-        no other process, and the prefix map breaks its ties by the same order (``_earlier_tie``).
+        no other process, and the prefix map breaks its ties by the same order (``map_earlier_tie``).
         err(X_j) = err(p_0 .. p_{j-1}) + err(t | U_j) + sum_{k >= j} err(p_k | U_k minus t), with
         U_k what p_0 .. p_{k-1} leave: two counts per place, the sum kept from the last place
         back. Reads the thread's scratch and the expanding node's ancestors only (no lock).
@@ -1018,7 +851,7 @@ cdef class Search:
             for i in range(self.pb.W):
                 y[i] = x[i] & tv[i]
             et = problem_error(&self.pb, y, &sc.acc[0])
-            if self.exact_ties:
+            if self.smap.exact_ties:
                 if sc.perm_cum[j] + et + moved < err_c or (
                         t < sc.path[j] and sc.perm_cum[j] + et + moved == err_c):
                     return True
@@ -1147,14 +980,14 @@ cdef class Search:
             # a survivor: queue it in the second pass, once its map slot (and the record there)
             # have been prefetched, so the probes' cache misses overlap the scoring
             key_h = 0
-            if self.map_kind == MAP_PREFIX:
+            if self.smap.kind == MAP_PREFIX:
                 key_h = phash + self.ant_hash[s]
-            elif self.map_kind == MAP_CAPTURED:
+            elif self.smap.kind == MAP_CAPTURED:
                 for i in range(W):
                     f[i] = u[i] & ~capv[i]
                 key_h = vector_hash(f, self.pb.W)
-            if self.table.cap > 0:
-                gw_prefetch(&self.table.slots[(key_h >> 32) & (self.table.cap - 1)])
+            if self.smap.table.cap > 0:
+                gw_prefetch(&self.smap.table.slots[(key_h >> 32) & (self.smap.table.cap - 1)])
             sc.cands[n_cands] = Candidate(err=err, lb=lb, b0=b0, map_key=key_h, ant=s,
                                           key=policy_key(self.policy, depth + 1, lb, R, b, self.pb.total, fw))
             n_cands += 1
@@ -1224,14 +1057,15 @@ cdef class Search:
         cdef uint64_t* f = &sc.f[0]
         cdef const uint64_t* capv
         cdef MapEntry* me
+        cdef MapChild mc
         cdef Candidate* cand
         if depth + 1 > self.max_depth_evaluated:
             self.max_depth_evaluated = depth + 1
-        if self.table.cap > 0:
+        if self.smap.table.cap > 0:
             for c in range(n_cands):
-                me = &self.table.slots[(sc.cands[c].map_key >> 32) & (self.table.cap - 1)]
+                me = &self.smap.table.slots[(sc.cands[c].map_key >> 32) & (self.smap.table.cap - 1)]
                 if me.off != 0 and me.tag == <uint32_t>(sc.cands[c].map_key >> 32):
-                    gw_prefetch(table_ids(&self.table, me.off))
+                    gw_prefetch(table_ids(&self.smap.table, me.off))
         for c in range(n_cands):
             cand = &sc.cands[c]
             s = cand.ant
@@ -1246,12 +1080,14 @@ cdef class Search:
             sc.child_ids[depth] = s
             verdict = 1
             me = NULL
-            if self.map_kind != MAP_NONE:
-                if self.map_kind == MAP_CAPTURED:
+            if self.smap.kind != MAP_NONE:
+                if self.smap.kind == MAP_CAPTURED:
                     capv = &self.pb.caps[<size_t>s * W]
                     for i in range(W):
                         f[i] = u[i] & ~capv[i]
-                me = self._map_admit(cand.map_key, depth + 1, lb, cand.err, cand.b0, &verdict, sc)
+                mc = self._child(sc, depth + 1)
+                me = map_admit(&self.smap, &self.pb, self.disk.map_budget, cand.map_key, &mc, lb, cand.err, cand.b0,
+                               &verdict)
                 if verdict == 0:
                     self.n_pruned_map += 1
                     continue
@@ -1264,7 +1100,7 @@ cdef class Search:
                 self.oom_bound = min(self.oom_bound, sc.node_lb + self.pb.lamW)
                 break             # (a new map slot stays empty until _map_store fills it)
             # no arena memory: the child goes in unrecorded, which is sound; a child no record
-            # names (unrecorded or unverifiable) must never be deleted by the map (_recorded)
+            # names (unrecorded or unverifiable) must never be deleted by the map (map_recorded)
             if (me != NULL and not self._map_store(me, verdict, depth + 1, cand.err, cand.b0, child, sc)
                     or verdict == 3):
                 trie_node(&self.trie, child).flags |= F_UNCHECKED
@@ -1276,22 +1112,31 @@ cdef class Search:
         for k in range(depth):
             sc.in_prefix[sc.path[k]] = 0
 
+    cdef inline int _limit(self, const uint8_t* stop, int64_t max_evals) noexcept nogil:
+        """The limit a slice stops at (the caller's stop flag, the evaluations, the memory), or
+        R_SLICE when none is reached."""
+        if stop[0] != 0:
+            return R_STOPPED
+        if max_evals >= 0 and self.tally.evaluated >= max_evals:
+            return R_NODE_LIMIT
+        if self.out_of_memory:
+            return R_OUT_OF_MEMORY
+        return R_SLICE
+
     cdef int _run(self, double seconds, const uint8_t* stop, int64_t max_evals) noexcept nogil:
         cdef double t_end = now() + seconds
         cdef QEntry e
         cdef int32_t idx
+        cdef int rc
         while True:
             if self.disk.buckets.size() > 0 and self._reload_due():
                 if self._spill_and_reload() != 0:
                     return R_SPILL_ERROR
             if self.queue.size() == 0:
                 break
-            if stop[0] != 0:
-                return R_STOPPED
-            if max_evals >= 0 and self.tally.evaluated >= max_evals:
-                return R_NODE_LIMIT
-            if self.out_of_memory:
-                return R_OUT_OF_MEMORY
+            rc = self._limit(stop, max_evals)
+            if rc != R_SLICE:
+                return rc
             e = self._pop()
             idx = e.node
             self.scratch[0].node_lb = self._qlb(e)
@@ -1335,8 +1180,7 @@ cdef class Search:
         cdef double t0
         if self.disk.buckets.size() > 0 and self._reload_due() and self._spill_and_reload() != 0:
             return R_SPILL_ERROR
-        if self.queue.size() > 0 and stop[0] == 0 and not self.out_of_memory and (
-                max_evals < 0 or self.tally.evaluated < max_evals):
+        if self.queue.size() > 0 and self._limit(stop, max_evals) == R_SLICE:
             t0 = now()
             pool_run(&self.pool, self.n_threads, _worker_entry, <void*>self)
             self.t_join += now() - t0
@@ -1350,13 +1194,7 @@ cdef class Search:
             return R_SPILL_ERROR
         if self.queue.size() == 0:
             return R_OUT_OF_MEMORY if self.out_of_memory else R_DONE
-        if stop[0] != 0:
-            return R_STOPPED
-        if max_evals >= 0 and self.tally.evaluated >= max_evals:
-            return R_NODE_LIMIT
-        if self.out_of_memory:
-            return R_OUT_OF_MEMORY
-        return R_SLICE
+        return self._limit(stop, max_evals)
 
     cdef void _worker(self, int tid) noexcept nogil:
         """One thread's loop for a slice; see the comment above ``_run_threads``."""
@@ -1504,7 +1342,7 @@ cdef class Search:
 
     @property
     def map_size(self):
-        return self.table.count
+        return self.smap.table.count
 
     @property
     def done(self):
@@ -1513,21 +1351,21 @@ cdef class Search:
 
     def memory_bytes(self):
         """Bytes held by the search containers (capacity, an estimate for the hash map)."""
-        return int(trie_bytes(&self.trie) + self.queue.bytes() + table_bytes(&self.table))
+        return int(trie_bytes(&self.trie) + self.queue.bytes() + table_bytes(&self.smap.table))
 
     def memory_breakdown(self):
         """Where ``memory_bytes`` goes (issue 27): the trie's pages and the bytes each node slot
         takes (node and side entries), the queue's pages, the map's slot table and record arena,
         and the bytes one record's tail takes (score, node, generation; the ids come before it)."""
-        cdef size_t slots = self.table.cap * sizeof(MapEntry)
+        cdef size_t slots = self.smap.table.cap * sizeof(MapEntry)
         return {
             "trie": int(trie_bytes(&self.trie)),
             "node_bytes": int(trie_node_bytes(&self.trie)),
             "queue": int(self.queue.bytes()),
             "map_slots": int(slots),
-            "map_records": int(table_bytes(&self.table) - slots),
-            "record_tail_bytes": 6 if self.table.score_bits > 0 else (4 if self.table.int_score else 8) + 4,
-            "byte_ids": bool(self.table.byte_ids),
+            "map_records": int(table_bytes(&self.smap.table) - slots),
+            "record_tail_bytes": 6 if self.smap.table.score_bits > 0 else (4 if self.smap.table.int_score else 8) + 4,
+            "byte_ids": bool(self.smap.table.byte_ids),
         }
 
     def lower_bound(self):
@@ -1617,93 +1455,52 @@ cdef class Search:
         Returns objective, b (prefix errors + lambda * K), b0 (equivalent-points bound on the
         default's errors), the rule labels and the default label, as fractions of total weight.
         """
-        cdef double cnt[MAX_CLASSES]
-        cdef double correct, err = 0, wv, b0 = 0
-        cdef int label, i, s
-        cdef vector[uint64_t] uu = self.pb.mask
-        cdef vector[uint64_t] vv
-        vv.assign(self.pb.W, 0)
+        cdef double correct, wv, b0 = 0
+        cdef int label, s
+        cdef PrefixWalk w
+        walk_start(&self.pb, &w)
         labels = []
         seen = set()
         for s in prefix:
             if s < 0 or s >= self.pb.M or s in seen:
                 raise ValueError(f"bad or repeated antecedent {s}")
             seen.add(s)
-            err += problem_rule(&self.pb, &uu[0], &uu[0], &vv[0], s, &self.acc[0], &label)
-            labels.append(label)
-        problem_counts(&self.pb, &uu[0], LABELS, cnt, &self.acc[0])
-        wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
+            walk_rule(&self.pb, &w, s, &self.acc[0])
+            labels.append(w.label)
+        wv = walk_default(&self.pb, &w, &self.acc[0], &correct, &label)
         if self.pb.Q > 0:
-            problem_counts(&self.pb, &uu[0], MINORITY, cnt, &self.acc[0])
-            b0 = weighted_sum(self.pb.C, self.pb.weights, cnt)
-        b = err + len(labels) * self.pb.lamW
+            b0 = walk_b0(&self.pb, &w, &self.acc[0])
+        b = w.err + len(labels) * self.pb.lamW
         return {"objective": (b + wv - correct) / self.pb.total, "b": b / self.pb.total,
                 "b0": b0 / self.pb.total, "rule_labels": labels, "default": label,
                 "captured": (self.pb.total - wv) / self.pb.total}
 
     # ------------------------------------------------ a distributed driver's handles (issue 27)
 
-    cdef list _check_prefix(self, prefix):
-        ids = [int(a) for a in prefix]
-        if len(set(ids)) != len(ids) or any(a < 0 or a >= self.pb.M for a in ids) or len(ids) > self.max_len:
-            raise ValueError(f"bad prefix {ids!r}: distinct antecedents 0..{self.pb.M - 1}, at most {self.max_len}")
-        return ids
-
     cdef double _list_objective(self, list ids) except? -1:
         """A rule list's objective in weighted count units, by the arithmetic of ``_score``
         (errors accumulated rule by rule, then ``depth * lambda``): equal lists, equal bits."""
-        cdef double cnt[MAX_CLASSES]
-        cdef double correct, err = 0, wv
-        cdef int label, i, s
-        cdef vector[uint64_t] uu = self.pb.mask
-        cdef vector[uint64_t] vv
-        vv.assign(self.pb.W, 0)
+        cdef double correct, wv
+        cdef int label, s
+        cdef PrefixWalk w
+        walk_start(&self.pb, &w)
         for s in ids:
-            err += problem_rule(&self.pb, &uu[0], &uu[0], &vv[0], s, &self.acc[0], &label)
-        problem_counts(&self.pb, &uu[0], LABELS, cnt, &self.acc[0])
-        wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
-        return err + len(ids) * self.pb.lamW + (wv - correct)
+            walk_rule(&self.pb, &w, s, &self.acc[0])
+        wv = walk_default(&self.pb, &w, &self.acc[0], &correct, &label)
+        return w.err + len(ids) * self.pb.lamW + (wv - correct)
 
     cdef void _seed_one(self, list ids) except *:
         """Queue one prefix with its trie path, each node's error and bound as ``_score`` gives them."""
-        cdef double cnt[MAX_CLASSES]
-        cdef double zc[MAX_CLASSES]
-        cdef double correct, wv, err = 0, b0 = 0, lb, b
-        cdef int label, i, s, depth = 0
-        cdef int32_t node, child
-        cdef vector[uint64_t] uu = self.pb.mask
-        cdef vector[uint64_t] vv
-        vv.assign(self.pb.W, 0)
-        if self.do_eqpts:
-            problem_counts(&self.pb, &uu[0], MINORITY, zc, &self.acc[0])
-            b0 = weighted_sum(self.pb.C, self.pb.weights, zc)
-        lb = b0
-        node = self._new_node(-1, 0, 0, 0.0, b0)
-        if node < 0:
-            raise MemoryError("cannot allocate the search's node pool")
-        for s in ids:
-            err = err + problem_rule(&self.pb, &uu[0], &uu[0], &vv[0], s, &self.acc[0], &label)
-            depth += 1
-            b0 = 0
-            if self.do_eqpts:
-                problem_counts(&self.pb, &uu[0], MINORITY, zc, &self.acc[0])
-                b0 = weighted_sum(self.pb.C, self.pb.weights, zc)
-            lb = err + depth * self.pb.lamW + b0
-            child = self._new_node(node, <uint16_t>s, <uint8_t>depth, err, lb)
-            trie_release(&self.trie, node)      # the child holds its parent from here on
-            if child < 0:
-                raise MemoryError("cannot allocate the search's node pool")
-            # no map record names a seeded node, so the map must never delete it (nor drop it
-            # when it comes back from disk)
-            trie_node(&self.trie, child).flags |= F_UNCHECKED
-            node = child
-        if self._hopeless(lb, depth):
+        cdef double correct, wv, lb, b
+        cdef int label
+        cdef PrefixWalk w
+        cdef int32_t node = seed_path(&self.pb, &self.trie, ids, self.do_eqpts, &self.acc[0], &w, &lb, &self.max_trie)
+        if self._hopeless(lb, w.depth):
             trie_release(&self.trie, node)
             return
-        problem_counts(&self.pb, &uu[0], LABELS, cnt, &self.acc[0])
-        wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
-        b = err + depth * self.pb.lamW
-        if not self._push(policy_key(self.policy, depth, lb, b + (wv - correct), b, self.pb.total, wv), node):
+        wv = walk_default(&self.pb, &w, &self.acc[0], &correct, &label)
+        b = w.err + w.depth * self.pb.lamW
+        if not self._push(policy_key(self.policy, w.depth, lb, b + (wv - correct), b, self.pb.total, wv), node):
             trie_release(&self.trie, node)
             raise MemoryError("cannot allocate the search's queue")
 
@@ -1721,15 +1518,15 @@ cdef class Search:
         more CPU (about 15 % at lambda 0.005 on COMPAS) than the 0.5 % of evaluations it saved.
         """
         cdef int32_t idx
-        checked = [self._check_prefix(p) for p in prefixes]
+        checked = [seed_check(p, self.pb.M, self.max_len) for p in prefixes]
         while self.queue.size() > 0:
             idx = self._pop().node
             trie_release(&self.trie, idx)
-        table_clear(&self.table)
+        table_clear(&self.smap.table)
         disk_close(&self.disk)
         self.oom_bound = INFINITY
         self.out_of_memory = False
-        self.do_reorder = self.map_kind == MAP_PREFIX
+        self.do_reorder = self.smap.kind == MAP_PREFIX
         for ids in checked:
             self._seed_one(ids)
 
@@ -1737,7 +1534,7 @@ cdef class Search:
         """Take ``prefix`` (found elsewhere) as the incumbent if it scores better here; True when
         it did. Its objective is recomputed by this search's own arithmetic, so the prune is as
         exact as with a list found here. Call between ``run`` slices."""
-        ids = self._check_prefix(prefix)
+        ids = seed_check(prefix, self.pb.M, self.max_len)
         cdef double R = self._list_objective(ids)
         if R >= self.best:
             return False
@@ -1761,9 +1558,9 @@ cdef class Search:
         queue on disk, a bucket comes back whenever it holds the next key, so the order is the same.
         """
         cdef QEntry e
-        cdef int32_t idx, cur
+        cdef int32_t idx
         cdef Node* nd
-        cdef int depth, j, rc
+        cdef int rc
         cdef double lb
         out = []
         while len(out) < k and (self.queue.size() > 0 or self.disk.buckets.size() > 0):
@@ -1784,14 +1581,8 @@ cdef class Search:
                 self.n_popped_pruned += 1
                 trie_release(&self.trie, idx)
                 continue
-            depth = nd.depth
             bound = (lb + self.pb.lamW) / self.pb.total if self.pb.total > 0 else 0.0
-            path = [0] * depth
-            cur = idx
-            for j in range(depth - 1, -1, -1):
-                path[j] = int(trie_node(&self.trie, cur).ant)
-                cur = trie_node(&self.trie, cur).parent
-            out.append((path, bound))
+            out.append((node_prefix(&self.trie, idx), bound))
             trie_release(&self.trie, idx)
         return out
 
@@ -1813,7 +1604,7 @@ cdef class Search:
             "max_depth_evaluated": self.max_depth_evaluated,
             "queue": self.queue.size(),
             "trie": self.trie.live,
-            "map": self.table.count,
+            "map": self.smap.table.count,
             "pruned_similar_support": self.tally.similar,
             "spills": self.disk.n_spills,
             "reloads": self.disk.n_reloads,

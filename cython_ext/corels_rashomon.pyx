@@ -1407,69 +1407,103 @@ cdef class TailCounter:
         """Write H(U) up to ``budget`` (count units) and ``klim`` rules to ``level[L]``, merged;
         U is ``rows[L]``, reached by a prefix that leaves ``real`` to the threshold (``budget``
         may be more: a table computed for a richer caller). 0 on success, else a status."""
-        cdef int W = self.en.pb.W, i, s, label, k, klim_c, c, n_cands = 0
+        cdef int W = self.en.pb.W, k
         cdef const uint64_t* U = &self.rows[<size_t>L * W]
-        cdef uint64_t* V = &self.rows[<size_t>(L + 1) * W]
-        cdef const uint64_t* capv
-        cdef double ucnt[MAX_CLASSES]
         cdef double uz[MAX_CLASSES]
-        cdef double cnt[MAX_CLASSES]
-        cdef double zc[MAX_CLASSES]
-        cdef double correct, wv, err, dflt, b0, bU = 0, rest, budget_c, fw, tail_err
+        cdef double bU = 0, budget_c = budget
+        cdef int klim_c = klim
         cdef uint64_t key = 0
-        cdef gw_tail_entry* hit = NULL
-        cdef gw_cell* cp
-        cdef size_t j, n
-        cdef int64_t grew, made = 0
-        cdef gw_memo_shard* shard = NULL
-        cdef bint any_bits
         cdef vector[gw_cell]* out = &self.level[L]
-        cdef vector[gw_cell]* sub
-        cdef vector[gw_tcand]* cands = &self.cands[L]
-        cdef gw_tcand tc
-        cdef int m
-        cdef uint64_t mult
         out.clear()
-        budget_c = budget
-        klim_c = klim
         if self.en.do_eqpts:
             problem_counts(&self.en.pb, U, True, uz, &self.acc[0])
             bU = weighted_sum(self.en.pb.C, self.en.pb.weights, uz)
         if not top and self.memory_budget > 0:
             key = self._key(U)
-            shard = gw_shard_of(self.memo.m, key)
-            gw_shard_lock(shard)                   # held while the entry is read: another thread may replace it
-            hit = gw_tail_touch(shard.map, key, U, W, &made)
-            shard.bytes += made
-            gw_shared_add(self.memo.m, made)
-            if hit != NULL:
-                # bound 6 over the table: a prefix P' reaching U left budget ``seen``, and every
-                # list P' + T is >= floor, so each tail costs >= floor - (theta - seen)
-                if self.do_seen and (self.uncapped or hit.seen_klim >= klim) and hit.seen - budget > self.slack:
-                    gw_shard_unlock(shard)
-                    self.n_pruned_map += 1
-                    return 0
-                if real > hit.seen and (self.uncapped or klim >= hit.seen_klim):
-                    hit.seen = real
-                    hit.seen_klim = klim
-                if hit.budget >= budget and hit.klim >= klim:
-                    self.n_hits += 1
-                    n = hit.cells.size()
-                    for j in range(n):
-                        cp = &hit.cells[j]
-                        if cp.k <= klim and cp.e + cp.k * self.en.pb.lamW <= budget:
-                            if not gw_cells_push(out[0], cp.e, cp.n, cp.k):
-                                gw_shard_unlock(shard)
-                                return T_OUT_OF_MEMORY
-                    gw_shard_unlock(shard)
-                    return 0
-                if hit.budget >= 0:
-                    self.n_recomputed += 1        # a caller with more budget: recompute it
-                budget_c = max(budget, hit.budget)
-                klim_c = max(klim, hit.klim)
-            gw_shard_unlock(shard)
+            k = self._memo_read(U, key, budget, real, klim, out, &budget_c, &klim_c)
+            if k >= 0:
+                return k
             if self.budget_mode == 1:             # every prefix reaching U costs >= lambda W + b0(rows it captured)
                 budget_c = max(budget_c, self.en.theta_prune - self.en.pb.lamW - (self.b0_all - bU))
+        k = self._first_rules(L, bU, uz, budget_c, klim_c, top)
+        if k != 0:
+            return k
+        k = self._follow(L, real, klim_c)
+        if k != 0:
+            return k
+        k = gw_cells_merge(out[0], 0)
+        if k == 0:
+            return T_OVERFLOW
+        if top:
+            return 0
+        if self.memory_budget > 0:
+            self._memo_write(U, key, budget_c, klim_c, out)
+        if budget_c > budget or klim_c > klim:     # this caller wants only its own part
+            self._trim(out, budget, klim)
+        return 0
+
+    cdef int _memo_read(self, const uint64_t* U, uint64_t key, double budget, double real, int klim,
+                        vector[gw_cell]* out, double* budget_c, int* klim_c) noexcept nogil:
+        """The memo's answer for U: 0 when it settles the table (bound 6 prunes it, or a stored
+        table covers ``budget`` and ``klim``: its cells copied to ``out``), a status on failure,
+        -1 when the table must be computed, to ``budget_c``/``klim_c`` (raised to a stored
+        table's: a caller with more budget recomputes it)."""
+        cdef int W = self.en.pb.W
+        cdef gw_tail_entry* hit
+        cdef gw_cell* cp
+        cdef size_t j, n
+        cdef int64_t made = 0
+        cdef gw_memo_shard* shard = gw_shard_of(self.memo.m, key)
+        gw_shard_lock(shard)                   # held while the entry is read: another thread may replace it
+        hit = gw_tail_touch(shard.map, key, U, W, &made)
+        shard.bytes += made
+        gw_shared_add(self.memo.m, made)
+        if hit != NULL:
+            # bound 6 over the table: a prefix P' reaching U left budget ``seen``, and every
+            # list P' + T is >= floor, so each tail costs >= floor - (theta - seen)
+            if self.do_seen and (self.uncapped or hit.seen_klim >= klim) and hit.seen - budget > self.slack:
+                gw_shard_unlock(shard)
+                self.n_pruned_map += 1
+                return 0
+            if real > hit.seen and (self.uncapped or klim >= hit.seen_klim):
+                hit.seen = real
+                hit.seen_klim = klim
+            if hit.budget >= budget and hit.klim >= klim:
+                self.n_hits += 1
+                n = hit.cells.size()
+                for j in range(n):
+                    cp = &hit.cells[j]
+                    if cp.k <= klim and cp.e + cp.k * self.en.pb.lamW <= budget:
+                        if not gw_cells_push(out[0], cp.e, cp.n, cp.k):
+                            gw_shard_unlock(shard)
+                            return T_OUT_OF_MEMORY
+                gw_shard_unlock(shard)
+                return 0
+            if hit.budget >= 0:
+                self.n_recomputed += 1        # a caller with more budget: recompute it
+            budget_c[0] = max(budget, hit.budget)
+            klim_c[0] = max(klim, hit.klim)
+        gw_shard_unlock(shard)
+        return -1
+
+    cdef int _first_rules(self, int L, double bU, const double* uz, double budget_c, int klim_c,
+                          bint top) noexcept nogil:
+        """H(U)'s cells of the default alone and of one rule then the default into ``level[L]``;
+        the rules a longer tail may follow into ``cands[L]``, cheapest first (later callers of a
+        set find it computed). ``uz``: U's minority counts (with the equivalent-points bound),
+        ``bU`` their weight. 0, else a status."""
+        cdef int W = self.en.pb.W, i, s, label, k
+        cdef const uint64_t* U = &self.rows[<size_t>L * W]
+        cdef uint64_t* V = &self.rows[<size_t>(L + 1) * W]
+        cdef const uint64_t* capv
+        cdef double ucnt[MAX_CLASSES]
+        cdef double cnt[MAX_CLASSES]
+        cdef double zc[MAX_CLASSES]
+        cdef double correct, wv, err, dflt, b0, rest, fw, tail_err
+        cdef bint any_bits
+        cdef vector[gw_cell]* out = &self.level[L]
+        cdef vector[gw_tcand]* cands = &self.cands[L]
+        cdef gw_tcand tc
         problem_counts(&self.en.pb, U, False, ucnt, &self.acc[0])
         dflt = weighted_majority(self.en.pb.C, self.en.pb.weights, ucnt, &correct, &label)
         dflt = dflt - correct
@@ -1477,111 +1511,133 @@ cdef class TailCounter:
             if not gw_cells_push(out[0], dflt, 1, 0):
                 return T_OUT_OF_MEMORY
         cands.clear()
-        if klim_c > 0 and self.en.pb.lamW + bU <= budget_c:   # every nonempty tail costs lambda W + U's minority
-            for s in range(self.en.pb.M):
-                if top and not self.top_ok[s]:
-                    continue
-                if self._halt():
-                    return self.status
-                self.n_evaluated += 1
-                capv = &self.en.pb.caps[<size_t>s * W]
-                any_bits = False
-                for i in range(W):
-                    V[i] = U[i] & capv[i]
-                    if V[i] != 0:
-                        any_bits = True
-                if not any_bits:                   # captures nothing of U: not a valid tail rule
-                    continue
-                problem_counts(&self.en.pb, V, False, cnt, &self.acc[0])
-                wv = weighted_majority(self.en.pb.C, self.en.pb.weights, cnt, &correct, &label)
-                if self.en.do_support and self.en.floorW + self.en.pb.lamW - correct > self.en.theta_prune:
-                    self.n_pruned_support += 1     # bound 4: in no member, whatever the prefix
-                    continue
-                err = wv - correct
-                rest = budget_c - self.en.pb.lamW - err    # what the tail after a may cost
-                if rest < 0:
-                    self.n_pruned_bound += 1
-                    continue
-                b0 = 0
-                if self.en.do_eqpts:               # every tail on U minus a errs its minority
-                    problem_counts(&self.en.pb, V, True, zc, &self.acc[0])
-                    for k in range(self.en.pb.C):
-                        zc[k] = uz[k] - zc[k]
-                    b0 = weighted_sum(self.en.pb.C, self.en.pb.weights, zc)
-                    if b0 > rest:
-                        self.n_pruned_lookahead += 1
-                        continue
-                if klim_c == 1 or self.en.pb.lamW + b0 > rest:
-                    # no rule can follow a within the budget: a's tail is the default alone
-                    tail_err = default_error(&self.en.pb, ucnt, cnt, &fw)
-                    if tail_err <= rest:
-                        if not gw_cells_push(out[0], tail_err + err, 1, 1):
-                            return T_OUT_OF_MEMORY
-                    continue
-                tc.err = err
-                tc.rest = rest
-                tc.ant = s
-                tc.vhash = self._key(V)
-                if not gw_tcand_push(cands[0], tc):
-                    return T_OUT_OF_MEMORY
-            gw_tcand_sort(cands[0])                # cheapest first: later callers of a set find it computed
-            n_cands = cands.size()
-            c = 0
-            while c < n_cands:
-                tc = cands[0][c]
-                capv = &self.en.pb.caps[<size_t>tc.ant * W]
-                # rules capturing the same rows of U lead to the same tails: one table, times m
-                m = 1
-                while c + m < n_cands and cands[0][c + m].vhash == tc.vhash and cands[0][c + m].rest == tc.rest \
-                        and self._same_capture(U, tc.ant, cands[0][c + m].ant):
-                    m += 1
-                c += m
-                self.n_grouped += m - 1
-                for i in range(W):
-                    V[i] = U[i] & ~capv[i]
-                k = self._tails(L + 1, tc.rest, real - self.en.pb.lamW - tc.err, klim_c - 1, False)
-                if k != 0:
-                    return k
-                sub = &self.level[L + 1]
-                n = sub.size()
-                for j in range(n):
-                    cp = &sub[0][j]
-                    mult = cp.n
-                    if not gw_mul_u64(&mult, <uint64_t>m):
-                        return T_OVERFLOW
-                    if not gw_cells_push(out[0], cp.e + tc.err, mult, cp.k + 1):
-                        return T_OUT_OF_MEMORY
-        k = gw_cells_merge(out[0], 0)
-        if k == 0:
-            return T_OVERFLOW
-        if top:
+        if klim_c <= 0 or self.en.pb.lamW + bU > budget_c:   # every nonempty tail costs lambda W + U's minority
             return 0
-        if self.memory_budget > 0:
-            shard = gw_shard_of(self.memo.m, key)
-            gw_shard_lock(shard)
-            if shard.bytes > self.memo.m.shard_budget:
-                self.n_evicted += 1
-                grew = gw_tail_evict(shard.map, W, shard.evict_bit)
-                shard.bytes -= grew
-                gw_shared_add(self.memo.m, -grew)
-                shard.evict_bit = (shard.evict_bit + 7) % 64
-            grew = gw_tail_store(shard.map, key, U, W, budget_c, klim_c, out.data(), out.size())
-            if grew < 0:
-                grew = -(-1 - grew)                # the entry is gone (memory ran out)
-            else:
-                self.n_stored += 1
-            shard.bytes += grew
-            gw_shared_add(self.memo.m, grew)
-            gw_shard_unlock(shard)
-        if budget_c > budget or klim_c > klim:     # this caller wants only its own part
-            n = 0
-            for j in range(out.size()):
-                cp = &out[0][j]
-                if cp.k <= klim and cp.e + cp.k * self.en.pb.lamW <= budget:
-                    out[0][n] = cp[0]
-                    n += 1
-            out.resize(n)
+        for s in range(self.en.pb.M):
+            if top and not self.top_ok[s]:
+                continue
+            if self._halt():
+                return self.status
+            self.n_evaluated += 1
+            capv = &self.en.pb.caps[<size_t>s * W]
+            any_bits = False
+            for i in range(W):
+                V[i] = U[i] & capv[i]
+                if V[i] != 0:
+                    any_bits = True
+            if not any_bits:                   # captures nothing of U: not a valid tail rule
+                continue
+            problem_counts(&self.en.pb, V, False, cnt, &self.acc[0])
+            wv = weighted_majority(self.en.pb.C, self.en.pb.weights, cnt, &correct, &label)
+            if self.en.do_support and self.en.floorW + self.en.pb.lamW - correct > self.en.theta_prune:
+                self.n_pruned_support += 1     # bound 4: in no member, whatever the prefix
+                continue
+            err = wv - correct
+            rest = budget_c - self.en.pb.lamW - err    # what the tail after a may cost
+            if rest < 0:
+                self.n_pruned_bound += 1
+                continue
+            b0 = 0
+            if self.en.do_eqpts:               # every tail on U minus a errs its minority
+                problem_counts(&self.en.pb, V, True, zc, &self.acc[0])
+                for k in range(self.en.pb.C):
+                    zc[k] = uz[k] - zc[k]
+                b0 = weighted_sum(self.en.pb.C, self.en.pb.weights, zc)
+                if b0 > rest:
+                    self.n_pruned_lookahead += 1
+                    continue
+            if klim_c == 1 or self.en.pb.lamW + b0 > rest:
+                # no rule can follow a within the budget: a's tail is the default alone
+                tail_err = default_error(&self.en.pb, ucnt, cnt, &fw)
+                if tail_err <= rest:
+                    if not gw_cells_push(out[0], tail_err + err, 1, 1):
+                        return T_OUT_OF_MEMORY
+                continue
+            tc.err = err
+            tc.rest = rest
+            tc.ant = s
+            tc.vhash = self._key(V)
+            if not gw_tcand_push(cands[0], tc):
+                return T_OUT_OF_MEMORY
+        gw_tcand_sort(cands[0])
         return 0
+
+    cdef int _follow(self, int L, double real, int klim_c) noexcept nogil:
+        """Each rule ``a`` of ``cands[L]`` followed by every tail of U minus a: H(U minus a)
+        computed one level down, shifted by a's error and one rule, into ``level[L]``. Rules
+        capturing the same rows of U lead to the same tails: one table, times their number.
+        0, else a status."""
+        cdef int W = self.en.pb.W, i, k, c, m
+        cdef const uint64_t* U = &self.rows[<size_t>L * W]
+        cdef uint64_t* V = &self.rows[<size_t>(L + 1) * W]
+        cdef const uint64_t* capv
+        cdef vector[gw_cell]* out = &self.level[L]
+        cdef vector[gw_cell]* sub
+        cdef vector[gw_tcand]* cands = &self.cands[L]
+        cdef gw_tcand tc
+        cdef gw_cell* cp
+        cdef size_t j, n
+        cdef uint64_t mult
+        cdef int n_cands = cands.size()
+        c = 0
+        while c < n_cands:
+            tc = cands[0][c]
+            capv = &self.en.pb.caps[<size_t>tc.ant * W]
+            m = 1
+            while c + m < n_cands and cands[0][c + m].vhash == tc.vhash and cands[0][c + m].rest == tc.rest \
+                    and self._same_capture(U, tc.ant, cands[0][c + m].ant):
+                m += 1
+            c += m
+            self.n_grouped += m - 1
+            for i in range(W):
+                V[i] = U[i] & ~capv[i]
+            k = self._tails(L + 1, tc.rest, real - self.en.pb.lamW - tc.err, klim_c - 1, False)
+            if k != 0:
+                return k
+            sub = &self.level[L + 1]
+            n = sub.size()
+            for j in range(n):
+                cp = &sub[0][j]
+                mult = cp.n
+                if not gw_mul_u64(&mult, <uint64_t>m):
+                    return T_OVERFLOW
+                if not gw_cells_push(out[0], cp.e + tc.err, mult, cp.k + 1):
+                    return T_OUT_OF_MEMORY
+        return 0
+
+    cdef void _memo_write(self, const uint64_t* U, uint64_t key, double budget_c, int klim_c,
+                          vector[gw_cell]* out) noexcept nogil:
+        """Store U's table (computed to ``budget_c``, ``klim_c``) in the memo, first dropping
+        entries of a shard past its share of the budget."""
+        cdef int W = self.en.pb.W
+        cdef int64_t grew
+        cdef gw_memo_shard* shard = gw_shard_of(self.memo.m, key)
+        gw_shard_lock(shard)
+        if shard.bytes > self.memo.m.shard_budget:
+            self.n_evicted += 1
+            grew = gw_tail_evict(shard.map, W, shard.evict_bit)
+            shard.bytes -= grew
+            gw_shared_add(self.memo.m, -grew)
+            shard.evict_bit = (shard.evict_bit + 7) % 64
+        grew = gw_tail_store(shard.map, key, U, W, budget_c, klim_c, out.data(), out.size())
+        if grew < 0:
+            grew = -(-1 - grew)                # the entry is gone (memory ran out)
+        else:
+            self.n_stored += 1
+        shard.bytes += grew
+        gw_shared_add(self.memo.m, grew)
+        gw_shard_unlock(shard)
+
+    cdef void _trim(self, vector[gw_cell]* out, double budget, int klim) noexcept nogil:
+        """Keep the cells of ``out`` within ``budget`` and ``klim`` (a table computed richer)."""
+        cdef size_t j, n = 0
+        cdef gw_cell* cp
+        for j in range(out.size()):
+            cp = &out[0][j]
+            if cp.k <= klim and cp.e + cp.k * self.en.pb.lamW <= budget:
+                out[0][n] = cp[0]
+                n += 1
+        out.resize(n)
 
     cdef int _count(self, double seconds, const uint8_t[::1] stop_flag, int64_t max_evaluations):
         """Count the part ``top_ok``/``top_empty`` selects into ``found`` and ``total_count``."""

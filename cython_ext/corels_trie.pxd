@@ -218,6 +218,15 @@ cdef inline int32_t trie_new(PrefixTrie* t, int32_t parent, uint16_t ant, uint8_
     return idx
 
 
+cdef inline int32_t trie_new_counted(PrefixTrie* t, int32_t parent, uint16_t ant, uint8_t depth, double err,
+                                     double lb, int64_t* max_live) noexcept nogil:
+    """``trie_new``, the live nodes' high-water mark kept in ``max_live``."""
+    cdef int32_t idx = trie_new(t, parent, ant, depth, err, lb)
+    if t.live > max_live[0]:
+        max_live[0] = t.live
+    return idx
+
+
 cdef inline void trie_release(PrefixTrie* t, int32_t idx) noexcept nogil:
     """Drop one reference; free the node and prune up through childless ancestors."""
     cdef int32_t parent

@@ -1,0 +1,223 @@
+# cython: language_level=3
+"""The CORELS search's symmetry map and its admission (Algorithm 6, Theorem 15).
+
+``corels.Search`` holds one ``SymmetryMap``: the table (``corels_map.pxd``: slots, records, arena)
+and the rules a child meets there. A child's class is its antecedent set (the prefix map) or the
+samples it leaves uncaptured (the captured map); ``map_admit`` finds the class's entry and says
+whether the child is rejected, new, better than the record or unverifiable, ``map_write`` records
+it. Ties of prefix error go to the first prefix in lexicographic order (``map_earlier_tie``), the
+order the search's reordering check uses too (docs/maintainers/corels-proofs.md). Search keeps what
+touches its queue: which node a replaced record named (``map_recorded``) leaves its live figures.
+A struct and inline ``nogil`` functions, as ``corels_disk.pxd``: a cdef class shared between
+extension modules cannot be imported under its installed name.
+"""
+
+from libc.stdint cimport uint64_t, int32_t, uint32_t, uint16_t, uint8_t
+
+from corels_problem cimport CorelsProblem
+from corels_trie cimport Node, PrefixTrie, F_FREE, F_UNCHECKED, trie_node
+from corels_map cimport (
+    MapEntry, MapRecord, SymmetryTable, table_bytes, table_grow, table_id, table_len, table_put, table_put_bytes,
+    table_record, table_set_ids, table_set_record,
+)
+
+cdef enum:
+    MAP_NONE = 0
+    MAP_PREFIX = 1
+    MAP_CAPTURED = 2
+
+
+cdef struct SymmetryMap:
+    SymmetryTable table
+    int kind                # MAP_NONE, MAP_PREFIX or MAP_CAPTURED
+    bint length_capped      # a length cap below M: Theorem 15 needs the kept prefix no longer
+    bint exact_ties         # weighted counts exact in doubles: ties of prefix errors are decidable
+
+
+cdef struct MapChild:       # a child as the map reads it
+    const uint16_t* ids     # its prefix, in order
+    const uint8_t* in_prefix   # 1 at the ids of its parent's prefix (its last id is ids[n_ids - 1])
+    const uint64_t* f       # the samples it leaves uncaptured (the captured map)
+    uint64_t* tmp           # W words of scratch
+    int n_ids
+
+
+cdef inline bint map_same_class(const SymmetryMap* sm, const CorelsProblem* pb, const MapEntry* e,
+                                const MapChild* c) noexcept nogil:
+    """True when the entry's representative has the child's antecedent set (prefix map) or
+    leaves the same samples uncaptured (captured map)."""
+    cdef int length = table_len(&sm.table, e.off), i, j
+    cdef uint16_t a
+    if sm.kind == MAP_PREFIX:
+        if length != c.n_ids:
+            return False
+        for i in range(c.n_ids):   # every stored id must be in the child prefix
+            a = table_id(&sm.table, e.off, i)
+            if a >= pb.M or (c.in_prefix[a] == 0 and a != c.ids[c.n_ids - 1]):
+                return False
+        return True
+    for i in range(pb.W):
+        c.tmp[i] = pb.mask[i]
+    for i in range(length):
+        a = table_id(&sm.table, e.off, i)
+        for j in range(pb.W):
+            c.tmp[j] &= ~pb.caps[<size_t>a * pb.W + j]
+    for i in range(pb.W):
+        if c.tmp[i] != c.f[i]:
+            return False
+    return True
+
+
+cdef inline MapEntry* map_probe(const SymmetryMap* sm, const CorelsProblem* pb, uint32_t tag,
+                                const MapChild* c) noexcept nogil:
+    """The entry of the child's class, or the empty slot where it would go (``off == 0``). Keys
+    that share a tag are told apart by the representative, so a hash collision never prunes."""
+    cdef MapEntry* e
+    cdef size_t pos = tag & (sm.table.cap - 1)
+    while True:
+        e = &sm.table.slots[pos]
+        if e.off == 0 or (e.tag == tag and map_same_class(sm, pb, e, c)):
+            return e
+        pos = (pos + 1) & (sm.table.cap - 1)
+
+
+cdef inline double map_record_lb(const CorelsProblem* pb, const MapRecord* rec, int length, double b0) noexcept nogil:
+    """A record's bound, recomputed from its prefix error exactly as the expansion computed it:
+    the representative and the child leave the same samples uncaptured (that is what the same
+    class means for both maps), so they share ``b0`` to the bit."""
+    return (rec.score + length * pb.lamW) + b0
+
+
+cdef inline bint map_earlier_tie(const SymmetryMap* sm, uint32_t off, double err, const MapRecord* rec,
+                                 const MapChild* c) noexcept nogil:
+    """The prefix map's tie-break: the child has the record's error exactly and comes first in
+    lexicographic order of antecedent ids. Prefixes of one set are ordered by (error, ids), the
+    order the reordering check uses too, so every dominance the search applies points the same
+    way and no chain of ties can lose the optimum."""
+    cdef int i
+    cdef uint16_t a
+    if sm.kind != MAP_PREFIX or not sm.exact_ties or err != rec.score:
+        return False
+    for i in range(c.n_ids):
+        a = table_id(&sm.table, off, i)
+        if c.ids[i] != a:
+            return c.ids[i] < a
+    return False
+
+
+cdef inline MapEntry* map_admit(SymmetryMap* sm, const CorelsProblem* pb, size_t budget, uint64_t key,
+                                const MapChild* c, double lb, double err, double b0, int* verdict) noexcept nogil:
+    """Algorithm 6. verdict: 0 reject, 1 new entry, 2 better than the entry, 3 unverifiable.
+
+    The entry stores its representative prefix in order. A new entry is an empty slot, filled only
+    by ``map_write``. ``budget``: the map's bytes past which it takes no new class (0: no limit).
+    """
+    cdef MapEntry* e
+    cdef uint32_t tag = <uint32_t>(key >> 32)
+    cdef int length, n_ids = c.n_ids
+    cdef MapRecord rec
+    cdef bint grow = (sm.table.cap >> 32) == 0 and 4 * (sm.table.count + 1) > 3 * sm.table.cap
+    # under a budget the map stops taking classes before it would pass it: a new class needs
+    # room for its record, a doubling room for both slot tables while it moves the entries
+    cdef bint frozen = budget > 0 and (
+        table_bytes(&sm.table) + table_put_bytes(&sm.table, n_ids) > budget
+        or grow and table_bytes(&sm.table) + max(2 * sm.table.cap, <size_t>1024) * sizeof(MapEntry) > budget)
+    if not frozen and grow and not table_grow(&sm.table):
+        verdict[0] = 3               # no memory for the map: insert unchecked (sound)
+        return NULL
+    if 8 * (sm.table.count + 1) > 7 * sm.table.cap:
+        verdict[0] = 3               # a full table of 2^32 slots: insert unchecked (sound)
+        return NULL
+    e = map_probe(sm, pb, tag, c)
+    if e.off == 0:
+        if frozen:
+            verdict[0] = 3           # the map at its budget: existing classes still prune
+            return NULL
+        verdict[0] = 1
+        e.tag = tag
+        return e
+    length = table_len(&sm.table, e.off)
+    table_record(&sm.table, e.off, &rec)
+    # Theorem 15 maps each extension of one prefix to an extension of the other of the same
+    # added length; under a length cap below M that needs the kept prefix to be no longer
+    if lb < map_record_lb(pb, &rec, length, b0) or map_earlier_tie(sm, e.off, err, &rec, c):
+        if sm.length_capped and n_ids > length:
+            verdict[0] = 3
+            return NULL
+        if frozen and sm.kind != MAP_PREFIX and n_ids > length:
+            verdict[0] = 3           # a longer record would need new room: the child goes unchecked
+            return NULL
+        verdict[0] = 2
+        return e
+    if sm.length_capped and length > n_ids:
+        verdict[0] = 3
+        return NULL
+    verdict[0] = 0
+    return NULL
+
+
+cdef inline bint map_recorded(const SymmetryMap* sm, const CorelsProblem* pb, const PrefixTrie* trie, int32_t x,
+                              int32_t child, const MapChild* c) noexcept nogil:
+    """True when slot ``x``, named by a record of the child's class, still holds the node the
+    record was written for: a live node, admitted through the map, in the child's class, and not
+    the ``child`` itself (allocated just before, it may have taken the freed slot).
+
+    Every admission to a class rewrites its record to name the admitted node, so a live, checked
+    node of that class in the named slot is the last one written, with the record's bound; a node
+    queued unchecked (``F_UNCHECKED``) or a free slot is never it. Called only when a child
+    replaces a record, so the walk up the trie is rare.
+    """
+    cdef const Node* nd
+    cdef int i, k, n_ids = c.n_ids
+    cdef uint16_t a
+    if x < 0 or x >= trie.n_slots or x == child:
+        return False
+    nd = trie_node(trie, x)
+    if nd.flags & (F_FREE | F_UNCHECKED):
+        return False
+    if sm.kind == MAP_PREFIX:
+        if nd.depth != n_ids:
+            return False
+        for k in range(n_ids):   # distinct antecedents, each in the child's set: the same set
+            a = nd.ant
+            if c.in_prefix[a] == 0 and a != c.ids[n_ids - 1]:
+                return False
+            nd = trie_node(trie, nd.parent)
+        return True
+    for i in range(pb.W):
+        c.tmp[i] = pb.mask[i]
+    for k in range(trie_node(trie, x).depth):   # ends on the root (a real node)
+        a = nd.ant
+        for i in range(pb.W):
+            c.tmp[i] &= ~pb.caps[<size_t>a * pb.W + i]
+        nd = trie_node(trie, nd.parent)
+    for i in range(pb.W):
+        if c.tmp[i] != c.f[i]:
+            return False
+    return True
+
+
+cdef inline bint map_write(SymmetryMap* sm, MapEntry* e, int verdict, const MapChild* c, double err,
+                           int32_t node) noexcept nogil:
+    """Record ``node`` (prefix error ``err``) in the entry ``map_admit`` returned; False when out
+    of memory. A record is the length, the representative's ids in its order, then a ``MapRecord``."""
+    cdef int i, n_ids = c.n_ids
+    cdef uint16_t ids[256]
+    cdef uint32_t off
+    cdef MapRecord rec
+    rec.score = err
+    rec.node = node
+    if verdict == 2 and (sm.kind == MAP_PREFIX or table_len(&sm.table, e.off) >= n_ids):
+        off = e.off       # same set, or a representative no shorter: rewrite in place
+    else:
+        off = table_put(&sm.table, n_ids)
+        if off == 0:
+            return False
+        if verdict == 1:
+            sm.table.count += 1
+    e.off = off
+    for i in range(n_ids):   # the representative in its order (the prefix map's tie-break reads it)
+        ids[i] = c.ids[i]
+    table_set_ids(&sm.table, off, n_ids, ids)
+    table_set_record(&sm.table, off, &rec)
+    return True
