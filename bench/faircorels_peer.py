@@ -325,12 +325,14 @@ def run_faircorels(
 def parse_progress(lines: Sequence[str]) -> dict[str, Any]:
     """What FairCORELS' ``progress`` output says at its end: why it stopped (``queue empty``: the
     search ran out; ``max number of nodes``: it hit ``n_iter``), the least lower bound left in its
-    queue, and its node counts. ``None`` for what it did not print."""
+    queue (1 once the queue is empty), the objective it reports for its list, and its node counts.
+    ``None`` for what it did not print."""
     out: dict[str, Any] = {
         "stopped_by": None,
         "hit_node_limit": None,
         "queue_lower_bound": None,
         "tree_nodes": None,
+        "own_objective": None,
         "evaluated": None,
     }
     for line in lines:
@@ -338,6 +340,8 @@ def parse_progress(lines: Sequence[str]) -> dict[str, Any]:
         if text.startswith("Exited because"):
             out["stopped_by"] = text.removeprefix("Exited because").strip()
             out["hit_node_limit"] = "max number of nodes" in text
+        elif text.startswith("minimum objective:"):
+            out["own_objective"] = float(text.split(":", 1)[1])
         elif text.startswith("minimum lower bound in queue:"):
             out["queue_lower_bound"] = float(text.split(":", 1)[1])
         elif text.startswith("final num_nodes:"):
@@ -484,7 +488,9 @@ def print_table(result: dict[str, Any]) -> None:
             print(f"{label:<44} exit {row['exit']}: {printable(row['error'].strip()[-200:])}")
             continue
         status = {True: "node limit", False: "queue empty"}.get(row["hit_node_limit"], "?")
-        tail = f"   queue bound {_fmt(row['queue_lower_bound'])}"
+        tail = f"   own objective {_fmt(row.get('own_objective'))}"
+        if row["hit_node_limit"]:
+            tail += f", queue bound {_fmt(row['queue_lower_bound'])}"
         if limit is not None:
             tail += f", {limit['metric']} = {_fmt(row[limit['metric']])}"
         print(_line(label, status, row, row["cpu_seconds"], row["wall_seconds"], tail))

@@ -118,6 +118,7 @@ def test_parse_progress_reads_the_exit() -> None:
         "hit_node_limit": True,
         "queue_lower_bound": pytest.approx(0.34911145),
         "tree_nodes": 97123,
+        "own_objective": pytest.approx(0.4521860272),
         "evaluated": 21488,
     }
     assert peer.parse_progress(["Exited because queue empty"])["hit_node_limit"] is False
@@ -152,3 +153,4 @@ def test_faircorels_unconstrained_matches_glasswork_optimum(tmp_path: Path) -> N
     np.testing.assert_array_equal(model.predict(data.X), out["predictions"])
     glass = peer.run_glasswork(CASE, path, settings, tmp_path)
     assert peer.figures(model, data, 0.01)["objective"] == pytest.approx(glass["objective"], abs=1e-12)
+    assert out["own_objective"] == pytest.approx(glass["objective"], abs=1e-9)
