@@ -7,7 +7,7 @@ beside FairCORELS' unconstrained row. (glasswork has no fairness constraint yet:
 column is left for the session that builds it.)
 
     python bench/faircorels_peer.py [--cases compas adult] [--metrics 1 2 3 4 5 6]
-                                    [--max-nodes 1000000] [--json]
+                                    [--max-nodes 1000000] [--time-limit SECONDS] [--json]
                                     [--venv ~/.cache/glasswork-bench/faircorels-venv]
     python bench/faircorels_peer.py --show saved.json    # the tables of a saved --json run
 
@@ -119,6 +119,7 @@ class Settings:
     mode: int = 3
     limit: float = 0.05
     max_nodes: int = 1_000_000
+    time_limit: int | None = None  # FairCORELS' fit(time_limit=): CPU seconds
 
 
 @dataclass
@@ -255,7 +256,7 @@ clf = FairCorelsClassifier(
     min_vect=protected, maj_vect=1 - protected, verbosity=["progress"],
 )
 cpu0, wall0 = time.process_time(), time.perf_counter()
-clf.fit(X, y, features=features, prediction_name=params["target"])
+clf.fit(X, y, features=features, prediction_name=params["target"], time_limit=params["time_limit"])
 cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
 rl = clf.rl()
 names = list(rl.features)
@@ -311,6 +312,7 @@ def run_faircorels(
         "fairness": fairness,
         "epsilon": epsilon,
         "target": case.target,
+        "time_limit": settings.time_limit,
     }
     proc = subprocess.run([str(python), str(driver), str(npz), json.dumps(params)], capture_output=True, text=True)
     line = next((s for s in proc.stdout.splitlines() if s.startswith("FAIRCORELS-RESULT ")), None)
@@ -487,7 +489,7 @@ def print_table(result: dict[str, Any]) -> None:
         if "error" in row:
             print(f"{label:<44} exit {row['exit']}: {printable(row['error'].strip()[-200:])}")
             continue
-        status = {True: "node limit", False: "queue empty"}.get(row["hit_node_limit"], "?")
+        status = "node limit" if row["hit_node_limit"] else printable(row["stopped_by"] or "?")[:15]
         tail = f"   own objective {_fmt(row.get('own_objective'))}"
         if row["hit_node_limit"]:
             tail += f", queue bound {_fmt(row['queue_lower_bound'])}"
@@ -507,6 +509,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--metrics", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6], help="FairCORELS fairness= values to constrain"
     )
     ap.add_argument("--max-nodes", type=int, default=Settings.max_nodes, help="FairCORELS n_iter (its node limit)")
+    ap.add_argument("--time-limit", type=int, help="FairCORELS' CPU-second limit per fit (default none)")
     ap.add_argument("--venv", type=Path, default=DEFAULT_VENV)
     ap.add_argument("--json", action="store_true", help="print one JSON document instead of the tables")
     ap.add_argument("--show", type=Path, help="print the tables of a saved --json document, run nothing")
@@ -514,7 +517,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.show is not None:
         show(json.loads(args.show.read_text(encoding="utf-8")))
         return 0
-    settings = Settings(max_nodes=args.max_nodes)
+    settings = Settings(max_nodes=args.max_nodes, time_limit=args.time_limit)
     python = ensure_venv(args.venv.expanduser())
     load = os.getloadavg()
     results = []
