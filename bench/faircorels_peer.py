@@ -29,7 +29,8 @@ protected attribute's columns (FairCORELS cannot use them; glasswork reads them 
 and every other row as ``maj_vect``. Per data set: no constraint (``epsilon = 0``, a limit of 1 that
 every list meets), then each of FairCORELS' six metrics (``fairness = 1..6``) at most 0.05
 (``epsilon = 0.95``). FairCORELS stops at ``n_iter`` nodes in its tree (``--max-nodes``) and makes no
-statement of optimality either way; the driver records whether the tree reached that limit.
+statement of optimality either way; the driver records why it stopped (its ``progress`` output prints
+the same "max number of nodes" line when ``--time-limit``, its CPU-second limit, stops it).
 
 Every figure of a FairCORELS row except its times is glasswork's: its rule list is rebuilt as a
 glasswork ``RuleList`` over the same columns, its predictions come from that list (and are checked
@@ -326,12 +327,13 @@ def run_faircorels(
 
 def parse_progress(lines: Sequence[str]) -> dict[str, Any]:
     """What FairCORELS' ``progress`` output says at its end: why it stopped (``queue empty``: the
-    search ran out; ``max number of nodes``: it hit ``n_iter``), the least lower bound left in its
+    search ran out; ``max number of nodes``: it hit ``n_iter`` or its CPU time limit, for it prints
+    that same line for both), the least lower bound left in its
     queue (1 once the queue is empty), the objective it reports for its list, and its node counts.
     ``None`` for what it did not print."""
     out: dict[str, Any] = {
         "stopped_by": None,
-        "hit_node_limit": None,
+        "hit_limit": None,
         "queue_lower_bound": None,
         "tree_nodes": None,
         "own_objective": None,
@@ -341,7 +343,7 @@ def parse_progress(lines: Sequence[str]) -> dict[str, Any]:
         text = line.strip()
         if text.startswith("Exited because"):
             out["stopped_by"] = text.removeprefix("Exited because").strip()
-            out["hit_node_limit"] = "max number of nodes" in text
+            out["hit_limit"] = "max number of nodes" in text
         elif text.startswith("minimum objective:"):
             out["own_objective"] = float(text.split(":", 1)[1])
         elif text.startswith("minimum lower bound in queue:"):
@@ -461,7 +463,7 @@ def _fmt(value: Any, digits: int = 4) -> str:
 
 def _line(label: str, status: str, row: dict[str, Any], cpu: float, wall: float, tail: str = "") -> str:
     return (
-        f"{label:<44} {status:<15} {row['objective']:>7.4f} {row['accuracy']:>7.4f} {row['rules']:>5} "
+        f"{label:<44} {status:<16} {row['objective']:>7.4f} {row['accuracy']:>7.4f} {row['rules']:>5} "
         f"{_fmt(row['statistical_parity']):>7} {cpu:>7.2f} {wall:>7.2f}{tail}"
     )
 
@@ -489,9 +491,9 @@ def print_table(result: dict[str, Any]) -> None:
         if "error" in row:
             print(f"{label:<44} exit {row['exit']}: {printable(row['error'].strip()[-200:])}")
             continue
-        status = "node limit" if row["hit_node_limit"] else printable(row["stopped_by"] or "?")[:15]
+        status = "nodes/time limit" if row["hit_limit"] else printable(row["stopped_by"] or "?")[:16]
         tail = f"   own objective {_fmt(row.get('own_objective'))}"
-        if row["hit_node_limit"]:
+        if row["hit_limit"]:
             tail += f", queue bound {_fmt(row['queue_lower_bound'])}"
         if limit is not None:
             tail += f", {limit['metric']} = {_fmt(row[limit['metric']])}"

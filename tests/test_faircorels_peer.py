@@ -115,13 +115,13 @@ def test_parse_progress_reads_the_exit() -> None:
     got = peer.parse_progress(lines)
     assert got == {
         "stopped_by": "max number of nodes in the tree was reached",
-        "hit_node_limit": True,
+        "hit_limit": True,
         "queue_lower_bound": pytest.approx(0.34911145),
         "tree_nodes": 97123,
         "own_objective": pytest.approx(0.4521860272),
         "evaluated": 21488,
     }
-    assert peer.parse_progress(["Exited because queue empty"])["hit_node_limit"] is False
+    assert peer.parse_progress(["Exited because queue empty"])["hit_limit"] is False
     assert peer.parse_progress([])["stopped_by"] is None
 
 
@@ -148,7 +148,7 @@ def test_faircorels_unconstrained_matches_glasswork_optimum(tmp_path: Path) -> N
     settings = peer.Settings(lam=0.01, max_nodes=100_000)
     out = peer.run_faircorels(VENV_PYTHON, npz, CASE, settings, 1, 0.0, driver)
     assert out["exit"] == 0, out.get("error")
-    assert out["hit_node_limit"] is False
+    assert out["hit_limit"] is False
     model = peer.to_rule_list(peer.PeerList(out["rules"], out["default"]), data.features, data.y, data.X)
     np.testing.assert_array_equal(model.predict(data.X), out["predictions"])
     glass = peer.run_glasswork(CASE, path, settings, tmp_path)
