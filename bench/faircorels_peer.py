@@ -65,20 +65,14 @@ from typing import Any
 
 import numpy as np
 
+from glasswork.fairness import METRICS
 from glasswork.quoting import printable
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("GLASSWORK_DATA", REPO.parent / "shared" / "datasets"))
 DEFAULT_VENV = Path("~/.cache/glasswork-bench/faircorels-venv").expanduser()
 VENV_PACKAGES = ("numpy==1.26.4", "cython<3", "setuptools", "wheel", "joblib", "scikit-learn", "pandas", "tqdm")
-METRIC_NAMES = (
-    "statistical_parity",
-    "predictive_parity",
-    "predictive_equality",
-    "equal_opportunity",
-    "equalized_odds",
-    "conditional_use_accuracy_equality",
-)  # FairCORELS' fairness=1..6, glasswork.fairness.METRICS' order
+METRIC_NAMES = METRICS  # FairCORELS' fairness=1..6, in its order
 
 
 @dataclass(frozen=True)
