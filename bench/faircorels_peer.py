@@ -14,8 +14,8 @@ column is left for the session that builds it.)
 **FairCORELS is GPL-3.0.** It is only ever run as an installed package, in a virtual environment of
 its own, in a subprocess fed the data as an ``.npz`` file; none of its code is in this repository.
 The first run creates that environment (once; it is reused while ``faircorels`` imports from it):
-``pip<25`` (pip >= 25.3 builds every sdist through PEP 517, whose ``exec`` of FairCORELS'
-``setup.py`` gives it a dict for ``__builtins__`` and the build fails), then ``numpy==1.26.4
+``pip<25`` (pip 26 builds every sdist through PEP 517, whose ``exec`` of FairCORELS' ``setup.py``
+gives it a dict for ``__builtins__``, and the build fails; pip 24 runs ``setup.py bdist_wheel``), then ``numpy==1.26.4
 "cython<3" setuptools wheel joblib scikit-learn pandas tqdm``, then ``pip install
 --no-build-isolation faircorels`` (a C++ build of about two minutes). The build needs the GMP
 headers: run as root, the script installs them with ``apt-get install -y libgmp-dev`` when
@@ -192,12 +192,12 @@ def to_rule_list(peer: PeerList, features: Sequence[str], y: np.ndarray, X: np.n
                 raise DataError(f"FairCORELS returned an antecedent {name!r} that is no column of the data")
             items.append((index[column], 0 if negated else 1))
         rules.append(Rule(" && ".join(names), items, int(prediction), [0, 0]))
-    model = RuleList(rules, peer.default, [0, 0], np.array([0, 1]))
-    leaf = model._leaf_of(X)
-    for i, rule in enumerate(model.rules):
-        rule.counts = np.bincount(y[leaf == i], minlength=2).tolist()
-    model.default_counts = np.bincount(y[leaf == len(model.rules)], minlength=2).tolist()
-    return model
+    open_ = np.ones(X.shape[0], dtype=bool)  # rows no rule above has captured
+    for rule in rules:
+        hit = open_ & rule.matches(X)
+        rule.counts = np.bincount(y[hit], minlength=2).tolist()
+        open_ &= ~hit
+    return RuleList(rules, peer.default, np.bincount(y[open_], minlength=2).tolist(), np.array([0, 1]))
 
 
 def majority_leaves(model: Any) -> bool:
