@@ -514,6 +514,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         show(json.loads(args.show.read_text(encoding="utf-8")))
         return 0
     settings = Settings(max_nodes=args.max_nodes, time_limit=args.time_limit)
+    for name in args.cases:  # before the venv is built: a missing table is said at once
+        if not (DATA / CASES[name].path).is_file():
+            print(f"faircorels_peer: no file {str(DATA / CASES[name].path)!r}; set GLASSWORK_DATA", file=sys.stderr)
+            return 2
     python = ensure_venv(args.venv.expanduser())
     load = os.getloadavg()
     results = []

@@ -154,3 +154,11 @@ def test_faircorels_unconstrained_matches_glasswork_optimum(tmp_path: Path) -> N
     glass = peer.run_glasswork(CASE, path, settings, tmp_path)
     assert peer.figures(model, data, 0.01)["objective"] == pytest.approx(glass["objective"], abs=1e-12)
     assert out["own_objective"] == pytest.approx(glass["objective"], abs=1e-9)
+
+
+def test_a_missing_table_is_said_before_anything_is_built(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(peer, "DATA", tmp_path)
+    venv = tmp_path / "venv"
+    assert peer.main(["--cases", "adult", "--venv", str(venv)]) == 2
+    assert "risk-slim/adult_data.csv" in capsys.readouterr().err
+    assert not venv.exists()
