@@ -308,8 +308,7 @@ class RashomonScreen(Screen[None]):
         table = self.query_one("#members", DataTable)
         table.clear()
         for row in rows:
-            text = member_text(row.features, row.model)
-            table.add_row(str(row.rank), fmt(row.objective, 8), text, key=str(row.rank))
+            table.add_row(str(row.rank), fmt(row.objective, 8), member_text(row.features, row.model), key=str(row.rank))
         status = Text()
         if point is not None:  # the CLI's words for a point's set (glasswork rashomon RUN --point K)
             chosen = next(p for p in self.points if p.point == point)
