@@ -80,17 +80,8 @@ def make_enumerator(
     the set and the best ``max_models`` are the same, only the streaming in objective order stops.
     """
     off = {KEPT_BOUNDS[name] for name in ablation if name in KEPT_BOUNDS}
-    p = units.planes
     return _enum.Enumerator(
-        units.caps,
-        p["lplanes"],
-        p["lclass"],
-        p["lshift"],
-        p["zplanes"],
-        p["zclass"],
-        p["zshift"],
-        np.ascontiguousarray(units.weights, dtype=np.float64),
-        units.n_units,
+        *units.problem(),
         float(regularization),
         float(threshold),
         floor=float(floor),

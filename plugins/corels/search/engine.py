@@ -46,6 +46,23 @@ class Units:
     def n_units(self) -> int:
         return int(self.counts.shape[0])
 
+    def problem(self) -> tuple[Any, ...]:
+        """The data both kernels' constructors start with (``corels_problem.pxd``'s layout): the
+        captures, the label and minority count planes, the class weights and the number of units."""
+        p = self.planes
+        weights = np.ascontiguousarray(self.weights, dtype=np.float64)
+        return (
+            self.caps,
+            p["lplanes"],
+            p["lclass"],
+            p["lshift"],
+            p["zplanes"],
+            p["zclass"],
+            p["zshift"],
+            weights,
+            self.n_units,
+        )
+
 
 def _planes(columns: list[tuple[int, np.ndarray]], n_units: int) -> tuple[np.ndarray, ...]:
     """Bit-slice each (class, counts) column: one packed plane per non-empty bit position."""
@@ -181,17 +198,8 @@ def make_search(
         if name not in ab:
             raise ValueError(f"unknown bound {name!r}; known: {', '.join(ABLATIONS)}")
         ab[name] = bool(on)
-    p = units.planes
     return _corels.Search(
-        units.caps,
-        p["lplanes"],
-        p["lclass"],
-        p["lshift"],
-        p["zplanes"],
-        p["zclass"],
-        p["zshift"],
-        np.ascontiguousarray(units.weights, dtype=np.float64),
-        units.n_units,
+        *units.problem(),
         float(regularization),
         policy=policy,
         symmetry_map=symmetry_map,
