@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
@@ -130,7 +131,7 @@ def connected(ctx: SolveContext, key: str, kinds: tuple[str, ...]) -> Iterator[C
 T = TypeVar("T", bound=Subtree)
 
 
-class Driver(Generic[T]):
+class Driver(ABC, Generic[T]):
     """Deals subtrees to the cluster's workers as tasks, folds their messages and results, reruns
     a dead worker's and stops them at the run's limits (see the module's docstring)."""
 
@@ -154,27 +155,27 @@ class Driver(Generic[T]):
 
     # -- what a run gives -----------------------------------------------------------------------
 
+    @abstractmethod
     def task(self, tree: T) -> tuple[Callable[..., dict[str, Any]], tuple[Any, ...]]:
         """The function a task runs for ``tree`` (called with the config, the task id, then these
         arguments)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def read(self, message: tuple[Any, ...], tree: T | None) -> None:
         """Fold one message of a task (``message[1]`` is its id; ``tree`` its subtree, ``None``
         once it returned or when it is from an earlier run of a rerun subtree)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def finished(self, tree: T, out: dict[str, Any]) -> None:
         """Fold what a task returned."""
-        raise NotImplementedError
 
+    @abstractmethod
     def lost(self, tree: T) -> None:
         """Fold a subtree given up on (its evaluations already counted)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def halt(self) -> None:
         """Tell every running task to stop."""
-        raise NotImplementedError
 
     def polled(self, done: list[Any]) -> None:
         """After each period, what was read and collected folded in: the run's progress."""
