@@ -49,6 +49,16 @@ Metric = Literal[
 ]
 """A metric's name, as a spec's ``fairness.metrics`` lists it."""
 
+PredictionMetric = Literal[
+    "statistical_parity",
+    "predictive_parity",
+    "predictive_equality",
+    "equal_opportunity",
+    "equalized_odds",
+    "conditional_use_accuracy_equality",
+]
+"""A metric of binary predictions: the ones a constraint (``constraints.fairness``) may hold."""
+
 ALL_METRICS: tuple[Metric, ...] = get_args(Metric)
 
 METRICS: tuple[Metric, ...] = ALL_METRICS[:6]
@@ -179,6 +189,18 @@ def disparities(
     if score is not None:
         out["calibration"] = calibration_gap(y, score, protected, weights)
     return out
+
+
+def within(metric: str, at_most: float, protected: GroupRates, reference: GroupRates) -> bool:
+    """Whether one group's ``metric`` is defined and at most ``at_most`` (a constraint's test).
+
+    The one definition every solver's constraint and every check of a constrained model share:
+    an undefined figure fails, and the comparison allows the float noise of a sum of weights
+    (1e-12 relative), so a model exactly at the limit meets it whichever order its weights were
+    added in.
+    """
+    figure = prediction_metrics(protected, reference)[metric]
+    return figure is not None and figure <= at_most + 1e-12 * max(1.0, at_most)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from pydantic import (
 )
 
 from glasswork.data import DataSpec
-from glasswork.fairness import ALL_METRICS, Metric
+from glasswork.fairness import ALL_METRICS, METRICS, Metric, PredictionMetric
 from glasswork.data.spec import BinarizeSpec
 
 # A sweep runs every point it expands to, each a whole solve recorded in the run store: 10,000
@@ -235,6 +235,25 @@ class FairnessSpec(StrictModel):
         return self.protected if isinstance(self.protected, list) else [self.protected]
 
 
+class FairnessConstraint(StrictModel):
+    """``constraints.fairness``: the model must keep one metric at most ``at_most`` on the training
+    rows, for every protected group of the spec's ``fairness:`` section (docs/fairness.md).
+
+    A model whose figure is undefined for a group (no predicted positive in it, for predictive
+    parity) does not meet the constraint: an undefined figure is never read as 0. A solver that
+    accepts the field proves its optimum among the models that meet it, or says that none does.
+    """
+
+    metric: PredictionMetric = Field(description=f"One of: {', '.join(METRICS)}.")
+    at_most: float = Field(
+        ge=0.0,
+        le=2.0,
+        allow_inf_nan=False,
+        description="The largest difference allowed between the protected group and the rest "
+        "(equalized odds and conditional use accuracy equality are sums of two, so up to 2).",
+    )
+
+
 def fairness_issues(spec: SolverSpec) -> list[tuple[list[str | int], str]]:
     """What ties ``data.audit_only`` and ``fairness`` together, as (field path, message): a
     protected column must be audit-only (a feature would let the model read the group), and an
@@ -255,6 +274,24 @@ def fairness_issues(spec: SolverSpec) -> list[tuple[list[str | int], str]]:
             )
         elif name in data.audit_only[:i]:
             out.append((["data", "audit_only", i], f"{name!r} is listed twice"))
+    limit = getattr(spec.constraints, "fairness", None)
+    if isinstance(limit, FairnessConstraint):
+        if spec.fairness is None:
+            out.append(
+                (
+                    ["constraints", "fairness"],
+                    "a fairness constraint needs a fairness: section naming the protected group "
+                    "(fairness: {protected: {column: ..., value: ...}}) and its column under data.audit_only",
+                )
+            )
+        elif limit.metric not in spec.fairness.metrics:
+            out.append(
+                (
+                    ["constraints", "fairness", "metric"],
+                    f"{limit.metric!r} is constrained but not audited; add it to fairness.metrics "
+                    "so that the run reports the figure it is held to",
+                )
+            )
     if spec.fairness is not None:
         several = isinstance(spec.fairness.protected, list)
         for i, group in enumerate(spec.fairness.groups):

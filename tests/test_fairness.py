@@ -200,3 +200,54 @@ def test_audit_reports_the_worst_group_and_each_groups_sizes() -> None:
     one = fairness.audit(y, pred, groups[:1], score=rng.random(300))
     assert set(fairness.ALL_METRICS) <= set(one)
     assert one["protected_rows"] + one["reference_rows"] == 300
+
+
+def _rates(cells_protected: list[float], cells_reference: list[float]) -> tuple[fairness.GroupRates, ...]:
+    return (
+        fairness.GroupRates.of_cells(4, np.array(cells_protected, dtype=float)),
+        fairness.GroupRates.of_cells(4, np.array(cells_reference, dtype=float)),
+    )
+
+
+def test_a_constraint_holds_at_its_limit_and_fails_past_it_or_when_undefined() -> None:
+    # cells [tn, fp, fn, tp]: selection rates 2/4 and 1/4, a statistical parity of 0.25
+    p, r = _rates([1, 1, 1, 1], [2, 1, 1, 0])
+    assert fairness.within("statistical_parity", 0.25, p, r)
+    assert not fairness.within("statistical_parity", 0.2499, p, r)
+    # the sum 0.1 + 0.2 is 0.30000000000000004: a limit of 0.3 still admits it
+    p, r = _rates([9, 1, 0, 0], [8, 2, 0, 0])
+    assert fairness.prediction_metrics(p, r)["predictive_equality"] == pytest.approx(0.1)
+    assert fairness.within("predictive_equality", 0.1, p, r)
+    # no predicted positive in either group: predictive parity is undefined, so it never holds
+    p, r = _rates([2, 0, 2, 0], [3, 0, 1, 0])
+    assert fairness.prediction_metrics(p, r)["predictive_parity"] is None
+    assert not fairness.within("predictive_parity", 2.0, p, r)
+
+
+def test_a_fairness_constraint_needs_its_group_and_its_metric_audited() -> None:
+    from typing import Literal
+
+    from pydantic import Field
+
+    from glasswork.spec_models import FairnessConstraint, SolverSpec, StrictModel, fairness_issues
+
+    class Constraints(StrictModel):
+        fairness: FairnessConstraint | None = None
+
+    class Spec(SolverSpec):
+        solver: Literal["constrained"]
+        constraints: Constraints = Field(default_factory=Constraints)
+
+    base = {"name": "c", "solver": "constrained", "data": {"source": "d.csv", "target": "y", "audit_only": ["g"]}}
+    limit = {"fairness": {"metric": "equal_opportunity", "at_most": 0.05}}
+    alone = Spec.model_validate({**base, "constraints": limit})
+    assert [loc for loc, _ in fairness_issues(alone)] == [["constraints", "fairness"]]
+    group = {"column": "g", "value": 1}
+    unaudited = Spec.model_validate(
+        {**base, "constraints": limit, "fairness": {"protected": group, "metrics": ["statistical_parity"]}}
+    )
+    assert [loc for loc, _ in fairness_issues(unaudited)] == [["constraints", "fairness", "metric"]]
+    audited = Spec.model_validate({**base, "constraints": limit, "fairness": {"protected": group}})
+    assert fairness_issues(audited) == []
+    with pytest.raises(ValueError, match="calibration|literal"):
+        Spec.model_validate({**base, "constraints": {"fairness": {"metric": "calibration", "at_most": 0.1}}})
