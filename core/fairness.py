@@ -38,17 +38,6 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
-Metric = Literal[
-    "statistical_parity",
-    "predictive_parity",
-    "predictive_equality",
-    "equal_opportunity",
-    "equalized_odds",
-    "conditional_use_accuracy_equality",
-    "calibration",
-]
-"""A metric's name, as a spec's ``fairness.metrics`` lists it."""
-
 PredictionMetric = Literal[
     "statistical_parity",
     "predictive_parity",
@@ -58,6 +47,9 @@ PredictionMetric = Literal[
     "conditional_use_accuracy_equality",
 ]
 """A metric of binary predictions: the ones a constraint (``constraints.fairness``) may hold."""
+
+Metric = Literal[PredictionMetric, "calibration"]
+"""A metric's name, as a spec's ``fairness.metrics`` lists it: one of binary predictions, or of probabilities."""
 
 ALL_METRICS: tuple[Metric, ...] = get_args(Metric)
 

@@ -37,15 +37,13 @@ def number_of(value: Any) -> float | None:
     """A raw value as the number a model reads, or ``None`` when it holds none: a bool is 1 / 0,
     a finite number is itself; a text stripped of whitespace is ``true`` / ``false`` (any case)
     or a decimal number (``NUMBER``); anything else (missing, other text, infinity) is no number."""
-    if is_missing(value):
+    if is_missing(value) or isinstance(value, (bytes, bytearray)):
         return None
     if isinstance(value, str):
         text = value.strip(WHITESPACE).lower()
         if text in ("true", "false"):
             return 1.0 if text == "true" else 0.0
         return float(text) if NUMBER.fullmatch(text) else None
-    if isinstance(value, (bytes, bytearray)):
-        return None
     try:
         number = float(value)
     except (TypeError, ValueError, OverflowError):

@@ -4,12 +4,27 @@ through ``glasswork.quoting``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from glasswork.export.inputs import ModelInputs, sql_unusable
 from glasswork.export.requests import ExportRequest
 from glasswork.quoting import markdown_text, plain, python_literal, sql_literal, sql_name
 from glasswork.values import NUMBER, WHITESPACE
+
+
+Exporter = Callable[[dict[str, Any], ExportRequest], str]
+"""Writes a model (its ``to_dict()`` form) in one format for an export request."""
+
+
+def export_kind(
+    model: dict[str, Any], format: str, request: ExportRequest, kind: str, exporters: Mapping[str, Exporter]
+) -> str | None:
+    """A plugin's ``export_model`` hook for its models of ``kind``: the text of ``exporters[format]``, or
+    ``None`` for a model of another kind or a format the plugin does not write (the next plugin's turn)."""
+    if model.get("kind") != kind or format not in exporters:
+        return None
+    return exporters[format](model, request)
 
 
 def sql_select(request: ExportRequest, outputs: list[tuple[str, str]], reads: list[str] | None = None) -> str:

@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from glasswork.hookspecs import hookimpl
-from glasswork.export import ExportRequest, ModelInputs, decision_list_python, decision_list_sql, markdown_table
+from glasswork.export import (
+    Exporter,
+    ExportRequest,
+    ModelInputs,
+    decision_list_python,
+    decision_list_sql,
+    export_kind,
+    markdown_table,
+)
 from glasswork.plugins.corels.model import RuleList
 from glasswork.report import class_legend, esc, stacked_bar
 
@@ -58,25 +66,29 @@ def rule_list_html(model: dict[str, Any]) -> str:
     )
 
 
-@hookimpl
-def export_model(model: dict[str, Any], format: str, request: ExportRequest) -> str | None:
-    if model.get("kind") != "rule_list":
-        return None
-    if format == "markdown":
-        return rule_list_markdown(model)
-    if format == "html":
-        return rule_list_html(model)
-    if format not in ("python", "sql"):
-        return None
+def _decision_list(model: dict[str, Any], request: ExportRequest, sql: bool) -> str:
     rules, labels, probas, classes = _parts(model)
     inputs = request.need_inputs()
-    tests = _tests(rules, inputs, sql=format == "sql")
+    tests = _tests(rules, inputs, sql=sql)
     reads = inputs.columns_of(rules.features_used)
-    if format == "sql":
+    if sql:
         return decision_list_sql(request, tests, labels, probas, classes, reads)
     return decision_list_python(
         request, "A CORELS rule list: the first rule that holds decides.", tests, labels, probas, classes, reads
     )
+
+
+EXPORTERS: dict[str, Exporter] = {
+    "python": lambda model, request: _decision_list(model, request, sql=False),
+    "sql": lambda model, request: _decision_list(model, request, sql=True),
+    "markdown": lambda model, _: rule_list_markdown(model),
+    "html": lambda model, _: rule_list_html(model),
+}
+
+
+@hookimpl
+def export_model(model: dict[str, Any], format: str, request: ExportRequest) -> str | None:
+    return export_kind(model, format, request, "rule_list", EXPORTERS)
 
 
 @hookimpl

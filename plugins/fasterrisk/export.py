@@ -9,8 +9,10 @@ from glasswork.hookspecs import hookimpl
 from glasswork.export import (
     NO_VALUE,
     ExportError,
+    Exporter,
     ExportRequest,
     ModelInputs,
+    export_kind,
     markdown_table,
     markdown_text,
     plain,
@@ -157,20 +159,18 @@ def score_card_html(model: dict[str, Any]) -> str:
 
 
 @hookimpl
-def export_model(model: dict[str, Any], format: str, request: ExportRequest) -> str | None:
-    if model.get("kind") != "score_card":
-        return None
-    if format == "markdown":
-        return score_card_markdown(model)
-    if format == "html":
-        return score_card_html(model)
-    if format == "sql":
-        return _sql(ScoreCard.from_dict(model), request)
-    if format == "python":
-        return _python(ScoreCard.from_dict(model), request)
-    return None
+def load_model(model: dict[str, Any], inputs: ModelInputs | None) -> ScoreCard | None:
+    return ScoreCard.from_dict(model) if model.get("kind") == "score_card" else None
+
+
+EXPORTERS: dict[str, Exporter] = {
+    "python": lambda model, request: _python(ScoreCard.from_dict(model), request),
+    "sql": lambda model, request: _sql(ScoreCard.from_dict(model), request),
+    "markdown": lambda model, _: score_card_markdown(model),
+    "html": lambda model, _: score_card_html(model),
+}
 
 
 @hookimpl
-def load_model(model: dict[str, Any], inputs: ModelInputs | None) -> ScoreCard | None:
-    return ScoreCard.from_dict(model) if model.get("kind") == "score_card" else None
+def export_model(model: dict[str, Any], format: str, request: ExportRequest) -> str | None:
+    return export_kind(model, format, request, "score_card", EXPORTERS)

@@ -11,21 +11,18 @@ from glasswork.console import fmt_number
 from glasswork.hookspecs import hookimpl
 from glasswork.export import (
     NO_VALUE,
-    ExportError,
+    Exporter,
     ExportRequest,
     ModelInputs,
+    export_kind,
     markdown_table,
-    plain,
-    python_comment,
-    python_literal,
     python_module,
     sql_case,
-    sql_literal,
     sql_select,
 )
 from glasswork.plugins.moss.model import RuleSet, RuleSetClassifier
 from glasswork.plugins.moss.rules import Grid, Rule
-from glasswork.quoting import printable
+from glasswork.quoting import ExportError, plain, printable, python_comment, python_literal, sql_literal
 from glasswork.report import esc, scatter_chart
 
 
@@ -181,19 +178,17 @@ def rebuild(model: dict[str, Any], inputs: ModelInputs | None) -> RuleSet:
     return RuleSet(*args, **kwargs)
 
 
+EXPORTERS: dict[str, Exporter] = {
+    "python": _python,
+    "sql": _sql,
+    "markdown": lambda model, _: rule_set_markdown(model),
+    "html": lambda model, request: rule_set_html(model, request.stats),
+}
+
+
 @hookimpl
 def export_model(model: dict[str, Any], format: str, request: ExportRequest) -> str | None:
-    if model.get("kind") != "rule_set":
-        return None
-    if format == "markdown":
-        return rule_set_markdown(model)
-    if format == "html":
-        return rule_set_html(model, request.stats)
-    if format == "sql":
-        return _sql(model, request)
-    if format == "python":
-        return _python(model, request)
-    return None
+    return export_kind(model, format, request, "rule_set", EXPORTERS)
 
 
 @hookimpl
