@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from glasswork.store import rashomon, recovery, runs
 from glasswork.store.journal import (
@@ -57,7 +57,6 @@ from glasswork.store.schema import (
 if TYPE_CHECKING:
     import duckdb
 
-    from glasswork.rashomon import PointSet, SetSummary
 
 __all__ = [
     "DB_ENV",
@@ -96,6 +95,25 @@ FOLD_JOURNAL_FACTOR = 3
 def say_warning(text: str) -> None:
     """How the store says what it did on its own (a journal set aside): one line on stderr."""
     print(f"warning: {text}", file=sys.stderr, flush=True)
+
+
+Query = ParamSpec("Query")
+Answer = TypeVar("Answer")
+
+
+def _reading(
+    query: Callable[Concatenate[duckdb.DuckDBPyConnection, Query], Answer],
+) -> Callable[Concatenate[RunStore, Query], Answer]:
+    """The store's method for a read query of ``runs`` or ``rashomon`` (its connection first): the
+    same arguments, answered on a ``reading()`` connection, so the query's signature is written once."""
+
+    def method(self: RunStore, /, *args: Query.args, **kwargs: Query.kwargs) -> Answer:
+        with self.reading() as con:
+            return query(con, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = query.__name__
+    method.__doc__ = query.__doc__
+    return method
 
 
 class RunStore:
@@ -302,27 +320,16 @@ class RunStore:
             )
             con.execute(f"CREATE VIEW main.{table} AS {stored}SELECT * FROM pending.{table}")
 
-    def list_runs(
-        self,
-        *,
-        solver: str | None = None,
-        state: str | None = None,
-        name: str | None = None,
-        sweep: str | None = None,
-        limit: int | None = 50,
-    ) -> list[RunRow]:
-        with self.reading() as con:
-            return runs.list_runs(con, solver=solver, state=state, name=name, sweep=sweep, limit=limit)
-
-    def sweeps(self, *, solver: str | None = None, name: str | None = None) -> list[SweepRow]:
-        """One row per sweep: its points done out of its total, their states and its best objective."""
-        with self.reading() as con:
-            return runs.sweeps(con, solver=solver, name=name)
-
-    def sweep_points(self, sweep_id: str, states: Sequence[str] = ("finished", "stopped")) -> dict[str, str]:
-        """``{point key: run_id}`` of a sweep's runs in the given states (to resume a sweep)."""
-        with self.reading() as con:
-            return runs.sweep_points(con, sweep_id, states)
+    # each reads the store through ``reading()``: the query of ``runs`` or ``rashomon`` it names
+    list_runs = _reading(runs.list_runs)
+    sweeps = _reading(runs.sweeps)
+    sweep_points = _reading(runs.sweep_points)
+    events = _reading(runs.events)
+    export = _reading(runs.export)
+    rashomon_summary = _reading(rashomon.set_summary)
+    rashomon_points = _reading(rashomon.point_sets)
+    rashomon_members = _reading(rashomon.members)
+    rashomon_features = _reading(rashomon.features)
 
     def resolve(self, refs: Sequence[str]) -> list[str]:
         """Run ids for ``latest`` or unique id prefixes; a clear error otherwise."""
@@ -337,44 +344,6 @@ class RunStore:
         """Everything ``runs show`` prints: the run, its model, metrics and split."""
         with self.reading() as con:
             return runs.details(con, run_id, self.path)
-
-    def events(self, run_id: str) -> list[dict[str, Any]]:
-        with self.reading() as con:
-            return runs.events(con, run_id)
-
-    def rashomon_summary(self, run_id: str) -> SetSummary | None:
-        """The run's Rashomon set in summary (``rashomon.set_summary``); ``None`` without a set."""
-        with self.reading() as con:
-            return rashomon.set_summary(con, run_id)
-
-    def rashomon_points(self, run_id: str) -> list[PointSet]:
-        """The sets of the points of a sweep the run's search ran, done so far (``rashomon.point_sets``)."""
-        with self.reading() as con:
-            return rashomon.point_sets(con, run_id)
-
-    def rashomon_members(
-        self,
-        run_id: str,
-        uses: Sequence[str | Sequence[str]] = (),
-        avoids: Sequence[str | Sequence[str]] = (),
-        limit: int | None = None,
-        *,
-        rank: int | None = None,
-        point: int | None = None,
-    ) -> list[RashomonMemberRow]:
-        """The run's kept members (or sweep point ``point``'s), best first, filtered (``rashomon.members``)."""
-        with self.reading() as con:
-            return rashomon.members(con, run_id, uses, avoids, limit, rank=rank, point=point)
-
-    def rashomon_features(self, run_id: str, point: int | None = None) -> list[str]:
-        """The feature names the run's kept members (or sweep point ``point``'s) use."""
-        with self.reading() as con:
-            return rashomon.features(con, run_id, point)
-
-    def export(self, run_ids: Sequence[str], prefix: Path, fmt: str) -> list[tuple[str, Path]]:
-        """Write the runs and their events as ``PREFIX.runs.EXT`` and ``PREFIX.events.EXT``."""
-        with self.reading() as con:
-            return runs.export(con, run_ids, prefix, fmt)
 
     # -- checking -------------------------------------------------------------------------------
 

@@ -322,7 +322,10 @@ def list_runs(
     return [_row(r) for r in con.execute(sql, params).fetchall()]
 
 
-def sweep_points(con: duckdb.DuckDBPyConnection, sweep_id: str, states: Sequence[str]) -> dict[str, str]:
+def sweep_points(
+    con: duckdb.DuckDBPyConnection, sweep_id: str, states: Sequence[str] = ("finished", "stopped")
+) -> dict[str, str]:
+    """``{point key: run_id}`` of a sweep's runs in the given states (to resume a sweep)."""
     rows = con.execute(
         f"SELECT sweep_point, run_id FROM runs WHERE sweep_id = ? AND state IN "
         f"({', '.join('?' for _ in states)}) ORDER BY started_at",
