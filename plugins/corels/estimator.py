@@ -8,6 +8,7 @@ repetitions of the samples, exactly.
 
 from __future__ import annotations
 
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ from glasswork.plugins.corels.spec import CorelsConstraints, CorelsObjective, Co
 from glasswork.solver import Limits, SolveContext
 
 
+@dataclass(eq=False, repr=False)  # its fields are its parameters: scikit-learn reads them from the __init__ written
 class RuleListClassifier(ClassifierMixin, BaseEstimator):
     """A certifiably optimal rule list (CORELS) over binarized features.
 
@@ -35,34 +37,19 @@ class RuleListClassifier(ClassifierMixin, BaseEstimator):
     lists another may be returned (the objective and the certificate are the same).
     """
 
-    def __init__(
-        self,
-        regularization: float = 0.01,
-        *,
-        max_card: int = 1,
-        min_support: float | None = None,
-        negations: bool = True,
-        max_prefix_length: int | None = None,
-        policy: str = "lower_bound",
-        symmetry_map: str = "prefix",
-        thresholds: int = 4,
-        class_weight: dict | str | None = None,
-        time_limit: float | None = 60.0,
-        max_nodes: int | None = None,
-        n_jobs: int | None = None,
-    ) -> None:
-        self.regularization = regularization
-        self.max_card = max_card
-        self.min_support = min_support
-        self.negations = negations
-        self.max_prefix_length = max_prefix_length
-        self.policy = policy
-        self.symmetry_map = symmetry_map
-        self.thresholds = thresholds
-        self.class_weight = class_weight
-        self.time_limit = time_limit
-        self.max_nodes = max_nodes
-        self.n_jobs = n_jobs
+    regularization: float = 0.01
+    _: KW_ONLY
+    max_card: int = 1
+    min_support: float | None = None
+    negations: bool = True
+    max_prefix_length: int | None = None
+    policy: str = "lower_bound"
+    symmetry_map: str = "prefix"
+    thresholds: int = 4
+    class_weight: dict | str | None = None
+    time_limit: float | None = 60.0
+    max_nodes: int | None = None
+    n_jobs: int | None = None
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> RuleListClassifier:
         from glasswork.data.spec import BinarizeSpec

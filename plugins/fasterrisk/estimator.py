@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Preset, Set
 SEARCH_KNOBS = ("beam_width", "pool_gap", "swap_attempts", "multipliers", "pool_size", "reduce_points")
 
 
+@dataclass(eq=False, repr=False)  # its fields are its parameters: scikit-learn reads them from the __init__ written
 class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
     """A sparse integer risk score card fitted by FasterRisk.
 
@@ -27,31 +29,17 @@ class RiskScoreClassifier(ClassifierMixin, BaseEstimator):
     ``ScoreCard``), ``pool_`` (all cards, best first) and ``classes_``.
     """
 
-    def __init__(
-        self,
-        k: int = 5,
-        lower: int = -5,
-        upper: int = 5,
-        defaults: Preset = "paper",
-        beam_width: int | None = None,
-        pool_gap: float | None = None,
-        swap_attempts: int | None = None,
-        multipliers: int | None = None,
-        pool_size: int | None = None,
-        reduce_points: bool = True,
-        feature_names: list[str] | None = None,
-    ) -> None:
-        self.k = k
-        self.lower = lower
-        self.upper = upper
-        self.defaults = defaults
-        self.beam_width = beam_width
-        self.pool_gap = pool_gap
-        self.swap_attempts = swap_attempts
-        self.multipliers = multipliers
-        self.pool_size = pool_size
-        self.reduce_points = reduce_points
-        self.feature_names = feature_names
+    k: int = 5
+    lower: int = -5
+    upper: int = 5
+    defaults: Preset = "paper"
+    beam_width: int | None = None
+    pool_gap: float | None = None
+    swap_attempts: int | None = None
+    multipliers: int | None = None
+    pool_size: int | None = None
+    reduce_points: bool = True
+    feature_names: list[str] | None = None
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()

@@ -9,6 +9,7 @@ at ``time_limit`` with its gap (see ``certificate_``). Column names of a DataFra
 
 from __future__ import annotations
 
+from dataclasses import KW_ONLY, dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -24,37 +25,23 @@ from glasswork.plugins.moss.spec import MossSpec
 from glasswork.solver import Limits, SolveContext
 
 
+@dataclass(eq=False, repr=False)  # its fields are its parameters: scikit-learn reads them from the __init__ written
 class _RuleSetEstimator(BaseEstimator):
     """What the regressor and the classifier share: the spec built from the parameters, the solve."""
 
-    def __init__(
-        self,
-        max_rules: int = 10,
-        *,
-        min_stability: float | None = None,
-        stability_rank: int | None = None,
-        gamma: float = 1e-3,
-        trees: int = 200,
-        depth: int = 2,
-        quantiles: int = 10,
-        max_candidates: int = 1000,
-        encoding: str = "sirus",
-        policy: str | None = None,
-        seed: int = 0,
-        time_limit: float | None = 60.0,
-    ) -> None:
-        self.max_rules = max_rules
-        self.min_stability = min_stability
-        self.stability_rank = stability_rank
-        self.gamma = gamma
-        self.trees = trees
-        self.depth = depth
-        self.quantiles = quantiles
-        self.max_candidates = max_candidates
-        self.encoding = encoding
-        self.policy = policy
-        self.seed = seed
-        self.time_limit = time_limit
+    max_rules: int = 10
+    _: KW_ONLY
+    min_stability: float | None = None
+    stability_rank: int | None = None
+    gamma: float = 1e-3
+    trees: int = 200
+    depth: int = 2
+    quantiles: int = 10
+    max_candidates: int = 1000
+    encoding: str = "sirus"
+    policy: str | None = None
+    seed: int = 0
+    time_limit: float | None = 60.0
 
     def _spec(self) -> MossSpec:
         """The ``moss`` spec these parameters stand for (its data come in memory, not from a file)."""
