@@ -209,12 +209,7 @@ def mine_antecedents(
         tuple((int(order[i]) % p, int(order[i] < p)) for i in row if i >= 0) for row in combos.tolist()
     )
     return Antecedents(
-        names=out_names,
-        bits=bits,
-        n_samples=n,
-        cardinality=card,
-        duplicates_removed=removed,
-        items=column_items,
+        names=out_names, bits=bits, n_samples=n, cardinality=card, duplicates_removed=removed, items=column_items
     )
 
 

@@ -184,17 +184,12 @@ def enumerate_cards(
     b_range = intercept_range_within(X, y, sample_weight, cons, k, threshold)
     search = SupportSearch(X, y, sample_weight, cons, k).within_box(b_range)
 
-    def on_report(_: Any) -> None:
+    def feed(_: Any) -> None:  # report gets the tree, not its bound report: it drains the fresh cards
         if report is not None and search.tree is not None:
             report(search.tree)
 
     found = search.run(
-        time_limit=time_limit,
-        node_limit=node_limit,
-        stop=stop,
-        report=on_report,
-        threshold=threshold,
-        max_models=max_models,
+        threshold=threshold, max_models=max_models, time_limit=time_limit, node_limit=node_limit, stop=stop, report=feed
     )
     tree = search.tree
     assert tree is not None
@@ -257,13 +252,13 @@ def solve_exact(
         if loss < best_loss:
             best_loss, best_v = loss, np.concatenate([[b], w])
     found = search.run(
+        lattice=True,
+        tolerance=tolerance * 1e-3,
         upper_bound=best_loss,
         time_limit=time_limit,
         node_limit=node_limit,
         stop=stop,
         report=report,
-        tolerance=tolerance * 1e-3,
-        lattice=True,
     )
     tree = search.tree
     assert tree is not None

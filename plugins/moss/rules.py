@@ -255,12 +255,7 @@ def build_pool(
     grid = Grid.fit(X if grid_X is None else grid_X, names, quantiles)  # grid_X: share thresholds across folds
     B = grid.transform(X)
     forest = RandomForestRegressor(
-        n_estimators=trees,
-        max_depth=depth,
-        max_features=max_features,
-        bootstrap=True,
-        random_state=seed,
-        n_jobs=n_jobs,
+        n_estimators=trees, max_depth=depth, max_features=max_features, bootstrap=True, random_state=seed, n_jobs=n_jobs
     ).fit(B, y)
     counts: dict[Key, int] = {}
     for est in forest.estimators_:
