@@ -61,18 +61,12 @@ def pack_columns(const uint8_t[:, :] bits):
 
 
 def unpack_rows(const uint64_t[:, :] words, Py_ssize_t n_bits):
-    """Inverse of ``pack_rows``: a ``(rows, n_bits)`` uint8 0/1 matrix."""
-    cdef Py_ssize_t rows = words.shape[0]
+    """Inverse of ``pack_rows``: a ``(rows, n_bits)`` uint8 0/1 matrix (bit ``i`` of a row is bit
+    ``i & 63`` of its word ``i >> 6``: the words' little-endian bytes, each read low bit first)."""
     if words_for(n_bits) != words.shape[1]:
         raise ValueError(f"{words.shape[1]} words cannot hold exactly {n_bits} bits")
-    out_arr = np.zeros((rows, n_bits), dtype=np.uint8)
-    cdef uint8_t[:, ::1] out = out_arr
-    cdef Py_ssize_t r, i
-    with nogil:
-        for r in range(rows):
-            for i in range(n_bits):
-                out[r, i] = (words[r, i >> 6] >> (i & 63)) & 1
-    return out_arr
+    as_bytes = np.ascontiguousarray(words, dtype="<u8").view(np.uint8).reshape(words.shape[0], 8 * words.shape[1])
+    return np.unpackbits(as_bytes, axis=1, count=n_bits, bitorder="little")
 
 
 def popcount_rows(const uint64_t[:, ::1] words):

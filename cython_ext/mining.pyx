@@ -91,16 +91,8 @@ def walk(const uint64_t[:, ::1] items, const int64_t[::1] group_start, int max_c
     cdef Walk w
     cdef int rc = 0
     if n_groups > 0 and items.shape[0] > 0 and nw > 0:
-        w.items = &items[0, 0]
-        w.start = &group_start[0]
-        w.n_groups = n_groups
-        w.nw = nw
-        w.max_card = max_card
-        w.lo = lo
-        w.hi = hi
-        w.limit = limit
-        w.scratch = &scratch[0, 0]
-        w.chosen = &chosen[0]
+        w = Walk(items=&items[0, 0], start=&group_start[0], n_groups=n_groups, nw=nw, max_card=max_card,
+                 lo=lo, hi=hi, limit=limit, scratch=&scratch[0, 0], chosen=&chosen[0])
         with nogil:
             rc = _walk(&w, 0, 0, &combos, &counts, &hashes)
     if rc < 0:

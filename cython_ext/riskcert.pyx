@@ -943,10 +943,7 @@ cdef class SupportTree:
         cdef int code
         cdef const uint8_t* stop = &stop_flag[0]
         with nogil:
-            if self.rashomon:
-                code = self._g_run(seconds, stop, node_limit)
-            else:
-                code = self._run(seconds, stop, node_limit)
+            code = self._g_run(seconds, stop, node_limit) if self.rashomon else self._run(seconds, stop, node_limit)
         return code
 
     @property
