@@ -220,6 +220,14 @@ def file_option(*names: str, help: str) -> Callable[[F], F]:
     return click.option(*names, type=click.Path(dir_okay=False, path_type=Path), help=help)
 
 
+def export_target_options(output_help: str, table_help: str) -> Callable[[F], F]:
+    """``-o/--output`` and ``--table``: the file an export goes to and the raw table its SQL reads
+    (``glasswork export``, ``glasswork rashomon --pick``)."""
+    table = click.option("--table", default="data", show_default=True, help=table_help)
+    output = file_option("-o", "--output", help=output_help)
+    return lambda command: output(table(command))
+
+
 def overrides_option(help: str) -> Callable[[F], F]:
     """``--set PATH=VALUE``, repeatable, into ``overrides``: spec fields changed on the command line."""
     return click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help=help)

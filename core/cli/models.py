@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from glasswork.cli.app import COUNT, DB_OPTION, EXIT_INVALID, cli, fail, file_option
+from glasswork.cli.app import COUNT, DB_OPTION, EXIT_INVALID, cli, export_target_options, fail, file_option
 from glasswork.cli.runs import resolve_runs, store_at
 from glasswork.export.formats import FORMATS
 
@@ -28,8 +28,7 @@ if TYPE_CHECKING:
     "query with one CASE expression per output over the raw table; json: the "
     "glasswork.model document (glasswork.load_model reads it); markdown: a table.",
 )
-@file_option("-o", "--output", help="Write to this file (default: stdout).")
-@click.option("--table", default="data", show_default=True, help="The raw table the SQL reads.")
+@export_target_options("Write to this file (default: stdout).", "The raw table the SQL reads.")
 @click.option(
     "--member",
     type=COUNT,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from glasswork.cli.app import COUNT, DB_OPTION, EXIT_INVALID, cli, fail, file_option
+from glasswork.cli.app import COUNT, DB_OPTION, EXIT_INVALID, cli, export_target_options, fail
 from glasswork.cli.models import export_member, member_at, set_of
 from glasswork.cli.runs import resolve_runs, store_at
 from glasswork.export.formats import FORMATS
@@ -43,8 +43,7 @@ if TYPE_CHECKING:
     help="Export member RANK (with --format, -o) as 'glasswork export RUN --member RANK' does.",
 )
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True, help="With --pick.")
-@file_option("-o", "--output", help="With --pick: write to this file.")
-@click.option("--table", default="data", show_default=True, help="With --pick --format sql: the raw table.")
+@export_target_options("With --pick: write to this file.", "With --pick --format sql: the raw table.")
 @click.option(
     "--point",
     type=COUNT,
