@@ -55,23 +55,20 @@ from typing import Any
 import numpy as np
 
 from glasswork.cython_ext import corels_rashomon as _enum
-from glasswork.data import Problem
 from glasswork.plugins.corels.search import engine
 from glasswork.plugins.corels.cluster.driver import Connection, Driver, Subtree, TaskConfig, connected, workers
-from glasswork.plugins.corels.model import RuleList
 from glasswork.plugins.corels.rashomon.enumeration import (
     KeptStream,
+    Listing,
     TableCount,
     best_proven,
     count_memory_for,
     make_enumerator,
-    member_builder,
     queue_budget_for,
 )
 from glasswork.memory import memory_reached
 from glasswork.rashomon import RashomonSet
 from glasswork.solver import SolveContext
-from glasswork.spec import RashomonSpec
 
 ORDERED_POLICIES = ("lower_bound", "objective")  # the policies that list in objective order
 SYNC_SECONDS = 0.1  # a task's period for reading the stop event and reporting
@@ -584,17 +581,9 @@ class EnumerationDriver(Driver[EnumerationSubtree]):
 def enumerate_on_cluster(
     units: engine.Units,
     regularization: float,
+    listing: Listing,
     *,
-    request: RashomonSpec,
-    threshold: float,
-    optimum: float,
     options: dict[str, Any],
-    ctx: SolveContext,
-    build: Callable[[list[int]], RuleList],
-    problem: Problem,
-    feature_names: Callable[[list[int]], tuple[str, ...]],
-    nodes_before: int = 0,
-    progress_interval: float = 0.25,
     threads: int = 1,
 ) -> tuple[RashomonSet, dict[str, Any]]:
     """Enumerate the set on ``ctx.executor``'s cluster; the set one process gives (same count,
@@ -602,7 +591,9 @@ def enumerate_on_cluster(
     is each task's (``search.threads``: the enumerator's threads share its queue, as in one
     process)."""
     started = time.perf_counter()
-    member = member_builder(request, build, problem, feature_names, {})
+    request, threshold, optimum, ctx = listing.request, listing.threshold, listing.optimum, listing.ctx
+    nodes_before, progress_interval = listing.nodes_before, listing.progress_interval
+    member = listing.member_builder({})
 
     with connected(ctx, "glasswork-rashomon", ("stop",)) as connection:
         n_workers = workers(connection.client)

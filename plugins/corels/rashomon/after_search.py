@@ -66,21 +66,13 @@ def rashomon_set(
         "max_models": request.max_models,
         "ablation": tuple(search_opts.ablation),
     }
-    listing: dict[str, Any] = {  # what the enumeration needs to stream its members, here or on the cluster
-        "request": request,
-        "threshold": threshold,
-        "optimum": optimum,
-        "ctx": ctx,
-        "build": build,
-        "problem": problem,
-        "feature_names": features,
-        "nodes_before": evaluations,
-        "progress_interval": search_opts.progress_interval,
-    }
+    listing = rs.Listing(  # what the enumeration needs to stream its members, here or on the cluster
+        request, threshold, optimum, ctx, build, problem, features, evaluations, search_opts.progress_interval
+    )
     if ctx.executor is not None:  # subtrees on the cluster: plugins/corels/cluster/enumeration.py
         from glasswork.plugins.corels.cluster.enumeration import enumerate_on_cluster
 
-        rset, cluster_stats = enumerate_on_cluster(units, lam, options=options, threads=threads, **listing)
+        rset, cluster_stats = enumerate_on_cluster(units, lam, listing, options=options, threads=threads)
         stats.update(cluster_stats)
         rset = with_the_optimum(rset, request, optimum, best_prefix, features, build, problem, ctx)
         return logged(rset, stats, ctx)
@@ -97,7 +89,7 @@ def rashomon_set(
     )
     rset, _ = rs.enumerate_rashomon(
         enumerator,
-        **listing,
+        listing,
         count_memory=rs.count_memory_for(ctx.limits.memory),
         relist=lambda upto: rs.make_enumerator(
             units, lam, upto, floor=optimum, threads=threads, queue_budget=enumerator_queue, **options

@@ -15,6 +15,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -140,6 +141,28 @@ def member_builder(
     return member
 
 
+@dataclass(frozen=True)
+class Listing:
+    """What an enumeration needs to stream the set's members, in one process or on the cluster:
+    the request, its threshold and the optimum, the run's context, how a list and the features it
+    uses are built, the search's node count so far and how often progress is reported."""
+
+    request: RashomonSpec
+    threshold: float
+    optimum: float
+    ctx: SolveContext
+    build: Callable[[list[int]], RuleList]
+    problem: Problem
+    feature_names: Callable[[list[int]], tuple[str, ...]]
+    nodes_before: int = 0
+    progress_interval: float = 0.25
+
+    def member_builder(
+        self, members: dict[tuple[int, ...], RashomonMember]
+    ) -> Callable[[float, tuple[int, ...]], RashomonMember]:
+        return member_builder(self.request, self.build, self.problem, self.feature_names, members)
+
+
 class KeptStream:
     """What a listing in objective order has newly kept, to stream, and the bound to send with it.
 
@@ -207,16 +230,8 @@ def count_memory_for(memory_limit: float | None) -> int:
 
 def enumerate_rashomon(
     enumerator: Any,
+    listing: Listing,
     *,
-    request: RashomonSpec,
-    threshold: float,
-    optimum: float,
-    ctx: SolveContext,
-    build: Callable[[list[int]], RuleList],
-    problem: Problem,
-    feature_names: Callable[[list[int]], tuple[str, ...]],
-    nodes_before: int = 0,
-    progress_interval: float = 0.25,
     count_memory: int | None = None,
     relist: Callable[[float], Any] | None = None,
     stats: dict[str, Any] | None = None,
@@ -236,8 +251,10 @@ def enumerate_rashomon(
     proved (``complete`` false, the listed members, the listing's bound), or the members under the
     first rules the table finished if they are more (each finished part is exact; an unfinished
     one adds nothing)."""
+    request, threshold, optimum, ctx = listing.request, listing.threshold, listing.optimum, listing.ctx
+    nodes_before, progress_interval = listing.nodes_before, listing.progress_interval
     members: dict[tuple[int, ...], RashomonMember] = {}
-    member = member_builder(request, build, problem, feature_names, members)
+    member = listing.member_builder(members)
     info = stats if stats is not None else {}
     info["rashomon_count_method"] = "listed"
     sent: set[tuple[int, ...]] = set()
