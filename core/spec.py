@@ -42,6 +42,7 @@ from glasswork.spec_document import (
     set_path,
 )
 from glasswork.spec_models import (
+    KEEP_NUMBERS,
     MAX_LIMIT_BYTES,
     MAX_LIMIT_NODES,
     MAX_LIMIT_SECONDS,
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from glasswork.registry import Registry
 
 __all__ = [
+    "KEEP_NUMBERS",
     "MAX_LIMIT_BYTES",
     "MAX_LIMIT_NODES",
     "MAX_LIMIT_SECONDS",

@@ -307,6 +307,11 @@ def fairness_issues(spec: SolverSpec) -> list[tuple[list[str | int], str]]:
     return out
 
 
+KEEP_NUMBERS: dict[str, Any] = {"numeric": "keep"}
+"""The ``default_binarize`` of a solver that cuts numbers itself: text columns are one-hot encoded
+and numbers kept, so a plain spec on a table with text columns runs."""
+
+
 class SolverSpec(StrictModel):
     """Base of every solver's spec model.
 
@@ -331,8 +336,7 @@ class SolverSpec(StrictModel):
     )
 
     # The ``binarize:`` section a spec without one gets (None: the features are used as they are).
-    # A solver that cuts numbers itself sets ``{"numeric": "keep"}``: text columns are one-hot
-    # encoded and numbers kept, so a plain spec on a table with text columns runs.
+    # A solver that cuts numbers itself sets ``KEEP_NUMBERS``.
     default_binarize: ClassVar[dict[str, Any] | None] = None
 
     @model_validator(mode="after")

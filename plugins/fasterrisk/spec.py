@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from glasswork.class_weights import ClassWeight, one_spelling
-from glasswork.spec import SolverSpec, StrictModel
+from glasswork.spec import KEEP_NUMBERS, SolverSpec, StrictModel
 
 MAX_POINTS = 1_000_000  # points of one feature; the kernels hold them as doubles
 Points = Annotated[int, Field(ge=-MAX_POINTS, le=MAX_POINTS)]
@@ -132,11 +132,11 @@ class FasterRiskSearch(StrictModel):
 class FasterRiskSpec(SolverSpec):
     """A FasterRisk problem: sparse integer risk scores for a binary target."""
 
+    # Points multiply the features as given: by default text columns are one-hot encoded (as MOSS
+    # and the estimator do) and numbers kept; a ``binarize:`` section thresholds them too.
+    default_binarize = KEEP_NUMBERS
+
     solver: Literal["fasterrisk"]
     objective: FasterRiskObjective = Field(default_factory=FasterRiskObjective)
     constraints: FasterRiskConstraints = Field(default_factory=FasterRiskConstraints)
     search: FasterRiskSearch = Field(default_factory=FasterRiskSearch)
-
-    # Points multiply the features as given: by default text columns are one-hot encoded (as MOSS
-    # and the estimator do) and numbers kept; a ``binarize:`` section thresholds them too.
-    default_binarize = {"numeric": "keep"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from glasswork.spec import SolverSpec, StrictModel
+from glasswork.spec import KEEP_NUMBERS, SolverSpec, StrictModel
 from pydantic import Field, model_validator
 
 
@@ -113,7 +113,7 @@ class MossSpec(SolverSpec):
 
     # MOSS cuts numeric columns on its own quantile grid: by default the data layer only one-hot
     # encodes text columns and keeps numbers (and 0/1 columns) as they are.
-    default_binarize = {"numeric": "keep"}
+    default_binarize = KEEP_NUMBERS
 
     @model_validator(mode="after")
     def _policy_fits(self) -> MossSpec:
