@@ -28,7 +28,7 @@ import pkgutil
 import traceback
 import typing
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
@@ -67,13 +67,10 @@ class PluginInfo:
         return self.error is None and not self.disabled
 
     def to_dict(self) -> dict[str, Any]:
+        """The fields (lists copied), with the status ``error`` and ``disabled`` come to."""
+        listed = {key: value for key, value in asdict(self).items() if key not in ("error", "disabled")}
         return {
-            "name": self.name,
-            "origin": self.origin,
-            "version": self.version,
-            "module": self.module,
-            "solvers": list(self.solvers),
-            "hooks": list(self.hooks),
+            **listed,
             "status": "disabled" if self.disabled else ("error" if self.error else "ok"),
             "error": self.error,
         }
