@@ -9,15 +9,19 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from grids import covering_grid
 
+from glasswork import Status
 from glasswork.fairness import METRICS, group_rates, prediction_metrics, within
 from glasswork.plugins.fasterrisk.engine import Constraints
 from glasswork.plugins.fasterrisk.exact import intercept_range, solve_exact
 from glasswork.plugins.fasterrisk.fairness import FairnessTarget, card_predictions
+from fasterrisk_data import fair_data, fair_spec
 
 
 @dataclass
@@ -160,3 +164,75 @@ def test_stopped_without_a_feasible_card_reports_no_model_and_a_bound() -> None:
     assert res.status in ("cancel", "infeasible")
     if res.status == "cancel":
         assert res.points is None and math.isinf(res.objective) and res.lower_bound >= 0.0
+
+
+# -- through the solver and the run path ----------------------------------------------------------
+
+
+def outcome_problem(document: dict[str, Any]) -> Any:
+    from glasswork.data import load_problem
+    from glasswork.registry import get_registry
+    from glasswork.spec import validate_spec
+
+    return load_problem(validate_spec(document, get_registry()).data)
+
+
+def launch(document: dict[str, Any]) -> Any:
+    from glasswork.data import load_problem
+    from glasswork.launch import Launch
+    from glasswork.registry import get_registry
+    from glasswork.spec import validate_spec
+
+    spec = validate_spec(document, get_registry())
+    return Launch(spec, no_store=True, problem=load_problem(spec.data)).run()
+
+
+def test_exact_run_meets_the_constraint_and_says_so(tmp_path: Path) -> None:
+    outcome = launch(fair_spec(fair_data(tmp_path), "statistical_parity", 0.05))
+    result = outcome.result
+    assert result.certificate.status is Status.OPTIMAL and result.model is not None
+    assert result.stats["fairness"]["figure"] <= 0.05
+    assert outcome.fairness["train"]["statistical_parity"] <= 0.05 + 1e-12
+    assert "meets constraints.fairness (statistical_parity <= 0.05)" in result.model.certified_against
+    document = fair_spec(fair_data(tmp_path), "statistical_parity", 0.05)
+    del document["constraints"]["fairness"]
+    plain = launch(document)
+    assert plain.result.certificate.objective < result.certificate.objective - 1e-6  # the constraint binds
+    assert plain.fairness["train"]["statistical_parity"] > 0.05
+
+
+def test_exact_run_proves_an_infeasible_constraint(tmp_path: Path) -> None:
+    outcome = launch(fair_spec(fair_data(tmp_path), "predictive_parity", 0.0))
+    assert outcome.result.certificate.status is Status.INFEASIBLE
+    assert outcome.result.model is None and outcome.result.certificate.objective is None
+    assert "proven infeasible" in outcome.no_model
+
+
+@pytest.mark.parametrize("metric", ["statistical_parity", "equal_opportunity"])
+def test_beam_keeps_the_constraint_on_every_card_it_shows(tmp_path: Path, metric: str) -> None:
+    from glasswork.plugins.fasterrisk.model import ScoreCard
+
+    source = fair_data(tmp_path)
+    outcome = launch(fair_spec(source, metric, 0.02, policy="beam"))
+    result = outcome.result
+    assert result.certificate.status is Status.HEURISTIC  # never optimal under the constraint
+    problem = outcome_problem(fair_spec(source, metric, 0.02, policy="beam"))
+    X, y, mask = problem.X, problem.y, np.asarray(problem.audit["grp"]) == "p"
+    assert result.stats["fairness"]["pool_meeting"] == len(result.stats["pool"]) >= 1
+    for row in result.stats["pool"]:
+        card = ScoreCard.from_dict(row["card"])
+        assert within(metric, 0.02, *group_rates(y, card.predict(X), mask))
+
+
+def test_beam_without_a_card_that_meets_it_ends_with_no_model(tmp_path: Path) -> None:
+    outcome = launch(fair_spec(fair_data(tmp_path), "predictive_parity", 0.0, policy="beam"))
+    assert outcome.result.model is None and outcome.result.certificate.status is Status.STOPPED_NODES
+    assert outcome.result.stats["fairness"]["pool_meeting"] == 0
+    assert "before finding a model that meets constraints.fairness" in outcome.no_model
+
+
+def test_a_rashomon_set_under_the_constraint_is_refused(tmp_path: Path) -> None:
+    from glasswork.data import DataError
+
+    with pytest.raises(DataError, match="Rashomon set under constraints.fairness"):
+        launch(fair_spec(fair_data(tmp_path), "statistical_parity", 0.05, rashomon={"epsilon": 0.05}))
