@@ -59,24 +59,36 @@ cdef inline double fc_gap(const double* p, const double* r, int rate) noexcept n
     return a - b if a >= b else b - a
 
 
-cdef inline double fc_figure(int metric, const double* p, const double* r) noexcept nogil:
-    """The metric of a single model (``fairness.prediction_metrics``), -1 when undefined."""
-    cdef double a, b
+cdef inline int fc_terms(int metric, int* rates) noexcept nogil:
+    """The rates whose gaps the metric sums (``fairness.prediction_metrics``); returns how many."""
     if metric == FC_STATISTICAL_PARITY:
-        return fc_gap(p, r, FC_SELECTION)
-    if metric == FC_PREDICTIVE_PARITY:
-        return fc_gap(p, r, FC_PPV)
-    if metric == FC_PREDICTIVE_EQUALITY:
-        return fc_gap(p, r, FC_FPR)
-    if metric == FC_EQUAL_OPPORTUNITY:
-        return fc_gap(p, r, FC_FNR)
-    if metric == FC_EQUALIZED_ODDS:
-        a, b = fc_gap(p, r, FC_FPR), fc_gap(p, r, FC_FNR)
+        rates[0] = FC_SELECTION
+    elif metric == FC_PREDICTIVE_PARITY:
+        rates[0] = FC_PPV
+    elif metric == FC_PREDICTIVE_EQUALITY:
+        rates[0] = FC_FPR
+    elif metric == FC_EQUAL_OPPORTUNITY:
+        rates[0] = FC_FNR
+    elif metric == FC_EQUALIZED_ODDS:
+        rates[0], rates[1] = FC_FPR, FC_FNR
+        return 2
     else:
-        a, b = fc_gap(p, r, FC_PPV), fc_gap(p, r, FC_NPV)
-    if a < 0.0 or b < 0.0:
-        return -1.0
-    return a + b
+        rates[0], rates[1] = FC_PPV, FC_NPV
+        return 2
+    return 1
+
+
+cdef inline double fc_figure(int metric, const double* p, const double* r) noexcept nogil:
+    """The metric of a single model, -1 when undefined (a sum of gaps, in the Python order)."""
+    cdef int rates[2]
+    cdef int t, m = fc_terms(metric, rates)
+    cdef double gap, total = 0.0
+    for t in range(m):
+        gap = fc_gap(p, r, rates[t])
+        if gap < 0.0:
+            return -1.0
+        total = gap if t == 0 else total + gap
+    return total
 
 
 cdef inline double fc_limit(double at_most) noexcept nogil:
@@ -147,14 +159,9 @@ cdef inline double fc_gap_lower(const double* p, const double* r, int rate) noex
 
 cdef inline double fc_lower(int metric, const double* p, const double* r) noexcept nogil:
     """A lower bound on the metric of every model of the intervals (a sum bounded term by term)."""
-    if metric == FC_STATISTICAL_PARITY:
-        return fc_gap_lower(p, r, FC_SELECTION)
-    if metric == FC_PREDICTIVE_PARITY:
-        return fc_gap_lower(p, r, FC_PPV)
-    if metric == FC_PREDICTIVE_EQUALITY:
-        return fc_gap_lower(p, r, FC_FPR)
-    if metric == FC_EQUAL_OPPORTUNITY:
-        return fc_gap_lower(p, r, FC_FNR)
-    if metric == FC_EQUALIZED_ODDS:
-        return fc_gap_lower(p, r, FC_FPR) + fc_gap_lower(p, r, FC_FNR)
-    return fc_gap_lower(p, r, FC_PPV) + fc_gap_lower(p, r, FC_NPV)
+    cdef int rates[2]
+    cdef int t, m = fc_terms(metric, rates)
+    cdef double total = 0.0
+    for t in range(m):
+        total += fc_gap_lower(p, r, rates[t])
+    return total

@@ -34,7 +34,7 @@ class FairnessTarget:
     @property
     def code(self) -> int:
         """The metric's index in ``fairness.METRICS`` (the kernel's metric code)."""
-        return METRICS.index(self.metric)  # type: ignore[arg-type]
+        return METRICS.index(self.metric)
 
     def group_bits(self) -> np.ndarray:
         """Each row's groups as bits (group g is bit g)."""
@@ -83,7 +83,9 @@ class FairnessTarget:
         return out[0], out[1]
 
 
-def card_predictions(X: np.ndarray, columns: Sequence[int], points: np.ndarray, intercept: float) -> np.ndarray:
+def card_predictions(
+    X: np.ndarray, columns: Sequence[int] | np.ndarray, points: np.ndarray, intercept: float
+) -> np.ndarray:
     """A card's 0/1 predictions: points total plus intercept above 0 (its multiplier keeps the sign)."""
     X = np.asarray(X, dtype=np.float64)
     score = X[:, list(columns)] @ np.asarray(points, dtype=np.float64) if len(columns) else np.zeros(X.shape[0])
