@@ -92,6 +92,29 @@ def card_predictions(
     return (score + intercept > 0).astype(np.int64)
 
 
+def _loss_minimiser(score: np.ndarray, signs: np.ndarray, s: np.ndarray, multiplier: float, start: float) -> float:
+    """The real intercept minimising the card's loss (convex in it): safeguarded 1-D Newton."""
+
+    def loss(b: float) -> float:
+        return float(s @ np.logaddexp(0.0, -signs * (score + b) / multiplier))
+
+    b, current = float(start), loss(float(start))
+    for _ in range(100):
+        p = 0.5 * (1.0 - np.tanh(0.5 * signs * (score + b) / multiplier))  # sigma(-margin)
+        grad = -float(s @ (signs * p)) / multiplier
+        hess = float(s @ (p * (1.0 - p))) / multiplier**2
+        if hess <= 0.0 or abs(grad) <= 1e-12 * max(1.0, current):
+            break
+        step = grad / hess
+        while step != 0.0 and loss(b - step) > current:
+            step /= 2.0
+        if abs(step) < 1e-12:
+            break
+        b -= step
+        current = loss(b)
+    return b
+
+
 def fairest_intercept(
     score: np.ndarray,
     intercept: float,
@@ -100,33 +123,33 @@ def fairest_intercept(
     loss_weights: np.ndarray | None,
     target: FairnessTarget,
 ) -> tuple[float, float] | None:
-    """The best (lowest loss) integer intercept at which a card with row totals ``score`` meets
-    the constraint, with its loss; ``None`` when no integer intercept does.
+    """The best (lowest loss) integer intercept at which a card with row totals ``score`` (and its
+    multiplier) meets the constraint, with its loss; ``None`` when no integer intercept does.
 
     The predictions change only where ``-intercept`` crosses a row total, so the integers between
-    two consecutive distinct totals give one prediction pattern each. The loss is convex in the
-    intercept, so within such a run its best point is the overall minimiser clipped into the run;
-    the card's own intercept (the beam's rounding of that minimiser) stands in for it. A heuristic,
-    as the beam is: its status is never ``optimal`` under the constraint.
+    two consecutive distinct totals give one prediction pattern each (a run). The loss is convex in
+    the intercept, so within a run its best integer is the floor or the ceiling of the real
+    minimiser, clipped into the run: two candidates per run, each pattern checked once.
     """
     signs = np.where(np.asarray(y) > 0, 1.0, -1.0)
     s = np.ones(signs.size) if loss_weights is None else np.asarray(loss_weights, dtype=np.float64)
+    centre = _loss_minimiser(score, signs, s, multiplier, intercept)
     totals = np.unique(score)
     edges = np.concatenate([[-np.inf], totals, [np.inf]])
     best: tuple[float, float] | None = None
     for lo_total, hi_total in zip(edges[:-1], edges[1:], strict=True):
-        # rows with total >= hi_total predicted positive: -b in [lo_total, hi_total), b in (-hi_total, -lo_total]
+        # the run where rows with total >= hi_total are positive: -hi_total < b <= -lo_total
         low = math.floor(-hi_total) + 1 if math.isfinite(hi_total) else -math.inf
         high = math.floor(-lo_total) if math.isfinite(lo_total) else math.inf
         if low > high:
             continue
-        b = float(min(max(round(intercept), low), high))
-        pred = (score + b > 0).astype(np.int64)
-        if not target.meets(y, pred):
+        candidates = sorted({float(min(max(v, low), high)) for v in (math.floor(centre), math.ceil(centre))})
+        if not target.meets(y, (score + candidates[0] > 0).astype(np.int64)):
             continue
-        loss = float(s @ np.logaddexp(0.0, -signs * (score + b) / multiplier))
-        if best is None or loss < best[1]:
-            best = (b, loss)
+        for b in candidates:
+            loss = float(s @ np.logaddexp(0.0, -signs * (score + b) / multiplier))
+            if best is None or loss < best[1]:
+                best = (b, loss)
     return best
 
 

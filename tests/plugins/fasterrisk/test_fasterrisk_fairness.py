@@ -236,3 +236,30 @@ def test_a_rashomon_set_under_the_constraint_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(DataError, match="Rashomon set under constraints.fairness"):
         launch(fair_spec(fair_data(tmp_path), "statistical_parity", 0.05, rashomon={"epsilon": 0.05}))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_beams_intercept_move_is_the_best_integer_intercept_that_meets_it(seed: int) -> None:
+    """``fairest_intercept`` against every integer intercept in a range wider than the scores."""
+    from glasswork.plugins.fasterrisk.fairness import fairest_intercept
+
+    rng = np.random.default_rng(40 + seed)
+    n = 80
+    X, y, w, masks = instance(60 + seed, 3, n, 1)
+    points = 3.0 * rng.integers(-4, 5, size=3)  # totals 3 apart: runs of several intercepts
+    score = X @ points
+    multiplier = float(rng.uniform(0.5, 3.0))
+    metric = METRICS[seed % len(METRICS)]
+    target = FairnessTarget(metric, (0.08, 0.3)[seed % 2], tuple(masks), w)
+    signs = np.where(y > 0, 1.0, -1.0)
+    best = None
+    for b in range(-40, 41):
+        if target.meets(y, (score + b > 0).astype(np.int64)):
+            loss = float(w @ np.logaddexp(0.0, -signs * (score + b) / multiplier))
+            best = (float(b), loss) if best is None or loss < best[1] else best
+    found = fairest_intercept(score, float(rng.integers(-3, 4)), multiplier, y, w, target)
+    if best is None:
+        assert found is None
+    else:
+        assert found is not None and found[1] == pytest.approx(best[1], rel=1e-12)
+        assert target.meets(y, (score + found[0] > 0).astype(np.int64))
