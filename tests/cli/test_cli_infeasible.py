@@ -144,3 +144,28 @@ def test_a_solver_claiming_a_model_that_breaks_its_constraint_is_refused(invoke)
     assert "statistical_parity" in refused.output and "a fault in that plugin" in refused.output
     listed = json.loads(invoke("runs", "list", "--json").stdout)
     assert listed[0]["state"] == "failed"  # recorded as the failure it is, not as a certified model
+
+
+def test_the_fairness_frontier_is_printed_stored_listed_and_drawn(invoke, tmp_path):
+    (tmp_path / "front.yaml").write_text(
+        spec_text("statistical_parity", 1.0).replace("at_most: 1.0}", "at_most: 1.0, frontier: {points: 10}}"),
+        encoding="utf-8",
+    )
+    shown = invoke("run", "front.yaml")
+    assert shown.exit_code == 0, shown.output
+    assert "Fairness frontier: objective against statistical_parity" in shown.stdout
+    assert "no fairer one exists (proven)" in shown.stdout
+    doc = json.loads(invoke("run", "--json", "-q", "front.yaml").stdout)
+    frontier = doc["stats"]["fairness_frontier"]
+    assert frontier["complete"] and frontier["points"][0]["objective"] == doc["objective"]
+    assert frontier["points"][-1]["unfairness"] == 0.0  # a constant model: the fairest of the toy's class
+    run_id = _latest(invoke)
+    listed = invoke("runs", "show", run_id)
+    assert listed.exit_code == 0 and "Fairness frontier" in listed.stdout
+    assert all(f"| {p['point']} " in listed.stdout or f"{p['point']}" in listed.stdout for p in frontier["points"])
+    stored = RunStore("glasswork.duckdb").details(run_id)["stats"]["fairness_frontier"]
+    assert stored == frontier
+    assert invoke("report", run_id, "-o", "card.html").exit_code == 0
+    html = (tmp_path / "card.html").read_text(encoding="utf-8")
+    assert "<h2>Fairness frontier</h2>" in html and "best objective (the front)" in html
+    assert html.count("<tr><td class=n>") >= len(frontier["points"])
