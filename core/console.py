@@ -549,9 +549,22 @@ def fairness_text(audit: dict[str, Any] | None) -> str | None:
     return f"{'; '.join(audit.get('groups') or [])} against the rest ({' / '.join(parts)}): " + ", ".join(figures)
 
 
+MODEL_LINE = 60
+"""The most characters of a model's text a table cell shows (``one_line``)."""
+
+
+def one_line(text: Any) -> str:
+    """A model's text on one line for a table cell: its lines joined by `` / ``, runs of blanks
+    made one, cut at ``MODEL_LINE`` characters (``...``); ``-`` without text."""
+    if not isinstance(text, str) or not text.strip():
+        return "-"
+    joined = " / ".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
+    return joined if len(joined) <= MODEL_LINE else joined[: MODEL_LINE - 3].rstrip() + "..."
+
+
 def frontier_table(stats: Any) -> Table | None:
     """The accuracy-fairness frontier of a run (``glasswork.frontier``, in its stats), one row per
-    point: the limit it was held to, its model's figure, its certificate and the model's first
+    point: the limit it was held to, its model's figure, its certificate and the model on one
     line; ``None`` for a run without one. ``run`` and ``runs show`` print it."""
     from glasswork.frontier import end_words, frontier_of, limit_words
 
@@ -567,10 +580,7 @@ def frontier_table(stats: Any) -> Table | None:
     for point, held in zip(document["points"], limit_words(document)):
         if not isinstance(point, dict):
             continue
-        text = point.get("model_text")
-        first = (
-            text.splitlines()[0] + (" ..." if "\n" in text.strip() else "") if isinstance(text, str) and text else "-"
-        )
+        first = one_line(point.get("model_text"))
         status = str(point.get("status")) + (" (dominated)" if point.get("dominated") else "")
         cells = [
             point.get("point"),

@@ -47,7 +47,7 @@ def invoke(toy_env, tmp_path, monkeypatch):
     write_data(tmp_path)
     (tmp_path / "infeasible.yaml").write_text(spec_text("predictive_parity", 0.0), encoding="utf-8")
     (tmp_path / "stopped.yaml").write_text(
-        spec_text("statistical_parity", 0.05, "search: {behaviour: endless}\nlimits: {time: 0.3}\n"), encoding="utf-8"
+        spec_text("statistical_parity", 0.05, "search: {behaviour: endless}\nlimits: {nodes: 5}\n"), encoding="utf-8"
     )
     (tmp_path / "feasible.yaml").write_text(spec_text("statistical_parity", 0.05), encoding="utf-8")
     (tmp_path / "unfair.yaml").write_text(
@@ -117,18 +117,18 @@ def test_a_run_stopped_before_any_feasible_model(invoke):
     shown = invoke("run", "stopped.yaml")
     assert shown.exit_code == 0, shown.output
     assert (
-        "stopped at the time limit before finding a model that meets constraints.fairness "
+        "stopped at the node limit before finding a model that meets constraints.fairness "
         "(statistical_parity <= 0.05)" in shown.stdout
     )
     doc = json.loads(invoke("run", "--json", "-q", "stopped.yaml").stdout)
-    assert doc["status"] == "stopped_time" and doc["model"] is None and doc["lower_bound"] == 0.0
+    assert doc["status"] == "stopped_nodes" and doc["model"] is None and doc["lower_bound"] == 0.0
     run_id = _latest(invoke)
     details = RunStore("glasswork.duckdb").details(run_id)
-    assert details["state"] == "stopped" and details["status"] == "stopped_time"
+    assert details["state"] == "stopped" and details["status"] == "stopped_nodes"
     assert details["lower_bound"] == 0.0 and details["objective"] is None
-    assert "stopped at the time limit" in invoke("runs", "show", run_id).stdout
+    assert "stopped at the node limit" in invoke("runs", "show", run_id).stdout
     refused = invoke("export", run_id, "--format", "python")
-    assert refused.exit_code == 2 and "stopped at the time limit before finding" in refused.output
+    assert refused.exit_code == 2 and "stopped at the node limit before finding" in refused.output
 
 
 def test_a_feasible_constrained_run_meets_its_constraint(invoke):
@@ -155,6 +155,7 @@ def test_the_fairness_frontier_is_printed_stored_listed_and_drawn(invoke, tmp_pa
     assert shown.exit_code == 0, shown.output
     assert "Fairness frontier: objective against statistical_parity" in shown.stdout
     assert "no fairer one exists (proven)" in shown.stdout
+    assert "if a then 1 / else 0" in shown.stdout  # each point's model on one line
     doc = json.loads(invoke("run", "--json", "-q", "front.yaml").stdout)
     frontier = doc["stats"]["fairness_frontier"]
     assert frontier["complete"] and frontier["points"][0]["objective"] == doc["objective"]
