@@ -14,8 +14,9 @@ the outcome. Callers turn the exceptions into exit codes and messages through
 
 from __future__ import annotations
 
+import functools
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,8 +28,8 @@ from glasswork.spec import LoadedSpec, SolverSpec, SpecError, load_spec
 if TYPE_CHECKING:
     from glasswork.data import DataError, Problem
     from glasswork.registry import Registry
-    from glasswork.result import Model
-    from glasswork.solver import ClusterExecutor, Solver
+    from glasswork.result import Model, Result
+    from glasswork.solver import ClusterExecutor, SolveContext, Solver
     from glasswork.store import RunStore, StoreSink
 
 
@@ -220,9 +221,22 @@ class Launch:
         )
         runner = self._runner
         active = runner.start_sinks([*([self.store_sink] if self.store_sink else []), *sinks], info)
+        search: Callable[[Problem, SolveContext], Result] | None = None
+        limit = getattr(spec.constraints, "fairness", None)
+        if getattr(limit, "frontier", None) is not None:  # the core walks the frontier through the solver's solve
+            from glasswork.frontier import walk
+
+            search = functools.partial(walk, solver_cls, spec)
+
         try:
             result, elapsed, interrupted = runner.solve(
-                solver, problem, limits, active, self.executor, plugin=self.registry.plugin_of(solver.name)
+                solver,
+                problem,
+                limits,
+                active,
+                self.executor,
+                plugin=self.registry.plugin_of(solver.name),
+                search=search,
             )
             fault = None if result.model is None else model_contract_fault(result.model)
             if fault is not None:  # the plugin's omission, named before metrics or the store trip on it

@@ -557,6 +557,7 @@ def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]], regi
         "" if model is None else _curves(details, registry),
         rashomon_section(SetSummary.from_dict(details["rashomon"]) if details.get("rashomon") else None),
         fairness_section(details.get("fairness")),
+        frontier_section(details.get("stats")),
         f"<h2>Search</h2><figure>{trajectory}<figcaption>{_search_caption(trajectory)}</figcaption></figure>"
         if trajectory
         else "<h2>Search</h2><p class=note>No bound was reported during the search.</p>",
@@ -657,3 +658,50 @@ def fairness_section(audit: dict[str, Any] | None) -> str:
 
 def _undefined(value: Any) -> str:
     return "undefined" if value is None else _num(value)
+
+
+def frontier_section(stats: Any) -> str:
+    """The card's accuracy-fairness frontier (``glasswork.frontier``): each point's best objective
+    and proven lower bound against its model's figure, then the points with their certificates;
+    empty for a run without one."""
+    from glasswork.frontier import end_words, frontier_of, limit_words
+
+    document = frontier_of(stats)
+    if document is None:
+        return ""
+    metric = str(document.get("metric"))
+    drawn = [
+        p
+        for p in document["points"]
+        if isinstance(p, dict) and _finite(p.get("unfairness")) is not None and _finite(p.get("objective")) is not None
+    ]
+    chart = ""
+    if drawn:
+        front = [p for p in drawn if not p.get("dominated")]
+        series = [("best objective (the front)", [p["unfairness"] for p in front], [p["objective"] for p in front])]
+        bounded = [p for p in drawn if _finite(p.get("lower_bound")) is not None]
+        if bounded:
+            series.append(("its lower bound", [p["unfairness"] for p in bounded], [p["lower_bound"] for p in bounded]))
+        chart = (
+            f"<figure>{line_chart(series, xlabel=metric, ylabel='objective', dots=True)}"
+            "<figcaption>each point: the best training objective among the models at most as unfair as the "
+            "point's limit, against its model's figure on the training rows</figcaption></figure>"
+        )
+    rows = "".join(
+        f"<tr><td class=n>{_num(p.get('point'))}</td><td class=n>{esc(held)}</td>"
+        f"<td class=n>{_num(p.get('unfairness'))}</td><td class=n>{_num(p.get('objective'))}</td>"
+        f"<td class=n>{_num(p.get('lower_bound'))}</td>"
+        f"<td class=n>{esc(fmt_gap(p.get('objective'), p.get('lower_bound'), p.get('status'), compact=True))}</td>"
+        f"<td>{esc(p.get('status'))}{' (dominated)' if p.get('dominated') else ''}</td>"
+        f"<td><pre>{esc(p.get('model_text') or '-')}</pre></td></tr>"
+        for p, held in zip(document["points"], limit_words(document))
+        if isinstance(p, dict)
+    )
+    table = (
+        f"<table class=model><tr><th>#</th><th>held to</th><th>{esc(metric)}</th><th>objective</th>"
+        f"<th>lower bound</th><th>gap</th><th>status</th><th>model</th></tr>{rows}</table>"
+    )
+    return (
+        f"<h2>Fairness frontier</h2>{chart}{table}<p class=note>{esc(end_words(document))}. The run's model is "
+        "point 1's.</p>"
+    )

@@ -225,6 +225,7 @@ class ToySolver(Solver):
     spec_model = ToySpec
     description = "Exactly best one-rule list (test fixture)."
     supports_rashomon = True
+    supports_fairness_frontier = True
 
     def solve(self, problem: Problem, ctx: SolveContext) -> Result:
         spec: ToySpec = self.spec  # type: ignore[assignment]

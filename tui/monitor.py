@@ -282,7 +282,9 @@ class MonitorScreen(Screen[None]):
 
         s = self.state
         stats = (s.result or {}).get("stats") or {}
-        self.app.push_screen(ModelScreen(f"{s.name} ({s.status})", s.model, s.model_text, stats, s.solver))
+        self.app.push_screen(
+            ModelScreen(f"{s.name} ({s.status})", s.model, s.model_text, stats, s.solver, absent=s.no_model)
+        )
 
     def action_rashomon(self) -> None:
         """Into the set's table: arrows move, enter opens a member's model."""

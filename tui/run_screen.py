@@ -116,6 +116,7 @@ class RunScreen(Screen[None]):
                 self.state.model_text,
                 self.details.get("stats") or {},
                 self.details.get("solver"),
+                absent=self.state.no_model,
             )
         )
 

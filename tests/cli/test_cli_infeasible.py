@@ -47,7 +47,7 @@ def invoke(toy_env, tmp_path, monkeypatch):
     write_data(tmp_path)
     (tmp_path / "infeasible.yaml").write_text(spec_text("predictive_parity", 0.0), encoding="utf-8")
     (tmp_path / "stopped.yaml").write_text(
-        spec_text("statistical_parity", 0.05, "search: {behaviour: endless}\nlimits: {time: 0.3}\n"), encoding="utf-8"
+        spec_text("statistical_parity", 0.05, "search: {behaviour: endless}\nlimits: {nodes: 5}\n"), encoding="utf-8"
     )
     (tmp_path / "feasible.yaml").write_text(spec_text("statistical_parity", 0.05), encoding="utf-8")
     (tmp_path / "unfair.yaml").write_text(
@@ -117,18 +117,18 @@ def test_a_run_stopped_before_any_feasible_model(invoke):
     shown = invoke("run", "stopped.yaml")
     assert shown.exit_code == 0, shown.output
     assert (
-        "stopped at the time limit before finding a model that meets constraints.fairness "
+        "stopped at the node limit before finding a model that meets constraints.fairness "
         "(statistical_parity <= 0.05)" in shown.stdout
     )
     doc = json.loads(invoke("run", "--json", "-q", "stopped.yaml").stdout)
-    assert doc["status"] == "stopped_time" and doc["model"] is None and doc["lower_bound"] == 0.0
+    assert doc["status"] == "stopped_nodes" and doc["model"] is None and doc["lower_bound"] == 0.0
     run_id = _latest(invoke)
     details = RunStore("glasswork.duckdb").details(run_id)
-    assert details["state"] == "stopped" and details["status"] == "stopped_time"
+    assert details["state"] == "stopped" and details["status"] == "stopped_nodes"
     assert details["lower_bound"] == 0.0 and details["objective"] is None
-    assert "stopped at the time limit" in invoke("runs", "show", run_id).stdout
+    assert "stopped at the node limit" in invoke("runs", "show", run_id).stdout
     refused = invoke("export", run_id, "--format", "python")
-    assert refused.exit_code == 2 and "stopped at the time limit before finding" in refused.output
+    assert refused.exit_code == 2 and "stopped at the node limit before finding" in refused.output
 
 
 def test_a_feasible_constrained_run_meets_its_constraint(invoke):
@@ -144,3 +144,29 @@ def test_a_solver_claiming_a_model_that_breaks_its_constraint_is_refused(invoke)
     assert "statistical_parity" in refused.output and "a fault in that plugin" in refused.output
     listed = json.loads(invoke("runs", "list", "--json").stdout)
     assert listed[0]["state"] == "failed"  # recorded as the failure it is, not as a certified model
+
+
+def test_the_fairness_frontier_is_printed_stored_listed_and_drawn(invoke, tmp_path):
+    (tmp_path / "front.yaml").write_text(
+        spec_text("statistical_parity", 1.0).replace("at_most: 1.0}", "at_most: 1.0, frontier: {points: 10}}"),
+        encoding="utf-8",
+    )
+    shown = invoke("run", "front.yaml")
+    assert shown.exit_code == 0, shown.output
+    assert "Fairness frontier: objective against statistical_parity" in shown.stdout
+    assert "no fairer one exists (proven)" in shown.stdout
+    assert "if a then 1 / else 0" in shown.stdout  # each point's model on one line
+    doc = json.loads(invoke("run", "--json", "-q", "front.yaml").stdout)
+    frontier = doc["stats"]["fairness_frontier"]
+    assert frontier["complete"] and frontier["points"][0]["objective"] == doc["objective"]
+    assert frontier["points"][-1]["unfairness"] == 0.0  # a constant model: the fairest of the toy's class
+    run_id = _latest(invoke)
+    listed = invoke("runs", "show", run_id)
+    assert listed.exit_code == 0 and "Fairness frontier" in listed.stdout
+    assert all(f"| {p['point']} " in listed.stdout or f"{p['point']}" in listed.stdout for p in frontier["points"])
+    stored = RunStore("glasswork.duckdb").details(run_id)["stats"]["fairness_frontier"]
+    assert stored == frontier
+    assert invoke("report", run_id, "-o", "card.html").exit_code == 0
+    html = (tmp_path / "card.html").read_text(encoding="utf-8")
+    assert "<h2>Fairness frontier</h2>" in html and "best objective (the front)" in html
+    assert html.count("<tr><td class=n>") >= len(frontier["points"])
