@@ -210,6 +210,9 @@ class FasterRiskSolver(Solver):
     # policy exact enumerates the set of integer cards (m = 1); policy beam hands over its diverse
     # pool as a sample of the set of multiplier cards (exhaustive: false), never as the set
     supports_rashomon = True
+    # constraints.fairness: policy exact certifies each point of the core's frontier walk (the beam's
+    # points are heuristic, and say so)
+    supports_fairness_frontier = True
 
     def check(self, problem: Problem) -> None:
         """The constraints, class weights and policy against the data, as ``solve`` starts."""

@@ -263,3 +263,26 @@ def test_the_beams_intercept_move_is_the_best_integer_intercept_that_meets_it(se
     else:
         assert found is not None and found[1] == pytest.approx(best[1], rel=1e-12)
         assert target.meets(y, (score + found[0] > 0).astype(np.int64))
+
+
+def test_the_fairness_frontier_of_the_exact_policy_matches_brute_force(tmp_path: Path) -> None:
+    """constraints.fairness.frontier through the exact policy: each point is the best card whose
+    figure is within its limit, every card enumerated; the walk ends proving nothing is fairer."""
+    source = fair_data(tmp_path)
+    document = fair_spec(source, "statistical_parity", 0.3)
+    document["constraints"]["fairness"]["frontier"] = {"points": 40}
+    outcome = launch(document)
+    frontier = outcome.result.stats["fairness_frontier"]
+    assert frontier["complete"] and frontier["end"] == "fairest"
+    problem = outcome_problem(document)
+    mask = np.asarray(problem.audit["grp"]) == "p"
+    y = np.where(problem.y > 0, 1.0, -1.0)
+    cons = Constraints.box(problem.X.shape[1], -3, 3)
+    cards = enumerate_cards(problem.X, y, np.ones(y.size), np.ones(y.size), [mask], cons, 2)
+    figures = np.array([math.inf if f[0] is None else f[0] for f in cards.figures["statistical_parity"]])
+    solved = [p for p in frontier["points"] if p["status"] == "optimal"]
+    assert len(solved) >= 2
+    for point in solved:
+        ok = figures <= point["limit"] + 1e-12 * max(1.0, point["limit"])
+        assert point["objective"] == pytest.approx(float(cards.loss[ok].min()), rel=1e-6)
+        assert point["unfairness"] <= point["limit"] + 1e-12
