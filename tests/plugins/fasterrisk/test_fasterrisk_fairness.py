@@ -286,3 +286,24 @@ def test_the_fairness_frontier_of_the_exact_policy_matches_brute_force(tmp_path:
         ok = figures <= point["limit"] + 1e-12 * max(1.0, point["limit"])
         assert point["objective"] == pytest.approx(float(cards.loss[ok].min()), rel=1e-6)
         assert point["unfairness"] <= point["limit"] + 1e-12
+
+
+@pytest.mark.parametrize("nodes", [1, 2, 4, 8])
+def test_stopped_under_the_constraint_keeps_a_feasible_card_and_a_valid_bound(nodes: int) -> None:
+    """A node limit: the card (if any) meets the constraint, and bound <= the true optimum <= card."""
+    X, y, w, masks = instance(23, 5, 40, 1)
+    cons = Constraints.box(5, -2, 2)
+    cards = enumerate_cards(X, y, w, w, masks, cons, 2)
+    figures = np.array([math.inf if f[0] is None else f[0] for f in cards.figures["equal_opportunity"]])
+    ok = figures <= 0.02 + 1e-12
+    truth = float(cards.loss[ok].min())
+    target = FairnessTarget("equal_opportunity", 0.02, tuple(masks), w)
+    res = solve_exact(X, y, w, cons, 2, node_limit=nodes, fairness=target)
+    assert res.status in ("nodes", "optimal")
+    assert res.lower_bound <= truth + 1e-9
+    if res.points is None:
+        assert math.isinf(res.objective) and res.status == "nodes"
+    else:
+        assert truth <= res.objective + 1e-9
+        pred = card_predictions(X, np.flatnonzero(res.points), res.points[res.points != 0], res.intercept)
+        assert within("equal_opportunity", 0.02, *group_rates(y > 0, pred, masks[0], w))
