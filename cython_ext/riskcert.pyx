@@ -35,6 +35,7 @@ from bitops cimport gw_popcount64
 from monotonic_clock cimport now
 from paged_heap cimport PagedHeap
 from logistic cimport newton_fit, dual_bound_at, compress_into, lg_clip, lg_ell, lg_margins
+from fairness_cells cimport FC_SIDE, fc_within, fc_lower, fc_limit
 
 
 
@@ -188,12 +189,24 @@ cdef class SupportTree:
     cdef PagedHeap[Item] rheap
     cdef vector[Item] rstack  # once max_keep cards are kept: boxes split depth first (little memory)
     cdef int64_t r_peak_open
+    # the fairness constraint (exact policy; docs/maintainers/fasterrisk-fairness.md): a card's
+    # predictions (points total + intercept > 0) must meet ``fair_metric`` <= ``fair_at_most`` for
+    # each of ``fair_groups`` protected groups. codes[0] carries each row's group bits above its
+    # label bit, so merged rows never mix groups; ``lfair`` keeps that code per lattice row.
+    cdef int fair_metric, fair_groups
+    cdef double fair_at_most
+    cdef double fair_scale[2]  # fairness weight = loss weight x this, by label (undoes class weights)
+    cdef vector[uint8_t] lfair
+    cdef vector[double] facc
+    cdef int64_t n_fair_pruned
 
     def __init__(self, const double[:, ::1] A, const double[::1] s, const uint8_t[:, ::1] codes,
                  const int[::1] nvals, double[::1] f_lo, double[::1] f_hi, double b_lo, double b_hi,
                  double[::1] scale, int[::1] group_of, uint8_t[::1] forced, int k,
                  double upper_bound=INFINITY, double tolerance=1e-9, bint lattice=False,
-                 bint rashomon=False, double threshold=INFINITY, int64_t max_keep=0):
+                 bint rashomon=False, double threshold=INFINITY, int64_t max_keep=0,
+                 int fair_metric=-1, double fair_at_most=0.0, int fair_groups=0,
+                 double fair_scale_negative=1.0, double fair_scale_positive=1.0):
         cdef Py_ssize_t P = A.shape[0], n = A.shape[1], p = P - 1, size, nnz
         if P < 1 or s.shape[0] != n or codes.shape[0] != P or codes.shape[1] != n or nvals.shape[0] != P \
                 or f_lo.shape[0] != p or f_hi.shape[0] != p or scale.shape[0] != p \
@@ -210,6 +223,13 @@ cdef class SupportTree:
         if rashomon and not (lattice and threshold < INFINITY and max_keep >= 0):
             raise ValueError("the Rashomon enumeration needs lattice=True, a finite threshold and max_keep >= 0")
         self.rashomon, self.threshold, self.max_keep = rashomon, threshold, max_keep
+        if fair_metric >= 0 and (rashomon or not lattice or not 1 <= fair_groups <= 6 or fair_metric > 5
+                                 or nvals[0] != (1 << fair_groups)):
+            raise ValueError("the fairness constraint needs lattice=True without rashomon, 1 to 6 groups, "
+                             "a metric code 0..5 and the group bits coded in codes[0]")
+        self.fair_metric, self.fair_at_most, self.fair_groups = fair_metric, fair_at_most, fair_groups
+        self.fair_scale[0], self.fair_scale[1] = fair_scale_negative, fair_scale_positive
+        self.facc.assign(2 * max(fair_groups, 1) * FC_SIDE, 0.0)
         self.Q = min(k, p) + 1
         self.best_ub, self.floor_ = upper_bound, INFINITY
         self.card_loss = INFINITY
@@ -466,11 +486,76 @@ cdef class SupportTree:
                 q += 1
         self.lsub.resize(q * self.n)
         G[0] = self._design(cols, q, &self.lsub[0], &self.lweight[0])
+        if self.fair_metric >= 0:
+            self.lfair.resize(G[0])
+            for c in range(G[0]):
+                self.lfair[c] = self.codes[0, self.first[c]]
         self.llo[0], self.lhi[0] = self.b_lo, self.b_hi
         for c in range(1, q):
             f = cols[c] - 1
             self.llo[c], self.lhi[c] = self.f_lo[f], self.f_hi[f]
         return q
+
+    cdef void _fair_sides(self, const double* lo, const double* hi) noexcept nogil:
+        """Each group's protected side and reference side (fairness_cells.pxd) over the lattice box
+        ``[lo, hi]``: a row is predicted positive for sure when its smallest total (intercept plus
+        points) over the box is > 0, possibly when its largest is, and negative otherwise. For a
+        point box the sides are the card's own cells."""
+        cdef Py_ssize_t r, c, g, q = self.lq, G = self.lG
+        cdef double y, x, a, b, tmin, tmax, w
+        cdef int label, code
+        cdef double* acc = &self.facc[0]
+        cdef double* side
+        memset(acc, 0, 2 * self.fair_groups * FC_SIDE * sizeof(double))
+        for r in range(G):
+            y = self.lsub[r]  # column 0 is the intercept's: the label, +-1
+            tmin = 0.0
+            tmax = 0.0
+            for c in range(q):
+                x = self.lsub[c * G + r] * y
+                a = x * lo[c]
+                b = x * hi[c]
+                if a <= b:
+                    tmin += a
+                    tmax += b
+                else:
+                    tmin += b
+                    tmax += a
+            code = self.lfair[r]
+            label = code & 1
+            w = self.lweight[r] * self.fair_scale[label]
+            for g in range(self.fair_groups):
+                side = acc + (2 * g + ((code >> (1 + g)) & 1)) * FC_SIDE
+                side[label] += w
+                if tmin > 0.0:
+                    side[2 + 2 * label] += w
+                    side[3 + 2 * label] += w
+                elif tmax > 0.0:
+                    side[3 + 2 * label] += w
+                else:
+                    side[6 + label] += w
+
+    cdef bint _fair_card(self, const double* v) noexcept nogil:
+        """The card ``v`` (lattice columns) meets the constraint, as ``fairness.within`` decides."""
+        cdef int g
+        self._fair_sides(v, v)
+        for g in range(self.fair_groups):
+            if not fc_within(self.fair_metric, self.fair_at_most, &self.facc[(2 * g + 1) * FC_SIDE],
+                             &self.facc[2 * g * FC_SIDE]):
+                return False
+        return True
+
+    cdef bint _fair_box_out(self, const double* lo, const double* hi) noexcept nogil:
+        """No card of the box meets the constraint: for some group, even the interval relaxation of
+        its rates (rows the box does not decide count either way) puts the metric over the limit."""
+        cdef int g
+        self._fair_sides(lo, hi)
+        for g in range(self.fair_groups):
+            if fc_lower(self.fair_metric, &self.facc[(2 * g + 1) * FC_SIDE], &self.facc[2 * g * FC_SIDE]) \
+                    > fc_limit(self.fair_at_most) + 1e-9:
+                self.n_fair_pruned += 1
+                return True
+        return False
 
     cdef void _lat_start(self, const uint64_t* support) noexcept nogil:
         memcpy(&self.lat_support[0], support, self.W * sizeof(uint64_t))
@@ -494,8 +579,10 @@ cdef class SupportTree:
         cdef double* z = &self.z[0]
         cdef double loss, bound, ent, pen, limit, rloss = 0.0, frac = 0.0
         cdef int32_t slot
-        cdef bint ok = True
+        cdef bint ok = True, fair = True, point = True
         self.n_lattice += 1
+        if self.fair_metric >= 0 and self._fair_box_out(lo, hi):
+            return  # no card here meets the constraint: nothing to bound
         for c in range(q):
             wv[c] = lg_clip(warm[c], lo[c], hi[c])
             self.role[c] = 0
@@ -521,7 +608,9 @@ cdef class SupportTree:
         lg_margins(&self.lsub[0], q, G, r, &self.zd[0])
         for c in range(G):
             rloss += self.lweight[c] * lg_ell(self.zd[c])
-        if ok and rloss < self.lat_best:  # the rounded fit is a card (an integer box holds it)
+        if self.fair_metric >= 0 and ok and (rloss < self.lat_best or frac <= 1e-7):
+            fair = self._fair_card(r)
+        if ok and fair and rloss < self.lat_best:  # the rounded fit is a card (an integer box holds it)
             self.lat_best = rloss
             if rloss < self.best_ub:
                 self.best_ub = rloss
@@ -532,10 +621,17 @@ cdef class SupportTree:
                     self.card[c] = 0.0
                 for c in range(q):
                     self.card[self.lcols[c]] = r[c]
-        if frac <= 1e-7 and ok:
+        if frac <= 1e-7 and ok and fair:
             self.lat_floor = min(self.lat_floor, bound)
             return
-        # open: fractional, or integral with a forced feature at 0 (then split it off zero)
+        if frac <= 1e-7 and ok:  # the box's best card misses the constraint: split unless it is the box
+            for c in range(q):
+                if hi[c] > lo[c]:
+                    point = False
+            if point:
+                return
+        # open: fractional, integral with a forced feature at 0 (then split it off zero), or
+        # integral and unfair (then split next to it, docs/maintainers/fasterrisk-fairness.md)
         if self.lfree.size() > 0:
             slot = self.lfree.back()
             self.lfree.pop_back()
@@ -564,7 +660,7 @@ cdef class SupportTree:
         """Work on the current lattice; R_DONE when it is closed (or over its node budget)."""
         cdef Py_ssize_t q = self.lq, c, j
         cdef Item it
-        cdef double limit, frac, best
+        cdef double limit, frac, best, v, width
         cdef double* node = &self.lnode[0]
         cdef double* lo = node
         cdef double* hi = node + q
@@ -597,6 +693,25 @@ cdef class SupportTree:
                     if self.lforced[c] and lo[c] <= 0.0 and hi[c] >= 0.0 and rint(w[c]) == 0.0:
                         j = c
                         break
+                if j < 0 and self.fair_metric >= 0:
+                    # integral, unfair (_lat_visit closed it otherwise): cut the widest coordinate
+                    # next to the fit, so the card ends in a point box of its own
+                    width = 0.0
+                    for c in range(q):
+                        if hi[c] - lo[c] > width:
+                            width, j = hi[c] - lo[c], c
+                    if j < 0:
+                        continue
+                    v = lg_clip(rint(w[j]), lo[j], hi[j])
+                    if v >= hi[j]:
+                        v = hi[j] - 1.0
+                    memcpy(edge, hi, q * sizeof(double))
+                    edge[j] = v
+                    self._lat_visit(lo, edge, w)
+                    memcpy(edge, lo, q * sizeof(double))
+                    edge[j] = v + 1.0
+                    self._lat_visit(edge, hi, w)
+                    continue
                 if j < 0:
                     self.lat_floor = min(self.lat_floor, it.key)
                     continue
@@ -982,6 +1097,11 @@ cdef class SupportTree:
     @property
     def lattice_nodes(self):
         return self.n_lattice
+
+    @property
+    def fairness_pruned(self):
+        """Lattice boxes closed because no card of theirs can meet the fairness constraint."""
+        return self.n_fair_pruned
 
     @property
     def open_nodes(self):

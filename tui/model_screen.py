@@ -39,9 +39,11 @@ class ModelScreen(Screen[None]):
         text: str | None,
         stats: dict[str, Any] | None = None,
         solver: str | None = None,
+        absent: str | None = None,
     ) -> None:
         super().__init__()
         self.model_title, self.model, self.text = title, model, text
+        self.absent = absent  # why a finished run has no model (infeasible, stopped before any)
         self.stats = stats or {}
         self.panels: list[Panel] = []
         if solver and self.stats:
@@ -71,9 +73,9 @@ class ModelScreen(Screen[None]):
 
     def _show(self) -> None:
         body = (
-            plain_text(self.text or "(no text)", newlines=True)
+            plain_text(self.text or self.absent or "(no text)", newlines=True)
             if self.as_text
-            else model_view(self.model, self.text, stats=self.stats)
+            else model_view(self.model, self.text, stats=self.stats, absent=self.absent)
         )
         self.query_one("#model", Static).update(body)
 

@@ -355,14 +355,15 @@ def plugins(as_json: bool) -> None:
 
     registry = get_registry()
     rows = [info.to_dict() for info in registry.plugins.values()]
-    for row in rows:  # which of its solvers enumerate Rashomon sets (a spec's `rashomon:` section)
-        row["rashomon"] = [s for s in row["solvers"] if getattr(registry.solvers.get(s), "supports_rashomon", False)]
+    for row in rows:  # which of its solvers enumerate Rashomon sets (`rashomon:`) and walk a fairness frontier
+        for key, flag in (("rashomon", "supports_rashomon"), ("fairness_frontier", "supports_fairness_frontier")):
+            row[key] = [s for s in row["solvers"] if getattr(registry.solvers.get(s), flag, False)]
     backends = report()
     if as_json:
         click.echo(json.dumps({"plugins": rows, "backends": backends}, indent=2))
         return
     table = Table(title="glasswork plugins", title_justify="left")
-    for column in ("name", "version", "origin", "solvers", "rashomon", "status"):
+    for column in ("name", "version", "origin", "solvers", "rashomon", "fairness frontier", "status"):
         table.add_column(column)
     for row in rows:  # names, origins and errors are the plugins' data: text, never markup
         status = {"ok": Text("ok", style="green"), "disabled": Text("disabled", style="dim")}.get(
@@ -374,6 +375,7 @@ def plugins(as_json: bool) -> None:
             plain_text(row["origin"]),
             plain_text(", ".join(row["solvers"]) or "-"),
             plain_text(", ".join(row["rashomon"]) or "-"),
+            plain_text(", ".join(row["fairness_frontier"]) or "-"),
             status,
         )
     extras = Table(title="optional backends", title_justify="left")

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from typing import Any
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,6 +33,7 @@ import numpy as np
 from glasswork.cython_ext import fasterrisk as kernels
 from glasswork.cython_ext import riskcert
 from glasswork.plugins.fasterrisk.engine import Constraints, merge_rows
+from glasswork.plugins.fasterrisk.fairness import MAX_GROUPS, FairnessTarget
 
 MAX_LOGIT = 1.0e4  # the bound covers every model whose |coefficient| on the logit scale is below this
 # the root relaxation fits every allowed feature at once, in one uninterruptible compiled Newton
@@ -70,7 +72,13 @@ class SupportSearch:
     """Best-first branch and bound for the k-sparse sign-constrained logistic loss."""
 
     def __init__(
-        self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None, cons: Constraints, k: int
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        sample_weight: np.ndarray | None,
+        cons: Constraints,
+        k: int,
+        fairness: FairnessTarget | None = None,
     ) -> None:
         X = np.ascontiguousarray(X, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
@@ -78,12 +86,24 @@ class SupportSearch:
             y = 2.0 * y - 1.0
         n, p = X.shape
         s = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-        self.p, self.k, self.cons = p, k, cons
-        rows, self.y, self.s = merge_rows(X, y, s)
+        self.p, self.k, self.cons, self.fairness = p, k, cons, fairness
+        bits = None if fairness is None else fairness.group_bits()
+        rows, self.y, self.s = merge_rows(X, y, s, bits)
         self.A, _, _ = kernels.build_design(X, rows, self.y, self.s, False)
         lo = np.concatenate([[-np.inf], np.full(p, -np.inf)])
         design = kernels.Design(self.A, self.s, lo, -lo, 0.0)
         self.codes, self.nvals, _ = design.codes
+        self.fair_scale = (1.0, 1.0)
+        if fairness is not None and bits is not None:
+            # the intercept's column has one x-value: its codes carry the row's group bits instead,
+            # so the kernel never merges rows of different groups and reads each row's groups back
+            if len(fairness.masks) > MAX_GROUPS or int(self.nvals[0]) != 1:
+                raise ValueError(f"the fairness constraint takes 1 to {MAX_GROUPS} protected groups")
+            self.codes = self.codes.copy()
+            self.codes[0] = (self.codes[0] & 1) | (bits[rows] << 1).astype(np.uint8)
+            self.nvals = np.array(self.nvals, dtype=np.intc)
+            self.nvals[0] = 1 << len(fairness.masks)
+            self.fair_scale = fairness.label_scale(y, s)
         self.signs = feature_signs(cons)
         self.scale = np.sqrt(np.maximum((self.A[1:] ** 2) @ self.s / self.s.sum(), 1e-300))
         self.nodes = 0
@@ -99,6 +119,19 @@ class SupportSearch:
         self.f_hi = np.asarray(self.cons.upper, dtype=np.float64).copy()
         self.b_box = (float(intercept[0]), float(intercept[1]))
         return self
+
+    def _fair_arguments(self) -> dict[str, Any]:
+        """The compiled search's fairness arguments (none without the constraint)."""
+        fair = self.fairness
+        if fair is None:
+            return {}
+        return {
+            "fair_metric": fair.code,
+            "fair_at_most": float(fair.at_most),
+            "fair_groups": len(fair.masks),
+            "fair_scale_negative": self.fair_scale[0],
+            "fair_scale_positive": self.fair_scale[1],
+        }
 
     def run(
         self,
@@ -153,6 +186,7 @@ class SupportSearch:
             rashomon=threshold is not None,
             threshold=math.inf if threshold is None else float(threshold),
             max_keep=int(max_models),
+            **self._fair_arguments(),
         )
         self.tree = tree
         tree.start(include, free)

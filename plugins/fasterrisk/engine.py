@@ -551,11 +551,14 @@ def multiplier_grid(m_max: float, count: int) -> np.ndarray:
     return np.linspace(1.0, m_max, count)
 
 
-def merge_rows(X: np.ndarray, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def merge_rows(
+    X: np.ndarray, y: np.ndarray, s: np.ndarray, tag: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Identical (x, y) rows as one row whose weight is their summed weight (exact for the loss).
 
     Returns the index of each kept row in ``X`` (first occurrence, in order), its label and
-    its merged weight. Rows of zero weight are dropped.
+    its merged weight. Rows of zero weight are dropped. Rows of different ``tag`` (the fairness
+    constraint's group bits) are never merged.
     """
     if X.shape[0] == 0:
         raise ValueError("no training rows")
@@ -563,7 +566,9 @@ def merge_rows(X: np.ndarray, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray,
     if keep.size == 0:
         raise ValueError("every sample weight is zero")
     Xk = X if keep.size == X.shape[0] else X[keep]
-    if kernels.is_binary(Xk):
+    if tag is not None:
+        key = np.ascontiguousarray(np.column_stack([y[keep], np.asarray(tag, dtype=np.float64)[keep], Xk]))
+    elif kernels.is_binary(Xk):
         key = np.packbits(np.column_stack([y[keep] > 0, Xk > 0]), axis=1)
     else:
         key = np.ascontiguousarray(np.column_stack([y[keep], Xk]))

@@ -39,6 +39,7 @@ import numpy as np
 
 from glasswork.plugins.fasterrisk.certify import SupportSearch
 from glasswork.plugins.fasterrisk.engine import Constraints, merge_rows
+from glasswork.plugins.fasterrisk.fairness import FairnessTarget, card_predictions
 from glasswork.result import relative_gap
 
 
@@ -46,14 +47,15 @@ from glasswork.result import relative_gap
 class ExactResult:
     """The best card found (integer points, integer intercept) and what is proven about it."""
 
-    status: str  # "optimal", or why it stopped: "time", "nodes", "cancel"
-    objective: float
-    lower_bound: float
-    points: np.ndarray  # (p,) integers
-    intercept: int
+    status: str  # "optimal", "infeasible" (proven: no card meets the constraint), or why it stopped
+    objective: float  # inf when no card meeting the fairness constraint was found
+    lower_bound: float  # inf when proven infeasible
+    points: np.ndarray | None  # (p,) integers; None when no card was found
+    intercept: int | None
     support_nodes: int
     lattice_nodes: int
     seconds: float
+    fairness_pruned: int = 0  # lattice boxes closed because none of their cards meets the constraint
 
     @property
     def gap(self) -> float:
@@ -227,13 +229,18 @@ def solve_exact(
     stop: Callable[[], str | None] | None = None,
     report: Callable[[Any], None] | None = None,
     tolerance: float = 1e-6,
+    fairness: FairnessTarget | None = None,
 ) -> ExactResult:
     """§1.3 by branch and bound: supports (the certificate's search, bounded by the box), then
-    the lattice of each surviving support. Proven when the tree closes."""
+    the lattice of each surviving support. Proven when the tree closes.
+
+    With ``fairness`` only cards whose predictions meet it count (the starts are checked with
+    ``fairness.within``, the lattice's cards by the kernel, as docs/maintainers/fasterrisk-fairness.md
+    proves); when none does and the tree closes, the status is ``infeasible``."""
     started = time.monotonic()
     p = X.shape[1]
     b_range = intercept_range(X, y, sample_weight, cons, k)
-    search = SupportSearch(X, y, sample_weight, cons, k).within_box(b_range)
+    search = SupportSearch(X, y, sample_weight, cons, k, fairness).within_box(b_range)
     loss_fn = LogisticLoss(X, y, sample_weight)
     best_loss, best_v = math.inf, np.zeros(p + 1)
     for w in [np.zeros(p), *starts]:
@@ -249,7 +256,9 @@ def solve_exact(
         ):
             continue
         b, loss = loss_fn.best_intercept(w, *b_range)
-        if loss < best_loss:
+        if loss < best_loss and (
+            fairness is None or fairness.meets(y, card_predictions(X, np.flatnonzero(w), w[w != 0], b))
+        ):
             best_loss, best_v = loss, np.concatenate([[b], w])
     found = search.run(
         lattice=True,
@@ -266,6 +275,19 @@ def solve_exact(
     if card is not None and card_loss < best_loss:
         best_loss, best_v = card_loss, card
     lower = min(found.lower_bound, best_loss)
+    if not math.isfinite(best_loss):  # no card meets the fairness constraint (none found, or none at all)
+        proven = found.complete and math.isinf(lower)
+        return ExactResult(
+            "infeasible" if proven else (found.stopped or "nodes"),
+            math.inf,
+            lower,
+            None,
+            None,
+            found.nodes,
+            tree.lattice_nodes,
+            time.monotonic() - started,
+            tree.fairness_pruned,
+        )
     gap = relative_gap(best_loss, lower)
     closed = gap is not None and gap <= tolerance
     status = "optimal" if closed else (found.stopped or "nodes")
@@ -278,6 +300,7 @@ def solve_exact(
         found.nodes,
         tree.lattice_nodes,
         time.monotonic() - started,
+        tree.fairness_pruned,
     )
 
 

@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 import numpy as np
+from glasswork import audit
 from glasswork.class_weights import class_weight_factors
 from glasswork.data import DataError, Problem
 from glasswork.rashomon import RashomonMember, RashomonSet
@@ -21,6 +22,7 @@ from glasswork.solver import SolveContext, Solver, StopReason
 from glasswork.plugins.fasterrisk.model import ScoreCard, expected_calibration_error, reliability
 from glasswork.plugins.fasterrisk.certify import MAX_FEATURES, MAX_LOGIT, SupportSearch
 from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Settings
+from glasswork.plugins.fasterrisk.fairness import MAX_GROUPS, FairnessTarget, keep_fair
 from glasswork.plugins.fasterrisk.spec import FasterRiskConstraints, FasterRiskObjective, FasterRiskSpec
 
 RASHOMON_EVENT_SECONDS = 0.5  # how often the exact enumeration reports the members it kept
@@ -208,10 +210,40 @@ class FasterRiskSolver(Solver):
     # policy exact enumerates the set of integer cards (m = 1); policy beam hands over its diverse
     # pool as a sample of the set of multiplier cards (exhaustive: false), never as the set
     supports_rashomon = True
+    # constraints.fairness: policy exact certifies each point of the core's frontier walk (the beam's
+    # points are heuristic, and say so)
+    supports_fairness_frontier = True
 
     def check(self, problem: Problem) -> None:
         """The constraints, class weights and policy against the data, as ``solve`` starts."""
         self._inputs(problem)
+
+    def _fairness(self, problem: Problem) -> FairnessTarget | None:
+        """``constraints.fairness`` on this problem's training rows (None without it)."""
+        spec: FasterRiskSpec = self.spec  # type: ignore[assignment]
+        constraint = spec.constraints.fairness
+        if constraint is None:
+            return None
+        if spec.fairness is None:  # the spec's own check says so first; a spec built in code may not
+            raise DataError(
+                "constraints.fairness needs a fairness: section naming the protected groups",
+                field="constraints.fairness",
+            )
+        if spec.rashomon is not None:
+            raise DataError(
+                "fasterrisk does not enumerate a Rashomon set under constraints.fairness",
+                hint="remove rashomon: (or constraints.fairness); a set's fairness ranges are in glasswork rashomon",
+                field="constraints.fairness",
+            )
+        groups = audit.groups(spec.fairness, problem.audit)
+        if len(groups) > MAX_GROUPS:
+            raise DataError(
+                f"constraints.fairness takes at most {MAX_GROUPS} protected groups, the spec has {len(groups)}",
+                field="fairness.protected",
+            )
+        return FairnessTarget(
+            constraint.metric, constraint.at_most, tuple(g.mask for g in groups), problem.sample_weight
+        )
 
     def _inputs(self, problem: Problem) -> tuple[Constraints, np.ndarray | None]:
         """The constraints and row weights of this spec on ``problem``; raises ``DataError``."""
@@ -234,6 +266,7 @@ class FasterRiskSolver(Solver):
                 f"search.policy: exact handles at most {MAX_FEATURES} features, this problem allows {allowed}",
                 hint="exclude features (constraints.exclude), bin more coarsely, or use policy: beam",
             )
+        self._fairness(problem)
         return cons, weights
 
     def solve(self, problem: Problem, ctx: SolveContext) -> Result:
@@ -259,13 +292,32 @@ class FasterRiskSolver(Solver):
             f"{problem.n_features} features, k={settings.k}"
         )
         integer, stats = engine.run()
-        cards = ScoreCard.from_pool(
+        seeds = ScoreCard.from_pool(
             problem.X, problem.feature_names, integer, classes=problem.classes, reduce_points=settings.reduce_points
         )
-        best = cards[0]
-        ctx.incumbent(best.loss or 0.0, best, nodes=engine.nodes)
+        target = self._fairness(problem)
+        cards = seeds
+        if target is not None:  # every card returned or shown meets the constraint
+            fair, moved = keep_fair(integer, problem.X, problem.y, weights, target)
+            cards = ScoreCard.from_pool(
+                problem.X, problem.feature_names, fair, classes=problem.classes, reduce_points=settings.reduce_points
+            )
+            stats["fairness"] = {
+                "metric": target.metric,
+                "at_most": target.at_most,
+                "pool": len(integer),
+                "pool_meeting": len(fair),
+                "intercepts_moved": moved,
+            }
+            ctx.log(
+                f"fasterrisk: {len(fair)} of the beam's {len(integer)} cards meet {target.metric} <= "
+                f"{target.at_most:g} ({moved} with their intercept moved)"
+            )
+        best = cards[0] if cards else None
+        if best is not None:
+            ctx.incumbent(best.loss or 0.0, best, nodes=engine.nodes)
         lower = None
-        if spec.search.certify:
+        if spec.search.certify and cards:
             upper = min([float(stats["best_continuous_loss"]), *(c.loss for c in cards if c.loss is not None)])
             lower, stats["certificate"] = certify_cards(
                 problem, weights, cons, settings.k, cards, upper, spec.search.certify_time, ctx
@@ -278,14 +330,18 @@ class FasterRiskSolver(Solver):
                     "bound_closed": found.get("complete"),
                 }
             )
+        if spec.search.policy == "exact":
+            return self._exact(problem, ctx, cons, weights, settings.k, cards, stats, seeds, target)
+        if best is None:
+            return self._no_fair_card(ctx, stats, lower)
         stopped = ctx.stop_reason
         status = Status.HEURISTIC if stopped is StopReason.NONE else stopped.status
-        if spec.search.policy == "exact":
-            return self._exact(problem, ctx, cons, weights, settings.k, cards, stats)
         tolerance = 1e-6
         gap = relative_gap(best.loss, lower)
-        if stopped is StopReason.NONE and gap is not None and gap <= tolerance:
+        if stopped is StopReason.NONE and gap is not None and gap <= tolerance and target is None:
             status = Status.OPTIMAL  # no k-feature model, integer or not, does better
+        if target is not None:
+            stats["fairness"]["figure"] = target.figure(problem.y, best.predict(problem.X))
 
         stats["pool"] = [self._record(rank, card, problem) for rank, card in enumerate(cards, 1)]
         stats["defaults"] = spec.search.defaults
@@ -312,6 +368,30 @@ class FasterRiskSolver(Solver):
         if spec.rashomon is not None:
             rashomon = self._pool_sample(problem, ctx, cards, status is Status.OPTIMAL)
         return Result(best, cert, metrics=metrics, stats=stats, rashomon=rashomon)
+
+    def _no_fair_card(
+        self, ctx: SolveContext, stats: dict[str, Any], lower_bound: float | None, *, proven: bool = False
+    ) -> Result:
+        """No card meets ``constraints.fairness``: proven (policy exact, both trees closed), or none
+        found (a stop; or the beam, whose pool is all it looks at)."""
+        spec: FasterRiskSpec = self.spec  # type: ignore[assignment]
+        constraint = spec.constraints.fairness
+        assert constraint is not None
+        limit = f"{constraint.metric} <= {constraint.at_most:g}"
+        if proven:
+            ctx.log(f"fasterrisk: no card meets constraints.fairness ({limit}): proven infeasible")
+            return Result(None, Certificate(status=Status.INFEASIBLE, objective=None), stats=stats)
+        stopped = ctx.stop_reason
+        status = stopped.status if stopped is not StopReason.NONE else Status.STOPPED_NODES
+        if spec.search.policy == "beam" and stopped is StopReason.NONE:
+            ctx.log(
+                f"fasterrisk: no card of the beam's pool meets constraints.fairness ({limit}), even with "
+                "its intercept moved; the beam is heuristic, so one may exist: search.policy: exact finds "
+                "the best one or proves that none does",
+                level="warning",
+            )
+        bound = lower_bound if lower_bound is not None and math.isfinite(lower_bound) else None
+        return Result(None, Certificate(status=status, objective=None, lower_bound=bound), stats=stats)
 
     def _pool_sample(self, problem: Problem, ctx: SolveContext, cards: list[ScoreCard], proven: bool) -> RashomonSet:
         """The beam policy's diverse pool within the threshold: a sample of the set, labelled so.
@@ -353,8 +433,11 @@ class FasterRiskSolver(Solver):
         k: int,
         cards: list[ScoreCard],
         stats: dict[str, Any],
+        seeds: list[ScoreCard],
+        target: FairnessTarget | None,
     ) -> Result:
-        """§1.3 proven (``exact.solve_exact``), starting from the beam's cards."""
+        """§1.3 proven (``exact.solve_exact``), starting from the beam's cards (``seeds``; ``cards``
+        are those of them that meet ``constraints.fairness``, shown in the pool)."""
         from glasswork.plugins.fasterrisk.exact import solve_exact
 
         def report(state: Any) -> None:
@@ -370,13 +453,33 @@ class FasterRiskSolver(Solver):
             return None if ctx.check() is None else ctx.stop_reason.name.lower()
 
         starts = []
-        for c in cards:  # each card's points before the gcd reduction (they are in the box)
+        for c in seeds:  # each card's points before the gcd reduction (they are in the box)
             w = np.zeros(problem.n_features)
             w[c.columns] = np.asarray(c.points) * c.reduced_by
             starts.append(w)
         res = solve_exact(
-            problem.X, problem.y, weights, cons, k, starts=starts, node_limit=ctx.limits.nodes, stop=stop, report=report
+            problem.X,
+            problem.y,
+            weights,
+            cons,
+            k,
+            starts=starts,
+            node_limit=ctx.limits.nodes,
+            stop=stop,
+            report=report,
+            fairness=target,
         )
+        stats["exact"] = {
+            "status": res.status,
+            "support_nodes": res.support_nodes,
+            "lattice_nodes": res.lattice_nodes,
+            "seconds": res.seconds,
+            "lower_bound": res.lower_bound,
+        }
+        if target is not None:
+            stats["exact"]["fairness_pruned_boxes"] = res.fairness_pruned
+        if res.points is None or res.intercept is None:  # no card meets constraints.fairness
+            return self._no_fair_card(ctx, stats, res.lower_bound, proven=res.status == "infeasible")
         cols = np.flatnonzero(res.points)
         card = ScoreCard.from_solution(
             problem.X,
@@ -390,7 +493,9 @@ class FasterRiskSolver(Solver):
             reduce_points=False,
         )
         card.certified_gap = res.gap
-        card.certified_against = f"best {k}-feature card with integer points and intercept"
+        card.certified_against = f"best {k}-feature card with integer points and intercept" + (
+            "" if target is None else f" that meets constraints.fairness ({target.metric} <= {target.at_most:g})"
+        )
         ctx.incumbent(res.objective, card, lower_bound=res.lower_bound)
         if res.status == "optimal":
             status = Status.OPTIMAL
@@ -398,13 +503,8 @@ class FasterRiskSolver(Solver):
             status = ctx.stop_reason.status
         else:
             status = Status.STOPPED_NODES
-        stats["exact"] = {
-            "status": res.status,
-            "support_nodes": res.support_nodes,
-            "lattice_nodes": res.lattice_nodes,
-            "seconds": res.seconds,
-            "lower_bound": res.lower_bound,
-        }
+        if target is not None:
+            stats["fairness"]["figure"] = target.figure(problem.y, card.predict(problem.X))
         stats["pool"] = [self._record(rank, c, problem) for rank, c in enumerate([card, *cards], 1)]
         cert = Certificate(status=status, objective=res.objective, lower_bound=res.lower_bound, tolerance=1e-6)
         rashomon = None

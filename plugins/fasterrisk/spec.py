@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from glasswork.class_weights import ClassWeight, one_spelling
-from glasswork.spec import KEEP_NUMBERS, SolverSpec, StrictModel
+from glasswork.spec import KEEP_NUMBERS, FairnessConstraint, SolverSpec, StrictModel
 
 MAX_POINTS = 1_000_000  # points of one feature; the kernels hold them as doubles
 Points = Annotated[int, Field(ge=-MAX_POINTS, le=MAX_POINTS)]
@@ -53,6 +53,13 @@ class FasterRiskConstraints(StrictModel):
     )
     include: list[str] = Field(default_factory=list, description="Features every card must use.")
     exclude: list[str] = Field(default_factory=list, description="Features no card may use.")
+    fairness: FairnessConstraint | None = Field(
+        None,
+        description="Every card returned keeps this metric at most this on the training rows, at its "
+        "decision threshold (points total + intercept > 0, a risk above 50%), for each group of the "
+        "fairness: section. policy exact proves the best such card (or that none exists); policy beam "
+        "keeps only its pool's cards that meet it (moving a card's intercept where that helps).",
+    )
 
     @field_validator("coefficient_bounds")
     @classmethod

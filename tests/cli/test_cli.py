@@ -149,6 +149,7 @@ def test_plugins_json_shows_origin_version_and_errors(invoke, monkeypatch):
     rows = {row["name"]: row for row in json.loads(result.stdout)["plugins"]}
     assert rows["toy_plugin"]["solvers"] == ["toy"] and rows["toy_plugin"]["status"] == "ok"
     assert rows["toy_plugin"]["rashomon"] == ["toy"]  # the solvers that take a spec's `rashomon:` section
+    assert rows["toy_plugin"]["fairness_frontier"] == ["toy"]  # and those the core walks a fairness frontier through
     assert rows["no_such_plugin_module"]["status"] == "error" and rows["no_such_plugin_module"]["rashomon"] == []
     assert "ModuleNotFoundError" in rows["no_such_plugin_module"]["error"]
     human = invoke("plugins")

@@ -172,3 +172,68 @@ def test_number_formats() -> None:
     assert fmt(None) == "-" and fmt(float("nan")) == "-" and fmt(1234) == "1,234" and fmt(0.123456789, 4) == "0.1235"
     assert fmt(float("inf")) == "inf"
     assert fmt_rate(123456.7) == "123,457" and fmt_rate(0.001) == "0" and fmt_rate(12.345) == "12.3"
+
+
+def test_state_of_a_run_without_a_model_says_why() -> None:
+    reason = "no model meets constraints.fairness (statistical_parity <= 0.05): proven infeasible"
+    state = RunState()
+    state.feed(
+        [
+            {"kind": "start", "run_id": "x", "name": "n", "solver": "toy"},
+            {"kind": "progress", "elapsed": 0.1, "lower_bound": 0.1},
+            {
+                "kind": "finish",
+                "run_id": "x",
+                "result": {
+                    "status": "infeasible",
+                    "objective": None,
+                    "lower_bound": None,
+                    "gap": None,
+                    "model": None,
+                    "model_text": None,
+                    "metrics": {},
+                    "stats": {},
+                    "no_model": reason,
+                },
+            },
+        ]
+    )
+    assert state.finished and state.status == "infeasible" and state.no_model == reason
+    shown = render(model_view(state.model, state.model_text, absent=state.no_model))
+    assert "proven infeasible" in shown and "no model yet" not in shown
+    running = RunState()
+    running.feed([{"kind": "start", "run_id": "y", "name": "n", "solver": "toy"}])
+    assert running.no_model is None and "no model yet" in render(model_view(None, None, absent=running.no_model))
+
+
+def test_state_of_a_stored_run_without_a_model(tmp_path: Path, toy_registry) -> None:
+    """A stored infeasible run read back (the history's run screen): its state says why there is
+    no model, from the stored status and spec."""
+    import numpy as np
+
+    from glasswork.launch import Launch
+    from glasswork.spec import validate_spec
+    from glasswork.store import RunStore
+
+    rng = np.random.default_rng(1)
+    a, g = rng.integers(0, 2, 90), rng.choice(["p", "q"], 90)
+    y = a ^ (rng.random(90) < 0.2)
+    (tmp_path / "d.csv").write_text("a,g,y\n" + "".join(f"{i},{j},{k}\n" for i, j, k in zip(a, g, y)))
+    spec = validate_spec(
+        {
+            "name": "none",
+            "solver": "toy",
+            "data": {"source": str(tmp_path / "d.csv"), "target": "y", "audit_only": ["g"]},
+            "fairness": {"protected": {"column": "g", "value": "p"}, "metrics": ["predictive_parity"]},
+            "constraints": {"fairness": {"metric": "predictive_parity", "at_most": 0.0}},
+        },
+        toy_registry,
+    )
+    db = tmp_path / "glasswork.duckdb"
+    run_id = Launch(spec, db=db, registry=toy_registry).run().info.run_id
+    store = RunStore(db)
+    state = RunState.from_store(store.details(run_id), store.events(run_id))
+    assert state.status == "infeasible" and state.model is None
+    assert (
+        state.no_model is not None and "no model meets constraints.fairness (predictive_parity <= 0)" in state.no_model
+    )

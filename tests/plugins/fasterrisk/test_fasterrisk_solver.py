@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +16,7 @@ from glasswork.registry import get_registry
 from glasswork.launch import Launch
 from glasswork.spec import load_spec, validate_spec
 from glasswork.testing import SolverContract
+from fasterrisk_data import fair_data, fair_spec
 from glasswork.plugins.fasterrisk import plugin as fasterrisk_plugin
 from glasswork.plugins.fasterrisk import FasterRiskSolver, ScoreCard
 from glasswork.plugins.fasterrisk.solver import constraints_from_spec, row_weights
@@ -34,6 +37,19 @@ class TestFasterRiskContract(SolverContract):
             "constraints": {"sparsity": 3},
             "search": {"certify_time": 1.0},  # the bound does not close here: keep the runs short
         }
+
+    def constrained_spec_document(self) -> dict:
+        return self._fair("statistical_parity", 0.05)
+
+    def infeasible_spec_document(self) -> dict:
+        return self._fair("predictive_parity", 0.0)  # the protected rows are all positive
+
+    @staticmethod
+    def _fair(metric: str, at_most: float) -> dict:
+        """The exact policy on a small table with an audit-only group (``fasterrisk_data.fair_data``)."""
+        folder = Path(tempfile.gettempdir()) / f"glasswork-fasterrisk-fair-{os.getpid()}"
+        folder.mkdir(exist_ok=True)
+        return fair_spec(fair_data(folder), metric, at_most)
 
     def rashomon_spec_document(self) -> dict:
         """The exact policy (it enumerates; the beam policy's pool is a sample), one feature per
