@@ -344,7 +344,19 @@ def _show(store: Any, run_id: str, rank: int, as_json: bool, *, point: int | Non
             "bold",
         )
     )
+    console.print(plain_text(member_figures_text(member)))
     console.print(model_view(member.model, member.model_text, stats={}))
+
+
+def member_figures_text(member: Any) -> str:
+    """A member's figures in one line (metrics, then the fairness audit per part), or why it has none."""
+    if member.metrics is None:
+        return "figures: not available (recorded before members had figures)"
+    named = [*member.metrics.items()]
+    for part, figures in (member.fairness or {}).items():
+        named += [(f"{part}_{m}", v) for m, v in figures.items()]
+    said = [f"{name} {'undefined' if value is None else f'{value:.4f}'}" for name, value in named]
+    return "figures: " + ", ".join(said)
 
 
 def _features_named(
