@@ -127,47 +127,34 @@ def _number(value: Any) -> float | None:
 
 
 @dataclass(frozen=True)
-class Figure:
+class Name:
+    """A figure compared, where it stands in the expression (for the message of an error)."""
+
     name: str
     position: int
 
 
-@dataclass(frozen=True)
-class Number:
-    value: float
+class Uses(Name):
+    """``uses(NAME)``: a feature or raw column, not a figure."""
 
 
 @dataclass(frozen=True)
 class Compare:
-    left: Figure | Number
+    left: Name | float
     op: str
-    right: Figure | Number
+    right: Name | float
 
 
 @dataclass(frozen=True)
-class Uses:
-    name: str
-    position: int
+class Logic:
+    """``left and right``, ``left or right``, or ``not left`` (``op``; ``right`` is then ``None``)."""
 
-
-@dataclass(frozen=True)
-class Not:
-    operand: Node
-
-
-@dataclass(frozen=True)
-class Both:
+    op: str
     left: Node
-    right: Node
+    right: Node | None = None
 
 
-@dataclass(frozen=True)
-class Either:
-    left: Node
-    right: Node
-
-
-Node = Compare | Uses | Not | Both | Either
+Node = Compare | Uses | Logic
 
 
 # -- reading ---------------------------------------------------------------------------------------
@@ -231,13 +218,13 @@ class _Parser:
     def either(self) -> Node:
         node = self.both()
         while self.keyword("or"):
-            node = Either(node, self.both())
+            node = Logic("or", node, self.both())
         return node
 
     def both(self) -> Node:
         node = self.unary()
         while self.keyword("and"):
-            node = Both(node, self.unary())
+            node = Logic("and", node, self.unary())
         return node
 
     def unary(self) -> Node:
@@ -246,7 +233,7 @@ class _Parser:
             raise self.fail(f"more than {MAX_DEPTH} nested parentheses or 'not's")
         try:
             if self.keyword("not"):
-                return Not(self.unary())
+                return Logic("not", self.unary())
             self.skip()
             start = self.pos
             if self.take("("):
@@ -306,23 +293,23 @@ class _Parser:
             raise self.fail(f"unexpected {self.shown()}: expected a comparison (<, <=, >, >=, ==, !=)")
         self.pos += len(op)
         right = self.operand()
-        if isinstance(left, Number) and isinstance(right, Number):
+        if not isinstance(left, Name) and not isinstance(right, Name):
             raise self.fail("a comparison of two numbers says nothing about a member: compare a figure")
         return Compare(left, op, right)
 
-    def operand(self) -> Figure | Number:
+    def operand(self) -> Name | float:
         self.skip()
         sign = -1.0 if self.take("-") else 1.0
         self.skip()
         number = _NUMBER.match(self.text, self.pos)
         if number is not None:
             self.pos = number.end()
-            return Number(sign * float(number.group()))
+            return sign * float(number.group())
         said = self.word()
         if sign < 0 or said is None or said[0] in KEYWORDS:
             raise self.fail(f"unexpected {self.shown()}: expected a number or a figure such as test_auc")
         self.pos += len(said[0])
-        return Figure(*said)
+        return Name(*said)
 
 
 def parse(text: str) -> Node:
@@ -335,11 +322,10 @@ def parse(text: str) -> Node:
 
 def _nodes(node: Node) -> Iterable[Node]:
     yield node
-    if isinstance(node, Not):
-        yield from _nodes(node.operand)
-    elif isinstance(node, (Both, Either)):
-        yield from _nodes(node.left)
-        yield from _nodes(node.right)
+    if isinstance(node, Logic):
+        for inner in (node.left, node.right):
+            if inner is not None:
+                yield from _nodes(inner)
 
 
 def unknown_name(text: str, name: str, position: int, known: Sequence[str]) -> QueryError:
@@ -362,7 +348,7 @@ class Query:
         for node in _nodes(self.tree):
             if isinstance(node, Compare):
                 for side in (node.left, node.right):
-                    if isinstance(side, Figure):
+                    if isinstance(side, Name):
                         seen[side.name] = None
         return list(seen)
 
@@ -372,15 +358,15 @@ class Query:
 
     def _value(self, node: Node, figures: Mapping[str, float | None], used: set[str]) -> bool | None:
         if isinstance(node, Compare):
-            left, right = (figures.get(s.name) if isinstance(s, Figure) else s.value for s in (node.left, node.right))
+            left, right = (figures.get(s.name) if isinstance(s, Name) else s for s in (node.left, node.right))
             return None if left is None or right is None else COMPARISONS[node.op](left, right)
         if isinstance(node, Uses):
             return bool(used & set(self.features[node.name]))
-        if isinstance(node, Not):
-            inner = self._value(node.operand, figures, used)
-            return None if inner is None else not inner
         left = self._value(node.left, figures, used)
-        if isinstance(node, Both):
+        if node.op == "not":
+            return None if left is None else not left
+        assert node.right is not None
+        if node.op == "and":
             if left is False:
                 return False
             right = self._value(node.right, figures, used)
@@ -399,7 +385,7 @@ def compile_query(text: str, known: Sequence[str], resolve: Callable[[str], tupl
     for node in _nodes(tree):
         if isinstance(node, Compare):
             for side in (node.left, node.right):
-                if isinstance(side, Figure) and side.name not in known:
+                if isinstance(side, Name) and side.name not in known:
                     raise unknown_name(text, side.name, side.position, known)
         elif isinstance(node, Uses) and node.name not in features:
             found = resolve(node.name)

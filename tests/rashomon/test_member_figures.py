@@ -12,7 +12,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from test_fairness import _reference as fairlearn_reference
+
 from glasswork import Problem
+from glasswork.fairness import METRICS
 from glasswork.launch import Launch
 from glasswork.plugins.corels import CorelsSpec
 from glasswork.rashomon import RashomonMember, RashomonSet
@@ -22,14 +25,7 @@ from glasswork.spec_models import FairnessConstraint
 fairlearn_metrics = pytest.importorskip("fairlearn.metrics")
 sk = pytest.importorskip("sklearn.metrics")
 
-SIX = [
-    "statistical_parity",
-    "predictive_parity",
-    "predictive_equality",
-    "equal_opportunity",
-    "equalized_odds",
-    "conditional_use_accuracy_equality",
-]
+SIX = list(METRICS)
 LAM = 0.02
 
 
@@ -88,61 +84,7 @@ def rule_predictions(model, X: np.ndarray) -> np.ndarray:
 
 def fairlearn_figures(y: np.ndarray, pred: np.ndarray, protected: np.ndarray) -> dict[str, float | None]:
     """The six metrics from fairlearn's per-group rates (``None`` where a rate has no row)."""
-
-    def safe(metric):
-        def call(y_true, y_pred):
-            try:
-                return metric(y_true, y_pred)
-            except (ValueError, ZeroDivisionError):
-                return np.nan
-
-        return call
-
-    def ppv(y_true, y_pred):
-        return sk.precision_score(y_true, y_pred, zero_division=np.nan) if len(y_true) else np.nan
-
-    def npv(y_true, y_pred):
-        return ppv(1 - np.asarray(y_true), 1 - np.asarray(y_pred))
-
-    def rate(kind):
-        def call(y_true, y_pred):
-            y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
-            base = y_true == (0 if kind == "fpr" else 1)
-            if not base.any():
-                return np.nan
-            return float(np.mean(y_pred[base] == (1 if kind == "fpr" else 0)))
-
-        return call
-
-    frame = fairlearn_metrics.MetricFrame(
-        metrics={
-            "sr": safe(fairlearn_metrics.selection_rate),
-            "ppv": ppv,
-            "npv": npv,
-            "fpr": rate("fpr"),
-            "fnr": rate("fnr"),
-        },
-        y_true=y,
-        y_pred=pred,
-        sensitive_features=protected.astype(int),
-    )
-    by = frame.by_group
-
-    def gap(name: str) -> float | None:
-        value = abs(float(by.loc[1, name]) - float(by.loc[0, name]))
-        return None if np.isnan(value) else value
-
-    def add(a: float | None, b: float | None) -> float | None:
-        return None if a is None or b is None else a + b
-
-    return {
-        "statistical_parity": gap("sr"),
-        "predictive_parity": gap("ppv"),
-        "predictive_equality": gap("fpr"),
-        "equal_opportunity": gap("fnr"),
-        "equalized_odds": add(gap("fpr"), gap("fnr")),
-        "conditional_use_accuracy_equality": add(gap("ppv"), gap("npv")),
-    }
+    return fairlearn_reference(y, pred, protected, np.ones(y.size))
 
 
 def close(a: float | None, b: float | None) -> bool:
