@@ -429,6 +429,6 @@ def shown_figures(
             out.append(name)
     if fairness:
         metric = (fairness.get("constraint") or {}).get("metric") or next(iter(fairness.get("metrics") or []), None)
-        if metric in known:
+        if isinstance(metric, str) and metric in known:
             out.append(metric)
     return [*out, *(n for n in dict.fromkeys(chosen) if n not in out and n not in ("rank", "objective"))]
