@@ -113,7 +113,7 @@ def rashomon(
     if details.get("state") == "running":
         summary = summary.live()  # a live run's set so far, not a stopped enumeration
     choice = Choice(uses, avoids, where, sort, desc, limit)
-    members, shown = _chosen(store, run_id, details, choice, as_json)
+    members, shown, matched = _chosen(store, run_id, details, choice, as_json)
     if as_json:
         click.echo(
             json.dumps(
@@ -121,6 +121,7 @@ def rashomon(
                     "run_id": run_id,
                     **summary.to_dict(),
                     "filters": choice.to_dict(),
+                    **({} if matched is None else {"matched": matched}),
                     "models": [m.to_dict() for m in members],
                     **({"points": [p.to_dict() for p in points]} if points else {}),
                 },
@@ -134,7 +135,7 @@ def rashomon(
     console = make_console()
     listed = _listed(members)
     render_rashomon(summary, listed, console, _columns(listed, shown, summary.fairness))
-    _say_choice(choice, members, console)
+    _say_choice(choice, members, console, matched)
     if points:
         _print_points(points, console)
 
@@ -164,11 +165,12 @@ class Choice:
 
 def _chosen(
     store: Any, run_id: str, details: dict[str, Any], choice: Choice, as_json: bool, point: int | None = None
-) -> tuple[list[Any], list[str]]:
-    """The members ``choice`` lists, and the figures it names (columns the listing shows): the
-    store filters by ``--uses``/``--avoids``; ``--where`` and ``--sort`` read every member's
-    figures (recorded with the set, never recomputed), so the limit applies after them. An
-    expression or a figure that cannot be read is exit 2, its column pointed at."""
+) -> tuple[list[Any], list[str], int | None]:
+    """The members ``choice`` lists, the figures it names (columns the listing shows) and how
+    many matched before ``--limit`` (``None`` when the store applied it): the store filters by
+    ``--uses``/``--avoids``; ``--where`` and ``--sort`` read every member's figures (recorded
+    with the set, never recomputed), so the limit applies after them. An expression or a figure
+    that cannot be read is exit 2, its column pointed at."""
     from glasswork.rashomon.query import QueryError, compile_query, figure_names, sort_key, sorted_members
 
     resolved = {
@@ -176,7 +178,7 @@ def _chosen(
     }
     uses, avoids = [resolved[n] for n in choice.uses], [resolved[n] for n in choice.avoids]
     if choice.where is None and choice.sort is None:
-        return store.rashomon_members(run_id, uses, avoids, choice.limit, point=point), []
+        return store.rashomon_members(run_id, uses, avoids, choice.limit, point=point), [], None
     members = store.rashomon_members(run_id, uses, avoids, point=point)
     known = figure_names(store.rashomon_members(run_id, point=point))
     option = "--where"
@@ -196,7 +198,7 @@ def _chosen(
     except QueryError as exc:
         where = {"option": option, "column": exc.position + 1}
         fail(_query_error(option, exc), EXIT_INVALID, as_json=as_json, extra=where)
-    return members[: choice.limit], shown
+    return members[: choice.limit], shown, len(members)
 
 
 def _query_error(option: str, error: Any) -> str:
@@ -214,15 +216,20 @@ def _columns(listed: list[dict[str, Any]], chosen: list[str], fairness: dict[str
     return shown_figures(figure_names_of(listed), chosen, fairness)
 
 
-def _say_choice(choice: Choice, members: list[Any], console: Any) -> None:
-    """What the listing was narrowed to, and which members have no figures to be chosen by."""
+def _say_choice(choice: Choice, members: list[Any], console: Any, matched: int | None = None) -> None:
+    """What the listing was narrowed to (how many matched, when the limit cut them), and which
+    members have no figures to be chosen by."""
     from glasswork.console import plain_text
 
     filters = [*(f"uses {n!r}" for n in choice.uses), *(f"avoids {n!r}" for n in choice.avoids)]
     if choice.where is not None:
         filters.append(f"match {choice.where!r}")
+    count = len(members) if matched is None else matched
+    cut = f"; the first {len(members):,} listed (--limit)" if count > len(members) else ""
     if filters:
-        console.print(plain_text(f"{len(members):,} kept member(s) that {' and '.join(filters)}", "dim"))
+        console.print(plain_text(f"{count:,} kept member(s) that {' and '.join(filters)}{cut}", "dim"))
+    elif cut:
+        console.print(plain_text(f"{count:,} kept member(s){cut}", "dim"))
     if choice.sort is not None:
         order = "largest" if choice.to_dict()["descending"] else "smallest"
         console.print(plain_text(f"sorted by {choice.sort.strip().lstrip('-')}, {order} first", "dim"))
@@ -299,7 +306,7 @@ def _point_set(store: Any, run_id: str, point: PointSet, choice: Choice, as_json
     k = point.point
     details = store.details(run_id)
     kept = len(store.rashomon_members(run_id, point=k))
-    members, shown = _chosen(store, run_id, details, choice, as_json, k)
+    members, shown, matched = _chosen(store, run_id, details, choice, as_json, k)
     if as_json:
         document = {
             "run_id": run_id,
@@ -316,7 +323,7 @@ def _point_set(store: Any, run_id: str, point: PointSet, choice: Choice, as_json
     if members:
         listed = _listed(members)
         console.print(rashomon_table(listed, figures=_columns(listed, shown, None)))
-        _say_choice(choice, members, console)
+        _say_choice(choice, members, console, matched)
     else:
         console.print(plain_text("no kept member matches" if kept else "no member of this point's set is kept", "dim"))
 

@@ -77,16 +77,18 @@ def test_where_and_sort_choose_members_by_their_figures(invoke, spec):
     assert invoke("run", "-q", str(spec)).exit_code == 0
     every = listing(invoke, "--limit", "1000")["models"]
     assert len(every) >= 4
-    cut = sorted(m["metrics"]["test_accuracy"] for m in every)[len(every) // 2]
-    where = f"test_accuracy >= {cut!r} and not uses('{HOSTILE[1].replace(chr(39), chr(92) + chr(39))}')"
+    middle = sorted(m["metrics"]["test_accuracy"] for m in every)[len(every) // 2]
+    where = f"test_accuracy >= {middle!r} and not uses('{HOSTILE[1].replace(chr(39), chr(92) + chr(39))}')"
     chosen = listing(invoke, "--where", where, "--sort", "-test_accuracy", "--limit", "1000")
     expected = [
-        m for m in every if m["metrics"]["test_accuracy"] >= cut and HOSTILE[1] not in m["features"]
+        m for m in every if m["metrics"]["test_accuracy"] >= middle and HOSTILE[1] not in m["features"]
     ]  # the same members, chosen by hand
     expected.sort(key=lambda m: (-m["metrics"]["test_accuracy"], m["rank"]))
     assert [m["rank"] for m in chosen["models"]] == [m["rank"] for m in expected] and expected
     assert chosen["filters"]["where"] == where and chosen["filters"]["descending"] is True
-    limited = listing(invoke, "--sort", "statistical_parity", "--desc", "--limit", "2")["models"]
+    cut = listing(invoke, "--sort", "statistical_parity", "--desc", "--limit", "2")
+    assert cut["matched"] == len(every)  # how many the limit cut from
+    limited = cut["models"]
     by_parity = sorted(every, key=lambda m: (-m["fairness"]["train"]["statistical_parity"], m["rank"]))
     assert [m["rank"] for m in limited] == [m["rank"] for m in by_parity[:2]]  # the limit applies after the sort
     uses = listing(invoke, "--where", f"uses({HOSTILE[0]})", "--limit", "1000")["models"]
