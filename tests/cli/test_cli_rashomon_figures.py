@@ -148,3 +148,14 @@ def test_a_store_of_schema_7_is_migrated_and_its_members_figures_are_not_availab
     assert text.exit_code == 0 and "have no figures (n/a)" in text.stdout
     unknown = invoke("rashomon", "latest", "--db", str(old), "--where", "test_accuracy > 0")
     assert unknown.exit_code == 2 and "no member has a figure 'test_accuracy'" in unknown.stderr
+
+
+def test_the_card_draws_the_fairness_range_with_the_member_at_each_end(invoke, spec, tmp_path):
+    doc = json.loads(invoke("run", "--json", "-q", str(spec)).stdout)["rashomon"]
+    assert invoke("report", "latest", "-o", "card.html").exit_code == 0
+    html = (tmp_path / "card.html").read_text(encoding="utf-8")
+    section = html.split("<h3>Fairness over the set</h3>")[1]
+    assert f"exact over all {doc['count']:,} members of the complete set" in section
+    low = doc["fairness"]["test"]["equal_opportunity"]
+    assert f"(member {low['min_rank']})" in section and "<th>test max</th>" in section
+    assert "\x1b" not in html and "DROP TABLE" not in section  # features are not in the range's table
