@@ -88,13 +88,22 @@ def fairness_range(rset: RashomonSet, spec: SolverSpec, notes: list[str] | None 
         return None
     ranked = [(rank, m) for rank, m in enumerate(rset.members, start=1) if m.fairness is not None]
     exact = rset.complete and rset.exhaustive and len(ranked) == rset.count
+    summaries = sum(1 for m in rset.members if m.model is None and m.fairness is None)
+    notes = [
+        *(notes or []),
+        *(
+            [f"{summaries:,} member(s) kept as summaries (rashomon.keep: summary) have no model, so no figures"]
+            if summaries
+            else []
+        ),
+    ]
     out: dict[str, Any] = {
         "metrics": list(spec.fairness.metrics),
         "count": rset.count,
         "members": len(ranked),
         "complete": rset.complete and rset.exhaustive,
         "exact": exact,
-        "notes": list(notes or []),
+        "notes": notes,
     }
     for part in PARTS:
         per_metric = {}

@@ -222,6 +222,9 @@ def test_members_kept_as_summaries_have_no_figures() -> None:
     doc = rset.fairness
     assert doc["members"] == 0 and doc["exact"] is False and "train" not in doc
     assert coverage_text(doc).startswith(f"covers 0 of {rset.count:,}")
+    assert doc["notes"] == [
+        f"{rset.kept:,} member(s) kept as summaries (rashomon.keep: summary) have no model, so no figures"
+    ]
 
 
 def member(objective: float, train: float | None, test: float | None = None) -> RashomonMember:
