@@ -11,6 +11,7 @@ The document (``run --json``'s ``fairness``, the store's ``fairness`` column, th
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -100,6 +101,37 @@ def check(spec: SolverSpec, problem: Problem) -> None:
     groups(spec.fairness, problem.audit)
 
 
+@dataclass(frozen=True)
+class Part:
+    """The rows of one part of an audit (``train`` or ``test``): the matrix, labels, weights and
+    the protected groups' masks, found once for every model audited on them."""
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray
+    weights: np.ndarray | None
+    groups: list[fairness.Group]
+
+
+def parts(spec: SolverSpec, problem: Problem) -> list[Part]:
+    """The parts a ``fairness:`` section audits: the training rows, and the test rows when the
+    run has them (empty without a section or for a target that is not binary)."""
+    if spec.fairness is None or problem.task != "binary":
+        return []
+    out = [Part("train", problem.X, problem.y, problem.sample_weight, groups(spec.fairness, problem.audit))]
+    if problem.X_test is not None and problem.y_test is not None and problem.audit_test is not None:
+        found = groups(spec.fairness, problem.audit_test, training=False)
+        out.append(Part("test", problem.X_test, problem.y_test, problem.test_sample_weight, found))
+    return out
+
+
+def positive_score(proba: np.ndarray | None) -> np.ndarray | None:
+    """The positive class's probability from ``predict_proba``'s columns (``None`` without two)."""
+    if proba is None or proba.ndim != 2 or proba.shape[1] != 2:
+        return None
+    return proba[:, 1]
+
+
 def figures(spec: SolverSpec, problem: Problem, model: Model) -> dict[str, Any] | None:
     """The audit document of ``model`` (module docstring), ``None`` without a ``fairness:`` section."""
     if spec.fairness is None or problem.task != "binary":
@@ -108,17 +140,10 @@ def figures(spec: SolverSpec, problem: Problem, model: Model) -> dict[str, Any] 
 
     wanted = spec.fairness.metrics
     out: dict[str, Any] = {"groups": [group_label(g) for g in spec.fairness.groups], "metrics": list(wanted)}
-    parts = [("train", problem.X, problem.y, problem.sample_weight, problem.audit, True)]
-    if problem.X_test is not None and problem.y_test is not None and problem.audit_test is not None:
-        parts.append(("test", problem.X_test, problem.y_test, problem.test_sample_weight, problem.audit_test, False))
-    for name, X, y, weights, columns, training in parts:
-        pred = np.asarray(model.predict(X))
-        score = None
-        if isinstance(model, Classifier):
-            proba = np.asarray(model.predict_proba(X), dtype=np.float64)
-            score = proba[:, 1] if proba.ndim == 2 and proba.shape[1] == 2 else None
-        found = groups(spec.fairness, columns, training=training)
-        out[name] = fairness.audit(y, pred, found, wanted, weights, score)
+    for part in parts(spec, problem):
+        pred = np.asarray(model.predict(part.X))
+        proba = np.asarray(model.predict_proba(part.X), dtype=np.float64) if isinstance(model, Classifier) else None
+        out[part.name] = fairness.audit(part.y, pred, part.groups, wanted, part.weights, positive_score(proba))
     return out
 
 

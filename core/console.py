@@ -12,7 +12,7 @@ import math
 import re
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, Group
@@ -423,24 +423,39 @@ def rule_features(model: dict[str, Any] | None, feature_names: list[str]) -> dic
     return out
 
 
-def rashomon_table(members: list[dict[str, Any]], *, title: str | None = None) -> Table:
-    """Members of a set, one line each: rank, objective, its rules in the order the model applies
-    them (``member_rules``; the features it uses for a model without rules) and its fingerprint."""
+def rashomon_table(members: list[dict[str, Any]], *, title: str | None = None, figures: Sequence[str] = ()) -> Table:
+    """Members of a set, one line each: rank, objective, the ``figures`` named (``n/a`` where a
+    member has none: kept as a summary, or recorded before members had figures), its rules in
+    the order the model applies them (``member_rules``; the features it uses for a model without
+    rules) and its fingerprint."""
+    from glasswork.rashomon.query import figures_of
+
     table = Table(title=title, title_justify="left", box=None, pad_edge=False)
     described = [member.get("rules") or member_rules(member.get("model")) for member in members]
     what = "rules" if any(described) else "features"
-    for column, justify in (("rank", "right"), ("objective", "right"), (what, "left"), ("fingerprint", "left")):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    columns = [("rank", "right"), ("objective", "right"), *((f, "right") for f in figures)]
+    for column, justify in (*columns, (what, "left"), ("fingerprint", "left")):
+        table.add_column(plain_text(column), justify=justify)  # type: ignore[arg-type]
     for member, rules in zip(members, described):
         features = member.get("features") or []
         text = "; ".join(rules) if rules else (", ".join(features) if features else "(none)")
+        values = figures_of(member)
         table.add_row(
             str(member["rank"]),
             fmt_number(member.get("objective"), 8),
+            *(_member_figure(name, values.get(name), member) for name in figures),
             plain_text(text),
             plain_text(member.get("fingerprint") or "-"),
         )
     return table
+
+
+def _member_figure(name: str, value: float | None, member: dict[str, Any]) -> str:
+    """One figure of a member for a table cell: ``n/a`` when the member has no figures at all,
+    ``undefined`` for a fairness figure of an empty cell, else four significant decimals."""
+    if value is None:
+        return "n/a" if member.get("metrics") is None else "undefined"
+    return fmt_number(value, 4) if name in ("size",) or abs(value) >= 10 else f"{value:.4f}"
 
 
 RELIANCE_ROWS_SHOWN = 10  # features (and raw columns) a set's reliance tables print, the most relied on first
@@ -477,17 +492,27 @@ def reliance_tables(figures: dict[str, Any] | None) -> list[Table]:
     return tables
 
 
-def render_rashomon(summary: SetSummary, members: list[dict[str, Any]], console: Console) -> None:
+def render_rashomon(
+    summary: SetSummary, members: list[dict[str, Any]], console: Console, figures: Sequence[str] | None = None
+) -> None:
     """A set's summary line, its multiplicity figures (with each feature's share and reliance
-    range) and the given members."""
+    range), the range of each audited fairness metric over its members, and the given members
+    with ``figures`` as columns (by default those ``query.shown_figures`` picks)."""
+    from glasswork.rashomon.figures import range_lines
+    from glasswork.rashomon.query import figure_names_of, shown_figures
+
     console.print(plain_text(rashomon_summary_text(summary)))
     line = multiplicity_text(summary.multiplicity)
     if line is not None:
         console.print(plain_text(line))
     for table in reliance_tables(summary.multiplicity):
         console.print(table)
+    for line in range_lines(summary.fairness):
+        console.print(plain_text(line))
     if members:
-        console.print(rashomon_table(members))
+        if figures is None:
+            figures = shown_figures(figure_names_of(members), (), summary.fairness)
+        console.print(rashomon_table(members, figures=figures))
 
 
 def fmt_difference(value: float | None) -> str:

@@ -191,7 +191,12 @@ def within(metric: str, at_most: float, protected: GroupRates, reference: GroupR
     (1e-12 relative), so a model exactly at the limit meets it whichever order its weights were
     added in.
     """
-    figure = prediction_metrics(protected, reference)[metric]
+    return meets(prediction_metrics(protected, reference)[metric], at_most)
+
+
+def meets(figure: float | None, at_most: float) -> bool:
+    """Whether a figure (one metric, the worst over the groups) meets a limit: ``within``'s test
+    on a figure already computed (a Rashomon member's), with the same tolerance."""
     return figure is not None and figure <= at_most + 1e-12 * max(1.0, at_most)
 
 

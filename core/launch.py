@@ -252,6 +252,7 @@ class Launch:
                 )
             outcome = RunOutcome(info, result, elapsed, peak_memory(), problem, interrupted=interrupted)
             _add_metrics(outcome, problem)
+            _score_set(spec, problem, outcome)
             outcome.fairness = _audit(spec, problem, outcome)
         except BaseException as exc:
             runner.finish_sinks(active, info, None, exc)
@@ -319,6 +320,23 @@ def _add_metrics(outcome: RunOutcome, problem: Problem) -> None:
             outcome.multiplicity = multiplicity.figures(outcome.result.rashomon, model, problem, outcome.info.inputs)
         except Exception as exc:  # a member that cannot predict: the run and its set are still recorded
             outcome.multiplicity = {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def _score_set(spec: SolverSpec, problem: Problem, outcome: RunOutcome) -> None:
+    """Each kept member's metrics and fairness audit, and the range of each audited metric over
+    the set (``glasswork.rashomon.figures``), once, as the set is recorded."""
+    rset = outcome.result.rashomon
+    if rset is None:
+        return
+    from glasswork.rashomon import figures
+
+    try:
+        notes = figures.score_members(rset, spec, problem)
+    except Exception as exc:  # a member that cannot predict: the set is recorded without figures
+        for member in rset.members:
+            member.metrics = member.fairness = None
+        notes = [f"no member figures: a member's model failed to predict ({type(exc).__name__}: {exc})"]
+    rset.fairness = figures.fairness_range(rset, spec, notes)
 
 
 def _audit(spec: SolverSpec, problem: Problem, outcome: RunOutcome) -> dict[str, Any] | None:

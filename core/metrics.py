@@ -85,18 +85,33 @@ def evaluate(
     model: Model, X: np.ndarray, y: np.ndarray, prefix: str, sample_weight: np.ndarray | None = None
 ) -> dict[str, float]:
     """The standard figures for ``model`` on ``(X, y)``, keys prefixed (``train_``, ``test_``)."""
+    if y.size == 0 or (sample_weight is not None and not np.any(np.asarray(sample_weight) > 0)):
+        return {}  # no rows, or none that counts: no figure to report
+    pred = np.asarray(model.predict(X))
+    proba = np.asarray(model.predict_proba(X), dtype=np.float64) if isinstance(model, Classifier) else None
+    return of_predictions(model.task, y, pred, proba, prefix, sample_weight)
+
+
+def of_predictions(
+    task: str,
+    y: np.ndarray,
+    pred: np.ndarray,
+    proba: np.ndarray | None,
+    prefix: str,
+    sample_weight: np.ndarray | None = None,
+) -> dict[str, float]:
+    """The figures of ``evaluate`` from predictions already made (``proba`` ``None`` for a model
+    without probabilities): what a Rashomon set's members are scored by, each predicted once."""
     out: dict[str, float] = {}
     if y.size == 0 or (sample_weight is not None and not np.any(np.asarray(sample_weight) > 0)):
-        return out  # no rows, or none that counts: no figure to report
+        return out
     w = sample_weight
-    pred = np.asarray(model.predict(X))
-    if model.task == "regression":
+    if task == "regression":
         out[f"{prefix}r2"] = r2(y, pred.astype(np.float64), w)
         out[f"{prefix}rmse"] = rmse(y, pred.astype(np.float64), w)
         return out
     out[f"{prefix}accuracy"] = accuracy(y, pred, w)
-    if isinstance(model, Classifier):
-        proba = np.asarray(model.predict_proba(X), dtype=np.float64)
+    if proba is not None:
         out[f"{prefix}log_loss"] = log_loss(y, proba, w)
         if proba.shape[1] == 2:
             out[f"{prefix}auc"] = roc_auc(y, proba[:, 1], w)

@@ -457,7 +457,38 @@ def rashomon_section(summary: SetSummary | None) -> str:
             "<p class=note>Per raw column: every feature made from the column shuffled together, as shuffling "
             "the column itself would.</p>"
         )
-    return f"<h2>Rashomon set</h2><p>{'<br>'.join(lines)}</p>{body}"
+    return f"<h2>Rashomon set</h2><p>{'<br>'.join(lines)}</p>{body}{_fairness_range(summary.fairness)}"
+
+
+def _fairness_range(doc: dict[str, Any] | None) -> str:
+    """The range of each audited fairness metric over the set's members (``rashomon.figures``):
+    what it covers (exact only over a complete set scored whole), the least and largest value on
+    the training and test rows with the member of each, and the best member within the spec's
+    constraint."""
+    if not doc:
+        return ""
+    from glasswork.rashomon.figures import PARTS, coverage_text, range_lines
+
+    parts = [part for part in PARTS if doc.get(part)]
+    head = "".join(f"<th>{part} min</th><th>{part} max</th>" for part in parts)
+    rows = []
+    for metric in doc.get("metrics") or []:
+        cells = []
+        for part in parts:
+            said = (doc.get(part) or {}).get(metric)
+            for end in ("min", "max"):
+                if said is None or said.get(end) is None:
+                    cells.append("<td class=n>undefined</td>")
+                else:
+                    member = f"<small>(member {esc(said[end + '_rank'])})</small>"
+                    cells.append(f"<td class=n>{_num(said[end])} {member}</td>")
+        rows.append(f"<tr><td>{esc(metric)}</td>{''.join(cells)}</tr>")
+    after = range_lines({**doc, "metrics": []})[1:]  # the constraint's best member and the notes
+    notes = "".join(f"<p class=note>{esc(line)}</p>" for line in after)
+    return (
+        f"<h3>Fairness over the set</h3><p>{esc(coverage_text(doc))}.</p>"
+        f"<table><tr><th>metric</th>{head}</tr>{''.join(rows)}</table>{notes}"
+    )
 
 
 def _reliance_table(heading: str, names: Sequence[str], reliance: dict[str, Any], use: dict[str, float] | None) -> str:

@@ -24,6 +24,8 @@ from textual.widgets import DataTable, Footer, Input, Static
 
 from glasswork.console import member_rules, plain_text, rashomon_point_text, rashomon_summary_text
 from glasswork.rashomon import PointSet, SetSummary
+from glasswork.rashomon.figures import range_lines
+from glasswork.rashomon.query import figure_names, member_figures, shown_figures
 from glasswork.tui.state import RashomonView
 from glasswork.tui.views import fmt
 from glasswork.tui.widgets import BACK_KEY, FILTER_KEY, HELP_KEY, RowTable
@@ -82,6 +84,14 @@ def member_text(features: Any, model: Any) -> Text:
     apart; the features it uses for a model without rules (a score card, a summary)."""
     rules = member_rules(model)
     return plain_text("; ".join(rules)) if rules else features_text(features)
+
+
+def figure_cell(value: float | None, scored: bool) -> Text:
+    """One figure of a member: ``n/a`` for a member without figures (kept as a summary, or
+    recorded before members had them), ``undefined`` for an empty cell of a group."""
+    if value is None:
+        return Text("n/a" if not scored else "undefined", style="dim")
+    return Text(f"{value:.4f}" if abs(value) < 10 else fmt(value, 6), justify="right")
 
 
 def member_title(run_name: str, rank: int, objective: Any, point: int | None = None) -> str:
@@ -231,6 +241,9 @@ class RashomonScreen(Screen[None]):
         text.append_text(set_summary(self.view, finished=True))
         if self.view.kept is not None and self.view.kept < self.view.count:
             text.append(f"\n{self.view.kept:,} of them kept (rashomon.max_models), best first")
+        for line in range_lines(SetSummary.from_dict(self.details["rashomon"]).fairness):
+            text.append("\n")
+            text.append_text(plain_text(line))
         return text
 
     def _point_rows(self) -> list[tuple[int | None, Text]]:
@@ -306,9 +319,17 @@ class RashomonScreen(Screen[None]):
         for selector in ("#f-uses", "#f-avoids"):
             self.query_one(selector, Input).suggester = SuggestFromList(self.features, case_sensitive=True)
         table = self.query_one("#members", DataTable)
-        table.clear()
+        fairness = SetSummary.from_dict(self.details.get("rashomon") or {}).fairness if point is None else None
+        figures = shown_figures(figure_names(rows), (), fairness)
+        table.clear(columns=True)
+        for column in ("rank", "objective", *figures, "rules or features"):
+            table.add_column(plain_text(column), key=column)
         for row in rows:
-            table.add_row(str(row.rank), fmt(row.objective, 8), member_text(row.features, row.model), key=str(row.rank))
+            values = member_figures(row)
+            cells = [figure_cell(values.get(name), row.metrics is not None) for name in figures]
+            table.add_row(
+                str(row.rank), fmt(row.objective, 8), *cells, member_text(row.features, row.model), key=str(row.rank)
+            )
         status = Text()
         if point is not None:  # the CLI's words for a point's set (glasswork rashomon RUN --point K)
             chosen = next(p for p in self.points if p.point == point)
@@ -372,7 +393,9 @@ class RashomonScreen(Screen[None]):
         """Write the member in every format its run allows, as the run screen's ``e`` does."""
         from glasswork.export import FORMATS, ExportError, default_path, export_run, member_details, write_file
 
-        details = member_details(self.details, row.rank, row.objective, row.model, point=point)
+        details = member_details(
+            self.details, row.rank, row.objective, row.model, point=point, metrics=row.metrics, fairness=row.fairness
+        )
         folder = self.folder or Path.cwd()
         written, skipped = [], []
         for form in FORMATS:

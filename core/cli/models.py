@@ -154,7 +154,15 @@ def export_member(
         set_of(store, run_id)
     member = member_at(store, run_id, rank, want_model=True, point=point)
     assert member.model is not None
-    details = member_details(store.details(run_id), rank, member.objective, member.model, point=point)
+    details = member_details(
+        store.details(run_id),
+        rank,
+        member.objective,
+        member.model,
+        point=point,
+        metrics=member.metrics,
+        fairness=member.fairness,
+    )
     try:
         text = export_run(details, fmt, table=table)
         if output is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,16 @@ if TYPE_CHECKING:
     metavar="NAME",
     help="Only members using neither this feature nor any feature made from this raw column (repeatable).",
 )
+@click.option(
+    "--where",
+    "where",
+    metavar="EXPR",
+    help="Only members for which EXPR holds: comparisons of their figures (objective, size, test_auc, "
+    "statistical_parity, ...), and, or, not, parentheses, uses(feature); e.g. "
+    "'test_auc >= 0.7 and not uses(sex)'.",
+)
+@click.option("--sort", "sort", metavar="NAME", help="Order by this figure, smallest first (-NAME: largest first).")
+@click.option("--desc", is_flag=True, help="With --sort: largest first.")
 @click.option("--limit", type=COUNT, default=50, show_default=True, help="List at most this many.")
 @click.option("--show", "show_rank", type=COUNT, metavar="RANK", help="Show member RANK's model.")
 @click.option(
@@ -57,6 +68,9 @@ def rashomon(
     run_ref: str,
     uses: tuple[str, ...],
     avoids: tuple[str, ...],
+    where: str | None,
+    sort: str | None,
+    desc: bool,
     limit: int,
     show_rank: int | None,
     pick_rank: int | None,
@@ -68,7 +82,8 @@ def rashomon(
     db: str | None,
 ) -> None:
     """List the Rashomon set of RUN (an id prefix or 'latest'): its summary, then its kept
-    members best first (rank, objective, features, fingerprint)."""
+    members best first (rank, objective, their figures, rules or features, fingerprint);
+    --where and --sort choose and order them by their figures."""
     if show_rank is not None and pick_rank is not None:
         fail("give --show or --pick, not both", EXIT_INVALID, as_json=as_json)
     store = store_at(db)
@@ -81,7 +96,7 @@ def rashomon(
         elif show_rank is not None:
             _show(store, run_id, show_rank, as_json, point=point)
         else:
-            _point_set(store, run_id, chosen, uses, avoids, limit, as_json)
+            _point_set(store, run_id, chosen, Choice(uses, avoids, where, sort, desc, limit), as_json)
         return
     if points and store.rashomon_summary(run_id) is None and show_rank is None and pick_rank is None:
         _points_only(run_id, points, as_json)
@@ -96,15 +111,16 @@ def rashomon(
     details = store.details(run_id)
     if details.get("state") == "running":
         summary = summary.live()  # a live run's set so far, not a stopped enumeration
-    resolved = {name: _features_named(store, run_id, details, name, as_json) for name in (*uses, *avoids)}
-    members = store.rashomon_members(run_id, [resolved[n] for n in uses], [resolved[n] for n in avoids], limit)
+    choice = Choice(uses, avoids, where, sort, desc, limit)
+    members, shown, matched = _chosen(store, run_id, details, choice, as_json)
     if as_json:
         click.echo(
             json.dumps(
                 {
                     "run_id": run_id,
                     **summary.to_dict(),
-                    "filters": {"uses": list(uses), "avoids": list(avoids), "limit": limit},
+                    "filters": choice.to_dict(),
+                    **({} if matched is None else {"matched": matched}),
                     "models": [m.to_dict() for m in members],
                     **({"points": [p.to_dict() for p in points]} if points else {}),
                 },
@@ -113,17 +129,121 @@ def rashomon(
             )
         )
         return
-    from glasswork.console import make_console, plain_text, render_rashomon
+    from glasswork.console import make_console, render_rashomon
 
     console = make_console()
-    render_rashomon(summary, _listed(members), console)
-    if uses or avoids:
-        filters = [*(f"uses {n!r}" for n in uses), *(f"avoids {n!r}" for n in avoids)]
-        console.print(plain_text(f"{len(members):,} kept member(s) that {' and '.join(filters)}", "dim"))
-    if not members:
-        console.print(plain_text("no kept member matches", "dim"))
+    listed = _listed(members)
+    render_rashomon(summary, listed, console, _columns(listed, shown, summary.fairness))
+    _say_choice(choice, members, console, matched)
     if points:
         _print_points(points, console)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Which members a listing shows and in which order (``--uses``, ``--avoids``, ``--where``,
+    ``--sort``/``--desc``, ``--limit``)."""
+
+    uses: tuple[str, ...] = ()
+    avoids: tuple[str, ...] = ()
+    where: str | None = None
+    sort: str | None = None
+    desc: bool = False
+    limit: int = 50
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "uses": list(self.uses),
+            "avoids": list(self.avoids),
+            "where": self.where,
+            "sort": self.sort,
+            "descending": self.desc or (self.sort or "").strip().startswith("-"),
+            "limit": self.limit,
+        }
+
+
+def _chosen(
+    store: Any, run_id: str, details: dict[str, Any], choice: Choice, as_json: bool, point: int | None = None
+) -> tuple[list[Any], list[str], int | None]:
+    """The members ``choice`` lists, the figures it names (columns the listing shows) and how
+    many matched before ``--limit`` (``None`` when the store applied it): the store filters by
+    ``--uses``/``--avoids``; ``--where`` and ``--sort`` read every member's figures (recorded
+    with the set, never recomputed), so the limit applies after them. An expression or a figure
+    that cannot be read is exit 2, its column pointed at."""
+    from glasswork.rashomon.query import QueryError, compile_query, figure_names, sort_key, sorted_members
+
+    resolved = {
+        name: _features_named(store, run_id, details, name, as_json, point) for name in (*choice.uses, *choice.avoids)
+    }
+    uses, avoids = [resolved[n] for n in choice.uses], [resolved[n] for n in choice.avoids]
+    if choice.where is None and choice.sort is None:
+        return store.rashomon_members(run_id, uses, avoids, choice.limit, point=point), [], None
+    members = store.rashomon_members(run_id, uses, avoids, point=point)
+    known = figure_names(store.rashomon_members(run_id, point=point))
+    option = "--where"
+    try:
+        shown: list[str] = []
+        if choice.where is not None:
+            query = compile_query(
+                choice.where, known, lambda name: _feature_lookup(store, run_id, details, name, point)
+            )
+            members = [m for m in members if query.matches(m)]
+            shown = query.figures()
+        if choice.sort is not None:
+            option = "--sort"
+            name, descending = sort_key(choice.sort, known, choice.desc)
+            members = sorted_members(members, name, descending)
+            shown.append(name)
+    except QueryError as exc:
+        where = {"option": option, "column": exc.position + 1}
+        fail(_query_error(option, exc), EXIT_INVALID, as_json=as_json, extra=where)
+    return members[: choice.limit], shown, len(members)
+
+
+def _query_error(option: str, error: Any) -> str:
+    """A ``QueryError`` as the terminal shows it: the message, the expression (control characters
+    escaped, so the caret lines up with what is printed) and a caret under the column."""
+    from glasswork.quoting import terminal_text
+
+    before = terminal_text(error.text[: error.position])
+    return f"{option}: {error}\n  {terminal_text(error.text)}\n  {' ' * len(before)}^"
+
+
+def _columns(listed: list[dict[str, Any]], chosen: list[str], fairness: dict[str, Any] | None) -> list[str]:
+    from glasswork.rashomon.query import figure_names_of, shown_figures
+
+    return shown_figures(figure_names_of(listed), chosen, fairness)
+
+
+def _say_choice(choice: Choice, members: list[Any], console: Any, matched: int | None = None) -> None:
+    """What the listing was narrowed to (how many matched, when the limit cut them), and which
+    members have no figures to be chosen by."""
+    from glasswork.console import plain_text
+
+    filters = [*(f"uses {n!r}" for n in choice.uses), *(f"avoids {n!r}" for n in choice.avoids)]
+    if choice.where is not None:
+        filters.append(f"match {choice.where!r}")
+    count = len(members) if matched is None else matched
+    cut = f"; the first {len(members):,} listed (--limit)" if count > len(members) else ""
+    if filters:
+        console.print(plain_text(f"{count:,} kept member(s) that {' and '.join(filters)}{cut}", "dim"))
+    elif cut:
+        console.print(plain_text(f"{count:,} kept member(s){cut}", "dim"))
+    if choice.sort is not None:
+        order = "largest" if choice.to_dict()["descending"] else "smallest"
+        console.print(plain_text(f"sorted by {choice.sort.strip().lstrip('-')}, {order} first", "dim"))
+    if not members:
+        console.print(plain_text("no kept member matches", "dim"))
+    bare = sum(1 for m in members if m.metrics is None)
+    if bare:
+        console.print(
+            plain_text(
+                f"{bare:,} listed member(s) have no figures (n/a): kept as a summary (rashomon.keep: summary), "
+                "of a frontier point's set, or recorded before members had figures; a condition on a figure "
+                "never holds for them",
+                "dim",
+            )
+        )
 
 
 def _listed(members: list[Any]) -> list[dict[str, Any]]:
@@ -179,27 +299,18 @@ def _point_of(run_id: str, points: list[PointSet], point: int, as_json: bool) ->
     return found
 
 
-def _point_set(
-    store: Any,
-    run_id: str,
-    point: PointSet,
-    uses: tuple[str, ...],
-    avoids: tuple[str, ...],
-    limit: int,
-    as_json: bool,
-) -> None:
+def _point_set(store: Any, run_id: str, point: PointSet, choice: Choice, as_json: bool) -> None:
     """List point ``point``'s set: its summary (count, complete or the bound, threshold, how
     many members are kept) and its kept members best first, filtered as the run's set is."""
     k = point.point
     details = store.details(run_id)
-    resolved = {name: _features_named(store, run_id, details, name, as_json, k) for name in (*uses, *avoids)}
     kept = len(store.rashomon_members(run_id, point=k))
-    members = store.rashomon_members(run_id, [resolved[n] for n in uses], [resolved[n] for n in avoids], limit, point=k)
+    members, shown, matched = _chosen(store, run_id, details, choice, as_json, k)
     if as_json:
         document = {
             "run_id": run_id,
             **point.listing(kept),
-            "filters": {"uses": list(uses), "avoids": list(avoids), "limit": limit},
+            "filters": choice.to_dict(),
             "models": [m.to_dict() for m in members],
         }
         click.echo(json.dumps(document, indent=2, allow_nan=False))
@@ -209,7 +320,9 @@ def _point_set(
     console = make_console()
     console.print(plain_text(f"point {k}'s set: {rashomon_summary_text(point.summary(kept))}", "bold"))
     if members:
-        console.print(rashomon_table(_listed(members)))
+        listed = _listed(members)
+        console.print(rashomon_table(listed, figures=_columns(listed, shown, None)))
+        _say_choice(choice, members, console, matched)
     else:
         console.print(plain_text("no kept member matches" if kept else "no member of this point's set is kept", "dim"))
 
@@ -237,18 +350,41 @@ def _show(store: Any, run_id: str, rank: int, as_json: bool, *, point: int | Non
             "bold",
         )
     )
+    console.print(plain_text(member_figures_text(member)))
     console.print(model_view(member.model, member.model_text, stats={}))
+
+
+def member_figures_text(member: Any) -> str:
+    """A member's figures in one line (metrics, then the fairness audit per part), or why it has none."""
+    if member.metrics is None:
+        return "figures: not available (recorded before members had figures)"
+    named = [*member.metrics.items()]
+    for part, figures in (member.fairness or {}).items():
+        named += [(f"{part}_{m}", v) for m, v in figures.items()]
+    said = [f"{name} {'undefined' if value is None else f'{value:.4f}'}" for name, value in named]
+    return "figures: " + ", ".join(said)
 
 
 def _features_named(
     store: Any, run_id: str, details: dict[str, Any], name: str, as_json: bool, point: int | None = None
 ) -> tuple[str, ...]:
-    """The features a ``--uses``/``--avoids`` name stands for: itself when it is a feature of the
-    run's data; every feature made from it when it is a raw column (``sex`` for ``sex:Male`` and
-    ``sex:Male,juvenile-crimes:>0``, from the run's recorded inputs), so "avoids sex" means no
-    rule looks at that column; the features a rule reads when it is the text of a rule a member
-    prints (``credit_score>645``, a negation of ``credit_score<=645``). Anything else is exit 2
-    with the closest names."""
+    """The features a ``--uses``/``--avoids`` name stands for (``_feature_lookup``); anything else
+    is exit 2 with the closest names."""
+    found = _feature_lookup(store, run_id, details, name, point)
+    if isinstance(found, str):
+        fail(found, EXIT_INVALID, as_json=as_json)
+    return found
+
+
+def _feature_lookup(
+    store: Any, run_id: str, details: dict[str, Any], name: str, point: int | None = None
+) -> tuple[str, ...] | str:
+    """The features a name stands for (``--uses``, ``--avoids``, ``uses(...)`` in ``--where``):
+    itself when it is a feature of the run's data; every feature made from it when it is a raw
+    column (``sex`` for ``sex:Male`` and ``sex:Male,juvenile-crimes:>0``, from the run's recorded
+    inputs), so "avoids sex" means no rule looks at that column; the features a rule reads when it
+    is the text of a rule a member prints (``credit_score>645``, a negation of
+    ``credit_score<=645``). Anything else: the message saying so, with the closest names."""
     inputs = details.get("inputs") or {}
     entries = [f for f in inputs.get("features") or [] if isinstance(f, dict) and isinstance(f.get("name"), str)]
     known = [f["name"] for f in entries] or store.rashomon_features(run_id)
@@ -283,9 +419,7 @@ def _features_named(
     starting = [k for k in columns if k.casefold().startswith(name.casefold())] if name.strip() else []
     close = [*starting, *(c for c in difflib.get_close_matches(name, names, n=3, cutoff=0.6) if c not in starting)][:3]
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    fail(
+    return (
         f"run {run_id[:12]} has no feature or column {name!r} (feature names are exact, as "
-        f"'glasswork rashomon RUN' lists them){hint}",
-        EXIT_INVALID,
-        as_json=as_json,
+        f"'glasswork rashomon RUN' lists them){hint}"
     )

@@ -79,13 +79,25 @@ def document(details: dict[str, Any]) -> ModelDocument:
 
 
 def member_details(
-    details: dict[str, Any], rank: int, objective: float | None, model: dict[str, Any], *, point: int | None = None
+    details: dict[str, Any],
+    rank: int,
+    objective: float | None,
+    model: dict[str, Any],
+    *,
+    point: int | None = None,
+    metrics: Mapping[str, Any] | None = None,
+    fairness: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """A stored run's details (``RunStore.details``) with member ``rank`` of its Rashomon set in
     place of its model, so every export reads a member as it reads any run's model: the run's
     inputs, spec and filter, the member's objective, no certificate (a member is within the
-    threshold, not certified optimal) and no metrics (the run's are the optimum's). With
-    ``point``, the member is of that sweep point's set (a frontier point's), and named so."""
+    threshold, not certified optimal) and the member's own ``metrics`` and ``fairness`` figures
+    (``train_METRIC``, ``test_METRIC``), recorded with its set; none when the set has none for
+    it (the run's are the optimum's). With ``point``, the member is of that sweep point's set (a
+    frontier point's), and named so."""
+    figures = dict(metrics or {})
+    for part, said in (fairness or {}).items():
+        figures.update({f"{part}_{metric}": value for metric, value in said.items()})
     where = f"Rashomon member {rank}" if point is None else f"Rashomon set of point {point}, member {rank}"
     return {
         **details,
@@ -95,7 +107,7 @@ def member_details(
         "objective": objective,
         "lower_bound": None,
         "gap": None,
-        "metrics": {},
+        "metrics": figures,
     }
 
 

@@ -32,12 +32,18 @@ class RashomonMember:
     ``--avoids`` filter on, and what variable use counts); ``fingerprint`` is
     ``prediction_fingerprint`` of its predictions on the training rows. ``model`` is ``None``
     when the spec keeps summaries only (``rashomon.keep: summary``).
+
+    ``metrics`` (``train_*``, ``test_*``) and ``fairness`` (``{"train": {METRIC: value}, "test":
+    ...}``) are its figures, given when the set is recorded (``glasswork.rashomon.figures``);
+    ``None`` until then, and for a member without a model (not available, never made up).
     """
 
     objective: float
     features: tuple[str, ...]
     fingerprint: str
     model: Model | None = None
+    metrics: dict[str, float] | None = None
+    fairness: dict[str, dict[str, float | None]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -48,6 +54,11 @@ class RashomonMember:
         if self.model is not None:
             out["model"] = self.model.to_dict()
             out["model_text"] = self.model.to_text()
+            out["size"] = int(self.model.size)
+        if self.metrics is not None:
+            out["metrics"] = {name: jsonable(value) for name, value in self.metrics.items()}
+        if self.fairness is not None:
+            out["fairness"] = {part: {m: jsonable(v) for m, v in said.items()} for part, said in self.fairness.items()}
         return out
 
 
@@ -94,6 +105,7 @@ class RashomonSet:
     unenumerated_bound: float | None = None
     exhaustive: bool = True
     optimum_proven: bool = True
+    fairness: dict[str, Any] | None = None  # the range over the members (glasswork.rashomon.figures)
 
     def __post_init__(self) -> None:
         slack = 1e-9 * max(1.0, abs(self.threshold))
@@ -165,6 +177,7 @@ class RashomonSet:
             "optimum_proven": self.optimum_proven,
             "unenumerated_bound": jsonable(self.unenumerated_bound),
             "kept": self.kept,
+            **({} if self.fairness is None else {"fairness": self.fairness}),
             "models": [m.to_dict() for m in shown],
         }
 
@@ -197,7 +210,9 @@ class SetSummary:
     the model card and the terminal UI show, and ``rashomon_sets`` holds (one row).
 
     ``multiplicity`` holds the figures of ``glasswork.rashomon.multiplicity`` (``None`` without
-    them); ``running`` marks a live run's set as its events announced it so far (never complete).
+    them), ``fairness`` the range of each audited metric over the members
+    (``glasswork.rashomon.figures``; ``None`` without a ``fairness:`` section); ``running`` marks
+    a live run's set as its events announced it so far (never complete).
     ``to_dict`` is the summary's JSON form (``glasswork runs show --json``'s ``rashomon``)."""
 
     count: int
@@ -211,6 +226,7 @@ class SetSummary:
     kept: int = 0
     multiplicity: dict[str, Any] | None = None
     running: bool = False
+    fairness: dict[str, Any] | None = None
 
     @classmethod
     def of_set(cls, rset: RashomonSet, multiplicity: dict[str, Any] | None = None) -> SetSummary:
@@ -225,6 +241,7 @@ class SetSummary:
         if kept is None:
             kept = len(models) if isinstance(models, list) else 0
         multiplicity = doc.get("multiplicity")
+        fairness = doc.get("fairness")
         return cls(
             count=_count(doc.get("count")) or 0,
             complete=doc.get("complete") is True,
@@ -237,6 +254,7 @@ class SetSummary:
             kept=kept,
             multiplicity=multiplicity if isinstance(multiplicity, dict) else None,
             running=doc.get("running") is True,
+            fairness=fairness if isinstance(fairness, dict) else None,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -252,6 +270,8 @@ class SetSummary:
             "kept": self.kept,
             "multiplicity": self.multiplicity,
         }
+        if self.fairness is not None:
+            out["fairness"] = self.fairness
         if self.running:
             out["running"] = True
         return out

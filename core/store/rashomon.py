@@ -54,8 +54,11 @@ def event_counters(record: Record) -> dict[str, Any] | None:
 
 
 # rashomon_sets' columns of a summary: its figures, by the names of SetSummary's fields (the
-# multiplicity figures are a JSON column of their own; ``running`` is a reader's, never stored)
-_SET_COLUMNS = tuple(name for name in SetSummary.__dataclass_fields__ if name not in ("multiplicity", "running"))
+# multiplicity figures and the fairness range are JSON columns of their own; ``running`` is a
+# reader's, never stored)
+_SET_COLUMNS = tuple(
+    name for name in SetSummary.__dataclass_fields__ if name not in ("multiplicity", "running", "fairness")
+)
 
 
 def _write_set(con: duckdb.DuckDBPyConnection, run_id: str, summary: SetSummary, members: Sequence[Record]) -> None:
@@ -63,9 +66,9 @@ def _write_set(con: duckdb.DuckDBPyConnection, run_id: str, summary: SetSummary,
     member, ranked from 1 (the best), in one batch however many there are."""
     row = summary.to_dict()
     con.execute(
-        f"INSERT INTO rashomon_sets (run_id, {', '.join(_SET_COLUMNS)}, multiplicity) "
-        f"VALUES (?, {', '.join('?' for _ in _SET_COLUMNS)}, ?)",
-        [run_id, *(row[c] for c in _SET_COLUMNS), json_text(summary.multiplicity)],
+        f"INSERT INTO rashomon_sets (run_id, {', '.join(_SET_COLUMNS)}, multiplicity, fairness) "
+        f"VALUES (?, {', '.join('?' for _ in _SET_COLUMNS)}, ?, ?)",
+        [run_id, *(row[c] for c in _SET_COLUMNS), json_text(summary.multiplicity), json_text(summary.fairness)],
     )
     if members:
         _insert_members(con, "rashomon_members", run_id, members)
@@ -133,15 +136,25 @@ def _insert_members(
         "kind": np.array([(m.get("model") or {}).get("kind") for m in members], dtype=object),
         "model": np.array([json_text(m.get("model")) for m in members], dtype=object),
         "model_text": np.array([m.get("model_text") for m in members], dtype=object),
+        "size": np.array([_size(m.get("size")) for m in members], dtype=object),
+        "metrics": np.array([json_text(m.get("metrics")) for m in members], dtype=object),
+        "fairness": np.array([json_text(m.get("fairness")) for m in members], dtype=object),
     }
+    point_column = "" if point is None else "point, "
     con.register("glasswork_rashomon_batch", batch)
     try:
         con.execute(
-            f"INSERT INTO {table} SELECT run_id, {'' if point is None else 'point, '}rank, objective, "
-            "from_json(features, '[\"VARCHAR\"]'), fingerprint, kind, model, model_text FROM glasswork_rashomon_batch"
+            f"INSERT INTO {table} (run_id, {point_column}rank, objective, features, fingerprint, kind, model, "
+            f"model_text, size, metrics, fairness) SELECT run_id, {point_column}rank, objective, "
+            "from_json(features, '[\"VARCHAR\"]'), fingerprint, kind, model, model_text, size::BIGINT, metrics, "
+            "fairness FROM glasswork_rashomon_batch"
         )
     finally:
         con.unregister("glasswork_rashomon_batch")
+
+
+def _size(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 # -- reading -------------------------------------------------------------------------------------------
@@ -158,13 +171,21 @@ class RashomonMemberRow:
     fingerprint: str | None
     model: dict[str, Any] | None
     model_text: str | None
+    size: int | None = None
+    metrics: dict[str, float | None] | None = None
+    fairness: dict[str, dict[str, float | None]] | None = None
 
     def to_dict(self, *, with_model: bool = True) -> dict[str, Any]:
+        """The member's JSON form; ``metrics`` and ``fairness`` ``null`` when not available (a
+        member kept as a summary, a set recorded before members had figures, no audit)."""
         out: dict[str, Any] = {
             "rank": self.rank,
             "objective": self.objective,
             "features": list(self.features),
             "fingerprint": self.fingerprint,
+            "size": self.size,
+            "metrics": self.metrics,
+            "fairness": self.fairness,
         }
         if with_model:
             out["model"] = self.model
@@ -176,12 +197,17 @@ def set_summary(con: duckdb.DuckDBPyConnection, run_id: str) -> SetSummary | Non
     """A run's Rashomon set in summary, its multiplicity figures included; ``None`` when the run
     has no set."""
     row = first_row(
-        con, f"SELECT {', '.join(_SET_COLUMNS)}, multiplicity FROM rashomon_sets WHERE run_id = ?", [run_id]
+        con, f"SELECT {', '.join(_SET_COLUMNS)}, multiplicity, fairness FROM rashomon_sets WHERE run_id = ?", [run_id]
     )
     if row is None:
         return None
+    *figures, multiplicity, fairness = row
     return SetSummary.from_dict(
-        {**dict(zip(_SET_COLUMNS, row[:-1])), "multiplicity": json.loads(row[-1]) if row[-1] else None}
+        {
+            **dict(zip(_SET_COLUMNS, figures)),
+            "multiplicity": json.loads(multiplicity) if multiplicity else None,
+            "fairness": json.loads(fairness) if fairness else None,
+        }
     )
 
 
@@ -228,14 +254,22 @@ def members(
         where.append("rank = ?")
         params.append(int(rank))
     sql = (
-        f"SELECT rank, objective, features, fingerprint, model, model_text FROM {table} "
+        f"SELECT rank, objective, features, fingerprint, model, model_text, size, metrics, fairness FROM {table} "
         f"WHERE {' AND '.join(where)} ORDER BY rank"
     )
     if limit is not None:
         sql += f" LIMIT {max(0, int(limit))}"
     return [
         RashomonMemberRow(
-            int(r[0]), finite_or_none(r[1]), tuple(r[2] or ()), r[3], json.loads(r[4]) if r[4] else None, r[5]
+            int(r[0]),
+            finite_or_none(r[1]),
+            tuple(r[2] or ()),
+            r[3],
+            json.loads(r[4]) if r[4] else None,
+            r[5],
+            None if r[6] is None else int(r[6]),
+            json.loads(r[7]) if r[7] else None,
+            json.loads(r[8]) if r[8] else None,
         )
         for r in con.execute(sql, params).fetchall()
     ]

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 DEFAULT_DB = "glasswork.duckdb"
 DB_ENV = "GLASSWORK_DB"
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 STALE_SECONDS = 60.0  # a sweep with no run recorded for this long is no longer shown as active
 LOCK_TIMEOUT = float(os.environ.get("GLASSWORK_DB_LOCK_TIMEOUT", "30"))
 HEADER_BYTES = 12288  # DuckDB's file: three 4 KiB headers, then whole blocks
@@ -126,6 +126,24 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE runs ADD COLUMN fairness JSON",
     ],
 ]
+
+
+def member_figures_migration() -> list[str]:
+    """A set's members with their figures (glasswork.rashomon.figures): each kept member's size,
+    training and test metrics and fairness audit, and the set's range of each audited metric over
+    them; NULL for sets recorded before (their figures are not available) and for members kept
+    as summaries."""
+    return [
+        "ALTER TABLE rashomon_sets ADD COLUMN fairness JSON",
+        *(
+            f"ALTER TABLE {table} ADD COLUMN {column}"
+            for table in ("rashomon_members", "rashomon_point_members")
+            for column in ("size BIGINT", "metrics JSON", "fairness JSON")
+        ),
+    ]
+
+
+MIGRATIONS.append(member_figures_migration())
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 # Every table holding a run's rows (keyed by run_id); the Rashomon tables are absent before version 4

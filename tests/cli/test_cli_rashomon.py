@@ -63,7 +63,9 @@ def test_run_json_has_the_set_with_its_count_exact_and_its_models_capped(invoke,
     assert rashomon["complete"] is True and rashomon["epsilon"] == 0.5
     assert rashomon["threshold"] == pytest.approx(1.5 * doc["objective"])
     assert rashomon["models"][0]["objective"] == pytest.approx(doc["objective"])
-    assert set(rashomon["models"][0]) == {"objective", "features", "fingerprint", "model", "model_text"}
+    member = {"objective", "features", "fingerprint", "model", "model_text", "size", "metrics"}
+    assert set(rashomon["models"][0]) == member
+    assert set(rashomon["models"][0]["metrics"]) >= {"train_accuracy", "test_accuracy"}  # no fairness: section
     assert rashomon["multiplicity"]["rows"] == "test" and 0 <= rashomon["multiplicity"]["ambiguity"] <= 1
     default = run_json(invoke, write(tmp_path / "s.yaml", SPEC))
     assert len(default["rashomon"]["models"]) == 5  # under the default cap: every kept one

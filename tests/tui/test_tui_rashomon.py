@@ -260,7 +260,8 @@ def test_a_finished_runs_set_browses_filters_and_exports_from_the_store(
             assert "\\n" not in summary  # the name's line ends, not a shown escape
             assert [m.rank for m in screen.members] == [1, 2, 3, 4, 5, 6]
             table = screen.query_one("#members")
-            shown = "\n".join(str(table.get_cell_at((row, 2))) for row in range(table.row_count))
+            rules = table.get_column_index("rules or features")  # after the figures' columns
+            shown = "\n".join(str(table.get_cell_at((row, rules))) for row in range(table.row_count))
             assert "[bold red]boom[/]" in shown
             _no_escapes(shown + summary)
 
@@ -375,7 +376,8 @@ def test_members_are_listed_as_their_rules_in_order(tmp_path: Path, utc: None) -
         async with app.run_test(size=(200, 40)) as pilot:
             screen = await open_stored_set(pilot, app)
             table = screen.query_one("#members", DataTable)
-            shown = [str(table.get_row_at(i)[2]) for i in range(table.row_count)]
+            rules = table.get_column_index("rules or features")
+            shown = [str(table.get_row_at(i)[rules]) for i in range(table.row_count)]
             assert shown == [
                 "sex:Male,juvenile-crimes:>0 -> Yes; priors:>3 -> Yes; else No",
                 "priors:>3 -> Yes; sex:Male,juvenile-crimes:>0 -> Yes; else No",

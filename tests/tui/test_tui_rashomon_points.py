@@ -35,9 +35,10 @@ def set_lines(screen: RashomonScreen) -> str:
 
 
 def member_cells(screen: RashomonScreen) -> list[tuple[str, str, str]]:
-    """The members' table as shown: rank, objective, features."""
+    """The members' table as shown: rank, objective, features (after the figures' columns)."""
     table = screen.query_one("#members", DataTable)
-    return [tuple(str(table.get_cell_at((row, col))) for col in range(3)) for row in range(table.row_count)]
+    columns = (0, 1, table.get_column_index("rules or features"))
+    return [tuple(str(table.get_cell_at((row, col))) for col in columns) for row in range(table.row_count)]
 
 
 @pytest.fixture(scope="module")
