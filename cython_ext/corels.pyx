@@ -58,6 +58,7 @@ from corels_disk cimport (
 from corels_admit cimport (
     MAP_NONE, MAP_PREFIX, MAP_CAPTURED, SymmetryMap, MapChild, map_probe, map_admit, map_recorded, map_record_lb, map_write,
 )
+from corels_reload cimport ReloadPath, reload_start, reload_root, reload_path, reload_finish
 from corels_seed cimport PrefixWalk, seed_check, seed_path, node_prefix, walk_start, walk_rule, walk_b0, walk_default
 from corels_threads cimport (
     gw_sync, gw_sync_new, gw_sync_free, gw_lock, gw_unlock, gw_inc_lock, gw_inc_unlock, gw_wait,
@@ -105,16 +106,6 @@ cdef struct Candidate:  # a child that passed every bound, waiting for the map a
     double key          # its queue key
     uint64_t map_key
     int32_t ant
-
-
-cdef struct ReloadPath:   # the trie path of the last prefix a reload rebuilt (Search._reload_path)
-    int32_t nodes[257]
-    double errs[257]
-    bint hold[257]      # a reference held on the node (released once a child holds it)
-    uint16_t ids_prev[256]
-    int depth
-    uint64_t* ust       # per length k, what the first k rules leave uncaptured (258 rows of W
-                        # words; the last one is scratch)
 
 
 cdef struct Scratch:    # one thread's working memory for an expansion (see Search._score)
@@ -519,13 +510,14 @@ cdef class Search:
     cdef int _reload(self) noexcept nogil:
         """Bring back the bucket that holds the smallest (key, tie): read it whole, sort its
         prefixes by their ids and rebuild their trie paths with shared ancestors (errors
-        recomputed by ``_seed_one``'s arithmetic, equal bits), queue each with its own key and tie.
+        recomputed by ``_seed_one``'s arithmetic, equal bits: ``corels_reload.pxd``), queue each with its
+        own key and tie.
 
         The rebuilt nodes are flagged unchecked: the symmetry map never names them, so it never
         deletes them (sound; a dominated one is searched). A hopeless prefix is dropped. 0, or
         the ``errno`` of a failed read (the bucket then stays, and still bounds the search).
         """
-        cdef int bi = disk_best(&self.disk), d, k, err
+        cdef int bi = disk_best(&self.disk), d, err
         cdef SpillBucket bk = self.disk.buckets[bi]
         cdef uint8_t* buf
         cdef uint64_t* offs
@@ -534,25 +526,20 @@ cdef class Search:
         cdef double key, lb
         cdef int32_t tie, node
         cdef ReloadPath rp
-        rp.ust = <uint64_t*>malloc((<size_t>258 * self.pb.W) * sizeof(uint64_t))
-        if rp.ust == NULL:
+        cdef Scratch* sc = &self.scratch[0]
+        if not reload_start(&rp, &self.pb, &self.trie, &self.smap, self.ant_hash.data(), &self.acc[0],
+                            &self.max_trie, sc.child_ids.data(), sc.in_prefix.data(), sc.f.data(), sc.tmp.data()):
             return ENOMEM
         err = disk_read(&self.disk, bi, &buf, &offs)
         if err != 0:
             free(rp.ust)
             return err
         disk_take(&self.disk, bi)
-        problem_context(&self.pb, NULL, 0, rp.ust, NULL)
-        rp.depth = 0
-        rp.errs[0] = 0.0
-        rp.nodes[0] = self._new_node(-1, 0, 0, 0.0, 0.0)
-        rp.hold[0] = True
-        if rp.nodes[0] < 0:
+        if reload_root(&rp) < 0:
             self.out_of_memory = True
             self.oom_bound = min(self.oom_bound, bk.min_lb + self.pb.lamW)
             r = bk.count        # nothing to rebuild on
         else:
-            trie_node(&self.trie, rp.nodes[0]).flags |= F_UNCHECKED
             r = 0
         while r < bk.count:
             rec = buf + offs[r]
@@ -564,7 +551,7 @@ cdef class Search:
             if self._hopeless(lb, d):
                 self.n_popped_pruned += 1
                 continue
-            node = self._reload_path(&rp, rec, d, lb)
+            node = reload_path(&rp, rec, d, lb)
             if node == -2:
                 self.n_popped_pruned += 1
                 continue
@@ -576,132 +563,10 @@ cdef class Search:
                 self.out_of_memory = True
                 self.oom_bound = min(self.oom_bound, bk.min_lb + self.pb.lamW)
                 break
-        if rp.nodes[0] >= 0:
-            for k in range(rp.depth + 1):
-                if rp.hold[k]:
-                    trie_release(&self.trie, rp.nodes[k])
+        reload_finish(&rp)
         free(buf)
         free(offs)
-        free(rp.ust)
         return 0
-
-    cdef int32_t _reload_path(self, ReloadPath* rp, const uint8_t* rec, int d, double lb) noexcept nogil:
-        """Rebuild the trie path of a reloaded prefix of length ``d`` on the part it shares with
-        the last one (``rp``); its last node, -1 when out of memory, -2 when the map replaced the
-        prefix while it was on disk (it is deleted, as in RAM)."""
-        cdef int c = 0, k, label, W = self.pb.W
-        cdef int32_t node = 0
-        cdef uint16_t a
-        cdef MapEntry* me
-        cdef MapRecord mrec
-        while c < rp.depth and c < d and rp.ids_prev[c] == gw_spill_id(rec, c):
-            c += 1
-        if c == d:          # the same prefix twice: a node of its own
-            c = d - 1
-        if rp.depth > c:
-            # the last path's childless nodes go (a dropped prefix, a recorded node taken from
-            # RAM leave some), but the shared part must outlive them: hold its end first
-            if not rp.hold[c]:
-                trie_node(&self.trie, rp.nodes[c]).refs += 1
-                rp.hold[c] = True
-            for k in range(c + 1, rp.depth + 1):
-                if rp.hold[k]:
-                    trie_release(&self.trie, rp.nodes[k])
-                    rp.hold[k] = False
-        rp.depth = c
-        for k in range(c + 1, d + 1):
-            a = gw_spill_id(rec, k - 1)
-            rp.errs[k] = rp.errs[k - 1] + problem_rule(&self.pb, &rp.ust[<size_t>(k - 1) * W], &rp.ust[<size_t>k * W],
-                                                       &rp.ust[<size_t>257 * W], a, &self.acc[0], &label)
-            me = NULL
-            if self.smap.kind != MAP_NONE and not gw_spill_unchecked(rec, k - 1):
-                me = self._reload_entry(rec, k, &rp.ust[<size_t>k * W], &self.scratch[0])
-                if me != NULL and not self._names_prefix(me.off, rec, k):
-                    return -2
-            if me != NULL and k < d:
-                table_record(&self.smap.table, me.off, &mrec)
-                if self._holds_prefix(mrec.node, rec, k):   # the recorded node is in RAM
-                    rp.nodes[k] = mrec.node
-                    rp.hold[k] = False
-                    rp.ids_prev[k - 1] = a
-                    rp.depth = k
-                    continue
-            node = self._new_node(rp.nodes[k - 1], a, <uint8_t>k, rp.errs[k], lb if k == d else 0.0)
-            if node < 0:
-                return -1
-            if me != NULL:
-                table_record(&self.smap.table, me.off, &mrec)
-                if k == d and self._holds_prefix(mrec.node, rec, k):
-                    me = NULL       # the same prefix twice: the copy goes unchecked
-            if me == NULL:
-                trie_node(&self.trie, node).flags |= F_UNCHECKED
-            else:                   # the map's record names the rebuilt node from here on
-                mrec.node = node
-                table_set_record(&self.smap.table, me.off, &mrec)
-            if rp.hold[k - 1]:
-                trie_release(&self.trie, rp.nodes[k - 1])   # its child holds it from here on
-                rp.hold[k - 1] = False
-            rp.nodes[k] = node
-            rp.hold[k] = k < d
-            rp.ids_prev[k - 1] = a
-            rp.depth = k
-        return node
-
-    cdef MapEntry* _reload_entry(self, const uint8_t* rec, int k, const uint64_t* f,
-                                 Scratch* sc) noexcept nogil:
-        """The map's entry for the class of the spilled prefix's first ``k`` rules (``f``: the
-        samples they leave uncaptured), NULL when the map holds no such class."""
-        cdef int i
-        cdef uint64_t key_h = 0
-        cdef MapEntry* e = NULL
-        cdef MapEntry* found = NULL
-        cdef MapChild c
-        if self.smap.table.cap == 0:
-            return NULL
-        for i in range(k):
-            sc.child_ids[i] = gw_spill_id(rec, i)
-            if i < k - 1:
-                sc.in_prefix[sc.child_ids[i]] = 1
-        if self.smap.kind == MAP_PREFIX:
-            for i in range(k):
-                key_h += self.ant_hash[sc.child_ids[i]]
-        else:
-            for i in range(self.pb.W):
-                sc.f[i] = f[i]
-            key_h = vector_hash(f, self.pb.W)
-        c = self._child(sc, k)
-        e = map_probe(&self.smap, &self.pb, <uint32_t>(key_h >> 32), &c)
-        if e.off != 0:
-            found = e
-        for i in range(k - 1):
-            sc.in_prefix[sc.child_ids[i]] = 0
-        return found
-
-    cdef bint _names_prefix(self, uint32_t off, const uint8_t* rec, int k) noexcept nogil:
-        """The map's representative at ``off`` is the spilled prefix's first ``k`` rules, in order:
-        the record still names the node it had before the spill (a node is admitted once)."""
-        cdef int i
-        if table_len(&self.smap.table, off) != k:
-            return False
-        for i in range(k):
-            if table_id(&self.smap.table, off, i) != gw_spill_id(rec, i):
-                return False
-        return True
-
-    cdef bint _holds_prefix(self, int32_t x, const uint8_t* rec, int k) noexcept nogil:
-        """Slot ``x`` holds a live node whose path is the spilled prefix's first ``k`` rules."""
-        cdef Node* nd
-        cdef int i
-        if x < 0 or x >= self.trie.n_slots:
-            return False
-        nd = trie_node(&self.trie, x)
-        if nd.flags & (F_FREE | F_UNCHECKED) or nd.depth != k:
-            return False
-        for i in range(k - 1, -1, -1):
-            if nd.ant != gw_spill_id(rec, i):
-                return False
-            nd = trie_node(&self.trie, nd.parent)
-        return True
 
     cdef int _spill_and_reload(self) noexcept nogil:
         """Between expansions: spill when over budget, then reload while a bucket comes first.
