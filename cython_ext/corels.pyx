@@ -58,6 +58,9 @@ from corels_disk cimport (
 from corels_admit cimport (
     MAP_NONE, MAP_PREFIX, MAP_CAPTURED, SymmetryMap, MapChild, map_probe, map_admit, map_recorded, map_record_lb, map_write,
 )
+from corels_queue cimport (
+    QEntry, LiveFigures, entry_lb, live_clear, live_add, live_remove, live_pairs, live_lengths, queue_scan,
+)
 from corels_reload cimport ReloadPath, reload_start, reload_root, reload_path, reload_finish
 from corels_seed cimport PrefixWalk, seed_check, seed_path, node_prefix, walk_start, walk_rule, walk_b0, walk_default
 from corels_threads cimport (
@@ -91,12 +94,6 @@ STOPPED = R_STOPPED
 NODE_LIMIT = R_NODE_LIMIT
 OUT_OF_MEMORY = R_OUT_OF_MEMORY
 SPILL_ERROR = R_SPILL_ERROR
-
-
-cdef struct QEntry:      # 16 bytes: four children of a heap entry share one cache line
-    double key
-    int32_t tie         # insertion order (FIFO ties; DFS negates it); wraps harmlessly after 2^31
-    int32_t node
 
 
 cdef struct Candidate:  # a child that passed every bound, waiting for the map and the queue
@@ -156,12 +153,7 @@ cdef class Search:
     cdef PrefixTrie trie           # the node pool (corels_trie.pxd)
     cdef PagedHeap[QEntry] queue   # the queue: the smallest (key, tie) first (paged_heap.h)
     cdef SymmetryMap smap          # the symmetry map and its admission (corels_admit.pxd)
-    # progress figures kept as entries enter and leave the live queue (queued, not deleted), so a
-    # report costs O(distinct bounds), never O(queue): bound -> count, depth -> count, and per
-    # depth prefix error -> count (Theorem 7's histogram needs f, which moves with R^c)
-    cdef ordered_map[double, int64_t] live_lb
-    cdef vector[int64_t] live_depth
-    cdef vector[unordered_map[uint64_t, int64_t]] live_err
+    cdef LiveFigures live          # the live queue's progress figures (corels_queue.pxd)
     cdef vector[uint64_t] ant_hash
     cdef int64_t seq
     # per-thread expansion scratch (index = worker id); acc also serves the serial callers
@@ -324,49 +316,8 @@ cdef class Search:
         return trie_new_counted(&self.trie, parent, ant, depth, err, lb, &self.max_trie)
 
     cdef inline double _qlb(self, QEntry e) noexcept nogil:
-        """A queued node's bound: its key under the lower-bound policy (the trie keeps no bound
-        then), else the trie's side array."""
-        return e.key if self.policy == P_LOWER_BOUND else trie_lb(&self.trie, e.node)
-
-    cdef bint _live_add(self, int32_t idx, double lb) noexcept nogil:
-        """Count a node (bound ``lb``) entering the live queue in the progress figures; False
-        (nothing counted) when the counts cannot allocate."""
-        cdef Node* nd = trie_node(&self.trie, idx)
-        cdef uint64_t ebits
-        cdef double err = trie_err(&self.trie, idx)
-        memcpy(&ebits, &err, 8)
-        if not gw_live_inc(self.live_lb, lb, self.live_err[nd.depth], ebits):
-            return False
-        nd.flags |= F_QUEUED
-        self.live_depth[nd.depth] += 1
-        return True
-
-    cdef void _live_remove(self, int32_t idx, double lb) noexcept nogil:
-        """Leaving the queue (or deleted while queued): uncount a node (bound ``lb``) once."""
-        cdef Node* nd = trie_node(&self.trie, idx)
-        cdef double err
-        cdef uint64_t ebits
-        cdef ordered_map[double, int64_t].iterator it
-        cdef unordered_map[uint64_t, int64_t].iterator jt
-        cdef int64_t* count
-        if (nd.flags & F_QUEUED) == 0:
-            return
-        nd.flags &= ~F_QUEUED
-        if nd.flags & F_DELETED:
-            return                      # uncounted when it was deleted
-        it = self.live_lb.find(lb)
-        count = &deref(it).second       # (deref(it).second -= 1 would change a copy)
-        count[0] -= 1
-        if count[0] == 0:
-            self.live_lb.erase(it)
-        self.live_depth[nd.depth] -= 1
-        err = trie_err(&self.trie, idx)
-        memcpy(&ebits, &err, 8)
-        jt = self.live_err[nd.depth].find(ebits)
-        count = &deref(jt).second
-        count[0] -= 1
-        if count[0] == 0:
-            self.live_err[nd.depth].erase(jt)
+        """A queued node's bound (``entry_lb``)."""
+        return entry_lb(self.policy, &self.trie, e)
 
     cdef bint _push(self, double key, int32_t node) noexcept nogil:
         """Queue ``node`` as a new entry (the next tie; newest first under dfs); False when no
@@ -384,7 +335,7 @@ cdef class Search:
         cdef QEntry e
         if not self.queue.reserve_one():
             return False
-        if not self._live_add(node, key if self.policy == P_LOWER_BOUND else trie_lb(&self.trie, node)):
+        if not live_add(&self.live, &self.trie, node, key if self.policy == P_LOWER_BOUND else trie_lb(&self.trie, node)):
             # counted before it enters the heap: all or nothing
             return False
         e.key = key
@@ -398,7 +349,7 @@ cdef class Search:
     cdef QEntry _pop(self) noexcept nogil:
         """Take the best entry off the queue and out of the live figures."""
         cdef QEntry top = self.queue.pop()
-        self._live_remove(top.node, self._qlb(top))
+        live_remove(&self.live, &self.trie, top.node, self._qlb(top))
         return top
 
     cdef inline bint _hopeless(self, double lb, int depth) noexcept nogil:
@@ -414,7 +365,7 @@ cdef class Search:
             e = self.queue.at(i)
             idx = e.node
             if trie_dead(&self.trie, idx) or self._hopeless(self._qlb(e), trie_node(&self.trie, idx).depth):
-                self._live_remove(idx, self._qlb(e))
+                live_remove(&self.live, &self.trie, idx, self._qlb(e))
                 trie_release(&self.trie, idx)
             else:
                 self.queue.set(j, e)
@@ -500,7 +451,7 @@ cdef class Search:
                 self.queue.set(j, e)
                 j += 1
                 continue
-            self._live_remove(e.node, self._qlb(e))
+            live_remove(&self.live, &self.trie, e.node, self._qlb(e))
             trie_release(&self.trie, e.node)
         self.queue.truncate(j)
         self.queue.heapify()
@@ -602,7 +553,8 @@ cdef class Search:
         if verdict == 2:
             table_record(&self.smap.table, e.off, &rec)
             if map_recorded(&self.smap, &self.pb, &self.trie, rec.node, node, &c):
-                self._live_remove(rec.node, map_record_lb(&self.pb, &rec, table_len(&self.smap.table, e.off), b0))
+                live_remove(&self.live, &self.trie, rec.node,
+                            map_record_lb(&self.pb, &rec, table_len(&self.smap.table, e.off), b0))
                 trie_node(&self.trie, rec.node).flags |= F_DELETED
             self.n_map_replaced += 1
         return map_write(&self.smap, e, verdict, &c, err, node)
@@ -617,10 +569,7 @@ cdef class Search:
         trie_clear(&self.trie)
         self.queue.clear()
         table_clear(&self.smap.table)
-        self.live_lb.clear()
-        self.live_depth.assign(256, 0)
-        self.live_err.clear()
-        self.live_err.resize(256)
+        live_clear(&self.live)
         self.seq = 0
         self.best_path.clear()
         self.gc_threshold = 65536
@@ -1099,7 +1048,7 @@ cdef class Search:
             if (trie_node(&self.trie, idx).flags & F_DELETED) or self._hopeless(sc.node_lb,
                                                                    trie_node(&self.trie, idx).depth):
                 self.n_popped_pruned += 1
-                self._live_remove(idx, sc.node_lb)
+                live_remove(&self.live, &self.trie, idx, sc.node_lb)
                 trie_release(&self.trie, idx)
                 sc.times.take += now() - t2
                 continue
@@ -1127,7 +1076,7 @@ cdef class Search:
                 self._admit(idx, sc)
                 sc.times.admit += now() - t1
             self._merge(sc)
-            self._live_remove(idx, sc.node_lb)
+            live_remove(&self.live, &self.trie, idx, sc.node_lb)
             trie_release(&self.trie, idx)
             self.n_inflight -= 1
             if self.n_waiting > 0:
@@ -1241,8 +1190,8 @@ cdef class Search:
         as entries come and go, so this costs O(1) at any queue size.
         """
         cdef double lo = min(self.best, self.oom_bound)
-        if self.live_lb.size() > 0:
-            lo = min(lo, deref(self.live_lb.begin()).first + self.pb.lamW)
+        if self.live.lb.size() > 0:
+            lo = min(lo, deref(self.live.lb.begin()).first + self.pb.lamW)
         if self.disk.buckets.size() > 0:      # the spilled part of the queue, bucket by bucket
             lo = min(lo, disk_lb(&self.disk) + self.pb.lamW)
         return lo / self.pb.total if self.pb.total > 0 else 0.0
@@ -1255,23 +1204,12 @@ cdef class Search:
         prefix may still receive (Theorem 6). Built from the live counts by (length, prefix
         error), so the cost grows with the number of distinct errors, not with the queue.
         """
-        cdef int L
-        cdef double err
-        cdef int64_t cnt
         cdef unordered_map[int64_t, int64_t] pairs
-        cdef unordered_map[uint64_t, int64_t].iterator it
         cdef unordered_map[int64_t, int64_t].iterator pt
         with nogil:
-            for L in range(256):
-                if self.live_depth[L] == 0:
-                    continue
-                it = self.live_err[L].begin()
-                while it != self.live_err[L].end():
-                    memcpy(&err, &deref(it).first, 8)
-                    pairs[<int64_t>L * 65536 + theorem7_f(err, L, self.best, self.pb.lamW, self.pb.M)] += deref(it).second
-                    inc(it)
+            live_pairs(&self.live, pairs, self.best, self.pb.lamW, self.pb.M)
             disk_summary(&self.disk, pairs, self.best, self.pb.lamW, self.pb.M)
-        lengths = {L: int(self.live_depth[L]) for L in range(256) if self.live_depth[L] > 0}
+        lengths = live_lengths(&self.live)
         disk_lengths(&self.disk, lengths)
         out = {}
         pt = pairs.begin()
@@ -1287,23 +1225,12 @@ cdef class Search:
         give them; the tests check that the incremental figures always equal these. The lower
         bound is the heap's alone; the histograms add the buckets' as ``queue_summary`` does.
         """
-        cdef double lo = min(self.best, self.oom_bound)
-        cdef size_t i
-        cdef int32_t idx
-        cdef int L
         cdef unordered_map[int64_t, int64_t] disk
         cdef unordered_map[int64_t, int64_t].iterator dt
         lengths = {}
         pairs = {}
-        for i in range(self.queue.size()):
-            idx = self.queue.at(i).node
-            if trie_node(&self.trie, idx).flags & F_DELETED:
-                continue
-            lo = min(lo, self._qlb(self.queue.at(i)) + self.pb.lamW)
-            L = trie_node(&self.trie, idx).depth
-            lengths[L] = lengths.get(L, 0) + 1
-            key = (L, theorem7_f(trie_err(&self.trie, idx), L, self.best, self.pb.lamW, self.pb.M))
-            pairs[key] = pairs.get(key, 0) + 1
+        cdef double lo = queue_scan(&self.queue, self.policy, &self.trie, min(self.best, self.oom_bound), self.best,
+                                    self.pb.lamW, self.pb.M, lengths, pairs)
         disk_lengths(&self.disk, lengths)
         with nogil:
             disk_summary(&self.disk, disk, self.best, self.pb.lamW, self.pb.M)
