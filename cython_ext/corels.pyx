@@ -58,6 +58,7 @@ from corels_disk cimport (
 from corels_admit cimport (
     MAP_NONE, MAP_PREFIX, MAP_CAPTURED, SymmetryMap, MapChild, map_probe, map_admit, map_recorded, map_record_lb, map_write,
 )
+from corels_dense cimport DenseKernel, dense_init, dense_context
 from corels_queue cimport (
     QEntry, LiveFigures, entry_lb, live_clear, live_add, live_remove, live_pairs, live_lengths, queue_scan,
 )
@@ -145,10 +146,7 @@ cdef class Search:
     cdef int policy, max_len
     cdef bint do_support, do_accurate, do_lookahead, do_eqpts, do_length, do_gc
     cdef bint do_similar
-    # dense kernel (binary, few units): 0/-1 masks per antecedent and per-unit counts
-    cdef bint dense
-    cdef int UP
-    cdef vector[int32_t] dmask, ut, u1, uzt
+    cdef DenseKernel dk            # binary, few units: masked sums (corels_dense.pxd)
     # search state
     cdef PrefixTrie trie           # the node pool (corels_trie.pxd)
     cdef PagedHeap[QEntry] queue   # the queue: the smallest (key, tie) first (paged_heap.h)
@@ -227,7 +225,7 @@ cdef class Search:
         for k in range(self.pb.M):
             self.ant_hash.push_back(splitmix64(<uint64_t>k * 7919 + 12345))
         self.oom_bound = INFINITY
-        self._init_dense(kernel, n_units)
+        dense_init(&self.dk, &self.pb, kernel, n_units)
         self._init_scratch()
         # the page tables' full capacity up front (pointers only, untouched until used), so the
         # search's noexcept code never grows a vector that could throw std::bad_alloc
@@ -254,49 +252,14 @@ cdef class Search:
             sc.acc.assign(max(self.pb.P, self.pb.Q) + 1, 0)
             theorem18_init(&sc.sim, self.pb.W)
             sc.perm_ctx.assign(<size_t>256 * self.pb.W, 0)
-            if self.dense:
-                sc.wt.assign(self.UP, 0)
-                sc.w1.assign(self.UP, 0)
-                sc.wz.assign(self.UP, 0)
-
-    cdef void _init_dense(self, str kernel, int n_units) except *:
-        """Choose the kernel: dense masks for two classes and few units, else bit-sliced."""
-        cdef int i, p, s
-        cdef int64_t big = 0
-        if kernel not in ("auto", "dense", "bitsliced"):
-            raise ValueError(f"unknown kernel {kernel!r}; choose auto, dense or bitsliced")
-        self.UP = ((n_units + 15) // 16) * 16
-        eligible = (self.pb.C == 2 and self.pb.QT == self.pb.Q
-                    and <int64_t>self.pb.M * self.UP <= 16 * 1024 * 1024)
-        self.dense = eligible and (kernel == "dense" or (kernel == "auto" and n_units <= 4096))
-        if not self.dense:
-            return
-        self.ut.assign(self.UP, 0)
-        self.u1.assign(self.UP, 0)
-        self.uzt.assign(self.UP, 0)
-        for i in range(n_units):
-            for p in range(self.pb.P):
-                if (self.pb.lplanes[<size_t>(i >> 6) * self.pb.P + p] >> (i & 63)) & 1:
-                    if self.pb.lclass[p] < 0:
-                        self.ut[i] += 1 << self.pb.lshift[p]
-                    else:
-                        self.u1[i] += 1 << self.pb.lshift[p]
-            for p in range(self.pb.Q):
-                if (self.pb.zplanes[<size_t>(i >> 6) * self.pb.Q + p] >> (i & 63)) & 1:
-                    self.uzt[i] += 1 << self.pb.zshift[p]
-            big += self.ut[i]
-        if big >= (<int64_t>1 << 31):
-            self.dense = False
-            return
-        self.dmask.assign(<size_t>self.pb.M * self.UP, 0)
-        for s in range(self.pb.M):
-            for i in range(n_units):
-                if (self.pb.caps[<size_t>s * self.pb.W + (i >> 6)] >> (i & 63)) & 1:
-                    self.dmask[<size_t>s * self.UP + i] = -1
+            if self.dk.on:
+                sc.wt.assign(self.dk.UP, 0)
+                sc.w1.assign(self.dk.UP, 0)
+                sc.wz.assign(self.dk.UP, 0)
 
     @property
     def kernel(self):
-        return "dense" if self.dense else "bitsliced"
+        return "dense" if self.dk.on else "bitsliced"
 
     # ---------------------------------------------------------------------------- counting
 
@@ -736,17 +699,17 @@ cdef class Search:
         problem_counts(&self.pb, u, LABELS, ucnt, acc)
         if self.do_eqpts:
             problem_counts(&self.pb, u, MINORITY, uz, acc)
-        if self.dense:
-            self._dense_context(u, sc)
+        if self.dk.on:
+            dense_context(&self.dk, &self.pb, u, &sc.wt[0], &sc.w1[0], &sc.wz[0])
         sc.tally.expanded += 1
         for s in range(self.pb.M):
             if in_prefix[s]:
                 continue
             sc.tally.evaluated += 1
             capv = &self.pb.caps[<size_t>s * W]
-            if self.dense:
-                gw_masked_sum3(&self.dmask[<size_t>s * self.UP], &sc.wt[0], &sc.w1[0],
-                               &sc.wz[0], self.UP, sums)
+            if self.dk.on:
+                gw_masked_sum3(&self.dk.dmask[<size_t>s * self.dk.UP], &sc.wt[0], &sc.w1[0],
+                               &sc.wz[0], self.dk.UP, sums)
                 cnt[0] = <double>(sums[0] - sums[1])
                 cnt[1] = <double>sums[1]
                 any_bits = sums[0] > 0
@@ -772,7 +735,7 @@ cdef class Search:
                 self._improve(R, s, depth, sc)
             b0 = 0
             if self.do_eqpts:                                 # Theorem 20
-                if self.dense:
+                if self.dk.on:
                     zc[0] = uz[0] - <double>sums[2]
                     zc[1] = uz[1]
                     b0 = weighted_sum(self.pb.C, self.pb.weights, zc)
@@ -809,16 +772,6 @@ cdef class Search:
         if n_cands > 0 and depth >= 1 and (self.do_similar or self.do_reorder):
             self._filter(ni, depth, perr, sc)
         return 0
-
-    cdef void _dense_context(self, const uint64_t* u, Scratch* sc) noexcept nogil:
-        """The dense kernel's per-unit counts of the units ``u`` leaves uncaptured (the rest 0)."""
-        cdef int i
-        cdef int32_t m
-        for i in range(self.UP):
-            m = -<int32_t>((u[i >> 6] >> (i & 63)) & 1) if i < self.pb.W * 64 else 0
-            sc.wt[i] = self.ut[i] & m
-            sc.w1[i] = self.u1[i] & m
-            sc.wz[i] = self.uzt[i] & m
 
     cdef int _walk(self, int32_t ni, int depth, uint16_t* path, double* perr) noexcept nogil:
         """The prefix of ``ni`` into ``path`` and the errors of its first k rules into ``perr[k]``,
