@@ -62,6 +62,7 @@ from corels_dense cimport DenseKernel, dense_init, dense_context
 from corels_queue cimport (
     QEntry, LiveFigures, entry_lb, live_clear, live_add, live_remove, live_pairs, live_lengths, queue_scan,
 )
+from corels_reorder cimport ReorderCheck, reorder_setup, reorder_better
 from corels_reload cimport ReloadPath, reload_start, reload_root, reload_path, reload_finish
 from corels_seed cimport PrefixWalk, seed_check, seed_path, node_prefix, walk_start, walk_rule, walk_b0, walk_default
 from corels_threads cimport (
@@ -119,10 +120,7 @@ cdef struct Scratch:    # one thread's working memory for an expansion (see Sear
     Tally tally         # counters of the scoring pass, added to the Search's under the lock
     Theorem18 sim       # Theorem 18's working memory (Search._similar_setup); sim.x is lent to
                         # the reordering check
-    # Theorem 15 within the child (Search._reorder_setup): what p_0 .. p_{j-1} leave uncaptured,
-    # and the error of those first j rules, for every j
-    vector[uint64_t] perm_ctx
-    double perm_cum[257]
+    ReorderCheck perm   # Theorem 15 within the child (corels_reorder.pxd)
     # threaded runs: seconds this thread spent scoring (no lock), waiting for the queue lock,
     # holding it, and idle (queue empty while others were in flight)
     WorkerTimes times   # threaded runs: where this thread's slice went (corels_threads.pxd)
@@ -251,7 +249,7 @@ cdef class Search:
             sc.child_ids.assign(257, 0)
             sc.acc.assign(max(self.pb.P, self.pb.Q) + 1, 0)
             theorem18_init(&sc.sim, self.pb.W)
-            sc.perm_ctx.assign(<size_t>256 * self.pb.W, 0)
+            sc.perm.ctx.assign(<size_t>256 * self.pb.W, 0)
             if self.dk.on:
                 sc.wt.assign(self.dk.UP, 0)
                 sc.w1.assign(self.dk.UP, 0)
@@ -562,7 +560,7 @@ cdef class Search:
         """True when every weighted count is exact in a double: each class weight a multiple of
         one power of two 2^-e and the total below 2^53 of those steps. Then prefix errors summed
         in any order are equal bit for bit exactly when they are equal, and the symmetry ties of
-        ``_reorder_better`` and ``map_earlier_tie`` are decided right; otherwise only strict
+        ``reorder_better`` and ``map_earlier_tie`` are decided right; otherwise only strict
         improvements prune."""
         cdef int label, e, e_max = 0
         cdef double w
@@ -575,66 +573,6 @@ cdef class Search:
                 return False
             e_max = max(e_max, e)
         return ldexp(self.pb.total, e_max) < 9007199254740992.0
-
-    # ------------------------------------------------ optional bounds (issue 13 item 5)
-
-    cdef void _reorder_setup(self, int32_t ni, int depth, Scratch* sc) noexcept nogil:
-        """Prepare the reordering check for the children of ``ni`` = (p_0 .. p_{K-1}), K = ``depth``:
-        per j, what p_0 .. p_{j-1} leave uncaptured (``sc.perm_ctx``) and their error
-        (``sc.perm_cum``, from the node errors on the path)."""
-        cdef int i, k
-        cdef int32_t cur = ni
-        cdef uint64_t* x
-        cdef const uint64_t* cv
-        for k in range(depth, 0, -1):
-            sc.perm_cum[k] = trie_err(&self.trie, cur)
-            cur = trie_node(&self.trie, cur).parent
-        sc.perm_cum[0] = 0.0
-        x = &sc.perm_ctx[0]
-        problem_context(&self.pb, &sc.path[0], 0, x, NULL)
-        for k in range(1, depth):
-            cv = &self.pb.caps[<size_t>sc.path[k - 1] * self.pb.W]
-            for i in range(self.pb.W):
-                x[<size_t>k * self.pb.W + i] = x[<size_t>(k - 1) * self.pb.W + i] & ~cv[i]
-
-    cdef bint _reorder_better(self, int t, int depth, double err_c, Scratch* sc) noexcept nogil:
-        """Theorem 15 within one child: True when moving its last rule ``t`` to an earlier place,
-        X_j = (p_0 .. p_{j-1}, t, p_j .. p_{K-1}), comes first in the order of the orderings of
-        one set, (prefix error, ids): a smaller error than the child's ``err_c``, or the same error
-        (decided only when errors are exact) and ``t < p_j`` (docs/maintainers/corels-proofs.md, "One search on a
-        Dask cluster").
-
-        X_j and the child hold the same rules, so they leave the same data uncaptured and every
-        tail scores the same after both: R(child + T) - R(X_j + T) = err(child) - err(X_j) for
-        every T. So the first optimal list in id order never lies below a child dropped here,
-        whether or not X_j is ever searched, here or in another task: the test needs no map and
-        no other process, and the prefix map breaks its ties by the same order (``map_earlier_tie``).
-        err(X_j) = err(p_0 .. p_{j-1}) + err(t | U_j) + sum_{k >= j} err(p_k | U_k minus t), with
-        U_k what p_0 .. p_{k-1} leave: two counts per place, the sum kept from the last place
-        back. Reads the thread's scratch and the expanding node's ancestors only (no lock).
-        """
-        cdef double moved = 0.0, et
-        cdef int i, j
-        cdef const uint64_t* tv = &self.pb.caps[<size_t>t * self.pb.W]
-        cdef const uint64_t* pv
-        cdef const uint64_t* x
-        cdef uint64_t* y = &sc.sim.x[0]
-        for j in range(depth - 1, -1, -1):
-            x = &sc.perm_ctx[<size_t>j * self.pb.W]
-            pv = &self.pb.caps[<size_t>sc.path[j] * self.pb.W]
-            for i in range(self.pb.W):
-                y[i] = x[i] & pv[i] & ~tv[i]
-            moved += problem_error(&self.pb, y, &sc.acc[0])
-            for i in range(self.pb.W):
-                y[i] = x[i] & tv[i]
-            et = problem_error(&self.pb, y, &sc.acc[0])
-            if self.smap.exact_ties:
-                if sc.perm_cum[j] + et + moved < err_c or (
-                        t < sc.path[j] and sc.perm_cum[j] + et + moved == err_c):
-                    return True
-            elif sc.perm_cum[j] + et + moved < err_c - self.sim_eps:
-                return True
-        return False
 
     cdef int _expand(self, int32_t ni, Scratch* sc) noexcept nogil:
         """Algorithm 5 on one thread: score every child of the prefix at ``ni``, then insert the
@@ -800,13 +738,14 @@ cdef class Search:
         if self.do_similar:          # the errors along the path are in sc.sim.perr (_walk)
             n_sim = theorem18_setup(&self.pb, &sc.sim, &sc.path[0], depth, &sc.acc[0])
         if self.do_reorder:
-            self._reorder_setup(ni, depth, sc)
+            reorder_setup(&sc.perm, &self.pb, &self.trie, ni, depth, &sc.path[0])
         for c in range(sc.n_cands):
             cand = &sc.cands[c]
             if self.do_similar and theorem18_prunes(&self.pb, &sc.sim, &sc.path[0], cand.ant, depth, n_sim,
                                                     cand.err - perr, self.sim_eps, &sc.acc[0]):
                 sc.tally.similar += 1
-            elif self.do_reorder and self._reorder_better(cand.ant, depth, cand.err, sc):
+            elif self.do_reorder and reorder_better(&sc.perm, &self.pb, cand.ant, depth, cand.err, &sc.path[0],
+                                                    &sc.sim.x[0], &sc.acc[0], self.smap.exact_ties, self.sim_eps):
                 sc.tally.reorder += 1
             else:
                 sc.cands[c2] = cand[0]
@@ -1257,7 +1196,7 @@ cdef class Search:
         themselves are taken as scored (whoever queued them did), so ``objective`` covers only
         what this search finds or is offered. Call between ``run`` slices.
 
-        With the prefix map, a seeded search also runs the reordering check (``_reorder_better``):
+        With the prefix map, a seeded search also runs the reordering check (``reorder_better``):
         the better orderings of its children may lie in other tasks' subtrees, where its own map
         never meets them. One unseeded process meets them all in its map, and there the check cost
         more CPU (about 15 % at lambda 0.005 on COMPAS) than the 0.5 % of evaluations it saved.
