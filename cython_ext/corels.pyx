@@ -42,7 +42,7 @@ from corels_trie cimport (
     Node, PrefixTrie, F_DELETED, F_QUEUED, F_FREE, F_UNCHECKED, trie_init, trie_clear, trie_destroy, trie_bytes, trie_node,
     trie_new_counted, trie_release, trie_dead, trie_compact, trie_err, trie_lb, trie_node_bytes,
 )
-from corels_bounds cimport hopeless, theorem7_f
+from corels_bounds cimport Pruning, hopeless, theorem7_f
 from corels_counts cimport binary_counts, masked_counts, weighted_majority, weighted_sum
 from corels_problem cimport (
     CorelsProblem, Theorem18, SIM_WINDOW, P_DFS, P_LOWER_BOUND, MAX_CLASSES, LABELS, MINORITY,
@@ -60,7 +60,8 @@ from corels_admit cimport (
 )
 from corels_dense cimport DenseKernel, dense_init, dense_context
 from corels_queue cimport (
-    QEntry, LiveFigures, entry_lb, live_clear, live_add, live_remove, live_pairs, live_lengths, queue_scan,
+    QEntry, LiveFigures, entry_lb, live_clear, live_add, live_remove, live_pairs, live_lengths, queue_scan, queue_gc,
+    queue_spill,
 )
 from corels_reorder cimport ReorderCheck, reorder_setup, reorder_better
 from corels_reload cimport ReloadPath, reload_start, reload_root, reload_path, reload_finish
@@ -317,22 +318,15 @@ cdef class Search:
         """The search's pruning policy over ``hopeless`` (corels_bounds.pxd)."""
         return hopeless(lb, depth, self.best, self.pb.lamW, self.max_len, self.do_lookahead, self.do_length)
 
+    cdef inline Pruning _pruning(self) noexcept nogil:
+        """The switches ``_hopeless`` prunes by, for the queue's sweeps (corels_queue.pxd)."""
+        return Pruning(lamW=self.pb.lamW, max_len=self.max_len, lookahead=self.do_lookahead,
+                       length_bound=self.do_length)
+
     cdef void _gc(self) noexcept nogil:
         """Drop queue entries that are deleted or can no longer lead to a better list."""
-        cdef size_t i, j = 0, n = self.queue.size()
-        cdef QEntry e
-        cdef int32_t idx
-        for i in range(n):
-            e = self.queue.at(i)
-            idx = e.node
-            if trie_dead(&self.trie, idx) or self._hopeless(self._qlb(e), trie_node(&self.trie, idx).depth):
-                live_remove(&self.live, &self.trie, idx, self._qlb(e))
-                trie_release(&self.trie, idx)
-            else:
-                self.queue.set(j, e)
-                j += 1
-        self.queue.truncate(j)
-        self.queue.heapify()
+        cdef Pruning pr = self._pruning()
+        cdef size_t j = queue_gc(&self.queue, &self.live, &self.trie, self.policy, &pr, self.best)
         self.gc_threshold = max(<size_t>65536, 2 * j)
         self.n_gc_runs += 1
 
@@ -358,66 +352,12 @@ cdef class Search:
             return disk_first(&self.disk, True, 0.0, 0)
         return disk_first(&self.disk, False, self.queue.top().key, self.queue.top().tie)
 
-    cdef inline bint _spill_drop(self, QEntry* e) noexcept nogil:
-        """An entry the queue would drop when popped: deleted by the map or hopeless."""
-        return trie_dead(&self.trie, e.node) or self._hopeless(self._qlb(e[0]), trie_node(&self.trie, e.node).depth)
-
     cdef int _spill(self, size_t keep) noexcept nogil:
         """Write the queue's worst entries to bucket files until about ``keep`` stay in RAM
-        (``corels_disk.pxd``): each prefix goes out self-contained and its nodes are released.
-        Everything is written and flushed before the heap changes, so a write error (a full
-        disk) leaves the queue whole: 0, or the ``errno`` of the failure.
-        """
-        cdef size_t n = self.queue.size(), i, j, S
-        cdef gw_spill_key* sample
-        cdef uint8_t rec[SPILL_RECORD]
-        cdef QEntry e
-        cdef int err
-        if n <= keep or n < 2:
-            return 0
-        S = min(n, <size_t>SPILL_SAMPLE)
-        sample = <gw_spill_key*>malloc(S * sizeof(gw_spill_key))
-        if sample == NULL:
-            return ENOMEM
-        for i in range(S):
-            j = <size_t>(splitmix64(<uint64_t>i * <uint64_t>2654435761 + <uint64_t>self.disk.n_spills) % n)
-            if S == n:
-                j = i
-            sample[i].key = self.queue.at(j).key
-            sample[i].tie = self.queue.at(j).tie
-        err = disk_begin(&self.disk, sample, S, keep, n)
-        free(sample)
-        # pass 1: write (the heap is untouched until every byte is on disk)
-        i = 0
-        while err == 0 and i < n:
-            e = self.queue.at(i)
-            i += 1
-            if (not disk_stays(&self.disk, e.key, e.tie) and trie_node(&self.trie, e.node).depth > 0
-                    and not self._spill_drop(&e)):
-                err = disk_write(&self.disk, rec, disk_encode(&self.trie, e.node, e.key, self._qlb(e), e.tie, rec),
-                                 trie_err(&self.trie, e.node))
-                if err != 0:
-                    disk_abort(&self.disk)
-        if err == 0:
-            err = disk_flush(&self.disk)
-        if err != 0:
-            return err
-        # pass 2: the written entries (and the ones the queue would drop) leave RAM
-        j = 0
-        for i in range(n):
-            e = self.queue.at(i)
-            if self._spill_drop(&e):
-                self.n_popped_pruned += 1
-            elif disk_stays(&self.disk, e.key, e.tie) or trie_node(&self.trie, e.node).depth == 0:
-                self.queue.set(j, e)
-                j += 1
-                continue
-            live_remove(&self.live, &self.trie, e.node, self._qlb(e))
-            trie_release(&self.trie, e.node)
-        self.queue.truncate(j)
-        self.queue.heapify()
-        disk_commit(&self.disk)
-        return 0
+        (``queue_spill``): 0, or the ``errno`` of the failure (the queue then stays whole)."""
+        cdef Pruning pr = self._pruning()
+        return queue_spill(&self.queue, &self.live, &self.disk, &self.trie, self.policy, &pr, self.best, keep,
+                           &self.n_popped_pruned)
 
     cdef int _reload(self) noexcept nogil:
         """Bring back the bucket that holds the smallest (key, tie): read it whole, sort its

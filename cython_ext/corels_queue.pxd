@@ -6,23 +6,32 @@ progress report reads off that queue. ``LiveFigures`` counts the entries as they
 the live queue (queued, not deleted): bound -> count, depth -> count, and per depth prefix error ->
 count (Theorem 7's histogram needs ``f``, which moves with ``R^c``), so a report costs O(distinct
 bounds), never O(queue); ``queue_scan`` recomputes the same figures from the heap (the tests'
-audit). Search keeps when entries come and go. A struct and inline functions, as
+audit). The heap's sweeps are here too: the garbage collection (``queue_gc``) and the spill of its
+worst part to bucket files (``queue_spill``, the files being ``corels_disk.pxd``'s). Search keeps
+when entries come and go, when to sweep and when to spill. A struct and inline functions, as
 ``corels_disk.pxd``: a cdef class shared between extension modules cannot be imported under its
 installed name.
 """
 
-from libc.stdint cimport uint64_t, int64_t, int32_t
+from libc.stdint cimport uint64_t, int64_t, int32_t, uint8_t
 from libc.string cimport memcpy
+from libc.errno cimport ENOMEM
+from libc.stdlib cimport malloc, free
 from libcpp.vector cimport vector
 from libcpp.unordered_map cimport unordered_map
 from libcpp.map cimport map as ordered_map
 from cython.operator cimport dereference as deref, preincrement as inc
 
+from bitops cimport splitmix64
 from paged_heap cimport PagedHeap
-from corels_bounds cimport theorem7_f
+from corels_bounds cimport Pruning, prunes, theorem7_f
+from corels_disk cimport (
+    DiskQueue, SPILL_SAMPLE, SPILL_RECORD, gw_spill_key, disk_encode, disk_abort, disk_begin, disk_stays, disk_write,
+    disk_flush, disk_commit,
+)
 from corels_problem cimport P_LOWER_BOUND
 from corels_threads cimport gw_live_inc
-from corels_trie cimport Node, PrefixTrie, F_DELETED, F_QUEUED, trie_node, trie_err, trie_lb
+from corels_trie cimport Node, PrefixTrie, F_DELETED, F_QUEUED, trie_node, trie_err, trie_lb, trie_dead, trie_release
 
 
 cdef struct QEntry:      # 16 bytes: four children of a heap entry share one cache line
@@ -132,3 +141,91 @@ cdef inline double queue_scan(PagedHeap[QEntry]* queue, int policy, const Prefix
         key = (L, theorem7_f(trie_err(trie, idx), L, best, lamW, M))
         pairs[key] = pairs.get(key, 0) + 1
     return lo
+
+
+cdef inline bint entry_drops(const PrefixTrie* trie, int policy, const Pruning* pr, double best,
+                             QEntry* e) noexcept nogil:
+    """An entry the queue would drop when popped: deleted by the map or hopeless."""
+    return trie_dead(trie, e.node) or prunes(pr, entry_lb(policy, trie, e[0]), trie_node(trie, e.node).depth, best)
+
+
+cdef inline size_t queue_gc(PagedHeap[QEntry]* queue, LiveFigures* live, PrefixTrie* trie, int policy,
+                            const Pruning* pr, double best) noexcept nogil:
+    """Drop queue entries that are deleted or can no longer lead to a better list; the entries
+    kept."""
+    cdef size_t i, j = 0, n = queue.size()
+    cdef QEntry e
+    cdef int32_t idx
+    for i in range(n):
+        e = queue.at(i)
+        idx = e.node
+        if trie_dead(trie, idx) or prunes(pr, entry_lb(policy, trie, e), trie_node(trie, idx).depth, best):
+            live_remove(live, trie, idx, entry_lb(policy, trie, e))
+            trie_release(trie, idx)
+        else:
+            queue.set(j, e)
+            j += 1
+    queue.truncate(j)
+    queue.heapify()
+    return j
+
+
+cdef inline int queue_spill(PagedHeap[QEntry]* queue, LiveFigures* live, DiskQueue* disk, PrefixTrie* trie,
+                            int policy, const Pruning* pr, double best, size_t keep,
+                            int64_t* n_pruned) noexcept nogil:
+    """Write the queue's worst entries to bucket files until about ``keep`` stay in RAM
+    (``corels_disk.pxd``): each prefix goes out self-contained and its nodes are released (the
+    entries the queue would drop are dropped, counted in ``n_pruned``). Everything is written and
+    flushed before the heap changes, so a write error (a full disk) leaves the queue whole: 0, or
+    the ``errno`` of the failure.
+    """
+    cdef size_t n = queue.size(), i, j, S
+    cdef gw_spill_key* sample
+    cdef uint8_t rec[SPILL_RECORD]
+    cdef QEntry e
+    cdef int err
+    if n <= keep or n < 2:
+        return 0
+    S = min(n, <size_t>SPILL_SAMPLE)
+    sample = <gw_spill_key*>malloc(S * sizeof(gw_spill_key))
+    if sample == NULL:
+        return ENOMEM
+    for i in range(S):
+        j = <size_t>(splitmix64(<uint64_t>i * <uint64_t>2654435761 + <uint64_t>disk.n_spills) % n)
+        if S == n:
+            j = i
+        sample[i].key = queue.at(j).key
+        sample[i].tie = queue.at(j).tie
+    err = disk_begin(disk, sample, S, keep, n)
+    free(sample)
+    # pass 1: write (the heap is untouched until every byte is on disk)
+    i = 0
+    while err == 0 and i < n:
+        e = queue.at(i)
+        i += 1
+        if (not disk_stays(disk, e.key, e.tie) and trie_node(trie, e.node).depth > 0
+                and not entry_drops(trie, policy, pr, best, &e)):
+            err = disk_write(disk, rec, disk_encode(trie, e.node, e.key, entry_lb(policy, trie, e), e.tie, rec),
+                             trie_err(trie, e.node))
+            if err != 0:
+                disk_abort(disk)
+    if err == 0:
+        err = disk_flush(disk)
+    if err != 0:
+        return err
+    # pass 2: the written entries (and the ones the queue would drop) leave RAM
+    j = 0
+    for i in range(n):
+        e = queue.at(i)
+        if entry_drops(trie, policy, pr, best, &e):
+            n_pruned[0] += 1
+        elif disk_stays(disk, e.key, e.tie) or trie_node(trie, e.node).depth == 0:
+            queue.set(j, e)
+            j += 1
+            continue
+        live_remove(live, trie, e.node, entry_lb(policy, trie, e))
+        trie_release(trie, e.node)
+    queue.truncate(j)
+    queue.heapify()
+    disk_commit(disk)
+    return 0
