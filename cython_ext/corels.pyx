@@ -65,7 +65,9 @@ from corels_queue cimport (
 )
 from corels_reorder cimport ReorderCheck, reorder_setup, reorder_better
 from corels_reload cimport ReloadPath, reload_start, reload_root, reload_path, reload_finish
-from corels_seed cimport PrefixWalk, seed_check, seed_path, node_prefix, walk_start, walk_rule, walk_b0, walk_default
+from corels_seed cimport (
+    PrefixWalk, seed_check, seed_path, node_prefix, walk_default, walk_objective, walk_evaluate,
+)
 from corels_threads cimport (
     gw_sync, gw_sync_new, gw_sync_free, gw_lock, gw_unlock, gw_inc_lock, gw_inc_unlock, gw_wait,
     gw_notify_all, gw_pool, gw_live_inc, pool_run, pool_free, WorkerTimes,
@@ -1079,39 +1081,9 @@ cdef class Search:
         Returns objective, b (prefix errors + lambda * K), b0 (equivalent-points bound on the
         default's errors), the rule labels and the default label, as fractions of total weight.
         """
-        cdef double correct, wv, b0 = 0
-        cdef int label, s
-        cdef PrefixWalk w
-        walk_start(&self.pb, &w)
-        labels = []
-        seen = set()
-        for s in prefix:
-            if s < 0 or s >= self.pb.M or s in seen:
-                raise ValueError(f"bad or repeated antecedent {s}")
-            seen.add(s)
-            walk_rule(&self.pb, &w, s, &self.acc[0])
-            labels.append(w.label)
-        wv = walk_default(&self.pb, &w, &self.acc[0], &correct, &label)
-        if self.pb.Q > 0:
-            b0 = walk_b0(&self.pb, &w, &self.acc[0])
-        b = w.err + len(labels) * self.pb.lamW
-        return {"objective": (b + wv - correct) / self.pb.total, "b": b / self.pb.total,
-                "b0": b0 / self.pb.total, "rule_labels": labels, "default": label,
-                "captured": (self.pb.total - wv) / self.pb.total}
+        return walk_evaluate(&self.pb, prefix, &self.acc[0])
 
     # ------------------------------------------------ a distributed driver's handles (issue 27)
-
-    cdef double _list_objective(self, list ids) except? -1:
-        """A rule list's objective in weighted count units, by the arithmetic of ``_score``
-        (errors accumulated rule by rule, then ``depth * lambda``): equal lists, equal bits."""
-        cdef double correct, wv
-        cdef int label, s
-        cdef PrefixWalk w
-        walk_start(&self.pb, &w)
-        for s in ids:
-            walk_rule(&self.pb, &w, s, &self.acc[0])
-        wv = walk_default(&self.pb, &w, &self.acc[0], &correct, &label)
-        return w.err + len(ids) * self.pb.lamW + (wv - correct)
 
     cdef void _seed_one(self, list ids) except *:
         """Queue one prefix with its trie path, each node's error and bound as ``_score`` gives them."""
@@ -1159,7 +1131,7 @@ cdef class Search:
         it did. Its objective is recomputed by this search's own arithmetic, so the prune is as
         exact as with a list found here. Call between ``run`` slices."""
         ids = seed_check(prefix, self.pb.M, self.max_len)
-        cdef double R = self._list_objective(ids)
+        cdef double R = walk_objective(&self.pb, ids, &self.acc[0])
         if R >= self.best:
             return False
         self.best = R
