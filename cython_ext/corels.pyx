@@ -69,8 +69,8 @@ from corels_seed cimport (
     PrefixWalk, seed_check, seed_path, node_prefix, walk_default, walk_objective, walk_evaluate,
 )
 from corels_threads cimport (
-    gw_sync, gw_sync_new, gw_sync_free, gw_lock, gw_unlock, gw_inc_lock, gw_inc_unlock, gw_wait,
-    gw_notify_all, gw_pool, gw_live_inc, pool_run, pool_free, WorkerTimes,
+    gw_sync_new, gw_sync_free, gw_lock, gw_unlock, gw_inc_lock, gw_inc_unlock, pool_run, pool_free, WorkerTimes,
+    WorkerSlice, times_add, slice_start, slice_over, slice_wait, slice_notify,
 )
 from corels_map cimport (
     MapEntry, MapRecord, SymmetryTable, vector_hash, table_init, table_clear, table_destroy, table_bytes,
@@ -160,13 +160,7 @@ cdef class Search:
     cdef vector[int64_t] acc
     # threads: see _run_threads
     cdef int n_threads
-    cdef gw_sync* sync
-    cdef gw_pool* pool             # the worker threads, parked between slices (made on first run)
-    cdef double t_end
-    cdef const uint8_t* stop_ptr
-    cdef int64_t max_evals
-    cdef int n_inflight, n_waiting
-    cdef bint halt
+    cdef WorkerSlice ws            # the workers' lock, pool, limits and rendezvous (corels_threads.pxd)
     cdef WorkerTimes times         # the workers' times summed (thread_times)
     cdef double t_join
     # incumbent
@@ -204,8 +198,8 @@ cdef class Search:
         if threads < 1 or threads > 1024:
             raise ValueError(f"threads must be between 1 and 1024, got {threads}")
         self.n_threads = threads
-        self.sync = gw_sync_new()
-        if not trie_init(&self.trie) or not table_init(&self.smap.table) or self.sync == NULL:
+        self.ws.sync = gw_sync_new()
+        if not trie_init(&self.trie) or not table_init(&self.smap.table) or self.ws.sync == NULL:
             raise MemoryError("cannot allocate the search's page table")
         problem_init(&self.pb, caps, lplanes, lclass, lshift, zplanes, zclass, zshift, weights, n_units,
                      regularization)
@@ -269,9 +263,9 @@ cdef class Search:
     def __dealloc__(self):
         disk_close(&self.disk)
         trie_destroy(&self.trie)
-        pool_free(&self.pool)
-        gw_sync_free(self.sync)
-        self.sync = NULL
+        pool_free(&self.ws.pool)
+        gw_sync_free(self.ws.sync)
+        self.ws.sync = NULL
         table_destroy(&self.smap.table)
 
     cdef int32_t _new_node(self, int32_t parent, uint16_t ant, uint8_t depth, double err,
@@ -532,7 +526,7 @@ cdef class Search:
     cdef void _improve(self, double R, int s, int depth, Scratch* sc) noexcept nogil:
         """A child beat the incumbent when scored: record it under the incumbent's lock (another
         thread may have found a better one since; a stale ``best`` elsewhere only prunes less)."""
-        gw_inc_lock(self.sync)
+        gw_inc_lock(self.ws.sync)
         if R < self.best:
             self.best = R
             self.best_path.assign(sc.child_ids.begin(), sc.child_ids.begin() + depth)
@@ -541,7 +535,7 @@ cdef class Search:
             self.best_evals = self.tally.evaluated + sc.tally.evaluated
             self.improved = True
             self.n_improvements += 1
-        gw_inc_unlock(self.sync)
+        gw_inc_unlock(self.ws.sync)
 
     cdef int _score(self, int32_t ni, Scratch* sc) noexcept nogil:
         """First pass of an expansion: score every child of ``ni``; survivors go to ``sc.cands``.
@@ -816,26 +810,18 @@ cdef class Search:
     # garbage collection with no worker around, exactly as the single-threaded path would.
 
     cdef int _run_threads(self, double seconds, const uint8_t* stop, int64_t max_evals) noexcept nogil:
-        self.t_end = now() + seconds
-        self.stop_ptr = stop
-        self.max_evals = max_evals
-        self.n_inflight = 0
-        self.n_waiting = 0
-        self.halt = False
+        slice_start(&self.ws, seconds, stop, max_evals)
         self.improved = False
         cdef int t
-        cdef size_t k
         cdef double t0
         if self.disk.buckets.size() > 0 and self._reload_due() and self._spill_and_reload() != 0:
             return R_SPILL_ERROR
         if self.queue.size() > 0 and self._limit(stop, max_evals) == R_SLICE:
             t0 = now()
-            pool_run(&self.pool, self.n_threads, _worker_entry, <void*>self)
+            pool_run(&self.ws.pool, self.n_threads, _worker_entry, <void*>self)
             self.t_join += now() - t0
-            for t in range(self.n_threads):   # the workers' times, added up (every field a double)
-                for k in range(sizeof(WorkerTimes) // sizeof(double)):
-                    (<double*>&self.times)[k] += (<double*>&self.scratch[t].times)[k]
-                memset(&self.scratch[t].times, 0, sizeof(WorkerTimes))
+            for t in range(self.n_threads):   # the workers' times, added up
+                times_add(&self.times, &self.scratch[t].times)
         if self.do_gc and (self.improved or self.queue.size() > self.gc_threshold):
             self._gc()
         if (self._spill_due() or self._reload_due()) and self._spill_and_reload() != 0:
@@ -852,28 +838,25 @@ cdef class Search:
         cdef bint dead
         cdef int k
         cdef double t0 = now(), t1, t2
-        gw_lock(self.sync)
+        gw_lock(self.ws.sync)
         t1 = now()                               # t1: when this thread last took the lock
         sc.times.wait += t1 - t0
-        while not self.halt:
-            if (self.stop_ptr[0] != 0 or self.out_of_memory or now() >= self.t_end
-                    or (self.max_evals >= 0 and self.tally.evaluated >= self.max_evals)):
-                self.halt = True
+        while not self.ws.halt:
+            if slice_over(&self.ws, self.tally.evaluated, self.out_of_memory):
+                self.ws.halt = True
                 break
             if self.disk.buckets.size() > 0 and self._reload_due():
-                self.halt = True                 # a bucket comes first: reloaded after the slice
+                self.ws.halt = True              # a bucket comes first: reloaded after the slice
                 break
             if self.queue.size() == 0:
-                if self.n_inflight == 0:
-                    self.halt = True             # certified: nothing queued, nothing in flight
+                if self.ws.n_inflight == 0:
+                    self.ws.halt = True          # certified: nothing queued, nothing in flight
                     break
-                self.n_waiting += 1              # another worker's children may come
-                t0 = now()
+                t0 = now()                       # another worker's children may come
                 sc.times.locked += t0 - t1
-                gw_wait(self.sync, 0.0005)
+                slice_wait(&self.ws)
                 t1 = now()
                 sc.times.idle += t1 - t0
-                self.n_waiting -= 1
                 continue
             t2 = now()
             e = self.queue.pop()     # stays counted live while its expansion is in flight
@@ -886,15 +869,15 @@ cdef class Search:
                 trie_release(&self.trie, idx)
                 sc.times.take += now() - t2
                 continue
-            self.n_inflight += 1
+            self.ws.n_inflight += 1
             t0 = now()
             sc.times.take += t0 - t2
             sc.times.locked += t0 - t1
-            gw_unlock(self.sync)
+            gw_unlock(self.ws.sync)
             dead = self._score(idx, sc) < 0
             t1 = now()
             sc.times.score += t1 - t0
-            gw_lock(self.sync)
+            gw_lock(self.ws.sync)
             t0 = now()
             sc.times.wait += t0 - t1
             t1 = t0
@@ -912,13 +895,11 @@ cdef class Search:
             self._merge(sc)
             live_remove(&self.live, &self.trie, idx, sc.node_lb)
             trie_release(&self.trie, idx)
-            self.n_inflight -= 1
-            if self.n_waiting > 0:
-                gw_notify_all(self.sync)
-        if self.n_waiting > 0:
-            gw_notify_all(self.sync)
+            self.ws.n_inflight -= 1
+            slice_notify(&self.ws)
+        slice_notify(&self.ws)
         sc.times.locked += now() - t1
-        gw_unlock(self.sync)
+        gw_unlock(self.ws.sync)
 
     # ---------------------------------------------------------------------------- Python API
 
