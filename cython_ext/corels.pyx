@@ -47,7 +47,8 @@ from corels_counts cimport binary_counts, masked_counts, weighted_majority, weig
 from corels_problem cimport (
     CorelsProblem, Theorem18, SIM_WINDOW, P_DFS, P_LOWER_BOUND, MAX_CLASSES, LABELS, MINORITY,
     R_DONE, R_SLICE, R_STOPPED, R_NODE_LIMIT, R_OUT_OF_MEMORY, Tally, tally_merge, tally_counters, policy_code, problem_init, problem_counts,
-    problem_error, problem_rule, problem_root, problem_context, default_error, policy_key, theorem18_init, theorem18_setup,
+    problem_error, problem_rule, problem_root, problem_context, problem_exact_errors, default_error, policy_key,
+    theorem18_init, theorem18_setup,
     theorem18_prunes,
 )
 from corels_disk cimport (
@@ -480,7 +481,7 @@ cdef class Search:
         integral = self.pb.total < 4294967296.0
         for label in range(self.pb.C):
             integral = integral and self.pb.weights[label] == floor(self.pb.weights[label])
-        self.smap.exact_ties = self._exact_errors()
+        self.smap.exact_ties = problem_exact_errors(&self.pb)
         trie_compact(&self.trie, self.policy != P_LOWER_BOUND, integral)
         table_compact(&self.smap.table, self.pb.M <= 256, integral, self.pb.total)
         root = self._new_node(-1, 0, 0, 0.0, b0)
@@ -491,24 +492,6 @@ cdef class Search:
         else:
             if not self._push(b0 if self.policy == P_LOWER_BOUND else 0.0, root):
                 raise MemoryError("cannot allocate the search's queue")
-
-    cdef bint _exact_errors(self):
-        """True when every weighted count is exact in a double: each class weight a multiple of
-        one power of two 2^-e and the total below 2^53 of those steps. Then prefix errors summed
-        in any order are equal bit for bit exactly when they are equal, and the symmetry ties of
-        ``reorder_better`` and ``map_earlier_tie`` are decided right; otherwise only strict
-        improvements prune."""
-        cdef int label, e, e_max = 0
-        cdef double w
-        for label in range(self.pb.C):
-            w = self.pb.weights[label]
-            e = 0
-            while e <= 60 and ldexp(w, e) != floor(ldexp(w, e)):
-                e += 1
-            if e > 60:
-                return False
-            e_max = max(e_max, e)
-        return ldexp(self.pb.total, e_max) < 9007199254740992.0
 
     cdef int _expand(self, int32_t ni, Scratch* sc) noexcept nogil:
         """Algorithm 5 on one thread: score every child of the prefix at ``ni``, then insert the
