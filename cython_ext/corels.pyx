@@ -40,7 +40,7 @@ from monotonic_clock cimport now
 from paged_heap cimport PagedHeap
 from corels_trie cimport (
     Node, PrefixTrie, F_DELETED, F_QUEUED, F_FREE, F_UNCHECKED, trie_init, trie_clear, trie_destroy, trie_bytes, trie_node,
-    trie_new_counted, trie_release, trie_dead, trie_compact, trie_err, trie_lb, trie_node_bytes,
+    trie_new_counted, trie_release, trie_dead, trie_compact, trie_err, trie_lb, trie_node_bytes, trie_walk,
 )
 from corels_bounds cimport Pruning, hopeless, theorem7_f
 from corels_counts cimport binary_counts, masked_counts, weighted_majority, weighted_sum
@@ -547,7 +547,7 @@ cdef class Search:
         cdef bint any_bits
         cdef int64_t sums[3]
         cdef int n_cands = 0
-        if self._walk(ni, depth, path, sc.sim.perr) < 0:
+        if trie_walk(&self.trie, ni, depth, path, sc.sim.perr) < 0:
             return -1
         problem_context(&self.pb, path, depth, u, in_prefix)
         for k in range(depth):
@@ -628,23 +628,6 @@ cdef class Search:
         sc.n_cands = n_cands
         if n_cands > 0 and depth >= 1 and (self.do_similar or self.do_reorder):
             self._filter(ni, depth, perr, sc)
-        return 0
-
-    cdef int _walk(self, int32_t ni, int depth, uint16_t* path, double* perr) noexcept nogil:
-        """The prefix of ``ni`` into ``path`` and the errors of its first k rules into ``perr[k]``,
-        leaf to root; -1 when a deleted ancestor kills the whole subtree."""
-        cdef int32_t cur = ni
-        cdef int k = depth
-        perr[0] = 0.0
-        while cur >= 0 and k > 0:
-            if trie_node(&self.trie, cur).flags & F_DELETED:
-                return -1
-            perr[k] = trie_err(&self.trie, cur)
-            k -= 1
-            path[k] = trie_node(&self.trie, cur).ant
-            cur = trie_node(&self.trie, cur).parent
-        if cur >= 0 and trie_node(&self.trie, cur).flags & F_DELETED:
-            return -1
         return 0
 
     cdef void _filter(self, int32_t ni, int depth, double perr, Scratch* sc) noexcept nogil:
