@@ -637,7 +637,7 @@ cdef class Search:
         they compose with the map and every other bound (docs/maintainers/corels-proofs.md)."""
         cdef int c, c2 = 0, n_sim = 0
         cdef Candidate* cand
-        if self.do_similar:          # the errors along the path are in sc.sim.perr (_walk)
+        if self.do_similar:          # the errors along the path are in sc.sim.perr (trie_walk)
             n_sim = theorem18_setup(&self.pb, &sc.sim, &sc.path[0], depth, &sc.acc[0])
         if self.do_reorder:
             reorder_setup(&sc.perm, &self.pb, &self.trie, ni, depth, &sc.path[0])
