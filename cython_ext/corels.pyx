@@ -61,8 +61,8 @@ from corels_admit cimport (
 )
 from corels_dense cimport DenseKernel, dense_init, dense_context
 from corels_queue cimport (
-    QEntry, LiveFigures, entry_lb, live_clear, live_add, live_remove, live_pairs, live_lengths, queue_scan, queue_gc,
-    queue_spill,
+    QEntry, LiveFigures, entry_lb, live_clear, live_add, live_remove, queue_lower_bound, queue_summary, queue_audit,
+    queue_gc, queue_spill,
 )
 from corels_reorder cimport ReorderCheck, reorder_setup, reorder_better
 from corels_reload cimport ReloadPath, reload_start, reload_root, reload_path, reload_finish
@@ -71,12 +71,12 @@ from corels_seed cimport (
 )
 from corels_threads cimport (
     gw_sync_new, gw_sync_free, gw_lock, gw_unlock, gw_inc_lock, gw_inc_unlock, pool_run, pool_free, WorkerTimes,
-    WorkerSlice, times_add, slice_start, slice_over, slice_wait, slice_notify,
+    WorkerSlice, times_add, times_dict, slice_start, slice_over, slice_wait, slice_notify,
 )
 from corels_map cimport (
     MapEntry, MapRecord, SymmetryTable, vector_hash, table_init, table_clear, table_destroy, table_bytes,
     table_ids, table_put, table_grow, table_record, table_set_record, table_compact, table_len, table_id,
-    table_set_ids, table_put_bytes,
+    table_set_ids, table_put_bytes, table_breakdown,
 )
 
 cdef extern from "corels_kernels.h" nogil:
@@ -902,9 +902,7 @@ cdef class Search:
         parts of ``locked``: ``locked_take`` (taking nodes off the heap, dropping dead or hopeless
         ones) and ``locked_admit`` (the map, node allocation and heap pushes of ``_admit``). All zero
         on the single-threaded path."""
-        return {"score": self.times.score, "lock_wait": self.times.wait, "locked": self.times.locked,
-                "idle": self.times.idle, "slices": self.t_join, "locked_take": self.times.take,
-                "locked_admit": self.times.admit}
+        return times_dict(&self.times, self.t_join)
 
     @property
     def total_weight(self):
@@ -952,16 +950,8 @@ cdef class Search:
         """Where ``memory_bytes`` goes (issue 27): the trie's pages and the bytes each node slot
         takes (node and side entries), the queue's pages, the map's slot table and record arena,
         and the bytes one record's tail takes (score, node, generation; the ids come before it)."""
-        cdef size_t slots = self.smap.table.cap * sizeof(MapEntry)
-        return {
-            "trie": int(trie_bytes(&self.trie)),
-            "node_bytes": int(trie_node_bytes(&self.trie)),
-            "queue": int(self.queue.bytes()),
-            "map_slots": int(slots),
-            "map_records": int(table_bytes(&self.smap.table) - slots),
-            "record_tail_bytes": 6 if self.smap.table.score_bits > 0 else (4 if self.smap.table.int_score else 8) + 4,
-            "byte_ids": bool(self.smap.table.byte_ids),
-        }
+        return {"trie": int(trie_bytes(&self.trie)), "node_bytes": int(trie_node_bytes(&self.trie)),
+                "queue": int(self.queue.bytes()), **table_breakdown(&self.smap.table)}
 
     def lower_bound(self):
         """Proven lower bound on the optimum: R^c, or less while live prefixes remain queued.
@@ -970,11 +960,7 @@ cdef class Search:
         that prefix's bound plus lambda (Lemma 2 with Theorem 20). The smallest live bound is kept
         as entries come and go, so this costs O(1) at any queue size.
         """
-        cdef double lo = min(self.best, self.oom_bound)
-        if self.live.lb.size() > 0:
-            lo = min(lo, deref(self.live.lb.begin()).first + self.pb.lamW)
-        if self.disk.buckets.size() > 0:      # the spilled part of the queue, bucket by bucket
-            lo = min(lo, disk_lb(&self.disk) + self.pb.lamW)
+        cdef double lo = queue_lower_bound(&self.live, &self.disk, min(self.best, self.oom_bound), self.pb.lamW)
         return lo / self.pb.total if self.pb.total > 0 else 0.0
 
     def queue_summary(self):
@@ -985,19 +971,7 @@ cdef class Search:
         prefix may still receive (Theorem 6). Built from the live counts by (length, prefix
         error), so the cost grows with the number of distinct errors, not with the queue.
         """
-        cdef unordered_map[int64_t, int64_t] pairs
-        cdef unordered_map[int64_t, int64_t].iterator pt
-        with nogil:
-            live_pairs(&self.live, pairs, self.best, self.pb.lamW, self.pb.M)
-            disk_summary(&self.disk, pairs, self.best, self.pb.lamW, self.pb.M)
-        lengths = live_lengths(&self.live)
-        disk_lengths(&self.disk, lengths)
-        out = {}
-        pt = pairs.begin()
-        while pt != pairs.end():
-            out[(int(deref(pt).first // 65536), int(deref(pt).first % 65536))] = int(deref(pt).second)
-            inc(pt)
-        return lengths, out
+        return queue_summary(&self.live, &self.disk, self.best, self.pb.lamW, self.pb.M)
 
     def scan_queue(self):
         """The progress figures recomputed by a full scan of the heap (an audit, O(queue)).
@@ -1006,20 +980,8 @@ cdef class Search:
         give them; the tests check that the incremental figures always equal these. The lower
         bound is the heap's alone; the histograms add the buckets' as ``queue_summary`` does.
         """
-        cdef unordered_map[int64_t, int64_t] disk
-        cdef unordered_map[int64_t, int64_t].iterator dt
-        lengths = {}
-        pairs = {}
-        cdef double lo = queue_scan(&self.queue, self.policy, &self.trie, min(self.best, self.oom_bound), self.best,
-                                    self.pb.lamW, self.pb.M, lengths, pairs)
-        disk_lengths(&self.disk, lengths)
-        with nogil:
-            disk_summary(&self.disk, disk, self.best, self.pb.lamW, self.pb.M)
-        dt = disk.begin()
-        while dt != disk.end():
-            key = (int(deref(dt).first // 65536), int(deref(dt).first % 65536))
-            pairs[key] = pairs.get(key, 0) + int(deref(dt).second)
-            inc(dt)
+        lo, lengths, pairs = queue_audit(&self.queue, self.policy, &self.trie, &self.disk, min(self.best, self.oom_bound),
+                                         self.best, self.pb.lamW, self.pb.M)
         return (lo / self.pb.total if self.pb.total > 0 else 0.0), lengths, pairs
 
     def evaluate(self, prefix):

@@ -5,8 +5,9 @@
 progress report reads off that queue. ``LiveFigures`` counts the entries as they enter and leave
 the live queue (queued, not deleted): bound -> count, depth -> count, and per depth prefix error ->
 count (Theorem 7's histogram needs ``f``, which moves with ``R^c``), so a report costs O(distinct
-bounds), never O(queue); ``queue_scan`` recomputes the same figures from the heap (the tests'
-audit). The heap's sweeps are here too: the garbage collection (``queue_gc``) and the spill of its
+bounds), never O(queue); with the buckets on disk they give the lower bound (``queue_lower_bound``)
+and the histograms (``queue_summary``) a progress report reads; ``queue_audit`` recomputes the same
+figures from the heap (the tests' audit). The heap's sweeps are here too: the garbage collection (``queue_gc``) and the spill of its
 worst part to bucket files (``queue_spill``, the files being ``corels_disk.pxd``'s). Search keeps
 when entries come and go, when to sweep and when to spill. A struct and inline functions, as
 ``corels_disk.pxd``: a cdef class shared between extension modules cannot be imported under its
@@ -26,7 +27,7 @@ from bitops cimport splitmix64
 from paged_heap cimport PagedHeap
 from corels_bounds cimport Pruning, prunes, theorem7_f
 from corels_disk cimport (
-    DiskQueue, SPILL_SAMPLE, SPILL_RECORD, gw_spill_key, disk_encode, disk_abort, disk_begin, disk_stays, disk_write,
+    DiskQueue, disk_lb, disk_summary, disk_lengths, SPILL_SAMPLE, SPILL_RECORD, gw_spill_key, disk_encode, disk_abort, disk_begin, disk_stays, disk_write,
     disk_flush, disk_commit,
 )
 from corels_problem cimport P_LOWER_BOUND
@@ -124,13 +125,49 @@ cdef inline dict live_lengths(LiveFigures* lv):
     return {L: int(lv.depth[L]) for L in range(256) if lv.depth[L] > 0}
 
 
-cdef inline double queue_scan(PagedHeap[QEntry]* queue, int policy, const PrefixTrie* trie, double lo, double best,
-                              double lamW, int M, dict lengths, dict pairs):
-    """The live figures recomputed by a full scan of the heap (an audit, O(queue)) into ``lengths``
-    and ``pairs`` (keys ``(length, f)``); the smallest of ``lo`` and the entries' bounds + lambda."""
+cdef inline double queue_lower_bound(LiveFigures* lv, const DiskQueue* disk, double lo, double lamW) noexcept nogil:
+    """The smallest of ``lo`` and every queued prefix's bound plus lambda, in RAM and on disk:
+    O(1) at any queue size (the live bounds are kept as entries come and go)."""
+    if lv.lb.size() > 0:
+        lo = min(lo, deref(lv.lb.begin()).first + lamW)
+    if disk.buckets.size() > 0:      # the spilled part of the queue, bucket by bucket
+        lo = min(lo, disk_lb(disk) + lamW)
+    return lo
+
+
+cdef inline dict pairs_add(unordered_map[int64_t, int64_t]& counts, dict pairs):
+    """Add counts keyed ``length * 65536 + f`` into ``pairs``, keyed ``(length, f)``."""
+    cdef unordered_map[int64_t, int64_t].iterator it = counts.begin()
+    while it != counts.end():
+        key = (int(deref(it).first // 65536), int(deref(it).first % 65536))
+        pairs[key] = pairs.get(key, 0) + int(deref(it).second)
+        inc(it)
+    return pairs
+
+
+cdef inline tuple queue_summary(LiveFigures* lv, const DiskQueue* disk, double best, double lamW, int M):
+    """The queue's prefixes by length and Theorem 7's ``(length, f)`` histogram, the prefixes on
+    disk included, from the live counts (O(distinct errors), not O(queue))."""
+    cdef unordered_map[int64_t, int64_t] pairs
+    with nogil:
+        live_pairs(lv, pairs, best, lamW, M)
+        disk_summary(disk, pairs, best, lamW, M)
+    lengths = live_lengths(lv)
+    disk_lengths(disk, lengths)
+    return lengths, pairs_add(pairs, {})
+
+
+cdef inline tuple queue_audit(PagedHeap[QEntry]* queue, int policy, const PrefixTrie* trie, const DiskQueue* disk,
+                              double lo, double best, double lamW, int M):
+    """The figures of ``queue_lower_bound`` and ``queue_summary`` recomputed by a full scan of the
+    heap (an audit, O(queue)): ``(lower bound, lengths, pairs)``, the lower bound the smallest of
+    ``lo`` and the heap's entries (the buckets' not included), the histograms with the buckets'."""
     cdef size_t i
     cdef int32_t idx
     cdef int L
+    cdef unordered_map[int64_t, int64_t] on_disk
+    lengths = {}
+    pairs = {}
     for i in range(queue.size()):
         idx = queue.at(i).node
         if trie_node(trie, idx).flags & F_DELETED:
@@ -140,7 +177,10 @@ cdef inline double queue_scan(PagedHeap[QEntry]* queue, int policy, const Prefix
         lengths[L] = lengths.get(L, 0) + 1
         key = (L, theorem7_f(trie_err(trie, idx), L, best, lamW, M))
         pairs[key] = pairs.get(key, 0) + 1
-    return lo
+    disk_lengths(disk, lengths)
+    with nogil:
+        disk_summary(disk, on_disk, best, lamW, M)
+    return lo, lengths, pairs_add(on_disk, pairs)
 
 
 cdef inline bint entry_drops(const PrefixTrie* trie, int policy, const Pruning* pr, double best,

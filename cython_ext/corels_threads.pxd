@@ -108,3 +108,9 @@ cdef inline void slice_notify(WorkerSlice* ws) noexcept nogil:
     """Wake the waiting workers, if any."""
     if ws.n_waiting > 0:
         gw_notify_all(ws.sync)
+
+
+cdef inline dict times_dict(const WorkerTimes* t, double slices):
+    """The workers' times summed (``Search.thread_times``); ``slices``: the wall time of their slices."""
+    return {"score": t.score, "lock_wait": t.wait, "locked": t.locked, "idle": t.idle, "slices": slices,
+            "locked_take": t.take, "locked_admit": t.admit}
