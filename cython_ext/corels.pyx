@@ -54,7 +54,8 @@ from corels_problem cimport (
 from corels_disk cimport (
     DiskQueue, SpillBucket, SPILL_SAMPLE, SPILL_RECORD, gw_spill_key, gw_spill_id, gw_spill_len, gw_spill_unchecked,
     key_less, disk_best, disk_first, disk_lb, disk_close, disk_encode, disk_abort, disk_begin, disk_stays,
-    disk_write, disk_flush, disk_commit, disk_read, disk_take, disk_summary, disk_lengths,
+    disk_write, disk_flush, disk_commit, disk_read, disk_take, disk_summary, disk_lengths, disk_configure,
+    disk_error_text,
 )
 from corels_admit cimport (
     MAP_NONE, MAP_PREFIX, MAP_CAPTURED, SymmetryMap, MapChild, map_probe, map_admit, map_recorded, map_record_lb, map_write,
@@ -62,7 +63,7 @@ from corels_admit cimport (
 from corels_dense cimport DenseKernel, dense_init, dense_context
 from corels_queue cimport (
     QEntry, LiveFigures, entry_lb, live_clear, live_add, live_remove, queue_lower_bound, queue_summary, queue_audit,
-    queue_gc, queue_spill,
+    queue_gc, queue_spill, spill_due, reload_due,
 )
 from corels_reorder cimport ReorderCheck, reorder_setup, reorder_better
 from corels_reload cimport ReloadPath, reload_start, reload_root, reload_path, reload_finish
@@ -83,8 +84,6 @@ cdef extern from "corels_kernels.h" nogil:
     void gw_masked_sum3(const int32_t* mask, const int32_t* a, const int32_t* b, const int32_t* c,
                         int n, int64_t* out)
     void gw_prefetch(const void* p)
-
-import os
 
 import numpy as np
 
@@ -329,25 +328,13 @@ cdef class Search:
 
     # ---------------------------------------------------------------- external-memory queue
 
-    cdef size_t _queue_part_bytes(self) noexcept nogil:
-        """What the queue holds in RAM: its heap pages and the live nodes (queued prefixes and
-        their ancestors); a spill frees both (freed node slots are reused before new pages)."""
-        return self.queue.bytes() + <size_t>self.trie.live * trie_node_bytes(&self.trie)
-
     cdef bint _spill_due(self) noexcept nogil:
-        """The search's memory (the queue's part, the map) passed the spill budget, and the
-        queue is a part worth spilling (else spilling would only churn)."""
-        cdef size_t q
-        if self.disk.budget == 0 or self.queue.size() < self.disk.min_entries or self.queue.size() < 2:
-            return False
-        q = self._queue_part_bytes()
-        return q + table_bytes(&self.smap.table) > self.disk.budget and 4 * q >= self.disk.budget
+        """Over the spill budget, with a queue worth spilling (``spill_due``)."""
+        return spill_due(&self.queue, &self.trie, &self.disk, table_bytes(&self.smap.table))
 
     cdef bint _reload_due(self) noexcept nogil:
-        """A bucket holds an entry the queue would pop before its top (or the queue is empty)."""
-        if self.queue.size() == 0:
-            return disk_first(&self.disk, True, 0.0, 0)
-        return disk_first(&self.disk, False, self.queue.top().key, self.queue.top().tie)
+        """A bucket comes before the queue's top (``reload_due``)."""
+        return reload_due(&self.queue, &self.disk)
 
     cdef int _spill(self, size_t keep) noexcept nogil:
         """Write the queue's worst entries to bucket files until about ``keep`` stay in RAM
@@ -1129,15 +1116,7 @@ cdef class Search:
         ``map_budget`` (bytes, 0: none) stops the symmetry map from taking new classes once it
         holds that much: a child of a new class is then queued unchecked (sound, it only prunes
         less), so with the queue on disk the search's RAM stays bounded."""
-        if budget_bytes < 0 or min_entries < 0 or map_budget < 0:
-            raise ValueError("budget_bytes and min_entries must be >= 0")
-        raw = os.fsencode(directory)
-        if len(raw) > 4000:
-            raise ValueError("spill directory path too long")
-        self.disk.dir = raw
-        self.disk.budget = budget_bytes
-        self.disk.min_entries = min_entries
-        self.disk.map_budget = map_budget
+        disk_configure(&self.disk, directory, budget_bytes, min_entries, map_budget)
 
     def spill(self, long long keep):
         """Spill the queue now until about ``keep`` entries stay in RAM (needs ``set_spill``'s
@@ -1154,9 +1133,7 @@ cdef class Search:
     @property
     def spill_error(self):
         """Why the last spill or reload failed (``run`` returned SPILL_ERROR), else None."""
-        if self.disk.error == 0:
-            return None
-        return f"{os.strerror(self.disk.error)} (spill directory {os.fsdecode(self.disk.dir)})"
+        return disk_error_text(&self.disk)
 
     @property
     def spilled_size(self):

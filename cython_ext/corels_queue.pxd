@@ -8,8 +8,8 @@ count (Theorem 7's histogram needs ``f``, which moves with ``R^c``), so a report
 bounds), never O(queue); with the buckets on disk they give the lower bound (``queue_lower_bound``)
 and the histograms (``queue_summary``) a progress report reads; ``queue_audit`` recomputes the same
 figures from the heap (the tests' audit). The heap's sweeps are here too: the garbage collection (``queue_gc``) and the spill of its
-worst part to bucket files (``queue_spill``, the files being ``corels_disk.pxd``'s). Search keeps
-when entries come and go, when to sweep and when to spill. A struct and inline functions, as
+worst part to bucket files (``queue_spill``, the files being ``corels_disk.pxd``'s), with the tests of
+when a spill or a reload is due. Search keeps when entries come and go and when to sweep. A struct and inline functions, as
 ``corels_disk.pxd``: a cdef class shared between extension modules cannot be imported under its
 installed name.
 """
@@ -27,12 +27,14 @@ from bitops cimport splitmix64
 from paged_heap cimport PagedHeap
 from corels_bounds cimport Pruning, prunes, theorem7_f
 from corels_disk cimport (
-    DiskQueue, disk_lb, disk_summary, disk_lengths, SPILL_SAMPLE, SPILL_RECORD, gw_spill_key, disk_encode, disk_abort, disk_begin, disk_stays, disk_write,
+    DiskQueue, disk_first, disk_lb, disk_summary, disk_lengths, SPILL_SAMPLE, SPILL_RECORD, gw_spill_key, disk_encode, disk_abort, disk_begin, disk_stays, disk_write,
     disk_flush, disk_commit,
 )
 from corels_problem cimport P_LOWER_BOUND
 from corels_threads cimport gw_live_inc
-from corels_trie cimport Node, PrefixTrie, F_DELETED, F_QUEUED, trie_node, trie_err, trie_lb, trie_dead, trie_release
+from corels_trie cimport (
+    Node, PrefixTrie, F_DELETED, F_QUEUED, trie_node, trie_err, trie_lb, trie_dead, trie_release, trie_node_bytes,
+)
 
 
 cdef struct QEntry:      # 16 bytes: four children of a heap entry share one cache line
@@ -181,6 +183,25 @@ cdef inline tuple queue_audit(PagedHeap[QEntry]* queue, int policy, const Prefix
     with nogil:
         disk_summary(disk, on_disk, best, lamW, M)
     return lo, lengths, pairs_add(on_disk, pairs)
+
+
+cdef inline bint spill_due(PagedHeap[QEntry]* queue, const PrefixTrie* trie, const DiskQueue* disk,
+                           size_t map_bytes) noexcept nogil:
+    """The search's memory (the queue's part: its heap pages and the live nodes, queued prefixes
+    and their ancestors, which a spill frees; the map's ``map_bytes``) passed the spill budget, and
+    the queue is a part worth spilling (else spilling would only churn)."""
+    cdef size_t q
+    if disk.budget == 0 or queue.size() < disk.min_entries or queue.size() < 2:
+        return False
+    q = queue.bytes() + <size_t>trie.live * trie_node_bytes(trie)
+    return q + map_bytes > disk.budget and 4 * q >= disk.budget
+
+
+cdef inline bint reload_due(PagedHeap[QEntry]* queue, const DiskQueue* disk) noexcept nogil:
+    """A bucket holds an entry the queue would pop before its top (or the queue is empty)."""
+    if queue.size() == 0:
+        return disk_first(disk, True, 0.0, 0)
+    return disk_first(disk, False, queue.top().key, queue.top().tie)
 
 
 cdef inline bint entry_drops(const PrefixTrie* trie, int policy, const Pruning* pr, double best,
