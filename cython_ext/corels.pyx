@@ -63,7 +63,7 @@ from corels_admit cimport (
 from corels_dense cimport DenseKernel, dense_init, dense_context
 from corels_queue cimport (
     QEntry, LiveFigures, entry_lb, live_clear, live_add, live_remove, queue_lower_bound, queue_summary, queue_audit,
-    queue_gc, queue_spill, spill_due, reload_due,
+    queue_gc, queue_spill, spill_due, reload_due, queue_push,
 )
 from corels_reorder cimport ReorderCheck, reorder_setup, reorder_better
 from corels_reload cimport ReloadPath, reload_start, reload_root, reload_path, reload_finish
@@ -281,27 +281,11 @@ cdef class Search:
         """Queue ``node`` as a new entry (the next tie; newest first under dfs); False when no
         memory is left for the queue."""
         cdef int32_t tie = <int32_t>((self.seq + 1) & 0x7FFFFFFF)
-        if not self._push_entry(key, -tie if self.policy == P_DFS else tie, node):
+        if not queue_push(&self.queue, &self.live, &self.trie, self.policy, key, -tie if self.policy == P_DFS else tie,
+                          node, &self.max_queue):
             return False
         self.seq += 1
         self.n_inserted += 1
-        return True
-
-    cdef bint _push_entry(self, double key, int32_t tie, int32_t node) noexcept nogil:
-        """Queue ``node`` with ``tie`` (a new one from ``_push``, or the one it had before a
-        spill); False when no memory."""
-        cdef QEntry e
-        if not self.queue.reserve_one():
-            return False
-        if not live_add(&self.live, &self.trie, node, key if self.policy == P_LOWER_BOUND else trie_lb(&self.trie, node)):
-            # counted before it enters the heap: all or nothing
-            return False
-        e.key = key
-        e.tie = tie
-        e.node = node
-        self.queue.push_reserved(e)
-        if <int64_t>self.queue.size() > self.max_queue:
-            self.max_queue = self.queue.size()
         return True
 
     cdef QEntry _pop(self) noexcept nogil:
@@ -391,7 +375,8 @@ cdef class Search:
             if node == -2:
                 self.n_popped_pruned += 1
                 continue
-            if node < 0 or not self._push_entry(key, tie, rp.nodes[d]):
+            if node < 0 or not queue_push(&self.queue, &self.live, &self.trie, self.policy, key, tie, rp.nodes[d],
+                                          &self.max_queue):
                 if node >= 0:
                     trie_release(&self.trie, rp.nodes[d])
                     rp.depth = d - 1

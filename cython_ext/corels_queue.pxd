@@ -105,6 +105,25 @@ cdef inline void live_remove(LiveFigures* lv, PrefixTrie* trie, int32_t idx, dou
         lv.err[nd.depth].erase(jt)
 
 
+cdef inline bint queue_push(PagedHeap[QEntry]* queue, LiveFigures* lv, PrefixTrie* trie, int policy, double key,
+                            int32_t tie, int32_t node, int64_t* max_queue) noexcept nogil:
+    """Queue ``node`` with ``key`` and ``tie``, counted in the live figures (``max_queue``: the
+    heap's high-water mark); False when no memory."""
+    cdef QEntry e
+    if not queue.reserve_one():
+        return False
+    if not live_add(lv, trie, node, key if policy == P_LOWER_BOUND else trie_lb(trie, node)):
+        # counted before it enters the heap: all or nothing
+        return False
+    e.key = key
+    e.tie = tie
+    e.node = node
+    queue.push_reserved(e)
+    if <int64_t>queue.size() > max_queue[0]:
+        max_queue[0] = queue.size()
+    return True
+
+
 cdef inline void live_pairs(LiveFigures* lv, unordered_map[int64_t, int64_t]& pairs, double best, double lamW,
                             int M) noexcept nogil:
     """Theorem 7's ``(length, f)`` histogram of the live queue into ``pairs`` (key ``length * 65536
