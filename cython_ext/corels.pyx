@@ -47,7 +47,7 @@ from corels_counts cimport binary_counts, masked_counts, weighted_majority, weig
 from corels_problem cimport (
     CorelsProblem, Theorem18, SIM_WINDOW, P_DFS, P_LOWER_BOUND, MAX_CLASSES, LABELS, MINORITY,
     R_DONE, R_SLICE, R_STOPPED, R_NODE_LIMIT, R_OUT_OF_MEMORY, Tally, tally_merge, tally_counters, policy_code, problem_init, problem_counts,
-    problem_error, problem_rule, problem_root, problem_context, problem_exact_errors, default_error, policy_key,
+    problem_error, problem_rule, problem_root, problem_context, problem_exact_errors, problem_integral, default_error, policy_key,
     theorem18_init, theorem18_setup,
     theorem18_prunes,
 )
@@ -55,7 +55,7 @@ from corels_disk cimport (
     DiskQueue, SpillBucket, SPILL_SAMPLE, SPILL_RECORD, gw_spill_key, gw_spill_id, gw_spill_len, gw_spill_unchecked,
     key_less, disk_best, disk_first, disk_lb, disk_close, disk_encode, disk_abort, disk_begin, disk_stays,
     disk_write, disk_flush, disk_commit, disk_read, disk_take, disk_summary, disk_lengths, disk_configure,
-    disk_error_text,
+    disk_error_text, disk_record,
 )
 from corels_admit cimport (
     MAP_NONE, MAP_PREFIX, MAP_CAPTURED, SymmetryMap, MapChild, map_probe, map_admit, map_recorded, map_record_lb, map_write,
@@ -364,10 +364,7 @@ cdef class Search:
         while r < bk.count:
             rec = buf + offs[r]
             r += 1
-            memcpy(&key, rec, 8)
-            memcpy(&lb, rec + 8, 8)
-            memcpy(&tie, rec + 16, 4)
-            d = gw_spill_len(rec)
+            d = disk_record(rec, &key, &lb, &tie)
             if self._hopeless(lb, d):
                 self.n_popped_pruned += 1
                 continue
@@ -433,7 +430,6 @@ cdef class Search:
 
     cdef void _init_search(self):
         cdef double b0
-        cdef int label
         cdef int32_t root
         cdef bint integral
         trie_clear(&self.trie)
@@ -450,9 +446,7 @@ cdef class Search:
         self.best_evals = 0
         # compact nodes (issue 27): under the lower-bound policy a queued node's bound is its key;
         # with integral class weights every prefix error is an integer no larger than the total
-        integral = self.pb.total < 4294967296.0
-        for label in range(self.pb.C):
-            integral = integral and self.pb.weights[label] == floor(self.pb.weights[label])
+        integral = problem_integral(&self.pb)
         self.smap.exact_ties = problem_exact_errors(&self.pb)
         trie_compact(&self.trie, self.policy != P_LOWER_BOUND, integral)
         table_compact(&self.smap.table, self.pb.M <= 256, integral, self.pb.total)

@@ -263,6 +263,14 @@ cdef inline int disk_read(DiskQueue* dq, int bi, uint8_t** buf, uint64_t** offs)
     return err
 
 
+cdef inline int disk_record(const uint8_t* rec, double* key, double* lb, int32_t* tie) noexcept nogil:
+    """A record's head (``corels_spill.h``): its key, bound and tie; its prefix's length returned."""
+    memcpy(key, rec, 8)
+    memcpy(lb, rec + 8, 8)
+    memcpy(tie, rec + 16, 4)
+    return gw_spill_len(rec)
+
+
 cdef inline void disk_take(DiskQueue* dq, int bi) noexcept nogil:
     """Bucket ``bi`` (read back) leaves the disk queue."""
     cdef SpillBucket bk = dq.buckets[bi]

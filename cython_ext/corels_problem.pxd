@@ -374,3 +374,13 @@ cdef inline bint problem_exact_errors(const CorelsProblem* pb) noexcept nogil:
             return False
         e_max = max(e_max, e)
     return ldexp(pb.total, e_max) < 9007199254740992.0
+
+
+cdef inline bint problem_integral(const CorelsProblem* pb) noexcept nogil:
+    """Every prefix error is an integer no larger than the total (integral class weights, a total
+    below 2^32): the trie and the map may keep errors as ``uint32`` (issue 27's compact nodes)."""
+    cdef int label
+    cdef bint integral = pb.total < 4294967296.0
+    for label in range(pb.C):
+        integral = integral and pb.weights[label] == floor(pb.weights[label])
+    return integral
