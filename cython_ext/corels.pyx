@@ -3,14 +3,16 @@
 
 The search state lives in fixed pages owned by one ``Search`` object, indexed by 32-bit integers:
 a node pool (the prefix trie, parent pointers only, with reference counts for prune-up:
-``corels_trie.pxd``), a paged 4-ary heap (the queue: ``paged_heap.h``), a symmetry-aware
-open-addressing map (its storage: ``corels_map.pxd``), and counts of the live queue that make a
-progress report cheap at any queue size; past a memory budget the queue's worst part goes to
-bucket files (``corels_disk.pxd``). The problem, its counts and the scoring arithmetic it shares with
-the Rashomon enumerator are ``corels_problem.pxd``, the thread pool ``corels_threads.pxd``, the
-symmetry map's admission (Algorithm 6) ``corels_admit.pxd``, a distributed driver's prefixes
-``corels_seed.pxd``; this module keeps the expansion and decides when to spill and reload.
-No Python object is created per node. ``Search.run``
+``corels_trie.pxd``), a paged 4-ary heap (the queue: ``paged_heap.h``; its entries, the counts of
+the live queue that make a progress report cheap at any queue size, and its sweeps:
+``corels_queue.pxd``), a symmetry-aware open-addressing map (its storage: ``corels_map.pxd``);
+past a memory budget the queue's worst part goes to bucket files (``corels_disk.pxd``) and comes
+back rebuilt (``corels_reload.pxd``). The problem, its counts and the scoring arithmetic it shares
+with the Rashomon enumerator are ``corels_problem.pxd``, the thread pool and a slice's workers
+``corels_threads.pxd``, the dense kernel ``corels_dense.pxd``, the symmetry map's admission
+(Algorithm 6) ``corels_admit.pxd``, the reordering check ``corels_reorder.pxd``, a distributed
+driver's prefixes ``corels_seed.pxd``; this module keeps the expansion and decides when to sweep,
+spill and reload. No Python object is created per node. ``Search.run``
 releases the GIL and works for a slice of wall time, so the caller can emit progress and check
 limits between slices.
 
