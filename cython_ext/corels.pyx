@@ -3,14 +3,16 @@
 
 The search state lives in fixed pages owned by one ``Search`` object, indexed by 32-bit integers:
 a node pool (the prefix trie, parent pointers only, with reference counts for prune-up:
-``corels_trie.pxd``), a paged 4-ary heap (the queue: ``paged_heap.h``), a symmetry-aware
-open-addressing map (its storage: ``corels_map.pxd``), and counts of the live queue that make a
-progress report cheap at any queue size; past a memory budget the queue's worst part goes to
-bucket files (``corels_disk.pxd``). The problem, its counts and the scoring arithmetic it shares with
-the Rashomon enumerator are ``corels_problem.pxd``, the thread pool ``corels_threads.pxd``, the
-symmetry map's admission (Algorithm 6) ``corels_admit.pxd``, a distributed driver's prefixes
-``corels_seed.pxd``; this module keeps the expansion and decides when to spill and reload.
-No Python object is created per node. ``Search.run``
+``corels_trie.pxd``), a paged 4-ary heap (the queue: ``paged_heap.h``; its entries, the counts of
+the live queue that make a progress report cheap at any queue size, and its sweeps:
+``corels_queue.pxd``), a symmetry-aware open-addressing map (its storage: ``corels_map.pxd``);
+past a memory budget the queue's worst part goes to bucket files (``corels_disk.pxd``) and comes
+back rebuilt (``corels_reload.pxd``). The problem, its counts and the scoring arithmetic it shares
+with the Rashomon enumerator are ``corels_problem.pxd``, the thread pool and a slice's workers
+``corels_threads.pxd``, the dense kernel ``corels_dense.pxd``, the symmetry map's admission
+(Algorithm 6) ``corels_admit.pxd``, the reordering check ``corels_reorder.pxd``, a distributed
+driver's prefixes ``corels_seed.pxd``; this module keeps the expansion and decides when to sweep,
+spill and reload. No Python object is created per node. ``Search.run``
 releases the GIL and works for a slice of wall time, so the caller can emit progress and check
 limits between slices.
 
@@ -40,41 +42,50 @@ from monotonic_clock cimport now
 from paged_heap cimport PagedHeap
 from corels_trie cimport (
     Node, PrefixTrie, F_DELETED, F_QUEUED, F_FREE, F_UNCHECKED, trie_init, trie_clear, trie_destroy, trie_bytes, trie_node,
-    trie_new_counted, trie_release, trie_dead, trie_compact, trie_err, trie_lb, trie_node_bytes,
+    trie_new_counted, trie_release, trie_dead, trie_compact, trie_err, trie_lb, trie_node_bytes, trie_walk,
 )
-from corels_bounds cimport hopeless, theorem7_f
+from corels_bounds cimport Pruning, hopeless, theorem7_f
 from corels_counts cimport binary_counts, masked_counts, weighted_majority, weighted_sum
 from corels_problem cimport (
     CorelsProblem, Theorem18, SIM_WINDOW, P_DFS, P_LOWER_BOUND, MAX_CLASSES, LABELS, MINORITY,
     R_DONE, R_SLICE, R_STOPPED, R_NODE_LIMIT, R_OUT_OF_MEMORY, Tally, tally_merge, tally_counters, policy_code, problem_init, problem_counts,
-    problem_error, problem_rule, problem_root, problem_context, default_error, policy_key, theorem18_init, theorem18_setup,
+    problem_error, problem_rule, problem_root, problem_context, problem_exact_errors, problem_integral, default_error, policy_key,
+    theorem18_init, theorem18_setup,
     theorem18_prunes,
 )
 from corels_disk cimport (
     DiskQueue, SpillBucket, SPILL_SAMPLE, SPILL_RECORD, gw_spill_key, gw_spill_id, gw_spill_len, gw_spill_unchecked,
     key_less, disk_best, disk_first, disk_lb, disk_close, disk_encode, disk_abort, disk_begin, disk_stays,
-    disk_write, disk_flush, disk_commit, disk_read, disk_take, disk_summary, disk_lengths,
+    disk_write, disk_flush, disk_commit, disk_read, disk_take, disk_summary, disk_lengths, disk_configure,
+    disk_error_text, disk_record,
 )
 from corels_admit cimport (
     MAP_NONE, MAP_PREFIX, MAP_CAPTURED, SymmetryMap, MapChild, map_probe, map_admit, map_recorded, map_record_lb, map_write,
 )
-from corels_seed cimport PrefixWalk, seed_check, seed_path, node_prefix, walk_start, walk_rule, walk_b0, walk_default
+from corels_dense cimport DenseKernel, dense_init, dense_context
+from corels_queue cimport (
+    QEntry, LiveFigures, entry_lb, live_clear, live_add, live_remove, queue_lower_bound, queue_summary, queue_audit,
+    queue_gc, queue_spill, spill_due, reload_due, queue_push,
+)
+from corels_reorder cimport ReorderCheck, reorder_setup, reorder_better
+from corels_reload cimport ReloadPath, reload_start, reload_root, reload_path, reload_finish
+from corels_seed cimport (
+    PrefixWalk, seed_check, seed_path, node_prefix, walk_default, walk_objective, walk_evaluate,
+)
 from corels_threads cimport (
-    gw_sync, gw_sync_new, gw_sync_free, gw_lock, gw_unlock, gw_inc_lock, gw_inc_unlock, gw_wait,
-    gw_notify_all, gw_pool, gw_live_inc, pool_run, pool_free, WorkerTimes,
+    gw_sync_new, gw_sync_free, gw_lock, gw_unlock, gw_inc_lock, gw_inc_unlock, pool_run, pool_free, WorkerTimes,
+    WorkerSlice, times_add, times_dict, slice_start, slice_over, slice_wait, slice_notify,
 )
 from corels_map cimport (
     MapEntry, MapRecord, SymmetryTable, vector_hash, table_init, table_clear, table_destroy, table_bytes,
     table_ids, table_put, table_grow, table_record, table_set_record, table_compact, table_len, table_id,
-    table_set_ids, table_put_bytes,
+    table_set_ids, table_put_bytes, table_breakdown,
 )
 
 cdef extern from "corels_kernels.h" nogil:
     void gw_masked_sum3(const int32_t* mask, const int32_t* a, const int32_t* b, const int32_t* c,
                         int n, int64_t* out)
     void gw_prefetch(const void* p)
-
-import os
 
 import numpy as np
 
@@ -92,12 +103,6 @@ OUT_OF_MEMORY = R_OUT_OF_MEMORY
 SPILL_ERROR = R_SPILL_ERROR
 
 
-cdef struct QEntry:      # 16 bytes: four children of a heap entry share one cache line
-    double key
-    int32_t tie         # insertion order (FIFO ties; DFS negates it); wraps harmlessly after 2^31
-    int32_t node
-
-
 cdef struct Candidate:  # a child that passed every bound, waiting for the map and the queue
     double err
     double lb
@@ -105,16 +110,6 @@ cdef struct Candidate:  # a child that passed every bound, waiting for the map a
     double key          # its queue key
     uint64_t map_key
     int32_t ant
-
-
-cdef struct ReloadPath:   # the trie path of the last prefix a reload rebuilt (Search._reload_path)
-    int32_t nodes[257]
-    double errs[257]
-    bint hold[257]      # a reference held on the node (released once a child holds it)
-    uint16_t ids_prev[256]
-    int depth
-    uint64_t* ust       # per length k, what the first k rules leave uncaptured (258 rows of W
-                        # words; the last one is scratch)
 
 
 cdef struct Scratch:    # one thread's working memory for an expansion (see Search._score)
@@ -130,10 +125,7 @@ cdef struct Scratch:    # one thread's working memory for an expansion (see Sear
     Tally tally         # counters of the scoring pass, added to the Search's under the lock
     Theorem18 sim       # Theorem 18's working memory (Search._similar_setup); sim.x is lent to
                         # the reordering check
-    # Theorem 15 within the child (Search._reorder_setup): what p_0 .. p_{j-1} leave uncaptured,
-    # and the error of those first j rules, for every j
-    vector[uint64_t] perm_ctx
-    double perm_cum[257]
+    ReorderCheck perm   # Theorem 15 within the child (corels_reorder.pxd)
     # threaded runs: seconds this thread spent scoring (no lock), waiting for the queue lock,
     # holding it, and idle (queue empty while others were in flight)
     WorkerTimes times   # threaded runs: where this thread's slice went (corels_threads.pxd)
@@ -157,20 +149,12 @@ cdef class Search:
     cdef int policy, max_len
     cdef bint do_support, do_accurate, do_lookahead, do_eqpts, do_length, do_gc
     cdef bint do_similar
-    # dense kernel (binary, few units): 0/-1 masks per antecedent and per-unit counts
-    cdef bint dense
-    cdef int UP
-    cdef vector[int32_t] dmask, ut, u1, uzt
+    cdef DenseKernel dk            # binary, few units: masked sums (corels_dense.pxd)
     # search state
     cdef PrefixTrie trie           # the node pool (corels_trie.pxd)
     cdef PagedHeap[QEntry] queue   # the queue: the smallest (key, tie) first (paged_heap.h)
     cdef SymmetryMap smap          # the symmetry map and its admission (corels_admit.pxd)
-    # progress figures kept as entries enter and leave the live queue (queued, not deleted), so a
-    # report costs O(distinct bounds), never O(queue): bound -> count, depth -> count, and per
-    # depth prefix error -> count (Theorem 7's histogram needs f, which moves with R^c)
-    cdef ordered_map[double, int64_t] live_lb
-    cdef vector[int64_t] live_depth
-    cdef vector[unordered_map[uint64_t, int64_t]] live_err
+    cdef LiveFigures live          # the live queue's progress figures (corels_queue.pxd)
     cdef vector[uint64_t] ant_hash
     cdef int64_t seq
     # per-thread expansion scratch (index = worker id); acc also serves the serial callers
@@ -178,13 +162,7 @@ cdef class Search:
     cdef vector[int64_t] acc
     # threads: see _run_threads
     cdef int n_threads
-    cdef gw_sync* sync
-    cdef gw_pool* pool             # the worker threads, parked between slices (made on first run)
-    cdef double t_end
-    cdef const uint8_t* stop_ptr
-    cdef int64_t max_evals
-    cdef int n_inflight, n_waiting
-    cdef bint halt
+    cdef WorkerSlice ws            # the workers' lock, pool, limits and rendezvous (corels_threads.pxd)
     cdef WorkerTimes times         # the workers' times summed (thread_times)
     cdef double t_join
     # incumbent
@@ -222,8 +200,8 @@ cdef class Search:
         if threads < 1 or threads > 1024:
             raise ValueError(f"threads must be between 1 and 1024, got {threads}")
         self.n_threads = threads
-        self.sync = gw_sync_new()
-        if not trie_init(&self.trie) or not table_init(&self.smap.table) or self.sync == NULL:
+        self.ws.sync = gw_sync_new()
+        if not trie_init(&self.trie) or not table_init(&self.smap.table) or self.ws.sync == NULL:
             raise MemoryError("cannot allocate the search's page table")
         problem_init(&self.pb, caps, lplanes, lclass, lshift, zplanes, zclass, zshift, weights, n_units,
                      regularization)
@@ -244,7 +222,7 @@ cdef class Search:
         for k in range(self.pb.M):
             self.ant_hash.push_back(splitmix64(<uint64_t>k * 7919 + 12345))
         self.oom_bound = INFINITY
-        self._init_dense(kernel, n_units)
+        dense_init(&self.dk, &self.pb, kernel, n_units)
         self._init_scratch()
         # the page tables' full capacity up front (pointers only, untouched until used), so the
         # search's noexcept code never grows a vector that could throw std::bad_alloc
@@ -270,50 +248,15 @@ cdef class Search:
             sc.child_ids.assign(257, 0)
             sc.acc.assign(max(self.pb.P, self.pb.Q) + 1, 0)
             theorem18_init(&sc.sim, self.pb.W)
-            sc.perm_ctx.assign(<size_t>256 * self.pb.W, 0)
-            if self.dense:
-                sc.wt.assign(self.UP, 0)
-                sc.w1.assign(self.UP, 0)
-                sc.wz.assign(self.UP, 0)
-
-    cdef void _init_dense(self, str kernel, int n_units) except *:
-        """Choose the kernel: dense masks for two classes and few units, else bit-sliced."""
-        cdef int i, p, s
-        cdef int64_t big = 0
-        if kernel not in ("auto", "dense", "bitsliced"):
-            raise ValueError(f"unknown kernel {kernel!r}; choose auto, dense or bitsliced")
-        self.UP = ((n_units + 15) // 16) * 16
-        eligible = (self.pb.C == 2 and self.pb.QT == self.pb.Q
-                    and <int64_t>self.pb.M * self.UP <= 16 * 1024 * 1024)
-        self.dense = eligible and (kernel == "dense" or (kernel == "auto" and n_units <= 4096))
-        if not self.dense:
-            return
-        self.ut.assign(self.UP, 0)
-        self.u1.assign(self.UP, 0)
-        self.uzt.assign(self.UP, 0)
-        for i in range(n_units):
-            for p in range(self.pb.P):
-                if (self.pb.lplanes[<size_t>(i >> 6) * self.pb.P + p] >> (i & 63)) & 1:
-                    if self.pb.lclass[p] < 0:
-                        self.ut[i] += 1 << self.pb.lshift[p]
-                    else:
-                        self.u1[i] += 1 << self.pb.lshift[p]
-            for p in range(self.pb.Q):
-                if (self.pb.zplanes[<size_t>(i >> 6) * self.pb.Q + p] >> (i & 63)) & 1:
-                    self.uzt[i] += 1 << self.pb.zshift[p]
-            big += self.ut[i]
-        if big >= (<int64_t>1 << 31):
-            self.dense = False
-            return
-        self.dmask.assign(<size_t>self.pb.M * self.UP, 0)
-        for s in range(self.pb.M):
-            for i in range(n_units):
-                if (self.pb.caps[<size_t>s * self.pb.W + (i >> 6)] >> (i & 63)) & 1:
-                    self.dmask[<size_t>s * self.UP + i] = -1
+            sc.perm.ctx.assign(<size_t>256 * self.pb.W, 0)
+            if self.dk.on:
+                sc.wt.assign(self.dk.UP, 0)
+                sc.w1.assign(self.dk.UP, 0)
+                sc.wz.assign(self.dk.UP, 0)
 
     @property
     def kernel(self):
-        return "dense" if self.dense else "bitsliced"
+        return "dense" if self.dk.on else "bitsliced"
 
     # ---------------------------------------------------------------------------- counting
 
@@ -322,9 +265,9 @@ cdef class Search:
     def __dealloc__(self):
         disk_close(&self.disk)
         trie_destroy(&self.trie)
-        pool_free(&self.pool)
-        gw_sync_free(self.sync)
-        self.sync = NULL
+        pool_free(&self.ws.pool)
+        gw_sync_free(self.ws.sync)
+        self.ws.sync = NULL
         table_destroy(&self.smap.table)
 
     cdef int32_t _new_node(self, int32_t parent, uint16_t ant, uint8_t depth, double err,
@@ -333,199 +276,70 @@ cdef class Search:
         return trie_new_counted(&self.trie, parent, ant, depth, err, lb, &self.max_trie)
 
     cdef inline double _qlb(self, QEntry e) noexcept nogil:
-        """A queued node's bound: its key under the lower-bound policy (the trie keeps no bound
-        then), else the trie's side array."""
-        return e.key if self.policy == P_LOWER_BOUND else trie_lb(&self.trie, e.node)
-
-    cdef bint _live_add(self, int32_t idx, double lb) noexcept nogil:
-        """Count a node (bound ``lb``) entering the live queue in the progress figures; False
-        (nothing counted) when the counts cannot allocate."""
-        cdef Node* nd = trie_node(&self.trie, idx)
-        cdef uint64_t ebits
-        cdef double err = trie_err(&self.trie, idx)
-        memcpy(&ebits, &err, 8)
-        if not gw_live_inc(self.live_lb, lb, self.live_err[nd.depth], ebits):
-            return False
-        nd.flags |= F_QUEUED
-        self.live_depth[nd.depth] += 1
-        return True
-
-    cdef void _live_remove(self, int32_t idx, double lb) noexcept nogil:
-        """Leaving the queue (or deleted while queued): uncount a node (bound ``lb``) once."""
-        cdef Node* nd = trie_node(&self.trie, idx)
-        cdef double err
-        cdef uint64_t ebits
-        cdef ordered_map[double, int64_t].iterator it
-        cdef unordered_map[uint64_t, int64_t].iterator jt
-        cdef int64_t* count
-        if (nd.flags & F_QUEUED) == 0:
-            return
-        nd.flags &= ~F_QUEUED
-        if nd.flags & F_DELETED:
-            return                      # uncounted when it was deleted
-        it = self.live_lb.find(lb)
-        count = &deref(it).second       # (deref(it).second -= 1 would change a copy)
-        count[0] -= 1
-        if count[0] == 0:
-            self.live_lb.erase(it)
-        self.live_depth[nd.depth] -= 1
-        err = trie_err(&self.trie, idx)
-        memcpy(&ebits, &err, 8)
-        jt = self.live_err[nd.depth].find(ebits)
-        count = &deref(jt).second
-        count[0] -= 1
-        if count[0] == 0:
-            self.live_err[nd.depth].erase(jt)
+        """A queued node's bound (``entry_lb``)."""
+        return entry_lb(self.policy, &self.trie, e)
 
     cdef bint _push(self, double key, int32_t node) noexcept nogil:
         """Queue ``node`` as a new entry (the next tie; newest first under dfs); False when no
         memory is left for the queue."""
         cdef int32_t tie = <int32_t>((self.seq + 1) & 0x7FFFFFFF)
-        if not self._push_entry(key, -tie if self.policy == P_DFS else tie, node):
+        if not queue_push(&self.queue, &self.live, &self.trie, self.policy, key, -tie if self.policy == P_DFS else tie,
+                          node, &self.max_queue):
             return False
         self.seq += 1
         self.n_inserted += 1
         return True
 
-    cdef bint _push_entry(self, double key, int32_t tie, int32_t node) noexcept nogil:
-        """Queue ``node`` with ``tie`` (a new one from ``_push``, or the one it had before a
-        spill); False when no memory."""
-        cdef QEntry e
-        if not self.queue.reserve_one():
-            return False
-        if not self._live_add(node, key if self.policy == P_LOWER_BOUND else trie_lb(&self.trie, node)):
-            # counted before it enters the heap: all or nothing
-            return False
-        e.key = key
-        e.tie = tie
-        e.node = node
-        self.queue.push_reserved(e)
-        if <int64_t>self.queue.size() > self.max_queue:
-            self.max_queue = self.queue.size()
-        return True
-
     cdef QEntry _pop(self) noexcept nogil:
         """Take the best entry off the queue and out of the live figures."""
         cdef QEntry top = self.queue.pop()
-        self._live_remove(top.node, self._qlb(top))
+        live_remove(&self.live, &self.trie, top.node, self._qlb(top))
         return top
 
     cdef inline bint _hopeless(self, double lb, int depth) noexcept nogil:
         """The search's pruning policy over ``hopeless`` (corels_bounds.pxd)."""
         return hopeless(lb, depth, self.best, self.pb.lamW, self.max_len, self.do_lookahead, self.do_length)
 
+    cdef inline Pruning _pruning(self) noexcept nogil:
+        """The switches ``_hopeless`` prunes by, for the queue's sweeps (corels_queue.pxd)."""
+        return Pruning(lamW=self.pb.lamW, max_len=self.max_len, lookahead=self.do_lookahead,
+                       length_bound=self.do_length)
+
     cdef void _gc(self) noexcept nogil:
         """Drop queue entries that are deleted or can no longer lead to a better list."""
-        cdef size_t i, j = 0, n = self.queue.size()
-        cdef QEntry e
-        cdef int32_t idx
-        for i in range(n):
-            e = self.queue.at(i)
-            idx = e.node
-            if trie_dead(&self.trie, idx) or self._hopeless(self._qlb(e), trie_node(&self.trie, idx).depth):
-                self._live_remove(idx, self._qlb(e))
-                trie_release(&self.trie, idx)
-            else:
-                self.queue.set(j, e)
-                j += 1
-        self.queue.truncate(j)
-        self.queue.heapify()
+        cdef Pruning pr = self._pruning()
+        cdef size_t j = queue_gc(&self.queue, &self.live, &self.trie, self.policy, &pr, self.best)
         self.gc_threshold = max(<size_t>65536, 2 * j)
         self.n_gc_runs += 1
 
     # ---------------------------------------------------------------- external-memory queue
 
-    cdef size_t _queue_part_bytes(self) noexcept nogil:
-        """What the queue holds in RAM: its heap pages and the live nodes (queued prefixes and
-        their ancestors); a spill frees both (freed node slots are reused before new pages)."""
-        return self.queue.bytes() + <size_t>self.trie.live * trie_node_bytes(&self.trie)
-
     cdef bint _spill_due(self) noexcept nogil:
-        """The search's memory (the queue's part, the map) passed the spill budget, and the
-        queue is a part worth spilling (else spilling would only churn)."""
-        cdef size_t q
-        if self.disk.budget == 0 or self.queue.size() < self.disk.min_entries or self.queue.size() < 2:
-            return False
-        q = self._queue_part_bytes()
-        return q + table_bytes(&self.smap.table) > self.disk.budget and 4 * q >= self.disk.budget
+        """Over the spill budget, with a queue worth spilling (``spill_due``)."""
+        return spill_due(&self.queue, &self.trie, &self.disk, table_bytes(&self.smap.table))
 
     cdef bint _reload_due(self) noexcept nogil:
-        """A bucket holds an entry the queue would pop before its top (or the queue is empty)."""
-        if self.queue.size() == 0:
-            return disk_first(&self.disk, True, 0.0, 0)
-        return disk_first(&self.disk, False, self.queue.top().key, self.queue.top().tie)
-
-    cdef inline bint _spill_drop(self, QEntry* e) noexcept nogil:
-        """An entry the queue would drop when popped: deleted by the map or hopeless."""
-        return trie_dead(&self.trie, e.node) or self._hopeless(self._qlb(e[0]), trie_node(&self.trie, e.node).depth)
+        """A bucket comes before the queue's top (``reload_due``)."""
+        return reload_due(&self.queue, &self.disk)
 
     cdef int _spill(self, size_t keep) noexcept nogil:
         """Write the queue's worst entries to bucket files until about ``keep`` stay in RAM
-        (``corels_disk.pxd``): each prefix goes out self-contained and its nodes are released.
-        Everything is written and flushed before the heap changes, so a write error (a full
-        disk) leaves the queue whole: 0, or the ``errno`` of the failure.
-        """
-        cdef size_t n = self.queue.size(), i, j, S
-        cdef gw_spill_key* sample
-        cdef uint8_t rec[SPILL_RECORD]
-        cdef QEntry e
-        cdef int err
-        if n <= keep or n < 2:
-            return 0
-        S = min(n, <size_t>SPILL_SAMPLE)
-        sample = <gw_spill_key*>malloc(S * sizeof(gw_spill_key))
-        if sample == NULL:
-            return ENOMEM
-        for i in range(S):
-            j = <size_t>(splitmix64(<uint64_t>i * <uint64_t>2654435761 + <uint64_t>self.disk.n_spills) % n)
-            if S == n:
-                j = i
-            sample[i].key = self.queue.at(j).key
-            sample[i].tie = self.queue.at(j).tie
-        err = disk_begin(&self.disk, sample, S, keep, n)
-        free(sample)
-        # pass 1: write (the heap is untouched until every byte is on disk)
-        i = 0
-        while err == 0 and i < n:
-            e = self.queue.at(i)
-            i += 1
-            if (not disk_stays(&self.disk, e.key, e.tie) and trie_node(&self.trie, e.node).depth > 0
-                    and not self._spill_drop(&e)):
-                err = disk_write(&self.disk, rec, disk_encode(&self.trie, e.node, e.key, self._qlb(e), e.tie, rec),
-                                 trie_err(&self.trie, e.node))
-                if err != 0:
-                    disk_abort(&self.disk)
-        if err == 0:
-            err = disk_flush(&self.disk)
-        if err != 0:
-            return err
-        # pass 2: the written entries (and the ones the queue would drop) leave RAM
-        j = 0
-        for i in range(n):
-            e = self.queue.at(i)
-            if self._spill_drop(&e):
-                self.n_popped_pruned += 1
-            elif disk_stays(&self.disk, e.key, e.tie) or trie_node(&self.trie, e.node).depth == 0:
-                self.queue.set(j, e)
-                j += 1
-                continue
-            self._live_remove(e.node, self._qlb(e))
-            trie_release(&self.trie, e.node)
-        self.queue.truncate(j)
-        self.queue.heapify()
-        disk_commit(&self.disk)
-        return 0
+        (``queue_spill``): 0, or the ``errno`` of the failure (the queue then stays whole)."""
+        cdef Pruning pr = self._pruning()
+        return queue_spill(&self.queue, &self.live, &self.disk, &self.trie, self.policy, &pr, self.best, keep,
+                           &self.n_popped_pruned)
 
     cdef int _reload(self) noexcept nogil:
         """Bring back the bucket that holds the smallest (key, tie): read it whole, sort its
         prefixes by their ids and rebuild their trie paths with shared ancestors (errors
-        recomputed by ``_seed_one``'s arithmetic, equal bits), queue each with its own key and tie.
+        recomputed by ``_seed_one``'s arithmetic, equal bits: ``corels_reload.pxd``), queue each with its
+        own key and tie.
 
         The rebuilt nodes are flagged unchecked: the symmetry map never names them, so it never
         deletes them (sound; a dominated one is searched). A hopeless prefix is dropped. 0, or
         the ``errno`` of a failed read (the bucket then stays, and still bounds the search).
         """
-        cdef int bi = disk_best(&self.disk), d, k, err
+        cdef int bi = disk_best(&self.disk), d, err
         cdef SpillBucket bk = self.disk.buckets[bi]
         cdef uint8_t* buf
         cdef uint64_t* offs
@@ -534,41 +348,34 @@ cdef class Search:
         cdef double key, lb
         cdef int32_t tie, node
         cdef ReloadPath rp
-        rp.ust = <uint64_t*>malloc((<size_t>258 * self.pb.W) * sizeof(uint64_t))
-        if rp.ust == NULL:
+        cdef Scratch* sc = &self.scratch[0]
+        if not reload_start(&rp, &self.pb, &self.trie, &self.smap, self.ant_hash.data(), &self.acc[0],
+                            &self.max_trie, sc.child_ids.data(), sc.in_prefix.data(), sc.f.data(), sc.tmp.data()):
             return ENOMEM
         err = disk_read(&self.disk, bi, &buf, &offs)
         if err != 0:
             free(rp.ust)
             return err
         disk_take(&self.disk, bi)
-        problem_context(&self.pb, NULL, 0, rp.ust, NULL)
-        rp.depth = 0
-        rp.errs[0] = 0.0
-        rp.nodes[0] = self._new_node(-1, 0, 0, 0.0, 0.0)
-        rp.hold[0] = True
-        if rp.nodes[0] < 0:
+        if reload_root(&rp) < 0:
             self.out_of_memory = True
             self.oom_bound = min(self.oom_bound, bk.min_lb + self.pb.lamW)
             r = bk.count        # nothing to rebuild on
         else:
-            trie_node(&self.trie, rp.nodes[0]).flags |= F_UNCHECKED
             r = 0
         while r < bk.count:
             rec = buf + offs[r]
             r += 1
-            memcpy(&key, rec, 8)
-            memcpy(&lb, rec + 8, 8)
-            memcpy(&tie, rec + 16, 4)
-            d = gw_spill_len(rec)
+            d = disk_record(rec, &key, &lb, &tie)
             if self._hopeless(lb, d):
                 self.n_popped_pruned += 1
                 continue
-            node = self._reload_path(&rp, rec, d, lb)
+            node = reload_path(&rp, rec, d, lb)
             if node == -2:
                 self.n_popped_pruned += 1
                 continue
-            if node < 0 or not self._push_entry(key, tie, rp.nodes[d]):
+            if node < 0 or not queue_push(&self.queue, &self.live, &self.trie, self.policy, key, tie, rp.nodes[d],
+                                          &self.max_queue):
                 if node >= 0:
                     trie_release(&self.trie, rp.nodes[d])
                     rp.depth = d - 1
@@ -576,132 +383,10 @@ cdef class Search:
                 self.out_of_memory = True
                 self.oom_bound = min(self.oom_bound, bk.min_lb + self.pb.lamW)
                 break
-        if rp.nodes[0] >= 0:
-            for k in range(rp.depth + 1):
-                if rp.hold[k]:
-                    trie_release(&self.trie, rp.nodes[k])
+        reload_finish(&rp)
         free(buf)
         free(offs)
-        free(rp.ust)
         return 0
-
-    cdef int32_t _reload_path(self, ReloadPath* rp, const uint8_t* rec, int d, double lb) noexcept nogil:
-        """Rebuild the trie path of a reloaded prefix of length ``d`` on the part it shares with
-        the last one (``rp``); its last node, -1 when out of memory, -2 when the map replaced the
-        prefix while it was on disk (it is deleted, as in RAM)."""
-        cdef int c = 0, k, label, W = self.pb.W
-        cdef int32_t node = 0
-        cdef uint16_t a
-        cdef MapEntry* me
-        cdef MapRecord mrec
-        while c < rp.depth and c < d and rp.ids_prev[c] == gw_spill_id(rec, c):
-            c += 1
-        if c == d:          # the same prefix twice: a node of its own
-            c = d - 1
-        if rp.depth > c:
-            # the last path's childless nodes go (a dropped prefix, a recorded node taken from
-            # RAM leave some), but the shared part must outlive them: hold its end first
-            if not rp.hold[c]:
-                trie_node(&self.trie, rp.nodes[c]).refs += 1
-                rp.hold[c] = True
-            for k in range(c + 1, rp.depth + 1):
-                if rp.hold[k]:
-                    trie_release(&self.trie, rp.nodes[k])
-                    rp.hold[k] = False
-        rp.depth = c
-        for k in range(c + 1, d + 1):
-            a = gw_spill_id(rec, k - 1)
-            rp.errs[k] = rp.errs[k - 1] + problem_rule(&self.pb, &rp.ust[<size_t>(k - 1) * W], &rp.ust[<size_t>k * W],
-                                                       &rp.ust[<size_t>257 * W], a, &self.acc[0], &label)
-            me = NULL
-            if self.smap.kind != MAP_NONE and not gw_spill_unchecked(rec, k - 1):
-                me = self._reload_entry(rec, k, &rp.ust[<size_t>k * W], &self.scratch[0])
-                if me != NULL and not self._names_prefix(me.off, rec, k):
-                    return -2
-            if me != NULL and k < d:
-                table_record(&self.smap.table, me.off, &mrec)
-                if self._holds_prefix(mrec.node, rec, k):   # the recorded node is in RAM
-                    rp.nodes[k] = mrec.node
-                    rp.hold[k] = False
-                    rp.ids_prev[k - 1] = a
-                    rp.depth = k
-                    continue
-            node = self._new_node(rp.nodes[k - 1], a, <uint8_t>k, rp.errs[k], lb if k == d else 0.0)
-            if node < 0:
-                return -1
-            if me != NULL:
-                table_record(&self.smap.table, me.off, &mrec)
-                if k == d and self._holds_prefix(mrec.node, rec, k):
-                    me = NULL       # the same prefix twice: the copy goes unchecked
-            if me == NULL:
-                trie_node(&self.trie, node).flags |= F_UNCHECKED
-            else:                   # the map's record names the rebuilt node from here on
-                mrec.node = node
-                table_set_record(&self.smap.table, me.off, &mrec)
-            if rp.hold[k - 1]:
-                trie_release(&self.trie, rp.nodes[k - 1])   # its child holds it from here on
-                rp.hold[k - 1] = False
-            rp.nodes[k] = node
-            rp.hold[k] = k < d
-            rp.ids_prev[k - 1] = a
-            rp.depth = k
-        return node
-
-    cdef MapEntry* _reload_entry(self, const uint8_t* rec, int k, const uint64_t* f,
-                                 Scratch* sc) noexcept nogil:
-        """The map's entry for the class of the spilled prefix's first ``k`` rules (``f``: the
-        samples they leave uncaptured), NULL when the map holds no such class."""
-        cdef int i
-        cdef uint64_t key_h = 0
-        cdef MapEntry* e = NULL
-        cdef MapEntry* found = NULL
-        cdef MapChild c
-        if self.smap.table.cap == 0:
-            return NULL
-        for i in range(k):
-            sc.child_ids[i] = gw_spill_id(rec, i)
-            if i < k - 1:
-                sc.in_prefix[sc.child_ids[i]] = 1
-        if self.smap.kind == MAP_PREFIX:
-            for i in range(k):
-                key_h += self.ant_hash[sc.child_ids[i]]
-        else:
-            for i in range(self.pb.W):
-                sc.f[i] = f[i]
-            key_h = vector_hash(f, self.pb.W)
-        c = self._child(sc, k)
-        e = map_probe(&self.smap, &self.pb, <uint32_t>(key_h >> 32), &c)
-        if e.off != 0:
-            found = e
-        for i in range(k - 1):
-            sc.in_prefix[sc.child_ids[i]] = 0
-        return found
-
-    cdef bint _names_prefix(self, uint32_t off, const uint8_t* rec, int k) noexcept nogil:
-        """The map's representative at ``off`` is the spilled prefix's first ``k`` rules, in order:
-        the record still names the node it had before the spill (a node is admitted once)."""
-        cdef int i
-        if table_len(&self.smap.table, off) != k:
-            return False
-        for i in range(k):
-            if table_id(&self.smap.table, off, i) != gw_spill_id(rec, i):
-                return False
-        return True
-
-    cdef bint _holds_prefix(self, int32_t x, const uint8_t* rec, int k) noexcept nogil:
-        """Slot ``x`` holds a live node whose path is the spilled prefix's first ``k`` rules."""
-        cdef Node* nd
-        cdef int i
-        if x < 0 or x >= self.trie.n_slots:
-            return False
-        nd = trie_node(&self.trie, x)
-        if nd.flags & (F_FREE | F_UNCHECKED) or nd.depth != k:
-            return False
-        for i in range(k - 1, -1, -1):
-            if nd.ant != gw_spill_id(rec, i):
-                return False
-            nd = trie_node(&self.trie, nd.parent)
-        return True
 
     cdef int _spill_and_reload(self) noexcept nogil:
         """Between expansions: spill when over budget, then reload while a bucket comes first.
@@ -737,7 +422,8 @@ cdef class Search:
         if verdict == 2:
             table_record(&self.smap.table, e.off, &rec)
             if map_recorded(&self.smap, &self.pb, &self.trie, rec.node, node, &c):
-                self._live_remove(rec.node, map_record_lb(&self.pb, &rec, table_len(&self.smap.table, e.off), b0))
+                live_remove(&self.live, &self.trie, rec.node,
+                            map_record_lb(&self.pb, &rec, table_len(&self.smap.table, e.off), b0))
                 trie_node(&self.trie, rec.node).flags |= F_DELETED
             self.n_map_replaced += 1
         return map_write(&self.smap, e, verdict, &c, err, node)
@@ -746,16 +432,12 @@ cdef class Search:
 
     cdef void _init_search(self):
         cdef double b0
-        cdef int label
         cdef int32_t root
         cdef bint integral
         trie_clear(&self.trie)
         self.queue.clear()
         table_clear(&self.smap.table)
-        self.live_lb.clear()
-        self.live_depth.assign(256, 0)
-        self.live_err.clear()
-        self.live_err.resize(256)
+        live_clear(&self.live)
         self.seq = 0
         self.best_path.clear()
         self.gc_threshold = 65536
@@ -766,10 +448,8 @@ cdef class Search:
         self.best_evals = 0
         # compact nodes (issue 27): under the lower-bound policy a queued node's bound is its key;
         # with integral class weights every prefix error is an integer no larger than the total
-        integral = self.pb.total < 4294967296.0
-        for label in range(self.pb.C):
-            integral = integral and self.pb.weights[label] == floor(self.pb.weights[label])
-        self.smap.exact_ties = self._exact_errors()
+        integral = problem_integral(&self.pb)
+        self.smap.exact_ties = problem_exact_errors(&self.pb)
         trie_compact(&self.trie, self.policy != P_LOWER_BOUND, integral)
         table_compact(&self.smap.table, self.pb.M <= 256, integral, self.pb.total)
         root = self._new_node(-1, 0, 0, 0.0, b0)
@@ -780,84 +460,6 @@ cdef class Search:
         else:
             if not self._push(b0 if self.policy == P_LOWER_BOUND else 0.0, root):
                 raise MemoryError("cannot allocate the search's queue")
-
-    cdef bint _exact_errors(self):
-        """True when every weighted count is exact in a double: each class weight a multiple of
-        one power of two 2^-e and the total below 2^53 of those steps. Then prefix errors summed
-        in any order are equal bit for bit exactly when they are equal, and the symmetry ties of
-        ``_reorder_better`` and ``map_earlier_tie`` are decided right; otherwise only strict
-        improvements prune."""
-        cdef int label, e, e_max = 0
-        cdef double w
-        for label in range(self.pb.C):
-            w = self.pb.weights[label]
-            e = 0
-            while e <= 60 and ldexp(w, e) != floor(ldexp(w, e)):
-                e += 1
-            if e > 60:
-                return False
-            e_max = max(e_max, e)
-        return ldexp(self.pb.total, e_max) < 9007199254740992.0
-
-    # ------------------------------------------------ optional bounds (issue 13 item 5)
-
-    cdef void _reorder_setup(self, int32_t ni, int depth, Scratch* sc) noexcept nogil:
-        """Prepare the reordering check for the children of ``ni`` = (p_0 .. p_{K-1}), K = ``depth``:
-        per j, what p_0 .. p_{j-1} leave uncaptured (``sc.perm_ctx``) and their error
-        (``sc.perm_cum``, from the node errors on the path)."""
-        cdef int i, k
-        cdef int32_t cur = ni
-        cdef uint64_t* x
-        cdef const uint64_t* cv
-        for k in range(depth, 0, -1):
-            sc.perm_cum[k] = trie_err(&self.trie, cur)
-            cur = trie_node(&self.trie, cur).parent
-        sc.perm_cum[0] = 0.0
-        x = &sc.perm_ctx[0]
-        problem_context(&self.pb, &sc.path[0], 0, x, NULL)
-        for k in range(1, depth):
-            cv = &self.pb.caps[<size_t>sc.path[k - 1] * self.pb.W]
-            for i in range(self.pb.W):
-                x[<size_t>k * self.pb.W + i] = x[<size_t>(k - 1) * self.pb.W + i] & ~cv[i]
-
-    cdef bint _reorder_better(self, int t, int depth, double err_c, Scratch* sc) noexcept nogil:
-        """Theorem 15 within one child: True when moving its last rule ``t`` to an earlier place,
-        X_j = (p_0 .. p_{j-1}, t, p_j .. p_{K-1}), comes first in the order of the orderings of
-        one set, (prefix error, ids): a smaller error than the child's ``err_c``, or the same error
-        (decided only when errors are exact) and ``t < p_j`` (docs/maintainers/corels-proofs.md, "One search on a
-        Dask cluster").
-
-        X_j and the child hold the same rules, so they leave the same data uncaptured and every
-        tail scores the same after both: R(child + T) - R(X_j + T) = err(child) - err(X_j) for
-        every T. So the first optimal list in id order never lies below a child dropped here,
-        whether or not X_j is ever searched, here or in another task: the test needs no map and
-        no other process, and the prefix map breaks its ties by the same order (``map_earlier_tie``).
-        err(X_j) = err(p_0 .. p_{j-1}) + err(t | U_j) + sum_{k >= j} err(p_k | U_k minus t), with
-        U_k what p_0 .. p_{k-1} leave: two counts per place, the sum kept from the last place
-        back. Reads the thread's scratch and the expanding node's ancestors only (no lock).
-        """
-        cdef double moved = 0.0, et
-        cdef int i, j
-        cdef const uint64_t* tv = &self.pb.caps[<size_t>t * self.pb.W]
-        cdef const uint64_t* pv
-        cdef const uint64_t* x
-        cdef uint64_t* y = &sc.sim.x[0]
-        for j in range(depth - 1, -1, -1):
-            x = &sc.perm_ctx[<size_t>j * self.pb.W]
-            pv = &self.pb.caps[<size_t>sc.path[j] * self.pb.W]
-            for i in range(self.pb.W):
-                y[i] = x[i] & pv[i] & ~tv[i]
-            moved += problem_error(&self.pb, y, &sc.acc[0])
-            for i in range(self.pb.W):
-                y[i] = x[i] & tv[i]
-            et = problem_error(&self.pb, y, &sc.acc[0])
-            if self.smap.exact_ties:
-                if sc.perm_cum[j] + et + moved < err_c or (
-                        t < sc.path[j] and sc.perm_cum[j] + et + moved == err_c):
-                    return True
-            elif sc.perm_cum[j] + et + moved < err_c - self.sim_eps:
-                return True
-        return False
 
     cdef int _expand(self, int32_t ni, Scratch* sc) noexcept nogil:
         """Algorithm 5 on one thread: score every child of the prefix at ``ni``, then insert the
@@ -875,7 +477,7 @@ cdef class Search:
     cdef void _improve(self, double R, int s, int depth, Scratch* sc) noexcept nogil:
         """A child beat the incumbent when scored: record it under the incumbent's lock (another
         thread may have found a better one since; a stale ``best`` elsewhere only prunes less)."""
-        gw_inc_lock(self.sync)
+        gw_inc_lock(self.ws.sync)
         if R < self.best:
             self.best = R
             self.best_path.assign(sc.child_ids.begin(), sc.child_ids.begin() + depth)
@@ -884,7 +486,7 @@ cdef class Search:
             self.best_evals = self.tally.evaluated + sc.tally.evaluated
             self.improved = True
             self.n_improvements += 1
-        gw_inc_unlock(self.sync)
+        gw_inc_unlock(self.ws.sync)
 
     cdef int _score(self, int32_t ni, Scratch* sc) noexcept nogil:
         """First pass of an expansion: score every child of ``ni``; survivors go to ``sc.cands``.
@@ -913,7 +515,7 @@ cdef class Search:
         cdef bint any_bits
         cdef int64_t sums[3]
         cdef int n_cands = 0
-        if self._walk(ni, depth, path, sc.sim.perr) < 0:
+        if trie_walk(&self.trie, ni, depth, path, sc.sim.perr) < 0:
             return -1
         problem_context(&self.pb, path, depth, u, in_prefix)
         for k in range(depth):
@@ -922,17 +524,17 @@ cdef class Search:
         problem_counts(&self.pb, u, LABELS, ucnt, acc)
         if self.do_eqpts:
             problem_counts(&self.pb, u, MINORITY, uz, acc)
-        if self.dense:
-            self._dense_context(u, sc)
+        if self.dk.on:
+            dense_context(&self.dk, &self.pb, u, &sc.wt[0], &sc.w1[0], &sc.wz[0])
         sc.tally.expanded += 1
         for s in range(self.pb.M):
             if in_prefix[s]:
                 continue
             sc.tally.evaluated += 1
             capv = &self.pb.caps[<size_t>s * W]
-            if self.dense:
-                gw_masked_sum3(&self.dmask[<size_t>s * self.UP], &sc.wt[0], &sc.w1[0],
-                               &sc.wz[0], self.UP, sums)
+            if self.dk.on:
+                gw_masked_sum3(&self.dk.dmask[<size_t>s * self.dk.UP], &sc.wt[0], &sc.w1[0],
+                               &sc.wz[0], self.dk.UP, sums)
                 cnt[0] = <double>(sums[0] - sums[1])
                 cnt[1] = <double>sums[1]
                 any_bits = sums[0] > 0
@@ -958,7 +560,7 @@ cdef class Search:
                 self._improve(R, s, depth, sc)
             b0 = 0
             if self.do_eqpts:                                 # Theorem 20
-                if self.dense:
+                if self.dk.on:
                     zc[0] = uz[0] - <double>sums[2]
                     zc[1] = uz[1]
                     b0 = weighted_sum(self.pb.C, self.pb.weights, zc)
@@ -996,33 +598,6 @@ cdef class Search:
             self._filter(ni, depth, perr, sc)
         return 0
 
-    cdef void _dense_context(self, const uint64_t* u, Scratch* sc) noexcept nogil:
-        """The dense kernel's per-unit counts of the units ``u`` leaves uncaptured (the rest 0)."""
-        cdef int i
-        cdef int32_t m
-        for i in range(self.UP):
-            m = -<int32_t>((u[i >> 6] >> (i & 63)) & 1) if i < self.pb.W * 64 else 0
-            sc.wt[i] = self.ut[i] & m
-            sc.w1[i] = self.u1[i] & m
-            sc.wz[i] = self.uzt[i] & m
-
-    cdef int _walk(self, int32_t ni, int depth, uint16_t* path, double* perr) noexcept nogil:
-        """The prefix of ``ni`` into ``path`` and the errors of its first k rules into ``perr[k]``,
-        leaf to root; -1 when a deleted ancestor kills the whole subtree."""
-        cdef int32_t cur = ni
-        cdef int k = depth
-        perr[0] = 0.0
-        while cur >= 0 and k > 0:
-            if trie_node(&self.trie, cur).flags & F_DELETED:
-                return -1
-            perr[k] = trie_err(&self.trie, cur)
-            k -= 1
-            path[k] = trie_node(&self.trie, cur).ant
-            cur = trie_node(&self.trie, cur).parent
-        if cur >= 0 and trie_node(&self.trie, cur).flags & F_DELETED:
-            return -1
-        return 0
-
     cdef void _filter(self, int32_t ni, int depth, double perr, Scratch* sc) noexcept nogil:
         """Drop the survivors in ``sc.cands`` that Theorem 18 (dominated by the prefix without one
         of its last rules) or, in a seeded search, Theorem 15 within the child (an earlier place
@@ -1030,16 +605,17 @@ cdef class Search:
         they compose with the map and every other bound (docs/maintainers/corels-proofs.md)."""
         cdef int c, c2 = 0, n_sim = 0
         cdef Candidate* cand
-        if self.do_similar:          # the errors along the path are in sc.sim.perr (_walk)
+        if self.do_similar:          # the errors along the path are in sc.sim.perr (trie_walk)
             n_sim = theorem18_setup(&self.pb, &sc.sim, &sc.path[0], depth, &sc.acc[0])
         if self.do_reorder:
-            self._reorder_setup(ni, depth, sc)
+            reorder_setup(&sc.perm, &self.pb, &self.trie, ni, depth, &sc.path[0])
         for c in range(sc.n_cands):
             cand = &sc.cands[c]
             if self.do_similar and theorem18_prunes(&self.pb, &sc.sim, &sc.path[0], cand.ant, depth, n_sim,
                                                     cand.err - perr, self.sim_eps, &sc.acc[0]):
                 sc.tally.similar += 1
-            elif self.do_reorder and self._reorder_better(cand.ant, depth, cand.err, sc):
+            elif self.do_reorder and reorder_better(&sc.perm, &self.pb, cand.ant, depth, cand.err, &sc.path[0],
+                                                    &sc.sim.x[0], &sc.acc[0], self.smap.exact_ties, self.sim_eps):
                 sc.tally.reorder += 1
             else:
                 sc.cands[c2] = cand[0]
@@ -1168,26 +744,18 @@ cdef class Search:
     # garbage collection with no worker around, exactly as the single-threaded path would.
 
     cdef int _run_threads(self, double seconds, const uint8_t* stop, int64_t max_evals) noexcept nogil:
-        self.t_end = now() + seconds
-        self.stop_ptr = stop
-        self.max_evals = max_evals
-        self.n_inflight = 0
-        self.n_waiting = 0
-        self.halt = False
+        slice_start(&self.ws, seconds, stop, max_evals)
         self.improved = False
         cdef int t
-        cdef size_t k
         cdef double t0
         if self.disk.buckets.size() > 0 and self._reload_due() and self._spill_and_reload() != 0:
             return R_SPILL_ERROR
         if self.queue.size() > 0 and self._limit(stop, max_evals) == R_SLICE:
             t0 = now()
-            pool_run(&self.pool, self.n_threads, _worker_entry, <void*>self)
+            pool_run(&self.ws.pool, self.n_threads, _worker_entry, <void*>self)
             self.t_join += now() - t0
-            for t in range(self.n_threads):   # the workers' times, added up (every field a double)
-                for k in range(sizeof(WorkerTimes) // sizeof(double)):
-                    (<double*>&self.times)[k] += (<double*>&self.scratch[t].times)[k]
-                memset(&self.scratch[t].times, 0, sizeof(WorkerTimes))
+            for t in range(self.n_threads):   # the workers' times, added up
+                times_add(&self.times, &self.scratch[t].times)
         if self.do_gc and (self.improved or self.queue.size() > self.gc_threshold):
             self._gc()
         if (self._spill_due() or self._reload_due()) and self._spill_and_reload() != 0:
@@ -1204,28 +772,25 @@ cdef class Search:
         cdef bint dead
         cdef int k
         cdef double t0 = now(), t1, t2
-        gw_lock(self.sync)
+        gw_lock(self.ws.sync)
         t1 = now()                               # t1: when this thread last took the lock
         sc.times.wait += t1 - t0
-        while not self.halt:
-            if (self.stop_ptr[0] != 0 or self.out_of_memory or now() >= self.t_end
-                    or (self.max_evals >= 0 and self.tally.evaluated >= self.max_evals)):
-                self.halt = True
+        while not self.ws.halt:
+            if slice_over(&self.ws, self.tally.evaluated, self.out_of_memory):
+                self.ws.halt = True
                 break
             if self.disk.buckets.size() > 0 and self._reload_due():
-                self.halt = True                 # a bucket comes first: reloaded after the slice
+                self.ws.halt = True              # a bucket comes first: reloaded after the slice
                 break
             if self.queue.size() == 0:
-                if self.n_inflight == 0:
-                    self.halt = True             # certified: nothing queued, nothing in flight
+                if self.ws.n_inflight == 0:
+                    self.ws.halt = True          # certified: nothing queued, nothing in flight
                     break
-                self.n_waiting += 1              # another worker's children may come
-                t0 = now()
+                t0 = now()                       # another worker's children may come
                 sc.times.locked += t0 - t1
-                gw_wait(self.sync, 0.0005)
+                slice_wait(&self.ws)
                 t1 = now()
                 sc.times.idle += t1 - t0
-                self.n_waiting -= 1
                 continue
             t2 = now()
             e = self.queue.pop()     # stays counted live while its expansion is in flight
@@ -1234,19 +799,19 @@ cdef class Search:
             if (trie_node(&self.trie, idx).flags & F_DELETED) or self._hopeless(sc.node_lb,
                                                                    trie_node(&self.trie, idx).depth):
                 self.n_popped_pruned += 1
-                self._live_remove(idx, sc.node_lb)
+                live_remove(&self.live, &self.trie, idx, sc.node_lb)
                 trie_release(&self.trie, idx)
                 sc.times.take += now() - t2
                 continue
-            self.n_inflight += 1
+            self.ws.n_inflight += 1
             t0 = now()
             sc.times.take += t0 - t2
             sc.times.locked += t0 - t1
-            gw_unlock(self.sync)
+            gw_unlock(self.ws.sync)
             dead = self._score(idx, sc) < 0
             t1 = now()
             sc.times.score += t1 - t0
-            gw_lock(self.sync)
+            gw_lock(self.ws.sync)
             t0 = now()
             sc.times.wait += t0 - t1
             t1 = t0
@@ -1262,15 +827,13 @@ cdef class Search:
                 self._admit(idx, sc)
                 sc.times.admit += now() - t1
             self._merge(sc)
-            self._live_remove(idx, sc.node_lb)
+            live_remove(&self.live, &self.trie, idx, sc.node_lb)
             trie_release(&self.trie, idx)
-            self.n_inflight -= 1
-            if self.n_waiting > 0:
-                gw_notify_all(self.sync)
-        if self.n_waiting > 0:
-            gw_notify_all(self.sync)
+            self.ws.n_inflight -= 1
+            slice_notify(&self.ws)
+        slice_notify(&self.ws)
         sc.times.locked += now() - t1
-        gw_unlock(self.sync)
+        gw_unlock(self.ws.sync)
 
     # ---------------------------------------------------------------------------- Python API
 
@@ -1307,9 +870,7 @@ cdef class Search:
         parts of ``locked``: ``locked_take`` (taking nodes off the heap, dropping dead or hopeless
         ones) and ``locked_admit`` (the map, node allocation and heap pushes of ``_admit``). All zero
         on the single-threaded path."""
-        return {"score": self.times.score, "lock_wait": self.times.wait, "locked": self.times.locked,
-                "idle": self.times.idle, "slices": self.t_join, "locked_take": self.times.take,
-                "locked_admit": self.times.admit}
+        return times_dict(&self.times, self.t_join)
 
     @property
     def total_weight(self):
@@ -1357,16 +918,8 @@ cdef class Search:
         """Where ``memory_bytes`` goes (issue 27): the trie's pages and the bytes each node slot
         takes (node and side entries), the queue's pages, the map's slot table and record arena,
         and the bytes one record's tail takes (score, node, generation; the ids come before it)."""
-        cdef size_t slots = self.smap.table.cap * sizeof(MapEntry)
-        return {
-            "trie": int(trie_bytes(&self.trie)),
-            "node_bytes": int(trie_node_bytes(&self.trie)),
-            "queue": int(self.queue.bytes()),
-            "map_slots": int(slots),
-            "map_records": int(table_bytes(&self.smap.table) - slots),
-            "record_tail_bytes": 6 if self.smap.table.score_bits > 0 else (4 if self.smap.table.int_score else 8) + 4,
-            "byte_ids": bool(self.smap.table.byte_ids),
-        }
+        return {"trie": int(trie_bytes(&self.trie)), "node_bytes": int(trie_node_bytes(&self.trie)),
+                "queue": int(self.queue.bytes()), **table_breakdown(&self.smap.table)}
 
     def lower_bound(self):
         """Proven lower bound on the optimum: R^c, or less while live prefixes remain queued.
@@ -1375,11 +928,7 @@ cdef class Search:
         that prefix's bound plus lambda (Lemma 2 with Theorem 20). The smallest live bound is kept
         as entries come and go, so this costs O(1) at any queue size.
         """
-        cdef double lo = min(self.best, self.oom_bound)
-        if self.live_lb.size() > 0:
-            lo = min(lo, deref(self.live_lb.begin()).first + self.pb.lamW)
-        if self.disk.buckets.size() > 0:      # the spilled part of the queue, bucket by bucket
-            lo = min(lo, disk_lb(&self.disk) + self.pb.lamW)
+        cdef double lo = queue_lower_bound(&self.live, &self.disk, min(self.best, self.oom_bound), self.pb.lamW)
         return lo / self.pb.total if self.pb.total > 0 else 0.0
 
     def queue_summary(self):
@@ -1390,30 +939,7 @@ cdef class Search:
         prefix may still receive (Theorem 6). Built from the live counts by (length, prefix
         error), so the cost grows with the number of distinct errors, not with the queue.
         """
-        cdef int L
-        cdef double err
-        cdef int64_t cnt
-        cdef unordered_map[int64_t, int64_t] pairs
-        cdef unordered_map[uint64_t, int64_t].iterator it
-        cdef unordered_map[int64_t, int64_t].iterator pt
-        with nogil:
-            for L in range(256):
-                if self.live_depth[L] == 0:
-                    continue
-                it = self.live_err[L].begin()
-                while it != self.live_err[L].end():
-                    memcpy(&err, &deref(it).first, 8)
-                    pairs[<int64_t>L * 65536 + theorem7_f(err, L, self.best, self.pb.lamW, self.pb.M)] += deref(it).second
-                    inc(it)
-            disk_summary(&self.disk, pairs, self.best, self.pb.lamW, self.pb.M)
-        lengths = {L: int(self.live_depth[L]) for L in range(256) if self.live_depth[L] > 0}
-        disk_lengths(&self.disk, lengths)
-        out = {}
-        pt = pairs.begin()
-        while pt != pairs.end():
-            out[(int(deref(pt).first // 65536), int(deref(pt).first % 65536))] = int(deref(pt).second)
-            inc(pt)
-        return lengths, out
+        return queue_summary(&self.live, &self.disk, self.best, self.pb.lamW, self.pb.M)
 
     def scan_queue(self):
         """The progress figures recomputed by a full scan of the heap (an audit, O(queue)).
@@ -1422,31 +948,8 @@ cdef class Search:
         give them; the tests check that the incremental figures always equal these. The lower
         bound is the heap's alone; the histograms add the buckets' as ``queue_summary`` does.
         """
-        cdef double lo = min(self.best, self.oom_bound)
-        cdef size_t i
-        cdef int32_t idx
-        cdef int L
-        cdef unordered_map[int64_t, int64_t] disk
-        cdef unordered_map[int64_t, int64_t].iterator dt
-        lengths = {}
-        pairs = {}
-        for i in range(self.queue.size()):
-            idx = self.queue.at(i).node
-            if trie_node(&self.trie, idx).flags & F_DELETED:
-                continue
-            lo = min(lo, self._qlb(self.queue.at(i)) + self.pb.lamW)
-            L = trie_node(&self.trie, idx).depth
-            lengths[L] = lengths.get(L, 0) + 1
-            key = (L, theorem7_f(trie_err(&self.trie, idx), L, self.best, self.pb.lamW, self.pb.M))
-            pairs[key] = pairs.get(key, 0) + 1
-        disk_lengths(&self.disk, lengths)
-        with nogil:
-            disk_summary(&self.disk, disk, self.best, self.pb.lamW, self.pb.M)
-        dt = disk.begin()
-        while dt != disk.end():
-            key = (int(deref(dt).first // 65536), int(deref(dt).first % 65536))
-            pairs[key] = pairs.get(key, 0) + int(deref(dt).second)
-            inc(dt)
+        lo, lengths, pairs = queue_audit(&self.queue, self.policy, &self.trie, &self.disk, min(self.best, self.oom_bound),
+                                         self.best, self.pb.lamW, self.pb.M)
         return (lo / self.pb.total if self.pb.total > 0 else 0.0), lengths, pairs
 
     def evaluate(self, prefix):
@@ -1455,39 +958,9 @@ cdef class Search:
         Returns objective, b (prefix errors + lambda * K), b0 (equivalent-points bound on the
         default's errors), the rule labels and the default label, as fractions of total weight.
         """
-        cdef double correct, wv, b0 = 0
-        cdef int label, s
-        cdef PrefixWalk w
-        walk_start(&self.pb, &w)
-        labels = []
-        seen = set()
-        for s in prefix:
-            if s < 0 or s >= self.pb.M or s in seen:
-                raise ValueError(f"bad or repeated antecedent {s}")
-            seen.add(s)
-            walk_rule(&self.pb, &w, s, &self.acc[0])
-            labels.append(w.label)
-        wv = walk_default(&self.pb, &w, &self.acc[0], &correct, &label)
-        if self.pb.Q > 0:
-            b0 = walk_b0(&self.pb, &w, &self.acc[0])
-        b = w.err + len(labels) * self.pb.lamW
-        return {"objective": (b + wv - correct) / self.pb.total, "b": b / self.pb.total,
-                "b0": b0 / self.pb.total, "rule_labels": labels, "default": label,
-                "captured": (self.pb.total - wv) / self.pb.total}
+        return walk_evaluate(&self.pb, prefix, &self.acc[0])
 
     # ------------------------------------------------ a distributed driver's handles (issue 27)
-
-    cdef double _list_objective(self, list ids) except? -1:
-        """A rule list's objective in weighted count units, by the arithmetic of ``_score``
-        (errors accumulated rule by rule, then ``depth * lambda``): equal lists, equal bits."""
-        cdef double correct, wv
-        cdef int label, s
-        cdef PrefixWalk w
-        walk_start(&self.pb, &w)
-        for s in ids:
-            walk_rule(&self.pb, &w, s, &self.acc[0])
-        wv = walk_default(&self.pb, &w, &self.acc[0], &correct, &label)
-        return w.err + len(ids) * self.pb.lamW + (wv - correct)
 
     cdef void _seed_one(self, list ids) except *:
         """Queue one prefix with its trie path, each node's error and bound as ``_score`` gives them."""
@@ -1512,7 +985,7 @@ cdef class Search:
         themselves are taken as scored (whoever queued them did), so ``objective`` covers only
         what this search finds or is offered. Call between ``run`` slices.
 
-        With the prefix map, a seeded search also runs the reordering check (``_reorder_better``):
+        With the prefix map, a seeded search also runs the reordering check (``reorder_better``):
         the better orderings of its children may lie in other tasks' subtrees, where its own map
         never meets them. One unseeded process meets them all in its map, and there the check cost
         more CPU (about 15 % at lambda 0.005 on COMPAS) than the 0.5 % of evaluations it saved.
@@ -1535,7 +1008,7 @@ cdef class Search:
         it did. Its objective is recomputed by this search's own arithmetic, so the prune is as
         exact as with a list found here. Call between ``run`` slices."""
         ids = seed_check(prefix, self.pb.M, self.max_len)
-        cdef double R = self._list_objective(ids)
+        cdef double R = walk_objective(&self.pb, ids, &self.acc[0])
         if R >= self.best:
             return False
         self.best = R
@@ -1624,15 +1097,7 @@ cdef class Search:
         ``map_budget`` (bytes, 0: none) stops the symmetry map from taking new classes once it
         holds that much: a child of a new class is then queued unchecked (sound, it only prunes
         less), so with the queue on disk the search's RAM stays bounded."""
-        if budget_bytes < 0 or min_entries < 0 or map_budget < 0:
-            raise ValueError("budget_bytes and min_entries must be >= 0")
-        raw = os.fsencode(directory)
-        if len(raw) > 4000:
-            raise ValueError("spill directory path too long")
-        self.disk.dir = raw
-        self.disk.budget = budget_bytes
-        self.disk.min_entries = min_entries
-        self.disk.map_budget = map_budget
+        disk_configure(&self.disk, directory, budget_bytes, min_entries, map_budget)
 
     def spill(self, long long keep):
         """Spill the queue now until about ``keep`` entries stay in RAM (needs ``set_spill``'s
@@ -1649,9 +1114,7 @@ cdef class Search:
     @property
     def spill_error(self):
         """Why the last spill or reload failed (``run`` returned SPILL_ERROR), else None."""
-        if self.disk.error == 0:
-            return None
-        return f"{os.strerror(self.disk.error)} (spill directory {os.fsdecode(self.disk.dir)})"
+        return disk_error_text(&self.disk)
 
     @property
     def spilled_size(self):

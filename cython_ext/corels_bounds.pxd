@@ -35,3 +35,14 @@ cdef inline int theorem7_f(double err, int L, double best, double lamW, int M) n
     if x > M - L:
         x = M - L
     return <int>x
+
+
+cdef struct Pruning:        # what ``hopeless`` reads besides R^c: the search's switches
+    double lamW
+    int max_len
+    bint lookahead, length_bound
+
+
+cdef inline bint prunes(const Pruning* pr, double lb, int depth, double best) noexcept nogil:
+    """``hopeless`` under the switches ``pr``."""
+    return hopeless(lb, depth, best, pr.lamW, pr.max_len, pr.lookahead, pr.length_bound)

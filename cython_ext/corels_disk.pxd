@@ -263,6 +263,14 @@ cdef inline int disk_read(DiskQueue* dq, int bi, uint8_t** buf, uint64_t** offs)
     return err
 
 
+cdef inline int disk_record(const uint8_t* rec, double* key, double* lb, int32_t* tie) noexcept nogil:
+    """A record's head (``corels_spill.h``): its key, bound and tie; its prefix's length returned."""
+    memcpy(key, rec, 8)
+    memcpy(lb, rec + 8, 8)
+    memcpy(tie, rec + 16, 4)
+    return gw_spill_len(rec)
+
+
 cdef inline void disk_take(DiskQueue* dq, int bi) noexcept nogil:
     """Bucket ``bi`` (read back) leaves the disk queue."""
     cdef SpillBucket bk = dq.buckets[bi]
@@ -297,3 +305,27 @@ cdef inline void disk_lengths(const DiskQueue* dq, dict lengths):
         for L in range(256):
             if dq.buckets[b].depth_count[L] > 0:
                 lengths[L] = lengths.get(L, 0) + int(dq.buckets[b].depth_count[L])
+
+
+cdef inline void disk_configure(DiskQueue* dq, directory, long long budget_bytes, long long min_entries,
+                                long long map_budget) except *:
+    """Where the buckets go and the budgets (``Search.set_spill``); ValueError for a negative
+    budget or a directory path too long for the files' names."""
+    import os
+    if budget_bytes < 0 or min_entries < 0 or map_budget < 0:
+        raise ValueError("budget_bytes and min_entries must be >= 0")
+    raw = os.fsencode(directory)
+    if len(raw) > 4000:
+        raise ValueError("spill directory path too long")
+    dq.dir = raw
+    dq.budget = budget_bytes
+    dq.min_entries = min_entries
+    dq.map_budget = map_budget
+
+
+cdef inline object disk_error_text(const DiskQueue* dq):
+    """Why the last spill or reload failed, else None."""
+    import os
+    if dq.error == 0:
+        return None
+    return f"{os.strerror(dq.error)} (spill directory {os.fsdecode(dq.dir)})"

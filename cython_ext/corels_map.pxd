@@ -245,3 +245,15 @@ cdef inline void table_set_record(SymmetryTable* t, uint32_t off, const MapRecor
         memcpy(p, &rec.score, 8)
         p += 4
     memcpy(p, &rec.node, 4)
+
+
+cdef inline dict table_breakdown(const SymmetryTable* t):
+    """Where the map's bytes go: its slot table and record arena, the bytes one record's tail
+    takes (score, node, generation; the ids come before it), whether ids are single bytes."""
+    cdef size_t slots = t.cap * sizeof(MapEntry)
+    return {
+        "map_slots": int(slots),
+        "map_records": int(table_bytes(t) - slots),
+        "record_tail_bytes": 6 if t.score_bits > 0 else (4 if t.int_score else 8) + 4,
+        "byte_ids": bool(t.byte_ids),
+    }

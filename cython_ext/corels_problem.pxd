@@ -16,7 +16,7 @@ Everything is inline; only ``problem_init`` and ``policy_code`` need the GIL (th
 """
 
 from libc.stdint cimport uint64_t, int64_t, int32_t, uint16_t, uint8_t
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, floor, ldexp
 from libc.string cimport memset
 from libcpp.vector cimport vector
 
@@ -355,3 +355,32 @@ cdef inline dict tally_counters(const Tally* t, int64_t inserted, dict rest):
     out = {"evaluated": t.evaluated, "expanded": t.expanded, "inserted": inserted}
     out.update(rest)
     return out
+
+
+cdef inline bint problem_exact_errors(const CorelsProblem* pb) noexcept nogil:
+    """True when every weighted count is exact in a double: each class weight a multiple of
+    one power of two 2^-e and the total below 2^53 of those steps. Then prefix errors summed
+    in any order are equal bit for bit exactly when they are equal, and the symmetry ties of
+    ``reorder_better`` and ``map_earlier_tie`` are decided right; otherwise only strict
+    improvements prune."""
+    cdef int label, e, e_max = 0
+    cdef double w
+    for label in range(pb.C):
+        w = pb.weights[label]
+        e = 0
+        while e <= 60 and ldexp(w, e) != floor(ldexp(w, e)):
+            e += 1
+        if e > 60:
+            return False
+        e_max = max(e_max, e)
+    return ldexp(pb.total, e_max) < 9007199254740992.0
+
+
+cdef inline bint problem_integral(const CorelsProblem* pb) noexcept nogil:
+    """Every prefix error is an integer no larger than the total (integral class weights, a total
+    below 2^32): the trie and the map may keep errors as ``uint32`` (issue 27's compact nodes)."""
+    cdef int label
+    cdef bint integral = pb.total < 4294967296.0
+    for label in range(pb.C):
+        integral = integral and pb.weights[label] == floor(pb.weights[label])
+    return integral

@@ -43,7 +43,8 @@ from corels_problem cimport (
     problem_root, problem_context, default_error, policy_key, theorem18_init, theorem18_setup, theorem18_prunes,
 )
 from corels_threads cimport (
-    gw_sync, gw_sync_new, gw_sync_free, gw_lock, gw_unlock, gw_wait, gw_notify_all, gw_pool, pool_run, pool_free,
+    gw_sync_new, gw_sync_free, gw_lock, gw_unlock, pool_run, pool_free, WorkerSlice, slice_start, slice_over, slice_wait,
+    slice_notify,
 )
 
 cdef extern from *:
@@ -424,13 +425,9 @@ cdef class Enumerator:
     cdef vector[int32_t] kept_log      # slots in the order they were kept (ordered mode)
     cdef double best_seen
     # threads and slices
-    cdef gw_sync* sync
-    cdef gw_pool* pool
-    cdef double t_end, start_time, oom_bound
-    cdef const uint8_t* stop_ptr
-    cdef int64_t max_evals
-    cdef int n_inflight, n_waiting
-    cdef bint halt, out_of_memory, finished
+    cdef WorkerSlice ws                # the workers' lock, pool, limits and rendezvous (corels_threads.pxd)
+    cdef double start_time, oom_bound
+    cdef bint out_of_memory, finished
     cdef Tally tally                   # the scoring's counters (corels_problem.pxd)
     cdef public int64_t n_inserted, n_pruned_map, max_queue
     cdef public int64_t n_twins, n_collapsed
@@ -499,8 +496,8 @@ cdef class Enumerator:
             theorem18_init(&self.scratch[k].sim, self.pb.W)
         self.inflight.assign(threads, INFINITY)
         self.pages = <RNode**>malloc(MAX_NODE_PAGES * sizeof(RNode*))
-        self.sync = gw_sync_new()
-        if self.pages == NULL or self.sync == NULL or not self.queue.reserve(1 << 20):
+        self.ws.sync = gw_sync_new()
+        if self.pages == NULL or self.ws.sync == NULL or not self.queue.reserve(1 << 20):
             raise MemoryError("cannot allocate the enumeration's tables")
         self.n_pages = 0
         self._init()
@@ -513,10 +510,10 @@ cdef class Enumerator:
                 free(self.pages[i])
             free(self.pages)
             self.pages = NULL
-        pool_free(&self.pool)
-        if self.sync != NULL:
-            gw_sync_free(self.sync)
-        self.sync = NULL
+        pool_free(&self.ws.pool)
+        if self.ws.sync != NULL:
+            gw_sync_free(self.ws.sync)
+        self.ws.sync = NULL
 
     # ---------------------------------------------------------------------------- helpers
 
@@ -885,55 +882,46 @@ cdef class Enumerator:
         smaller key (its children could be better), so members come out in objective order."""
         cdef RScratch* sc = &self.scratch[tid]
         cdef REntry e
-        gw_lock(self.sync)
-        while not self.halt:
-            if (self.stop_ptr[0] != 0 or self.out_of_memory or now() >= self.t_end
-                    or (self.max_evals >= 0 and self.tally.evaluated >= self.max_evals)):
-                self.halt = True
+        gw_lock(self.ws.sync)
+        while not self.ws.halt:
+            if slice_over(&self.ws, self.tally.evaluated, self.out_of_memory):
+                self.ws.halt = True
                 break
             if self.stop_when_kept and self._kept_proven(tid):
-                self.halt = True
+                self.ws.halt = True
                 break
             if self.queue.size() == 0:
-                if self.n_inflight == 0:
-                    self.halt = True
+                if self.ws.n_inflight == 0:
+                    self.ws.halt = True
                     self.finished = True
                     break
-                self.n_waiting += 1
-                gw_wait(self.sync, 0.0005)
-                self.n_waiting -= 1
+                slice_wait(&self.ws)
                 continue
             if self.ordered and self.queue_budget >= 0 and <int64_t>self.queue.size() > self.queue_budget:
-                if self.n_inflight > 0:            # switch once the expansions in flight are in
-                    self.n_waiting += 1
-                    gw_wait(self.sync, 0.0005)
-                    self.n_waiting -= 1
+                if self.ws.n_inflight > 0:         # switch once the expansions in flight are in
+                    slice_wait(&self.ws)
                     continue
                 self._go_depth_first()
             e = self.queue.top()
             if e.kind == K_MODEL:
-                if self.n_inflight > 0 and e.key > self._others_inflight(tid):
-                    self.n_waiting += 1
-                    gw_wait(self.sync, 0.0005)
-                    self.n_waiting -= 1
+                if self.ws.n_inflight > 0 and e.key > self._others_inflight(tid):
+                    slice_wait(&self.ws)
                     continue
                 self.queue.pop()
                 self._emit_node(e.node, e.lb, sc)  # lb: its objective, whatever the key
                 continue
             self.queue.pop()
             self.inflight[tid] = e.key if self.ordered else INFINITY
-            self.n_inflight += 1
-            gw_unlock(self.sync)
+            self.ws.n_inflight += 1
+            gw_unlock(self.ws.sync)
             self._score(e.node, sc)
-            gw_lock(self.sync)
+            gw_lock(self.ws.sync)
             self._admit(e.node, sc)
             self.inflight[tid] = INFINITY
-            self.n_inflight -= 1
-            if self.n_waiting > 0:
-                gw_notify_all(self.sync)
-        if self.n_waiting > 0:
-            gw_notify_all(self.sync)
-        gw_unlock(self.sync)
+            self.ws.n_inflight -= 1
+            slice_notify(&self.ws)
+        slice_notify(&self.ws)
+        gw_unlock(self.ws.sync)
 
     cdef bint _kept_proven(self, int tid) noexcept nogil:
         """Ordered mode (under the lock): are the kept members the best ``max_models``? True when
@@ -979,13 +967,11 @@ cdef class Enumerator:
             raise RuntimeError("this enumerator's search was released (release_search)")
         if self.finished:
             return R_DONE
-        self.stop_ptr = &stop_flag[0]
-        self.max_evals = max_evaluations
-        self.halt = False
+        cdef const uint8_t* stop = &stop_flag[0]
         with nogil:
-            self.t_end = now() + seconds
+            slice_start(&self.ws, seconds, stop, max_evaluations)
             if self.n_threads > 1:
-                pool_run(&self.pool, self.n_threads, _worker_entry, <void*>self)
+                pool_run(&self.ws.pool, self.n_threads, _worker_entry, <void*>self)
             else:
                 self._worker(0)
         if self.finished and not self.out_of_memory:

@@ -3,7 +3,8 @@
 and read back off the trie.
 
 ``corels.Search`` hands a driver four handles (``seed``, ``take``, ``offer_incumbent``,
-``evaluate``); what they share is here: the check of a prefix a driver names (``seed_check``), a
+``evaluate``); what they share is here (with a list's objective and figures scored from the root:
+``walk_objective``, ``walk_evaluate``): the check of a prefix a driver names (``seed_check``), a
 prefix scored rule by rule from the root by the arithmetic of the expansion (``PrefixWalk``: errors
 accumulated rule by rule, ``depth * lambda`` apart, so a list scored here and the same list found by
 the search get bit-identical objectives), a seeded prefix's trie path with each node's error and
@@ -112,3 +113,42 @@ cdef inline list node_prefix(const PrefixTrie* t, int32_t idx):
         path[j] = int(trie_node(t, cur).ant)
         cur = trie_node(t, cur).parent
     return path
+
+
+cdef inline double walk_objective(const CorelsProblem* pb, list ids, int64_t* acc) except? -1:
+    """A rule list's objective in weighted count units, by the arithmetic of the expansion
+    (errors accumulated rule by rule, then ``depth * lambda``): equal lists, equal bits."""
+    cdef double correct, wv
+    cdef int label, s
+    cdef PrefixWalk w
+    walk_start(pb, &w)
+    for s in ids:
+        walk_rule(pb, &w, s, acc)
+    wv = walk_default(pb, &w, acc, &correct, &label)
+    return w.err + len(ids) * pb.lamW + (wv - correct)
+
+
+cdef inline dict walk_evaluate(const CorelsProblem* pb, prefix, int64_t* acc):
+    """Score one prefix from scratch (``Search.evaluate``): objective, b (prefix errors + lambda *
+    K), b0 (equivalent-points bound on the default's errors), the rule labels, the default label
+    and the weight the rules capture, as fractions of total weight; ValueError for a bad or
+    repeated antecedent."""
+    cdef double correct, wv, b0 = 0
+    cdef int label, s
+    cdef PrefixWalk w
+    walk_start(pb, &w)
+    labels = []
+    seen = set()
+    for s in prefix:
+        if s < 0 or s >= pb.M or s in seen:
+            raise ValueError(f"bad or repeated antecedent {s}")
+        seen.add(s)
+        walk_rule(pb, &w, s, acc)
+        labels.append(w.label)
+    wv = walk_default(pb, &w, acc, &correct, &label)
+    if pb.Q > 0:
+        b0 = walk_b0(pb, &w, acc)
+    b = w.err + len(labels) * pb.lamW
+    return {"objective": (b + wv - correct) / pb.total, "b": b / pb.total,
+            "b0": b0 / pb.total, "rule_labels": labels, "default": label,
+            "captured": (pb.total - wv) / pb.total}

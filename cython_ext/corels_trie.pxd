@@ -252,3 +252,21 @@ cdef inline bint trie_dead(const PrefixTrie* t, int32_t idx) noexcept nogil:
             return True
         idx = trie_node(t, idx).parent
     return False
+
+
+cdef inline int trie_walk(const PrefixTrie* t, int32_t ni, int depth, uint16_t* path, double* perr) noexcept nogil:
+    """The prefix of ``ni`` into ``path`` and the errors of its first k rules into ``perr[k]``,
+    leaf to root; -1 when a deleted ancestor kills the whole subtree."""
+    cdef int32_t cur = ni
+    cdef int k = depth
+    perr[0] = 0.0
+    while cur >= 0 and k > 0:
+        if trie_node(t, cur).flags & F_DELETED:
+            return -1
+        perr[k] = trie_err(t, cur)
+        k -= 1
+        path[k] = trie_node(t, cur).ant
+        cur = trie_node(t, cur).parent
+    if cur >= 0 and trie_node(t, cur).flags & F_DELETED:
+        return -1
+    return 0
