@@ -192,16 +192,24 @@ class Master:
         self.h.addRow(rhs, highspy.kHighsInf, idx.size, idx, val)
         self.cuts += 1
 
-    def exclude(self, support: tuple[int, ...]) -> None:
-        """The no-good row ``sum_{i in S} z_i - sum_{i not in S} z_i <= |S| - 1``: it removes the
-        one rule set ``S`` from the master and no other (any other binary z differs from S in a
-        coordinate, which lowers the left side by one), so the bound stays valid."""
+    def exclude(self, support: tuple[int, ...], k: int) -> None:
+        """Remove the one rule set ``S`` from the master and no other, so its bound stays valid.
+
+        With ``|S| = k`` the row is ``sum_{i in S} z_i <= k - 1`` (k entries): it also removes
+        every superset of S, but those have more than k rules and were never feasible. A smaller
+        S takes the full no-good ``sum_{i in S} z_i - sum_{i not in S} z_i <= |S| - 1`` (any other
+        binary z differs from S in a coordinate, which lowers the left side by one).
+        """
         import highspy
 
-        coef = -np.ones(self.m)
-        coef[list(support)] = 1.0
-        idx = np.arange(1, self.m + 1, dtype=np.int32)
-        self.h.addRow(-highspy.kHighsInf, float(len(support) - 1), self.m, idx, coef)
+        if len(support) >= k:
+            idx = (np.asarray(support, dtype=np.int64) + 1).astype(np.int32)
+            coef = np.ones(idx.size)
+        else:
+            coef = -np.ones(self.m)
+            coef[list(support)] = 1.0
+            idx = np.arange(1, self.m + 1, dtype=np.int32)
+        self.h.addRow(-highspy.kHighsInf, float(len(support) - 1), idx.size, idx, coef)
         self.no_goods += 1
 
     def fix(self, out: np.ndarray, into: np.ndarray) -> None:
@@ -477,7 +485,7 @@ class CuttingPlane(EpsilonSolver):
             return True
         if ev.support not in self.excluded:
             self.excluded.add(ev.support)
-            self.master.exclude(ev.support)
+            self.master.exclude(ev.support, self.k)
         return False
 
     def solve(self, threshold: float, warm: tuple[int, ...] | None = None) -> Point:
