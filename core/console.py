@@ -262,8 +262,10 @@ def render_outcome(outcome: RunOutcome, console: Console) -> None:
     )
     console.print()
     console.print("[bold]Model[/bold]")
-    # the model as its plugin draws it (the render_model hook), else its own text
-    console.print(model_view(result.model.to_dict(), result.model.to_text()))
+    if result.model is None:  # no model meets the constraints: the reason, in the status' colour
+        console.print(plain_text(outcome.no_model, "red" if cert.status.value == "infeasible" else "yellow"))
+    else:  # the model as its plugin draws it (the render_model hook), else its own text
+        console.print(model_view(result.model.to_dict(), result.model.to_text()))
     console.print()
 
     certificate = Table.grid(padding=(0, 2))
@@ -297,6 +299,10 @@ def render_outcome(outcome: RunOutcome, console: Console) -> None:
     for table in fairness_tables(outcome.fairness):
         console.print()
         console.print(table)
+    frontier = frontier_table(result.stats)
+    if frontier is not None:
+        console.print()
+        console.print(frontier)
     rset = result.rashomon
     if rset is not None:
         console.print()
@@ -541,3 +547,42 @@ def fairness_text(audit: dict[str, Any] | None) -> str | None:
             values = (audit[part].get(metric) for part in parts)
             figures.append(f"{metric} " + " / ".join(fmt_difference(v) for v in values))
     return f"{'; '.join(audit.get('groups') or [])} against the rest ({' / '.join(parts)}): " + ", ".join(figures)
+
+
+def frontier_table(stats: Any) -> Table | None:
+    """The accuracy-fairness frontier of a run (``glasswork.frontier``, in its stats), one row per
+    point: the limit it was held to, its model's figure, its certificate and the model's first
+    line; ``None`` for a run without one. ``run`` and ``runs show`` print it."""
+    from glasswork.frontier import end_words, frontier_of, limit_words
+
+    document = frontier_of(stats)
+    if document is None:
+        return None
+    metric = str(document.get("metric"))
+    table = Table(
+        title=plain_text(f"Fairness frontier: objective against {metric}"), title_justify="left", title_style="bold"
+    )
+    for column in ("#", "held to", metric, "objective", "lower bound", "gap", "status", "model"):
+        table.add_column(plain_text(column), justify="left" if column in ("status", "model") else "right")
+    for point, held in zip(document["points"], limit_words(document)):
+        if not isinstance(point, dict):
+            continue
+        text = point.get("model_text")
+        first = (
+            text.splitlines()[0] + (" ..." if "\n" in text.strip() else "") if isinstance(text, str) and text else "-"
+        )
+        status = str(point.get("status")) + (" (dominated)" if point.get("dominated") else "")
+        cells = [
+            point.get("point"),
+            held,
+            fmt_difference(point.get("unfairness")) if point.get("objective") is not None else "-",
+            fmt_number(point.get("objective"), 10),
+            fmt_number(point.get("lower_bound"), 10),
+            fmt_gap(point.get("objective"), point.get("lower_bound"), point.get("status"), compact=True),
+            status,
+            first,
+        ]
+        table.add_row(*(plain_text(c) for c in cells))
+    table.caption = plain_text(end_words(document))
+    table.caption_justify = "left"
+    return table

@@ -14,8 +14,9 @@ the outcome. Callers turn the exceptions into exit codes and messages through
 
 from __future__ import annotations
 
+import functools
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +28,8 @@ from glasswork.spec import LoadedSpec, SolverSpec, SpecError, load_spec
 if TYPE_CHECKING:
     from glasswork.data import DataError, Problem
     from glasswork.registry import Registry
-    from glasswork.solver import ClusterExecutor, Solver
+    from glasswork.result import Model, Result
+    from glasswork.solver import ClusterExecutor, SolveContext, Solver
     from glasswork.store import RunStore, StoreSink
 
 
@@ -219,15 +221,34 @@ class Launch:
         )
         runner = self._runner
         active = runner.start_sinks([*([self.store_sink] if self.store_sink else []), *sinks], info)
+        search: Callable[[Problem, SolveContext], Result] | None = None
+        limit = getattr(spec.constraints, "fairness", None)
+        if getattr(limit, "frontier", None) is not None:  # the core walks the frontier through the solver's solve
+            from glasswork.frontier import walk
+
+            search = functools.partial(walk, solver_cls, spec)
+
         try:
             result, elapsed, interrupted = runner.solve(
-                solver, problem, limits, active, self.executor, plugin=self.registry.plugin_of(solver.name)
+                solver,
+                problem,
+                limits,
+                active,
+                self.executor,
+                plugin=self.registry.plugin_of(solver.name),
+                search=search,
             )
-            fault = model_contract_fault(result.model)
+            fault = None if result.model is None else model_contract_fault(result.model)
             if fault is not None:  # the plugin's omission, named before metrics or the store trip on it
                 raise SolverFailure(
                     f"solver {solver.name!r} from {self.registry.plugin_of(solver.name)} {fault}: "
                     "a fault in that plugin, not in the spec; its authors can fix it (docs/plugins.md, 'Models')"
+                )
+            breach = None if result.model is None else _constraint_breach(spec, problem, result.model)
+            if breach is not None:  # a claim the product checks itself, as the certificate's
+                raise SolverFailure(
+                    f"solver {solver.name!r} from {self.registry.plugin_of(solver.name)} returned a model that "
+                    f"{breach}: a fault in that plugin, not in the spec; its authors can fix it"
                 )
             outcome = RunOutcome(info, result, elapsed, peak_memory(), problem, interrupted=interrupted)
             _add_metrics(outcome, problem)
@@ -285,6 +306,8 @@ def _add_metrics(outcome: RunOutcome, problem: Problem) -> None:
     from glasswork import metrics
 
     model = outcome.result.model
+    if model is None:  # no model meets the constraints (infeasible, or none found before a stop)
+        return
     computed = metrics.evaluate(model, problem.X, problem.y, "train_", problem.sample_weight)
     if problem.X_test is not None and problem.y_test is not None:
         computed.update(metrics.evaluate(model, problem.X_test, problem.y_test, "test_", problem.test_sample_weight))
@@ -302,10 +325,23 @@ def _audit(spec: SolverSpec, problem: Problem, outcome: RunOutcome) -> dict[str,
     """The fairness audit of the model (``fairness:``), from its predictions, whatever the solver."""
     from glasswork import audit
 
+    if outcome.result.model is None:
+        return None
     try:
         return audit.figures(spec, problem, outcome.result.model)
     except Exception as exc:  # a model that cannot predict: the run is still recorded, and says why
         return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def _constraint_breach(spec: SolverSpec, problem: Problem, model: Model) -> str | None:
+    """What of its fairness constraint the solver's model breaks (``audit.constraint_breach``);
+    a model that cannot predict is named as the plugin's fault too."""
+    from glasswork import audit
+
+    try:
+        return audit.constraint_breach(spec, problem, model)
+    except Exception as exc:
+        return f"cannot be checked against constraints.fairness ({type(exc).__name__}: {exc})"
 
 
 def _split_of(problem: Problem) -> dict[str, Any] | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from glasswork.data import DataError, Problem
@@ -77,8 +77,12 @@ class Runner:
         sinks: list[EventSink],
         executor: ClusterExecutor | None = None,
         plugin: str | None = None,
+        search: Callable[[Problem, SolveContext], Result] | None = None,
     ) -> tuple[Result, float, bool]:
         """The solver's result, the seconds it took, and whether it was cancelled (Ctrl-C).
+
+        ``search`` runs on the worker thread instead of ``solver.solve`` when the core drives
+        the solver's solves itself (``glasswork.frontier``: one solve per frontier point).
 
         Raises ``DataError`` (the solver found the data unusable), ``SolverFailure`` (naming
         ``plugin``, how messages name the solver's plugin, when given) or ``RunAborted``. A sink
@@ -93,7 +97,7 @@ class Runner:
         for note in problem.warnings:  # what loading noticed (an ID column) goes in the run's log
             self._warn(sinks, 0.0, note)
         try:
-            result, elapsed = self._solve_in_worker(solver, problem, ctx, events, sinks)
+            result, elapsed = self._solve_in_worker(solver, problem, ctx, events, sinks, search or solver.solve)
         finally:
             self._ctx = None
         return result, elapsed, ctx.stop_reason is StopReason.CANCEL
@@ -107,13 +111,14 @@ class Runner:
         ctx: SolveContext,
         events: queue.SimpleQueue[Event],
         sinks: list[EventSink],
+        search: Callable[[Problem, SolveContext], Result],
     ) -> tuple[Result, float]:
         box: dict[str, Any] = {}
         done = threading.Event()
 
         def work() -> None:
             try:
-                box["result"] = solver.solve(problem, ctx)
+                box["result"] = search(problem, ctx)
             except BaseException as exc:  # reported on the runner's thread
                 box["error"] = exc
             finally:

@@ -314,6 +314,11 @@ class Solver(ABC):
     distributed: ClassVar[bool] = False
     supports_rashomon: ClassVar[bool] = False
     """Whether ``solve`` fills ``Result.rashomon`` when the spec has a ``rashomon:`` section."""
+    supports_fairness_frontier: ClassVar[bool] = False
+    """Whether the core may walk the accuracy-fairness frontier (``constraints.fairness.frontier``)
+    through this solver's own constrained solve, one point at a time (``glasswork.frontier``): set
+    it when ``solve`` returns the best model within ``constraints.fairness`` with its certificate,
+    or ``infeasible`` with no model."""
 
     def __init__(self, spec: SolverSpec) -> None:
         self.spec = spec
@@ -357,4 +362,5 @@ class Solver(ABC):
             "description": cls.description,
             "tasks": sorted(cls.tasks),
             "rashomon": cls.supports_rashomon,
+            "fairness_frontier": cls.supports_fairness_frontier,
         }

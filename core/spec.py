@@ -159,6 +159,18 @@ def validate_spec(
         refusal = solver_cls.rashomon_refusal(spec)
         if refusal:
             raise SpecError([issue(["rashomon"], refusal, key=True)])
+    limit = getattr(spec.constraints, "fairness", None)
+    if (
+        isinstance(limit, FairnessConstraint)
+        and limit.frontier is not None
+        and not solver_cls.supports_fairness_frontier
+    ):
+        message = (
+            f"solver {solver_cls.name!r} does not walk the accuracy-fairness frontier; remove 'frontier' (or "
+            "sweep constraints.fairness.at_most with 'glasswork sweep'), or choose a solver that lists it in "
+            "`glasswork plugins`"
+        )
+        raise SpecError([issue(["constraints", "fairness", "frontier"], message, key=True)])
     return spec
 
 

@@ -235,6 +235,23 @@ class FairnessSpec(StrictModel):
         return self.protected if isinstance(self.protected, list) else [self.protected]
 
 
+class FairnessFrontierSpec(StrictModel):
+    """``constraints.fairness.frontier``: the accuracy-fairness frontier in one run, walked exactly
+    by the epsilon-constraint method: the best model within ``at_most``, then the best whose
+    figure is strictly below that model's, and so on until no model is fairer (a proof, as
+    ``infeasible`` is) or ``points`` are solved (docs/fairness.md). A list of chosen limits is a
+    sweep over ``constraints.fairness.at_most`` instead."""
+
+    points: int = Field(20, ge=1, le=1000, description="The most points solved (the walk stops there).")
+    min_step: float = Field(
+        0.0,
+        ge=0.0,
+        le=2.0,
+        allow_inf_nan=False,
+        description="How much fairer each point must be than the last (0: any fairer model, the exact front).",
+    )
+
+
 class FairnessConstraint(StrictModel):
     """``constraints.fairness``: the model must keep one metric at most ``at_most`` on the training
     rows, for every protected group of the spec's ``fairness:`` section (docs/fairness.md).
@@ -251,6 +268,11 @@ class FairnessConstraint(StrictModel):
         allow_inf_nan=False,
         description="The largest difference allowed between the protected group and the rest "
         "(equalized odds and conditional use accuracy equality are sums of two, so up to 2).",
+    )
+    frontier: FairnessFrontierSpec | None = Field(
+        None,
+        description="Walk the accuracy-fairness frontier from at_most down (solvers that offer it, "
+        "'glasswork plugins'); the model returned is the first point's.",
     )
 
 

@@ -148,11 +148,18 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
     for model in doc["models"]:
         console.print(Text.assemble("\n", ("Model", "bold"), plain_text(f" ({model['kind']})")))
         console.print(model_view(model["model"], model["text"]))
-    from glasswork.console import fairness_tables
+    if doc.get("no_model"):  # infeasible, or stopped before any model met the constraints
+        console.print("\n[bold]Model[/bold]")
+        console.print(plain_text(f"  {doc['no_model']}"))
+    from glasswork.console import fairness_tables, frontier_table
 
     for table in fairness_tables(doc.get("fairness")):
         console.print()
         console.print(table)
+    frontier = frontier_table(doc.get("stats"))
+    if frontier is not None:
+        console.print()
+        console.print(frontier)
     if doc.get("rashomon"):  # the set in summary; 'glasswork rashomon RUN' lists its members
         from glasswork.console import multiplicity_text, rashomon_summary_text
         from glasswork.rashomon import SetSummary

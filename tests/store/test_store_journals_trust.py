@@ -99,6 +99,8 @@ FINISH = {"kind": "finish", "run_id": "r1", "result": None, "error": "RuntimeErr
         (lines([{**START, "run_id": "../../x"}, FINISH]), "not the file's"),
         (lines([START, {"kind": "progress", "nodes": -3}, FINISH]), "'nodes' that is not a count"),
         (lines([START, {"kind": "rashomon", "elapsed": 0.1, "rashomon": [3]}, FINISH]), "'rashomon' that is not"),
+        (lines([START, {**FINISH, "result": {"status": "optimal", "model": None}}]), "has no model"),
+        (lines([START, {**FINISH, "result": {"status": "infeasible", "model": "x"}}]), "model that is not an object"),
     ],
     ids=[
         "bad-date",
@@ -110,6 +112,8 @@ FINISH = {"kind": "finish", "run_id": "r1", "result": None, "error": "RuntimeErr
         "other-id",
         "nodes",
         "set-progress",
+        "optimal-without-model",
+        "model-not-object",
     ],
 )
 def test_a_malformed_journal_is_set_aside_and_every_command_goes_on(toy_env, tmp_path, monkeypatch, text, why):

@@ -189,6 +189,32 @@ def test_a_sweep_summarises_the_fairness_audit_of_every_point(tmp_path, toy_env,
     assert [r.values for r in sweeps.summarise(again, store)] == [r.values for r in rows]
 
 
+def test_a_sweep_over_a_fairness_limit_counts_its_infeasible_points(tmp_path, toy_env, toy_registry, local):
+    """A point no model meets is a finished run (status infeasible, no model, no figures): the
+    summary counts it under its status and leaves it out of the best pick; resumed, the same."""
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    a, g = rng.integers(0, 2, 90), rng.choice(["p", "q"], 90)
+    y = a ^ (rng.random(90) < 0.2)
+    (tmp_path / "d.csv").write_text("a,g,y\n" + "".join(f"{i},{j},{k}\n" for i, j, k in zip(a, g, y)))
+    text = (
+        "name: fair-limit\nsolver: toy\ndata: {source: d.csv, target: y, audit_only: [g]}\n"
+        "fairness: {protected: {column: g, value: p}, metrics: [predictive_parity]}\n"
+        "constraints: {fairness: {metric: predictive_parity, at_most: 1.0}}\n"
+        "sweep:\n  grid: {constraints.fairness.at_most: [0.0, 1.0]}\n  metric: train_accuracy\n"
+    )
+    p = plan(tmp_path, toy_registry, text)
+    store = RunStore(tmp_path / "glasswork.duckdb").open()
+    report = sweeps.run_sweep(p, local, store=store)
+    rows = {r.coords["constraints.fairness.at_most"]: r for r in sweeps.summarise(report, store)}
+    assert rows[0.0].statuses == {"infeasible": 1} and "train_accuracy" not in rows[0.0].values
+    assert rows[1.0].statuses == {"optimal": 1} and rows[1.0].best and not rows[0.0].best
+    assert sorted(r.status for r in store.list_runs(sweep=p.sweep_id, limit=None)) == ["infeasible", "optimal"]
+    again = sweeps.run_sweep(p, local, store=store)
+    assert [r.statuses for r in sweeps.summarise(again, store)] == [r.statuses for r in rows.values()]
+
+
 FAULTS = BASE + "sweep:\n  grid: {search.behaviour: [exact, raise, die]}\n"
 
 
