@@ -559,7 +559,7 @@ class CuttingPlane(EpsilonSolver):
             if added or excluded:
                 cuts += int(added)
             elif best is None:  # a master point off the threshold by its tolerance: no progress to make
-                status = Status.HEURISTIC
+                status = Status.STOPPED_NODES
                 break
             else:
                 # The master returned a point already cut, so its value meets H2 there up to the

@@ -543,19 +543,9 @@ class MossSolver(Solver):
         if self._fair is not None:
             stats.update(fairness_checked=self._fair.checked)
         with_model = [i for i, p in enumerate(points) if p.found]
-        if not with_model:  # under a fairness limit no point has a rule set that meets it
-            self._fairness_stats(stats, points[-1])
-            return self._no_model(points[-1], stats, tolerance=tolerance, frontier=len(points))
-        h1 = np.asarray([points[i].h1 for i in with_model])
-        h2 = np.asarray([points[i].h2 for i in with_model])
-        if fspec.choose == "knee":
-            chosen = with_model[knee(h1, h2)]
-        else:  # the asked point, or the next one (less stable) when none of its rule sets meets the limit
-            asked = min(int(fspec.choose), len(points)) - 1
-            chosen = next((i for i in with_model if i >= asked), with_model[-1])
-        rashomon = self._chosen_set(pool, oracle, counts, k, points, chosen, sets, ctx, set_nodes)
-        frontier = Frontier(
-            rows=[
+
+        def rows() -> list[FrontierRow]:  # after the chosen point's Rashomon set: it may update ``sets``
+            return [
                 FrontierRow(
                     p.epsilon,
                     p.h1 if p.found else None,
@@ -573,10 +563,24 @@ class MossSolver(Solver):
                     rashomon_seconds=round(sets[i].seconds, 4) if i in sets else None,
                 )
                 for i, p in enumerate(points)
-            ],
-            chosen=chosen,
-            requested=int(grid.size),
-        )
+            ]
+
+        if not with_model:  # under a fairness limit no point has a rule set that meets it
+            last = points[-1]
+            if len(points) < grid.size and last.status is Status.OPTIMAL:  # stopped between two points
+                last.status = ctx.stop_reason.status if ctx.stop_reason.value else Status.STOPPED_NODES
+            self._fairness_stats(stats, last)
+            stats["frontier"] = Frontier(rows=rows(), chosen=-1, requested=int(grid.size)).to_dict()
+            return self._no_model(last, stats, tolerance=tolerance, frontier=len(points))
+        h1 = np.asarray([points[i].h1 for i in with_model])
+        h2 = np.asarray([points[i].h2 for i in with_model])
+        if fspec.choose == "knee":
+            chosen = with_model[knee(h1, h2)]
+        else:  # the asked point, or the next one (less stable) when none of its rule sets meets the limit
+            asked = min(int(fspec.choose), len(points)) - 1
+            chosen = next((i for i in with_model if i >= asked), with_model[-1])
+        rashomon = self._chosen_set(pool, oracle, counts, k, points, chosen, sets, ctx, set_nodes)
+        frontier = Frontier(rows=rows(), chosen=chosen, requested=int(grid.size))
         stats["frontier"] = frontier.to_dict()
         stats["chosen_point"] = chosen + 1
         self._fairness_stats(stats, points[chosen])
@@ -839,7 +843,7 @@ class MossSolver(Solver):
         }
 
     def _no_model_status(self, p: Point) -> str:
-        return "infeasible" if p.status is Status.OPTIMAL else str(p.status)
+        return str(Status.INFEASIBLE if p.status is Status.OPTIMAL else p.status)
 
     def _none_found(self, p: Point) -> str:
         limit = self.spec.constraints.fairness
@@ -850,15 +854,17 @@ class MossSolver(Solver):
         return f"the search stopped ({p.status}) before finding a rule set that meets {what}"
 
     def _no_model(self, p: Point, stats: dict[str, Any], *, tolerance: float, frontier: int = 0) -> Result:
-        """No rule set meets the fairness limit: proven (infeasible) or not found before a stop."""
+        """No rule set meets the fairness limit: proven (``infeasible``: the master ran out of rule
+        sets) or not found before a stop (the stop's status, the master's bound so far)."""
         where = f"at any of the {frontier} frontier points" if frontier else f"at stability {p.epsilon:.6g}"
-        raise DataError(
-            f"{self._none_found(p)} {where}, with at most {self.spec.constraints.max_rules} rules",
-            hint="raise constraints.fairness.at_most, lower the stability, or allow more rules"
-            if p.status is Status.OPTIMAL
-            else "give the search more time (limits.time) or raise constraints.fairness.at_most",
-            field="constraints.fairness",
-        )
+        stats["no_model"] = f"{self._none_found(p)} {where}, with at most {self.spec.constraints.max_rules} rules"
+        if p.status is Status.OPTIMAL:
+            cert = Certificate(status=Status.INFEASIBLE, objective=None, tolerance=tolerance)
+        else:
+            bound = p.lower_bound if math.isfinite(p.lower_bound) else None
+            cert = Certificate(status=p.status, objective=None, lower_bound=bound, tolerance=tolerance)
+        stats.setdefault("seconds", round(p.seconds, 4))
+        return Result(None, cert, stats=stats)
 
     # -- results ----------------------------------------------------------------------------
 

@@ -180,7 +180,7 @@ def _spec(folder, constraints: str, metric: str = "statistical_parity", target: 
     _data(folder)
     text = (
         "name: fair-moss\n"
-        f"data: {{source: d.csv, target: {target}, positive: 1, audit_only: [grp]}}\n"
+        f"data: {{source: '{folder / 'd.csv'}', target: {target}, positive: 1, audit_only: [grp]}}\n"
         "solver: moss\n"
         "objective: {gamma: 0.1, candidates: {trees: 40, depth: 2, seed: 0, max_candidates: 30}}\n"
         f"constraints: {{max_rules: 2{constraints}}}\n"
@@ -224,11 +224,45 @@ def test_every_frontier_point_meets_the_limit(tmp_path):
 
 
 def test_a_limit_no_rule_set_meets_is_said_as_such(tmp_path):
-    from glasswork.data import DataError
+    outcome = _run(_spec(tmp_path, ", stability_rank: 1, fairness: {metric: statistical_parity, at_most: 0}"))
+    assert outcome.status is Status.INFEASIBLE and outcome.result.model is None
+    assert "proven infeasible" in outcome.no_model
+    assert "no rule set meets statistical_parity at most 0" in outcome.result.stats["no_model"]
+    assert outcome.to_dict()["model"] is None
 
-    with pytest.raises(DataError, match="no rule set meets statistical_parity at most 0") as caught:
-        _run(_spec(tmp_path, ", stability_rank: 1, fairness: {metric: statistical_parity, at_most: 0}"))
-    assert caught.value.field == "constraints.fairness"
+
+def test_a_frontier_with_no_admissible_point_ends_infeasible_with_its_rows(tmp_path):
+    outcome = _run(
+        _spec(
+            tmp_path, ", frontier: {points: 2}, fairness: {metric: predictive_parity, at_most: 0}", "predictive_parity"
+        )
+    )
+    assert outcome.status is Status.INFEASIBLE and outcome.result.model is None
+    rows = outcome.result.stats["frontier"]
+    assert [r["status"] for r in rows] == ["infeasible", "infeasible"] and not any(r["chosen"] for r in rows)
+
+
+def test_a_search_stopped_before_any_admissible_rule_set_has_no_model_and_a_bound(tmp_path):
+    from glasswork.data import load_problem
+    from glasswork.plugins.moss import MossSolver
+    from glasswork.registry import Registry
+    from glasswork.solver import Limits, SolveContext
+    from glasswork.spec import load_spec
+
+    loaded = load_spec(
+        _spec(tmp_path, ", stability_rank: 3, fairness: {metric: statistical_parity, at_most: 0.0001}"),
+        Registry(entry_points=False, disabled=()),
+    )
+    problem = load_problem(loaded.spec.data)
+    solver = MossSolver(loaded.spec)
+    solver.check(problem)
+    result = solver.solve(problem, SolveContext(limits=Limits(nodes=1)))  # the cut count: stops at once
+    status = result.certificate.status
+    if result.model is None:
+        assert status is Status.STOPPED_NODES and result.certificate.objective is None
+        assert result.certificate.lower_bound is not None
+    else:
+        assert result.stats["fairness"]["figure"] <= 0.0001 + 1e-12
 
 
 def test_a_regression_target_refuses_the_constraint(tmp_path):
