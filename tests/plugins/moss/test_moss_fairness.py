@@ -308,3 +308,25 @@ def test_a_rule_set_exactly_at_the_limit_is_the_optimum(metric):
         if tried == 3:
             return
     pytest.fail(f"no instance with a tie for {metric}")
+
+
+def test_a_frontier_stopped_before_its_last_point_never_claims_infeasible(tmp_path):
+    from glasswork.data import load_problem
+    from glasswork.plugins.moss import MossSolver
+    from glasswork.registry import Registry
+    from glasswork.solver import Limits, SolveContext
+    from glasswork.spec import load_spec
+
+    loaded = load_spec(
+        _spec(tmp_path, ", frontier: {points: 4}, fairness: {metric: statistical_parity, at_most: 0}"),
+        Registry(entry_points=False, disabled=()),
+    )
+    problem = load_problem(loaded.spec.data)
+    full = MossSolver(loaded.spec).solve(problem, SolveContext())
+    stopped = MossSolver(loaded.spec).solve(problem, SolveContext(limits=Limits(nodes=1)))
+    rows = stopped.stats["frontier"]
+    assert len(rows) < len(full.stats["frontier"])  # the limit cut the sweep short
+    if stopped.model is None:
+        assert stopped.certificate.status is Status.STOPPED_NODES
+    assert full.certificate.status in (Status.INFEASIBLE, Status.OPTIMAL)
+    assert (full.model is None) == (full.certificate.status is Status.INFEASIBLE)
