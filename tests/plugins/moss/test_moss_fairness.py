@@ -330,3 +330,14 @@ def test_a_frontier_stopped_before_its_last_point_never_claims_infeasible(tmp_pa
         assert stopped.certificate.status is Status.STOPPED_NODES
     assert full.certificate.status in (Status.INFEASIBLE, Status.OPTIMAL)
     assert (full.model is None) == (full.certificate.status is Status.INFEASIBLE)
+
+
+def test_a_chosen_point_without_a_rule_set_gives_way_to_the_next_one_with(tmp_path):
+    outcome = _run(
+        _spec(tmp_path, ", frontier: {points: 4, choose: 1}, fairness: {metric: statistical_parity, at_most: 0}")
+    )
+    rows = outcome.result.stats["frontier"]
+    first = next(i for i, r in enumerate(rows) if r["status"] == "optimal")
+    assert first > 0 and rows[0]["status"] == "infeasible"  # this data: the most stable points have none
+    assert outcome.result.stats["chosen_point"] == first + 1 and rows[first]["chosen"]
+    assert outcome.to_dict()["fairness"]["train"]["statistical_parity"] <= 1e-12
