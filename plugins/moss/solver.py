@@ -540,8 +540,6 @@ class MossSolver(Solver):
         stats["frontier_seconds"] = round(time.perf_counter() - t0, 4)
         if not points:
             raise RuntimeError("the search stopped before the first frontier point")
-        if self._fair is not None:
-            stats.update(fairness_checked=self._fair.checked)
         with_model = [i for i, p in enumerate(points) if p.found]
 
         def rows() -> list[FrontierRow]:  # after the chosen point's Rashomon set: it may update ``sets``
