@@ -341,3 +341,14 @@ def test_a_chosen_point_without_a_rule_set_gives_way_to_the_next_one_with(tmp_pa
     assert first > 0 and rows[0]["status"] == "infeasible"  # this data: the most stable points have none
     assert outcome.result.stats["chosen_point"] == first + 1 and rows[first]["chosen"]
     assert outcome.to_dict()["fairness"]["train"]["statistical_parity"] <= 1e-12
+
+
+def test_the_frontier_from_scratch_equals_the_shared_sweep_under_the_limit(tmp_path):
+    limit = ", frontier: {points: 4}, fairness: {metric: statistical_parity, at_most: 0.02}"
+    shared = _run(_spec(tmp_path, limit)).result.stats["frontier"]
+    fresh_spec = _spec(tmp_path, limit)
+    fresh_spec.write_text(fresh_spec.read_text() + "search: {epm: false}\n", encoding="utf-8")
+    fresh = _run(fresh_spec).result.stats["frontier"]
+    assert [(r["status"], r["rules"]) for r in shared] == [(r["status"], r["rules"]) for r in fresh]
+    for a, b in zip(shared, fresh, strict=True):
+        assert (a["h2"] is None and b["h2"] is None) or a["h2"] == pytest.approx(b["h2"], rel=1e-6)
