@@ -36,6 +36,8 @@ from .relaxation import Bound, PerspectiveRelaxation
 
 StopCheck = Callable[[int], "Status | None"]
 Progress = Callable[[dict[str, Any]], None]
+Admissible = Callable[[tuple[int, ...]], bool]
+"""Whether a rule set may be returned (a side constraint on its predictions, ``fairness.py``)."""
 
 _TINY = 1e-12  # cut coefficients below this (in scaled units) are dropped, the cut loosened
 
@@ -94,6 +96,10 @@ class Point:
     seconds: float = 0.0
     master_seconds: float = 0.0
     weights: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    found: bool = True
+    """False when no admissible rule set was found: ``support`` is empty and ``h2`` infinite;
+    with status ``optimal`` that is a proof that none exists, otherwise the search stopped first."""
+    excluded: int = 0  # rule sets the side constraint excluded at this point
 
     @property
     def gap(self) -> float:
@@ -151,6 +157,7 @@ class Master:
         h.addRow(-inf, float(k), self.m, idx, np.ones(self.m))  # row 1: cardinality
         self.h = h
         self.cuts = 0
+        self.no_goods = 0
         self.fixed = np.zeros(0, dtype=np.int32)  # columns (1-based) fixed for the current threshold
         self._stop_flag = stop_flag
         if stop_flag is not None:
@@ -184,6 +191,26 @@ class Master:
         val = np.concatenate([[1.0], a[keep]])
         self.h.addRow(rhs, highspy.kHighsInf, idx.size, idx, val)
         self.cuts += 1
+
+    def exclude(self, support: tuple[int, ...], k: int) -> None:
+        """Remove the one rule set ``S`` from the master and no other, so its bound stays valid.
+
+        With ``|S| = k`` the row is ``sum_{i in S} z_i <= k - 1`` (k entries): it also removes
+        every superset of S, but those have more than k rules and were never feasible. A smaller
+        S takes the full no-good ``sum_{i in S} z_i - sum_{i not in S} z_i <= |S| - 1`` (any other
+        binary z differs from S in a coordinate, which lowers the left side by one).
+        """
+        import highspy
+
+        if len(support) >= k:
+            idx = (np.asarray(support, dtype=np.int64) + 1).astype(np.int32)
+            coef = np.ones(idx.size)
+        else:
+            coef = -np.ones(self.m)
+            coef[list(support)] = 1.0
+            idx = np.arange(1, self.m + 1, dtype=np.int32)
+        self.h.addRow(-highspy.kHighsInf, float(len(support) - 1), idx.size, idx, coef)
+        self.no_goods += 1
 
     def fix(self, out: np.ndarray, into: np.ndarray) -> None:
         """Fix rules (0-based) out of or into every solution, for the current threshold only."""
@@ -377,7 +404,8 @@ class EpsilonSolver(ABC):
                 on_point(p)
             if p.status is not Status.OPTIMAL and self.stopped is not None:
                 break
-            warm = p.support
+            if p.found:
+                warm = p.support
         return points
 
 
@@ -387,6 +415,13 @@ class CuttingPlane(EpsilonSolver):
     Before the master's first solve at a threshold, the perspective relaxation (when the oracle
     works in Gram space) bounds the optimum, adds its dual point as a cut and fixes the rules it
     rules out, so the master starts from the relaxation's bound over a few dozen columns.
+
+    With ``admissible`` (a side constraint on a rule set's predictions, such as a fairness limit)
+    only admissible rule sets become the incumbent, and each inadmissible one the master proposes
+    is removed from it by a no-good row (``Master.exclude``). Its tangent cut stays (H2 is convex
+    whatever the constraint), the rows are shared by every threshold, and the master's bound stays
+    a bound over the admissible rule sets: the search is exact for any constraint, however it
+    depends on the rule set. A master with no rule set left proves that none is admissible.
     """
 
     def __init__(
@@ -405,9 +440,14 @@ class CuttingPlane(EpsilonSolver):
         progress: Progress | None = None,
         threads: int = 1,
         relaxation: bool = True,
+        admissible: Admissible | None = None,
     ) -> None:
         super().__init__(oracle, stab, k, pi_scale=pi_scale, tol=tol, stop=stop, deadline=deadline, progress=progress)
         self.max_iterations = max_iterations
+        self.admissible = admissible
+        self.excluded: set[tuple[int, ...]] = set()  # rule sets the side constraint removed (no-good rows)
+        if admissible is not None:  # the relaxation's rounding and fixings know nothing of the side constraint
+            relaxation = False
         self.master = Master(
             self.stab,
             self.k,
@@ -439,18 +479,29 @@ class CuttingPlane(EpsilonSolver):
 
     # -- one epsilon -----------------------------------------------------------------------
 
+    def _admits(self, ev: Evaluation) -> bool:
+        """Whether the rule set may be the incumbent; an inadmissible one is excluded from the master."""
+        if self.admissible is None or self.admissible(ev.support):
+            return True
+        if ev.support not in self.excluded:
+            self.excluded.add(ev.support)
+            self.master.exclude(ev.support, self.k)
+        return False
+
     def solve(self, threshold: float, warm: tuple[int, ...] | None = None) -> Point:
         """Solve (9) at ``stab'z >= threshold``; raises ``InfeasibleEpsilon`` above eps_max."""
         t0 = time.perf_counter()
-        best = self._start(threshold, warm)
-        self._cut(best)
+        excluded0 = len(self.excluded)
+        start = self._start(threshold, warm)
+        self._cut(start)
+        best: Evaluation | None = start if self._admits(start) else None
         self.master.set_threshold(threshold - 1e-9 * max(1.0, abs(threshold)))
         self.master.unfix()
         iterations = cuts = 0
         master_seconds = 0.0
         status: Status | None = None
         lb = 0.0
-        presolve = self._presolve(threshold, best) if self.relaxation is not None else None
+        presolve = self._presolve(threshold, start) if self.relaxation is not None else None
         if presolve is not None:
             best, lb = presolve
             if self._closed(best.value, lb):
@@ -465,39 +516,51 @@ class CuttingPlane(EpsilonSolver):
                 break
             remaining = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
             tm = time.perf_counter()
-            state, bound, z = self.master.solve(best.support, best.value, remaining)
+            upper = None if best is None else best.value
+            state, bound, z = self.master.solve(None if best is None else best.support, upper, remaining)
             master_seconds += time.perf_counter() - tm
             iterations += 1
             self.total_iterations += 1
-            if state == "infeasible":  # cannot happen: the warm start is feasible
-                raise RuntimeError("master reported infeasible although a feasible start exists")
-            lb = max(lb, min(bound, best.value))
-            added = False
+            if state == "infeasible":
+                if best is not None:  # cannot happen: the incumbent is a solution of the master
+                    raise RuntimeError("master reported infeasible although a feasible start exists")
+                status = Status.OPTIMAL  # every rule set that meets the threshold is inadmissible: proven
+                lb = math.inf
+                break
+            lb = max(lb, bound if upper is None else min(bound, upper))
+            added = excluded = False
             if z is not None and self.feasible(z, threshold):
                 ev = self.oracle(z)
-                if ev.value < best.value:
-                    best = ev
-                    self._fix_more(best.value)
+                if best is None or ev.value < best.value:
+                    if self._admits(ev):
+                        best = ev
+                        self._fix_more(best.value)
+                    else:
+                        excluded = True
                 added = self._cut(ev)
-            lb = min(lb, best.value)
+            if best is not None:
+                lb = min(lb, best.value)
             if self.progress is not None:
                 self.progress(
                     {
                         "epsilon": threshold / self.pi_scale,
-                        "upper": best.value,
+                        "upper": None if best is None else best.value,
                         "lower": lb,
                         "iterations": iterations,
                         "cuts": self.master.cuts,
                     }
                 )
-            if self._closed(best.value, lb):
+            if best is not None and self._closed(best.value, lb):
                 status = Status.OPTIMAL
                 break
             if state != "optimal":
                 status = self._check() or Status.STOPPED_TIME
                 break
-            if added:
-                cuts += 1
+            if added or excluded:
+                cuts += int(added)
+            elif best is None:  # a master point off the threshold by its tolerance: no progress to make
+                status = Status.STOPPED_NODES
+                break
             else:
                 # The master returned a point already cut, so its value meets H2 there up to the
                 # master's own gap; one exact re-solve settles it, else report the gap honestly.
@@ -509,18 +572,22 @@ class CuttingPlane(EpsilonSolver):
                 break
         self.master.unfix()
         self._state_bound = None
+        assert status is not None
+        found = best is not None
         return Point(
             epsilon=threshold / self.pi_scale,
-            support=best.support,
-            h1=float(self.stab[list(best.support)].sum()) / self.pi_scale,
-            h2=best.value,
+            support=best.support if best is not None else (),
+            h1=float(self.stab[list(best.support)].sum()) / self.pi_scale if best is not None else 0.0,
+            h2=best.value if best is not None else math.inf,
             lower_bound=lb,
             status=status,
             iterations=iterations,
             cuts_added=cuts,
             seconds=time.perf_counter() - t0,
             master_seconds=master_seconds,
-            weights=best.weights,
+            weights=best.weights if best is not None else np.zeros(0),
+            found=found,
+            excluded=len(self.excluded) - excluded0,
         )
 
     # -- the perspective relaxation ----------------------------------------------------------

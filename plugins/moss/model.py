@@ -144,10 +144,10 @@ class FrontierRow:
     """One point of the stability / loss frontier with its certificate."""
 
     epsilon: float
-    h1: float
-    h2: float
-    lower_bound: float
-    gap: float
+    h1: float | None  # None: no rule set meets the run's fairness limit at this point
+    h2: float | None
+    lower_bound: float | None
+    gap: float | None
     status: str
     rules: list[str]
     weights: list[float]

@@ -21,6 +21,7 @@ from .spec import MossSpec
 if TYPE_CHECKING:  # the searches import the compiled kernels, which load scipy: only when MOSS runs
     from .branch_and_bound import BranchAndBound
     from .cutting_plane import CuttingPlane, Point
+    from .fairness import FairnessCheck
     from .mio import MioResult
     from .rashomon import Enumeration
 
@@ -78,6 +79,14 @@ class MossSolver(Solver):
     def check(self, problem: Any) -> None:
         """The policy against the target's task; what needs the forest's rules is ``size_report``'s."""
         self._policy_for(problem)
+        if self.spec.constraints.fairness is not None and problem.task != "binary":
+            raise DataError(
+                f"constraints.fairness limits the rates of a binary prediction, but this target is {problem.task}: "
+                "moss's regression rule sets predict numbers",
+                hint="set data.positive to the label to predict (moss then learns a classifier), "
+                "or remove constraints.fairness",
+                field="constraints.fairness",
+            )
         if self.spec.rashomon is not None and problem.task == "binary":
             raise DataError(
                 "moss enumerates Rashomon sets for the squared loss (a numeric target) only; "
@@ -201,6 +210,7 @@ class MossSolver(Solver):
                     hint="lower objective.candidates.max_candidates, or remove the 'rashomon' section",
                 )
         self._problem = problem
+        self._fair = self._fairness_check(problem, pool, oracle)
         k = min(spec.constraints.max_rules, pool.m)
         counts = pool.counts.astype(np.float64)
         B = float(pool.n_trees)
@@ -218,6 +228,8 @@ class MossSolver(Solver):
             "y_scale": y_scale,
             "refit": spec.objective.refit,
         }
+        if self._fair is not None:
+            stats["fairness"] = {"metric": self._fair.metric, "at_most": self._fair.at_most}
         if spec.constraints.frontier is not None:
             return self._frontier(pool, oracle, counts, k, ctx, stats)
         threshold, rank = self._threshold(pool, k)
@@ -230,6 +242,9 @@ class MossSolver(Solver):
             stats["policy"] = self._policy  # after a fallback, the policy that ran
             p = exact.solve(threshold)
             stats.update(self._search_stats(exact, p), h2_evaluations=oracle.evaluations)
+            self._fairness_stats(stats, p)
+            if not p.found:
+                return self._no_model(p, stats, tolerance=spec.search.tolerance)
             result = self._result(pool, oracle, p, stats, tolerance=spec.search.tolerance)
             if spec.rashomon is not None:
                 from .rashomon import enumeration_stats
@@ -302,6 +317,7 @@ class MossSolver(Solver):
             stop_flag=ctx.stop_flag,
             progress=progress,
             threads=search.threads,
+            admissible=self._fair,
         )
 
     @staticmethod
@@ -311,6 +327,8 @@ class MossSolver(Solver):
         if isinstance(exact, BranchAndBound):
             return {"nodes": exact.total_iterations}
         out: dict[str, Any] = {"iterations": exact.total_iterations, "cuts": exact.master.cuts}
+        if exact.admissible is not None:
+            out["excluded"] = exact.master.no_goods
         if p is not None:
             out["master_seconds"] = round(p.master_seconds, 4)
         return out
@@ -448,6 +466,14 @@ class MossSolver(Solver):
 
         def on_point(p: Point) -> None:
             points.append(p)
+            if not p.found:
+                ctx.log(
+                    f"frontier point {len(points)}/{grid.size}: eps={p.epsilon:.4g} "
+                    + self._none_found(p)
+                    + f" ({p.iterations} master solves, {p.excluded} rule sets excluded)"
+                )
+                ctx.progress(nodes=len(points), frontier_points=len(points), epsilon=p.epsilon)
+                return
             ctx.log(
                 f"frontier point {len(points)}/{grid.size}: eps={p.epsilon:.4g} H1={p.h1:.4g} "
                 f"H2={p.h2:.6g} LB={p.lower_bound:.6g} {p.status} ({p.iterations} master solves)"
@@ -514,24 +540,19 @@ class MossSolver(Solver):
         stats["frontier_seconds"] = round(time.perf_counter() - t0, 4)
         if not points:
             raise RuntimeError("the search stopped before the first frontier point")
-        h1 = np.asarray([p.h1 for p in points])
-        h2 = np.asarray([p.h2 for p in points])
-        if fspec.choose == "knee":
-            chosen = knee(h1, h2)
-        else:
-            chosen = min(int(fspec.choose), len(points)) - 1
-        rashomon = self._chosen_set(pool, oracle, counts, k, points, chosen, sets, ctx, set_nodes)
-        frontier = Frontier(
-            rows=[
+        with_model = [i for i, p in enumerate(points) if p.found]
+
+        def rows() -> list[FrontierRow]:  # after the chosen point's Rashomon set: it may update ``sets``
+            return [
                 FrontierRow(
                     p.epsilon,
-                    p.h1,
-                    p.h2,
-                    p.lower_bound,
-                    p.gap,
-                    str(p.status),
+                    p.h1 if p.found else None,
+                    p.h2 if p.found else None,
+                    p.lower_bound if math.isfinite(p.lower_bound) else None,
+                    p.gap if p.found else None,
+                    str(p.status) if p.found else self._no_model_status(p),
                     [pool.rules[i].text for i in p.support],
-                    [float(w) for w in self._rule_set(pool, oracle, p).weights],
+                    [float(w) for w in self._rule_set(pool, oracle, p).weights] if p.found else [],
                     p.iterations,
                     p.cuts_added,
                     round(p.seconds, 4),
@@ -540,19 +561,34 @@ class MossSolver(Solver):
                     rashomon_seconds=round(sets[i].seconds, 4) if i in sets else None,
                 )
                 for i, p in enumerate(points)
-            ],
-            chosen=chosen,
-            requested=int(grid.size),
-        )
+            ]
+
+        if not with_model:  # under a fairness limit no point has a rule set that meets it
+            last = points[-1]
+            if len(points) < grid.size and last.status is Status.OPTIMAL:  # stopped between two points
+                last.status = ctx.stop_reason.status if ctx.stop_reason.value else Status.STOPPED_NODES
+            self._fairness_stats(stats, last)
+            stats["frontier"] = Frontier(rows=rows(), chosen=-1, requested=int(grid.size)).to_dict()
+            return self._no_model(last, stats, tolerance=tolerance, frontier=len(points))
+        h1 = np.asarray([points[i].h1 for i in with_model])
+        h2 = np.asarray([points[i].h2 for i in with_model])
+        if fspec.choose == "knee":
+            chosen = with_model[knee(h1, h2)]
+        else:  # the asked point, or the next one (less stable) when none of its rule sets meets the limit
+            asked = min(int(fspec.choose), len(points)) - 1
+            chosen = next((i for i in with_model if i >= asked), with_model[-1])
+        rashomon = self._chosen_set(pool, oracle, counts, k, points, chosen, sets, ctx, set_nodes)
+        frontier = Frontier(rows=rows(), chosen=chosen, requested=int(grid.size))
         stats["frontier"] = frontier.to_dict()
         stats["chosen_point"] = chosen + 1
+        self._fairness_stats(stats, points[chosen])
         status = worst_status([p.status for p in points])
         if len(points) < grid.size and status is Status.OPTIMAL:
             status = ctx.stop_reason.status if ctx.stop_reason.value else Status.STOPPED_NODES
         if status is Status.OPTIMAL:
             cert_point = points[chosen]
-        else:  # the certificate reports the point with the widest gap
-            cert_point = max(points, key=lambda p: p.gap)
+        else:  # the certificate reports the point with the widest gap (of those with a rule set)
+            cert_point = max((points[i] for i in with_model), key=lambda p: p.gap)
             stats["certificate_point"] = points.index(cert_point) + 1
         model = self._rule_set(pool, oracle, points[chosen])
         cert = Certificate(
@@ -764,6 +800,69 @@ class MossSolver(Solver):
             found.count, fresh, threshold=threshold, lower_bound=found.unenumerated_bound, nodes=spent + found.nodes
         )
         return found, result
+
+    # -- the fairness constraint -------------------------------------------------------------
+
+    def _fairness_check(self, problem: Any, pool: RulePool, oracle: Oracle) -> FairnessCheck | None:
+        """``constraints.fairness`` as a test of a rule set: the predictions of the very model the
+        run would return (``_rule_set``), on the training rows, weighted as the audit weighs them."""
+        limit = self.spec.constraints.fairness
+        if limit is None:
+            return None
+        from glasswork import audit
+
+        from .cutting_plane import Point
+        from .fairness import FairnessCheck
+
+        if self.spec.fairness is None:  # the spec check refuses this first; a hand-built spec may skip it
+            raise DataError(
+                "constraints.fairness needs a fairness: section naming the protected group",
+                field="constraints.fairness",
+            )
+        groups = audit.groups(self.spec.fairness, problem.audit)
+
+        def predict(support: tuple[int, ...]) -> np.ndarray:
+            point = Point(0.0, support, 0.0, 0.0, 0.0, Status.HEURISTIC)
+            return np.asarray(self._rule_set(pool, oracle, point).predict(problem.X))
+
+        return FairnessCheck(
+            limit.metric, limit.at_most, problem.y, [g.mask for g in groups], problem.sample_weight, predict
+        )
+
+    def _fairness_stats(self, stats: dict[str, Any], p: Point) -> None:
+        """The constraint, how much of the search it cost, and the returned rule set's figure."""
+        if self._fair is None:
+            return
+        stats["fairness"] = {
+            "metric": self._fair.metric,
+            "at_most": self._fair.at_most,
+            "rule_sets_checked": self._fair.checked,
+            "figure": self._fair.figure(p.support) if p.found else None,
+        }
+
+    def _no_model_status(self, p: Point) -> str:
+        return str(Status.INFEASIBLE if p.status is Status.OPTIMAL else p.status)
+
+    def _none_found(self, p: Point) -> str:
+        limit = self.spec.constraints.fairness
+        assert limit is not None
+        what = f"{limit.metric} at most {limit.at_most:g}"
+        if p.status is Status.OPTIMAL:
+            return f"no rule set meets {what} on the training rows (proven: every one was excluded)"
+        return f"the search stopped ({p.status}) before finding a rule set that meets {what}"
+
+    def _no_model(self, p: Point, stats: dict[str, Any], *, tolerance: float, frontier: int = 0) -> Result:
+        """No rule set meets the fairness limit: proven (``infeasible``: the master ran out of rule
+        sets) or not found before a stop (the stop's status, the master's bound so far)."""
+        where = f"at any of the {frontier} frontier points" if frontier else f"at stability {p.epsilon:.6g}"
+        stats["no_model"] = f"{self._none_found(p)} {where}, with at most {self.spec.constraints.max_rules} rules"
+        if p.status is Status.OPTIMAL:
+            cert = Certificate(status=Status.INFEASIBLE, objective=None, tolerance=tolerance)
+        else:
+            bound = p.lower_bound if math.isfinite(p.lower_bound) else None
+            cert = Certificate(status=p.status, objective=None, lower_bound=bound, tolerance=tolerance)
+        stats.setdefault("seconds", round(p.seconds, 4))
+        return Result(None, cert, stats=stats)
 
     # -- results ----------------------------------------------------------------------------
 

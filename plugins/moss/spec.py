@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from glasswork.spec import KEEP_NUMBERS, SolverSpec, StrictModel
+from glasswork.spec import KEEP_NUMBERS, FairnessConstraint, SolverSpec, StrictModel
 from pydantic import Field, model_validator
 
 
@@ -53,7 +53,8 @@ class FrontierSpec(StrictModel):
 
 
 class MossConstraints(StrictModel):
-    """At most ``max_rules`` rules; stability at least ``min_stability``, or a whole frontier."""
+    """At most ``max_rules`` rules; stability at least ``min_stability``, or a whole frontier; and,
+    for a binary target, a fairness limit on the training predictions."""
 
     max_rules: int = Field(15, ge=1, le=1000, description="k, the largest number of rules.")
     min_stability: float | None = Field(None, ge=0.0, description="epsilon: lower bound on H1 = Pi'z.")
@@ -64,6 +65,11 @@ class MossConstraints(StrictModel):
         description="Use the j-th value of the epsilon grid (1 = eps_max; 3 = MOSS-eps-H, the default).",
     )
     frontier: FrontierSpec | None = Field(None, description="Compute the Pareto frontier.")
+    fairness: FairnessConstraint | None = Field(
+        None,
+        description="Binary target: every rule set returned (each frontier point) meets this limit on the "
+        "training rows, for every protected group of the fairness: section; certified by the cutting plane.",
+    )
 
     @model_validator(mode="after")
     def _one_target(self) -> MossConstraints:

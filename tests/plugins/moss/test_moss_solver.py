@@ -55,6 +55,39 @@ class TestMossContract(SolverContract):
     def panels_spec_document(self):
         return document(constraints={"frontier": {"points": 4}})  # the panel draws the frontier
 
+    def constrained_spec_document(self):
+        return _fair_document("statistical_parity", 0.1, {"stability_rank": 3})
+
+    def infeasible_spec_document(self):  # the most stable rule set alone, and no precision gap allowed
+        return _fair_document("predictive_parity", 0.0, {"stability_rank": 1})
+
+
+def _fair_document(metric, at_most, target):
+    """A small binary table whose group column (audit-only) shifts a feature the label follows."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    import sklearn.ensemble  # noqa: F401  (the forest's import, cold on a busy machine, is not the stop's latency)
+
+    path = Path(tempfile.gettempdir()) / f"glasswork-moss-fair-{os.getpid()}.csv"
+    if not path.exists():
+        rng = np.random.default_rng(5)
+        group = np.where(rng.random(200) < 0.45, "p", "r")
+        x1 = (rng.random(200) < np.where(group == "p", 0.75, 0.3)).astype(int)
+        x2 = rng.integers(0, 2, 200)
+        label = ((x1 + 0.6 * x2 + rng.normal(scale=0.5, size=200)) > 0.9).astype(int)
+        rows = [f"{a},{b},{g},{y}" for a, b, g, y in zip(x1, x2, group, label)]
+        path.write_text("x1,x2,grp,label\n" + "\n".join(rows) + "\n")
+    return {
+        "name": "moss-fair",
+        "solver": "moss",
+        "data": {"source": str(path), "target": "label", "positive": 1, "audit_only": ["grp"]},
+        "objective": {"gamma": 0.1, "candidates": {"trees": 30, "depth": 2, "seed": 0, "max_candidates": 20}},
+        "constraints": {"max_rules": 2, **target, "fairness": {"metric": metric, "at_most": at_most}},
+        "fairness": {"protected": {"column": "grp", "value": "p"}, "metrics": [metric]},
+    }
+
 
 def test_default_is_the_third_grid_value_and_optimal():
     result, problem, _ = solve(document())
