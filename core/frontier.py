@@ -209,6 +209,9 @@ def end_words(document: dict[str, Any]) -> str:
     count = len(document.get("points") or [])
     if end == "fairest":
         proof = "proven" if document.get("complete") else "not proven (a point was not certified)"
+        step = document.get("min_step")
+        if isinstance(step, (int, float)) and step > 0:
+            return f"{count} point(s); no model is {step:g} fairer than the last one ({proof})"
         return f"{count} point(s); the walk reached the fairest model: no fairer one exists ({proof})"
     if end == "cap":
         return f"{count} point(s); stopped at the cap of {document.get('points_cap')} points (fairer models may exist)"

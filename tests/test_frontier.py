@@ -117,6 +117,9 @@ def test_the_cap_and_min_step(tmp_path, toy_registry):
     points = [p for p in coarse.result.stats[STATS_KEY]["points"] if p["model"] is not None]
     for before, after in zip(points, points[1:]):
         assert after["unfairness"] <= before["unfairness"] - 0.1 + 1e-12
+    from glasswork.frontier import end_words
+
+    assert "no model is 0.1 fairer than the last one" in end_words(coarse.result.stats[STATS_KEY])
 
 
 def test_a_walk_cut_short_by_a_limit_says_so(tmp_path, toy_registry):

@@ -163,23 +163,33 @@ def test_local_sweep_records_summarises_and_resumes(tmp_path, toy_env, toy_regis
     assert len(store.list_runs(sweep=p.sweep_id, limit=None)) == 6
 
 
-def test_a_sweep_summarises_the_fairness_audit_of_every_point(tmp_path, toy_env, toy_registry, local):
-    """Each point's audit figures are summarised as its metrics are (mean and sd over folds), also
-    for points read back from the store when the sweep is resumed; a sweep may pick by them."""
+def sweep_grouped(tmp_path: Path, registry, local, seed: int, name: str, rest: str):
+    """A toy sweep over ``d.csv`` (90 rows: a feature ``a`` that mostly decides ``y``, a group
+    column ``g``), run once into a store: its plan, the store and the report."""
     import numpy as np
 
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     a, g = rng.integers(0, 2, 90), rng.choice(["p", "q"], 90)
     y = a ^ (rng.random(90) < 0.2)
     (tmp_path / "d.csv").write_text("a,g,y\n" + "".join(f"{i},{j},{k}\n" for i, j, k in zip(a, g, y)))
-    text = (
-        "name: fair-path\nsolver: toy\ndata: {source: d.csv, target: y, audit_only: [g]}\n"
-        "fairness: {protected: {column: g, value: p}, metrics: [statistical_parity]}\n"
-        "sweep:\n  grid: {objective.regularization: [0.0, 0.05]}\n  folds: 2\n  metric: test_statistical_parity\n"
-    )
-    p = plan(tmp_path, toy_registry, text)
+    text = f"name: {name}\nsolver: toy\ndata: {{source: d.csv, target: y, audit_only: [g]}}\n" + rest
+    p = plan(tmp_path, registry, text)
     store = RunStore(tmp_path / "glasswork.duckdb").open()
-    report = sweeps.run_sweep(p, local, store=store)
+    return p, store, sweeps.run_sweep(p, local, store=store)
+
+
+def test_a_sweep_summarises_the_fairness_audit_of_every_point(tmp_path, toy_env, toy_registry, local):
+    """Each point's audit figures are summarised as its metrics are (mean and sd over folds), also
+    for points read back from the store when the sweep is resumed; a sweep may pick by them."""
+    p, store, report = sweep_grouped(
+        tmp_path,
+        toy_registry,
+        local,
+        0,
+        "fair-path",
+        "fairness: {protected: {column: g, value: p}, metrics: [statistical_parity]}\n"
+        "sweep:\n  grid: {objective.regularization: [0.0, 0.05]}\n  folds: 2\n  metric: test_statistical_parity\n",
+    )
     rows = sweeps.summarise(report, store)
     figures = [o.result["fairness"]["test"]["statistical_parity"] for o in report.outcomes]
     assert all(set(r.values) >= {"train_statistical_parity", "test_statistical_parity"} for r in rows)
@@ -192,21 +202,16 @@ def test_a_sweep_summarises_the_fairness_audit_of_every_point(tmp_path, toy_env,
 def test_a_sweep_over_a_fairness_limit_counts_its_infeasible_points(tmp_path, toy_env, toy_registry, local):
     """A point no model meets is a finished run (status infeasible, no model, no figures): the
     summary counts it under its status and leaves it out of the best pick; resumed, the same."""
-    import numpy as np
-
-    rng = np.random.default_rng(1)
-    a, g = rng.integers(0, 2, 90), rng.choice(["p", "q"], 90)
-    y = a ^ (rng.random(90) < 0.2)
-    (tmp_path / "d.csv").write_text("a,g,y\n" + "".join(f"{i},{j},{k}\n" for i, j, k in zip(a, g, y)))
-    text = (
-        "name: fair-limit\nsolver: toy\ndata: {source: d.csv, target: y, audit_only: [g]}\n"
+    p, store, report = sweep_grouped(
+        tmp_path,
+        toy_registry,
+        local,
+        1,
+        "fair-limit",
         "fairness: {protected: {column: g, value: p}, metrics: [predictive_parity]}\n"
         "constraints: {fairness: {metric: predictive_parity, at_most: 1.0}}\n"
-        "sweep:\n  grid: {constraints.fairness.at_most: [0.0, 1.0]}\n  metric: train_accuracy\n"
+        "sweep:\n  grid: {constraints.fairness.at_most: [0.0, 1.0]}\n  metric: train_accuracy\n",
     )
-    p = plan(tmp_path, toy_registry, text)
-    store = RunStore(tmp_path / "glasswork.duckdb").open()
-    report = sweeps.run_sweep(p, local, store=store)
     rows = {r.coords["constraints.fairness.at_most"]: r for r in sweeps.summarise(report, store)}
     assert rows[0.0].statuses == {"infeasible": 1} and "train_accuracy" not in rows[0.0].values
     assert rows[1.0].statuses == {"optimal": 1} and rows[1.0].best and not rows[0.0].best
