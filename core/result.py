@@ -48,8 +48,9 @@ STOP_STATUSES = frozenset({Status.STOPPED_TIME, Status.STOPPED_NODES, Status.STO
 """The statuses of a search a limit or a cancel ended: a result may have no model then (none
 found yet that meets the constraints), with the lower bound proven so far."""
 
-NO_MODEL_STATUSES = frozenset({Status.INFEASIBLE, *STOP_STATUSES})
-"""The statuses a result without a model may have."""
+NO_MODEL_STATUSES = frozenset({Status.INFEASIBLE, Status.HEURISTIC, *STOP_STATUSES})
+"""The statuses a result without a model may have: a proof that none exists, a search stopped
+before it found one, or a heuristic that looked at part of the space and found none there."""
 
 _STOPPED_AT = {
     Status.STOPPED_TIME: "stopped at the time limit",
@@ -252,8 +253,8 @@ class Result:
         if self.model is None:
             if status not in NO_MODEL_STATUSES:
                 raise CertificateError(
-                    f"a result with status {status.value!r} has no model; only 'infeasible' or a stopped "
-                    "search may end without one"
+                    f"a result with status {status.value!r} has no model; only 'infeasible', a stopped "
+                    "search or a heuristic may end without one"
                 )
             if self.certificate.objective is not None:
                 raise CertificateError(
@@ -298,6 +299,8 @@ def no_model_reason(status: Status | str, constraints: Mapping[str, Any] | None)
     meets = constraints_phrase(constraints)
     if status is Status.INFEASIBLE:
         return f"no model meets {meets}: proven infeasible (the whole search space was searched)"
+    if status is Status.HEURISTIC:
+        return f"the heuristic search found no model that meets {meets}; one may still exist (it is not a proof)"
     return f"{_STOPPED_AT.get(status, status.value)} before finding a model that meets {meets}"
 
 

@@ -158,9 +158,17 @@ def test_a_stopped_search_may_have_no_model_yet(status):
     assert "before finding a model that meets the spec's constraints" in no_model_reason(status, None)
 
 
-@pytest.mark.parametrize("status", [Status.OPTIMAL, Status.HEURISTIC])
-def test_a_finished_search_always_has_a_model(status):
+def test_an_optimal_search_always_has_a_model():
     from glasswork.result import Result
 
     with pytest.raises(CertificateError, match="has no model"):
-        Result(None, Certificate(status=status, objective=0.5, lower_bound=0.5))
+        Result(None, Certificate(status=Status.OPTIMAL, objective=0.5, lower_bound=0.5))
+
+
+def test_a_heuristic_may_end_without_a_model_and_says_it_is_no_proof():
+    from glasswork.result import Result, no_model_reason
+
+    result = Result(None, Certificate(status=Status.HEURISTIC, objective=None))
+    assert result.model is None
+    reason = no_model_reason(Status.HEURISTIC, {"fairness": {"metric": "statistical_parity", "at_most": 0.05}})
+    assert "heuristic search found no model" in reason and "not a proof" in reason

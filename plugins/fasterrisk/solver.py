@@ -382,8 +382,9 @@ class FasterRiskSolver(Solver):
             ctx.log(f"fasterrisk: no card meets constraints.fairness ({limit}): proven infeasible")
             return Result(None, Certificate(status=Status.INFEASIBLE, objective=None), stats=stats)
         stopped = ctx.stop_reason
-        status = stopped.status if stopped is not StopReason.NONE else Status.STOPPED_NODES
-        if spec.search.policy == "beam" and stopped is StopReason.NONE:
+        beam_ended = spec.search.policy == "beam" and stopped is StopReason.NONE
+        status = stopped.status if stopped is not StopReason.NONE else Status.HEURISTIC if beam_ended else Status.STOPPED_NODES
+        if beam_ended:
             ctx.log(
                 f"fasterrisk: no card of the beam's pool meets constraints.fairness ({limit}), even with "
                 "its intercept moved; the beam is heuristic, so one may exist: search.policy: exact finds "
