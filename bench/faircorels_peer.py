@@ -64,7 +64,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from glasswork.fairness import METRICS
 from glasswork.quoting import printable
 

@@ -6,13 +6,13 @@ Importing ``glasswork`` stays fast: no solver, DuckDB or Textual module is impor
 
 from __future__ import annotations
 
-# first: Ctrl-C while the command line imports is one line and exit 130 (glasswork.startup)
-from glasswork import startup as _startup  # noqa: F401, I001
 import importlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+# first: Ctrl-C while the command line imports is one line and exit 130 (glasswork.startup)
+from glasswork import startup as _startup  # noqa: F401, I001
 from glasswork._version import __version__
 
 if TYPE_CHECKING:
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from glasswork.export import LoadedModel
     from glasswork.hookspecs import hookimpl
     from glasswork.rashomon import RashomonMember, RashomonSet
+    from glasswork.record import RunOutcome
     from glasswork.result import (
         Certificate,
         Classifier,
@@ -30,9 +31,10 @@ if TYPE_CHECKING:
         prediction_fingerprint,
         relative_gap,
     )
-    from glasswork.record import RunOutcome
     from glasswork.solver import Limits, SolveContext, Solver, StopReason
-    from glasswork.spec import LoadedSpec, SolverSpec, SpecError, StrictModel, load_spec
+    from glasswork.spec.document import SpecError
+    from glasswork.spec.load import LoadedSpec, load_spec
+    from glasswork.spec.models import SolverSpec, StrictModel
 
 # Where each re-exported name lives. They load on first use (PEP 562), so ``import glasswork``
 # costs only itself, and no module of the package depends on this namespace: modules import
@@ -46,7 +48,7 @@ _HOMES = {
     "Event": "glasswork.events",
     "EventSink": "glasswork.events",
     "Limits": "glasswork.solver",
-    "LoadedSpec": "glasswork.spec",
+    "LoadedSpec": "glasswork.spec.load",
     "Model": "glasswork.result",
     "Problem": "glasswork.data",
     "RashomonMember": "glasswork.rashomon",
@@ -54,14 +56,14 @@ _HOMES = {
     "Result": "glasswork.result",
     "SolveContext": "glasswork.solver",
     "Solver": "glasswork.solver",
-    "SolverSpec": "glasswork.spec",
-    "SpecError": "glasswork.spec",
+    "SolverSpec": "glasswork.spec.models",
+    "SpecError": "glasswork.spec.document",
     "Status": "glasswork.result",
     "StopReason": "glasswork.solver",
-    "StrictModel": "glasswork.spec",
+    "StrictModel": "glasswork.spec.models",
     "hookimpl": "glasswork.hookspecs",
     "load_problem": "glasswork.data",
-    "load_spec": "glasswork.spec",
+    "load_spec": "glasswork.spec.load",
     "prediction_fingerprint": "glasswork.result",
     "relative_gap": "glasswork.result",
 }

@@ -14,13 +14,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-
 from glasswork import fairness
 
 if TYPE_CHECKING:
     from glasswork.data import Problem
     from glasswork.result import Model
-    from glasswork.spec_models import FairnessSpec, ProtectedGroupSpec, SolverSpec
+    from glasswork.spec.models import FairnessSpec, ProtectedGroupSpec, SolverSpec
 
 MAX_VALUES_LISTED = 10
 

@@ -15,17 +15,16 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from glasswork.events import Event
+from glasswork.quoting import terminal_text
+from glasswork.rashomon import PointSet, SetSummary
+from glasswork.result import relative_gap
+from glasswork.startup import discard_output
 from rich.console import Console, Group
 from rich.live import Live
 from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
-
-from glasswork.events import Event
-from glasswork.startup import discard_output
-from glasswork.quoting import terminal_text
-from glasswork.rashomon import PointSet, SetSummary
-from glasswork.result import relative_gap
 
 if TYPE_CHECKING:
     from glasswork.record import RunInfo, RunOutcome

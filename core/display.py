@@ -16,11 +16,6 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING, Any
 
-from rich import box
-from rich.console import Group, RenderableType
-from rich.table import Table
-from rich.text import Text
-
 from glasswork.panels import (  # noqa: F401  (re-exported: plugins describe their panels from here)
     MAX_POINTS,
     BarsPanel,
@@ -31,6 +26,10 @@ from glasswork.panels import (  # noqa: F401  (re-exported: plugins describe the
     finite,
 )
 from glasswork.quoting import terminal_text
+from rich import box
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
 
 if TYPE_CHECKING:
     from glasswork.registry import Registry

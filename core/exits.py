@@ -43,7 +43,7 @@ def run_failure(error: BaseException, *, stage: str | None = None) -> RunFailure
     """
     from glasswork.data import DataError, LimitReached
     from glasswork.runner import RunAborted, SolverFailure
-    from glasswork.spec import SpecError
+    from glasswork.spec.document import SpecError
     from glasswork.store import StoreError, StorePathError
 
     if isinstance(error, SpecError):

@@ -23,11 +23,10 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
-
-    from glasswork.panels import Panel
     from glasswork.export import ExportRequest, ModelInputs
+    from glasswork.panels import Panel
     from glasswork.solver import Solver
+    from rich.console import RenderableType
 
 PROJECT = "glasswork"
 

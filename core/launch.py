@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from glasswork.events import EventSink
 from glasswork.record import RunInfo, RunOutcome
-from glasswork.spec import LoadedSpec, SolverSpec, SpecError, load_spec
+from glasswork.spec.document import SpecError
+from glasswork.spec.load import LoadedSpec, load_spec
+from glasswork.spec.models import SolverSpec
 
 if TYPE_CHECKING:
     from glasswork.data import DataError, Problem
@@ -74,7 +76,7 @@ class Launch:
     def _check_spec_store_path(self) -> None:
         """A spec's ``store.path`` that escapes its folder through a symbolic link is a mistake in
         the spec (exit 2), found before anything runs."""
-        from glasswork.spec import SpecIssue
+        from glasswork.spec.document import SpecIssue
         from glasswork.store import StorePathError, default_db_path
 
         value = self.loaded.spec.store.path
@@ -198,9 +200,9 @@ class Launch:
         if self._started:
             raise RuntimeError("this Launch has already run; make a new Launch for another run")
         self._started = True
+        from glasswork.memory import peak_memory
         from glasswork.result import model_contract_fault
         from glasswork.runner import SolverFailure
-        from glasswork.memory import peak_memory
         from glasswork.solver import Limits
         from glasswork.store import StoreSink
 
@@ -337,7 +339,7 @@ def locate_in_spec(error: DataError, loaded: LoadedSpec) -> DataError:
     """A data error about a spec field (``error.field``, e.g. ``data.types.age``), moved to that
     field's line in the spec file, as a spec error is; other errors are returned as they are."""
     from glasswork.data import DataError
-    from glasswork.spec import read_spec_document
+    from glasswork.spec.document import read_spec_document
 
     if error.field is None or loaded.path is None:
         return error

@@ -33,16 +33,15 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 import pluggy
-
 from glasswork import hookspecs
 from glasswork._version import __version__
 from glasswork.hookspecs import PROJECT
 from glasswork.solver import Solver
-from glasswork.spec_models import SolverSpec
+from glasswork.spec.models import SolverSpec
 
 if TYPE_CHECKING:
-    from glasswork.panels import Panel
     from glasswork.export import ExportRequest, ModelInputs
+    from glasswork.panels import Panel
 
 ENTRY_POINT_GROUP = "glasswork"
 DISABLE_ENV = "GLASSWORK_DISABLE_PLUGINS"

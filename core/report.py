@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-
 from glasswork._version import __version__
 from glasswork.console import fmt_gap
 from glasswork.quoting import html_text
@@ -495,9 +494,8 @@ def _without_nulls(value: Any) -> Any:
 
 def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]], registry: Registry | None = None) -> str:
     """The HTML card of a stored run (``RunStore.details`` and ``RunStore.events``)."""
-    from ruamel.yaml import YAML
-
     from glasswork.export import ExportError, export_run
+    from ruamel.yaml import YAML
 
     if registry is None:
         from glasswork.registry import get_registry

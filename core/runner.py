@@ -16,9 +16,9 @@ from typing import Any
 
 from glasswork.data import DataError, Problem
 from glasswork.events import Event, EventSink
+from glasswork.memory import memory_reached
 from glasswork.record import RunInfo, RunOutcome
 from glasswork.result import Result
-from glasswork.memory import memory_reached
 from glasswork.solver import ClusterExecutor, Limits, SolveContext, Solver, StopReason
 
 __all__ = ["RunAborted", "RunInfo", "RunOutcome", "Runner", "SolverFailure"]

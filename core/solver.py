@@ -19,7 +19,6 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-
 from glasswork.events import Event, EventKind
 from glasswork.memory import memory_reached
 from glasswork.rashomon import SetProgress
@@ -31,7 +30,7 @@ if TYPE_CHECKING:
     from glasswork.data import Problem
     from glasswork.rashomon import RashomonMember
     from glasswork.result import Model
-    from glasswork.spec import SolverSpec
+    from glasswork.spec.models import SolverSpec
 
 
 class StopReason(IntEnum):

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glasswork.data import DataError, LimitReached
-from glasswork.spec import LoadedSpec, SpecError, SpecIssue
+from glasswork.spec.document import SpecError, SpecIssue
+from glasswork.spec.load import LoadedSpec
 
 if TYPE_CHECKING:
     from glasswork.data import Problem

@@ -54,8 +54,8 @@ def toy_env(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
 
 @pytest.fixture
 def toy_registry():
-    from glasswork.registry import Registry
     import toy_plugin
+    from glasswork.registry import Registry
 
     return Registry(builtins=False, entry_points=False, disabled=(), extra=[("toy", toy_plugin)])
 

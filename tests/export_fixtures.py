@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from glasswork.launch import Launch
 from glasswork.store import RunStore
 

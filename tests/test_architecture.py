@@ -180,7 +180,7 @@ def test_importing_glasswork_loads_only_the_package() -> None:
         "import sys, glasswork\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in {'glasswork', 'numpy', 'pydantic'}))\n"
         "missing = [n for n in glasswork.__all__ if getattr(glasswork, n, None) is None]\n"
-        "print(missing, glasswork.spec.load_spec is glasswork.load_spec)\n"
+        "print(missing, glasswork.spec.load.load_spec is glasswork.load_spec)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
     assert out.stdout.splitlines() == ["['glasswork', 'glasswork._version', 'glasswork.startup']", "[] True"]

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from glasswork import fairness
 from glasswork.data import DataError
 from glasswork.launch import Launch
 from glasswork.registry import Registry
-from glasswork.spec import SpecError, load_spec
+from glasswork.spec.document import SpecError
+from glasswork.spec.load import load_spec
 
 BUILTIN = Registry(entry_points=False, disabled=())
 HOSTILE_GROUP = "<b>[bold]x[/]'; DROP TABLE runs;--"

@@ -9,13 +9,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from rich.console import Console
-from rich.table import Table
-
 from glasswork.console import ProgressSink, fmt_bytes, fmt_gap, fmt_number, fmt_percent, make_console, render_outcome
 from glasswork.events import Event
 from glasswork.launch import Launch
-from glasswork.spec import validate_spec
+from glasswork.spec.load import validate_spec
+from rich.console import Console
+from rich.table import Table
 
 
 def console(terminal: bool) -> tuple[Console, io.StringIO]:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console
-
 import toy_plugin
 from glasswork import hookimpl
 from glasswork.display import BarsPanel, ScatterPanel, SeriesPanel, model_view
 from glasswork.registry import Registry
+from rich.console import Console
 
 
 def rendered(renderable: Any) -> str:
@@ -150,7 +149,6 @@ def test_views_print_names_as_text_without_control_codes() -> None:
 def test_bars_panel_shows_an_emptied_histogram_not_its_last_full_one() -> None:
     """Issue 25: at the end of a search its queue is empty; the panel showed the last full bar."""
     import plotext
-
     from glasswork.tui.widgets import draw_panel
 
     panel = BarsPanel("queue by prefix length", counter="queue_lengths")

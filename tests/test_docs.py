@@ -72,7 +72,6 @@ def test_the_readmes_query_runs_with_what_glasswork_installs(toy_env, tmp_path: 
     import sys
 
     from click.testing import CliRunner
-
     from glasswork.cli import cli
 
     monkeypatch.chdir(tmp_path)

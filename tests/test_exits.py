@@ -8,17 +8,16 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from ruamel.yaml import YAML
-
 from glasswork.cli import cli
 from glasswork.data import DataError
 from glasswork.exits import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_SOLVER, RunFailure, run_failure
 from glasswork.launch import Launch
 from glasswork.runner import RunAborted, SolverFailure
-from glasswork.spec import SpecError, SpecIssue
+from glasswork.spec.document import SpecError, SpecIssue
 from glasswork.store import StoreError, StorePathError
 from glasswork.sweep.workers import run_point
 from glasswork.tui.sources import OwnedRun, load_spec_or_error
+from ruamel.yaml import YAML
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from glasswork.extras import EXTRAS, MissingExtra, report, require
 
 if sys.version_info >= (3, 11):

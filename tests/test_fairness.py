@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from glasswork import fairness
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from glasswork import fairness
 
 fairlearn_metrics = pytest.importorskip("fairlearn.metrics")
 
@@ -227,9 +226,8 @@ def test_a_constraint_holds_at_its_limit_and_fails_past_it_or_when_undefined() -
 def test_a_fairness_constraint_needs_its_group_and_its_metric_audited() -> None:
     from typing import Literal
 
+    from glasswork.spec.models import FairnessConstraint, SolverSpec, StrictModel, fairness_issues
     from pydantic import Field
-
-    from glasswork.spec_models import FairnessConstraint, SolverSpec, StrictModel, fairness_issues
 
     class Constraints(StrictModel):
         fairness: FairnessConstraint | None = None

@@ -7,12 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
-
 from glasswork.data import DataError
 from glasswork.events import JsonLinesSink
 from glasswork.launch import Launch
 from glasswork.record import RecordSink, RunRecord, stored_run
-from glasswork.spec import SpecError
+from glasswork.spec.document import SpecError
 from glasswork.store import RunStore
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn import metrics as sk
-
 from glasswork import metrics
+from sklearn import metrics as sk
 
 
 def test_a_weight_of_two_counts_as_two_rows() -> None:

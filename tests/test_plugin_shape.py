@@ -15,7 +15,6 @@ import types
 from pathlib import Path
 
 import pytest
-
 from glasswork import hookspecs
 from glasswork.hookspecs import hookimpl
 from glasswork.registry import Registry

@@ -6,11 +6,10 @@ import io
 from typing import Any, Literal
 
 import pytest
-from rich.console import Console
-
 import toy_plugin
 from glasswork import SolverSpec, hookimpl
 from glasswork.registry import Registry
+from rich.console import Console
 
 
 def registry(*plugins: tuple[str, object], disabled: tuple[str, ...] = ()) -> Registry:
@@ -267,7 +266,6 @@ def test_a_plugin_raising_in_every_hook_leaves_the_others_answers():
     only loses its own contribution; the workbench's callers (model views, exports, load_model,
     sweeps, the CLI) all go through the registry."""
     import click
-
     from glasswork.display import model_view
     from glasswork.export import ExportRequest, export_model, load_model
 

@@ -4,15 +4,14 @@ screenshot of it in a real headless browser (Chromium from the system packages).
 from __future__ import annotations
 
 import json
-from html import escape as html_escape
 import re
 import shutil
 import subprocess
+from html import escape as html_escape
 from pathlib import Path
 
 import numpy as np
 import pytest
-
 from export_fixtures import runs  # noqa: F401  (the module-scoped fixture)
 from glasswork.report import build_report, certificate_words
 from glasswork.store import RunStore
@@ -280,7 +279,7 @@ def test_a_card_without_curves_gives_the_real_reason(runs: dict) -> None:
 
 def test_the_card_shows_the_rashomon_set_with_its_importance_ranges(tmp_path: Path, toy_registry) -> None:
     from glasswork.launch import Launch
-    from glasswork.spec import validate_spec
+    from glasswork.spec.load import validate_spec
 
     spec = validate_spec(
         {

@@ -2,10 +2,8 @@
 
 import math
 
-import pytest
-
 import numpy as np
-
+import pytest
 from glasswork.rashomon import RashomonError, RashomonMember, RashomonSet
 from glasswork.result import (
     Certificate,

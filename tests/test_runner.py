@@ -9,13 +9,12 @@ import threading
 import time
 
 import pytest
-
 from glasswork.data import DataError
 from glasswork.events import CollectingSink, JsonLinesSink
-from glasswork.result import Status
 from glasswork.launch import Launch
+from glasswork.result import Status
 from glasswork.runner import RunAborted, SolverFailure
-from glasswork.spec import validate_spec
+from glasswork.spec.load import validate_spec
 
 
 def spec(registry, **sections):

@@ -23,14 +23,12 @@ import time
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import Field
-
 from glasswork import (
     Certificate,
-    RashomonMember,
-    RashomonSet,
     Classifier,
     Problem,
+    RashomonMember,
+    RashomonSet,
     Result,
     SolveContext,
     Solver,
@@ -40,6 +38,7 @@ from glasswork import (
     hookimpl,
     prediction_fingerprint,
 )
+from pydantic import Field
 
 
 class ToyObjective(StrictModel):

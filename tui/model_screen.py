@@ -5,16 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from glasswork.console import plain_text
+from glasswork.display import Panel
+from glasswork.tui.views import model_view
+from glasswork.tui.widgets import BACK_KEY, HELP_KEY, PanelChart
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
-
-from glasswork.console import plain_text
-from glasswork.display import Panel
-from glasswork.tui.views import model_view
-from glasswork.tui.widgets import BACK_KEY, HELP_KEY, PanelChart
 
 
 class ModelScreen(Screen[None]):

@@ -13,6 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from glasswork.console import member_rules, plain_text, rashomon_point_text, rashomon_summary_text
+from glasswork.rashomon import PointSet, SetSummary
+from glasswork.tui.state import RashomonView
+from glasswork.tui.views import fmt
+from glasswork.tui.widgets import BACK_KEY, FILTER_KEY, HELP_KEY, RowTable
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -21,12 +26,6 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.suggester import SuggestFromList
 from textual.widgets import DataTable, Footer, Input, Static
-
-from glasswork.console import member_rules, plain_text, rashomon_point_text, rashomon_summary_text
-from glasswork.rashomon import PointSet, SetSummary
-from glasswork.tui.state import RashomonView
-from glasswork.tui.views import fmt
-from glasswork.tui.widgets import BACK_KEY, FILTER_KEY, HELP_KEY, RowTable
 
 SHOWN_LIVE = 100  # members listed in the monitor's panel (the best ones; the count covers the rest)
 STORED_LIMIT = 1000  # members listed by the stored set's screen at once (filters narrow it)

@@ -222,7 +222,7 @@ def load_spec_or_error(
     off (the history records launched specs in the store it shows)."""
     from glasswork.exits import run_failure
     from glasswork.launch import Launch
-    from glasswork.spec import SpecError
+    from glasswork.spec.document import SpecError
 
     path = Path(spec_path).expanduser()
     if not path.is_file():

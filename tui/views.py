@@ -10,10 +10,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from rich.console import RenderableType
-
 from glasswork.console import fmt_number as fmt
 from glasswork.display import model_view as _model_view
+from rich.console import RenderableType
 
 __all__ = ["fmt", "fmt_rate", "model_view"]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from glasswork.display import BarsPanel, Panel, ScatterPanel, SeriesPanel
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -12,8 +13,6 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Static
 from textual_plotext import PlotextPlot
-
-from glasswork.display import BarsPanel, Panel, ScatterPanel, SeriesPanel
 
 
 class Chart(PlotextPlot):

@@ -19,7 +19,6 @@ import sys
 import traceback
 
 import click
-
 from glasswork.cli.app import (
     DB_OPTION,
     EXIT_INTERRUPTED,

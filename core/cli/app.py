@@ -17,10 +17,9 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO, TypeVar
 
 import click
-
 from glasswork._version import __version__
-from glasswork.startup import discard_output
 from glasswork.exits import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_SOLVER  # noqa: F401 (re-exported)
+from glasswork.startup import discard_output
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -154,7 +153,7 @@ def fail_run(subject: str, error: BaseException, *, as_json: bool = False, hint:
     solver failure. An error it does not expect (a bug) goes on to ``main``: an internal error."""
     from glasswork.exits import run_failure
     from glasswork.runner import SolverFailure
-    from glasswork.spec import SpecError
+    from glasswork.spec.document import SpecError
 
     failure = run_failure(error)
     if not failure.expected:

@@ -14,19 +14,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
-
 from glasswork.cli.app import (
     DB_OPTION,
     EXIT_INTERRUPTED,
     EXIT_INVALID,
     EXIT_SOLVER,
-    raise_keyboard_interrupt,
     cli,
     fail,
     fail_run,
     file_option,
     interrupted,
     overrides_option,
+    raise_keyboard_interrupt,
 )
 from glasswork.exits import run_failure
 from glasswork.export.formats import ALL_FORMATS
@@ -329,7 +328,7 @@ def schema(output: Path | None, builtin_only: bool) -> None:
     Point your editor at it, e.g. with `# yaml-language-server: $schema=glasswork.schema.json`.
     """
     from glasswork.registry import Registry
-    from glasswork.spec import json_schema
+    from glasswork.spec.load import json_schema
 
     registry = Registry(entry_points=False, disabled=()) if builtin_only else None
     text = json.dumps(json_schema(registry), indent=2, sort_keys=True) + "\n"
@@ -345,13 +344,12 @@ def schema(output: Path | None, builtin_only: bool) -> None:
 def plugins(as_json: bool) -> None:
     """List solver plugins with their version, origin, solvers and any load error, and which
     optional backends (glasswork's extras) are installed."""
-    from rich.markup import escape
-    from rich.table import Table
-    from rich.text import Text
-
     from glasswork.console import make_console, plain_text
     from glasswork.extras import report
     from glasswork.registry import get_registry
+    from rich.markup import escape
+    from rich.table import Table
+    from rich.text import Text
 
     registry = get_registry()
     rows = [info.to_dict() for info in registry.plugins.values()]

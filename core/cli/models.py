@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-
 from glasswork.cli.app import COUNT, DB_OPTION, EXIT_INVALID, cli, fail, file_option
 from glasswork.cli.runs import resolve_runs, store_at
 from glasswork.export.formats import FORMATS

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-
 from glasswork.cli.app import COUNT, DB_OPTION, EXIT_INVALID, cli, fail, file_option
 from glasswork.cli.models import export_member, member_at, set_of
 from glasswork.cli.runs import resolve_runs, store_at

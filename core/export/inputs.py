@@ -28,10 +28,9 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
-
 from glasswork.quoting import ExportError, plain, printable, python_literal, sql_literal, sql_name
 from glasswork.values import WHITESPACE, is_missing, number_of
+from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     from glasswork.data import Problem

@@ -56,7 +56,6 @@ from glasswork.store.schema import (
 
 if TYPE_CHECKING:
     import duckdb
-
     from glasswork.rashomon import PointSet, SetSummary
 
 __all__ = [

@@ -10,7 +10,7 @@ from typing import Any
 
 from glasswork.record import finish_record
 from glasswork.registry import get_registry
-from glasswork.spec import LoadedSpec, validate_spec
+from glasswork.spec.load import LoadedSpec, validate_spec
 from glasswork.sweep.plan import SweepPoint
 
 

@@ -48,7 +48,6 @@ import typing
 from typing import Any, ClassVar
 
 import numpy as np
-
 from glasswork.data import Problem, load_problem
 from glasswork.events import Event
 from glasswork.launch import Launch
@@ -63,7 +62,9 @@ from glasswork.result import (
     prediction_fingerprint,
 )
 from glasswork.solver import Limits, SolveContext, Solver, StopReason
-from glasswork.spec import SolverSpec, SpecError, json_schema, validate_spec
+from glasswork.spec.document import SpecError
+from glasswork.spec.load import json_schema, validate_spec
+from glasswork.spec.models import SolverSpec
 
 #: Seconds a solver may take to return after its stop flag is raised before the contract fails.
 STOP_LATENCY = 5.0

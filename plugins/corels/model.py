@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-
 from glasswork.result import Classifier, Task
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from glasswork.hookspecs import hookimpl
-from glasswork.solver import Solver
 from glasswork.plugins.corels.export import export_model, load_model
 from glasswork.plugins.corels.solver import CorelsSolver
 from glasswork.plugins.corels.views import monitor_panels, render_model
+from glasswork.solver import Solver
 
 __all__ = ["export_model", "load_model", "monitor_panels", "register_solvers", "render_model"]
 

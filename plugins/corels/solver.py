@@ -13,7 +13,6 @@ import time
 from typing import Any
 
 import numpy as np
-
 from glasswork.data import Problem
 from glasswork.plugins.corels.inputs import (
     antecedents_for,
@@ -34,7 +33,7 @@ from glasswork.plugins.corels.spec import (
 )
 from glasswork.result import Certificate, Result
 from glasswork.solver import SolveContext, Solver
-from glasswork.spec import RashomonSpec
+from glasswork.spec.models import RashomonSpec
 
 
 class CorelsSolver(Solver):

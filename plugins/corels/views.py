@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import RenderableType
-
-from glasswork.hookspecs import hookimpl
 from glasswork.console import fmt_number as fmt
 from glasswork.console import plain_text
 from glasswork.display import BarsPanel, Panel, SeriesPanel, model_table
+from glasswork.hookspecs import hookimpl
+from rich.console import RenderableType
 
 
 def _pct(value: float | None) -> str:

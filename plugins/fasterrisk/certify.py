@@ -28,7 +28,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from glasswork.cython_ext import fasterrisk as kernels
 from glasswork.cython_ext import riskcert
 from glasswork.plugins.fasterrisk.engine import Constraints, merge_rows

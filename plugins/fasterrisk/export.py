@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from glasswork.hookspecs import hookimpl
 from glasswork.export import (
     NO_VALUE,
     ExportError,
@@ -21,6 +20,7 @@ from glasswork.export import (
     sql_literal,
     sql_select,
 )
+from glasswork.hookspecs import hookimpl
 from glasswork.plugins.fasterrisk.model import ScoreCard, format_risk
 from glasswork.report import esc, line_chart
 

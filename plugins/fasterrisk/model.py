@@ -14,7 +14,6 @@ from functools import reduce
 from typing import Any, Protocol
 
 import numpy as np
-
 from glasswork.console import fmt_gap, fmt_number
 from glasswork.result import GAP_FLOOR, Classifier
 

@@ -9,6 +9,10 @@ from typing import Any
 import numpy as np
 from glasswork.class_weights import class_weight_factors
 from glasswork.data import DataError, Problem
+from glasswork.plugins.fasterrisk.certify import MAX_FEATURES, MAX_LOGIT, SupportSearch
+from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Settings
+from glasswork.plugins.fasterrisk.model import ScoreCard, expected_calibration_error, reliability
+from glasswork.plugins.fasterrisk.spec import FasterRiskConstraints, FasterRiskObjective, FasterRiskSpec
 from glasswork.rashomon import RashomonMember, RashomonSet
 from glasswork.result import (
     Certificate,
@@ -18,10 +22,6 @@ from glasswork.result import (
     relative_gap,
 )
 from glasswork.solver import SolveContext, Solver, StopReason
-from glasswork.plugins.fasterrisk.model import ScoreCard, expected_calibration_error, reliability
-from glasswork.plugins.fasterrisk.certify import MAX_FEATURES, MAX_LOGIT, SupportSearch
-from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Settings
-from glasswork.plugins.fasterrisk.spec import FasterRiskConstraints, FasterRiskObjective, FasterRiskSpec
 
 RASHOMON_EVENT_SECONDS = 0.5  # how often the exact enumeration reports the members it kept
 

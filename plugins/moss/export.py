@@ -6,9 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
 from glasswork.console import fmt_number
-from glasswork.hookspecs import hookimpl
 from glasswork.export import (
     NO_VALUE,
     ExportError,
@@ -23,6 +21,7 @@ from glasswork.export import (
     sql_literal,
     sql_select,
 )
+from glasswork.hookspecs import hookimpl
 from glasswork.plugins.moss.model import RuleSet, RuleSetClassifier
 from glasswork.plugins.moss.rules import Grid, Rule
 from glasswork.quoting import printable

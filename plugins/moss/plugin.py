@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from glasswork.hookspecs import hookimpl
-from glasswork.solver import Solver
 from glasswork.plugins.moss.export import export_model, load_model
 from glasswork.plugins.moss.solver import MossSolver
 from glasswork.plugins.moss.views import monitor_panels, render_model, sweep_defaults
+from glasswork.solver import Solver
 
 __all__ = ["export_model", "load_model", "monitor_panels", "register_solvers", "render_model", "sweep_defaults"]
 

@@ -30,7 +30,7 @@ from .loss import Gram, H2Oracle
 from .relaxation import FREE, IN, OUT, Bound, PerspectiveRelaxation
 
 if TYPE_CHECKING:
-    from glasswork.spec_models import RashomonSpec
+    from glasswork.spec.models import RashomonSpec
 
 ROOT_EFFORT = 18  # golden-section steps on mu at the root
 NODE_EFFORT = 5  # at a node, warm-started from its parent

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
-from processes import running
-from spec_files import write
 from glasswork import __version__
 from glasswork.cli import cli
+from processes import running
+from spec_files import write
 
 SPEC = """\
 name: cli

@@ -8,7 +8,6 @@ import json
 import duckdb
 import pytest
 from click.testing import CliRunner
-
 from glasswork import fairness
 from glasswork.cli import cli
 from glasswork.store import MIGRATIONS, SCHEMA_VERSION, RunStore

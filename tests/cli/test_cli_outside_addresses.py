@@ -14,7 +14,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-
 from glasswork.solver import CONNECT_TIMEOUT, ClusterExecutor
 
 pytest.importorskip("distributed")

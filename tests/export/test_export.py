@@ -6,13 +6,13 @@ json document's schema, and the CLI commands."""
 from __future__ import annotations
 
 import json
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
-
+from export_fixtures import CASES, ROOT, runs  # noqa: F401  (the module-scoped fixture)
 from glasswork.cli import cli
 from glasswork.export import (
     DOCUMENT_VERSION,
@@ -29,8 +29,6 @@ from glasswork.quoting import markdown_text
 from glasswork.registry import get_registry
 from glasswork.store import RunStore
 from glasswork.testing.exports import ROW, expected, raw_columns, run_python, run_sql
-
-from export_fixtures import CASES, ROOT, runs  # noqa: F401  (the module-scoped fixture)
 
 
 def _test_part(outcome: object, launch: Launch) -> tuple[dict[str, np.ndarray], np.ndarray]:
@@ -333,7 +331,6 @@ def test_binarizer_conditions_compute_what_transform_computes(options: dict) -> 
 
 def test_a_version_2_store_upgrades_and_its_runs_say_inputs_are_missing(runs: dict, tmp_path: Path) -> None:
     import duckdb
-
     from glasswork.store import MIGRATIONS
 
     path = tmp_path / "v2.duckdb"

@@ -7,13 +7,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from glasswork.data import Problem
+from glasswork.rashomon import RashomonMember, RashomonSet, multiplicity
+from glasswork.result import Model
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from glasswork.rashomon import multiplicity
-from glasswork.data import Problem
-from glasswork.rashomon import RashomonMember, RashomonSet
-from glasswork.result import Model
 
 
 class Rule(Model):
@@ -262,7 +260,7 @@ def test_agreement_matches_brute_force(seed, n_members, n_rows):
 
 def test_a_run_with_a_set_records_its_figures(tmp_path, toy_registry):
     from glasswork.launch import Launch
-    from glasswork.spec import validate_spec
+    from glasswork.spec.load import validate_spec
 
     spec = validate_spec(
         {
@@ -299,7 +297,7 @@ def test_figures_that_fail_leave_the_run_and_its_set_recorded(tmp_path, toy_regi
     """A member's model that cannot predict (a plugin's fault) costs the figures, not the run."""
     from glasswork.console import multiplicity_text
     from glasswork.launch import Launch
-    from glasswork.spec import validate_spec
+    from glasswork.spec.load import validate_spec
     from glasswork.store import RunStore
 
     def broken(*args, **kwargs):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from glasswork.events import Event
 from glasswork.rashomon import PointSet, RashomonMember, RashomonSet, SetProgress, SetSummary, announced_set
 from glasswork.solver import SolveContext

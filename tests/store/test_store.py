@@ -14,10 +14,9 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
-
-from spec_files import write
 from glasswork.cli import cli
 from glasswork.store import MIGRATIONS, SCHEMA_VERSION, RunStore, StoreError, StoreLocked
+from spec_files import write
 
 SPEC = """\
 name: stored
@@ -331,7 +330,7 @@ def test_a_run_whose_fold_failed_is_recorded_from_its_journal(tmp_path, toy_regi
     """The journal is the run's record: when folding fails, the next open records the run from
     it, a torn last line (a kill mid-write) dropped."""
     from glasswork.launch import Launch
-    from glasswork.spec import validate_spec
+    from glasswork.spec.load import validate_spec
 
     db = tmp_path / "glasswork.duckdb"
     spec = validate_spec(

@@ -5,15 +5,14 @@ alone, ``RashomonSet.unproven``) reaches the store while the run still goes, thr
 from __future__ import annotations
 
 from pathlib import Path
-
 from typing import Any
 
 import numpy as np
 import pytest
-from live_runs import corels_rashomon_spec, open_live_run
 from glasswork import Problem
 from glasswork.solver import Limits, SolveContext
 from glasswork.store import RunStore, StoreSink
+from live_runs import corels_rashomon_spec, open_live_run
 
 # quotes, a newline, an ANSI escape, Rich markup and SQL: names from a data file are data
 HOSTILE = ['it\'s "q"', "line\nbreak", "\x1b[31mred\x1b[0m", "[bold]b[/bold]", "x'); DROP TABLE runs; --"]

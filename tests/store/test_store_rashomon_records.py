@@ -10,7 +10,7 @@ from typing import Any
 
 from glasswork.launch import Launch
 from glasswork.record import RecordSink, event_of_stored
-from glasswork.spec import validate_spec
+from glasswork.spec.load import validate_spec
 from glasswork.store import RunStore
 
 DATA = {"source": "sklearn:breast_cancer", "binarize": {"thresholds": 2}}

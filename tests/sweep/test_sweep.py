@@ -12,12 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
-
+from glasswork import sweep as sweeps
+from glasswork.spec.document import SpecError, read_spec_document
+from glasswork.store import RunStore
 from processes import running
 from spec_files import write
-from glasswork import sweep as sweeps
-from glasswork.spec import SpecError, read_spec_document
-from glasswork.store import RunStore
 
 BASE = """\
 name: path
@@ -304,7 +303,6 @@ def test_ctrl_c_cancels_points_in_flight_and_the_sweep_resumes(toy_env, tmp_path
 
 def test_cli_sweep_writes_summary_and_plot(tmp_path, toy_env, monkeypatch):
     from click.testing import CliRunner
-
     from glasswork.cli import cli
 
     monkeypatch.chdir(tmp_path)
@@ -328,7 +326,6 @@ def test_cli_sweep_dry_run_lists_the_points_as_json(tmp_path, toy_env, monkeypat
     """``--dry-run`` lists the points; with ``--json`` that listing is one JSON document on stdout
     (it printed the text table), and a hostile swept value round-trips, escaped in the text."""
     from click.testing import CliRunner
-
     from glasswork.cli import cli
 
     monkeypatch.chdir(tmp_path)
@@ -346,7 +343,6 @@ def test_cli_sweep_dry_run_lists_the_points_as_json(tmp_path, toy_env, monkeypat
 
 def test_cli_sweep_exit_codes(tmp_path, toy_env, monkeypatch):
     from click.testing import CliRunner
-
     from glasswork.cli import cli
 
     monkeypatch.chdir(tmp_path)
@@ -377,7 +373,6 @@ def test_example_sweeps_give_the_same_numbers_locally_and_on_dask(path, tmp_path
     """The issue's acceptance check, cut down to two grid values and two folds to stay fast."""
     import dask
     import distributed  # noqa: F401
-
     from glasswork.registry import Registry
 
     if "data:" in path.read_text() and not os.environ.get("GLASSWORK_DATA"):

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 import toy_plugin
 from glasswork import Result, Status
 from glasswork.result import Certificate

@@ -10,15 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import DataTable
-from tui_fixtures import RULE_LIST, RULE_LIST_TEXT, open_stored_set, plain, utc, wait_for  # noqa: F401
-
 from glasswork.tui.app import GlassworkApp
 from glasswork.tui.model_screen import ModelScreen
 from glasswork.tui.monitor import MonitorScreen
 from glasswork.tui.rashomon import RashomonPanel
 from glasswork.tui.sources import OwnedRun, load_spec_or_error
 from glasswork.tui.state import RashomonView, RunState
+from textual.widgets import DataTable
+from tui_fixtures import RULE_LIST, RULE_LIST_TEXT, open_stored_set, plain, utc, wait_for  # noqa: F401
 
 SIZE = (160, 48)
 HOSTILE = "[bold red]boom[/] \x1b[31mevil\x1b]0;title\x07"
@@ -304,10 +303,9 @@ def test_a_finished_runs_set_browses_filters_and_exports_from_the_store(
 
 def _stored_corels_set(tmp_path: Path, models: list[dict[str, Any]]) -> GlassworkApp:
     """A store holding one CORELS run whose Rashomon set keeps ``models`` (best first), and the app on it."""
-    from tui_fixtures import CORELS_ID, _info
-
     from glasswork.record import start_record
     from glasswork.store import RunStore
+    from tui_fixtures import CORELS_ID, _info
 
     db = tmp_path / "runs.duckdb"
     store = RunStore(db).open()

@@ -4,14 +4,10 @@ hostile feature names inert."""
 
 from __future__ import annotations
 
-from live_runs import corels_rashomon_spec, open_live_run
-
 import asyncio
 from pathlib import Path
 
 import numpy as np
-from tui_fixtures import plain, wait_for
-
 from glasswork import Problem
 from glasswork.console import member_rules
 from glasswork.quoting import terminal_text
@@ -19,6 +15,8 @@ from glasswork.solver import Limits, SolveContext
 from glasswork.tui.app import GlassworkApp
 from glasswork.tui.monitor import MonitorScreen
 from glasswork.tui.sources import FollowedRun
+from live_runs import corels_rashomon_spec, open_live_run
+from tui_fixtures import plain, wait_for
 
 # every name markup, escapes, a newline and quotes: whichever the incumbent uses is hostile
 NAMES = [f"[bold red]f{j}[/] \x1b[31mevil\x1b]0;title\x07 a\nb 'q\"" for j in range(12)]

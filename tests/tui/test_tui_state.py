@@ -7,8 +7,10 @@ import json
 import sys
 from pathlib import Path
 
+from glasswork.record import event_of_stored as event_record
+from glasswork.tui.state import LogFollower, RunState
+from glasswork.tui.views import fmt, fmt_rate, model_view
 from rich.console import Console
-
 from tui_fixtures import (
     FAILED_ID,
     FRONTIER,
@@ -22,10 +24,6 @@ from tui_fixtures import (
     moss_records,
     utc,  # noqa: F401  (a pytest fixture)
 )  # noqa: F401  (pytest fixtures)
-
-from glasswork.record import event_of_stored as event_record
-from glasswork.tui.state import LogFollower, RunState
-from glasswork.tui.views import fmt, fmt_rate, model_view
 
 
 def render(renderable) -> str:

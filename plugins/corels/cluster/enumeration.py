@@ -53,10 +53,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
 from glasswork.cython_ext import corels_rashomon as _enum
 from glasswork.data import Problem
-from glasswork.plugins.corels.search import engine
+from glasswork.memory import memory_reached
 from glasswork.plugins.corels.cluster.driver import Connection, Driver, Subtree, TaskConfig, connected, workers
 from glasswork.plugins.corels.model import RuleList
 from glasswork.plugins.corels.rashomon.enumeration import (
@@ -68,10 +67,10 @@ from glasswork.plugins.corels.rashomon.enumeration import (
     member_builder,
     queue_budget_for,
 )
-from glasswork.memory import memory_reached
+from glasswork.plugins.corels.search import engine
 from glasswork.rashomon import RashomonSet
 from glasswork.solver import SolveContext
-from glasswork.spec import RashomonSpec
+from glasswork.spec.models import RashomonSpec
 
 ORDERED_POLICIES = ("lower_bound", "objective")  # the policies that list in objective order
 SYNC_SECONDS = 0.1  # a task's period for reading the stop event and reporting

@@ -16,7 +16,7 @@ from glasswork.plugins.corels.spec import CorelsConstraints, CorelsSearch
 from glasswork.rashomon import RashomonSet
 from glasswork.result import Status
 from glasswork.solver import SolveContext
-from glasswork.spec import RashomonSpec
+from glasswork.spec.models import RashomonSpec
 
 
 def rashomon_set(

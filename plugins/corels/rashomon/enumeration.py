@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
-
 from glasswork.cython_ext import corels_rashomon as _enum
 from glasswork.data import Problem
 from glasswork.plugins.corels.bounds import KEPT_BOUNDS  # ablations that apply to the set
@@ -27,7 +26,7 @@ from glasswork.plugins.corels.search.engine import Units
 from glasswork.rashomon import RashomonMember, RashomonSet
 from glasswork.result import prediction_fingerprint
 from glasswork.solver import SolveContext, StopReason
-from glasswork.spec import RashomonSpec
+from glasswork.spec.models import RashomonSpec
 
 SLICE_SECONDS = 0.005
 

@@ -9,11 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from corels_reference import brute_force
-
-from glasswork import Problem
 from click.testing import CliRunner
-
+from corels_reference import brute_force
+from glasswork import Problem
 from glasswork.cli import cli
 from glasswork.launch import Launch
 from glasswork.plugins.corels.search.size import SearchEstimate, estimate_search

@@ -12,11 +12,10 @@ import itertools
 
 import numpy as np
 import pytest
-from grids import sampled
-from test_fasterrisk_certify import best_real_k_sparse, instance
-
 from glasswork import DataError
 from glasswork.plugins.fasterrisk.engine import Constraints, Engine, IntegerModel, Settings
+from grids import sampled
+from test_fasterrisk_certify import best_real_k_sparse, instance
 
 INSTANCES = 44
 

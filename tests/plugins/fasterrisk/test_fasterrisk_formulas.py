@@ -6,9 +6,8 @@ import json
 
 import numpy as np
 import pytest
-
-from glasswork.plugins.fasterrisk.model import ScoreCard, reliability, expected_calibration_error
 from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Settings, multiplier_grid
+from glasswork.plugins.fasterrisk.model import ScoreCard, expected_calibration_error, reliability
 
 
 def card(points, intercept, multiplier, names=None, **kw) -> ScoreCard:

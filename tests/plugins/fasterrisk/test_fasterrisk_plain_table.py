@@ -7,8 +7,7 @@ from pathlib import Path
 
 from glasswork.launch import Launch
 from glasswork.registry import get_registry
-from glasswork.spec import load_spec
-
+from glasswork.spec.load import load_spec
 from loans_table import loans_spec
 
 

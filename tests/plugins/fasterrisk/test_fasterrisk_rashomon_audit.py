@@ -13,14 +13,13 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from glasswork import Problem
 from glasswork.events import CollectingSink
 from glasswork.launch import Launch
 from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
 from glasswork.result import prediction_fingerprint
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 TOL = 1e-9
 B = np.arange(-30, 31, dtype=float)

@@ -147,10 +147,9 @@ def cross_validate(spec: Any, problem: Any, folds: int = 10, seed: int = 0) -> C
     """
     from glasswork.data import Problem
     from glasswork.metrics import r2
+    from glasswork.plugins.moss.solver import MossSolver
     from glasswork.solver import SolveContext
     from sklearn.model_selection import KFold
-
-    from glasswork.plugins.moss.solver import MossSolver
 
     scores: list[float] = []
     sets: list[set[Any]] = []

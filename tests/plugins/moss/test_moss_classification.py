@@ -13,7 +13,7 @@ from glasswork.plugins.moss.loss import LogisticOracle, epsilon_grid, logistic_r
 from glasswork.registry import get_registry
 from glasswork.result import Status
 from glasswork.solver import SolveContext
-from glasswork.spec import validate_spec
+from glasswork.spec.load import validate_spec
 from scipy.optimize import minimize
 
 GAMMA = 0.5

@@ -74,7 +74,6 @@ def test_an_unreadable_optimal_inaccurate_is_never_optimal(monkeypatch):
     "optimal_inaccurate" for a gap-limit and for a time-limit solve alike: such a solve is not
     a proof, so it is reported heuristic, with no bound, never optimal."""
     import cvxpy as cp
-
     from glasswork.plugins.moss import mio
 
     solve = cp.Problem.solve

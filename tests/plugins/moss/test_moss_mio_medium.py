@@ -67,7 +67,6 @@ import math
 
 import numpy as np
 import pytest
-
 from glasswork.plugins.moss.cutting_plane import CuttingPlane
 from glasswork.plugins.moss.loss import H2Oracle, epsilon_grid
 from glasswork.plugins.moss.mio import solve_mio

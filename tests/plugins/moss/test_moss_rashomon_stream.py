@@ -5,8 +5,6 @@ reads them back with their completeness; the chosen point's set stays ``Result.r
 
 from __future__ import annotations
 
-from live_runs import open_live_run
-
 import json
 import signal
 import subprocess
@@ -18,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 from glasswork.cli import cli
 from glasswork.store import RunStore, StoreError
+from live_runs import open_live_run
 from processes import running
 from test_moss_rashomon import SMALL, solve_with
 from test_moss_solver import document
@@ -188,7 +187,7 @@ def test_hostile_feature_names_reach_the_store_as_data_through_the_live_events(t
     from glasswork.plugins.moss import MossSolver
     from glasswork.registry import get_registry
     from glasswork.solver import SolveContext
-    from glasswork.spec import validate_spec
+    from glasswork.spec.load import validate_spec
 
     spec = validate_spec(document(objective=SMALL, constraints=FRONTIER, rashomon={"epsilon": 0.04}), get_registry())
     problem = load_problem(spec.data)

@@ -8,11 +8,10 @@ registry, so a third-party solver gets validation, error messages and JSON Schem
 
 Every error comes out as ``FILE:LINE:COL: field.path: message``.
 
-The concepts live in their own modules, re-exported here (``glasswork.spec`` is where users and
-plugins import them from): the models in ``glasswork.spec_models`` (below the registry, which
-checks plugins' models against ``SolverSpec``), the document (bounded reading, positions,
-``--set``, the errors) in ``glasswork.spec_document``. This module is the one that asks the
-registry.
+The spec's other concepts live beside this module in ``glasswork.spec``: the models in
+``glasswork.spec.models`` (below the registry, which checks plugins' models against
+``SolverSpec``), the document (bounded reading, positions, ``--set``, the errors) in
+``glasswork.spec.document``. This module is the one of them that asks the registry.
 """
 
 from __future__ import annotations
@@ -25,71 +24,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Union
 
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
-
-from glasswork.spec_document import (
-    MAX_SPEC_BYTES,
-    MAX_SPEC_DEPTH,
-    MAX_SPEC_NODES,
+from glasswork.spec.document import (
     Positions,
     SpecError,
-    TOP_LEVEL_KEYS,
     SpecIssue,
     apply_overrides,
-    flatten,
     on_command_line,
     read_spec_document,
-    set_path,
 )
-from glasswork.spec_models import (
-    MAX_LIMIT_BYTES,
-    MAX_LIMIT_NODES,
-    MAX_LIMIT_SECONDS,
-    MAX_RASHOMON_MODELS,
-    MAX_SWEEP_RUNS,
-    FairnessConstraint,
-    LimitsSpec,
-    RashomonSpec,
-    SolverSpec,
-    StoreSpec,
-    StrictModel,
-    SweepSpec,
-    fairness_issues,
-)
+from glasswork.spec.models import SolverSpec, fairness_issues
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 if TYPE_CHECKING:
     from glasswork.registry import Registry
 
-__all__ = [
-    "MAX_LIMIT_BYTES",
-    "MAX_LIMIT_NODES",
-    "MAX_LIMIT_SECONDS",
-    "MAX_SPEC_BYTES",
-    "MAX_SPEC_DEPTH",
-    "MAX_SPEC_NODES",
-    "MAX_SWEEP_RUNS",
-    "TOP_LEVEL_KEYS",
-    "FairnessConstraint",
-    "LimitsSpec",
-    "LoadedSpec",
-    "Positions",
-    "SolverSpec",
-    "SpecError",
-    "SpecIssue",
-    "StoreSpec",
-    "StrictModel",
-    "SweepSpec",
-    "RashomonSpec",
-    "MAX_RASHOMON_MODELS",
-    "apply_overrides",
-    "flatten",
-    "json_schema",
-    "load_spec",
-    "read_spec_document",
-    "set_path",
-    "spec_union",
-    "validate_spec",
-]
+__all__ = ["LoadedSpec", "json_schema", "load_spec", "spec_union", "validate_spec"]
 
 
 @dataclass(frozen=True)

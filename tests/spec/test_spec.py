@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-
+from glasswork.spec.document import TOP_LEVEL_KEYS, SpecError
+from glasswork.spec.load import json_schema, load_spec
 from spec_files import write
-from glasswork.spec import TOP_LEVEL_KEYS, SpecError, json_schema, load_spec
 
 VALID = """\
 name: tiny

@@ -1,8 +1,8 @@
 """A spec file as a document: read within bounds, with every field's line and column kept, edited
 by ``--set`` overrides; and what is wrong with it, where (``SpecIssue``, ``SpecError``).
 
-Nothing here knows the models or the solvers: ``glasswork.spec`` validates the document against
-them and locates each problem through ``Positions``. Everything here is re-exported there.
+Nothing here knows the models or the solvers: ``glasswork.spec.load`` validates the document against
+them and locates each problem through ``Positions``.
 """
 
 from __future__ import annotations

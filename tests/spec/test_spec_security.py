@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
-
 from glasswork.cli import cli
 from glasswork.data import DataError, DataSpec, load_problem
-from glasswork.spec import StoreSpec
+from glasswork.spec.models import StoreSpec
 
 
 @pytest.mark.parametrize(

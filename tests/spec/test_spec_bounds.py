@@ -12,13 +12,12 @@ import time
 from pathlib import Path
 
 import pytest
+import toy_plugin
+from glasswork.registry import Registry
+from glasswork.spec.document import MAX_SPEC_BYTES, MAX_SPEC_NODES, SpecError
+from glasswork.spec.load import load_spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from glasswork.registry import Registry
-from glasswork.spec import MAX_SPEC_BYTES, MAX_SPEC_NODES, SpecError, load_spec
-
-import toy_plugin
 
 REGISTRY = Registry(builtins=False, entry_points=False, disabled=(), extra=[("toy", toy_plugin)])
 FUZZ = settings(
@@ -275,7 +274,7 @@ def test_every_integer_of_the_specs_is_bounded_within_int64():
     """The data section, the built-in solvers' sections, limits and sweep: each integer has a
     minimum and a maximum inside int64 (``data.split.seed`` had none: 2^70 reached scikit-learn).
     ``data.positive`` is a label, compared with the target's values and never computed with."""
-    from glasswork.spec import json_schema
+    from glasswork.spec.load import json_schema
 
     schema = json_schema(Registry(entry_points=False, disabled=()))
     unbounded = []

@@ -3,7 +3,7 @@ sections (``limits``, ``store``, ``sweep``, ``rashomon``, ``fairness``) and the 
 
 Pydantic models only, below the registry (which checks that a plugin's ``spec_model`` extends
 ``SolverSpec``); reading a file and validating it against the installed solvers is
-``glasswork.spec``. Everything here is re-exported there.
+``glasswork.spec.load``.
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ import math
 from pathlib import PurePosixPath
 from typing import Annotated, Any, ClassVar, Literal
 
+from glasswork.data import DataSpec
+from glasswork.data.spec import BinarizeSpec
+from glasswork.fairness import ALL_METRICS, METRICS, Metric, PredictionMetric
 from pydantic import (
     BaseModel,
     ByteSize,
@@ -25,10 +28,6 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-
-from glasswork.data import DataSpec
-from glasswork.fairness import ALL_METRICS, METRICS, Metric, PredictionMetric
-from glasswork.data.spec import BinarizeSpec
 
 # A sweep runs every point it expands to, each a whole solve recorded in the run store: 10,000
 # runs are already hours of CPU at a second each and 10,000 spec documents held and validated
