@@ -490,7 +490,7 @@ def fmt_difference(value: float | None) -> str:
 
 
 def fairness_tables(audit: dict[str, Any] | None) -> list[Table]:
-    """The fairness audit (``glasswork.audit``), one table per protected group: each metric on
+    """The fairness audit (``glasswork.fairness.audit``), one table per protected group: each metric on
     the training and test rows, the group's rows against the reference's in the caption. An
     undefined figure (an empty group or cell) reads ``undefined``, never 0."""
     if not audit:

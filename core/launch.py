@@ -138,8 +138,8 @@ class Launch:
             except DataError as exc:  # one about a spec field points at its line in the spec
                 raise locate_in_spec(exc, self.loaded) from None
         if not self._problem_checked:
-            from glasswork import audit
             from glasswork.data import DataError
+            from glasswork.fairness import audit
 
             solver_cls = self.registry.solver(self.loaded.spec.solver)
             _check_task(solver_cls, self.problem)
@@ -302,7 +302,7 @@ def _add_metrics(outcome: RunOutcome, problem: Problem) -> None:
 
 def _audit(spec: SolverSpec, problem: Problem, outcome: RunOutcome) -> dict[str, Any] | None:
     """The fairness audit of the model (``fairness:``), from its predictions, whatever the solver."""
-    from glasswork import audit
+    from glasswork.fairness import audit
 
     try:
         return audit.figures(spec, problem, outcome.result.model)

@@ -75,7 +75,7 @@ class RunOutcome:
     interrupted: bool = False  # a Ctrl-C (or SIGTERM, or a cancel) arrived while the solver ran
     # the Rashomon set's multiplicity figures (glasswork.rashomon.multiplicity), when the run has a set
     multiplicity: dict[str, Any] | None = None
-    # the fairness audit (glasswork.audit), when the spec has a ``fairness:`` section
+    # the fairness audit (glasswork.fairness.audit), when the spec has a ``fairness:`` section
     fairness: dict[str, Any] | None = None
 
     @property

@@ -16,7 +16,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from glasswork.data import DataSpec
 from glasswork.data.spec import BinarizeSpec
-from glasswork.fairness import ALL_METRICS, METRICS, Metric, PredictionMetric
+from glasswork.fairness.figures import ALL_METRICS, METRICS, Metric, PredictionMetric
 from pydantic import (
     BaseModel,
     ByteSize,

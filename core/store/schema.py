@@ -120,7 +120,7 @@ MIGRATIONS: list[list[str]] = [
             (SELECT s.shared_points FROM rashomon_sets s WHERE s.run_id = rashomon_point_members.run_id), point)""",
     ],
     [
-        # The fairness audit of a run's model (glasswork.audit: each metric on the training and test
+        # The fairness audit of a run's model (glasswork.fairness.audit: each metric on the training and test
         # rows, the groups' sizes and rates); NULL for runs without a ``fairness:`` section and older runs.
         "ALTER TABLE runs ADD COLUMN fairness JSON",
     ],

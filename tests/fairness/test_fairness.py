@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from glasswork import fairness
+from glasswork.fairness import figures as fairness
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -1,6 +1,6 @@
 """The fairness audit of a run (a spec's ``fairness:`` section): its protected groups found in the
 audit-only columns, checked before the search, and the figures of the model's predictions on the
-training and test rows, for any solver (``glasswork.fairness`` computes them).
+training and test rows, for any solver (``glasswork.fairness.figures`` computes them).
 
 The document (``run --json``'s ``fairness``, the store's ``fairness`` column, the model card)::
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from glasswork import fairness
+from glasswork.fairness import figures as fairness
 
 if TYPE_CHECKING:
     from glasswork.data import Problem

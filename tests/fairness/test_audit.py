@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from glasswork import fairness
 from glasswork.data import DataError
+from glasswork.fairness import figures as fairness
 from glasswork.launch import Launch
 from glasswork.registry import Registry
 from glasswork.spec.document import SpecError
