@@ -48,9 +48,9 @@ def child(a: argparse.Namespace) -> None:
 
     import numpy as np
     from glasswork import Limits, Problem, SolveContext
+    from glasswork.contract.solver import ClusterExecutor
     from glasswork.data.corels_format import read_corels
     from glasswork.plugins.corels import CorelsSolver, CorelsSpec
-    from glasswork.solver import ClusterExecutor
 
     base = str(DATA / "compas_train")
     data = read_corels(base + ".out", base + ".label", base + ".minor")

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from glasswork import load_problem, load_spec
-from glasswork.events import CollectingSink
+from glasswork.contract.events import CollectingSink
 from glasswork.launch import Launch
 from glasswork.store import RunStore
 

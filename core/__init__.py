@@ -16,13 +16,9 @@ from glasswork import startup as _startup  # noqa: F401, I001
 from glasswork._version import __version__
 
 if TYPE_CHECKING:
-    from glasswork.data import DataError, DataSpec, Problem, load_problem
-    from glasswork.events import Event, EventSink
-    from glasswork.export import LoadedModel
-    from glasswork.hookspecs import hookimpl
-    from glasswork.rashomon import RashomonMember, RashomonSet
-    from glasswork.record import RunOutcome
-    from glasswork.result import (
+    from glasswork.contract.events import Event, EventSink
+    from glasswork.contract.record import RunOutcome
+    from glasswork.contract.result import (
         Certificate,
         Classifier,
         Model,
@@ -31,7 +27,11 @@ if TYPE_CHECKING:
         prediction_fingerprint,
         relative_gap,
     )
-    from glasswork.solver import Limits, SolveContext, Solver, StopReason
+    from glasswork.contract.solver import Limits, SolveContext, Solver, StopReason
+    from glasswork.data import DataError, DataSpec, Problem, load_problem
+    from glasswork.export import LoadedModel
+    from glasswork.hookspecs import hookimpl
+    from glasswork.rashomon import RashomonMember, RashomonSet
     from glasswork.spec.document import SpecError
     from glasswork.spec.load import LoadedSpec, load_spec
     from glasswork.spec.models import SolverSpec, StrictModel
@@ -41,31 +41,31 @@ if TYPE_CHECKING:
 # from the concept module (tests/test_architecture.py checks it), which keeps the import graph
 # free of cycles through the package.
 _HOMES = {
-    "Certificate": "glasswork.result",
-    "Classifier": "glasswork.result",
+    "Certificate": "glasswork.contract.result",
+    "Classifier": "glasswork.contract.result",
     "DataError": "glasswork.data",
     "DataSpec": "glasswork.data",
-    "Event": "glasswork.events",
-    "EventSink": "glasswork.events",
-    "Limits": "glasswork.solver",
+    "Event": "glasswork.contract.events",
+    "EventSink": "glasswork.contract.events",
+    "Limits": "glasswork.contract.solver",
     "LoadedSpec": "glasswork.spec.load",
-    "Model": "glasswork.result",
+    "Model": "glasswork.contract.result",
     "Problem": "glasswork.data",
     "RashomonMember": "glasswork.rashomon",
     "RashomonSet": "glasswork.rashomon",
-    "Result": "glasswork.result",
-    "SolveContext": "glasswork.solver",
-    "Solver": "glasswork.solver",
+    "Result": "glasswork.contract.result",
+    "SolveContext": "glasswork.contract.solver",
+    "Solver": "glasswork.contract.solver",
     "SolverSpec": "glasswork.spec.models",
     "SpecError": "glasswork.spec.document",
-    "Status": "glasswork.result",
-    "StopReason": "glasswork.solver",
+    "Status": "glasswork.contract.result",
+    "StopReason": "glasswork.contract.solver",
     "StrictModel": "glasswork.spec.models",
     "hookimpl": "glasswork.hookspecs",
     "load_problem": "glasswork.data",
     "load_spec": "glasswork.spec.load",
-    "prediction_fingerprint": "glasswork.result",
-    "relative_gap": "glasswork.result",
+    "prediction_fingerprint": "glasswork.contract.result",
+    "relative_gap": "glasswork.contract.result",
 }
 
 

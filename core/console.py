@@ -15,10 +15,10 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from glasswork.events import Event
+from glasswork.contract.events import Event
+from glasswork.contract.result import relative_gap
 from glasswork.quoting import terminal_text
 from glasswork.rashomon import PointSet, SetSummary
-from glasswork.result import relative_gap
 from glasswork.startup import discard_output
 from rich.console import Console, Group
 from rich.live import Live
@@ -27,7 +27,7 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from glasswork.record import RunInfo, RunOutcome
+    from glasswork.contract.record import RunInfo, RunOutcome
 
 
 PIPE_WIDTH = 100_000
@@ -120,7 +120,7 @@ def fmt_percent(fraction: float) -> str:
 
 def fmt_gap(objective: float | None, lower_bound: float | None, status: Any = None, *, compact: bool = False) -> str:
     """The gap as people read it, the one form every command and screen prints: the relative gap
-    (``glasswork.result.relative_gap``) in percent, and the absolute lower bound next to it, e.g.
+    (``glasswork.contract.result.relative_gap``) in percent, and the absolute lower bound next to it, e.g.
     ``0.106 % (lower bound 0.2345)``. ``0 % (optimal)`` only for a run whose certificate is
     ``optimal``; a proof within a solver's tolerance keeps its gap and says both. ``-`` with no bound.
     ``compact`` is the same figure for a narrow column whose row shows the bound and status nearby:

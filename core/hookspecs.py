@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from glasswork.contract.solver import Solver
     from glasswork.export import ExportRequest, ModelInputs
     from glasswork.panels import Panel
-    from glasswork.solver import Solver
     from rich.console import RenderableType
 
 PROJECT = "glasswork"

@@ -20,16 +20,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from glasswork.events import EventSink
-from glasswork.record import RunInfo, RunOutcome
+from glasswork.contract.events import EventSink
+from glasswork.contract.record import RunInfo, RunOutcome
 from glasswork.spec.document import SpecError
 from glasswork.spec.load import LoadedSpec, load_spec
 from glasswork.spec.models import SolverSpec
 
 if TYPE_CHECKING:
+    from glasswork.contract.solver import ClusterExecutor, Solver
     from glasswork.data import DataError, Problem
     from glasswork.registry import Registry
-    from glasswork.solver import ClusterExecutor, Solver
     from glasswork.store import RunStore, StoreSink
 
 
@@ -200,10 +200,10 @@ class Launch:
         if self._started:
             raise RuntimeError("this Launch has already run; make a new Launch for another run")
         self._started = True
+        from glasswork.contract.result import model_contract_fault
+        from glasswork.contract.solver import Limits
         from glasswork.memory import peak_memory
-        from glasswork.result import model_contract_fault
         from glasswork.runner import SolverFailure
-        from glasswork.solver import Limits
         from glasswork.store import StoreSink
 
         problem = self.prepare()

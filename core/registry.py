@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 from glasswork import hookspecs
 from glasswork._version import __version__
+from glasswork.contract.solver import Solver
 from glasswork.hookspecs import PROJECT
-from glasswork.solver import Solver
 from glasswork.spec.models import SolverSpec
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@ thread while the calling thread pumps its events to the sinks and watches the li
 
 That split is what lets a Ctrl-C land while a compiled search holds no GIL: the first interrupt
 raises the stop flag and the solver returns its best model with status ``cancelled``; a second
-one abandons the run. ``RunOutcome`` lives in ``glasswork.record`` (re-exported here).
+one abandons the run. ``RunOutcome`` lives in ``glasswork.contract.record`` (re-exported here).
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from glasswork.contract.events import Event, EventSink
+from glasswork.contract.record import RunInfo, RunOutcome
+from glasswork.contract.result import Result
+from glasswork.contract.solver import ClusterExecutor, Limits, SolveContext, Solver, StopReason
 from glasswork.data import DataError, Problem
-from glasswork.events import Event, EventSink
 from glasswork.memory import memory_reached
-from glasswork.record import RunInfo, RunOutcome
-from glasswork.result import Result
-from glasswork.solver import ClusterExecutor, Limits, SolveContext, Solver, StopReason
 
 __all__ = ["RunAborted", "RunInfo", "RunOutcome", "Runner", "SolverFailure"]
 

@@ -600,8 +600,8 @@ GAP_FORMULA = re.compile(r"/\s*max\(\s*abs\(|<=\s*[\w.]*(?:tol|gap)\w*\s*\*\s*(?
 
 def test_the_gap_formula_has_one_home():
     """Every gap (certificates, events, the store, the monitor, the solvers' stopping tests) comes
-    from ``glasswork.result.relative_gap``; a copy elsewhere would drift (issue 24 found six)."""
-    home = REPO / "core" / "result.py"
+    from ``glasswork.contract.result.relative_gap``; a copy elsewhere would drift (issue 24 found six)."""
+    home = REPO / "core" / "contract" / "result.py"
     copies = [
         f"{path.relative_to(REPO)}:{number}: {line.strip()}"
         for folder in ("core", "plugins", "tui")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from glasswork.console import ProgressSink, fmt_bytes, fmt_gap, fmt_number, fmt_percent, make_console, render_outcome
-from glasswork.events import Event
+from glasswork.contract.events import Event
 from glasswork.launch import Launch
 from glasswork.spec.load import validate_spec
 from rich.console import Console

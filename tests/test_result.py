@@ -4,13 +4,8 @@ import math
 
 import numpy as np
 import pytest
+from glasswork.contract.result import Certificate, CertificateError, Status, prediction_fingerprint
 from glasswork.rashomon import RashomonError, RashomonMember, RashomonSet
-from glasswork.result import (
-    Certificate,
-    CertificateError,
-    Status,
-    prediction_fingerprint,
-)
 
 
 def test_gap_is_relative_and_absolute():

@@ -9,10 +9,10 @@ import threading
 import time
 
 import pytest
+from glasswork.contract.events import CollectingSink, JsonLinesSink
+from glasswork.contract.result import Status
 from glasswork.data import DataError
-from glasswork.events import CollectingSink, JsonLinesSink
 from glasswork.launch import Launch
-from glasswork.result import Status
 from glasswork.runner import RunAborted, SolverFailure
 from glasswork.spec.load import validate_spec
 

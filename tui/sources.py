@@ -15,13 +15,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from glasswork.contract.record import RecordSink, event_of_stored, finish_of_stored, start_of_stored
 from glasswork.exits import EXIT_INTERRUPTED
-from glasswork.record import RecordSink, event_of_stored, finish_of_stored, start_of_stored
 from glasswork.tui.state import MEMBERS_HELD, LogFollower
 
 if TYPE_CHECKING:
+    from glasswork.contract.record import RunInfo, RunOutcome
     from glasswork.launch import Launch
-    from glasswork.record import RunInfo, RunOutcome
 
 OWNER_CHECK_SECONDS = 3.0  # a followed run silent this long: check that its process still lives
 

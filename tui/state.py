@@ -16,10 +16,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from glasswork.contract.record import stored_run
+from glasswork.contract.result import relative_gap
 from glasswork.display import Series, finite
 from glasswork.rashomon import PointSet, SetProgress, SetSummary
-from glasswork.record import stored_run
-from glasswork.result import relative_gap
 from glasswork.store.journal import JournalReader
 
 if TYPE_CHECKING:

@@ -98,8 +98,8 @@ def run(
     spec's store.path) unless --no-store or the spec's store.enabled is false.
     """
     from glasswork.console import ProgressSink, make_console, render_outcome, stdout_closed
+    from glasswork.contract.events import JsonLinesSink
     from glasswork.data.problem import LimitReached
-    from glasswork.events import JsonLinesSink
     from glasswork.launch import Launch
     from glasswork.runner import SolverFailure
 
@@ -115,8 +115,8 @@ def run(
         fail("--export needs the run store (drop --no-store); nothing was run.", EXIT_INVALID, as_json=as_json)
     stage = "reading the spec"  # where a Ctrl-C before the search lands, for its message
     try:
+        from glasswork.contract.solver import ClusterExecutor
         from glasswork.extras import require
-        from glasswork.solver import ClusterExecutor
 
         cluster = ClusterExecutor.parse(executor, workers=workers)
         if cluster is not None:

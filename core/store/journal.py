@@ -24,11 +24,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from glasswork.record import RunInfo, RunOutcome, finish_record, start_record
+from glasswork.contract.record import RunInfo, RunOutcome, finish_record, start_record
 from glasswork.store.schema import StoreFull, StoreLocked, try_lock, utc_now
 
 if TYPE_CHECKING:
-    from glasswork.events import Event
+    from glasswork.contract.events import Event
     from glasswork.store import RunStore
 
 SUFFIX = ".jsonl"
@@ -293,7 +293,7 @@ def _check_event(record: dict[str, Any]) -> None:
 
 
 def _check_finish(record: dict[str, Any], run_id: str) -> None:
-    from glasswork.result import Status
+    from glasswork.contract.result import Status
 
     if record.get("run_id") != run_id:
         raise JournalRefused(f"(the finish record) names run {str(record.get('run_id'))[:40]!r}, not {run_id!r}")

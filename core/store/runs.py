@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from glasswork.record import RunInfo
-from glasswork.result import Status, relative_gap
+from glasswork.contract.record import RunInfo
+from glasswork.contract.result import Status, relative_gap
 from glasswork.store import rashomon
 from glasswork.store.schema import (
     EVENT_COLUMNS,

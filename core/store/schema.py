@@ -25,9 +25,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from glasswork.contract.result import Status
 from glasswork.duckdb_rows import first_row
 from glasswork.quoting import sql_name as quote_name
-from glasswork.result import Status
 
 if TYPE_CHECKING:
     import duckdb

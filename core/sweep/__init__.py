@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from glasswork.record import RunInfo, finish_record, start_record
+from glasswork.contract.record import RunInfo, finish_record, start_record
 from glasswork.sweep.executors import DaskExecutor, Executor, LocalExecutor, make_executor
 from glasswork.sweep.plan import Sweep, SweepPoint, expand
 from glasswork.sweep.summary import SummaryRow, plot_path, summarise, write_summary

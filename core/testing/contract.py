@@ -48,20 +48,13 @@ import typing
 from typing import Any, ClassVar
 
 import numpy as np
+from glasswork.contract.events import Event
+from glasswork.contract.result import Classifier, Model, Result, Status, model_contract_fault, prediction_fingerprint
+from glasswork.contract.solver import Limits, SolveContext, Solver, StopReason
 from glasswork.data import Problem, load_problem
-from glasswork.events import Event
 from glasswork.launch import Launch
 from glasswork.rashomon import RashomonSet
 from glasswork.registry import Registry
-from glasswork.result import (
-    Classifier,
-    Model,
-    Result,
-    Status,
-    model_contract_fault,
-    prediction_fingerprint,
-)
-from glasswork.solver import Limits, SolveContext, Solver, StopReason
 from glasswork.spec.document import SpecError
 from glasswork.spec.load import json_schema, validate_spec
 from glasswork.spec.models import SolverSpec

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from glasswork.record import RunOutcome
+    from glasswork.contract.record import RunOutcome
     from glasswork.registry import Registry
     from glasswork.store import RunStore
 
@@ -51,8 +51,8 @@ def glasswork_run(tmp_path: Path) -> Callable[..., tuple[RunOutcome, list[dict[s
     run store and the terminal UI see them. Nothing is stored unless ``db`` is given (the
     ``glasswork_store`` fixture's ``path``, say).
     """
+    from glasswork.contract.record import RecordSink
     from glasswork.launch import Launch
-    from glasswork.record import RecordSink
     from ruamel.yaml import YAML
 
     def run(

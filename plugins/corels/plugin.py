@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from glasswork.contract.solver import Solver
 from glasswork.hookspecs import hookimpl
 from glasswork.plugins.corels.export import export_model, load_model
 from glasswork.plugins.corels.solver import CorelsSolver
 from glasswork.plugins.corels.views import monitor_panels, render_model
-from glasswork.solver import Solver
 
 __all__ = ["export_model", "load_model", "monitor_panels", "register_solvers", "render_model"]
 

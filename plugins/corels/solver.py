@@ -13,6 +13,8 @@ import time
 from typing import Any
 
 import numpy as np
+from glasswork.contract.result import Certificate, Result
+from glasswork.contract.solver import SolveContext, Solver
 from glasswork.data import Problem
 from glasswork.plugins.corels.inputs import (
     antecedents_for,
@@ -31,8 +33,6 @@ from glasswork.plugins.corels.spec import (
     CorelsSearch,
     CorelsSpec,
 )
-from glasswork.result import Certificate, Result
-from glasswork.solver import SolveContext, Solver
 from glasswork.spec.models import RashomonSpec
 
 

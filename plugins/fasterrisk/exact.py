@@ -36,9 +36,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from glasswork.contract.result import relative_gap
 from glasswork.plugins.fasterrisk.certify import SupportSearch
 from glasswork.plugins.fasterrisk.engine import Constraints, merge_rows
-from glasswork.result import relative_gap
 
 
 @dataclass

@@ -8,20 +8,14 @@ from typing import Any
 
 import numpy as np
 from glasswork.class_weights import class_weight_factors
+from glasswork.contract.result import Certificate, Result, Status, prediction_fingerprint, relative_gap
+from glasswork.contract.solver import SolveContext, Solver, StopReason
 from glasswork.data import DataError, Problem
 from glasswork.plugins.fasterrisk.certify import MAX_FEATURES, MAX_LOGIT, SupportSearch
 from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Settings
 from glasswork.plugins.fasterrisk.model import ScoreCard, expected_calibration_error, reliability
 from glasswork.plugins.fasterrisk.spec import FasterRiskConstraints, FasterRiskObjective, FasterRiskSpec
 from glasswork.rashomon import RashomonMember, RashomonSet
-from glasswork.result import (
-    Certificate,
-    Result,
-    Status,
-    prediction_fingerprint,
-    relative_gap,
-)
-from glasswork.solver import SolveContext, Solver, StopReason
 
 RASHOMON_EVENT_SECONDS = 0.5  # how often the exact enumeration reports the members it kept
 

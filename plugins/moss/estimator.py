@@ -12,12 +12,12 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import numpy as np
+from glasswork.contract.solver import Limits, SolveContext
 from glasswork.data import Problem
 from glasswork.plugins.moss.model import RuleSet
 from glasswork.plugins.moss.model import RuleSetClassifier as ClassifierRuleSet
 from glasswork.plugins.moss.solver import MossSolver
 from glasswork.plugins.moss.spec import MossSpec
-from glasswork.solver import Limits, SolveContext
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from glasswork.console import fmt_gap, fmt_number
-from glasswork.result import Classifier, Model
+from glasswork.contract.result import Classifier, Model
 
 from .rules import Rule
 

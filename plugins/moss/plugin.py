@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from glasswork.contract.solver import Solver
 from glasswork.hookspecs import hookimpl
 from glasswork.plugins.moss.export import export_model, load_model
 from glasswork.plugins.moss.solver import MossSolver
 from glasswork.plugins.moss.views import monitor_panels, render_model, sweep_defaults
-from glasswork.solver import Solver
 
 __all__ = ["export_model", "load_model", "monitor_panels", "register_solvers", "render_model", "sweep_defaults"]
 

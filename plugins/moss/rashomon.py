@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from glasswork.contract.result import Status
 from glasswork.rashomon import RashomonMember, RashomonSet
-from glasswork.result import Status
 
 from .loss import Gram, H2Oracle
 from .relaxation import FREE, IN, OUT, Bound, PerspectiveRelaxation

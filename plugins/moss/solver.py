@@ -8,10 +8,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from glasswork.contract.result import Certificate, Result, Status, prediction_fingerprint
+from glasswork.contract.solver import SolveContext, Solver
 from glasswork.data import DataError
 from glasswork.rashomon import RashomonMember, RashomonSet
-from glasswork.result import Certificate, Result, Status, prediction_fingerprint
-from glasswork.solver import SolveContext, Solver
 
 from .loss import H2Oracle, LogisticOracle, Oracle, epsilon_grid
 from .model import Frontier, FrontierRow, RuleSet, RuleSetClassifier, knee

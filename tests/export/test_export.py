@@ -204,7 +204,7 @@ def test_cli_export_and_report(runs: dict, tmp_path: Path) -> None:
 
 
 def test_cli_export_of_an_unexportable_kind_exits_2(tmp_path: Path) -> None:
-    from glasswork.record import RunInfo, start_record
+    from glasswork.contract.record import RunInfo, start_record
 
     store = RunStore(tmp_path / "s.duckdb").open()
     info = RunInfo("f" * 32, "odd", "mystery", "1", "h", {}, None, "fp", 1, 0, 1, "2026-01-01T00:00:00+00:00")
@@ -232,7 +232,7 @@ def test_cli_export_of_an_unexportable_kind_exits_2(tmp_path: Path) -> None:
 
 
 def test_cli_export_of_a_run_recorded_without_inputs_exits_2(runs: dict, tmp_path: Path) -> None:
-    from glasswork.record import RunInfo, start_record
+    from glasswork.contract.record import RunInfo, start_record
 
     details = runs["corels_compas"][1]
     store = RunStore(tmp_path / "old.duckdb").open()

@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from glasswork.contract.result import Model
 from glasswork.data import Problem
 from glasswork.rashomon import RashomonMember, RashomonSet, multiplicity
-from glasswork.result import Model
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -418,7 +418,7 @@ def _info(run_id: str, **extra):
 
 
 def test_thousands_of_events_are_folded_in_one_go(tmp_path):
-    from glasswork.events import Event
+    from glasswork.contract.events import Event
     from glasswork.store import StoreSink
 
     store = RunStore(tmp_path / "glasswork.duckdb").open()
@@ -438,7 +438,7 @@ def test_thousands_of_events_are_folded_in_one_go(tmp_path):
 def test_a_live_run_is_read_without_writing_and_a_dead_one_as_failed(tmp_path):
     """Readers merge the journals not folded yet: a live one (its writer holds its lock) reads
     as running and is left alone; one whose writer died reads as a fold would record it."""
-    from glasswork.events import Event
+    from glasswork.contract.events import Event
     from glasswork.store import StoreSink
 
     store = RunStore(tmp_path / "glasswork.duckdb").open()

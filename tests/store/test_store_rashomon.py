@@ -8,8 +8,8 @@ from typing import Any
 
 import duckdb
 import pytest
+from glasswork.contract.record import RecordSink
 from glasswork.launch import Launch
-from glasswork.record import RecordSink
 from glasswork.spec.load import validate_spec
 from glasswork.store import MIGRATIONS, SCHEMA_VERSION, RunStore
 
@@ -145,9 +145,9 @@ def test_the_documented_rashomon_query_gives_the_variable_use(tmp_path, toy_regi
 def test_a_live_runs_set_is_read_as_it_grows(tmp_path):
     """Readers merge a live run's journal: the members its ``rashomon`` events announced so far
     are listed (what the terminal UI browses while the set grows), never as complete."""
-    from glasswork.events import Event
+    from glasswork.contract.events import Event
+    from glasswork.contract.record import RunInfo
     from glasswork.rashomon import RashomonMember
-    from glasswork.record import RunInfo
     from glasswork.store import StoreSink
 
     store = RunStore(tmp_path / "glasswork.duckdb").open()

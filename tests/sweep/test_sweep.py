@@ -206,7 +206,7 @@ def test_local_faults_are_recorded_and_the_rest_finish(tmp_path, toy_env, toy_re
 def test_the_dask_executor_connects_as_run_executor_does(monkeypatch):
     """One way to read dask:local / dask:HOST:PORT and reach a cluster (``ClusterExecutor``), so
     a sweep and ``run --executor`` accept the same addresses and fail with the same words."""
-    from glasswork.solver import ClusterExecutor
+    from glasswork.contract.solver import ClusterExecutor
 
     asked: list[ClusterExecutor] = []
 

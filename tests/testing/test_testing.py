@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import toy_plugin
 from glasswork import Result, Status
-from glasswork.result import Certificate
+from glasswork.contract.result import Certificate
 from glasswork.testing import SolverContract
 
 

@@ -303,7 +303,7 @@ def test_a_finished_runs_set_browses_filters_and_exports_from_the_store(
 
 def _stored_corels_set(tmp_path: Path, models: list[dict[str, Any]]) -> GlassworkApp:
     """A store holding one CORELS run whose Rashomon set keeps ``models`` (best first), and the app on it."""
-    from glasswork.record import start_record
+    from glasswork.contract.record import start_record
     from glasswork.store import RunStore
     from tui_fixtures import CORELS_ID, _info
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 from glasswork import Problem
 from glasswork.console import member_rules
+from glasswork.contract.solver import Limits, SolveContext
 from glasswork.quoting import terminal_text
-from glasswork.solver import Limits, SolveContext
 from glasswork.tui.app import GlassworkApp
 from glasswork.tui.monitor import MonitorScreen
 from glasswork.tui.sources import FollowedRun
@@ -72,8 +72,8 @@ def test_a_frontier_points_sets_are_folded_apart_from_the_runs_set() -> None:
 def test_the_monitor_folds_both_record_forms_of_a_sets_events_alike() -> None:
     """A followed journal of the previous version (form 1: the set's figures among the counters)
     and one of this version (form 2: ``rashomon``) give the monitor the same set and points."""
+    from glasswork.contract.solver import SolveContext
     from glasswork.rashomon import RashomonMember
-    from glasswork.solver import SolveContext
     from glasswork.tui.state import RunState
 
     events: list = []

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from glasswork.record import event_of_stored as event_record
+from glasswork.contract.record import event_of_stored as event_record
 from glasswork.tui.state import LogFollower, RunState
 from glasswork.tui.views import fmt, fmt_rate, model_view
 from rich.console import Console

@@ -270,7 +270,7 @@ def utc(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def history_db(tmp_path: Path, utc: None) -> Path:
     """A run store holding five fixed runs: CORELS (two), FasterRisk, MOSS and a failed one."""
-    from glasswork.record import start_record
+    from glasswork.contract.record import start_record
     from glasswork.store import RunStore
 
     path = tmp_path / "runs.duckdb"

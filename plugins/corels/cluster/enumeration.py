@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from glasswork.contract.solver import SolveContext
 from glasswork.cython_ext import corels_rashomon as _enum
 from glasswork.data import Problem
 from glasswork.memory import memory_reached
@@ -69,7 +70,6 @@ from glasswork.plugins.corels.rashomon.enumeration import (
 )
 from glasswork.plugins.corels.search import engine
 from glasswork.rashomon import RashomonSet
-from glasswork.solver import SolveContext
 from glasswork.spec.models import RashomonSpec
 
 ORDERED_POLICIES = ("lower_bound", "objective")  # the policies that list in objective order

@@ -186,7 +186,7 @@ def test_memory_limit_returns_the_incumbent_with_a_valid_bound() -> None:
 def test_cancel_flag_stops_with_cancelled_status() -> None:
     X, y = _random(7, n=400, p=10)
     ctx = SolveContext(Limits())
-    from glasswork.solver import StopReason
+    from glasswork.contract.solver import StopReason
 
     ctx.request_stop(StopReason.CANCEL)
     res = CorelsSolver(_spec(objective={"regularization": 0.001})).solve(_problem(X, y), ctx)

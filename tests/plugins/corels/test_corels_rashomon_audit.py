@@ -15,8 +15,8 @@ import itertools
 import numpy as np
 import pytest
 from glasswork import Limits, Problem, SolveContext, Status
+from glasswork.contract.result import prediction_fingerprint
 from glasswork.plugins.corels import CorelsSolver, CorelsSpec, RuleList
-from glasswork.result import prediction_fingerprint
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from glasswork.cli import cli
+from glasswork.contract.events import Event
+from glasswork.contract.result import Result
+from glasswork.contract.solver import ClusterExecutor, Limits, SolveContext, StopReason
 from glasswork.cython_ext import corels_rashomon as cr
 from glasswork.data import Problem
-from glasswork.events import Event
 from glasswork.plugins.corels import CorelsSolver, CorelsSpec
 from glasswork.plugins.corels.inputs import antecedents_for
 from glasswork.plugins.corels.rashomon.enumeration import make_enumerator
-from glasswork.result import Result
-from glasswork.solver import ClusterExecutor, Limits, SolveContext, StopReason
 from grids import covering_grid
 from processes import a_worker_pid, local_cluster
 from test_corels_rashomon import _problem, every_rule_list, units_of, with_collapsed_orderings, within

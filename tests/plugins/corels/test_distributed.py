@@ -15,11 +15,11 @@ import pytest
 from click.testing import CliRunner
 from corels_reference import COMPAS, brute_force, random_instance
 from glasswork.cli import cli
+from glasswork.contract.result import Status
+from glasswork.contract.solver import ClusterExecutor, Limits, SolveContext
 from glasswork.cython_ext import bitset
 from glasswork.plugins.corels.cluster.search import search_split_here
 from glasswork.plugins.corels.search import engine
-from glasswork.result import Status
-from glasswork.solver import ClusterExecutor, Limits, SolveContext
 from grids import sampled
 from processes import a_worker_pid, local_cluster
 

@@ -277,7 +277,7 @@ def test_runner_reports_the_bound_and_the_exact_optimum() -> None:
 def test_progress_events_carry_the_rising_bound() -> None:
     """The monitor plots objective and lower bound from progress events: the certificate's are there."""
     from glasswork import Problem
-    from glasswork.events import CollectingSink
+    from glasswork.contract.events import CollectingSink
     from glasswork.launch import Launch
     from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
 

@@ -196,7 +196,7 @@ def test_the_intercept_range_holds_every_card_within_the_threshold() -> None:
 
 def _run(X: np.ndarray, y: np.ndarray, rashomon: dict, limits: dict | None = None, **search: object):
     from glasswork import Problem
-    from glasswork.events import CollectingSink
+    from glasswork.contract.events import CollectingSink
     from glasswork.launch import Launch
     from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
 

@@ -14,10 +14,10 @@ import itertools
 import numpy as np
 import pytest
 from glasswork import Problem
-from glasswork.events import CollectingSink
+from glasswork.contract.events import CollectingSink
+from glasswork.contract.result import prediction_fingerprint
 from glasswork.launch import Launch
 from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
-from glasswork.result import prediction_fingerprint
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

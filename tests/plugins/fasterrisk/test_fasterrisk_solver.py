@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from glasswork import DataError, Problem, SpecError, Status
-from glasswork.events import CollectingSink
+from glasswork.contract.events import CollectingSink
 from glasswork.launch import Launch
 from glasswork.plugins.fasterrisk import FasterRiskSolver, ScoreCard
 from glasswork.plugins.fasterrisk import plugin as fasterrisk_plugin

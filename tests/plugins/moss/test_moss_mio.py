@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from glasswork.contract.result import Status
 from glasswork.plugins.moss.cutting_plane import CuttingPlane, InfeasibleEpsilon
 from glasswork.plugins.moss.loss import H2Oracle, epsilon_grid
 from glasswork.plugins.moss.mio import (
@@ -12,7 +13,6 @@ from glasswork.plugins.moss.mio import (
     mosek_licence,
     solve_mio,
 )
-from glasswork.result import Status
 from moss_helpers import brute_force, instance
 
 pytest.importorskip("cvxpy")

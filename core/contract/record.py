@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from glasswork.contract.events import Event
+    from glasswork.contract.result import Result, Status
     from glasswork.data import Problem
-    from glasswork.events import Event
-    from glasswork.result import Result, Status
 
 
 @dataclass

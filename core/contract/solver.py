@@ -19,17 +19,17 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from glasswork.events import Event, EventKind
+from glasswork.contract.events import Event, EventKind
+from glasswork.contract.result import Result, Status, Task
 from glasswork.memory import memory_reached
 from glasswork.rashomon import SetProgress
-from glasswork.result import Result, Status, Task
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from glasswork.contract.result import Model
     from glasswork.data import Problem
     from glasswork.rashomon import RashomonMember
-    from glasswork.result import Model
     from glasswork.spec.models import SolverSpec
 
 

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from glasswork.record import RecordSink, RunInfo, RunOutcome
-from glasswork.result import jsonable, relative_gap
+from glasswork.contract.record import RecordSink, RunInfo, RunOutcome
+from glasswork.contract.result import jsonable, relative_gap
 
 if TYPE_CHECKING:
+    from glasswork.contract.result import Model
     from glasswork.rashomon import RashomonMember, SetProgress
-    from glasswork.result import Model
 
 EventKind = Literal["progress", "incumbent", "log", "rashomon"]
 
