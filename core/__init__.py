@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from glasswork.contract.solver import Limits, SolveContext, Solver, StopReason
     from glasswork.data import DataError, DataSpec, Problem, load_problem
     from glasswork.export import LoadedModel
-    from glasswork.hookspecs import hookimpl
+    from glasswork.hooks.specs import hookimpl
     from glasswork.rashomon import RashomonMember, RashomonSet
     from glasswork.spec.document import SpecError
     from glasswork.spec.load import LoadedSpec, load_spec
@@ -61,7 +61,7 @@ _HOMES = {
     "Status": "glasswork.contract.result",
     "StopReason": "glasswork.contract.solver",
     "StrictModel": "glasswork.spec.models",
-    "hookimpl": "glasswork.hookspecs",
+    "hookimpl": "glasswork.hooks.specs",
     "load_problem": "glasswork.data",
     "load_spec": "glasswork.spec.load",
     "prediction_fingerprint": "glasswork.contract.result",

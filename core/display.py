@@ -1,7 +1,7 @@
 """What a solver shows: its model as rich text, and the monitor panels its counters feed.
 
 Both come from plugins through hooks (``render_model`` and ``monitor_panels`` in
-``glasswork.hookspecs``), so the command line and the terminal UI never name a solver and a
+``glasswork.hooks.specs``), so the command line and the terminal UI never name a solver and a
 third-party solver is shown exactly as a built-in one. Panels are plain descriptions with the
 data they have folded from a run's records; the terminal UI draws them. Nothing here imports
 Textual, so plugins can describe panels without depending on the UI.
@@ -32,7 +32,7 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from glasswork.registry import Registry
+    from glasswork.hooks.registry import Registry
 
 
 # -- models ----------------------------------------------------------------------------------------
@@ -75,7 +75,7 @@ def model_view(
     note: Text | None = None
     if model is not None:
         if registry is None:
-            from glasswork.registry import get_registry
+            from glasswork.hooks.registry import get_registry
 
             registry = get_registry()
         answer = registry.render_model(model, compact=compact, stats=stats)

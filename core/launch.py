@@ -29,7 +29,7 @@ from glasswork.spec.models import SolverSpec
 if TYPE_CHECKING:
     from glasswork.contract.solver import ClusterExecutor, Solver
     from glasswork.data import DataError, Problem
-    from glasswork.registry import Registry
+    from glasswork.hooks.registry import Registry
     from glasswork.store import RunStore, StoreSink
 
 
@@ -54,7 +54,7 @@ class Launch:
         problem: Problem | None = None,
         executor: ClusterExecutor | None = None,
     ) -> None:
-        from glasswork.registry import get_registry
+        from glasswork.hooks.registry import get_registry
         from glasswork.runner import Runner
 
         self.loaded = loaded if isinstance(loaded, LoadedSpec) else LoadedSpec(loaded, None)

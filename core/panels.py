@@ -1,6 +1,6 @@
 """Monitor panels: the charts a solver's counters feed, as plain descriptions with their data.
 
-A plugin returns fresh panels from ``monitor_panels`` (``glasswork.hookspecs``); each folds the
+A plugin returns fresh panels from ``monitor_panels`` (``glasswork.hooks.specs``); each folds the
 records of a run (``feed``), and the terminal UI draws them. Plugins import them from
 ``glasswork.display``; they live here, below the registry, which checks what a plugin returns.
 Nothing here imports Textual or rich.

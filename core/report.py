@@ -24,7 +24,7 @@ from glasswork.quoting import html_text
 from glasswork.rashomon import SetSummary
 
 if TYPE_CHECKING:
-    from glasswork.registry import Registry
+    from glasswork.hooks.registry import Registry
 
 PALETTE = ("#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377", "#bbbbbb")
 W, H = 360, 240  # chart size in px
@@ -498,7 +498,7 @@ def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]], regi
     from ruamel.yaml import YAML
 
     if registry is None:
-        from glasswork.registry import get_registry
+        from glasswork.hooks.registry import get_registry
 
         registry = get_registry()
     model = next((m for m in details.get("models") or [] if m.get("model")), None)

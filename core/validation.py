@@ -21,7 +21,7 @@ from glasswork.spec.load import LoadedSpec
 
 if TYPE_CHECKING:
     from glasswork.data import Problem
-    from glasswork.registry import Registry
+    from glasswork.hooks.registry import Registry
 
 
 @dataclass

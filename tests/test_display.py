@@ -7,7 +7,7 @@ from typing import Any
 import toy_plugin
 from glasswork import hookimpl
 from glasswork.display import BarsPanel, ScatterPanel, SeriesPanel, model_view
-from glasswork.registry import Registry
+from glasswork.hooks.registry import Registry
 from rich.console import Console
 
 

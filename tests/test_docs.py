@@ -6,7 +6,7 @@ import inspect
 import re
 from pathlib import Path
 
-from glasswork import hookspecs
+from glasswork.hooks import specs as hookspecs
 
 ROOT = Path(__file__).resolve().parent.parent
 

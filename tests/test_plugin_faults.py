@@ -15,8 +15,8 @@ import kindless_plugin
 import pytest
 import toy_plugin
 from glasswork import hookimpl
+from glasswork.hooks.registry import Registry
 from glasswork.launch import Launch
-from glasswork.registry import Registry
 from glasswork.runner import SolverFailure
 from glasswork.spec.load import validate_spec
 from glasswork.testing import SolverContract

@@ -40,7 +40,7 @@ def test_the_readme_example_spec_exists():
 
 
 def test_the_readme_spec_example_validates():
-    from glasswork.registry import Registry
+    from glasswork.hooks.registry import Registry
     from glasswork.spec.load import validate_spec
     from ruamel.yaml import YAML
 

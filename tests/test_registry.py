@@ -8,7 +8,7 @@ from typing import Any, Literal
 import pytest
 import toy_plugin
 from glasswork import SolverSpec, hookimpl
-from glasswork.registry import Registry
+from glasswork.hooks.registry import Registry
 from rich.console import Console
 
 

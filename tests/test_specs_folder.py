@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from glasswork.registry import Registry
+from glasswork.hooks.registry import Registry
 from glasswork.spec.load import json_schema, load_spec
 
 SPECS = Path(__file__).parent.parent / "specs"

@@ -44,7 +44,7 @@ class ModelScreen(Screen[None]):
         self.stats = stats or {}
         self.panels: list[Panel] = []
         if solver and self.stats:
-            from glasswork.registry import get_registry
+            from glasswork.hooks.registry import get_registry
 
             for panel in get_registry().monitor_panels(solver):
                 try:

@@ -24,7 +24,7 @@ from glasswork.store.journal import JournalReader
 
 if TYPE_CHECKING:
     from glasswork.display import Panel
-    from glasswork.registry import Registry
+    from glasswork.hooks.registry import Registry
 
 RATE_WINDOW = 2.0  # seconds of elapsed time over which counter rates are measured
 MEMBERS_HELD = 500  # members of a Rashomon set the monitor holds in memory, the best ones
@@ -246,7 +246,7 @@ class RunState:
 
     def _registry(self) -> Registry:
         if self.registry is None:
-            from glasswork.registry import get_registry
+            from glasswork.hooks.registry import get_registry
 
             self.registry = get_registry()
         return self.registry

@@ -54,7 +54,7 @@ class _Group(click.Group):
     def _load_plugin_commands(self) -> None:
         if not self._plugins_loaded:
             self._plugins_loaded = True
-            from glasswork.registry import get_registry
+            from glasswork.hooks.registry import get_registry
 
             for error in get_registry().register_commands(self):
                 click.echo(f"warning: plugin command failed to load: {error}", err=True)

@@ -116,7 +116,7 @@ def run(
     stage = "reading the spec"  # where a Ctrl-C before the search lands, for its message
     try:
         from glasswork.contract.solver import ClusterExecutor
-        from glasswork.extras import require
+        from glasswork.hooks.extras import require
 
         cluster = ClusterExecutor.parse(executor, workers=workers)
         if cluster is not None:
@@ -327,7 +327,7 @@ def schema(output: Path | None, builtin_only: bool) -> None:
 
     Point your editor at it, e.g. with `# yaml-language-server: $schema=glasswork.schema.json`.
     """
-    from glasswork.registry import Registry
+    from glasswork.hooks.registry import Registry
     from glasswork.spec.load import json_schema
 
     registry = Registry(entry_points=False, disabled=()) if builtin_only else None
@@ -345,8 +345,8 @@ def plugins(as_json: bool) -> None:
     """List solver plugins with their version, origin, solvers and any load error, and which
     optional backends (glasswork's extras) are installed."""
     from glasswork.console import make_console, plain_text
-    from glasswork.extras import report
-    from glasswork.registry import get_registry
+    from glasswork.hooks.extras import report
+    from glasswork.hooks.registry import get_registry
     from rich.markup import escape
     from rich.table import Table
     from rich.text import Text

@@ -65,8 +65,8 @@ def sweep(
     """
     from glasswork import sweep as sweeps
     from glasswork.console import fmt_gap, fmt_number, make_console
-    from glasswork.extras import MissingExtra, require
-    from glasswork.registry import get_registry
+    from glasswork.hooks.extras import MissingExtra, require
+    from glasswork.hooks.registry import get_registry
     from glasswork.spec.document import SpecError, apply_overrides, read_spec_document
     from glasswork.store import RunStore, StoreError, default_db_path
     from rich.table import Table

@@ -93,7 +93,7 @@ class ClusterExecutor:
         ``cancelled`` is asked between looks while connecting (``SolveContext.connect_cluster``
         passes the run's stop flag, so its first Ctrl-C ends a connect too);
         OSError when the scheduler cannot be reached."""
-        from glasswork.extras import require
+        from glasswork.hooks.extras import require
 
         require("dask", f"--executor {self.name}")
         from distributed import Client, LocalCluster

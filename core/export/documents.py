@@ -16,7 +16,7 @@ from glasswork.quoting import ExportError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 if TYPE_CHECKING:
-    from glasswork.registry import Registry
+    from glasswork.hooks.registry import Registry
 
 DOCUMENT: Final = "glasswork.model"
 DOCUMENT_VERSION: Final = 1
@@ -173,7 +173,7 @@ class LoadedModel:
 
 def load_model(source: str | Path | dict[str, Any], registry: Registry | None = None) -> LoadedModel:
     """Read a ``glasswork.model`` json document (a path, or the parsed document) back into a model."""
-    from glasswork.registry import get_registry
+    from glasswork.hooks.registry import get_registry
 
     if isinstance(source, dict):
         data, where = source, "the document"

@@ -14,7 +14,7 @@ from glasswork.export.inputs import ModelInputs
 from glasswork.quoting import ExportError, printable, sql_name
 
 if TYPE_CHECKING:
-    from glasswork.registry import Registry
+    from glasswork.hooks.registry import Registry
 
 
 @dataclass
@@ -84,7 +84,7 @@ def export_run(details: dict[str, Any], fmt: str, *, table: str = "data", regist
 
 def export_model(model: dict[str, Any], request: ExportRequest, registry: Registry | None = None) -> str:
     """Ask the plugins for ``model`` in ``request.format``; an ``ExportError`` when none has it."""
-    from glasswork.registry import get_registry
+    from glasswork.hooks.registry import get_registry
 
     registry = registry or get_registry()
     answer = registry.export_model(model, request.format, request)

@@ -36,7 +36,7 @@ from glasswork.spec.models import SolverSpec, fairness_issues
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 if TYPE_CHECKING:
-    from glasswork.registry import Registry
+    from glasswork.hooks.registry import Registry
 
 __all__ = ["LoadedSpec", "json_schema", "load_spec", "spec_union", "validate_spec"]
 
@@ -172,7 +172,7 @@ def load_spec(path: str | Path, registry: Registry | None = None, *, overrides: 
 
     Raises ``SpecError`` listing every problem found.
     """
-    from glasswork.registry import get_registry
+    from glasswork.hooks.registry import get_registry
 
     registry = registry or get_registry()
     path = Path(path)
@@ -187,7 +187,7 @@ def load_spec(path: str | Path, registry: Registry | None = None, *, overrides: 
 
 def json_schema(registry: Registry | None = None) -> dict[str, Any]:
     """JSON Schema of a spec file for every installed solver (for editor completion)."""
-    from glasswork.registry import get_registry
+    from glasswork.hooks.registry import get_registry
 
     registry = registry or get_registry()
     models = [registry.solvers[name].spec_model for name in sorted(registry.solvers)]

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from glasswork.hooks.registry import Registry
 from glasswork.quoting import printable
-from glasswork.registry import Registry
 from glasswork.spec.document import Positions, SpecError, SpecIssue, set_path
 from glasswork.spec.load import LoadedSpec, validate_spec
 from glasswork.spec.models import SweepSpec

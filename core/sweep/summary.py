@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from glasswork.extras import require
 from glasswork.fairness.audit import headline
+from glasswork.hooks.extras import require
 
 if TYPE_CHECKING:
     from glasswork.sweep import SweepReport

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from glasswork.contract.record import finish_record
-from glasswork.registry import get_registry
+from glasswork.hooks.registry import get_registry
 from glasswork.spec.load import LoadedSpec, validate_spec
 from glasswork.sweep.plan import SweepPoint
 

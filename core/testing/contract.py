@@ -52,9 +52,9 @@ from glasswork.contract.events import Event
 from glasswork.contract.result import Classifier, Model, Result, Status, model_contract_fault, prediction_fingerprint
 from glasswork.contract.solver import Limits, SolveContext, Solver, StopReason
 from glasswork.data import Problem, load_problem
+from glasswork.hooks.registry import Registry
 from glasswork.launch import Launch
 from glasswork.rashomon import RashomonSet
-from glasswork.registry import Registry
 from glasswork.spec.document import SpecError
 from glasswork.spec.load import json_schema, validate_spec
 from glasswork.spec.models import SolverSpec
@@ -68,7 +68,7 @@ class _RegistryOf(Registry):
     else is installed."""
 
     def __init__(self, solver_class: type[Solver], plugin: object | None = None) -> None:
-        from glasswork.hookspecs import hookimpl
+        from glasswork.hooks.specs import hookimpl
 
         class _Plugin:
             @staticmethod

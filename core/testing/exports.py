@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 from glasswork.data import DataSpec, Problem
 from glasswork.export import ExportRequest, ModelInputs, export_model, load_model
+from glasswork.hooks.registry import Registry
 from glasswork.quoting import sql_name
-from glasswork.registry import Registry
 from glasswork.values import is_missing
 
 PROBA_TOLERANCE = 1e-12

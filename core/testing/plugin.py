@@ -15,7 +15,7 @@ import pytest
 
 if TYPE_CHECKING:
     from glasswork.contract.record import RunOutcome
-    from glasswork.registry import Registry
+    from glasswork.hooks.registry import Registry
     from glasswork.store import RunStore
 
 
@@ -26,7 +26,7 @@ def glasswork_registry() -> Callable[..., Registry]:
     ``registry = glasswork_registry(my_solver=my_package.plugin)``; its ``plugins[name].error``
     says why a plugin did not load (a misspelled hook, a malformed solver class).
     """
-    from glasswork.registry import Registry
+    from glasswork.hooks.registry import Registry
 
     def build(**plugins: object) -> Registry:
         return Registry(builtins=False, entry_points=False, disabled=(), extra=list(plugins.items()))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from glasswork.export import ExportRequest, ModelInputs, decision_list_python, decision_list_sql, markdown_table
-from glasswork.hookspecs import hookimpl
+from glasswork.hooks.specs import hookimpl
 from glasswork.plugins.corels.model import RuleList
 from glasswork.report import class_legend, esc, stacked_bar
 

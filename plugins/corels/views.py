@@ -7,7 +7,7 @@ from typing import Any
 from glasswork.console import fmt_number as fmt
 from glasswork.console import plain_text
 from glasswork.display import BarsPanel, Panel, SeriesPanel, model_table
-from glasswork.hookspecs import hookimpl
+from glasswork.hooks.specs import hookimpl
 from rich.console import RenderableType
 
 

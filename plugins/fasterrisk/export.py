@@ -20,7 +20,7 @@ from glasswork.export import (
     sql_literal,
     sql_select,
 )
-from glasswork.hookspecs import hookimpl
+from glasswork.hooks.specs import hookimpl
 from glasswork.plugins.fasterrisk.model import ScoreCard, format_risk
 from glasswork.report import esc, line_chart
 

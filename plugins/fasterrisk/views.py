@@ -7,7 +7,7 @@ from typing import Any
 from glasswork.console import fmt_number as fmt
 from glasswork.console import plain_text
 from glasswork.display import BarsPanel, Panel, model_table
-from glasswork.hookspecs import hookimpl
+from glasswork.hooks.specs import hookimpl
 from glasswork.plugins.fasterrisk.model import certified_words, format_risk
 from rich.console import Group, RenderableType
 from rich.text import Text

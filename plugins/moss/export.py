@@ -21,7 +21,7 @@ from glasswork.export import (
     sql_literal,
     sql_select,
 )
-from glasswork.hookspecs import hookimpl
+from glasswork.hooks.specs import hookimpl
 from glasswork.plugins.moss.model import RuleSet, RuleSetClassifier
 from glasswork.plugins.moss.rules import Grid, Rule
 from glasswork.quoting import printable

@@ -8,7 +8,7 @@ from typing import Any
 from glasswork.console import fmt_gap, plain_text
 from glasswork.console import fmt_number as fmt
 from glasswork.display import Panel, ScatterPanel, model_table
-from glasswork.hookspecs import hookimpl
+from glasswork.hooks.specs import hookimpl
 from rich.console import Group, RenderableType
 from rich.text import Text
 

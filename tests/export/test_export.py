@@ -24,9 +24,9 @@ from glasswork.export import (
     python_prelude,
     sql_literal,
 )
+from glasswork.hooks.registry import get_registry
 from glasswork.launch import Launch
 from glasswork.quoting import markdown_text
-from glasswork.registry import get_registry
 from glasswork.store import RunStore
 from glasswork.testing.exports import ROW, expected, raw_columns, run_python, run_sql
 
@@ -132,7 +132,7 @@ def test_an_export_or_load_hook_answering_the_wrong_type_is_named() -> None:
     """A plugin whose ``export_model`` answers with something that is not text, or whose
     ``load_model`` answers with something that cannot predict, is named in the error."""
     from glasswork import hookimpl
-    from glasswork.registry import Registry
+    from glasswork.hooks.registry import Registry
 
     class _Wrong:
         @staticmethod

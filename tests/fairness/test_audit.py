@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from glasswork.data import DataError
 from glasswork.fairness import figures as fairness
+from glasswork.hooks.registry import Registry
 from glasswork.launch import Launch
-from glasswork.registry import Registry
 from glasswork.spec.document import SpecError
 from glasswork.spec.load import load_spec
 

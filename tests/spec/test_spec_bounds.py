@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import toy_plugin
-from glasswork.registry import Registry
+from glasswork.hooks.registry import Registry
 from glasswork.spec.document import MAX_SPEC_BYTES, MAX_SPEC_NODES, SpecError
 from glasswork.spec.load import load_spec
 from hypothesis import HealthCheck, given, settings

@@ -360,7 +360,7 @@ SWEEP_SPECS = sorted(p for p in SPECS.glob("*.yaml") if "sweep:" in p.read_text(
 
 @pytest.mark.parametrize("path", SWEEP_SPECS, ids=lambda p: p.name)
 def test_example_sweeps_expand(path):
-    from glasswork.registry import Registry
+    from glasswork.hooks.registry import Registry
 
     document, positions = read_spec_document(path)
     p = sweeps.expand(document, Registry(entry_points=False, disabled=()), file=str(path), positions=positions)
@@ -373,7 +373,7 @@ def test_example_sweeps_give_the_same_numbers_locally_and_on_dask(path, tmp_path
     """The issue's acceptance check, cut down to two grid values and two folds to stay fast."""
     import dask
     import distributed  # noqa: F401
-    from glasswork.registry import Registry
+    from glasswork.hooks.registry import Registry
 
     if "data:" in path.read_text() and not os.environ.get("GLASSWORK_DATA"):
         pytest.skip("GLASSWORK_DATA is not set and ../shared/datasets is absent")

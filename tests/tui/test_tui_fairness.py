@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from glasswork.hooks.registry import Registry
 from glasswork.launch import Launch
-from glasswork.registry import Registry
 from glasswork.tui.app import GlassworkApp
 from glasswork.tui.history import HistoryScreen
 from glasswork.tui.run_screen import RunScreen

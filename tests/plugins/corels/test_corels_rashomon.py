@@ -465,7 +465,7 @@ def test_a_search_stopped_before_the_optimum_gives_an_incomplete_set() -> None:
 
 
 def test_rashomon_section_validates_for_corels() -> None:
-    from glasswork.registry import get_registry
+    from glasswork.hooks.registry import get_registry
     from glasswork.spec.load import validate_spec
 
     doc = {"name": "x", "data": {"source": "sklearn:breast_cancer"}, "solver": "corels", "rashomon": {"epsilon": 0.01}}

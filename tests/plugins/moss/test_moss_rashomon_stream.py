@@ -185,8 +185,8 @@ def test_hostile_feature_names_reach_the_store_as_data_through_the_live_events(t
 
     from glasswork.contract.solver import SolveContext
     from glasswork.data import load_problem
+    from glasswork.hooks.registry import get_registry
     from glasswork.plugins.moss import MossSolver
-    from glasswork.registry import get_registry
     from glasswork.spec.load import validate_spec
 
     spec = validate_spec(document(objective=SMALL, constraints=FRONTIER, rashomon={"epsilon": 0.04}), get_registry())

@@ -1,7 +1,7 @@
 """The plugin registry: finds solver plugins, loads each on its own, and reports what failed.
 
 Built-in solvers are the sub-packages of ``glasswork.plugins``; third-party solvers come from
-the ``glasswork`` entry-point group. Both register through the hooks in ``glasswork.hookspecs``.
+the ``glasswork`` entry-point group. Both register through the hooks in ``glasswork.hooks.specs``.
 A plugin that fails to import, to register, or that registers something malformed is recorded
 with its error and skipped: the others keep working and ``glasswork plugins`` shows the error.
 ``GLASSWORK_DISABLE_PLUGINS=name,...`` turns plugins off by name, and
@@ -33,10 +33,10 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 import pluggy
-from glasswork import hookspecs
 from glasswork._version import __version__
 from glasswork.contract.solver import Solver
-from glasswork.hookspecs import PROJECT
+from glasswork.hooks import specs as hookspecs
+from glasswork.hooks.specs import PROJECT
 from glasswork.spec.models import SolverSpec
 
 if TYPE_CHECKING:
