@@ -109,8 +109,9 @@ def child(argv: list[str], out_file: str) -> None:
         setattr(owner, name, staticmethod(wrapper) if is_static else wrapper)
 
     sys.argv = ["glasswork", *argv]  # before glasswork's first import: the process is the command
-    from glasswork import console, launch
+    from glasswork import launch
     from glasswork.cli import main
+    from glasswork.display import console
     from glasswork.store import journal
 
     t_imported = time.perf_counter()

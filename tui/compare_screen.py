@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from glasswork.console import fmt_gap, plain_text
+from glasswork.display.console import fmt_gap, plain_text
 from glasswork.spec.document import flatten
 from glasswork.tui.state import RunState
 from glasswork.tui.views import fmt, model_view

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from glasswork.console import fmt_gap, fmt_when, plain_text
+from glasswork.display.console import fmt_gap, fmt_when, plain_text
 from glasswork.store import StoreError, SweepRow
 from glasswork.tui.compare_screen import CompareScreen
 from glasswork.tui.run_screen import RunScreen

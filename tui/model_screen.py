@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from glasswork.console import plain_text
-from glasswork.display import Panel
+from glasswork.display.console import plain_text
+from glasswork.display.panels import Panel
 from glasswork.tui.views import model_view
 from glasswork.tui.widgets import BACK_KEY, HELP_KEY, PanelChart
 from textual.app import ComposeResult

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from glasswork.console import fmt_gap, plain_text
+from glasswork.display.console import fmt_gap, plain_text
 from glasswork.tui.rashomon import RashomonPanel, points_text, set_summary
 from glasswork.tui.sources import FollowedRun, OwnedRun
 from glasswork.tui.state import RunState
@@ -308,7 +308,7 @@ def exit_summary(state: RunState, source: OwnedRun | FollowedRun, *, asked_to_st
     """What ``glasswork monitor`` prints once its window closes, as ``glasswork run`` prints a run:
     the run id, the status and certificate, the model (its plugin's view), and what became of a
     run the monitor left before it ended."""
-    from glasswork.console import fmt_number
+    from glasswork.display.console import fmt_number
 
     lines: list[RenderableType] = []
     head = Text()

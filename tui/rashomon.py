@@ -5,7 +5,7 @@ Both show the count, the threshold and what the count promises (complete, or a b
 model not enumerated yet), and a table of the best members; selecting one opens its model on the
 model screen, drawn by its plugin's ``render_model`` hook (its own text when no plugin draws it),
 the path every model in the TUI takes. Feature names are data: they reach the terminal only
-through ``glasswork.console.plain_text``.
+through ``glasswork.display.console.plain_text``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from glasswork.console import member_rules, plain_text, rashomon_point_text, rashomon_summary_text
+from glasswork.display.console import member_rules, plain_text, rashomon_point_text, rashomon_summary_text
 from glasswork.rashomon import PointSet, SetSummary
 from glasswork.tui.state import RashomonView
 from glasswork.tui.views import fmt

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from glasswork.console import fairness_text, fmt_gap, plain_text
+from glasswork.display.console import fairness_text, fmt_gap, plain_text
 from glasswork.rashomon import SetSummary
 from glasswork.tui.model_screen import ModelScreen
 from glasswork.tui.state import RunState
@@ -155,8 +155,8 @@ class RunScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def action_report(self) -> None:
         """Write the run's HTML model card; say where."""
+        from glasswork.display.report import build_report
         from glasswork.export import ExportError, default_path, write_file
-        from glasswork.report import build_report
 
         path = default_path(self.details, "html", self.folder or Path.cwd())
         try:

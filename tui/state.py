@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from glasswork.contract.record import stored_run
 from glasswork.contract.result import relative_gap
-from glasswork.display import Series, finite
+from glasswork.display.panels import Series, finite
 from glasswork.rashomon import PointSet, SetProgress, SetSummary
 from glasswork.store.journal import JournalReader
 
 if TYPE_CHECKING:
-    from glasswork.display import Panel
+    from glasswork.display.panels import Panel
     from glasswork.hooks.registry import Registry
 
 RATE_WINDOW = 2.0  # seconds of elapsed time over which counter rates are measured

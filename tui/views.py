@@ -1,6 +1,6 @@
 """Formatting shared by the screens, and model views through the plugins' ``render_model`` hook.
 
-The TUI renders no model kind itself: ``glasswork.display.model_view`` asks the plugins, so a
+The TUI renders no model kind itself: ``glasswork.display.views.model_view`` asks the plugins, so a
 third-party solver's model is shown exactly as a built-in one, and any model without a view is
 shown as its own text.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from glasswork.console import fmt_number as fmt
-from glasswork.display import model_view as _model_view
+from glasswork.display.console import fmt_number as fmt
+from glasswork.display.views import model_view as _model_view
 from rich.console import RenderableType
 
 __all__ = ["fmt", "fmt_rate", "model_view"]
@@ -29,5 +29,5 @@ def fmt_rate(value: float | None) -> str:
 def model_view(
     model: dict[str, Any] | None, text: str | None = None, *, compact: bool = False, stats: dict[str, Any] | None = None
 ) -> RenderableType:
-    """The model as its plugin draws it (see ``glasswork.display.model_view``)."""
+    """The model as its plugin draws it (see ``glasswork.display.views.model_view``)."""
     return _model_view(model, text, compact=compact, stats=stats)

@@ -46,7 +46,7 @@ def main() -> None:
     except SystemExit:
         raise
     except BrokenPipeError:  # stdout's reader left (| head): no traceback, no "Exception ignored"
-        from glasswork.console import stdout_closed
+        from glasswork.display.console import stdout_closed
 
         stdout_closed()
         sys.exit(EXIT_OK)

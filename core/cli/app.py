@@ -78,7 +78,7 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except BrokenPipeError:
-            from glasswork.console import stdout_closed
+            from glasswork.display.console import stdout_closed
 
             stdout_closed()
             return None
@@ -114,7 +114,7 @@ def stderr_closed() -> None:
 
 class ClosableStderr:
     """``sys.stderr`` for a command (installed by ``glasswork.cli.main``; it lives here, not in
-    ``glasswork.console``, so start-up does not load rich): a write or flush whose reader has gone
+    ``glasswork.display.console``, so start-up does not load rich): a write or flush whose reader has gone
     is dropped (``stderr_closed``) rather than raising ``BrokenPipeError`` out of whatever was
     reporting progress or an error, which would end a sweep early or turn a bad spec's exit 2 into
     the broken pipe's exit 0. Everything else is the stream's own."""

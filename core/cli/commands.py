@@ -97,9 +97,9 @@ def run(
     The run is recorded in the run store (./glasswork.duckdb, or --db, $GLASSWORK_DB, or the
     spec's store.path) unless --no-store or the spec's store.enabled is false.
     """
-    from glasswork.console import ProgressSink, make_console, render_outcome, stdout_closed
     from glasswork.contract.events import JsonLinesSink
     from glasswork.data.problem import LimitReached
+    from glasswork.display.console import ProgressSink, make_console, render_outcome, stdout_closed
     from glasswork.launch import Launch
     from glasswork.runner import SolverFailure
 
@@ -240,8 +240,8 @@ def _export_after_run(launch: Any, outcome: Any, exports: tuple[str, ...]) -> No
     """``run --export FORMAT[:FILE]``: write the recorded run's model in each format asked."""
     if not exports:
         return
+    from glasswork.display.report import write_report
     from glasswork.export import ExportError, write_export
-    from glasswork.report import write_report
 
     if launch.store is None:  # the spec's store.enabled is false
         fail("--export needs the run store (the spec disables it); the run itself is done.", EXIT_INVALID)
@@ -344,7 +344,7 @@ def schema(output: Path | None, builtin_only: bool) -> None:
 def plugins(as_json: bool) -> None:
     """List solver plugins with their version, origin, solvers and any load error, and which
     optional backends (glasswork's extras) are installed."""
-    from glasswork.console import make_console, plain_text
+    from glasswork.display.console import make_console, plain_text
     from glasswork.hooks.extras import report
     from glasswork.hooks.registry import get_registry
     from rich.markup import escape

@@ -58,7 +58,7 @@ def runs_list(
     as_json: bool,
 ) -> None:
     """List recorded runs, newest first (with the sweep each belongs to)."""
-    from glasswork.console import fmt_gap, fmt_number, fmt_when, make_console, plain_text
+    from glasswork.display.console import fmt_gap, fmt_number, fmt_when, make_console, plain_text
     from rich import box
     from rich.table import Table
 
@@ -102,8 +102,8 @@ def runs_list(
 @click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
 def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
     """Show a run's spec, certificate, metrics and model."""
-    from glasswork.console import fmt_gap, fmt_number, fmt_when, make_console, plain_text
-    from glasswork.display import model_view
+    from glasswork.display.console import fmt_gap, fmt_number, fmt_when, make_console, plain_text
+    from glasswork.display.views import model_view
     from rich.text import Text
     from ruamel.yaml import YAML
 
@@ -144,13 +144,13 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
     for model in doc["models"]:
         console.print(Text.assemble("\n", ("Model", "bold"), plain_text(f" ({model['kind']})")))
         console.print(model_view(model["model"], model["text"]))
-    from glasswork.console import fairness_tables
+    from glasswork.display.console import fairness_tables
 
     for table in fairness_tables(doc.get("fairness")):
         console.print()
         console.print(table)
     if doc.get("rashomon"):  # the set in summary; 'glasswork rashomon RUN' lists its members
-        from glasswork.console import multiplicity_text, rashomon_summary_text
+        from glasswork.display.console import multiplicity_text, rashomon_summary_text
         from glasswork.rashomon import SetSummary
 
         summary = SetSummary.from_dict(doc["rashomon"])
@@ -176,7 +176,7 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 def runs_compare(run_refs: tuple[str, ...], db: str | None, as_json: bool) -> None:
     """Line up runs: the spec keys that differ, certificates, metrics and timings."""
-    from glasswork.console import fmt_gap, fmt_number, make_console, plain_text
+    from glasswork.display.console import fmt_gap, fmt_number, make_console, plain_text
     from glasswork.spec.document import flatten
     from rich.table import Table
 

@@ -64,7 +64,7 @@ def sweep(
     already finished are not run again (unless --restart).
     """
     from glasswork import sweep as sweeps
-    from glasswork.console import fmt_gap, fmt_number, make_console
+    from glasswork.display.console import fmt_gap, fmt_number, make_console
     from glasswork.hooks.extras import MissingExtra, require
     from glasswork.hooks.registry import get_registry
     from glasswork.spec.document import SpecError, apply_overrides, read_spec_document

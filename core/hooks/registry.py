@@ -40,8 +40,8 @@ from glasswork.hooks.specs import PROJECT
 from glasswork.spec.models import SolverSpec
 
 if TYPE_CHECKING:
+    from glasswork.display.panels import Panel
     from glasswork.export import ExportRequest, ModelInputs
-    from glasswork.panels import Panel
 
 ENTRY_POINT_GROUP = "glasswork"
 DISABLE_ENV = "GLASSWORK_DISABLE_PLUGINS"
@@ -335,7 +335,7 @@ class Registry:
         A plugin whose hook fails or returns something else than panels contributes nothing:
         the monitor still shows the bounds, the gap and the counters.
         """
-        from glasswork.panels import Panel
+        from glasswork.display.panels import Panel
 
         self.find(solver)  # a built-in describes only its own solver's runs
         panels: list[Panel] = []

@@ -24,8 +24,8 @@ import pluggy
 
 if TYPE_CHECKING:
     from glasswork.contract.solver import Solver
+    from glasswork.display.panels import Panel
     from glasswork.export import ExportRequest, ModelInputs
-    from glasswork.panels import Panel
     from rich.console import RenderableType
 
 PROJECT = "glasswork"
@@ -62,8 +62,8 @@ def render_model(model: dict[str, Any], compact: bool, stats: dict[str, Any]) ->
     finally the model's own text) gets its turn. ``compact`` asks for a view that fits the
     monitor's model box (drop detail columns); ``stats`` is the result's ``stats`` (empty while
     a search runs), for figures a full view may show beside the model. Return any Rich
-    renderable; ``glasswork.display.model_table`` gives the house table style. Put text from the
-    data (feature names, labels) in as ``glasswork.console.plain_text``, never as markup. A
+    renderable; ``glasswork.display.views.model_table`` gives the house table style. Put text from the
+    data (feature names, labels) in as ``glasswork.display.console.plain_text``, never as markup. A
     renderer that raises, returns no renderable, or returns one that fails to draw is reported in
     the view and the model's text is shown instead.
     """
@@ -73,7 +73,7 @@ def render_model(model: dict[str, Any], compact: bool, stats: dict[str, Any]) ->
 def monitor_panels(solver: str) -> list[Panel] | None:
     """The monitor panels of ``solver``'s runs: charts fed by the counters its events carry.
 
-    Return new ``glasswork.display.Panel`` instances (``SeriesPanel``, ``BarsPanel``,
+    Return new ``glasswork.display.panels.Panel`` instances (``SeriesPanel``, ``BarsPanel``,
     ``ScatterPanel``) on every call, in the order they are to appear, or ``None`` when
     ``solver`` is not yours. Each panel appears in ``glasswork monitor`` once the run has
     reported what it draws, and in the history's model screen when the final result holds it.

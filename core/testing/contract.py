@@ -320,7 +320,7 @@ class SolverContract:
     # -- what the plugin shows (hooks) ---------------------------------------------------------
 
     def test_model_renders_through_the_hooks(self) -> None:
-        from glasswork.display import model_view
+        from glasswork.display.views import model_view
 
         result, _, _ = self._solve()
         registry = self._registry()
@@ -341,7 +341,7 @@ class SolverContract:
         fails on '[/]'; comparing two drawings of one model leaves a view free to cut or wrap)."""
         import dataclasses
 
-        from glasswork.display import model_view
+        from glasswork.display.views import model_view
 
         spec = self._spec()
         problem = self.problem(spec)
@@ -366,7 +366,7 @@ class SolverContract:
             )
 
     def test_monitor_panels_are_fed_by_the_solvers_counters(self) -> None:
-        from glasswork.display import Panel
+        from glasswork.display.panels import Panel
 
         registry = self._registry()
         self._needs_hook(registry, "monitor_panels")
@@ -481,7 +481,7 @@ def check_rashomon_set(result: Result, problem: Problem, max_models: int) -> Non
 
 def _unreported(panel: Any, reported: set[str], stats: dict[str, Any]) -> set[str]:
     """The figures a panel draws that the solver never reports (a misspelled counter, say)."""
-    from glasswork.display import BarsPanel, ScatterPanel, SeriesPanel
+    from glasswork.display.panels import BarsPanel, ScatterPanel, SeriesPanel
 
     if isinstance(panel, (SeriesPanel, BarsPanel)):
         return {panel.counter} - reported

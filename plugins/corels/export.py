@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from glasswork.display.report import class_legend, esc, stacked_bar
 from glasswork.export import ExportRequest, ModelInputs, decision_list_python, decision_list_sql, markdown_table
 from glasswork.hooks.specs import hookimpl
 from glasswork.plugins.corels.model import RuleList
-from glasswork.report import class_legend, esc, stacked_bar
 
 
 def _parts(model: dict[str, Any]) -> tuple[RuleList, list[Any], list[list[float]], list[Any]]:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from glasswork.console import fmt_number as fmt
-from glasswork.console import plain_text
-from glasswork.display import BarsPanel, Panel, SeriesPanel, model_table
+from glasswork.display.console import fmt_number as fmt
+from glasswork.display.console import plain_text
+from glasswork.display.panels import BarsPanel, Panel, SeriesPanel
+from glasswork.display.views import model_table
 from glasswork.hooks.specs import hookimpl
 from rich.console import RenderableType
 

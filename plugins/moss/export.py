@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from glasswork.console import fmt_number
+from glasswork.display.console import fmt_number
+from glasswork.display.report import esc, scatter_chart
 from glasswork.export import (
     NO_VALUE,
     ExportError,
@@ -25,7 +26,6 @@ from glasswork.hooks.specs import hookimpl
 from glasswork.plugins.moss.model import RuleSet, RuleSetClassifier
 from glasswork.plugins.moss.rules import Grid, Rule
 from glasswork.quoting import printable
-from glasswork.report import esc, scatter_chart
 
 
 def _conditions(rule: dict[str, Any], inputs: ModelInputs, sql: bool) -> str:

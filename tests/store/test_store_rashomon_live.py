@@ -122,7 +122,7 @@ def test_a_killed_runs_bound_is_the_searchs_not_a_sets(tmp_path: Path) -> None:
     """A run killed while it enumerates keeps its search's last objective and bound; a set's
     bound (on what it did not enumerate, above the optimum) is neither, in the store or the card."""
     from glasswork.contract.events import Event
-    from glasswork.report import bound_trajectory
+    from glasswork.display.report import bound_trajectory
 
     store, sink = live_run(tmp_path, "killed")
     sink.on_event(Event("progress", 0.1, objective=10.0, lower_bound=8.0))

@@ -107,8 +107,9 @@ class _ToyViews:
 
     def __init__(self, counter: str = "queue", render_fails: bool = False, names_as_markup: bool = False) -> None:
         from glasswork import hookimpl
-        from glasswork.console import plain_text
-        from glasswork.display import SeriesPanel, model_table
+        from glasswork.display.console import plain_text
+        from glasswork.display.panels import SeriesPanel
+        from glasswork.display.views import model_table
 
         def render_model(model: dict[str, Any]) -> Any:
             if render_fails:

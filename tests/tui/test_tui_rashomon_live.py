@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 from glasswork import Problem
-from glasswork.console import member_rules
 from glasswork.contract.solver import Limits, SolveContext
+from glasswork.display.console import member_rules
 from glasswork.quoting import terminal_text
 from glasswork.tui.app import GlassworkApp
 from glasswork.tui.monitor import MonitorScreen

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from glasswork.cli import cli
-from glasswork.console import member_rules, rashomon_point_text
+from glasswork.display.console import member_rules, rashomon_point_text
 from glasswork.rashomon import PointSet
 from glasswork.store import RunStore
 from glasswork.tui.app import GlassworkApp

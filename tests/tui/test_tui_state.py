@@ -117,7 +117,7 @@ def test_event_record_drops_missing_values() -> None:
 
 
 def test_series_thins_itself() -> None:
-    from glasswork import display as module
+    from glasswork.display import panels as module
 
     series = module.Series()
     for i in range(module.MAX_POINTS + 10):

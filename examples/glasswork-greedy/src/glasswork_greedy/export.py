@@ -8,7 +8,7 @@ from typing import Any
 
 from glasswork import hookimpl
 from glasswork.export import ExportRequest, ModelInputs, decision_list_python, decision_list_sql, markdown_table
-from glasswork.report import esc, stacked_bar
+from glasswork.display.report import esc, stacked_bar
 from glasswork_greedy.model import DecisionList
 
 

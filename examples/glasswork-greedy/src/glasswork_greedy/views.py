@@ -13,7 +13,8 @@ from rich.console import RenderableType
 from rich.text import Text
 
 from glasswork import hookimpl
-from glasswork.display import Panel, ScatterPanel, model_table
+from glasswork.display.panels import Panel, ScatterPanel
+from glasswork.display.views import model_table
 
 
 def decision_list_view(model: dict[str, Any], compact: bool = False) -> RenderableType:

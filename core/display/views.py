@@ -6,9 +6,9 @@ third-party solver is shown exactly as a built-in one. Panels are plain descript
 data they have folded from a run's records; the terminal UI draws them. Nothing here imports
 Textual, so plugins can describe panels without depending on the UI.
 
-The panel classes live in ``glasswork.panels`` (the registry checks a plugin's panels against
-them, and ``model_view`` here asks the registry: one module would be a cycle) and are
-re-exported here, where plugins import them.
+The panel classes live in ``glasswork.display.panels`` (the registry checks a plugin's panels against
+them, and ``model_view`` here asks the registry: one module would be a cycle), where plugins
+import them.
 """
 
 from __future__ import annotations
@@ -16,15 +16,6 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING, Any
 
-from glasswork.panels import (  # noqa: F401  (re-exported: plugins describe their panels from here)
-    MAX_POINTS,
-    BarsPanel,
-    Panel,
-    ScatterPanel,
-    Series,
-    SeriesPanel,
-    finite,
-)
 from glasswork.quoting import terminal_text
 from rich import box
 from rich.console import Group, RenderableType

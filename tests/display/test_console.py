@@ -9,8 +9,16 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from glasswork.console import ProgressSink, fmt_bytes, fmt_gap, fmt_number, fmt_percent, make_console, render_outcome
 from glasswork.contract.events import Event
+from glasswork.display.console import (
+    ProgressSink,
+    fmt_bytes,
+    fmt_gap,
+    fmt_number,
+    fmt_percent,
+    make_console,
+    render_outcome,
+)
 from glasswork.launch import Launch
 from glasswork.spec.load import validate_spec
 from rich.console import Console
@@ -153,7 +161,7 @@ def test_a_console_into_a_pipe_neither_wraps_nor_cuts_nor_colours(monkeypatch):
 
 # -- one gap format: nothing in core, plugins or tui formats a gap but fmt_gap ------------------------
 
-GAP_HOME = "core/console.py"  # fmt_gap and fmt_percent live here
+GAP_HOME = "core/display/console.py"  # fmt_gap and fmt_percent live here
 NUMERIC_SPEC = re.compile(r"[%eEfFgGn]\s*$")
 
 
@@ -204,7 +212,7 @@ def gaps_formatted_by_hand(source: str) -> list[int]:
 
 
 def test_every_gap_is_formatted_by_fmt_gap() -> None:
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     offenders = [
         f"{path.relative_to(repo)}:{line}"
         for folder in ("core", "plugins", "tui")
@@ -212,7 +220,7 @@ def test_every_gap_is_formatted_by_fmt_gap() -> None:
         if path.relative_to(repo).as_posix() != GAP_HOME
         for line in gaps_formatted_by_hand(path.read_text(encoding="utf-8"))
     ]
-    assert not offenders, f"gaps formatted outside glasswork.console.fmt_gap: {offenders}"
+    assert not offenders, f"gaps formatted outside glasswork.display.console.fmt_gap: {offenders}"
 
 
 @pytest.mark.parametrize(
@@ -256,7 +264,7 @@ def test_a_rashomon_set_prints_each_features_share_and_importance_range():
     """What the README promises ``glasswork run`` and ``glasswork rashomon`` print: each feature's
     share of the set and its reliance range (lowest to highest over the members), and the range per
     raw column; hostile names escaped."""
-    from glasswork.console import render_rashomon
+    from glasswork.display.console import render_rashomon
     from glasswork.rashomon import SetSummary
 
     hostile = "\x1b[31mred [bold]x[/bold]"
@@ -298,7 +306,7 @@ def test_a_rashomon_set_prints_each_features_share_and_importance_range():
 def test_a_set_still_being_enumerated_is_not_said_to_have_stopped():
     """``glasswork rashomon latest`` on a live run reads the set its events have announced so far:
     it says the run goes on, not "INCOMPLETE: the enumeration stopped"."""
-    from glasswork.console import rashomon_summary_text
+    from glasswork.display.console import rashomon_summary_text
     from glasswork.rashomon import SetSummary
 
     summary = SetSummary(count=9581241, kept=50, complete=False, threshold=0.336, unenumerated_bound=0.27)
@@ -309,7 +317,7 @@ def test_a_set_still_being_enumerated_is_not_said_to_have_stopped():
 
 def test_one_model_is_one_model() -> None:
     """Issue 36: "1 models"."""
-    from glasswork.console import rashomon_point_text, rashomon_summary_text
+    from glasswork.display.console import rashomon_point_text, rashomon_summary_text
     from glasswork.rashomon import PointSet, SetSummary
 
     point = PointSet(point=2, count=1, complete=True, threshold=0.5)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from glasswork._version import __version__
-from glasswork.console import fmt_gap
+from glasswork.display.console import fmt_gap
 from glasswork.quoting import html_text
 from glasswork.rashomon import SetSummary
 
@@ -245,7 +245,7 @@ def certificate_words(details: dict[str, Any]) -> str:
                 f"<b>No useful guarantee.</b> The lower bound proved so far ({_num(bound)}) is too weak to say "
                 f"how far this model is from the best possible (status {esc(status)}, {figures})."
             )
-        # the one gap form (glasswork.console.fmt_gap): the best possible is >= the lower bound
+        # the one gap form (glasswork.display.console.fmt_gap): the best possible is >= the lower bound
         gap_words = esc(fmt_gap(objective, bound, status))
         return f"<b>Gap {gap_words} to the best possible</b> training objective: {how} (objective {_num(objective)})."
     return (
@@ -420,7 +420,7 @@ def rashomon_section(summary: SetSummary | None) -> str:
     the same range per raw column of the data (every feature made from it shuffled together)."""
     if summary is None:
         return ""
-    from glasswork.console import multiplicity_text, rashomon_summary_text
+    from glasswork.display.console import multiplicity_text, rashomon_summary_text
 
     figures = summary.multiplicity or {}
     lines = [esc(rashomon_summary_text(summary))]

@@ -6,7 +6,8 @@ from typing import Any
 
 import toy_plugin
 from glasswork import hookimpl
-from glasswork.display import BarsPanel, ScatterPanel, SeriesPanel, model_view
+from glasswork.display.panels import BarsPanel, ScatterPanel, SeriesPanel
+from glasswork.display.views import model_view
 from glasswork.hooks.registry import Registry
 from rich.console import Console
 
@@ -70,7 +71,7 @@ def test_a_view_that_cannot_be_drawn_falls_back_to_the_text_and_says_so() -> Non
     """A view that fails only when drawn (a name read as rich markup, '[/]' closing nothing) or
     that is no renderable at all (a wrong return type) is the plugin's failure, shown as a note
     over the model's text, never an exception where ``glasswork run`` prints the model."""
-    from glasswork.display import model_table
+    from glasswork.display.views import model_table
 
     def markup_table() -> Any:
         table = model_table()

@@ -246,7 +246,7 @@ def _cell(column: str, value: Any) -> str:
 
 def render_outcome(outcome: RunOutcome, console: Console) -> None:
     """Print the model, the certificate, the metrics and the search stats."""
-    from glasswork.display import model_view
+    from glasswork.display.views import model_view
 
     info, result = outcome.info, outcome.result
     cert = result.certificate

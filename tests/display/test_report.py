@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from export_fixtures import runs  # noqa: F401  (the module-scoped fixture)
-from glasswork.report import build_report, certificate_words
+from glasswork.display.report import build_report, certificate_words
 from glasswork.store import RunStore
 
 MAX_BYTES = 60_000
@@ -142,14 +142,14 @@ def _tick_labels(svg: str) -> tuple[list[str], list[str]]:
     ],
 )
 def test_nice_ticks_follow_the_1_2_5_rule(lo: float, hi: float, ticks: list[float]) -> None:
-    from glasswork.report import nice_ticks
+    from glasswork.display.report import nice_ticks
 
     assert nice_ticks(lo, hi) == pytest.approx(ticks)
 
 
 def test_chart_axes_have_round_ticks() -> None:
     """The card's curves used to mark the frame's quarters: -3.56, 0.22, 4 ... instead of 0, 5, 10."""
-    from glasswork.report import line_chart, scatter_chart
+    from glasswork.display.report import line_chart, scatter_chart
 
     svg = line_chart(
         [("risk", [-3, 0, 5, 11], [0.03, 0.2, 0.7, 0.97])], xlabel="score", ylabel="P(yes)", ylim=(0.0, 1.0)
@@ -199,7 +199,7 @@ def _texts(svg: str) -> list[tuple[float, float, str, str]]:
 
 def test_a_lower_bound_proved_at_the_end_is_in_the_search_plot(runs: dict) -> None:
     """A FasterRisk card's search plot showed no lower bound, though the certificate proved one."""
-    from glasswork.report import bound_trajectory
+    from glasswork.display.report import bound_trajectory
 
     svg = bound_trajectory(
         [
@@ -215,7 +215,7 @@ def test_a_lower_bound_proved_at_the_end_is_in_the_search_plot(runs: dict) -> No
 
 
 def test_legends_sit_under_the_chart_off_the_curves() -> None:
-    from glasswork.report import B, H, line_chart
+    from glasswork.display.report import B, H, line_chart
 
     svg = line_chart(
         [("best objective", [0, 1, 2], [3.0, 2.0, 1.0]), ("lower bound", [0, 1, 2], [0.0, 0.5, 1.0])],
@@ -230,7 +230,7 @@ def test_legends_sit_under_the_chart_off_the_curves() -> None:
 
 def test_axis_labels_are_not_clipped_or_overlapped() -> None:
     """The MOSS predicted-vs-observed chart's y labels ran off the left edge over the axis name."""
-    from glasswork.report import CHAR_PX, W, scatter_chart
+    from glasswork.display.report import CHAR_PX, W, scatter_chart
 
     svg = scatter_chart([(20_000.0, 31_000.0), (90_000.0, 152_500.0)], xlabel="predicted", ylabel="observed")
     texts = _texts(svg)
@@ -246,7 +246,7 @@ def test_axis_labels_are_not_clipped_or_overlapped() -> None:
 
 def test_a_frontier_is_drawn_as_points_not_one_line(runs: dict) -> None:
     """MOSS's frontier points are separate problems: the search plot joined them into one line."""
-    from glasswork.report import bound_trajectory
+    from glasswork.display.report import bound_trajectory
 
     events = [
         {
@@ -312,8 +312,8 @@ def test_the_card_shows_the_rashomon_set_with_its_importance_ranges(tmp_path: Pa
 
 
 def test_the_rashomon_section_escapes_hostile_feature_names() -> None:
+    from glasswork.display.report import rashomon_section
     from glasswork.rashomon import SetSummary
-    from glasswork.report import rashomon_section
 
     evil = '<script>alert("x")</script><img src=x onerror=alert(1)>'
     summary = {
@@ -347,8 +347,8 @@ def test_the_rashomon_section_escapes_hostile_feature_names() -> None:
 def test_control_characters_in_names_reach_the_card_as_visible_escapes() -> None:
     """A column named with an ANSI escape or a bidi mark shows in the card as ``\\x1b[31m``, as in
     the terminal, not as raw bytes a browser hides (and ``cat card.html`` would run)."""
+    from glasswork.display.report import rashomon_section
     from glasswork.rashomon import SetSummary
-    from glasswork.report import rashomon_section
 
     evil = "\x1b[31mred\x1b[0m \u202eevil"
     figures = {"rows": "train", "n_rows": 10, "members": 2, "count": 2, "ambiguity": 0.1, "discrepancy": 0.1}

@@ -1,8 +1,8 @@
 """Monitor panels: the charts a solver's counters feed, as plain descriptions with their data.
 
 A plugin returns fresh panels from ``monitor_panels`` (``glasswork.hooks.specs``); each folds the
-records of a run (``feed``), and the terminal UI draws them. Plugins import them from
-``glasswork.display``; they live here, below the registry, which checks what a plugin returns.
+records of a run (``feed``), and the terminal UI draws them. They live in a module of their own,
+below the registry, which checks what a plugin returns.
 Nothing here imports Textual or rich.
 """
 
