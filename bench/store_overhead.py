@@ -19,7 +19,7 @@ from pathlib import Path
 
 from glasswork import load_problem, load_spec
 from glasswork.contract.events import CollectingSink
-from glasswork.launch import Launch
+from glasswork.running.launch import Launch
 from glasswork.store import RunStore
 
 REPO = Path(__file__).resolve().parent.parent

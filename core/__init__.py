@@ -134,7 +134,7 @@ def run(
     (``"objective.regularization=0.01"``). Raises ``SpecError``, ``DataError``, ``StoreError``
     or ``SolverFailure``.
     """
-    from glasswork.launch import Launch
+    from glasswork.running.launch import Launch
 
     return Launch.from_file(spec_path, overrides, db=db, no_store=db is None).run(sinks)
 

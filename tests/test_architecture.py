@@ -260,7 +260,7 @@ def test_the_heavy_import_check_sees_an_import(tmp_path: Path) -> None:
     assert _modules_loaded(tmp_path, "import glasswork\nimport sklearn.metrics\n") >= {"sklearn", "scipy"}
 
 
-RUN_PATH = "core/launch.py"  # the one module that builds the run's internal search step
+RUN_PATH = "core/running/launch.py"  # the one module that builds the run's internal search step
 
 
 def runners_built(folders: tuple[str, ...] = ("core", "plugins", "tui", "tests", "bench")) -> list[str]:
@@ -283,14 +283,14 @@ def runners_built(folders: tuple[str, ...] = ("core", "plugins", "tui", "tests",
 
 def test_only_the_run_path_builds_a_runner() -> None:
     """The CLI, the monitor, the sweep workers, the contract suite, the fixtures, the tests and the
-    benchmarks all run through ``glasswork.launch.Launch``, so a step added there reaches them all."""
+    benchmarks all run through ``glasswork.running.launch.Launch``, so a step added there reaches them all."""
     assert runners_built() == []
 
 
 def test_the_runner_check_sees_a_runner_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "t.py").write_text(
-        "from glasswork import runner\nfrom glasswork.runner import Runner\nRunner()\nrunner.Runner(None)\n"
+        "from glasswork.running import runner\nfrom glasswork.running.runner import Runner\nRunner()\nrunner.Runner(None)\n"
         "from click.testing import CliRunner\nCliRunner()\n"
     )
     monkeypatch.setitem(globals(), "REPO", tmp_path)

@@ -16,8 +16,8 @@ import pytest
 import toy_plugin
 from glasswork import hookimpl
 from glasswork.hooks.registry import Registry
-from glasswork.launch import Launch
-from glasswork.runner import SolverFailure
+from glasswork.running.launch import Launch
+from glasswork.running.runner import SolverFailure
 from glasswork.spec.load import validate_spec
 from glasswork.testing import SolverContract
 

@@ -18,7 +18,7 @@ def monitor(target: str, db: str | None, no_store: bool, overrides: tuple[str, .
     """Watch a run live: run SPEC here, or follow RUN (an id prefix or 'latest') that another
     process runs. Keys: c cancels (the best model is kept), m shows the model, q closes, ? helps.
     """
-    from glasswork.launch import Launch
+    from glasswork.running.launch import Launch
     from glasswork.spec.document import SpecError
     from glasswork.store import RunStore, StoreError, StoreLocked, default_db_path
     from glasswork.tui.app import GlassworkApp

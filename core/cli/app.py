@@ -1,5 +1,5 @@
 """The root group of the ``glasswork`` command line and the helpers every command shares: exit
-codes (defined in ``glasswork.exits``), ``fail``, ``fail_run``, ``interrupted``, ``print_spec_error``,
+codes (defined in ``glasswork.running.exits``), ``fail``, ``fail_run``, ``interrupted``, ``print_spec_error``,
 ``DB_OPTION``.
 
 The command modules (``commands``, ``sweeps``, ``runs``, ``models``) and ``glasswork.tui.commands``
@@ -18,7 +18,7 @@ from typing import Any, NoReturn, TextIO, TypeVar
 
 import click
 from glasswork._version import __version__
-from glasswork.exits import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_SOLVER  # noqa: F401 (re-exported)
+from glasswork.running.exits import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_SOLVER  # noqa: F401 (re-exported)
 from glasswork.startup import discard_output
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -149,10 +149,10 @@ def fail(message: str, code: int, *, as_json: bool = False, extra: dict[str, Any
 
 def fail_run(subject: str, error: BaseException, *, as_json: bool = False, hint: str = "") -> NoReturn:
     """End a command whose run (or its spec, data or store) failed, with the exit code and message
-    of ``glasswork.exits.run_failure``; a spec's issues are printed first, ``hint`` follows a
+    of ``glasswork.running.exits.run_failure``; a spec's issues are printed first, ``hint`` follows a
     solver failure. An error it does not expect (a bug) goes on to ``main``: an internal error."""
-    from glasswork.exits import run_failure
-    from glasswork.runner import SolverFailure
+    from glasswork.running.exits import run_failure
+    from glasswork.running.runner import SolverFailure
     from glasswork.spec.document import SpecError
 
     failure = run_failure(error)

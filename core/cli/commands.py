@@ -27,8 +27,8 @@ from glasswork.cli.app import (
     overrides_option,
     raise_keyboard_interrupt,
 )
-from glasswork.exits import run_failure
 from glasswork.export.formats import ALL_FORMATS
+from glasswork.running.exits import run_failure
 
 if TYPE_CHECKING:
     from glasswork.data.problem import LimitReached
@@ -100,8 +100,8 @@ def run(
     from glasswork.contract.events import JsonLinesSink
     from glasswork.data.problem import LimitReached
     from glasswork.display.console import ProgressSink, make_console, render_outcome, stdout_closed
-    from glasswork.launch import Launch
-    from glasswork.runner import SolverFailure
+    from glasswork.running.launch import Launch
+    from glasswork.running.runner import SolverFailure
 
     for item in exports:  # a typo in --export is caught before the run, not after it
         if item.partition(":")[0] not in ALL_FORMATS:
@@ -189,7 +189,7 @@ def _stopped_before_search(spec: str, launch: Any, error: LimitReached, as_json:
     """A run whose limit ended it while the data were read: its status (``stopped_time`` or
     ``stopped_memory``) and no model, on stdout (``--json``: the result document's fields,
     ``model`` null), exit 0 as every stopped run."""
-    from glasswork.exits import EXIT_OK, stopped_before_search
+    from glasswork.running.exits import EXIT_OK, stopped_before_search
 
     message = f"{spec}: {stopped_before_search(error)}"
     if as_json:
@@ -272,7 +272,7 @@ def validate(specs: tuple[str, ...], as_json: bool, overrides: tuple[str, ...], 
     """Check spec files as run does before its search: the spec, then the data (file, target,
     labels, types) against the solver, and the solver's size estimate; nothing is solved or
     recorded. Exit 2 if any spec would make run exit 2."""
-    from glasswork.validation import validate_file
+    from glasswork.running.validation import validate_file
 
     found = []
     for spec in specs:

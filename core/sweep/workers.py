@@ -44,8 +44,8 @@ def run_point(document: dict[str, Any], base_dir: str, cancel: Any = None) -> li
     """
     from glasswork.contract.record import RecordSink
     from glasswork.data import LimitReached
-    from glasswork.exits import run_failure, stopped_before_search
-    from glasswork.launch import Launch
+    from glasswork.running.exits import run_failure, stopped_before_search
+    from glasswork.running.launch import Launch
 
     registry = get_registry()
     spec = validate_spec(document, registry)

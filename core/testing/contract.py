@@ -53,8 +53,8 @@ from glasswork.contract.result import Classifier, Model, Result, Status, model_c
 from glasswork.contract.solver import Limits, SolveContext, Solver, StopReason
 from glasswork.data import Problem, load_problem
 from glasswork.hooks.registry import Registry
-from glasswork.launch import Launch
 from glasswork.rashomon import RashomonSet
+from glasswork.running.launch import Launch
 from glasswork.spec.document import SpecError
 from glasswork.spec.load import json_schema, validate_spec
 from glasswork.spec.models import SolverSpec

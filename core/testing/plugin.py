@@ -52,7 +52,7 @@ def glasswork_run(tmp_path: Path) -> Callable[..., tuple[RunOutcome, list[dict[s
     ``glasswork_store`` fixture's ``path``, say).
     """
     from glasswork.contract.record import RecordSink
-    from glasswork.launch import Launch
+    from glasswork.running.launch import Launch
     from ruamel.yaml import YAML
 
     def run(

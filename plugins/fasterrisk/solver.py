@@ -517,7 +517,7 @@ class FasterRiskSolver(Solver):
     def _record(rank: int, card: ScoreCard, problem: Problem) -> dict[str, Any]:
         """A row for the pool table: scalars (shown by ``glasswork run``) and, nested, the card's
         train/test accuracy, AUC, log loss, Brier score, reliability tables and the card itself."""
-        from glasswork import metrics as m
+        from glasswork.running import metrics as m
 
         row: dict[str, Any] = {
             "rank": rank,

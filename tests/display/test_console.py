@@ -19,7 +19,7 @@ from glasswork.display.console import (
     make_console,
     render_outcome,
 )
-from glasswork.launch import Launch
+from glasswork.running.launch import Launch
 from glasswork.spec.load import validate_spec
 from rich.console import Console
 from rich.table import Table

@@ -278,7 +278,7 @@ def test_a_card_without_curves_gives_the_real_reason(runs: dict) -> None:
 
 
 def test_the_card_shows_the_rashomon_set_with_its_importance_ranges(tmp_path: Path, toy_registry) -> None:
-    from glasswork.launch import Launch
+    from glasswork.running.launch import Launch
     from glasswork.spec.load import validate_spec
 
     spec = validate_spec(

@@ -25,8 +25,8 @@ from glasswork.export import (
     sql_literal,
 )
 from glasswork.hooks.registry import get_registry
-from glasswork.launch import Launch
 from glasswork.quoting import markdown_text
+from glasswork.running.launch import Launch
 from glasswork.store import RunStore
 from glasswork.testing.exports import ROW, expected, raw_columns, run_python, run_sql
 

@@ -29,8 +29,8 @@ from click.testing import CliRunner
 from glasswork.cli import cli
 from glasswork.export import ExportError, ExportRequest, ModelInputs, export_model, export_run, load_model
 from glasswork.hooks.registry import get_registry
-from glasswork.launch import Launch
 from glasswork.quoting import printable
+from glasswork.running.launch import Launch
 from glasswork.store import RunStore
 from glasswork.testing.exports import ROW, check_python, check_sql, expected, run_python, run_sql
 from hypothesis import HealthCheck, assume, given, settings

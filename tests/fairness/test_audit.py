@@ -11,7 +11,7 @@ import pytest
 from glasswork.data import DataError
 from glasswork.fairness import figures as fairness
 from glasswork.hooks.registry import Registry
-from glasswork.launch import Launch
+from glasswork.running.launch import Launch
 from glasswork.spec.document import SpecError
 from glasswork.spec.load import load_spec
 

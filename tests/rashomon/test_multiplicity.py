@@ -259,7 +259,7 @@ def test_agreement_matches_brute_force(seed, n_members, n_rows):
 
 
 def test_a_run_with_a_set_records_its_figures(tmp_path, toy_registry):
-    from glasswork.launch import Launch
+    from glasswork.running.launch import Launch
     from glasswork.spec.load import validate_spec
 
     spec = validate_spec(
@@ -296,7 +296,7 @@ def test_the_printed_line_says_what_was_sampled(monkeypatch):
 def test_figures_that_fail_leave_the_run_and_its_set_recorded(tmp_path, toy_registry, monkeypatch):
     """A member's model that cannot predict (a plugin's fault) costs the figures, not the run."""
     from glasswork.display.console import multiplicity_text
-    from glasswork.launch import Launch
+    from glasswork.running.launch import Launch
     from glasswork.spec.load import validate_spec
     from glasswork.store import RunStore
 

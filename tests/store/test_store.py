@@ -182,7 +182,7 @@ def test_kill_9_leaves_a_consistent_store_and_the_run_marked_failed(toy_env, tmp
 # DuckDB was imported before the search began; ``kill_at`` kills the process (SIGKILL) there.
 PROBE = """
 import atexit, json, os, signal, sys
-from glasswork import runner
+from glasswork.running import runner
 from glasswork.store import RunStore
 from glasswork.store.schema import StoreFile
 
@@ -329,7 +329,7 @@ def test_lock_timeout_raises_store_locked(tmp_path):
 def test_a_run_whose_fold_failed_is_recorded_from_its_journal(tmp_path, toy_registry):
     """The journal is the run's record: when folding fails, the next open records the run from
     it, a torn last line (a kill mid-write) dropped."""
-    from glasswork.launch import Launch
+    from glasswork.running.launch import Launch
     from glasswork.spec.load import validate_spec
 
     db = tmp_path / "glasswork.duckdb"
@@ -398,7 +398,7 @@ def test_a_foreign_duckdb_file_is_refused(tmp_path):
 
 
 def _info(run_id: str, **extra):
-    from glasswork.runner import RunInfo
+    from glasswork.running.runner import RunInfo
 
     return RunInfo(
         run_id=run_id,

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from glasswork.contract.record import RecordSink, event_of_stored
-from glasswork.launch import Launch
+from glasswork.running.launch import Launch
 from glasswork.spec.load import validate_spec
 from glasswork.store import RunStore
 

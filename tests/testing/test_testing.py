@@ -208,7 +208,7 @@ def test_the_pytest_plugin_is_cheap_to_import():
     import subprocess
     import sys
 
-    heavy = ("duckdb", "textual", "sklearn", "scipy", "glasswork.testing.contract", "glasswork.runner")
+    heavy = ("duckdb", "textual", "sklearn", "scipy", "glasswork.testing.contract", "glasswork.running.runner")
     code = f"import sys, glasswork.testing.plugin; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"  # what loading it adds to every pytest run: nothing heavy

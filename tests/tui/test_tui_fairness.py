@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 from glasswork.hooks.registry import Registry
-from glasswork.launch import Launch
+from glasswork.running.launch import Launch
 from glasswork.tui.app import GlassworkApp
 from glasswork.tui.history import HistoryScreen
 from glasswork.tui.run_screen import RunScreen

@@ -144,7 +144,7 @@ def test_a_run_killed_before_it_chose_a_point_opens_on_its_first_points_members(
     journal cut there, folded as a killed run): the screen has no run's set to list, so it opens
     on point 1's kept members, and the points' table has no row for a run's set."""
     from glasswork.contract.record import RecordSink
-    from glasswork.launch import Launch
+    from glasswork.running.launch import Launch
     from glasswork.spec.load import load_spec
 
     records: list[dict[str, Any]] = []

@@ -195,7 +195,7 @@ def greedy_records(monkeypatch: pytest.MonkeyPatch) -> Any:
     recorded with its clocks fixed so that the picture is the same every time."""
     from glasswork.contract.events import CollectingSink
     from glasswork.hooks.registry import get_registry
-    from glasswork.launch import Launch
+    from glasswork.running.launch import Launch
     from glasswork.spec.load import validate_spec
 
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "examples" / "glasswork-greedy" / "src"))

@@ -36,7 +36,7 @@ def test_textual_stays_out_of_the_core() -> None:
     import subprocess
 
     code = (
-        "import sys, glasswork, glasswork.cli, glasswork.runner, glasswork.store; "
+        "import sys, glasswork, glasswork.cli, glasswork.running.runner, glasswork.store; "
         "print(any(m == 'textual' or m.startswith('textual.') for m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

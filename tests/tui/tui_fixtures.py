@@ -109,7 +109,7 @@ FIXED_START = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 
 
 def _info(run_id: str, name: str, solver: str, minute: int, spec: dict[str, Any] | None = None) -> Any:
-    from glasswork.runner import RunInfo
+    from glasswork.running.runner import RunInfo
 
     return RunInfo(
         run_id=run_id,

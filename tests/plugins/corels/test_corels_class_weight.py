@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from glasswork.cli import cli
 from glasswork.export import export_run
 from glasswork.hooks.registry import get_registry
-from glasswork.launch import Launch
+from glasswork.running.launch import Launch
 from glasswork.spec.load import validate_spec
 from glasswork.store import RunStore
 from glasswork.testing.exports import run_python

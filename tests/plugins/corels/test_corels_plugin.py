@@ -9,9 +9,9 @@ import pytest
 from corels_reference import COMPAS, SHARED, brute_force
 from glasswork import Limits, Problem, SolveContext, Status
 from glasswork.hooks.registry import get_registry
-from glasswork.launch import Launch
 from glasswork.plugins.corels import CorelsSolver, CorelsSpec, RuleList
 from glasswork.plugins.corels import plugin as corels_plugin
+from glasswork.running.launch import Launch
 from glasswork.spec.document import SpecError
 from glasswork.spec.load import validate_spec
 from glasswork.testing import SolverContract

@@ -225,8 +225,8 @@ def test_exact_policy_agrees_with_scip() -> None:
 
 def _run(X: np.ndarray, y: np.ndarray, **search: object):
     from glasswork import Problem
-    from glasswork.launch import Launch
     from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
+    from glasswork.running.launch import Launch
 
     problem = Problem(
         name="t",
@@ -278,8 +278,8 @@ def test_progress_events_carry_the_rising_bound() -> None:
     """The monitor plots objective and lower bound from progress events: the certificate's are there."""
     from glasswork import Problem
     from glasswork.contract.events import CollectingSink
-    from glasswork.launch import Launch
     from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
+    from glasswork.running.launch import Launch
 
     X, y, _ = instance(8, 8, n=200)
     problem = Problem(

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from fasterrisk_data import read_csv
 from glasswork import Problem
-from glasswork.launch import Launch
-from glasswork.metrics import roc_auc
 from glasswork.plugins.fasterrisk.engine import Engine, Settings
 from glasswork.plugins.fasterrisk.model import ScoreCard
 from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
+from glasswork.running.launch import Launch
+from glasswork.running.metrics import roc_auc
 
 TUTORIAL_CARD = {"Age_22_to_29": -2, "HSDiploma": -2, "NoHS": -4, "Married": 4, "AnyCapitalGains": 3}
 

@@ -123,7 +123,7 @@ def test_g2_reencoding_keeps_the_table():
 
 
 def test_auc_depends_only_on_points(binary_data):
-    from glasswork.metrics import roc_auc
+    from glasswork.running.metrics import roc_auc
 
     X, y = binary_data
     y01 = (y > 0).astype(int)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from glasswork.hooks.registry import get_registry
-from glasswork.launch import Launch
+from glasswork.running.launch import Launch
 from glasswork.spec.load import load_spec
 from loans_table import loans_spec
 

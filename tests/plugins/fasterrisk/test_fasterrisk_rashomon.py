@@ -197,8 +197,8 @@ def test_the_intercept_range_holds_every_card_within_the_threshold() -> None:
 def _run(X: np.ndarray, y: np.ndarray, rashomon: dict, limits: dict | None = None, **search: object):
     from glasswork import Problem
     from glasswork.contract.events import CollectingSink
-    from glasswork.launch import Launch
     from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
+    from glasswork.running.launch import Launch
 
     problem = Problem(
         name="t",

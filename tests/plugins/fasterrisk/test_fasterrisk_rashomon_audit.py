@@ -16,8 +16,8 @@ import pytest
 from glasswork import Problem
 from glasswork.contract.events import CollectingSink
 from glasswork.contract.result import prediction_fingerprint
-from glasswork.launch import Launch
 from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
+from glasswork.running.launch import Launch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

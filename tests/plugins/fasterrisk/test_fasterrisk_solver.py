@@ -10,11 +10,11 @@ import pytest
 from glasswork import DataError, Problem, SpecError, Status
 from glasswork.contract.events import CollectingSink
 from glasswork.hooks.registry import get_registry
-from glasswork.launch import Launch
 from glasswork.plugins.fasterrisk import FasterRiskSolver, ScoreCard
 from glasswork.plugins.fasterrisk import plugin as fasterrisk_plugin
 from glasswork.plugins.fasterrisk.solver import constraints_from_spec, row_weights
 from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
+from glasswork.running.launch import Launch
 from glasswork.spec.load import load_spec, validate_spec
 from glasswork.testing import SolverContract
 

@@ -147,8 +147,8 @@ def cross_validate(spec: Any, problem: Any, folds: int = 10, seed: int = 0) -> C
     """
     from glasswork.contract.solver import SolveContext
     from glasswork.data import Problem
-    from glasswork.metrics import r2
     from glasswork.plugins.moss.solver import MossSolver
+    from glasswork.running.metrics import r2
     from sklearn.model_selection import KFold
 
     scores: list[float] = []

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from glasswork.display.report import build_report
 from glasswork.export import export_run
-from glasswork.launch import Launch
 from glasswork.plugins.moss.rules import Grid, Rule, threshold_text
 from glasswork.quoting import html_text, markdown_text
+from glasswork.running.launch import Launch
 from glasswork.store import RunStore
 from glasswork.testing.exports import expected, raw_columns, run_python, run_sql
 

@@ -10,10 +10,10 @@ from glasswork.contract.result import Status
 from glasswork.contract.solver import SolveContext
 from glasswork.data import DataError, load_problem
 from glasswork.hooks.registry import get_registry
-from glasswork.launch import Launch
 from glasswork.plugins.moss import MossSolver
 from glasswork.plugins.moss import plugin as moss_plugin
 from glasswork.plugins.moss.mio import mosek_licence
+from glasswork.running.launch import Launch
 from glasswork.spec.load import validate_spec
 from glasswork.testing import SolverContract
 from paper_protocol import (

@@ -1,4 +1,4 @@
-"""The search step of the run path (``glasswork.runner`` inside ``glasswork.launch.Launch``): limits,
+"""The search step of the run path (``glasswork.running.runner`` inside ``glasswork.running.launch.Launch``): limits,
 cancellation, failures and sinks, with a real (tiny, exact) solver."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 from glasswork.contract.events import CollectingSink, JsonLinesSink
 from glasswork.contract.result import Status
 from glasswork.data import DataError
-from glasswork.launch import Launch
-from glasswork.runner import RunAborted, SolverFailure
+from glasswork.running.launch import Launch
+from glasswork.running.runner import RunAborted, SolverFailure
 from glasswork.spec.load import validate_spec
 
 
@@ -123,15 +123,15 @@ def test_a_solver_that_never_stops_at_its_limit_is_abandoned(toy_registry, monke
     CI job) past its time limit for ever: past a grace it is abandoned as its plugin's failure,
     the run's sinks are told it failed, and the run store (a real DuckDB file) records it as
     failed beside the run before it, still readable."""
-    import glasswork.runner
+    import glasswork.running.runner
     import toy_plugin
     from glasswork.store import RunStore
 
     db = tmp_path / "runs.duckdb"
     before = Launch(spec(toy_registry), registry=toy_registry, db=db).run()
 
-    monkeypatch.setattr(glasswork.runner, "WATCHDOG_GRACE_SECONDS", 0.1)
-    monkeypatch.setattr(glasswork.runner, "ABANDON_SECONDS", 0.3, raising=False)
+    monkeypatch.setattr(glasswork.running.runner, "WATCHDOG_GRACE_SECONDS", 0.1)
+    monkeypatch.setattr(glasswork.running.runner, "ABANDON_SECONDS", 0.3, raising=False)
     sink = CollectingSink()
     document = spec(toy_registry, search={"behaviour": "ignore_stop", "step_seconds": 3.0}, limits={"time": 0.1})
     with pytest.raises(SolverFailure, match=r"solver 'toy' from plugin 'toy' \(explicit\) did not stop .*time limit"):

@@ -36,13 +36,13 @@ class RunFailure:
 
 
 def run_failure(error: BaseException, *, stage: str | None = None) -> RunFailure:
-    """The report for ``error``, raised by ``glasswork.launch.Launch`` or while reading a spec.
+    """The report for ``error``, raised by ``glasswork.running.launch.Launch`` or while reading a spec.
 
     ``stage`` says what was under way when an interrupt arrived before the search ("loading the
     data"); without it, the interrupt came after the run was set up but before the search started.
     """
     from glasswork.data import DataError, LimitReached
-    from glasswork.runner import RunAborted, SolverFailure
+    from glasswork.running.runner import RunAborted, SolverFailure
     from glasswork.spec.document import SpecError
     from glasswork.store import StoreError, StorePathError
 

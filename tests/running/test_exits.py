@@ -1,4 +1,4 @@
-"""One mapping from an error to an exit code and a message (``glasswork.exits``), and every front
+"""One mapping from an error to an exit code and a message (``glasswork.running.exits``), and every front
 end of the run path using it: ``glasswork run``, the monitor (``glasswork monitor`` and its
 ``OwnedRun``), the sweep workers (``run_point``) and ``glasswork sweep``."""
 
@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 from glasswork.cli import cli
 from glasswork.data import DataError
-from glasswork.exits import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_SOLVER, RunFailure, run_failure
-from glasswork.launch import Launch
-from glasswork.runner import RunAborted, SolverFailure
+from glasswork.running.exits import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_SOLVER, RunFailure, run_failure
+from glasswork.running.launch import Launch
+from glasswork.running.runner import RunAborted, SolverFailure
 from glasswork.spec.document import SpecError, SpecIssue
 from glasswork.store import StoreError, StorePathError
 from glasswork.sweep.workers import run_point

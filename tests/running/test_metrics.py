@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from glasswork import metrics
+from glasswork.running import metrics
 from sklearn import metrics as sk
 
 
@@ -33,7 +33,7 @@ def test_degenerate_cases_are_nan_not_errors() -> None:
 
 
 def test_the_runner_scores_test_rows_with_their_weights(tmp_path, toy_registry) -> None:
-    from glasswork.launch import Launch
+    from glasswork.running.launch import Launch
 
     rng = np.random.default_rng(1)
     a = rng.integers(0, 2, 200)
@@ -125,7 +125,7 @@ def test_metrics_do_not_import_scikit_learn() -> None:
     import sys
 
     code = (
-        "import sys, numpy as np\nfrom glasswork import metrics\n"
+        "import sys, numpy as np\nfrom glasswork.running import metrics\n"
         "y = np.array([0, 1, 1]); p = np.array([0.2, 0.7, 0.4])\n"
         "metrics.roc_auc(y, p); metrics.log_loss(y, np.column_stack([1 - p, p])); metrics.brier(y, p)\n"
         "metrics.r2(p, y); metrics.rmse(p, y); metrics.accuracy(y, y)\n"

@@ -109,8 +109,8 @@ def validate_file(
     ``KeyboardInterrupt`` propagates; any other failure of the user's spec or data is in the
     returned ``Validation``.
     """
-    from glasswork.launch import Launch
-    from glasswork.runner import SolverFailure
+    from glasswork.running.launch import Launch
+    from glasswork.running.runner import SolverFailure
 
     found = Validation(str(path))
     try:

@@ -6,10 +6,10 @@ The steps keep their order because each protects the next: the spec is validated
 nothing runs), the data are loaded and checked against the solver (``prepare``: ``DataError``,
 still nothing is written), the run store is opened and ended journals folded (``open_store``:
 ``StoreError``, nothing has run yet), the run is described (``RunInfo``: sizes, fingerprint,
-split), the solver searches (``glasswork.runner``) with the store's sink first so a run is
+split), the solver searches (``glasswork.running.runner``) with the store's sink first so a run is
 recorded before anyone else hears that it ended, and the metrics are added before the sinks hear
 the outcome. Callers turn the exceptions into exit codes and messages through
-``glasswork.exits.run_failure``; they never repeat a step.
+``glasswork.running.exits.run_failure``; they never repeat a step.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ class Launch:
         executor: ClusterExecutor | None = None,
     ) -> None:
         from glasswork.hooks.registry import get_registry
-        from glasswork.runner import Runner
+        from glasswork.running.runner import Runner
 
         self.loaded = loaded if isinstance(loaded, LoadedSpec) else LoadedSpec(loaded, None)
         self.db = db
@@ -155,7 +155,7 @@ class Launch:
         """The solver's own pre-search checks, before the store opens: a ``DataError`` is the
         user's to fix (exit 2); anything else is a fault in the plugin, named as such (exit 1)."""
         from glasswork.data import DataError
-        from glasswork.runner import SolverFailure
+        from glasswork.running.runner import SolverFailure
 
         assert self.problem is not None
         try:
@@ -203,7 +203,7 @@ class Launch:
         from glasswork.contract.result import model_contract_fault
         from glasswork.contract.solver import Limits
         from glasswork.memory import peak_memory
-        from glasswork.runner import SolverFailure
+        from glasswork.running.runner import SolverFailure
         from glasswork.store import StoreSink
 
         problem = self.prepare()
@@ -284,7 +284,7 @@ def _check_task(solver_cls: type[Solver], problem: Problem) -> None:
 def _add_metrics(outcome: RunOutcome, problem: Problem) -> None:
     """Train (and test) metrics of the model, under the solver's own; the multiplicity figures
     of its Rashomon set when it has one."""
-    from glasswork import metrics
+    from glasswork.running import metrics
 
     model = outcome.result.model
     computed = metrics.evaluate(model, problem.X, problem.y, "train_", problem.sample_weight)

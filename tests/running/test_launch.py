@@ -1,4 +1,4 @@
-"""The one run path (``glasswork.launch``) and the run record (``glasswork.contract.record``) that the
+"""The one run path (``glasswork.running.launch``) and the run record (``glasswork.contract.record``) that the
 CLI, the TUI, the sweep workers, the store and recovery share."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from glasswork.contract.events import JsonLinesSink
 from glasswork.contract.record import RecordSink, RunRecord, stored_run
 from glasswork.data import DataError
-from glasswork.launch import Launch
+from glasswork.running.launch import Launch
 from glasswork.spec.document import SpecError
 from glasswork.store import RunStore
 

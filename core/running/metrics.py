@@ -1,6 +1,6 @@
 """Model quality figures the runner attaches to every result (train and, when held out, test).
 
-Plain NumPy, computed as ``sklearn.metrics`` computes them (tests/test_metrics.py compares them on
+Plain NumPy, computed as ``sklearn.metrics`` computes them (tests/running/test_metrics.py compares them on
 random inputs with ties, constant predictions and single-class targets), so ``glasswork run``
 does not pay scikit-learn's import time (about 1.4 s) for six formulas. Every figure honours the
 rows' weights (``data.weights``): a row of weight 2 counts as two rows. Where scikit-learn would

@@ -276,7 +276,7 @@ def test_a_valid_spec_shows_its_data_and_the_size_estimate(tmp_path, monkeypatch
 
 
 def test_ctrl_c_while_reading_the_data_is_exit_130(tmp_path, monkeypatch):
-    from glasswork.launch import Launch
+    from glasswork.running.launch import Launch
 
     def interrupt(self):
         raise KeyboardInterrupt

@@ -1,4 +1,4 @@
-"""The search step of the run path (``glasswork.launch``): the solver's ``solve`` on a worker
+"""The search step of the run path (``glasswork.running.launch``): the solver's ``solve`` on a worker
 thread while the calling thread pumps its events to the sinks and watches the limits.
 
 That split is what lets a Ctrl-C land while a compiled search holds no GIL: the first interrupt
@@ -49,7 +49,7 @@ class Runner:
     """The search of one run: the solver on a worker thread, its events pumped to the sinks on
     the calling thread, the limits watched, Ctrl-C turned into a stop.
 
-    Internal to ``glasswork.launch.Launch``, the one run path; nothing else builds one
+    Internal to ``glasswork.running.launch.Launch``, the one run path; nothing else builds one
     (``tests/test_architecture.py`` checks it). The sinks are the run's, given to ``solve``.
     """
 
