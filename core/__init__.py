@@ -17,16 +17,9 @@ from glasswork._version import __version__
 
 if TYPE_CHECKING:
     from glasswork.contract.events import Event, EventSink
+    from glasswork.contract.model import Classifier, Model, prediction_fingerprint
     from glasswork.contract.record import RunOutcome
-    from glasswork.contract.result import (
-        Certificate,
-        Classifier,
-        Model,
-        Result,
-        Status,
-        prediction_fingerprint,
-        relative_gap,
-    )
+    from glasswork.contract.result import Certificate, Result, Status, relative_gap
     from glasswork.contract.solver import Limits, SolveContext, Solver, StopReason
     from glasswork.data import DataError, DataSpec, Problem, load_problem
     from glasswork.export import LoadedModel
@@ -42,14 +35,14 @@ if TYPE_CHECKING:
 # free of cycles through the package.
 _HOMES = {
     "Certificate": "glasswork.contract.result",
-    "Classifier": "glasswork.contract.result",
+    "Classifier": "glasswork.contract.model",
     "DataError": "glasswork.data",
     "DataSpec": "glasswork.data",
     "Event": "glasswork.contract.events",
     "EventSink": "glasswork.contract.events",
     "Limits": "glasswork.contract.solver",
     "LoadedSpec": "glasswork.spec.load",
-    "Model": "glasswork.contract.result",
+    "Model": "glasswork.contract.model",
     "Problem": "glasswork.data",
     "RashomonMember": "glasswork.rashomon",
     "RashomonSet": "glasswork.rashomon",
@@ -64,7 +57,7 @@ _HOMES = {
     "hookimpl": "glasswork.hooks.specs",
     "load_problem": "glasswork.data",
     "load_spec": "glasswork.spec.load",
-    "prediction_fingerprint": "glasswork.contract.result",
+    "prediction_fingerprint": "glasswork.contract.model",
     "relative_gap": "glasswork.contract.result",
 }
 

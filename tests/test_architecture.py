@@ -290,7 +290,8 @@ def test_only_the_run_path_builds_a_runner() -> None:
 def test_the_runner_check_sees_a_runner_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "t.py").write_text(
-        "from glasswork.running import runner\nfrom glasswork.running.runner import Runner\nRunner()\nrunner.Runner(None)\n"
+        "from glasswork.running import runner\nfrom glasswork.running.runner import Runner\n"
+        "Runner()\nrunner.Runner(None)\n"
         "from click.testing import CliRunner\nCliRunner()\n"
     )
     monkeypatch.setitem(globals(), "REPO", tmp_path)

@@ -4,7 +4,8 @@ import math
 
 import numpy as np
 import pytest
-from glasswork.contract.result import Certificate, CertificateError, Status, prediction_fingerprint
+from glasswork.contract.model import CertificateError, prediction_fingerprint
+from glasswork.contract.result import Certificate, Status
 from glasswork.rashomon import RashomonError, RashomonMember, RashomonSet
 
 

@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+from glasswork.contract.model import jsonable
 from glasswork.contract.record import RecordSink, RunInfo, RunOutcome
-from glasswork.contract.result import jsonable, relative_gap
+from glasswork.contract.result import relative_gap
 
 if TYPE_CHECKING:
-    from glasswork.contract.result import Model
+    from glasswork.contract.model import Model
     from glasswork.rashomon import RashomonMember, SetProgress
 
 EventKind = Literal["progress", "incumbent", "log", "rashomon"]

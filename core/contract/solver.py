@@ -20,14 +20,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from glasswork.contract.events import Event, EventKind
-from glasswork.contract.result import Result, Status, Task
+from glasswork.contract.model import Task
+from glasswork.contract.result import Result, Status
 from glasswork.memory import memory_reached
 from glasswork.rashomon import SetProgress
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from glasswork.contract.result import Model
+    from glasswork.contract.model import Model
     from glasswork.data import Problem
     from glasswork.rashomon import RashomonMember
     from glasswork.spec.models import SolverSpec

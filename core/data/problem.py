@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from glasswork.contract.result import Task
+from glasswork.contract.model import Task
 
 
 class DataError(ValueError):

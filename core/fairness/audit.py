@@ -17,7 +17,7 @@ import numpy as np
 from glasswork.fairness import figures as fairness
 
 if TYPE_CHECKING:
-    from glasswork.contract.result import Model
+    from glasswork.contract.model import Model
     from glasswork.data import Problem
     from glasswork.spec.models import FairnessSpec, ProtectedGroupSpec, SolverSpec
 
@@ -103,7 +103,7 @@ def figures(spec: SolverSpec, problem: Problem, model: Model) -> dict[str, Any] 
     """The audit document of ``model`` (module docstring), ``None`` without a ``fairness:`` section."""
     if spec.fairness is None or problem.task != "binary":
         return None
-    from glasswork.contract.result import Classifier
+    from glasswork.contract.model import Classifier
 
     wanted = spec.fairness.metrics
     out: dict[str, Any] = {"groups": [group_label(g) for g in spec.fairness.groups], "metrics": list(wanted)}

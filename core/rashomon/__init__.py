@@ -18,10 +18,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from glasswork.contract.result import CertificateError, jsonable
+from glasswork.contract.model import CertificateError, jsonable
 
 if TYPE_CHECKING:
-    from glasswork.contract.result import Model
+    from glasswork.contract.model import Model
 
 
 @dataclass

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from glasswork.contract.result import Model
+    from glasswork.contract.model import Model
     from glasswork.data import Problem
     from glasswork.rashomon import RashomonSet
 

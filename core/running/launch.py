@@ -200,7 +200,7 @@ class Launch:
         if self._started:
             raise RuntimeError("this Launch has already run; make a new Launch for another run")
         self._started = True
-        from glasswork.contract.result import model_contract_fault
+        from glasswork.contract.model import model_contract_fault
         from glasswork.contract.solver import Limits
         from glasswork.memory import peak_memory
         from glasswork.running.runner import SolverFailure

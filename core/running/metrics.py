@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from glasswork.contract.result import Classifier, Model
+from glasswork.contract.model import Classifier, Model
 
 
 def _weights(sample_weight: np.ndarray | None, n: int) -> np.ndarray:

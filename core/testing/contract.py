@@ -49,7 +49,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 from glasswork.contract.events import Event
-from glasswork.contract.result import Classifier, Model, Result, Status, model_contract_fault, prediction_fingerprint
+from glasswork.contract.model import Classifier, Model, model_contract_fault, prediction_fingerprint
+from glasswork.contract.result import Result, Status
 from glasswork.contract.solver import Limits, SolveContext, Solver, StopReason
 from glasswork.data import Problem, load_problem
 from glasswork.hooks.registry import Registry

@@ -14,7 +14,8 @@ from functools import reduce
 from typing import Any, Protocol
 
 import numpy as np
-from glasswork.contract.result import GAP_FLOOR, Classifier
+from glasswork.contract.model import Classifier
+from glasswork.contract.result import GAP_FLOOR
 from glasswork.display.console import fmt_gap, fmt_number
 
 

@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 from glasswork.class_weights import class_weight_factors
-from glasswork.contract.result import Certificate, Result, Status, prediction_fingerprint, relative_gap
+from glasswork.contract.model import prediction_fingerprint
+from glasswork.contract.result import Certificate, Result, Status, relative_gap
 from glasswork.contract.solver import SolveContext, Solver, StopReason
 from glasswork.data import DataError, Problem
 from glasswork.plugins.fasterrisk.certify import MAX_FEATURES, MAX_LOGIT, SupportSearch

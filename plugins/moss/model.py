@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-from glasswork.contract.result import Classifier, Model
+from glasswork.contract.model import Classifier, Model
 from glasswork.display.console import fmt_gap, fmt_number
 
 from .rules import Rule

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from glasswork.contract.result import Certificate, Result, Status, prediction_fingerprint
+from glasswork.contract.model import prediction_fingerprint
+from glasswork.contract.result import Certificate, Result, Status
 from glasswork.contract.solver import SolveContext, Solver
 from glasswork.data import DataError
 from glasswork.rashomon import RashomonMember, RashomonSet

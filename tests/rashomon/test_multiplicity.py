@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from glasswork.contract.result import Model
+from glasswork.contract.model import Model
 from glasswork.data import Problem
 from glasswork.rashomon import RashomonMember, RashomonSet, multiplicity
 from hypothesis import given, settings

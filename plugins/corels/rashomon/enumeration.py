@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
-from glasswork.contract.result import prediction_fingerprint
+from glasswork.contract.model import prediction_fingerprint
 from glasswork.contract.solver import SolveContext, StopReason
 from glasswork.cython_ext import corels_rashomon as _enum
 from glasswork.data import Problem

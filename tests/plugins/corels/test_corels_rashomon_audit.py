@@ -15,7 +15,7 @@ import itertools
 import numpy as np
 import pytest
 from glasswork import Limits, Problem, SolveContext, Status
-from glasswork.contract.result import prediction_fingerprint
+from glasswork.contract.model import prediction_fingerprint
 from glasswork.plugins.corels import CorelsSolver, CorelsSpec, RuleList
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

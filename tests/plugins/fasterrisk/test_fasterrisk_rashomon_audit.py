@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from glasswork import Problem
 from glasswork.contract.events import CollectingSink
-from glasswork.contract.result import prediction_fingerprint
+from glasswork.contract.model import prediction_fingerprint
 from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
 from glasswork.running.launch import Launch
 from hypothesis import HealthCheck, given, settings
