@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from glasswork.contract.record import RecordSink, event_of_stored, finish_of_stored, start_of_stored
+from glasswork.contract.events import RecordSink
+from glasswork.contract.record import event_of_stored, finish_of_stored, start_of_stored
 from glasswork.running.exits import EXIT_INTERRUPTED
 from glasswork.tui.state import MEMBERS_HELD, LogFollower
 

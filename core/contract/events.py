@@ -9,12 +9,13 @@ interface. A sink that raises is detached and reported; it never stops the searc
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from glasswork.contract.model import jsonable
-from glasswork.contract.record import RecordSink, RunInfo, RunOutcome
+from glasswork.contract.record import Record, RunInfo, RunOutcome, finish_record, start_record
 from glasswork.contract.result import relative_gap
 
 if TYPE_CHECKING:
@@ -113,6 +114,27 @@ class CollectingSink:
 
     def of_kind(self, kind: EventKind) -> list[Event]:
         return [e for e in self.events if e.kind == kind]
+
+
+class RecordSink:
+    """An ``EventSink`` that turns a run into records and hands each, in order, to ``emit``.
+
+    ``full`` keeps the split's row indices in the start record (the store's log and the sweep
+    replies keep them, so a run can be reproduced; the events file and the UI do not need them).
+    """
+
+    def __init__(self, emit: Callable[[Record], None], *, full: bool = False) -> None:
+        self.emit = emit
+        self.full = full
+
+    def on_start(self, run: RunInfo) -> None:
+        self.emit(start_record(run, full=self.full))
+
+    def on_event(self, event: Event) -> None:
+        self.emit(event.to_dict())
+
+    def on_finish(self, run: RunInfo, outcome: RunOutcome | None, error: BaseException | None) -> None:
+        self.emit(finish_record(run.run_id, outcome, error))
 
 
 class JsonLinesSink(RecordSink):

@@ -13,12 +13,10 @@ from __future__ import annotations
 import math
 import os
 import socket
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from glasswork.contract.events import Event
     from glasswork.contract.result import Result, Status
     from glasswork.data import Problem
 
@@ -138,27 +136,6 @@ def finish_record(run_id: str | None, outcome: RunOutcome | None, error: BaseExc
     if error is not None:
         record["error"] = error_text(error)
     return record
-
-
-class RecordSink:
-    """An ``EventSink`` that turns a run into records and hands each, in order, to ``emit``.
-
-    ``full`` keeps the split's row indices in the start record (the store's log and the sweep
-    replies keep them, so a run can be reproduced; the events file and the UI do not need them).
-    """
-
-    def __init__(self, emit: Callable[[Record], None], *, full: bool = False) -> None:
-        self.emit = emit
-        self.full = full
-
-    def on_start(self, run: RunInfo) -> None:
-        self.emit(start_record(run, full=self.full))
-
-    def on_event(self, event: Event) -> None:
-        self.emit(event.to_dict())
-
-    def on_finish(self, run: RunInfo, outcome: RunOutcome | None, error: BaseException | None) -> None:
-        self.emit(finish_record(run.run_id, outcome, error))
 
 
 @dataclass

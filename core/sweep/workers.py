@@ -42,7 +42,7 @@ def run_point(document: dict[str, Any], base_dir: str, cancel: Any = None) -> li
     ``cancel`` is a cross-process flag (``is_set()``): when the owner sets it, the solver is
     stopped as by Ctrl-C and its best model comes back with status ``cancelled``.
     """
-    from glasswork.contract.record import RecordSink
+    from glasswork.contract.events import RecordSink
     from glasswork.data import LimitReached
     from glasswork.running.exits import run_failure, stopped_before_search
     from glasswork.running.launch import Launch

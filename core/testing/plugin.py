@@ -51,7 +51,7 @@ def glasswork_run(tmp_path: Path) -> Callable[..., tuple[RunOutcome, list[dict[s
     run store and the terminal UI see them. Nothing is stored unless ``db`` is given (the
     ``glasswork_store`` fixture's ``path``, say).
     """
-    from glasswork.contract.record import RecordSink
+    from glasswork.contract.events import RecordSink
     from glasswork.running.launch import Launch
     from ruamel.yaml import YAML
 

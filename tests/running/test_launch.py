@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from glasswork.contract.events import JsonLinesSink
-from glasswork.contract.record import RecordSink, RunRecord, stored_run
+from glasswork.contract.events import JsonLinesSink, RecordSink
+from glasswork.contract.record import RunRecord, stored_run
 from glasswork.data import DataError
 from glasswork.running.launch import Launch
 from glasswork.spec.document import SpecError

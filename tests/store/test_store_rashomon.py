@@ -8,7 +8,7 @@ from typing import Any
 
 import duckdb
 import pytest
-from glasswork.contract.record import RecordSink
+from glasswork.contract.events import RecordSink
 from glasswork.running.launch import Launch
 from glasswork.spec.load import validate_spec
 from glasswork.store import MIGRATIONS, SCHEMA_VERSION, RunStore

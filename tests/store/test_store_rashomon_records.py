@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from glasswork.contract.record import RecordSink, event_of_stored
+from glasswork.contract.events import RecordSink
+from glasswork.contract.record import event_of_stored
 from glasswork.running.launch import Launch
 from glasswork.spec.load import validate_spec
 from glasswork.store import RunStore

@@ -143,7 +143,7 @@ def test_a_run_killed_before_it_chose_a_point_opens_on_its_first_points_members(
     """A frontier run whose process died after its points' sets but before the run's own (its
     journal cut there, folded as a killed run): the screen has no run's set to list, so it opens
     on point 1's kept members, and the points' table has no row for a run's set."""
-    from glasswork.contract.record import RecordSink
+    from glasswork.contract.events import RecordSink
     from glasswork.running.launch import Launch
     from glasswork.spec.load import load_spec
 
