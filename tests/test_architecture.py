@@ -443,7 +443,6 @@ def test_no_import_cycle() -> None:
     assert cycles == [], "import cycles:\n" + "\n\n".join("\n".join(c) for c in cycles)
 
 
-@pytest.mark.xfail(strict=True, reason="the type-only cycles are taken apart in the commits that follow")
 def test_no_import_cycle_even_for_types() -> None:
     """Type-only imports (``if TYPE_CHECKING:``) included: the contracts solvers, events, records
     and hooks share sit below what uses them, so no two concepts need each other even to be typed

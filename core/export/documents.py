@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 import numpy as np
-from glasswork.export.inputs import ModelInputs
+from glasswork.export.inputs import ModelInputs, trained_where
 from glasswork.quoting import ExportError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -106,14 +106,6 @@ def _model_of(details: dict[str, Any]) -> dict[str, Any]:
             f"(state {details.get('state')}{': ' + details['error'] if details.get('error') else ''})"
         )
     return model
-
-
-def trained_where(run: Mapping[str, Any]) -> str | None:
-    """The ``data.where`` filter of the spec a run was made from; ``None`` when it had none."""
-    spec = run.get("spec")
-    data = spec.get("data") if isinstance(spec, Mapping) else None
-    where = data.get("where") if isinstance(data, Mapping) else None
-    return where if isinstance(where, str) and where.strip() else None
 
 
 # -- reading a model back ----------------------------------------------------------------------------

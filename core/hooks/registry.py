@@ -41,7 +41,7 @@ from glasswork.spec.models import SolverSpec
 
 if TYPE_CHECKING:
     from glasswork.display.panels import Panel
-    from glasswork.export import ExportRequest, ModelInputs
+    from glasswork.export.inputs import ExportRequest, ModelInputs
 
 ENTRY_POINT_GROUP = "glasswork"
 DISABLE_ENV = "GLASSWORK_DISABLE_PLUGINS"

@@ -25,7 +25,7 @@ import pluggy
 if TYPE_CHECKING:
     from glasswork.contract.solver import Solver
     from glasswork.display.panels import Panel
-    from glasswork.export import ExportRequest, ModelInputs
+    from glasswork.export.inputs import ExportRequest, ModelInputs
     from rich.console import RenderableType
 
 PROJECT = "glasswork"
