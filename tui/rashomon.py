@@ -38,26 +38,28 @@ SUMMARY_ONLY = "(kept as a summary: the spec's rashomon.keep is 'summary', so th
 
 def set_summary(view: RashomonView, *, finished: bool) -> Text:
     """The set in two lines: how many models, within which threshold, and how sure the count is."""
+    summary = view.summary
     text = Text()
     text.append("Rashomon set  ", style="bold")
-    text.append(f"{view.count:,}", style="bold cyan")
-    text.append(" model" + ("" if view.count == 1 else "s"))
-    text.append("  within objective " + fmt(view.threshold, 8))
-    if view.epsilon is not None:
-        text.append(f" (epsilon {fmt(view.epsilon, 4)})")
+    text.append(f"{summary.count:,}", style="bold cyan")
+    text.append(" model" + ("" if summary.count == 1 else "s"))
+    text.append("  within objective " + fmt(summary.threshold, 8))
+    if summary.epsilon is not None:
+        text.append(f" (epsilon {fmt(summary.epsilon, 4)})")
     text.append("\n")
-    if not view.exhaustive:
+    bound = summary.unenumerated_bound
+    if not summary.exhaustive:
         text.append("a sample of near-optimal models, not the whole set", style="yellow")
-    elif view.complete:
+    elif summary.complete:
         text.append("complete: every model within the threshold is counted", style="green")
-    elif view.complete is None and not finished:
+    elif summary.running and not finished:
         text.append("enumerating", style="yellow")
-        if view.bound is not None:
-            text.append(f"; every model not enumerated yet has objective >= {fmt(view.bound, 8)}")
+        if bound is not None:
+            text.append(f"; every model not enumerated yet has objective >= {fmt(bound, 8)}")
     else:
         text.append("incomplete", style="bold yellow")
-        if view.bound is not None:
-            text.append(f": every model not enumerated has objective >= {fmt(view.bound, 8)}")
+        if bound is not None:
+            text.append(f": every model not enumerated has objective >= {fmt(bound, 8)}")
         else:
             text.append(": the run ended before the set was enumerated")
     return text
@@ -228,8 +230,9 @@ class RashomonScreen(Screen[None]):
             text.append(POINTS_ONLY, style="yellow")
             return text
         text.append_text(set_summary(self.view, finished=True))
-        if self.view.kept is not None and self.view.kept < self.view.count:
-            text.append(f"\n{self.view.kept:,} of them kept (rashomon.max_models), best first")
+        summary = self.view.summary
+        if not summary.running and summary.kept < summary.count:
+            text.append(f"\n{summary.kept:,} of them kept (rashomon.max_models), best first")
         return text
 
     def _point_rows(self) -> list[tuple[int | None, Text]]:
