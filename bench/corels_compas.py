@@ -63,11 +63,9 @@ def child(
     import tempfile
 
     import numpy as np
-
     from glasswork.data.corels_format import read_corels
-    from glasswork.plugins.corels.search import one_process
-    from glasswork.plugins.corels.search import engine
     from glasswork.memory import resident_memory
+    from glasswork.plugins.corels.search import engine, one_process
 
     base = str(DATA / "compas_train")
     t1 = time.perf_counter()

@@ -70,10 +70,9 @@ def split_no_delay(units: Any, lam: float, parts: int) -> dict[str, Any]:
 
 
 def on_dask(units: Any, lam: float, workers: int, address: str) -> dict[str, Any]:
-    from glasswork.plugins.corels.cluster.search import run_distributed
-    from glasswork.solver import ClusterExecutor, SolveContext
-
     from distributed import Client
+    from glasswork.contract.solver import ClusterExecutor, SolveContext
+    from glasswork.plugins.corels.cluster.search import run_distributed
 
     ctx = SolveContext(executor=ClusterExecutor(address, workers))
     with Client(address) as client:  # CPU seconds: the driver's and every worker process's

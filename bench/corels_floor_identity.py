@@ -110,7 +110,6 @@ def child_search(lam: float, policy: str, symmetry_map: str, threads: int, max_e
 
 def child_rashomon(lam: float, epsilon: float, policy: str) -> dict[str, Any]:
     import numpy as np
-
     from glasswork.cython_ext import corels_rashomon as enum
 
     engine, rashomon = _engine(), _rashomon()

@@ -47,9 +47,8 @@ def child(a: argparse.Namespace) -> None:
     import resource
 
     import numpy as np
-
     from glasswork import Limits, Problem, SolveContext
-    from glasswork.solver import ClusterExecutor
+    from glasswork.contract.solver import ClusterExecutor
     from glasswork.data.corels_format import read_corels
     from glasswork.plugins.corels import CorelsSolver, CorelsSpec
 

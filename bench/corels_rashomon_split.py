@@ -28,9 +28,9 @@ DATA = Path(os.environ.get("GLASSWORK_DATA", HERE.parent.parent / "shared" / "da
 def main() -> None:
     from glasswork import Problem
     from glasswork.data.corels_format import read_corels
-    from glasswork.plugins.corels.search import engine
     from glasswork.plugins.corels.cluster.enumeration import enumerate_split_here, mirror_pairs, split_roots
     from glasswork.plugins.corels.inputs import antecedents_for
+    from glasswork.plugins.corels.search import engine
     from glasswork.plugins.corels.spec import CorelsConstraints
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

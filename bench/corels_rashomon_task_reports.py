@@ -22,9 +22,9 @@ import numpy as np
 def main() -> None:
     from glasswork.cython_ext import bitset
     from glasswork.cython_ext import corels_rashomon as cr
-    from glasswork.plugins.corels.search import engine
-    from glasswork.plugins.corels.rashomon.enumeration import KeptStream, make_enumerator
     from glasswork.plugins.corels.cluster.enumeration import SYNC_SECONDS, streamed_bound
+    from glasswork.plugins.corels.rashomon.enumeration import KeptStream, make_enumerator
+    from glasswork.plugins.corels.search import engine
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--max-models", type=int, default=100_000)

@@ -151,10 +151,9 @@ def load(table: str, lam: float) -> tuple[np.ndarray, np.ndarray]:
         bits, y = data.antecedents.bits, data.y
     else:
         from corels_wide import DEFAULT_OUT, prepare
-
         from glasswork.data.load import load_problem
         from glasswork.plugins.corels.inputs import antecedents_for
-        from glasswork.spec import load_spec
+        from glasswork.spec.load import load_spec
 
         loaded = load_spec(prepare(DEFAULT_OUT), overrides=[f"objective.regularization={lam}"])
         problem = load_problem(loaded.spec.data, loaded.base_dir)

@@ -22,7 +22,6 @@ import sys
 import time
 
 import numpy as np
-
 from corels_relaxation import load
 
 

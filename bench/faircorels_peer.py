@@ -35,8 +35,8 @@ the same "max number of nodes" line when ``--time-limit``, its CPU-second limit,
 Every figure of a FairCORELS row except its times is glasswork's: its rule list is rebuilt as a
 glasswork ``RuleList`` over the same columns, its predictions come from that list (and are checked
 against FairCORELS' own ``predict``), its accuracy and objective (misclassified share + lambda x
-rules, glasswork's CORELS objective) from ``glasswork.metrics``, and its group figures from
-``glasswork.fairness`` on those predictions, not FairCORELS' own claim. The glasswork row is
+rules, glasswork's CORELS objective) from ``glasswork.running.metrics``, and its group figures from
+``glasswork.fairness.figures`` on those predictions, not FairCORELS' own claim. The glasswork row is
 ``glasswork run --json`` on a temporary spec (``data.audit_only`` = the protected columns,
 ``fairness:`` the group, no test split), timed from outside (CPU of the child process) and inside
 (the search's ``elapsed``).
@@ -64,8 +64,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from glasswork.fairness import METRICS
+from glasswork.fairness.figures import METRICS
 from glasswork.quoting import printable
 
 REPO = Path(__file__).resolve().parents[1]
@@ -210,15 +209,15 @@ def majority_leaves(model: Any) -> bool:
 def objective(y: np.ndarray, pred: np.ndarray, rules: int, lam: float) -> float:
     """glasswork's CORELS objective: misclassified share + lambda x number of rules (the default
     rule not counted)."""
-    from glasswork.metrics import accuracy
+    from glasswork.running.metrics import accuracy
 
     return (1.0 - accuracy(y, pred)) + lam * rules
 
 
 def figures(model: Any, data: Prepared, lam: float) -> dict[str, Any]:
     """Accuracy, objective and the six group metrics of ``model``'s predictions, by glasswork."""
-    from glasswork.fairness import disparities
-    from glasswork.metrics import accuracy
+    from glasswork.fairness.figures import disparities
+    from glasswork.running.metrics import accuracy
 
     pred = model.predict(data.X)
     out: dict[str, Any] = {

@@ -21,12 +21,12 @@ import platform
 import time
 
 import numpy as np
+from glasswork.contract.result import Status
 from glasswork.plugins.moss.branch_and_bound import BranchAndBound
 from glasswork.plugins.moss.cutting_plane import CuttingPlane, EpsilonSolver, Point
 from glasswork.plugins.moss.loss import H2Oracle, epsilon_grid
 from glasswork.plugins.moss.mio import solve_mio
 from glasswork.plugins.moss.rules import build_pool
-from glasswork.result import Status
 
 TABLE1 = [(150, 250), (150, 500), (150, 1000), (1500, 1200), (15000, 700)]
 TABLE2 = [(1000, 500)]

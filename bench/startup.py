@@ -7,7 +7,7 @@ with timers wrapped around the steps of the run path: start-up (interpreter, imp
 registry loading the plugins, the spec read and validated: everything before the data load),
 data (``Launch.prepare``), store (opening it, and the store sink's work while the run starts and
 finishes), search (the solver's ``solve``: for CORELS the mining, the size estimate and the
-branch-and-bound), metrics (``glasswork.launch._add_metrics``), output (printing the result), and
+branch-and-bound), metrics (``glasswork.running.launch._add_metrics``), output (printing the result), and
 exit.
 Prints the median of each step over the repetitions, the overhead (everything but the search)
 and its ratio to the search, measured in the same runs.
@@ -109,8 +109,9 @@ def child(argv: list[str], out_file: str) -> None:
         setattr(owner, name, staticmethod(wrapper) if is_static else wrapper)
 
     sys.argv = ["glasswork", *argv]  # before glasswork's first import: the process is the command
-    from glasswork import console, launch
     from glasswork.cli import main
+    from glasswork.display import console
+    from glasswork.running import launch
     from glasswork.store import journal
 
     t_imported = time.perf_counter()

@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from glasswork import load_problem, load_spec
-from glasswork.events import CollectingSink
-from glasswork.launch import Launch
+from glasswork.contract.events import CollectingSink
+from glasswork.running.launch import Launch
 from glasswork.store import RunStore
 
 REPO = Path(__file__).resolve().parent.parent

@@ -6,64 +6,59 @@ Importing ``glasswork`` stays fast: no solver, DuckDB or Textual module is impor
 
 from __future__ import annotations
 
-# first: Ctrl-C while the command line imports is one line and exit 130 (glasswork.startup)
-from glasswork import startup as _startup  # noqa: F401, I001
 import importlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+# first: Ctrl-C while the command line imports is one line and exit 130 (glasswork.startup)
+from glasswork import startup as _startup  # noqa: F401, I001
 from glasswork._version import __version__
 
 if TYPE_CHECKING:
+    from glasswork.contract.events import Event, EventSink
+    from glasswork.contract.model import Classifier, Model, prediction_fingerprint
+    from glasswork.contract.record import RunOutcome
+    from glasswork.contract.result import Certificate, Result, Status, relative_gap
+    from glasswork.contract.solver import Limits, SolveContext, Solver, StopReason
     from glasswork.data import DataError, DataSpec, Problem, load_problem
-    from glasswork.events import Event, EventSink
     from glasswork.export import LoadedModel
-    from glasswork.hookspecs import hookimpl
+    from glasswork.hooks.specs import hookimpl
     from glasswork.rashomon import RashomonMember, RashomonSet
-    from glasswork.result import (
-        Certificate,
-        Classifier,
-        Model,
-        Result,
-        Status,
-        prediction_fingerprint,
-        relative_gap,
-    )
-    from glasswork.record import RunOutcome
-    from glasswork.solver import Limits, SolveContext, Solver, StopReason
-    from glasswork.spec import LoadedSpec, SolverSpec, SpecError, StrictModel, load_spec
+    from glasswork.spec.document import SpecError
+    from glasswork.spec.load import LoadedSpec, load_spec
+    from glasswork.spec.models import SolverSpec, StrictModel
 
 # Where each re-exported name lives. They load on first use (PEP 562), so ``import glasswork``
 # costs only itself, and no module of the package depends on this namespace: modules import
 # from the concept module (tests/test_architecture.py checks it), which keeps the import graph
 # free of cycles through the package.
 _HOMES = {
-    "Certificate": "glasswork.result",
-    "Classifier": "glasswork.result",
+    "Certificate": "glasswork.contract.result",
+    "Classifier": "glasswork.contract.model",
     "DataError": "glasswork.data",
     "DataSpec": "glasswork.data",
-    "Event": "glasswork.events",
-    "EventSink": "glasswork.events",
-    "Limits": "glasswork.solver",
-    "LoadedSpec": "glasswork.spec",
-    "Model": "glasswork.result",
+    "Event": "glasswork.contract.events",
+    "EventSink": "glasswork.contract.events",
+    "Limits": "glasswork.contract.solver",
+    "LoadedSpec": "glasswork.spec.load",
+    "Model": "glasswork.contract.model",
     "Problem": "glasswork.data",
     "RashomonMember": "glasswork.rashomon",
     "RashomonSet": "glasswork.rashomon",
-    "Result": "glasswork.result",
-    "SolveContext": "glasswork.solver",
-    "Solver": "glasswork.solver",
-    "SolverSpec": "glasswork.spec",
-    "SpecError": "glasswork.spec",
-    "Status": "glasswork.result",
-    "StopReason": "glasswork.solver",
-    "StrictModel": "glasswork.spec",
-    "hookimpl": "glasswork.hookspecs",
+    "Result": "glasswork.contract.result",
+    "SolveContext": "glasswork.contract.solver",
+    "Solver": "glasswork.contract.solver",
+    "SolverSpec": "glasswork.spec.models",
+    "SpecError": "glasswork.spec.document",
+    "Status": "glasswork.contract.result",
+    "StopReason": "glasswork.contract.solver",
+    "StrictModel": "glasswork.spec.models",
+    "hookimpl": "glasswork.hooks.specs",
     "load_problem": "glasswork.data",
-    "load_spec": "glasswork.spec",
-    "prediction_fingerprint": "glasswork.result",
-    "relative_gap": "glasswork.result",
+    "load_spec": "glasswork.spec.load",
+    "prediction_fingerprint": "glasswork.contract.model",
+    "relative_gap": "glasswork.contract.result",
 }
 
 
@@ -132,7 +127,7 @@ def run(
     (``"objective.regularization=0.01"``). Raises ``SpecError``, ``DataError``, ``StoreError``
     or ``SolverFailure``.
     """
-    from glasswork.launch import Launch
+    from glasswork.running.launch import Launch
 
     return Launch.from_file(spec_path, overrides, db=db, no_store=db is None).run(sinks)
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import Field, PositiveFloat
-
 from glasswork.data.problem import DataError
+from pydantic import Field, PositiveFloat
 
 ClassWeight = Annotated[
     Literal["balanced"] | dict[str | int | float | bool, PositiveFloat] | list[PositiveFloat] | None,

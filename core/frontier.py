@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from glasswork.result import Certificate, Result, Status, relative_gap
+from glasswork.contract.result import Certificate, Result, Status, relative_gap
 
 if TYPE_CHECKING:
     from glasswork.data import Problem
-    from glasswork.solver import SolveContext, Solver
-    from glasswork.spec_models import FairnessConstraint, SolverSpec
+    from glasswork.contract.solver import SolveContext, Solver
+    from glasswork.spec.models import FairnessConstraint, SolverSpec
 
 STATS_KEY = "fairness_frontier"
 """Where a run's frontier document is kept: ``Result.stats[STATS_KEY]``."""
@@ -118,7 +118,7 @@ def walk(solver_cls: type[Solver], spec: SolverSpec, problem: Problem, ctx: Solv
     """Walk the frontier (module docstring) and return point 1's result with the frontier in its
     ``stats``; the run's status is point 1's, or the stop status when a limit or a cancel cut
     the walk short. Raises ``FrontierFault`` for a point whose model breaks its limit."""
-    from glasswork import audit
+    from glasswork.fairness import audit
 
     limit = getattr(spec.constraints, "fairness", None)
     assert limit is not None and limit.frontier is not None

@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""Group fairness in C, for a branch and bound: ``glasswork.fairness.within`` on two groups'
+"""Group fairness in C, for a branch and bound: ``glasswork.fairness.figures.within`` on two groups'
 confusion cells, and a lower bound on a metric over every model whose cells lie in intervals.
 
 A side (the protected group or the reference) is described by ``FC_SIDE`` weights:
@@ -10,7 +10,7 @@ A side (the protected group or the reference) is described by ``FC_SIDE`` weight
 positive rows predicted positive, known to lie in ``[lo, hi]`` (a rule list's captured rows, a
 score card's rows whose score is decided over a box); ``tn``/``fn`` the weight predicted negative
 for sure (summed directly, so that a single model's cells are the ones ``GroupRates.of_cells``
-sums). The metric codes follow ``glasswork.fairness.METRICS``' order.
+sums). The metric codes follow ``glasswork.fairness.figures.METRICS``' order.
 """
 
 from libc.math cimport INFINITY

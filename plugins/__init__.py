@@ -1,2 +1,2 @@
-"""Built-in solver plugins. Each sub-package registers through ``glasswork.hookspecs``, exactly as a
+"""Built-in solver plugins. Each sub-package registers through ``glasswork.hooks.specs``, exactly as a
 third-party plugin does; the registry finds them by listing this package."""

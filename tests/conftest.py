@@ -42,7 +42,7 @@ def _sigint_raises_keyboard_interrupt():
 @pytest.fixture
 def toy_env(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """Load the toy plugin through GLASSWORK_PLUGIN_MODULES, for this process and subprocesses."""
-    from glasswork.registry import get_registry
+    from glasswork.hooks.registry import get_registry
 
     monkeypatch.setenv("GLASSWORK_PLUGIN_MODULES", "toy_plugin")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
@@ -54,8 +54,8 @@ def toy_env(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
 
 @pytest.fixture
 def toy_registry():
-    from glasswork.registry import Registry
     import toy_plugin
+    from glasswork.hooks.registry import Registry
 
     return Registry(builtins=False, entry_points=False, disabled=(), extra=[("toy", toy_plugin)])
 

@@ -8,8 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from glasswork.launch import Launch
+from glasswork.running.launch import Launch
 from glasswork.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import numpy as np
-
 from glasswork import Certificate, Classifier, Problem, Result, SolveContext, Solver, SolverSpec, Status, hookimpl
 
 

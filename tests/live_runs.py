@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from glasswork.record import RunInfo
+from glasswork.contract.record import RunInfo
 from glasswork.store import RunStore, StoreSink
 
 

@@ -180,7 +180,7 @@ def test_importing_glasswork_loads_only_the_package() -> None:
         "import sys, glasswork\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in {'glasswork', 'numpy', 'pydantic'}))\n"
         "missing = [n for n in glasswork.__all__ if getattr(glasswork, n, None) is None]\n"
-        "print(missing, glasswork.spec.load_spec is glasswork.load_spec)\n"
+        "print(missing, glasswork.spec.load.load_spec is glasswork.load_spec)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
     assert out.stdout.splitlines() == ["['glasswork', 'glasswork._version', 'glasswork.startup']", "[] True"]
@@ -260,7 +260,7 @@ def test_the_heavy_import_check_sees_an_import(tmp_path: Path) -> None:
     assert _modules_loaded(tmp_path, "import glasswork\nimport sklearn.metrics\n") >= {"sklearn", "scipy"}
 
 
-RUN_PATH = "core/launch.py"  # the one module that builds the run's internal search step
+RUN_PATH = "core/running/launch.py"  # the one module that builds the run's internal search step
 
 
 def runners_built(folders: tuple[str, ...] = ("core", "plugins", "tui", "tests", "bench")) -> list[str]:
@@ -283,14 +283,15 @@ def runners_built(folders: tuple[str, ...] = ("core", "plugins", "tui", "tests",
 
 def test_only_the_run_path_builds_a_runner() -> None:
     """The CLI, the monitor, the sweep workers, the contract suite, the fixtures, the tests and the
-    benchmarks all run through ``glasswork.launch.Launch``, so a step added there reaches them all."""
+    benchmarks all run through ``glasswork.running.launch.Launch``, so a step added there reaches them all."""
     assert runners_built() == []
 
 
 def test_the_runner_check_sees_a_runner_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "t.py").write_text(
-        "from glasswork import runner\nfrom glasswork.runner import Runner\nRunner()\nrunner.Runner(None)\n"
+        "from glasswork.running import runner\nfrom glasswork.running.runner import Runner\n"
+        "Runner()\nrunner.Runner(None)\n"
         "from click.testing import CliRunner\nCliRunner()\n"
     )
     monkeypatch.setitem(globals(), "REPO", tmp_path)
@@ -324,27 +325,36 @@ def _type_checking_only(node: ast.AST) -> bool:
     return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
 
 
-def import_statements(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import that runs: at the top and inside functions, not under ``if TYPE_CHECKING:``
-    (those never execute, so they cannot take part in an import cycle)."""
+def import_statements(tree: ast.Module, *, types: bool = False) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
+    """Every import that runs, at the top and inside functions, each with ``False``; with
+    ``types``, also those under ``if TYPE_CHECKING:``, each with ``True`` (they never execute, so
+    they cannot make Python's import fail, but they still say which concept needs which)."""
 
-    def visit(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    def visit(node: ast.AST, for_types: bool) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
         for child in ast.iter_child_nodes(node):
             if _type_checking_only(child):
-                yield from (s for s in child.orelse for s in visit(ast.Module(body=[s], type_ignores=[])))
+                assert isinstance(child, ast.If)
+                if types:
+                    for statement in child.body:
+                        yield from visit(ast.Module(body=[statement], type_ignores=[]), True)
+                for statement in child.orelse:
+                    yield from visit(ast.Module(body=[statement], type_ignores=[]), for_types)
                 continue
             if isinstance(child, (ast.Import, ast.ImportFrom)):
-                yield child
-            yield from visit(child)
+                yield child, for_types
+            yield from visit(child, for_types)
 
-    yield from visit(tree)
+    yield from visit(tree, False)
 
 
-def import_graph() -> dict[str, dict[str, int]]:
+def import_graph(*, types: bool = False) -> dict[str, dict[str, int]]:
     """Module -> the glasswork modules it makes Python import (with the line that does), for every
     import that runs. ``from a.b import c`` names module ``a.b.c`` when ``c`` is a submodule, else
     it needs ``a.b`` itself; importing ``a.b.c`` also runs ``a`` and ``a.b`` (the importer's own
-    enclosing packages excepted, which are already running when it runs)."""
+    enclosing packages excepted, which are already running when it runs).
+
+    With ``types``, the imports under ``if TYPE_CHECKING:`` count too: such an import needs the
+    module it names (a package's lazy re-exports, its own typed names), but runs no package."""
     names = module_names()
 
     def home(dotted: str) -> str | None:
@@ -356,20 +366,20 @@ def import_graph() -> dict[str, dict[str, int]]:
     for name, path in names.items():
         edges: dict[str, int] = {}
 
-        def needs(target: str, line: int, *, name: str = name, edges: dict[str, int] = edges) -> None:
+        def needs(target: str, line: int, for_types: bool, *, name: str = name, edges: dict[str, int] = edges) -> None:
             parts = target.split(".")
-            for i in range(1, len(parts) + 1):
+            for i in range(len(parts) if for_types else 1, len(parts) + 1):
                 module = ".".join(parts[:i])
                 if module in names and module != name and not name.startswith(module + "."):
                     edges.setdefault(module, line)
 
         package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        for node in import_statements(tree):
+        for node, for_types in import_statements(tree, types=types):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if (target := home(alias.name)) and alias.name.startswith("glasswork"):
-                        needs(target, node.lineno)
+                        needs(target, node.lineno, for_types)
                 continue
             base = ".".join(package[: len(package) - node.level + 1] + [node.module or ""]).strip(".")
             source = base if node.level else (node.module or "")
@@ -377,9 +387,9 @@ def import_graph() -> dict[str, dict[str, int]]:
                 continue
             for alias in node.names:
                 if f"{source}.{alias.name}" in names:
-                    needs(f"{source}.{alias.name}", node.lineno)
+                    needs(f"{source}.{alias.name}", node.lineno, for_types)
                 elif owner == name or not name.startswith(owner + "."):
-                    needs(owner, node.lineno)
+                    needs(owner, node.lineno, for_types)
                 else:  # a name from an enclosing package: that package's body must have run
                     edges.setdefault(owner, node.lineno)
         graph[name] = edges
@@ -431,6 +441,38 @@ def test_no_import_cycle() -> None:
     still two concepts that need each other (docs/architecture.md, import rules)."""
     cycles = import_cycles(import_graph())
     assert cycles == [], "import cycles:\n" + "\n\n".join("\n".join(c) for c in cycles)
+
+
+def test_no_import_cycle_even_for_types() -> None:
+    """Type-only imports (``if TYPE_CHECKING:``) included: the contracts solvers, events, records
+    and hooks share sit below what uses them, so no two concepts need each other even to be typed
+    (docs/architecture.md, import rules)."""
+    cycles = import_cycles(import_graph(types=True))
+    assert cycles == [], "import cycles:\n" + "\n\n".join("\n".join(c) for c in cycles)
+
+
+def test_the_cycle_check_sees_a_cycle_of_types(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "core" / "pkg").mkdir(parents=True)
+    (tmp_path / "core" / "a.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from glasswork.b import B\n"
+        "else:\n    import glasswork.c\nA = 1\n"
+    )
+    (tmp_path / "core" / "b.py").write_text("from glasswork.a import A\nB = 2\n")
+    (tmp_path / "core" / "c.py").write_text("C = 3\n")
+    (tmp_path / "core" / "pkg" / "__init__.py").write_text(
+        "import typing\nif typing.TYPE_CHECKING:\n    from glasswork.pkg.d import D\n"
+    )
+    (tmp_path / "core" / "pkg" / "d.py").write_text("from glasswork.e import E\nD = 0\n")
+    (tmp_path / "core" / "e.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from glasswork.pkg.f import F\nE = 0\n"
+    )
+    (tmp_path / "core" / "pkg" / "f.py").write_text("F = 0\n")  # a type-only import runs no package
+    monkeypatch.setitem(globals(), "REPO", tmp_path)
+    assert import_cycles(import_graph()) == []
+    assert import_graph()["glasswork.a"] == {"glasswork.c": 5}
+    assert import_cycles(import_graph(types=True)) == [
+        ["glasswork.a -> glasswork.b (line 3)", "glasswork.b -> glasswork.a (line 1)"]
+    ]
 
 
 def test_the_cycle_check_sees_a_cycle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -558,8 +600,8 @@ GAP_FORMULA = re.compile(r"/\s*max\(\s*abs\(|<=\s*[\w.]*(?:tol|gap)\w*\s*\*\s*(?
 
 def test_the_gap_formula_has_one_home():
     """Every gap (certificates, events, the store, the monitor, the solvers' stopping tests) comes
-    from ``glasswork.result.relative_gap``; a copy elsewhere would drift (issue 24 found six)."""
-    home = REPO / "core" / "result.py"
+    from ``glasswork.contract.result.relative_gap``; a copy elsewhere would drift (issue 24 found six)."""
+    home = REPO / "core" / "contract" / "result.py"
     copies = [
         f"{path.relative_to(REPO)}:{number}: {line.strip()}"
         for folder in ("core", "plugins", "tui")

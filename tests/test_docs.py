@@ -6,7 +6,7 @@ import inspect
 import re
 from pathlib import Path
 
-from glasswork import hookspecs
+from glasswork.hooks import specs as hookspecs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -72,7 +72,6 @@ def test_the_readmes_query_runs_with_what_glasswork_installs(toy_env, tmp_path: 
     import sys
 
     from click.testing import CliRunner
-
     from glasswork.cli import cli
 
     monkeypatch.chdir(tmp_path)

@@ -16,8 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from glasswork.extras import EXTRAS, MissingExtra, report, require
+from glasswork.hooks.extras import EXTRAS, MissingExtra, report, require
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -94,7 +93,7 @@ def test_every_extra_is_declared_and_all_and_test_pull_them():
 
 
 def test_require_names_the_pip_command(monkeypatch):
-    monkeypatch.setattr("glasswork.extras.installed", lambda module: module != "matplotlib")
+    monkeypatch.setattr("glasswork.hooks.extras.installed", lambda module: module != "matplotlib")
     with pytest.raises(MissingExtra) as err:
         require("plot", "--plot")
     assert str(err.value) == "--plot needs matplotlib, not installed here: pip install 'glasswork[plot]'"

@@ -11,11 +11,12 @@ from typing import Any, Literal
 import numpy as np
 import pytest
 
-from glasswork import audit
+from glasswork.fairness import audit
 from glasswork.frontier import STATS_KEY, next_limit
-from glasswork.launch import Launch
-from glasswork.result import Status
-from glasswork.spec import SpecError, validate_spec
+from glasswork.running.launch import Launch
+from glasswork.contract.result import Status
+from glasswork.spec.document import SpecError
+from glasswork.spec.load import validate_spec
 
 GROUP = "p <b>&</b>"
 
@@ -139,7 +140,7 @@ def test_an_infeasible_first_point_is_an_infeasible_run(tmp_path, toy_registry):
 
 
 def test_a_point_that_breaks_its_limit_is_the_plugins_fault(tmp_path, toy_registry):
-    from glasswork.runner import SolverFailure
+    from glasswork.running.runner import SolverFailure
 
     write_data(tmp_path, 0)
     doc = document(tmp_path, "statistical_parity", at_most=0.0, search={"behaviour": "unfair"})

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from glasswork.memory import memory_reached, peak_memory, physical_memory, resident_memory
 
 

@@ -11,15 +11,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import kindless_plugin
+import pytest
 import toy_plugin
 from glasswork import hookimpl
-from glasswork.registry import Registry
-from glasswork.launch import Launch
-from glasswork.runner import SolverFailure
-from glasswork.spec import validate_spec
+from glasswork.hooks.registry import Registry
+from glasswork.running.launch import Launch
+from glasswork.running.runner import SolverFailure
+from glasswork.spec.load import validate_spec
 from glasswork.testing import SolverContract
 
 TESTS = Path(__file__).resolve().parent

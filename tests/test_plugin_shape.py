@@ -15,10 +15,9 @@ import types
 from pathlib import Path
 
 import pytest
-
-from glasswork import hookspecs
-from glasswork.hookspecs import hookimpl
-from glasswork.registry import Registry
+from glasswork.hooks import specs as hookspecs
+from glasswork.hooks.registry import Registry
+from glasswork.hooks.specs import hookimpl
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_SRC = REPO / "examples" / "glasswork-greedy" / "src"
@@ -28,7 +27,7 @@ SHAPE = {"__init__.py", "plugin.py", "solver.py", "model.py", "views.py", "expor
 
 
 def hookspec_arguments() -> dict[str, list[str]]:
-    """Each hook's argument names, in order, as ``glasswork.hookspecs`` declares them."""
+    """Each hook's argument names, in order, as ``glasswork.hooks.specs`` declares them."""
     return {
         name: list(inspect.signature(fn).parameters)
         for name, fn in vars(hookspecs).items()

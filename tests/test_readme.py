@@ -40,10 +40,9 @@ def test_the_readme_example_spec_exists():
 
 
 def test_the_readme_spec_example_validates():
+    from glasswork.hooks.registry import Registry
+    from glasswork.spec.load import validate_spec
     from ruamel.yaml import YAML
-
-    from glasswork.registry import Registry
-    from glasswork.spec import validate_spec
 
     text = (REPO / "README.md").read_text()
     example = re.search(r"```yaml\n(name:.*?)```", text, re.S).group(1)
@@ -58,7 +57,7 @@ def readme_spec_block() -> str:
 
 def test_the_readme_spec_example_certifies(tmp_path):
     """The spec a newcomer copies first must finish with a certificate, not stop at its limits."""
-    from glasswork.launch import Launch
+    from glasswork.running.launch import Launch
 
     (tmp_path / "readme.yaml").write_text(readme_spec_block())
     launch = Launch.from_file(tmp_path / "readme.yaml", no_store=True)
@@ -75,9 +74,8 @@ def test_the_readme_rashomon_example_runs_to_a_complete_set_and_its_commands_wor
     import shlex
 
     from click.testing import CliRunner
-    from ruamel.yaml import YAML
-
     from glasswork.cli import cli
+    from ruamel.yaml import YAML
 
     text = (REPO / "README.md").read_text()
     section = text[text.index("## Rashomon sets") :].split("\n## ", 1)[0]
@@ -106,9 +104,8 @@ def test_the_readme_rashomon_example_runs_to_a_complete_set_and_its_commands_wor
 def test_the_readme_states_the_prefixes_its_spec_and_its_first_command_evaluate(tmp_path):
     """Issue 36: the README's figure (3.2 M prefixes) was its snippet's, beside a first command whose
     spec evaluates 17.2 M; and that spec's comment spoke of pairs while it sets max_card 1."""
+    from glasswork.running.launch import Launch
     from ruamel.yaml import YAML
-
-    from glasswork.launch import Launch
 
     text = (REPO / "README.md").read_text()
     example = re.search(r"```yaml\n(name:.*?)```", text, re.S).group(1)

@@ -6,11 +6,10 @@ import io
 from typing import Any, Literal
 
 import pytest
-from rich.console import Console
-
 import toy_plugin
 from glasswork import SolverSpec, hookimpl
-from glasswork.registry import Registry
+from glasswork.hooks.registry import Registry
+from rich.console import Console
 
 
 def registry(*plugins: tuple[str, object], disabled: tuple[str, ...] = ()) -> Registry:
@@ -158,7 +157,7 @@ def test_a_misspelled_hook_implementation_is_the_plugins_load_error():
 
 def test_hooks_are_called_through_pluggys_hook_caller():
     """Tracing (pluggy's add_hookcall_monitoring) sees every hook call, per plugin."""
-    from glasswork.display import model_view
+    from glasswork.display.views import model_view
 
     reg = Registry(builtins=True, entry_points=False, disabled=())
     reg.load_all()  # built-ins load when needed; here all three take part
@@ -267,8 +266,7 @@ def test_a_plugin_raising_in_every_hook_leaves_the_others_answers():
     only loses its own contribution; the workbench's callers (model views, exports, load_model,
     sweeps, the CLI) all go through the registry."""
     import click
-
-    from glasswork.display import model_view
+    from glasswork.display.views import model_view
     from glasswork.export import ExportRequest, export_model, load_model
 
     reg = registry(("toy", toy_plugin), ("answers", _Answers), ("raises", _RaisesInEveryHook))
@@ -293,7 +291,7 @@ def _line_of(text: str) -> int:
 
 
 def test_when_only_a_raising_plugin_could_answer_the_caller_says_so():
-    from glasswork.display import model_view
+    from glasswork.display.views import model_view
     from glasswork.export import ExportError, ExportRequest, export_model, load_model
 
     reg = registry(("toy", toy_plugin), ("raises", _RaisesInEveryHook))

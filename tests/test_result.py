@@ -2,17 +2,11 @@
 
 import math
 
-import pytest
-
 import numpy as np
-
+import pytest
+from glasswork.contract.model import CertificateError, prediction_fingerprint
+from glasswork.contract.result import Certificate, Status
 from glasswork.rashomon import RashomonError, RashomonMember, RashomonSet
-from glasswork.result import (
-    Certificate,
-    CertificateError,
-    Status,
-    prediction_fingerprint,
-)
 
 
 def test_gap_is_relative_and_absolute():
@@ -132,7 +126,7 @@ def _model():
 
 
 def test_infeasible_is_a_proof_with_no_model_and_no_objective():
-    from glasswork.result import Result, no_model_reason
+    from glasswork.contract.result import Result, no_model_reason
 
     cert = Certificate(status=Status.INFEASIBLE, objective=None)
     assert cert.proven and cert.gap is None
@@ -149,7 +143,7 @@ def test_infeasible_is_a_proof_with_no_model_and_no_objective():
 
 @pytest.mark.parametrize("status", [Status.STOPPED_TIME, Status.STOPPED_NODES, Status.STOPPED_MEMORY, Status.CANCELLED])
 def test_a_stopped_search_may_have_no_model_yet(status):
-    from glasswork.result import Result, no_model_reason
+    from glasswork.contract.result import Result, no_model_reason
 
     result = Result(None, Certificate(status=status, objective=None, lower_bound=0.2))
     assert result.to_dict()["lower_bound"] == 0.2 and result.to_dict()["model"] is None
@@ -159,14 +153,14 @@ def test_a_stopped_search_may_have_no_model_yet(status):
 
 
 def test_an_optimal_search_always_has_a_model():
-    from glasswork.result import Result
+    from glasswork.contract.result import Result
 
     with pytest.raises(CertificateError, match="has no model"):
         Result(None, Certificate(status=Status.OPTIMAL, objective=0.5, lower_bound=0.5))
 
 
 def test_a_heuristic_may_end_without_a_model_and_says_it_is_no_proof():
-    from glasswork.result import Result, no_model_reason
+    from glasswork.contract.result import Result, no_model_reason
 
     result = Result(None, Certificate(status=Status.HEURISTIC, objective=None))
     assert result.model is None

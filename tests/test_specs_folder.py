@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-
-from glasswork.registry import Registry
-from glasswork.spec import json_schema, load_spec
+from glasswork.hooks.registry import Registry
+from glasswork.spec.load import json_schema, load_spec
 
 SPECS = Path(__file__).parent.parent / "specs"
 SCHEMA = SPECS / "glasswork.schema.json"

@@ -31,13 +31,13 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from glasswork.spec_models import FairnessConstraint
+from glasswork.spec.models import FairnessConstraint
 from glasswork import (
     Certificate,
-    RashomonMember,
-    RashomonSet,
     Classifier,
     Problem,
+    RashomonMember,
+    RashomonSet,
     Result,
     SolveContext,
     Solver,
@@ -47,6 +47,7 @@ from glasswork import (
     hookimpl,
     prediction_fingerprint,
 )
+from pydantic import Field
 
 
 class ToyObjective(StrictModel):
@@ -197,7 +198,8 @@ def toy_rashomon_set(problem: Problem, spec: ToySpec, optimum: float, ctx: Solve
 
 def meets(problem: Problem, spec: ToySpec, model: Stump) -> bool:
     """Whether ``model`` meets ``constraints.fairness`` on the training rows, every group."""
-    from glasswork import audit, fairness
+    from glasswork.fairness import figures as fairness
+    from glasswork.fairness import audit
 
     limit = spec.constraints.fairness
     if limit is None or spec.fairness is None:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from glasswork.tui.widgets import ErrorScreen, HelpScreen
 from textual.app import App
 from textual.binding import Binding
-
-from glasswork.tui.widgets import ErrorScreen, HelpScreen
 
 
 class GlassworkApp(App[None]):

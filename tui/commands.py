@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 import click
-
 from glasswork.cli.app import DB_OPTION, EXIT_INVALID, EXIT_SOLVER, fail, fail_run, overrides_option
 
 
@@ -19,8 +18,8 @@ def monitor(target: str, db: str | None, no_store: bool, overrides: tuple[str, .
     """Watch a run live: run SPEC here, or follow RUN (an id prefix or 'latest') that another
     process runs. Keys: c cancels (the best model is kept), m shows the model, q closes, ? helps.
     """
-    from glasswork.launch import Launch
-    from glasswork.spec import SpecError
+    from glasswork.running.launch import Launch
+    from glasswork.spec.document import SpecError
     from glasswork.store import RunStore, StoreError, StoreLocked, default_db_path
     from glasswork.tui.app import GlassworkApp
     from glasswork.tui.sources import FollowedRun, OwnedRun

@@ -6,6 +6,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from glasswork.display.console import fmt_gap, plain_text
+from glasswork.spec.document import flatten
+from glasswork.tui.state import RunState
+from glasswork.tui.views import fmt, model_view
+from glasswork.tui.widgets import BACK_KEY, HELP_KEY, Chart, draw_bounds
 from rich import box
 from rich.console import Group
 from rich.table import Table
@@ -13,12 +18,6 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
-
-from glasswork.console import fmt_gap, plain_text
-from glasswork.spec import flatten
-from glasswork.tui.state import RunState
-from glasswork.tui.views import fmt, model_view
-from glasswork.tui.widgets import BACK_KEY, Chart, HELP_KEY, draw_bounds
 
 
 class CompareScreen(Screen[None]):

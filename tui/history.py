@@ -11,6 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from glasswork.display.console import fmt_gap, fmt_when, plain_text
+from glasswork.store import StoreError, SweepRow
+from glasswork.tui.compare_screen import CompareScreen
+from glasswork.tui.run_screen import RunScreen
+from glasswork.tui.views import fmt
+from glasswork.tui.widgets import FILTER_KEY, HELP_KEY, ErrorScreen, RowTable
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -18,13 +24,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, Select, Static
-
-from glasswork.console import fmt_gap, fmt_when, plain_text
-from glasswork.store import StoreError, SweepRow
-from glasswork.tui.compare_screen import CompareScreen
-from glasswork.tui.run_screen import RunScreen
-from glasswork.tui.views import fmt
-from glasswork.tui.widgets import FILTER_KEY, HELP_KEY, ErrorScreen, RowTable
 
 STATES = ("running", "finished", "stopped", "cancelled", "failed")
 LIST_LIMIT = 500

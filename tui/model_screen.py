@@ -5,16 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from glasswork.display.console import plain_text
+from glasswork.display.panels import Panel
+from glasswork.tui.views import model_view
+from glasswork.tui.widgets import BACK_KEY, HELP_KEY, PanelChart
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
-
-from glasswork.console import plain_text
-from glasswork.display import Panel
-from glasswork.tui.views import model_view
-from glasswork.tui.widgets import BACK_KEY, HELP_KEY, PanelChart
 
 
 class ModelScreen(Screen[None]):
@@ -47,7 +46,7 @@ class ModelScreen(Screen[None]):
         self.stats = stats or {}
         self.panels: list[Panel] = []
         if solver and self.stats:
-            from glasswork.registry import get_registry
+            from glasswork.hooks.registry import get_registry
 
             for panel in get_registry().monitor_panels(solver):
                 try:

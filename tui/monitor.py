@@ -12,6 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from glasswork.display.console import fmt_gap, plain_text
+from glasswork.tui.rashomon import RashomonPanel, points_text, set_summary
+from glasswork.tui.sources import FollowedRun, OwnedRun
+from glasswork.tui.state import RunState
+from glasswork.tui.views import fmt, fmt_rate, model_view
+from glasswork.tui.widgets import HELP_KEY, Chart, ErrorScreen, PanelChart, draw_bounds, gap_bar
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -21,13 +27,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, RichLog, Static
-
-from glasswork.console import fmt_gap, plain_text
-from glasswork.tui.rashomon import RashomonPanel, points_text, set_summary
-from glasswork.tui.sources import FollowedRun, OwnedRun
-from glasswork.tui.state import RunState
-from glasswork.tui.views import fmt, fmt_rate, model_view
-from glasswork.tui.widgets import Chart, ErrorScreen, HELP_KEY, PanelChart, draw_bounds, gap_bar
 
 POLL_SECONDS = 0.25
 SHOWN_COUNTERS = 12
@@ -314,7 +313,7 @@ def exit_summary(state: RunState, source: OwnedRun | FollowedRun, *, asked_to_st
     """What ``glasswork monitor`` prints once its window closes, as ``glasswork run`` prints a run:
     the run id, the status and certificate, the model (its plugin's view), and what became of a
     run the monitor left before it ended."""
-    from glasswork.console import fmt_number
+    from glasswork.display.console import fmt_number
 
     lines: list[RenderableType] = []
     head = Text()

@@ -5,7 +5,7 @@ Both show the count, the threshold and what the count promises (complete, or a b
 model not enumerated yet), and a table of the best members; selecting one opens its model on the
 model screen, drawn by its plugin's ``render_model`` hook (its own text when no plugin draws it),
 the path every model in the TUI takes. Feature names are data: they reach the terminal only
-through ``glasswork.console.plain_text``.
+through ``glasswork.display.console.plain_text``.
 """
 
 from __future__ import annotations
@@ -13,6 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from glasswork.display.console import member_rules, plain_text, rashomon_point_text, rashomon_summary_text
+from glasswork.rashomon import PointSet, SetSummary
+from glasswork.tui.state import RashomonView
+from glasswork.tui.views import fmt
+from glasswork.tui.widgets import BACK_KEY, FILTER_KEY, HELP_KEY, RowTable
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -22,13 +27,8 @@ from textual.screen import Screen
 from textual.suggester import SuggestFromList
 from textual.widgets import DataTable, Footer, Input, Static
 
-from glasswork.console import member_rules, plain_text, rashomon_point_text, rashomon_summary_text
-from glasswork.rashomon import PointSet, SetSummary
 from glasswork.rashomon.figures import range_lines
 from glasswork.rashomon.query import figure_names, member_figures, shown_figures
-from glasswork.tui.state import RashomonView
-from glasswork.tui.views import fmt
-from glasswork.tui.widgets import BACK_KEY, FILTER_KEY, HELP_KEY, RowTable
 
 SHOWN_LIVE = 100  # members listed in the monitor's panel (the best ones; the count covers the rest)
 STORED_LIMIT = 1000  # members listed by the stored set's screen at once (filters narrow it)
@@ -41,26 +41,28 @@ SUMMARY_ONLY = "(kept as a summary: the spec's rashomon.keep is 'summary', so th
 
 def set_summary(view: RashomonView, *, finished: bool) -> Text:
     """The set in two lines: how many models, within which threshold, and how sure the count is."""
+    summary = view.summary
     text = Text()
     text.append("Rashomon set  ", style="bold")
-    text.append(f"{view.count:,}", style="bold cyan")
-    text.append(" model" + ("" if view.count == 1 else "s"))
-    text.append("  within objective " + fmt(view.threshold, 8))
-    if view.epsilon is not None:
-        text.append(f" (epsilon {fmt(view.epsilon, 4)})")
+    text.append(f"{summary.count:,}", style="bold cyan")
+    text.append(" model" + ("" if summary.count == 1 else "s"))
+    text.append("  within objective " + fmt(summary.threshold, 8))
+    if summary.epsilon is not None:
+        text.append(f" (epsilon {fmt(summary.epsilon, 4)})")
     text.append("\n")
-    if not view.exhaustive:
+    bound = summary.unenumerated_bound
+    if not summary.exhaustive:
         text.append("a sample of near-optimal models, not the whole set", style="yellow")
-    elif view.complete:
+    elif summary.complete:
         text.append("complete: every model within the threshold is counted", style="green")
-    elif view.complete is None and not finished:
+    elif summary.running and not finished:
         text.append("enumerating", style="yellow")
-        if view.bound is not None:
-            text.append(f"; every model not enumerated yet has objective >= {fmt(view.bound, 8)}")
+        if bound is not None:
+            text.append(f"; every model not enumerated yet has objective >= {fmt(bound, 8)}")
     else:
         text.append("incomplete", style="bold yellow")
-        if view.bound is not None:
-            text.append(f": every model not enumerated has objective >= {fmt(view.bound, 8)}")
+        if bound is not None:
+            text.append(f": every model not enumerated has objective >= {fmt(bound, 8)}")
         else:
             text.append(": the run ended before the set was enumerated")
     return text
@@ -239,8 +241,9 @@ class RashomonScreen(Screen[None]):
             text.append(POINTS_ONLY, style="yellow")
             return text
         text.append_text(set_summary(self.view, finished=True))
-        if self.view.kept is not None and self.view.kept < self.view.count:
-            text.append(f"\n{self.view.kept:,} of them kept (rashomon.max_models), best first")
+        summary = self.view.summary
+        if not summary.running and summary.kept < summary.count:
+            text.append(f"\n{summary.kept:,} of them kept (rashomon.max_models), best first")
         for line in range_lines(SetSummary.from_dict(self.details["rashomon"]).fairness):
             text.append("\n")
             text.append_text(plain_text(line))

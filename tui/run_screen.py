@@ -6,6 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from glasswork.display.console import fairness_text, fmt_gap, plain_text
+from glasswork.rashomon import SetSummary
+from glasswork.tui.model_screen import ModelScreen
+from glasswork.tui.state import RunState
+from glasswork.tui.views import fmt, model_view
+from glasswork.tui.widgets import BACK_KEY, HELP_KEY, Chart, draw_bounds
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -15,13 +21,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
-
-from glasswork.console import fairness_text, fmt_gap, plain_text
-from glasswork.tui.model_screen import ModelScreen
-from glasswork.rashomon import SetSummary
-from glasswork.tui.state import RunState
-from glasswork.tui.views import fmt, model_view
-from glasswork.tui.widgets import BACK_KEY, Chart, HELP_KEY, draw_bounds
 
 
 def _summary(doc: dict[str, Any]) -> Table:
@@ -158,8 +157,8 @@ class RunScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="export", exit_on_error=False)
     def action_report(self) -> None:
         """Write the run's HTML model card; say where."""
+        from glasswork.display.report import build_report
         from glasswork.export import ExportError, default_path, write_file
-        from glasswork.report import build_report
 
         path = default_path(self.details, "html", self.folder or Path.cwd())
         try:

@@ -1,5 +1,5 @@
 """Where the monitor's records come from: a spec this process runs (``OwnedRun``, through the
-shared run path ``glasswork.launch``), or a run another process owns (``FollowedRun``: its events
+shared run path ``glasswork.running.launch``), or a run another process owns (``FollowedRun``: its events
 file, then its rows in DuckDB once the owner has recorded it and removed the file).
 
 Neither imports Textual: the monitor screen drains a source a few times a second.
@@ -15,13 +15,14 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from glasswork.exits import EXIT_INTERRUPTED
-from glasswork.record import RecordSink, event_of_stored, finish_of_stored, start_of_stored
+from glasswork.contract.events import RecordSink
+from glasswork.contract.record import event_of_stored, finish_of_stored, start_of_stored
+from glasswork.running.exits import EXIT_INTERRUPTED
 from glasswork.tui.state import MEMBERS_HELD, LogFollower
 
 if TYPE_CHECKING:
-    from glasswork.launch import Launch
-    from glasswork.record import RunInfo, RunOutcome
+    from glasswork.contract.record import RunInfo, RunOutcome
+    from glasswork.running.launch import Launch
 
 OWNER_CHECK_SECONDS = 3.0  # a followed run silent this long: check that its process still lives
 
@@ -45,8 +46,8 @@ class OwnedRun:
 
     def run(self) -> None:
         """Blocks until the run ends; call it from a thread worker. Never raises: every error
-        (also a bug, which the UI must survive) is shown as ``glasswork.exits.run_failure`` says."""
-        from glasswork.exits import run_failure
+        (also a bug, which the UI must survive) is shown as ``glasswork.running.exits.run_failure`` says."""
+        from glasswork.running.exits import run_failure
 
         try:
             self.launch.run([_OwnedSink(self)])  # after the store's sink: recorded first
@@ -220,9 +221,9 @@ def load_spec_or_error(
     """The spec file ready to run (a ``Launch``), or ``(title, message)`` saying readably why it
     cannot run. With ``follow_spec_store`` the run goes to ``db`` unless the spec turns recording
     off (the history records launched specs in the store it shows)."""
-    from glasswork.exits import run_failure
-    from glasswork.launch import Launch
-    from glasswork.spec import SpecError
+    from glasswork.running.exits import run_failure
+    from glasswork.running.launch import Launch
+    from glasswork.spec.document import SpecError
 
     path = Path(spec_path).expanduser()
     if not path.is_file():

@@ -13,18 +13,18 @@ from __future__ import annotations
 
 from bisect import insort
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from glasswork.display import Series, finite
+from glasswork.contract.record import stored_run
+from glasswork.contract.result import relative_gap
+from glasswork.display.panels import Series, finite
 from glasswork.rashomon import PointSet, SetProgress, SetSummary
-from glasswork.record import stored_run
-from glasswork.result import relative_gap
 from glasswork.store.journal import JournalReader
 
 if TYPE_CHECKING:
-    from glasswork.display import Panel
-    from glasswork.registry import Registry
+    from glasswork.display.panels import Panel
+    from glasswork.hooks.registry import Registry
 
 RATE_WINDOW = 2.0  # seconds of elapsed time over which counter rates are measured
 MEMBERS_HELD = 500  # members of a Rashomon set the monitor holds in memory, the best ones
@@ -37,22 +37,18 @@ def _objective_key(member: dict[str, Any]) -> float:
 
 @dataclass
 class RashomonView:
-    """A run's Rashomon set as the monitor knows it: the running count and threshold, the bound
-    on what is not enumerated yet, and the best ``cap`` members received (dicts in
-    ``RashomonMember.to_dict()`` form), best first whatever order the batches arrived in.
+    """A run's Rashomon set as the monitor knows it: its figures (``summary``, a ``SetSummary``:
+    while the run goes on, ``running``, with the count, threshold and bound on what is not
+    enumerated yet that its events announced; from the finish record on, the result's set), and
+    the best ``cap`` members received (dicts in ``RashomonMember.to_dict()`` form), best first
+    whatever order the batches arrived in.
 
-    ``complete`` is ``None`` while the run goes on; the finish record settles it (a run that ended
-    without a set in its result, cancelled or failed, is not complete). ``version`` grows with
-    every change, so a screen redraws its table only when something new arrived.
+    A run that ended without a set in its result (cancelled or failed) is not complete.
+    ``version`` grows with every change, so a screen redraws its table only when something new
+    arrived.
     """
 
-    count: int = 0
-    threshold: float | None = None
-    epsilon: float | None = None
-    bound: float | None = None
-    complete: bool | None = None
-    exhaustive: bool = True
-    kept: int | None = None
+    summary: SetSummary = field(default_factory=lambda: SetSummary(count=0, complete=False, running=True))
     received: int = 0
     members: list[dict[str, Any]] = field(default_factory=list)
     cap: int = MEMBERS_HELD
@@ -62,17 +58,18 @@ class RashomonView:
         """One ``rashomon`` event of the run's set (its ``SetProgress``, read from the record when
         not given): the running count, the threshold, new members."""
         progress = SetProgress.of_record(record) if progress is None else progress
+        summary = self.summary
         if progress is not None:
-            self.count = max(self.count, progress.count)
+            summary = replace(summary, count=max(summary.count, progress.count))
             if progress.threshold is not None:
-                self.threshold = progress.threshold
+                summary = replace(summary, threshold=progress.threshold)
         bound = finite(record.get("lower_bound"))
         if bound is not None:
-            self.bound = bound
+            summary = replace(summary, unenumerated_bound=bound)
         for member in record.get("members") or []:
             if isinstance(member, dict):
                 self._add(member)
-        self.count = max(self.count, self.received)
+        self.summary = replace(summary, count=max(summary.count, self.received))
         self.version += 1
 
     def _add(self, member: dict[str, Any]) -> None:
@@ -88,15 +85,9 @@ class RashomonView:
         lists them, the members; without one the set is incomplete."""
         self.version += 1
         if summary is None:
-            self.complete = False
+            self.summary = replace(self.summary, complete=False, running=False)
             return
-        self.count = summary.count or self.count
-        self.complete = summary.complete
-        self.exhaustive = summary.exhaustive
-        self.threshold = summary.threshold
-        self.epsilon = summary.epsilon
-        self.bound = summary.unenumerated_bound
-        self.kept = summary.kept
+        self.summary = replace(summary, count=summary.count or self.summary.count)
         if models:
             self.members = []
             self.received = 0
@@ -165,7 +156,7 @@ class RunState:
     @property
     def no_model(self) -> str | None:
         """Why the finished run has no model (infeasible, or stopped before any met the
-        constraints: ``glasswork.result.no_model_reason``), ``None`` otherwise."""
+        constraints: ``glasswork.contract.result.no_model_reason``), ``None`` otherwise."""
         if self.model is not None or self.result is None:
             return None
         reason = self.result.get("no_model")
@@ -255,7 +246,7 @@ class RunState:
 
     def _registry(self) -> Registry:
         if self.registry is None:
-            from glasswork.registry import get_registry
+            from glasswork.hooks.registry import get_registry
 
             self.registry = get_registry()
         return self.registry

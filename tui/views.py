@@ -1,6 +1,6 @@
 """Formatting shared by the screens, and model views through the plugins' ``render_model`` hook.
 
-The TUI renders no model kind itself: ``glasswork.display.model_view`` asks the plugins, so a
+The TUI renders no model kind itself: ``glasswork.display.views.model_view`` asks the plugins, so a
 third-party solver's model is shown exactly as a built-in one, and any model without a view is
 shown as its own text.
 """
@@ -10,10 +10,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from glasswork.display.console import fmt_number as fmt
+from glasswork.display.views import model_view as _model_view
 from rich.console import RenderableType
-
-from glasswork.console import fmt_number as fmt
-from glasswork.display import model_view as _model_view
 
 __all__ = ["fmt", "fmt_rate", "model_view"]
 
@@ -35,6 +34,6 @@ def model_view(
     stats: dict[str, Any] | None = None,
     absent: str | None = None,
 ) -> RenderableType:
-    """The model as its plugin draws it (see ``glasswork.display.model_view``); ``absent``: why
+    """The model as its plugin draws it (see ``glasswork.display.views.model_view``); ``absent``: why
     a finished run has none."""
     return _model_view(model, text, compact=compact, stats=stats, absent=absent)

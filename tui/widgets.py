@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from glasswork.display.panels import BarsPanel, Panel, ScatterPanel, SeriesPanel
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -12,8 +13,6 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Static
 from textual_plotext import PlotextPlot
-
-from glasswork.display import BarsPanel, Panel, ScatterPanel, SeriesPanel
 
 
 class Chart(PlotextPlot):
@@ -51,7 +50,7 @@ class RowTable(DataTable[Any]):
 
 
 class PanelChart(Chart):
-    """One of a solver's monitor panels (``glasswork.display``), hidden until it has data."""
+    """One of a solver's monitor panels (``glasswork.display.panels``), hidden until it has data."""
 
     def __init__(self, panel: Panel, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -94,7 +93,7 @@ def draw_bounds(plt: Any, series: Iterable[tuple[str, Any, str]], title: str) ->
 
 
 def gap_bar(label: str, gap: float | None, closed: float | None, width: int = 30) -> Text:
-    """The gap as ``glasswork.console.fmt_gap`` writes it (``label``), and a bar of how much of the
+    """The gap as ``glasswork.display.console.fmt_gap`` writes it (``label``), and a bar of how much of the
     first gap has been closed."""
     text = Text()
     text.append("gap ", style="bold")

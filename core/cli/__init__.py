@@ -19,7 +19,6 @@ import sys
 import traceback
 
 import click
-
 from glasswork.cli.app import (
     DB_OPTION,
     EXIT_INTERRUPTED,
@@ -47,7 +46,7 @@ def main() -> None:
     except SystemExit:
         raise
     except BrokenPipeError:  # stdout's reader left (| head): no traceback, no "Exception ignored"
-        from glasswork.console import stdout_closed
+        from glasswork.display.console import stdout_closed
 
         stdout_closed()
         sys.exit(EXIT_OK)

@@ -1,5 +1,5 @@
 """The root group of the ``glasswork`` command line and the helpers every command shares: exit
-codes (defined in ``glasswork.exits``), ``fail``, ``fail_run``, ``interrupted``, ``print_spec_error``,
+codes (defined in ``glasswork.running.exits``), ``fail``, ``fail_run``, ``interrupted``, ``print_spec_error``,
 ``DB_OPTION``.
 
 The command modules (``commands``, ``sweeps``, ``runs``, ``models``) and ``glasswork.tui.commands``
@@ -17,10 +17,9 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO, TypeVar
 
 import click
-
 from glasswork._version import __version__
+from glasswork.running.exits import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_SOLVER  # noqa: F401 (re-exported)
 from glasswork.startup import discard_output
-from glasswork.exits import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_SOLVER  # noqa: F401 (re-exported)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -55,7 +54,7 @@ class _Group(click.Group):
     def _load_plugin_commands(self) -> None:
         if not self._plugins_loaded:
             self._plugins_loaded = True
-            from glasswork.registry import get_registry
+            from glasswork.hooks.registry import get_registry
 
             for error in get_registry().register_commands(self):
                 click.echo(f"warning: plugin command failed to load: {error}", err=True)
@@ -79,7 +78,7 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except BrokenPipeError:
-            from glasswork.console import stdout_closed
+            from glasswork.display.console import stdout_closed
 
             stdout_closed()
             return None
@@ -115,7 +114,7 @@ def stderr_closed() -> None:
 
 class ClosableStderr:
     """``sys.stderr`` for a command (installed by ``glasswork.cli.main``; it lives here, not in
-    ``glasswork.console``, so start-up does not load rich): a write or flush whose reader has gone
+    ``glasswork.display.console``, so start-up does not load rich): a write or flush whose reader has gone
     is dropped (``stderr_closed``) rather than raising ``BrokenPipeError`` out of whatever was
     reporting progress or an error, which would end a sweep early or turn a bad spec's exit 2 into
     the broken pipe's exit 0. Everything else is the stream's own."""
@@ -150,11 +149,11 @@ def fail(message: str, code: int, *, as_json: bool = False, extra: dict[str, Any
 
 def fail_run(subject: str, error: BaseException, *, as_json: bool = False, hint: str = "") -> NoReturn:
     """End a command whose run (or its spec, data or store) failed, with the exit code and message
-    of ``glasswork.exits.run_failure``; a spec's issues are printed first, ``hint`` follows a
+    of ``glasswork.running.exits.run_failure``; a spec's issues are printed first, ``hint`` follows a
     solver failure. An error it does not expect (a bug) goes on to ``main``: an internal error."""
-    from glasswork.exits import run_failure
-    from glasswork.runner import SolverFailure
-    from glasswork.spec import SpecError
+    from glasswork.running.exits import run_failure
+    from glasswork.running.runner import SolverFailure
+    from glasswork.spec.document import SpecError
 
     failure = run_failure(error)
     if not failure.expected:

@@ -14,22 +14,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
-
 from glasswork.cli.app import (
     DB_OPTION,
     EXIT_INTERRUPTED,
     EXIT_INVALID,
     EXIT_SOLVER,
-    raise_keyboard_interrupt,
     cli,
     fail,
     fail_run,
     file_option,
     interrupted,
     overrides_option,
+    raise_keyboard_interrupt,
 )
-from glasswork.exits import run_failure
 from glasswork.export.formats import ALL_FORMATS
+from glasswork.running.exits import run_failure
 
 if TYPE_CHECKING:
     from glasswork.data.problem import LimitReached
@@ -98,11 +97,11 @@ def run(
     The run is recorded in the run store (./glasswork.duckdb, or --db, $GLASSWORK_DB, or the
     spec's store.path) unless --no-store or the spec's store.enabled is false.
     """
-    from glasswork.console import ProgressSink, make_console, render_outcome, stdout_closed
+    from glasswork.contract.events import JsonLinesSink
     from glasswork.data.problem import LimitReached
-    from glasswork.events import JsonLinesSink
-    from glasswork.launch import Launch
-    from glasswork.runner import SolverFailure
+    from glasswork.display.console import ProgressSink, make_console, render_outcome, stdout_closed
+    from glasswork.running.launch import Launch
+    from glasswork.running.runner import SolverFailure
 
     for item in exports:  # a typo in --export is caught before the run, not after it
         if item.partition(":")[0] not in ALL_FORMATS:
@@ -116,8 +115,8 @@ def run(
         fail("--export needs the run store (drop --no-store); nothing was run.", EXIT_INVALID, as_json=as_json)
     stage = "reading the spec"  # where a Ctrl-C before the search lands, for its message
     try:
-        from glasswork.extras import require
-        from glasswork.solver import ClusterExecutor
+        from glasswork.contract.solver import ClusterExecutor
+        from glasswork.hooks.extras import require
 
         cluster = ClusterExecutor.parse(executor, workers=workers)
         if cluster is not None:
@@ -190,7 +189,7 @@ def _stopped_before_search(spec: str, launch: Any, error: LimitReached, as_json:
     """A run whose limit ended it while the data were read: its status (``stopped_time`` or
     ``stopped_memory``) and no model, on stdout (``--json``: the result document's fields,
     ``model`` null), exit 0 as every stopped run."""
-    from glasswork.exits import EXIT_OK, stopped_before_search
+    from glasswork.running.exits import EXIT_OK, stopped_before_search
 
     message = f"{spec}: {stopped_before_search(error)}"
     if as_json:
@@ -241,8 +240,8 @@ def _export_after_run(launch: Any, outcome: Any, exports: tuple[str, ...]) -> No
     """``run --export FORMAT[:FILE]``: write the recorded run's model in each format asked."""
     if not exports:
         return
+    from glasswork.display.report import write_report
     from glasswork.export import ExportError, write_export
-    from glasswork.report import write_report
 
     if launch.store is None:  # the spec's store.enabled is false
         fail("--export needs the run store (the spec disables it); the run itself is done.", EXIT_INVALID)
@@ -273,7 +272,7 @@ def validate(specs: tuple[str, ...], as_json: bool, overrides: tuple[str, ...], 
     """Check spec files as run does before its search: the spec, then the data (file, target,
     labels, types) against the solver, and the solver's size estimate; nothing is solved or
     recorded. Exit 2 if any spec would make run exit 2."""
-    from glasswork.validation import validate_file
+    from glasswork.running.validation import validate_file
 
     found = []
     for spec in specs:
@@ -328,8 +327,8 @@ def schema(output: Path | None, builtin_only: bool) -> None:
 
     Point your editor at it, e.g. with `# yaml-language-server: $schema=glasswork.schema.json`.
     """
-    from glasswork.registry import Registry
-    from glasswork.spec import json_schema
+    from glasswork.hooks.registry import Registry
+    from glasswork.spec.load import json_schema
 
     registry = Registry(entry_points=False, disabled=()) if builtin_only else None
     text = json.dumps(json_schema(registry), indent=2, sort_keys=True) + "\n"
@@ -345,13 +344,12 @@ def schema(output: Path | None, builtin_only: bool) -> None:
 def plugins(as_json: bool) -> None:
     """List solver plugins with their version, origin, solvers and any load error, and which
     optional backends (glasswork's extras) are installed."""
+    from glasswork.display.console import make_console, plain_text
+    from glasswork.hooks.extras import report
+    from glasswork.hooks.registry import get_registry
     from rich.markup import escape
     from rich.table import Table
     from rich.text import Text
-
-    from glasswork.console import make_console, plain_text
-    from glasswork.extras import report
-    from glasswork.registry import get_registry
 
     registry = get_registry()
     rows = [info.to_dict() for info in registry.plugins.values()]

@@ -87,8 +87,8 @@ def _to_terminal() -> bool:
 @DB_OPTION
 def report(run_ref: str, output: Path | None, db: str | None) -> None:
     """Write the model card of RUN: one self-contained HTML file (no network, no script)."""
+    from glasswork.display.report import write_report
     from glasswork.export import ExportError
-    from glasswork.report import write_report
 
     store = store_at(db)
     [run_id] = resolve_runs(store, (run_ref,))

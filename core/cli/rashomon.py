@@ -129,7 +129,7 @@ def rashomon(
             )
         )
         return
-    from glasswork.console import make_console, render_rashomon
+    from glasswork.display.console import make_console, render_rashomon
 
     console = make_console()
     listed = _listed(members)
@@ -218,7 +218,7 @@ def _columns(listed: list[dict[str, Any]], chosen: list[str], fairness: dict[str
 def _say_choice(choice: Choice, members: list[Any], console: Any, matched: int | None = None) -> None:
     """What the listing was narrowed to (how many matched, when the limit cut them), and which
     members have no figures to be chosen by."""
-    from glasswork.console import plain_text
+    from glasswork.display.console import plain_text
 
     filters = [*(f"uses {n!r}" for n in choice.uses), *(f"avoids {n!r}" for n in choice.avoids)]
     if choice.where is not None:
@@ -248,7 +248,7 @@ def _say_choice(choice: Choice, members: list[Any], console: Any, matched: int |
 
 def _listed(members: list[Any]) -> list[dict[str, Any]]:
     """Members as a listing prints them: without their models, with their rules in order."""
-    from glasswork.console import member_rules
+    from glasswork.display.console import member_rules
 
     return [{**m.to_dict(with_model=False), "rules": member_rules(m.model)} for m in members]
 
@@ -266,7 +266,7 @@ def _points_only(run_id: str, points: list[PointSet], as_json: bool) -> None:
         listed = [p.to_dict() for p in points]
         click.echo(json.dumps({**document, "models": [], "points": listed}, indent=2, allow_nan=False))
         return
-    from glasswork.console import make_console, plain_text
+    from glasswork.display.console import make_console, plain_text
 
     console = make_console()
     console.print(plain_text(f"run {run_id[:12]}: {POINTS_ONLY}", "bold"))
@@ -275,7 +275,7 @@ def _points_only(run_id: str, points: list[PointSet], as_json: bool) -> None:
 
 def _print_points(points: list[PointSet], console: Any) -> None:
     """One line per sweep point's set: its count, ``+`` when incomplete, and its threshold."""
-    from glasswork.console import plain_text, rashomon_point_text
+    from glasswork.display.console import plain_text, rashomon_point_text
 
     for p in points:
         console.print(plain_text(rashomon_point_text(p)))
@@ -315,7 +315,7 @@ def _point_set(store: Any, run_id: str, point: PointSet, choice: Choice, as_json
         }
         click.echo(json.dumps(document, indent=2, allow_nan=False))
         return
-    from glasswork.console import make_console, plain_text, rashomon_summary_text, rashomon_table
+    from glasswork.display.console import make_console, plain_text, rashomon_summary_text, rashomon_table
 
     console = make_console()
     console.print(plain_text(f"point {k}'s set: {rashomon_summary_text(point.summary(kept))}", "bold"))
@@ -338,8 +338,8 @@ def _show(store: Any, run_id: str, rank: int, as_json: bool, *, point: int | Non
             )
         )
         return
-    from glasswork.console import fmt_number, make_console, plain_text
-    from glasswork.display import model_view
+    from glasswork.display.console import fmt_number, make_console, plain_text
+    from glasswork.display.views import model_view
 
     console = make_console()
     features = ", ".join(member.features) or "(none)"
@@ -398,7 +398,7 @@ def _feature_lookup(
     )
     if from_column:
         return from_column
-    from glasswork.console import rule_features
+    from glasswork.display.console import rule_features
 
     feature_names = [f["name"] for f in entries]
     for member in store.rashomon_members(run_id, point=point):  # a rule as a member prints it

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-
 from glasswork.cli.app import COUNT, DB_OPTION, EXIT_INVALID, EXIT_SOLVER, cli, fail, file_option
 
 
@@ -59,10 +58,9 @@ def runs_list(
     as_json: bool,
 ) -> None:
     """List recorded runs, newest first (with the sweep each belongs to)."""
+    from glasswork.display.console import fmt_gap, fmt_number, fmt_when, make_console, plain_text
     from rich import box
     from rich.table import Table
-
-    from glasswork.console import fmt_gap, fmt_number, fmt_when, make_console, plain_text
 
     rows = store_at(db).list_runs(solver=solver, state=state, name=name, sweep=sweep_id, limit=limit)
     if as_json:
@@ -104,12 +102,10 @@ def runs_list(
 @click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
 def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
     """Show a run's spec, certificate, metrics and model."""
-    from ruamel.yaml import YAML
-
+    from glasswork.display.console import fmt_gap, fmt_number, fmt_when, make_console, plain_text
+    from glasswork.display.views import model_view
     from rich.text import Text
-
-    from glasswork.console import fmt_gap, fmt_number, fmt_when, make_console, plain_text
-    from glasswork.display import model_view
+    from ruamel.yaml import YAML
 
     store = store_at(db)
     [run_id] = resolve_runs(store, (run_ref,))
@@ -151,7 +147,7 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
     if doc.get("no_model"):  # infeasible, or stopped before any model met the constraints
         console.print("\n[bold]Model[/bold]")
         console.print(plain_text(f"  {doc['no_model']}"))
-    from glasswork.console import fairness_tables, frontier_table
+    from glasswork.display.console import fairness_tables, frontier_table
 
     for table in fairness_tables(doc.get("fairness")):
         console.print()
@@ -161,7 +157,7 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
         console.print()
         console.print(frontier)
     if doc.get("rashomon"):  # the set in summary; 'glasswork rashomon RUN' lists its members
-        from glasswork.console import multiplicity_text, rashomon_summary_text
+        from glasswork.display.console import multiplicity_text, rashomon_summary_text
         from glasswork.rashomon import SetSummary
 
         summary = SetSummary.from_dict(doc["rashomon"])
@@ -187,10 +183,9 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 def runs_compare(run_refs: tuple[str, ...], db: str | None, as_json: bool) -> None:
     """Line up runs: the spec keys that differ, certificates, metrics and timings."""
+    from glasswork.display.console import fmt_gap, fmt_number, make_console, plain_text
+    from glasswork.spec.document import flatten
     from rich.table import Table
-
-    from glasswork.console import fmt_gap, fmt_number, make_console, plain_text
-    from glasswork.spec import flatten
 
     if len(run_refs) < 2:
         fail("compare needs at least two runs", EXIT_INVALID)

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-
 from glasswork.cli.app import (
     DB_OPTION,
     EXIT_INTERRUPTED,
@@ -64,14 +63,13 @@ def sweep(
     Every point is validated before any runs. Running the same sweep again resumes it: points
     already finished are not run again (unless --restart).
     """
-    from rich.table import Table
-
-    from glasswork.console import fmt_gap, fmt_number, make_console
-    from glasswork.registry import get_registry
-    from glasswork.spec import SpecError, apply_overrides, read_spec_document
-    from glasswork.store import RunStore, StoreError, default_db_path
     from glasswork import sweep as sweeps
-    from glasswork.extras import MissingExtra, require
+    from glasswork.display.console import fmt_gap, fmt_number, make_console
+    from glasswork.hooks.extras import MissingExtra, require
+    from glasswork.hooks.registry import get_registry
+    from glasswork.spec.document import SpecError, apply_overrides, read_spec_document
+    from glasswork.store import RunStore, StoreError, default_db_path
+    from rich.table import Table
 
     try:  # a backend that is not installed stops the sweep before anything runs
         if executor == "dask" or executor.startswith("dask:"):

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from glasswork.data.corels_format import CorelsData, read_corels, write_corels
 from glasswork.data.load import load_problem
-from glasswork.data.split import split_indices
 from glasswork.data.problem import DataError, LimitReached, Problem
 from glasswork.data.rules import Antecedents, mine_antecedents, minority_mask
 from glasswork.data.spec import BinarizeSpec, DataSpec, SplitSpec
+from glasswork.data.split import split_indices
 
 __all__ = [
     "Antecedents",

@@ -13,11 +13,10 @@ rows, so test data are encoded exactly as the training data were, with no peekin
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
-
 from glasswork.data.problem import DataError
 from glasswork.data.rules import negate_name
 from glasswork.data.spec import BinarizeSpec

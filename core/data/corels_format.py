@@ -13,13 +13,11 @@ for byte.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
-
 from glasswork.cython_ext import bitset
 from glasswork.data.problem import DataError, Problem
 from glasswork.data.rules import Antecedents, split_items
@@ -253,9 +251,9 @@ def load_corels(spec: DataSpec, base_dir: Path) -> Problem:
     training antecedents), ``minority`` (the ``.minor`` mask, recomputed on the training rows
     after a split) and ``label_names`` (the ``.label`` names, for writing the files back).
     """
-    from glasswork.data.split import split_indices
     from glasswork.data.rules import minority_mask
     from glasswork.data.sources import resolve_path
+    from glasswork.data.split import split_indices
 
     for field_name in ("weights", "where", "binarize"):
         if getattr(spec, field_name) is not None:

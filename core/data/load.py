@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from glasswork.data.binarize import Binarizer, binarize
 from glasswork.data.problem import DataError, Problem
 from glasswork.data.sandbox import Bounds

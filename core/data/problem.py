@@ -8,15 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from glasswork.result import Task
+from glasswork.contract.model import Task
 
 
 class DataError(ValueError):
     """Bad data: the message names the file, column, row or value, and the fix.
 
     The CLI prints it as ``FILE[:LINE]: message`` and exits with status 2. An error about a spec
-    field (``field``) is moved to that field's line in the spec (``glasswork.validation``).
+    field (``field``) is moved to that field's line in the spec (``glasswork.running.validation``).
     """
 
     def __init__(

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-
 from glasswork.cython_ext import bitset
 from glasswork.data.problem import DataError
 

@@ -29,10 +29,11 @@ from __future__ import annotations
 import json
 import threading
 import time
-from dataclasses import dataclass, field
 from collections.abc import Callable
-from functools import lru_cache, cache
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any, TypeVar
+
 from glasswork.memory import memory_reached, resident_memory
 
 T = TypeVar("T")

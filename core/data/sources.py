@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from glasswork.data.problem import DataError
 from glasswork.data.sandbox import Bounds
 from glasswork.duckdb_rows import first_row
@@ -296,7 +295,6 @@ def read_file(
     under ``bounds``.
     """
     import duckdb
-
     from glasswork.data.sandbox import FilterFailed, UnsafeFilter, filter_rows, run_bounded, sandbox_config
 
     bounds = bounds or Bounds()

@@ -10,7 +10,6 @@ import math
 from typing import Any
 
 import numpy as np
-
 from glasswork.data.problem import DataError
 from glasswork.data.spec import SplitSpec
 

@@ -45,7 +45,6 @@ if TYPE_CHECKING:
         member_details,
         model_schema,
         run_summary,
-        trained_where,
     )
     from glasswork.export.formats import (
         FORMATS,
@@ -55,6 +54,7 @@ if TYPE_CHECKING:
     )
     from glasswork.export.inputs import (
         Condition,
+        ExportRequest,
         Feature,
         ModelInputs,
         Op,
@@ -64,13 +64,9 @@ if TYPE_CHECKING:
         sql_number,
         sql_text,
         sql_unusable,
+        trained_where,
     )
-    from glasswork.export.requests import (
-        ExportRequest,
-        export_model,
-        export_run,
-        write_export,
-    )
+    from glasswork.export.requests import export_model, export_run, write_export
     from glasswork.quoting import (
         ExportError,
         html_text,
@@ -97,7 +93,7 @@ _HOMES = {
     "DOCUMENT": "glasswork.export.documents",
     "DOCUMENT_VERSION": "glasswork.export.documents",
     "ExportError": "glasswork.quoting",
-    "ExportRequest": "glasswork.export.requests",
+    "ExportRequest": "glasswork.export.inputs",
     "FORMATS": "glasswork.export.formats",
     "html_text": "glasswork.quoting",
     "terminal_text": "glasswork.quoting",
@@ -140,7 +136,7 @@ _HOMES = {
     "sql_select": "glasswork.export.builders",
     "sql_text": "glasswork.export.inputs",
     "sql_unusable": "glasswork.export.inputs",
-    "trained_where": "glasswork.export.documents",
+    "trained_where": "glasswork.export.inputs",
     "write_export": "glasswork.export.requests",
     "write_file": "glasswork.export.formats",
 }

@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from glasswork.export.inputs import ModelInputs, sql_unusable
-from glasswork.export.requests import ExportRequest
+from glasswork.export.inputs import ExportRequest, ModelInputs, sql_unusable
 from glasswork.quoting import markdown_text, plain, python_literal, sql_literal, sql_name
 from glasswork.values import NUMBER, WHITESPACE
 

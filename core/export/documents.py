@@ -11,13 +11,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 import numpy as np
+from glasswork.export.inputs import ModelInputs, trained_where
+from glasswork.quoting import ExportError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from glasswork.export.inputs import ModelInputs
-from glasswork.quoting import ExportError
-
 if TYPE_CHECKING:
-    from glasswork.registry import Registry
+    from glasswork.hooks.registry import Registry
 
 DOCUMENT: Final = "glasswork.model"
 DOCUMENT_VERSION: Final = 1
@@ -123,14 +122,6 @@ def _model_of(details: dict[str, Any]) -> dict[str, Any]:
     return model
 
 
-def trained_where(run: Mapping[str, Any]) -> str | None:
-    """The ``data.where`` filter of the spec a run was made from; ``None`` when it had none."""
-    spec = run.get("spec")
-    data = spec.get("data") if isinstance(spec, Mapping) else None
-    where = data.get("where") if isinstance(data, Mapping) else None
-    return where if isinstance(where, str) and where.strip() else None
-
-
 # -- reading a model back ----------------------------------------------------------------------------
 
 
@@ -188,7 +179,7 @@ class LoadedModel:
 
 def load_model(source: str | Path | dict[str, Any], registry: Registry | None = None) -> LoadedModel:
     """Read a ``glasswork.model`` json document (a path, or the parsed document) back into a model."""
-    from glasswork.registry import get_registry
+    from glasswork.hooks.registry import get_registry
 
     if isinstance(source, dict):
         data, where = source, "the document"

@@ -1,4 +1,5 @@
-"""A model's inputs: how each column of its training matrix comes from the raw columns.
+"""A model's inputs: how each column of its training matrix comes from the raw columns, and what
+an exporter is given (``ExportRequest``: the inputs, the table the SQL reads, the run).
 
 A solver's model reads the columns of the ``Problem`` it was trained on, which are often made
 by the data layer: thresholds (``age<=25``), one-hot encodings (``sex:Male``), CORELS
@@ -25,13 +26,14 @@ carry data only as one printable line.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
-
+from glasswork._version import __version__
 from glasswork.quoting import ExportError, plain, printable, python_literal, sql_literal, sql_name
 from glasswork.values import WHITESPACE, is_missing, number_of
+from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     from glasswork.data import Problem
@@ -353,3 +355,67 @@ def sql_unusable(column: str, numeric: bool) -> str:
         f" AND ({rest} NOT LIKE '%e_' OR {text} LIKE '%e+%' OR {text} LIKE '%e-%'))"
     )  # e's sign follows it
     return f"({name} IS NULL OR NOT ({text} IN ('true', 'false') OR {number}))"
+
+
+# -- what an exporter is given ------------------------------------------------------------------
+
+
+def trained_where(run: Mapping[str, Any]) -> str | None:
+    """The ``data.where`` filter of the spec a run was made from; ``None`` when it had none."""
+    spec = run.get("spec")
+    data = spec.get("data") if isinstance(spec, Mapping) else None
+    where = data.get("where") if isinstance(data, Mapping) else None
+    return where if isinstance(where, str) and where.strip() else None
+
+
+@dataclass
+class ExportRequest:
+    """What the ``export_model`` hook receives besides the model: its inputs (``None`` for runs
+    recorded before inputs were kept), the table name the SQL reads, and the run it comes from."""
+
+    format: str
+    inputs: ModelInputs | None = None
+    table: str = "data"
+    run: dict[str, Any] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)  # the result's stats (the report's drawings)
+
+    def need_inputs(self) -> ModelInputs:
+        """The inputs, or the error saying the run does not have them."""
+        if self.inputs is None:
+            raise ExportError(
+                f"run {str(self.run.get('run_id', '?'))[:12]} does not record how its features come from the raw "
+                f"columns (it was recorded before glasswork kept a model's inputs), so it cannot be exported as "
+                f"{self.format}; run its spec again, or export it as json or markdown"
+            )
+        return self.inputs
+
+    def header(self, comment: str, body: str = "") -> str:
+        """A comment block naming the run, the rows it was trained on and the raw columns ``body``
+        reads, for the top of a file; every line printable, so no name or path can end the comment."""
+        lines = [
+            f"Exported by glasswork {__version__} from run {self.run.get('run_id', '?')}"
+            f" ({self.run.get('name', '?')}, solver {self.run.get('solver', '?')})."
+        ]
+        if self.run.get("spec_hash"):
+            lines.append(f"spec {str(self.run['spec_hash'])[:16]}, data {str(self.run.get('data_fingerprint'))[:16]}")
+        where = trained_where(self.run)
+        if where is not None:  # a model of the filtered rows is not a model of the whole file
+            lines.append(f"Trained only on the rows where: {' '.join(where.split())}")
+        elif self.run.get("spec"):
+            lines.append("Trained on every row of its data (no data.where filter).")
+        if self.inputs is not None:
+            reads = (
+                f"the columns the antecedents of {self.inputs.source} name"
+                if self.inputs.source.endswith(".out")
+                else f"the raw columns of {self.inputs.source}"
+            )
+            if body:  # what the code reads: none at all for a model that decides every row alike
+                used = [c for c in self.inputs.columns if _mentions(body, c)]
+                lines.append(f"Reads {reads}: {', '.join(used)}" if used else f"Reads none of {reads}.")
+            else:
+                lines.append(f"Reads {reads}: {', '.join(self.inputs.columns)}")
+        return "\n".join(f"{comment} {printable(line)}" for line in lines)
+
+
+def _mentions(body: str, column: str) -> bool:
+    return repr(column) in body or ("\x00" not in column and sql_name(column) in body)

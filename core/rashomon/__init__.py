@@ -18,10 +18,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from glasswork.result import CertificateError, jsonable
+from glasswork.contract.model import CertificateError, jsonable
 
 if TYPE_CHECKING:
-    from glasswork.result import Model
+    from glasswork.contract.model import Model
 
 
 @dataclass

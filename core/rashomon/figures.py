@@ -1,6 +1,6 @@
 """The figures of a Rashomon set's members, computed once when the set is recorded: each kept
-member's training and test metrics (``glasswork.metrics``, the figures a run reports) and, when the
-spec has a ``fairness:`` section, its audit (``glasswork.audit``: each metric, the worst over the
+member's training and test metrics (``glasswork.running.metrics``, the figures a run reports) and, when the
+spec has a ``fairness:`` section, its audit (``glasswork.fairness.audit``: each metric, the worst over the
 protected groups, on the training and test rows); then the range of every audited metric over the
 members, and the best member within the spec's fairness constraint.
 
@@ -33,12 +33,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from glasswork import audit, fairness, metrics
+from glasswork.fairness import figures as fairness
+from glasswork.fairness import audit
+from glasswork.running import metrics
 
 if TYPE_CHECKING:
     from glasswork.data import Problem
     from glasswork.rashomon import RashomonSet
-    from glasswork.spec_models import SolverSpec
+    from glasswork.spec.models import SolverSpec
 
 MAX_SCORED_CELLS = 50_000_000  # members x (training + test rows) scored as a set is recorded (~7,000 on COMPAS)
 PARTS = ("train", "test")
@@ -47,7 +49,7 @@ PARTS = ("train", "test")
 def score_members(rset: RashomonSet, spec: SolverSpec, problem: Problem) -> list[str]:
     """Give each kept member with a model its ``metrics`` and (with a ``fairness:`` section) its
     ``fairness``, in place; returns notes on what was left unscored."""
-    from glasswork.result import Classifier
+    from glasswork.contract.model import Classifier
 
     rows = problem.n_samples + (0 if problem.y_test is None else int(problem.y_test.shape[0]))
     carrying = [m for m in rset.members if m.model is not None]

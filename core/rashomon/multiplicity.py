@@ -48,9 +48,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
+    from glasswork.contract.model import Model
     from glasswork.data import Problem
     from glasswork.rashomon import RashomonSet
-    from glasswork.result import Model
 
 SEED = 0
 MAX_STORED_ROWS = 5_000  # per-row vote shares kept up to this many rows (a few hundred KB of JSON)

@@ -57,7 +57,6 @@ from glasswork.store.schema import (
 if TYPE_CHECKING:
     import duckdb
 
-
 __all__ = [
     "DB_ENV",
     "DEFAULT_DB",

@@ -22,14 +22,13 @@ import stat
 import uuid
 from datetime import datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
-from glasswork.record import RunInfo, RunOutcome, finish_record, start_record
+from glasswork.contract.record import RunInfo, RunOutcome, finish_record, start_record
 from glasswork.store.schema import StoreFull, StoreLocked, try_lock, utc_now
 
 if TYPE_CHECKING:
-    from glasswork.events import Event
-    from glasswork.store import RunStore
+    from glasswork.contract.events import Event
 
 SUFFIX = ".jsonl"
 NEW_SUFFIX = ".jsonl.new"  # a journal being created: its start line is not written yet
@@ -293,7 +292,7 @@ def _check_event(record: dict[str, Any]) -> None:
 
 
 def _check_finish(record: dict[str, Any], run_id: str) -> None:
-    from glasswork.result import NO_MODEL_STATUSES, Status
+    from glasswork.contract.result import NO_MODEL_STATUSES, Status
 
     if record.get("run_id") != run_id:
         raise JournalRefused(f"(the finish record) names run {str(record.get('run_id'))[:40]!r}, not {run_id!r}")
@@ -380,12 +379,22 @@ class Journal:
             self.error = self.error or exc
 
 
+class JournalledStore(Protocol):
+    """What a ``StoreSink`` needs of the run store (``glasswork.store.RunStore``): where a run's
+    journal goes, and folding ended journals into DuckDB. A protocol, so the journal sits below
+    the store that holds it."""
+
+    def log_path(self, run_id: str) -> Path: ...
+
+    def fold(self, *, wait: bool = False) -> list[str]: ...
+
+
 class StoreSink:
     """Records one run at a time: its journal while it runs (never DuckDB, so a busy store
     never slows or refuses it), then one attempt to fold ended journals into DuckDB; when
     another process holds the store, that process (or the next one to open it) folds it."""
 
-    def __init__(self, store: RunStore, *, held_noted: bool = False) -> None:
+    def __init__(self, store: JournalledStore, *, held_noted: bool = False) -> None:
         self.store = store
         self.held_noted = held_noted  # the caller already said the store is held: say it once
         self.warnings: list[str] = []

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-
 from glasswork.rashomon import PointSet, SetProgress, SetSummary, announced_set
 from glasswork.store.schema import finite_or_none, first_row, json_text
 

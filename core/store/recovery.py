@@ -307,7 +307,6 @@ def salvage(source: Path, target: Path, events_dir: Path) -> dict[str, int]:
     when they read, else run by run; then the journals of ended runs that were never folded.
     The damaged file is only read."""
     import duckdb
-
     from glasswork.store.schema import migrate
 
     if target.exists():

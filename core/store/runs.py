@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from glasswork.record import RunInfo
-from glasswork.result import Status, relative_gap, stored_no_model_reason
+from glasswork.contract.record import RunInfo
+from glasswork.contract.result import Status, relative_gap, stored_no_model_reason
 from glasswork.store import rashomon
 from glasswork.store.schema import (
     EVENT_COLUMNS,
@@ -24,12 +24,12 @@ from glasswork.store.schema import (
     STALE_SECONDS,
     STATE_OF_STATUS,
     StoreError,
-    finite_or_none,
-    json_text,
-    utc_now,
-    first_row,
-    sql_string_body,
     as_utc,
+    finite_or_none,
+    first_row,
+    json_text,
+    sql_string_body,
+    utc_now,
 )
 
 if TYPE_CHECKING:

@@ -25,9 +25,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from glasswork.contract.result import Status
 from glasswork.duckdb_rows import first_row
 from glasswork.quoting import sql_name as quote_name
-from glasswork.result import Status
 
 if TYPE_CHECKING:
     import duckdb
@@ -121,7 +121,7 @@ MIGRATIONS: list[list[str]] = [
             (SELECT s.shared_points FROM rashomon_sets s WHERE s.run_id = rashomon_point_members.run_id), point)""",
     ],
     [
-        # The fairness audit of a run's model (glasswork.audit: each metric on the training and test
+        # The fairness audit of a run's model (glasswork.fairness.audit: each metric on the training and test
         # rows, the groups' sizes and rates); NULL for runs without a ``fairness:`` section and older runs.
         "ALTER TABLE runs ADD COLUMN fairness JSON",
     ],

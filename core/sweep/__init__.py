@@ -13,14 +13,13 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from glasswork.record import RunInfo, finish_record, start_record
+from glasswork.contract.record import RunInfo, finish_record, start_record
 from glasswork.sweep.executors import DaskExecutor, Executor, LocalExecutor, make_executor
 from glasswork.sweep.plan import Sweep, SweepPoint, expand
-from glasswork.sweep.summary import SummaryRow, plot_path, summarise, write_summary
+from glasswork.sweep.summary import SummaryRow, SweepReport, plot_path, summarise, write_summary
 from glasswork.sweep.workers import PointOutcome, run_point
 
 __all__ = [
@@ -40,25 +39,6 @@ __all__ = [
     "summarise",
     "write_summary",
 ]
-
-
-@dataclass
-class SweepReport:
-    """What a sweep did: every point's outcome (new or resumed), and the summary rows."""
-
-    sweep: Sweep
-    outcomes: list[PointOutcome] = field(default_factory=list)
-    resumed: dict[str, str] = field(default_factory=dict)  # point key -> run id already stored
-    interrupted: bool = False
-
-    @property
-    def failed(self) -> list[PointOutcome]:
-        return [o for o in self.outcomes if o.result is None and o.stopped is None]
-
-    @property
-    def stopped_before_search(self) -> list[PointOutcome]:
-        """The points their limit stopped while their data were read: no model, not recorded."""
-        return [o for o in self.outcomes if o.stopped is not None]
 
 
 def run_sweep(

@@ -123,7 +123,7 @@ class DaskExecutor:
     name = "dask"
 
     def __init__(self, address: str | None = None, *, workers: int | None = None) -> None:
-        from glasswork.solver import ClusterExecutor
+        from glasswork.contract.solver import ClusterExecutor
 
         self.client, self._close = ClusterExecutor(address or "local", workers).connect()
         try:
@@ -191,7 +191,7 @@ def make_executor(kind: str, *, jobs: int | None = None, scheduler: str | None =
     """``local``, ``dask`` (with ``scheduler``, else a local cluster), or what ``run --executor``
     takes (``ClusterExecutor.parse``: ``dask:local`` or ``dask:HOST:PORT``); ValueError for
     anything else, OSError when the scheduler cannot be reached."""
-    from glasswork.solver import ClusterExecutor
+    from glasswork.contract.solver import ClusterExecutor
 
     if kind == "local":
         return LocalExecutor(jobs)

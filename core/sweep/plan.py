@@ -6,14 +6,16 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Iterator
 from typing import Any
 
+from glasswork.hooks.registry import Registry
 from glasswork.quoting import printable
-from glasswork.registry import Registry
-from glasswork.spec import LoadedSpec, SpecError, SpecIssue, SweepSpec, Positions, set_path, validate_spec
+from glasswork.spec.document import Positions, SpecError, SpecIssue, set_path
+from glasswork.spec.load import LoadedSpec, validate_spec
+from glasswork.spec.models import SweepSpec
 
 MAXIMISE = ("accuracy", "auc", "r2", "stability")
 

@@ -1,5 +1,5 @@
-"""A sweep's results: mean and sd across folds per grid point, the best point, and the summary
-as a table file or a plot of the path."""
+"""A sweep's results: what it did (``SweepReport``: every point's outcome), mean and sd across
+folds per grid point, the best point, and the summary as a table file or a plot of the path."""
 
 from __future__ import annotations
 
@@ -7,15 +7,35 @@ import json
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from glasswork.audit import headline
-from glasswork.extras import require
+from glasswork.fairness.audit import headline
+from glasswork.hooks.extras import require
 
 if TYPE_CHECKING:
-    from glasswork.sweep import SweepReport
+    from glasswork.sweep.plan import Sweep
+    from glasswork.sweep.workers import PointOutcome
+
+
+@dataclass
+class SweepReport:
+    """What a sweep did: every point's outcome (new or resumed), and the summary rows."""
+
+    sweep: Sweep
+    outcomes: list[PointOutcome] = field(default_factory=list)
+    resumed: dict[str, str] = field(default_factory=dict)  # point key -> run id already stored
+    interrupted: bool = False
+
+    @property
+    def failed(self) -> list[PointOutcome]:
+        return [o for o in self.outcomes if o.result is None and o.stopped is None]
+
+    @property
+    def stopped_before_search(self) -> list[PointOutcome]:
+        """The points their limit stopped while their data were read: no model, not recorded."""
+        return [o for o in self.outcomes if o.stopped is not None]
 
 
 @dataclass

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from glasswork.record import finish_record
-from glasswork.registry import get_registry
-from glasswork.spec import LoadedSpec, validate_spec
+from glasswork.contract.record import finish_record
+from glasswork.hooks.registry import get_registry
+from glasswork.spec.load import LoadedSpec, validate_spec
 from glasswork.sweep.plan import SweepPoint
 
 
@@ -42,10 +42,10 @@ def run_point(document: dict[str, Any], base_dir: str, cancel: Any = None) -> li
     ``cancel`` is a cross-process flag (``is_set()``): when the owner sets it, the solver is
     stopped as by Ctrl-C and its best model comes back with status ``cancelled``.
     """
+    from glasswork.contract.events import RecordSink
     from glasswork.data import LimitReached
-    from glasswork.exits import run_failure, stopped_before_search
-    from glasswork.launch import Launch
-    from glasswork.record import RecordSink
+    from glasswork.running.exits import run_failure, stopped_before_search
+    from glasswork.running.launch import Launch
 
     registry = get_registry()
     spec = validate_spec(document, registry)

@@ -48,22 +48,17 @@ import typing
 from typing import Any, ClassVar
 
 import numpy as np
-
+from glasswork.contract.events import Event
+from glasswork.contract.model import Classifier, Model, model_contract_fault, prediction_fingerprint
+from glasswork.contract.result import Result, Status
+from glasswork.contract.solver import Limits, SolveContext, Solver, StopReason
 from glasswork.data import Problem, load_problem
-from glasswork.events import Event
-from glasswork.launch import Launch
+from glasswork.hooks.registry import Registry
 from glasswork.rashomon import RashomonSet
-from glasswork.registry import Registry
-from glasswork.result import (
-    Classifier,
-    Model,
-    Result,
-    Status,
-    model_contract_fault,
-    prediction_fingerprint,
-)
-from glasswork.solver import Limits, SolveContext, Solver, StopReason
-from glasswork.spec import SolverSpec, SpecError, json_schema, validate_spec
+from glasswork.running.launch import Launch
+from glasswork.spec.document import SpecError
+from glasswork.spec.load import json_schema, validate_spec
+from glasswork.spec.models import SolverSpec
 
 #: Seconds a solver may take to return after its stop flag is raised before the contract fails.
 STOP_LATENCY = 5.0
@@ -74,7 +69,7 @@ class _RegistryOf(Registry):
     else is installed."""
 
     def __init__(self, solver_class: type[Solver], plugin: object | None = None) -> None:
-        from glasswork.hookspecs import hookimpl
+        from glasswork.hooks.specs import hookimpl
 
         class _Plugin:
             @staticmethod
@@ -388,7 +383,7 @@ class SolverContract:
     # -- what the plugin shows (hooks) ---------------------------------------------------------
 
     def test_model_renders_through_the_hooks(self) -> None:
-        from glasswork.display import model_view
+        from glasswork.display.views import model_view
 
         result, _, _ = self._solve()
         registry = self._registry()
@@ -410,7 +405,7 @@ class SolverContract:
         fails on '[/]'; comparing two drawings of one model leaves a view free to cut or wrap)."""
         import dataclasses
 
-        from glasswork.display import model_view
+        from glasswork.display.views import model_view
 
         spec = self._spec()
         problem = self.problem(spec)
@@ -436,7 +431,7 @@ class SolverContract:
             )
 
     def test_monitor_panels_are_fed_by_the_solvers_counters(self) -> None:
-        from glasswork.display import Panel
+        from glasswork.display.panels import Panel
 
         registry = self._registry()
         self._needs_hook(registry, "monitor_panels")
@@ -552,7 +547,7 @@ def check_rashomon_set(result: Result, problem: Problem, max_models: int) -> Non
 
 def _unreported(panel: Any, reported: set[str], stats: dict[str, Any]) -> set[str]:
     """The figures a panel draws that the solver never reports (a misspelled counter, say)."""
-    from glasswork.display import BarsPanel, ScatterPanel, SeriesPanel
+    from glasswork.display.panels import BarsPanel, ScatterPanel, SeriesPanel
 
     if isinstance(panel, (SeriesPanel, BarsPanel)):
         return {panel.counter} - reported
@@ -585,7 +580,7 @@ def check_no_model(result: Result) -> None:
     or a stop), no objective, and ``to_dict`` saying so (``Result`` refuses the rest when made)."""
     if result.model is not None:
         return
-    from glasswork.result import NO_MODEL_STATUSES
+    from glasswork.contract.result import NO_MODEL_STATUSES
 
     assert result.certificate.status in NO_MODEL_STATUSES, result.certificate
     assert result.certificate.objective is None, result.certificate

@@ -23,12 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from glasswork.data import DataSpec, Problem
 from glasswork.export import ExportRequest, ModelInputs, export_model, load_model
+from glasswork.hooks.registry import Registry
 from glasswork.quoting import sql_name
 from glasswork.values import is_missing
-from glasswork.registry import Registry
 
 PROBA_TOLERANCE = 1e-12
 ROW = "_glasswork_row"

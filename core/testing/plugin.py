@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from glasswork.registry import Registry
-    from glasswork.record import RunOutcome
+    from glasswork.contract.record import RunOutcome
+    from glasswork.hooks.registry import Registry
     from glasswork.store import RunStore
 
 
@@ -26,7 +26,7 @@ def glasswork_registry() -> Callable[..., Registry]:
     ``registry = glasswork_registry(my_solver=my_package.plugin)``; its ``plugins[name].error``
     says why a plugin did not load (a misspelled hook, a malformed solver class).
     """
-    from glasswork.registry import Registry
+    from glasswork.hooks.registry import Registry
 
     def build(**plugins: object) -> Registry:
         return Registry(builtins=False, entry_points=False, disabled=(), extra=list(plugins.items()))
@@ -51,10 +51,9 @@ def glasswork_run(tmp_path: Path) -> Callable[..., tuple[RunOutcome, list[dict[s
     run store and the terminal UI see them. Nothing is stored unless ``db`` is given (the
     ``glasswork_store`` fixture's ``path``, say).
     """
+    from glasswork.contract.events import RecordSink
+    from glasswork.running.launch import Launch
     from ruamel.yaml import YAML
-
-    from glasswork.launch import Launch
-    from glasswork.record import RecordSink
 
     def run(
         spec: dict[str, Any] | str | Path,

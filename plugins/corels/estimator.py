@@ -12,16 +12,15 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
-
+from glasswork.contract.solver import Limits, SolveContext
 from glasswork.data import Problem
 from glasswork.data.binarize import Binarizer, estimator_columns
 from glasswork.plugins.corels.model import RuleList
 from glasswork.plugins.corels.solver import run_corels
 from glasswork.plugins.corels.spec import CorelsConstraints, CorelsObjective, CorelsSearch
-from glasswork.solver import Limits, SolveContext
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
 
 
 @dataclass(eq=False, repr=False)  # its fields are its parameters: scikit-learn reads them from the __init__ written

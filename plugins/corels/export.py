@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from glasswork.hookspecs import hookimpl
+from glasswork.hooks.specs import hookimpl
 from glasswork.export import (
     Exporter,
     ExportRequest,
@@ -14,8 +14,8 @@ from glasswork.export import (
     export_kind,
     markdown_table,
 )
+from glasswork.display.report import class_legend, esc, stacked_bar
 from glasswork.plugins.corels.model import RuleList
-from glasswork.report import class_legend, esc, stacked_bar
 
 
 def _parts(model: dict[str, Any]) -> tuple[RuleList, list[Any], list[list[float]], list[Any]]:

@@ -4,9 +4,7 @@ labelled as the search labels it."""
 
 from __future__ import annotations
 
-
 import numpy as np
-
 from glasswork.class_weights import class_weight_factors
 from glasswork.cython_ext import bitset
 from glasswork.data import DataError, Problem

@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-
-from glasswork.result import Classifier, Task
+from glasswork.contract.model import Classifier, Task
 
 
 @dataclass

@@ -13,7 +13,8 @@ import time
 from typing import Any
 
 import numpy as np
-
+from glasswork.contract.result import Certificate, Result
+from glasswork.contract.solver import SolveContext, Solver
 from glasswork.data import Problem
 from glasswork.plugins.corels.inputs import (
     antecedents_for,
@@ -32,9 +33,7 @@ from glasswork.plugins.corels.spec import (
     CorelsSearch,
     CorelsSpec,
 )
-from glasswork.result import Certificate, Result
-from glasswork.solver import SolveContext, Solver
-from glasswork.spec import RashomonSpec
+from glasswork.spec.models import RashomonSpec
 
 
 class CorelsSolver(Solver):

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import ByteSize, Field, PositiveFloat, model_validator
-
 from glasswork.class_weights import ClassWeight, one_spelling
-from glasswork.spec import MAX_LIMIT_BYTES, SolverSpec, StrictModel
-
 from glasswork.plugins.corels.bounds import BOUND_NAMES
+from glasswork.spec.models import MAX_LIMIT_BYTES, SolverSpec, StrictModel
+from pydantic import ByteSize, Field, PositiveFloat, model_validator
 
 if TYPE_CHECKING:
     Bound = str

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from glasswork.display.console import fmt_number as fmt
+from glasswork.display.console import plain_text
+from glasswork.display.panels import BarsPanel, Panel, SeriesPanel
+from glasswork.display.views import model_table
+from glasswork.hooks.specs import hookimpl
 from rich.console import RenderableType
-
-from glasswork.hookspecs import hookimpl
-from glasswork.console import fmt_number as fmt
-from glasswork.console import plain_text
-from glasswork.display import BarsPanel, Panel, SeriesPanel, model_table
 
 
 def _pct(value: float | None) -> str:

@@ -29,7 +29,6 @@ from typing import Any
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from glasswork.cython_ext import fasterrisk as kernels
 from glasswork.cython_ext import riskcert
 from glasswork.plugins.fasterrisk.engine import Constraints, merge_rows

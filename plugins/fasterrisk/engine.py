@@ -25,7 +25,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
-
 from glasswork.cython_ext import fasterrisk as kernels
 
 Preset = Literal["paper", "reference"]

@@ -6,15 +6,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from glasswork.data.binarize import Binarizer, estimator_columns, has_text
+from glasswork.data.spec import BinarizeSpec
+from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Preset, Settings
+from glasswork.plugins.fasterrisk.model import ScoreCard
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
-
-from glasswork.data.binarize import Binarizer, estimator_columns, has_text
-from glasswork.data.spec import BinarizeSpec
-
-from glasswork.plugins.fasterrisk.model import ScoreCard
-from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Preset, Settings
 
 # the estimator's parameters that are the spec's ``search:`` knobs, by the same names
 SEARCH_KNOBS = ("beam_width", "pool_gap", "swap_attempts", "multipliers", "pool_size", "reduce_points")

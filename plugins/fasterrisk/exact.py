@@ -36,11 +36,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
+from glasswork.contract.result import relative_gap
 from glasswork.plugins.fasterrisk.certify import SupportSearch
 from glasswork.plugins.fasterrisk.engine import Constraints, merge_rows
 from glasswork.plugins.fasterrisk.fairness import FairnessTarget, card_predictions
-from glasswork.result import relative_gap
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from glasswork.hookspecs import hookimpl
+from glasswork.display.report import esc, line_chart
 from glasswork.export import (
     NO_VALUE,
     ExportError,
@@ -23,8 +23,8 @@ from glasswork.export import (
     sql_literal,
     sql_select,
 )
+from glasswork.hooks.specs import hookimpl
 from glasswork.plugins.fasterrisk.model import ScoreCard, format_risk
-from glasswork.report import esc, line_chart
 
 
 def _columns(card: ScoreCard, inputs: ModelInputs) -> list[int]:

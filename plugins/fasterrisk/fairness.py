@@ -1,5 +1,5 @@
 """``constraints.fairness`` for score cards: which cards meet it, and what the compiled exact search
-needs to decide it as ``glasswork.fairness.within`` does.
+needs to decide it as ``glasswork.fairness.figures.within`` does.
 
 A card predicts the positive class where its points total plus its intercept is above 0 (its risk
 above 50 %, ``ScoreCard.predict``): that is the decision threshold the constraint holds at, for
@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from glasswork.fairness import METRICS, group_rates, within
+from glasswork.fairness.figures import METRICS, group_rates, within
 from glasswork.plugins.fasterrisk.engine import IntegerModel
 
 MAX_GROUPS = 6  # the compiled search codes each row's groups in the bits of one byte with its label
@@ -52,7 +52,7 @@ class FairnessTarget:
 
     def figure(self, y: np.ndarray, pred: np.ndarray) -> float | None:
         """The metric of ``pred``, the worst over the groups (``None`` when one is undefined)."""
-        from glasswork.fairness import prediction_metrics
+        from glasswork.fairness.figures import prediction_metrics
 
         labels = np.asarray(y) > 0
         out: list[float] = []

@@ -14,9 +14,9 @@ from functools import reduce
 from typing import Any, Protocol
 
 import numpy as np
-
-from glasswork.console import fmt_gap, fmt_number
-from glasswork.result import GAP_FLOOR, Classifier
+from glasswork.contract.model import Classifier
+from glasswork.contract.result import GAP_FLOOR
+from glasswork.display.console import fmt_gap, fmt_number
 
 
 def sigmoid(t: np.ndarray | float) -> np.ndarray:
@@ -317,8 +317,8 @@ def expected_calibration_error(table: list[dict[str, float]]) -> float:
 
 def certified_words(loss: float | None, gap: float | None, against: str | None) -> str:
     """A card's certificate in words: the gap of its training logistic loss to the best model it is
-    proven against, in the one gap form (``glasswork.console.fmt_gap``, the relative gap of
-    ``glasswork.result.relative_gap`` with the proven lower bound next to it).
+    proven against, in the one gap form (``glasswork.display.console.fmt_gap``, the relative gap of
+    ``glasswork.contract.result.relative_gap`` with the proven lower bound next to it).
 
     ``gap`` is the certificate's ``(loss - bound) / loss``; the bound is read back from it. A bound
     of zero proves nothing useful, and the line says so rather than printing 100 %.

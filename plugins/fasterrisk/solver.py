@@ -7,23 +7,18 @@ import math
 from typing import Any
 
 import numpy as np
-from glasswork import audit
+from glasswork.fairness import audit
 from glasswork.class_weights import class_weight_factors
+from glasswork.contract.model import prediction_fingerprint
+from glasswork.contract.result import Certificate, Result, Status, relative_gap
+from glasswork.contract.solver import SolveContext, Solver, StopReason
 from glasswork.data import DataError, Problem
-from glasswork.rashomon import RashomonMember, RashomonSet
-from glasswork.result import (
-    Certificate,
-    Result,
-    Status,
-    prediction_fingerprint,
-    relative_gap,
-)
-from glasswork.solver import SolveContext, Solver, StopReason
-from glasswork.plugins.fasterrisk.model import ScoreCard, expected_calibration_error, reliability
 from glasswork.plugins.fasterrisk.certify import MAX_FEATURES, MAX_LOGIT, SupportSearch
 from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Settings
 from glasswork.plugins.fasterrisk.fairness import MAX_GROUPS, FairnessTarget, keep_fair
+from glasswork.plugins.fasterrisk.model import ScoreCard, expected_calibration_error, reliability
 from glasswork.plugins.fasterrisk.spec import FasterRiskConstraints, FasterRiskObjective, FasterRiskSpec
+from glasswork.rashomon import RashomonMember, RashomonSet
 
 RASHOMON_EVENT_SECONDS = 0.5  # how often the exact enumeration reports the members it kept
 
@@ -383,7 +378,13 @@ class FasterRiskSolver(Solver):
             return Result(None, Certificate(status=Status.INFEASIBLE, objective=None), stats=stats)
         stopped = ctx.stop_reason
         beam_ended = spec.search.policy == "beam" and stopped is StopReason.NONE
-        status = stopped.status if stopped is not StopReason.NONE else Status.HEURISTIC if beam_ended else Status.STOPPED_NODES
+        status = (
+            stopped.status
+            if stopped is not StopReason.NONE
+            else Status.HEURISTIC
+            if beam_ended
+            else Status.STOPPED_NODES
+        )
         if beam_ended:
             ctx.log(
                 f"fasterrisk: no card of the beam's pool meets constraints.fairness ({limit}), even with "
@@ -624,7 +625,7 @@ class FasterRiskSolver(Solver):
     def _record(rank: int, card: ScoreCard, problem: Problem) -> dict[str, Any]:
         """A row for the pool table: scalars (shown by ``glasswork run``) and, nested, the card's
         train/test accuracy, AUC, log loss, Brier score, reliability tables and the card itself."""
-        from glasswork import metrics as m
+        from glasswork.running import metrics as m
 
         row: dict[str, Any] = {
             "rank": rank,

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
-
 from glasswork.class_weights import ClassWeight, one_spelling
-from glasswork.spec import KEEP_NUMBERS, FairnessConstraint, SolverSpec, StrictModel
+from glasswork.spec.models import KEEP_NUMBERS, FairnessConstraint, SolverSpec, StrictModel
+from pydantic import Field, field_validator, model_validator
 
 MAX_POINTS = 1_000_000  # points of one feature; the kernels hold them as doubles
 Points = Annotated[int, Field(ge=-MAX_POINTS, le=MAX_POINTS)]

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from glasswork.display.console import fmt_number as fmt
+from glasswork.display.console import plain_text
+from glasswork.display.panels import BarsPanel, Panel
+from glasswork.display.views import model_table
+from glasswork.hooks.specs import hookimpl
+from glasswork.plugins.fasterrisk.model import certified_words, format_risk
 from rich.console import Group, RenderableType
 from rich.text import Text
-
-from glasswork.hookspecs import hookimpl
-from glasswork.console import fmt_number as fmt
-from glasswork.console import plain_text
-from glasswork.display import BarsPanel, Panel, model_table
-from glasswork.plugins.fasterrisk.model import certified_words, format_risk
 
 
 def score_card_view(model: dict[str, Any]) -> RenderableType:

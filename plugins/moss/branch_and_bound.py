@@ -20,8 +20,8 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from glasswork.contract.result import Status, relative_gap
 from glasswork.cython_ext.moss import NodeSearch, local_search
-from glasswork.result import Status, relative_gap
 
 from .cutting_plane import EpsilonSolver, Point, Progress, StopCheck
 from .loss import Evaluation, H2Oracle, Oracle

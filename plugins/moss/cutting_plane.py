@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from glasswork.contract.result import Status, relative_gap
 from glasswork.cython_ext.moss import rounding
-from glasswork.result import Status, relative_gap
 
 from .loss import Evaluation, Oracle
 from .relaxation import Bound, PerspectiveRelaxation

@@ -13,16 +13,15 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Any, Literal
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
-
+from glasswork.contract.solver import Limits, SolveContext
 from glasswork.data import Problem
 from glasswork.plugins.moss.model import RuleSet
 from glasswork.plugins.moss.model import RuleSetClassifier as ClassifierRuleSet
 from glasswork.plugins.moss.solver import MossSolver
 from glasswork.plugins.moss.spec import MossSpec
-from glasswork.solver import Limits, SolveContext
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 
 @dataclass(eq=False, repr=False)  # its fields are its parameters: scikit-learn reads them from the __init__ written

@@ -6,9 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
-from glasswork.console import fmt_number
-from glasswork.hookspecs import hookimpl
+from glasswork.display.console import fmt_number
+from glasswork.display.report import esc, scatter_chart
 from glasswork.export import (
     NO_VALUE,
     Exporter,
@@ -20,10 +19,10 @@ from glasswork.export import (
     sql_case,
     sql_select,
 )
+from glasswork.hooks.specs import hookimpl
 from glasswork.plugins.moss.model import RuleSet, RuleSetClassifier
 from glasswork.plugins.moss.rules import Grid, Rule
 from glasswork.quoting import ExportError, plain, printable, python_comment, python_literal, sql_literal
-from glasswork.report import esc, scatter_chart
 
 
 def _conditions(rule: dict[str, Any], inputs: ModelInputs, sql: bool) -> str:

@@ -4,7 +4,7 @@ A classifier rule set predicts ``1`` where ``offset + sum_i w_i f_i(x) > 0``, wi
 logistic fit on its rules: its predictions, and so every group rate, depend on the rule set as a
 whole and on no linear function of ``z``. The exact search therefore asks this check about every
 rule set it would keep, and removes each one that fails from its master (``CuttingPlane``,
-no-good rows); the answer is the product's own test, ``glasswork.fairness.within``, on the
+no-good rows); the answer is the product's own test, ``glasswork.fairness.figures.within``, on the
 predictions of the model the run would return, for every protected group.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from glasswork import fairness
+from glasswork.fairness import figures as fairness
 
 
 class FairnessCheck:

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+from glasswork.contract.result import Status, relative_gap
 from glasswork.data import DataError
-from glasswork.extras import EXTRAS, installed, require
-from glasswork.result import Status, relative_gap
+from glasswork.hooks.extras import EXTRAS, installed, require
 
 Backend = Literal["auto", "mosek", "scip"]
 Formulation = Literal["perspective", "bigm"]

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-from glasswork.console import fmt_gap, fmt_number
-from glasswork.result import Classifier, Model
+from glasswork.contract.model import Classifier, Model
+from glasswork.display.console import fmt_gap, fmt_number
 
 from .rules import Rule
 

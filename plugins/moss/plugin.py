@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from glasswork.hookspecs import hookimpl
-from glasswork.solver import Solver
+from glasswork.contract.solver import Solver
+from glasswork.hooks.specs import hookimpl
 from glasswork.plugins.moss.export import export_model, load_model
 from glasswork.plugins.moss.solver import MossSolver
 from glasswork.plugins.moss.views import monitor_panels, render_model, sweep_defaults

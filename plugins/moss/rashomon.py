@@ -23,14 +23,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from glasswork.contract.result import Status
 from glasswork.rashomon import RashomonMember, RashomonSet
-from glasswork.result import Status
 
 from .loss import Gram, H2Oracle
 from .relaxation import FREE, IN, OUT, Bound, PerspectiveRelaxation
 
 if TYPE_CHECKING:
-    from glasswork.spec_models import RashomonSpec
+    from glasswork.spec.models import RashomonSpec
 
 ROOT_EFFORT = 18  # golden-section steps on mu at the root
 NODE_EFFORT = 5  # at a node, warm-started from its parent

@@ -24,7 +24,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-
 from glasswork.cython_ext.moss import MultiplierSearch
 
 from .loss import Gram

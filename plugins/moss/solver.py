@@ -8,10 +8,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from glasswork.contract.model import prediction_fingerprint
+from glasswork.contract.result import Certificate, Result, Status
+from glasswork.contract.solver import SolveContext, Solver
 from glasswork.data import DataError
 from glasswork.rashomon import RashomonMember, RashomonSet
-from glasswork.result import Certificate, Result, Status, prediction_fingerprint
-from glasswork.solver import SolveContext, Solver
 
 from .loss import H2Oracle, LogisticOracle, Oracle, epsilon_grid
 from .model import Frontier, FrontierRow, RuleSet, RuleSetClassifier, knee
@@ -809,7 +810,7 @@ class MossSolver(Solver):
         limit = self.spec.constraints.fairness
         if limit is None:
             return None
-        from glasswork import audit
+        from glasswork.fairness import audit
 
         from .cutting_plane import Point
         from .fairness import FairnessCheck

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from glasswork.spec import KEEP_NUMBERS, FairnessConstraint, SolverSpec, StrictModel
+from glasswork.spec.models import KEEP_NUMBERS, FairnessConstraint, SolverSpec, StrictModel
 from pydantic import Field, model_validator
 
 

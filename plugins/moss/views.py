@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from glasswork.display.console import fmt_gap, plain_text
+from glasswork.display.console import fmt_number as fmt
+from glasswork.display.panels import Panel, ScatterPanel
+from glasswork.display.views import model_table
+from glasswork.hooks.specs import hookimpl
 from rich.console import Group, RenderableType
 from rich.text import Text
-
-from glasswork.hookspecs import hookimpl
-from glasswork.console import fmt_gap
-from glasswork.console import fmt_number as fmt
-from glasswork.console import plain_text
-from glasswork.display import Panel, ScatterPanel, model_table
 
 
 def rule_set_view(model: dict[str, Any]) -> RenderableType:

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
-from processes import running
-from spec_files import write
 from glasswork import __version__
 from glasswork.cli import cli
+from processes import running
+from spec_files import write
 
 SPEC = """\
 name: cli
@@ -140,7 +139,7 @@ def test_schema_to_file(invoke, tmp_path):
 
 
 def test_plugins_json_shows_origin_version_and_errors(invoke, monkeypatch):
-    from glasswork.registry import get_registry
+    from glasswork.hooks.registry import get_registry
 
     monkeypatch.setenv("GLASSWORK_PLUGIN_MODULES", "toy_plugin,no_such_plugin_module")
     get_registry(refresh=True)
@@ -159,7 +158,7 @@ def test_plugins_json_shows_origin_version_and_errors(invoke, monkeypatch):
 def test_plugins_prints_hostile_plugin_names_and_errors_as_text(invoke, monkeypatch):
     """A plugin's name, origin and load error are data (an entry point's name, an exception's
     message): the table shows them as written, never as rich markup ('[/]' crashed the listing)."""
-    from glasswork.registry import get_registry
+    from glasswork.hooks.registry import get_registry
 
     hostile = "[/]bad[red]\x1b[2J"
     monkeypatch.setenv("GLASSWORK_PLUGIN_MODULES", f"toy_plugin,{hostile}")
@@ -172,7 +171,7 @@ def test_plugins_prints_hostile_plugin_names_and_errors_as_text(invoke, monkeypa
 
 
 def test_plugins_shows_a_misspelled_hook(invoke, monkeypatch, tmp_path):
-    from glasswork.registry import get_registry
+    from glasswork.hooks.registry import get_registry
 
     (tmp_path / "typo_plugin.py").write_text(
         "from glasswork import hookimpl\n\n@hookimpl\ndef monitor_panel(solver):\n    return []\n"

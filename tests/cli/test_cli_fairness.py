@@ -8,9 +8,8 @@ import json
 import duckdb
 import pytest
 from click.testing import CliRunner
-
-from glasswork import fairness
 from glasswork.cli import cli
+from glasswork.fairness import figures as fairness
 from glasswork.store import MIGRATIONS, SCHEMA_VERSION, RunStore
 
 GROUP = "[bold red]boom[/] <img src=x onerror=alert(1)> '); DROP TABLE runs;--"

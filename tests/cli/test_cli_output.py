@@ -12,9 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-
-from processes import running
 from glasswork.cli import cli
+from processes import running
 
 LONG_COLUMN = "mean_number_of_prior_admissions_in_the_last_five_years_before_the_index_visit"
 LONG_NAME = "a run whose name is longer than any terminal is wide " * 3

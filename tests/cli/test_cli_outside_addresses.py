@@ -14,8 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-
-from glasswork.solver import CONNECT_TIMEOUT, ClusterExecutor
+from glasswork.contract.solver import CONNECT_TIMEOUT, ClusterExecutor
 
 pytest.importorskip("distributed")
 

@@ -10,9 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-
-from spec_files import write
 from glasswork.cli import cli
+from spec_files import write
 
 SPEC = """\
 name: cli-set
@@ -296,7 +295,6 @@ def test_members_are_listed_as_their_rules_and_filtered_by_a_rule_they_print(tmp
     """Issue 36: the listing printed each member's features in column order without negations, so
     different lists looked identical, and ``--uses 'credit_score>645'`` refused a rule ``--show`` prints."""
     from click.testing import CliRunner
-
     from glasswork.cli import cli
     from loans_table import loans_spec
 

@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from spec_files import HOSTILE_COLUMNS, write_frontier_spec
-
 from glasswork.cli import cli
 from glasswork.store import RunStore
+from spec_files import HOSTILE_COLUMNS, write_frontier_spec
 
 MAX_MODELS = 30
 

@@ -8,9 +8,8 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
-from spec_files import write_slow_read_spec
-
 from glasswork.cli import cli
+from spec_files import write_slow_read_spec
 
 
 def test_a_time_limit_shorter_than_reading_the_data_is_a_stopped_run(tmp_path: Path) -> None:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from glasswork.cython_ext import bitset
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-
-from glasswork.cython_ext import bitset
 
 matrices = st.tuples(st.integers(0, 6), st.integers(0, 200)).flatmap(
     lambda shape: arrays(np.uint8, shape, elements=st.integers(0, 1))

@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from glasswork.cython_ext import fasterrisk
 
 KERNELS = Path(__file__).resolve().parents[2] / "cython_ext"

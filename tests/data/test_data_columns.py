@@ -10,7 +10,6 @@ import duckdb
 import numpy as np
 import pytest
 from click.testing import CliRunner
-
 from glasswork.cli import cli
 from glasswork.data import DataError, DataSpec, load_problem
 from glasswork.data.sources import is_missing, missing_mask, read_file
@@ -113,9 +112,8 @@ def test_the_missing_rule_itself():
 def test_the_sql_whitespace_class_is_the_one_rule(tmp_path):
     """The CSV reader's 'blank' is exactly ``glasswork.values.WHITESPACE`` (space, CR, tab, LF), the
     set every export format tests for, over every BMP character."""
-    from glasswork.values import WHITESPACE
-
     from glasswork.data import sources
+    from glasswork.values import WHITESPACE
 
     con = duckdb.connect()
     blanks = [

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from data_fixtures import corels_dir, datasets  # noqa: F401  (pytest fixtures)
 from glasswork.data import DataError
 from glasswork.data.corels_format import read_corels, write_corels

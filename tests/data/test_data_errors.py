@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from glasswork.data import DataError, DataSpec, load_problem
 
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from glasswork.cli import cli
 from glasswork.data import DataSpec, load_problem
 

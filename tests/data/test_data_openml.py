@@ -12,11 +12,11 @@ from urllib.error import HTTPError, URLError
 
 import numpy as np
 import pytest
+from glasswork.data import DataError, DataSpec, load_problem
+from glasswork.spec.document import SpecError
+from glasswork.spec.load import load_spec
 from pydantic import ValidationError
 from sklearn.datasets import _openml
-
-from glasswork.data import DataError, DataSpec, load_problem
-from glasswork.spec import SpecError, load_spec
 from spec_files import write
 
 DATA_ID = 9001

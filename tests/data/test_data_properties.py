@@ -8,14 +8,13 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from hypothesis.extra.numpy import arrays
-
 from glasswork.data.binarize import binarize
 from glasswork.data.corels_format import CorelsData, read_corels, write_corels
 from glasswork.data.rules import Antecedents, mine_antecedents, minority_mask, split_items
 from glasswork.data.spec import BinarizeSpec
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 SETTINGS = settings(max_examples=60, deadline=None)
 

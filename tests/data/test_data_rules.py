@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from data_fixtures import corels_dir, datasets  # noqa: F401  (pytest fixtures)
 from glasswork.cython_ext import bitset
 from glasswork.data import DataError

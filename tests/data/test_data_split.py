@@ -7,15 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from sklearn import datasets
-from sklearn.model_selection import train_test_split
-
 from glasswork.data.load import split_indices
 from glasswork.data.problem import DataError
 from glasswork.data.sources import BUNDLED_CSV, read_table
 from glasswork.data.spec import SplitSpec
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn import datasets
+from sklearn.model_selection import train_test_split
 
 SETTINGS = settings(max_examples=150, deadline=None, derandomize=True)
 

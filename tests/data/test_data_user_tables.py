@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from glasswork.data import DataError, DataSpec, load_problem
 
 
@@ -189,7 +188,6 @@ def test_validate_and_run_refuse_a_spreadsheet_column_with_exit_2(tmp_path, comm
     """The semicolon file with decimal commas a European spreadsheet saves: refused before any
     search, with the file, line, column and what to write."""
     from click.testing import CliRunner
-
     from glasswork.cli import cli
 
     rows = [f"{20 + i};{1 + (i % 9) / 10:.2f};{'yes' if i % 3 else 'no'}".replace(".", ",") for i in range(30)]

@@ -10,10 +10,8 @@ import os
 import duckdb
 import pytest
 from click.testing import CliRunner
-
 from glasswork.cli import cli
-from glasswork.data import DataError, DataSpec, LimitReached, load_problem
-from glasswork.data import sandbox
+from glasswork.data import DataError, DataSpec, LimitReached, load_problem, sandbox
 from glasswork.data.sources import read_file
 
 ESCAPES = {

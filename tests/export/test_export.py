@@ -6,13 +6,13 @@ json document's schema, and the CLI commands."""
 from __future__ import annotations
 
 import json
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
-
+from export_fixtures import CASES, ROOT, runs  # noqa: F401  (the module-scoped fixture)
 from glasswork.cli import cli
 from glasswork.export import (
     DOCUMENT_VERSION,
@@ -24,13 +24,11 @@ from glasswork.export import (
     python_prelude,
     sql_literal,
 )
-from glasswork.launch import Launch
+from glasswork.hooks.registry import get_registry
 from glasswork.quoting import markdown_text
-from glasswork.registry import get_registry
+from glasswork.running.launch import Launch
 from glasswork.store import RunStore
 from glasswork.testing.exports import ROW, expected, raw_columns, run_python, run_sql
-
-from export_fixtures import CASES, ROOT, runs  # noqa: F401  (the module-scoped fixture)
 
 
 def _test_part(outcome: object, launch: Launch) -> tuple[dict[str, np.ndarray], np.ndarray]:
@@ -134,7 +132,7 @@ def test_an_export_or_load_hook_answering_the_wrong_type_is_named() -> None:
     """A plugin whose ``export_model`` answers with something that is not text, or whose
     ``load_model`` answers with something that cannot predict, is named in the error."""
     from glasswork import hookimpl
-    from glasswork.registry import Registry
+    from glasswork.hooks.registry import Registry
 
     class _Wrong:
         @staticmethod
@@ -206,7 +204,7 @@ def test_cli_export_and_report(runs: dict, tmp_path: Path) -> None:
 
 
 def test_cli_export_of_an_unexportable_kind_exits_2(tmp_path: Path) -> None:
-    from glasswork.record import RunInfo, start_record
+    from glasswork.contract.record import RunInfo, start_record
 
     store = RunStore(tmp_path / "s.duckdb").open()
     info = RunInfo("f" * 32, "odd", "mystery", "1", "h", {}, None, "fp", 1, 0, 1, "2026-01-01T00:00:00+00:00")
@@ -234,7 +232,7 @@ def test_cli_export_of_an_unexportable_kind_exits_2(tmp_path: Path) -> None:
 
 
 def test_cli_export_of_a_run_recorded_without_inputs_exits_2(runs: dict, tmp_path: Path) -> None:
-    from glasswork.record import RunInfo, start_record
+    from glasswork.contract.record import RunInfo, start_record
 
     details = runs["corels_compas"][1]
     store = RunStore(tmp_path / "old.duckdb").open()
@@ -333,7 +331,6 @@ def test_binarizer_conditions_compute_what_transform_computes(options: dict) -> 
 
 def test_a_version_2_store_upgrades_and_its_runs_say_inputs_are_missing(runs: dict, tmp_path: Path) -> None:
     import duckdb
-
     from glasswork.store import MIGRATIONS
 
     path = tmp_path / "v2.duckdb"

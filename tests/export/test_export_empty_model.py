@@ -4,15 +4,12 @@ list) exports as valid SQL in SQLite and DuckDB and as Python, and its header sa
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
-
 from glasswork.export import export_run
-from glasswork.launch import Launch
+from glasswork.running.launch import Launch
 from glasswork.store import RunStore
 from glasswork.testing.exports import run_python, run_sql
-
 from loans_table import loans_frame, loans_spec
 
 

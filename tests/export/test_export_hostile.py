@@ -26,16 +26,15 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
-
 from glasswork.cli import cli
 from glasswork.export import ExportError, ExportRequest, ModelInputs, export_model, export_run, load_model
-from glasswork.launch import Launch
+from glasswork.hooks.registry import get_registry
 from glasswork.quoting import printable
-from glasswork.registry import get_registry
+from glasswork.running.launch import Launch
 from glasswork.store import RunStore
 from glasswork.testing.exports import ROW, check_python, check_sql, expected, run_python, run_sql
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 PWN = "gw_pwned"  # what an injected statement would set on builtins
 PIECES = [

@@ -15,12 +15,12 @@ import pytest
 from test_fairness import _reference as fairlearn_reference
 
 from glasswork import Problem
-from glasswork.fairness import METRICS
-from glasswork.launch import Launch
+from glasswork.fairness.figures import METRICS
+from glasswork.running.launch import Launch
 from glasswork.plugins.corels import CorelsSpec
 from glasswork.rashomon import RashomonMember, RashomonSet
 from glasswork.rashomon.figures import coverage_text, fairness_range, range_lines
-from glasswork.spec_models import FairnessConstraint
+from glasswork.spec.models import FairnessConstraint
 
 fairlearn_metrics = pytest.importorskip("fairlearn.metrics")
 sk = pytest.importorskip("sklearn.metrics")

@@ -7,13 +7,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from glasswork.contract.model import Model
+from glasswork.data import Problem
+from glasswork.rashomon import RashomonMember, RashomonSet, multiplicity
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from glasswork.rashomon import multiplicity
-from glasswork.data import Problem
-from glasswork.rashomon import RashomonMember, RashomonSet
-from glasswork.result import Model
 
 
 class Rule(Model):
@@ -92,7 +90,7 @@ class Linear(Model):
 
 
 def test_a_regression_set_reports_its_spread_not_a_false_ambiguity():
-    from glasswork.console import multiplicity_text
+    from glasswork.display.console import multiplicity_text
 
     X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     y = np.array([1.0, 2.0, 3.0])
@@ -261,8 +259,8 @@ def test_agreement_matches_brute_force(seed, n_members, n_rows):
 
 
 def test_a_run_with_a_set_records_its_figures(tmp_path, toy_registry):
-    from glasswork.launch import Launch
-    from glasswork.spec import validate_spec
+    from glasswork.running.launch import Launch
+    from glasswork.spec.load import validate_spec
 
     spec = validate_spec(
         {
@@ -284,7 +282,7 @@ def test_a_run_with_a_set_records_its_figures(tmp_path, toy_registry):
 
 
 def test_the_printed_line_says_what_was_sampled(monkeypatch):
-    from glasswork.console import multiplicity_text
+    from glasswork.display.console import multiplicity_text
 
     monkeypatch.setattr(multiplicity, "MAX_RELIANCE_CELLS", 50)
     rng = np.random.default_rng(1)
@@ -297,9 +295,9 @@ def test_the_printed_line_says_what_was_sampled(monkeypatch):
 
 def test_figures_that_fail_leave_the_run_and_its_set_recorded(tmp_path, toy_registry, monkeypatch):
     """A member's model that cannot predict (a plugin's fault) costs the figures, not the run."""
-    from glasswork.console import multiplicity_text
-    from glasswork.launch import Launch
-    from glasswork.spec import validate_spec
+    from glasswork.display.console import multiplicity_text
+    from glasswork.running.launch import Launch
+    from glasswork.spec.load import validate_spec
     from glasswork.store import RunStore
 
     def broken(*args, **kwargs):

@@ -6,10 +6,9 @@ from __future__ import annotations
 import math
 
 import pytest
-
-from glasswork.events import Event
+from glasswork.contract.events import Event
+from glasswork.contract.solver import SolveContext
 from glasswork.rashomon import PointSet, RashomonMember, RashomonSet, SetProgress, SetSummary, announced_set
-from glasswork.solver import SolveContext
 
 
 def sent(**kwargs) -> list[Event]:  # type: ignore[no-untyped-def]

@@ -13,9 +13,8 @@ import sys
 import time
 from typing import Any, Literal
 
-from pydantic import Field
-
 from glasswork import Certificate, Problem, Result, SolveContext, Solver, SolverSpec, Status, StrictModel, hookimpl
+from pydantic import Field
 from toy_plugin import best_stump
 
 

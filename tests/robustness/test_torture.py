@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import random
 
-import pytest
-
 import harness
+import pytest
 
 pytestmark = [pytest.mark.torture, pytest.mark.slow]
 

@@ -14,10 +14,9 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
-
-from spec_files import write
 from glasswork.cli import cli
 from glasswork.store import MIGRATIONS, SCHEMA_VERSION, RunStore, StoreError, StoreLocked
+from spec_files import write
 
 SPEC = """\
 name: stored
@@ -183,7 +182,7 @@ def test_kill_9_leaves_a_consistent_store_and_the_run_marked_failed(toy_env, tmp
 # DuckDB was imported before the search began; ``kill_at`` kills the process (SIGKILL) there.
 PROBE = """
 import atexit, json, os, signal, sys
-from glasswork import runner
+from glasswork.running import runner
 from glasswork.store import RunStore
 from glasswork.store.schema import StoreFile
 
@@ -330,8 +329,8 @@ def test_lock_timeout_raises_store_locked(tmp_path):
 def test_a_run_whose_fold_failed_is_recorded_from_its_journal(tmp_path, toy_registry):
     """The journal is the run's record: when folding fails, the next open records the run from
     it, a torn last line (a kill mid-write) dropped."""
-    from glasswork.launch import Launch
-    from glasswork.spec import validate_spec
+    from glasswork.running.launch import Launch
+    from glasswork.spec.load import validate_spec
 
     db = tmp_path / "glasswork.duckdb"
     spec = validate_spec(
@@ -399,7 +398,7 @@ def test_a_foreign_duckdb_file_is_refused(tmp_path):
 
 
 def _info(run_id: str, **extra):
-    from glasswork.runner import RunInfo
+    from glasswork.running.runner import RunInfo
 
     return RunInfo(
         run_id=run_id,
@@ -419,7 +418,7 @@ def _info(run_id: str, **extra):
 
 
 def test_thousands_of_events_are_folded_in_one_go(tmp_path):
-    from glasswork.events import Event
+    from glasswork.contract.events import Event
     from glasswork.store import StoreSink
 
     store = RunStore(tmp_path / "glasswork.duckdb").open()
@@ -439,7 +438,7 @@ def test_thousands_of_events_are_folded_in_one_go(tmp_path):
 def test_a_live_run_is_read_without_writing_and_a_dead_one_as_failed(tmp_path):
     """Readers merge the journals not folded yet: a live one (its writer holds its lock) reads
     as running and is left alone; one whose writer died reads as a fold would record it."""
-    from glasswork.events import Event
+    from glasswork.contract.events import Event
     from glasswork.store import StoreSink
 
     store = RunStore(tmp_path / "glasswork.duckdb").open()

@@ -15,13 +15,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
-from processes import glasswork, running
-from robustness.harness import damage, fill, tmpfs
-from test_store import SPEC, _info
-from spec_files import write
 from glasswork.cli import cli
 from glasswork.store import RunStore, StoreDamaged, StoreError
+from processes import glasswork, running
+from robustness.harness import damage, fill, tmpfs
+from spec_files import write
+from test_store import SPEC, _info
 
 
 def digest(path: Path) -> str:
@@ -163,7 +162,6 @@ def test_damage_met_after_the_store_opened_is_named_not_an_internal_error(toy_en
     """A damaged block of events, artifacts or metrics is only read by ``runs show``, ``export``
     or ``report``, after the store opened sound: the same message and way out, exit 1."""
     import duckdb
-
     from glasswork.store.schema import damaged
 
     monkeypatch.chdir(tmp_path)

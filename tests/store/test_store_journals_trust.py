@@ -16,12 +16,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
+from glasswork.cli import cli
+from glasswork.store import RunStore, recovery
 from processes import glasswork, running
 from spec_files import write
 from test_store import SPEC, _info
-from glasswork.cli import cli
-from glasswork.store import RunStore, recovery
 
 
 def run_once(db: Path, tmp_path: Path) -> str:

@@ -8,10 +8,9 @@ from typing import Any
 
 import duckdb
 import pytest
-
-from glasswork.launch import Launch
-from glasswork.record import RecordSink
-from glasswork.spec import validate_spec
+from glasswork.contract.events import RecordSink
+from glasswork.running.launch import Launch
+from glasswork.spec.load import validate_spec
 from glasswork.store import MIGRATIONS, SCHEMA_VERSION, RunStore
 
 DATA = {"source": "sklearn:breast_cancer", "binarize": {"thresholds": 2}}
@@ -146,8 +145,8 @@ def test_the_documented_rashomon_query_gives_the_variable_use(tmp_path, toy_regi
 def test_a_live_runs_set_is_read_as_it_grows(tmp_path):
     """Readers merge a live run's journal: the members its ``rashomon`` events announced so far
     are listed (what the terminal UI browses while the set grows), never as complete."""
-    from glasswork.events import Event
-    from glasswork.record import RunInfo
+    from glasswork.contract.events import Event
+    from glasswork.contract.record import RunInfo
     from glasswork.rashomon import RashomonMember
     from glasswork.store import StoreSink
 

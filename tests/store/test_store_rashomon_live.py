@@ -5,15 +5,14 @@ alone, ``RashomonSet.unproven``) reaches the store while the run still goes, thr
 from __future__ import annotations
 
 from pathlib import Path
-
 from typing import Any
 
 import numpy as np
 import pytest
-from live_runs import corels_rashomon_spec, open_live_run
 from glasswork import Problem
-from glasswork.solver import Limits, SolveContext
+from glasswork.contract.solver import Limits, SolveContext
 from glasswork.store import RunStore, StoreSink
+from live_runs import corels_rashomon_spec, open_live_run
 
 # quotes, a newline, an ANSI escape, Rich markup and SQL: names from a data file are data
 HOSTILE = ['it\'s "q"', "line\nbreak", "\x1b[31mred\x1b[0m", "[bold]b[/bold]", "x'); DROP TABLE runs; --"]
@@ -92,7 +91,7 @@ def test_a_fasterrisk_search_stopped_by_a_limit_sends_its_unproven_set_live(tmp_
 def test_a_sweep_points_sets_are_kept_apart_from_the_runs_set(tmp_path: Path) -> None:
     """Events tagged with a point (a frontier's) are that point's set: listed per point, the last
     word per point kept, never merged into the run's set; a malformed one is skipped."""
-    from glasswork.events import Event
+    from glasswork.contract.events import Event
     from glasswork.rashomon import RashomonMember
 
     store, sink = live_run(tmp_path, "points")
@@ -122,8 +121,8 @@ def test_a_sweep_points_sets_are_kept_apart_from_the_runs_set(tmp_path: Path) ->
 def test_a_killed_runs_bound_is_the_searchs_not_a_sets(tmp_path: Path) -> None:
     """A run killed while it enumerates keeps its search's last objective and bound; a set's
     bound (on what it did not enumerate, above the optimum) is neither, in the store or the card."""
-    from glasswork.events import Event
-    from glasswork.report import bound_trajectory
+    from glasswork.contract.events import Event
+    from glasswork.display.report import bound_trajectory
 
     store, sink = live_run(tmp_path, "killed")
     sink.on_event(Event("progress", 0.1, objective=10.0, lower_bound=8.0))

@@ -13,10 +13,9 @@ from typing import Any
 import duckdb
 import pytest
 from click.testing import CliRunner
-from spec_files import HOSTILE_COLUMNS, write_frontier_spec
-
 from glasswork.cli import cli
 from glasswork.store import MIGRATIONS, SCHEMA_VERSION, RunStore
+from spec_files import HOSTILE_COLUMNS, write_frontier_spec
 
 MEMBER_COLUMNS = "run_id, rank, objective, features, fingerprint, kind, model, model_text"
 

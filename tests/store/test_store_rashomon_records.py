@@ -8,9 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from glasswork.launch import Launch
-from glasswork.record import RecordSink, event_of_stored
-from glasswork.spec import validate_spec
+from glasswork.contract.events import RecordSink
+from glasswork.contract.record import event_of_stored
+from glasswork.running.launch import Launch
+from glasswork.spec.load import validate_spec
 from glasswork.store import RunStore
 
 DATA = {"source": "sklearn:breast_cancer", "binarize": {"thresholds": 2}}

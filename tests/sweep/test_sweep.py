@@ -12,12 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
-
+from glasswork import sweep as sweeps
+from glasswork.spec.document import SpecError, read_spec_document
+from glasswork.store import RunStore
 from processes import running
 from spec_files import write
-from glasswork import sweep as sweeps
-from glasswork.spec import SpecError, read_spec_document
-from glasswork.store import RunStore
 
 BASE = """\
 name: path
@@ -238,7 +237,7 @@ def test_local_faults_are_recorded_and_the_rest_finish(tmp_path, toy_env, toy_re
 def test_the_dask_executor_connects_as_run_executor_does(monkeypatch):
     """One way to read dask:local / dask:HOST:PORT and reach a cluster (``ClusterExecutor``), so
     a sweep and ``run --executor`` accept the same addresses and fail with the same words."""
-    from glasswork.solver import ClusterExecutor
+    from glasswork.contract.solver import ClusterExecutor
 
     asked: list[ClusterExecutor] = []
 
@@ -335,7 +334,6 @@ def test_ctrl_c_cancels_points_in_flight_and_the_sweep_resumes(toy_env, tmp_path
 
 def test_cli_sweep_writes_summary_and_plot(tmp_path, toy_env, monkeypatch):
     from click.testing import CliRunner
-
     from glasswork.cli import cli
 
     monkeypatch.chdir(tmp_path)
@@ -359,7 +357,6 @@ def test_cli_sweep_dry_run_lists_the_points_as_json(tmp_path, toy_env, monkeypat
     """``--dry-run`` lists the points; with ``--json`` that listing is one JSON document on stdout
     (it printed the text table), and a hostile swept value round-trips, escaped in the text."""
     from click.testing import CliRunner
-
     from glasswork.cli import cli
 
     monkeypatch.chdir(tmp_path)
@@ -377,7 +374,6 @@ def test_cli_sweep_dry_run_lists_the_points_as_json(tmp_path, toy_env, monkeypat
 
 def test_cli_sweep_exit_codes(tmp_path, toy_env, monkeypatch):
     from click.testing import CliRunner
-
     from glasswork.cli import cli
 
     monkeypatch.chdir(tmp_path)
@@ -395,7 +391,7 @@ SWEEP_SPECS = sorted(p for p in SPECS.glob("*.yaml") if "sweep:" in p.read_text(
 
 @pytest.mark.parametrize("path", SWEEP_SPECS, ids=lambda p: p.name)
 def test_example_sweeps_expand(path):
-    from glasswork.registry import Registry
+    from glasswork.hooks.registry import Registry
 
     document, positions = read_spec_document(path)
     p = sweeps.expand(document, Registry(entry_points=False, disabled=()), file=str(path), positions=positions)
@@ -408,8 +404,7 @@ def test_example_sweeps_give_the_same_numbers_locally_and_on_dask(path, tmp_path
     """The issue's acceptance check, cut down to two grid values and two folds to stay fast."""
     import dask
     import distributed  # noqa: F401
-
-    from glasswork.registry import Registry
+    from glasswork.hooks.registry import Registry
 
     if "data:" in path.read_text() and not os.environ.get("GLASSWORK_DATA"):
         pytest.skip("GLASSWORK_DATA is not set and ../shared/datasets is absent")

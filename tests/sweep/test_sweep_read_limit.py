@@ -9,10 +9,9 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
-from spec_files import write_slow_read_spec
-
 from glasswork.cli import cli
 from glasswork.store import RunStore
+from spec_files import write_slow_read_spec
 
 # the first point reads past its microsecond; the second has time to read and to solve
 GRID = "sweep:\n  grid: {limits.time: [0.000001, 120]}\n"

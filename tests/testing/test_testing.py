@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 import toy_plugin
 from glasswork import Result, Status
-from glasswork.result import Certificate
+from glasswork.contract.result import Certificate
 from glasswork.testing import SolverContract
 
 
@@ -75,7 +74,7 @@ class _UnfairContract(TestToySolverKeepsTheContract):
 
 
 def test_the_contract_catches_a_model_that_breaks_its_constraint():
-    from glasswork.runner import SolverFailure
+    from glasswork.running.runner import SolverFailure
 
     with pytest.raises(SolverFailure, match="breaks constraints.fairness"):
         _UnfairContract().test_constrained_run_meets_its_constraint()
@@ -168,8 +167,9 @@ class _ToyViews:
 
     def __init__(self, counter: str = "queue", render_fails: bool = False, names_as_markup: bool = False) -> None:
         from glasswork import hookimpl
-        from glasswork.console import plain_text
-        from glasswork.display import SeriesPanel, model_table
+        from glasswork.display.console import plain_text
+        from glasswork.display.panels import SeriesPanel
+        from glasswork.display.views import model_table
 
         def render_model(model: dict[str, Any]) -> Any:
             if render_fails:
@@ -268,7 +268,7 @@ def test_the_pytest_plugin_is_cheap_to_import():
     import subprocess
     import sys
 
-    heavy = ("duckdb", "textual", "sklearn", "scipy", "glasswork.testing.contract", "glasswork.runner")
+    heavy = ("duckdb", "textual", "sklearn", "scipy", "glasswork.testing.contract", "glasswork.running.runner")
     code = f"import sys, glasswork.testing.plugin; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"  # what loading it adds to every pytest run: nothing heavy

@@ -12,10 +12,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
-from tui_fixtures import toy_spec
-
 from glasswork.cli import cli
+from tui_fixtures import toy_spec
 
 REPO = Path(__file__).resolve().parents[2]
 TMUX = ["tmux", "-L", f"glasswork-tui-test-{os.getpid()}", "-f", os.devnull]  # a private server
@@ -115,7 +113,6 @@ def test_monitor_of_a_stored_run_whose_id_names_no_journal_exits_2(toy_env, tmp_
     """A stored id that cannot name a file (``../``; written before ids were checked) made the
     monitor an internal error once journals refused such ids; now it says so and exits 2."""
     import duckdb
-
     from glasswork.store import RunStore
 
     db = tmp_path / "r.duckdb"

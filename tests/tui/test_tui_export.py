@@ -9,11 +9,10 @@ import os
 from pathlib import Path
 
 import pytest
-from tui_fixtures import CORELS_ID, history_db, utc, wait_for  # noqa: F401
-
 from glasswork.tui.app import GlassworkApp
 from glasswork.tui.history import HistoryScreen
 from glasswork.tui.run_screen import RunScreen
+from tui_fixtures import CORELS_ID, history_db, utc, wait_for  # noqa: F401
 
 SIZE = (130, 40)
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tui_fixtures import plain, wait_for
-
-from glasswork.launch import Launch
-from glasswork.registry import Registry
+from glasswork.hooks.registry import Registry
+from glasswork.running.launch import Launch
 from glasswork.tui.app import GlassworkApp
 from glasswork.tui.history import HistoryScreen
 from glasswork.tui.run_screen import RunScreen
 from textual.widgets import Static
+from tui_fixtures import plain, wait_for
 
 GROUP = "[bold red]boom[/]"
 

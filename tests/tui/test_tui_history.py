@@ -6,6 +6,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from glasswork.tui.app import GlassworkApp
+from glasswork.tui.compare_screen import CompareScreen
+from glasswork.tui.history import HistoryScreen
+from glasswork.tui.model_screen import ModelScreen
+from glasswork.tui.monitor import MonitorScreen
+from glasswork.tui.run_screen import RunScreen
+from glasswork.tui.widgets import ErrorScreen, HelpScreen, PanelChart
 from tui_fixtures import (
     CORELS_ID,
     CORELS_ID_2,
@@ -16,14 +23,6 @@ from tui_fixtures import (
     utc,  # noqa: F401
     wait_for,
 )
-
-from glasswork.tui.app import GlassworkApp
-from glasswork.tui.compare_screen import CompareScreen
-from glasswork.tui.history import HistoryScreen
-from glasswork.tui.model_screen import ModelScreen
-from glasswork.tui.run_screen import RunScreen
-from glasswork.tui.monitor import MonitorScreen
-from glasswork.tui.widgets import ErrorScreen, HelpScreen, PanelChart
 
 SIZE = (130, 40)
 
@@ -202,9 +201,8 @@ def test_watch_a_recorded_run(history_db: Path) -> None:
 
 def test_sweeps_group_into_one_row_with_their_progress(history_db: Path) -> None:
     """g shows each sweep as one row (points done of its total); opening it lists its runs."""
-    from tui_fixtures import RULE_LIST, RULE_LIST_TEXT, _info, _result
-
     from glasswork.store import RunStore
+    from tui_fixtures import RULE_LIST, RULE_LIST_TEXT, _info, _result
 
     store = RunStore(history_db)
     for i, status in enumerate(["optimal", "stopped_time"]):

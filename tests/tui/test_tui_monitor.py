@@ -10,13 +10,11 @@ import time
 from pathlib import Path
 
 import pytest
-
-from tui_fixtures import error_shown, plain, toy_spec, wait_for
-
 from glasswork.tui.app import GlassworkApp
 from glasswork.tui.monitor import MonitorScreen
 from glasswork.tui.sources import FollowedRun, OwnedRun, load_spec_or_error
 from glasswork.tui.widgets import HelpScreen
+from tui_fixtures import error_shown, plain, toy_spec, wait_for
 
 SIZE = (120, 40)
 

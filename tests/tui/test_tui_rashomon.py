@@ -10,15 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import DataTable
-from tui_fixtures import RULE_LIST, RULE_LIST_TEXT, open_stored_set, plain, utc, wait_for  # noqa: F401
-
 from glasswork.tui.app import GlassworkApp
 from glasswork.tui.model_screen import ModelScreen
 from glasswork.tui.monitor import MonitorScreen
 from glasswork.tui.rashomon import RashomonPanel
 from glasswork.tui.sources import OwnedRun, load_spec_or_error
 from glasswork.tui.state import RashomonView, RunState
+from textual.widgets import DataTable
+from tui_fixtures import RULE_LIST, RULE_LIST_TEXT, open_stored_set, plain, utc, wait_for  # noqa: F401
 
 SIZE = (160, 48)
 HOSTILE = "[bold red]boom[/] \x1b[31mevil\x1b]0;title\x07"
@@ -49,17 +48,22 @@ def test_state_folds_the_set_best_first_capped_and_apart_from_the_bounds() -> No
     state.feed(_set_record(1.0, 2, [_member(0.3, "b"), _member(0.4, "c")], bound=0.4))
     state.feed(_set_record(2.0, 4, [_member(0.1, "a"), _member(0.3, "d")], bound=0.45))
     view = state.rashomon
-    assert view is not None and view.count == 4 and view.threshold == 0.5 and view.bound == 0.45
+    assert view is not None and (view.summary.count, view.summary.threshold, view.summary.unenumerated_bound) == (
+        4,
+        0.5,
+        0.45,
+    )
     assert [m["features"] for m in view.members] == [["a"], ["b"], ["d"], ["c"]]  # best first, ties in arrival order
-    assert view.complete is None
+    assert view.summary.running
     assert state.lower_bound.ys == [0.1]  # the set's bound is on what is not enumerated, not on the optimum
 
     capped = RashomonView(cap=2)
     capped.feed(_set_record(1.0, 3, [_member(0.3, "x"), _member(0.2, "y"), _member(0.4, "z")]))
-    assert [m["features"] for m in capped.members] == [["y"], ["x"]] and capped.count == 3
+    assert [m["features"] for m in capped.members] == [["y"], ["x"]] and capped.summary.count == 3
 
     state.feed({"kind": "finish", "result": {"status": "cancelled", "objective": 0.1, "lower_bound": 0.0}})
-    assert view.complete is False and view.count == 4  # ended without a set in its result
+    assert not view.summary.running and view.summary.complete is False  # ended without a set in its result
+    assert view.summary.count == 4
 
 
 def test_the_finish_record_settles_the_set() -> None:
@@ -77,8 +81,9 @@ def test_the_finish_record_settles_the_set() -> None:
     }
     state.feed({"kind": "finish", "result": {"status": "optimal", "objective": 0.1, "rashomon": document}})
     view = state.rashomon
-    assert view is not None and view.complete is True and view.count == 7 and view.epsilon == 0.25
-    assert [m["features"] for m in view.members] == [["a"], ["b"]] and view.bound is None
+    assert view is not None and view.summary.complete is True
+    assert view.summary.count == 7 and view.summary.epsilon == 0.25
+    assert [m["features"] for m in view.members] == [["a"], ["b"]] and view.summary.unenumerated_bound is None
 
 
 # -- live, in the monitor ----------------------------------------------------------------------
@@ -121,8 +126,8 @@ def test_the_monitor_shows_the_set_growing_and_opens_a_member(toy_env, tiny_csv:
 
             def note() -> bool:
                 view = screen.state.rashomon
-                if view is not None and (not seen or seen[-1] != view.count):
-                    seen.append(view.count)
+                if view is not None and (not seen or seen[-1] != view.summary.count):
+                    seen.append(view.summary.count)
                 return screen.state.finished
 
             await wait_for(pilot, note)
@@ -234,7 +239,7 @@ def test_a_followed_run_read_back_from_the_store_keeps_its_sets_completeness(set
             await wait_for(pilot, lambda: screen.state.finished)
             await pilot.pause(0.3)
             view = screen.state.rashomon
-            assert view is not None and view.count == 6 and view.complete is True
+            assert view is not None and view.summary.count == 6 and view.summary.complete is True
             assert [m["objective"] for m in view.members] == sorted(m["objective"] for m in view.members)
             assert screen.query_one("#rashomon-members").row_count == 6  # the members, from the store's table
             assert "complete: every model" in plain(screen.query_one("#rashomon-summary"))
@@ -305,10 +310,9 @@ def test_a_finished_runs_set_browses_filters_and_exports_from_the_store(
 
 def _stored_corels_set(tmp_path: Path, models: list[dict[str, Any]]) -> GlassworkApp:
     """A store holding one CORELS run whose Rashomon set keeps ``models`` (best first), and the app on it."""
-    from tui_fixtures import CORELS_ID, _info
-
-    from glasswork.record import start_record
+    from glasswork.contract.record import start_record
     from glasswork.store import RunStore
+    from tui_fixtures import CORELS_ID, _info
 
     db = tmp_path / "runs.duckdb"
     store = RunStore(db).open()

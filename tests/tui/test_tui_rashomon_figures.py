@@ -12,7 +12,7 @@ import pytest
 from textual.widgets import DataTable
 from tui_fixtures import open_stored_set, plain
 
-from glasswork.launch import Launch
+from glasswork.running.launch import Launch
 from glasswork.store import RunStore
 from glasswork.tui.app import GlassworkApp
 

@@ -4,21 +4,19 @@ hostile feature names inert."""
 
 from __future__ import annotations
 
-from live_runs import corels_rashomon_spec, open_live_run
-
 import asyncio
 from pathlib import Path
 
 import numpy as np
-from tui_fixtures import plain, wait_for
-
 from glasswork import Problem
-from glasswork.console import member_rules
+from glasswork.contract.solver import Limits, SolveContext
+from glasswork.display.console import member_rules
 from glasswork.quoting import terminal_text
-from glasswork.solver import Limits, SolveContext
 from glasswork.tui.app import GlassworkApp
 from glasswork.tui.monitor import MonitorScreen
 from glasswork.tui.sources import FollowedRun
+from live_runs import corels_rashomon_spec, open_live_run
+from tui_fixtures import plain, wait_for
 
 # every name markup, escapes, a newline and quotes: whichever the incumbent uses is hostile
 NAMES = [f"[bold red]f{j}[/] \x1b[31mevil\x1b]0;title\x07 a\nb 'q\"" for j in range(12)]
@@ -41,7 +39,7 @@ def test_the_monitor_shows_a_stopped_corels_runs_set_before_its_finish_record(tm
         async with app.run_test(size=(160, 48)) as pilot:
             screen = app.screen
             assert isinstance(screen, MonitorScreen)
-            await wait_for(pilot, lambda: screen.state.rashomon is not None and screen.state.rashomon.count)
+            await wait_for(pilot, lambda: screen.state.rashomon is not None and screen.state.rashomon.summary.count)
             await pilot.pause(0.3)
             assert not screen.state.finished
             summary = plain(screen.query_one("#rashomon-summary"))
@@ -68,14 +66,14 @@ def test_a_frontier_points_sets_are_folded_apart_from_the_runs_set() -> None:
     assert state.rashomon is None  # a point's set is not the run's: no count of 40 for it
     assert {k: (p.count, p.complete) for k, p in state.rashomon_points.items()} == {1: (3, True), 2: (40, False)}
     state.feed({"kind": "rashomon", "elapsed": 0.2, "counters": {"rashomon_count": 3, "rashomon_threshold": 1.3}})
-    assert state.rashomon is not None and state.rashomon.count == 3 and state.rashomon.threshold == 1.3
+    assert state.rashomon is not None and state.rashomon.summary.count == 3 and state.rashomon.summary.threshold == 1.3
 
 
 def test_the_monitor_folds_both_record_forms_of_a_sets_events_alike() -> None:
     """A followed journal of the previous version (form 1: the set's figures among the counters)
     and one of this version (form 2: ``rashomon``) give the monitor the same set and points."""
+    from glasswork.contract.solver import SolveContext
     from glasswork.rashomon import RashomonMember
-    from glasswork.solver import SolveContext
     from glasswork.tui.state import RunState
 
     events: list = []
@@ -101,7 +99,7 @@ def test_the_monitor_folds_both_record_forms_of_a_sets_events_alike() -> None:
     new, before = states
     assert new.rashomon_points == before.rashomon_points and len(new.rashomon_points) == 2
     assert new.rashomon is not None and before.rashomon is not None
-    assert (new.rashomon.count, new.rashomon.threshold, len(new.rashomon.members)) == (2, 1.32, 2)
+    assert (new.rashomon.summary.count, new.rashomon.summary.threshold, len(new.rashomon.members)) == (2, 1.32, 2)
     assert new.rashomon == before.rashomon
 
 
@@ -135,7 +133,7 @@ def test_the_monitor_shows_each_frontier_points_set(tmp_path: Path) -> None:
             shown = ", ".join(f"{k}: {p.count}{'' if p.complete else '+'}" for k, p in sorted(points.items()))
             assert len(points) >= 2 and f"sets per frontier point  {shown}" in summary and "+" in shown
             run_set = screen.state.rashomon
-            assert run_set is not None and f"Rashomon set  {run_set.count:,} model" in summary
+            assert run_set is not None and f"Rashomon set  {run_set.summary.count:,} model" in summary
             await pilot.press("q")
 
     asyncio.run(drive())

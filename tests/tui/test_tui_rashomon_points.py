@@ -13,17 +13,16 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from spec_files import write_frontier_spec
-from textual.widgets import DataTable
-from tui_fixtures import open_stored_set, plain, wait_for
-
 from glasswork.cli import cli
-from glasswork.console import member_rules, rashomon_point_text
+from glasswork.display.console import member_rules, rashomon_point_text
 from glasswork.rashomon import PointSet
 from glasswork.store import RunStore
 from glasswork.tui.app import GlassworkApp
 from glasswork.tui.model_screen import ModelScreen
 from glasswork.tui.rashomon import RashomonScreen
+from spec_files import write_frontier_spec
+from textual.widgets import DataTable
+from tui_fixtures import open_stored_set, plain, wait_for
 
 SIZE = (180, 60)
 
@@ -145,9 +144,9 @@ def test_a_run_killed_before_it_chose_a_point_opens_on_its_first_points_members(
     """A frontier run whose process died after its points' sets but before the run's own (its
     journal cut there, folded as a killed run): the screen has no run's set to list, so it opens
     on point 1's kept members, and the points' table has no row for a run's set."""
-    from glasswork.launch import Launch
-    from glasswork.record import RecordSink
-    from glasswork.spec import load_spec
+    from glasswork.contract.events import RecordSink
+    from glasswork.running.launch import Launch
+    from glasswork.spec.load import load_spec
 
     records: list[dict[str, Any]] = []
     spec = load_spec(write_frontier_spec(tmp_path))

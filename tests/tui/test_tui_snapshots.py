@@ -7,7 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
+from glasswork.tui.app import GlassworkApp
+from glasswork.tui.compare_screen import CompareScreen
+from glasswork.tui.model_screen import ModelScreen
+from glasswork.tui.run_screen import RunScreen
+from glasswork.tui.widgets import ErrorScreen, HelpScreen
 from tui_fixtures import (
     CORELS_ID,
     CORELS_ID_2,
@@ -21,12 +25,6 @@ from tui_fixtures import (
     utc,  # noqa: F401  (a pytest fixture)
     wait_for,
 )
-
-from glasswork.tui.app import GlassworkApp
-from glasswork.tui.compare_screen import CompareScreen
-from glasswork.tui.model_screen import ModelScreen
-from glasswork.tui.run_screen import RunScreen
-from glasswork.tui.widgets import ErrorScreen, HelpScreen
 
 SIZE = (130, 42)
 
@@ -195,10 +193,10 @@ GREEDY_SPEC = {
 def greedy_records(monkeypatch: pytest.MonkeyPatch) -> Any:
     """A real run of the example third-party plugin (loaded as an uninstalled plugin module),
     recorded with its clocks fixed so that the picture is the same every time."""
-    from glasswork.events import CollectingSink
-    from glasswork.registry import get_registry
-    from glasswork.launch import Launch
-    from glasswork.spec import validate_spec
+    from glasswork.contract.events import CollectingSink
+    from glasswork.hooks.registry import get_registry
+    from glasswork.running.launch import Launch
+    from glasswork.spec.load import validate_spec
 
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "examples" / "glasswork-greedy" / "src"))
     monkeypatch.setenv("GLASSWORK_PLUGIN_MODULES", "glasswork_greedy.plugin")

@@ -7,8 +7,10 @@ import json
 import sys
 from pathlib import Path
 
+from glasswork.contract.record import event_of_stored as event_record
+from glasswork.tui.state import LogFollower, RunState
+from glasswork.tui.views import fmt, fmt_rate, model_view
 from rich.console import Console
-
 from tui_fixtures import (
     FAILED_ID,
     FRONTIER,
@@ -23,10 +25,6 @@ from tui_fixtures import (
     utc,  # noqa: F401  (a pytest fixture)
 )  # noqa: F401  (pytest fixtures)
 
-from glasswork.record import event_of_stored as event_record
-from glasswork.tui.state import LogFollower, RunState
-from glasswork.tui.views import fmt, fmt_rate, model_view
-
 
 def render(renderable) -> str:
     console = Console(width=120, record=True, file=io.StringIO())
@@ -38,7 +36,7 @@ def test_textual_stays_out_of_the_core() -> None:
     import subprocess
 
     code = (
-        "import sys, glasswork, glasswork.cli, glasswork.runner, glasswork.store; "
+        "import sys, glasswork, glasswork.cli, glasswork.running.runner, glasswork.store; "
         "print(any(m == 'textual' or m.startswith('textual.') for m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -119,7 +117,7 @@ def test_event_record_drops_missing_values() -> None:
 
 
 def test_series_thins_itself() -> None:
-    from glasswork import display as module
+    from glasswork.display import panels as module
 
     series = module.Series()
     for i in range(module.MAX_POINTS + 10):
@@ -211,8 +209,8 @@ def test_state_of_a_stored_run_without_a_model(tmp_path: Path, toy_registry) -> 
     no model, from the stored status and spec."""
     import numpy as np
 
-    from glasswork.launch import Launch
-    from glasswork.spec import validate_spec
+    from glasswork.running.launch import Launch
+    from glasswork.spec.load import validate_spec
     from glasswork.store import RunStore
 
     rng = np.random.default_rng(1)

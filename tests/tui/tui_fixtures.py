@@ -109,7 +109,7 @@ FIXED_START = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 
 
 def _info(run_id: str, name: str, solver: str, minute: int, spec: dict[str, Any] | None = None) -> Any:
-    from glasswork.runner import RunInfo
+    from glasswork.running.runner import RunInfo
 
     return RunInfo(
         run_id=run_id,
@@ -270,7 +270,7 @@ def utc(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def history_db(tmp_path: Path, utc: None) -> Path:
     """A run store holding five fixed runs: CORELS (two), FasterRisk, MOSS and a failed one."""
-    from glasswork.record import start_record
+    from glasswork.contract.record import start_record
     from glasswork.store import RunStore
 
     path = tmp_path / "runs.duckdb"

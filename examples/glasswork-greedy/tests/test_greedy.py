@@ -181,8 +181,7 @@ def test_proba_is_the_training_mix_of_the_deciding_rule() -> None:
 
 
 def test_a_default_that_captured_nothing_falls_back_on_the_prior() -> None:
-    model = DecisionList([Rule(0, 1, 1, (1.0, 3.0)), Rule(0, 0, 0, (4.0, 0.0))], 0, (0.0, 0.0),
-                         ["x"], CLASSES)
+    model = DecisionList([Rule(0, 1, 1, (1.0, 3.0)), Rule(0, 0, 0, (4.0, 0.0))], 0, (0.0, 0.0), ["x"], CLASSES)
     assert np.allclose(model.predict_proba(np.array([[1], [0]])), [[0.25, 0.75], [1.0, 0.0]])
     lone = DecisionList([], 0, (0.0, 0.0), ["x"], CLASSES)
     assert np.allclose(lone.predict_proba(np.array([[1]])), [[0.5, 0.5]])

@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
+from glasswork.contract.solver import ClusterExecutor, SolveContext
 from glasswork.plugins.corels.search import engine
-from glasswork.solver import ClusterExecutor, SolveContext
 
 MAX_RESUBMITS = 3  # reruns of one subtree after Dask gave up on it (KilledWorker)
 STOP_WAIT_SECONDS = 10.0  # on the way out, how long running tasks get to see the stop and return

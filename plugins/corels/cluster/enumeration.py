@@ -53,9 +53,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
+from glasswork.contract.solver import SolveContext
 from glasswork.cython_ext import corels_rashomon as _enum
 from glasswork.plugins.corels.search import engine
+from glasswork.memory import memory_reached
 from glasswork.plugins.corels.cluster.driver import Connection, Driver, Subtree, TaskConfig, connected, workers
 from glasswork.plugins.corels.rashomon.enumeration import (
     KeptStream,
@@ -66,9 +67,7 @@ from glasswork.plugins.corels.rashomon.enumeration import (
     make_enumerator,
     queue_budget_for,
 )
-from glasswork.memory import memory_reached
 from glasswork.rashomon import RashomonSet
-from glasswork.solver import SolveContext
 
 ORDERED_POLICIES = ("lower_bound", "objective")  # the policies that list in objective order
 SYNC_SECONDS = 0.1  # a task's period for reading the stop event and reporting

@@ -35,14 +35,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
+from glasswork.contract.result import Status
+from glasswork.contract.solver import SolveContext, StopReason
 from glasswork.cython_ext import corels as _corels
+from glasswork.memory import memory_reached, physical_memory, resident_memory
 from glasswork.plugins.corels.cluster.driver import Connection, Driver, Subtree, TaskConfig, connected, workers
 from glasswork.plugins.corels.search import engine
 from glasswork.plugins.corels.search.engine import SpillError, spill_budget
-from glasswork.result import Status
-from glasswork.memory import memory_reached, physical_memory, resident_memory
-from glasswork.solver import SolveContext, StopReason
 
 SYNC_SECONDS = 0.02  # a task's period for reading the incumbent and reporting
 SPLIT_MIN_QUEUE = 64  # a task hands work back only with at least this many open prefixes

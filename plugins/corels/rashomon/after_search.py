@@ -8,15 +8,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from glasswork.contract.result import Status
+from glasswork.contract.solver import SolveContext
 from glasswork.data import Problem
 from glasswork.plugins.corels.model import RuleList
 from glasswork.plugins.corels.rashomon import enumeration as rs
 from glasswork.plugins.corels.search import engine
 from glasswork.plugins.corels.spec import CorelsConstraints, CorelsSearch
 from glasswork.rashomon import RashomonSet
-from glasswork.result import Status
-from glasswork.solver import SolveContext
-from glasswork.spec import RashomonSpec
+from glasswork.spec.models import RashomonSpec
 
 
 def rashomon_set(

@@ -19,16 +19,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
+from glasswork.contract.model import prediction_fingerprint
+from glasswork.contract.solver import SolveContext, StopReason
 from glasswork.cython_ext import corels_rashomon as _enum
 from glasswork.data import Problem
 from glasswork.plugins.corels.bounds import KEPT_BOUNDS  # ablations that apply to the set
 from glasswork.plugins.corels.model import RuleList
 from glasswork.plugins.corels.search.engine import Units
 from glasswork.rashomon import RashomonMember, RashomonSet
-from glasswork.result import prediction_fingerprint
-from glasswork.solver import SolveContext, StopReason
-from glasswork.spec import RashomonSpec
+from glasswork.spec.models import RashomonSpec
 
 SLICE_SECONDS = 0.005
 

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
 from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels as _corels
 from glasswork.memory import physical_memory

@@ -8,14 +8,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from glasswork.contract.result import Status
+from glasswork.contract.solver import SolveContext
 from glasswork.cython_ext import corels as _corels
 from glasswork.memory import resident_memory
 from glasswork.plugins.corels.model import RuleList
 from glasswork.plugins.corels.search import engine
 from glasswork.plugins.corels.search.engine import SpillError, spill_budget
 from glasswork.plugins.corels.spec import CorelsSearch
-from glasswork.result import Status
-from glasswork.solver import SolveContext
 
 SLICE_SECONDS = 0.005
 

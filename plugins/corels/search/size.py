@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
 from glasswork.cython_ext import bitset
 from glasswork.data import Problem
 from glasswork.plugins.corels.inputs import antecedents_for, class_weight_vector, integer_multiplicity

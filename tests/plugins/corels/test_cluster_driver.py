@@ -9,10 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-
+from glasswork.contract.solver import Limits, SolveContext
 from glasswork.plugins.corels.cluster import driver as cluster
 from glasswork.plugins.corels.cluster.driver import MAX_RESUBMITS, Connection, Driver, Subtree, TaskConfig
-from glasswork.solver import Limits, SolveContext
 
 pytest.importorskip("distributed")
 

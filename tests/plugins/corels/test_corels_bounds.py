@@ -8,13 +8,11 @@ import typing
 
 import numpy as np
 import pytest
-from pydantic import ValidationError
-
 from glasswork.cython_ext import bitset
 from glasswork.plugins.corels import bounds, spec
 from glasswork.plugins.corels.rashomon import enumeration as rashomon
 from glasswork.plugins.corels.search import engine
-
+from pydantic import ValidationError
 
 LAMBDA = 0.02
 

@@ -9,15 +9,13 @@ from pathlib import Path
 
 import numpy as np
 from click.testing import CliRunner
-
 from glasswork.cli import cli
 from glasswork.export import export_run
-from glasswork.launch import Launch
-from glasswork.registry import get_registry
-from glasswork.spec import validate_spec
+from glasswork.hooks.registry import get_registry
+from glasswork.running.launch import Launch
+from glasswork.spec.load import validate_spec
 from glasswork.store import RunStore
 from glasswork.testing.exports import run_python
-
 from loans_table import loans_spec
 
 

@@ -8,9 +8,8 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
-
-from spec_files import write
 from glasswork.cli import cli
+from spec_files import write
 
 
 @pytest.mark.parametrize("max_card", [1, 2])

@@ -12,10 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from corels_reference import brute_force, random_instance
-from grids import sampled
-
 from glasswork.cython_ext import bitset
 from glasswork.plugins.corels.search import engine
+from grids import sampled
 
 WORK = ("evaluated", "inserted", "pruned_map", "map_replaced", "max_queue", "max_trie", "map", "popped_pruned")
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from corels_reference import compas  # noqa: F401  (a fixture)
-from grids import covering_grid
-
 from glasswork.cython_ext import corels as ccorels
 from glasswork.plugins.corels.search import engine
+from grids import covering_grid
 
 EXPECTED_RULES = {"sex:Male,juvenile-crimes:>0", "priors:>3"}
 

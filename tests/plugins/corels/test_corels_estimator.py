@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import parametrize_with_checks
-
 from glasswork import Status
 from glasswork.plugins.corels.estimator import RuleListClassifier
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 
 @parametrize_with_checks([RuleListClassifier(time_limit=10)])
@@ -73,9 +72,8 @@ def test_fitting_the_same_data_twice_gives_the_same_list() -> None:
 
 def test_a_dataframe_with_text_columns_is_binarized_as_the_docs_say() -> None:
     """Issue 36: a DataFrame with text columns raised "could not convert string to float"."""
-    from loans_table import loans_frame
-
     from glasswork.plugins.corels.estimator import RuleListClassifier
+    from loans_table import loans_frame
 
     frame = loans_frame(300)
     y = frame.pop("default")

@@ -11,11 +11,10 @@ import itertools
 import numpy as np
 import pytest
 from corels_reference import brute_force, random_instance
-from grids import covering_grid
-
 from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels as ccorels
 from glasswork.plugins.corels.search import engine
+from grids import covering_grid
 
 LAMBDAS = (0.0, 0.005, 0.01, 0.05, 0.2)
 

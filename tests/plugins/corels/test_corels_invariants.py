@@ -7,11 +7,10 @@ import itertools
 import numpy as np
 import pytest
 from corels_reference import audit_live_figures, brute_force, random_instance
-from grids import covering_grid
-
 from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels as ccorels
 from glasswork.plugins.corels.search import engine
+from grids import covering_grid
 
 
 def _search(X, y, lam, C=2, **kw):

@@ -7,13 +7,13 @@ import json
 import numpy as np
 import pytest
 from corels_reference import COMPAS, SHARED, brute_force
-
 from glasswork import Limits, Problem, SolveContext, Status
-from glasswork.plugins.corels import plugin as corels_plugin
+from glasswork.hooks.registry import get_registry
 from glasswork.plugins.corels import CorelsSolver, CorelsSpec, RuleList
-from glasswork.registry import get_registry
-from glasswork.launch import Launch
-from glasswork.spec import SpecError, validate_spec
+from glasswork.plugins.corels import plugin as corels_plugin
+from glasswork.running.launch import Launch
+from glasswork.spec.document import SpecError
+from glasswork.spec.load import validate_spec
 from glasswork.testing import SolverContract
 
 
@@ -186,7 +186,7 @@ def test_memory_limit_returns_the_incumbent_with_a_valid_bound() -> None:
 def test_cancel_flag_stops_with_cancelled_status() -> None:
     X, y = _random(7, n=400, p=10)
     ctx = SolveContext(Limits())
-    from glasswork.solver import StopReason
+    from glasswork.contract.solver import StopReason
 
     ctx.request_stop(StopReason.CANCEL)
     res = CorelsSolver(_spec(objective={"regularization": 0.001})).solve(_problem(X, y), ctx)

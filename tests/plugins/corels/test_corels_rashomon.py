@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from grids import covering_grid
-
 from glasswork import Limits, Problem, SolveContext
 from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels_rashomon as cr
 from glasswork.plugins.corels import CorelsSolver, CorelsSpec, RuleList
-from glasswork.plugins.corels.search import engine
 from glasswork.plugins.corels.rashomon.enumeration import make_enumerator
-from glasswork.spec import SpecError
+from glasswork.plugins.corels.search import engine
+from glasswork.spec.document import SpecError
+from grids import covering_grid
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 POLICIES = ("lower_bound", "objective", "bfs", "dfs", "curiosity")
 ORDERED = ("lower_bound", "objective")
@@ -466,8 +465,8 @@ def test_a_search_stopped_before_the_optimum_gives_an_incomplete_set() -> None:
 
 
 def test_rashomon_section_validates_for_corels() -> None:
-    from glasswork.registry import get_registry
-    from glasswork.spec import validate_spec
+    from glasswork.hooks.registry import get_registry
+    from glasswork.spec.load import validate_spec
 
     doc = {"name": "x", "data": {"source": "sklearn:breast_cancer"}, "solver": "corels", "rashomon": {"epsilon": 0.01}}
     spec = validate_spec(doc, get_registry())

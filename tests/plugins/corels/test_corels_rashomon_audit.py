@@ -14,12 +14,11 @@ import itertools
 
 import numpy as np
 import pytest
+from glasswork import Limits, Problem, SolveContext, Status
+from glasswork.contract.model import prediction_fingerprint
+from glasswork.plugins.corels import CorelsSolver, CorelsSpec, RuleList
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from glasswork import Limits, Problem, SolveContext, Status
-from glasswork.plugins.corels import CorelsSolver, CorelsSpec, RuleList
-from glasswork.result import prediction_fingerprint
 
 POLICIES = ("lower_bound", "objective", "bfs", "dfs", "curiosity")
 TOL = 1e-9

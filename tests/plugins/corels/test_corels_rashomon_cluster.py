@@ -12,20 +12,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from test_corels_rashomon import _problem, every_rule_list, units_of, with_collapsed_orderings, within
-from processes import a_worker_pid, local_cluster
-from test_distributed import named_on_scheduler
-from grids import covering_grid
-
 from glasswork.cli import cli
+from glasswork.contract.events import Event
+from glasswork.contract.result import Result
+from glasswork.contract.solver import ClusterExecutor, Limits, SolveContext, StopReason
 from glasswork.cython_ext import corels_rashomon as cr
 from glasswork.data import Problem
-from glasswork.events import Event
 from glasswork.plugins.corels import CorelsSolver, CorelsSpec
-from glasswork.plugins.corels.rashomon.enumeration import make_enumerator
 from glasswork.plugins.corels.inputs import antecedents_for
-from glasswork.result import Result
-from glasswork.solver import ClusterExecutor, Limits, SolveContext, StopReason
+from glasswork.plugins.corels.rashomon.enumeration import make_enumerator
+from grids import covering_grid
+from processes import a_worker_pid, local_cluster
+from test_corels_rashomon import _problem, every_rule_list, units_of, with_collapsed_orderings, within
+from test_distributed import named_on_scheduler
 
 distributed = pytest.importorskip("distributed")
 
@@ -333,8 +332,8 @@ def _listing_gone_depth_first(seed: int, threads: int, budget: int, collapse: bo
     mirror) whose best-first queue outgrows ``budget`` entries: its report loop, a few expansions
     a slice. Returns the enumerator, brute force's set and each report's (bound, lists streamed by
     then, whether the kept lists capped it)."""
-    from glasswork.plugins.corels.rashomon.enumeration import KeptStream
     from glasswork.plugins.corels.cluster.enumeration import streamed_bound
+    from glasswork.plugins.corels.rashomon.enumeration import KeptStream
 
     X, y, every, theta = with_collapsed_orderings(seed)
     en = make_enumerator(
@@ -386,8 +385,8 @@ def test_a_task_gone_depth_first_streams_only_what_is_final_below_its_bound(
 def test_the_depth_first_bound_reads_no_kept_list() -> None:
     """A report's bound gone depth first costs O(1) (``kept_best``): it read the kept lists whole,
     0.27 s a report at ``max_models`` 100,000, most of a task's time."""
-    from glasswork.plugins.corels.rashomon.enumeration import KeptStream
     from glasswork.plugins.corels.cluster.enumeration import streamed_bound
+    from glasswork.plugins.corels.rashomon.enumeration import KeptStream
 
     en, _, _ = _listing_gone_depth_first(33, 1, 8, collapse=False)
     assert not en.ordered_order
@@ -558,7 +557,6 @@ def test_a_failed_task_leaves_no_named_object_on_the_scheduler(cluster, monkeypa
 
     def first_task_fails(config, task_id, roots, include_empty, *piece):
         from distributed import Queue
-
         from glasswork.plugins.corels.cluster import enumeration as on_worker
 
         if task_id == 0:

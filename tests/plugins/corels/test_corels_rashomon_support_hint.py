@@ -7,10 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from live_runs import corels_rashomon_spec
-
 from glasswork import Problem
-from glasswork.solver import Limits, SolveContext
+from glasswork.contract.solver import Limits, SolveContext
+from live_runs import corels_rashomon_spec
 
 NAMES = ["a,b", 'x"y', "<b>", "Ünïcødé", "[bold]m[/bold]"]
 

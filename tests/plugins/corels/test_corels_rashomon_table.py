@@ -7,9 +7,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from corels_reference import compas  # noqa: F401  (a fixture)
+from glasswork import Limits, SolveContext
+from glasswork.cython_ext import corels_rashomon as cr
+from glasswork.plugins.corels import CorelsSolver
+from glasswork.plugins.corels.rashomon import enumeration as rashomon
+from glasswork.plugins.corels.rashomon.enumeration import make_enumerator
+from glasswork.plugins.corels.search import engine
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from corels_reference import compas  # noqa: F401  (a fixture)
 from test_corels_rashomon import (
     ORDERED,
     POLICIES,
@@ -18,17 +24,10 @@ from test_corels_rashomon import (
     _spec,
     every_rule_list,
     instances,
-    units_of,
     run_all,
+    units_of,
     within,
 )
-
-from glasswork import Limits, SolveContext
-from glasswork.cython_ext import corels_rashomon as cr
-from glasswork.plugins.corels import CorelsSolver
-from glasswork.plugins.corels.search import engine
-from glasswork.plugins.corels.rashomon import enumeration as rashomon
-from glasswork.plugins.corels.rashomon.enumeration import make_enumerator
 
 
 def table_count(units, lam, theta, floor, cap, memory=1 << 24, budget_mode=0, **options) -> int | None:

@@ -9,11 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
+from corels_reference import brute_force
 from glasswork.cython_ext import bitset
 from glasswork.plugins.corels.search import engine
-
-from corels_reference import brute_force
 
 pytest.importorskip("highspy")
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))

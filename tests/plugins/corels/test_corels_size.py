@@ -9,15 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from corels_reference import brute_force
-
-from glasswork import Problem
 from click.testing import CliRunner
-
+from corels_reference import brute_force
+from glasswork import Problem
 from glasswork.cli import cli
-from glasswork.launch import Launch
 from glasswork.plugins.corels.search.size import SearchEstimate, estimate_search
 from glasswork.plugins.corels.spec import CorelsConstraints, CorelsObjective, CorelsSearch
+from glasswork.running.launch import Launch
 
 
 def credit_csv(path: Path, n: int = 1200, seed: int = 0) -> None:

@@ -15,13 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from corels_reference import COMPAS, SHARED, brute_force, random_instance
-from test_corels_threads import _medium, _units
-from grids import covering_grid
-
 from glasswork.cython_ext import corels as ccorels
 from glasswork.plugins.corels.search import engine
 from glasswork.plugins.corels.search.engine import spill_budget
 from glasswork.plugins.corels.spec import CorelsSearch
+from grids import covering_grid
+from test_corels_threads import _medium, _units
 
 
 def _run_in_slices(search, step: int = 40) -> int:

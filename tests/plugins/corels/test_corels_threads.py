@@ -17,12 +17,11 @@ import time
 import numpy as np
 import pytest
 from corels_reference import audit_live_figures, compas  # noqa: F401  (compas: a fixture)
-from grids import covering_grid
-
 from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels as ccorels
 from glasswork.plugins.corels import CorelsSpec
 from glasswork.plugins.corels.search import engine
+from grids import covering_grid
 
 # certified optima of the COMPAS fold (lower-bound policy, prefix map), as the C++ tool finds them
 COMPAS_OPTIMA = {0.015: 0.37797, 0.01: 0.36797, 0.005: 0.34809, 0.0025: 0.33809}

@@ -14,15 +14,14 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from corels_reference import COMPAS, brute_force, random_instance
-from processes import a_worker_pid, local_cluster
-from grids import sampled
-
 from glasswork.cli import cli
+from glasswork.contract.result import Status
+from glasswork.contract.solver import ClusterExecutor, Limits, SolveContext
 from glasswork.cython_ext import bitset
-from glasswork.plugins.corels.search import engine
 from glasswork.plugins.corels.cluster.search import search_split_here
-from glasswork.result import Status
-from glasswork.solver import ClusterExecutor, Limits, SolveContext
+from glasswork.plugins.corels.search import engine
+from grids import sampled
+from processes import a_worker_pid, local_cluster
 
 distributed = pytest.importorskip("distributed")
 
@@ -297,7 +296,6 @@ def test_a_failed_task_leaves_no_named_object_on_the_scheduler(cluster, monkeypa
 
     def first_task_fails(config, task_id, seeds):
         from distributed import Queue, Variable
-
         from glasswork.plugins.corels.cluster import search as on_worker
 
         if task_id == 0:

@@ -6,19 +6,17 @@ failing the run with a message."""
 from __future__ import annotations
 
 import json
-
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from corels_reference import brute_force, random_instance
-
+from glasswork.contract.result import Status
+from glasswork.contract.solver import ClusterExecutor, Limits, SolveContext
 from glasswork.cython_ext import bitset
-from glasswork.plugins.corels.search import engine
 from glasswork.plugins.corels.cluster.search import SearchConfig, worker_spill_space
-from glasswork.result import Status
-from glasswork.solver import ClusterExecutor, Limits, SolveContext
+from glasswork.plugins.corels.search import engine
 
 distributed = pytest.importorskip("distributed")
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
 from glasswork.cython_ext import fasterrisk as kernels
 from glasswork.cython_ext import riskcert
 from glasswork.plugins.fasterrisk.certify import BoundReport, SupportSearch

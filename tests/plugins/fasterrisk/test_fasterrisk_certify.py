@@ -6,11 +6,10 @@ import itertools
 
 import numpy as np
 import pytest
-from grids import sampled
-from scipy.optimize import minimize
-
 from glasswork.plugins.fasterrisk.certify import SupportSearch, feature_signs
 from glasswork.plugins.fasterrisk.engine import Constraints
+from grids import sampled
+from scipy.optimize import minimize
 
 
 def _loss(beta: np.ndarray, X: np.ndarray, y: np.ndarray, s: np.ndarray) -> tuple[float, np.ndarray]:
@@ -227,7 +226,7 @@ def test_exact_policy_agrees_with_scip() -> None:
 def _run(X: np.ndarray, y: np.ndarray, **search: object):
     from glasswork import Problem
     from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
-    from glasswork.launch import Launch
+    from glasswork.running.launch import Launch
 
     problem = Problem(
         name="t",
@@ -278,9 +277,9 @@ def test_runner_reports_the_bound_and_the_exact_optimum() -> None:
 def test_progress_events_carry_the_rising_bound() -> None:
     """The monitor plots objective and lower bound from progress events: the certificate's are there."""
     from glasswork import Problem
-    from glasswork.events import CollectingSink
+    from glasswork.contract.events import CollectingSink
     from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
-    from glasswork.launch import Launch
+    from glasswork.running.launch import Launch
 
     X, y, _ = instance(8, 8, n=200)
     problem = Problem(

@@ -7,14 +7,13 @@ import math
 
 import numpy as np
 import pytest
-from grids import sampled
-from reference_bnb import PythonSupportSearch, python_solve_exact
-from test_fasterrisk_certify import best_integer_card, best_real_k_sparse, instance
-
 from glasswork.cython_ext import riskcert
 from glasswork.plugins.fasterrisk.certify import SupportSearch
 from glasswork.plugins.fasterrisk.engine import Constraints
 from glasswork.plugins.fasterrisk.exact import LogisticLoss, intercept_range, solve_exact
+from grids import sampled
+from reference_bnb import PythonSupportSearch, python_solve_exact
+from test_fasterrisk_certify import best_integer_card, best_real_k_sparse, instance
 
 
 def constraints(seed: int, p: int, low: int = -3, high: int = 3) -> Constraints:

@@ -12,11 +12,10 @@ import itertools
 
 import numpy as np
 import pytest
-from grids import sampled
-from test_fasterrisk_certify import best_real_k_sparse, instance
-
 from glasswork import DataError
 from glasswork.plugins.fasterrisk.engine import Constraints, Engine, IntegerModel, Settings
+from grids import sampled
+from test_fasterrisk_certify import best_real_k_sparse, instance
 
 INSTANCES = 44
 
@@ -171,7 +170,7 @@ def _spec(constraints: dict, **search: object):
 def test_the_solver_keeps_a_weak_forced_feature_on_every_pool_card(policy: str) -> None:
     """Through the runner: a feature with no signal, forced in, is on every card of stats["pool"]
     (before the fix the beam's cards dropped it when its points rounded to 0)."""
-    from glasswork.launch import Launch
+    from glasswork.running.launch import Launch
 
     rng = np.random.default_rng(9)
     X = rng.integers(0, 2, (300, 6)).astype(float)

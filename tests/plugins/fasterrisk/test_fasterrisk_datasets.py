@@ -7,13 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fasterrisk_data import read_csv
-
 from glasswork import Problem
-from glasswork.metrics import roc_auc
-from glasswork.plugins.fasterrisk.model import ScoreCard
 from glasswork.plugins.fasterrisk.engine import Engine, Settings
+from glasswork.plugins.fasterrisk.model import ScoreCard
 from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
-from glasswork.launch import Launch
+from glasswork.running.launch import Launch
+from glasswork.running.metrics import roc_auc
 
 TUTORIAL_CARD = {"Age_22_to_29": -2, "HSDiploma": -2, "NoHS": -4, "Married": 4, "AnyCapitalGains": 3}
 
@@ -79,8 +78,7 @@ def test_adult_tutorial_card(defaults):
 
 def test_adult_example_spec_runs_on_glasswork_data(monkeypatch):
     from fasterrisk_data import shared_data
-
-    from glasswork.spec import load_spec
+    from glasswork.spec.load import load_spec
 
     read_csv("fasterrisk-tutorial/adult_test_data.csv")  # skips when the data are absent
     monkeypatch.setenv("GLASSWORK_DATA", str(shared_data()))
@@ -181,8 +179,7 @@ def test_mushroom_and_breastcancer_auc():
 def test_certified_example_spec_closes_its_bound(monkeypatch):
     """specs/fasterrisk_compas_certified.yaml: the support search closes, so the gap is exact."""
     from fasterrisk_data import shared_data
-
-    from glasswork.spec import load_spec
+    from glasswork.spec.load import load_spec
 
     if not (shared_data() / "corels" / "compas_train-binary.csv").exists():
         pytest.skip("shared data set corels/compas_train-binary.csv absent")

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import parametrize_with_checks
-
 from glasswork.plugins.fasterrisk import RiskScoreClassifier
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 
 @parametrize_with_checks([RiskScoreClassifier(k=3)])
@@ -48,7 +47,6 @@ def test_dataframe_column_names_name_the_card():
 def test_a_dataframe_with_text_columns_one_hot_encodes_them() -> None:
     """Issue 36: a DataFrame with text columns raised "could not convert string to float"."""
     import pandas as pd
-
     from glasswork.plugins.fasterrisk.estimator import RiskScoreClassifier
 
     rng = np.random.default_rng(0)

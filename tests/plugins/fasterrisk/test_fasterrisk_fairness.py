@@ -1,6 +1,6 @@
 """The exact policy under ``constraints.fairness`` against brute force: every card (integer points
 in the box, at most k non-zero, an integer intercept) enumerated, its predictions (points total plus
-intercept > 0) checked with ``glasswork.fairness.within`` itself, the best that meets it compared
+intercept > 0) checked with ``glasswork.fairness.figures.within`` itself, the best that meets it compared
 with the kernel's. Limits are put exactly at a card's figure (ties at the limit), below every card's
 figure (a proven infeasible constraint; or 0 where a card reaches it), and between."""
 
@@ -17,7 +17,7 @@ import pytest
 from grids import covering_grid
 
 from glasswork import Status
-from glasswork.fairness import METRICS, group_rates, prediction_metrics, within
+from glasswork.fairness.figures import METRICS, group_rates, prediction_metrics, within
 from glasswork.plugins.fasterrisk.engine import Constraints
 from glasswork.plugins.fasterrisk.exact import intercept_range, solve_exact
 from glasswork.plugins.fasterrisk.fairness import FairnessTarget, card_predictions
@@ -171,17 +171,17 @@ def test_stopped_without_a_feasible_card_reports_no_model_and_a_bound() -> None:
 
 def outcome_problem(document: dict[str, Any]) -> Any:
     from glasswork.data import load_problem
-    from glasswork.registry import get_registry
-    from glasswork.spec import validate_spec
+    from glasswork.hooks.registry import get_registry
+    from glasswork.spec.load import validate_spec
 
     return load_problem(validate_spec(document, get_registry()).data)
 
 
 def launch(document: dict[str, Any]) -> Any:
     from glasswork.data import load_problem
-    from glasswork.launch import Launch
-    from glasswork.registry import get_registry
-    from glasswork.spec import validate_spec
+    from glasswork.running.launch import Launch
+    from glasswork.hooks.registry import get_registry
+    from glasswork.spec.load import validate_spec
 
     spec = validate_spec(document, get_registry())
     return Launch(spec, no_store=True, problem=load_problem(spec.data)).run()

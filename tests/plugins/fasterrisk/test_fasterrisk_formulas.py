@@ -6,9 +6,8 @@ import json
 
 import numpy as np
 import pytest
-
-from glasswork.plugins.fasterrisk.model import ScoreCard, reliability, expected_calibration_error
 from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Settings, multiplier_grid
+from glasswork.plugins.fasterrisk.model import ScoreCard, expected_calibration_error, reliability
 
 
 def card(points, intercept, multiplier, names=None, **kw) -> ScoreCard:
@@ -124,7 +123,7 @@ def test_g2_reencoding_keeps_the_table():
 
 
 def test_auc_depends_only_on_points(binary_data):
-    from glasswork.metrics import roc_auc
+    from glasswork.running.metrics import roc_auc
 
     X, y = binary_data
     y01 = (y > 0).astype(int)

@@ -6,9 +6,8 @@ import math
 
 import numpy as np
 import pytest
-from scipy.optimize import minimize
-
 from glasswork.cython_ext import fasterrisk as K
+from scipy.optimize import minimize
 
 
 def signed(X: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from glasswork.launch import Launch
-from glasswork.registry import get_registry
-from glasswork.spec import load_spec
-
+from glasswork.hooks.registry import get_registry
+from glasswork.running.launch import Launch
+from glasswork.spec.load import load_spec
 from loans_table import loans_spec
 
 

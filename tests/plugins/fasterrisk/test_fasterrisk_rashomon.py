@@ -13,11 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from glasswork.plugins.fasterrisk.engine import Constraints
 from glasswork.plugins.fasterrisk.exact import enumerate_cards, intercept_range_within, solve_exact
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 INTERCEPTS = np.arange(-25, 26, dtype=float)  # brute force's intercepts; checked to hold the set
 
@@ -197,9 +196,9 @@ def test_the_intercept_range_holds_every_card_within_the_threshold() -> None:
 
 def _run(X: np.ndarray, y: np.ndarray, rashomon: dict, limits: dict | None = None, **search: object):
     from glasswork import Problem
-    from glasswork.events import CollectingSink
-    from glasswork.launch import Launch
+    from glasswork.contract.events import CollectingSink
     from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
+    from glasswork.running.launch import Launch
 
     problem = Problem(
         name="t",
@@ -287,7 +286,7 @@ def test_the_beam_policy_hands_over_its_pool_as_a_sample() -> None:
 
 @pytest.mark.parametrize("policy", ["exact", "beam"])
 def test_a_fasterrisk_spec_with_a_rashomon_section_validates(tmp_path, policy: str) -> None:
-    from glasswork.spec import load_spec
+    from glasswork.spec.load import load_spec
 
     path = tmp_path / "s.yaml"
     path.write_text(

@@ -13,14 +13,13 @@ import itertools
 
 import numpy as np
 import pytest
+from glasswork import Problem
+from glasswork.contract.events import CollectingSink
+from glasswork.contract.model import prediction_fingerprint
+from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
+from glasswork.running.launch import Launch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from glasswork import Problem
-from glasswork.events import CollectingSink
-from glasswork.launch import Launch
-from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
-from glasswork.result import prediction_fingerprint
 
 TOL = 1e-9
 B = np.arange(-30, 31, dtype=float)

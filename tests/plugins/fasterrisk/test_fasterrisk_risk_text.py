@@ -8,11 +8,10 @@ import html
 import re
 
 import pytest
-from rich.console import Console
-
 from glasswork.plugins.fasterrisk.export import score_card_html, score_card_markdown
 from glasswork.plugins.fasterrisk.model import ScoreCard, format_risk
 from glasswork.plugins.fasterrisk.views import score_card_view
+from rich.console import Console
 
 
 def _card() -> ScoreCard:

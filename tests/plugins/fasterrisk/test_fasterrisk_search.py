@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from glasswork.plugins.fasterrisk.engine import Constraints, Engine, Settings
 
 

@@ -9,18 +9,23 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from glasswork import DataError, Problem, SpecError, Status
-from glasswork.events import CollectingSink
-from glasswork.registry import get_registry
-from glasswork.launch import Launch
-from glasswork.spec import load_spec, validate_spec
+from glasswork.contract.events import CollectingSink
+from glasswork.hooks.registry import get_registry
+from glasswork.running.launch import Launch
+from glasswork.spec.load import load_spec, validate_spec
 from glasswork.testing import SolverContract
 from fasterrisk_data import fair_data, fair_spec
 from glasswork.plugins.fasterrisk import plugin as fasterrisk_plugin
+from glasswork.contract.events import CollectingSink
+from glasswork.hooks.registry import get_registry
 from glasswork.plugins.fasterrisk import FasterRiskSolver, ScoreCard
+from glasswork.plugins.fasterrisk import plugin as fasterrisk_plugin
 from glasswork.plugins.fasterrisk.solver import constraints_from_spec, row_weights
 from glasswork.plugins.fasterrisk.spec import FasterRiskSpec
+from glasswork.running.launch import Launch
+from glasswork.spec.load import load_spec, validate_spec
+from glasswork.testing import SolverContract
 
 SPECS = Path(__file__).resolve().parents[3] / "specs"
 

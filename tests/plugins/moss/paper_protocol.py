@@ -145,12 +145,11 @@ def cross_validate(spec: Any, problem: Any, folds: int = 10, seed: int = 0) -> C
     Rules are identified by (feature name, op, threshold value) on a quantile grid shared by all
     folds, so identical rules from two folds compare equal.
     """
+    from glasswork.contract.solver import SolveContext
     from glasswork.data import Problem
-    from glasswork.metrics import r2
-    from glasswork.solver import SolveContext
-    from sklearn.model_selection import KFold
-
     from glasswork.plugins.moss.solver import MossSolver
+    from glasswork.running.metrics import r2
+    from sklearn.model_selection import KFold
 
     scores: list[float] = []
     sets: list[set[Any]] = []

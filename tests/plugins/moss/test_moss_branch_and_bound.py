@@ -6,12 +6,12 @@ import itertools
 
 import numpy as np
 import pytest
+from glasswork.contract.result import Status
 from glasswork.plugins.moss.branch_and_bound import BranchAndBound
 from glasswork.plugins.moss.cutting_plane import CuttingPlane, InfeasibleEpsilon
 from glasswork.plugins.moss.loss import H2Oracle, epsilon_grid
 from glasswork.plugins.moss.relaxation import FREE, IN, OUT, PerspectiveRelaxation
 from glasswork.plugins.moss.rules import build_pool
-from glasswork.result import Status
 from moss_helpers import brute_force, instance
 
 

@@ -6,14 +6,14 @@ import itertools
 
 import numpy as np
 import pytest
+from glasswork.contract.result import Status
+from glasswork.contract.solver import SolveContext
 from glasswork.data import load_problem
+from glasswork.hooks.registry import get_registry
 from glasswork.plugins.moss import MossSolver
 from glasswork.plugins.moss.cutting_plane import CuttingPlane
 from glasswork.plugins.moss.loss import LogisticOracle, epsilon_grid, logistic_relaxed
-from glasswork.registry import get_registry
-from glasswork.result import Status
-from glasswork.solver import SolveContext
-from glasswork.spec import validate_spec
+from glasswork.spec.load import validate_spec
 from scipy.optimize import minimize
 
 GAMMA = 0.5

@@ -9,16 +9,15 @@ import math
 
 import numpy as np
 import pytest
-from grids import covering_grid
-from moss_helpers import brute_force
-
+from glasswork.contract.result import Status
+from glasswork.contract.solver import SolveContext
 from glasswork.data import load_problem
+from glasswork.hooks.registry import get_registry
 from glasswork.plugins.moss import MossSolver
 from glasswork.plugins.moss import solver as moss_solver
-from glasswork.registry import get_registry
-from glasswork.result import Status
-from glasswork.solver import SolveContext
-from glasswork.spec import validate_spec
+from glasswork.spec.load import validate_spec
+from grids import covering_grid
+from moss_helpers import brute_force
 
 POLICIES = {
     "branch_and_bound": {"policy": "branch_and_bound"},

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from glasswork.contract.result import Status
 from glasswork.plugins.moss.cutting_plane import CuttingPlane, InfeasibleEpsilon
 from glasswork.plugins.moss.loss import H2Oracle, epsilon_grid
-from glasswork.result import Status
 from moss_helpers import brute_force, instance, naive_sweep
 
 GAMMA = 0.5

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import parametrize_with_checks
-
 from glasswork import Status
 from glasswork.plugins.moss.estimator import RuleSetClassifier, RuleSetRegressor
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 
 @parametrize_with_checks(

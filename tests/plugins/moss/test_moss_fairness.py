@@ -1,5 +1,5 @@
 """constraints.fairness in MOSS: the cutting plane's rule set (each frontier point) against an
-exhaustive enumeration of the rule sets it ranges over, checked with ``glasswork.fairness.within``."""
+exhaustive enumeration of the rule sets it ranges over, checked with ``glasswork.fairness.figures.within``."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import math
 
 import numpy as np
 import pytest
-from glasswork import fairness
+from glasswork.fairness import figures as fairness
 from glasswork.plugins.moss.cutting_plane import CuttingPlane
 from glasswork.plugins.moss.fairness import FairnessCheck
 from glasswork.plugins.moss.loss import LogisticOracle, epsilon_grid
-from glasswork.result import Status
+from glasswork.contract.result import Status
 from grids import covering_grid
 
 GAMMA = 0.5
@@ -192,8 +192,8 @@ def _spec(folder, constraints: str, metric: str = "statistical_parity", target: 
 
 
 def _run(path):
-    from glasswork.launch import Launch
-    from glasswork.registry import Registry
+    from glasswork.running.launch import Launch
+    from glasswork.hooks.registry import Registry
 
     return Launch.from_file(path, registry=Registry(entry_points=False, disabled=()), no_store=True).run()
 
@@ -245,9 +245,9 @@ def test_a_frontier_with_no_admissible_point_ends_infeasible_with_its_rows(tmp_p
 def test_a_search_stopped_before_any_admissible_rule_set_has_no_model_and_a_bound(tmp_path):
     from glasswork.data import load_problem
     from glasswork.plugins.moss import MossSolver
-    from glasswork.registry import Registry
-    from glasswork.solver import Limits, SolveContext
-    from glasswork.spec import load_spec
+    from glasswork.hooks.registry import Registry
+    from glasswork.contract.solver import Limits, SolveContext
+    from glasswork.spec.load import load_spec
 
     loaded = load_spec(
         _spec(tmp_path, ", stability_rank: 3, fairness: {metric: statistical_parity, at_most: 0.0001}"),
@@ -268,8 +268,8 @@ def test_a_search_stopped_before_any_admissible_rule_set_has_no_model_and_a_boun
 def test_a_regression_target_refuses_the_constraint(tmp_path):
     from glasswork.data import DataError
     from glasswork.plugins.moss import MossSolver
-    from glasswork.registry import get_registry
-    from glasswork.spec import validate_spec
+    from glasswork.hooks.registry import get_registry
+    from glasswork.spec.load import validate_spec
 
     doc = {
         "name": "r",
@@ -313,9 +313,9 @@ def test_a_rule_set_exactly_at_the_limit_is_the_optimum(metric):
 def test_a_frontier_stopped_before_its_last_point_never_claims_infeasible(tmp_path):
     from glasswork.data import load_problem
     from glasswork.plugins.moss import MossSolver
-    from glasswork.registry import Registry
-    from glasswork.solver import Limits, SolveContext
-    from glasswork.spec import load_spec
+    from glasswork.hooks.registry import Registry
+    from glasswork.contract.solver import Limits, SolveContext
+    from glasswork.spec.load import load_spec
 
     loaded = load_spec(
         _spec(tmp_path, ", frontier: {points: 4}, fairness: {metric: statistical_parity, at_most: 0}"),

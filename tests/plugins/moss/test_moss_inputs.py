@@ -9,15 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
+from glasswork.display.report import build_report
 from glasswork.export import export_run
-from glasswork.launch import Launch
+from glasswork.plugins.moss.rules import Grid, Rule, threshold_text
 from glasswork.quoting import html_text, markdown_text
-from glasswork.report import build_report
+from glasswork.running.launch import Launch
 from glasswork.store import RunStore
 from glasswork.testing.exports import expected, raw_columns, run_python, run_sql
-
-from glasswork.plugins.moss.rules import Grid, Rule, threshold_text
 
 SCIENTIFIC = re.compile(r"\d\.?\d*e[+-]\d")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from glasswork.contract.result import Status
 from glasswork.plugins.moss.cutting_plane import CuttingPlane, InfeasibleEpsilon
 from glasswork.plugins.moss.loss import H2Oracle, epsilon_grid
 from glasswork.plugins.moss.mio import (
@@ -12,7 +13,6 @@ from glasswork.plugins.moss.mio import (
     mosek_licence,
     solve_mio,
 )
-from glasswork.result import Status
 from moss_helpers import brute_force, instance
 
 pytest.importorskip("cvxpy")
@@ -74,7 +74,6 @@ def test_an_unreadable_optimal_inaccurate_is_never_optimal(monkeypatch):
     "optimal_inaccurate" for a gap-limit and for a time-limit solve alike: such a solve is not
     a proof, so it is reported heuristic, with no bound, never optimal."""
     import cvxpy as cp
-
     from glasswork.plugins.moss import mio
 
     solve = cp.Problem.solve

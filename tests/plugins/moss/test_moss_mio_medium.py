@@ -67,12 +67,11 @@ import math
 
 import numpy as np
 import pytest
-
+from glasswork.contract.result import Status
 from glasswork.plugins.moss.cutting_plane import CuttingPlane
 from glasswork.plugins.moss.loss import H2Oracle, epsilon_grid
 from glasswork.plugins.moss.mio import solve_mio
 from glasswork.plugins.moss.rules import build_pool
-from glasswork.result import Status
 
 pytest.importorskip("cvxpy")  # solve_mio imports cvxpy (and SCIP) only when it runs
 pytest.importorskip("pyscipopt")

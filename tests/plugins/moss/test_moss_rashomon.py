@@ -8,16 +8,16 @@ import json
 
 import numpy as np
 import pytest
+from glasswork.contract.result import Status
+from glasswork.contract.solver import Limits, SolveContext, StopReason
 from glasswork.data import DataError, load_problem
-from glasswork.plugins.moss import MossSolver
+from glasswork.hooks.registry import get_registry
+from glasswork.plugins.moss import MossSolver, rashomon
 from glasswork.plugins.moss.branch_and_bound import BranchAndBound
 from glasswork.plugins.moss.loss import H2Oracle
-from glasswork.plugins.moss import rashomon
 from glasswork.plugins.moss.rashomon import enumerate_rule_sets
-from glasswork.registry import get_registry
-from glasswork.result import Status
-from glasswork.solver import Limits, SolveContext, StopReason
-from glasswork.spec import SpecError, validate_spec
+from glasswork.spec.document import SpecError
+from glasswork.spec.load import validate_spec
 from moss_helpers import instance
 from test_moss_solver import document
 

@@ -5,8 +5,6 @@ reads them back with their completeness; the chosen point's set stays ``Result.r
 
 from __future__ import annotations
 
-from live_runs import open_live_run
-
 import json
 import signal
 import subprocess
@@ -18,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 from glasswork.cli import cli
 from glasswork.store import RunStore, StoreError
+from live_runs import open_live_run
 from processes import running
 from test_moss_rashomon import SMALL, solve_with
 from test_moss_solver import document
@@ -108,7 +107,7 @@ def test_a_time_limit_shares_the_time_between_the_frontier_and_its_sets() -> Non
     whole (as without sets) and the chosen point's set is taken up again after it. The limit is
     four times the frontier's own time on this machine, timed once warm (the first solve in a
     process pays for imports and is 15 times slower); the sets need 40 times more."""
-    from glasswork.solver import Limits
+    from glasswork.contract.solver import Limits
 
     doc = document(
         objective={"candidates": {**SMALL["candidates"], "max_candidates": 40}},
@@ -184,11 +183,11 @@ def test_hostile_feature_names_reach_the_store_as_data_through_the_live_events(t
     quotes, newlines, escapes and markup reach the store's member rows byte for byte."""
     import dataclasses
 
+    from glasswork.contract.solver import SolveContext
     from glasswork.data import load_problem
+    from glasswork.hooks.registry import get_registry
     from glasswork.plugins.moss import MossSolver
-    from glasswork.registry import get_registry
-    from glasswork.solver import SolveContext
-    from glasswork.spec import validate_spec
+    from glasswork.spec.load import validate_spec
 
     spec = validate_spec(document(objective=SMALL, constraints=FRONTIER, rashomon={"epsilon": 0.04}), get_registry())
     problem = load_problem(spec.data)

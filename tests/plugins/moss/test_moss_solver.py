@@ -6,9 +6,16 @@ import itertools
 
 import numpy as np
 import pytest
+from glasswork.contract.result import Status
+from glasswork.contract.solver import SolveContext
 from glasswork.data import DataError, load_problem
-from glasswork.plugins.moss import plugin as moss_plugin
+from glasswork.hooks.registry import get_registry
 from glasswork.plugins.moss import MossSolver
+from glasswork.plugins.moss import plugin as moss_plugin
+from glasswork.plugins.moss.mio import mosek_licence
+from glasswork.running.launch import Launch
+from glasswork.spec.load import validate_spec
+from glasswork.testing import SolverContract
 from paper_protocol import (
     cross_validate,
     dsc,
@@ -17,13 +24,6 @@ from paper_protocol import (
     ochiai,
     pog,
 )
-from glasswork.plugins.moss.mio import mosek_licence
-from glasswork.registry import get_registry
-from glasswork.result import Status
-from glasswork.launch import Launch
-from glasswork.solver import SolveContext
-from glasswork.spec import validate_spec
-from glasswork.testing import SolverContract
 
 
 def document(**sections):
@@ -224,7 +224,6 @@ def test_classification_defaults_to_the_cutting_plane_and_refuses_branch_and_bou
 def test_a_too_small_data_set_is_a_data_error_through_the_cli(tmp_path):
     """Six rows cannot carry the asked stability rank: exit 2 with the fix, not "solver failed"."""
     from click.testing import CliRunner
-
     from glasswork.cli import cli
 
     rng = np.random.default_rng(0)

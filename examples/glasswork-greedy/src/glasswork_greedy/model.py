@@ -67,9 +67,7 @@ class DecisionList(Classifier):
         """For each row, the index of the rule that decides it (``len(rules)`` for the default)."""
         X = np.asarray(X)
         if X.ndim != 2 or X.shape[1] != len(self.feature_names):
-            raise ValueError(
-                f"expected a matrix with {len(self.feature_names)} columns, got shape {X.shape}"
-            )
+            raise ValueError(f"expected a matrix with {len(self.feature_names)} columns, got shape {X.shape}")
         which = np.full(X.shape[0], len(self.rules), dtype=np.int64)
         open_ = np.ones(X.shape[0], dtype=bool)
         for i, rule in enumerate(self.rules):
@@ -149,13 +147,16 @@ class DecisionList(Classifier):
         """Rebuild a list stored with ``to_dict`` (e.g. read back from the run store)."""
         if doc.get("kind") != cls.kind:
             raise ValueError(f"not a {cls.kind}: kind is {doc.get('kind')!r}")
+
         def counts(pair: list[float]) -> tuple[float, float]:
             return (float(pair[0]), float(pair[1]))
 
-        rules = [
-            Rule(int(r["feature"]), int(r["value"]), int(r["label"]), counts(r["counts"]))
-            for r in doc["rules"]
-        ]
+        rules = [Rule(int(r["feature"]), int(r["value"]), int(r["label"]), counts(r["counts"])) for r in doc["rules"]]
         default = doc["default"]
-        return cls(rules, int(default["label"]), counts(default["counts"]),
-                   list(doc["feature_names"]), np.asarray(doc["classes"]))
+        return cls(
+            rules,
+            int(default["label"]),
+            counts(default["counts"]),
+            list(doc["feature_names"]),
+            np.asarray(doc["classes"]),
+        )

@@ -49,7 +49,9 @@ class GreedyConstraints(StrictModel):
 
     max_rules: int = Field(8, ge=0, le=64, description="Most rules in the list (the default not counted).")
     min_support: float = Field(
-        0.0, ge=0.0, lt=0.5,
+        0.0,
+        ge=0.0,
+        lt=0.5,
         description="Smallest fraction of the training samples (by weight) a rule must capture.",
     )
 
@@ -136,9 +138,7 @@ def greedy_decision_list(
 
     def snapshot(nodes: int) -> GreedyFit:
         err = (captured_err + default_err) / total
-        model = DecisionList(
-            list(rules), default_label, (n_open - p_open, p_open), feature_names, classes
-        )
+        model = DecisionList(list(rules), default_label, (n_open - p_open, p_open), feature_names, classes)
         return GreedyFit(model, err + regularization * len(rules), err, nodes)
 
     fit = snapshot(0)
@@ -216,8 +216,7 @@ class GreedySolver(Solver):
         classes = problem.classes if problem.classes is not None else np.array([0, 1])
 
         def report(fit: GreedyFit) -> None:
-            ctx.progress(objective=fit.objective, nodes=fit.nodes, rules=fit.model.size,
-                         train_error=fit.error)
+            ctx.progress(objective=fit.objective, nodes=fit.nodes, rules=fit.model.size, train_error=fit.error)
             ctx.incumbent(fit.objective, fit.model, nodes=fit.nodes)
 
         fit = greedy_decision_list(

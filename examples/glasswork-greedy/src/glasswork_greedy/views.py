@@ -13,7 +13,8 @@ from rich.console import RenderableType
 from rich.text import Text
 
 from glasswork import hookimpl
-from glasswork.display import Panel, ScatterPanel, model_table
+from glasswork.display.panels import Panel, ScatterPanel
+from glasswork.display.views import model_table
 
 
 def decision_list_view(model: dict[str, Any], compact: bool = False) -> RenderableType:
@@ -30,8 +31,10 @@ def decision_list_view(model: dict[str, Any], compact: bool = False) -> Renderab
             table.add_column(f"n {name}", justify="right", style="dim")
     rules = list(model.get("rules") or [])
     default = model.get("default") or {}
-    rows = [(str(i + 1), f"{'if' if i == 0 else 'else if'} {r.get('condition')} then {r.get('prediction')}", r)
-            for i, r in enumerate(rules)]
+    rows = [
+        (str(i + 1), f"{'if' if i == 0 else 'else if'} {r.get('condition')} then {r.get('prediction')}", r)
+        for i, r in enumerate(rules)
+    ]
     rows.append(("", f"{'else' if rules else 'always'} {default.get('prediction')}", default))
     for number, text, rule in rows:
         counts = [float(c) for c in rule.get("counts") or []]
@@ -52,5 +55,4 @@ def render_model(model: dict[str, Any], compact: bool, stats: dict[str, Any]) ->
 def monitor_panels(solver: str) -> list[Panel] | None:
     if solver != "greedy":
         return None
-    return [ScatterPanel("training error by list length", x="rules", y="train_error", xlabel="rules",
-                         color="green")]
+    return [ScatterPanel("training error by list length", x="rules", y="train_error", xlabel="rules", color="green")]
