@@ -58,6 +58,10 @@ from corels_disk cimport (
 from corels_admit cimport (
     MAP_NONE, MAP_PREFIX, MAP_CAPTURED, SymmetryMap, MapChild, map_probe, map_admit, map_recorded, map_record_lb, map_write,
 )
+from corels_fairness cimport (
+    FairProblem, FairScratch, fair_init, fair_scratch_init, fair_prefix, fair_list_meets, fair_child_possible,
+    fair_possible, fair_loss,
+)
 from corels_seed cimport PrefixWalk, seed_check, seed_path, node_prefix, walk_start, walk_rule, walk_b0, walk_default
 from corels_threads cimport (
     gw_sync, gw_sync_new, gw_sync_free, gw_lock, gw_unlock, gw_inc_lock, gw_inc_unlock, gw_wait,
@@ -137,6 +141,7 @@ cdef struct Scratch:    # one thread's working memory for an expansion (see Sear
     # threaded runs: seconds this thread spent scoring (no lock), waiting for the queue lock,
     # holding it, and idle (queue empty while others were in flight)
     WorkerTimes times   # threaded runs: where this thread's slice went (corels_threads.pxd)
+    FairScratch fair    # a fairness constraint's working memory (corels_fairness.pxd)
 
 
 cdef void _worker_entry(void* ctx, int tid) noexcept nogil:
@@ -154,6 +159,7 @@ cdef class Search:
     """
 
     cdef CorelsProblem pb          # the data (corels_problem.pxd), shared with the enumerator
+    cdef FairProblem fair          # a fairness constraint (corels_fairness.pxd); fair.G == 0: none
     cdef int policy, max_len
     cdef bint do_support, do_accurate, do_lookahead, do_eqpts, do_length, do_gc
     cdef bint do_similar
@@ -217,7 +223,8 @@ cdef class Search:
                  int max_prefix_length=255, bint support=True, bint accurate_support=True,
                  bint lookahead=True, bint equivalent_points=True, bint length_bound=True,
                  bint garbage_collection=True, str kernel="auto", int threads=1,
-                 bint similar_support=True):
+                 bint similar_support=True, groups=None, str fairness_metric="statistical_parity",
+                 double fairness_at_most=0.0):
         cdef int k
         if threads < 1 or threads > 1024:
             raise ValueError(f"threads must be between 1 and 1024, got {threads}")
@@ -240,6 +247,10 @@ cdef class Search:
         self.do_length = length_bound
         self.do_gc = garbage_collection
         self.do_similar = similar_support
+        fair_init(&self.fair, &self.pb, groups, fairness_metric, fairness_at_most, n_units)
+        if self.fair.G > 0:   # the bounds and maps a constraint breaks (docs/maintainers/corels-fairness.md)
+            self.do_support = self.do_accurate = self.do_similar = False
+            self.smap.kind = MAP_NONE
         self.acc.assign(max(self.pb.P, self.pb.Q) + 1, 0)
         for k in range(self.pb.M):
             self.ant_hash.push_back(splitmix64(<uint64_t>k * 7919 + 12345))
@@ -270,6 +281,7 @@ cdef class Search:
             sc.child_ids.assign(257, 0)
             sc.acc.assign(max(self.pb.P, self.pb.Q) + 1, 0)
             theorem18_init(&sc.sim, self.pb.W)
+            fair_scratch_init(&sc.fair, self.pb.W, self.fair.U if self.fair.G > 0 else 0)
             sc.perm_ctx.assign(<size_t>256 * self.pb.W, 0)
             if self.dense:
                 sc.wt.assign(self.UP, 0)
@@ -760,6 +772,9 @@ cdef class Search:
         self.best_path.clear()
         self.gc_threshold = 65536
         b0 = problem_root(&self.pb, self.do_eqpts, &self.best, &self.acc[0])   # best: the empty list
+        if self.fair.G > 0 and not fair_list_meets(&self.fair, &self.pb, NULL, 0, -1, &self.scratch[0].fair,
+                                                   &self.acc[0]):
+            self.best = INFINITY      # no feasible list yet
         self.sim_eps = 1e-9 * max(self.pb.total, 1.0)
         self.best_time = now()
         self.start_time = self.best_time
@@ -924,6 +939,8 @@ cdef class Search:
             problem_counts(&self.pb, u, MINORITY, uz, acc)
         if self.dense:
             self._dense_context(u, sc)
+        if self.fair.G > 0:
+            fair_prefix(&self.fair, &self.pb, path, depth, &sc.fair, sc.fair.prefix, acc)
         sc.tally.expanded += 1
         for s in range(self.pb.M):
             if in_prefix[s]:
@@ -954,8 +971,9 @@ cdef class Search:
                 sc.tally.bound += 1
                 continue
             R = b + default_error(&self.pb, ucnt, cnt, &fw)
-            if R < self.best:                                 # score before any lookahead
-                self._improve(R, s, depth, sc)
+            if R < self.best and (self.fair.G == 0 or fair_list_meets(&self.fair, &self.pb, path, depth, s,
+                                                                       &sc.fair, acc)):
+                self._improve(R, s, depth, sc)                # score before any lookahead
             b0 = 0
             if self.do_eqpts:                                 # Theorem 20
                 if self.dense:
@@ -976,6 +994,11 @@ cdef class Search:
             if depth + 1 >= self.max_len or (
                     self.do_length and (depth + 2) * self.pb.lamW >= self.best):  # Theorem 6
                 sc.tally.length += 1
+                continue
+            if self.fair.G > 0 and not (fair_child_possible(&self.fair, &self.pb, &sc.fair, u, capv, cnt, label, b,
+                                                            &lb, acc)
+                                        and lb + (self.pb.lamW if self.do_lookahead else 0.0) < self.best):
+                sc.tally.fairness += 1
                 continue
             # a survivor: queue it in the second pass, once its map slot (and the record there)
             # have been prefetched, so the probes' cache misses overlap the scoring
@@ -1536,7 +1559,7 @@ cdef class Search:
         exact as with a list found here. Call between ``run`` slices."""
         ids = seed_check(prefix, self.pb.M, self.max_len)
         cdef double R = self._list_objective(ids)
-        if R >= self.best:
+        if R >= self.best or not self.meets_constraint(ids):
             return False
         self.best = R
         self.best_path.clear()
@@ -1548,6 +1571,47 @@ cdef class Search:
         if self.do_gc:
             self._gc()
         return True
+
+    def meets_constraint(self, prefix):
+        """The list ``prefix`` (then its default rule) meets the fairness constraint (True
+        without one), decided by the search's own test (``corels_fairness.pxd``)."""
+        cdef vector[uint16_t] ids = [int(a) for a in prefix]
+        if self.fair.G == 0:
+            return True
+        return fair_list_meets(&self.fair, &self.pb, ids.data(), ids.size(), -1, &self.scratch[0].fair, &self.acc[0])
+
+    def constraint_bound(self, prefix):
+        """The search's lower bound on the objective of every list through ``prefix`` that meets
+        the fairness constraint (``inf``: none does; the relaxation and ``fair_loss`` of
+        ``corels_fairness.pxd``), for tests; None without a constraint."""
+        cdef vector[uint16_t] ids = [int(a) for a in prefix]
+        cdef FairScratch* fs = &self.scratch[0].fair
+        cdef double err = 0.0
+        cdef int label
+        cdef size_t k
+        cdef vector[uint64_t] u, v
+        if self.fair.G == 0:
+            return None
+        fair_prefix(&self.fair, &self.pb, ids.data(), ids.size(), fs, fs.prefix, &self.acc[0])
+        if not fair_possible(&self.fair, fs.prefix):
+            return INFINITY
+        u.assign(self.pb.W, 0)
+        v.assign(self.pb.W, 0)
+        problem_context(&self.pb, NULL, 0, u.data(), NULL)
+        for k in range(ids.size()):
+            err += problem_rule(&self.pb, u.data(), u.data(), v.data(), ids[k], &self.acc[0], &label)
+        err += ids.size() * self.pb.lamW + fair_loss(&self.fair, &self.pb, fs, u.data(), fs.prefix)
+        return err / self.pb.total
+
+    @property
+    def constrained(self):
+        """A fairness constraint is on (the support bounds, Theorem 18 and the maps are then off)."""
+        return self.fair.G > 0
+
+    @property
+    def feasible(self):
+        """An incumbent exists (always without a constraint: the empty list)."""
+        return self.best < INFINITY
 
     def take(self, int k):
         """Take up to ``k`` open prefixes off the queue, best key first, to search elsewhere.
@@ -1612,6 +1676,7 @@ cdef class Search:
             "max_spilled": self.disk.max_spilled,
             "max_spill_bytes": self.disk.max_bytes,
             "pruned_reorder": self.tally.reorder,
+            **({"pruned_fairness": self.tally.fairness} if self.fair.G > 0 else {}),
         })
 
     # ------------------------------------------------ the external-memory queue (issue 27)

@@ -103,3 +103,71 @@ def compas():
     from glasswork.data.corels_format import read_corels
 
     return read_corels(COMPAS.with_suffix(".out"), COMPAS.with_suffix(".label"), COMPAS.with_suffix(".minor"))
+
+
+def rule_lists(
+    X: np.ndarray,
+    y: np.ndarray,
+    lam: float,
+    n_classes: int = 2,
+    weights: np.ndarray | None = None,
+    max_len: int | None = None,
+    mult: np.ndarray | None = None,
+) -> list[tuple[float, list[int], np.ndarray]]:
+    """Every rule list over the columns of X (each ordered prefix of distinct antecedents and its
+    default rule): its objective, prefix and predictions, every leaf labelled by its (weighted)
+    majority, ties to the higher class, as the search labels them."""
+    n, M = X.shape
+    w = np.ones(n_classes) if weights is None else np.asarray(weights, float)
+    m = np.ones(n) if mult is None else np.asarray(mult, float)
+    sw = w[y] * m
+    total = sw.sum()
+    cols = X.astype(bool)
+    limit = M if max_len is None else min(M, max_len)
+    out: list[tuple[float, list[int], np.ndarray]] = []
+
+    def leaf(mask: np.ndarray) -> tuple[float, int]:
+        c = np.bincount(y[mask], weights=m[mask], minlength=n_classes) * w
+        label = int(n_classes - 1 - np.argmax(c[::-1]))
+        return float(c.sum() - c[label]), label
+
+    def rec(prefix: list[int], open_: np.ndarray, e: float, pred: np.ndarray) -> None:
+        de, dl = leaf(open_)
+        full = pred.copy()
+        full[open_] = dl
+        out.append(((e + de) / total + lam * len(prefix), list(prefix), full))
+        if len(prefix) == limit:
+            return
+        for j in range(M):
+            if j in prefix:
+                continue
+            cap = open_ & cols[:, j]
+            ce, cl = leaf(cap)
+            nxt = pred.copy()
+            nxt[cap] = cl
+            rec(prefix + [j], open_ & ~cols[:, j], e + ce, nxt)
+
+    rec([], np.ones(n, dtype=bool), 0.0, np.zeros(n, dtype=np.int64))
+    return out
+
+
+def meets(
+    metric: str, at_most: float, y: np.ndarray, pred: np.ndarray, groups: np.ndarray, mult: np.ndarray | None
+) -> bool:
+    """``glasswork.fairness.within`` for every protected group (rows of ``groups``)."""
+    from glasswork import fairness
+
+    return all(fairness.within(metric, at_most, *fairness.group_rates(y, pred, g, mult)) for g in groups)
+
+
+def fair_brute_force(
+    lists: list[tuple[float, list[int], np.ndarray]],
+    y: np.ndarray,
+    metric: str,
+    at_most: float,
+    groups: np.ndarray,
+    mult: np.ndarray | None = None,
+) -> float | None:
+    """The least objective among ``lists`` (``rule_lists``) that meet the constraint, None when none does."""
+    feasible = [obj for obj, _, pred in lists if meets(metric, at_most, y, pred, groups, mult)]
+    return min(feasible) if feasible else None
