@@ -60,7 +60,7 @@ from corels_admit cimport (
 )
 from corels_fairness cimport (
     FairProblem, FairScratch, fair_init, fair_scratch_init, fair_prefix, fair_list_meets, fair_child_possible,
-    fair_possible, fair_loss,
+    fair_possible, fair_loss, fair_redundant,
 )
 from corels_seed cimport PrefixWalk, seed_check, seed_path, node_prefix, walk_start, walk_rule, walk_b0, walk_default
 from corels_threads cimport (
@@ -940,7 +940,7 @@ cdef class Search:
         if self.dense:
             self._dense_context(u, sc)
         if self.fair.G > 0:
-            fair_prefix(&self.fair, &self.pb, path, depth, &sc.fair, sc.fair.prefix, acc)
+            fair_prefix(&self.fair, &self.pb, path, depth, &sc.fair, sc.fair.prefix, acc, True)
         sc.tally.expanded += 1
         for s in range(self.pb.M):
             if in_prefix[s]:
@@ -959,6 +959,9 @@ cdef class Search:
                 any_bits = masked_counts(self.pb.C, W, u, capv, v, lp, P, &self.pb.lclass[0], &self.pb.lshift[0],
                                          acc, cnt)
             wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
+            if self.fair.G > 0 and fair_redundant(&self.pb, &sc.fair, path, depth, s, u, capv, cnt, label, acc):
+                sc.tally.twin += 1
+                continue
             if self.do_support and wv < self.pb.lamW:            # Theorem 10
                 sc.tally.support += 1
                 continue
@@ -1676,7 +1679,7 @@ cdef class Search:
             "max_spilled": self.disk.max_spilled,
             "max_spill_bytes": self.disk.max_bytes,
             "pruned_reorder": self.tally.reorder,
-            **({"pruned_fairness": self.tally.fairness} if self.fair.G > 0 else {}),
+            **({"pruned_fairness": self.tally.fairness, "pruned_twin": self.tally.twin} if self.fair.G > 0 else {}),
         })
 
     # ------------------------------------------------ the external-memory queue (issue 27)

@@ -51,6 +51,8 @@ cdef struct FairProblem:
 
 cdef struct FairScratch:    # one thread's working memory
     vector[uint64_t] u, v, tmp
+    vector[uint64_t] last     # what the prefix's last rule captures (fair_prefix), and its label
+    int last_label
     vector[pair[double, double]] items   # fair_loss's moves: (cost per unit of rate, rate)
     double prefix[FAIR_CELLS]  # the cells the prefix being expanded fixes
 
@@ -81,9 +83,10 @@ cdef inline void fair_add(const FairProblem* fp, const CorelsProblem* pb, const 
 
 
 cdef inline void fair_prefix(const FairProblem* fp, const CorelsProblem* pb, const uint16_t* path, int depth,
-                             FairScratch* fs, double* cells, int64_t* acc) noexcept nogil:
+                             FairScratch* fs, double* cells, int64_t* acc, bint expanding=False) noexcept nogil:
     """The cells the prefix ``path[:depth]`` fixes (each rule predicting its majority label, as the
-    search labels it); what it leaves uncaptured is left in ``fs.u``."""
+    search labels it); what it leaves uncaptured is left in ``fs.u``, and when ``expanding``
+    what its last rule captures in ``fs.last`` (``fair_redundant``)."""
     cdef double cnt[MAX_CLASSES]
     cdef int i, k, label
     cdef uint64_t* u = &fs.u[0]
@@ -95,6 +98,58 @@ cdef inline void fair_prefix(const FairProblem* fp, const CorelsProblem* pb, con
         problem_rule(pb, u, u, v, path[k], acc, &label)
         problem_counts(pb, v, LABELS, cnt, acc)
         fair_add(fp, pb, v, cnt, label, cells, &fs.tmp[0], acc)
+    if expanding:
+        for i in range(pb.W):
+            fs.last[i] = v[i] if depth > 0 else 0
+        fs.last_label = label if depth > 0 else -1
+
+
+cdef inline int _label(const CorelsProblem* pb, const uint64_t* rows, int64_t* acc) noexcept nogil:
+    cdef double cnt[MAX_CLASSES]
+    cdef double correct
+    cdef int label
+    problem_counts(pb, rows, LABELS, cnt, acc)
+    weighted_majority(pb.C, pb.weights, cnt, &correct, &label)
+    return label
+
+
+cdef inline bint fair_redundant(const CorelsProblem* pb, FairScratch* fs, const uint16_t* path, int depth,
+                                int t, const uint64_t* u, const uint64_t* capv, const double* cnt, int label,
+                                int64_t* acc) noexcept nogil:
+    """The child ``path[:depth] + (t,)`` (capturing ``cnt``, labelled ``label``; ``u``: what its
+    parent leaves open) has a twin the search keeps: ``t`` captures no row (the list without it
+    predicts every row alike, with one rule less), or ``t`` has a smaller id than the last rule
+    ``p`` and swapping the two predicts every row alike (they capture disjoint rows there, or
+    the rows both capture get one label either way and neither rule's label changes): the same
+    list, so the same objective and the same figures (docs/maintainers/corels-fairness.md,
+    "Twins"). Sound under the constraint, as it compares equal predictions only."""
+    cdef int i, lt2, lp2
+    cdef bint overlap = False
+    cdef uint64_t* x = &fs.tmp[0]
+    if cnt[0] + cnt[1] == 0:
+        return True
+    if depth == 0 or t > path[depth - 1]:
+        return False
+    for i in range(pb.W):
+        if capv[i] & fs.last[i]:
+            overlap = True
+            break
+    if not overlap:
+        return True
+    if fs.last_label != label:          # the overlap would change hands between the two labels
+        return False
+    for i in range(pb.W):               # t first: it captures the overlap too
+        x[i] = capv[i] & (u[i] | fs.last[i])
+    lt2 = _label(pb, x, acc)
+    if lt2 != label:
+        return False
+    for i in range(pb.W):               # p after t: what is left of its rows
+        x[i] = fs.last[i] & ~capv[i]
+    for i in range(pb.W):
+        if x[i]:
+            lp2 = _label(pb, x, acc)
+            return lp2 == fs.last_label
+    return True
 
 
 cdef inline double _ratio(double num, double den, bint* defined) noexcept nogil:
@@ -331,6 +386,7 @@ cdef inline int fair_init(FairProblem* fp, const CorelsProblem* pb, object group
 cdef inline void fair_scratch_init(FairScratch* fs, int W, int U) except *:
     fs.items.resize(max(U, 1))
     fs.u.assign(W, 0)
+    fs.last.assign(W, 0)
     fs.v.assign(W, 0)
     fs.tmp.assign(W, 0)
 
