@@ -134,3 +134,52 @@ def headline(document: dict[str, Any] | None) -> dict[str, float]:
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 out[f"{part}_{metric}"] = float(value)
     return out
+
+
+def constraint_figures(spec: SolverSpec, problem: Problem, pred: np.ndarray) -> list[tuple[str, float | None, bool]]:
+    """Per protected group, the figure ``constraints.fairness`` holds of the predictions ``pred``
+    on the training rows and whether it meets the limit (``fairness.within``: an undefined figure
+    does not); ``[]`` for a spec without the constraint."""
+    from glasswork.spec_models import FairnessConstraint
+
+    limit = getattr(spec.constraints, "fairness", None)
+    if not isinstance(limit, FairnessConstraint) or spec.fairness is None:
+        return []
+    out = []
+    for group in groups(spec.fairness, problem.audit):
+        protected, reference = fairness.group_rates(problem.y, pred, group.mask, problem.sample_weight)
+        figure = fairness.prediction_metrics(protected, reference)[limit.metric]
+        out.append((group.label, figure, fairness.within(limit.metric, limit.at_most, protected, reference)))
+    return out
+
+
+def unfairness(spec: SolverSpec, problem: Problem, pred: np.ndarray) -> float | None:
+    """The constrained metric of ``pred`` on the training rows, the worst over the groups (a
+    frontier point's unfairness); ``None`` when it is undefined for a group or nothing is
+    constrained."""
+    figures = [figure for _, figure, _ in constraint_figures(spec, problem, pred)]
+    if not figures or any(figure is None for figure in figures):
+        return None
+    return max(figure for figure in figures if figure is not None)
+
+
+def constraint_breach(spec: SolverSpec, problem: Problem, model: Model) -> str | None:
+    """What of ``constraints.fairness`` the solver's model breaks on the training rows, as a
+    phrase (``breaks constraints.fairness (statistical_parity <= 0.05): 0.21 for race = b``), or
+    ``None`` when it meets it. The run path asks it of every constrained result, as the
+    certificate's own checks, so a solver's claim is never trusted."""
+    from glasswork.spec_models import FairnessConstraint
+
+    limit = getattr(spec.constraints, "fairness", None)
+    if not isinstance(limit, FairnessConstraint):
+        return None
+    broken = [
+        f"{'undefined' if figure is None else f'{figure:.6g}'} for {label}"
+        for label, figure, ok in constraint_figures(spec, problem, np.asarray(model.predict(problem.X)))
+        if not ok
+    ]
+    if not broken:
+        return None
+    return f"breaks constraints.fairness ({limit.metric} <= {limit.at_most:g}) on the training rows: " + "; ".join(
+        broken
+    )

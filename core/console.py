@@ -262,8 +262,10 @@ def render_outcome(outcome: RunOutcome, console: Console) -> None:
     )
     console.print()
     console.print("[bold]Model[/bold]")
-    # the model as its plugin draws it (the render_model hook), else its own text
-    console.print(model_view(result.model.to_dict(), result.model.to_text()))
+    if result.model is None:  # no model meets the constraints: the reason, in the status' colour
+        console.print(plain_text(outcome.no_model, "red" if cert.status.value == "infeasible" else "yellow"))
+    else:  # the model as its plugin draws it (the render_model hook), else its own text
+        console.print(model_view(result.model.to_dict(), result.model.to_text()))
     console.print()
 
     certificate = Table.grid(padding=(0, 2))

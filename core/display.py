@@ -67,8 +67,10 @@ def model_view(
     compact: bool = False,
     stats: dict[str, Any] | None = None,
     registry: Registry | None = None,
+    absent: str | None = None,
 ) -> RenderableType:
-    """The structured view of a model from its plugin's ``render_model``, else its own text.
+    """The structured view of a model from its plugin's ``render_model``, else its own text;
+    ``absent`` says why there is none (``glasswork.result.no_model_reason``), else "no model yet".
 
     A renderer that fails (a model stored by an older version, a plugin bug) never hides the
     model: its text is shown, under a note saying which renderer failed.
@@ -95,4 +97,4 @@ def model_view(
     if text:  # the model's own text: data, shown as it is written, never as markup or control codes
         shown = Text(terminal_text(text, newlines=True))
         return Group(note, shown) if note is not None else shown
-    return Text("(no model yet)", style="dim")
+    return Text(terminal_text(absent), style="yellow") if absent else Text("(no model yet)", style="dim")

@@ -4,7 +4,9 @@
 workers all ask ``run_failure`` rather than each naming the error classes: a bad spec or bad data
 is exit 2 (nothing runs, nothing is written), a store that cannot be used or a solver that failed
 is exit 1, an interrupt is 130; reading the data past ``limits.time`` or ``limits.memory`` is a
-run stopped at its limit before the search (exit 0, as every stopped run, with no model).
+run stopped at its limit before the search (exit 0, as every stopped run, with no model). A run
+whose constraints no model meets is a finished run, not a failure: status ``infeasible`` (a proof),
+or a stop status with no model yet, exit 0 (it never reaches this module; ``run`` says why).
 Anything else is a bug of ours or a plugin's (``expected`` is false): exit 1, with the
 exception's type in the message.
 """

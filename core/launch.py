@@ -27,6 +27,7 @@ from glasswork.spec import LoadedSpec, SolverSpec, SpecError, load_spec
 if TYPE_CHECKING:
     from glasswork.data import DataError, Problem
     from glasswork.registry import Registry
+    from glasswork.result import Model
     from glasswork.solver import ClusterExecutor, Solver
     from glasswork.store import RunStore, StoreSink
 
@@ -223,11 +224,17 @@ class Launch:
             result, elapsed, interrupted = runner.solve(
                 solver, problem, limits, active, self.executor, plugin=self.registry.plugin_of(solver.name)
             )
-            fault = model_contract_fault(result.model)
+            fault = None if result.model is None else model_contract_fault(result.model)
             if fault is not None:  # the plugin's omission, named before metrics or the store trip on it
                 raise SolverFailure(
                     f"solver {solver.name!r} from {self.registry.plugin_of(solver.name)} {fault}: "
                     "a fault in that plugin, not in the spec; its authors can fix it (docs/plugins.md, 'Models')"
+                )
+            breach = None if result.model is None else _constraint_breach(spec, problem, result.model)
+            if breach is not None:  # a claim the product checks itself, as the certificate's
+                raise SolverFailure(
+                    f"solver {solver.name!r} from {self.registry.plugin_of(solver.name)} returned a model that "
+                    f"{breach}: a fault in that plugin, not in the spec; its authors can fix it"
                 )
             outcome = RunOutcome(info, result, elapsed, peak_memory(), problem, interrupted=interrupted)
             _add_metrics(outcome, problem)
@@ -285,6 +292,8 @@ def _add_metrics(outcome: RunOutcome, problem: Problem) -> None:
     from glasswork import metrics
 
     model = outcome.result.model
+    if model is None:  # no model meets the constraints (infeasible, or none found before a stop)
+        return
     computed = metrics.evaluate(model, problem.X, problem.y, "train_", problem.sample_weight)
     if problem.X_test is not None and problem.y_test is not None:
         computed.update(metrics.evaluate(model, problem.X_test, problem.y_test, "test_", problem.test_sample_weight))
@@ -302,10 +311,23 @@ def _audit(spec: SolverSpec, problem: Problem, outcome: RunOutcome) -> dict[str,
     """The fairness audit of the model (``fairness:``), from its predictions, whatever the solver."""
     from glasswork import audit
 
+    if outcome.result.model is None:
+        return None
     try:
         return audit.figures(spec, problem, outcome.result.model)
     except Exception as exc:  # a model that cannot predict: the run is still recorded, and says why
         return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def _constraint_breach(spec: SolverSpec, problem: Problem, model: Model) -> str | None:
+    """What of its fairness constraint the solver's model breaks (``audit.constraint_breach``);
+    a model that cannot predict is named as the plugin's fault too."""
+    from glasswork import audit
+
+    try:
+        return audit.constraint_breach(spec, problem, model)
+    except Exception as exc:
+        return f"cannot be checked against constraints.fairness ({type(exc).__name__}: {exc})"
 
 
 def _split_of(problem: Problem) -> dict[str, Any] | None:

@@ -82,6 +82,15 @@ class RunOutcome:
     def status(self) -> Status:
         return self.result.certificate.status
 
+    @property
+    def no_model(self) -> str | None:
+        """Why the run has no model (``glasswork.result.no_model_reason``), ``None`` when it has one."""
+        if self.result.model is not None:
+            return None
+        from glasswork.result import no_model_reason
+
+        return no_model_reason(self.status, self.info.spec.get("constraints"))
+
     def to_dict(self) -> dict[str, Any]:
         """The machine-readable result document (``glasswork run --json``)."""
         doc = self.result.to_dict()
@@ -101,12 +110,13 @@ class RunOutcome:
                 **doc["stats"],
                 "elapsed": round(self.elapsed, 6),
                 "peak_memory": self.peak_memory,
-                "model_size": self.result.model.size,
+                "model_size": None if self.result.model is None else self.result.model.size,
             },
             "spec_hash": self.info.spec_hash,
             "data_fingerprint": self.info.data_fingerprint,
             **self._rashomon(),
             **({} if self.fairness is None else {"fairness": self.fairness}),
+            **({} if self.no_model is None else {"no_model": self.no_model}),
         }
 
     def _rashomon(self) -> dict[str, Any]:
@@ -264,6 +274,8 @@ def finish_of_stored(details: dict[str, Any]) -> Record | None:
     }
     if details.get("fairness") is not None:
         result["fairness"] = details["fairness"]
+    if details.get("no_model") is not None:
+        result["no_model"] = details["no_model"]
     if details.get("rashomon") is not None:  # the set in summary, its multiplicity figures included;
         result["rashomon"] = dict(details["rashomon"])  # the members are rows (RunStore.rashomon_members)
     return {"kind": "finish", "run_id": details.get("run_id"), "result": result}

@@ -235,6 +235,18 @@ def certificate_words(details: dict[str, Any]) -> str:
     figures = f"objective {_num(objective)}, lower bound {_num(bound)}"
     if status == "optimal":
         return f"<b>Proven optimal.</b> No model of this kind scores better on the training objective ({figures})."
+    if status == "infeasible":
+        return (
+            "<b>Proven infeasible.</b> The whole search space was searched and no model of this kind "
+            "meets the constraints."
+        )
+    if objective is None and details.get("no_model"):
+        return (
+            f"<b>No model yet.</b> The search ended ({esc(status)}) before any model met the constraints; "
+            f"every model that meets them has a training objective of at least {_num(bound)}."
+            if bound is not None
+            else f"<b>No model yet.</b> The search ended ({esc(status)}) before any model met the constraints."
+        )
     if gap is not None and math.isfinite(gap) and objective is not None and bound is not None:
         how = (
             "a heuristic found this model and a proven lower bound measures it"
@@ -504,17 +516,21 @@ def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]], regi
 
         registry = get_registry()
     model = next((m for m in details.get("models") or [] if m.get("model")), None)
-    if model is None:
+    no_model = details.get("no_model")
+    if model is None and not no_model:
         raise ExportError(
             f"run {details.get('run_id', '?')[:12]} has no model to report (state {details.get('state')})"
         )
-    try:
-        drawing = export_run(details, "html", registry=registry)
-    except ExportError:  # a plugin without a drawing: its table, else the model's text
+    if model is None:  # infeasible, or stopped before any model met the constraints: the card says why
+        drawing = f"<p><b>No model.</b> {esc(no_model)}.</p>"
+    else:
         try:
-            drawing = f"<pre>{esc(export_run(details, 'markdown', registry=registry))}</pre>"
-        except ExportError:
-            drawing = f"<pre>{esc(model.get('text') or '')}</pre>"
+            drawing = export_run(details, "html", registry=registry)
+        except ExportError:  # a plugin without a drawing: its table, else the model's text
+            try:
+                drawing = f"<pre>{esc(export_run(details, 'markdown', registry=registry))}</pre>"
+            except ExportError:
+                drawing = f"<pre>{esc(model.get('text') or '')}</pre>"
     metrics = details.get("metrics") or {}
     names = sorted({k.split("_", 1)[1] for k in metrics if k.startswith(("train_", "test_"))})
     rows = "".join(
@@ -527,7 +543,8 @@ def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]], regi
     yaml = YAML()
     yaml.default_flow_style = False
     yaml.dump(_without_nulls(details.get("spec") or {}), buffer)
-    title = f"{details.get('name')}: {model.get('kind', 'model').replace('_', ' ')}"
+    kind = "no model" if model is None else str(model.get("kind", "model")).replace("_", " ")
+    title = f"{details.get('name')}: {kind}"
     parts = [
         f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{esc(title)}</title>"
         f"<style>{STYLE}</style></head><body>",
@@ -537,7 +554,7 @@ def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]], regi
         f"<h2>Certificate</h2><p>{certificate_words(details)}</p>",
         f"<h2>Model</h2>{drawing}",
         f"<h2>Metrics</h2><table><tr><th></th><th>train</th><th>test</th></tr>{rows}</table>" if rows else "",
-        _curves(details, registry),
+        "" if model is None else _curves(details, registry),
         rashomon_section(SetSummary.from_dict(details["rashomon"]) if details.get("rashomon") else None),
         fairness_section(details.get("fairness")),
         f"<h2>Search</h2><figure>{trajectory}<figcaption>{_search_caption(trajectory)}</figcaption></figure>"

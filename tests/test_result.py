@@ -123,3 +123,44 @@ def test_prediction_fingerprints_compare_predictions_not_their_dtype():
     assert a == prediction_fingerprint(np.array([0, 1, 1, 0], dtype=np.int64))
     assert a != prediction_fingerprint(np.array([0, 1, 0, 0]))
     assert prediction_fingerprint(np.array(["yes", "no"])) != prediction_fingerprint(np.array(["no", "yes"]))
+
+
+def _model():
+    from toy_plugin import Stump
+
+    return Stump(None, "", 0, 0, np.array([0, 1]), np.array([0.5, 0.5]), np.array([0.5, 0.5]))
+
+
+def test_infeasible_is_a_proof_with_no_model_and_no_objective():
+    from glasswork.result import Result, no_model_reason
+
+    cert = Certificate(status=Status.INFEASIBLE, objective=None)
+    assert cert.proven and cert.gap is None
+    result = Result(None, cert)
+    doc = result.to_dict()
+    assert doc["status"] == "infeasible" and doc["model"] is None and doc["model_text"] is None
+    with pytest.raises(CertificateError, match="objective"):
+        Certificate(status=Status.INFEASIBLE, objective=0.3)
+    with pytest.raises(CertificateError, match="returned a model"):
+        Result(_model(), cert)
+    reason = no_model_reason("infeasible", {"fairness": {"metric": "statistical_parity", "at_most": 0.05}})
+    assert reason.startswith("no model meets constraints.fairness (statistical_parity <= 0.05): proven infeasible")
+
+
+@pytest.mark.parametrize("status", [Status.STOPPED_TIME, Status.STOPPED_NODES, Status.STOPPED_MEMORY, Status.CANCELLED])
+def test_a_stopped_search_may_have_no_model_yet(status):
+    from glasswork.result import Result, no_model_reason
+
+    result = Result(None, Certificate(status=status, objective=None, lower_bound=0.2))
+    assert result.to_dict()["lower_bound"] == 0.2 and result.to_dict()["model"] is None
+    with pytest.raises(CertificateError, match="objective 0.3 of none"):
+        Result(None, Certificate(status=status, objective=0.3, lower_bound=0.2))
+    assert "before finding a model that meets the spec's constraints" in no_model_reason(status, None)
+
+
+@pytest.mark.parametrize("status", [Status.OPTIMAL, Status.HEURISTIC])
+def test_a_finished_search_always_has_a_model(status):
+    from glasswork.result import Result
+
+    with pytest.raises(CertificateError, match="has no model"):
+        Result(None, Certificate(status=status, objective=0.5, lower_bound=0.5))

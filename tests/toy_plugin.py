@@ -12,6 +12,12 @@ the ``rashomon`` command, multiplicity figures, the TUI) is tested without a com
 ``search.rashomon_stop_after`` stops that enumeration after so many members, as a limit would;
 ``search.rashomon_batch`` reports it that many members at a time, ``step_seconds`` apart, so a
 monitor sees the set grow.
+
+``constraints.fairness`` restricts it to the models that meet the limit on the training rows,
+found by brute force over the same class: the best of them with a proof, or ``infeasible`` with
+no model when none does; ``endless`` under a constraint finds none before it is stopped (a
+stopped run with no model). ``behaviour: unfair`` ignores the constraint and still claims a
+proof, a plugin fault the run path must refuse.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
+from glasswork.spec_models import FairnessConstraint
 from glasswork import (
     Certificate,
     RashomonMember,
@@ -50,8 +57,12 @@ class ToyObjective(StrictModel):
 IGNORING_STOP = threading.Event()
 
 
+class ToyConstraints(StrictModel):
+    fairness: FairnessConstraint | None = None
+
+
 class ToySearch(StrictModel):
-    behaviour: Literal["exact", "endless", "raise", "bad_result", "ignore_stop", "die"] = "exact"
+    behaviour: Literal["exact", "endless", "raise", "bad_result", "ignore_stop", "die", "unfair"] = "exact"
     step_seconds: float = Field(0.005, gt=0, le=5, description="Sleep per step when endless.")
     rashomon_stop_after: int | None = Field(None, ge=0, description="Stop the set's enumeration after so many.")
     rashomon_batch: int | None = Field(None, ge=1, description="Report the set so many members at a time.")
@@ -60,6 +71,7 @@ class ToySearch(StrictModel):
 class ToySpec(SolverSpec):
     solver: Literal["toy"]
     objective: ToyObjective = Field(default_factory=ToyObjective)
+    constraints: ToyConstraints = Field(default_factory=ToyConstraints)
     search: ToySearch = Field(default_factory=ToySearch)
 
 
@@ -183,6 +195,30 @@ def toy_rashomon_set(problem: Problem, spec: ToySpec, optimum: float, ctx: Solve
     )
 
 
+def meets(problem: Problem, spec: ToySpec, model: Stump) -> bool:
+    """Whether ``model`` meets ``constraints.fairness`` on the training rows, every group."""
+    from glasswork import audit, fairness
+
+    limit = spec.constraints.fairness
+    if limit is None or spec.fairness is None:
+        return True
+    pred = model.predict(problem.X)
+    for group in audit.groups(spec.fairness, problem.audit):
+        protected, reference = fairness.group_rates(problem.y, pred, group.mask, problem.sample_weight)
+        if not fairness.within(limit.metric, limit.at_most, protected, reference):
+            return False
+    return True
+
+
+def best_fair_stump(problem: Problem, spec: ToySpec) -> tuple[Stump, float] | None:
+    """The best model of the toy's class that meets the constraint, by brute force; ``None``
+    when none does."""
+    for objective, model in every_stump(problem, spec.objective.regularization):
+        if meets(problem, spec, model):
+            return model, objective
+    return None
+
+
 class ToySolver(Solver):
     name = "toy"
     version = "1.0"
@@ -199,7 +235,12 @@ class ToySolver(Solver):
             os.kill(os.getpid(), signal.SIGKILL)
         if behaviour == "bad_result":
             return "not a result"  # type: ignore[return-value]
+        constrained = spec.constraints.fairness is not None
+        if constrained and behaviour == "exact":
+            return self._constrained(problem, spec, ctx)
         model, objective = best_stump(problem, spec.objective.regularization)
+        if behaviour == "unfair":  # the unconstrained best, claimed optimal under the constraint
+            return Result(model, Certificate(status=Status.OPTIMAL, objective=objective, lower_bound=objective))
         ctx.incumbent(objective, model, nodes=problem.n_features)
         if behaviour == "exact":
             status = ctx.check(problem.n_features) or Status.OPTIMAL
@@ -234,9 +275,23 @@ class ToySolver(Solver):
             status = ctx.check(nodes)
             if status is not None:
                 break
-            ctx.progress(objective=objective, lower_bound=0.0, nodes=nodes, queue=nodes % 7)
+            ctx.progress(objective=None if constrained else objective, lower_bound=0.0, nodes=nodes, queue=nodes % 7)
             time.sleep(spec.search.step_seconds)
+        if constrained:  # stopped before any model met the constraint: no model, the bound so far
+            return Result(None, Certificate(status=status, objective=None, lower_bound=0.0), stats={"nodes": nodes})
         return Result(model, Certificate(status=status, objective=objective, lower_bound=0.0), stats={"nodes": nodes})
+
+    def _constrained(self, problem: Problem, spec: ToySpec, ctx: SolveContext) -> Result:
+        nodes = 2 * problem.n_features + 2
+        found = best_fair_stump(problem, spec)
+        if found is None:
+            ctx.progress(nodes=nodes)
+            return Result(None, Certificate(status=Status.INFEASIBLE, objective=None), stats={"nodes": nodes})
+        model, objective = found
+        ctx.incumbent(objective, model, nodes=nodes)
+        status = ctx.check(nodes) or Status.OPTIMAL
+        lower = objective if status is Status.OPTIMAL else 0.0
+        return Result(model, Certificate(status=status, objective=objective, lower_bound=lower), stats={"nodes": nodes})
 
 
 @hookimpl

@@ -76,7 +76,7 @@ class CompareScreen(Screen[None]):
                     yield Static(
                         Group(
                             plain_text(f"{doc['run_id'][:8]} {doc['name']}", "bold"),
-                            model_view(state.model, state.model_text, compact=True),
+                            model_view(state.model, state.model_text, compact=True, absent=state.no_model),
                         )
                     )
         yield Footer()

@@ -65,6 +65,7 @@ class MonitorScreen(Screen[None]):
         self.state = RunState()
         self._gw_shown_messages = 0
         self._gw_model_seen: Any = object()  # never a model: the first refresh draws the box
+        self._gw_absent_seen: str | None = None  # why a finished run has no model, once drawn
         self._gw_closing = False
         self._gw_failed = False
         self._gw_left = False
@@ -156,10 +157,12 @@ class MonitorScreen(Screen[None]):
         )
         self.query_one("#counters", Static).update(self._counters())
         self._panels()
-        if s.model is not self._gw_model_seen:
-            self._gw_model_seen = s.model
+        if s.model is not self._gw_model_seen or s.no_model != self._gw_absent_seen:
+            self._gw_model_seen, self._gw_absent_seen = s.model, s.no_model
             title = Text("best model" if s.finished else "current best model", style="bold")
-            self.query_one("#model", Static).update(Group(title, model_view(s.model, s.model_text, compact=True)))
+            self.query_one("#model", Static).update(
+                Group(title, model_view(s.model, s.model_text, compact=True, absent=s.no_model))
+            )
         self.query_one(RashomonPanel).show(
             s.rashomon, finished=s.finished, run_name=s.name, solver=s.solver, points=s.rashomon_points
         )
@@ -321,7 +324,11 @@ def exit_summary(state: RunState, source: OwnedRun | FollowedRun, *, asked_to_st
     if state.info or state.finished:
         lines += [Text(""), Text("Model", style="bold")]
         stats = (state.result or {}).get("stats") or {}
-        lines.append(model_view(state.model, state.model_text, stats=stats if isinstance(stats, dict) else {}))
+        lines.append(
+            model_view(
+                state.model, state.model_text, stats=stats if isinstance(stats, dict) else {}, absent=state.no_model
+            )
+        )
     certificate = Table.grid(padding=(0, 2))
     status = state.status if state.finished else "running"
     certificate.add_row("status", Text(status, style="green" if status == "optimal" else "yellow"))

@@ -101,7 +101,8 @@ class RunScreen(Screen[None]):
             with VerticalScroll(id="model-box"):
                 yield Static(
                     Group(
-                        Text("model", style="bold"), model_view(self.state.model, self.state.model_text, compact=True)
+                        Text("model", style="bold"),
+                        model_view(self.state.model, self.state.model_text, compact=True, absent=self.state.no_model),
                     ),
                     id="model",
                 )

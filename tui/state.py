@@ -163,6 +163,15 @@ class RunState:
         return str(self.result.get("status"))
 
     @property
+    def no_model(self) -> str | None:
+        """Why the finished run has no model (infeasible, or stopped before any met the
+        constraints: ``glasswork.result.no_model_reason``), ``None`` otherwise."""
+        if self.model is not None or self.result is None:
+            return None
+        reason = self.result.get("no_model")
+        return reason if isinstance(reason, str) else None
+
+    @property
     def best_objective(self) -> float | None:
         if self.result is not None and finite(self.result.get("objective")) is not None:
             return float(self.result["objective"])

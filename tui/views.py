@@ -28,7 +28,13 @@ def fmt_rate(value: float | None) -> str:
 
 
 def model_view(
-    model: dict[str, Any] | None, text: str | None = None, *, compact: bool = False, stats: dict[str, Any] | None = None
+    model: dict[str, Any] | None,
+    text: str | None = None,
+    *,
+    compact: bool = False,
+    stats: dict[str, Any] | None = None,
+    absent: str | None = None,
 ) -> RenderableType:
-    """The model as its plugin draws it (see ``glasswork.display.model_view``)."""
-    return _model_view(model, text, compact=compact, stats=stats)
+    """The model as its plugin draws it (see ``glasswork.display.model_view``); ``absent``: why
+    a finished run has none."""
+    return _model_view(model, text, compact=compact, stats=stats, absent=absent)

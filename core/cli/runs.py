@@ -148,6 +148,9 @@ def runs_show(run_ref: str, db: str | None, as_json: bool) -> None:
     for model in doc["models"]:
         console.print(Text.assemble("\n", ("Model", "bold"), plain_text(f" ({model['kind']})")))
         console.print(model_view(model["model"], model["text"]))
+    if doc.get("no_model"):  # infeasible, or stopped before any model met the constraints
+        console.print("\n[bold]Model[/bold]")
+        console.print(plain_text(f"  {doc['no_model']}"))
     from glasswork.console import fairness_tables
 
     for table in fairness_tables(doc.get("fairness")):

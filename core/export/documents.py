@@ -102,6 +102,8 @@ def member_details(
 def _model_of(details: dict[str, Any]) -> dict[str, Any]:
     model = next((m.get("model") for m in details.get("models") or [] if m.get("model")), None)
     if model is None:
+        if details.get("no_model"):  # the run ended without one (infeasible, or stopped before any): say why
+            raise ExportError(f"run {str(details.get('run_id'))[:12]} has no model to export: {details['no_model']}")
         raise ExportError(
             f"run {str(details.get('run_id'))[:12]} has no model "
             f"(state {details.get('state')}{': ' + details['error'] if details.get('error') else ''})"

@@ -293,7 +293,7 @@ def _check_event(record: dict[str, Any]) -> None:
 
 
 def _check_finish(record: dict[str, Any], run_id: str) -> None:
-    from glasswork.result import Status
+    from glasswork.result import NO_MODEL_STATUSES, Status
 
     if record.get("run_id") != run_id:
         raise JournalRefused(f"(the finish record) names run {str(record.get('run_id'))[:40]!r}, not {run_id!r}")
@@ -312,8 +312,11 @@ def _check_finish(record: dict[str, Any], run_id: str) -> None:
         value = result.get(key)
         if value is not None and not _is_number(value):
             raise JournalRefused(f"(the finish record) has a {key!r} that is not a number")
-    if not isinstance(result.get("model"), dict):
-        raise JournalRefused("(the finish record) has no model")
+    if result.get("model") is None:  # only a run that ended with no model meeting its constraints has none
+        if result["status"] not in {s.value for s in NO_MODEL_STATUSES}:
+            raise JournalRefused("(the finish record) has no model")
+    elif not isinstance(result["model"], dict):
+        raise JournalRefused("(the finish record) has a model that is not an object")
     if result.get("model_text") is not None and not isinstance(result["model_text"], str):
         raise JournalRefused("(the finish record) has a model_text that is not text")
     stats = result.get("stats", {})

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from glasswork.record import RunInfo
-from glasswork.result import Status, relative_gap
+from glasswork.result import Status, relative_gap, stored_no_model_reason
 from glasswork.store import rashomon
 from glasswork.store.schema import (
     EVENT_COLUMNS,
@@ -217,10 +217,11 @@ def _finish(con: duckdb.DuckDBPyConnection, run_id: str, result: dict[str, Any],
     )
     if result.get("fairness") is not None:
         con.execute("UPDATE runs SET fairness = ? WHERE run_id = ?", [json_text(result["fairness"]), run_id])
-    con.execute(
-        "INSERT INTO artifacts VALUES (?, 'model', ?, ?, ?)",
-        [run_id, result["model"].get("kind"), json_text(result["model"]), result.get("model_text")],
-    )
+    if result.get("model") is not None:  # none when no model meets the constraints (infeasible, stopped)
+        con.execute(
+            "INSERT INTO artifacts VALUES (?, 'model', ?, ?, ?)",
+            [run_id, result["model"].get("kind"), json_text(result["model"]), result.get("model_text")],
+        )
     metrics = [
         (run_id, k, finite_or_none(v))
         for k, v in result.get("metrics", {}).items()
@@ -416,6 +417,10 @@ def details(con: duckdb.DuckDBPyConnection, run_id: str, where: Path) -> dict[st
     doc["spec_path"] = spec_path
     if fairness:  # a run without an audit reads as before
         doc["fairness"] = json.loads(fairness)
+    if not any(m["model"] for m in doc["models"]):  # infeasible, or stopped before any model met the constraints
+        no_model = stored_no_model_reason(doc.get("status"), doc.get("spec"))
+        if no_model is not None:
+            doc["no_model"] = no_model
     doc["n_events"] = first_row(con, "SELECT count(*) FROM events WHERE run_id = ?", [run_id])[0]
     summary = rashomon.set_summary(con, run_id)
     if summary is not None:  # a run without a set reads as before

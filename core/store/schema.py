@@ -42,6 +42,7 @@ BLOCK_BYTES = 262144  # DuckDB's default block size, which glasswork never chang
 
 STATE_OF_STATUS = {
     Status.OPTIMAL: "finished",
+    Status.INFEASIBLE: "finished",  # a proof that no model meets the constraints: a finished run
     Status.HEURISTIC: "finished",
     Status.STOPPED_TIME: "stopped",
     Status.STOPPED_NODES: "stopped",

@@ -109,6 +109,17 @@ class SolverContract:
         """The problem to solve; by default the spec's own ``data:`` section, loaded."""
         return load_problem(spec.data)
 
+    def constrained_spec_document(self) -> dict[str, Any] | None:
+        """A small spec with a constraint some models meet (``constraints.fairness`` for a solver
+        that accepts it), or ``None`` (the default: the constraint tests are skipped). The contract
+        runs it through the run path, which refuses a model that breaks its constraint."""
+        return None
+
+    def infeasible_spec_document(self) -> dict[str, Any] | None:
+        """A small spec whose constraints no model meets, or ``None`` (skipped): its solve must end
+        ``infeasible``, with no model and no objective (docs/plugins.md, 'No model')."""
+        return None
+
     def rashomon_spec_document(self) -> dict[str, Any]:
         """A spec asking for a Rashomon set (solvers with ``supports_rashomon``): by default
         ``spec_document`` with ``rashomon: {epsilon: 0.05, max_models: 3}``. The contract solves it
@@ -199,6 +210,7 @@ class SolverContract:
         result, _, problem = self._solve()
         assert isinstance(result, Result)
         model = result.model
+        assert model is not None, f"an unconstrained solve ended with no model (status {result.certificate.status})"
         fault = model_contract_fault(model)
         assert fault is None, f"the solver {fault} (see docs/plugins.md, 'Models')"
         assert isinstance(model, Model)
@@ -214,6 +226,7 @@ class SolverContract:
 
     def test_model_renders_as_text_and_json(self) -> None:
         result, _, _ = self._solve()
+        assert result.model is not None, "an unconstrained solve ended with no model"
         text = result.model.to_text()
         assert isinstance(text, str) and text.strip()
         doc = result.model.to_dict()
@@ -243,6 +256,7 @@ class SolverContract:
         first, _, _ = self._solve()
         second, _, _ = self._solve()
         assert first.certificate.objective == second.certificate.objective
+        assert first.model is not None and second.model is not None
         assert first.model.to_dict() == second.model.to_dict()
 
     # -- stopping -----------------------------------------------------------------------------
@@ -256,11 +270,13 @@ class SolverContract:
         result, seconds = self._stopped(StopReason.CANCEL)
         assert seconds < STOP_LATENCY
         assert result.certificate.status in (Status.CANCELLED, Status.OPTIMAL), result.certificate
+        check_no_model(result)
 
     def test_time_limit_reports_stopped_time(self) -> None:
         result, seconds = self._stopped(StopReason.TIME)
         assert seconds < STOP_LATENCY
         assert result.certificate.status in (Status.STOPPED_TIME, Status.OPTIMAL), result.certificate
+        check_no_model(result)
 
     def test_runs_through_the_run_path(self) -> None:
         spec = self._spec()
@@ -268,6 +284,52 @@ class SolverContract:
         assert outcome.info.solver == self.solver_class.name
         assert outcome.result.metrics, "the runner attaches train metrics"
         json.dumps(outcome.to_dict(), allow_nan=False)
+
+    # -- constraints (solvers that take constraints.fairness, or any constraint a model may miss) --
+
+    def _constrained(self, document: dict[str, Any] | None, what: str) -> dict[str, Any]:
+        if document is None:
+            import pytest
+
+            pytest.skip(f"no {what}_spec_document: override it to check the solver's constraint")
+        return document
+
+    def test_constrained_run_meets_its_constraint(self) -> None:
+        """Through the run path, which recomputes a constrained model's figure on the training
+        rows and refuses one that breaks it: the run ends, with a model that meets the constraint
+        or a status that says why there is none."""
+        document = self._constrained(self.constrained_spec_document(), "constrained")
+        spec = self._spec(document)
+        outcome = Launch(spec, no_store=True, registry=self._registry(), problem=self.problem(spec)).run()
+        check_no_model(outcome.result)
+        if outcome.result.model is None:
+            assert outcome.no_model, "a run without a model says why"
+        json.dumps(outcome.to_dict(), allow_nan=False)
+
+    def test_constrained_stop_may_end_without_a_model(self) -> None:
+        """A constrained solve stopped at once returns promptly: its best model that meets the
+        constraints, or none yet (status stopped_time, no objective, the bound so far)."""
+        document = self._constrained(self.constrained_spec_document(), "constrained")
+        started = time.monotonic()
+        result, _, _ = self._solve(stop=StopReason.TIME, document=document)
+        assert time.monotonic() - started < STOP_LATENCY
+        status = result.certificate.status
+        assert status in (Status.STOPPED_TIME, Status.OPTIMAL, Status.INFEASIBLE), result.certificate
+        check_no_model(result)
+
+    def test_infeasible_constraints_end_infeasible(self) -> None:
+        document = self._constrained(self.infeasible_spec_document(), "infeasible")
+        result, _, _ = self._solve(document=document)
+        assert result.certificate.status is Status.INFEASIBLE, (
+            f"a spec no model meets ended {result.certificate.status}, not infeasible ({result.certificate})"
+        )
+        assert result.model is None and result.certificate.objective is None
+        spec = self._spec(document)
+        outcome = Launch(spec, no_store=True, registry=self._registry(), problem=self.problem(spec)).run()
+        assert outcome.status is Status.INFEASIBLE and outcome.no_model and "infeasible" in outcome.no_model
+        document_out = outcome.to_dict()
+        assert document_out["model"] is None and document_out["status"] == "infeasible"
+        json.dumps(document_out, allow_nan=False)
 
     # -- the Rashomon set (solvers with supports_rashomon) -----------------------------------
 
@@ -330,6 +392,7 @@ class SolverContract:
 
         result, _, _ = self._solve()
         registry = self._registry()
+        assert result.model is not None, "an unconstrained solve ended with no model"
         doc, text = result.model.to_dict(), result.model.to_text()
         for compact in (True, False):
             shown = _render(model_view(doc, text, compact=compact, stats=result.stats, registry=registry))
@@ -360,6 +423,7 @@ class SolverContract:
         def rounded(text: str) -> str:
             return text.replace("[/]hostile", "(/)hostile").replace("[red]", "(red)")
 
+        assert result.model is not None, "an unconstrained solve ended with no model"
         doc, text = result.model.to_dict(), result.model.to_text()
         plain_doc = json.loads(rounded(json.dumps(doc)))
         for compact in (True, False):
@@ -405,6 +469,7 @@ class SolverContract:
         registry = self._registry()
         self._needs_hook(registry, "export_model")
         result, _, problem = self._solve()
+        assert result.model is not None, "an unconstrained solve ended with no model"
         doc = result.model.to_dict()
         inputs = ModelInputs.of_problem(problem)
         request = ExportRequest("markdown", inputs, run={"run_id": "contract"})
@@ -513,3 +578,17 @@ def _first(registry: Registry, hook: str, **kwargs: Any) -> Any:
     if answer.errors:
         raise answer.errors[0][1]
     return answer.value
+
+
+def check_no_model(result: Result) -> None:
+    """A result without a model keeps its promises: a status that allows none (``infeasible``,
+    or a stop), no objective, and ``to_dict`` saying so (``Result`` refuses the rest when made)."""
+    if result.model is not None:
+        return
+    from glasswork.result import NO_MODEL_STATUSES
+
+    assert result.certificate.status in NO_MODEL_STATUSES, result.certificate
+    assert result.certificate.objective is None, result.certificate
+    doc = result.to_dict()
+    assert doc["model"] is None and doc["model_text"] is None
+    json.dumps(doc, allow_nan=False)

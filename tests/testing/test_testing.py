@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from typing import Any
 
 import pytest
@@ -10,6 +13,33 @@ import toy_plugin
 from glasswork import Result, Status
 from glasswork.result import Certificate
 from glasswork.testing import SolverContract
+
+
+def _fair_data() -> str:
+    """A small table with an audit-only group column, written once per test process."""
+    import tempfile
+
+    import numpy as np
+
+    path = Path(tempfile.gettempdir()) / f"glasswork-contract-fair-{os.getpid()}.csv"
+    if not path.exists():
+        rng = np.random.default_rng(4)
+        a, b = rng.integers(0, 2, 120), rng.integers(0, 2, 120)
+        group = np.where(rng.random(120) < 0.4, "p", "r")
+        y = a ^ (rng.random(120) < 0.2)
+        lines = ["a,b,grp,label"] + [f"{i},{j},{g},{k}" for i, j, g, k in zip(a, b, group, y)]
+        path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def _constrained(metric: str, at_most: float) -> dict[str, Any]:
+    return {
+        "name": "contract",
+        "solver": "toy",
+        "data": {"source": _fair_data(), "target": "label", "audit_only": ["grp"]},
+        "fairness": {"protected": {"column": "grp", "value": "p"}, "metrics": [metric]},
+        "constraints": {"fairness": {"metric": metric, "at_most": at_most}},
+    }
 
 
 class TestToySolverKeepsTheContract(SolverContract):
@@ -21,6 +51,36 @@ class TestToySolverKeepsTheContract(SolverContract):
             "solver": "toy",
             "data": {"source": "sklearn:breast_cancer", "binarize": {"thresholds": 2}},
         }
+
+    def constrained_spec_document(self) -> dict[str, Any]:
+        return _constrained("statistical_parity", 0.05)
+
+    def infeasible_spec_document(self) -> dict[str, Any]:
+        return _constrained("predictive_parity", 0.0)
+
+
+class _ClaimsAnUnfairModel(toy_plugin.ToySolver):
+    """Ignores its fairness constraint and claims the unconstrained best is optimal under it."""
+
+    def solve(self, problem, ctx):
+        model, objective = toy_plugin.best_stump(problem, 0.0)
+        return Result(model, Certificate(status=Status.OPTIMAL, objective=objective, lower_bound=objective))
+
+
+class _UnfairContract(TestToySolverKeepsTheContract):
+    solver_class = _ClaimsAnUnfairModel
+
+    def constrained_spec_document(self) -> dict[str, Any]:
+        return _constrained("statistical_parity", 0.0)
+
+
+def test_the_contract_catches_a_model_that_breaks_its_constraint():
+    from glasswork.runner import SolverFailure
+
+    with pytest.raises(SolverFailure, match="breaks constraints.fairness"):
+        _UnfairContract().test_constrained_run_meets_its_constraint()
+    with pytest.raises(AssertionError, match="infeasible"):
+        _UnfairContract().test_infeasible_constraints_end_infeasible()
 
 
 class _IgnoresCancel(toy_plugin.ToySolver):

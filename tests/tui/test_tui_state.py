@@ -172,3 +172,35 @@ def test_number_formats() -> None:
     assert fmt(None) == "-" and fmt(float("nan")) == "-" and fmt(1234) == "1,234" and fmt(0.123456789, 4) == "0.1235"
     assert fmt(float("inf")) == "inf"
     assert fmt_rate(123456.7) == "123,457" and fmt_rate(0.001) == "0" and fmt_rate(12.345) == "12.3"
+
+
+def test_state_of_a_run_without_a_model_says_why() -> None:
+    reason = "no model meets constraints.fairness (statistical_parity <= 0.05): proven infeasible"
+    state = RunState()
+    state.feed(
+        [
+            {"kind": "start", "run_id": "x", "name": "n", "solver": "toy"},
+            {"kind": "progress", "elapsed": 0.1, "lower_bound": 0.1},
+            {
+                "kind": "finish",
+                "run_id": "x",
+                "result": {
+                    "status": "infeasible",
+                    "objective": None,
+                    "lower_bound": None,
+                    "gap": None,
+                    "model": None,
+                    "model_text": None,
+                    "metrics": {},
+                    "stats": {},
+                    "no_model": reason,
+                },
+            },
+        ]
+    )
+    assert state.finished and state.status == "infeasible" and state.no_model == reason
+    shown = render(model_view(state.model, state.model_text, absent=state.no_model))
+    assert "proven infeasible" in shown and "no model yet" not in shown
+    running = RunState()
+    running.feed([{"kind": "start", "run_id": "y", "name": "n", "solver": "toy"}])
+    assert running.no_model is None and "no model yet" in render(model_view(None, None, absent=running.no_model))
