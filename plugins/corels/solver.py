@@ -95,21 +95,14 @@ def protected_groups(spec: CorelsSpec, problem: Problem) -> np.ndarray | None:
     return np.vstack([g.mask for g in audit.groups(spec.fairness, problem.audit)])
 
 
-def no_feasible_list(status: Status, lower: float) -> None:
-    """The search ended with no list that meets ``constraints.fairness``: proven infeasible when it
-    ran to its end (``status`` optimal), else stopped before finding one."""
+def no_feasible_list(status: Status, lower: float, stats: dict[str, Any]) -> Result:
+    """The result of a search that ended with no list meeting ``constraints.fairness``: proven
+    infeasible when it ran to its end (``status`` optimal: the queue emptied with no incumbent),
+    else stopped before finding one, with the bound proven so far."""
     if status == Status.OPTIMAL:
-        raise DataError(
-            "no rule list over the mined antecedents meets constraints.fairness (proven: the search ran to its end)",
-            hint="raise constraints.fairness.at_most, or mine more antecedents (max_card, min_support)",
-            field="constraints.fairness",
-        )
-    raise DataError(
-        f"the search stopped ({status}) before it found a rule list that meets constraints.fairness "
-        f"(lower bound {lower:.6g})",
-        hint="raise limits.time or limits.nodes, or loosen constraints.fairness.at_most",
-        field="constraints.fairness",
-    )
+        return Result(model=None, certificate=Certificate(status=Status.INFEASIBLE, objective=None), stats=stats)
+    bound = lower if np.isfinite(lower) else None
+    return Result(model=None, certificate=Certificate(status=status, objective=None, lower_bound=bound), stats=stats)
 
 
 def run_corels(
@@ -171,10 +164,6 @@ def run_corels(
 
     M = len(names)
     status, lower = search_here(search, search_opts, ctx, build, M)
-    if not search.feasible:
-        no_feasible_list(status, lower)
-    model = build(search.best_prefix)
-    cert = Certificate(status=status, objective=search.objective, lower_bound=lower, tolerance=1e-9)
     counters = search.counters()
     loss = search.objective - lam * len(search.best_prefix)
     stats: dict[str, Any] = {
@@ -190,6 +179,10 @@ def run_corels(
         "estimated_second_level": estimate.second_level,
         "estimated_seconds": estimate.rough_seconds,
     }
+    if not search.feasible:
+        return no_feasible_list(status, lower, stats)
+    model = build(search.best_prefix)
+    cert = Certificate(status=status, objective=search.objective, lower_bound=lower, tolerance=1e-9)
     metrics = {"regularized_objective": search.objective, "train_loss": loss, "rules": float(len(search.best_prefix))}
     rset = None
     if rashomon is not None:
@@ -260,7 +253,7 @@ def _run_on_cluster(
                 out.status, out.lower_bound, build, items, ctx, stats,
             )  # fmt: skip
     if out.objective == float("inf"):
-        no_feasible_list(out.status, out.lower_bound)
+        return no_feasible_list(out.status, out.lower_bound, stats)
     cert = Certificate(status=out.status, objective=out.objective, lower_bound=out.lower_bound, tolerance=1e-9)
     metrics = {
         "regularized_objective": out.objective,
