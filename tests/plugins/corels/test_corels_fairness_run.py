@@ -11,9 +11,12 @@ import pytest
 from corels_reference import fair_brute_force, rule_lists
 
 from glasswork.launch import Launch
+from glasswork.plugins.corels import plugin as corels_plugin
+from glasswork.plugins.corels.solver import CorelsSolver
 from glasswork.registry import Registry
 from glasswork.result import Status
 from glasswork.spec import SpecError
+from glasswork.testing import SolverContract
 
 BUILTIN = Registry(entry_points=False, disabled=())
 GROUP = "<b>[bold]g[/]'; DROP TABLE runs;--"
@@ -77,3 +80,40 @@ def test_a_constrained_rashomon_set_is_refused(tmp_path: Path) -> None:
     path, *_ = _spec(tmp_path, "statistical_parity", 0.05, extra="rashomon: {epsilon: 0.01}\n")
     with pytest.raises(SpecError, match="constraints.fairness"):
         Launch.from_file(path, registry=BUILTIN, no_store=True)
+
+
+def _contract_data() -> str:
+    """The run tests' data, written once for the contract class (its documents name a path)."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="glasswork-corels-fair-"))
+    _spec(folder, "statistical_parity", 0.05)
+    return str(folder / "d.csv")
+
+
+class TestCorelsFairnessContract(SolverContract):
+    """The plugin contract's constraint checks on CORELS: a feasible and an infeasible limit."""
+
+    solver_class = CorelsSolver
+    plugin = corels_plugin
+    data = _contract_data()
+
+    def spec_document(self) -> dict:
+        return {
+            "name": "contract-fair",
+            "solver": "corels",
+            "data": {"source": self.data, "target": "label", "positive": 1, "audit_only": [COLUMN]},
+            "objective": {"regularization": 0.01},
+            "constraints": {"max_card": 1, "negations": False},
+            "fairness": {"protected": {"column": COLUMN, "value": GROUP}},
+        }
+
+    def _with(self, metric: str, at_most: float) -> dict:
+        doc = self.spec_document()
+        return {**doc, "constraints": {**doc["constraints"], "fairness": {"metric": metric, "at_most": at_most}}}
+
+    def constrained_spec_document(self) -> dict:
+        return self._with("statistical_parity", 0.05)
+
+    def infeasible_spec_document(self) -> dict:
+        return self._with("predictive_parity", 0.0)
