@@ -142,7 +142,7 @@ def run_corels(
         "ablation": {b: False for b in search_opts.ablation},
         "threads": engine.default_threads() if search_opts.threads is None else search_opts.threads,
     }
-    if limit is not None:
+    if limit is not None and groups is not None:
         options["fairness"] = (limit.metric, limit.at_most)
         ctx.log(
             f"corels: {limit.metric} at most {limit.at_most} for {len(groups)} protected group(s); the support "

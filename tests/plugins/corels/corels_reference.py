@@ -22,36 +22,13 @@ def brute_force(
     max_len: int | None = None,
     mult: np.ndarray | None = None,
 ) -> tuple[float, list[int]]:
-    """Minimum objective over every ordered prefix of distinct antecedents (columns of X)."""
-    n, M = X.shape
-    w = np.ones(n_classes) if weights is None else np.asarray(weights, float)
-    m = np.ones(n) if mult is None else np.asarray(mult, float)
-    sw = w[y] * m
-    total = sw.sum()
-    onehot = np.zeros((n, n_classes))
-    onehot[np.arange(n), y] = sw
-    cols = X.astype(bool)
-    limit = M if max_len is None else min(M, max_len)
-    best = [np.inf, []]
-
-    def err(mask: np.ndarray) -> float:
-        c = onehot[mask].sum(axis=0)
-        return float(c.sum() - c.max())
-
-    def rec(prefix: list[int], open_: np.ndarray, e: float) -> None:
-        r = (e + err(open_)) / total + lam * len(prefix)
-        if r < best[0] - 1e-12:
-            best[0], best[1] = r, list(prefix)
-        if len(prefix) == limit:
-            return
-        for j in range(M):
-            if j in prefix:
-                continue
-            cap = open_ & cols[:, j]
-            rec(prefix + [j], open_ & ~cols[:, j], e + err(cap))
-
-    rec([], np.ones(n, dtype=bool), 0.0)
-    return best[0], best[1]
+    """Minimum objective over every ordered prefix of distinct antecedents (columns of X): the
+    first list in enumeration order within 1e-12 of it."""
+    best: tuple[float, list[int]] = (np.inf, [])
+    for objective, prefix, _ in rule_lists(X, y, lam, n_classes, weights, max_len, mult):
+        if objective < best[0] - 1e-12:
+            best = (objective, prefix)
+    return best
 
 
 def audit_live_figures(search, rng: np.random.Generator, low: int, high: int) -> None:
