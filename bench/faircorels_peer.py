@@ -114,6 +114,7 @@ class Settings:
     limit: float = 0.05
     max_nodes: int = 1_000_000
     time_limit: int | None = None  # FairCORELS' fit(time_limit=): CPU seconds
+    glasswork_time: int = 300  # glasswork's limits.time per constrained run (wall seconds)
 
 
 @dataclass
@@ -351,9 +352,12 @@ def parse_progress(lines: Sequence[str]) -> dict[str, Any]:
 # -- glasswork ---------------------------------------------------------------------------------------------
 
 
-def glasswork_spec(case: Case, path: Path, settings: Settings) -> dict[str, Any]:
-    """The same problem as a glasswork spec: every row, the protected columns audit-only."""
-    return {
+def glasswork_spec(
+    case: Case, path: Path, settings: Settings, constraint: tuple[str, float] | None = None
+) -> dict[str, Any]:
+    """The same problem as a glasswork spec: every row, the protected columns audit-only; with
+    ``constraint`` (metric, limit), ``constraints.fairness`` and ``limits.time``."""
+    spec = {
         "name": f"faircorels-peer-{case.name}",
         "data": {
             "source": str(path),
@@ -367,12 +371,20 @@ def glasswork_spec(case: Case, path: Path, settings: Settings) -> dict[str, Any]
         "constraints": {"max_card": settings.max_card, "min_support": settings.min_support, "negations": False},
         "fairness": {"protected": {"column": case.protected, "value": 1}},
     }
+    if constraint is not None:
+        metric, at_most = constraint
+        spec["constraints"]["fairness"] = {"metric": metric, "at_most": at_most}  # type: ignore[index]
+        spec["limits"] = {"time": settings.glasswork_time}
+        spec["search"] = {"threads": 1}
+    return spec
 
 
-def run_glasswork(case: Case, path: Path, settings: Settings, workdir: Path) -> dict[str, Any]:
+def run_glasswork(
+    case: Case, path: Path, settings: Settings, workdir: Path, constraint: tuple[str, float] | None = None
+) -> dict[str, Any]:
     """``glasswork run --json`` on the spec, in a child process (its CPU time measured here)."""
     spec = workdir / f"{case.name}.yaml"
-    spec.write_text(json.dumps(glasswork_spec(case, path, settings)), encoding="utf-8")  # JSON is YAML
+    spec.write_text(json.dumps(glasswork_spec(case, path, settings, constraint)), encoding="utf-8")  # JSON is YAML
     cli = Path(sys.executable).with_name("glasswork")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall0 = time.perf_counter()
@@ -382,21 +394,24 @@ def run_glasswork(case: Case, path: Path, settings: Settings, workdir: Path) -> 
     if proc.returncode != 0:
         return {"exit": proc.returncode, "error": proc.stderr[-2000:]}
     run = json.loads(proc.stdout)
-    train = run["fairness"]["train"]
+    train = (run.get("fairness") or {}).get("train") or {}
+    metrics = run.get("metrics") or {}
     return {
         "exit": proc.returncode,
+        "constraint": None if constraint is None else {"metric": constraint[0], "at_most": constraint[1]},
         "status": run["status"],
         "objective": run["objective"],
         "lower_bound": run["lower_bound"],
         "gap": run["gap"],
-        "rules": int(run["metrics"]["rules"]),
+        "rules": int(metrics["rules"]) if "rules" in metrics else None,
         "rule_list": run["model_text"],
-        "accuracy": run["metrics"]["train_accuracy"],
+        "no_model": run.get("no_model"),
+        "accuracy": metrics.get("train_accuracy"),
         "search_seconds": run["stats"]["elapsed"],
         "time_to_optimum": run["stats"]["time_to_optimum"],
         "process_cpu_seconds": (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime),
         "process_wall_seconds": wall,
-        **{m: train[m] for m in METRIC_NAMES},
+        **{m: train.get(m) for m in METRIC_NAMES},
     }
 
 
@@ -413,6 +428,9 @@ def compare(case: Case, settings: Settings, python: Path, metrics: Sequence[int]
         driver = work / "driver.py"
         driver.write_text(DRIVER, encoding="utf-8")
         glass = run_glasswork(case, path, settings, work)
+        constrained = [
+            run_glasswork(case, path, settings, work, (METRIC_NAMES[k - 1], settings.limit)) for k in metrics
+        ]
         rows = []
         for fairness, epsilon in [(1, 0.0)] + [(k, 1.0 - settings.limit) for k in metrics]:
             peer = run_faircorels(python, npz, case, settings, fairness, epsilon, driver)
@@ -442,6 +460,7 @@ def compare(case: Case, settings: Settings, python: Path, metrics: Sequence[int]
         "protected": f"{case.protected} = 1",
         "protected_rows": int(data.protected.sum()),
         "glasswork": glass,
+        "glasswork_constrained": constrained,
         "faircorels": rows,
     }
 
@@ -491,9 +510,29 @@ def print_table(result: dict[str, Any]) -> None:
         if limit is not None:
             tail += f", {limit['metric']} = {_fmt(row[limit['metric']])}"
         print(_line(label, status, row, row["cpu_seconds"], row["wall_seconds"], tail))
-    for row in [g, *result["faircorels"]]:
-        if "rule_list" in row:
-            who = "glasswork" if row is g else f"FairCORELS fairness={row['fairness']} eps={row['epsilon']}"
+    peers = {json.dumps(r["constraint"]): r for r in result["faircorels"] if r["constraint"] is not None}
+    for row in result.get("glasswork_constrained", []):
+        limit = row.get("constraint") or {}
+        label = f"glasswork {limit.get('metric')} <= {limit.get('at_most')}"
+        if "error" in row:
+            print(f"{label:<44} exit {row['exit']}: {printable(row['error'].strip()[-200:])}")
+            continue
+        if row["objective"] is None:
+            print(f"{label:<44} {row['status']:<16} no model: {printable(row['no_model'] or '')}")
+            continue
+        peer = peers.get(json.dumps(limit))
+        tail = f"   (to optimum {row['time_to_optimum']:.3f} s"
+        if peer is not None and "cpu_seconds" in peer and row["process_cpu_seconds"] > 0:
+            tail += f"; FairCORELS cpu / glasswork cpu = {peer['cpu_seconds'] / row['process_cpu_seconds']:.2f}"
+        tail += f"; {limit.get('metric')} = {_fmt(row[limit.get('metric')])})"
+        status = f"{row['status']} gap {_fmt(row['gap'], 2)}"
+        print(_line(label, status, row, row["process_cpu_seconds"], row["process_wall_seconds"], tail))
+    for row in [g, *result.get("glasswork_constrained", []), *result["faircorels"]]:
+        if row.get("rule_list"):
+            who = (
+                f"glasswork {row['constraint']['metric']}" if row.get("constraint") and "fairness" not in row
+                else "glasswork" if row is g else f"FairCORELS fairness={row['fairness']} eps={row['epsilon']}"
+            )  # fmt: skip
             print(f"  {who}: " + " / ".join(printable(line) for line in row["rule_list"].splitlines()))
 
 
@@ -505,6 +544,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--max-nodes", type=int, default=Settings.max_nodes, help="FairCORELS n_iter (its node limit)")
     ap.add_argument("--time-limit", type=int, help="FairCORELS' CPU-second limit per fit (default none)")
+    ap.add_argument(
+        "--glasswork-time",
+        type=int,
+        default=Settings.glasswork_time,
+        help="limits.time of glasswork's constrained runs",
+    )
     ap.add_argument("--venv", type=Path, default=DEFAULT_VENV)
     ap.add_argument("--json", action="store_true", help="print one JSON document instead of the tables")
     ap.add_argument("--show", type=Path, help="print the tables of a saved --json document, run nothing")
@@ -512,7 +557,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.show is not None:
         show(json.loads(args.show.read_text(encoding="utf-8")))
         return 0
-    settings = Settings(max_nodes=args.max_nodes, time_limit=args.time_limit)
+    settings = Settings(max_nodes=args.max_nodes, time_limit=args.time_limit, glasswork_time=args.glasswork_time)
     for name in args.cases:  # before the venv is built: a missing table is said at once
         if not (DATA / CASES[name].path).is_file():
             print(f"faircorels_peer: no file {str(DATA / CASES[name].path)!r}; set GLASSWORK_DATA", file=sys.stderr)

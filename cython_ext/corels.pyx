@@ -62,6 +62,10 @@ from corels_disk cimport (
 from corels_admit cimport (
     MAP_NONE, MAP_PREFIX, MAP_CAPTURED, SymmetryMap, MapChild, map_probe, map_admit, map_recorded, map_record_lb, map_write,
 )
+from corels_fairness cimport (
+    FairProblem, FairScratch, fair_init, fair_scratch_init, fair_prefix, fair_list_meets, fair_child_possible,
+    fair_redundant, fair_prefix_bound,
+)
 from corels_dense cimport DenseKernel, dense_init, dense_context
 from corels_queue cimport (
     QEntry, LiveFigures, entry_lb, live_clear, live_add, live_remove, queue_lower_bound, queue_summary, queue_audit,
@@ -70,7 +74,7 @@ from corels_queue cimport (
 from corels_reorder cimport ReorderCheck, reorder_setup, reorder_better
 from corels_reload cimport ReloadPath, reload_start, reload_root, reload_path, reload_finish
 from corels_seed cimport (
-    PrefixWalk, seed_check, seed_path, node_prefix, walk_default, walk_objective, walk_evaluate,
+    PrefixWalk, seed_check, seed_path, node_prefix, walk_default, walk_objective, walk_evaluate, walk_start, walk_rule, walk_b0,
 )
 from corels_threads cimport (
     gw_sync_new, gw_sync_free, gw_lock, gw_unlock, gw_inc_lock, gw_inc_unlock, pool_run, pool_free, WorkerTimes,
@@ -129,6 +133,7 @@ cdef struct Scratch:    # one thread's working memory for an expansion (see Sear
     # threaded runs: seconds this thread spent scoring (no lock), waiting for the queue lock,
     # holding it, and idle (queue empty while others were in flight)
     WorkerTimes times   # threaded runs: where this thread's slice went (corels_threads.pxd)
+    FairScratch fair    # a fairness constraint's working memory (corels_fairness.pxd)
 
 
 cdef void _worker_entry(void* ctx, int tid) noexcept nogil:
@@ -146,6 +151,7 @@ cdef class Search:
     """
 
     cdef CorelsProblem pb          # the data (corels_problem.pxd), shared with the enumerator
+    cdef FairProblem fair          # a fairness constraint (corels_fairness.pxd); fair.G == 0: none
     cdef int policy, max_len
     cdef bint do_support, do_accurate, do_lookahead, do_eqpts, do_length, do_gc
     cdef bint do_similar
@@ -195,7 +201,8 @@ cdef class Search:
                  int max_prefix_length=255, bint support=True, bint accurate_support=True,
                  bint lookahead=True, bint equivalent_points=True, bint length_bound=True,
                  bint garbage_collection=True, str kernel="auto", int threads=1,
-                 bint similar_support=True):
+                 bint similar_support=True, groups=None, str fairness_metric="statistical_parity",
+                 double fairness_at_most=0.0):
         cdef int k
         if threads < 1 or threads > 1024:
             raise ValueError(f"threads must be between 1 and 1024, got {threads}")
@@ -218,6 +225,10 @@ cdef class Search:
         self.do_length = length_bound
         self.do_gc = garbage_collection
         self.do_similar = similar_support
+        fair_init(&self.fair, &self.pb, groups, fairness_metric, fairness_at_most, n_units)
+        if self.fair.G > 0:   # the bounds and maps a constraint breaks (docs/maintainers/corels-fairness.md)
+            self.do_support = self.do_accurate = self.do_similar = False
+            self.smap.kind = MAP_NONE
         self.acc.assign(max(self.pb.P, self.pb.Q) + 1, 0)
         for k in range(self.pb.M):
             self.ant_hash.push_back(splitmix64(<uint64_t>k * 7919 + 12345))
@@ -248,6 +259,7 @@ cdef class Search:
             sc.child_ids.assign(257, 0)
             sc.acc.assign(max(self.pb.P, self.pb.Q) + 1, 0)
             theorem18_init(&sc.sim, self.pb.W)
+            fair_scratch_init(&sc.fair, self.pb.W, self.fair.U if self.fair.G > 0 else 0)
             sc.perm.ctx.assign(<size_t>256 * self.pb.W, 0)
             if self.dk.on:
                 sc.wt.assign(self.dk.UP, 0)
@@ -442,6 +454,9 @@ cdef class Search:
         self.best_path.clear()
         self.gc_threshold = 65536
         b0 = problem_root(&self.pb, self.do_eqpts, &self.best, &self.acc[0])   # best: the empty list
+        if self.fair.G > 0 and not fair_list_meets(&self.fair, &self.pb, NULL, 0, -1, &self.scratch[0].fair,
+                                                   &self.acc[0]):
+            self.best = INFINITY      # no feasible list yet
         self.sim_eps = 1e-9 * max(self.pb.total, 1.0)
         self.best_time = now()
         self.start_time = self.best_time
@@ -526,6 +541,8 @@ cdef class Search:
             problem_counts(&self.pb, u, MINORITY, uz, acc)
         if self.dk.on:
             dense_context(&self.dk, &self.pb, u, &sc.wt[0], &sc.w1[0], &sc.wz[0])
+        if self.fair.G > 0:
+            fair_prefix(&self.fair, &self.pb, path, depth, &sc.fair, sc.fair.prefix, acc, True)
         sc.tally.expanded += 1
         for s in range(self.pb.M):
             if in_prefix[s]:
@@ -544,6 +561,9 @@ cdef class Search:
                 any_bits = masked_counts(self.pb.C, W, u, capv, v, lp, P, &self.pb.lclass[0], &self.pb.lshift[0],
                                          acc, cnt)
             wv = weighted_majority(self.pb.C, self.pb.weights, cnt, &correct, &label)
+            if self.fair.G > 0 and fair_redundant(&self.pb, &sc.fair, path, depth, s, u, capv, cnt, label, acc):
+                sc.tally.twin += 1
+                continue
             if self.do_support and wv < self.pb.lamW:            # Theorem 10
                 sc.tally.support += 1
                 continue
@@ -556,8 +576,9 @@ cdef class Search:
                 sc.tally.bound += 1
                 continue
             R = b + default_error(&self.pb, ucnt, cnt, &fw)
-            if R < self.best:                                 # score before any lookahead
-                self._improve(R, s, depth, sc)
+            if R < self.best and (self.fair.G == 0 or fair_list_meets(&self.fair, &self.pb, path, depth, s,
+                                                                       &sc.fair, acc)):
+                self._improve(R, s, depth, sc)                # score before any lookahead
             b0 = 0
             if self.do_eqpts:                                 # Theorem 20
                 if self.dk.on:
@@ -578,6 +599,11 @@ cdef class Search:
             if depth + 1 >= self.max_len or (
                     self.do_length and (depth + 2) * self.pb.lamW >= self.best):  # Theorem 6
                 sc.tally.length += 1
+                continue
+            if self.fair.G > 0 and not (fair_child_possible(&self.fair, &self.pb, &sc.fair, u, capv, cnt, label, b,
+                                                            &lb, acc)
+                                        and lb + (self.pb.lamW if self.do_lookahead else 0.0) < self.best):
+                sc.tally.fairness += 1
                 continue
             # a survivor: queue it in the second pass, once its map slot (and the record there)
             # have been prefetched, so the probes' cache misses overlap the scoring
@@ -1009,7 +1035,7 @@ cdef class Search:
         exact as with a list found here. Call between ``run`` slices."""
         ids = seed_check(prefix, self.pb.M, self.max_len)
         cdef double R = walk_objective(&self.pb, ids, &self.acc[0])
-        if R >= self.best:
+        if R >= self.best or not self.meets_constraint(ids):
             return False
         self.best = R
         self.best_path.clear()
@@ -1021,6 +1047,33 @@ cdef class Search:
         if self.do_gc:
             self._gc()
         return True
+
+    def meets_constraint(self, prefix):
+        """The list ``prefix`` (then its default rule) meets the fairness constraint (True
+        without one), decided by the search's own test (``corels_fairness.pxd``)."""
+        cdef vector[uint16_t] ids = [int(a) for a in prefix]
+        if self.fair.G == 0:
+            return True
+        return fair_list_meets(&self.fair, &self.pb, ids.data(), ids.size(), -1, &self.scratch[0].fair, &self.acc[0])
+
+    def constraint_bound(self, prefix):
+        """The search's lower bound on the objective of every list through ``prefix`` that meets
+        the fairness constraint (``inf``: none does; ``fair_prefix_bound``), for tests; None without one."""
+        cdef vector[uint16_t] ids = [int(a) for a in prefix]
+        if self.fair.G == 0:
+            return None
+        return fair_prefix_bound(&self.fair, &self.pb, ids.data(), ids.size(), &self.scratch[0].fair,
+                                 &self.acc[0]) / self.pb.total
+
+    @property
+    def constrained(self):
+        """A fairness constraint is on (the support bounds, Theorem 18 and the maps are then off)."""
+        return self.fair.G > 0
+
+    @property
+    def feasible(self):
+        """An incumbent exists (always without a constraint: the empty list)."""
+        return self.best < INFINITY
 
     def take(self, int k):
         """Take up to ``k`` open prefixes off the queue, best key first, to search elsewhere.
@@ -1085,6 +1138,7 @@ cdef class Search:
             "max_spilled": self.disk.max_spilled,
             "max_spill_bytes": self.disk.max_bytes,
             "pruned_reorder": self.tally.reorder,
+            **({"pruned_fairness": self.tally.fairness, "pruned_twin": self.tally.twin} if self.fair.G > 0 else {}),
         })
 
     # ------------------------------------------------ the external-memory queue (issue 27)

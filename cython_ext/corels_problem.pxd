@@ -322,6 +322,8 @@ cdef struct Tally:      # what scoring counts: a thread's pass, merged into its 
     int64_t evaluated, expanded, dead                    # children scored, nodes expanded, empty rules
     int64_t support, accurate, bound, lookahead, length  # children pruned by each bound
     int64_t similar, reorder                             # Theorem 18, Theorem 15 within the child
+    int64_t fairness                                     # no list through it meets the constraint
+    int64_t twin                                         # a twin is searched (fair_redundant)
 
 
 cdef inline void tally_merge(Tally* total, Tally* part) noexcept nogil:

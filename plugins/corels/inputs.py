@@ -28,8 +28,7 @@ def antecedents_for(
             ants = Antecedents.from_matrix(problem.X, problem.feature_names)
         return list(ants.names), ants.bits, [[(m, 1)] for m in range(len(ants.names))]
     require_binary_features(problem)
-    min_support = lam if c.min_support is None else c.min_support
-    min_support = min(min_support, 0.5)
+    min_support = min(c.mining_support(lam), 0.5)
     ants = mine_antecedents(
         problem.X, problem.feature_names, max_card=c.max_card, min_support=min_support, negations=c.negations
     )

@@ -13,9 +13,9 @@ import time
 from typing import Any
 
 import numpy as np
-from glasswork.contract.result import Certificate, Result
+from glasswork.contract.result import Certificate, Result, Status
 from glasswork.contract.solver import SolveContext, Solver
-from glasswork.data import Problem
+from glasswork.data import DataError, Problem
 from glasswork.plugins.corels.inputs import (
     antecedents_for,
     build_rule_list,
@@ -47,9 +47,23 @@ class CorelsSolver(Solver):
     distributed = True  # run --executor dask:...: plugins/corels/cluster/search.py
     supports_rashomon = True
 
+    @classmethod
+    def rashomon_refusal(cls, spec: Any) -> str | None:
+        """The enumerator does not hold a fairness constraint yet: a constrained set is refused,
+        never counted over lists that break the limit."""
+        if spec.constraints.fairness is not None:
+            return (
+                "corels does not enumerate the Rashomon set under constraints.fairness yet; remove the "
+                "'rashomon' section or the constraint"
+            )
+        return None
+
     def solve(self, problem: Problem, ctx: SolveContext) -> Result:
         spec: CorelsSpec = self.spec  # type: ignore[assignment]
-        return run_corels(problem, spec.objective, spec.constraints, spec.search, ctx, rashomon=spec.rashomon)
+        return run_corels(
+            problem, spec.objective, spec.constraints, spec.search, ctx, rashomon=spec.rashomon,
+            groups=protected_groups(spec, problem),
+        )  # fmt: skip
 
     def check(self, problem: Problem) -> None:
         """0/1 features to mine, class weights naming the classes, sample weights that are counts."""
@@ -65,6 +79,31 @@ class CorelsSolver(Solver):
         return estimate.summary(), estimate.warning(time_limit)
 
 
+def protected_groups(spec: CorelsSpec, problem: Problem) -> np.ndarray | None:
+    """The (G, n) rows of each protected group a fairness constraint holds, None without one."""
+    if spec.constraints.fairness is None or spec.fairness is None:
+        return None
+    from glasswork.fairness import audit
+
+    if problem.task != "binary":
+        raise DataError(
+            f"a fairness constraint compares the rates of a binary prediction, but the target is {problem.task}",
+            hint="set data.positive to the label to predict, or remove constraints.fairness",
+            field="constraints.fairness",
+        )
+    return np.vstack([g.mask for g in audit.groups(spec.fairness, problem.audit)])
+
+
+def no_feasible_list(status: Status, lower: float, stats: dict[str, Any]) -> Result:
+    """The result of a search that ended with no list meeting ``constraints.fairness``: proven
+    infeasible when it ran to its end (``status`` optimal: the queue emptied with no incumbent),
+    else stopped before finding one, with the bound proven so far."""
+    if status == Status.OPTIMAL:
+        return Result(model=None, certificate=Certificate(status=Status.INFEASIBLE, objective=None), stats=stats)
+    bound = lower if np.isfinite(lower) else None
+    return Result(model=None, certificate=Certificate(status=status, objective=None, lower_bound=bound), stats=stats)
+
+
 def run_corels(
     problem: Problem,
     objective: CorelsObjective,
@@ -72,10 +111,12 @@ def run_corels(
     search_opts: CorelsSearch,
     ctx: SolveContext,
     rashomon: RashomonSpec | None = None,
+    groups: np.ndarray | None = None,
 ) -> Result:
     """Mine (unless pre-mined), search (in this process: search/one_process.py; on the cluster:
     cluster/search.py), and package the rule list and certificate; with ``rashomon``, then the set
-    of every list within its threshold (rashomon/after_search.py)."""
+    of every list within its threshold (rashomon/after_search.py). ``groups``: the protected
+    groups' rows when ``constraints.fairness`` holds (``protected_groups``)."""
     lam = objective.regularization
     t0 = time.perf_counter()
     names, bits, items = antecedents_for(problem, constraints, lam)
@@ -87,9 +128,11 @@ def run_corels(
     n_classes = len(problem.classes) if problem.classes is not None else int(problem.y.max()) + 1
     weights = class_weight_vector(problem, objective)
     multiplicity = integer_multiplicity(problem.sample_weight)
+    limit = constraints.fairness if groups is not None else None
     units = engine.make_units(
-        bits, problem.y, n_classes, class_weights=weights, multiplicity=multiplicity, compress=search_opts.compress
-    )
+        bits, problem.y, n_classes, class_weights=weights, multiplicity=multiplicity, compress=search_opts.compress,
+        groups=None if limit is None else groups,
+    )  # fmt: skip
     max_len = 255 if constraints.max_prefix_length is None else constraints.max_prefix_length
     options: dict[str, Any] = {
         "policy": search_opts.policy,
@@ -98,6 +141,12 @@ def run_corels(
         "ablation": {b: False for b in search_opts.ablation},
         "threads": engine.default_threads() if search_opts.threads is None else search_opts.threads,
     }
+    if limit is not None and groups is not None:
+        options["fairness"] = (limit.metric, limit.at_most)
+        ctx.log(
+            f"corels: {limit.metric} at most {limit.at_most} for {len(groups)} protected group(s); the support "
+            "bounds, Theorem 18 and the symmetry map are off under it (docs/maintainers/corels-fairness.md)"
+        )
     if ctx.executor is not None:
         return _run_on_cluster(
             problem, units, lam, options, (names, bits, items), weights, multiplicity, ctx, t0, rashomon, search_opts
@@ -114,8 +163,6 @@ def run_corels(
 
     M = len(names)
     status, lower = search_here(search, search_opts, ctx, build, M)
-    model = build(search.best_prefix)
-    cert = Certificate(status=status, objective=search.objective, lower_bound=lower, tolerance=1e-9)
     counters = search.counters()
     loss = search.objective - lam * len(search.best_prefix)
     stats: dict[str, Any] = {
@@ -131,6 +178,10 @@ def run_corels(
         "estimated_second_level": estimate.second_level,
         "estimated_seconds": estimate.rough_seconds,
     }
+    if not search.feasible:
+        return no_feasible_list(status, lower, stats)
+    model = build(search.best_prefix)
+    cert = Certificate(status=status, objective=search.objective, lower_bound=lower, tolerance=1e-9)
     metrics = {"regularized_objective": search.objective, "train_loss": loss, "rules": float(len(search.best_prefix))}
     rset = None
     if rashomon is not None:
@@ -200,6 +251,8 @@ def _run_on_cluster(
                 rashomon, units, problem, lam, search_opts, options["max_prefix_length"], found,
                 out.status, out.lower_bound, build, items, ctx, stats,
             )  # fmt: skip
+    if out.objective == float("inf"):
+        return no_feasible_list(out.status, out.lower_bound, stats)
     cert = Certificate(status=out.status, objective=out.objective, lower_bound=out.lower_bound, tolerance=1e-9)
     metrics = {
         "regularized_objective": out.objective,

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from glasswork.class_weights import ClassWeight, one_spelling
 from glasswork.plugins.corels.bounds import BOUND_NAMES
-from glasswork.spec.models import MAX_LIMIT_BYTES, SolverSpec, StrictModel
+from glasswork.spec.models import MAX_LIMIT_BYTES, FairnessConstraint, SolverSpec, StrictModel
 from pydantic import ByteSize, Field, PositiveFloat, model_validator
 
 if TYPE_CHECKING:
@@ -58,6 +58,19 @@ class CorelsConstraints(StrictModel):
         "the regularization, which loses no optimal list (Theorems 10 and 21). Ignored for .out data.",
     )
     negations: bool = Field(True, description="Also mine negated features (ignored for .out data).")
+    fairness: FairnessConstraint | None = Field(
+        None,
+        description="Certify the best list whose metric is at most at_most for every protected group of "
+        "the fairness: section (docs/fairness.md). The support bounds and symmetry maps are then off, "
+        "and min_support defaults to 0 (they assume a rule may be dropped, which a constraint forbids).",
+    )
+
+    def mining_support(self, lam: float) -> float:
+        """The min_support mined with: the given one, else lambda (Theorems 10 and 21), or 0 under a
+        fairness constraint (a list those theorems would shorten may be the only one that meets it)."""
+        if self.min_support is not None:
+            return self.min_support
+        return 0.0 if self.fairness is not None else lam
 
 
 class CorelsSearch(StrictModel):

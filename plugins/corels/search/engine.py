@@ -40,6 +40,7 @@ class Units:
     unit_of_sample: np.ndarray
     weights: np.ndarray  # (C,) float64 class weights
     planes: dict[str, Any] = field(default_factory=dict)
+    groups: np.ndarray | None = None  # (G, W) uint64: the units of each protected group (a constraint's)
 
     @property
     def n_units(self) -> int:
@@ -83,8 +84,12 @@ def _planes(columns: list[tuple[int, np.ndarray]], n_units: int) -> tuple[np.nda
     return (np.ascontiguousarray(packed), np.asarray(cls, dtype=np.int32), np.asarray(shift, dtype=np.int32))
 
 
-def sample_signatures(bits: np.ndarray, n_samples: int) -> np.ndarray:
-    """Group id of every sample by its column of antecedent bits (chunked, to bound memory)."""
+def sample_signatures(bits: np.ndarray, n_samples: int, groups: np.ndarray | None = None) -> np.ndarray:
+    """Group id of every sample by its column of antecedent bits (chunked, to bound memory), and
+    by its protected groups when ``groups`` (G, n) bool is given: a unit then lies inside or
+    outside each group, as a fairness constraint's relaxation needs (corels_fairness.pxd)."""
+    if groups is not None and len(groups):
+        bits = np.concatenate([bits, bitset.pack_rows(np.ascontiguousarray(groups, dtype=np.uint8))])
     M = bits.shape[0]
     if M == 0:
         return np.zeros(n_samples, dtype=np.int64)
@@ -106,12 +111,15 @@ def make_units(
     class_weights: np.ndarray | None = None,
     multiplicity: np.ndarray | None = None,
     compress: bool = True,
+    groups: np.ndarray | None = None,
 ) -> Units:
     """Units, counts and planes for ``Search``.
 
     ``bits`` is ``(M, words)`` over samples, ``y`` the labels ``0..C-1``; ``multiplicity`` an
     optional non-negative integer count per sample (integer sample weights). ``compress=False``
     keeps one unit per sample (the counts are then 0/1 unless multiplicities say otherwise).
+    ``groups`` (G, n) bool: the protected groups of a fairness constraint, kept apart by the
+    compression and handed to the search over units (``Units.groups``).
     """
     bits = np.ascontiguousarray(bits, dtype=np.uint64)
     y = np.asarray(y, dtype=np.int64)
@@ -121,7 +129,7 @@ def make_units(
     w = np.ones(C) if class_weights is None else np.asarray(class_weights, dtype=np.float64)
     if w.shape != (C,):
         raise ValueError(f"need one class weight per class ({C}), got {w.shape}")
-    group = sample_signatures(bits, n)
+    group = sample_signatures(bits, n, groups)
     G = int(group.max()) + 1 if n else 0
     gcounts = np.bincount(group * C + y, weights=mult, minlength=G * C).reshape(G, C).astype(np.int64)
     # majority of each equivalence class by weight; ties towards the higher class, like the rules
@@ -163,6 +171,12 @@ def make_units(
         caps=np.ascontiguousarray(caps), counts=counts, minority=minority, unit_of_sample=unit_of_sample, weights=w
     )
     units.planes = {"lplanes": lp, "lclass": lc, "lshift": ls, "zplanes": zp, "zclass": zc, "zshift": zs}
+    if groups is not None and len(groups):
+        members = np.zeros((len(groups), n_units), dtype=np.uint8)
+        members[:, unit_of_sample] = np.asarray(groups, dtype=np.uint8)  # a unit is in or out of each group
+        units.groups = np.ascontiguousarray(bitset.pack_rows(members).reshape(len(groups), -1)[:, :W])
+        if units.groups.shape[1] < W:
+            units.groups = np.ascontiguousarray(np.pad(units.groups, ((0, 0), (0, W - units.groups.shape[1]))))
     return units
 
 
@@ -185,12 +199,14 @@ def make_search(
     ablation: dict[str, bool] | None = None,
     kernel: str = "auto",
     threads: int = 1,
+    fairness: tuple[str, float] | None = None,
 ) -> Any:
     """A ready ``Search``; ``ablation`` maps a bound name (see ``ABLATIONS``) to False to drop it.
 
     ``kernel``: ``dense`` (two classes, few units: masked sums over per-unit counts),
     ``bitsliced`` (popcounts over count planes) or ``auto`` (dense when it applies).
     ``threads``: worker threads of one search (1: the single-threaded path).
+    ``fairness``: ``(metric, at_most)``, a constraint over ``units.groups`` (corels_fairness.pxd).
     """
     ab = {name: True for name in ABLATIONS}
     for name, on in (ablation or {}).items():
@@ -206,7 +222,18 @@ def make_search(
         **ab,  # each bound's switch is the keyword of its name
         kernel=kernel,
         threads=int(threads),
+        **fairness_options(units, fairness),
     )
+
+
+def fairness_options(units: Units, fairness: tuple[str, float] | None) -> dict[str, Any]:
+    """The keywords that put a fairness constraint on a kernel (none without one)."""
+    if fairness is None:
+        return {}
+    if units.groups is None:
+        raise ValueError("a fairness constraint needs the protected groups in make_units(groups=...)")
+    metric, at_most = fairness
+    return {"groups": units.groups, "fairness_metric": str(metric), "fairness_at_most": float(at_most)}
 
 
 def run_to_end(

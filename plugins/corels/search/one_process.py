@@ -27,7 +27,8 @@ def search_here(
     lower bound (the optimum when it ended)."""
     node_limit = -1 if ctx.limits.nodes is None else int(ctx.limits.nodes)
     best_seen = search.objective
-    ctx.incumbent(best_seen, build(search.best_prefix), nodes=0)
+    if search.feasible:  # under a fairness constraint the empty list may not meet it
+        ctx.incumbent(best_seen, build(search.best_prefix), nodes=0)
     last_progress = -1.0
     code = _corels.SLICE
     with spill_space(search, search_opts.spill, ctx):

@@ -22,36 +22,13 @@ def brute_force(
     max_len: int | None = None,
     mult: np.ndarray | None = None,
 ) -> tuple[float, list[int]]:
-    """Minimum objective over every ordered prefix of distinct antecedents (columns of X)."""
-    n, M = X.shape
-    w = np.ones(n_classes) if weights is None else np.asarray(weights, float)
-    m = np.ones(n) if mult is None else np.asarray(mult, float)
-    sw = w[y] * m
-    total = sw.sum()
-    onehot = np.zeros((n, n_classes))
-    onehot[np.arange(n), y] = sw
-    cols = X.astype(bool)
-    limit = M if max_len is None else min(M, max_len)
-    best = [np.inf, []]
-
-    def err(mask: np.ndarray) -> float:
-        c = onehot[mask].sum(axis=0)
-        return float(c.sum() - c.max())
-
-    def rec(prefix: list[int], open_: np.ndarray, e: float) -> None:
-        r = (e + err(open_)) / total + lam * len(prefix)
-        if r < best[0] - 1e-12:
-            best[0], best[1] = r, list(prefix)
-        if len(prefix) == limit:
-            return
-        for j in range(M):
-            if j in prefix:
-                continue
-            cap = open_ & cols[:, j]
-            rec(prefix + [j], open_ & ~cols[:, j], e + err(cap))
-
-    rec([], np.ones(n, dtype=bool), 0.0)
-    return best[0], best[1]
+    """Minimum objective over every ordered prefix of distinct antecedents (columns of X): the
+    first list in enumeration order within 1e-12 of it."""
+    best: tuple[float, list[int]] = (np.inf, [])
+    for objective, prefix, _ in rule_lists(X, y, lam, n_classes, weights, max_len, mult):
+        if objective < best[0] - 1e-12:
+            best = (objective, prefix)
+    return best
 
 
 def audit_live_figures(search, rng: np.random.Generator, low: int, high: int) -> None:
@@ -103,3 +80,71 @@ def compas():
     from glasswork.data.corels_format import read_corels
 
     return read_corels(COMPAS.with_suffix(".out"), COMPAS.with_suffix(".label"), COMPAS.with_suffix(".minor"))
+
+
+def rule_lists(
+    X: np.ndarray,
+    y: np.ndarray,
+    lam: float,
+    n_classes: int = 2,
+    weights: np.ndarray | None = None,
+    max_len: int | None = None,
+    mult: np.ndarray | None = None,
+) -> list[tuple[float, list[int], np.ndarray]]:
+    """Every rule list over the columns of X (each ordered prefix of distinct antecedents and its
+    default rule): its objective, prefix and predictions, every leaf labelled by its (weighted)
+    majority, ties to the higher class, as the search labels them."""
+    n, M = X.shape
+    w = np.ones(n_classes) if weights is None else np.asarray(weights, float)
+    m = np.ones(n) if mult is None else np.asarray(mult, float)
+    sw = w[y] * m
+    total = sw.sum()
+    cols = X.astype(bool)
+    limit = M if max_len is None else min(M, max_len)
+    out: list[tuple[float, list[int], np.ndarray]] = []
+
+    def leaf(mask: np.ndarray) -> tuple[float, int]:
+        c = np.bincount(y[mask], weights=m[mask], minlength=n_classes) * w
+        label = int(n_classes - 1 - np.argmax(c[::-1]))
+        return float(c.sum() - c[label]), label
+
+    def rec(prefix: list[int], open_: np.ndarray, e: float, pred: np.ndarray) -> None:
+        de, dl = leaf(open_)
+        full = pred.copy()
+        full[open_] = dl
+        out.append(((e + de) / total + lam * len(prefix), list(prefix), full))
+        if len(prefix) == limit:
+            return
+        for j in range(M):
+            if j in prefix:
+                continue
+            cap = open_ & cols[:, j]
+            ce, cl = leaf(cap)
+            nxt = pred.copy()
+            nxt[cap] = cl
+            rec(prefix + [j], open_ & ~cols[:, j], e + ce, nxt)
+
+    rec([], np.ones(n, dtype=bool), 0.0, np.zeros(n, dtype=np.int64))
+    return out
+
+
+def meets(
+    metric: str, at_most: float, y: np.ndarray, pred: np.ndarray, groups: np.ndarray, mult: np.ndarray | None
+) -> bool:
+    """``glasswork.fairness.figures.within`` for every protected group (rows of ``groups``)."""
+    from glasswork.fairness import figures as fairness
+
+    return all(fairness.within(metric, at_most, *fairness.group_rates(y, pred, g, mult)) for g in groups)
+
+
+def fair_brute_force(
+    lists: list[tuple[float, list[int], np.ndarray]],
+    y: np.ndarray,
+    metric: str,
+    at_most: float,
+    groups: np.ndarray,
+    mult: np.ndarray | None = None,
+) -> float | None:
+    """The least objective among ``lists`` (``rule_lists``) that meet the constraint, None when none does."""
+    feasible = [obj for obj, _, pred in lists if meets(metric, at_most, y, pred, groups, mult)]
+    return min(feasible) if feasible else None

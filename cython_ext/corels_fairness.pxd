@@ -1,0 +1,501 @@
+# cython: language_level=3
+"""A fairness constraint on CORELS rule lists (``constraints.fairness``), shared by the search
+(``corels.Search``) and the Rashomon enumerator: the protected groups over the units, the
+confusion cells a prefix fixes in each group, the exact test of a whole list and the relaxation
+that prunes a prefix (docs/maintainers/corels-fairness.md has the proofs).
+
+Cells are the weights (unweighted counts, exact integers in doubles, as ``glasswork.fairness``
+sums the sample weights) of ``[tn, fp, fn, tp]`` (index ``2 * y + prediction``): per protected
+group ``g`` its rows at ``4 g``, and every row at ``4 G``; a group's reference side is every row
+less its own. ``fair_list_meets`` decides exactly as ``glasswork.fairness.figures.within``: the same rates
+by the same divisions of the same exact sums, an undefined figure fails, and the same tolerance.
+
+``fair_possible`` is the pruning: a prefix's captured rows have fixed predictions; its uncaptured
+ones may end up with any prediction, so each rate a side can still reach lies in an interval (the
+rates are monotone in the rows added to each cell); when even the nearest points of the two
+sides' intervals are further apart than the limit, no list through the prefix meets it. The
+caller must keep every unit inside or outside each group (the compression key holds the groups).
+"""
+
+from libc.stdint cimport uint64_t, int64_t, uint16_t
+from libc.string cimport memset
+from libc.math cimport INFINITY
+from libcpp.vector cimport vector
+from libcpp.utility cimport pair
+from libcpp.algorithm cimport sort
+
+from corels_problem cimport CorelsProblem, MAX_CLASSES, LABELS, problem_counts, problem_rule, problem_context
+from corels_counts cimport weighted_majority
+
+cdef enum:
+    MAX_GROUPS = 16
+    FAIR_CELLS = 4 * (MAX_GROUPS + 1)
+    FM_STATISTICAL_PARITY = 0     # the metrics, in glasswork.fairness.figures.METRICS' order
+    FM_PREDICTIVE_PARITY = 1
+    FM_PREDICTIVE_EQUALITY = 2
+    FM_EQUAL_OPPORTUNITY = 3
+    FM_EQUALIZED_ODDS = 4
+    FM_CONDITIONAL_USE_ACCURACY_EQUALITY = 5
+
+
+cdef struct FairProblem:
+    int G                   # protected groups; 0: no constraint (nothing below is read)
+    int metric
+    double limit            # at_most + 1e-12 * max(1, at_most): glasswork.fairness.figures.within's test
+    double prune            # the relaxation prunes only past this (the limit plus float slack)
+    vector[uint64_t] gmask  # (G, W) the units of each protected group
+    double total[FAIR_CELLS]   # each side's totals, as [neg, 0, pos, 0] per group and for every row
+    int U                   # units, and each one's negatives and positives (counts, for the rates)
+    vector[double] n0, n1
+
+
+cdef struct FairScratch:    # one thread's working memory
+    vector[uint64_t] u, v, tmp
+    vector[uint64_t] last     # what the prefix's last rule captures (fair_prefix), and its label
+    int last_label
+    vector[pair[double, double]] items   # fair_loss's moves: (cost per unit of rate, rate)
+    double prefix[FAIR_CELLS]  # the cells the prefix being expanded fixes
+
+
+cdef inline int fair_metric_code(str metric) except -1:
+    cdef tuple names = ("statistical_parity", "predictive_parity", "predictive_equality", "equal_opportunity",
+                        "equalized_odds", "conditional_use_accuracy_equality")
+    if metric not in names:
+        raise ValueError(f"unknown fairness metric {metric!r}; choose one of {list(names)}")
+    return names.index(metric)
+
+
+cdef inline void fair_add(const FairProblem* fp, const CorelsProblem* pb, const uint64_t* rows, const double* cnt,
+                          int pred, double* cells, uint64_t* tmp, int64_t* acc) noexcept nogil:
+    """Add the units ``rows`` (label counts ``cnt``), all predicted ``pred``, to ``cells``."""
+    cdef double gc[MAX_CLASSES]
+    cdef int g, i, W = pb.W
+    cdef const uint64_t* gm
+    cells[4 * fp.G + pred] += cnt[0]
+    cells[4 * fp.G + 2 + pred] += cnt[1]
+    for g in range(fp.G):
+        gm = &fp.gmask[<size_t>g * W]
+        for i in range(W):
+            tmp[i] = rows[i] & gm[i]
+        problem_counts(pb, tmp, LABELS, gc, acc)
+        cells[4 * g + pred] += gc[0]
+        cells[4 * g + 2 + pred] += gc[1]
+
+
+cdef inline void fair_prefix(const FairProblem* fp, const CorelsProblem* pb, const uint16_t* path, int depth,
+                             FairScratch* fs, double* cells, int64_t* acc, bint expanding=False) noexcept nogil:
+    """The cells the prefix ``path[:depth]`` fixes (each rule predicting its majority label, as the
+    search labels it); what it leaves uncaptured is left in ``fs.u``, and when ``expanding``
+    what its last rule captures in ``fs.last`` (``fair_redundant``)."""
+    cdef double cnt[MAX_CLASSES]
+    cdef int i, k, label
+    cdef uint64_t* u = &fs.u[0]
+    cdef uint64_t* v = &fs.v[0]
+    memset(cells, 0, FAIR_CELLS * sizeof(double))
+    for i in range(pb.W):
+        u[i] = pb.mask[i]
+    for k in range(depth):
+        problem_rule(pb, u, u, v, path[k], acc, &label)
+        problem_counts(pb, v, LABELS, cnt, acc)
+        fair_add(fp, pb, v, cnt, label, cells, &fs.tmp[0], acc)
+    if expanding:
+        for i in range(pb.W):
+            fs.last[i] = v[i] if depth > 0 else 0
+        fs.last_label = label if depth > 0 else -1
+
+
+cdef inline int _label(const CorelsProblem* pb, const uint64_t* rows, int64_t* acc) noexcept nogil:
+    cdef double cnt[MAX_CLASSES]
+    cdef double correct
+    cdef int label
+    problem_counts(pb, rows, LABELS, cnt, acc)
+    weighted_majority(pb.C, pb.weights, cnt, &correct, &label)
+    return label
+
+
+cdef inline bint fair_redundant(const CorelsProblem* pb, FairScratch* fs, const uint16_t* path, int depth,
+                                int t, const uint64_t* u, const uint64_t* capv, const double* cnt, int label,
+                                int64_t* acc) noexcept nogil:
+    """The child ``path[:depth] + (t,)`` (capturing ``cnt``, labelled ``label``; ``u``: what its
+    parent leaves open) has a twin the search keeps: ``t`` captures no row (the list without it
+    predicts every row alike, with one rule less), or ``t`` has a smaller id than the last rule
+    ``p`` and swapping the two predicts every row alike (they capture disjoint rows there, or
+    the rows both capture get one label either way and neither rule's label changes): the same
+    list, so the same objective and the same figures (docs/maintainers/corels-fairness.md,
+    "Twins"). Sound under the constraint, as it compares equal predictions only."""
+    cdef int i, lt2, lp2
+    cdef bint overlap = False
+    cdef uint64_t* x = &fs.tmp[0]
+    if cnt[0] + cnt[1] == 0:
+        return True
+    if depth == 0 or t > path[depth - 1]:
+        return False
+    for i in range(pb.W):
+        if capv[i] & fs.last[i]:
+            overlap = True
+            break
+    if not overlap:
+        return True
+    if fs.last_label != label:          # the overlap would change hands between the two labels
+        return False
+    for i in range(pb.W):               # t first: it captures the overlap too
+        x[i] = capv[i] & (u[i] | fs.last[i])
+    lt2 = _label(pb, x, acc)
+    if lt2 != label:
+        return False
+    for i in range(pb.W):               # p after t: what is left of its rows
+        x[i] = fs.last[i] & ~capv[i]
+    for i in range(pb.W):
+        if x[i]:
+            lp2 = _label(pb, x, acc)
+            return lp2 == fs.last_label
+    return True
+
+
+cdef inline double _ratio(double num, double den, bint* defined) noexcept nogil:
+    if den <= 0:
+        defined[0] = False
+        return 0.0
+    return num / den
+
+
+cdef inline double fair_figure(const FairProblem* fp, const double* cells, int g, bint* defined) noexcept nogil:
+    """Group ``g``'s figure of the metric for a whole list's ``cells``, computed as
+    ``glasswork.fairness.prediction_metrics`` computes it (``defined`` False when it is None)."""
+    cdef double p[4]
+    cdef double r[4]
+    cdef double a, b, c, d
+    cdef int k
+    for k in range(4):
+        p[k] = cells[4 * g + k]
+        r[k] = cells[4 * fp.G + k] - p[k]
+    defined[0] = True
+    if fp.metric == FM_STATISTICAL_PARITY:
+        a = _ratio(p[1] + p[3], p[0] + p[1] + p[2] + p[3], defined)
+        b = _ratio(r[1] + r[3], r[0] + r[1] + r[2] + r[3], defined)
+        return abs(a - b)
+    if fp.metric == FM_PREDICTIVE_EQUALITY:
+        return abs(_ratio(p[1], p[0] + p[1], defined) - _ratio(r[1], r[0] + r[1], defined))
+    if fp.metric == FM_EQUAL_OPPORTUNITY:
+        return abs(_ratio(p[2], p[2] + p[3], defined) - _ratio(r[2], r[2] + r[3], defined))
+    if fp.metric == FM_EQUALIZED_ODDS:
+        a = abs(_ratio(p[1], p[0] + p[1], defined) - _ratio(r[1], r[0] + r[1], defined))
+        b = abs(_ratio(p[2], p[2] + p[3], defined) - _ratio(r[2], r[2] + r[3], defined))
+        return a + b
+    a = abs(_ratio(p[3], p[1] + p[3], defined) - _ratio(r[3], r[1] + r[3], defined))
+    if fp.metric == FM_PREDICTIVE_PARITY:
+        return a
+    c = _ratio(p[0], p[0] + p[2], defined)
+    d = _ratio(r[0], r[0] + r[2], defined)
+    return a + abs(c - d)
+
+
+cdef inline bint fair_meets(const FairProblem* fp, const double* cells) noexcept nogil:
+    """A whole list's ``cells`` meet the constraint in every group (``fairness.within``)."""
+    cdef int g
+    cdef bint defined
+    cdef double figure
+    for g in range(fp.G):
+        figure = fair_figure(fp, cells, g, &defined)
+        if not defined or not figure <= fp.limit:
+            return False
+    return True
+
+
+cdef inline bint fair_list_meets(const FairProblem* fp, const CorelsProblem* pb, const uint16_t* path, int depth,
+                                 int last, FairScratch* fs, int64_t* acc) noexcept nogil:
+    """The list ``path[:depth]`` (then rule ``last`` when >= 0) and its default rule meets the
+    constraint."""
+    cdef double cells[FAIR_CELLS]
+    cdef double cnt[MAX_CLASSES]
+    cdef double correct
+    cdef int label
+    cdef uint64_t* u = &fs.u[0]
+    cdef uint64_t* v = &fs.v[0]
+    fair_prefix(fp, pb, path, depth, fs, cells, acc)
+    if last >= 0:
+        problem_rule(pb, u, u, v, last, acc, &label)
+        problem_counts(pb, v, LABELS, cnt, acc)
+        fair_add(fp, pb, v, cnt, label, cells, &fs.tmp[0], acc)
+    problem_counts(pb, u, LABELS, cnt, acc)
+    weighted_majority(pb.C, pb.weights, cnt, &correct, &label)
+    fair_add(fp, pb, u, cnt, label, cells, &fs.tmp[0], acc)
+    return fair_meets(fp, cells)
+
+
+cdef inline void _fixed_range(double fixed, double free, double den, double* lo, double* hi,
+                              bint* defined) noexcept nogil:
+    """A rate (fixed + x) / den over x in [0, free]."""
+    if den <= 0:
+        defined[0] = False
+        return
+    lo[0] = fixed / den
+    hi[0] = (fixed + free) / den
+
+
+cdef inline void _share_range(double good, double bad, double free_good, double free_bad, double* lo, double* hi,
+                              bint* defined) noexcept nogil:
+    """A share (good + x) / (good + bad + x + z) over x in [0, free_good], z in [0, free_bad]:
+    increasing in x, decreasing in z, so its extremes are at the corners (the corner with no
+    row at all is left out: there the share is undefined)."""
+    if good + bad > 0:
+        lo[0] = good / (good + bad + free_bad)
+        hi[0] = (good + free_good) / (good + bad + free_good)
+        return
+    if free_good <= 0 and free_bad <= 0:
+        defined[0] = False
+        return
+    lo[0] = 0.0 if free_bad > 0 else 1.0
+    hi[0] = 1.0 if free_good > 0 else 0.0
+
+
+cdef inline double _gap(double lo_p, double hi_p, double lo_r, double hi_r) noexcept nogil:
+    """The least |a - b| with a in [lo_p, hi_p] and b in [lo_r, hi_r]."""
+    return max(0.0, max(lo_p - hi_r, lo_r - hi_p))
+
+
+cdef inline double _side_gap(const FairProblem* fp, const double* cells, int g, int which,
+                             bint* defined) noexcept nogil:
+    """The least gap between group ``g``'s two sides for one rate (0 selection, 1 false positive,
+    2 false negative, 3 positive predictive, 4 negative predictive) over every prediction of the
+    rows ``cells`` leaves open."""
+    cdef double lo[2]
+    cdef double hi[2]
+    cdef double c[4]
+    cdef double neg, pos, a, b
+    cdef int s, k
+    for s in range(2):
+        for k in range(4):
+            c[k] = cells[4 * g + k] if s == 0 else cells[4 * fp.G + k] - cells[4 * g + k]
+        neg = fp.total[4 * g] if s == 0 else fp.total[4 * fp.G] - fp.total[4 * g]
+        pos = fp.total[4 * g + 2] if s == 0 else fp.total[4 * fp.G + 2] - fp.total[4 * g + 2]
+        a = neg - c[0] - c[1]       # open negatives
+        b = pos - c[2] - c[3]       # open positives
+        if which == 0:
+            _fixed_range(c[1] + c[3], a + b, neg + pos, &lo[s], &hi[s], defined)
+        elif which == 1:
+            _fixed_range(c[1], a, neg, &lo[s], &hi[s], defined)
+        elif which == 2:
+            _fixed_range(c[2], b, pos, &lo[s], &hi[s], defined)
+        elif which == 3:
+            _share_range(c[3], c[1], b, a, &lo[s], &hi[s], defined)
+        else:
+            _share_range(c[0], c[2], a, b, &lo[s], &hi[s], defined)
+    if not defined[0]:
+        return 0.0
+    return _gap(lo[0], hi[0], lo[1], hi[1])
+
+
+cdef inline bint fair_possible(const FairProblem* fp, const double* cells) noexcept nogil:
+    """Some prediction of the rows ``cells`` leaves open may meet the constraint in every group
+    (False: no list through the prefix does; docs/maintainers/corels-fairness.md)."""
+    cdef int g
+    cdef bint defined
+    cdef double least
+    for g in range(fp.G):
+        defined = True
+        if fp.metric == FM_STATISTICAL_PARITY:
+            least = _side_gap(fp, cells, g, 0, &defined)
+        elif fp.metric == FM_PREDICTIVE_EQUALITY:
+            least = _side_gap(fp, cells, g, 1, &defined)
+        elif fp.metric == FM_EQUAL_OPPORTUNITY:
+            least = _side_gap(fp, cells, g, 2, &defined)
+        elif fp.metric == FM_EQUALIZED_ODDS:
+            least = _side_gap(fp, cells, g, 1, &defined) + _side_gap(fp, cells, g, 2, &defined)
+        elif fp.metric == FM_PREDICTIVE_PARITY:
+            least = _side_gap(fp, cells, g, 3, &defined)
+        else:
+            least = _side_gap(fp, cells, g, 3, &defined) + _side_gap(fp, cells, g, 4, &defined)
+        if not defined or least > fp.prune:
+            return False
+    return True
+
+
+cdef inline bint fair_child_possible(const FairProblem* fp, const CorelsProblem* pb, FairScratch* fs,
+                                     const uint64_t* u, const uint64_t* capv, const double* cnt, int label,
+                                     double b, double* lb, int64_t* acc) noexcept nogil:
+    """``fair_possible`` for a child: the prefix's cells (``fs.prefix``) and its last rule's,
+    which captures ``u & capv`` (label counts ``cnt``) and predicts ``label``. When possible,
+    raises the child's bound ``lb`` to ``b`` (its prefix loss and rules) plus ``fair_loss``."""
+    cdef double cells[FAIR_CELLS]
+    cdef int i
+    cdef uint64_t* v = &fs.v[0]
+    for i in range(FAIR_CELLS):
+        cells[i] = fs.prefix[i]
+    for i in range(pb.W):
+        v[i] = u[i] & capv[i]
+    fair_add(fp, pb, v, cnt, label, cells, &fs.tmp[0], acc)
+    if not fair_possible(fp, cells):
+        return False
+    for i in range(pb.W):      # what the child leaves open
+        v[i] = u[i] & ~capv[i]
+    lb[0] = max(lb[0], b + fair_loss(fp, pb, fs, v, cells) * (1.0 - 1e-12) - 1e-9)
+    return True
+
+
+cdef inline int fair_init(FairProblem* fp, const CorelsProblem* pb, object groups, str metric,
+                          double at_most, int n_units) except -1:
+    """The constraint over ``groups`` ((G, W) uint64 unit masks; None or G = 0: no constraint);
+    call after ``problem_init``."""
+    cdef const uint64_t[:, ::1] gm
+    cdef double cnt[MAX_CLASSES]
+    cdef vector[int64_t] acc
+    cdef vector[uint64_t] tmp
+    cdef int g, i
+    fp.G = 0
+    if groups is None or len(groups) == 0:
+        return 0
+    gm = groups
+    if pb.C != 2:
+        raise ValueError("a fairness constraint needs a binary target")
+    if gm.shape[0] > MAX_GROUPS:
+        raise ValueError(f"a fairness constraint takes at most {MAX_GROUPS} protected groups")
+    if gm.shape[1] != pb.W:
+        raise ValueError("group masks must have the same number of words as the antecedents")
+    if not at_most >= 0:
+        raise ValueError("the fairness limit must be >= 0")
+    fp.metric = fair_metric_code(metric)
+    fp.limit = at_most + 1e-12 * max(1.0, at_most)
+    fp.prune = fp.limit + 1e-9 * max(1.0, at_most)
+    fp.G = gm.shape[0]
+    fp.gmask.resize(<size_t>fp.G * pb.W)
+    for g in range(fp.G):
+        for i in range(pb.W):
+            fp.gmask[<size_t>g * pb.W + i] = gm[g, i] & pb.mask[i]
+    # each unit's counts, from the label planes (class -1: the total, class 1: the positives)
+    fp.U = n_units
+    fp.n0.assign(n_units, 0.0)
+    fp.n1.assign(n_units, 0.0)
+    for i in range(n_units):
+        for g in range(pb.P):
+            if (pb.lplanes[<size_t>(i >> 6) * pb.P + g] >> (i & 63)) & 1:
+                if pb.lclass[g] < 0:
+                    fp.n0[i] += <double>(<int64_t>1 << pb.lshift[g])
+                else:
+                    fp.n1[i] += <double>(<int64_t>1 << pb.lshift[g])
+        fp.n0[i] -= fp.n1[i]
+    # each side's negatives and positives: the cells of every row "predicted 0"
+    acc.assign(max(pb.P, pb.Q) + 1, 0)
+    tmp.assign(pb.W, 0)
+    memset(fp.total, 0, FAIR_CELLS * sizeof(double))
+    problem_counts(pb, &pb.mask[0], LABELS, cnt, &acc[0])
+    fair_add(fp, pb, &pb.mask[0], cnt, 0, fp.total, &tmp[0], &acc[0])
+    return 0
+
+
+cdef inline void fair_scratch_init(FairScratch* fs, int W, int U) except *:
+    fs.items.resize(max(U, 1))
+    fs.u.assign(W, 0)
+    fs.last.assign(W, 0)
+    fs.v.assign(W, 0)
+    fs.tmp.assign(W, 0)
+
+
+cdef inline double _moves(const FairProblem* fp, const CorelsProblem* pb, FairScratch* fs, const uint64_t* open_,
+                          const double* cells, int g, int kind) noexcept nogil:
+    """The least extra weighted loss, over the open units' best labels, that brings group ``g``'s
+    rate of ``kind`` (0 selection, 1 false positive, 2 true positive: each a count over a fixed
+    denominator that a unit adds its ``size`` to when predicted 1) within the limit: a fractional
+    knapsack (the linear relaxation: one constraint, boxed moves, cheapest per unit of rate
+    first). INFINITY when no assignment reaches it."""
+    cdef double num[2]
+    cdef double den[2]
+    cdef double rate[2]
+    cdef double size, cost, need, take, extra = 0.0
+    cdef int s, u, hi, k = 0, i
+    cdef bint inside, one
+    cdef const uint64_t* gm = &fp.gmask[<size_t>g * pb.W]
+    for s in range(2):
+        if kind == 0:
+            num[s] = cells[4 * g + 1] + cells[4 * g + 3]
+            den[s] = fp.total[4 * g] + fp.total[4 * g + 2]
+            if s == 1:
+                num[1] = cells[4 * fp.G + 1] + cells[4 * fp.G + 3] - num[0]
+                den[1] = fp.total[4 * fp.G] + fp.total[4 * fp.G + 2] - den[0]
+        else:
+            i = 1 if kind == 1 else 3
+            num[s] = cells[4 * g + i] if s == 0 else cells[4 * fp.G + i] - cells[4 * g + i]
+            i = 0 if kind == 1 else 2
+            den[s] = fp.total[4 * g + i] if s == 0 else fp.total[4 * fp.G + i] - fp.total[4 * g + i]
+        if den[s] <= 0:
+            return INFINITY
+    for u in range(fp.U):      # the open units at their best labels (ties to 1, as the rules)
+        if (open_[u >> 6] >> (u & 63)) & 1:
+            if pb.weights[1] * fp.n1[u] >= pb.weights[0] * fp.n0[u]:
+                s = 0 if (gm[u >> 6] >> (u & 63)) & 1 else 1
+                num[s] += fp.n0[u] + fp.n1[u] if kind == 0 else (fp.n0[u] if kind == 1 else fp.n1[u])
+    rate[0] = num[0] / den[0]
+    rate[1] = num[1] / den[1]
+    need = abs(rate[0] - rate[1]) - fp.prune
+    if need <= 0:
+        return 0.0
+    hi = 0 if rate[0] > rate[1] else 1
+    for u in range(fp.U):      # the moves that close the gap: the high side's 1s to 0, the low side's 0s to 1
+        if not (open_[u >> 6] >> (u & 63)) & 1:
+            continue
+        size = fp.n0[u] + fp.n1[u] if kind == 0 else (fp.n0[u] if kind == 1 else fp.n1[u])
+        if size <= 0:
+            continue
+        s = 0 if (gm[u >> 6] >> (u & 63)) & 1 else 1
+        one = pb.weights[1] * fp.n1[u] >= pb.weights[0] * fp.n0[u]
+        if one != (s == hi):
+            continue
+        cost = abs(pb.weights[1] * fp.n1[u] - pb.weights[0] * fp.n0[u])
+        fs.items[k].first = cost * den[s] / size
+        fs.items[k].second = size / den[s]
+        k += 1
+    sort(&fs.items[0], &fs.items[0] + k)
+    for i in range(k):
+        take = min(need, fs.items[i].second)
+        extra += fs.items[i].first * take
+        need -= take
+        if need <= 0:
+            return extra
+    return INFINITY
+
+
+cdef inline double fair_loss(const FairProblem* fp, const CorelsProblem* pb, FairScratch* fs, const uint64_t* open_,
+                             const double* cells) noexcept nogil:
+    """A lower bound on the weighted loss, on the units ``open_``, of every list that meets the
+    constraint after a prefix fixing ``cells``: each unit at its best label (the equivalent
+    points), plus, for the metrics whose rates have fixed denominators (statistical parity,
+    predictive equality, equal opportunity, and equalized odds through either of its two parts),
+    the cheapest relabelling that brings each group within the limit (``_moves``).
+    INFINITY when none can. docs/maintainers/corels-fairness.md, "The loss the constraint costs"."""
+    cdef double base = 0.0, extra = 0.0, e
+    cdef int u, g
+    for u in range(fp.U):
+        if (open_[u >> 6] >> (u & 63)) & 1:
+            base += min(pb.weights[0] * fp.n0[u], pb.weights[1] * fp.n1[u])
+    if fp.metric == FM_PREDICTIVE_PARITY or fp.metric == FM_CONDITIONAL_USE_ACCURACY_EQUALITY:
+        return base
+    for g in range(fp.G):
+        if fp.metric == FM_STATISTICAL_PARITY:
+            e = _moves(fp, pb, fs, open_, cells, g, 0)
+        elif fp.metric == FM_PREDICTIVE_EQUALITY:
+            e = _moves(fp, pb, fs, open_, cells, g, 1)
+        elif fp.metric == FM_EQUAL_OPPORTUNITY:
+            e = _moves(fp, pb, fs, open_, cells, g, 2)
+        else:                  # each of equalized odds' two gaps is at most the limit too
+            e = max(_moves(fp, pb, fs, open_, cells, g, 1), _moves(fp, pb, fs, open_, cells, g, 2))
+        extra = max(extra, e)
+    return base + extra
+
+
+cdef inline double fair_prefix_bound(const FairProblem* fp, const CorelsProblem* pb, const uint16_t* ids, int n,
+                                     FairScratch* fs, int64_t* acc) noexcept nogil:
+    """The search's lower bound (in weighted errors plus lambda per rule, unscaled) on every list
+    through the prefix ``ids[:n]`` that meets the constraint: INFINITY when the relaxation says
+    none does, else the prefix's own cost plus ``fair_loss`` on what it leaves (for tests)."""
+    cdef double err = 0.0
+    cdef int label, k
+    cdef vector[uint64_t] u, v
+    fair_prefix(fp, pb, ids, n, fs, fs.prefix, acc)
+    if not fair_possible(fp, fs.prefix):
+        return INFINITY
+    u.assign(pb.W, 0)
+    v.assign(pb.W, 0)
+    problem_context(pb, NULL, 0, u.data(), NULL)
+    for k in range(n):
+        err += problem_rule(pb, u.data(), u.data(), v.data(), ids[k], acc, &label)
+    return err + n * pb.lamW + fair_loss(fp, pb, fs, u.data(), fs.prefix)
