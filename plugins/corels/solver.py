@@ -46,6 +46,7 @@ class CorelsSolver(Solver):
     spec_model = CorelsSpec
     distributed = True  # run --executor dask:...: plugins/corels/cluster/search.py
     supports_rashomon = True
+    supports_fairness_frontier = True  # each point of the core's walk is a certified constrained search
 
     @classmethod
     def rashomon_refusal(cls, spec: Any) -> str | None:

@@ -76,6 +76,28 @@ def test_an_infeasible_constraint_is_proven_and_has_no_model(tmp_path: Path) -> 
     assert "infeasible" in (outcome.no_model or "")
 
 
+def test_the_fairness_frontier_is_the_brute_force_pareto_front(tmp_path: Path) -> None:
+    """constraints.fairness.frontier through CORELS: each optimal point is the best list within its
+    limit (brute force), each figure meets it, and the walk ends proving nothing fairer exists."""
+    path, X, y, protected = _spec(tmp_path, "statistical_parity", 0.5)
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("at_most: 0.5}", "at_most: 0.5, frontier: {points: 40}}"),
+        encoding="utf-8",
+    )
+    outcome = Launch.from_file(path, registry=BUILTIN, no_store=True).run()
+    frontier = outcome.result.stats["fairness_frontier"]
+    assert frontier["complete"], frontier["end"]
+    lists = rule_lists(X, y, 0.01)
+    solved = [p for p in frontier["points"] if p["status"] == "optimal"]
+    assert len(solved) >= 2
+    for point in solved:
+        ref = fair_brute_force(lists, y, "statistical_parity", point["limit"], protected[None, :])
+        assert point["objective"] == pytest.approx(ref, abs=1e-9)
+        assert point["unfairness"] <= point["limit"] + 1e-12
+    objectives = [p["objective"] for p in solved]
+    assert objectives == sorted(objectives)  # fairer points never cost less
+
+
 def test_a_constrained_rashomon_set_is_refused(tmp_path: Path) -> None:
     path, *_ = _spec(tmp_path, "statistical_parity", 0.05, extra="rashomon: {epsilon: 0.01}\n")
     with pytest.raises(SpecError, match="constraints.fairness"):
