@@ -62,6 +62,13 @@ if TYPE_CHECKING:
     help="The set of point K of the sweep the run's search ran (a frontier), not the run's own: list, "
     "--show or --pick its members.",
 )
+@click.option(
+    "--curves",
+    "show_curves",
+    is_flag=True,
+    help="The set's figures as epsilon grows: at each objective where the set changes, its size, ambiguity, "
+    "discrepancy and distinct prediction vectors on the training and test rows.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the set (or the member) as JSON.")
 @DB_OPTION
 def rashomon(
@@ -78,6 +85,7 @@ def rashomon(
     output: Path | None,
     table: str,
     point: int | None,
+    show_curves: bool,
     as_json: bool,
     db: str | None,
 ) -> None:
@@ -102,6 +110,9 @@ def rashomon(
         _points_only(run_id, points, as_json)
         return
     summary = set_of(store, run_id, as_json=as_json)
+    if show_curves:
+        _print_curves(run_id, (summary.multiplicity or {}).get("curves"), as_json)
+        return
     if pick_rank is not None:
         export_member(store, run_id, pick_rank, fmt, output, table)
         return
@@ -423,3 +434,58 @@ def _feature_lookup(
         f"run {run_id[:12]} has no feature or column {name!r} (feature names are exact, as "
         f"'glasswork rashomon RUN' lists them){hint}"
     )
+
+
+def _print_curves(run_id: str, doc: Any, as_json: bool) -> None:
+    """``--curves``: the curves recorded with the set (``glasswork.rashomon.curves``), as a table
+    or JSON; a run recorded without them is told so (exit 2), never shown an empty curve."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("points"), dict):
+        fail(
+            f"run {run_id} has no curves: its set was recorded before glasswork kept them, or without a model "
+            "to compare its members with; run its spec again",
+            EXIT_INVALID,
+            as_json=as_json,
+        )
+    if "error" in doc:
+        fail(f"run {run_id} has no curves: a member's model failed to predict ({doc['error']})", 1, as_json=as_json)
+    if as_json:
+        click.echo(json.dumps({"run_id": run_id, "curves": doc}, indent=2, allow_nan=False))
+        return
+    from glasswork.console import make_console, plain_text
+    from glasswork.rashomon.curves import columns, coverage, rows
+
+    console = make_console()
+    console.print(plain_text(f"the set as epsilon grows, {coverage(doc)}"))
+    console.print(curves_table(doc, columns(doc), rows(doc)))
+    for note in doc.get("notes") or []:
+        console.print(plain_text(note))
+
+
+def curves_table(doc: dict[str, Any], figures: list[str], points: list[dict[str, Any]]) -> Any:
+    """The curves as a rich table: a row per threshold where the set changes."""
+    from rich.table import Table
+
+    from glasswork.console import plain_text
+
+    table = Table()
+    for name in ("epsilon", "objective", "size", *figures):
+        table.add_column(name, justify="right")
+    for point in points:
+        size = f"{point['size']:,}" + ("" if point.get("exact") else "+")
+        cells = [_curve_cell("epsilon", point.get("epsilon")), f"{point['threshold']:.6g}", size]
+        cells += [_curve_cell(name, point.get(name)) for name in figures]
+        table.add_row(*(plain_text(c) for c in cells))
+    if points and not all(p.get("exact") for p in points):
+        table.caption = plain_text("+: at least (the kept members within it, not the set's count)")
+        table.caption_justify = "left"
+    return table
+
+
+def _curve_cell(name: str, value: Any) -> str:
+    if value is None:
+        return "-"
+    if name.endswith("patterns"):
+        return f"{int(value):,}"
+    if name.endswith(("ambiguity", "discrepancy")):
+        return f"{100 * value:.2f}%"
+    return f"{value:.4f}"
