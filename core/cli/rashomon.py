@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from glasswork.cli.app import COUNT, DB_OPTION, EXIT_INVALID, cli, export_target_options, fail
+from glasswork.cli.app import COUNT, DB_OPTION, EXIT_INVALID, EXIT_SOLVER, cli, export_target_options, fail
 from glasswork.cli.models import export_member, member_at, set_of
 from glasswork.cli.runs import resolve_runs, store_at
 from glasswork.export.formats import FORMATS
@@ -439,6 +439,12 @@ def _feature_lookup(
 def _print_curves(run_id: str, doc: Any, as_json: bool) -> None:
     """``--curves``: the curves recorded with the set (``glasswork.rashomon.curves``), as a table
     or JSON; a run recorded without them is told so (exit 2), never shown an empty curve."""
+    if isinstance(doc, dict) and "error" in doc:
+        fail(
+            f"run {run_id} has no curves: a member's model failed to predict ({doc['error']})",
+            EXIT_SOLVER,
+            as_json=as_json,
+        )
     if not isinstance(doc, dict) or not isinstance(doc.get("points"), dict):
         fail(
             f"run {run_id} has no curves: its set was recorded before glasswork kept them, or without a model "
@@ -446,46 +452,33 @@ def _print_curves(run_id: str, doc: Any, as_json: bool) -> None:
             EXIT_INVALID,
             as_json=as_json,
         )
-    if "error" in doc:
-        fail(f"run {run_id} has no curves: a member's model failed to predict ({doc['error']})", 1, as_json=as_json)
     if as_json:
         click.echo(json.dumps({"run_id": run_id, "curves": doc}, indent=2, allow_nan=False))
         return
     from glasswork.console import make_console, plain_text
-    from glasswork.rashomon.curves import columns, coverage, rows
+    from glasswork.rashomon.curves import coverage
 
     console = make_console()
     console.print(plain_text(f"the set as epsilon grows, {coverage(doc)}"))
-    console.print(curves_table(doc, columns(doc), rows(doc)))
+    console.print(_curves_table(doc))
     for note in doc.get("notes") or []:
         console.print(plain_text(note))
 
 
-def curves_table(doc: dict[str, Any], figures: list[str], points: list[dict[str, Any]]) -> Any:
+def _curves_table(doc: dict[str, Any]) -> Any:
     """The curves as a rich table: a row per threshold where the set changes."""
     from rich.table import Table
 
     from glasswork.console import plain_text
+    from glasswork.rashomon.curves import SIZE_NOTE, cells, header, rows
 
     table = Table()
-    for name in ("epsilon", "objective", "size", *figures):
+    for name in header(doc):
         table.add_column(name, justify="right")
+    points = rows(doc)
     for point in points:
-        size = f"{point['size']:,}" + ("" if point.get("exact") else "+")
-        cells = [_curve_cell("epsilon", point.get("epsilon")), f"{point['threshold']:.6g}", size]
-        cells += [_curve_cell(name, point.get(name)) for name in figures]
-        table.add_row(*(plain_text(c) for c in cells))
+        table.add_row(*(plain_text(c) for c in cells(doc, point)))
     if points and not all(p.get("exact") for p in points):
-        table.caption = plain_text("+: at least (the kept members within it, not the set's count)")
+        table.caption = plain_text(SIZE_NOTE)
         table.caption_justify = "left"
     return table
-
-
-def _curve_cell(name: str, value: Any) -> str:
-    if value is None:
-        return "-"
-    if name.endswith("patterns"):
-        return f"{int(value):,}"
-    if name.endswith(("ambiguity", "discrepancy")):
-        return f"{100 * value:.2f}%"
-    return f"{value:.4f}"

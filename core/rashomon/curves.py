@@ -207,3 +207,33 @@ def coverage(doc: dict[str, Any]) -> str:
     if through:
         said += f"; exact up to objective {points['threshold'][through - 1]:.6g}"
     return said
+
+
+def header(doc: dict[str, Any]) -> list[str]:
+    """The columns of the curves' table (``cells`` gives a row)."""
+    return ["epsilon", "objective", "size", *columns(doc)]
+
+
+def cells(doc: dict[str, Any], point: dict[str, Any]) -> list[str]:
+    """One point as the table's cells (plain text): a size that is not the set's count there is
+    marked ``+`` (the kept members within it), a figure not available ``-``."""
+    epsilon = point.get("epsilon")
+    said = [
+        "-" if epsilon is None else f"{epsilon:.5f}",
+        f"{point['threshold']:.6g}",
+        f"{point['size']:,}" + ("" if point.get("exact") else "+"),
+    ]
+    return said + [_cell(name, point.get(name)) for name in columns(doc)]
+
+
+SIZE_NOTE = "+: at least (the kept members within it, not the set's count)"
+
+
+def _cell(name: str, value: Any) -> str:
+    if value is None:
+        return "-"
+    if name.endswith("patterns"):
+        return f"{int(value):,}"
+    if name.endswith(("ambiguity", "discrepancy")):
+        return f"{100 * value:.2f}%"
+    return f"{value:.4f}"

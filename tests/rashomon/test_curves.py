@@ -159,6 +159,7 @@ def test_a_corels_sets_curves_are_the_brute_force_sets(seed: int) -> None:
     points = rows(doc)
     assert [p["threshold"] for p in points] == pytest.approx(thresholds)
     assert all(p["exact"] for p in points)
+    assert points[-1]["train_patterns"] == len({m.fingerprint for m in rset.members})  # the members' own hashes
     reference = {"train": outcome.result.model.predict(problem.X), "test": outcome.result.model.predict(problem.X_test)}
     for point, threshold in zip(points, thresholds):
         within = [order for o, order in found if o <= threshold + 1e-12]
