@@ -16,10 +16,10 @@ where the set changes (each distinct member objective, up to the run's threshold
   predict alike on those rows).
 
 All of it comes from one prediction matrix per part (members x rows) and cumulative NumPy
-operations over it (``logical_or.accumulate``, ``maximum.accumulate``, the first occurrence of
-each distinct row), computed once as the set is recorded: the members' models and the rows are
-not in the store, so it cannot be computed on read. The document is columnar (one list per
-figure, a pandas ``DataFrame(points)`` reads it)::
+operations over it (each row's first member that predicts it otherwise, ``maximum.accumulate``,
+the first member with each distinct prediction vector), computed once as the set is recorded:
+the members' models and the rows are not in the store, so it cannot be computed on read. The
+document is columnar (one list per figure, a pandas ``DataFrame(points)`` reads it)::
 
     {"rows": ["train", "test"], "count": N, "kept": K, "members": M, "complete": bool,
      "threshold": t, "optimum": o, "notes": [...],
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from glasswork.result import Model
 
 FIGURES = ("ambiguity", "discrepancy", "patterns", "pattern_ratio")
+CHUNK = 256  # members whose disagreements are summed at once (256 x rows floats)
 
 
 def group_ends(objectives: Sequence[float]) -> np.ndarray:
@@ -81,16 +82,31 @@ def prefix_figures(
         predictions = flat[: predictions.size].reshape(predictions.shape)
         reference = flat[predictions.size :]
     differs = predictions != reference[None, :]
-    ambiguity = np.logical_or.accumulate(differs, axis=0) @ share
-    discrepancy = np.maximum.accumulate(differs @ share)
-    whole = np.ascontiguousarray(predictions)
-    rows = whole.view(np.dtype((np.void, whole.dtype.itemsize * whole.shape[1])))  # one value per member
-    _, first = np.unique(rows.ravel(), return_index=True)
-    new = np.zeros(k, dtype=np.int64)
-    new[first] = 1
-    patterns = np.cumsum(new)
+    # a row is ambiguous from the first member that predicts it otherwise: each row's weight is
+    # added at that member, so ambiguity is a cumulative sum (no members x rows float matrix)
+    ever = differs.any(axis=0)
+    first_differs = differs.argmax(axis=0)[ever]
+    ambiguity = np.cumsum(np.bincount(first_differs, weights=share[ever], minlength=k))
+    chunks = range(0, k, CHUNK)  # each member's share of rows, CHUNK members' floats at a time
+    discrepancy = np.maximum.accumulate(np.concatenate([differs[i : i + CHUNK] @ share for i in chunks]))
+    patterns = np.cumsum(_first_of_each_pattern(predictions))
     ratio = patterns / counted
     return {"ambiguity": ambiguity, "discrepancy": discrepancy, "patterns": patterns, "pattern_ratio": ratio}
+
+
+def _first_of_each_pattern(predictions: np.ndarray) -> np.ndarray:
+    """1 for each member whose prediction vector no better member has, else 0: members are told
+    apart by their vectors' bytes (labels packed to one byte each when they fit), exactly."""
+    if predictions.dtype.kind in "biu" and predictions.size and 0 <= predictions.min() and predictions.max() < 256:
+        predictions = predictions.astype(np.uint8)
+    seen: set[bytes] = set()
+    new = np.zeros(predictions.shape[0], dtype=np.int64)
+    for i, row in enumerate(np.ascontiguousarray(predictions)):
+        key = row.tobytes()
+        if key not in seen:
+            seen.add(key)
+            new[i] = 1
+    return new
 
 
 def _parts(problem: Problem) -> list[tuple[str, np.ndarray, np.ndarray | None]]:
