@@ -190,6 +190,7 @@ class RashomonScreen(Screen[None]):
         Binding("m", "show", "show model"),
         Binding("p", "points", "frontier points' sets"),
         Binding("e", "export", "export member"),
+        Binding("c", "curves", "curves"),
         FILTER_KEY,
         BACK_KEY,
         HELP_KEY,
@@ -280,6 +281,16 @@ class RashomonScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """``p`` is offered only for a run with frontier points' sets to choose from."""
         return bool(self.points) if action == "points" else True
+
+    def action_curves(self) -> None:
+        """The run's set's figures as epsilon grows (``glasswork.tui.curves``)."""
+        from glasswork.tui.curves import NO_CURVES, CurvesScreen, curves_of
+
+        doc = curves_of(self.details.get("rashomon"))
+        if doc is None:
+            self.notify(NO_CURVES, severity="warning")
+            return
+        self.app.push_screen(CurvesScreen(f"run {self.run_id[:12]}", doc))
 
     def action_points(self) -> None:
         if self.points:

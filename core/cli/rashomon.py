@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from glasswork.cli.app import COUNT, DB_OPTION, EXIT_INVALID, cli, export_target_options, fail
+from glasswork.cli.app import COUNT, DB_OPTION, EXIT_INVALID, EXIT_SOLVER, cli, export_target_options, fail
 from glasswork.cli.models import export_member, member_at, set_of
 from glasswork.cli.runs import resolve_runs, store_at
 from glasswork.export.formats import FORMATS
@@ -62,6 +62,13 @@ if TYPE_CHECKING:
     help="The set of point K of the sweep the run's search ran (a frontier), not the run's own: list, "
     "--show or --pick its members.",
 )
+@click.option(
+    "--curves",
+    "show_curves",
+    is_flag=True,
+    help="The set's figures as epsilon grows: at each objective where the set changes, its size, ambiguity, "
+    "discrepancy and distinct prediction vectors on the training and test rows.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the set (or the member) as JSON.")
 @DB_OPTION
 def rashomon(
@@ -78,6 +85,7 @@ def rashomon(
     output: Path | None,
     table: str,
     point: int | None,
+    show_curves: bool,
     as_json: bool,
     db: str | None,
 ) -> None:
@@ -102,6 +110,9 @@ def rashomon(
         _points_only(run_id, points, as_json)
         return
     summary = set_of(store, run_id, as_json=as_json)
+    if show_curves:
+        _print_curves(run_id, (summary.multiplicity or {}).get("curves"), as_json)
+        return
     if pick_rank is not None:
         export_member(store, run_id, pick_rank, fmt, output, table)
         return
@@ -423,3 +434,51 @@ def _feature_lookup(
         f"run {run_id[:12]} has no feature or column {name!r} (feature names are exact, as "
         f"'glasswork rashomon RUN' lists them){hint}"
     )
+
+
+def _print_curves(run_id: str, doc: Any, as_json: bool) -> None:
+    """``--curves``: the curves recorded with the set (``glasswork.rashomon.curves``), as a table
+    or JSON; a run recorded without them is told so (exit 2), never shown an empty curve."""
+    if isinstance(doc, dict) and "error" in doc:
+        fail(
+            f"run {run_id} has no curves: a member's model failed to predict ({doc['error']})",
+            EXIT_SOLVER,
+            as_json=as_json,
+        )
+    if not isinstance(doc, dict) or not isinstance(doc.get("points"), dict):
+        fail(
+            f"run {run_id} has no curves: its set was recorded before glasswork kept them, or without a model "
+            "to compare its members with; run its spec again",
+            EXIT_INVALID,
+            as_json=as_json,
+        )
+    if as_json:
+        click.echo(json.dumps({"run_id": run_id, "curves": doc}, indent=2, allow_nan=False))
+        return
+    from glasswork.console import make_console, plain_text
+    from glasswork.rashomon.curves import coverage
+
+    console = make_console()
+    console.print(plain_text(f"the set as epsilon grows, {coverage(doc)}"))
+    console.print(_curves_table(doc))
+    for note in doc.get("notes") or []:
+        console.print(plain_text(note))
+
+
+def _curves_table(doc: dict[str, Any]) -> Any:
+    """The curves as a rich table: a row per threshold where the set changes."""
+    from rich.table import Table
+
+    from glasswork.console import plain_text
+    from glasswork.rashomon.curves import SIZE_NOTE, cells, header, rows
+
+    table = Table()
+    for name in header(doc):
+        table.add_column(name, justify="right")
+    points = rows(doc)
+    for point in points:
+        table.add_row(*(plain_text(c) for c in cells(doc, point)))
+    if points and not all(p.get("exact") for p in points):
+        table.caption = plain_text(SIZE_NOTE)
+        table.caption_justify = "left"
+    return table

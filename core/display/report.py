@@ -456,7 +456,55 @@ def rashomon_section(summary: SetSummary | None) -> str:
             "<p class=note>Per raw column: every feature made from the column shuffled together, as shuffling "
             "the column itself would.</p>"
         )
+    body += set_curves_section(figures.get("curves"))
     return f"<h2>Rashomon set</h2><p>{'<br>'.join(lines)}</p>{body}{_fairness_range(summary.fairness)}"
+
+
+def set_curves_section(doc: Any) -> str:
+    """The set's figures as epsilon grows (``glasswork.rashomon.curves``), drawn as steps (the set
+    is the same between two thresholds where it changes): its size, ambiguity and discrepancy, and
+    its distinct prediction vectors, on the training and test rows; what they cover under them."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("points"), dict) or not doc["points"].get("threshold"):
+        return ""
+    from glasswork.rashomon.curves import coverage
+
+    points = doc["points"]
+    relative = all(e is not None for e in points.get("epsilon") or [None])
+    xs = list(points["epsilon"] if relative else points["threshold"])
+    xlabel = "epsilon (relative to the optimum)" if relative else "objective threshold"
+    end = _finite(doc.get("threshold"))  # the set stays as it is from its last change up to the run's threshold
+    optimum = _finite(doc.get("optimum"))
+    if end is not None and relative and optimum:
+        end = end / optimum - 1.0
+    held = end is not None and end > xs[-1]
+
+    def curve(values: list[Any]) -> tuple[list[Any], list[Any]]:
+        return (xs + [end], values + values[-1:]) if held else (xs, values)
+
+    charts = [line_chart([("members", *curve(points["size"]))], xlabel=xlabel, ylabel="set size", step=True, dots=True)]
+    parts = list(doc.get("rows") or [])
+    agreement = [
+        (f"{figure} ({part} rows)", *curve(points[f"{part}_{figure}"]))
+        for figure in ("ambiguity", "discrepancy")
+        for part in parts
+        if f"{part}_{figure}" in points
+    ]
+    if agreement:
+        top = max((v for _, _, ys in agreement for v in ys if v is not None), default=0.0)
+        ylim = (0.0, max(0.05, min(1.0, 1.1 * top)))
+        charts.append(line_chart(agreement, xlabel=xlabel, ylabel="share of rows", step=True, ylim=ylim))
+    patterns = [(f"{part} rows", *curve(points[f"{part}_patterns"])) for part in parts if f"{part}_patterns" in points]
+    if patterns:
+        charts.append(line_chart(patterns, xlabel=xlabel, ylabel="distinct prediction vectors", step=True))
+    notes = "; ".join(str(n) for n in doc.get("notes") or [])
+    return (
+        "<h3>The set as epsilon grows</h3>"
+        + "".join(charts)
+        + f"<p class=note>Curves {esc(coverage(doc))}. Ambiguity: the share "
+        "of rows on which some member predicts otherwise than the optimal model; discrepancy: the largest "
+        "share on which one member does (Marx, Calmon and Ustun 2020); distinct prediction vectors: the "
+        f"members' different labellings of the rows.{'' if not notes else ' ' + esc(notes)}</p>"
+    )
 
 
 def _fairness_range(doc: dict[str, Any] | None) -> str:

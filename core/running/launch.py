@@ -324,6 +324,13 @@ def _add_metrics(outcome: RunOutcome, problem: Problem) -> None:
             outcome.multiplicity = multiplicity.figures(outcome.result.rashomon, model, problem, outcome.info.inputs)
         except Exception as exc:  # a member that cannot predict: the run and its set are still recorded
             outcome.multiplicity = {"error": f"{type(exc).__name__}: {exc}"}
+            return
+        from glasswork.rashomon.curves import curves
+
+        try:  # the set's figures as epsilon grows
+            outcome.multiplicity["curves"] = curves(outcome.result.rashomon, model, problem)
+        except Exception as exc:
+            outcome.multiplicity["curves"] = {"error": f"{type(exc).__name__}: {exc}"}
 
 
 def _score_set(spec: SolverSpec, problem: Problem, outcome: RunOutcome) -> None:
