@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from glasswork.export.inputs import ModelInputs, sql_unusable
-from glasswork.export.requests import ExportRequest
+from glasswork.export.requests import ExportRequest, SqlOutputs
 from glasswork.quoting import markdown_text, plain, python_literal, sql_literal, sql_name
 from glasswork.values import NUMBER, WHITESPACE
 
@@ -34,6 +34,8 @@ def sql_select(request: ExportRequest, outputs: list[tuple[str, str]], reads: li
     inputs = request.inputs
     if reads is None and inputs is not None:
         reads = inputs.columns
+    if request.collected is not None:
+        request.collected.append(SqlOutputs(list(outputs), list(reads or [])))
     if reads:
         numeric = set(inputs.numeric_columns) if inputs is not None else set()
         unknown = " OR ".join(sql_unusable(c, c in numeric) for c in reads)
