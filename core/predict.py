@@ -80,9 +80,7 @@ def read_rows(path: Path, details: Mapping[str, Any], inputs: Sequence[ModelInpu
 
     reads = _reads(inputs)
     texts = {c.column for i in inputs for f in i.features for c in f.all or [] if not c.numeric}
-    spec = details.get("spec") if isinstance(details.get("spec"), Mapping) else {}
-    data = spec.get("data") if isinstance(spec.get("data"), Mapping) else {}
-    stored = data.get("types") if isinstance(data.get("types"), Mapping) else {}
+    stored = _stored_types(details.get("spec"))
     types = {c: str(t) for c, t in stored.items() if c in reads}
     types.update({c: "category" for c in texts if c not in types})
     source = str(path)
@@ -122,6 +120,13 @@ def read_rows(path: Path, details: Mapping[str, Any], inputs: Sequence[ModelInpu
                     hint="give the column the model was trained on, its values numbers",
                 )
     return table
+
+
+def _stored_types(spec: Any) -> Mapping[str, Any]:
+    """The ``data.types`` of a stored spec (empty when it has none)."""
+    data = spec.get("data") if isinstance(spec, Mapping) else None
+    types = data.get("types") if isinstance(data, Mapping) else None
+    return types if isinstance(types, Mapping) else {}
 
 
 def raw_columns(table: Table) -> dict[str, Any]:

@@ -107,16 +107,16 @@ def _sql(request: ExportRequest, docs: Sequence[Any], positive: Any, about: list
         export_model(doc.model, member, registry)
         if len(collected) != 1:
             raise ExportError(f"the SQL exporter of {doc.kind!r} models does not build its query with sql_select")
-        outputs = dict(collected[0].outputs)
-        if "prediction" not in outputs:
+        expressions = dict(collected[0].outputs)
+        if "prediction" not in expressions:
             raise ExportError(f"the SQL export of a {doc.kind!r} model has no prediction")
-        vote = f"CASE WHEN {outputs['prediction']} = {sql_literal(positive)} THEN 1 ELSE 0 END"
+        vote = f"CASE WHEN {expressions['prediction']} = {sql_literal(positive)} THEN 1 ELSE 0 END"
         votes.append(f"({vote})")
         # guarded here too: an engine may compute the subquery of the risks for every row (DuckDB
         # does), before the outer guard of sql_select leaves a row out, and a cast of 'n/a' fails
         numeric = set(doc.inputs.numeric_columns) if doc.inputs is not None else set()
         unknown = " OR ".join(sql_unusable(c, c in numeric) for c in collected[0].reads) or "1 = 0"
-        risky = outputs.get(name, f"CAST(({vote}) AS DOUBLE PRECISION)")
+        risky = expressions.get(name, f"CAST(({vote}) AS DOUBLE PRECISION)")
         risks.append(f"CASE WHEN {unknown} THEN NULL ELSE {risky} END")
         reads.update(dict.fromkeys(collected[0].reads))
     k = len(docs)
