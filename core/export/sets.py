@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from glasswork.export.documents import LoadedModel, document, load_model, member_details
+from glasswork.export.documents import LoadedModel, document, load_model, member_details, run_summary
 from glasswork.export.inputs import sql_unusable
 from glasswork.export.requests import ExportRequest, SqlOutputs, export_model
 from glasswork.quoting import ExportError, plain, printable, python_literal, sql_literal, sql_name
@@ -81,8 +81,7 @@ def export_set(
         raise ExportError("the set keeps no member with a model, so it cannot predict")
     docs = [document(member_details(details, m.rank, m.objective, m.model)) for m in members]
     positive = positive_class([load_model(d.model_dump(), registry) for d in docs])
-    base = docs[0]
-    request = ExportRequest(fmt, base.inputs, table, base.run)
+    request = ExportRequest(fmt, docs[0].inputs, table, run_summary(details))  # the set's run, not a member
     about = [
         f"The prediction of the Rashomon set: its {len(members):,} kept member(s)"
         + (f" of the {count:,} it counts" if count is not None else "")
