@@ -294,3 +294,15 @@ def test_compas_set_of_44_lists_predicts_as_its_members(glasswork, tmp_path):
     lite, duck = run_sql(query, tmp_path / "test.csv", "sqlite"), run_sql(query, tmp_path / "test.csv", "duckdb")
     assert_same(as_outputs(lite), as_outputs(duck))
     assert_same(as_outputs(duck), from_set)
+
+
+def test_an_audit_only_column_is_never_read(glasswork, tmp_path):
+    """A column the run kept for its audit is no feature: a file without it predicts alike."""
+    spec = loans_spec(tmp_path, "corels", "rashomon: {epsilon: 0.01}\n", binarize=True)
+    spec.write_text(spec.read_text().replace("  positive: 'yes'\n", "  positive: 'yes'\n  audit_only: [employment]\n"))
+    glasswork("run", "-q", str(spec))
+    data = loans_with_gaps(tmp_path)
+    whole = predicted(glasswork, data, "--set")
+    pd.read_csv(data).drop(columns=["employment"]).to_csv(tmp_path / "blind.csv", index=False)
+    blind = predicted(glasswork, tmp_path / "blind.csv", "--set")
+    assert blind == whole and not any("employment" in r["no_prediction"] for r in whole)
