@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 
 ROW = "row"  # the output column of each row's number in the data file (1 = the first data row)
 NO_PREDICTION = "no_prediction"  # why a row has no prediction (empty where it has one)
-SET_COLUMNS = ("vote_share", "risk_min", "risk_max", "ambiguous")
 
 
 @dataclass
@@ -214,7 +213,7 @@ def predict_set(models: Sequence[LoadedModel], path: Path, details: Mapping[str,
     gap = reasons != ""
     share[gap], low[gap], high[gap] = np.nan, np.nan, np.nan
     ambiguous[gap] = None
-    out = {
+    out = {  # the outputs of glasswork.export.sets.OUTPUTS, in that order
         ROW: table.rows.astype(np.int64),
         "vote_share": share,
         "risk_min": low,
