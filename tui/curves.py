@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from glasswork.console import plain_text
+from glasswork.display.console import plain_text
 from glasswork.rashomon.curves import SIZE_NOTE, cells, coverage, header, rows
 from glasswork.tui.widgets import BACK_KEY, HELP_KEY, RowTable
 

@@ -83,7 +83,7 @@ def _caused_by_interrupt(exc: BaseException) -> bool:
 
 
 # the command modules register themselves on ``cli`` when imported
-from glasswork.cli import commands, models, rashomon, runs, sweeps  # noqa: E402,F401
+from glasswork.cli import commands, models, predict, rashomon, runs, sweeps  # noqa: E402,F401
 
 __all__ = [
     "DB_OPTION",

@@ -35,13 +35,27 @@ if TYPE_CHECKING:
     metavar="RANK",
     help="Export member RANK of the run's Rashomon set instead of its optimal model ('glasswork rashomon RUN').",
 )
+@click.option(
+    "--set",
+    "whole_set",
+    is_flag=True,
+    help="Export the prediction of the run's whole Rashomon set (python or sql): per row the kept members' "
+    "vote share, their lowest and highest risk, and whether they disagree.",
+)
 @DB_OPTION
-def export(run_ref: str, fmt: str, output: Path | None, table: str, member: int | None, db: str | None) -> None:
+def export(
+    run_ref: str, fmt: str, output: Path | None, table: str, member: int | None, whole_set: bool, db: str | None
+) -> None:
     """Export the model of RUN (an id prefix or 'latest') to run outside glasswork."""
     from glasswork.export import ExportError, export_run, write_file
 
     store = store_at(db)
     [run_id] = resolve_runs(store, (run_ref,))
+    if member is not None and whole_set:
+        fail("give --member RANK or --set, not both", EXIT_INVALID)
+    if whole_set:
+        export_set_of(store, run_id, fmt, output, table)
+        return
     if member is not None:
         export_member(store, run_id, member, fmt, output, table)
         return
@@ -169,4 +183,44 @@ def export_member(
             write_file(output, text)
     except ExportError as exc:
         fail(f"cannot export member {rank} of run {run_id[:12]}: {exc}", EXIT_INVALID)
+    emit_export(text, output, fmt)
+
+
+def kept_members(store: Any, run_id: str) -> list[Any]:
+    """Every kept member of the run's set, with its model; exit 2 when the run has no set, it
+    keeps no member, or its members were kept as summaries (no model to predict with)."""
+    summary = set_of(store, run_id)
+    members = store.rashomon_members(run_id)
+    if not members:
+        fail(f"the Rashomon set of run {run_id[:12]} keeps no member (it counts {summary.count:,})", EXIT_INVALID)
+    if any(m.model is None for m in members):
+        fail(
+            f"the Rashomon set of run {run_id[:12]} was kept as summaries (rashomon.keep: summary), so its "
+            "members have no model to predict with; run the spec again with 'keep: model'",
+            EXIT_INVALID,
+        )
+    return list(members)
+
+
+def export_set_of(store: Any, run_id: str, fmt: str, output: Path | None, table: str) -> None:
+    """Export the prediction of the run's whole set (``glasswork.export.sets``)."""
+    from glasswork.export import ExportError, write_file
+    from glasswork.export.sets import SET_FORMATS, Member, export_set
+
+    if fmt not in SET_FORMATS:
+        fail(f"a Rashomon set exports as {' or '.join(SET_FORMATS)} (--format), not {fmt}", EXIT_INVALID)
+    members = kept_members(store, run_id)
+    summary = store.rashomon_summary(run_id)
+    try:
+        text = export_set(
+            store.details(run_id),
+            [Member(m.rank, m.objective, m.model) for m in members],
+            fmt,
+            table=table,
+            count=summary.count,
+        )
+        if output is not None:
+            write_file(output, text)
+    except ExportError as exc:
+        fail(f"cannot export the Rashomon set of run {run_id[:12]}: {exc}", EXIT_INVALID)
     emit_export(text, output, fmt)

@@ -455,7 +455,7 @@ def _print_curves(run_id: str, doc: Any, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({"run_id": run_id, "curves": doc}, indent=2, allow_nan=False))
         return
-    from glasswork.console import make_console, plain_text
+    from glasswork.display.console import make_console, plain_text
     from glasswork.rashomon.curves import coverage
 
     console = make_console()
@@ -469,7 +469,7 @@ def _curves_table(doc: dict[str, Any]) -> Any:
     """The curves as a rich table: a row per threshold where the set changes."""
     from rich.table import Table
 
-    from glasswork.console import plain_text
+    from glasswork.display.console import plain_text
     from glasswork.rashomon.curves import SIZE_NOTE, cells, header, rows
 
     table = Table()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from glasswork.export.inputs import ExportRequest, ModelInputs, sql_unusable
+from glasswork.export.inputs import ExportRequest, ModelInputs, SqlOutputs, sql_unusable
 from glasswork.quoting import markdown_text, plain, python_literal, sql_literal, sql_name
 from glasswork.values import NUMBER, WHITESPACE
 
@@ -33,6 +33,8 @@ def sql_select(request: ExportRequest, outputs: list[tuple[str, str]], reads: li
     inputs = request.inputs
     if reads is None and inputs is not None:
         reads = inputs.columns
+    if request.collected is not None:
+        request.collected.append(SqlOutputs(list(outputs), list(reads or [])))
     if reads:
         numeric = set(inputs.numeric_columns) if inputs is not None else set()
         unknown = " OR ".join(sql_unusable(c, c in numeric) for c in reads)

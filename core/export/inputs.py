@@ -369,6 +369,15 @@ def trained_where(run: Mapping[str, Any]) -> str | None:
 
 
 @dataclass
+class SqlOutputs:
+    """One SQL export's outputs as ``sql_select`` received them: ``(name, expression)`` pairs with no
+    missing-value guard, and the raw columns the expressions read."""
+
+    outputs: list[tuple[str, str]]
+    reads: list[str]
+
+
+@dataclass
 class ExportRequest:
     """What the ``export_model`` hook receives besides the model: its inputs (``None`` for runs
     recorded before inputs were kept), the table name the SQL reads, and the run it comes from."""
@@ -378,6 +387,9 @@ class ExportRequest:
     table: str = "data"
     run: dict[str, Any] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)  # the result's stats (the report's drawings)
+    # when a list, ``sql_select`` appends each query's outputs to it, unguarded (``SqlOutputs``): how
+    # a Rashomon set's SQL (``glasswork.export.sets``) combines its members' expressions
+    collected: list[SqlOutputs] | None = None
 
     def need_inputs(self) -> ModelInputs:
         """The inputs, or the error saying the run does not have them."""

@@ -47,7 +47,7 @@ from glasswork.rashomon.multiplicity import MAX_PREDICTION_CELLS
 if TYPE_CHECKING:
     from glasswork.data import Problem
     from glasswork.rashomon import RashomonSet
-    from glasswork.result import Model
+    from glasswork.contract.model import Model
 
 FIGURES = ("ambiguity", "discrepancy", "patterns", "pattern_ratio")
 CHUNK = 256  # members whose disagreements are summed at once (256 x rows floats)

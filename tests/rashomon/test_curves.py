@@ -14,10 +14,10 @@ import pytest
 from test_member_figures import brute_force_set, list_predictions, spec_for, table
 
 from glasswork import Problem
-from glasswork.launch import Launch
+from glasswork.running.launch import Launch
 from glasswork.rashomon import RashomonMember, RashomonSet
 from glasswork.rashomon.curves import FIGURES, coverage, curves, group_ends, rows
-from glasswork.report import set_curves_section
+from glasswork.display.report import set_curves_section
 
 
 class Lookup:
