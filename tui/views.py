@@ -8,11 +8,9 @@ shown as its own text.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from glasswork.display.console import fmt_number as fmt
-from glasswork.display.views import model_view as _model_view
-from rich.console import RenderableType
+from glasswork.display.views import model_view
 
 __all__ = ["fmt", "fmt_rate", "model_view"]
 
@@ -24,16 +22,3 @@ def fmt_rate(value: float | None) -> str:
     if abs(value) < 0.005:
         return "0"
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
-
-
-def model_view(
-    model: dict[str, Any] | None,
-    text: str | None = None,
-    *,
-    compact: bool = False,
-    stats: dict[str, Any] | None = None,
-    absent: str | None = None,
-) -> RenderableType:
-    """The model as its plugin draws it (see ``glasswork.display.views.model_view``); ``absent``: why
-    a finished run has none."""
-    return _model_view(model, text, compact=compact, stats=stats, absent=absent)

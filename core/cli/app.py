@@ -227,6 +227,19 @@ def export_target_options(output_help: str, table_help: str) -> Callable[[F], F]
     return lambda command: output(table(command))
 
 
+def model_choice_options(verb: str, whole_set_help: str) -> Callable[[F], F]:
+    """``--member RANK`` and ``--set``: which of a run's models a command uses, its own, one member
+    of its Rashomon set or the whole set (``glasswork export``, ``glasswork predict``)."""
+    member = click.option(
+        "--member",
+        type=COUNT,
+        metavar="RANK",
+        help=f"{verb} member RANK of the run's Rashomon set instead of its model ('glasswork rashomon RUN').",
+    )
+    whole_set = click.option("--set", "whole_set", is_flag=True, help=whole_set_help)
+    return lambda command: member(whole_set(command))
+
+
 def overrides_option(help: str) -> Callable[[F], F]:
     """``--set PATH=VALUE``, repeatable, into ``overrides``: spec fields changed on the command line."""
     return click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help=help)

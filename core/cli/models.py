@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from glasswork.cli.app import COUNT, DB_OPTION, EXIT_INVALID, cli, export_target_options, fail, file_option
+from glasswork.cli.app import (
+    DB_OPTION,
+    EXIT_INVALID,
+    cli,
+    export_target_options,
+    fail,
+    file_option,
+    model_choice_options,
+)
 from glasswork.cli.runs import resolve_runs, store_at
 from glasswork.export.formats import FORMATS
 
@@ -29,17 +37,9 @@ if TYPE_CHECKING:
     "glasswork.model document (glasswork.load_model reads it); markdown: a table.",
 )
 @export_target_options("Write to this file (default: stdout).", "The raw table the SQL reads.")
-@click.option(
-    "--member",
-    type=COUNT,
-    metavar="RANK",
-    help="Export member RANK of the run's Rashomon set instead of its optimal model ('glasswork rashomon RUN').",
-)
-@click.option(
-    "--set",
-    "whole_set",
-    is_flag=True,
-    help="Export the prediction of the run's whole Rashomon set (python or sql): per row the kept members' "
+@model_choice_options(
+    "Export",
+    "Export the prediction of the run's whole Rashomon set (python or sql): per row the kept members' "
     "vote share, their lowest and highest risk, and whether they disagree.",
 )
 @DB_OPTION

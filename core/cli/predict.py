@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from glasswork.cli.app import COUNT, DB_OPTION, EXIT_INVALID, cli, fail, file_option
+from glasswork.cli.app import DB_OPTION, EXIT_INVALID, cli, fail, file_option, model_choice_options
 from glasswork.cli.models import kept_members, member_at, set_of
 from glasswork.cli.runs import resolve_runs, store_at
 
@@ -19,17 +19,9 @@ if TYPE_CHECKING:
 @cli.command("predict")
 @click.argument("run_ref", metavar="RUN")
 @click.argument("data", metavar="DATA", type=click.Path(path_type=Path, dir_okay=False))
-@click.option(
-    "--member",
-    type=COUNT,
-    metavar="RANK",
-    help="Predict with member RANK of the run's Rashomon set instead of its model ('glasswork rashomon RUN').",
-)
-@click.option(
-    "--set",
-    "whole_set",
-    is_flag=True,
-    help="Predict with every kept member of the run's Rashomon set: per row the members' vote share, "
+@model_choice_options(
+    "Predict with",
+    "Predict with every kept member of the run's Rashomon set: per row the members' vote share, "
     "their lowest and highest risk, and whether they disagree.",
 )
 @file_option("-o", "--output", help="Write to this file: Parquet for .parquet/.pq, else CSV (default: CSV on stdout).")

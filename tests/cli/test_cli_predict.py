@@ -274,6 +274,7 @@ def read_csv_text(text: str) -> list[dict[str, str]]:
     return list(csv.DictReader(text.splitlines()))
 
 
+@pytest.mark.slow  # about 30 s: the issue's own case, run by .ci/run's slow step
 @pytest.mark.skipif(not (SHARED / "pycorels" / "compas.csv").is_file(), reason="needs GLASSWORK_DATA (pycorels)")
 def test_compas_set_of_44_lists_predicts_as_its_members(glasswork, tmp_path):
     """The issue's case: COMPAS, lambda 0.01, epsilon 0.02 (44 lists)."""

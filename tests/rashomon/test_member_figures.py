@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from test_fairness import _reference as fairlearn_reference
+from fairlearn_reference import fairlearn_reference
 
 from glasswork import Problem
 from glasswork.fairness.figures import METRICS
