@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -194,6 +195,18 @@ def certify_cards(
     }
 
 
+@dataclass(frozen=True)
+class ExactTask:
+    """What the exact policy's search and its Rashomon set work on: the data, the run's context,
+    the card's constraints, the rows' weights and the number of features."""
+
+    problem: Problem
+    ctx: SolveContext
+    cons: Constraints
+    weights: np.ndarray | None
+    k: int
+
+
 class FasterRiskSolver(Solver):
     """Sparse integer risk scores by beam search, a diverse pool and star-ray rounding."""
 
@@ -326,7 +339,8 @@ class FasterRiskSolver(Solver):
                 }
             )
         if spec.search.policy == "exact":
-            return self._exact(problem, ctx, cons, weights, settings.k, cards, stats, seeds, target)
+            task = ExactTask(problem, ctx, cons, weights, settings.k)
+            return self._exact(task, cards, stats, seeds, target)
         if best is None:
             return self._no_fair_card(ctx, stats, lower)
         stopped = ctx.stop_reason
@@ -428,11 +442,7 @@ class FasterRiskSolver(Solver):
 
     def _exact(
         self,
-        problem: Problem,
-        ctx: SolveContext,
-        cons: Constraints,
-        weights: np.ndarray | None,
-        k: int,
+        task: ExactTask,
         cards: list[ScoreCard],
         stats: dict[str, Any],
         seeds: list[ScoreCard],
@@ -440,6 +450,7 @@ class FasterRiskSolver(Solver):
     ) -> Result:
         """§1.3 proven (``exact.solve_exact``), starting from the beam's cards (``seeds``; ``cards``
         are those of them that meet ``constraints.fairness``, shown in the pool)."""
+        problem, ctx, cons, weights, k = task.problem, task.ctx, task.cons, task.weights, task.k
         from glasswork.plugins.fasterrisk.exact import solve_exact
 
         def report(state: Any) -> None:
@@ -519,22 +530,14 @@ class FasterRiskSolver(Solver):
             ctx.rashomon_basis(res.objective, proven=False, epsilon=self.spec.rashomon.epsilon)
             ctx.rashomon(rashomon.count, rashomon.members, threshold=threshold, lower_bound=res.lower_bound)
         elif self.spec.rashomon is not None:
-            rashomon = self._exact_set(problem, ctx, cons, weights, k, res.objective, stats)
+            rashomon = self._exact_set(task, res.objective, stats)
         return Result(card, cert, metrics={"train_logistic_loss_sum": res.objective}, stats=stats, rashomon=rashomon)
 
-    def _exact_set(
-        self,
-        problem: Problem,
-        ctx: SolveContext,
-        cons: Constraints,
-        weights: np.ndarray | None,
-        k: int,
-        optimum: float,
-        stats: dict[str, Any],
-    ) -> RashomonSet:
+    def _exact_set(self, task: ExactTask, optimum: float, stats: dict[str, Any]) -> RashomonSet:
         """Every integer card (m = 1) within the threshold of the certified ``optimum``, by
         ``exact.enumerate_cards``, best first; the best ``max_models`` kept, streamed to the
         monitor as they are found."""
+        problem, ctx, cons, weights, k = task.problem, task.ctx, task.cons, task.weights, task.k
         from glasswork.plugins.fasterrisk.exact import enumerate_cards
 
         spec: FasterRiskSpec = self.spec  # type: ignore[assignment]
