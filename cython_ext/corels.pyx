@@ -64,7 +64,7 @@ from corels_admit cimport (
 )
 from corels_fairness cimport (
     FairProblem, FairScratch, fair_init, fair_scratch_init, fair_prefix, fair_list_meets, fair_child_possible,
-    fair_redundant, fair_prefix_bound,
+    fair_redundant, fair_prefix_bound, fair_raise, fair_cells_key, fair_child_cells,
 )
 from corels_dense cimport DenseKernel, dense_init, dense_context
 from corels_queue cimport (
@@ -111,6 +111,7 @@ cdef struct Candidate:  # a child that passed every bound, waiting for the map a
     double err
     double lb
     double b0           # its equivalent-points bound (the map recomputes bounds from errors)
+    double floss        # under a fairness constraint: its fair_loss (the bound's raise)
     double key          # its queue key
     uint64_t map_key
     int32_t ant
@@ -226,9 +227,14 @@ cdef class Search:
         self.do_gc = garbage_collection
         self.do_similar = similar_support
         fair_init(&self.fair, &self.pb, groups, fairness_metric, fairness_at_most, n_units)
-        if self.fair.G > 0:   # the bounds and maps a constraint breaks (docs/maintainers/corels-fairness.md)
+        self.smap.fair = NULL
+        if self.fair.G > 0:   # the bounds a constraint breaks (docs/maintainers/corels-fairness.md)
             self.do_support = self.do_accurate = self.do_similar = False
-            self.smap.kind = MAP_NONE
+            # the maps hold when a class also fixes the same cells, with ties decided exactly
+            if problem_exact_errors(&self.pb):
+                self.smap.fair = &self.fair
+            else:
+                self.smap.kind = MAP_NONE
         self.acc.assign(max(self.pb.P, self.pb.Q) + 1, 0)
         for k in range(self.pb.M):
             self.ant_hash.push_back(splitmix64(<uint64_t>k * 7919 + 12345))
@@ -422,20 +428,30 @@ cdef class Search:
         c.f = sc.f.data()
         c.tmp = sc.tmp.data()
         c.n_ids = n_ids
+        c.cells = sc.fair.admit
+        c.fs = &sc.fair
+        c.acc = sc.acc.data()
         return c
 
-    cdef bint _map_store(self, MapEntry* e, int verdict, int n_ids, double err, double b0,
+    cdef bint _map_store(self, MapEntry* e, int verdict, int n_ids, double err, double b0, double floss,
                          int32_t node, Scratch* sc) noexcept nogil:
-        """Record ``node`` (prefix error ``err``, equivalent-points bound ``b0``) in the entry
-        ``map_admit`` returned; False when out of memory. The node a replaced record still names
-        leaves the queue with the bound it was queued with."""
+        """Record ``node`` (prefix error ``err``, equivalent-points bound ``b0``, ``fair_loss``
+        ``floss`` under a constraint) in the entry ``map_admit`` returned; False when out of
+        memory. The node a replaced record still names leaves the queue with the bound it was
+        queued with (under a constraint raised by the class's own ``fair_loss``: same cells, same
+        open rows)."""
         cdef MapRecord rec
         cdef MapChild c = self._child(sc, n_ids)
+        cdef double lb
+        cdef int length
         if verdict == 2:
             table_record(&self.smap.table, e.off, &rec)
             if map_recorded(&self.smap, &self.pb, &self.trie, rec.node, node, &c):
-                live_remove(&self.live, &self.trie, rec.node,
-                            map_record_lb(&self.pb, &rec, table_len(&self.smap.table, e.off), b0))
+                length = table_len(&self.smap.table, e.off)
+                lb = map_record_lb(&self.pb, &rec, length, b0)
+                if self.smap.fair != NULL:
+                    lb = fair_raise(lb, rec.score + length * self.pb.lamW, floss)
+                live_remove(&self.live, &self.trie, rec.node, lb)
                 trie_node(&self.trie, rec.node).flags |= F_DELETED
             self.n_map_replaced += 1
         return map_write(&self.smap, e, verdict, &c, err, node)
@@ -614,9 +630,11 @@ cdef class Search:
                 for i in range(W):
                     f[i] = u[i] & ~capv[i]
                 key_h = vector_hash(f, self.pb.W)
+            if self.smap.fair != NULL:                        # the class fixes the cells too
+                key_h = fair_cells_key(&self.fair, key_h, sc.fair.child)
             if self.smap.table.cap > 0:
                 gw_prefetch(&self.smap.table.slots[(key_h >> 32) & (self.smap.table.cap - 1)])
-            sc.cands[n_cands] = Candidate(err=err, lb=lb, b0=b0, map_key=key_h, ant=s,
+            sc.cands[n_cands] = Candidate(err=err, lb=lb, b0=b0, floss=sc.fair.child_loss, map_key=key_h, ant=s,
                                           key=policy_key(self.policy, depth + 1, lb, R, b, self.pb.total, fw))
             n_cands += 1
         sc.n_cands = n_cands
@@ -654,7 +672,7 @@ cdef class Search:
         cdef int depth = trie_node(&self.trie, ni).depth, k, i, s, verdict, c
         cdef int n_cands = sc.n_cands, W = self.pb.W
         cdef int32_t child
-        cdef double lb
+        cdef double lb, map_lb
         cdef uint64_t* u = &sc.u[0]
         cdef uint64_t* f = &sc.f[0]
         cdef const uint64_t* capv
@@ -682,14 +700,20 @@ cdef class Search:
             sc.child_ids[depth] = s
             verdict = 1
             me = NULL
+            map_lb = lb
             if self.smap.kind != MAP_NONE:
                 if self.smap.kind == MAP_CAPTURED:
                     capv = &self.pb.caps[<size_t>s * W]
                     for i in range(W):
                         f[i] = u[i] & ~capv[i]
                 mc = self._child(sc, depth + 1)
-                me = map_admit(&self.smap, &self.pb, self.disk.map_budget, cand.map_key, &mc, lb, cand.err, cand.b0,
-                               &verdict)
+                if self.smap.fair != NULL:
+                    # the child's cells; the map compares bounds before the constraint's raise
+                    # (same class, same raise), recomputed exactly as _score computed them
+                    fair_child_cells(&self.fair, &self.pb, &sc.fair, u, s, sc.fair.admit, &sc.acc[0])
+                    map_lb = (cand.err + (depth + 1) * self.pb.lamW) + cand.b0
+                me = map_admit(&self.smap, &self.pb, self.disk.map_budget, cand.map_key, &mc, map_lb, cand.err,
+                               cand.b0, &verdict)
                 if verdict == 0:
                     self.n_pruned_map += 1
                     continue
@@ -703,7 +727,7 @@ cdef class Search:
                 break             # (a new map slot stays empty until _map_store fills it)
             # no arena memory: the child goes in unrecorded, which is sound; a child no record
             # names (unrecorded or unverifiable) must never be deleted by the map (map_recorded)
-            if (me != NULL and not self._map_store(me, verdict, depth + 1, cand.err, cand.b0, child, sc)
+            if (me != NULL and not self._map_store(me, verdict, depth + 1, cand.err, cand.b0, cand.floss, child, sc)
                     or verdict == 3):
                 trie_node(&self.trie, child).flags |= F_UNCHECKED
             if not self._push(cand.key, child):   # out of memory: as above
@@ -1025,7 +1049,7 @@ cdef class Search:
         disk_close(&self.disk)
         self.oom_bound = INFINITY
         self.out_of_memory = False
-        self.do_reorder = self.smap.kind == MAP_PREFIX
+        self.do_reorder = self.smap.kind == MAP_PREFIX and self.smap.fair == NULL   # orderings differ in cells
         for ids in checked:
             self._seed_one(ids)
 
@@ -1067,7 +1091,8 @@ cdef class Search:
 
     @property
     def constrained(self):
-        """A fairness constraint is on (the support bounds, Theorem 18 and the maps are then off)."""
+        """A fairness constraint is on (the support bounds and Theorem 18 are then off; the maps key
+        their classes on the fixed cells too)."""
         return self.fair.G > 0
 
     @property

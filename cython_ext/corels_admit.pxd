@@ -5,16 +5,18 @@
 and the rules a child meets there. A child's class is its antecedent set (the prefix map) or the
 samples it leaves uncaptured (the captured map); ``map_admit`` finds the class's entry and says
 whether the child is rejected, new, better than the record or unverifiable, ``map_write`` records
-it. Ties of prefix error go to the first prefix in lexicographic order (``map_earlier_tie``), the
+it. Under a fairness constraint (``fair``) a class also fixes the same confusion cells in every
+group: the key mixes them in and a match compares them. Ties of prefix error go to the first prefix in lexicographic order (``map_earlier_tie``), the
 order the search's reordering check uses too (docs/maintainers/corels-proofs.md). Search keeps what
 touches its queue: which node a replaced record named (``map_recorded``) leaves its live figures.
 A struct and inline ``nogil`` functions, as ``corels_disk.pxd``: a cdef class shared between
 extension modules cannot be imported under its installed name.
 """
 
-from libc.stdint cimport uint64_t, int32_t, uint32_t, uint16_t, uint8_t
+from libc.stdint cimport uint64_t, int64_t, int32_t, uint32_t, uint16_t, uint8_t
 
 from corels_problem cimport CorelsProblem
+from corels_fairness cimport FAIR_CELLS, FairProblem, FairScratch, fair_prefix, fair_same_cells
 from corels_trie cimport Node, PrefixTrie, F_FREE, F_UNCHECKED, trie_node
 from corels_map cimport (
     MapEntry, MapRecord, SymmetryTable, table_bytes, table_grow, table_id, table_len, table_put, table_put_bytes,
@@ -32,6 +34,7 @@ cdef struct SymmetryMap:
     int kind                # MAP_NONE, MAP_PREFIX or MAP_CAPTURED
     bint length_capped      # a length cap below M: Theorem 15 needs the kept prefix no longer
     bint exact_ties         # weighted counts exact in doubles: ties of prefix errors are decidable
+    const FairProblem* fair # a fairness constraint (NULL: none): a class also fixes the same cells
 
 
 cdef struct MapChild:       # a child as the map reads it
@@ -40,6 +43,28 @@ cdef struct MapChild:       # a child as the map reads it
     const uint64_t* f       # the samples it leaves uncaptured (the captured map)
     uint64_t* tmp           # W words of scratch
     int n_ids
+    const double* cells     # under a constraint: the cells the child fixes (corels_fairness.pxd)
+    FairScratch* fs         # and the scratch and counters to compute a representative's
+    int64_t* acc
+
+
+cdef inline bint _cells_of(const SymmetryMap* sm, const CorelsProblem* pb, const uint16_t* ids, int length,
+                           const MapChild* c) noexcept nogil:
+    """The prefix ``ids[:length]`` fixes the child's cells."""
+    cdef double cells[FAIR_CELLS]
+    fair_prefix(sm.fair, pb, ids, length, c.fs, cells, c.acc)
+    return fair_same_cells(sm.fair, cells, c.cells)
+
+
+cdef inline bint map_same_cells(const SymmetryMap* sm, const CorelsProblem* pb, uint32_t off, int length,
+                                const MapChild* c) noexcept nogil:
+    """Under a constraint: the representative at ``off`` fixes the child's cells in every group
+    (docs/maintainers/corels-fairness.md, "The maps keyed on the fixed cells")."""
+    cdef uint16_t ids[256]
+    cdef int i
+    for i in range(length):
+        ids[i] = table_id(&sm.table, off, i)
+    return _cells_of(sm, pb, ids, length, c)
 
 
 cdef inline bint map_same_class(const SymmetryMap* sm, const CorelsProblem* pb, const MapEntry* e,
@@ -55,7 +80,7 @@ cdef inline bint map_same_class(const SymmetryMap* sm, const CorelsProblem* pb, 
             a = table_id(&sm.table, e.off, i)
             if a >= pb.M or (c.in_prefix[a] == 0 and a != c.ids[c.n_ids - 1]):
                 return False
-        return True
+        return sm.fair == NULL or map_same_cells(sm, pb, e.off, length, c)
     for i in range(pb.W):
         c.tmp[i] = pb.mask[i]
     for i in range(length):
@@ -65,7 +90,7 @@ cdef inline bint map_same_class(const SymmetryMap* sm, const CorelsProblem* pb, 
     for i in range(pb.W):
         if c.tmp[i] != c.f[i]:
             return False
-    return True
+    return sm.fair == NULL or map_same_cells(sm, pb, e.off, length, c)
 
 
 cdef inline MapEntry* map_probe(const SymmetryMap* sm, const CorelsProblem* pb, uint32_t tag,
@@ -152,6 +177,9 @@ cdef inline MapEntry* map_admit(SymmetryMap* sm, const CorelsProblem* pb, size_t
     if sm.length_capped and length > n_ids:
         verdict[0] = 3
         return NULL
+    if sm.fair != NULL and sm.kind != MAP_PREFIX and lb == map_record_lb(pb, &rec, length, b0):
+        verdict[0] = 3               # under a constraint the captured map prunes no tie (it breaks
+        return NULL                  # ties by arrival, which the twins' order does not follow)
     verdict[0] = 0
     return NULL
 
@@ -168,13 +196,15 @@ cdef inline bint map_recorded(const SymmetryMap* sm, const CorelsProblem* pb, co
     replaces a record, so the walk up the trie is rare.
     """
     cdef const Node* nd
-    cdef int i, k, n_ids = c.n_ids
+    cdef int i, k, n_ids = c.n_ids, depth
     cdef uint16_t a
+    cdef uint16_t ids[256]
     if x < 0 or x >= trie.n_slots or x == child:
         return False
     nd = trie_node(trie, x)
     if nd.flags & (F_FREE | F_UNCHECKED):
         return False
+    depth = nd.depth
     if sm.kind == MAP_PREFIX:
         if nd.depth != n_ids:
             return False
@@ -182,19 +212,21 @@ cdef inline bint map_recorded(const SymmetryMap* sm, const CorelsProblem* pb, co
             a = nd.ant
             if c.in_prefix[a] == 0 and a != c.ids[n_ids - 1]:
                 return False
+            ids[n_ids - 1 - k] = a
             nd = trie_node(trie, nd.parent)
-        return True
+        return sm.fair == NULL or _cells_of(sm, pb, ids, n_ids, c)
     for i in range(pb.W):
         c.tmp[i] = pb.mask[i]
-    for k in range(trie_node(trie, x).depth):   # ends on the root (a real node)
+    for k in range(depth):   # ends on the root (a real node)
         a = nd.ant
         for i in range(pb.W):
             c.tmp[i] &= ~pb.caps[<size_t>a * pb.W + i]
+        ids[depth - 1 - k] = a
         nd = trie_node(trie, nd.parent)
     for i in range(pb.W):
         if c.tmp[i] != c.f[i]:
             return False
-    return True
+    return sm.fair == NULL or _cells_of(sm, pb, ids, depth, c)
 
 
 cdef inline bint map_write(SymmetryMap* sm, MapEntry* e, int verdict, const MapChild* c, double err,

@@ -18,7 +18,7 @@ caller must keep every unit inside or outside each group (the compression key ho
 """
 
 from libc.stdint cimport uint64_t, int64_t, uint16_t
-from libc.string cimport memset
+from libc.string cimport memset, memcpy
 from libc.math cimport INFINITY
 from libcpp.vector cimport vector
 from libcpp.utility cimport pair
@@ -26,6 +26,7 @@ from libcpp.algorithm cimport sort
 
 from corels_problem cimport CorelsProblem, MAX_CLASSES, LABELS, problem_counts, problem_rule, problem_context
 from corels_counts cimport weighted_majority
+from bitops cimport splitmix64
 
 cdef enum:
     MAX_GROUPS = 16
@@ -55,6 +56,9 @@ cdef struct FairScratch:    # one thread's working memory
     int last_label
     vector[pair[double, double]] items   # fair_loss's moves: (cost per unit of rate, rate)
     double prefix[FAIR_CELLS]  # the cells the prefix being expanded fixes
+    double child[FAIR_CELLS]   # the last child fair_child_possible passed: its cells
+    double child_loss          # and its fair_loss (the symmetry map recomputes bounds from it)
+    double admit[FAIR_CELLS]   # the cells of the child the symmetry map is admitting
 
 
 cdef inline int fair_metric_code(str metric) except -1:
@@ -329,8 +333,49 @@ cdef inline bint fair_child_possible(const FairProblem* fp, const CorelsProblem*
         return False
     for i in range(pb.W):      # what the child leaves open
         v[i] = u[i] & ~capv[i]
-    lb[0] = max(lb[0], b + fair_loss(fp, pb, fs, v, cells) * (1.0 - 1e-12) - 1e-9)
+    memcpy(fs.child, cells, FAIR_CELLS * sizeof(double))
+    fs.child_loss = fair_loss(fp, pb, fs, v, cells)
+    lb[0] = fair_raise(lb[0], b, fs.child_loss)
     return True
+
+
+cdef inline double fair_raise(double lb, double b, double loss) noexcept nogil:
+    """A child's bound ``lb`` raised to its prefix cost ``b`` plus its ``fair_loss`` (less float
+    slack): one expression, so the symmetry map recomputes a record's bound to the bit."""
+    return max(lb, b + loss * (1.0 - 1e-12) - 1e-9)
+
+
+cdef inline uint64_t fair_cells_key(const FairProblem* fp, uint64_t key, const double* cells) noexcept nogil:
+    """``key`` (a symmetry map key) mixed with the fixed ``cells``: under a constraint a map
+    class is the antecedent set (or the uncaptured samples) *and* the cells."""
+    cdef uint64_t bits
+    cdef int i
+    for i in range(4 * (fp.G + 1)):
+        memcpy(&bits, &cells[i], 8)
+        key = splitmix64(key ^ bits)
+    return key
+
+
+cdef inline bint fair_same_cells(const FairProblem* fp, const double* a, const double* b) noexcept nogil:
+    """Two prefixes fix the same cells in every group and overall."""
+    cdef int i
+    for i in range(4 * (fp.G + 1)):
+        if a[i] != b[i]:
+            return False
+    return True
+
+
+cdef inline void fair_child_cells(const FairProblem* fp, const CorelsProblem* pb, FairScratch* fs,
+                                  const uint64_t* u, int s, double* cells, int64_t* acc) noexcept nogil:
+    """The cells the child ``prefix + (s,)`` fixes: the prefix's (``fs.prefix``; ``u``: what it
+    leaves open) and what ``s`` captures there, at its majority label (``fs.u``, ``fs.v`` are
+    overwritten)."""
+    cdef double cnt[MAX_CLASSES]
+    cdef int label
+    memcpy(cells, fs.prefix, FAIR_CELLS * sizeof(double))
+    problem_rule(pb, u, &fs.u[0], &fs.v[0], s, acc, &label)
+    problem_counts(pb, &fs.v[0], LABELS, cnt, acc)
+    fair_add(fp, pb, &fs.v[0], cnt, label, cells, &fs.tmp[0], acc)
 
 
 cdef inline int fair_init(FairProblem* fp, const CorelsProblem* pb, object groups, str metric,
@@ -385,6 +430,7 @@ cdef inline int fair_init(FairProblem* fp, const CorelsProblem* pb, object group
 
 cdef inline void fair_scratch_init(FairScratch* fs, int W, int U) except *:
     fs.items.resize(max(U, 1))
+    fs.child_loss = 0.0
     fs.u.assign(W, 0)
     fs.last.assign(W, 0)
     fs.v.assign(W, 0)

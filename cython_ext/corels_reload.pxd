@@ -174,7 +174,9 @@ cdef inline int32_t reload_path(ReloadPath* rp, const uint8_t* rec, int d, doubl
         rp.errs[k] = rp.errs[k - 1] + problem_rule(rp.pb, &rp.ust[<size_t>(k - 1) * W], &rp.ust[<size_t>k * W],
                                                    &rp.ust[<size_t>257 * W], a, rp.acc, &label)
         me = NULL
-        if rp.smap.kind != MAP_NONE and not gw_spill_unchecked(rec, k - 1):
+        # under a fairness constraint a class also fixes cells the spill does not keep: the
+        # rebuilt nodes go unchecked (sound: the map never deletes them)
+        if rp.smap.kind != MAP_NONE and rp.smap.fair == NULL and not gw_spill_unchecked(rec, k - 1):
             me = reload_entry(rp, rec, k, &rp.ust[<size_t>k * W])
             if me != NULL and not names_prefix(rp.smap, me.off, rec, k):
                 return -2

@@ -146,7 +146,8 @@ def run_corels(
         options["fairness"] = (limit.metric, limit.at_most)
         ctx.log(
             f"corels: {limit.metric} at most {limit.at_most} for {len(groups)} protected group(s); the support "
-            "bounds, Theorem 18 and the symmetry map are off under it (docs/maintainers/corels-fairness.md)"
+            "bounds and Theorem 18 are off under it, the symmetry map keys its classes on the cells each prefix "
+            "fixes (docs/maintainers/corels-fairness.md)"
         )
     if ctx.executor is not None:
         return _run_on_cluster(

@@ -61,7 +61,7 @@ class CorelsConstraints(StrictModel):
     fairness: FairnessConstraint | None = Field(
         None,
         description="Certify the best list whose metric is at most at_most for every protected group of "
-        "the fairness: section (docs/fairness.md). The support bounds and symmetry maps are then off, "
+        "the fairness: section (docs/fairness.md). The support bounds are then off (the symmetry map stays on), "
         "and min_support defaults to 0 (they assume a rule may be dropped, which a constraint forbids).",
     )
 
