@@ -63,7 +63,7 @@ from corels_admit cimport (
     MAP_NONE, MAP_PREFIX, MAP_CAPTURED, SymmetryMap, MapChild, map_probe, map_admit, map_recorded, map_record_lb, map_write,
 )
 from corels_fairness cimport (
-    FairProblem, FairScratch, fair_init, fair_scratch_init, fair_prefix, fair_list_meets, fair_child_possible,
+    FairProblem, FairScratch, fair_init, fair_scratch_init, fair_prefix, fair_list_meets, fair_child_hopeless,
     fair_redundant, fair_prefix_bound, fair_raise, fair_cells_key, fair_child_cells,
 )
 from corels_dense cimport DenseKernel, dense_init, dense_context
@@ -616,9 +616,8 @@ cdef class Search:
                     self.do_length and (depth + 2) * self.pb.lamW >= self.best):  # Theorem 6
                 sc.tally.length += 1
                 continue
-            if self.fair.G > 0 and not (fair_child_possible(&self.fair, &self.pb, &sc.fair, u, capv, cnt, label, b,
-                                                            &lb, acc)
-                                        and lb + (self.pb.lamW if self.do_lookahead else 0.0) < self.best):
+            if self.fair.G > 0 and fair_child_hopeless(&self.fair, &self.pb, &sc.fair, u, capv, cnt, label, b, &lb,
+                                                       acc, self.pb.lamW if self.do_lookahead else 0.0, self.best):
                 sc.tally.fairness += 1
                 continue
             # a survivor: queue it in the second pass, once its map slot (and the record there)
@@ -630,8 +629,7 @@ cdef class Search:
                 for i in range(W):
                     f[i] = u[i] & ~capv[i]
                 key_h = vector_hash(f, self.pb.W)
-            if self.smap.fair != NULL:                        # the class fixes the cells too
-                key_h = fair_cells_key(&self.fair, key_h, sc.fair.child)
+            key_h = key_h if self.smap.fair == NULL else fair_cells_key(&self.fair, key_h, sc.fair.child)  # + cells
             if self.smap.table.cap > 0:
                 gw_prefetch(&self.smap.table.slots[(key_h >> 32) & (self.smap.table.cap - 1)])
             sc.cands[n_cands] = Candidate(err=err, lb=lb, b0=b0, floss=sc.fair.child_loss, map_key=key_h, ant=s,

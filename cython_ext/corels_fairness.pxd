@@ -545,3 +545,12 @@ cdef inline double fair_prefix_bound(const FairProblem* fp, const CorelsProblem*
     for k in range(n):
         err += problem_rule(pb, u.data(), u.data(), v.data(), ids[k], acc, &label)
     return err + n * pb.lamW + fair_loss(fp, pb, fs, u.data(), fs.prefix)
+
+
+cdef inline bint fair_child_hopeless(const FairProblem* fp, const CorelsProblem* pb, FairScratch* fs,
+                                     const uint64_t* u, const uint64_t* capv, const double* cnt, int label,
+                                     double b, double* lb, int64_t* acc, double lookahead,
+                                     double best) noexcept nogil:
+    """The search's pruning of a child by the constraint: no extension can meet it, or its bound
+    raised by ``fair_loss`` (``lb``, updated) plus the lookahead's ``lambda`` reaches ``best``."""
+    return not (fair_child_possible(fp, pb, fs, u, capv, cnt, label, b, lb, acc) and lb[0] + lookahead < best)
