@@ -115,6 +115,7 @@ def assert_same(got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> None
         np.testing.assert_allclose(got[name], want[name], rtol=0, atol=1e-12, equal_nan=True, err_msg=name)
 
 
+@pytest.mark.slow  # about 15 s: predict --member K for every member (the SQL test compares --set too)
 def test_the_sets_prediction_equals_its_members_own(glasswork, loans_set, tmp_path):
     result = glasswork("predict", "latest", str(loans_set), "--set")
     rows = list(csv.DictReader(result.stdout.splitlines()))
