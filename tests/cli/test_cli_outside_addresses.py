@@ -48,6 +48,7 @@ def silent_port() -> Iterator[int]:
         server.close()
 
 
+@pytest.mark.slow  # 10 to 22 s (a timeout waited out, or every character tried): .ci/run's slow step
 def test_connect_to_a_silent_scheduler_fails_within_the_timeout_naming_it():
     with silent_port() as port:
         started = time.monotonic()
@@ -67,6 +68,7 @@ def test_a_stop_ends_the_connect_at_once():
         assert time.monotonic() - started < 3
 
 
+@pytest.mark.slow  # 10 to 22 s (a timeout waited out, or every character tried): .ci/run's slow step
 def test_run_on_a_silent_scheduler_is_exit_1_naming_it(tiny_csv: Path, tmp_path: Path):
     spec = tmp_path / "c.yaml"
     spec.write_text(f"name: c\nsolver: corels\ndata:\n  source: {tiny_csv}\n  target: label\nlimits:\n  time: 60\n")

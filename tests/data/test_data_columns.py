@@ -109,6 +109,7 @@ def test_the_missing_rule_itself():
     assert missing_mask(column).tolist() == [False, True]
 
 
+@pytest.mark.slow  # 10 to 22 s (a timeout waited out, or every character tried): .ci/run's slow step
 def test_the_sql_whitespace_class_is_the_one_rule(tmp_path):
     """The CSV reader's 'blank' is exactly ``glasswork.values.WHITESPACE`` (space, CR, tab, LF), the
     set every export format tests for, over every BMP character."""

@@ -332,6 +332,7 @@ def test_an_unknown_executor_is_a_usage_error(executor: str, tmp_path: Path) -> 
     assert result.exit_code == 2 and "unknown executor" in result.stderr and "nothing was run" in result.stderr
 
 
+@pytest.mark.slow  # 10 to 22 s (a timeout waited out, or every character tried): .ci/run's slow step
 @pytest.mark.skipif(not (COMPAS.parent / "compas_train.out").exists(), reason="COMPAS data not available")
 def test_a_scheduler_that_cannot_be_reached_fails_the_run(tmp_path: Path) -> None:
     spec = tmp_path / "c.yaml"
