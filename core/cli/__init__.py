@@ -66,6 +66,10 @@ def main() -> None:
             err=True,
         )
         sys.exit(EXIT_SOLVER)
+    except BaseException as exc:  # older pydantic-core: a Ctrl-C while a schema is built is a pyo3 panic
+        if type(exc).__name__ == "PanicException" and "KeyboardInterrupt" in str(exc):
+            interrupted("glasswork: interrupted; nothing was run.")
+        raise
     sys.exit(code if isinstance(code, int) else EXIT_OK)
 
 

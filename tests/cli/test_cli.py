@@ -408,3 +408,28 @@ def test_ctrl_c_after_the_command_ended_keeps_its_exit_status(toy_env, tmp_path)
         out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert json.loads(out)["status"] == "optimal"
+
+
+def test_a_ctrl_c_turned_into_a_pyo3_panic_is_an_interrupt(monkeypatch, capsys):
+    # older pydantic-core turns a KeyboardInterrupt raised while it builds a schema into a pyo3
+    # PanicException (a BaseException): still one line and exit 130, not a Rust backtrace
+    import glasswork.cli as cli_package
+
+    class PanicException(BaseException):
+        pass
+
+    def panics(**_: object) -> None:
+        raise PanicException("Error building schema validator:\n  KeyboardInterrupt: ")
+
+    monkeypatch.setattr(cli_package.cli, "main", panics)
+    with pytest.raises(SystemExit) as exit_info:
+        cli_package.main()
+    assert exit_info.value.code == 130
+    assert "interrupted" in capsys.readouterr().err
+
+    def other_panic(**_: object) -> None:
+        raise PanicException("index out of bounds")
+
+    monkeypatch.setattr(cli_package.cli, "main", other_panic)
+    with pytest.raises(PanicException):  # any other panic is not hidden
+        cli_package.main()
