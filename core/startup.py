@@ -10,7 +10,9 @@ handlers.
 
 The command also lets OpenBLAS's idle threads sleep at once (``idle_blas_threads``): their
 spinning at NumPy's import costs more CPU than a short run's search, and writes on into the null
-device once the reader of its stdout or stderr has gone (``discard_output``).
+device once the reader of its stdout or stderr has gone (``discard_output``). On pydantic before
+2.11 it skips the check of pydantic's own schemas, during which a Ctrl-C is a Rust panic with a
+backtrace (``skip_pydantic_self_schema_check``).
 """
 
 from __future__ import annotations
@@ -85,8 +87,24 @@ def idle_blas_threads() -> None:
         os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", BLAS_THREAD_TIMEOUT)
 
 
+# pydantic before 2.11 checks every schema it builds against pydantic-core's own "self-schema", a
+# validator built once per process on first use; a Ctrl-C that lands while it is built is turned
+# by pydantic-core (Rust) into a panic, whose backtrace reaches the user's terminal before any
+# Python handler runs. The check only guards hand-written core schemas (glasswork writes none),
+# and pydantic 2.11 and later skip it by default; the command skips it on older ones too.
+SKIP_SELF_SCHEMA_CHECK = "PYDANTIC_SKIP_VALIDATING_CORE_SCHEMAS"
+
+
+def skip_pydantic_self_schema_check() -> None:
+    """When this process is the command, tell older pydantic not to build its self-schema
+    validator (read by pydantic at each schema build; a user's own setting stays)."""
+    if started_as_command():
+        os.environ.setdefault(SKIP_SELF_SCHEMA_CHECK, "1")
+
+
 guard()  # on the package's first import (glasswork/__init__.py imports this module first)
 idle_blas_threads()
+skip_pydantic_self_schema_check()
 
 
 def discard_output(stream: Any) -> None:

@@ -209,6 +209,45 @@ def test_the_command_lets_openblas_idle_threads_sleep(
     assert out.stdout.strip() == str(expected)
 
 
+@pytest.mark.parametrize(("as_command", "preset"), [(True, None), (True, ""), (False, None)])
+def test_the_command_never_builds_pydantics_self_schema(as_command: bool, preset: str | None) -> None:
+    """On pydantic before 2.11, a Ctrl-C while pydantic-core builds its self-schema validator is a
+    Rust panic whose backtrace reaches the terminal (the lowest-versions CI run met it): the
+    command skips that check, which pydantic 2.11 and later skip anyway; a user's own setting
+    stays, and a library import of glasswork leaves the environment alone. Where pydantic-core
+    still has the check, the test counts its calls while glasswork's spec models are built."""
+    import os
+    import subprocess
+    import sys
+
+    from glasswork.startup import SKIP_SELF_SCHEMA_CHECK
+
+    code = ("import sys; sys.argv = ['glasswork', 'run']\n" if as_command else "") + (
+        "import os, glasswork, pydantic_core\n"
+        "calls = []\n"
+        "check = getattr(pydantic_core, 'validate_core_schema', None)\n"
+        "if check is not None:\n"
+        "    def counted(*args, **kwargs):\n"
+        "        calls.append(1)\n"
+        "        return check(*args, **kwargs)\n"
+        "    pydantic_core.validate_core_schema = counted\n"
+        "    import pydantic._internal._core_utils as utils\n"
+        "    if hasattr(utils, '_validate_core_schema'):\n"
+        "        utils._validate_core_schema = counted\n"
+        "import glasswork.spec.models\n"
+        f"print(repr(os.environ.get({SKIP_SELF_SCHEMA_CHECK!r})), check is not None, len(calls))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != SKIP_SELF_SCHEMA_CHECK}
+    if preset is not None:
+        env[SKIP_SELF_SCHEMA_CHECK] = preset
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env, check=True)
+    setting, has_check, calls = out.stdout.split()
+    expected = repr(preset) if preset is not None else ("'1'" if as_command else "None")
+    assert setting == expected
+    if as_command and has_check == "True":
+        assert calls == "0"
+
+
 def test_the_readme_example_loads_no_heavy_library(tmp_path: Path) -> None:
     """The README's first command (scikit-learn's breast-cancer data, a stratified holdout): the
     bundled CSV is read and the split drawn without importing scikit-learn (1.7 CPU-s)."""
