@@ -1,5 +1,5 @@
-"""Data made safe for the text it goes into: generated Python and SQL, comments, Markdown, HTML
-and the terminal.
+"""Data made safe for the text it goes into: generated Python and SQL, comments, Markdown, HTML,
+the terminal and shell command lines.
 
 Names, labels, category values, paths and rule texts come from specs and data files, so they
 are data, never code: every exporter and every printer goes through these helpers (they are
@@ -17,6 +17,8 @@ from __future__ import annotations
 import html
 import math
 import re
+import shlex
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -136,6 +138,16 @@ def terminal_text(value: Any, *, newlines: bool = False) -> str:
     return printable(value, newlines=newlines)
 
 
+def shell_command(argv: Sequence[Any]) -> str:
+    """``argv`` as one POSIX shell command line, every word quoted (``shlex.quote``): a path with
+    spaces, quotes, ``$(...)`` or ``;`` reaches the program as the one argument it was. For tools
+    that take a command as a string and run it through ``sh`` (``textual-serve``)."""
+    words = [str(word) for word in argv]
+    if any("\x00" in word for word in words):
+        raise ValueError("a command's argument cannot hold a NUL character")
+    return shlex.join(words)
+
+
 __all__ = [
     "ExportError",
     "html_text",
@@ -144,6 +156,7 @@ __all__ = [
     "printable",
     "python_comment",
     "python_literal",
+    "shell_command",
     "sql_comment",
     "sql_literal",
     "sql_name",

@@ -28,7 +28,8 @@ from textual.suggester import SuggestFromList
 from textual.widgets import DataTable, Footer, Input, Static
 
 from glasswork.rashomon.figures import range_lines
-from glasswork.rashomon.query import figure_names, member_figures, shown_figures
+from glasswork.rashomon.multiplicity import variable_use
+from glasswork.rashomon.query import figure_names, member_figures, shown_figures, sorted_members
 
 SHOWN_LIVE = 100  # members listed in the monitor's panel (the best ones; the count covers the rest)
 STORED_LIMIT = 1000  # members listed by the stored set's screen at once (filters narrow it)
@@ -94,6 +95,25 @@ def figure_cell(value: float | None, scored: bool) -> Text:
     if value is None:
         return Text("n/a" if not scored else "undefined", style="dim")
     return Text(f"{value:.4f}" if abs(value) < 10 else fmt(value, 6), justify="right")
+
+
+def variable_use_text(members: list[Any], names: list[str], width: int = 12) -> Text:
+    """The share of ``members`` using each feature (``glasswork.rashomon.multiplicity.variable_use``,
+    as the set's own figures count it), largest first, each with a bar; names are data."""
+    text = Text(f"variable use ({len(members):,} listed)\n", style="bold")
+    shares = variable_use([row.features for row in members], names)
+    if not shares:
+        text.append("no feature used" if members else "no member listed", style="dim")
+        return text
+    for name, share in sorted(shares.items(), key=lambda item: -item[1]):
+        filled = round(share * width)
+        text.append("█" * filled, style="cyan")
+        text.append("░" * (width - filled), style="dim")
+        text.append(f" {share:>4.0%} ")
+        text.append_text(plain_text(name))
+        text.append("\n")
+    text.rstrip()
+    return text
 
 
 def member_title(run_name: str, rank: int, objective: Any, point: int | None = None) -> str:
@@ -181,10 +201,14 @@ class RashomonPanel(Vertical):
 
 
 class RashomonScreen(Screen[None]):
-    """A recorded run's set, read from the run store: filtered by a feature the members use or
-    avoid, a member opened (enter) or exported (``e``) like any run's model. A frontier run lists
-    its points' sets too; choosing one (``p``, then enter) lists that point's members in the same
-    table, as ``glasswork rashomon RUN --point K`` does, and enter on the run's set goes back."""
+    """A recorded run's set, read from the run store: its members with their figures (test
+    accuracy and AUC, the audited fairness figures, size, how many features), filtered by an
+    expression of ``glasswork rashomon --where``'s language (``glasswork.rashomon.query``) and by a
+    feature the members use or avoid, sorted by any column (``s``/``r`` or a click on its header),
+    with the share of the listed members using each feature beside them; a member opened (enter)
+    or exported (``e``) like any run's model. A frontier run lists its points' sets too; choosing
+    one (``p``, then enter) lists that point's members in the same table, as ``glasswork rashomon
+    RUN --point K`` does, and enter on the run's set goes back."""
 
     BINDINGS = [
         Binding("m", "show", "show model"),
@@ -192,6 +216,8 @@ class RashomonScreen(Screen[None]):
         Binding("e", "export", "export member"),
         Binding("c", "curves", "curves"),
         FILTER_KEY,
+        Binding("s", "sort", "sort by next column"),
+        Binding("r", "reverse", "reverse order"),
         BACK_KEY,
         HELP_KEY,
     ]
@@ -200,8 +226,12 @@ class RashomonScreen(Screen[None]):
     RashomonScreen #set-points { height: auto; max-height: 12; }
     RashomonScreen #set-filters { height: 3; }
     RashomonScreen #set-filters Input { width: 1fr; }
+    RashomonScreen #set-filters #f-where { width: 2fr; }
+    RashomonScreen #where-error { height: auto; max-height: 4; padding: 0 1; color: $error; }
+    RashomonScreen #set-body { height: 1fr; }
+    RashomonScreen DataTable { height: 1fr; width: 1fr; }
+    RashomonScreen #variable-use { width: 40; height: 1fr; padding: 0 1; border-left: solid $primary-darken-2; }
     RashomonScreen #set-status { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
-    RashomonScreen DataTable { height: 1fr; }
     """
 
     def __init__(self, store: Any, details: dict[str, Any], folder: Path | None = None) -> None:
@@ -215,9 +245,16 @@ class RashomonScreen(Screen[None]):
         self.points = [PointSet.from_dict(p) for p in details.get("rashomon_points") or []]
         # the set listed: the run's own (None), or a point's; a run with none of its own opens its first point
         self.point: int | None = None if own or not self.points else self.points[0].point
-        self.members: list[Any] = []  # RashomonMemberRow, as listed
+        self.members: list[Any] = []  # RashomonMemberRow, as listed (sorted, at most STORED_LIMIT)
+        self.matched: list[Any] = []  # every kept member the filters let through, best first
         self.features: list[str] = []
-        self.kept: dict[int | None, int] = {}  # members kept per set, once counted
+        self.known: list[str] = []  # the figures some kept member of the set has (what the filter takes)
+        self.kept: dict[int | None, list[Any]] = {}  # every kept member per set, once read
+        self.where = ""  # the expression applied (a bad one leaves it as it was)
+        self.where_figures: list[str] = []
+        self.uses_avoids = ("", "")
+        self.sort: tuple[str, bool] = ("rank", False)  # the column sorted on, and whether largest first
+        self.columns: list[str] = []
         self.written: list[Path] = []
 
     @property
@@ -229,9 +266,13 @@ class RashomonScreen(Screen[None]):
         if self.points:
             yield RowTable(id="set-points")
         with Horizontal(id="set-filters"):
+            yield Input(placeholder="where: test_auc >= 0.7 and not uses(sex)", id="f-where")
             yield Input(placeholder="uses feature (exact name)", id="f-uses")
             yield Input(placeholder="avoids feature (exact name)", id="f-avoids")
-        yield RowTable(id="members")
+        yield Static(id="where-error")
+        with Horizontal(id="set-body"):
+            yield RowTable(id="members")
+            yield Static(id="variable-use")
         yield Static(id="set-status")
         yield Footer()
 
@@ -275,7 +316,8 @@ class RashomonScreen(Screen[None]):
                 points.add_row(line, key="run" if point is None else str(point))
             rows = [point for point, _ in self._point_rows()]
             points.move_cursor(row=rows.index(self.point))
-        self._load("", "")
+        self.query_one("#where-error", Static).display = False
+        self._load("", "", "")
         table.focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -296,8 +338,9 @@ class RashomonScreen(Screen[None]):
         if self.points:
             self.query_one("#set-points", DataTable).focus()
 
-    def _filters(self) -> tuple[str, str]:
-        return self.query_one("#f-uses", Input).value.strip(), self.query_one("#f-avoids", Input).value.strip()
+    def _filters(self) -> tuple[str, str, str]:
+        uses, avoids, where = (self.query_one(f"#f-{n}", Input).value.strip() for n in ("uses", "avoids", "where"))
+        return uses, avoids, where
 
     @on(Input.Submitted)
     def _filter_changed(self) -> None:
@@ -305,59 +348,169 @@ class RashomonScreen(Screen[None]):
         self.query_one("#members", DataTable).focus()
 
     def action_filter(self) -> None:
-        self.query_one("#f-uses", Input).focus()
+        self.query_one("#f-where", Input).focus()
 
     @work(thread=True, exclusive=True, group="rashomon", exit_on_error=False)
-    def _load(self, uses: str, avoids: str) -> None:
-        """List the kept members of the set chosen (the run's, or a point's) through the filters."""
+    def _load(self, uses: str, avoids: str, where: str) -> None:
+        """The kept members of the set chosen (the run's, or a point's) that the filters let
+        through: ``uses``/``avoids`` by the store, ``where`` read against the figures recorded
+        with the set (never recomputed); an expression that cannot be read is shown, not applied."""
+        from glasswork.rashomon.features import feature_lookup
+        from glasswork.rashomon.query import QueryError, compile_query
         from glasswork.store import StoreError
 
         point = self.point
         try:
             features = self.store.rashomon_features(self.run_id, point=point)
             if point not in self.kept:
-                self.kept[point] = len(self.store.rashomon_members(self.run_id, point=point))
-            rows = self.store.rashomon_members(
-                self.run_id, [uses] if uses else [], [avoids] if avoids else [], STORED_LIMIT, point=point
-            )
+                self.kept[point] = self.store.rashomon_members(self.run_id, point=point)
+            kept = self.kept[point]
+            known = figure_names(kept)
+            query = None
+            if where:
+                query = compile_query(
+                    where, known, lambda name: feature_lookup(self.store, self.run_id, self.details, name, point)
+                )
+            rows = kept
+            if uses or avoids:
+                chosen = ([uses] if uses else [], [avoids] if avoids else [])
+                rows = self.store.rashomon_members(self.run_id, *chosen, point=point)
         except StoreError as exc:
             self.app.call_from_thread(self.notify, str(exc), title="run store", severity="error")
             return
-        self.app.call_from_thread(self._show, point, features, rows, uses, avoids)
+        except QueryError as exc:
+            self.app.call_from_thread(self._bad_where, exc)
+            return
+        if query is not None:
+            rows = [row for row in rows if query.matches(row)]
+        chosen = (uses, avoids, where, [] if query is None else query.figures())
+        self.app.call_from_thread(self._show, point, features, known, rows, chosen)
 
-    def _show(self, point: int | None, features: list[str], rows: list[Any], uses: str, avoids: str) -> None:
+    def _bad_where(self, error: Any) -> None:
+        """An expression that cannot be read: its message and a caret under the column, inline;
+        the members listed (and the filter they were listed by) stay as they were."""
+        said = Text(f"filter not applied: {error}\n", style="bold")
+        said.append_text(plain_text(error.pointed()))
+        kept = f"'{self.where}'" if self.where else "none"
+        said.append_text(plain_text(f"\nthe filter in force is still {kept}", "dim"))
+        box = self.query_one("#where-error", Static)
+        box.update(said)
+        box.display = True
+
+    def _show(
+        self, point: int | None, features: list[str], known: list[str], rows: list[Any], chosen: tuple[Any, ...]
+    ) -> None:
         if point != self.point:
             return  # another set was chosen meanwhile: its own load lists it
-        self.features = features
-        self.members = rows
+        uses, avoids, self.where, self.where_figures = chosen
+        self.uses_avoids = (uses, avoids)
+        self.features, self.known, self.matched = features, known, rows
+        self.query_one("#where-error", Static).display = False
         for selector in ("#f-uses", "#f-avoids"):
             self.query_one(selector, Input).suggester = SuggestFromList(self.features, case_sensitive=True)
+        self._redraw()
+
+    def _columns(self) -> list[str]:
+        """The table's columns: rank and objective, the figures (``shown_figures``: accuracy and
+        AUC, every audited fairness metric on the training and test rows, those the filter and
+        the sort name), size, the number of features used, and the rules."""
+        fairness = SetSummary.from_dict(self.details.get("rashomon") or {}).fairness if self.point is None else None
+        audited = [
+            name
+            for metric in (fairness or {}).get("metrics") or []
+            for name in (metric, f"test_{metric}")
+            if name in self.known
+        ]
+        sort = [self.sort[0]] if self.sort[0] in self.known else []
+        figures = shown_figures(self.known, [*audited, *self.where_figures, *sort], fairness)
+        return ["rank", "objective", *(f for f in figures if f != "size"), "size", "features", "rules or features"]
+
+    def _sorted(self) -> list[Any]:
+        name, descending = self.sort
+        if name == "features":
+            sign = -1 if descending else 1
+            return sorted(self.matched, key=lambda row: (sign * len(row.features), row.rank))
+        if name == "rank" and not descending:
+            return list(self.matched)
+        return sorted_members(self.matched, name, descending)
+
+    def _redraw(self) -> None:
+        """Fill the table, the variable use and the status from the members matched, as sorted."""
         table = self.query_one("#members", DataTable)
-        fairness = SetSummary.from_dict(self.details.get("rashomon") or {}).fairness if point is None else None
-        figures = shown_figures(figure_names(rows), (), fairness)
+        current = self._current()
+        self.members = self._sorted()[:STORED_LIMIT]
+        self.columns = self._columns()
         table.clear(columns=True)
-        for column in ("rank", "objective", *figures, "rules or features"):
-            table.add_column(plain_text(column), key=column)
-        for row in rows:
+        for column in self.columns:
+            label = plain_text(column)
+            if column == self.sort[0]:
+                label.append(" ▼" if self.sort[1] else " ▲", style="bold")
+            table.add_column(label, key=column)
+        for row in self.members:
             values = member_figures(row)
-            cells = [figure_cell(values.get(name), row.metrics is not None) for name in figures]
+            cells = [figure_cell(values.get(name), row.metrics is not None) for name in self.columns[2:-3]]
+            size = Text("n/a", style="dim") if row.size is None else Text(str(row.size), justify="right")
             table.add_row(
-                str(row.rank), fmt(row.objective, 8), *cells, member_text(row.features, row.model), key=str(row.rank)
+                str(row.rank),
+                fmt(row.objective, 8),
+                *cells,
+                size,
+                Text(str(len(row.features)), justify="right"),
+                member_text(row.features, row.model),
+                key=str(row.rank),
             )
+        if current is not None and current in self.members:
+            table.move_cursor(row=self.members.index(current))
+        self.query_one("#variable-use", Static).update(variable_use_text(self.members, self.features))
+        self.query_one("#set-status", Static).update(self._status())
+
+    def _status(self) -> Text:
+        point = self.point
         status = Text()
+        kept = len(self.kept.get(point) or [])
         if point is not None:  # the CLI's words for a point's set (glasswork rashomon RUN --point K)
             chosen = next(p for p in self.points if p.point == point)
-            text = rashomon_summary_text(chosen.summary(self.kept.get(point, 0)))
+            text = rashomon_summary_text(chosen.summary(kept))
             status.append_text(plain_text(f"point {point}'s set: {text}\n", "bold"))
-        status.append(f"{len(rows):,} member(s) listed")
-        if len(rows) >= STORED_LIMIT:
-            status.append(f" (the best {STORED_LIMIT:,}; a filter narrows them)")
+        status.append(f"{len(self.members):,} member(s) listed")
+        if len(self.matched) > len(self.members):
+            status.append(f" (the first {STORED_LIMIT:,}; a filter narrows them)")
+        uses, avoids = self.uses_avoids
+        if uses or avoids or self.where:
+            status.append(f"; {len(self.matched):,} of {kept:,} kept match", style="bold")
         for label, name in (("using", uses), ("avoiding", avoids)):
             if name:
                 status.append_text(plain_text(f"  {label} {name!r}"))
                 if name not in self.features:
                     status.append("  (no kept member uses it: names are exact)", style="yellow")
-        self.query_one("#set-status", Static).update(status)
+        if self.where:
+            status.append_text(plain_text(f"  where {self.where!r}"))
+        name, descending = self.sort
+        if (name, descending) != ("rank", False):
+            status.append(f"  sorted by {name}, {'largest' if descending else 'smallest'} first")
+        return status
+
+    def action_sort(self) -> None:
+        """Sort on the next column (after the rules, back to rank), smallest first."""
+        sortable = self.columns[:-1] or ["rank"]
+        at = sortable.index(self.sort[0]) if self.sort[0] in sortable else -1
+        self._sort_on(sortable[(at + 1) % len(sortable)], False)
+
+    def action_reverse(self) -> None:
+        self._sort_on(self.sort[0], not self.sort[1])
+
+    @on(DataTable.HeaderSelected, "#members")
+    def _header_clicked(self, event: DataTable.HeaderSelected) -> None:
+        """A click on a header sorts on its column; a second click reverses the order."""
+        event.stop()
+        name = str(event.column_key.value)
+        if name == "rules or features":
+            return
+        self._sort_on(name, not self.sort[1] if name == self.sort[0] else False)
+
+    def _sort_on(self, name: str, descending: bool) -> None:
+        self.sort = (name, descending)
+        self._redraw()
 
     def _current(self) -> Any:
         table = self.query_one("#members", DataTable)
@@ -377,7 +530,7 @@ class RashomonScreen(Screen[None]):
         point = None if key == "run" or key is None else int(key)
         if point != self.point:
             self.point = point
-            self.members = []
+            self.members, self.matched = [], []
             self.query_one("#members", DataTable).clear()
         self._load(*self._filters())
         self.query_one("#members", DataTable).focus()

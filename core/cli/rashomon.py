@@ -3,7 +3,6 @@ members use, one member shown, and one picked for export (as ``glasswork export 
 
 from __future__ import annotations
 
-import difflib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,6 +180,7 @@ def _chosen(
     ``--uses``/``--avoids``; ``--where`` and ``--sort`` read every member's figures (recorded
     with the set, never recomputed), so the limit applies after them. An expression or a figure
     that cannot be read is exit 2, its column pointed at."""
+    from glasswork.rashomon.features import feature_lookup
     from glasswork.rashomon.query import QueryError, compile_query, figure_names, sort_key, sorted_members
 
     resolved = {
@@ -195,9 +195,7 @@ def _chosen(
     try:
         shown: list[str] = []
         if choice.where is not None:
-            query = compile_query(
-                choice.where, known, lambda name: _feature_lookup(store, run_id, details, name, point)
-            )
+            query = compile_query(choice.where, known, lambda name: feature_lookup(store, run_id, details, name, point))
             members = [m for m in members if query.matches(m)]
             shown = query.figures()
         if choice.sort is not None:
@@ -214,10 +212,7 @@ def _chosen(
 def _query_error(option: str, error: Any) -> str:
     """A ``QueryError`` as the terminal shows it: the message, the expression (control characters
     escaped, so the caret lines up with what is printed) and a caret under the column."""
-    from glasswork.quoting import terminal_text
-
-    before = terminal_text(error.text[: error.position])
-    return f"{option}: {error}\n  {terminal_text(error.text)}\n  {' ' * len(before)}^"
+    return f"{option}: {error}\n" + "\n".join(f"  {line}" for line in error.pointed().splitlines())
 
 
 def _columns(listed: list[dict[str, Any]], chosen: list[str], fairness: dict[str, Any] | None) -> list[str]:
@@ -379,61 +374,14 @@ def member_figures_text(member: Any) -> str:
 def _features_named(
     store: Any, run_id: str, details: dict[str, Any], name: str, as_json: bool, point: int | None = None
 ) -> tuple[str, ...]:
-    """The features a ``--uses``/``--avoids`` name stands for (``_feature_lookup``); anything else
-    is exit 2 with the closest names."""
-    found = _feature_lookup(store, run_id, details, name, point)
+    """The features a ``--uses``/``--avoids`` name stands for
+    (``glasswork.rashomon.features.feature_lookup``); anything else is exit 2 with the closest names."""
+    from glasswork.rashomon.features import feature_lookup
+
+    found = feature_lookup(store, run_id, details, name, point)
     if isinstance(found, str):
         fail(found, EXIT_INVALID, as_json=as_json)
     return found
-
-
-def _feature_lookup(
-    store: Any, run_id: str, details: dict[str, Any], name: str, point: int | None = None
-) -> tuple[str, ...] | str:
-    """The features a name stands for (``--uses``, ``--avoids``, ``uses(...)`` in ``--where``):
-    itself when it is a feature of the run's data; every feature made from it when it is a raw
-    column (``sex`` for ``sex:Male`` and ``sex:Male,juvenile-crimes:>0``, from the run's recorded
-    inputs), so "avoids sex" means no rule looks at that column; the features a rule reads when it
-    is the text of a rule a member prints (``credit_score>645``, a negation of
-    ``credit_score<=645``). Anything else: the message saying so, with the closest names."""
-    inputs = details.get("inputs") or {}
-    entries = [f for f in inputs.get("features") or [] if isinstance(f, dict) and isinstance(f.get("name"), str)]
-    known = [f["name"] for f in entries] or store.rashomon_features(run_id)
-    if name in known:
-        return (name,)
-    from_column = tuple(
-        f["name"]
-        for f in entries
-        if f.get("column") == name
-        or any(isinstance(c, dict) and c.get("column") == name for c in f.get("all") or f.get("any") or [])
-    )
-    if from_column:
-        return from_column
-    from glasswork.display.console import rule_features
-
-    feature_names = [f["name"] for f in entries]
-    for member in store.rashomon_members(run_id, point=point):  # a rule as a member prints it
-        read = rule_features(member.model, feature_names).get(name)
-        if read:
-            return read
-    columns = sorted(
-        {f["column"] for f in entries if isinstance(f.get("column"), str)}
-        | {
-            c["column"]
-            for f in entries
-            for c in f.get("all") or f.get("any") or []
-            if isinstance(c, dict) and isinstance(c.get("column"), str)
-        }
-    )
-    names = [k for k in [*known, *columns] if isinstance(k, str)]
-    # a word a long name starts with ("age" for "age in years") is far from it as a ratio: name those first
-    starting = [k for k in columns if k.casefold().startswith(name.casefold())] if name.strip() else []
-    close = [*starting, *(c for c in difflib.get_close_matches(name, names, n=3, cutoff=0.6) if c not in starting)][:3]
-    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    return (
-        f"run {run_id[:12]} has no feature or column {name!r} (feature names are exact, as "
-        f"'glasswork rashomon RUN' lists them){hint}"
-    )
 
 
 def _print_curves(run_id: str, doc: Any, as_json: bool) -> None:

@@ -64,6 +64,14 @@ class QueryError(ValueError):
     def __str__(self) -> str:
         return f"{self.message} (at column {self.position + 1})"
 
+    def pointed(self) -> str:
+        """Two lines: the expression (control characters escaped, so the caret lines up with what
+        is shown) and a caret under the column of the error."""
+        from glasswork.quoting import terminal_text
+
+        before = terminal_text(self.text[: self.position])
+        return f"{terminal_text(self.text)}\n{' ' * len(before)}^"
+
 
 class Member(Protocol):
     """What the language reads of a member (``glasswork.store.RashomonMemberRow``)."""

@@ -55,7 +55,7 @@ def test_the_stored_set_lists_its_members_figures_and_the_fairness_range(
         async with app.run_test(size=SIZE) as pilot:
             screen = await open_stored_set(pilot, app)
             table = screen.query_one("#members", DataTable)
-            labels = [str(c.label) for c in table.columns.values()]
+            labels = [str(key.value) for key in table.columns]
             summary = plain(screen.query_one("#set-summary"))
             if keep == "model":
                 assert labels[:5] == ["rank", "objective", "test_accuracy", "test_auc", "statistical_parity"]
@@ -65,7 +65,8 @@ def test_the_stored_set_lists_its_members_figures_and_the_fairness_range(
                 assert f"exact over all {len(stored):,} members of the complete set" in summary
                 assert "statistical_parity: train " in summary
             else:  # no model, so no figures: said, never made up
-                assert labels == ["rank", "objective", "rules or features"]
+                assert labels == ["rank", "objective", "size", "features", "rules or features"]
+                assert {str(table.get_cell_at((row, 2))) for row in range(table.row_count)} == {"n/a"}
                 assert f"covers 0 of {len(stored):,} members, not exact" in summary
             assert "\x1b" not in summary
             await pilot.press("q")
