@@ -65,7 +65,8 @@ sweep:
 
 
 def _requirement_names(requirements: list[str]) -> set[str]:
-    return {re.split(r"[\[<>=!~; ]", r, maxsplit=1)[0].lower() for r in requirements}
+    """Distribution names, normalised as module names are spelt (textual-serve: textual_serve)."""
+    return {re.split(r"[\[<>=!~; ]", r, maxsplit=1)[0].lower().replace("-", "_") for r in requirements}
 
 
 def run_blocked(blocked: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -6,7 +6,9 @@ import sys
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 from glasswork.cli.app import DB_OPTION, EXIT_INVALID, EXIT_SOLVER, fail, fail_run, overrides_option
+from glasswork.tui.web import DEFAULT_HOST, DEFAULT_PORT
 
 
 @click.command()
@@ -57,11 +59,33 @@ def monitor(target: str, db: str | None, no_store: bool, overrides: tuple[str, .
 
 @click.command()
 @DB_OPTION
-def tui(db: str | None) -> None:
+@click.option(
+    "--web",
+    is_flag=True,
+    help="Serve the UI to a browser (needs the web extra: pip install 'glasswork[web]'); Ctrl-C stops it.",
+)
+@click.option("--host", default=DEFAULT_HOST, show_default=True, help="With --web: the address to listen on.")
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=DEFAULT_PORT,
+    show_default=True,
+    help="With --web: the port to listen on.",
+)
+def tui(db: str | None, web: bool, host: str, port: int) -> None:
     """Browse recorded runs: filter, open a run's model and bounds, compare two, launch a spec.
 
-    Press ? on any screen for its keys.
+    Press ? on any screen for its keys. With --web, the same UI in a browser: open the address
+    it prints.
     """
+    if web:
+        from glasswork.tui.web import serve
+
+        serve(db, host, port)
+    ctx = click.get_current_context()
+    given = [f"--{name}" for name in ("host", "port") if ctx.get_parameter_source(name) is not ParameterSource.DEFAULT]
+    if given:
+        fail(f"{' and '.join(given)} apply with --web only", EXIT_INVALID)
     from glasswork.tui.app import GlassworkApp
 
     app = GlassworkApp(db=db)

@@ -36,6 +36,7 @@ EXTRAS: dict[str, Extra] = {
         Extra("mosek", ("mosek",), "MOSEK as the MIO backend (search.backend: mosek; needs a licence)"),
         Extra("dask", ("dask", "distributed"), "Dask clusters (sweep --executor dask; run --executor dask:...)"),
         Extra("plot", ("matplotlib",), "the regularization path as a PNG (glasswork sweep --plot)"),
+        Extra("web", ("textual_serve",), "the terminal UI served to a browser (glasswork tui --web)"),
     )
 }
 
