@@ -250,6 +250,7 @@ class RashomonScreen(Screen[None]):
         self.features: list[str] = []
         self.known: list[str] = []  # the figures some kept member of the set has (what the filter takes)
         self.kept: dict[int | None, list[Any]] = {}  # every kept member per set, once read
+        self.set_features: dict[int | None, list[str]] = {}  # the features its members use
         self.where = ""  # the expression applied (a bad one leaves it as it was)
         self.where_figures: list[str] = []
         self.uses_avoids = ("", "")
@@ -344,6 +345,7 @@ class RashomonScreen(Screen[None]):
 
     @on(Input.Submitted)
     def _filter_changed(self) -> None:
+        self.query_one("#where-error", Static).display = False  # shown again if the new one is bad too
         self._load(*self._filters())
         self.query_one("#members", DataTable).focus()
 
@@ -361,10 +363,10 @@ class RashomonScreen(Screen[None]):
 
         point = self.point
         try:
-            features = self.store.rashomon_features(self.run_id, point=point)
-            if point not in self.kept:
+            if point not in self.kept:  # read once per set: a new filter needs no read of its own
+                self.set_features[point] = self.store.rashomon_features(self.run_id, point=point)
                 self.kept[point] = self.store.rashomon_members(self.run_id, point=point)
-            kept = self.kept[point]
+            features, kept = self.set_features[point], self.kept[point]
             known = figure_names(kept)
             query = None
             if where:
@@ -389,10 +391,13 @@ class RashomonScreen(Screen[None]):
     def _bad_where(self, error: Any) -> None:
         """An expression that cannot be read: its message and a caret under the column, inline;
         the members listed (and the filter they were listed by) stay as they were."""
-        said = Text(f"filter not applied: {error}\n", style="bold")
-        said.append_text(plain_text(error.pointed()))
-        kept = f"'{self.where}'" if self.where else "none"
-        said.append_text(plain_text(f"\nthe filter in force is still {kept}", "dim"))
+        kept = repr(self.where) if self.where else "none"
+        lines = [
+            plain_text(f"filter not applied: {error}", "bold"),
+            *(plain_text(line) for line in error.pointed().splitlines()),
+            plain_text(f"the filter in force is still {kept}", "dim"),
+        ]
+        said = Text("\n").join(lines)
         box = self.query_one("#where-error", Static)
         box.update(said)
         box.display = True
