@@ -205,7 +205,7 @@ class RashomonScreen(Screen[None]):
     accuracy and AUC, the audited fairness figures, size, how many features), filtered by an
     expression of ``glasswork rashomon --where``'s language (``glasswork.rashomon.query``) and by a
     feature the members use or avoid, sorted by any column (``s``/``r`` or a click on its header),
-    with the share of the listed members using each feature beside them; a member opened (enter)
+    with the share of the listed members using each feature beside them (``v`` hides it); a member opened (enter)
     or exported (``e``) like any run's model. A frontier run lists its points' sets too; choosing
     one (``p``, then enter) lists that point's members in the same table, as ``glasswork rashomon
     RUN --point K`` does, and enter on the run's set goes back."""
@@ -218,6 +218,7 @@ class RashomonScreen(Screen[None]):
         FILTER_KEY,
         Binding("s", "sort", "sort by next column"),
         Binding("r", "reverse", "reverse order"),
+        Binding("v", "variable_use", "variable use"),
         BACK_KEY,
         HELP_KEY,
     ]
@@ -428,11 +429,11 @@ class RashomonScreen(Screen[None]):
         ]
         sort = [self.sort[0]] if self.sort[0] in self.known else []
         figures = shown_figures(self.known, [*audited, *self.where_figures, *sort], fairness)
-        return ["rank", "objective", *(f for f in figures if f != "size"), "size", "features", "rules or features"]
+        return ["rank", "objective", *(f for f in figures if f != "size"), "size", "n_features", "rules or features"]
 
     def _sorted(self) -> list[Any]:
         name, descending = self.sort
-        if name == "features":
+        if name == "n_features":
             sign = -1 if descending else 1
             return sorted(self.matched, key=lambda row: (sign * len(row.features), row.rank))
         if name == "rank" and not descending:
@@ -500,6 +501,11 @@ class RashomonScreen(Screen[None]):
         sortable = self.columns[:-1] or ["rank"]
         at = sortable.index(self.sort[0]) if self.sort[0] in sortable else -1
         self._sort_on(sortable[(at + 1) % len(sortable)], False)
+
+    def action_variable_use(self) -> None:
+        """Show or hide the variable use beside the table (room for long rules)."""
+        panel = self.query_one("#variable-use", Static)
+        panel.display = not panel.display
 
     def action_reverse(self) -> None:
         self._sort_on(self.sort[0], not self.sort[1])

@@ -79,13 +79,13 @@ def test_an_expression_filters_the_members_counted_against_the_kept_ones(
                 "statistical_parity",
                 "test_statistical_parity",
                 "size",
-                "features",
+                "n_features",
                 "rules or features",
             ]
             assert column(screen, "test_statistical_parity") == [
                 f"{m.fairness['test']['statistical_parity']:.4f}" for m in stored
             ]
-            assert column(screen, "features") == [str(len(m.features)) for m in stored]
+            assert column(screen, "n_features") == [str(len(m.features)) for m in stored]
 
             await submit(pilot, screen, WHERE)
             await wait_for(pilot, lambda: ranks(screen) == expected)
@@ -176,7 +176,7 @@ def test_keys_and_headers_sort_on_any_column(toy_env, tmp_path: Path, monkeypatc
             await wait_for(pilot, lambda: screen.sort == ("objective", True))
             assert ranks(screen) == [m.rank for m in sorted(stored, key=lambda m: (-m.objective, m.rank))]
 
-            while screen.sort[0] != "features":
+            while screen.sort[0] != "n_features":
                 await pilot.press("s")
             assert [len(m.features) for m in screen.members] == sorted(len(m.features) for m in stored)
 
@@ -212,6 +212,11 @@ def test_variable_use_shows_hostile_feature_names_inert(set_db: tuple[Path, str]
             share = sum(hostile in m.features for m in stored) / len(stored)
             assert "[bold red]boom[/]" in use and f"{share:>4.0%} " in use
             assert "\x1b" not in use
+            panel = screen.query_one("#variable-use")
+            await pilot.press("v")  # hidden, to make room for long rules; shown again
+            assert not panel.display
+            await pilot.press("v")
+            assert panel.display
             await pilot.press("q")
 
     asyncio.run(drive())
