@@ -376,8 +376,8 @@ class RashomonScreen(Screen[None]):
                 )
             rows = kept
             if uses or avoids:
-                chosen = ([uses] if uses else [], [avoids] if avoids else [])
-                rows = self.store.rashomon_members(self.run_id, *chosen, point=point)
+                named = ([uses] if uses else [], [avoids] if avoids else [])
+                rows = self.store.rashomon_members(self.run_id, *named, point=point)
         except StoreError as exc:
             self.app.call_from_thread(self.notify, str(exc), title="run store", severity="error")
             return

@@ -60,7 +60,7 @@ def serve(db: str | None, host: str, port: int) -> NoReturn:
 
     url = page_url(host, port)
 
-    class GlassworkServer(Server):  # type: ignore[misc]
+    class GlassworkServer(Server):
         """textual-serve's server, saying where it serves once it listens, and how it was stopped."""
 
         stopped = False
