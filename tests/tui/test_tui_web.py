@@ -136,6 +136,8 @@ def test_the_browsers_terminal_is_the_tui_on_the_same_store(
     servers.append(proc)
     url = wait_for_url(proc)
 
+    alive: list[int] = []
+
     async def drawn() -> str:
         seen = b""
         async with aiohttp.ClientSession() as session:
@@ -150,14 +152,33 @@ def test_the_browsers_terminal_is_the_tui_on_the_same_store(
                         seen += message.data
                     elif message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED):
                         break
+                alive.extend(serving(db))  # the tab's own glasswork tui, on the store given
         return seen.decode("utf-8", "replace")
 
     screen = asyncio.run(drawn())
     assert "compas rule list" in screen and "risk card" in screen  # the store's runs, in the history
+    assert alive
     assert not (tmp_path / "pwned").exists() and not (tmp_path / "tick").exists()
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signal.SIGTERM)  # stops it as Ctrl-C does
     _, err = proc.communicate(timeout=20)
     assert proc.returncode == 130, err
+    deadline = time.monotonic() + 10
+    while serving(db) and time.monotonic() < deadline:  # the tab's process ends with its page
+        time.sleep(0.1)
+    assert serving(db) == []
+
+
+def serving(db: Path) -> list[int]:
+    """The processes whose command line names ``db`` (the served UI of a tab)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if entry.name.isdigit() and os.fsencode(str(db)) in words:
+            found.append(int(entry.name))
+    return found
 
 
 def test_a_taken_port_is_exit_2_with_the_reason(tmp_path: Path) -> None:
