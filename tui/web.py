@@ -23,7 +23,6 @@ from glasswork.cli.app import EXIT_INVALID, EXIT_OK, fail, interrupted
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def served_argv(db: str | None) -> list[str]:
@@ -38,6 +37,18 @@ def served_command(db: str | None) -> str:
     from glasswork.quoting import shell_command
 
     return shell_command(served_argv(db))
+
+
+def exposed(host: str) -> bool:
+    """Whether listening on ``host`` lets other machines in (anything but a loopback address)."""
+    import ipaddress
+
+    if host.strip("[]").lower() in ("localhost", "localhost."):
+        return False
+    try:
+        return not ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve to any interface
+        return True
 
 
 def page_url(host: str, port: int) -> str:
@@ -94,7 +105,7 @@ def serve(db: str | None, host: str, port: int) -> NoReturn:
 
     def announce() -> None:
         click.echo(f"glasswork: serving the terminal UI at {url} (Ctrl-C stops it)")
-        if host not in LOOPBACK:
+        if exposed(host):
             click.echo(
                 f"glasswork: warning: {host} is not this machine's loopback address: anyone who reaches the "
                 "port can use the UI (run specs, read the store, write exports); there is no password",

@@ -23,7 +23,7 @@ import pytest
 from tui_fixtures import history_db, utc  # noqa: F401 (fixtures)
 
 from glasswork.quoting import shell_command
-from glasswork.tui.web import page_url, served_argv, served_command
+from glasswork.tui.web import exposed, page_url, served_argv, served_command
 
 pytest.importorskip("textual_serve")
 HOSTILE_FOLDER = "st ore $(touch pwned) ; 'q\" `touch tick` & x"
@@ -92,6 +92,13 @@ def test_the_served_command_is_the_tui_on_the_same_store_quoted_for_the_shell(tm
 def test_the_address_printed_puts_an_ipv6_host_in_brackets() -> None:
     assert page_url("127.0.0.1", 8000) == "http://127.0.0.1:8000"
     assert page_url("::1", 8123) == "http://[::1]:8123"
+
+
+def test_only_a_loopback_host_is_said_to_keep_other_machines_out() -> None:
+    for host in ("127.0.0.1", "127.0.0.2", "::1", "localhost"):
+        assert not exposed(host), host
+    for host in ("0.0.0.0", "::", "192.168.1.10", "example.org"):
+        assert exposed(host), host
 
 
 def test_the_server_answers_a_get_on_its_page_and_ctrl_c_stops_it(tmp_path: Path, servers: list) -> None:
