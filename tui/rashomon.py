@@ -22,7 +22,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.suggester import SuggestFromList
 from textual.widgets import DataTable, Footer, Input, Static
@@ -205,8 +205,8 @@ class RashomonScreen(Screen[None]):
     accuracy and AUC, the audited fairness figures, size, how many features), filtered by an
     expression of ``glasswork rashomon --where``'s language (``glasswork.rashomon.query``) and by a
     feature the members use or avoid, sorted by any column (``s``/``r`` or a click on its header),
-    with the share of the listed members using each feature beside them (``v`` hides it); a member opened (enter)
-    or exported (``e``) like any run's model. A frontier run lists its points' sets too; choosing
+    with the share of the listed members using each feature beside them (``v`` hides it); a
+    member opened (enter) or exported (``e``) like any run's model. A frontier run lists its points' sets too; choosing
     one (``p``, then enter) lists that point's members in the same table, as ``glasswork rashomon
     RUN --point K`` does, and enter on the run's set goes back."""
 
@@ -231,7 +231,8 @@ class RashomonScreen(Screen[None]):
     RashomonScreen #where-error { height: auto; max-height: 4; padding: 0 1; color: $error; }
     RashomonScreen #set-body { height: 1fr; }
     RashomonScreen DataTable { height: 1fr; width: 1fr; }
-    RashomonScreen #variable-use { width: 40; height: 1fr; padding: 0 1; border-left: solid $primary-darken-2; }
+    RashomonScreen #variable-use-box { width: 40; height: 1fr; border-left: solid $primary-darken-2; }
+    RashomonScreen #variable-use { height: auto; padding: 0 1; }
     RashomonScreen #set-status { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
     """
 
@@ -274,7 +275,8 @@ class RashomonScreen(Screen[None]):
         yield Static(id="where-error")
         with Horizontal(id="set-body"):
             yield RowTable(id="members")
-            yield Static(id="variable-use")
+            with VerticalScroll(id="variable-use-box"):  # one line per feature used: it may be long
+                yield Static(id="variable-use")
         yield Static(id="set-status")
         yield Footer()
 
@@ -504,7 +506,7 @@ class RashomonScreen(Screen[None]):
 
     def action_variable_use(self) -> None:
         """Show or hide the variable use beside the table (room for long rules)."""
-        panel = self.query_one("#variable-use", Static)
+        panel = self.query_one("#variable-use-box")
         panel.display = not panel.display
 
     def action_reverse(self) -> None:

@@ -212,7 +212,7 @@ def test_variable_use_shows_hostile_feature_names_inert(set_db: tuple[Path, str]
             share = sum(hostile in m.features for m in stored) / len(stored)
             assert "[bold red]boom[/]" in use and f"{share:>4.0%} " in use
             assert "\x1b" not in use
-            panel = screen.query_one("#variable-use")
+            panel = screen.query_one("#variable-use-box")
             await pilot.press("v")  # hidden, to make room for long rules; shown again
             assert not panel.display
             await pilot.press("v")
