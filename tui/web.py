@@ -16,7 +16,7 @@ import asyncio
 import logging
 import signal
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 from glasswork.cli.app import EXIT_INVALID, EXIT_OK, fail, interrupted
@@ -79,6 +79,10 @@ def serve(db: str | None, host: str, port: int) -> NoReturn:
         def request_exit(self) -> None:
             self.stopped = True
             super().request_exit()
+
+        async def on_startup(self, app: Any) -> None:
+            """Nothing: textual-serve's banner would say where it serves before it listens (and
+            print the command line); ``announce`` says it once the socket is open."""
 
         def serve(self, debug: bool = False) -> None:
             """``Server.serve`` with the address printed once the socket listens (aiohttp's

@@ -48,13 +48,16 @@ def start(*args: str, cwd: Path) -> subprocess.Popen[str]:
     )
 
 
-def wait_for_url(proc: subprocess.Popen[str]) -> str:
-    """The address the server prints once it listens (fails the test after ``STARTUP`` s)."""
+def wait_for_url(proc: subprocess.Popen[str], printed: list[str] | None = None) -> str:
+    """The address the server prints once it listens (fails the test after ``STARTUP`` s); the
+    lines printed up to it go to ``printed``."""
     assert proc.stdout is not None
     deadline = time.monotonic() + STARTUP
     line = ""
     while time.monotonic() < deadline:
         line = proc.stdout.readline()
+        if printed is not None and line:
+            printed.append(line)
         found = re.search(r"serving the terminal UI at (http://\S+) ", line)
         if found:
             return found.group(1)
@@ -105,8 +108,10 @@ def test_the_server_answers_a_get_on_its_page_and_ctrl_c_stops_it(tmp_path: Path
     port = free_port()
     proc = start("--web", "--port", str(port), "--db", str(tmp_path / "runs.duckdb"), cwd=tmp_path)
     servers.append(proc)
-    url = wait_for_url(proc)
+    printed: list[str] = []
+    url = wait_for_url(proc, printed)
     assert url == f"http://127.0.0.1:{port}"  # loopback unless --host says otherwise
+    assert printed == [f"glasswork: serving the terminal UI at {url} (Ctrl-C stops it)\n"]  # its first line
     with urllib.request.urlopen(url + "/", timeout=10) as response:
         assert response.status == 200
         page = response.read().decode()
@@ -117,9 +122,10 @@ def test_the_server_answers_a_get_on_its_page_and_ctrl_c_stops_it(tmp_path: Path
     with urllib.request.urlopen(script.group(1), timeout=10) as response:  # the page's own script loads
         assert response.status == 200
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=20)
+    out, err = proc.communicate(timeout=20)
     assert proc.returncode == 130, err
     assert "glasswork tui --web: stopped." in err and "Traceback" not in err
+    assert out == "", out  # and nothing more: no banner, no line per request
 
 
 @pytest.mark.slow
