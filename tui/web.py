@@ -69,6 +69,8 @@ def serve(db: str | None, host: str, port: int) -> NoReturn:
         fail(str(exc), EXIT_INVALID)
     from textual_serve.server import Server
 
+    from glasswork.quoting import terminal_text
+
     url = page_url(host, port)
 
     class GlassworkServer(Server):
@@ -111,8 +113,8 @@ def serve(db: str | None, host: str, port: int) -> NoReturn:
         click.echo(f"glasswork: serving the terminal UI at {url} (Ctrl-C stops it)")
         if exposed(host):
             click.echo(
-                f"glasswork: warning: {host} is not this machine's loopback address: anyone who reaches the "
-                "port can use the UI (run specs, read the store, write exports); there is no password",
+                f"glasswork: warning: {terminal_text(host)} is not this machine's loopback address: anyone who "
+                "reaches the port can use the UI (run specs, read the store, write exports); there is no password",
                 err=True,
             )
         sys.stdout.flush()
@@ -121,10 +123,8 @@ def serve(db: str | None, host: str, port: int) -> NoReturn:
     try:
         server.serve()
     except OSError as exc:  # the port is taken, the host is not an address of this machine
-        fail(
-            f"glasswork tui --web: cannot listen on {url}: {exc.strerror or exc}; choose another --host or --port",
-            EXIT_INVALID,
-        )
+        why = terminal_text(f"cannot listen on {url}: {exc.strerror or exc}")
+        fail(f"glasswork tui --web: {why}; choose another --host or --port", EXIT_INVALID)
     if server.stopped:
         interrupted("glasswork tui --web: stopped.")
     sys.exit(EXIT_OK)

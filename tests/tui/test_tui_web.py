@@ -206,6 +206,13 @@ def test_a_taken_port_is_exit_2_with_the_reason(tmp_path: Path) -> None:
     assert "Traceback" not in err
 
 
+def test_a_host_that_is_no_address_here_is_exit_2_and_shown_inert(tmp_path: Path) -> None:
+    proc = start("--web", "--host", "\x1b[31mno.such.host.invalid", "--db", str(tmp_path / "runs.duckdb"), cwd=tmp_path)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2, err
+    assert "cannot listen on http://\\x1b[31mno.such.host.invalid:8000" in err and "\x1b" not in err
+
+
 def test_host_and_port_without_web_are_a_usage_error(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
