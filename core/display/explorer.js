@@ -176,7 +176,8 @@
 
   function drawHead() {
     var head = clear($("gx-head"));
-    D.columns_shown.forEach(function (name) {
+    D.columns_shown.forEach(function (name, k) {
+      if (k === FIXED.length) head.appendChild(el("th", "rules", { scope: "col" }));
       var th = el("th", null, { scope: "col" });
       if (name === sortBy) th.setAttribute("aria-sort", descending ? "descending" : "ascending");
       var button = el("button", name + (name === sortBy ? (descending ? " \u25bc" : " \u25b2") : ""), {
@@ -191,7 +192,6 @@
       th.appendChild(button);
       head.appendChild(th);
     });
-    head.appendChild(el("th", "rules", { scope: "col" }));
   }
 
   function drawTable() {
@@ -202,10 +202,14 @@
       if (i === pick.a) tr.className = "gx-a";
       if (i === pick.b) tr.className += " gx-b";
       tr.setAttribute("aria-label", "member " + m.rank + (i === pick.a ? ", A" : "") + (i === pick.b ? ", B" : ""));
-      D.columns_shown.forEach(function (name) { tr.appendChild(el("td", fmt(name, m.f[name]), { class: "n" })); });
-      var rules = el("td");
-      rules.appendChild(el("code", m.rules));
-      tr.appendChild(rules);
+      D.columns_shown.forEach(function (name, k) {
+        if (k === FIXED.length) {
+          var rules = el("td", null, { class: "gx-rules" });
+          rules.appendChild(el("code", m.rules));
+          tr.appendChild(rules);
+        }
+        tr.appendChild(el("td", fmt(name, m.f[name]), { class: "n" }));
+      });
       body.appendChild(tr);
     });
     $("gx-count").textContent = "Showing " + shown.length + " of " + members.length + " members" +

@@ -59,24 +59,27 @@ def _number(value: Any) -> float | None:
 
 
 def figure_order(names: Sequence[str]) -> list[str]:
-    """The member table's columns: rank, objective and size (the rule count), then each metric on
-    the training and test rows side by side (``train_accuracy``, ``test_accuracy``, ...), then the
-    fairness audit's figures (a bare ``METRIC`` is the training rows', as ``--where`` reads it)."""
+    """The figures the page offers: rank, objective and size (the rule count), then each metric on
+    the training and test rows side by side (``train_accuracy``, ``test_accuracy``, ...), then any
+    other; a bare fairness ``METRIC`` (``--where``'s name for ``train_METRIC``) is left out, its
+    ``train_`` twin standing for it."""
     rest = [n for n in names if n not in FIXED_FIGURES]
     split = [n for n in rest if n.startswith(("train_", "test_"))]
     bases = list(dict.fromkeys(n.split("_", 1)[1] for n in split))
     paired = [f"{part}_{base}" for base in bases for part in ("train", "test") if f"{part}_{base}" in split]
-    return [*FIXED_FIGURES, *paired, *(n for n in rest if n not in split)]
+    others = [n for n in rest if n not in split and f"train_{n}" not in split]
+    return [*FIXED_FIGURES, *paired, *others]
 
 
 def table_figures(names: Sequence[str], details: dict[str, Any]) -> list[str]:
-    """The figures the member table shows as columns (the others are in the filters and side by
+    """The figures the member table shows as columns (every one is in the filters and side by
     side): rank, objective and size, accuracy and AUC (R² for regression) on the training and test
-    rows, and the audited fairness metrics on both."""
-    audited = set(((details.get("spec") or {}).get("fairness") or {}).get("metrics") or [])
-    audited |= {n for n in names if n.startswith(("train_", "test_")) and n.split("_", 1)[1] in audited}
-    wanted = {f"{p}_{b}" for p in ("train", "test") for b in ("accuracy", "auc", "r2")}
-    return [n for n in names if n in FIXED_FIGURES or n in wanted or n in audited]
+    rows, and the fairness metric the spec constrains (else the first it audits) on both."""
+    fairness = (details.get("rashomon") or {}).get("fairness") or {}
+    metric = (fairness.get("constraint") or {}).get("metric") or next(iter(fairness.get("metrics") or []), None)
+    bases = ("accuracy", "auc", "r2", *([metric] if isinstance(metric, str) else []))
+    wanted = {f"{part}_{base}" for part in ("train", "test") for base in bases}
+    return [n for n in names if n in FIXED_FIGURES or n in wanted]
 
 
 def _features_of(
@@ -91,7 +94,10 @@ def _features_of(
     names = list(dict.fromkeys([*known, *(f for m in members for f in m.features)]))
     index = {name: j for j, name in enumerate(names)}
     columns: dict[str, list[int]] = {}
+    read_by_members = {f for m in members for f in m.features}
     for j, read in sorted(raw_columns(inputs, names).items()):
+        if names[j] not in read_by_members:
+            continue  # a column no member reads: every member avoids it, none uses it
         for column in sorted(read):
             if column not in index:  # a column that is also a feature's name means the feature
                 columns.setdefault(column, []).append(j)
