@@ -177,7 +177,10 @@
   function drawHead() {
     var head = clear($("gx-head"));
     D.columns_shown.forEach(function (name, k) {
-      if (k === FIXED.length) head.appendChild(el("th", "rules", { scope: "col" }));
+      if (k === FIXED.length) {
+        head.appendChild(el("th", "rules", { scope: "col" }));
+        head.appendChild(el("th", "decides as", { scope: "col", title: "the best member with the same predictions on the training rows" }));
+      }
       var th = el("th", null, { scope: "col" });
       if (name === sortBy) th.setAttribute("aria-sort", descending ? "descending" : "ascending");
       var button = el("button", name + (name === sortBy ? (descending ? " \u25bc" : " \u25b2") : ""), {
@@ -207,6 +210,7 @@
           var rules = el("td", null, { class: "gx-rules" });
           rules.appendChild(el("code", m.rules));
           tr.appendChild(rules);
+          tr.appendChild(el("td", m.like === null ? "\u2013" : m.like === m.rank ? "itself" : "member " + m.like));
         }
         tr.appendChild(el("td", fmt(name, m.f[name]), { class: "n" }));
       });
@@ -340,7 +344,7 @@
       .filter(function (j) { return S.values[j] !== undefined; });
     var table = el("table", null, { id: "gx-rows" });
     var head = el("tr");
-    ["row", "true", "A", "B"].concat(read.map(function (j) { return D.features[j]; })).forEach(function (h) {
+    ["row", "true label", "A", "B"].concat(read.map(function (j) { return D.features[j]; })).forEach(function (h) {
       head.appendChild(el("th", h, { scope: "col" }));
     });
     table.appendChild(head);
@@ -366,10 +370,10 @@
     if (!P) { $("gx-heat-note").textContent = D.no_rows || "The page holds no predictions."; return; }
     var drawn = shown.filter(function (i) { return i < predicted; }).slice(0, D.heatmap_members);
     var k = drawn.length;
+    if (!k) { $("gx-heat-note").textContent = "No member with predictions is shown: loosen the conditions."; return; }
     $("gx-heat-note").textContent = "The share of the " + n + " " + D.part + " rows on which two members predict alike, " +
       "for the first " + k + " members the table shows (at most " + D.heatmap_members + ", in its order). " +
       "Darker: more agreement. Select a cell to compare its two members.";
-    if (!k) return;
     var agree = [], lo = 1;
     for (var x = 0; x < k; x++) {
       agree.push([]);

@@ -7,10 +7,12 @@ data can close the block); the page's own script (``explorer.js``, inline) draws
 never builds markup from data (it sets ``textContent``). The document holds:
 
 - each kept member's figures (``glasswork.rashomon.query.figures_of``: the names ``--where`` and
-  ``--sort`` take), its rules as it prints them, and the features it uses (indices into
-  ``features``); ``columns`` maps each raw column of the data to the features made from it, as
-  ``uses(COLUMN)`` reads it (``glasswork.rashomon.multiplicity.raw_columns``), so the page filters
-  on "uses"/"avoids" exactly as ``--where`` does;
+  ``--sort`` take), its rules as it prints them, the features it uses (indices into
+  ``features``) and the best member with its prediction fingerprint on the training rows
+  (``like``: lists that differ in their text often decide every row alike); ``columns`` maps
+  each raw column of the data to the features made from it, as ``uses(COLUMN)`` reads it
+  (``glasswork.rashomon.multiplicity.raw_columns``), so the page filters on "uses"/"avoids"
+  exactly as ``--where`` does;
 - each member's model reliance on each feature some member uses
   (``glasswork.rashomon.multiplicity.member_reliance``: its loss with the feature's column permuted
   over its loss as it is, the definition the card's ranges use), so the page's bars give the range
@@ -33,7 +35,6 @@ import base64
 import math
 from collections.abc import Sequence
 from importlib import resources
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -103,21 +104,6 @@ def _features_of(
                 columns.setdefault(column, []).append(j)
     used = [[index[f] for f in m.features] for m in members]
     return names, columns, used
-
-
-def _load(details: dict[str, Any]) -> Problem | str:
-    """The run's data loaded again from its spec, or why not (checked against its fingerprint)."""
-    from glasswork.data import DataSpec, load_problem
-
-    try:
-        spec = DataSpec.model_validate(details["spec"]["data"])
-        base = Path(details["spec_path"]).parent if details.get("spec_path") else Path(".")
-        problem = load_problem(spec, base)
-    except Exception as exc:  # data moved or unreadable: the page says so, the rest still stands
-        return f"the data could not be loaded again ({printable(exc)})"
-    if problem.fingerprint() != details.get("data_fingerprint"):
-        return "the data the spec points to differ from those the run used (fingerprint mismatch)"
-    return problem
 
 
 def _models(members: Sequence[Any], details: dict[str, Any], registry: Registry) -> list[Any] | str:
@@ -224,6 +210,7 @@ def explorer_document(details: dict[str, Any], members: Sequence[Any], registry:
     names, columns, used = _features_of(members, details)
     rows = []
     seen: dict[str, None] = {}
+    first_of: dict[str, int] = {}  # each prediction fingerprint's best member
     for member, features in zip(members, used):
         figures = {k: v for k, v in figures_of(member.to_dict(with_model=False)).items() if v is not None}
         seen.update(dict.fromkeys(figures))
@@ -235,6 +222,7 @@ def explorer_document(details: dict[str, Any], members: Sequence[Any], registry:
                 "text": printable(member.model_text or "", newlines=True),
                 "features": features,
                 "f": figures,
+                "like": first_of.setdefault(member.fingerprint, member.rank) if member.fingerprint else None,
             }
         )
     doc: dict[str, Any] = {
@@ -250,7 +238,10 @@ def explorer_document(details: dict[str, Any], members: Sequence[Any], registry:
         "heatmap_members": HEATMAP_MEMBERS,
         "notes": notes,
     }
-    problem = _load(details)
+    from glasswork.data import load_again
+
+    data = (details.get("spec") or {}).get("data")
+    problem = load_again(data, details.get("spec_path"), details.get("data_fingerprint"))
     models = _models(members, details, registry) if not isinstance(problem, str) else problem
     if isinstance(problem, str) or isinstance(models, str):
         doc["no_rows"] = f"{models if isinstance(models, str) else problem}: no predictions, reliance or row comparison"
@@ -291,7 +282,9 @@ SKELETON = """<h2 id=explorer>Set explorer</h2>
 <p id=gx-count role=status aria-live=polite></p>
 <p class=note>The same choice on the command line: <code id=gx-where></code></p>
 <p class=note>Sort by a column with its heading's button (again: the other way). In the table, the arrow
-keys move between members; Enter or <kbd>a</kbd> makes the member A, <kbd>b</kbd> makes it B (below).</p>
+keys move between members; Enter or <kbd>a</kbd> makes the member A, <kbd>b</kbd> makes it B (below).
+"Decides as": the best member that predicts every training row alike (lists written differently often
+decide alike).</p>
 <div class=gx-scroll><table id=gx-members class=model><thead><tr id=gx-head></tr></thead>
 <tbody id=gx-body></tbody></table></div>
 <h3>Features over the members shown</h3>

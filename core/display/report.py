@@ -364,20 +364,13 @@ def calibration_chart(y: np.ndarray, score: np.ndarray, bins: int = 10) -> str:
 
 def _curves(details: dict[str, Any], registry: Registry) -> str:
     """ROC and calibration on the test part (else training), from the data loaded again."""
-    from glasswork.data import DataSpec, load_problem
+    from glasswork.data import load_again
     from glasswork.export import ModelInputs
 
-    try:
-        spec = DataSpec.model_validate(details["spec"]["data"])
-        base = Path(details["spec_path"]).parent if details.get("spec_path") else Path(".")
-        problem = load_problem(spec, base)
-    except Exception as exc:  # data moved or unreadable: the card says so, the rest still stands
-        return f"<p class=note>The data could not be loaded again ({esc(exc)}), so no ROC or calibration curve.</p>"
-    if problem.fingerprint() != details.get("data_fingerprint"):
-        return (
-            "<p class=note>The data differ from those the run used (fingerprint mismatch), so no ROC or "
-            "calibration curve.</p>"
-        )
+    data = (details.get("spec") or {}).get("data")
+    problem = load_again(data, details.get("spec_path"), details.get("data_fingerprint"))
+    if isinstance(problem, str):  # data moved, unreadable or changed: the card says so, the rest still stands
+        return f"<p class=note>{esc(problem[:1].upper() + problem[1:])}, so no ROC or calibration curve.</p>"
     inputs = details.get("inputs")
     model_dict = next(m["model"] for m in details["models"] if m.get("model"))
     answer = registry.rebuild_model(model_dict, None if inputs is None else ModelInputs.model_validate(inputs))

@@ -149,9 +149,10 @@ def figures(
     if inputs is not None:
         pairs += sum(1 for u in used for js in groups.values() if u & set(js))
     X, y, weights, reliance_rows = bounded_rows(X, y, weights, pairs)
-    out["reliance"] = reliance(with_model, used, X, y, {name: [j] for j, name in enumerate(names)}, regression, weights)
+    by_feature = {name: [j] for j, name in enumerate(names)}
+    out["reliance"] = reliance_ranges(member_reliance(with_model, used, X, y, by_feature, regression, weights))
     if inputs is not None:
-        out["reliance_columns"] = reliance(with_model, used, X, y, groups, regression, weights)
+        out["reliance_columns"] = reliance_ranges(member_reliance(with_model, used, X, y, groups, regression, weights))
         if combined:
             notes.append(
                 f"no reliance for raw column(s) {', '.join(map(repr, combined))}: a member's feature combines "
@@ -242,22 +243,10 @@ def _spread(predictions: np.ndarray, reference: np.ndarray, weights: np.ndarray 
     }
 
 
-def reliance(
-    models: Sequence[Model],
-    used: Sequence[set[int]],
-    X: np.ndarray,
-    y: np.ndarray,
-    groups: dict[str, list[int]],
-    regression: bool,
-    weights: np.ndarray | None = None,
-) -> dict[str, list[float]]:
-    """The model reliance range ``[min, max]`` over ``models`` (member ``i`` uses the matrix
-    columns ``used[i]``) on each group of matrix columns, permuted together (one matrix column,
-    or every column made from one raw column); groups no member uses left out."""
-    return {
-        label: [float(min(ratios)), float(max(ratios))]
-        for label, ratios in member_reliance(models, used, X, y, groups, regression, weights).items()
-    }
+def reliance_ranges(ratios: dict[str, list[float]]) -> dict[str, list[float]]:
+    """The model class reliance range ``[min, max]`` over the members of each group's reliance
+    (``member_reliance``'s answer)."""
+    return {label: [float(min(values)), float(max(values))] for label, values in ratios.items()}
 
 
 def member_reliance(
@@ -269,9 +258,10 @@ def member_reliance(
     regression: bool,
     weights: np.ndarray | None = None,
 ) -> dict[str, list[float]]:
-    """Each member's model reliance on each group of matrix columns (``reliance``'s terms, one
-    per model in order; exactly 1 for a member that does not use the group); groups no member
-    uses left out."""
+    """Each member's model reliance on each group of matrix columns, permuted together (one matrix
+    column, or every column made from one raw column): one ratio per model in order (member ``i``
+    uses the matrix columns ``used[i]``), exactly 1 for a member that does not use the group;
+    groups no member uses left out."""
     n = len(y)
     if n == 0:
         return {}
