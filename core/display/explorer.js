@@ -77,7 +77,7 @@
     return c.kind === "uses" ? uses : !uses;
   }
 
-  function quoteName(name) { return "'" + name.replace(/\\/g, "\\\\").replace(/'/g, "\\'") + "'"; }
+  function quoteName(name) { return '"' + name.replace(/\\/g, "\\\\").replace(/"/g, '\\"') + '"'; }
 
   function conditionText(c) {
     if (c.kind === "figure") return c.name + " " + c.op + " " + c.value;
@@ -114,6 +114,7 @@
   function fillControls() {
     var figure = $("gx-figure");
     D.figures.forEach(function (name) { figure.appendChild(el("option", name, { value: name })); });
+    figure.value = D.figures.indexOf("test_auc") >= 0 ? "test_auc" : "objective";
     var feature = $("gx-feature");
     D.features.forEach(function (name, j) {
       if (members.some(function (m) { return m.features.indexOf(j) >= 0; })) {
@@ -210,7 +211,7 @@
           var rules = el("td", null, { class: "gx-rules" });
           rules.appendChild(el("code", m.rules));
           tr.appendChild(rules);
-          tr.appendChild(el("td", m.like === null ? "\u2013" : m.like === m.rank ? "itself" : "member " + m.like));
+          tr.appendChild(el("td", m.like === null ? "\u2013" : m.like === m.rank ? "itself" : "member " + m.like, { class: "gx-like" }));
         }
         tr.appendChild(el("td", fmt(name, m.f[name]), { class: "n" }));
       });

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from glasswork.cli import cli
 from loans_table import loans_frame
 
-EVIL = "</script><script>alert(1)</script>"
+EVIL = '</script><script>alert("x\'\\\\")</script>'  # quotes and a backslash: --where must quote it
 YES, NO = "<b>yes</b>'\"", "no&amp;<!--"
 TARGET = f"default {EVIL}"
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
