@@ -218,7 +218,12 @@ def explorer_document(details: dict[str, Any], members: Sequence[Any], registry:
         rows.append(
             {
                 "rank": member.rank,
-                "rules": printable("; ".join(rules) if rules else " ".join((member.model_text or "").split())),
+                "rules": printable(
+                    "; ".join(rules)
+                    if rules
+                    else " ".join((member.model_text or "").split())
+                    or f"(kept as a summary) uses {', '.join(member.features) or 'no feature'}"
+                ),
                 "text": printable(member.model_text or "", newlines=True),
                 "features": features,
                 "f": figures,

@@ -160,6 +160,20 @@ def test_data_that_cannot_be_loaded_again_leave_the_members_and_say_why(set_run:
     assert "could not be loaded again" in doc["no_rows"]
 
 
+def test_members_kept_as_summaries_are_listed_by_their_features(tmp_path: Path) -> None:
+    from loans_table import loans_spec
+
+    run = SetRun(tmp_path)
+    spec = loans_spec(tmp_path, "corels", "rashomon: {epsilon: 0.01, keep: summary}\n", binarize=True)
+    assert run.call("run", "-q", str(spec)).exit_code == 0
+    assert run.call("report", "latest", "-o", str(tmp_path / "r.html")).exit_code == 0
+    doc = embedded((tmp_path / "r.html").read_text())
+    assert len(doc["members"]) == 50 and "kept as summaries" in doc["no_rows"] and "predictions" not in doc
+    first = doc["members"][0]
+    assert first["rules"] == f"(kept as a summary) uses {', '.join(doc['features'][j] for j in first['features'])}"
+    assert set(first["f"]) == {"rank", "objective"}  # no figures are made up
+
+
 def test_script_json_keeps_markup_out_of_the_block() -> None:
     from glasswork.quoting import script_json
 
