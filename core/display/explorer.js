@@ -53,6 +53,18 @@
     return Math.abs(a - b) <= 1e-6 * Math.max(1, Math.abs(a), Math.abs(b));
   }
 
+  function compare(i, j) {
+    // two members over the rows: the share predicted alike (classes), or the mean and largest
+    // absolute difference (regression)
+    var alike = 0, total = 0, worst = 0;
+    for (var r = 0; r < n; r++) {
+      var p = predictionOf(i, r), q = predictionOf(j, r);
+      if (D.regression) { var d = Math.abs(p - q); total += d; worst = Math.max(worst, d); }
+      else if (p === q) alike++;
+    }
+    return D.regression ? { mean: n ? total / n : 0, worst: worst } : { share: n ? alike / n : 1 };
+  }
+
   function fmt(name, v) {
     if (v === undefined || v === null) return "\u2013";
     if (name === "rank" || name === "size") return String(v);
@@ -330,15 +342,23 @@
       out.appendChild(el("p", "Only the best " + predicted + " members' predictions are in the page.", { class: "note" }));
       return;
     }
-    var differ = 0;
-    for (var r = 0; r < n; r++) if (!same(predictionOf(pick.a, r), predictionOf(pick.b, r))) differ++;
-    out.appendChild(el("p", "They disagree on " + differ + " of the " + n + " " + D.part + " rows (" +
-      (n ? (100 * differ / n).toFixed(1) : "0") + " %).", { id: "gx-differ" }));
     var S = D.sample, rows = [];
     var position = S.at;
-    for (var k = 0; k < S.rows.length && rows.length < 20; k++) {
-      var at = position[k];
-      if (!same(predictionOf(pick.a, at), predictionOf(pick.b, at))) rows.push(k);
+    if (D.regression) {
+      var gap = compare(pick.a, pick.b);
+      out.appendChild(el("p", "Their predictions differ by " + gap.mean.toPrecision(4) + " on average (largest " +
+        gap.worst.toPrecision(4) + ", in units of the target) over the " + n + " " + D.part + " rows.", { id: "gx-differ" }));
+      rows = S.rows.map(function (_, k) { return k; }).sort(function (k, l) {
+        return Math.abs(predictionOf(pick.a, position[l]) - predictionOf(pick.b, position[l])) -
+          Math.abs(predictionOf(pick.a, position[k]) - predictionOf(pick.b, position[k]));
+      }).slice(0, 20);
+    } else {
+      var differ = Math.round(n * (1 - compare(pick.a, pick.b).share));
+      out.appendChild(el("p", "They disagree on " + differ + " of the " + n + " " + D.part + " rows (" +
+        (n ? (100 * differ / n).toFixed(1) : "0") + " %).", { id: "gx-differ" }));
+      for (var k = 0; k < S.rows.length && rows.length < 20; k++) {
+        if (!same(predictionOf(pick.a, position[k]), predictionOf(pick.b, position[k]))) rows.push(k);
+      }
     }
     if (!rows.length) return;
     var read = a.features.concat(b.features.filter(function (j) { return a.features.indexOf(j) < 0; }))
@@ -357,7 +377,8 @@
         .forEach(function (v) { tr.appendChild(el("td", v)); });
       table.appendChild(tr);
     });
-    out.appendChild(el("p", "The first " + rows.length + " of them among the " + S.rows.length + " rows the page holds " +
+    out.appendChild(el("p", (D.regression ? "The " + rows.length + " rows where they differ most" : "The first " + rows.length + " of them") +
+      " among the " + S.rows.length + " rows the page holds " +
       "(rows the members split on, " + S.row_source + " row numbers, from 1); the values of the features either member reads. " +
       "The store keeps no rows: these come from the data the run's spec points to, loaded again when the report was " +
       "written and checked against the run's data fingerprint.", { class: "note" }));
@@ -372,20 +393,29 @@
     var drawn = shown.filter(function (i) { return i < predicted; }).slice(0, D.heatmap_members);
     var k = drawn.length;
     if (!k) { $("gx-heat-note").textContent = "No member with predictions is shown: loosen the conditions."; return; }
-    $("gx-heat-note").textContent = "The share of the " + n + " " + D.part + " rows on which two members predict alike, " +
+    $("gx-heat-note").textContent = (D.regression
+      ? "How far apart two members' predictions are on the " + n + " " + D.part + " rows (the mean absolute difference, in units of the target), "
+      : "The share of the " + n + " " + D.part + " rows on which two members predict alike, ") +
       "for the first " + k + " members the table shows (at most " + D.heatmap_members + ", in its order). " +
-      "Darker: more agreement. Select a cell to compare its two members.";
-    var agree = [], lo = 1;
+      "Darker: closer. Select a cell to compare its two members.";
+    var value = [], lo = Infinity, hi = -Infinity;
     for (var x = 0; x < k; x++) {
-      agree.push([]);
+      value.push([]);
       for (var y = 0; y < k; y++) {
-        if (y < x) { agree[x].push(agree[y][x]); continue; }
-        var same_ = 0;
-        for (var r = 0; r < n; r++) if (same(predictionOf(drawn[x], r), predictionOf(drawn[y], r))) same_++;
-        var share = n ? same_ / n : 1;
-        agree[x].push(share);
-        lo = Math.min(lo, share);
+        if (y < x) { value[x].push(value[y][x]); continue; }
+        var c = compare(drawn[x], drawn[y]);
+        var v = D.regression ? c.mean : c.share;
+        value[x].push(v);
+        lo = Math.min(lo, v);
+        hi = Math.max(hi, v);
       }
+    }
+    function closeness(v) { // 1: the closest pair drawn, 0: the farthest
+      if (hi <= lo) return 1;
+      return D.regression ? (hi - v) / (hi - lo) : (v - lo) / (hi - lo);
+    }
+    function words(v) {
+      return D.regression ? "predictions differ by " + v.toPrecision(4) + " on average" : "agree on " + (100 * v).toFixed(1) + " % of the rows";
     }
     var cell = Math.max(6, Math.min(16, Math.floor(560 / k)));
     var pad = 34, size = pad + cell * k;
@@ -402,13 +432,12 @@
         map.appendChild(top);
       }
       for (var j = 0; j < k; j++) {
-        var t = lo < 1 ? (agree[i][j] - lo) / (1 - lo) : 1;
+        var t = closeness(value[i][j]);
         var shade = Math.round(235 - 170 * t);
         var rect = svg("rect", {
           x: pad + cell * j, y: pad + cell * i, width: cell, height: cell,
           fill: "rgb(" + shade + "," + Math.round(shade * 0.9 + 20) + ",230)", "data-a": drawn[i], "data-b": drawn[j],
-        }, "members " + members[drawn[i]].rank + " and " + members[drawn[j]].rank + ": agree on " +
-          (100 * agree[i][j]).toFixed(1) + " % of the rows");
+        }, "members " + members[drawn[i]].rank + " and " + members[drawn[j]].rank + ": " + words(value[i][j]));
         map.appendChild(rect);
       }
     }
@@ -421,7 +450,7 @@
       drawPicked();
     });
     box.appendChild(map);
-    box.appendChild(el("p", "Lightest: " + (100 * lo).toFixed(1) + " % agreement; darkest: 100 %.", { class: "note" }));
+    box.appendChild(el("p", "Darkest: " + words(D.regression ? lo : hi) + "; lightest: " + words(D.regression ? hi : lo) + ".", { class: "note" }));
   }
 
   // -- together --------------------------------------------------------------------------------------------

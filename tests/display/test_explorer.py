@@ -334,3 +334,54 @@ def test_the_heatmap_follows_the_filter_and_its_cap(page: Any) -> None:
     shown = len(shown_ranks(page))
     assert page.locator("#gx-heat rect").count() == min(shown, 50) ** 2
     assert "at most 50" in page.locator("#gx-heat-note").text_content()
+
+
+@pytest.mark.slow  # about 8 s: a MOSS set on the diabetes data
+def test_a_regression_set_compares_members_by_how_far_apart_they_predict(tmp_path: Path, browser: Any) -> None:
+    """For a regression set "alike" means nothing (real predictions differ by rounding): the page
+    holds float32 predictions equal to the members' own, and compares two members by the mean
+    and largest absolute difference of their predictions."""
+    from glasswork.store import RunStore
+
+    spec = {
+        "name": "moss-set",
+        "data": {"source": "sklearn:diabetes", "split": {"kind": "holdout", "test_size": 0.2, "seed": 0}},
+        "solver": "moss",
+        "objective": {"gamma": 0.001, "encoding": "sirus", "standardize": True, "refit": "ols",
+                      "candidates": {"trees": 30, "depth": 2, "max_features": 0.333, "quantiles": 10, "seed": 0}},
+        "constraints": {"max_rules": 2, "min_stability": 0.0},
+        "search": {"policy": "branch_and_bound"},
+        "limits": {"time": 60},
+        "rashomon": {"epsilon": 0.05, "max_models": 12},
+    }  # fmt: skip
+    (tmp_path / "moss.json").write_text(json.dumps(spec))
+    run = SetRun(tmp_path)
+    assert run.call("run", "-q", str(tmp_path / "moss.json")).exit_code == 0
+    assert run.call("report", "latest", "-o", str(tmp_path / "moss.html")).exit_code == 0
+    doc = embedded((tmp_path / "moss.html").read_text())
+    assert doc["regression"] and doc["part"] == "test"
+    n = doc["n_rows"]
+    matrix = np.frombuffer(base64.b64decode(doc["predictions"]["data"]), dtype="<f4").reshape(-1, n)
+    store = RunStore(run.db)
+    [run_id] = store.resolve(("latest",))
+    details = store.details(run_id)
+    from glasswork.data import load_again
+    from glasswork.export import ModelInputs
+    from glasswork.hooks.registry import get_registry
+
+    problem = load_again(details["spec"]["data"], details.get("spec_path"), details["data_fingerprint"])
+    inputs = ModelInputs.model_validate(details["inputs"]) if details.get("inputs") else None
+    for k, member in enumerate(store.rashomon_members(run_id)):
+        model = get_registry().rebuild_model(member.model, inputs).value
+        np.testing.assert_allclose(matrix[k], model.predict(problem.X_test).astype(np.float32), rtol=1e-6)
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto((tmp_path / "moss.html").as_uri())
+    gap = np.abs(matrix[0].astype(np.float64) - matrix[1])
+    page.select_option("#gx-b", "1")
+    text = page.locator("#gx-differ").text_content()
+    said = re.match(r"Their predictions differ by (\S+) on average \(largest (\S+),", text)
+    assert said and float(said.group(1)) == pytest.approx(gap.mean(), rel=1e-3)
+    assert float(said.group(2)) == pytest.approx(gap.max(), rel=1e-3)
+    assert page.locator("#gx-heat rect").count() == len(matrix) ** 2
+    context.close()
