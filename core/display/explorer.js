@@ -12,6 +12,7 @@
   var shown = [];
   var focusAt = 0;
   var pick = { a: 0, b: members.length > 1 ? 1 : 0 };
+  var heatAt = { i: 0, j: 0 };
   var P = null;
   var predicted = 0;
   var n = D.n_rows || 0;
@@ -419,7 +420,10 @@
     }
     var cell = Math.max(6, Math.min(16, Math.floor(560 / k)));
     var pad = 34, size = pad + cell * k;
-    var map = svg("svg", { width: size, height: size, role: "img", "aria-label": "pairwise agreement of " + k + " members" });
+    var map = svg("svg", {
+      width: size, height: size, role: "img", tabindex: "0", id: "gx-heatmap",
+      "aria-label": "pairwise agreement of " + k + " members; arrow keys move between cells, Enter compares the two members",
+    });
     for (var i = 0; i < k; i++) {
       var text = String(members[drawn[i]].rank);
       if (cell >= 10 || i % 5 === 0) {
@@ -436,20 +440,49 @@
         var shade = Math.round(235 - 170 * t);
         var rect = svg("rect", {
           x: pad + cell * j, y: pad + cell * i, width: cell, height: cell,
-          fill: "rgb(" + shade + "," + Math.round(shade * 0.9 + 20) + ",230)", "data-a": drawn[i], "data-b": drawn[j],
+          fill: "rgb(" + shade + "," + Math.round(shade * 0.9 + 20) + ",230)", "data-i": i, "data-j": j,
         }, "members " + members[drawn[i]].rank + " and " + members[drawn[j]].rank + ": " + words(value[i][j]));
         map.appendChild(rect);
       }
     }
-    map.addEventListener("click", function (event) {
-      var a = event.target.getAttribute && event.target.getAttribute("data-a");
-      if (a === null || a === undefined) return;
-      pick.a = +a;
-      pick.b = +event.target.getAttribute("data-b");
+    function compareCell(i, j) {
+      pick.a = drawn[i];
+      pick.b = drawn[j];
       drawTable();
       drawPicked();
+    }
+    map.addEventListener("click", function (event) {
+      var a = event.target.getAttribute && event.target.getAttribute("data-i");
+      if (a === null || a === undefined) return;
+      compareCell(+a, +event.target.getAttribute("data-j"));
+    });
+    // the keyboard: a cursor cell, moved by the arrow keys, Enter compares its two members
+    heatAt = { i: Math.min(heatAt.i, k - 1), j: Math.min(heatAt.j, k - 1) };
+    var cursor = svg("rect", { width: cell, height: cell, fill: "none", stroke: "#aa3377", "stroke-width": 2, visibility: "hidden" });
+    map.appendChild(cursor);
+    var said = el("p", "", { id: "gx-heat-cell", class: "note", "aria-live": "polite" });
+    function showCursor() {
+      cursor.setAttribute("x", pad + cell * heatAt.j);
+      cursor.setAttribute("y", pad + cell * heatAt.i);
+      cursor.setAttribute("visibility", "visible");
+      said.textContent = "members " + members[drawn[heatAt.i]].rank + " and " + members[drawn[heatAt.j]].rank + ": " +
+        words(value[heatAt.i][heatAt.j]) + " (Enter: compare them)";
+    }
+    map.addEventListener("focus", showCursor);
+    map.addEventListener("blur", function () { cursor.setAttribute("visibility", "hidden"); });
+    map.addEventListener("keydown", function (event) {
+      var moves = { ArrowRight: [0, 1], ArrowLeft: [0, -1], ArrowDown: [1, 0], ArrowUp: [-1, 0] };
+      if (event.key in moves) {
+        heatAt.i = Math.max(0, Math.min(k - 1, heatAt.i + moves[event.key][0]));
+        heatAt.j = Math.max(0, Math.min(k - 1, heatAt.j + moves[event.key][1]));
+        showCursor();
+      } else if (event.key === "Enter") {
+        compareCell(heatAt.i, heatAt.j);
+      } else return;
+      event.preventDefault();
     });
     box.appendChild(map);
+    box.appendChild(said);
     box.appendChild(el("p", "Darkest: " + words(D.regression ? lo : hi) + "; lightest: " + words(D.regression ? hi : lo) + ".", { class: "note" }));
   }
 

@@ -293,7 +293,8 @@ def test_the_keyboard_reaches_every_control_and_picks_members(page: Any) -> None
     for _ in range(40):
         page.keyboard.press("Tab")
         reached.append(page.evaluate(active))
-    for control in ("gx-figure", "gx-value", "gx-add-figure", "gx-feature", "gx-add-feature", "rank", "test_auc", "TR"):
+    controls = ("gx-figure", "gx-value", "gx-add-figure", "gx-feature", "gx-add-feature", "rank", "test_auc", "TR")
+    for control in (*controls, "gx-a", "gx-b", "gx-heatmap"):
         assert control in reached, (control, reached)
     page.focus("#gx-body tr[tabindex='0']")
     outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
@@ -308,6 +309,12 @@ def test_the_keyboard_reaches_every_control_and_picks_members(page: Any) -> None
     assert page.locator("#gx-compare h4").nth(0).text_content() == "A: member 50"
     differ = page.locator("#gx-differ").text_content()
     assert re.match(r"They disagree on \d+ of the 80 test rows", differ)
+    page.focus("#gx-heatmap")  # the heatmap's cells: arrows move a cursor, Enter compares its two members
+    for key in ("ArrowRight", "ArrowDown", "ArrowDown", "Enter"):
+        page.keyboard.press(key)
+    first = shown_ranks(page)[:3]
+    assert page.locator("#gx-compare h4").all_text_contents() == [f"A: member {first[2]}", f"B: member {first[1]}"]
+    assert page.locator("#gx-heat-cell").text_content().startswith(f"members {first[2]} and {first[1]}: agree on ")
 
 
 def test_two_members_side_by_side_show_the_rows_they_disagree_on(page: Any, set_run: SetRun) -> None:
@@ -324,7 +331,7 @@ def test_two_members_side_by_side_show_the_rows_they_disagree_on(page: Any, set_
     classes = doc["classes"]
     first = rows.nth(1).locator("td").all_text_contents()
     assert first[2] != first[3] and {first[2], first[3]} == set(classes)  # hostile labels shown as text
-    assert page.locator("#gx-heat rect").count() == 50 * 50
+    assert page.locator("#gx-heat rect[data-i]").count() == 50 * 50
 
 
 def test_the_heatmap_follows_the_filter_and_its_cap(page: Any) -> None:
@@ -332,7 +339,7 @@ def test_the_heatmap_follows_the_filter_and_its_cap(page: Any) -> None:
     page.fill("#gx-value", "0.9")
     page.click("#gx-add-figure")
     shown = len(shown_ranks(page))
-    assert page.locator("#gx-heat rect").count() == min(shown, 50) ** 2
+    assert page.locator("#gx-heat rect[data-i]").count() == min(shown, 50) ** 2
     assert "at most 50" in page.locator("#gx-heat-note").text_content()
 
 
@@ -383,5 +390,5 @@ def test_a_regression_set_compares_members_by_how_far_apart_they_predict(tmp_pat
     said = re.match(r"Their predictions differ by (\S+) on average \(largest (\S+),", text)
     assert said and float(said.group(1)) == pytest.approx(gap.mean(), rel=1e-3)
     assert float(said.group(2)) == pytest.approx(gap.max(), rel=1e-3)
-    assert page.locator("#gx-heat rect").count() == len(matrix) ** 2
+    assert page.locator("#gx-heat rect[data-i]").count() == len(matrix) ** 2
     context.close()
