@@ -15,6 +15,7 @@ carry it as ``'\\x00'``).
 from __future__ import annotations
 
 import html
+import json
 import math
 import re
 import shlex
@@ -132,6 +133,15 @@ def html_text(value: Any) -> str:
     return html.escape(printable(value, newlines=True), quote=True)
 
 
+def script_json(value: Any) -> str:
+    """``value`` as JSON to embed in an HTML ``<script type="application/json">`` block: ``<``,
+    ``>``, ``&`` and every character outside ASCII written as ``\\uXXXX`` escapes, so no text in the
+    data (``</script><script>``, ``<!--``) can close the block or open markup; non-finite numbers
+    refused (``ValueError``: JSON has none)."""
+    text = json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
 def terminal_text(value: Any, *, newlines: bool = False) -> str:
     """``value`` for the terminal: no control character (ESC, carriage return, bidi mark) reaches it.
     Print it as a ``rich.text.Text`` (or with ``markup=False``) so ``[red]`` in data prints literally."""
@@ -156,6 +166,7 @@ __all__ = [
     "printable",
     "python_comment",
     "python_literal",
+    "script_json",
     "shell_command",
     "sql_comment",
     "sql_literal",

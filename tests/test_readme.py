@@ -119,3 +119,44 @@ def test_the_readme_states_the_prefixes_its_spec_and_its_first_command_evaluate(
     comment = "".join(line for line in first.read_text().splitlines() if line.startswith("#"))
     if document["constraints"].get("max_card", 1) < 2:
         assert "negations and pairs" not in comment and "would add pairs" in comment
+
+
+@pytest.mark.slow  # about 15 s: the COMPAS set, then every command of the workflow
+@pytest.mark.skipif(
+    not (Path(__import__("os").environ.get("GLASSWORK_DATA", "/nonexistent")) / "pycorels" / "compas.csv").is_file(),
+    reason="needs GLASSWORK_DATA (pycorels)",
+)
+def test_the_readme_workflow_on_the_compas_set_runs_as_written(tmp_path, monkeypatch):
+    """Issue 38: "Choosing a model from the set", command by command on a new file of COMPAS rows:
+    the spec gives its 44 lists, the filter keeps some, the set predicts every row, its SQL and
+    the report (with the set explorer) are written."""
+    import os
+    import shlex
+
+    import pandas as pd
+    from click.testing import CliRunner
+    from glasswork.cli import cli
+
+    text = (REPO / "README.md").read_text()
+    section = text[text.index("### Choosing a model from the set") :]
+    block = re.search(r"```bash\n(.*?)```", section, re.S).group(1)
+    table = pd.read_csv(Path(os.environ["GLASSWORK_DATA"]) / "pycorels" / "compas.csv")
+    table.sample(200, random_state=0).drop(columns=["Recidivate-Within-Two-Years"]).to_csv(
+        tmp_path / "new.csv", index=False
+    )
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    db = ["--db", str(tmp_path / "runs.duckdb")]
+    for line in block.splitlines():
+        words = shlex.split(line, comments=True)
+        assert words[0] == "glasswork"
+        words = [str(REPO / w) if w.startswith("specs/") else w for w in words]
+        result = runner.invoke(cli, [*words[1:], *db], catch_exceptions=False)
+        assert result.exit_code == 0, (line, result.output)
+        if words[1] == "rashomon":
+            listed = runner.invoke(cli, [*words[1:], *db, "--json"], catch_exceptions=False)
+            assert 0 < len(json.loads(listed.stdout)["models"]) < 44
+    doc = json.loads(runner.invoke(cli, ["rashomon", "latest", "--json", "--limit", "100", *db]).stdout)
+    assert doc["count"] == 44 and doc["complete"] and all(m["metrics"]["test_auc"] for m in doc["models"])
+    assert len(pd.read_csv(tmp_path / "set.csv")) == 200 and (tmp_path / "set.sql").read_text().startswith("--")
+    assert "id=gx-data" in (tmp_path / "compas.html").read_text()

@@ -100,17 +100,26 @@ def _to_terminal() -> bool:
 @file_option("-o", "--output", help="The HTML file (default: <name>-<run id>.html).")
 @DB_OPTION
 def report(run_ref: str, output: Path | None, db: str | None) -> None:
-    """Write the model card of RUN: one self-contained HTML file (no network, no script)."""
+    """Write the report of RUN: one self-contained HTML file, no network. The model card, and for
+    a run with a Rashomon set the set explorer: its members to sort, filter by figure and by the
+    features they use or avoid, and compare, in the browser."""
     from glasswork.display.report import write_report
     from glasswork.export import ExportError
 
     store = store_at(db)
     [run_id] = resolve_runs(store, (run_ref,))
+    summary = store.rashomon_summary(run_id)
     try:
         path = write_report(store, run_id, output)
     except ExportError as exc:
         fail(f"cannot report run {run_id[:12]}: {exc}", EXIT_INVALID)
-    click.echo(f"wrote {path} ({path.stat().st_size:,} bytes)", err=True)
+    if summary is None:
+        what = "model card; the run has no Rashomon set, so no set explorer"
+    elif summary.kept == 0:
+        what = "model card; its Rashomon set keeps no member, so no set explorer"
+    else:
+        what = f"model card and set explorer of {summary.kept:,} member{'s' if summary.kept != 1 else ''}"
+    click.echo(f"wrote {path} ({path.stat().st_size:,} bytes: {what})", err=True)
 
 
 # -- a member of a run's Rashomon set (glasswork rashomon, export --member) ---------------------

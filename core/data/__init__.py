@@ -11,7 +11,7 @@ Importing this package stays light: DuckDB and scikit-learn load only when a sou
 from __future__ import annotations
 
 from glasswork.data.corels_format import CorelsData, read_corels, write_corels
-from glasswork.data.load import load_problem
+from glasswork.data.load import load_again, load_problem
 from glasswork.data.problem import DataError, LimitReached, Problem
 from glasswork.data.rules import Antecedents, mine_antecedents, minority_mask
 from glasswork.data.spec import BinarizeSpec, DataSpec, SplitSpec
@@ -26,6 +26,7 @@ __all__ = [
     "LimitReached",
     "Problem",
     "SplitSpec",
+    "load_again",
     "load_problem",
     "mine_antecedents",
     "minority_mask",

@@ -20,7 +20,7 @@ from glasswork.data.sources import Table, hide_vars, read_table
 from glasswork.data.spec import DataSpec
 from glasswork.data.split import split_indices
 
-__all__ = ["binarize", "load_problem", "split_indices"]
+__all__ = ["binarize", "load_again", "load_problem", "split_indices"]
 
 
 def load_problem(
@@ -36,6 +36,21 @@ def load_problem(
     except DataError as exc:  # a ${VAR}'s value is never printed (docs/security.md)
         hide_vars(exc, spec.source, spec.test)
         raise
+
+
+def load_again(data: Any, spec_path: str | None, fingerprint: str | None) -> Problem | str:
+    """A recorded run's data loaded again (the run store keeps no rows): its spec's ``data:``
+    section (a dict), read relative to the spec file as the run read it, and checked against the
+    run's data fingerprint; else why not, in words (a report says so and goes on)."""
+    from glasswork.quoting import printable
+
+    try:
+        problem = load_problem(DataSpec.model_validate(data), Path(spec_path).parent if spec_path else Path("."))
+    except Exception as exc:  # data moved or unreadable
+        return f"the data could not be loaded again ({printable(exc)})"
+    if problem.fingerprint() != fingerprint:
+        return "the data differ from those the run used (fingerprint mismatch)"
+    return problem
 
 
 def _load(spec: DataSpec, base_dir: Path, bounds: Bounds) -> Problem:

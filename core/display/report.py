@@ -1,12 +1,14 @@
 """The model card: one self-contained HTML file that shows a run's model to people.
 
-No network and no script: the charts are inline SVG drawn here (``line_chart``,
+No network, and no script but the set explorer's: the charts are inline SVG drawn here (``line_chart``,
 ``scatter_chart``, ``stacked_bar``), which plugins also use to draw their models in the
 ``export_model`` hook's ``html`` format. The card holds the model as people draw it (from its
 plugin), the certificate in plain words, training and test metrics, the calibration and ROC
 curves (the data are loaded again from the stored spec and checked against the run's data
 fingerprint), the search's bound trajectory (from the run's events) and the spec and data
-fingerprint that reproduce it.
+fingerprint that reproduce it. A run with a Rashomon set also gets the set explorer
+(``glasswork.display.explorer``): its members to sort, filter and compare in the browser, its one
+script inline, its data embedded as JSON.
 """
 
 from __future__ import annotations
@@ -362,20 +364,13 @@ def calibration_chart(y: np.ndarray, score: np.ndarray, bins: int = 10) -> str:
 
 def _curves(details: dict[str, Any], registry: Registry) -> str:
     """ROC and calibration on the test part (else training), from the data loaded again."""
-    from glasswork.data import DataSpec, load_problem
+    from glasswork.data import load_again
     from glasswork.export import ModelInputs
 
-    try:
-        spec = DataSpec.model_validate(details["spec"]["data"])
-        base = Path(details["spec_path"]).parent if details.get("spec_path") else Path(".")
-        problem = load_problem(spec, base)
-    except Exception as exc:  # data moved or unreadable: the card says so, the rest still stands
-        return f"<p class=note>The data could not be loaded again ({esc(exc)}), so no ROC or calibration curve.</p>"
-    if problem.fingerprint() != details.get("data_fingerprint"):
-        return (
-            "<p class=note>The data differ from those the run used (fingerprint mismatch), so no ROC or "
-            "calibration curve.</p>"
-        )
+    data = (details.get("spec") or {}).get("data")
+    problem = load_again(data, details.get("spec_path"), details.get("data_fingerprint"))
+    if isinstance(problem, str):  # data moved, unreadable or changed: the card says so, the rest still stands
+        return f"<p class=note>{esc(problem[:1].upper() + problem[1:])}, so no ROC or calibration curve.</p>"
     inputs = details.get("inputs")
     model_dict = next(m["model"] for m in details["models"] if m.get("model"))
     answer = registry.rebuild_model(model_dict, None if inputs is None else ModelInputs.model_validate(inputs))
@@ -426,9 +421,10 @@ pre{background:#f6f6f6;padding:8px;overflow:auto;font-size:12px}"""
 MAX_RELIANCE_ROWS = 25  # features in the card's importance table (the largest ranges first)
 
 
-def rashomon_section(summary: SetSummary | None) -> str:
+def rashomon_section(summary: SetSummary | None, *, explorer: bool = False) -> str:
     """The card's Rashomon set: its size, completeness and threshold, then each feature's share of
-    the set using it and its importance range (model class reliance) drawn on a shared axis, and
+    the set using it and its importance range (model class reliance) drawn on a shared axis (with
+    ``explorer``, the set explorer below draws those, over the members a reader chooses), and
     the same range per raw column of the data (every feature made from it shuffled together)."""
     if summary is None:
         return ""
@@ -443,7 +439,12 @@ def rashomon_section(summary: SetSummary | None) -> str:
     reliance = figures.get("reliance") or {}
     names = sorted(use, key=lambda n: (-(reliance.get(n) or [1.0, 1.0])[1], -use[n], n))
     body = ""
-    if names:
+    if names and explorer:
+        body = (
+            "<p class=note>Each feature's share of the members and its reliance range are in the "
+            '<a href="#explorer">set explorer</a> below, over the members you choose.</p>'
+        )
+    elif names:
         body = _reliance_table("feature", names, reliance, use) + (
             "<p class=note>Reliance: a member's error with the feature's values shuffled over its error as "
             "they are (model class reliance, Fisher, Rudin and Dominici 2019); features no member uses have "
@@ -583,8 +584,14 @@ def _without_nulls(value: Any) -> Any:
     return value
 
 
-def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]], registry: Registry | None = None) -> str:
-    """The HTML card of a stored run (``RunStore.details`` and ``RunStore.events``)."""
+def build_report(
+    details: dict[str, Any],
+    events: Sequence[dict[str, Any]],
+    registry: Registry | None = None,
+    members: Sequence[Any] = (),
+) -> str:
+    """The HTML card of a stored run (``RunStore.details`` and ``RunStore.events``); with the
+    kept ``members`` of its Rashomon set (``RunStore.rashomon_members``), the set explorer too."""
     from glasswork.export import ExportError, export_run
     from ruamel.yaml import YAML
 
@@ -622,9 +629,15 @@ def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]], regi
     yaml.dump(_without_nulls(details.get("spec") or {}), buffer)
     kind = "no model" if model is None else str(model.get("kind", "model")).replace("_", " ")
     title = f"{details.get('name')}: {kind}"
+    explorer = ""
+    if members and details.get("rashomon"):
+        from glasswork.display import explorer as set_explorer
+
+        explorer = set_explorer.explorer_section(details, members, registry)
+    style = STYLE + (set_explorer.style() if explorer else "")
     parts = [
         f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{esc(title)}</title>"
-        f"<style>{STYLE}</style></head><body>",
+        f"<style>{style}</style></head><body>",
         f"<h1>{esc(title)}</h1><p class=dim>run {esc(details.get('run_id'))} · solver {esc(details.get('solver'))} "
         f"{esc(details.get('solver_version'))} · {esc(str(details.get('started_at'))[:19])} · "
         f"{details.get('n_train')} training rows, {details.get('n_test')} test rows</p>",
@@ -632,7 +645,10 @@ def build_report(details: dict[str, Any], events: Sequence[dict[str, Any]], regi
         f"<h2>Model</h2>{drawing}",
         f"<h2>Metrics</h2><table><tr><th></th><th>train</th><th>test</th></tr>{rows}</table>" if rows else "",
         "" if model is None else _curves(details, registry),
-        rashomon_section(SetSummary.from_dict(details["rashomon"]) if details.get("rashomon") else None),
+        rashomon_section(
+            SetSummary.from_dict(details["rashomon"]) if details.get("rashomon") else None, explorer=bool(explorer)
+        ),
+        explorer,
         fairness_section(details.get("fairness")),
         frontier_section(details.get("stats")),
         f"<h2>Search</h2><figure>{trajectory}<figcaption>{_search_caption(trajectory)}</figcaption></figure>"
@@ -651,7 +667,8 @@ def write_report(store: Any, run_id: str, path: str | Path | None = None, regist
 
     details = store.details(run_id)
     out = Path(path) if path is not None else default_path(details, "html")
-    write_file(out, build_report(details, store.events(run_id), registry))
+    members = store.rashomon_members(run_id) if details.get("rashomon") else []
+    write_file(out, build_report(details, store.events(run_id), registry, members))
     return out
 
 

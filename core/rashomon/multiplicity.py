@@ -148,10 +148,11 @@ def figures(
     pairs = sum(len(u) for u in used)
     if inputs is not None:
         pairs += sum(1 for u in used for js in groups.values() if u & set(js))
-    X, y, weights, reliance_rows = _bounded_rows(X, y, weights, pairs)
-    out["reliance"] = reliance(with_model, used, X, y, {name: [j] for j, name in enumerate(names)}, regression, weights)
+    X, y, weights, reliance_rows = bounded_rows(X, y, weights, pairs)
+    by_feature = {name: [j] for j, name in enumerate(names)}
+    out["reliance"] = reliance_ranges(member_reliance(with_model, used, X, y, by_feature, regression, weights))
     if inputs is not None:
-        out["reliance_columns"] = reliance(with_model, used, X, y, groups, regression, weights)
+        out["reliance_columns"] = reliance_ranges(member_reliance(with_model, used, X, y, groups, regression, weights))
         if combined:
             notes.append(
                 f"no reliance for raw column(s) {', '.join(map(repr, combined))}: a member's feature combines "
@@ -165,7 +166,7 @@ def figures(
     return out
 
 
-def _bounded_rows(
+def bounded_rows(
     X: np.ndarray, y: np.ndarray, weights: np.ndarray | None, pairs: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int]:
     """The rows reliance is computed on: all of them, or a sample (seed ``SEED``) when ``pairs``
@@ -242,7 +243,13 @@ def _spread(predictions: np.ndarray, reference: np.ndarray, weights: np.ndarray 
     }
 
 
-def reliance(
+def reliance_ranges(ratios: dict[str, list[float]]) -> dict[str, list[float]]:
+    """The model class reliance range ``[min, max]`` over the members of each group's reliance
+    (``member_reliance``'s answer)."""
+    return {label: [float(min(values)), float(max(values))] for label, values in ratios.items()}
+
+
+def member_reliance(
     models: Sequence[Model],
     used: Sequence[set[int]],
     X: np.ndarray,
@@ -251,9 +258,10 @@ def reliance(
     regression: bool,
     weights: np.ndarray | None = None,
 ) -> dict[str, list[float]]:
-    """The model reliance range ``[min, max]`` over ``models`` (member ``i`` uses the matrix
-    columns ``used[i]``) on each group of matrix columns, permuted together (one matrix column,
-    or every column made from one raw column); groups no member uses left out."""
+    """Each member's model reliance on each group of matrix columns, permuted together (one matrix
+    column, or every column made from one raw column): one ratio per model in order (member ``i``
+    uses the matrix columns ``used[i]``), exactly 1 for a member that does not use the group;
+    groups no member uses left out."""
     n = len(y)
     if n == 0:
         return {}
@@ -266,15 +274,15 @@ def reliance(
 
     floor = 1.0 / n if weights is None else float(weights[weights > 0].min() / weights.sum())
     base = [max(loss(m.predict(X)), floor) for m in models]
-    ranges: dict[str, list[float]] = {}
+    out: dict[str, list[float]] = {}
     for label, columns in groups.items():
         users = [i for i, u in enumerate(used) if u & set(columns)]
         if not users:
             continue
         permuted = X.copy()
         permuted[:, columns] = X[permutation][:, columns]
-        ratios = [loss(models[i].predict(permuted)) / base[i] for i in users]
-        if len(users) < len(models):
-            ratios.append(1.0)  # a member that does not use the group relies on it exactly 1
-        ranges[label] = [float(min(ratios)), float(max(ratios))]
-    return ranges
+        ratios = [1.0] * len(models)  # a member that does not use the group relies on it exactly 1
+        for i in users:
+            ratios[i] = loss(models[i].predict(permuted)) / base[i]
+        out[label] = ratios
+    return out
