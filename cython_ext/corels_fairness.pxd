@@ -17,7 +17,7 @@ sides' intervals are further apart than the limit, no list through the prefix me
 caller must keep every unit inside or outside each group (the compression key holds the groups).
 """
 
-from libc.stdint cimport uint64_t, int64_t, uint16_t
+from libc.stdint cimport uint64_t, int64_t, int32_t, uint16_t, uint8_t
 from libc.string cimport memset, memcpy
 from libc.math cimport INFINITY
 from libcpp.vector cimport vector
@@ -27,6 +27,17 @@ from libcpp.algorithm cimport sort
 from corels_problem cimport CorelsProblem, MAX_CLASSES, LABELS, problem_counts, problem_rule, problem_context
 from corels_counts cimport weighted_majority
 from bitops cimport splitmix64
+
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    static inline int gw_ctz64(unsigned long long x) { unsigned long i; _BitScanForward64(&i, x); return (int)i; }
+    #else
+    static inline int gw_ctz64(unsigned long long x) { return __builtin_ctzll(x); }
+    #endif
+    """
+    int _ctz "gw_ctz64"(uint64_t x) noexcept nogil
 
 cdef enum:
     MAX_GROUPS = 16
@@ -39,6 +50,12 @@ cdef enum:
     FM_CONDITIONAL_USE_ACCURACY_EQUALITY = 5
 
 
+cdef struct FairMove:       # relabelling one signature class (fair_loss)
+    double ratio            # its cost per unit of rate difference it closes
+    double h                # the rate difference it closes
+    int32_t r               # its representative unit
+
+
 cdef struct FairProblem:
     int G                   # protected groups; 0: no constraint (nothing below is read)
     int metric
@@ -48,13 +65,22 @@ cdef struct FairProblem:
     double total[FAIR_CELLS]   # each side's totals, as [neg, 0, pos, 0] per group and for every row
     int U                   # units, and each one's negatives and positives (counts, for the rates)
     vector[double] n0, n1
+    # signature classes: the units with the same antecedents (they differ only in their groups),
+    # which every rule list predicts alike; ``rep`` marks one unit of each (W words), and at a
+    # representative ``r`` ``cn0[r]``/``cn1[r]`` are its class's negatives/positives and
+    # ``gn0[g * U + r]``/``gn1[g * U + r]`` those of them in group ``g`` (fair_loss)
+    vector[uint64_t] rep
+    vector[double] cn0, cn1, gn0, gn1
+    # the moves of ``_moves``, cheapest first, per (kind, group, direction): their costs and
+    # effects are constants of the classes, so they are sorted once (``_sort_moves``)
+    vector[FairMove] moves
+    vector[size_t] move_off
 
 
 cdef struct FairScratch:    # one thread's working memory
     vector[uint64_t] u, v, tmp
     vector[uint64_t] last     # what the prefix's last rule captures (fair_prefix), and its label
     int last_label
-    vector[pair[double, double]] items   # fair_loss's moves: (cost per unit of rate, rate)
     double prefix[FAIR_CELLS]  # the cells the prefix being expanded fixes
     double child[FAIR_CELLS]   # the last child fair_child_possible passed: its cells
     double child_loss          # and its fair_loss (the symmetry map recomputes bounds from it)
@@ -419,17 +445,56 @@ cdef inline int fair_init(FairProblem* fp, const CorelsProblem* pb, object group
                 else:
                     fp.n1[i] += <double>(<int64_t>1 << pb.lshift[g])
         fp.n0[i] -= fp.n1[i]
+    _signature_classes(fp, pb)
     # each side's negatives and positives: the cells of every row "predicted 0"
     acc.assign(max(pb.P, pb.Q) + 1, 0)
     tmp.assign(pb.W, 0)
     memset(fp.total, 0, FAIR_CELLS * sizeof(double))
     problem_counts(pb, &pb.mask[0], LABELS, cnt, &acc[0])
     fair_add(fp, pb, &pb.mask[0], cnt, 0, fp.total, &tmp[0], &acc[0])
+    _sort_moves(fp, pb)
+    return 0
+
+
+cdef inline int _signature_classes(FairProblem* fp, const CorelsProblem* pb) except -1:
+    """The signature classes (``FairProblem.rep``): units with equal antecedent vectors."""
+    import numpy as np
+    cdef int U = fp.U, M = pb.M, W = pb.W, g, u, r
+    cdef Py_ssize_t[::1] first
+    cdef Py_ssize_t[::1] inverse
+    cdef uint8_t[:, ::1] bits
+    cdef int m
+    fp.rep.assign(W, 0)
+    fp.cn0.assign(U, 0.0)
+    fp.cn1.assign(U, 0.0)
+    fp.gn0.assign(<size_t>fp.G * U, 0.0)
+    fp.gn1.assign(<size_t>fp.G * U, 0.0)
+    if U == 0:
+        return 0
+    rows = np.zeros((U, M + 1), dtype=np.uint8)
+    bits = rows
+    for u in range(U):
+        bits[u, M] = (pb.mask[u >> 6] >> (u & 63)) & 1
+        for m in range(M):
+            bits[u, m] = (pb.caps[<size_t>m * W + (u >> 6)] >> (u & 63)) & 1
+    _, first_, inverse_ = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+    first = np.ascontiguousarray(first_, dtype=np.intp)
+    inverse = np.ascontiguousarray(np.asarray(inverse_).reshape(-1), dtype=np.intp)
+    for u in range(U):
+        if not (pb.mask[u >> 6] >> (u & 63)) & 1:
+            continue
+        r = <int>first[inverse[u]]
+        fp.rep[r >> 6] |= <uint64_t>1 << (r & 63)
+        fp.cn0[r] += fp.n0[u]
+        fp.cn1[r] += fp.n1[u]
+        for g in range(fp.G):
+            if (fp.gmask[<size_t>g * W + (u >> 6)] >> (u & 63)) & 1:
+                fp.gn0[<size_t>g * U + r] += fp.n0[u]
+                fp.gn1[<size_t>g * U + r] += fp.n1[u]
     return 0
 
 
 cdef inline void fair_scratch_init(FairScratch* fs, int W, int U) except *:
-    fs.items.resize(max(U, 1))
     fs.child_loss = 0.0
     fs.u.assign(W, 0)
     fs.last.assign(W, 0)
@@ -437,20 +502,28 @@ cdef inline void fair_scratch_init(FairScratch* fs, int W, int U) except *:
     fs.tmp.assign(W, 0)
 
 
-cdef inline double _moves(const FairProblem* fp, const CorelsProblem* pb, FairScratch* fs, const uint64_t* open_,
-                          const double* cells, int g, int kind) noexcept nogil:
-    """The least extra weighted loss, over the open units' best labels, that brings group ``g``'s
-    rate of ``kind`` (0 selection, 1 false positive, 2 true positive: each a count over a fixed
-    denominator that a unit adds its ``size`` to when predicted 1) within the limit: a fractional
-    knapsack (the linear relaxation: one constraint, boxed moves, cheapest per unit of rate
-    first). INFINITY when no assignment reaches it."""
-    cdef double num[2]
-    cdef double den[2]
-    cdef double rate[2]
-    cdef double size, cost, need, take, extra = 0.0
-    cdef int s, u, hi, k = 0, i
-    cdef bint inside, one
-    cdef const uint64_t* gm = &fp.gmask[<size_t>g * pb.W]
+cdef inline double _part(const FairProblem* fp, int g, int r, int kind, bint protected) noexcept nogil:
+    """What the class of representative ``r`` adds to one side's count of a rate of ``kind`` (0
+    selection: its rows, 1 false positive: its negatives, 2 true positive: its positives) when
+    predicted 1; ``protected``: group ``g``'s rows of it, else the rest."""
+    cdef size_t k = <size_t>g * fp.U + r
+    cdef double n0 = fp.gn0[k] if protected else fp.cn0[r] - fp.gn0[k]
+    cdef double n1 = fp.gn1[k] if protected else fp.cn1[r] - fp.gn1[k]
+    if kind == 0:
+        return n0 + n1
+    return n0 if kind == 1 else n1
+
+
+cdef inline bint _best_one(const FairProblem* fp, const CorelsProblem* pb, int r) noexcept nogil:
+    """The best label of the class of representative ``r`` is 1 (ties to 1, as the rules)."""
+    return pb.weights[1] * fp.cn1[r] >= pb.weights[0] * fp.cn0[r]
+
+
+cdef inline void _kind_sides(const FairProblem* fp, const double* cells, int g, int kind, double* num,
+                             double* den) noexcept nogil:
+    """Group ``g``'s two sides' counts (``num``: the fixed cells') and fixed denominators of the
+    rate of ``kind``."""
+    cdef int s, i
     for s in range(2):
         if kind == 0:
             num[s] = cells[4 * g + 1] + cells[4 * g + 3]
@@ -463,37 +536,98 @@ cdef inline double _moves(const FairProblem* fp, const CorelsProblem* pb, FairSc
             num[s] = cells[4 * g + i] if s == 0 else cells[4 * fp.G + i] - cells[4 * g + i]
             i = 0 if kind == 1 else 2
             den[s] = fp.total[4 * g + i] if s == 0 else fp.total[4 * fp.G + i] - fp.total[4 * g + i]
-        if den[s] <= 0:
-            return INFINITY
-    for u in range(fp.U):      # the open units at their best labels (ties to 1, as the rules)
-        if (open_[u >> 6] >> (u & 63)) & 1:
-            if pb.weights[1] * fp.n1[u] >= pb.weights[0] * fp.n0[u]:
-                s = 0 if (gm[u >> 6] >> (u & 63)) & 1 else 1
-                num[s] += fp.n0[u] + fp.n1[u] if kind == 0 else (fp.n0[u] if kind == 1 else fp.n1[u])
-    rate[0] = num[0] / den[0]
-    rate[1] = num[1] / den[1]
-    need = abs(rate[0] - rate[1]) - fp.prune
+
+
+cdef inline size_t _move_list(const FairProblem* fp, int kind, int g, bint down) noexcept nogil:
+    return (<size_t>kind * fp.G + g) * 2 + (1 if down else 0)
+
+
+cdef inline int _sort_moves(FairProblem* fp, const CorelsProblem* pb) except -1:
+    """``FairProblem.moves``: for each rate kind, group and direction of the difference ``d``
+    (protected rate less reference rate; ``down``: ``d`` must fall), the classes whose
+    relabelling (away from their best label) moves ``d`` that way, cheapest per unit first."""
+    cdef double num[2]
+    cdef double den[2]
+    cdef double cells[FAIR_CELLS]
+    cdef double e, h, cost
+    cdef int kind, g, d, r
+    cdef FairMove mv
+    cdef vector[pair[double, int32_t]] order
+    memset(cells, 0, FAIR_CELLS * sizeof(double))
+    fp.moves.clear()
+    fp.move_off.assign(<size_t>3 * fp.G * 2 + 1, 0)
+    for kind in range(3):
+        for g in range(fp.G):
+            _kind_sides(fp, cells, g, kind, num, den)
+            for d in range(2):
+                fp.move_off[_move_list(fp, kind, g, d == 1)] = fp.moves.size()
+                if den[0] <= 0 or den[1] <= 0:
+                    continue          # the rate is undefined for every list: _moves says INFINITY
+                order.clear()
+                for r in range(fp.U):
+                    if not (fp.rep[r >> 6] >> (r & 63)) & 1:
+                        continue
+                    e = _part(fp, g, r, kind, True) / den[0] - _part(fp, g, r, kind, False) / den[1]
+                    h = -e if _best_one(fp, pb, r) else e      # the change of d when relabelled
+                    if d == 1:
+                        h = -h
+                    if h > 0:
+                        cost = abs(pb.weights[1] * fp.cn1[r] - pb.weights[0] * fp.cn0[r])
+                        order.push_back(pair[double, int32_t](cost / h, r))
+                sort(order.begin(), order.end())
+                for i in range(<int>order.size()):
+                    r = order[i].second
+                    e = _part(fp, g, r, kind, True) / den[0] - _part(fp, g, r, kind, False) / den[1]
+                    mv.h = -e if _best_one(fp, pb, r) else e
+                    if d == 1:
+                        mv.h = -mv.h
+                    mv.ratio = order[i].first
+                    mv.r = r
+                    fp.moves.push_back(mv)
+    fp.move_off[3 * fp.G * 2] = fp.moves.size()
+    return 0
+
+
+cdef inline double _moves(const FairProblem* fp, const CorelsProblem* pb, const uint64_t* open_,
+                          const double* cells, int g, int kind) noexcept nogil:
+    """The least extra weighted loss, over the open classes' best labels, that brings group
+    ``g``'s rate of ``kind`` (0 selection, 1 false positive, 2 true positive: each a count over a
+    fixed denominator that a class adds its rows of a side to when predicted 1) within the limit.
+    A class (the units of one antecedent signature) takes one prediction on both sides, so
+    relabelling it moves the two rates together: a fractional knapsack on their difference (the
+    linear relaxation: one constraint, boxed moves, cheapest per unit of difference first, in the
+    order sorted once by ``_sort_moves``). INFINITY when no assignment reaches it."""
+    cdef double num[2]
+    cdef double den[2]
+    cdef double d, need, take, extra = 0.0
+    cdef int r, w
+    cdef size_t i, end
+    cdef uint64_t x
+    cdef const FairMove* mv
+    _kind_sides(fp, cells, g, kind, num, den)
+    if den[0] <= 0 or den[1] <= 0:
+        return INFINITY
+    for w in range(pb.W):      # the open classes at their best labels
+        x = open_[w] & fp.rep[w]
+        while x:
+            r = (w << 6) + _ctz(x)
+            x &= x - 1
+            if _best_one(fp, pb, r):
+                num[0] += _part(fp, g, r, kind, True)
+                num[1] += _part(fp, g, r, kind, False)
+    d = num[0] / den[0] - num[1] / den[1]
+    need = abs(d) - fp.prune
     if need <= 0:
         return 0.0
-    hi = 0 if rate[0] > rate[1] else 1
-    for u in range(fp.U):      # the moves that close the gap: the high side's 1s to 0, the low side's 0s to 1
-        if not (open_[u >> 6] >> (u & 63)) & 1:
+    i = fp.move_off[_move_list(fp, kind, g, d > 0)]
+    end = fp.move_off[_move_list(fp, kind, g, d > 0) + 1]
+    while i < end:
+        mv = &fp.moves[i]
+        i += 1
+        if not (open_[mv.r >> 6] >> (mv.r & 63)) & 1:
             continue
-        size = fp.n0[u] + fp.n1[u] if kind == 0 else (fp.n0[u] if kind == 1 else fp.n1[u])
-        if size <= 0:
-            continue
-        s = 0 if (gm[u >> 6] >> (u & 63)) & 1 else 1
-        one = pb.weights[1] * fp.n1[u] >= pb.weights[0] * fp.n0[u]
-        if one != (s == hi):
-            continue
-        cost = abs(pb.weights[1] * fp.n1[u] - pb.weights[0] * fp.n0[u])
-        fs.items[k].first = cost * den[s] / size
-        fs.items[k].second = size / den[s]
-        k += 1
-    sort(&fs.items[0], &fs.items[0] + k)
-    for i in range(k):
-        take = min(need, fs.items[i].second)
-        extra += fs.items[i].first * take
+        take = min(need, mv.h)
+        extra += mv.ratio * take
         need -= take
         if need <= 0:
             return extra
@@ -503,27 +637,32 @@ cdef inline double _moves(const FairProblem* fp, const CorelsProblem* pb, FairSc
 cdef inline double fair_loss(const FairProblem* fp, const CorelsProblem* pb, FairScratch* fs, const uint64_t* open_,
                              const double* cells) noexcept nogil:
     """A lower bound on the weighted loss, on the units ``open_``, of every list that meets the
-    constraint after a prefix fixing ``cells``: each unit at its best label (the equivalent
-    points), plus, for the metrics whose rates have fixed denominators (statistical parity,
+    constraint after a prefix fixing ``cells``: each open signature class (units every list
+    predicts alike) at its best label (the equivalent points over classes, at least the bound
+    over units), plus, for the metrics whose rates have fixed denominators (statistical parity,
     predictive equality, equal opportunity, and equalized odds through either of its two parts),
-    the cheapest relabelling that brings each group within the limit (``_moves``).
+    the cheapest relabelling of classes that brings each group within the limit (``_moves``).
     INFINITY when none can. docs/maintainers/corels-fairness.md, "The loss the constraint costs"."""
     cdef double base = 0.0, extra = 0.0, e
-    cdef int u, g
-    for u in range(fp.U):
-        if (open_[u >> 6] >> (u & 63)) & 1:
-            base += min(pb.weights[0] * fp.n0[u], pb.weights[1] * fp.n1[u])
+    cdef int r, g, w
+    cdef uint64_t x
+    for w in range(pb.W):
+        x = open_[w] & fp.rep[w]
+        while x:
+            r = (w << 6) + _ctz(x)
+            x &= x - 1
+            base += min(pb.weights[0] * fp.cn0[r], pb.weights[1] * fp.cn1[r])
     if fp.metric == FM_PREDICTIVE_PARITY or fp.metric == FM_CONDITIONAL_USE_ACCURACY_EQUALITY:
         return base
     for g in range(fp.G):
         if fp.metric == FM_STATISTICAL_PARITY:
-            e = _moves(fp, pb, fs, open_, cells, g, 0)
+            e = _moves(fp, pb, open_, cells, g, 0)
         elif fp.metric == FM_PREDICTIVE_EQUALITY:
-            e = _moves(fp, pb, fs, open_, cells, g, 1)
+            e = _moves(fp, pb, open_, cells, g, 1)
         elif fp.metric == FM_EQUAL_OPPORTUNITY:
-            e = _moves(fp, pb, fs, open_, cells, g, 2)
+            e = _moves(fp, pb, open_, cells, g, 2)
         else:                  # each of equalized odds' two gaps is at most the limit too
-            e = max(_moves(fp, pb, fs, open_, cells, g, 1), _moves(fp, pb, fs, open_, cells, g, 2))
+            e = max(_moves(fp, pb, open_, cells, g, 1), _moves(fp, pb, open_, cells, g, 2))
         extra = max(extra, e)
     return base + extra
 
