@@ -27,6 +27,10 @@ from libcpp.algorithm cimport sort
 from corels_problem cimport CorelsProblem, MAX_CLASSES, LABELS, problem_counts, problem_rule, problem_context
 from corels_counts cimport weighted_majority
 from bitops cimport splitmix64
+from fairness_cells cimport (
+    FC_SIDE, FC_STATISTICAL_PARITY, FC_PREDICTIVE_PARITY, FC_PREDICTIVE_EQUALITY, FC_EQUAL_OPPORTUNITY,
+    FC_CONDITIONAL_USE_ACCURACY_EQUALITY, fc_limit, fc_within, fc_lower, fc_metric_code,
+)
 
 cdef extern from *:
     """
@@ -42,12 +46,6 @@ cdef extern from *:
 cdef enum:
     MAX_GROUPS = 16
     FAIR_CELLS = 4 * (MAX_GROUPS + 1)
-    FM_STATISTICAL_PARITY = 0     # the metrics, in glasswork.fairness.figures.METRICS' order
-    FM_PREDICTIVE_PARITY = 1
-    FM_PREDICTIVE_EQUALITY = 2
-    FM_EQUAL_OPPORTUNITY = 3
-    FM_EQUALIZED_ODDS = 4
-    FM_CONDITIONAL_USE_ACCURACY_EQUALITY = 5
 
 
 cdef struct FairMove:       # relabelling one signature class (fair_loss)
@@ -58,8 +56,8 @@ cdef struct FairMove:       # relabelling one signature class (fair_loss)
 
 cdef struct FairProblem:
     int G                   # protected groups; 0: no constraint (nothing below is read)
-    int metric
-    double limit            # at_most + 1e-12 * max(1, at_most): glasswork.fairness.figures.within's test
+    int metric              # fairness_cells.pxd's code
+    double at_most
     double prune            # the relaxation prunes only past this (the limit plus float slack)
     vector[uint64_t] gmask  # (G, W) the units of each protected group
     double total[FAIR_CELLS]   # each side's totals, as [neg, 0, pos, 0] per group and for every row
@@ -85,14 +83,6 @@ cdef struct FairScratch:    # one thread's working memory
     double child[FAIR_CELLS]   # the last child fair_child_possible passed: its cells
     double child_loss          # and its fair_loss (the symmetry map recomputes bounds from it)
     double admit[FAIR_CELLS]   # the cells of the child the symmetry map is admitting
-
-
-cdef inline int fair_metric_code(str metric) except -1:
-    cdef tuple names = ("statistical_parity", "predictive_parity", "predictive_equality", "equal_opportunity",
-                        "equalized_odds", "conditional_use_accuracy_equality")
-    if metric not in names:
-        raise ValueError(f"unknown fairness metric {metric!r}; choose one of {list(names)}")
-    return names.index(metric)
 
 
 cdef inline void fair_add(const FairProblem* fp, const CorelsProblem* pb, const uint64_t* rows, const double* cnt,
@@ -182,52 +172,36 @@ cdef inline bint fair_redundant(const CorelsProblem* pb, FairScratch* fs, const 
     return True
 
 
-cdef inline double _ratio(double num, double den, bint* defined) noexcept nogil:
-    if den <= 0:
-        defined[0] = False
-        return 0.0
-    return num / den
-
-
-cdef inline double fair_figure(const FairProblem* fp, const double* cells, int g, bint* defined) noexcept nogil:
-    """Group ``g``'s figure of the metric for a whole list's ``cells``, computed as
-    ``glasswork.fairness.prediction_metrics`` computes it (``defined`` False when it is None)."""
-    cdef double p[4]
-    cdef double r[4]
-    cdef double a, b, c, d
-    cdef int k
-    for k in range(4):
-        p[k] = cells[4 * g + k]
-        r[k] = cells[4 * fp.G + k] - p[k]
-    defined[0] = True
-    if fp.metric == FM_STATISTICAL_PARITY:
-        a = _ratio(p[1] + p[3], p[0] + p[1] + p[2] + p[3], defined)
-        b = _ratio(r[1] + r[3], r[0] + r[1] + r[2] + r[3], defined)
-        return abs(a - b)
-    if fp.metric == FM_PREDICTIVE_EQUALITY:
-        return abs(_ratio(p[1], p[0] + p[1], defined) - _ratio(r[1], r[0] + r[1], defined))
-    if fp.metric == FM_EQUAL_OPPORTUNITY:
-        return abs(_ratio(p[2], p[2] + p[3], defined) - _ratio(r[2], r[2] + r[3], defined))
-    if fp.metric == FM_EQUALIZED_ODDS:
-        a = abs(_ratio(p[1], p[0] + p[1], defined) - _ratio(r[1], r[0] + r[1], defined))
-        b = abs(_ratio(p[2], p[2] + p[3], defined) - _ratio(r[2], r[2] + r[3], defined))
-        return a + b
-    a = abs(_ratio(p[3], p[1] + p[3], defined) - _ratio(r[3], r[1] + r[3], defined))
-    if fp.metric == FM_PREDICTIVE_PARITY:
-        return a
-    c = _ratio(p[0], p[0] + p[2], defined)
-    d = _ratio(r[0], r[0] + r[2], defined)
-    return a + abs(c - d)
+cdef inline void fair_sides(const FairProblem* fp, const double* cells, int g, double* p, double* r) noexcept nogil:
+    """Group ``g``'s protected side ``p`` and reference side ``r`` as ``fairness_cells.pxd``
+    reads them (``FC_SIDE`` each): the cells fixed by ``cells`` (a whole list's, or a prefix's)
+    and, for the rows left open, ``fp``/``tp`` free up to every open negative/positive."""
+    cdef int s, k
+    cdef double c[4]
+    cdef double* side
+    for s in range(2):
+        side = p if s == 0 else r
+        for k in range(4):
+            c[k] = cells[4 * g + k] if s == 0 else cells[4 * fp.G + k] - cells[4 * g + k]
+        side[0] = fp.total[4 * g] if s == 0 else fp.total[4 * fp.G] - fp.total[4 * g]
+        side[1] = fp.total[4 * g + 2] if s == 0 else fp.total[4 * fp.G + 2] - fp.total[4 * g + 2]
+        side[2] = c[1]
+        side[3] = side[0] - c[0]             # fp and every open negative
+        side[4] = c[3]
+        side[5] = side[1] - c[2]             # tp and every open positive
+        side[6] = c[0]
+        side[7] = c[2]
 
 
 cdef inline bint fair_meets(const FairProblem* fp, const double* cells) noexcept nogil:
-    """A whole list's ``cells`` meet the constraint in every group (``fairness.within``)."""
+    """A whole list's ``cells`` meet the constraint in every group (``fairness.within``, by
+    ``fc_within``: the same rates of the same exact sums)."""
+    cdef double p[FC_SIDE]
+    cdef double r[FC_SIDE]
     cdef int g
-    cdef bint defined
-    cdef double figure
     for g in range(fp.G):
-        figure = fair_figure(fp, cells, g, &defined)
-        if not defined or not figure <= fp.limit:
+        fair_sides(fp, cells, g, p, r)
+        if not fc_within(fp.metric, fp.at_most, p, r):
             return False
     return True
 
@@ -253,90 +227,16 @@ cdef inline bint fair_list_meets(const FairProblem* fp, const CorelsProblem* pb,
     return fair_meets(fp, cells)
 
 
-cdef inline void _fixed_range(double fixed, double free, double den, double* lo, double* hi,
-                              bint* defined) noexcept nogil:
-    """A rate (fixed + x) / den over x in [0, free]."""
-    if den <= 0:
-        defined[0] = False
-        return
-    lo[0] = fixed / den
-    hi[0] = (fixed + free) / den
-
-
-cdef inline void _share_range(double good, double bad, double free_good, double free_bad, double* lo, double* hi,
-                              bint* defined) noexcept nogil:
-    """A share (good + x) / (good + bad + x + z) over x in [0, free_good], z in [0, free_bad]:
-    increasing in x, decreasing in z, so its extremes are at the corners (the corner with no
-    row at all is left out: there the share is undefined)."""
-    if good + bad > 0:
-        lo[0] = good / (good + bad + free_bad)
-        hi[0] = (good + free_good) / (good + bad + free_good)
-        return
-    if free_good <= 0 and free_bad <= 0:
-        defined[0] = False
-        return
-    lo[0] = 0.0 if free_bad > 0 else 1.0
-    hi[0] = 1.0 if free_good > 0 else 0.0
-
-
-cdef inline double _gap(double lo_p, double hi_p, double lo_r, double hi_r) noexcept nogil:
-    """The least |a - b| with a in [lo_p, hi_p] and b in [lo_r, hi_r]."""
-    return max(0.0, max(lo_p - hi_r, lo_r - hi_p))
-
-
-cdef inline double _side_gap(const FairProblem* fp, const double* cells, int g, int which,
-                             bint* defined) noexcept nogil:
-    """The least gap between group ``g``'s two sides for one rate (0 selection, 1 false positive,
-    2 false negative, 3 positive predictive, 4 negative predictive) over every prediction of the
-    rows ``cells`` leaves open."""
-    cdef double lo[2]
-    cdef double hi[2]
-    cdef double c[4]
-    cdef double neg, pos, a, b
-    cdef int s, k
-    for s in range(2):
-        for k in range(4):
-            c[k] = cells[4 * g + k] if s == 0 else cells[4 * fp.G + k] - cells[4 * g + k]
-        neg = fp.total[4 * g] if s == 0 else fp.total[4 * fp.G] - fp.total[4 * g]
-        pos = fp.total[4 * g + 2] if s == 0 else fp.total[4 * fp.G + 2] - fp.total[4 * g + 2]
-        a = neg - c[0] - c[1]       # open negatives
-        b = pos - c[2] - c[3]       # open positives
-        if which == 0:
-            _fixed_range(c[1] + c[3], a + b, neg + pos, &lo[s], &hi[s], defined)
-        elif which == 1:
-            _fixed_range(c[1], a, neg, &lo[s], &hi[s], defined)
-        elif which == 2:
-            _fixed_range(c[2], b, pos, &lo[s], &hi[s], defined)
-        elif which == 3:
-            _share_range(c[3], c[1], b, a, &lo[s], &hi[s], defined)
-        else:
-            _share_range(c[0], c[2], a, b, &lo[s], &hi[s], defined)
-    if not defined[0]:
-        return 0.0
-    return _gap(lo[0], hi[0], lo[1], hi[1])
-
-
 cdef inline bint fair_possible(const FairProblem* fp, const double* cells) noexcept nogil:
     """Some prediction of the rows ``cells`` leaves open may meet the constraint in every group
-    (False: no list through the prefix does; docs/maintainers/corels-fairness.md)."""
+    (False: no list through the prefix does): ``fc_lower``, the least figure over the sides'
+    intervals (docs/maintainers/corels-fairness.md)."""
+    cdef double p[FC_SIDE]
+    cdef double r[FC_SIDE]
     cdef int g
-    cdef bint defined
-    cdef double least
     for g in range(fp.G):
-        defined = True
-        if fp.metric == FM_STATISTICAL_PARITY:
-            least = _side_gap(fp, cells, g, 0, &defined)
-        elif fp.metric == FM_PREDICTIVE_EQUALITY:
-            least = _side_gap(fp, cells, g, 1, &defined)
-        elif fp.metric == FM_EQUAL_OPPORTUNITY:
-            least = _side_gap(fp, cells, g, 2, &defined)
-        elif fp.metric == FM_EQUALIZED_ODDS:
-            least = _side_gap(fp, cells, g, 1, &defined) + _side_gap(fp, cells, g, 2, &defined)
-        elif fp.metric == FM_PREDICTIVE_PARITY:
-            least = _side_gap(fp, cells, g, 3, &defined)
-        else:
-            least = _side_gap(fp, cells, g, 3, &defined) + _side_gap(fp, cells, g, 4, &defined)
-        if not defined or least > fp.prune:
+        fair_sides(fp, cells, g, p, r)
+        if fc_lower(fp.metric, p, r) > fp.prune:
             return False
     return True
 
@@ -425,9 +325,9 @@ cdef inline int fair_init(FairProblem* fp, const CorelsProblem* pb, object group
         raise ValueError("group masks must have the same number of words as the antecedents")
     if not at_most >= 0:
         raise ValueError("the fairness limit must be >= 0")
-    fp.metric = fair_metric_code(metric)
-    fp.limit = at_most + 1e-12 * max(1.0, at_most)
-    fp.prune = fp.limit + 1e-9 * max(1.0, at_most)
+    fp.metric = fc_metric_code(metric)
+    fp.at_most = at_most
+    fp.prune = fc_limit(at_most) + 1e-9 * max(1.0, at_most)
     fp.G = gm.shape[0]
     fp.gmask.resize(<size_t>fp.G * pb.W)
     for g in range(fp.G):
@@ -522,20 +422,17 @@ cdef inline bint _best_one(const FairProblem* fp, const CorelsProblem* pb, int r
 cdef inline void _kind_sides(const FairProblem* fp, const double* cells, int g, int kind, double* num,
                              double* den) noexcept nogil:
     """Group ``g``'s two sides' counts (``num``: the fixed cells') and fixed denominators of the
-    rate of ``kind``."""
-    cdef int s, i
+    rate of ``kind`` (0 selection, 1 false positive, 2 true positive)."""
+    cdef double side[2][FC_SIDE]
+    cdef int s
+    fair_sides(fp, cells, g, side[0], side[1])
     for s in range(2):
         if kind == 0:
-            num[s] = cells[4 * g + 1] + cells[4 * g + 3]
-            den[s] = fp.total[4 * g] + fp.total[4 * g + 2]
-            if s == 1:
-                num[1] = cells[4 * fp.G + 1] + cells[4 * fp.G + 3] - num[0]
-                den[1] = fp.total[4 * fp.G] + fp.total[4 * fp.G + 2] - den[0]
+            num[s], den[s] = side[s][2] + side[s][4], side[s][0] + side[s][1]
+        elif kind == 1:
+            num[s], den[s] = side[s][2], side[s][0]
         else:
-            i = 1 if kind == 1 else 3
-            num[s] = cells[4 * g + i] if s == 0 else cells[4 * fp.G + i] - cells[4 * g + i]
-            i = 0 if kind == 1 else 2
-            den[s] = fp.total[4 * g + i] if s == 0 else fp.total[4 * fp.G + i] - fp.total[4 * g + i]
+            num[s], den[s] = side[s][4], side[s][1]
 
 
 cdef inline size_t _move_list(const FairProblem* fp, int kind, int g, bint down) noexcept nogil:
@@ -652,14 +549,14 @@ cdef inline double fair_loss(const FairProblem* fp, const CorelsProblem* pb, Fai
             r = (w << 6) + _ctz(x)
             x &= x - 1
             base += min(pb.weights[0] * fp.cn0[r], pb.weights[1] * fp.cn1[r])
-    if fp.metric == FM_PREDICTIVE_PARITY or fp.metric == FM_CONDITIONAL_USE_ACCURACY_EQUALITY:
+    if fp.metric == FC_PREDICTIVE_PARITY or fp.metric == FC_CONDITIONAL_USE_ACCURACY_EQUALITY:
         return base
     for g in range(fp.G):
-        if fp.metric == FM_STATISTICAL_PARITY:
+        if fp.metric == FC_STATISTICAL_PARITY:
             e = _moves(fp, pb, open_, cells, g, 0)
-        elif fp.metric == FM_PREDICTIVE_EQUALITY:
+        elif fp.metric == FC_PREDICTIVE_EQUALITY:
             e = _moves(fp, pb, open_, cells, g, 1)
-        elif fp.metric == FM_EQUAL_OPPORTUNITY:
+        elif fp.metric == FC_EQUAL_OPPORTUNITY:
             e = _moves(fp, pb, open_, cells, g, 2)
         else:                  # each of equalized odds' two gaps is at most the limit too
             e = max(_moves(fp, pb, open_, cells, g, 1), _moves(fp, pb, open_, cells, g, 2))
