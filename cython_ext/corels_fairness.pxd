@@ -209,13 +209,17 @@ cdef inline bint fair_meets(const FairProblem* fp, const double* cells) noexcept
 cdef inline bint fair_list_meets(const FairProblem* fp, const CorelsProblem* pb, const uint16_t* path, int depth,
                                  int last, FairScratch* fs, int64_t* acc) noexcept nogil:
     """The list ``path[:depth]`` (then rule ``last`` when >= 0) and its default rule meets the
-    constraint."""
+    constraint (True without one: ``fp.G == 0``)."""
     cdef double cells[FAIR_CELLS]
     cdef double cnt[MAX_CLASSES]
     cdef double correct
     cdef int label
-    cdef uint64_t* u = &fs.u[0]
-    cdef uint64_t* v = &fs.v[0]
+    cdef uint64_t* u
+    cdef uint64_t* v
+    if fp.G == 0:
+        return True
+    u = &fs.u[0]
+    v = &fs.v[0]
     fair_prefix(fp, pb, path, depth, fs, cells, acc)
     if last >= 0:
         problem_rule(pb, u, u, v, last, acc, &label)
@@ -590,3 +594,16 @@ cdef inline bint fair_child_hopeless(const FairProblem* fp, const CorelsProblem*
     """The search's pruning of a child by the constraint: no extension can meet it, or its bound
     raised by ``fair_loss`` (``lb``, updated) plus the lookahead's ``lambda`` reaches ``best``."""
     return not (fair_child_possible(fp, pb, fs, u, capv, cnt, label, b, lb, acc) and lb[0] + lookahead < best)
+
+
+cdef inline object fair_probe(const FairProblem* fp, const CorelsProblem* pb, FairScratch* fs, int64_t* acc, prefix,
+                              bint bound):
+    """For tests: whether the list ``prefix`` (then its default rule) meets the constraint (True
+    without one), or with ``bound`` ``fair_prefix_bound`` as a fraction of the total weight
+    (None without one)."""
+    cdef vector[uint16_t] ids = [int(a) for a in prefix]
+    if fp.G == 0 and bound:
+        return None
+    if bound:
+        return fair_prefix_bound(fp, pb, ids.data(), ids.size(), fs, acc) / pb.total
+    return fair_list_meets(fp, pb, ids.data(), ids.size(), -1, fs, acc)
