@@ -28,8 +28,8 @@ from corels_problem cimport CorelsProblem, MAX_CLASSES, LABELS, problem_counts, 
 from corels_counts cimport weighted_majority
 from bitops cimport splitmix64
 from fairness_cells cimport (
-    FC_SIDE, FC_STATISTICAL_PARITY, FC_PREDICTIVE_PARITY, FC_PREDICTIVE_EQUALITY, FC_EQUAL_OPPORTUNITY,
-    FC_CONDITIONAL_USE_ACCURACY_EQUALITY, fc_limit, fc_within, fc_lower, fc_metric_code,
+    FC_SIDE, FC_STATISTICAL_PARITY, FC_PREDICTIVE_EQUALITY, FC_EQUAL_OPPORTUNITY, FC_EQUALIZED_ODDS, fc_limit,
+    fc_within, fc_lower, fc_metric_code,
 )
 
 cdef extern from *:
@@ -489,34 +489,25 @@ cdef inline int _sort_moves(FairProblem* fp, const CorelsProblem* pb) except -1:
     return 0
 
 
-cdef inline double _moves(const FairProblem* fp, const CorelsProblem* pb, const uint64_t* open_,
-                          const double* cells, int g, int kind) noexcept nogil:
+cdef inline double _moves(const FairProblem* fp, const uint64_t* open_, const double* cells, const double* opened,
+                          int g, int kind) noexcept nogil:
     """The least extra weighted loss, over the open classes' best labels, that brings group
     ``g``'s rate of ``kind`` (0 selection, 1 false positive, 2 true positive: each a count over a
-    fixed denominator that a class adds its rows of a side to when predicted 1) within the limit.
-    A class (the units of one antecedent signature) takes one prediction on both sides, so
-    relabelling it moves the two rates together: a fractional knapsack on their difference (the
-    linear relaxation: one constraint, boxed moves, cheapest per unit of difference first, in the
-    order sorted once by ``_sort_moves``). INFINITY when no assignment reaches it."""
+    fixed denominator that a class adds its rows of a side to when predicted 1) within the limit;
+    ``opened``: what the open classes labelled 1 add to each side's count. A class (the units of
+    one antecedent signature) takes one prediction on both sides, so relabelling it moves the two
+    rates together: a fractional knapsack on their difference (the linear relaxation: one
+    constraint, boxed moves, cheapest per unit of difference first, in the order sorted once by
+    ``_sort_moves``). INFINITY when no assignment reaches it."""
     cdef double num[2]
     cdef double den[2]
     cdef double d, need, take, extra = 0.0
-    cdef int r, w
     cdef size_t i, end
-    cdef uint64_t x
     cdef const FairMove* mv
     _kind_sides(fp, cells, g, kind, num, den)
     if den[0] <= 0 or den[1] <= 0:
         return INFINITY
-    for w in range(pb.W):      # the open classes at their best labels
-        x = open_[w] & fp.rep[w]
-        while x:
-            r = (w << 6) + _ctz(x)
-            x &= x - 1
-            if _best_one(fp, pb, r):
-                num[0] += _part(fp, g, r, kind, True)
-                num[1] += _part(fp, g, r, kind, False)
-    d = num[0] / den[0] - num[1] / den[1]
+    d = (num[0] + opened[0]) / den[0] - (num[1] + opened[1]) / den[1]
     need = abs(d) - fp.prune
     if need <= 0:
         return 0.0
@@ -535,6 +526,24 @@ cdef inline double _moves(const FairProblem* fp, const CorelsProblem* pb, const 
     return INFINITY
 
 
+cdef inline int _metric_kinds(int metric, int* kinds) noexcept nogil:
+    """The rates of fixed denominators whose gaps ``fair_loss`` closes for ``metric`` (0
+    selection, 1 false positive, 2 true positive: equal opportunity's gap is the true positive
+    rate's); how many (none for the ratios of predictive parity and conditional use accuracy)."""
+    if metric == FC_STATISTICAL_PARITY:
+        kinds[0] = 0
+    elif metric == FC_PREDICTIVE_EQUALITY:
+        kinds[0] = 1
+    elif metric == FC_EQUAL_OPPORTUNITY:
+        kinds[0] = 2
+    elif metric == FC_EQUALIZED_ODDS:       # each of its two gaps is at most the limit too
+        kinds[0], kinds[1] = 1, 2
+        return 2
+    else:
+        return 0
+    return 1
+
+
 cdef inline double fair_loss(const FairProblem* fp, const CorelsProblem* pb, FairScratch* fs, const uint64_t* open_,
                              const double* cells) noexcept nogil:
     """A lower bound on the weighted loss, on the units ``open_``, of every list that meets the
@@ -543,28 +552,29 @@ cdef inline double fair_loss(const FairProblem* fp, const CorelsProblem* pb, Fai
     over units), plus, for the metrics whose rates have fixed denominators (statistical parity,
     predictive equality, equal opportunity, and equalized odds through either of its two parts),
     the cheapest relabelling of classes that brings each group within the limit (``_moves``).
-    INFINITY when none can. docs/maintainers/corels-fairness.md, "The loss the constraint costs"."""
+    INFINITY when none can. One pass over the open classes sums what every group's rates need.
+    docs/maintainers/corels-fairness.md, "The loss the constraint costs"."""
     cdef double base = 0.0, extra = 0.0, e
-    cdef int r, g, w
+    cdef double opened[MAX_GROUPS][2][2]     # [group][kind][side]
+    cdef int kinds[2]
+    cdef int r, g, w, j, nk = _metric_kinds(fp.metric, kinds)
     cdef uint64_t x
+    memset(opened, 0, sizeof(opened))
     for w in range(pb.W):
         x = open_[w] & fp.rep[w]
         while x:
             r = (w << 6) + _ctz(x)
             x &= x - 1
             base += min(pb.weights[0] * fp.cn0[r], pb.weights[1] * fp.cn1[r])
-    if fp.metric == FC_PREDICTIVE_PARITY or fp.metric == FC_CONDITIONAL_USE_ACCURACY_EQUALITY:
-        return base
+            if nk > 0 and _best_one(fp, pb, r):
+                for g in range(fp.G):
+                    for j in range(nk):
+                        opened[g][j][0] += _part(fp, g, r, kinds[j], True)
+                        opened[g][j][1] += _part(fp, g, r, kinds[j], False)
     for g in range(fp.G):
-        if fp.metric == FC_STATISTICAL_PARITY:
-            e = _moves(fp, pb, open_, cells, g, 0)
-        elif fp.metric == FC_PREDICTIVE_EQUALITY:
-            e = _moves(fp, pb, open_, cells, g, 1)
-        elif fp.metric == FC_EQUAL_OPPORTUNITY:
-            e = _moves(fp, pb, open_, cells, g, 2)
-        else:                  # each of equalized odds' two gaps is at most the limit too
-            e = max(_moves(fp, pb, open_, cells, g, 1), _moves(fp, pb, open_, cells, g, 2))
-        extra = max(extra, e)
+        for j in range(nk):
+            e = _moves(fp, open_, cells, opened[g][j], g, kinds[j])
+            extra = max(extra, e)
     return base + extra
 
 
