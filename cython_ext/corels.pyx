@@ -61,7 +61,7 @@ from corels_disk cimport (
 )
 from corels_admit cimport (
     MAP_NONE, MAP_PREFIX, MAP_CAPTURED, SymmetryMap, MapChild, map_probe, map_recorded, map_write,
-    map_constrain, map_key, map_admit_child, map_replaced, map_child_init,
+    map_constrain, map_key, map_admit_child, map_replaced, map_child_init, map_prefetch_record,
 )
 from corels_fairness cimport (
     FairProblem, FairScratch, fair_init, fair_scratch_init, fair_prefix, fair_list_meets, fair_child_hopeless,
@@ -90,7 +90,6 @@ from corels_map cimport (
 cdef extern from "corels_kernels.h" nogil:
     void gw_masked_sum3(const int32_t* mask, const int32_t* a, const int32_t* b, const int32_t* c,
                         int n, int64_t* out)
-    void gw_prefetch(const void* p)
 
 import numpy as np
 
@@ -598,8 +597,6 @@ cdef class Search:
             # a survivor: queue it in the second pass, once its map slot (and the record there)
             # have been prefetched, so the probes' cache misses overlap the scoring
             key_h = map_key(&self.smap, &self.pb, phash + self.ant_hash[s], u, capv, f, sc.fair.child)
-            if self.smap.table.cap > 0:
-                gw_prefetch(&self.smap.table.slots[(key_h >> 32) & (self.smap.table.cap - 1)])
             sc.cands[n_cands] = Candidate(err=err, lb=lb, b0=b0, floss=sc.fair.child_loss, map_key=key_h, ant=s,
                                           key=policy_key(self.policy, depth + 1, lb, R, b, self.pb.total, fw))
             n_cands += 1
@@ -641,13 +638,9 @@ cdef class Search:
         cdef double lb
         cdef MapEntry* me
         cdef Candidate* cand
-        if depth + 1 > self.max_depth_evaluated:
-            self.max_depth_evaluated = depth + 1
-        if self.smap.table.cap > 0:
-            for c in range(n_cands):
-                me = &self.smap.table.slots[(sc.cands[c].map_key >> 32) & (self.smap.table.cap - 1)]
-                if me.off != 0 and me.tag == <uint32_t>(sc.cands[c].map_key >> 32):
-                    gw_prefetch(table_ids(&self.smap.table, me.off))
+        self.max_depth_evaluated = max(self.max_depth_evaluated, depth + 1)
+        for c in range(n_cands):
+            map_prefetch_record(&self.smap, sc.cands[c].map_key)
         for c in range(n_cands):
             cand = &sc.cands[c]
             s = cand.ant

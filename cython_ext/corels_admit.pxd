@@ -21,9 +21,12 @@ from corels_fairness cimport (
 )
 from corels_trie cimport Node, PrefixTrie, F_FREE, F_UNCHECKED, trie_node
 from corels_map cimport (
-    MapEntry, MapRecord, SymmetryTable, vector_hash, table_bytes, table_grow, table_id, table_len, table_put, table_put_bytes,
+    MapEntry, MapRecord, SymmetryTable, vector_hash, table_bytes, table_ids, table_grow, table_id, table_len, table_put, table_put_bytes,
     table_record, table_set_ids, table_set_record,
 )
+
+cdef extern from "corels_kernels.h" nogil:
+    void gw_prefetch(const void* p)
 
 cdef enum:
     MAP_NONE = 0
@@ -275,7 +278,8 @@ cdef inline uint64_t map_key(const SymmetryMap* sm, const CorelsProblem* pb, uin
                              const uint64_t* capv, uint64_t* f, const double* cells) noexcept nogil:
     """A child's key: its antecedent set's hash ``phash`` (prefix map) or the hash of what it
     leaves uncaptured of ``u`` (captured map: written to ``f``), mixed with the ``cells`` it fixes
-    under a constraint; 0 without a map."""
+    under a constraint; 0 without a map. Its slot is prefetched, so that the probe's cache miss
+    overlaps the scoring of the next children."""
     cdef uint64_t key = 0
     cdef int i
     if sm.kind == MAP_PREFIX:
@@ -284,7 +288,20 @@ cdef inline uint64_t map_key(const SymmetryMap* sm, const CorelsProblem* pb, uin
         for i in range(pb.W):
             f[i] = u[i] & ~capv[i]
         key = vector_hash(f, pb.W)
-    return key if sm.fair == NULL else fair_cells_key(sm.fair, key, cells)
+    if sm.fair != NULL:
+        key = fair_cells_key(sm.fair, key, cells)
+    if sm.table.cap > 0:
+        gw_prefetch(&sm.table.slots[(key >> 32) & (sm.table.cap - 1)])
+    return key
+
+
+cdef inline void map_prefetch_record(const SymmetryMap* sm, uint64_t key) noexcept nogil:
+    """Prefetch the record in the slot of ``key`` when its tag matches (before ``map_admit``)."""
+    cdef const MapEntry* e
+    if sm.table.cap > 0:
+        e = &sm.table.slots[(key >> 32) & (sm.table.cap - 1)]
+        if e.off != 0 and e.tag == <uint32_t>(key >> 32):
+            gw_prefetch(table_ids(&sm.table, e.off))
 
 
 cdef inline MapEntry* map_admit_child(SymmetryMap* sm, const CorelsProblem* pb, size_t budget, uint64_t key,
