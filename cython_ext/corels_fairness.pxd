@@ -17,7 +17,7 @@ sides' intervals are further apart than the limit, no list through the prefix me
 caller must keep every unit inside or outside each group (the compression key holds the groups).
 """
 
-from libc.stdint cimport uint64_t, int64_t, int32_t, uint16_t, uint8_t
+from libc.stdint cimport uint64_t, int64_t, int32_t, uint16_t
 from libc.string cimport memset, memcpy
 from libc.math cimport INFINITY
 from libcpp.vector cimport vector
@@ -366,8 +366,9 @@ cdef inline int _signature_classes(FairProblem* fp, const CorelsProblem* pb) exc
     cdef int U = fp.U, M = pb.M, W = pb.W, g, u, r
     cdef Py_ssize_t[::1] first
     cdef Py_ssize_t[::1] inverse
-    cdef uint8_t[:, ::1] bits
-    cdef int m
+    cdef uint64_t[:, ::1] bits
+    cdef int m, w, K = M // 64 + 1
+    cdef uint64_t x
     fp.rep.assign(W, 0)
     fp.cn0.assign(U, 0.0)
     fp.cn1.assign(U, 0.0)
@@ -375,12 +376,16 @@ cdef inline int _signature_classes(FairProblem* fp, const CorelsProblem* pb) exc
     fp.gn1.assign(<size_t>fp.G * U, 0.0)
     if U == 0:
         return 0
-    rows = np.zeros((U, M + 1), dtype=np.uint8)
+    # each unit's antecedents packed in K words (U * M / 8 bytes), bit M: the unit exists
+    rows = np.zeros((U, K), dtype=np.uint64)
     bits = rows
-    for u in range(U):
-        bits[u, M] = (pb.mask[u >> 6] >> (u & 63)) & 1
-        for m in range(M):
-            bits[u, m] = (pb.caps[<size_t>m * W + (u >> 6)] >> (u & 63)) & 1
+    for m in range(M + 1):
+        for w in range(W):
+            x = pb.mask[w] if m == M else pb.caps[<size_t>m * W + w] & pb.mask[w]
+            while x:
+                u = (w << 6) + _ctz(x)
+                x &= x - 1
+                bits[u, m >> 6] |= <uint64_t>1 << (m & 63)
     _, first_, inverse_ = np.unique(rows, axis=0, return_index=True, return_inverse=True)
     first = np.ascontiguousarray(first_, dtype=np.intp)
     inverse = np.ascontiguousarray(np.asarray(inverse_).reshape(-1), dtype=np.intp)
