@@ -462,13 +462,15 @@ cdef inline int _sort_moves(FairProblem* fp, const CorelsProblem* pb) except -1:
     memset(cells, 0, FAIR_CELLS * sizeof(double))
     fp.moves.clear()
     fp.move_off.assign(<size_t>3 * fp.G * 2 + 1, 0)
+    cdef int kinds[2]
+    cdef int nk = _metric_kinds(fp.metric, kinds)
     for kind in range(3):
         for g in range(fp.G):
             _kind_sides(fp, cells, g, kind, num, den)
             for d in range(2):
                 fp.move_off[_move_list(fp, kind, g, d == 1)] = fp.moves.size()
-                if den[0] <= 0 or den[1] <= 0:
-                    continue          # the rate is undefined for every list: _moves says INFINITY
+                if den[0] <= 0 or den[1] <= 0 or not (nk > 0 and kinds[0] == kind or nk > 1 and kinds[1] == kind):
+                    continue          # undefined for every list (_moves says INFINITY), or not the metric's
                 order.clear()
                 for r in range(fp.U):
                     if not (fp.rep[r >> 6] >> (r & 63)) & 1:
