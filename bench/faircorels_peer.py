@@ -3,8 +3,8 @@
 
 FairCORELS is the only other tool that learns fair rule lists; this script measures it the way the
 issue states its figures, and puts glasswork's certified unconstrained optimum and its group audit
-beside FairCORELS' unconstrained row. (glasswork has no fairness constraint yet: its constrained
-column is left for the session that builds it.)
+beside FairCORELS' unconstrained row, and glasswork's constrained run (``constraints.fairness``,
+one thread, ``limits.time`` = ``--glasswork-time``) beside each of FairCORELS' constrained rows.
 
     python bench/faircorels_peer.py [--cases compas adult] [--metrics 1 2 3 4 5 6]
                                     [--max-nodes 1000000] [--time-limit SECONDS] [--json]

@@ -60,11 +60,12 @@ from corels_disk cimport (
     disk_error_text, disk_record,
 )
 from corels_admit cimport (
-    MAP_NONE, MAP_PREFIX, MAP_CAPTURED, SymmetryMap, MapChild, map_probe, map_admit, map_recorded, map_record_lb, map_write,
+    MAP_NONE, MAP_PREFIX, MAP_CAPTURED, SymmetryMap, MapChild, map_probe, map_recorded, map_write,
+    map_constrain, map_key, map_admit_child, map_replaced, map_child_init, map_prefetch_record,
 )
 from corels_fairness cimport (
     FairProblem, FairScratch, fair_init, fair_scratch_init, fair_prefix, fair_list_meets, fair_child_hopeless,
-    fair_redundant, fair_prefix_bound, fair_raise, fair_cells_key, fair_child_cells,
+    fair_redundant, fair_probe,
 )
 from corels_dense cimport DenseKernel, dense_init, dense_context
 from corels_queue cimport (
@@ -81,7 +82,7 @@ from corels_threads cimport (
     WorkerSlice, times_add, times_dict, slice_start, slice_over, slice_wait, slice_notify,
 )
 from corels_map cimport (
-    MapEntry, MapRecord, SymmetryTable, vector_hash, table_init, table_clear, table_destroy, table_bytes,
+    MapEntry, MapRecord, SymmetryTable, table_init, table_clear, table_destroy, table_bytes,
     table_ids, table_put, table_grow, table_record, table_set_record, table_compact, table_len, table_id,
     table_set_ids, table_put_bytes, table_breakdown,
 )
@@ -89,7 +90,6 @@ from corels_map cimport (
 cdef extern from "corels_kernels.h" nogil:
     void gw_masked_sum3(const int32_t* mask, const int32_t* a, const int32_t* b, const int32_t* c,
                         int n, int64_t* out)
-    void gw_prefetch(const void* p)
 
 import numpy as np
 
@@ -135,6 +135,7 @@ cdef struct Scratch:    # one thread's working memory for an expansion (see Sear
     # holding it, and idle (queue empty while others were in flight)
     WorkerTimes times   # threaded runs: where this thread's slice went (corels_threads.pxd)
     FairScratch fair    # a fairness constraint's working memory (corels_fairness.pxd)
+    MapChild mc         # the child being admitted as the map reads it (over the vectors above)
 
 
 cdef void _worker_entry(void* ctx, int tid) noexcept nogil:
@@ -227,14 +228,9 @@ cdef class Search:
         self.do_gc = garbage_collection
         self.do_similar = similar_support
         fair_init(&self.fair, &self.pb, groups, fairness_metric, fairness_at_most, n_units)
-        self.smap.fair = NULL
         if self.fair.G > 0:   # the bounds a constraint breaks (docs/maintainers/corels-fairness.md)
             self.do_support = self.do_accurate = self.do_similar = False
-            # the maps hold when a class also fixes the same cells, with ties decided exactly
-            if problem_exact_errors(&self.pb):
-                self.smap.fair = &self.fair
-            else:
-                self.smap.kind = MAP_NONE
+        map_constrain(&self.smap, &self.fair, &self.pb)
         self.acc.assign(max(self.pb.P, self.pb.Q) + 1, 0)
         for k in range(self.pb.M):
             self.ant_hash.push_back(splitmix64(<uint64_t>k * 7919 + 12345))
@@ -266,6 +262,8 @@ cdef class Search:
             sc.acc.assign(max(self.pb.P, self.pb.Q) + 1, 0)
             theorem18_init(&sc.sim, self.pb.W)
             fair_scratch_init(&sc.fair, self.pb.W, self.fair.U if self.fair.G > 0 else 0)
+            map_child_init(&sc.mc, sc.child_ids.data(), sc.in_prefix.data(), sc.f.data(), sc.tmp.data(), &sc.fair,
+                           sc.acc.data())
             sc.perm.ctx.assign(<size_t>256 * self.pb.W, 0)
             if self.dk.on:
                 sc.wt.assign(self.dk.UP, 0)
@@ -420,41 +418,19 @@ cdef class Search:
 
     # ---------------------------------------------------------------------------- map
 
-    cdef inline MapChild _child(self, Scratch* sc, int n_ids) noexcept nogil:
-        """The child in ``sc`` (``child_ids``, ``in_prefix``, ``f``) as the map reads it."""
-        cdef MapChild c
-        c.ids = sc.child_ids.data()
-        c.in_prefix = sc.in_prefix.data()
-        c.f = sc.f.data()
-        c.tmp = sc.tmp.data()
-        c.n_ids = n_ids
-        c.cells = sc.fair.admit
-        c.fs = &sc.fair
-        c.acc = sc.acc.data()
-        return c
-
-    cdef bint _map_store(self, MapEntry* e, int verdict, int n_ids, double err, double b0, double floss,
-                         int32_t node, Scratch* sc) noexcept nogil:
+    cdef bint _map_store(self, MapEntry* e, int verdict, const MapChild* c, double err, double b0, double floss,
+                         int32_t node) noexcept nogil:
         """Record ``node`` (prefix error ``err``, equivalent-points bound ``b0``, ``fair_loss``
         ``floss`` under a constraint) in the entry ``map_admit`` returned; False when out of
         memory. The node a replaced record still names leaves the queue with the bound it was
-        queued with (under a constraint raised by the class's own ``fair_loss``: same cells, same
-        open rows)."""
-        cdef MapRecord rec
-        cdef MapChild c = self._child(sc, n_ids)
+        queued with (``map_replaced``)."""
         cdef double lb
-        cdef int length
-        if verdict == 2:
-            table_record(&self.smap.table, e.off, &rec)
-            if map_recorded(&self.smap, &self.pb, &self.trie, rec.node, node, &c):
-                length = table_len(&self.smap.table, e.off)
-                lb = map_record_lb(&self.pb, &rec, length, b0)
-                if self.smap.fair != NULL:
-                    lb = fair_raise(lb, rec.score + length * self.pb.lamW, floss)
-                live_remove(&self.live, &self.trie, rec.node, lb)
-                trie_node(&self.trie, rec.node).flags |= F_DELETED
-            self.n_map_replaced += 1
-        return map_write(&self.smap, e, verdict, &c, err, node)
+        cdef int32_t old = map_replaced(&self.smap, &self.pb, &self.trie, e, verdict, node, c, b0, floss, &lb)
+        if old >= 0:
+            live_remove(&self.live, &self.trie, old, lb)
+            trie_node(&self.trie, old).flags |= F_DELETED
+        self.n_map_replaced += verdict == 2
+        return map_write(&self.smap, e, verdict, c, err, node)
 
     # ---------------------------------------------------------------------------- search
 
@@ -470,9 +446,8 @@ cdef class Search:
         self.best_path.clear()
         self.gc_threshold = 65536
         b0 = problem_root(&self.pb, self.do_eqpts, &self.best, &self.acc[0])   # best: the empty list
-        if self.fair.G > 0 and not fair_list_meets(&self.fair, &self.pb, NULL, 0, -1, &self.scratch[0].fair,
-                                                   &self.acc[0]):
-            self.best = INFINITY      # no feasible list yet
+        if not fair_list_meets(&self.fair, &self.pb, NULL, 0, -1, &self.scratch[0].fair, &self.acc[0]):
+            self.best = INFINITY      # a fairness constraint the empty list breaks: no feasible list yet
         self.sim_eps = 1e-9 * max(self.pb.total, 1.0)
         self.best_time = now()
         self.start_time = self.best_time
@@ -592,8 +567,7 @@ cdef class Search:
                 sc.tally.bound += 1
                 continue
             R = b + default_error(&self.pb, ucnt, cnt, &fw)
-            if R < self.best and (self.fair.G == 0 or fair_list_meets(&self.fair, &self.pb, path, depth, s,
-                                                                       &sc.fair, acc)):
+            if R < self.best and fair_list_meets(&self.fair, &self.pb, path, depth, s, &sc.fair, acc):
                 self._improve(R, s, depth, sc)                # score before any lookahead
             b0 = 0
             if self.do_eqpts:                                 # Theorem 20
@@ -622,16 +596,7 @@ cdef class Search:
                 continue
             # a survivor: queue it in the second pass, once its map slot (and the record there)
             # have been prefetched, so the probes' cache misses overlap the scoring
-            key_h = 0
-            if self.smap.kind == MAP_PREFIX:
-                key_h = phash + self.ant_hash[s]
-            elif self.smap.kind == MAP_CAPTURED:
-                for i in range(W):
-                    f[i] = u[i] & ~capv[i]
-                key_h = vector_hash(f, self.pb.W)
-            key_h = key_h if self.smap.fair == NULL else fair_cells_key(&self.fair, key_h, sc.fair.child)  # + cells
-            if self.smap.table.cap > 0:
-                gw_prefetch(&self.smap.table.slots[(key_h >> 32) & (self.smap.table.cap - 1)])
+            key_h = map_key(&self.smap, &self.pb, phash + self.ant_hash[s], u, capv, f, sc.fair.child)
             sc.cands[n_cands] = Candidate(err=err, lb=lb, b0=b0, floss=sc.fair.child_loss, map_key=key_h, ant=s,
                                           key=policy_key(self.policy, depth + 1, lb, R, b, self.pb.total, fw))
             n_cands += 1
@@ -667,23 +632,15 @@ cdef class Search:
     cdef void _admit(self, int32_t ni, Scratch* sc) noexcept nogil:
         """Second pass of an expansion (under the queue lock when threaded): re-check the
         survivors in ``sc.cands`` against ``R^c``, pass them through the symmetry map, queue them."""
-        cdef int depth = trie_node(&self.trie, ni).depth, k, i, s, verdict, c
-        cdef int n_cands = sc.n_cands, W = self.pb.W
+        cdef int depth = trie_node(&self.trie, ni).depth, k, s, verdict, c
+        cdef int n_cands = sc.n_cands
         cdef int32_t child
-        cdef double lb, map_lb
-        cdef uint64_t* u = &sc.u[0]
-        cdef uint64_t* f = &sc.f[0]
-        cdef const uint64_t* capv
+        cdef double lb
         cdef MapEntry* me
-        cdef MapChild mc
         cdef Candidate* cand
-        if depth + 1 > self.max_depth_evaluated:
-            self.max_depth_evaluated = depth + 1
-        if self.smap.table.cap > 0:
-            for c in range(n_cands):
-                me = &self.smap.table.slots[(sc.cands[c].map_key >> 32) & (self.smap.table.cap - 1)]
-                if me.off != 0 and me.tag == <uint32_t>(sc.cands[c].map_key >> 32):
-                    gw_prefetch(table_ids(&self.smap.table, me.off))
+        self.max_depth_evaluated = max(self.max_depth_evaluated, depth + 1)
+        for c in range(n_cands):
+            map_prefetch_record(&self.smap, sc.cands[c].map_key)
         for c in range(n_cands):
             cand = &sc.cands[c]
             s = cand.ant
@@ -698,20 +655,10 @@ cdef class Search:
             sc.child_ids[depth] = s
             verdict = 1
             me = NULL
-            map_lb = lb
             if self.smap.kind != MAP_NONE:
-                if self.smap.kind == MAP_CAPTURED:
-                    capv = &self.pb.caps[<size_t>s * W]
-                    for i in range(W):
-                        f[i] = u[i] & ~capv[i]
-                mc = self._child(sc, depth + 1)
-                if self.smap.fair != NULL:
-                    # the child's cells; the map compares bounds before the constraint's raise
-                    # (same class, same raise), recomputed exactly as _score computed them
-                    fair_child_cells(&self.fair, &self.pb, &sc.fair, u, s, sc.fair.admit, &sc.acc[0])
-                    map_lb = (cand.err + (depth + 1) * self.pb.lamW) + cand.b0
-                me = map_admit(&self.smap, &self.pb, self.disk.map_budget, cand.map_key, &mc, map_lb, cand.err,
-                               cand.b0, &verdict)
+                sc.mc.n_ids = depth + 1
+                me = map_admit_child(&self.smap, &self.pb, self.disk.map_budget, cand.map_key, &sc.mc, &sc.f[0],
+                                     &sc.u[0], lb, cand.err, cand.b0, &verdict)
                 if verdict == 0:
                     self.n_pruned_map += 1
                     continue
@@ -725,7 +672,7 @@ cdef class Search:
                 break             # (a new map slot stays empty until _map_store fills it)
             # no arena memory: the child goes in unrecorded, which is sound; a child no record
             # names (unrecorded or unverifiable) must never be deleted by the map (map_recorded)
-            if (me != NULL and not self._map_store(me, verdict, depth + 1, cand.err, cand.b0, cand.floss, child, sc)
+            if (me != NULL and not self._map_store(me, verdict, &sc.mc, cand.err, cand.b0, cand.floss, child)
                     or verdict == 3):
                 trie_node(&self.trie, child).flags |= F_UNCHECKED
             if not self._push(cand.key, child):   # out of memory: as above
@@ -1073,19 +1020,12 @@ cdef class Search:
     def meets_constraint(self, prefix):
         """The list ``prefix`` (then its default rule) meets the fairness constraint (True
         without one), decided by the search's own test (``corels_fairness.pxd``)."""
-        cdef vector[uint16_t] ids = [int(a) for a in prefix]
-        if self.fair.G == 0:
-            return True
-        return fair_list_meets(&self.fair, &self.pb, ids.data(), ids.size(), -1, &self.scratch[0].fair, &self.acc[0])
+        return fair_probe(&self.fair, &self.pb, &self.scratch[0].fair, &self.acc[0], prefix, False)
 
     def constraint_bound(self, prefix):
         """The search's lower bound on the objective of every list through ``prefix`` that meets
         the fairness constraint (``inf``: none does; ``fair_prefix_bound``), for tests; None without one."""
-        cdef vector[uint16_t] ids = [int(a) for a in prefix]
-        if self.fair.G == 0:
-            return None
-        return fair_prefix_bound(&self.fair, &self.pb, ids.data(), ids.size(), &self.scratch[0].fair,
-                                 &self.acc[0]) / self.pb.total
+        return fair_probe(&self.fair, &self.pb, &self.scratch[0].fair, &self.acc[0], prefix, True)
 
     @property
     def constrained(self):

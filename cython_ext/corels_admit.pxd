@@ -15,13 +15,18 @@ extension modules cannot be imported under its installed name.
 
 from libc.stdint cimport uint64_t, int64_t, int32_t, uint32_t, uint16_t, uint8_t
 
-from corels_problem cimport CorelsProblem
-from corels_fairness cimport FAIR_CELLS, FairProblem, FairScratch, fair_prefix, fair_same_cells
+from corels_problem cimport CorelsProblem, problem_exact_errors
+from corels_fairness cimport (
+    FAIR_CELLS, FairProblem, FairScratch, fair_prefix, fair_same_cells, fair_cells_key, fair_child_cells, fair_raise,
+)
 from corels_trie cimport Node, PrefixTrie, F_FREE, F_UNCHECKED, trie_node
 from corels_map cimport (
-    MapEntry, MapRecord, SymmetryTable, table_bytes, table_grow, table_id, table_len, table_put, table_put_bytes,
+    MapEntry, MapRecord, SymmetryTable, vector_hash, table_bytes, table_ids, table_grow, table_id, table_len, table_put, table_put_bytes,
     table_record, table_set_ids, table_set_record,
 )
+
+cdef extern from "corels_kernels.h" nogil:
+    void gw_prefetch(const void* p)
 
 cdef enum:
     MAP_NONE = 0
@@ -253,3 +258,99 @@ cdef inline bint map_write(SymmetryMap* sm, MapEntry* e, int verdict, const MapC
     table_set_ids(&sm.table, off, n_ids, ids)
     table_set_record(&sm.table, off, &rec)
     return True
+
+
+# ---------------------------------------------------------------- the map under a fairness constraint
+
+cdef inline void map_constrain(SymmetryMap* sm, const FairProblem* fair, const CorelsProblem* pb) noexcept nogil:
+    """Put the map under the constraint ``fair`` (``fair.G == 0``: none, the map unchanged): a
+    class also fixes the same cells, which holds when ties of prefix error are decided exactly;
+    otherwise the map is off (docs/maintainers/corels-fairness.md)."""
+    sm.fair = NULL
+    if fair.G > 0:
+        if problem_exact_errors(pb):
+            sm.fair = fair
+        else:
+            sm.kind = MAP_NONE
+
+
+cdef inline uint64_t map_key(const SymmetryMap* sm, const CorelsProblem* pb, uint64_t phash, const uint64_t* u,
+                             const uint64_t* capv, uint64_t* f, const double* cells) noexcept nogil:
+    """A child's key: its antecedent set's hash ``phash`` (prefix map) or the hash of what it
+    leaves uncaptured of ``u`` (captured map: written to ``f``), mixed with the ``cells`` it fixes
+    under a constraint; 0 without a map. Its slot is prefetched, so that the probe's cache miss
+    overlaps the scoring of the next children."""
+    cdef uint64_t key = 0
+    cdef int i
+    if sm.kind == MAP_PREFIX:
+        key = phash
+    elif sm.kind == MAP_CAPTURED:
+        for i in range(pb.W):
+            f[i] = u[i] & ~capv[i]
+        key = vector_hash(f, pb.W)
+    if sm.fair != NULL:
+        key = fair_cells_key(sm.fair, key, cells)
+    if sm.table.cap > 0:
+        gw_prefetch(&sm.table.slots[(key >> 32) & (sm.table.cap - 1)])
+    return key
+
+
+cdef inline void map_prefetch_record(const SymmetryMap* sm, uint64_t key) noexcept nogil:
+    """Prefetch the record in the slot of ``key`` when its tag matches (before ``map_admit``)."""
+    cdef const MapEntry* e
+    if sm.table.cap > 0:
+        e = &sm.table.slots[(key >> 32) & (sm.table.cap - 1)]
+        if e.off != 0 and e.tag == <uint32_t>(key >> 32):
+            gw_prefetch(table_ids(&sm.table, e.off))
+
+
+cdef inline MapEntry* map_admit_child(SymmetryMap* sm, const CorelsProblem* pb, size_t budget, uint64_t key,
+                                      const MapChild* c, uint64_t* f, const uint64_t* u, double lb, double err,
+                                      double b0, int* verdict) noexcept nogil:
+    """``map_admit`` for the child ``c`` (its last rule ``c.ids[c.n_ids - 1]``, its parent leaving
+    ``u`` uncaptured) with bound ``lb``: fills what the map compares (``f``, the captured map's
+    uncaptured rows; under a constraint the child's cells, in ``c.fs.admit``) and, under a
+    constraint, compares the bound before the constraint's raise (same class, same raise),
+    recomputed exactly as the expansion computed it."""
+    cdef int i, s = c.ids[c.n_ids - 1]
+    if sm.kind == MAP_CAPTURED:
+        for i in range(pb.W):
+            f[i] = u[i] & ~pb.caps[<size_t>s * pb.W + i]
+    if sm.fair != NULL:
+        fair_child_cells(sm.fair, pb, c.fs, u, s, c.fs.admit, c.acc)
+        lb = (err + c.n_ids * pb.lamW) + b0
+    return map_admit(sm, pb, budget, key, c, lb, err, b0, verdict)
+
+
+cdef inline int32_t map_replaced(const SymmetryMap* sm, const CorelsProblem* pb, const PrefixTrie* trie,
+                                 const MapEntry* e, int verdict, int32_t node, const MapChild* c, double b0, double floss,
+                                 double* lb) noexcept nogil:
+    """When the child (queued as ``node``) replaces the entry's record (verdict 2): the node the
+    record still names (``map_recorded``), with in ``lb`` the bound it was queued with,
+    ``map_record_lb`` raised under a constraint by the class's own ``fair_loss`` ``floss`` (same
+    cells, same open rows); -1 when there is none."""
+    cdef MapRecord rec
+    cdef int length
+    if verdict != 2:
+        return -1
+    table_record(&sm.table, e.off, &rec)
+    if not map_recorded(sm, pb, trie, rec.node, node, c):
+        return -1
+    length = table_len(&sm.table, e.off)
+    lb[0] = map_record_lb(pb, &rec, length, b0)
+    if sm.fair != NULL:
+        lb[0] = fair_raise(lb[0], rec.score + length * pb.lamW, floss)
+    return rec.node
+
+
+cdef inline void map_child_init(MapChild* c, const uint16_t* ids, const uint8_t* in_prefix, const uint64_t* f,
+                                uint64_t* tmp, FairScratch* fs, int64_t* acc) noexcept nogil:
+    """A thread's ``MapChild`` over its scratch vectors (``n_ids`` is set per child)."""
+    c.ids = ids
+    c.in_prefix = in_prefix
+    c.f = f
+    c.tmp = tmp
+    c.n_ids = 0
+    c.cells = fs.admit
+    c.fs = fs
+    c.acc = acc

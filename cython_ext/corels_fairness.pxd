@@ -17,7 +17,7 @@ sides' intervals are further apart than the limit, no list through the prefix me
 caller must keep every unit inside or outside each group (the compression key holds the groups).
 """
 
-from libc.stdint cimport uint64_t, int64_t, uint16_t
+from libc.stdint cimport uint64_t, int64_t, int32_t, uint16_t
 from libc.string cimport memset, memcpy
 from libc.math cimport INFINITY
 from libcpp.vector cimport vector
@@ -27,46 +27,62 @@ from libcpp.algorithm cimport sort
 from corels_problem cimport CorelsProblem, MAX_CLASSES, LABELS, problem_counts, problem_rule, problem_context
 from corels_counts cimport weighted_majority
 from bitops cimport splitmix64
+from fairness_cells cimport (
+    FC_SIDE, FC_STATISTICAL_PARITY, FC_PREDICTIVE_EQUALITY, FC_EQUAL_OPPORTUNITY, FC_EQUALIZED_ODDS, fc_limit,
+    fc_within, fc_lower, fc_metric_code,
+)
+
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    static inline int gw_ctz64(unsigned long long x) { unsigned long i; _BitScanForward64(&i, x); return (int)i; }
+    #else
+    static inline int gw_ctz64(unsigned long long x) { return __builtin_ctzll(x); }
+    #endif
+    """
+    int _ctz "gw_ctz64"(uint64_t x) noexcept nogil
 
 cdef enum:
     MAX_GROUPS = 16
     FAIR_CELLS = 4 * (MAX_GROUPS + 1)
-    FM_STATISTICAL_PARITY = 0     # the metrics, in glasswork.fairness.figures.METRICS' order
-    FM_PREDICTIVE_PARITY = 1
-    FM_PREDICTIVE_EQUALITY = 2
-    FM_EQUAL_OPPORTUNITY = 3
-    FM_EQUALIZED_ODDS = 4
-    FM_CONDITIONAL_USE_ACCURACY_EQUALITY = 5
+
+
+cdef struct FairMove:       # relabelling one signature class (fair_loss)
+    double ratio            # its cost per unit of rate difference it closes
+    double h                # the rate difference it closes
+    int32_t r               # its representative unit
 
 
 cdef struct FairProblem:
     int G                   # protected groups; 0: no constraint (nothing below is read)
-    int metric
-    double limit            # at_most + 1e-12 * max(1, at_most): glasswork.fairness.figures.within's test
+    int metric              # fairness_cells.pxd's code
+    double at_most
     double prune            # the relaxation prunes only past this (the limit plus float slack)
     vector[uint64_t] gmask  # (G, W) the units of each protected group
     double total[FAIR_CELLS]   # each side's totals, as [neg, 0, pos, 0] per group and for every row
     int U                   # units, and each one's negatives and positives (counts, for the rates)
     vector[double] n0, n1
+    # signature classes: the units with the same antecedents (they differ only in their groups),
+    # which every rule list predicts alike; ``rep`` marks one unit of each (W words), and at a
+    # representative ``r`` ``cn0[r]``/``cn1[r]`` are its class's negatives/positives and
+    # ``gn0[g * U + r]``/``gn1[g * U + r]`` those of them in group ``g`` (fair_loss)
+    vector[uint64_t] rep
+    vector[double] cn0, cn1, gn0, gn1
+    # the moves of ``_moves``, cheapest first, per (kind, group, direction): their costs and
+    # effects are constants of the classes, so they are sorted once (``_sort_moves``)
+    vector[FairMove] moves
+    vector[size_t] move_off
 
 
 cdef struct FairScratch:    # one thread's working memory
     vector[uint64_t] u, v, tmp
     vector[uint64_t] last     # what the prefix's last rule captures (fair_prefix), and its label
     int last_label
-    vector[pair[double, double]] items   # fair_loss's moves: (cost per unit of rate, rate)
     double prefix[FAIR_CELLS]  # the cells the prefix being expanded fixes
     double child[FAIR_CELLS]   # the last child fair_child_possible passed: its cells
     double child_loss          # and its fair_loss (the symmetry map recomputes bounds from it)
     double admit[FAIR_CELLS]   # the cells of the child the symmetry map is admitting
-
-
-cdef inline int fair_metric_code(str metric) except -1:
-    cdef tuple names = ("statistical_parity", "predictive_parity", "predictive_equality", "equal_opportunity",
-                        "equalized_odds", "conditional_use_accuracy_equality")
-    if metric not in names:
-        raise ValueError(f"unknown fairness metric {metric!r}; choose one of {list(names)}")
-    return names.index(metric)
 
 
 cdef inline void fair_add(const FairProblem* fp, const CorelsProblem* pb, const uint64_t* rows, const double* cnt,
@@ -156,52 +172,36 @@ cdef inline bint fair_redundant(const CorelsProblem* pb, FairScratch* fs, const 
     return True
 
 
-cdef inline double _ratio(double num, double den, bint* defined) noexcept nogil:
-    if den <= 0:
-        defined[0] = False
-        return 0.0
-    return num / den
-
-
-cdef inline double fair_figure(const FairProblem* fp, const double* cells, int g, bint* defined) noexcept nogil:
-    """Group ``g``'s figure of the metric for a whole list's ``cells``, computed as
-    ``glasswork.fairness.prediction_metrics`` computes it (``defined`` False when it is None)."""
-    cdef double p[4]
-    cdef double r[4]
-    cdef double a, b, c, d
-    cdef int k
-    for k in range(4):
-        p[k] = cells[4 * g + k]
-        r[k] = cells[4 * fp.G + k] - p[k]
-    defined[0] = True
-    if fp.metric == FM_STATISTICAL_PARITY:
-        a = _ratio(p[1] + p[3], p[0] + p[1] + p[2] + p[3], defined)
-        b = _ratio(r[1] + r[3], r[0] + r[1] + r[2] + r[3], defined)
-        return abs(a - b)
-    if fp.metric == FM_PREDICTIVE_EQUALITY:
-        return abs(_ratio(p[1], p[0] + p[1], defined) - _ratio(r[1], r[0] + r[1], defined))
-    if fp.metric == FM_EQUAL_OPPORTUNITY:
-        return abs(_ratio(p[2], p[2] + p[3], defined) - _ratio(r[2], r[2] + r[3], defined))
-    if fp.metric == FM_EQUALIZED_ODDS:
-        a = abs(_ratio(p[1], p[0] + p[1], defined) - _ratio(r[1], r[0] + r[1], defined))
-        b = abs(_ratio(p[2], p[2] + p[3], defined) - _ratio(r[2], r[2] + r[3], defined))
-        return a + b
-    a = abs(_ratio(p[3], p[1] + p[3], defined) - _ratio(r[3], r[1] + r[3], defined))
-    if fp.metric == FM_PREDICTIVE_PARITY:
-        return a
-    c = _ratio(p[0], p[0] + p[2], defined)
-    d = _ratio(r[0], r[0] + r[2], defined)
-    return a + abs(c - d)
+cdef inline void fair_sides(const FairProblem* fp, const double* cells, int g, double* p, double* r) noexcept nogil:
+    """Group ``g``'s protected side ``p`` and reference side ``r`` as ``fairness_cells.pxd``
+    reads them (``FC_SIDE`` each): the cells fixed by ``cells`` (a whole list's, or a prefix's)
+    and, for the rows left open, ``fp``/``tp`` free up to every open negative/positive."""
+    cdef int s, k
+    cdef double c[4]
+    cdef double* side
+    for s in range(2):
+        side = p if s == 0 else r
+        for k in range(4):
+            c[k] = cells[4 * g + k] if s == 0 else cells[4 * fp.G + k] - cells[4 * g + k]
+        side[0] = fp.total[4 * g] if s == 0 else fp.total[4 * fp.G] - fp.total[4 * g]
+        side[1] = fp.total[4 * g + 2] if s == 0 else fp.total[4 * fp.G + 2] - fp.total[4 * g + 2]
+        side[2] = c[1]
+        side[3] = side[0] - c[0]             # fp and every open negative
+        side[4] = c[3]
+        side[5] = side[1] - c[2]             # tp and every open positive
+        side[6] = c[0]
+        side[7] = c[2]
 
 
 cdef inline bint fair_meets(const FairProblem* fp, const double* cells) noexcept nogil:
-    """A whole list's ``cells`` meet the constraint in every group (``fairness.within``)."""
+    """A whole list's ``cells`` meet the constraint in every group (``fairness.within``, by
+    ``fc_within``: the same rates of the same exact sums)."""
+    cdef double p[FC_SIDE]
+    cdef double r[FC_SIDE]
     cdef int g
-    cdef bint defined
-    cdef double figure
     for g in range(fp.G):
-        figure = fair_figure(fp, cells, g, &defined)
-        if not defined or not figure <= fp.limit:
+        fair_sides(fp, cells, g, p, r)
+        if not fc_within(fp.metric, fp.at_most, p, r):
             return False
     return True
 
@@ -209,13 +209,17 @@ cdef inline bint fair_meets(const FairProblem* fp, const double* cells) noexcept
 cdef inline bint fair_list_meets(const FairProblem* fp, const CorelsProblem* pb, const uint16_t* path, int depth,
                                  int last, FairScratch* fs, int64_t* acc) noexcept nogil:
     """The list ``path[:depth]`` (then rule ``last`` when >= 0) and its default rule meets the
-    constraint."""
+    constraint (True without one: ``fp.G == 0``)."""
     cdef double cells[FAIR_CELLS]
     cdef double cnt[MAX_CLASSES]
     cdef double correct
     cdef int label
-    cdef uint64_t* u = &fs.u[0]
-    cdef uint64_t* v = &fs.v[0]
+    cdef uint64_t* u
+    cdef uint64_t* v
+    if fp.G == 0:
+        return True
+    u = &fs.u[0]
+    v = &fs.v[0]
     fair_prefix(fp, pb, path, depth, fs, cells, acc)
     if last >= 0:
         problem_rule(pb, u, u, v, last, acc, &label)
@@ -227,90 +231,16 @@ cdef inline bint fair_list_meets(const FairProblem* fp, const CorelsProblem* pb,
     return fair_meets(fp, cells)
 
 
-cdef inline void _fixed_range(double fixed, double free, double den, double* lo, double* hi,
-                              bint* defined) noexcept nogil:
-    """A rate (fixed + x) / den over x in [0, free]."""
-    if den <= 0:
-        defined[0] = False
-        return
-    lo[0] = fixed / den
-    hi[0] = (fixed + free) / den
-
-
-cdef inline void _share_range(double good, double bad, double free_good, double free_bad, double* lo, double* hi,
-                              bint* defined) noexcept nogil:
-    """A share (good + x) / (good + bad + x + z) over x in [0, free_good], z in [0, free_bad]:
-    increasing in x, decreasing in z, so its extremes are at the corners (the corner with no
-    row at all is left out: there the share is undefined)."""
-    if good + bad > 0:
-        lo[0] = good / (good + bad + free_bad)
-        hi[0] = (good + free_good) / (good + bad + free_good)
-        return
-    if free_good <= 0 and free_bad <= 0:
-        defined[0] = False
-        return
-    lo[0] = 0.0 if free_bad > 0 else 1.0
-    hi[0] = 1.0 if free_good > 0 else 0.0
-
-
-cdef inline double _gap(double lo_p, double hi_p, double lo_r, double hi_r) noexcept nogil:
-    """The least |a - b| with a in [lo_p, hi_p] and b in [lo_r, hi_r]."""
-    return max(0.0, max(lo_p - hi_r, lo_r - hi_p))
-
-
-cdef inline double _side_gap(const FairProblem* fp, const double* cells, int g, int which,
-                             bint* defined) noexcept nogil:
-    """The least gap between group ``g``'s two sides for one rate (0 selection, 1 false positive,
-    2 false negative, 3 positive predictive, 4 negative predictive) over every prediction of the
-    rows ``cells`` leaves open."""
-    cdef double lo[2]
-    cdef double hi[2]
-    cdef double c[4]
-    cdef double neg, pos, a, b
-    cdef int s, k
-    for s in range(2):
-        for k in range(4):
-            c[k] = cells[4 * g + k] if s == 0 else cells[4 * fp.G + k] - cells[4 * g + k]
-        neg = fp.total[4 * g] if s == 0 else fp.total[4 * fp.G] - fp.total[4 * g]
-        pos = fp.total[4 * g + 2] if s == 0 else fp.total[4 * fp.G + 2] - fp.total[4 * g + 2]
-        a = neg - c[0] - c[1]       # open negatives
-        b = pos - c[2] - c[3]       # open positives
-        if which == 0:
-            _fixed_range(c[1] + c[3], a + b, neg + pos, &lo[s], &hi[s], defined)
-        elif which == 1:
-            _fixed_range(c[1], a, neg, &lo[s], &hi[s], defined)
-        elif which == 2:
-            _fixed_range(c[2], b, pos, &lo[s], &hi[s], defined)
-        elif which == 3:
-            _share_range(c[3], c[1], b, a, &lo[s], &hi[s], defined)
-        else:
-            _share_range(c[0], c[2], a, b, &lo[s], &hi[s], defined)
-    if not defined[0]:
-        return 0.0
-    return _gap(lo[0], hi[0], lo[1], hi[1])
-
-
 cdef inline bint fair_possible(const FairProblem* fp, const double* cells) noexcept nogil:
     """Some prediction of the rows ``cells`` leaves open may meet the constraint in every group
-    (False: no list through the prefix does; docs/maintainers/corels-fairness.md)."""
+    (False: no list through the prefix does): ``fc_lower``, the least figure over the sides'
+    intervals (docs/maintainers/corels-fairness.md)."""
+    cdef double p[FC_SIDE]
+    cdef double r[FC_SIDE]
     cdef int g
-    cdef bint defined
-    cdef double least
     for g in range(fp.G):
-        defined = True
-        if fp.metric == FM_STATISTICAL_PARITY:
-            least = _side_gap(fp, cells, g, 0, &defined)
-        elif fp.metric == FM_PREDICTIVE_EQUALITY:
-            least = _side_gap(fp, cells, g, 1, &defined)
-        elif fp.metric == FM_EQUAL_OPPORTUNITY:
-            least = _side_gap(fp, cells, g, 2, &defined)
-        elif fp.metric == FM_EQUALIZED_ODDS:
-            least = _side_gap(fp, cells, g, 1, &defined) + _side_gap(fp, cells, g, 2, &defined)
-        elif fp.metric == FM_PREDICTIVE_PARITY:
-            least = _side_gap(fp, cells, g, 3, &defined)
-        else:
-            least = _side_gap(fp, cells, g, 3, &defined) + _side_gap(fp, cells, g, 4, &defined)
-        if not defined or least > fp.prune:
+        fair_sides(fp, cells, g, p, r)
+        if fc_lower(fp.metric, p, r) > fp.prune:
             return False
     return True
 
@@ -399,9 +329,9 @@ cdef inline int fair_init(FairProblem* fp, const CorelsProblem* pb, object group
         raise ValueError("group masks must have the same number of words as the antecedents")
     if not at_most >= 0:
         raise ValueError("the fairness limit must be >= 0")
-    fp.metric = fair_metric_code(metric)
-    fp.limit = at_most + 1e-12 * max(1.0, at_most)
-    fp.prune = fp.limit + 1e-9 * max(1.0, at_most)
+    fp.metric = fc_metric_code(metric)
+    fp.at_most = at_most
+    fp.prune = fc_limit(at_most) + 1e-9 * max(1.0, at_most)
     fp.G = gm.shape[0]
     fp.gmask.resize(<size_t>fp.G * pb.W)
     for g in range(fp.G):
@@ -419,17 +349,61 @@ cdef inline int fair_init(FairProblem* fp, const CorelsProblem* pb, object group
                 else:
                     fp.n1[i] += <double>(<int64_t>1 << pb.lshift[g])
         fp.n0[i] -= fp.n1[i]
+    _signature_classes(fp, pb)
     # each side's negatives and positives: the cells of every row "predicted 0"
     acc.assign(max(pb.P, pb.Q) + 1, 0)
     tmp.assign(pb.W, 0)
     memset(fp.total, 0, FAIR_CELLS * sizeof(double))
     problem_counts(pb, &pb.mask[0], LABELS, cnt, &acc[0])
     fair_add(fp, pb, &pb.mask[0], cnt, 0, fp.total, &tmp[0], &acc[0])
+    _sort_moves(fp, pb)
+    return 0
+
+
+cdef inline int _signature_classes(FairProblem* fp, const CorelsProblem* pb) except -1:
+    """The signature classes (``FairProblem.rep``): units with equal antecedent vectors."""
+    import numpy as np
+    cdef int U = fp.U, M = pb.M, W = pb.W, g, u, r
+    cdef Py_ssize_t[::1] first
+    cdef Py_ssize_t[::1] inverse
+    cdef uint64_t[:, ::1] bits
+    cdef int m, w, K = M // 64 + 1
+    cdef uint64_t x
+    fp.rep.assign(W, 0)
+    fp.cn0.assign(U, 0.0)
+    fp.cn1.assign(U, 0.0)
+    fp.gn0.assign(<size_t>fp.G * U, 0.0)
+    fp.gn1.assign(<size_t>fp.G * U, 0.0)
+    if U == 0:
+        return 0
+    # each unit's antecedents packed in K words (U * M / 8 bytes), bit M: the unit exists
+    rows = np.zeros((U, K), dtype=np.uint64)
+    bits = rows
+    for m in range(M + 1):
+        for w in range(W):
+            x = pb.mask[w] if m == M else pb.caps[<size_t>m * W + w] & pb.mask[w]
+            while x:
+                u = (w << 6) + _ctz(x)
+                x &= x - 1
+                bits[u, m >> 6] |= <uint64_t>1 << (m & 63)
+    _, first_, inverse_ = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+    first = np.ascontiguousarray(first_, dtype=np.intp)
+    inverse = np.ascontiguousarray(np.asarray(inverse_).reshape(-1), dtype=np.intp)
+    for u in range(U):
+        if not (pb.mask[u >> 6] >> (u & 63)) & 1:
+            continue
+        r = <int>first[inverse[u]]
+        fp.rep[r >> 6] |= <uint64_t>1 << (r & 63)
+        fp.cn0[r] += fp.n0[u]
+        fp.cn1[r] += fp.n1[u]
+        for g in range(fp.G):
+            if (fp.gmask[<size_t>g * W + (u >> 6)] >> (u & 63)) & 1:
+                fp.gn0[<size_t>g * U + r] += fp.n0[u]
+                fp.gn1[<size_t>g * U + r] += fp.n1[u]
     return 0
 
 
 cdef inline void fair_scratch_init(FairScratch* fs, int W, int U) except *:
-    fs.items.resize(max(U, 1))
     fs.child_loss = 0.0
     fs.u.assign(W, 0)
     fs.last.assign(W, 0)
@@ -437,94 +411,177 @@ cdef inline void fair_scratch_init(FairScratch* fs, int W, int U) except *:
     fs.tmp.assign(W, 0)
 
 
-cdef inline double _moves(const FairProblem* fp, const CorelsProblem* pb, FairScratch* fs, const uint64_t* open_,
-                          const double* cells, int g, int kind) noexcept nogil:
-    """The least extra weighted loss, over the open units' best labels, that brings group ``g``'s
-    rate of ``kind`` (0 selection, 1 false positive, 2 true positive: each a count over a fixed
-    denominator that a unit adds its ``size`` to when predicted 1) within the limit: a fractional
-    knapsack (the linear relaxation: one constraint, boxed moves, cheapest per unit of rate
-    first). INFINITY when no assignment reaches it."""
-    cdef double num[2]
-    cdef double den[2]
-    cdef double rate[2]
-    cdef double size, cost, need, take, extra = 0.0
-    cdef int s, u, hi, k = 0, i
-    cdef bint inside, one
-    cdef const uint64_t* gm = &fp.gmask[<size_t>g * pb.W]
+cdef inline double _part(const FairProblem* fp, int g, int r, int kind, bint protected) noexcept nogil:
+    """What the class of representative ``r`` adds to one side's count of a rate of ``kind`` (0
+    selection: its rows, 1 false positive: its negatives, 2 true positive: its positives) when
+    predicted 1; ``protected``: group ``g``'s rows of it, else the rest."""
+    cdef size_t k = <size_t>g * fp.U + r
+    cdef double n0 = fp.gn0[k] if protected else fp.cn0[r] - fp.gn0[k]
+    cdef double n1 = fp.gn1[k] if protected else fp.cn1[r] - fp.gn1[k]
+    if kind == 0:
+        return n0 + n1
+    return n0 if kind == 1 else n1
+
+
+cdef inline bint _best_one(const FairProblem* fp, const CorelsProblem* pb, int r) noexcept nogil:
+    """The best label of the class of representative ``r`` is 1 (ties to 1, as the rules)."""
+    return pb.weights[1] * fp.cn1[r] >= pb.weights[0] * fp.cn0[r]
+
+
+cdef inline void _kind_sides(const FairProblem* fp, const double* cells, int g, int kind, double* num,
+                             double* den) noexcept nogil:
+    """Group ``g``'s two sides' counts (``num``: the fixed cells') and fixed denominators of the
+    rate of ``kind`` (0 selection, 1 false positive, 2 true positive)."""
+    cdef double side[2][FC_SIDE]
+    cdef int s
+    fair_sides(fp, cells, g, side[0], side[1])
     for s in range(2):
         if kind == 0:
-            num[s] = cells[4 * g + 1] + cells[4 * g + 3]
-            den[s] = fp.total[4 * g] + fp.total[4 * g + 2]
-            if s == 1:
-                num[1] = cells[4 * fp.G + 1] + cells[4 * fp.G + 3] - num[0]
-                den[1] = fp.total[4 * fp.G] + fp.total[4 * fp.G + 2] - den[0]
+            num[s], den[s] = side[s][2] + side[s][4], side[s][0] + side[s][1]
+        elif kind == 1:
+            num[s], den[s] = side[s][2], side[s][0]
         else:
-            i = 1 if kind == 1 else 3
-            num[s] = cells[4 * g + i] if s == 0 else cells[4 * fp.G + i] - cells[4 * g + i]
-            i = 0 if kind == 1 else 2
-            den[s] = fp.total[4 * g + i] if s == 0 else fp.total[4 * fp.G + i] - fp.total[4 * g + i]
-        if den[s] <= 0:
-            return INFINITY
-    for u in range(fp.U):      # the open units at their best labels (ties to 1, as the rules)
-        if (open_[u >> 6] >> (u & 63)) & 1:
-            if pb.weights[1] * fp.n1[u] >= pb.weights[0] * fp.n0[u]:
-                s = 0 if (gm[u >> 6] >> (u & 63)) & 1 else 1
-                num[s] += fp.n0[u] + fp.n1[u] if kind == 0 else (fp.n0[u] if kind == 1 else fp.n1[u])
-    rate[0] = num[0] / den[0]
-    rate[1] = num[1] / den[1]
-    need = abs(rate[0] - rate[1]) - fp.prune
+            num[s], den[s] = side[s][4], side[s][1]
+
+
+cdef inline size_t _move_list(const FairProblem* fp, int kind, int g, bint down) noexcept nogil:
+    return (<size_t>kind * fp.G + g) * 2 + (1 if down else 0)
+
+
+cdef inline int _sort_moves(FairProblem* fp, const CorelsProblem* pb) except -1:
+    """``FairProblem.moves``: for each rate kind, group and direction of the difference ``d``
+    (protected rate less reference rate; ``down``: ``d`` must fall), the classes whose
+    relabelling (away from their best label) moves ``d`` that way, cheapest per unit first."""
+    cdef double num[2]
+    cdef double den[2]
+    cdef double cells[FAIR_CELLS]
+    cdef double e, h, cost
+    cdef int kind, g, d, r
+    cdef FairMove mv
+    cdef vector[pair[double, int32_t]] order
+    memset(cells, 0, FAIR_CELLS * sizeof(double))
+    fp.moves.clear()
+    fp.move_off.assign(<size_t>3 * fp.G * 2 + 1, 0)
+    cdef int kinds[2]
+    cdef int nk = _metric_kinds(fp.metric, kinds)
+    for kind in range(3):
+        for g in range(fp.G):
+            _kind_sides(fp, cells, g, kind, num, den)
+            for d in range(2):
+                fp.move_off[_move_list(fp, kind, g, d == 1)] = fp.moves.size()
+                if den[0] <= 0 or den[1] <= 0 or not (nk > 0 and kinds[0] == kind or nk > 1 and kinds[1] == kind):
+                    continue          # undefined for every list (_moves says INFINITY), or not the metric's
+                order.clear()
+                for r in range(fp.U):
+                    if not (fp.rep[r >> 6] >> (r & 63)) & 1:
+                        continue
+                    e = _part(fp, g, r, kind, True) / den[0] - _part(fp, g, r, kind, False) / den[1]
+                    h = -e if _best_one(fp, pb, r) else e      # the change of d when relabelled
+                    if d == 1:
+                        h = -h
+                    if h > 0:
+                        cost = abs(pb.weights[1] * fp.cn1[r] - pb.weights[0] * fp.cn0[r])
+                        order.push_back(pair[double, int32_t](cost / h, r))
+                sort(order.begin(), order.end())
+                for i in range(<int>order.size()):
+                    r = order[i].second
+                    e = _part(fp, g, r, kind, True) / den[0] - _part(fp, g, r, kind, False) / den[1]
+                    mv.h = -e if _best_one(fp, pb, r) else e
+                    if d == 1:
+                        mv.h = -mv.h
+                    mv.ratio = order[i].first
+                    mv.r = r
+                    fp.moves.push_back(mv)
+    fp.move_off[3 * fp.G * 2] = fp.moves.size()
+    return 0
+
+
+cdef inline double _moves(const FairProblem* fp, const uint64_t* open_, const double* cells, const double* opened,
+                          int g, int kind) noexcept nogil:
+    """The least extra weighted loss, over the open classes' best labels, that brings group
+    ``g``'s rate of ``kind`` (0 selection, 1 false positive, 2 true positive: each a count over a
+    fixed denominator that a class adds its rows of a side to when predicted 1) within the limit;
+    ``opened``: what the open classes labelled 1 add to each side's count. A class (the units of
+    one antecedent signature) takes one prediction on both sides, so relabelling it moves the two
+    rates together: a fractional knapsack on their difference (the linear relaxation: one
+    constraint, boxed moves, cheapest per unit of difference first, in the order sorted once by
+    ``_sort_moves``). INFINITY when no assignment reaches it."""
+    cdef double num[2]
+    cdef double den[2]
+    cdef double d, need, take, extra = 0.0
+    cdef size_t i, end
+    cdef const FairMove* mv
+    _kind_sides(fp, cells, g, kind, num, den)
+    if den[0] <= 0 or den[1] <= 0:
+        return INFINITY
+    d = (num[0] + opened[0]) / den[0] - (num[1] + opened[1]) / den[1]
+    need = abs(d) - fp.prune
     if need <= 0:
         return 0.0
-    hi = 0 if rate[0] > rate[1] else 1
-    for u in range(fp.U):      # the moves that close the gap: the high side's 1s to 0, the low side's 0s to 1
-        if not (open_[u >> 6] >> (u & 63)) & 1:
+    i = fp.move_off[_move_list(fp, kind, g, d > 0)]
+    end = fp.move_off[_move_list(fp, kind, g, d > 0) + 1]
+    while i < end:
+        mv = &fp.moves[i]
+        i += 1
+        if not (open_[mv.r >> 6] >> (mv.r & 63)) & 1:
             continue
-        size = fp.n0[u] + fp.n1[u] if kind == 0 else (fp.n0[u] if kind == 1 else fp.n1[u])
-        if size <= 0:
-            continue
-        s = 0 if (gm[u >> 6] >> (u & 63)) & 1 else 1
-        one = pb.weights[1] * fp.n1[u] >= pb.weights[0] * fp.n0[u]
-        if one != (s == hi):
-            continue
-        cost = abs(pb.weights[1] * fp.n1[u] - pb.weights[0] * fp.n0[u])
-        fs.items[k].first = cost * den[s] / size
-        fs.items[k].second = size / den[s]
-        k += 1
-    sort(&fs.items[0], &fs.items[0] + k)
-    for i in range(k):
-        take = min(need, fs.items[i].second)
-        extra += fs.items[i].first * take
+        take = min(need, mv.h)
+        extra += mv.ratio * take
         need -= take
         if need <= 0:
             return extra
     return INFINITY
 
 
+cdef inline int _metric_kinds(int metric, int* kinds) noexcept nogil:
+    """The rates of fixed denominators whose gaps ``fair_loss`` closes for ``metric`` (0
+    selection, 1 false positive, 2 true positive: equal opportunity's gap is the true positive
+    rate's); how many (none for the ratios of predictive parity and conditional use accuracy)."""
+    if metric == FC_STATISTICAL_PARITY:
+        kinds[0] = 0
+    elif metric == FC_PREDICTIVE_EQUALITY:
+        kinds[0] = 1
+    elif metric == FC_EQUAL_OPPORTUNITY:
+        kinds[0] = 2
+    elif metric == FC_EQUALIZED_ODDS:       # each of its two gaps is at most the limit too
+        kinds[0], kinds[1] = 1, 2
+        return 2
+    else:
+        return 0
+    return 1
+
+
 cdef inline double fair_loss(const FairProblem* fp, const CorelsProblem* pb, FairScratch* fs, const uint64_t* open_,
                              const double* cells) noexcept nogil:
     """A lower bound on the weighted loss, on the units ``open_``, of every list that meets the
-    constraint after a prefix fixing ``cells``: each unit at its best label (the equivalent
-    points), plus, for the metrics whose rates have fixed denominators (statistical parity,
+    constraint after a prefix fixing ``cells``: each open signature class (units every list
+    predicts alike) at its best label (the equivalent points over classes, at least the bound
+    over units), plus, for the metrics whose rates have fixed denominators (statistical parity,
     predictive equality, equal opportunity, and equalized odds through either of its two parts),
-    the cheapest relabelling that brings each group within the limit (``_moves``).
-    INFINITY when none can. docs/maintainers/corels-fairness.md, "The loss the constraint costs"."""
+    the cheapest relabelling of classes that brings each group within the limit (``_moves``).
+    INFINITY when none can. One pass over the open classes sums what every group's rates need.
+    docs/maintainers/corels-fairness.md, "The loss the constraint costs"."""
     cdef double base = 0.0, extra = 0.0, e
-    cdef int u, g
-    for u in range(fp.U):
-        if (open_[u >> 6] >> (u & 63)) & 1:
-            base += min(pb.weights[0] * fp.n0[u], pb.weights[1] * fp.n1[u])
-    if fp.metric == FM_PREDICTIVE_PARITY or fp.metric == FM_CONDITIONAL_USE_ACCURACY_EQUALITY:
-        return base
+    cdef double opened[MAX_GROUPS][2][2]     # [group][kind][side]
+    cdef int kinds[2]
+    cdef int r, g, w, j, nk = _metric_kinds(fp.metric, kinds)
+    cdef uint64_t x
+    memset(opened, 0, sizeof(opened))
+    for w in range(pb.W):
+        x = open_[w] & fp.rep[w]
+        while x:
+            r = (w << 6) + _ctz(x)
+            x &= x - 1
+            base += min(pb.weights[0] * fp.cn0[r], pb.weights[1] * fp.cn1[r])
+            if nk > 0 and _best_one(fp, pb, r):
+                for g in range(fp.G):
+                    for j in range(nk):
+                        opened[g][j][0] += _part(fp, g, r, kinds[j], True)
+                        opened[g][j][1] += _part(fp, g, r, kinds[j], False)
     for g in range(fp.G):
-        if fp.metric == FM_STATISTICAL_PARITY:
-            e = _moves(fp, pb, fs, open_, cells, g, 0)
-        elif fp.metric == FM_PREDICTIVE_EQUALITY:
-            e = _moves(fp, pb, fs, open_, cells, g, 1)
-        elif fp.metric == FM_EQUAL_OPPORTUNITY:
-            e = _moves(fp, pb, fs, open_, cells, g, 2)
-        else:                  # each of equalized odds' two gaps is at most the limit too
-            e = max(_moves(fp, pb, fs, open_, cells, g, 1), _moves(fp, pb, fs, open_, cells, g, 2))
-        extra = max(extra, e)
+        for j in range(nk):
+            e = _moves(fp, open_, cells, opened[g][j], g, kinds[j])
+            extra = max(extra, e)
     return base + extra
 
 
@@ -554,3 +611,16 @@ cdef inline bint fair_child_hopeless(const FairProblem* fp, const CorelsProblem*
     """The search's pruning of a child by the constraint: no extension can meet it, or its bound
     raised by ``fair_loss`` (``lb``, updated) plus the lookahead's ``lambda`` reaches ``best``."""
     return not (fair_child_possible(fp, pb, fs, u, capv, cnt, label, b, lb, acc) and lb[0] + lookahead < best)
+
+
+cdef inline object fair_probe(const FairProblem* fp, const CorelsProblem* pb, FairScratch* fs, int64_t* acc, prefix,
+                              bint bound):
+    """For tests: whether the list ``prefix`` (then its default rule) meets the constraint (True
+    without one), or with ``bound`` ``fair_prefix_bound`` as a fraction of the total weight
+    (None without one)."""
+    cdef vector[uint16_t] ids = [int(a) for a in prefix]
+    if fp.G == 0 and bound:
+        return None
+    if bound:
+        return fair_prefix_bound(fp, pb, ids.data(), ids.size(), fs, acc) / pb.total
+    return fair_list_meets(fp, pb, ids.data(), ids.size(), -1, fs, acc)

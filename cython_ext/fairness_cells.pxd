@@ -31,6 +31,15 @@ cdef enum:
     FC_FNR = 4
 
 
+cdef inline int fc_metric_code(str metric) except -1:
+    """The code of ``metric`` (its place in ``glasswork.fairness.figures.METRICS``)."""
+    cdef tuple names = ("statistical_parity", "predictive_parity", "predictive_equality", "equal_opportunity",
+                        "equalized_odds", "conditional_use_accuracy_equality")
+    if metric not in names:
+        raise ValueError(f"unknown fairness metric {metric!r}; choose one of {list(names)}")
+    return names.index(metric)
+
+
 cdef inline bint fc_rate(const double* side, int rate, double* out) noexcept nogil:
     """One rate of a single model's side (``fp_lo``/``tp_lo`` are its cells), computed as
     ``GroupRates.of_cells`` does; False where its denominator has no weight (undefined)."""

@@ -238,3 +238,59 @@ def test_constraint_bound_is_below_every_feasible_list_through_the_prefix(metric
     assert pruned > 50
     if metric not in ("predictive_parity", "conditional_use_accuracy_equality"):
         assert raised > 20
+
+
+def _class_lp(case: dict, metric: str, at_most: float) -> float:
+    """The root's relaxation by linear programming (scipy): each signature class (rows with equal
+    antecedents, which every list predicts alike, whatever their groups) predicts 1 for a share
+    ``x`` in [0, 1]; the least loss whose rate difference is within the limit, per group, the
+    largest over the groups (``inf`` when some group cannot meet it)."""
+    from scipy.optimize import linprog
+
+    X, y, groups = case["X"], case["y"], case["groups"]
+    m = np.ones(len(y)) if case["mult"] is None else np.asarray(case["mult"], float)
+    w = np.ones(2) if case["w"] is None else np.asarray(case["w"], float)
+    _, cls = np.unique(X, axis=0, return_inverse=True)
+    cls = cls.reshape(-1)
+    C = int(cls.max()) + 1
+    n = np.zeros((C, 2))
+    np.add.at(n, (cls, y), m)
+    cost = w[0] * n[:, 0] - w[1] * n[:, 1]  # loss = sum(w1 n1) + sum(x * (w0 n0 - w1 n1))
+    constant = float((w[1] * n[:, 1]).sum())
+    counted = {"statistical_parity": (0, 1), "predictive_equality": (0,), "equal_opportunity": (1,)}[metric]
+    best = 0.0
+    for g in groups:
+        rows = []
+        for side in (g, ~g):
+            keep = side & np.isin(y, counted)
+            den = m[keep].sum()
+            if den <= 0:
+                return float("inf")
+            rows.append(np.bincount(cls[keep], weights=m[keep], minlength=C) / den)
+        diff = rows[0] - rows[1]
+        res = linprog(cost, A_ub=np.vstack([diff, -diff]), b_ub=[at_most, at_most], bounds=(0, 1), method="highs")
+        if res.status == 2:
+            return float("inf")
+        assert res.status == 0
+        best = max(best, constant + float(res.fun))
+    return best / float((w[y] * m).sum())
+
+
+@pytest.mark.parametrize("metric", ["statistical_parity", "predictive_equality", "equal_opportunity"])
+def test_constraint_bound_at_the_root_is_the_relaxation_over_signature_classes(metric: str) -> None:
+    """At the root the kernel's bound is the linear relaxation over signature classes (scipy's
+    optimum): rows with the same antecedents but different groups move together, so the bound
+    is above the one over group-pure units, which may relabel a group's rows alone."""
+    above_units = 0
+    for case in POOL:
+        for at_most in (0.0, 0.03, 0.1):
+            c = {**case, "metric": metric, "at_most": at_most}
+            bound = _search(c, compress=False).constraint_bound([])
+            lp = _class_lp(c, metric, at_most)
+            if lp == float("inf"):
+                assert bound == float("inf")
+                continue
+            assert bound == pytest.approx(lp, abs=1e-7), (case["X"].shape, at_most)
+            plain = _search(c).evaluate([])
+            above_units += bound > plain["b0"] + 1e-9
+    assert above_units > 10
