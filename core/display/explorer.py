@@ -199,9 +199,11 @@ def explorer_document(details: dict[str, Any], members: Sequence[Any], registry:
     """The JSON the page embeds (module docstring); ``members`` the run's kept members, best first
     (``RunStore.rashomon_members``)."""
     from glasswork.display.console import member_rules
+    from glasswork.rashomon import decides_as
     from glasswork.rashomon.query import figures_of
 
     notes: list[str] = []
+    like = decides_as((m.rank, m.fingerprint) for m in members)
     summary = details.get("rashomon") or {}
     count = int(summary.get("count") or len(members))
     if len(members) > MAX_MEMBERS:
@@ -210,7 +212,6 @@ def explorer_document(details: dict[str, Any], members: Sequence[Any], registry:
     names, columns, used = _features_of(members, details)
     rows = []
     seen: dict[str, None] = {}
-    first_of: dict[str, int] = {}  # each prediction fingerprint's best member
     for member, features in zip(members, used):
         figures = {k: v for k, v in figures_of(member.to_dict(with_model=False)).items() if v is not None}
         seen.update(dict.fromkeys(figures))
@@ -227,7 +228,7 @@ def explorer_document(details: dict[str, Any], members: Sequence[Any], registry:
                 "text": printable(member.model_text or "", newlines=True),
                 "features": features,
                 "f": figures,
-                "like": first_of.setdefault(member.fingerprint, member.rank) if member.fingerprint else None,
+                "like": like.get(member.rank),
             }
         )
     doc: dict[str, Any] = {
