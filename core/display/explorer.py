@@ -8,8 +8,9 @@ never builds markup from data (it sets ``textContent``). The document holds:
 
 - each kept member's figures (``glasswork.rashomon.query.figures_of``: the names ``--where`` and
   ``--sort`` take), its rules as it prints them, the features it uses (indices into
-  ``features``) and the best member with its prediction fingerprint on the training rows
-  (``like``: lists that differ in their text often decide every row alike); ``columns`` maps
+  ``features``) and the member it decides as (``like``: ``glasswork.rashomon.decides_as``, as the
+  ``glasswork rashomon`` listing says it: lists that differ in their text often decide every
+  training row alike); ``columns`` maps
   each raw column of the data to the features made from it, as ``uses(COLUMN)`` reads it
   (``glasswork.rashomon.multiplicity.raw_columns``), so the page filters on "uses"/"avoids"
   exactly as ``--where`` does;
