@@ -165,7 +165,7 @@ def rashomon(
     else:
         render_rashomon(summary, [], console)
         console.print(plain_text(_decisions_text(like), "dim"))
-    _list_members(choice, members, listed, _columns(listed, shown, summary.fairness), console, matched)
+    _list_members(choice, members, listed, _columns(listed, shown, summary.fairness), console, matched, summary.kept)
     if points:
         _print_points(points, console)
 
@@ -289,16 +289,19 @@ def _list_members(
     figures: list[str],
     console: Any,
     matched: int | None = None,
+    kept: int | None = None,
 ) -> None:
     """The members a listing shows: first what it was narrowed to (how many matched, in which
-    order, when the limit cut them), then the table, then which members have no figures to be
-    chosen by."""
+    order, when the limit cut them: ``matched``, else ``kept`` when nothing filtered), then the
+    table, then which members have no figures to be chosen by."""
     from glasswork.display.console import plain_text, rashomon_table
 
     filters = [*(f"uses {n!r}" for n in choice.uses), *(f"avoids {n!r}" for n in choice.avoids)]
     if choice.where is not None:
         filters.append(f"match {choice.where!r}")
     count = len(members) if matched is None else matched
+    if matched is None and kept is not None and not (choice.uses or choice.avoids):
+        count = max(kept, len(members))
     said = f"{count:,} kept member(s)" + (f" that {' and '.join(filters)}" if filters else "")
     if choice.distinct:
         said += ", one per distinct decision"
@@ -403,7 +406,7 @@ def _point_set(store: Any, run_id: str, point: PointSet, choice: Choice, as_json
     if kept:
         console.print(plain_text(_decisions_text(like), "dim"))
         listed = _listed(members, like)
-        _list_members(choice, members, listed, _columns(listed, shown, None), console, matched)
+        _list_members(choice, members, listed, _columns(listed, shown, None), console, matched, kept)
     else:
         console.print(plain_text("no member of this point's set is kept", "dim"))
 

@@ -114,6 +114,9 @@ def test_a_filtered_listing_is_the_answer_first(call):
     assert "reliance min" in full and full.index("reliance min") < full.index(f"{matched} kept member(s) that match")
     plain = call("rashomon", "latest").stdout  # no filter: the set's summary, as before
     assert "reliance min" in plain and "kept member(s) that" not in plain
+    kept = len(listed(call)["models"])
+    cut = call("rashomon", "latest", "--limit", "3").stdout  # the limit cut says from how many
+    assert f"{kept} kept member(s); the first 3 listed (--limit)" in cut
 
 
 def test_a_figure_named_without_its_part_is_told_the_one_meant(call):
