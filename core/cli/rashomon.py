@@ -413,16 +413,21 @@ def _point_set(store: Any, run_id: str, point: PointSet, choice: Choice, as_json
 
 def _show(store: Any, run_id: str, rank: int, as_json: bool, *, point: int | None = None) -> None:
     member = member_at(store, run_id, rank, want_model=True, as_json=as_json, point=point)
+    like = store.rashomon_decisions(run_id, point=point)
     if as_json:
         click.echo(
             json.dumps(
-                {"run_id": run_id, **({} if point is None else {"point": point}), **member.to_dict()},
+                {
+                    "run_id": run_id,
+                    **({} if point is None else {"point": point}),
+                    **_with_decision(member.to_dict(), like),
+                },
                 indent=2,
                 allow_nan=False,
             )
         )
         return
-    from glasswork.display.console import fmt_number, make_console, plain_text
+    from glasswork.display.console import decision_text, fmt_number, make_console, plain_text
     from glasswork.display.views import model_view
 
     console = make_console()
@@ -430,7 +435,7 @@ def _show(store: Any, run_id: str, rank: int, as_json: bool, *, point: int | Non
     console.print(
         plain_text(
             f"member {rank}: objective {fmt_number(member.objective, 10)}; features {features}; "
-            f"fingerprint {member.fingerprint}",
+            f"decides as {decision_text(_with_decision(member.to_dict(), like))} (fingerprint {member.fingerprint})",
             "bold",
         )
     )

@@ -81,6 +81,10 @@ def test_each_member_decides_as_the_best_member_predicting_alike(call):
     alike = next(m for m in every if m["decides_as"] != m["rank"])
     line = next(row for row in text.splitlines() if row.strip().startswith(f"{alike['rank']} "))
     assert line.rstrip().endswith(f"member {alike['decides_as']}")
+    shown = call("rashomon", "latest", "--show", str(alike["rank"])).stdout
+    assert f"decides as member {alike['decides_as']} (fingerprint {alike['fingerprint']})" in shown
+    one = json.loads(call("rashomon", "latest", "--show", str(alike["rank"]), "--json").stdout)
+    assert one["decides_as"] == alike["decides_as"]
 
 
 def test_distinct_lists_the_first_listed_member_of_each_decision(call):
