@@ -15,8 +15,9 @@ prediction); ``ambiguous``, whether the members disagree on the predicted class.
 
 Columns of the file the user asks to keep (``--keep COL``, ``--keep-all``: an applicant's id, say)
 are copied to the output after ``row``, on every row (those without a prediction too): a column
-the models do not read is copied as text, as the file writes it (``"007"`` stays ``"007"``), one
-they read as they read it; a missing cell is empty. A kept column whose name is an output's is
+the models do not read is read as a category column, so as the file holds it (a CSV's ``"007"``
+stays ``"007"``, a Parquet file's integers stay integers), one they read as they read it; a
+missing cell is empty. A kept column whose name is an output's is
 written as ``input_NAME`` (and so on, until the name is free), and the notes say so.
 """
 
