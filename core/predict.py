@@ -15,10 +15,10 @@ prediction); ``ambiguous``, whether the members disagree on the predicted class.
 
 Columns of the file the user asks to keep (``--keep COL``, ``--keep-all``: an applicant's id, say)
 are copied to the output after ``row``, on every row (those without a prediction too): a column
-the models do not read is read as a category column, so as the file holds it (a CSV's ``"007"``
-stays ``"007"``, a Parquet file's integers stay integers), one they read as they read it; a
-missing cell is empty. A kept column whose name is an output's is
-written as ``input_NAME`` (and so on, until the name is free), and the notes say so.
+the models do not read as the file holds it (a CSV's cells as text: ``"007"`` stays ``"007"``; a
+Parquet file's with their types: integers stay integers), one they read as they read it; a
+missing cell is empty. A kept column whose name is an output's is written as ``input_NAME`` (and
+so on, until the name is free), and the notes say so.
 """
 
 from __future__ import annotations
@@ -98,13 +98,14 @@ def read_rows(
     ``keep`` names that the models do not read. A ``DataError`` when the file cannot be read, lacks
     a column the models read or ``keep`` names, or holds no number in any row of a column the
     models compare as numbers."""
-    from glasswork.data.sources import read_table
+    from glasswork.data.sources import is_parquet, read_table
 
     reads = _reads(inputs)
     texts = {c.column for i in inputs for f in i.features for c in f.all or [] if not c.numeric}
     stored = _stored_types(details.get("spec"))
     types = {c: str(t) for c, t in stored.items() if c in reads}
-    types.update({c: "category" for c in (*texts, *keep.names) if c not in types and c not in reads})
+    as_written = () if is_parquet(path) else keep.names  # a Parquet file's columns have their own types
+    types.update({c: "category" for c in (*texts, *as_written) if c not in types and c not in reads})
     source = str(path)
     if not source.startswith(("data:", "sklearn:", "openml:")):
         if not path.is_file():
@@ -134,7 +135,11 @@ def read_rows(
             file=table.origin,
             hint=f"its columns are: {', '.join(map(repr, table.names))}",
         )
-    if keep.every and (others := [c for c in table.names if c not in reads and c not in types]):
+    if (
+        keep.every
+        and not is_parquet(path)
+        and (others := [c for c in table.names if c not in reads and c not in types])
+    ):
         # every column kept: read again with those the models do not read as text, as --keep reads them
         table = read_table(source, Path.cwd(), None, {**types, **dict.fromkeys(others, "category")})
     numeric = {c for i in inputs for c in i.numeric_columns}

@@ -373,3 +373,19 @@ def test_a_column_to_keep_that_is_not_there_is_exit_2_naming_it_and_the_file(gla
     assert "\x1b" not in missing.stderr and "'id'" in missing.stderr  # the columns it has
     both = glasswork("predict", "latest", str(loans_set), "--keep", "id", "--keep-all", ok=False)
     assert both.exit_code == 2 and "not both" in both.stderr
+
+
+def test_a_kept_column_of_a_parquet_file_keeps_its_type(glasswork, loans_set, tmp_path):
+    con = duckdb.connect()
+    try:
+        con.execute(
+            'COPY (SELECT CAST(id AS INTEGER) + 7 AS "app\'id", * FROM read_csv(?, all_varchar=true)) '
+            "TO ? (FORMAT parquet)",
+            [str(loans_set), str(tmp_path / "new.parquet")],
+        )
+    finally:
+        con.close()
+    rows = predicted(glasswork, tmp_path / "new.parquet", "--keep", "app'id", "--set")
+    assert [r["app'id"] for r in rows] == [str(i + 7) for i in range(150)]
+    glasswork("predict", "latest", str(tmp_path / "new.parquet"), "--keep", "app'id", "-o", "o.parquet")
+    assert [r["app'id"] for r in read_parquet(tmp_path / "o.parquet")] == list(range(7, 157))
