@@ -12,6 +12,13 @@ A set's prediction per row (binary classifiers): ``vote_share``, the fraction of
 predicting the positive class; ``risk_min`` and ``risk_max``, the lowest and highest probability
 of the positive class among the members (a member without probabilities counts its 0/1
 prediction); ``ambiguous``, whether the members disagree on the predicted class.
+
+Columns of the file the user asks to keep (``--keep COL``, ``--keep-all``: an applicant's id, say)
+are copied to the output after ``row``, on every row (those without a prediction too): a column
+the models do not read as the file holds it (a CSV's cells as text: ``"007"`` stays ``"007"``; a
+Parquet file's with their types: integers stay integers), one they read as they read it; a
+missing cell is empty. A kept column whose name is an output's is written as ``input_NAME`` (and
+so on, until the name is free), and the notes say so.
 """
 
 from __future__ import annotations
@@ -34,6 +41,19 @@ if TYPE_CHECKING:
 
 ROW = "row"  # the output column of each row's number in the data file (1 = the first data row)
 NO_PREDICTION = "no_prediction"  # why a row has no prediction (empty where it has one)
+
+
+@dataclass(frozen=True)
+class Kept:
+    """The columns of the data file to copy to the output: ``names`` in the order asked, or every
+    column of the file (``every``)."""
+
+    names: tuple[str, ...] = ()
+    every: bool = False
+
+
+KEEP_NOTHING = Kept()
+KEPT_PREFIX = "input_"  # before a kept column's name when an output column has that name
 
 
 @dataclass
@@ -70,18 +90,22 @@ def member_model(details: dict[str, Any], rank: int, objective: float | None, mo
 # -- reading the data file -------------------------------------------------------------------------------
 
 
-def read_rows(path: Path, details: Mapping[str, Any], inputs: Sequence[ModelInputs]) -> Table:
+def read_rows(
+    path: Path, details: Mapping[str, Any], inputs: Sequence[ModelInputs], keep: Kept = KEEP_NOTHING
+) -> Table:
     """The data file as the run read its data: the stored spec's ``data.types`` for the columns the
-    models read, category columns read as written (``"003"`` stays ``"003"``). A ``DataError`` when
-    the file cannot be read, lacks a column the models read, or holds no number in any row of a
-    column the models compare as numbers."""
-    from glasswork.data.sources import read_table
+    models read, category columns read as written (``"003"`` stays ``"003"``), and so the columns
+    ``keep`` names that the models do not read. A ``DataError`` when the file cannot be read, lacks
+    a column the models read or ``keep`` names, or holds no number in any row of a column the
+    models compare as numbers."""
+    from glasswork.data.sources import is_parquet, read_table
 
     reads = _reads(inputs)
     texts = {c.column for i in inputs for f in i.features for c in f.all or [] if not c.numeric}
     stored = _stored_types(details.get("spec"))
     types = {c: str(t) for c, t in stored.items() if c in reads}
-    types.update({c: "category" for c in texts if c not in types})
+    as_written = () if is_parquet(path) else keep.names  # a Parquet file's columns have their own types
+    types.update({c: "category" for c in (*texts, *as_written) if c not in types and c not in reads})
     source = str(path)
     if not source.startswith(("data:", "sklearn:", "openml:")):
         if not path.is_file():
@@ -104,6 +128,20 @@ def read_rows(path: Path, details: Mapping[str, Any], inputs: Sequence[ModelInpu
             file=table.origin,
             hint=f"the model reads {', '.join(map(repr, reads))}; its columns are: {', '.join(map(repr, table.names))}",
         )
+    unknown = [c for c in dict.fromkeys(keep.names) if c not in table.columns]
+    if unknown:
+        raise DataError(
+            f"the file has no column {', '.join(map(repr, unknown))} to keep (--keep)",
+            file=table.origin,
+            hint=f"its columns are: {', '.join(map(repr, table.names))}",
+        )
+    if (
+        keep.every
+        and not is_parquet(path)
+        and (others := [c for c in table.names if c not in reads and c not in types])
+    ):
+        # every column kept: read again with those the models do not read as text, as --keep reads them
+        table = read_table(source, Path.cwd(), None, {**types, **dict.fromkeys(others, "category")})
     numeric = {c for i in inputs for c in i.numeric_columns}
     for c in reads:
         if c in numeric and table.n_rows:
@@ -171,9 +209,11 @@ def _needs_inputs(model: LoadedModel, what: str) -> ModelInputs:
 # -- predicting ------------------------------------------------------------------------------------------
 
 
-def predict_model(model: LoadedModel, path: Path, details: Mapping[str, Any], what: str = "the run") -> Predictions:
+def predict_model(
+    model: LoadedModel, path: Path, details: Mapping[str, Any], what: str = "the run", keep: Kept = KEEP_NOTHING
+) -> Predictions:
     """One model's predictions: ``prediction``, and for a classifier ``p_<class>`` per class."""
-    table = read_rows(path, details, [_needs_inputs(model, what)])
+    table = read_rows(path, details, [_needs_inputs(model, what)], keep)
     columns = raw_columns(table)
     out: dict[str, np.ndarray] = {ROW: table.rows.astype(np.int64)}
     out["prediction"] = np.asarray(model.predict(columns), dtype=object)
@@ -185,14 +225,16 @@ def predict_model(model: LoadedModel, path: Path, details: Mapping[str, Any], wh
     reasons = _no_prediction(model, columns)
     out["prediction"][reasons != ""] = None
     out[NO_PREDICTION] = reasons
-    return Predictions(out, str(path))
+    return _with_kept(Predictions(out, str(path)), table, keep)
 
 
-def predict_set(models: Sequence[LoadedModel], path: Path, details: Mapping[str, Any]) -> Predictions:
+def predict_set(
+    models: Sequence[LoadedModel], path: Path, details: Mapping[str, Any], keep: Kept = KEEP_NOTHING
+) -> Predictions:
     """The set's prediction per row (module docstring); a row any member cannot predict gets none."""
     positive = positive_class(models)
     inputs = [_needs_inputs(m, f"member {k}") for k, m in enumerate(models, start=1)]
-    table = read_rows(path, details, inputs)
+    table = read_rows(path, details, inputs, keep)
     columns = raw_columns(table)
     votes = np.zeros((len(models), table.n_rows), dtype=np.float64)
     risks = np.zeros((len(models), table.n_rows), dtype=np.float64)
@@ -221,7 +263,31 @@ def predict_set(models: Sequence[LoadedModel], path: Path, details: Mapping[str,
         "ambiguous": ambiguous,
         NO_PREDICTION: reasons,
     }
-    return Predictions(out, str(path))
+    return _with_kept(Predictions(out, str(path)), table, keep)
+
+
+def _with_kept(predictions: Predictions, table: Table, keep: Kept) -> Predictions:
+    """``predictions`` with the kept columns of ``table`` after ``row`` (module docstring): a
+    missing cell ``None``, a name an output has prefixed with ``input_`` until it is free."""
+    names = list(table.names) if keep.every else list(dict.fromkeys(keep.names))
+    if not names:
+        return predictions
+    outputs = dict(predictions.columns)
+    taken = {*outputs, *names}
+    columns: dict[str, np.ndarray] = {ROW: outputs.pop(ROW)}
+    for name in names:
+        written = name
+        if name in predictions.columns:
+            while written in taken:
+                written = KEPT_PREFIX + written
+        if written != name:
+            predictions.notes.append(f"kept column {name!r} is written as {written!r} (an output has its name)")
+        taken.add(written)
+        values = np.asarray(table.columns[name], dtype=object).copy()
+        values[np.asarray(table.missing[name], dtype=bool)] = None
+        columns[written] = values
+    columns.update(outputs)
+    return Predictions(columns, predictions.source, predictions.notes)
 
 
 # -- writing ---------------------------------------------------------------------------------------------

@@ -24,26 +24,55 @@ if TYPE_CHECKING:
     "Predict with every kept member of the run's Rashomon set: per row the members' vote share, "
     "their lowest and highest risk, and whether they disagree.",
 )
+@click.option(
+    "--keep",
+    "keep",
+    multiple=True,
+    metavar="COLUMN",
+    help="Copy this column of DATA to the output, after row (repeatable): an id to join on, say.",
+)
+@click.option("--keep-all", is_flag=True, help="Copy every column of DATA to the output, after row.")
 @file_option("-o", "--output", help="Write to this file: Parquet for .parquet/.pq, else CSV (default: CSV on stdout).")
 @DB_OPTION
-def predict(run_ref: str, data: Path, member: int | None, whole_set: bool, output: Path | None, db: str | None) -> None:
+def predict(
+    run_ref: str,
+    data: Path,
+    member: int | None,
+    whole_set: bool,
+    keep: tuple[str, ...],
+    keep_all: bool,
+    output: Path | None,
+    db: str | None,
+) -> None:
     """Predict the rows of DATA (a CSV or Parquet file with the columns the run was trained on)
     with the model of RUN (an id prefix or 'latest'). A row with no usable value in a column the
-    model reads gets no prediction; the column no_prediction says why."""
+    model reads gets no prediction; the column no_prediction says why. --keep COLUMN copies
+    columns of DATA (an id) to every row of the output, as the file writes them."""
     from glasswork.data.problem import DataError
     from glasswork.export import ExportError, trained_where
     from glasswork.quoting import printable
-    from glasswork.predict import csv_text, member_model, predict_model, predict_set, run_model, write_predictions
+    from glasswork.predict import (
+        Kept,
+        csv_text,
+        member_model,
+        predict_model,
+        predict_set,
+        run_model,
+        write_predictions,
+    )
 
     if member is not None and whole_set:
         fail("give --member RANK or --set, not both", EXIT_INVALID)
+    if keep and keep_all:
+        fail("give --keep COLUMN or --keep-all, not both", EXIT_INVALID)
+    kept = Kept(keep, keep_all)
     store = store_at(db)
     [run_id] = resolve_runs(store, (run_ref,))
     details = store.details(run_id)
     try:
         if whole_set:
             models = set_models(store, run_id, details)
-            predictions = predict_set(models, data, details)
+            predictions = predict_set(models, data, details, kept)
             summary = set_of(store, run_id)
             predictions.notes.append(
                 f"over the {len(models):,} kept member(s) of the {summary.count:,} the set counts"
@@ -53,10 +82,10 @@ def predict(run_ref: str, data: Path, member: int | None, whole_set: bool, outpu
             set_of(store, run_id)
             row = member_at(store, run_id, member, want_model=True)
             predictions = predict_model(
-                member_model(details, member, row.objective, row.model), data, details, f"member {member}"
+                member_model(details, member, row.objective, row.model), data, details, f"member {member}", kept
             )
         else:
-            predictions = predict_model(run_model(details), data, details)
+            predictions = predict_model(run_model(details), data, details, keep=kept)
         if output is not None:
             write_predictions(predictions, output)
     except DataError as exc:

@@ -43,7 +43,20 @@ if TYPE_CHECKING:
 )
 @click.option("--sort", "sort", metavar="NAME", help="Order by this figure, smallest first (-NAME: largest first).")
 @click.option("--desc", is_flag=True, help="With --sort: largest first.")
+@click.option(
+    "--distinct",
+    is_flag=True,
+    help="One member per distinct decision: of the members that predict every training row alike "
+    "(the 'decides as' column), only the first listed.",
+)
 @click.option("--limit", type=COUNT, default=50, show_default=True, help="List at most this many.")
+@click.option(
+    "--summary",
+    "full_summary",
+    is_flag=True,
+    help="With --uses, --avoids, --where, --sort or --distinct: print the whole set summary (multiplicity, "
+    "reliance, fairness range) before the members, as the listing without them does.",
+)
 @click.option("--show", "show_rank", type=COUNT, metavar="RANK", help="Show member RANK's model.")
 @click.option(
     "--pick",
@@ -77,7 +90,9 @@ def rashomon(
     where: str | None,
     sort: str | None,
     desc: bool,
+    distinct: bool,
     limit: int,
+    full_summary: bool,
     show_rank: int | None,
     pick_rank: int | None,
     fmt: str,
@@ -89,8 +104,9 @@ def rashomon(
     db: str | None,
 ) -> None:
     """List the Rashomon set of RUN (an id prefix or 'latest'): its summary, then its kept
-    members best first (rank, objective, their figures, rules or features, fingerprint);
-    --where and --sort choose and order them by their figures."""
+    members best first (rank, objective, their figures, rules or features, and the best member
+    that decides every training row alike); --where and --sort choose and order them by their
+    figures, and then the listing is the answer: the set in one line, how many match, the members."""
     if show_rank is not None and pick_rank is not None:
         fail("give --show or --pick, not both", EXIT_INVALID, as_json=as_json)
     store = store_at(db)
@@ -103,7 +119,7 @@ def rashomon(
         elif show_rank is not None:
             _show(store, run_id, show_rank, as_json, point=point)
         else:
-            _point_set(store, run_id, chosen, Choice(uses, avoids, where, sort, desc, limit), as_json)
+            _point_set(store, run_id, chosen, Choice(uses, avoids, where, sort, desc, limit, distinct), as_json)
         return
     if points and store.rashomon_summary(run_id) is None and show_rank is None and pick_rank is None:
         _points_only(run_id, points, as_json)
@@ -121,8 +137,8 @@ def rashomon(
     details = store.details(run_id)
     if details.get("state") == "running":
         summary = summary.live()  # a live run's set so far, not a stopped enumeration
-    choice = Choice(uses, avoids, where, sort, desc, limit)
-    members, shown, matched = _chosen(store, run_id, details, choice, as_json)
+    choice = Choice(uses, avoids, where, sort, desc, limit, distinct)
+    members, shown, matched, like = _chosen(store, run_id, details, choice, as_json)
     if as_json:
         click.echo(
             json.dumps(
@@ -130,8 +146,9 @@ def rashomon(
                     "run_id": run_id,
                     **summary.to_dict(),
                     "filters": choice.to_dict(),
+                    "decisions": len(set(like.values())),
                     **({} if matched is None else {"matched": matched}),
-                    "models": [m.to_dict() for m in members],
+                    "models": [_with_decision(m.to_dict(), like) for m in members],
                     **({"points": [p.to_dict() for p in points]} if points else {}),
                 },
                 indent=2,
@@ -139,12 +156,16 @@ def rashomon(
             )
         )
         return
-    from glasswork.display.console import make_console, render_rashomon
+    from glasswork.display.console import make_console, plain_text, rashomon_summary_text, render_rashomon
 
     console = make_console()
-    listed = _listed(members)
-    render_rashomon(summary, listed, console, _columns(listed, shown, summary.fairness))
-    _say_choice(choice, members, console, matched)
+    listed = _listed(members, like)
+    if choice.narrows and not full_summary:  # the answer first: the set in one line, then what matched
+        console.print(plain_text(f"{rashomon_summary_text(summary)}; {_decisions_text(like)}"))
+    else:
+        render_rashomon(summary, [], console)
+        console.print(plain_text(_decisions_text(like), "dim"))
+    _list_members(choice, members, listed, _columns(listed, shown, summary.fairness), console, matched, summary.kept)
     if points:
         _print_points(points, console)
 
@@ -160,6 +181,13 @@ class Choice:
     sort: str | None = None
     desc: bool = False
     limit: int = 50
+    distinct: bool = False
+
+    @property
+    def narrows(self) -> bool:
+        """Whether the listing answers a question (a filter, an order, one per decision) rather
+        than shows the set."""
+        return bool(self.uses or self.avoids or self.where is not None or self.sort is not None or self.distinct)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -168,18 +196,20 @@ class Choice:
             "where": self.where,
             "sort": self.sort,
             "descending": self.desc or (self.sort or "").strip().startswith("-"),
+            "distinct": self.distinct,
             "limit": self.limit,
         }
 
 
 def _chosen(
     store: Any, run_id: str, details: dict[str, Any], choice: Choice, as_json: bool, point: int | None = None
-) -> tuple[list[Any], list[str], int | None]:
-    """The members ``choice`` lists, the figures it names (columns the listing shows) and how
-    many matched before ``--limit`` (``None`` when the store applied it): the store filters by
-    ``--uses``/``--avoids``; ``--where`` and ``--sort`` read every member's figures (recorded
-    with the set, never recomputed), so the limit applies after them. An expression or a figure
-    that cannot be read is exit 2, its column pointed at."""
+) -> tuple[list[Any], list[str], int | None, dict[int, int]]:
+    """The members ``choice`` lists, the figures it names (columns the listing shows), how
+    many matched before ``--limit`` (``None`` when the store applied it) and which member each
+    kept member decides as (``RunStore.rashomon_decisions``): the store filters by
+    ``--uses``/``--avoids``; ``--where``, ``--sort`` and ``--distinct`` read every member's
+    figures (recorded with the set, never recomputed), so the limit applies after them. An
+    expression or a figure that cannot be read is exit 2, its column pointed at."""
     from glasswork.rashomon.features import feature_lookup
     from glasswork.rashomon.query import QueryError, compile_query, figure_names, sort_key, sorted_members
 
@@ -187,8 +217,9 @@ def _chosen(
         name: _features_named(store, run_id, details, name, as_json, point) for name in (*choice.uses, *choice.avoids)
     }
     uses, avoids = [resolved[n] for n in choice.uses], [resolved[n] for n in choice.avoids]
-    if choice.where is None and choice.sort is None:
-        return store.rashomon_members(run_id, uses, avoids, choice.limit, point=point), [], None
+    like = store.rashomon_decisions(run_id, point=point)
+    if choice.where is None and choice.sort is None and not choice.distinct:
+        return store.rashomon_members(run_id, uses, avoids, choice.limit, point=point), [], None, like
     members = store.rashomon_members(run_id, uses, avoids, point=point)
     known = figure_names(store.rashomon_members(run_id, point=point))
     option = "--where"
@@ -206,7 +237,37 @@ def _chosen(
     except QueryError as exc:
         where = {"option": option, "column": exc.position + 1}
         fail(_query_error(option, exc), EXIT_INVALID, as_json=as_json, extra=where)
-    return members[: choice.limit], shown, len(members)
+    if choice.distinct:
+        members = one_per_decision(members, like)
+    return members[: choice.limit], shown, len(members), like
+
+
+def one_per_decision(members: list[Any], like: dict[int, int]) -> list[Any]:
+    """The first of ``members`` (in their listed order) for each distinct decision ``like`` says
+    (a member whose decisions are not known stands for itself)."""
+    seen: set[int] = set()
+    out = []
+    for member in members:
+        decision = like.get(member.rank, member.rank)
+        if decision not in seen:
+            seen.add(decision)
+            out.append(member)
+    return out
+
+
+def _with_decision(doc: dict[str, Any], like: dict[int, int]) -> dict[str, Any]:
+    """A member's JSON form with ``decides_as``: the rank of the best member that predicts every
+    training row as it does (its own rank when none ranks above it; ``null`` when not known)."""
+    return {**doc, "decides_as": like.get(int(doc["rank"]))}
+
+
+def _decisions_text(like: dict[int, int]) -> str:
+    """How many distinct decisions the kept members make, in words."""
+    distinct = len(set(like.values()))
+    return (
+        f"the {len(like):,} kept member(s) decide the training rows in {distinct:,} distinct way(s) "
+        "('decides as': the best member predicting every training row alike; --distinct lists one per way)"
+    )
 
 
 def _query_error(option: str, error: Any) -> str:
@@ -221,24 +282,39 @@ def _columns(listed: list[dict[str, Any]], chosen: list[str], fairness: dict[str
     return shown_figures(figure_names_of(listed), chosen, fairness)
 
 
-def _say_choice(choice: Choice, members: list[Any], console: Any, matched: int | None = None) -> None:
-    """What the listing was narrowed to (how many matched, when the limit cut them), and which
-    members have no figures to be chosen by."""
-    from glasswork.display.console import plain_text
+def _list_members(
+    choice: Choice,
+    members: list[Any],
+    listed: list[dict[str, Any]],
+    figures: list[str],
+    console: Any,
+    matched: int | None = None,
+    kept: int | None = None,
+) -> None:
+    """The members a listing shows: first what it was narrowed to (how many matched, in which
+    order, when the limit cut them: ``matched``, else ``kept`` when nothing filtered), then the
+    table, then which members have no figures to be chosen by."""
+    from glasswork.display.console import plain_text, rashomon_table
 
     filters = [*(f"uses {n!r}" for n in choice.uses), *(f"avoids {n!r}" for n in choice.avoids)]
     if choice.where is not None:
         filters.append(f"match {choice.where!r}")
     count = len(members) if matched is None else matched
-    cut = f"; the first {len(members):,} listed (--limit)" if count > len(members) else ""
-    if filters:
-        console.print(plain_text(f"{count:,} kept member(s) that {' and '.join(filters)}{cut}", "dim"))
-    elif cut:
-        console.print(plain_text(f"{count:,} kept member(s){cut}", "dim"))
+    if matched is None and kept is not None and not (choice.uses or choice.avoids):
+        count = max(kept, len(members))
+    said = f"{count:,} kept member(s)" + (f" that {' and '.join(filters)}" if filters else "")
+    if choice.distinct:
+        said += ", one per distinct decision"
     if choice.sort is not None:
         order = "largest" if choice.to_dict()["descending"] else "smallest"
-        console.print(plain_text(f"sorted by {choice.sort.strip().lstrip('-')}, {order} first", "dim"))
-    if not members:
+        said += f"; sorted by {choice.sort.strip().lstrip('-')}, {order} first"
+    if count > len(members):
+        said += f"; the first {len(members):,} listed (--limit)"
+    if choice.narrows or count > len(members):
+        console.print(plain_text(said, "bold" if choice.narrows else "dim"))
+    if members:
+        console.print(rashomon_table(listed, figures=figures))
+    else:
         console.print(plain_text("no kept member matches", "dim"))
     bare = sum(1 for m in members if m.metrics is None)
     if bare:
@@ -252,11 +328,12 @@ def _say_choice(choice: Choice, members: list[Any], console: Any, matched: int |
         )
 
 
-def _listed(members: list[Any]) -> list[dict[str, Any]]:
-    """Members as a listing prints them: without their models, with their rules in order."""
+def _listed(members: list[Any], like: dict[int, int]) -> list[dict[str, Any]]:
+    """Members as a listing prints them: without their models, with their rules in order and the
+    member each decides as."""
     from glasswork.display.console import member_rules
 
-    return [{**m.to_dict(with_model=False), "rules": member_rules(m.model)} for m in members]
+    return [{**_with_decision(m.to_dict(with_model=False), like), "rules": member_rules(m.model)} for m in members]
 
 
 POINTS_ONLY = (
@@ -311,40 +388,46 @@ def _point_set(store: Any, run_id: str, point: PointSet, choice: Choice, as_json
     k = point.point
     details = store.details(run_id)
     kept = len(store.rashomon_members(run_id, point=k))
-    members, shown, matched = _chosen(store, run_id, details, choice, as_json, k)
+    members, shown, matched, like = _chosen(store, run_id, details, choice, as_json, k)
     if as_json:
         document = {
             "run_id": run_id,
             **point.listing(kept),
             "filters": choice.to_dict(),
-            "models": [m.to_dict() for m in members],
+            "decisions": len(set(like.values())),
+            "models": [_with_decision(m.to_dict(), like) for m in members],
         }
         click.echo(json.dumps(document, indent=2, allow_nan=False))
         return
-    from glasswork.display.console import make_console, plain_text, rashomon_summary_text, rashomon_table
+    from glasswork.display.console import make_console, plain_text, rashomon_summary_text
 
     console = make_console()
     console.print(plain_text(f"point {k}'s set: {rashomon_summary_text(point.summary(kept))}", "bold"))
-    if members:
-        listed = _listed(members)
-        console.print(rashomon_table(listed, figures=_columns(listed, shown, None)))
-        _say_choice(choice, members, console, matched)
+    if kept:
+        console.print(plain_text(_decisions_text(like), "dim"))
+        listed = _listed(members, like)
+        _list_members(choice, members, listed, _columns(listed, shown, None), console, matched, kept)
     else:
-        console.print(plain_text("no kept member matches" if kept else "no member of this point's set is kept", "dim"))
+        console.print(plain_text("no member of this point's set is kept", "dim"))
 
 
 def _show(store: Any, run_id: str, rank: int, as_json: bool, *, point: int | None = None) -> None:
     member = member_at(store, run_id, rank, want_model=True, as_json=as_json, point=point)
+    like = store.rashomon_decisions(run_id, point=point)
     if as_json:
         click.echo(
             json.dumps(
-                {"run_id": run_id, **({} if point is None else {"point": point}), **member.to_dict()},
+                {
+                    "run_id": run_id,
+                    **({} if point is None else {"point": point}),
+                    **_with_decision(member.to_dict(), like),
+                },
                 indent=2,
                 allow_nan=False,
             )
         )
         return
-    from glasswork.display.console import fmt_number, make_console, plain_text
+    from glasswork.display.console import decision_text, fmt_number, make_console, plain_text
     from glasswork.display.views import model_view
 
     console = make_console()
@@ -352,7 +435,7 @@ def _show(store: Any, run_id: str, rank: int, as_json: bool, *, point: int | Non
     console.print(
         plain_text(
             f"member {rank}: objective {fmt_number(member.objective, 10)}; features {features}; "
-            f"fingerprint {member.fingerprint}",
+            f"decides as {decision_text(_with_decision(member.to_dict(), like))} (fingerprint {member.fingerprint})",
             "bold",
         )
     )

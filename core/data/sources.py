@@ -182,6 +182,12 @@ def missing_mask(col: np.ndarray) -> np.ndarray:
     return np.zeros(col.shape[0], dtype=bool)
 
 
+def is_parquet(path: Path) -> bool:
+    """Whether glasswork reads ``path`` as a Parquet file (its columns typed by the file), not as CSV
+    (its cells read as text, typed by glasswork)."""
+    return path.suffix.lower() in (".parquet", ".pq")
+
+
 def read_table(
     source: str,
     base_dir: Path,
@@ -311,7 +317,7 @@ def read_file(
                 else ""
             ),
         )
-    parquet = path.suffix.lower() in (".parquet", ".pq")
+    parquet = is_parquet(path)
     reader = "read_parquet($path)" if parquet else "read_csv($path, sample_size=-1, all_varchar=true)"
     config = sandbox_config(bounds.memory)
     con = duckdb.connect(config=config)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from glasswork.contract.events import Event
 from glasswork.contract.result import relative_gap
 from glasswork.quoting import terminal_text
-from glasswork.rashomon import PointSet, SetSummary
+from glasswork.rashomon import PointSet, SetSummary, decides_as
 from glasswork.startup import discard_output
 from rich.console import Console, Group
 from rich.live import Live
@@ -305,7 +305,11 @@ def render_outcome(outcome: RunOutcome, console: Console) -> None:
     rset = result.rashomon
     if rset is not None:
         console.print()
-        members = [{"rank": i + 1, **m.to_dict()} for i, m in enumerate(rset.members[:RUN_MEMBERS_SHOWN])]
+        like = decides_as((i + 1, m.fingerprint) for i, m in enumerate(rset.members))
+        members = [
+            {"rank": i + 1, **m.to_dict(), "decides_as": like.get(i + 1)}
+            for i, m in enumerate(rset.members[:RUN_MEMBERS_SHOWN])
+        ]
         console.print(Text("Rashomon set", style="bold"))
         render_rashomon(SetSummary.of_set(rset, outcome.multiplicity), members, console)
         if rset.kept > len(members):
@@ -426,14 +430,14 @@ def rashomon_table(members: list[dict[str, Any]], *, title: str | None = None, f
     """Members of a set, one line each: rank, objective, the ``figures`` named (``n/a`` where a
     member has none: kept as a summary, or recorded before members had figures), its rules in
     the order the model applies them (``member_rules``; the features it uses for a model without
-    rules) and its fingerprint."""
+    rules) and the member it decides as (its ``decides_as``: ``glasswork.rashomon.decides_as``)."""
     from glasswork.rashomon.query import figures_of
 
     table = Table(title=title, title_justify="left", box=None, pad_edge=False)
     described = [member.get("rules") or member_rules(member.get("model")) for member in members]
     what = "rules" if any(described) else "features"
     columns = [("rank", "right"), ("objective", "right"), *((f, "right") for f in figures)]
-    for column, justify in (*columns, (what, "left"), ("fingerprint", "left")):
+    for column, justify in (*columns, (what, "left"), ("decides as", "left")):
         table.add_column(plain_text(column), justify=justify)  # type: ignore[arg-type]
     for member, rules in zip(members, described):
         features = member.get("features") or []
@@ -444,9 +448,17 @@ def rashomon_table(members: list[dict[str, Any]], *, title: str | None = None, f
             fmt_number(member.get("objective"), 8),
             *(_member_figure(name, values.get(name), member) for name in figures),
             plain_text(text),
-            plain_text(member.get("fingerprint") or "-"),
+            decision_text(member),
         )
     return table
+
+
+def decision_text(member: dict[str, Any]) -> str:
+    """The member a member decides as, for a table cell: ``itself``, ``member K``, ``-`` if not known."""
+    like = member.get("decides_as")
+    if like is None:
+        return "-"
+    return "itself" if like == member.get("rank") else f"member {like}"
 
 
 def _member_figure(name: str, value: float | None, member: dict[str, Any]) -> str:

@@ -8,8 +8,9 @@ never builds markup from data (it sets ``textContent``). The document holds:
 
 - each kept member's figures (``glasswork.rashomon.query.figures_of``: the names ``--where`` and
   ``--sort`` take), its rules as it prints them, the features it uses (indices into
-  ``features``) and the best member with its prediction fingerprint on the training rows
-  (``like``: lists that differ in their text often decide every row alike); ``columns`` maps
+  ``features``) and the member it decides as (``like``: ``glasswork.rashomon.decides_as``, as the
+  ``glasswork rashomon`` listing says it: lists that differ in their text often decide every
+  training row alike); ``columns`` maps
   each raw column of the data to the features made from it, as ``uses(COLUMN)`` reads it
   (``glasswork.rashomon.multiplicity.raw_columns``), so the page filters on "uses"/"avoids"
   exactly as ``--where`` does;
@@ -199,9 +200,11 @@ def explorer_document(details: dict[str, Any], members: Sequence[Any], registry:
     """The JSON the page embeds (module docstring); ``members`` the run's kept members, best first
     (``RunStore.rashomon_members``)."""
     from glasswork.display.console import member_rules
+    from glasswork.rashomon import decides_as
     from glasswork.rashomon.query import figures_of
 
     notes: list[str] = []
+    like = decides_as((m.rank, m.fingerprint) for m in members)
     summary = details.get("rashomon") or {}
     count = int(summary.get("count") or len(members))
     if len(members) > MAX_MEMBERS:
@@ -210,7 +213,6 @@ def explorer_document(details: dict[str, Any], members: Sequence[Any], registry:
     names, columns, used = _features_of(members, details)
     rows = []
     seen: dict[str, None] = {}
-    first_of: dict[str, int] = {}  # each prediction fingerprint's best member
     for member, features in zip(members, used):
         figures = {k: v for k, v in figures_of(member.to_dict(with_model=False)).items() if v is not None}
         seen.update(dict.fromkeys(figures))
@@ -227,7 +229,7 @@ def explorer_document(details: dict[str, Any], members: Sequence[Any], registry:
                 "text": printable(member.model_text or "", newlines=True),
                 "features": features,
                 "f": figures,
-                "like": first_of.setdefault(member.fingerprint, member.rank) if member.fingerprint else None,
+                "like": like.get(member.rank),
             }
         )
     doc: dict[str, Any] = {

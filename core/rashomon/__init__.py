@@ -62,6 +62,20 @@ class RashomonMember:
         return out
 
 
+def decides_as(members: Iterable[tuple[int, str | None]]) -> dict[int, int]:
+    """Each member's rank -> the rank of the best member that decides every training row as it
+    does (the same prediction fingerprint; itself when none ranks above it), from ``(rank,
+    fingerprint)`` pairs. Lists written differently often decide alike (rules reordered, a rule
+    no row reaches), so this is what tells the members' decisions apart; a member without a
+    fingerprint (never the case for a kept one) is left out: its decisions are not known."""
+    best: dict[str, int] = {}
+    out: dict[int, int] = {}
+    for rank, fingerprint in sorted(members, key=lambda pair: pair[0]):
+        if fingerprint:
+            out[rank] = best.setdefault(fingerprint, rank)
+    return out
+
+
 class RashomonError(CertificateError):
     """A solver's Rashomon set contradicts itself (a solver bug, never user error)."""
 

@@ -336,10 +336,28 @@ def _nodes(node: Node) -> Iterable[Node]:
                 yield from _nodes(inner)
 
 
+def closest_figures(name: str, known: Sequence[str], n: int = 3) -> list[str]:
+    """The figures of ``known`` a mistyped ``name`` most likely meant, best first: by ``difflib``'s
+    likeness to the whole name or to its ending after a ``_`` (``auc`` means ``test_auc`` or
+    ``train_auc``, ``parity`` ``statistical_parity``), so a figure named without its part is found."""
+    wanted = name.strip().lower()
+    if not wanted:
+        return []
+
+    def likeness(candidate: str) -> float:
+        parts = candidate.lower().split("_")
+        endings = ["_".join(parts[i:]) for i in range(len(parts))]
+        return max(difflib.SequenceMatcher(None, wanted, ending).ratio() for ending in endings)
+
+    scored = [(likeness(c), -k, c) for k, c in enumerate(known)]
+    return [c for score, _, c in sorted(scored, reverse=True) if score >= 0.7][:n]
+
+
 def unknown_name(text: str, name: str, position: int, known: Sequence[str]) -> QueryError:
-    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
+    """No member has figure ``name``: the closest figures first (``closest_figures``), then every one."""
+    close = closest_figures(name, known)
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    return QueryError(f"no member has a figure {name!r} (figures: {', '.join(known)}){hint}", text, position)
+    return QueryError(f"no member has a figure {name!r}{hint} (figures: {', '.join(known)})", text, position)
 
 
 @dataclass(frozen=True)

@@ -328,6 +328,7 @@ class RunStore:
     rashomon_summary = _reading(rashomon.set_summary)
     rashomon_points = _reading(rashomon.point_sets)
     rashomon_members = _reading(rashomon.members)
+    rashomon_decisions = _reading(rashomon.decisions)
     rashomon_features = _reading(rashomon.features)
 
     def resolve(self, refs: Sequence[str]) -> list[str]:

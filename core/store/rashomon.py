@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from glasswork.rashomon import PointSet, SetProgress, SetSummary, announced_set
+from glasswork.rashomon import PointSet, SetProgress, SetSummary, announced_set, decides_as
 from glasswork.store.schema import finite_or_none, first_row, json_text
 
 if TYPE_CHECKING:
@@ -226,6 +226,15 @@ def point_sets(con: duckdb.DuckDBPyConnection, run_id: str) -> list[PointSet]:
         if progress is not None and progress.point is not None:
             points[progress.point] = PointSet.of_progress(progress, bound, shared=progress.point in shared)
     return [points[k] for k in sorted(points)]
+
+
+def decisions(con: duckdb.DuckDBPyConnection, run_id: str, *, point: int | None = None) -> dict[int, int]:
+    """``glasswork.rashomon.decides_as`` over every kept member of a run's set (or of sweep point
+    ``point``'s): read from ranks and fingerprints only, so a listing cut by ``--limit`` still says
+    which member each decides as, without loading every model."""
+    table, where, params = _members_of(con, run_id, point)
+    sql = f"SELECT rank, fingerprint FROM {table} WHERE {' AND '.join(where)} ORDER BY rank"
+    return decides_as((int(r[0]), r[1]) for r in con.execute(sql, params).fetchall())
 
 
 def members(

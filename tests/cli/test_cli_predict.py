@@ -308,3 +308,84 @@ def test_an_audit_only_column_is_never_read(glasswork, tmp_path):
     pd.read_csv(data).drop(columns=["employment"]).to_csv(tmp_path / "blind.csv", index=False)
     blind = predicted(glasswork, tmp_path / "blind.csv", "--set")
     assert blind == whole and not any("employment" in r["no_prediction"] for r in whole)
+
+
+KEPT = ["applicant '; DROP TABLE x; --", 'say "hi"\x1b[31m', "prediction", "row", "input_prediction"]
+
+
+def loans_to_keep(folder: Path) -> Path:
+    """``loans_with_gaps`` with hostile columns to keep: an id written with leading zeros, quotes and
+    a control character in names, and columns named as outputs are (``prediction``, ``row``)."""
+    frame = pd.read_csv(loans_with_gaps(folder), dtype=str, keep_default_na=False)
+    frame.insert(0, KEPT[0], [f"{i:05d}" for i in range(len(frame))])
+    frame[KEPT[1]] = ["a,b", "", "O'Brien"] * (len(frame) // 3)
+    frame[KEPT[2]], frame[KEPT[3]], frame[KEPT[4]] = "theirs", "r", "x"
+    path = folder / "keep.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def read_parquet(path: Path) -> list[dict[str, object]]:
+    con = duckdb.connect()
+    try:
+        cursor = con.execute("SELECT * FROM read_parquet(?)", [str(path)])
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row)) for row in cursor.fetchall()]
+    finally:
+        con.close()
+
+
+def test_kept_columns_go_with_every_row_as_the_file_writes_them(glasswork, loans_set, tmp_path):
+    """``--keep`` carries the user's id to the output (no join by row number): on every row, those
+    without a prediction too, text as written, names that are an output's renamed, CSV and Parquet alike."""
+    data = loans_to_keep(tmp_path)
+    source = read_csv(data)
+    args = [a for name in (KEPT[0], KEPT[1], "credit_score", *KEPT[2:]) for a in ("--keep", name)]
+    for whole in ((), ("--set",)):
+        rows = predicted(glasswork, data, *whole, *args)
+        names = list(rows[0])
+        theirs = "prediction" if whole else "input_input_prediction"  # the set has no output 'prediction'
+        assert names[:7] == ["row", KEPT[0], KEPT[1], "credit_score", theirs, "input_row", KEPT[4]]
+        assert len(rows) == len(source) == 150
+        for row, given in zip(rows, source):
+            assert row[KEPT[0]] == given[KEPT[0]] and row[KEPT[1]] == given[KEPT[1]]  # "00007" stays "00007"
+            assert row[theirs] == "theirs" and row["input_row"] == "r" and row[KEPT[4]] == "x"
+        gaps = [r for r in rows if r["no_prediction"]]
+        assert {int(r["row"]) for r in gaps} >= {4, 41} and all(r[KEPT[0]] for r in gaps)  # no prediction, still kept
+        assert [r["credit_score"] for r in rows if int(r["row"]) in (4, 41)] == ["", ""]  # a missing cell is empty
+        glasswork("predict", "latest", str(data), *whole, *args, "-o", "out.parquet")
+        table = read_parquet(tmp_path / "out.parquet")
+        assert list(table[0]) == names
+        for row, stored in zip(rows, table):
+            assert stored[KEPT[0]] == row[KEPT[0]] and (stored[KEPT[1]] or "") == row[KEPT[1]]
+    said = glasswork("predict", "latest", str(data), "--keep", "prediction", "-o", "o.csv").stderr
+    assert "kept column 'prediction' is written as 'input_prediction'" in said
+    every = predicted(glasswork, data, "--keep-all")
+    renamed = {"prediction": "input_input_prediction", "row": "input_row"}  # input_prediction is the file's own
+    assert list(every[0])[: len(source[0]) + 1] == ["row", *(renamed.get(n, n) for n in source[0])]
+    assert [r[KEPT[0]] for r in every] == [r[KEPT[0]] for r in source]
+
+
+def test_a_column_to_keep_that_is_not_there_is_exit_2_naming_it_and_the_file(glasswork, loans_set, tmp_path):
+    missing = glasswork("predict", "latest", str(loans_set), "--keep", "applicant\x1b[2J", ok=False)
+    assert missing.exit_code == 2 and "Traceback" not in missing.output
+    assert "no column 'applicant\\x1b[2J' to keep" in missing.stderr and "new.csv" in missing.stderr
+    assert "\x1b" not in missing.stderr and "'id'" in missing.stderr  # the columns it has
+    both = glasswork("predict", "latest", str(loans_set), "--keep", "id", "--keep-all", ok=False)
+    assert both.exit_code == 2 and "not both" in both.stderr
+
+
+def test_a_kept_column_of_a_parquet_file_keeps_its_type(glasswork, loans_set, tmp_path):
+    con = duckdb.connect()
+    try:
+        con.execute(
+            'COPY (SELECT CAST(id AS INTEGER) + 7 AS "app\'id", * FROM read_csv(?, all_varchar=true)) '
+            "TO ? (FORMAT parquet)",
+            [str(loans_set), str(tmp_path / "new.parquet")],
+        )
+    finally:
+        con.close()
+    rows = predicted(glasswork, tmp_path / "new.parquet", "--keep", "app'id", "--set")
+    assert [r["app'id"] for r in rows] == [str(i + 7) for i in range(150)]
+    glasswork("predict", "latest", str(tmp_path / "new.parquet"), "--keep", "app'id", "-o", "o.parquet")
+    assert [r["app'id"] for r in read_parquet(tmp_path / "o.parquet")] == list(range(7, 157))

@@ -112,7 +112,7 @@ def test_the_members_carry_the_figures_the_listing_gives(set_run: SetRun) -> Non
         assert shown["f"]["train_statistical_parity"] == pytest.approx(kept["fairness"]["train"]["statistical_parity"])
         assert sorted(doc["features"][j] for j in shown["features"]) == sorted(kept["features"])
         alike = [m["rank"] for m in listed if m["fingerprint"] == kept["fingerprint"]]
-        assert shown["like"] == min(alike)
+        assert shown["like"] == min(alike) == kept["decides_as"]  # the listing says the same, from one home
     assert "test_statistical_parity" in doc["columns_shown"] and "train_log_loss" not in doc["columns_shown"]
     assert "train_log_loss" in doc["figures"]  # every figure can be filtered on
     assert 1 < len({m["like"] for m in doc["members"]}) < 50  # some lists decide alike, not all

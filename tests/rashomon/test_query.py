@@ -10,6 +10,7 @@ import pytest
 
 from glasswork.rashomon.query import (
     QueryError,
+    closest_figures,
     compile_query,
     figure_names,
     member_figures,
@@ -177,3 +178,29 @@ def test_the_listing_shows_the_figures_asked_for() -> None:
         "size",
     ]
     assert shown_figures(["rank", "train_accuracy"]) == ["train_accuracy"]  # no test rows
+
+
+@pytest.mark.parametrize(
+    ("name", "meant"),
+    [
+        ("auc", ["test_auc"]),  # a figure named without its part: every part's
+        ("AUC", ["test_auc"]),
+        ("accuracy", ["train_accuracy"]),
+        ("tset_auc", ["test_auc"]),
+        ("objectiv", ["objective"]),
+        ("colour", []),
+        ("", []),
+    ],
+)
+def test_an_unknown_figure_is_told_the_closest_first(name: str, meant: list[str]) -> None:
+    """``auc`` gets ``test_auc`` (its ending), suggested before the list of every figure, in the
+    query language's one error that ``--where``, ``--sort`` and the terminal UI all show."""
+    assert closest_figures(name, KNOWN) == meant
+    with pytest.raises(QueryError) as caught:
+        compile_query(f"{name or 'x'} >= 0.85", KNOWN, resolve)
+    message = str(caught.value)
+    if meant:
+        hint = f"did you mean {' or '.join(map(repr, meant))}?"
+        assert hint in message and message.index(hint) < message.index("(figures: ")
+    else:
+        assert "did you mean" not in message

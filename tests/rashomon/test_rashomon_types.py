@@ -72,3 +72,22 @@ def test_the_announced_set_is_the_runs_own_never_a_points_and_never_complete():
     assert point == PointSet(1, 7, True, 0.315, None)  # complete: nothing left to bound
     assert point.summary(kept=1).to_dict()["kept"] == 1
     assert PointSet.from_dict(point.to_dict()) == point
+
+
+def test_decides_as_is_the_best_rank_with_the_same_fingerprint() -> None:
+    """``decides_as`` against brute force on random fingerprints, given in any order; a member
+    without a fingerprint is left out, never grouped with another."""
+    import random
+
+    from glasswork.rashomon import decides_as
+
+    rng = random.Random(4)
+    for _ in range(50):
+        pairs = [(rank, rng.choice(["a", "b", "c", "d", None])) for rank in range(1, rng.randint(1, 30))]
+        rng.shuffle(pairs)
+        got = decides_as(pairs)
+        for rank, fingerprint in pairs:
+            if fingerprint is None:
+                assert rank not in got
+            else:
+                assert got[rank] == min(r for r, f in pairs if f == fingerprint)
