@@ -192,7 +192,8 @@ cdef class Search:
     cdef double sim_eps
     # the external-memory queue (issue 27): the queue's worst buckets in files (corels_disk.pxd)
     cdef DiskQueue disk
-    cdef bint do_reorder        # the reordering check: on in a seeded search (a task of a split); also once the map is full
+    cdef bint do_reorder, may_reorder   # the reordering check: on in a seeded search (a task of a split) and
+                                        # once the map is full, unless switched off (may_reorder False)
 
     def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
                  const int32_t[::1] lclass, const int32_t[::1] lshift,
@@ -202,7 +203,7 @@ cdef class Search:
                  int max_prefix_length=255, bint support=True, bint accurate_support=True,
                  bint lookahead=True, bint equivalent_points=True, bint length_bound=True,
                  bint garbage_collection=True, str kernel="auto", int threads=1,
-                 bint similar_support=True, groups=None, str fairness_metric="statistical_parity",
+                 bint similar_support=True, bint reorder=True, groups=None, str fairness_metric="statistical_parity",
                  double fairness_at_most=0.0):
         cdef int k
         if threads < 1 or threads > 1024:
@@ -226,6 +227,7 @@ cdef class Search:
         self.do_length = length_bound
         self.do_gc = garbage_collection
         self.do_similar = similar_support
+        self.may_reorder = reorder
         fair_init(&self.fair, &self.pb, groups, fairness_metric, fairness_at_most, n_units)
         self.smap.fair = NULL
         if self.fair.G > 0:   # the bounds a constraint breaks (docs/maintainers/corels-fairness.md)
@@ -648,7 +650,7 @@ cdef class Search:
         (docs/maintainers/corels-proofs.md)."""
         cdef int c, c2 = 0, n_sim = 0
         cdef Candidate* cand
-        cdef bint reorder = self.do_reorder or self.smap.unseen_orderings
+        cdef bint reorder = self.do_reorder or (self.may_reorder and self.smap.unseen_orderings)
         if self.do_similar:          # the errors along the path are in sc.sim.perr (trie_walk)
             n_sim = theorem18_setup(&self.pb, &sc.sim, &sc.path[0], depth, &sc.acc[0])
         if reorder:
@@ -1049,7 +1051,8 @@ cdef class Search:
         disk_close(&self.disk)
         self.oom_bound = INFINITY
         self.out_of_memory = False
-        self.do_reorder = self.smap.kind == MAP_PREFIX and self.smap.fair == NULL   # orderings differ in cells
+        # (under a constraint orderings differ in cells)
+        self.do_reorder = self.may_reorder and self.smap.kind == MAP_PREFIX and self.smap.fair == NULL
         for ids in checked:
             self._seed_one(ids)
 
