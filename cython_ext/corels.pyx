@@ -661,7 +661,7 @@ cdef class Search:
                                                     cand.err - perr, self.sim_eps, &sc.acc[0]):
                 sc.tally.similar += 1
             elif reorder and reorder_better(&sc.perm, &self.pb, cand.ant, depth, cand.err, &sc.path[0],
-                                                    &sc.sim.x[0], &sc.acc[0], self.smap.exact_ties, self.sim_eps):
+                                            &sc.sim.x[0], &sc.acc[0], self.smap.exact_ties, self.sim_eps):
                 sc.tally.reorder += 1
             else:
                 sc.cands[c2] = cand[0]
