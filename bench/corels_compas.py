@@ -12,10 +12,18 @@ per second and queue size, sampled every few seconds) follows the table.
     python bench/corels_compas.py [--lambdas 0.015,0.01,0.005,0.0025] [--threads 1 2]
                                   [--time-limit 120] [--progress 0.25]
                                   [--bounds default,no-similar_support]
+                                  [--spill BYTES] [--bound-every N] [--max-evaluations N]
+                                  [--python OTHER_PYTHON]
 
 ``--bounds`` lists configurations to compare (issue 13 item 5): ``default``, or ``/``-joined
 switches ``no-name`` that switch a default bound off (engine.ABLATIONS), e.g.
 ``no-similar_support/no-lookahead``.
+
+The lower bound's progress is deterministic on one thread: ``--bound-every N`` records, every N
+prefixes scored, the lower bound, the CPU time, the queue in RAM and on disk and the map, and
+prints them after the table; ``--max-evaluations`` stops each run there (not certified). With
+``--python`` the runs use another interpreter's glasswork (e.g. main's install: the code before a
+change), so two builds are compared on the same figures, one run after the other.
 
 The machine is shared: wall times are noisy, CPU time and evaluations/s are the steadier figures.
 ``cores`` is search CPU time over search wall time: the cores the run actually obtained (with two
@@ -57,12 +65,15 @@ def child(
     bounds: str = "default",
     spill: int = 0,
     map_budget: int = -1,
+    bound_every: int = 0,
+    max_evaluations: int = -1,
 ) -> None:
     """One certification, measured from inside the process; prints one JSON line."""
     import resource
     import tempfile
 
     import numpy as np
+    from glasswork.cython_ext import corels as kernel
     from glasswork.data.corels_format import read_corels
     from glasswork.memory import resident_memory
     from glasswork.plugins.corels.search import engine, one_process
@@ -90,10 +101,25 @@ def child(
     last_progress = -1.0
     last_sample = 0.0
     code = None
+    mark = bound_every if bound_every > 0 else -1
+    marks = []  # the lower bound's progress: (evaluations, bound, cpu s, queue, on disk, map, rss)
     while True:
-        code = search.run(one_process.SLICE_SECONDS, stop, -1)
+        caps = [x for x in (mark, max_evaluations) if x > 0]
+        code = search.run(one_process.SLICE_SECONDS, stop, min(caps) if caps else -1)
         ta = time.perf_counter()
-        if code != 1:  # SLICE
+        if code == kernel.NODE_LIMIT:  # a mark or the cap: deterministic on one thread
+            ev = search.n_evaluated
+            if 0 < mark <= ev:
+                marks.append(
+                    (ev, search.lower_bound(), time.process_time() - c3, search.queue_size)
+                    + (search.spilled_size, search.counters()["map"], resident_memory())
+                )
+                mark += bound_every
+            if 0 < max_evaluations <= ev:
+                code = None
+                break
+            code = kernel.SLICE
+        if code != kernel.SLICE:
             break
         elapsed = ta - t3
         resident_memory()  # what ctx.check reads every slice under a memory limit
@@ -164,6 +190,8 @@ def child(
                 "threads_run": search.threads,
                 "spill": {k: c[k] for k in ("spills", "reloads", "spilled", "max_spilled", "max_spill_bytes")},
                 "spilled_at_end": spilled_at_end,
+                "bound_marks": marks,
+                "pruned_reorder": c["pruned_reorder"],
             }
         )
     )
@@ -191,11 +219,22 @@ def main() -> None:
         help="with --spill: map bytes past which it takes no new class "
         "(default: half of --spill, as the solver; 0: no limit)",
     )
+    ap.add_argument("--bound-every", type=int, default=0, help="record the lower bound every N evaluations")
+    ap.add_argument("--max-evaluations", type=int, default=-1, help="stop each run after N evaluations")
+    ap.add_argument("--python", default=sys.executable, help="the interpreter (and so the build) of the runs")
     ap.add_argument("--child", type=float, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child is not None:
         child(
-            args.child, int(args.threads[0]), args.time_limit, args.progress, args.bounds, args.spill, args.map_budget
+            args.child,
+            int(args.threads[0]),
+            args.time_limit,
+            args.progress,
+            args.bounds,
+            args.spill,
+            args.map_budget,
+            args.bound_every,
+            args.max_evaluations,
         )
         return
     if not (DATA / "compas_train.out").exists():
@@ -217,7 +256,7 @@ def main() -> None:
         ]:
             out = subprocess.run(
                 [
-                    sys.executable,
+                    args.python,
                     __file__,
                     "--child",
                     str(lam),
@@ -233,6 +272,10 @@ def main() -> None:
                     str(args.spill),
                     "--map-budget",
                     str(args.map_budget),
+                    "--bound-every",
+                    str(args.bound_every),
+                    "--max-evaluations",
+                    str(args.max_evaluations),
                 ],
                 capture_output=True,
                 text=True,
@@ -288,6 +331,13 @@ def main() -> None:
                 parts.append(f"{t:.0f}s {(ev - prev[1]) / (t - prev[0]) / 1e6:.1f}M/s q={q:,}")
             prev = (t, ev, q)
         print("  rate over the run: " + "; ".join(parts))
+        if r["bound_marks"]:
+            print(f"  lower bound against evaluations (pruned by the reordering check: {r['pruned_reorder']:,}):")
+            for ev, lb, cpu, q, disk, smap, rss in r["bound_marks"]:
+                print(
+                    f"    {ev / 1e6:>8.1f} M  bound {lb:.6f}  cpu {cpu:>7.1f} s  queue {q:>11,}  on disk "
+                    f"{disk:>11,}  map {smap:>11,}  rss {rss / 2**20:>6.0f} MB"
+                )
         tt = r["thread_times"]
         busy = tt["score"] + tt["lock_wait"] + tt["locked"] + tt["idle"]
         if busy > 0:

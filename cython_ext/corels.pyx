@@ -193,7 +193,8 @@ cdef class Search:
     cdef double sim_eps
     # the external-memory queue (issue 27): the queue's worst buckets in files (corels_disk.pxd)
     cdef DiskQueue disk
-    cdef bint do_reorder        # the reordering check: on in a seeded search (a task of a split)
+    cdef bint do_reorder, may_reorder   # the reordering check: on in a seeded search (a task of a split) and
+                                        # once the map is full, unless switched off (may_reorder False)
 
     def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
                  const int32_t[::1] lclass, const int32_t[::1] lshift,
@@ -203,7 +204,7 @@ cdef class Search:
                  int max_prefix_length=255, bint support=True, bint accurate_support=True,
                  bint lookahead=True, bint equivalent_points=True, bint length_bound=True,
                  bint garbage_collection=True, str kernel="auto", int threads=1,
-                 bint similar_support=True, groups=None, str fairness_metric="statistical_parity",
+                 bint similar_support=True, bint reorder=True, groups=None, str fairness_metric="statistical_parity",
                  double fairness_at_most=0.0):
         cdef int k
         if threads < 1 or threads > 1024:
@@ -227,6 +228,7 @@ cdef class Search:
         self.do_length = length_bound
         self.do_gc = garbage_collection
         self.do_similar = similar_support
+        self.may_reorder = reorder
         fair_init(&self.fair, &self.pb, groups, fairness_metric, fairness_at_most, n_units)
         if self.fair.G > 0:   # the bounds a constraint breaks (docs/maintainers/corels-fairness.md)
             self.do_support = self.do_accurate = self.do_similar = False
@@ -601,28 +603,30 @@ cdef class Search:
                                           key=policy_key(self.policy, depth + 1, lb, R, b, self.pb.total, fw))
             n_cands += 1
         sc.n_cands = n_cands
-        if n_cands > 0 and depth >= 1 and (self.do_similar or self.do_reorder):
+        if n_cands > 0 and depth >= 1 and (self.do_similar or self.do_reorder or self.smap.unseen_orderings):
             self._filter(ni, depth, perr, sc)
         return 0
 
     cdef void _filter(self, int32_t ni, int depth, double perr, Scratch* sc) noexcept nogil:
         """Drop the survivors in ``sc.cands`` that Theorem 18 (dominated by the prefix without one
-        of its last rules) or, in a seeded search, Theorem 15 within the child (an earlier place
-        of its last rule comes first) rules out. Both are strict: an optimum is never removed, and
-        they compose with the map and every other bound (docs/maintainers/corels-proofs.md)."""
+        of its last rules) or, in a seeded search or once the prefix map is full, Theorem 15 within
+        the child (an earlier place of its last rule comes first) rules out. Both are strict: an
+        optimum is never removed, and they compose with the map and every other bound
+        (docs/maintainers/corels-proofs.md)."""
         cdef int c, c2 = 0, n_sim = 0
         cdef Candidate* cand
+        cdef bint reorder = self.do_reorder or (self.may_reorder and self.smap.unseen_orderings)
         if self.do_similar:          # the errors along the path are in sc.sim.perr (trie_walk)
             n_sim = theorem18_setup(&self.pb, &sc.sim, &sc.path[0], depth, &sc.acc[0])
-        if self.do_reorder:
+        if reorder:
             reorder_setup(&sc.perm, &self.pb, &self.trie, ni, depth, &sc.path[0])
         for c in range(sc.n_cands):
             cand = &sc.cands[c]
             if self.do_similar and theorem18_prunes(&self.pb, &sc.sim, &sc.path[0], cand.ant, depth, n_sim,
                                                     cand.err - perr, self.sim_eps, &sc.acc[0]):
                 sc.tally.similar += 1
-            elif self.do_reorder and reorder_better(&sc.perm, &self.pb, cand.ant, depth, cand.err, &sc.path[0],
-                                                    &sc.sim.x[0], &sc.acc[0], self.smap.exact_ties, self.sim_eps):
+            elif reorder and reorder_better(&sc.perm, &self.pb, cand.ant, depth, cand.err, &sc.path[0],
+                                            &sc.sim.x[0], &sc.acc[0], self.smap.exact_ties, self.sim_eps):
                 sc.tally.reorder += 1
             else:
                 sc.cands[c2] = cand[0]
@@ -994,7 +998,8 @@ cdef class Search:
         disk_close(&self.disk)
         self.oom_bound = INFINITY
         self.out_of_memory = False
-        self.do_reorder = self.smap.kind == MAP_PREFIX and self.smap.fair == NULL   # orderings differ in cells
+        # (under a constraint orderings differ in cells)
+        self.do_reorder = self.may_reorder and self.smap.kind == MAP_PREFIX and self.smap.fair == NULL
         for ids in checked:
             self._seed_one(ids)
 

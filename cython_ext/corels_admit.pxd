@@ -40,6 +40,8 @@ cdef struct SymmetryMap:
     bint length_capped      # a length cap below M: Theorem 15 needs the kept prefix no longer
     bint exact_ties         # weighted counts exact in doubles: ties of prefix errors are decidable
     const FairProblem* fair # a fairness constraint (NULL: none): a class also fixes the same cells
+    bint unseen_orderings   # the prefix map had no room for a new set (``map_full``): orderings of the
+                            # sets it does not hold no longer meet here, so the search checks them
 
 
 cdef struct MapChild:       # a child as the map reads it
@@ -135,6 +137,16 @@ cdef inline bint map_earlier_tie(const SymmetryMap* sm, uint32_t off, double err
     return False
 
 
+cdef inline MapEntry* map_full(SymmetryMap* sm, int* verdict) noexcept nogil:
+    """No room for a new class: the child goes in unchecked (verdict 3, sound). From then on the
+    prefix map no longer meets every ordering of a set, so the search checks orderings itself
+    (``unseen_orderings``: the reordering check, corels_reorder.pxd; not under a constraint,
+    whose orderings differ in cells)."""
+    verdict[0] = 3
+    sm.unseen_orderings = sm.kind == MAP_PREFIX and sm.fair == NULL
+    return NULL
+
+
 cdef inline MapEntry* map_admit(SymmetryMap* sm, const CorelsProblem* pb, size_t budget, uint64_t key,
                                 const MapChild* c, double lb, double err, double b0, int* verdict) noexcept nogil:
     """Algorithm 6. verdict: 0 reject, 1 new entry, 2 better than the entry, 3 unverifiable.
@@ -153,16 +165,13 @@ cdef inline MapEntry* map_admit(SymmetryMap* sm, const CorelsProblem* pb, size_t
         table_bytes(&sm.table) + table_put_bytes(&sm.table, n_ids) > budget
         or grow and table_bytes(&sm.table) + max(2 * sm.table.cap, <size_t>1024) * sizeof(MapEntry) > budget)
     if not frozen and grow and not table_grow(&sm.table):
-        verdict[0] = 3               # no memory for the map: insert unchecked (sound)
-        return NULL
+        return map_full(sm, verdict)     # no memory for the map
     if 8 * (sm.table.count + 1) > 7 * sm.table.cap:
-        verdict[0] = 3               # a full table of 2^32 slots: insert unchecked (sound)
-        return NULL
+        return map_full(sm, verdict)     # a full table of 2^32 slots (or none yet, at its budget)
     e = map_probe(sm, pb, tag, c)
     if e.off == 0:
         if frozen:
-            verdict[0] = 3           # the map at its budget: existing classes still prune
-            return NULL
+            return map_full(sm, verdict) # the map at its budget: existing classes still prune
         verdict[0] = 1
         e.tag = tag
         return e

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from corels_reference import COMPAS, SHARED, brute_force, random_instance
+from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels as ccorels
 from glasswork.plugins.corels.search import engine
 from glasswork.plugins.corels.search.engine import spill_budget
@@ -364,3 +365,48 @@ def test_take_and_seed_with_the_queue_on_disk_equal_brute_force(tmp_path, thread
             best = min(best, sub.objective)
         assert best == pytest.approx(want, abs=1e-12)
     assert spilled > 0
+
+
+@pytest.mark.parametrize(
+    "policy, threads", covering_grid([engine.POLICIES, (1, 2)], edges=[("lower_bound", 2), ("dfs", 1)])
+)
+def test_full_prefix_map_leaves_the_orderings_to_the_reordering_check(tmp_path, policy: str, threads: int) -> None:
+    """A prefix map whose budget is spent takes no new antecedent set, so the orderings of the
+    sets it does not hold no longer meet there: the search then checks them itself (the
+    reordering check, corels_reorder.pxd). The optimum is brute force's on random instances with
+    ties, duplicated antecedents, inexact class weights and three classes, and the check prunes."""
+    rng = np.random.default_rng(2031)
+    pruned = 0
+    for i in range(24):
+        C = 3 if i % 4 == 3 else 2
+        X, y = random_instance(rng, n_classes=C, max_m=7)
+        weights = None if i % 3 else rng.uniform(0.3, 3.0, size=C)
+        lam = float(rng.choice([0.0, 0.005, 0.02, 0.05]))
+        want, _ = brute_force(X, y, lam, C, weights)
+        units = engine.make_units(bitset.pack_columns(X), y, C, class_weights=weights)
+        s = engine.make_search(units, lam, policy=policy, threads=threads)
+        s.set_spill(str(tmp_path), 0, map_budget=1)  # no spill, a map that takes nothing
+        assert engine.run_to_end(s) == ccorels.DONE
+        assert s.objective == pytest.approx(want, abs=1e-12)
+        assert s.evaluate(s.best_prefix)["objective"] == pytest.approx(want, abs=1e-12)
+        pruned += s.counters()["pruned_reorder"]
+    assert pruned > 0
+
+
+def test_reordering_check_runs_only_once_the_map_is_full(tmp_path) -> None:
+    """In RAM the map meets every ordering and the check stays off (it costs more than it saves
+    there); once the map refuses a set, the check does the map's work on orderings: fewer
+    evaluations than a search without a map, where before it did as many."""
+    X, y = _medium(4)
+    units = _units(X, y)
+    ram = engine.make_search(units, 0.003)
+    assert engine.run_to_end(ram) == ccorels.DONE
+    assert ram.counters()["pruned_reorder"] == 0
+    no_map = engine.make_search(units, 0.003, symmetry_map="none")
+    assert engine.run_to_end(no_map) == ccorels.DONE
+    full = engine.make_search(units, 0.003)
+    full.set_spill(str(tmp_path), 0, map_budget=1)
+    assert engine.run_to_end(full) == ccorels.DONE
+    assert full.objective == ram.objective == no_map.objective
+    assert full.counters()["pruned_reorder"] > 0
+    assert full.n_evaluated < 0.8 * no_map.n_evaluated
