@@ -193,8 +193,7 @@ cdef class Search:
     cdef double sim_eps
     # the external-memory queue (issue 27): the queue's worst buckets in files (corels_disk.pxd)
     cdef DiskQueue disk
-    cdef bint do_reorder, may_reorder   # the reordering check: on in a seeded search (a task of a split) and
-                                        # once the map is full, unless switched off (may_reorder False)
+    cdef bint do_reorder, may_reorder   # the reordering check: in a seeded search; once the map is full
 
     def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
                  const int32_t[::1] lclass, const int32_t[::1] lshift,
@@ -227,8 +226,7 @@ cdef class Search:
         self.do_eqpts = equivalent_points and self.pb.Q > 0
         self.do_length = length_bound
         self.do_gc = garbage_collection
-        self.do_similar = similar_support
-        self.may_reorder = reorder
+        self.do_similar, self.may_reorder = similar_support, reorder
         fair_init(&self.fair, &self.pb, groups, fairness_metric, fairness_at_most, n_units)
         if self.fair.G > 0:   # the bounds a constraint breaks (docs/maintainers/corels-fairness.md)
             self.do_support = self.do_accurate = self.do_similar = False
@@ -608,11 +606,9 @@ cdef class Search:
         return 0
 
     cdef void _filter(self, int32_t ni, int depth, double perr, Scratch* sc) noexcept nogil:
-        """Drop the survivors in ``sc.cands`` that Theorem 18 (dominated by the prefix without one
-        of its last rules) or, in a seeded search or once the prefix map is full, Theorem 15 within
-        the child (an earlier place of its last rule comes first) rules out. Both are strict: an
-        optimum is never removed, and they compose with the map and every other bound
-        (docs/maintainers/corels-proofs.md)."""
+        """Drop the survivors Theorem 18 (dominated by the prefix without one of its last rules) or,
+        seeded or once the map is full, Theorem 15 (an earlier place of the last rule comes first)
+        rules out: strict, so composed with the map and every bound (maintainers/corels-proofs.md)."""
         cdef int c, c2 = 0, n_sim = 0
         cdef Candidate* cand
         cdef bint reorder = self.do_reorder or (self.may_reorder and self.smap.unseen_orderings)
@@ -998,8 +994,7 @@ cdef class Search:
         disk_close(&self.disk)
         self.oom_bound = INFINITY
         self.out_of_memory = False
-        # (under a constraint orderings differ in cells)
-        self.do_reorder = self.may_reorder and self.smap.kind == MAP_PREFIX and self.smap.fair == NULL
+        self.do_reorder = self.may_reorder and self.smap.kind == MAP_PREFIX and self.smap.fair == NULL  # (cells)
         for ids in checked:
             self._seed_one(ids)
 
