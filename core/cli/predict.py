@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from glasswork.cli.app import DB_OPTION, EXIT_INVALID, cli, fail, file_option, model_choice_options
-from glasswork.cli.models import kept_members, member_at, set_of
+from glasswork.cli.models import emit_export, kept_members, member_at, set_of
 from glasswork.cli.runs import resolve_runs, store_at
 
 if TYPE_CHECKING:
@@ -92,8 +92,8 @@ def predict(
         fail(f"cannot predict {data}: {exc}", EXIT_INVALID)
     except ExportError as exc:
         fail(f"cannot predict with run {run_id[:12]}: {exc}", EXIT_INVALID)
-    if output is None:
-        click.echo(csv_text(predictions), nl=False)
+    if output is None:  # on a terminal, a value's control characters are shown escaped
+        emit_export(csv_text(predictions), None, "csv")
     missing = predictions.without_prediction
     said = [f"{predictions.n_rows:,} row(s) of {predictions.source}"]
     if missing:

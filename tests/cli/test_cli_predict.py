@@ -389,3 +389,17 @@ def test_a_kept_column_of_a_parquet_file_keeps_its_type(glasswork, loans_set, tm
     assert [r["app'id"] for r in rows] == [str(i + 7) for i in range(150)]
     glasswork("predict", "latest", str(tmp_path / "new.parquet"), "--keep", "app'id", "-o", "o.parquet")
     assert [r["app'id"] for r in read_parquet(tmp_path / "o.parquet")] == list(range(7, 157))
+
+
+def test_predictions_printed_to_a_terminal_show_control_characters_escaped(glasswork, loans_set, tmp_path, monkeypatch):
+    """A kept name or value is data: a pipe gets the exact CSV, a terminal never gets its control
+    characters (ESC in a column name), and is told to write the exact text with -o."""
+    import glasswork.cli.models as models
+
+    data = loans_to_keep(tmp_path)
+    piped = glasswork("predict", "latest", str(data), "--keep", KEPT[1])
+    assert "\x1b[31m" in piped.stdout  # the exact text, for the program reading the pipe
+    monkeypatch.setattr(models, "_to_terminal", lambda: True)
+    shown = glasswork("predict", "latest", str(data), "--keep", KEPT[1])
+    assert "\x1b" not in shown.stdout and "\\x1b[31m" in shown.stdout
+    assert "shown escaped" in shown.stderr
