@@ -42,6 +42,7 @@ from corels_problem cimport (
     R_DONE, R_SLICE, R_STOPPED, R_NODE_LIMIT, R_OUT_OF_MEMORY, Tally, tally_merge, tally_counters, policy_code, problem_init, problem_counts,
     problem_root, problem_context, default_error, policy_key, theorem18_init, theorem18_setup, theorem18_prunes,
 )
+from corels_tailscan cimport TailScan, tailscan_init, tailscan_build, tailscan_child, tailscan_key
 from corels_threads cimport (
     gw_sync_new, gw_sync_free, gw_lock, gw_unlock, pool_run, pool_free, WorkerSlice, slice_start, slice_over, slice_wait,
     slice_notify,
@@ -1323,6 +1324,10 @@ cdef class TailCounter:
     cdef vector[uint8_t] top_ok          # the first rules of the part being counted
     cdef bint top_empty                  # whether the part holds the empty list
     cdef vector[gw_cell] found           # the members' cells counted so far, merged
+    cdef TailScan scan                   # per level: what each antecedent captures of that level's U
+    cdef vector[int32_t] removed_at      # per level: the rule whose capture the level above lost
+    cdef vector[uint64_t] keys           # per level: the key of U (tailscan_key)
+    cdef vector[uint64_t] scratch
     cdef public int64_t n_evaluated, n_hits, n_recomputed, n_evicted, n_stored, n_pruned_support
     cdef public int64_t n_pruned_bound, n_pruned_lookahead, n_pruned_map, n_grouped
     cdef public double seconds
@@ -1356,6 +1361,10 @@ cdef class TailCounter:
             problem_counts(&enumerator.pb, &enumerator.pb.mask[0], True, zc, &self.acc[0])
             self.b0_all = weighted_sum(enumerator.pb.C, enumerator.pb.weights, zc)
         self.rows.assign(<size_t>L * enumerator.pb.W, 0)
+        tailscan_init(&self.scan, &enumerator.pb, L, enumerator.do_eqpts, &self.acc[0])
+        self.removed_at.assign(L, -1)
+        self.keys.assign(L, 0)
+        self.scratch.assign(enumerator.pb.W, 0)
         self.status = -1
         self.failed = -1
         self.top_ok = enumerator.root_ok
@@ -1405,7 +1414,7 @@ cdef class TailCounter:
             problem_counts(&self.en.pb, U, True, uz, &self.acc[0])
             bU = weighted_sum(self.en.pb.C, self.en.pb.weights, uz)
         if not top and self.memory_budget > 0:
-            key = self._key(U)
+            key = self.keys[L]
             k = self._memo_read(U, key, budget, real, klim, out, &budget_c, &klim_c)
             if k >= 0:
                 return k
@@ -1486,7 +1495,12 @@ cdef class TailCounter:
         cdef double cnt[MAX_CLASSES]
         cdef double zc[MAX_CLASSES]
         cdef double correct, wv, err, dflt, b0, rest, fw, tail_err
-        cdef bint any_bits
+        cdef const double* cntp
+        cdef const double* lcnt
+        cdef const double* lmz
+        cdef const uint64_t* lzh
+        cdef const int32_t* lnu
+        cdef int C, built
         cdef vector[gw_cell]* out = &self.level[L]
         cdef vector[gw_tcand]* cands = &self.cands[L]
         cdef gw_tcand tc
@@ -1499,22 +1513,30 @@ cdef class TailCounter:
         cands.clear()
         if klim_c <= 0 or self.en.pb.lamW + bU > budget_c:   # every nonempty tail costs lambda W + U's minority
             return 0
+        if L == 0:
+            built = tailscan_build(&self.scan, 0, U)
+        else:
+            capv = &self.en.pb.caps[<size_t>self.removed_at[L] * W]
+            for i in range(W):
+                self.scratch[i] = self.rows[<size_t>(L - 1) * W + i] & capv[i]
+            built = tailscan_child(&self.scan, L, &self.scratch[0], U)
+        if not built:
+            return T_OUT_OF_MEMORY
+        C = self.en.pb.C
+        lcnt = self.scan.cnt[L].data()
+        lmz = self.scan.mz[L].data()
+        lzh = self.scan.zh[L].data()
+        lnu = self.scan.nu[L].data()
         for s in range(self.en.pb.M):
             if top and not self.top_ok[s]:
                 continue
             if self._halt():
                 return self.status
             self.n_evaluated += 1
-            capv = &self.en.pb.caps[<size_t>s * W]
-            any_bits = False
-            for i in range(W):
-                V[i] = U[i] & capv[i]
-                if V[i] != 0:
-                    any_bits = True
-            if not any_bits:                   # captures nothing of U: not a valid tail rule
+            if lnu[s] == 0:                    # captures nothing of U: not a valid tail rule
                 continue
-            problem_counts(&self.en.pb, V, False, cnt, &self.acc[0])
-            wv = weighted_majority(self.en.pb.C, self.en.pb.weights, cnt, &correct, &label)
+            cntp = &lcnt[<size_t>s * C]
+            wv = weighted_majority(C, self.en.pb.weights, cntp, &correct, &label)
             if self.en.do_support and self.en.floorW + self.en.pb.lamW - correct > self.en.theta_prune:
                 self.n_pruned_support += 1     # bound 4: in no member, whatever the prefix
                 continue
@@ -1525,16 +1547,15 @@ cdef class TailCounter:
                 continue
             b0 = 0
             if self.en.do_eqpts:               # every tail on U minus a errs its minority
-                problem_counts(&self.en.pb, V, True, zc, &self.acc[0])
-                for k in range(self.en.pb.C):
-                    zc[k] = uz[k] - zc[k]
-                b0 = weighted_sum(self.en.pb.C, self.en.pb.weights, zc)
+                for k in range(C):
+                    zc[k] = uz[k] - lmz[<size_t>s * C + k]
+                b0 = weighted_sum(C, self.en.pb.weights, zc)
                 if b0 > rest:
                     self.n_pruned_lookahead += 1
                     continue
             if klim_c == 1 or self.en.pb.lamW + b0 > rest:
                 # no rule can follow a within the budget: a's tail is the default alone
-                tail_err = default_error(&self.en.pb, ucnt, cnt, &fw)
+                tail_err = default_error(&self.en.pb, ucnt, cntp, &fw)
                 if tail_err <= rest:
                     if not gw_cells_push(out[0], tail_err + err, 1, 1):
                         return T_OUT_OF_MEMORY
@@ -1542,7 +1563,7 @@ cdef class TailCounter:
             tc.err = err
             tc.rest = rest
             tc.ant = s
-            tc.vhash = self._key(V)
+            tc.vhash = lzh[s]
             if not gw_tcand_push(cands[0], tc):
                 return T_OUT_OF_MEMORY
         gw_tcand_sort(cands[0])
@@ -1577,6 +1598,8 @@ cdef class TailCounter:
             self.n_grouped += m - 1
             for i in range(W):
                 V[i] = U[i] & ~capv[i]
+            self.keys[L + 1] = self.keys[L] ^ self.scan.zh[L][tc.ant]
+            self.removed_at[L + 1] = tc.ant
             k = self._tails(L + 1, tc.rest, real - self.en.pb.lamW - tc.err, klim_c - 1, False)
             if k != 0:
                 return k
@@ -1643,6 +1666,7 @@ cdef class TailCounter:
             self.t_end = t0 + seconds
             for i in range(W):
                 self.rows[i] = en.pb.mask[i]
+            self.keys[0] = tailscan_key(&self.scan, &self.rows[0])
             code = self._tails(0, en.theta_prune, en.theta_prune, en.max_len, True)
             if code == 0:
                 for j in range(self.level[0].size()):
