@@ -42,7 +42,10 @@ from corels_problem cimport (
     R_DONE, R_SLICE, R_STOPPED, R_NODE_LIMIT, R_OUT_OF_MEMORY, Tally, tally_merge, tally_counters, policy_code, problem_init, problem_counts,
     problem_root, problem_context, default_error, policy_key, theorem18_init, theorem18_setup, theorem18_prunes,
 )
-from corels_tailscan cimport TailScan, tailscan_init, tailscan_build, tailscan_child, tailscan_key
+from corels_tailscan cimport (
+    TailScan, tailscan_init, tailscan_build, tailscan_child, tailscan_key, gain_tops, one_rule_floor,
+    one_rule_floor_fine,
+)
 from corels_threads cimport (
     gw_sync_new, gw_sync_free, gw_lock, gw_unlock, pool_run, pool_free, WorkerSlice, slice_start, slice_over, slice_wait,
     slice_notify,
@@ -110,14 +113,14 @@ cdef extern from *:
     /* The entry for U, made (no cells yet: budget -1) when there is none; NULL on a hash
      * collision with another set or when memory runs out. ``made`` adds its bytes. */
     static gw_tail_entry* gw_tail_touch(gw_tail_memo& m, uint64_t key, const uint64_t* rows, int W, int64_t* made) {
-        auto it = m.find(key);
         *made = 0;
-        if (it != m.end()) {
-            for (int i = 0; i < W; i++) if (it->second.rows[i] != rows[i]) return NULL;
-            return &it->second;
-        }
         try {
-            gw_tail_entry& e = m[key];
+            auto placed = m.try_emplace(key);      /* one lookup, found or made */
+            gw_tail_entry& e = placed.first->second;
+            if (!placed.second) {
+                for (int i = 0; i < W; i++) if (e.rows[i] != rows[i]) return NULL;
+                return &e;
+            }
             e.rows.assign(rows, rows + W);
             e.budget = -1.0;
             e.klim = -1;
@@ -135,14 +138,14 @@ cdef extern from *:
     static int64_t gw_tail_store(gw_tail_memo& m, uint64_t key, const uint64_t* rows, int W, double budget,
                                  int32_t klim, const gw_cell* cells, size_t n) {
         int64_t before = 0;
-        auto it = m.find(key);
-        if (it != m.end()) before = (int64_t)gw_tail_entry_bytes(W, it->second.cells.size());
-        if (it != m.end() && it->second.budget >= budget && it->second.klim >= klim && it->second.rows.size() == (size_t)W
-                && std::equal(rows, rows + W, it->second.rows.begin()))
-            return 0;  /* another thread stored as much or more meanwhile: keep it */
         try {
-            bool fresh = it == m.end();
-            gw_tail_entry& e = m[key];
+            auto placed = m.try_emplace(key);      /* one lookup, found or made */
+            bool fresh = placed.second;
+            gw_tail_entry& e = placed.first->second;
+            if (!fresh) before = (int64_t)gw_tail_entry_bytes(W, e.cells.size());
+            if (!fresh && e.budget >= budget && e.klim >= klim && e.rows.size() == (size_t)W
+                    && std::equal(rows, rows + W, e.rows.begin()))
+                return 0;  /* another thread stored as much or more meanwhile: keep it */
             if (fresh || e.rows.size() != (size_t)W || !std::equal(rows, rows + W, e.rows.begin())) {
                 e.seen = -1.0;
                 e.seen_klim = -1;
@@ -1328,17 +1331,22 @@ cdef class TailCounter:
     cdef vector[int32_t] removed_at      # per level: the rule whose capture the level above lost
     cdef vector[uint64_t] keys           # per level: the key of U (tailscan_key)
     cdef vector[uint64_t] scratch
+    cdef bint do_one_rule
+    cdef double tol
+    cdef public int64_t n_pruned_one_rule
     cdef public int64_t n_evaluated, n_hits, n_recomputed, n_evicted, n_stored, n_pruned_support
     cdef public int64_t n_pruned_bound, n_pruned_lookahead, n_pruned_map, n_grouped
     cdef public double seconds
 
     def __init__(self, Enumerator enumerator, int64_t memory_budget=1 << 30, int budget_mode=0,
-                 bint seen_bound=True, TailMemo memo=None):
+                 bint seen_bound=True, TailMemo memo=None, bint one_rule_bound=True):
         """``budget_mode`` 0: a table is computed to the budget its caller has left (recomputed
         for a richer one); 1: to the most any prefix reaching its rows can leave (``theta -
         lambda W - b0`` of the rows captured: never recomputed, larger). ``seen_bound``: bound 6
         over the table. ``memo``: tables shared with other counters of the same enumerator (its
-        budget replaces ``memory_budget``); none: a memo of its own."""
+        budget replaces ``memory_budget``); none: a memo of its own. ``one_rule_bound``: a child
+        whose budget allows one more rule at most is a leaf when no rule can gain enough on it
+        (``one_rule_floor``; two classes and the equivalent points)."""
         cdef int L
         cdef double zc[MAX_CLASSES]
         self.en = enumerator
@@ -1365,6 +1373,8 @@ cdef class TailCounter:
         self.removed_at.assign(L, -1)
         self.keys.assign(L, 0)
         self.scratch.assign(enumerator.pb.W, 0)
+        self.do_one_rule = one_rule_bound and enumerator.do_eqpts and enumerator.pb.C == 2
+        self.tol = 1e-9 * max(1.0, enumerator.pb.total)
         self.status = -1
         self.failed = -1
         self.top_ok = enumerator.root_ok
@@ -1501,6 +1511,7 @@ cdef class TailCounter:
         cdef const uint64_t* lzh
         cdef const int32_t* lnu
         cdef int C, built
+        cdef double g10 = 0, g01 = 0, bmino
         cdef vector[gw_cell]* out = &self.level[L]
         cdef vector[gw_tcand]* cands = &self.cands[L]
         cdef gw_tcand tc
@@ -1527,6 +1538,8 @@ cdef class TailCounter:
         lmz = self.scan.mz[L].data()
         lzh = self.scan.zh[L].data()
         lnu = self.scan.nu[L].data()
+        if self.do_one_rule:
+            gain_tops(&self.scan, L, self.en.pb.weights, &g10, &g01)
         for s in range(self.en.pb.M):
             if top and not self.top_ok[s]:
                 continue
@@ -1553,6 +1566,15 @@ cdef class TailCounter:
                 if b0 > rest:
                     self.n_pruned_lookahead += 1
                     continue
+            if self.do_one_rule and klim_c > 1 and self.en.pb.lamW + b0 <= rest \
+                    and (klim_c == 2 or 2 * self.en.pb.lamW + b0 > rest):
+                # at most one rule can follow a: none does if none can gain enough on U minus a
+                bmino = self.en.pb.weights[0] * lmz[2 * s] + self.en.pb.weights[1] * lmz[2 * s + 1]
+                if self.en.pb.lamW + one_rule_floor(self.en.pb.weights, ucnt, cntp, bmino, g10, g01) \
+                        > rest + self.tol or self.en.pb.lamW + one_rule_floor_fine(
+                            &self.scan, L, self.en.pb.weights, ucnt, cntp, bmino, s) > rest + self.tol:
+                    self.n_pruned_one_rule += 1
+                    b0 = rest + 1.0           # makes a a leaf below
             if klim_c == 1 or self.en.pb.lamW + b0 > rest:
                 # no rule can follow a within the budget: a's tail is the default alone
                 tail_err = default_error(&self.en.pb, ucnt, cntp, &fw)
@@ -1775,4 +1797,5 @@ cdef class TailCounter:
             "count_pruned_lookahead": self.n_pruned_lookahead,
             "count_pruned_map": self.n_pruned_map,
             "count_rules_grouped": self.n_grouped,
+            "count_pruned_one_rule": self.n_pruned_one_rule,
         }

@@ -198,3 +198,74 @@ cdef inline uint64_t tailscan_key(const TailScan* ts, const uint64_t* U) noexcep
             h ^= ts.ukey[u]
     return h
 
+
+
+# --------------------------------------------------- the one-rule bound on a child (two classes)
+#
+# A one-rule tail (a -> q_a, default -> q_0) on V errs (w(V) - w_q0(V)) - gain(a & V) with
+# gain(X) = w_qa(X) - w_q0(X), additive over units. For V = U \ b and any a,
+# gain(a & V) = gain(a & U) - gain(a & b & U) <= G(U) + neg(b & U), with G(U) the largest gain of
+# any antecedent on U and neg(X) the sum over X's units of max(0, w_q0 - w_qa), which with two
+# classes is w_q0(X) less X's equivalent-points minority. So the parent bounds every one-rule tail
+# of each child from its own scan, without building the child's level
+# (docs/maintainers/corels-rashomon-count.md proves it).
+
+cdef inline void gain_tops(const TailScan* ts, int L, const double* weights, double* g10, double* g01) noexcept nogil:
+    """Two classes: the largest w1 - w0 (``g10``) and w0 - w1 (``g01``) over what the antecedents
+    capture of level ``L``'s U (-inf when none captures a unit)."""
+    cdef const double* cnt = ts.cnt[L].data()
+    cdef const int32_t* nu = ts.nu[L].data()
+    cdef double d
+    cdef int t
+    g10[0] = -1e300
+    g01[0] = -1e300
+    for t in range(ts.M):
+        if nu[t] == 0:
+            continue
+        d = weights[1] * cnt[2 * t + 1] - weights[0] * cnt[2 * t]
+        if d > g10[0]:
+            g10[0] = d
+        if -d > g01[0]:
+            g01[0] = -d
+
+
+cdef inline double one_rule_floor(const double* weights, const double* ucnt, const double* bcnt, double bmino,
+                                  double g10, double g01) noexcept nogil:
+    """Two classes: a lower bound on the errors of every tail of one rule and the default on
+    U \\ b, from U's counts ``ucnt``, b's capture of U (``bcnt``, its minority weight ``bmino``) and
+    U's largest gains (``gain_tops``)."""
+    cdef double v0 = weights[0] * (ucnt[0] - bcnt[0]), v1 = weights[1] * (ucnt[1] - bcnt[1])
+    cdef double up10 = g10 + weights[0] * bcnt[0] - bmino      # the gain of a rule -> 1, default 0
+    cdef double up01 = g01 + weights[1] * bcnt[1] - bmino      # the gain of a rule -> 0, default 1
+    cdef double e0 = v1 - (up10 if up10 > 0 else 0.0)          # default 0 errs v1 less the gain
+    cdef double e1 = v0 - (up01 if up01 > 0 else 0.0)
+    return e0 if e0 < e1 else e1
+
+
+cdef inline double one_rule_floor_fine(const TailScan* ts, int L, const double* weights, const double* ucnt,
+                                       const double* bcnt, double bmino, int b) noexcept nogil:
+    """As ``one_rule_floor``, a rule at a time: gain(a & V) <= min(pos(a & U), gain(a & U) + neg(b & U)),
+    pos(X) the sum over X's units of max(0, w_qa - w_q0) (w_qa(X) less X's minority), and b itself
+    gains nothing on U \\ b. O(antecedents): for the children the coarse bound keeps."""
+    cdef const double* cnt = ts.cnt[L].data()
+    cdef const double* mz = ts.mz[L].data()
+    cdef const int32_t* nu = ts.nu[L].data()
+    cdef double v0 = weights[0] * (ucnt[0] - bcnt[0]), v1 = weights[1] * (ucnt[1] - bcnt[1])
+    cdef double n10 = weights[0] * bcnt[0] - bmino, n01 = weights[1] * bcnt[1] - bmino
+    cdef double up10 = 0, up01 = 0, w0, w1, mino, g, e0, e1
+    cdef int t
+    for t in range(ts.M):
+        if nu[t] == 0 or t == b:
+            continue
+        w0 = weights[0] * cnt[2 * t]
+        w1 = weights[1] * cnt[2 * t + 1]
+        mino = weights[0] * mz[2 * t] + weights[1] * mz[2 * t + 1]
+        g = min(w1 - mino, w1 - w0 + n10)
+        if g > up10:
+            up10 = g
+        g = min(w0 - mino, w0 - w1 + n01)
+        if g > up01:
+            up01 = g
+    e0 = v1 - up10
+    e1 = v0 - up01
+    return e0 if e0 < e1 else e1
