@@ -44,7 +44,7 @@ from corels_problem cimport (
 )
 from corels_tailscan cimport (
     TailScan, tailscan_init, tailscan_build, tailscan_child, tailscan_key, gain_tops, one_rule_floor,
-    one_rule_floor_fine,
+    one_rule_floor_fine, tailscan_delta, tailscan_delta_clear,
 )
 from corels_threads cimport (
     gw_sync_new, gw_sync_free, gw_lock, gw_unlock, pool_run, pool_free, WorkerSlice, slice_start, slice_over, slice_wait,
@@ -1582,6 +1582,12 @@ cdef class TailCounter:
                     if not gw_cells_push(out[0], tail_err + err, 1, 1):
                         return T_OUT_OF_MEMORY
                 continue
+            if klim_c == 2 or 2 * self.en.pb.lamW + b0 > rest:
+                # at most one rule can follow a: its tails are scored here, without a table
+                k = self._one_rule_child(L, s, ucnt, cntp, err, rest)
+                if k != 0:
+                    return k
+                continue
             tc.err = err
             tc.rest = rest
             tc.ant = s
@@ -1590,6 +1596,52 @@ cdef class TailCounter:
                 return T_OUT_OF_MEMORY
         gw_tcand_sort(cands[0])
         return 0
+
+    cdef int _one_rule_child(self, int L, int a, const double* ucnt, const double* acnt, double err,
+                             double rest) noexcept nogil:
+        """The cells of rule ``a`` followed by a tail of at most one rule on U minus a, within
+        ``rest`` (what a's tail may cost), into ``level[L]``: the default alone, and each rule t
+        capturing a unit of U minus a, then the default. Its capture there is its level-``L``
+        figure less what it captures of a's units (``tailscan_delta``). 0, else a status."""
+        cdef int W = self.en.pb.W, C = self.en.pb.C, i, t, k, label
+        cdef const uint64_t* U = &self.rows[<size_t>L * W]
+        cdef const uint64_t* capv = &self.en.pb.caps[<size_t>a * W]
+        cdef const double* lcnt = self.scan.cnt[L].data()
+        cdef const int32_t* lnu = self.scan.nu[L].data()
+        cdef double vcnt[MAX_CLASSES]
+        cdef double tcnt[MAX_CLASSES]
+        cdef double correct, wv, dflt, et, tail, fw
+        cdef vector[gw_cell]* out = &self.level[L]
+        cdef int code = 0
+        for k in range(C):
+            vcnt[k] = ucnt[k] - acnt[k]
+        wv = weighted_majority(C, self.en.pb.weights, vcnt, &correct, &label)
+        dflt = wv - correct
+        if dflt <= rest and not gw_cells_push(out[0], dflt + err, 1, 1):
+            return T_OUT_OF_MEMORY
+        for i in range(W):
+            self.scratch[i] = U[i] & capv[i]
+        tailscan_delta(&self.scan, &self.scratch[0])
+        for t in range(self.en.pb.M):
+            if t == a or lnu[t] == self.scan.dnu[t]:     # captures nothing of U minus a
+                continue
+            if self._halt():
+                code = self.status
+                break
+            self.n_evaluated += 1
+            for k in range(C):
+                tcnt[k] = lcnt[<size_t>t * C + k] - self.scan.dcnt[<size_t>t * C + k]
+            wv = weighted_majority(C, self.en.pb.weights, tcnt, &correct, &label)
+            et = wv - correct
+            if self.en.pb.lamW + et > rest:
+                continue
+            tail = default_error(&self.en.pb, vcnt, tcnt, &fw)
+            if self.en.pb.lamW + et + tail <= rest:
+                if not gw_cells_push(out[0], (et + tail) + err, 1, 2):   # the table's order
+                    code = T_OUT_OF_MEMORY
+                    break
+        tailscan_delta_clear(&self.scan)
+        return code
 
     cdef int _follow(self, int L, double real, int klim_c) noexcept nogil:
         """Each rule ``a`` of ``cands[L]`` followed by every tail of U minus a: H(U minus a)

@@ -64,6 +64,10 @@ cdef struct TailScan:
     vector[vector[double]] mz
     vector[vector[uint64_t]] zh
     vector[vector[int32_t]] nu
+    # what each antecedent captures of a set of removed units (tailscan_delta), and which
+    vector[double] dcnt
+    vector[int32_t] dnu
+    vector[int32_t] touched
 
 
 cdef inline void tailscan_init(TailScan* ts, const CorelsProblem* pb, int levels, bint minority,
@@ -101,6 +105,9 @@ cdef inline void tailscan_init(TailScan* ts, const CorelsProblem* pb, int levels
             if (pb.caps[<size_t>a * W + (u >> 6)] >> (u & 63)) & 1:
                 ts.covers.push_back(<uint16_t>a)
         ts.start[u + 1] = <int32_t>ts.covers.size()
+    ts.dcnt.assign(<size_t>M * C, 0)
+    ts.dnu.assign(M, 0)
+    ts.touched.reserve(M)
     ts.cnt.resize(levels)
     ts.mz.resize(levels)
     ts.zh.resize(levels)
@@ -269,3 +276,34 @@ cdef inline double one_rule_floor_fine(const TailScan* ts, int L, const double* 
     e0 = v1 - up10
     e1 = v0 - up01
     return e0 if e0 < e1 else e1
+
+
+cdef inline void tailscan_delta(TailScan* ts, const uint64_t* removed) noexcept nogil:
+    """What each antecedent captures of the units ``removed`` (``dcnt``, ``dnu``; the antecedents
+    touched listed in ``touched``), so that a rule's capture of U less them is its level's figure
+    less this, with no level built. ``tailscan_delta_clear`` undoes it."""
+    cdef int i, u, j, k, a, C = ts.C
+    cdef uint64_t w
+    for i in range(ts.W):
+        w = removed[i]
+        while w:
+            u = i * 64 + gw_ctz64(w)
+            w &= w - 1
+            for j in range(ts.start[u], ts.start[u + 1]):
+                a = ts.covers[j]
+                if ts.dnu[a] == 0:
+                    ts.touched.push_back(a)
+                ts.dnu[a] += 1
+                for k in range(C):
+                    ts.dcnt[<size_t>a * C + k] += ts.ulab[<size_t>u * C + k]
+
+
+cdef inline void tailscan_delta_clear(TailScan* ts) noexcept nogil:
+    cdef size_t j
+    cdef int a, k
+    for j in range(ts.touched.size()):
+        a = ts.touched[j]
+        ts.dnu[a] = 0
+        for k in range(ts.C):
+            ts.dcnt[<size_t>a * ts.C + k] = 0
+    ts.touched.clear()
