@@ -44,7 +44,7 @@ from corels_problem cimport (
 )
 from corels_tailscan cimport (
     TailScan, tailscan_init, tailscan_build, tailscan_child, tailscan_key, gain_tops, one_rule_floor,
-    one_rule_floor_fine, tailscan_delta, tailscan_delta_clear,
+    tailscan_delta, tailscan_delta_clear, gain_orders, GAIN_HEAD,
 )
 from corels_threads cimport (
     gw_sync_new, gw_sync_free, gw_lock, gw_unlock, pool_run, pool_free, WorkerSlice, slice_start, slice_over, slice_wait,
@@ -1332,6 +1332,12 @@ cdef class TailCounter:
     cdef vector[uint64_t] keys           # per level: the key of U (tailscan_key)
     cdef vector[uint64_t] scratch
     cdef bint do_one_rule
+    cdef vector[vector[int32_t]] ord10     # per level: gain_orders
+    cdef vector[vector[int32_t]] ord01
+    cdef vector[vector[double]] pos10
+    cdef vector[vector[double]] pos01
+    cdef vector[uint32_t] stamp            # the rules a child scored already (this epoch)
+    cdef uint32_t epoch
     cdef double tol
     cdef public int64_t n_pruned_one_rule
     cdef public int64_t n_evaluated, n_hits, n_recomputed, n_evicted, n_stored, n_pruned_support
@@ -1347,7 +1353,7 @@ cdef class TailCounter:
         budget replaces ``memory_budget``); none: a memo of its own. ``one_rule_bound``: a child
         whose budget allows one more rule at most is a leaf when no rule can gain enough on it
         (``one_rule_floor``; two classes and the equivalent points)."""
-        cdef int L
+        cdef int L, k
         cdef double zc[MAX_CLASSES]
         self.en = enumerator
         self.own_memo = memo is None
@@ -1375,6 +1381,17 @@ cdef class TailCounter:
         self.scratch.assign(enumerator.pb.W, 0)
         self.do_one_rule = one_rule_bound and enumerator.do_eqpts and enumerator.pb.C == 2
         self.tol = 1e-9 * max(1.0, enumerator.pb.total)
+        if self.do_one_rule:
+            self.ord10.resize(L)
+            self.ord01.resize(L)
+            self.pos10.resize(L)
+            self.pos01.resize(L)
+            for k in range(L):
+                self.ord10[k].reserve(enumerator.pb.M)
+                self.ord01[k].reserve(enumerator.pb.M)
+                self.pos10[k].assign(enumerator.pb.M, 0)
+                self.pos01[k].assign(enumerator.pb.M, 0)
+            self.stamp.assign(enumerator.pb.M, 0)
         self.status = -1
         self.failed = -1
         self.top_ok = enumerator.root_ok
@@ -1540,6 +1557,8 @@ cdef class TailCounter:
         lnu = self.scan.nu[L].data()
         if self.do_one_rule:
             gain_tops(&self.scan, L, self.en.pb.weights, &g10, &g01)
+            gain_orders(&self.scan, L, self.en.pb.weights, self.ord10[L], self.ord01[L], self.pos10[L],
+                        self.pos01[L])
         for s in range(self.en.pb.M):
             if top and not self.top_ok[s]:
                 continue
@@ -1571,8 +1590,7 @@ cdef class TailCounter:
                 # at most one rule can follow a: none does if none can gain enough on U minus a
                 bmino = self.en.pb.weights[0] * lmz[2 * s] + self.en.pb.weights[1] * lmz[2 * s + 1]
                 if self.en.pb.lamW + one_rule_floor(self.en.pb.weights, ucnt, cntp, bmino, g10, g01) \
-                        > rest + self.tol or self.en.pb.lamW + one_rule_floor_fine(
-                            &self.scan, L, self.en.pb.weights, ucnt, cntp, bmino, s) > rest + self.tol:
+                        > rest + self.tol:
                     self.n_pruned_one_rule += 1
                     b0 = rest + 1.0           # makes a a leaf below
             if klim_c == 1 or self.en.pb.lamW + b0 > rest:
@@ -1619,6 +1637,8 @@ cdef class TailCounter:
         dflt = wv - correct
         if dflt <= rest and not gw_cells_push(out[0], dflt + err, 1, 1):
             return T_OUT_OF_MEMORY
+        if self.do_one_rule and self.en.pb.lamW + dflt > rest:
+            return self._one_rule_heads(L, a, vcnt, err, rest)
         for i in range(W):
             self.scratch[i] = U[i] & capv[i]
         tailscan_delta(&self.scan, &self.scratch[0])
@@ -1641,6 +1661,83 @@ cdef class TailCounter:
                     code = T_OUT_OF_MEMORY
                     break
         tailscan_delta_clear(&self.scan)
+        return code
+
+    cdef int _one_rule_heads(self, int L, int a, const double* vcnt, double err, double rest) noexcept nogil:
+        """``_one_rule_child`` when the default alone does not fit (two classes): a rule t then
+        the default must then gain over it at least ``need`` in one direction, and gains at most
+        pos(t & U) (``gain_orders``), so only the heads of the two orders are scored, each rule
+        once. 0, else a status."""
+        cdef int W = self.en.pb.W, i, t, k, label, d
+        cdef const uint64_t* U = &self.rows[<size_t>L * W]
+        cdef const uint64_t* capv = &self.en.pb.caps[<size_t>a * W]
+        cdef double tcnt[MAX_CLASSES]
+        cdef const uint64_t* tv
+        cdef bint nonempty
+        cdef double avail = rest - self.en.pb.lamW, correct, wv, et, tail, fw
+        cdef double need10 = self.en.pb.weights[1] * vcnt[1] - avail - self.tol
+        cdef double need01 = self.en.pb.weights[0] * vcnt[0] - avail - self.tol
+        cdef vector[int32_t]* order
+        cdef const double* pos
+        cdef double need
+        cdef size_t j
+        cdef bint any_head = False
+        cdef vector[gw_cell]* out = &self.level[L]
+        cdef int code = 0
+        for d in range(2):
+            order = &self.ord10[L] if d == 0 else &self.ord01[L]
+            pos = self.pos10[L].data() if d == 0 else self.pos01[L].data()
+            need = need10 if d == 0 else need01
+            for j in range(order.size()):
+                t = order[0][j]
+                if pos[t] < need:
+                    break
+                if t != a:
+                    any_head = True
+                    break
+        if not any_head:                   # no rule gains enough: no cell but the default's
+            return 0
+        self.epoch += 1
+        if self.epoch == 0:                # wrapped: clear the stamps
+            for t in range(self.en.pb.M):
+                self.stamp[t] = 0
+            self.epoch = 1
+        for d in range(2):
+            order = &self.ord10[L] if d == 0 else &self.ord01[L]
+            pos = self.pos10[L].data() if d == 0 else self.pos01[L].data()
+            need = need10 if d == 0 else need01
+            for j in range(order.size()):
+                t = order[0][j]
+                if pos[t] < need:
+                    if j < GAIN_HEAD:      # sorted so far: none after gains enough
+                        break
+                    continue
+                if t == a or self.stamp[t] == self.epoch:
+                    continue
+                self.stamp[t] = self.epoch
+                tv = &self.en.pb.caps[<size_t>t * W]
+                nonempty = False
+                for i in range(W):         # what t captures of U minus a
+                    self.scratch[i] = U[i] & ~capv[i] & tv[i]
+                    nonempty = nonempty or self.scratch[i] != 0
+                if not nonempty:
+                    continue
+                if self._halt():
+                    code = self.status
+                    break
+                self.n_evaluated += 1
+                problem_counts(&self.en.pb, &self.scratch[0], False, tcnt, &self.acc[0])
+                wv = weighted_majority(2, self.en.pb.weights, tcnt, &correct, &label)
+                et = wv - correct
+                if self.en.pb.lamW + et > rest:
+                    continue
+                tail = default_error(&self.en.pb, vcnt, tcnt, &fw)
+                if self.en.pb.lamW + et + tail <= rest:
+                    if not gw_cells_push(out[0], (et + tail) + err, 1, 2):
+                        code = T_OUT_OF_MEMORY
+                        break
+            if code != 0:
+                break
         return code
 
     cdef int _follow(self, int L, double real, int klim_c) noexcept nogil:

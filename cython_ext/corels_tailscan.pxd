@@ -38,6 +38,14 @@ cdef extern from *:
     #endif
     #include <vector>
     #include <cstdint>
+    #include <algorithm>
+    /* The ``head`` ids of largest ``key[id]`` first, largest first (ties by id), the rest after
+     * them in any order. */
+    static void gw_sort_by_desc(std::vector<int32_t>& ids, const double* key, size_t head) {
+        auto cmp = [key](int32_t a, int32_t b) { return key[a] > key[b] || (key[a] == key[b] && a < b); };
+        if (head >= ids.size()) std::sort(ids.begin(), ids.end(), cmp);
+        else std::partial_sort(ids.begin(), ids.begin() + head, ids.end(), cmp);
+    }
     /* Size one level's arrays; 0 when memory runs out. */
     static int gw_ts_size(std::vector<double>& cnt, std::vector<double>& mz, std::vector<uint64_t>& zh,
                           std::vector<int32_t>& nu, size_t mc, size_t mzn, size_t m) {
@@ -46,6 +54,7 @@ cdef extern from *:
     }
     """
     int gw_ctz64(uint64_t x) noexcept nogil
+    void gw_sort_by_desc(vector[int32_t]& ids, const double* key, size_t head) noexcept nogil
     int gw_ts_size(vector[double]& cnt, vector[double]& mz, vector[uint64_t]& zh, vector[int32_t]& nu,
                    size_t mc, size_t mzn, size_t m) noexcept nogil
 
@@ -249,35 +258,6 @@ cdef inline double one_rule_floor(const double* weights, const double* ucnt, con
     return e0 if e0 < e1 else e1
 
 
-cdef inline double one_rule_floor_fine(const TailScan* ts, int L, const double* weights, const double* ucnt,
-                                       const double* bcnt, double bmino, int b) noexcept nogil:
-    """As ``one_rule_floor``, a rule at a time: gain(a & V) <= min(pos(a & U), gain(a & U) + neg(b & U)),
-    pos(X) the sum over X's units of max(0, w_qa - w_q0) (w_qa(X) less X's minority), and b itself
-    gains nothing on U \\ b. O(antecedents): for the children the coarse bound keeps."""
-    cdef const double* cnt = ts.cnt[L].data()
-    cdef const double* mz = ts.mz[L].data()
-    cdef const int32_t* nu = ts.nu[L].data()
-    cdef double v0 = weights[0] * (ucnt[0] - bcnt[0]), v1 = weights[1] * (ucnt[1] - bcnt[1])
-    cdef double n10 = weights[0] * bcnt[0] - bmino, n01 = weights[1] * bcnt[1] - bmino
-    cdef double up10 = 0, up01 = 0, w0, w1, mino, g, e0, e1
-    cdef int t
-    for t in range(ts.M):
-        if nu[t] == 0 or t == b:
-            continue
-        w0 = weights[0] * cnt[2 * t]
-        w1 = weights[1] * cnt[2 * t + 1]
-        mino = weights[0] * mz[2 * t] + weights[1] * mz[2 * t + 1]
-        g = min(w1 - mino, w1 - w0 + n10)
-        if g > up10:
-            up10 = g
-        g = min(w0 - mino, w0 - w1 + n01)
-        if g > up01:
-            up01 = g
-    e0 = v1 - up10
-    e1 = v0 - up01
-    return e0 if e0 < e1 else e1
-
-
 cdef inline void tailscan_delta(TailScan* ts, const uint64_t* removed) noexcept nogil:
     """What each antecedent captures of the units ``removed`` (``dcnt``, ``dnu``; the antecedents
     touched listed in ``touched``), so that a rule's capture of U less them is its level's figure
@@ -307,3 +287,33 @@ cdef inline void tailscan_delta_clear(TailScan* ts) noexcept nogil:
         for k in range(ts.C):
             ts.dcnt[<size_t>a * ts.C + k] = 0
     ts.touched.clear()
+
+
+cdef enum:
+    GAIN_HEAD = 16        # gain_orders sorts this many; a walk past them checks each one
+
+
+cdef inline void gain_orders(const TailScan* ts, int L, const double* weights, vector[int32_t]& order10,
+                             vector[int32_t]& order01, vector[double]& pos10, vector[double]& pos01) noexcept nogil:
+    """Two classes: the antecedents capturing a unit of level ``L``'s U, by pos(t & U) largest first,
+    for a rule -> 1 before a default 0 (``order10``; pos = w1 less the minority) and the other way
+    (``order01``), with their pos per antecedent. A tail ``t`` then the default on U \\ b gains at
+    most pos(t & U) over the default alone, so ``_one_rule_child`` scores only the head of each
+    order. Only the first ``GAIN_HEAD`` of each are sorted; the rest follow in any order."""
+    cdef const double* cnt = ts.cnt[L].data()
+    cdef const double* mz = ts.mz[L].data()
+    cdef const int32_t* nu = ts.nu[L].data()
+    cdef double mino
+    cdef int t
+    order10.clear()
+    order01.clear()
+    for t in range(ts.M):
+        if nu[t] == 0:
+            continue
+        mino = weights[0] * mz[2 * t] + weights[1] * mz[2 * t + 1]
+        pos10[t] = weights[1] * cnt[2 * t + 1] - mino
+        pos01[t] = weights[0] * cnt[2 * t] - mino
+        order10.push_back(t)
+        order01.push_back(t)
+    gw_sort_by_desc(order10, pos10.data(), GAIN_HEAD)
+    gw_sort_by_desc(order01, pos01.data(), GAIN_HEAD)
