@@ -230,11 +230,7 @@ def enumerate_subtree(
             include_short=include_short,
             skip_pairs=skip_pairs or None,
             # depth first past it, as in one process
-            queue_budget=(
-                queue_budget_for(config.memory, config.options.get("max_models"))
-                if config.queue_budget is None
-                else config.queue_budget
-            ),
+            queue_budget=queue_budget_for(config.memory) if config.queue_budget is None else config.queue_budget,
             **config.options,
         )
 
