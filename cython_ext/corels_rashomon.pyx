@@ -1681,22 +1681,8 @@ cdef class TailCounter:
         cdef const double* pos
         cdef double need
         cdef size_t j
-        cdef bint any_head = False
         cdef vector[gw_cell]* out = &self.level[L]
         cdef int code = 0
-        for d in range(2):
-            order = &self.ord10[L] if d == 0 else &self.ord01[L]
-            pos = self.pos10[L].data() if d == 0 else self.pos01[L].data()
-            need = need10 if d == 0 else need01
-            for j in range(order.size()):
-                t = order[0][j]
-                if pos[t] < need:
-                    break
-                if t != a:
-                    any_head = True
-                    break
-        if not any_head:                   # no rule gains enough: no cell but the default's
-            return 0
         self.epoch += 1
         if self.epoch == 0:                # wrapped: clear the stamps
             for t in range(self.en.pb.M):
