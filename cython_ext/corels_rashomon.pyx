@@ -42,6 +42,10 @@ from corels_problem cimport (
     R_DONE, R_SLICE, R_STOPPED, R_NODE_LIMIT, R_OUT_OF_MEMORY, Tally, tally_merge, tally_counters, policy_code, problem_init, problem_counts,
     problem_root, problem_context, default_error, policy_key, theorem18_init, theorem18_setup, theorem18_prunes,
 )
+from corels_tailscan cimport (
+    TailScan, tailscan_init, tailscan_build, tailscan_child, tailscan_key, gain_tops, one_rule_floor,
+    tailscan_delta, tailscan_delta_clear, gain_orders, GAIN_HEAD,
+)
 from corels_threads cimport (
     gw_sync_new, gw_sync_free, gw_lock, gw_unlock, pool_run, pool_free, WorkerSlice, slice_start, slice_over, slice_wait,
     slice_notify,
@@ -109,14 +113,14 @@ cdef extern from *:
     /* The entry for U, made (no cells yet: budget -1) when there is none; NULL on a hash
      * collision with another set or when memory runs out. ``made`` adds its bytes. */
     static gw_tail_entry* gw_tail_touch(gw_tail_memo& m, uint64_t key, const uint64_t* rows, int W, int64_t* made) {
-        auto it = m.find(key);
         *made = 0;
-        if (it != m.end()) {
-            for (int i = 0; i < W; i++) if (it->second.rows[i] != rows[i]) return NULL;
-            return &it->second;
-        }
         try {
-            gw_tail_entry& e = m[key];
+            auto placed = m.try_emplace(key);      /* one lookup, found or made */
+            gw_tail_entry& e = placed.first->second;
+            if (!placed.second) {
+                for (int i = 0; i < W; i++) if (e.rows[i] != rows[i]) return NULL;
+                return &e;
+            }
             e.rows.assign(rows, rows + W);
             e.budget = -1.0;
             e.klim = -1;
@@ -134,14 +138,14 @@ cdef extern from *:
     static int64_t gw_tail_store(gw_tail_memo& m, uint64_t key, const uint64_t* rows, int W, double budget,
                                  int32_t klim, const gw_cell* cells, size_t n) {
         int64_t before = 0;
-        auto it = m.find(key);
-        if (it != m.end()) before = (int64_t)gw_tail_entry_bytes(W, it->second.cells.size());
-        if (it != m.end() && it->second.budget >= budget && it->second.klim >= klim && it->second.rows.size() == (size_t)W
-                && std::equal(rows, rows + W, it->second.rows.begin()))
-            return 0;  /* another thread stored as much or more meanwhile: keep it */
         try {
-            bool fresh = it == m.end();
-            gw_tail_entry& e = m[key];
+            auto placed = m.try_emplace(key);      /* one lookup, found or made */
+            bool fresh = placed.second;
+            gw_tail_entry& e = placed.first->second;
+            if (!fresh) before = (int64_t)gw_tail_entry_bytes(W, e.cells.size());
+            if (!fresh && e.budget >= budget && e.klim >= klim && e.rows.size() == (size_t)W
+                    && std::equal(rows, rows + W, e.rows.begin()))
+                return 0;  /* another thread stored as much or more meanwhile: keep it */
             if (fresh || e.rows.size() != (size_t)W || !std::equal(rows, rows + W, e.rows.begin())) {
                 e.seen = -1.0;
                 e.seen_klim = -1;
@@ -1323,18 +1327,33 @@ cdef class TailCounter:
     cdef vector[uint8_t] top_ok          # the first rules of the part being counted
     cdef bint top_empty                  # whether the part holds the empty list
     cdef vector[gw_cell] found           # the members' cells counted so far, merged
+    cdef TailScan scan                   # per level: what each antecedent captures of that level's U
+    cdef vector[int32_t] removed_at      # per level: the rule whose capture the level above lost
+    cdef vector[uint64_t] keys           # per level: the key of U (tailscan_key)
+    cdef vector[uint64_t] scratch
+    cdef bint do_one_rule
+    cdef vector[vector[int32_t]] ord10     # per level: gain_orders
+    cdef vector[vector[int32_t]] ord01
+    cdef vector[vector[double]] pos10
+    cdef vector[vector[double]] pos01
+    cdef vector[uint32_t] stamp            # the rules a child scored already (this epoch)
+    cdef uint32_t epoch
+    cdef double tol
+    cdef public int64_t n_pruned_one_rule
     cdef public int64_t n_evaluated, n_hits, n_recomputed, n_evicted, n_stored, n_pruned_support
     cdef public int64_t n_pruned_bound, n_pruned_lookahead, n_pruned_map, n_grouped
     cdef public double seconds
 
     def __init__(self, Enumerator enumerator, int64_t memory_budget=1 << 30, int budget_mode=0,
-                 bint seen_bound=True, TailMemo memo=None):
+                 bint seen_bound=True, TailMemo memo=None, bint one_rule_bound=True):
         """``budget_mode`` 0: a table is computed to the budget its caller has left (recomputed
         for a richer one); 1: to the most any prefix reaching its rows can leave (``theta -
         lambda W - b0`` of the rows captured: never recomputed, larger). ``seen_bound``: bound 6
         over the table. ``memo``: tables shared with other counters of the same enumerator (its
-        budget replaces ``memory_budget``); none: a memo of its own."""
-        cdef int L
+        budget replaces ``memory_budget``); none: a memo of its own. ``one_rule_bound``: a child
+        whose budget allows one more rule at most is a leaf when no rule can gain enough on it
+        (``one_rule_floor``; two classes and the equivalent points)."""
+        cdef int L, k
         cdef double zc[MAX_CLASSES]
         self.en = enumerator
         self.own_memo = memo is None
@@ -1356,6 +1375,23 @@ cdef class TailCounter:
             problem_counts(&enumerator.pb, &enumerator.pb.mask[0], True, zc, &self.acc[0])
             self.b0_all = weighted_sum(enumerator.pb.C, enumerator.pb.weights, zc)
         self.rows.assign(<size_t>L * enumerator.pb.W, 0)
+        tailscan_init(&self.scan, &enumerator.pb, L, enumerator.do_eqpts, &self.acc[0])
+        self.removed_at.assign(L, -1)
+        self.keys.assign(L, 0)
+        self.scratch.assign(enumerator.pb.W, 0)
+        self.do_one_rule = one_rule_bound and enumerator.do_eqpts and enumerator.pb.C == 2
+        self.tol = 1e-9 * max(1.0, enumerator.pb.total)
+        if self.do_one_rule:
+            self.ord10.resize(L)
+            self.ord01.resize(L)
+            self.pos10.resize(L)
+            self.pos01.resize(L)
+            for k in range(L):
+                self.ord10[k].reserve(enumerator.pb.M)
+                self.ord01[k].reserve(enumerator.pb.M)
+                self.pos10[k].assign(enumerator.pb.M, 0)
+                self.pos01[k].assign(enumerator.pb.M, 0)
+            self.stamp.assign(enumerator.pb.M, 0)
         self.status = -1
         self.failed = -1
         self.top_ok = enumerator.root_ok
@@ -1405,7 +1441,7 @@ cdef class TailCounter:
             problem_counts(&self.en.pb, U, True, uz, &self.acc[0])
             bU = weighted_sum(self.en.pb.C, self.en.pb.weights, uz)
         if not top and self.memory_budget > 0:
-            key = self._key(U)
+            key = self.keys[L]
             k = self._memo_read(U, key, budget, real, klim, out, &budget_c, &klim_c)
             if k >= 0:
                 return k
@@ -1486,7 +1522,13 @@ cdef class TailCounter:
         cdef double cnt[MAX_CLASSES]
         cdef double zc[MAX_CLASSES]
         cdef double correct, wv, err, dflt, b0, rest, fw, tail_err
-        cdef bint any_bits
+        cdef const double* cntp
+        cdef const double* lcnt
+        cdef const double* lmz
+        cdef const uint64_t* lzh
+        cdef const int32_t* lnu
+        cdef int C, built
+        cdef double g10 = 0, g01 = 0, bmino
         cdef vector[gw_cell]* out = &self.level[L]
         cdef vector[gw_tcand]* cands = &self.cands[L]
         cdef gw_tcand tc
@@ -1499,22 +1541,34 @@ cdef class TailCounter:
         cands.clear()
         if klim_c <= 0 or self.en.pb.lamW + bU > budget_c:   # every nonempty tail costs lambda W + U's minority
             return 0
+        if L == 0:
+            built = tailscan_build(&self.scan, 0, U)
+        else:
+            capv = &self.en.pb.caps[<size_t>self.removed_at[L] * W]
+            for i in range(W):
+                self.scratch[i] = self.rows[<size_t>(L - 1) * W + i] & capv[i]
+            built = tailscan_child(&self.scan, L, &self.scratch[0], U)
+        if not built:
+            return T_OUT_OF_MEMORY
+        C = self.en.pb.C
+        lcnt = self.scan.cnt[L].data()
+        lmz = self.scan.mz[L].data()
+        lzh = self.scan.zh[L].data()
+        lnu = self.scan.nu[L].data()
+        if self.do_one_rule:
+            gain_tops(&self.scan, L, self.en.pb.weights, &g10, &g01)
+            gain_orders(&self.scan, L, self.en.pb.weights, self.ord10[L], self.ord01[L], self.pos10[L],
+                        self.pos01[L])
         for s in range(self.en.pb.M):
             if top and not self.top_ok[s]:
                 continue
             if self._halt():
                 return self.status
             self.n_evaluated += 1
-            capv = &self.en.pb.caps[<size_t>s * W]
-            any_bits = False
-            for i in range(W):
-                V[i] = U[i] & capv[i]
-                if V[i] != 0:
-                    any_bits = True
-            if not any_bits:                   # captures nothing of U: not a valid tail rule
+            if lnu[s] == 0:                    # captures nothing of U: not a valid tail rule
                 continue
-            problem_counts(&self.en.pb, V, False, cnt, &self.acc[0])
-            wv = weighted_majority(self.en.pb.C, self.en.pb.weights, cnt, &correct, &label)
+            cntp = &lcnt[<size_t>s * C]
+            wv = weighted_majority(C, self.en.pb.weights, cntp, &correct, &label)
             if self.en.do_support and self.en.floorW + self.en.pb.lamW - correct > self.en.theta_prune:
                 self.n_pruned_support += 1     # bound 4: in no member, whatever the prefix
                 continue
@@ -1525,28 +1579,152 @@ cdef class TailCounter:
                 continue
             b0 = 0
             if self.en.do_eqpts:               # every tail on U minus a errs its minority
-                problem_counts(&self.en.pb, V, True, zc, &self.acc[0])
-                for k in range(self.en.pb.C):
-                    zc[k] = uz[k] - zc[k]
-                b0 = weighted_sum(self.en.pb.C, self.en.pb.weights, zc)
+                for k in range(C):
+                    zc[k] = uz[k] - lmz[<size_t>s * C + k]
+                b0 = weighted_sum(C, self.en.pb.weights, zc)
                 if b0 > rest:
                     self.n_pruned_lookahead += 1
                     continue
+            if self.do_one_rule and klim_c > 1 and self.en.pb.lamW + b0 <= rest \
+                    and (klim_c == 2 or 2 * self.en.pb.lamW + b0 > rest):
+                # at most one rule can follow a: none does if none can gain enough on U minus a
+                bmino = self.en.pb.weights[0] * lmz[2 * s] + self.en.pb.weights[1] * lmz[2 * s + 1]
+                if self.en.pb.lamW + one_rule_floor(self.en.pb.weights, ucnt, cntp, bmino, g10, g01) \
+                        > rest + self.tol:
+                    self.n_pruned_one_rule += 1
+                    b0 = rest + 1.0           # makes a a leaf below
             if klim_c == 1 or self.en.pb.lamW + b0 > rest:
                 # no rule can follow a within the budget: a's tail is the default alone
-                tail_err = default_error(&self.en.pb, ucnt, cnt, &fw)
+                tail_err = default_error(&self.en.pb, ucnt, cntp, &fw)
                 if tail_err <= rest:
                     if not gw_cells_push(out[0], tail_err + err, 1, 1):
                         return T_OUT_OF_MEMORY
                 continue
+            if klim_c == 2 or 2 * self.en.pb.lamW + b0 > rest:
+                # at most one rule can follow a: its tails are scored here, without a table
+                k = self._one_rule_child(L, s, ucnt, cntp, err, rest)
+                if k != 0:
+                    return k
+                continue
             tc.err = err
             tc.rest = rest
             tc.ant = s
-            tc.vhash = self._key(V)
+            tc.vhash = lzh[s]
             if not gw_tcand_push(cands[0], tc):
                 return T_OUT_OF_MEMORY
         gw_tcand_sort(cands[0])
         return 0
+
+    cdef int _one_rule_child(self, int L, int a, const double* ucnt, const double* acnt, double err,
+                             double rest) noexcept nogil:
+        """The cells of rule ``a`` followed by a tail of at most one rule on U minus a, within
+        ``rest`` (what a's tail may cost), into ``level[L]``: the default alone, and each rule t
+        capturing a unit of U minus a, then the default. Its capture there is its level-``L``
+        figure less what it captures of a's units (``tailscan_delta``). 0, else a status."""
+        cdef int W = self.en.pb.W, C = self.en.pb.C, i, t, k, label
+        cdef const uint64_t* U = &self.rows[<size_t>L * W]
+        cdef const uint64_t* capv = &self.en.pb.caps[<size_t>a * W]
+        cdef const double* lcnt = self.scan.cnt[L].data()
+        cdef const int32_t* lnu = self.scan.nu[L].data()
+        cdef double vcnt[MAX_CLASSES]
+        cdef double tcnt[MAX_CLASSES]
+        cdef double correct, wv, dflt, et, tail, fw
+        cdef vector[gw_cell]* out = &self.level[L]
+        cdef int code = 0
+        for k in range(C):
+            vcnt[k] = ucnt[k] - acnt[k]
+        wv = weighted_majority(C, self.en.pb.weights, vcnt, &correct, &label)
+        dflt = wv - correct
+        if dflt <= rest and not gw_cells_push(out[0], dflt + err, 1, 1):
+            return T_OUT_OF_MEMORY
+        if self.do_one_rule and self.en.pb.lamW + dflt > rest:
+            return self._one_rule_heads(L, a, vcnt, err, rest)
+        for i in range(W):
+            self.scratch[i] = U[i] & capv[i]
+        tailscan_delta(&self.scan, &self.scratch[0])
+        for t in range(self.en.pb.M):
+            if t == a or lnu[t] == self.scan.dnu[t]:     # captures nothing of U minus a
+                continue
+            if self._halt():
+                code = self.status
+                break
+            self.n_evaluated += 1
+            for k in range(C):
+                tcnt[k] = lcnt[<size_t>t * C + k] - self.scan.dcnt[<size_t>t * C + k]
+            wv = weighted_majority(C, self.en.pb.weights, tcnt, &correct, &label)
+            et = wv - correct
+            if self.en.pb.lamW + et > rest:
+                continue
+            tail = default_error(&self.en.pb, vcnt, tcnt, &fw)
+            if self.en.pb.lamW + et + tail <= rest:
+                if not gw_cells_push(out[0], (et + tail) + err, 1, 2):   # the table's order
+                    code = T_OUT_OF_MEMORY
+                    break
+        tailscan_delta_clear(&self.scan)
+        return code
+
+    cdef int _one_rule_heads(self, int L, int a, const double* vcnt, double err, double rest) noexcept nogil:
+        """``_one_rule_child`` when the default alone does not fit (two classes): a rule t then
+        the default must then gain over it at least ``need`` in one direction, and gains at most
+        pos(t & U) (``gain_orders``), so only the heads of the two orders are scored, each rule
+        once. 0, else a status."""
+        cdef int W = self.en.pb.W, i, t, k, label, d
+        cdef const uint64_t* U = &self.rows[<size_t>L * W]
+        cdef const uint64_t* capv = &self.en.pb.caps[<size_t>a * W]
+        cdef double tcnt[MAX_CLASSES]
+        cdef const uint64_t* tv
+        cdef bint nonempty
+        cdef double avail = rest - self.en.pb.lamW, correct, wv, et, tail, fw
+        cdef double need10 = self.en.pb.weights[1] * vcnt[1] - avail - self.tol
+        cdef double need01 = self.en.pb.weights[0] * vcnt[0] - avail - self.tol
+        cdef vector[int32_t]* order
+        cdef const double* pos
+        cdef double need
+        cdef size_t j
+        cdef vector[gw_cell]* out = &self.level[L]
+        cdef int code = 0
+        self.epoch += 1
+        if self.epoch == 0:                # wrapped: clear the stamps
+            for t in range(self.en.pb.M):
+                self.stamp[t] = 0
+            self.epoch = 1
+        for d in range(2):
+            order = &self.ord10[L] if d == 0 else &self.ord01[L]
+            pos = self.pos10[L].data() if d == 0 else self.pos01[L].data()
+            need = need10 if d == 0 else need01
+            for j in range(order.size()):
+                t = order[0][j]
+                if pos[t] < need:
+                    if j < GAIN_HEAD:      # sorted so far: none after gains enough
+                        break
+                    continue
+                if t == a or self.stamp[t] == self.epoch:
+                    continue
+                self.stamp[t] = self.epoch
+                tv = &self.en.pb.caps[<size_t>t * W]
+                nonempty = False
+                for i in range(W):         # what t captures of U minus a
+                    self.scratch[i] = U[i] & ~capv[i] & tv[i]
+                    nonempty = nonempty or self.scratch[i] != 0
+                if not nonempty:
+                    continue
+                if self._halt():
+                    code = self.status
+                    break
+                self.n_evaluated += 1
+                problem_counts(&self.en.pb, &self.scratch[0], False, tcnt, &self.acc[0])
+                wv = weighted_majority(2, self.en.pb.weights, tcnt, &correct, &label)
+                et = wv - correct
+                if self.en.pb.lamW + et > rest:
+                    continue
+                tail = default_error(&self.en.pb, vcnt, tcnt, &fw)
+                if self.en.pb.lamW + et + tail <= rest:
+                    if not gw_cells_push(out[0], (et + tail) + err, 1, 2):
+                        code = T_OUT_OF_MEMORY
+                        break
+            if code != 0:
+                break
+        return code
 
     cdef int _follow(self, int L, double real, int klim_c) noexcept nogil:
         """Each rule ``a`` of ``cands[L]`` followed by every tail of U minus a: H(U minus a)
@@ -1577,6 +1755,8 @@ cdef class TailCounter:
             self.n_grouped += m - 1
             for i in range(W):
                 V[i] = U[i] & ~capv[i]
+            self.keys[L + 1] = self.keys[L] ^ self.scan.zh[L][tc.ant]
+            self.removed_at[L + 1] = tc.ant
             k = self._tails(L + 1, tc.rest, real - self.en.pb.lamW - tc.err, klim_c - 1, False)
             if k != 0:
                 return k
@@ -1643,6 +1823,7 @@ cdef class TailCounter:
             self.t_end = t0 + seconds
             for i in range(W):
                 self.rows[i] = en.pb.mask[i]
+            self.keys[0] = tailscan_key(&self.scan, &self.rows[0])
             code = self._tails(0, en.theta_prune, en.theta_prune, en.max_len, True)
             if code == 0:
                 for j in range(self.level[0].size()):
@@ -1751,4 +1932,5 @@ cdef class TailCounter:
             "count_pruned_lookahead": self.n_pruned_lookahead,
             "count_pruned_map": self.n_pruned_map,
             "count_rules_grouped": self.n_grouped,
+            "count_pruned_one_rule": self.n_pruned_one_rule,
         }

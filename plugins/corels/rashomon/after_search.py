@@ -77,7 +77,7 @@ def rashomon_set(
         rset = with_the_optimum(rset, request, optimum, best_prefix, features, build, problem, ctx)
         return logged(rset, stats, ctx)
     t0 = time.perf_counter()
-    enumerator_queue = rs.queue_budget_for(ctx.limits.memory)
+    enumerator_queue = rs.queue_budget_for(ctx.limits.memory, request.max_models)
     enumerator = rs.make_enumerator(
         units,
         lam,

@@ -36,6 +36,9 @@ SLICE_SECONDS = 0.005
 # time, not all the memory; a quarter of ``limits.memory`` when that is smaller
 QUEUE_BUDGET_ENTRIES = 1 << 25
 QUEUE_ENTRY_BYTES = 32
+# the listing's queue per member kept (128 KiB a member), at least QUEUE_ENTRIES_MIN
+QUEUE_ENTRIES_PER_MODEL = 4096
+QUEUE_ENTRIES_MIN = 1 << 16
 
 # the tail table's memory (TailCounter): past it, entries are dropped and recomputed when asked
 TABLE_BUDGET_BYTES = 2 << 30
@@ -101,11 +104,18 @@ def make_enumerator(
     )
 
 
-def queue_budget_for(memory_limit: float | None) -> int:
-    """The plugin's choice of queue budget (entries): no knob for the user."""
-    if memory_limit is None:
-        return QUEUE_BUDGET_ENTRIES
-    return max(1024, min(QUEUE_BUDGET_ENTRIES, int(memory_limit) // 4 // QUEUE_ENTRY_BYTES))
+def queue_budget_for(memory_limit: float | None, max_models: int | None = None) -> int:
+    """The plugin's choice of queue budget (entries): no knob for the user. With ``max_models``,
+    at most ``QUEUE_ENTRIES_PER_MODEL`` entries per member kept (at least 2^16): a set larger
+    than that gives way to the table (which counts it in its own, small memory) and its best
+    ``max_models`` are listed again up to the table's ``max_models``-th objective, so the listing
+    holds about ``max_models``, not the set's frontier."""
+    budget = QUEUE_BUDGET_ENTRIES
+    if memory_limit is not None:
+        budget = max(1024, min(budget, int(memory_limit) // 4 // QUEUE_ENTRY_BYTES))
+    if max_models is not None:
+        budget = min(budget, max(QUEUE_ENTRIES_MIN, QUEUE_ENTRIES_PER_MODEL * max(int(max_models), 1)))
+    return budget
 
 
 def threshold_for(request: RashomonSpec, optimum: float) -> float:

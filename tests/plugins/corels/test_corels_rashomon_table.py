@@ -30,9 +30,11 @@ from test_corels_rashomon import (
 )
 
 
-def table_count(units, lam, theta, floor, cap, memory=1 << 24, budget_mode=0, **options) -> int | None:
+def table_count(
+    units, lam, theta, floor, cap, memory=1 << 24, budget_mode=0, one_rule_bound=True, **options
+) -> int | None:
     en = make_enumerator(units, lam, theta, floor=floor, max_prefix_length=cap, max_models=0, **options)
-    counter = cr.TailCounter(en, memory, budget_mode)
+    counter = cr.TailCounter(en, memory, budget_mode, one_rule_bound=one_rule_bound)
     assert counter.run(60.0, np.zeros(1, np.uint8)) == cr.DONE
     return counter.count
 
@@ -55,15 +57,40 @@ def test_the_table_counts_what_brute_force_lists(case) -> None:
 
 
 @settings(max_examples=25, deadline=None, derandomize=True)
-@given(instances(), st.sampled_from(["support", "equivalent_points", "map"]))
+@given(instances(), st.sampled_from(["support", "equivalent_points", "map", "one_rule"]))
 def test_each_bound_of_the_table_switched_off_changes_no_count(case, bound: str) -> None:
     X, y, C, weights, lam, max_len, epsilon = case
     every = every_rule_list(X, y, lam, C, weights, max_len)
     theta = every[0][0] * (1 + epsilon)
     units = units_of(X, y, C, weights)
     cap = 255 if max_len is None else max_len
-    options = {"symmetry_map": False} if bound == "map" else {"ablation": (bound,)}
+    options: dict = {"symmetry_map": False} if bound == "map" else {"ablation": (bound,)}
+    if bound == "one_rule":
+        options = {"one_rule_bound": False}
     assert table_count(units, lam, theta, every[0][0], cap, **options) == len(within(every, theta))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_deeper_sets_count_what_brute_force_lists_with_and_without_the_one_rule_bound(seed: int) -> None:
+    """Seven antecedents over 150 rows, small lambda and wide thresholds: tables four and five
+    rules deep, children scored in their parent (one more rule at most) and pruned by the one-rule
+    bound, integral and fractional class weights, a length cap. Brute force lists every list."""
+    rng = np.random.default_rng(seed)
+    X, y = _instance(seed, n=150, M=7)
+    weights = None if seed % 3 == 0 else (np.array([1.0, 2.0]) if seed % 3 == 1 else np.array([0.7, 1.3]))
+    lam = (0.002, 0.005, 0.01)[seed % 3]
+    max_len = None if seed % 4 else 3
+    every = every_rule_list(X, y, lam, 2, weights, max_len)
+    units = units_of(X, y, 2, weights)
+    cap = 255 if max_len is None else max_len
+    for epsilon in (0.02, 0.1, float(rng.uniform(0.2, 0.5))):
+        theta = every[0][0] * (1 + epsilon)
+        expected = len(within(every, theta))
+        for one_rule in (True, False):
+            assert table_count(units, lam, theta, every[0][0], cap, one_rule_bound=one_rule) == expected, (
+                epsilon,
+                one_rule,
+            )
 
 
 def pooled_count(units, lam, theta, floor, cap, memory: int, threads: int) -> rashomon.TableCount:
@@ -359,3 +386,31 @@ def test_a_released_listing_answers_as_before_and_frees_its_search() -> None:
         en.run(1.0, stop, -1)
     counter = cr.TailCounter(en, 1 << 24)  # the data stays: the table still counts
     assert counter.run(60.0, stop) == cr.DONE and counter.count == len(within(every, theta))
+
+
+@pytest.mark.parametrize(
+    ("epsilon", "expected", "ways"),
+    [
+        (0.01, 226, (True, False)),
+        pytest.param(0.02, 2456, (True, False), marks=pytest.mark.slow),
+        pytest.param(0.05, 2_159_467, (True,), marks=pytest.mark.slow),  # about 95 CPU-s
+    ],
+)
+def test_the_compas_sets_have_the_present_counters_sizes_with_and_without_the_one_rule_bound(
+    compas, epsilon: float, expected: int, ways: tuple[bool, ...]
+) -> None:
+    """COMPAS (``compas_train``, lambda 0.01): 226 lists at epsilon 0.01 (the listing's count
+    too), 2,456 at 0.02 (main's tail table, before the per-level scan and the one-rule bound) and
+    2,159,467 at 0.05 (main's table in 1,521 CPU-s). There the bound prunes millions of
+    children, so a bound too strong by one row shows."""
+    X = np.ascontiguousarray(compas.antecedents.matrix())
+    units = units_of(X, compas.y, 2)
+    search = engine.make_search(units, 0.01)
+    engine.run_to_end(search)
+    optimum = float(search.objective)
+    for one_rule in ways:
+        en = make_enumerator(units, 0.01, (1 + epsilon) * optimum, floor=optimum, max_models=0)
+        counter = cr.TailCounter(en, 1 << 30, one_rule_bound=one_rule)
+        assert counter.run(3600.0, np.zeros(1, np.uint8)) == cr.DONE
+        assert counter.count == expected
+        assert (counter.counters()["count_pruned_one_rule"] > 10_000) == one_rule
