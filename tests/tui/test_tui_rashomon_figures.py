@@ -65,7 +65,7 @@ def test_the_stored_set_lists_its_members_figures_and_the_fairness_range(
                 assert f"exact over all {len(stored):,} members of the complete set" in summary
                 assert "statistical_parity: train " in summary
             else:  # no model, so no figures: said, never made up
-                assert labels == ["rank", "objective", "size", "n_features", "rules or features"]
+                assert labels == ["rank", "objective", "size", "n_features", "decides as", "rules or features"]
                 assert {str(table.get_cell_at((row, 2))) for row in range(table.row_count)} == {"n/a"}
                 assert f"covers 0 of {len(stored):,} members, not exact" in summary
             assert "\x1b" not in summary

@@ -80,6 +80,7 @@ def test_an_expression_filters_the_members_counted_against_the_kept_ones(
                 "test_statistical_parity",
                 "size",
                 "n_features",
+                "decides as",
                 "rules or features",
             ]
             assert column(screen, "test_statistical_parity") == [
