@@ -434,9 +434,10 @@ class RashomonScreen(Screen[None]):
         self._redraw()
 
     def _columns(self) -> list[str]:
-        """The table's columns: rank and objective, the figures (``shown_figures``: accuracy and
-        AUC, every audited fairness metric on the training and test rows, those the filter and
-        the sort name), size, the number of features used, and the rules."""
+        """The table's columns: rank, objective and the member each decides as, the figures
+        (``shown_figures``: accuracy and AUC, every audited fairness metric on the training and
+        test rows, those the filter and the sort name), size, the number of features used, and
+        the rules."""
         fairness = SetSummary.from_dict(self.details.get("rashomon") or {}).fairness if self.point is None else None
         audited = [
             name
@@ -447,7 +448,7 @@ class RashomonScreen(Screen[None]):
         sort = [self.sort[0]] if self.sort[0] in self.known else []
         figures = shown_figures(self.known, [*audited, *self.where_figures, *sort], fairness)
         shown = [f for f in figures if f != "size"]
-        return ["rank", "objective", *shown, "size", "n_features", "decides as", "rules or features"]
+        return ["rank", "objective", "decides as", *shown, "size", "n_features", "rules or features"]
 
     def _like(self) -> dict[int, int]:
         """The set listed's decisions: each kept member's rank -> the rank it decides as."""
@@ -492,15 +493,15 @@ class RashomonScreen(Screen[None]):
             table.add_column(label, key=column)
         for row in self.members:
             values = member_figures(row)
-            cells = [figure_cell(values.get(name), row.metrics is not None) for name in self.columns[2:-4]]
+            cells = [figure_cell(values.get(name), row.metrics is not None) for name in self.columns[3:-3]]
             size = Text("n/a", style="dim") if row.size is None else Text(str(row.size), justify="right")
             table.add_row(
                 str(row.rank),
                 fmt(row.objective, 8),
+                decision_text({"rank": row.rank, "decides_as": like.get(row.rank)}),
                 *cells,
                 size,
                 Text(str(len(row.features)), justify="right"),
-                decision_text({"rank": row.rank, "decides_as": like.get(row.rank)}),
                 member_text(row.features, row.model),
                 key=str(row.rank),
             )
@@ -521,7 +522,7 @@ class RashomonScreen(Screen[None]):
             status.append_text(plain_text(f"point {point}'s set: {text}\n", "bold"))
         status.append(f"{len(self.members):,} member(s) listed")
         if self.distinct:
-            status.append(", one per distinct decision (d lists them all)", style="bold")
+            status.append(", one per distinct decision", style="bold")
         if self.ordered > len(self.members):
             status.append(f" (the first {STORED_LIMIT:,}; a filter narrows them)")
         uses, avoids = self.uses_avoids
@@ -539,13 +540,9 @@ class RashomonScreen(Screen[None]):
             status.append(f"  sorted by {name}, {'largest' if descending else 'smallest'} first")
         like = self._like()
         if like:
-            status.append(
-                f"\nthe {len(like):,} kept member(s) decide the training rows in {len(set(like.values())):,} "
-                "distinct way(s) ('decides as': the best member predicting every training row alike"
-                + ("" if self.distinct else "; d lists one per way")
-                + ")",
-                style="dim",
-            )
+            ways = len(set(like.values()))
+            said = f"\nthe {len(like):,} kept member(s) decide the training rows in {ways:,} distinct way(s)"
+            status.append(said + ("" if self.distinct else "; d lists one per way"), style="dim")
         elif kept:  # a set recorded without its members' prediction fingerprints
             status.append("\nwhich member each decides as is not recorded for this set ('-')", style="dim")
         return status
