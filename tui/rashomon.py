@@ -13,7 +13,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from glasswork.display.console import member_rules, plain_text, rashomon_point_text, rashomon_summary_text
+from glasswork.display.console import (
+    decision_text,
+    member_rules,
+    plain_text,
+    rashomon_point_text,
+    rashomon_summary_text,
+)
 from glasswork.rashomon import PointSet, SetSummary
 from glasswork.tui.state import RashomonView
 from glasswork.tui.views import fmt
@@ -205,7 +211,10 @@ class RashomonScreen(Screen[None]):
     accuracy and AUC, the audited fairness figures, size, how many features), filtered by an
     expression of ``glasswork rashomon --where``'s language (``glasswork.rashomon.query``) and by a
     feature the members use or avoid, sorted by any column (``s``/``r`` or a click on its header),
-    with the share of the listed members using each feature beside them (``v`` hides it); a
+    with the share of the listed members using each feature beside them (``v`` hides it); each
+    member's "decides as" (the best kept member predicting every training row alike,
+    ``glasswork.rashomon.decides_as`` over every kept member) and ``d`` for one member per
+    decision, the first in the order shown (``glasswork rashomon --distinct``); a
     member opened (enter) or exported (``e``) like any run's model. A frontier run lists its points' sets too; choosing
     one (``p``, then enter) lists that point's members in the same table, as ``glasswork rashomon
     RUN --point K`` does, and enter on the run's set goes back."""
@@ -219,6 +228,7 @@ class RashomonScreen(Screen[None]):
         Binding("s", "sort", "sort by next column"),
         Binding("r", "reverse", "reverse order"),
         Binding("v", "variable_use", "variable use"),
+        Binding("d", "distinct", "one per decision"),
         BACK_KEY,
         HELP_KEY,
     ]
@@ -233,7 +243,7 @@ class RashomonScreen(Screen[None]):
     RashomonScreen DataTable { height: 1fr; width: 1fr; }
     RashomonScreen #variable-use-box { width: 40; height: 1fr; border-left: solid $primary-darken-2; }
     RashomonScreen #variable-use { height: auto; padding: 0 1; }
-    RashomonScreen #set-status { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
+    RashomonScreen #set-status { height: auto; max-height: 4; padding: 0 1; color: $text-muted; }
     """
 
     def __init__(self, store: Any, details: dict[str, Any], folder: Path | None = None) -> None:
@@ -253,6 +263,10 @@ class RashomonScreen(Screen[None]):
         self.known: list[str] = []  # the figures some kept member of the set has (what the filter takes)
         self.kept: dict[int | None, list[Any]] = {}  # every kept member per set, once read
         self.set_features: dict[int | None, list[str]] = {}  # the features its members use
+        # per set, each kept member's rank -> the rank it decides as (RunStore.rashomon_decisions)
+        self.decisions: dict[int | None, dict[int, int]] = {}
+        self.distinct = False  # one member per decision (d), as glasswork rashomon --distinct
+        self.ordered = 0  # the members the filters, the order and one-per-decision give, before STORED_LIMIT
         self.where = ""  # the expression applied (a bad one leaves it as it was)
         self.where_figures: list[str] = []
         self.uses_avoids = ("", "")
@@ -368,6 +382,7 @@ class RashomonScreen(Screen[None]):
         try:
             if point not in self.kept:  # read once per set: a new filter needs no read of its own
                 self.set_features[point] = self.store.rashomon_features(self.run_id, point=point)
+                self.decisions[point] = self.store.rashomon_decisions(self.run_id, point=point)
                 self.kept[point] = self.store.rashomon_members(self.run_id, point=point)
             features, kept = self.set_features[point], self.kept[point]
             known = figure_names(kept)
@@ -419,9 +434,10 @@ class RashomonScreen(Screen[None]):
         self._redraw()
 
     def _columns(self) -> list[str]:
-        """The table's columns: rank and objective, the figures (``shown_figures``: accuracy and
-        AUC, every audited fairness metric on the training and test rows, those the filter and
-        the sort name), size, the number of features used, and the rules."""
+        """The table's columns: rank, objective and the member each decides as, the figures
+        (``shown_figures``: accuracy and AUC, every audited fairness metric on the training and
+        test rows, those the filter and the sort name), size, the number of features used, and
+        the rules."""
         fairness = SetSummary.from_dict(self.details.get("rashomon") or {}).fairness if self.point is None else None
         audited = [
             name
@@ -431,23 +447,44 @@ class RashomonScreen(Screen[None]):
         ]
         sort = [self.sort[0]] if self.sort[0] in self.known else []
         figures = shown_figures(self.known, [*audited, *self.where_figures, *sort], fairness)
-        return ["rank", "objective", *(f for f in figures if f != "size"), "size", "n_features", "rules or features"]
+        shown = [f for f in figures if f != "size"]
+        return ["rank", "objective", "decides as", *shown, "size", "n_features", "rules or features"]
+
+    def _like(self) -> dict[int, int]:
+        """The set listed's decisions: each kept member's rank -> the rank it decides as."""
+        return self.decisions.get(self.point) or {}
 
     def _sorted(self) -> list[Any]:
         name, descending = self.sort
+        sign = -1 if descending else 1
         if name == "n_features":
-            sign = -1 if descending else 1
             return sorted(self.matched, key=lambda row: (sign * len(row.features), row.rank))
+        if name == "decides as":  # the members deciding alike together, each decision's best first
+            like = self._like()
+            return sorted(self.matched, key=lambda row: (sign * like.get(row.rank, row.rank), row.rank))
         if name == "rank" and not descending:
             return list(self.matched)
         return sorted_members(self.matched, name, descending)
+
+    def _ordered(self) -> list[Any]:
+        """The members matched in the order chosen; with ``d``, only the first of each decision
+        (``glasswork rashomon --distinct``'s ``one_per_decision``, after the filters and the sort)."""
+        ordered = self._sorted()
+        if not self.distinct:
+            return ordered
+        from glasswork.cli.rashomon import one_per_decision
+
+        return one_per_decision(ordered, self._like())
 
     def _redraw(self) -> None:
         """Fill the table, the variable use and the status from the members matched, as sorted."""
         table = self.query_one("#members", DataTable)
         current = self._current()
-        self.members = self._sorted()[:STORED_LIMIT]
+        ordered = self._ordered()
+        self.ordered = len(ordered)
+        self.members = ordered[:STORED_LIMIT]
         self.columns = self._columns()
+        like = self._like()
         table.clear(columns=True)
         for column in self.columns:
             label = plain_text(column)
@@ -456,11 +493,12 @@ class RashomonScreen(Screen[None]):
             table.add_column(label, key=column)
         for row in self.members:
             values = member_figures(row)
-            cells = [figure_cell(values.get(name), row.metrics is not None) for name in self.columns[2:-3]]
+            cells = [figure_cell(values.get(name), row.metrics is not None) for name in self.columns[3:-3]]
             size = Text("n/a", style="dim") if row.size is None else Text(str(row.size), justify="right")
             table.add_row(
                 str(row.rank),
                 fmt(row.objective, 8),
+                decision_text({"rank": row.rank, "decides_as": like.get(row.rank)}),
                 *cells,
                 size,
                 Text(str(len(row.features)), justify="right"),
@@ -469,6 +507,8 @@ class RashomonScreen(Screen[None]):
             )
         if current is not None and current in self.members:
             table.move_cursor(row=self.members.index(current))
+        elif self.members:  # its member left the listing (one per decision): the first one
+            table.move_cursor(row=0)
         self.query_one("#variable-use", Static).update(variable_use_text(self.members, self.features))
         self.query_one("#set-status", Static).update(self._status())
 
@@ -481,7 +521,9 @@ class RashomonScreen(Screen[None]):
             text = rashomon_summary_text(chosen.summary(kept))
             status.append_text(plain_text(f"point {point}'s set: {text}\n", "bold"))
         status.append(f"{len(self.members):,} member(s) listed")
-        if len(self.matched) > len(self.members):
+        if self.distinct:
+            status.append(", one per distinct decision", style="bold")
+        if self.ordered > len(self.members):
             status.append(f" (the first {STORED_LIMIT:,}; a filter narrows them)")
         uses, avoids = self.uses_avoids
         if uses or avoids or self.where:
@@ -496,6 +538,13 @@ class RashomonScreen(Screen[None]):
         name, descending = self.sort
         if (name, descending) != ("rank", False):
             status.append(f"  sorted by {name}, {'largest' if descending else 'smallest'} first")
+        like = self._like()
+        if like:
+            ways = len(set(like.values()))
+            said = f"\nthe {len(like):,} kept member(s) decide the training rows in {ways:,} distinct way(s)"
+            status.append(said + ("" if self.distinct else "; d lists one per way"), style="dim")
+        elif kept:  # a set recorded without its members' prediction fingerprints
+            status.append("\nwhich member each decides as is not recorded for this set ('-')", style="dim")
         return status
 
     def action_sort(self) -> None:
@@ -508,6 +557,11 @@ class RashomonScreen(Screen[None]):
         """Show or hide the variable use beside the table (room for long rules)."""
         panel = self.query_one("#variable-use-box")
         panel.display = not panel.display
+
+    def action_distinct(self) -> None:
+        """List one member per decision (the first in the order shown), or every member again."""
+        self.distinct = not self.distinct
+        self._redraw()
 
     def action_reverse(self) -> None:
         self._sort_on(self.sort[0], not self.sort[1])

@@ -58,15 +58,16 @@ def test_the_stored_set_lists_its_members_figures_and_the_fairness_range(
             labels = [str(key.value) for key in table.columns]
             summary = plain(screen.query_one("#set-summary"))
             if keep == "model":
-                assert labels[:5] == ["rank", "objective", "test_accuracy", "test_auc", "statistical_parity"]
+                assert labels[:3] == ["rank", "objective", "decides as"]
+                assert labels[3:6] == ["test_accuracy", "test_auc", "statistical_parity"]
                 for row, member in enumerate(stored):
-                    assert str(table.get_cell_at((row, 2))) == f"{member.metrics['test_accuracy']:.4f}"
-                    assert str(table.get_cell_at((row, 4))) == f"{member.fairness['train']['statistical_parity']:.4f}"
+                    assert str(table.get_cell_at((row, 3))) == f"{member.metrics['test_accuracy']:.4f}"
+                    assert str(table.get_cell_at((row, 5))) == f"{member.fairness['train']['statistical_parity']:.4f}"
                 assert f"exact over all {len(stored):,} members of the complete set" in summary
                 assert "statistical_parity: train " in summary
             else:  # no model, so no figures: said, never made up
-                assert labels == ["rank", "objective", "size", "n_features", "rules or features"]
-                assert {str(table.get_cell_at((row, 2))) for row in range(table.row_count)} == {"n/a"}
+                assert labels == ["rank", "objective", "decides as", "size", "n_features", "rules or features"]
+                assert {str(table.get_cell_at((row, 3))) for row in range(table.row_count)} == {"n/a"}
                 assert f"covers 0 of {len(stored):,} members, not exact" in summary
             assert "\x1b" not in summary
             await pilot.press("q")

@@ -74,6 +74,7 @@ def test_an_expression_filters_the_members_counted_against_the_kept_ones(
             assert keys == [
                 "rank",
                 "objective",
+                "decides as",
                 "test_accuracy",
                 "test_auc",
                 "statistical_parity",
@@ -162,10 +163,10 @@ def test_keys_and_headers_sort_on_any_column(toy_env, tmp_path: Path, monkeypatc
                 await pilot.press("s")
             assert ranks(screen) == [m.rank for m in by_auc]
             assert "sorted by test_auc, smallest first" in plain(screen.query_one("#set-status"))
-            assert str(table.columns[table.ordered_columns[3].key].label) == "test_auc ▲"
+            assert str(table.columns[table.ordered_columns[4].key].label) == "test_auc ▲"
             await pilot.press("r")  # reversed: largest first
             assert ranks(screen) == [m.rank for m in by_auc_desc]
-            assert str(table.columns[table.ordered_columns[3].key].label) == "test_auc ▼"
+            assert str(table.columns[table.ordered_columns[4].key].label) == "test_auc ▼"
 
             # a click on the objective's header sorts on it; a second click reverses
             x = table.ordered_columns[0].get_render_width(table) + 2
