@@ -20,7 +20,7 @@ from glasswork.display.console import (
     rashomon_point_text,
     rashomon_summary_text,
 )
-from glasswork.rashomon import PointSet, SetSummary
+from glasswork.rashomon import PointSet, SetSummary, one_per_decision
 from glasswork.tui.state import RashomonView
 from glasswork.tui.views import fmt
 from glasswork.tui.widgets import BACK_KEY, FILTER_KEY, HELP_KEY, RowTable
@@ -468,12 +468,10 @@ class RashomonScreen(Screen[None]):
 
     def _ordered(self) -> list[Any]:
         """The members matched in the order chosen; with ``d``, only the first of each decision
-        (``glasswork rashomon --distinct``'s ``one_per_decision``, after the filters and the sort)."""
+        (``one_per_decision``, as ``glasswork rashomon --distinct``, after the filters and the sort)."""
         ordered = self._sorted()
         if not self.distinct:
             return ordered
-        from glasswork.cli.rashomon import one_per_decision
-
         return one_per_decision(ordered, self._like())
 
     def _redraw(self) -> None:

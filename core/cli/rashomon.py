@@ -210,6 +210,7 @@ def _chosen(
     ``--uses``/``--avoids``; ``--where``, ``--sort`` and ``--distinct`` read every member's
     figures (recorded with the set, never recomputed), so the limit applies after them. An
     expression or a figure that cannot be read is exit 2, its column pointed at."""
+    from glasswork.rashomon import one_per_decision
     from glasswork.rashomon.features import feature_lookup
     from glasswork.rashomon.query import QueryError, compile_query, figure_names, sort_key, sorted_members
 
@@ -240,19 +241,6 @@ def _chosen(
     if choice.distinct:
         members = one_per_decision(members, like)
     return members[: choice.limit], shown, len(members), like
-
-
-def one_per_decision(members: list[Any], like: dict[int, int]) -> list[Any]:
-    """The first of ``members`` (in their listed order) for each distinct decision ``like`` says
-    (a member whose decisions are not known stands for itself)."""
-    seen: set[int] = set()
-    out = []
-    for member in members:
-        decision = like.get(member.rank, member.rank)
-        if decision not in seen:
-            seen.add(decision)
-            out.append(member)
-    return out
 
 
 def _with_decision(doc: dict[str, Any], like: dict[int, int]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from glasswork.contract.model import CertificateError, jsonable
 
@@ -73,6 +73,30 @@ def decides_as(members: Iterable[tuple[int, str | None]]) -> dict[int, int]:
     for rank, fingerprint in sorted(members, key=lambda pair: pair[0]):
         if fingerprint:
             out[rank] = best.setdefault(fingerprint, rank)
+    return out
+
+
+class Ranked(Protocol):
+    """A listed member: anything with its rank in the set."""
+
+    @property
+    def rank(self) -> int: ...
+
+
+RankedT = TypeVar("RankedT", bound=Ranked)
+
+
+def one_per_decision(members: Iterable[RankedT], like: Mapping[int, int]) -> list[RankedT]:
+    """The first of ``members`` (in their listed order) for each distinct decision ``like`` (from
+    ``decides_as``) says; a member whose decisions are not known stands for itself. The listing's
+    ``--distinct`` and the terminal UI's one-per-decision view."""
+    seen: set[int] = set()
+    out: list[RankedT] = []
+    for member in members:
+        decision = like.get(member.rank, member.rank)
+        if decision not in seen:
+            seen.add(decision)
+            out.append(member)
     return out
 
 
