@@ -90,6 +90,7 @@ def test_json_keeps_the_raw_gap(invoke, spec):
     assert row["gap"] == 1.0
 
 
+@pytest.mark.slow  # (over 3 s: the README's command stays under 5 minutes; .ci/run's slow step runs it)
 def test_sweep_table_into_a_pipe_has_whole_numbers_and_the_gap(invoke, spec):
     with spec.open("a") as f:
         f.write("sweep:\n  grid:\n    objective.regularization: [0.001, 0.05]\n  folds: 2\n")
@@ -112,6 +113,7 @@ def _with_closed_stdout(command: list[str], env: dict[str, str], cwd: Path) -> t
     return proc.returncode, err
 
 
+@pytest.mark.slow  # (over 3 s: the README's command stays under 5 minutes; .ci/run's slow step runs it)
 def test_a_reader_that_leaves_ends_nothing(toy_env, tmp_path, spec):
     report = tmp_path / "model.json"
     code, err = _with_closed_stdout(_glasswork("run", "-q", str(spec), "--export", f"json:{report}"), toy_env, tmp_path)

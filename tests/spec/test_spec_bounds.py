@@ -222,6 +222,7 @@ def test_fuzz_yaml_tokens_tags_and_aliases(tokens, tmp_path_factory):
     _load(path)
 
 
+@pytest.mark.slow  # (over 3 s: the README's command stays under 5 minutes; .ci/run's slow step runs it)
 @settings(FUZZ, max_examples=600)
 @given(document=st.one_of(json_values, spec_like), as_json=st.booleans())
 def test_fuzz_structured_documents(document, as_json, tmp_path_factory):
@@ -238,6 +239,7 @@ def test_fuzz_structured_documents(document, as_json, tmp_path_factory):
     _load(path)
 
 
+@pytest.mark.slow  # (over 3 s: the README's command stays under 5 minutes; .ci/run's slow step runs it)
 @settings(FUZZ, max_examples=300)
 @given(document=st.dictionaries(spec_keys, spec_like, max_size=8))
 def test_fuzz_specs_around_a_valid_one(document, tmp_path_factory):

@@ -219,6 +219,7 @@ with RunStore(sys.argv[1]).file.writing() as con:
 """
 
 
+@pytest.mark.slow  # (over 3 s: the README's command stays under 5 minutes; .ci/run's slow step runs it)
 def test_a_deleted_lock_file_never_makes_a_run_blame_another_glasswork_process(toy_env, tmp_path):
     """With ``<db>.lock`` deleted while a glasswork process held the store, the next one locked a
     new file, met DuckDB's own lock, and told the user to close "the program holding it": another

@@ -177,6 +177,7 @@ def sweep_grouped(tmp_path: Path, registry, local, seed: int, name: str, rest: s
     return p, store, sweeps.run_sweep(p, local, store=store)
 
 
+@pytest.mark.slow  # (over 3 s: the README's command stays under 5 minutes; .ci/run's slow step runs it)
 def test_a_sweep_summarises_the_fairness_audit_of_every_point(tmp_path, toy_env, toy_registry, local):
     """Each point's audit figures are summarised as its metrics are (mean and sd over folds), also
     for points read back from the store when the sweep is resumed; a sweep may pick by them."""
@@ -332,6 +333,7 @@ def test_ctrl_c_cancels_points_in_flight_and_the_sweep_resumes(toy_env, tmp_path
     assert resumed.returncode == 0 and "3 point(s)" in resumed.stderr
 
 
+@pytest.mark.slow  # (over 3 s: the README's command stays under 5 minutes; .ci/run's slow step runs it)
 def test_cli_sweep_writes_summary_and_plot(tmp_path, toy_env, monkeypatch):
     from click.testing import CliRunner
     from glasswork.cli import cli

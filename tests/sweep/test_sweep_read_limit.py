@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from click.testing import CliRunner
 from glasswork.cli import cli
 from glasswork.store import RunStore
@@ -17,6 +19,7 @@ from spec_files import write_slow_read_spec
 GRID = "sweep:\n  grid: {limits.time: [0.000001, 120]}\n"
 
 
+@pytest.mark.slow  # (over 3 s: the README's command stays under 5 minutes; .ci/run's slow step runs it)
 def test_a_point_stopped_while_its_data_are_read_is_a_stopped_point(tmp_path: Path) -> None:
     spec = write_slow_read_spec(tmp_path, 400_000, extra=GRID)
     db = tmp_path / "g.duckdb"

@@ -114,6 +114,7 @@ def test_decides_as_is_the_clis_over_every_kept_member_even_filtered_out(
     browse(set_store[0], steps)
 
 
+@pytest.mark.slow  # (over 3 s: the README's command stays under 5 minutes; .ci/run's slow step runs it)
 def test_d_lists_the_best_member_of_each_decision_as_distinct_does(
     set_store: tuple[Path, str], by_cli: dict[str, list[dict[str, Any]]]
 ) -> None:
@@ -169,6 +170,7 @@ def test_d_keeps_the_first_of_each_decision_after_the_filter_and_sort_as_distinc
     browse(set_store[0], steps)
 
 
+@pytest.mark.slow  # (over 3 s: the README's command stays under 5 minutes; .ci/run's slow step runs it)
 def test_decides_as_sorts_the_members_deciding_alike_together(
     set_store: tuple[Path, str], by_cli: dict[str, list[dict[str, Any]]]
 ) -> None:
@@ -186,6 +188,7 @@ def test_decides_as_sorts_the_members_deciding_alike_together(
     browse(set_store[0], steps)
 
 
+@pytest.mark.slow  # (over 3 s: the README's command stays under 5 minutes; .ci/run's slow step runs it)
 def test_a_set_recorded_without_fingerprints_says_its_decisions_are_not_known(
     set_store: tuple[Path, str], by_cli: dict[str, list[dict[str, Any]]], tmp_path: Path
 ) -> None:

@@ -110,6 +110,7 @@ def test_an_expression_filters_the_members_counted_against_the_kept_ones(
     asyncio.run(drive())
 
 
+@pytest.mark.slow  # (over 3 s: the README's command stays under 5 minutes; .ci/run's slow step runs it)
 def test_an_expression_that_cannot_be_read_is_shown_inline_and_the_filter_in_force_stays(
     toy_env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -72,6 +72,7 @@ def test_the_stored_run_screen_lists_each_frontier_points_set(frontier_db: tuple
     asyncio.run(drive())
 
 
+@pytest.mark.slow  # (over 3 s: the README's command stays under 5 minutes; .ci/run's slow step runs it)
 def test_a_point_chosen_in_the_list_shows_its_own_members(
     frontier_db: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -143,6 +143,7 @@ def test_the_warning_names_what_to_change() -> None:
     assert "max_card" not in premined.warning(60) and "regularization" in premined.warning(60)
 
 
+@pytest.mark.slow  # (over 3 s: the README's command stays under 5 minutes; .ci/run's slow step runs it)
 def test_run_warns_on_stderr_and_still_runs(tmp_path: Path) -> None:
     """Pairs of conditions on the credit table: warned before the search, never refused. (3 s, not
     1: reading the data counts against limits.time, and a loaded machine can take a second.)"""

@@ -368,7 +368,8 @@ def test_take_and_seed_with_the_queue_on_disk_equal_brute_force(tmp_path, thread
 
 
 @pytest.mark.parametrize(
-    "policy, threads", covering_grid([engine.POLICIES, (1, 2)], edges=[("lower_bound", 2), ("dfs", 1)])
+    "policy, threads",
+    covering_grid([engine.POLICIES, (1, 2)], edges=[("lower_bound", 2), ("dfs", 1)], strength=1),
 )
 def test_full_prefix_map_leaves_the_orderings_to_the_reordering_check(tmp_path, policy: str, threads: int) -> None:
     """A prefix map whose budget is spent takes no new antecedent set, so the orderings of the

@@ -45,6 +45,7 @@ def run_spec(problem: Problem, **sections):
     return Launch(spec, no_store=True, problem=problem).run()
 
 
+@pytest.mark.slow  # (over 3 s: the README's command stays under 5 minutes; .ci/run's slow step runs it)
 @pytest.mark.parametrize("defaults", ["reference", "paper"])
 def test_adult_tutorial_card(defaults):
     problem = tutorial_problem()
@@ -76,6 +77,7 @@ def test_adult_tutorial_card(defaults):
         assert "WorkHrsPerWeek_lt_40 -2" in pool[1]["points"]
 
 
+@pytest.mark.slow  # (over 3 s: the README's command stays under 5 minutes; .ci/run's slow step runs it)
 def test_adult_example_spec_runs_on_glasswork_data(monkeypatch):
     from fasterrisk_data import shared_data
     from glasswork.spec.load import load_spec

@@ -58,6 +58,7 @@ def _rule_instance(n: int = 300, trees: int = 300, seed: int = 0):
     return pool, y - pool.y_mean
 
 
+@pytest.mark.slow  # (over 3 s: the README's command stays under 5 minutes; .ci/run's slow step runs it)
 def test_rule_pool_matches_the_cutting_plane_and_fixes_most_rules():
     """Real rule columns (correlated, many near-duplicates): the fixings path and the sub-problem."""
     pool, yc = _rule_instance()

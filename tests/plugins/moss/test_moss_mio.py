@@ -21,6 +21,7 @@ GAMMA = 0.3
 HAS_MOSEK, MOSEK_WHY = mosek_licence()
 
 
+@pytest.mark.slow  # (over 3 s: the README's command stays under 5 minutes; .ci/run's slow step runs it)
 @pytest.mark.parametrize("formulation", ["perspective", "bigm"])
 def test_scip_equals_cutting_plane_and_brute_force(formulation):
     M, y, counts = instance(n=30, m=12, seed=11)
