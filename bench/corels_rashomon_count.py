@@ -4,14 +4,15 @@ For each epsilon the set of ``compas_train`` at lambda ``--lam`` is counted by t
 alone (``TailCounter`` on one thread, or ``TableCount`` on ``--threads`` threads sharing one memo),
 each count in a fresh process so its peak memory is its own: this tree's counter, and, where the
 anchor is given and feasible (``--anchor-epsilons``), the same count by another install's code
-(``--anchor-python``, main's by default: the present counter). Old and new alternate, ``--repeat``
-times. Each line prints the count beside the expected size (the enumerator's and main's figures,
+(``--anchor-python``: an install of the present counter, e.g. a worktree of main with its own
+venv; without it only this tree's counts are printed). Old and new alternate, ``--repeat`` times.
+Each line prints the count beside the expected size (the enumerator's and main's figures,
 docs/maintainers/corels-rashomon-count.md), CPU seconds (the certified search, about a second,
 included), wall seconds, peak RSS, tables stored, the memo's peak and rules scored.
 
     python bench/corels_rashomon_count.py [--epsilons 0.01,0.02,0.03,0.05] [--anchor-epsilons 0.01,0.02,0.03]
                                           [--threads 1] [--repeat 1] [--time-limit 3000]
-                                          [--anchor-python /work/main/.venv/bin/python]
+                                          [--anchor-python PATH/TO/OTHER/venv/bin/python]
 
 The machine is shared: read the CPU time and the counts; the load is printed with each line.
 """
@@ -110,7 +111,7 @@ def main() -> None:
     ap.add_argument("--lam", type=float, default=0.01)
     ap.add_argument("--epsilons", default="0.01,0.02,0.03,0.05")
     ap.add_argument("--anchor-epsilons", default="0.01,0.02,0.03", help="where the present counter runs too")
-    ap.add_argument("--anchor-python", default="/work/main/.venv/bin/python", help="the present code's interpreter")
+    ap.add_argument("--anchor-python", default=None, help="the present code's python")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--time-limit", type=float, default=3000.0, help="each count's wall-clock limit")
@@ -123,8 +124,10 @@ def main() -> None:
     if not (DATA / "compas_train.out").exists():
         sys.exit(f"no COMPAS files under {DATA} (set GLASSWORK_DATA)")
     anchors = {float(x) for x in a.anchor_epsilons.split(",") if x}
-    have_anchor = Path(a.anchor_python).exists()
-    print(f"lambda {a.lam}, {a.threads} thread(s); new: {sys.executable}; present: {a.anchor_python}")
+    if a.anchor_python is not None and not Path(a.anchor_python).exists():
+        sys.exit(f"--anchor-python: no interpreter at {a.anchor_python}")
+    have_anchor = a.anchor_python is not None
+    print(f"lambda {a.lam}, {a.threads} thread(s); new: {sys.executable}; present: {a.anchor_python or 'not given'}")
     print("| epsilon | counter | count | CPU s | wall s | peak RSS | tables stored | memo peak | rules scored | load |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for eps in (float(x) for x in a.epsilons.split(",")):
