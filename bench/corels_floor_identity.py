@@ -20,7 +20,7 @@ another interpreter, run as a subprocess like this one's own runs), then compare
 Speed: single-threaded lower-bound runs with the prefix map, old and new alternated
 ``--repeat`` times, evaluations per second of search (each run in a fresh process).
 
-    python bench/corels_floor_identity.py --baseline /work/wt/baseline/.venv/bin/python
+    python bench/corels_floor_identity.py --baseline PATH/TO/BASELINE/venv/bin/python
                 [--lambdas 0.015,0.01] [--max-evaluations 300000] [--repeat 3]
 """
 
