@@ -119,6 +119,8 @@ def child(a: argparse.Namespace) -> None:
             table_peak_bytes=stats.get("rashomon_memo_peak_bytes"),
             table_recomputed=stats.get("rashomon_memo_recomputed"),
             relisted_up_to=stats.get("rashomon_relisted_up_to"),
+            listing_s=stats.get("rashomon_listing_seconds"),
+            relisting_s=stats.get("rashomon_relisting_seconds"),
             count_evaluated=stats.get("rashomon_count_evaluated"),
             count_threads=stats.get("rashomon_count_threads"),
             tasks=stats.get("rashomon_tasks"),

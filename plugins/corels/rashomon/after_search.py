@@ -114,15 +114,17 @@ def with_the_optimum(
     ctx: SolveContext,
 ) -> RashomonSet:
     """An enumeration stopped before it listed anything still holds the certified optimum's list
-    (the search found it): the set then has it, counted once, and bounds the rest by the optimum
-    (in objective order the listing emits nothing until every prefix bounded below a list's
-    objective is expanded: tens of seconds on COMPAS at epsilon 0.03)."""
-    if rset.complete or rset.count > 0 or optimum > rset.threshold:
+    (the search found it): the set then has it, and bounds the rest by the optimum (in objective
+    order the listing emits nothing until every prefix bounded below a list's objective is
+    expanded: tens of seconds on COMPAS at epsilon 0.03). A count stopped part way (members under
+    the first rules it finished, none listed) keeps its count, a lower bound as before."""
+    if rset.complete or rset.members or optimum > rset.threshold:
         return rset
     incumbent = rs.member_builder(request, build, problem, features, {})(optimum, tuple(best_prefix))
     bound = optimum if rset.unenumerated_bound is None else max(rset.unenumerated_bound, optimum)
-    ctx.rashomon(1, [incumbent], threshold=rset.threshold, lower_bound=bound)
-    return dataclasses.replace(rset, count=1, members=[incumbent], unenumerated_bound=bound)
+    count = max(rset.count, 1)
+    ctx.rashomon(count, [incumbent], threshold=rset.threshold, lower_bound=bound)
+    return dataclasses.replace(rset, count=count, members=[incumbent], unenumerated_bound=bound)
 
 
 def logged(rset: RashomonSet, stats: dict[str, Any], ctx: SolveContext) -> RashomonSet:

@@ -267,9 +267,11 @@ def enumerate_rashomon(
     info = stats if stats is not None else {}
     info["rashomon_count_method"] = "listed"
     sent: set[tuple[int, ...]] = set()
+    started = time.perf_counter()
     code, stopped_early = _list(
         enumerator, ctx, threshold, nodes_before, progress_interval, member, sent, count_memory, relist is not None
     )
+    info["rashomon_listing_seconds"] = time.perf_counter() - started
     counted: int | None = None
     partial = 0
     info["rashomon_listed"] = int(enumerator.count)
@@ -288,7 +290,9 @@ def enumerate_rashomon(
             before = nodes_before + enumerator.n_evaluated + counter.n_evaluated
             enumerator = relist(threshold if nth is None else nth)
             info["rashomon_relisted_up_to"] = threshold if nth is None else nth
+            started = time.perf_counter()
             code, _ = _list(enumerator, ctx, threshold, before, progress_interval, member, sent, None, False)
+            info["rashomon_relisting_seconds"] = time.perf_counter() - started
             listed_best = bool(enumerator.complete)
         elif not proven:
             listed_best = False

@@ -261,8 +261,12 @@ def _reference(X: np.ndarray, y: np.ndarray, optimum: float, threshold: float, k
 
 
 def test_a_stopped_enumeration_keeps_the_certificate_and_bounds_the_rest(cluster) -> None:
-    """(On ``_counting_long``, not ``_to_stop``: its 59 M lists are now counted by the table in a
-    fraction of a second, so the stop found the set complete.)"""
+    """A stop (what Ctrl-C does) once the first member is streamed as final. The set is large, so
+    it is counted by one task and its best 20 listed again on both workers; the stop lands in the
+    count's listing or in the relisting (or, on a fast machine, after the last task): either way
+    the certificate stays, and a stopped set's bound holds every list not enumerated, with the
+    best below it exactly the reference's. (On ``_counting_long``, not ``_to_stop``: its 59 M
+    lists are counted by the table in a fraction of a second.)"""
     X, y = _counting_long()
     problem = _problem(X, y)
     spec = _spec(0.002, {"epsilon": 0.2, "max_models": 20})
@@ -274,24 +278,29 @@ def test_a_stopped_enumeration_keeps_the_certificate_and_bounds_the_rest(cluster
     result, events = _solve(spec, problem, cluster.scheduler_address, on_event=cancel_once_enumerating)
     rset = result.rashomon
     assert result.certificate.status.value == "optimal" and rset is not None and rset.optimum_proven
-    assert not rset.complete and rset.unenumerated_bound is not None
+    assert any(e.kind == "rashomon" and e.members for e in events)
     best = _best_listed(X, y, 0.002, rset.threshold, rset.optimum, 20)
-    assert 0 < rset.count
-    # everything below the bound was enumerated, so the best members are exactly the reference's
-    below = [o for o in best if o < rset.unenumerated_bound - 1e-12][: rset.kept]
-    assert below
-    np.testing.assert_allclose([m.objective for m in rset.members][: len(below)], below, atol=1e-12)
-    assert all(m.objective <= rset.threshold + 1e-9 for m in rset.members)
+    assert 0 < rset.count and all(m.objective <= rset.threshold + 1e-9 for m in rset.members)
+    if rset.complete:  # every task had returned before the stop was read
+        here, _ = _solve(spec, problem, None)
+        assert rset.count == here.rashomon.count
+        np.testing.assert_allclose([m.objective for m in rset.members], best, atol=1e-12)
+        return
+    bound = rset.unenumerated_bound
+    assert bound is not None and rset.optimum <= bound <= rset.threshold
+    # everything below the bound was enumerated, so the kept members below it are the reference's
+    below = [o for o in best if o < bound - 1e-12]
+    np.testing.assert_allclose([m.objective for m in rset.members if m.objective < bound - 1e-12], below, atol=1e-12)
     last = [e for e in events if e.kind == "rashomon"][-1]
-    assert last.lower_bound is not None and rset.optimum <= rset.unenumerated_bound <= rset.threshold
+    assert last.lower_bound == bound and last.rashomon.count == rset.count
 
 
 def test_a_task_gone_depth_first_still_gives_way_to_the_table(cluster) -> None:
     """A task whose best-first queue outgrew its budget (64 entries here) lists depth first, out
     of objective order, and would list its whole subtree before its kept lists are proven its
     best (the commit before this test's fix did: no table): as one process, it gives way to the
-    table at once, counts the subtree exactly, then lists its best again up to the objective of
-    its ``max_models``-th, which the table gives."""
+    table at once and counts the subtree exactly; the objective of its ``max_models``-th, which
+    the table gives, is what the driver's tasks list again up to (``relist_up_to``)."""
     import uuid
 
     from glasswork.plugins.corels.cluster.driver import release_named
@@ -324,7 +333,8 @@ def test_a_task_gone_depth_first_still_gives_way_to_the_table(cluster) -> None:
     assert out["counters"]["depth_first_from"] >= 0  # it went depth first
     assert out["needed_table"] and out["counted_by_table"] and out["complete"]
     assert out["count"] == count == every.rashomon.count
-    np.testing.assert_allclose(sorted(o for o, _ in out["kept"]), [o for o, _ in best], atol=1e-12)
+    assert out["relist_up_to"] == pytest.approx(best[-1][0], abs=1e-12)  # the 50th best's objective
+    assert all(o <= threshold + 1e-9 for o, _ in out["kept"])  # listed before it gave way: members
 
 
 def _listing_gone_depth_first(seed: int, threads: int, budget: int, collapse: bool = True, max_models: int = 6):
@@ -441,13 +451,13 @@ LARGE = [  # seed, rows, antecedents, classes, lambda, epsilon, policy, threads 
 
 
 @pytest.mark.parametrize(("seed", "n", "m", "classes", "lam", "epsilon", "policy", "threads", "keep"), LARGE)
-def test_a_set_larger_than_max_models_is_counted_by_the_table_in_every_task(
+def test_a_set_larger_than_max_models_is_counted_by_one_task(
     cluster, seed, n, m, classes, lam, epsilon, policy, threads, keep
 ) -> None:
-    """Each task lists its subtree in objective order until its best ``keep`` are proven, then
-    counts it by the tail table (whole first rules, no mirrored pairs): brute force's count, one
-    process's, and brute force's best members, for every policy (listed in objective order on the
-    cluster: the set and its best do not depend on it)."""
+    """One task lists the set in objective order until its best ``keep`` are proven, then counts
+    it by the tail table over every first rule: brute force's count, one process's, and brute
+    force's best members, for every policy (listed in objective order on the cluster: the set and
+    its best do not depend on it)."""
     X, y = _random(seed, n, m)
     if classes == 3:
         y = np.where(X[:, 4] & (y == 0), 2, y)
@@ -466,9 +476,41 @@ def test_a_set_larger_than_max_models_is_counted_by_the_table_in_every_task(
     assert {p for o, p in got if o < worst - 1e-12} == {p for o, p in expected if o < worst - 1e-12}
     assert there.stats["rashomon_count_method"] == "tail table"
     assert there.stats["rashomon_count_threads"] == threads and there.stats["rashomon_count_evaluated"] > 0
-    assert there.stats["rashomon_mirrored_pairs"] == 0 and there.stats["rashomon_count"] == b.count
+    assert there.stats["rashomon_count"] == b.count and len(there.stats["rashomon_tasks"]) == 1
     announced = [e for e in events if e.kind == "rashomon"]
     assert sorted(mem.objective for e in announced for mem in e.members) == [o for o, _ in got]
+
+
+@pytest.mark.parametrize(("policy", "threads"), [("lower_bound", 1), ("dfs", 2)])
+def test_a_count_gone_depth_first_has_its_best_listed_again_on_every_worker(
+    cluster, monkeypatch, policy: str, threads: int
+) -> None:
+    """The counting task's queue outgrows its budget (64 entries here) before its best are proven:
+    it counts, gives the objective of the 50th, and the driver lists the set again up to it on
+    both workers (split and mirrored as a small set is): the count and best 50 of the reference."""
+    from glasswork.plugins.corels.cluster import enumeration as on_cluster
+
+    monkeypatch.setattr(on_cluster, "queue_budget_for", lambda memory, max_models=None: 64)
+    X, y = _heavy()
+    problem = _problem(X, y)
+    spec = _spec(HEAVY["lam"], {"epsilon": HEAVY["epsilon"], "max_models": 50}, policy=policy, threads=threads)
+    there, events = _solve(spec, problem, cluster.scheduler_address)
+    b = there.rashomon
+    assert b is not None and b.complete and b.unenumerated_bound is None
+    count, best = _reference(X, y, b.optimum, b.threshold, 50)
+    stats = there.stats
+    assert b.count == count and stats["rashomon_count_method"] == "tail table"
+    assert stats["rashomon_depth_first_from"] >= 0 and stats["rashomon_count_threads"] == threads
+    assert stats["rashomon_relisted_up_to"] == pytest.approx(best[-1][0], abs=1e-12)
+    assert len(stats["rashomon_tasks"]) == 1 + stats["rashomon_subtrees"] > 2  # the count's, then the relisting's
+    np.testing.assert_allclose([m.objective for m in b.members], [o for o, _ in best], atol=1e-12)
+    announced = [e for e in events if e.kind == "rashomon"]
+    assert announced[-1].rashomon.count == count
+    assert all(e.rashomon.count <= count for e in announced)  # never the relisting's own count added
+    # every member kept was streamed; a streamed list tied with the 50th may lose the tie to another
+    streamed = [mem for e in announced for mem in e.members]
+    assert {id(m) for m in b.members} <= {id(m) for m in streamed}
+    assert all(m.objective <= best[-1][0] + 1e-12 for m in streamed)
 
 
 def _best_listed(X: np.ndarray, y: np.ndarray, lam: float, threshold: float, optimum: float, keep: int):
@@ -507,7 +549,8 @@ def test_a_stop_during_the_table_count_reports_what_the_listing_proved(cluster) 
     assert events[-1].elapsed - counting[0] < 20  # stopped at once, not at the time limit
     assert result.stats["rashomon_count_method"] == "listed"
     best = _best_listed(X, y, 0.002, rset.threshold, rset.optimum, 20)
-    assert len(best) == 20 and rset.kept == 20 and rset.count >= 20
+    # what the listing kept before it gave way to the table (its queue budget: 4,096 entries a member)
+    assert len(best) == 20 and 1 <= rset.kept <= 20 and rset.count >= rset.kept
     bound = rset.unenumerated_bound
     assert bound is not None and rset.optimum <= bound <= rset.threshold
     # every list below the bound was listed: the kept ones below it are the set's best below it
