@@ -293,11 +293,12 @@ def enumerate_subtree(
     evaluated = int(enumerator.n_evaluated) + int(out["table"].get("count_evaluated", 0))
     # counted with its best not proven (gone depth first): the driver lists the best again, on
     # every worker, up to the objective of the max_models-th (``relist_up_to``; ties too)
-    nth = out.pop("nth", None)
+    nth, within = out.pop("nth", None), out.pop("first_rules_within", None)
     relist = bool(out["counted_by_table"]) and not best_proven(enumerator)
     return {
         **out,
         "relist_up_to": (config.threshold if nth is None else float(nth)) if relist else None,
+        "relist_first_rules": within,  # (roots, empty list) the table found a list within it under
         "stopped": stopped,
         "out_of_memory": out_of_memory or code == _enum.OUT_OF_MEMORY,
         "lower_bound": float(enumerator.lower_bound()),
@@ -348,6 +349,7 @@ def _count_subtree(
 
     table.wait(SYNC_SECONDS, should_stop, report)  # an error (or the worker shutting down): counters stopped first
     counted = table.count
+    nth = table.nth_objective(max(int(config.options.get("max_models", 1000)), 1))
     return {
         "complete": counted is not None,
         "count": max(listed, table.counted) if counted is None else int(counted),
@@ -355,7 +357,8 @@ def _count_subtree(
         "table": table.counters_summed(),
         "count_threads": len(table.counters),
         "listing_bytes": listing_bytes,
-        "nth": table.nth_objective(max(int(config.options.get("max_models", 1000)), 1)),
+        "nth": nth,
+        "first_rules_within": table.first_rules_within(nth) if nth is not None else None,
         "stopped": stopped,
         "out_of_memory": out_of_memory or table.code == _enum.OUT_OF_MEMORY,
     }
@@ -396,10 +399,14 @@ def split_roots(
     max_len: int,
     n_subtrees: int,
     best_pieces: int | None = None,
+    only: list[int] | None = None,
+    include_empty: bool = True,
 ) -> list[EnumerationSubtree]:
     """The subtrees to enumerate, best bound first: the live roots dealt round-robin in bound order,
     and the best root first split into ``best_pieces`` pieces by its second rule (``None``: into
     as many as there would be idle workers, when fewer roots are live than ``n_subtrees``).
+    ``only`` keeps the first rules among it, and ``include_empty`` the empty list (a relisting
+    deals only those the table found a list within its threshold under).
 
     A prefix's bound is ``b + b0`` (its errors and penalty, plus the equivalent-points minority
     of what it leaves): every list starting with it is at least that, so a root, or a best root's
@@ -421,7 +428,8 @@ def split_roots(
                 scored.append((bound, prefix[-1]))
         return sorted(scored)
 
-    roots = live([[root] for root in range(n_ants)]) if max_len > 0 else []
+    candidates = range(n_ants) if only is None else sorted(set(only))
+    roots = live([[root] for root in candidates]) if max_len > 0 else []
     if best_pieces is None:
         best_pieces = n_subtrees - len(roots) + 1 if len(roots) < n_subtrees else 0
     pieces: list[EnumerationSubtree] = []
@@ -436,9 +444,10 @@ def split_roots(
     trees = []
     for i in range(n if roots or not pieces else 0):
         part = roots[i::n]
-        bounds = [b for b, _ in part] + ([empty] if i == 0 else [])
-        trees.append(EnumerationSubtree([r for _, r in part], include_empty=i == 0, bound=min(bounds)))
-    if not trees:
+        with_empty = include_empty and i == 0
+        bounds = [b for b, _ in part] + ([empty] if with_empty else [])
+        trees.append(EnumerationSubtree([r for _, r in part], with_empty, bound=min(bounds, default=threshold)))
+    if not trees and include_empty:
         pieces[0].include_empty, pieces[0].bound = True, min(pieces[0].bound, empty)
     return sorted(trees + pieces, key=lambda t: t.bound)
 
@@ -504,6 +513,7 @@ class EnumerationDriver(Driver[EnumerationSubtree]):
         self.said_counting = False
         self.sent = set() if sent is None else sent  # the members streamed as final (shared by a run's phases)
         self.relist_up_to: float | None = None  # a counted task's best to list again, up to this objective
+        self.relist_first_rules: tuple[list[int], bool] | None = None  # under which (None: every one)
         self.listing_bound = float("inf")  # and the bound its listing had proven
         self.held_back: list[tuple[float, tuple[int, ...]]] = []  # and its kept lists
         self.last_progress = -1.0
@@ -539,6 +549,7 @@ class EnumerationDriver(Driver[EnumerationSubtree]):
         self.tasks.append((round(out["seconds"], 3), out["evaluated"], out["bytes"]))
         if out.get("relist_up_to") is not None:  # its kept lists are not its best: held back, not streamed
             self.relist_up_to = float(out["relist_up_to"])
+            self.relist_first_rules = out["relist_first_rules"]
             self.listing_bound = max(out["lower_bound"], tree.bound)  # below it, the kept lists are the best
             self.held_back = [(o, tuple(p)) for o, p in out["kept"]]
         self.needed_table += out["needed_table"]
@@ -625,7 +636,9 @@ def enumerate_on_cluster(
         if relist_up_to is not None and not driver.stopping:
             # the count is exact; its best max_models are listed again, split over the workers
             relist = dataclasses.replace(config, threshold=relist_up_to, count=False, queue_budget=None)
-            trees = split_roots(units, regularization, relist_up_to, max_len, SUBTREES_PER_WORKER * n_workers)
+            only, empty = driver.relist_first_rules or (None, True)
+            n_subtrees = SUBTREES_PER_WORKER * n_workers
+            trees = split_roots(units, regularization, relist_up_to, max_len, n_subtrees, None, only, empty)
             n_pairs = mirror_pairs(units, trees) if max_len > 1 else 0
             listing_driver = phases.run(relist, trees, count_known=counted)
         elif relist_up_to is not None:  # stopped before listing them: the count stays, the best are unproven

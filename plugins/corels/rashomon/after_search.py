@@ -91,9 +91,17 @@ def rashomon_set(
         enumerator,
         listing,
         count_memory=rs.count_memory_for(ctx.limits.memory),
-        relist=lambda upto: rs.make_enumerator(
-            units, lam, upto, floor=optimum, threads=threads, queue_budget=enumerator_queue, **options
-        ),
+        relist=lambda upto, roots, empty: rs.make_enumerator(
+            units,
+            lam,
+            upto,
+            floor=optimum,
+            threads=threads,
+            queue_budget=enumerator_queue,
+            roots=roots,
+            include_empty=empty,
+            **options,
+        ),  # fmt: skip
         stats=stats,
     )
     stats["rashomon_seconds"] = time.perf_counter() - t0

@@ -36,8 +36,10 @@ SLICE_SECONDS = 0.005
 # time, not all the memory; a quarter of ``limits.memory`` when that is smaller
 QUEUE_BUDGET_ENTRIES = 1 << 25
 QUEUE_ENTRY_BYTES = 32
-# the listing's queue per member kept (128 KiB a member), at least QUEUE_ENTRIES_MIN
-QUEUE_ENTRIES_PER_MODEL = 4096
+# the listing's queue per member kept (8 KiB a member), at least QUEUE_ENTRIES_MIN: past it the
+# table counts and the best are listed again under the first rules it found them under, which
+# costs less than a longer listing at every COMPAS epsilon measured (0.01 to 0.05; 4,096 before)
+QUEUE_ENTRIES_PER_MODEL = 256
 QUEUE_ENTRIES_MIN = 1 << 16
 
 # the tail table's memory (TailCounter): past it, entries are dropped and recomputed when asked
@@ -242,24 +244,25 @@ def enumerate_rashomon(
     listing: Listing,
     *,
     count_memory: int | None = None,
-    relist: Callable[[float], Any] | None = None,
+    relist: Callable[[float, list[int], bool], Any] | None = None,
     stats: dict[str, Any] | None = None,
 ) -> tuple[RashomonSet, int]:
     """Run ``enumerator`` to the end or to a limit, streaming members (best first, when the
     policy enumerates in objective order) through ``ctx.rashomon``; returns the set and the
     enumerator's last return code.
 
-    With ``count_memory`` (bytes for the tail table) the set is counted, not listed, once listing
-    it would not pay: the listing stops as soon as the kept lists are provably the best
-    ``max_models`` (the worst kept is at most the bound on everything not listed), or, with
-    ``relist``, as soon as it is not in objective order (another policy, or best first gone depth
-    first); a ``TailCounter`` counts the whole set, and ``relist(t)`` (an enumerator of the lists
-    within ``t``) then lists the best ``max_models`` again up to the objective of the
+    With ``count_memory`` (bytes for the tail table) the set is counted, not listed, once listing it
+    would not pay: the listing stops as soon as the kept lists are provably the best ``max_models``
+    (the worst kept is at most the bound on everything not listed), or, with ``relist``, as soon as
+    it is not in objective order (another policy, or best first gone depth first); a ``TailCounter``
+    counts the whole set, and ``relist(t, roots, empty)`` (an enumerator of the lists within ``t``
+    whose first rule is among ``roots``, and the empty list when ``empty``: those the table found
+    one within ``t`` under) then lists the best ``max_models`` again up to the objective of the
     ``max_models``-th, which the table gives. If the listing ends first, its own count is exact and
     nothing else runs. A count stopped by a limit is no count: the set then says what the listing
     proved (``complete`` false, the listed members, the listing's bound), or the members under the
-    first rules the table finished if they are more (each finished part is exact; an unfinished
-    one adds nothing)."""
+    first rules the table finished if they are more (each finished part is exact; an unfinished one
+    adds nothing)."""
     request, threshold, optimum, ctx = listing.request, listing.threshold, listing.optimum, listing.ctx
     nodes_before, progress_interval = listing.nodes_before, listing.progress_interval
     members: dict[tuple[int, ...], RashomonMember] = {}
@@ -288,8 +291,11 @@ def enumerate_rashomon(
             # list the best max_models again, up to the objective of the max_models-th (ties too)
             nth = counter.nth_objective(max(int(request.max_models), 1))
             before = nodes_before + enumerator.n_evaluated + counter.n_evaluated
-            enumerator = relist(threshold if nth is None else nth)
-            info["rashomon_relisted_up_to"] = threshold if nth is None else nth
+            upto = threshold if nth is None else nth
+            roots, empty = counter.first_rules_within(upto)
+            enumerator = relist(upto, roots, empty)
+            info["rashomon_relisted_up_to"] = upto
+            info["rashomon_relisted_first_rules"] = len(roots)
             started = time.perf_counter()
             code, _ = _list(enumerator, ctx, threshold, before, progress_interval, member, sent, None, False)
             info["rashomon_relisting_seconds"] = time.perf_counter() - started
@@ -378,7 +384,8 @@ class TableCount:
     sharing one memo of ``memory`` bytes (a table depends on the rows it covers, not on the first
     rule, so one thread's tables serve the others), each taking the next first rule from a shared
     list, heaviest first. A list is in the part of its first rule, so the parts' counts add up.
-    ``count`` is None unless every part was counted."""
+    ``count`` is None unless every part was counted. Each part's best objective is kept
+    (``first_rules_within``): listing the best again needs only the first rules that reach them."""
 
     def __init__(self, enumerator: Any, memory: int, threads: int, max_evaluations: int = -1) -> None:
         threads = max(int(threads), 1)
@@ -390,6 +397,7 @@ class TableCount:
         self.flag = np.zeros(1, dtype=np.uint8)  # stops every counter: set by ``stop`` or a failed part
         self._failed: list[int] = []
         self._counted = [0] * threads  # each counter's members in the parts it finished
+        self._best: dict[int, float] = {}  # a finished part's best objective, by first rule (-1: the empty list)
         self._lock = threading.Lock()
         self._workers = [
             threading.Thread(target=self._work, args=(i, c), name=f"rashomon-count-{i}", daemon=True)
@@ -407,6 +415,7 @@ class TableCount:
             limit = -1  # a part may use what the others left (exact on one thread)
             if self.max_evaluations >= 0:
                 limit = counter.n_evaluated + max(self.max_evaluations - self.n_evaluated, 0)
+            before = dict(counter.cells())  # (objective, how many) over the parts this counter finished
             code = counter.count_part(roots, empty, 1e12, self.flag, limit)  # releases the GIL
             if code != _enum.DONE:
                 with self._lock:
@@ -414,6 +423,9 @@ class TableCount:
                 self.flag[0] = 1
             else:
                 self._counted[index] = int(counter.count)
+                grown = [objective for objective, n in counter.cells() if n > before.get(objective, 0)]
+                if grown:  # the part's members: the cells it added to
+                    self._best[roots[0] if roots else -1] = min(grown)
 
     def alive(self) -> bool:
         return any(worker.is_alive() for worker in self._workers)
@@ -489,6 +501,15 @@ class TableCount:
         if self.count is None:
             return None
         return _enum.nth_objective([cell for c in self.counters for cell in c.cells()], n)
+
+    def first_rules_within(self, objective: float) -> tuple[list[int], bool]:
+        """The first rules whose lists include one within ``objective`` (with the member test's
+        tolerance), and whether the empty list is within it, once every part is counted: a
+        listing up to ``objective`` needs no other first rule (its parts hold no such list)."""
+        assert self.count is not None
+        within = objective + 1e-9 * max(1.0, abs(objective))
+        roots = sorted(r for r, best in self._best.items() if r >= 0 and best <= within)
+        return roots, self._best.get(-1, np.inf) <= within
 
     def counters_summed(self) -> dict[str, Any]:
         """The counters' figures added up (their seconds: the longest, as the threads overlap; the

@@ -549,7 +549,7 @@ def test_a_stop_during_the_table_count_reports_what_the_listing_proved(cluster) 
     assert events[-1].elapsed - counting[0] < 20  # stopped at once, not at the time limit
     assert result.stats["rashomon_count_method"] == "listed"
     best = _best_listed(X, y, 0.002, rset.threshold, rset.optimum, 20)
-    # what the listing kept before it gave way to the table (its queue budget: 4,096 entries a member)
+    # what the listing kept before it gave way to the table (its queue budget: 256 entries a member)
     assert len(best) == 20 and 1 <= rset.kept <= 20 and rset.count >= rset.kept
     bound = rset.unenumerated_bound
     assert bound is not None and rset.optimum <= bound <= rset.threshold

@@ -106,7 +106,8 @@ def pooled_count(units, lam, theta, floor, cap, memory: int, threads: int) -> ra
 def test_counters_on_threads_sharing_one_memo_count_what_brute_force_lists(case, threads: int) -> None:
     """One counter per thread, each taking first rules from a shared list, all finding and
     storing tables in one memo (also one so small that entries are dropped as they are stored):
-    the count and the n-th best objective are brute force's."""
+    the count, the n-th best objective and the first rules of the members within an objective
+    (what a relisting is restricted to) are brute force's."""
     X, y, C, weights, lam, max_len, epsilon = case
     every = every_rule_list(X, y, lam, C, weights, max_len)
     theta = every[0][0] * (1 + epsilon)
@@ -120,6 +121,10 @@ def test_counters_on_threads_sharing_one_memo_count_what_brute_force_lists(case,
             expected = members[n - 1][0] if n <= len(members) else None
             got = table.nth_objective(n)
             assert (got is None) == (expected is None) and (got is None or abs(got - expected) < 1e-12)
+        for t in sorted({o for o, _ in members})[:: max(1, len(members) // 7)] + [theta]:
+            roots, empty = table.first_rules_within(t)
+            below = [p for o, p in members if o <= t + 1e-12]
+            assert roots == sorted({p[0] for p in below if p}) and empty == (() in below), (t, memory)
 
 
 def test_a_memo_shared_by_four_threads_under_eviction_counts_as_one_thread() -> None:
