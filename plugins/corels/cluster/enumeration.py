@@ -27,8 +27,10 @@ it) until its kept lists are provably the best ``max_models`` (``best_proven``) 
 outgrows one process's budget (``queue_budget_for(memory, max_models)``), then counts with a
 ``TableCount`` on ``search.threads`` threads sharing one memo (half of ``limits.memory``). When it
 went depth first before its best were proven, it returns the objective of the ``max_models``-th
-(``nth_objective``), and the driver lists the set again up to it, split over every worker (pieces
-and mirrored pairs included): a small set, the best ``max_models`` and their ties. A count stopped
+(``nth_objective``) and the first rules the table found a list within it under
+(``first_rules_within``), and the driver lists the set again up to it under those, in one task (one
+map: split over two workers the relisting evaluated twice the prefixes): the best ``max_models``
+and their ties. A count stopped
 by a limit is no count: the set then gives what the listing proved (its listed count, or the
 members under the first rules the table finished if more, ``complete`` false, its listing's
 bound), as one process does.
@@ -358,7 +360,9 @@ def _count_subtree(
         "count_threads": len(table.counters),
         "listing_bytes": listing_bytes,
         "nth": nth,
-        "first_rules_within": table.first_rules_within(nth) if nth is not None else None,
+        "first_rules_within": None
+        if counted is None
+        else table.first_rules_within(config.threshold if nth is None else nth),
         "stopped": stopped,
         "out_of_memory": out_of_memory or table.code == _enum.OUT_OF_MEMORY,
     }
@@ -603,8 +607,9 @@ def enumerate_on_cluster(
     A set larger than ``max_models`` (``table_counts``) is counted by one task over every first
     rule: split by first rule, the tasks needed the same tables (a table depends on the rows it
     covers, not on the prefix that left them) and scored 1.73 times one process's rules on COMPAS.
-    The listing is what splits: the best ``max_models`` are listed again on every worker, up to
-    the ``max_models``-th objective the table gives, with pieces and mirrored pairs."""
+    The best ``max_models`` are then listed again in a second task, up to the ``max_models``-th
+    objective the table gives, under the first rules that reach it. A small set is listed split
+    over every worker, with pieces and mirrored pairs."""
     started = time.perf_counter()
     request, threshold, optimum, ctx = listing.request, listing.threshold, listing.optimum, listing.ctx
     member = listing.member_builder({})
@@ -634,12 +639,11 @@ def enumerate_on_cluster(
         counted, count_complete = driver.merged.count, not driver.merged.open_bounds
         listing_driver = driver
         if relist_up_to is not None and not driver.stopping:
-            # the count is exact; its best max_models are listed again, split over the workers
+            # the count is exact; its best max_models are listed again in one task (one map: split
+            # over two workers it evaluated twice the prefixes at COMPAS epsilon 0.01, 112 M)
             relist = dataclasses.replace(config, threshold=relist_up_to, count=False, queue_budget=None)
             only, empty = driver.relist_first_rules or (None, True)
-            n_subtrees = SUBTREES_PER_WORKER * n_workers
-            trees = split_roots(units, regularization, relist_up_to, max_len, n_subtrees, None, only, empty)
-            n_pairs = mirror_pairs(units, trees) if max_len > 1 else 0
+            trees = split_roots(units, regularization, relist_up_to, max_len, 1, 0, only, empty)
             listing_driver = phases.run(relist, trees, count_known=counted)
         elif relist_up_to is not None:  # stopped before listing them: the count stays, the best are unproven
             driver.merged.keep(driver.held_back)
@@ -686,6 +690,8 @@ def enumerate_on_cluster(
         }
         if relist_up_to is not None:
             stats["rashomon_relisted_up_to"] = relist_up_to
+            if driver.relist_first_rules is not None:
+                stats["rashomon_relisted_first_rules"] = len(driver.relist_first_rules[0])
         return rset, stats
 
 

@@ -299,6 +299,7 @@ def enumerate_rashomon(
             started = time.perf_counter()
             code, _ = _list(enumerator, ctx, threshold, before, progress_interval, member, sent, None, False)
             info["rashomon_relisting_seconds"] = time.perf_counter() - started
+            info["rashomon_relisting_evaluated"] = int(enumerator.n_evaluated)
             listed_best = bool(enumerator.complete)
         elif not proven:
             listed_best = False

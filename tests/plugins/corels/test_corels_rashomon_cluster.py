@@ -482,12 +482,13 @@ def test_a_set_larger_than_max_models_is_counted_by_one_task(
 
 
 @pytest.mark.parametrize(("policy", "threads"), [("lower_bound", 1), ("dfs", 2)])
-def test_a_count_gone_depth_first_has_its_best_listed_again_on_every_worker(
+def test_a_count_gone_depth_first_has_its_best_listed_again_under_the_first_rules_that_reach_them(
     cluster, monkeypatch, policy: str, threads: int
 ) -> None:
     """The counting task's queue outgrows its budget (64 entries here) before its best are proven:
-    it counts, gives the objective of the 50th, and the driver lists the set again up to it on
-    both workers (split and mirrored as a small set is): the count and best 50 of the reference."""
+    it counts and gives the objective of the 50th and the first rules with a list within it, and
+    the driver lists the set again up to it under those, in one task: the count and best 50 of
+    the reference."""
     from glasswork.plugins.corels.cluster import enumeration as on_cluster
 
     monkeypatch.setattr(on_cluster, "queue_budget_for", lambda memory, max_models=None: 64)
@@ -502,7 +503,8 @@ def test_a_count_gone_depth_first_has_its_best_listed_again_on_every_worker(
     assert b.count == count and stats["rashomon_count_method"] == "tail table"
     assert stats["rashomon_depth_first_from"] >= 0 and stats["rashomon_count_threads"] == threads
     assert stats["rashomon_relisted_up_to"] == pytest.approx(best[-1][0], abs=1e-12)
-    assert len(stats["rashomon_tasks"]) == 1 + stats["rashomon_subtrees"] > 2  # the count's, then the relisting's
+    assert len(stats["rashomon_tasks"]) == 2 and stats["rashomon_subtrees"] == 1  # the count's, the relisting's
+    assert 0 < stats["rashomon_relisted_first_rules"] <= X.shape[1]
     np.testing.assert_allclose([m.objective for m in b.members], [o for o, _ in best], atol=1e-12)
     announced = [e for e in events if e.kind == "rashomon"]
     assert announced[-1].rashomon.count == count
