@@ -301,6 +301,8 @@ def main() -> None:
             f"--cpp-corels: no executable at {printable(args.cpp_corels)}; build it with "
             "bash bench/peers/build_cpp_corels.sh CORELS_SOURCE_TREE OUTPUT_DIR"
         )
+    if args.cpp_time_limit <= 0 or args.cpp_memory_limit < 0:
+        sys.exit("--cpp-time-limit must be above 0 seconds and --cpp-memory-limit at least 0 GiB (0: no limit)")
     if args.cpp_corels is not None and not cpp_corels.GNU_TIME.exists():
         sys.exit(f"--cpp-corels: {cpp_corels.GNU_TIME} (GNU time) measures its peak memory; apt-get install time")
     print(
