@@ -38,10 +38,13 @@ before glasswork's rows of that λ, on the same three files with the same λ, th
 the prefix permutation map and a node cap that never binds; each glasswork row carries its status
 (``yes`` when its queue emptied, ``stopped at N s`` at ``--cpp-time-limit``), its whole-process
 wall time and peak memory, and the ratios ``x wall`` (its wall over glasswork's search wall; ``>``
-or ``<`` when one side stopped at its limit) and ``x mem`` (its peak over glasswork's, which
-includes about 54 MB of interpreter, numpy and data). A warning follows a row whose certified
-objective differs from the tool's by more than 1e-6. The tool is single-threaded: it runs once per
-λ whatever ``--threads`` says. Without ``--cpp-corels`` the C++ columns hold the figures of
+or ``<`` when one side stopped at its limit), ``x cpu`` (its user + system CPU time, from GNU
+``time``, over the search's CPU time: the steadier figure on a shared machine) and ``x mem`` (its
+peak over glasswork's, which includes about 54 MB of interpreter, numpy and data). A warning
+follows a row whose certified objective differs from the tool's by more than 1e-6. The tool is
+single-threaded: it runs once per λ whatever ``--threads`` says; the search's wall and CPU do not
+include reading the data (``prepare`` below the table), the tool's include parsing its text files
+(its own "total time", printed below the table, does not). Without ``--cpp-corels`` the C++ columns hold the figures of
 PEER-FIGURES.md, marked ``*`` and said to be not measured in this run, and no ratio.
 """
 
@@ -49,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -222,7 +226,7 @@ def peer_cells(lam: float, r: dict[str, Any], cpp: cpp_corels.CppRun | None) -> 
     without --cpp-corels the PEER-FIGURES.md numbers (marked *) and no ratios."""
     if cpp is None:
         peer_s, peer_mb = PEER_FIGURES.get(lam, (float("nan"), float("nan")))
-        return f"{'PEER-FIGURES*':>17} {peer_s:>7.2f}* {peer_mb:>6.1f}* {'-':>7} {'-':>6}"
+        return f"{'PEER-FIGURES*':>17} {peer_s:>7.2f}* {peer_mb:>6.1f}* {'-':>7} {'-':>6} {'-':>6}"
     cpp_at_limit = cpp.status.startswith("stopped") or cpp.status == "node cap"
     if cpp.certified:
         status = "yes"
@@ -230,18 +234,19 @@ def peer_cells(lam: float, r: dict[str, Any], cpp: cpp_corels.CppRun | None) -> 
         status = cpp.status
     else:  # the message in full below the table
         status = "out of memory" if cpp.status.startswith("out of memory") else "failed (below)"
-    wall = cpp.wall_s / max(r["search_s"], 1e-9)
     if cpp.certified and r["certified"]:
-        wall_cell = f"{wall:.1f}"
+        bound = ""
     elif cpp.certified:  # glasswork stopped at its limit: it would have taken longer
-        wall_cell = f"<{wall:.1f}"
+        bound = "<"
     elif cpp_at_limit and r["certified"]:
-        wall_cell = f">{wall:.1f}"
+        bound = ">"
     else:  # both stopped (only their limits' ratio), or the tool failed
-        wall_cell = "-"
+        bound = "-"
+    wall = "-" if bound == "-" else f"{bound}{cpp.wall_s / max(r['search_s'], 1e-9):.1f}"
+    cpu = "-" if bound == "-" or math.isnan(cpp.cpu_s) else f"{bound}{cpp.cpu_s / max(r['search_cpu_s'], 1e-9):.1f}"
     mem = f"{cpp.peak_rss / r['peak_rss']:.2f}" if cpp.peak_rss > 0 else "-"
     peak = f"{cpp.peak_rss / 2**20:.1f}" if cpp.peak_rss > 0 else "-"
-    return f"{status:>17} {cpp.wall_s:>8.2f} {peak:>7} {wall_cell:>7} {mem:>6}"
+    return f"{status:>17} {cpp.wall_s:>8.2f} {peak:>7} {wall:>7} {cpu:>6} {mem:>6}"
 
 
 def main() -> None:
@@ -314,7 +319,7 @@ def main() -> None:
         f"{'lambda':>7} {'thr':>3} {'bounds':>14} {'cert':>5} {'objective':>10} {'bound':>10} {'wall s':>8} "
         f"{'cpu s':>8} {'peak MB':>8} {'evaluated':>14} {'eval/s':>11} {'outside':>8} "
         f"{'cores':>5} {'load':>9} {'inserted':>12} {'C++':>17} {'C++ s':>8} {'C++ MB':>7} {'x wall':>7} "
-        f"{'x mem':>6}"
+        f"{'x cpu':>6} {'x mem':>6}"
     )
     if args.cpp_corels is None:
         print(
@@ -324,7 +329,8 @@ def main() -> None:
     else:
         print(
             "(C++: the reference tool measured in this run, once per lambda before glasswork's rows; "
-            "x wall = its whole-process wall / glasswork's search wall, x mem = its peak / glasswork's peak)"
+            "x wall = its whole-process wall / glasswork's search wall, x cpu = its CPU / glasswork's "
+            "search CPU, x mem = its peak / glasswork's peak)"
         )
     rows = []
     peers: list[tuple[float, cpp_corels.CppRun]] = []
@@ -399,7 +405,7 @@ def main() -> None:
     for lam, cpp in peers:
         finished = (
             f"objective {cpp.objective:.10f}, wall {cpp.wall_s:.2f} s (its own total time {cpp.own_time_s:.2f} s, "
-            f"after reading its input), num_evaluated {cpp.evaluated:,}"
+            f"after reading its input), CPU {cpp.cpu_s:.2f} s, num_evaluated {cpp.evaluated:,}"
             if cpp.evaluated >= 0
             else f"wall {cpp.wall_s:.2f} s"
         )

@@ -10,10 +10,10 @@ map (``-p 1``) and a node cap (``-n``) far above what any certified COMPAS run s
 ends only when its queue is empty (certified) or at the time limit. The tool writes a log file to
 ``../logs/`` relative to its working directory, so each run gets a temporary directory of its own.
 Wall time is the whole process (parsing its text input included). Peak memory is the tool's
-``ru_maxrss`` as GNU ``time`` (``/usr/bin/time``) reports it: a child of this Python process would
-not do, since Linux carries the high-water mark of the process that forked over an ``exec``, so the
-tool would inherit the interpreter's resident memory as its floor; ``time`` forks it from a process
-of about a megabyte.
+``ru_maxrss`` as GNU ``time`` (``/usr/bin/time``) reports it, with its user and system CPU time:
+``os.wait4`` on a child of this Python process would not do, since Linux carries the high-water
+mark of the process that forked over an ``exec``, so the tool would inherit the interpreter's
+resident memory as its floor; ``time`` forks it from a process of about a megabyte.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ class CppRun:
     command: list[str]
     status: str  # "certified", "node cap", "stopped at N s", "out of memory", "failed: ..."
     wall_s: float
+    cpu_s: float  # user + system seconds, as GNU time reports them (to 0.01 s)
     peak_rss: int  # bytes
     load: tuple[float, float]  # 1-minute load average before and after
     objective: float = math.nan
@@ -144,7 +145,7 @@ def run(
         workdir = Path(tmp) / "run"
         workdir.mkdir()
         out_path, err_path, peak_path = Path(tmp) / "stdout", Path(tmp) / "stderr", Path(tmp) / "peak"
-        timed = [str(GNU_TIME), "-o", str(peak_path), "-f", "%M", *argv]
+        timed = [str(GNU_TIME), "-o", str(peak_path), "-f", "%M %U %S", *argv]
         load_before = os.getloadavg()[0]
         previous = signal.signal(signal.SIGALRM, stop)
         with out_path.open("wb") as out, err_path.open("wb") as err:
@@ -163,9 +164,12 @@ def run(
         load = (load_before, os.getloadavg()[0])
         text = out_path.read_text(errors="replace")
         errors = err_path.read_text(errors="replace")
-        peak_lines = peak_path.read_text().split() if peak_path.exists() else []
-    peak = int(peak_lines[-1]) * 1024 if peak_lines and peak_lines[-1].isdigit() else -1
-    result = CppRun(argv, "", wall, peak, load)
+        measured = peak_path.read_text().splitlines() if peak_path.exists() else []
+    peak, cpu = -1, math.nan  # time's last line; absent when the run was stopped (time was killed too)
+    fields = measured[-1].split() if measured else []
+    if len(fields) == 3 and fields[0].isdigit():
+        peak, cpu = int(fields[0]) * 1024, float(fields[1]) + float(fields[2])
+    result = CppRun(argv, "", wall, cpu, peak, load)
     if stopped:
         result.status = f"stopped at {time_limit:g} s"
         return result
