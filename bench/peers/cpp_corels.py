@@ -26,7 +26,6 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -121,14 +120,12 @@ def read_output(text: str) -> Reading:
     )
 
 
-def run(
-    binary: Path, lam: float, base: Path, time_limit: float, memory_limit: int = 0, extra: Sequence[str] = ()
-) -> CppRun:
+def run(binary: Path, lam: float, base: Path, time_limit: float, memory_limit: int = 0) -> CppRun:
     """Run the tool once, stopping it at ``time_limit`` seconds of wall time (and, with
     ``memory_limit`` > 0, at that many bytes of address space), and measure it."""
     if not GNU_TIME.exists():
         raise FileNotFoundError(f"{GNU_TIME} (GNU time) measures the tool's peak memory: apt-get install time")
-    argv = command(binary, lam, base) + list(extra)
+    argv = command(binary, lam, base)
     stopped = False
 
     def stop(signum: int, frame: FrameType | None) -> None:
