@@ -14,6 +14,8 @@ per second and queue size, sampled every few seconds) follows the table.
                                   [--bounds default,no-similar_support]
                                   [--spill BYTES] [--bound-every N] [--max-evaluations N]
                                   [--python OTHER_PYTHON]
+                                  [--cpp-corels PATH/TO/corels] [--cpp-time-limit 1800]
+                                  [--cpp-memory-limit 8]
 
 ``--bounds`` lists configurations to compare (issue 13 item 5): ``default``, or ``/``-joined
 switches ``no-name`` that switch a default bound off (engine.ABLATIONS), e.g.
@@ -30,14 +32,27 @@ The machine is shared: wall times are noisy, CPU time and evaluations/s are the 
 threads on a loaded machine it can stay near one, and then no wall-time speedup is possible), and
 the load average is printed with every row. With several threads the detail lines split the
 workers' time into scoring (no lock), waiting for the queue lock, holding it and idling.
-Reference C++ CORELS on the same machine class (PEER-FIGURES.md, lower bound policy, prefix map):
-0.015: 0.68 s, 5.4 MB; 0.01: 18.9 s, 49 MB; 0.005: 256 s, 606 MB.
+With ``--cpp-corels PATH`` the reference C++ CORELS (built without GMP by
+``bench/peers/build_cpp_corels.sh``; run by ``bench/peers/cpp_corels.py``) runs once per λ, just
+before glasswork's rows of that λ, on the same three files with the same λ, the lower bound policy,
+the prefix permutation map and a node cap that never binds; each glasswork row carries its status
+(``yes`` when its queue emptied, ``stopped at N s`` at ``--cpp-time-limit``), its whole-process
+wall time and peak memory, and the ratios ``x wall`` (its wall over glasswork's search wall; ``>``
+or ``<`` when one side stopped at its limit), ``x cpu`` (its user + system CPU time, from GNU
+``time``, over the search's CPU time: the steadier figure on a shared machine) and ``x mem`` (its
+peak over glasswork's, which includes about 54 MB of interpreter, numpy and data). A warning
+follows a row whose certified objective differs from the tool's by more than 1e-6. The tool is
+single-threaded: it runs once per λ whatever ``--threads`` says; the search's wall and CPU do not
+include reading the data (``prepare`` below the table), the tool's include parsing its text files
+(its own "total time", printed below the table, does not). Without ``--cpp-corels`` the C++ columns hold the figures of
+PEER-FIGURES.md, marked ``*`` and said to be not measured in this run, and no ratio.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -45,9 +60,18 @@ import time
 from pathlib import Path
 from typing import Any
 
+from glasswork.quoting import printable, shell_command
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
+
+import cpp_corels  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("GLASSWORK_DATA", REPO.parent / "shared" / "datasets")) / "corels"
-PEER = {0.015: (0.68, 5.4), 0.01: (18.9, 49.0), 0.005: (256.0, 606.0)}
+# The reference C++ tool's wall s and peak MB as PEER-FIGURES.md gives them for this machine class:
+# printed only without --cpp-corels, and labelled as not measured in this run.
+PEER_FIGURES = {0.015: (0.68, 5.4), 0.01: (18.9, 49.0), 0.005: (256.0, 606.0)}
+OBJECTIVES_AGREE = 1e-6
 
 
 class _Sink:
@@ -197,6 +221,34 @@ def child(
     )
 
 
+def peer_cells(lam: float, r: dict[str, Any], cpp: cpp_corels.CppRun | None) -> str:
+    """The C++ columns of one glasswork row: the tool measured in this run and the ratios, or
+    without --cpp-corels the PEER-FIGURES.md numbers (marked *) and no ratios."""
+    if cpp is None:
+        peer_s, peer_mb = PEER_FIGURES.get(lam, (float("nan"), float("nan")))
+        return f"{'PEER-FIGURES*':>17} {peer_s:>7.2f}* {peer_mb:>6.1f}* {'-':>7} {'-':>6} {'-':>6}"
+    cpp_at_limit = cpp.status.startswith("stopped") or cpp.status == "node cap"
+    if cpp.certified:
+        status = "yes"
+    elif cpp_at_limit:
+        status = cpp.status
+    else:  # the message in full below the table
+        status = "out of memory" if cpp.status.startswith("out of memory") else "failed (below)"
+    if cpp.certified and r["certified"]:
+        bound = ""
+    elif cpp.certified:  # glasswork stopped at its limit: it would have taken longer
+        bound = "<"
+    elif cpp_at_limit and r["certified"]:
+        bound = ">"
+    else:  # both stopped (only their limits' ratio), or the tool failed
+        bound = "-"
+    wall = "-" if bound == "-" else f"{bound}{cpp.wall_s / max(r['search_s'], 1e-9):.1f}"
+    cpu = "-" if bound == "-" or math.isnan(cpp.cpu_s) else f"{bound}{cpp.cpu_s / max(r['search_cpu_s'], 1e-9):.1f}"
+    mem = f"{cpp.peak_rss / r['peak_rss']:.2f}" if cpp.peak_rss > 0 else "-"
+    peak = f"{cpp.peak_rss / 2**20:.1f}" if cpp.peak_rss > 0 else "-"
+    return f"{status:>17} {cpp.wall_s:>8.2f} {peak:>7} {wall:>7} {cpu:>6} {mem:>6}"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lambdas", default="0.015,0.01,0.005,0.0025")
@@ -222,6 +274,16 @@ def main() -> None:
     ap.add_argument("--bound-every", type=int, default=0, help="record the lower bound every N evaluations")
     ap.add_argument("--max-evaluations", type=int, default=-1, help="stop each run after N evaluations")
     ap.add_argument("--python", default=sys.executable, help="the interpreter (and so the build) of the runs")
+    ap.add_argument(
+        "--cpp-corels",
+        default=None,
+        help="the reference C++ CORELS binary (bench/peers/build_cpp_corels.sh): run once per lambda, "
+        "measured beside glasswork's rows",
+    )
+    ap.add_argument("--cpp-time-limit", type=float, default=1800.0, help="wall seconds per C++ CORELS run")
+    ap.add_argument(
+        "--cpp-memory-limit", type=float, default=8.0, help="GiB of address space per C++ CORELS run (0: none)"
+    )
     ap.add_argument("--child", type=float, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child is not None:
@@ -239,6 +301,15 @@ def main() -> None:
         return
     if not (DATA / "compas_train.out").exists():
         sys.exit(f"COMPAS files not found under {DATA}; set GLASSWORK_DATA")
+    if args.cpp_corels is not None and not os.access(args.cpp_corels, os.X_OK):
+        sys.exit(
+            f"--cpp-corels: no executable at {printable(args.cpp_corels)}; build it with "
+            "bash bench/peers/build_cpp_corels.sh CORELS_SOURCE_TREE OUTPUT_DIR"
+        )
+    if args.cpp_time_limit <= 0 or args.cpp_memory_limit < 0:
+        sys.exit("--cpp-time-limit must be above 0 seconds and --cpp-memory-limit at least 0 GiB (0: no limit)")
+    if args.cpp_corels is not None and not cpp_corels.GNU_TIME.exists():
+        sys.exit(f"--cpp-corels: {cpp_corels.GNU_TIME} (GNU time) measures its peak memory; apt-get install time")
     print(
         f"CORELS on {DATA / 'compas_train'} (lower bound policy, prefix map, progress every "
         f"{args.progress} s, search limit {args.time_limit} s; shared 2-core machine: wall times "
@@ -247,10 +318,34 @@ def main() -> None:
     print(
         f"{'lambda':>7} {'thr':>3} {'bounds':>14} {'cert':>5} {'objective':>10} {'bound':>10} {'wall s':>8} "
         f"{'cpu s':>8} {'peak MB':>8} {'evaluated':>14} {'eval/s':>11} {'outside':>8} "
-        f"{'cores':>5} {'load':>9} {'inserted':>12} {'C++ s':>7} {'C++ MB':>7}"
+        f"{'cores':>5} {'load':>9} {'inserted':>12} {'C++':>17} {'C++ s':>8} {'C++ MB':>7} {'x wall':>7} "
+        f"{'x cpu':>6} {'x mem':>6}"
     )
+    if args.cpp_corels is None:
+        print(
+            "(C++ s and C++ MB are from PEER-FIGURES.md, NOT measured in this run; --cpp-corels PATH measures "
+            "them; no ratios without it)"
+        )
+    else:
+        print(
+            "(C++: the reference tool measured in this run, once per lambda before glasswork's rows; "
+            "x wall = its whole-process wall / glasswork's search wall, x cpu = its CPU / glasswork's "
+            "search CPU, x mem = its peak / glasswork's peak)"
+        )
     rows = []
+    peers: list[tuple[float, cpp_corels.CppRun]] = []
     for lam in [float(x) for x in args.lambdas.split(",")]:
+        cpp = None
+        if args.cpp_corels is not None:
+            print(f"  (C++ CORELS at lambda {lam}, at most {args.cpp_time_limit:g} s)", file=sys.stderr, flush=True)
+            cpp = cpp_corels.run(
+                Path(args.cpp_corels),
+                lam,
+                DATA / "compas_train",
+                args.cpp_time_limit,
+                int(args.cpp_memory_limit * 2**30),
+            )
+            peers.append((lam, cpp))
         for threads, bounds in [
             (int(t), b) for arg in args.threads for t in arg.split(",") if t for b in args.bounds.split(",")
         ]:
@@ -285,7 +380,6 @@ def main() -> None:
                 continue
             r = json.loads(out.stdout.strip().splitlines()[-1])
             rows.append(r)
-            peer_s, peer_mb = PEER.get(lam, (float("nan"), float("nan")))
             rate = r["evaluated"] / max(r["search_s"], 1e-9)
             short = "/".join(
                 ("-" if b.startswith("no-") else "") + "".join(w[0] for w in b.removeprefix("no-").split("_"))
@@ -297,11 +391,32 @@ def main() -> None:
                 f"{r['peak_rss'] / 2**20:>8.1f} {r['evaluated']:>14,} {rate:>11,.0f} "
                 f"{r['outside_s'] / max(r['search_s'], 1e-9):>8.2%} "
                 f"{r['search_cpu_s'] / max(r['search_s'], 1e-9):>5.2f} "
-                f"{r['load'][0]:>4.1f}-{r['load'][1]:<4.1f} {r['inserted']:>12,} "
-                f"{peer_s:>7} {peer_mb:>7}",
+                f"{r['load'][0]:>4.1f}-{r['load'][1]:<4.1f} {r['inserted']:>12,} {peer_cells(lam, r, cpp)}",
                 flush=True,
             )
+            if cpp is not None and cpp.certified and r["certified"]:
+                if abs(cpp.objective - r["objective"]) > OBJECTIVES_AGREE:
+                    print(
+                        f"  WARNING: lambda {lam}: glasswork's objective {r['objective']:.10f} differs from C++ "
+                        f"CORELS' {cpp.objective:.10f} by {abs(cpp.objective - r['objective']):.2e}",
+                        flush=True,
+                    )
     print()
+    for lam, cpp in peers:
+        finished = (
+            f"objective {cpp.objective:.10f}, wall {cpp.wall_s:.2f} s (its own total time {cpp.own_time_s:.2f} s, "
+            f"after reading its input), CPU {cpp.cpu_s:.2f} s, num_evaluated {cpp.evaluated:,}"
+            if cpp.evaluated >= 0
+            else f"wall {cpp.wall_s:.2f} s"
+        )
+        peak = f"{cpp.peak_rss / 2**20:.1f} MB" if cpp.peak_rss > 0 else "not reported"
+        print(
+            f"C++ CORELS lambda={lam}: {printable(cpp.status)}, {finished}, peak {peak}, "
+            f"load {cpp.load[0]:.1f}-{cpp.load[1]:.1f}"
+        )
+        if cpp.rules:
+            print("  list: " + "; ".join(printable(rule) for rule in cpp.rules))
+        print(f"  command: {shell_command(cpp.command)}")
     for r in rows:
         print(
             f"lambda={r['lambda']} threads={r['threads']} bounds={r['bounds']} (pruned by "
