@@ -66,12 +66,15 @@ def fake_tool(tmp_path: Path, body: str) -> Path:
     return path
 
 
-def printing(tmp_path: Path, stdout: str, stderr: str = "", exit_code: int = 0) -> Path:
-    """A fake tool that prints ``stdout`` and ``stderr`` byte for byte (no shell reads them) and exits."""
+def printing(tmp_path: Path, stdout: str, stderr: str = "", exit_code: int = 0, work: str = "") -> Path:
+    """A fake tool that does ``work``, prints ``stdout`` and ``stderr`` byte for byte (no shell reads
+    them) and exits."""
     out, err = tmp_path / "says.out", tmp_path / "says.err"
     out.write_bytes(stdout.encode())
     err.write_bytes(stderr.encode())
-    return fake_tool(tmp_path, f"cat {shlex.quote(str(out))}\ncat {shlex.quote(str(err))} >&2\nexit {exit_code}\n")
+    return fake_tool(
+        tmp_path, f"{work}\ncat {shlex.quote(str(out))}\ncat {shlex.quote(str(err))} >&2\nexit {exit_code}\n"
+    )
 
 
 def run(binary: Path, tmp_path: Path, time_limit: float = 20.0, memory_limit: int = 0) -> peer.CppRun:
@@ -83,16 +86,17 @@ def run(binary: Path, tmp_path: Path, time_limit: float = 20.0, memory_limit: in
 def test_a_finished_run_gives_its_ending_objective_evaluations_and_list(
     tmp_path: Path, ending: str, status: str
 ) -> None:
-    result = run(printing(tmp_path, finished(ending)), tmp_path)
+    busy = "awk 'BEGIN { for (i = 0; i < 4000000; i++) s += i }'"  # about 0.1 s of CPU
+    result = run(printing(tmp_path, finished(ending), work=busy), tmp_path)
     assert result.status == status
     assert result.certified is (status == "certified")
     assert result.objective == pytest.approx(0.3253521127, rel=0, abs=1e-12)
     assert result.evaluated == 48213
     assert result.own_time_s == pytest.approx(1.234567)
     assert result.rules == RULES
-    # measured by GNU time: its peak (KiB to bytes) and CPU time were read
-    assert result.peak_rss > 0 and result.peak_rss % 1024 == 0
-    assert result.cpu_s >= 0 and 0 < result.wall_s < 20
+    # measured by GNU time: its peak (KiB to bytes; any process holds more than 100 kB) and its CPU time
+    assert result.peak_rss > 100_000 and result.peak_rss % 1024 == 0
+    assert 0.04 <= result.cpu_s < 20 and 0 < result.wall_s < 20
     # the command line it was given, and a working directory of its own with ../logs beside it
     base = tmp_path / "compas_train"
     expected = ["-r", repr(LAM), "-c", "2", "-p", "1", "-n", str(peer.NODE_CAP)]
@@ -166,6 +170,7 @@ def test_a_non_zero_exit_is_a_failure_naming_the_last_line_it_wrote(tmp_path: Pa
         (finished(peer.CERTIFIED, objective="nan-ish"), "minimum objective"),
         (finished(peer.CERTIFIED).replace("final total time: 1.234567\n", ""), "final total time"),
     ],
+    ids=["no ending", "no evaluations", "no objective", "objective not a number", "no total time"],
 )
 def test_output_that_cannot_be_read_is_a_failure_saying_what_is_missing(
     tmp_path: Path, stdout: str, reason: str
