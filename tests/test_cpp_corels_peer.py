@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 import shlex
+import signal
 import sys
 import time
 from pathlib import Path
@@ -109,15 +111,16 @@ def test_a_finished_run_gives_its_ending_objective_evaluations_and_list(
 def _gone(pid: int, within: float = 2.0) -> bool:
     """True once the process has ended (gone, or a zombie waiting for whoever adopted it)."""
     deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
+    while True:
         try:
             state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
         except (FileNotFoundError, ProcessLookupError):
             return True
         if state in ("Z", "X"):
             return True
+        if time.monotonic() >= deadline:
+            return False
         time.sleep(0.02)
-    return False
 
 
 @needs_time
@@ -126,14 +129,20 @@ def test_a_run_past_its_time_limit_is_stopped_with_every_process_it_started(tmp_
     body = f"sleep 30 &\necho $$ $! > {shlex.quote(str(pids))}\nwait\n"
     t0 = time.monotonic()
     result = run(fake_tool(tmp_path, body), tmp_path, time_limit=0.5)
-    assert time.monotonic() - t0 < 5
-    assert result.status == "stopped at 0.5 s"
-    assert not result.certified
-    assert 0.5 <= result.wall_s < 5
-    assert math.isnan(result.objective) and result.rules == [] and result.evaluated == -1
+    elapsed = time.monotonic() - t0
     tool, child = (int(p) for p in pids.read_text().split())
-    assert _gone(tool), f"the fake tool (pid {tool}) is still running"
-    assert _gone(child), f"the process the tool started (pid {child}) is still running"
+    try:
+        assert elapsed < 5
+        assert result.status == "stopped at 0.5 s"
+        assert not result.certified
+        assert 0.5 <= result.wall_s < 5
+        assert math.isnan(result.objective) and result.rules == [] and result.evaluated == -1
+        assert _gone(tool), f"the fake tool (pid {tool}) is still running"
+        assert _gone(child), f"the process the tool started (pid {child}) is still running"
+    finally:  # a broken stop leaves them behind: do not let the failing test leave them running
+        for pid in (tool, child):
+            if not _gone(pid, within=0):
+                os.kill(pid, signal.SIGKILL)
 
 
 @needs_time
