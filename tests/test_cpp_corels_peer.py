@@ -14,6 +14,7 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -79,7 +80,9 @@ def printing(tmp_path: Path, stdout: str, stderr: str = "", exit_code: int = 0, 
     )
 
 
-def run(binary: Path, tmp_path: Path, time_limit: float = 20.0, memory_limit: int = 0) -> peer.CppRun:
+def run(binary: Path, tmp_path: Path, time_limit: float = 20.0, memory_limit: int = 0) -> Any:
+    """``cpp_corels.run`` on ``compas_train`` at λ = 0.01; a ``CppRun`` (typed ``Any``: mypy cannot
+    follow a module loaded from a file)."""
     return peer.run(binary, LAM, tmp_path / "compas_train", time_limit, memory_limit)
 
 
