@@ -98,7 +98,8 @@ def _number(lines: list[str], pattern: str) -> str:
 
 def read_output(text: str) -> Reading:
     """Read the tool's standard output; ``ValueError`` when it lacks a line every finished run prints."""
-    lines = text.splitlines()
+    # the tool ends its lines with "\n" alone; splitlines would also cut a rule name at \x1c or U+2028
+    lines = text.split("\n")
     if CERTIFIED in lines:
         ending = "certified"
     elif NODE_CAP_REACHED in lines:
