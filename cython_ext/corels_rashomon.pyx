@@ -1671,8 +1671,9 @@ cdef class TailCounter:
     cdef int _one_rule_heads(self, int L, int a, const double* vcnt, double err, double rest) noexcept nogil:
         """``_one_rule_child`` when the default alone does not fit (two classes): a rule t then
         the default must then gain over it at least ``need`` in one direction, and gains at most
-        pos(t & U) (``gain_orders``), so only the heads of the two orders are scored, each rule
-        once. 0, else a status."""
+        pos(t & U) (``gain_orders``, sorted when the table's first such child comes) and at most
+        gain(t & U) + neg(a & U) (the one-rule bound, rule by rule), so only the heads of the two
+        orders passing both are scored, each rule once. 0, else a status."""
         cdef int W = self.en.pb.W, i, t, k, label, d
         cdef const uint64_t* U = &self.rows[<size_t>L * W]
         cdef const uint64_t* capv = &self.en.pb.caps[<size_t>a * W]
