@@ -1700,8 +1700,12 @@ cdef class TailCounter:
         cdef vector[gw_cell]* out = &self.level[L]
         cdef int code = 0
         if not self.orders_ready[L]:       # the first child of this table scored here
-            gain_orders(&self.scan, L, self.en.pb.weights, self.ord10[L], self.ord01[L], self.pos10[L],
-                        self.pos01[L])
+            if L > 0 and self.orders_ready[L - 1]:   # the table above, being computed: U's superset
+                gain_orders(&self.scan, L, self.en.pb.weights, self.ord10[L], self.ord01[L], self.pos10[L],
+                            self.pos01[L], &self.ord10[L - 1], &self.ord01[L - 1])
+            else:
+                gain_orders(&self.scan, L, self.en.pb.weights, self.ord10[L], self.ord01[L], self.pos10[L],
+                            self.pos01[L], NULL, NULL)
             self.orders_ready[L] = 1
         self.epoch += 1
         if self.epoch == 0:                # wrapped: clear the stamps
