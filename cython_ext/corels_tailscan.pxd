@@ -311,26 +311,20 @@ cdef inline void gain_orders(const TailScan* ts, int L, const double* weights, v
     cdef double mino
     cdef int t
     cdef size_t j
+    cdef size_t n = prev10.size() if prev10 != NULL else <size_t>ts.M
     order10.clear()
     order01.clear()
-    if prev10 == NULL:
-        for t in range(ts.M):
-            if nu[t] == 0:
-                continue
-            mino = weights[0] * mz[2 * t] + weights[1] * mz[2 * t + 1]
-            pos10[t] = weights[1] * cnt[2 * t + 1] - mino
-            pos01[t] = weights[0] * cnt[2 * t] - mino
-            order10.push_back(t)
+    for j in range(n):
+        t = prev10[0][j] if prev10 != NULL else <int>j
+        if nu[t] == 0:
+            continue
+        mino = weights[0] * mz[2 * t] + weights[1] * mz[2 * t + 1]
+        pos10[t] = weights[1] * cnt[2 * t + 1] - mino
+        pos01[t] = weights[0] * cnt[2 * t] - mino
+        order10.push_back(t)
+        if prev01 == NULL:
             order01.push_back(t)
-    else:
-        for j in range(prev10.size()):
-            t = prev10[0][j]
-            if nu[t] == 0:
-                continue
-            mino = weights[0] * mz[2 * t] + weights[1] * mz[2 * t + 1]
-            pos10[t] = weights[1] * cnt[2 * t + 1] - mino
-            pos01[t] = weights[0] * cnt[2 * t] - mino
-            order10.push_back(t)
+    if prev01 != NULL:
         for j in range(prev01.size()):
             t = prev01[0][j]
             if nu[t] != 0:
