@@ -44,7 +44,7 @@ from corels_problem cimport (
 )
 from corels_tailscan cimport (
     TailScan, tailscan_init, tailscan_build, tailscan_child, tailscan_key, gain_tops, one_rule_floor,
-    tailscan_delta, tailscan_delta_clear, gain_orders, GAIN_HEAD,
+    tailscan_delta, tailscan_delta_clear, gain_orders, GAIN_HEAD, gw_ctz64,
 )
 from corels_threads cimport (
     gw_sync_new, gw_sync_free, gw_lock, gw_unlock, pool_run, pool_free, WorkerSlice, slice_start, slice_over, slice_wait,
@@ -1240,6 +1240,10 @@ cdef enum:
 
 OVERFLOW = T_OVERFLOW
 
+cdef enum:
+    SHARED_UNITS_SUBTRACTED = 16   # a head rule sharing at most this many units with a is scored
+                                   # from its level figure (else on the planes)
+
 
 cdef class TailMemo:
     """The tail tables of one count, shared by the counters given it (one per thread): a table
@@ -1336,6 +1340,7 @@ cdef class TailCounter:
     cdef vector[vector[int32_t]] ord01
     cdef vector[vector[double]] pos10
     cdef vector[vector[double]] pos01
+    cdef vector[uint8_t] orders_ready      # per level: whether gain_orders ran for its U
     cdef vector[uint32_t] stamp            # the rules a child scored already (this epoch)
     cdef uint32_t epoch
     cdef double tol
@@ -1392,6 +1397,7 @@ cdef class TailCounter:
                 self.pos10[k].assign(enumerator.pb.M, 0)
                 self.pos01[k].assign(enumerator.pb.M, 0)
             self.stamp.assign(enumerator.pb.M, 0)
+            self.orders_ready.assign(L, 0)
         self.status = -1
         self.failed = -1
         self.top_ok = enumerator.root_ok
@@ -1557,8 +1563,7 @@ cdef class TailCounter:
         lnu = self.scan.nu[L].data()
         if self.do_one_rule:
             gain_tops(&self.scan, L, self.en.pb.weights, &g10, &g01)
-            gain_orders(&self.scan, L, self.en.pb.weights, self.ord10[L], self.ord01[L], self.pos10[L],
-                        self.pos01[L])
+            self.orders_ready[L] = 0           # gain_orders when a child first needs them
         for s in range(self.en.pb.M):
             if top and not self.top_ok[s]:
                 continue
@@ -1666,8 +1671,9 @@ cdef class TailCounter:
     cdef int _one_rule_heads(self, int L, int a, const double* vcnt, double err, double rest) noexcept nogil:
         """``_one_rule_child`` when the default alone does not fit (two classes): a rule t then
         the default must then gain over it at least ``need`` in one direction, and gains at most
-        pos(t & U) (``gain_orders``), so only the heads of the two orders are scored, each rule
-        once. 0, else a status."""
+        pos(t & U) (``gain_orders``, sorted when the table's first such child comes) and at most
+        gain(t & U) + neg(a & U) (the one-rule bound, rule by rule), so only the heads of the two
+        orders passing both are scored, each rule once. 0, else a status."""
         cdef int W = self.en.pb.W, i, t, k, label, d
         cdef const uint64_t* U = &self.rows[<size_t>L * W]
         cdef const uint64_t* capv = &self.en.pb.caps[<size_t>a * W]
@@ -1681,8 +1687,26 @@ cdef class TailCounter:
         cdef const double* pos
         cdef double need
         cdef size_t j
+        cdef const double* lcnt = self.scan.cnt[L].data()
+        cdef const double* lmz = self.scan.mz[L].data()
+        cdef double w0 = self.en.pb.weights[0], w1 = self.en.pb.weights[1]
+        cdef double amino = w0 * lmz[2 * a] + w1 * lmz[2 * a + 1]
+        cdef double neg10 = w0 * lcnt[2 * a] - amino       # neg(a & U) for a rule -> 1, default 0
+        cdef double neg01 = w1 * lcnt[2 * a + 1] - amino   # and the other way
+        cdef double gain, neg
+        cdef const double* ulab = self.scan.ulab.data()
+        cdef uint64_t x
+        cdef int n_shared, u
         cdef vector[gw_cell]* out = &self.level[L]
         cdef int code = 0
+        if not self.orders_ready[L]:       # the first child of this table scored here
+            if L > 0 and self.orders_ready[L - 1]:   # the table above, being computed: U's superset
+                gain_orders(&self.scan, L, self.en.pb.weights, self.ord10[L], self.ord01[L], self.pos10[L],
+                            self.pos01[L], &self.ord10[L - 1], &self.ord01[L - 1])
+            else:
+                gain_orders(&self.scan, L, self.en.pb.weights, self.ord10[L], self.ord01[L], self.pos10[L],
+                            self.pos01[L], NULL, NULL)
+            self.orders_ready[L] = 1
         self.epoch += 1
         if self.epoch == 0:                # wrapped: clear the stamps
             for t in range(self.en.pb.M):
@@ -1692,6 +1716,7 @@ cdef class TailCounter:
             order = &self.ord10[L] if d == 0 else &self.ord01[L]
             pos = self.pos10[L].data() if d == 0 else self.pos01[L].data()
             need = need10 if d == 0 else need01
+            neg = neg10 if d == 0 else neg01
             for j in range(order.size()):
                 t = order[0][j]
                 if pos[t] < need:
@@ -1700,19 +1725,41 @@ cdef class TailCounter:
                     continue
                 if t == a or self.stamp[t] == self.epoch:
                     continue
+                # gain(t & V) <= gain(t & U) + neg(a & U) too (the one-rule bound, rule by rule)
+                gain = w1 * lcnt[2 * t + 1] - w0 * lcnt[2 * t]
+                if d == 1:
+                    gain = -gain
+                if gain + neg < need:
+                    continue
                 self.stamp[t] = self.epoch
                 tv = &self.en.pb.caps[<size_t>t * W]
                 nonempty = False
-                for i in range(W):         # what t captures of U minus a
-                    self.scratch[i] = U[i] & ~capv[i] & tv[i]
+                n_shared = 0
+                for i in range(W):         # what t captures of U minus a, and of U and a
+                    x = U[i] & tv[i]
+                    self.scratch[i] = x & ~capv[i]
                     nonempty = nonempty or self.scratch[i] != 0
+                    n_shared += gw_popcount64(x & capv[i])
                 if not nonempty:
                     continue
                 if self._halt():
                     code = self.status
                     break
                 self.n_evaluated += 1
-                problem_counts(&self.en.pb, &self.scratch[0], False, tcnt, &self.acc[0])
+                if n_shared <= SHARED_UNITS_SUBTRACTED:
+                    # t's figure on U less the units a took from it: integers, so exactly the
+                    # planes' counts of t & (U minus a) (corels_tailscan.pxd)
+                    tcnt[0] = lcnt[2 * t]
+                    tcnt[1] = lcnt[2 * t + 1]
+                    for i in range(W):
+                        x = U[i] & tv[i] & capv[i]
+                        while x:
+                            u = i * 64 + gw_ctz64(x)
+                            x &= x - 1
+                            tcnt[0] -= ulab[2 * u]
+                            tcnt[1] -= ulab[2 * u + 1]
+                else:
+                    problem_counts(&self.en.pb, &self.scratch[0], False, tcnt, &self.acc[0])
                 wv = weighted_majority(2, self.en.pb.weights, tcnt, &correct, &label)
                 et = wv - correct
                 if self.en.pb.lamW + et > rest:

@@ -294,26 +294,40 @@ cdef enum:
 
 
 cdef inline void gain_orders(const TailScan* ts, int L, const double* weights, vector[int32_t]& order10,
-                             vector[int32_t]& order01, vector[double]& pos10, vector[double]& pos01) noexcept nogil:
+                             vector[int32_t]& order01, vector[double]& pos10, vector[double]& pos01,
+                             const vector[int32_t]* prev10, const vector[int32_t]* prev01) noexcept nogil:
     """Two classes: the antecedents capturing a unit of level ``L``'s U, by pos(t & U) largest first,
     for a rule -> 1 before a default 0 (``order10``; pos = w1 less the minority) and the other way
     (``order01``), with their pos per antecedent. A tail ``t`` then the default on U \\ b gains at
     most pos(t & U) over the default alone, so ``_one_rule_child`` scores only the head of each
-    order. Only the first ``GAIN_HEAD`` of each are sorted; the rest follow in any order."""
+    order. Only the first ``GAIN_HEAD`` of each are sorted; the rest follow in any order.
+    ``prev10``/``prev01`` (or NULL): the orders of a superset of U (the table above), whose
+    antecedents are all those capturing a unit of U and more: taken in their order, which is
+    nearly this one (pos only shrinks, and only for the antecedents covering the units removed),
+    the head's selection rarely replaces one (the same orders, found sooner)."""
     cdef const double* cnt = ts.cnt[L].data()
     cdef const double* mz = ts.mz[L].data()
     cdef const int32_t* nu = ts.nu[L].data()
     cdef double mino
     cdef int t
+    cdef size_t j
+    cdef size_t n = prev10.size() if prev10 != NULL else <size_t>ts.M
     order10.clear()
     order01.clear()
-    for t in range(ts.M):
+    for j in range(n):
+        t = prev10[0][j] if prev10 != NULL else <int>j
         if nu[t] == 0:
             continue
         mino = weights[0] * mz[2 * t] + weights[1] * mz[2 * t + 1]
         pos10[t] = weights[1] * cnt[2 * t + 1] - mino
         pos01[t] = weights[0] * cnt[2 * t] - mino
         order10.push_back(t)
-        order01.push_back(t)
+        if prev01 == NULL:
+            order01.push_back(t)
+    if prev01 != NULL:
+        for j in range(prev01.size()):
+            t = prev01[0][j]
+            if nu[t] != 0:
+                order01.push_back(t)
     gw_sort_by_desc(order10, pos10.data(), GAIN_HEAD)
     gw_sort_by_desc(order01, pos01.data(), GAIN_HEAD)
