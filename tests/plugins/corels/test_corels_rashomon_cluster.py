@@ -261,29 +261,26 @@ def _reference(X: np.ndarray, y: np.ndarray, optimum: float, threshold: float, k
 
 
 def test_a_stopped_enumeration_keeps_the_certificate_and_bounds_the_rest(cluster) -> None:
-    """A stop (what Ctrl-C does) once the first member is streamed as final. The set is large, so
-    it is counted by one task and its best 20 listed again on both workers; the stop lands in the
-    count's listing or in the relisting (or, on a fast machine, after the last task): either way
-    the certificate stays, and a stopped set's bound holds every list not enumerated, with the
-    best below it exactly the reference's. (On ``_counting_long``, not ``_to_stop``: its 59 M
+    """A stop (what Ctrl-C does) once the first list is found. The set is large, so it is counted
+    by one task and its best 20 listed again in another; the stop lands in the count's listing,
+    in the count or in the relisting (or, on a fast machine, after the last task): either way the
+    certificate stays, and a stopped set's bound holds every list not enumerated, with the best
+    below it exactly the reference's. (On ``_counting_long``, not ``_to_stop``: its 59 M
     lists are counted by the table in a fraction of a second.)"""
     X, y = _counting_long()
     problem = _problem(X, y)
     spec = _spec(0.002, {"epsilon": 0.2, "max_models": 20})
 
     def cancel_once_enumerating(event: Event, ctx: SolveContext) -> None:
-        if event.kind == "rashomon" and event.members:  # a member is final: below every open bound
+        if event.kind == "rashomon" and event.rashomon.count > 0:  # a list is found
             ctx.request_stop(StopReason.CANCEL)  # what Ctrl-C does
 
     result, events = _solve(spec, problem, cluster.scheduler_address, on_event=cancel_once_enumerating)
     rset = result.rashomon
     assert result.certificate.status.value == "optimal" and rset is not None and rset.optimum_proven
-    assert any(e.kind == "rashomon" and e.members for e in events)
     best = _best_listed(X, y, 0.002, rset.threshold, rset.optimum, 20)
     assert 0 < rset.count and all(m.objective <= rset.threshold + 1e-9 for m in rset.members)
-    if rset.complete:  # every task had returned before the stop was read
-        here, _ = _solve(spec, problem, None)
-        assert rset.count == here.rashomon.count
+    if rset.complete:  # every task had returned before the stop was read (the count: other tests)
         np.testing.assert_allclose([m.objective for m in rset.members], best, atol=1e-12)
         return
     bound = rset.unenumerated_bound
