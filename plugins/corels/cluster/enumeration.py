@@ -213,7 +213,9 @@ def enumerate_subtree(
 ) -> dict[str, Any]:
     """A task: enumerate the lists under ``roots`` (and ``seconds``) until done, stopped, or out
     of memory. With ``config.count`` the listing (in objective order) stops once its kept lists
-    are provably the subtree's best ``max_models``, and the tail table counts the subtree."""
+    are provably the subtree's best ``max_models`` or its queue outgrows ``config.queue_budget``,
+    and the tail table counts the subtree; gone depth first, it returns what the driver's
+    relisting needs (``relist_up_to``, ``relist_first_rules``) and holds its kept lists back."""
     from distributed import Event, Queue, get_client
 
     client = get_client()
@@ -293,8 +295,9 @@ def enumerate_subtree(
     table_bytes = int(out["table"].get("memo_peak_bytes", 0))
     listing_bytes = int(out.pop("listing_bytes", 0))  # freed before the table began
     evaluated = int(enumerator.n_evaluated) + int(out["table"].get("count_evaluated", 0))
-    # counted with its best not proven (gone depth first): the driver lists the best again, on
-    # every worker, up to the objective of the max_models-th (``relist_up_to``; ties too)
+    # counted with its best not proven (gone depth first): the driver lists the best again in
+    # another task, up to the objective of the max_models-th (``relist_up_to``; ties too), under
+    # the first rules the table found a list within it under (``relist_first_rules``)
     nth, within = out.pop("nth", None), out.pop("first_rules_within", None)
     relist = bool(out["counted_by_table"]) and not best_proven(enumerator)
     return {
