@@ -113,6 +113,19 @@ class EnumerationSubtree(Subtree):
         return self.bound if self.reported is None else max(self.reported, self.bound)
 
 
+@dataclass(frozen=True)
+class Relisting:
+    """What a counting task gone depth first leaves the driver: its best are listed again up to
+    ``up_to`` (the ``max_models``-th objective) under ``first_rules`` (the roots, and whether the
+    empty list, the table found a list within it under; None: every one). Until then its kept
+    lists are ``held_back`` (not its best) with the bound its listing had proven."""
+
+    up_to: float
+    first_rules: tuple[list[int], bool] | None
+    held_back: list[tuple[float, tuple[int, ...]]]
+    bound: float
+
+
 @dataclass
 class Merged:
     """The subtrees' results folded together, holding at most ``max_models`` members."""
@@ -519,10 +532,7 @@ class EnumerationDriver(Driver[EnumerationSubtree]):
         self.counting = False  # a task reported its table count running
         self.said_counting = False
         self.sent = set() if sent is None else sent  # the members streamed as final (shared by a run's phases)
-        self.relist_up_to: float | None = None  # a counted task's best to list again, up to this objective
-        self.relist_first_rules: tuple[list[int], bool] | None = None  # under which (None: every one)
-        self.listing_bound = float("inf")  # and the bound its listing had proven
-        self.held_back: list[tuple[float, tuple[int, ...]]] = []  # and its kept lists
+        self.relisting: Relisting | None = None  # a counted task's best, to list again
         self.last_progress = -1.0
 
     def task(self, tree: EnumerationSubtree) -> tuple[Callable[..., dict[str, Any]], tuple[Any, ...]]:
@@ -549,16 +559,16 @@ class EnumerationDriver(Driver[EnumerationSubtree]):
     def finished(self, tree: EnumerationSubtree, out: dict[str, Any]) -> None:
         self.merged.count += out["count"] + sum(out["through"])  # and the lists left out elsewhere
         self.evaluated += out["evaluated"]
+        kept = [(o, tuple(p)) for o, p in out["kept"]]
         if out.get("relist_up_to") is None:
-            self.merged.keep(mirrored(tree, [(o, tuple(p)) for o, p in out["kept"]]))
+            self.merged.keep(mirrored(tree, kept))
+        else:  # its kept lists are not its best: held back, not streamed
+            self.relisting = Relisting(
+                float(out["relist_up_to"]), out["relist_first_rules"], kept, max(out["lower_bound"], tree.bound)
+            )
         self.peak_bytes = max(self.peak_bytes, out["bytes"])
         self.threads = max(self.threads, out["threads"])
         self.tasks.append((round(out["seconds"], 3), out["evaluated"], out["bytes"]))
-        if out.get("relist_up_to") is not None:  # its kept lists are not its best: held back, not streamed
-            self.relist_up_to = float(out["relist_up_to"])
-            self.relist_first_rules = out["relist_first_rules"]
-            self.listing_bound = max(out["lower_bound"], tree.bound)  # below it, the kept lists are the best
-            self.held_back = [(o, tuple(p)) for o, p in out["kept"]]
         self.needed_table += out["needed_table"]
         self.counted_by_table += out["counted_by_table"]
         self.count_threads = max(self.count_threads, out["count_threads"])
@@ -638,19 +648,19 @@ def enumerate_on_cluster(
             trees = split_roots(units, regularization, threshold, max_len, SUBTREES_PER_WORKER * n_workers)
             n_pairs = mirror_pairs(units, trees) if max_len > 1 else 0
         driver = phases.run(config, trees)
-        relist_up_to = driver.relist_up_to
+        relisting = driver.relisting
         counted, count_complete = driver.merged.count, not driver.merged.open_bounds
         listing_driver = driver
-        if relist_up_to is not None and not driver.stopping:
+        if relisting is not None and not driver.stopping:
             # the count is exact; its best max_models are listed again in one task (one map: split
             # over two workers it evaluated twice the prefixes at COMPAS epsilon 0.01, 112 M)
-            relist = dataclasses.replace(config, threshold=relist_up_to, count=False, queue_budget=None)
-            only, empty = driver.relist_first_rules or (None, True)
-            trees = split_roots(units, regularization, relist_up_to, max_len, 1, 0, only, empty)
+            relist = dataclasses.replace(config, threshold=relisting.up_to, count=False, queue_budget=None)
+            only, empty = relisting.first_rules or (None, True)
+            trees = split_roots(units, regularization, relisting.up_to, max_len, 1, 0, only, empty)
             listing_driver = phases.run(relist, trees, count_known=counted)
-        elif relist_up_to is not None:  # stopped before listing them: the count stays, the best are unproven
-            driver.merged.keep(driver.held_back)
-            driver.merged.open_bounds.append(driver.listing_bound)
+        elif relisting is not None:  # stopped before listing them: the count stays, the best are unproven
+            driver.merged.keep(relisting.held_back)
+            driver.merged.open_bounds.append(relisting.bound)
         merged = listing_driver.merged
         kept = [member(o, p) for o, p in merged.ranked()]
         open_bounds = driver.merged.open_bounds + (merged.open_bounds if listing_driver is not driver else [])
@@ -691,10 +701,10 @@ def enumerate_on_cluster(
             "rashomon_count_threads": driver.count_threads,
             "rashomon_seconds": time.perf_counter() - started,
         }
-        if relist_up_to is not None:
-            stats["rashomon_relisted_up_to"] = relist_up_to
-            if driver.relist_first_rules is not None:
-                stats["rashomon_relisted_first_rules"] = len(driver.relist_first_rules[0])
+        if relisting is not None:
+            stats["rashomon_relisted_up_to"] = relisting.up_to
+            if relisting.first_rules is not None:
+                stats["rashomon_relisted_first_rules"] = len(relisting.first_rules[0])
         return rset, stats
 
 
