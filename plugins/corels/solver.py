@@ -151,8 +151,9 @@ def run_corels(
         )
     if ctx.executor is not None:
         return _run_on_cluster(
-            problem, units, lam, options, (names, bits, items), weights, multiplicity, ctx, t0, rashomon, search_opts
-        )
+            problem, units, lam, options, (names, bits, items), weights, multiplicity, ctx, t0, rashomon, search_opts,
+            constraints,
+        )  # fmt: skip
     search = engine.make_search(units, lam, **options)
     prep_seconds = time.perf_counter() - t0
     ctx.log(
@@ -191,9 +192,9 @@ def run_corels(
         from glasswork.plugins.corels.rashomon import after_search
 
         rset = after_search.rashomon_set(
-            rashomon, units, problem, lam, search_opts, max_len, found, status, lower, build, items, ctx, stats
-        )
-        after_search.say_what_it_counts_over(rset, problem, constraints, lam, units, search.objective, ctx, stats)
+            rashomon, units, problem, lam, search_opts, constraints, max_len, found, status, lower, build, items, ctx,
+            stats,
+        )  # fmt: skip
     return Result(model=model, certificate=cert, metrics=metrics, stats=stats, rashomon=rset)
 
 
@@ -209,6 +210,7 @@ def _run_on_cluster(
     t0: float,
     rashomon: RashomonSpec | None = None,
     search_opts: CorelsSearch | None = None,
+    constraints: CorelsConstraints | None = None,
 ) -> Result:
     """One search spread over ``ctx.executor``'s cluster (plugins/corels/cluster/search.py); the
     driver's incumbents and progress are this run's events, as in one process. With
@@ -245,12 +247,12 @@ def _run_on_cluster(
             "executor": ctx.executor.name,
         }
         rset = None
-        if rashomon is not None and search_opts is not None:
+        if rashomon is not None and search_opts is not None and constraints is not None:
             found = (out.objective, out.prefix, out.stats["evaluated"], search_opts.threads or 1)  # per task
             from glasswork.plugins.corels.rashomon.after_search import rashomon_set
 
             rset = rashomon_set(
-                rashomon, units, problem, lam, search_opts, options["max_prefix_length"], found,
+                rashomon, units, problem, lam, search_opts, constraints, options["max_prefix_length"], found,
                 out.status, out.lower_bound, build, items, ctx, stats,
             )  # fmt: skip
     if out.objective == float("inf"):

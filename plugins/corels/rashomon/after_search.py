@@ -25,6 +25,7 @@ def rashomon_set(
     problem: Problem,
     lam: float,
     search_opts: CorelsSearch,
+    constraints: CorelsConstraints,
     max_len: int,
     found: tuple[float, list[int], int, int],
     status: Status,
@@ -36,7 +37,28 @@ def rashomon_set(
 ) -> RashomonSet:
     """The Rashomon set after the search (``found``: its objective, list, evaluations and
     threads): enumerated when the optimum is certified, here or on ``ctx.executor``'s cluster;
-    otherwise the incumbent alone, never complete, bounded by the search's lower bound."""
+    otherwise the incumbent alone, never complete, bounded by the search's lower bound. Either
+    way the run says what antecedents the count is exact over (``say_what_it_counts_over``)."""
+    rset = _the_set(request, units, problem, lam, search_opts, max_len, found, status, lower, build, items, ctx, stats)
+    say_what_it_counts_over(rset, problem, constraints, lam, units, found[0], ctx, stats)
+    return rset
+
+
+def _the_set(
+    request: RashomonSpec,
+    units: engine.Units,
+    problem: Problem,
+    lam: float,
+    search_opts: CorelsSearch,
+    max_len: int,
+    found: tuple[float, list[int], int, int],
+    status: Status,
+    lower: float,
+    build: Callable[[list[int]], RuleList],
+    items: list[list[tuple[int, int]]],
+    ctx: SolveContext,
+    stats: dict[str, Any],
+) -> RashomonSet:
     optimum, best_prefix, evaluations, threads = found
     names = problem.feature_names
 

@@ -657,6 +657,29 @@ def test_run_json_has_the_same_shape_on_the_cluster(cluster, tmp_path: Path) -> 
     assert b["stats"]["executor"].startswith("dask:") and b["stats"]["rashomon_subtrees"] >= 1
 
 
+def test_the_cluster_set_says_which_antecedents_it_is_complete_over(cluster) -> None:
+    """Mined at the default support floor (lambda), the set counted on the cluster says, as one
+    process's does, that it is complete over the mined antecedents only (the stat and the warning
+    naming ``constraints.min_support``); it said nothing on the cluster before."""
+    X, y = _random(13, 80, 4)
+    spec = CorelsSpec.model_validate(
+        {
+            "name": "t", "data": {"source": "sklearn:breast_cancer"}, "solver": "corels",
+            "store": {"enabled": False}, "objective": {"regularization": 0.02},
+            "search": {"threads": 1}, "rashomon": {"epsilon": 0.25},
+        }
+    )  # fmt: skip
+    said = {}
+    for where in (None, cluster.scheduler_address):
+        result, events = _solve(spec, _problem(X, y), where)
+        over = result.stats["rashomon_complete_over"]
+        warnings = [e.message for e in events if e.kind == "log" and e.level == "warning"]
+        assert any(over in w and "min_support" in w for w in warnings)
+        said[where] = (over, result.rashomon.count)
+    assert said[None] == said[cluster.scheduler_address]
+    assert "support in [0.02, 0.98]" in said[None][0]
+
+
 @pytest.mark.slow
 def test_ctrl_c_during_the_enumeration_exits_130_with_the_set_so_far(cluster, tmp_path: Path) -> None:
     """A real ``glasswork run --executor``: SIGINT once the enumeration reports, exit 130, and the
