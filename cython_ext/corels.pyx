@@ -506,7 +506,7 @@ cdef class Search:
         cdef double uz[MAX_CLASSES]
         cdef double cnt[MAX_CLASSES]
         cdef double zc[MAX_CLASSES]
-        cdef double wv, correct, err, b, R, fw, b0, lb
+        cdef double wv, correct, err, b, R, fw, b0, lb, wuz = 0
         cdef uint64_t phash = 0, key_h
         cdef uint64_t* u = &sc.u[0]
         cdef uint64_t* v = &sc.v[0]
@@ -530,6 +530,7 @@ cdef class Search:
         problem_counts(&self.pb, u, LABELS, ucnt, acc)
         if self.do_eqpts:
             problem_counts(&self.pb, u, MINORITY, uz, acc)
+            wuz = weighted_sum(self.pb.C, self.pb.weights, uz)
         if self.dk.on:
             dense_context(&self.dk, &self.pb, u, &sc.wt[0], &sc.w1[0], &sc.wz[0])
         if self.fair.G > 0:
@@ -582,6 +583,11 @@ cdef class Search:
                     b0 = weighted_sum(self.pb.C, self.pb.weights, zc)
                 else:
                     b0 = weighted_sum(self.pb.C, self.pb.weights, uz)
+            # Theorem 11 on units: with two classes a tail errs on a unit at most on its majority, so
+            # the rule must be right on lamW beyond the minorities of the units it takes (wuz - b0)
+            if self.do_accurate and self.do_eqpts and self.pb.C == 2 and correct - (wuz - b0) < self.pb.lamW:
+                sc.tally.accurate += 1
+                continue
             lb = b + b0
             if lb + (self.pb.lamW if self.do_lookahead else 0.0) >= self.best:   # Lemma 2 + Thm 20
                 sc.tally.lookahead += 1

@@ -177,6 +177,23 @@ cdef inline double problem_error(const CorelsProblem* pb, const uint64_t* vec, i
     return wv - correct
 
 
+cdef inline double problem_omega(const CorelsProblem* pb, const uint64_t* vec, int64_t* acc) noexcept nogil:
+    """The most errors any labelling makes on the units in ``vec``: every list labels a unit as
+    one (its rows share every antecedent), so on a unit it errs on the rows of the other labels.
+    With two classes that is the unit's weighted majority, the weight of ``vec`` less its
+    equivalent-points minority (the minority planes); with more, the whole weight (the planes
+    hold the weight off the majority, and the most a labelling misses is the weight off the
+    smallest class)."""
+    cdef double cnt[MAX_CLASSES]
+    cdef double omega
+    problem_counts(pb, vec, LABELS, cnt, acc)
+    omega = weighted_sum(pb.C, pb.weights, cnt)
+    if pb.C == 2 and pb.Q > 0:
+        problem_counts(pb, vec, MINORITY, cnt, acc)
+        omega -= weighted_sum(pb.C, pb.weights, cnt)
+    return omega
+
+
 cdef inline double problem_root(CorelsProblem* pb, bint eqpts, double* root_err, int64_t* acc) noexcept nogil:
     """Weigh the data: the total weight, lambda in count units, the empty list's error (in
     ``root_err``); returns the equivalent-points bound of the empty prefix (0 unless ``eqpts``)."""
@@ -270,7 +287,9 @@ cdef inline bint theorem18_prunes(const CorelsProblem* pb, Theorem18* ts, const 
 
     With Omega the weight of the units d leaves uncaptured and D does not (those p_j takes
     first), every list D+T scores at least R(d+T) + b(D) - b(d) - Omega: the tail T, labelled as
-    best for D's uncaptured data, makes at most Omega more errors on d's. True when
+    best for D's uncaptured data, makes at most Omega more errors on d's. With two classes Omega is
+    their majorities' weight, not their whole weight: a unit is labelled as one, so the tail errs
+    on at most its majority (``problem_omega``). True when
     b(D) - b(d) - Omega > ``slack``: the search passes a tolerance (no optimal list lies below D:
     the test is strict, so it never removes an optimum), the enumerator the threshold less the
     floor on the optimum (no member lies through D). Reads ``ts`` and the path only: threads run
@@ -293,8 +312,7 @@ cdef inline bint theorem18_prunes(const CorelsProblem* pb, Theorem18* ts, const 
         pv = &pb.caps[<size_t>path[j] * W]
         for i in range(W):
             y[i] = x[i] & pv[i] & ~tv[i]
-        problem_counts(pb, y, LABELS, cnt, acc)
-        if gain - weighted_sum(pb.C, pb.weights, cnt) > slack:
+        if gain - problem_omega(pb, y, acc) > slack:
             return True
     return False
 

@@ -651,7 +651,7 @@ cdef class Enumerator:
         cdef double uz[MAX_CLASSES]
         cdef double cnt[MAX_CLASSES]
         cdef double zc[MAX_CLASSES]
-        cdef double wv, correct, err, b, R, fw, b0, lbx
+        cdef double wv, correct, err, b, R, fw, b0, lbx, wuz = 0
         cdef uint64_t* u = &sc.u[0]
         cdef uint64_t* v = &sc.v[0]
         cdef const uint64_t* capv
@@ -673,6 +673,7 @@ cdef class Enumerator:
         problem_counts(&self.pb, u, False, ucnt, acc)
         if self.do_eqpts:
             problem_counts(&self.pb, u, True, uz, acc)
+            wuz = weighted_sum(self.pb.C, self.pb.weights, uz)
         for s in range(self.pb.M):
             if in_prefix[s] or (depth == 0 and not self.root_ok[s]) or (depth == 1 and not self.second_ok[s]):
                 continue
@@ -708,6 +709,12 @@ cdef class Enumerator:
                 for k in range(self.pb.C):
                     zc[k] = uz[k] - zc[k]
                 b0 = weighted_sum(self.pb.C, self.pb.weights, zc)
+                # the same on units (two classes): it is right on at most the minorities of the
+                # units it takes (wuz - b0) more than a tail labelling them the other way
+                if self.do_support and self.pb.C == 2 and \
+                        self.floorW + self.pb.lamW - correct + (wuz - b0) > self.theta_prune:
+                    sc.tally.support += 1
+                    continue
             expand = self._expandable(b, b0, depth + 1)
             if not expand:
                 sc.tally.lookahead += 1
@@ -1587,6 +1594,10 @@ cdef class TailCounter:
                 for k in range(C):
                     zc[k] = uz[k] - lmz[<size_t>s * C + k]
                 b0 = weighted_sum(C, self.en.pb.weights, zc)
+                if self.en.do_support and C == 2 and \
+                        self.en.floorW + self.en.pb.lamW - correct + (bU - b0) > self.en.theta_prune:
+                    self.n_pruned_support += 1     # bound 4 on units: a right only on minorities
+                    continue
                 if b0 > rest:
                     self.n_pruned_lookahead += 1
                     continue

@@ -251,6 +251,76 @@ def test_theorem_18_prunes_and_keeps_the_optimum() -> None:
     assert sim.n_evaluated < base.n_evaluated
 
 
+def _mixed_pool() -> list[dict]:
+    """Nested antecedents (as ``_nested_instance``, where Theorem 18 fires) over many rows: every
+    unit (rows alike on every antecedent) is large and holds both labels, where Omega on units
+    (docs/maintainers/corels-proofs.md) is smaller than the whole weight. Binary, class-weighted
+    (fractional), integer-weighted and three classes (the whole weight kept)."""
+    rng = np.random.default_rng(20261129)
+    pool = []
+    for i in range(32):
+        kind = ("binary", "weighted", "multiplicity", "multiclass")[i % 4]
+        C = 3 if kind == "multiclass" else 2
+        n, m = int(rng.integers(150, 400)), int(rng.integers(3, 5))
+        X = (rng.random((n, m)) < rng.uniform(0.2, 0.6, m)).astype(np.uint8)
+        extra = []
+        for _ in range(int(rng.integers(2, 4))):
+            a, b = rng.choice(m, size=2, replace=False)
+            extra.append(X[:, a] & X[:, b] if rng.random() < 0.5 else X[:, a] | X[:, b])
+        score = X @ rng.normal(size=m) + rng.normal(scale=1.2, size=n)
+        X = np.column_stack([X, *extra]).astype(np.uint8)
+        y = np.digitize(score, np.quantile(score, np.linspace(0, 1, C + 1)[1:-1])).astype(np.int64)
+        lam = float((0.005, 0.01, 0.02, 0.04, 0.002)[i % 5])
+        w = rng.uniform(0.3, 3.0, size=C) if kind == "weighted" else None
+        mult = rng.integers(0, 4, size=n) if kind == "multiplicity" else None
+        ref = brute_force(X, y, lam, C, weights=w, mult=mult)
+        pool.append(dict(X=X, y=y, C=C, lam=lam, w=w, mult=mult, max_len=None, ref=ref))
+    return pool
+
+
+MIXED = _mixed_pool()
+
+
+@pytest.mark.parametrize(
+    "policy, smap, threads",
+    covering_grid(
+        [engine.POLICIES, engine.SYMMETRY_MAPS, (1, 2)],
+        ids=[str, str, lambda t: f"threads{t}"],
+        edges=[("lower_bound", "prefix", 1), ("curiosity", "captured", 2)],
+    ),
+)
+def test_units_with_both_labels_keep_the_optimum(policy: str, smap: str, threads: int) -> None:
+    """Theorem 11 and 18 with Omega on units prune where every unit holds both labels, and the
+    optimum still equals enumeration."""
+    pruned = 0
+    for i, case in enumerate(MIXED):
+        code, search = _solve(case, policy, smap, (), i % 2 == 0, "bitsliced" if i % 4 < 2 else "auto", threads=threads)
+        assert code == ccorels.DONE
+        assert search.objective == pytest.approx(case["ref"][0], abs=1e-9), (i, case["ref"])
+        assert search.lower_bound() == pytest.approx(search.objective, abs=1e-12)
+        counters = search.counters()
+        pruned += counters["pruned_accurate_support"] + counters["pruned_similar_support"]
+    assert pruned > 0
+
+
+def test_a_rule_right_only_on_minorities_beyond_lambda_is_pruned() -> None:
+    """Theorem 11 on units: ``a`` takes one unit of 10 rows labelled 1 and 8 labelled 0 (100
+    rows, lambda 0.05, so lambda N = 5). The paper's Theorem 11 keeps it (10 right >= 5); on units
+    it gains at most 10 - 8 = 2 over a tail labelling the unit 0, so no optimal list holds it."""
+    a = np.r_[np.ones(18), np.zeros(82)].astype(np.uint8)
+    b = np.r_[np.zeros(18), np.ones(40), np.zeros(42)].astype(np.uint8)
+    y = np.r_[np.ones(10), np.zeros(8), np.ones(36), np.zeros(4), np.zeros(38), np.ones(4)].astype(np.int64)
+    X = np.column_stack([a, b])
+    units = engine.make_units(bitset.pack_columns(X), y, 2)
+    search = engine.make_search(units, 0.05, threads=1)
+    assert engine.run_to_end(search) == ccorels.DONE
+    assert search.objective == pytest.approx(brute_force(X, y, 0.05)[0], abs=1e-12)
+    assert search.counters()["pruned_accurate_support"] >= 1  # ``a`` at the root at least
+    without = engine.make_search(units, 0.05, threads=1, ablation={"accurate_support": False})
+    assert engine.run_to_end(without) == ccorels.DONE
+    assert without.counters()["pruned_accurate_support"] == 0 and without.objective == search.objective
+
+
 def test_tail_identity_behind_the_wide_antecedent_analysis() -> None:
     """docs/maintainers/corels-measurements.md, "Wide antecedent sets": for a prefix D leaving U uncaptured and a
     tail T, R(D + T) = b(D) + lam |T| + n_noty(U) - sum of the tail's gains (y the list's default label),

@@ -70,6 +70,59 @@ def test_each_bound_of_the_table_switched_off_changes_no_count(case, bound: str)
     assert table_count(units, lam, theta, every[0][0], cap, **options) == len(within(every, theta))
 
 
+def _one_mixed_unit() -> tuple[np.ndarray, np.ndarray]:
+    """``a`` takes one unit of 10 rows labelled 1 and 8 labelled 0 (100 rows): right on 10, but on
+    units it gains at most 10 - 8 = 2 over a tail labelling that unit 0."""
+    a = np.r_[np.ones(18), np.zeros(82)].astype(np.uint8)
+    b = np.r_[np.zeros(18), np.ones(40), np.zeros(42)].astype(np.uint8)
+    y = np.r_[np.ones(10), np.zeros(8), np.ones(36), np.zeros(4), np.zeros(38), np.ones(4)].astype(np.int64)
+    return np.column_stack([a, b]), y
+
+
+def _mixed_units(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, float]:
+    """Few antecedents over many rows, so every unit is large and holds both labels."""
+    if seed == 0:
+        return (*_one_mixed_unit(), None, 0.05)
+    rng = np.random.default_rng(500 + seed)
+    n, m = int(rng.integers(150, 300)), 4 + seed % 2
+    X = (rng.random((n, m)) < rng.uniform(0.25, 0.6, m)).astype(np.uint8)
+    score = X @ rng.normal(size=m) + rng.normal(scale=1.5, size=n)
+    y = (score > np.median(score)).astype(np.int64)
+    weights = (None, np.array([1.0, 2.0]), np.array([0.7, 1.3]))[seed % 3]
+    return X, y, weights, (0.01, 0.03, 0.06)[seed % 3]
+
+
+@pytest.mark.parametrize("seed", range(7))
+def test_units_with_both_labels_count_and_list_what_brute_force_lists(seed: int) -> None:
+    """The support bound on units (a rule right beyond its units' minorities on less than lambda
+    less the threshold's slack is in no member) prunes in the table and the listing, and the
+    count and the listed set still equal brute force, with integral and fractional class weights.
+    Seed 0 is the one the paper's bound keeps (``a`` is right on 10 rows, lambda N is 5)."""
+    X, y, weights, lam = _mixed_units(seed)
+    every = every_rule_list(X, y, lam, 2, weights)
+    optimum = every[0][0]
+    units = units_of(X, y, 2, weights)
+    pruned = 0
+    for epsilon in (0.0, 0.02, 0.1):
+        theta = (1 + epsilon) * optimum
+        expected = within(every, theta)
+        en = make_enumerator(units, lam, theta, floor=optimum, max_models=0)
+        counter = cr.TailCounter(en, 1 << 24, 0)
+        assert counter.run(60.0, np.zeros(1, np.uint8)) == cr.DONE
+        assert counter.count == len(expected), epsilon
+        pruned += counter.counters()["count_pruned_support"]
+        for policy in POLICIES:
+            en = make_enumerator(units, lam, theta, floor=optimum, policy=policy, max_models=10**6)
+            assert run_all(en) == cr.DONE and en.complete
+            assert en.count == len(expected), (epsilon, policy)
+            got = en.kept_members()
+            assert sorted(p for _, p in got) == sorted(p for _, p in expected), (epsilon, policy)
+            np.testing.assert_allclose([o for o, _ in got], [o for o, _ in expected], rtol=0, atol=1e-9)
+            pruned += en.counters()["pruned_support"]
+    if seed == 0:  # pruned on units only: the paper's bound keeps ``a``
+        assert pruned > 0
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_deeper_sets_count_what_brute_force_lists_with_and_without_the_one_rule_bound(seed: int) -> None:
     """Seven antecedents over 150 rows, small lambda and wide thresholds: tables four and five
