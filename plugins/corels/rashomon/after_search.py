@@ -39,28 +39,12 @@ def rashomon_set(
     threads): enumerated when the optimum is certified, here or on ``ctx.executor``'s cluster;
     otherwise the incumbent alone, never complete, bounded by the search's lower bound. Either
     way the run says what antecedents the count is exact over (``say_what_it_counts_over``)."""
-    rset = _the_set(request, units, problem, lam, search_opts, max_len, found, status, lower, build, items, ctx, stats)
-    say_what_it_counts_over(rset, problem, constraints, lam, units, found[0], ctx, stats)
-    return rset
-
-
-def _the_set(
-    request: RashomonSpec,
-    units: engine.Units,
-    problem: Problem,
-    lam: float,
-    search_opts: CorelsSearch,
-    max_len: int,
-    found: tuple[float, list[int], int, int],
-    status: Status,
-    lower: float,
-    build: Callable[[list[int]], RuleList],
-    items: list[list[tuple[int, int]]],
-    ctx: SolveContext,
-    stats: dict[str, Any],
-) -> RashomonSet:
     optimum, best_prefix, evaluations, threads = found
     names = problem.feature_names
+
+    def said(rset: RashomonSet) -> RashomonSet:
+        say_what_it_counts_over(rset, problem, constraints, lam, units, optimum, ctx, stats)
+        return rset
 
     def features(prefix: list[int]) -> tuple[str, ...]:
         used = sorted({j for m in prefix for j, _ in items[m]})
@@ -79,7 +63,7 @@ def _the_set(
             lower_bound=unproven.unenumerated_bound,
             nodes=evaluations,
         )
-        return unproven
+        return said(unproven)
     threshold = rs.threshold_for(request, optimum)
     ctx.rashomon_basis(optimum, proven=True, epsilon=request.epsilon)  # the enumerator's events carry it
     options: dict[str, Any] = {
@@ -97,7 +81,7 @@ def _the_set(
         rset, cluster_stats = enumerate_on_cluster(units, lam, listing, options=options, threads=threads)
         stats.update(cluster_stats)
         rset = with_the_optimum(rset, request, optimum, best_prefix, features, build, problem, ctx)
-        return logged(rset, stats, ctx)
+        return said(logged(rset, stats, ctx))
     t0 = time.perf_counter()
     enumerator_queue = rs.queue_budget_for(ctx.limits.memory, request.max_models)
     enumerator = rs.make_enumerator(
@@ -130,7 +114,7 @@ def _the_set(
     stats["rashomon_bytes"] = max(enumerator.memory_bytes(), stats.get("rashomon_listing_bytes", 0))
     stats.update({f"rashomon_{k}": v for k, v in enumerator.counters().items()})
     rset = with_the_optimum(rset, request, optimum, best_prefix, features, build, problem, ctx)
-    return logged(rset, stats, ctx)
+    return said(logged(rset, stats, ctx))
 
 
 def with_the_optimum(

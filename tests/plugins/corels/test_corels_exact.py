@@ -167,13 +167,15 @@ def test_captured_map_respects_a_length_cap() -> None:
             assert len(s.best_prefix) <= cap
 
 
-def _nested_instance(rng: np.random.Generator, n_classes: int = 2) -> tuple[np.ndarray, np.ndarray]:
+def _nested_instance(
+    rng: np.random.Generator, n_classes: int = 2, rows: tuple[int, int] = (40, 160), noise: float = 0.8
+) -> tuple[np.ndarray, np.ndarray]:
     """Random features plus conjunctions and disjunctions of them, nested as mined sets are.
 
     Independent random columns almost never trigger Theorem 18 (it needs one rule to cover what
     two others capture, nearly); nested columns, as COMPAS has, do.
     """
-    n = int(rng.integers(40, 160))
+    n = int(rng.integers(*rows))
     m = int(rng.integers(3, 5))
     X = (rng.random((n, m)) < rng.uniform(0.2, 0.6, size=m)).astype(np.uint8)
     extra = []
@@ -181,25 +183,35 @@ def _nested_instance(rng: np.random.Generator, n_classes: int = 2) -> tuple[np.n
         i, j = rng.choice(m, size=2, replace=False)
         extra.append(X[:, i] & X[:, j] if rng.random() < 0.5 else X[:, i] | X[:, j])
     X = np.column_stack([X] + extra).astype(np.uint8)
-    score = X[:, :m] @ rng.normal(size=m) + rng.normal(scale=0.8, size=n)
+    score = X[:, :m] @ rng.normal(size=m) + rng.normal(scale=noise, size=n)
     y = np.digitize(score, np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1]))
     flip = rng.random(n) < 0.2
     y[flip] = rng.integers(0, n_classes, size=int(flip.sum()))
     return X, y.astype(np.int64)
 
 
-def _nested_pool() -> list[dict]:
-    rng = np.random.default_rng(20261124)
+def _nested_pool(
+    seed: int = 20261124,
+    size: int = 24,
+    kinds: tuple[str, ...] = ("binary", "binary", "multiclass", "weighted", "max_len", "binary"),
+    lambdas: tuple[float, ...] = (0.0, 0.005, 0.01, 0.02),
+    rows: tuple[int, int] = (40, 160),
+    noise: float = 0.8,
+) -> list[dict]:
+    """``size`` nested instances, each of a kind (binary, three classes, class-weighted,
+    integer-weighted, length-limited) and a lambda in turn, with brute force's optimum."""
+    rng = np.random.default_rng(seed)
     pool = []
-    for i in range(24):
-        kind = ("binary", "binary", "multiclass", "weighted", "max_len", "binary")[i % 6]
+    for i in range(size):
+        kind = kinds[i % len(kinds)]
         C = 3 if kind == "multiclass" else 2
-        X, y = _nested_instance(rng, C)
-        lam = float((0.0, 0.005, 0.01, 0.02)[i % 4])
+        X, y = _nested_instance(rng, C, rows, noise)
+        lam = float(lambdas[i % len(lambdas)])
         w = rng.uniform(0.3, 3.0, size=C) if kind == "weighted" else None
+        mult = rng.integers(0, 4, size=len(y)) if kind == "multiplicity" else None
         max_len = 2 if kind == "max_len" else None
-        ref = brute_force(X, y, lam, C, weights=w, max_len=max_len)
-        pool.append(dict(X=X, y=y, C=C, lam=lam, w=w, mult=None, max_len=max_len, ref=ref))
+        ref = brute_force(X, y, lam, C, weights=w, max_len=max_len, mult=mult)
+        pool.append(dict(X=X, y=y, C=C, lam=lam, w=w, mult=mult, max_len=max_len, ref=ref))
     return pool
 
 
@@ -251,34 +263,17 @@ def test_theorem_18_prunes_and_keeps_the_optimum() -> None:
     assert sim.n_evaluated < base.n_evaluated
 
 
-def _mixed_pool() -> list[dict]:
-    """Nested antecedents (as ``_nested_instance``, where Theorem 18 fires) over many rows: every
-    unit (rows alike on every antecedent) is large and holds both labels, where Omega on units
-    (docs/maintainers/corels-proofs.md) is smaller than the whole weight. Binary, class-weighted
-    (fractional), integer-weighted and three classes (the whole weight kept)."""
-    rng = np.random.default_rng(20261129)
-    pool = []
-    for i in range(32):
-        kind = ("binary", "weighted", "multiplicity", "multiclass")[i % 4]
-        C = 3 if kind == "multiclass" else 2
-        n, m = int(rng.integers(150, 400)), int(rng.integers(3, 5))
-        X = (rng.random((n, m)) < rng.uniform(0.2, 0.6, m)).astype(np.uint8)
-        extra = []
-        for _ in range(int(rng.integers(2, 4))):
-            a, b = rng.choice(m, size=2, replace=False)
-            extra.append(X[:, a] & X[:, b] if rng.random() < 0.5 else X[:, a] | X[:, b])
-        score = X @ rng.normal(size=m) + rng.normal(scale=1.2, size=n)
-        X = np.column_stack([X, *extra]).astype(np.uint8)
-        y = np.digitize(score, np.quantile(score, np.linspace(0, 1, C + 1)[1:-1])).astype(np.int64)
-        lam = float((0.005, 0.01, 0.02, 0.04, 0.002)[i % 5])
-        w = rng.uniform(0.3, 3.0, size=C) if kind == "weighted" else None
-        mult = rng.integers(0, 4, size=n) if kind == "multiplicity" else None
-        ref = brute_force(X, y, lam, C, weights=w, mult=mult)
-        pool.append(dict(X=X, y=y, C=C, lam=lam, w=w, mult=mult, max_len=None, ref=ref))
-    return pool
-
-
-MIXED = _mixed_pool()
+# nested antecedents over many rows: every unit (rows alike on every antecedent) is large and holds
+# both labels, where Omega on units (docs/maintainers/corels-proofs.md) is below the whole weight;
+# three classes keep the whole weight
+MIXED = _nested_pool(
+    20261129,
+    32,
+    ("binary", "weighted", "multiplicity", "multiclass"),
+    (0.005, 0.01, 0.02, 0.04, 0.002),
+    (150, 400),
+    1.2,
+)
 
 
 @pytest.mark.parametrize(
