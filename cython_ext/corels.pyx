@@ -51,7 +51,7 @@ from corels_problem cimport (
     R_DONE, R_SLICE, R_STOPPED, R_NODE_LIMIT, R_OUT_OF_MEMORY, Tally, tally_merge, tally_counters, policy_code, problem_init, problem_counts,
     problem_error, problem_rule, problem_root, problem_context, problem_exact_errors, problem_integral, default_error, policy_key,
     theorem18_init, theorem18_setup,
-    theorem18_prunes,
+    theorem18_prunes, accurate_on_units,
 )
 from corels_disk cimport (
     DiskQueue, SpillBucket, SPILL_SAMPLE, SPILL_RECORD, gw_spill_key, gw_spill_id, gw_spill_len, gw_spill_unchecked,
@@ -274,8 +274,6 @@ cdef class Search:
     def kernel(self):
         return "dense" if self.dk.on else "bitsliced"
 
-    # ---------------------------------------------------------------------------- counting
-
     # ---------------------------------------------------------------------------- nodes, heap
 
     def __dealloc__(self):
@@ -296,8 +294,7 @@ cdef class Search:
         return entry_lb(self.policy, &self.trie, e)
 
     cdef bint _push(self, double key, int32_t node) noexcept nogil:
-        """Queue ``node`` as a new entry (the next tie; newest first under dfs); False when no
-        memory is left for the queue."""
+        """Queue ``node`` as a new entry (the next tie; newest first under dfs); False when out of memory."""
         cdef int32_t tie = <int32_t>((self.seq + 1) & 0x7FFFFFFF)
         if not queue_push(&self.queue, &self.live, &self.trie, self.policy, key, -tie if self.policy == P_DFS else tie,
                           node, &self.max_queue):
@@ -506,7 +503,7 @@ cdef class Search:
         cdef double uz[MAX_CLASSES]
         cdef double cnt[MAX_CLASSES]
         cdef double zc[MAX_CLASSES]
-        cdef double wv, correct, err, b, R, fw, b0, lb, wuz = 0
+        cdef double wv, correct, err, b, R, fw, b0, lb
         cdef uint64_t phash = 0, key_h
         cdef uint64_t* u = &sc.u[0]
         cdef uint64_t* v = &sc.v[0]
@@ -530,7 +527,6 @@ cdef class Search:
         problem_counts(&self.pb, u, LABELS, ucnt, acc)
         if self.do_eqpts:
             problem_counts(&self.pb, u, MINORITY, uz, acc)
-            wuz = weighted_sum(self.pb.C, self.pb.weights, uz)
         if self.dk.on:
             dense_context(&self.dk, &self.pb, u, &sc.wt[0], &sc.w1[0], &sc.wz[0])
         if self.fair.G > 0:
@@ -583,9 +579,7 @@ cdef class Search:
                     b0 = weighted_sum(self.pb.C, self.pb.weights, zc)
                 else:
                     b0 = weighted_sum(self.pb.C, self.pb.weights, uz)
-            # Theorem 11 on units: with two classes a tail errs on a unit at most on its majority, so
-            # the rule must be right on lamW beyond the minorities of the units it takes (wuz - b0)
-            if self.do_accurate and self.do_eqpts and self.pb.C == 2 and correct - (wuz - b0) < self.pb.lamW:
+            if self.do_accurate and self.do_eqpts and accurate_on_units(&self.pb, correct, uz, b0):  # Theorem 11
                 sc.tally.accurate += 1
                 continue
             lb = b + b0

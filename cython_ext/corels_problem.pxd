@@ -194,6 +194,15 @@ cdef inline double problem_omega(const CorelsProblem* pb, const uint64_t* vec, i
     return omega
 
 
+cdef inline bint accurate_on_units(const CorelsProblem* pb, double correct, const double* uz,
+                                   double b0) noexcept nogil:
+    """Theorem 11 on units (maintainers/corels-proofs.md, "Omega on units"): with two classes a tail
+    errs on a unit at most on its majority, so a rule of an optimal list is right on at least
+    ``lamW`` beyond the (weighted) minorities of the units it takes: those the prefix left
+    (``uz``, counts) less those the child leaves (its ``b0``). Strict, as Theorem 11: a rule short
+    of it is dominated by the list without it, whatever follows."""
+    return pb.C == 2 and correct - (weighted_sum(pb.C, pb.weights, uz) - b0) < pb.lamW
+
 cdef inline double problem_root(CorelsProblem* pb, bint eqpts, double* root_err, int64_t* acc) noexcept nogil:
     """Weigh the data: the total weight, lambda in count units, the empty list's error (in
     ``root_err``); returns the equivalent-points bound of the empty prefix (0 unless ``eqpts``)."""

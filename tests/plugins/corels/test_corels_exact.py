@@ -6,6 +6,7 @@ may change only the work done, never the optimum (specification §9.1 item 8).
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -215,7 +216,11 @@ def _nested_pool(
     return pool
 
 
-NESTED = _nested_pool()
+@functools.cache
+def nested() -> list[dict]:
+    """The nested pool, made once, when a test first needs it (not at collection: brute force
+    takes about 2 s)."""
+    return _nested_pool()
 
 
 @pytest.mark.parametrize(
@@ -229,7 +234,7 @@ NESTED = _nested_pool()
 def test_theorem_18_on_nested_antecedents(policy: str, smap: str, threads: int) -> None:
     """Where Theorem 18 fires: its prunings happen and the optimum still equals enumeration."""
     pruned = 0
-    for i, case in enumerate(NESTED):
+    for i, case in enumerate(nested()):
         code, search = _solve(case, policy, smap, (), i % 2 == 0, "bitsliced" if i % 4 < 2 else "auto", threads=threads)
         assert code == ccorels.DONE
         assert search.objective == pytest.approx(case["ref"][0], abs=1e-9), (i, case["ref"])
@@ -263,17 +268,13 @@ def test_theorem_18_prunes_and_keeps_the_optimum() -> None:
     assert sim.n_evaluated < base.n_evaluated
 
 
-# nested antecedents over many rows: every unit (rows alike on every antecedent) is large and holds
-# both labels, where Omega on units (docs/maintainers/corels-proofs.md) is below the whole weight;
-# three classes keep the whole weight
-MIXED = _nested_pool(
-    20261129,
-    32,
-    ("binary", "weighted", "multiplicity", "multiclass"),
-    (0.005, 0.01, 0.02, 0.04, 0.002),
-    (150, 400),
-    1.2,
-)
+@functools.cache
+def mixed() -> list[dict]:
+    """Nested antecedents over many rows: every unit (rows alike on every antecedent) is large and
+    holds both labels, where Omega on units (docs/maintainers/corels-proofs.md) is below the whole
+    weight; three classes keep the whole weight. Made when a test first needs it."""
+    kinds = ("binary", "weighted", "multiplicity", "multiclass")
+    return _nested_pool(20261129, 32, kinds, (0.005, 0.01, 0.02, 0.04, 0.002), (150, 400), 1.2)
 
 
 @pytest.mark.parametrize(
@@ -288,7 +289,7 @@ def test_units_with_both_labels_keep_the_optimum(policy: str, smap: str, threads
     """Theorem 11 and 18 with Omega on units prune where every unit holds both labels, and the
     optimum still equals enumeration."""
     pruned = 0
-    for i, case in enumerate(MIXED):
+    for i, case in enumerate(mixed()):
         code, search = _solve(case, policy, smap, (), i % 2 == 0, "bitsliced" if i % 4 < 2 else "auto", threads=threads)
         assert code == ccorels.DONE
         assert search.objective == pytest.approx(case["ref"][0], abs=1e-9), (i, case["ref"])
