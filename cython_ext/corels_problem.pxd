@@ -203,6 +203,7 @@ cdef inline bint accurate_on_units(const CorelsProblem* pb, double correct, cons
     of it is dominated by the list without it, whatever follows."""
     return pb.C == 2 and correct - (weighted_sum(pb.C, pb.weights, uz) - b0) < pb.lamW
 
+
 cdef inline double problem_root(CorelsProblem* pb, bint eqpts, double* root_err, int64_t* acc) noexcept nogil:
     """Weigh the data: the total weight, lambda in count units, the empty list's error (in
     ``root_err``); returns the equivalent-points bound of the empty prefix (0 unless ``eqpts``)."""
