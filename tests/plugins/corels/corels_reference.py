@@ -72,6 +72,16 @@ def random_instance(rng: np.random.Generator, n_classes: int = 2, max_m: int = 6
     return X, y.astype(np.int64)
 
 
+def one_mixed_unit() -> tuple[np.ndarray, np.ndarray]:
+    """100 rows, two antecedents: ``a`` takes one unit of 10 rows labelled 1 and 8 labelled 0, so
+    it is right on 10 but gains at most 10 - 8 = 2 over a tail labelling that unit 0 (Theorem 11
+    on units, docs/maintainers/corels-proofs.md); ``b`` is a clean rule of 40 rows."""
+    a = np.r_[np.ones(18), np.zeros(82)].astype(np.uint8)
+    b = np.r_[np.zeros(18), np.ones(40), np.zeros(42)].astype(np.uint8)
+    y = np.r_[np.ones(10), np.zeros(8), np.ones(36), np.zeros(4), np.zeros(38), np.ones(4)].astype(np.int64)
+    return np.column_stack([a, b]), y
+
+
 @pytest.fixture(scope="session")
 def compas():
     """The CORELS COMPAS training fold, read by the data layer (import this fixture to use it)."""

@@ -11,7 +11,7 @@ import itertools
 
 import numpy as np
 import pytest
-from corels_reference import brute_force, random_instance
+from corels_reference import brute_force, one_mixed_unit, random_instance
 from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels as ccorels
 from glasswork.plugins.corels.search import engine
@@ -303,10 +303,7 @@ def test_a_rule_right_only_on_minorities_beyond_lambda_is_pruned() -> None:
     """Theorem 11 on units: ``a`` takes one unit of 10 rows labelled 1 and 8 labelled 0 (100
     rows, lambda 0.05, so lambda N = 5). The paper's Theorem 11 keeps it (10 right >= 5); on units
     it gains at most 10 - 8 = 2 over a tail labelling the unit 0, so no optimal list holds it."""
-    a = np.r_[np.ones(18), np.zeros(82)].astype(np.uint8)
-    b = np.r_[np.zeros(18), np.ones(40), np.zeros(42)].astype(np.uint8)
-    y = np.r_[np.ones(10), np.zeros(8), np.ones(36), np.zeros(4), np.zeros(38), np.ones(4)].astype(np.int64)
-    X = np.column_stack([a, b])
+    X, y = one_mixed_unit()
     units = engine.make_units(bitset.pack_columns(X), y, 2)
     search = engine.make_search(units, 0.05, threads=1)
     assert engine.run_to_end(search) == ccorels.DONE

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from corels_reference import compas  # noqa: F401  (a fixture)
+from corels_reference import compas, one_mixed_unit  # noqa: F401  (a fixture)
 from glasswork import Limits, SolveContext
 from glasswork.cython_ext import corels_rashomon as cr
 from glasswork.plugins.corels import CorelsSolver
@@ -70,19 +70,10 @@ def test_each_bound_of_the_table_switched_off_changes_no_count(case, bound: str)
     assert table_count(units, lam, theta, every[0][0], cap, **options) == len(within(every, theta))
 
 
-def _one_mixed_unit() -> tuple[np.ndarray, np.ndarray]:
-    """``a`` takes one unit of 10 rows labelled 1 and 8 labelled 0 (100 rows): right on 10, but on
-    units it gains at most 10 - 8 = 2 over a tail labelling that unit 0."""
-    a = np.r_[np.ones(18), np.zeros(82)].astype(np.uint8)
-    b = np.r_[np.zeros(18), np.ones(40), np.zeros(42)].astype(np.uint8)
-    y = np.r_[np.ones(10), np.zeros(8), np.ones(36), np.zeros(4), np.zeros(38), np.ones(4)].astype(np.int64)
-    return np.column_stack([a, b]), y
-
-
 def _mixed_units(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, float]:
     """Few antecedents over many rows, so every unit is large and holds both labels."""
     if seed == 0:
-        return (*_one_mixed_unit(), None, 0.05)
+        return (*one_mixed_unit(), None, 0.05)
     rng = np.random.default_rng(500 + seed)
     n, m = int(rng.integers(150, 300)), 4 + seed % 2
     X = (rng.random((n, m)) < rng.uniform(0.25, 0.6, m)).astype(np.uint8)
