@@ -208,9 +208,9 @@ def _run_on_cluster(
     multiplicity: np.ndarray | None,
     ctx: SolveContext,
     t0: float,
-    rashomon: RashomonSpec | None = None,
-    search_opts: CorelsSearch | None = None,
-    constraints: CorelsConstraints | None = None,
+    rashomon: RashomonSpec | None,
+    search_opts: CorelsSearch,
+    constraints: CorelsConstraints,
 ) -> Result:
     """One search spread over ``ctx.executor``'s cluster (plugins/corels/cluster/search.py); the
     driver's incumbents and progress are this run's events, as in one process. With
@@ -236,7 +236,7 @@ def _run_on_cluster(
 
     prep_seconds = time.perf_counter() - t0
     with one_connection(ctx) if rashomon is not None else contextlib.nullcontext():
-        spill = "off" if search_opts is None else search_opts.spill
+        spill = search_opts.spill
         out = run_distributed(units, lam, options, ctx, on_incumbent, on_progress, spill=spill)
         stats: dict[str, Any] = {
             **out.stats,
@@ -247,7 +247,7 @@ def _run_on_cluster(
             "executor": ctx.executor.name,
         }
         rset = None
-        if rashomon is not None and search_opts is not None and constraints is not None:
+        if rashomon is not None:
             found = (out.objective, out.prefix, out.stats["evaluated"], search_opts.threads or 1)  # per task
             from glasswork.plugins.corels.rashomon.after_search import rashomon_set
 
