@@ -175,11 +175,13 @@ cdef extern from *:
     /* The memo shared by the counters of one count, one per thread: shards by key, each with its
      * own lock and a share of the budget (a full shard drops half its entries), and the bytes
      * held over all shards. One counter alone uses a memo of one shard. */
-    struct gw_memo_shard { std::mutex mu; gw_tail_memo map; int64_t bytes = 0; int evict_bit = 0; };
+    /* a cache line each (alignas): two threads locking neighbouring shards never write one line */
+    struct alignas(64) gw_memo_shard { std::mutex mu; gw_tail_memo map; int64_t bytes = 0; int evict_bit = 0; };
     struct gw_shared_memo {
         std::vector<std::unique_ptr<gw_memo_shard>> shards;
         int64_t budget = 0, shard_budget = 0;
-        std::atomic<int64_t> total{0}, peak{0};
+        alignas(64) std::atomic<int64_t> total{0};
+        alignas(64) std::atomic<int64_t> peak{0};
     };
     static gw_shared_memo* gw_shared_new(int n, int64_t budget) {
         gw_shared_memo* m = new gw_shared_memo();
@@ -1355,6 +1357,10 @@ cdef class TailCounter:
     cdef public int64_t n_evaluated, n_hits, n_recomputed, n_evicted, n_stored, n_pruned_support
     cdef public int64_t n_pruned_bound, n_pruned_lookahead, n_pruned_map, n_grouped
     cdef public double seconds
+    # a cache line after the counters above, which the counting thread writes at every rule: a
+    # TableCount makes its counters one after another, and the next one's first fields (read at
+    # every rule by another thread) would otherwise share a line with them
+    cdef char _apart[64]
 
     def __init__(self, Enumerator enumerator, int64_t memory_budget=1 << 30, int budget_mode=0,
                  bint seen_bound=True, TailMemo memo=None, bint one_rule_bound=True):
