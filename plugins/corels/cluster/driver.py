@@ -41,6 +41,8 @@ def release_named(client: Any, names: Iterable[str]) -> None:
     wanted = list(names)
 
     async def forget(dask_scheduler: Any = None) -> None:
+        import asyncio
+
         extensions = dask_scheduler.extensions
         queues, variables, events = (extensions.get(k) for k in ("queues", "variables", "events"))
         for name in wanted:
@@ -49,7 +51,15 @@ def release_named(client: Any, names: Iterable[str]) -> None:
             if variables is not None and name in variables.variables:
                 await variables.delete(name=name)
             if events is not None:
-                events.event_clear(name=name)  # nobody waits on our events: this deletes it
+                # a task's stop watch may still be waiting on the event (its wait outlives the task
+                # by up to a few seconds): setting it answers every wait, and clearing it then
+                # deletes it once the last wait has returned (at once when none waits)
+                events.event_set(name=name)
+                events.event_clear(name=name)
+                for _ in range(100):  # a few turns of the loop: gone before this call returns
+                    if name not in getattr(events, "_events", ()):
+                        break
+                    await asyncio.sleep(0.01)
 
     with contextlib.suppress(Exception):  # a scheduler already gone holds nothing
         client.run_on_scheduler(forget)

@@ -50,6 +50,7 @@ The dealing, the reruns and the stop are ``cluster/driver.py``'s, shared with th
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -73,7 +74,9 @@ from glasswork.plugins.corels.rashomon.enumeration import (
 from glasswork.rashomon import RashomonSet
 
 ORDERED_POLICIES = ("lower_bound", "objective")  # the policies that list in objective order
-SYNC_SECONDS = 0.1  # a task's period for reading the stop event and reporting
+SYNC_SECONDS = 0.1  # a task's period for reporting (and for reading its memory)
+COUNT_REPORT_SECONDS = 1.0  # the count's period for reporting: its reports carry a running count only
+WATCH_SECONDS = 10.0  # how long one wait on the stop event lasts before the watcher waits again
 # subtrees the roots are dealt into, per worker: each has its own map (docs/maintainers/corels-proofs.md)
 SUBTREES_PER_WORKER = 1
 PROBE_EVALUATIONS = 200_000  # the driver's listing that decides whether the table counts
@@ -214,6 +217,46 @@ def mirrored(
     return out
 
 
+class StopWatch:
+    """The driver's stop ``Event``, waited on by a thread of the task: the scheduler answers the
+    wait as soon as the event is set, so a task learns of a stop at once, where asking every
+    ``SYNC_SECONDS`` took a round trip to the scheduler each time (300 in a 30 s count, each waking
+    the worker's event loop and the scheduler on the cores the counting threads run on: the count
+    took 30.7 s on a worker against 29.4 s with one look a second). ``on_stop`` runs on the
+    watcher's thread once the event is set; ``close`` ends the watch when the task is over (a
+    wait still open then is answered when the driver releases the run's objects,
+    ``release_named``)."""
+
+    def __init__(self, event: Any, on_stop: Callable[[], None]) -> None:
+        self._event, self._on_stop = event, on_stop
+        self._over = threading.Event()
+        self.stopped = False
+        self._thread = threading.Thread(target=self._watch, name="glasswork-stop-watch", daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._over.is_set():
+            try:
+                fired = self._event.wait(timeout=WATCH_SECONDS)
+            except Exception:  # the connection is going (the worker or the run is closing): look again
+                if self._over.wait(SYNC_SECONDS):
+                    return
+                continue
+            if fired and not self._over.is_set():  # (set after the task: the run's objects being released)
+                self.stopped = True
+                self._on_stop()
+                return
+
+    def close(self) -> None:
+        self._over.set()
+
+    def __enter__(self) -> StopWatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def enumerate_subtree(
     config: EnumerationConfig,
     task_id: int,
@@ -268,43 +311,44 @@ def enumerate_subtree(
         bound = streamed_bound(enumerator, stream)
         reports.put(("status", task_id, enumerator.n_emitted, enumerator.n_evaluated, bound, fresh, phase))
 
-    while not stopped:
-        if count_here and not enumerator.complete and enumerator.switched_at >= 0:
-            for_table = True  # gone depth first: count first, list the best again after, as one process
-            break
-        if count_here and not enumerator.complete and enumerator.kept_worst < np.inf:
-            # in objective order the bound is the queue's top; gone depth first, a scan: now and then
-            if enumerator.ordered_order or time.monotonic() - checked >= SYNC_SECONDS:
-                checked = time.monotonic()
-                if best_proven(enumerator):
-                    for_table = True
-                    break
-        code = enumerator.run(SYNC_SECONDS / 4, stop, -1)
-        if code != _enum.SLICE:
-            break
-        if time.monotonic() - last_sync < SYNC_SECONDS:
-            continue
-        last_sync = time.monotonic()
-        if stop_event.is_set():
-            stopped = True
-            break
-        if memory_reached(config.memory):
-            out_of_memory = True
-            break
-        report("listing")
-    out: dict[str, Any] = {
-        "task": task_id,
-        "complete": bool(enumerator.complete),
-        "count": int(enumerator.count),
-        "needed_table": for_table,
-        "counted_by_table": False,
-        "table": {},
-        "count_threads": 0,
-    }
-    if for_table:
-        report("counting")  # every kept list below the bound the driver now holds
-        out.update(_count_subtree(config, enumerator, streamed_bound(enumerator, stream), task_id, reports, stop_event))
-        stopped, out_of_memory = bool(out.pop("stopped")), bool(out.pop("out_of_memory"))
+    with StopWatch(stop_event, lambda: stop.fill(1)) as watch:  # a stop ends the running slice too
+        while not stopped:
+            if count_here and not enumerator.complete and enumerator.switched_at >= 0:
+                for_table = True  # gone depth first: count first, list the best again after, as one process
+                break
+            if count_here and not enumerator.complete and enumerator.kept_worst < np.inf:
+                # in objective order the bound is the queue's top; gone depth first, a scan: now and then
+                if enumerator.ordered_order or time.monotonic() - checked >= SYNC_SECONDS:
+                    checked = time.monotonic()
+                    if best_proven(enumerator):
+                        for_table = True
+                        break
+            code = enumerator.run(SYNC_SECONDS / 4, stop, -1)
+            if watch.stopped:
+                stopped = True
+                break
+            if code != _enum.SLICE:
+                break
+            if time.monotonic() - last_sync < SYNC_SECONDS:
+                continue
+            last_sync = time.monotonic()
+            if memory_reached(config.memory):
+                out_of_memory = True
+                break
+            report("listing")
+        out: dict[str, Any] = {
+            "task": task_id,
+            "complete": bool(enumerator.complete),
+            "count": int(enumerator.count),
+            "needed_table": for_table,
+            "counted_by_table": False,
+            "table": {},
+            "count_threads": 0,
+        }
+        if for_table:
+            report("counting")  # every kept list below the bound the driver now holds
+            out.update(_count_subtree(config, enumerator, streamed_bound(enumerator, stream), task_id, reports, watch))
+            stopped, out_of_memory = bool(out.pop("stopped")), bool(out.pop("out_of_memory"))
     table_bytes = int(out["table"].get("memo_peak_bytes", 0))
     listing_bytes = int(out.pop("listing_bytes", 0))  # freed before the table began
     evaluated = int(enumerator.n_evaluated) + int(out["table"].get("count_evaluated", 0))
@@ -342,13 +386,14 @@ def streamed_bound(enumerator: Any, stream: KeptStream) -> float:
 
 
 def _count_subtree(
-    config: EnumerationConfig, enumerator: Any, bound: float, task_id: int, reports: Any, stop_event: Any
+    config: EnumerationConfig, enumerator: Any, bound: float, task_id: int, reports: Any, watch: StopWatch
 ) -> dict[str, Any]:
     """Count the task's subtree with a ``TableCount`` on ``config.threads`` threads (the
-    enumerator's roots and empty list), polling the stop event and the memory limit and reporting
-    as the listing does (its count: the listed lists, and ``bound``, the listing's last; the exact
-    count comes with the result). A stopped count is no count: the subtree then says what its
-    listing proved, or the members under the first rules the table finished if they are more."""
+    enumerator's roots and empty list), reading the stop watch and the memory limit every
+    ``SYNC_SECONDS`` and reporting every ``COUNT_REPORT_SECONDS`` as the listing does (its count:
+    the listed lists, and ``bound``, the listing's last; the exact count comes with the result).
+    A stopped count is no count: the subtree then says what its listing proved, or the members
+    under the first rules the table finished if they are more."""
     listed = int(enumerator.count)
     listing_bytes = int(enumerator.memory_bytes())
     enumerator.release_search()  # its queue and nodes: the table needs only the data
@@ -357,7 +402,7 @@ def _count_subtree(
 
     def should_stop() -> bool:
         nonlocal stopped, out_of_memory
-        stopped = stop_event.is_set()
+        stopped = watch.stopped
         out_of_memory = not stopped and memory_reached(config.memory)
         return stopped or out_of_memory
 
@@ -365,7 +410,8 @@ def _count_subtree(
         found = max(listed, table.counted)  # both are members found so far, as in one process
         reports.put(("status", task_id, found, enumerator.n_evaluated + table.n_evaluated, bound, [], "counting"))
 
-    table.wait(SYNC_SECONDS, should_stop, report)  # an error (or the worker shutting down): counters stopped first
+    # an error (or the worker shutting down): counters stopped first
+    table.wait(COUNT_REPORT_SECONDS, should_stop, report, poll=SYNC_SECONDS)
     counted = table.count
     nth = table.nth_objective(max(int(config.options.get("max_models", 1000)), 1))
     return {

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -716,3 +717,44 @@ def test_ctrl_c_during_the_enumeration_exits_130_with_the_set_so_far(cluster, tm
     doc = json.loads(out)
     assert doc["rashomon"]["complete"] is False and doc["rashomon"]["unenumerated_bound"] is not None
     assert doc["rashomon"]["optimum_proven"] is True
+
+
+class _Event:
+    """A stop event whose waits answer from a script: False (timed out), True (set) or an error
+    (the connection going), then True forever."""
+
+    def __init__(self, answers: list[object]) -> None:
+        self.answers, self.waits = list(answers), 0
+
+    def wait(self, timeout: float) -> bool:
+        self.waits += 1
+        answer = self.answers.pop(0) if self.answers else True
+        if isinstance(answer, Exception):
+            raise answer
+        return bool(answer)
+
+
+def test_the_stop_watch_stops_once_when_the_event_is_set_and_never_after_the_task() -> None:
+    from glasswork.plugins.corels.cluster.enumeration import StopWatch
+
+    stops: list[int] = []
+    event = _Event([False, OSError("the scheduler is going"), False])
+    watch = StopWatch(event, lambda: stops.append(1))
+    watch._thread.join(10)
+    assert watch.stopped and stops == [1] and event.waits == 4  # waited on past a timeout and an error
+
+    class Held:  # a wait that is still open when the task ends, then answered (release_named's set)
+        def __init__(self) -> None:
+            self.open, self.answer = threading.Event(), threading.Event()
+
+        def wait(self, timeout: float) -> bool:
+            self.open.set()
+            self.answer.wait(10)
+            return True
+
+    held = Held()
+    with StopWatch(held, lambda: stops.append(2)) as late:
+        assert held.open.wait(10)
+    held.answer.set()
+    late._thread.join(10)
+    assert not late._thread.is_alive() and not late.stopped and stops == [1]
