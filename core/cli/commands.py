@@ -9,7 +9,7 @@ import signal
 import sys
 import traceback
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -31,6 +31,7 @@ from glasswork.export.formats import ALL_FORMATS
 from glasswork.running.exits import run_failure
 
 if TYPE_CHECKING:
+    from glasswork.contract.solver import ClusterExecutor
     from glasswork.data.problem import LimitReached
 
 
@@ -97,12 +98,6 @@ def run(
     The run is recorded in the run store (./glasswork.duckdb, or --db, $GLASSWORK_DB, or the
     spec's store.path) unless --no-store or the spec's store.enabled is false.
     """
-    from glasswork.contract.events import JsonLinesSink
-    from glasswork.data.problem import LimitReached
-    from glasswork.display.console import ProgressSink, make_console, render_outcome, stdout_closed
-    from glasswork.running.launch import Launch
-    from glasswork.running.runner import SolverFailure
-
     for item in exports:  # a typo in --export is caught before the run, not after it
         if item.partition(":")[0] not in ALL_FORMATS:
             fail(
@@ -125,6 +120,32 @@ def run(
         interrupted(run_failure(exc, stage=stage).message(spec), as_json=as_json)
     except ValueError as exc:  # MissingExtra is one too
         fail(f"--executor {executor}: {exc}; nothing was run.", EXIT_INVALID, as_json=as_json)
+    # a local cluster starts while the spec and the data are read; closed on every way out if unused
+    with nullcontext() if cluster is None else cluster.started_early():
+        _run_spec(spec, as_json, overrides, events_file, quiet, debug, db, no_store, exports, cluster, rashomon_models)
+
+
+def _run_spec(
+    spec: str,
+    as_json: bool,
+    overrides: tuple[str, ...],
+    events_file: Path | None,
+    quiet: bool,
+    debug: bool,
+    db: str | None,
+    no_store: bool,
+    exports: tuple[str, ...],
+    cluster: ClusterExecutor | None,
+    rashomon_models: int,
+) -> None:
+    """``run`` once its options are checked: read, run, print, export."""
+    from glasswork.contract.events import JsonLinesSink
+    from glasswork.data.problem import LimitReached
+    from glasswork.display.console import ProgressSink, make_console, render_outcome, stdout_closed
+    from glasswork.running.launch import Launch
+    from glasswork.running.runner import SolverFailure
+
+    stage = "reading the spec"
     try:
         launch = Launch.from_file(spec, overrides, db=db, no_store=no_store, executor=cluster)
         stage = "loading the data"

@@ -9,12 +9,13 @@ Python being involved in their inner loop.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -65,6 +66,20 @@ class Limits:
     memory: int | None = None  # bytes of resident memory for the whole process
 
 
+# What a local cluster does besides its tasks, made rarer: its workers share this machine's cores
+# with the tasks, and every wake-up of a monitor takes a core from a task's threads. By default
+# each server's event loop wakes every 20 ms to see that it is not blocked, each worker samples its
+# tasks' stacks every 10 ms for a profile nobody reads here, and the memory and system monitors
+# look every 100 and 500 ms: a two-thread count on a worker was switched out 10,000 times in 29 s,
+# against 1,600 with these (docs/maintainers/corels-rashomon-count.md, "On a Dask cluster").
+QUIET_LOCAL_CLUSTER: dict[str, Any] = {
+    "distributed.admin.tick.interval": "500ms",
+    "distributed.worker.profile.enabled": False,
+    "distributed.worker.memory.monitor-interval": "500ms",
+    "distributed.admin.system-monitor.interval": "2s",
+}
+
+
 @dataclass(frozen=True)
 class ClusterExecutor:
     """Where one search may spread beyond this process (``glasswork run --executor``): a
@@ -74,10 +89,49 @@ class ClusterExecutor:
 
     address: str
     workers: int | None = None
+    # a local cluster started early (``started_early``) and not yet taken by ``connect``
+    _early: list[_Starting] = field(default_factory=list, init=False, compare=False, repr=False)
 
     @property
     def name(self) -> str:
         return f"dask:{self.address}"
+
+    @property
+    def starting(self) -> bool:
+        """Whether a cluster started early is still starting: a solver may search in this process
+        meanwhile, where ``connect`` would only wait for it."""
+        return bool(self._early) and self._early[-1].running
+
+    @contextlib.contextmanager
+    def started_early(self) -> Iterator[None]:
+        """Start the local cluster in the background now, for ``connect`` to take later: its
+        processes start while this one reads the spec and the data (about 0.7 s on two cores,
+        a run's whole lead over one process otherwise). On the way out a cluster that no
+        ``connect`` took (the run failed before its search) is closed. A remote scheduler is
+        connected to when asked, as before."""
+        if self.address != "local":
+            yield
+            return
+        starting = _Starting(self._start_local)
+        self._early.append(starting)
+        try:
+            yield
+        finally:
+            if starting in self._early:
+                self._early.remove(starting)
+                starting.close()
+
+    def _start_local(self) -> Any:
+        import dask
+        from distributed import LocalCluster
+
+        with dask.config.set(QUIET_LOCAL_CLUSTER):  # its nannies pass it on to their workers
+            return LocalCluster(
+                n_workers=self.workers or os.cpu_count() or 1,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",  # no fixed port to collide with another cluster
+            )
 
     @classmethod
     def parse(cls, kind: str, *, workers: int | None = None) -> ClusterExecutor | None:
@@ -97,17 +151,12 @@ class ClusterExecutor:
         from glasswork.hooks.extras import require
 
         require("dask", f"--executor {self.name}")
-        from distributed import Client, LocalCluster
+        from distributed import Client
 
         cluster = None
         address = self.address
         if address == "local":
-            cluster = LocalCluster(
-                n_workers=self.workers or os.cpu_count() or 1,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=":0",  # no fixed port to collide with another cluster
-            )
+            cluster = self._early.pop().result() if self._early else self._start_local()
             address = cluster.scheduler_address
         try:
             if cluster is None:
@@ -151,6 +200,40 @@ class ClusterExecutor:
             await comm.close()
 
         asyncio.run(probe())
+
+
+class _Starting:
+    """A local cluster being started on a thread of its own: ``result`` waits for it (or raises
+    what its start raised), ``close`` waits and closes it."""
+
+    def __init__(self, start: Callable[[], Any]) -> None:
+        self._cluster: Any = None
+        self._error: BaseException | None = None
+
+        def run() -> None:
+            try:
+                self._cluster = start()
+            except BaseException as exc:  # handed to whoever takes the cluster
+                self._error = exc
+
+        self._thread = threading.Thread(target=run, name="glasswork-cluster-start", daemon=True)
+        self._thread.start()
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._cluster
+
+    def close(self) -> None:
+        self._thread.join()
+        if self._cluster is not None:
+            with contextlib.suppress(Exception):
+                self._cluster.close()
 
 
 CONNECT_TIMEOUT = 10.0  # seconds a Dask scheduler has to answer (connect and handshake)
