@@ -216,7 +216,7 @@ def _run_on_cluster(
     driver's incumbents and progress are this run's events, as in one process. With
     ``rashomon``, the set is then enumerated on the same cluster (plugins/corels/cluster/enumeration.py)."""
     from glasswork.plugins.corels.cluster.driver import one_connection
-    from glasswork.plugins.corels.cluster.search import run_distributed
+    from glasswork.plugins.corels.cluster.search import run_distributed, search_while_the_cluster_starts
 
     names, bits, items = mined
     assert ctx.executor is not None
@@ -235,9 +235,16 @@ def _run_on_cluster(
         ctx.progress(objective=objective, lower_bound=lower, nodes=evaluations, tasks=tasks)
 
     prep_seconds = time.perf_counter() - t0
+    head_start = search_while_the_cluster_starts(units, lam, options, ctx, on_incumbent)
+    if head_start is not None and head_start.ended is not None:
+        after = "the Rashomon set is enumerated on the cluster" if rashomon is not None else "the cluster is not used"
+        ctx.log(
+            f"corels: the search ended in this process while the cluster started "
+            f"({head_start.evaluations:,} evaluations); {after}"
+        )
     with one_connection(ctx) if rashomon is not None else contextlib.nullcontext():
         spill = search_opts.spill
-        out = run_distributed(units, lam, options, ctx, on_incumbent, on_progress, spill=spill)
+        out = run_distributed(units, lam, options, ctx, on_incumbent, on_progress, spill=spill, head_start=head_start)
         stats: dict[str, Any] = {
             **out.stats,
             "nodes": out.stats["evaluated"],

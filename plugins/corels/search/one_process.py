@@ -53,6 +53,12 @@ def search_here(
                 report_progress(ctx, search, M)
         report_progress(ctx, search, M)
 
+    return ended(search, code, ctx)
+
+
+def ended(search: Any, code: int, ctx: SolveContext) -> tuple[Status, float]:
+    """What a search that returned ``code`` (not ``SLICE``) ends with: its status and lower bound
+    (the optimum when it ended)."""
     if code == _corels.DONE:
         return Status.OPTIMAL, search.objective
     if code == _corels.NODE_LIMIT:

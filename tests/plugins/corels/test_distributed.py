@@ -238,6 +238,87 @@ def test_distributed_equals_one_process(cluster) -> None:
     assert out.stats["evaluated"] > 0 and out.stats["workers"] == 2
 
 
+class _Starting(ClusterExecutor):
+    """An executor whose cluster reads as still starting for its first ``polls`` looks, then is
+    the one at ``address``; counts its connects."""
+
+    def __init__(self, address: str, polls: int) -> None:
+        super().__init__(address)
+        object.__setattr__(self, "looks", [polls, 0])
+
+    @property
+    def starting(self) -> bool:
+        self.looks[0] -= 1
+        return self.looks[0] >= 0
+
+    def connect(self, cancelled=None):
+        self.looks[1] += 1
+        return super().connect(cancelled)
+
+
+def _head_start(units: engine.Units, lam: float, executor: _Starting, limits: Limits | None = None):
+    from glasswork.plugins.corels.cluster.search import run_distributed, search_while_the_cluster_starts
+
+    found: list[tuple[float, list[int], int]] = []
+    ctx = SolveContext(limits, executor=executor)
+    options = {"policy": "lower_bound", "symmetry_map": "prefix", "threads": 2}
+
+    def incumbent(objective: float, prefix: list[int], evaluations: int) -> None:
+        found.append((objective, prefix, evaluations))
+
+    head = search_while_the_cluster_starts(units, lam, options, ctx, incumbent)
+    out = run_distributed(units, lam, options, ctx, incumbent, lambda *progress: None, head_start=head)
+    return head, out, found
+
+
+def test_a_search_that_ends_while_the_cluster_starts_is_one_process_search(cluster) -> None:
+    """The cluster reads as starting for as long as the search runs: the search ends in this
+    process with one process's optimum and certificate, and never connects."""
+    X, y = _wide_instance(3, m=24)
+    units = _units(X, y)
+    opt, _, evaluations = _single(units, 0.005)
+    executor = _Starting(cluster.scheduler_address, 10**9)
+    head, out, found = _head_start(units, 0.005, executor)
+    assert head is not None and head.ended is out
+    assert out.status is Status.OPTIMAL and out.objective == opt == out.lower_bound
+    assert out.stats["searched_here_while_the_cluster_started"] == out.stats["evaluated"] > 0
+    assert found[-1][0] == opt and executor.looks[1] == 0
+
+
+def test_the_cluster_takes_on_from_a_head_start_it_did_not_finish(cluster) -> None:
+    """The cluster is up after three slices here: its search starts from the root with this
+    process's incumbent, counts its evaluations, and certifies the same optimum."""
+    X, y = _wide_instance(7)
+    units = _units(X, y)
+    opt, _, _ = _single(units, 0.005)
+    executor = _Starting(cluster.scheduler_address, 3)
+    head, out, found = _head_start(units, 0.005, executor)
+    assert head is not None and head.ended is None and head.evaluations > 0
+    assert out.status is Status.OPTIMAL and out.objective == opt and executor.looks[1] == 1
+    assert out.stats["searched_here_while_the_cluster_started"] == head.evaluations
+    assert out.stats["evaluated"] > head.evaluations and out.stats["workers"] == 2
+    assert [o for o, _, _ in found] == sorted({o for o, _, _ in found}, reverse=True)  # each incumbent once
+
+
+def test_a_head_start_stopped_by_a_limit_keeps_its_bound(cluster) -> None:
+    X, y = _wide_instance(7)
+    units = _units(X, y)
+    opt, _, _ = _single(units, 0.005)
+    executor = _Starting(cluster.scheduler_address, 10**9)
+    head, out, _ = _head_start(units, 0.005, executor, Limits(nodes=20_000))
+    assert head is not None and head.ended is out and executor.looks[1] == 0
+    assert out.status is Status.STOPPED_NODES
+    assert out.lower_bound <= opt + 1e-12 <= out.objective + 2e-12
+
+
+def test_no_head_start_without_a_cluster_starting(cluster) -> None:
+    from glasswork.plugins.corels.cluster.search import search_while_the_cluster_starts
+
+    X, y = _wide_instance(3, m=12)
+    ctx = SolveContext(None, executor=ClusterExecutor(cluster.scheduler_address))
+    assert search_while_the_cluster_starts(_units(X, y), 0.01, {"threads": 1}, ctx, lambda *a: None) is None
+
+
 @pytest.mark.slow  # end to end on dask:local, a worker killed mid-search
 def test_a_killed_worker_loses_no_subtree() -> None:
     """A worker process killed mid-run: its subtree is searched again and the optimum is exact."""
