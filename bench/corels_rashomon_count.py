@@ -13,6 +13,12 @@ included), wall seconds, peak RSS, tables stored, the memo's peak and rules scor
     python bench/corels_rashomon_count.py [--epsilons 0.01,0.02,0.03,0.05] [--anchor-epsilons 0.01,0.02,0.03]
                                           [--threads 1] [--repeat 1] [--time-limit 3000]
                                           [--anchor-python PATH/TO/OTHER/venv/bin/python]
+                                          [--from-thread]
+
+``--from-thread`` runs each count twice, alternated: from the process's main thread and from
+another thread, as a Dask task runs it (``counter`` then says which). They should take the same
+time: when a counter's hot fields shared a cache line with the next counter's, the count from
+another thread took 5 % longer (docs/maintainers/corels-rashomon-count.md, "On a Dask cluster").
 
 The machine is shared: read the CPU time and the counts; the load is printed with each line.
 """
@@ -34,9 +40,17 @@ DATA = Path(os.environ.get("GLASSWORK_DATA", HERE.parent.parent / "shared" / "da
 EXPECTED = {0.0: 2, 0.01: 226, 0.015: 1094, 0.02: 2456, 0.03: 42144, 0.05: 2159467}
 
 
-def child(lam: float, epsilon: float, threads: int, time_limit: float) -> None:
-    """One count, measured from inside the process; prints one JSON line. Uses only what both the
-    present counter and this tree's have (so main's install runs it too)."""
+def child(lam: float, epsilon: float, threads: int, time_limit: float, from_thread: bool = False) -> None:
+    """One count, measured from inside the process (from another thread with ``from_thread``);
+    prints one JSON line. Uses only what both the present counter and this tree's have (so
+    main's install runs it too)."""
+    if from_thread:
+        import threading
+
+        worker = threading.Thread(target=child, args=(lam, epsilon, threads, time_limit))
+        worker.start()
+        worker.join()
+        return
     import resource
 
     import numpy as np
@@ -84,9 +98,9 @@ def child(lam: float, epsilon: float, threads: int, time_limit: float) -> None:
     print(json.dumps(out))
 
 
-def run(python: str, a: argparse.Namespace, epsilon: float) -> dict[str, Any]:
+def run(python: str, a: argparse.Namespace, epsilon: float, from_thread: bool = False) -> dict[str, Any]:
     args = [python, __file__, "--child", "--lam", str(a.lam), "--epsilon", str(epsilon)]
-    args += ["--threads", str(a.threads), "--time-limit", str(a.time_limit)]
+    args += ["--threads", str(a.threads), "--time-limit", str(a.time_limit)] + (["--in-thread"] if from_thread else [])
     done = subprocess.run(args, capture_output=True, text=True, timeout=a.time_limit * 3 + 300)
     if done.returncode != 0:
         return {"error": done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]}
@@ -115,11 +129,13 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--time-limit", type=float, default=3000.0, help="each count's wall-clock limit")
+    ap.add_argument("--from-thread", action="store_true", help="each count also from a thread not the main one")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--in-thread", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--epsilon", type=float, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        child(a.lam, a.epsilon, a.threads, a.time_limit)
+        child(a.lam, a.epsilon, a.threads, a.time_limit, a.in_thread)
         return
     if not (DATA / "compas_train.out").exists():
         sys.exit(f"no COMPAS files under {DATA} (set GLASSWORK_DATA)")
@@ -135,6 +151,8 @@ def main() -> None:
             if have_anchor and eps in anchors:
                 print(line("present", eps, run(a.anchor_python, a, eps)), flush=True)
             print(line("new", eps, run(sys.executable, a, eps)), flush=True)
+            if a.from_thread:
+                print(line("new, from a thread", eps, run(sys.executable, a, eps, from_thread=True)), flush=True)
 
 
 if __name__ == "__main__":
