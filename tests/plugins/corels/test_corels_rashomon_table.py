@@ -328,9 +328,12 @@ def _solve_every_way(seed: int, lam: float, epsilon: float) -> None:
                     assert method == "listed"
                 elif policy not in ORDERED:  # counted first, the best listed again
                     assert method == "tail table" and "rashomon_relisted_up_to" in result.stats
-                elif result.stats["rashomon_emitted"] > max_models:
+                elif result.stats["rashomon_emitted"] > max_models and threads == 1:
                     # in objective order the listing stops once it holds the best (the orderings
-                    # collapsed onto a list are not emitted: with them the listing may end first)
+                    # collapsed onto a list are not emitted: with them the listing may end first).
+                    # With two threads the other one may end a set this small within the same
+                    # slice: then it is listed whole, which the count and members above check
+                    # (this assertion once failed under load)
                     assert method == "tail table", (policy, threads, max_models)
 
 
