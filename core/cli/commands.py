@@ -31,7 +31,6 @@ from glasswork.export.formats import ALL_FORMATS
 from glasswork.running.exits import run_failure
 
 if TYPE_CHECKING:
-    from glasswork.contract.solver import ClusterExecutor
     from glasswork.data.problem import LimitReached
 
 
@@ -122,88 +121,70 @@ def run(
         fail(f"--executor {executor}: {exc}; nothing was run.", EXIT_INVALID, as_json=as_json)
     # a local cluster starts while the spec and the data are read; closed on every way out if unused
     with nullcontext() if cluster is None else cluster.started_early():
-        _run_spec(spec, as_json, overrides, events_file, quiet, debug, db, no_store, exports, cluster, rashomon_models)
+        from glasswork.contract.events import JsonLinesSink
+        from glasswork.data.problem import LimitReached
+        from glasswork.display.console import ProgressSink, make_console, render_outcome, stdout_closed
+        from glasswork.running.launch import Launch
+        from glasswork.running.runner import SolverFailure
 
+        try:
+            launch = Launch.from_file(spec, overrides, db=db, no_store=no_store, executor=cluster)
+            stage = "loading the data"
+            problem = launch.prepare()  # before the store opens: bad data writes nothing
+            if quiet:  # otherwise the progress display prints them from the run's log as it starts
+                for note in problem.warnings:
+                    click.echo(f"warning: {note}", err=True)
+            stage = "opening the run store"
+            launch.open_store()
+        except KeyboardInterrupt as exc:
+            interrupted(run_failure(exc, stage=stage).message(spec), as_json=as_json)
+        except LimitReached as exc:  # a run stopped at its limit while reading: no model, exit 0
+            _stopped_before_search(spec, launch, exc, as_json)
+        except Exception as exc:
+            fail_run(spec, exc, as_json=as_json)
 
-def _run_spec(
-    spec: str,
-    as_json: bool,
-    overrides: tuple[str, ...],
-    events_file: Path | None,
-    quiet: bool,
-    debug: bool,
-    db: str | None,
-    no_store: bool,
-    exports: tuple[str, ...],
-    cluster: ClusterExecutor | None,
-    rashomon_models: int,
-) -> None:
-    """``run`` once its options are checked: read, run, print, export."""
-    from glasswork.contract.events import JsonLinesSink
-    from glasswork.data.problem import LimitReached
-    from glasswork.display.console import ProgressSink, make_console, render_outcome, stdout_closed
-    from glasswork.running.launch import Launch
-    from glasswork.running.runner import SolverFailure
+        sinks: list[Any] = []
+        if not quiet:
+            sinks.append(ProgressSink())
+        if events_file is not None:
+            sinks.append(JsonLinesSink(events_file))
+        previous = signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
+        try:
+            with _stdout_kept_for_json(as_json):
+                outcome = launch.run(sinks)
+        except (Exception, KeyboardInterrupt) as exc:
+            if debug and isinstance(exc, SolverFailure) and exc.__cause__ is not None:
+                traceback.print_exception(exc.__cause__, file=sys.stderr)
+            fail_run(spec, exc, as_json=as_json, hint="" if debug else " (run with --debug for the traceback)")
+        finally:
+            signal.signal(signal.SIGTERM, previous)
 
-    stage = "reading the spec"
-    try:
-        launch = Launch.from_file(spec, overrides, db=db, no_store=no_store, executor=cluster)
-        stage = "loading the data"
-        problem = launch.prepare()  # before the store opens: bad data writes nothing
-        if quiet:  # otherwise the progress display prints them from the run's log as it starts
-            for note in problem.warnings:
-                click.echo(f"warning: {note}", err=True)
-        stage = "opening the run store"
-        launch.open_store()
-    except KeyboardInterrupt as exc:
-        interrupted(run_failure(exc, stage=stage).message(spec), as_json=as_json)
-    except LimitReached as exc:  # a run stopped at its limit while reading: no model, exit 0
-        _stopped_before_search(spec, launch, exc, as_json)
-    except Exception as exc:
-        fail_run(spec, exc, as_json=as_json)
-
-    sinks: list[Any] = []
-    if not quiet:
-        sinks.append(ProgressSink())
-    if events_file is not None:
-        sinks.append(JsonLinesSink(events_file))
-    previous = signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
-    try:
-        with _stdout_kept_for_json(as_json):
-            outcome = launch.run(sinks)
-    except (Exception, KeyboardInterrupt) as exc:
-        if debug and isinstance(exc, SolverFailure) and exc.__cause__ is not None:
-            traceback.print_exception(exc.__cause__, file=sys.stderr)
-        fail_run(spec, exc, as_json=as_json, hint="" if debug else " (run with --debug for the traceback)")
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-    for warning in launch.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    try:  # the run is stored by now; a reader that left (| head) must not stop its exports
-        if as_json:
-            document = outcome.to_dict()
-            if "rashomon" in document:  # the count exact, the models capped
-                document["rashomon"]["models"] = document["rashomon"]["models"][:rashomon_models]
-            if launch.store is None:
-                document["run_id"] = None  # nothing to look it up in
-            click.echo(json.dumps(document, indent=2, allow_nan=False))
-        else:
-            render_outcome(outcome, make_console())
-        sys.stdout.flush()
-    except BrokenPipeError:
-        stdout_closed()
-    _export_after_run(launch, outcome, exports)
-    if launch.store_sink is not None and launch.store_sink.disk_full:
-        click.echo(
-            f"{spec}: the result above is not in the run store: its disk is full (the warning above says "
-            "what is kept); exit 1",
-            err=True,
-        )
-        sys.exit(EXIT_SOLVER)
-    if outcome.interrupted:
-        click.echo(f"{spec}: interrupted; status {outcome.status}.", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        for warning in launch.warnings:
+            click.echo(f"warning: {warning}", err=True)
+        try:  # the run is stored by now; a reader that left (| head) must not stop its exports
+            if as_json:
+                document = outcome.to_dict()
+                if "rashomon" in document:  # the count exact, the models capped
+                    document["rashomon"]["models"] = document["rashomon"]["models"][:rashomon_models]
+                if launch.store is None:
+                    document["run_id"] = None  # nothing to look it up in
+                click.echo(json.dumps(document, indent=2, allow_nan=False))
+            else:
+                render_outcome(outcome, make_console())
+            sys.stdout.flush()
+        except BrokenPipeError:
+            stdout_closed()
+        _export_after_run(launch, outcome, exports)
+        if launch.store_sink is not None and launch.store_sink.disk_full:
+            click.echo(
+                f"{spec}: the result above is not in the run store: its disk is full (the warning above says "
+                "what is kept); exit 1",
+                err=True,
+            )
+            sys.exit(EXIT_SOLVER)
+        if outcome.interrupted:
+            click.echo(f"{spec}: interrupted; status {outcome.status}.", err=True)
+            sys.exit(EXIT_INTERRUPTED)
 
 
 def _stopped_before_search(spec: str, launch: Any, error: LimitReached, as_json: bool) -> NoReturn:
