@@ -11,8 +11,9 @@ otherwise sit idle) and submits them best bound first. Two-rule prefixes ``(p, t
 other (``mirror_pairs``): their lists mirror one for one. A task is an
 ``Enumerator`` over its roots run in slices; every ``SYNC_SECONDS`` it reports on a Dask ``Queue``
 its running count, evaluations, the bound on what it has not enumerated and, in objective order,
-the members it kept since the last report, and it stops on the driver's stop ``Event`` (time,
-nodes, Ctrl-C) or at the run's memory limit (the worker's resident memory).
+the members it kept since the last report (a count, every ``COUNT_REPORT_SECONDS``), and it
+stops on the driver's stop ``Event`` (time, nodes, Ctrl-C), which a thread of the task waits on
+(``StopWatch``), or at the run's memory limit (the worker's resident memory).
 
 **Listed or counted, decided per run.** The driver first lists the set here in objective order on
 one thread, for at most ``PROBE_EVALUATIONS`` evaluations (``table_counts``). If that listing ends
