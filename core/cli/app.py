@@ -158,6 +158,8 @@ def fail_run(subject: str, error: BaseException, *, as_json: bool = False, hint:
     failure = run_failure(error)
     if not failure.expected:
         raise error
+    if isinstance(error, KeyboardInterrupt):  # the way every Ctrl-C ends (interrupted: never status -2)
+        interrupted(failure.message(subject), as_json=as_json)
     extra = None
     if isinstance(error, SpecError):
         print_spec_error(error)
