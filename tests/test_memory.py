@@ -8,12 +8,20 @@ from glasswork.memory import memory_reached, peak_memory, physical_memory, resid
 
 
 def test_resident_memory_sees_an_allocation() -> None:
-    before = resident_memory()
-    block = np.ones(64 * 2**20, dtype=np.uint8)  # 64 MiB, every page written
-    after = resident_memory()
-    assert after - before >= 48 * 2**20
-    assert peak_memory() >= after - 2**20  # the peak is never below what is resident now
-    del block
+    """64 MiB written are seen, in the best of three tries: between two readings the kernel may
+    reclaim other pages of this process, or another thread free some (seen once in CI, in a test
+    worker holding 640 MB: 30 MB more for the 64 MiB)."""
+    grown = []
+    for _ in range(3):
+        before = resident_memory()
+        block = np.ones(64 * 2**20, dtype=np.uint8)  # 64 MiB, every page written
+        after = resident_memory()
+        grown.append(after - before)
+        assert peak_memory() >= after - 2**20  # the peak is never below what is resident now
+        del block
+        if grown[-1] >= 48 * 2**20:
+            break
+    assert max(grown) >= 48 * 2**20, grown
 
 
 def test_resident_memory_is_below_the_machine() -> None:
