@@ -384,9 +384,9 @@ def search_while_the_cluster_starts(
     """Search in this process while ``ctx.executor``'s local cluster is still starting (started
     early by ``glasswork run``: ``ClusterExecutor.starting``), where the driver would only wait
     for it (0.4 to 0.7 s on two cores). A search that ends meanwhile needs no cluster (COMPAS at
-    lambda 0.01: 5.9 M evaluations, 0.2 s): its outcome is one process's. One that does not hands
-    its incumbent and its evaluations to the cluster's search, which starts from the root (handing
-    over its open prefixes as seeds cost 9 % more evaluations at lambda 0.005,
+    lambda 0.01: 5.9 M evaluations, 0.5 s beside the starting cluster): its outcome is one
+    process's. One that does not hands its incumbent and its evaluations to the cluster's search,
+    which starts from the root (handing over its open prefixes as seeds cost 9 % more evaluations at lambda 0.005,
     docs/maintainers/corels-measurements.md). None when no cluster is starting."""
     from glasswork.plugins.corels.search.one_process import SLICE_SECONDS, ended
 
