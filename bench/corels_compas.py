@@ -216,6 +216,7 @@ def child(
                 "spilled_at_end": spilled_at_end,
                 "bound_marks": marks,
                 "pruned_reorder": c["pruned_reorder"],
+                "tail_table": {k: v for k, v in c.items() if "tail_table" in k},
             }
         )
     )
@@ -438,6 +439,13 @@ def main() -> None:
                 f"  spilled: {sp['spills']} spills, {sp['reloads']} buckets back, {sp['spilled']:,} prefixes "
                 f"written, at most {sp['max_spilled']:,} on disk ({sp['max_spill_bytes'] / 2**20:.0f} MB); "
                 f"at the end {r['spilled_at_end'][0]:,} ({r['spilled_at_end'][1] / 2**20:.0f} MB)"
+            )
+        tt = r["tail_table"]
+        if tt.get("tail_table_blocks"):
+            print(
+                f"  tail table: {tt['tail_table_blocks']} blocks, tails of up to {tt['tail_table_rules']} rules, built "
+                f"in {tt['tail_table_seconds']:.2f} s after {tt['evaluated_before_tail_table']:,} evaluations (the "
+                f"search then started again); {tt['pruned_tail_table']:,} children pruned by its raise"
             )
         prev = (0.0, 0, 0)
         parts = []

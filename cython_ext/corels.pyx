@@ -11,10 +11,11 @@ back rebuilt (``corels_reload.pxd``). The problem, its counts and the scoring ar
 with the Rashomon enumerator are ``corels_problem.pxd``, the thread pool and a slice's workers
 ``corels_threads.pxd``, the dense kernel ``corels_dense.pxd``, the symmetry map's admission
 (Algorithm 6) ``corels_admit.pxd``, the reordering check ``corels_reorder.pxd``, a distributed
-driver's prefixes ``corels_seed.pxd``; this module keeps the expansion and decides when to sweep,
-spill and reload. No Python object is created per node. ``Search.run``
-releases the GIL and works for a slice of wall time, so the caller can emit progress and check
-limits between slices.
+driver's prefixes ``corels_seed.pxd``, the tail table (a raise of every bound, and when it is
+built) ``corels_tailtable.pxd``; this module keeps the expansion and decides when to sweep, spill
+and reload (``SearchCore``), and what is called between slices (``Search``). No Python object is
+created per node. ``Search.run`` releases the GIL and works for a slice of wall time, so the
+caller can emit progress and check limits between slices.
 
 Data are *units* rather than samples: the caller may merge samples with identical antecedent
 signatures into one unit (an equivalence class of the equivalent-points bound) carrying per-class
@@ -57,7 +58,7 @@ from corels_disk cimport (
     DiskQueue, SpillBucket, SPILL_SAMPLE, SPILL_RECORD, gw_spill_key, gw_spill_id, gw_spill_len, gw_spill_unchecked,
     key_less, disk_best, disk_first, disk_lb, disk_close, disk_encode, disk_abort, disk_begin, disk_stays,
     disk_write, disk_flush, disk_commit, disk_read, disk_take, disk_summary, disk_lengths, disk_configure,
-    disk_error_text, disk_record,
+    disk_error_text, disk_counters,
 )
 from corels_admit cimport (
     MAP_NONE, MAP_PREFIX, MAP_CAPTURED, SymmetryMap, MapChild, map_probe, map_recorded, map_write,
@@ -73,7 +74,11 @@ from corels_queue cimport (
     queue_gc, queue_spill, spill_due, reload_due, queue_push,
 )
 from corels_reorder cimport ReorderCheck, reorder_setup, reorder_better
-from corels_reload cimport ReloadPath, reload_start, reload_root, reload_path, reload_finish
+from corels_tailtable cimport (
+    TailSchedule, TS_BUILD, TS_DUE, tail_schedule_init, tail_schedule_slice, tail_schedule_counters, tail_table_start,
+    tail_table_bytes, tail_raise_child, tail_extension_bound,
+)
+from corels_reload cimport ReloadPath, reload_start, reload_root, reload_records, reload_finish
 from corels_seed cimport (
     PrefixWalk, seed_check, seed_path, node_prefix, walk_default, walk_objective, walk_evaluate, walk_start, walk_rule, walk_b0,
 )
@@ -97,6 +102,8 @@ MAPS = {"none": MAP_NONE, "prefix": MAP_PREFIX, "captured": MAP_CAPTURED}
 
 cdef enum:
     R_SPILL_ERROR = 5       # Search.run's codes past corels_problem's
+    TAIL_OPS_PER_EVALUATION = 64   # table-building steps that cost as much as scoring one child
+    TAIL_TABLE_BYTES = 64 << 20    # the most the tail table may hold
 
 # return codes of Search.run
 DONE = R_DONE
@@ -139,11 +146,14 @@ cdef struct Scratch:    # one thread's working memory for an expansion (see Sear
 
 
 cdef void _worker_entry(void* ctx, int tid) noexcept nogil:
-    (<Search>ctx)._worker(tid)
+    (<SearchCore>ctx)._worker(tid)
 
 
-cdef class Search:
-    """One CORELS search; see the module docstring for the data layout.
+cdef class SearchCore:
+    """A CORELS search's state and its expansion: everything a slice runs without the GIL (the
+    scoring, the admission, the workers, the sweeps, the spill and the reload). ``Search`` adds
+    what is called between slices: the slices themselves, the figures, a driver's handles, the
+    tail table's schedule, the queue on disk's set-up. See the module docstring for the data layout.
 
     Parameters are arrays over ``n_units`` bits packed in ``W`` words:
     ``caps`` (M, W) antecedent vectors; ``lplanes`` (P, W) label count planes with
@@ -193,6 +203,8 @@ cdef class Search:
     cdef double sim_eps
     # the external-memory queue (issue 27): the queue's worst buckets in files (corels_disk.pxd)
     cdef DiskQueue disk
+    cdef TailSchedule tails        # the tail table, and when it is built (corels_tailtable.pxd)
+    cdef list seeds                # what the search covers: [[]] (the root) or a driver's prefixes
     cdef bint do_reorder, may_reorder   # the reordering check: in a seeded search; once the map is full
 
     def __init__(self, const uint64_t[:, ::1] caps, const uint64_t[:, ::1] lplanes,
@@ -203,8 +215,9 @@ cdef class Search:
                  int max_prefix_length=255, bint support=True, bint accurate_support=True,
                  bint lookahead=True, bint equivalent_points=True, bint length_bound=True,
                  bint garbage_collection=True, str kernel="auto", int threads=1,
-                 bint similar_support=True, bint reorder=True, groups=None, str fairness_metric="statistical_parity",
-                 double fairness_at_most=0.0):
+                 bint similar_support=True, bint reorder=True, bint tail_table=True, groups=None,
+                 str fairness_metric="statistical_parity", double fairness_at_most=0.0, long long tail_after=-1,
+                 long long tail_bytes=TAIL_TABLE_BYTES):
         cdef int k
         if threads < 1 or threads > 1024:
             raise ValueError(f"threads must be between 1 and 1024, got {threads}")
@@ -227,6 +240,7 @@ cdef class Search:
         self.do_length = length_bound
         self.do_gc = garbage_collection
         self.do_similar, self.may_reorder = similar_support, reorder
+        self.seeds = [[]]
         fair_init(&self.fair, &self.pb, groups, fairness_metric, fairness_at_most, n_units)
         if self.fair.G > 0:   # the bounds a constraint breaks (docs/maintainers/corels-fairness.md)
             self.do_support = self.do_accurate = self.do_similar = False
@@ -243,6 +257,10 @@ cdef class Search:
             raise MemoryError()
         self.best_path.reserve(256)
         self._init_search()
+        # the tail table pays on long searches only: built (and the search started again under
+        # it) once the search has scored about as many children as the build's work would score
+        tail_schedule_init(&self.tails, &self.pb, tail_table and self.fair.G == 0 and self.pb.lamW > 0, tail_after,
+                           tail_bytes, TAIL_OPS_PER_EVALUATION)
 
     cdef void _init_scratch(self) except *:
         """One scratch per thread, sized once (their addresses never change during a run)."""
@@ -309,6 +327,19 @@ cdef class Search:
         live_remove(&self.live, &self.trie, top.node, self._qlb(top))
         return top
 
+    cdef inline bint _drop_popped(self, int32_t idx, double lb, bint live=False, bint dead=False) noexcept nogil:
+        """Release a popped node the map deleted or that is hopeless (or, with ``dead``, under a
+        deleted one), uncounted from the live figures when ``live`` (a worker's pop keeps it
+        counted); True when it was dropped."""
+        cdef Node* nd = trie_node(&self.trie, idx)
+        if not ((nd.flags & F_DELETED) or self._hopeless(lb, nd.depth) or dead and trie_dead(&self.trie, idx)):
+            return False
+        self.n_popped_pruned += 1
+        if live:
+            live_remove(&self.live, &self.trie, idx, lb)
+        trie_release(&self.trie, idx)
+        return True
+
     cdef inline bint _hopeless(self, double lb, int depth) noexcept nogil:
         """The search's pruning policy over ``hopeless`` (corels_bounds.pxd)."""
         return hopeless(lb, depth, self.best, self.pb.lamW, self.max_len, self.do_lookahead, self.do_length)
@@ -352,16 +383,13 @@ cdef class Search:
         deletes them (sound; a dominated one is searched). A hopeless prefix is dropped. 0, or
         the ``errno`` of a failed read (the bucket then stays, and still bounds the search).
         """
-        cdef int bi = disk_best(&self.disk), d, err
+        cdef int bi = disk_best(&self.disk), err
         cdef SpillBucket bk = self.disk.buckets[bi]
         cdef uint8_t* buf
         cdef uint64_t* offs
-        cdef int64_t r
-        cdef const uint8_t* rec
-        cdef double key, lb
-        cdef int32_t tie, node
         cdef ReloadPath rp
         cdef Scratch* sc = &self.scratch[0]
+        cdef Pruning pr = self._pruning()
         if not reload_start(&rp, &self.pb, &self.trie, &self.smap, self.ant_hash.data(), &self.acc[0],
                             &self.max_trie, sc.child_ids.data(), sc.in_prefix.data(), sc.f.data(), sc.tmp.data()):
             return ENOMEM
@@ -370,32 +398,11 @@ cdef class Search:
             free(rp.ust)
             return err
         disk_take(&self.disk, bi)
-        if reload_root(&rp) < 0:
+        if reload_root(&rp) < 0 or reload_records(&rp, buf, offs, bk.count, &self.queue, &self.live, self.policy, &pr,
+                                                  self.best, &self.max_queue, &self.n_popped_pruned) < 0:
+            # no memory: what is left of the bucket is bounded by its smallest bound
             self.out_of_memory = True
             self.oom_bound = min(self.oom_bound, bk.min_lb + self.pb.lamW)
-            r = bk.count        # nothing to rebuild on
-        else:
-            r = 0
-        while r < bk.count:
-            rec = buf + offs[r]
-            r += 1
-            d = disk_record(rec, &key, &lb, &tie)
-            if self._hopeless(lb, d):
-                self.n_popped_pruned += 1
-                continue
-            node = reload_path(&rp, rec, d, lb)
-            if node == -2:
-                self.n_popped_pruned += 1
-                continue
-            if node < 0 or not queue_push(&self.queue, &self.live, &self.trie, self.policy, key, tie, rp.nodes[d],
-                                          &self.max_queue):
-                if node >= 0:
-                    trie_release(&self.trie, rp.nodes[d])
-                    rp.depth = d - 1
-                # no memory: what is left of the bucket is bounded by its smallest bound
-                self.out_of_memory = True
-                self.oom_bound = min(self.oom_bound, bk.min_lb + self.pb.lamW)
-                break
         reload_finish(&rp)
         free(buf)
         free(offs)
@@ -443,6 +450,7 @@ cdef class Search:
         self.best_path.clear()
         self.gc_threshold = 65536
         b0 = problem_root(&self.pb, self.do_eqpts, &self.best, &self.acc[0])   # best: the empty list
+        self.tails.root_b0 = b0
         if not fair_list_meets(&self.fair, &self.pb, NULL, 0, -1, &self.scratch[0].fair, &self.acc[0]):
             self.best = INFINITY      # a fairness constraint the empty list breaks: no feasible list yet
         self.sim_eps = 1e-9 * max(self.pb.total, 1.0)
@@ -594,6 +602,11 @@ cdef class Search:
                                                        acc, self.pb.lamW if self.do_lookahead else 0.0, self.best):
                 sc.tally.fairness += 1
                 continue
+            if self.tails.table.n_blocks > 0:   # off under a constraint: its raise and that one do not add
+                tail_raise_child(&self.tails.table, u, capv, b, &b0, &lb)
+                if lb + (self.pb.lamW if self.do_lookahead else 0.0) >= self.best:
+                    sc.tally.tail += 1
+                    continue
             # a survivor: queue it in the second pass, once its map slot (and the record there)
             # have been prefetched, so the probes' cache misses overlap the scoring
             key_h = map_key(&self.smap, &self.pb, phash + self.ant_hash[s], u, capv, f, sc.fair.child)
@@ -711,10 +724,7 @@ cdef class Search:
             e = self._pop()
             idx = e.node
             self.scratch[0].node_lb = self._qlb(e)
-            if (trie_node(&self.trie, idx).flags & F_DELETED) or self._hopeless(self.scratch[0].node_lb,
-                                                                   trie_node(&self.trie, idx).depth):
-                self.n_popped_pruned += 1
-                trie_release(&self.trie, idx)
+            if self._drop_popped(idx, self.scratch[0].node_lb):
                 continue
             self.improved = False
             if self._expand(idx, &self.scratch[0]) < 0:
@@ -791,11 +801,7 @@ cdef class Search:
             e = self.queue.pop()     # stays counted live while its expansion is in flight
             idx = e.node
             sc.node_lb = self._qlb(e)
-            if (trie_node(&self.trie, idx).flags & F_DELETED) or self._hopeless(sc.node_lb,
-                                                                   trie_node(&self.trie, idx).depth):
-                self.n_popped_pruned += 1
-                live_remove(&self.live, &self.trie, idx, sc.node_lb)
-                trie_release(&self.trie, idx)
+            if self._drop_popped(idx, sc.node_lb, True):
                 sc.times.take += now() - t2
                 continue
             self.ws.n_inflight += 1
@@ -830,7 +836,11 @@ cdef class Search:
         sc.times.locked += now() - t1
         gw_unlock(self.ws.sync)
 
-    # ---------------------------------------------------------------------------- Python API
+
+
+cdef class Search(SearchCore):
+    """One CORELS search (``SearchCore`` takes its parameters): run in slices of wall time, read
+    between them."""
 
     def run(self, double seconds, const uint8_t[::1] stop_flag, int64_t max_evaluations=-1):
         """Search for about ``seconds`` of wall time.
@@ -838,14 +848,26 @@ cdef class Search:
         Returns DONE (queue exhausted: certified), SLICE (time slice over), STOPPED (stop flag),
         NODE_LIMIT or OUT_OF_MEMORY (a node could not be allocated; the run cannot certify).
         """
-        cdef int code
+        cdef int code, tail
         cdef const uint8_t* stop = &stop_flag[0]
-        with nogil:
-            if self.n_threads > 1:
-                code = self._run_threads(seconds, stop, max_evaluations)
-            else:
-                code = self._run(seconds, stop, max_evaluations)
-        return code
+        cdef int64_t cap
+        cdef double t_end = now() + seconds
+        while True:
+            cap = max_evaluations      # the slice stops where the tail table is due (deterministic)
+            tail = tail_schedule_slice(&self.tails, self.tally.evaluated, &cap)
+            if tail == TS_BUILD and not self.done:
+                self._start_tail_table()
+            seconds = max(t_end - now(), 0.0)
+            with nogil:
+                if self.n_threads > 1:
+                    code = self._run_threads(seconds, stop, cap)
+                else:
+                    code = self._run(seconds, stop, cap)
+            if not (tail == TS_DUE and code == R_NODE_LIMIT):
+                return code
+            self._start_tail_table()   # then the rest of the slice, under the table
+            if now() >= t_end:
+                return R_SLICE
 
     @property
     def n_evaluated(self):
@@ -906,8 +928,27 @@ cdef class Search:
         return self.queue.size() == 0 and self.disk.buckets.size() == 0 and not self.out_of_memory
 
     def memory_bytes(self):
-        """Bytes held by the search containers (capacity, an estimate for the hash map)."""
-        return int(trie_bytes(&self.trie) + self.queue.bytes() + table_bytes(&self.smap.table))
+        """Bytes held by the search containers (capacity, an estimate for the hash map) and the
+        tail table."""
+        return int(trie_bytes(&self.trie) + self.queue.bytes() + table_bytes(&self.smap.table)
+                   + tail_table_bytes(&self.tails.table))
+
+    cdef void _start_tail_table(self) except *:
+        """Build the tail table (corels_tailtable.pxd) and search again from the seeds under it,
+        keeping the incumbent and, as a floor, the lower bound proven so far: every queued bound
+        must be raised alike, or the symmetry map would compare a raised bound with an unraised
+        one (maintainers/corels-proofs.md, "The tail table")."""
+        cdef double t0 = now()
+        self.tails.decided = True
+        if tail_table_start(&self.tails.table, &self.pb, self.best, self.tails.root_b0, self.tails.max_bytes,
+                            self.sim_eps, self.n_threads, &self.ws.pool) != 0:
+            return
+        self.tails.seconds = now() - t0
+        if self.tally.expanded > 0:
+            self.tails.floor = max(self.tails.floor, queue_lower_bound(&self.live, &self.disk,
+                                                                       min(self.best, self.oom_bound), self.pb.lamW))
+            self.tails.discarded = self.tally.evaluated
+            self._requeue(self.seeds, self.do_reorder)
 
     def memory_breakdown(self):
         """Where ``memory_bytes`` goes (issue 27): the trie's pages and the bytes each node slot
@@ -924,6 +965,7 @@ cdef class Search:
         as entries come and go, so this costs O(1) at any queue size.
         """
         cdef double lo = queue_lower_bound(&self.live, &self.disk, min(self.best, self.oom_bound), self.pb.lamW)
+        lo = max(lo, self.tails.floor)   # proven before the search started again under the tail table
         return lo / self.pb.total if self.pb.total > 0 else 0.0
 
     def queue_summary(self):
@@ -955,6 +997,11 @@ cdef class Search:
         """
         return walk_evaluate(&self.pb, prefix, &self.acc[0])
 
+    def extension_bound(self, prefix):
+        """The bound the expansion gives every strict extension of ``prefix`` (the tail table's
+        raise included once it is built), as a fraction of the total weight: for tests."""
+        return tail_extension_bound(&self.tails.table, &self.pb, prefix, self.do_eqpts, &self.acc[0]) / self.pb.total
+
     # ------------------------------------------------ a distributed driver's handles (issue 27)
 
     cdef void _seed_one(self, list ids) except *:
@@ -985,17 +1032,24 @@ cdef class Search:
         never meets them. One unseeded process meets them all in its map, and there the check cost
         more CPU (about 15 % at lambda 0.005 on COMPAS) than the 0.5 % of evaluations it saved.
         """
-        cdef int32_t idx
         checked = [seed_check(p, self.pb.M, self.max_len) for p in prefixes]
+        self.seeds = checked
+        self._requeue(checked, self.may_reorder and self.smap.kind == MAP_PREFIX and self.smap.fair == NULL)  # (cells)
+
+    cdef void _requeue(self, list prefixes, bint reorder) except *:
+        """Empty the queue, the disk's buckets and the symmetry map (the incumbent stays) and
+        queue ``prefixes``, checked, as their parents' expansions would have queued them."""
+        cdef int32_t idx
         while self.queue.size() > 0:
             idx = self._pop().node
             trie_release(&self.trie, idx)
         table_clear(&self.smap.table)
+        self.smap.unseen_orderings = False
         disk_close(&self.disk)
         self.oom_bound = INFINITY
         self.out_of_memory = False
-        self.do_reorder = self.may_reorder and self.smap.kind == MAP_PREFIX and self.smap.fair == NULL  # (cells)
-        for ids in checked:
+        self.do_reorder = reorder
+        for ids in prefixes:
             self._seed_one(ids)
 
     def offer_incumbent(self, prefix):
@@ -1048,10 +1102,10 @@ cdef class Search:
         """
         cdef QEntry e
         cdef int32_t idx
-        cdef Node* nd
         cdef int rc
         cdef double lb
         out = []
+        self.tails.decided = True     # the search never starts again once it gave prefixes away
         while len(out) < k and (self.queue.size() > 0 or self.disk.buckets.size() > 0):
             if self.disk.buckets.size() > 0 and self._reload_due():
                 with nogil:
@@ -1064,11 +1118,8 @@ cdef class Search:
                 continue
             e = self._pop()
             idx = e.node
-            nd = trie_node(&self.trie, idx)
             lb = self._qlb(e)
-            if trie_dead(&self.trie, idx) or (nd.flags & F_DELETED) or self._hopeless(lb, nd.depth):
-                self.n_popped_pruned += 1
-                trie_release(&self.trie, idx)
+            if self._drop_popped(idx, lb, False, True):
                 continue
             bound = (lb + self.pb.lamW) / self.pb.total if self.pb.total > 0 else 0.0
             out.append((node_prefix(&self.trie, idx), bound))
@@ -1095,12 +1146,10 @@ cdef class Search:
             "trie": self.trie.live,
             "map": self.smap.table.count,
             "pruned_similar_support": self.tally.similar,
-            "spills": self.disk.n_spills,
-            "reloads": self.disk.n_reloads,
-            "spilled": self.disk.n_spilled,
-            "max_spilled": self.disk.max_spilled,
-            "max_spill_bytes": self.disk.max_bytes,
+            **disk_counters(&self.disk),
             "pruned_reorder": self.tally.reorder,
+            "pruned_tail_table": self.tally.tail,
+            **tail_schedule_counters(&self.tails),
             **({"pruned_fairness": self.tally.fairness, "pruned_twin": self.tally.twin} if self.fair.G > 0 else {}),
         })
 

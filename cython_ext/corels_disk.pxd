@@ -329,3 +329,9 @@ cdef inline object disk_error_text(const DiskQueue* dq):
     if dq.error == 0:
         return None
     return f"{os.strerror(dq.error)} (spill directory {os.fsdecode(dq.dir)})"
+
+
+cdef inline dict disk_counters(const DiskQueue* dq):
+    """The queue on disk's part of ``Search.counters()``."""
+    return {"spills": dq.n_spills, "reloads": dq.n_reloads, "spilled": dq.n_spilled, "max_spilled": dq.max_spilled,
+            "max_spill_bytes": dq.max_bytes}

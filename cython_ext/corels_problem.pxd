@@ -352,6 +352,7 @@ cdef struct Tally:      # what scoring counts: a thread's pass, merged into its 
     int64_t similar, reorder                             # Theorem 18, Theorem 15 within the child
     int64_t fairness                                     # no list through it meets the constraint
     int64_t twin                                         # a twin is searched (fair_redundant)
+    int64_t tail                                         # the tail table's raise (corels_tailtable.pxd)
 
 
 cdef inline void tally_merge(Tally* total, Tally* part) noexcept nogil:

@@ -18,7 +18,10 @@ from libc.stdlib cimport malloc, free
 
 from corels_problem cimport CorelsProblem, problem_context, problem_rule
 from corels_trie cimport Node, PrefixTrie, F_FREE, F_UNCHECKED, trie_node, trie_new_counted, trie_release
-from corels_disk cimport gw_spill_id, gw_spill_unchecked
+from corels_disk cimport gw_spill_id, gw_spill_unchecked, disk_record
+from corels_bounds cimport Pruning, prunes
+from corels_queue cimport QEntry, LiveFigures, queue_push
+from paged_heap cimport PagedHeap
 from corels_map cimport MapEntry, MapRecord, vector_hash, table_record, table_set_record, table_len, table_id
 from corels_admit cimport MAP_NONE, MAP_PREFIX, SymmetryMap, MapChild, map_probe
 
@@ -209,3 +212,34 @@ cdef inline int32_t reload_path(ReloadPath* rp, const uint8_t* rec, int d, doubl
         rp.ids_prev[k - 1] = a
         rp.depth = k
     return node
+
+
+cdef inline int reload_records(ReloadPath* rp, const uint8_t* buf, const uint64_t* offs, int64_t count,
+                               PagedHeap[QEntry]* queue, LiveFigures* lv, int policy, const Pruning* pr,
+                               double best, int64_t* max_queue, int64_t* dropped) noexcept nogil:
+    """Queue a bucket's ``count`` records (``buf`` at ``offs``, sorted by their ids) again, each
+    with its own key and tie, on paths rebuilt from ``rp``'s root. A hopeless prefix (``pr``
+    against ``best``), or one the map replaced while on disk, is dropped and counted in
+    ``dropped``. 0, or -1 when out of memory (the rest is bounded by the bucket's smallest bound)."""
+    cdef int64_t r = 0
+    cdef const uint8_t* rec
+    cdef double key, lb
+    cdef int32_t tie, node
+    cdef int d
+    while r < count:
+        rec = buf + offs[r]
+        r += 1
+        d = disk_record(rec, &key, &lb, &tie)
+        if prunes(pr, lb, d, best):
+            dropped[0] += 1
+            continue
+        node = reload_path(rp, rec, d, lb)
+        if node == -2:
+            dropped[0] += 1
+            continue
+        if node < 0 or not queue_push(queue, lv, rp.trie, policy, key, tie, rp.nodes[d], max_queue):
+            if node >= 0:
+                trie_release(rp.trie, rp.nodes[d])
+                rp.depth = d - 1
+            return -1
+    return 0

@@ -200,6 +200,8 @@ def make_search(
     kernel: str = "auto",
     threads: int = 1,
     fairness: tuple[str, float] | None = None,
+    tail_after: int | None = None,
+    tail_bytes: int | None = None,
 ) -> Any:
     """A ready ``Search``; ``ablation`` maps a bound name (see ``ABLATIONS``) to False to drop it.
 
@@ -207,6 +209,8 @@ def make_search(
     ``bitsliced`` (popcounts over count planes) or ``auto`` (dense when it applies).
     ``threads``: worker threads of one search (1: the single-threaded path).
     ``fairness``: ``(metric, at_most)``, a constraint over ``units.groups`` (corels_fairness.pxd).
+    ``tail_after``: the children scored before the tail table is built (None: as many as its
+    build costs; 0: before the search starts); ``tail_bytes``: the most it may hold (None: 64 MiB).
     """
     ab = {name: True for name in ABLATIONS}
     for name, on in (ablation or {}).items():
@@ -223,6 +227,8 @@ def make_search(
         kernel=kernel,
         threads=int(threads),
         **fairness_options(units, fairness),
+        **({} if tail_after is None else {"tail_after": int(tail_after)}),
+        **({} if tail_bytes is None else {"tail_bytes": int(tail_bytes)}),
     )
 
 

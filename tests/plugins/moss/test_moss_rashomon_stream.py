@@ -104,25 +104,38 @@ def test_a_node_limit_leaves_the_done_points_sets_in_the_store(tmp_path: Path, n
 @pytest.mark.slow
 def test_a_time_limit_shares_the_time_between_the_frontier_and_its_sets() -> None:
     """Under a time limit a point's set gets a share of the time left, so the frontier is solved
-    whole (as without sets) and the chosen point's set is taken up again after it. The limit is
-    four times the frontier's own time on this machine, timed once warm (the first solve in a
-    process pays for imports and is 15 times slower); the sets need 40 times more."""
+    whole (as without sets) and the chosen point's set is taken up again after it.
+
+    The limit must sit between what the frontier needs and what the sets need, on this machine
+    and at this moment. The shares leave the frontier (and the forest before it) about 2/5 of the
+    limit in the worst case, and a loaded machine runs the limited solve several times slower
+    than it ran the timed one: with the limit four times the frontier's time, timed once, a CI
+    run on a loaded machine cut the frontier at its 6th of 8 points (an honest ``stopped_time``;
+    the plain frontier has 8 points on every run). So the frontier's time is the best of three
+    warm solves (the first solve in a process pays for imports and is 15 times slower; load only
+    makes a solve slower), the limit is ten times that (the frontier survives a limited solve four
+    times slower), and the sets need more than a hundred times the frontier's time (60 candidates:
+    about 6 s against 0.05 s here), so a limit ten times too long still does not let them fit."""
     from glasswork.contract.solver import Limits
 
     doc = document(
-        objective={"candidates": {**SMALL["candidates"], "max_candidates": 40}},
+        objective={"candidates": {**SMALL["candidates"], "max_candidates": 60}},
         constraints={"max_rules": 4, "frontier": {"points": 8}},
         rashomon={"epsilon": 2.0},
     )
     frontier_only = {k: v for k, v in doc.items() if k != "rashomon"}
     solve_with(frontier_only)
-    started = time.monotonic()
-    plain, _, _ = solve_with(frontier_only)
-    limit = 4 * (time.monotonic() - started)
+    timed = []
+    for _ in range(3):
+        started = time.monotonic()
+        plain, _, _ = solve_with(frontier_only)
+        timed.append(time.monotonic() - started)
+    limit = 10 * min(timed)
     events: list = []
     result, _, _ = solve_with(doc, Limits(time=limit), events=events)
-    rows = result.stats["frontier"]
-    assert [r["h2"] for r in rows] == pytest.approx([r["h2"] for r in plain.stats["frontier"]])  # all solved
+    rows, plain_rows = result.stats["frontier"], plain.stats["frontier"]
+    solved = f"{len(rows)} of {len(plain_rows)} points solved in {limit:.3f} s ({result.certificate.status})"
+    assert [r["h2"] for r in rows] == pytest.approx([r["h2"] for r in plain_rows]), solved  # all solved
     tagged = [e for e in events if e.kind == "rashomon" and e.rashomon.point is not None]
     last = {e.rashomon.point: e.rashomon for e in tagged}  # each point's last word
     # the limit may run out as the last points are certified (this machine's speed varies within a
