@@ -80,6 +80,7 @@ cdef inline float _up(double x) noexcept nogil:
 
 
 cdef inline size_t tail_table_bytes(const TailTable* tt) noexcept nogil:
+    """What the table holds (``Search.memory_bytes`` counts it)."""
     return tt.E.capacity() * sizeof(float) + tt.b0up.capacity() * sizeof(float) + tt.lane.capacity() * 4
 
 
@@ -99,6 +100,7 @@ cdef inline Py_ssize_t _lane_masks(const CorelsProblem* pb, int lane, vector[uin
 
 
 cdef inline int _lanes_with_units(const CorelsProblem* pb) noexcept nogil:
+    """The blocks a table of every unit needs."""
     cdef int l, n = 0
     for l in range((pb.W * 64 + TT_LANE - 1) // TT_LANE):
         n += ((pb.mask[l >> 2] >> (16 * (l & 3))) & 0xFFFF) != 0
@@ -115,7 +117,7 @@ cdef inline int tail_rules_that_fit(const CorelsProblem* pb, size_t max_bytes) n
     return <int>k if k < TT_MAX_K else TT_MAX_K
 
 
-cdef inline int64_t tail_table_ops(const CorelsProblem* pb, int K) noexcept nogil:
+cdef inline int64_t tail_table_ops(const CorelsProblem* pb, int K) except -1:
     """The steps a table of ``K`` rules over every lane takes to build (subsets x traces x rules x
     classes), as ``_build_blocks`` takes them; what the search weighs it against."""
     cdef int lanes = (pb.W * 64 + TT_LANE - 1) // TT_LANE, l
@@ -410,8 +412,8 @@ cdef inline double tail_extension_bound(const TailTable* tt, const CorelsProblem
     return b + b0 + tail_raise(tt, &w.u[0], NULL, b0) + pb.lamW
 
 
-cdef inline void tail_schedule_init(TailSchedule* ts, const CorelsProblem* pb, bint on, int64_t after,
-                                    int64_t max_bytes, int64_t ops_per_evaluation) noexcept nogil:
+cdef inline int tail_schedule_init(TailSchedule* ts, const CorelsProblem* pb, bint on, int64_t after,
+                                   int64_t max_bytes, int64_t ops_per_evaluation) except -1:
     """Switch the table on (or not: also when a table of every block would not fit ``max_bytes``
     with tails of even one rule) for a search over ``pb``. With ``after`` < 0 it is built once the
     search has scored as many children as the build costs (its steps over ``ops_per_evaluation``):
@@ -421,6 +423,7 @@ cdef inline void tail_schedule_init(TailSchedule* ts, const CorelsProblem* pb, b
     ts.decided = not ts.on
     ts.after = after if after >= 0 else tail_table_ops(pb, TT_MAX_K) // ops_per_evaluation
     ts.floor = -INFINITY
+    return 0
 
 
 cdef inline int tail_schedule_slice(const TailSchedule* ts, int64_t evaluated, int64_t* cap) noexcept nogil:
