@@ -49,7 +49,7 @@ cdef struct TailTable:
 
 cdef struct TailSchedule:   # a search's table and when it builds it (ski rental: tail_schedule_init)
     TailTable table
-    bint on, decided       # switched on; built, or never will be
+    bint decided           # built, or never will be (switched off, or too many units)
     int64_t after          # build once this many children are scored
     int64_t discarded      # the evaluations scored before it (the search then started again)
     double seconds         # the build's
@@ -81,7 +81,8 @@ cdef inline float _up(double x) noexcept nogil:
 
 cdef inline size_t tail_table_bytes(const TailTable* tt) noexcept nogil:
     """What the table holds (``Search.memory_bytes`` counts it)."""
-    return tt.E.capacity() * sizeof(float) + tt.b0up.capacity() * sizeof(float) + tt.lane.capacity() * 4
+    return (tt.E.capacity() * sizeof(float) + tt.b0up.capacity() * sizeof(float) + tt.lane.capacity() * 4
+            + tt.settled.capacity())
 
 
 cdef inline Py_ssize_t _lane_masks(const CorelsProblem* pb, int lane, vector[uint64_t]& masks) noexcept nogil:
@@ -419,8 +420,7 @@ cdef inline int tail_schedule_init(TailSchedule* ts, const CorelsProblem* pb, bi
     search has scored as many children as the build costs (its steps over ``ops_per_evaluation``):
     a short search never pays for it, a long one pays at most about twice."""
     ts.max_bytes = max_bytes if max_bytes > 0 else 0
-    ts.on = on and tail_rules_that_fit(pb, ts.max_bytes) >= 1    # too many units: no table, no restart
-    ts.decided = not ts.on
+    ts.decided = not on or tail_rules_that_fit(pb, ts.max_bytes) < 1    # too many units: no table, no restart
     ts.after = after if after >= 0 else tail_table_ops(pb, TT_MAX_K) // ops_per_evaluation
     ts.floor = -INFINITY
     return 0
