@@ -13,12 +13,14 @@ included), wall seconds, peak RSS, tables stored, the memo's peak and rules scor
     python bench/corels_rashomon_count.py [--epsilons 0.01,0.02,0.03,0.05] [--anchor-epsilons 0.01,0.02,0.03]
                                           [--threads 1] [--repeat 1] [--time-limit 3000]
                                           [--anchor-python PATH/TO/OTHER/venv/bin/python]
-                                          [--from-thread]
+                                          [--from-thread] [--without-tail-table]
 
 ``--from-thread`` runs each count twice, alternated: from the process's main thread and from
 another thread, as a Dask task runs it (``counter`` then says which). They should take the same
 time: when a counter's hot fields shared a cache line with the next counter's, the count from
 another thread took 5 % longer (docs/maintainers/corels-rashomon-count.md, "On a Dask cluster").
+``--without-tail-table`` runs each count again with the search's tail table switched off
+(``ablation: [tail_table]``), beside the count that reads it.
 
 The machine is shared: read the CPU time and the counts; the load is printed with each line.
 """
@@ -40,14 +42,16 @@ DATA = Path(os.environ.get("GLASSWORK_DATA", HERE.parent.parent / "shared" / "da
 EXPECTED = {0.0: 2, 0.01: 226, 0.015: 1094, 0.02: 2456, 0.03: 42144, 0.05: 2159467}
 
 
-def child(lam: float, epsilon: float, threads: int, time_limit: float, from_thread: bool = False) -> None:
+def child(
+    lam: float, epsilon: float, threads: int, time_limit: float, from_thread: bool = False, no_tail_table: bool = False
+) -> None:
     """One count, measured from inside the process (from another thread with ``from_thread``);
     prints one JSON line. Uses only what both the present counter and this tree's have (so
     main's install runs it too)."""
     if from_thread:
         import threading
 
-        worker = threading.Thread(target=child, args=(lam, epsilon, threads, time_limit))
+        worker = threading.Thread(target=child, args=(lam, epsilon, threads, time_limit, False, no_tail_table))
         worker.start()
         worker.join()
         return
@@ -68,7 +72,8 @@ def child(lam: float, epsilon: float, threads: int, time_limit: float, from_thre
     search = engine.make_search(units, lam)
     engine.run_to_end(search)
     optimum = float(search.objective)
-    en = rashomon.make_enumerator(units, lam, (1 + epsilon) * optimum, floor=optimum, max_models=0)
+    ablation = ["tail_table"] if no_tail_table else []
+    en = rashomon.make_enumerator(units, lam, (1 + epsilon) * optimum, floor=optimum, max_models=0, ablation=ablation)
     if threads > 1:
         table = rashomon.TableCount(en, 2 << 30, threads)
         table.join(time_limit)
@@ -76,6 +81,8 @@ def child(lam: float, epsilon: float, threads: int, time_limit: float, from_thre
         table.join()
         count, code, counters = table.count, table.code, table.counters_summed()
     else:
+        if hasattr(en, "build_tail_table"):  # as TableCount does (the present counter has no tail table)
+            en.build_tail_table(1)
         counter = cr.TailCounter(en, 2 << 30)
         code = counter.run(time_limit, np.zeros(1, np.uint8))
         count, counters = counter.count, counter.counters()
@@ -94,13 +101,17 @@ def child(lam: float, epsilon: float, threads: int, time_limit: float, from_thre
         "memo_peak": counters.get("memo_peak_bytes"),
         "scored": counters.get("count_evaluated"),
         "pruned_one_rule": counters.get("count_pruned_one_rule"),
+        "pruned_tail_table": counters.get("count_pruned_tail_table"),
     }
     print(json.dumps(out))
 
 
-def run(python: str, a: argparse.Namespace, epsilon: float, from_thread: bool = False) -> dict[str, Any]:
+def run(
+    python: str, a: argparse.Namespace, epsilon: float, from_thread: bool = False, no_tail_table: bool = False
+) -> dict[str, Any]:
     args = [python, __file__, "--child", "--lam", str(a.lam), "--epsilon", str(epsilon)]
     args += ["--threads", str(a.threads), "--time-limit", str(a.time_limit)] + (["--in-thread"] if from_thread else [])
+    args += ["--no-tail-table"] if no_tail_table else []
     done = subprocess.run(args, capture_output=True, text=True, timeout=a.time_limit * 3 + 300)
     if done.returncode != 0:
         return {"error": done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]}
@@ -116,7 +127,8 @@ def line(label: str, epsilon: float, r: dict[str, Any]) -> str:
     shown = f"{count:,}{verdict}" if count is not None else f"no count (stopped; expected {expected})"
     return (
         f"| {epsilon} | {label} | {shown} | {r['cpu_s']:.1f} | {r['wall_s']:.1f} | {r['peak_rss'] / 2**20:.0f} MB "
-        f"| {r['tables'] or 0:,} | {(r['memo_peak'] or 0) / 2**20:.0f} MB | {r['scored'] or 0:,} | {r['load']:.1f} |"
+        f"| {r['tables'] or 0:,} | {(r['memo_peak'] or 0) / 2**20:.0f} MB | {r['scored'] or 0:,} "
+        f"| {r.get('pruned_tail_table') or 0:,} | {r['load']:.1f} |"
     )
 
 
@@ -130,12 +142,16 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--time-limit", type=float, default=3000.0, help="each count's wall-clock limit")
     ap.add_argument("--from-thread", action="store_true", help="each count also from a thread not the main one")
+    ap.add_argument(
+        "--without-tail-table", action="store_true", help="each count also with the search's tail table switched off"
+    )
+    ap.add_argument("--no-tail-table", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--in-thread", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--epsilon", type=float, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        child(a.lam, a.epsilon, a.threads, a.time_limit, a.in_thread)
+        child(a.lam, a.epsilon, a.threads, a.time_limit, a.in_thread, a.no_tail_table)
         return
     if not (DATA / "compas_train.out").exists():
         sys.exit(f"no COMPAS files under {DATA} (set GLASSWORK_DATA)")
@@ -144,13 +160,18 @@ def main() -> None:
         sys.exit(f"--anchor-python: no interpreter at {a.anchor_python}")
     have_anchor = a.anchor_python is not None
     print(f"lambda {a.lam}, {a.threads} thread(s); new: {sys.executable}; present: {a.anchor_python or 'not given'}")
-    print("| epsilon | counter | count | CPU s | wall s | peak RSS | tables stored | memo peak | rules scored | load |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print(
+        "| epsilon | counter | count | CPU s | wall s | peak RSS | tables stored | memo peak | rules scored "
+        "| children cut by the tail table | load |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for eps in (float(x) for x in a.epsilons.split(",")):
         for _ in range(a.repeat):  # alternated: the load drifts
             if have_anchor and eps in anchors:
                 print(line("present", eps, run(a.anchor_python, a, eps)), flush=True)
             print(line("new", eps, run(sys.executable, a, eps)), flush=True)
+            if a.without_tail_table:
+                print(line("new, no tail table", eps, run(sys.executable, a, eps, no_tail_table=True)), flush=True)
             if a.from_thread:
                 print(line("new, from a thread", eps, run(sys.executable, a, eps, from_thread=True)), flush=True)
 

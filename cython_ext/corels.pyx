@@ -76,7 +76,7 @@ from corels_queue cimport (
 from corels_reorder cimport ReorderCheck, reorder_setup, reorder_better
 from corels_tailtable cimport (
     TailSchedule, TS_BUILD, TS_DUE, tail_schedule_init, tail_schedule_slice, tail_schedule_counters, tail_table_start,
-    tail_table_bytes, tail_raise_child, tail_extension_bound,
+    tail_table_bytes, tail_raise_child, tail_extension_bound, TT_BYTES, TT_OPS_PER_EVALUATION,
 )
 from corels_reload cimport ReloadPath, reload_start, reload_root, reload_records, reload_finish
 from corels_seed cimport (
@@ -102,8 +102,6 @@ MAPS = {"none": MAP_NONE, "prefix": MAP_PREFIX, "captured": MAP_CAPTURED}
 
 cdef enum:
     R_SPILL_ERROR = 5       # Search.run's codes past corels_problem's
-    TAIL_OPS_PER_EVALUATION = 64   # table-building steps that cost as much as scoring one child
-    TAIL_TABLE_BYTES = 64 << 20    # the most the tail table may hold
 
 # return codes of Search.run
 DONE = R_DONE
@@ -217,7 +215,7 @@ cdef class SearchCore:
                  bint garbage_collection=True, str kernel="auto", int threads=1,
                  bint similar_support=True, bint reorder=True, bint tail_table=True, groups=None,
                  str fairness_metric="statistical_parity", double fairness_at_most=0.0, long long tail_after=-1,
-                 long long tail_bytes=TAIL_TABLE_BYTES):
+                 long long tail_bytes=TT_BYTES):
         cdef int k
         if threads < 1 or threads > 1024:
             raise ValueError(f"threads must be between 1 and 1024, got {threads}")
@@ -260,7 +258,7 @@ cdef class SearchCore:
         # the tail table pays on long searches only: built (and the search started again under
         # it) once the search has scored about as many children as the build's work would score
         tail_schedule_init(&self.tails, &self.pb, tail_table and self.fair.G == 0 and self.pb.lamW > 0, tail_after,
-                           tail_bytes, TAIL_OPS_PER_EVALUATION)
+                           tail_bytes, TT_OPS_PER_EVALUATION)
 
     cdef void _init_scratch(self) except *:
         """One scratch per thread, sized once (their addresses never change during a run)."""

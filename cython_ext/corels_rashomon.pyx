@@ -46,8 +46,12 @@ from corels_tailscan cimport (
     TailScan, tailscan_init, tailscan_build, tailscan_child, tailscan_key, gain_tops, one_rule_floor,
     tailscan_delta, tailscan_delta_clear, gain_orders, GAIN_HEAD, gw_ctz64,
 )
+from corels_tailtable cimport (
+    TailTable, TT_BYTES, TT_MAX_K, TT_OPS_PER_EVALUATION, tail_table_start, tail_table_bytes, tail_table_ops,
+    tail_costs, tail_raise,
+)
 from corels_threads cimport (
-    gw_sync_new, gw_sync_free, gw_lock, gw_unlock, pool_run, pool_free, WorkerSlice, slice_start, slice_over, slice_wait,
+    gw_pool, gw_sync_new, gw_sync_free, gw_lock, gw_unlock, pool_run, pool_free, WorkerSlice, slice_start, slice_over, slice_wait,
     slice_notify,
 )
 
@@ -380,6 +384,60 @@ cdef void _worker_entry(void* ctx, int tid) noexcept nogil:
     (<Enumerator>ctx)._worker(tid)
 
 
+cdef class Enumerator
+
+
+cdef class SharedTailTable:
+    """The search's tail table (corels_tailtable.pxd) over one enumerator's units, built once and
+    then only read: by that enumerator, by the counters of its count and by the enumerators that
+    list the same set again (``Enumerator.use_tail_table``). Its tails have as many rules as fit
+    under the threshold from the root (at most ``TT_MAX_K``), within ``max_bytes``."""
+
+    cdef TailTable t
+    cdef int W, M, C
+    cdef double total, lamW
+    cdef public double seconds         # the build's
+
+    def __init__(self, Enumerator enumerator, int threads=1, int64_t max_bytes=TT_BYTES):
+        cdef Enumerator en = enumerator
+        cdef gw_pool* pool = NULL
+        cdef double root_b0 = 0, t0 = now()
+        cdef double zc[MAX_CLASSES]
+        cdef vector[int64_t] acc
+        self.W, self.M, self.C, self.total, self.lamW = en.pb.W, en.pb.M, en.pb.C, en.pb.total, en.pb.lamW
+        self.t.n_blocks = 0
+        if en.pb.lamW <= 0 or en.pb.M == 0:
+            return
+        if en.do_eqpts:
+            acc.assign(max(en.pb.P, en.pb.Q) + 1, 0)
+            problem_counts(&en.pb, &en.pb.mask[0], True, zc, &acc[0])
+            root_b0 = weighted_sum(en.pb.C, en.pb.weights, zc)
+        try:
+            # the margin: rounding never lifts a bound past a member (the floats are rounded down too)
+            tail_table_start(&self.t, &en.pb, en.theta_prune, root_b0, max(max_bytes, 0),
+                             1e-9 * max(1.0, en.pb.total), max(threads, 1), &pool)
+        finally:
+            pool_free(&pool)
+        self.seconds = now() - t0
+
+    cdef bint fits(self, const CorelsProblem* pb) noexcept:
+        """Whether it was built over these units (the same data as the enumerator it was built for)."""
+        return pb.W == self.W and pb.M == self.M and pb.C == self.C and pb.total == self.total \
+            and pb.lamW == self.lamW
+
+    @property
+    def blocks(self) -> int:
+        return self.t.n_blocks
+
+    @property
+    def rules(self) -> int:
+        return self.t.K if self.t.n_blocks > 0 else 0
+
+    @property
+    def bytes(self) -> int:
+        return tail_table_bytes(&self.t) if self.t.n_blocks > 0 else 0
+
+
 cdef class Enumerator:
     """Enumerate every rule list with objective ``<= threshold`` (see the module docstring).
 
@@ -396,6 +454,10 @@ cdef class Enumerator:
     cdef CorelsProblem pb              # the data (corels_problem.pxd), as corels.Search holds them
     cdef int policy, max_len, n_threads, stride
     cdef bint ordered, do_support, do_lookahead, do_eqpts, do_similar, do_map, include_empty, collapse
+    cdef bint do_tail_table           # the search's tail table raises bounds once built (or given)
+    cdef SharedTailTable tails         # that table (None: not yet, or never)
+    cdef const TailTable* tt           # its table, read by the workers (NULL: none)
+    cdef int64_t tail_after            # build it once this many children are scored (-1: never)
     # prefixes collapsed (twins): a node whose uncaptured rows, length and prefix error equal a
     # recorded node's is not expanded but mirrors it; set_node is that node per record, twin_head
     # its first twin
@@ -458,7 +520,7 @@ cdef class Enumerator:
                  roots=None, bint include_empty=True, bint support=True, bint lookahead=True,
                  bint equivalent_points=True, bint similar_support=True, bint symmetry_map=True,
                  bint collapse_orderings=True, int64_t queue_budget=-1, seconds=None,
-                 bint include_short=True, skip_pairs=None):
+                 bint include_short=True, skip_pairs=None, bint tail_table=True, int64_t tail_after=-1):
         cdef int k
         if threads < 1 or threads > 1024:
             raise ValueError(f"threads must be between 1 and 1024, got {threads}")
@@ -477,6 +539,12 @@ cdef class Enumerator:
         self.do_eqpts = equivalent_points and self.pb.Q > 0
         self.do_similar = similar_support
         self.do_map = symmetry_map
+        self.do_tail_table = tail_table and regularization > 0
+        self.tt = NULL
+        # ski rental, as the search's (corels_tailtable.pxd): built once the children scored cost
+        # about as much as the build, so a short enumeration never pays for it
+        self.tail_after = -1 if not self.do_tail_table else (
+            tail_after if tail_after >= 0 else tail_table_ops(&self.pb, TT_MAX_K) // TT_OPS_PER_EVALUATION)
         self.collapse = collapse_orderings and symmetry_map
         self.include_empty = include_empty
         self.queue_budget = queue_budget
@@ -638,6 +706,27 @@ cdef class Enumerator:
             return False
         return (depth + 1) * self.pb.lamW <= self.theta_prune
 
+    cdef inline int _child_expands(self, double b, double* b0, int depth, const uint64_t* u,
+                                   const uint64_t* capv) noexcept nogil:
+        """Whether a child (bound ``b``, minority ``b0``, length ``depth``, leaving ``u & ~capv``) is
+        expanded: 0 yes; 1 no, by ``_expandable``; 2 no, once the tail table raised ``b0`` by what
+        every tail of what it leaves costs (``b0`` keeps the raise: its queue bound)."""
+        if not self._expandable(b, b0[0], depth):
+            return 1
+        if self.tt != NULL:
+            b0[0] += tail_raise(self.tt, u, capv, b0[0])
+            if not self._expandable(b, b0[0], depth):
+                return 2
+        return 0
+
+    cdef inline bint _beyond_tails(self, double b, const uint64_t* u, double b0) noexcept nogil:
+        """Whether every list through a child of a prefix (bound ``b``, leaving ``u``, minority ``b0``)
+        is beyond the threshold by the tail table: each is the prefix and a tail of one rule or more.
+        It drops a node queued before the table was built, whose own bound did not have it."""
+        cdef double t1, t2
+        tail_costs(self.tt, u, NULL, b0, &t1, &t2)
+        return b + t1 - self.tt.margin > self.theta_prune
+
     cdef inline double _key(self, int depth, double b, double lbx, double fw) noexcept nogil:
         """The queue key of an expand entry under the policy (model entries: their objective);
         both ordered policies key it by its bound."""
@@ -660,9 +749,9 @@ cdef class Enumerator:
         cdef int64_t* acc = &sc.acc[0]
         cdef uint16_t* path = &sc.path[0]
         cdef uint8_t* in_prefix = &sc.in_prefix[0]
-        cdef bint any_bits, member, expand
+        cdef bint any_bits, member, expand, dead
         cdef Cand* cand
-        cdef int c, c2, n_sim
+        cdef int c, c2, n_sim, why
         cdef uint64_t h
         k = depth
         sc.sim.perr[0] = 0.0       # the errors of the first k rules, for Theorem 18
@@ -676,7 +765,9 @@ cdef class Enumerator:
         if self.do_eqpts:
             problem_counts(&self.pb, u, True, uz, acc)
             wuz = weighted_sum(self.pb.C, self.pb.weights, uz)
-        for s in range(self.pb.M):
+        dead = self.tt != NULL and self._beyond_tails(perr + depth * self.pb.lamW, u, wuz)
+        sc.tally.tail += dead
+        for s in range(0 if dead else self.pb.M):
             if in_prefix[s] or (depth == 0 and not self.root_ok[s]) or (depth == 1 and not self.second_ok[s]):
                 continue
             if depth == 1 and self.skip_pairs.size() > 0 and self.skip_pairs.count((<uint32_t>path[0] << 16) | <uint32_t>s):
@@ -717,11 +808,12 @@ cdef class Enumerator:
                         self.floorW + self.pb.lamW - correct + (wuz - b0) > self.theta_prune:
                     sc.tally.support += 1
                     continue
-            expand = self._expandable(b, b0, depth + 1)
-            if not expand:
-                sc.tally.lookahead += 1
-                if not member:
-                    continue
+            why = self._child_expands(b, &b0, depth + 1, u, capv)
+            expand = why == 0
+            sc.tally.lookahead += why == 1
+            sc.tally.tail += why == 2
+            if not expand and not member:
+                continue
             lbx = b + b0 + (self.pb.lamW if self.do_lookahead else 0.0)
             cand = &sc.cands[n_cands]
             n_cands += 1
@@ -981,12 +1073,22 @@ cdef class Enumerator:
         if self.finished:
             return R_DONE
         cdef const uint8_t* stop = &stop_flag[0]
+        cdef int64_t cap = max_evaluations
+        if self.tails is None and self.tail_after >= 0:
+            if self.tally.evaluated >= self.tail_after:
+                self.build_tail_table()
+            elif cap < 0 or cap > self.tail_after:
+                cap = self.tail_after          # the slice ends where the table is due (one thread: exactly)
         with nogil:
-            slice_start(&self.ws, seconds, stop, max_evaluations)
+            slice_start(&self.ws, seconds, stop, cap)
             if self.n_threads > 1:
                 pool_run(&self.ws.pool, self.n_threads, _worker_entry, <void*>self)
             else:
                 self._worker(0)
+        if cap != max_evaluations and self.tally.evaluated >= cap and not self.finished and not self.out_of_memory:
+            self.build_tail_table()
+            if stop_flag[0] == 0:
+                return R_SLICE
         if self.finished and not self.out_of_memory:
             return R_DONE
         if self.out_of_memory:
@@ -1018,6 +1120,32 @@ cdef class Enumerator:
         if lo == INFINITY or self.pb.total <= 0:
             return lo if lo == INFINITY else 0.0
         return lo / self.pb.total
+
+    def build_tail_table(self, threads=None) -> bool:
+        """Build this enumerator's tail table now (on ``threads`` threads, its own by default), unless
+        it has one or it is switched off; from the next slice on every child's bound is raised by
+        it. Whether it has one."""
+        if self.tails is None and self.do_tail_table:
+            self.use_tail_table(SharedTailTable(self, self.n_threads if threads is None else int(threads)))
+        self.tail_after = -1                   # decided: not again
+        return self.tt != NULL
+
+    def use_tail_table(self, SharedTailTable table) -> bool:
+        """Read ``table`` (built for an enumerator of the same data: another threshold is fine, its
+        tails bound every list) from the next slice on, in place of building one; between slices
+        only. Nothing when the table is switched off here or has no blocks. Whether it is read."""
+        if not table.fits(&self.pb):
+            raise ValueError("this tail table was built over other data")
+        if self.do_tail_table and table.t.n_blocks > 0:
+            self.tails = table
+            self.tt = &table.t
+        self.tail_after = -1
+        return self.tt != NULL
+
+    @property
+    def tail_table(self):
+        """The tail table this enumerator reads (``SharedTailTable``), or None."""
+        return self.tails if self.tt != NULL else None
 
     def set_floor(self, double floor):
         """The lower bound on the optimum the restated support bound uses (objective units)."""
@@ -1065,7 +1193,8 @@ cdef class Enumerator:
         return now() - self.start_time
 
     def memory_bytes(self):
-        return (self.n_pages * (1 << NODE_PAGE_BITS) * sizeof(RNode) + self.queue.bytes()
+        return ((self.tails.bytes if self.tt != NULL else 0)
+                + self.n_pages * (1 << NODE_PAGE_BITS) * sizeof(RNode) + self.queue.bytes()
                 + self.set_err.capacity() * 16 + self.set_index.size() * 32
                 + self.kept_ants.capacity() * 2 + self.kept_obj.capacity() * 8)
 
@@ -1227,6 +1356,10 @@ cdef class Enumerator:
             "pruned_bound": self.tally.bound,
             "pruned_lookahead": self.tally.lookahead,
             "pruned_similar": self.tally.similar,
+            "pruned_tail_table": self.tally.tail,
+            "tail_table_blocks": self.tails.blocks if self.tt != NULL else 0,
+            "tail_table_rules": self.tails.rules if self.tt != NULL else 0,
+            "tail_table_seconds": self.tails.seconds if self.tt != NULL else 0.0,
             "pruned_map": self.n_pruned_map,
             "map_sets": self.set_index.size(),
             "orderings_with_equal_error": self.n_twins,
@@ -1345,6 +1478,7 @@ cdef class TailCounter:
     cdef vector[uint64_t] keys           # per level: the key of U (tailscan_key)
     cdef vector[uint64_t] scratch
     cdef bint do_one_rule
+    cdef const TailTable* tt               # the enumerator's tail table, when it has one (NULL: none)
     cdef vector[vector[int32_t]] ord10     # per level: gain_orders
     cdef vector[vector[int32_t]] ord01
     cdef vector[vector[double]] pos10
@@ -1353,7 +1487,7 @@ cdef class TailCounter:
     cdef vector[uint32_t] stamp            # the rules a child scored already (this epoch)
     cdef uint32_t epoch
     cdef double tol
-    cdef public int64_t n_pruned_one_rule
+    cdef public int64_t n_pruned_one_rule, n_pruned_tail_table
     cdef public int64_t n_evaluated, n_hits, n_recomputed, n_evicted, n_stored, n_pruned_support
     cdef public int64_t n_pruned_bound, n_pruned_lookahead, n_pruned_map, n_grouped
     cdef public double seconds
@@ -1363,14 +1497,16 @@ cdef class TailCounter:
     cdef char _apart[64]
 
     def __init__(self, Enumerator enumerator, int64_t memory_budget=1 << 30, int budget_mode=0,
-                 bint seen_bound=True, TailMemo memo=None, bint one_rule_bound=True):
+                 bint seen_bound=True, TailMemo memo=None, bint one_rule_bound=True, bint tail_table=False):
         """``budget_mode`` 0: a table is computed to the budget its caller has left (recomputed
         for a richer one); 1: to the most any prefix reaching its rows can leave (``theta -
         lambda W - b0`` of the rows captured: never recomputed, larger). ``seen_bound``: bound 6
         over the table. ``memo``: tables shared with other counters of the same enumerator (its
         budget replaces ``memory_budget``); none: a memo of its own. ``one_rule_bound``: a child
         whose budget allows one more rule at most is a leaf when no rule can gain enough on it
-        (``one_rule_floor``; two classes and the equivalent points)."""
+        (``one_rule_floor``; two classes and the equivalent points). ``tail_table``: build the
+        enumerator's tail table now if it has none (``Enumerator.build_tail_table``); a counter
+        reads the enumerator's table whenever it has one."""
         cdef int L, k
         cdef double zc[MAX_CLASSES]
         self.en = enumerator
@@ -1398,6 +1534,9 @@ cdef class TailCounter:
         self.keys.assign(L, 0)
         self.scratch.assign(enumerator.pb.W, 0)
         self.do_one_rule = one_rule_bound and enumerator.do_eqpts and enumerator.pb.C == 2
+        if tail_table:
+            enumerator.build_tail_table()
+        self.tt = NULL                         # the enumerator's, read when a count starts
         self.tol = 1e-9 * max(1.0, enumerator.pb.total)
         if self.do_one_rule:
             self.ord10.resize(L)
@@ -1547,7 +1686,8 @@ cdef class TailCounter:
         cdef const uint64_t* lzh
         cdef const int32_t* lnu
         cdef int C, built
-        cdef double g10 = 0, g01 = 0, bmino
+        cdef double g10 = 0, g01 = 0, bmino, t1, t2
+        cdef bint one_more
         cdef vector[gw_cell]* out = &self.level[L]
         cdef vector[gw_tcand]* cands = &self.cands[L]
         cdef gw_tcand tc
@@ -1607,14 +1747,24 @@ cdef class TailCounter:
                 if b0 > rest:
                     self.n_pruned_lookahead += 1
                     continue
-            if self.do_one_rule and klim_c > 1 and self.en.pb.lamW + b0 <= rest \
-                    and (klim_c == 2 or 2 * self.en.pb.lamW + b0 > rest):
+            one_more = klim_c == 2 or 2 * self.en.pb.lamW + b0 > rest   # at most one rule can follow a
+            if self.do_one_rule and klim_c > 1 and self.en.pb.lamW + b0 <= rest and one_more:
                 # at most one rule can follow a: none does if none can gain enough on U minus a
                 bmino = self.en.pb.weights[0] * lmz[2 * s] + self.en.pb.weights[1] * lmz[2 * s + 1]
                 if self.en.pb.lamW + one_rule_floor(self.en.pb.weights, ucnt, cntp, bmino, g10, g01) \
                         > rest + self.tol:
                     self.n_pruned_one_rule += 1
                     b0 = rest + 1.0           # makes a a leaf below
+            if self.tt != NULL and klim_c > 1 and self.en.pb.lamW + b0 <= rest:
+                # a table of its own below, unless the tail table says what every tail of one rule
+                # or more (of two or more) on U minus a costs is more than it may
+                tail_costs(self.tt, U, &self.en.pb.caps[<size_t>s * W], b0, &t1, &t2)
+                if t1 > rest + self.tol:
+                    self.n_pruned_tail_table += 1
+                    b0 = rest + 1.0           # makes a a leaf below
+                elif not one_more and t2 > rest + self.tol:
+                    self.n_pruned_tail_table += 1
+                    one_more = True
             if klim_c == 1 or self.en.pb.lamW + b0 > rest:
                 # no rule can follow a within the budget: a's tail is the default alone
                 tail_err = default_error(&self.en.pb, ucnt, cntp, &fw)
@@ -1622,7 +1772,7 @@ cdef class TailCounter:
                     if not gw_cells_push(out[0], tail_err + err, 1, 1):
                         return T_OUT_OF_MEMORY
                 continue
-            if klim_c == 2 or 2 * self.en.pb.lamW + b0 > rest:
+            if one_more:
                 # at most one rule can follow a: its tails are scored here, without a table
                 k = self._one_rule_child(L, s, ucnt, cntp, err, rest)
                 if k != 0:
@@ -1881,6 +2031,7 @@ cdef class TailCounter:
         if self.failed >= 0:
             return self.failed
         self.stop_ptr = &stop_flag[0]
+        self.tt = self.en.tt
         self.max_evals = max_evaluations
         self.status = -1
         with nogil:
@@ -1997,4 +2148,5 @@ cdef class TailCounter:
             "count_pruned_map": self.n_pruned_map,
             "count_rules_grouped": self.n_grouped,
             "count_pruned_one_rule": self.n_pruned_one_rule,
+            "count_pruned_tail_table": self.n_pruned_tail_table,
         }

@@ -34,6 +34,8 @@ cdef enum:
     TT_LANE = 16           # units per block: a 16-bit lane of a unit vector's word
     TT_SUBSETS = 65536     # subsets of a block
     TT_MAX_K = 8           # tails of up to this many rules are tabled
+    TT_BYTES = 64 << 20    # the most a table holds unless told otherwise
+    TT_OPS_PER_EVALUATION = 64   # table-building steps that cost as much as scoring one child
 
 
 cdef struct TailTable:
@@ -307,22 +309,23 @@ cdef inline int tail_table_plan(TailTable* tt, const CorelsProblem* pb, int K, s
     return 0
 
 
-cdef inline double tail_raise(const TailTable* tt, const uint64_t* u, const uint64_t* capv,
-                              double b0) noexcept nogil:
-    """How far the table lifts the bound of a prefix leaving ``U = u & ~capv`` (``capv`` NULL:
-    ``U = u``) whose equivalent-points bound is ``b0``: ``max(0, T(U) - lambda - b0 - margin)``.
+cdef inline void tail_costs(const TailTable* tt, const uint64_t* u, const uint64_t* capv, double b0,
+                            double* from1, double* from2) noexcept nogil:
+    """The least any tail of at least one rule (``from1``) and of at least two (``from2``) can cost
+    on ``U = u & ~capv`` (``capv`` NULL: ``U = u``), penalties included, in weighted count units;
+    ``b0`` is U's equivalent-points bound (0 when it is off: still a lower bound). No margin: a
+    caller compares with its own tolerance.
 
-    A tail of more than ``K`` rules costs at least ``(K + 1) * lambda`` plus its errors, which are
-    at least ``b0`` off the settled blocks and ``E_j`` at ``K`` on them."""
+    A tail of ``k <= K`` rules costs at least ``k * lambda + sum_j E_j``; one of more than ``K``
+    rules at least ``(K + 1) * lambda`` plus ``b0`` off the settled blocks and ``E_j`` at ``K`` on
+    them."""
     cdef double acc[TT_MAX_K * MAX_CLASSES]
     cdef double settled[MAX_CLASSES]
-    cdef double t, v, least
+    cdef double t1, t2, v, least
     cdef const float* row
     cdef int j, l, i, k, y, last = (tt.K - 1) * tt.C
     cdef uint64_t bits
     cdef size_t S
-    if tt.n_blocks == 0:
-        return 0.0
     for i in range(tt.stride):
         acc[i] = 0
     for y in range(tt.C):
@@ -343,12 +346,28 @@ cdef inline double tail_raise(const TailTable* tt, const uint64_t* u, const uint
     for y in range(tt.C):
         if settled[y] < least:
             least = settled[y]
-    t = (tt.K + 1) * tt.lamW + b0 + (least if least > 0 else 0.0)
+    t1 = (tt.K + 1) * tt.lamW + b0 + (least if least > 0 else 0.0)    # more than K rules
+    t2 = t1
     for k in range(1, tt.K + 1):
         for y in range(tt.C):
             v = k * tt.lamW + acc[(k - 1) * tt.C + y]
-            if v < t:
-                t = v
+            if v < t1:
+                t1 = v
+            if k >= 2 and v < t2:
+                t2 = v
+    from1[0] = t1
+    from2[0] = t2
+
+
+cdef inline double tail_raise(const TailTable* tt, const uint64_t* u, const uint64_t* capv,
+                              double b0) noexcept nogil:
+    """How far the table lifts the bound of a prefix leaving ``U = u & ~capv`` (``capv`` NULL:
+    ``U = u``) whose equivalent-points bound is ``b0``: ``max(0, T(U) - lambda - b0 - margin)``,
+    ``T(U)`` the least a tail of at least one rule costs (``tail_costs``)."""
+    cdef double t, t2
+    if tt.n_blocks == 0:
+        return 0.0
+    tail_costs(tt, u, capv, b0, &t, &t2)
     t -= tt.lamW + b0 + tt.margin
     return t if t > 0 else 0.0
 

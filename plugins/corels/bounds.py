@@ -34,9 +34,9 @@ BOUNDS: tuple[BoundSwitch, ...] = (
     # Theorem 15 within the child (corels_reorder.pxd): in a seeded search and once the prefix map is full; a
     # dominance among orderings, so it has no restatement against a threshold
     BoundSwitch("reorder", "pruned_reorder"),
-    # the tail table (corels_tailtable.pxd): built once a search has run long enough to pay for it; a plain
-    # lower bound, but the enumerator does not read the table (yet), so it has no restatement there
-    BoundSwitch("tail_table", "pruned_tail_table"),
+    # the tail table (corels_tailtable.pxd): built once a search (or an enumeration) has run long enough to pay
+    # for it; a lower bound on every tail, so against a threshold too (and in the set's count)
+    BoundSwitch("tail_table", "pruned_tail_table", "tail_table", "pruned_tail_table"),
 )
 
 BOUND_NAMES: tuple[str, ...] = tuple(b.name for b in BOUNDS)

@@ -68,6 +68,7 @@ def make_enumerator(
     seconds: Iterable[int] | None = None,
     include_short: bool = True,
     skip_pairs: Iterable[tuple[int, int]] | None = None,
+    tail_after: int | None = None,
 ) -> Any:
     """A ready ``Enumerator`` of every list with objective ``<= threshold``.
 
@@ -83,6 +84,8 @@ def make_enumerator(
     with the one it mirrors. ``queue_budget`` (queue entries; ``None``: none) turns the
     ``lower_bound``/``objective`` order into depth first once the queue outgrows it: the count,
     the set and the best ``max_models`` are the same, only the streaming in objective order stops.
+    ``tail_after``: the children scored before the tail table is built (None: as many as its build
+    costs; 0: at the first slice).
     """
     off = {KEPT_BOUNDS[name] for name in ablation if name in KEPT_BOUNDS}
     return _enum.Enumerator(
@@ -103,6 +106,7 @@ def make_enumerator(
         seconds=None if seconds is None else [int(r) for r in seconds],
         include_short=include_short,
         skip_pairs=None if skip_pairs is None else [(int(a), int(b)) for a, b in skip_pairs],
+        **({} if tail_after is None else {"tail_after": int(tail_after)}),
     )
 
 
@@ -293,13 +297,17 @@ def enumerate_rashomon(
             before = nodes_before + enumerator.n_evaluated + counter.n_evaluated
             upto = threshold if nth is None else nth
             roots, empty = counter.first_rules_within(upto)
+            tails = enumerator.tail_table  # the count's: the relisting reads it from its first child
             enumerator = relist(upto, roots, empty)
+            if tails is not None:
+                enumerator.use_tail_table(tails)
             info["rashomon_relisted_up_to"] = upto
             info["rashomon_relisted_first_rules"] = len(roots)
             started = time.perf_counter()
             code, _ = _list(enumerator, ctx, threshold, before, progress_interval, member, sent, None, False)
             info["rashomon_relisting_seconds"] = time.perf_counter() - started
             info["rashomon_relisting_evaluated"] = int(enumerator.n_evaluated)
+            info["rashomon_relisting_pruned_tail_table"] = int(enumerator.counters()["pruned_tail_table"])
             listed_best = bool(enumerator.complete)
         elif not proven:
             listed_best = False
@@ -390,6 +398,9 @@ class TableCount:
 
     def __init__(self, enumerator: Any, memory: int, threads: int, max_evaluations: int = -1) -> None:
         threads = max(int(threads), 1)
+        # the search's tail table over the set's units: every counter reads it (a count is long: the
+        # set outgrew its listing), and so does the enumerator that lists the best again
+        enumerator.build_tail_table(threads)
         self.max_evaluations = max_evaluations  # rules scored by all counters (-1: no limit)
         self.memo = _enum.TailMemo(max(int(memory), 0), 64 if threads > 1 else 1)
         self.counters = [_enum.TailCounter(enumerator, memo=self.memo) for _ in range(threads)]

@@ -77,7 +77,7 @@ def test_antecedent_ids_past_255(smap: str):
     """With more than 256 antecedents the records keep 16-bit ids: 290 empty antecedents in front
     of a real set move its ids past 255 and change nothing but the evaluations they cost."""
     for seed in range(3):
-        X, y = _instance(10 + seed, m=8, n=300)
+        X, y = _instance(10 + seed, m=7, n=300)
         pad = np.hstack([np.zeros((X.shape[0], 290), dtype=np.uint8), X])
         a = _search(X, y, 0.01, symmetry_map=smap)
         b = _search(pad, y, 0.01, symmetry_map=smap)

@@ -31,10 +31,10 @@ from test_corels_rashomon import (
 
 
 def table_count(
-    units, lam, theta, floor, cap, memory=1 << 24, budget_mode=0, one_rule_bound=True, **options
+    units, lam, theta, floor, cap, memory=1 << 24, budget_mode=0, one_rule_bound=True, tail_table=False, **options
 ) -> int | None:
     en = make_enumerator(units, lam, theta, floor=floor, max_prefix_length=cap, max_models=0, **options)
-    counter = cr.TailCounter(en, memory, budget_mode, one_rule_bound=one_rule_bound)
+    counter = cr.TailCounter(en, memory, budget_mode, one_rule_bound=one_rule_bound, tail_table=tail_table)
     assert counter.run(60.0, np.zeros(1, np.uint8)) == cr.DONE
     return counter.count
 
@@ -43,7 +43,8 @@ def table_count(
 @given(instances())
 def test_the_table_counts_what_brute_force_lists(case) -> None:
     """Relative and absolute thresholds, a floor below the optimum (a stopped search's), a memory
-    budget so small that every entry is dropped and recomputed, and no table at all."""
+    budget so small that every entry is dropped and recomputed, no table at all, and the search's
+    tail table read by the count."""
     X, y, C, weights, lam, max_len, epsilon = case
     every = every_rule_list(X, y, lam, C, weights, max_len)
     optimum = every[0][0]
@@ -54,6 +55,7 @@ def test_the_table_counts_what_brute_force_lists(case) -> None:
         for memory in (1 << 24, 1, 0):
             assert table_count(units, lam, theta, floor, cap, memory) == expected, (theta, memory)
         assert table_count(units, lam, theta, floor, cap, budget_mode=1) == expected  # never recomputed
+        assert table_count(units, lam, theta, floor, cap, tail_table=True) == expected
 
 
 @settings(max_examples=25, deadline=None, derandomize=True)

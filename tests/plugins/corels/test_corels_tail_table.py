@@ -2,7 +2,8 @@
 a prefix scores, read from exact k-rule answers on blocks of 16 units. Checked against a brute force
 over every rule list: the raised bound never passes what an extension scores (and equals it when
 the units fit one block), and the search under it, from the start or started again part-way, still
-finds the brute force's optimum, with a lower bound that never falls and never passes it."""
+finds the brute force's optimum, with a lower bound that never falls and never passes it. The
+Rashomon set's listing and count read the table too: their sets are brute force's."""
 
 from __future__ import annotations
 
@@ -10,9 +11,13 @@ import numpy as np
 import pytest
 from glasswork.cython_ext import bitset
 from glasswork.cython_ext import corels as ccorels
+from glasswork.cython_ext import corels_rashomon as cr
+from glasswork.plugins.corels.rashomon import enumeration as rashomon
+from glasswork.plugins.corels.rashomon.enumeration import make_enumerator
 from glasswork.plugins.corels.search import engine
 
 from grids import sampled
+from test_corels_rashomon import POLICIES, every_rule_list, run_all, units_of, within
 
 from corels_reference import brute_force, compas, random_instance, rule_lists  # noqa: F401  (compas: a fixture)
 
@@ -186,3 +191,85 @@ def test_compas_certifies_with_the_table_in_a_fraction_of_the_evaluations(compas
     assert table.counters()["tail_table_blocks"] == again.counters()["tail_table_blocks"] == 13
     assert table.n_evaluated * fewer < plain.n_evaluated
     assert again.counters()["evaluated_before_tail_table"] >= 1_000_000
+
+
+# the set (corels_rashomon.pyx): the listing and the count read the same table
+
+
+@pytest.mark.parametrize("seed", sampled(range(24), [0, 1, 2, 5, 8, 13]))  # policies, threads, 3 classes (5)
+def test_the_set_listed_and_counted_under_the_table_is_the_brute_force_set(seed: int) -> None:
+    """The enumerator raises every child's bound by the table and drops a node queued before the
+    table was built when its tails cannot fit; the count makes a child a leaf (or gives it one more
+    rule at most) when the table says its longer tails cannot fit. Built at the first slice or
+    part-way, under every policy and thread count, the set, its size and its best are brute
+    force's; so is the count on one thread, and on two sharing one memo."""
+    rng = np.random.default_rng(9300 + seed)
+    n_classes = 3 if seed % 6 == 5 else 2
+    X, y = _wide_instance(rng, n_classes)
+    weights = rng.choice([0.5, 1.0, 2.0], size=n_classes) if seed % 4 == 3 else None
+    lam = float(rng.choice([0.005, 0.01, 0.02]))
+    every = every_rule_list(X, y, lam, n_classes, weights, None)
+    optimum = every[0][0]
+    theta = (1 + float(rng.choice([0.02, 0.05, 0.1]))) * optimum
+    expected = within(every, theta)
+    units = units_of(X, y, n_classes, weights)
+    policy, threads = POLICIES[seed % len(POLICIES)], 1 + seed % 2
+    pruned = 0
+    for after in (0, int(rng.integers(1, 300))):
+        en = make_enumerator(
+            units, lam, theta, floor=optimum, policy=policy, threads=threads, max_models=5, tail_after=after
+        )
+        assert run_all(en) == cr.DONE
+        assert en.count == len(expected), (after, policy, threads)
+        kept = [o for o, _ in en.kept_members()]
+        np.testing.assert_allclose(kept, [o for o, _ in expected[: len(kept)]], rtol=0, atol=1e-9)
+        assert len(kept) == min(5, len(expected))
+        counters = en.counters()
+        assert counters["tail_table_blocks"] in (0, (units.n_units + 15) // 16)
+        pruned += counters["pruned_tail_table"]
+    counter = cr.TailCounter(make_enumerator(units, lam, theta, floor=optimum, max_models=0), 1 << 24, tail_table=True)
+    assert counter.run(60.0, np.zeros(1, np.uint8)) == cr.DONE
+    assert counter.count == len(expected)
+    pruned += counter.counters()["count_pruned_tail_table"]
+    pool = rashomon.TableCount(make_enumerator(units, lam, theta, floor=optimum, max_models=0), 1 << 24, 2)
+    pool.join()
+    assert pool.count == len(expected)
+    if seed == 0:
+        assert pruned > 0  # the table does prune on these instances
+
+
+def test_a_table_built_over_other_data_is_refused_and_one_switched_off_is_not_read() -> None:
+    rng = np.random.default_rng(5)
+    X, y = _wide_instance(rng)
+    units = units_of(X, y, 2)
+    en = make_enumerator(units, 0.01, 0.5, max_models=0)
+    assert en.build_tail_table() and en.tail_table is not None
+    other = make_enumerator(units_of(X[:, :-1], y, 2), 0.01, 0.5, max_models=0)
+    with pytest.raises(ValueError, match="other data"):
+        other.use_tail_table(en.tail_table)
+    off = make_enumerator(units, 0.01, 0.5, max_models=0, ablation=["tail_table"])
+    assert not off.use_tail_table(en.tail_table) and off.tail_table is None
+    assert not off.build_tail_table() and off.counters()["tail_table_blocks"] == 0
+    # a higher threshold reads the same table: it bounds every tail, whatever the threshold
+    assert make_enumerator(units, 0.01, 0.9, max_models=0).use_tail_table(en.tail_table)
+
+
+@pytest.mark.slow
+def test_compas_lists_its_epsilon_001_set_under_the_table_in_a_fraction_of_the_evaluations(compas) -> None:
+    """COMPAS at lambda 0.01, epsilon 0.01: the 226 lists and their best, with the table built once
+    the listing has paid for it (its nodes queued before are dropped when popped), in a quarter
+    of the evaluations listing them without it takes."""
+    units = engine.make_units(compas.antecedents.bits, compas.y, 2)
+    search = engine.make_search(units, 0.01)
+    engine.run_to_end(search)
+    theta = 1.01 * search.objective
+    runs = {}
+    for ablation in ((), ("tail_table",)):
+        en = make_enumerator(units, 0.01, theta, floor=search.objective, max_models=1000, ablation=ablation)
+        assert run_all(en) == cr.DONE
+        runs[ablation] = (en.count, [o for o, _ in en.kept_members()], en.counters())
+    (with_count, with_kept, with_c), (plain_count, plain_kept, plain_c) = runs[()], runs[("tail_table",)]
+    assert with_count == plain_count == 226
+    np.testing.assert_allclose(with_kept, plain_kept, rtol=0, atol=1e-12)
+    assert with_c["tail_table_blocks"] == 13 and with_c["pruned_tail_table"] > 0
+    assert with_c["evaluated"] * 4 < plain_c["evaluated"]
