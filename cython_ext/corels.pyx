@@ -76,7 +76,7 @@ from corels_queue cimport (
 from corels_reorder cimport ReorderCheck, reorder_setup, reorder_better
 from corels_tailtable cimport (
     TailSchedule, TS_BUILD, TS_DUE, tail_schedule_init, tail_schedule_slice, tail_schedule_counters, tail_table_start,
-    tail_table_bytes, tail_raise_child, tail_extension_bound, TT_BYTES, TT_OPS_PER_EVALUATION,
+    tail_table_bytes, tail_raise_child, tail_extension_bound, tail_rules_for, TT_BYTES, TT_OPS_PER_EVALUATION,
 )
 from corels_reload cimport ReloadPath, reload_start, reload_root, reload_records, reload_finish
 from corels_seed cimport (
@@ -102,6 +102,12 @@ MAPS = {"none": MAP_NONE, "prefix": MAP_PREFIX, "captured": MAP_CAPTURED}
 
 cdef enum:
     R_SPILL_ERROR = 5       # Search.run's codes past corels_problem's
+
+def tail_table_rules_for(int n_units, int n_classes, long long max_bytes=TT_BYTES):
+    """The rules a search's tail table over ``n_units`` units of ``n_classes`` classes holds within
+    ``max_bytes`` (0: it is not built): what the size estimate reads before any search exists."""
+    return tail_rules_for((n_units + 15) // 16, n_classes, (n_units + 63) // 64, max(max_bytes, 0))
+
 
 # return codes of Search.run
 DONE = R_DONE

@@ -110,14 +110,20 @@ cdef inline int _lanes_with_units(const CorelsProblem* pb) noexcept nogil:
     return n
 
 
+cdef inline int tail_rules_for(int lanes, int C, int W, size_t max_bytes) noexcept nogil:
+    """The most rules a table of ``lanes`` blocks of ``C`` classes holds within ``max_bytes`` (0:
+    not even one), for unit vectors of ``W`` words."""
+    cdef size_t per = <size_t>lanes * TT_SUBSETS * sizeof(float)
+    cdef size_t k
+    if per == 0 or W > 512:
+        return 0
+    k = (max_bytes // per - 1) // C if max_bytes // per >= 1 else 0
+    return <int>k if k < TT_MAX_K else TT_MAX_K
+
+
 cdef inline int tail_rules_that_fit(const CorelsProblem* pb, size_t max_bytes) noexcept nogil:
     """The most rules a table of every block can hold within ``max_bytes`` (0: not even one)."""
-    cdef size_t per = <size_t>_lanes_with_units(pb) * TT_SUBSETS * sizeof(float)
-    cdef size_t k
-    if per == 0 or pb.W > 512:
-        return 0
-    k = (max_bytes // per - 1) // pb.C if max_bytes // per >= 1 else 0
-    return <int>k if k < TT_MAX_K else TT_MAX_K
+    return tail_rules_for(_lanes_with_units(pb), pb.C, pb.W, max_bytes)
 
 
 cdef inline int64_t tail_table_ops(const CorelsProblem* pb, int K) except -1:

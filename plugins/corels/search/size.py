@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 from glasswork.cython_ext import bitset
+from glasswork.cython_ext import corels as _corels
 from glasswork.data import Problem
 from glasswork.plugins.corels.inputs import antecedents_for, class_weight_vector, integer_multiplicity
 from glasswork.plugins.corels.search import engine
@@ -21,6 +22,12 @@ from glasswork.plugins.corels.spec import CorelsConstraints, CorelsObjective, Co
 EVALUATIONS_PER_SECOND = 10e6  # per thread, the compiled search while its queue grows (10-20 M/s)
 WHOLE_OVER_SECOND_LEVEL = 1000  # a whole search's evaluations over its second level's (700 on COMPAS at 0.01)
 LOG10_SETS_PER_SECOND = 22.0  # log10 C(M, depth) of a search taking about one second per thread
+# with the tail table (corels_tailtable.pxd) a deep search's CPU seconds grow far slower with the
+# space: 10^(0.113 log10 C - 1.44), least squares on COMPAS's .out at lambda 0.01, 0.005, 0.0025 and
+# 0.001 (log10 C 8.9, 15.3, 24.9, 41.1; 0.37, 2.2, 17.7 and 1,772 CPU-s; the fit says 0.36, 1.9, 24
+# and 1,581: docs/maintainers/corels-measurements.md, "The estimate with the tail table")
+TAIL_TABLE_LOG10_SLOPE = 0.113
+TAIL_TABLE_LOG10_OFFSET = 1.44
 UNBOUNDED_LOG10_SETS = 9.0  # an unlimited depth over more sets than this: warned as unlikely to certify
 REGULARIZATIONS_TO_SUGGEST = (0.015, 0.02, 0.025, 0.03, 0.04, 0.05)
 
@@ -40,7 +47,8 @@ class SearchEstimate:
     rules (the symmetry map keeps one ordering of each): it grows with the depth, also past ``M / 2``
     where ``C(M, depth)`` alone falls back to 1. ``unbounded`` says the bounds leave the depth as
     deep as the antecedents go, on a space too large to go through. These are proven; ``rough_seconds`` is not: a rule
-    of thumb fitted on measured searches (the constants above).
+    of thumb fitted on measured searches (the constants above). ``tail_table``: the search will build
+    its tail table, which cuts deep searches most (the rule of thumb for them changes with it).
     """
 
     antecedents: int
@@ -57,6 +65,7 @@ class SearchEstimate:
     log10_space: float
     threads: int
     larger_regularizations: tuple[tuple[float, float], ...] = ()  # (lambda, rough seconds)
+    tail_table: bool = False  # the search will build its tail table (its units fit; not switched off)
 
     @property
     def unbounded(self) -> bool:
@@ -69,10 +78,16 @@ class SearchEstimate:
     @property
     def rough_seconds(self) -> float:
         """The larger of two rough times: the second level's evaluations times a measured factor,
-        and 10^(log10_space - LOG10_SETS_PER_SECOND) (deep searches over many antecedents)."""
+        and, for deep searches over many antecedents, 10^(log10_space - LOG10_SETS_PER_SECOND), or
+        10^(TAIL_TABLE_LOG10_SLOPE log10_space - TAIL_TABLE_LOG10_OFFSET) with the tail table."""
         threads = max(self.threads, 1)
         wide = WHOLE_OVER_SECOND_LEVEL * self.second_level / (EVALUATIONS_PER_SECOND * threads)
-        deep = 10.0 ** min(self.log10_space - LOG10_SETS_PER_SECOND, 300.0) / threads
+        exponent = (
+            TAIL_TABLE_LOG10_SLOPE * self.log10_space - TAIL_TABLE_LOG10_OFFSET
+            if self.tail_table
+            else self.log10_space - LOG10_SETS_PER_SECOND
+        )
+        deep = 10.0 ** min(exponent, 300.0) / threads
         return max(wide, deep)
 
     def summary(self) -> str:
@@ -177,6 +192,11 @@ def estimate_search(
     np.add.at(per_group, (group, y), 1.0 if mult is None else mult.astype(np.float64))
     per_group *= w
     minority = float((per_group.sum(axis=1) - per_group.max(axis=1)).sum()) / W if n else 0.0
+    # as the search decides it: on, not under a fairness constraint, its units within the table's bytes
+    ablated = search_opts is not None and "tail_table" in search_opts.ablation
+    tail_table = (
+        not ablated and constraints.fairness is None and _corels.tail_table_rules_for(per_group.shape[0], C) > 0
+    )
     cap = M if constraints.max_prefix_length is None else min(M, constraints.max_prefix_length)
     threads = engine.default_threads() if search_opts is None or search_opts.threads is None else search_opts.threads
 
@@ -208,6 +228,7 @@ def estimate_search(
             second_level=first * max(M - 1, 0),
             log10_space=_log10_sets_up_to(M, depth),
             threads=threads,
+            tail_table=tail_table and lam > 0,
         )
 
     estimate = size(lam)

@@ -10,9 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from corels_reference import brute_force
+from corels_reference import brute_force, compas  # noqa: F401  (compas: a fixture)
 from glasswork import Problem
 from glasswork.cli import cli
+from glasswork.plugins.corels.search import size
 from glasswork.plugins.corels.search.size import SearchEstimate, estimate_search
 from glasswork.plugins.corels.spec import CorelsConstraints, CorelsObjective, CorelsSearch
 from glasswork.running.launch import Launch
@@ -251,3 +252,43 @@ def test_a_depth_the_bounds_do_not_limit_is_warned_on_a_newcomers_table(tmp_path
         ],
     )
     assert "the bounds do not limit the depth" not in bounded.output
+
+
+def test_with_the_tail_table_the_estimate_follows_the_compas_searches(tmp_path: Path, compas) -> None:
+    """COMPAS's .out has 194 units, so the search builds its tail table. The searches took 17.7
+    CPU-s at lambda 0.0025 and 999 s on two threads at 0.001 (docs/maintainers/corels-measurements.md);
+    the estimate says seconds and minutes there, where before the table it said "more than a year"
+    at 0.001. With the table switched off it is the old rule of thumb again."""
+    spec = tmp_path / "compas.yaml"
+    spec.write_text(
+        "name: compas\ndata:\n  source: data:corels/compas_train.out\nsolver: corels\n"
+        "objective: {regularization: 0.001}\nsearch: {threads: 2}\n"
+    )
+
+    def estimate(*overrides: str) -> SearchEstimate:
+        launch = Launch.from_file(spec, no_store=True, overrides=list(overrides))
+        loaded = launch.loaded.spec
+        return estimate_search(launch.prepare(), loaded.objective, loaded.constraints, loaded.search)
+
+    at = estimate()
+    assert at.tail_table and 5 * 60 < at.rough_seconds < 3 * 3600
+    assert at.warning(1800) is None
+    assert estimate("objective.regularization=0.0025").rough_seconds < 60
+    off = estimate("search.ablation=[tail_table]")
+    assert not off.tail_table and off.rough_seconds > 86400 * 365 and off.warning(1800) is not None
+
+
+def test_the_tail_table_changes_only_the_deep_searches_time() -> None:
+    """A deep search's rough time with and without the table; the second level's is the same."""
+    base = {
+        "antecedents": 155, "samples": 6489, "regularization": 0.001, "max_card": None, "empty_list": 0.45,
+        "one_rule": 0.37, "minority": 0.3, "max_length": 50, "depth": 49, "first_level": 151,
+        "second_level": 23_254, "log10_space": 40.1, "threads": 2,
+    }  # fmt: skip
+    plain, tabled = SearchEstimate(**base), SearchEstimate(**base, tail_table=True)
+    assert plain.rough_seconds == pytest.approx(10 ** (40.1 - 22) / 2)
+    assert tabled.rough_seconds == pytest.approx(
+        10 ** (size.TAIL_TABLE_LOG10_SLOPE * 40.1 - size.TAIL_TABLE_LOG10_OFFSET) / 2
+    )
+    shallow = {**base, "depth": 5, "log10_space": 8.8}
+    assert SearchEstimate(**shallow).rough_seconds == SearchEstimate(**shallow, tail_table=True).rough_seconds
