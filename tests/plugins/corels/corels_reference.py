@@ -23,12 +23,23 @@ def brute_force(
     mult: np.ndarray | None = None,
 ) -> tuple[float, list[int]]:
     """Minimum objective over every ordered prefix of distinct antecedents (columns of X): the
-    first list in enumeration order within 1e-12 of it."""
-    best: tuple[float, list[int]] = (np.inf, [])
-    for objective, prefix, _ in rule_lists(X, y, lam, n_classes, weights, max_len, mult):
-        if objective < best[0] - 1e-12:
-            best = (objective, prefix)
-    return best
+    first list in enumeration order within 1e-12 of it. Remembered per instance (a parametrized
+    test draws the same instances for each of its parameters)."""
+    key = tuple(
+        None if a is None else (np.asarray(a).dtype.str, np.asarray(a).shape, np.asarray(a).tobytes())
+        for a in (X, y, weights, mult)
+    ) + (float(lam), int(n_classes), max_len)
+    if key not in _BRUTE_FORCE:
+        best: tuple[float, list[int]] = (np.inf, [])
+        for objective, prefix, _ in rule_lists(X, y, lam, n_classes, weights, max_len, mult, predictions=False):
+            if objective < best[0] - 1e-12:
+                best = (objective, prefix)
+        _BRUTE_FORCE[key] = best
+    objective, prefix = _BRUTE_FORCE[key]
+    return objective, list(prefix)
+
+
+_BRUTE_FORCE: dict[tuple, tuple[float, list[int]]] = {}
 
 
 def audit_live_figures(search, rng: np.random.Generator, low: int, high: int) -> None:
@@ -100,10 +111,12 @@ def rule_lists(
     weights: np.ndarray | None = None,
     max_len: int | None = None,
     mult: np.ndarray | None = None,
-) -> list[tuple[float, list[int], np.ndarray]]:
+    predictions: bool = True,
+) -> list[tuple[float, list[int], np.ndarray | None]]:
     """Every rule list over the columns of X (each ordered prefix of distinct antecedents and its
-    default rule): its objective, prefix and predictions, every leaf labelled by its (weighted)
-    majority, ties to the higher class, as the search labels them."""
+    default rule): its objective, prefix and predictions (None without ``predictions``: only the
+    objectives are needed, and copying the predictions of every list was most of the time), every
+    leaf labelled by its (weighted) majority, ties to the higher class, as the search labels them."""
     n, M = X.shape
     w = np.ones(n_classes) if weights is None else np.asarray(weights, float)
     m = np.ones(n) if mult is None else np.asarray(mult, float)
@@ -111,17 +124,19 @@ def rule_lists(
     total = sw.sum()
     cols = X.astype(bool)
     limit = M if max_len is None else min(M, max_len)
-    out: list[tuple[float, list[int], np.ndarray]] = []
+    out: list[tuple[float, list[int], np.ndarray | None]] = []
 
     def leaf(mask: np.ndarray) -> tuple[float, int]:
         c = np.bincount(y[mask], weights=m[mask], minlength=n_classes) * w
         label = int(n_classes - 1 - np.argmax(c[::-1]))
         return float(c.sum() - c[label]), label
 
-    def rec(prefix: list[int], open_: np.ndarray, e: float, pred: np.ndarray) -> None:
+    def rec(prefix: list[int], open_: np.ndarray, e: float, pred: np.ndarray | None) -> None:
         de, dl = leaf(open_)
-        full = pred.copy()
-        full[open_] = dl
+        full = None
+        if pred is not None:
+            full = pred.copy()
+            full[open_] = dl
         out.append(((e + de) / total + lam * len(prefix), list(prefix), full))
         if len(prefix) == limit:
             return
@@ -130,11 +145,13 @@ def rule_lists(
                 continue
             cap = open_ & cols[:, j]
             ce, cl = leaf(cap)
-            nxt = pred.copy()
-            nxt[cap] = cl
+            nxt = None
+            if pred is not None:
+                nxt = pred.copy()
+                nxt[cap] = cl
             rec(prefix + [j], open_ & ~cols[:, j], e + ce, nxt)
 
-    rec([], np.ones(n, dtype=bool), 0.0, np.zeros(n, dtype=np.int64))
+    rec([], np.ones(n, dtype=bool), 0.0, np.zeros(n, dtype=np.int64) if predictions else None)
     return out
 
 
