@@ -458,6 +458,7 @@ cdef class Enumerator:
     cdef SharedTailTable tails         # that table (None: not yet, or never)
     cdef const TailTable* tt           # its table, read by the workers (NULL: none)
     cdef int64_t tail_after            # build it once this many children are scored (-1: never)
+    cdef bint running                  # a slice is running (its workers read the table)
     # prefixes collapsed (twins): a node whose uncaptured rows, length and prefix error equal a
     # recorded node's is not expanded but mirrors it; set_node is that node per record, twin_head
     # its first twin
@@ -1078,17 +1079,20 @@ cdef class Enumerator:
             if self.tally.evaluated >= self.tail_after:
                 self.build_tail_table()
             elif cap < 0 or cap > self.tail_after:
-                cap = self.tail_after          # the slice ends where the table is due (one thread: exactly)
+                cap = self.tail_after          # the slice ends with the expansion that reaches it
+        self.running = True
         with nogil:
             slice_start(&self.ws, seconds, stop, cap)
             if self.n_threads > 1:
                 pool_run(&self.ws.pool, self.n_threads, _worker_entry, <void*>self)
             else:
                 self._worker(0)
-        if cap != max_evaluations and self.tally.evaluated >= cap and not self.finished and not self.out_of_memory:
+        self.running = False
+        if cap != max_evaluations and self.tally.evaluated >= cap and not self.finished and not self.out_of_memory \
+                and stop_flag[0] == 0:
             self.build_tail_table()
-            if stop_flag[0] == 0:
-                return R_SLICE
+            if max_evaluations < 0 or self.tally.evaluated < max_evaluations:
+                return R_SLICE                 # else NODE_LIMIT below, as without the table
         if self.finished and not self.out_of_memory:
             return R_DONE
         if self.out_of_memory:
@@ -1136,6 +1140,8 @@ cdef class Enumerator:
         only. Nothing when the table is switched off here or has no blocks. Whether it is read."""
         if not table.fits(&self.pb):
             raise ValueError("this tail table was built over other data")
+        if self.running:
+            raise RuntimeError("a tail table is given between slices, not while the enumerator runs")
         if self.do_tail_table and table.t.n_blocks > 0:
             self.tails = table
             self.tt = &table.t

@@ -571,7 +571,7 @@ class EnumerationDriver(Driver[EnumerationSubtree]):
         self.peak_bytes = 0
         self.threads = 0  # the most threads a finished task ran with
         self.tasks: list[tuple[float, int, int]] = []  # each finished task's seconds, evaluations, bytes
-        self.counters: dict[str, int] = {}
+        self.counters: dict[str, float] = {}
         self.table: dict[str, Any] = {}  # the tail tables' figures, summed over tasks
         self.needed_table = 0  # tasks whose listing stopped for the table
         self.counted_by_table = 0  # and those the table counted to the end
@@ -624,6 +624,10 @@ class EnumerationDriver(Driver[EnumerationSubtree]):
         for name, value in out["counters"].items():
             if name == "depth_first_from":  # -1: no task went depth first; else the latest switch
                 self.counters[name] = max(self.counters.get(name, -1), int(value))
+            elif name in ("tail_table_blocks", "tail_table_rules"):  # each task's table is of the same units
+                self.counters[name] = max(self.counters.get(name, 0), int(value))
+            elif name == "tail_table_seconds":  # the tasks' builds, added up
+                self.counters[name] = self.counters.get(name, 0) + float(value)
             elif name not in ("max_queue", "nodes"):
                 self.counters[name] = self.counters.get(name, 0) + int(value)
         if not out["complete"]:

@@ -193,10 +193,10 @@ def estimate_search(
     per_group *= w
     minority = float((per_group.sum(axis=1) - per_group.max(axis=1)).sum()) / W if n else 0.0
     # as the search decides it: on, not under a fairness constraint, its units within the table's bytes
+    # (the groups of identical antecedent vectors; every sample with search.compress off)
     ablated = search_opts is not None and "tail_table" in search_opts.ablation
-    tail_table = (
-        not ablated and constraints.fairness is None and _corels.tail_table_rules_for(per_group.shape[0], C) > 0
-    )
+    n_units = per_group.shape[0] if search_opts is None or search_opts.compress else n
+    tail_table = not ablated and constraints.fairness is None and _corels.tail_table_rules_for(n_units, C) > 0
     cap = M if constraints.max_prefix_length is None else min(M, constraints.max_prefix_length)
     threads = engine.default_threads() if search_opts is None or search_opts.threads is None else search_opts.threads
 

@@ -475,6 +475,10 @@ def test_a_set_larger_than_max_models_is_counted_by_one_task(
     assert there.stats["rashomon_count_method"] == "tail table"
     assert there.stats["rashomon_count_threads"] == threads and there.stats["rashomon_count_evaluated"] > 0
     assert there.stats["rashomon_count"] == b.count and len(there.stats["rashomon_tasks"]) == 1
+    # the count's task built the tail table over the set's units (none without a penalty)
+    assert (there.stats["rashomon_tail_table_blocks"] > 0) == (lam > 0)
+    assert 0 < there.stats["rashomon_tail_table_blocks"] <= (n + 15) // 16 or lam == 0
+    assert there.stats["rashomon_tail_table_seconds"] > 0 or lam == 0
     announced = [e for e in events if e.kind == "rashomon"]
     assert sorted(mem.objective for e in announced for mem in e.members) == [o for o, _ in got]
 

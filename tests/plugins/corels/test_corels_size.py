@@ -276,6 +276,8 @@ def test_with_the_tail_table_the_estimate_follows_the_compas_searches(tmp_path: 
     assert estimate("objective.regularization=0.0025").rough_seconds < 60
     off = estimate("search.ablation=[tail_table]")
     assert not off.tail_table and off.rough_seconds > 86400 * 365 and off.warning(1800) is not None
+    # without compress every one of the 6,489 samples is a unit: too many for the table's 64 MB
+    assert not estimate("search.compress=false").tail_table
 
 
 def test_the_tail_table_changes_only_the_deep_searches_time() -> None:

@@ -273,3 +273,16 @@ def test_compas_lists_its_epsilon_001_set_under_the_table_in_a_fraction_of_the_e
     np.testing.assert_allclose(with_kept, plain_kept, rtol=0, atol=1e-12)
     assert with_c["tail_table_blocks"] == 13 and with_c["pruned_tail_table"] > 0
     assert with_c["evaluated"] * 4 < plain_c["evaluated"]
+
+
+def test_a_limit_reached_where_the_table_is_due_is_a_node_limit() -> None:
+    """The slice that ends where the table is due also ends at the caller's evaluations: NODE_LIMIT
+    then, as without the table (the table is built all the same)."""
+    rng = np.random.default_rng(11)
+    X = (rng.random((150, 7)) < 0.4).astype(np.uint8)
+    y = (X @ rng.normal(size=7) + rng.normal(size=150) > 0).astype(np.int64)
+    en = make_enumerator(units_of(X, y, 2), 0.005, 1.0, max_models=0, tail_after=100)
+    stop = np.zeros(1, np.uint8)
+    assert en.run(10.0, stop, 101) == cr.NODE_LIMIT and en.n_evaluated >= 101
+    assert en.tail_table is not None
+    assert run_all(en) == cr.DONE and en.count == len(every_rule_list(X, y, 0.005, 2, None, None))
