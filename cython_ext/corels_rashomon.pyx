@@ -401,20 +401,14 @@ cdef class SharedTailTable:
     def __init__(self, Enumerator enumerator, int threads=1, int64_t max_bytes=TT_BYTES):
         cdef Enumerator en = enumerator
         cdef gw_pool* pool = NULL
-        cdef double root_b0 = 0, t0 = now()
-        cdef double zc[MAX_CLASSES]
-        cdef vector[int64_t] acc
+        cdef double t0 = now()
         self.W, self.M, self.C, self.total, self.lamW = en.pb.W, en.pb.M, en.pb.C, en.pb.total, en.pb.lamW
         self.t.n_blocks = 0
         if en.pb.lamW <= 0 or en.pb.M == 0:
             return
-        if en.do_eqpts:
-            acc.assign(max(en.pb.P, en.pb.Q) + 1, 0)
-            problem_counts(&en.pb, &en.pb.mask[0], True, zc, &acc[0])
-            root_b0 = weighted_sum(en.pb.C, en.pb.weights, zc)
         try:
             # the margin: rounding never lifts a bound past a member (the floats are rounded down too)
-            tail_table_start(&self.t, &en.pb, en.theta_prune, root_b0, max(max_bytes, 0),
+            tail_table_start(&self.t, &en.pb, en.theta_prune, en.root_b0, max(max_bytes, 0),
                              1e-9 * max(1.0, en.pb.total), max(threads, 1), &pool)
         finally:
             pool_free(&pool)
@@ -459,6 +453,7 @@ cdef class Enumerator:
     cdef const TailTable* tt           # its table, read by the workers (NULL: none)
     cdef int64_t tail_after            # build it once this many children are scored (-1: never)
     cdef bint running                  # a slice is running (its workers read the table)
+    cdef double root_b0                # the empty prefix's equivalent-points bound (0 without them)
     # prefixes collapsed (twins): a node whose uncaptured rows, length and prefix error equal a
     # recorded node's is not expanded but mirrors it; set_node is that node per record, twin_head
     # its first twin
@@ -672,6 +667,7 @@ cdef class Enumerator:
         cdef vector[int64_t] accv
         accv.assign(max(self.pb.P, self.pb.Q) + 1, 0)
         b0 = problem_root(&self.pb, self.do_eqpts, &R0, &accv[0])
+        self.root_b0 = b0
         self.theta_in = self.theta + 1e-9 * max(1.0, self.theta)
         # pruning compares a bound in count units with the threshold: a margin above the
         # inclusion tolerance, so rounding in the conversion never prunes a member
@@ -1514,7 +1510,6 @@ cdef class TailCounter:
         enumerator's tail table now if it has none (``Enumerator.build_tail_table``); a counter
         reads the enumerator's table whenever it has one."""
         cdef int L, k
-        cdef double zc[MAX_CLASSES]
         self.en = enumerator
         self.own_memo = memo is None
         self.memo = TailMemo(memory_budget, 1) if memo is None else memo
@@ -1529,11 +1524,8 @@ cdef class TailCounter:
         self.cands.resize(L)
         self.slack = enumerator.theta_prune - enumerator.floorW
         self.uncapped = enumerator.max_len >= enumerator.pb.M
-        self.b0_all = 0
+        self.b0_all = enumerator.root_b0
         self.acc.assign(max(enumerator.pb.P, enumerator.pb.Q) + 1, 0)
-        if enumerator.do_eqpts:
-            problem_counts(&enumerator.pb, &enumerator.pb.mask[0], True, zc, &self.acc[0])
-            self.b0_all = weighted_sum(enumerator.pb.C, enumerator.pb.weights, zc)
         self.rows.assign(<size_t>L * enumerator.pb.W, 0)
         tailscan_init(&self.scan, &enumerator.pb, L, enumerator.do_eqpts, &self.acc[0])
         self.removed_at.assign(L, -1)
